@@ -1,0 +1,534 @@
+//! The particle system asset: what an artist authors, stored as JSON.
+//!
+//! Mirrors Cascade's `UParticleSystem`: a system is a list of emitters; an
+//! emitter is a required module (material, blending, alignment, sorting,
+//! capacity, looping) plus a stack of modules that either set a value when a
+//! particle spawns or change it every tick. The asset is plain data: it is
+//! shared between instances through an `Arc`, never mutated by simulation,
+//! and turned into a per-emitter fast form when an instance is built.
+//!
+//! Input is untrusted (hand-edited files), so loading is two steps, both of
+//! which name the offending field on failure: serde parsing with unknown
+//! fields denied (typos are errors, not silently ignored settings), then
+//! [`ParticleSystem::validate`] for values serde cannot judge (a lifetime of
+//! -1, curve keys out of order, zero capacity). Units: world units (UE's
+//! centimetres), seconds, radians.
+
+use std::path::Path;
+
+use glam::{Vec2, Vec3, Vec4};
+use serde::{Deserialize, Serialize};
+
+use crate::distribution::Distribution;
+use crate::error::ParticleError;
+use crate::json_path::{join_field, join_index, path_at};
+
+/// The most particles one emitter may hold.
+pub const MAX_PARTICLES_LIMIT: u32 = 1 << 24;
+
+/// How the sprite's colour combines with the scene.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BlendMode {
+    /// Writes depth, no blending.
+    Opaque,
+    /// Alpha-tested.
+    Masked,
+    /// Alpha-blended, drawn sorted in the translucency pass.
+    Translucent,
+    /// Added to the scene colour.
+    Additive,
+}
+
+/// How a sprite quad is oriented.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ScreenAlignment {
+    /// Faces the camera, rotated by the particle's rotation.
+    FacingCamera,
+    /// Stretched along the particle's velocity (old → new position).
+    VelocityAligned,
+}
+
+/// The order sprites are drawn in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SortMode {
+    /// Storage order (cheapest; fine for additive and opaque).
+    None,
+    /// Farthest from the view origin first (back to front).
+    DistanceToView,
+    /// Oldest (largest relative time) first.
+    Age,
+}
+
+fn default_duration() -> f32 {
+    1.0
+}
+
+/// Settings every emitter has (Cascade's `UParticleModuleRequired`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RequiredModule {
+    /// Material the sprites are drawn with (resolved by the renderer).
+    pub material: String,
+    /// Blending of the material.
+    pub blend_mode: BlendMode,
+    /// Sprite orientation.
+    pub screen_alignment: ScreenAlignment,
+    /// Draw order.
+    pub sort_mode: SortMode,
+    /// Capacity; spawns beyond it are dropped. In `1..=MAX_PARTICLES_LIMIT`.
+    pub max_particles: u32,
+    /// Seconds per emitter loop (bursts repeat each loop). Default 1.
+    #[serde(default = "default_duration")]
+    pub emitter_duration: f32,
+    /// Loops to run before spawning stops; 0 loops forever (the default).
+    #[serde(default)]
+    pub emitter_loops: u32,
+}
+
+/// A burst: `count` particles at once, `time` seconds into each loop.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Burst {
+    /// Seconds into the loop, in `[0, emitter_duration)`.
+    pub time: f32,
+    /// Particles to spawn.
+    pub count: u32,
+}
+
+/// Continuous spawning and bursts. Several spawn modules add up.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SpawnModule {
+    /// Particles per second, spread evenly within each frame.
+    pub rate: f32,
+    /// Bursts per loop.
+    #[serde(default)]
+    pub bursts: Vec<Burst>,
+}
+
+/// Where particles start, in the system's local space.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum LocationShape {
+    /// One point.
+    Point {
+        /// The point.
+        position: Vec3,
+    },
+    /// Uniformly inside an axis-aligned box.
+    Box {
+        /// Lower corner.
+        min: Vec3,
+        /// Upper corner.
+        max: Vec3,
+    },
+    /// Uniformly inside (or on) a sphere.
+    Sphere {
+        /// Centre.
+        center: Vec3,
+        /// Radius, ≥ 0.
+        radius: f32,
+        /// Only on the surface.
+        #[serde(default)]
+        surface_only: bool,
+    },
+}
+
+/// Starting velocity, in the system's local space.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum VelocityShape {
+    /// Uniform directions within `angle` radians of `direction`.
+    Cone {
+        /// Cone axis (need not be normalised; not zero).
+        direction: Vec3,
+        /// Half-angle in radians, in `[0, π]`.
+        angle: f32,
+        /// Speed along the chosen direction.
+        speed: Distribution<f32>,
+    },
+    /// Each component uniformly in `[min, max]`.
+    Box {
+        /// Lower corner.
+        min: Vec3,
+        /// Upper corner.
+        max: Vec3,
+    },
+}
+
+/// What the ground plane does to a particle that crosses it downwards.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum CollisionResponse {
+    /// Reflect; the normal velocity (and penetration) scale by `restitution`.
+    Bounce {
+        /// In `[0, 1]`.
+        restitution: f32,
+    },
+    /// Kill the particle.
+    Kill,
+}
+
+/// One module of an emitter's stack.
+///
+/// Initial-value modules (lifetime, initial_*, rotation_rate) and
+/// over-life modules may appear once per emitter; spawn, acceleration,
+/// drag and kill volumes may repeat and add up.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Module {
+    /// Spawn rate and bursts.
+    Spawn(SpawnModule),
+    /// Seconds a particle lives (> 0). Without this module particles never
+    /// die of age (UE's zero lifetime); kill volumes and collisions still
+    /// kill them.
+    Lifetime(Distribution<f32>),
+    /// Starting position.
+    InitialLocation(LocationShape),
+    /// Starting velocity.
+    InitialVelocity(VelocityShape),
+    /// Starting sprite size (width, height), ≥ 0. Default 1 × 1.
+    InitialSize(Distribution<Vec2>),
+    /// Starting linear colour (RGBA), ≥ 0. Default opaque white.
+    InitialColor(Distribution<Vec4>),
+    /// Starting rotation in radians.
+    InitialRotation(Distribution<f32>),
+    /// Rotation speed in radians per second.
+    RotationRate(Distribution<f32>),
+    /// Constant acceleration (gravity is `[0, 0, -980]` in centimetres).
+    Acceleration(Vec3),
+    /// Linear drag: `dv/dt = -coefficient · v`.
+    Drag {
+        /// Per second, ≥ 0.
+        coefficient: f32,
+    },
+    /// Colour = initial colour × this, at the particle's relative time.
+    ColorOverLife(Distribution<Vec4>),
+    /// Size = initial size × this, at the particle's relative time.
+    SizeOverLife(Distribution<Vec2>),
+    /// Kills particles inside (or outside) a world-space box.
+    KillVolume {
+        /// Lower corner.
+        min: Vec3,
+        /// Upper corner.
+        max: Vec3,
+        /// Kill those inside (true) or those outside (false).
+        #[serde(default = "default_true")]
+        kill_inside: bool,
+    },
+    /// A horizontal world-space plane at `height` particles cannot fall through.
+    GroundPlaneCollision {
+        /// World z of the plane.
+        height: f32,
+        /// Bounce or kill.
+        response: CollisionResponse,
+    },
+}
+
+fn default_true() -> bool {
+    true
+}
+
+impl Module {
+    /// The module's JSON name, used in error paths.
+    pub fn kind_name(&self) -> &'static str {
+        match self {
+            Module::Spawn(_) => "spawn",
+            Module::Lifetime(_) => "lifetime",
+            Module::InitialLocation(_) => "initial_location",
+            Module::InitialVelocity(_) => "initial_velocity",
+            Module::InitialSize(_) => "initial_size",
+            Module::InitialColor(_) => "initial_color",
+            Module::InitialRotation(_) => "initial_rotation",
+            Module::RotationRate(_) => "rotation_rate",
+            Module::Acceleration(_) => "acceleration",
+            Module::Drag { .. } => "drag",
+            Module::ColorOverLife(_) => "color_over_life",
+            Module::SizeOverLife(_) => "size_over_life",
+            Module::KillVolume { .. } => "kill_volume",
+            Module::GroundPlaneCollision { .. } => "ground_plane_collision",
+        }
+    }
+
+    /// Whether an emitter may hold several modules of this kind.
+    fn may_repeat(&self) -> bool {
+        matches!(self, Module::Spawn(_) | Module::Acceleration(_) | Module::Drag { .. } | Module::KillVolume { .. })
+    }
+}
+
+/// One emitter of a system (Cascade's `UParticleEmitter` with one LOD).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EmitterAsset {
+    /// Display name.
+    pub name: String,
+    /// Settings every emitter has.
+    pub required: RequiredModule,
+    /// The module stack, applied in order.
+    #[serde(default)]
+    pub modules: Vec<Module>,
+}
+
+/// A particle system asset (Cascade's `UParticleSystem`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ParticleSystem {
+    /// The emitters, simulated independently.
+    pub emitters: Vec<EmitterAsset>,
+}
+
+impl ParticleSystem {
+    /// Parses and validates a system from JSON. Errors name the field.
+    pub fn from_json_str(text: &str) -> Result<Self, ParticleError> {
+        let system: ParticleSystem = serde_json::from_str(text).map_err(|e| {
+            let message = e.to_string();
+            ParticleError::Parse {
+                path: path_at(text, e.line(), e.column(), &message),
+                message,
+                line: e.line(),
+                column: e.column(),
+            }
+        })?;
+        system.validate()?;
+        Ok(system)
+    }
+
+    /// Pretty-printed JSON.
+    pub fn to_json_string(&self) -> Result<String, ParticleError> {
+        serde_json::to_string_pretty(self).map_err(ParticleError::Serialize)
+    }
+
+    /// Reads, parses and validates a JSON file.
+    pub fn load(path: impl AsRef<Path>) -> Result<Self, ParticleError> {
+        let path = path.as_ref();
+        let text = std::fs::read_to_string(path).map_err(|source| ParticleError::Io {
+            path: path.to_owned(),
+            source,
+        })?;
+        Self::from_json_str(&text)
+    }
+
+    /// Validates, then writes pretty JSON to a file.
+    pub fn save(&self, path: impl AsRef<Path>) -> Result<(), ParticleError> {
+        self.validate()?;
+        let path = path.as_ref();
+        std::fs::write(path, self.to_json_string()? + "\n").map_err(|source| ParticleError::Io {
+            path: path.to_owned(),
+            source,
+        })
+    }
+
+    /// Checks every value the simulation relies on; the error names the
+    /// first offending field, e.g. `emitters[1].modules[2].lifetime.uniform.min`.
+    pub fn validate(&self) -> Result<(), ParticleError> {
+        for (i, emitter) in self.emitters.iter().enumerate() {
+            emitter.validate(&join_index("emitters", i))?;
+        }
+        Ok(())
+    }
+}
+
+fn positive(c: f32) -> Option<&'static str> {
+    (c <= 0.0).then_some("must be > 0")
+}
+
+fn non_negative(c: f32) -> Option<&'static str> {
+    (c < 0.0).then_some("must be ≥ 0")
+}
+
+fn any(_: f32) -> Option<&'static str> {
+    None
+}
+
+fn check_finite(path: String, v: &[f32]) -> Result<(), ParticleError> {
+    if v.iter().all(|c| c.is_finite()) {
+        Ok(())
+    } else {
+        Err(ParticleError::invalid(path, "must be finite"))
+    }
+}
+
+fn check_box(path: &str, min: Vec3, max: Vec3) -> Result<(), ParticleError> {
+    check_finite(join_field(path, "min"), &min.to_array())?;
+    check_finite(join_field(path, "max"), &max.to_array())?;
+    if min.cmpgt(max).any() {
+        return Err(ParticleError::invalid(join_field(path, "max"), "must be ≥ min in every component"));
+    }
+    Ok(())
+}
+
+fn not_per_tick<T: crate::distribution::DistributionValue>(
+    path: &str,
+    d: &Distribution<T>,
+) -> Result<(), ParticleError> {
+    if matches!(d, Distribution::Uniform { .. }) {
+        return Err(ParticleError::invalid(
+            join_field(path, "uniform"),
+            "over-life modules take a constant or a curve, not a random range",
+        ));
+    }
+    Ok(())
+}
+
+impl EmitterAsset {
+    /// Validates this emitter; error paths start with `path`.
+    pub fn validate(&self, path: &str) -> Result<(), ParticleError> {
+        let req = &self.required;
+        let rp = join_field(path, "required");
+        if req.material.trim().is_empty() {
+            return Err(ParticleError::invalid(join_field(&rp, "material"), "must not be empty"));
+        }
+        if req.max_particles == 0 || req.max_particles > MAX_PARTICLES_LIMIT {
+            return Err(ParticleError::invalid(
+                join_field(&rp, "max_particles"),
+                format!("must be in 1..={MAX_PARTICLES_LIMIT} (got {})", req.max_particles),
+            ));
+        }
+        if !(req.emitter_duration.is_finite() && req.emitter_duration > 0.0) {
+            return Err(ParticleError::invalid(join_field(&rp, "emitter_duration"), "must be finite and > 0"));
+        }
+
+        let mp = join_field(path, "modules");
+        let mut seen: Vec<(&'static str, usize)> = Vec::new();
+        for (j, module) in self.modules.iter().enumerate() {
+            let at = join_index(&mp, j);
+            let kind = module.kind_name();
+            if !module.may_repeat() {
+                if let Some((_, first)) = seen.iter().find(|(k, _)| *k == kind) {
+                    return Err(ParticleError::invalid(
+                        join_field(&at, kind),
+                        format!("duplicate module (first at {})", join_index(&mp, *first)),
+                    ));
+                }
+                seen.push((kind, j));
+            }
+            let p = join_field(&at, kind);
+            match module {
+                Module::Spawn(spawn) => {
+                    if !(spawn.rate.is_finite() && spawn.rate >= 0.0) {
+                        return Err(ParticleError::invalid(join_field(&p, "rate"), "must be finite and ≥ 0"));
+                    }
+                    for (k, burst) in spawn.bursts.iter().enumerate() {
+                        let bp = join_index(&join_field(&p, "bursts"), k);
+                        if !(burst.time >= 0.0 && burst.time < req.emitter_duration) {
+                            return Err(ParticleError::invalid(
+                                join_field(&bp, "time"),
+                                format!("must be in [0, emitter_duration = {})", req.emitter_duration),
+                            ));
+                        }
+                        if burst.count == 0 {
+                            return Err(ParticleError::invalid(join_field(&bp, "count"), "must be > 0"));
+                        }
+                    }
+                }
+                Module::Lifetime(d) => d.validate(&p, positive)?,
+                Module::InitialLocation(shape) => match shape {
+                    LocationShape::Point { position } => {
+                        check_finite(join_field(&join_field(&p, "point"), "position"), &position.to_array())?
+                    }
+                    LocationShape::Box { min, max } => check_box(&join_field(&p, "box"), *min, *max)?,
+                    LocationShape::Sphere { center, radius, .. } => {
+                        let sp = join_field(&p, "sphere");
+                        check_finite(join_field(&sp, "center"), &center.to_array())?;
+                        if !(radius.is_finite() && *radius >= 0.0) {
+                            return Err(ParticleError::invalid(join_field(&sp, "radius"), "must be finite and ≥ 0"));
+                        }
+                    }
+                },
+                Module::InitialVelocity(shape) => match shape {
+                    VelocityShape::Cone { direction, angle, speed } => {
+                        let cp = join_field(&p, "cone");
+                        check_finite(join_field(&cp, "direction"), &direction.to_array())?;
+                        if direction.length_squared() < 1e-12 {
+                            return Err(ParticleError::invalid(join_field(&cp, "direction"), "must not be zero"));
+                        }
+                        if !(0.0..=std::f32::consts::PI).contains(angle) {
+                            return Err(ParticleError::invalid(join_field(&cp, "angle"), "must be in [0, π] radians"));
+                        }
+                        speed.validate(&join_field(&cp, "speed"), any)?;
+                    }
+                    VelocityShape::Box { min, max } => check_box(&join_field(&p, "box"), *min, *max)?,
+                },
+                Module::InitialSize(d) => d.validate(&p, non_negative)?,
+                Module::InitialColor(d) => d.validate(&p, non_negative)?,
+                Module::InitialRotation(d) | Module::RotationRate(d) => d.validate(&p, any)?,
+                Module::Acceleration(a) => check_finite(p, &a.to_array())?,
+                Module::Drag { coefficient } => {
+                    if !(coefficient.is_finite() && *coefficient >= 0.0) {
+                        return Err(ParticleError::invalid(join_field(&p, "coefficient"), "must be finite and ≥ 0"));
+                    }
+                }
+                Module::ColorOverLife(d) => {
+                    not_per_tick(&p, d)?;
+                    d.validate(&p, non_negative)?;
+                }
+                Module::SizeOverLife(d) => {
+                    not_per_tick(&p, d)?;
+                    d.validate(&p, non_negative)?;
+                }
+                Module::KillVolume { min, max, .. } => check_box(&p, *min, *max)?,
+                Module::GroundPlaneCollision { height, response } => {
+                    check_finite(join_field(&p, "height"), &[*height])?;
+                    if let CollisionResponse::Bounce { restitution } = response {
+                        if !(0.0..=1.0).contains(restitution) {
+                            return Err(ParticleError::invalid(
+                                join_field(&join_field(&join_field(&p, "response"), "bounce"), "restitution"),
+                                "must be in [0, 1]",
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MINIMAL: &str = r#"{"emitters": [{
+        "name": "e",
+        "required": {"material": "M", "blend_mode": "additive", "screen_alignment": "facing_camera",
+                     "sort_mode": "none", "max_particles": 10},
+        "modules": [{"spawn": {"rate": 5}}, {"lifetime": {"constant": 1.0}}]
+    }]}"#;
+
+    #[test]
+    fn minimal_parses_with_defaults() {
+        let s = ParticleSystem::from_json_str(MINIMAL).unwrap();
+        assert_eq!(s.emitters[0].required.emitter_duration, 1.0);
+        assert_eq!(s.emitters[0].required.emitter_loops, 0);
+        assert_eq!(s.emitters[0].modules.len(), 2);
+    }
+
+    #[test]
+    fn duplicate_and_bad_modules_are_named() {
+        let mut s = ParticleSystem::from_json_str(MINIMAL).unwrap();
+        s.emitters[0].modules.push(Module::Lifetime(Distribution::Constant(2.0)));
+        let e = s.validate().unwrap_err().to_string();
+        assert!(e.starts_with("emitters[0].modules[2].lifetime: duplicate module (first at emitters[0].modules[1])"), "{e}");
+        s.emitters[0].modules.pop();
+        s.emitters[0].modules.push(Module::ColorOverLife(Distribution::Uniform { min: Vec4::ZERO, max: Vec4::ONE }));
+        let e = s.validate().unwrap_err();
+        assert_eq!(e.field_path(), Some("emitters[0].modules[2].color_over_life.uniform"));
+        s.emitters[0].modules.pop();
+        s.emitters[0].modules[0] = Module::Spawn(SpawnModule { rate: 1.0, bursts: vec![Burst { time: 1.0, count: 3 }] });
+        let e = s.validate().unwrap_err();
+        assert_eq!(e.field_path(), Some("emitters[0].modules[0].spawn.bursts[0].time"));
+    }
+
+    #[test]
+    fn unknown_field_and_variant_are_named() {
+        let text = MINIMAL.replace("\"rate\": 5", "\"rat\": 5");
+        let e = ParticleSystem::from_json_str(&text).unwrap_err().to_string();
+        assert!(e.starts_with("emitters[0].modules[0].spawn.rat: unknown field `rat`"), "{e}");
+        let text = MINIMAL.replace("\"additive\"", "\"glowing\"");
+        let e = ParticleSystem::from_json_str(&text).unwrap_err().to_string();
+        assert!(e.starts_with("emitters[0].required.blend_mode: unknown variant `glowing`"), "{e}");
+    }
+}

@@ -1,0 +1,502 @@
+//! Emitter instances: one emitter's simulation state and its tick.
+//!
+//! An [`EmitterInstance`] is UE's `FParticleEmitterInstance`: the emitter's
+//! modules compiled into a flat form ([`CompiledEmitter`]: sums of the
+//! additive modules, over-life curves baked into lookup tables), its
+//! particles, its clock and its random stream. A tick does, in order:
+//!
+//! ```text
+//! tick(dt), frame window [t0, t0 + dt)
+//!   1. update   existing particles by dt          (update.rs, the hot loop)
+//!   2. spawn    bursts whose loop time falls in the window, then the rate's
+//!               particles; each is created at its exact sub-frame time τ
+//!               and advanced by the remaining dt - τ, so a steady stream
+//!               has no frame-rate banding
+//!   3. collide  ground plane and kill volumes (only if the emitter has them)
+//!   4. kill     relative time ≥ 1 (age, or marked by step 3), swap-remove
+//! ```
+//!
+//! Determinism: randomness is drawn only while spawning, in a fixed order
+//! from the emitter's own PCG stream, and the update is pure per particle.
+//! The same seed therefore reproduces every particle bit for bit, however
+//! many threads run the update or the system's emitters.
+//!
+//! Capacity: a spawn beyond `max_particles` is dropped (bursts are served
+//! before the rate, and of a frame's rate spawns the latest are kept, since
+//! the earliest are the likeliest to die within the frame). A tick spanning
+//! more than [`MAX_BURST_LOOPS`] loops replays only the last ones' bursts.
+
+use glam::{Affine3A, Vec2, Vec3, Vec4};
+
+use crate::asset::{
+    Burst, CollisionResponse, EmitterAsset, LocationShape, Module, RequiredModule, VelocityShape,
+};
+use crate::bounds::Aabb;
+use crate::distribution::{CurveLut, Distribution};
+use crate::error::ParticleError;
+use crate::particle::{Particle, ParticleStore};
+use crate::rng::Rng;
+use crate::update::{update, Step, UpdateParams};
+
+/// A tick replays the bursts of at most this many emitter loops.
+pub const MAX_BURST_LOOPS: u64 = 1024;
+
+/// An emitter's modules in the form the tick reads.
+#[derive(Clone, Debug)]
+pub(crate) struct CompiledEmitter {
+    name: String,
+    required: RequiredModule,
+    rate: f64,
+    bursts: Vec<Burst>,
+    lifetime: Option<Distribution<f32>>,
+    location: Option<LocationShape>,
+    velocity: Option<VelocityShape>,
+    size: Option<Distribution<Vec2>>,
+    color: Option<Distribution<Vec4>>,
+    rotation: Option<Distribution<f32>>,
+    rotation_rate: Option<Distribution<f32>>,
+    acceleration: Vec3,
+    drag: f32,
+    color_over_life: Option<CurveLut<Vec4>>,
+    size_over_life: Option<CurveLut<Vec2>>,
+    kill_volumes: Vec<(Aabb, bool)>,
+    ground: Option<(f32, CollisionResponse)>,
+    identity4: CurveLut<Vec4>,
+    identity2: CurveLut<Vec2>,
+}
+
+impl CompiledEmitter {
+    /// Compiles a validated emitter.
+    fn new(asset: &EmitterAsset) -> Self {
+        let mut c = CompiledEmitter {
+            name: asset.name.clone(),
+            required: asset.required.clone(),
+            rate: 0.0,
+            bursts: Vec::new(),
+            lifetime: None,
+            location: None,
+            velocity: None,
+            size: None,
+            color: None,
+            rotation: None,
+            rotation_rate: None,
+            acceleration: Vec3::ZERO,
+            drag: 0.0,
+            color_over_life: None,
+            size_over_life: None,
+            kill_volumes: Vec::new(),
+            ground: None,
+            identity4: CurveLut::bake(&Distribution::Constant(Vec4::ONE)),
+            identity2: CurveLut::bake(&Distribution::Constant(Vec2::ONE)),
+        };
+        for module in &asset.modules {
+            match module {
+                Module::Spawn(s) => {
+                    c.rate += f64::from(s.rate);
+                    c.bursts.extend_from_slice(&s.bursts);
+                }
+                Module::Lifetime(d) => c.lifetime = Some(d.clone()),
+                Module::InitialLocation(s) => c.location = Some(s.clone()),
+                Module::InitialVelocity(s) => c.velocity = Some(s.clone()),
+                Module::InitialSize(d) => c.size = Some(d.clone()),
+                Module::InitialColor(d) => c.color = Some(d.clone()),
+                Module::InitialRotation(d) => c.rotation = Some(d.clone()),
+                Module::RotationRate(d) => c.rotation_rate = Some(d.clone()),
+                Module::Acceleration(a) => c.acceleration += *a,
+                Module::Drag { coefficient } => c.drag += coefficient,
+                Module::ColorOverLife(d) => c.color_over_life = Some(CurveLut::bake(d)),
+                Module::SizeOverLife(d) => c.size_over_life = Some(CurveLut::bake(d)),
+                Module::KillVolume { min, max, kill_inside } => {
+                    c.kill_volumes.push((Aabb::new(*min, *max), *kill_inside))
+                }
+                Module::GroundPlaneCollision { height, response } => c.ground = Some((*height, *response)),
+            }
+        }
+        // Stable sort: equal times keep their authored order.
+        c.bursts.sort_by(|a, b| a.time.total_cmp(&b.time));
+        c
+    }
+
+    fn update_params(&self, dt: f32) -> UpdateParams<'_> {
+        UpdateParams {
+            step: Step::new(dt, self.drag),
+            acceleration: self.acceleration,
+            color_over_life: self.color_over_life.as_ref().unwrap_or(&self.identity4),
+            size_over_life: self.size_over_life.as_ref().unwrap_or(&self.identity2),
+            colors: self.color_over_life.is_some(),
+            sizes: self.size_over_life.is_some(),
+            rotates: self.rotation_rate.is_some(),
+        }
+    }
+
+    /// End of the spawning window in emitter seconds (infinite when looping forever).
+    fn active_end(&self) -> f64 {
+        match self.required.emitter_loops {
+            0 => f64::INFINITY,
+            n => f64::from(self.required.emitter_duration) * f64::from(n),
+        }
+    }
+}
+
+/// One emitter's live simulation; see the module docs.
+#[derive(Clone, Debug)]
+pub struct EmitterInstance {
+    compiled: CompiledEmitter,
+    particles: ParticleStore,
+    rng: Rng,
+    /// Seconds since the emitter (re)started.
+    time: f64,
+    /// Fractional particle carried between ticks by the spawn rate.
+    spawn_fraction: f64,
+    spawning: bool,
+}
+
+impl EmitterInstance {
+    /// An instance of `asset`, drawing randomness from `seed` on stream
+    /// `stream` (the emitter's index in its system). Validates the asset.
+    pub fn new(asset: &EmitterAsset, seed: u64, stream: u64) -> Result<Self, ParticleError> {
+        asset.validate("emitter")?;
+        Ok(Self::from_validated(asset, seed, stream))
+    }
+
+    pub(crate) fn from_validated(asset: &EmitterAsset, seed: u64, stream: u64) -> Self {
+        EmitterInstance {
+            compiled: CompiledEmitter::new(asset),
+            particles: ParticleStore::default(),
+            rng: Rng::new(seed, stream),
+            time: 0.0,
+            spawn_fraction: 0.0,
+            spawning: true,
+        }
+    }
+
+    /// The emitter's name.
+    pub fn name(&self) -> &str {
+        &self.compiled.name
+    }
+
+    /// The emitter's required module (material, blending, sorting, capacity).
+    pub fn required(&self) -> &RequiredModule {
+        &self.compiled.required
+    }
+
+    /// The live particles.
+    pub fn particles(&self) -> &ParticleStore {
+        &self.particles
+    }
+
+    /// Number of live particles.
+    pub fn live_particles(&self) -> usize {
+        self.particles.len()
+    }
+
+    /// Seconds since the emitter (re)started.
+    pub fn time(&self) -> f64 {
+        self.time
+    }
+
+    /// Whether the emitter is allowed to spawn (see [`Self::set_spawning`]).
+    pub fn is_spawning(&self) -> bool {
+        self.spawning
+    }
+
+    /// Stops or resumes spawning; live particles keep simulating.
+    pub fn set_spawning(&mut self, spawning: bool) {
+        self.spawning = spawning;
+    }
+
+    /// Restarts the clock (bursts fire again, loops count from zero) and
+    /// resumes spawning. Live particles are kept.
+    pub fn restart(&mut self) {
+        self.time = 0.0;
+        self.spawn_fraction = 0.0;
+        self.spawning = true;
+    }
+
+    /// No live particles and no more will spawn (deactivated, or all loops done).
+    pub fn is_finished(&self) -> bool {
+        self.particles.is_empty() && (!self.spawning || self.time >= self.compiled.active_end())
+    }
+
+    /// Bounds of the live sprites, `None` when there are none.
+    pub fn bounds(&self) -> Option<Aabb> {
+        Aabb::of_sprites(self.particles.locations(), self.particles.sizes())
+    }
+
+    /// Advances the emitter by `dt` seconds with spawn positions transformed
+    /// by `transform` (the system's local-to-world). A negative, NaN or
+    /// infinite `dt` is ignored.
+    pub fn tick(&mut self, dt: f32, transform: &Affine3A) {
+        self.tick_with(dt, transform, false);
+    }
+
+    /// [`Self::tick`], with `parallel` splitting a large update across the
+    /// rayon pool (bit-identical results).
+    pub fn tick_with(&mut self, dt: f32, transform: &Affine3A, parallel: bool) {
+        if !(dt.is_finite() && dt >= 0.0) {
+            return;
+        }
+        let t0 = self.time;
+        let live = self.particles.len();
+
+        // 1. Update: last tick's positions become `old_location`.
+        self.particles.swap_location_buffers();
+        let params = self.compiled.update_params(dt);
+        let mut dead = update(&mut self.particles, 0, live, &params, parallel);
+
+        // 2. Spawn, each particle advanced from its sub-frame birth time.
+        if self.spawning {
+            self.spawn_bursts(t0, dt, transform);
+            self.spawn_rate(t0, dt, transform);
+        }
+        self.time = t0 + f64::from(dt);
+
+        // 3. Collide: marks particles to kill by setting relative time to 1.
+        if self.compiled.ground.is_some() || !self.compiled.kill_volumes.is_empty() {
+            dead += self.collide();
+        }
+
+        // 4. Kill.
+        if dead > 0 {
+            self.particles.kill_expired();
+        }
+    }
+
+    fn spawn_bursts(&mut self, t0: f64, dt: f32, transform: &Affine3A) {
+        if self.compiled.bursts.is_empty() {
+            return;
+        }
+        let duration = f64::from(self.compiled.required.emitter_duration);
+        let t1 = t0 + f64::from(dt);
+        let end = self.compiled.active_end();
+        if t0 >= end {
+            return;
+        }
+        let last_loop = (t1.min(end) / duration).floor() as u64;
+        let first_loop = ((t0 / duration).floor() as u64).max(last_loop.saturating_sub(MAX_BURST_LOOPS - 1));
+        for lp in first_loop..=last_loop {
+            for b in 0..self.compiled.bursts.len() {
+                let burst = self.compiled.bursts[b];
+                let at = lp as f64 * duration + f64::from(burst.time);
+                if at < t0 || at >= t1 || at >= end {
+                    continue;
+                }
+                let remaining = (t1 - at) as f32;
+                let loop_t = burst.time / self.compiled.required.emitter_duration;
+                for _ in 0..burst.count {
+                    if !self.spawn_one(remaining, loop_t, transform) {
+                        return; // Full.
+                    }
+                }
+            }
+        }
+    }
+
+    fn spawn_rate(&mut self, t0: f64, dt: f32, transform: &Affine3A) {
+        let rate = self.compiled.rate;
+        let end = self.compiled.active_end();
+        let dt64 = f64::from(dt);
+        let span = (t0 + dt64).min(end) - t0;
+        if rate <= 0.0 || span <= 0.0 {
+            return;
+        }
+        let carried = self.spawn_fraction;
+        let total = carried + rate * span;
+        // The epsilon keeps 100/s × 60 ticks of 1/60 s from losing its
+        // hundredth particle to rounding.
+        let count = (total + 1e-9).floor();
+        self.spawn_fraction = (total - count).max(0.0);
+        let free = (self.compiled.required.max_particles as usize).saturating_sub(self.particles.len());
+        let count = count as u64;
+        let first = count.saturating_sub(free as u64) + 1;
+        let duration = f64::from(self.compiled.required.emitter_duration);
+        for k in first..=count {
+            // Particle k is due when carried + rate·τ reaches k.
+            let tau = ((k as f64 - carried) / rate).clamp(0.0, dt64);
+            let at = t0 + tau;
+            let loop_t = ((at % duration) / duration) as f32;
+            self.spawn_one((dt64 - tau) as f32, loop_t, transform);
+        }
+    }
+
+    /// Spawns one particle born `remaining` seconds before the end of the
+    /// tick, with initial curves sampled at normalised loop time `loop_t`.
+    /// Returns false when the emitter is full.
+    fn spawn_one(&mut self, remaining: f32, loop_t: f32, transform: &Affine3A) -> bool {
+        if self.particles.len() >= self.compiled.required.max_particles as usize {
+            return false;
+        }
+        let c = &self.compiled;
+        let rng = &mut self.rng;
+        let inv_lifetime = c.lifetime.as_ref().map_or(0.0, |d| 1.0 / d.sample(loop_t, rng));
+        let local = c.location.as_ref().map_or(Vec3::ZERO, |s| sample_location(s, rng));
+        let velocity = c.velocity.as_ref().map_or(Vec3::ZERO, |s| sample_velocity(s, loop_t, rng));
+        let size = c.size.as_ref().map_or(Vec2::ONE, |d| d.sample(loop_t, rng));
+        let color = c.color.as_ref().map_or(Vec4::ONE, |d| d.sample(loop_t, rng));
+        let rotation = c.rotation.as_ref().map_or(0.0, |d| d.sample(loop_t, rng));
+        let rotation_rate = c.rotation_rate.as_ref().map_or(0.0, |d| d.sample(loop_t, rng));
+        let location = transform.transform_point3(local);
+        let velocity = transform.transform_vector3(velocity);
+        self.particles.push(Particle {
+            old_location: location,
+            location,
+            base_velocity: velocity,
+            velocity,
+            rotation,
+            rotation_rate,
+            base_size: size,
+            size,
+            base_color: color,
+            color,
+            relative_time: 0.0,
+            one_over_max_lifetime: inv_lifetime,
+        });
+        let i = self.particles.len() - 1;
+        let params = c.update_params(remaining);
+        if update(&mut self.particles, i, i + 1, &params, false) > 0 {
+            // Died within the tick it was born in.
+            self.particles.swap_remove(i);
+        }
+        true
+    }
+
+    /// Applies the ground plane and kill volumes; returns how many particles
+    /// it marked for killing.
+    fn collide(&mut self) -> usize {
+        let c = &self.compiled;
+        let p = &mut self.particles;
+        let mut marked = 0;
+        for i in 0..p.location.len() {
+            if p.relative_time[i] >= 1.0 {
+                continue;
+            }
+            let mut kill = false;
+            if let Some((height, response)) = c.ground {
+                let loc = &mut p.location[i];
+                if loc.z < height {
+                    match response {
+                        CollisionResponse::Kill => kill = true,
+                        CollisionResponse::Bounce { restitution } => {
+                            loc.z = height + (height - loc.z) * restitution;
+                            let v = &mut p.velocity[i];
+                            if v.z < 0.0 {
+                                v.z = -v.z * restitution;
+                            }
+                        }
+                    }
+                }
+            }
+            let loc = p.location[i];
+            kill |= c.kill_volumes.iter().any(|(b, inside)| b.contains(loc) == *inside);
+            if kill {
+                p.relative_time[i] = 1.0;
+                marked += 1;
+            }
+        }
+        marked
+    }
+}
+
+fn unit_vector(rng: &mut Rng) -> Vec3 {
+    let z = 2.0 * rng.next_f32() - 1.0;
+    let phi = std::f32::consts::TAU * rng.next_f32();
+    let r = (1.0 - z * z).max(0.0).sqrt();
+    Vec3::new(r * phi.cos(), r * phi.sin(), z)
+}
+
+fn sample_location(shape: &LocationShape, rng: &mut Rng) -> Vec3 {
+    match shape {
+        LocationShape::Point { position } => *position,
+        LocationShape::Box { min, max } => Vec3::new(
+            rng.range_f32(min.x, max.x),
+            rng.range_f32(min.y, max.y),
+            rng.range_f32(min.z, max.z),
+        ),
+        LocationShape::Sphere { center, radius, surface_only } => {
+            let dir = unit_vector(rng);
+            let r = if *surface_only { *radius } else { radius * rng.next_f32().cbrt() };
+            *center + dir * r
+        }
+    }
+}
+
+fn sample_velocity(shape: &VelocityShape, loop_t: f32, rng: &mut Rng) -> Vec3 {
+    match shape {
+        VelocityShape::Cone { direction, angle, speed } => {
+            let axis = direction.normalize();
+            // Uniform over the spherical cap: cos θ uniform in [cos angle, 1].
+            let cos_t = 1.0 - rng.next_f32() * (1.0 - angle.cos());
+            let sin_t = (1.0 - cos_t * cos_t).max(0.0).sqrt();
+            let phi = std::f32::consts::TAU * rng.next_f32();
+            let (b1, b2) = axis.any_orthonormal_pair();
+            let dir = axis * cos_t + (b1 * phi.cos() + b2 * phi.sin()) * sin_t;
+            dir * speed.sample(loop_t, rng)
+        }
+        VelocityShape::Box { min, max } => Vec3::new(
+            rng.range_f32(min.x, max.x),
+            rng.range_f32(min.y, max.y),
+            rng.range_f32(min.z, max.z),
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::asset::{BlendMode, ScreenAlignment, SortMode, SpawnModule};
+
+    fn emitter(modules: Vec<Module>, max: u32, loops: u32) -> EmitterAsset {
+        EmitterAsset {
+            name: "t".into(),
+            required: RequiredModule {
+                material: "M".into(),
+                blend_mode: BlendMode::Translucent,
+                screen_alignment: ScreenAlignment::FacingCamera,
+                sort_mode: SortMode::None,
+                max_particles: max,
+                emitter_duration: 1.0,
+                emitter_loops: loops,
+            },
+            modules,
+        }
+    }
+
+    #[test]
+    fn bursts_repeat_per_loop_and_stop_after_the_last() {
+        let asset = emitter(
+            vec![Module::Spawn(SpawnModule { rate: 0.0, bursts: vec![Burst { time: 0.0, count: 5 }] })],
+            1000,
+            3,
+        );
+        let mut e = EmitterInstance::new(&asset, 1, 0).unwrap();
+        for _ in 0..(5 * 60) {
+            e.tick(1.0 / 60.0, &Affine3A::IDENTITY);
+        }
+        // No lifetime module: particles never die of age.
+        assert_eq!(e.live_particles(), 15);
+        assert!(!e.is_finished());
+    }
+
+    #[test]
+    fn cone_velocities_stay_inside_the_cone() {
+        let mut rng = Rng::new(3, 0);
+        let shape = VelocityShape::Cone { direction: Vec3::new(0.0, 0.0, 2.0), angle: 0.3, speed: Distribution::Constant(10.0) };
+        for _ in 0..1000 {
+            let v = sample_velocity(&shape, 0.0, &mut rng);
+            assert!((v.length() - 10.0).abs() < 1e-3);
+            assert!(v.normalize().dot(Vec3::Z) >= 0.3f32.cos() - 1e-5);
+        }
+    }
+
+    #[test]
+    fn ignored_dt_changes_nothing() {
+        let asset = emitter(vec![Module::Spawn(SpawnModule { rate: 100.0, bursts: vec![] })], 100, 0);
+        let mut e = EmitterInstance::new(&asset, 1, 0).unwrap();
+        e.tick(0.1, &Affine3A::IDENTITY);
+        let before = e.particles().clone();
+        for dt in [f32::NAN, -1.0, f32::INFINITY] {
+            e.tick(dt, &Affine3A::IDENTITY);
+        }
+        assert!(e.particles().bitwise_eq(&before));
+    }
+}

@@ -1,0 +1,255 @@
+//! A running particle system: the state a `ParticleSystemComponent` owns.
+//!
+//! UE's `UParticleSystemComponent` keeps one `FParticleEmitterInstance` per
+//! emitter of its template and ticks them on the game thread. Here that is a
+//! [`ParticleSystemInstance`]: the shared asset (`Arc`, never mutated), one
+//! [`EmitterInstance`] per emitter, the seed, and the component's world
+//! transform, which places spawned particles (simulation is in world space,
+//! so moving the component leaves a trail instead of dragging live
+//! particles along).
+//!
+//! Emitters are independent, so a tick runs them on the rayon pool when
+//! there is enough work to pay for it, and splits a large emitter's update
+//! in halves. Every emitter owns its random stream and the update is pure
+//! per particle, so serial and parallel ticks give bit-identical particles;
+//! [`TickMode`] forces either for tests and benchmarks.
+//!
+//! Changing the asset ([`ParticleSystemInstance::set_system`]) validates
+//! first and, on error, keeps the previous asset and its particles intact.
+
+use std::sync::Arc;
+
+use glam::Affine3A;
+use rayon::prelude::*;
+
+use crate::asset::ParticleSystem;
+use crate::bounds::Aabb;
+use crate::dynamic_data::{EmitterDynamicData, ParticleSystemDynamicData};
+use crate::emitter::EmitterInstance;
+use crate::error::ParticleError;
+
+/// Live particles (all emitters) from which [`TickMode::Auto`] goes parallel.
+pub const PARALLEL_THRESHOLD: usize = 16 * 1024;
+
+/// Whether a tick may use the rayon pool.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum TickMode {
+    /// Parallel from [`PARALLEL_THRESHOLD`] live particles, serial below.
+    #[default]
+    Auto,
+    /// Always on the calling thread.
+    Serial,
+    /// Always through rayon (emitters in parallel, large updates split).
+    Parallel,
+}
+
+/// A particle system being simulated; see the module docs.
+#[derive(Clone, Debug)]
+pub struct ParticleSystemInstance {
+    system: Arc<ParticleSystem>,
+    emitters: Vec<EmitterInstance>,
+    seed: u64,
+    transform: Affine3A,
+    active: bool,
+    fixed_bounds: Option<Aabb>,
+    tick_mode: TickMode,
+}
+
+impl ParticleSystemInstance {
+    /// An active instance of `system` with random streams from `seed`.
+    /// Fails (naming the field) if the asset does not validate.
+    pub fn new(system: Arc<ParticleSystem>, seed: u64) -> Result<Self, ParticleError> {
+        system.validate()?;
+        let emitters = Self::instantiate(&system, seed);
+        Ok(ParticleSystemInstance {
+            system,
+            emitters,
+            seed,
+            transform: Affine3A::IDENTITY,
+            active: true,
+            fixed_bounds: None,
+            tick_mode: TickMode::Auto,
+        })
+    }
+
+    fn instantiate(system: &ParticleSystem, seed: u64) -> Vec<EmitterInstance> {
+        system
+            .emitters
+            .iter()
+            .enumerate()
+            .map(|(i, e)| EmitterInstance::from_validated(e, seed, i as u64))
+            .collect()
+    }
+
+    /// The asset being simulated.
+    pub fn system(&self) -> &Arc<ParticleSystem> {
+        &self.system
+    }
+
+    /// Replaces the asset: validates it first; on success restarts with new
+    /// emitter instances (live particles of the old asset are dropped, and
+    /// the active state is kept), on error changes nothing.
+    pub fn set_system(&mut self, system: Arc<ParticleSystem>) -> Result<(), ParticleError> {
+        system.validate()?;
+        let mut emitters = Self::instantiate(&system, self.seed);
+        for e in &mut emitters {
+            e.set_spawning(self.active);
+        }
+        self.emitters = emitters;
+        self.system = system;
+        Ok(())
+    }
+
+    /// The seed random streams derive from.
+    pub fn seed(&self) -> u64 {
+        self.seed
+    }
+
+    /// The emitter instances, in asset order.
+    pub fn emitters(&self) -> &[EmitterInstance] {
+        &self.emitters
+    }
+
+    /// Local-to-world transform applied to spawn positions and velocities.
+    pub fn transform(&self) -> &Affine3A {
+        &self.transform
+    }
+
+    /// Sets the world transform; rejects non-finite ones, keeping the old.
+    pub fn set_transform(&mut self, transform: Affine3A) -> Result<(), ParticleError> {
+        if !transform.is_finite() {
+            return Err(ParticleError::NonFiniteTransform);
+        }
+        self.transform = transform;
+        Ok(())
+    }
+
+    /// How ticks use threads.
+    pub fn tick_mode(&self) -> TickMode {
+        self.tick_mode
+    }
+
+    /// Forces serial or parallel ticks (results are identical either way).
+    pub fn set_tick_mode(&mut self, mode: TickMode) {
+        self.tick_mode = mode;
+    }
+
+    /// Whether emitters spawn.
+    pub fn is_active(&self) -> bool {
+        self.active
+    }
+
+    /// Starts spawning again. An inactive system restarts its emitters'
+    /// clocks (bursts fire again); an active one is left alone.
+    pub fn activate(&mut self) {
+        if !self.active {
+            self.active = true;
+            for e in &mut self.emitters {
+                e.restart();
+            }
+        }
+    }
+
+    /// Stops spawning; live particles simulate until they die.
+    pub fn deactivate(&mut self) {
+        self.active = false;
+        for e in &mut self.emitters {
+            e.set_spawning(false);
+        }
+    }
+
+    /// Nothing alive and nothing more to spawn.
+    pub fn is_complete(&self) -> bool {
+        self.emitters.iter().all(EmitterInstance::is_finished)
+    }
+
+    /// Live particles across all emitters.
+    pub fn live_particles(&self) -> usize {
+        self.emitters.iter().map(EmitterInstance::live_particles).sum()
+    }
+
+    /// Uses `bounds` instead of computing them from the particles (`None`
+    /// goes back to computing).
+    pub fn set_fixed_bounds(&mut self, bounds: Option<Aabb>) {
+        self.fixed_bounds = bounds;
+    }
+
+    /// World bounds of the live sprites, or the fixed bounds if set; `None`
+    /// when nothing is alive and no fixed bounds are set.
+    pub fn bounds(&self) -> Option<Aabb> {
+        if self.fixed_bounds.is_some() {
+            return self.fixed_bounds;
+        }
+        self.emitters
+            .iter()
+            .filter_map(EmitterInstance::bounds)
+            .reduce(Aabb::union)
+    }
+
+    /// Advances every emitter by `dt` seconds. A negative, NaN or infinite
+    /// `dt` is ignored.
+    pub fn tick(&mut self, dt: f32) {
+        if !(dt.is_finite() && dt >= 0.0) {
+            return;
+        }
+        let parallel = match self.tick_mode {
+            TickMode::Serial => false,
+            TickMode::Parallel => true,
+            TickMode::Auto => self.live_particles() >= PARALLEL_THRESHOLD,
+        };
+        let transform = self.transform;
+        if parallel {
+            self.emitters
+                .par_iter_mut()
+                .for_each(|e| e.tick_with(dt, &transform, true));
+        } else {
+            for e in &mut self.emitters {
+                e.tick_with(dt, &transform, false);
+            }
+        }
+    }
+
+    /// A snapshot of everything the render thread needs this frame.
+    pub fn build_dynamic_data(&self) -> ParticleSystemDynamicData {
+        ParticleSystemDynamicData {
+            emitters: self.emitters.iter().map(EmitterDynamicData::from_emitter).collect(),
+            bounds: self.bounds(),
+        }
+    }
+
+    /// [`Self::build_dynamic_data`] into `out`, reusing its allocations (for
+    /// a component that keeps a pool of snapshots).
+    pub fn build_dynamic_data_into(&self, out: &mut ParticleSystemDynamicData) {
+        out.emitters.truncate(self.emitters.len());
+        for (i, e) in self.emitters.iter().enumerate() {
+            match out.emitters.get_mut(i) {
+                Some(d) => d.update_from(e),
+                None => out.emitters.push(EmitterDynamicData::from_emitter(e)),
+            }
+        }
+        out.bounds = self.bounds();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn instance_and_snapshot_cross_threads() {
+        fn send_static<T: Send + Sync + 'static>() {}
+        send_static::<ParticleSystemInstance>();
+        send_static::<ParticleSystemDynamicData>();
+    }
+
+    #[test]
+    fn non_finite_transform_is_rejected_and_kept() {
+        let mut s = ParticleSystemInstance::new(Arc::new(ParticleSystem::default()), 0).unwrap();
+        let t = Affine3A::from_translation(glam::Vec3::X);
+        s.set_transform(t).unwrap();
+        assert!(s.set_transform(Affine3A::from_translation(glam::Vec3::NAN)).is_err());
+        assert_eq!(*s.transform(), t);
+        assert!(s.is_complete());
+        assert_eq!(s.bounds(), None);
+    }
+}
