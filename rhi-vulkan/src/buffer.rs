@@ -1,0 +1,239 @@
+//! Buffers: creation, the staging upload path, readback and deferred destruction.
+//!
+//! `GpuOnly` buffers are always written through a staging buffer and a copy,
+//! even on lavapipe where all memory is host-visible, so the path that
+//! discrete GPUs need is the one that is tested.
+
+use crate::conv;
+use crate::device::{read, write, Device, Retired};
+use crate::error::{vk_err, Result, RhiError};
+use crate::handle::Handle;
+use crate::types::{BufferState, BufferUsage, MemoryLocation};
+use ash::vk;
+use gpu_allocator::vulkan::{Allocation, AllocationCreateDesc, AllocationScheme};
+
+/// A buffer's description: plain data, used as a cache key.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct BufferDesc {
+    pub label: String,
+    pub size: u64,
+    pub usage: BufferUsage,
+    pub memory: MemoryLocation,
+}
+
+impl BufferDesc {
+    /// A device-local buffer written through staging (`TRANSFER_DST` is added).
+    pub fn gpu_only(label: &str, size: u64, usage: BufferUsage) -> Self {
+        Self {
+            label: label.into(),
+            size,
+            usage: usage | BufferUsage::TRANSFER_DST | BufferUsage::TRANSFER_SRC,
+            memory: MemoryLocation::GpuOnly,
+        }
+    }
+    /// A host-visible buffer the CPU writes directly (per-frame dynamic data).
+    pub fn host_visible(label: &str, size: u64, usage: BufferUsage) -> Self {
+        Self { label: label.into(), size, usage, memory: MemoryLocation::CpuToGpu }
+    }
+    /// A host-visible, cached buffer the GPU writes and the CPU reads.
+    pub fn readback(label: &str, size: u64) -> Self {
+        Self {
+            label: label.into(),
+            size,
+            usage: BufferUsage::TRANSFER_DST,
+            memory: MemoryLocation::GpuToCpu,
+        }
+    }
+}
+
+/// Handle to a buffer owned by the device.
+pub type BufferHandle = Handle<BufferEntry>;
+
+#[doc(hidden)]
+pub struct BufferEntry {
+    pub(crate) raw: vk::Buffer,
+    allocation: Option<Allocation>,
+    pub(crate) desc: BufferDesc,
+}
+
+impl BufferEntry {
+    fn mapped(&self) -> Option<*mut u8> {
+        if self.desc.memory == MemoryLocation::GpuOnly {
+            return None;
+        }
+        self.allocation.as_ref()?.mapped_ptr().map(|p| p.as_ptr().cast::<u8>())
+    }
+
+    pub(crate) fn destroy(mut self, device: &Device) {
+        if let Some(a) = self.allocation.take() {
+            if let Err(e) = device.allocator.lock().unwrap_or_else(|p| p.into_inner()).free(a) {
+                log::error!("freeing buffer {:?}: {e}", self.desc.label);
+            }
+        }
+        // SAFETY: the buffer is no longer used by any submitted work (deletion
+        // queue or shutdown after idle) and is destroyed once.
+        unsafe { device.raw.destroy_buffer(self.raw, None) };
+    }
+}
+
+impl Device {
+    /// Creates a buffer. A zero size or an empty usage is an error.
+    pub fn create_buffer(&self, desc: &BufferDesc) -> Result<BufferHandle> {
+        if desc.size == 0 {
+            return Err(RhiError::InvalidDesc(format!("buffer {:?} has size 0", desc.label)));
+        }
+        if desc.usage.is_empty() {
+            return Err(RhiError::InvalidDesc(format!("buffer {:?} has no usage", desc.label)));
+        }
+        let info = vk::BufferCreateInfo::default()
+            .size(desc.size)
+            .usage(conv::buffer_usage(desc.usage))
+            .sharing_mode(vk::SharingMode::EXCLUSIVE);
+        // SAFETY: valid device and create info.
+        let raw = unsafe { self.raw.create_buffer(&info, None) }.map_err(vk_err("vkCreateBuffer"))?;
+        // SAFETY: `raw` is a live buffer of this device.
+        let requirements = unsafe { self.raw.get_buffer_memory_requirements(raw) };
+        let allocation = self.allocator.lock().unwrap_or_else(|p| p.into_inner()).allocate(
+            &AllocationCreateDesc {
+                name: &desc.label,
+                requirements,
+                location: conv::memory_location(desc.memory),
+                linear: true,
+                allocation_scheme: AllocationScheme::GpuAllocatorManaged,
+            },
+        );
+        let allocation = match allocation {
+            Ok(a) => a,
+            Err(e) => {
+                // SAFETY: the buffer was never bound or used.
+                unsafe { self.raw.destroy_buffer(raw, None) };
+                return Err(e.into());
+            }
+        };
+        // SAFETY: the allocation satisfies `requirements` and is bound once.
+        let bound = unsafe { self.raw.bind_buffer_memory(raw, allocation.memory(), allocation.offset()) };
+        let entry = BufferEntry { raw, allocation: Some(allocation), desc: desc.clone() };
+        if let Err(e) = bound {
+            entry.destroy(self);
+            return Err(vk_err("vkBindBufferMemory")(e));
+        }
+        Ok(write(&self.resources.buffers).insert(entry))
+    }
+
+    /// Creates a buffer and fills it with `data` (whose length must fit).
+    pub fn create_buffer_init(&self, desc: &BufferDesc, data: &[u8]) -> Result<BufferHandle> {
+        let handle = self.create_buffer(desc)?;
+        if let Err(e) = self.write_buffer(handle, 0, data) {
+            self.destroy_buffer(handle);
+            return Err(e);
+        }
+        Ok(handle)
+    }
+
+    /// The buffer's description.
+    pub fn buffer_desc(&self, buffer: BufferHandle) -> Result<BufferDesc> {
+        read(&self.resources.buffers)
+            .get(buffer)
+            .map(|b| b.desc.clone())
+            .ok_or_else(|| RhiError::InvalidHandle(format!("{buffer:?}")))
+    }
+
+    pub(crate) fn raw_buffer(&self, buffer: BufferHandle) -> Result<vk::Buffer> {
+        read(&self.resources.buffers)
+            .get(buffer)
+            .map(|b| b.raw)
+            .ok_or_else(|| RhiError::InvalidHandle(format!("{buffer:?}")))
+    }
+
+    fn check_range(&self, buffer: BufferHandle, offset: u64, len: u64) -> Result<BufferDesc> {
+        let desc = self.buffer_desc(buffer)?;
+        if offset.checked_add(len).is_none_or(|end| end > desc.size) {
+            return Err(RhiError::InvalidDesc(format!(
+                "range {offset}..{} is outside buffer {:?} of {} bytes",
+                offset.saturating_add(len),
+                desc.label,
+                desc.size
+            )));
+        }
+        Ok(desc)
+    }
+
+    /// Writes `data` at `offset`. Host-visible buffers are written directly
+    /// (the caller must not overwrite data a frame in flight still reads);
+    /// `GpuOnly` buffers go through a staging buffer and a copy that this call
+    /// submits and waits for.
+    pub fn write_buffer(&self, buffer: BufferHandle, offset: u64, data: &[u8]) -> Result<()> {
+        let desc = self.check_range(buffer, offset, data.len() as u64)?;
+        if data.is_empty() {
+            return Ok(());
+        }
+        if desc.memory != MemoryLocation::GpuOnly {
+            let buffers = read(&self.resources.buffers);
+            let entry = buffers.get(buffer).ok_or_else(|| RhiError::InvalidHandle(format!("{buffer:?}")))?;
+            let ptr = entry.mapped().ok_or_else(|| {
+                RhiError::Unsupported(format!("buffer {:?} is not host-mapped", desc.label))
+            })?;
+            // SAFETY: the range was checked against the buffer's size, the
+            // mapping covers the whole allocation, and `data` does not alias it.
+            unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), ptr.add(offset as usize), data.len()) };
+            return Ok(());
+        }
+        if !desc.usage.contains(BufferUsage::TRANSFER_DST) {
+            return Err(RhiError::InvalidDesc(format!(
+                "GPU-only buffer {:?} needs TRANSFER_DST to be written",
+                desc.label
+            )));
+        }
+        let staging = self.create_buffer_init(
+            &BufferDesc::host_visible("staging", data.len() as u64, BufferUsage::TRANSFER_SRC),
+            data,
+        )?;
+        let result = self.immediate(|cmd| {
+            cmd.copy_buffer(staging, 0, buffer, offset, data.len() as u64)?;
+            cmd.buffer_barrier(buffer, BufferState::TransferDst, BufferState::ShaderRead)
+        });
+        self.destroy_buffer(staging);
+        result
+    }
+
+    /// Reads `len` bytes at `offset`, after all submitted GPU work finished.
+    pub fn read_buffer(&self, buffer: BufferHandle, offset: u64, len: u64) -> Result<Vec<u8>> {
+        let desc = self.check_range(buffer, offset, len)?;
+        self.wait_for(self.timeline.last_submitted())?;
+        if desc.memory == MemoryLocation::GpuOnly {
+            if !desc.usage.contains(BufferUsage::TRANSFER_SRC) {
+                return Err(RhiError::InvalidDesc(format!(
+                    "GPU-only buffer {:?} needs TRANSFER_SRC to be read",
+                    desc.label
+                )));
+            }
+            let staging = self.create_buffer(&BufferDesc::readback("readback", len.max(1)))?;
+            let copied = self.immediate(|cmd| {
+                cmd.copy_buffer(buffer, offset, staging, 0, len)?;
+                cmd.buffer_barrier(staging, BufferState::TransferDst, BufferState::HostRead)
+            });
+            let out = copied.and_then(|()| self.read_buffer(staging, 0, len));
+            self.destroy_buffer(staging);
+            return out;
+        }
+        let buffers = read(&self.resources.buffers);
+        let entry = buffers.get(buffer).ok_or_else(|| RhiError::InvalidHandle(format!("{buffer:?}")))?;
+        let ptr = entry.mapped().ok_or_else(|| {
+            RhiError::Unsupported(format!("buffer {:?} is not host-mapped", desc.label))
+        })?;
+        let mut out = vec![0u8; len as usize];
+        // SAFETY: range checked; the GPU finished writing (waited above); the
+        // memory is host-coherent per gpu-allocator's CpuToGpu/GpuToCpu choice.
+        unsafe { std::ptr::copy_nonoverlapping(ptr.add(offset as usize), out.as_mut_ptr(), out.len()) };
+        Ok(out)
+    }
+
+    /// Destroys the buffer once the GPU no longer uses it. The handle is
+    /// invalid from now on; destroying twice is a no-op.
+    pub fn destroy_buffer(&self, buffer: BufferHandle) {
+        let entry = write(&self.resources.buffers).remove(buffer);
+        if let Some(entry) = entry {
+            self.retire(Retired::Buffer(entry));
+        }
+    }
+}

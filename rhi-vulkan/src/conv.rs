@@ -1,0 +1,279 @@
+//! Pure mappings from the RHI's plain-data types to `vk::*`. No device needed,
+//! so each mapping is unit-tested on its own.
+
+use crate::types::*;
+use ash::vk;
+
+pub(crate) fn format(f: Format) -> vk::Format {
+    match f {
+        Format::Rgba8Unorm => vk::Format::R8G8B8A8_UNORM,
+        Format::Rgba8Srgb => vk::Format::R8G8B8A8_SRGB,
+        Format::Bgra8Unorm => vk::Format::B8G8R8A8_UNORM,
+        Format::Bgra8Srgb => vk::Format::B8G8R8A8_SRGB,
+        Format::Rgba16Float => vk::Format::R16G16B16A16_SFLOAT,
+        Format::Depth32Float => vk::Format::D32_SFLOAT,
+    }
+}
+
+pub(crate) fn vertex_format(f: VertexFormat) -> vk::Format {
+    match f {
+        VertexFormat::Float32 => vk::Format::R32_SFLOAT,
+        VertexFormat::Float32x2 => vk::Format::R32G32_SFLOAT,
+        VertexFormat::Float32x3 => vk::Format::R32G32B32_SFLOAT,
+        VertexFormat::Float32x4 => vk::Format::R32G32B32A32_SFLOAT,
+        VertexFormat::Uint32 => vk::Format::R32_UINT,
+        VertexFormat::Uint32x2 => vk::Format::R32G32_UINT,
+        VertexFormat::Uint32x4 => vk::Format::R32G32B32A32_UINT,
+        VertexFormat::Unorm8x4 => vk::Format::R8G8B8A8_UNORM,
+        VertexFormat::Snorm8x4 => vk::Format::R8G8B8A8_SNORM,
+    }
+}
+
+pub(crate) fn index_type(f: IndexFormat) -> vk::IndexType {
+    match f {
+        IndexFormat::Uint16 => vk::IndexType::UINT16,
+        IndexFormat::Uint32 => vk::IndexType::UINT32,
+    }
+}
+
+pub(crate) fn buffer_usage(u: BufferUsage) -> vk::BufferUsageFlags {
+    let mut out = vk::BufferUsageFlags::empty();
+    let map = [
+        (BufferUsage::VERTEX, vk::BufferUsageFlags::VERTEX_BUFFER),
+        (BufferUsage::INDEX, vk::BufferUsageFlags::INDEX_BUFFER),
+        (BufferUsage::UNIFORM, vk::BufferUsageFlags::UNIFORM_BUFFER),
+        (BufferUsage::STORAGE, vk::BufferUsageFlags::STORAGE_BUFFER),
+        (BufferUsage::INDIRECT, vk::BufferUsageFlags::INDIRECT_BUFFER),
+        (BufferUsage::TRANSFER_SRC, vk::BufferUsageFlags::TRANSFER_SRC),
+        (BufferUsage::TRANSFER_DST, vk::BufferUsageFlags::TRANSFER_DST),
+    ];
+    for (ours, theirs) in map {
+        if u.contains(ours) {
+            out |= theirs;
+        }
+    }
+    out
+}
+
+pub(crate) fn texture_usage(u: TextureUsage, format: Format) -> vk::ImageUsageFlags {
+    let mut out = vk::ImageUsageFlags::empty();
+    if u.contains(TextureUsage::RENDER_TARGET) {
+        out |= if format.is_depth() {
+            vk::ImageUsageFlags::DEPTH_STENCIL_ATTACHMENT
+        } else {
+            vk::ImageUsageFlags::COLOR_ATTACHMENT
+        };
+    }
+    if u.contains(TextureUsage::SAMPLED) {
+        out |= vk::ImageUsageFlags::SAMPLED;
+    }
+    if u.contains(TextureUsage::STORAGE) {
+        out |= vk::ImageUsageFlags::STORAGE;
+    }
+    if u.contains(TextureUsage::TRANSFER_SRC) {
+        out |= vk::ImageUsageFlags::TRANSFER_SRC;
+    }
+    if u.contains(TextureUsage::TRANSFER_DST) {
+        out |= vk::ImageUsageFlags::TRANSFER_DST;
+    }
+    out
+}
+
+pub(crate) fn aspect(format: Format) -> vk::ImageAspectFlags {
+    if format.is_depth() {
+        vk::ImageAspectFlags::DEPTH
+    } else {
+        vk::ImageAspectFlags::COLOR
+    }
+}
+
+pub(crate) fn memory_location(m: MemoryLocation) -> gpu_allocator::MemoryLocation {
+    match m {
+        MemoryLocation::GpuOnly => gpu_allocator::MemoryLocation::GpuOnly,
+        MemoryLocation::CpuToGpu => gpu_allocator::MemoryLocation::CpuToGpu,
+        MemoryLocation::GpuToCpu => gpu_allocator::MemoryLocation::GpuToCpu,
+    }
+}
+
+pub(crate) fn shader_stages(s: ShaderStages) -> vk::ShaderStageFlags {
+    let mut out = vk::ShaderStageFlags::empty();
+    if s.contains(ShaderStages::VERTEX) {
+        out |= vk::ShaderStageFlags::VERTEX;
+    }
+    if s.contains(ShaderStages::FRAGMENT) {
+        out |= vk::ShaderStageFlags::FRAGMENT;
+    }
+    if s.contains(ShaderStages::COMPUTE) {
+        out |= vk::ShaderStageFlags::COMPUTE;
+    }
+    out
+}
+
+pub(crate) fn compare_op(c: CompareOp) -> vk::CompareOp {
+    match c {
+        CompareOp::Never => vk::CompareOp::NEVER,
+        CompareOp::Less => vk::CompareOp::LESS,
+        CompareOp::Equal => vk::CompareOp::EQUAL,
+        CompareOp::LessEqual => vk::CompareOp::LESS_OR_EQUAL,
+        CompareOp::Greater => vk::CompareOp::GREATER,
+        CompareOp::GreaterEqual => vk::CompareOp::GREATER_OR_EQUAL,
+        CompareOp::Always => vk::CompareOp::ALWAYS,
+    }
+}
+
+pub(crate) fn topology(t: PrimitiveTopology) -> vk::PrimitiveTopology {
+    match t {
+        PrimitiveTopology::TriangleList => vk::PrimitiveTopology::TRIANGLE_LIST,
+        PrimitiveTopology::TriangleStrip => vk::PrimitiveTopology::TRIANGLE_STRIP,
+        PrimitiveTopology::LineList => vk::PrimitiveTopology::LINE_LIST,
+    }
+}
+
+pub(crate) fn polygon_mode(p: PolygonMode) -> vk::PolygonMode {
+    match p {
+        PolygonMode::Fill => vk::PolygonMode::FILL,
+        PolygonMode::Line => vk::PolygonMode::LINE,
+    }
+}
+
+pub(crate) fn cull_mode(c: CullMode) -> vk::CullModeFlags {
+    match c {
+        CullMode::None => vk::CullModeFlags::NONE,
+        CullMode::Front => vk::CullModeFlags::FRONT,
+        CullMode::Back => vk::CullModeFlags::BACK,
+    }
+}
+
+pub(crate) fn front_face(f: FrontFace) -> vk::FrontFace {
+    match f {
+        FrontFace::CounterClockwise => vk::FrontFace::COUNTER_CLOCKWISE,
+        FrontFace::Clockwise => vk::FrontFace::CLOCKWISE,
+    }
+}
+
+pub(crate) fn blend_factor(b: BlendFactor) -> vk::BlendFactor {
+    match b {
+        BlendFactor::Zero => vk::BlendFactor::ZERO,
+        BlendFactor::One => vk::BlendFactor::ONE,
+        BlendFactor::SrcAlpha => vk::BlendFactor::SRC_ALPHA,
+        BlendFactor::OneMinusSrcAlpha => vk::BlendFactor::ONE_MINUS_SRC_ALPHA,
+        BlendFactor::DstColor => vk::BlendFactor::DST_COLOR,
+    }
+}
+
+pub(crate) fn filter(f: Filter) -> vk::Filter {
+    match f {
+        Filter::Nearest => vk::Filter::NEAREST,
+        Filter::Linear => vk::Filter::LINEAR,
+    }
+}
+
+pub(crate) fn address_mode(a: AddressMode) -> vk::SamplerAddressMode {
+    match a {
+        AddressMode::Repeat => vk::SamplerAddressMode::REPEAT,
+        AddressMode::ClampToEdge => vk::SamplerAddressMode::CLAMP_TO_EDGE,
+        AddressMode::MirrorRepeat => vk::SamplerAddressMode::MIRRORED_REPEAT,
+    }
+}
+
+/// Layout, pipeline stages and access of a texture in `state`.
+pub(crate) fn texture_state(
+    state: TextureState,
+) -> (vk::ImageLayout, vk::PipelineStageFlags2, vk::AccessFlags2) {
+    use vk::AccessFlags2 as A;
+    use vk::PipelineStageFlags2 as S;
+    match state {
+        TextureState::Undefined => (vk::ImageLayout::UNDEFINED, S::TOP_OF_PIPE, A::NONE),
+        TextureState::ColorAttachment => (
+            vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL,
+            S::COLOR_ATTACHMENT_OUTPUT,
+            A::COLOR_ATTACHMENT_READ | A::COLOR_ATTACHMENT_WRITE,
+        ),
+        TextureState::DepthAttachment => (
+            vk::ImageLayout::DEPTH_ATTACHMENT_OPTIMAL,
+            S::EARLY_FRAGMENT_TESTS | S::LATE_FRAGMENT_TESTS,
+            A::DEPTH_STENCIL_ATTACHMENT_READ | A::DEPTH_STENCIL_ATTACHMENT_WRITE,
+        ),
+        TextureState::ShaderRead => (
+            vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL,
+            S::FRAGMENT_SHADER | S::COMPUTE_SHADER | S::VERTEX_SHADER,
+            A::SHADER_SAMPLED_READ,
+        ),
+        TextureState::General => (
+            vk::ImageLayout::GENERAL,
+            S::COMPUTE_SHADER,
+            A::SHADER_STORAGE_READ | A::SHADER_STORAGE_WRITE,
+        ),
+        TextureState::TransferSrc => {
+            (vk::ImageLayout::TRANSFER_SRC_OPTIMAL, S::COPY, A::TRANSFER_READ)
+        }
+        TextureState::TransferDst => {
+            (vk::ImageLayout::TRANSFER_DST_OPTIMAL, S::COPY | S::CLEAR, A::TRANSFER_WRITE)
+        }
+        TextureState::Present => (vk::ImageLayout::PRESENT_SRC_KHR, S::BOTTOM_OF_PIPE, A::NONE),
+    }
+}
+
+/// Pipeline stages and access of a buffer in `state`.
+pub(crate) fn buffer_state(state: BufferState) -> (vk::PipelineStageFlags2, vk::AccessFlags2) {
+    use vk::AccessFlags2 as A;
+    use vk::PipelineStageFlags2 as S;
+    match state {
+        BufferState::TransferDst => (S::COPY | S::CLEAR, A::TRANSFER_WRITE),
+        BufferState::TransferSrc => (S::COPY, A::TRANSFER_READ),
+        BufferState::ShaderRead => (
+            S::VERTEX_INPUT | S::VERTEX_SHADER | S::FRAGMENT_SHADER | S::COMPUTE_SHADER,
+            A::VERTEX_ATTRIBUTE_READ
+                | A::INDEX_READ
+                | A::UNIFORM_READ
+                | A::SHADER_STORAGE_READ,
+        ),
+        BufferState::ShaderWrite => {
+            (S::COMPUTE_SHADER, A::SHADER_STORAGE_WRITE | A::SHADER_STORAGE_READ)
+        }
+        BufferState::Indirect => (S::DRAW_INDIRECT, A::INDIRECT_COMMAND_READ),
+        BufferState::HostRead => (S::HOST, A::HOST_READ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn buffer_usage_maps_every_flag() {
+        let all = BufferUsage::VERTEX
+            | BufferUsage::INDEX
+            | BufferUsage::UNIFORM
+            | BufferUsage::STORAGE
+            | BufferUsage::INDIRECT
+            | BufferUsage::TRANSFER_SRC
+            | BufferUsage::TRANSFER_DST;
+        let vk_all = buffer_usage(all);
+        assert!(vk_all.contains(vk::BufferUsageFlags::INDIRECT_BUFFER));
+        assert_eq!(vk_all.as_raw().count_ones(), 7);
+        assert!(buffer_usage(BufferUsage::empty()).is_empty());
+    }
+
+    #[test]
+    fn render_target_usage_depends_on_format() {
+        let c = texture_usage(TextureUsage::RENDER_TARGET, Format::Rgba8Unorm);
+        let d = texture_usage(TextureUsage::RENDER_TARGET, Format::Depth32Float);
+        assert_eq!(c, vk::ImageUsageFlags::COLOR_ATTACHMENT);
+        assert_eq!(d, vk::ImageUsageFlags::DEPTH_STENCIL_ATTACHMENT);
+        assert_eq!(aspect(Format::Depth32Float), vk::ImageAspectFlags::DEPTH);
+    }
+
+    #[test]
+    fn texture_states_have_matching_layouts() {
+        assert_eq!(texture_state(TextureState::ShaderRead).0, vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL);
+        assert_eq!(texture_state(TextureState::TransferSrc).0, vk::ImageLayout::TRANSFER_SRC_OPTIMAL);
+        assert_eq!(texture_state(TextureState::Undefined).2, vk::AccessFlags2::NONE);
+    }
+
+    #[test]
+    fn vertex_format_sizes_match_vulkan_formats() {
+        assert_eq!(VertexFormat::Float32x3.size(), 12);
+        assert_eq!(vertex_format(VertexFormat::Unorm8x4), vk::Format::R8G8B8A8_UNORM);
+    }
+}

@@ -1,0 +1,302 @@
+//! Descriptor set layouts, pipeline layouts and per-frame bind groups.
+//!
+//! Binding model (our choice, as the issue allows): **per-frame allocation**.
+//! Lavapipe has no descriptor indexing, so there is no bindless table. Each
+//! frame slot owns a growable arena of descriptor pools that is reset when the
+//! slot is reused; a [`BindGroup`] made from a frame is valid for that frame
+//! only. Renderers create a handful of groups per pass (GPU scene, view,
+//! material) and share them across every secondary command buffer of the pass,
+//! so allocation cost is per pass, not per draw. Layouts are derived from
+//! shader reflection and cached by value.
+
+use crate::conv;
+use crate::device::read;
+use crate::error::{vk_err, Result, RhiError};
+use crate::frame::Frame;
+use crate::pipeline::PipelineHandle;
+use crate::shader::BindingType;
+use crate::types::ShaderStages;
+use crate::{BufferHandle, SamplerHandle, TextureHandle};
+use ash::vk;
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+/// One binding of a bind group layout.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct BindGroupLayoutEntry {
+    pub binding: u32,
+    pub ty: BindingType,
+    pub stages: ShaderStages,
+}
+
+/// A descriptor set layout as plain data (sorted by binding).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
+pub struct BindGroupLayoutDesc {
+    pub entries: Vec<BindGroupLayoutEntry>,
+}
+
+/// A pipeline layout as plain data: one set layout per group, plus push constants.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
+pub(crate) struct PipelineLayoutDesc {
+    pub groups: Vec<BindGroupLayoutDesc>,
+    pub push_constants: Option<(ShaderStages, u32)>,
+}
+
+pub(crate) fn descriptor_type(ty: BindingType) -> vk::DescriptorType {
+    match ty {
+        BindingType::UniformBuffer => vk::DescriptorType::UNIFORM_BUFFER,
+        BindingType::StorageBuffer { .. } => vk::DescriptorType::STORAGE_BUFFER,
+        BindingType::SampledTexture | BindingType::DepthTexture => vk::DescriptorType::SAMPLED_IMAGE,
+        BindingType::StorageTexture => vk::DescriptorType::STORAGE_IMAGE,
+        BindingType::Sampler | BindingType::ComparisonSampler => vk::DescriptorType::SAMPLER,
+    }
+}
+
+#[derive(Default)]
+pub(crate) struct LayoutCache {
+    sets: Mutex<HashMap<BindGroupLayoutDesc, vk::DescriptorSetLayout>>,
+    pipelines: Mutex<HashMap<PipelineLayoutDesc, vk::PipelineLayout>>,
+}
+
+impl LayoutCache {
+    fn set_layout(&self, device: &ash::Device, desc: &BindGroupLayoutDesc) -> Result<vk::DescriptorSetLayout> {
+        let mut sets = self.sets.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(l) = sets.get(desc) {
+            return Ok(*l);
+        }
+        let bindings: Vec<_> = desc
+            .entries
+            .iter()
+            .map(|e| {
+                vk::DescriptorSetLayoutBinding::default()
+                    .binding(e.binding)
+                    .descriptor_type(descriptor_type(e.ty))
+                    .descriptor_count(1)
+                    .stage_flags(conv::shader_stages(e.stages))
+            })
+            .collect();
+        let info = vk::DescriptorSetLayoutCreateInfo::default().bindings(&bindings);
+        // SAFETY: valid device and create info.
+        let layout = unsafe { device.create_descriptor_set_layout(&info, None) }
+            .map_err(vk_err("vkCreateDescriptorSetLayout"))?;
+        sets.insert(desc.clone(), layout);
+        Ok(layout)
+    }
+
+    pub fn pipeline_layout(
+        &self,
+        device: &ash::Device,
+        desc: &PipelineLayoutDesc,
+    ) -> Result<(vk::PipelineLayout, Vec<vk::DescriptorSetLayout>)> {
+        let set_layouts = desc
+            .groups
+            .iter()
+            .map(|g| self.set_layout(device, g))
+            .collect::<Result<Vec<_>>>()?;
+        let mut pipelines = self.pipelines.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(l) = pipelines.get(desc) {
+            return Ok((*l, set_layouts));
+        }
+        let ranges: Vec<_> = desc
+            .push_constants
+            .iter()
+            .map(|(stages, size)| {
+                vk::PushConstantRange::default()
+                    .stage_flags(conv::shader_stages(*stages))
+                    .offset(0)
+                    .size(*size)
+            })
+            .collect();
+        let info = vk::PipelineLayoutCreateInfo::default()
+            .set_layouts(&set_layouts)
+            .push_constant_ranges(&ranges);
+        // SAFETY: valid device; set layouts are live.
+        let layout = unsafe { device.create_pipeline_layout(&info, None) }
+            .map_err(vk_err("vkCreatePipelineLayout"))?;
+        pipelines.insert(desc.clone(), layout);
+        Ok((layout, set_layouts))
+    }
+
+    pub fn destroy(&self, device: &ash::Device) {
+        for (_, l) in self.pipelines.lock().unwrap_or_else(|p| p.into_inner()).drain() {
+            // SAFETY: shutdown; no pipeline uses the layout any more.
+            unsafe { device.destroy_pipeline_layout(l, None) };
+        }
+        for (_, l) in self.sets.lock().unwrap_or_else(|p| p.into_inner()).drain() {
+            // SAFETY: shutdown; no set or layout uses it any more.
+            unsafe { device.destroy_descriptor_set_layout(l, None) };
+        }
+    }
+}
+
+const SETS_PER_POOL: u32 = 256;
+
+/// The descriptor pools of one frame slot; reset when the slot is reused.
+#[derive(Default)]
+pub(crate) struct DescriptorArena {
+    pools: Vec<vk::DescriptorPool>,
+    current: usize,
+}
+
+impl DescriptorArena {
+    fn new_pool(device: &ash::Device) -> Result<vk::DescriptorPool> {
+        let sizes = [
+            vk::DescriptorPoolSize { ty: vk::DescriptorType::UNIFORM_BUFFER, descriptor_count: SETS_PER_POOL * 2 },
+            vk::DescriptorPoolSize { ty: vk::DescriptorType::STORAGE_BUFFER, descriptor_count: SETS_PER_POOL * 4 },
+            vk::DescriptorPoolSize { ty: vk::DescriptorType::SAMPLED_IMAGE, descriptor_count: SETS_PER_POOL * 2 },
+            vk::DescriptorPoolSize { ty: vk::DescriptorType::SAMPLER, descriptor_count: SETS_PER_POOL * 2 },
+            vk::DescriptorPoolSize { ty: vk::DescriptorType::STORAGE_IMAGE, descriptor_count: SETS_PER_POOL / 4 },
+        ];
+        let info = vk::DescriptorPoolCreateInfo::default().max_sets(SETS_PER_POOL).pool_sizes(&sizes);
+        // SAFETY: valid device and create info.
+        unsafe { device.create_descriptor_pool(&info, None) }.map_err(vk_err("vkCreateDescriptorPool"))
+    }
+
+    pub fn allocate(&mut self, device: &ash::Device, layout: vk::DescriptorSetLayout) -> Result<vk::DescriptorSet> {
+        loop {
+            if self.current == self.pools.len() {
+                self.pools.push(Self::new_pool(device)?);
+            }
+            let layouts = [layout];
+            let info = vk::DescriptorSetAllocateInfo::default()
+                .descriptor_pool(self.pools[self.current])
+                .set_layouts(&layouts);
+            // SAFETY: the pool is used only under the arena's lock.
+            match unsafe { device.allocate_descriptor_sets(&info) } {
+                Ok(sets) => return Ok(sets[0]),
+                Err(vk::Result::ERROR_OUT_OF_POOL_MEMORY | vk::Result::ERROR_FRAGMENTED_POOL) => {
+                    self.current += 1;
+                }
+                Err(e) => return Err(vk_err("vkAllocateDescriptorSets")(e)),
+            }
+        }
+    }
+
+    /// Frees every set; called when the frame slot's previous GPU work is done.
+    pub fn reset(&mut self, device: &ash::Device) -> Result<()> {
+        for pool in &self.pools {
+            // SAFETY: the slot's submissions have completed, so no set is in use.
+            unsafe { device.reset_descriptor_pool(*pool, vk::DescriptorPoolResetFlags::empty()) }
+                .map_err(vk_err("vkResetDescriptorPool"))?;
+        }
+        self.current = 0;
+        Ok(())
+    }
+
+    pub fn destroy(&mut self, device: &ash::Device) {
+        for pool in self.pools.drain(..) {
+            // SAFETY: shutdown after idle.
+            unsafe { device.destroy_descriptor_pool(pool, None) };
+        }
+    }
+}
+
+/// A resource bound at one binding of a group.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BindingResource {
+    /// A whole buffer (uniform or storage).
+    Buffer(BufferHandle),
+    /// A range of a buffer.
+    BufferRange { buffer: BufferHandle, offset: u64, size: u64 },
+    /// A texture in the `ShaderRead` (sampled) or `General` (storage) state.
+    Texture(TextureHandle),
+    Sampler(SamplerHandle),
+}
+
+/// A descriptor set allocated from a frame; valid until that frame slot is reused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct BindGroup {
+    pub(crate) raw: vk::DescriptorSet,
+    pub(crate) frame: u64,
+}
+
+impl<'d> Frame<'d> {
+    /// Allocates and writes a bind group for `group` of `pipeline`'s layout.
+    /// `entries` must name every binding of the group exactly once, with a
+    /// resource of the reflected kind.
+    pub fn create_bind_group(
+        &self,
+        pipeline: PipelineHandle,
+        group: u32,
+        entries: &[(u32, BindingResource)],
+    ) -> Result<BindGroup> {
+        let device = self.device();
+        let (layout_desc, set_layout) = device.pipeline_group_layout(pipeline, group)?;
+        if entries.len() != layout_desc.entries.len() {
+            return Err(RhiError::InvalidDesc(format!(
+                "bind group {group}: {} entries given, the layout has {}",
+                entries.len(),
+                layout_desc.entries.len()
+            )));
+        }
+        let mut buffer_infos = Vec::with_capacity(entries.len());
+        let mut image_infos = Vec::with_capacity(entries.len());
+        // First pass: resolve and check every entry (nothing allocated yet).
+        let mut resolved = Vec::with_capacity(entries.len());
+        {
+            let buffers = read(&device.resources.buffers);
+            let textures = read(&device.resources.textures);
+            let samplers = read(&device.resources.samplers);
+            for (binding, resource) in entries {
+                let Some(entry) = layout_desc.entries.iter().find(|e| e.binding == *binding) else {
+                    return Err(RhiError::InvalidDesc(format!("bind group {group} has no binding {binding}")));
+                };
+                let ty = descriptor_type(entry.ty);
+                let invalid = |what: &str| RhiError::InvalidHandle(format!("binding {binding}: {what}"));
+                let mismatch = || {
+                    RhiError::InvalidDesc(format!("binding {binding} expects {:?}, got {resource:?}", entry.ty))
+                };
+                match (*resource, ty) {
+                    (BindingResource::Buffer(b), vk::DescriptorType::UNIFORM_BUFFER | vk::DescriptorType::STORAGE_BUFFER) => {
+                        let e = buffers.get(b).ok_or_else(|| invalid("buffer"))?;
+                        buffer_infos.push(vk::DescriptorBufferInfo { buffer: e.raw, offset: 0, range: vk::WHOLE_SIZE });
+                    }
+                    (BindingResource::BufferRange { buffer, offset, size }, vk::DescriptorType::UNIFORM_BUFFER | vk::DescriptorType::STORAGE_BUFFER) => {
+                        let e = buffers.get(buffer).ok_or_else(|| invalid("buffer"))?;
+                        if size == 0 || offset.saturating_add(size) > e.desc.size {
+                            return Err(RhiError::InvalidDesc(format!("binding {binding}: range {offset}+{size} outside buffer of {} bytes", e.desc.size)));
+                        }
+                        buffer_infos.push(vk::DescriptorBufferInfo { buffer: e.raw, offset, range: size });
+                    }
+                    (BindingResource::Texture(t), vk::DescriptorType::SAMPLED_IMAGE | vk::DescriptorType::STORAGE_IMAGE) => {
+                        let e = textures.get(t).ok_or_else(|| invalid("texture"))?;
+                        let layout = if ty == vk::DescriptorType::STORAGE_IMAGE {
+                            vk::ImageLayout::GENERAL
+                        } else {
+                            vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL
+                        };
+                        image_infos.push(vk::DescriptorImageInfo { sampler: vk::Sampler::null(), image_view: e.view, image_layout: layout });
+                    }
+                    (BindingResource::Sampler(s), vk::DescriptorType::SAMPLER) => {
+                        let e = samplers.get(s).ok_or_else(|| invalid("sampler"))?;
+                        image_infos.push(vk::DescriptorImageInfo { sampler: e.raw, image_view: vk::ImageView::null(), image_layout: vk::ImageLayout::UNDEFINED });
+                    }
+                    _ => return Err(mismatch()),
+                }
+                resolved.push((*binding, ty));
+            }
+        }
+        let set = self.allocate_descriptor_set(set_layout)?;
+        let (mut bi, mut ii) = (0, 0);
+        let writes: Vec<_> = resolved
+            .iter()
+            .map(|(binding, ty)| {
+                let w = vk::WriteDescriptorSet::default().dst_set(set).dst_binding(*binding).descriptor_type(*ty);
+                match *ty {
+                    vk::DescriptorType::UNIFORM_BUFFER | vk::DescriptorType::STORAGE_BUFFER => {
+                        bi += 1;
+                        w.buffer_info(std::slice::from_ref(&buffer_infos[bi - 1]))
+                    }
+                    _ => {
+                        ii += 1;
+                        w.image_info(std::slice::from_ref(&image_infos[ii - 1]))
+                    }
+                }
+            })
+            .collect();
+        // SAFETY: the set was just allocated from this frame's pool and is not
+        // in use; every written handle was checked live above.
+        unsafe { device.raw.update_descriptor_sets(&writes, &[]) };
+        Ok(BindGroup { raw: set, frame: self.index() })
+    }
+}

@@ -1,0 +1,545 @@
+//! The logical device: physical-device choice, queues, the allocator, the
+//! object pools behind every handle, submission and shutdown.
+//!
+//! `Device` is `Send + Sync`: the render thread owns it and rayon tasks borrow
+//! it to record secondary command buffers. Internal state sits behind small
+//! locks, taken once per call, never per draw.
+
+use crate::buffer::BufferEntry;
+use crate::command::CommandList;
+use crate::deletion_queue::DeletionQueue;
+use crate::descriptor::LayoutCache;
+use crate::error::{vk_err, Result, RhiError};
+use crate::frame::FrameSlot;
+use crate::handle::Pool;
+use crate::instance::{Instance, Validation, ValidationCounters};
+use crate::pipeline::{PipelineCache, PipelineEntry};
+use crate::sampler::SamplerEntry;
+use crate::shader::ShaderEntry;
+use crate::sync::Timeline;
+use crate::texture::TextureEntry;
+use ash::vk;
+use gpu_allocator::vulkan::{Allocator, AllocatorCreateDesc};
+use std::ffi::CString;
+use std::mem::ManuallyDrop;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+/// How to create a [`Device`].
+#[derive(Clone, Debug)]
+pub struct DeviceDesc {
+    pub app_name: String,
+    pub validation: Validation,
+    /// Frames the CPU may record ahead of the GPU (default 2).
+    pub frames_in_flight: u32,
+    /// A substring of the device name to pick; `None` reads `PROXIMA_DEVICE`.
+    pub preferred_device: Option<String>,
+}
+
+impl Default for DeviceDesc {
+    fn default() -> Self {
+        Self {
+            app_name: "proxima".into(),
+            validation: Validation::Auto,
+            frames_in_flight: 2,
+            preferred_device: None,
+        }
+    }
+}
+
+/// Optional features the device turned on.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DeviceFeatures {
+    /// `fillModeNonSolid`: [`crate::PolygonMode::Line`] pipelines.
+    pub wireframe: bool,
+    pub multi_draw_indirect: bool,
+    pub draw_indirect_first_instance: bool,
+    pub depth_clamp: bool,
+}
+
+/// What the chosen physical device is.
+#[derive(Clone, Debug)]
+pub struct DeviceInfo {
+    pub name: String,
+    pub device_type: String,
+    pub api_version: (u32, u32, u32),
+    pub max_push_constants_size: u32,
+    pub max_storage_buffer_range: u32,
+    pub features: DeviceFeatures,
+}
+
+/// Counts of live objects and cache figures, for tests and stats.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DeviceCounts {
+    pub buffers: usize,
+    pub textures: usize,
+    pub samplers: usize,
+    pub shaders: usize,
+    pub pipelines: usize,
+    pub pending_deletions: usize,
+    /// Live gpu-allocator allocations.
+    pub allocations: usize,
+    pub pipeline_cache_hits: u64,
+    pub pipeline_cache_misses: u64,
+}
+
+/// Anything waiting in the deletion queue.
+pub(crate) enum Retired {
+    Buffer(BufferEntry),
+    Texture(TextureEntry),
+    Sampler(SamplerEntry),
+    Shader(ShaderEntry),
+    Pipeline(PipelineEntry),
+}
+
+pub(crate) struct Resources {
+    pub buffers: RwLock<Pool<BufferEntry>>,
+    pub textures: RwLock<Pool<TextureEntry>>,
+    pub samplers: RwLock<Pool<SamplerEntry>>,
+    pub shaders: RwLock<Pool<ShaderEntry>>,
+    pub pipelines: RwLock<Pool<PipelineEntry>>,
+}
+
+/// The Vulkan device and everything created from it.
+pub struct Device {
+    // Field order is not drop order: `Drop for Device` destroys explicitly.
+    pub(crate) raw: ash::Device,
+    pub(crate) physical: vk::PhysicalDevice,
+    queue: Mutex<vk::Queue>,
+    pub(crate) allocator: ManuallyDrop<Mutex<Allocator>>,
+    pub(crate) resources: Resources,
+    pub(crate) layouts: LayoutCache,
+    pub(crate) pipeline_cache: PipelineCache,
+    pub(crate) timeline: Timeline,
+    deletion: Mutex<DeletionQueue<Retired>>,
+    pub(crate) frame_open: AtomicBool,
+    pub(crate) frames: Vec<Mutex<FrameSlot>>,
+    pub(crate) frame_counter: std::sync::atomic::AtomicU64,
+    immediate_pool: Mutex<vk::CommandPool>,
+    info: DeviceInfo,
+    instance: ManuallyDrop<Instance>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+pub(crate) fn read<T>(m: &RwLock<T>) -> RwLockReadGuard<'_, T> {
+    m.read().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+pub(crate) fn write<T>(m: &RwLock<T>) -> RwLockWriteGuard<'_, T> {
+    m.write().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+impl Device {
+    /// Creates an instance and a device on the best Vulkan 1.3 adapter.
+    pub fn new(desc: &DeviceDesc) -> Result<Self> {
+        let app_name = CString::new(desc.app_name.clone())
+            .map_err(|_| RhiError::InvalidDesc("app_name contains a NUL byte".into()))?;
+        if desc.frames_in_flight == 0 || desc.frames_in_flight > 8 {
+            return Err(RhiError::InvalidDesc(format!(
+                "frames_in_flight must be 1..=8, got {}",
+                desc.frames_in_flight
+            )));
+        }
+        let instance = Instance::new(&app_name, desc.validation)?;
+        let filter = desc
+            .preferred_device
+            .clone()
+            .or_else(|| std::env::var("PROXIMA_DEVICE").ok().filter(|s| !s.is_empty()));
+        let (physical, queue_family, info) = pick_physical_device(&instance.raw, filter.as_deref())?;
+
+        let features = info.features;
+        let mut f11 = vk::PhysicalDeviceVulkan11Features::default().shader_draw_parameters(true);
+        let mut f12 = vk::PhysicalDeviceVulkan12Features::default().timeline_semaphore(true);
+        let mut f13 = vk::PhysicalDeviceVulkan13Features::default()
+            .dynamic_rendering(true)
+            .synchronization2(true);
+        let base = vk::PhysicalDeviceFeatures::default()
+            .fill_mode_non_solid(features.wireframe)
+            .multi_draw_indirect(features.multi_draw_indirect)
+            .draw_indirect_first_instance(features.draw_indirect_first_instance)
+            .depth_clamp(features.depth_clamp);
+        let priorities = [1.0f32];
+        let queue_infos = [vk::DeviceQueueCreateInfo::default()
+            .queue_family_index(queue_family)
+            .queue_priorities(&priorities)];
+        let create_info = vk::DeviceCreateInfo::default()
+            .queue_create_infos(&queue_infos)
+            .enabled_features(&base)
+            .push_next(&mut f11)
+            .push_next(&mut f12)
+            .push_next(&mut f13);
+        // SAFETY: `physical` belongs to this instance; every pointer in
+        // `create_info` refers to locals that outlive the call.
+        let raw = unsafe { instance.raw.create_device(physical, &create_info, None) }
+            .map_err(vk_err("vkCreateDevice"))?;
+        // SAFETY: queue 0 of `queue_family` was requested above.
+        let queue = unsafe { raw.get_device_queue(queue_family, 0) };
+
+        let allocator = Allocator::new(&AllocatorCreateDesc {
+            instance: instance.raw.clone(),
+            device: raw.clone(),
+            physical_device: physical,
+            debug_settings: {
+                let mut d = gpu_allocator::AllocatorDebugSettings::default();
+                d.log_leaks_on_shutdown = true;
+                d
+            },
+            buffer_device_address: false,
+            allocation_sizes: gpu_allocator::AllocationSizes::default(),
+        });
+        let allocator = match allocator {
+            Ok(a) => a,
+            Err(e) => {
+                // SAFETY: nothing else was created from the device yet.
+                unsafe { raw.destroy_device(None) };
+                return Err(e.into());
+            }
+        };
+        let timeline = Timeline::new(&raw)?;
+        let pool_info = vk::CommandPoolCreateInfo::default()
+            .queue_family_index(queue_family)
+            .flags(vk::CommandPoolCreateFlags::TRANSIENT);
+        // SAFETY: valid device and create info.
+        let immediate_pool = unsafe { raw.create_command_pool(&pool_info, None) }
+            .map_err(vk_err("vkCreateCommandPool"))?;
+        let mut frames = Vec::new();
+        for _ in 0..desc.frames_in_flight {
+            frames.push(Mutex::new(FrameSlot::new(&raw, queue_family)?));
+        }
+        log::info!("Vulkan device: {} ({}), validation {}", info.name, info.device_type,
+            if instance.counters.enabled() { "on" } else { "off" });
+        Ok(Self {
+            raw,
+            physical,
+            queue: Mutex::new(queue),
+            allocator: ManuallyDrop::new(Mutex::new(allocator)),
+            resources: Resources {
+                buffers: Default::default(),
+                textures: Default::default(),
+                samplers: Default::default(),
+                shaders: Default::default(),
+                pipelines: Default::default(),
+            },
+            layouts: LayoutCache::default(),
+            pipeline_cache: PipelineCache::default(),
+            timeline,
+            deletion: Mutex::new(DeletionQueue::default()),
+            frame_open: AtomicBool::new(false),
+            frames,
+            frame_counter: Default::default(),
+            immediate_pool: Mutex::new(immediate_pool),
+            info,
+            instance: ManuallyDrop::new(instance),
+        })
+    }
+
+    pub(crate) fn instance_raw(&self) -> &ash::Instance {
+        &self.instance.raw
+    }
+
+    pub fn info(&self) -> &DeviceInfo {
+        &self.info
+    }
+
+    /// The device name, e.g. `llvmpipe (LLVM 15.0.6, 256 bits)`.
+    pub fn name(&self) -> &str {
+        &self.info.name
+    }
+
+    pub fn features(&self) -> DeviceFeatures {
+        self.info.features
+    }
+
+    /// The validation layer's counters (shared; they outlive the device).
+    pub fn validation(&self) -> Arc<ValidationCounters> {
+        self.instance.counters.clone()
+    }
+
+    pub fn frames_in_flight(&self) -> usize {
+        self.frames.len()
+    }
+
+    /// Live objects, pending deletions and pipeline-cache figures.
+    pub fn counts(&self) -> DeviceCounts {
+        DeviceCounts {
+            buffers: read(&self.resources.buffers).len(),
+            textures: read(&self.resources.textures).len(),
+            samplers: read(&self.resources.samplers).len(),
+            shaders: read(&self.resources.shaders).len(),
+            pipelines: read(&self.resources.pipelines).len(),
+            pending_deletions: lock(&self.deletion).len(),
+            allocations: lock(&self.allocator).generate_report().allocations.len(),
+            pipeline_cache_hits: self.pipeline_cache.hits(),
+            pipeline_cache_misses: self.pipeline_cache.misses(),
+        }
+    }
+
+    /// Blocks until the GPU has finished everything submitted, then destroys
+    /// what the deletion queue holds.
+    pub fn wait_idle(&self) -> Result<()> {
+        self.timeline.wait(&self.raw, self.timeline.last_submitted())?;
+        self.collect_garbage()
+    }
+
+    /// Blocks until the submission that signalled `value` has finished.
+    pub fn wait_for(&self, value: u64) -> Result<()> {
+        self.timeline.wait(&self.raw, value)
+    }
+
+    /// The timeline value the GPU has reached.
+    pub fn completed_value(&self) -> Result<u64> {
+        self.timeline.completed(&self.raw)
+    }
+
+    /// Destroys the deletion queue's resources whose last use has finished.
+    pub fn collect_garbage(&self) -> Result<()> {
+        let completed = self.timeline.completed(&self.raw)?;
+        let ready = lock(&self.deletion).collect(completed);
+        for item in ready {
+            self.destroy_now(item);
+        }
+        Ok(())
+    }
+
+    pub(crate) fn retire(&self, item: Retired) {
+        let open = self.frame_open.load(Ordering::Acquire);
+        lock(&self.deletion).push(item, open, self.timeline.last_submitted());
+    }
+
+    pub(crate) fn stamp_retired(&self, value: u64) {
+        lock(&self.deletion).stamp(value);
+    }
+
+    fn destroy_now(&self, item: Retired) {
+        match item {
+            Retired::Buffer(b) => b.destroy(self),
+            Retired::Texture(t) => t.destroy(self),
+            Retired::Sampler(s) => s.destroy(self),
+            Retired::Shader(s) => s.destroy(self),
+            Retired::Pipeline(p) => p.destroy(self),
+        }
+    }
+
+    /// Submits one primary command buffer, signalling the next timeline value.
+    pub(crate) fn submit(&self, cmd: vk::CommandBuffer) -> Result<u64> {
+        let queue = lock(&self.queue);
+        let value = self.timeline.next_value();
+        let cmd_infos = [vk::CommandBufferSubmitInfo::default().command_buffer(cmd)];
+        let signal = [vk::SemaphoreSubmitInfo::default()
+            .semaphore(self.timeline.raw)
+            .value(value)
+            .stage_mask(vk::PipelineStageFlags2::ALL_COMMANDS)];
+        let submit = vk::SubmitInfo2::default()
+            .command_buffer_infos(&cmd_infos)
+            .signal_semaphore_infos(&signal);
+        // SAFETY: the queue is externally synchronized by the `queue` lock; the
+        // command buffer is fully recorded and its resources are alive until
+        // the timeline passes `value` (deletion queue).
+        unsafe { self.raw.queue_submit2(*queue, &[submit], vk::Fence::null()) }
+            .map_err(vk_err("vkQueueSubmit2"))?;
+        self.timeline.mark_submitted(value);
+        Ok(value)
+    }
+
+    /// Records commands with `f`, submits them and waits for the GPU. For
+    /// uploads, readbacks and set-up work outside the frame loop.
+    pub fn immediate<R>(&self, f: impl FnOnce(&mut CommandList<'_>) -> Result<R>) -> Result<R> {
+        let pool = lock(&self.immediate_pool);
+        let alloc = vk::CommandBufferAllocateInfo::default()
+            .command_pool(*pool)
+            .level(vk::CommandBufferLevel::PRIMARY)
+            .command_buffer_count(1);
+        // SAFETY: the pool is used only under its lock.
+        let cmd = unsafe { self.raw.allocate_command_buffers(&alloc) }
+            .map_err(vk_err("vkAllocateCommandBuffers"))?[0];
+        let result = (|| {
+            let begin = vk::CommandBufferBeginInfo::default()
+                .flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT);
+            // SAFETY: freshly allocated command buffer.
+            unsafe { self.raw.begin_command_buffer(cmd, &begin) }
+                .map_err(vk_err("vkBeginCommandBuffer"))?;
+            let mut list = CommandList::new(self, cmd, false, u64::MAX);
+            let r = f(&mut list);
+            // SAFETY: the buffer is in the recording state.
+            unsafe { self.raw.end_command_buffer(cmd) }.map_err(vk_err("vkEndCommandBuffer"))?;
+            let r = r?;
+            let value = self.submit(cmd)?;
+            self.timeline.wait(&self.raw, value)?;
+            Ok(r)
+        })();
+        // SAFETY: the submission (if any) has completed, or never happened.
+        unsafe { self.raw.free_command_buffers(*pool, &[cmd]) };
+        result
+    }
+
+    /// Destroys every object, checks the allocator and returns the final
+    /// figures. Dropping the device does the same without reporting.
+    pub fn shutdown(mut self) -> ShutdownReport {
+        let report = self.destroy_all();
+        // Drop runs next and finds nothing left to do.
+        report
+    }
+
+    fn destroy_all(&mut self) -> ShutdownReport {
+        if self.frames.is_empty() {
+            return ShutdownReport::default();
+        }
+        if let Err(e) = self.timeline.wait(&self.raw, self.timeline.last_submitted()) {
+            log::error!("waiting for the GPU at shutdown failed: {e}");
+        }
+        // SAFETY: shutting down; no other thread uses the device (we have `&mut self`).
+        let _ = unsafe { self.raw.device_wait_idle() };
+        let retired = lock(&self.deletion).drain_all();
+        for item in retired {
+            self.destroy_now(item);
+        }
+        let pipelines: Vec<_> = write(&self.resources.pipelines).drain().collect();
+        pipelines.into_iter().for_each(|p| p.destroy(self));
+        let shaders: Vec<_> = write(&self.resources.shaders).drain().collect();
+        shaders.into_iter().for_each(|s| s.destroy(self));
+        let samplers: Vec<_> = write(&self.resources.samplers).drain().collect();
+        samplers.into_iter().for_each(|s| s.destroy(self));
+        let textures: Vec<_> = write(&self.resources.textures).drain().collect();
+        textures.into_iter().for_each(|t| t.destroy(self));
+        let buffers: Vec<_> = write(&self.resources.buffers).drain().collect();
+        buffers.into_iter().for_each(|b| b.destroy(self));
+        self.layouts.destroy(&self.raw);
+        for slot in self.frames.drain(..) {
+            let slot = slot.into_inner().unwrap_or_else(|p| p.into_inner());
+            slot.destroy(&self.raw);
+        }
+        // SAFETY: the pool's command buffers have all completed.
+        unsafe { self.raw.destroy_command_pool(*lock(&self.immediate_pool), None) };
+        self.timeline.destroy(&self.raw);
+        let leaked = lock(&self.allocator).generate_report().allocations.len();
+        let counters = self.instance.counters.clone();
+        ShutdownReport {
+            leaked_allocations: leaked,
+            validation_errors: counters.errors(),
+            validation_warnings: counters.warnings(),
+        }
+    }
+}
+
+/// What [`Device::shutdown`] found.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ShutdownReport {
+    /// gpu-allocator allocations still alive after every object was destroyed.
+    pub leaked_allocations: usize,
+    pub validation_errors: u64,
+    pub validation_warnings: u64,
+}
+
+impl Drop for Device {
+    fn drop(&mut self) {
+        self.destroy_all();
+        // SAFETY: the allocator must go before the device (it frees its memory
+        // blocks through it); it is dropped exactly once, here.
+        unsafe { ManuallyDrop::drop(&mut self.allocator) };
+        // SAFETY: every object created from the device was destroyed above.
+        unsafe { self.raw.destroy_device(None) };
+        // SAFETY: the device is gone; the instance (and messenger) go last.
+        unsafe { ManuallyDrop::drop(&mut self.instance) };
+    }
+}
+
+fn device_type_name(t: vk::PhysicalDeviceType) -> &'static str {
+    match t {
+        vk::PhysicalDeviceType::DISCRETE_GPU => "discrete GPU",
+        vk::PhysicalDeviceType::INTEGRATED_GPU => "integrated GPU",
+        vk::PhysicalDeviceType::VIRTUAL_GPU => "virtual GPU",
+        vk::PhysicalDeviceType::CPU => "CPU",
+        _ => "other",
+    }
+}
+
+fn type_rank(t: vk::PhysicalDeviceType) -> u32 {
+    match t {
+        vk::PhysicalDeviceType::DISCRETE_GPU => 0,
+        vk::PhysicalDeviceType::INTEGRATED_GPU => 1,
+        vk::PhysicalDeviceType::VIRTUAL_GPU => 2,
+        vk::PhysicalDeviceType::CPU => 3,
+        _ => 4,
+    }
+}
+
+fn pick_physical_device(
+    instance: &ash::Instance,
+    filter: Option<&str>,
+) -> Result<(vk::PhysicalDevice, u32, DeviceInfo)> {
+    // SAFETY: plain query on a live instance.
+    let devices = unsafe { instance.enumerate_physical_devices() }
+        .map_err(vk_err("vkEnumeratePhysicalDevices"))?;
+    let mut found = Vec::new();
+    let mut best: Option<(u32, vk::PhysicalDevice, u32, DeviceInfo)> = None;
+    for pd in devices {
+        // SAFETY: `pd` comes from this instance.
+        let props = unsafe { instance.get_physical_device_properties(pd) };
+        let name = props
+            .device_name_as_c_str()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|_| "?".into());
+        found.push(name.clone());
+        if filter.is_some_and(|f| !name.contains(f)) {
+            continue;
+        }
+        if props.api_version < vk::API_VERSION_1_3 {
+            continue;
+        }
+        let mut f13 = vk::PhysicalDeviceVulkan13Features::default();
+        let mut f12 = vk::PhysicalDeviceVulkan12Features::default();
+        let mut f11 = vk::PhysicalDeviceVulkan11Features::default();
+        let mut f2 = vk::PhysicalDeviceFeatures2::default()
+            .push_next(&mut f13)
+            .push_next(&mut f12)
+            .push_next(&mut f11);
+        // SAFETY: `pd` is valid and the chain's structs outlive the call.
+        unsafe { instance.get_physical_device_features2(pd, &mut f2) };
+        let base = f2.features;
+        if f13.dynamic_rendering == 0
+            || f13.synchronization2 == 0
+            || f12.timeline_semaphore == 0
+            || f11.shader_draw_parameters == 0
+        {
+            continue;
+        }
+        // SAFETY: `pd` is valid.
+        let families = unsafe { instance.get_physical_device_queue_family_properties(pd) };
+        let Some(family) = families.iter().position(|f| {
+            f.queue_flags.contains(vk::QueueFlags::GRAPHICS | vk::QueueFlags::COMPUTE)
+        }) else {
+            continue;
+        };
+        let info = DeviceInfo {
+            name,
+            device_type: device_type_name(props.device_type).into(),
+            api_version: (
+                vk::api_version_major(props.api_version),
+                vk::api_version_minor(props.api_version),
+                vk::api_version_patch(props.api_version),
+            ),
+            max_push_constants_size: props.limits.max_push_constants_size,
+            max_storage_buffer_range: props.limits.max_storage_buffer_range,
+            features: DeviceFeatures {
+                wireframe: base.fill_mode_non_solid != 0,
+                multi_draw_indirect: base.multi_draw_indirect != 0,
+                draw_indirect_first_instance: base.draw_indirect_first_instance != 0,
+                depth_clamp: base.depth_clamp != 0,
+            },
+        };
+        let rank = type_rank(props.device_type);
+        if best.as_ref().is_none_or(|b| rank < b.0) {
+            best = Some((rank, pd, family as u32, info));
+        }
+    }
+    match best {
+        Some((_, pd, family, info)) => Ok((pd, family, info)),
+        None => Err(RhiError::NoSuitableDevice {
+            found,
+            filter: filter.map(|f| format!(" matching PROXIMA_DEVICE={f:?}")).unwrap_or_default(),
+        }),
+    }
+}

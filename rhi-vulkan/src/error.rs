@@ -1,0 +1,77 @@
+//! The RHI's error type and the named conversions from `vk::Result`.
+
+use ash::vk;
+
+/// Where in a WGSL source a shader error was found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShaderError {
+    /// The file (or label) the source came from.
+    pub file: String,
+    /// 1-based line, 0 when naga gave no location.
+    pub line: u32,
+    /// 1-based column in bytes, 0 when naga gave no location.
+    pub column: u32,
+    /// naga's message, with its rendered snippet.
+    pub message: String,
+}
+
+impl std::fmt::Display for ShaderError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}:{}: {}", self.file, self.line, self.column, self.message)
+    }
+}
+
+/// Everything the RHI can fail with. Bad descriptions are errors, not panics.
+#[derive(Debug, thiserror::Error)]
+pub enum RhiError {
+    /// The Vulkan loader (`libvulkan.so.1`) could not be loaded.
+    #[error("the Vulkan loader could not be loaded ({reason}); install `libvulkan1` and a driver such as `mesa-vulkan-drivers` (lavapipe), or run `cargo xtask test`, which installs them")]
+    LoaderNotFound { reason: String },
+    /// No physical device offers Vulkan 1.3 with dynamic rendering and synchronization2.
+    #[error("no Vulkan 1.3 device with dynamic rendering and synchronization2{filter} (found: {found:?}); install `mesa-vulkan-drivers` for the lavapipe CPU driver")]
+    NoSuitableDevice { found: Vec<String>, filter: String },
+    #[error("out of device memory")]
+    OutOfDeviceMemory,
+    #[error("out of host memory")]
+    OutOfHostMemory,
+    #[error("the Vulkan device was lost")]
+    DeviceLost,
+    #[error("unsupported: {0}")]
+    Unsupported(String),
+    #[error("shader error at {0}")]
+    Shader(Box<ShaderError>),
+    #[error("invalid description: {0}")]
+    InvalidDesc(String),
+    /// A handle that names no live object (destroyed, or from another device).
+    #[error("invalid handle: {0}")]
+    InvalidHandle(String),
+    #[error("memory allocation failed: {0}")]
+    Allocation(String),
+    #[error("{context}: {result}")]
+    Vulkan { context: &'static str, result: vk::Result },
+}
+
+pub type Result<T, E = RhiError> = std::result::Result<T, E>;
+
+/// Maps a `vk::Result` from the call named by `context` to an [`RhiError`],
+/// turning the codes callers act on into their own variants.
+pub(crate) fn vk_err(context: &'static str) -> impl Fn(vk::Result) -> RhiError {
+    move |result| match result {
+        vk::Result::ERROR_OUT_OF_DEVICE_MEMORY => RhiError::OutOfDeviceMemory,
+        vk::Result::ERROR_OUT_OF_HOST_MEMORY => RhiError::OutOfHostMemory,
+        vk::Result::ERROR_DEVICE_LOST => RhiError::DeviceLost,
+        vk::Result::ERROR_FORMAT_NOT_SUPPORTED | vk::Result::ERROR_FEATURE_NOT_PRESENT => {
+            RhiError::Unsupported(format!("{context}: {result}"))
+        }
+        result => RhiError::Vulkan { context, result },
+    }
+}
+
+impl From<gpu_allocator::AllocationError> for RhiError {
+    fn from(e: gpu_allocator::AllocationError) -> Self {
+        match e {
+            gpu_allocator::AllocationError::OutOfMemory => RhiError::OutOfDeviceMemory,
+            other => RhiError::Allocation(other.to_string()),
+        }
+    }
+}

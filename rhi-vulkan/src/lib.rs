@@ -1,0 +1,90 @@
+//! # rhi-vulkan
+//!
+//! Proxima's render hardware interface: a safe Rust API over Vulkan 1.3
+//! (through `ash`), GPU memory (through `gpu-allocator`) and WGSL shaders
+//! (through `naga`). The renderer above it never touches `ash`.
+//!
+//! ## What it promises
+//! - Objects are named by generational [`Handle`]s (`Copy + Hash + Eq`, usable
+//!   across threads and inside draw commands); a stale handle is an error, never
+//!   another object.
+//! - Descriptions (`*Desc`) are plain data; bad ones are [`RhiError`]s, not panics.
+//! - A destroyed resource lives until the GPU has finished every submission that
+//!   may use it (a deletion queue keyed by the queue's timeline semaphore).
+//! - Dropping the [`Device`] destroys every object before the device itself;
+//!   [`Device::shutdown`] reports leaked allocations (zero when the RHI's
+//!   bookkeeping is right) and the validation counts.
+//! - In debug builds and tests the Khronos validation layer is on when
+//!   installed, with synchronization validation; [`ValidationCounters`] lets a
+//!   test assert that it reported nothing.
+//!
+//! ## What the caller upholds
+//! - Barriers: textures and buffers move between [`TextureState`]s /
+//!   [`BufferState`]s by explicit barriers that name both states.
+//! - Host-visible buffers written with [`Device::write_buffer`] must not be in
+//!   use by a frame in flight (ring them per frame); GPU-only buffers go
+//!   through staging and are always safe.
+//! - One [`Frame`] is open at a time; secondaries may be recorded from many
+//!   threads at once ([`Frame::record_secondary`]).
+//!
+//! ## A frame
+//! ```no_run
+//! use rhi_vulkan::*;
+//! # fn main() -> Result<(), RhiError> {
+//! let device = Device::new(&DeviceDesc::default())?;
+//! let target = device.create_texture(&TextureDesc::render_target("color", 64, 64, Format::Rgba8Unorm))?;
+//! let mut frame = device.begin_frame()?;
+//! let cmd = frame.cmd();
+//! cmd.texture_barrier(target, TextureState::Undefined, TextureState::ColorAttachment)?;
+//! cmd.begin_rendering(&RenderingDesc {
+//!     color: vec![ColorAttachment { texture: target, load: LoadOp::Clear([0.1, 0.2, 0.3, 1.0]), store: true }],
+//!     depth: None,
+//!     area: Rect::from_size(64, 64),
+//! }, RenderingContents::Inline)?;
+//! cmd.end_rendering();
+//! frame.submit()?;
+//! let image = device.read_texture(target, TextureState::ColorAttachment)?;
+//! assert_eq!(image.pixel(0, 0), [26, 51, 77, 255]);
+//! # Ok(()) }
+//! ```
+
+mod buffer;
+mod command;
+mod conv;
+mod deletion_queue;
+mod descriptor;
+mod device;
+mod error;
+mod frame;
+mod handle;
+mod instance;
+mod pipeline;
+mod quad_grid;
+mod readback;
+mod sampler;
+mod shader;
+mod sync;
+mod texture;
+mod types;
+
+pub use buffer::{BufferDesc, BufferEntry, BufferHandle};
+pub use command::{ColorAttachment, CommandList, DepthAttachment, LoadOp, RenderingContents, RenderingDesc};
+pub use descriptor::{BindGroup, BindGroupLayoutDesc, BindGroupLayoutEntry, BindingResource};
+pub use device::{Device, DeviceCounts, DeviceDesc, DeviceFeatures, DeviceInfo, ShutdownReport};
+pub use error::{Result, RhiError, ShaderError};
+pub use frame::{Frame, FrameSubmission, RenderingLayout, SecondaryCommandBuffer};
+pub use handle::Handle;
+pub use instance::{Validation, ValidationCounters};
+pub use pipeline::{
+    ColorTargetState, ComputePipelineDesc, DepthBias, DepthState, GraphicsPipelineDesc, PipelineEntry,
+    PipelineHandle, PrimitiveState, ShaderStageDesc, VertexAttribute, VertexBufferLayout, VertexStepMode,
+};
+pub use quad_grid::{QuadGrid, QUAD_GRID_WGSL};
+pub use readback::Image;
+pub use sampler::{SamplerDesc, SamplerEntry, SamplerHandle};
+pub use shader::{
+    compile_wgsl, BindingType, CompiledShader, EntryPointReflection, ReflectedBinding, ShaderEntry,
+    ShaderHandle, VertexInput,
+};
+pub use texture::{TextureDesc, TextureEntry, TextureHandle};
+pub use types::*;

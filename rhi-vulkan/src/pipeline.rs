@@ -1,0 +1,456 @@
+//! Graphics and compute pipelines, their plain-data descriptions and the
+//! pipeline-state cache.
+//!
+//! A description is `Hash + Eq`; [`Device::create_graphics_pipeline`] returns
+//! the same handle for equal descriptions and counts hits and misses, so the
+//! renderer can ask for a pipeline every time it builds a draw command without
+//! paying for creation twice. The pipeline layout comes from shader
+//! reflection (the union of the stages' bindings and push constants).
+
+use crate::conv;
+use crate::descriptor::{BindGroupLayoutDesc, BindGroupLayoutEntry, PipelineLayoutDesc};
+use crate::device::{read, write, Device};
+use crate::error::{vk_err, Result, RhiError};
+use crate::handle::Handle;
+use crate::shader::{EntryPointReflection, ShaderHandle};
+use crate::types::*;
+use ash::vk;
+use std::collections::HashMap;
+use std::ffi::CString;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+
+/// A shader and the entry point to run.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ShaderStageDesc {
+    pub shader: ShaderHandle,
+    pub entry: String,
+}
+
+impl ShaderStageDesc {
+    pub fn new(shader: ShaderHandle, entry: &str) -> Self {
+        Self { shader, entry: entry.into() }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct VertexAttribute {
+    pub location: u32,
+    pub format: VertexFormat,
+    pub offset: u32,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum VertexStepMode {
+    #[default]
+    Vertex,
+    Instance,
+}
+
+/// One vertex stream.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct VertexBufferLayout {
+    pub stride: u32,
+    pub step_mode: VertexStepMode,
+    pub attributes: Vec<VertexAttribute>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub struct PrimitiveState {
+    pub topology: PrimitiveTopology,
+    pub polygon_mode: PolygonMode,
+    pub cull_mode: CullMode,
+    pub front_face: FrontFace,
+}
+
+/// Depth bias; `slope_scale` is stored as `f32` bits so the desc stays `Eq + Hash`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct DepthBias {
+    pub constant: i32,
+    pub slope_scale_bits: u32,
+}
+
+impl DepthBias {
+    pub fn new(constant: i32, slope_scale: f32) -> Self {
+        Self { constant, slope_scale_bits: slope_scale.to_bits() }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct DepthState {
+    pub format: Format,
+    pub write: bool,
+    pub compare: CompareOp,
+    pub bias: Option<DepthBias>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ColorTargetState {
+    pub format: Format,
+    pub blend: Option<BlendState>,
+}
+
+/// Everything that defines a graphics pipeline; the cache key.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct GraphicsPipelineDesc {
+    pub vertex: ShaderStageDesc,
+    pub fragment: Option<ShaderStageDesc>,
+    pub vertex_buffers: Vec<VertexBufferLayout>,
+    pub primitive: PrimitiveState,
+    pub depth: Option<DepthState>,
+    pub color_targets: Vec<ColorTargetState>,
+}
+
+/// A compute pipeline's description; the cache key.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ComputePipelineDesc {
+    pub shader: ShaderStageDesc,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+enum PipelineKey {
+    Graphics(GraphicsPipelineDesc),
+    Compute(ComputePipelineDesc),
+}
+
+/// Handle to a pipeline owned by the device.
+pub type PipelineHandle = Handle<PipelineEntry>;
+
+#[doc(hidden)]
+pub struct PipelineEntry {
+    pub(crate) raw: vk::Pipeline,
+    pub(crate) layout: vk::PipelineLayout,
+    pub(crate) bind_point: vk::PipelineBindPoint,
+    pub(crate) groups: Vec<(BindGroupLayoutDesc, vk::DescriptorSetLayout)>,
+    pub(crate) push_constants: Option<(vk::ShaderStageFlags, u32)>,
+}
+
+impl PipelineEntry {
+    pub(crate) fn destroy(self, device: &Device) {
+        // SAFETY: no submitted work uses the pipeline any more; the layout is
+        // owned by the layout cache and outlives it.
+        unsafe { device.raw.destroy_pipeline(self.raw, None) };
+    }
+}
+
+#[derive(Default)]
+pub(crate) struct PipelineCache {
+    map: Mutex<HashMap<PipelineKey, PipelineHandle>>,
+    hits: AtomicU64,
+    misses: AtomicU64,
+}
+
+impl PipelineCache {
+    pub fn hits(&self) -> u64 {
+        self.hits.load(Ordering::Relaxed)
+    }
+    pub fn misses(&self) -> u64 {
+        self.misses.load(Ordering::Relaxed)
+    }
+}
+
+fn layout_desc(stages: &[&EntryPointReflection]) -> Result<PipelineLayoutDesc> {
+    let mut groups: Vec<BindGroupLayoutDesc> = Vec::new();
+    let mut push: Option<(ShaderStages, u32)> = None;
+    for ep in stages {
+        for b in &ep.bindings {
+            let g = b.group as usize;
+            if groups.len() <= g {
+                groups.resize_with(g + 1, Default::default);
+            }
+            let entries = &mut groups[g].entries;
+            match entries.iter_mut().find(|e| e.binding == b.binding) {
+                Some(e) if e.ty == b.ty => e.stages |= ep.stage,
+                Some(e) => {
+                    return Err(RhiError::InvalidDesc(format!(
+                        "binding {}/{} is {:?} in one stage and {:?} in another",
+                        b.group, b.binding, e.ty, b.ty
+                    )))
+                }
+                None => entries.push(BindGroupLayoutEntry { binding: b.binding, ty: b.ty, stages: ep.stage }),
+            }
+        }
+        if ep.push_constant_size > 0 {
+            let (stages, size) = push.get_or_insert((ShaderStages::empty(), 0));
+            *stages |= ep.stage;
+            *size = (*size).max(ep.push_constant_size);
+        }
+    }
+    for g in &mut groups {
+        g.entries.sort_by_key(|e| e.binding);
+    }
+    Ok(PipelineLayoutDesc { groups, push_constants: push })
+}
+
+impl Device {
+    fn cached(&self, key: &PipelineKey) -> Option<PipelineHandle> {
+        let map = self.pipeline_cache.map.lock().unwrap_or_else(|p| p.into_inner());
+        let h = map.get(key).copied()?;
+        // A pipeline destroyed by the caller leaves a stale entry: treat as a miss.
+        read(&self.resources.pipelines).get(h).map(|_| h)
+    }
+
+    fn entry_point(&self, stage: &ShaderStageDesc, want: ShaderStages) -> Result<(vk::ShaderModule, EntryPointReflection)> {
+        let shaders = read(&self.resources.shaders);
+        let s = shaders
+            .get(stage.shader)
+            .ok_or_else(|| RhiError::InvalidHandle(format!("{:?}", stage.shader)))?;
+        let ep = s.compiled.entry_point(&stage.entry).ok_or_else(|| {
+            RhiError::InvalidDesc(format!("shader {:?} has no entry point {:?}", s.compiled.name, stage.entry))
+        })?;
+        if ep.stage != want {
+            return Err(RhiError::InvalidDesc(format!(
+                "entry point {:?} is a {:?} shader, expected {:?}",
+                stage.entry, ep.stage, want
+            )));
+        }
+        Ok((s.raw, ep.clone()))
+    }
+
+    fn max_push_check(&self, layout: &PipelineLayoutDesc) -> Result<()> {
+        if let Some((_, size)) = layout.push_constants {
+            if size > self.info().max_push_constants_size {
+                return Err(RhiError::Unsupported(format!(
+                    "push constants of {size} bytes exceed the device limit of {}",
+                    self.info().max_push_constants_size
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Returns the pipeline for `desc`, creating it on the first request.
+    pub fn create_graphics_pipeline(&self, desc: &GraphicsPipelineDesc) -> Result<PipelineHandle> {
+        let key = PipelineKey::Graphics(desc.clone());
+        if let Some(h) = self.cached(&key) {
+            self.pipeline_cache.hits.fetch_add(1, Ordering::Relaxed);
+            return Ok(h);
+        }
+        if desc.color_targets.is_empty() && desc.depth.is_none() {
+            return Err(RhiError::InvalidDesc("a graphics pipeline needs a color target or depth".into()));
+        }
+        if desc.primitive.polygon_mode == PolygonMode::Line && !self.features().wireframe {
+            return Err(RhiError::Unsupported("wireframe (fillModeNonSolid) is not supported".into()));
+        }
+        if let Some(d) = &desc.depth {
+            if !d.format.is_depth() {
+                return Err(RhiError::InvalidDesc(format!("depth format {:?} is not a depth format", d.format)));
+            }
+        }
+        if let Some(c) = desc.color_targets.iter().find(|c| c.format.is_depth()) {
+            return Err(RhiError::InvalidDesc(format!("color target format {:?} is a depth format", c.format)));
+        }
+        let (vs_module, vs) = self.entry_point(&desc.vertex, ShaderStages::VERTEX)?;
+        let fs = desc.fragment.as_ref().map(|f| self.entry_point(f, ShaderStages::FRAGMENT)).transpose()?;
+        let mut provided = HashMap::new();
+        for (i, vb) in desc.vertex_buffers.iter().enumerate() {
+            for a in &vb.attributes {
+                if provided.insert(a.location, i).is_some() {
+                    return Err(RhiError::InvalidDesc(format!("vertex location {} is given twice", a.location)));
+                }
+                if a.offset + a.format.size() > vb.stride && vb.stride != 0 {
+                    return Err(RhiError::InvalidDesc(format!(
+                        "vertex attribute at location {} overruns the stride {}",
+                        a.location, vb.stride
+                    )));
+                }
+            }
+        }
+        if let Some(missing) = vs.vertex_inputs.iter().find(|i| !provided.contains_key(&i.location)) {
+            return Err(RhiError::InvalidDesc(format!(
+                "vertex shader {:?} reads location {} that no vertex buffer provides",
+                desc.vertex.entry, missing.location
+            )));
+        }
+        let mut reflections = vec![&vs];
+        if let Some((_, f)) = &fs {
+            reflections.push(f);
+        }
+        let layout_desc = layout_desc(&reflections)?;
+        self.max_push_check(&layout_desc)?;
+        let (layout, set_layouts) = self.layouts.pipeline_layout(&self.raw, &layout_desc)?;
+
+        let vs_name = CString::new(desc.vertex.entry.clone()).map_err(|_| RhiError::InvalidDesc("NUL in entry name".into()))?;
+        let fs_name = desc
+            .fragment
+            .as_ref()
+            .map(|f| CString::new(f.entry.clone()))
+            .transpose()
+            .map_err(|_| RhiError::InvalidDesc("NUL in entry name".into()))?;
+        let mut stages = vec![vk::PipelineShaderStageCreateInfo::default()
+            .stage(vk::ShaderStageFlags::VERTEX)
+            .module(vs_module)
+            .name(&vs_name)];
+        if let (Some((module, _)), Some(name)) = (&fs, &fs_name) {
+            stages.push(
+                vk::PipelineShaderStageCreateInfo::default()
+                    .stage(vk::ShaderStageFlags::FRAGMENT)
+                    .module(*module)
+                    .name(name),
+            );
+        }
+        let bindings: Vec<_> = desc
+            .vertex_buffers
+            .iter()
+            .enumerate()
+            .map(|(i, vb)| vk::VertexInputBindingDescription {
+                binding: i as u32,
+                stride: vb.stride,
+                input_rate: match vb.step_mode {
+                    VertexStepMode::Vertex => vk::VertexInputRate::VERTEX,
+                    VertexStepMode::Instance => vk::VertexInputRate::INSTANCE,
+                },
+            })
+            .collect();
+        let attributes: Vec<_> = desc
+            .vertex_buffers
+            .iter()
+            .enumerate()
+            .flat_map(|(i, vb)| {
+                vb.attributes.iter().map(move |a| vk::VertexInputAttributeDescription {
+                    location: a.location,
+                    binding: i as u32,
+                    format: conv::vertex_format(a.format),
+                    offset: a.offset,
+                })
+            })
+            .collect();
+        let vertex_input = vk::PipelineVertexInputStateCreateInfo::default()
+            .vertex_binding_descriptions(&bindings)
+            .vertex_attribute_descriptions(&attributes);
+        let input_assembly = vk::PipelineInputAssemblyStateCreateInfo::default()
+            .topology(conv::topology(desc.primitive.topology));
+        let viewport = vk::PipelineViewportStateCreateInfo::default().viewport_count(1).scissor_count(1);
+        let bias = desc.depth.and_then(|d| d.bias);
+        let raster = vk::PipelineRasterizationStateCreateInfo::default()
+            .polygon_mode(conv::polygon_mode(desc.primitive.polygon_mode))
+            .cull_mode(conv::cull_mode(desc.primitive.cull_mode))
+            .front_face(conv::front_face(desc.primitive.front_face))
+            .line_width(1.0)
+            .depth_bias_enable(bias.is_some())
+            .depth_bias_constant_factor(bias.map(|b| b.constant as f32).unwrap_or(0.0))
+            .depth_bias_slope_factor(bias.map(|b| f32::from_bits(b.slope_scale_bits)).unwrap_or(0.0));
+        let multisample = vk::PipelineMultisampleStateCreateInfo::default()
+            .rasterization_samples(vk::SampleCountFlags::TYPE_1);
+        let depth_stencil = match &desc.depth {
+            Some(d) => vk::PipelineDepthStencilStateCreateInfo::default()
+                .depth_test_enable(true)
+                .depth_write_enable(d.write)
+                .depth_compare_op(conv::compare_op(d.compare)),
+            None => vk::PipelineDepthStencilStateCreateInfo::default(),
+        };
+        let blend_attachments: Vec<_> = desc
+            .color_targets
+            .iter()
+            .map(|c| {
+                let a = vk::PipelineColorBlendAttachmentState::default().color_write_mask(vk::ColorComponentFlags::RGBA);
+                match c.blend {
+                    None => a,
+                    Some(b) => a
+                        .blend_enable(true)
+                        .src_color_blend_factor(conv::blend_factor(b.color.src))
+                        .dst_color_blend_factor(conv::blend_factor(b.color.dst))
+                        .color_blend_op(vk::BlendOp::ADD)
+                        .src_alpha_blend_factor(conv::blend_factor(b.alpha.src))
+                        .dst_alpha_blend_factor(conv::blend_factor(b.alpha.dst))
+                        .alpha_blend_op(vk::BlendOp::ADD),
+                }
+            })
+            .collect();
+        let color_blend = vk::PipelineColorBlendStateCreateInfo::default().attachments(&blend_attachments);
+        let dynamic_states = [vk::DynamicState::VIEWPORT, vk::DynamicState::SCISSOR];
+        let dynamic = vk::PipelineDynamicStateCreateInfo::default().dynamic_states(&dynamic_states);
+        let color_formats: Vec<_> = desc.color_targets.iter().map(|c| conv::format(c.format)).collect();
+        let mut rendering = vk::PipelineRenderingCreateInfo::default()
+            .color_attachment_formats(&color_formats)
+            .depth_attachment_format(desc.depth.map(|d| conv::format(d.format)).unwrap_or(vk::Format::UNDEFINED));
+        let info = vk::GraphicsPipelineCreateInfo::default()
+            .stages(&stages)
+            .vertex_input_state(&vertex_input)
+            .input_assembly_state(&input_assembly)
+            .viewport_state(&viewport)
+            .rasterization_state(&raster)
+            .multisample_state(&multisample)
+            .depth_stencil_state(&depth_stencil)
+            .color_blend_state(&color_blend)
+            .dynamic_state(&dynamic)
+            .layout(layout)
+            .push_next(&mut rendering);
+        // SAFETY: every referenced module, layout and array is live for the call.
+        let raw = unsafe { self.raw.create_graphics_pipelines(vk::PipelineCache::null(), &[info], None) }
+            .map_err(|(_, e)| vk_err("vkCreateGraphicsPipelines")(e))?[0];
+        self.insert_pipeline(key, raw, layout, vk::PipelineBindPoint::GRAPHICS, layout_desc, set_layouts)
+    }
+
+    /// Returns the compute pipeline for `desc`, creating it on the first request.
+    pub fn create_compute_pipeline(&self, desc: &ComputePipelineDesc) -> Result<PipelineHandle> {
+        let key = PipelineKey::Compute(desc.clone());
+        if let Some(h) = self.cached(&key) {
+            self.pipeline_cache.hits.fetch_add(1, Ordering::Relaxed);
+            return Ok(h);
+        }
+        let (module, ep) = self.entry_point(&desc.shader, ShaderStages::COMPUTE)?;
+        let layout_desc = layout_desc(&[&ep])?;
+        self.max_push_check(&layout_desc)?;
+        let (layout, set_layouts) = self.layouts.pipeline_layout(&self.raw, &layout_desc)?;
+        let name = CString::new(desc.shader.entry.clone()).map_err(|_| RhiError::InvalidDesc("NUL in entry name".into()))?;
+        let stage = vk::PipelineShaderStageCreateInfo::default()
+            .stage(vk::ShaderStageFlags::COMPUTE)
+            .module(module)
+            .name(&name);
+        let info = vk::ComputePipelineCreateInfo::default().stage(stage).layout(layout);
+        // SAFETY: module and layout are live for the call.
+        let raw = unsafe { self.raw.create_compute_pipelines(vk::PipelineCache::null(), &[info], None) }
+            .map_err(|(_, e)| vk_err("vkCreateComputePipelines")(e))?[0];
+        self.insert_pipeline(key, raw, layout, vk::PipelineBindPoint::COMPUTE, layout_desc, set_layouts)
+    }
+
+    fn insert_pipeline(
+        &self,
+        key: PipelineKey,
+        raw: vk::Pipeline,
+        layout: vk::PipelineLayout,
+        bind_point: vk::PipelineBindPoint,
+        layout_desc: PipelineLayoutDesc,
+        set_layouts: Vec<vk::DescriptorSetLayout>,
+    ) -> Result<PipelineHandle> {
+        self.pipeline_cache.misses.fetch_add(1, Ordering::Relaxed);
+        let entry = PipelineEntry {
+            raw,
+            layout,
+            bind_point,
+            groups: layout_desc.groups.into_iter().zip(set_layouts).collect(),
+            push_constants: layout_desc.push_constants.map(|(s, n)| (conv::shader_stages(s), n)),
+        };
+        let handle = write(&self.resources.pipelines).insert(entry);
+        self.pipeline_cache.map.lock().unwrap_or_else(|p| p.into_inner()).insert(key, handle);
+        Ok(handle)
+    }
+
+    /// The layout of one bind group of a pipeline.
+    pub fn pipeline_bind_group_layout(&self, pipeline: PipelineHandle, group: u32) -> Result<BindGroupLayoutDesc> {
+        self.pipeline_group_layout(pipeline, group).map(|(d, _)| d)
+    }
+
+    pub(crate) fn pipeline_group_layout(
+        &self,
+        pipeline: PipelineHandle,
+        group: u32,
+    ) -> Result<(BindGroupLayoutDesc, vk::DescriptorSetLayout)> {
+        let pipelines = read(&self.resources.pipelines);
+        let p = pipelines.get(pipeline).ok_or_else(|| RhiError::InvalidHandle(format!("{pipeline:?}")))?;
+        p.groups
+            .get(group as usize)
+            .cloned()
+            .ok_or_else(|| RhiError::InvalidDesc(format!("pipeline has no bind group {group}")))
+    }
+
+    /// Destroys a pipeline once the GPU no longer uses it (and forgets it in the cache).
+    pub fn destroy_pipeline(&self, pipeline: PipelineHandle) {
+        let entry = write(&self.resources.pipelines).remove(pipeline);
+        if let Some(entry) = entry {
+            self.pipeline_cache.map.lock().unwrap_or_else(|p| p.into_inner()).retain(|_, h| *h != pipeline);
+            self.retire(crate::device::Retired::Pipeline(entry));
+        }
+    }
+}

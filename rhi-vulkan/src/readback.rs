@@ -1,0 +1,92 @@
+//! Reading a texture back as tightly packed RGBA8.
+
+use crate::device::Device;
+use crate::error::{Result, RhiError};
+use crate::types::{BufferState, Format, TextureState};
+use crate::{BufferDesc, TextureHandle};
+
+/// An RGBA8 image in row-major order, top row first.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Image {
+    pub width: u32,
+    pub height: u32,
+    pub rgba8: Vec<u8>,
+}
+
+impl Image {
+    /// The pixel at (`x`, `y`), `y` = 0 at the top. Panics outside the image.
+    pub fn pixel(&self, x: u32, y: u32) -> [u8; 4] {
+        assert!(x < self.width && y < self.height, "pixel ({x}, {y}) outside {}x{}", self.width, self.height);
+        let i = ((y * self.width + x) * 4) as usize;
+        [self.rgba8[i], self.rgba8[i + 1], self.rgba8[i + 2], self.rgba8[i + 3]]
+    }
+}
+
+fn f16_to_f32(h: u16) -> f32 {
+    let sign = if h & 0x8000 != 0 { -1.0 } else { 1.0 };
+    let exp = i32::from((h >> 10) & 0x1f);
+    let mant = f32::from(h & 0x3ff);
+    match exp {
+        0 => sign * mant * 2f32.powi(-24),
+        31 => if mant == 0.0 { sign * f32::INFINITY } else { f32::NAN },
+        e => sign * (1.0 + mant / 1024.0) * 2f32.powi(e - 15),
+    }
+}
+
+fn unorm8(v: f32) -> u8 {
+    (v.clamp(0.0, 1.0) * 255.0).round() as u8
+}
+
+impl Device {
+    /// Waits for submitted work, copies `texture` (currently in `state`, left
+    /// in `state` afterwards) and converts it to RGBA8: BGRA is swizzled,
+    /// RGBA16F clamped to 0..1. Depth textures are not readable this way.
+    pub fn read_texture(&self, texture: TextureHandle, state: TextureState) -> Result<Image> {
+        let desc = self.texture_desc(texture)?;
+        if desc.format.is_depth() {
+            return Err(RhiError::Unsupported("depth textures cannot be read back as RGBA8".into()));
+        }
+        if !desc.usage.contains(crate::TextureUsage::TRANSFER_SRC) {
+            return Err(RhiError::InvalidDesc(format!("texture {:?} lacks TRANSFER_SRC usage", desc.label)));
+        }
+        let size = u64::from(desc.width) * u64::from(desc.height) * u64::from(desc.format.bytes_per_pixel());
+        let staging = self.create_buffer(&BufferDesc::readback("texture readback", size))?;
+        let copied = self.immediate(|cmd| {
+            cmd.texture_barrier(texture, state, TextureState::TransferSrc)?;
+            cmd.copy_texture_to_buffer(texture, staging, 0)?;
+            cmd.buffer_barrier(staging, BufferState::TransferDst, BufferState::HostRead)?;
+            if state != TextureState::Undefined {
+                cmd.texture_barrier(texture, TextureState::TransferSrc, state)?;
+            }
+            Ok(())
+        });
+        let bytes = copied.and_then(|()| self.read_buffer(staging, 0, size));
+        self.destroy_buffer(staging);
+        let bytes = bytes?;
+        let rgba8 = match desc.format {
+            Format::Rgba8Unorm | Format::Rgba8Srgb => bytes,
+            Format::Bgra8Unorm | Format::Bgra8Srgb => {
+                bytes.chunks_exact(4).flat_map(|p| [p[2], p[1], p[0], p[3]]).collect()
+            }
+            Format::Rgba16Float => bytes
+                .chunks_exact(2)
+                .map(|c| unorm8(f16_to_f32(u16::from_le_bytes([c[0], c[1]]))))
+                .collect(),
+            Format::Depth32Float => unreachable!("rejected above"),
+        };
+        Ok(Image { width: desc.width, height: desc.height, rgba8 })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn half_floats_convert() {
+        assert_eq!(f16_to_f32(0x3c00), 1.0);
+        assert_eq!(f16_to_f32(0x3800), 0.5);
+        assert_eq!(f16_to_f32(0xc000), -2.0);
+        assert_eq!(unorm8(f16_to_f32(0x3800)), 128);
+    }
+}

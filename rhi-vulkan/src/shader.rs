@@ -1,0 +1,283 @@
+//! WGSL shaders: naga parses and validates them, reflects their bindings and
+//! push-constant ("immediate") block, and writes SPIR-V 1.3 for Vulkan.
+//!
+//! naga 30 calls push constants *immediates* (`var<immediate>`); the
+//! validator needs `Capabilities::IMMEDIATES` for them. The SPIR-V writer's
+//! `ADJUST_COORDINATE_SPACE` flag (WebGPU's Y flip) stays off: shaders see
+//! Vulkan's clip space, y down.
+
+use crate::device::{read, write, Device, Retired};
+use crate::error::{vk_err, Result, RhiError, ShaderError};
+use crate::handle::Handle;
+use crate::types::ShaderStages;
+use ash::vk;
+
+/// The kind of resource a binding expects.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BindingType {
+    UniformBuffer,
+    StorageBuffer { read_only: bool },
+    SampledTexture,
+    /// A depth texture sampled with a comparison sampler.
+    DepthTexture,
+    StorageTexture,
+    Sampler,
+    ComparisonSampler,
+}
+
+/// One `@group(g) @binding(b)` resource of an entry point.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ReflectedBinding {
+    pub group: u32,
+    pub binding: u32,
+    pub ty: BindingType,
+}
+
+/// A vertex-shader input: `@location(n)` and its shader-side scalar count.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct VertexInput {
+    pub location: u32,
+}
+
+/// What one entry point uses.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EntryPointReflection {
+    pub name: String,
+    pub stage: ShaderStages,
+    pub bindings: Vec<ReflectedBinding>,
+    /// Size in bytes of the `var<immediate>` block this entry point uses (0: none).
+    pub push_constant_size: u32,
+    pub vertex_inputs: Vec<VertexInput>,
+    pub workgroup_size: [u32; 3],
+}
+
+/// A shader compiled from WGSL: SPIR-V words plus reflection.
+#[derive(Clone, Debug)]
+pub struct CompiledShader {
+    pub name: String,
+    pub spirv: Vec<u32>,
+    pub entry_points: Vec<EntryPointReflection>,
+}
+
+impl CompiledShader {
+    pub fn entry_point(&self, name: &str) -> Option<&EntryPointReflection> {
+        self.entry_points.iter().find(|e| e.name == name)
+    }
+}
+
+fn shader_error(file: &str, source: &str, loc: Option<naga::SourceLocation>, message: String) -> RhiError {
+    let (line, column) = loc.map(|l| (l.line_number, l.line_position)).unwrap_or((0, 0));
+    let _ = source;
+    RhiError::Shader(Box::new(ShaderError { file: file.into(), line, column, message }))
+}
+
+/// Parses, validates and compiles WGSL. `file` names the source in errors.
+pub fn compile_wgsl(file: &str, source: &str) -> Result<CompiledShader> {
+    let module = naga::front::wgsl::parse_str(source).map_err(|e| {
+        shader_error(file, source, e.location(source), e.emit_to_string_with_path(source, file))
+    })?;
+    let mut validator = naga::valid::Validator::new(
+        naga::valid::ValidationFlags::all(),
+        naga::valid::Capabilities::IMMEDIATES,
+    );
+    let info = validator.validate(&module).map_err(|e| {
+        shader_error(file, source, e.location(source), e.emit_to_string_with_path(source, file))
+    })?;
+    let options = naga::back::spv::Options {
+        lang_version: (1, 3),
+        flags: naga::back::spv::WriterFlags::empty(),
+        ..Default::default()
+    };
+    let spirv = naga::back::spv::write_vec(&module, &info, &options, None)
+        .map_err(|e| shader_error(file, source, None, format!("SPIR-V generation failed: {e}")))?;
+    let entry_points = reflect(&module, &info);
+    Ok(CompiledShader { name: file.into(), spirv, entry_points })
+}
+
+fn reflect(module: &naga::Module, info: &naga::valid::ModuleInfo) -> Vec<EntryPointReflection> {
+    let mut layouter = naga::proc::Layouter::default();
+    let _ = layouter.update(module.to_ctx());
+    module
+        .entry_points
+        .iter()
+        .enumerate()
+        .map(|(index, ep)| {
+            let usage = info.get_entry_point(index);
+            let stage = match ep.stage {
+                naga::ShaderStage::Vertex => ShaderStages::VERTEX,
+                naga::ShaderStage::Fragment => ShaderStages::FRAGMENT,
+                _ => ShaderStages::COMPUTE,
+            };
+            let mut bindings = Vec::new();
+            let mut push_constant_size = 0;
+            for (handle, var) in module.global_variables.iter() {
+                if usage[handle].is_empty() {
+                    continue;
+                }
+                if var.space == naga::AddressSpace::Immediate {
+                    push_constant_size = layouter[var.ty].size;
+                    continue;
+                }
+                let Some(rb) = &var.binding else { continue };
+                let ty = match var.space {
+                    naga::AddressSpace::Uniform => BindingType::UniformBuffer,
+                    naga::AddressSpace::Storage { access } => BindingType::StorageBuffer {
+                        read_only: !access.contains(naga::StorageAccess::STORE),
+                    },
+                    naga::AddressSpace::Handle => match module.types[var.ty].inner {
+                        naga::TypeInner::Sampler { comparison: true } => BindingType::ComparisonSampler,
+                        naga::TypeInner::Sampler { comparison: false } => BindingType::Sampler,
+                        naga::TypeInner::Image { class: naga::ImageClass::Storage { .. }, .. } => {
+                            BindingType::StorageTexture
+                        }
+                        naga::TypeInner::Image { class: naga::ImageClass::Depth { .. }, .. } => {
+                            BindingType::DepthTexture
+                        }
+                        _ => BindingType::SampledTexture,
+                    },
+                    _ => continue,
+                };
+                bindings.push(ReflectedBinding { group: rb.group, binding: rb.binding, ty });
+            }
+            bindings.sort_by_key(|b| (b.group, b.binding));
+            let mut vertex_inputs = Vec::new();
+            if ep.stage == naga::ShaderStage::Vertex {
+                for arg in &ep.function.arguments {
+                    collect_locations(module, arg.ty, arg.binding.as_ref(), &mut vertex_inputs);
+                }
+            }
+            EntryPointReflection {
+                name: ep.name.clone(),
+                stage,
+                bindings,
+                push_constant_size,
+                vertex_inputs,
+                workgroup_size: ep.workgroup_size,
+            }
+        })
+        .collect()
+}
+
+fn collect_locations(
+    module: &naga::Module,
+    ty: naga::Handle<naga::Type>,
+    binding: Option<&naga::Binding>,
+    out: &mut Vec<VertexInput>,
+) {
+    match binding {
+        Some(naga::Binding::Location { location, .. }) => out.push(VertexInput { location: *location }),
+        Some(naga::Binding::BuiltIn(_)) => {}
+        None => {
+            if let naga::TypeInner::Struct { members, .. } = &module.types[ty].inner {
+                for m in members {
+                    collect_locations(module, m.ty, m.binding.as_ref(), out);
+                }
+            }
+        }
+    }
+}
+
+/// Handle to a shader module owned by the device.
+pub type ShaderHandle = Handle<ShaderEntry>;
+
+#[doc(hidden)]
+pub struct ShaderEntry {
+    pub(crate) raw: vk::ShaderModule,
+    pub(crate) compiled: CompiledShader,
+}
+
+impl ShaderEntry {
+    pub(crate) fn destroy(self, device: &Device) {
+        // SAFETY: modules are only read during pipeline creation; destroyed once.
+        unsafe { device.raw.destroy_shader_module(self.raw, None) };
+    }
+}
+
+impl Device {
+    /// Compiles WGSL and creates a shader module from it.
+    pub fn create_shader(&self, file: &str, wgsl: &str) -> Result<ShaderHandle> {
+        let compiled = compile_wgsl(file, wgsl)?;
+        self.create_shader_from_compiled(compiled)
+    }
+
+    pub fn create_shader_from_compiled(&self, compiled: CompiledShader) -> Result<ShaderHandle> {
+        let info = vk::ShaderModuleCreateInfo::default().code(&compiled.spirv);
+        // SAFETY: `spirv` is valid SPIR-V produced by naga from a validated module.
+        let raw = unsafe { self.raw.create_shader_module(&info, None) }
+            .map_err(vk_err("vkCreateShaderModule"))?;
+        Ok(write(&self.resources.shaders).insert(ShaderEntry { raw, compiled }))
+    }
+
+    /// The reflection of one entry point of a shader.
+    pub fn shader_entry_point(&self, shader: ShaderHandle, entry: &str) -> Result<EntryPointReflection> {
+        let shaders = read(&self.resources.shaders);
+        let s = shaders.get(shader).ok_or_else(|| RhiError::InvalidHandle(format!("{shader:?}")))?;
+        s.compiled.entry_point(entry).cloned().ok_or_else(|| {
+            RhiError::InvalidDesc(format!("shader {:?} has no entry point {entry:?}", s.compiled.name))
+        })
+    }
+
+    pub fn destroy_shader(&self, shader: ShaderHandle) {
+        let entry = write(&self.resources.shaders).remove(shader);
+        if let Some(entry) = entry {
+            self.retire(Retired::Shader(entry));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GOOD: &str = r#"
+struct Push { color: vec4<f32>, offset: vec2<f32> }
+var<immediate> push: Push;
+@group(0) @binding(0) var<storage, read> data: array<vec4<f32>>;
+@group(0) @binding(2) var tex: texture_2d<f32>;
+@group(0) @binding(3) var samp: sampler;
+
+@vertex
+fn vs_main(@location(0) pos: vec2<f32>, @builtin(instance_index) i: u32) -> @builtin(position) vec4<f32> {
+    return vec4<f32>(pos + push.offset + data[i].xy, 0.0, 1.0);
+}
+
+@fragment
+fn fs_main() -> @location(0) vec4<f32> {
+    return push.color * textureSample(tex, samp, vec2<f32>(0.5));
+}
+"#;
+
+    #[test]
+    fn reflects_bindings_push_constants_and_inputs() {
+        let s = compile_wgsl("good.wgsl", GOOD).unwrap();
+        assert_eq!(s.spirv[0], 0x0723_0203, "SPIR-V magic");
+        let vs = s.entry_point("vs_main").unwrap();
+        assert_eq!(vs.stage, ShaderStages::VERTEX);
+        assert_eq!(vs.push_constant_size, 32);
+        assert_eq!(vs.bindings, vec![ReflectedBinding { group: 0, binding: 0, ty: BindingType::StorageBuffer { read_only: true } }]);
+        assert_eq!(vs.vertex_inputs, vec![VertexInput { location: 0 }]);
+        let fs = s.entry_point("fs_main").unwrap();
+        assert_eq!(fs.bindings.len(), 2);
+        assert_eq!(fs.bindings[0].ty, BindingType::SampledTexture);
+        assert_eq!(fs.bindings[1].ty, BindingType::Sampler);
+    }
+
+    #[test]
+    fn syntax_error_reports_file_line_and_column() {
+        let src = "@vertex\nfn vs_main() -> @builtin(position) vec4<f32> {\n    return vec4<f32>(0.0) +;\n}\n";
+        let err = compile_wgsl("broken.wgsl", src).unwrap_err();
+        let RhiError::Shader(e) = err else { panic!("expected a shader error, got {err:?}") };
+        assert_eq!(e.file, "broken.wgsl");
+        assert_eq!(e.line, 3, "{e}");
+        assert!(e.column > 0);
+        assert!(e.message.contains("broken.wgsl"), "{}", e.message);
+    }
+
+    #[test]
+    fn validation_error_is_a_shader_error_with_a_line() {
+        let src = "@fragment\nfn fs_main() -> @location(0) vec4<f32> {\n    let x: f32 = 1u;\n    return vec4<f32>(x);\n}\n";
+        let err = compile_wgsl("types.wgsl", src).unwrap_err();
+        let RhiError::Shader(e) = err else { panic!("expected a shader error") };
+        assert_eq!(e.line, 3, "{e}");
+    }
+}

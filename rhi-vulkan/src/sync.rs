@@ -1,0 +1,70 @@
+//! The queue's timeline semaphore: one monotonically increasing counter that
+//! every submission signals. A value names "everything submitted up to here",
+//! which is what frames in flight, the deletion queue and readbacks wait on.
+
+use crate::error::{vk_err, Result, RhiError};
+use ash::vk;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// How long a CPU wait on the GPU may take before it is reported as an error.
+/// Lavapipe executes a million-instance frame in seconds, never minutes.
+const WAIT_TIMEOUT_NS: u64 = 120_000_000_000;
+
+pub(crate) struct Timeline {
+    pub raw: vk::Semaphore,
+    /// The value the most recent submission signals (0: nothing submitted).
+    last_submitted: AtomicU64,
+}
+
+impl Timeline {
+    pub fn new(device: &ash::Device) -> Result<Self> {
+        let mut type_info = vk::SemaphoreTypeCreateInfo::default()
+            .semaphore_type(vk::SemaphoreType::TIMELINE)
+            .initial_value(0);
+        let info = vk::SemaphoreCreateInfo::default().push_next(&mut type_info);
+        // SAFETY: valid device, valid create info.
+        let raw = unsafe { device.create_semaphore(&info, None) }
+            .map_err(vk_err("vkCreateSemaphore(timeline)"))?;
+        Ok(Self { raw, last_submitted: AtomicU64::new(0) })
+    }
+
+    pub fn last_submitted(&self) -> u64 {
+        self.last_submitted.load(Ordering::Acquire)
+    }
+
+    /// Reserves the next value; call with the queue lock held so values reach
+    /// the queue in increasing order.
+    pub fn next_value(&self) -> u64 {
+        self.last_submitted.load(Ordering::Acquire) + 1
+    }
+
+    pub fn mark_submitted(&self, value: u64) {
+        self.last_submitted.store(value, Ordering::Release);
+    }
+
+    pub fn completed(&self, device: &ash::Device) -> Result<u64> {
+        // SAFETY: the semaphore is a live timeline semaphore of `device`.
+        unsafe { device.get_semaphore_counter_value(self.raw) }
+            .map_err(vk_err("vkGetSemaphoreCounterValue"))
+    }
+
+    pub fn wait(&self, device: &ash::Device, value: u64) -> Result<()> {
+        if value == 0 {
+            return Ok(());
+        }
+        let semaphores = [self.raw];
+        let values = [value];
+        let info = vk::SemaphoreWaitInfo::default().semaphores(&semaphores).values(&values);
+        // SAFETY: the semaphore is live and the arrays outlive the call.
+        match unsafe { device.wait_semaphores(&info, WAIT_TIMEOUT_NS) } {
+            Ok(()) => Ok(()),
+            Err(vk::Result::TIMEOUT) => Err(RhiError::DeviceLost),
+            Err(e) => Err(vk_err("vkWaitSemaphores")(e)),
+        }
+    }
+
+    pub fn destroy(&self, device: &ash::Device) {
+        // SAFETY: called once at shutdown after the device is idle.
+        unsafe { device.destroy_semaphore(self.raw, None) };
+    }
+}

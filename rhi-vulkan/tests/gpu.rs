@@ -1,0 +1,362 @@
+//! GPU tests on the real Vulkan device (lavapipe on CI) with the Khronos
+//! validation layer on; every test asserts the layer reported no error.
+
+use rhi_vulkan::*;
+use std::sync::Arc;
+
+fn device() -> Device {
+    let device = Device::new(&DeviceDesc { validation: Validation::Enabled, ..Default::default() })
+        .expect("a Vulkan 1.3 device (run `cargo xtask test` to install lavapipe)");
+    if std::env::var("PROXIMA_VALIDATION").as_deref() != Ok("0") {
+        assert!(device.validation().enabled(), "the Khronos validation layer must be installed for GPU tests");
+    }
+    device
+}
+
+fn assert_clean(v: &Arc<ValidationCounters>) {
+    assert_eq!(v.errors(), 0, "validation errors: {:#?}", v.messages());
+    assert_eq!(v.warnings(), 0, "validation warnings: {:#?}", v.messages());
+}
+
+const W: u32 = 64;
+const H: u32 = 48;
+const CLEAR: [f32; 4] = [0.0, 0.0, 0.0, 1.0];
+
+fn target(device: &Device) -> TextureHandle {
+    device.create_texture(&TextureDesc::render_target("color", W, H, Format::Rgba8Unorm)).unwrap()
+}
+
+fn pass(texture: TextureHandle) -> RenderingDesc {
+    RenderingDesc {
+        color: vec![ColorAttachment { texture, load: LoadOp::Clear(CLEAR), store: true }],
+        depth: None,
+        area: Rect::from_size(W, H),
+    }
+}
+
+/// Renders the quad grid, recording either inline or into secondaries split
+/// over `threads` threads, and reads the image back.
+fn render_grid(device: &Device, grid: &QuadGrid, draws: u32, threads: usize) -> Image {
+    let color = target(device);
+    let mut frame = device.begin_frame().unwrap();
+    frame.cmd().texture_barrier(color, TextureState::Undefined, TextureState::ColorAttachment).unwrap();
+    let viewport = Rect::from_size(W, H);
+    if threads == 0 {
+        let cmd = frame.cmd();
+        cmd.begin_rendering(&pass(color), RenderingContents::Inline).unwrap();
+        grid.record(cmd, viewport, 0, grid.instance_count, draws).unwrap();
+        cmd.end_rendering();
+    } else {
+        let layout = RenderingLayout { color_formats: vec![Format::Rgba8Unorm], depth_format: None };
+        let per = grid.instance_count.div_ceil(threads as u32);
+        let secondaries: Vec<SecondaryCommandBuffer> = std::thread::scope(|s| {
+            let frame = &frame;
+            let layout = &layout;
+            let handles: Vec<_> = (0..threads as u32)
+                .map(|t| {
+                    s.spawn(move || {
+                        let first = t * per;
+                        let count = per.min(grid.instance_count - first);
+                        frame
+                            .record_secondary(layout, |cmd| {
+                                grid.record(cmd, viewport, first, count, draws / threads as u32)
+                            })
+                            .unwrap()
+                            .0
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        let cmd = frame.cmd();
+        cmd.begin_rendering(&pass(color), RenderingContents::Secondary).unwrap();
+        cmd.execute_secondaries(&secondaries).unwrap();
+        cmd.end_rendering();
+        assert_eq!(cmd.draw_count(), draws);
+    }
+    frame.submit().unwrap();
+    let image = device.read_texture(color, TextureState::ColorAttachment).unwrap();
+    device.destroy_texture(color);
+    image
+}
+
+#[test]
+fn creates_a_device_and_reports_its_name() {
+    let device = device();
+    assert!(!device.name().is_empty());
+    assert!(device.info().api_version >= (1, 3, 0));
+    if std::env::var("PROXIMA_DEVICE").is_err() && device.info().device_type == "CPU" {
+        assert!(device.name().contains("llvmpipe"), "CPU device is lavapipe: {}", device.name());
+    }
+    assert_clean(&device.validation());
+}
+
+#[test]
+fn two_devices_live_in_one_process() {
+    let a = device();
+    let b = device();
+    let ba = a.create_buffer(&BufferDesc::host_visible("a", 16, BufferUsage::STORAGE)).unwrap();
+    let bb = b.create_buffer(&BufferDesc::host_visible("b", 16, BufferUsage::STORAGE)).unwrap();
+    a.write_buffer(ba, 0, &[1; 16]).unwrap();
+    b.write_buffer(bb, 0, &[2; 16]).unwrap();
+    assert_eq!(a.read_buffer(ba, 0, 16).unwrap(), vec![1; 16]);
+    assert_eq!(b.read_buffer(bb, 0, 16).unwrap(), vec![2; 16]);
+    let (va, vb) = (a.validation(), b.validation());
+    drop(a);
+    drop(b);
+    assert_clean(&va);
+    assert_clean(&vb);
+}
+
+#[test]
+fn a_64_mib_buffer_round_trips_through_staging() {
+    let device = device();
+    let size = 64 << 20;
+    let data: Vec<u8> = (0..size).map(|i: usize| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
+    let buffer = device
+        .create_buffer_init(&BufferDesc::gpu_only("big", size as u64, BufferUsage::STORAGE), &data)
+        .unwrap();
+    let back = device.read_buffer(buffer, 0, size as u64).unwrap();
+    assert!(back == data, "64 MiB read back differs");
+    // A sub-range too.
+    assert_eq!(device.read_buffer(buffer, 1000, 8).unwrap(), data[1000..1008]);
+    assert_clean(&device.validation());
+}
+
+#[test]
+fn a_triangle_lands_where_clip_space_says_with_the_image_upright() {
+    let device = device();
+    let shader = device.create_shader("triangle.wgsl", include_str!("../shaders/triangle.wgsl")).unwrap();
+    let pipeline = device
+        .create_graphics_pipeline(&GraphicsPipelineDesc {
+            vertex: ShaderStageDesc::new(shader, "vs_main"),
+            fragment: Some(ShaderStageDesc::new(shader, "fs_main")),
+            vertex_buffers: vec![],
+            primitive: PrimitiveState::default(),
+            depth: None,
+            color_targets: vec![ColorTargetState { format: Format::Rgba8Unorm, blend: None }],
+        })
+        .unwrap();
+    let params = device
+        .create_buffer_init(
+            &BufferDesc::gpu_only("params", 16, BufferUsage::UNIFORM),
+            &[1.0f32, 0.0, 0.0, 1.0].iter().flat_map(|f| f.to_le_bytes()).collect::<Vec<_>>(),
+        )
+        .unwrap();
+    let color = target(&device);
+    let mut frame = device.begin_frame().unwrap();
+    let group = frame.create_bind_group(pipeline, 0, &[(0, BindingResource::Buffer(params))]).unwrap();
+    let cmd = frame.cmd();
+    cmd.texture_barrier(color, TextureState::Undefined, TextureState::ColorAttachment).unwrap();
+    cmd.begin_rendering(&pass(color), RenderingContents::Inline).unwrap();
+    cmd.bind_pipeline(pipeline).unwrap();
+    cmd.bind_group(0, &group).unwrap();
+    cmd.set_viewport(Rect::from_size(W, H));
+    cmd.set_scissor(Rect::from_size(W, H));
+    cmd.draw(3, 1, 0, 0);
+    cmd.end_rendering();
+    frame.submit().unwrap();
+    let img = device.read_texture(color, TextureState::ColorAttachment).unwrap();
+    let red = [255, 0, 0, 255];
+    let clear = [0, 0, 0, 255];
+    // Apex near the top row, base just above the middle.
+    assert_eq!(img.pixel(W / 2, (H as f32 * 0.1) as u32), red, "just below the apex, top of the image");
+    assert_eq!(img.pixel(W / 2, (H as f32 * 0.4) as u32), red, "inside, near the base");
+    assert_eq!(img.pixel(W / 2, (H as f32 * 0.8) as u32), clear, "bottom half is empty");
+    assert_eq!(img.pixel(1, 1), clear, "top-left corner is outside");
+    assert_eq!(img.pixel(W - 2, (H as f32 * 0.4) as u32), clear, "right of the triangle");
+    assert_clean(&device.validation());
+}
+
+#[test]
+fn an_instanced_quad_grid_colors_each_cell() {
+    let device = device();
+    let grid = QuadGrid::new(&device, Format::Rgba8Unorm, 4, 4).unwrap();
+    let img = render_grid(&device, &grid, 1, 0);
+    // Cell (0, 0) is top-left in clip space (y = -1 is the top row): color (u, v, 1-u) = (1/8, 1/8, 7/8).
+    let top_left = img.pixel(W / 8, H / 8);
+    assert_eq!(top_left, [32, 32, 223, 255]);
+    // Cell (3, 3): (7/8, 7/8, 1/8).
+    assert_eq!(img.pixel(W * 7 / 8, H * 7 / 8), [223, 223, 32, 255]);
+    // Gaps between cells show the clear color (quads are 80% of their cell).
+    assert_eq!(img.pixel(W / 4, H / 8), [0, 0, 0, 255]);
+    grid.destroy(&device);
+    assert_clean(&device.validation());
+}
+
+#[test]
+fn secondaries_on_two_threads_give_the_primarys_image_byte_for_byte() {
+    let device = device();
+    let grid = QuadGrid::new(&device, Format::Rgba8Unorm, 16, 12).unwrap();
+    let serial = render_grid(&device, &grid, 8, 0);
+    let parallel = render_grid(&device, &grid, 8, 2);
+    assert!(serial.rgba8.iter().any(|&b| b != 0 && b != 255), "the image has content");
+    assert!(serial == parallel, "images differ");
+    grid.destroy(&device);
+    assert_clean(&device.validation());
+}
+
+#[test]
+fn the_pipeline_cache_returns_the_same_pipeline_for_equal_descriptions() {
+    let device = device();
+    let shader = device.create_shader("quad_grid.wgsl", QUAD_GRID_WGSL).unwrap();
+    let before = device.counts();
+    let a = QuadGrid::new(&device, Format::Rgba8Unorm, 1, 1).unwrap();
+    let b = QuadGrid::new(&device, Format::Rgba8Unorm, 2, 2).unwrap();
+    let after = device.counts();
+    // Each QuadGrid compiles its own shader module, so the descriptions differ...
+    assert_ne!(a.pipeline, b.pipeline);
+    // ...while equal descriptions hit the cache.
+    let desc = |format| GraphicsPipelineDesc {
+        vertex: ShaderStageDesc::new(shader, "vs_main"),
+        fragment: Some(ShaderStageDesc::new(shader, "fs_main")),
+        vertex_buffers: vec![
+            VertexBufferLayout { stride: 8, step_mode: VertexStepMode::Vertex, attributes: vec![VertexAttribute { location: 0, format: VertexFormat::Float32x2, offset: 0 }] },
+            VertexBufferLayout {
+                stride: 24,
+                step_mode: VertexStepMode::Instance,
+                attributes: vec![
+                    VertexAttribute { location: 1, format: VertexFormat::Float32x2, offset: 0 },
+                    VertexAttribute { location: 2, format: VertexFormat::Float32x4, offset: 8 },
+                ],
+            },
+        ],
+        primitive: PrimitiveState::default(),
+        depth: None,
+        color_targets: vec![ColorTargetState { format, blend: None }],
+    };
+    let p1 = device.create_graphics_pipeline(&desc(Format::Rgba8Unorm)).unwrap();
+    let p2 = device.create_graphics_pipeline(&desc(Format::Rgba8Unorm)).unwrap();
+    let p3 = device.create_graphics_pipeline(&desc(Format::Bgra8Unorm)).unwrap();
+    assert_eq!(p1, p2);
+    assert_ne!(p1, p3);
+    let end = device.counts();
+    assert_eq!(after.pipeline_cache_misses - before.pipeline_cache_misses, 2);
+    assert_eq!(end.pipeline_cache_misses - after.pipeline_cache_misses, 2, "one miss per distinct description");
+    assert_eq!(end.pipeline_cache_hits - after.pipeline_cache_hits, 1);
+    a.destroy(&device);
+    b.destroy(&device);
+    assert_clean(&device.validation());
+}
+
+#[test]
+fn bad_descriptions_are_errors_not_panics() {
+    let device = device();
+    let zero = device.create_buffer(&BufferDesc::gpu_only("zero", 0, BufferUsage::VERTEX));
+    assert!(matches!(zero, Err(RhiError::InvalidDesc(ref m)) if m.contains("size 0")), "{zero:?}");
+    let tex = device.create_texture(&TextureDesc::render_target("empty", 0, 16, Format::Rgba8Unorm));
+    assert!(matches!(tex, Err(RhiError::InvalidDesc(_))), "{tex:?}");
+    let storage_depth = device.create_texture(&TextureDesc {
+        label: "storage depth".into(),
+        width: 4,
+        height: 4,
+        format: Format::Depth32Float,
+        usage: TextureUsage::STORAGE,
+    });
+    assert!(matches!(storage_depth, Err(RhiError::Unsupported(_))), "{storage_depth:?}");
+    let shader = device.create_shader("bad.wgsl", "@vertex\nfn vs_main() -> @builtin(position) vec4<f32> {\n  return vec4<f32>(1.0) * ;\n}\n");
+    match shader {
+        Err(RhiError::Shader(e)) => {
+            assert_eq!(e.file, "bad.wgsl");
+            assert_eq!(e.line, 3, "{e}");
+        }
+        other => panic!("expected a shader error, got {other:?}"),
+    }
+    // A stale handle is an error, not another object.
+    let b = device.create_buffer(&BufferDesc::host_visible("b", 4, BufferUsage::STORAGE)).unwrap();
+    device.destroy_buffer(b);
+    let b2 = device.create_buffer(&BufferDesc::host_visible("b2", 4, BufferUsage::STORAGE)).unwrap();
+    assert!(matches!(device.write_buffer(b, 0, &[0; 4]), Err(RhiError::InvalidHandle(_))));
+    assert!(matches!(device.write_buffer(b2, 2, &[0; 4]), Err(RhiError::InvalidDesc(_))), "out of range");
+    // A vertex shader input no stream provides.
+    let grid_shader = device.create_shader("quad_grid.wgsl", QUAD_GRID_WGSL).unwrap();
+    let missing = device.create_graphics_pipeline(&GraphicsPipelineDesc {
+        vertex: ShaderStageDesc::new(grid_shader, "vs_main"),
+        fragment: Some(ShaderStageDesc::new(grid_shader, "fs_main")),
+        vertex_buffers: vec![],
+        primitive: PrimitiveState::default(),
+        depth: None,
+        color_targets: vec![ColorTargetState { format: Format::Rgba8Unorm, blend: None }],
+    });
+    assert!(matches!(missing, Err(RhiError::InvalidDesc(ref m)) if m.contains("location 0")), "{missing:?}");
+    assert_eq!(device.counts().pipelines, 0);
+    assert_clean(&device.validation());
+}
+
+#[test]
+fn a_buffer_destroyed_while_its_frame_is_in_flight_outlives_the_gpu_work() {
+    let device = device();
+    let grid = QuadGrid::new(&device, Format::Rgba8Unorm, 64, 64).unwrap();
+    let color = target(&device);
+    let mut frame = device.begin_frame().unwrap();
+    let cmd = frame.cmd();
+    cmd.texture_barrier(color, TextureState::Undefined, TextureState::ColorAttachment).unwrap();
+    cmd.begin_rendering(&pass(color), RenderingContents::Inline).unwrap();
+    grid.record(cmd, Rect::from_size(W, H), 0, grid.instance_count, 64).unwrap();
+    cmd.end_rendering();
+    // Destroyed while recording: must wait for this frame's submission.
+    device.destroy_buffer(grid.instances);
+    assert_eq!(device.counts().pending_deletions, 1);
+    let submitted = frame.submit().unwrap();
+    // Still pending unless the GPU has already finished the frame.
+    if device.completed_value().unwrap() < submitted.value {
+        device.collect_garbage().unwrap();
+        let pending = device.counts().pending_deletions;
+        let done = device.completed_value().unwrap() >= submitted.value;
+        assert!(pending == 1 || done, "destroyed before the GPU finished");
+    }
+    device.wait_for(submitted.value).unwrap();
+    device.collect_garbage().unwrap();
+    assert_eq!(device.counts().pending_deletions, 0);
+    device.destroy_buffer(grid.corners);
+    device.destroy_texture(color);
+    device.wait_idle().unwrap();
+    assert_eq!(device.counts().buffers, 0);
+    assert_clean(&device.validation());
+}
+
+#[test]
+fn frames_in_flight_reuse_their_slots_and_keep_rendering() {
+    let device = device();
+    let grid = QuadGrid::new(&device, Format::Rgba8Unorm, 8, 8).unwrap();
+    let color = target(&device);
+    let mut state = TextureState::Undefined;
+    for _ in 0..5 {
+        let mut frame = device.begin_frame().unwrap();
+        // A second open frame is refused.
+        assert!(device.begin_frame().is_err());
+        let cmd = frame.cmd();
+        cmd.texture_barrier(color, state, TextureState::ColorAttachment).unwrap();
+        state = TextureState::ColorAttachment;
+        cmd.begin_rendering(&pass(color), RenderingContents::Inline).unwrap();
+        grid.record(cmd, Rect::from_size(W, H), 0, grid.instance_count, 1).unwrap();
+        cmd.end_rendering();
+        frame.submit().unwrap();
+    }
+    let img = device.read_texture(color, state).unwrap();
+    assert_ne!(img.pixel(W / 16, H / 16), [0, 0, 0, 255]);
+    // A discarded frame submits nothing and frees its slot.
+    let frame = device.begin_frame().unwrap();
+    drop(frame);
+    device.begin_frame().unwrap().submit().unwrap();
+    grid.destroy(&device);
+    device.destroy_texture(color);
+    assert_clean(&device.validation());
+}
+
+#[test]
+fn shutdown_destroys_everything_and_leaks_no_allocation() {
+    let device = device();
+    let validation = device.validation();
+    // Objects the caller never destroys are destroyed by shutdown.
+    let grid = QuadGrid::new(&device, Format::Rgba8Unorm, 4, 4).unwrap();
+    let _ = render_grid(&device, &grid, 2, 2);
+    let _sampler = device.create_sampler(&SamplerDesc::shadow()).unwrap();
+    let _depth = device.create_texture(&TextureDesc::depth("depth", 32, 32)).unwrap();
+    assert!(device.counts().allocations >= 3);
+    let report = device.shutdown();
+    assert_eq!(report.leaked_allocations, 0);
+    assert_eq!(report.validation_errors, 0, "{:#?}", validation.messages());
+    // Destroying the device itself raised nothing either (objects destroyed first).
+    assert_clean(&validation);
+}
