@@ -8,9 +8,9 @@
 //! tolerant JSON tokenizer that records the span and path of every value, and
 //! pick the value the error position falls in:
 //!
-//! * a wrong type or value: the innermost value whose span holds the position
-//!   (serde_json stops right after the offending value, or at its first byte
-//!   for objects and arrays);
+//! * a wrong type or value: the value that ends at the position (serde_json
+//!   stops right after the offending scalar), or, for an object or array
+//!   where a scalar belongs, the one that starts there;
 //! * a missing field: serde_json stops at the object's `}`, so the innermost
 //!   object around the position, plus the field named in the message;
 //! * a wrong sequence length: likewise the innermost array around the `]`.
@@ -202,23 +202,33 @@ pub(crate) fn path_at(text: &str, line: usize, column: usize, message: &str) -> 
     scanner.value(String::new(), 0);
     let at = offset_of(text, line, column);
 
-    let missing_field = message.starts_with("missing field");
-    let container = if missing_field {
-        Some(Kind::Object)
-    } else if message.starts_with("invalid length") {
-        Some(Kind::Array)
-    } else {
-        None
+    // serde_json reports either the last byte it consumed or the next one,
+    // depending on the error, so `at` and `at + 1` are both candidates.
+    let contains = |s: &&Span| s.start <= at && at < s.end;
+    let innermost = |spans: &mut dyn Iterator<Item = &Span>| -> Option<String> {
+        spans.min_by_key(|s| s.end - s.start).map(|s| s.path.clone())
     };
-    let innermost = scanner
-        .spans
+    let spans = &scanner.spans;
+    let missing_field = message.starts_with("missing field");
+    let found = if missing_field {
+        innermost(&mut spans.iter().filter(|s| s.kind == Kind::Object).filter(contains))
+    } else if message.starts_with("invalid length") {
+        innermost(&mut spans.iter().filter(|s| s.kind == Kind::Array).filter(contains))
+    } else if let Some(kind) = [("invalid type: map", Kind::Object), ("invalid type: sequence", Kind::Array)]
         .iter()
-        .filter(|s| match container {
-            Some(kind) => s.kind == kind && s.start <= at && at < s.end,
-            None => s.start <= at && at <= s.end,
-        })
-        .min_by_key(|s| s.end - s.start);
-    let mut path = innermost.map(|s| s.path.clone()).unwrap_or_default();
+        .find(|(prefix, _)| message.starts_with(prefix))
+        .map(|(_, kind)| *kind)
+    {
+        // A container of the wrong type: reported at its first byte.
+        let starts_here = |s: &&Span| s.kind == kind && (s.start == at || s.start == at + 1);
+        innermost(&mut spans.iter().filter(starts_here))
+    } else {
+        // A scalar of the wrong type or value: reported at its end.
+        let ends_here = |s: &&Span| s.end == at || s.end == at + 1;
+        innermost(&mut spans.iter().filter(ends_here))
+    };
+    let found = found.or_else(|| innermost(&mut spans.iter().filter(contains)));
+    let mut path = found.unwrap_or_default();
     if missing_field || message.starts_with("unknown field") {
         if let Some(name) = quoted_name(message) {
             path = join_field(&path, name);
@@ -249,6 +259,13 @@ mod tests {
         let text = r#"{"a": [1, {"b": "x"}], "c": {}}"#;
         let at = text.find("\"x\"").unwrap() + 3;
         assert_eq!(path_at(text, 1, at + 1, "invalid type"), "a[1].b");
+        assert_eq!(path_at(text, 1, at, "invalid type"), "a[1].b");
+        let at = text.find('1').unwrap();
+        assert_eq!(path_at(text, 1, at + 2, "invalid type: integer"), "a[0]");
+        let at = text.find("{\"b").unwrap();
+        assert_eq!(path_at(text, 1, at, "invalid type: map"), "a[1]");
+        let compact = "[1.5,2]";
+        assert_eq!(path_at(compact, 1, 5, "invalid value"), "[0]");
         let at = text.find("{}").unwrap() + 1;
         assert_eq!(path_at(text, 1, at + 1, "missing field `d`"), "c.d");
         assert_eq!(path_at(text, 1, text.len() + 1, "trailing characters"), "<root>");
