@@ -645,6 +645,7 @@ proptest! {
         bodies in proptest::collection::vec((arb_transform(), any::<bool>()), 1..40),
         moves in proptest::collection::vec((0usize..40, arb_transform()), 0..20),
         removes in proptest::collection::vec(0usize..40, 0..10),
+        maintain in any::<[bool; 3]>(),
         rays in proptest::collection::vec((arb_vec3(10.0), arb_vec3(1.0)), 1..20),
     ) {
         let cube = cooked_unit_cube();
@@ -659,11 +660,17 @@ proptest! {
             scene.add_body(BodyId(i as u64), Arc::clone(&collision), *transform, CollisionComplexity::Simple).unwrap();
             alive.push(Some((collision, *transform)));
         }
+        if maintain[0] {
+            scene.maintain();
+        }
         for (i, transform) in &moves {
             if let Some(Some(body)) = alive.get_mut(*i) {
                 scene.set_transform(BodyId(*i as u64), *transform).unwrap();
                 body.1 = *transform;
             }
+        }
+        if maintain[1] {
+            scene.maintain();
         }
         for i in &removes {
             if let Some(slot) = alive.get_mut(*i) {
@@ -671,6 +678,9 @@ proptest! {
                     scene.remove_body(BodyId(*i as u64)).unwrap();
                 }
             }
+        }
+        if maintain[2] {
+            scene.maintain();
         }
         for (origin, dir) in rays {
             let Ok(hit) = scene.raycast(origin, dir, f32::INFINITY) else {

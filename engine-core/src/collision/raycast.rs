@@ -26,7 +26,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use glam::{Affine3A, Mat3A, Vec2, Vec3};
-use parry3d::partitioning::Bvh;
+use parry3d::partitioning::{Bvh, BvhWorkspace};
 use parry3d::query::Ray;
 
 use super::conv::{aabb_to_parry, to_parry};
@@ -163,6 +163,7 @@ pub struct CollisionScene {
     free: Vec<u32>,
     by_id: HashMap<BodyId, u32>,
     broad_phase: Bvh,
+    workspace: BvhWorkspace,
 }
 
 impl Default for CollisionScene {
@@ -182,7 +183,13 @@ impl std::fmt::Debug for CollisionScene {
 impl CollisionScene {
     /// An empty scene.
     pub fn new() -> Self {
-        Self { slots: Vec::new(), free: Vec::new(), by_id: HashMap::new(), broad_phase: Bvh::new() }
+        Self {
+            slots: Vec::new(),
+            free: Vec::new(),
+            by_id: HashMap::new(),
+            broad_phase: Bvh::new(),
+            workspace: BvhWorkspace::default(),
+        }
     }
 
     /// How many bodies the scene holds.
@@ -273,6 +280,18 @@ impl CollisionScene {
         let slot = self.slot(id)?;
         self.update(slot, |body| body.complexity = complexity);
         Ok(())
+    }
+
+    /// Tidies the broad-phase after a frame's updates; call once per frame
+    /// after moving bodies (the world's end-of-frame update).
+    ///
+    /// Moving a body updates its own box at once, but the boxes above it
+    /// only ever grow, so a scene whose bodies wander gets slower to trace
+    /// (never wrong). This shrinks every box back to fit and rebuilds a
+    /// few percent of the tree per call, rotating through it over frames.
+    pub fn maintain(&mut self) {
+        self.broad_phase.refit(&mut self.workspace);
+        self.broad_phase.optimize_incremental(&mut self.workspace);
     }
 
     /// The world-space bounds of a body's traced shapes; `None` for an
