@@ -19,7 +19,11 @@ fn grid(n: u32) -> TriMeshCollisionData {
     for z in 0..side {
         for x in 0..side {
             let (fx, fz) = (x as f32 / n as f32 - 0.5, z as f32 / n as f32 - 0.5);
-            data.vertices.push(Vec3::new(fx, 0.05 * (fx * 20.0).sin() * (fz * 20.0).cos(), fz));
+            data.vertices.push(Vec3::new(
+                fx,
+                0.05 * (fx * 20.0).sin() * (fz * 20.0).cos(),
+                fz,
+            ));
         }
     }
     for z in 0..n {
@@ -38,18 +42,29 @@ struct Lcg(u64);
 
 impl Lcg {
     fn next(&mut self) -> f32 {
-        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         (self.0 >> 40) as f32 / (1u64 << 24) as f32
     }
 }
 
-fn bodies(count: usize, collision: &Arc<CookedCollision>) -> Vec<(BodyId, Arc<CookedCollision>, Affine3A)> {
+fn bodies(
+    count: usize,
+    collision: &Arc<CookedCollision>,
+) -> Vec<(BodyId, Arc<CookedCollision>, Affine3A)> {
     let mut rng = Lcg(7);
     (0..count)
         .map(|i| {
-            let translation = Vec3::new(rng.next() * 200.0 - 100.0, rng.next() * 20.0, rng.next() * 200.0 - 100.0);
+            let translation = Vec3::new(
+                rng.next() * 200.0 - 100.0,
+                rng.next() * 20.0,
+                rng.next() * 200.0 - 100.0,
+            );
             let rotation = Quat::from_rotation_y(rng.next() * std::f32::consts::TAU);
-            let transform = Affine3A::from_scale_rotation_translation(Vec3::splat(2.0), rotation, translation);
+            let transform =
+                Affine3A::from_scale_rotation_translation(Vec3::splat(2.0), rotation, translation);
             (BodyId(i as u64), Arc::clone(collision), transform)
         })
         .collect()
@@ -78,31 +93,53 @@ fn raycast(c: &mut Criterion) {
         let singles: Vec<CollisionScene> = bodies
             .iter()
             .map(|(id, collision, transform)| {
-                scene.add_body(*id, Arc::clone(collision), *transform, CollisionComplexity::Simple).unwrap();
+                scene
+                    .add_body(
+                        *id,
+                        Arc::clone(collision),
+                        *transform,
+                        CollisionComplexity::Simple,
+                    )
+                    .unwrap();
                 let mut single = CollisionScene::new();
-                single.add_body(*id, Arc::clone(collision), *transform, CollisionComplexity::Simple).unwrap();
+                single
+                    .add_body(
+                        *id,
+                        Arc::clone(collision),
+                        *transform,
+                        CollisionComplexity::Simple,
+                    )
+                    .unwrap();
                 single
             })
             .collect();
-        group.bench_with_input(BenchmarkId::new("bvh broad-phase", count), &scene, |b, scene| {
-            b.iter(|| {
-                rays.iter()
-                    .filter_map(|&(o, d)| scene.raycast(o, d, f32::INFINITY).unwrap())
-                    .count()
-            })
-        });
-        group.bench_with_input(BenchmarkId::new("linear scan", count), &singles, |b, singles| {
-            b.iter(|| {
-                rays.iter()
-                    .filter_map(|&(o, d)| {
-                        singles
-                            .iter()
-                            .filter_map(|s| s.raycast(o, d, f32::INFINITY).unwrap())
-                            .min_by(|a, b| a.distance.total_cmp(&b.distance))
-                    })
-                    .count()
-            })
-        });
+        group.bench_with_input(
+            BenchmarkId::new("bvh broad-phase", count),
+            &scene,
+            |b, scene| {
+                b.iter(|| {
+                    rays.iter()
+                        .filter_map(|&(o, d)| scene.raycast(o, d, f32::INFINITY).unwrap())
+                        .count()
+                })
+            },
+        );
+        group.bench_with_input(
+            BenchmarkId::new("linear scan", count),
+            &singles,
+            |b, singles| {
+                b.iter(|| {
+                    rays.iter()
+                        .filter_map(|&(o, d)| {
+                            singles
+                                .iter()
+                                .filter_map(|s| s.raycast(o, d, f32::INFINITY).unwrap())
+                                .min_by(|a, b| a.distance.total_cmp(&b.distance))
+                        })
+                        .count()
+                })
+            },
+        );
     }
     group.finish();
 }
@@ -111,11 +148,15 @@ fn cook(c: &mut Criterion) {
     let mut group = c.benchmark_group("cook grid");
     for n in [16, 64] {
         let data = grid(n);
-        group.bench_with_input(BenchmarkId::new("triangles", 2 * n * n), &data, |b, data| {
-            let mut setup = BodySetup::new();
-            setup.use_complex_as_simple = true;
-            b.iter(|| black_box(setup.cook(data).unwrap()))
-        });
+        group.bench_with_input(
+            BenchmarkId::new("triangles", 2 * n * n),
+            &data,
+            |b, data| {
+                let mut setup = BodySetup::new();
+                setup.use_complex_as_simple = true;
+                b.iter(|| black_box(setup.cook(data).unwrap()))
+            },
+        );
     }
     group.finish();
 }

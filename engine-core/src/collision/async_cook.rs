@@ -89,7 +89,9 @@ impl ManualExecutor {
     /// Removes and returns the waiting job of `generation`.
     pub fn take(&self, generation: u64) -> Option<CookJob> {
         let mut queue = self.queue();
-        let at = queue.iter().position(|job| job.generation() == generation)?;
+        let at = queue
+            .iter()
+            .position(|job| job.generation() == generation)?;
         queue.remove(at)
     }
 
@@ -110,7 +112,9 @@ impl CookExecutor for ManualExecutor {
 
 impl fmt::Debug for ManualExecutor {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ManualExecutor").field("pending", &self.pending()).finish()
+        f.debug_struct("ManualExecutor")
+            .field("pending", &self.pending())
+            .finish()
     }
 }
 
@@ -140,7 +144,10 @@ impl Reply {
         if let Some(tx) = self.tx.take() {
             // The cooker may be gone (its body setup dropped); nobody is
             // waiting for the result then.
-            let _ = tx.send(Message { generation: self.generation, outcome });
+            let _ = tx.send(Message {
+                generation: self.generation,
+                outcome,
+            });
         }
     }
 }
@@ -148,7 +155,10 @@ impl Reply {
 impl Drop for Reply {
     fn drop(&mut self) {
         if let Some(tx) = self.tx.take() {
-            let _ = tx.send(Message { generation: self.generation, outcome: Outcome::Aborted });
+            let _ = tx.send(Message {
+                generation: self.generation,
+                outcome: Outcome::Aborted,
+            });
         }
     }
 }
@@ -180,13 +190,19 @@ impl CookJob {
     /// drop it, which reports the job as aborted).
     pub fn cook(self) -> CookedJob {
         let result = if self.reply.is_stale() {
-            log::trace!("cook generation {} aborted before starting", self.reply.generation);
+            log::trace!(
+                "cook generation {} aborted before starting",
+                self.reply.generation
+            );
             None
         } else {
             // Wrapped on the worker, so the game thread only moves a pointer.
             Some(self.input.cook().map(Arc::new))
         };
-        CookedJob { result, reply: self.reply }
+        CookedJob {
+            result,
+            reply: self.reply,
+        }
     }
 }
 
@@ -349,7 +365,11 @@ impl AsyncCooker {
     /// returns the newest request's, if it has finished. Never blocks.
     pub fn poll(&mut self) -> Option<CookEvent> {
         let mut current = None;
-        while let Ok(Message { generation, outcome }) = self.rx.try_recv() {
+        while let Ok(Message {
+            generation,
+            outcome,
+        }) = self.rx.try_recv()
+        {
             self.in_flight = self.in_flight.saturating_sub(1);
             match outcome {
                 Outcome::Aborted => self.stats.aborted += 1,
@@ -360,7 +380,10 @@ impl AsyncCooker {
                 Outcome::Finished(result) => {
                     self.stats.completed += 1;
                     current = Some(match result {
-                        Ok(collision) => CookEvent::Finished { generation, collision },
+                        Ok(collision) => CookEvent::Finished {
+                            generation,
+                            collision,
+                        },
                         Err(error) => CookEvent::Failed { generation, error },
                     });
                 }
@@ -385,7 +408,11 @@ mod tests {
     use super::*;
 
     fn input() -> CookInput {
-        CookInput { tri_mesh: None, convex: Vec::new(), use_complex_as_simple: false }
+        CookInput {
+            tri_mesh: None,
+            convex: Vec::new(),
+            use_complex_as_simple: false,
+        }
     }
 
     #[test]
@@ -402,7 +429,9 @@ mod tests {
         assert_eq!(cooker.stats().discarded, 1);
 
         executor.run_all();
-        assert!(matches!(cooker.poll(), Some(CookEvent::Finished { generation, .. }) if generation == new));
+        assert!(
+            matches!(cooker.poll(), Some(CookEvent::Finished { generation, .. }) if generation == new)
+        );
         assert_eq!(cooker.in_flight(), 0);
     }
 
@@ -421,8 +450,18 @@ mod tests {
     fn inline_results_are_ready_at_the_next_poll() {
         let mut cooker = AsyncCooker::with_executor(Arc::new(InlineExecutor));
         let generation = cooker.request(input());
-        assert!(matches!(cooker.poll(), Some(CookEvent::Finished { generation: g, .. }) if g == generation));
+        assert!(
+            matches!(cooker.poll(), Some(CookEvent::Finished { generation: g, .. }) if g == generation)
+        );
         assert!(cooker.poll().is_none());
-        assert_eq!(cooker.stats(), CookStats { requested: 1, completed: 1, aborted: 0, discarded: 0 });
+        assert_eq!(
+            cooker.stats(),
+            CookStats {
+                requested: 1,
+                completed: 1,
+                aborted: 0,
+                discarded: 0
+            }
+        );
     }
 }

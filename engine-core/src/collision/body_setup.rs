@@ -62,13 +62,14 @@ impl ConvexElement {
     /// Checks what is cheap to check: enough points, all finite. Whether
     /// they enclose a volume is known only when hulled.
     pub(crate) fn validate(&self, element: usize) -> Result<(), CollisionError> {
-        if let Some((point, &position)) = self
-            .points
-            .iter()
-            .enumerate()
-            .find(|(_, p)| !p.is_finite())
+        if let Some((point, &position)) =
+            self.points.iter().enumerate().find(|(_, p)| !p.is_finite())
         {
-            return Err(CollisionError::NonFiniteConvexPoint { element, point, position });
+            return Err(CollisionError::NonFiniteConvexPoint {
+                element,
+                point,
+                position,
+            });
         }
         if self.points.len() < 4 {
             return Err(CollisionError::DegenerateConvex {
@@ -132,7 +133,10 @@ impl BodySetup {
     /// Replaces the convex elements (UE's `SetCollisionConvexMeshes`). Takes
     /// effect at the next cook. Rejects non-finite points or elements with
     /// fewer than four points, leaving the current elements in place.
-    pub fn set_convex_elements(&mut self, elements: Vec<ConvexElement>) -> Result<(), CollisionError> {
+    pub fn set_convex_elements(
+        &mut self,
+        elements: Vec<ConvexElement>,
+    ) -> Result<(), CollisionError> {
         for (i, element) in elements.iter().enumerate() {
             element.validate(i)?;
         }
@@ -197,7 +201,10 @@ impl BodySetup {
     /// rejected here, before anything is queued; a cook that fails on the
     /// worker is reported by [`apply_finished`](Self::apply_finished). Either
     /// way the previous cooked collision stays until a newer one succeeds.
-    pub fn cook_async(&mut self, provider: &dyn CollisionDataProvider) -> Result<u64, CollisionError> {
+    pub fn cook_async(
+        &mut self,
+        provider: &dyn CollisionDataProvider,
+    ) -> Result<u64, CollisionError> {
         let input = self.gather(provider)?;
         Ok(self.cooker.request(input))
     }

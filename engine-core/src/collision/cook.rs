@@ -54,7 +54,10 @@ pub struct CollisionBounds {
 impl CollisionBounds {
     /// The smallest box holding both.
     pub fn union(self, other: Self) -> Self {
-        Self { min: self.min.min(other.min), max: self.max.max(other.max) }
+        Self {
+            min: self.min.min(other.min),
+            max: self.max.max(other.max),
+        }
     }
 
     /// The smallest box holding this box after `transform` (all eight
@@ -64,9 +67,21 @@ impl CollisionBounds {
         let mut max = Vec3::splat(f32::NEG_INFINITY);
         for corner in 0..8 {
             let p = Vec3::new(
-                if corner & 1 == 0 { self.min.x } else { self.max.x },
-                if corner & 2 == 0 { self.min.y } else { self.max.y },
-                if corner & 4 == 0 { self.min.z } else { self.max.z },
+                if corner & 1 == 0 {
+                    self.min.x
+                } else {
+                    self.max.x
+                },
+                if corner & 2 == 0 {
+                    self.min.y
+                } else {
+                    self.max.y
+                },
+                if corner & 4 == 0 {
+                    self.min.z
+                } else {
+                    self.max.z
+                },
             );
             let p = transform.transform_point3(p);
             min = min.min(p);
@@ -76,7 +91,10 @@ impl CollisionBounds {
     }
 
     fn from_parry(aabb: &Aabb) -> Self {
-        Self { min: from_parry(aabb.mins), max: from_parry(aabb.maxs) }
+        Self {
+            min: from_parry(aabb.mins),
+            max: from_parry(aabb.maxs),
+        }
     }
 }
 
@@ -113,7 +131,11 @@ pub(crate) struct LocalHit {
 impl CookedCollision {
     /// Collision with no shapes at all; rays pass through it.
     pub fn empty() -> Self {
-        Self { tri_mesh: None, convex: Vec::new(), use_complex_as_simple: false }
+        Self {
+            tri_mesh: None,
+            convex: Vec::new(),
+            use_complex_as_simple: false,
+        }
     }
 
     /// Whether a triangle mesh was cooked.
@@ -198,7 +220,10 @@ impl CookedCollision {
         Some(uvs[ia as usize] * wa + uvs[ib as usize] * wb + uvs[ic as usize] * wc)
     }
 
-    fn shapes_for(&self, complexity: CollisionComplexity) -> (Option<&CookedTriMesh>, &[CookedConvex]) {
+    fn shapes_for(
+        &self,
+        complexity: CollisionComplexity,
+    ) -> (Option<&CookedTriMesh>, &[CookedConvex]) {
         let use_mesh = match complexity {
             CollisionComplexity::Simple => self.use_complex_as_simple,
             CollisionComplexity::Complex => self.tri_mesh.is_some(),
@@ -239,7 +264,10 @@ impl CookedCollision {
             if element.aabb.cast_local_ray(&ray, max_t, true).is_none() {
                 continue;
             }
-            if let Some(hit) = element.hull.cast_local_ray_and_get_normal(&ray, max_t, false) {
+            if let Some(hit) = element
+                .hull
+                .cast_local_ray_and_get_normal(&ray, max_t, false)
+            {
                 if hit.time_of_impact < max_t || best.is_none() {
                     max_t = hit.time_of_impact;
                     best = Some(LocalHit {
@@ -303,7 +331,11 @@ impl CookInput {
             .enumerate()
             .map(|(element, convex)| cook_convex(element, &convex.points))
             .collect::<Result<Vec<_>, _>>()?;
-        Ok(CookedCollision { tri_mesh, convex, use_complex_as_simple: self.use_complex_as_simple })
+        Ok(CookedCollision {
+            tri_mesh,
+            convex,
+            use_complex_as_simple: self.use_complex_as_simple,
+        })
     }
 }
 
@@ -317,10 +349,15 @@ fn cook_tri_mesh(data: TriMeshCollisionData) -> Result<CookedTriMesh, CollisionE
     // No flags: parry keeps the triangles exactly as given (no merging or
     // removal of degenerate ones), so hit triangle ids index the provider's
     // triangles and material indices one to one.
-    let mesh = TriMesh::new(vertices, indices)
-        .map_err(|e| CollisionError::TriMeshBuild(e.to_string()))?;
+    let mesh =
+        TriMesh::new(vertices, indices).map_err(|e| CollisionError::TriMeshBuild(e.to_string()))?;
     let bounds = CollisionBounds::from_parry(&mesh.local_aabb());
-    Ok(CookedTriMesh { mesh, material_indices: data.material_indices, uvs: data.uvs, bounds })
+    Ok(CookedTriMesh {
+        mesh,
+        material_indices: data.material_indices,
+        uvs: data.uvs,
+        bounds,
+    })
 }
 
 fn cook_convex(element: usize, points: &[Vec3]) -> Result<CookedConvex, CollisionError> {
@@ -344,7 +381,10 @@ fn encloses_volume(hull: &ConvexPolyhedron) -> bool {
     let Some(&origin) = points.first() else {
         return false;
     };
-    let size = points.iter().map(|p| (*p - origin).length()).fold(0.0, f32::max);
+    let size = points
+        .iter()
+        .map(|p| (*p - origin).length())
+        .fold(0.0, f32::max);
     let tolerance = size * 1e-5;
     let Some(axis) = points.iter().find(|p| (**p - origin).length() > tolerance) else {
         return false;
@@ -358,7 +398,9 @@ fn encloses_volume(hull: &ConvexPolyhedron) -> bool {
         return false;
     };
     let normal = normal.normalize();
-    points.iter().any(|p| normal.dot(*p - origin).abs() > tolerance)
+    points
+        .iter()
+        .any(|p| normal.dot(*p - origin).abs() > tolerance)
 }
 
 #[cfg(test)]
@@ -368,8 +410,17 @@ mod tests {
     #[test]
     fn tilted_flat_point_sets_are_not_hulled() {
         // All on the plane x + y + z = 1.
-        let flat = [Vec3::X, Vec3::Y, Vec3::Z, Vec3::new(1.0, 1.0, -1.0), Vec3::new(0.5, 0.5, 0.0)];
-        assert!(matches!(cook_convex(3, &flat), Err(CollisionError::DegenerateConvex { element: 3, .. })));
+        let flat = [
+            Vec3::X,
+            Vec3::Y,
+            Vec3::Z,
+            Vec3::new(1.0, 1.0, -1.0),
+            Vec3::new(0.5, 0.5, 0.0),
+        ];
+        assert!(matches!(
+            cook_convex(3, &flat),
+            Err(CollisionError::DegenerateConvex { element: 3, .. })
+        ));
         let tetrahedron = [Vec3::ZERO, Vec3::X, Vec3::Y, Vec3::Z];
         assert!(cook_convex(0, &tetrahedron).is_ok());
     }
@@ -377,7 +428,8 @@ mod tests {
     #[test]
     fn bounds_follow_complexity() {
         let mut data = TriMeshCollisionData::new();
-        data.push_section(&[Vec3::ZERO, Vec3::X, Vec3::Y], &[[0, 1, 2]], 0);
+        data.push_section(&[Vec3::ZERO, Vec3::X, Vec3::Y], &[[0, 1, 2]], 0)
+            .unwrap();
         let input = CookInput {
             tri_mesh: Some(data),
             convex: vec![ConvexElement::cuboid(Vec3::splat(-2.0), Vec3::splat(-1.0))],
@@ -385,17 +437,27 @@ mod tests {
         };
         let cooked = input.cook().unwrap();
         let simple = cooked.local_bounds(CollisionComplexity::Simple).unwrap();
-        assert_eq!((simple.min, simple.max), (Vec3::splat(-2.0), Vec3::splat(-1.0)));
+        assert_eq!(
+            (simple.min, simple.max),
+            (Vec3::splat(-2.0), Vec3::splat(-1.0))
+        );
         let complex = cooked.local_bounds(CollisionComplexity::Complex).unwrap();
-        assert_eq!((complex.min, complex.max), (Vec3::ZERO, Vec3::new(1.0, 1.0, 0.0)));
-        assert!(CookedCollision::empty().local_bounds(CollisionComplexity::Complex).is_none());
+        assert_eq!(
+            (complex.min, complex.max),
+            (Vec3::ZERO, Vec3::new(1.0, 1.0, 0.0))
+        );
+        assert!(CookedCollision::empty()
+            .local_bounds(CollisionComplexity::Complex)
+            .is_none());
     }
 
     #[test]
     fn uv_lookup_interpolates_and_skips_degenerate_triangles() {
         let mut data = TriMeshCollisionData::new();
-        data.push_section(&[Vec3::ZERO, Vec3::X, Vec3::Y], &[[0, 1, 2]], 0);
-        data.push_section(&[Vec3::ZERO, Vec3::X, Vec3::X * 2.0], &[[0, 1, 2]], 0);
+        data.push_section(&[Vec3::ZERO, Vec3::X, Vec3::Y], &[[0, 1, 2]], 0)
+            .unwrap();
+        data.push_section(&[Vec3::ZERO, Vec3::X, Vec3::X * 2.0], &[[0, 1, 2]], 0)
+            .unwrap();
         data.uvs.push(vec![
             Vec2::ZERO,
             Vec2::new(1.0, 0.0),
@@ -404,7 +466,11 @@ mod tests {
             Vec2::ZERO,
             Vec2::ZERO,
         ]);
-        let input = CookInput { tri_mesh: Some(data), convex: Vec::new(), use_complex_as_simple: true };
+        let input = CookInput {
+            tri_mesh: Some(data),
+            convex: Vec::new(),
+            use_complex_as_simple: true,
+        };
         let cooked = input.cook().unwrap();
         let uv = cooked.uv_at(0, Vec3::new(0.25, 0.5, 0.0), 0).unwrap();
         assert!(uv.abs_diff_eq(Vec2::new(0.25, 0.5), 1e-6));

@@ -24,6 +24,9 @@ pub enum CollisionError {
         /// How many vertices the mesh has.
         vertex_count: usize,
     },
+    /// More vertices than a `u32` index can reach.
+    #[error("{0} vertices; triangle indices are u32")]
+    TooManyVertices(usize),
     /// `material_indices` must hold exactly one entry per triangle.
     #[error("{material_count} material indices for {triangle_count} triangles")]
     MaterialCountMismatch {

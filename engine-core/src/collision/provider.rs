@@ -70,23 +70,39 @@ impl TriMeshCollisionData {
     /// new vertices so the data stays consistent; write `uvs` directly to give
     /// a section real UVs.
     ///
-    /// Indices are not checked here; [`validate`](Self::validate) reports any
-    /// that run past the section's vertices (they then point past the end of
-    /// the whole buffer or into a later section only if more sections follow,
-    /// so validate before appending more when the input is untrusted).
-    pub fn push_section(&mut self, vertices: &[Vec3], indices: &[[u32; 3]], material_index: u16) {
-        let base = u32::try_from(self.vertices.len()).unwrap_or(u32::MAX);
+    /// Rejects an index past the section's own vertices (it would silently
+    /// reach into another section), leaving the data unchanged; the error's
+    /// `triangle` and `vertex_count` are the section's.
+    pub fn push_section(
+        &mut self,
+        vertices: &[Vec3],
+        indices: &[[u32; 3]],
+        material_index: u16,
+    ) -> Result<(), CollisionError> {
+        for (triangle, tri) in indices.iter().enumerate() {
+            if let Some(&index) = tri.iter().find(|&&i| i as usize >= vertices.len()) {
+                return Err(CollisionError::IndexOutOfRange {
+                    triangle,
+                    index,
+                    vertex_count: vertices.len(),
+                });
+            }
+        }
+        let total = self.vertices.len() + vertices.len();
+        if u32::try_from(total).is_err() {
+            return Err(CollisionError::TooManyVertices(total));
+        }
+        // Fits: it is at most `total`, checked above.
+        let base = self.vertices.len() as u32;
         self.vertices.extend_from_slice(vertices);
-        self.indices.extend(
-            indices
-                .iter()
-                .map(|t| t.map(|i| i.saturating_add(base))),
-        );
+        self.indices
+            .extend(indices.iter().map(|t| t.map(|i| i + base)));
         self.material_indices
             .extend(std::iter::repeat(material_index).take(indices.len()));
         for channel in &mut self.uvs {
             channel.resize(self.vertices.len(), Vec2::ZERO);
         }
+        Ok(())
     }
 
     /// Checks that the data can be cooked: every index in range, one material
@@ -162,14 +178,24 @@ mod tests {
 
     fn triangle() -> TriMeshCollisionData {
         let mut data = TriMeshCollisionData::new();
-        data.push_section(&[Vec3::ZERO, Vec3::X, Vec3::Y], &[[0, 1, 2]], 0);
+        data.push_section(&[Vec3::ZERO, Vec3::X, Vec3::Y], &[[0, 1, 2]], 0)
+            .unwrap();
         data
     }
 
     #[test]
     fn sections_offset_indices_and_tag_materials() {
         let mut data = triangle();
-        data.push_section(&[Vec3::Z, Vec3::X, Vec3::Y], &[[0, 2, 1]], 7);
+        data.push_section(&[Vec3::Z, Vec3::X, Vec3::Y], &[[0, 2, 1]], 7)
+            .unwrap();
+        assert_eq!(
+            data.push_section(&[Vec3::Z], &[[0, 0, 1]], 8),
+            Err(CollisionError::IndexOutOfRange {
+                triangle: 0,
+                index: 1,
+                vertex_count: 1
+            })
+        );
         assert_eq!(data.indices, vec![[0, 1, 2], [3, 5, 4]]);
         assert_eq!(data.material_indices, vec![0, 7]);
         assert_eq!(data.validate(), Ok(()));
@@ -182,35 +208,57 @@ mod tests {
         data.material_indices.push(0);
         assert_eq!(
             data.validate(),
-            Err(CollisionError::IndexOutOfRange { triangle: 1, index: 3, vertex_count: 3 })
+            Err(CollisionError::IndexOutOfRange {
+                triangle: 1,
+                index: 3,
+                vertex_count: 3
+            })
         );
 
         let mut data = triangle();
         data.material_indices.push(1);
         assert_eq!(
             data.validate(),
-            Err(CollisionError::MaterialCountMismatch { material_count: 2, triangle_count: 1 })
+            Err(CollisionError::MaterialCountMismatch {
+                material_count: 2,
+                triangle_count: 1
+            })
         );
 
         let mut data = triangle();
         data.vertices[1].y = f32::NAN;
-        assert!(matches!(data.validate(), Err(CollisionError::NonFiniteVertex { vertex: 1, .. })));
+        assert!(matches!(
+            data.validate(),
+            Err(CollisionError::NonFiniteVertex { vertex: 1, .. })
+        ));
 
         let mut data = triangle();
         data.uvs.push(vec![Vec2::ZERO; 2]);
         assert_eq!(
             data.validate(),
-            Err(CollisionError::UvCountMismatch { channel: 0, uv_count: 2, vertex_count: 3 })
+            Err(CollisionError::UvCountMismatch {
+                channel: 0,
+                uv_count: 2,
+                vertex_count: 3
+            })
         );
         data.uvs[0].push(Vec2::new(f32::INFINITY, 0.0));
-        assert!(matches!(data.validate(), Err(CollisionError::NonFiniteUv { channel: 0, vertex: 2, .. })));
+        assert!(matches!(
+            data.validate(),
+            Err(CollisionError::NonFiniteUv {
+                channel: 0,
+                vertex: 2,
+                ..
+            })
+        ));
     }
 
     #[test]
     fn uv_channels_are_padded_for_new_sections() {
         let mut data = triangle();
         data.uvs.push(vec![Vec2::ONE; 3]);
-        data.push_section(&[Vec3::Z, Vec3::X, Vec3::Y], &[[0, 1, 2]], 1);
+        data.push_section(&[Vec3::Z, Vec3::X, Vec3::Y], &[[0, 1, 2]], 1)
+            .unwrap();
         assert_eq!(data.uvs[0].len(), 6);
         assert_eq!(data.validate(), Ok(()));
         assert!(data.tri_mesh_data(false).unwrap().uvs.is_empty());

@@ -115,7 +115,11 @@ impl Body {
         let hit = self.collision.cast_local_ray(
             local_origin,
             local_dir / scale,
-            if local_max.is_finite() { local_max } else { f32::MAX },
+            if local_max.is_finite() {
+                local_max
+            } else {
+                f32::MAX
+            },
             self.complexity,
         )?;
         let distance = hit.t / scale;
@@ -224,7 +228,8 @@ impl CollisionScene {
         let slot = match self.free.pop() {
             Some(slot) => slot,
             None => {
-                let slot = u32::try_from(self.slots.len()).map_err(|_| CollisionError::SceneFull)?;
+                let slot =
+                    u32::try_from(self.slots.len()).map_err(|_| CollisionError::SceneFull)?;
                 self.slots.push(None);
                 slot
             }
@@ -237,7 +242,10 @@ impl CollisionScene {
 
     /// Removes a body.
     pub fn remove_body(&mut self, id: BodyId) -> Result<(), CollisionError> {
-        let slot = self.by_id.remove(&id).ok_or(CollisionError::UnknownBody(id))?;
+        let slot = self
+            .by_id
+            .remove(&id)
+            .ok_or(CollisionError::UnknownBody(id))?;
         let body = self.slots[slot as usize].take();
         if body.is_some_and(|b| b.world_bounds.is_some()) {
             self.broad_phase.remove(slot);
@@ -346,7 +354,10 @@ impl CollisionScene {
     }
 
     fn slot(&self, id: BodyId) -> Result<u32, CollisionError> {
-        self.by_id.get(&id).copied().ok_or(CollisionError::UnknownBody(id))
+        self.by_id
+            .get(&id)
+            .copied()
+            .ok_or(CollisionError::UnknownBody(id))
     }
 
     fn body(&self, id: BodyId) -> Option<&Body> {
@@ -370,7 +381,10 @@ impl CollisionScene {
     /// that rounding in the transform never lets a grazing ray miss the box
     /// of a surface it touches.
     fn sync_broad_phase(&mut self, slot: u32) {
-        let Some(bounds) = self.slots[slot as usize].as_ref().and_then(|b| b.world_bounds) else {
+        let Some(bounds) = self.slots[slot as usize]
+            .as_ref()
+            .and_then(|b| b.world_bounds)
+        else {
             return;
         };
         let pad = (bounds.max - bounds.min).max_element() * 1e-5 + 1e-6;
