@@ -37,6 +37,8 @@ pub trait DistributionValue:
     fn lerp(a: Self, b: Self, t: f32) -> Self;
     /// A value between `min` and `max`, each component drawn independently.
     fn uniform(min: Self, max: Self, rng: &mut Rng) -> Self;
+    /// Component-wise product.
+    fn scale(a: Self, b: Self) -> Self;
     /// Zero (what an empty curve, which validation rejects, evaluates to).
     fn zero() -> Self;
 }
@@ -51,6 +53,9 @@ impl DistributionValue for f32 {
     }
     fn uniform(min: Self, max: Self, rng: &mut Rng) -> Self {
         rng.range_f32(min, max)
+    }
+    fn scale(a: Self, b: Self) -> Self {
+        a * b
     }
     fn zero() -> Self {
         0.0
@@ -71,6 +76,9 @@ macro_rules! impl_vector_value {
                 // Components in declaration order, so the stream of random
                 // numbers a vector consumes is fixed.
                 <$ty>::new($(rng.range_f32(min.$c, max.$c)),+)
+            }
+            fn scale(a: Self, b: Self) -> Self {
+                a * b
             }
             fn zero() -> Self {
                 <$ty>::ZERO
@@ -246,6 +254,16 @@ impl<T: DistributionValue> CurveLut<T> {
             .into_boxed_slice()
             .try_into()
             .unwrap_or_else(|_| unreachable!("LUT_SIZE values were collected"));
+        CurveLut { values }
+    }
+
+    /// This table with every sample multiplied by `factor` (bakes a
+    /// uniform initial value into an over-life curve).
+    pub fn scaled(&self, factor: T) -> Self {
+        let mut values = self.values.clone();
+        for v in values.iter_mut() {
+            *v = T::scale(factor, *v);
+        }
         CurveLut { values }
     }
 

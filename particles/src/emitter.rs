@@ -7,13 +7,14 @@
 //!
 //! ```text
 //! tick(dt), frame window [t0, t0 + dt)
-//!   1. update   existing particles by dt          (update.rs, the hot loop)
+//!   1. update   existing particles by dt, killing those whose relative
+//!               time reaches 1                    (update.rs, the hot loop)
 //!   2. spawn    bursts whose loop time falls in the window, then the rate's
 //!               particles; each is created at its exact sub-frame time τ
 //!               and advanced by the remaining dt - τ, so a steady stream
 //!               has no frame-rate banding
 //!   3. collide  ground plane and kill volumes (only if the emitter has them)
-//!   4. kill     relative time ≥ 1 (age, or marked by step 3), swap-remove
+//!   4. kill     those step 3 marked (swap-remove)
 //! ```
 //!
 //! Determinism: randomness is drawn only while spawning, in a fixed order
@@ -36,7 +37,7 @@ use crate::distribution::{CurveLut, Distribution};
 use crate::error::ParticleError;
 use crate::particle::{Particle, ParticleStore};
 use crate::rng::Rng;
-use crate::update::{update, Step, UpdateParams};
+use crate::update::{update_and_kill, update_one, OverLife, Step, UpdateParams};
 
 /// A tick replays the bursts of at most this many emitter loops.
 pub const MAX_BURST_LOOPS: u64 = 1024;
@@ -57,8 +58,9 @@ pub(crate) struct CompiledEmitter {
     rotation_rate: Option<Distribution<f32>>,
     acceleration: Vec3,
     drag: f32,
-    color_over_life: Option<CurveLut<Vec4>>,
-    size_over_life: Option<CurveLut<Vec2>>,
+    /// Over-life tables, with a uniform initial value baked in when there is one.
+    color_over_life: Option<(CurveLut<Vec4>, OverLife)>,
+    size_over_life: Option<(CurveLut<Vec2>, OverLife)>,
     kill_volumes: Vec<(Aabb, bool)>,
     ground: Option<(f32, CollisionResponse)>,
     identity4: CurveLut<Vec4>,
@@ -104,14 +106,16 @@ impl CompiledEmitter {
                 Module::RotationRate(d) => c.rotation_rate = Some(d.clone()),
                 Module::Acceleration(a) => c.acceleration += *a,
                 Module::Drag { coefficient } => c.drag += coefficient,
-                Module::ColorOverLife(d) => c.color_over_life = Some(CurveLut::bake(d)),
-                Module::SizeOverLife(d) => c.size_over_life = Some(CurveLut::bake(d)),
+                Module::ColorOverLife(d) => c.color_over_life = Some((CurveLut::bake(d), OverLife::PerParticle)),
+                Module::SizeOverLife(d) => c.size_over_life = Some((CurveLut::bake(d), OverLife::PerParticle)),
                 Module::KillVolume { min, max, kill_inside } => {
                     c.kill_volumes.push((Aabb::new(*min, *max), *kill_inside))
                 }
                 Module::GroundPlaneCollision { height, response } => c.ground = Some((*height, *response)),
             }
         }
+        c.color_over_life = c.color_over_life.map(|lut| bake_uniform_base(lut, &c.color, Vec4::ONE));
+        c.size_over_life = c.size_over_life.map(|lut| bake_uniform_base(lut, &c.size, Vec2::ONE));
         // Stable sort: equal times keep their authored order.
         c.bursts.sort_by(|a, b| a.time.total_cmp(&b.time));
         c
@@ -121,10 +125,10 @@ impl CompiledEmitter {
         UpdateParams {
             step: Step::new(dt, self.drag),
             acceleration: self.acceleration,
-            color_over_life: self.color_over_life.as_ref().unwrap_or(&self.identity4),
-            size_over_life: self.size_over_life.as_ref().unwrap_or(&self.identity2),
-            colors: self.color_over_life.is_some(),
-            sizes: self.size_over_life.is_some(),
+            color_over_life: self.color_over_life.as_ref().map_or(&self.identity4, |(lut, _)| lut),
+            size_over_life: self.size_over_life.as_ref().map_or(&self.identity2, |(lut, _)| lut),
+            colors: self.color_over_life.as_ref().map_or(OverLife::Off, |(_, mode)| *mode),
+            sizes: self.size_over_life.as_ref().map_or(OverLife::Off, |(_, mode)| *mode),
             rotates: self.rotation_rate.is_some(),
         }
     }
@@ -135,6 +139,21 @@ impl CompiledEmitter {
             0 => f64::INFINITY,
             n => f64::from(self.required.emitter_duration) * f64::from(n),
         }
+    }
+}
+
+/// When every particle starts with the same value (a constant initial
+/// distribution, or none: `default`), folds it into the over-life table so the
+/// update need not read the per-particle base array.
+fn bake_uniform_base<T: crate::DistributionValue>(
+    (lut, _): (CurveLut<T>, OverLife),
+    initial: &Option<Distribution<T>>,
+    default: T,
+) -> (CurveLut<T>, OverLife) {
+    match initial {
+        None => (lut.scaled(default), OverLife::Baked),
+        Some(Distribution::Constant(v)) => (lut.scaled(*v), OverLife::Baked),
+        Some(_) => (lut, OverLife::PerParticle),
     }
 }
 
@@ -237,12 +256,11 @@ impl EmitterInstance {
             return;
         }
         let t0 = self.time;
-        let live = self.particles.len();
 
-        // 1. Update: last tick's positions become `old_location`.
+        // 1. Update and kill by age: last tick's positions become `old_location`.
         self.particles.swap_location_buffers();
         let params = self.compiled.update_params(dt);
-        let mut dead = update(&mut self.particles, 0, live, &params, parallel);
+        update_and_kill(&mut self.particles, &params, parallel);
 
         // 2. Spawn, each particle advanced from its sub-frame birth time.
         if self.spawning {
@@ -252,12 +270,9 @@ impl EmitterInstance {
         self.time = t0 + f64::from(dt);
 
         // 3. Collide: marks particles to kill by setting relative time to 1.
-        if self.compiled.ground.is_some() || !self.compiled.kill_volumes.is_empty() {
-            dead += self.collide();
-        }
-
-        // 4. Kill.
-        if dead > 0 {
+        // 4. Kill those.
+        let collides = self.compiled.ground.is_some() || !self.compiled.kill_volumes.is_empty();
+        if collides && self.collide() > 0 {
             self.particles.kill_expired();
         }
     }
@@ -353,7 +368,7 @@ impl EmitterInstance {
         });
         let i = self.particles.len() - 1;
         let params = c.update_params(remaining);
-        if update(&mut self.particles, i, i + 1, &params, false) > 0 {
+        if !update_one(&mut self.particles, i, &params) {
             // Died within the tick it was born in.
             self.particles.swap_remove(i);
         }

@@ -151,8 +151,13 @@ impl ParticleStore {
         each_field!(self, v => { v.swap_remove(i); });
     }
 
-    /// Kills every particle whose relative time reached 1 (age, or a kill
-    /// marker set by a collision or kill volume); returns how many died.
+    /// Keeps the first `len` particles.
+    pub(crate) fn truncate(&mut self, len: usize) {
+        each_field!(self, v => v.truncate(len));
+    }
+
+    /// Kills every particle whose relative time reached 1 (the marker a
+    /// collision or kill volume sets; age is handled inside the update).
     ///
     /// Walks backwards so the particle swapped into a freed slot has already
     /// been checked. Reads only the relative-time array unless something

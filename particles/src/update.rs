@@ -21,10 +21,15 @@
 //! sub-frame time it was spawned at (only on float rounding). The constants
 //! are computed once per tick in f64.
 //!
-//! The kernel also counts particles whose relative time reached 1, so the
-//! caller scans for the dead only when some died. It is pure per particle,
-//! so [`update`] may split the arrays across threads (`rayon::join`) and get
-//! bit-identical results.
+//! Killing is fused into the same pass: a particle whose relative time
+//! reaches 1 is replaced by the chunk's last particle, which is updated next
+//! (see [`kernel`]). Work is cut into fixed chunks of [`CHUNK`] particles,
+//! compacted independently and then closed up, so the chunks can run on the
+//! rayon pool and the result is bit-identical to a serial tick.
+//!
+//! An over-life module whose initial value is the same for every particle
+//! (a constant, or no initial module) has that value baked into its lookup
+//! table, and the kernel then skips the per-particle base array.
 
 use glam::{Vec2, Vec3, Vec4};
 
@@ -68,48 +73,83 @@ impl Step {
     }
 }
 
+/// How the kernel produces a colour or size from the over-life curve.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum OverLife {
+    /// No over-life module: the current value stays the spawn value.
+    Off,
+    /// `value = base[i] × curve(t)`: the initial value differs per particle.
+    PerParticle,
+    /// `value = curve(t)`, the (uniform) initial value already baked into the
+    /// curve, so the base array is not read at all.
+    Baked,
+}
+
+const OFF: u8 = 0;
+const PER_PARTICLE: u8 = 1;
+const BAKED: u8 = 2;
+
+impl OverLife {
+    fn code(self) -> u8 {
+        match self {
+            OverLife::Off => OFF,
+            OverLife::PerParticle => PER_PARTICLE,
+            OverLife::Baked => BAKED,
+        }
+    }
+}
+
 /// The emitter-wide inputs of an update.
 pub(crate) struct UpdateParams<'a> {
     pub step: Step,
     pub acceleration: Vec3,
-    /// Read only when `colors` is set.
+    /// Read unless `colors` is `Off`.
     pub color_over_life: &'a CurveLut<Vec4>,
-    /// Read only when `sizes` is set.
+    /// Read unless `sizes` is `Off`.
     pub size_over_life: &'a CurveLut<Vec2>,
-    pub colors: bool,
-    pub sizes: bool,
+    pub colors: OverLife,
+    pub sizes: OverLife,
     pub rotates: bool,
 }
 
-/// Borrowed views of the arrays one update touches, splittable in two.
+/// Mutable views of every particle array over one range, splittable.
 struct Lanes<'a> {
-    old_location: &'a [Vec3],
+    old_location: &'a mut [Vec3],
     location: &'a mut [Vec3],
+    base_velocity: &'a mut [Vec3],
     velocity: &'a mut [Vec3],
     rotation: &'a mut [f32],
-    rotation_rate: &'a [f32],
-    base_size: &'a [Vec2],
+    rotation_rate: &'a mut [f32],
+    base_size: &'a mut [Vec2],
     size: &'a mut [Vec2],
-    base_color: &'a [Vec4],
+    base_color: &'a mut [Vec4],
     color: &'a mut [Vec4],
     relative_time: &'a mut [f32],
-    one_over_max_lifetime: &'a [f32],
+    one_over_max_lifetime: &'a mut [f32],
+}
+
+macro_rules! split_lanes {
+    ($lanes:ident, $mid:ident, $($f:ident),+) => {{
+        $(let $f = $lanes.$f.split_at_mut($mid);)+
+        (Lanes { $($f: $f.0),+ }, Lanes { $($f: $f.1),+ })
+    }};
 }
 
 impl<'a> Lanes<'a> {
     fn new(s: &'a mut ParticleStore, start: usize, end: usize) -> Self {
         Lanes {
-            old_location: &s.old_location[start..end],
+            old_location: &mut s.old_location[start..end],
             location: &mut s.location[start..end],
+            base_velocity: &mut s.base_velocity[start..end],
             velocity: &mut s.velocity[start..end],
             rotation: &mut s.rotation[start..end],
-            rotation_rate: &s.rotation_rate[start..end],
-            base_size: &s.base_size[start..end],
+            rotation_rate: &mut s.rotation_rate[start..end],
+            base_size: &mut s.base_size[start..end],
             size: &mut s.size[start..end],
-            base_color: &s.base_color[start..end],
+            base_color: &mut s.base_color[start..end],
             color: &mut s.color[start..end],
             relative_time: &mut s.relative_time[start..end],
-            one_over_max_lifetime: &s.one_over_max_lifetime[start..end],
+            one_over_max_lifetime: &mut s.one_over_max_lifetime[start..end],
         }
     }
 
@@ -118,104 +158,176 @@ impl<'a> Lanes<'a> {
     }
 
     fn split_at(self, mid: usize) -> (Lanes<'a>, Lanes<'a>) {
-        let (ol0, ol1) = self.old_location.split_at(mid);
-        let (l0, l1) = self.location.split_at_mut(mid);
-        let (v0, v1) = self.velocity.split_at_mut(mid);
-        let (r0, r1) = self.rotation.split_at_mut(mid);
-        let (rr0, rr1) = self.rotation_rate.split_at(mid);
-        let (bs0, bs1) = self.base_size.split_at(mid);
-        let (s0, s1) = self.size.split_at_mut(mid);
-        let (bc0, bc1) = self.base_color.split_at(mid);
-        let (c0, c1) = self.color.split_at_mut(mid);
-        let (t0, t1) = self.relative_time.split_at_mut(mid);
-        let (i0, i1) = self.one_over_max_lifetime.split_at(mid);
-        (
-            Lanes {
-                old_location: ol0,
-                location: l0,
-                velocity: v0,
-                rotation: r0,
-                rotation_rate: rr0,
-                base_size: bs0,
-                size: s0,
-                base_color: bc0,
-                color: c0,
-                relative_time: t0,
-                one_over_max_lifetime: i0,
-            },
-            Lanes {
-                old_location: ol1,
-                location: l1,
-                velocity: v1,
-                rotation: r1,
-                rotation_rate: rr1,
-                base_size: bs1,
-                size: s1,
-                base_color: bc1,
-                color: c1,
-                relative_time: t1,
-                one_over_max_lifetime: i1,
-            },
+        split_lanes!(
+            self,
+            mid,
+            old_location,
+            location,
+            base_velocity,
+            velocity,
+            rotation,
+            rotation_rate,
+            base_size,
+            size,
+            base_color,
+            color,
+            relative_time,
+            one_over_max_lifetime
         )
     }
+
+    /// Moves particle `from` into slot `to` (killing `to`). The outputs the
+    /// update recomputes (location, size, colour) are not copied.
+    #[inline(always)]
+    fn pull(&mut self, from: usize, to: usize) {
+        self.old_location[to] = self.old_location[from];
+        self.base_velocity[to] = self.base_velocity[from];
+        self.velocity[to] = self.velocity[from];
+        self.rotation[to] = self.rotation[from];
+        self.rotation_rate[to] = self.rotation_rate[from];
+        self.base_size[to] = self.base_size[from];
+        self.base_color[to] = self.base_color[from];
+        self.relative_time[to] = self.relative_time[from];
+        self.one_over_max_lifetime[to] = self.one_over_max_lifetime[from];
+    }
 }
 
-/// Particles per parallel task; below twice this the update stays serial.
-pub(crate) const PARALLEL_CHUNK: usize = 32 * 1024;
+/// Particles per chunk. The update compacts each chunk on its own, so the
+/// chunk layout (not the thread count) decides where survivors end up; it
+/// is fixed, which keeps serial and parallel ticks bit-identical.
+pub(crate) const CHUNK: usize = 16 * 1024;
 
-/// Updates particles `start..end` of `store` by one step, reading positions
-/// from `old_location` and writing `location`. Returns how many reached the
-/// end of their life. With `parallel`, large ranges are split across the
-/// rayon pool; the result is bit-identical either way.
-pub(crate) fn update(store: &mut ParticleStore, start: usize, end: usize, p: &UpdateParams, parallel: bool) -> usize {
-    let lanes = Lanes::new(store, start, end);
+/// Updates every particle of `store` by one step (reading positions from
+/// `old_location`, writing `location`) and removes those whose relative time
+/// reached 1. Returns how many died. With `parallel`, chunks are spread over
+/// the rayon pool; the result is bit-identical either way.
+pub(crate) fn update_and_kill(store: &mut ParticleStore, p: &UpdateParams, parallel: bool) -> usize {
+    let n = store.len();
+    let lanes = Lanes::new(store, 0, n);
+    let mut live = Vec::with_capacity(n.div_ceil(CHUNK));
     if parallel {
-        update_parallel(lanes, p)
+        update_chunks_parallel(lanes, p, &mut live);
     } else {
-        dispatch(lanes, p)
+        let mut rest = lanes;
+        while rest.len() > 0 {
+            let mid = rest.len().min(CHUNK);
+            let (chunk, tail) = rest.split_at(mid);
+            live.push(dispatch(chunk, p));
+            rest = tail;
+        }
     }
+    let survivors: usize = live.iter().sum();
+    if survivors < n {
+        close_gaps(store, &live, survivors);
+    }
+    n - survivors
 }
 
-fn update_parallel(lanes: Lanes, p: &UpdateParams) -> usize {
-    if lanes.len() < 2 * PARALLEL_CHUNK {
-        return dispatch(lanes, p);
+/// Updates one particle (a fresh spawn, advanced by its share of the tick);
+/// returns whether it is still alive.
+pub(crate) fn update_one(store: &mut ParticleStore, i: usize, p: &UpdateParams) -> bool {
+    dispatch(Lanes::new(store, i, i + 1), p) == 1
+}
+
+fn update_chunks_parallel(lanes: Lanes, p: &UpdateParams, live: &mut Vec<usize>) {
+    let chunks = lanes.len().div_ceil(CHUNK);
+    if chunks <= 1 {
+        if lanes.len() > 0 {
+            live.push(dispatch(lanes, p));
+        }
+        return;
     }
-    let mid = lanes.len() / 2;
-    let (a, b) = lanes.split_at(mid);
-    let (da, db) = rayon::join(|| update_parallel(a, p), || update_parallel(b, p));
-    da + db
+    let (a, b) = lanes.split_at((chunks / 2) * CHUNK);
+    let mut right = Vec::new();
+    rayon::join(|| update_chunks_parallel(a, p, live), || update_chunks_parallel(b, p, &mut right));
+    live.extend(right);
+}
+
+/// After chunk `c` kept `live[c]` particles at its front, moves the
+/// survivors lying at or beyond `survivors` into the holes below it (both in
+/// ascending order), so particles occupy `0..survivors` again. Moves only as
+/// many particles as died, in contiguous runs.
+fn close_gaps(store: &mut ParticleStore, live: &[usize], survivors: usize) {
+    let n = store.len();
+    let bounds = |c: usize| (c * CHUNK, ((c + 1) * CHUNK).min(n));
+    let holes = live.iter().enumerate().filter_map(|(c, &l)| {
+        let (s, e) = bounds(c);
+        let (a, b) = (s + l, e.min(survivors));
+        (a < b).then_some(a..b)
+    });
+    let mut sources = live
+        .iter()
+        .enumerate()
+        .filter_map(|(c, &l)| {
+            let (s, _) = bounds(c);
+            let (a, b) = (s.max(survivors), s + l);
+            (a < b).then_some(a..b)
+        })
+        .peekable();
+    for mut hole in holes {
+        while hole.start < hole.end {
+            let Some(src) = sources.peek_mut() else { return };
+            let len = hole.len().min(src.len());
+            let from = src.start..src.start + len;
+            macro_rules! each {
+                ($($f:ident),+) => {$( store.$f.copy_within(from.clone(), hole.start); )+};
+            }
+            each!(
+                old_location,
+                location,
+                base_velocity,
+                velocity,
+                rotation,
+                rotation_rate,
+                base_size,
+                size,
+                base_color,
+                color,
+                relative_time,
+                one_over_max_lifetime
+            );
+            hole.start += len;
+            src.start += len;
+            if src.start >= src.end {
+                sources.next();
+            }
+        }
+    }
+    store.truncate(survivors);
 }
 
 fn dispatch(lanes: Lanes, p: &UpdateParams) -> usize {
-    match (p.rotates, p.colors, p.sizes) {
-        (false, false, false) => kernel::<false, false, false>(lanes, p),
-        (false, false, true) => kernel::<false, false, true>(lanes, p),
-        (false, true, false) => kernel::<false, true, false>(lanes, p),
-        (false, true, true) => kernel::<false, true, true>(lanes, p),
-        (true, false, false) => kernel::<true, false, false>(lanes, p),
-        (true, false, true) => kernel::<true, false, true>(lanes, p),
-        (true, true, false) => kernel::<true, true, false>(lanes, p),
-        (true, true, true) => kernel::<true, true, true>(lanes, p),
+    if p.rotates {
+        dispatch_color::<true>(lanes, p)
+    } else {
+        dispatch_color::<false>(lanes, p)
     }
 }
 
-/// The hot loop. Every slice is re-sliced to `n` so the compiler drops the
-/// bounds checks; the optional parts are compile-time constants.
-#[inline(never)]
-fn kernel<const ROTATE: bool, const COLOR: bool, const SIZE: bool>(lanes: Lanes, p: &UpdateParams) -> usize {
-    let n = lanes.len();
-    let old_location = &lanes.old_location[..n];
-    let location = &mut lanes.location[..n];
-    let velocity = &mut lanes.velocity[..n];
-    let relative_time = &mut lanes.relative_time[..n];
-    let one_over_max_lifetime = &lanes.one_over_max_lifetime[..n];
-    let rotation = &mut lanes.rotation[..n];
-    let rotation_rate = &lanes.rotation_rate[..n];
-    let base_color = &lanes.base_color[..n];
-    let color = &mut lanes.color[..n];
-    let base_size = &lanes.base_size[..n];
-    let size = &mut lanes.size[..n];
+fn dispatch_color<const R: bool>(lanes: Lanes, p: &UpdateParams) -> usize {
+    match p.colors.code() {
+        OFF => dispatch_size::<R, OFF>(lanes, p),
+        PER_PARTICLE => dispatch_size::<R, PER_PARTICLE>(lanes, p),
+        _ => dispatch_size::<R, BAKED>(lanes, p),
+    }
+}
 
+fn dispatch_size<const R: bool, const C: u8>(lanes: Lanes, p: &UpdateParams) -> usize {
+    match p.sizes.code() {
+        OFF => kernel::<R, C, OFF>(lanes, p),
+        PER_PARTICLE => kernel::<R, C, PER_PARTICLE>(lanes, p),
+        _ => kernel::<R, C, BAKED>(lanes, p),
+    }
+}
+
+/// The hot loop over one chunk: update particle `i`; if it died, pull the
+/// chunk's last unprocessed particle into slot `i` and update that one
+/// next. Slot `i` is in cache already and the tail is read backwards in
+/// order, so killing costs no random memory access (a swap-remove pass
+/// after the update would miss cache on every array for every death).
+/// Returns how many particles the chunk kept (at its front).
+#[inline(never)]
+fn kernel<const ROTATE: bool, const COLOR: u8, const SIZE: u8>(mut l: Lanes, p: &UpdateParams) -> usize {
     let step = p.step;
     let dt = step.dt;
     let a_c1 = p.acceleration * step.c1;
@@ -223,30 +335,97 @@ fn kernel<const ROTATE: bool, const COLOR: bool, const SIZE: bool>(lanes: Lanes,
     let color_lut = p.color_over_life;
     let size_lut = p.size_over_life;
 
-    let mut dead = 0usize;
-    for i in 0..n {
-        let v = velocity[i];
-        location[i] = old_location[i] + v * step.c1 + a_c2;
-        velocity[i] = v * step.decay + a_c1;
-        let t = relative_time[i] + one_over_max_lifetime[i] * dt;
-        relative_time[i] = t;
-        dead += usize::from(t >= 1.0);
+    let mut n = l.len();
+    let mut i = 0;
+    while i < n {
+        let t = l.relative_time[i] + l.one_over_max_lifetime[i] * dt;
+        if t >= 1.0 {
+            n -= 1;
+            if i < n {
+                l.pull(n, i);
+            }
+            continue;
+        }
+        l.relative_time[i] = t;
+        let v = l.velocity[i];
+        l.location[i] = l.old_location[i] + v * step.c1 + a_c2;
+        l.velocity[i] = v * step.decay + a_c1;
         if ROTATE {
-            rotation[i] += rotation_rate[i] * dt;
+            l.rotation[i] += l.rotation_rate[i] * dt;
         }
-        if COLOR {
-            color[i] = base_color[i] * color_lut.sample(t);
+        match COLOR {
+            PER_PARTICLE => l.color[i] = l.base_color[i] * color_lut.sample(t),
+            BAKED => l.color[i] = color_lut.sample(t),
+            _ => {}
         }
-        if SIZE {
-            size[i] = base_size[i] * size_lut.sample(t);
+        match SIZE {
+            PER_PARTICLE => l.size[i] = l.base_size[i] * size_lut.sample(t),
+            BAKED => l.size[i] = size_lut.sample(t),
+            _ => {}
         }
+        i += 1;
     }
-    dead
+    n
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fused_kill_keeps_exactly_the_survivors_across_chunks() {
+        use crate::particle::Particle;
+        let identity4 = CurveLut::bake(&crate::Distribution::Constant(Vec4::ONE));
+        let identity2 = CurveLut::bake(&crate::Distribution::Constant(Vec2::ONE));
+        let mut rng = crate::rng::Rng::new(5, 5);
+        let mut store = ParticleStore::default();
+        let n = 3 * CHUNK + 100;
+        for i in 0..n {
+            // Whole chunks die in places, to exercise every hole shape.
+            let t = if (CHUNK..CHUNK + 500).contains(&i) { 0.95 } else { rng.range_f32(0.0, 1.0) };
+            let id = Vec3::splat(i as f32);
+            store.push(Particle {
+                old_location: id,
+                location: id,
+                base_velocity: Vec3::ZERO,
+                velocity: Vec3::ZERO,
+                rotation: 0.0,
+                rotation_rate: 0.0,
+                base_size: Vec2::ONE,
+                size: Vec2::ONE,
+                base_color: Vec4::ONE,
+                color: Vec4::ONE,
+                relative_time: t,
+                one_over_max_lifetime: 1.0,
+            });
+        }
+        let mut expected: Vec<u32> =
+            (0..n).filter(|&i| store.relative_times()[i] + 0.1 < 1.0).map(|i| i as u32).collect();
+        let params = UpdateParams {
+            step: Step::new(0.1, 0.0),
+            acceleration: Vec3::ZERO,
+            color_over_life: &identity4,
+            size_over_life: &identity2,
+            colors: OverLife::Off,
+            sizes: OverLife::Off,
+            rotates: false,
+        };
+        let mut parallel = store.clone();
+        store.swap_location_buffers();
+        parallel.swap_location_buffers();
+        let dead = update_and_kill(&mut store, &params, false);
+        update_and_kill(&mut parallel, &params, true);
+        assert_eq!(dead, n - expected.len());
+        assert!(store.bitwise_eq(&parallel));
+        let mut got: Vec<u32> = store.locations().iter().map(|p| p.x as u32).collect();
+        got.sort_unstable();
+        expected.sort_unstable();
+        assert_eq!(got, expected);
+        for i in 0..store.len() {
+            assert_eq!(store.old_locations()[i], store.locations()[i], "fields moved together");
+            assert!(store.relative_times()[i] < 1.0);
+        }
+    }
 
     #[test]
     fn step_without_drag_is_the_constant_acceleration_formula() {
