@@ -1,1 +1,19 @@
-//! stub
+//! # samples
+//!
+//! Proxima's runnable samples (`cargo xtask run <sample>`) and what they all
+//! share: the command line and stats file of `SAMPLES.md`
+//! ([`CommonOptions`], [`SampleStats`]), PNG output and the progress line.
+//! Engine logic lives in the engine crates, never here.
+
+pub mod options;
+pub mod output;
+pub mod stats;
+
+pub use options::{parse_cvar, CommonOptions};
+pub use output::{write_png, Progress};
+pub use stats::{InstanceStats, MeshDrawCommandsBuilt, PassStats, SampleStats, Timings, ValidationStats};
+
+/// The samples, with a line each (what `cargo xtask run` lists).
+pub const SAMPLES: &[(&str, &str)] = &[
+    ("hello", "an instanced grid of colored quads, drawn offscreen through rhi-vulkan alone"),
+];

@@ -1,1 +1,141 @@
-fn main(){}
+//! `cargo xtask`: the one entry point for building, running, testing and
+//! benchmarking Proxima. It installs the software Vulkan driver (lavapipe),
+//! the loader and the validation layer with apt-get when they are missing.
+//!
+//! ```text
+//! cargo xtask run [<sample> [-- OPTIONS]]   build a sample in release and run it (no name: list them)
+//! cargo xtask samples                        build every sample
+//! cargo xtask test [-p CRATE] [-- ARGS]      run the tests (all crates by default)
+//! cargo xtask bench [--quick] [-p CRATE]     run the criterion benchmarks, write target/bench/summary.{md,json}
+//! cargo xtask shaders                        validate every WGSL file with naga (and spirv-val when installed)
+//! cargo xtask ci                             what .ci/run does: shaders + test
+//! ```
+
+mod bench;
+mod shaders;
+mod vulkan;
+
+use std::process::{Command, ExitCode};
+
+/// (name, one-line description); kept in step with `samples::SAMPLES`.
+const SAMPLES: &[(&str, &str)] = &[
+    ("hello", "an instanced grid of colored quads, drawn offscreen through rhi-vulkan alone"),
+];
+
+fn usage() -> ExitCode {
+    eprintln!(
+        "usage: cargo xtask <command>\n\n\
+         commands:\n  \
+         run [<sample> [-- OPTIONS]]   build a sample in release and run it (no name: list the samples)\n  \
+         samples                       build every sample\n  \
+         test [-p CRATE] [-- ARGS]     run the tests (installs lavapipe + validation layer if missing)\n  \
+         bench [--quick] [-p CRATE]    run benchmarks; summary in target/bench/summary.{{md,json}}\n  \
+         shaders                       validate every WGSL file (naga, and spirv-val when installed)\n  \
+         ci                            what .ci/run does"
+    );
+    ExitCode::from(2)
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let Some(command) = args.first() else { return usage() };
+    let rest = &args[1..];
+    let result = match command.as_str() {
+        "run" => run(rest),
+        "samples" => cargo(&["build", "--release", "-p", "samples", "--bins"]),
+        "test" => test(rest),
+        "bench" => bench::bench(rest),
+        "shaders" => shaders::check_all(),
+        "ci" => ci(),
+        "-h" | "--help" | "help" => {
+            usage();
+            return ExitCode::SUCCESS;
+        }
+        other => {
+            eprintln!("xtask: unknown command {other:?}");
+            return usage();
+        }
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("xtask: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+type Result<T> = std::result::Result<T, String>;
+
+/// Runs cargo with `args` from the workspace root; its exit code becomes ours.
+pub(crate) fn cargo(args: &[&str]) -> Result<ExitCode> {
+    cargo_env(args, &[])
+}
+
+pub(crate) fn cargo_env(args: &[&str], env: &[(&str, &str)]) -> Result<ExitCode> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let mut cmd = Command::new(cargo);
+    cmd.args(args).current_dir(workspace_root());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let status = cmd.status().map_err(|e| format!("running cargo: {e}"))?;
+    Ok(exit_code(status))
+}
+
+pub(crate) fn exit_code(status: std::process::ExitStatus) -> ExitCode {
+    match status.code() {
+        Some(0) => ExitCode::SUCCESS,
+        Some(c) => ExitCode::from(u8::try_from(c).unwrap_or(1)),
+        None => ExitCode::FAILURE,
+    }
+}
+
+pub(crate) fn workspace_root() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("xtask lives in the workspace root")
+        .to_path_buf()
+}
+
+fn run(args: &[String]) -> Result<ExitCode> {
+    let Some(sample) = args.first().filter(|a| !a.starts_with('-')) else {
+        println!("samples (cargo xtask run <sample> [-- OPTIONS]):");
+        for (name, what) in SAMPLES {
+            println!("  {name:<12} {what}");
+        }
+        println!("\ncommon options: see `cargo xtask run <sample> -- --help`");
+        return Ok(ExitCode::SUCCESS);
+    };
+    if !SAMPLES.iter().any(|(n, _)| n == sample) {
+        eprintln!("xtask: no sample named {sample:?}");
+        return run(&[]).map(|_| ExitCode::from(2));
+    }
+    vulkan::ensure_installed()?;
+    let mut rest: Vec<&str> = args[1..].iter().map(String::as_str).collect();
+    if rest.first() == Some(&"--") {
+        rest.remove(0);
+    }
+    let mut cargo_args = vec!["run", "--quiet", "--release", "-p", "samples", "--bin", sample.as_str(), "--"];
+    cargo_args.extend(rest);
+    cargo(&cargo_args)
+}
+
+fn test(args: &[String]) -> Result<ExitCode> {
+    vulkan::ensure_installed()?;
+    let mut cargo_args = vec!["test"];
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    if !args.iter().any(|a| *a == "-p" || a.starts_with("--package")) {
+        cargo_args.push("--workspace");
+    }
+    cargo_args.extend(args);
+    cargo(&cargo_args)
+}
+
+fn ci() -> Result<ExitCode> {
+    let shaders = shaders::check_all()?;
+    if shaders != ExitCode::SUCCESS {
+        return Ok(shaders);
+    }
+    test(&[])
+}

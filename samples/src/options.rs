@@ -1,0 +1,85 @@
+//! The options every sample accepts (see `SAMPLES.md`). clap exits with
+//! code 2 and a clear message on a bad option.
+
+use clap::Args;
+use std::path::PathBuf;
+
+/// Parses `NAME=VALUE` for `--cvar`.
+pub fn parse_cvar(s: &str) -> Result<(String, String), String> {
+    match s.split_once('=') {
+        Some((name, value)) if !name.trim().is_empty() && !value.trim().is_empty() => {
+            Ok((name.trim().to_string(), value.trim().to_string()))
+        }
+        _ => Err(format!("expected NAME=VALUE, got {s:?}")),
+    }
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct CommonOptions {
+    /// Render N frames, then exit (headless default: 3).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub frames: Option<u64>,
+    /// Frame width in pixels.
+    #[arg(long, default_value_t = 1280, value_parser = clap::value_parser!(u32).range(1..=16384))]
+    pub width: u32,
+    /// Frame height in pixels.
+    #[arg(long, default_value_t = 720, value_parser = clap::value_parser!(u32).range(1..=16384))]
+    pub height: u32,
+    /// Write the last frame as PNG (headless default: target/samples/<sample>.png).
+    #[arg(long, value_name = "PATH")]
+    pub out: Option<PathBuf>,
+    /// Write the last frame's stats as JSON.
+    #[arg(long, value_name = "PATH")]
+    pub stats: Option<PathBuf>,
+    /// Never open a window (the default when no display is set).
+    #[arg(long, conflicts_with = "window")]
+    pub headless: bool,
+    /// Open a window (the default when DISPLAY or WAYLAND_DISPLAY is set).
+    #[arg(long)]
+    pub window: bool,
+    /// One thread everywhere: inline render commands, serial pass setup and recording.
+    #[arg(long)]
+    pub serial: bool,
+    /// Set a console variable, e.g. --cvar r.MeshDrawCommands.DynamicInstancing=0 (repeatable).
+    #[arg(long, value_name = "NAME=VALUE", value_parser = parse_cvar)]
+    pub cvar: Vec<(String, String)>,
+    /// Draw every view in wireframe.
+    #[arg(long)]
+    pub wireframe: bool,
+}
+
+impl CommonOptions {
+    /// Frames to render: `--frames`, else 3.
+    pub fn frame_count(&self) -> u64 {
+        self.frames.unwrap_or(3)
+    }
+
+    /// Where the PNG goes: `--out`, else `target/samples/<sample>.png`.
+    pub fn out_path(&self, sample: &str) -> PathBuf {
+        self.out.clone().unwrap_or_else(|| {
+            let target = std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| "target".into());
+            target.join("samples").join(format!("{sample}.png"))
+        })
+    }
+
+    /// Whether a window was asked for, explicitly or by a display being set.
+    pub fn wants_window(&self) -> bool {
+        if self.headless {
+            return false;
+        }
+        self.window || std::env::var_os("DISPLAY").is_some() || std::env::var_os("WAYLAND_DISPLAY").is_some()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cvars_need_a_name_and_a_value() {
+        assert_eq!(parse_cvar("r.Wireframe=1"), Ok(("r.Wireframe".into(), "1".into())));
+        assert!(parse_cvar("r.Wireframe").is_err());
+        assert!(parse_cvar("=1").is_err());
+        assert!(parse_cvar("r.X=").is_err());
+    }
+}

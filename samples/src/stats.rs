@@ -1,0 +1,87 @@
+//! The stats file of `SAMPLES.md`: the last frame's figures as JSON.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+#[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq)]
+pub struct ValidationStats {
+    pub enabled: bool,
+    pub errors: u64,
+    pub warnings: u64,
+}
+
+#[derive(Serialize, Deserialize, Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PassStats {
+    /// Visible commands of the pass before merging.
+    pub mesh_draw_commands: u64,
+    /// Draw calls recorded for the pass after merging.
+    pub draws: u64,
+    /// Instances drawn by those calls, summed.
+    pub instances: u64,
+}
+
+#[derive(Serialize, Deserialize, Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct MeshDrawCommandsBuilt {
+    pub cached: u64,
+    pub dynamic: u64,
+}
+
+#[derive(Serialize, Deserialize, Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct InstanceStats {
+    pub total: u64,
+    pub visible: u64,
+}
+
+/// CPU milliseconds of the last frame, except `gpu` (submit to fence) and
+/// `frame` (wall time of the whole frame).
+#[derive(Serialize, Deserialize, Debug, Clone, Copy, Default, PartialEq)]
+pub struct Timings {
+    pub game: f64,
+    pub end_of_frame: f64,
+    pub render_cpu: f64,
+    pub gpu: f64,
+    pub frame: f64,
+}
+
+#[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq)]
+pub struct SampleStats {
+    pub sample: String,
+    pub frames: u64,
+    pub width: u32,
+    pub height: u32,
+    pub device: String,
+    pub validation: ValidationStats,
+    pub primitives: u64,
+    pub visible_primitives: u64,
+    pub passes: BTreeMap<String, PassStats>,
+    pub mesh_draw_commands_built: MeshDrawCommandsBuilt,
+    pub proxies_created: u64,
+    pub triangles: u64,
+    pub particles: u64,
+    pub instances: InstanceStats,
+    pub timings_ms: Timings,
+}
+
+impl SampleStats {
+    /// Stats with the four passes of `SAMPLES.md` present (zeroed).
+    pub fn new(sample: &str, width: u32, height: u32) -> Self {
+        let passes = ["depth", "shadow", "base", "translucency"]
+            .into_iter()
+            .map(|p| (p.to_string(), PassStats::default()))
+            .collect();
+        Self { sample: sample.into(), width, height, passes, ..Default::default() }
+    }
+
+    pub fn write(&self, path: &Path) -> anyhow::Result<()> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir)?;
+        }
+        std::fs::write(path, serde_json::to_string_pretty(self)? + "\n")?;
+        Ok(())
+    }
+
+    pub fn read(path: &Path) -> anyhow::Result<Self> {
+        Ok(serde_json::from_str(&std::fs::read_to_string(path)?)?)
+    }
+}
