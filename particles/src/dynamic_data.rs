@@ -149,6 +149,7 @@ const _: () = assert!(std::mem::size_of::<ParticleSpriteVertex>() == 64);
 #[derive(Debug, Default)]
 pub struct SpriteScratch {
     keys: Vec<f32>,
+    staging: Vec<ParticleSpriteVertex>,
     order: Vec<u32>,
     radix: Vec<u64>,
 }
@@ -194,7 +195,13 @@ pub fn build_sprite_vertices_with(
             } else {
                 order_descending(&data.relative_times, &mut scratch.order, &mut scratch.radix);
             }
-            out.extend(scratch.order.iter().map(|&i| vertex(i as usize)));
+            // Build in storage order (sequential reads of six arrays), then
+            // permute whole 64-byte vertices: one random cache line per
+            // sprite instead of one per array.
+            scratch.staging.clear();
+            scratch.staging.extend((0..n).map(vertex));
+            let staging = &scratch.staging;
+            out.extend(scratch.order.iter().map(|&i| staging[i as usize]));
         }
     }
 }
