@@ -39,29 +39,63 @@ fn steady_state(sort_mode: SortMode) -> ParticleSystemInstance {
             emitter_loops: 0,
         },
         modules: vec![
-            Module::Spawn(SpawnModule { rate: N as f32 / 1.5, bursts: vec![] }),
+            Module::Spawn(SpawnModule {
+                rate: N as f32 / 1.5,
+                bursts: vec![],
+            }),
             Module::Lifetime(Distribution::Uniform { min: 1.0, max: 2.0 }),
-            Module::InitialLocation(LocationShape::Sphere { center: Vec3::ZERO, radius: 50.0, surface_only: false }),
+            Module::InitialLocation(LocationShape::Sphere {
+                center: Vec3::ZERO,
+                radius: 50.0,
+                surface_only: false,
+            }),
             Module::InitialVelocity(VelocityShape::Cone {
                 direction: Vec3::Z,
                 angle: 0.4,
-                speed: Distribution::Uniform { min: 300.0, max: 600.0 },
+                speed: Distribution::Uniform {
+                    min: 300.0,
+                    max: 600.0,
+                },
             }),
-            Module::InitialSize(Distribution::Uniform { min: Vec2::splat(2.0), max: Vec2::splat(6.0) }),
+            Module::InitialSize(Distribution::Uniform {
+                min: Vec2::splat(2.0),
+                max: Vec2::splat(6.0),
+            }),
             Module::InitialColor(Distribution::Constant(Vec4::new(1.0, 0.8, 0.6, 1.0))),
             Module::Acceleration(Vec3::new(0.0, 0.0, -980.0)),
             Module::ColorOverLife(Distribution::Curve(vec![
-                CurveKey { time: 0.0, value: Vec4::new(1.0, 1.0, 1.0, 0.0) },
-                CurveKey { time: 0.2, value: Vec4::ONE },
-                CurveKey { time: 1.0, value: Vec4::new(0.5, 0.2, 0.1, 0.0) },
+                CurveKey {
+                    time: 0.0,
+                    value: Vec4::new(1.0, 1.0, 1.0, 0.0),
+                },
+                CurveKey {
+                    time: 0.2,
+                    value: Vec4::ONE,
+                },
+                CurveKey {
+                    time: 1.0,
+                    value: Vec4::new(0.5, 0.2, 0.1, 0.0),
+                },
             ])),
             Module::SizeOverLife(Distribution::Curve(vec![
-                CurveKey { time: 0.0, value: Vec2::splat(0.5) },
-                CurveKey { time: 1.0, value: Vec2::splat(2.0) },
+                CurveKey {
+                    time: 0.0,
+                    value: Vec2::splat(0.5),
+                },
+                CurveKey {
+                    time: 1.0,
+                    value: Vec2::splat(2.0),
+                },
             ])),
         ],
     };
-    let mut s = ParticleSystemInstance::new(Arc::new(ParticleSystem { emitters: vec![emitter] }), 1).unwrap();
+    let mut s = ParticleSystemInstance::new(
+        Arc::new(ParticleSystem {
+            emitters: vec![emitter],
+        }),
+        1,
+    )
+    .unwrap();
     s.set_tick_mode(TickMode::Parallel);
     for _ in 0..150 {
         s.tick(DT);
@@ -80,7 +114,9 @@ impl Floor {
     fn new(n: usize) -> Self {
         Floor {
             p: (0..n).map(|i| Vec3::splat(i as f32)).collect(),
-            v: (0..n).map(|i| Vec3::new(1.0, (i % 7) as f32, -1.0)).collect(),
+            v: (0..n)
+                .map(|i| Vec3::new(1.0, (i % 7) as f32, -1.0))
+                .collect(),
         }
     }
 
@@ -101,8 +137,12 @@ fn criterion_benches(c: &mut Criterion) {
 
     let mut g = c.benchmark_group("particles_1M");
     g.bench_function("tick_serial", |b| b.iter(|| system.tick(black_box(DT))));
-    g.bench_function("floor_p_plus_v_dt", |b| b.iter(|| floor.step(black_box(DT))));
-    g.bench_function("dynamic_data_copy", |b| b.iter(|| system.build_dynamic_data_into(&mut data)));
+    g.bench_function("floor_p_plus_v_dt", |b| {
+        b.iter(|| floor.step(black_box(DT)))
+    });
+    g.bench_function("dynamic_data_copy", |b| {
+        b.iter(|| system.build_dynamic_data_into(&mut data))
+    });
     g.bench_function("sprites_sorted", |b| {
         b.iter(|| build_sprite_vertices_with(&data.emitters[0], view, &mut out, &mut scratch))
     });
@@ -159,22 +199,71 @@ fn report() {
     let fresh_ns = median_secs(RUNS, || drop(black_box(system.build_dynamic_data()))) * 1e9 / n;
     let (mut out, mut scratch) = (Vec::new(), SpriteScratch::default());
     let view = Vec3::new(500.0, -300.0, 200.0);
-    let sorted_ns =
-        median_secs(RUNS, || build_sprite_vertices_with(&data.emitters[0], view, &mut out, &mut scratch)) * 1e9 / n;
+    let sorted_ns = median_secs(RUNS, || {
+        build_sprite_vertices_with(&data.emitters[0], view, &mut out, &mut scratch)
+    }) * 1e9
+        / n;
     data.emitters[0].sort_mode = SortMode::None;
-    let unsorted_ns =
-        median_secs(RUNS, || build_sprite_vertices_with(&data.emitters[0], view, &mut out, &mut scratch)) * 1e9 / n;
+    let unsorted_ns = median_secs(RUNS, || {
+        build_sprite_vertices_with(&data.emitters[0], view, &mut out, &mut scratch)
+    }) * 1e9
+        / n;
 
     let rows = [
-        Row { name: "particles.live", value: live_n, unit: "particles", goal: None },
-        Row { name: "particles.tick_serial", value: tick_ns, unit: "ns/particle", goal: None },
-        Row { name: "particles.floor_p_plus_v_dt", value: floor_ns, unit: "ns/particle", goal: None },
-        Row { name: "particles.tick_over_floor", value: tick_ns / floor_ns, unit: "x", goal: Some(3.0) },
-        Row { name: "particles.tick_parallel", value: par_ns, unit: "ns/particle", goal: None },
-        Row { name: "particles.dynamic_data_copy", value: copy_ns, unit: "ns/particle", goal: None },
-        Row { name: "particles.dynamic_data_fresh_alloc", value: fresh_ns, unit: "ns/particle", goal: None },
-        Row { name: "particles.sprites_sorted", value: sorted_ns, unit: "ns/particle", goal: None },
-        Row { name: "particles.sprites_unsorted", value: unsorted_ns, unit: "ns/particle", goal: None },
+        Row {
+            name: "particles.live",
+            value: live_n,
+            unit: "particles",
+            goal: None,
+        },
+        Row {
+            name: "particles.tick_serial",
+            value: tick_ns,
+            unit: "ns/particle",
+            goal: None,
+        },
+        Row {
+            name: "particles.floor_p_plus_v_dt",
+            value: floor_ns,
+            unit: "ns/particle",
+            goal: None,
+        },
+        Row {
+            name: "particles.tick_over_floor",
+            value: tick_ns / floor_ns,
+            unit: "x",
+            goal: Some(3.0),
+        },
+        Row {
+            name: "particles.tick_parallel",
+            value: par_ns,
+            unit: "ns/particle",
+            goal: None,
+        },
+        Row {
+            name: "particles.dynamic_data_copy",
+            value: copy_ns,
+            unit: "ns/particle",
+            goal: None,
+        },
+        Row {
+            name: "particles.dynamic_data_fresh_alloc",
+            value: fresh_ns,
+            unit: "ns/particle",
+            goal: None,
+        },
+        Row {
+            name: "particles.sprites_sorted",
+            value: sorted_ns,
+            unit: "ns/particle",
+            goal: None,
+        },
+        Row {
+            name: "particles.sprites_unsorted",
+            value: unsorted_ns,
+            unit: "ns/particle",
+            goal: None,
+        },
     ];
 
     println!();
@@ -216,7 +305,9 @@ fn report() {
         .map(std::path::PathBuf::from)
         .unwrap_or_else(|| std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target"));
     let dir = target.join("bench");
-    match std::fs::create_dir_all(&dir).and_then(|_| std::fs::write(dir.join("particles.json"), &json)) {
+    match std::fs::create_dir_all(&dir)
+        .and_then(|_| std::fs::write(dir.join("particles.json"), &json))
+    {
         Ok(()) => println!("wrote {}", dir.join("particles.json").display()),
         Err(e) => eprintln!("could not write {}: {e}", dir.display()),
     }

@@ -255,7 +255,13 @@ impl Module {
 
     /// Whether an emitter may hold several modules of this kind.
     fn may_repeat(&self) -> bool {
-        matches!(self, Module::Spawn(_) | Module::Acceleration(_) | Module::Drag { .. } | Module::KillVolume { .. })
+        matches!(
+            self,
+            Module::Spawn(_)
+                | Module::Acceleration(_)
+                | Module::Drag { .. }
+                | Module::KillVolume { .. }
+        )
     }
 }
 
@@ -355,7 +361,10 @@ fn check_box(path: &str, min: Vec3, max: Vec3) -> Result<(), ParticleError> {
     check_finite(join_field(path, "min"), &min.to_array())?;
     check_finite(join_field(path, "max"), &max.to_array())?;
     if min.cmpgt(max).any() {
-        return Err(ParticleError::invalid(join_field(path, "max"), "must be ≥ min in every component"));
+        return Err(ParticleError::invalid(
+            join_field(path, "max"),
+            "must be ≥ min in every component",
+        ));
     }
     Ok(())
 }
@@ -379,16 +388,25 @@ impl EmitterAsset {
         let req = &self.required;
         let rp = join_field(path, "required");
         if req.material.trim().is_empty() {
-            return Err(ParticleError::invalid(join_field(&rp, "material"), "must not be empty"));
+            return Err(ParticleError::invalid(
+                join_field(&rp, "material"),
+                "must not be empty",
+            ));
         }
         if req.max_particles == 0 || req.max_particles > MAX_PARTICLES_LIMIT {
             return Err(ParticleError::invalid(
                 join_field(&rp, "max_particles"),
-                format!("must be in 1..={MAX_PARTICLES_LIMIT} (got {})", req.max_particles),
+                format!(
+                    "must be in 1..={MAX_PARTICLES_LIMIT} (got {})",
+                    req.max_particles
+                ),
             ));
         }
         if !(req.emitter_duration.is_finite() && req.emitter_duration > 0.0) {
-            return Err(ParticleError::invalid(join_field(&rp, "emitter_duration"), "must be finite and > 0"));
+            return Err(ParticleError::invalid(
+                join_field(&rp, "emitter_duration"),
+                "must be finite and > 0",
+            ));
         }
 
         let mp = join_field(path, "modules");
@@ -409,48 +427,75 @@ impl EmitterAsset {
             match module {
                 Module::Spawn(spawn) => {
                     if !(spawn.rate.is_finite() && spawn.rate >= 0.0) {
-                        return Err(ParticleError::invalid(join_field(&p, "rate"), "must be finite and ≥ 0"));
+                        return Err(ParticleError::invalid(
+                            join_field(&p, "rate"),
+                            "must be finite and ≥ 0",
+                        ));
                     }
                     for (k, burst) in spawn.bursts.iter().enumerate() {
                         let bp = join_index(&join_field(&p, "bursts"), k);
                         if !(burst.time >= 0.0 && burst.time < req.emitter_duration) {
                             return Err(ParticleError::invalid(
                                 join_field(&bp, "time"),
-                                format!("must be in [0, emitter_duration = {})", req.emitter_duration),
+                                format!(
+                                    "must be in [0, emitter_duration = {})",
+                                    req.emitter_duration
+                                ),
                             ));
                         }
                         if burst.count == 0 {
-                            return Err(ParticleError::invalid(join_field(&bp, "count"), "must be > 0"));
+                            return Err(ParticleError::invalid(
+                                join_field(&bp, "count"),
+                                "must be > 0",
+                            ));
                         }
                     }
                 }
                 Module::Lifetime(d) => d.validate(&p, positive)?,
                 Module::InitialLocation(shape) => match shape {
-                    LocationShape::Point { position } => {
-                        check_finite(join_field(&join_field(&p, "point"), "position"), &position.to_array())?
+                    LocationShape::Point { position } => check_finite(
+                        join_field(&join_field(&p, "point"), "position"),
+                        &position.to_array(),
+                    )?,
+                    LocationShape::Box { min, max } => {
+                        check_box(&join_field(&p, "box"), *min, *max)?
                     }
-                    LocationShape::Box { min, max } => check_box(&join_field(&p, "box"), *min, *max)?,
                     LocationShape::Sphere { center, radius, .. } => {
                         let sp = join_field(&p, "sphere");
                         check_finite(join_field(&sp, "center"), &center.to_array())?;
                         if !(radius.is_finite() && *radius >= 0.0) {
-                            return Err(ParticleError::invalid(join_field(&sp, "radius"), "must be finite and ≥ 0"));
+                            return Err(ParticleError::invalid(
+                                join_field(&sp, "radius"),
+                                "must be finite and ≥ 0",
+                            ));
                         }
                     }
                 },
                 Module::InitialVelocity(shape) => match shape {
-                    VelocityShape::Cone { direction, angle, speed } => {
+                    VelocityShape::Cone {
+                        direction,
+                        angle,
+                        speed,
+                    } => {
                         let cp = join_field(&p, "cone");
                         check_finite(join_field(&cp, "direction"), &direction.to_array())?;
                         if direction.length_squared() < 1e-12 {
-                            return Err(ParticleError::invalid(join_field(&cp, "direction"), "must not be zero"));
+                            return Err(ParticleError::invalid(
+                                join_field(&cp, "direction"),
+                                "must not be zero",
+                            ));
                         }
                         if !(0.0..=std::f32::consts::PI).contains(angle) {
-                            return Err(ParticleError::invalid(join_field(&cp, "angle"), "must be in [0, π] radians"));
+                            return Err(ParticleError::invalid(
+                                join_field(&cp, "angle"),
+                                "must be in [0, π] radians",
+                            ));
                         }
                         speed.validate(&join_field(&cp, "speed"), any)?;
                     }
-                    VelocityShape::Box { min, max } => check_box(&join_field(&p, "box"), *min, *max)?,
+                    VelocityShape::Box { min, max } => {
+                        check_box(&join_field(&p, "box"), *min, *max)?
+                    }
                 },
                 Module::InitialSize(d) => d.validate(&p, non_negative)?,
                 Module::InitialColor(d) => d.validate(&p, non_negative)?,
@@ -458,7 +503,10 @@ impl EmitterAsset {
                 Module::Acceleration(a) => check_finite(p, &a.to_array())?,
                 Module::Drag { coefficient } => {
                     if !(coefficient.is_finite() && *coefficient >= 0.0) {
-                        return Err(ParticleError::invalid(join_field(&p, "coefficient"), "must be finite and ≥ 0"));
+                        return Err(ParticleError::invalid(
+                            join_field(&p, "coefficient"),
+                            "must be finite and ≥ 0",
+                        ));
                     }
                 }
                 Module::ColorOverLife(d) => {
@@ -475,7 +523,10 @@ impl EmitterAsset {
                     if let CollisionResponse::Bounce { restitution } = response {
                         if !(0.0..=1.0).contains(restitution) {
                             return Err(ParticleError::invalid(
-                                join_field(&join_field(&join_field(&p, "response"), "bounce"), "restitution"),
+                                join_field(
+                                    &join_field(&join_field(&p, "response"), "bounce"),
+                                    "restitution",
+                                ),
                                 "must be in [0, 1]",
                             ));
                         }
@@ -509,26 +560,55 @@ mod tests {
     #[test]
     fn duplicate_and_bad_modules_are_named() {
         let mut s = ParticleSystem::from_json_str(MINIMAL).unwrap();
-        s.emitters[0].modules.push(Module::Lifetime(Distribution::Constant(2.0)));
+        s.emitters[0]
+            .modules
+            .push(Module::Lifetime(Distribution::Constant(2.0)));
         let e = s.validate().unwrap_err().to_string();
         assert!(e.starts_with("emitters[0].modules[2].lifetime: duplicate module (first at emitters[0].modules[1])"), "{e}");
         s.emitters[0].modules.pop();
-        s.emitters[0].modules.push(Module::ColorOverLife(Distribution::Uniform { min: Vec4::ZERO, max: Vec4::ONE }));
+        s.emitters[0]
+            .modules
+            .push(Module::ColorOverLife(Distribution::Uniform {
+                min: Vec4::ZERO,
+                max: Vec4::ONE,
+            }));
         let e = s.validate().unwrap_err();
-        assert_eq!(e.field_path(), Some("emitters[0].modules[2].color_over_life.uniform"));
+        assert_eq!(
+            e.field_path(),
+            Some("emitters[0].modules[2].color_over_life.uniform")
+        );
         s.emitters[0].modules.pop();
-        s.emitters[0].modules[0] = Module::Spawn(SpawnModule { rate: 1.0, bursts: vec![Burst { time: 1.0, count: 3 }] });
+        s.emitters[0].modules[0] = Module::Spawn(SpawnModule {
+            rate: 1.0,
+            bursts: vec![Burst {
+                time: 1.0,
+                count: 3,
+            }],
+        });
         let e = s.validate().unwrap_err();
-        assert_eq!(e.field_path(), Some("emitters[0].modules[0].spawn.bursts[0].time"));
+        assert_eq!(
+            e.field_path(),
+            Some("emitters[0].modules[0].spawn.bursts[0].time")
+        );
     }
 
     #[test]
     fn unknown_field_and_variant_are_named() {
         let text = MINIMAL.replace("\"rate\": 5", "\"rat\": 5");
-        let e = ParticleSystem::from_json_str(&text).unwrap_err().to_string();
-        assert!(e.starts_with("emitters[0].modules[0].spawn.rat: unknown field `rat`"), "{e}");
+        let e = ParticleSystem::from_json_str(&text)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("emitters[0].modules[0].spawn.rat: unknown field `rat`"),
+            "{e}"
+        );
         let text = MINIMAL.replace("\"additive\"", "\"glowing\"");
-        let e = ParticleSystem::from_json_str(&text).unwrap_err().to_string();
-        assert!(e.starts_with("emitters[0].required.blend_mode: unknown variant `glowing`"), "{e}");
+        let e = ParticleSystem::from_json_str(&text)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("emitters[0].required.blend_mode: unknown variant `glowing`"),
+            "{e}"
+        );
     }
 }

@@ -20,7 +20,10 @@ pub struct Aabb {
 impl Aabb {
     /// A box from its corners (sorted per component).
     pub fn new(a: Vec3, b: Vec3) -> Self {
-        Aabb { min: a.min(b), max: a.max(b) }
+        Aabb {
+            min: a.min(b),
+            max: a.max(b),
+        }
     }
 
     /// The smallest box holding both.
@@ -66,7 +69,11 @@ mod tests {
 
     #[test]
     fn sprite_bounds_pad_by_half_diagonal() {
-        let b = Aabb::of_sprites(&[Vec3::ZERO, Vec3::new(10.0, 0.0, -2.0)], &[Vec2::new(6.0, 8.0), Vec2::ZERO]).unwrap();
+        let b = Aabb::of_sprites(
+            &[Vec3::ZERO, Vec3::new(10.0, 0.0, -2.0)],
+            &[Vec2::new(6.0, 8.0), Vec2::ZERO],
+        )
+        .unwrap();
         assert_eq!(b.min, Vec3::new(-5.0, -5.0, -5.0));
         assert_eq!(b.max, Vec3::new(10.0, 5.0, 5.0));
         assert!(Aabb::of_sprites(&[], &[]).is_none());

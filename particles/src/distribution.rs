@@ -176,9 +176,16 @@ impl<T: DistributionValue> Distribution<T> {
                 let at = join_field(path, "uniform");
                 check_value(min, join_field(&at, "min"))?;
                 check_value(max, join_field(&at, "max"))?;
-                let below = min.components().iter().zip(max.components()).any(|(a, b)| *a > b);
+                let below = min
+                    .components()
+                    .iter()
+                    .zip(max.components())
+                    .any(|(a, b)| *a > b);
                 if below {
-                    return Err(ParticleError::invalid(join_field(&at, "max"), "must be ≥ min in every component"));
+                    return Err(ParticleError::invalid(
+                        join_field(&at, "max"),
+                        "must be ≥ min in every component",
+                    ));
                 }
                 Ok(())
             }
@@ -284,7 +291,12 @@ mod tests {
     use super::*;
 
     fn keys(pairs: &[(f32, f32)]) -> Distribution<f32> {
-        Distribution::Curve(pairs.iter().map(|&(time, value)| CurveKey { time, value }).collect())
+        Distribution::Curve(
+            pairs
+                .iter()
+                .map(|&(time, value)| CurveKey { time, value })
+                .collect(),
+        )
     }
 
     #[test]
@@ -301,8 +313,14 @@ mod tests {
     #[test]
     fn lut_matches_linear_curve_exactly_at_ends_and_closely_between() {
         let c = Distribution::Curve(vec![
-            CurveKey { time: 0.0, value: Vec4::ONE },
-            CurveKey { time: 1.0, value: Vec4::new(0.0, 0.5, 1.0, 0.0) },
+            CurveKey {
+                time: 0.0,
+                value: Vec4::ONE,
+            },
+            CurveKey {
+                time: 1.0,
+                value: Vec4::new(0.0, 0.5, 1.0, 0.0),
+            },
         ]);
         let lut = CurveLut::bake(&c);
         assert_eq!(lut.sample(0.0), Vec4::ONE);
@@ -322,22 +340,34 @@ mod tests {
 
     #[test]
     fn uniform_stays_in_range_and_validation_names_fields() {
-        let d = Distribution::Uniform { min: Vec3::splat(-1.0), max: Vec3::new(1.0, 2.0, 3.0) };
+        let d = Distribution::Uniform {
+            min: Vec3::splat(-1.0),
+            max: Vec3::new(1.0, 2.0, 3.0),
+        };
         let mut rng = Rng::new(1, 0);
         for _ in 0..1000 {
             let v = d.sample(0.0, &mut rng);
             assert!(v.cmpge(Vec3::splat(-1.0)).all() && v.cmple(Vec3::new(1.0, 2.0, 3.0)).all());
         }
         let positive = |c: f32| (c <= 0.0).then_some("must be > 0");
-        let bad = Distribution::Uniform { min: -1.0, max: 2.0 };
+        let bad = Distribution::Uniform {
+            min: -1.0,
+            max: 2.0,
+        };
         let e = bad.validate("lifetime", positive).unwrap_err();
         assert_eq!(e.to_string(), "lifetime.uniform.min: must be > 0");
         let unordered = keys(&[(0.0, 1.0), (0.6, 1.0), (0.5, 1.0)]);
         let e = unordered.validate("x", positive).unwrap_err();
-        assert!(e.to_string().starts_with("x.curve[2].time: keys out of order"), "{e}");
+        assert!(
+            e.to_string()
+                .starts_with("x.curve[2].time: keys out of order"),
+            "{e}"
+        );
         let e = keys(&[]).validate("x", positive).unwrap_err();
         assert_eq!(e.field_path(), Some("x.curve"));
-        let e = Distribution::Constant(f32::NAN).validate("x", positive).unwrap_err();
+        let e = Distribution::Constant(f32::NAN)
+            .validate("x", positive)
+            .unwrap_err();
         assert_eq!(e.to_string(), "x.constant: must be finite");
     }
 }

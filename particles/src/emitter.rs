@@ -106,16 +106,28 @@ impl CompiledEmitter {
                 Module::RotationRate(d) => c.rotation_rate = Some(d.clone()),
                 Module::Acceleration(a) => c.acceleration += *a,
                 Module::Drag { coefficient } => c.drag += coefficient,
-                Module::ColorOverLife(d) => c.color_over_life = Some((CurveLut::bake(d), OverLife::PerParticle)),
-                Module::SizeOverLife(d) => c.size_over_life = Some((CurveLut::bake(d), OverLife::PerParticle)),
-                Module::KillVolume { min, max, kill_inside } => {
-                    c.kill_volumes.push((Aabb::new(*min, *max), *kill_inside))
+                Module::ColorOverLife(d) => {
+                    c.color_over_life = Some((CurveLut::bake(d), OverLife::PerParticle))
                 }
-                Module::GroundPlaneCollision { height, response } => c.ground = Some((*height, *response)),
+                Module::SizeOverLife(d) => {
+                    c.size_over_life = Some((CurveLut::bake(d), OverLife::PerParticle))
+                }
+                Module::KillVolume {
+                    min,
+                    max,
+                    kill_inside,
+                } => c.kill_volumes.push((Aabb::new(*min, *max), *kill_inside)),
+                Module::GroundPlaneCollision { height, response } => {
+                    c.ground = Some((*height, *response))
+                }
             }
         }
-        c.color_over_life = c.color_over_life.map(|lut| bake_uniform_base(lut, &c.color, Vec4::ONE));
-        c.size_over_life = c.size_over_life.map(|lut| bake_uniform_base(lut, &c.size, Vec2::ONE));
+        c.color_over_life = c
+            .color_over_life
+            .map(|lut| bake_uniform_base(lut, &c.color, Vec4::ONE));
+        c.size_over_life = c
+            .size_over_life
+            .map(|lut| bake_uniform_base(lut, &c.size, Vec2::ONE));
         // Stable sort: equal times keep their authored order.
         c.bursts.sort_by(|a, b| a.time.total_cmp(&b.time));
         c
@@ -125,10 +137,22 @@ impl CompiledEmitter {
         UpdateParams {
             step: Step::new(dt, self.drag),
             acceleration: self.acceleration,
-            color_over_life: self.color_over_life.as_ref().map_or(&self.identity4, |(lut, _)| lut),
-            size_over_life: self.size_over_life.as_ref().map_or(&self.identity2, |(lut, _)| lut),
-            colors: self.color_over_life.as_ref().map_or(OverLife::Off, |(_, mode)| *mode),
-            sizes: self.size_over_life.as_ref().map_or(OverLife::Off, |(_, mode)| *mode),
+            color_over_life: self
+                .color_over_life
+                .as_ref()
+                .map_or(&self.identity4, |(lut, _)| lut),
+            size_over_life: self
+                .size_over_life
+                .as_ref()
+                .map_or(&self.identity2, |(lut, _)| lut),
+            colors: self
+                .color_over_life
+                .as_ref()
+                .map_or(OverLife::Off, |(_, mode)| *mode),
+            sizes: self
+                .size_over_life
+                .as_ref()
+                .map_or(OverLife::Off, |(_, mode)| *mode),
             rotates: self.rotation_rate.is_some(),
         }
     }
@@ -288,7 +312,8 @@ impl EmitterInstance {
             return;
         }
         let last_loop = (t1.min(end) / duration).floor() as u64;
-        let first_loop = ((t0 / duration).floor() as u64).max(last_loop.saturating_sub(MAX_BURST_LOOPS - 1));
+        let first_loop =
+            ((t0 / duration).floor() as u64).max(last_loop.saturating_sub(MAX_BURST_LOOPS - 1));
         for lp in first_loop..=last_loop {
             for b in 0..self.compiled.bursts.len() {
                 let burst = self.compiled.bursts[b];
@@ -321,7 +346,8 @@ impl EmitterInstance {
         // hundredth particle to rounding.
         let count = (total + 1e-9).floor();
         self.spawn_fraction = (total - count).max(0.0);
-        let free = (self.compiled.required.max_particles as usize).saturating_sub(self.particles.len());
+        let free =
+            (self.compiled.required.max_particles as usize).saturating_sub(self.particles.len());
         let count = count as u64;
         let first = count.saturating_sub(free as u64) + 1;
         let duration = f64::from(self.compiled.required.emitter_duration);
@@ -343,13 +369,28 @@ impl EmitterInstance {
         }
         let c = &self.compiled;
         let rng = &mut self.rng;
-        let inv_lifetime = c.lifetime.as_ref().map_or(0.0, |d| 1.0 / d.sample(loop_t, rng));
-        let local = c.location.as_ref().map_or(Vec3::ZERO, |s| sample_location(s, rng));
-        let velocity = c.velocity.as_ref().map_or(Vec3::ZERO, |s| sample_velocity(s, loop_t, rng));
+        let inv_lifetime = c
+            .lifetime
+            .as_ref()
+            .map_or(0.0, |d| 1.0 / d.sample(loop_t, rng));
+        let local = c
+            .location
+            .as_ref()
+            .map_or(Vec3::ZERO, |s| sample_location(s, rng));
+        let velocity = c
+            .velocity
+            .as_ref()
+            .map_or(Vec3::ZERO, |s| sample_velocity(s, loop_t, rng));
         let size = c.size.as_ref().map_or(Vec2::ONE, |d| d.sample(loop_t, rng));
-        let color = c.color.as_ref().map_or(Vec4::ONE, |d| d.sample(loop_t, rng));
+        let color = c
+            .color
+            .as_ref()
+            .map_or(Vec4::ONE, |d| d.sample(loop_t, rng));
         let rotation = c.rotation.as_ref().map_or(0.0, |d| d.sample(loop_t, rng));
-        let rotation_rate = c.rotation_rate.as_ref().map_or(0.0, |d| d.sample(loop_t, rng));
+        let rotation_rate = c
+            .rotation_rate
+            .as_ref()
+            .map_or(0.0, |d| d.sample(loop_t, rng));
         let location = transform.transform_point3(local);
         let velocity = transform.transform_vector3(velocity);
         self.particles.push(Particle {
@@ -402,7 +443,10 @@ impl EmitterInstance {
                 }
             }
             let loc = p.location[i];
-            kill |= c.kill_volumes.iter().any(|(b, inside)| b.contains(loc) == *inside);
+            kill |= c
+                .kill_volumes
+                .iter()
+                .any(|(b, inside)| b.contains(loc) == *inside);
             if kill {
                 p.relative_time[i] = 1.0;
                 marked += 1;
@@ -427,9 +471,17 @@ fn sample_location(shape: &LocationShape, rng: &mut Rng) -> Vec3 {
             rng.range_f32(min.y, max.y),
             rng.range_f32(min.z, max.z),
         ),
-        LocationShape::Sphere { center, radius, surface_only } => {
+        LocationShape::Sphere {
+            center,
+            radius,
+            surface_only,
+        } => {
             let dir = unit_vector(rng);
-            let r = if *surface_only { *radius } else { radius * rng.next_f32().cbrt() };
+            let r = if *surface_only {
+                *radius
+            } else {
+                radius * rng.next_f32().cbrt()
+            };
             *center + dir * r
         }
     }
@@ -437,7 +489,11 @@ fn sample_location(shape: &LocationShape, rng: &mut Rng) -> Vec3 {
 
 fn sample_velocity(shape: &VelocityShape, loop_t: f32, rng: &mut Rng) -> Vec3 {
     match shape {
-        VelocityShape::Cone { direction, angle, speed } => {
+        VelocityShape::Cone {
+            direction,
+            angle,
+            speed,
+        } => {
             let axis = direction.normalize();
             // Uniform over the spherical cap: cos θ uniform in [cos angle, 1].
             let cos_t = 1.0 - rng.next_f32() * (1.0 - angle.cos());
@@ -479,7 +535,13 @@ mod tests {
     #[test]
     fn bursts_repeat_per_loop_and_stop_after_the_last() {
         let asset = emitter(
-            vec![Module::Spawn(SpawnModule { rate: 0.0, bursts: vec![Burst { time: 0.0, count: 5 }] })],
+            vec![Module::Spawn(SpawnModule {
+                rate: 0.0,
+                bursts: vec![Burst {
+                    time: 0.0,
+                    count: 5,
+                }],
+            })],
             1000,
             3,
         );
@@ -495,7 +557,11 @@ mod tests {
     #[test]
     fn cone_velocities_stay_inside_the_cone() {
         let mut rng = Rng::new(3, 0);
-        let shape = VelocityShape::Cone { direction: Vec3::new(0.0, 0.0, 2.0), angle: 0.3, speed: Distribution::Constant(10.0) };
+        let shape = VelocityShape::Cone {
+            direction: Vec3::new(0.0, 0.0, 2.0),
+            angle: 0.3,
+            speed: Distribution::Constant(10.0),
+        };
         for _ in 0..1000 {
             let v = sample_velocity(&shape, 0.0, &mut rng);
             assert!((v.length() - 10.0).abs() < 1e-3);
@@ -505,7 +571,14 @@ mod tests {
 
     #[test]
     fn ignored_dt_changes_nothing() {
-        let asset = emitter(vec![Module::Spawn(SpawnModule { rate: 100.0, bursts: vec![] })], 100, 0);
+        let asset = emitter(
+            vec![Module::Spawn(SpawnModule {
+                rate: 100.0,
+                bursts: vec![],
+            })],
+            100,
+            0,
+        );
         let mut e = EmitterInstance::new(&asset, 1, 0).unwrap();
         e.tick(0.1, &Affine3A::IDENTITY);
         let before = e.particles().clone();

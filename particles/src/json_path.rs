@@ -57,7 +57,9 @@ pub(crate) fn join_index(path: &str, index: usize) -> String {
 
 impl<'a> Scanner<'a> {
     fn skip_ws(&mut self) {
-        while self.i < self.bytes.len() && matches!(self.bytes[self.i], b' ' | b'\t' | b'\n' | b'\r') {
+        while self.i < self.bytes.len()
+            && matches!(self.bytes[self.i], b' ' | b'\t' | b'\n' | b'\r')
+        {
             self.i += 1;
         }
     }
@@ -110,7 +112,10 @@ impl<'a> Scanner<'a> {
             b'"' => self.string().is_some(),
             _ => {
                 while self.i < self.bytes.len()
-                    && !matches!(self.bytes[self.i], b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r')
+                    && !matches!(
+                        self.bytes[self.i],
+                        b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r'
+                    )
                 {
                     self.i += 1;
                 }
@@ -134,7 +139,9 @@ impl<'a> Scanner<'a> {
                 }
                 Some(b',') => self.i += 1,
                 Some(b'"') => {
-                    let Some(key) = self.string() else { return false };
+                    let Some(key) = self.string() else {
+                        return false;
+                    };
                     self.skip_ws();
                     if self.bytes.get(self.i) != Some(&b':') {
                         return false;
@@ -206,18 +213,33 @@ pub(crate) fn path_at(text: &str, line: usize, column: usize, message: &str) -> 
     // depending on the error, so `at` and `at + 1` are both candidates.
     let contains = |s: &&Span| s.start <= at && at < s.end;
     let innermost = |spans: &mut dyn Iterator<Item = &Span>| -> Option<String> {
-        spans.min_by_key(|s| s.end - s.start).map(|s| s.path.clone())
+        spans
+            .min_by_key(|s| s.end - s.start)
+            .map(|s| s.path.clone())
     };
     let spans = &scanner.spans;
     let missing_field = message.starts_with("missing field");
     let found = if missing_field {
-        innermost(&mut spans.iter().filter(|s| s.kind == Kind::Object).filter(contains))
+        innermost(
+            &mut spans
+                .iter()
+                .filter(|s| s.kind == Kind::Object)
+                .filter(contains),
+        )
     } else if message.starts_with("invalid length") {
-        innermost(&mut spans.iter().filter(|s| s.kind == Kind::Array).filter(contains))
-    } else if let Some(kind) = [("invalid type: map", Kind::Object), ("invalid type: sequence", Kind::Array)]
-        .iter()
-        .find(|(prefix, _)| message.starts_with(prefix))
-        .map(|(_, kind)| *kind)
+        innermost(
+            &mut spans
+                .iter()
+                .filter(|s| s.kind == Kind::Array)
+                .filter(contains),
+        )
+    } else if let Some(kind) = [
+        ("invalid type: map", Kind::Object),
+        ("invalid type: sequence", Kind::Array),
+    ]
+    .iter()
+    .find(|(prefix, _)| message.starts_with(prefix))
+    .map(|(_, kind)| *kind)
     {
         // A container of the wrong type: reported at its first byte.
         let starts_here = |s: &&Span| s.kind == kind && (s.start == at || s.start == at + 1);
@@ -268,12 +290,24 @@ mod tests {
         assert_eq!(path_at(compact, 1, 5, "invalid value"), "[0]");
         let at = text.find("{}").unwrap() + 1;
         assert_eq!(path_at(text, 1, at + 1, "missing field `d`"), "c.d");
-        assert_eq!(path_at(text, 1, text.len() + 1, "trailing characters"), "<root>");
+        assert_eq!(
+            path_at(text, 1, text.len() + 1, "trailing characters"),
+            "<root>"
+        );
     }
 
     #[test]
     fn malformed_text_does_not_panic() {
-        for text in ["", "{", "[", "{\"a\"", "{\"a\":", "[1,", "\"abc", "{\"a\":1,}"] {
+        for text in [
+            "",
+            "{",
+            "[",
+            "{\"a\"",
+            "{\"a\":",
+            "[1,",
+            "\"abc",
+            "{\"a\":1,}",
+        ] {
             let _ = path_at(text, 1, 3, "x");
         }
     }

@@ -53,8 +53,8 @@ mod system_instance;
 mod update;
 
 pub use asset::{
-    BlendMode, Burst, CollisionResponse, EmitterAsset, LocationShape, Module, ParticleSystem, RequiredModule,
-    ScreenAlignment, SortMode, SpawnModule, VelocityShape, MAX_PARTICLES_LIMIT,
+    BlendMode, Burst, CollisionResponse, EmitterAsset, LocationShape, Module, ParticleSystem,
+    RequiredModule, ScreenAlignment, SortMode, SpawnModule, VelocityShape, MAX_PARTICLES_LIMIT,
 };
 pub use bounds::Aabb;
 pub use distribution::{CurveKey, CurveLut, Distribution, DistributionValue, LUT_SIZE};

@@ -73,18 +73,54 @@ pub struct ParticleStore {
 /// Applies `$op` to every field array.
 macro_rules! each_field {
     ($self:ident, $v:ident => $op:expr) => {{
-        { let $v = &mut $self.old_location; $op; }
-        { let $v = &mut $self.location; $op; }
-        { let $v = &mut $self.base_velocity; $op; }
-        { let $v = &mut $self.velocity; $op; }
-        { let $v = &mut $self.rotation; $op; }
-        { let $v = &mut $self.rotation_rate; $op; }
-        { let $v = &mut $self.base_size; $op; }
-        { let $v = &mut $self.size; $op; }
-        { let $v = &mut $self.base_color; $op; }
-        { let $v = &mut $self.color; $op; }
-        { let $v = &mut $self.relative_time; $op; }
-        { let $v = &mut $self.one_over_max_lifetime; $op; }
+        {
+            let $v = &mut $self.old_location;
+            $op;
+        }
+        {
+            let $v = &mut $self.location;
+            $op;
+        }
+        {
+            let $v = &mut $self.base_velocity;
+            $op;
+        }
+        {
+            let $v = &mut $self.velocity;
+            $op;
+        }
+        {
+            let $v = &mut $self.rotation;
+            $op;
+        }
+        {
+            let $v = &mut $self.rotation_rate;
+            $op;
+        }
+        {
+            let $v = &mut $self.base_size;
+            $op;
+        }
+        {
+            let $v = &mut $self.size;
+            $op;
+        }
+        {
+            let $v = &mut $self.base_color;
+            $op;
+        }
+        {
+            let $v = &mut $self.color;
+            $op;
+        }
+        {
+            let $v = &mut $self.relative_time;
+            $op;
+        }
+        {
+            let $v = &mut $self.one_over_max_lifetime;
+            $op;
+        }
     }};
 }
 
@@ -283,7 +319,11 @@ mod tests {
         left.sort_by(f32::total_cmp);
         assert_eq!(left, vec![0.1, 0.2, 0.3]);
         for i in 0..s.len() {
-            assert_eq!(s.locations()[i].x, s.relative_times()[i], "fields stay together");
+            assert_eq!(
+                s.locations()[i].x,
+                s.relative_times()[i],
+                "fields stay together"
+            );
         }
         assert_eq!(s.get(0), particle(0.1));
     }

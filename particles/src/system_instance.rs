@@ -165,7 +165,10 @@ impl ParticleSystemInstance {
 
     /// Live particles across all emitters.
     pub fn live_particles(&self) -> usize {
-        self.emitters.iter().map(EmitterInstance::live_particles).sum()
+        self.emitters
+            .iter()
+            .map(EmitterInstance::live_particles)
+            .sum()
     }
 
     /// Uses `bounds` instead of computing them from the particles (`None`
@@ -212,7 +215,11 @@ impl ParticleSystemInstance {
     /// A snapshot of everything the render thread needs this frame.
     pub fn build_dynamic_data(&self) -> ParticleSystemDynamicData {
         ParticleSystemDynamicData {
-            emitters: self.emitters.iter().map(EmitterDynamicData::from_emitter).collect(),
+            emitters: self
+                .emitters
+                .iter()
+                .map(EmitterDynamicData::from_emitter)
+                .collect(),
             bounds: self.bounds(),
         }
     }
@@ -247,7 +254,9 @@ mod tests {
         let mut s = ParticleSystemInstance::new(Arc::new(ParticleSystem::default()), 0).unwrap();
         let t = Affine3A::from_translation(glam::Vec3::X);
         s.set_transform(t).unwrap();
-        assert!(s.set_transform(Affine3A::from_translation(glam::Vec3::NAN)).is_err());
+        assert!(s
+            .set_transform(Affine3A::from_translation(glam::Vec3::NAN))
+            .is_err());
         assert_eq!(*s.transform(), t);
         assert!(s.is_complete());
         assert_eq!(s.bounds(), None);

@@ -201,7 +201,11 @@ pub(crate) const CHUNK: usize = 16 * 1024;
 /// `old_location`, writing `location`) and removes those whose relative time
 /// reached 1. Returns how many died. With `parallel`, chunks are spread over
 /// the rayon pool; the result is bit-identical either way.
-pub(crate) fn update_and_kill(store: &mut ParticleStore, p: &UpdateParams, parallel: bool) -> usize {
+pub(crate) fn update_and_kill(
+    store: &mut ParticleStore,
+    p: &UpdateParams,
+    parallel: bool,
+) -> usize {
     let n = store.len();
     let lanes = Lanes::new(store, 0, n);
     let mut live = Vec::with_capacity(n.div_ceil(CHUNK));
@@ -239,7 +243,10 @@ fn update_chunks_parallel(lanes: Lanes, p: &UpdateParams, live: &mut Vec<usize>)
     }
     let (a, b) = lanes.split_at((chunks / 2) * CHUNK);
     let mut right = Vec::new();
-    rayon::join(|| update_chunks_parallel(a, p, live), || update_chunks_parallel(b, p, &mut right));
+    rayon::join(
+        || update_chunks_parallel(a, p, live),
+        || update_chunks_parallel(b, p, &mut right),
+    );
     live.extend(right);
 }
 
@@ -266,7 +273,9 @@ fn close_gaps(store: &mut ParticleStore, live: &[usize], survivors: usize) {
         .peekable();
     for mut hole in holes {
         while hole.start < hole.end {
-            let Some(src) = sources.peek_mut() else { return };
+            let Some(src) = sources.peek_mut() else {
+                return;
+            };
             let len = hole.len().min(src.len());
             let from = src.start..src.start + len;
             macro_rules! each {
@@ -334,7 +343,10 @@ fn dispatch_size<const R: bool, const C: u8>(lanes: Lanes, p: &UpdateParams) -> 
 ///
 /// Returns how many particles the chunk kept (at its front).
 #[inline(never)]
-fn kernel<const ROTATE: bool, const COLOR: u8, const SIZE: u8>(mut l: Lanes, p: &UpdateParams) -> usize {
+fn kernel<const ROTATE: bool, const COLOR: u8, const SIZE: u8>(
+    mut l: Lanes,
+    p: &UpdateParams,
+) -> usize {
     let step = p.step;
     let dt = step.dt;
 
@@ -357,7 +369,11 @@ fn kernel<const ROTATE: bool, const COLOR: u8, const SIZE: u8>(mut l: Lanes, p: 
     let (c1, decay) = (step.c1, step.decay);
     let a_c1 = p.acceleration * c1;
     let a_c2 = p.acceleration * step.c2;
-    for ((location, old), velocity) in l.location[..n].iter_mut().zip(&l.old_location[..n]).zip(&mut l.velocity[..n]) {
+    for ((location, old), velocity) in l.location[..n]
+        .iter_mut()
+        .zip(&l.old_location[..n])
+        .zip(&mut l.velocity[..n])
+    {
         let v = *velocity;
         *location = *old + v * c1 + a_c2;
         *velocity = v * decay + a_c1;
@@ -370,7 +386,11 @@ fn kernel<const ROTATE: bool, const COLOR: u8, const SIZE: u8>(mut l: Lanes, p: 
     let color_lut = p.color_over_life;
     match COLOR {
         PER_PARTICLE => {
-            for ((c, base), t) in l.color[..n].iter_mut().zip(&l.base_color[..n]).zip(relative_time) {
+            for ((c, base), t) in l.color[..n]
+                .iter_mut()
+                .zip(&l.base_color[..n])
+                .zip(relative_time)
+            {
                 *c = *base * color_lut.sample(*t);
             }
         }
@@ -384,7 +404,11 @@ fn kernel<const ROTATE: bool, const COLOR: u8, const SIZE: u8>(mut l: Lanes, p: 
     let size_lut = p.size_over_life;
     match SIZE {
         PER_PARTICLE => {
-            for ((s, base), t) in l.size[..n].iter_mut().zip(&l.base_size[..n]).zip(relative_time) {
+            for ((s, base), t) in l.size[..n]
+                .iter_mut()
+                .zip(&l.base_size[..n])
+                .zip(relative_time)
+            {
                 *s = *base * size_lut.sample(*t);
             }
         }
@@ -412,7 +436,11 @@ mod tests {
         let n = 3 * CHUNK + 100;
         for i in 0..n {
             // Whole chunks die in places, to exercise every hole shape.
-            let t = if (CHUNK..CHUNK + 500).contains(&i) { 0.95 } else { rng.range_f32(0.0, 1.0) };
+            let t = if (CHUNK..CHUNK + 500).contains(&i) {
+                0.95
+            } else {
+                rng.range_f32(0.0, 1.0)
+            };
             let id = Vec3::splat(i as f32);
             store.push(Particle {
                 old_location: id,
@@ -429,8 +457,10 @@ mod tests {
                 one_over_max_lifetime: 1.0,
             });
         }
-        let mut expected: Vec<u32> =
-            (0..n).filter(|&i| store.relative_times()[i] + 0.1 < 1.0).map(|i| i as u32).collect();
+        let mut expected: Vec<u32> = (0..n)
+            .filter(|&i| store.relative_times()[i] + 0.1 < 1.0)
+            .map(|i| i as u32)
+            .collect();
         let params = UpdateParams {
             step: Step::new(0.1, 0.0),
             acceleration: Vec3::ZERO,
@@ -452,7 +482,11 @@ mod tests {
         expected.sort_unstable();
         assert_eq!(got, expected);
         for i in 0..store.len() {
-            assert_eq!(store.old_locations()[i], store.locations()[i], "fields moved together");
+            assert_eq!(
+                store.old_locations()[i],
+                store.locations()[i],
+                "fields moved together"
+            );
             assert!(store.relative_times()[i] < 1.0);
         }
     }

@@ -53,11 +53,16 @@ const BASE: &str = r#"{
 fn error_for(from: &str, to: &str) -> String {
     assert!(BASE.contains(from), "test edit must apply: {from}");
     let text = BASE.replacen(from, to, 1);
-    ParticleSystem::from_json_str(&text).expect_err("must be rejected").to_string()
+    ParticleSystem::from_json_str(&text)
+        .expect_err("must be rejected")
+        .to_string()
 }
 
 fn assert_names(message: &str, path: &str) {
-    assert!(message.starts_with(&format!("{path}: ")), "expected `{path}` in: {message}");
+    assert!(
+        message.starts_with(&format!("{path}: ")),
+        "expected `{path}` in: {message}"
+    );
 }
 
 #[test]
@@ -71,11 +76,18 @@ fn fountain_loads_and_simulates() {
     }
     let water = &s.emitters()[0];
     assert!(water.live_particles() > 900, "{}", water.live_particles());
-    assert!(water.particles().locations().iter().all(|p| p.z >= 0.0), "ground plane holds");
+    assert!(
+        water.particles().locations().iter().all(|p| p.z >= 0.0),
+        "ground plane holds"
+    );
     let bounds = s.bounds().unwrap();
     assert!(bounds.max.z > 200.0 && bounds.min.z < 10.0, "{bounds:?}");
     // The over-life curve fades alpha in, then out.
-    assert!(water.particles().colors().iter().all(|c| c.w <= 1.0 && c.w >= 0.0));
+    assert!(water
+        .particles()
+        .colors()
+        .iter()
+        .all(|c| c.w <= 1.0 && c.w >= 0.0));
 }
 
 #[test]
@@ -89,7 +101,9 @@ fn json_round_trip_is_lossless() {
     assert_eq!(back, fountain);
     std::fs::remove_dir_all(&dir).unwrap();
 
-    let busy = ParticleSystem { emitters: vec![busy_emitter(100, 10.0)] };
+    let busy = ParticleSystem {
+        emitters: vec![busy_emitter(100, 10.0)],
+    };
     let text = busy.to_json_string().unwrap();
     assert!(text.contains("\n  "), "pretty printed");
     assert_eq!(ParticleSystem::from_json_str(&text).unwrap(), busy);
@@ -101,17 +115,26 @@ fn wrong_types_name_the_field() {
     assert_names(&e, "emitters[0].required.max_particles");
     assert!(e.contains("invalid type"), "{e}");
 
-    let e = error_for("\"acceleration\": [0.0, 0.0, 10.0]", "\"acceleration\": [0.0, \"up\", 10.0]");
+    let e = error_for(
+        "\"acceleration\": [0.0, 0.0, 10.0]",
+        "\"acceleration\": [0.0, \"up\", 10.0]",
+    );
     assert_names(&e, "emitters[1].modules[1].acceleration[1]");
 
-    let e = error_for("\"acceleration\": [0.0, 0.0, 10.0]", "\"acceleration\": [0.0, 0.0]");
+    let e = error_for(
+        "\"acceleration\": [0.0, 0.0, 10.0]",
+        "\"acceleration\": [0.0, 0.0]",
+    );
     assert_names(&e, "emitters[1].modules[1].acceleration");
     assert!(e.contains("invalid length"), "{e}");
 
     let e = error_for("\"rate\": 5.0", "\"rate\": { \"per_second\": 5.0 }");
     assert_names(&e, "emitters[1].modules[0].spawn.rate");
 
-    let e = error_for("{ \"time\": 0.5, \"value\": [1.0, 1.0, 1.0, 0.5] }", "{ \"time\": 0.5, \"value\": true }");
+    let e = error_for(
+        "{ \"time\": 0.5, \"value\": [1.0, 1.0, 1.0, 0.5] }",
+        "{ \"time\": 0.5, \"value\": true }",
+    );
     assert_names(&e, "emitters[1].modules[3].color_over_life.curve[1].value");
 
     let e = error_for("\"sort_mode\": \"none\"", "\"sort_mode\": \"sideways\"");
@@ -129,17 +152,29 @@ fn missing_and_unknown_fields_name_the_field() {
     assert_names(&e, "emitters[1].required.max_particles");
     assert!(e.contains("missing field `max_particles`"), "{e}");
 
-    let e = error_for("{ \"uniform\": { \"min\": 1.0, \"max\": 2.0 } }", "{ \"uniform\": { \"min\": 1.0 } }");
+    let e = error_for(
+        "{ \"uniform\": { \"min\": 1.0, \"max\": 2.0 } }",
+        "{ \"uniform\": { \"min\": 1.0 } }",
+    );
     assert_names(&e, "emitters[1].modules[2].lifetime.uniform.max");
 }
 
 #[test]
 fn invalid_values_name_the_field() {
-    let e = error_for("{ \"lifetime\": { \"constant\": 1.0 } }", "{ \"lifetime\": { \"constant\": -1.0 } }");
+    let e = error_for(
+        "{ \"lifetime\": { \"constant\": 1.0 } }",
+        "{ \"lifetime\": { \"constant\": -1.0 } }",
+    );
     assert_eq!(e, "emitters[0].modules[1].lifetime.constant: must be > 0");
 
-    let e = error_for("{ \"uniform\": { \"min\": 1.0, \"max\": 2.0 } }", "{ \"uniform\": { \"min\": -0.5, \"max\": 2.0 } }");
-    assert_eq!(e, "emitters[1].modules[2].lifetime.uniform.min: must be > 0");
+    let e = error_for(
+        "{ \"uniform\": { \"min\": 1.0, \"max\": 2.0 } }",
+        "{ \"uniform\": { \"min\": -0.5, \"max\": 2.0 } }",
+    );
+    assert_eq!(
+        e,
+        "emitters[1].modules[2].lifetime.uniform.min: must be > 0"
+    );
 
     let e = error_for("\"max_particles\": 100", "\"max_particles\": 0");
     assert_names(&e, "emitters[0].required.max_particles");
@@ -165,7 +200,10 @@ fn syntax_errors_and_missing_files_are_reported() {
         other => panic!("expected a parse error, got {other}"),
     }
     let e = ParticleSystem::load("/nonexistent/fx.json").unwrap_err();
-    assert!(matches!(e, ParticleError::Io { .. }) && e.to_string().contains("/nonexistent/fx.json"), "{e}");
+    assert!(
+        matches!(e, ParticleError::Io { .. }) && e.to_string().contains("/nonexistent/fx.json"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -190,13 +228,21 @@ fn set_system_keeps_the_previous_system_on_error() {
     assert!(s.live_particles() > 0);
 
     // A valid replacement takes over with fresh emitters.
-    let other = Arc::new(ParticleSystem { emitters: vec![busy_emitter(100, 10.0)] });
+    let other = Arc::new(ParticleSystem {
+        emitters: vec![busy_emitter(100, 10.0)],
+    });
     s.set_system(other.clone()).unwrap();
     assert!(Arc::ptr_eq(s.system(), &other));
     assert_eq!(s.emitters().len(), 1);
     assert_eq!(s.live_particles(), 0);
 
     // Construction validates too.
-    let e = ParticleSystemInstance::new(Arc::new(ParticleSystem { emitters: vec![emitter(0, vec![])] }), 0).unwrap_err();
+    let e = ParticleSystemInstance::new(
+        Arc::new(ParticleSystem {
+            emitters: vec![emitter(0, vec![])],
+        }),
+        0,
+    )
+    .unwrap_err();
     assert_eq!(e.field_path(), Some("emitters[0].required.max_particles"));
 }

@@ -21,11 +21,18 @@ fn sprites_sort_back_to_front_from_the_view_origin() {
     let mut out = Vec::new();
     build_sprite_vertices(d, view, &mut out);
     assert_eq!(out.len(), d.len());
-    let dist: Vec<f32> = out.iter().map(|v| Vec3::from(v.position).distance_squared(view)).collect();
+    let dist: Vec<f32> = out
+        .iter()
+        .map(|v| Vec3::from(v.position).distance_squared(view))
+        .collect();
     assert!(dist.windows(2).all(|w| w[0] >= w[1]), "farthest first");
     // A permutation: every particle appears once.
     let mut a: Vec<[u32; 3]> = out.iter().map(|v| v.position.map(f32::to_bits)).collect();
-    let mut b: Vec<[u32; 3]> = d.positions.iter().map(|p| p.to_array().map(f32::to_bits)).collect();
+    let mut b: Vec<[u32; 3]> = d
+        .positions
+        .iter()
+        .map(|p| p.to_array().map(f32::to_bits))
+        .collect();
     a.sort_unstable();
     b.sort_unstable();
     assert_eq!(a, b);
@@ -33,7 +40,12 @@ fn sprites_sort_back_to_front_from_the_view_origin() {
 
 #[test]
 fn small_hand_made_sort() {
-    let positions = vec![Vec3::new(1.0, 0.0, 0.0), Vec3::new(5.0, 0.0, 0.0), Vec3::new(-3.0, 0.0, 0.0), Vec3::new(2.0, 0.0, 0.0)];
+    let positions = vec![
+        Vec3::new(1.0, 0.0, 0.0),
+        Vec3::new(5.0, 0.0, 0.0),
+        Vec3::new(-3.0, 0.0, 0.0),
+        Vec3::new(2.0, 0.0, 0.0),
+    ];
     let n = positions.len();
     let d = EmitterDynamicData {
         material: "M".into(),
