@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::distribution::Distribution;
 use crate::error::ParticleError;
-use crate::json_path::{join_field, join_index, path_at};
+use crate::json_path::{join_index, path_at};
 
 /// The most particles one emitter may hold.
 pub const MAX_PARTICLES_LIMIT: u32 = 1 << 24;
@@ -254,7 +254,7 @@ impl Module {
     }
 
     /// Whether an emitter may hold several modules of this kind.
-    fn may_repeat(&self) -> bool {
+    pub(crate) fn may_repeat(&self) -> bool {
         matches!(
             self,
             Module::Spawn(_)
@@ -332,207 +332,6 @@ impl ParticleSystem {
     pub fn validate(&self) -> Result<(), ParticleError> {
         for (i, emitter) in self.emitters.iter().enumerate() {
             emitter.validate(&join_index("emitters", i))?;
-        }
-        Ok(())
-    }
-}
-
-fn positive(c: f32) -> Option<&'static str> {
-    (c <= 0.0).then_some("must be > 0")
-}
-
-fn non_negative(c: f32) -> Option<&'static str> {
-    (c < 0.0).then_some("must be ≥ 0")
-}
-
-fn any(_: f32) -> Option<&'static str> {
-    None
-}
-
-fn check_finite(path: String, v: &[f32]) -> Result<(), ParticleError> {
-    if v.iter().all(|c| c.is_finite()) {
-        Ok(())
-    } else {
-        Err(ParticleError::invalid(path, "must be finite"))
-    }
-}
-
-fn check_box(path: &str, min: Vec3, max: Vec3) -> Result<(), ParticleError> {
-    check_finite(join_field(path, "min"), &min.to_array())?;
-    check_finite(join_field(path, "max"), &max.to_array())?;
-    if min.cmpgt(max).any() {
-        return Err(ParticleError::invalid(
-            join_field(path, "max"),
-            "must be ≥ min in every component",
-        ));
-    }
-    Ok(())
-}
-
-fn not_per_tick<T: crate::distribution::DistributionValue>(
-    path: &str,
-    d: &Distribution<T>,
-) -> Result<(), ParticleError> {
-    if matches!(d, Distribution::Uniform { .. }) {
-        return Err(ParticleError::invalid(
-            join_field(path, "uniform"),
-            "over-life modules take a constant or a curve, not a random range",
-        ));
-    }
-    Ok(())
-}
-
-impl EmitterAsset {
-    /// Validates this emitter; error paths start with `path`.
-    pub fn validate(&self, path: &str) -> Result<(), ParticleError> {
-        let req = &self.required;
-        let rp = join_field(path, "required");
-        if req.material.trim().is_empty() {
-            return Err(ParticleError::invalid(
-                join_field(&rp, "material"),
-                "must not be empty",
-            ));
-        }
-        if req.max_particles == 0 || req.max_particles > MAX_PARTICLES_LIMIT {
-            return Err(ParticleError::invalid(
-                join_field(&rp, "max_particles"),
-                format!(
-                    "must be in 1..={MAX_PARTICLES_LIMIT} (got {})",
-                    req.max_particles
-                ),
-            ));
-        }
-        if !(req.emitter_duration.is_finite() && req.emitter_duration > 0.0) {
-            return Err(ParticleError::invalid(
-                join_field(&rp, "emitter_duration"),
-                "must be finite and > 0",
-            ));
-        }
-
-        let mp = join_field(path, "modules");
-        let mut seen: Vec<(&'static str, usize)> = Vec::new();
-        for (j, module) in self.modules.iter().enumerate() {
-            let at = join_index(&mp, j);
-            let kind = module.kind_name();
-            if !module.may_repeat() {
-                if let Some((_, first)) = seen.iter().find(|(k, _)| *k == kind) {
-                    return Err(ParticleError::invalid(
-                        join_field(&at, kind),
-                        format!("duplicate module (first at {})", join_index(&mp, *first)),
-                    ));
-                }
-                seen.push((kind, j));
-            }
-            let p = join_field(&at, kind);
-            match module {
-                Module::Spawn(spawn) => {
-                    if !(spawn.rate.is_finite() && spawn.rate >= 0.0) {
-                        return Err(ParticleError::invalid(
-                            join_field(&p, "rate"),
-                            "must be finite and ≥ 0",
-                        ));
-                    }
-                    for (k, burst) in spawn.bursts.iter().enumerate() {
-                        let bp = join_index(&join_field(&p, "bursts"), k);
-                        if !(burst.time >= 0.0 && burst.time < req.emitter_duration) {
-                            return Err(ParticleError::invalid(
-                                join_field(&bp, "time"),
-                                format!(
-                                    "must be in [0, emitter_duration = {})",
-                                    req.emitter_duration
-                                ),
-                            ));
-                        }
-                        if burst.count == 0 {
-                            return Err(ParticleError::invalid(
-                                join_field(&bp, "count"),
-                                "must be > 0",
-                            ));
-                        }
-                    }
-                }
-                Module::Lifetime(d) => d.validate(&p, positive)?,
-                Module::InitialLocation(shape) => match shape {
-                    LocationShape::Point { position } => check_finite(
-                        join_field(&join_field(&p, "point"), "position"),
-                        &position.to_array(),
-                    )?,
-                    LocationShape::Box { min, max } => {
-                        check_box(&join_field(&p, "box"), *min, *max)?
-                    }
-                    LocationShape::Sphere { center, radius, .. } => {
-                        let sp = join_field(&p, "sphere");
-                        check_finite(join_field(&sp, "center"), &center.to_array())?;
-                        if !(radius.is_finite() && *radius >= 0.0) {
-                            return Err(ParticleError::invalid(
-                                join_field(&sp, "radius"),
-                                "must be finite and ≥ 0",
-                            ));
-                        }
-                    }
-                },
-                Module::InitialVelocity(shape) => match shape {
-                    VelocityShape::Cone {
-                        direction,
-                        angle,
-                        speed,
-                    } => {
-                        let cp = join_field(&p, "cone");
-                        check_finite(join_field(&cp, "direction"), &direction.to_array())?;
-                        if direction.length_squared() < 1e-12 {
-                            return Err(ParticleError::invalid(
-                                join_field(&cp, "direction"),
-                                "must not be zero",
-                            ));
-                        }
-                        if !(0.0..=std::f32::consts::PI).contains(angle) {
-                            return Err(ParticleError::invalid(
-                                join_field(&cp, "angle"),
-                                "must be in [0, π] radians",
-                            ));
-                        }
-                        speed.validate(&join_field(&cp, "speed"), any)?;
-                    }
-                    VelocityShape::Box { min, max } => {
-                        check_box(&join_field(&p, "box"), *min, *max)?
-                    }
-                },
-                Module::InitialSize(d) => d.validate(&p, non_negative)?,
-                Module::InitialColor(d) => d.validate(&p, non_negative)?,
-                Module::InitialRotation(d) | Module::RotationRate(d) => d.validate(&p, any)?,
-                Module::Acceleration(a) => check_finite(p, &a.to_array())?,
-                Module::Drag { coefficient } => {
-                    if !(coefficient.is_finite() && *coefficient >= 0.0) {
-                        return Err(ParticleError::invalid(
-                            join_field(&p, "coefficient"),
-                            "must be finite and ≥ 0",
-                        ));
-                    }
-                }
-                Module::ColorOverLife(d) => {
-                    not_per_tick(&p, d)?;
-                    d.validate(&p, non_negative)?;
-                }
-                Module::SizeOverLife(d) => {
-                    not_per_tick(&p, d)?;
-                    d.validate(&p, non_negative)?;
-                }
-                Module::KillVolume { min, max, .. } => check_box(&p, *min, *max)?,
-                Module::GroundPlaneCollision { height, response } => {
-                    check_finite(join_field(&p, "height"), &[*height])?;
-                    if let CollisionResponse::Bounce { restitution } = response {
-                        if !(0.0..=1.0).contains(restitution) {
-                            return Err(ParticleError::invalid(
-                                join_field(
-                                    &join_field(&join_field(&p, "response"), "bounce"),
-                                    "restitution",
-                                ),
-                                "must be in [0, 1]",
-                            ));
-                        }
-                    }
-                }
-            }
         }
         Ok(())
     }

@@ -51,6 +51,7 @@ mod rng;
 mod sort;
 mod system_instance;
 mod update;
+mod validate;
 
 pub use asset::{
     BlendMode, Burst, CollisionResponse, EmitterAsset, LocationShape, Module, ParticleSystem,
