@@ -1,0 +1,266 @@
+//! Bounds: the mesh's, one instance's, and the component's (their union).
+//!
+//! The component's bounds decide whether the renderer considers it at all, so
+//! they must always contain every instance; they need not always be tight.
+//! UE's ISM recomputes them from every instance whenever they are asked for
+//! (`CalcBounds` loops over all instances), which is O(n) per edit. Here a
+//! [`BoundsTracker`] keeps a *conservative* union up to date in O(1) per edit:
+//!
+//! * add / update grow the box by the new instance's box (exact: a union can
+//!   only grow when something is added);
+//! * remove / update cannot shrink it cheaply (the removed instance may have
+//!   defined an edge), so they only mark it *loose*;
+//! * [`BoundsTracker::tighten`] recomputes the exact union (in parallel) when
+//!   loose — the component calls it once per frame at most, when it sends its
+//!   bounds to the renderer, not once per edit.
+//!
+//! Instance boxes are the mesh's local box transformed by the instance's
+//! component-relative transform (Arvo's method: exact for the 8 corners);
+//! world bounds transform the component-space union by the component's
+//! transform, as UE's `FBoxSphereBounds::TransformBy` does.
+
+use glam::{Affine3A, Mat3A, Vec3, Vec3A};
+use rayon::prelude::*;
+
+use crate::error::{InstancingError, Result};
+
+/// An axis-aligned box. [`Aabb::EMPTY`] is the identity of [`Aabb::union`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Aabb {
+    pub min: Vec3,
+    pub max: Vec3,
+}
+
+impl Aabb {
+    /// Contains nothing; `EMPTY.union(b) == b`.
+    pub const EMPTY: Aabb = Aabb {
+        min: Vec3::splat(f32::INFINITY),
+        max: Vec3::splat(f32::NEG_INFINITY),
+    };
+
+    pub fn new(min: Vec3, max: Vec3) -> Self {
+        Self { min, max }
+    }
+
+    pub fn from_center_extent(center: Vec3, extent: Vec3) -> Self {
+        Self {
+            min: center - extent,
+            max: center + extent,
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.min.cmpgt(self.max).any()
+    }
+
+    pub fn center(&self) -> Vec3 {
+        (self.min + self.max) * 0.5
+    }
+
+    pub fn extent(&self) -> Vec3 {
+        (self.max - self.min) * 0.5
+    }
+
+    pub fn union(self, other: Aabb) -> Aabb {
+        Aabb {
+            min: self.min.min(other.min),
+            max: self.max.max(other.max),
+        }
+    }
+
+    /// Whether `other` lies inside `self` (boundaries included).
+    pub fn contains(&self, other: &Aabb) -> bool {
+        other.is_empty() || (self.min.cmple(other.min).all() && self.max.cmpge(other.max).all())
+    }
+
+    /// The smallest box containing this box after `t` (Arvo).
+    pub fn transformed(&self, t: &Affine3A) -> Aabb {
+        if self.is_empty() {
+            return *self;
+        }
+        let center = t.transform_point3(self.center());
+        let extent = abs_mat(&t.matrix3) * Vec3A::from(self.extent());
+        Aabb::from_center_extent(center, extent.into())
+    }
+}
+
+/// `|m|` element-wise: maps a box extent through `m` (Arvo's method).
+#[inline]
+pub(crate) fn abs_mat(m: &Mat3A) -> Mat3A {
+    Mat3A::from_cols(m.x_axis.abs(), m.y_axis.abs(), m.z_axis.abs())
+}
+
+/// The largest axis scale of `m`: a sphere of radius r maps into a sphere of
+/// radius `r * max_scale(m)`.
+#[inline]
+pub fn max_scale(m: &Mat3A) -> f32 {
+    m.x_axis
+        .length_squared()
+        .max(m.y_axis.length_squared())
+        .max(m.z_axis.length_squared())
+        .sqrt()
+}
+
+/// UE's `FBoxSphereBounds`: a box and a sphere sharing one origin. The mesh
+/// bounds the instancing code needs: the box for component bounds, the sphere
+/// for per-instance culling and LOD.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BoxSphereBounds {
+    pub origin: Vec3,
+    pub box_extent: Vec3,
+    pub sphere_radius: f32,
+}
+
+impl BoxSphereBounds {
+    /// Checked constructor: finite values, non-negative extent and radius.
+    pub fn new(origin: Vec3, box_extent: Vec3, sphere_radius: f32) -> Result<Self> {
+        let ok = origin.is_finite()
+            && box_extent.is_finite()
+            && sphere_radius.is_finite()
+            && box_extent.cmpge(Vec3::ZERO).all()
+            && sphere_radius >= 0.0;
+        if !ok {
+            return Err(InstancingError::InvalidBounds);
+        }
+        Ok(Self {
+            origin,
+            box_extent,
+            sphere_radius,
+        })
+    }
+
+    /// The box and its circumscribed sphere (UE's `FBoxSphereBounds(FBox)`).
+    pub fn from_aabb(aabb: &Aabb) -> Self {
+        if aabb.is_empty() {
+            return Self {
+                origin: Vec3::ZERO,
+                box_extent: Vec3::ZERO,
+                sphere_radius: 0.0,
+            };
+        }
+        let extent = aabb.extent();
+        Self {
+            origin: aabb.center(),
+            box_extent: extent,
+            sphere_radius: extent.length(),
+        }
+    }
+
+    pub fn aabb(&self) -> Aabb {
+        Aabb::from_center_extent(self.origin, self.box_extent)
+    }
+
+    /// The sphere of an instance whose component-relative transform is `t`:
+    /// centre `t(origin)`, radius scaled by the largest axis scale. Culling,
+    /// the cluster tree and the GPU pass all use this one definition, which
+    /// is what makes their answers agree exactly.
+    #[inline]
+    pub fn instance_sphere(&self, t: &Affine3A) -> (Vec3, f32) {
+        (
+            t.transform_point3(self.origin),
+            self.sphere_radius * max_scale(&t.matrix3),
+        )
+    }
+}
+
+/// The component-space union of all instance boxes, kept conservative in
+/// O(1) per edit (see the module docs).
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct BoundsTracker {
+    union: Aabb,
+    loose: bool,
+}
+
+impl Default for BoundsTracker {
+    fn default() -> Self {
+        Self {
+            union: Aabb::EMPTY,
+            loose: false,
+        }
+    }
+}
+
+impl BoundsTracker {
+    pub(crate) fn grow(&mut self, b: Aabb) {
+        self.union = self.union.union(b);
+    }
+
+    pub(crate) fn mark_loose(&mut self) {
+        self.loose = true;
+    }
+
+    pub(crate) fn reset(&mut self) {
+        *self = Self::default();
+    }
+
+    pub(crate) fn conservative(&self) -> Aabb {
+        self.union
+    }
+
+    pub(crate) fn is_loose(&self) -> bool {
+        self.loose
+    }
+
+    /// Recomputes the exact union if loose; returns it.
+    pub(crate) fn tighten(&mut self, mesh: &BoxSphereBounds, transforms: &[Affine3A]) -> Aabb {
+        if self.loose {
+            self.union = union_of(mesh, transforms);
+            self.loose = false;
+        }
+        self.union
+    }
+}
+
+/// The exact union of `mesh`'s box under every transform (parallel; a union
+/// is associative and exact, so the result does not depend on thread count).
+pub fn union_of(mesh: &BoxSphereBounds, transforms: &[Affine3A]) -> Aabb {
+    let local = mesh.aabb();
+    transforms
+        .par_chunks(16 * 1024)
+        .map(|chunk| {
+            chunk
+                .iter()
+                .fold(Aabb::EMPTY, |acc, t| acc.union(local.transformed(t)))
+        })
+        .reduce(|| Aabb::EMPTY, Aabb::union)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use glam::Quat;
+
+    #[test]
+    fn transformed_box_contains_corners() {
+        let b = Aabb::new(Vec3::new(-1.0, -2.0, -3.0), Vec3::new(1.0, 2.0, 3.0));
+        let t = Affine3A::from_scale_rotation_translation(
+            Vec3::new(2.0, 1.0, 0.5),
+            Quat::from_euler(glam::EulerRot::XYZ, 0.3, 0.7, -1.1),
+            Vec3::new(10.0, 0.0, -4.0),
+        );
+        let tb = b.transformed(&t);
+        for i in 0..8 {
+            let c = Vec3::new(
+                if i & 1 == 0 { b.min.x } else { b.max.x },
+                if i & 2 == 0 { b.min.y } else { b.max.y },
+                if i & 4 == 0 { b.min.z } else { b.max.z },
+            );
+            let p = t.transform_point3(c);
+            assert!(p.cmpge(tb.min - 1e-4).all() && p.cmple(tb.max + 1e-4).all());
+        }
+    }
+
+    #[test]
+    fn bad_bounds_rejected() {
+        assert!(BoxSphereBounds::new(Vec3::ZERO, Vec3::ONE, f32::NAN).is_err());
+        assert!(BoxSphereBounds::new(Vec3::ZERO, -Vec3::ONE, 1.0).is_err());
+        assert!(BoxSphereBounds::new(Vec3::ZERO, Vec3::ONE, 1.8).is_ok());
+    }
+
+    #[test]
+    fn empty_union_identity() {
+        let b = Aabb::new(Vec3::ZERO, Vec3::ONE);
+        assert_eq!(Aabb::EMPTY.union(b), b);
+        assert!(Aabb::EMPTY.is_empty());
+    }
+}

@@ -1,0 +1,455 @@
+//! Per-instance culling and LOD: the CPU reference the GPU pass will mirror.
+//!
+//! UE's plain ISM culls and picks a LOD for the whole component from the
+//! union bounds: one near instance makes 100,000 far ones draw at LOD 0, and
+//! instances past the cull distance are still drawn, faded to nothing in the
+//! vertex shader. (HISM and UE 5's GPU-driven path fix this with a tree or
+//! GPU culling.) Here every instance is tested on its own:
+//!
+//! 1. **Sphere vs frustum.** The instance's sphere ([`BoxSphereBounds::instance_sphere`]
+//!    under the component transform, radius scaled by the component's
+//!    largest axis scale) against the six planes of the view-projection
+//!    matrix (Gribb–Hartmann, Vulkan clip depth `0..w`; a plane with zero
+//!    normal, as infinite far planes give, is dropped).
+//! 2. **Cull distance.** Distance from the view origin to the sphere centre:
+//!    culled at or past `end` (`end == 0` disables it); the fade factor is 1
+//!    up to `start`, 0 at `end`, linear between — UE's
+//!    `InstanceStartCullDistance` / `InstanceEndCullDistance`.
+//! 3. **LOD.** UE's `ComputeBoundsScreenSize`:
+//!    `multiple = max(0.5·proj[0][0], 0.5·proj[1][1])`,
+//!    `screen size = 2 · multiple · radius / max(1, distance)`; the LOD is the
+//!    highest `i` with `screen_sizes[i] > screen size`, else 0 (UE's
+//!    `ComputeStaticMeshLOD`).
+//!
+//! Visible instances are compacted into one index list per LOD, with their
+//! fade factors; [`CullOutput::draw_args`] turns the counts into one
+//! `DrawIndexedIndirectArgs` per LOD and section — the buffer the GPU pass
+//! will fill with atomics instead.
+//!
+//! Large stores are split into fixed 16 K-instance chunks culled in parallel
+//! (rayon) and concatenated in chunk order, so the output — order included —
+//! does not depend on the thread count. [`crate::cluster_tree`] calls the
+//! same per-instance test at its leaves, which is why it agrees exactly.
+
+use bytemuck::{Pod, Zeroable};
+use glam::{Affine3A, Mat4, Vec3, Vec4};
+use rayon::prelude::*;
+
+use crate::bounds::{max_scale, Aabb, BoxSphereBounds};
+use crate::error::{InstancingError, Result};
+use crate::instance_data::InstanceStore;
+use crate::mesh::InstancedMesh;
+
+/// Instances per parallel chunk; fixed so that output order is too.
+pub const CULL_CHUNK: usize = 16 * 1024;
+
+/// Up to six normalised planes `(n, d)`; a point is inside when `n·p + d >= 0`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Frustum {
+    planes: [Vec4; 6],
+    count: usize,
+}
+
+impl Frustum {
+    /// The planes of a view-projection matrix with Vulkan clip depth `0..w`
+    /// (left, right, bottom, top, near, far).
+    pub fn from_view_projection(m: &Mat4) -> Self {
+        let (r0, r1, r2, r3) = (m.row(0), m.row(1), m.row(2), m.row(3));
+        let mut planes = [Vec4::ZERO; 6];
+        let mut count = 0;
+        for p in [r3 + r0, r3 - r0, r3 + r1, r3 - r1, r2, r3 - r2] {
+            let len = p.truncate().length();
+            if len > 1e-12 {
+                planes[count] = p / len;
+                count += 1;
+            }
+        }
+        Self { planes, count }
+    }
+
+    pub fn planes(&self) -> &[Vec4] {
+        &self.planes[..self.count]
+    }
+
+    /// Whether a sphere lies wholly outside some plane.
+    #[inline]
+    pub fn sphere_outside(&self, center: Vec3, radius: f32) -> bool {
+        self.planes()
+            .iter()
+            .any(|p| p.truncate().dot(center) + p.w < -radius)
+    }
+
+    /// Whether a box lies wholly outside some plane.
+    pub fn box_outside(&self, b: &Aabb) -> bool {
+        let (c, e) = (b.center(), b.extent());
+        self.planes()
+            .iter()
+            .any(|p| p.truncate().dot(c) + p.w + p.truncate().abs().dot(e) < 0.0)
+    }
+}
+
+/// A view as culling sees it: frustum, origin and LOD screen multiple.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CullView {
+    frustum: Frustum,
+    origin: Vec3,
+    screen_multiple: f32,
+}
+
+impl CullView {
+    /// From a world→view matrix and a projection (Vulkan depth `0..1`,
+    /// either handedness, reversed or infinite depth allowed).
+    pub fn new(view: Mat4, projection: Mat4) -> Result<Self> {
+        if !view.is_finite() || !projection.is_finite() || view.determinant() == 0.0 {
+            return Err(InstancingError::NonFiniteView);
+        }
+        let origin = view.inverse().w_axis.truncate();
+        Ok(Self {
+            frustum: Frustum::from_view_projection(&(projection * view)),
+            origin,
+            screen_multiple: (0.5 * projection.x_axis.x).max(0.5 * projection.y_axis.y),
+        })
+    }
+
+    /// A right-handed perspective camera at `eye` looking at `target`.
+    pub fn look_at(eye: Vec3, target: Vec3, up: Vec3, fov_y: f32, aspect: f32, near: f32, far: f32) -> Result<Self> {
+        Self::new(
+            Mat4::look_at_rh(eye, target, up),
+            Mat4::perspective_rh(fov_y, aspect, near, far),
+        )
+    }
+
+    pub fn frustum(&self) -> &Frustum {
+        &self.frustum
+    }
+
+    pub fn origin(&self) -> Vec3 {
+        self.origin
+    }
+
+    pub fn screen_multiple(&self) -> f32 {
+        self.screen_multiple
+    }
+}
+
+/// UE's `InstanceStartCullDistance` / `InstanceEndCullDistance`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CullDistances {
+    start: f32,
+    end: f32,
+}
+
+impl CullDistances {
+    /// No distance culling (UE's default 0 / 0).
+    pub const NONE: CullDistances = CullDistances { start: 0.0, end: 0.0 };
+
+    /// `0 <= start <= end`, finite; `end == 0` turns distance culling off.
+    pub fn new(start: f32, end: f32) -> Result<Self> {
+        let ok = start.is_finite() && end.is_finite() && start >= 0.0 && end >= 0.0 && (end == 0.0 || start <= end);
+        if !ok {
+            return Err(InstancingError::InvalidCullDistances { start, end });
+        }
+        Ok(Self { start, end })
+    }
+
+    pub fn start(&self) -> f32 {
+        self.start
+    }
+
+    pub fn end(&self) -> f32 {
+        self.end
+    }
+
+    /// Culled at or past the end distance.
+    #[inline]
+    pub fn culls(&self, distance: f32) -> bool {
+        self.end > 0.0 && distance >= self.end
+    }
+
+    /// 1 up to `start`, 0 at `end`, linear between.
+    #[inline]
+    pub fn fade(&self, distance: f32) -> f32 {
+        if self.end <= 0.0 || distance <= self.start {
+            1.0
+        } else if distance >= self.end {
+            0.0
+        } else {
+            ((self.end - distance) / (self.end - self.start)).clamp(0.0, 1.0)
+        }
+    }
+}
+
+/// UE's `ComputeBoundsScreenSize`: the sphere's projected diameter as a
+/// fraction of the screen.
+#[inline]
+pub fn bounds_screen_size(distance: f32, radius: f32, screen_multiple: f32) -> f32 {
+    2.0 * screen_multiple * radius / distance.max(1.0)
+}
+
+/// UE's `ComputeStaticMeshLOD`: the highest LOD whose screen size is still
+/// above `screen_size`, else 0.
+#[inline]
+pub fn lod_for_screen_size(screen_size: f32, screen_sizes: &[f32]) -> u8 {
+    (1..screen_sizes.len())
+        .rev()
+        .find(|&i| screen_sizes[i] > screen_size)
+        .unwrap_or(0) as u8
+}
+
+/// `VkDrawIndexedIndirectCommand`, one per LOD and section.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Pod, Zeroable)]
+pub struct DrawIndexedIndirectArgs {
+    pub index_count: u32,
+    pub instance_count: u32,
+    pub first_index: u32,
+    pub vertex_offset: i32,
+    pub first_instance: u32,
+}
+
+/// The visible instances of one LOD: indices into the store, and fades.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LodBin {
+    pub instances: Vec<u32>,
+    pub fades: Vec<f32>,
+}
+
+/// The result of culling one component for one view.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct CullOutput {
+    /// One bin per mesh LOD.
+    pub lods: Vec<LodBin>,
+}
+
+impl CullOutput {
+    pub fn new(lod_count: usize) -> Self {
+        Self {
+            lods: vec![LodBin::default(); lod_count],
+        }
+    }
+
+    /// Empties the bins, keeping their allocations.
+    pub fn reset(&mut self, lod_count: usize) {
+        self.lods.resize_with(lod_count, LodBin::default);
+        for b in &mut self.lods {
+            b.instances.clear();
+            b.fades.clear();
+        }
+    }
+
+    #[inline]
+    pub(crate) fn push(&mut self, index: u32, lod: u8, fade: f32) {
+        let b = &mut self.lods[lod as usize];
+        b.instances.push(index);
+        b.fades.push(fade);
+    }
+
+    pub(crate) fn append(&mut self, other: &CullOutput) {
+        for (a, b) in self.lods.iter_mut().zip(&other.lods) {
+            a.instances.extend_from_slice(&b.instances);
+            a.fades.extend_from_slice(&b.fades);
+        }
+    }
+
+    /// Visible instances per LOD.
+    pub fn counts(&self) -> Vec<u32> {
+        self.lods.iter().map(|b| b.instances.len() as u32).collect()
+    }
+
+    pub fn visible_count(&self) -> usize {
+        self.lods.iter().map(|b| b.instances.len()).sum()
+    }
+
+    /// The compacted instance-index buffer: LOD 0's list, then LOD 1's, ...
+    pub fn instance_buffer(&self) -> Vec<u32> {
+        self.lods.iter().flat_map(|b| b.instances.iter().copied()).collect()
+    }
+
+    /// One draw per LOD and section, LOD-major; LOD `l`'s draws start at
+    /// its offset in [`Self::instance_buffer`]. Empty LODs keep their
+    /// (zero-instance) draws so the layout depends on the mesh alone.
+    pub fn draw_args(&self, mesh: &InstancedMesh) -> Vec<DrawIndexedIndirectArgs> {
+        let mut first_instance = 0;
+        let mut out = Vec::new();
+        for (lod, bin) in mesh.lods().iter().zip(&self.lods) {
+            let count = bin.instances.len() as u32;
+            out.extend(lod.sections.iter().map(|s| DrawIndexedIndirectArgs {
+                index_count: s.index_count,
+                instance_count: count,
+                first_index: s.first_index,
+                vertex_offset: s.vertex_offset,
+                first_instance,
+            }));
+            first_instance += count;
+        }
+        out
+    }
+}
+
+/// Everything per view and component that the per-instance test needs,
+/// computed once.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct InstanceCuller<'a> {
+    pub(crate) mesh_bounds: BoxSphereBounds,
+    pub(crate) screen_sizes: &'a [f32],
+    pub(crate) component_to_world: Affine3A,
+    pub(crate) component_scale: f32,
+    pub(crate) view: CullView,
+    pub(crate) distances: CullDistances,
+}
+
+impl<'a> InstanceCuller<'a> {
+    pub(crate) fn new(mesh: &'a InstancedMesh, component_to_world: &Affine3A, view: &CullView, distances: CullDistances) -> Result<Self> {
+        crate::instance_data::validate_transform(component_to_world)?;
+        Ok(Self {
+            mesh_bounds: *mesh.bounds(),
+            screen_sizes: mesh.screen_sizes(),
+            component_to_world: *component_to_world,
+            component_scale: max_scale(&component_to_world.matrix3),
+            view: *view,
+            distances,
+        })
+    }
+
+    /// The per-instance test: `Some((lod, fade))` if visible. With
+    /// `test_planes == false` the caller vouches that the sphere is inside
+    /// the frustum (the cluster tree's fully-inside shortcut).
+    #[inline]
+    pub(crate) fn classify(&self, local: &Affine3A, test_planes: bool) -> Option<(u8, f32)> {
+        let (c, r) = self.mesh_bounds.instance_sphere(local);
+        let center = self.component_to_world.transform_point3(c);
+        let radius = r * self.component_scale;
+        if test_planes && self.view.frustum.sphere_outside(center, radius) {
+            return None;
+        }
+        let distance = center.distance(self.view.origin);
+        if self.distances.culls(distance) {
+            return None;
+        }
+        let size = bounds_screen_size(distance, radius, self.view.screen_multiple);
+        Some((lod_for_screen_size(size, self.screen_sizes), self.distances.fade(distance)))
+    }
+
+    fn cull_chunk(&self, first: u32, transforms: &[Affine3A], out: &mut CullOutput) {
+        for (i, t) in transforms.iter().enumerate() {
+            if let Some((lod, fade)) = self.classify(t, true) {
+                out.push(first + i as u32, lod, fade);
+            }
+        }
+    }
+}
+
+/// Culls every instance of `store` for `view`; see the module docs.
+pub fn cull_instances(
+    store: &InstanceStore,
+    mesh: &InstancedMesh,
+    component_to_world: &Affine3A,
+    view: &CullView,
+    distances: CullDistances,
+) -> Result<CullOutput> {
+    let mut out = CullOutput::default();
+    cull_instances_into(store, mesh, component_to_world, view, distances, &mut out)?;
+    Ok(out)
+}
+
+/// [`cull_instances`] into a reused output.
+pub fn cull_instances_into(
+    store: &InstanceStore,
+    mesh: &InstancedMesh,
+    component_to_world: &Affine3A,
+    view: &CullView,
+    distances: CullDistances,
+    out: &mut CullOutput,
+) -> Result<()> {
+    let culler = InstanceCuller::new(mesh, component_to_world, view, distances)?;
+    out.reset(mesh.lod_count());
+    let transforms = store.transforms();
+    if transforms.len() <= CULL_CHUNK {
+        culler.cull_chunk(0, transforms, out);
+        return Ok(());
+    }
+    let parts: Vec<CullOutput> = transforms
+        .par_chunks(CULL_CHUNK)
+        .enumerate()
+        .map(|(c, chunk)| {
+            let mut part = CullOutput::new(mesh.lod_count());
+            culler.cull_chunk((c * CULL_CHUNK) as u32, chunk, &mut part);
+            part
+        })
+        .collect();
+    for part in &parts {
+        out.append(part);
+    }
+    Ok(())
+}
+
+/// What UE's plain ISM does, for comparison: the component is culled as a
+/// whole by its (union) bounds, and if visible every instance is drawn at
+/// the one LOD the union bounds' screen size selects; instances past the
+/// end distance are still drawn (with fade 0, as UE's vertex shader does).
+pub fn cull_ue_mode(
+    store: &InstanceStore,
+    mesh: &InstancedMesh,
+    component_to_world: &Affine3A,
+    view: &CullView,
+    distances: CullDistances,
+) -> Result<CullOutput> {
+    let culler = InstanceCuller::new(mesh, component_to_world, view, distances)?;
+    let mut out = CullOutput::new(mesh.lod_count());
+    let world = store.world_bounds(component_to_world);
+    if store.is_empty() || view.frustum.box_outside(&world.aabb()) {
+        return Ok(out);
+    }
+    let size = bounds_screen_size(world.origin.distance(view.origin), world.sphere_radius, view.screen_multiple);
+    let lod = lod_for_screen_size(size, mesh.screen_sizes());
+    for (i, t) in store.transforms().iter().enumerate() {
+        let (c, _) = culler.mesh_bounds.instance_sphere(t);
+        let distance = component_to_world.transform_point3(c).distance(view.origin);
+        out.push(i as u32, lod, distances.fade(distance));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fade_is_linear_between_start_and_end() {
+        let d = CullDistances::new(100.0, 200.0).unwrap();
+        assert_eq!(d.fade(50.0), 1.0);
+        assert_eq!(d.fade(100.0), 1.0);
+        assert!((d.fade(150.0) - 0.5).abs() < 1e-6);
+        assert_eq!(d.fade(200.0), 0.0);
+        assert!(!d.culls(199.9) && d.culls(200.0));
+        assert!(!CullDistances::NONE.culls(1e30));
+        assert!(CullDistances::new(300.0, 200.0).is_err());
+        assert!(CullDistances::new(-1.0, 200.0).is_err());
+        assert!(CullDistances::new(0.0, f32::NAN).is_err());
+    }
+
+    #[test]
+    fn lod_selection_matches_ue() {
+        let sizes = [1.0, 0.5, 0.25];
+        assert_eq!(lod_for_screen_size(2.0, &sizes), 0);
+        assert_eq!(lod_for_screen_size(0.6, &sizes), 0);
+        assert_eq!(lod_for_screen_size(0.4, &sizes), 1);
+        assert_eq!(lod_for_screen_size(0.1, &sizes), 2);
+    }
+
+    #[test]
+    fn frustum_planes_face_inwards() {
+        let v = CullView::look_at(Vec3::ZERO, -Vec3::Z, Vec3::Y, 1.0, 1.0, 0.1, 100.0).unwrap();
+        assert_eq!(v.frustum().planes().len(), 6);
+        assert!(!v.frustum().sphere_outside(Vec3::new(0.0, 0.0, -10.0), 0.5));
+        assert!(v.frustum().sphere_outside(Vec3::new(0.0, 0.0, 10.0), 0.5));
+        assert!(v.frustum().sphere_outside(Vec3::new(0.0, 0.0, -200.0), 0.5));
+        let inf = CullView::new(
+            Mat4::look_at_rh(Vec3::ZERO, -Vec3::Z, Vec3::Y),
+            Mat4::perspective_infinite_reverse_rh(1.0, 1.0, 0.1),
+        )
+        .unwrap();
+        assert_eq!(inf.frustum().planes().len(), 5);
+        assert!(!inf.frustum().sphere_outside(Vec3::new(0.0, 0.0, -1e6), 0.5));
+    }
+}
