@@ -11,7 +11,8 @@
 //! several runs, `std::time::Instant`) prints ns/particle and the tick/floor
 //! ratio, and writes `target/bench/particles.json` for `cargo xtask bench`.
 //! Under `cargo test` (no `--bench`) each benchmark runs once and the report
-//! is skipped.
+//! is skipped. `PROXIMA_BENCH_QUICK=1` (`cargo xtask bench --quick`) shortens
+//! criterion's measurement and the report's repetitions.
 
 use std::hint::black_box;
 use std::sync::Arc;
@@ -169,14 +170,18 @@ struct Row {
     goal: Option<f64>,
 }
 
+fn quick() -> bool {
+    std::env::var("PROXIMA_BENCH_QUICK").is_ok_and(|v| v == "1")
+}
+
 fn report() {
-    const RUNS: usize = 15;
+    let runs: usize = if quick() { 5 } else { 15 };
     let mut system = steady_state(SortMode::DistanceToView);
     let mut floor = Floor::new(N);
 
     // Interleave tick and floor so both see the same machine load.
     let (mut tick_t, mut floor_t, mut live) = (Vec::new(), Vec::new(), Vec::new());
-    for _ in 0..RUNS {
+    for _ in 0..runs {
         live.push(system.live_particles());
         tick_t.push(median_secs(1, || system.tick(DT)));
         floor_t.push(median_secs(1, || floor.step(black_box(DT))));
@@ -190,21 +195,21 @@ fn report() {
     let floor_ns = med(&mut floor_t) * 1e9 / N as f64;
 
     system.set_tick_mode(TickMode::Parallel);
-    let par_ns = median_secs(RUNS, || system.tick(DT)) * 1e9 / system.live_particles() as f64;
+    let par_ns = median_secs(runs, || system.tick(DT)) * 1e9 / system.live_particles() as f64;
     system.set_tick_mode(TickMode::Serial);
 
     let mut data = system.build_dynamic_data();
     let n = data.live_particles() as f64;
-    let copy_ns = median_secs(RUNS, || system.build_dynamic_data_into(&mut data)) * 1e9 / n;
-    let fresh_ns = median_secs(RUNS, || drop(black_box(system.build_dynamic_data()))) * 1e9 / n;
+    let copy_ns = median_secs(runs, || system.build_dynamic_data_into(&mut data)) * 1e9 / n;
+    let fresh_ns = median_secs(runs, || drop(black_box(system.build_dynamic_data()))) * 1e9 / n;
     let (mut out, mut scratch) = (Vec::new(), SpriteScratch::default());
     let view = Vec3::new(500.0, -300.0, 200.0);
-    let sorted_ns = median_secs(RUNS, || {
+    let sorted_ns = median_secs(runs, || {
         build_sprite_vertices_with(&data.emitters[0], view, &mut out, &mut scratch)
     }) * 1e9
         / n;
     data.emitters[0].sort_mode = SortMode::None;
-    let unsorted_ns = median_secs(RUNS, || {
+    let unsorted_ns = median_secs(runs, || {
         build_sprite_vertices_with(&data.emitters[0], view, &mut out, &mut scratch)
     }) * 1e9
         / n;
@@ -318,7 +323,7 @@ fn main() {
     let mut c = Criterion::default()
         .sample_size(10)
         .warm_up_time(Duration::from_millis(300))
-        .measurement_time(Duration::from_secs(2))
+        .measurement_time(Duration::from_millis(if quick() { 500 } else { 2000 }))
         .configure_from_args();
     criterion_benches(&mut c);
     c.final_summary();

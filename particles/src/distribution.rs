@@ -278,9 +278,12 @@ impl<T: DistributionValue> CurveLut<T> {
     #[inline(always)]
     pub fn sample(&self, t: f32) -> T {
         let x = t.clamp(0.0, 1.0) * (LUT_SIZE - 1) as f32;
-        // `as usize` saturates, and `min` keeps `i + 1` in range, so the
-        // compiler drops both bounds checks.
-        let i = (x as usize).min(LUT_SIZE - 2);
+        // Integer part without Rust's saturating float-to-int conversion
+        // (several instructions on x86): adding 2^23 to x in [0, 127] leaves
+        // round(x) in the low mantissa bits; step down one where that
+        // rounded up. A NaN `t` reads some sample instead of panicking.
+        let r = ((x + 8_388_608.0).to_bits() & 0xFF) as usize;
+        let i = (r - usize::from(r as f32 > x)).min(LUT_SIZE - 2);
         let f = x - i as f32;
         T::lerp(self.values[i], self.values[i + 1], f)
     }
@@ -330,6 +333,20 @@ mod tests {
             let t = i as f32 / 100.0;
             assert!((lut.sample(t) - c.evaluate(t)).abs().max_element() < 1e-5);
         }
+        // Exactly on samples, just beside them, and between.
+        let ramp = keys(&[(0.0, 0.0), (1.0, 127.0)]);
+        let lut = CurveLut::bake(&ramp);
+        for k in 0..=127 {
+            for dx in [0.0f32, 1e-4, 0.25, 0.5, 0.75, 0.9999] {
+                let t = ((k as f32 + dx) / 127.0).min(1.0);
+                assert!(
+                    (lut.sample(t) - t * 127.0).abs() < 1e-3,
+                    "t {t}: {}",
+                    lut.sample(t)
+                );
+            }
+        }
+        assert!(lut.sample(f32::NAN).is_nan() || lut.sample(f32::NAN).is_finite());
         let bent = keys(&[(0.0, 0.0), (0.3, 1.0), (1.0, 0.0)]);
         let lut = CurveLut::bake(&bent);
         for i in 0..=100 {

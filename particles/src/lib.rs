@@ -14,6 +14,28 @@
 //! build_sprite_vertices ──► [ParticleSpriteVertex]      (render thread)
 //! ```
 //!
+//! ```
+//! use std::sync::Arc;
+//! use particles::{ParticleSystem, ParticleSystemInstance};
+//!
+//! let json = r#"{"emitters": [{
+//!     "name": "puff",
+//!     "required": {"material": "M_Puff", "blend_mode": "translucent",
+//!                  "screen_alignment": "facing_camera", "sort_mode": "distance_to_view",
+//!                  "max_particles": 100},
+//!     "modules": [{"spawn": {"rate": 60.0}}, {"lifetime": {"constant": 0.5}}]
+//! }]}"#;
+//! let system = Arc::new(ParticleSystem::from_json_str(json)?);
+//! let mut instance = ParticleSystemInstance::new(system, 7)?;
+//! for _ in 0..60 {
+//!     instance.tick(1.0 / 60.0);
+//! }
+//! assert_eq!(instance.live_particles(), 30); // rate × lifetime
+//! let snapshot = instance.build_dynamic_data(); // send to the render thread
+//! assert_eq!(snapshot.emitters[0].len(), 30);
+//! # Ok::<(), particles::ParticleError>(())
+//! ```
+//!
 //! ## What it promises
 //!
 //! * **Determinism.** The same asset, seed and sequence of `dt` give the same

@@ -27,6 +27,18 @@
 //! compacted independently and then closed up, so the chunks can run on the
 //! rayon pool and the result is bit-identical to a serial tick.
 //!
+//! ## Cost
+//!
+//! Measured by `benches/particles.rs` (1M particles, acceleration + colour
+//! and size over life) against a bare `p += v * dt` over two `Vec3` arrays.
+//! The floor moves 36 bytes per particle; this update must move about 128
+//! (age 12, position 36, velocity 24, colour 32 written, size 24), so even a
+//! purely bandwidth-bound tick sits near 3.5× the floor. On the development
+//! machine (2 shared cores) the serial tick is also compute-bound: an
+//! emitter that fits in cache costs about as much per particle as a 1M one,
+//! mostly the two curve lookups per particle. Spawning (~1% of particles per
+//! tick) adds ~10%. The parallel tick splits the chunks over the pool.
+//!
 //! An over-life module whose initial value is the same for every particle
 //! (a constant, or no initial module) has that value baked into its lookup
 //! table, and the kernel then skips the per-particle base array.
