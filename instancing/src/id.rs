@@ -107,7 +107,7 @@ impl IdSlots {
     /// hence future ids are deterministic).
     pub(crate) fn release_all(&mut self, live: &[InstanceId]) {
         let mut sorted: Vec<InstanceId> = live.to_vec();
-        sorted.sort_unstable_by(|a, b| b.slot.cmp(&a.slot));
+        sorted.sort_unstable_by_key(|id| std::cmp::Reverse(id.slot));
         for id in sorted {
             self.release(id);
         }
