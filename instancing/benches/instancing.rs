@@ -31,7 +31,12 @@ fn quick() -> bool {
 fn mesh() -> InstancedMesh {
     // 512 vertices at LOD 0 → 16 instances per cluster leaf (UE's rule).
     InstancedMesh::simple(
-        BoxSphereBounds::new(Vec3::new(0.0, 1.0, 0.0), Vec3::new(1.0, 1.0, 1.0), 3f32.sqrt()).unwrap(),
+        BoxSphereBounds::new(
+            Vec3::new(0.0, 1.0, 0.0),
+            Vec3::new(1.0, 1.0, 1.0),
+            3f32.sqrt(),
+        )
+        .unwrap(),
         512,
         1536,
         &[1.0, 0.3, 0.1, 0.03],
@@ -41,17 +46,24 @@ fn mesh() -> InstancedMesh {
 
 /// A 1000 x 1000 grid on the XZ plane, 10 units apart, jittered rotation.
 fn forest(mesh: &InstancedMesh) -> InstanceStore {
-    let half = SIDE as f32 * SPACING * 0.5;
-    let ts: Vec<Affine3A> = (0..N)
-        .map(|i| {
-            let (x, z) = ((i % SIDE) as f32 * SPACING - half, (i / SIDE) as f32 * SPACING - half);
-            Affine3A::from_rotation_translation(glam::Quat::from_rotation_y(i as f32 * 0.37), Vec3::new(x, 0.0, z))
-        })
-        .collect();
+    let ts: Vec<Affine3A> = (0..N).map(|i| tree_at(i, 0.0)).collect();
     let mut s = InstanceStore::new(*mesh.bounds());
     s.add_instances(&ts).unwrap();
     s.take_dirty_ranges();
     s
+}
+
+/// Instance `i`'s place on the grid, lifted by `lift`.
+fn tree_at(i: u32, lift: f32) -> Affine3A {
+    let half = SIDE as f32 * SPACING * 0.5;
+    let (x, z) = (
+        (i % SIDE) as f32 * SPACING - half,
+        (i / SIDE) as f32 * SPACING - half,
+    );
+    Affine3A::from_rotation_translation(
+        glam::Quat::from_rotation_y(i as f32 * 0.37),
+        Vec3::new(x, lift, z),
+    )
 }
 
 /// Looks straight down at the middle of the grid; the footprint is about
@@ -60,7 +72,16 @@ fn view() -> CullView {
     let side = (SIDE as f32 * SPACING) * 0.1f32.sqrt();
     let fov = 1.0f32;
     let height = side * 0.5 / (fov * 0.5).tan();
-    CullView::look_at(Vec3::new(0.0, height, 0.0), Vec3::ZERO, Vec3::Z, fov, 1.0, 1.0, height * 2.0).unwrap()
+    CullView::look_at(
+        Vec3::new(0.0, height, 0.0),
+        Vec3::ZERO,
+        Vec3::Z,
+        fov,
+        1.0,
+        1.0,
+        height * 2.0,
+    )
+    .unwrap()
 }
 
 struct Bench {
@@ -87,12 +108,13 @@ impl Bench {
         }
     }
 
-    /// One edit, then what the proxy does for it: take the dirty ranges and
-    /// pack them into the (reused) staging vector.
+    /// One edit (a small lift, so the forest keeps its shape), then what
+    /// the proxy does for it: take the dirty ranges and pack them into the
+    /// (reused) staging vector.
     fn update_one(&mut self) -> usize {
         self.next = (self.next + 7919) % N;
         let i = self.next;
-        let t = Affine3A::from_translation(Vec3::new(i as f32, 1.0, 0.0));
+        let t = tree_at(i, (i & 1) as f32 * 0.5);
         self.store
             .update_instance_transform(i, t, TransformSpace::Component)
             .unwrap();
@@ -105,16 +127,20 @@ impl Bench {
 }
 
 fn criterion_benches(c: &mut Criterion, b: &mut Bench) {
-    let mut g = c.benchmark_group("instance_update_1M");
-    g.bench_function("update_one_and_pack_dirty_range", |bench| bench.iter(|| black_box(b.update_one())));
-    g.bench_function("rebuild_all_gpu_data", |bench| bench.iter(|| black_box(b.store.gpu_data_all())));
-    g.finish();
-
+    // Culling first, on a fresh tree (the update benchmarks edit the store).
     let mut g = c.benchmark_group("cull_1M_10pct_visible");
     let mut out = CullOutput::default();
     g.bench_function("flat_per_instance", |bench| {
         bench.iter(|| {
-            cull_instances_into(&b.store, &b.mesh, &Affine3A::IDENTITY, &b.view, CullDistances::NONE, &mut out).unwrap();
+            cull_instances_into(
+                &b.store,
+                &b.mesh,
+                &Affine3A::IDENTITY,
+                &b.view,
+                CullDistances::NONE,
+                &mut out,
+            )
+            .unwrap();
             black_box(out.visible_count())
         })
     });
@@ -122,10 +148,26 @@ fn criterion_benches(c: &mut Criterion, b: &mut Bench) {
         bench.iter(|| {
             let stats = b
                 .tree
-                .cull_into(&b.store, &b.mesh, &Affine3A::IDENTITY, &b.view, CullDistances::NONE, &mut out)
+                .cull_into(
+                    &b.store,
+                    &b.mesh,
+                    &Affine3A::IDENTITY,
+                    &b.view,
+                    CullDistances::NONE,
+                    &mut out,
+                )
                 .unwrap();
             black_box((out.visible_count(), stats))
         })
+    });
+    g.finish();
+
+    let mut g = c.benchmark_group("instance_update_1M");
+    g.bench_function("update_one_and_pack_dirty_range", |bench| {
+        bench.iter(|| black_box(b.update_one()))
+    });
+    g.bench_function("rebuild_all_gpu_data", |bench| {
+        bench.iter(|| black_box(b.store.gpu_data_all()))
     });
     g.finish();
 }
@@ -164,14 +206,26 @@ fn report(b: &mut Bench) {
     b.tree = ClusterTree::build(&b.store, &b.mesh, &ClusterTreeSettings::default());
     let tree_build = median_of(3, || {
         let t = Instant::now();
-        black_box(ClusterTree::build(&b.store, &b.mesh, &ClusterTreeSettings::default()));
+        black_box(ClusterTree::build(
+            &b.store,
+            &b.mesh,
+            &ClusterTreeSettings::default(),
+        ));
         t.elapsed()
     });
 
     let mut out = CullOutput::default();
     let flat = median_of(runs, || {
         let t = Instant::now();
-        cull_instances_into(&b.store, &b.mesh, &Affine3A::IDENTITY, &b.view, CullDistances::NONE, &mut out).unwrap();
+        cull_instances_into(
+            &b.store,
+            &b.mesh,
+            &Affine3A::IDENTITY,
+            &b.view,
+            CullDistances::NONE,
+            &mut out,
+        )
+        .unwrap();
         t.elapsed()
     });
     let visible = out.visible_count();
@@ -181,33 +235,95 @@ fn report(b: &mut Bench) {
         let t = Instant::now();
         stats = b
             .tree
-            .cull_into(&b.store, &b.mesh, &Affine3A::IDENTITY, &b.view, CullDistances::NONE, &mut tree_out)
+            .cull_into(
+                &b.store,
+                &b.mesh,
+                &Affine3A::IDENTITY,
+                &b.view,
+                CullDistances::NONE,
+                &mut tree_out,
+            )
             .unwrap();
         t.elapsed()
     });
     assert_eq!(tree_out.visible_count(), visible, "tree and flat disagree");
     assert!(!stats.fell_back_to_flat);
 
+    // The same tree after 1000 edits, while its rebuild would be running.
+    for _ in 0..1000 {
+        b.update_one();
+    }
+    let stale = median_of(runs, || {
+        let t = Instant::now();
+        b.tree
+            .cull_into(
+                &b.store,
+                &b.mesh,
+                &Affine3A::IDENTITY,
+                &b.view,
+                CullDistances::NONE,
+                &mut tree_out,
+            )
+            .unwrap();
+        t.elapsed()
+    });
+
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
     let rows = [
-        Row { name: "update_one_instance_and_pack", value: update.as_secs_f64() * 1e9, unit: "ns", goal: None },
-        Row { name: "rebuild_all_instance_gpu_data_1M", value: ms(rebuild), unit: "ms", goal: None },
+        Row {
+            name: "update_one_instance_and_pack",
+            value: update.as_secs_f64() * 1e9,
+            unit: "ns",
+            goal: None,
+        },
+        Row {
+            name: "rebuild_all_instance_gpu_data_1M",
+            value: ms(rebuild),
+            unit: "ms",
+            goal: None,
+        },
         Row {
             name: "update_one_vs_rebuild_all",
             value: update.as_secs_f64() / rebuild.as_secs_f64() * 100.0,
             unit: "%",
             goal: Some(1.0),
         },
-        Row { name: "cull_flat_1M", value: ms(flat), unit: "ms", goal: None },
-        Row { name: "cull_cluster_tree_1M", value: ms(tree), unit: "ms", goal: None },
+        Row {
+            name: "cull_flat_1M",
+            value: ms(flat),
+            unit: "ms",
+            goal: None,
+        },
+        Row {
+            name: "cull_cluster_tree_1M",
+            value: ms(tree),
+            unit: "ms",
+            goal: None,
+        },
         Row {
             name: "cull_tree_vs_flat",
             value: tree.as_secs_f64() / flat.as_secs_f64(),
             unit: "ratio",
             goal: Some(0.5),
         },
-        Row { name: "cull_visible_fraction", value: visible as f64 / f64::from(N), unit: "fraction", goal: None },
-        Row { name: "cluster_tree_build_1M", value: ms(tree_build), unit: "ms", goal: None },
+        Row {
+            name: "cull_visible_fraction",
+            value: visible as f64 / f64::from(N),
+            unit: "fraction",
+            goal: None,
+        },
+        Row {
+            name: "cluster_tree_build_1M",
+            value: ms(tree_build),
+            unit: "ms",
+            goal: None,
+        },
+        Row {
+            name: "cull_stale_tree_1k_edits_1M",
+            value: ms(stale),
+            unit: "ms",
+            goal: None,
+        },
     ];
 
     println!(
@@ -230,7 +346,11 @@ fn report(b: &mut Bench) {
         stats.leaves_fully_inside,
         rows[5].value
     );
-    println!("  cluster tree build {:.1} ms (runs in the background)", ms(tree_build));
+    println!(
+        "  stale tree after 1000 edits {:.2} ms | cluster tree build {:.1} ms (runs in the background)",
+        ms(stale),
+        ms(tree_build)
+    );
 
     let json_rows: Vec<String> = rows
         .iter()
@@ -246,8 +366,13 @@ fn report(b: &mut Bench) {
         })
         .collect();
     let json = format!("{{\"rows\": [\n{}\n]}}\n", json_rows.join(",\n"));
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../target/bench/instancing.json");
-    let dir = std::path::Path::new(path).parent().expect("path has a parent");
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../target/bench/instancing.json"
+    );
+    let dir = std::path::Path::new(path)
+        .parent()
+        .expect("path has a parent");
     match std::fs::create_dir_all(dir).and_then(|_| std::fs::write(path, &json)) {
         Ok(()) => println!("wrote {path}"),
         Err(e) => eprintln!("could not write {path}: {e}"),

@@ -64,7 +64,8 @@ impl ClusterTreeSettings {
     /// UE's `DesiredInstancesPerLeaf` for a mesh whose LOD 0 has this many
     /// vertices.
     pub fn instances_per_leaf(&self, lod0_vertex_count: u32) -> u32 {
-        (self.min_verts_to_split_node / lod0_vertex_count.max(1)).clamp(1, self.max_instances_per_leaf.max(1))
+        (self.min_verts_to_split_node / lod0_vertex_count.max(1))
+            .clamp(1, self.max_instances_per_leaf.max(1))
     }
 }
 
@@ -95,7 +96,11 @@ pub struct TreeSnapshot {
 
 impl TreeSnapshot {
     /// Copies the store's transforms and ids (two memcpys).
-    pub fn capture(store: &InstanceStore, mesh: &InstancedMesh, settings: &ClusterTreeSettings) -> Self {
+    pub fn capture(
+        store: &InstanceStore,
+        mesh: &InstancedMesh,
+        settings: &ClusterTreeSettings,
+    ) -> Self {
         Self {
             transforms: store.transforms().to_vec(),
             ids: store.ids().to_vec(),
@@ -140,7 +145,11 @@ const LEAVES_PER_TASK: usize = 64;
 
 impl ClusterTree {
     /// Builds synchronously.
-    pub fn build(store: &InstanceStore, mesh: &InstancedMesh, settings: &ClusterTreeSettings) -> Self {
+    pub fn build(
+        store: &InstanceStore,
+        mesh: &InstancedMesh,
+        settings: &ClusterTreeSettings,
+    ) -> Self {
         Self::from_snapshot(TreeSnapshot::capture(store, mesh, settings))
     }
 
@@ -225,7 +234,9 @@ impl ClusterTree {
         let culler = InstanceCuller::new(mesh, component_to_world, view, distances)?;
         let fresh = !self.is_stale_for(store);
         let mut stats = TreeCullStats::default();
-        if *mesh.bounds() != self.mesh_bounds || (fresh && self.order.len() != store.instance_count() as usize) {
+        if *mesh.bounds() != self.mesh_bounds
+            || (fresh && self.order.len() != store.instance_count() as usize)
+        {
             cull_instances_into(store, mesh, component_to_world, view, distances, out)?;
             stats.fell_back_to_flat = true;
             return Ok(stats);
@@ -271,7 +282,9 @@ impl ClusterTree {
                 let node = &self.nodes[n as usize];
                 for e in node.first as usize..(node.first + node.count) as usize {
                     if let Some(index) = resolve(e) {
-                        if let Some((lod, fade)) = culler.classify(&transforms[index as usize], !inside) {
+                        if let Some((lod, fade)) =
+                            culler.classify(&transforms[index as usize], !inside)
+                        {
                             part.push(index, lod, fade);
                         }
                     }
@@ -351,7 +364,13 @@ fn node_test(node: &ClusterNode, culler: &InstanceCuller<'_>, test_planes: bool)
 
 /// Builds the subtree over `order` (entries `first..first + order.len()`);
 /// returns its node index.
-fn build_node(nodes: &mut Vec<ClusterNode>, order: &mut [u32], first: u32, spheres: &[Vec4], leaf: usize) -> u32 {
+fn build_node(
+    nodes: &mut Vec<ClusterNode>,
+    order: &mut [u32],
+    first: u32,
+    spheres: &[Vec4],
+    leaf: usize,
+) -> u32 {
     let index = nodes.len() as u32;
     let mut centers = Aabb::EMPTY;
     let mut max_radius = 0.0f32;

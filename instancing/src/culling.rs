@@ -112,7 +112,15 @@ impl CullView {
     }
 
     /// A right-handed perspective camera at `eye` looking at `target`.
-    pub fn look_at(eye: Vec3, target: Vec3, up: Vec3, fov_y: f32, aspect: f32, near: f32, far: f32) -> Result<Self> {
+    pub fn look_at(
+        eye: Vec3,
+        target: Vec3,
+        up: Vec3,
+        fov_y: f32,
+        aspect: f32,
+        near: f32,
+        far: f32,
+    ) -> Result<Self> {
         Self::new(
             Mat4::look_at_rh(eye, target, up),
             Mat4::perspective_rh(fov_y, aspect, near, far),
@@ -141,11 +149,18 @@ pub struct CullDistances {
 
 impl CullDistances {
     /// No distance culling (UE's default 0 / 0).
-    pub const NONE: CullDistances = CullDistances { start: 0.0, end: 0.0 };
+    pub const NONE: CullDistances = CullDistances {
+        start: 0.0,
+        end: 0.0,
+    };
 
     /// `0 <= start <= end`, finite; `end == 0` turns distance culling off.
     pub fn new(start: f32, end: f32) -> Result<Self> {
-        let ok = start.is_finite() && end.is_finite() && start >= 0.0 && end >= 0.0 && (end == 0.0 || start <= end);
+        let ok = start.is_finite()
+            && end.is_finite()
+            && start >= 0.0
+            && end >= 0.0
+            && (end == 0.0 || start <= end);
         if !ok {
             return Err(InstancingError::InvalidCullDistances { start, end });
         }
@@ -262,7 +277,10 @@ impl CullOutput {
 
     /// The compacted instance-index buffer: LOD 0's list, then LOD 1's, ...
     pub fn instance_buffer(&self) -> Vec<u32> {
-        self.lods.iter().flat_map(|b| b.instances.iter().copied()).collect()
+        self.lods
+            .iter()
+            .flat_map(|b| b.instances.iter().copied())
+            .collect()
     }
 
     /// One draw per LOD and section, LOD-major; LOD `l`'s draws start at
@@ -299,8 +317,13 @@ pub(crate) struct InstanceCuller<'a> {
 }
 
 impl<'a> InstanceCuller<'a> {
-    pub(crate) fn new(mesh: &'a InstancedMesh, component_to_world: &Affine3A, view: &CullView, distances: CullDistances) -> Result<Self> {
-        crate::instance_data::validate_transform(component_to_world)?;
+    pub(crate) fn new(
+        mesh: &'a InstancedMesh,
+        component_to_world: &Affine3A,
+        view: &CullView,
+        distances: CullDistances,
+    ) -> Result<Self> {
+        crate::transform::validate_transform(component_to_world)?;
         Ok(Self {
             mesh_bounds: *mesh.bounds(),
             screen_sizes: mesh.screen_sizes(),
@@ -327,7 +350,10 @@ impl<'a> InstanceCuller<'a> {
             return None;
         }
         let size = bounds_screen_size(distance, radius, self.view.screen_multiple);
-        Some((lod_for_screen_size(size, self.screen_sizes), self.distances.fade(distance)))
+        Some((
+            lod_for_screen_size(size, self.screen_sizes),
+            self.distances.fade(distance),
+        ))
     }
 
     fn cull_chunk(&self, first: u32, transforms: &[Affine3A], out: &mut CullOutput) {
@@ -400,7 +426,11 @@ pub fn cull_ue_mode(
     if store.is_empty() || view.frustum.box_outside(&world.aabb()) {
         return Ok(out);
     }
-    let size = bounds_screen_size(world.origin.distance(view.origin), world.sphere_radius, view.screen_multiple);
+    let size = bounds_screen_size(
+        world.origin.distance(view.origin),
+        world.sphere_radius,
+        view.screen_multiple,
+    );
     let lod = lod_for_screen_size(size, mesh.screen_sizes());
     for (i, t) in store.transforms().iter().enumerate() {
         let (c, _) = culler.mesh_bounds.instance_sphere(t);

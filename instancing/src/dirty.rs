@@ -56,7 +56,11 @@ impl DirtyTracker {
         while i < end {
             let bit = i % 64;
             let n = (64 - bit).min(end - i);
-            let mask = if n == 64 { u64::MAX } else { ((1u64 << n) - 1) << bit };
+            let mask = if n == 64 {
+                u64::MAX
+            } else {
+                ((1u64 << n) - 1) << bit
+            };
             self.or_word((i / 64) as usize, mask);
             i += n;
         }
@@ -138,7 +142,11 @@ impl DirtyTracker {
                     Some(last) if last.end == r.start => last.end = r.end,
                     _ => out.push(r),
                 }
-                w = if start + run >= 64 { 0 } else { w & !(((1u64 << run) - 1) << start) };
+                w = if start + run >= 64 {
+                    0
+                } else {
+                    w & !(((1u64 << run) - 1) << start)
+                };
             }
         }
         out

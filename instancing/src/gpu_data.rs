@@ -50,7 +50,12 @@ impl InstanceGpuData {
 
     /// Packs one instance. Pure, so a range packs the same as the whole.
     #[inline]
-    pub fn pack(transform: &Affine3A, random: f32, custom_data_offset: u32, id: InstanceId) -> Self {
+    pub fn pack(
+        transform: &Affine3A,
+        random: f32,
+        custom_data_offset: u32,
+        id: InstanceId,
+    ) -> Self {
         let m = &transform.matrix3;
         let t = transform.translation;
         let row = |r: usize| [m.x_axis[r], m.y_axis[r], m.z_axis[r], t[r]];

@@ -33,48 +33,11 @@ use crate::dirty::DirtyTracker;
 use crate::error::{InstancingError, Result};
 use crate::gpu_data::InstanceGpuData;
 use crate::id::{instance_random, IdSlots, InstanceId};
+use crate::transform::{to_component, validate_transform, TransformSpace};
 
 /// The most instances one store holds (indices are `u32`; one value marks
 /// a free id slot).
 pub const MAX_INSTANCES: u32 = u32::MAX - 1;
-
-/// The space a transform argument is given in.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum TransformSpace {
-    /// Relative to the component (what the store keeps).
-    Component,
-    /// World space; the component's current component→world transform
-    /// converts it.
-    World(Affine3A),
-}
-
-/// Finite and invertible (a zero scale makes the determinant zero; a
-/// subnormal determinant is treated the same, since its inverse overflows).
-pub fn validate_transform(t: &Affine3A) -> Result<()> {
-    if !t.is_finite() {
-        return Err(InstancingError::NonFiniteTransform);
-    }
-    if !t.matrix3.determinant().is_normal() {
-        return Err(InstancingError::DegenerateTransform);
-    }
-    Ok(())
-}
-
-fn to_component(t: &Affine3A, space: &TransformSpace) -> Result<Affine3A> {
-    match space {
-        TransformSpace::Component => {
-            validate_transform(t)?;
-            Ok(*t)
-        }
-        TransformSpace::World(c2w) => {
-            validate_transform(c2w)?;
-            validate_transform(t)?;
-            let local = c2w.inverse() * *t;
-            validate_transform(&local)?;
-            Ok(local)
-        }
-    }
-}
 
 /// All instances of one component. See the module docs.
 #[derive(Clone, PartialEq)]
@@ -264,7 +227,11 @@ impl InstanceStore {
     }
 
     /// Adds one instance with its custom data (`num_custom_data_floats` values).
-    pub fn add_instance_with_custom_data(&mut self, transform: Affine3A, custom: &[f32]) -> Result<InstanceId> {
+    pub fn add_instance_with_custom_data(
+        &mut self,
+        transform: Affine3A,
+        custom: &[f32],
+    ) -> Result<InstanceId> {
         validate_transform(&transform)?;
         self.check_custom(custom)?;
         self.check_capacity(1)?;
@@ -282,7 +249,10 @@ impl InstanceStore {
         self.ids.reserve(transforms.len());
         self.modified_gen.reserve(transforms.len());
         self.custom_data.reserve(transforms.len() * n);
-        Ok(transforms.iter().map(|t| self.push(*t, None, n, gen)).collect())
+        Ok(transforms
+            .iter()
+            .map(|t| self.push(*t, None, n, gen))
+            .collect())
     }
 
     /// Appends a validated instance and marks it everywhere.
@@ -382,7 +352,12 @@ impl InstanceStore {
     // ---- updating ------------------------------------------------------
 
     /// Sets one instance's transform, given in `space`.
-    pub fn update_instance_transform(&mut self, index: u32, transform: Affine3A, space: TransformSpace) -> Result<()> {
+    pub fn update_instance_transform(
+        &mut self,
+        index: u32,
+        transform: Affine3A,
+        space: TransformSpace,
+    ) -> Result<()> {
         self.check_index(index)?;
         let local = to_component(&transform, &space)?;
         let gen = self.bump();
@@ -392,7 +367,12 @@ impl InstanceStore {
 
     /// Sets the transforms of instances `start..start + transforms.len()`,
     /// all or nothing (UE's `BatchUpdateInstancesTransforms`).
-    pub fn update_instance_transforms(&mut self, start: u32, transforms: &[Affine3A], space: TransformSpace) -> Result<()> {
+    pub fn update_instance_transforms(
+        &mut self,
+        start: u32,
+        transforms: &[Affine3A],
+        space: TransformSpace,
+    ) -> Result<()> {
         let end = u64::from(start) + transforms.len() as u64;
         if end > u64::from(self.instance_count()) {
             return Err(InstancingError::InstanceOutOfRange {
@@ -418,12 +398,18 @@ impl InstanceStore {
         self.cull_edits.mark(index);
         // The new box may extend the union; the old one may have defined an
         // edge that is now too far out.
-        self.bounds.grow(self.mesh_bounds.aabb().transformed(&local));
+        self.bounds
+            .grow(self.mesh_bounds.aabb().transformed(&local));
         self.bounds.mark_loose();
     }
 
     /// Sets one custom float (UE's `SetCustomDataValue`).
-    pub fn set_custom_data_value(&mut self, index: u32, float_index: u32, value: f32) -> Result<()> {
+    pub fn set_custom_data_value(
+        &mut self,
+        index: u32,
+        float_index: u32,
+        value: f32,
+    ) -> Result<()> {
         self.check_index(index)?;
         if float_index >= self.num_custom_data_floats {
             return Err(InstancingError::CustomDataIndex {
@@ -463,7 +449,8 @@ impl InstanceStore {
         let mut data = vec![0.0; count * new];
         let keep = old.min(new);
         for i in 0..count {
-            data[i * new..i * new + keep].copy_from_slice(&self.custom_data[i * old..i * old + keep]);
+            data[i * new..i * new + keep]
+                .copy_from_slice(&self.custom_data[i * old..i * old + keep]);
         }
         self.custom_data = data;
         self.num_custom_data_floats = n;
@@ -628,8 +615,12 @@ mod tests {
         let mut s = store();
         s.add_instances(&[Affine3A::IDENTITY; 4]).unwrap();
         let g = s.generation();
-        s.update_instance_transform(2, Affine3A::from_translation(Vec3::X), TransformSpace::Component)
-            .unwrap();
+        s.update_instance_transform(
+            2,
+            Affine3A::from_translation(Vec3::X),
+            TransformSpace::Component,
+        )
+        .unwrap();
         s.prune_cull_edits(g);
         assert_eq!(s.cull_edits(), vec![2]);
     }

@@ -49,17 +49,19 @@ pub mod gpu_data;
 pub mod id;
 pub mod instance_data;
 pub mod mesh;
+pub mod transform;
 pub mod tree_builder;
 
 pub use bounds::{Aabb, BoxSphereBounds};
 pub use cluster_tree::{ClusterTree, ClusterTreeSettings, TreeCullStats, TreeSnapshot};
 pub use culling::{
-    bounds_screen_size, cull_instances, cull_instances_into, cull_ue_mode, lod_for_screen_size, CullDistances,
-    CullOutput, CullView, DrawIndexedIndirectArgs, Frustum, LodBin,
+    bounds_screen_size, cull_instances, cull_instances_into, cull_ue_mode, lod_for_screen_size,
+    CullDistances, CullOutput, CullView, DrawIndexedIndirectArgs, Frustum, LodBin,
 };
 pub use error::{InstancingError, Result};
 pub use gpu_data::InstanceGpuData;
 pub use id::InstanceId;
-pub use instance_data::{validate_transform, InstanceStore, TransformSpace, MAX_INSTANCES};
+pub use instance_data::{InstanceStore, MAX_INSTANCES};
 pub use mesh::{InstancedMesh, MeshLod, MeshSection, MAX_LODS};
+pub use transform::{validate_transform, TransformSpace};
 pub use tree_builder::ClusterTreeBuilder;

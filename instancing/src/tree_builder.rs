@@ -84,12 +84,17 @@ impl ClusterTreeBuilder {
 
     /// No current tree, or it is older than the store.
     pub fn is_stale(&self, store: &InstanceStore) -> bool {
-        self.current.as_ref().map_or(true, |t| t.is_stale_for(store))
+        self.current
+            .as_ref()
+            .map_or(true, |t| t.is_stale_for(store))
     }
 
     /// Stale, and no build of the store's present state is under way.
     pub fn needs_rebuild(&self, store: &InstanceStore) -> bool {
-        self.is_stale(store) && self.pending.map_or(true, |p| p.generation != store.generation())
+        self.is_stale(store)
+            && self
+                .pending
+                .map_or(true, |p| p.generation != store.generation())
     }
 
     /// Starts a background build of the store as it is now, superseding

@@ -46,7 +46,11 @@ pub fn scattered(n: usize, size: f32, seed: u64) -> Vec<Affine3A> {
             Affine3A::from_scale_rotation_translation(
                 Vec3::splat(rng.range(0.5, 2.0)),
                 Quat::from_rotation_y(rng.range(0.0, std::f32::consts::TAU)),
-                Vec3::new(rng.range(-size, size) * 0.5, rng.range(0.0, 4.0), rng.range(-size, size) * 0.5),
+                Vec3::new(
+                    rng.range(-size, size) * 0.5,
+                    rng.range(0.0, 4.0),
+                    rng.range(-size, size) * 0.5,
+                ),
             )
         })
         .collect()
