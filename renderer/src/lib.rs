@@ -1,9 +1,73 @@
 //! # renderer
 //!
-//! The FScene-style scene of render-thread primitive proxies and the retained
-//! mesh-drawing pipeline (mesh batches → per-pass processors → cached, sorted,
-//! merged mesh draw commands → parallel submission), built on `rhi-vulkan`.
+//! Proxima's renderer, after Unreal Engine's: the scene of render-thread
+//! primitive proxies (`Scene`, `PrimitiveSceneProxy`), the render thread fed
+//! by a command queue (`RenderThread`), and the retained mesh-drawing
+//! pipeline — `MeshBatch` → per-pass processors → cached `MeshDrawCommand`s
+//! deduplicated into state buckets → cull → sort → merge into instanced
+//! draws (dynamic instancing) → parallel recording into secondary command
+//! buffers — over `rhi-vulkan`.
 //!
-//! Not written yet: this crate will hold `Scene`, `PrimitiveSceneProxy`, the
-//! render thread, mesh pass processors, `MeshDrawCommand` caching, sorting and
-//! merging, the GPU scene and the vertex factories (see `DESIGN.md`).
+//! ## What it promises
+//! - A static primitive's draw commands are built once, when added, and
+//!   rebuilt only when its render state changes or a material's shader
+//!   changes; a transform update rebuilds nothing.
+//! - Identical commands of different primitives merge into one instanced
+//!   draw whose instances read their transforms from the GPU scene by
+//!   primitive id (`r.MeshDrawCommands.DynamicInstancing=0` turns it off; the
+//!   image is the same).
+//! - The image and the draw lists do not depend on thread count
+//!   (`r.MeshDrawCommands.ParallelPassSetup`, `r.RHICmdList.ParallelRecord`)
+//!   nor on inline vs. threaded mode.
+//! - A render-thread panic comes back to the game side as an error.
+//!
+//! ## What the caller upholds
+//! - Proxies own what they draw (`Send + Sync + 'static`).
+//! - Feature crates plug in through `VertexFactoryType` (their vertex
+//!   streams and WGSL), `PrimitiveSceneProxy` and materials; passes never
+//!   change for a new kind of geometry.
+//!
+//! ## Example
+//! ```no_run
+//! use renderer::*;
+//! use glam::{Mat4, Vec3, Vec4};
+//! # fn main() -> Result<(), RendererError> {
+//! let mut rt = RenderThread::new(&rhi_vulkan::DeviceDesc::default(), RenderThreadMode::Threaded)?;
+//! let cube = StaticMeshRenderData::new(vec![shapes::cube(1.0)])?;
+//! let red = rt.create_material(Material::colored(Vec4::new(0.8, 0.1, 0.1, 1.0)))?;
+//! rt.add_primitive(Box::new(StaticMeshSceneProxy::new(cube, vec![red])), Mat4::IDENTITY)?;
+//! rt.add_light(Light::Directional(DirectionalLight { direction: Vec3::new(-1.0, -0.5, -2.0), color: Vec3::ONE, intensity: 2.0, cast_shadows: true }))?;
+//! let view = SceneView::perspective(Vec3::new(-3.0, -2.0, 2.0), Vec3::ZERO, Vec3::Z, 1.0, 0.1, 100.0, rhi_vulkan::Rect::from_size(640, 360))?;
+//! rt.render_frame(FrameRequest { family: ViewFamily::new(640, 360, vec![view]), read_back: true })?;
+//! let image = rt.read_back()?.expect("read back");
+//! println!("{} draws in the base pass", rt.last_stats()?.unwrap().pass(MeshPass::Base).draws);
+//! # let _ = image; Ok(()) }
+//! ```
+
+pub mod cvars;
+mod error;
+mod frame_resources;
+mod material;
+mod math;
+pub mod mesh_pass;
+mod render_thread;
+pub mod scene;
+mod scene_renderer;
+mod static_mesh;
+mod stats;
+mod submit;
+pub mod vertex_factory;
+mod view;
+
+pub use cvars::{ConsoleVariables, CvarValue};
+pub use error::{RendererError, Result};
+pub use material::{BlendMode, Material, MaterialChange, MaterialGpuData, MaterialId, MaterialParams, MaterialRegistry, MaterialShader, MaterialShaderId, DEFAULT_MATERIAL_WGSL};
+pub use math::{Bounds, Frustum};
+pub use mesh_pass::{MeshBatch, MeshDrawCommand, MeshPass};
+pub use render_thread::{RenderCommand, RenderContext, RenderThread, RenderThreadMode};
+pub use scene::{DirectionalLight, Light, LightId, MeshElementCollector, PointLight, PrimitiveId, PrimitiveSceneProxy, ProxyUpdateContext, Scene, ViewRelevance};
+pub use scene_renderer::{DynamicBufferRing, FrameRequest, SceneRenderer};
+pub use static_mesh::{shapes, StaticMeshLod, StaticMeshRenderData, StaticMeshSceneProxy, StaticMeshSection};
+pub use stats::{FrameStats, PassStats, StageTimings};
+pub use vertex_factory::{LocalVertex, VertexFactoryType, LOCAL_VERTEX_FACTORY};
+pub use view::{SceneView, ViewFamily};

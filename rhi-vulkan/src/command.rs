@@ -400,6 +400,31 @@ impl<'d> CommandList<'d> {
         Ok(())
     }
 
+    /// Copies several `(src_offset, dst_offset, size)` regions in one command.
+    pub fn copy_buffer_regions(&mut self, src: BufferHandle, dst: BufferHandle, regions: &[(u64, u64, u64)]) -> Result<()> {
+        if regions.is_empty() {
+            return Ok(());
+        }
+        let (s, d) = (self.device.buffer_desc(src)?, self.device.buffer_desc(dst)?);
+        if !s.usage.contains(BufferUsage::TRANSFER_SRC) || !d.usage.contains(BufferUsage::TRANSFER_DST) {
+            return Err(RhiError::InvalidDesc("copy needs TRANSFER_SRC and TRANSFER_DST usage".into()));
+        }
+        let mut vk_regions = Vec::with_capacity(regions.len());
+        for &(src_offset, dst_offset, size) in regions {
+            if size == 0 || src_offset + size > s.size || dst_offset + size > d.size {
+                return Err(RhiError::InvalidDesc(format!(
+                    "copy region {src_offset}->{dst_offset} of {size} bytes is out of range ({:?} -> {:?})",
+                    s.label, d.label
+                )));
+            }
+            vk_regions.push(vk::BufferCopy { src_offset, dst_offset, size });
+        }
+        let (rs, rd) = (self.device.raw_buffer(src)?, self.device.raw_buffer(dst)?);
+        // SAFETY: live buffers, every region and both usages checked.
+        unsafe { self.device.raw.cmd_copy_buffer(self.raw, rs, rd, &vk_regions) };
+        Ok(())
+    }
+
     /// Fills `size` bytes at `offset` with the 32-bit `value` (size a multiple of 4).
     pub fn fill_buffer(&mut self, buffer: BufferHandle, offset: u64, size: u64, value: u32) -> Result<()> {
         let d = self.device.buffer_desc(buffer)?;

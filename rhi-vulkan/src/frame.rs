@@ -226,9 +226,12 @@ impl<'d> Frame<'d> {
             &BufferDesc::host_visible("frame staging", data.len() as u64, BufferUsage::TRANSFER_SRC),
             data,
         )?;
+        // Earlier frames (same queue, earlier in submission order) may still
+        // read `dst`: order their reads before this write.
         let recorded = self
             .cmd
-            .copy_buffer(staging, 0, dst, offset, data.len() as u64)
+            .buffer_barrier(dst, BufferState::ShaderRead, BufferState::TransferDst)
+            .and_then(|()| self.cmd.copy_buffer(staging, 0, dst, offset, data.len() as u64))
             .and_then(|()| self.cmd.buffer_barrier(dst, BufferState::TransferDst, BufferState::ShaderRead));
         // Destroyed after this frame's submission completes.
         self.device.destroy_buffer(staging);

@@ -149,9 +149,18 @@ impl PipelineCache {
     }
 }
 
+/// The pipeline layout: every binding and the push-constant range are visible
+/// to the vertex and fragment stages of every graphics pipeline (compute: the
+/// compute stage), with or without a fragment shader, so pipelines whose
+/// shaders declare the same resources get identical, compatible set layouts.
 fn layout_desc(stages: &[&EntryPointReflection]) -> Result<PipelineLayoutDesc> {
     let mut groups: Vec<BindGroupLayoutDesc> = Vec::new();
     let mut push: Option<(ShaderStages, u32)> = None;
+    let all_stages = if stages.iter().any(|ep| ep.stage == ShaderStages::COMPUTE) {
+        ShaderStages::COMPUTE
+    } else {
+        ShaderStages::VERTEX | ShaderStages::FRAGMENT
+    };
     for ep in stages {
         for b in &ep.bindings {
             let g = b.group as usize;
@@ -160,19 +169,18 @@ fn layout_desc(stages: &[&EntryPointReflection]) -> Result<PipelineLayoutDesc> {
             }
             let entries = &mut groups[g].entries;
             match entries.iter_mut().find(|e| e.binding == b.binding) {
-                Some(e) if e.ty == b.ty => e.stages |= ep.stage,
+                Some(e) if e.ty == b.ty => {}
                 Some(e) => {
                     return Err(RhiError::InvalidDesc(format!(
                         "binding {}/{} is {:?} in one stage and {:?} in another",
                         b.group, b.binding, e.ty, b.ty
                     )))
                 }
-                None => entries.push(BindGroupLayoutEntry { binding: b.binding, ty: b.ty, stages: ep.stage }),
+                None => entries.push(BindGroupLayoutEntry { binding: b.binding, ty: b.ty, stages: all_stages }),
             }
         }
         if ep.push_constant_size > 0 {
-            let (stages, size) = push.get_or_insert((ShaderStages::empty(), 0));
-            *stages |= ep.stage;
+            let (_, size) = push.get_or_insert((all_stages, 0));
             *size = (*size).max(ep.push_constant_size);
         }
     }

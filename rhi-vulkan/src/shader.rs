@@ -39,7 +39,9 @@ pub struct VertexInput {
     pub location: u32,
 }
 
-/// What one entry point uses.
+/// The interface of one entry point: the module's resource bindings and
+/// push-constant block (declared, whether or not this entry point reads them)
+/// and the entry point's own vertex inputs.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct EntryPointReflection {
     pub name: String,
@@ -90,19 +92,17 @@ pub fn compile_wgsl(file: &str, source: &str) -> Result<CompiledShader> {
     };
     let spirv = naga::back::spv::write_vec(&module, &info, &options, None)
         .map_err(|e| shader_error(file, source, None, format!("SPIR-V generation failed: {e}")))?;
-    let entry_points = reflect(&module, &info);
+    let entry_points = reflect(&module);
     Ok(CompiledShader { name: file.into(), spirv, entry_points })
 }
 
-fn reflect(module: &naga::Module, info: &naga::valid::ModuleInfo) -> Vec<EntryPointReflection> {
+fn reflect(module: &naga::Module) -> Vec<EntryPointReflection> {
     let mut layouter = naga::proc::Layouter::default();
     let _ = layouter.update(module.to_ctx());
     module
         .entry_points
         .iter()
-        .enumerate()
-        .map(|(index, ep)| {
-            let usage = info.get_entry_point(index);
+        .map(|ep| {
             let stage = match ep.stage {
                 naga::ShaderStage::Vertex => ShaderStages::VERTEX,
                 naga::ShaderStage::Fragment => ShaderStages::FRAGMENT,
@@ -110,10 +110,11 @@ fn reflect(module: &naga::Module, info: &naga::valid::ModuleInfo) -> Vec<EntryPo
             };
             let mut bindings = Vec::new();
             let mut push_constant_size = 0;
-            for (handle, var) in module.global_variables.iter() {
-                if usage[handle].is_empty() {
-                    continue;
-                }
+            // Every resource the *module* declares goes into the layout, used
+            // by this entry point or not: pipelines built from modules that
+            // share declarations (the renderer's pass shaders) then get
+            // identical, compatible layouts and can share bind groups.
+            for (_, var) in module.global_variables.iter() {
                 if var.space == naga::AddressSpace::Immediate {
                     push_constant_size = layouter[var.ty].size;
                     continue;
@@ -254,12 +255,13 @@ fn fs_main() -> @location(0) vec4<f32> {
         let vs = s.entry_point("vs_main").unwrap();
         assert_eq!(vs.stage, ShaderStages::VERTEX);
         assert_eq!(vs.push_constant_size, 32);
-        assert_eq!(vs.bindings, vec![ReflectedBinding { group: 0, binding: 0, ty: BindingType::StorageBuffer { read_only: true } }]);
+        assert_eq!(vs.bindings[0], ReflectedBinding { group: 0, binding: 0, ty: BindingType::StorageBuffer { read_only: true } });
+        assert_eq!(vs.bindings.len(), 3, "the module's declarations, used or not");
         assert_eq!(vs.vertex_inputs, vec![VertexInput { location: 0 }]);
         let fs = s.entry_point("fs_main").unwrap();
-        assert_eq!(fs.bindings.len(), 2);
-        assert_eq!(fs.bindings[0].ty, BindingType::SampledTexture);
-        assert_eq!(fs.bindings[1].ty, BindingType::Sampler);
+        assert_eq!(fs.bindings.len(), 3);
+        assert_eq!(fs.bindings[1].ty, BindingType::SampledTexture);
+        assert_eq!(fs.bindings[2].ty, BindingType::Sampler);
     }
 
     #[test]

@@ -1,0 +1,96 @@
+// Declarations every mesh pass shader starts with: the view, the GPU scene,
+// the material table, the per-draw push constants and the structs that
+// vertex factories and material functions exchange with the passes.
+// Composed as: scene.inc + <vertex factory>.inc + <material> + <pass>.inc.
+
+struct PointLight {
+    position_radius: vec4<f32>,
+    color: vec4<f32>,
+}
+
+struct ViewUniform {
+    view_proj: mat4x4<f32>,
+    shadow_view_proj: mat4x4<f32>,
+    // xyz: camera position; w: 1 for perspective, 0 for orthographic.
+    camera_position: vec4<f32>,
+    camera_right: vec4<f32>,
+    camera_up: vec4<f32>,
+    // Direction the light travels; w: 1 when the shadow map is valid.
+    light_direction: vec4<f32>,
+    light_color: vec4<f32>,
+    ambient: vec4<f32>,
+    wireframe_color: vec4<f32>,
+    point_lights: array<PointLight, 8>,
+    // x: number of point lights; y: shadow map size.
+    counts: vec4<u32>,
+}
+
+struct PrimitiveData {
+    local_to_world: mat4x4<f32>,
+    prev_local_to_world: mat4x4<f32>,
+    bounds_origin_radius: vec4<f32>,
+    bounds_extent: vec4<f32>,
+    custom: vec4<f32>,
+}
+
+struct MaterialParams {
+    base_color: vec4<f32>,
+    // metallic, roughness, specular, opacity
+    mrso: vec4<f32>,
+    emissive: vec4<f32>,
+    custom: vec4<f32>,
+}
+
+struct DrawPush {
+    material_index: u32,
+    primitive_id: u32,
+    pad0: u32,
+    pad1: u32,
+}
+
+@group(0) @binding(0) var<uniform> view: ViewUniform;
+@group(0) @binding(1) var<storage, read> gpu_scene: array<PrimitiveData>;
+@group(0) @binding(2) var<storage, read> materials: array<MaterialParams>;
+var<immediate> draw: DrawPush;
+
+// What a vertex factory produces for the passes.
+struct FactoryVertex {
+    world_position: vec3<f32>,
+    world_normal: vec3<f32>,
+    color: vec4<f32>,
+    uv0: vec2<f32>,
+    primitive_id: u32,
+    // Per-primitive (or per-instance) custom data, for materials.
+    custom: vec4<f32>,
+    // Multiplies opacity (instance cull-distance fade); 1 when unused.
+    fade: f32,
+}
+
+struct MaterialInput {
+    world_position: vec3<f32>,
+    world_normal: vec3<f32>,
+    color: vec4<f32>,
+    uv0: vec2<f32>,
+    custom: vec4<f32>,
+    params: MaterialParams,
+}
+
+struct MaterialOutput {
+    base_color: vec3<f32>,
+    metallic: f32,
+    roughness: f32,
+    specular: f32,
+    emissive: vec3<f32>,
+    opacity: f32,
+}
+
+fn default_material(in: MaterialInput) -> MaterialOutput {
+    var out: MaterialOutput;
+    out.base_color = in.params.base_color.rgb * in.color.rgb;
+    out.metallic = in.params.mrso.x;
+    out.roughness = in.params.mrso.y;
+    out.specular = in.params.mrso.z;
+    out.opacity = in.params.mrso.w * in.params.base_color.a * in.color.a;
+    out.emissive = in.params.emissive.rgb;
+    return out;
+}

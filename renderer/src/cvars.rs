@@ -1,0 +1,113 @@
+//! Console variables: a small typed registry, settable by name (UE's
+//! `IConsoleManager`). The render thread reads them once per frame.
+
+use crate::error::{RendererError, Result};
+use std::collections::BTreeMap;
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum CvarValue {
+    Bool(bool),
+    Int(i64),
+    Float(f32),
+}
+
+#[derive(Clone, Debug)]
+struct Cvar {
+    value: CvarValue,
+    help: &'static str,
+}
+
+/// The registry, with the renderer's variables and their defaults.
+#[derive(Clone, Debug)]
+pub struct ConsoleVariables {
+    vars: BTreeMap<&'static str, Cvar>,
+}
+
+pub const DYNAMIC_INSTANCING: &str = "r.MeshDrawCommands.DynamicInstancing";
+pub const PARALLEL_PASS_SETUP: &str = "r.MeshDrawCommands.ParallelPassSetup";
+pub const PARALLEL_RECORD: &str = "r.RHICmdList.ParallelRecord";
+pub const WIREFRAME: &str = "r.Wireframe";
+pub const SHADOW_ENABLE: &str = "r.Shadow.Enable";
+pub const FORCE_DYNAMIC_PATH: &str = "r.MeshDrawCommands.ForceDynamicPath";
+pub const SHADOW_MAP_SIZE: &str = "r.Shadow.MapSize";
+
+impl Default for ConsoleVariables {
+    fn default() -> Self {
+        let mut vars = BTreeMap::new();
+        let mut add = |name, value, help| {
+            vars.insert(name, Cvar { value, help });
+        };
+        add(DYNAMIC_INSTANCING, CvarValue::Bool(true), "merge identical mesh draw commands into instanced draws");
+        add(PARALLEL_PASS_SETUP, CvarValue::Bool(true), "cull, gather, sort and merge passes as parallel tasks");
+        add(PARALLEL_RECORD, CvarValue::Bool(true), "record passes into secondary command buffers on worker threads");
+        add(WIREFRAME, CvarValue::Bool(false), "draw every view in wireframe");
+        add(SHADOW_ENABLE, CvarValue::Bool(true), "render the directional light's shadow map");
+        add(FORCE_DYNAMIC_PATH, CvarValue::Bool(false), "build every command each frame through the dynamic path (for comparison)");
+        add(SHADOW_MAP_SIZE, CvarValue::Int(2048), "shadow map resolution in texels");
+        Self { vars }
+    }
+}
+
+impl ConsoleVariables {
+    /// Sets a variable from text: `1/0/true/false` for booleans, numbers otherwise.
+    pub fn set(&mut self, name: &str, value: &str) -> Result<()> {
+        let cvar = self.vars.get_mut(name).ok_or_else(|| RendererError::UnknownCvar(name.into()))?;
+        let bad = |expected| RendererError::InvalidCvarValue { name: name.into(), value: value.into(), expected };
+        cvar.value = match cvar.value {
+            CvarValue::Bool(_) => CvarValue::Bool(match value.to_ascii_lowercase().as_str() {
+                "1" | "true" | "on" => true,
+                "0" | "false" | "off" => false,
+                _ => return Err(bad("0 or 1")),
+            }),
+            CvarValue::Int(_) => CvarValue::Int(value.parse().map_err(|_| bad("an integer"))?),
+            CvarValue::Float(_) => {
+                let f: f32 = value.parse().map_err(|_| bad("a number"))?;
+                if !f.is_finite() {
+                    return Err(bad("a finite number"));
+                }
+                CvarValue::Float(f)
+            }
+        };
+        Ok(())
+    }
+
+    pub fn get(&self, name: &str) -> Option<CvarValue> {
+        self.vars.get(name).map(|c| c.value)
+    }
+
+    /// A boolean variable (false if unknown or not a boolean).
+    pub fn bool(&self, name: &str) -> bool {
+        matches!(self.get(name), Some(CvarValue::Bool(true)))
+    }
+
+    pub fn int(&self, name: &str) -> i64 {
+        match self.get(name) {
+            Some(CvarValue::Int(i)) => i,
+            _ => 0,
+        }
+    }
+
+    /// Every variable with its help text.
+    pub fn list(&self) -> impl Iterator<Item = (&'static str, CvarValue, &'static str)> + '_ {
+        self.vars.iter().map(|(n, c)| (*n, c.value, c.help))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn typed_values_and_clear_errors() {
+        let mut c = ConsoleVariables::default();
+        assert!(c.bool(DYNAMIC_INSTANCING));
+        c.set(DYNAMIC_INSTANCING, "0").unwrap();
+        assert!(!c.bool(DYNAMIC_INSTANCING));
+        assert!(matches!(c.set("r.Nope", "1"), Err(RendererError::UnknownCvar(_))));
+        assert!(matches!(c.set(WIREFRAME, "maybe"), Err(RendererError::InvalidCvarValue { .. })));
+        c.set(SHADOW_MAP_SIZE, "1024").unwrap();
+        assert_eq!(c.int(SHADOW_MAP_SIZE), 1024);
+        assert!(c.set(SHADOW_MAP_SIZE, "x").is_err());
+        assert_eq!(c.int(SHADOW_MAP_SIZE), 1024, "a rejected set changes nothing");
+    }
+}

@@ -1,0 +1,114 @@
+//! Per-frame GPU memory the renderer writes from the CPU: view uniforms, the
+//! per-pass primitive-id streams and dynamic vertex data. Each kind is a set
+//! of host-visible buffers, one per frame in flight, reused only after the
+//! frame that last used it has finished (the RHI's `begin_frame` waits for
+//! that), so writing them directly never races the GPU.
+
+use bytemuck::{Pod, Zeroable};
+use rhi_vulkan::{BufferDesc, BufferHandle, BufferUsage, Device, Result};
+
+/// The `ViewUniform` of `scene.inc.wgsl` (512 bytes).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Pod, Zeroable)]
+pub(crate) struct ViewUniformData {
+    pub view_proj: [[f32; 4]; 4],
+    pub shadow_view_proj: [[f32; 4]; 4],
+    pub camera_position: [f32; 4],
+    pub camera_right: [f32; 4],
+    pub camera_up: [f32; 4],
+    pub light_direction: [f32; 4],
+    pub light_color: [f32; 4],
+    pub ambient: [f32; 4],
+    pub wireframe_color: [f32; 4],
+    pub point_lights: [[f32; 8]; 8],
+    pub counts: [u32; 4],
+}
+
+pub(crate) const VIEW_UNIFORM_SIZE: u64 = std::mem::size_of::<ViewUniformData>() as u64;
+
+/// One growable host-visible buffer per frame slot.
+pub(crate) struct PerFrameBuffer {
+    label: &'static str,
+    usage: BufferUsage,
+    slots: Vec<Option<(BufferHandle, u64)>>,
+}
+
+impl PerFrameBuffer {
+    pub fn new(label: &'static str, usage: BufferUsage, frames: usize) -> Self {
+        Self { label, usage, slots: vec![None; frames] }
+    }
+
+    /// Writes `bytes` at offset 0 of the slot's buffer (grown if needed).
+    pub fn write(&mut self, device: &Device, slot: usize, bytes: &[u8]) -> Result<BufferHandle> {
+        let len = bytes.len().max(16) as u64;
+        let entry = &mut self.slots[slot];
+        if entry.is_none_or(|(_, cap)| cap < len) {
+            if let Some((old, _)) = entry.take() {
+                device.destroy_buffer(old);
+            }
+            let cap = len.next_power_of_two().max(4096);
+            *entry = Some((device.create_buffer(&BufferDesc::host_visible(self.label, cap, self.usage))?, cap));
+        }
+        let (buffer, _) = entry.expect("just created");
+        device.write_buffer(buffer, 0, bytes)?;
+        Ok(buffer)
+    }
+}
+
+/// Transient per-frame vertex memory for dynamic primitives (UE's
+/// FGlobalDynamicVertexBuffer): blocks per frame slot, bump-allocated.
+pub struct DynamicBufferRing {
+    slots: Vec<Vec<(BufferHandle, u64, u64)>>,
+    current: usize,
+    /// Bytes handed out this frame.
+    pub used_bytes: u64,
+}
+
+const MIN_BLOCK: u64 = 1 << 20;
+
+impl DynamicBufferRing {
+    pub(crate) fn new(frames: usize) -> Self {
+        Self { slots: vec![Vec::new(); frames], current: 0, used_bytes: 0 }
+    }
+
+    /// Starts a frame on `slot` (its previous GPU use has finished); blocks
+    /// are merged into one large enough for last time's total.
+    pub(crate) fn begin(&mut self, device: &Device, slot: usize) -> Result<()> {
+        self.current = slot;
+        self.used_bytes = 0;
+        let blocks = &mut self.slots[slot];
+        if blocks.len() > 1 {
+            let total: u64 = blocks.iter().map(|b| b.1).sum();
+            for (b, _, _) in blocks.drain(..) {
+                device.destroy_buffer(b);
+            }
+            let buffer = device.create_buffer(&BufferDesc::host_visible("dynamic vertices", total, usage()))?;
+            blocks.push((buffer, total, 0));
+        }
+        for b in blocks.iter_mut() {
+            b.2 = 0;
+        }
+        Ok(())
+    }
+
+    pub(crate) fn upload(&mut self, device: &Device, bytes: &[u8]) -> Result<(BufferHandle, u64)> {
+        let len = (bytes.len() as u64).max(4);
+        let blocks = &mut self.slots[self.current];
+        let fits = blocks.last().is_some_and(|b| b.2.next_multiple_of(16) + len <= b.1);
+        if !fits {
+            let size = len.max(blocks.last().map_or(MIN_BLOCK, |b| b.1 * 2)).max(MIN_BLOCK);
+            let buffer = device.create_buffer(&BufferDesc::host_visible("dynamic vertices", size, usage()))?;
+            blocks.push((buffer, size, 0));
+        }
+        let block = blocks.last_mut().expect("a block");
+        let offset = block.2.next_multiple_of(16);
+        device.write_buffer(block.0, offset, bytes)?;
+        block.2 = offset + len;
+        self.used_bytes += len;
+        Ok((block.0, offset))
+    }
+}
+
+fn usage() -> BufferUsage {
+    BufferUsage::VERTEX | BufferUsage::INDEX | BufferUsage::STORAGE
+}

@@ -1,0 +1,104 @@
+//! Bounds and frustums, as culling needs them.
+
+use glam::{Mat4, Vec3, Vec4};
+
+/// UE's FBoxSphereBounds: a box (origin ± extent) and a sphere (origin, radius).
+#[derive(Clone, Copy, Debug, PartialEq, Default)]
+pub struct Bounds {
+    pub origin: Vec3,
+    pub extent: Vec3,
+    pub radius: f32,
+}
+
+impl Bounds {
+    pub fn from_box(min: Vec3, max: Vec3) -> Self {
+        let origin = (min + max) * 0.5;
+        let extent = (max - min) * 0.5;
+        Self { origin, extent, radius: extent.length() }
+    }
+
+    pub fn min(&self) -> Vec3 {
+        self.origin - self.extent
+    }
+
+    pub fn max(&self) -> Vec3 {
+        self.origin + self.extent
+    }
+
+    /// Every component finite and the extent non-negative.
+    pub fn is_valid(&self) -> bool {
+        self.origin.is_finite() && self.extent.is_finite() && self.radius.is_finite() && self.extent.min_element() >= 0.0
+    }
+
+    /// The bounds of this box transformed by `m` (box of the transformed box).
+    pub fn transformed(&self, m: &Mat4) -> Self {
+        let origin = m.transform_point3(self.origin);
+        let abs = |v: Vec4| v.truncate().abs();
+        let extent = abs(m.x_axis) * self.extent.x + abs(m.y_axis) * self.extent.y + abs(m.z_axis) * self.extent.z;
+        let scale = m.x_axis.truncate().length().max(m.y_axis.truncate().length()).max(m.z_axis.truncate().length());
+        Self { origin, extent, radius: (self.radius * scale).min(extent.length()) }
+    }
+
+    pub fn union(&self, other: &Bounds) -> Self {
+        Self::from_box(self.min().min(other.min()), self.max().max(other.max()))
+    }
+}
+
+/// Six planes (`xyz` normal pointing inside, `w` distance) of a view-projection
+/// with Vulkan's clip space (depth 0..1).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Frustum {
+    pub planes: [Vec4; 6],
+}
+
+impl Frustum {
+    pub fn from_view_proj(m: &Mat4) -> Self {
+        let r0 = m.row(0);
+        let r1 = m.row(1);
+        let r2 = m.row(2);
+        let r3 = m.row(3);
+        let mut planes = [r3 + r0, r3 - r0, r3 + r1, r3 - r1, r2, r3 - r2];
+        for p in &mut planes {
+            let len = p.truncate().length();
+            if len > 0.0 {
+                *p /= len;
+            }
+        }
+        Self { planes }
+    }
+
+    /// Whether a sphere touches the frustum.
+    #[inline]
+    pub fn intersects_sphere(&self, center: Vec3, radius: f32) -> bool {
+        self.planes.iter().all(|p| p.truncate().dot(center) + p.w >= -radius)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frustum_keeps_what_is_in_front_and_drops_what_is_behind() {
+        let view = Mat4::look_at_rh(Vec3::ZERO, Vec3::X, Vec3::Z);
+        let proj = Mat4::perspective_rh(1.0, 1.0, 0.1, 100.0);
+        let f = Frustum::from_view_proj(&(proj * view));
+        assert!(f.intersects_sphere(Vec3::new(10.0, 0.0, 0.0), 1.0));
+        assert!(!f.intersects_sphere(Vec3::new(-10.0, 0.0, 0.0), 1.0));
+        assert!(!f.intersects_sphere(Vec3::new(200.0, 0.0, 0.0), 1.0), "beyond far");
+        assert!(!f.intersects_sphere(Vec3::new(10.0, 50.0, 0.0), 1.0), "far to the side");
+    }
+
+    #[test]
+    fn transformed_bounds_contain_the_moved_box() {
+        let b = Bounds::from_box(Vec3::splat(-1.0), Vec3::splat(1.0));
+        let m = Mat4::from_scale_rotation_translation(Vec3::splat(2.0), glam::Quat::from_rotation_z(0.5), Vec3::new(5.0, 0.0, 0.0));
+        let t = b.transformed(&m);
+        assert!((t.origin - Vec3::new(5.0, 0.0, 0.0)).length() < 1e-5);
+        for corner in [Vec3::new(1.0, 1.0, 1.0), Vec3::new(-1.0, 1.0, -1.0)] {
+            let p = m.transform_point3(corner);
+            assert!((p - t.origin).abs().cmple(t.extent + 1e-4).all());
+            assert!((p - t.origin).length() <= t.radius + 1e-4);
+        }
+    }
+}

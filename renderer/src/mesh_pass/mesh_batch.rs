@@ -1,0 +1,58 @@
+//! `MeshBatch`: what a proxy hands the renderer for one section of geometry
+//! (UE's FMeshBatch with one element).
+
+use crate::material::MaterialId;
+use crate::vertex_factory::{VertexFactoryType, MAX_VERTEX_STREAMS};
+use rhi_vulkan::{BufferHandle, IndexFormat};
+
+#[derive(Clone, Debug)]
+pub struct MeshBatch {
+    pub vertex_factory: &'static dyn VertexFactoryType,
+    /// The factory's streams, in its binding order: buffer and byte offset.
+    pub streams: [Option<(BufferHandle, u64)>; MAX_VERTEX_STREAMS],
+    pub index_buffer: Option<(BufferHandle, IndexFormat)>,
+    pub first_index: u32,
+    /// Indices to draw (or vertices, without an index buffer).
+    pub count: u32,
+    pub base_vertex: i32,
+    /// Instances per draw: 1 for ordinary meshes (merging then adds instances).
+    pub instance_count: u32,
+    /// Indexed-indirect arguments instead of `count`/`instance_count`.
+    pub indirect: Option<(BufferHandle, u64)>,
+    pub material: MaterialId,
+    pub lod_index: u8,
+    pub cast_shadow: bool,
+    /// Flip the winding (negative-determinant transforms).
+    pub reverse_culling: bool,
+}
+
+impl MeshBatch {
+    /// An indexed, single-instance batch of the local vertex factory.
+    pub fn local(
+        streams: [Option<(BufferHandle, u64)>; MAX_VERTEX_STREAMS],
+        index_buffer: BufferHandle,
+        first_index: u32,
+        count: u32,
+        material: MaterialId,
+    ) -> Self {
+        Self {
+            vertex_factory: &crate::vertex_factory::LOCAL_VERTEX_FACTORY,
+            streams,
+            index_buffer: Some((index_buffer, IndexFormat::Uint32)),
+            first_index,
+            count,
+            base_vertex: 0,
+            instance_count: 1,
+            indirect: None,
+            material,
+            lod_index: 0,
+            cast_shadow: true,
+            reverse_culling: false,
+        }
+    }
+
+    /// Triangles drawn by one instance of this batch.
+    pub fn triangles(&self) -> u64 {
+        u64::from(self.count / 3) * u64::from(self.instance_count)
+    }
+}

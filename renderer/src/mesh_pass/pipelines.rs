@@ -1,0 +1,155 @@
+//! Pass pipelines: composes WGSL (scene declarations + vertex factory +
+//! material function + pass shader) and creates the graphics pipeline for a
+//! (pass, vertex factory, material shader, raster state) combination, once.
+
+use super::MeshPass;
+use crate::material::{BlendMode, MaterialRegistry, MaterialShaderId};
+use crate::vertex_factory::VertexFactoryType;
+use rhi_vulkan::*;
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+/// The scene color target format (sRGB: shaders output linear light).
+pub const SCENE_COLOR_FORMAT: Format = Format::Rgba8Srgb;
+pub const SCENE_DEPTH_FORMAT: Format = Format::Depth32Float;
+
+const SCENE_WGSL: &str = include_str!("../../shaders/scene.inc.wgsl");
+const DEPTH_WGSL: &str = include_str!("../../shaders/depth.inc.wgsl");
+const DEPTH_MASKED_WGSL: &str = include_str!("../../shaders/depth_masked.inc.wgsl");
+const BASE_WGSL: &str = include_str!("../../shaders/base.inc.wgsl");
+const WIREFRAME_WGSL: &str = include_str!("../../shaders/wireframe.inc.wgsl");
+
+/// What selects a pass pipeline.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct PassPipelineKey {
+    pub pass: MeshPass,
+    pub vertex_factory: &'static str,
+    pub material_shader: MaterialShaderId,
+    pub blend: BlendMode,
+    pub two_sided: bool,
+    pub reverse_culling: bool,
+}
+
+#[derive(Clone, Copy)]
+struct PipelineInfo {
+    pipeline: PipelineHandle,
+    push_constants: bool,
+}
+
+/// The pass pipelines created so far (shared by every pass-setup task).
+#[derive(Default)]
+pub struct PipelineLibrary {
+    pipelines: Mutex<HashMap<PassPipelineKey, PipelineInfo>>,
+}
+
+impl PipelineLibrary {
+    /// The pipeline for `key` and whether it uses push constants.
+    pub fn get(
+        &self,
+        device: &Device,
+        key: PassPipelineKey,
+        vf: &'static dyn VertexFactoryType,
+        materials: &MaterialRegistry,
+    ) -> Result<(PipelineHandle, bool)> {
+        // Held while creating: two tasks asking for the same new key must get
+        // the same pipeline (and so build equal, mergeable commands).
+        let mut pipelines = self.pipelines.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(info) = pipelines.get(&key) {
+            return Ok((info.pipeline, info.push_constants));
+        }
+        let info = Self::create(device, key, vf, materials)?;
+        pipelines.insert(key, info);
+        Ok((info.pipeline, info.push_constants))
+    }
+
+    /// Forgets every pipeline (a material shader changed); they are destroyed
+    /// once no frame in flight uses them.
+    pub fn invalidate(&self, device: &Device) {
+        for (_, info) in self.pipelines.lock().unwrap_or_else(|p| p.into_inner()).drain() {
+            device.destroy_pipeline(info.pipeline);
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.pipelines.lock().unwrap_or_else(|p| p.into_inner()).len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The composed WGSL of a pass pipeline (also used by tests to validate
+    /// every combination).
+    pub fn compose(key: &PassPipelineKey, vf: &dyn VertexFactoryType, material_wgsl: &str) -> String {
+        let pass = match key.pass {
+            MeshPass::DepthPrepass | MeshPass::ShadowDepth if key.blend == BlendMode::Masked => DEPTH_MASKED_WGSL,
+            MeshPass::DepthPrepass | MeshPass::ShadowDepth => DEPTH_WGSL,
+            MeshPass::Base | MeshPass::Translucency => BASE_WGSL,
+            MeshPass::Wireframe => WIREFRAME_WGSL,
+        };
+        format!(
+            "const BLEND_MODE: u32 = {}u;\nconst TWO_SIDED: bool = {};\n{SCENE_WGSL}\n{}\n{material_wgsl}\n{pass}",
+            key.blend.index(),
+            key.two_sided,
+            vf.wgsl()
+        )
+    }
+
+    fn create(device: &Device, key: PassPipelineKey, vf: &'static dyn VertexFactoryType, materials: &MaterialRegistry) -> Result<PipelineInfo> {
+        let material = materials.shader(key.material_shader);
+        let source = Self::compose(&key, vf, &material.wgsl);
+        let label = format!("{}+{}+{}", key.pass.name(), vf.name(), material.name);
+        let shader = device.create_shader(&label, &source)?;
+        let has_fragment = !matches!(key.pass, MeshPass::DepthPrepass | MeshPass::ShadowDepth) || key.blend == BlendMode::Masked;
+        let mut streams = vf.streams();
+        if let Some(location) = vf.primitive_id_location() {
+            streams.push(VertexBufferLayout {
+                stride: 4,
+                step_mode: VertexStepMode::Instance,
+                attributes: vec![VertexAttribute { location, format: VertexFormat::Uint32, offset: 0 }],
+            });
+        }
+        let cull_mode = if key.two_sided || key.pass == MeshPass::Wireframe { CullMode::None } else { CullMode::Back };
+        let front_face = if key.reverse_culling { FrontFace::Clockwise } else { FrontFace::CounterClockwise };
+        let depth = match key.pass {
+            MeshPass::DepthPrepass => Some(DepthState { format: SCENE_DEPTH_FORMAT, write: true, compare: CompareOp::LessEqual, bias: None }),
+            MeshPass::ShadowDepth => Some(DepthState {
+                format: SCENE_DEPTH_FORMAT,
+                write: true,
+                compare: CompareOp::LessEqual,
+                bias: Some(DepthBias::new(1, 1.5)),
+            }),
+            MeshPass::Base | MeshPass::Translucency => {
+                Some(DepthState { format: SCENE_DEPTH_FORMAT, write: false, compare: CompareOp::LessEqual, bias: None })
+            }
+            MeshPass::Wireframe => Some(DepthState { format: SCENE_DEPTH_FORMAT, write: false, compare: CompareOp::Always, bias: None }),
+        };
+        let blend = match (key.pass, key.blend) {
+            (MeshPass::Translucency, BlendMode::Additive) => Some(BlendState::ADDITIVE),
+            (MeshPass::Translucency, _) => Some(BlendState::ALPHA),
+            _ => None,
+        };
+        let color_targets = if key.pass == MeshPass::ShadowDepth {
+            vec![]
+        } else {
+            vec![ColorTargetState { format: SCENE_COLOR_FORMAT, blend }]
+        };
+        let desc = GraphicsPipelineDesc {
+            vertex: ShaderStageDesc::new(shader, "vs_main"),
+            fragment: has_fragment.then(|| ShaderStageDesc::new(shader, "fs_main")),
+            vertex_buffers: streams,
+            primitive: PrimitiveState {
+                topology: PrimitiveTopology::TriangleList,
+                polygon_mode: if key.pass == MeshPass::Wireframe { PolygonMode::Line } else { PolygonMode::Fill },
+                cull_mode,
+                front_face,
+            },
+            depth,
+            color_targets,
+        };
+        let pipeline = device.create_graphics_pipeline(&desc)?;
+        let vs = device.shader_entry_point(shader, "vs_main")?;
+        let fs_push = if has_fragment { device.shader_entry_point(shader, "fs_main")?.push_constant_size } else { 0 };
+        Ok(PipelineInfo { pipeline, push_constants: vs.push_constant_size > 0 || fs_push > 0 })
+    }
+}

@@ -1,0 +1,410 @@
+//! The render thread and the game side's handle to it.
+//!
+//! ```text
+//! game   | tick 0 | enqueue F0 | tick 1 | enqueue F1 | wait F0 | tick 2 | enqueue F2 | wait F1 | ...
+//! render |        | render F0 .......... | render F1 .......... | render F2 ...
+//! ```
+//! The render thread owns the device, the scene, every proxy and every GPU
+//! resource. The game side talks to it only by enqueuing boxed
+//! `FnOnce(&mut RenderContext) + Send` commands on a crossbeam channel,
+//! executed in order, and runs at most one frame ahead: before frame N+2 it
+//! waits until frame N has been rendered. Inline mode runs every command on
+//! the caller's thread at once (deterministic debugging); both give the same
+//! images. A panic on the render thread is caught and turned into
+//! [`RendererError::RenderThreadPanicked`] on the game side's next call —
+//! no deadlock, no abort.
+
+use crate::cvars::ConsoleVariables;
+use crate::error::{RendererError, Result};
+use crate::material::{Material, MaterialId};
+use crate::scene::{Light, LightId, PrimitiveId, PrimitiveSceneProxy, Scene};
+use crate::scene_renderer::{FrameRequest, SceneRenderer};
+use crate::stats::FrameStats;
+use glam::Mat4;
+use rhi_vulkan::{Device, DeviceDesc, Image};
+use std::any::Any;
+use std::panic::AssertUnwindSafe;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread::JoinHandle;
+
+/// Everything the render thread owns.
+pub struct RenderContext {
+    pub device: Device,
+    pub scene: Scene,
+    pub renderer: SceneRenderer,
+    pub cvars: ConsoleVariables,
+    pub last_image: Option<Image>,
+}
+
+impl RenderContext {
+    pub fn new(device: Device) -> Self {
+        let renderer = SceneRenderer::new(&device);
+        Self { device, scene: Scene::default(), renderer, cvars: ConsoleVariables::default(), last_image: None }
+    }
+
+    /// Renders one frame now.
+    pub fn render_frame(&mut self, request: &FrameRequest) -> Result<FrameStats> {
+        let (stats, image) = self.renderer.render(&self.device, &mut self.scene, &self.cvars, request)?;
+        if image.is_some() {
+            self.last_image = image;
+        }
+        Ok(stats)
+    }
+}
+
+impl Drop for RenderContext {
+    fn drop(&mut self) {
+        self.renderer.release(&self.device);
+    }
+}
+
+/// A render command.
+pub type RenderCommand = Box<dyn FnOnce(&mut RenderContext) + Send>;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RenderThreadMode {
+    /// A dedicated render thread (the default).
+    Threaded,
+    /// Every command runs immediately on the caller's thread.
+    Inline,
+}
+
+#[derive(Default)]
+struct SharedState {
+    commands_done: u64,
+    frames_rendered: u64,
+    panic: Option<String>,
+    last_stats: Option<FrameStats>,
+    last_frame_error: Option<String>,
+}
+
+#[derive(Default)]
+struct Shared {
+    state: Mutex<SharedState>,
+    changed: Condvar,
+}
+
+impl Shared {
+    fn lock(&self) -> std::sync::MutexGuard<'_, SharedState> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+enum Backend {
+    Threaded { sender: Option<crossbeam_channel::Sender<RenderCommand>>, handle: Option<JoinHandle<()>> },
+    Inline { ctx: Box<RenderContext> },
+}
+
+/// The game side's handle: enqueue commands, add primitives, render frames.
+pub struct RenderThread {
+    backend: Backend,
+    shared: Arc<Shared>,
+    commands_enqueued: u64,
+    frames_enqueued: u64,
+    /// Game-side mirror used to validate `set_cvar` before enqueuing.
+    cvars: ConsoleVariables,
+    next_material: Arc<AtomicU32>,
+    next_light: AtomicU64,
+    device_name: String,
+}
+
+fn panic_message(p: Box<dyn Any + Send>) -> String {
+    p.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| p.downcast_ref::<String>().cloned()).unwrap_or_else(|| "unknown panic".into())
+}
+
+fn run_command(ctx: &mut RenderContext, shared: &Shared, cmd: RenderCommand) -> bool {
+    let result = std::panic::catch_unwind(AssertUnwindSafe(|| cmd(ctx)));
+    let mut s = shared.lock();
+    s.commands_done += 1;
+    let ok = match result {
+        Ok(()) => true,
+        Err(p) => {
+            let msg = panic_message(p);
+            log::error!("render thread panicked: {msg}");
+            s.panic = Some(msg);
+            false
+        }
+    };
+    drop(s);
+    shared.changed.notify_all();
+    ok
+}
+
+impl RenderThread {
+    /// Creates the device and starts the render thread (or the inline context).
+    pub fn new(device_desc: &DeviceDesc, mode: RenderThreadMode) -> Result<Self> {
+        let device = Device::new(device_desc)?;
+        let device_name = device.name().to_string();
+        let shared = Arc::new(Shared::default());
+        let backend = match mode {
+            RenderThreadMode::Inline => Backend::Inline { ctx: Box::new(RenderContext::new(device)) },
+            RenderThreadMode::Threaded => {
+                let (sender, receiver) = crossbeam_channel::unbounded::<RenderCommand>();
+                let thread_shared = shared.clone();
+                let handle = std::thread::Builder::new()
+                    .name("render thread".into())
+                    .spawn(move || {
+                        let mut ctx = RenderContext::new(device);
+                        for cmd in receiver {
+                            if !run_command(&mut ctx, &thread_shared, cmd) {
+                                break;
+                            }
+                        }
+                        // Dropping `ctx` here destroys the scene, then the device, on this thread.
+                    })
+                    .map_err(|e| RendererError::InvalidView(format!("spawning the render thread: {e}")))?;
+                Backend::Threaded { sender: Some(sender), handle: Some(handle) }
+            }
+        };
+        Ok(Self {
+            backend,
+            shared,
+            commands_enqueued: 0,
+            frames_enqueued: 0,
+            cvars: ConsoleVariables::default(),
+            next_material: Arc::new(AtomicU32::new(1)),
+            next_light: AtomicU64::new(1),
+            device_name,
+        })
+    }
+
+    pub fn device_name(&self) -> &str {
+        &self.device_name
+    }
+
+    pub fn mode(&self) -> RenderThreadMode {
+        match self.backend {
+            Backend::Threaded { .. } => RenderThreadMode::Threaded,
+            Backend::Inline { .. } => RenderThreadMode::Inline,
+        }
+    }
+
+    fn check(&self) -> Result<()> {
+        if let Some(msg) = &self.shared.lock().panic {
+            return Err(RendererError::RenderThreadPanicked(msg.clone()));
+        }
+        Ok(())
+    }
+
+    /// Enqueues a command (UE's ENQUEUE_RENDER_COMMAND).
+    pub fn enqueue_render_command(&mut self, f: impl FnOnce(&mut RenderContext) + Send + 'static) -> Result<()> {
+        self.check()?;
+        self.commands_enqueued += 1;
+        match &mut self.backend {
+            Backend::Threaded { sender, .. } => {
+                let sender = sender.as_ref().ok_or(RendererError::RenderThreadGone)?;
+                sender.send(Box::new(f)).map_err(|_| RendererError::RenderThreadGone)?;
+            }
+            Backend::Inline { ctx } => {
+                run_command(ctx, &self.shared, Box::new(f));
+            }
+        }
+        self.check()
+    }
+
+    /// Blocks until every enqueued command has run.
+    pub fn flush(&mut self) -> Result<()> {
+        let target = self.commands_enqueued;
+        let mut s = self.shared.lock();
+        while s.commands_done < target && s.panic.is_none() {
+            s = self.shared.changed.wait(s).unwrap_or_else(|p| p.into_inner());
+        }
+        drop(s);
+        self.check()
+    }
+
+    /// Runs `f` on the render thread and returns its result (waits).
+    pub fn with_context<R: Send + 'static>(&mut self, f: impl FnOnce(&mut RenderContext) -> R + Send + 'static) -> Result<R> {
+        let (tx, rx) = crossbeam_channel::bounded(1);
+        self.enqueue_render_command(move |ctx| {
+            let _ = tx.send(f(ctx));
+        })?;
+        self.flush()?;
+        rx.try_recv().map_err(|_| RendererError::RenderThreadGone)
+    }
+
+    /// The number the next frame will get.
+    pub fn next_frame(&self) -> u64 {
+        self.frames_enqueued
+    }
+
+    /// Frames the render thread has finished.
+    pub fn frames_rendered(&self) -> u64 {
+        self.shared.lock().frames_rendered
+    }
+
+    /// Call at the start of a game frame: blocks until the game is at most
+    /// one frame ahead (frame N+2 waits for frame N). Returns the frame number.
+    pub fn begin_frame(&mut self) -> Result<u64> {
+        let n = self.frames_enqueued;
+        let need = n.saturating_sub(1);
+        let mut s = self.shared.lock();
+        while s.frames_rendered < need && s.panic.is_none() {
+            s = self.shared.changed.wait(s).unwrap_or_else(|p| p.into_inner());
+        }
+        drop(s);
+        self.check()?;
+        Ok(n)
+    }
+
+    /// Enqueues the rendering of a frame (after `begin_frame`'s pacing wait).
+    pub fn render_frame(&mut self, request: FrameRequest) -> Result<u64> {
+        let n = self.begin_frame()?;
+        self.frames_enqueued += 1;
+        let shared = self.shared.clone();
+        self.enqueue_render_command(move |ctx| {
+            let result = ctx.render_frame(&request);
+            let mut s = shared.lock();
+            match result {
+                Ok(stats) => {
+                    s.last_stats = Some(stats);
+                    s.last_frame_error = None;
+                }
+                Err(e) => {
+                    log::error!("frame {n} failed: {e}");
+                    s.last_frame_error = Some(e.to_string());
+                }
+            }
+            s.frames_rendered = n + 1;
+            drop(s);
+            shared.changed.notify_all();
+        })?;
+        Ok(n)
+    }
+
+    /// The stats of the last rendered frame (an error if that frame failed).
+    pub fn last_stats(&self) -> Result<Option<FrameStats>> {
+        self.check()?;
+        let s = self.shared.lock();
+        if let Some(e) = &s.last_frame_error {
+            return Err(RendererError::InvalidView(format!("the last frame failed: {e}")));
+        }
+        Ok(s.last_stats.clone())
+    }
+
+    /// Waits for every command, then returns the last read-back image.
+    pub fn read_back(&mut self) -> Result<Option<Image>> {
+        self.with_context(|ctx| ctx.last_image.clone())
+    }
+
+    // ----- scene requests -----
+
+    /// Adds a primitive; a bad transform or bounds are rejected here, before
+    /// anything is enqueued.
+    pub fn add_primitive(&mut self, proxy: Box<dyn PrimitiveSceneProxy>, local_to_world: Mat4) -> Result<PrimitiveId> {
+        let id = PrimitiveId::new();
+        self.add_primitive_with_id(id, proxy, local_to_world)?;
+        Ok(id)
+    }
+
+    pub fn add_primitive_with_id(&mut self, id: PrimitiveId, proxy: Box<dyn PrimitiveSceneProxy>, local_to_world: Mat4) -> Result<()> {
+        validate_transform(&local_to_world, &proxy.local_bounds())?;
+        self.enqueue_render_command(move |ctx| {
+            if let Err(e) = ctx.scene.add_primitive(id, proxy, local_to_world) {
+                log::error!("add {id:?}: {e}");
+            }
+        })
+    }
+
+    /// Adds many primitives in one command (their render data and cached
+    /// commands are then created in parallel).
+    pub fn add_primitives(&mut self, primitives: Vec<(Box<dyn PrimitiveSceneProxy>, Mat4)>) -> Result<Vec<PrimitiveId>> {
+        for (proxy, m) in &primitives {
+            validate_transform(m, &proxy.local_bounds())?;
+        }
+        let with_ids: Vec<_> = primitives.into_iter().map(|(p, m)| (PrimitiveId::new(), p, m)).collect();
+        let ids = with_ids.iter().map(|(id, _, _)| *id).collect();
+        self.enqueue_render_command(move |ctx| {
+            for (id, proxy, m) in with_ids {
+                if let Err(e) = ctx.scene.add_primitive(id, proxy, m) {
+                    log::error!("add {id:?}: {e}");
+                }
+            }
+        })?;
+        Ok(ids)
+    }
+
+    pub fn remove_primitive(&mut self, id: PrimitiveId) -> Result<()> {
+        self.enqueue_render_command(move |ctx| ctx.scene.remove_primitive(id))
+    }
+
+    pub fn update_primitive_transform(&mut self, id: PrimitiveId, local_to_world: Mat4) -> Result<()> {
+        validate_matrix(&local_to_world)?;
+        self.enqueue_render_command(move |ctx| {
+            let _ = ctx.scene.update_primitive_transform(id, local_to_world);
+        })
+    }
+
+    pub fn update_dynamic_data(&mut self, id: PrimitiveId, data: Box<dyn Any + Send>) -> Result<()> {
+        self.enqueue_render_command(move |ctx| ctx.scene.update_dynamic_data(id, data))
+    }
+
+    /// Creates a material and returns its id.
+    pub fn create_material(&mut self, material: Material) -> Result<MaterialId> {
+        let id = MaterialId(self.next_material.fetch_add(1, Ordering::Relaxed));
+        self.set_material(id, material)?;
+        Ok(id)
+    }
+
+    pub fn set_material(&mut self, id: MaterialId, material: Material) -> Result<()> {
+        self.enqueue_render_command(move |ctx| ctx.scene.set_material(id, material))
+    }
+
+    pub fn add_light(&mut self, light: Light) -> Result<LightId> {
+        let id = LightId(self.next_light.fetch_add(1, Ordering::Relaxed));
+        self.set_light(id, light)?;
+        Ok(id)
+    }
+
+    pub fn set_light(&mut self, id: LightId, light: Light) -> Result<()> {
+        if !light.is_valid() {
+            return Err(RendererError::InvalidView(format!("invalid light {light:?}")));
+        }
+        self.enqueue_render_command(move |ctx| {
+            let _ = ctx.scene.set_light(id, light);
+        })
+    }
+
+    pub fn remove_light(&mut self, id: LightId) -> Result<()> {
+        self.enqueue_render_command(move |ctx| ctx.scene.remove_light(id))
+    }
+
+    /// Sets a console variable (validated here; applied from the next frame).
+    pub fn set_cvar(&mut self, name: &str, value: &str) -> Result<()> {
+        self.cvars.set(name, value)?;
+        let (name, value) = (name.to_string(), value.to_string());
+        self.enqueue_render_command(move |ctx| {
+            let _ = ctx.cvars.set(&name, &value);
+        })
+    }
+}
+
+fn validate_matrix(m: &Mat4) -> Result<()> {
+    if !m.is_finite() {
+        return Err(RendererError::InvalidTransform { what: "primitive".into(), reason: "non-finite local-to-world".into() });
+    }
+    if m.determinant().abs() < 1e-20 {
+        return Err(RendererError::InvalidTransform { what: "primitive".into(), reason: "zero scale".into() });
+    }
+    Ok(())
+}
+
+fn validate_transform(m: &Mat4, local: &crate::math::Bounds) -> Result<()> {
+    validate_matrix(m)?;
+    if !local.is_valid() || !local.transformed(m).is_valid() {
+        return Err(RendererError::InvalidTransform { what: "primitive".into(), reason: "invalid bounds".into() });
+    }
+    Ok(())
+}
+
+impl Drop for RenderThread {
+    fn drop(&mut self) {
+        if let Backend::Threaded { sender, handle } = &mut self.backend {
+            sender.take();
+            if let Some(h) = handle.take() {
+                let _ = h.join();
+            }
+        }
+    }
+}

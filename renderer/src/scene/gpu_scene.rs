@@ -1,0 +1,114 @@
+//! The GPU scene: one storage buffer of per-primitive shader data, indexed by
+//! primitive index in every pass shader. Only primitives added or changed
+//! since the last frame are uploaded (one copy command, one region per run of
+//! changed primitives).
+
+use bytemuck::{Pod, Zeroable};
+use glam::{Mat4, Vec4};
+use rhi_vulkan::{BufferDesc, BufferHandle, BufferState, BufferUsage, Device, Frame, Result};
+
+/// Shader data of one primitive (176 bytes; `PrimitiveData` in `scene.inc.wgsl`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Pod, Zeroable, PartialEq)]
+pub struct PrimitiveGpuData {
+    pub local_to_world: [[f32; 4]; 4],
+    pub prev_local_to_world: [[f32; 4]; 4],
+    pub bounds_origin_radius: [f32; 4],
+    pub bounds_extent: [f32; 4],
+    pub custom: [f32; 4],
+}
+
+const STRIDE: u64 = std::mem::size_of::<PrimitiveGpuData>() as u64;
+
+#[derive(Default)]
+pub struct GpuScene {
+    data: Vec<PrimitiveGpuData>,
+    dirty: Vec<u32>,
+    dirty_mark: Vec<bool>,
+    buffer: Option<BufferHandle>,
+    capacity: u32,
+    /// Bytes uploaded by the last [`GpuScene::upload`].
+    pub last_upload_bytes: u64,
+}
+
+impl GpuScene {
+    pub fn set(&mut self, slot: u32, local_to_world: &Mat4, bounds: &crate::math::Bounds, custom: Vec4) {
+        let i = slot as usize;
+        if self.data.len() <= i {
+            self.data.resize(i + 1, PrimitiveGpuData::zeroed());
+            self.dirty_mark.resize(i + 1, false);
+        }
+        let prev = if self.data[i] == PrimitiveGpuData::zeroed() { local_to_world.to_cols_array_2d() } else { self.data[i].local_to_world };
+        self.data[i] = PrimitiveGpuData {
+            local_to_world: local_to_world.to_cols_array_2d(),
+            prev_local_to_world: prev,
+            bounds_origin_radius: bounds.origin.extend(bounds.radius).to_array(),
+            bounds_extent: bounds.extent.extend(0.0).to_array(),
+            custom: custom.to_array(),
+        };
+        if !self.dirty_mark[i] {
+            self.dirty_mark[i] = true;
+            self.dirty.push(slot);
+        }
+    }
+
+    /// The buffer (valid after the first upload).
+    pub fn buffer(&self) -> Option<BufferHandle> {
+        self.buffer
+    }
+
+    pub fn dirty_count(&self) -> usize {
+        self.dirty.len()
+    }
+
+    /// Records this frame's upload: everything after a grow, else the dirty runs.
+    pub fn upload(&mut self, device: &Device, frame: &mut Frame<'_>) -> Result<()> {
+        self.last_upload_bytes = 0;
+        let needed = (self.data.len() as u32).max(1);
+        let mut regions: Vec<(u64, u64, u64)> = Vec::new();
+        let mut bytes: Vec<u8> = Vec::new();
+        if self.buffer.is_none() || needed > self.capacity {
+            let capacity = needed.next_power_of_two().max(64);
+            let buffer = device.create_buffer(&BufferDesc::gpu_only("gpu scene", u64::from(capacity) * STRIDE, BufferUsage::STORAGE))?;
+            if let Some(old) = self.buffer.replace(buffer) {
+                device.destroy_buffer(old);
+            }
+            self.capacity = capacity;
+            bytes.extend_from_slice(bytemuck::cast_slice(&self.data));
+            if !bytes.is_empty() {
+                regions.push((0, 0, bytes.len() as u64));
+            }
+        } else {
+            self.dirty.sort_unstable();
+            let mut i = 0;
+            while i < self.dirty.len() {
+                let start = self.dirty[i];
+                let mut end = start + 1;
+                while i + 1 < self.dirty.len() && self.dirty[i + 1] == end {
+                    i += 1;
+                    end += 1;
+                }
+                let src = bytes.len() as u64;
+                bytes.extend_from_slice(bytemuck::cast_slice(&self.data[start as usize..end as usize]));
+                regions.push((src, u64::from(start) * STRIDE, u64::from(end - start) * STRIDE));
+                i += 1;
+            }
+        }
+        for s in self.dirty.drain(..) {
+            self.dirty_mark[s as usize] = false;
+        }
+        let Some(buffer) = self.buffer else { return Ok(()) };
+        if regions.is_empty() {
+            return Ok(());
+        }
+        self.last_upload_bytes = bytes.len() as u64;
+        let staging = device.create_buffer_init(&BufferDesc::host_visible("gpu scene staging", bytes.len() as u64, BufferUsage::TRANSFER_SRC), &bytes)?;
+        let cmd = frame.cmd();
+        let recorded = cmd
+            .buffer_barrier(buffer, BufferState::ShaderRead, BufferState::TransferDst)
+            .and_then(|()| cmd.copy_buffer_regions(staging, buffer, &regions))
+            .and_then(|()| cmd.buffer_barrier(buffer, BufferState::TransferDst, BufferState::ShaderRead));
+        device.destroy_buffer(staging);
+        recorded
+    }
+}

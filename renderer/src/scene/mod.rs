@@ -1,0 +1,17 @@
+//! The scene (UE's FScene): primitives as render-thread proxies with their
+//! data in structure-of-arrays form for culling, their cached mesh draw
+//! commands, the GPU scene, lights and materials.
+
+mod gpu_scene;
+mod light;
+mod proxy;
+#[allow(clippy::module_inception)]
+mod scene;
+mod visibility;
+
+pub use gpu_scene::{GpuScene, PrimitiveGpuData};
+pub use light::{DirectionalLight, Light, LightId, PointLight, MAX_POINT_LIGHTS};
+pub use proxy::{MeshElementCollector, PrimitiveSceneProxy, ProxyUpdateContext, ViewRelevance};
+pub use scene::{PrimitiveId, Scene, SceneCounters};
+pub(crate) use scene::{flags, NO_BUCKET};
+pub(crate) use visibility::{compute_visibility, ViewVisibility};

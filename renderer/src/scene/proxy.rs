@@ -1,0 +1,132 @@
+//! `PrimitiveSceneProxy`: the render thread's copy of a primitive (UE's
+//! FPrimitiveSceneProxy). A game-side component creates one on the game
+//! thread, copying what rendering needs (`Send + 'static`: it cannot borrow
+//! the component), and hands it to the render thread, which owns it from then
+//! on.
+
+use crate::math::Bounds;
+use crate::mesh_pass::MeshBatch;
+use crate::view::SceneView;
+use glam::Vec4;
+use rhi_vulkan::{BufferDesc, BufferHandle, BufferUsage, Device};
+use std::any::Any;
+
+/// How a primitive takes part in a view (UE's FPrimitiveViewRelevance).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct ViewRelevance {
+    pub draw: bool,
+    pub shadow: bool,
+    /// Draws through the cached (static) path.
+    pub static_relevance: bool,
+    /// Draws through `get_dynamic_mesh_elements` every frame.
+    pub dynamic_relevance: bool,
+    pub opaque: bool,
+    pub masked: bool,
+    pub translucent: bool,
+    pub disables_depth_test: bool,
+}
+
+/// Collects the mesh batches dynamic primitives emit for a frame (UE's
+/// FMeshElementCollector), and hands out transient GPU memory for
+/// per-frame vertex data (UE's FGlobalDynamicVertexBuffer).
+pub struct MeshElementCollector<'a> {
+    pub(crate) batches: Vec<(usize, MeshBatch)>,
+    pub(crate) device: &'a Device,
+    pub(crate) dynamic: &'a mut crate::scene_renderer::DynamicBufferRing,
+}
+
+impl<'a> MeshElementCollector<'a> {
+    /// Adds a batch for the view at `view_index`.
+    pub fn add_mesh(&mut self, view_index: usize, batch: MeshBatch) {
+        self.batches.push((view_index, batch));
+    }
+
+    /// Copies `bytes` into this frame's dynamic vertex memory and returns the
+    /// buffer and offset to put in a batch's stream. Valid for this frame only.
+    pub fn upload(&mut self, bytes: &[u8]) -> rhi_vulkan::Result<(BufferHandle, u64)> {
+        self.dynamic.upload(self.device, bytes)
+    }
+
+    pub fn device(&self) -> &Device {
+        self.device
+    }
+}
+
+/// What a proxy may do when the game side sends it new dynamic data.
+pub struct ProxyUpdateContext<'a> {
+    pub device: &'a Device,
+    pub(crate) uploads: &'a mut Vec<(BufferHandle, u64, Vec<u8>)>,
+}
+
+impl ProxyUpdateContext<'_> {
+    /// Writes `bytes` into `buffer` at `offset` at the start of the next frame
+    /// (through staging, ordered after earlier frames' reads).
+    pub fn upload(&mut self, buffer: BufferHandle, offset: u64, bytes: Vec<u8>) {
+        self.uploads.push((buffer, offset, bytes));
+    }
+
+    /// A GPU-only buffer for render data, filled through staging.
+    pub fn create_buffer(&self, label: &str, bytes: &[u8], usage: BufferUsage) -> rhi_vulkan::Result<BufferHandle> {
+        self.device.create_buffer_init(&BufferDesc::gpu_only(label, bytes.len().max(4) as u64, usage), bytes)
+    }
+}
+
+/// The render thread's representation of one primitive.
+///
+/// `Send + Sync + 'static`: it owns copies of what it draws (no borrowed game
+/// data), and pass-setup tasks read proxies from several threads at once.
+pub trait PrimitiveSceneProxy: Send + Sync + 'static {
+    /// Bounds in local space; the scene transforms them by the primitive's
+    /// local-to-world.
+    fn local_bounds(&self) -> Bounds;
+
+    /// Relevance for `view` (defaults: drawn, static, opaque, casts shadows).
+    fn view_relevance(&self, _view: &SceneView) -> ViewRelevance {
+        ViewRelevance { draw: true, shadow: true, static_relevance: true, opaque: true, ..Default::default() }
+    }
+
+    /// The cached path: batches built once when the primitive is added (and
+    /// again only when its render state changes).
+    fn draw_static_elements(&self, _out: &mut Vec<MeshBatch>) {}
+
+    /// The dynamic path: batches for this frame, for the views in which the
+    /// primitive is visible (`visibility[i]` for `views[i]`).
+    fn get_dynamic_mesh_elements(&self, _views: &[&SceneView], _visibility: &[bool], _collector: &mut MeshElementCollector<'_>) {}
+
+    /// Screen sizes at which static LODs switch (LOD i is used while the
+    /// screen size is at least `sizes[i]`); empty: one LOD.
+    fn lod_screen_sizes(&self) -> &[f32] {
+        &[]
+    }
+
+    /// Custom primitive data, readable by materials.
+    fn custom_primitive_data(&self) -> Vec4 {
+        Vec4::ZERO
+    }
+
+    /// Creates GPU resources; called on the render thread when added.
+    fn create_render_resources(&mut self, _device: &Device) -> rhi_vulkan::Result<()> {
+        Ok(())
+    }
+
+    /// Releases GPU resources when removed (the RHI defers their destruction
+    /// until no frame in flight uses them).
+    fn release_render_resources(&mut self, _device: &Device) {}
+
+    /// New dynamic data from the game thread (UE's SendRenderDynamicData).
+    fn update_dynamic_data(&mut self, _data: Box<dyn Any + Send>, _ctx: &mut ProxyUpdateContext<'_>) -> rhi_vulkan::Result<()> {
+        Ok(())
+    }
+
+    /// CPU bytes this proxy holds.
+    fn memory_footprint(&self) -> usize {
+        std::mem::size_of_val(self)
+    }
+
+    fn can_be_occluded(&self) -> bool {
+        true
+    }
+
+    /// For downcasting in render commands and tests.
+    fn as_any(&self) -> &dyn Any;
+}

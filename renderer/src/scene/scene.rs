@@ -1,0 +1,496 @@
+//! `Scene`: add / remove / transform requests are queued and applied in one
+//! batch at the start of a frame ([`Scene::apply_updates`]). Each primitive
+//! lives in a slot; per-slot data sits in flat arrays (bounding spheres,
+//! flags, transforms) that culling walks without touching the proxies.
+//!
+//! Static-relevant primitives get their mesh draw commands built once, when
+//! added, for every pass; the commands are deduplicated into state buckets
+//! and each slot keeps (bucket, LOD) entries per pass. A transform update
+//! changes the GPU scene and the bounds only: no command is rebuilt.
+
+use super::gpu_scene::GpuScene;
+use super::light::{Light, LightId};
+use super::proxy::{PrimitiveSceneProxy, ProxyUpdateContext};
+use crate::error::{RendererError, Result};
+use crate::material::{Material, MaterialChange, MaterialId, MaterialRegistry};
+use crate::math::Bounds;
+use crate::mesh_pass::{build_mesh_draw_command, MeshBatch, MeshDrawCommand, MeshPass, PipelineLibrary, StateBuckets};
+use crate::view::SceneView;
+use glam::{Mat4, Vec4};
+use rayon::prelude::*;
+use rhi_vulkan::{BufferHandle, Device};
+use std::any::Any;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Names a primitive across threads. Allocated on the game side
+/// ([`PrimitiveId::new`]) so a component knows its id before the render
+/// thread has added the proxy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct PrimitiveId(pub u64);
+
+impl PrimitiveId {
+    /// A process-wide unique id.
+    #[allow(clippy::new_without_default)]
+    pub fn new() -> Self {
+        static NEXT: AtomicU64 = AtomicU64::new(1);
+        PrimitiveId(NEXT.fetch_add(1, Ordering::Relaxed))
+    }
+}
+
+pub(crate) mod flags {
+    pub const VALID: u32 = 1;
+    pub const STATIC: u32 = 2;
+    pub const DYNAMIC: u32 = 4;
+    pub const SHADOW: u32 = 8;
+    pub const MULTI_LOD: u32 = 16;
+    pub const DRAW: u32 = 32;
+    pub const TRANSLUCENT: u32 = 64;
+}
+
+pub(crate) const NO_BUCKET: u32 = u32::MAX;
+
+/// One cached command of a slot in a pass.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct CachedEntry {
+    pub bucket: u32,
+    pub lod: u8,
+    /// More entries for this slot in `PassCache::extra`.
+    pub more: bool,
+}
+
+const EMPTY: CachedEntry = CachedEntry { bucket: NO_BUCKET, lod: 0, more: false };
+
+/// A pass's cached commands, per slot: the first inline (most primitives
+/// have one section), the rest in `extra`.
+#[derive(Default)]
+pub(crate) struct PassCache {
+    pub first: Vec<CachedEntry>,
+    pub extra: HashMap<u32, Vec<CachedEntry>>,
+}
+
+struct PrimitiveSceneInfo {
+    id: PrimitiveId,
+    proxy: Box<dyn PrimitiveSceneProxy>,
+    local_bounds: Bounds,
+    lod_screen_sizes: Vec<f32>,
+    /// Buckets this primitive holds a reference to.
+    cached: Vec<u32>,
+}
+
+/// Figures of the updates applied this frame.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SceneCounters {
+    pub proxies_created: u64,
+    pub proxies_removed: u64,
+    pub cached_commands_built: u64,
+    pub transforms_updated: u64,
+}
+
+enum Pending {
+    Add(PrimitiveId, Box<dyn PrimitiveSceneProxy>, Mat4),
+    Remove(PrimitiveId),
+    Transform(PrimitiveId, Mat4),
+    DynamicData(PrimitiveId, Box<dyn Any + Send>),
+}
+
+pub struct Scene {
+    ids: HashMap<PrimitiveId, u32>,
+    infos: Vec<Option<PrimitiveSceneInfo>>,
+    free: Vec<u32>,
+    pub(crate) spheres: Vec<Vec4>,
+    pub(crate) flags: Vec<u32>,
+    pub(crate) transforms: Vec<Mat4>,
+    pub(crate) max_draw_distance: Vec<f32>,
+    pub(crate) cache: Vec<PassCache>,
+    pub(crate) buckets: StateBuckets,
+    pub(crate) gpu_scene: GpuScene,
+    pub materials: MaterialRegistry,
+    lights: BTreeMap<LightId, Light>,
+    /// Queued requests (a Mutex only so the scene is `Sync`; always reached through `&mut`).
+    pending: std::sync::Mutex<Vec<Pending>>,
+    recache_all: bool,
+    pub(crate) uploads: Vec<(BufferHandle, u64, Vec<u8>)>,
+    pub counters: SceneCounters,
+}
+
+impl Default for Scene {
+    fn default() -> Self {
+        Self {
+            ids: HashMap::new(),
+            infos: Vec::new(),
+            free: Vec::new(),
+            spheres: Vec::new(),
+            flags: Vec::new(),
+            transforms: Vec::new(),
+            max_draw_distance: Vec::new(),
+            cache: (0..MeshPass::COUNT).map(|_| PassCache::default()).collect(),
+            buckets: StateBuckets::default(),
+            gpu_scene: GpuScene::default(),
+            materials: MaterialRegistry::default(),
+            lights: BTreeMap::new(),
+            pending: Default::default(),
+            recache_all: false,
+            uploads: Vec::new(),
+            counters: SceneCounters::default(),
+        }
+    }
+}
+
+fn check_transform(m: &Mat4, what: PrimitiveId) -> Result<()> {
+    if !m.is_finite() {
+        return Err(RendererError::InvalidTransform { what: format!("{what:?}"), reason: "non-finite local-to-world".into() });
+    }
+    if m.determinant().abs() < 1e-20 {
+        return Err(RendererError::InvalidTransform { what: format!("{what:?}"), reason: "zero scale".into() });
+    }
+    Ok(())
+}
+
+impl Scene {
+    // ----- requests (queued, applied by `apply_updates`) -----
+
+    /// Queues a new primitive. A non-finite or degenerate transform or
+    /// invalid local bounds are rejected now and nothing is queued.
+    pub fn add_primitive(&mut self, id: PrimitiveId, proxy: Box<dyn PrimitiveSceneProxy>, local_to_world: Mat4) -> Result<()> {
+        check_transform(&local_to_world, id)?;
+        let b = proxy.local_bounds().transformed(&local_to_world);
+        if !b.is_valid() {
+            return Err(RendererError::InvalidTransform { what: format!("{id:?}"), reason: "invalid bounds".into() });
+        }
+        self.pending_mut().push(Pending::Add(id, proxy, local_to_world));
+        Ok(())
+    }
+
+    pub fn remove_primitive(&mut self, id: PrimitiveId) {
+        self.pending_mut().push(Pending::Remove(id));
+    }
+
+    /// Queues a new local-to-world (UE's UpdatePrimitiveTransform).
+    pub fn update_primitive_transform(&mut self, id: PrimitiveId, local_to_world: Mat4) -> Result<()> {
+        check_transform(&local_to_world, id)?;
+        self.pending_mut().push(Pending::Transform(id, local_to_world));
+        Ok(())
+    }
+
+    /// Queues dynamic data for a proxy (UE's SendRenderDynamicData).
+    pub fn update_dynamic_data(&mut self, id: PrimitiveId, data: Box<dyn Any + Send>) {
+        self.pending_mut().push(Pending::DynamicData(id, data));
+    }
+
+    /// Sets a material; a shader or blend change invalidates cached commands.
+    pub fn set_material(&mut self, id: MaterialId, material: Material) {
+        if self.materials.set(id, material) == MaterialChange::Pipeline && self.materials.len() > 1 {
+            self.recache_all = true;
+        }
+    }
+
+    /// Rebuilds every cached command at the next update (a global invalidation).
+    pub fn invalidate_cached_commands(&mut self) {
+        self.recache_all = true;
+    }
+
+    pub fn set_light(&mut self, id: LightId, light: Light) -> Result<()> {
+        if !light.is_valid() {
+            return Err(RendererError::InvalidView(format!("invalid light {id:?}: {light:?}")));
+        }
+        self.lights.insert(id, light);
+        Ok(())
+    }
+
+    pub fn remove_light(&mut self, id: LightId) {
+        self.lights.remove(&id);
+    }
+
+    pub fn lights(&self) -> impl Iterator<Item = &Light> {
+        self.lights.values()
+    }
+
+    fn pending_mut(&mut self) -> &mut Vec<Pending> {
+        self.pending.get_mut().unwrap_or_else(|p| p.into_inner())
+    }
+
+    // ----- queries -----
+
+    pub fn num_primitives(&self) -> usize {
+        self.ids.len()
+    }
+
+    pub fn contains(&self, id: PrimitiveId) -> bool {
+        self.ids.contains_key(&id)
+    }
+
+    /// The proxy of a primitive (after its add was applied).
+    pub fn proxy(&self, id: PrimitiveId) -> Option<&dyn PrimitiveSceneProxy> {
+        let slot = *self.ids.get(&id)?;
+        self.infos[slot as usize].as_ref().map(|i| &*i.proxy)
+    }
+
+    pub fn local_to_world(&self, id: PrimitiveId) -> Option<Mat4> {
+        self.ids.get(&id).map(|s| self.transforms[*s as usize])
+    }
+
+    /// Number of live state buckets (distinct cached commands).
+    pub fn state_bucket_count(&self) -> usize {
+        self.buckets.len()
+    }
+
+    /// Cached commands of a primitive, per pass (for tests and tools).
+    pub fn cached_command_count(&self, id: PrimitiveId, pass: MeshPass) -> usize {
+        let Some(&slot) = self.ids.get(&id) else { return 0 };
+        let cache = &self.cache[pass.index()];
+        let first = cache.first.get(slot as usize).copied().unwrap_or(EMPTY);
+        usize::from(first.bucket != NO_BUCKET) + cache.extra.get(&slot).map_or(0, Vec::len)
+    }
+
+    pub(crate) fn slot_count(&self) -> usize {
+        self.infos.len()
+    }
+
+    pub(crate) fn proxy_at(&self, slot: u32) -> Option<&dyn PrimitiveSceneProxy> {
+        self.infos.get(slot as usize).and_then(|i| i.as_ref()).map(|i| &*i.proxy)
+    }
+
+    pub(crate) fn lod_screen_sizes(&self, slot: u32) -> &[f32] {
+        self.infos[slot as usize].as_ref().map(|i| i.lod_screen_sizes.as_slice()).unwrap_or(&[])
+    }
+
+    pub(crate) fn command(&self, bucket: u32) -> Option<&MeshDrawCommand> {
+        self.buckets.get(bucket)
+    }
+
+    // ----- applying -----
+
+    /// Applies every queued request in order, in one batch: creates render
+    /// resources and caches commands for added primitives (in parallel),
+    /// releases removed ones, updates transforms and the GPU scene.
+    pub fn apply_updates(&mut self, device: &Device, pipelines: &PipelineLibrary) -> Result<()> {
+        self.counters = SceneCounters::default();
+        let pending = std::mem::take(self.pending_mut());
+        let mut adds: Vec<(PrimitiveId, Box<dyn PrimitiveSceneProxy>, Mat4)> = Vec::new();
+        let mut after_adds: Vec<Pending> = Vec::new();
+        for p in pending {
+            match p {
+                Pending::Add(id, proxy, m) => {
+                    if self.ids.contains_key(&id) || adds.iter().any(|a| a.0 == id) {
+                        log::warn!("primitive {id:?} added twice; keeping the first");
+                        continue;
+                    }
+                    adds.push((id, proxy, m));
+                }
+                Pending::Remove(id) => {
+                    if let Some(i) = adds.iter().position(|a| a.0 == id) {
+                        adds.remove(i);
+                    } else {
+                        self.remove_now(id, device);
+                    }
+                }
+                other => after_adds.push(other),
+            }
+        }
+        self.add_now(adds, device, pipelines)?;
+        for p in after_adds {
+            match p {
+                Pending::Transform(id, m) => self.transform_now(id, m, device, pipelines)?,
+                Pending::DynamicData(id, data) => {
+                    if let Some(&slot) = self.ids.get(&id) {
+                        let info = self.infos[slot as usize].as_mut().expect("slot of a live id");
+                        let mut ctx = ProxyUpdateContext { device, uploads: &mut self.uploads };
+                        info.proxy.update_dynamic_data(data, &mut ctx)?;
+                    }
+                }
+                Pending::Add(..) | Pending::Remove(_) => unreachable!(),
+            }
+        }
+        if std::mem::take(&mut self.recache_all) {
+            let slots: Vec<u32> = self.ids.values().copied().collect();
+            for &slot in &slots {
+                self.uncache(slot);
+            }
+            pipelines.invalidate(device);
+            self.cache_slots(&slots, device, pipelines)?;
+        }
+        Ok(())
+    }
+
+    fn alloc_slot(&mut self) -> u32 {
+        if let Some(s) = self.free.pop() {
+            return s;
+        }
+        let s = self.infos.len() as u32;
+        self.infos.push(None);
+        self.spheres.push(Vec4::ZERO);
+        self.flags.push(0);
+        self.transforms.push(Mat4::IDENTITY);
+        self.max_draw_distance.push(0.0);
+        for c in &mut self.cache {
+            c.first.push(EMPTY);
+        }
+        s
+    }
+
+    fn add_now(&mut self, mut adds: Vec<(PrimitiveId, Box<dyn PrimitiveSceneProxy>, Mat4)>, device: &Device, pipelines: &PipelineLibrary) -> Result<()> {
+        if adds.is_empty() {
+            return Ok(());
+        }
+        // Render resources for all new proxies, in parallel.
+        let created: Vec<rhi_vulkan::Result<()>> = adds.par_iter_mut().map(|(_, proxy, _)| proxy.create_render_resources(device)).collect();
+        let mut slots = Vec::with_capacity(adds.len());
+        for ((id, proxy, m), result) in adds.into_iter().zip(created) {
+            if let Err(e) = result {
+                log::error!("creating render resources of {id:?} failed: {e}");
+                continue;
+            }
+            let slot = self.alloc_slot();
+            let relevance = proxy.view_relevance(&dummy_view());
+            let local_bounds = proxy.local_bounds();
+            let lod_screen_sizes = proxy.lod_screen_sizes().to_vec();
+            let mut f = flags::VALID;
+            if relevance.draw {
+                f |= flags::DRAW;
+            }
+            if relevance.static_relevance {
+                f |= flags::STATIC;
+            }
+            if relevance.dynamic_relevance {
+                f |= flags::DYNAMIC;
+            }
+            if relevance.shadow {
+                f |= flags::SHADOW;
+            }
+            if relevance.translucent {
+                f |= flags::TRANSLUCENT;
+            }
+            if lod_screen_sizes.len() > 1 {
+                f |= flags::MULTI_LOD;
+            }
+            self.flags[slot as usize] = f;
+            self.infos[slot as usize] = Some(PrimitiveSceneInfo { id, proxy, local_bounds, lod_screen_sizes, cached: Vec::new() });
+            self.ids.insert(id, slot);
+            self.set_transform_data(slot, m);
+            slots.push(slot);
+            self.counters.proxies_created += 1;
+        }
+        self.cache_slots(&slots, device, pipelines)
+    }
+
+    fn set_transform_data(&mut self, slot: u32, m: Mat4) {
+        let info = self.infos[slot as usize].as_ref().expect("live slot");
+        let world = info.local_bounds.transformed(&m);
+        let custom = info.proxy.custom_primitive_data();
+        self.spheres[slot as usize] = world.origin.extend(world.radius);
+        self.transforms[slot as usize] = m;
+        self.gpu_scene.set(slot, &m, &world, custom);
+    }
+
+    /// Builds the cached commands of `slots` (parallel over primitives), then
+    /// enters them into the state buckets (serial).
+    fn cache_slots(&mut self, slots: &[u32], device: &Device, pipelines: &PipelineLibrary) -> Result<()> {
+        let materials = &self.materials;
+        let infos = &self.infos;
+        let flags_ = &self.flags;
+        let transforms = &self.transforms;
+        let built: Vec<Result<Vec<(MeshPass, MeshDrawCommand, u8)>>> = slots
+            .par_iter()
+            .map(|&slot| {
+                let mut out = Vec::new();
+                if flags_[slot as usize] & flags::STATIC == 0 {
+                    return Ok(out);
+                }
+                let info = infos[slot as usize].as_ref().expect("live slot");
+                let mut batches: Vec<MeshBatch> = Vec::new();
+                info.proxy.draw_static_elements(&mut batches);
+                let mirrored = transforms[slot as usize].determinant() < 0.0;
+                for mut batch in batches {
+                    batch.reverse_culling ^= mirrored;
+                    for pass in MeshPass::ALL {
+                        if let Some(cmd) = build_mesh_draw_command(pass, &batch, device, materials, pipelines)? {
+                            out.push((pass, cmd, batch.lod_index));
+                        }
+                    }
+                }
+                Ok(out)
+            })
+            .collect();
+        for (&slot, commands) in slots.iter().zip(built) {
+            let commands = commands?;
+            for (pass, cmd, lod) in commands {
+                let bucket = self.buckets.acquire(cmd);
+                let entry = CachedEntry { bucket, lod, more: false };
+                let cache = &mut self.cache[pass.index()];
+                let first = &mut cache.first[slot as usize];
+                if first.bucket == NO_BUCKET {
+                    *first = entry;
+                } else {
+                    first.more = true;
+                    cache.extra.entry(slot).or_default().push(entry);
+                }
+                self.infos[slot as usize].as_mut().expect("live slot").cached.push(bucket);
+                self.counters.cached_commands_built += 1;
+            }
+        }
+        Ok(())
+    }
+
+    fn uncache(&mut self, slot: u32) {
+        let Some(info) = self.infos[slot as usize].as_mut() else { return };
+        for bucket in info.cached.drain(..) {
+            self.buckets.release(bucket);
+        }
+        for cache in &mut self.cache {
+            cache.first[slot as usize] = EMPTY;
+            cache.extra.remove(&slot);
+        }
+    }
+
+    fn remove_now(&mut self, id: PrimitiveId, device: &Device) {
+        let Some(slot) = self.ids.remove(&id) else { return };
+        self.uncache(slot);
+        if let Some(mut info) = self.infos[slot as usize].take() {
+            debug_assert_eq!(info.id, id);
+            // GPU resources go through the RHI's deletion queue: destroyed
+            // once no submitted frame can still read them.
+            info.proxy.release_render_resources(device);
+        }
+        self.flags[slot as usize] = 0;
+        self.free.push(slot);
+        self.counters.proxies_removed += 1;
+    }
+
+    fn transform_now(&mut self, id: PrimitiveId, m: Mat4, device: &Device, pipelines: &PipelineLibrary) -> Result<()> {
+        let Some(&slot) = self.ids.get(&id) else { return Ok(()) };
+        let was_mirrored = self.transforms[slot as usize].determinant() < 0.0;
+        self.set_transform_data(slot, m);
+        self.counters.transforms_updated += 1;
+        if was_mirrored != (m.determinant() < 0.0) {
+            // The winding flips: the cached commands' culling changes.
+            self.uncache(slot);
+            self.cache_slots(&[slot], device, pipelines)?;
+        }
+        Ok(())
+    }
+
+    /// Pending GPU buffer writes from proxies, for the next frame.
+    pub(crate) fn take_uploads(&mut self) -> Vec<(BufferHandle, u64, Vec<u8>)> {
+        std::mem::take(&mut self.uploads)
+    }
+
+    /// Bounding sphere of every shadow-casting primitive (for the shadow view).
+    pub(crate) fn shadow_caster_bounds(&self) -> Option<Bounds> {
+        let mut result: Option<Bounds> = None;
+        for (i, s) in self.spheres.iter().enumerate() {
+            if self.flags[i] & (flags::VALID | flags::SHADOW) != (flags::VALID | flags::SHADOW) {
+                continue;
+            }
+            let b = Bounds::from_box(s.truncate() - s.w, s.truncate() + s.w);
+            result = Some(result.map_or(b, |r| r.union(&b)));
+        }
+        result
+    }
+
+}
+
+fn dummy_view() -> SceneView {
+    SceneView::perspective(glam::Vec3::ZERO, glam::Vec3::X, glam::Vec3::Z, 1.0, 0.1, 10.0, rhi_vulkan::Rect::from_size(1, 1))
+        .expect("valid dummy view")
+}

@@ -1,0 +1,167 @@
+//! Recording a pass's merged draws: the draw list is split into chunks, each
+//! recorded into a secondary command buffer (in parallel with
+//! `r.RHICmdList.ParallelRecord=1`), executed in chunk order by the primary.
+//! State is re-bound only when it changes between consecutive draws, which
+//! the bucket sort makes rare.
+
+use crate::mesh_pass::MeshPass;
+use crate::scene_renderer::{FrameCommands, PassDrawList};
+use crate::view::SceneView;
+use rayon::prelude::*;
+use rhi_vulkan::*;
+use std::collections::HashMap;
+
+/// Smallest chunk worth a secondary of its own.
+const MIN_DRAWS_PER_CHUNK: usize = 64;
+
+/// Bind groups of the frame, created on first use and shared by every
+/// secondary (per-frame allocation; see `rhi_vulkan`'s descriptor module).
+pub(crate) struct PassBindings<'f, 'd> {
+    frame: &'f Frame<'d>,
+    uniforms: BufferHandle,
+    gpu_scene: BufferHandle,
+    materials: BufferHandle,
+    shadow_map: TextureHandle,
+    shadow_sampler: SamplerHandle,
+    views: HashMap<usize, BindGroup>,
+    lighting: Option<BindGroup>,
+}
+
+impl<'f, 'd> PassBindings<'f, 'd> {
+    pub fn new(frame: &'f Frame<'d>, uniforms: BufferHandle, gpu_scene: BufferHandle, materials: BufferHandle, shadow_map: TextureHandle, shadow_sampler: SamplerHandle) -> Self {
+        Self { frame, uniforms, gpu_scene, materials, shadow_map, shadow_sampler, views: HashMap::new(), lighting: None }
+    }
+
+    fn view_group(&mut self, view: usize, pipeline: PipelineHandle) -> Result<BindGroup> {
+        if let Some(g) = self.views.get(&view) {
+            return Ok(*g);
+        }
+        let offset = view as u64 * crate::frame_resources::VIEW_UNIFORM_SIZE;
+        let g = self.frame.create_bind_group(
+            pipeline,
+            0,
+            &[
+                (0, BindingResource::BufferRange { buffer: self.uniforms, offset, size: crate::frame_resources::VIEW_UNIFORM_SIZE }),
+                (1, BindingResource::Buffer(self.gpu_scene)),
+                (2, BindingResource::Buffer(self.materials)),
+            ],
+        )?;
+        self.views.insert(view, g);
+        Ok(g)
+    }
+
+    fn lighting_group(&mut self, pipeline: PipelineHandle) -> Result<BindGroup> {
+        if let Some(g) = self.lighting {
+            return Ok(g);
+        }
+        let g = self.frame.create_bind_group(
+            pipeline,
+            1,
+            &[(0, BindingResource::Texture(self.shadow_map)), (1, BindingResource::Sampler(self.shadow_sampler))],
+        )?;
+        self.lighting = Some(g);
+        Ok(g)
+    }
+}
+
+/// Records `list` into secondaries (one per chunk) for `layout`.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn record_pass(
+    frame: &Frame<'_>,
+    layout: &RenderingLayout,
+    list: &PassDrawList,
+    view: &SceneView,
+    commands: &FrameCommands<'_>,
+    id_buffer: BufferHandle,
+    bind: &mut PassBindings<'_, '_>,
+    parallel: bool,
+) -> Result<Vec<SecondaryCommandBuffer>> {
+    if list.draws.is_empty() {
+        return Ok(Vec::new());
+    }
+    let first = commands.get(list.draws[0].bucket).pipeline;
+    let view_group = bind.view_group(list.view, first)?;
+    let lighting = match list.pass {
+        MeshPass::Base | MeshPass::Translucency => Some(bind.lighting_group(first)?),
+        _ => None,
+    };
+    let n = list.draws.len();
+    let chunks = if parallel { (n / MIN_DRAWS_PER_CHUNK).clamp(1, rayon::current_num_threads() * 2) } else { 1 };
+    let per = n.div_ceil(chunks);
+    let ranges: Vec<std::ops::Range<usize>> = (0..chunks).map(|i| i * per..((i + 1) * per).min(n)).filter(|r| !r.is_empty()).collect();
+    let record = |r: &std::ops::Range<usize>| -> Result<SecondaryCommandBuffer> {
+        frame
+            .record_secondary(layout, |cmd| record_draws(cmd, list, r.clone(), view, commands, id_buffer, view_group, lighting))
+            .map(|(s, ())| s)
+    };
+    if parallel && ranges.len() > 1 {
+        ranges.par_iter().map(record).collect()
+    } else {
+        ranges.iter().map(record).collect()
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn record_draws(
+    cmd: &mut CommandList<'_>,
+    list: &PassDrawList,
+    range: std::ops::Range<usize>,
+    view: &SceneView,
+    commands: &FrameCommands<'_>,
+    id_buffer: BufferHandle,
+    view_group: BindGroup,
+    lighting: Option<BindGroup>,
+) -> Result<()> {
+    cmd.set_viewport(view.viewport);
+    cmd.set_scissor(view.viewport);
+    let mut last_pipeline = None;
+    let mut last_streams = None;
+    let mut last_index = None;
+    for d in &list.draws[range] {
+        let c = commands.get(d.bucket);
+        if last_pipeline != Some(c.pipeline) {
+            cmd.bind_pipeline(c.pipeline)?;
+            cmd.bind_group(0, &view_group)?;
+            if let Some(g) = &lighting {
+                cmd.bind_group(1, g)?;
+            }
+            last_pipeline = Some(c.pipeline);
+            last_streams = None;
+            last_index = None;
+        }
+        if last_streams != Some((c.streams, c.id_stream_slot)) {
+            let mut streams: Vec<(BufferHandle, u64)> = c.streams.iter().flatten().copied().collect();
+            if c.id_stream_slot.is_some() {
+                streams.push((id_buffer, 0));
+            }
+            if !streams.is_empty() {
+                cmd.bind_vertex_buffers(0, &streams)?;
+            }
+            last_streams = Some((c.streams, c.id_stream_slot));
+        }
+        if c.index_buffer.is_some() && last_index != c.index_buffer {
+            let (buffer, format) = c.index_buffer.expect("checked");
+            cmd.bind_index_buffer(buffer, 0, format)?;
+            last_index = c.index_buffer;
+        }
+        if c.push_constants {
+            let push = [c.material_index, list.ids[d.first_instance as usize], 0, 0];
+            cmd.push_constants(0, bytemuck::cast_slice(&push))?;
+        }
+        if let Some((buffer, offset)) = c.indirect {
+            cmd.draw_indexed_indirect(buffer, offset, 1, 20)?;
+            continue;
+        }
+        let (instances, first_instance) = if c.id_stream_slot.is_some() {
+            (d.instance_count, list.id_base + d.first_instance)
+        } else {
+            (c.instance_count, 0)
+        };
+        if c.index_buffer.is_some() {
+            cmd.draw_indexed(c.count, instances, c.first_index, c.base_vertex, first_instance);
+        } else {
+            cmd.draw(c.count, instances, c.base_vertex.max(0) as u32, first_instance);
+        }
+    }
+    Ok(())
+}

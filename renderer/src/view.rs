@@ -1,0 +1,131 @@
+//! Views (UE's FSceneView) and the view family rendered in one frame.
+
+use crate::error::{RendererError, Result};
+use crate::math::Frustum;
+use glam::{Mat4, Vec3};
+use rhi_vulkan::Rect;
+
+/// A camera rendering into a viewport rectangle of the family's target.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SceneView {
+    /// World to view.
+    pub view_matrix: Mat4,
+    /// View to Vulkan clip space (y down, depth 0..1).
+    pub projection: Mat4,
+    pub origin: Vec3,
+    pub viewport: Rect,
+    pub wireframe: bool,
+    /// Primitives farther than this are culled (0: no limit).
+    pub max_draw_distance: f32,
+    pub perspective: bool,
+}
+
+fn check(eye: Vec3, target: Vec3, up: Vec3, viewport: Rect) -> Result<()> {
+    if !eye.is_finite() || !target.is_finite() || !up.is_finite() {
+        return Err(RendererError::InvalidView("non-finite camera".into()));
+    }
+    if (target - eye).length_squared() == 0.0 || (target - eye).cross(up).length_squared() < 1e-12 {
+        return Err(RendererError::InvalidView("camera looks along its up vector or at itself".into()));
+    }
+    if viewport.width == 0 || viewport.height == 0 {
+        return Err(RendererError::InvalidView("empty viewport".into()));
+    }
+    Ok(())
+}
+
+/// Converts a GL-style (y up) projection to Vulkan's y-down clip space.
+fn flip_y(mut m: Mat4) -> Mat4 {
+    m.y_axis.y = -m.y_axis.y;
+    m
+}
+
+impl SceneView {
+    /// A perspective camera at `eye` looking at `target`.
+    pub fn perspective(eye: Vec3, target: Vec3, up: Vec3, fov_y: f32, near: f32, far: f32, viewport: Rect) -> Result<Self> {
+        check(eye, target, up, viewport)?;
+        if !(fov_y > 0.0 && fov_y < std::f32::consts::PI && near > 0.0 && far > near) {
+            return Err(RendererError::InvalidView(format!("fov {fov_y}, near {near}, far {far}")));
+        }
+        let aspect = viewport.width as f32 / viewport.height as f32;
+        Ok(Self {
+            view_matrix: Mat4::look_at_rh(eye, target, up),
+            projection: flip_y(Mat4::perspective_rh(fov_y, aspect, near, far)),
+            origin: eye,
+            viewport,
+            wireframe: false,
+            max_draw_distance: 0.0,
+            perspective: true,
+        })
+    }
+
+    /// An orthographic camera seeing `width` x `height` world units.
+    pub fn orthographic(eye: Vec3, target: Vec3, up: Vec3, width: f32, height: f32, near: f32, far: f32, viewport: Rect) -> Result<Self> {
+        check(eye, target, up, viewport)?;
+        if !(width > 0.0 && height > 0.0 && far > near) {
+            return Err(RendererError::InvalidView(format!("ortho {width}x{height}, near {near}, far {far}")));
+        }
+        Ok(Self {
+            view_matrix: Mat4::look_at_rh(eye, target, up),
+            projection: flip_y(Mat4::orthographic_rh(-width / 2.0, width / 2.0, -height / 2.0, height / 2.0, near, far)),
+            origin: eye,
+            viewport,
+            wireframe: false,
+            max_draw_distance: 0.0,
+            perspective: false,
+        })
+    }
+
+    pub fn view_proj(&self) -> Mat4 {
+        self.projection * self.view_matrix
+    }
+
+    pub fn frustum(&self) -> Frustum {
+        Frustum::from_view_proj(&self.view_proj())
+    }
+
+    /// The camera's right and up vectors in world space.
+    pub fn right_up(&self) -> (Vec3, Vec3) {
+        let inv = self.view_matrix.inverse();
+        (inv.x_axis.truncate().normalize_or_zero(), inv.y_axis.truncate().normalize_or_zero())
+    }
+
+    /// UE's ComputeBoundsScreenSize: the sphere's projected diameter as a
+    /// fraction of the viewport height (1 fills it).
+    pub fn screen_size(&self, center: Vec3, radius: f32) -> f32 {
+        let multiple = (0.5 * self.projection.x_axis.x).abs().max((0.5 * self.projection.y_axis.y).abs());
+        if !self.perspective {
+            return 2.0 * multiple * radius;
+        }
+        let dist = center.distance(self.origin).max(1.0);
+        2.0 * multiple * radius / dist
+    }
+}
+
+/// The views rendered together in one frame into one target (split screen).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ViewFamily {
+    pub views: Vec<SceneView>,
+    pub width: u32,
+    pub height: u32,
+    /// Linear clear color.
+    pub clear_color: [f32; 4],
+}
+
+impl ViewFamily {
+    pub fn new(width: u32, height: u32, views: Vec<SceneView>) -> Self {
+        Self { views, width, height, clear_color: [0.02, 0.02, 0.025, 1.0] }
+    }
+
+    pub(crate) fn validate(&self) -> Result<()> {
+        if self.width == 0 || self.height == 0 {
+            return Err(RendererError::InvalidView("empty target".into()));
+        }
+        for v in &self.views {
+            let r = v.viewport;
+            if r.x < 0 || r.y < 0 || r.x as u32 + r.width > self.width || r.y as u32 + r.height > self.height {
+                return Err(RendererError::InvalidView(format!("viewport {r:?} outside the {}x{} target", self.width, self.height)));
+            }
+        }
+        Ok(())
+    }
+}

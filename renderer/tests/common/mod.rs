@@ -1,0 +1,89 @@
+//! Shared helpers of the renderer's GPU tests: a render thread on the real
+//! device with validation on, scenes of cubes, and frame rendering.
+#![allow(dead_code)]
+
+use glam::{Mat4, Vec3, Vec4};
+use renderer::*;
+use rhi_vulkan::{DeviceDesc, Image, Rect, Validation, ValidationCounters};
+use std::sync::Arc;
+
+pub const W: u32 = 192;
+pub const H: u32 = 128;
+
+pub fn render_thread(mode: RenderThreadMode) -> RenderThread {
+    let mut rt = RenderThread::new(&DeviceDesc { validation: Validation::Enabled, ..Default::default() }, mode)
+        .expect("a Vulkan device (run `cargo xtask test`)");
+    rt.set_cvar("r.Shadow.MapSize", "512").unwrap();
+    rt
+}
+
+pub fn validation(rt: &mut RenderThread) -> Arc<ValidationCounters> {
+    rt.with_context(|ctx| ctx.device.validation()).unwrap()
+}
+
+pub fn assert_clean(rt: &mut RenderThread) {
+    let v = validation(rt);
+    if std::env::var("PROXIMA_VALIDATION").as_deref() != Ok("0") {
+        assert!(v.enabled(), "the validation layer must be on");
+    }
+    assert_eq!(v.errors(), 0, "validation errors: {:#?}", v.messages());
+    assert_eq!(v.warnings(), 0, "validation warnings: {:#?}", v.messages());
+}
+
+pub fn cube_mesh() -> Arc<StaticMeshRenderData> {
+    StaticMeshRenderData::new(vec![shapes::cube(1.0)]).unwrap()
+}
+
+/// A camera above the XY plane looking down at the origin.
+pub fn top_view(height: f32) -> SceneView {
+    SceneView::perspective(Vec3::new(0.0, -0.01, height), Vec3::ZERO, Vec3::Y, 1.2, 0.1, 500.0, Rect::from_size(W, H)).unwrap()
+}
+
+pub fn family(views: Vec<SceneView>) -> ViewFamily {
+    ViewFamily::new(W, H, views)
+}
+
+pub fn sun(rt: &mut RenderThread, shadows: bool) -> LightId {
+    rt.add_light(Light::Directional(DirectionalLight { direction: Vec3::new(0.3, 0.2, -1.0), color: Vec3::ONE, intensity: 2.5, cast_shadows: shadows })).unwrap()
+}
+
+/// `count` cubes on a grid in the XY plane, cycling through `materials`.
+pub fn cube_grid(rt: &mut RenderThread, count: usize, materials: &[MaterialId], spacing: f32) -> Vec<PrimitiveId> {
+    let mesh = cube_mesh();
+    let side = (count as f32).sqrt().ceil() as usize;
+    let prims = (0..count)
+        .map(|i| {
+            let (x, y) = ((i % side) as f32, (i / side) as f32);
+            let offset = (side as f32 - 1.0) * spacing / 2.0;
+            let m = Mat4::from_scale_rotation_translation(Vec3::splat(spacing * 0.6), glam::Quat::IDENTITY, Vec3::new(x * spacing - offset, y * spacing - offset, 0.0));
+            let material = materials[i % materials.len()];
+            (Box::new(StaticMeshSceneProxy::new(mesh.clone(), vec![material])) as Box<dyn PrimitiveSceneProxy>, m)
+        })
+        .collect();
+    rt.add_primitives(prims).unwrap()
+}
+
+/// Renders one frame, waits, returns its stats and image.
+pub fn frame(rt: &mut RenderThread, family: &ViewFamily) -> (FrameStats, Image) {
+    rt.render_frame(FrameRequest { family: family.clone(), read_back: true }).unwrap();
+    let image = rt.read_back().unwrap().expect("image");
+    (rt.last_stats().unwrap().expect("stats"), image)
+}
+
+pub fn colors(n: usize) -> Vec<Material> {
+    (0..n)
+        .map(|i| {
+            let hue = i as f32 / n as f32;
+            Material::colored(Vec4::new(0.2 + 0.8 * hue, 0.9 - 0.7 * hue, 0.3, 1.0))
+        })
+        .collect()
+}
+
+pub fn luminance(p: [u8; 4]) -> u32 {
+    p[0] as u32 + p[1] as u32 + p[2] as u32
+}
+
+/// Pixels that differ between two images.
+pub fn diff_pixels(a: &Image, b: &Image) -> usize {
+    a.rgba8.chunks(4).zip(b.rgba8.chunks(4)).filter(|(x, y)| x != y).count()
+}
