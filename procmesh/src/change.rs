@@ -150,23 +150,16 @@ pub struct SectionUpdate {
 impl SectionUpdate {
     pub(crate) fn copy(index: usize, section: &ProcMeshSection, attributes: VertexAttributes) -> Self {
         let stream = |attribute: VertexAttributes| attributes.contains(attribute);
-        let v = &section.vertices;
         Self {
             section: index,
             attributes,
-            local_box: section.local_box,
-            positions: stream(VertexAttributes::POSITION)
-                .then(|| v.iter().map(|v| v.position).collect()),
-            normals: stream(VertexAttributes::NORMAL).then(|| v.iter().map(|v| v.normal).collect()),
-            tangents: stream(VertexAttributes::TANGENT)
-                .then(|| v.iter().map(|v| v.tangent).collect()),
-            colors: stream(VertexAttributes::COLOR).then(|| v.iter().map(|v| v.color).collect()),
+            local_box: section.local_box(),
+            positions: stream(VertexAttributes::POSITION).then(|| section.positions().to_vec()),
+            normals: stream(VertexAttributes::NORMAL).then(|| section.normals().to_vec()),
+            tangents: stream(VertexAttributes::TANGENT).then(|| section.tangents().to_vec()),
+            colors: stream(VertexAttributes::COLOR).then(|| section.colors().to_vec()),
             uvs: std::array::from_fn(|channel| {
-                stream(VertexAttributes::uv(channel)).then(|| {
-                    v.iter()
-                        .map(|v| v.uv(channel).unwrap_or(Vec2::ZERO))
-                        .collect()
-                })
+                stream(VertexAttributes::uv(channel)).then(|| section.uv(channel).to_vec())
             }),
         }
     }

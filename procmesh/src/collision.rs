@@ -106,7 +106,7 @@ impl CollisionDataProvider for SectionsProvider<'_> {
 
     /// Fills the fields directly rather than through `push_section`: the
     /// sections' indices were checked when created, and this way positions
-    /// and indices are copied once, straight from the vertex array.
+    /// and indices are copied once, straight from the section's streams.
     fn tri_mesh_data(&self, want_uvs: bool) -> Option<TriMeshCollisionData> {
         let (vertex_total, triangle_total) = self
             .colliding()
@@ -126,13 +126,11 @@ impl CollisionDataProvider for SectionsProvider<'_> {
             let base = u32::try_from(data.vertices.len()).unwrap_or(u32::MAX);
             match patch.map(|p| p.positions).filter(|p| !p.is_empty()) {
                 Some(positions) => data.vertices.extend_from_slice(positions),
-                None => data
-                    .vertices
-                    .extend(section.vertices.iter().map(|v| v.position)),
+                None => data.vertices.extend_from_slice(section.positions()),
             }
             data.indices.extend(
                 section
-                    .triangles
+                    .triangles()
                     .chunks_exact(3)
                     .map(|t| [t[0], t[1], t[2]].map(|i| i.saturating_add(base))),
             );
@@ -143,7 +141,7 @@ impl CollisionDataProvider for SectionsProvider<'_> {
             if want_uvs {
                 match patch.map(|p| p.uv0).filter(|uv| !uv.is_empty()) {
                     Some(uvs) => uv0.extend_from_slice(uvs),
-                    None => uv0.extend(section.vertices.iter().map(|v| v.uv0)),
+                    None => uv0.extend_from_slice(section.uv(0)),
                 }
             }
         }

@@ -318,7 +318,7 @@ impl ProcMeshData {
     pub fn local_bounds(&self) -> Aabb {
         let bounds = self
             .sections()
-            .fold(Aabb::EMPTY, |b, (_, s)| b.union(s.local_box));
+            .fold(Aabb::EMPTY, |b, (_, s)| b.union(s.local_box()));
         if bounds.is_empty() {
             Aabb::ZERO
         } else {

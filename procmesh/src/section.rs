@@ -7,51 +7,130 @@
 //! unchanged" on update). [`SectionData`] borrows those slices; nothing is
 //! copied until the data has been checked.
 //!
+//! A section stores its vertices the same way, one array per attribute
+//! (structure of arrays), not UE's array of `FProcMeshVertex`. Two reasons,
+//! both about the per-frame update: an update that gives positions and
+//! normals is then two `memcpy`s into arrays of exactly that size, instead of
+//! a read-modify-write of every 76-byte vertex (over five times the memory
+//! traffic for the same data, measured in `benches/procmesh.rs`); and the
+//! render side wants these streams apart anyway, since UE's proxy keeps
+//! positions, tangents/UVs and colors in separate vertex buffers, so a
+//! [`SectionUpdate`](crate::SectionUpdate) is a copy of whole streams.
+//! [`ProcMeshVertex`] remains the one-vertex view ([`ProcMeshSection::vertex`]).
+//! Every stream always holds one entry per vertex, defaults included.
+//!
 //! Checking and writing are separate passes on purpose. [`SectionData`]'s
 //! checks read every array once and decide before anything is modified, so
-//! a rejected call leaves the section as it was. The write pass then runs
-//! without a single branch that can fail. Both passes are written for large
-//! sections updated every frame: the checks fold over cache-sized blocks
-//! (branch-free inside a block, so they vectorise, exiting at the first bad
-//! block), and the position check computes the section's box on the way.
-//! The writes go block by block too, applying each given array to one block
-//! of vertices while it is still in cache, rather than sweeping the whole
-//! vertex array once per attribute.
+//! a rejected call leaves the section as it was; the write pass then cannot
+//! fail. The checks fold over cache-sized blocks, branch-free inside a block
+//! (so they pipeline, exiting at the first bad block), and the position
+//! check computes the section's box on the way.
 
-use glam::{Vec2, Vec3};
+use glam::{BVec4A, Vec2, Vec3, Vec4};
 
 use crate::bounds::Aabb;
 use crate::error::{ProcMeshError, Result};
-use crate::vertex::{Color, LinearColor, ProcMeshTangent, ProcMeshVertex, VertexAttributes};
+use crate::vertex::{
+    Color, LinearColor, ProcMeshTangent, ProcMeshVertex, VertexAttributes, WHITE,
+};
 
-/// Vertices per block in the check and write passes: 2048 vertices of 76
-/// bytes is 152 KiB, within a typical L2.
-const BLOCK: usize = 2048;
+/// Elements per block in the check passes.
+const BLOCK: usize = 4096;
 
-/// One section of a procedural mesh: its vertices, triangles, box and flags.
+/// One section of a procedural mesh: its vertex streams, triangles, box
+/// and flags. Read it through [`ProcMeshData::section`](crate::ProcMeshData::section).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ProcMeshSection {
-    /// The vertices, one per position given.
-    pub vertices: Vec<ProcMeshVertex>,
-    /// Three indices into `vertices` per triangle.
-    pub triangles: Vec<u32>,
-    /// The box around `vertices`' positions ([`Aabb::EMPTY`] without any).
-    pub local_box: Aabb,
-    /// Whether the triangles take part in the mesh's collision.
-    pub enable_collision: bool,
-    /// Whether the section is drawn.
-    pub visible: bool,
+    positions: Vec<Vec3>,
+    normals: Vec<Vec3>,
+    tangents: Vec<ProcMeshTangent>,
+    colors: Vec<Color>,
+    uvs: [Vec<Vec2>; 4],
+    triangles: Vec<u32>,
+    local_box: Aabb,
+    enable_collision: bool,
+    pub(crate) visible: bool,
 }
 
 impl ProcMeshSection {
     /// The number of vertices.
     pub fn vertex_count(&self) -> usize {
-        self.vertices.len()
+        self.positions.len()
     }
 
     /// The number of triangles.
     pub fn triangle_count(&self) -> usize {
         self.triangles.len() / 3
+    }
+
+    /// Vertex positions.
+    pub fn positions(&self) -> &[Vec3] {
+        &self.positions
+    }
+
+    /// Normals, one per vertex.
+    pub fn normals(&self) -> &[Vec3] {
+        &self.normals
+    }
+
+    /// Tangents, one per vertex.
+    pub fn tangents(&self) -> &[ProcMeshTangent] {
+        &self.tangents
+    }
+
+    /// Colors (8-bit sRGB), one per vertex.
+    pub fn colors(&self) -> &[Color] {
+        &self.colors
+    }
+
+    /// UV channel `channel` (0..=3; others give an empty slice).
+    pub fn uv(&self, channel: usize) -> &[Vec2] {
+        self.uvs.get(channel).map_or(&[], Vec::as_slice)
+    }
+
+    /// Three indices into the vertices per triangle.
+    pub fn triangles(&self) -> &[u32] {
+        &self.triangles
+    }
+
+    /// The box around the positions ([`Aabb::EMPTY`] without any).
+    pub fn local_box(&self) -> Aabb {
+        self.local_box
+    }
+
+    /// Whether the triangles take part in the mesh's collision.
+    pub fn enable_collision(&self) -> bool {
+        self.enable_collision
+    }
+
+    /// Whether the section is drawn.
+    pub fn visible(&self) -> bool {
+        self.visible
+    }
+
+    /// Vertex `index` gathered from the streams.
+    pub fn vertex(&self, index: usize) -> Option<ProcMeshVertex> {
+        (index < self.vertex_count()).then(|| self.gather(index))
+    }
+
+    /// Every vertex gathered from the streams, in order.
+    pub fn vertices(&self) -> impl ExactSizeIterator<Item = ProcMeshVertex> + '_ {
+        (0..self.vertex_count()).map(|i| self.gather(i))
+    }
+
+    /// Vertex `index`, which is below the vertex count (every stream has one
+    /// entry per vertex).
+    fn gather(&self, index: usize) -> ProcMeshVertex {
+        ProcMeshVertex {
+            position: self.positions[index],
+            normal: self.normals[index],
+            tangent: self.tangents[index],
+            color: self.colors[index],
+            uv0: self.uvs[0][index],
+            uv1: self.uvs[1][index],
+            uv2: self.uvs[2][index],
+            uv3: self.uvs[3][index],
+        }
     }
 
     /// Whether the section adds triangles to the mesh's collision.
@@ -62,17 +141,34 @@ impl ProcMeshSection {
     /// Builds a section from data that [`SectionData::check_create`]
     /// accepted, with the box it computed.
     pub(crate) fn build(data: &SectionData<'_>, local_box: Aabb, enable_collision: bool) -> Self {
-        let count = data.positions.len();
-        let mut vertices = Vec::with_capacity(count);
-        for (block, positions) in data.positions.chunks(BLOCK).enumerate() {
-            let start = block * BLOCK;
-            vertices.extend(positions.iter().map(|&p| ProcMeshVertex::at(p)));
-            // Positions are already in; write the rest while the block is hot.
-            let attributes = data.given().without(VertexAttributes::POSITION);
-            write_block(&mut vertices[start..], start, data, attributes);
-        }
+        let n = data.positions.len();
+        let or_default = |given: &[Vec2]| {
+            if given.is_empty() {
+                vec![Vec2::ZERO; n]
+            } else {
+                given.to_vec()
+            }
+        };
         Self {
-            vertices,
+            positions: data.positions.to_vec(),
+            normals: if data.normals.is_empty() {
+                vec![Vec3::Z; n]
+            } else {
+                data.normals.to_vec()
+            },
+            tangents: if data.tangents.is_empty() {
+                vec![ProcMeshTangent::DEFAULT; n]
+            } else {
+                data.tangents.to_vec()
+            },
+            colors: match data.colors {
+                VertexColors::Srgb(c) if !c.is_empty() => c.to_vec(),
+                VertexColors::Linear(c) if !c.is_empty() => {
+                    c.iter().map(|c| c.to_color_srgb()).collect()
+                }
+                _ => vec![WHITE; n],
+            },
+            uvs: [data.uv0, data.uv1, data.uv2, data.uv3].map(or_default),
             triangles: data.triangles.to_vec(),
             local_box,
             enable_collision,
@@ -83,66 +179,29 @@ impl ProcMeshSection {
     /// Writes the arrays of an update that [`SectionData::check_update`]
     /// accepted; `new_box` is the box it computed, if positions were given.
     pub(crate) fn apply_update(&mut self, data: &SectionData<'_>, new_box: Option<Aabb>) {
-        let attributes = data.given();
-        for (block, vertices) in self.vertices.chunks_mut(BLOCK).enumerate() {
-            write_block(vertices, block * BLOCK, data, attributes);
+        fn overwrite<T: Copy>(stream: &mut [T], given: &[T]) {
+            if !given.is_empty() {
+                stream.copy_from_slice(given);
+            }
+        }
+        overwrite(&mut self.positions, data.positions);
+        overwrite(&mut self.normals, data.normals);
+        overwrite(&mut self.tangents, data.tangents);
+        match data.colors {
+            VertexColors::None => {}
+            VertexColors::Srgb(c) => overwrite(&mut self.colors, c),
+            VertexColors::Linear([]) => {}
+            VertexColors::Linear(c) => {
+                for (stored, c) in self.colors.iter_mut().zip(c) {
+                    *stored = c.to_color_srgb();
+                }
+            }
+        }
+        for (stream, given) in self.uvs.iter_mut().zip([data.uv0, data.uv1, data.uv2, data.uv3]) {
+            overwrite(stream, given);
         }
         if let Some(local_box) = new_box {
             self.local_box = local_box;
-        }
-    }
-}
-
-/// Writes the given arrays' entries `start..start + vertices.len()` into
-/// `vertices`. Every array named in `attributes` is known to be one entry
-/// per vertex.
-fn write_block(
-    vertices: &mut [ProcMeshVertex],
-    start: usize,
-    data: &SectionData<'_>,
-    attributes: VertexAttributes,
-) {
-    let range = start..start + vertices.len();
-    if attributes.contains(VertexAttributes::POSITION) {
-        for (v, &p) in vertices.iter_mut().zip(&data.positions[range.clone()]) {
-            v.position = p;
-        }
-    }
-    if attributes.contains(VertexAttributes::NORMAL) {
-        for (v, &n) in vertices.iter_mut().zip(&data.normals[range.clone()]) {
-            v.normal = n;
-        }
-    }
-    if attributes.contains(VertexAttributes::TANGENT) {
-        for (v, &t) in vertices.iter_mut().zip(&data.tangents[range.clone()]) {
-            v.tangent = t;
-        }
-    }
-    match data.colors {
-        _ if !attributes.contains(VertexAttributes::COLOR) => {}
-        VertexColors::Srgb(colors) => {
-            for (v, &c) in vertices.iter_mut().zip(&colors[range.clone()]) {
-                v.color = c;
-            }
-        }
-        VertexColors::Linear(colors) => {
-            for (v, &c) in vertices.iter_mut().zip(&colors[range.clone()]) {
-                v.color = c.to_color_srgb();
-            }
-        }
-        VertexColors::None => {}
-    }
-    let uvs = [data.uv0, data.uv1, data.uv2, data.uv3];
-    for (channel, uvs) in uvs.iter().enumerate() {
-        if !attributes.contains(VertexAttributes::uv(channel)) {
-            continue;
-        }
-        let uvs = &uvs[range.clone()];
-        match channel {
-            0 => vertices.iter_mut().zip(uvs).for_each(|(v, &uv)| v.uv0 = uv),
-            1 => vertices.iter_mut().zip(uvs).for_each(|(v, &uv)| v.uv1 = uv),
-            2 => vertices.iter_mut().zip(uvs).for_each(|(v, &uv)| v.uv2 = uv),
-            _ => vertices.iter_mut().zip(uvs).for_each(|(v, &uv)| v.uv3 = uv),
         }
     }
 }
@@ -349,14 +408,14 @@ impl<'a> SectionData<'a> {
 
     fn check_attributes_finite(&self) -> Result<()> {
         let non_finite = |attribute, vertex| ProcMeshError::NonFiniteAttribute { attribute, vertex };
-        if let Some(vertex) = first_bad(self.normals, |n| n.is_finite()) {
+        if let Some(vertex) = first_non_finite_vec3(self.normals) {
             return Err(non_finite("normals", vertex));
         }
-        if let Some(vertex) = first_bad(self.tangents, |t| t.tangent_x.is_finite()) {
+        if let Some(vertex) = first_bad(self.tangents, |t| non_finite3(&t.tangent_x)) {
             return Err(non_finite("tangents", vertex));
         }
         if let VertexColors::Linear(colors) = self.colors {
-            if let Some(vertex) = first_bad(colors, LinearColor::is_finite) {
+            if let Some(vertex) = first_bad(colors, |c| !c.is_finite()) {
                 return Err(non_finite("colors", vertex));
             }
         }
@@ -367,7 +426,7 @@ impl<'a> SectionData<'a> {
             ("uv3", self.uv3),
         ];
         for (attribute, uvs) in uvs {
-            if let Some(vertex) = first_bad(uvs, |uv| uv.is_finite()) {
+            if let Some(vertex) = first_bad(uvs, non_finite2) {
                 return Err(non_finite(attribute, vertex));
             }
         }
@@ -395,39 +454,119 @@ fn check_indices(triangles: &[u32], vertex_count: usize) -> Result<()> {
     Ok(())
 }
 
-/// Checks that every position is finite and returns their box.
+/// Whether `x` is NaN or infinite: all exponent bits set. Plain integer
+/// operations, so a block of them has no branches.
+#[inline(always)]
+fn non_finite(x: f32) -> bool {
+    x.to_bits() & 0x7f80_0000 == 0x7f80_0000
+}
+
+fn non_finite3(v: &Vec3) -> bool {
+    non_finite(v.x) | non_finite(v.y) | non_finite(v.z)
+}
+
+fn non_finite2(v: &Vec2) -> bool {
+    non_finite(v.x) | non_finite(v.y)
+}
+
+/// Four consecutive `Vec3`s as three `Vec4`s holding their twelve floats
+/// in memory order, lanes `(x y z x) (y z x y) (z x y z)`: three plain
+/// vector loads, where converting each `Vec3` to a SIMD vector would cost
+/// three scalar loads and two shuffles.
+#[inline(always)]
+fn quad_lanes(a: Vec3, b: Vec3, c: Vec3, d: Vec3) -> [Vec4; 3] {
+    [
+        Vec4::new(a.x, a.y, a.z, b.x),
+        Vec4::new(b.y, b.z, c.x, c.y),
+        Vec4::new(c.z, d.x, d.y, d.z),
+    ]
+}
+
+/// Folds `f` over `points` as [`quad_lanes`]; a tail shorter than four
+/// is folded one point at a time, each repeated to fill a quad.
+#[inline(always)]
+fn fold_quads<A>(points: &[Vec3], init: A, mut f: impl FnMut(A, [Vec4; 3]) -> A) -> A {
+    let mut quads = points.chunks_exact(4);
+    let mut acc = init;
+    for quad in &mut quads {
+        if let &[a, b, c, d] = quad {
+            acc = f(acc, quad_lanes(a, b, c, d));
+        }
+    }
+    for &p in quads.remainder() {
+        acc = f(acc, quad_lanes(p, p, p, p));
+    }
+    acc
+}
+
+/// Which lanes of `v` are NaN or infinite (`v * 0` is NaN exactly then).
+#[inline(always)]
+fn non_finite_lanes(v: Vec4) -> BVec4A {
+    (v * 0.0).is_nan_mask()
+}
+
+/// Checks that every position is finite and returns their box, in one
+/// pass over the floats in SIMD registers.
 fn scan_positions(positions: &[Vec3]) -> Result<Aabb> {
-    let mut local_box = Aabb::EMPTY;
+    // Per vector of the quad, a min and a max; lane k of vector j always
+    // holds the same axis, so the axes are sorted out at the end. NaN may
+    // or may not pass through `min`, but it never gets past the mask.
+    let mut lo = [Vec4::INFINITY; 3];
+    let mut hi = [Vec4::NEG_INFINITY; 3];
     for (block, points) in positions.chunks(BLOCK).enumerate() {
-        // min/max skip NaN, so NaN is caught another way: `p * 0.0` is
-        // zero for a finite p and NaN for NaN or infinity, so the sum stays
-        // zero exactly when the whole block is finite.
-        let (b, sum) = points.iter().fold((Aabb::EMPTY, Vec3::ZERO), |(b, s), &p| {
-            (
-                Aabb {
-                    min: b.min.min(p),
-                    max: b.max.max(p),
-                },
-                s + p * 0.0,
-            )
+        let bad = fold_quads(points, BVec4A::FALSE, |bad, lanes| {
+            for (j, &v) in lanes.iter().enumerate() {
+                lo[j] = lo[j].min(v);
+                hi[j] = hi[j].max(v);
+            }
+            bad | non_finite_lanes(lanes[0])
+                | non_finite_lanes(lanes[1])
+                | non_finite_lanes(lanes[2])
         });
-        if !sum.is_finite() {
-            let at = points.iter().position(|p| !p.is_finite()).unwrap_or(0);
+        if bad.any() {
+            let at = points.iter().position(non_finite3).unwrap_or(0);
             return Err(ProcMeshError::NonFinitePosition {
                 vertex: block * BLOCK + at,
             });
         }
-        local_box = local_box.union(b);
     }
-    Ok(local_box)
+    // Lanes (x y z x) (y z x y) (z x y z).
+    let axes = |[a, b, c]: [Vec4; 3], pick: fn(f32, f32) -> f32| {
+        Vec3::new(
+            pick(pick(a.x, a.w), pick(b.z, c.y)),
+            pick(pick(a.y, b.x), pick(b.w, c.z)),
+            pick(pick(a.z, b.y), pick(c.x, c.w)),
+        )
+    };
+    Ok(Aabb::new(axes(lo, f32::min), axes(hi, f32::max)))
 }
 
-/// The index of the first element failing `ok`, checking a block at a time
-/// without branching inside the block.
-fn first_bad<T>(items: &[T], ok: impl Fn(&T) -> bool) -> Option<usize> {
+/// The index of the first vector that is not finite.
+fn first_non_finite_vec3(items: &[Vec3]) -> Option<usize> {
+    first_bad_block(items, |chunk| {
+        fold_quads(chunk, BVec4A::FALSE, |bad, [a, b, c]| {
+            bad | non_finite_lanes(a) | non_finite_lanes(b) | non_finite_lanes(c)
+        })
+        .any()
+    })
+    .map(|(start, chunk)| start + chunk.iter().position(non_finite3).unwrap_or(0))
+}
+
+/// The first block for which `is_bad` holds, with its start index.
+fn first_bad_block<T>(items: &[T], is_bad: impl Fn(&[T]) -> bool) -> Option<(usize, &[T])> {
+    items
+        .chunks(BLOCK)
+        .enumerate()
+        .find(|(_, chunk)| is_bad(chunk))
+        .map(|(block, chunk)| (block * BLOCK, chunk))
+}
+
+/// The index of the first element for which `is_bad` holds, checking a
+/// block at a time without branching inside the block.
+fn first_bad<T>(items: &[T], is_bad: impl Fn(&T) -> bool) -> Option<usize> {
     for (block, chunk) in items.chunks(BLOCK).enumerate() {
-        if !chunk.iter().fold(true, |all, item| all & ok(item)) {
-            let at = chunk.iter().position(|item| !ok(item)).unwrap_or(0);
+        if chunk.iter().fold(false, |any, item| any | is_bad(item)) {
+            let at = chunk.iter().position(&is_bad).unwrap_or(0);
             return Some(block * BLOCK + at);
         }
     }
@@ -440,33 +579,56 @@ mod tests {
 
     #[test]
     fn positions_scan_finds_nan_and_bounds() {
-        let mut positions = vec![Vec3::ONE; 5000];
+        let mut positions = vec![Vec3::ONE; 10_000];
         positions[17] = Vec3::new(-2.0, 0.0, 9.0);
         assert_eq!(
             scan_positions(&positions),
             Ok(Aabb::new(Vec3::new(-2.0, 0.0, 1.0), Vec3::new(1.0, 1.0, 9.0)))
         );
-        positions[4097].y = f32::NAN;
+        positions[8197].y = f32::NAN;
         assert_eq!(
             scan_positions(&positions),
-            Err(ProcMeshError::NonFinitePosition { vertex: 4097 })
+            Err(ProcMeshError::NonFinitePosition { vertex: 8197 })
         );
-        positions[4097].y = f32::NEG_INFINITY;
+        positions[8197].y = f32::NEG_INFINITY;
         assert_eq!(
             scan_positions(&positions),
-            Err(ProcMeshError::NonFinitePosition { vertex: 4097 })
+            Err(ProcMeshError::NonFinitePosition { vertex: 8197 })
         );
     }
 
     #[test]
+    fn positions_scan_matches_a_plain_fold_for_every_tail_length() {
+        for n in [0, 1, 2, 3, 4, 5, 7, 8, 4099] {
+            let positions: Vec<Vec3> = (0..n)
+                .map(|i| {
+                    let f = i as f32;
+                    Vec3::new((f * 1.7).sin() * f, (f * 0.3).cos() - f, f * 0.5 - 7.0)
+                })
+                .collect();
+            assert_eq!(scan_positions(&positions), Ok(Aabb::from_points(&positions)), "{n}");
+            if n > 0 {
+                let mut bad = positions.clone();
+                bad[n - 1].z = f32::INFINITY;
+                assert_eq!(
+                    scan_positions(&bad),
+                    Err(ProcMeshError::NonFinitePosition { vertex: n - 1 })
+                );
+                assert_eq!(first_non_finite_vec3(&bad), Some(n - 1));
+            }
+            assert_eq!(first_non_finite_vec3(&positions), None);
+        }
+    }
+
+    #[test]
     fn index_check_reports_the_first_bad_triangle() {
-        let mut triangles = vec![0u32; 3 * 3000];
-        triangles[3 * 2500 + 1] = 7;
-        triangles[3 * 2600] = 9;
+        let mut triangles = vec![0u32; 3 * 6000];
+        triangles[3 * 5000 + 1] = 7;
+        triangles[3 * 5100] = 9;
         assert_eq!(
             check_indices(&triangles, 7),
             Err(ProcMeshError::IndexOutOfRange {
-                triangle: 2500,
+                triangle: 5000,
                 index: 7,
                 vertex_count: 7
             })

@@ -1,11 +1,10 @@
 //! One procedural-mesh vertex, its tangent and its colors.
 //!
-//! The layout follows UE's `FProcMeshVertex`: everything a vertex can carry
-//! (position, normal, tangent with a flip bit, an 8-bit color and four UV
-//! channels) in one struct, so a section is one contiguous array the render
-//! thread can copy in one go. Position and normal come first and side by
-//! side: they are what a per-frame update usually rewrites, and keeping them
-//! in the same cache line halves the memory an update touches.
+//! [`ProcMeshVertex`] is UE's `FProcMeshVertex`: everything a vertex can
+//! carry (position, normal, tangent with a flip bit, an 8-bit color and
+//! four UV channels) with UE's defaults. Sections store these attributes as
+//! separate streams (see the `section` module for why) and hand out
+//! `ProcMeshVertex` as the one-vertex view.
 //!
 //! Colors are stored as 8-bit sRGB-encoded RGBA, as UE stores `FColor` in
 //! vertex buffers. Callers with linear colors convert with

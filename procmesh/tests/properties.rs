@@ -193,8 +193,8 @@ proptest! {
             );
             // Every section's box holds its vertices.
             for (_, section) in mesh.sections() {
-                for v in &section.vertices {
-                    prop_assert!(section.local_box.contains(v.position));
+                for &p in section.positions() {
+                    prop_assert!(section.local_box().contains(p));
                 }
             }
         }

@@ -29,8 +29,8 @@ fn positions_and_triangles_only_take_ue_defaults() {
     let section = mesh.section(0).unwrap();
     assert_eq!(section.vertex_count(), 4);
     assert_eq!(section.triangle_count(), 2);
-    assert_eq!(section.triangles, QUAD_TRIS);
-    for (vertex, &position) in section.vertices.iter().zip(&QUAD) {
+    assert_eq!(section.triangles(), QUAD_TRIS);
+    for (vertex, &position) in section.vertices().zip(&QUAD) {
         assert_eq!(vertex.position, position);
         assert_eq!(vertex.normal, Vec3::Z);
         assert_eq!(vertex.tangent, ProcMeshTangent::new(Vec3::X, false));
@@ -41,9 +41,9 @@ fn positions_and_triangles_only_take_ue_defaults() {
         }
         assert_eq!(vertex.binormal(), Vec3::Y);
     }
-    assert!(section.visible);
-    assert!(!section.enable_collision);
-    assert_eq!(section.local_box, Aabb::new(Vec3::ZERO, Vec3::new(1.0, 1.0, 0.0)));
+    assert!(section.visible());
+    assert!(!section.enable_collision());
+    assert_eq!(section.local_box(), Aabb::new(Vec3::ZERO, Vec3::new(1.0, 1.0, 0.0)));
 }
 
 #[test]
@@ -59,7 +59,7 @@ fn given_attributes_are_stored() {
         .colors(&colors)
         .uv(2, &uv);
     mesh.create_mesh_section(3, data, false).unwrap();
-    let v = mesh.section(3).unwrap().vertices[2];
+    let v = mesh.section(3).unwrap().vertex(2).unwrap();
     assert_eq!(
         v,
         ProcMeshVertex {
@@ -90,7 +90,7 @@ fn linear_colors_are_srgb_encoded() {
     let mut mesh = ProcMeshData::new();
     mesh.create_mesh_section_linear_color(0, SectionData::new(&QUAD, &QUAD_TRIS), &colors, false)
         .unwrap();
-    let stored: Vec<_> = mesh.section(0).unwrap().vertices.iter().map(|v| v.color).collect();
+    let stored: Vec<_> = mesh.section(0).unwrap().colors().to_vec();
     assert_eq!(
         stored,
         vec![
@@ -112,7 +112,7 @@ fn linear_colors_are_srgb_encoded() {
             attributes: VertexAttributes::COLOR
         }]
     );
-    assert!(mesh.section(0).unwrap().vertices.iter().all(|v| v.color == [0, 0, 0, 255]));
+    assert!(mesh.section(0).unwrap().vertices().all(|v| v.color == [0, 0, 0, 255]));
 }
 
 /// Each malformed create is rejected with its own error and changes nothing.
@@ -314,12 +314,12 @@ fn update_with_the_same_count_sends_dynamic_data_and_bounds_without_proxy_rebuil
     assert!(!changes.collision_cooked && changes.collision_requested.is_none());
     let section = mesh.section(0).unwrap();
     assert_eq!(
-        section.local_box,
+        section.local_box(),
         Aabb::new(Vec3::new(0.0, 0.0, 2.0), Vec3::new(1.0, 1.0, 2.0))
     );
-    assert_eq!(mesh.local_bounds(), section.local_box);
-    assert!(section.vertices.iter().all(|v| v.normal == Vec3::X && v.color == WHITE));
-    assert_eq!(section.triangles, QUAD_TRIS);
+    assert_eq!(mesh.local_bounds(), section.local_box());
+    assert!(section.vertices().all(|v| v.normal == Vec3::X && v.color == WHITE));
+    assert_eq!(section.triangles(), QUAD_TRIS);
 
     // What the render thread receives: only the streams that changed.
     let update = mesh
@@ -329,7 +329,7 @@ fn update_with_the_same_count_sends_dynamic_data_and_bounds_without_proxy_rebuil
     assert_eq!(update.normals.as_deref(), Some(&normals[..]));
     assert!(update.colors.is_none() && update.tangents.is_none());
     assert!(update.uvs.iter().all(Option::is_none));
-    assert_eq!(update.local_box, section.local_box);
+    assert_eq!(update.local_box, section.local_box());
 
     // Same positions again: vertex data is sent, bounds did not move.
     let changes = mesh.update_mesh_section(0, SectionData::positions(&raised)).unwrap();
@@ -418,7 +418,7 @@ fn an_empty_section_has_no_box() {
     let mut mesh = ProcMeshData::new();
     mesh.create_mesh_section(0, SectionData::default(), false)
         .unwrap();
-    assert!(mesh.section(0).unwrap().local_box.is_empty());
+    assert!(mesh.section(0).unwrap().local_box().is_empty());
     assert_eq!(mesh.local_bounds(), Aabb::ZERO);
 }
 
@@ -431,6 +431,8 @@ fn large_sections_report_errors_past_the_first_block() {
     mesh.create_mesh_section(0, SectionData::new(&positions, &triangles), false)
         .unwrap();
     assert_eq!(mesh.local_bounds().max.x, (n - 1) as f32);
+    assert_eq!(mesh.section(0).unwrap().vertex(n - 1).unwrap().position, positions[n - 1]);
+    assert!(mesh.section(0).unwrap().vertex(n).is_none());
     positions[9_000].x = f32::INFINITY;
     let before = mesh.section(0).cloned();
     assert_eq!(
