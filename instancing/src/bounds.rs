@@ -4,13 +4,13 @@
 //! they must always contain every instance; they need not always be tight.
 //! UE's ISM recomputes them from every instance whenever they are asked for
 //! (`CalcBounds` loops over all instances), which is O(n) per edit. Here a
-//! [`BoundsTracker`] keeps a *conservative* union up to date in O(1) per edit:
+//! `BoundsTracker` keeps a *conservative* union up to date in O(1) per edit:
 //!
 //! * add / update grow the box by the new instance's box (exact: a union can
 //!   only grow when something is added);
 //! * remove / update cannot shrink it cheaply (the removed instance may have
 //!   defined an edge), so they only mark it *loose*;
-//! * [`BoundsTracker::tighten`] recomputes the exact union (in parallel) when
+//! * [`crate::InstanceStore::tighten_bounds`] recomputes the exact union (in parallel) when
 //!   loose — the component calls it once per frame at most, when it sends its
 //!   bounds to the renderer, not once per edit.
 //!

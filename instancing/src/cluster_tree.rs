@@ -16,7 +16,9 @@
 //!   centres (`select_nth_unstable`, ties broken by index, so deterministic).
 //!   The tree stores a permutation of instance indices; each node covers a
 //!   contiguous range of it, with the box of its instances' centres and their
-//!   largest radius.
+//!   largest radius. Subtrees over 64 K instances build their halves in
+//!   parallel and splice them in depth-first order: the same tree as a
+//!   sequential build, on any thread count.
 //! * **Cull.** Top-down; a node is rejected when its centres box, grown by
 //!   the largest radius, is outside a plane or wholly past the end distance.
 //!   A node wholly inside all planes marks its subtree *inside*: its
@@ -165,10 +167,11 @@ impl ClusterTree {
             })
             .collect();
         let mut order: Vec<u32> = (0..spheres.len() as u32).collect();
-        let mut nodes = Vec::with_capacity(2 * spheres.len() / s.leaf_size as usize + 1);
-        if !order.is_empty() {
-            build_node(&mut nodes, &mut order, 0, &spheres, s.leaf_size as usize);
-        }
+        let nodes = if order.is_empty() {
+            Vec::new()
+        } else {
+            build_subtree(&mut order, 0, &spheres, s.leaf_size as usize)
+        };
         let ids = order.iter().map(|&i| s.ids[i as usize]).collect();
         Self {
             nodes,
@@ -362,35 +365,70 @@ fn node_test(node: &ClusterNode, culler: &InstanceCuller<'_>, test_planes: bool)
     }
 }
 
-/// Builds the subtree over `order` (entries `first..first + order.len()`);
-/// returns its node index.
-fn build_node(
-    nodes: &mut Vec<ClusterNode>,
-    order: &mut [u32],
-    first: u32,
-    spheres: &[Vec4],
-    leaf: usize,
-) -> u32 {
-    let index = nodes.len() as u32;
+/// Subtrees above this many instances build their halves in parallel.
+const PARALLEL_BUILD_MIN: usize = 64 * 1024;
+
+/// Builds the subtree over `order` (entries `first..first + order.len()`)
+/// into its own node vector (root at 0). Large subtrees build their two
+/// halves with `rayon::join` and splice them in depth-first order, so the
+/// result is the same node for node as a sequential build, whatever the
+/// thread count.
+fn build_subtree(order: &mut [u32], first: u32, spheres: &[Vec4], leaf: usize) -> Vec<ClusterNode> {
+    if order.len() < PARALLEL_BUILD_MIN {
+        let mut nodes = Vec::with_capacity(2 * order.len() / leaf + 1);
+        build_node(&mut nodes, order, first, spheres, leaf);
+        return nodes;
+    }
+    let (root, mid) = split(order, first, spheres);
+    let (left, right) = order.split_at_mut(mid);
+    let (left, right) = rayon::join(
+        || build_subtree(left, first, spheres, leaf),
+        || build_subtree(right, first + mid as u32, spheres, leaf),
+    );
+    let mut nodes = Vec::with_capacity(1 + left.len() + right.len());
+    nodes.push(ClusterNode {
+        right: 1 + left.len() as u32,
+        ..root
+    });
+    let offset = |base: u32| {
+        move |n: &ClusterNode| ClusterNode {
+            right: if n.right == LEAF {
+                LEAF
+            } else {
+                n.right + base
+            },
+            ..*n
+        }
+    };
+    nodes.extend(left.iter().map(offset(1)));
+    nodes.extend(right.iter().map(offset(1 + left.len() as u32)));
+    nodes
+}
+
+/// A leaf node over `order`: the box of the centres, the largest radius.
+fn leaf_node(order: &[u32], first: u32, spheres: &[Vec4]) -> ClusterNode {
     let mut centers = Aabb::EMPTY;
     let mut max_radius = 0.0f32;
-    for &i in order.iter() {
+    for &i in order {
         let s = spheres[i as usize];
         let c = s.truncate();
         centers = centers.union(Aabb::new(c, c));
         max_radius = max_radius.max(s.w);
     }
-    nodes.push(ClusterNode {
+    ClusterNode {
         centers,
         max_radius,
         first,
         count: order.len() as u32,
         right: LEAF,
-    });
-    if order.len() <= leaf {
-        return index;
     }
-    let size: Vec3 = centers.max - centers.min;
+}
+
+/// The node over `order` and its median split along the longest axis of
+/// the centres (ties broken by index, so deterministic).
+fn split(order: &mut [u32], first: u32, spheres: &[Vec4]) -> (ClusterNode, usize) {
+    let node = leaf_node(order, first, spheres);
+    let size: Vec3 = node.centers.max - node.centers.min;
     let axis = if size.x >= size.y && size.x >= size.z {
         0
     } else if size.y >= size.z {
@@ -404,6 +442,24 @@ fn build_node(
             .total_cmp(&spheres[b as usize][axis])
             .then(a.cmp(&b))
     });
+    (node, mid)
+}
+
+/// Sequential build, appending to `nodes`; returns the subtree's root index.
+fn build_node(
+    nodes: &mut Vec<ClusterNode>,
+    order: &mut [u32],
+    first: u32,
+    spheres: &[Vec4],
+    leaf: usize,
+) -> u32 {
+    let index = nodes.len() as u32;
+    if order.len() <= leaf {
+        nodes.push(leaf_node(order, first, spheres));
+        return index;
+    }
+    let (node, mid) = split(order, first, spheres);
+    nodes.push(node);
     let (left, right) = order.split_at_mut(mid);
     build_node(nodes, left, first, spheres, leaf);
     let r = build_node(nodes, right, first + mid as u32, spheres, leaf);
@@ -422,6 +478,50 @@ mod tests {
         assert_eq!(s.instances_per_leaf(512), 16);
         assert_eq!(s.instances_per_leaf(100_000), 1);
         assert_eq!(s.instances_per_leaf(0), 1024);
+    }
+
+    #[test]
+    fn parallel_build_equals_sequential() {
+        let mesh = InstancedMesh::simple(
+            BoxSphereBounds::new(Vec3::ZERO, Vec3::ONE, 3f32.sqrt()).unwrap(),
+            512,
+            1536,
+            &[1.0],
+        )
+        .unwrap();
+        let mut store = InstanceStore::new(*mesh.bounds());
+        let n = 3 * PARALLEL_BUILD_MIN as u32;
+        let ts: Vec<Affine3A> = (0..n)
+            .map(|i| {
+                let h = crate::id::mix64(u64::from(i));
+                Affine3A::from_translation(Vec3::new(
+                    (h % 1000) as f32,
+                    0.0,
+                    ((h >> 20) % 1000) as f32,
+                ))
+            })
+            .collect();
+        store.add_instances(&ts).unwrap();
+        let settings = ClusterTreeSettings::default();
+        let parallel = ClusterTree::build(&store, &mesh, &settings);
+        let mut order: Vec<u32> = (0..n).collect();
+        let spheres: Vec<Vec4> = ts
+            .iter()
+            .map(|t| {
+                let (c, r) = mesh.bounds().instance_sphere(t);
+                c.extend(r)
+            })
+            .collect();
+        let mut nodes = Vec::new();
+        build_node(
+            &mut nodes,
+            &mut order,
+            0,
+            &spheres,
+            parallel.leaf_size() as usize,
+        );
+        assert_eq!(parallel.nodes, nodes);
+        assert_eq!(parallel.order, order);
     }
 
     #[test]
