@@ -60,7 +60,8 @@ fn quick() -> bool {
 fn mesh_with_grid(grid: &Grid) -> ProcMeshData {
     let mut mesh = ProcMeshData::new();
     let data = SectionData::new(&grid.positions[0], &grid.triangles).normals(&grid.normals[0]);
-    mesh.create_mesh_section(0, data, false).expect("valid grid");
+    mesh.create_mesh_section(0, data, false)
+        .expect("valid grid");
     mesh
 }
 
@@ -80,7 +81,10 @@ fn copy(dst: &mut (Vec<Vec3>, Vec<Vec3>), grid: &Grid, frame: &mut usize) {
 
 fn create(mesh: &mut ProcMeshData, grid: &Grid) {
     let data = SectionData::new(&grid.positions[0], &grid.triangles).normals(&grid.normals[0]);
-    black_box(mesh.create_mesh_section(0, data, false).expect("valid grid"));
+    black_box(
+        mesh.create_mesh_section(0, data, false)
+            .expect("valid grid"),
+    );
 }
 
 fn criterion_benches(c: &mut Criterion, grid: &Grid) {
@@ -88,7 +92,9 @@ fn criterion_benches(c: &mut Criterion, grid: &Grid) {
     group.throughput(Throughput::Elements(VERTICES as u64));
     let mut mesh = mesh_with_grid(grid);
     let mut frame = 0;
-    group.bench_function("update_1m", |b| b.iter(|| update(&mut mesh, grid, &mut frame)));
+    group.bench_function("update_1m", |b| {
+        b.iter(|| update(&mut mesh, grid, &mut frame))
+    });
     let mut dst = (vec![Vec3::ZERO; VERTICES], vec![Vec3::ZERO; VERTICES]);
     group.bench_function("copy_1m", |b| b.iter(|| copy(&mut dst, grid, &mut frame)));
     group.bench_function("create_1m", |b| b.iter(|| create(&mut mesh, grid)));

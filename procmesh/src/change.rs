@@ -148,7 +148,11 @@ pub struct SectionUpdate {
 }
 
 impl SectionUpdate {
-    pub(crate) fn copy(index: usize, section: &ProcMeshSection, attributes: VertexAttributes) -> Self {
+    pub(crate) fn copy(
+        index: usize,
+        section: &ProcMeshSection,
+        attributes: VertexAttributes,
+    ) -> Self {
         let stream = |attribute: VertexAttributes| attributes.contains(attribute);
         Self {
             section: index,

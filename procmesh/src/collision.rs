@@ -108,9 +108,9 @@ impl CollisionDataProvider for SectionsProvider<'_> {
     /// sections' indices were checked when created, and this way positions
     /// and indices are copied once, straight from the section's streams.
     fn tri_mesh_data(&self, want_uvs: bool) -> Option<TriMeshCollisionData> {
-        let (vertex_total, triangle_total) = self
-            .colliding()
-            .fold((0, 0), |(v, t), (_, s)| (v + s.vertex_count(), t + s.triangle_count()));
+        let (vertex_total, triangle_total) = self.colliding().fold((0, 0), |(v, t), (_, s)| {
+            (v + s.vertex_count(), t + s.triangle_count())
+        });
         if triangle_total == 0 {
             return None;
         }

@@ -31,7 +31,9 @@ pub enum ProcMeshError {
         len: usize,
     },
     /// A triangle names a vertex past the end of the section.
-    #[error("triangle {triangle} uses vertex {index}, but the section has {vertex_count} vertices")]
+    #[error(
+        "triangle {triangle} uses vertex {index}, but the section has {vertex_count} vertices"
+    )]
     IndexOutOfRange {
         /// The triangle (index into the list divided by 3).
         triangle: usize,

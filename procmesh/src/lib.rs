@@ -8,8 +8,9 @@
 //!
 //! The complete game-side data half, as [`ProcMeshData`]:
 //!
-//! - sections of [`ProcMeshVertex`] (position, normal, tangent with flip-Y,
-//!   8-bit sRGB color, UV0–UV3) and `u32` triangles, created from parallel
+//! - sections of vertices (position, normal, tangent with flip-Y, 8-bit sRGB
+//!   color, UV0–UV3; stored as one stream per attribute, read one at a time
+//!   as [`ProcMeshVertex`]) and `u32` triangles, created from parallel
 //!   arrays ([`SectionData`]) with UE's defaults for what is left out;
 //! - update of a section in place (same vertex count), clear, clear all,
 //!   visibility, a material per section slot ([`MaterialRef`], a placeholder
@@ -56,6 +57,7 @@ mod error;
 mod material;
 mod mesh;
 mod section;
+mod validate;
 mod vertex;
 
 pub use bounds::Aabb;

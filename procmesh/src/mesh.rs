@@ -101,7 +101,9 @@ impl ProcMeshData {
         let local_box = data.check_create()?;
         let section = ProcMeshSection::build(&data, local_box, create_collision);
         let recook = section.has_collision_triangles()
-            || self.section(index).is_some_and(ProcMeshSection::has_collision_triangles);
+            || self
+                .section(index)
+                .is_some_and(ProcMeshSection::has_collision_triangles);
         let bounds_before = self.local_bounds();
         let slots_before = self.sections.len();
         if index >= slots_before {
@@ -148,7 +150,11 @@ impl ProcMeshData {
     /// collision re-cooked only when its positions (or, with UVs kept for
     /// hits, its UV0) change. The existing proxy receives the new vertex data;
     /// bounds are re-sent only if they moved.
-    pub fn update_mesh_section(&mut self, index: usize, data: SectionData<'_>) -> Result<ChangeSet> {
+    pub fn update_mesh_section(
+        &mut self,
+        index: usize,
+        data: SectionData<'_>,
+    ) -> Result<ChangeSet> {
         let section = self
             .section(index)
             .ok_or(ProcMeshError::UnknownSection { index })?;
@@ -208,7 +214,10 @@ impl ProcMeshData {
         let bounds_before = self.local_bounds();
         let old = self.sections[index].take();
         let mut changes = ChangeSet::NONE;
-        if old.as_ref().is_some_and(ProcMeshSection::has_collision_triangles) {
+        if old
+            .as_ref()
+            .is_some_and(ProcMeshSection::has_collision_triangles)
+        {
             match self.refresh_collision(None) {
                 Ok(cooked) => changes = cooked,
                 Err(error) => {
@@ -231,7 +240,11 @@ impl ProcMeshData {
         let bounds_before = self.local_bounds();
         let old = std::mem::take(&mut self.sections);
         let mut changes = ChangeSet::NONE;
-        if old.iter().flatten().any(ProcMeshSection::has_collision_triangles) {
+        if old
+            .iter()
+            .flatten()
+            .any(ProcMeshSection::has_collision_triangles)
+        {
             match self.refresh_collision(None) {
                 Ok(cooked) => changes = cooked,
                 Err(error) => {
@@ -291,7 +304,11 @@ impl ProcMeshData {
     /// Sets the material of section slot `index` (the section need not
     /// exist yet; UE's `SetMaterial`). The proxy must be recreated; nothing
     /// changes if the slot already had this material.
-    pub fn set_material(&mut self, index: usize, material: Option<MaterialRef>) -> Result<ChangeSet> {
+    pub fn set_material(
+        &mut self,
+        index: usize,
+        material: Option<MaterialRef>,
+    ) -> Result<ChangeSet> {
         check_section_index(index)?;
         if self.material(index) == material {
             return Ok(ChangeSet::NONE);
@@ -329,7 +346,11 @@ impl ProcMeshData {
     /// Copies the `attributes` streams of section `index` for the render
     /// thread: what the component sends for each
     /// [`ChangeSet::dynamic_data`] entry, at end of frame.
-    pub fn section_update(&self, index: usize, attributes: VertexAttributes) -> Result<SectionUpdate> {
+    pub fn section_update(
+        &self,
+        index: usize,
+        attributes: VertexAttributes,
+    ) -> Result<SectionUpdate> {
         let section = self
             .section(index)
             .ok_or(ProcMeshError::UnknownSection { index })?;

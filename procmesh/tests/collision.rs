@@ -4,8 +4,8 @@
 use std::sync::Arc;
 
 use engine_core::collision::{
-    BodyId, CollisionComplexity, CollisionDataProvider, CollisionScene, CookEvent,
-    InlineExecutor, ManualExecutor,
+    BodyId, CollisionComplexity, CollisionDataProvider, CollisionScene, CookEvent, InlineExecutor,
+    ManualExecutor,
 };
 use glam::{Affine3A, Vec2, Vec3};
 use procmesh::{ProcMeshData, ProcMeshError, SectionData};
@@ -63,7 +63,10 @@ fn provider_rebases_indices_and_tags_sections() {
     assert_eq!(data.vertices.len(), 8, "section 2 has no collision");
     assert_eq!(&data.vertices[..4], &quad(0.0, 0.0));
     assert_eq!(&data.vertices[4..], &quad(2.0, 0.0));
-    assert_eq!(data.indices, vec![[0, 1, 2], [0, 2, 3], [4, 5, 6], [4, 6, 7]]);
+    assert_eq!(
+        data.indices,
+        vec![[0, 1, 2], [0, 2, 3], [4, 5, 6], [4, 6, 7]]
+    );
     assert_eq!(data.material_indices, vec![0, 0, 1, 1]);
     assert!(data.uvs.is_empty());
     assert_eq!(data.validate(), Ok(()));
@@ -102,7 +105,10 @@ fn raycast_hits_the_right_section() {
     assert!((hit.distance - 10.0).abs() < 1e-4);
     let hit = cast_down(&scene, 2.5).expect("section 1");
     assert_eq!(hit.material_index, Some(1));
-    assert!(cast_down(&scene, 4.5).is_none(), "section 2 has no collision");
+    assert!(
+        cast_down(&scene, 4.5).is_none(),
+        "section 2 has no collision"
+    );
 }
 
 #[test]
@@ -126,7 +132,10 @@ fn updating_positions_recooks_collision_and_other_attributes_do_not() {
     let scene = scene_with(&mesh, CollisionComplexity::Complex);
     let hit = cast_down(&scene, 2.5).unwrap();
     assert_eq!(hit.material_index, Some(1));
-    assert!((hit.distance - 7.0).abs() < 1e-4, "hit the raised quad: {hit:?}");
+    assert!(
+        (hit.distance - 7.0).abs() < 1e-4,
+        "hit the raised quad: {hit:?}"
+    );
 
     // A section without collision never re-cooks.
     let moved = quad(4.0, 1.0);
@@ -176,7 +185,10 @@ fn convex_meshes_and_complex_as_simple_choose_what_the_ray_hits() {
     let hit = cast_down(&simple, 0.5).unwrap();
     assert!((hit.distance - 8.0).abs() < 1e-4, "{hit:?}");
     assert_eq!(hit.material_index, None, "a convex element, not a triangle");
-    assert!(cast_down(&simple, 2.5).is_none(), "no convex over section 1");
+    assert!(
+        cast_down(&simple, 2.5).is_none(),
+        "no convex over section 1"
+    );
     let complex = scene_with(&mesh, CollisionComplexity::Complex);
     assert_eq!(cast_down(&complex, 0.5).unwrap().material_index, Some(0));
 
@@ -189,7 +201,10 @@ fn convex_meshes_and_complex_as_simple_choose_what_the_ray_hits() {
     assert!((hit.distance - 10.0).abs() < 1e-4, "{hit:?}");
     assert_eq!(hit.material_index, Some(0));
     assert_eq!(cast_down(&simple, 2.5).unwrap().material_index, Some(1));
-    assert!(mesh.set_use_complex_as_simple_collision(true).unwrap().is_empty());
+    assert!(mesh
+        .set_use_complex_as_simple_collision(true)
+        .unwrap()
+        .is_empty());
 
     // Back, then the convex meshes cleared: simple queries hit nothing.
     mesh.set_use_complex_as_simple_collision(false).unwrap();
@@ -214,7 +229,10 @@ fn bad_convex_meshes_are_rejected_and_change_nothing() {
     for points in [&flat[..], &nan[..], &flat[..3]] {
         let result = mesh.add_collision_convex_mesh(points);
         assert!(
-            matches!(result, Err(ProcMeshError::InvalidConvexMesh { element: 1, .. })),
+            matches!(
+                result,
+                Err(ProcMeshError::InvalidConvexMesh { element: 1, .. })
+            ),
             "{result:?}"
         );
         assert_eq!(mesh.collision_convex_meshes().len(), 1);
@@ -249,7 +267,10 @@ fn superseded_async_cook_never_lands() {
         .unwrap();
     let old = changes.collision_requested.expect("async request");
     assert!(!changes.collision_cooked);
-    assert!(mesh.cooked_collision().is_none(), "nothing lands before poll");
+    assert!(
+        mesh.cooked_collision().is_none(),
+        "nothing lands before poll"
+    );
 
     let high = quad(0.0, 5.0);
     let changes = mesh

@@ -64,7 +64,10 @@ fn arrays() -> impl Strategy<Value = Arrays> {
                 proptest::collection::vec(vec3(), n),
                 proptest::collection::vec(0u32..(n as u32 + 2), 0..9),
                 sized(n, vec3()),
-                sized(n, (coordinate(), coordinate()).prop_map(|(u, v)| Vec2::new(u, v))),
+                sized(
+                    n,
+                    (coordinate(), coordinate()).prop_map(|(u, v)| Vec2::new(u, v)),
+                ),
                 sized(n, any::<[u8; 4]>()),
                 prop_oneof![
                     3 => Just(Vec::new()),
@@ -73,14 +76,16 @@ fn arrays() -> impl Strategy<Value = Arrays> {
                 ],
             )
         })
-        .prop_map(|(positions, triangles, normals, uv1, colors, linear)| Arrays {
-            positions,
-            triangles,
-            normals,
-            uv1,
-            colors,
-            linear,
-        })
+        .prop_map(
+            |(positions, triangles, normals, uv1, colors, linear)| Arrays {
+                positions,
+                triangles,
+                normals,
+                uv1,
+                colors,
+                linear,
+            },
+        )
 }
 
 #[derive(Debug, Clone)]

@@ -43,7 +43,10 @@ fn positions_and_triangles_only_take_ue_defaults() {
     }
     assert!(section.visible());
     assert!(!section.enable_collision());
-    assert_eq!(section.local_box(), Aabb::new(Vec3::ZERO, Vec3::new(1.0, 1.0, 0.0)));
+    assert_eq!(
+        section.local_box(),
+        Aabb::new(Vec3::ZERO, Vec3::new(1.0, 1.0, 0.0))
+    );
 }
 
 #[test]
@@ -112,7 +115,11 @@ fn linear_colors_are_srgb_encoded() {
             attributes: VertexAttributes::COLOR
         }]
     );
-    assert!(mesh.section(0).unwrap().vertices().all(|v| v.color == [0, 0, 0, 255]));
+    assert!(mesh
+        .section(0)
+        .unwrap()
+        .vertices()
+        .all(|v| v.color == [0, 0, 0, 255]));
 }
 
 /// Each malformed create is rejected with its own error and changes nothing.
@@ -122,7 +129,12 @@ fn malformed_creates_are_rejected_and_change_nothing() {
     let long_uvs = [Vec2::ZERO; 5];
     let short_colors = [WHITE; 1];
     let nan_normals = [Vec3::Z, Vec3::Z, Vec3::new(f32::NAN, 0.0, 1.0), Vec3::Z];
-    let inf_uvs = [Vec2::ZERO, Vec2::new(0.0, f32::INFINITY), Vec2::ZERO, Vec2::ZERO];
+    let inf_uvs = [
+        Vec2::ZERO,
+        Vec2::new(0.0, f32::INFINITY),
+        Vec2::ZERO,
+        Vec2::ZERO,
+    ];
     let nan_colors = [LinearColor::new(f32::NAN, 0.0, 0.0, 1.0); 4];
     let mut nan_positions = QUAD;
     nan_positions[1].z = f32::NAN;
@@ -216,7 +228,11 @@ fn malformed_creates_are_rejected_and_change_nothing() {
 
     let mut mesh = quad_mesh();
     assert_eq!(
-        mesh.create_mesh_section(MAX_SECTION_INDEX + 1, SectionData::new(&QUAD, &QUAD_TRIS), false),
+        mesh.create_mesh_section(
+            MAX_SECTION_INDEX + 1,
+            SectionData::new(&QUAD, &QUAD_TRIS),
+            false
+        ),
         Err(ProcMeshError::SectionIndexTooLarge {
             index: MAX_SECTION_INDEX + 1,
             max: MAX_SECTION_INDEX
@@ -302,7 +318,10 @@ fn update_with_the_same_count_sends_dynamic_data_and_bounds_without_proxy_rebuil
     let changes = mesh
         .update_mesh_section(0, SectionData::positions(&raised).normals(&normals))
         .unwrap();
-    assert!(!changes.render_state, "an update must not recreate the proxy");
+    assert!(
+        !changes.render_state,
+        "an update must not recreate the proxy"
+    );
     assert!(changes.transform, "bounds moved");
     assert_eq!(
         changes.dynamic_data,
@@ -318,7 +337,9 @@ fn update_with_the_same_count_sends_dynamic_data_and_bounds_without_proxy_rebuil
         Aabb::new(Vec3::new(0.0, 0.0, 2.0), Vec3::new(1.0, 1.0, 2.0))
     );
     assert_eq!(mesh.local_bounds(), section.local_box());
-    assert!(section.vertices().all(|v| v.normal == Vec3::X && v.color == WHITE));
+    assert!(section
+        .vertices()
+        .all(|v| v.normal == Vec3::X && v.color == WHITE));
     assert_eq!(section.triangles(), QUAD_TRIS);
 
     // What the render thread receives: only the streams that changed.
@@ -332,12 +353,17 @@ fn update_with_the_same_count_sends_dynamic_data_and_bounds_without_proxy_rebuil
     assert_eq!(update.local_box, section.local_box());
 
     // Same positions again: vertex data is sent, bounds did not move.
-    let changes = mesh.update_mesh_section(0, SectionData::positions(&raised)).unwrap();
+    let changes = mesh
+        .update_mesh_section(0, SectionData::positions(&raised))
+        .unwrap();
     assert!(!changes.transform && !changes.render_state);
     assert_eq!(changes.dynamic_data.len(), 1);
 
     // Nothing given: nothing to do.
-    assert!(mesh.update_mesh_section(0, SectionData::default()).unwrap().is_empty());
+    assert!(mesh
+        .update_mesh_section(0, SectionData::default())
+        .unwrap()
+        .is_empty());
 }
 
 #[test]
@@ -379,7 +405,10 @@ fn clear_keeps_slots_and_bounds_follow() {
     assert!(changes.render_state && changes.transform);
     assert_eq!(mesh.num_sections(), 3, "clearing keeps the slot");
     assert!(mesh.section(2).is_none());
-    assert_eq!(mesh.local_bounds(), Aabb::new(Vec3::ZERO, Vec3::new(1.0, 1.0, 0.0)));
+    assert_eq!(
+        mesh.local_bounds(),
+        Aabb::new(Vec3::ZERO, Vec3::new(1.0, 1.0, 0.0))
+    );
     assert_eq!(
         mesh.clear_mesh_section(2),
         Err(ProcMeshError::UnknownSection { index: 2 })
@@ -389,7 +418,11 @@ fn clear_keeps_slots_and_bounds_follow() {
     let changes = mesh.clear_all_mesh_sections().unwrap();
     assert!(changes.render_state);
     assert_eq!(mesh.num_sections(), 0);
-    assert_eq!(mesh.local_bounds(), Aabb::ZERO, "empty mesh: zero box at origin");
+    assert_eq!(
+        mesh.local_bounds(),
+        Aabb::ZERO,
+        "empty mesh: zero box at origin"
+    );
     assert_eq!(mesh.material(0), Some(MaterialRef(9)), "materials survive");
     assert!(mesh.clear_all_mesh_sections().unwrap().is_empty());
 }
@@ -405,7 +438,10 @@ fn materials_recreate_the_proxy_only_when_changed() {
             ..ChangeSet::NONE
         }
     );
-    assert!(mesh.set_material(0, Some(MaterialRef(1))).unwrap().is_empty());
+    assert!(mesh
+        .set_material(0, Some(MaterialRef(1)))
+        .unwrap()
+        .is_empty());
     mesh.set_material(5, Some(MaterialRef(2))).unwrap();
     assert_eq!(mesh.material(5), Some(MaterialRef(2)));
     mesh.set_material(5, None).unwrap();
@@ -431,7 +467,10 @@ fn large_sections_report_errors_past_the_first_block() {
     mesh.create_mesh_section(0, SectionData::new(&positions, &triangles), false)
         .unwrap();
     assert_eq!(mesh.local_bounds().max.x, (n - 1) as f32);
-    assert_eq!(mesh.section(0).unwrap().vertex(n - 1).unwrap().position, positions[n - 1]);
+    assert_eq!(
+        mesh.section(0).unwrap().vertex(n - 1).unwrap().position,
+        positions[n - 1]
+    );
     assert!(mesh.section(0).unwrap().vertex(n).is_none());
     positions[9_000].x = f32::INFINITY;
     let before = mesh.section(0).cloned();
