@@ -1,1 +1,153 @@
-fn main() {}
+//! Frame preparation at the scale of Bevy's many_cubes: 160,000 static cubes
+//! of one mesh over 8 materials, one 1280x720 view, CPU only.
+//!
+//! - cull + gather + sort + merge on the cached path vs. the same scene
+//!   forced through the dynamic path (`r.MeshDrawCommands.ForceDynamicPath`),
+//!   reported as a ratio (goal ≥ 10×) and ns per primitive (goal ≤ 20);
+//! - pass setup + recording with 2 threads vs. 1 (frames recorded, then
+//!   discarded: no GPU execution), goal ≥ 1.3×;
+//! - draws after merge per pass.
+//!
+//! Writes `target/bench/renderer.json` for `cargo xtask bench`.
+
+use criterion::{criterion_group, Criterion};
+use glam::{Mat4, Quat, Vec3, Vec4};
+use renderer::*;
+use rhi_vulkan::{Device, DeviceDesc, Rect, Validation};
+use std::time::{Duration, Instant};
+
+const SIDE: usize = 400; // 400 x 400 = 160,000
+const MATERIALS: usize = 8;
+const W: u32 = 1280;
+const H: u32 = 720;
+
+fn quick() -> bool {
+    std::env::var("PROXIMA_BENCH_QUICK").as_deref() == Ok("1")
+}
+
+struct Setup {
+    device: Device,
+    scene: Scene,
+    renderer: SceneRenderer,
+    family: ViewFamily,
+}
+
+fn setup() -> Setup {
+    let device = Device::new(&DeviceDesc { validation: Validation::Disabled, ..Default::default() }).unwrap();
+    let mut scene = Scene::default();
+    for m in 0..MATERIALS {
+        let t = m as f32 / MATERIALS as f32;
+        scene.set_material(MaterialId(m as u32 + 1), Material::colored(Vec4::new(t, 1.0 - t, 0.5, 1.0)));
+    }
+    scene
+        .set_light(LightId(1), Light::Directional(DirectionalLight { direction: Vec3::new(-0.4, -0.3, -1.0), color: Vec3::ONE, intensity: 2.0, cast_shadows: true }))
+        .unwrap();
+    let mesh = StaticMeshRenderData::new(vec![shapes::cube(1.0)]).unwrap();
+    for i in 0..SIDE * SIDE {
+        let (x, y) = ((i % SIDE) as f32 - SIDE as f32 / 2.0, (i / SIDE) as f32 - SIDE as f32 / 2.0);
+        let m = Mat4::from_scale_rotation_translation(Vec3::splat(0.6), Quat::IDENTITY, Vec3::new(x, y, 0.0));
+        let material = MaterialId((i % MATERIALS) as u32 + 1);
+        scene.add_primitive(PrimitiveId::new(), Box::new(StaticMeshSceneProxy::new(mesh.clone(), vec![material])), m).unwrap();
+    }
+    let mut renderer = SceneRenderer::new(&device);
+    renderer.update_scene(&device, &mut scene).unwrap();
+    // High enough to see the whole grid.
+    let view = SceneView::perspective(Vec3::new(0.0, -10.0, 300.0), Vec3::ZERO, Vec3::Y, 1.2, 1.0, 2000.0, Rect::from_size(W, H)).unwrap();
+    let family = ViewFamily::new(W, H, vec![view]);
+    Setup { device, scene, renderer, family }
+}
+
+fn cvars(force_dynamic: bool, parallel: bool) -> ConsoleVariables {
+    let mut c = ConsoleVariables::default();
+    c.set(cvars::FORCE_DYNAMIC_PATH, if force_dynamic { "1" } else { "0" }).unwrap();
+    c.set(cvars::PARALLEL_PASS_SETUP, if parallel { "1" } else { "0" }).unwrap();
+    c.set(cvars::PARALLEL_RECORD, if parallel { "1" } else { "0" }).unwrap();
+    c
+}
+
+fn prepare(s: &mut Setup, c: &ConsoleVariables) -> (u64, Vec<(MeshPass, u64, u64)>) {
+    let p = s.renderer.prepare(&s.device, &s.scene, c, &s.family, None).unwrap();
+    (p.visible_primitives(), p.pass_summary())
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[v.len() / 2]
+}
+
+fn time_prepare(s: &mut Setup, c: &ConsoleVariables, runs: usize) -> f64 {
+    prepare(s, c);
+    median((0..runs).map(|_| {
+        let t = Instant::now();
+        prepare(s, c);
+        t.elapsed().as_secs_f64() * 1e3
+    }).collect())
+}
+
+/// Pass setup + recording of a discarded frame, from the frame's own timings.
+fn time_setup_and_record(s: &mut Setup, c: &ConsoleVariables, runs: usize) -> f64 {
+    let request = FrameRequest { family: s.family.clone(), read_back: false, execute: false };
+    let mut one = |s: &mut Setup| {
+        let (stats, _) = s.renderer.render(&s.device, &mut s.scene, c, &request).unwrap();
+        stats.timings.pass_setup + stats.timings.record
+    };
+    one(s);
+    median((0..runs).map(|_| one(s)).collect())
+}
+
+fn bench(crit: &mut Criterion) {
+    let mut s = setup();
+    let cached = cvars(false, true);
+    let dynamic = cvars(true, true);
+    let (visible, summary) = prepare(&mut s, &cached);
+    let (_, dyn_summary) = prepare(&mut s, &dynamic);
+    assert_eq!(summary, dyn_summary, "both paths must produce the same draws");
+
+    let mut group = crit.benchmark_group("frame_prep_160k_cubes");
+    group.sample_size(10).measurement_time(Duration::from_secs(if quick() { 3 } else { 8 }));
+    group.bench_function("cached_path", |b| b.iter(|| prepare(&mut s, &cached)));
+    group.bench_function("dynamic_path", |b| b.iter(|| prepare(&mut s, &dynamic)));
+    group.finish();
+
+    let runs = if quick() { 5 } else { 11 };
+    let t_cached = time_prepare(&mut s, &cached, runs);
+    let t_dynamic = time_prepare(&mut s, &dynamic, runs.min(5));
+    let ratio = t_dynamic / t_cached;
+    let ns_per_primitive = t_cached * 1e6 / (SIDE * SIDE) as f64;
+    let t1 = time_setup_and_record(&mut s, &cvars(false, false), runs);
+    let t2 = time_setup_and_record(&mut s, &cvars(false, true), runs);
+    let threads = t1 / t2;
+    let draws = |pass: MeshPass| summary.iter().filter(|(p, _, _)| *p == pass).map(|(_, _, d)| d).sum::<u64>();
+    println!(
+        "renderer: {visible} of {} cubes visible; cached prep {t_cached:.2} ms ({ns_per_primitive:.1} ns/primitive), dynamic prep {t_dynamic:.2} ms, ratio {ratio:.1}x; setup+record 1 thread {t1:.2} ms, 2 threads {t2:.2} ms, ratio {threads:.2}x; draws after merge: depth {}, shadow {}, base {}",
+        SIDE * SIDE,
+        draws(MeshPass::DepthPrepass),
+        draws(MeshPass::ShadowDepth),
+        draws(MeshPass::Base)
+    );
+    let row = |name: &str, value: f64, unit: &str, goal: &str, met: Option<bool>| {
+        format!(
+            "  {{\"name\": \"{name}\", \"value\": {value:.3}, \"unit\": \"{unit}\", \"goal\": {}, \"met\": {}}}",
+            if goal.is_empty() { "null".to_string() } else { format!("\"{goal}\"") },
+            met.map_or("null".to_string(), |m| m.to_string())
+        )
+    };
+    let rows = [
+        row("renderer: frame prep, dynamic path vs cached (160k cubes)", ratio, "x", ">= 10", Some(ratio >= 10.0)),
+        row("renderer: cached frame prep per primitive (160k cubes)", ns_per_primitive, "ns", "<= 20", Some(ns_per_primitive <= 20.0)),
+        row("renderer: pass setup + recording, 2 threads vs 1", threads, "x", ">= 1.3", Some(threads >= 1.3)),
+        row("renderer: base-pass draws after merge (8 materials)", draws(MeshPass::Base) as f64, "draws", "8", Some(draws(MeshPass::Base) == 8)),
+        row("renderer: depth-prepass draws after merge", draws(MeshPass::DepthPrepass) as f64, "draws", "", None),
+        row("renderer: shadow-pass draws after merge", draws(MeshPass::ShadowDepth) as f64, "draws", "", None),
+    ];
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/bench");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("renderer.json"), format!("{{\"rows\": [\n{}\n]}}\n", rows.join(",\n"))).unwrap();
+}
+
+criterion_group!(benches, bench);
+
+fn main() {
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}

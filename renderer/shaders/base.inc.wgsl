@@ -40,7 +40,8 @@ fn shadow_factor(world_position: vec3<f32>, n_dot_l: f32) -> f32 {
     if (any(uv < vec2<f32>(0.0)) || any(uv > vec2<f32>(1.0)) || ndc.z > 1.0) {
         return 1.0;
     }
-    let bias = 0.0015 + 0.003 * (1.0 - clamp(n_dot_l, 0.0, 1.0));
+    // ambient.w: the bias in shadow-map depth units; grows on slopes facing away.
+    let bias = view.ambient.w * (1.0 + 4.0 * (1.0 - clamp(n_dot_l, 0.0, 1.0)));
     let texel = 1.0 / f32(max(view.counts.y, 1u));
     var lit = 0.0;
     for (var y = -1; y <= 1; y++) {

@@ -110,5 +110,5 @@ impl DynamicBufferRing {
 }
 
 fn usage() -> BufferUsage {
-    BufferUsage::VERTEX | BufferUsage::INDEX | BufferUsage::STORAGE
+    BufferUsage::VERTEX | BufferUsage::INDEX | BufferUsage::STORAGE | BufferUsage::INDIRECT
 }

@@ -38,7 +38,7 @@
 //! rt.add_primitive(Box::new(StaticMeshSceneProxy::new(cube, vec![red])), Mat4::IDENTITY)?;
 //! rt.add_light(Light::Directional(DirectionalLight { direction: Vec3::new(-1.0, -0.5, -2.0), color: Vec3::ONE, intensity: 2.0, cast_shadows: true }))?;
 //! let view = SceneView::perspective(Vec3::new(-3.0, -2.0, 2.0), Vec3::ZERO, Vec3::Z, 1.0, 0.1, 100.0, rhi_vulkan::Rect::from_size(640, 360))?;
-//! rt.render_frame(FrameRequest { family: ViewFamily::new(640, 360, vec![view]), read_back: true })?;
+//! rt.render_frame(FrameRequest { family: ViewFamily::new(640, 360, vec![view]), read_back: true, execute: true })?;
 //! let image = rt.read_back()?.expect("read back");
 //! println!("{} draws in the base pass", rt.last_stats()?.unwrap().pass(MeshPass::Base).draws);
 //! # let _ = image; Ok(()) }

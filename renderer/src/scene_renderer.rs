@@ -75,6 +75,31 @@ pub(crate) struct PassDrawList {
     pub id_base: u32,
 }
 
+/// The result of culling and pass setup for one frame.
+pub struct PreparedFrame<'s> {
+    views: Vec<SceneView>,
+    main_view_count: usize,
+    shadow_view: Option<SceneView>,
+    has_shadow: bool,
+    directional: Option<crate::scene::DirectionalLight>,
+    visibility: Vec<ViewVisibility>,
+    lists: Vec<PassDrawList>,
+    commands: FrameCommands<'s>,
+    dynamic_built: u64,
+    t_views: Instant,
+}
+
+impl PreparedFrame<'_> {
+    /// (pass, visible commands before merge, draws after merge), per view and pass.
+    pub fn pass_summary(&self) -> Vec<(MeshPass, u64, u64)> {
+        self.lists.iter().map(|l| (l.pass, l.commands_before_merge, l.draws.len() as u64)).collect()
+    }
+    /// Primitives visible in the main views.
+    pub fn visible_primitives(&self) -> u64 {
+        self.visibility[..self.main_view_count].iter().map(|v| v.visible.len() as u64).sum()
+    }
+}
+
 struct Targets {
     color: TextureHandle,
     depth: TextureHandle,
@@ -109,6 +134,10 @@ pub struct FrameRequest {
     pub family: ViewFamily,
     /// Read the final image back (see [`crate::RenderContext::last_image`]).
     pub read_back: bool,
+    /// Submit the recorded frame to the GPU. `false` records everything and
+    /// then discards it — CPU measurement only: uploads recorded in it never
+    /// reach the GPU, so don't render normally afterwards.
+    pub execute: bool,
 }
 
 impl SceneRenderer {
@@ -126,6 +155,11 @@ impl SceneRenderer {
             frames,
             frame_number: 0,
         }
+    }
+
+    /// Stage 1 alone: applies the scene's queued updates (benchmarks).
+    pub fn update_scene(&mut self, device: &Device, scene: &mut Scene) -> Result<()> {
+        scene.apply_updates(device, &self.pipelines)
     }
 
     pub fn pipeline_count(&self) -> usize {
@@ -172,11 +206,7 @@ impl SceneRenderer {
         let family = &request.family;
         family.validate()?;
         let t0 = Instant::now();
-        let parallel_setup = cvars.bool(cvars::PARALLEL_PASS_SETUP);
         let parallel_record = cvars.bool(cvars::PARALLEL_RECORD);
-        let instancing = cvars.bool(cvars::DYNAMIC_INSTANCING);
-        let force_dynamic = cvars.bool(cvars::FORCE_DYNAMIC_PATH);
-        let wireframe_all = cvars.bool(cvars::WIREFRAME);
         let shadow_size = cvars.int(cvars::SHADOW_MAP_SIZE).clamp(64, 8192) as u32;
 
         // The frame slot's previous GPU work must be done before its buffers are rewritten.
@@ -208,114 +238,9 @@ impl SceneRenderer {
         scene.gpu_scene.upload(device, &mut frame)?;
         let t_update = Instant::now();
 
-        // 2. Init views: the main views, then the shadow view.
-        let directional = scene.lights().find_map(|l| match l {
-            Light::Directional(d) => Some(*d),
-            Light::Point(_) => None,
-        });
-        let mut views: Vec<SceneView> = family.views.clone();
-        for v in &mut views {
-            v.wireframe |= wireframe_all;
-        }
-        let main_view_count = views.len();
-        let shadow_view = match directional {
-            Some(d) if d.cast_shadows && cvars.bool(cvars::SHADOW_ENABLE) => scene.shadow_caster_bounds().and_then(|b| shadow_view_for(d.direction, b.origin, b.radius.max(1.0), shadow_size)),
-            _ => None,
-        };
-        let has_shadow = shadow_view.is_some();
-        if let Some(sv) = shadow_view.clone() {
-            views.push(sv);
-        }
-        let require = |i: usize| if i < main_view_count { flags::DRAW } else { flags::SHADOW };
-        let visibility: Vec<ViewVisibility> = views
-            .iter()
-            .enumerate()
-            .map(|(i, v)| compute_visibility(scene, &v.frustum(), (i < main_view_count).then_some(v), require(i), parallel_setup))
-            .collect();
-        let passes_of = |i: usize| -> Vec<MeshPass> {
-            if i >= main_view_count {
-                vec![MeshPass::ShadowDepth]
-            } else if views[i].wireframe {
-                vec![MeshPass::Wireframe]
-            } else {
-                vec![MeshPass::DepthPrepass, MeshPass::Base, MeshPass::Translucency]
-            }
-        };
-
-        // Dynamic elements (and, when forced, static ones through the dynamic path).
-        let ranks = scene.buckets.ranks().to_vec();
-        let mut commands = FrameCommands { scene: &*scene, base: ranks.len() as u32, dynamic: Vec::new(), lookup: HashMap::new(), ranks };
-        let mut dynamic_lists: HashMap<(usize, MeshPass), Vec<VisibleCommand>> = HashMap::new();
-        let mut dynamic_built = 0u64;
-        let dynamic_mask = if force_dynamic { flags::DYNAMIC | flags::STATIC } else { flags::DYNAMIC };
-        let mut by_slot: std::collections::BTreeMap<u32, (Vec<bool>, Vec<u8>)> = Default::default();
-        for (vi, vis) in visibility.iter().enumerate() {
-            for (k, &s) in vis.visible.iter().enumerate() {
-                if scene.flags[s as usize] & dynamic_mask != 0 {
-                    let e = by_slot.entry(s).or_insert_with(|| (vec![false; views.len()], vec![0; views.len()]));
-                    e.0[vi] = true;
-                    e.1[vi] = vis.lods[k];
-                }
-            }
-        }
-        let view_refs: Vec<&SceneView> = views.iter().collect();
-        for (&s, (vis_flags, lods)) in &by_slot {
-            let proxy = scene.proxy_at(s).expect("visible slot has a proxy");
-            let mut collector = MeshElementCollector { batches: Vec::new(), device, dynamic: &mut self.dynamic };
-            let is_dynamic = scene.flags[s as usize] & flags::DYNAMIC != 0;
-            if is_dynamic {
-                proxy.get_dynamic_mesh_elements(&view_refs, vis_flags, &mut collector);
-            }
-            if force_dynamic && scene.flags[s as usize] & flags::STATIC != 0 {
-                let mut batches = Vec::new();
-                proxy.draw_static_elements(&mut batches);
-                let mirrored = scene.transforms[s as usize].determinant() < 0.0;
-                for (vi, _) in vis_flags.iter().enumerate().filter(|(_, v)| **v) {
-                    for b in batches.iter().filter(|b| b.lod_index == lods[vi]) {
-                        let mut b = b.clone();
-                        b.reverse_culling ^= mirrored;
-                        collector.batches.push((vi, b));
-                    }
-                }
-            }
-            for (vi, batch) in std::mem::take(&mut collector.batches) {
-                if vi >= views.len() || !vis_flags[vi] {
-                    continue;
-                }
-                for pass in passes_of(vi) {
-                    if let Some(cmd) = build_mesh_draw_command(pass, &batch, device, &scene.materials, &self.pipelines)? {
-                        dynamic_built += 1;
-                        let bucket = commands.id_of(cmd);
-                        let sort_key = distance_key(scene.spheres[s as usize].truncate().distance(views[vi].origin));
-                        dynamic_lists.entry((vi, pass)).or_default().push(VisibleCommand { bucket, primitive: s, sort_key });
-                    }
-                }
-            }
-        }
-        let t_views = Instant::now();
-
-        // 3. Pass setup: gather, sort, merge; one task per (view, pass).
-        let tasks: Vec<(usize, MeshPass)> = (0..views.len()).flat_map(|vi| passes_of(vi).into_iter().map(move |p| (vi, p))).collect();
-        let setup = |&(vi, pass): &(usize, MeshPass)| -> PassDrawList {
-            let vis = &visibility[vi];
-            let mut visible = Vec::with_capacity(vis.visible.len());
-            if !force_dynamic {
-                gather_cached(scene, pass, vis, &views[vi], &mut visible);
-            }
-            if let Some(d) = dynamic_lists.get(&(vi, pass)) {
-                visible.extend_from_slice(d);
-            }
-            let sorted = if pass == MeshPass::Translucency {
-                let mut v = visible;
-                sort_back_to_front(&mut v, &commands.ranks);
-                v
-            } else {
-                sort_by_bucket(&visible, &commands.ranks)
-            };
-            let (draws, ids) = merge(&sorted, |b| commands.get(b).can_merge(), instancing);
-            PassDrawList { pass, view: vi, draws, ids, commands_before_merge: sorted.len() as u64, id_base: 0 }
-        };
-        let mut lists: Vec<PassDrawList> = if parallel_setup { tasks.par_iter().map(setup).collect() } else { tasks.iter().map(setup).collect() };
+        // 2-3. Init views and pass setup.
+        let prepared = self.prepare(device, scene, cvars, family, Some(&mut frame))?;
+        let PreparedFrame { views, main_view_count, shadow_view, has_shadow, directional, visibility, mut lists, commands, dynamic_built, t_views } = prepared;
         let t_setup = Instant::now();
 
         // 4. Uploads (id streams and view uniforms; scene data went up in step 1).
@@ -384,10 +309,19 @@ impl SceneRenderer {
         let t_record = Instant::now();
 
         // 6. Submit, wait, read back.
-        let submitted = frame.submit()?;
-        device.wait_for(submitted.value)?;
+        let image = if request.execute {
+            let submitted = frame.submit()?;
+            device.wait_for(submitted.value)?;
+            if request.read_back {
+                Some(device.read_texture(targets.color, targets.color_state)?)
+            } else {
+                None
+            }
+        } else {
+            drop(frame);
+            None
+        };
         let t_gpu = Instant::now();
-        let image = if request.read_back { Some(device.read_texture(targets.color, targets.color_state)?) } else { None };
 
         // Stats.
         let mut stats = FrameStats {
@@ -426,6 +360,131 @@ impl SceneRenderer {
         stats.timings.gpu = ms(t_record, t_gpu);
         stats.timings.total = ms(t0, Instant::now());
         Ok((stats, image))
+    }
+
+    /// Stages 2 and 3 on an updated scene: culls every view, collects
+    /// dynamic elements, and gathers, sorts and merges every pass. No GPU
+    /// work; the benchmarks call it directly.
+    ///
+    /// With a `frame`, dynamic proxies may record compute work (GPU culling)
+    /// into its primary before the passes; without one they must not need to.
+    pub fn prepare<'s>(&mut self, device: &Device, scene: &'s Scene, cvars: &ConsoleVariables, family: &ViewFamily, mut frame: Option<&mut Frame<'_>>) -> Result<PreparedFrame<'s>> {
+        let parallel_setup = cvars.bool(cvars::PARALLEL_PASS_SETUP);
+        let instancing = cvars.bool(cvars::DYNAMIC_INSTANCING);
+        let force_dynamic = cvars.bool(cvars::FORCE_DYNAMIC_PATH);
+        let wireframe_all = cvars.bool(cvars::WIREFRAME);
+        let shadow_size = cvars.int(cvars::SHADOW_MAP_SIZE).clamp(64, 8192) as u32;
+        // 2. Init views: the main views, then the shadow view.
+        let directional = scene.lights().find_map(|l| match l {
+            Light::Directional(d) => Some(*d),
+            Light::Point(_) => None,
+        });
+        let mut views: Vec<SceneView> = family.views.clone();
+        for v in &mut views {
+            v.wireframe |= wireframe_all;
+        }
+        let main_view_count = views.len();
+        let shadow_view = match directional {
+            Some(d) if d.cast_shadows && cvars.bool(cvars::SHADOW_ENABLE) => {
+                scene.shadow_caster_bounds().and_then(|b| shadow_view_for(d.direction, b.origin, b.extent.length().max(1.0), shadow_size))
+            }
+            _ => None,
+        };
+        let has_shadow = shadow_view.is_some();
+        if let Some(sv) = shadow_view.clone() {
+            views.push(sv);
+        }
+        let require = |i: usize| if i < main_view_count { flags::DRAW } else { flags::SHADOW };
+        let visibility: Vec<ViewVisibility> = views
+            .iter()
+            .enumerate()
+            .map(|(i, v)| compute_visibility(scene, &v.frustum(), (i < main_view_count).then_some(v), require(i), parallel_setup))
+            .collect();
+        let passes_of = |i: usize| -> Vec<MeshPass> {
+            if i >= main_view_count {
+                vec![MeshPass::ShadowDepth]
+            } else if views[i].wireframe {
+                vec![MeshPass::Wireframe]
+            } else {
+                vec![MeshPass::DepthPrepass, MeshPass::Base, MeshPass::Translucency]
+            }
+        };
+
+        // Dynamic elements (and, when forced, static ones through the dynamic path).
+        let ranks = scene.buckets.ranks().to_vec();
+        let mut commands = FrameCommands { scene: &*scene, base: ranks.len() as u32, dynamic: Vec::new(), lookup: HashMap::new(), ranks };
+        let mut dynamic_lists: HashMap<(usize, MeshPass), Vec<VisibleCommand>> = HashMap::new();
+        let mut dynamic_built = 0u64;
+        let dynamic_mask = if force_dynamic { flags::DYNAMIC | flags::STATIC } else { flags::DYNAMIC };
+        let mut by_slot: std::collections::BTreeMap<u32, (Vec<bool>, Vec<u8>)> = Default::default();
+        for (vi, vis) in visibility.iter().enumerate() {
+            for (k, &s) in vis.visible.iter().enumerate() {
+                if scene.flags[s as usize] & dynamic_mask != 0 {
+                    let e = by_slot.entry(s).or_insert_with(|| (vec![false; views.len()], vec![0; views.len()]));
+                    e.0[vi] = true;
+                    e.1[vi] = vis.lods[k];
+                }
+            }
+        }
+        let view_refs: Vec<&SceneView> = views.iter().collect();
+        for (&s, (vis_flags, lods)) in &by_slot {
+            let proxy = scene.proxy_at(s).expect("visible slot has a proxy");
+            let mut collector = MeshElementCollector { batches: Vec::new(), device, dynamic: &mut self.dynamic, frame: frame.as_deref_mut() };
+            let is_dynamic = scene.flags[s as usize] & flags::DYNAMIC != 0;
+            if is_dynamic {
+                proxy.get_dynamic_mesh_elements(&view_refs, vis_flags, &mut collector);
+            }
+            if force_dynamic && scene.flags[s as usize] & flags::STATIC != 0 {
+                let mut batches = Vec::new();
+                proxy.draw_static_elements(&mut batches);
+                let mirrored = scene.transforms[s as usize].determinant() < 0.0;
+                for (vi, _) in vis_flags.iter().enumerate().filter(|(_, v)| **v) {
+                    for b in batches.iter().filter(|b| b.lod_index == lods[vi]) {
+                        let mut b = b.clone();
+                        b.reverse_culling ^= mirrored;
+                        collector.batches.push((vi, b));
+                    }
+                }
+            }
+            for (vi, batch) in std::mem::take(&mut collector.batches) {
+                if vi >= views.len() || !vis_flags[vi] {
+                    continue;
+                }
+                for pass in passes_of(vi) {
+                    if let Some(cmd) = build_mesh_draw_command(pass, &batch, device, &scene.materials, &self.pipelines)? {
+                        dynamic_built += 1;
+                        let bucket = commands.id_of(cmd);
+                        let sort_key = distance_key(scene.spheres[s as usize].truncate().distance(views[vi].origin));
+                        dynamic_lists.entry((vi, pass)).or_default().push(VisibleCommand { bucket, primitive: s, sort_key });
+                    }
+                }
+            }
+        }
+        let t_views = Instant::now();
+
+        // 3. Pass setup: gather, sort, merge; one task per (view, pass).
+        let tasks: Vec<(usize, MeshPass)> = (0..views.len()).flat_map(|vi| passes_of(vi).into_iter().map(move |p| (vi, p))).collect();
+        let setup = |&(vi, pass): &(usize, MeshPass)| -> PassDrawList {
+            let vis = &visibility[vi];
+            let mut visible = Vec::with_capacity(vis.visible.len());
+            if !force_dynamic {
+                gather_cached(scene, pass, vis, &views[vi], &mut visible);
+            }
+            if let Some(d) = dynamic_lists.get(&(vi, pass)) {
+                visible.extend_from_slice(d);
+            }
+            let sorted = if pass == MeshPass::Translucency {
+                let mut v = visible;
+                sort_back_to_front(&mut v, &commands.ranks);
+                v
+            } else {
+                sort_by_bucket(&visible, &commands.ranks)
+            };
+            let (draws, ids) = merge(&sorted, |b| commands.get(b).can_merge(), instancing);
+            PassDrawList { pass, view: vi, draws, ids, commands_before_merge: sorted.len() as u64, id_base: 0 }
+        };
+        let lists: Vec<PassDrawList> = if parallel_setup { tasks.par_iter().map(setup).collect() } else { tasks.iter().map(setup).collect() };
+        Ok(PreparedFrame { views, main_view_count, shadow_view, has_shadow, directional, visibility, lists, commands, dynamic_built, t_views })
     }
 
     /// Destroys the renderer's GPU resources (the RHI defers the actual destruction).
@@ -469,19 +528,27 @@ fn gather_cached(scene: &Scene, pass: MeshPass, vis: &ViewVisibility, view: &Sce
     }
 }
 
-/// An orthographic view from the light that covers the casters' sphere.
+/// An orthographic view from the light that covers the casters' bounding
+/// sphere, with a depth range just as deep as the sphere (depth precision
+/// and the shadow bias are relative to it).
 fn shadow_view_for(direction: Vec3, center: Vec3, radius: f32, size: u32) -> Option<SceneView> {
     let d = direction.normalize_or_zero();
     if d == Vec3::ZERO {
         return None;
     }
     let up = if d.z.abs() > 0.99 { Vec3::Y } else { Vec3::Z };
-    let eye = center - d * radius * 2.0;
-    SceneView::orthographic(eye, center, up, radius * 2.0, radius * 2.0, radius * 0.01, radius * 4.0, Rect::from_size(size, size)).ok()
+    let eye = center - d * (radius + 1.0);
+    SceneView::orthographic(eye, center, up, radius * 2.0, radius * 2.0, 0.5, 2.0 * radius + 1.5, Rect::from_size(size, size)).ok()
 }
+
+/// World-space shadow bias (before the slope term), in scene units.
+const SHADOW_BIAS_WORLD: f32 = 0.03;
 
 fn view_uniform(v: &SceneView, scene: &Scene, directional: Option<crate::scene::DirectionalLight>, shadow_view_proj: Mat4, has_shadow: bool, shadow_size: u32) -> ViewUniformData {
     let (right, up) = v.right_up();
+    // The shadow projection is orthographic: depth is linear, 1 unit of NDC = its depth range.
+    let depth_range = if shadow_view_proj.z_axis.z != 0.0 { 1.0 / shadow_view_proj.z_axis.z.abs() } else { 1.0 };
+    let shadow_bias_ndc = SHADOW_BIAS_WORLD / depth_range;
     let (dir, color) = directional.map(|d| (d.direction.normalize_or_zero(), d.color * d.intensity)).unwrap_or((Vec3::new(0.0, 0.0, -1.0), Vec3::ZERO));
     let mut point_lights = [[0.0f32; 8]; MAX_POINT_LIGHTS];
     let mut n = 0;
@@ -502,7 +569,8 @@ fn view_uniform(v: &SceneView, scene: &Scene, directional: Option<crate::scene::
         camera_up: up.extend(0.0).to_array(),
         light_direction: dir.extend(if has_shadow { 1.0 } else { 0.0 }).to_array(),
         light_color: color.extend(1.0).to_array(),
-        ambient: [0.18, 0.19, 0.22, 1.0],
+        // w: the shadow bias in shadow-map depth units.
+        ambient: [0.18, 0.19, 0.22, shadow_bias_ndc],
         wireframe_color: [0.85, 0.9, 1.0, 1.0],
         point_lights,
         counts: [n as u32, shadow_size, 0, 0],

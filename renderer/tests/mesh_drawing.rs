@@ -99,7 +99,7 @@ impl PrimitiveSceneProxy for DynamicQuad {
     fn create_render_resources(&mut self, device: &rhi_vulkan::Device) -> rhi_vulkan::Result<()> {
         self.mesh.init_gpu(device)
     }
-    fn get_dynamic_mesh_elements(&self, _views: &[&SceneView], visibility: &[bool], collector: &mut MeshElementCollector<'_>) {
+    fn get_dynamic_mesh_elements(&self, _views: &[&SceneView], visibility: &[bool], collector: &mut MeshElementCollector<'_, '_>) {
         let mut batches = Vec::new();
         StaticMeshSceneProxy::new(self.mesh.clone(), vec![self.material]).draw_static_elements(&mut batches);
         for (i, visible) in visibility.iter().enumerate() {
@@ -272,8 +272,8 @@ fn a_removed_primitive_is_gone_next_frame_without_validation_errors() {
     let ids = cube_grid(&mut rt, 4, &[m], 3.0);
     let fam = family(vec![top_view(12.0)]);
     // Two frames in flight, then remove while they may still execute.
-    rt.render_frame(FrameRequest { family: fam.clone(), read_back: false }).unwrap();
-    rt.render_frame(FrameRequest { family: fam.clone(), read_back: false }).unwrap();
+    rt.render_frame(FrameRequest { family: fam.clone(), read_back: false, execute: true }).unwrap();
+    rt.render_frame(FrameRequest { family: fam.clone(), read_back: false, execute: true }).unwrap();
     for id in &ids[..2] {
         rt.remove_primitive(*id).unwrap();
     }
@@ -309,7 +309,7 @@ fn a_panicking_render_command_surfaces_as_an_error_on_the_game_side() {
         let err = rt.flush().unwrap_err();
         assert!(matches!(&err, RendererError::RenderThreadPanicked(m) if m.contains("proxy exploded")), "{err:?}");
         // Every later call fails the same way, without blocking.
-        assert!(matches!(rt.render_frame(FrameRequest { family: family(vec![top_view(5.0)]), read_back: false }), Err(RendererError::RenderThreadPanicked(_))));
+        assert!(matches!(rt.render_frame(FrameRequest { family: family(vec![top_view(5.0)]), read_back: false, execute: true }), Err(RendererError::RenderThreadPanicked(_))));
         assert!(rt.add_light(Light::Point(PointLight { position: Vec3::ZERO, color: Vec3::ONE, intensity: 1.0, radius: 1.0 })).is_err());
         drop(rt);
     }

@@ -78,8 +78,14 @@ impl StateBuckets {
         self.entries.len()
     }
 
-    /// Draw-order rank of every id (recomputed when buckets changed).
-    pub fn ranks(&mut self) -> &[u32] {
+    /// Draw-order rank of every id, as of the last [`StateBuckets::update_ranks`].
+    pub fn ranks(&self) -> &[u32] {
+        debug_assert!(!self.ranks_dirty && self.ranks.len() == self.entries.len(), "update_ranks first");
+        &self.ranks
+    }
+
+    /// Recomputes the draw-order ranks if buckets changed.
+    pub fn update_ranks(&mut self) {
         if self.ranks_dirty || self.ranks.len() != self.entries.len() {
             let mut ids: Vec<u32> = (0..self.entries.len() as u32).collect();
             let key = |id: &u32| {
@@ -94,6 +100,5 @@ impl StateBuckets {
             }
             self.ranks_dirty = false;
         }
-        &self.ranks
     }
 }

@@ -29,13 +29,14 @@ pub struct ViewRelevance {
 /// Collects the mesh batches dynamic primitives emit for a frame (UE's
 /// FMeshElementCollector), and hands out transient GPU memory for
 /// per-frame vertex data (UE's FGlobalDynamicVertexBuffer).
-pub struct MeshElementCollector<'a> {
+pub struct MeshElementCollector<'a, 'f> {
     pub(crate) batches: Vec<(usize, MeshBatch)>,
     pub(crate) device: &'a Device,
     pub(crate) dynamic: &'a mut crate::scene_renderer::DynamicBufferRing,
+    pub(crate) frame: Option<&'a mut rhi_vulkan::Frame<'f>>,
 }
 
-impl<'a> MeshElementCollector<'a> {
+impl<'a, 'f> MeshElementCollector<'a, 'f> {
     /// Adds a batch for the view at `view_index`.
     pub fn add_mesh(&mut self, view_index: usize, batch: MeshBatch) {
         self.batches.push((view_index, batch));
@@ -49,6 +50,15 @@ impl<'a> MeshElementCollector<'a> {
 
     pub fn device(&self) -> &Device {
         self.device
+    }
+
+    /// The frame being recorded, for compute work that must run before the
+    /// passes (GPU culling writing indirect arguments): record into
+    /// `frame.cmd()` — outside any render pass — and end with the barriers
+    /// the draws need. `None` when the frame is only prepared, not rendered
+    /// (benchmarks): fall back to work that needs no GPU commands.
+    pub fn frame(&mut self) -> Option<&mut rhi_vulkan::Frame<'f>> {
+        self.frame.as_deref_mut()
     }
 }
 
@@ -91,7 +101,7 @@ pub trait PrimitiveSceneProxy: Send + Sync + 'static {
 
     /// The dynamic path: batches for this frame, for the views in which the
     /// primitive is visible (`visibility[i]` for `views[i]`).
-    fn get_dynamic_mesh_elements(&self, _views: &[&SceneView], _visibility: &[bool], _collector: &mut MeshElementCollector<'_>) {}
+    fn get_dynamic_mesh_elements(&self, _views: &[&SceneView], _visibility: &[bool], _collector: &mut MeshElementCollector<'_, '_>) {}
 
     /// Screen sizes at which static LODs switch (LOD i is used while the
     /// screen size is at least `sizes[i]`); empty: one LOD.

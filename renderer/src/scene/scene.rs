@@ -99,6 +99,8 @@ pub struct Scene {
     infos: Vec<Option<PrimitiveSceneInfo>>,
     free: Vec<u32>,
     pub(crate) spheres: Vec<Vec4>,
+    /// World-space box half extents (the box shares the sphere's centre).
+    pub(crate) extents: Vec<glam::Vec3>,
     pub(crate) flags: Vec<u32>,
     pub(crate) transforms: Vec<Mat4>,
     pub(crate) max_draw_distance: Vec<f32>,
@@ -121,6 +123,7 @@ impl Default for Scene {
             infos: Vec::new(),
             free: Vec::new(),
             spheres: Vec::new(),
+            extents: Vec::new(),
             flags: Vec::new(),
             transforms: Vec::new(),
             max_draw_distance: Vec::new(),
@@ -310,6 +313,7 @@ impl Scene {
             pipelines.invalidate(device);
             self.cache_slots(&slots, device, pipelines)?;
         }
+        self.buckets.update_ranks();
         Ok(())
     }
 
@@ -320,6 +324,7 @@ impl Scene {
         let s = self.infos.len() as u32;
         self.infos.push(None);
         self.spheres.push(Vec4::ZERO);
+        self.extents.push(glam::Vec3::ZERO);
         self.flags.push(0);
         self.transforms.push(Mat4::IDENTITY);
         self.max_draw_distance.push(0.0);
@@ -379,6 +384,7 @@ impl Scene {
         let world = info.local_bounds.transformed(&m);
         let custom = info.proxy.custom_primitive_data();
         self.spheres[slot as usize] = world.origin.extend(world.radius);
+        self.extents[slot as usize] = world.extent;
         self.transforms[slot as usize] = m;
         self.gpu_scene.set(slot, &m, &world, custom);
     }
@@ -475,17 +481,20 @@ impl Scene {
         std::mem::take(&mut self.uploads)
     }
 
-    /// Bounding sphere of every shadow-casting primitive (for the shadow view).
+    /// World box of every shadow-casting primitive (for the shadow view).
     pub(crate) fn shadow_caster_bounds(&self) -> Option<Bounds> {
-        let mut result: Option<Bounds> = None;
+        let mut min = glam::Vec3::splat(f32::MAX);
+        let mut max = glam::Vec3::splat(f32::MIN);
+        let mut any = false;
         for (i, s) in self.spheres.iter().enumerate() {
             if self.flags[i] & (flags::VALID | flags::SHADOW) != (flags::VALID | flags::SHADOW) {
                 continue;
             }
-            let b = Bounds::from_box(s.truncate() - s.w, s.truncate() + s.w);
-            result = Some(result.map_or(b, |r| r.union(&b)));
+            any = true;
+            min = min.min(s.truncate() - self.extents[i]);
+            max = max.max(s.truncate() + self.extents[i]);
         }
-        result
+        any.then(|| Bounds::from_box(min, max))
     }
 
 }

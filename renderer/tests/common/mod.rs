@@ -65,7 +65,7 @@ pub fn cube_grid(rt: &mut RenderThread, count: usize, materials: &[MaterialId], 
 
 /// Renders one frame, waits, returns its stats and image.
 pub fn frame(rt: &mut RenderThread, family: &ViewFamily) -> (FrameStats, Image) {
-    rt.render_frame(FrameRequest { family: family.clone(), read_back: true }).unwrap();
+    rt.render_frame(FrameRequest { family: family.clone(), read_back: true, execute: true }).unwrap();
     let image = rt.read_back().unwrap().expect("image");
     (rt.last_stats().unwrap().expect("stats"), image)
 }
