@@ -14,13 +14,13 @@ pub enum CvarValue {
 #[derive(Clone, Debug)]
 struct Cvar {
     value: CvarValue,
-    help: &'static str,
+    help: String,
 }
 
 /// The registry, with the renderer's variables and their defaults.
 #[derive(Clone, Debug)]
 pub struct ConsoleVariables {
-    vars: BTreeMap<&'static str, Cvar>,
+    vars: BTreeMap<String, Cvar>,
 }
 
 pub const DYNAMIC_INSTANCING: &str = "r.MeshDrawCommands.DynamicInstancing";
@@ -34,8 +34,8 @@ pub const SHADOW_MAP_SIZE: &str = "r.Shadow.MapSize";
 impl Default for ConsoleVariables {
     fn default() -> Self {
         let mut vars = BTreeMap::new();
-        let mut add = |name, value, help| {
-            vars.insert(name, Cvar { value, help });
+        let mut add = |name: &str, value, help: &str| {
+            vars.insert(name.to_string(), Cvar { value, help: help.to_string() });
         };
         add(DYNAMIC_INSTANCING, CvarValue::Bool(true), "merge identical mesh draw commands into instanced draws");
         add(PARALLEL_PASS_SETUP, CvarValue::Bool(true), "cull, gather, sort and merge passes as parallel tasks");
@@ -49,6 +49,11 @@ impl Default for ConsoleVariables {
 }
 
 impl ConsoleVariables {
+    /// Registers a variable (feature crates add theirs); an existing one keeps its value.
+    pub fn register(&mut self, name: &str, default: CvarValue, help: &str) {
+        self.vars.entry(name.to_string()).or_insert(Cvar { value: default, help: help.to_string() });
+    }
+
     /// Sets a variable from text: `1/0/true/false` for booleans, numbers otherwise.
     pub fn set(&mut self, name: &str, value: &str) -> Result<()> {
         let cvar = self.vars.get_mut(name).ok_or_else(|| RendererError::UnknownCvar(name.into()))?;
@@ -88,8 +93,8 @@ impl ConsoleVariables {
     }
 
     /// Every variable with its help text.
-    pub fn list(&self) -> impl Iterator<Item = (&'static str, CvarValue, &'static str)> + '_ {
-        self.vars.iter().map(|(n, c)| (*n, c.value, c.help))
+    pub fn list(&self) -> impl Iterator<Item = (&str, CvarValue, &str)> + '_ {
+        self.vars.iter().map(|(n, c)| (n.as_str(), c.value, c.help.as_str()))
     }
 }
 

@@ -65,6 +65,9 @@ pub struct DynamicBufferRing {
 }
 
 const MIN_BLOCK: u64 = 1 << 20;
+/// Allocation alignment: 256 satisfies every device's storage- and
+/// uniform-buffer offset alignment, so allocations can be bound as ranges.
+const ALIGN: u64 = 256;
 
 impl DynamicBufferRing {
     pub(crate) fn new(frames: usize) -> Self {
@@ -94,14 +97,14 @@ impl DynamicBufferRing {
     pub(crate) fn upload(&mut self, device: &Device, bytes: &[u8]) -> Result<(BufferHandle, u64)> {
         let len = (bytes.len() as u64).max(4);
         let blocks = &mut self.slots[self.current];
-        let fits = blocks.last().is_some_and(|b| b.2.next_multiple_of(16) + len <= b.1);
+        let fits = blocks.last().is_some_and(|b| b.2.next_multiple_of(ALIGN) + len <= b.1);
         if !fits {
             let size = len.max(blocks.last().map_or(MIN_BLOCK, |b| b.1 * 2)).max(MIN_BLOCK);
             let buffer = device.create_buffer(&BufferDesc::host_visible("dynamic vertices", size, usage()))?;
             blocks.push((buffer, size, 0));
         }
         let block = blocks.last_mut().expect("a block");
-        let offset = block.2.next_multiple_of(16);
+        let offset = block.2.next_multiple_of(ALIGN);
         device.write_buffer(block.0, offset, bytes)?;
         block.2 = offset + len;
         self.used_bytes += len;
@@ -110,5 +113,5 @@ impl DynamicBufferRing {
 }
 
 fn usage() -> BufferUsage {
-    BufferUsage::VERTEX | BufferUsage::INDEX | BufferUsage::STORAGE | BufferUsage::INDIRECT
+    BufferUsage::VERTEX | BufferUsage::INDEX | BufferUsage::STORAGE | BufferUsage::INDIRECT | BufferUsage::TRANSFER_DST
 }

@@ -370,6 +370,14 @@ impl RenderThread {
         self.enqueue_render_command(move |ctx| ctx.scene.remove_light(id))
     }
 
+    /// Registers a console variable on both sides (feature crates call this
+    /// for their own, e.g. `r.InstancedStaticMeshes.GPUCulling`).
+    pub fn register_cvar(&mut self, name: &str, default: crate::cvars::CvarValue, help: &str) -> Result<()> {
+        self.cvars.register(name, default, help);
+        let (name, help) = (name.to_string(), help.to_string());
+        self.enqueue_render_command(move |ctx| ctx.cvars.register(&name, default, &help))
+    }
+
     /// Sets a console variable (validated here; applied from the next frame).
     pub fn set_cvar(&mut self, name: &str, value: &str) -> Result<()> {
         self.cvars.set(name, value)?;

@@ -429,7 +429,7 @@ impl SceneRenderer {
         let view_refs: Vec<&SceneView> = views.iter().collect();
         for (&s, (vis_flags, lods)) in &by_slot {
             let proxy = scene.proxy_at(s).expect("visible slot has a proxy");
-            let mut collector = MeshElementCollector { batches: Vec::new(), device, dynamic: &mut self.dynamic, frame: frame.as_deref_mut() };
+            let mut collector = MeshElementCollector { batches: Vec::new(), device, dynamic: &mut self.dynamic, frame: frame.as_deref_mut(), cvars };
             let is_dynamic = scene.flags[s as usize] & flags::DYNAMIC != 0;
             if is_dynamic {
                 proxy.get_dynamic_mesh_elements(&view_refs, vis_flags, &mut collector);

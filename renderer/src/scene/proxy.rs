@@ -34,6 +34,7 @@ pub struct MeshElementCollector<'a, 'f> {
     pub(crate) device: &'a Device,
     pub(crate) dynamic: &'a mut crate::scene_renderer::DynamicBufferRing,
     pub(crate) frame: Option<&'a mut rhi_vulkan::Frame<'f>>,
+    pub(crate) cvars: &'a crate::cvars::ConsoleVariables,
 }
 
 impl<'a, 'f> MeshElementCollector<'a, 'f> {
@@ -50,6 +51,11 @@ impl<'a, 'f> MeshElementCollector<'a, 'f> {
 
     pub fn device(&self) -> &Device {
         self.device
+    }
+
+    /// The console variables of this frame.
+    pub fn cvars(&self) -> &crate::cvars::ConsoleVariables {
+        self.cvars
     }
 
     /// The frame being recorded, for compute work that must run before the
