@@ -336,6 +336,14 @@ impl RenderThread {
         })
     }
 
+    /// New transform and local bounds (UE sends both when bounds change).
+    pub fn update_primitive_transform_and_bounds(&mut self, id: PrimitiveId, local_to_world: Mat4, local_bounds: crate::math::Bounds) -> Result<()> {
+        validate_transform(&local_to_world, &local_bounds)?;
+        self.enqueue_render_command(move |ctx| {
+            let _ = ctx.scene.update_primitive_transform_and_bounds(id, local_to_world, local_bounds);
+        })
+    }
+
     pub fn update_dynamic_data(&mut self, id: PrimitiveId, data: Box<dyn Any + Send>) -> Result<()> {
         self.enqueue_render_command(move |ctx| ctx.scene.update_dynamic_data(id, data))
     }

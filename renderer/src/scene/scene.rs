@@ -90,7 +90,7 @@ pub struct SceneCounters {
 enum Pending {
     Add(PrimitiveId, Box<dyn PrimitiveSceneProxy>, Mat4),
     Remove(PrimitiveId),
-    Transform(PrimitiveId, Mat4),
+    Transform(PrimitiveId, Mat4, Option<Bounds>),
     DynamicData(PrimitiveId, Box<dyn Any + Send>),
 }
 
@@ -172,7 +172,18 @@ impl Scene {
     /// Queues a new local-to-world (UE's UpdatePrimitiveTransform).
     pub fn update_primitive_transform(&mut self, id: PrimitiveId, local_to_world: Mat4) -> Result<()> {
         check_transform(&local_to_world, id)?;
-        self.pending_mut().push(Pending::Transform(id, local_to_world));
+        self.pending_mut().push(Pending::Transform(id, local_to_world, None));
+        Ok(())
+    }
+
+    /// Queues a new local-to-world and new local bounds (a procedural mesh
+    /// whose vertices moved): no proxy rebuild, no command rebuild.
+    pub fn update_primitive_transform_and_bounds(&mut self, id: PrimitiveId, local_to_world: Mat4, local_bounds: Bounds) -> Result<()> {
+        check_transform(&local_to_world, id)?;
+        if !local_bounds.is_valid() || !local_bounds.transformed(&local_to_world).is_valid() {
+            return Err(RendererError::InvalidTransform { what: format!("{id:?}"), reason: "invalid bounds".into() });
+        }
+        self.pending_mut().push(Pending::Transform(id, local_to_world, Some(local_bounds)));
         Ok(())
     }
 
@@ -294,7 +305,14 @@ impl Scene {
         self.add_now(adds, device, pipelines)?;
         for p in after_adds {
             match p {
-                Pending::Transform(id, m) => self.transform_now(id, m, device, pipelines)?,
+                Pending::Transform(id, m, bounds) => {
+                    if let (Some(b), Some(&slot)) = (bounds, self.ids.get(&id)) {
+                        if let Some(info) = self.infos[slot as usize].as_mut() {
+                            info.local_bounds = b;
+                        }
+                    }
+                    self.transform_now(id, m, device, pipelines)?
+                }
                 Pending::DynamicData(id, data) => {
                     if let Some(&slot) = self.ids.get(&id) {
                         let info = self.infos[slot as usize].as_mut().expect("slot of a live id");
