@@ -74,6 +74,22 @@ impl Aabb {
     pub fn contains(&self, point: Vec3) -> bool {
         point.cmpge(self.min).all() && point.cmple(self.max).all()
     }
+
+    /// Whether every point of `other` is inside or on this box (an empty
+    /// `other` always is).
+    pub fn contains_box(&self, other: &Aabb) -> bool {
+        other.is_empty() || (self.contains(other.min) && self.contains(other.max))
+    }
+}
+
+/// The renderer's box-and-sphere bounds of the same box. An empty box has
+/// none: it maps to the zero-size box at the origin, as a mesh without
+/// vertices reports.
+impl From<Aabb> for renderer::Bounds {
+    fn from(b: Aabb) -> Self {
+        let b = if b.is_empty() { Aabb::ZERO } else { b };
+        renderer::Bounds::from_box(b.min, b.max)
+    }
 }
 
 impl Default for Aabb {
@@ -96,5 +112,10 @@ mod tests {
         assert_eq!(Aabb::EMPTY.union(b), b);
         assert!(Aabb::from_points(&[]).is_empty());
         assert!(!Aabb::ZERO.is_empty());
+        assert!(b.contains_box(&b) && b.contains_box(&Aabb::EMPTY));
+        assert!(!Aabb::ZERO.contains_box(&b));
+        let r = renderer::Bounds::from(b);
+        assert_eq!((r.min(), r.max()), (b.min, b.max));
+        assert_eq!(renderer::Bounds::from(Aabb::EMPTY).extent, Vec3::ZERO);
     }
 }

@@ -171,6 +171,11 @@ impl VertexAttributes {
         Self(self.0 | other.0)
     }
 
+    /// The attributes in both sets.
+    pub const fn intersection(self, other: Self) -> Self {
+        Self(self.0 & other.0)
+    }
+
     /// `self` without the attributes of `other`.
     pub const fn without(self, other: Self) -> Self {
         Self(self.0 & !other.0)
