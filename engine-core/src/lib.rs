@@ -1,12 +1,45 @@
 //! # engine-core
 //!
-//! The game side of Proxima: `World`, actors, components, the three dirty
-//! flags and end-of-frame updates that turn component changes into render
-//! commands, static-mesh assets, collision data and the engine loop.
+//! The game side of Proxima, after UE's UWorld / UActorComponent /
+//! USceneComponent / UPrimitiveComponent: a [`World`] of actors and
+//! components addressed by generational handles, transforms and attachment,
+//! the three dirty flags and [`World::send_all_end_of_frame_updates`], which
+//! turns exactly the marked changes into render commands (proxy recreation,
+//! transform updates, dynamic data), static-mesh assets and components,
+//! lights and cameras, collision ([`collision`]: providers, `BodySetup`
+//! cooking sync or async, ray casts) and the [`Engine`] loop that runs the
+//! game thread at most one frame ahead of the render thread.
 //!
-//! Not written yet: this crate builds and documents what it will hold.
+//! ## What it promises
+//! - A component never hands the render thread a reference to itself:
+//!   [`PrimitiveComponent::create_scene_proxy`] copies what rendering needs.
+//! - Only marked components are visited at the end of a frame; moving a
+//!   component sends its transform and bounds only; registering many
+//!   primitives creates their proxies in parallel.
+//! - A bad transform (NaN, infinite, zero scale, invalid bounds) is
+//!   rejected and the component keeps its last valid one.
 //!
-//! - [`collision`]: collision data providers, body setups cooked sync or
-//!   async (parry3d BVHs and convex hulls), and the world's ray cast.
+//! ## Feature crates
+//! `procmesh`, `instancing` and `particles` implement [`Component`] and
+//! [`PrimitiveComponent`] for their components.
 
 pub mod collision;
+mod component;
+mod end_of_frame;
+mod engine;
+mod error;
+mod handle;
+mod light_camera;
+pub mod static_mesh;
+mod transform;
+mod world;
+
+pub use component::{AsAny, CameraDesc, Component, DirtyFlags, LightDesc, Mobility, PrimitiveComponent, PrimitiveSettings, ProxyCreateContext, SceneComponent};
+pub use end_of_frame::EndOfFrameStats;
+pub use engine::{Engine, EngineDesc, GameTimings};
+pub use error::{EngineError, Result};
+pub use handle::{ActorId, ComponentId};
+pub use light_camera::{look_rotation, CameraComponent, DirectionalLightComponent, PointLightComponent};
+pub use static_mesh::{StaticMesh, StaticMeshComponent};
+pub use transform::Transform;
+pub use world::{World, WorldHit};

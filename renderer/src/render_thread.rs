@@ -336,6 +336,58 @@ impl RenderThread {
         })
     }
 
+    /// Many transform (and optionally bounds) updates in one command: what
+    /// end-of-frame updates send for every transform-dirty component.
+    pub fn update_primitive_transforms(&mut self, updates: Vec<(PrimitiveId, Mat4, Option<crate::math::Bounds>)>) -> Result<()> {
+        for (_, m, b) in &updates {
+            match b {
+                Some(b) => validate_transform(m, b)?,
+                None => validate_matrix(m)?,
+            }
+        }
+        if updates.is_empty() {
+            return Ok(());
+        }
+        self.enqueue_render_command(move |ctx| {
+            for (id, m, b) in updates {
+                let _ = match b {
+                    Some(b) => ctx.scene.update_primitive_transform_and_bounds(id, m, b),
+                    None => ctx.scene.update_primitive_transform(id, m),
+                };
+            }
+        })
+    }
+
+    /// Adds primitives under ids the caller chose (the game side allocates
+    /// them, see [`PrimitiveId::new`]), in one command.
+    pub fn add_primitives_with_ids(&mut self, primitives: Vec<(PrimitiveId, Box<dyn PrimitiveSceneProxy>, Mat4)>) -> Result<()> {
+        for (_, proxy, m) in &primitives {
+            validate_transform(m, &proxy.local_bounds())?;
+        }
+        if primitives.is_empty() {
+            return Ok(());
+        }
+        self.enqueue_render_command(move |ctx| {
+            for (id, proxy, m) in primitives {
+                if let Err(e) = ctx.scene.add_primitive(id, proxy, m) {
+                    log::error!("add {id:?}: {e}");
+                }
+            }
+        })
+    }
+
+    /// Removes many primitives in one command.
+    pub fn remove_primitives(&mut self, ids: Vec<PrimitiveId>) -> Result<()> {
+        if ids.is_empty() {
+            return Ok(());
+        }
+        self.enqueue_render_command(move |ctx| {
+            for id in ids {
+                ctx.scene.remove_primitive(id);
+            }
+        })
+    }
+
     /// New transform and local bounds (UE sends both when bounds change).
     pub fn update_primitive_transform_and_bounds(&mut self, id: PrimitiveId, local_to_world: Mat4, local_bounds: crate::math::Bounds) -> Result<()> {
         validate_transform(&local_to_world, &local_bounds)?;

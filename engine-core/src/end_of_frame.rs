@@ -1,0 +1,175 @@
+//! End-of-frame updates (UE's SendAllEndOfFrameUpdates): the marked
+//! components, and only those, send their changes to the render thread with
+//! UE's precedence — render state dirty recreates the proxy (and wins over
+//! the rest); otherwise transform dirty sends the transform and bounds;
+//! dynamic data dirty sends the component's snapshot to the existing proxy.
+//! New proxies are created in parallel and added in one batch; transforms go
+//! in one batch too.
+
+use crate::collision::BodyId;
+use crate::component::{DirtyFlags, LightDesc, ProxyCreateContext};
+use crate::error::Result;
+use crate::handle::ComponentId;
+use crate::world::World;
+use rayon::prelude::*;
+use renderer::{DirectionalLight, Light, PointLight, PrimitiveId, PrimitiveSceneProxy};
+use std::any::Any;
+
+/// Below this many render-state changes, proxies are created serially.
+const PARALLEL_THRESHOLD: usize = 64;
+
+/// What the last end-of-frame update did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct EndOfFrameStats {
+    pub visited: usize,
+    pub proxies_created: usize,
+    pub proxies_removed: usize,
+    pub transforms_sent: usize,
+    pub dynamic_data_sent: usize,
+    pub lights_sent: usize,
+    pub bodies_updated: usize,
+}
+
+impl World {
+    /// Sends every marked component's changes to the render thread.
+    pub fn send_all_end_of_frame_updates(&mut self) -> Result<EndOfFrameStats> {
+        let ids = std::mem::take(&mut self.dirty);
+        let stats = self.send_updates(ids)?;
+        self.last_update = stats;
+        Ok(stats)
+    }
+
+    /// Sends the updates of `ids` now (used when components are destroyed).
+    pub(crate) fn flush_unregistered(&mut self, ids: &[ComponentId]) -> Result<()> {
+        self.dirty.retain(|d| !ids.contains(d));
+        self.send_updates(ids.to_vec())?;
+        Ok(())
+    }
+
+    fn send_updates(&mut self, ids: Vec<ComponentId>) -> Result<EndOfFrameStats> {
+        let mut stats = EndOfFrameStats { visited: ids.len(), ..Default::default() };
+        let has_renderer = self.render.is_some();
+        // 1. New proxies for render-state-dirty primitives (parallel for big batches).
+        let comps = &self.components;
+        let make = |id: &ComponentId| -> Option<(ComponentId, Option<Box<dyn PrimitiveSceneProxy>>)> {
+            let e = comps.get(*id)?;
+            if !e.dirty.render_state || !has_renderer {
+                return None;
+            }
+            let prim = e.behaviour.as_primitive()?;
+            let proxy = if e.registered && e.settings.is_drawn() {
+                prim.create_scene_proxy(&ProxyCreateContext { settings: &e.settings, local_to_world: e.node.world })
+            } else {
+                None
+            };
+            Some((*id, proxy))
+        };
+        let created: Vec<_> = if ids.len() >= PARALLEL_THRESHOLD { ids.par_iter().filter_map(make).collect() } else { ids.iter().filter_map(make).collect() };
+
+        let mut removes: Vec<PrimitiveId> = Vec::new();
+        let mut adds: Vec<(PrimitiveId, Box<dyn PrimitiveSceneProxy>, glam::Mat4)> = Vec::new();
+        for (id, proxy) in created {
+            let e = self.components.get_mut(id).expect("live");
+            if let Some(old) = e.primitive.take() {
+                removes.push(old);
+                stats.proxies_removed += 1;
+            }
+            if let Some(p) = proxy {
+                let pid = PrimitiveId::new();
+                adds.push((pid, p, e.node.world));
+                e.primitive = Some(pid);
+                stats.proxies_created += 1;
+            }
+        }
+
+        // 2. Transforms, dynamic data, lights and collision.
+        let mut transforms = Vec::new();
+        let mut dynamic: Vec<(PrimitiveId, Box<dyn Any + Send>)> = Vec::new();
+        let mut lights: Vec<(ComponentId, Option<Light>)> = Vec::new();
+        for id in &ids {
+            let Some(e) = self.components.get_mut(*id) else { continue };
+            let d = std::mem::replace(&mut e.dirty, DirtyFlags::NONE);
+            e.queued = false;
+            if let Some(pid) = e.primitive {
+                if d.transform && !d.render_state {
+                    let bounds = e.behaviour.as_primitive().map(|p| p.local_bounds());
+                    transforms.push((pid, e.node.world, bounds));
+                }
+                if d.dynamic_data && !d.render_state {
+                    if let Some(data) = e.behaviour.as_primitive_mut().and_then(|p| p.dynamic_data()) {
+                        dynamic.push((pid, data));
+                    }
+                }
+            }
+            if d.render_state || d.transform {
+                if let Some(desc) = e.behaviour.light() {
+                    let w = e.node.world;
+                    let light = e.registered.then(|| match desc {
+                        LightDesc::Directional { color, intensity, cast_shadows } => Light::Directional(DirectionalLight {
+                            direction: w.x_axis.truncate().normalize_or_zero(),
+                            color,
+                            intensity,
+                            cast_shadows,
+                        }),
+                        LightDesc::Point { color, intensity, radius } => Light::Point(PointLight { position: w.w_axis.truncate(), color, intensity, radius }),
+                    });
+                    lights.push((*id, light));
+                }
+            }
+            // Collision: (re)cook on registration or a collision change; move on transform.
+            let body = BodyId(id.to_bits());
+            if e.behaviour.as_primitive().is_some() && (d.collision || d.render_state || d.transform) {
+                let affine = World::affine(&e.node.world);
+                if e.registered {
+                    if d.collision || e.body.is_none() {
+                        let complexity = e.behaviour.as_primitive().map(|p| p.collision_complexity()).unwrap_or_default();
+                        if let Some(cooked) = e.behaviour.as_primitive_mut().and_then(|p| p.collision()) {
+                            if e.body.is_some() {
+                                self.collision.set_collision(body, cooked)?;
+                                self.collision.set_transform(body, affine)?;
+                            } else {
+                                self.collision.add_body(body, cooked, affine, complexity)?;
+                                e.body = Some(body);
+                            }
+                            stats.bodies_updated += 1;
+                        }
+                    } else if d.transform && e.body.is_some() {
+                        self.collision.set_transform(body, affine)?;
+                        stats.bodies_updated += 1;
+                    }
+                } else if e.body.take().is_some() {
+                    self.collision.remove_body(body)?;
+                    stats.bodies_updated += 1;
+                }
+            }
+        }
+        if stats.bodies_updated > 0 {
+            self.collision.maintain();
+        }
+        stats.transforms_sent = transforms.len();
+        stats.dynamic_data_sent = dynamic.len();
+        stats.lights_sent = lights.len();
+
+        // 3. Send, in order: removes, adds, transforms, dynamic data, lights.
+        let Some(rt) = self.render.as_mut() else { return Ok(stats) };
+        rt.remove_primitives(removes)?;
+        rt.add_primitives_with_ids(adds)?;
+        rt.update_primitive_transforms(transforms)?;
+        for (pid, data) in dynamic {
+            rt.update_dynamic_data(pid, data)?;
+        }
+        for (id, light) in lights {
+            let e = self.components.get_mut(id).expect("live");
+            match (light, e.light) {
+                (Some(l), Some(lid)) => rt.set_light(lid, l)?,
+                (Some(l), None) => e.light = Some(rt.add_light(l)?),
+                (None, Some(lid)) => {
+                    rt.remove_light(lid)?;
+                    e.light = None;
+                }
+                (None, None) => {}
+            }
+        }
+        Ok(stats)
+    }
+}

@@ -1,0 +1,26 @@
+//! engine-core's error type.
+
+use crate::handle::{ActorId, ComponentId};
+
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error(transparent)]
+    Renderer(#[from] renderer::RendererError),
+    #[error(transparent)]
+    Collision(#[from] crate::collision::CollisionError),
+    #[error("unknown actor {0:?}")]
+    UnknownActor(ActorId),
+    #[error("unknown component {0:?}")]
+    UnknownComponent(ComponentId),
+    #[error("component {0:?} is not a {1}")]
+    WrongComponentType(ComponentId, &'static str),
+    /// A NaN/infinite transform or a zero scale; the component keeps its last valid transform.
+    #[error("invalid transform for {component:?}: {reason}")]
+    InvalidTransform { component: ComponentId, reason: String },
+    #[error("attaching {child:?} to {parent:?} would make a cycle or cross actors")]
+    InvalidAttachment { child: ComponentId, parent: ComponentId },
+    #[error("invalid mesh: {0}")]
+    InvalidMesh(String),
+}
+
+pub type Result<T, E = EngineError> = std::result::Result<T, E>;

@@ -1,0 +1,68 @@
+//! Light and camera components. A light component becomes a render-side
+//! light at the end of the frame it registers or moves; cameras produce the
+//! frame's views ([`crate::World::collect_views`]).
+
+use crate::component::{CameraDesc, Component, LightDesc};
+use glam::{Vec3, Vec4};
+
+/// UE's UDirectionalLightComponent: shines along the component's +X.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DirectionalLightComponent {
+    pub color: Vec3,
+    pub intensity: f32,
+    pub cast_shadows: bool,
+}
+
+impl Default for DirectionalLightComponent {
+    fn default() -> Self {
+        Self { color: Vec3::ONE, intensity: 2.0, cast_shadows: true }
+    }
+}
+
+impl Component for DirectionalLightComponent {
+    fn light(&self) -> Option<LightDesc> {
+        Some(LightDesc::Directional { color: self.color, intensity: self.intensity, cast_shadows: self.cast_shadows })
+    }
+}
+
+/// UE's UPointLightComponent.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PointLightComponent {
+    pub color: Vec3,
+    pub intensity: f32,
+    pub radius: f32,
+}
+
+impl Component for PointLightComponent {
+    fn light(&self) -> Option<LightDesc> {
+        Some(LightDesc::Point { color: self.color, intensity: self.intensity, radius: self.radius })
+    }
+}
+
+/// UE's UCameraComponent: looks along its +X with +Z up.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CameraComponent(pub CameraDesc);
+
+impl Default for CameraComponent {
+    fn default() -> Self {
+        Self(CameraDesc { fov_y: 1.0, near: 0.1, far: 2000.0, viewport: Vec4::new(0.0, 0.0, 1.0, 1.0), ortho_width: None, max_draw_distance: 0.0 })
+    }
+}
+
+impl Component for CameraComponent {
+    fn camera(&self) -> Option<CameraDesc> {
+        Some(self.0)
+    }
+}
+
+/// Rotation that makes a component's +X look from `eye` toward `target` with +Z up.
+pub fn look_rotation(eye: Vec3, target: Vec3) -> glam::Quat {
+    let f = (target - eye).normalize_or_zero();
+    if f == Vec3::ZERO {
+        return glam::Quat::IDENTITY;
+    }
+    let right = f.cross(Vec3::Z).normalize_or(Vec3::Y);
+    let up = right.cross(f);
+    // Columns: +X forward, +Y left (= -right), +Z up.
+    glam::Quat::from_mat3(&glam::Mat3::from_cols(f, -right, up))
+}

@@ -1,0 +1,490 @@
+//! `World` (UE's UWorld): actors and their components, the scene graph,
+//! registration, the dirty flags and the link to the render thread.
+//!
+//! Components are addressed by generational [`ComponentId`]s; the world
+//! never hands out references that outlive a call. Changing something a
+//! proxy copied marks the component dirty; nothing reaches the render thread
+//! until [`World::send_all_end_of_frame_updates`], which visits only the
+//! marked components.
+
+use crate::collision::{BodyId, CollisionScene, RayHit};
+use crate::component::*;
+use crate::error::{EngineError, Result};
+use crate::handle::{ActorId, Arena, ComponentId};
+use crate::transform::Transform;
+use glam::{Affine3A, Mat4, Vec3};
+use renderer::{LightId, PrimitiveId, RenderThread, SceneView};
+
+pub(crate) struct SceneNode {
+    pub relative: Transform,
+    pub world: Mat4,
+    pub parent: Option<ComponentId>,
+    pub children: Vec<ComponentId>,
+}
+
+pub(crate) struct ComponentEntry {
+    pub actor: ActorId,
+    pub node: SceneNode,
+    pub registered: bool,
+    pub active: bool,
+    pub settings: PrimitiveSettings,
+    pub dirty: DirtyFlags,
+    pub queued: bool,
+    pub primitive: Option<PrimitiveId>,
+    pub light: Option<LightId>,
+    pub body: Option<BodyId>,
+    pub behaviour: Box<dyn Component>,
+}
+
+pub(crate) struct Actor {
+    pub name: String,
+    pub root: ComponentId,
+    pub components: Vec<ComponentId>,
+}
+
+/// A ray-cast hit on a component.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct WorldHit {
+    pub component: ComponentId,
+    pub position: Vec3,
+    pub normal: Vec3,
+    pub distance: f32,
+    pub triangle_index: Option<u32>,
+    pub material_index: Option<u16>,
+}
+
+pub struct World {
+    pub(crate) actors: Arena<ActorId, Actor>,
+    pub(crate) components: Arena<ComponentId, ComponentEntry>,
+    pub(crate) dirty: Vec<ComponentId>,
+    pub(crate) render: Option<RenderThread>,
+    pub(crate) collision: CollisionScene,
+    /// Figures of the last end-of-frame update.
+    pub last_update: crate::end_of_frame::EndOfFrameStats,
+}
+
+impl World {
+    /// A world; with a render thread, registered primitives get proxies.
+    pub fn new(render: Option<RenderThread>) -> Self {
+        Self {
+            actors: Arena::default(),
+            components: Arena::default(),
+            dirty: Vec::new(),
+            render,
+            collision: CollisionScene::new(),
+            last_update: Default::default(),
+        }
+    }
+
+    pub fn render_thread(&mut self) -> Option<&mut RenderThread> {
+        self.render.as_mut()
+    }
+
+    pub fn num_actors(&self) -> usize {
+        self.actors.len()
+    }
+
+    pub fn num_components(&self) -> usize {
+        self.components.len()
+    }
+
+    fn entry(&self, id: ComponentId) -> Result<&ComponentEntry> {
+        self.components.get(id).ok_or(EngineError::UnknownComponent(id))
+    }
+
+    fn entry_mut(&mut self, id: ComponentId) -> Result<&mut ComponentEntry> {
+        self.components.get_mut(id).ok_or(EngineError::UnknownComponent(id))
+    }
+
+    // ----- actors and components -----
+
+    /// Spawns an actor with `root` as its root component at `transform`
+    /// (registered at once).
+    pub fn spawn_actor(&mut self, name: &str, root: Box<dyn Component>, transform: Transform) -> Result<(ActorId, ComponentId)> {
+        if let Some(reason) = transform.invalid_reason() {
+            return Err(EngineError::InvalidTransform { component: ComponentId { index: u32::MAX, generation: 0 }, reason });
+        }
+        let actor = self.actors.insert(Actor { name: name.into(), root: ComponentId { index: u32::MAX, generation: 0 }, components: Vec::new() });
+        let id = self.insert_component(actor, root, None, transform);
+        let a = self.actors.get_mut(actor).expect("just inserted");
+        a.root = id;
+        a.components.push(id);
+        self.register_component(id)?;
+        Ok((actor, id))
+    }
+
+    /// Adds a component to an actor, attached to `parent` (default: the
+    /// actor's root) at `relative`, and registers it.
+    pub fn add_component(&mut self, actor: ActorId, component: Box<dyn Component>, parent: Option<ComponentId>, relative: Transform) -> Result<ComponentId> {
+        let root = self.actors.get(actor).ok_or(EngineError::UnknownActor(actor))?.root;
+        let parent = parent.unwrap_or(root);
+        if self.entry(parent)?.actor != actor {
+            return Err(EngineError::InvalidAttachment { child: ComponentId { index: u32::MAX, generation: 0 }, parent });
+        }
+        if let Some(reason) = relative.invalid_reason() {
+            return Err(EngineError::InvalidTransform { component: parent, reason });
+        }
+        let id = self.insert_component(actor, component, Some(parent), relative);
+        self.entry_mut(parent)?.node.children.push(id);
+        self.actors.get_mut(actor).expect("checked").components.push(id);
+        self.update_world_transforms(id);
+        self.register_component(id)?;
+        Ok(id)
+    }
+
+    /// Spawns many actors with one primitive root each, registered in one
+    /// batch: their proxies are created in parallel at the end of the frame
+    /// (loading a level).
+    pub fn spawn_actors(&mut self, items: Vec<(Box<dyn Component>, Transform)>) -> Result<Vec<ComponentId>> {
+        if let Some(reason) = items.iter().find_map(|(_, t)| t.invalid_reason()) {
+            return Err(EngineError::InvalidTransform { component: ComponentId { index: u32::MAX, generation: 0 }, reason });
+        }
+        let mut ids = Vec::with_capacity(items.len());
+        for (c, t) in items {
+            let (_, id) = self.spawn_actor("actor", c, t)?;
+            ids.push(id);
+        }
+        Ok(ids)
+    }
+
+    fn insert_component(&mut self, actor: ActorId, behaviour: Box<dyn Component>, parent: Option<ComponentId>, relative: Transform) -> ComponentId {
+        let parent_world = parent.and_then(|p| self.components.get(p)).map(|e| e.node.world).unwrap_or(Mat4::IDENTITY);
+        self.components.insert(ComponentEntry {
+            actor,
+            node: SceneNode { relative, world: parent_world * relative.to_mat4(), parent, children: Vec::new() },
+            registered: false,
+            active: true,
+            settings: PrimitiveSettings::default(),
+            dirty: DirtyFlags::NONE,
+            queued: false,
+            primitive: None,
+            light: None,
+            body: None,
+            behaviour,
+        })
+    }
+
+    /// Destroys an actor: unregisters and removes its components.
+    pub fn destroy_actor(&mut self, actor: ActorId) -> Result<()> {
+        let a = self.actors.remove(actor).ok_or(EngineError::UnknownActor(actor))?;
+        for id in &a.components {
+            self.unregister_component(*id)?;
+        }
+        // Their render and collision state must go now: the entries are removed.
+        self.flush_unregistered(&a.components)?;
+        for id in a.components {
+            self.components.remove(id);
+        }
+        Ok(())
+    }
+
+    /// Registers a component: at the end of the frame a primitive gets its
+    /// proxy (render state dirty), a light its light.
+    pub fn register_component(&mut self, id: ComponentId) -> Result<()> {
+        let e = self.entry_mut(id)?;
+        if e.registered {
+            return Ok(());
+        }
+        e.registered = true;
+        self.mark_dirty(id, DirtyFlags::RENDER_STATE | DirtyFlags::COLLISION);
+        Ok(())
+    }
+
+    /// Unregisters: the proxy, light and collision body are removed at the
+    /// end of the frame.
+    pub fn unregister_component(&mut self, id: ComponentId) -> Result<()> {
+        let e = self.entry_mut(id)?;
+        if !e.registered {
+            return Ok(());
+        }
+        e.registered = false;
+        self.mark_dirty(id, DirtyFlags::RENDER_STATE | DirtyFlags::COLLISION);
+        Ok(())
+    }
+
+    pub fn is_registered(&self, id: ComponentId) -> Result<bool> {
+        Ok(self.entry(id)?.registered)
+    }
+
+    /// Activation (UE's Activate / Deactivate): inactive components don't tick.
+    pub fn set_active(&mut self, id: ComponentId, active: bool) -> Result<()> {
+        self.entry_mut(id)?.active = active;
+        Ok(())
+    }
+
+    /// The component as its concrete type.
+    pub fn component<T: Component>(&self, id: ComponentId) -> Result<&T> {
+        let e = self.entry(id)?;
+        (*e.behaviour).as_any().downcast_ref::<T>().ok_or(EngineError::WrongComponentType(id, std::any::type_name::<T>()))
+    }
+
+    /// Runs `f` on the component, then records what it changed about itself
+    /// ([`PrimitiveComponent::take_dirty`]).
+    pub fn with_component_mut<T: Component, R>(&mut self, id: ComponentId, f: impl FnOnce(&mut T) -> R) -> Result<R> {
+        let e = self.entry_mut(id)?;
+        let c = (*e.behaviour).as_any_mut().downcast_mut::<T>().ok_or(EngineError::WrongComponentType(id, std::any::type_name::<T>()))?;
+        let r = f(c);
+        let dirty = e.behaviour.as_primitive_mut().map(|p| p.take_dirty()).unwrap_or_default();
+        if dirty.any() {
+            self.mark_dirty(id, dirty);
+        }
+        Ok(r)
+    }
+
+    pub fn actor_of(&self, id: ComponentId) -> Result<ActorId> {
+        Ok(self.entry(id)?.actor)
+    }
+
+    pub fn actor_name(&self, actor: ActorId) -> Result<&str> {
+        Ok(&self.actors.get(actor).ok_or(EngineError::UnknownActor(actor))?.name)
+    }
+
+    pub fn root_component(&self, actor: ActorId) -> Result<ComponentId> {
+        Ok(self.actors.get(actor).ok_or(EngineError::UnknownActor(actor))?.root)
+    }
+
+    /// The render-side primitive of a registered primitive component.
+    pub fn primitive_id(&self, id: ComponentId) -> Result<Option<PrimitiveId>> {
+        Ok(self.entry(id)?.primitive)
+    }
+
+    // ----- dirty flags -----
+
+    pub(crate) fn mark_dirty(&mut self, id: ComponentId, flags: DirtyFlags) {
+        if let Some(e) = self.components.get_mut(id) {
+            e.dirty = e.dirty | flags;
+            if !e.queued {
+                e.queued = true;
+                self.dirty.push(id);
+            }
+        }
+    }
+
+    /// UE's MarkRenderStateDirty: the proxy is recreated at the end of the frame.
+    pub fn mark_render_state_dirty(&mut self, id: ComponentId) -> Result<()> {
+        self.entry(id)?;
+        self.mark_dirty(id, DirtyFlags::RENDER_STATE);
+        Ok(())
+    }
+
+    /// UE's MarkRenderTransformDirty: only transform and bounds are sent.
+    pub fn mark_render_transform_dirty(&mut self, id: ComponentId) -> Result<()> {
+        self.entry(id)?;
+        self.mark_dirty(id, DirtyFlags::TRANSFORM);
+        Ok(())
+    }
+
+    /// UE's MarkRenderDynamicDataDirty: a snapshot goes to the existing proxy.
+    pub fn mark_render_dynamic_data_dirty(&mut self, id: ComponentId) -> Result<()> {
+        self.entry(id)?;
+        self.mark_dirty(id, DirtyFlags::DYNAMIC_DATA);
+        Ok(())
+    }
+
+    /// Components waiting for end-of-frame updates.
+    pub fn dirty_count(&self) -> usize {
+        self.dirty.len()
+    }
+
+    // ----- transforms and attachment -----
+
+    pub fn relative_transform(&self, id: ComponentId) -> Result<Transform> {
+        Ok(self.entry(id)?.node.relative)
+    }
+
+    pub fn world_transform(&self, id: ComponentId) -> Result<Mat4> {
+        Ok(self.entry(id)?.node.world)
+    }
+
+    /// Sets the transform relative to the parent. A non-finite transform, a
+    /// zero scale, or one that makes a primitive's bounds invalid (here or in
+    /// an attached child) is rejected and nothing changes.
+    pub fn set_relative_transform(&mut self, id: ComponentId, t: Transform) -> Result<()> {
+        if let Some(reason) = t.invalid_reason() {
+            return Err(EngineError::InvalidTransform { component: id, reason });
+        }
+        let e = self.entry(id)?;
+        let parent_world = e.node.parent.and_then(|p| self.components.get(p)).map(|p| p.node.world).unwrap_or(Mat4::IDENTITY);
+        // Check the whole subtree before changing anything.
+        let mut stack = vec![(id, parent_world * t.to_mat4())];
+        while let Some((c, world)) = stack.pop() {
+            let entry = self.entry(c)?;
+            if !world.is_finite() {
+                return Err(EngineError::InvalidTransform { component: c, reason: "non-finite world transform".into() });
+            }
+            if let Some(p) = entry.behaviour.as_primitive() {
+                let b = p.local_bounds().transformed(&world);
+                if !b.is_valid() {
+                    return Err(EngineError::InvalidTransform { component: c, reason: "invalid bounds".into() });
+                }
+            }
+            for child in &entry.node.children {
+                let rel = self.entry(*child)?.node.relative.to_mat4();
+                stack.push((*child, world * rel));
+            }
+        }
+        self.entry_mut(id)?.node.relative = t;
+        self.update_world_transforms(id);
+        Ok(())
+    }
+
+    /// Moves a component to a world location (keeping rotation and scale).
+    pub fn set_world_location(&mut self, id: ComponentId, location: Vec3) -> Result<()> {
+        let e = self.entry(id)?;
+        let parent_world = e.node.parent.and_then(|p| self.components.get(p)).map(|p| p.node.world).unwrap_or(Mat4::IDENTITY);
+        let mut t = e.node.relative;
+        t.translation = parent_world.inverse().transform_point3(location);
+        self.set_relative_transform(id, t)
+    }
+
+    /// Recomputes world transforms of `id` and its subtree; marks them transform-dirty.
+    fn update_world_transforms(&mut self, id: ComponentId) {
+        let mut stack = vec![id];
+        while let Some(c) = stack.pop() {
+            let Some(e) = self.components.get(c) else { continue };
+            let parent_world = e.node.parent.and_then(|p| self.components.get(p)).map(|p| p.node.world).unwrap_or(Mat4::IDENTITY);
+            let world = parent_world * e.node.relative.to_mat4();
+            let children = e.node.children.clone();
+            let e = self.components.get_mut(c).expect("exists");
+            e.node.world = world;
+            self.mark_dirty(c, DirtyFlags::TRANSFORM);
+            stack.extend(children);
+        }
+    }
+
+    /// Attaches `child` to `parent` (same actor), keeping its relative transform.
+    pub fn attach(&mut self, child: ComponentId, parent: ComponentId) -> Result<()> {
+        let (c, p) = (self.entry(child)?, self.entry(parent)?);
+        if c.actor != p.actor || child == parent {
+            return Err(EngineError::InvalidAttachment { child, parent });
+        }
+        // No cycles: `parent` must not be under `child`.
+        let mut up = Some(parent);
+        while let Some(u) = up {
+            if u == child {
+                return Err(EngineError::InvalidAttachment { child, parent });
+            }
+            up = self.entry(u)?.node.parent;
+        }
+        if let Some(old) = self.entry(child)?.node.parent {
+            self.entry_mut(old)?.node.children.retain(|x| *x != child);
+        }
+        self.entry_mut(child)?.node.parent = Some(parent);
+        self.entry_mut(parent)?.node.children.push(child);
+        self.update_world_transforms(child);
+        Ok(())
+    }
+
+    // ----- primitive settings -----
+
+    fn set_setting(&mut self, id: ComponentId, f: impl FnOnce(&mut PrimitiveSettings) -> bool) -> Result<()> {
+        let changed = f(&mut self.entry_mut(id)?.settings);
+        if changed {
+            self.mark_dirty(id, DirtyFlags::RENDER_STATE);
+        }
+        Ok(())
+    }
+
+    pub fn settings(&self, id: ComponentId) -> Result<&PrimitiveSettings> {
+        Ok(&self.entry(id)?.settings)
+    }
+
+    pub fn set_visibility(&mut self, id: ComponentId, visible: bool) -> Result<()> {
+        self.set_setting(id, |s| std::mem::replace(&mut s.visible, visible) != visible)
+    }
+
+    pub fn set_hidden_in_game(&mut self, id: ComponentId, hidden: bool) -> Result<()> {
+        self.set_setting(id, |s| std::mem::replace(&mut s.hidden_in_game, hidden) != hidden)
+    }
+
+    pub fn set_cast_shadow(&mut self, id: ComponentId, cast: bool) -> Result<()> {
+        self.set_setting(id, |s| std::mem::replace(&mut s.cast_shadow, cast) != cast)
+    }
+
+    pub fn set_mobility(&mut self, id: ComponentId, mobility: Mobility) -> Result<()> {
+        self.entry_mut(id)?.settings.mobility = mobility;
+        Ok(())
+    }
+
+    /// Sets the material of a slot (render state: the proxy is recreated).
+    pub fn set_material(&mut self, id: ComponentId, slot: usize, material: renderer::MaterialId) -> Result<()> {
+        self.set_setting(id, |s| {
+            if s.materials.len() <= slot {
+                s.materials.resize(slot + 1, renderer::MaterialId::DEFAULT);
+            }
+            std::mem::replace(&mut s.materials[slot], material) != material
+        })
+    }
+
+    pub fn set_custom_primitive_data(&mut self, id: ComponentId, data: glam::Vec4) -> Result<()> {
+        if !data.is_finite() {
+            return Err(EngineError::InvalidTransform { component: id, reason: "non-finite custom primitive data".into() });
+        }
+        self.set_setting(id, |s| std::mem::replace(&mut s.custom_primitive_data, data) != data)
+    }
+
+    // ----- ticking, views, collision -----
+
+    /// Ticks every registered, active component that wants it.
+    pub fn tick(&mut self, dt: f32) {
+        let mut marks = Vec::new();
+        for (id, e) in self.components.iter_mut() {
+            if e.registered && e.active && e.behaviour.wants_tick() {
+                let mut d = e.behaviour.tick(dt);
+                if let Some(p) = e.behaviour.as_primitive_mut() {
+                    d = d | p.take_dirty();
+                }
+                if d.any() {
+                    marks.push((id, d));
+                }
+            }
+        }
+        for (id, d) in marks {
+            self.mark_dirty(id, d);
+        }
+    }
+
+    /// The views of every registered camera component for a `width` x `height` frame.
+    pub fn collect_views(&self, width: u32, height: u32) -> Vec<SceneView> {
+        let mut views = Vec::new();
+        for (_, e) in self.components.iter() {
+            let Some(cam) = e.behaviour.camera() else { continue };
+            if !e.registered || !e.active {
+                continue;
+            }
+            let w = e.node.world;
+            let eye = w.w_axis.truncate();
+            let forward = w.x_axis.truncate().normalize_or_zero();
+            let up = w.z_axis.truncate().normalize_or_zero();
+            let vp = cam.viewport;
+            let rect = rhi_vulkan::Rect::new(
+                (vp.x * width as f32) as i32,
+                (vp.y * height as f32) as i32,
+                ((vp.z * width as f32) as u32).max(1),
+                ((vp.w * height as f32) as u32).max(1),
+            );
+            let view = match cam.ortho_width {
+                Some(ow) => SceneView::orthographic(eye, eye + forward, up, ow, ow * rect.height as f32 / rect.width as f32, cam.near, cam.far, rect),
+                None => SceneView::perspective(eye, eye + forward, up, cam.fov_y, cam.near, cam.far, rect),
+            };
+            if let Ok(mut v) = view {
+                v.max_draw_distance = cam.max_draw_distance;
+                views.push(v);
+            }
+        }
+        views
+    }
+
+    /// The nearest collision hit along a ray (UE's LineTraceSingle).
+    pub fn raycast(&self, origin: Vec3, direction: Vec3, max_distance: f32) -> Result<Option<WorldHit>> {
+        let hit: Option<RayHit> = self.collision.raycast(origin, direction, max_distance)?;
+        Ok(hit.map(|h| {
+            let component = ComponentId { index: h.body.0 as u32, generation: (h.body.0 >> 32) as u32 };
+            WorldHit { component, position: h.position, normal: h.normal, distance: h.distance, triangle_index: h.triangle_index, material_index: h.material_index }
+        }))
+    }
+
+    pub(crate) fn affine(m: &Mat4) -> Affine3A {
+        Affine3A::from_mat4(*m)
+    }
+}

@@ -1,0 +1,211 @@
+//! The world on the real device (validation on): registration, dirty flags,
+//! transforms, attachment, batches, pacing, ray casts.
+
+use engine_core::*;
+use glam::{Mat4, Quat, Vec3, Vec4};
+use renderer::{FrameRequest, MeshPass, RenderThread, RenderThreadMode, SceneView, ViewFamily};
+use rhi_vulkan::{DeviceDesc, Rect, Validation};
+
+const W: u32 = 160;
+const H: u32 = 120;
+
+fn world() -> World {
+    let mut rt = RenderThread::new(&DeviceDesc { validation: Validation::Enabled, ..Default::default() }, RenderThreadMode::Threaded).unwrap();
+    rt.set_cvar("r.Shadow.MapSize", "256").unwrap();
+    World::new(Some(rt))
+}
+
+fn assert_clean(w: &mut World) {
+    let v = w.render_thread().unwrap().with_context(|ctx| ctx.device.validation()).unwrap();
+    assert_eq!(v.errors(), 0, "{:#?}", v.messages());
+    assert_eq!(v.warnings(), 0, "{:#?}", v.messages());
+}
+
+fn view() -> ViewFamily {
+    let v = SceneView::perspective(Vec3::new(0.0, -0.01, 12.0), Vec3::ZERO, Vec3::Y, 1.0, 0.1, 100.0, Rect::from_size(W, H)).unwrap();
+    ViewFamily::new(W, H, vec![v])
+}
+
+/// End of frame + render + wait: the frame's stats and image.
+fn frame(w: &mut World) -> (renderer::FrameStats, rhi_vulkan::Image) {
+    w.send_all_end_of_frame_updates().unwrap();
+    let rt = w.render_thread().unwrap();
+    rt.render_frame(FrameRequest { family: view(), read_back: true, execute: true }).unwrap();
+    let img = rt.read_back().unwrap().unwrap();
+    (rt.last_stats().unwrap().unwrap(), img)
+}
+
+fn scene_primitives(w: &mut World) -> usize {
+    w.render_thread().unwrap().with_context(|ctx| ctx.scene.num_primitives()).unwrap()
+}
+
+fn cube_at(w: &mut World, p: Vec3) -> ComponentId {
+    w.spawn_actor("cube", Box::new(StaticMeshComponent::new(StaticMesh::cube())), Transform::from_translation(p)).unwrap().1
+}
+
+#[test]
+fn registering_creates_one_proxy_and_unregistering_removes_it() {
+    let mut w = world();
+    let c = cube_at(&mut w, Vec3::ZERO);
+    let (stats, _) = frame(&mut w);
+    assert_eq!(stats.proxies_created, 1);
+    assert_eq!(scene_primitives(&mut w), 1);
+    assert!(w.primitive_id(c).unwrap().is_some());
+    w.unregister_component(c).unwrap();
+    let (stats, _) = frame(&mut w);
+    assert_eq!(stats.proxies_created, 0);
+    assert_eq!(scene_primitives(&mut w), 0);
+    assert!(w.primitive_id(c).unwrap().is_none());
+    w.register_component(c).unwrap();
+    frame(&mut w);
+    assert_eq!(scene_primitives(&mut w), 1);
+    // Destroying the actor unregisters it.
+    let actor = w.actor_of(c).unwrap();
+    w.destroy_actor(actor).unwrap();
+    frame(&mut w);
+    assert_eq!(scene_primitives(&mut w), 0);
+    assert!(matches!(w.world_transform(c), Err(EngineError::UnknownComponent(_))));
+    assert_clean(&mut w);
+}
+
+#[test]
+fn moving_sends_only_a_transform_and_mesh_or_material_changes_recreate_one_proxy() {
+    let mut w = world();
+    let a = cube_at(&mut w, Vec3::new(-2.0, 0.0, 0.0));
+    let _b = cube_at(&mut w, Vec3::new(2.0, 0.0, 0.0));
+    let (_, before) = frame(&mut w);
+    w.set_relative_transform(a, Transform::from_translation(Vec3::new(-2.0, 2.5, 0.0))).unwrap();
+    let eof = w.send_all_end_of_frame_updates().unwrap();
+    assert_eq!((eof.visited, eof.transforms_sent, eof.proxies_created), (1, 1, 0));
+    let (moved, after) = frame(&mut w);
+    assert_eq!((moved.proxies_created, moved.cached_commands_built), (0, 0));
+    assert!(before.rgba8 != after.rgba8, "the moved cube shows in the image");
+    // Material change: exactly one proxy recreated.
+    let red = w.render_thread().unwrap().create_material(renderer::Material::colored(Vec4::new(1.0, 0.0, 0.0, 1.0))).unwrap();
+    w.set_material(a, 0, red).unwrap();
+    let (changed, _) = frame(&mut w);
+    assert_eq!(changed.proxies_created, 1);
+    // Mesh change: exactly one proxy recreated.
+    w.with_component_mut::<StaticMeshComponent, _>(a, |c| c.set_mesh(StaticMesh::sphere(16))).unwrap();
+    let (changed, _) = frame(&mut w);
+    assert_eq!(changed.proxies_created, 1);
+    assert_eq!(scene_primitives(&mut w), 2);
+    assert_clean(&mut w);
+}
+
+#[test]
+fn moving_a_parent_moves_its_attached_children() {
+    let mut w = world();
+    let (actor, root) = w.spawn_actor("parent", Box::new(StaticMeshComponent::new(StaticMesh::cube())), Transform::IDENTITY).unwrap();
+    let child = w.add_component(actor, Box::new(StaticMeshComponent::new(StaticMesh::cube())), Some(root), Transform::from_translation(Vec3::new(0.0, 0.0, 2.0))).unwrap();
+    frame(&mut w);
+    w.set_relative_transform(root, Transform::new(Vec3::new(3.0, 0.0, 0.0), Quat::from_rotation_y(std::f32::consts::FRAC_PI_2), Vec3::ONE)).unwrap();
+    frame(&mut w);
+    let expected = w.world_transform(child).unwrap();
+    assert!((expected.w_axis.truncate() - Vec3::new(5.0, 0.0, 0.0)).length() < 1e-4, "{expected:?}");
+    let pid = w.primitive_id(child).unwrap().unwrap();
+    let on_render = w.render_thread().unwrap().with_context(move |ctx| ctx.scene.local_to_world(pid).unwrap()).unwrap();
+    assert!(on_render.abs_diff_eq(expected, 1e-5));
+    // Cycles are refused.
+    assert!(matches!(w.attach(root, child), Err(EngineError::InvalidAttachment { .. })));
+    assert_clean(&mut w);
+}
+
+#[test]
+fn a_nan_transform_is_rejected_and_the_last_good_one_stays() {
+    let mut w = World::new(None);
+    let (_, c) = w.spawn_actor("cube", Box::new(StaticMeshComponent::new(StaticMesh::cube())), Transform::from_translation(Vec3::X)).unwrap();
+    let good = w.world_transform(c).unwrap();
+    for bad in [
+        Transform::from_translation(Vec3::new(f32::NAN, 0.0, 0.0)),
+        Transform::from_translation(Vec3::new(f32::INFINITY, 0.0, 0.0)),
+        Transform::from_translation_scale(Vec3::ZERO, Vec3::new(1.0, 0.0, 1.0)),
+        Transform::new(Vec3::ZERO, Quat::from_xyzw(f32::NAN, 0.0, 0.0, 1.0), Vec3::ONE),
+    ] {
+        assert!(matches!(w.set_relative_transform(c, bad), Err(EngineError::InvalidTransform { .. })), "{bad:?}");
+        assert_eq!(w.world_transform(c).unwrap(), good);
+        assert_eq!(w.relative_transform(c).unwrap(), Transform::from_translation(Vec3::X));
+    }
+}
+
+#[test]
+fn ten_thousand_components_register_in_one_batch() {
+    let mut w = world();
+    let mesh = StaticMesh::cube();
+    let items: Vec<(Box<dyn Component>, Transform)> = (0..10_000)
+        .map(|i| (Box::new(StaticMeshComponent::new(mesh.clone())) as Box<dyn Component>, Transform::from_translation(Vec3::new((i % 100) as f32, (i / 100) as f32, 0.0))))
+        .collect();
+    w.spawn_actors(items).unwrap();
+    let eof = w.send_all_end_of_frame_updates().unwrap();
+    assert_eq!(eof.proxies_created, 10_000);
+    let (stats, _) = frame(&mut w);
+    assert_eq!(stats.proxies_created, 10_000, "added on the render thread in one batch");
+    assert_eq!(scene_primitives(&mut w), 10_000);
+    // Nothing dirty: the next update visits nothing.
+    assert_eq!(w.send_all_end_of_frame_updates().unwrap().visited, 0);
+    assert_clean(&mut w);
+}
+
+#[test]
+fn the_game_thread_runs_one_frame_ahead_and_never_more() {
+    let mut engine = Engine::new(&EngineDesc { width: 64, height: 48, mode: RenderThreadMode::Threaded, device: DeviceDesc { validation: Validation::Enabled, ..Default::default() } }).unwrap();
+    let mut saw_ahead = false;
+    for _ in 0..8 {
+        // A slow render thread: every frame takes at least 30 ms.
+        engine.render_thread().enqueue_render_command(|_| std::thread::sleep(std::time::Duration::from_millis(30))).unwrap();
+        let n = engine.tick(1.0 / 60.0, false).unwrap();
+        let rendered = engine.frames_rendered();
+        // At the start of frame n the game waited for frame n-2: rendered >= n-1.
+        assert!(rendered + 1 >= n, "frame {n} started with only {rendered} rendered");
+        if rendered < n {
+            saw_ahead = true;
+        }
+    }
+    assert!(saw_ahead, "the game thread overlapped the render thread at least once");
+    engine.flush().unwrap();
+    assert_eq!(engine.frames_rendered(), 8);
+}
+
+#[test]
+fn a_raycast_hits_a_cube_at_the_right_point_and_normal() {
+    let mut w = World::new(None);
+    let c = w.spawn_actor("cube", Box::new(StaticMeshComponent::new(StaticMesh::cube())), Transform::from_translation_scale(Vec3::new(5.0, 0.0, 0.0), Vec3::splat(2.0))).unwrap().1;
+    w.send_all_end_of_frame_updates().unwrap();
+    let hit = w.raycast(Vec3::new(0.0, 0.2, 0.3), Vec3::X, 100.0).unwrap().expect("a hit");
+    assert_eq!(hit.component, c);
+    assert!((hit.position - Vec3::new(4.0, 0.2, 0.3)).length() < 1e-4, "{hit:?}");
+    assert!((hit.normal - Vec3::NEG_X).length() < 1e-4);
+    assert!(w.raycast(Vec3::new(0.0, 5.0, 0.0), Vec3::X, 100.0).unwrap().is_none());
+    // Moving the cube moves its body.
+    w.set_relative_transform(c, Transform::from_translation(Vec3::new(0.0, 0.0, 10.0))).unwrap();
+    w.send_all_end_of_frame_updates().unwrap();
+    let down = w.raycast(Vec3::new(0.0, 0.0, 20.0), Vec3::NEG_Z, 100.0).unwrap().expect("hit from above");
+    assert!((down.position.z - 10.5).abs() < 1e-4 && (down.normal - Vec3::Z).length() < 1e-4);
+    // Unregistered: no body.
+    w.unregister_component(c).unwrap();
+    w.send_all_end_of_frame_updates().unwrap();
+    assert!(w.raycast(Vec3::new(0.0, 0.0, 20.0), Vec3::NEG_Z, 100.0).unwrap().is_none());
+}
+
+#[test]
+fn lights_and_cameras_come_from_components() {
+    let mut engine = Engine::new(&EngineDesc { width: W, height: H, mode: RenderThreadMode::Inline, device: DeviceDesc { validation: Validation::Enabled, ..Default::default() } }).unwrap();
+    let w = &mut engine.world;
+    let eye = Vec3::new(-6.0, 0.0, 6.0);
+    w.spawn_actor("camera", Box::new(CameraComponent::default()), Transform::new(eye, look_rotation(eye, Vec3::ZERO), Vec3::ONE)).unwrap();
+    let sun = Transform::new(Vec3::ZERO, look_rotation(Vec3::ZERO, Vec3::new(0.3, 0.2, -1.0)), Vec3::ONE);
+    w.spawn_actor("sun", Box::new(DirectionalLightComponent::default()), sun).unwrap();
+    w.spawn_actor("floor", Box::new(StaticMeshComponent::new(StaticMesh::plane())), Transform::from_translation_scale(Vec3::ZERO, Vec3::splat(20.0))).unwrap();
+    cube_at(w, Vec3::new(0.0, 0.0, 0.5));
+    assert_eq!(w.collect_views(W, H).len(), 1);
+    engine.tick(0.016, true).unwrap();
+    let stats = engine.stats().unwrap().unwrap();
+    assert_eq!(stats.primitives, 2);
+    assert!(stats.pass(MeshPass::ShadowDepth).draws > 0, "the sun casts shadows");
+    let img = engine.read_back().unwrap().unwrap();
+    let centre = img.pixel(W / 2, H / 2);
+    assert!(centre[0] as u32 + centre[1] as u32 + centre[2] as u32 > 150, "lit cube in the middle: {centre:?}");
+    let v = engine.render_thread().with_context(|ctx| ctx.device.validation()).unwrap();
+    assert_eq!((v.errors(), v.warnings()), (0, 0), "{:#?}", v.messages());
+    let _ = Mat4::IDENTITY;
+}
