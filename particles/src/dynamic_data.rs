@@ -139,8 +139,9 @@ pub struct ParticleSpriteVertex {
     pub relative_time: f32,
     /// Flipbook frame (no sub-UV module yet: always 0).
     pub sub_image_index: f32,
-    /// Keeps the size a multiple of 16 bytes.
-    pub padding: f32,
+    /// The emitter's [`ScreenAlignment`] for the vertex factory: 0 facing
+    /// the camera, 1 velocity aligned (also keeps the size 64 bytes).
+    pub alignment: f32,
 }
 
 const _: () = assert!(std::mem::size_of::<ParticleSpriteVertex>() == 64);
@@ -177,6 +178,10 @@ pub fn build_sprite_vertices_with(
     out.clear();
     let n = data.len();
     out.reserve(n);
+    let alignment = match data.screen_alignment {
+        ScreenAlignment::FacingCamera => 0.0,
+        ScreenAlignment::VelocityAligned => 1.0,
+    };
     let vertex = |i: usize| ParticleSpriteVertex {
         position: data.positions[i].to_array(),
         old_position: data.old_positions[i].to_array(),
@@ -185,7 +190,7 @@ pub fn build_sprite_vertices_with(
         color: data.colors[i].to_array(),
         relative_time: data.relative_times[i],
         sub_image_index: 0.0,
-        padding: 0.0,
+        alignment,
     };
     match data.sort_mode {
         SortMode::None => out.extend((0..n).map(vertex)),
@@ -246,6 +251,10 @@ mod tests {
         assert_eq!(v.rotation, 0.5);
         assert_eq!(v.color, [0.1, 0.2, 0.3, 0.4]);
         assert_eq!(v.relative_time, 0.25);
+        assert_eq!(v.alignment, 0.0);
+        d.screen_alignment = ScreenAlignment::VelocityAligned;
+        build_sprite_vertices(&d, Vec3::ZERO, &mut out);
+        assert_eq!(out[0].alignment, 1.0);
         assert_eq!(bytemuck::cast_slice::<_, u8>(&out).len(), 64);
     }
 

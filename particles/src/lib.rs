@@ -68,9 +68,13 @@ mod dynamic_data;
 mod emitter;
 mod error;
 mod json_path;
+mod materials;
 mod particle;
+mod proxy;
+mod render_system;
 mod rng;
 mod sort;
+mod sprite_vertex_factory;
 mod system_instance;
 mod update;
 mod validate;
@@ -87,7 +91,16 @@ pub use dynamic_data::{
 };
 pub use emitter::{EmitterInstance, MAX_BURST_LOOPS};
 pub use error::ParticleError;
+pub use materials::{
+    renderer_blend_mode, sprite_material, sprite_material_shader, ParticleMaterials,
+    SPRITE_MATERIAL_WGSL,
+};
 pub use particle::{Particle, ParticleStore};
+pub use proxy::{ParticleSystemSceneProxy, DEFAULT_BOUNDS_HALF_EXTENT};
+pub use render_system::{add_particle_system, create_proxy, send_dynamic_data, to_renderer_bounds};
 pub use rng::Rng;
 pub use sort::order_descending;
+pub use sprite_vertex_factory::{
+    SpriteVertexFactory, QUAD_CORNERS, QUAD_INDICES, SPRITE_VERTEX_FACTORY, SPRITE_VF_WGSL,
+};
 pub use system_instance::{ParticleSystemInstance, TickMode, PARALLEL_THRESHOLD};

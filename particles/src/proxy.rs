@@ -1,0 +1,274 @@
+//! The particle system's render-thread proxy (UE's
+//! `FParticleSystemSceneProxy`).
+//!
+//! The game thread owns the simulation; at the end of each frame it sends
+//! the proxy a [`ParticleSystemDynamicData`] snapshot (see
+//! [`crate::send_dynamic_data`]). Every rendered frame the renderer asks the
+//! proxy for its dynamic mesh elements, and it answers with one instanced
+//! draw per emitter with live particles: the emitter's particles become
+//! sprite instances ([`build_sprite_vertices_with`], sorted back to front
+//! from that view when the emitter's sort mode asks for it), copied into the
+//! frame's dynamic vertex memory.
+//!
+//! ```text
+//! game thread    tick ─ build_dynamic_data ─ send ─────────────┐
+//! render thread  update_dynamic_data (keep snapshot) ◄─────────┘
+//!                frame: get_dynamic_mesh_elements
+//!                  per visible view × emitter: sort → upload → MeshBatch
+//! ```
+//!
+//! * **Passes.** The batch's material decides: translucent and additive
+//!   materials go to the translucency pass only (no depth, no shadow);
+//!   opaque and masked ones to the depth prepass and base pass. Particles
+//!   never cast shadows (UE's sprites do not by default): relevance has
+//!   `shadow: false` and batches `cast_shadow: false`.
+//! * **Order.** The renderer sorts translucent draws back to front by
+//!   primitive (the system's bounds centre); inside the system, emitters
+//!   draw in asset order and particles in the emitter's sort order.
+//! * **Bounds.** The scene reads [`PrimitiveSceneProxy::local_bounds`] when
+//!   the proxy is added; later bounds reach the scene only through
+//!   `RenderThread::update_primitive_transform_and_bounds`, which
+//!   [`crate::send_dynamic_data`] calls with each snapshot's bounds. With
+//!   [`ParticleSystemSceneProxy::with_fixed_bounds`] the proxy always reports
+//!   the fixed box (for systems whose extent is known, skipping the walk).
+//!   Particles are simulated in world space, so the proxy is added with the
+//!   identity transform and its "local" bounds are world bounds.
+
+use std::any::Any;
+use std::sync::Mutex;
+
+use glam::Vec3;
+use renderer::{
+    Bounds, MeshBatch, MeshElementCollector, PrimitiveSceneProxy, ProxyUpdateContext, SceneView,
+    ViewRelevance,
+};
+use rhi_vulkan::{BufferDesc, BufferHandle, BufferUsage, Device, IndexFormat};
+
+use crate::asset::{BlendMode, SortMode};
+use crate::bounds::Aabb;
+use crate::dynamic_data::{
+    build_sprite_vertices_with, ParticleSpriteVertex, ParticleSystemDynamicData, SpriteScratch,
+};
+use crate::materials::ParticleMaterials;
+use crate::sprite_vertex_factory::{QUAD_CORNERS, QUAD_INDICES, SPRITE_VERTEX_FACTORY};
+
+/// Half the side of the box a proxy reports before it has seen a particle
+/// (around the origin it was given), in world units.
+pub const DEFAULT_BOUNDS_HALF_EXTENT: f32 = 1000.0;
+
+/// Working memory of one `get_dynamic_mesh_elements` call, kept between
+/// frames so that steady-state sorting allocates nothing.
+#[derive(Debug, Default)]
+struct Scratch {
+    vertices: Vec<ParticleSpriteVertex>,
+    sort: SpriteScratch,
+}
+
+/// The unit quad shared by every emitter of a proxy.
+#[derive(Clone, Copy, Debug)]
+struct QuadBuffers {
+    vertices: BufferHandle,
+    indices: BufferHandle,
+}
+
+/// Render-thread copy of a particle system; see the module docs.
+#[derive(Debug)]
+pub struct ParticleSystemSceneProxy {
+    materials: ParticleMaterials,
+    data: ParticleSystemDynamicData,
+    bounds: Aabb,
+    fixed_bounds: bool,
+    quad: Option<QuadBuffers>,
+    // `get_dynamic_mesh_elements` takes `&self`; the renderer calls it for
+    // one proxy at a time, so the lock is never contended.
+    scratch: Mutex<Scratch>,
+}
+
+impl ParticleSystemSceneProxy {
+    /// A proxy drawing `data` (the snapshot at creation, possibly empty)
+    /// with `materials`. Its bounds are the snapshot's, or a box of
+    /// [`DEFAULT_BOUNDS_HALF_EXTENT`] around `origin` while it has none.
+    pub fn new(
+        materials: ParticleMaterials,
+        data: ParticleSystemDynamicData,
+        origin: Vec3,
+    ) -> Self {
+        let bounds = data.bounds.unwrap_or(Aabb::new(
+            origin - Vec3::splat(DEFAULT_BOUNDS_HALF_EXTENT),
+            origin + Vec3::splat(DEFAULT_BOUNDS_HALF_EXTENT),
+        ));
+        Self {
+            materials,
+            data,
+            bounds,
+            fixed_bounds: false,
+            quad: None,
+            scratch: Mutex::new(Scratch::default()),
+        }
+    }
+
+    /// Always reports `bounds`, ignoring the snapshots' bounds.
+    pub fn with_fixed_bounds(mut self, bounds: Aabb) -> Self {
+        self.bounds = bounds;
+        self.fixed_bounds = true;
+        self
+    }
+
+    /// The latest snapshot.
+    pub fn dynamic_data(&self) -> &ParticleSystemDynamicData {
+        &self.data
+    }
+
+    /// The material mapping.
+    pub fn materials(&self) -> &ParticleMaterials {
+        &self.materials
+    }
+
+    /// The world box the proxy reports.
+    pub fn bounds(&self) -> Aabb {
+        self.bounds
+    }
+
+    /// Takes a new snapshot (what `update_dynamic_data` does with it).
+    pub fn set_dynamic_data(&mut self, data: ParticleSystemDynamicData) {
+        if !self.fixed_bounds {
+            if let Some(b) = data.bounds {
+                self.bounds = b;
+            }
+        }
+        self.data = data;
+    }
+
+    fn has_blend(&self, pred: impl Fn(BlendMode) -> bool) -> bool {
+        self.data.emitters.iter().any(|e| pred(e.blend_mode))
+    }
+}
+
+impl PrimitiveSceneProxy for ParticleSystemSceneProxy {
+    fn local_bounds(&self) -> Bounds {
+        Bounds::from_box(self.bounds.min, self.bounds.max)
+    }
+
+    fn view_relevance(&self, _view: &SceneView) -> ViewRelevance {
+        ViewRelevance {
+            draw: true,
+            shadow: false,
+            static_relevance: false,
+            dynamic_relevance: true,
+            opaque: self.has_blend(|b| b == BlendMode::Opaque),
+            masked: self.has_blend(|b| b == BlendMode::Masked),
+            // Relevance is read once, when the proxy is added, possibly
+            // before the first snapshot: say translucent unless known opaque.
+            translucent: self.data.emitters.is_empty()
+                || self.has_blend(|b| matches!(b, BlendMode::Translucent | BlendMode::Additive)),
+            disables_depth_test: false,
+        }
+    }
+
+    fn create_render_resources(&mut self, device: &Device) -> rhi_vulkan::Result<()> {
+        let vertices = device.create_buffer_init(
+            &BufferDesc::gpu_only("particle sprite quad", 32, BufferUsage::VERTEX),
+            bytemuck::cast_slice(&QUAD_CORNERS),
+        )?;
+        let indices = match device.create_buffer_init(
+            &BufferDesc::gpu_only("particle sprite quad indices", 24, BufferUsage::INDEX),
+            bytemuck::cast_slice(&QUAD_INDICES),
+        ) {
+            Ok(b) => b,
+            Err(e) => {
+                device.destroy_buffer(vertices);
+                return Err(e);
+            }
+        };
+        self.quad = Some(QuadBuffers { vertices, indices });
+        Ok(())
+    }
+
+    fn release_render_resources(&mut self, device: &Device) {
+        if let Some(q) = self.quad.take() {
+            device.destroy_buffer(q.vertices);
+            device.destroy_buffer(q.indices);
+        }
+    }
+
+    fn get_dynamic_mesh_elements(
+        &self,
+        views: &[&SceneView],
+        visibility: &[bool],
+        collector: &mut MeshElementCollector<'_, '_>,
+    ) {
+        let Some(quad) = self.quad else { return };
+        let mut guard = self.scratch.lock().unwrap_or_else(|p| p.into_inner());
+        let scratch = &mut *guard;
+        for emitter in self.data.emitters.iter().filter(|e| !e.is_empty()) {
+            let material = self.materials.resolve(&emitter.material);
+            // Only distance sorting depends on the view: otherwise one
+            // upload serves every view.
+            let mut shared: Option<(BufferHandle, u64)> = None;
+            for (view_index, view) in views.iter().enumerate() {
+                if !visibility.get(view_index).copied().unwrap_or(false) {
+                    continue;
+                }
+                let instances = match shared {
+                    Some(s) => s,
+                    None => {
+                        build_sprite_vertices_with(
+                            emitter,
+                            view.origin,
+                            &mut scratch.vertices,
+                            &mut scratch.sort,
+                        );
+                        // Out of transient memory: this emitter is not drawn
+                        // this frame (the collector has no error channel).
+                        let Ok(s) = collector.upload(bytemuck::cast_slice(&scratch.vertices))
+                        else {
+                            break;
+                        };
+                        if emitter.sort_mode != SortMode::DistanceToView {
+                            shared = Some(s);
+                        }
+                        s
+                    }
+                };
+                collector.add_mesh(
+                    view_index,
+                    MeshBatch {
+                        vertex_factory: &SPRITE_VERTEX_FACTORY,
+                        streams: [Some((quad.vertices, 0)), Some(instances), None, None],
+                        index_buffer: Some((quad.indices, IndexFormat::Uint32)),
+                        first_index: 0,
+                        count: QUAD_INDICES.len() as u32,
+                        base_vertex: 0,
+                        instance_count: emitter.len() as u32,
+                        indirect: None,
+                        material,
+                        lod_index: 0,
+                        cast_shadow: false,
+                        reverse_culling: false,
+                    },
+                );
+            }
+        }
+    }
+
+    fn update_dynamic_data(
+        &mut self,
+        data: Box<dyn Any + Send>,
+        _ctx: &mut ProxyUpdateContext<'_>,
+    ) -> rhi_vulkan::Result<()> {
+        // Anything else is another component's mistake; keep the last snapshot.
+        if let Ok(data) = data.downcast::<ParticleSystemDynamicData>() {
+            self.set_dynamic_data(*data);
+        }
+        Ok(())
+    }
+
+    fn memory_footprint(&self) -> usize {
+        let per_particle = 3 * 12 + 8 + 4 + 16 + 4;
+        std::mem::size_of_val(self) + self.data.live_particles() * per_particle
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
