@@ -10,16 +10,13 @@
 //! | `render_state` (create, clear, material) | new proxy: add, then remove the old one | same |
 //! | `dynamic_data` (update in place) | one [`SectionUpdate`] per section, whole streams | same (cached commands name buffers, not contents) |
 //! | `visibility` | one [`ProcMeshProxyUpdate::Visibility`] message | new proxy (the cache holds which sections draw) |
-//! | `transform` (bounds moved) | `update_primitive_transform`; a new proxy if the bounds grew | same |
+//! | `transform` (bounds moved) | transform and new local bounds | same |
 //!
-//! **Bounds.** The renderer reads a proxy's local bounds once, when the
-//! primitive is added, and has no request to change them later. Bounds that
-//! shrink are harmless (culling and the shadow fit stay conservative), but
-//! geometry that moved outside them could be culled while on screen. So
-//! [`apply`](ProcMeshRenderState::apply) re-adds the proxy when the mesh's
-//! bounds are no longer inside the bounds it was added with
-//! ([`RecreateReason::BoundsGrew`]). Once the renderer can update a
-//! primitive's bounds in place, that branch becomes one request.
+//! **Bounds.** The renderer culls with the local bounds a primitive was
+//! added with until it is told otherwise; when an update moves the mesh's
+//! bounds (`ChangeSet::transform`), `apply` sends the transform together
+//! with the new bounds (`RenderThread::update_primitive_transform_and_bounds`,
+//! UE's `MarkRenderTransformDirty`): no proxy and no command is rebuilt.
 //!
 //! ```text
 //! game:   mesh.update_mesh_section(..) -> ChangeSet ─┐ merge over the frame
@@ -59,8 +56,6 @@ pub enum RecreateReason {
     RenderState,
     /// A section's visibility changed on the static draw path.
     VisibilityOnStaticPath,
-    /// The mesh's bounds grew beyond those the proxy was added with.
-    BoundsGrew,
 }
 
 /// What [`ProcMeshRenderState::apply`] sent.
@@ -73,18 +68,18 @@ pub struct RenderUpdate {
     pub sections_sent: usize,
     /// Visibility flags sent to the existing proxy.
     pub visibility_sent: usize,
-    /// `update_primitive_transform` was sent.
-    pub transform_sent: bool,
+    /// The transform and the new local bounds were sent.
+    pub bounds_sent: bool,
 }
 
 /// A procedural mesh's primitive in a render thread's scene: its id, its
-/// transform, the draw path and the bounds its proxy was added with.
+/// transform, the draw path and the local bounds the renderer culls with.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ProcMeshRenderState {
     id: PrimitiveId,
     local_to_world: Mat4,
     options: ProcMeshProxyOptions,
-    added_bounds: Aabb,
+    bounds: Aabb,
 }
 
 impl ProcMeshRenderState {
@@ -96,12 +91,12 @@ impl ProcMeshRenderState {
         local_to_world: Mat4,
         options: ProcMeshProxyOptions,
     ) -> Result<Self, RenderStateError> {
-        let (id, added_bounds) = add_proxy(rt, mesh, local_to_world, options)?;
+        let (id, bounds) = add_proxy(rt, mesh, local_to_world, options)?;
         Ok(Self {
             id,
             local_to_world,
             options,
-            added_bounds,
+            bounds,
         })
     }
 
@@ -120,10 +115,9 @@ impl ProcMeshRenderState {
         self.options
     }
 
-    /// The local bounds the live proxy was added with: what the renderer
-    /// culls with.
-    pub fn added_bounds(&self) -> Aabb {
-        self.added_bounds
+    /// The local bounds last given to the renderer: what it culls with.
+    pub fn bounds(&self) -> Aabb {
+        self.bounds
     }
 
     /// Sends what `changes` (the merged change sets of a frame's calls on
@@ -141,8 +135,6 @@ impl ProcMeshRenderState {
             Some(RecreateReason::RenderState)
         } else if self.options.static_draw_path && !changes.visibility.is_empty() {
             Some(RecreateReason::VisibilityOnStaticPath)
-        } else if changes.transform && !self.added_bounds.contains_box(&mesh.local_bounds()) {
-            Some(RecreateReason::BoundsGrew)
         } else {
             None
         };
@@ -175,11 +167,10 @@ impl ProcMeshRenderState {
             rt.update_dynamic_data(self.id, Box::new(ProcMeshProxyUpdate::Visibility(flags)))?;
         }
         if changes.transform {
-            // The bounds shrank or moved inside the added ones: nothing the
-            // renderer can take beyond the transform (UE's
-            // MarkRenderTransformDirty re-sends both).
-            rt.update_primitive_transform(self.id, self.local_to_world)?;
-            sent.transform_sent = true;
+            let bounds = mesh.local_bounds();
+            rt.update_primitive_transform_and_bounds(self.id, self.local_to_world, bounds.into())?;
+            self.bounds = bounds;
+            sent.bounds_sent = true;
         }
         Ok(sent)
     }
@@ -212,7 +203,7 @@ impl ProcMeshRenderState {
     ) -> Result<PrimitiveId, RenderStateError> {
         let (id, bounds) = add_proxy(rt, mesh, self.local_to_world, self.options)?;
         let old = std::mem::replace(&mut self.id, id);
-        self.added_bounds = bounds;
+        self.bounds = bounds;
         rt.remove_primitive(old)?;
         Ok(id)
     }
