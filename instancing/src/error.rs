@@ -55,6 +55,21 @@ pub enum InstancingError {
     /// More instances than a `u32` index (minus the free-slot marker) allows.
     #[error("too many instances: {requested} requested, at most {max}")]
     TooManyInstances { requested: u64, max: u32 },
+    /// The renderer or the RHI refused a request (the message is theirs).
+    #[error("renderer: {0}")]
+    Renderer(String),
+}
+
+impl From<renderer::RendererError> for InstancingError {
+    fn from(e: renderer::RendererError) -> Self {
+        Self::Renderer(e.to_string())
+    }
+}
+
+impl From<rhi_vulkan::RhiError> for InstancingError {
+    fn from(e: rhi_vulkan::RhiError) -> Self {
+        Self::Renderer(e.to_string())
+    }
 }
 
 /// Shorthand for this crate's results.

@@ -49,8 +49,11 @@ pub mod gpu_data;
 pub mod id;
 pub mod instance_data;
 pub mod mesh;
+pub mod proxy;
+mod render_state;
 pub mod transform;
 pub mod tree_builder;
+pub mod vertex_factory;
 
 pub use bounds::{Aabb, BoxSphereBounds};
 pub use cluster_tree::{ClusterTree, ClusterTreeSettings, TreeCullStats, TreeSnapshot};
@@ -64,4 +67,10 @@ pub use id::InstanceId;
 pub use instance_data::{InstanceStore, MAX_INSTANCES};
 pub use mesh::{InstancedMesh, MeshLod, MeshSection, MAX_LODS};
 pub use transform::{validate_transform, TransformSpace};
+pub use proxy::{
+    cull_view_for, instanced_mesh_for, register_cvars, CullPath, InstancedStaticMeshSceneProxy, IsmStats,
+    IsmStatsSnapshot, IsmUpdate, CVAR_GPU_CULLING, CVAR_UE_MODE,
+};
+pub use render_state::{FlushOutcome, IsmRenderState};
 pub use tree_builder::ClusterTreeBuilder;
+pub use vertex_factory::{InstanceStreamData, InstancedVertexFactory, INSTANCED_VERTEX_FACTORY};

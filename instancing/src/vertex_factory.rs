@@ -1,0 +1,198 @@
+//! The instanced vertex factory (UE's `FInstancedStaticMeshVertexFactory`).
+//!
+//! The renderer binds only its own bind groups (view, GPU scene, materials,
+//! shadow map) for mesh passes, so a factory reads per-instance data through
+//! vertex streams. Four streams at most are allowed, so the local factory's
+//! color and UV streams are interleaved into one:
+//!
+//! ```text
+//! stream 0  per vertex    position                       12 B  (as the local factory)
+//! stream 1  per vertex    tangent_x (w: sign), normal    32 B  (as the local factory)
+//! stream 2  per vertex    color RGBA8, UV0               12 B  (color + UV0 of the local factory)
+//! stream 3  per instance  InstanceStreamData             80 B
+//! ```
+//!
+//! [`InstanceStreamData`] is both the layout of the proxy's persistent
+//! instance buffer and of the compacted, per-view buffer the GPU culling pass
+//! writes; custom data is inlined (floats 0..3, the rest is not visible to
+//! shaders). Materials read custom floats 0..2 in `in.custom.xyz` and
+//! `PerInstanceRandom` in `in.custom.w` (see `shaders/instanced_vf.inc.wgsl`).
+
+use bytemuck::{Pod, Zeroable};
+use renderer::{LocalVertex, VertexFactoryType};
+use rhi_vulkan::{VertexAttribute, VertexBufferLayout, VertexFormat, VertexStepMode};
+
+use crate::gpu_data::InstanceGpuData;
+
+/// Custom-data floats carried inline per instance.
+pub const INLINE_CUSTOM_DATA_FLOATS: usize = 4;
+
+/// One instance as the instanced vertex factory's instance stream and the
+/// GPU culling pass read it (std430-compatible, 80 bytes).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct InstanceStreamData {
+    /// Rows 0..3 of the instance→component matrix, translation in `.w`.
+    pub transform_rows: [[f32; 4]; 3],
+    /// Custom data floats 0..3 (zero where the component has fewer).
+    pub custom: [f32; 4],
+    /// UE's `PerInstanceRandom`.
+    pub random: f32,
+    /// Cull-distance fade: 1 in the persistent buffer, the computed fade in
+    /// culled output.
+    pub fade: f32,
+    /// The slot of the instance's stable id.
+    pub instance_id: u32,
+    /// [`InstanceGpuData::FLAG_MIRRORED`] and friends.
+    pub flags: u32,
+}
+
+impl InstanceStreamData {
+    pub const SIZE: u64 = std::mem::size_of::<Self>() as u64;
+
+    /// From the game side's packed instance and its custom floats.
+    pub fn new(gpu: &InstanceGpuData, custom: &[f32]) -> Self {
+        let mut c = [0.0; INLINE_CUSTOM_DATA_FLOATS];
+        for (d, s) in c.iter_mut().zip(custom) {
+            *d = *s;
+        }
+        Self {
+            transform_rows: gpu.transform_rows,
+            custom: c,
+            random: gpu.random,
+            fade: 1.0,
+            instance_id: gpu.instance_id,
+            flags: gpu.flags,
+        }
+    }
+
+    /// The instance→component transform.
+    pub fn transform(&self) -> glam::Affine3A {
+        let r = &self.transform_rows;
+        glam::Affine3A::from_cols_array(&[
+            r[0][0], r[1][0], r[2][0], r[0][1], r[1][1], r[2][1], r[0][2], r[1][2], r[2][2], r[0][3], r[1][3], r[2][3],
+        ])
+    }
+}
+
+/// One vertex of the interleaved color/UV stream.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct ColorUvVertex {
+    pub color: [u8; 4],
+    pub uv0: [f32; 2],
+}
+
+/// The instanced factory; use [`INSTANCED_VERTEX_FACTORY`].
+pub struct InstancedVertexFactory;
+
+pub static INSTANCED_VERTEX_FACTORY: InstancedVertexFactory = InstancedVertexFactory;
+
+impl InstancedVertexFactory {
+    /// Byte sizes of the three per-vertex streams for one vertex.
+    pub const VERTEX_STREAM_STRIDES: [u32; 3] = [12, 32, 12];
+
+    /// Splits vertices into the three per-vertex streams, concatenated in
+    /// one buffer (each stream 16-byte aligned); returns the bytes and each
+    /// stream's offset.
+    pub fn pack(vertices: &[LocalVertex]) -> (Vec<u8>, [u64; 3]) {
+        let n = vertices.len();
+        let mut offsets = [0u64; 3];
+        let mut total = 0usize;
+        for (i, stride) in Self::VERTEX_STREAM_STRIDES.iter().enumerate() {
+            offsets[i] = total as u64;
+            total += (*stride as usize * n).next_multiple_of(16);
+        }
+        let mut bytes = vec![0u8; total.max(16)];
+        for (i, v) in vertices.iter().enumerate() {
+            let mut put = |at: u64, data: &[u8]| {
+                let at = at as usize;
+                bytes[at..at + data.len()].copy_from_slice(data);
+            };
+            put(offsets[0] + i as u64 * 12, bytemuck::cast_slice(&v.position));
+            put(offsets[1] + i as u64 * 32, bytemuck::cast_slice(&v.tangent_x));
+            put(offsets[1] + i as u64 * 32 + 16, bytemuck::cast_slice(&[v.normal[0], v.normal[1], v.normal[2], 0.0]));
+            put(offsets[2] + i as u64 * 12, bytemuck::bytes_of(&ColorUvVertex { color: v.color, uv0: v.uvs[0] }));
+        }
+        (bytes, offsets)
+    }
+}
+
+impl VertexFactoryType for InstancedVertexFactory {
+    fn name(&self) -> &'static str {
+        "instanced"
+    }
+
+    fn wgsl(&self) -> &'static str {
+        include_str!("../shaders/instanced_vf.inc.wgsl")
+    }
+
+    fn streams(&self) -> Vec<VertexBufferLayout> {
+        let attr = |location, format, offset| VertexAttribute { location, format, offset };
+        vec![
+            VertexBufferLayout { stride: 12, step_mode: VertexStepMode::Vertex, attributes: vec![attr(0, VertexFormat::Float32x3, 0)] },
+            VertexBufferLayout {
+                stride: 32,
+                step_mode: VertexStepMode::Vertex,
+                attributes: vec![attr(1, VertexFormat::Float32x4, 0), attr(2, VertexFormat::Float32x4, 16)],
+            },
+            VertexBufferLayout {
+                stride: 12,
+                step_mode: VertexStepMode::Vertex,
+                attributes: vec![attr(3, VertexFormat::Unorm8x4, 0), attr(4, VertexFormat::Float32x2, 4)],
+            },
+            VertexBufferLayout {
+                stride: InstanceStreamData::SIZE as u32,
+                step_mode: VertexStepMode::Instance,
+                attributes: vec![
+                    attr(5, VertexFormat::Float32x4, 0),
+                    attr(6, VertexFormat::Float32x4, 16),
+                    attr(7, VertexFormat::Float32x4, 32),
+                    attr(8, VertexFormat::Float32x4, 48),
+                    attr(9, VertexFormat::Float32x2, 64),
+                ],
+            },
+        ]
+    }
+
+    fn primitive_id_location(&self) -> Option<u32> {
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use glam::{Affine3A, Quat, Vec3};
+
+    #[test]
+    fn stream_layout_is_80_bytes_with_fields_where_the_shader_reads_them() {
+        assert_eq!(InstanceStreamData::SIZE, 80);
+        let d = InstanceStreamData { random: 0.25, fade: 0.5, ..Default::default() };
+        let bytes = bytemuck::bytes_of(&d);
+        assert_eq!(f32::from_le_bytes(bytes[64..68].try_into().unwrap()), 0.25);
+        assert_eq!(f32::from_le_bytes(bytes[68..72].try_into().unwrap()), 0.5);
+    }
+
+    #[test]
+    fn transform_round_trips_through_the_rows() {
+        let t = Affine3A::from_scale_rotation_translation(Vec3::new(1.0, 2.0, 3.0), Quat::from_rotation_z(0.7), Vec3::new(4.0, 5.0, 6.0));
+        let mut store = crate::InstanceStore::new(crate::BoxSphereBounds::new(Vec3::ZERO, Vec3::ONE, 1.8).unwrap());
+        let id = store.add_instance(t).unwrap();
+        let gpu = InstanceGpuData::pack(&t, 0.5, 0, id);
+        let s = InstanceStreamData::new(&gpu, &[1.0, 2.0, 3.0, 4.0, 5.0]);
+        assert!(s.transform().abs_diff_eq(t, 1e-6));
+        assert_eq!(s.custom, [1.0, 2.0, 3.0, 4.0]);
+        assert_eq!(s.fade, 1.0);
+    }
+
+    #[test]
+    fn packing_interleaves_color_and_uv() {
+        let v = LocalVertex { position: [1.0, 2.0, 3.0], color: [9, 8, 7, 6], uvs: [[0.5, 0.75], [0.0; 2], [0.0; 2], [0.0; 2]], ..Default::default() };
+        let (bytes, offsets) = InstancedVertexFactory::pack(&[v, v]);
+        assert_eq!(offsets, [0, 32, 96]);
+        let at = offsets[2] as usize + 12;
+        assert_eq!(&bytes[at..at + 4], &[9, 8, 7, 6]);
+        assert_eq!(f32::from_le_bytes(bytes[at + 8..at + 12].try_into().unwrap()), 0.75);
+    }
+}

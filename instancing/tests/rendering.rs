@@ -1,0 +1,298 @@
+//! The rendering half on the real device (lavapipe here), validation on:
+//! draws per mesh, GPU culling against the CPU reference and the HISM tree,
+//! cull distance and fade, per-instance LODs, in-place edits, custom data.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use glam::{Affine3A, Vec3, Vec4};
+use instancing::*;
+use renderer::*;
+use rhi_vulkan::{DeviceDesc, Image, Rect, Validation};
+
+const W: u32 = 160;
+const H: u32 = 120;
+const CLEAR: [u8; 4] = [0, 0, 0, 255];
+
+fn render_thread() -> RenderThread {
+    let mut rt = RenderThread::new(&DeviceDesc { validation: Validation::Enabled, ..Default::default() }, RenderThreadMode::Threaded)
+        .expect("a Vulkan device (run `cargo xtask test`)");
+    rt.set_cvar("r.Shadow.MapSize", "256").unwrap();
+    register_cvars(&mut rt).unwrap();
+    rt
+}
+
+fn assert_clean(rt: &mut RenderThread) {
+    let v = rt.with_context(|ctx| ctx.device.validation()).unwrap();
+    assert_eq!(v.errors(), 0, "validation errors: {:#?}", v.messages());
+    assert_eq!(v.warnings(), 0, "validation warnings: {:#?}", v.messages());
+}
+
+fn family(view: SceneView) -> ViewFamily {
+    let mut f = ViewFamily::new(W, H, vec![view]);
+    f.clear_color = [0.0, 0.0, 0.0, 1.0];
+    f
+}
+
+fn frame(rt: &mut RenderThread, family: &ViewFamily) -> (FrameStats, Image) {
+    rt.render_frame(FrameRequest { family: family.clone(), read_back: true, execute: true }).unwrap();
+    let image = rt.read_back().unwrap().expect("image");
+    (rt.last_stats().unwrap().expect("stats"), image)
+}
+
+fn cube_mesh(lod1_below: Option<f32>) -> Arc<StaticMeshRenderData> {
+    match lod1_below {
+        None => StaticMeshRenderData::new(vec![shapes::cube(1.0)]).unwrap(),
+        Some(s) => {
+            let mut lod0 = shapes::cube(1.0);
+            lod0.screen_size = s;
+            StaticMeshRenderData::new(vec![lod0, shapes::cube(1.0)]).unwrap()
+        }
+    }
+}
+
+fn store_for(mesh: &StaticMeshRenderData, transforms: &[Affine3A]) -> InstanceStore {
+    let b = mesh.bounds();
+    let mut s = InstanceStore::new(BoxSphereBounds::new(b.origin, b.extent, b.radius).unwrap());
+    s.add_instances(transforms).unwrap();
+    s
+}
+
+/// `n` instances on a square grid in the XY plane centred on `center`.
+fn grid(n: u32, spacing: f32, scale: f32, center: Vec3) -> Vec<Affine3A> {
+    let side = (n as f32).sqrt().ceil() as u32;
+    let half = (side - 1) as f32 * spacing * 0.5;
+    (0..n)
+        .map(|i| {
+            let p = center + Vec3::new((i % side) as f32 * spacing - half, (i / side) as f32 * spacing - half, 0.0);
+            Affine3A::from_scale_rotation_translation(Vec3::splat(scale), glam::Quat::from_rotation_z(i as f32 * 0.37), p)
+        })
+        .collect()
+}
+
+/// Pixel of a world point in a view of the `W`x`H` target.
+fn project(view: &SceneView, p: Vec3) -> (u32, u32) {
+    let c = view.view_proj() * p.extend(1.0);
+    let (x, y) = (c.x / c.w, c.y / c.w);
+    (((x * 0.5 + 0.5) * W as f32) as u32, ((y * 0.5 + 0.5) * H as f32) as u32)
+}
+
+fn with_proxy<R: Send + 'static>(
+    rt: &mut RenderThread,
+    id: PrimitiveId,
+    f: impl FnOnce(&InstancedStaticMeshSceneProxy, &rhi_vulkan::Device) -> R + Send + 'static,
+) -> R {
+    rt.with_context(move |ctx| {
+        let proxy = ctx.scene.proxy(id).expect("proxy").as_any().downcast_ref::<InstancedStaticMeshSceneProxy>().expect("an ISM proxy");
+        f(proxy, &ctx.device)
+    })
+    .unwrap()
+}
+
+#[test]
+fn two_meshes_of_a_thousand_instances_take_two_base_draws_and_both_show() {
+    let mut rt = render_thread();
+    rt.add_light(Light::Directional(DirectionalLight { direction: Vec3::new(0.3, 0.2, -1.0), color: Vec3::ONE, intensity: 2.0, cast_shadows: true }))
+        .unwrap();
+    let red = rt.create_material(Material::colored(Vec4::new(0.9, 0.05, 0.05, 1.0))).unwrap();
+    let green = rt.create_material(Material::colored(Vec4::new(0.05, 0.9, 0.05, 1.0))).unwrap();
+    let (a, b) = (cube_mesh(None), StaticMeshRenderData::new(vec![shapes::cube(0.8)]).unwrap());
+    let mut store_a = store_for(&a, &grid(1000, 1.0, 0.6, Vec3::new(-17.0, 0.0, 0.0)));
+    let mut store_b = store_for(&b, &grid(1000, 1.0, 0.6, Vec3::new(17.0, 0.0, 0.0)));
+    let sa = IsmRenderState::add(&mut rt, &mut store_a, a, vec![red], Affine3A::IDENTITY, CullDistances::NONE).unwrap();
+    let sb = IsmRenderState::add(&mut rt, &mut store_b, b, vec![green], Affine3A::IDENTITY, CullDistances::NONE).unwrap();
+    let view = SceneView::perspective(Vec3::new(0.0, -0.01, 60.0), Vec3::ZERO, Vec3::Y, 1.2, 0.1, 500.0, Rect::from_size(W, H)).unwrap();
+    let (stats, image) = frame(&mut rt, &family(view.clone()));
+    assert_eq!(stats.pass(MeshPass::Base).draws, 2, "one draw per mesh: {stats:#?}");
+    assert_eq!(stats.proxies_created, 2);
+    // Count red- and green-dominated pixels in each half.
+    let count = |x0: u32, x1: u32, c: usize| {
+        (x0..x1).flat_map(|x| (0..H).map(move |y| (x, y))).filter(|&(x, y)| {
+            let p = image.pixel(x, y);
+            p[c] > 40 && u32::from(p[c]) > 2 * u32::from(p[1 - c])
+        }).count()
+    };
+    let (red_left, green_right) = (count(0, W / 2, 0), count(W / 2, W, 1));
+    assert!(red_left > 500 && green_right > 500, "mesh A red on the left ({red_left} px), mesh B green on the right ({green_right} px)");
+    assert_eq!(count(0, W / 2, 1) + count(W / 2, W, 0), 0, "each mesh on its own side");
+    // Next frame: the GPU counts of this one come back into the stats.
+    frame(&mut rt, &family(view));
+    assert_eq!(sa.stats().snapshot().path, CullPath::Gpu);
+    assert_eq!(sa.stats().snapshot().visible(), 1000);
+    assert_eq!(sb.stats().snapshot().visible(), 1000);
+    assert_clean(&mut rt);
+}
+
+#[test]
+fn instances_behind_the_camera_or_past_the_end_distance_are_not_drawn_and_fade_between() {
+    let mut rt = render_thread();
+    let white = rt.create_material(Material::colored(Vec4::ONE)).unwrap();
+    let mesh = cube_mesh(None);
+    let place = |p: Vec3, s: f32| Affine3A::from_scale_rotation_translation(Vec3::splat(s), glam::Quat::IDENTITY, p);
+    let near = Vec3::new(-3.0, 20.0, 0.0);
+    let far = Vec3::new(15.0, 60.0, 0.0);
+    let fading = Vec3::new(8.0, 45.0, 0.0);
+    let behind = Vec3::new(0.0, -20.0, 0.0);
+    let mut store = store_for(&mesh, &[place(near, 2.0), place(far, 4.0), place(fading, 3.0), place(behind, 2.0)]);
+    let distances = CullDistances::new(40.0, 50.0).unwrap();
+    let state = IsmRenderState::add(&mut rt, &mut store, mesh.clone(), vec![white], Affine3A::IDENTITY, distances).unwrap();
+    rt.add_light(Light::Directional(DirectionalLight { direction: Vec3::new(0.0, 0.5, -1.0), color: Vec3::ONE, intensity: 2.0, cast_shadows: false }))
+        .unwrap();
+    let view = SceneView::perspective(Vec3::new(0.0, 0.0, 1.0), Vec3::new(0.0, 10.0, 0.0), Vec3::Z, 1.2, 0.1, 500.0, Rect::from_size(W, H)).unwrap();
+    let (_, image) = frame(&mut rt, &family(view.clone()));
+    let (pn, pf) = (project(&view, near), project(&view, far));
+    assert_ne!(image.pixel(pn.0, pn.1), CLEAR, "the near instance is drawn");
+    assert_eq!(image.pixel(pf.0, pf.1), CLEAR, "the instance past the end distance is not");
+
+    let id = state.id();
+    let (counts, visible) = with_proxy(&mut rt, id, |p, d| (p.read_gpu_lod_counts(d).unwrap(), p.read_gpu_visible(d, 0).unwrap()));
+    assert_eq!(counts[0], vec![2], "near and fading only");
+    let cpu = cull_instances(&store, &instanced_mesh_for(&mesh).unwrap(), &Affine3A::IDENTITY, &cull_view_for(&view).unwrap(), distances).unwrap();
+    let expected: BTreeMap<u32, f32> =
+        cpu.lods[0].instances.iter().zip(&cpu.lods[0].fades).map(|(&i, &f)| (store.ids()[i as usize].slot(), f)).collect();
+    let got: BTreeMap<u32, f32> = visible.into_iter().collect();
+    assert_eq!(expected.keys().collect::<Vec<_>>(), got.keys().collect::<Vec<_>>());
+    for (k, f) in &expected {
+        assert!((got[k] - f).abs() < 1e-4, "fade of {k}: GPU {} CPU {f}", got[k]);
+    }
+    let fade = got[&store.ids()[2].slot()];
+    assert!(fade > 0.0 && fade < 1.0, "between start and end the instance fades: {fade}");
+    assert_eq!(got[&store.ids()[0].slot()], 1.0);
+
+    // The CPU path draws the same.
+    rt.set_cvar(CVAR_GPU_CULLING, "0").unwrap();
+    let (_, cpu_image) = frame(&mut rt, &family(view));
+    assert_eq!(state.stats().snapshot().path, CullPath::Cpu);
+    assert_eq!(state.stats().snapshot().visible(), 2);
+    assert_eq!(cpu_image.pixel(pf.0, pf.1), CLEAR);
+    assert_ne!(cpu_image.pixel(pn.0, pn.1), CLEAR);
+    assert_clean(&mut rt);
+}
+
+#[test]
+fn gpu_lods_match_the_cpu_reference_and_the_cluster_tree_agrees_on_visibility() {
+    let mut rt = render_thread();
+    let white = rt.create_material(Material::colored(Vec4::ONE)).unwrap();
+    let mesh = cube_mesh(Some(0.02));
+    let mut store = store_for(&mesh, &grid(40_000, 3.0, 1.0, Vec3::new(0.0, 290.0, 0.0)));
+    let component = Affine3A::from_rotation_translation(glam::Quat::from_rotation_z(0.1), Vec3::new(1.0, 2.0, 0.5));
+    let state = IsmRenderState::add(&mut rt, &mut store, mesh.clone(), vec![white], component, CullDistances::NONE).unwrap();
+    let view = SceneView::perspective(Vec3::new(0.0, 0.0, 6.0), Vec3::new(0.0, 60.0, 0.0), Vec3::Z, 1.0, 0.1, 2000.0, Rect::from_size(W, H)).unwrap();
+    let (stats, _) = frame(&mut rt, &family(view.clone()));
+    assert_eq!(stats.pass(MeshPass::Base).draws, 2, "one indirect draw per LOD");
+    let id = state.id();
+    let (counts, visible) = with_proxy(&mut rt, id, |p, d| (p.read_gpu_lod_counts(d).unwrap(), p.read_gpu_visible(d, 0).unwrap()));
+
+    let culling_mesh = instanced_mesh_for(&mesh).unwrap();
+    let cull_view = cull_view_for(&view).unwrap();
+    let cpu = cull_instances(&store, &culling_mesh, &component, &cull_view, CullDistances::NONE).unwrap();
+    assert_eq!(counts[0], cpu.counts(), "GPU per-LOD counts = CPU reference");
+    assert!(cpu.counts()[0] > 100 && cpu.counts()[1] > 100, "near instances at LOD 0, far ones at LOD 1: {:?}", cpu.counts());
+    assert!(cpu.visible_count() < 40_000, "part of the grid is outside the frustum");
+
+    let tree = ClusterTree::build(&store, &culling_mesh, &ClusterTreeSettings::default());
+    let (tree_out, _) = tree.cull(&store, &culling_mesh, &component, &cull_view, CullDistances::NONE).unwrap();
+    let mut tree_ids: Vec<u32> = tree_out.instance_buffer().iter().map(|&i| store.ids()[i as usize].slot()).collect();
+    let mut gpu_ids: Vec<u32> = visible.iter().map(|v| v.0).collect();
+    tree_ids.sort_unstable();
+    gpu_ids.sort_unstable();
+    assert_eq!(gpu_ids, tree_ids, "GPU culling and the HISM tree see the same instances");
+
+    // The CPU path (benchmarks' fallback) counts the same per LOD.
+    rt.set_cvar(CVAR_GPU_CULLING, "0").unwrap();
+    frame(&mut rt, &family(view));
+    let s = state.stats().snapshot();
+    assert_eq!(s.visible_per_lod, cpu.counts().iter().map(|&c| u64::from(c)).collect::<Vec<_>>());
+    assert_clean(&mut rt);
+}
+
+#[test]
+fn editing_one_of_100k_instances_uploads_only_its_bytes_and_recreates_nothing() {
+    let mut rt = render_thread();
+    let white = rt.create_material(Material::colored(Vec4::ONE)).unwrap();
+    let mesh = cube_mesh(None);
+    let mut store = store_for(&mesh, &grid(100_000, 2.0, 1.0, Vec3::ZERO));
+    let mut state = IsmRenderState::add(&mut rt, &mut store, mesh, vec![white], Affine3A::IDENTITY, CullDistances::NONE).unwrap();
+    let view = SceneView::perspective(Vec3::new(0.0, -0.01, 40.0), Vec3::ZERO, Vec3::Y, 1.0, 0.1, 500.0, Rect::from_size(W, H)).unwrap();
+    let fam = family(view);
+    frame(&mut rt, &fam);
+    let id = state.id();
+    let buffer_before = with_proxy(&mut rt, id, |p, _| p.instance_buffer());
+
+    let t = store.transforms()[5000];
+    store.update_instance_transform(5000, Affine3A::from_translation(Vec3::new(0.3, 0.0, 0.0)) * t, TransformSpace::Component).unwrap();
+    assert_eq!(state.flush(&mut rt, &mut store).unwrap(), FlushOutcome::Updated { instances: 1 });
+    let (stats, _) = frame(&mut rt, &fam);
+    assert_eq!(stats.proxies_created, 0, "no proxy recreated");
+    assert_eq!(state.id(), id);
+    let s = state.stats().snapshot();
+    assert_eq!(s.last_update_upload_bytes, InstanceStreamData::SIZE, "one instance's bytes");
+    assert_eq!(s.instance_buffer_recreations, 0);
+    let (buffer_after, moved) = with_proxy(&mut rt, id, |p, _| (p.instance_buffer(), p.instance_count()));
+    assert_eq!(buffer_after, buffer_before, "the instance buffer is updated in place");
+    assert_eq!(moved, 100_000);
+    assert_eq!(state.flush(&mut rt, &mut store).unwrap(), FlushOutcome::Nothing);
+    assert_clean(&mut rt);
+}
+
+const CUSTOM_COLOR_WGSL: &str = "
+fn material_main(in: MaterialInput) -> MaterialOutput {
+    var out = default_material(in);
+    // Unlit: the instance's custom floats 0..2 are its color.
+    out.base_color = vec3<f32>(0.0);
+    out.specular = 0.0;
+    out.emissive = in.custom.xyz;
+    return out;
+}
+";
+
+#[test]
+fn custom_data_reaches_the_material() {
+    let mut rt = render_thread();
+    let material = rt
+        .create_material(Material { shader: MaterialShader::new("ism_custom_color.wgsl", CUSTOM_COLOR_WGSL), ..Material::default() })
+        .unwrap();
+    let mesh = cube_mesh(None);
+    let place = |x: f32| Affine3A::from_scale_rotation_translation(Vec3::splat(4.0), glam::Quat::IDENTITY, Vec3::new(x, 0.0, 0.0));
+    let mut store = store_for(&mesh, &[place(-6.0), place(6.0)]);
+    store.set_num_custom_data_floats(3);
+    store.set_custom_data(0, &[1.0, 0.0, 0.0]).unwrap();
+    store.set_custom_data(1, &[0.0, 0.0, 1.0]).unwrap();
+    let mut state = IsmRenderState::add(&mut rt, &mut store, mesh, vec![material], Affine3A::IDENTITY, CullDistances::NONE).unwrap();
+    let view = SceneView::perspective(Vec3::new(0.0, -0.01, 30.0), Vec3::ZERO, Vec3::Y, 1.0, 0.1, 500.0, Rect::from_size(W, H)).unwrap();
+    let (_, image) = frame(&mut rt, &family(view.clone()));
+    let (l, r) = (project(&view, Vec3::new(-6.0, 0.0, 2.0)), project(&view, Vec3::new(6.0, 0.0, 2.0)));
+    assert_eq!(image.pixel(l.0, l.1), [255, 0, 0, 255]);
+    assert_eq!(image.pixel(r.0, r.1), [0, 0, 255, 255]);
+
+    // An edit of one value goes up in place and shows next frame.
+    store.set_custom_data_value(1, 1, 1.0).unwrap();
+    assert_eq!(state.flush(&mut rt, &mut store).unwrap(), FlushOutcome::Updated { instances: 1 });
+    let (_, image) = frame(&mut rt, &family(view));
+    assert_eq!(image.pixel(r.0, r.1), [0, 255, 255, 255]);
+    assert_clean(&mut rt);
+}
+
+#[test]
+fn ue_mode_draws_every_instance_at_one_lod_and_bounds_growth_recreates_the_proxy() {
+    let mut rt = render_thread();
+    let white = rt.create_material(Material::colored(Vec4::ONE)).unwrap();
+    let mesh = cube_mesh(Some(0.08));
+    let mut store = store_for(&mesh, &grid(2_500, 3.0, 1.0, Vec3::new(0.0, 80.0, 0.0)));
+    let mut state = IsmRenderState::add(&mut rt, &mut store, mesh, vec![white], Affine3A::IDENTITY, CullDistances::NONE).unwrap();
+    rt.set_cvar(CVAR_UE_MODE, "1").unwrap();
+    let view = SceneView::perspective(Vec3::new(0.0, 0.0, 6.0), Vec3::new(0.0, 60.0, 0.0), Vec3::Z, 1.0, 0.1, 2000.0, Rect::from_size(W, H)).unwrap();
+    let (stats, _) = frame(&mut rt, &family(view.clone()));
+    let s = state.stats().snapshot();
+    assert_eq!(s.path, CullPath::UeMode);
+    assert_eq!(s.visible(), 2_500, "no per-instance culling");
+    assert_eq!(stats.pass(MeshPass::Base).draws, 1, "one LOD for all");
+    assert_eq!(stats.pass(MeshPass::Base).instances, 2_500);
+
+    store.add_instance(Affine3A::from_translation(Vec3::new(0.0, 500.0, 0.0))).unwrap();
+    assert_eq!(state.flush(&mut rt, &mut store).unwrap(), FlushOutcome::Recreated);
+    let (stats, _) = frame(&mut rt, &family(view));
+    assert_eq!(stats.proxies_created, 1);
+    assert_eq!(state.stats().snapshot().visible(), 2_501);
+    assert_clean(&mut rt);
+}
