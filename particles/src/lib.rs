@@ -1,8 +1,11 @@
 //! # particles
 //!
-//! Cascade-style CPU sprite particles, the game-thread half: particle
-//! system assets, emitter instances and their simulation, and the per-frame
-//! snapshot ("dynamic data") the render thread turns into sprite instances.
+//! Cascade-style CPU sprite particles, both halves. The game-thread half:
+//! particle system assets, emitter instances and their simulation, and the
+//! per-frame snapshot ("dynamic data"). The render-thread half: a
+//! [`renderer::PrimitiveSceneProxy`] that draws each emitter as one
+//! instanced draw of the sprite vertex factory, sorted back to front per
+//! view, plus the glue a component uses to add it and feed it.
 //!
 //! ```text
 //! ParticleSystem (asset, JSON)      Arc-shared, validated, never mutated
@@ -11,8 +14,28 @@
 //!   └─ EmitterInstance × n          particles (SoA), clock, random stream
 //!        tick(dt): update → spawn (sub-frame) → collide → kill
 //! build_dynamic_data()  ──► ParticleSystemDynamicData   (owned, Send)
-//! build_sprite_vertices ──► [ParticleSpriteVertex]      (render thread)
+//! ─────────────────────── game thread ▲ │ render thread ───────────────────
+//! add_particle_system / send_dynamic_data ▼
+//! ParticleSystemSceneProxy          keeps the latest snapshot
+//!   get_dynamic_mesh_elements       per visible view × emitter:
+//!     build_sprite_vertices (sort)  → collector.upload → MeshBatch
+//!     SPRITE_VERTEX_FACTORY         unit quad × one instance per particle,
+//!                                   expanded facing the camera or along
+//!                                   the velocity in the vertex shader
 //! ```
+//!
+//! Rendering in short (see [`ParticleSystemSceneProxy`] for details):
+//!
+//! * The material resolved from the emitter's material name
+//!   ([`ParticleMaterials`]) decides the passes: translucent and additive
+//!   sprites draw only in the translucency pass, opaque and masked ones in
+//!   the depth prepass and base pass. Particles cast no shadows.
+//! * [`sprite_material`] makes an unlit, two-sided sprite material (colour
+//!   from the particle, optionally a soft disc); [`ParticleMaterials::for_system`]
+//!   creates one per material name with the emitter's blend mode.
+//! * Particles are simulated in world space: proxies are added with the
+//!   identity transform, and the bounds sent with each snapshot are world
+//!   bounds.
 //!
 //! ```
 //! use std::sync::Arc;
@@ -49,7 +72,13 @@
 //! * **Named errors.** A malformed or invalid asset is rejected with an
 //!   error naming the field (`emitters[1].modules[2].lifetime.uniform.min`),
 //!   and a rejected call changes nothing.
-//! * **No `unsafe`**, no global state, no allocation in the update loop.
+//! * **One draw per emitter and view.** An emitter with live particles is
+//!   one instanced draw (instances = its live particles, never merged with
+//!   another emitter's); translucent emitters sorted by distance are sorted
+//!   from each view's own eye. Nothing is drawn for an empty emitter.
+//! * **No `unsafe`**, no mutable global state (the vertex factory and the
+//!   sprite material shader are immutable singletons), no allocation in the
+//!   update loop.
 //!
 //! ## What the caller upholds
 //!
@@ -60,6 +89,12 @@
 //!   negative or non-finite values are ignored. Very long `dt` are handled
 //!   but compress spawning (capacity applies within the tick).
 //! * Units are world units (UE's centimetres), seconds and radians.
+//! * Rendering: give each emitter's material name a renderer material whose
+//!   blend mode matches the emitter's (a missing name draws with the
+//!   fallback, by default the renderer's opaque default material); send a
+//!   snapshot after each tick with [`send_dynamic_data`] (it also sends the
+//!   bounds the scene culls and sorts by); remove the primitive with
+//!   `RenderThread::remove_primitive` when the component goes away.
 
 mod asset;
 mod bounds;

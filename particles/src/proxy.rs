@@ -272,3 +272,81 @@ impl PrimitiveSceneProxy for ParticleSystemSceneProxy {
         self
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::asset::ScreenAlignment;
+    use crate::dynamic_data::EmitterDynamicData;
+    use glam::{Vec2, Vec4};
+
+    fn snapshot(blend: BlendMode, at: Vec3) -> ParticleSystemDynamicData {
+        let e = EmitterDynamicData {
+            material: "M".into(),
+            blend_mode: blend,
+            screen_alignment: ScreenAlignment::FacingCamera,
+            sort_mode: SortMode::None,
+            positions: vec![at],
+            old_positions: vec![at],
+            sizes: vec![Vec2::splat(2.0)],
+            rotations: vec![0.0],
+            colors: vec![Vec4::ONE],
+            relative_times: vec![0.0],
+        };
+        let bounds = Aabb::of_sprites(&e.positions, &e.sizes);
+        ParticleSystemDynamicData {
+            emitters: vec![e],
+            bounds,
+        }
+    }
+
+    fn view() -> SceneView {
+        SceneView::perspective(
+            Vec3::Y,
+            Vec3::ZERO,
+            Vec3::Z,
+            1.0,
+            0.1,
+            10.0,
+            rhi_vulkan::Rect::from_size(4, 4),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn relevance_is_dynamic_without_shadows_and_follows_blend_modes() {
+        let empty =
+            ParticleSystemSceneProxy::new(ParticleMaterials::new(), Default::default(), Vec3::ZERO);
+        let r = empty.view_relevance(&view());
+        assert!(r.draw && r.dynamic_relevance && r.translucent);
+        assert!(!r.static_relevance && !r.shadow && !r.opaque);
+        let opaque = ParticleSystemSceneProxy::new(
+            ParticleMaterials::new(),
+            snapshot(BlendMode::Opaque, Vec3::ZERO),
+            Vec3::ZERO,
+        );
+        let r = opaque.view_relevance(&view());
+        assert!(r.opaque && !r.translucent && !r.shadow);
+    }
+
+    #[test]
+    fn bounds_start_generous_then_follow_snapshots_unless_fixed() {
+        let origin = Vec3::new(5.0, 0.0, 0.0);
+        let mut proxy =
+            ParticleSystemSceneProxy::new(ParticleMaterials::new(), Default::default(), origin);
+        let b = proxy.local_bounds();
+        assert_eq!(b.origin, origin);
+        assert_eq!(b.extent, Vec3::splat(DEFAULT_BOUNDS_HALF_EXTENT));
+        proxy.set_dynamic_data(snapshot(BlendMode::Translucent, Vec3::new(0.0, 0.0, 3.0)));
+        assert_eq!(proxy.local_bounds().origin, Vec3::new(0.0, 0.0, 3.0));
+        // An empty snapshot (no bounds) keeps the last ones.
+        proxy.set_dynamic_data(ParticleSystemDynamicData::default());
+        assert_eq!(proxy.local_bounds().origin, Vec3::new(0.0, 0.0, 3.0));
+
+        let fixed = Aabb::new(Vec3::splat(-1.0), Vec3::splat(1.0));
+        let mut proxy = proxy.with_fixed_bounds(fixed);
+        proxy.set_dynamic_data(snapshot(BlendMode::Translucent, Vec3::new(0.0, 0.0, 30.0)));
+        assert_eq!(proxy.bounds(), fixed);
+        assert_eq!(proxy.dynamic_data().live_particles(), 1);
+    }
+}

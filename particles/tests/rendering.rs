@@ -268,3 +268,48 @@ fn additive_particles_brighten_the_background_and_opaque_ones_go_through_the_bas
         );
     }
 }
+
+#[test]
+fn each_view_sorts_the_particles_from_its_own_eye() {
+    let mut rt = render_thread();
+    // Red at y = -1, blue at y = +1: the front camera (on -Y) sees red in
+    // front, the back camera (on +Y) sees blue in front.
+    let red = P::at(Vec3::new(0.0, -1.0, 0.0), 2.0, RED);
+    let blue = P::at(Vec3::new(0.0, 1.0, 0.0), 2.0, BLUE);
+    let e = emitter_data(
+        "M",
+        BlendMode::Translucent,
+        ScreenAlignment::FacingCamera,
+        SortMode::DistanceToView,
+        &[red, blue],
+    );
+    add_snapshot(&mut rt, snapshot(vec![e]));
+    let (half_w, fov) = (W / 2, 0.8);
+    let front = renderer::SceneView::perspective(
+        Vec3::new(0.0, -10.0, 0.0),
+        Vec3::ZERO,
+        Vec3::Z,
+        fov,
+        0.1,
+        100.0,
+        rhi_vulkan::Rect::new(0, 0, half_w, H),
+    )
+    .unwrap();
+    let back = renderer::SceneView::perspective(
+        Vec3::new(0.0, 10.0, 0.0),
+        Vec3::ZERO,
+        Vec3::Z,
+        fov,
+        0.1,
+        100.0,
+        rhi_vulkan::Rect::new(half_w as i32, 0, half_w, H),
+    )
+    .unwrap();
+    let (stats, img) = frame_of(&mut rt, &renderer::ViewFamily::new(W, H, vec![front, back]));
+    let t = stats.pass(MeshPass::Translucency);
+    assert_eq!((t.draws, t.instances), (2, 4), "one draw per view");
+    let (l, r) = (img.pixel(W / 4, H / 2), img.pixel(3 * W / 4, H / 2));
+    assert!(l[0] > l[2] + 40, "front view: red in front {l:?}");
+    assert!(r[2] > r[0] + 40, "back view: blue in front {r:?}");
+    assert_clean(&mut rt);
+}
