@@ -1,5 +1,6 @@
 //! Builds a small heightfield section, animates it with in-place updates and
-//! prints what each call asks the (future) component to do.
+//! prints what each call asks the component to do (what
+//! `ProcMeshRenderState::apply` turns into render commands).
 //!
 //! Run with `cargo run -p procmesh --example build_grid`.
 

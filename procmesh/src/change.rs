@@ -12,7 +12,7 @@
 //! | [`ChangeSet::visibility`] | `SetSectionVisibility_RenderThread` | one flag in the existing proxy |
 //!
 //! The data half returns a [`ChangeSet`] from every mutating call; the
-//! future `ProceduralMeshComponent` merges them over a frame
+//! `ProceduralMeshComponent` merges them over a frame
 //! ([`ChangeSet::merge`]) and, at end of frame, marks what they say. For
 //! each dynamic-data entry it takes a [`SectionUpdate`] with
 //! [`ProcMeshData::section_update`](crate::ProcMeshData::section_update):

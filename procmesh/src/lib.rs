@@ -4,41 +4,62 @@
 //! with fast in-place updates, per-section visibility and materials, and
 //! collision.
 //!
-//! ## What this crate holds now
+//! ## What this crate holds
 //!
-//! The complete game-side data half, as [`ProcMeshData`]:
+//! **The game-side data**, [`ProcMeshData`]:
 //!
 //! - sections of vertices (position, normal, tangent with flip-Y, 8-bit sRGB
 //!   color, UV0–UV3; stored as one stream per attribute, read one at a time
 //!   as [`ProcMeshVertex`]) and `u32` triangles, created from parallel
 //!   arrays ([`SectionData`]) with UE's defaults for what is left out;
 //! - update of a section in place (same vertex count), clear, clear all,
-//!   visibility, a material per section slot ([`MaterialRef`], a placeholder
-//!   for the renderer's material id), per-section boxes and the mesh's
-//!   bounds;
+//!   visibility, a material per section slot ([`MaterialRef`], the number of
+//!   a renderer `MaterialId`), per-section boxes and the mesh's bounds;
 //! - collision through engine-core: [`ProcMeshData`] is a
 //!   [`CollisionDataProvider`](engine_core::collision::CollisionDataProvider)
 //!   (section index as material index), owns the
 //!   [`BodySetup`](engine_core::collision::BodySetup), adds convex meshes and
 //!   use-complex-as-simple, and cooks synchronously or asynchronously with
 //!   newer cooks aborting older ones;
-//! - a [`ChangeSet`] from every mutating call saying what the component must
-//!   mark dirty (recreate the proxy, re-send bounds, send one section's
-//!   vertex data to the existing proxy, flip a visibility flag, hand new
-//!   collision to the scene), and [`SectionUpdate`], the copy of the changed
-//!   vertex streams that the render thread receives.
+//! - a [`ChangeSet`] from every mutating call saying what must be marked
+//!   dirty (recreate the proxy, re-send bounds, send one section's vertex
+//!   data to the existing proxy, flip a visibility flag, hand new collision
+//!   to the scene), and [`SectionUpdate`], the copy of the changed vertex
+//!   streams that the render thread receives.
 //!
-//! ## What comes with the renderer
+//! **The rendering half**:
 //!
-//! Not written yet, because the renderer and engine-core's component system
-//! do not exist yet: the `ProceduralMeshComponent` itself (registration,
-//! dirty flags, world transform), the scene proxy with one GPU vertex and
-//! index buffer set per section drawn through the local vertex factory's
-//! dynamic path, the render command that applies a [`SectionUpdate`] to an
-//! existing proxy, and real material handles in place of [`MaterialRef`].
-//! The component will own a `ProcMeshData`, forward calls to it and act on
-//! the returned [`ChangeSet`]s; no rule about the data lives outside this
-//! crate.
+//! - [`ProceduralMeshSceneProxy`], built on the game thread from a
+//!   `&ProcMeshData` (it copies, never borrows): one vertex buffer (the
+//!   local vertex factory's four streams, one region each) and one 32-bit
+//!   index buffer per section with vertices and triangles, with its material
+//!   and visibility. By default it draws through the dynamic path, as in UE:
+//!   one batch per visible section per view, every frame. With
+//!   [`ProcMeshProxyOptions::static_draw_path`] (not in UE) its sections are
+//!   cached once, so an unchanged frame builds no command.
+//! - In-place updates without a new proxy: the proxy takes
+//!   [`SectionUpdate`]s and [`ProcMeshProxyUpdate`]s through
+//!   `update_dynamic_data` and rewrites only the changed streams of the
+//!   existing GPU buffers (`ProxyUpdateContext::upload`), or flips
+//!   visibility flags. Streams that interleave attributes are written whole
+//!   ([`render_streams`]).
+//! - [`ProcMeshRenderState`], the glue a `ProceduralMeshComponent` uses with
+//!   a `renderer::RenderThread` until it lives in engine-core's component
+//!   system: register, then [`apply`](ProcMeshRenderState::apply) a frame's
+//!   merged [`ChangeSet`] (a new proxy for render-state changes and, on the
+//!   static path, for visibility; in-place messages otherwise; transform and
+//!   new local bounds when the bounds moved), move it
+//!   ([`set_transform`](ProcMeshRenderState::set_transform), which keeps a
+//!   mirrored transform's winding right on the dynamic path), unregister.
+//!   [`proxy_updates`] gives the in-place messages as one value, the form a
+//!   component's per-frame dynamic-data snapshot takes.
+//!
+//! Not here yet: the `ProceduralMeshComponent` type on engine-core's
+//! `Component` / `PrimitiveComponent` traits. It will own a `ProcMeshData`,
+//! forward calls to it, turn the returned [`ChangeSet`]s into dirty flags,
+//! create its proxy with [`ProceduralMeshSceneProxy::new`] and return
+//! [`proxy_updates`] as its dynamic data; no rule about the data lives
+//! outside this crate.
 //!
 //! ## Promises
 //!
@@ -47,8 +68,11 @@
 //! configuration and its cooked collision exactly as they were. No `unsafe`.
 //!
 //! The caller upholds: call [`ProcMeshData::poll_collision`] once per frame
-//! when asynchronous cooking is on, and send the [`SectionUpdate`]s for the
-//! change sets it received before the next proxy rebuild.
+//! when asynchronous cooking is on; hand every change set of a mesh to its
+//! [`ProcMeshRenderState`] (merged, at end of frame), since the proxy learns
+//! of updates only through them; and create materials on the renderer
+//! before naming them in a [`MaterialRef`] (an unknown id draws with the
+//! default material).
 
 mod bounds;
 mod change;
@@ -69,7 +93,9 @@ pub use error::{ProcMeshError, Result};
 pub use material::MaterialRef;
 pub use mesh::{ProcMeshData, MAX_SECTION_INDEX};
 pub use proxy::{ProcMeshProxyOptions, ProcMeshProxyUpdate, ProceduralMeshSceneProxy};
-pub use render_state::{ProcMeshRenderState, RecreateReason, RenderStateError, RenderUpdate};
-pub use streams::render_streams;
+pub use render_state::{
+    proxy_updates, ProcMeshRenderState, RecreateReason, RenderStateError, RenderUpdate,
+};
 pub use section::{ProcMeshSection, SectionData, VertexColors};
+pub use streams::render_streams;
 pub use vertex::{Color, LinearColor, ProcMeshTangent, ProcMeshVertex, VertexAttributes, WHITE};

@@ -50,8 +50,7 @@ use crate::bounds::Aabb;
 use crate::change::SectionUpdate;
 use crate::mesh::ProcMeshData;
 use crate::streams::{
-    color_bytes, position_bytes, section_vertex_bytes, tangent_basis_bytes, uv_bytes,
-    StreamLayout,
+    color_bytes, position_bytes, section_vertex_bytes, tangent_basis_bytes, uv_bytes, StreamLayout,
 };
 
 /// How a procedural mesh is drawn.
@@ -74,14 +73,16 @@ impl Default for ProcMeshProxyOptions {
 }
 
 /// A message for an existing proxy, sent with
-/// `RenderThread::update_dynamic_data`. A bare [`SectionUpdate`] is
-/// accepted too.
+/// `RenderThread::update_dynamic_data`. A bare [`SectionUpdate`] and a
+/// `Vec<ProcMeshProxyUpdate>` (a frame's messages in one box, applied in
+/// order: what a component's one dynamic-data snapshot per frame carries)
+/// are accepted too.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ProcMeshProxyUpdate {
     /// New vertex streams of one section (same vertex count). Streams are
     /// written whole: normals and tangents together, all four UV channels
     /// together (see [`render_streams`](crate::render_streams)).
-    Section(SectionUpdate),
+    Section(Box<SectionUpdate>),
     /// New visibility flags, `(section, visible)`. On the static path the
     /// cached commands do not follow: recreate the proxy instead.
     Visibility(Vec<(usize, bool)>),
@@ -220,14 +221,12 @@ impl ProceduralMeshSceneProxy {
     /// The batch of a section, without per-path flags.
     fn batch(section: &ProxySection, cast_shadow: bool) -> Option<MeshBatch> {
         let (vertices, indices) = section.gpu?;
-        let streams = section.layout.offsets.map(|offset| Some((vertices, offset)));
-        let mut batch = MeshBatch::local(
-            streams,
-            indices,
-            0,
-            section.index_count,
-            section.material,
-        );
+        let streams = section
+            .layout
+            .offsets
+            .map(|offset| Some((vertices, offset)));
+        let mut batch =
+            MeshBatch::local(streams, indices, 0, section.index_count, section.material);
         batch.cast_shadow = cast_shadow;
         Some(batch)
     }
@@ -242,7 +241,7 @@ impl ProceduralMeshSceneProxy {
     ) {
         match update {
             ProcMeshProxyUpdate::Section(update) => {
-                if let Err(why) = self.apply_section(update, write) {
+                if let Err(why) = self.apply_section(&update, write) {
                     log::warn!("procedural mesh proxy: update rejected: {why:?}");
                     self.rejected_updates += 1;
                 }
@@ -260,7 +259,7 @@ impl ProceduralMeshSceneProxy {
 
     fn apply_section(
         &mut self,
-        update: SectionUpdate,
+        update: &SectionUpdate,
         write: &mut dyn FnMut(BufferHandle, u64, Vec<u8>),
     ) -> Result<(), Rejected> {
         let Some(s) = self.section(update.section) else {
@@ -429,19 +428,25 @@ impl PrimitiveSceneProxy for ProceduralMeshSceneProxy {
         ctx: &mut ProxyUpdateContext<'_>,
     ) -> rhi_vulkan::Result<()> {
         let update = match data.downcast::<SectionUpdate>() {
-            Ok(update) => ProcMeshProxyUpdate::Section(*update),
+            Ok(update) => ProcMeshProxyUpdate::Section(update),
             Err(data) => match data.downcast::<ProcMeshProxyUpdate>() {
                 Ok(update) => *update,
-                Err(_) => {
-                    log::warn!("procedural mesh proxy: unknown dynamic data ignored");
-                    self.rejected_updates += 1;
-                    return Ok(());
-                }
+                Err(data) => match data.downcast::<Vec<ProcMeshProxyUpdate>>() {
+                    Ok(updates) => {
+                        for update in *updates {
+                            self.apply(update, &mut |b, o, bytes| ctx.upload(b, o, bytes));
+                        }
+                        return Ok(());
+                    }
+                    Err(_) => {
+                        log::warn!("procedural mesh proxy: unknown dynamic data ignored");
+                        self.rejected_updates += 1;
+                        return Ok(());
+                    }
+                },
             },
         };
-        self.apply(update, &mut |buffer, offset, bytes| {
-            ctx.upload(buffer, offset, bytes)
-        });
+        self.apply(update, &mut |b, o, bytes| ctx.upload(b, o, bytes));
         Ok(())
     }
 
@@ -514,7 +519,13 @@ mod tests {
         let mut mesh = ProcMeshData::new();
         quad(&mut mesh, 0, 0.0);
         let mut proxy = ProceduralMeshSceneProxy::new(&mesh, ProcMeshProxyOptions::default());
-        let moved: Vec<Vec3> = mesh.section(0).unwrap().positions().iter().map(|p| *p * 0.5).collect();
+        let moved: Vec<Vec3> = mesh
+            .section(0)
+            .unwrap()
+            .positions()
+            .iter()
+            .map(|p| *p * 0.5)
+            .collect();
         let normals = [Vec3::X; 4];
         let changes = mesh
             .update_mesh_section(0, SectionData::positions(&moved).normals(&normals))
@@ -522,10 +533,14 @@ mod tests {
         let attributes = render_streams(changes.dynamic_data[0].attributes);
         let update = mesh.section_update(0, attributes).unwrap();
         let mut writes = Vec::new();
-        proxy.apply(ProcMeshProxyUpdate::Section(update), &mut |b, o, bytes| {
-            writes.push((b, o, bytes))
-        });
-        assert!(writes.is_empty(), "not on the GPU yet: the pending bytes change");
+        proxy.apply(
+            ProcMeshProxyUpdate::Section(Box::new(update)),
+            &mut |b, o, bytes| writes.push((b, o, bytes)),
+        );
+        assert!(
+            writes.is_empty(),
+            "not on the GPU yet: the pending bytes change"
+        );
         assert_eq!(proxy.rejected_updates(), 0);
         let layout = StreamLayout::new(4);
         let expected = section_vertex_bytes(mesh.section(0).unwrap(), &layout);
@@ -534,16 +549,27 @@ mod tests {
         assert_eq!(proxy.local_bounds(), Bounds::from(mesh.local_bounds()));
 
         // Normals without tangents, or a count mismatch: refused whole.
-        let mut partial = mesh.section_update(0, VertexAttributes::NORMAL | VertexAttributes::POSITION).unwrap();
+        let mut partial = mesh
+            .section_update(0, VertexAttributes::NORMAL | VertexAttributes::POSITION)
+            .unwrap();
         partial.positions = Some(vec![Vec3::splat(7.0); 4]);
-        proxy.apply(ProcMeshProxyUpdate::Section(partial), &mut |_, _, _| {});
+        proxy.apply(
+            ProcMeshProxyUpdate::Section(Box::new(partial)),
+            &mut |_, _, _| {},
+        );
         let mut short = mesh.section_update(0, VertexAttributes::POSITION).unwrap();
         short.positions.as_mut().unwrap().pop();
-        proxy.apply(ProcMeshProxyUpdate::Section(short), &mut |_, _, _| {});
+        proxy.apply(
+            ProcMeshProxyUpdate::Section(Box::new(short)),
+            &mut |_, _, _| {},
+        );
         assert_eq!(proxy.rejected_updates(), 2);
         assert_eq!(pending_vertices(&proxy, 0), expected, "nothing written");
 
-        proxy.apply(ProcMeshProxyUpdate::Visibility(vec![(0, false), (9, true)]), &mut |_, _, _| {});
+        proxy.apply(
+            ProcMeshProxyUpdate::Visibility(vec![(0, false), (9, true)]),
+            &mut |_, _, _| {},
+        );
         assert_eq!(proxy.is_section_visible(0), Some(false));
         proxy.apply(ProcMeshProxyUpdate::Mirrored(true), &mut |_, _, _| {});
         assert!(proxy.is_mirrored());

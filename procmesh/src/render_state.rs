@@ -8,7 +8,7 @@
 //! | change | dynamic draw path | static draw path |
 //! | --- | --- | --- |
 //! | `render_state` (create, clear, material) | new proxy: add, then remove the old one | same |
-//! | `dynamic_data` (update in place) | one [`SectionUpdate`] per section, whole streams | same (cached commands name buffers, not contents) |
+//! | `dynamic_data` (update in place) | one [`SectionUpdate`](crate::SectionUpdate) per section, whole streams | same (cached commands name buffers, not contents) |
 //! | `visibility` | one [`ProcMeshProxyUpdate::Visibility`] message | new proxy (the cache holds which sections draw) |
 //! | `transform` (bounds moved) | transform and new local bounds | same |
 //!
@@ -29,7 +29,7 @@ use renderer::{PrimitiveId, RenderThread, RendererError};
 use thiserror::Error;
 
 use crate::bounds::Aabb;
-use crate::change::{ChangeSet, SectionUpdate};
+use crate::change::ChangeSet;
 use crate::error::ProcMeshError;
 use crate::mesh::ProcMeshData;
 use crate::proxy::{ProcMeshProxyOptions, ProcMeshProxyUpdate, ProceduralMeshSceneProxy};
@@ -64,7 +64,8 @@ pub struct RenderUpdate {
     /// The proxy was replaced, and why; the new id is
     /// [`ProcMeshRenderState::id`].
     pub recreated: Option<RecreateReason>,
-    /// Section updates sent to the existing proxy.
+    /// Section updates sent to the existing proxy (in one message with the
+    /// visibility flags).
     pub sections_sent: usize,
     /// Visibility flags sent to the existing proxy.
     pub visibility_sent: usize,
@@ -147,24 +148,14 @@ impl ProcMeshRenderState {
         }
         // Copy everything first: a stale change set fails before anything
         // is sent.
-        let updates: Vec<SectionUpdate> = changes
-            .dynamic_data
-            .iter()
-            .map(|d| mesh.section_update(d.section, render_streams(d.attributes)))
-            .collect::<Result<_, _>>()?;
-        let flags: Vec<(usize, bool)> = changes
-            .visibility
-            .iter()
-            .map(|&i| (i, mesh.is_mesh_section_visible(i)))
-            .collect();
-        let mut sent = RenderUpdate::default();
-        for update in updates {
-            rt.update_dynamic_data(self.id, Box::new(update))?;
-            sent.sections_sent += 1;
-        }
-        if !flags.is_empty() {
-            sent.visibility_sent = flags.len();
-            rt.update_dynamic_data(self.id, Box::new(ProcMeshProxyUpdate::Visibility(flags)))?;
+        let updates = proxy_updates(mesh, changes)?;
+        let mut sent = RenderUpdate {
+            sections_sent: changes.dynamic_data.len(),
+            visibility_sent: changes.visibility.len(),
+            ..RenderUpdate::default()
+        };
+        if !updates.is_empty() {
+            rt.update_dynamic_data(self.id, Box::new(updates))?;
         }
         if changes.transform {
             let bounds = mesh.local_bounds();
@@ -213,6 +204,36 @@ impl ProcMeshRenderState {
         rt.remove_primitive(self.id)?;
         Ok(())
     }
+}
+
+/// The messages an existing proxy needs for the in-place part of
+/// `changes` (its `dynamic_data` and `visibility`): one [`SectionUpdate`](crate::SectionUpdate)
+/// per updated section, carrying whole streams
+/// ([`render_streams`]), then the new visibility flags. Sent as one
+/// `Vec<ProcMeshProxyUpdate>`, this is also what a component's per-frame
+/// dynamic-data snapshot holds.
+pub fn proxy_updates(
+    mesh: &ProcMeshData,
+    changes: &ChangeSet,
+) -> Result<Vec<ProcMeshProxyUpdate>, ProcMeshError> {
+    let mut updates: Vec<ProcMeshProxyUpdate> = changes
+        .dynamic_data
+        .iter()
+        .map(|d| {
+            mesh.section_update(d.section, render_streams(d.attributes))
+                .map(|u| ProcMeshProxyUpdate::Section(Box::new(u)))
+        })
+        .collect::<Result<_, _>>()?;
+    if !changes.visibility.is_empty() {
+        updates.push(ProcMeshProxyUpdate::Visibility(
+            changes
+                .visibility
+                .iter()
+                .map(|&i| (i, mesh.is_mesh_section_visible(i)))
+                .collect(),
+        ));
+    }
+    Ok(updates)
 }
 
 fn is_mirrored(m: &Mat4) -> bool {

@@ -144,11 +144,11 @@ mod tests {
             render_streams(VertexAttributes::POSITION | VertexAttributes::COLOR),
             VertexAttributes::POSITION | VertexAttributes::COLOR
         );
-        assert_eq!(render_streams(VertexAttributes::NONE), VertexAttributes::NONE);
         assert_eq!(
-            render_streams(VertexAttributes::ALL),
-            VertexAttributes::ALL
+            render_streams(VertexAttributes::NONE),
+            VertexAttributes::NONE
         );
+        assert_eq!(render_streams(VertexAttributes::ALL), VertexAttributes::ALL);
     }
 
     #[test]

@@ -13,8 +13,14 @@ pub const W: u32 = 160;
 pub const H: u32 = 120;
 
 pub fn render_thread(mode: RenderThreadMode) -> RenderThread {
-    let mut rt = RenderThread::new(&DeviceDesc { validation: Validation::Enabled, ..Default::default() }, mode)
-        .expect("a Vulkan device (run `cargo xtask test`)");
+    let mut rt = RenderThread::new(
+        &DeviceDesc {
+            validation: Validation::Enabled,
+            ..Default::default()
+        },
+        mode,
+    )
+    .expect("a Vulkan device (run `cargo xtask test`)");
     rt.set_cvar("r.Shadow.MapSize", "256").unwrap();
     rt
 }
@@ -32,7 +38,16 @@ pub fn assert_clean(rt: &mut RenderThread) {
 /// A camera above the XY plane looking down at the origin (+X right, +Y up
 /// on screen).
 pub fn top_view() -> SceneView {
-    SceneView::perspective(Vec3::new(0.0, -0.01, 8.0), Vec3::ZERO, Vec3::Y, 1.2, 0.1, 100.0, Rect::from_size(W, H)).unwrap()
+    SceneView::perspective(
+        Vec3::new(0.0, -0.01, 8.0),
+        Vec3::ZERO,
+        Vec3::Y,
+        1.2,
+        0.1,
+        100.0,
+        Rect::from_size(W, H),
+    )
+    .unwrap()
 }
 
 pub fn family() -> ViewFamily {
@@ -43,7 +58,10 @@ pub fn family() -> ViewFamily {
 pub fn pixel_of(p: Vec3) -> (u32, u32) {
     let c = top_view().view_proj() * p.extend(1.0);
     let ndc = c.truncate() / c.w;
-    (((ndc.x * 0.5 + 0.5) * W as f32) as u32, ((ndc.y * 0.5 + 0.5) * H as f32) as u32)
+    (
+        ((ndc.x * 0.5 + 0.5) * W as f32) as u32,
+        ((ndc.y * 0.5 + 0.5) * H as f32) as u32,
+    )
 }
 
 pub fn pixel_at(image: &Image, p: Vec3) -> [u8; 4] {
@@ -57,12 +75,22 @@ pub fn background(image: &Image) -> [u8; 4] {
 }
 
 pub fn sun(rt: &mut RenderThread) {
-    rt.add_light(Light::Directional(DirectionalLight { direction: Vec3::new(0.3, 0.2, -1.0), color: Vec3::ONE, intensity: 2.5, cast_shadows: true })).unwrap();
+    rt.add_light(Light::Directional(DirectionalLight {
+        direction: Vec3::new(0.3, 0.2, -1.0),
+        color: Vec3::ONE,
+        intensity: 2.5,
+        cast_shadows: true,
+    }))
+    .unwrap();
 }
 
 pub fn red_and_blue(rt: &mut RenderThread) -> (MaterialId, MaterialId) {
-    let red = rt.create_material(Material::colored(Vec4::new(0.9, 0.1, 0.1, 1.0))).unwrap();
-    let blue = rt.create_material(Material::colored(Vec4::new(0.1, 0.1, 0.9, 1.0))).unwrap();
+    let red = rt
+        .create_material(Material::colored(Vec4::new(0.9, 0.1, 0.1, 1.0)))
+        .unwrap();
+    let blue = rt
+        .create_material(Material::colored(Vec4::new(0.1, 0.1, 0.9, 1.0)))
+        .unwrap();
     (red, blue)
 }
 
@@ -91,7 +119,11 @@ pub fn grid(min: Vec2, max: Vec2, n: u32) -> Grid {
             triangles.extend_from_slice(&[a, a + 1, a + n + 1, a, a + n + 1, a + n]);
         }
     }
-    Grid { positions, triangles, uvs }
+    Grid {
+        positions,
+        triangles,
+        uvs,
+    }
 }
 
 /// Section 0 on the left (x -3..-0.5), section 1 on the right (x 0.5..3),
@@ -100,7 +132,12 @@ pub fn two_sections(left: MaterialId, right: MaterialId) -> ProcMeshData {
     let mut mesh = ProcMeshData::new();
     for (index, x0, material) in [(0, -3.0, left), (1, 0.5, right)] {
         let g = grid(Vec2::new(x0, -1.5), Vec2::new(x0 + 2.5, 1.5), 5);
-        mesh.create_mesh_section(index, SectionData::new(&g.positions, &g.triangles).uv0(&g.uvs), false).unwrap();
+        mesh.create_mesh_section(
+            index,
+            SectionData::new(&g.positions, &g.triangles).uv0(&g.uvs),
+            false,
+        )
+        .unwrap();
         mesh.set_material(index, Some(material.into())).unwrap();
     }
     mesh
@@ -111,13 +148,22 @@ pub const RIGHT: Vec3 = Vec3::new(1.75, 0.0, 0.0);
 
 /// Renders one frame, waits, returns its stats and image.
 pub fn frame(rt: &mut RenderThread) -> (FrameStats, Image) {
-    rt.render_frame(FrameRequest { family: family(), read_back: true, execute: true }).unwrap();
+    rt.render_frame(FrameRequest {
+        family: family(),
+        read_back: true,
+        execute: true,
+    })
+    .unwrap();
     let image = rt.read_back().unwrap().expect("image");
     (rt.last_stats().unwrap().expect("stats"), image)
 }
 
 pub fn diff_pixels(a: &Image, b: &Image) -> usize {
-    a.rgba8.chunks(4).zip(b.rgba8.chunks(4)).filter(|(x, y)| x != y).count()
+    a.rgba8
+        .chunks(4)
+        .zip(b.rgba8.chunks(4))
+        .filter(|(x, y)| x != y)
+        .count()
 }
 
 pub fn is_reddish(p: [u8; 4]) -> bool {
