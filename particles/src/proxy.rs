@@ -264,8 +264,25 @@ impl PrimitiveSceneProxy for ParticleSystemSceneProxy {
     }
 
     fn memory_footprint(&self) -> usize {
-        let per_particle = 3 * 12 + 8 + 4 + 16 + 4;
-        std::mem::size_of_val(self) + self.data.live_particles() * per_particle
+        fn bytes<T>(v: &Vec<T>) -> usize {
+            v.capacity() * std::mem::size_of::<T>()
+        }
+        let snapshot: usize = self
+            .data
+            .emitters
+            .iter()
+            .map(|e| {
+                bytes(&e.positions)
+                    + bytes(&e.old_positions)
+                    + bytes(&e.sizes)
+                    + bytes(&e.rotations)
+                    + bytes(&e.colors)
+                    + bytes(&e.relative_times)
+                    + e.material.capacity()
+            })
+            .sum();
+        let scratch = self.scratch.lock().map_or(0, |s| bytes(&s.vertices));
+        std::mem::size_of_val(self) + snapshot + scratch
     }
 
     fn as_any(&self) -> &dyn Any {
