@@ -143,8 +143,13 @@ impl World {
                 }
             }
         }
-        if stats.bodies_updated > 0 {
+        // Tidying the broad phase walks every body: amortize it so that the
+        // cost of a frame stays proportional to what moved (traces are
+        // correct either way, only slower while boxes are loose).
+        self.bodies_moved_since_maintain += stats.bodies_updated;
+        if self.bodies_moved_since_maintain * 10 >= self.collision.len().max(1) {
             self.collision.maintain();
+            self.bodies_moved_since_maintain = 0;
         }
         stats.transforms_sent = transforms.len();
         stats.dynamic_data_sent = dynamic.len();

@@ -61,6 +61,7 @@ pub struct World {
     pub(crate) collision: CollisionScene,
     /// Figures of the last end-of-frame update.
     pub last_update: crate::end_of_frame::EndOfFrameStats,
+    pub(crate) bodies_moved_since_maintain: usize,
 }
 
 impl World {
@@ -73,6 +74,7 @@ impl World {
             render,
             collision: CollisionScene::new(),
             last_update: Default::default(),
+            bodies_moved_since_maintain: 0,
         }
     }
 
