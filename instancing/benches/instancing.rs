@@ -7,6 +7,13 @@
 //! (b) CPU culling of 1M instances with about 10% visible: flat per-instance
 //!     culling vs the HISM cluster tree (same answer, see the tests).
 //!
+//! (c) a rendered frame on the device (lavapipe here) with
+//!     [`GPU_FRAME_INSTANCES`] cubes, the camera seeing about 10% of them:
+//!     GPU-culled (compute pass, indirect draws) vs unculled (UE mode: every
+//!     instance drawn) vs CPU-culled. 200,000 rather than 1M keeps the
+//!     unculled frames (2.4M triangles each on a CPU rasteriser) and the
+//!     whole bench under a minute.
+//!
 //! Criterion reports distributions; after it, an own timing loop (median,
 //! `std::time::Instant`) prints the comparisons and writes
 //! `target/bench/instancing.json` for `cargo xtask bench`.
@@ -185,6 +192,61 @@ struct Row {
     goal: Option<f64>,
 }
 
+/// Instances of the rendered-frame comparison (c).
+const GPU_FRAME_INSTANCES: u32 = 200_000;
+
+/// Median wall time of rendered frames (submit and wait) per cull path,
+/// and the visible count the GPU path reported.
+fn gpu_frames(runs: usize) -> Option<(Duration, Duration, Duration, u64)> {
+    use renderer::*;
+    let desc = rhi_vulkan::DeviceDesc { validation: rhi_vulkan::Validation::Disabled, ..Default::default() };
+    let mut rt = match RenderThread::new(&desc, RenderThreadMode::Threaded) {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("no device for the frame benchmark: {e}");
+            return None;
+        }
+    };
+    register_cvars(&mut rt).ok()?;
+    rt.set_cvar("r.Shadow.Enable", "0").ok()?;
+    let material = rt.create_material(Material::colored(glam::Vec4::new(0.3, 0.7, 0.3, 1.0))).ok()?;
+    rt.add_light(Light::Directional(DirectionalLight { direction: Vec3::new(0.3, 0.2, -1.0), color: Vec3::ONE, intensity: 2.0, cast_shadows: false })).ok()?;
+    let mesh = StaticMeshRenderData::new(vec![shapes::cube(4.0)]).ok()?;
+    let b = mesh.bounds();
+    let mut store = InstanceStore::new(BoxSphereBounds::new(b.origin, b.extent, b.radius).ok()?);
+    let side = (GPU_FRAME_INSTANCES as f32).sqrt().ceil() as u32;
+    let half = side as f32 * SPACING * 0.5;
+    let ts: Vec<Affine3A> = (0..GPU_FRAME_INSTANCES)
+        .map(|i| Affine3A::from_translation(Vec3::new((i % side) as f32 * SPACING - half, (i / side) as f32 * SPACING - half, 0.0)))
+        .collect();
+    store.add_instances(&ts).ok()?;
+    let state = IsmRenderState::add(&mut rt, &mut store, mesh, vec![material], Affine3A::IDENTITY, CullDistances::NONE).ok()?;
+    // Straight down; the footprint is about 10% of the grid.
+    let footprint = side as f32 * SPACING * 0.1f32.sqrt();
+    let fov = 1.0f32;
+    let height = footprint * 0.5 / (fov * 0.5).tan();
+    let view = SceneView::perspective(Vec3::new(0.0, -0.01, height), Vec3::ZERO, Vec3::Y, fov, 1.0, height * 2.0, rhi_vulkan::Rect::from_size(256, 256)).ok()?;
+    let family = ViewFamily::new(256, 256, vec![view]);
+    let time = |rt: &mut RenderThread| {
+        median_of(runs, || {
+            let t = Instant::now();
+            rt.render_frame(FrameRequest { family: family.clone(), read_back: false, execute: true }).unwrap();
+            rt.flush().unwrap();
+            t.elapsed()
+        })
+    };
+    time(&mut rt); // warm-up: pipelines, buffers
+    let gpu = time(&mut rt);
+    let visible = state.stats().snapshot().visible();
+    rt.set_cvar(CVAR_GPU_CULLING, "0").ok()?;
+    time(&mut rt);
+    let cpu = time(&mut rt);
+    rt.set_cvar(CVAR_UE_MODE, "1").ok()?;
+    time(&mut rt);
+    let unculled = time(&mut rt);
+    Some((gpu, unculled, cpu, visible))
+}
+
 fn report(b: &mut Bench) {
     let runs = if quick() { 5 } else { 15 };
     // The tree must be fresh for the cull comparison; rebuild after edits.
@@ -269,7 +331,8 @@ fn report(b: &mut Bench) {
     });
 
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
-    let rows = [
+    let frames = gpu_frames(if quick() { 3 } else { 7 });
+    let mut rows = vec![
         Row {
             name: "update_one_instance_and_pack",
             value: update.as_secs_f64() * 1e9,
@@ -325,6 +388,21 @@ fn report(b: &mut Bench) {
             goal: None,
         },
     ];
+    if let Some((gpu, unculled, cpu, visible)) = frames {
+        rows.extend([
+            Row { name: "frame_gpu_culled_200k", value: ms(gpu), unit: "ms", goal: None },
+            Row { name: "frame_unculled_ue_mode_200k", value: ms(unculled), unit: "ms", goal: None },
+            Row { name: "frame_cpu_culled_200k", value: ms(cpu), unit: "ms", goal: None },
+            Row { name: "frame_gpu_culled_vs_unculled", value: gpu.as_secs_f64() / unculled.as_secs_f64(), unit: "ratio", goal: Some(0.5) },
+            Row { name: "frame_gpu_culled_visible_fraction", value: visible as f64 / f64::from(GPU_FRAME_INSTANCES), unit: "fraction", goal: None },
+        ]);
+        println!(
+            "  frame, {GPU_FRAME_INSTANCES} cubes, {visible} visible: GPU-culled {:.1} ms | unculled (UE mode) {:.1} ms | CPU-culled {:.1} ms",
+            ms(gpu),
+            ms(unculled),
+            ms(cpu)
+        );
+    }
 
     println!(
         "\ninstancing, {N} instances, {} rayon threads{}:",

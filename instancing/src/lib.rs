@@ -4,41 +4,58 @@
 //! its hierarchical variant (HISM) — one mesh repeated many times, drawn with
 //! one indirect draw per mesh section and LOD for all instances.
 //!
-//! ## What this crate holds now
-//!
-//! The game-side data and the CPU reference of culling, written so that the
-//! future component (engine-core) and scene proxy (renderer) wrap it:
+//! ## Game side
 //!
 //! * [`InstanceStore`] — per-instance transforms (relative to the component),
 //!   custom float data, stable [`InstanceId`]s over swap-remove, per-instance
 //!   random values from a seed, conservative bounds in O(1) per edit, and
 //!   **dirty ranges** so an edit uploads only the bytes it changed
-//!   ([`InstanceGpuData`] is the packed, `Pod` GPU layout).
+//!   ([`InstanceGpuData`] is the packed, `Pod` layout).
 //! * [`culling`] — per-instance frustum, cull-distance (with fade) and LOD
 //!   selection, compacted per-LOD instance lists and
-//!   [`DrawIndexedIndirectArgs`]; the exact computation the GPU culling pass
-//!   will mirror, plus a "UE mode" ([`cull_ue_mode`]) for comparison.
+//!   [`DrawIndexedIndirectArgs`]: the CPU reference the GPU pass mirrors,
+//!   plus a "UE mode" ([`cull_ue_mode`]) for comparison.
 //! * [`ClusterTree`] (HISM) — a median-split cluster tree culled top-down,
 //!   agreeing exactly with flat culling; [`ClusterTreeBuilder`] rebuilds it in
 //!   the background and keeps culls exact on the old tree meanwhile.
+//! * [`IsmRenderState`] — glue until engine-core's component exists: adds the
+//!   proxy to a `renderer::RenderThread` and, after edits, sends only the
+//!   dirty ranges ([`IsmUpdate`]); re-adds the proxy only when instances
+//!   leave the bounds the scene knows.
 //!
-//! ## What comes with the renderer (not here yet)
+//! ## Render side
 //!
-//! The `InstancedStaticMeshComponent` itself (needs engine-core's component
-//! system and `StaticMesh` asset — it will build an [`InstancedMesh`] from
-//! the asset), its scene proxy, the instanced vertex factory and its WGSL
-//! (reads [`InstanceGpuData`] and the custom-data buffer), the GPU culling
-//! compute shader (a port of [`culling`]'s per-instance test writing the
-//! indirect args with atomics), and the indirect draws. None of that exists
-//! until the renderer does; nothing in this crate draws.
+//! * [`InstancedVertexFactory`] (`shaders/instanced_vf.inc.wgsl`) — the local
+//!   factory's vertex attributes plus an instance-rate stream of
+//!   [`InstanceStreamData`] (80 B: transform rows, 4 inline custom floats,
+//!   random, fade). Materials see custom floats 0..2 in `in.custom.xyz` and
+//!   `PerInstanceRandom` in `in.custom.w`; the fade goes to `FactoryVertex.fade`.
+//! * [`InstancedStaticMeshSceneProxy`] — one indirect draw per mesh section
+//!   and LOD for all instances (1,000 instances of two meshes: 2 base-pass
+//!   draws). Per view, a compute pass (`shaders/instance_cull.wgsl`, two
+//!   dispatches: count per LOD, then compact) culls each instance against the
+//!   frustum and cull distance, picks its LOD, and writes the visible
+//!   instances and the indirect arguments (`r.InstancedStaticMeshes.GPUCulling`,
+//!   default 1). Without a recorded frame (benchmarks) or with the cvar at 0
+//!   the same test runs on the CPU; `r.InstancedStaticMeshes.UEMode=1` draws
+//!   every instance at the union bounds' LOD, as UE's plain ISM does.
+//!   [`IsmStats`] reports instances and visible instances per view and LOD.
+//!   Call [`register_cvars`] once per render thread.
 //!
-//! ## Promises and caller duties
+//! //! ## Promises and caller duties
 //!
 //! * Every fallible call validates all input first: an `Err` changes nothing.
 //! * Culling results (including order) do not depend on the thread count.
 //! * Callers pass the same [`InstancedMesh`] the store's bounds came from, and
 //!   a tree only with the store it was built from.
 //! * No `unsafe`; no globals; the store is `Send + Sync` plain data.
+//! * The proxy's `component_to_world` must stay equal to the primitive's
+//!   scene transform (move components through
+//!   [`IsmRenderState::set_transform`]): the renderer does not tell proxies
+//!   their transform, and GPU culling needs it.
+//! * The proxy's stream layout caps a mesh at [`proxy::MAX_DRAWS`] LOD
+//!   sections; mirrored component transforms flip the winding of every
+//!   draw, mirrored *instances* are not flipped (the flag is carried).
 
 pub mod bounds;
 pub mod cluster_tree;
