@@ -7,6 +7,7 @@
 
 pub mod options;
 pub mod output;
+pub mod runner;
 pub mod stats;
 
 pub use options::{parse_cvar, CommonOptions};
@@ -16,4 +17,5 @@ pub use stats::{InstanceStats, MeshDrawCommandsBuilt, PassStats, SampleStats, Ti
 /// The samples, with a line each (what `cargo xtask run` lists).
 pub const SAMPLES: &[(&str, &str)] = &[
     ("hello", "an instanced grid of colored quads, drawn offscreen through rhi-vulkan alone"),
+    ("many-cubes", "N static-mesh cubes over M materials, shadowed; --count N --materials M --moving P"),
 ];

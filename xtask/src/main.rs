@@ -20,6 +20,7 @@ use std::process::{Command, ExitCode};
 /// (name, one-line description); kept in step with `samples::SAMPLES`.
 const SAMPLES: &[(&str, &str)] = &[
     ("hello", "an instanced grid of colored quads, drawn offscreen through rhi-vulkan alone"),
+    ("many-cubes", "N static-mesh cubes over M materials, shadowed; --count N --materials M --moving P"),
 ];
 
 fn usage() -> ExitCode {
