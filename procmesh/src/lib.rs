@@ -54,12 +54,18 @@
 //!   [`proxy_updates`] gives the in-place messages as one value, the form a
 //!   component's per-frame dynamic-data snapshot takes.
 //!
-//! Not here yet: the `ProceduralMeshComponent` type on engine-core's
-//! `Component` / `PrimitiveComponent` traits. It will own a `ProcMeshData`,
-//! forward calls to it, turn the returned [`ChangeSet`]s into dirty flags,
-//! create its proxy with [`ProceduralMeshSceneProxy::new`] and return
-//! [`proxy_updates`] as its dynamic data; no rule about the data lives
-//! outside this crate.
+//! **The component**, [`ProceduralMeshComponent`], on engine-core's
+//! `Component` / `PrimitiveComponent` traits: it owns a `ProcMeshData`,
+//! forwards calls to it and turns the returned [`ChangeSet`]s into
+//! engine-core dirty flags (render state, transform, dynamic data,
+//! collision; visibility on the static path is render state), creates its
+//! proxy with [`ProceduralMeshSceneProxy::new`] (the world's per-slot
+//! materials override the sections'), returns [`proxy_updates`] as its
+//! dynamic data (dropped when a new proxy is built), polls asynchronous
+//! cooks in its tick and hands its cooked collision to the world. A move
+//! that mirrors it must be told with
+//! [`ProceduralMeshComponent::note_transform`] (engine-core does not tell
+//! proxies of moves).
 //!
 //! ## Promises
 //!
@@ -77,6 +83,7 @@
 mod bounds;
 mod change;
 mod collision;
+mod component;
 mod error;
 mod material;
 mod mesh;
@@ -89,6 +96,7 @@ mod vertex;
 
 pub use bounds::Aabb;
 pub use change::{ChangeSet, SectionDirty, SectionUpdate};
+pub use component::ProceduralMeshComponent;
 pub use error::{ProcMeshError, Result};
 pub use material::MaterialRef;
 pub use mesh::{ProcMeshData, MAX_SECTION_INDEX};

@@ -176,6 +176,22 @@ impl ProceduralMeshSceneProxy {
         self
     }
 
+    /// Overrides section `index`'s material with `materials[index]` for
+    /// every index the slice covers (the component's per-slot materials
+    /// win over the mesh's); a `MaterialId::DEFAULT` entry (an unset slot
+    /// padded by the world) keeps the section's own material.
+    pub fn with_material_overrides(mut self, materials: &[MaterialId]) -> Self {
+        for s in &mut self.sections {
+            if let Some(&m) = materials
+                .get(s.index)
+                .filter(|&&m| m != MaterialId::DEFAULT)
+            {
+                s.material = m;
+            }
+        }
+        self
+    }
+
     /// The options it was built with.
     pub fn options(&self) -> ProcMeshProxyOptions {
         self.options
