@@ -10,6 +10,7 @@
 //! ```text
 //! ParticleSystem (asset, JSON)      Arc-shared, validated, never mutated
 //!   └─ EmitterAsset × n             required settings + module stack
+//! ParticleSystemComponent           engine-core component: instance + materials
 //! ParticleSystemInstance            what a ParticleSystemComponent owns
 //!   └─ EmitterInstance × n          particles (SoA), clock, random stream
 //!        tick(dt): update → spawn (sub-frame) → collide → kill
@@ -36,6 +37,22 @@
 //! * Particles are simulated in world space: proxies are added with the
 //!   identity transform, and the bounds sent with each snapshot are world
 //!   bounds.
+//!
+//! In an engine-core `World`, [`ParticleSystemComponent`] does all of this:
+//! it ticks its instance every frame, sends the snapshot and the bounds at
+//! the end of the frame, and recreates its proxy when its asset changes
+//! (an invalid asset is rejected and the previous one kept). Keep its spawn
+//! transform equal to its world transform
+//! ([`ParticleSystemComponent::set_spawn_transform`]).
+//!
+//! ```ignore
+//! let materials = ParticleMaterials::for_system(&mut rt, &system)?;
+//! let mut world = engine_core::World::new(Some(rt));
+//! let component = ParticleSystemComponent::new(system, seed, materials)?
+//!     .with_spawn_transform(transform.to_mat4())?;
+//! world.spawn_actor("fountain", Box::new(component), transform)?;
+//! // every frame: world.tick(dt); world.send_all_end_of_frame_updates()?; render
+//! ```
 //!
 //! ```
 //! use std::sync::Arc;
@@ -98,6 +115,7 @@
 
 mod asset;
 mod bounds;
+mod component;
 mod distribution;
 mod dynamic_data;
 mod emitter;
@@ -119,6 +137,7 @@ pub use asset::{
     RequiredModule, ScreenAlignment, SortMode, SpawnModule, VelocityShape, MAX_PARTICLES_LIMIT,
 };
 pub use bounds::Aabb;
+pub use component::ParticleSystemComponent;
 pub use distribution::{CurveKey, CurveLut, Distribution, DistributionValue, LUT_SIZE};
 pub use dynamic_data::{
     build_sprite_vertices, build_sprite_vertices_with, EmitterDynamicData, ParticleSpriteVertex,

@@ -37,7 +37,7 @@
 use std::any::Any;
 use std::sync::Mutex;
 
-use glam::Vec3;
+use glam::{Mat4, Vec3};
 use renderer::{
     Bounds, MeshBatch, MeshElementCollector, PrimitiveSceneProxy, ProxyUpdateContext, SceneView,
     ViewRelevance,
@@ -78,6 +78,9 @@ pub struct ParticleSystemSceneProxy {
     data: ParticleSystemDynamicData,
     bounds: Aabb,
     fixed_bounds: bool,
+    /// World-to-local of the primitive transform the scene was given, when
+    /// it is not the identity (see [`ParticleSystemSceneProxy::with_local_to_world`]).
+    world_to_local: Option<Mat4>,
     quad: Option<QuadBuffers>,
     // `get_dynamic_mesh_elements` takes `&self`; the renderer calls it for
     // one proxy at a time, so the lock is never contended.
@@ -102,6 +105,7 @@ impl ParticleSystemSceneProxy {
             data,
             bounds,
             fixed_bounds: false,
+            world_to_local: None,
             quad: None,
             scratch: Mutex::new(Scratch::default()),
         }
@@ -111,6 +115,19 @@ impl ParticleSystemSceneProxy {
     pub fn with_fixed_bounds(mut self, bounds: Aabb) -> Self {
         self.bounds = bounds;
         self.fixed_bounds = true;
+        self
+    }
+
+    /// For a proxy the scene adds with `local_to_world` rather than the
+    /// identity (engine-core adds every primitive with its component's
+    /// world transform): [`PrimitiveSceneProxy::local_bounds`] then reports
+    /// the world box in that frame, so that the scene's world bounds still
+    /// enclose the sprites. Drawing is unaffected (the sprite vertex factory
+    /// ignores the primitive transform: particles are in world space). A
+    /// non-invertible transform is ignored.
+    pub fn with_local_to_world(mut self, local_to_world: Mat4) -> Self {
+        let inv = local_to_world.inverse();
+        self.world_to_local = (local_to_world != Mat4::IDENTITY && inv.is_finite()).then_some(inv);
         self
     }
 
@@ -146,7 +163,11 @@ impl ParticleSystemSceneProxy {
 
 impl PrimitiveSceneProxy for ParticleSystemSceneProxy {
     fn local_bounds(&self) -> Bounds {
-        Bounds::from_box(self.bounds.min, self.bounds.max)
+        let b = Bounds::from_box(self.bounds.min, self.bounds.max);
+        match &self.world_to_local {
+            Some(m) => b.transformed(m),
+            None => b,
+        }
     }
 
     fn view_relevance(&self, _view: &SceneView) -> ViewRelevance {

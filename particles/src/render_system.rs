@@ -1,6 +1,7 @@
-//! Game-side glue between a [`ParticleSystemInstance`] and the renderer:
-//! what engine-core's `ParticleSystemComponent` does when it registers
-//! (add the proxy) and at the end of each frame (send the snapshot).
+//! Game-side glue between a [`ParticleSystemInstance`] and the renderer
+//! without a `World`: what [`crate::ParticleSystemComponent`] does through
+//! engine-core when it registers (add the proxy) and at the end of each
+//! frame (send the snapshot).
 //!
 //! ```text
 //! register      add_particle_system(rt, &instance, materials) → PrimitiveId
