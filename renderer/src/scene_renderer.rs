@@ -507,6 +507,9 @@ fn ms(a: Instant, b: Instant) -> f64 {
 /// Appends the cached commands of `pass` for the visible primitives.
 fn gather_cached(scene: &Scene, pass: MeshPass, vis: &ViewVisibility, view: &SceneView, out: &mut Vec<VisibleCommand>) {
     let cache = &scene.cache[pass.index()];
+    if cache.entries == 0 {
+        return;
+    }
     let translucent = pass == MeshPass::Translucency;
     for (k, &slot) in vis.visible.iter().enumerate() {
         let e = cache.first[slot as usize];

@@ -67,6 +67,8 @@ const EMPTY: CachedEntry = CachedEntry { bucket: NO_BUCKET, lod: 0, more: false 
 pub(crate) struct PassCache {
     pub first: Vec<CachedEntry>,
     pub extra: HashMap<u32, Vec<CachedEntry>>,
+    /// Entries in the pass; a pass with none is not gathered at all.
+    pub entries: usize,
 }
 
 struct PrimitiveSceneInfo {
@@ -442,6 +444,7 @@ impl Scene {
                 let bucket = self.buckets.acquire(cmd);
                 let entry = CachedEntry { bucket, lod, more: false };
                 let cache = &mut self.cache[pass.index()];
+                cache.entries += 1;
                 let first = &mut cache.first[slot as usize];
                 if first.bucket == NO_BUCKET {
                     *first = entry;
@@ -462,8 +465,9 @@ impl Scene {
             self.buckets.release(bucket);
         }
         for cache in &mut self.cache {
-            cache.first[slot as usize] = EMPTY;
-            cache.extra.remove(&slot);
+            let first = std::mem::replace(&mut cache.first[slot as usize], EMPTY);
+            let extra = cache.extra.remove(&slot).map_or(0, |v| v.len());
+            cache.entries -= usize::from(first.bucket != NO_BUCKET) + extra;
         }
     }
 
