@@ -18,10 +18,16 @@
 //! * [`ClusterTree`] (HISM) — a median-split cluster tree culled top-down,
 //!   agreeing exactly with flat culling; [`ClusterTreeBuilder`] rebuilds it in
 //!   the background and keeps culls exact on the old tree meanwhile.
-//! * [`IsmRenderState`] — glue until engine-core's component exists: adds the
-//!   proxy to a `renderer::RenderThread` and, after edits, sends only the
-//!   dirty ranges ([`IsmUpdate`]); re-adds the proxy only when instances
-//!   leave the bounds the scene knows.
+//! * [`InstancedStaticMeshComponent`] — UE's ISM component on engine-core's
+//!   `Component` / `PrimitiveComponent`: owns the store, the mesh and the cull
+//!   distances; instance edits mark dynamic data (only the dirty ranges go to
+//!   the existing proxy as an [`IsmUpdate`]) plus transform when the bounds
+//!   change, a new mesh marks render state. Move it with
+//!   [`move_instanced_component`] so the proxy learns its world transform
+//!   (see [`component`] for this limitation and for HISM, not a component yet).
+//! * [`IsmRenderState`] — the same glue without a `World`: adds the proxy to
+//!   a `renderer::RenderThread` and, after edits, sends only the dirty ranges;
+//!   re-adds the proxy only when instances leave the bounds the scene knows.
 //!
 //! ## Render side
 //!
@@ -42,7 +48,7 @@
 //!   [`IsmStats`] reports instances and visible instances per view and LOD.
 //!   Call [`register_cvars`] once per render thread.
 //!
-//! //! ## Promises and caller duties
+//! ## Promises and caller duties
 //!
 //! * Every fallible call validates all input first: an `Err` changes nothing.
 //! * Culling results (including order) do not depend on the thread count.
@@ -50,8 +56,8 @@
 //!   a tree only with the store it was built from.
 //! * No `unsafe`; no globals; the store is `Send + Sync` plain data.
 //! * The proxy's `component_to_world` must stay equal to the primitive's
-//!   scene transform (move components through
-//!   [`IsmRenderState::set_transform`]): the renderer does not tell proxies
+//!   scene transform (move components through [`move_instanced_component`]
+//!   or [`IsmRenderState::set_transform`]): the renderer does not tell proxies
 //!   their transform, and GPU culling needs it.
 //! * The proxy's stream layout caps a mesh at [`proxy::MAX_DRAWS`] LOD
 //!   sections; mirrored component transforms flip the winding of every
@@ -59,6 +65,7 @@
 
 pub mod bounds;
 pub mod cluster_tree;
+pub mod component;
 pub mod culling;
 mod dirty;
 pub mod error;
@@ -73,6 +80,7 @@ pub mod tree_builder;
 pub mod vertex_factory;
 
 pub use bounds::{Aabb, BoxSphereBounds};
+pub use component::{move_instanced_component, InstancedStaticMeshComponent, MoveError};
 pub use cluster_tree::{ClusterTree, ClusterTreeSettings, TreeCullStats, TreeSnapshot};
 pub use culling::{
     bounds_screen_size, cull_instances, cull_instances_into, cull_ue_mode, lod_for_screen_size,

@@ -1,6 +1,6 @@
-//! Game-side glue between an [`InstanceStore`] and its render-thread proxy,
-//! until engine-core's `InstancedStaticMeshComponent` exists (it will own one
-//! of these): adds the proxy, and after edits sends only the dirty ranges
+//! Game-side glue between an [`InstanceStore`] and its render-thread proxy
+//! without an engine-core `World` (in a world, use
+//! [`crate::InstancedStaticMeshComponent`]): adds the proxy, and after edits sends only the dirty ranges
 //! (UE's `SendRenderDynamicData`).
 //!
 //! The renderer reads a proxy's bounds only when it is added, so when edits

@@ -1,0 +1,361 @@
+//! [`InstancedStaticMeshComponent`] — UE's `UInstancedStaticMeshComponent` on
+//! engine-core's component traits.
+//!
+//! The component owns an [`InstanceStore`], the mesh and the cull distances.
+//! Every edit records what it changed ([`PrimitiveComponent::take_dirty`],
+//! collected by `World::with_component_mut`):
+//!
+//! * instance edits → `DYNAMIC_DATA`: only the store's dirty ranges go to the
+//!   existing proxy as an [`IsmUpdate`] (no recreation), plus `TRANSFORM`
+//!   when the union bounds changed, so that engine-core sends the new local
+//!   bounds to the scene;
+//! * cull distances → `DYNAMIC_DATA`;
+//! * a new mesh → `RENDER_STATE` (the proxy is recreated from the whole store).
+//!
+//! ## The component's world transform
+//!
+//! GPU culling needs the component→world transform inside the proxy, and
+//! neither engine-core nor the renderer tells proxies about transforms. The
+//! proxy gets the transform it was created with (`ProxyCreateContext`); after
+//! moving a registered component, call [`move_instanced_component`] (or
+//! [`InstancedStaticMeshComponent::sync_world_transform`] with
+//! `World::world_transform`), which queues the new transform in the next
+//! dynamic-data update. Limitation: an ISM moved *indirectly* (its parent
+//! moved) must be synced the same way — engine-core gives components no hook
+//! on world-transform changes.
+//!
+//! HISM (`UHierarchicalInstancedStaticMeshComponent`) is not a component yet:
+//! [`crate::ClusterTree`] / [`crate::ClusterTreeBuilder`] exist for the game
+//! side, but the proxy culls every instance on the GPU, which is what a HISM
+//! tree would accelerate on the CPU; a HISM component would own a
+//! `ClusterTreeBuilder` next to the store and rebuild after edits.
+
+use std::any::Any;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use engine_core::{Component, ComponentId, DirtyFlags, PrimitiveComponent, ProxyCreateContext, StaticMesh, World};
+use glam::{Affine3A, Mat4, Vec3};
+use renderer::{Bounds, MaterialId, PrimitiveSceneProxy};
+
+use crate::bounds::{Aabb, BoxSphereBounds};
+use crate::culling::CullDistances;
+use crate::error::{InstancingError, Result};
+use crate::id::InstanceId;
+use crate::instance_data::InstanceStore;
+use crate::proxy::{InstancedStaticMeshSceneProxy, IsmUpdate};
+use crate::transform::{validate_transform, TransformSpace};
+use crate::vertex_factory::InstanceStreamData;
+
+fn mesh_bounds(mesh: &StaticMesh) -> Result<BoxSphereBounds> {
+    let b = mesh.bounds();
+    BoxSphereBounds::new(b.origin, b.extent, b.radius)
+}
+
+fn renderer_bounds(b: &Aabb) -> Bounds {
+    if b.is_empty() {
+        Bounds::from_box(Vec3::ZERO, Vec3::ZERO)
+    } else {
+        Bounds::from_box(b.min, b.max)
+    }
+}
+
+fn pack_range(store: &InstanceStore, range: std::ops::Range<u32>) -> Result<Vec<InstanceStreamData>> {
+    let mut gpu = Vec::with_capacity(range.len());
+    store.write_gpu_data(range.clone(), &mut gpu)?;
+    gpu.iter().zip(range).map(|(g, i)| Ok(InstanceStreamData::new(g, store.instance_custom_data(i)?))).collect()
+}
+
+/// UE's `UInstancedStaticMeshComponent`; see the module docs.
+pub struct InstancedStaticMeshComponent {
+    store: InstanceStore,
+    mesh: Arc<StaticMesh>,
+    distances: CullDistances,
+    dirty: DirtyFlags,
+    /// The union bounds engine-core last saw through `local_bounds`.
+    reported_bounds: Aabb,
+    /// Set when a proxy was created from the whole store: the dirty ranges
+    /// recorded until then are already in it.
+    fresh_proxy: AtomicBool,
+    /// The component→world transform the proxy has.
+    proxy_to_world: Mutex<Affine3A>,
+    pending_transform: Option<Affine3A>,
+    pending_distances: bool,
+    pending_bounds: bool,
+}
+
+impl std::fmt::Debug for InstancedStaticMeshComponent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("InstancedStaticMeshComponent").field("mesh", &self.mesh.name).field("instances", &self.store.instance_count()).finish()
+    }
+}
+
+impl InstancedStaticMeshComponent {
+    /// An empty component drawing `mesh`.
+    pub fn new(mesh: Arc<StaticMesh>) -> Result<Self> {
+        let store = InstanceStore::new(mesh_bounds(&mesh)?);
+        Ok(Self {
+            store,
+            mesh,
+            distances: CullDistances::NONE,
+            dirty: DirtyFlags::NONE,
+            reported_bounds: Aabb::EMPTY,
+            fresh_proxy: AtomicBool::new(false),
+            proxy_to_world: Mutex::new(Affine3A::IDENTITY),
+            pending_transform: None,
+            pending_distances: false,
+            pending_bounds: false,
+        })
+    }
+
+    pub fn mesh(&self) -> &Arc<StaticMesh> {
+        &self.mesh
+    }
+
+    /// The instances (read-only; edit through the component so edits are recorded).
+    pub fn store(&self) -> &InstanceStore {
+        &self.store
+    }
+
+    pub fn instance_count(&self) -> u32 {
+        self.store.instance_count()
+    }
+
+    pub fn cull_distances(&self) -> CullDistances {
+        self.distances
+    }
+
+    /// Forgets what a freshly created proxy already holds (it was built from
+    /// the whole component): dirty ranges, flags and pending messages.
+    fn before_edit(&mut self) {
+        if self.fresh_proxy.swap(false, Ordering::AcqRel) {
+            self.store.take_dirty_ranges();
+            self.dirty = DirtyFlags::NONE;
+            self.pending_transform = None;
+            self.pending_distances = false;
+            self.pending_bounds = false;
+            self.reported_bounds = self.store.bounds();
+        }
+    }
+
+    /// Records an instance edit (`DYNAMIC_DATA`, plus `TRANSFORM` when the
+    /// union bounds changed).
+    fn edited<T>(&mut self, r: Result<T>) -> Result<T> {
+        if r.is_ok() {
+            self.dirty = self.dirty | DirtyFlags::DYNAMIC_DATA;
+            let b = self.store.bounds();
+            if b != self.reported_bounds {
+                self.reported_bounds = b;
+                self.pending_bounds = true;
+                self.dirty = self.dirty | DirtyFlags::TRANSFORM;
+            }
+        }
+        r
+    }
+
+    /// UE's `AddInstance` (transform relative to the component, or world).
+    pub fn add_instance(&mut self, transform: Affine3A, space: TransformSpace) -> Result<InstanceId> {
+        let local = self.to_component(transform, space)?;
+        self.before_edit();
+        let r = self.store.add_instance(local);
+        self.edited(r)
+    }
+
+    /// UE's `AddInstances`, all or nothing; ids in input order.
+    pub fn add_instances(&mut self, transforms: &[Affine3A], space: TransformSpace) -> Result<Vec<InstanceId>> {
+        let locals = transforms.iter().map(|t| self.to_component(*t, space)).collect::<Result<Vec<_>>>()?;
+        self.before_edit();
+        let r = self.store.add_instances(&locals);
+        self.edited(r)
+    }
+
+    /// UE's `RemoveInstance` (swap-remove: the last instance takes `index`).
+    pub fn remove_instance(&mut self, index: u32) -> Result<InstanceId> {
+        self.before_edit();
+        let r = self.store.remove_instance(index);
+        self.edited(r)
+    }
+
+    /// UE's `UpdateInstanceTransform`.
+    pub fn update_instance_transform(&mut self, index: u32, transform: Affine3A, space: TransformSpace) -> Result<()> {
+        self.before_edit();
+        let r = self.store.update_instance_transform(index, transform, space);
+        self.edited(r)
+    }
+
+    /// UE's `GetInstanceTransform`.
+    pub fn get_instance_transform(&self, index: u32, space: TransformSpace) -> Result<Affine3A> {
+        self.store.get_instance_transform(index, space)
+    }
+
+    /// UE's `ClearInstances`.
+    pub fn clear_instances(&mut self) {
+        self.before_edit();
+        self.store.clear_instances();
+        let _ = self.edited(Ok(()));
+    }
+
+    /// UE's `NumCustomDataFloats` (every instance becomes dirty).
+    pub fn set_num_custom_data_floats(&mut self, n: u32) {
+        self.before_edit();
+        self.store.set_num_custom_data_floats(n);
+        let _ = self.edited(Ok(()));
+    }
+
+    /// UE's `SetCustomDataValue`.
+    pub fn set_custom_data_value(&mut self, index: u32, float_index: u32, value: f32) -> Result<()> {
+        self.before_edit();
+        let r = self.store.set_custom_data_value(index, float_index, value);
+        self.edited(r)
+    }
+
+    /// UE's `SetCullDistances` (sent to the existing proxy).
+    pub fn set_cull_distances(&mut self, start: f32, end: f32) -> Result<()> {
+        let d = CullDistances::new(start, end)?;
+        self.before_edit();
+        if d != self.distances {
+            self.distances = d;
+            self.pending_distances = true;
+            self.dirty = self.dirty | DirtyFlags::DYNAMIC_DATA;
+        }
+        Ok(())
+    }
+
+    /// Changes the mesh: the proxy is recreated from the whole store.
+    pub fn set_mesh(&mut self, mesh: Arc<StaticMesh>) -> Result<()> {
+        if Arc::ptr_eq(&self.mesh, &mesh) {
+            return Ok(());
+        }
+        let mb = mesh_bounds(&mesh)?;
+        self.before_edit();
+        self.store.set_mesh_bounds(mb);
+        self.mesh = mesh;
+        self.reported_bounds = self.store.bounds();
+        self.dirty = self.dirty | DirtyFlags::RENDER_STATE;
+        Ok(())
+    }
+
+    /// Tells the component its world transform (`World::world_transform`)
+    /// after it moved; queues it for the proxy when it differs from the
+    /// proxy's copy (see the module docs).
+    pub fn sync_world_transform(&mut self, local_to_world: Mat4) -> Result<()> {
+        let m = Affine3A::from_mat4(local_to_world);
+        validate_transform(&m)?;
+        self.before_edit();
+        let known = *self.proxy_to_world.lock().unwrap_or_else(|e| e.into_inner());
+        if self.pending_transform.unwrap_or(known) != m {
+            self.pending_transform = Some(m);
+            self.dirty = self.dirty | DirtyFlags::DYNAMIC_DATA;
+        }
+        Ok(())
+    }
+
+    fn to_component(&self, t: Affine3A, space: TransformSpace) -> Result<Affine3A> {
+        validate_transform(&t)?;
+        match space {
+            TransformSpace::Component => Ok(t),
+            TransformSpace::World(c2w) => {
+                validate_transform(&c2w)?;
+                let local = c2w.inverse() * t;
+                validate_transform(&local)?;
+                Ok(local)
+            }
+        }
+    }
+
+    fn materials(&self, ctx: &ProxyCreateContext<'_>) -> Vec<MaterialId> {
+        let slots = self.mesh.material_slots.len().max(1);
+        (0..slots).map(|i| ctx.settings.materials.get(i).copied().unwrap_or(MaterialId::DEFAULT)).collect()
+    }
+
+    fn build_proxy(&self, ctx: &ProxyCreateContext<'_>) -> Result<InstancedStaticMeshSceneProxy> {
+        let c2w = Affine3A::from_mat4(ctx.local_to_world);
+        let instances = pack_range(&self.store, 0..self.store.instance_count())?;
+        let proxy = InstancedStaticMeshSceneProxy::new(
+            self.mesh.render_data().clone(),
+            self.materials(ctx),
+            instances,
+            renderer_bounds(&self.store.bounds()),
+            c2w,
+            self.distances,
+        )?
+        .with_cast_shadow(ctx.settings.cast_shadow);
+        *self.proxy_to_world.lock().unwrap_or_else(|e| e.into_inner()) = c2w;
+        Ok(proxy)
+    }
+}
+
+impl Component for InstancedStaticMeshComponent {
+    fn as_primitive(&self) -> Option<&dyn PrimitiveComponent> {
+        Some(self)
+    }
+    fn as_primitive_mut(&mut self) -> Option<&mut dyn PrimitiveComponent> {
+        Some(self)
+    }
+}
+
+impl PrimitiveComponent for InstancedStaticMeshComponent {
+    fn create_scene_proxy(&self, ctx: &ProxyCreateContext<'_>) -> Option<Box<dyn PrimitiveSceneProxy>> {
+        match self.build_proxy(ctx) {
+            Ok(p) => {
+                self.fresh_proxy.store(true, Ordering::Release);
+                Some(Box::new(p))
+            }
+            Err(e) => {
+                log::error!("instanced static mesh component ({}): {e}", self.mesh.name);
+                None
+            }
+        }
+    }
+
+    fn local_bounds(&self) -> Bounds {
+        renderer_bounds(&self.store.bounds())
+    }
+
+    fn take_dirty(&mut self) -> DirtyFlags {
+        self.before_edit();
+        std::mem::replace(&mut self.dirty, DirtyFlags::NONE)
+    }
+
+    fn dynamic_data(&mut self) -> Option<Box<dyn Any + Send>> {
+        self.before_edit();
+        let n = self.store.instance_count();
+        let mut ranges = Vec::new();
+        for r in self.store.take_dirty_ranges() {
+            let r = r.start.min(n)..r.end.min(n);
+            if r.is_empty() {
+                continue;
+            }
+            match pack_range(&self.store, r.clone()) {
+                Ok(p) => ranges.push((r.start, p)),
+                Err(e) => log::error!("instanced static mesh component ({}): {e}", self.mesh.name),
+            }
+        }
+        let component_to_world = self.pending_transform.take();
+        if let Some(m) = component_to_world {
+            *self.proxy_to_world.lock().unwrap_or_else(|e| e.into_inner()) = m;
+        }
+        let distances = std::mem::take(&mut self.pending_distances).then_some(self.distances);
+        let local_bounds = std::mem::take(&mut self.pending_bounds).then(|| renderer_bounds(&self.store.bounds()));
+        Some(Box::new(IsmUpdate { instance_count: n, ranges, local_bounds, component_to_world, distances }))
+    }
+}
+
+/// Sets a registered ISM component's relative transform and queues its new
+/// world transform for the proxy (engine-core tells proxies nothing about
+/// transforms; GPU culling needs it).
+pub fn move_instanced_component(world: &mut World, id: ComponentId, transform: engine_core::Transform) -> std::result::Result<(), MoveError> {
+    world.set_relative_transform(id, transform)?;
+    let m = world.world_transform(id)?;
+    world.with_component_mut(id, |c: &mut InstancedStaticMeshComponent| c.sync_world_transform(m))??;
+    Ok(())
+}
+
+/// What [`move_instanced_component`] can fail with.
+#[derive(Debug, thiserror::Error)]
+pub enum MoveError {
+    #[error(transparent)]
+    Engine(#[from] engine_core::EngineError),
+    #[error(transparent)]
+    Instancing(#[from] InstancingError),
+}

@@ -1,0 +1,148 @@
+//! `InstancedStaticMeshComponent` in an engine-core `World` with a render
+//! thread (real device, validation on): one proxy and one base-pass draw per
+//! component, edits reach the existing proxy without recreating it.
+
+use engine_core::{ComponentId, StaticMesh, Transform, World};
+use glam::{Affine3A, Quat, Vec3, Vec4};
+use instancing::*;
+use renderer::*;
+use rhi_vulkan::{DeviceDesc, Rect, Validation};
+
+const W: u32 = 160;
+const H: u32 = 120;
+
+fn world() -> World {
+    let mut rt = RenderThread::new(&DeviceDesc { validation: Validation::Enabled, ..Default::default() }, RenderThreadMode::Threaded)
+        .expect("a Vulkan device (run `cargo xtask test`)");
+    rt.set_cvar("r.Shadow.MapSize", "256").unwrap();
+    register_cvars(&mut rt).unwrap();
+    World::new(Some(rt))
+}
+
+fn grid(n: u32, center: Vec3) -> Vec<Affine3A> {
+    let side = (n as f32).sqrt().ceil() as u32;
+    let half = (side - 1) as f32 * 0.5;
+    (0..n)
+        .map(|i| {
+            let p = center + Vec3::new((i % side) as f32 - half, (i / side) as f32 - half, 0.0);
+            Affine3A::from_scale_rotation_translation(Vec3::splat(0.6), Quat::from_rotation_z(i as f32 * 0.37), p)
+        })
+        .collect()
+}
+
+fn frame(w: &mut World) -> FrameStats {
+    let view = SceneView::perspective(Vec3::new(0.0, -0.01, 60.0), Vec3::ZERO, Vec3::Y, 1.2, 0.1, 500.0, Rect::from_size(W, H)).unwrap();
+    let mut family = ViewFamily::new(W, H, vec![view]);
+    family.clear_color = [0.0, 0.0, 0.0, 1.0];
+    let rt = w.render_thread().unwrap();
+    rt.render_frame(FrameRequest { family, read_back: true, execute: true }).unwrap();
+    rt.read_back().unwrap().expect("image");
+    rt.last_stats().unwrap().expect("stats")
+}
+
+fn stats_of(w: &mut World, id: ComponentId) -> IsmStats {
+    let pid = w.primitive_id(id).unwrap().expect("a proxy");
+    w.render_thread()
+        .unwrap()
+        .with_context(move |ctx| ctx.scene.proxy(pid).expect("proxy").as_any().downcast_ref::<InstancedStaticMeshSceneProxy>().expect("ISM").stats())
+        .unwrap()
+}
+
+fn assert_clean(w: &mut World) {
+    let v = w.render_thread().unwrap().with_context(|ctx| ctx.device.validation()).unwrap();
+    assert_eq!(v.errors(), 0, "validation errors: {:#?}", v.messages());
+    assert_eq!(v.warnings(), 0, "validation warnings: {:#?}", v.messages());
+}
+
+#[test]
+fn two_components_of_a_thousand_instances_draw_twice_and_edits_recreate_nothing() {
+    let mut w = world();
+    let rt = w.render_thread().unwrap();
+    let red = rt.create_material(Material::colored(Vec4::new(0.9, 0.05, 0.05, 1.0))).unwrap();
+    let green = rt.create_material(Material::colored(Vec4::new(0.05, 0.9, 0.05, 1.0))).unwrap();
+    let cube = StaticMesh::cube();
+    let small = StaticMesh::new("small cube", vec![shapes::cube(0.8)], vec!["default".into()]).unwrap();
+    let mut ids = Vec::new();
+    for (mesh, x, mat) in [(cube, -17.0, red), (small, 17.0, green)] {
+        let mut c = InstancedStaticMeshComponent::new(mesh).unwrap();
+        c.add_instances(&grid(1000, Vec3::new(x, 0.0, 0.0)), TransformSpace::Component).unwrap();
+        let (_, id) = w.spawn_actor("ism", Box::new(c), Transform::IDENTITY).unwrap();
+        w.set_material(id, 0, mat).unwrap();
+        ids.push(id);
+    }
+    let eof = w.send_all_end_of_frame_updates().unwrap();
+    assert_eq!(eof.proxies_created, 2);
+    let stats = frame(&mut w);
+    assert_eq!(stats.pass(MeshPass::Base).draws, 2, "one draw per component: {stats:#?}");
+    frame(&mut w);
+    assert_eq!(stats_of(&mut w, ids[0]).snapshot().visible(), 1000);
+    assert_eq!(stats_of(&mut w, ids[1]).snapshot().visible(), 1000);
+
+    // One instance moved inside the bounds: dynamic data only.
+    let moved = Affine3A::from_scale_rotation_translation(Vec3::splat(0.6), Quat::IDENTITY, Vec3::new(-17.0, 0.0, 0.0));
+    w.with_component_mut(ids[0], |c: &mut InstancedStaticMeshComponent| c.update_instance_transform(5, moved, TransformSpace::Component)).unwrap().unwrap();
+    let eof = w.send_all_end_of_frame_updates().unwrap();
+    assert_eq!((eof.proxies_created, eof.dynamic_data_sent, eof.transforms_sent), (0, 1, 0), "{eof:?}");
+    let stats = frame(&mut w);
+    assert_eq!(stats.proxies_created, 0);
+    assert_eq!(stats.pass(MeshPass::Base).draws, 2);
+
+    // Added past the bounds: the new bounds go as a transform update, still no new proxy.
+    w.with_component_mut(ids[1], |c: &mut InstancedStaticMeshComponent| {
+        c.add_instance(Affine3A::from_translation(Vec3::new(17.0, 20.0, 0.0)), TransformSpace::Component)
+    })
+    .unwrap()
+    .unwrap();
+    let eof = w.send_all_end_of_frame_updates().unwrap();
+    assert_eq!((eof.proxies_created, eof.dynamic_data_sent, eof.transforms_sent), (0, 1, 1), "{eof:?}");
+    assert_eq!(frame(&mut w).proxies_created, 0);
+    frame(&mut w);
+    assert_eq!(stats_of(&mut w, ids[1]).snapshot().visible(), 1001);
+
+    // Moving the component half out of view: the proxy gets the transform and
+    // GPU-culls the instances that left (with the old transform it would keep all).
+    move_instanced_component(&mut w, ids[0], Transform { translation: Vec3::new(0.0, 30.0, 0.0), ..Transform::IDENTITY }).unwrap();
+    let eof = w.send_all_end_of_frame_updates().unwrap();
+    assert_eq!((eof.proxies_created, eof.dynamic_data_sent), (0, 1), "{eof:?}");
+    frame(&mut w);
+    frame(&mut w);
+    let visible = stats_of(&mut w, ids[0]).snapshot().visible();
+    assert!(visible > 100 && visible < 900, "{visible} visible");
+    assert_eq!(stats_of(&mut w, ids[1]).snapshot().visible(), 1001);
+    assert_clean(&mut w);
+}
+
+#[test]
+fn edits_record_the_right_dirty_flags_without_a_renderer() {
+    use engine_core::{DirtyFlags, PrimitiveComponent};
+    let mut c = InstancedStaticMeshComponent::new(StaticMesh::cube()).unwrap();
+    c.add_instances(&grid(4, Vec3::ZERO), TransformSpace::Component).unwrap();
+    assert_eq!(c.take_dirty(), DirtyFlags::DYNAMIC_DATA | DirtyFlags::TRANSFORM);
+    c.update_instance_transform(0, grid(4, Vec3::ZERO)[3], TransformSpace::Component).unwrap();
+    assert_eq!(c.take_dirty(), DirtyFlags::DYNAMIC_DATA);
+    c.set_num_custom_data_floats(1);
+    c.take_dirty();
+    c.set_custom_data_value(1, 0, 2.0).unwrap();
+    assert_eq!(c.take_dirty(), DirtyFlags::DYNAMIC_DATA);
+    assert!(c.set_custom_data_value(9, 0, 2.0).is_err());
+    assert_eq!(c.take_dirty(), DirtyFlags::NONE);
+    c.set_cull_distances(10.0, 20.0).unwrap();
+    assert_eq!(c.take_dirty(), DirtyFlags::DYNAMIC_DATA);
+    c.set_mesh(StaticMesh::sphere(8)).unwrap();
+    assert!(c.take_dirty().render_state);
+    c.remove_instance(0).unwrap();
+    assert_eq!(c.instance_count(), 3);
+    assert!(c.take_dirty().dynamic_data);
+    let world_t = Affine3A::from_translation(Vec3::X * 3.0);
+    let got = c.get_instance_transform(0, TransformSpace::World(world_t)).unwrap();
+    assert!(got.translation.x > 2.0);
+    c.clear_instances();
+    assert_eq!(c.instance_count(), 0);
+    assert!(c.take_dirty().dynamic_data);
+
+    // In a world without a renderer, the helpers still work.
+    let mut w = World::new(None);
+    let (_, id) = w.spawn_actor("ism", Box::new(InstancedStaticMeshComponent::new(StaticMesh::cube()).unwrap()), Transform::IDENTITY).unwrap();
+    move_instanced_component(&mut w, id, Transform { translation: Vec3::Y, ..Transform::IDENTITY }).unwrap();
+    assert_eq!(w.world_transform(id).unwrap().w_axis.truncate(), Vec3::Y);
+}
