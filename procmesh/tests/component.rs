@@ -127,3 +127,78 @@ fn world_raycast_hits_section_collision() {
         assert!((hit.distance - 5.0).abs() < 1e-3);
     }
 }
+
+#[test]
+fn async_cook_lands_through_tick() {
+    let mut component = ProceduralMeshComponent::new();
+    component.set_use_async_cooking(true);
+    let g = grid(Vec2::new(-1.0, -1.0), Vec2::new(1.0, 1.0), 3);
+    component
+        .create_mesh_section(0, SectionData::new(&g.positions, &g.triangles), true)
+        .unwrap();
+    let mut world = World::new(None);
+    let (_, id) = world
+        .spawn_actor("pmc", Box::new(component), Transform::IDENTITY)
+        .unwrap();
+    world.send_all_end_of_frame_updates().unwrap();
+    let ray = || world.raycast(Vec3::Z * 5.0, -Vec3::Z, 100.0).unwrap();
+    assert!(ray().is_none(), "nothing cooked before the tick applies it");
+    // The cook runs on the executor; the component applies it in its tick
+    // once it lands.
+    let mut landed = false;
+    for _ in 0..500 {
+        world.tick(1.0 / 60.0);
+        let eof = world.send_all_end_of_frame_updates().unwrap();
+        if eof.bodies_updated > 0 {
+            assert_eq!(eof.bodies_updated, 1);
+            landed = true;
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    assert!(landed, "the cook landed");
+    let hit = world
+        .raycast(Vec3::Z * 5.0, -Vec3::Z, 100.0)
+        .unwrap()
+        .expect("a hit");
+    assert_eq!((hit.component, hit.material_index), (id, Some(0)));
+}
+
+#[test]
+fn mirrored_transform_keeps_sections_drawn() {
+    let mut rt = render_thread(RenderThreadMode::Threaded);
+    sun(&mut rt);
+    let (red, blue) = red_and_blue(&mut rt);
+    let mut world = World::new(Some(rt));
+    let component = ProceduralMeshComponent::from_mesh(two_sections(red, blue));
+    let mirror = Transform {
+        scale: Vec3::new(-1.0, 1.0, 1.0),
+        ..Transform::IDENTITY
+    };
+    let (_, id) = world
+        .spawn_actor("pmc", Box::new(component), mirror)
+        .unwrap();
+    world.send_all_end_of_frame_updates().unwrap();
+    let (_, image) = frame(world.render_thread().unwrap());
+    // Mirrored in X: section 0 (red) is now on the right.
+    assert!(is_reddish(pixel_at(&image, RIGHT)), "mirrored proxy drawn");
+    assert!(is_bluish(pixel_at(&image, LEFT)));
+
+    // Un-mirror by a move: the proxy stays and is told.
+    world
+        .set_relative_transform(id, Transform::IDENTITY)
+        .unwrap();
+    let m = world.world_transform(id).unwrap();
+    world
+        .with_component_mut::<ProceduralMeshComponent, _>(id, |c| c.note_transform(m))
+        .unwrap();
+    let eof = world.send_all_end_of_frame_updates().unwrap();
+    assert_eq!((eof.proxies_created, eof.dynamic_data_sent), (0, 1));
+    let (_, image) = frame(world.render_thread().unwrap());
+    assert!(
+        is_reddish(pixel_at(&image, LEFT)),
+        "winding follows the transform"
+    );
+    assert!(is_bluish(pixel_at(&image, RIGHT)));
+    assert_clean(world.render_thread().unwrap());
+}
