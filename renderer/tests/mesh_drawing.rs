@@ -327,3 +327,49 @@ fn bad_transforms_and_cvars_are_rejected_before_anything_is_queued() {
     assert_eq!(rt.with_context(|ctx| ctx.scene.num_primitives()).unwrap(), 0);
     assert!(matches!(StaticMeshRenderData::new(vec![StaticMeshLod::single_section(shapes::cube(1.0).vertices, vec![0, 1, 99])]), Err(RendererError::InvalidMesh(_))));
 }
+
+#[test]
+fn static_meshes_pick_their_lod_by_screen_size_and_views_cull_by_distance() {
+    let mut rt = render_thread(RenderThreadMode::Threaded);
+    sun(&mut rt, false);
+    // LOD 0: a cube (12 triangles) while the screen size is >= 0.3; LOD 1: a plane (2 triangles).
+    let mut lod0 = shapes::cube(1.0);
+    lod0.screen_size = 0.3;
+    let mut lod1 = shapes::plane(1.0);
+    lod1.screen_size = 0.0;
+    let mesh = StaticMeshRenderData::new(vec![lod0, lod1]).unwrap();
+    let m = rt.create_material(Material::colored(Vec4::new(0.7, 0.7, 0.7, 1.0))).unwrap();
+    // One near, one far along the view direction.
+    rt.add_primitive(Box::new(StaticMeshSceneProxy::new(mesh.clone(), vec![m])), Mat4::from_translation(Vec3::new(0.0, 3.0, 0.0))).unwrap();
+    rt.add_primitive(Box::new(StaticMeshSceneProxy::new(mesh, vec![m])), Mat4::from_translation(Vec3::new(0.0, 60.0, 0.0))).unwrap();
+    let view = SceneView::perspective(Vec3::new(0.0, -1.0, 0.5), Vec3::new(0.0, 10.0, 0.5), Vec3::Z, 1.0, 0.1, 500.0, Rect::from_size(W, H)).unwrap();
+    let (stats, _) = frame(&mut rt, &family(vec![view.clone()]));
+    assert_eq!(stats.visible_primitives, 2);
+    assert_eq!(stats.triangles, 12 + 2, "near cube at LOD 0, far one at LOD 1");
+    assert_eq!(stats.pass(MeshPass::Base).draws, 2, "two LODs, two draws");
+    // A view draw distance of 20 drops the far one.
+    let mut near_only = view;
+    near_only.max_draw_distance = 20.0;
+    let (stats, _) = frame(&mut rt, &family(vec![near_only]));
+    assert_eq!(stats.visible_primitives, 1);
+    assert_eq!(stats.triangles, 12);
+    assert_clean(&mut rt);
+}
+
+#[test]
+fn an_orthographic_view_and_point_lights_render() {
+    let mut rt = render_thread(RenderThreadMode::Threaded);
+    let white = rt.create_material(Material::colored(Vec4::new(0.8, 0.8, 0.8, 1.0))).unwrap();
+    let plane = StaticMeshRenderData::new(vec![shapes::plane(10.0)]).unwrap();
+    rt.add_primitive(Box::new(StaticMeshSceneProxy::new(plane, vec![white])), Mat4::IDENTITY).unwrap();
+    // No sun: only a red point light over the left half.
+    rt.add_light(Light::Point(PointLight { position: Vec3::new(-3.0, 0.0, 1.0), color: Vec3::new(1.0, 0.0, 0.0), intensity: 3.0, radius: 3.0 })).unwrap();
+    let view = SceneView::orthographic(Vec3::new(0.0, 0.0, 10.0), Vec3::ZERO, Vec3::Y, 10.0, 10.0 * H as f32 / W as f32, 0.1, 50.0, Rect::from_size(W, H)).unwrap();
+    let (stats, img) = frame(&mut rt, &family(vec![view]));
+    assert_eq!(stats.visible_primitives, 1);
+    // Ortho: the plane spans the full width; x = -3 maps to 20% of the width.
+    let lit = img.pixel(W / 5, H / 2);
+    let unlit = img.pixel(4 * W / 5, H / 2);
+    assert!(lit[0] > unlit[0] + 80 && lit[0] > lit[1] + 60, "red light on the left: {lit:?} vs {unlit:?}");
+    assert_clean(&mut rt);
+}
