@@ -43,9 +43,9 @@
 //!   existing GPU buffers (`ProxyUpdateContext::upload`), or flips
 //!   visibility flags. Streams that interleave attributes are written whole
 //!   ([`render_streams`]).
-//! - [`ProcMeshRenderState`], the glue a `ProceduralMeshComponent` uses with
-//!   a `renderer::RenderThread` until it lives in engine-core's component
-//!   system: register, then [`apply`](ProcMeshRenderState::apply) a frame's
+//! - [`ProcMeshRenderState`], for driving a `ProcMeshData` on a bare
+//!   `renderer::RenderThread` without an engine-core `World` (the
+//!   component below does the same through the world): register, then [`apply`](ProcMeshRenderState::apply) a frame's
 //!   merged [`ChangeSet`] (a new proxy for render-state changes and, on the
 //!   static path, for visibility; in-place messages otherwise; transform and
 //!   new local bounds when the bounds moved), move it
