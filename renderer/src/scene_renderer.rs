@@ -417,7 +417,8 @@ impl SceneRenderer {
         let mut dynamic_built = 0u64;
         let dynamic_mask = if force_dynamic { flags::DYNAMIC | flags::STATIC } else { flags::DYNAMIC };
         let mut by_slot: std::collections::BTreeMap<u32, (Vec<bool>, Vec<u8>)> = Default::default();
-        for (vi, vis) in visibility.iter().enumerate() {
+        let scan_dynamic = force_dynamic || scene.dynamic_primitive_count() > 0;
+        for (vi, vis) in visibility.iter().enumerate().filter(|_| scan_dynamic) {
             for (k, &s) in vis.visible.iter().enumerate() {
                 if scene.flags[s as usize] & dynamic_mask != 0 {
                     let e = by_slot.entry(s).or_insert_with(|| (vec![false; views.len()], vec![0; views.len()]));
@@ -464,8 +465,16 @@ impl SceneRenderer {
 
         // 3. Pass setup: gather, sort, merge; one task per (view, pass).
         let tasks: Vec<(usize, MeshPass)> = (0..views.len()).flat_map(|vi| passes_of(vi).into_iter().map(move |p| (vi, p))).collect();
+        // Draw order → bucket, for the direct path below.
+        let mut bucket_of_rank = vec![0u32; commands.ranks.len()];
+        for (bucket, &rank) in commands.ranks.iter().enumerate() {
+            bucket_of_rank[rank as usize] = bucket as u32;
+        }
         let setup = |&(vi, pass): &(usize, MeshPass)| -> PassDrawList {
             let vis = &visibility[vi];
+            if !force_dynamic && pass != MeshPass::Translucency && !dynamic_lists.contains_key(&(vi, pass)) {
+                return gather_sort_merge_cached(scene, pass, vi, vis, &commands, &bucket_of_rank, instancing);
+            }
             let mut visible = Vec::with_capacity(vis.visible.len());
             if !force_dynamic {
                 gather_cached(scene, pass, vis, &views[vi], &mut visible);
@@ -502,6 +511,73 @@ impl SceneRenderer {
 
 fn ms(a: Instant, b: Instant) -> f64 {
     (b - a).as_secs_f64() * 1e3
+}
+
+/// The common case in one go — an opaque pass with only cached commands:
+/// count the visible primitives per bucket, scatter their ids straight into
+/// draw order (a counting sort without the intermediate list) and emit one
+/// draw per bucket. Produces exactly what gather + `sort_by_bucket` + `merge`
+/// produce (the general path, used when dynamic commands are present).
+fn gather_sort_merge_cached(
+    scene: &Scene,
+    pass: MeshPass,
+    view: usize,
+    vis: &ViewVisibility,
+    commands: &FrameCommands<'_>,
+    bucket_of_rank: &[u32],
+    instancing: bool,
+) -> PassDrawList {
+    let cache = &scene.cache[pass.index()];
+    let ranks = &commands.ranks;
+    let mut starts = vec![0u32; ranks.len() + 1];
+    let mut ids = Vec::new();
+    let mut draws = Vec::new();
+    if cache.entries > 0 {
+        let visit = |f: &mut dyn FnMut(u32, u32)| {
+            for (k, &slot) in vis.visible.iter().enumerate() {
+                let e = cache.first[slot as usize];
+                if e.bucket == NO_BUCKET {
+                    continue;
+                }
+                let lod = vis.lods[k];
+                if e.lod == lod {
+                    f(e.bucket, slot);
+                }
+                if e.more {
+                    for x in &cache.extra[&slot] {
+                        if x.lod == lod {
+                            f(x.bucket, slot);
+                        }
+                    }
+                }
+            }
+        };
+        visit(&mut |bucket, _| starts[ranks[bucket as usize] as usize + 1] += 1);
+        for i in 1..starts.len() {
+            starts[i] += starts[i - 1];
+        }
+        ids = vec![0u32; starts[ranks.len()] as usize];
+        let mut next = starts.clone();
+        visit(&mut |bucket, slot| {
+            let n = &mut next[ranks[bucket as usize] as usize];
+            ids[*n as usize] = slot;
+            *n += 1;
+        });
+        for rank in 0..ranks.len() {
+            let (first, count) = (starts[rank], starts[rank + 1] - starts[rank]);
+            if count == 0 {
+                continue;
+            }
+            let bucket = bucket_of_rank[rank];
+            if instancing && commands.get(bucket).can_merge() {
+                draws.push(MergedDraw { bucket, first_instance: first, instance_count: count });
+            } else {
+                draws.extend((first..first + count).map(|i| MergedDraw { bucket, first_instance: i, instance_count: 1 }));
+            }
+        }
+    }
+    let commands_before_merge = ids.len() as u64;
+    PassDrawList { pass, view, draws, ids, commands_before_merge, id_base: 0 }
 }
 
 /// Appends the cached commands of `pass` for the visible primitives.

@@ -27,6 +27,14 @@ fn a_thousand_cubes_of_one_material_merge_into_one_draw_and_match_unmerged() {
     let (unmerged, unmerged_img) = frame(&mut rt, &fam);
     assert_eq!(unmerged.pass(MeshPass::Base), PassStats { mesh_draw_commands: 1000, draws: 1000, instances: 1000 });
     assert!(merged_img == unmerged_img, "{} pixels differ", diff_pixels(&merged_img, &unmerged_img));
+    // The same scene forced through the dynamic path (the general gather/sort/merge)
+    // gives the cached path's draws, in the same order, and the same image.
+    rt.set_cvar("r.MeshDrawCommands.DynamicInstancing", "1").unwrap();
+    rt.set_cvar("r.MeshDrawCommands.ForceDynamicPath", "1").unwrap();
+    let (forced, forced_img) = frame(&mut rt, &fam);
+    assert_eq!(forced.draw_list_digest, merged.draw_list_digest);
+    assert_eq!(forced.dynamic_commands_built, 3000, "depth, shadow and base for each cube");
+    assert!(forced_img == merged_img);
     // Something was drawn: the middle is a lit cube, not the clear color.
     assert!(luminance(merged_img.pixel(W / 2, H / 2)) > 100, "{:?}", merged_img.pixel(W / 2, H / 2));
     assert_clean(&mut rt);

@@ -116,6 +116,7 @@ pub struct Scene {
     recache_all: bool,
     pub(crate) uploads: Vec<(BufferHandle, u64, Vec<u8>)>,
     pub counters: SceneCounters,
+    dynamic_primitives: usize,
 }
 
 impl Default for Scene {
@@ -138,6 +139,7 @@ impl Default for Scene {
             recache_all: false,
             uploads: Vec::new(),
             counters: SceneCounters::default(),
+            dynamic_primitives: 0,
         }
     }
 }
@@ -257,6 +259,11 @@ impl Scene {
         let cache = &self.cache[pass.index()];
         let first = cache.first.get(slot as usize).copied().unwrap_or(EMPTY);
         usize::from(first.bucket != NO_BUCKET) + cache.extra.get(&slot).map_or(0, Vec::len)
+    }
+
+    /// Primitives drawn through the dynamic path.
+    pub fn dynamic_primitive_count(&self) -> usize {
+        self.dynamic_primitives
     }
 
     pub(crate) fn slot_count(&self) -> usize {
@@ -379,6 +386,7 @@ impl Scene {
             }
             if relevance.dynamic_relevance {
                 f |= flags::DYNAMIC;
+                self.dynamic_primitives += 1;
             }
             if relevance.shadow {
                 f |= flags::SHADOW;
@@ -479,6 +487,9 @@ impl Scene {
             // GPU resources go through the RHI's deletion queue: destroyed
             // once no submitted frame can still read them.
             info.proxy.release_render_resources(device);
+        }
+        if self.flags[slot as usize] & flags::DYNAMIC != 0 {
+            self.dynamic_primitives -= 1;
         }
         self.flags[slot as usize] = 0;
         self.free.push(slot);
