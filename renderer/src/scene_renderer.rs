@@ -620,14 +620,18 @@ fn shadow_view_for(direction: Vec3, center: Vec3, radius: f32, size: u32) -> Opt
     SceneView::orthographic(eye, center, up, radius * 2.0, radius * 2.0, 0.5, 2.0 * radius + 1.5, Rect::from_size(size, size)).ok()
 }
 
-/// World-space shadow bias (before the slope term), in scene units.
-const SHADOW_BIAS_WORLD: f32 = 0.03;
+/// Shadow bias (before the slope term) in shadow-map texels, and its floor in scene units.
+const SHADOW_BIAS_TEXELS: f32 = 1.5;
+const SHADOW_BIAS_WORLD_MIN: f32 = 0.01;
 
 fn view_uniform(v: &SceneView, scene: &Scene, directional: Option<crate::scene::DirectionalLight>, shadow_view_proj: Mat4, has_shadow: bool, shadow_size: u32) -> ViewUniformData {
     let (right, up) = v.right_up();
     // The shadow projection is orthographic: depth is linear, 1 unit of NDC = its depth range.
     let depth_range = if shadow_view_proj.z_axis.z != 0.0 { 1.0 / shadow_view_proj.z_axis.z.abs() } else { 1.0 };
-    let shadow_bias_ndc = SHADOW_BIAS_WORLD / depth_range;
+    // Bias by the size of a shadow texel in the world (acne-free at any
+    // scene scale), never below a small world-space floor.
+    let texel_world = if shadow_view_proj.x_axis.x != 0.0 { 2.0 / shadow_view_proj.x_axis.x.abs() / shadow_size.max(1) as f32 } else { 0.0 };
+    let shadow_bias_ndc = (SHADOW_BIAS_TEXELS * texel_world).max(SHADOW_BIAS_WORLD_MIN) / depth_range;
     let (dir, color) = directional.map(|d| (d.direction.normalize_or_zero(), d.color * d.intensity)).unwrap_or((Vec3::new(0.0, 0.0, -1.0), Vec3::ZERO));
     let mut point_lights = [[0.0f32; 8]; MAX_POINT_LIGHTS];
     let mut n = 0;
