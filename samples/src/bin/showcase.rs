@@ -1,0 +1,393 @@
+//! `cargo xtask run showcase`: everything together. A procedural terrain
+//! (ProceduralMeshComponent: sand, grass, rock and snow sections) around a
+//! lake whose translucent water section is rewritten every frame; a forest
+//! of instanced trees and rocks (InstancedStaticMeshComponent, GPU culling);
+//! a village of static-mesh buildings with a plaza fountain, chimney smoke
+//! and a lake fountain (ParticleSystemComponent, translucent sprites); a
+//! shadow-casting sun, lamp point lights; a camera flying along a circle.
+
+use clap::Parser;
+use engine_core::*;
+use glam::{Affine3A, Quat, Vec2, Vec3, Vec4};
+use instancing::{InstancedStaticMeshComponent, InstancedStaticMeshSceneProxy, TransformSpace};
+use particles::{ParticleMaterials, ParticleSystem, ParticleSystemComponent};
+use procmesh::{Color, ProceduralMeshComponent, SectionData};
+use renderer::{BlendMode, Material, MaterialId, MaterialParams};
+use samples::{runner, CommonOptions, InstanceStats};
+use std::sync::Arc;
+
+#[derive(Parser, Debug)]
+#[command(name = "showcase", about = "Terrain, water, forest, particles, buildings, lights and a moving camera together")]
+struct Options {
+    #[command(flatten)]
+    common: CommonOptions,
+}
+
+fn main() {
+    let o = Options::parse();
+    if let Err(e) = run(&o) {
+        eprintln!("showcase: {e:#}");
+        std::process::exit(1);
+    }
+}
+
+/// Half the terrain's side, in metres.
+const HALF: f32 = 80.0;
+/// Terrain quads per side.
+const GRID: usize = 96;
+/// The water section's quads per side and its rectangle.
+const WATER_GRID: usize = 48;
+const WATER_MIN: Vec2 = Vec2::new(-26.0, -30.0);
+const WATER_MAX: Vec2 = Vec2::new(44.0, 24.0);
+const WATER_SECTION: usize = 4;
+/// The village plaza.
+const VILLAGE: Vec2 = Vec2::new(-26.0, -22.0);
+/// Where the lake fountain stands.
+const LAKE_FOUNTAIN: Vec2 = Vec2::new(10.0, -2.0);
+
+/// Terrain height: rolling plains, a lake basin, mountains to the north.
+fn height(x: f32, y: f32) -> f32 {
+    let plains = 1.5 * (x * 0.09).sin() * (y * 0.07).cos() + 0.9 * (x * 0.21 + 1.3).sin() * (y * 0.17 + 0.4).sin() + 0.3 * (x * 0.6 + y * 0.4).sin();
+    let ridge = 0.09 * (y - 8.0).max(0.0).powf(1.35) * (0.75 + 0.25 * (x * 0.08).sin());
+    let lake = -7.5 * (-((x - 9.0).powi(2) / (2.0 * 18.0 * 18.0) + (y + 3.0).powi(2) / (2.0 * 12.0 * 12.0))).exp();
+    let dv = Vec2::new(x, y) - VILLAGE;
+    let flatten = (-(dv.length_squared()) / (2.0 * 14.0 * 14.0)).exp();
+    (2.5 + plains + ridge + lake) * (1.0 - flatten) + 2.6 * flatten
+}
+
+fn normal(x: f32, y: f32) -> Vec3 {
+    let e = 0.25;
+    Vec3::new(height(x - e, y) - height(x + e, y), height(x, y - e) - height(x, y + e), 2.0 * e).normalize()
+}
+
+/// A small deterministic hash in 0..1.
+fn rand(i: u32, salt: u32) -> f32 {
+    let mut h = i.wrapping_mul(0x9E37_79B1) ^ salt.wrapping_mul(0x85EB_CA77);
+    h ^= h >> 15;
+    h = h.wrapping_mul(0x2C1B_3C6D);
+    h ^= h >> 12;
+    h = h.wrapping_mul(0x297A_2D39);
+    h ^= h >> 15;
+    (h & 0xFF_FFFF) as f32 / 16_777_216.0
+}
+
+struct Section {
+    positions: Vec<Vec3>,
+    normals: Vec<Vec3>,
+    colors: Vec<Color>,
+    triangles: Vec<u32>,
+}
+
+/// The terrain's four sections by height band (sand, grass, rock, snow).
+fn terrain_sections() -> Vec<Section> {
+    let mut sections: Vec<Section> = (0..4).map(|_| Section { positions: vec![], normals: vec![], colors: vec![], triangles: vec![] }).collect();
+    let step = 2.0 * HALF / GRID as f32;
+    for j in 0..GRID {
+        for i in 0..GRID {
+            let corners = [(i, j), (i + 1, j), (i + 1, j + 1), (i, j + 1)].map(|(a, b)| Vec2::new(-HALF + a as f32 * step, -HALF + b as f32 * step));
+            let hs = corners.map(|c| height(c.x, c.y));
+            let avg = hs.iter().sum::<f32>() / 4.0;
+            let steep = normal((corners[0].x + corners[2].x) / 2.0, (corners[0].y + corners[2].y) / 2.0).z < 0.8;
+            let band = if avg < 0.9 {
+                0
+            } else if avg > 15.0 + 2.0 * rand((j * GRID + i) as u32, 7) && !steep {
+                3
+            } else if avg > 8.5 || steep {
+                2
+            } else {
+                1
+            };
+            let s = &mut sections[band];
+            let base = s.positions.len() as u32;
+            for (k, c) in corners.iter().enumerate() {
+                s.positions.push(Vec3::new(c.x, c.y, hs[k]));
+                s.normals.push(normal(c.x, c.y));
+                let (gi, gj) = ((c.x + HALF) / step, (c.y + HALF) / step);
+                let shade = 0.82 + 0.18 * rand((gj as u32) * 1000 + gi as u32, 3);
+                let v = (shade * 255.0) as u8;
+                s.colors.push([v, v, v, 255]);
+            }
+            s.triangles.extend_from_slice(&[base, base + 1, base + 2, base, base + 2, base + 3]);
+        }
+    }
+    sections
+}
+
+/// The water grid's positions and normals at time `t`.
+fn water(t: f32) -> (Vec<Vec3>, Vec<Vec3>) {
+    let n = WATER_GRID + 1;
+    let size = WATER_MAX - WATER_MIN;
+    let mut p = Vec::with_capacity(n * n);
+    let mut nr = Vec::with_capacity(n * n);
+    for j in 0..n {
+        for i in 0..n {
+            let x = WATER_MIN.x + size.x * i as f32 / WATER_GRID as f32;
+            let y = WATER_MIN.y + size.y * j as f32 / WATER_GRID as f32;
+            let (a, b) = (x * 0.35 + t * 1.7, y * 0.28 - t * 1.3);
+            let z = 0.12 * a.sin() + 0.09 * b.sin();
+            let (dx, dy) = (0.12 * 0.35 * a.cos(), 0.09 * 0.28 * b.cos());
+            p.push(Vec3::new(x, y, z));
+            nr.push(Vec3::new(-dx, -dy, 1.0).normalize());
+        }
+    }
+    (p, nr)
+}
+
+fn water_triangles() -> Vec<u32> {
+    let n = (WATER_GRID + 1) as u32;
+    let mut t = Vec::new();
+    for j in 0..WATER_GRID as u32 {
+        for i in 0..WATER_GRID as u32 {
+            let a = j * n + i;
+            t.extend_from_slice(&[a, a + 1, a + n + 1, a, a + n + 1, a + n]);
+        }
+    }
+    t
+}
+
+fn fountain_json(ground: f32, speed: f32, size: f32) -> String {
+    format!(
+        r#"{{"emitters": [{{
+  "name": "jet",
+  "required": {{"material": "M_Water", "blend_mode": "translucent", "screen_alignment": "velocity_aligned",
+               "sort_mode": "distance_to_view", "max_particles": 3000}},
+  "modules": [
+    {{"spawn": {{"rate": 900.0}}}},
+    {{"lifetime": {{"uniform": {{"min": 1.8, "max": 2.6}}}}}},
+    {{"initial_location": {{"sphere": {{"center": [0.0, 0.0, 0.0], "radius": 0.15}}}}}},
+    {{"initial_velocity": {{"cone": {{"direction": [0.0, 0.0, 1.0], "angle": 0.22, "speed": {{"uniform": {{"min": {smin}, "max": {speed}}}}}}}}}}},
+    {{"initial_size": {{"uniform": {{"min": [{size}, {size}], "max": [{size2}, {size2}]}}}}}},
+    {{"initial_color": {{"constant": [0.75, 0.88, 1.0, 1.0]}}}},
+    {{"acceleration": [0.0, 0.0, -9.8]}},
+    {{"drag": {{"coefficient": 0.1}}}},
+    {{"color_over_life": {{"curve": [
+      {{"time": 0.0, "value": [1.0, 1.0, 1.0, 0.0]}},
+      {{"time": 0.1, "value": [1.0, 1.0, 1.0, 0.9]}},
+      {{"time": 1.0, "value": [0.8, 0.9, 1.0, 0.0]}}]}}}},
+    {{"size_over_life": {{"curve": [{{"time": 0.0, "value": [0.6, 0.6]}}, {{"time": 1.0, "value": [1.6, 1.6]}}]}}}},
+    {{"ground_plane_collision": {{"height": {ground}, "response": {{"bounce": {{"restitution": 0.25}}}}}}}}
+  ]
+}}]}}"#,
+        smin = speed * 0.85,
+        size2 = size * 1.8,
+    )
+}
+
+const SMOKE_JSON: &str = r#"{"emitters": [{
+  "name": "smoke",
+  "required": {"material": "M_Smoke", "blend_mode": "translucent", "screen_alignment": "facing_camera",
+               "sort_mode": "distance_to_view", "max_particles": 400},
+  "modules": [
+    {"spawn": {"rate": 14.0}},
+    {"lifetime": {"uniform": {"min": 5.0, "max": 7.0}}},
+    {"initial_location": {"sphere": {"center": [0.0, 0.0, 0.0], "radius": 0.3}}},
+    {"initial_velocity": {"box": {"min": [-0.3, -0.3, 1.4], "max": [0.3, 0.3, 2.2]}}},
+    {"initial_size": {"uniform": {"min": [1.2, 1.2], "max": [1.8, 1.8]}}},
+    {"initial_rotation": {"uniform": {"min": 0.0, "max": 6.2831853}}},
+    {"rotation_rate": {"uniform": {"min": -0.4, "max": 0.4}}},
+    {"initial_color": {"constant": [0.42, 0.42, 0.45, 1.0]}},
+    {"acceleration": [0.35, 0.2, 0.0]},
+    {"color_over_life": {"curve": [
+      {"time": 0.0, "value": [1.0, 1.0, 1.0, 0.0]},
+      {"time": 0.15, "value": [1.0, 1.0, 1.0, 0.55]},
+      {"time": 1.0, "value": [1.3, 1.3, 1.3, 0.0]}]}},
+    {"size_over_life": {"curve": [{"time": 0.0, "value": [1.0, 1.0]}, {"time": 1.0, "value": [4.5, 4.5]}]}}
+  ]
+}]}"#;
+
+fn material(engine: &mut Engine, color: Vec4, f: impl FnOnce(&mut Material)) -> anyhow::Result<MaterialId> {
+    let mut m = Material::colored(color);
+    f(&mut m);
+    Ok(engine.render_thread().create_material(m)?)
+}
+
+/// The camera's pose at time `t` (seconds): a slow arc around the valley.
+fn camera_pose(t: f32) -> Transform {
+    let target = Vec3::new(-2.0, 4.0, 3.0);
+    let a = -2.30 + 0.05 * t;
+    let eye = target + Vec3::new(78.0 * a.cos(), 78.0 * a.sin(), 24.0 + 2.0 * (0.3 * t).sin());
+    Transform::new(eye, look_rotation(eye, target), Vec3::ONE)
+}
+
+fn run(o: &Options) -> anyhow::Result<()> {
+    let mut engine = runner::engine("showcase", &o.common)?;
+    instancing::register_cvars(engine.render_thread())?;
+
+    // Materials.
+    let sand = material(&mut engine, Vec4::new(0.76, 0.68, 0.48, 1.0), |_| {})?;
+    let grass = material(&mut engine, Vec4::new(0.30, 0.50, 0.18, 1.0), |_| {})?;
+    let rock = material(&mut engine, Vec4::new(0.42, 0.40, 0.38, 1.0), |_| {})?;
+    let snow = material(&mut engine, Vec4::new(0.92, 0.94, 0.98, 1.0), |m| m.params.roughness = 0.35)?;
+    let water_mat = material(&mut engine, Vec4::new(0.10, 0.32, 0.50, 1.0), |m| {
+        m.blend_mode = BlendMode::Translucent;
+        m.params = MaterialParams { base_color: m.params.base_color, opacity: 0.7, roughness: 0.1, specular: 1.0, ..m.params };
+    })?;
+    let trunk = material(&mut engine, Vec4::new(0.35, 0.24, 0.14, 1.0), |_| {})?;
+    let leaves = material(&mut engine, Vec4::new(0.12, 0.34, 0.14, 1.0), |_| {})?;
+    let stone = material(&mut engine, Vec4::new(0.50, 0.48, 0.46, 1.0), |_| {})?;
+    let wall = material(&mut engine, Vec4::new(0.85, 0.78, 0.64, 1.0), |_| {})?;
+    let roof = material(&mut engine, Vec4::new(0.62, 0.22, 0.16, 1.0), |_| {})?;
+    let slate = material(&mut engine, Vec4::new(0.25, 0.28, 0.36, 1.0), |_| {})?;
+    let lamp = material(&mut engine, Vec4::new(0.0, 0.0, 0.0, 1.0), |m| m.params.emissive = Vec3::new(1.0, 0.8, 0.45))?;
+    let sky = material(&mut engine, Vec4::new(0.0, 0.0, 0.0, 1.0), |m| {
+        m.two_sided = true;
+        m.params.specular = 0.0;
+        m.params.emissive = Vec3::new(0.50, 0.66, 0.86);
+    })?;
+
+    // Camera, sun, sky.
+    let mut camera = CameraComponent::default();
+    camera.0.far = 1500.0;
+    camera.0.near = 0.5;
+    let camera_id = engine.world.spawn_actor("camera", Box::new(camera), camera_pose(0.0))?.1;
+    let sun = DirectionalLightComponent { color: Vec3::new(1.0, 0.93, 0.80), intensity: 1.25, cast_shadows: true };
+    engine.world.spawn_actor("sun", Box::new(sun), Transform::new(Vec3::ZERO, look_rotation(Vec3::ZERO, Vec3::new(0.55, 0.75, -0.55)), Vec3::ONE))?;
+    let (_, sky_id) = engine.world.spawn_actor("sky", Box::new(StaticMeshComponent::new(StaticMesh::sphere(24))), Transform::from_translation_scale(Vec3::ZERO, Vec3::splat(1200.0)))?;
+    engine.world.set_material(sky_id, 0, sky)?;
+    engine.world.set_cast_shadow(sky_id, false)?;
+
+    // Terrain and water: one procedural mesh, five sections.
+    let mut terrain = ProceduralMeshComponent::new();
+    for (i, (s, m)) in terrain_sections().iter().zip([sand, grass, rock, snow]).enumerate() {
+        terrain.create_mesh_section(i, SectionData::new(&s.positions, &s.triangles).normals(&s.normals).colors(&s.colors), false)?;
+        terrain.set_material(i, Some(m.into()))?;
+    }
+    let water_tris = water_triangles();
+    let (wp, wn) = water(0.0);
+    terrain.create_mesh_section(WATER_SECTION, SectionData::new(&wp, &water_tris).normals(&wn), false)?;
+    terrain.set_material(WATER_SECTION, Some(water_mat.into()))?;
+    let (_, terrain_id) = engine.world.spawn_actor("terrain", Box::new(terrain), Transform::IDENTITY)?;
+
+    // Forest and rocks: instanced static meshes.
+    let mut trunks = Vec::new();
+    let mut crowns = Vec::new();
+    let mut rocks = Vec::new();
+    let mut k = 0u32;
+    while trunks.len() < 1600 && k < 200_000 {
+        k += 1;
+        let (x, y) = ((rand(k, 1) * 2.0 - 1.0) * (HALF - 2.0), (rand(k, 2) * 2.0 - 1.0) * (HALF - 2.0));
+        let h = height(x, y);
+        let near_village = (Vec2::new(x, y) - VILLAGE).length() < 17.0;
+        if !(1.2..11.0).contains(&h) || normal(x, y).z < 0.85 || near_village {
+            continue;
+        }
+        let s = 0.7 + 0.6 * rand(k, 3);
+        let spin = Quat::from_rotation_z(rand(k, 4) * 6.28);
+        trunks.push(Affine3A::from_scale_rotation_translation(Vec3::new(0.5 * s, 0.5 * s, 2.0 * s), spin, Vec3::new(x, y, h + 0.9 * s)));
+        crowns.push(Affine3A::from_scale_rotation_translation(Vec3::new(3.0 * s, 3.0 * s, 6.0 * s), spin, Vec3::new(x, y, h + 1.6 * s + 3.0 * s)));
+    }
+    k = 0;
+    while rocks.len() < 500 && k < 200_000 {
+        k += 1;
+        let (x, y) = ((rand(k, 11) * 2.0 - 1.0) * (HALF - 2.0), (rand(k, 12) * 2.0 - 1.0) * (HALF - 2.0));
+        let h = height(x, y);
+        if h < 0.3 || (Vec2::new(x, y) - VILLAGE).length() < 12.0 {
+            continue;
+        }
+        let s = 0.6 + 1.8 * rand(k, 13).powi(2);
+        let scale = Vec3::new(s * (1.0 + rand(k, 14)), s * (0.8 + rand(k, 15)), s * (0.6 + 0.5 * rand(k, 16)));
+        rocks.push(Affine3A::from_scale_rotation_translation(scale, Quat::from_rotation_z(rand(k, 17) * 6.28), Vec3::new(x, y, h + 0.15 * scale.z)));
+    }
+    let mut ism_ids = Vec::new();
+    for (name, mesh, transforms, mat) in [
+        ("tree trunks", StaticMesh::cylinder(8), &trunks, trunk),
+        ("tree crowns", StaticMesh::cone(10), &crowns, leaves),
+        ("rocks", StaticMesh::sphere(10), &rocks, stone),
+    ] {
+        let mut c = InstancedStaticMeshComponent::new(mesh)?;
+        c.add_instances(transforms, TransformSpace::Component)?;
+        let (_, id) = engine.world.spawn_actor(name, Box::new(c), Transform::IDENTITY)?;
+        engine.world.set_material(id, 0, mat)?;
+        ism_ids.push(id);
+    }
+
+    // The village: houses with pyramid roofs, a tower, a plaza fountain, lamps.
+    let ground = |p: Vec2| height(p.x, p.y);
+    let static_mesh = |engine: &mut Engine, name: &str, mesh: Arc<StaticMesh>, t: Transform, mat: MaterialId| -> anyhow::Result<ComponentId> {
+        let (_, id) = engine.world.spawn_actor(name, Box::new(StaticMeshComponent::new(mesh)), t)?;
+        engine.world.set_material(id, 0, mat)?;
+        Ok(id)
+    };
+    let houses = [(Vec2::new(-9.0, -4.0), 0.3), (Vec2::new(7.0, -7.0), -0.2), (Vec2::new(-4.0, 9.0), 0.1), (Vec2::new(9.0, 6.0), 0.5), (Vec2::new(-12.0, 8.0), -0.4), (Vec2::new(1.0, -12.0), 0.05)];
+    let mut chimneys = Vec::new();
+    for (i, (offset, yaw)) in houses.iter().enumerate() {
+        let p = VILLAGE + *offset;
+        let z = ground(p);
+        let (w, d, hgt) = (5.0 + (i % 3) as f32, 4.0 + (i % 2) as f32, 3.2 + (i % 2) as f32 * 1.2);
+        let rot = Quat::from_rotation_z(*yaw);
+        static_mesh(&mut engine, "house", StaticMesh::cube(), Transform::new(Vec3::new(p.x, p.y, z + hgt / 2.0 - 0.5), rot, Vec3::new(w, d, hgt + 1.0)), wall)?;
+        let roof_rot = rot * Quat::from_rotation_z(std::f32::consts::FRAC_PI_4);
+        let roof_mat = if i % 2 == 0 { roof } else { slate };
+        static_mesh(&mut engine, "roof", StaticMesh::cone(4), Transform::new(Vec3::new(p.x, p.y, z + hgt + 1.25), roof_rot, Vec3::new(w * 1.5, d * 1.5, 2.5).max(Vec3::splat(0.1))), roof_mat)?;
+        if i % 2 == 0 {
+            let c = Vec3::new(p.x, p.y, z) + rot * Vec3::new(w * 0.25, 0.0, hgt + 2.0);
+            static_mesh(&mut engine, "chimney", StaticMesh::cube(), Transform::from_translation_scale(c, Vec3::new(0.6, 0.6, 2.0)), stone)?;
+            chimneys.push(c + Vec3::Z * 1.1);
+        }
+    }
+    let tower = VILLAGE + Vec2::new(15.0, 14.0);
+    let tz = ground(tower);
+    static_mesh(&mut engine, "tower", StaticMesh::cylinder(20), Transform::from_translation_scale(Vec3::new(tower.x, tower.y, tz + 6.0 - 0.5), Vec3::new(5.0, 5.0, 13.0)), wall)?;
+    static_mesh(&mut engine, "tower roof", StaticMesh::cone(20), Transform::from_translation_scale(Vec3::new(tower.x, tower.y, tz + 12.0 + 2.5), Vec3::new(6.4, 6.4, 5.0)), slate)?;
+    let plaza_z = ground(VILLAGE);
+    static_mesh(&mut engine, "fountain basin", StaticMesh::cylinder(24), Transform::from_translation_scale(Vec3::new(VILLAGE.x, VILLAGE.y, plaza_z + 0.2), Vec3::new(5.0, 5.0, 0.9)), stone)?;
+    static_mesh(&mut engine, "fountain pillar", StaticMesh::cylinder(12), Transform::from_translation_scale(Vec3::new(VILLAGE.x, VILLAGE.y, plaza_z + 1.0), Vec3::new(0.6, 0.6, 2.0)), stone)?;
+    let lamp_spots = [Vec2::new(-5.0, 4.5), Vec2::new(5.0, -4.0), Vec2::new(4.5, 5.0)];
+    for (i, s) in lamp_spots.iter().enumerate() {
+        let p = VILLAGE + *s;
+        let z = ground(p);
+        static_mesh(&mut engine, "lamp post", StaticMesh::cylinder(6), Transform::from_translation_scale(Vec3::new(p.x, p.y, z + 1.5), Vec3::new(0.15, 0.15, 3.0)), slate)?;
+        static_mesh(&mut engine, "lamp", StaticMesh::sphere(10), Transform::from_translation_scale(Vec3::new(p.x, p.y, z + 3.2), Vec3::splat(0.6)), lamp)?;
+        let color = [Vec3::new(1.0, 0.72, 0.4), Vec3::new(1.0, 0.6, 0.3), Vec3::new(0.9, 0.8, 0.55)][i];
+        engine.world.spawn_actor("lamp light", Box::new(PointLightComponent { color, intensity: 3.0, radius: 12.0 }), Transform::from_translation(Vec3::new(p.x, p.y, z + 3.6)))?;
+    }
+
+    // Particles: the plaza and lake fountains, chimney smoke (pre-warmed).
+    let mut emitters: Vec<(Arc<ParticleSystem>, Vec3)> = vec![
+        (Arc::new(ParticleSystem::from_json_str(&fountain_json(plaza_z + 0.6, 8.5, 0.12))?), Vec3::new(VILLAGE.x, VILLAGE.y, plaza_z + 2.0)),
+        (Arc::new(ParticleSystem::from_json_str(&fountain_json(0.0, 13.0, 0.22))?), Vec3::new(LAKE_FOUNTAIN.x, LAKE_FOUNTAIN.y, 0.2)),
+    ];
+    let smoke = Arc::new(ParticleSystem::from_json_str(SMOKE_JSON)?);
+    emitters.extend(chimneys.iter().map(|c| (smoke.clone(), *c)));
+    let mut particle_ids = Vec::new();
+    for (i, (system, at)) in emitters.into_iter().enumerate() {
+        let mats = ParticleMaterials::for_system(engine.render_thread(), &system)?;
+        let t = Transform::from_translation(at);
+        let mut c = ParticleSystemComponent::new(system, 17 + i as u64, mats)?.with_spawn_transform(t.to_mat4())?;
+        for _ in 0..120 {
+            c.instance_mut().tick(1.0 / 30.0);
+        }
+        particle_ids.push(engine.world.spawn_actor("particles", Box::new(c), t)?.1);
+    }
+
+    let water_tris_len = water_tris.len();
+    let last = o.common.frame_count() - 1;
+    runner::run("showcase", &o.common, &mut engine, |engine, frame, dt| {
+        let t = (frame + 1) as f32 * dt;
+        engine.world.set_relative_transform(camera_id, camera_pose(t))?;
+        let (wp, wn) = water(t);
+        debug_assert!(water_tris_len > 0);
+        engine.world.with_component_mut(terrain_id, |c: &mut ProceduralMeshComponent| c.update_mesh_section(WATER_SECTION, SectionData::positions(&wp).normals(&wn)))??;
+        // Live particles after this frame's tick (the simulation is deterministic).
+        let mut particles = 0u64;
+        for id in &particle_ids {
+            let mut next = engine.world.component::<ParticleSystemComponent>(*id)?.instance().clone();
+            next.tick(dt);
+            particles += next.live_particles() as u64;
+        }
+        let mut instances = InstanceStats::default();
+        for id in &ism_ids {
+            instances.total += engine.world.component::<InstancedStaticMeshComponent>(*id)?.instance_count() as u64;
+        }
+        if frame == last {
+            for id in &ism_ids {
+                if let Some(pid) = engine.world.primitive_id(*id)? {
+                    instances.visible += engine
+                        .render_thread()
+                        .with_context(move |ctx| ctx.scene.proxy(pid).and_then(|p| p.as_any().downcast_ref::<InstancedStaticMeshSceneProxy>()).map(|p| p.stats().snapshot().visible()).unwrap_or(0))?;
+                }
+            }
+        }
+        Ok(runner::SampleFigures { particles, instances })
+    })
+}
