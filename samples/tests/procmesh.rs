@@ -1,0 +1,62 @@
+//! Runs the `procmesh` sample headless and checks its PNG and stats.
+
+use samples::SampleStats;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The terrain's sections (4 tiles, water, monolith); all visible in the
+/// first second.
+const VISIBLE_SECTIONS: u64 = 6;
+
+fn run(dir: &Path, name: &str, extra: &[&str]) -> (PathBuf, SampleStats) {
+    let (png, stats) = (dir.join(format!("{name}.png")), dir.join(format!("{name}.json")));
+    let out = Command::new(env!("CARGO_BIN_EXE_procmesh"))
+        .args(["--headless", "--frames", "3", "--width", "333", "--height", "197"])
+        .args(extra)
+        .arg("--out")
+        .arg(&png)
+        .arg("--stats")
+        .arg(&stats)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&png).unwrap()));
+    let reader = decoder.read_info().unwrap();
+    assert_eq!((reader.info().width, reader.info().height), (333, 197));
+    let s = SampleStats::read(&stats).unwrap();
+    assert_eq!((s.sample.as_str(), s.frames, s.width, s.height), ("procmesh", 3, 333, 197));
+    assert_eq!(s.validation.errors, 0);
+    assert_eq!(s.validation.warnings, 0);
+    (png, s)
+}
+
+#[test]
+fn procmesh_draws_its_sections_updates_in_place_and_draws_wireframe() {
+    let dir = std::env::temp_dir().join(format!("proxima-procmesh-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+
+    let (_, s) = run(&dir, "pm", &[]);
+    assert_eq!(s.primitives, 2, "the procedural mesh and the raycast marker");
+    assert_eq!(s.visible_primitives, 2);
+    assert!(s.passes["base"].mesh_draw_commands > VISIBLE_SECTIONS, "every visible section and the marker: {:?}", s.passes["base"]);
+    assert!(s.passes["base"].draws > VISIBLE_SECTIONS);
+    assert!(s.passes["shadow"].draws > 0, "the sun casts shadows");
+    assert!(s.mesh_draw_commands_built.dynamic >= VISIBLE_SECTIONS, "procedural sections draw through the dynamic path");
+    assert_eq!(s.proxies_created, 0, "water waves and marker moves are updates in place");
+    assert!(s.triangles > 0);
+    assert!(!s.passes.contains_key("wireframe"), "no wireframe pass without --wireframe");
+
+    let (_, w) = run(&dir, "pm-wire", &["--wireframe"]);
+    let wire = w.passes.get("wireframe").expect("a wireframe pass in the stats");
+    assert!(wire.draws > 0, "{wire:?}");
+    assert_eq!(w.proxies_created, 0);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn procmesh_rejects_bad_options_with_code_2() {
+    for args in [&["--resolution", "0"][..], &["--resolution", "x"], &["--frames", "0"]] {
+        let out = Command::new(env!("CARGO_BIN_EXE_procmesh")).args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+    }
+}
