@@ -90,7 +90,7 @@ fn terrain_sections() -> Vec<Section> {
             let steep = normal((corners[0].x + corners[2].x) / 2.0, (corners[0].y + corners[2].y) / 2.0).z < 0.8;
             let band = if avg < 0.9 {
                 0
-            } else if avg > 15.0 + 2.0 * rand((j * GRID + i) as u32, 7) && !steep {
+            } else if avg > 17.0 + 2.0 * rand((j * GRID + i) as u32, 7) && !steep {
                 3
             } else if avg > 8.5 || steep {
                 2
@@ -191,7 +191,7 @@ const SMOKE_JSON: &str = r#"{"emitters": [{
       {"time": 0.0, "value": [1.0, 1.0, 1.0, 0.0]},
       {"time": 0.15, "value": [1.0, 1.0, 1.0, 0.55]},
       {"time": 1.0, "value": [1.3, 1.3, 1.3, 0.0]}]}},
-    {"size_over_life": {"curve": [{"time": 0.0, "value": [1.0, 1.0]}, {"time": 1.0, "value": [4.5, 4.5]}]}}
+    {"size_over_life": {"curve": [{"time": 0.0, "value": [1.0, 1.0]}, {"time": 1.0, "value": [3.5, 3.5]}]}}
   ]
 }]}"#;
 
@@ -203,9 +203,9 @@ fn material(engine: &mut Engine, color: Vec4, f: impl FnOnce(&mut Material)) -> 
 
 /// The camera's pose at time `t` (seconds): a slow arc around the valley.
 fn camera_pose(t: f32) -> Transform {
-    let target = Vec3::new(-2.0, 4.0, 3.0);
-    let a = -2.30 + 0.05 * t;
-    let eye = target + Vec3::new(78.0 * a.cos(), 78.0 * a.sin(), 24.0 + 2.0 * (0.3 * t).sin());
+    let target = Vec3::new(-5.0, 3.0, 1.0);
+    let a = -1.95 + 0.05 * t;
+    let eye = target + Vec3::new(62.0 * a.cos(), 62.0 * a.sin(), 31.0 + 2.0 * (0.3 * t).sin());
     Transform::new(eye, look_rotation(eye, target), Vec3::ONE)
 }
 
@@ -224,7 +224,7 @@ fn run(o: &Options) -> anyhow::Result<()> {
     })?;
     let trunk = material(&mut engine, Vec4::new(0.35, 0.24, 0.14, 1.0), |_| {})?;
     let leaves = material(&mut engine, Vec4::new(0.12, 0.34, 0.14, 1.0), |_| {})?;
-    let stone = material(&mut engine, Vec4::new(0.50, 0.48, 0.46, 1.0), |_| {})?;
+    let stone = material(&mut engine, Vec4::new(0.40, 0.38, 0.36, 1.0), |_| {})?;
     let wall = material(&mut engine, Vec4::new(0.85, 0.78, 0.64, 1.0), |_| {})?;
     let roof = material(&mut engine, Vec4::new(0.62, 0.22, 0.16, 1.0), |_| {})?;
     let slate = material(&mut engine, Vec4::new(0.25, 0.28, 0.36, 1.0), |_| {})?;
@@ -263,28 +263,28 @@ fn run(o: &Options) -> anyhow::Result<()> {
     let mut crowns = Vec::new();
     let mut rocks = Vec::new();
     let mut k = 0u32;
-    while trunks.len() < 1600 && k < 200_000 {
+    while trunks.len() < 1000 && k < 200_000 {
         k += 1;
         let (x, y) = ((rand(k, 1) * 2.0 - 1.0) * (HALF - 2.0), (rand(k, 2) * 2.0 - 1.0) * (HALF - 2.0));
         let h = height(x, y);
-        let near_village = (Vec2::new(x, y) - VILLAGE).length() < 17.0;
-        if !(1.2..11.0).contains(&h) || normal(x, y).z < 0.85 || near_village {
+        let near_village = (Vec2::new(x, y) - VILLAGE).length() < 24.0;
+        if !(1.4..11.0).contains(&h) || normal(x, y).z < 0.85 || near_village || rand(k, 5) > 0.35 + 0.65 * ((x + y + 20.0) / 60.0).clamp(0.0, 1.0) {
             continue;
         }
-        let s = 0.7 + 0.6 * rand(k, 3);
+        let s = 0.6 + 0.5 * rand(k, 3);
         let spin = Quat::from_rotation_z(rand(k, 4) * 6.28);
         trunks.push(Affine3A::from_scale_rotation_translation(Vec3::new(0.5 * s, 0.5 * s, 2.0 * s), spin, Vec3::new(x, y, h + 0.9 * s)));
-        crowns.push(Affine3A::from_scale_rotation_translation(Vec3::new(3.0 * s, 3.0 * s, 6.0 * s), spin, Vec3::new(x, y, h + 1.6 * s + 3.0 * s)));
+        crowns.push(Affine3A::from_scale_rotation_translation(Vec3::new(2.6 * s, 2.6 * s, 5.5 * s), spin, Vec3::new(x, y, h + 1.6 * s + 2.75 * s)));
     }
     k = 0;
-    while rocks.len() < 500 && k < 200_000 {
+    while rocks.len() < 350 && k < 200_000 {
         k += 1;
         let (x, y) = ((rand(k, 11) * 2.0 - 1.0) * (HALF - 2.0), (rand(k, 12) * 2.0 - 1.0) * (HALF - 2.0));
         let h = height(x, y);
         if h < 0.3 || (Vec2::new(x, y) - VILLAGE).length() < 12.0 {
             continue;
         }
-        let s = 0.6 + 1.8 * rand(k, 13).powi(2);
+        let s = 0.5 + 1.4 * rand(k, 13).powi(2);
         let scale = Vec3::new(s * (1.0 + rand(k, 14)), s * (0.8 + rand(k, 15)), s * (0.6 + 0.5 * rand(k, 16)));
         rocks.push(Affine3A::from_scale_rotation_translation(scale, Quat::from_rotation_z(rand(k, 17) * 6.28), Vec3::new(x, y, h + 0.15 * scale.z)));
     }
@@ -345,7 +345,7 @@ fn run(o: &Options) -> anyhow::Result<()> {
     // Particles: the plaza and lake fountains, chimney smoke (pre-warmed).
     let mut emitters: Vec<(Arc<ParticleSystem>, Vec3)> = vec![
         (Arc::new(ParticleSystem::from_json_str(&fountain_json(plaza_z + 0.6, 8.5, 0.12))?), Vec3::new(VILLAGE.x, VILLAGE.y, plaza_z + 2.0)),
-        (Arc::new(ParticleSystem::from_json_str(&fountain_json(0.0, 13.0, 0.22))?), Vec3::new(LAKE_FOUNTAIN.x, LAKE_FOUNTAIN.y, 0.2)),
+        (Arc::new(ParticleSystem::from_json_str(&fountain_json(0.0, 16.0, 0.25))?), Vec3::new(LAKE_FOUNTAIN.x, LAKE_FOUNTAIN.y, 0.2)),
     ];
     let smoke = Arc::new(ParticleSystem::from_json_str(SMOKE_JSON)?);
     emitters.extend(chimneys.iter().map(|c| (smoke.clone(), *c)));
