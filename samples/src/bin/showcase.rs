@@ -360,13 +360,11 @@ fn run(o: &Options) -> anyhow::Result<()> {
         particle_ids.push(engine.world.spawn_actor("particles", Box::new(c), t)?.1);
     }
 
-    let water_tris_len = water_tris.len();
     let last = o.common.frame_count() - 1;
     runner::run("showcase", &o.common, &mut engine, |engine, frame, dt| {
         let t = (frame + 1) as f32 * dt;
         engine.world.set_relative_transform(camera_id, camera_pose(t))?;
         let (wp, wn) = water(t);
-        debug_assert!(water_tris_len > 0);
         engine.world.with_component_mut(terrain_id, |c: &mut ProceduralMeshComponent| c.update_mesh_section(WATER_SECTION, SectionData::positions(&wp).normals(&wn)))??;
         // Live particles after this frame's tick (the simulation is deterministic).
         let mut particles = 0u64;
