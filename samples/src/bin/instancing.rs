@@ -226,7 +226,7 @@ fn forest(engine: &mut Engine, k: u32) -> anyhow::Result<Vec<ComponentId>> {
     let stone_a = material(engine, 0.42, 0.39, 0.34)?;
     let stone_b = material(engine, 0.3, 0.32, 0.35)?;
     let grass = material(engine, 0.26, 0.33, 0.14)?;
-    let (_, ground) = engine.world.spawn_actor("ground", Box::new(StaticMeshComponent::new(StaticMesh::plane())), Transform::from_translation_scale(Vec3::ZERO, Vec3::new(extent * 1.05, extent * 1.05, 1.0)))?;
+    let (_, ground) = engine.world.spawn_actor("ground", Box::new(StaticMeshComponent::new(StaticMesh::plane())), Transform::from_translation_scale(Vec3::ZERO, Vec3::new(extent + 40.0, extent + 40.0, 1.0)))?;
     engine.world.set_material(ground, 0, grass)?;
     let mut ids = vec![spawn_ism(engine, "trees", tree()?, &tt, &[bark, leaves], None)?];
     // Rocks are small: culled (and faded) past 90..120 units, as a level would.
@@ -238,8 +238,9 @@ fn forest(engine: &mut Engine, k: u32) -> anyhow::Result<Vec<ComponentId>> {
         ids.push(spawn_ism(engine, "rocks B", rock("rock B (shard)", 23, 6, 4, 0.7, Vec3::new(0.7, 0.6, 1.2))?, &tb, &[stone_b], cull)?);
     }
     // From just outside one edge, looking in and down across the forest.
-    let eye = Vec3::new(-half * 0.15, -half - 12.0, 26.0);
-    let target = Vec3::new(0.0, -half + 70.0, 0.0);
+    // The same view at every size: the nearest 100 or so units of the forest.
+    let eye = Vec3::new(-30.0, -half - 12.0, 26.0);
+    let target = Vec3::new(-5.0, -half + 70.0, 0.0);
     spawn_camera_and_sun(engine, eye, target, extent * 1.6, Vec3::new(0.55, 0.8, -0.75))?;
     Ok(ids)
 }
