@@ -1,6 +1,10 @@
 //! Frame preparation at the scale of Bevy's many_cubes: 160,000 static cubes
 //! of one mesh over 8 materials, one 1280x720 view, CPU only.
 //!
+//! The scene of the issue has no light, so the main figures have no shadow
+//! view; the same preparation with a shadow-casting sun (a second view to
+//! cull and a shadow pass) is reported beside them.
+//!
 //! - cull + gather + sort + merge on the cached path vs. the same scene
 //!   forced through the dynamic path (`r.MeshDrawCommands.ForceDynamicPath`),
 //!   reported as a ratio (goal ≥ 10×) and ns per primitive (goal ≤ 20);
@@ -59,6 +63,8 @@ fn setup() -> Setup {
 
 fn cvars(force_dynamic: bool, parallel: bool) -> ConsoleVariables {
     let mut c = ConsoleVariables::default();
+    // The issue's scene has no light: no shadow view (measured separately below).
+    c.set(cvars::SHADOW_ENABLE, "0").unwrap();
     c.set(cvars::FORCE_DYNAMIC_PATH, if force_dynamic { "1" } else { "0" }).unwrap();
     c.set(cvars::PARALLEL_PASS_SETUP, if parallel { "1" } else { "0" }).unwrap();
     c.set(cvars::PARALLEL_RECORD, if parallel { "1" } else { "0" }).unwrap();
@@ -67,6 +73,10 @@ fn cvars(force_dynamic: bool, parallel: bool) -> ConsoleVariables {
 
 fn prepare(s: &mut Setup, c: &ConsoleVariables) -> (u64, Vec<(MeshPass, u64, u64)>) {
     let p = s.renderer.prepare(&s.device, &s.scene, c, &s.family, None).unwrap();
+    // PROXIMA_BENCH_STAGES=1 prints where the time goes.
+    if std::env::var("PROXIMA_BENCH_STAGES").is_ok() {
+        println!("stages ms (cull, dynamic, setup): {:?}", p.stage_ms());
+    }
     (p.visible_primitives(), p.pass_summary())
 }
 
@@ -114,12 +124,16 @@ fn bench(crit: &mut Criterion) {
     let t_dynamic = time_prepare(&mut s, &dynamic, runs.min(5));
     let ratio = t_dynamic / t_cached;
     let ns_per_primitive = t_cached * 1e6 / (SIDE * SIDE) as f64;
+    let mut with_shadow = cached.clone();
+    with_shadow.set(cvars::SHADOW_ENABLE, "1").unwrap();
+    let t_shadow = time_prepare(&mut s, &with_shadow, runs);
+    let ns_shadow = t_shadow * 1e6 / (SIDE * SIDE) as f64;
     let t1 = time_setup_and_record(&mut s, &cvars(false, false), runs);
     let t2 = time_setup_and_record(&mut s, &cvars(false, true), runs);
     let threads = t1 / t2;
     let draws = |pass: MeshPass| summary.iter().filter(|(p, _, _)| *p == pass).map(|(_, _, d)| d).sum::<u64>();
     println!(
-        "renderer: {visible} of {} cubes visible; cached prep {t_cached:.2} ms ({ns_per_primitive:.1} ns/primitive), dynamic prep {t_dynamic:.2} ms, ratio {ratio:.1}x; setup+record 1 thread {t1:.2} ms, 2 threads {t2:.2} ms, ratio {threads:.2}x; draws after merge: depth {}, shadow {}, base {}",
+        "renderer: {visible} of {} cubes visible; cached prep {t_cached:.2} ms ({ns_per_primitive:.1} ns/primitive; {ns_shadow:.1} with the shadow view), dynamic prep {t_dynamic:.2} ms, ratio {ratio:.1}x; setup+record 1 thread {t1:.2} ms, 2 threads {t2:.2} ms, ratio {threads:.2}x; draws after merge: depth {}, shadow {}, base {}",
         SIDE * SIDE,
         draws(MeshPass::DepthPrepass),
         draws(MeshPass::ShadowDepth),
@@ -135,6 +149,7 @@ fn bench(crit: &mut Criterion) {
     let rows = [
         row("renderer: frame prep, dynamic path vs cached (160k cubes)", ratio, "x", ">= 10", Some(ratio >= 10.0)),
         row("renderer: cached frame prep per primitive (160k cubes)", ns_per_primitive, "ns", "<= 20", Some(ns_per_primitive <= 20.0)),
+        row("renderer: cached frame prep per primitive, with a shadow-casting sun (2 views)", ns_shadow, "ns", "", None),
         row("renderer: pass setup + recording, 2 threads vs 1", threads, "x", ">= 1.3", Some(threads >= 1.3)),
         row("renderer: base-pass draws after merge (8 materials)", draws(MeshPass::Base) as f64, "draws", "8", Some(draws(MeshPass::Base) == 8)),
         row("renderer: depth-prepass draws after merge", draws(MeshPass::DepthPrepass) as f64, "draws", "", None),

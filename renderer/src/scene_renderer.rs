@@ -87,6 +87,7 @@ pub struct PreparedFrame<'s> {
     commands: FrameCommands<'s>,
     dynamic_built: u64,
     t_views: Instant,
+    stage_ms: [f64; 3],
 }
 
 impl PreparedFrame<'_> {
@@ -94,6 +95,11 @@ impl PreparedFrame<'_> {
     pub fn pass_summary(&self) -> Vec<(MeshPass, u64, u64)> {
         self.lists.iter().map(|l| (l.pass, l.commands_before_merge, l.draws.len() as u64)).collect()
     }
+    /// Milliseconds spent culling, collecting dynamic elements, and in pass setup.
+    pub fn stage_ms(&self) -> [f64; 3] {
+        self.stage_ms
+    }
+
     /// Primitives visible in the main views.
     pub fn visible_primitives(&self) -> u64 {
         self.visibility[..self.main_view_count].iter().map(|v| v.visible.len() as u64).sum()
@@ -240,7 +246,7 @@ impl SceneRenderer {
 
         // 2-3. Init views and pass setup.
         let prepared = self.prepare(device, scene, cvars, family, Some(&mut frame))?;
-        let PreparedFrame { views, main_view_count, shadow_view, has_shadow, directional, visibility, mut lists, commands, dynamic_built, t_views } = prepared;
+        let PreparedFrame { views, main_view_count, shadow_view, has_shadow, directional, visibility, mut lists, commands, dynamic_built, t_views, .. } = prepared;
         let t_setup = Instant::now();
 
         // 4. Uploads (id streams and view uniforms; scene data went up in step 1).
@@ -395,11 +401,13 @@ impl SceneRenderer {
             views.push(sv);
         }
         let require = |i: usize| if i < main_view_count { flags::DRAW } else { flags::SHADOW };
+        let t_start = Instant::now();
         let visibility: Vec<ViewVisibility> = views
             .iter()
             .enumerate()
             .map(|(i, v)| compute_visibility(scene, &v.frustum(), (i < main_view_count).then_some(v), require(i), parallel_setup))
             .collect();
+        let t_culled = Instant::now();
         let passes_of = |i: usize| -> Vec<MeshPass> {
             if i >= main_view_count {
                 vec![MeshPass::ShadowDepth]
@@ -493,7 +501,8 @@ impl SceneRenderer {
             PassDrawList { pass, view: vi, draws, ids, commands_before_merge: sorted.len() as u64, id_base: 0 }
         };
         let lists: Vec<PassDrawList> = if parallel_setup { tasks.par_iter().map(setup).collect() } else { tasks.iter().map(setup).collect() };
-        Ok(PreparedFrame { views, main_view_count, shadow_view, has_shadow, directional, visibility, lists, commands, dynamic_built, t_views })
+        let stage_ms = [ms(t_start, t_culled), ms(t_culled, t_views), ms(t_views, Instant::now())];
+        Ok(PreparedFrame { views, main_view_count, shadow_view, has_shadow, directional, visibility, lists, commands, dynamic_built, t_views, stage_ms })
     }
 
     /// Destroys the renderer's GPU resources (the RHI defers the actual destruction).
