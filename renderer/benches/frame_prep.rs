@@ -97,7 +97,7 @@ fn time_prepare(s: &mut Setup, c: &ConsoleVariables, runs: usize) -> f64 {
 /// Pass setup + recording of a discarded frame, from the frame's own timings.
 fn time_setup_and_record(s: &mut Setup, c: &ConsoleVariables, runs: usize) -> f64 {
     let request = FrameRequest { family: s.family.clone(), read_back: false, execute: false };
-    let mut one = |s: &mut Setup| {
+    let one = |s: &mut Setup| {
         let (stats, _) = s.renderer.render(&s.device, &mut s.scene, c, &request).unwrap();
         stats.timings.pass_setup + stats.timings.record
     };
