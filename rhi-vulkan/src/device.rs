@@ -34,6 +34,11 @@ pub struct DeviceDesc {
     pub frames_in_flight: u32,
     /// A substring of the device name to pick; `None` reads `PROXIMA_DEVICE`.
     pub preferred_device: Option<String>,
+    /// Instance extensions for presenting to a window, from
+    /// [`crate::surface_instance_extensions`]. When non-empty the device also
+    /// enables `VK_KHR_swapchain` (and creation fails if it cannot).
+    #[cfg(feature = "window")]
+    pub surface_extensions: Vec<&'static std::ffi::CStr>,
 }
 
 impl Default for DeviceDesc {
@@ -43,6 +48,8 @@ impl Default for DeviceDesc {
             validation: Validation::Auto,
             frames_in_flight: 2,
             preferred_device: None,
+            #[cfg(feature = "window")]
+            surface_extensions: Vec::new(),
         }
     }
 }
@@ -106,6 +113,8 @@ pub struct Device {
     pub(crate) raw: ash::Device,
     pub(crate) physical: vk::PhysicalDevice,
     queue: Mutex<vk::Queue>,
+    #[cfg_attr(not(feature = "window"), allow(dead_code))]
+    pub(crate) queue_family: u32,
     pub(crate) allocator: ManuallyDrop<Mutex<Allocator>>,
     pub(crate) resources: Resources,
     pub(crate) layouts: LayoutCache,
@@ -117,6 +126,9 @@ pub struct Device {
     pub(crate) frame_counter: std::sync::atomic::AtomicU64,
     immediate_pool: Mutex<vk::CommandPool>,
     info: DeviceInfo,
+    /// Whether VK_KHR_swapchain and the surface extensions are on.
+    #[cfg(feature = "window")]
+    presentable: bool,
     instance: ManuallyDrop<Instance>,
 }
 
@@ -143,7 +155,16 @@ impl Device {
                 desc.frames_in_flight
             )));
         }
-        let instance = Instance::new(&app_name, desc.validation)?;
+        #[cfg(feature = "window")]
+        let (extra_instance, extra_device): (&[&std::ffi::CStr], &[*const std::ffi::c_char]) =
+            if desc.surface_extensions.is_empty() {
+                (&[], &[])
+            } else {
+                (&desc.surface_extensions, &[ash::khr::swapchain::NAME.as_ptr()])
+            };
+        #[cfg(not(feature = "window"))]
+        let (extra_instance, extra_device): (&[&std::ffi::CStr], &[*const std::ffi::c_char]) = (&[], &[]);
+        let instance = Instance::new(&app_name, desc.validation, extra_instance)?;
         let filter = desc
             .preferred_device
             .clone()
@@ -167,6 +188,7 @@ impl Device {
             .queue_priorities(&priorities)];
         let create_info = vk::DeviceCreateInfo::default()
             .queue_create_infos(&queue_infos)
+            .enabled_extension_names(extra_device)
             .enabled_features(&base)
             .push_next(&mut f11)
             .push_next(&mut f12)
@@ -215,6 +237,7 @@ impl Device {
             raw,
             physical,
             queue: Mutex::new(queue),
+            queue_family,
             allocator: ManuallyDrop::new(Mutex::new(allocator)),
             resources: Resources {
                 buffers: Default::default(),
@@ -232,12 +255,25 @@ impl Device {
             frame_counter: Default::default(),
             immediate_pool: Mutex::new(immediate_pool),
             info,
+            #[cfg(feature = "window")]
+            presentable: !desc.surface_extensions.is_empty(),
             instance: ManuallyDrop::new(instance),
         })
     }
 
     pub(crate) fn instance_raw(&self) -> &ash::Instance {
         &self.instance.raw
+    }
+
+    #[cfg(feature = "window")]
+    pub(crate) fn entry(&self) -> &ash::Entry {
+        &self.instance.entry
+    }
+
+    /// Whether the device was created to present ([`DeviceDesc`]'s `surface_extensions`).
+    #[cfg(feature = "window")]
+    pub fn presentable(&self) -> bool {
+        self.presentable
     }
 
     pub fn info(&self) -> &DeviceInfo {
@@ -325,16 +361,32 @@ impl Device {
 
     /// Submits one primary command buffer, signalling the next timeline value.
     pub(crate) fn submit(&self, cmd: vk::CommandBuffer) -> Result<u64> {
+        self.submit_with(cmd, &[], None)
+    }
+
+    /// [`Self::submit`] that also waits for `waits` and signals the binary
+    /// semaphore `signal` (the swapchain's acquire and present semaphores).
+    pub(crate) fn submit_with(
+        &self,
+        cmd: vk::CommandBuffer,
+        waits: &[vk::SemaphoreSubmitInfo<'_>],
+        signal: Option<vk::SemaphoreSubmitInfo<'_>>,
+    ) -> Result<u64> {
         let queue = lock(&self.queue);
         let value = self.timeline.next_value();
         let cmd_infos = [vk::CommandBufferSubmitInfo::default().command_buffer(cmd)];
-        let signal = [vk::SemaphoreSubmitInfo::default()
-            .semaphore(self.timeline.raw)
-            .value(value)
-            .stage_mask(vk::PipelineStageFlags2::ALL_COMMANDS)];
+        let signals = [
+            vk::SemaphoreSubmitInfo::default()
+                .semaphore(self.timeline.raw)
+                .value(value)
+                .stage_mask(vk::PipelineStageFlags2::ALL_COMMANDS),
+            signal.unwrap_or_default(),
+        ];
+        let signal_count = if signal.is_some() { 2 } else { 1 };
         let submit = vk::SubmitInfo2::default()
             .command_buffer_infos(&cmd_infos)
-            .signal_semaphore_infos(&signal);
+            .wait_semaphore_infos(waits)
+            .signal_semaphore_infos(&signals[..signal_count]);
         // SAFETY: the queue is externally synchronized by the `queue` lock; the
         // command buffer is fully recorded and its resources are alive until
         // the timeline passes `value` (deletion queue).
@@ -342,6 +394,12 @@ impl Device {
             .map_err(vk_err("vkQueueSubmit2"))?;
         self.timeline.mark_submitted(value);
         Ok(value)
+    }
+
+    /// Runs `f` with the queue, locked (for `vkQueuePresentKHR`).
+    #[cfg(feature = "window")]
+    pub(crate) fn with_queue<R>(&self, f: impl FnOnce(vk::Queue) -> R) -> R {
+        f(*lock(&self.queue))
     }
 
     /// Records commands with `f`, submits them and waits for the GPU. For

@@ -121,14 +121,17 @@ unsafe extern "system" fn debug_callback(
 /// The loaded Vulkan library, the instance and, when on, the messenger.
 pub(crate) struct Instance {
     /// Keeps the loader library loaded while any Vulkan object lives.
-    _entry: ash::Entry,
+    #[cfg_attr(not(feature = "window"), allow(dead_code))]
+    pub entry: ash::Entry,
     pub raw: ash::Instance,
     debug: Option<(ext::debug_utils::Instance, vk::DebugUtilsMessengerEXT)>,
     pub counters: Arc<ValidationCounters>,
 }
 
 impl Instance {
-    pub fn new(app_name: &CStr, validation: Validation) -> Result<Self> {
+    /// `extra_extensions`: more instance extensions to enable (the surface
+    /// ones of the `window` feature); a missing one is an error.
+    pub fn new(app_name: &CStr, validation: Validation, extra_extensions: &[&CStr]) -> Result<Self> {
         // SAFETY: loading the system Vulkan loader; we keep `entry` alive for
         // as long as any object created through it.
         let entry = unsafe { ash::Entry::load() }
@@ -185,6 +188,22 @@ impl Instance {
         if sync_validation {
             extension_names.push(ext::validation_features::NAME.as_ptr());
         }
+        if !extra_extensions.is_empty() {
+            // SAFETY: plain query on a valid entry.
+            let available = unsafe { entry.enumerate_instance_extension_properties(None) }
+                .map_err(vk_err("vkEnumerateInstanceExtensionProperties"))?;
+            for &wanted in extra_extensions {
+                if !available.iter().any(|e| e.extension_name_as_c_str() == Ok(wanted)) {
+                    return Err(RhiError::Unsupported(format!(
+                        "the Vulkan loader does not offer the instance extension {}",
+                        wanted.to_string_lossy()
+                    )));
+                }
+                if !extension_names.contains(&wanted.as_ptr()) {
+                    extension_names.push(wanted.as_ptr());
+                }
+            }
+        }
         let mut messenger_info = vk::DebugUtilsMessengerCreateInfoEXT::default()
             .message_severity(
                 vk::DebugUtilsMessageSeverityFlagsEXT::ERROR
@@ -227,7 +246,7 @@ impl Instance {
         } else {
             None
         };
-        Ok(Self { _entry: entry, raw, debug, counters })
+        Ok(Self { entry, raw, debug, counters })
     }
 }
 

@@ -27,6 +27,13 @@
 //! - One [`Frame`] is open at a time; secondaries may be recorded from many
 //!   threads at once ([`Frame::record_secondary`]).
 //!
+//! ## Windows
+//! With the `window` feature (off by default), [`DeviceDesc`]'s
+//! `surface_extensions` (from `surface_instance_extensions(display)`) makes a
+//! device that can present, and `Swapchain` blits a texture to a window and
+//! presents it. A `Swapchain` must be destroyed with `Swapchain::destroy`
+//! before its device goes.
+//!
 //! ## A frame
 //! ```no_run
 //! use rhi_vulkan::*;
@@ -63,6 +70,8 @@ mod quad_grid;
 mod readback;
 mod sampler;
 mod shader;
+#[cfg(feature = "window")]
+mod swapchain;
 mod sync;
 mod texture;
 mod types;
@@ -86,5 +95,10 @@ pub use shader::{
     compile_wgsl, BindingType, CompiledShader, EntryPointReflection, ReflectedBinding, ShaderEntry,
     ShaderHandle, VertexInput,
 };
+#[cfg(feature = "window")]
+pub use swapchain::{surface_instance_extensions, Swapchain, WindowHandles};
+/// The raw-window-handle version the `window` feature speaks.
+#[cfg(feature = "window")]
+pub use raw_window_handle;
 pub use texture::{TextureDesc, TextureEntry, TextureHandle};
 pub use types::*;

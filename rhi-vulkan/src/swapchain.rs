@@ -1,0 +1,510 @@
+//! Presenting to a window (the `window` feature): a `VkSurfaceKHR` made from
+//! raw window/display handles with `ash-window`, a FIFO swapchain of
+//! B8G8R8A8 (sRGB preferred) images, and [`Swapchain::present_texture`],
+//! which blits any texture onto the next image and presents it.
+//!
+//! ## Lifetime
+//! A swapchain and its surface are children of the device and instance, so
+//! they must go first: call [`Swapchain::destroy`] with the same [`Device`]
+//! before the device is dropped or shut down. Dropping a `Swapchain` without
+//! `destroy` cannot free anything (it holds no device): it logs an error and
+//! leaks the handles, and the validation layer then reports the leaked
+//! surface/swapchain when the device and instance are destroyed.
+//!
+//! ## Synchronization
+//! Each present uses one of a small ring of slots (an acquire semaphore and a
+//! command buffer) and waits on the device's timeline for the slot's previous
+//! submission before reusing it. Each swapchain image has its own "ready to
+//! present" semaphore. The blit submission goes through the device's queue
+//! and timeline like every other submission, so [`Device::wait_idle`] covers it.
+
+use crate::device::Device;
+use crate::error::{vk_err, Result, RhiError};
+use crate::texture::{subresource_range, TextureHandle};
+use crate::{conv, TextureState};
+use ash::{khr, vk};
+use raw_window_handle::{RawDisplayHandle, RawWindowHandle};
+use std::ffi::CStr;
+
+/// Slots in the acquire/record ring (frames the CPU may present ahead).
+const SLOTS: usize = 3;
+
+/// The instance extensions needed to present to windows of `display`, for
+/// [`crate::DeviceDesc::surface_extensions`].
+pub fn surface_instance_extensions(display: RawDisplayHandle) -> Result<Vec<&'static CStr>> {
+    let names = ash_window::enumerate_required_extensions(display)
+        .map_err(vk_err("ash_window::enumerate_required_extensions"))?;
+    Ok(names
+        .iter()
+        // SAFETY: ash-window returns pointers to its `'static` extension-name constants.
+        .map(|&p| unsafe { CStr::from_ptr(p) })
+        .collect())
+}
+
+/// A window's raw display and window handles, sendable to the render thread
+/// that owns the device (raw handles are not `Send` by themselves).
+#[derive(Clone, Copy, Debug)]
+pub struct WindowHandles {
+    pub display: RawDisplayHandle,
+    pub window: RawWindowHandle,
+}
+
+// SAFETY: the handles are plain identifiers (X11 window ids, Wayland/Xlib
+// connection pointers); Vulkan allows creating a surface for them from any
+// thread (winit initializes Xlib for threads; wl_display is thread-safe). The
+// caller keeps the window open until the swapchain is destroyed.
+#[allow(unsafe_code)]
+unsafe impl Send for WindowHandles {}
+
+struct Slot {
+    acquire: vk::Semaphore,
+    cmd: vk::CommandBuffer,
+    /// The timeline value of the submission that last used this slot.
+    value: u64,
+}
+
+/// A window's surface and swapchain. See the module docs for its lifetime.
+pub struct Swapchain {
+    surface_loader: khr::surface::Instance,
+    loader: khr::swapchain::Device,
+    surface: vk::SurfaceKHR,
+    raw: vk::SwapchainKHR,
+    images: Vec<vk::Image>,
+    /// One per image: signalled by the blit, waited by the present.
+    ready: Vec<vk::Semaphore>,
+    format: vk::SurfaceFormatKHR,
+    extent: vk::Extent2D,
+    wanted: vk::Extent2D,
+    pool: vk::CommandPool,
+    slots: Vec<Slot>,
+    next_slot: usize,
+    stale: bool,
+    destroyed: bool,
+}
+
+impl Swapchain {
+    /// Creates a surface for the window and a swapchain of `width`×`height`
+    /// (the surface's own extent wins where it has one). The device must
+    /// have been created with [`surface_instance_extensions`] of the same
+    /// display, and its queue must be able to present to the surface.
+    pub fn new(device: &Device, handles: WindowHandles, width: u32, height: u32) -> Result<Self> {
+        let WindowHandles { display, window } = handles;
+        if !device.presentable() {
+            return Err(RhiError::InvalidDesc(
+                "the device was created without DeviceDesc::surface_extensions; it cannot present".into(),
+            ));
+        }
+        let instance = device.instance_raw();
+        let entry = device.entry();
+        // SAFETY: the handles come from a live window that the caller keeps
+        // open until `destroy`; the instance enables the display's surface
+        // extensions (checked above).
+        let surface = unsafe { ash_window::create_surface(entry, instance, display, window, None) }
+            .map_err(vk_err("vkCreate*SurfaceKHR"))?;
+        let surface_loader = khr::surface::Instance::new(entry, instance);
+        let loader = khr::swapchain::Device::new(instance, &device.raw);
+        let mut this = Self {
+            surface_loader,
+            loader,
+            surface,
+            raw: vk::SwapchainKHR::null(),
+            images: Vec::new(),
+            ready: Vec::new(),
+            format: vk::SurfaceFormatKHR::default(),
+            extent: vk::Extent2D::default(),
+            wanted: vk::Extent2D { width, height },
+            pool: vk::CommandPool::null(),
+            slots: Vec::new(),
+            next_slot: 0,
+            stale: false,
+            destroyed: false,
+        };
+        // From here on, `destroy` frees whatever was made, also on error.
+        match this.init(device) {
+            Ok(()) => Ok(this),
+            Err(e) => {
+                this.destroy(device);
+                Err(e)
+            }
+        }
+    }
+
+    fn init(&mut self, device: &Device) -> Result<()> {
+        // SAFETY: live physical device, queue family and surface.
+        let supported = unsafe {
+            self.surface_loader.get_physical_device_surface_support(device.physical, device.queue_family, self.surface)
+        }
+        .map_err(vk_err("vkGetPhysicalDeviceSurfaceSupportKHR"))?;
+        if !supported {
+            return Err(RhiError::Unsupported(format!(
+                "queue family {} of {} cannot present to this window",
+                device.queue_family,
+                device.name()
+            )));
+        }
+        self.format = self.pick_format(device)?;
+        let pool_info = vk::CommandPoolCreateInfo::default()
+            .queue_family_index(device.queue_family)
+            .flags(vk::CommandPoolCreateFlags::RESET_COMMAND_BUFFER | vk::CommandPoolCreateFlags::TRANSIENT);
+        // SAFETY: valid device and create info.
+        self.pool = unsafe { device.raw.create_command_pool(&pool_info, None) }.map_err(vk_err("vkCreateCommandPool"))?;
+        let alloc = vk::CommandBufferAllocateInfo::default()
+            .command_pool(self.pool)
+            .level(vk::CommandBufferLevel::PRIMARY)
+            .command_buffer_count(SLOTS as u32);
+        // SAFETY: the pool is ours and used on one thread at a time (`&mut self`).
+        let cmds = unsafe { device.raw.allocate_command_buffers(&alloc) }.map_err(vk_err("vkAllocateCommandBuffers"))?;
+        for cmd in cmds {
+            let acquire = create_semaphore(device)?;
+            self.slots.push(Slot { acquire, cmd, value: 0 });
+        }
+        self.create_swapchain(device)
+    }
+
+    fn pick_format(&self, device: &Device) -> Result<vk::SurfaceFormatKHR> {
+        // SAFETY: live physical device and surface.
+        let formats = unsafe { self.surface_loader.get_physical_device_surface_formats(device.physical, self.surface) }
+            .map_err(vk_err("vkGetPhysicalDeviceSurfaceFormatsKHR"))?;
+        let blit_dst = |f: vk::Format| {
+            // SAFETY: plain query on a live physical device.
+            let props = unsafe { device.instance_raw().get_physical_device_format_properties(device.physical, f) };
+            props.optimal_tiling_features.contains(vk::FormatFeatureFlags::BLIT_DST)
+        };
+        for wanted in [vk::Format::B8G8R8A8_SRGB, vk::Format::B8G8R8A8_UNORM, vk::Format::R8G8B8A8_SRGB, vk::Format::R8G8B8A8_UNORM] {
+            if let Some(f) = formats
+                .iter()
+                .find(|f| f.format == wanted && f.color_space == vk::ColorSpaceKHR::SRGB_NONLINEAR)
+            {
+                if blit_dst(wanted) {
+                    return Ok(*f);
+                }
+            }
+        }
+        formats.iter().copied().find(|f| blit_dst(f.format)).ok_or_else(|| {
+            RhiError::Unsupported(format!("no surface format can be a blit destination: {formats:?}"))
+        })
+    }
+
+    /// (Re)creates the swapchain for the surface's current extent. The queue
+    /// must be idle (nothing in flight uses the old images or semaphores).
+    fn create_swapchain(&mut self, device: &Device) -> Result<()> {
+        // SAFETY: live physical device and surface.
+        let caps = unsafe { self.surface_loader.get_physical_device_surface_capabilities(device.physical, self.surface) }
+            .map_err(vk_err("vkGetPhysicalDeviceSurfaceCapabilitiesKHR"))?;
+        let extent = if caps.current_extent.width != u32::MAX {
+            caps.current_extent
+        } else {
+            vk::Extent2D {
+                width: self.wanted.width.clamp(caps.min_image_extent.width, caps.max_image_extent.width),
+                height: self.wanted.height.clamp(caps.min_image_extent.height, caps.max_image_extent.height),
+            }
+        };
+        self.stale = false;
+        if extent.width == 0 || extent.height == 0 {
+            // Minimized: keep the old swapchain (if any) and skip presents.
+            self.extent = extent;
+            return Ok(());
+        }
+        if !caps.supported_usage_flags.contains(vk::ImageUsageFlags::TRANSFER_DST) {
+            return Err(RhiError::Unsupported("swapchain images cannot be transfer destinations".into()));
+        }
+        let mut count = caps.min_image_count + 1;
+        if caps.max_image_count != 0 {
+            count = count.min(caps.max_image_count);
+        }
+        let alpha = [
+            vk::CompositeAlphaFlagsKHR::OPAQUE,
+            vk::CompositeAlphaFlagsKHR::INHERIT,
+            vk::CompositeAlphaFlagsKHR::PRE_MULTIPLIED,
+            vk::CompositeAlphaFlagsKHR::POST_MULTIPLIED,
+        ]
+        .into_iter()
+        .find(|a| caps.supported_composite_alpha.contains(*a))
+        .unwrap_or(vk::CompositeAlphaFlagsKHR::OPAQUE);
+        let old = self.raw;
+        let info = vk::SwapchainCreateInfoKHR::default()
+            .surface(self.surface)
+            .min_image_count(count)
+            .image_format(self.format.format)
+            .image_color_space(self.format.color_space)
+            .image_extent(extent)
+            .image_array_layers(1)
+            .image_usage(vk::ImageUsageFlags::TRANSFER_DST)
+            .image_sharing_mode(vk::SharingMode::EXCLUSIVE)
+            .pre_transform(caps.current_transform)
+            .composite_alpha(alpha)
+            .present_mode(vk::PresentModeKHR::FIFO)
+            .clipped(true)
+            .old_swapchain(old);
+        // SAFETY: live surface; `old` is ours (or null) and nothing in flight uses it.
+        let raw = unsafe { self.loader.create_swapchain(&info, None) }.map_err(vk_err("vkCreateSwapchainKHR"))?;
+        self.destroy_swapchain(device);
+        self.raw = raw;
+        self.extent = extent;
+        // SAFETY: `raw` is a live swapchain.
+        self.images = unsafe { self.loader.get_swapchain_images(raw) }.map_err(vk_err("vkGetSwapchainImagesKHR"))?;
+        for _ in 0..self.images.len() {
+            let s = create_semaphore(device)?;
+            self.ready.push(s);
+        }
+        log::info!(
+            "swapchain: {} images of {}x{} {:?}, FIFO",
+            self.images.len(),
+            extent.width,
+            extent.height,
+            self.format.format
+        );
+        Ok(())
+    }
+
+    /// Destroys the swapchain and its per-image semaphores (the queue is idle).
+    fn destroy_swapchain(&mut self, device: &Device) {
+        for s in self.ready.drain(..) {
+            // SAFETY: the queue is idle, so no present waits on it any more.
+            unsafe { device.raw.destroy_semaphore(s, None) };
+        }
+        self.images.clear();
+        if self.raw != vk::SwapchainKHR::null() {
+            // SAFETY: the queue is idle; the images are not used any more.
+            unsafe { self.loader.destroy_swapchain(self.raw, None) };
+            self.raw = vk::SwapchainKHR::null();
+        }
+    }
+
+    fn wait_queue_idle(device: &Device) -> Result<()> {
+        // SAFETY: the queue is externally synchronized by the device's queue lock.
+        device.with_queue(|q| unsafe { device.raw.queue_wait_idle(q) }).map_err(vk_err("vkQueueWaitIdle"))
+    }
+
+    /// The size of the swapchain images (zero while minimized).
+    pub fn extent(&self) -> (u32, u32) {
+        (self.extent.width, self.extent.height)
+    }
+
+    /// The swapchain's image format.
+    pub fn format(&self) -> vk::Format {
+        self.format.format
+    }
+
+    /// Asks for a new size (the window was resized); the swapchain is
+    /// recreated before the next present.
+    pub fn resize(&mut self, width: u32, height: u32) {
+        self.wanted = vk::Extent2D { width, height };
+        self.stale = true;
+    }
+
+    fn recreate(&mut self, device: &Device) -> Result<()> {
+        Self::wait_queue_idle(device)?;
+        self.create_swapchain(device)
+    }
+
+    /// Blits `texture` (currently in `state`, left in `state`) onto the next
+    /// swapchain image, scaled with a linear filter, and presents it. An
+    /// out-of-date or suboptimal swapchain is recreated (that frame may be
+    /// skipped); a minimized window skips presents.
+    pub fn present_texture(&mut self, device: &Device, texture: TextureHandle, state: TextureState) -> Result<()> {
+        if self.destroyed {
+            return Err(RhiError::InvalidDesc("present on a destroyed swapchain".into()));
+        }
+        if matches!(state, TextureState::Undefined | TextureState::Present) {
+            return Err(RhiError::InvalidDesc(format!("cannot present a texture in state {state:?}")));
+        }
+        if device.frame_open.load(std::sync::atomic::Ordering::Acquire) {
+            return Err(RhiError::InvalidDesc("present_texture between frames, not while a frame is open".into()));
+        }
+        if self.stale {
+            self.recreate(device)?;
+        }
+        if self.extent.width == 0 || self.extent.height == 0 || self.raw == vk::SwapchainKHR::null() {
+            // Minimized; look again next time.
+            self.stale = true;
+            return Ok(());
+        }
+        let (src, src_format, src_w, src_h) = {
+            let t = crate::device::read(&device.resources.textures);
+            let e = t.get(texture).ok_or_else(|| RhiError::InvalidHandle(format!("{texture:?}")))?;
+            (e.raw, e.desc.format, e.desc.width, e.desc.height)
+        };
+        let slot_index = self.next_slot;
+        device.wait_for(self.slots[slot_index].value)?;
+        let slot = &self.slots[slot_index];
+        // SAFETY: live swapchain; the acquire semaphore is unsignalled (its
+        // last wait has completed: the timeline wait above).
+        let acquired = unsafe { self.loader.acquire_next_image(self.raw, u64::MAX, slot.acquire, vk::Fence::null()) };
+        let (image_index, suboptimal) = match acquired {
+            Ok(r) => r,
+            Err(vk::Result::ERROR_OUT_OF_DATE_KHR) => {
+                // Nothing was signalled; recreate and skip this frame.
+                self.recreate(device)?;
+                return Ok(());
+            }
+            Err(e) => return Err(vk_err("vkAcquireNextImageKHR")(e)),
+        };
+        let image = self.images[image_index as usize];
+        let ready = self.ready[image_index as usize];
+        let cmd = slot.cmd;
+        let acquire = slot.acquire;
+        // SAFETY: the command buffer's last submission has completed (timeline wait above).
+        unsafe { device.raw.reset_command_buffer(cmd, vk::CommandBufferResetFlags::empty()) }
+            .map_err(vk_err("vkResetCommandBuffer"))?;
+        let begin = vk::CommandBufferBeginInfo::default().flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT);
+        // SAFETY: the command buffer was reset above.
+        unsafe { device.raw.begin_command_buffer(cmd, &begin) }.map_err(vk_err("vkBeginCommandBuffer"))?;
+
+        let color_range = vk::ImageSubresourceRange {
+            aspect_mask: vk::ImageAspectFlags::COLOR,
+            base_mip_level: 0,
+            level_count: 1,
+            base_array_layer: 0,
+            layer_count: 1,
+        };
+        let (state_layout, state_stage, state_access) = conv::texture_state(state);
+        // Blits run in the BLIT stage, which sync2's COPY (our TransferSrc state) does not cover.
+        let (src_layout, src_stage, src_access) =
+            (vk::ImageLayout::TRANSFER_SRC_OPTIMAL, vk::PipelineStageFlags2::BLIT, vk::AccessFlags2::TRANSFER_READ);
+        let texture_barrier = |from: (vk::ImageLayout, vk::PipelineStageFlags2, vk::AccessFlags2),
+                               to: (vk::ImageLayout, vk::PipelineStageFlags2, vk::AccessFlags2)| {
+            vk::ImageMemoryBarrier2::default()
+                .src_stage_mask(from.1)
+                .src_access_mask(from.2)
+                .dst_stage_mask(to.1)
+                .dst_access_mask(to.2)
+                .old_layout(from.0)
+                .new_layout(to.0)
+                .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+                .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+                .image(src)
+                .subresource_range(subresource_range(src_format))
+        };
+        let to_src = texture_barrier((state_layout, state_stage, state_access), (src_layout, src_stage, src_access));
+        let back = texture_barrier((src_layout, src_stage, src_access), (state_layout, state_stage, state_access));
+        // The acquire semaphore is waited at BLIT; the transition chains after it.
+        let image_to_dst = vk::ImageMemoryBarrier2::default()
+            .src_stage_mask(vk::PipelineStageFlags2::BLIT)
+            .src_access_mask(vk::AccessFlags2::NONE)
+            .dst_stage_mask(vk::PipelineStageFlags2::BLIT)
+            .dst_access_mask(vk::AccessFlags2::TRANSFER_WRITE)
+            .old_layout(vk::ImageLayout::UNDEFINED)
+            .new_layout(vk::ImageLayout::TRANSFER_DST_OPTIMAL)
+            .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+            .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+            .image(image)
+            .subresource_range(color_range);
+        let image_to_present = vk::ImageMemoryBarrier2::default()
+            .src_stage_mask(vk::PipelineStageFlags2::BLIT)
+            .src_access_mask(vk::AccessFlags2::TRANSFER_WRITE)
+            .dst_stage_mask(vk::PipelineStageFlags2::NONE)
+            .dst_access_mask(vk::AccessFlags2::NONE)
+            .old_layout(vk::ImageLayout::TRANSFER_DST_OPTIMAL)
+            .new_layout(vk::ImageLayout::PRESENT_SRC_KHR)
+            .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+            .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+            .image(image)
+            .subresource_range(color_range);
+        // Also when `state` is TransferSrc: the barrier then only adds the BLIT stage.
+        let before = [to_src, image_to_dst];
+        let after = [back, image_to_present];
+        let layers = vk::ImageSubresourceLayers {
+            aspect_mask: vk::ImageAspectFlags::COLOR,
+            mip_level: 0,
+            base_array_layer: 0,
+            layer_count: 1,
+        };
+        let region = vk::ImageBlit2::default()
+            .src_subresource(layers)
+            .src_offsets([
+                vk::Offset3D { x: 0, y: 0, z: 0 },
+                vk::Offset3D { x: src_w as i32, y: src_h as i32, z: 1 },
+            ])
+            .dst_subresource(layers)
+            .dst_offsets([
+                vk::Offset3D { x: 0, y: 0, z: 0 },
+                vk::Offset3D { x: self.extent.width as i32, y: self.extent.height as i32, z: 1 },
+            ]);
+        let regions = [region];
+        let blit = vk::BlitImageInfo2::default()
+            .src_image(src)
+            .src_image_layout(vk::ImageLayout::TRANSFER_SRC_OPTIMAL)
+            .dst_image(image)
+            .dst_image_layout(vk::ImageLayout::TRANSFER_DST_OPTIMAL)
+            .regions(&regions)
+            .filter(vk::Filter::LINEAR);
+        // SAFETY: the command buffer is recording; both images are live (the
+        // texture handle was resolved above; the swapchain image was just
+        // acquired); synchronization2 and Vulkan 1.3 blits are enabled.
+        unsafe {
+            device.raw.cmd_pipeline_barrier2(cmd, &vk::DependencyInfo::default().image_memory_barriers(&before));
+            device.raw.cmd_blit_image2(cmd, &blit);
+            device.raw.cmd_pipeline_barrier2(cmd, &vk::DependencyInfo::default().image_memory_barriers(&after));
+        }
+        // SAFETY: the buffer is in the recording state.
+        unsafe { device.raw.end_command_buffer(cmd) }.map_err(vk_err("vkEndCommandBuffer"))?;
+
+        let waits = [vk::SemaphoreSubmitInfo::default()
+            .semaphore(acquire)
+            .stage_mask(vk::PipelineStageFlags2::BLIT)];
+        let signal = vk::SemaphoreSubmitInfo::default()
+            .semaphore(ready)
+            .stage_mask(vk::PipelineStageFlags2::ALL_COMMANDS);
+        let value = device.submit_with(cmd, &waits, Some(signal))?;
+        self.slots[slot_index].value = value;
+        self.next_slot = (slot_index + 1) % self.slots.len();
+
+        let swapchains = [self.raw];
+        let indices = [image_index];
+        let wait = [ready];
+        let present = vk::PresentInfoKHR::default()
+            .wait_semaphores(&wait)
+            .swapchains(&swapchains)
+            .image_indices(&indices);
+        // SAFETY: the queue is externally synchronized by the device's queue
+        // lock; the image was acquired and its blit signals `ready`.
+        let presented = device.with_queue(|q| unsafe { self.loader.queue_present(q, &present) });
+        match presented {
+            Ok(sub) => self.stale |= sub || suboptimal,
+            Err(vk::Result::ERROR_OUT_OF_DATE_KHR) => self.stale = true,
+            Err(e) => return Err(vk_err("vkQueuePresentKHR")(e)),
+        }
+        Ok(())
+    }
+
+    /// Waits for the queue, then destroys the swapchain, its semaphores,
+    /// command buffers and the surface. Call it before the device goes.
+    pub fn destroy(mut self, device: &Device) {
+        self.destroy_ref(device);
+    }
+
+    fn destroy_ref(&mut self, device: &Device) {
+        if self.destroyed {
+            return;
+        }
+        self.destroyed = true;
+        if let Err(e) = Self::wait_queue_idle(device) {
+            log::error!("waiting for the queue before destroying the swapchain failed: {e}");
+        }
+        self.destroy_swapchain(device);
+        for slot in self.slots.drain(..) {
+            // SAFETY: the queue is idle; nothing waits on the semaphore.
+            unsafe { device.raw.destroy_semaphore(slot.acquire, None) };
+        }
+        if self.pool != vk::CommandPool::null() {
+            // SAFETY: the queue is idle; the pool's buffers are not in use.
+            unsafe { device.raw.destroy_command_pool(self.pool, None) };
+        }
+        // SAFETY: the swapchain made from the surface is destroyed above.
+        unsafe { self.surface_loader.destroy_surface(self.surface, None) };
+    }
+}
+
+fn create_semaphore(device: &Device) -> Result<vk::Semaphore> {
+    // SAFETY: valid device and a default (binary) create info.
+    unsafe { device.raw.create_semaphore(&vk::SemaphoreCreateInfo::default(), None) }.map_err(vk_err("vkCreateSemaphore"))
+}
+
+impl Drop for Swapchain {
+    fn drop(&mut self) {
+        if !self.destroyed {
+            log::error!("a Swapchain was dropped without Swapchain::destroy(&device): its surface and swapchain leak (the validation layer will report them)");
+        }
+    }
+}
