@@ -3,6 +3,16 @@
 //! `--serial` = inline render commands and serial pass setup and recording,
 //! `--cvar`, `--wireframe`), runs `--frames` frames with a progress line,
 //! writes the last frame as PNG and the stats file, prints the summary.
+//!
+//! Window mode (the `window` feature, on by default): when a window is wanted
+//! (`--window`, or a display is set and `--headless` is not given) and winit
+//! can reach a display, [`engine`] makes a device that can present and [`run`]
+//! opens a window of `--width`×`--height`, ticks once per redraw and blits
+//! the scene color onto the window's swapchain on the render thread. The
+//! title shows the frame time and draws per pass. `--frames N` exits after N
+//! frames; without it the sample runs until the window is closed. `--out`
+//! and `--stats` work as headless (PNG only with `--out` and `--frames`).
+//! Without a display it says so and runs headless.
 
 use crate::{write_png, CommonOptions, InstanceStats, MeshDrawCommandsBuilt, PassStats, Progress, SampleStats, Timings, ValidationStats};
 use anyhow::{bail, Context};
@@ -25,12 +35,16 @@ pub fn engine(sample: &str, common: &CommonOptions) -> anyhow::Result<Engine> {
         _ => Validation::Enabled,
     };
     let mode = if common.serial { RenderThreadMode::Inline } else { RenderThreadMode::Threaded };
-    let mut engine = Engine::new(&EngineDesc {
-        width: common.width,
-        height: common.height,
-        mode,
-        device: DeviceDesc { app_name: sample.into(), validation, ..Default::default() },
-    })?;
+    #[allow(unused_mut)]
+    let mut device = DeviceDesc { app_name: sample.into(), validation, ..Default::default() };
+    #[cfg(feature = "window")]
+    if common.wants_window() {
+        match window::open_event_loop() {
+            Ok(display) => device.surface_extensions = rhi_vulkan::surface_instance_extensions(display)?,
+            Err(e) => eprintln!("{sample}: cannot open a window ({e:#}); running headless"),
+        }
+    }
+    let mut engine = Engine::new(&EngineDesc { width: common.width, height: common.height, mode, device })?;
     let rt = engine.render_thread();
     if common.serial {
         rt.set_cvar("r.MeshDrawCommands.ParallelPassSetup", "0")?;
@@ -42,15 +56,36 @@ pub fn engine(sample: &str, common: &CommonOptions) -> anyhow::Result<Engine> {
     for (name, value) in &common.cvar {
         rt.set_cvar(name, value).with_context(|| format!("--cvar {name}={value}"))?;
     }
+    #[cfg(not(feature = "window"))]
     if common.wants_window() && common.window {
-        eprintln!("{sample}: this build renders offscreen only (no window support yet); writing a PNG instead");
+        eprintln!("{sample}: this build has no window support (the samples' `window` feature is off); running headless");
     }
     Ok(engine)
 }
 
 /// Runs the frames; `update(engine, frame, dt)` runs before each tick and
 /// returns the sample's figures.
-pub fn run(sample: &str, common: &CommonOptions, engine: &mut Engine, mut update: impl FnMut(&mut Engine, u64, f32) -> anyhow::Result<SampleFigures>) -> anyhow::Result<()> {
+pub fn run(sample: &str, common: &CommonOptions, engine: &mut Engine, update: impl FnMut(&mut Engine, u64, f32) -> anyhow::Result<SampleFigures>) -> anyhow::Result<()> {
+    #[cfg(feature = "window")]
+    if let Some(event_loop) = window::take_event_loop() {
+        let done = window::run(sample, common, engine, event_loop, update)?;
+        return finish(sample, common, engine, done);
+    }
+    let done = run_headless(common, engine, update)?;
+    finish(sample, common, engine, done)
+}
+
+/// What the frame loop leaves for the summary.
+struct Done {
+    frames: u64,
+    figures: SampleFigures,
+    frame_ms: f64,
+    game: engine_core::GameTimings,
+    /// Whether the last frame was read back (a PNG can be written).
+    read_back: bool,
+}
+
+fn run_headless(common: &CommonOptions, engine: &mut Engine, mut update: impl FnMut(&mut Engine, u64, f32) -> anyhow::Result<SampleFigures>) -> anyhow::Result<Done> {
     let frames = common.frame_count();
     let dt = 1.0 / 60.0;
     let mut progress = Progress::new(frames);
@@ -69,10 +104,20 @@ pub fn run(sample: &str, common: &CommonOptions, engine: &mut Engine, mut update
         progress.frame_done(i + 1);
     }
     progress.finish();
+    Ok(Done { frames, figures, frame_ms, game, read_back: true })
+}
+
+fn finish(sample: &str, common: &CommonOptions, engine: &mut Engine, done: Done) -> anyhow::Result<()> {
+    let Done { frames, figures, frame_ms, game, read_back } = done;
     let stats: FrameStats = engine.stats()?.context("no frame was rendered")?;
-    let image = engine.read_back()?.context("no image was read back")?;
     let out = common.out_path(sample);
-    write_png(&out, &image).with_context(|| format!("writing {}", out.display()))?;
+    let written = if read_back {
+        let image = engine.read_back()?.context("no image was read back")?;
+        write_png(&out, &image).with_context(|| format!("writing {}", out.display()))?;
+        out.display().to_string()
+    } else {
+        "(no image: window mode writes one with --out and --frames)".to_string()
+    };
     let (device, v) = {
         let rt = engine.render_thread();
         let name = rt.device_name().to_string();
@@ -121,10 +166,248 @@ pub fn run(sample: &str, common: &CommonOptions, engine: &mut Engine, mut update
         if s.validation.enabled { "on" } else { "off" },
         s.validation.errors,
         s.validation.warnings,
-        out.display()
+        written
     );
     if s.validation.errors > 0 {
         bail!("the validation layer reported {} error(s): {:#?}", s.validation.errors, v.messages());
     }
     Ok(())
+}
+
+/// Window mode: the winit event loop, the window and the swapchain.
+#[cfg(feature = "window")]
+mod window {
+    use super::{Done, SampleFigures};
+    use crate::CommonOptions;
+    use anyhow::{anyhow, Context};
+    use engine_core::Engine;
+    use renderer::MeshPass;
+    use rhi_vulkan::raw_window_handle::RawDisplayHandle;
+    use rhi_vulkan::{Swapchain, WindowHandles};
+    use std::cell::RefCell;
+    use std::sync::{Arc, Mutex};
+    use std::time::Instant;
+    use winit::application::ApplicationHandler;
+    use winit::dpi::PhysicalSize;
+    use winit::event::WindowEvent;
+    use winit::event_loop::{ActiveEventLoop, ControlFlow, EventLoop};
+    use winit::raw_window_handle::{HasDisplayHandle, HasWindowHandle};
+    use winit::window::{Window, WindowId};
+
+    thread_local! {
+        /// The event loop [`super::engine`] opened, waiting for [`super::run`]
+        /// (winit allows one per process, on the main thread).
+        static EVENT_LOOP: RefCell<Option<EventLoop<()>>> = const { RefCell::new(None) };
+    }
+
+    /// Connects to the display; the event loop waits for [`take_event_loop`].
+    pub fn open_event_loop() -> anyhow::Result<RawDisplayHandle> {
+        let event_loop = EventLoop::new().context("no display")?;
+        let display = event_loop.display_handle().context("no display handle")?.as_raw();
+        EVENT_LOOP.with(|l| *l.borrow_mut() = Some(event_loop));
+        Ok(display)
+    }
+
+    pub fn take_event_loop() -> Option<EventLoop<()>> {
+        EVENT_LOOP.with(|l| l.borrow_mut().take())
+    }
+
+    type SharedSwapchain = Arc<Mutex<Option<Swapchain>>>;
+
+    struct App<'a, F> {
+        sample: &'a str,
+        common: &'a CommonOptions,
+        engine: &'a mut Engine,
+        update: F,
+        window: Option<Window>,
+        swapchain: SharedSwapchain,
+        /// The first error of a present on the render thread.
+        present_error: Arc<Mutex<Option<String>>>,
+        error: Option<anyhow::Error>,
+        frame: u64,
+        figures: SampleFigures,
+        frame_ms: f64,
+        game: engine_core::GameTimings,
+        last: Instant,
+        last_title: Instant,
+        read_back: bool,
+    }
+
+    impl<F: FnMut(&mut Engine, u64, f32) -> anyhow::Result<SampleFigures>> App<'_, F> {
+        fn open(&mut self, event_loop: &ActiveEventLoop) -> anyhow::Result<()> {
+            let (w, h) = (self.common.width, self.common.height);
+            let attrs = Window::default_attributes()
+                .with_title(format!("Proxima — {}", self.sample))
+                .with_inner_size(PhysicalSize::new(w, h));
+            let window = event_loop.create_window(attrs).context("creating the window")?;
+            let handles = WindowHandles {
+                display: window.display_handle().context("display handle")?.as_raw(),
+                window: window.window_handle().context("window handle")?.as_raw(),
+            };
+            let size = window.inner_size();
+            let swapchain = self
+                .engine
+                .render_thread()
+                .with_context(move |ctx| Swapchain::new(&ctx.device, handles, size.width.max(1), size.height.max(1)))?
+                .context("creating the swapchain")?;
+            *self.swapchain.lock().unwrap() = Some(swapchain);
+            window.request_redraw();
+            self.window = Some(window);
+            Ok(())
+        }
+
+        fn frame(&mut self, event_loop: &ActiveEventLoop) -> anyhow::Result<()> {
+            if let Some(e) = self.present_error.lock().unwrap().take() {
+                return Err(anyhow!("presenting: {e}"));
+            }
+            let dt = self.last.elapsed().as_secs_f32().clamp(1e-4, 0.1);
+            self.last = Instant::now();
+            let start = Instant::now();
+            let last = self.common.frames.is_some_and(|n| self.frame + 1 == n);
+            let read_back = last && self.common.out.is_some();
+            self.figures = (self.update)(self.engine, self.frame, dt)?;
+            self.engine.tick(dt, read_back)?;
+            self.game = self.engine.timings;
+            let swapchain = self.swapchain.clone();
+            let errors = self.present_error.clone();
+            self.engine.render_thread().enqueue_render_command(move |ctx| {
+                let Some((texture, state)) = ctx.renderer.color_target() else { return };
+                if let Some(sc) = swapchain.lock().unwrap().as_mut() {
+                    if let Err(e) = sc.present_texture(&ctx.device, texture, state) {
+                        errors.lock().unwrap().get_or_insert(e.to_string());
+                    }
+                }
+            })?;
+            self.frame += 1;
+            if last {
+                self.engine.flush()?;
+                self.read_back = read_back;
+            }
+            self.frame_ms = start.elapsed().as_secs_f64() * 1e3;
+            if last || self.last_title.elapsed().as_secs_f32() > 0.25 {
+                self.last_title = Instant::now();
+                if let (Some(window), Some(stats)) = (&self.window, self.engine.stats()?) {
+                    let d = |p| stats.pass(p).draws;
+                    window.set_title(&format!(
+                        "Proxima — {} | frame {} | {:.1} ms (render CPU {:.1}, GPU {:.1}) | draws: depth {}, shadow {}, base {}, translucency {} | {} visible / {} primitives",
+                        self.sample,
+                        self.frame,
+                        self.frame_ms,
+                        stats.timings.render_cpu(),
+                        stats.timings.gpu,
+                        d(MeshPass::DepthPrepass),
+                        d(MeshPass::ShadowDepth),
+                        d(MeshPass::Base),
+                        d(MeshPass::Translucency),
+                        stats.visible_primitives,
+                        stats.primitives,
+                    ));
+                }
+            }
+            if last {
+                event_loop.exit();
+            }
+            Ok(())
+        }
+
+        fn fail(&mut self, event_loop: &ActiveEventLoop, e: anyhow::Error) {
+            self.error.get_or_insert(e);
+            event_loop.exit();
+        }
+    }
+
+    impl<F: FnMut(&mut Engine, u64, f32) -> anyhow::Result<SampleFigures>> ApplicationHandler for App<'_, F> {
+        fn resumed(&mut self, event_loop: &ActiveEventLoop) {
+            if self.window.is_none() && self.error.is_none() {
+                if let Err(e) = self.open(event_loop) {
+                    self.fail(event_loop, e);
+                }
+            }
+        }
+
+        fn window_event(&mut self, event_loop: &ActiveEventLoop, _id: WindowId, event: WindowEvent) {
+            if self.error.is_some() {
+                return;
+            }
+            match event {
+                WindowEvent::CloseRequested => event_loop.exit(),
+                WindowEvent::Resized(size) => {
+                    let swapchain = self.swapchain.clone();
+                    let r = self.engine.render_thread().enqueue_render_command(move |_| {
+                        if let Some(sc) = swapchain.lock().unwrap().as_mut() {
+                            sc.resize(size.width, size.height);
+                        }
+                    });
+                    if let Err(e) = r {
+                        self.fail(event_loop, e.into());
+                    }
+                }
+                WindowEvent::RedrawRequested => {
+                    if event_loop.exiting() {
+                        return;
+                    }
+                    if let Err(e) = self.frame(event_loop) {
+                        self.fail(event_loop, e);
+                    }
+                }
+                _ => {}
+            }
+        }
+
+        fn about_to_wait(&mut self, _event_loop: &ActiveEventLoop) {
+            if let Some(window) = &self.window {
+                window.request_redraw();
+            }
+        }
+    }
+
+    /// Runs frames in a window until `--frames` or until it is closed.
+    pub fn run(
+        sample: &str,
+        common: &CommonOptions,
+        engine: &mut Engine,
+        event_loop: EventLoop<()>,
+        update: impl FnMut(&mut Engine, u64, f32) -> anyhow::Result<SampleFigures>,
+    ) -> anyhow::Result<Done> {
+        event_loop.set_control_flow(ControlFlow::Poll);
+        let mut app = App {
+            sample,
+            common,
+            game: engine.timings,
+            engine,
+            update,
+            window: None,
+            swapchain: Arc::new(Mutex::new(None)),
+            present_error: Arc::new(Mutex::new(None)),
+            error: None,
+            frame: 0,
+            figures: SampleFigures::default(),
+            frame_ms: 0.0,
+            last: Instant::now(),
+            last_title: Instant::now(),
+            read_back: false,
+        };
+        let result = event_loop.run_app(&mut app);
+        // The swapchain goes before the device and while the window is still open.
+        let swapchain = app.swapchain.clone();
+        let destroyed = app.engine.render_thread().with_context(move |ctx| {
+            if let Some(sc) = swapchain.lock().unwrap().take() {
+                sc.destroy(&ctx.device);
+            }
+        });
+        drop(app.window.take());
+        if let Some(e) = app.error.take() {
+            return Err(e);
+        }
+        result.context("the window's event loop")?;
+        destroyed?;
+        if let Some(e) = app.present_error.lock().unwrap().take() {
+            return Err(anyhow!("presenting: {e}"));
+        }
+        if app.frame == 0 {
+            return Err(anyhow!("the window was closed before the first frame"));
+        }
+        println!("{sample}: window closed after {} frame(s)", app.frame);
+        Ok(Done { frames: app.frame, figures: app.figures, frame_ms: app.frame_ms, game: app.game, read_back: app.read_back })
+    }
 }
