@@ -25,7 +25,7 @@ pub struct CommonOptions {
     /// Frame height in pixels.
     #[arg(long, default_value_t = 720, value_parser = clap::value_parser!(u32).range(1..=16384))]
     pub height: u32,
-    /// Write the last frame as PNG (headless default: target/samples/<sample>.png).
+    /// Write the last frame as PNG (headless default: `target/samples/<sample>.png`).
     #[arg(long, value_name = "PATH")]
     pub out: Option<PathBuf>,
     /// Write the last frame's stats as JSON.
