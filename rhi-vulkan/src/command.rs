@@ -437,8 +437,9 @@ impl<'d> CommandList<'d> {
         Ok(())
     }
 
-    /// Copies a whole texture (in `TransferSrc`) into `buffer` at `offset`, tightly packed.
-    pub fn copy_texture_to_buffer(&mut self, texture: TextureHandle, buffer: BufferHandle, offset: u64) -> Result<()> {
+    /// The handles and the whole-texture region of a texture <-> buffer copy,
+    /// with the buffer range checked (tightly packed texels at `offset`).
+    fn texture_copy(&self, texture: TextureHandle, buffer: BufferHandle, offset: u64) -> Result<(vk::Image, vk::Buffer, vk::BufferImageCopy)> {
         let t = self.device.texture_desc(texture)?;
         let b = self.device.buffer_desc(buffer)?;
         let size = u64::from(t.width) * u64::from(t.height) * u64::from(t.format.bytes_per_pixel());
@@ -449,57 +450,30 @@ impl<'d> CommandList<'d> {
             .get(texture)
             .map(|e| e.raw)
             .ok_or_else(|| RhiError::InvalidHandle(format!("{texture:?}")))?;
-        let raw_buffer = self.device.raw_buffer(buffer)?;
         let region = vk::BufferImageCopy {
             buffer_offset: offset,
-            buffer_row_length: 0,
-            buffer_image_height: 0,
-            image_subresource: vk::ImageSubresourceLayers {
-                aspect_mask: conv::aspect(t.format),
-                mip_level: 0,
-                base_array_layer: 0,
-                layer_count: 1,
-            },
-            image_offset: vk::Offset3D::default(),
+            image_subresource: vk::ImageSubresourceLayers { aspect_mask: conv::aspect(t.format), mip_level: 0, base_array_layer: 0, layer_count: 1 },
             image_extent: vk::Extent3D { width: t.width, height: t.height, depth: 1 },
+            ..Default::default()
         };
+        Ok((raw_image, self.device.raw_buffer(buffer)?, region))
+    }
+
+    /// Copies a whole texture (in `TransferSrc`) into `buffer` at `offset`, tightly packed.
+    pub fn copy_texture_to_buffer(&mut self, texture: TextureHandle, buffer: BufferHandle, offset: u64) -> Result<()> {
+        let (image, raw_buffer, region) = self.texture_copy(texture, buffer, offset)?;
         // SAFETY: live image in TRANSFER_SRC_OPTIMAL (caller's barrier) and a
         // buffer large enough (checked).
-        unsafe {
-            self.device.raw.cmd_copy_image_to_buffer(self.raw, raw_image, vk::ImageLayout::TRANSFER_SRC_OPTIMAL, raw_buffer, &[region])
-        };
+        unsafe { self.device.raw.cmd_copy_image_to_buffer(self.raw, image, vk::ImageLayout::TRANSFER_SRC_OPTIMAL, raw_buffer, &[region]) };
         Ok(())
     }
 
     /// Copies tightly packed texels from `buffer` at `offset` into a whole
     /// texture in `TransferDst`.
     pub fn copy_buffer_to_texture(&mut self, buffer: BufferHandle, offset: u64, texture: TextureHandle) -> Result<()> {
-        let t = self.device.texture_desc(texture)?;
-        let b = self.device.buffer_desc(buffer)?;
-        let size = u64::from(t.width) * u64::from(t.height) * u64::from(t.format.bytes_per_pixel());
-        if offset + size > b.size {
-            return Err(RhiError::InvalidDesc(format!("buffer {:?} too small for texture {:?}", b.label, t.label)));
-        }
-        let raw_image = read(&self.device.resources.textures)
-            .get(texture)
-            .map(|e| e.raw)
-            .ok_or_else(|| RhiError::InvalidHandle(format!("{texture:?}")))?;
-        let raw_buffer = self.device.raw_buffer(buffer)?;
-        let region = vk::BufferImageCopy {
-            buffer_offset: offset,
-            image_subresource: vk::ImageSubresourceLayers {
-                aspect_mask: conv::aspect(t.format),
-                mip_level: 0,
-                base_array_layer: 0,
-                layer_count: 1,
-            },
-            image_extent: vk::Extent3D { width: t.width, height: t.height, depth: 1 },
-            ..Default::default()
-        };
+        let (image, raw_buffer, region) = self.texture_copy(texture, buffer, offset)?;
         // SAFETY: live image in TRANSFER_DST_OPTIMAL; buffer range checked.
-        unsafe {
-            self.device.raw.cmd_copy_buffer_to_image(self.raw, raw_buffer, raw_image, vk::ImageLayout::TRANSFER_DST_OPTIMAL, &[region])
-        };
+        unsafe { self.device.raw.cmd_copy_buffer_to_image(self.raw, raw_buffer, image, vk::ImageLayout::TRANSFER_DST_OPTIMAL, &[region]) };
         Ok(())
     }
 }
