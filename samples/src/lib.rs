@@ -5,6 +5,7 @@
 //! ([`CommonOptions`], [`SampleStats`]), PNG output and the progress line.
 //! Engine logic lives in the engine crates, never here.
 
+pub mod fly_camera;
 pub mod options;
 pub mod output;
 pub mod runner;

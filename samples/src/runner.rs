@@ -189,7 +189,9 @@ mod window {
     use std::time::Instant;
     use winit::application::ApplicationHandler;
     use winit::dpi::PhysicalSize;
-    use winit::event::WindowEvent;
+    use crate::fly_camera::{FlyCamera, Key};
+    use winit::event::{ElementState, MouseButton, WindowEvent};
+    use winit::keyboard::{KeyCode, PhysicalKey};
     use winit::event_loop::{ActiveEventLoop, ControlFlow, EventLoop};
     use winit::raw_window_handle::{HasDisplayHandle, HasWindowHandle};
     use winit::window::{Window, WindowId};
@@ -231,6 +233,7 @@ mod window {
         last: Instant,
         last_title: Instant,
         read_back: bool,
+        fly: FlyCamera,
     }
 
     impl<F: FnMut(&mut Engine, u64, f32) -> anyhow::Result<SampleFigures>> App<'_, F> {
@@ -266,6 +269,7 @@ mod window {
             let last = self.common.frames.is_some_and(|n| self.frame + 1 == n);
             let read_back = last && self.common.out.is_some();
             self.figures = (self.update)(self.engine, self.frame, dt)?;
+            self.fly.apply(self.engine, dt)?;
             self.engine.tick(dt, read_back)?;
             self.game = self.engine.timings;
             let swapchain = self.swapchain.clone();
@@ -331,6 +335,29 @@ mod window {
             }
             match event {
                 WindowEvent::CloseRequested => event_loop.exit(),
+                WindowEvent::KeyboardInput { event, .. } => {
+                    let key = match event.physical_key {
+                        PhysicalKey::Code(KeyCode::KeyW) => Some(Key::Forward),
+                        PhysicalKey::Code(KeyCode::KeyS) => Some(Key::Back),
+                        PhysicalKey::Code(KeyCode::KeyA) => Some(Key::Left),
+                        PhysicalKey::Code(KeyCode::KeyD) => Some(Key::Right),
+                        PhysicalKey::Code(KeyCode::KeyQ) => Some(Key::Down),
+                        PhysicalKey::Code(KeyCode::KeyE) => Some(Key::Up),
+                        PhysicalKey::Code(KeyCode::ShiftLeft | KeyCode::ShiftRight) => Some(Key::Fast),
+                        PhysicalKey::Code(KeyCode::Escape) => {
+                            event_loop.exit();
+                            None
+                        }
+                        _ => None,
+                    };
+                    if let Some(key) = key {
+                        self.fly.key(key, event.state == ElementState::Pressed);
+                    }
+                }
+                WindowEvent::MouseInput { state, button: MouseButton::Left | MouseButton::Right, .. } => {
+                    self.fly.button(state == ElementState::Pressed);
+                }
+                WindowEvent::CursorMoved { position, .. } => self.fly.cursor(position.x, position.y),
                 WindowEvent::Resized(size) => {
                     let swapchain = self.swapchain.clone();
                     let r = self.engine.render_thread().enqueue_render_command(move |_| {
@@ -386,6 +413,7 @@ mod window {
             last: Instant::now(),
             last_title: Instant::now(),
             read_back: false,
+            fly: FlyCamera::default(),
         };
         let result = event_loop.run_app(&mut app);
         // The swapchain goes before the device and while the window is still open.

@@ -38,3 +38,45 @@ fn many_cubes_presents_to_a_window_under_xvfb() {
     assert_eq!(s.validation.errors, 0, "{stderr}");
     assert_eq!(s.validation.warnings, 0, "{stderr}");
 }
+
+/// WASD flies the camera: holding W under Xvfb (sent with xdotool) moves it
+/// into the cube field, so fewer cubes are visible than without input.
+#[test]
+fn w_flies_the_camera_forward_under_xvfb() {
+    if std::env::var("PROXIMA_TEST_WINDOW").as_deref() != Ok("1") || cfg!(not(feature = "window")) {
+        eprintln!("skipped: set PROXIMA_TEST_WINDOW=1 (with xvfb and xdotool installed) to run the window input test");
+        return;
+    }
+    let display = format!(":{}", 90 + std::process::id() % 9);
+    let mut xvfb = Command::new("Xvfb").args([display.as_str(), "-screen", "0", "800x600x24"]).spawn().expect("Xvfb (apt-get install xvfb)");
+    std::thread::sleep(std::time::Duration::from_millis(800));
+    let dir = std::env::temp_dir().join(format!("proxima-fly-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let run = |name: &str, hold_w: bool| {
+        let stats = dir.join(name);
+        let mut child = Command::new(env!("CARGO_BIN_EXE_many-cubes"))
+            .env("DISPLAY", &display)
+            .env("PROXIMA_VALIDATION", "0")
+            .args(["--window", "--frames", "200", "--width", "320", "--height", "240", "--count", "400"])
+            .arg("--stats")
+            .arg(&stats)
+            .spawn()
+            .unwrap();
+        if hold_w {
+            std::thread::sleep(std::time::Duration::from_millis(1500));
+            let xdo = |args: &[&str]| Command::new("xdotool").env("DISPLAY", &display).args(args).status().expect("xdotool (apt-get install xdotool)");
+            let id = Command::new("xdotool").env("DISPLAY", &display).args(["search", "--name", "Proxima"]).output().unwrap();
+            let id = String::from_utf8_lossy(&id.stdout).lines().next().unwrap_or("").to_string();
+            xdo(&["windowfocus", "--sync", &id]);
+            xdo(&["keydown", "w"]);
+            std::thread::sleep(std::time::Duration::from_millis(2500));
+            xdo(&["keyup", "w"]);
+        }
+        assert!(child.wait().unwrap().success());
+        SampleStats::read(&stats).unwrap().visible_primitives
+    };
+    let still = run("still.json", false);
+    let flown = run("flown.json", true);
+    let _ = xvfb.kill();
+    assert!(flown < still, "holding W should fly into the field: {flown} visible vs {still}");
+}

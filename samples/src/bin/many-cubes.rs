@@ -58,7 +58,8 @@ fn run(o: &Options) -> anyhow::Result<()> {
     let eye = Vec3::new(-extent * 0.55, -extent * 0.55, extent * 0.45);
     let mut camera = CameraComponent::default();
     camera.0.far = extent * 4.0;
-    w.spawn_actor("camera", Box::new(camera), Transform::new(eye, look_rotation(eye, Vec3::ZERO), Vec3::ONE))?;
+    let (_, camera_id) = w.spawn_actor("camera", Box::new(camera), Transform::new(eye, look_rotation(eye, Vec3::ZERO), Vec3::ONE))?;
+    samples::fly_camera::control_camera(camera_id);
     w.spawn_actor("sun", Box::new(DirectionalLightComponent { intensity: 1.1, ..Default::default() }), Transform::new(Vec3::ZERO, look_rotation(Vec3::ZERO, Vec3::new(0.4, 0.25, -1.0)), Vec3::ONE))?;
     let (_, floor) = w.spawn_actor("ground", Box::new(StaticMeshComponent::new(StaticMesh::plane())), Transform::from_translation_scale(Vec3::ZERO, Vec3::splat(extent * 1.2)))?;
     w.set_material(floor, 0, ground)?;

@@ -240,6 +240,8 @@ fn run(o: &Options) -> anyhow::Result<()> {
     camera.0.far = 1500.0;
     camera.0.near = 0.5;
     let camera_id = engine.world.spawn_actor("camera", Box::new(camera), camera_pose(0.0))?.1;
+    // In window mode the user can take over: WASD/QE to move, drag to turn.
+    samples::fly_camera::control_camera(camera_id);
     let sun = DirectionalLightComponent { color: Vec3::new(1.0, 0.93, 0.80), intensity: 1.25, cast_shadows: true };
     engine.world.spawn_actor("sun", Box::new(sun), Transform::new(Vec3::ZERO, look_rotation(Vec3::ZERO, Vec3::new(0.55, 0.75, -0.55)), Vec3::ONE))?;
     let (_, sky_id) = engine.world.spawn_actor("sky", Box::new(StaticMeshComponent::new(StaticMesh::sphere(24))), Transform::from_translation_scale(Vec3::ZERO, Vec3::splat(1200.0)))?;

@@ -1,0 +1,140 @@
+//! The window mode's free camera: WASD (+ Q/E down/up, Shift faster) moves,
+//! dragging with the left or right mouse button turns. A sample names the
+//! camera component it lets the user fly with [`control_camera`]; the first
+//! key or drag takes the camera over from the sample's own animation.
+
+use engine_core::{ComponentId, Engine, Transform};
+use glam::{Quat, Vec3};
+use std::cell::Cell;
+use std::collections::HashSet;
+
+thread_local! {
+    static CAMERA: Cell<Option<ComponentId>> = const { Cell::new(None) };
+}
+
+/// Lets the user fly the camera component `id` in window mode (a root
+/// component: its relative transform is its world transform).
+pub fn control_camera(id: ComponentId) {
+    CAMERA.with(|c| c.set(Some(id)));
+}
+
+pub(crate) fn controlled_camera() -> Option<ComponentId> {
+    CAMERA.with(|c| c.get())
+}
+
+/// Movement keys, independent of the windowing library.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum Key {
+    Forward,
+    Back,
+    Left,
+    Right,
+    Down,
+    Up,
+    Fast,
+}
+
+#[derive(Default)]
+pub(crate) struct FlyCamera {
+    held: HashSet<Key>,
+    dragging: bool,
+    last_cursor: Option<(f64, f64)>,
+    pending_turn: (f32, f32),
+    /// Set by the first input: from then on the user owns the camera.
+    pose: Option<(Vec3, f32, f32)>,
+    /// World units per second (grows with the scene: 10% of the camera's height, at least 5).
+    speed: f32,
+}
+
+const TURN_PER_PIXEL: f32 = 0.004;
+
+impl FlyCamera {
+    pub fn key(&mut self, key: Key, pressed: bool) {
+        if pressed {
+            self.held.insert(key);
+        } else {
+            self.held.remove(&key);
+        }
+    }
+
+    pub fn button(&mut self, pressed: bool) {
+        self.dragging = pressed;
+        if !pressed {
+            self.last_cursor = None;
+        }
+    }
+
+    pub fn cursor(&mut self, x: f64, y: f64) {
+        if self.dragging {
+            if let Some((lx, ly)) = self.last_cursor {
+                self.pending_turn.0 += (x - lx) as f32 * TURN_PER_PIXEL;
+                self.pending_turn.1 += (y - ly) as f32 * TURN_PER_PIXEL;
+            }
+            self.last_cursor = Some((x, y));
+        }
+    }
+
+    fn has_input(&self) -> bool {
+        self.held.iter().any(|k| *k != Key::Fast) || self.pending_turn != (0.0, 0.0)
+    }
+
+    /// Applies this frame's input to the controlled camera (after the
+    /// sample's update, so the user wins once they have taken over).
+    pub fn apply(&mut self, engine: &mut Engine, dt: f32) -> anyhow::Result<()> {
+        let Some(id) = controlled_camera() else { return Ok(()) };
+        if self.pose.is_none() {
+            if !self.has_input() {
+                return Ok(());
+            }
+            let world = engine.world.world_transform(id)?;
+            let eye = world.w_axis.truncate();
+            let forward = world.x_axis.truncate().normalize_or(Vec3::X);
+            let yaw = forward.y.atan2(forward.x);
+            let pitch = forward.z.clamp(-1.0, 1.0).asin();
+            self.speed = (eye.z.abs() * 0.1).max(5.0);
+            self.pose = Some((eye, yaw, pitch));
+        }
+        let (mut eye, mut yaw, mut pitch) = self.pose.expect("set above");
+        yaw -= self.pending_turn.0;
+        pitch = (pitch - self.pending_turn.1).clamp(-1.5, 1.5);
+        self.pending_turn = (0.0, 0.0);
+        let rotation = Quat::from_rotation_z(yaw) * Quat::from_rotation_y(-pitch);
+        let forward = rotation * Vec3::X;
+        let right = forward.cross(Vec3::Z).normalize_or(Vec3::Y);
+        let mut dir = Vec3::ZERO;
+        for (key, v) in [(Key::Forward, forward), (Key::Back, -forward), (Key::Right, right), (Key::Left, -right), (Key::Up, Vec3::Z), (Key::Down, -Vec3::Z)] {
+            if self.held.contains(&key) {
+                dir += v;
+            }
+        }
+        let speed = self.speed * if self.held.contains(&Key::Fast) { 4.0 } else { 1.0 };
+        eye += dir.normalize_or_zero() * speed * dt;
+        self.pose = Some((eye, yaw, pitch));
+        engine.world.set_relative_transform(id, Transform::new(eye, rotation, Vec3::ONE))?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn drags_turn_and_keys_move_only_after_input() {
+        let mut f = FlyCamera::default();
+        assert!(!f.has_input());
+        f.cursor(10.0, 10.0);
+        assert!(!f.has_input(), "moving without a button held does not turn");
+        f.button(true);
+        f.cursor(10.0, 10.0);
+        f.cursor(60.0, 10.0);
+        assert!(f.has_input());
+        assert!((f.pending_turn.0 - 50.0 * TURN_PER_PIXEL).abs() < 1e-6);
+        f.button(false);
+        f.key(Key::Fast, true);
+        f.pending_turn = (0.0, 0.0);
+        assert!(!f.has_input(), "Shift alone is not movement");
+        f.key(Key::Forward, true);
+        assert!(f.has_input());
+    }
+}
