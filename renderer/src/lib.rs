@@ -44,6 +44,11 @@
 //! # let _ = image; Ok(()) }
 //! ```
 
+/// The README's code blocks, compiled as doc tests.
+#[doc = include_str!("../../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
+
 pub mod cvars;
 mod error;
 mod frame_resources;
