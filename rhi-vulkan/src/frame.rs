@@ -69,7 +69,7 @@ impl FrameSlot {
     }
 
     fn reset(&mut self, device: &ash::Device) -> Result<()> {
-        // SAFETY (all three): the slot's last submission has completed.
+        // SAFETY: the slot's last submission has completed (waited for in `begin_frame`).
         unsafe { device.reset_command_pool(self.primary_pool, vk::CommandPoolResetFlags::empty()) }
             .map_err(vk_err("vkResetCommandPool"))?;
         for r in self.recorders.get_mut().unwrap_or_else(|p| p.into_inner()).iter_mut() {

@@ -80,3 +80,28 @@ fn w_flies_the_camera_forward_under_xvfb() {
     let _ = xvfb.kill();
     assert!(flown < still, "holding W should fly into the field: {flown} visible vs {still}");
 }
+
+/// `hello` (the RHI alone, no engine) presents to a window too.
+#[test]
+fn hello_presents_to_a_window_under_xvfb() {
+    if std::env::var("PROXIMA_TEST_WINDOW").as_deref() != Ok("1") || cfg!(not(feature = "window")) {
+        eprintln!("skipped: set PROXIMA_TEST_WINDOW=1 (and install xvfb) to run the window test");
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("proxima-hello-window-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let stats = dir.join("hello.json");
+    let out = Command::new("xvfb-run")
+        .args(["-a", "-s", "-screen 0 800x600x24"])
+        .arg(env!("CARGO_BIN_EXE_hello"))
+        .args(["--window", "--frames", "5", "--width", "320", "--height", "200"])
+        .arg("--stats")
+        .arg(&stats)
+        .output()
+        .expect("xvfb-run (apt-get install xvfb)");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("window closed after 5 frame(s)"), "{stdout}");
+    let s = SampleStats::read(&stats).unwrap();
+    assert_eq!((s.frames, s.validation.errors, s.validation.warnings), (5, 0, 0));
+}

@@ -34,19 +34,43 @@ fn run(options: &Options) -> anyhow::Result<()> {
     if let Some((name, _)) = common.cvar.first() {
         bail!("hello has no console variables (got {name}); they arrive with the renderer");
     }
-    if common.wants_window() && common.window {
-        eprintln!("hello: this build renders offscreen only; writing a PNG instead of opening a window");
-    }
     let validation = match std::env::var("PROXIMA_VALIDATION").as_deref() {
         Ok("0") => Validation::Disabled,
         _ => Validation::Enabled,
     };
-    let device = Device::new(&DeviceDesc { app_name: "hello".into(), validation, ..Default::default() })?;
+    #[allow(unused_mut)]
+    let mut desc = DeviceDesc { app_name: "hello".into(), validation, ..Default::default() };
+    #[cfg(feature = "window")]
+    let mut window = match common.wants_window() {
+        true => match hello_window::HelloWindow::connect(&mut desc) {
+            Ok(w) => Some(w),
+            Err(e) => {
+                eprintln!("hello: cannot open a window ({e:#}); running headless");
+                None
+            }
+        },
+        false => None,
+    };
+    #[cfg(not(feature = "window"))]
+    if common.wants_window() && common.window {
+        eprintln!("hello: this build has no window support (the samples' `window` feature is off); running headless");
+    }
+    let device = Device::new(&desc)?;
     let (width, height) = (common.width, common.height);
+    #[cfg(feature = "window")]
+    if let Some(w) = window.as_mut() {
+        w.open(&device, width, height)?;
+    }
+    #[cfg(feature = "window")]
+    let windowed = window.is_some();
+    #[cfg(not(feature = "window"))]
+    let windowed = false;
     let color = device.create_texture(&TextureDesc::render_target("hello color", width, height, Format::Rgba8Unorm))?;
     let grid = QuadGrid::new(&device, Format::Rgba8Unorm, options.cols, options.rows)?;
     let threads = if common.serial { 1 } else { 2 };
-    let frames = common.frame_count();
+    // In a window without --frames: until the window is closed.
+    let frames = if windowed { common.frames.unwrap_or(u64::MAX) } else { common.frame_count() };
+    let mut rendered = 0;
     let viewport = Rect::from_size(width, height);
     let pass = RenderingDesc {
         color: vec![ColorAttachment { texture: color, load: LoadOp::Clear([0.02, 0.02, 0.03, 1.0]), store: true }],
@@ -96,9 +120,24 @@ fn run(options: &Options) -> anyhow::Result<()> {
         render_cpu = (recorded - frame_start).as_secs_f64() * 1e3;
         gpu = (done - recorded).as_secs_f64() * 1e3;
         frame_ms = (done - frame_start).as_secs_f64() * 1e3;
-        progress.frame_done(i + 1);
+        rendered = i + 1;
+        #[cfg(feature = "window")]
+        if let Some(w) = window.as_mut() {
+            if !w.present(&device, color, state, &format!("Proxima — hello | frame {rendered} | {frame_ms:.1} ms | {draws} draw(s)"))? {
+                break;
+            }
+        }
+        if !windowed {
+            progress.frame_done(i + 1);
+        }
     }
     progress.finish();
+    #[cfg(feature = "window")]
+    if let Some(w) = window.take() {
+        w.close(&device);
+        println!("hello: window closed after {rendered} frame(s)");
+    }
+    let frames = rendered;
     let image = device.read_texture(color, state)?;
     let out = common.out_path("hello");
     write_png(&out, &image).with_context(|| format!("writing {}", out.display()))?;
@@ -135,4 +174,103 @@ fn run(options: &Options) -> anyhow::Result<()> {
         bail!("the validation layer reported {} error(s)", report.validation_errors);
     }
     Ok(())
+}
+
+/// Window mode for `hello`, which drives the RHI directly (no engine): a
+/// winit window pumped between frames and a swapchain the frame is blitted to.
+#[cfg(feature = "window")]
+mod hello_window {
+    use anyhow::Context;
+    use rhi_vulkan::{Device, DeviceDesc, Swapchain, TextureHandle, TextureState, WindowHandles};
+    use std::time::{Duration, Instant};
+    use winit::application::ApplicationHandler;
+    use winit::dpi::PhysicalSize;
+    use winit::event::WindowEvent;
+    use winit::event_loop::{ActiveEventLoop, EventLoop};
+    use winit::platform::pump_events::EventLoopExtPumpEvents;
+    use winit::raw_window_handle::{HasDisplayHandle, HasWindowHandle};
+    use winit::window::{Window, WindowId};
+
+    #[derive(Default)]
+    struct App {
+        size: (u32, u32),
+        window: Option<Window>,
+        closed: bool,
+        resized: Option<(u32, u32)>,
+    }
+
+    impl ApplicationHandler for App {
+        fn resumed(&mut self, event_loop: &ActiveEventLoop) {
+            if self.window.is_none() {
+                let attrs = Window::default_attributes().with_title("Proxima — hello").with_inner_size(PhysicalSize::new(self.size.0, self.size.1));
+                match event_loop.create_window(attrs) {
+                    Ok(w) => self.window = Some(w),
+                    Err(_) => self.closed = true,
+                }
+            }
+        }
+
+        fn window_event(&mut self, _: &ActiveEventLoop, _: WindowId, event: WindowEvent) {
+            match event {
+                WindowEvent::CloseRequested => self.closed = true,
+                WindowEvent::Resized(s) => self.resized = Some((s.width, s.height)),
+                _ => {}
+            }
+        }
+    }
+
+    pub struct HelloWindow {
+        event_loop: EventLoop<()>,
+        app: App,
+        swapchain: Option<Swapchain>,
+    }
+
+    impl HelloWindow {
+        /// Connects to the display and asks the device for its surface extensions.
+        pub fn connect(desc: &mut DeviceDesc) -> anyhow::Result<Self> {
+            let event_loop = EventLoop::new().context("no display")?;
+            let display = event_loop.display_handle().context("no display handle")?.as_raw();
+            desc.surface_extensions = rhi_vulkan::surface_instance_extensions(display)?;
+            Ok(Self { event_loop, app: App::default(), swapchain: None })
+        }
+
+        /// Opens the window and creates its swapchain.
+        pub fn open(&mut self, device: &Device, width: u32, height: u32) -> anyhow::Result<()> {
+            self.app.size = (width, height);
+            let start = Instant::now();
+            while self.app.window.is_none() && !self.app.closed && start.elapsed() < Duration::from_secs(5) {
+                self.event_loop.pump_app_events(Some(Duration::from_millis(10)), &mut self.app);
+            }
+            let window = self.app.window.as_ref().context("the window did not open")?;
+            let handles = WindowHandles { display: window.display_handle()?.as_raw(), window: window.window_handle()?.as_raw() };
+            let size = window.inner_size();
+            self.swapchain = Some(Swapchain::new(device, handles, size.width.max(1), size.height.max(1))?);
+            Ok(())
+        }
+
+        /// Presents `texture`; false once the window was closed.
+        pub fn present(&mut self, device: &Device, texture: TextureHandle, state: TextureState, title: &str) -> anyhow::Result<bool> {
+            self.event_loop.pump_app_events(Some(Duration::ZERO), &mut self.app);
+            if self.app.closed {
+                return Ok(false);
+            }
+            let sc = self.swapchain.as_mut().context("no swapchain")?;
+            if let Some((w, h)) = self.app.resized.take() {
+                sc.resize(w, h);
+            }
+            sc.present_texture(device, texture, state)?;
+            if let Some(w) = &self.app.window {
+                w.set_title(title);
+            }
+            Ok(true)
+        }
+
+        /// Destroys the swapchain (before the device) and the window.
+        pub fn close(mut self, device: &Device) {
+            if let Some(sc) = self.swapchain.take() {
+                sc.destroy(device);
+            }
+            drop(self.app.window.take());
+        }
+    }
 }
