@@ -1,26 +1,12 @@
 //! Runs the `many-cubes` sample headless and checks its PNG and stats.
 
-use samples::SampleStats;
+mod common;
+
 use std::process::Command;
 
 #[test]
 fn many_cubes_renders_merged_draws_and_clean_stats() {
-    let dir = std::env::temp_dir().join(format!("proxima-many-cubes-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let (png, stats) = (dir.join("mc.png"), dir.join("mc.json"));
-    let out = Command::new(env!("CARGO_BIN_EXE_many-cubes"))
-        .args(["--headless", "--frames", "3", "--width", "333", "--height", "197", "--count", "400", "--materials", "3", "--moving", "10"])
-        .arg("--out")
-        .arg(&png)
-        .arg("--stats")
-        .arg(&stats)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&png).unwrap()));
-    let reader = decoder.read_info().unwrap();
-    assert_eq!((reader.info().width, reader.info().height), (333, 197));
-    let s = SampleStats::read(&stats).unwrap();
+    let (_, s) = common::run_sample(env!("CARGO_BIN_EXE_many-cubes"), "400", &["--frames", "3", "--width", "333", "--height", "197", "--count", "400", "--materials", "3", "--moving", "10"]);
     assert_eq!(s.primitives, 401, "400 cubes and the ground");
     assert_eq!(s.validation.errors, 0);
     assert_eq!(s.validation.warnings, 0);

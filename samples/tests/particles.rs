@@ -1,26 +1,12 @@
 //! Runs the `particles` sample headless and checks its PNG and stats.
 
-use samples::SampleStats;
+mod common;
+
 use std::process::Command;
 
 #[test]
 fn particles_draws_prewarmed_translucent_and_additive_sprites_with_clean_stats() {
-    let dir = std::env::temp_dir().join(format!("proxima-particles-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let (png, stats) = (dir.join("p.png"), dir.join("p.json"));
-    let out = Command::new(env!("CARGO_BIN_EXE_particles"))
-        .args(["--headless", "--frames", "3", "--width", "333", "--height", "197", "--particles", "3000"])
-        .arg("--out")
-        .arg(&png)
-        .arg("--stats")
-        .arg(&stats)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&png).unwrap()));
-    let reader = decoder.read_info().unwrap();
-    assert_eq!((reader.info().width, reader.info().height), (333, 197));
-    let s = SampleStats::read(&stats).unwrap();
+    let (_, s) = common::run_sample(env!("CARGO_BIN_EXE_particles"), "3000", &["--frames", "3", "--width", "333", "--height", "197", "--particles", "3000"]);
     assert_eq!(s.sample, "particles");
     assert_eq!((s.frames, s.width, s.height), (3, 333, 197));
     assert_eq!(s.validation.errors, 0);

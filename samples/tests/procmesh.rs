@@ -1,5 +1,7 @@
 //! Runs the `procmesh` sample headless and checks its PNG and stats.
 
+mod common;
+
 use samples::SampleStats;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -9,21 +11,9 @@ use std::process::Command;
 const VISIBLE_SECTIONS: u64 = 6;
 
 fn run(dir: &Path, name: &str, extra: &[&str]) -> (PathBuf, SampleStats) {
-    let (png, stats) = (dir.join(format!("{name}.png")), dir.join(format!("{name}.json")));
-    let out = Command::new(env!("CARGO_BIN_EXE_procmesh"))
-        .args(["--headless", "--frames", "3", "--width", "333", "--height", "197"])
-        .args(extra)
-        .arg("--out")
-        .arg(&png)
-        .arg("--stats")
-        .arg(&stats)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&png).unwrap()));
-    let reader = decoder.read_info().unwrap();
-    assert_eq!((reader.info().width, reader.info().height), (333, 197));
-    let s = SampleStats::read(&stats).unwrap();
+    let _ = dir;
+    let args: Vec<&str> = ["--frames", "3", "--width", "333", "--height", "197"].into_iter().chain(extra.iter().copied()).collect();
+    let (png, s) = common::run_sample(env!("CARGO_BIN_EXE_procmesh"), name, &args);
     assert_eq!((s.sample.as_str(), s.frames, s.width, s.height), ("procmesh", 3, 333, 197));
     assert_eq!(s.validation.errors, 0);
     assert_eq!(s.validation.warnings, 0);

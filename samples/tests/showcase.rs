@@ -2,27 +2,13 @@
 //! show every feature at work: procedural sections, culled instances,
 //! particles, shadows and translucency, with a clean validation layer.
 
-use samples::SampleStats;
+mod common;
+
 use std::process::Command;
 
 #[test]
 fn showcase_renders_every_feature_with_clean_stats() {
-    let dir = std::env::temp_dir().join(format!("proxima-showcase-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let (png, stats) = (dir.join("showcase.png"), dir.join("showcase.json"));
-    let out = Command::new(env!("CARGO_BIN_EXE_showcase"))
-        .args(["--headless", "--frames", "3", "--width", "333", "--height", "197"])
-        .arg("--out")
-        .arg(&png)
-        .arg("--stats")
-        .arg(&stats)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&png).unwrap()));
-    let reader = decoder.read_info().unwrap();
-    assert_eq!((reader.info().width, reader.info().height), (333, 197));
-    let s = SampleStats::read(&stats).unwrap();
+    let (_, s) = common::run_sample(env!("CARGO_BIN_EXE_showcase"), "3", &["--frames", "3", "--width", "333", "--height", "197"]);
     assert_eq!(s.sample, "showcase");
     assert_eq!((s.frames, s.width, s.height), (3, 333, 197));
     assert_eq!(s.validation.errors, 0);

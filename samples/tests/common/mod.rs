@@ -1,0 +1,23 @@
+//! Running a sample as a user would, for the samples' tests.
+#![allow(dead_code)]
+
+use samples::SampleStats;
+use std::path::PathBuf;
+use std::process::Command;
+
+/// Runs `bin --headless ARGS --out .. --stats ..` in a temporary folder and
+/// checks what every sample promises: exit 0, a PNG of the frame's size, a
+/// stats file that parses, zero validation errors and warnings.
+pub fn run_sample(bin: &str, tag: &str, args: &[&str]) -> (PathBuf, SampleStats) {
+    let dir = std::env::temp_dir().join(format!("proxima-samples-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let name = std::path::Path::new(bin).file_name().unwrap().to_string_lossy().into_owned();
+    let (png, stats) = (dir.join(format!("{name}-{tag}.png")), dir.join(format!("{name}-{tag}.json")));
+    let out = Command::new(bin).arg("--headless").args(args).arg("--out").arg(&png).arg("--stats").arg(&stats).output().unwrap();
+    assert!(out.status.success(), "{name} {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    let s = SampleStats::read(&stats).unwrap();
+    let reader = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&png).unwrap())).read_info().unwrap();
+    assert_eq!((reader.info().width, reader.info().height), (s.width, s.height), "PNG size");
+    assert_eq!((s.validation.errors, s.validation.warnings), (0, 0), "validation messages");
+    (png, s)
+}
