@@ -14,15 +14,13 @@
 //!
 //! ## The component's world transform
 //!
-//! GPU culling needs the component→world transform inside the proxy, and
-//! neither engine-core nor the renderer tells proxies about transforms. The
-//! proxy gets the transform it was created with (`ProxyCreateContext`); after
-//! moving a registered component, call [`move_instanced_component`] (or
-//! [`InstancedStaticMeshComponent::sync_world_transform`] with
-//! `World::world_transform`), which queues the new transform in the next
-//! dynamic-data update. Limitation: an ISM moved *indirectly* (its parent
-//! moved) must be synced the same way — engine-core gives components no hook
-//! on world-transform changes.
+//! Moving the component needs nothing from this crate, as for a static mesh:
+//! `World::set_relative_transform` (on it or on any parent) marks the
+//! subtree transform-dirty, the end-of-frame update sends the new
+//! local-to-world to the scene, and the scene hands it to the proxy
+//! (`PrimitiveSceneProxy::on_transform_changed`), where GPU and CPU culling
+//! read it; the vertex shader reads the same transform from the GPU scene.
+//! Instances stay in component space, so a move uploads no instance data.
 //!
 //! HISM (`UHierarchicalInstancedStaticMeshComponent`) is not a component yet:
 //! [`crate::ClusterTree`] / [`crate::ClusterTreeBuilder`] exist for the game
@@ -32,15 +30,15 @@
 
 use std::any::Any;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-use engine_core::{Component, ComponentId, DirtyFlags, PrimitiveComponent, ProxyCreateContext, StaticMesh, World};
-use glam::{Affine3A, Mat4, Vec3};
+use engine_core::{Component, DirtyFlags, PrimitiveComponent, ProxyCreateContext, StaticMesh};
+use glam::{Affine3A, Vec3};
 use renderer::{Bounds, MaterialId, PrimitiveSceneProxy};
 
 use crate::bounds::{Aabb, BoxSphereBounds};
 use crate::culling::CullDistances;
-use crate::error::{InstancingError, Result};
+use crate::error::Result;
 use crate::id::InstanceId;
 use crate::instance_data::InstanceStore;
 use crate::proxy::{InstancedStaticMeshSceneProxy, IsmUpdate};
@@ -77,9 +75,6 @@ pub struct InstancedStaticMeshComponent {
     /// Set when a proxy was created from the whole store: the dirty ranges
     /// recorded until then are already in it.
     fresh_proxy: AtomicBool,
-    /// The component→world transform the proxy has.
-    proxy_to_world: Mutex<Affine3A>,
-    pending_transform: Option<Affine3A>,
     pending_distances: bool,
     pending_bounds: bool,
 }
@@ -101,8 +96,6 @@ impl InstancedStaticMeshComponent {
             dirty: DirtyFlags::NONE,
             reported_bounds: Aabb::EMPTY,
             fresh_proxy: AtomicBool::new(false),
-            proxy_to_world: Mutex::new(Affine3A::IDENTITY),
-            pending_transform: None,
             pending_distances: false,
             pending_bounds: false,
         })
@@ -131,7 +124,6 @@ impl InstancedStaticMeshComponent {
         if self.fresh_proxy.swap(false, Ordering::AcqRel) {
             self.store.take_dirty_ranges();
             self.dirty = DirtyFlags::NONE;
-            self.pending_transform = None;
             self.pending_distances = false;
             self.pending_bounds = false;
             self.reported_bounds = self.store.bounds();
@@ -235,21 +227,6 @@ impl InstancedStaticMeshComponent {
         Ok(())
     }
 
-    /// Tells the component its world transform (`World::world_transform`)
-    /// after it moved; queues it for the proxy when it differs from the
-    /// proxy's copy (see the module docs).
-    pub fn sync_world_transform(&mut self, local_to_world: Mat4) -> Result<()> {
-        let m = Affine3A::from_mat4(local_to_world);
-        validate_transform(&m)?;
-        self.before_edit();
-        let known = *self.proxy_to_world.lock().unwrap_or_else(|e| e.into_inner());
-        if self.pending_transform.unwrap_or(known) != m {
-            self.pending_transform = Some(m);
-            self.dirty = self.dirty | DirtyFlags::DYNAMIC_DATA;
-        }
-        Ok(())
-    }
-
     fn to_component(&self, t: Affine3A, space: TransformSpace) -> Result<Affine3A> {
         validate_transform(&t)?;
         match space {
@@ -280,7 +257,6 @@ impl InstancedStaticMeshComponent {
             self.distances,
         )?
         .with_cast_shadow(ctx.settings.cast_shadow);
-        *self.proxy_to_world.lock().unwrap_or_else(|e| e.into_inner()) = c2w;
         Ok(proxy)
     }
 }
@@ -331,31 +307,8 @@ impl PrimitiveComponent for InstancedStaticMeshComponent {
                 Err(e) => log::error!("instanced static mesh component ({}): {e}", self.mesh.name),
             }
         }
-        let component_to_world = self.pending_transform.take();
-        if let Some(m) = component_to_world {
-            *self.proxy_to_world.lock().unwrap_or_else(|e| e.into_inner()) = m;
-        }
         let distances = std::mem::take(&mut self.pending_distances).then_some(self.distances);
         let local_bounds = std::mem::take(&mut self.pending_bounds).then(|| renderer_bounds(&self.store.bounds()));
-        Some(Box::new(IsmUpdate { instance_count: n, ranges, local_bounds, component_to_world, distances }))
+        Some(Box::new(IsmUpdate { instance_count: n, ranges, local_bounds, distances }))
     }
-}
-
-/// Sets a registered ISM component's relative transform and queues its new
-/// world transform for the proxy (engine-core tells proxies nothing about
-/// transforms; GPU culling needs it).
-pub fn move_instanced_component(world: &mut World, id: ComponentId, transform: engine_core::Transform) -> std::result::Result<(), MoveError> {
-    world.set_relative_transform(id, transform)?;
-    let m = world.world_transform(id)?;
-    world.with_component_mut(id, |c: &mut InstancedStaticMeshComponent| c.sync_world_transform(m))??;
-    Ok(())
-}
-
-/// What [`move_instanced_component`] can fail with.
-#[derive(Debug, thiserror::Error)]
-pub enum MoveError {
-    #[error(transparent)]
-    Engine(#[from] engine_core::EngineError),
-    #[error(transparent)]
-    Instancing(#[from] InstancingError),
 }

@@ -22,9 +22,8 @@
 //!   `Component` / `PrimitiveComponent`: owns the store, the mesh and the cull
 //!   distances; instance edits mark dynamic data (only the dirty ranges go to
 //!   the existing proxy as an [`IsmUpdate`]) plus transform when the bounds
-//!   change, a new mesh marks render state. Move it with
-//!   [`move_instanced_component`] so the proxy learns its world transform
-//!   (see [`component`] for this limitation and for HISM, not a component yet).
+//!   change, a new mesh marks render state. Moving it (or a parent) through
+//!   the `World` is enough: the scene tells the proxy its new transform.
 //! * [`IsmRenderState`] — the same glue without a `World`: adds the proxy to
 //!   a `renderer::RenderThread` and, after edits, sends only the dirty ranges;
 //!   re-adds the proxy only when instances leave the bounds the scene knows.
@@ -55,10 +54,10 @@
 //! * Callers pass the same [`InstancedMesh`] the store's bounds came from, and
 //!   a tree only with the store it was built from.
 //! * No `unsafe`; no globals; the store is `Send + Sync` plain data.
-//! * The proxy's `component_to_world` must stay equal to the primitive's
-//!   scene transform (move components through [`move_instanced_component`]
-//!   or [`IsmRenderState::set_transform`]): the renderer does not tell proxies
-//!   their transform, and GPU culling needs it.
+//! * Culling uses the primitive's scene transform, which the renderer hands
+//!   the proxy on add and on every transform update
+//!   (`PrimitiveSceneProxy::on_transform_changed`); instances are in
+//!   component space, so moving a component uploads no instance data.
 //! * The proxy's stream layout caps a mesh at [`proxy::MAX_DRAWS`] LOD
 //!   sections; mirrored component transforms flip the winding of every
 //!   draw, mirrored *instances* are not flipped (the flag is carried).
@@ -80,7 +79,7 @@ pub mod tree_builder;
 pub mod vertex_factory;
 
 pub use bounds::{Aabb, BoxSphereBounds};
-pub use component::{move_instanced_component, InstancedStaticMeshComponent, MoveError};
+pub use component::InstancedStaticMeshComponent;
 pub use cluster_tree::{ClusterTree, ClusterTreeSettings, TreeCullStats, TreeSnapshot};
 pub use culling::{
     bounds_screen_size, cull_instances, cull_instances_into, cull_ue_mode, lod_for_screen_size,

@@ -158,7 +158,6 @@ pub struct IsmUpdate {
     pub ranges: Vec<(u32, Vec<InstanceStreamData>)>,
     /// New union bounds of the instances, component space.
     pub local_bounds: Option<Bounds>,
-    pub component_to_world: Option<Affine3A>,
     pub distances: Option<CullDistances>,
 }
 
@@ -254,8 +253,9 @@ pub struct InstancedStaticMeshSceneProxy {
 
 impl InstancedStaticMeshSceneProxy {
     /// A proxy drawing `instances` (component space) of `mesh`, placed by
-    /// `component_to_world` — which must equal the primitive's transform in
-    /// the scene (the renderer does not tell proxies their transform).
+    /// `component_to_world` until the scene tells it the primitive's
+    /// transform ([`PrimitiveSceneProxy::on_transform_changed`], on add and
+    /// on every transform update).
     pub fn new(
         mesh: Arc<StaticMeshRenderData>,
         materials: Vec<MaterialId>,
@@ -710,15 +710,23 @@ impl PrimitiveSceneProxy for InstancedStaticMeshSceneProxy {
         }
     }
 
+    /// The scene's transform of this primitive (on add and on every move,
+    /// e.g. a parent moved in engine-core's `World`): culling uses it.
+    fn on_transform_changed(&mut self, local_to_world: Mat4) {
+        let m = Affine3A::from_mat4(local_to_world);
+        if crate::transform::validate_transform(&m).is_ok() {
+            self.component_to_world = m;
+        } else {
+            log::error!("instanced static mesh: invalid transform ignored: {local_to_world}");
+        }
+    }
+
     fn update_dynamic_data(&mut self, data: Box<dyn std::any::Any + Send>, ctx: &mut ProxyUpdateContext<'_>) -> rhi_vulkan::Result<()> {
         let Ok(update) = data.downcast::<IsmUpdate>() else {
             log::warn!("instanced static mesh: unknown dynamic data ignored");
             return Ok(());
         };
-        let IsmUpdate { instance_count, ranges, local_bounds, component_to_world, distances } = *update;
-        if let Some(m) = component_to_world {
-            self.component_to_world = m;
-        }
+        let IsmUpdate { instance_count, ranges, local_bounds, distances } = *update;
         if let Some(d) = distances {
             self.distances = d;
         }

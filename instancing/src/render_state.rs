@@ -143,13 +143,12 @@ impl IsmRenderState {
         Ok(FlushOutcome::Updated { instances })
     }
 
-    /// Moves the component (the scene's transform and the proxy's copy).
+    /// Moves the component: a plain transform update, which the scene passes
+    /// on to the proxy (`on_transform_changed`) for culling.
     pub fn set_transform(&mut self, rt: &mut RenderThread, component_to_world: Affine3A) -> Result<()> {
         crate::transform::validate_transform(&component_to_world)?;
         rt.update_primitive_transform(self.id, Mat4::from(component_to_world))?;
         self.component_to_world = component_to_world;
-        let update = IsmUpdate { instance_count: self.instance_count, component_to_world: Some(component_to_world), ..Default::default() };
-        rt.update_dynamic_data(self.id, Box::new(update))?;
         Ok(())
     }
 

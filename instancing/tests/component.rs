@@ -10,6 +10,7 @@ use rhi_vulkan::{DeviceDesc, Rect, Validation};
 
 const W: u32 = 160;
 const H: u32 = 120;
+const CLEAR: [u8; 4] = [0, 0, 255, 255];
 
 fn world() -> World {
     let mut rt = RenderThread::new(&DeviceDesc { validation: Validation::Enabled, ..Default::default() }, RenderThreadMode::Threaded)
@@ -31,13 +32,17 @@ fn grid(n: u32, center: Vec3) -> Vec<Affine3A> {
 }
 
 fn frame(w: &mut World) -> FrameStats {
+    frame_image(w).0
+}
+
+fn frame_image(w: &mut World) -> (FrameStats, rhi_vulkan::Image) {
     let view = SceneView::perspective(Vec3::new(0.0, -0.01, 60.0), Vec3::ZERO, Vec3::Y, 1.2, 0.1, 500.0, Rect::from_size(W, H)).unwrap();
     let mut family = ViewFamily::new(W, H, vec![view]);
-    family.clear_color = [0.0, 0.0, 0.0, 1.0];
+    family.clear_color = [0.0, 0.0, 1.0, 1.0];
     let rt = w.render_thread().unwrap();
     rt.render_frame(FrameRequest { family, read_back: true, execute: true }).unwrap();
-    rt.read_back().unwrap().expect("image");
-    rt.last_stats().unwrap().expect("stats")
+    let image = rt.read_back().unwrap().expect("image");
+    (rt.last_stats().unwrap().expect("stats"), image)
 }
 
 fn stats_of(w: &mut World, id: ComponentId) -> IsmStats {
@@ -99,16 +104,45 @@ fn two_components_of_a_thousand_instances_draw_twice_and_edits_recreate_nothing(
     frame(&mut w);
     assert_eq!(stats_of(&mut w, ids[1]).snapshot().visible(), 1001);
 
-    // Moving the component half out of view: the proxy gets the transform and
-    // GPU-culls the instances that left (with the old transform it would keep all).
-    move_instanced_component(&mut w, ids[0], Transform { translation: Vec3::new(0.0, 30.0, 0.0), ..Transform::IDENTITY }).unwrap();
+    assert_clean(&mut w);
+}
+
+/// Moving a *parent* through the `World` is enough: the end-of-frame
+/// transform update reaches the proxy (`on_transform_changed`), which then
+/// culls and draws at the new place — no instance data is re-sent.
+#[test]
+fn moving_the_parent_through_the_world_moves_and_reculls_the_instances() {
+    let mut w = world();
+    let red = w.render_thread().unwrap().create_material(Material::colored(Vec4::new(0.9, 0.05, 0.05, 1.0))).unwrap();
+    let (actor, parent) = w.spawn_actor("parent", Box::new(engine_core::SceneComponent), Transform::IDENTITY).unwrap();
+    let mut c = InstancedStaticMeshComponent::new(StaticMesh::cube()).unwrap();
+    c.add_instances(&grid(1000, Vec3::new(-17.0, 0.0, 0.0)), TransformSpace::Component).unwrap();
+    let id = w.add_component(actor, Box::new(c), Some(parent), Transform::IDENTITY).unwrap();
+    w.set_material(id, 0, red).unwrap();
+    w.send_all_end_of_frame_updates().unwrap();
+    // Pixels not of the (blue) clear color, in columns x0..x1.
+    let drawn = |img: &rhi_vulkan::Image, x0: u32, x1: u32| (x0..x1).flat_map(|x| (0..H).map(move |y| (x, y))).filter(|&(x, y)| img.pixel(x, y) != CLEAR).count();
+    let (_, before) = frame_image(&mut w);
+    frame(&mut w);
+    assert_eq!(stats_of(&mut w, id).snapshot().visible(), 1000);
+    assert!(drawn(&before, 0, W / 2) > 500 && drawn(&before, W / 2, W) == 0, "the grid starts on the left");
+
+    // Half the grid leaves the view: the proxy must cull with the new transform.
+    w.set_relative_transform(parent, Transform { translation: Vec3::new(0.0, 30.0, 0.0), ..Transform::IDENTITY }).unwrap();
     let eof = w.send_all_end_of_frame_updates().unwrap();
-    assert_eq!((eof.proxies_created, eof.dynamic_data_sent), (0, 1), "{eof:?}");
+    assert_eq!((eof.proxies_created, eof.dynamic_data_sent, eof.transforms_sent), (0, 0, 1), "a transform update only: {eof:?}");
     frame(&mut w);
     frame(&mut w);
-    let visible = stats_of(&mut w, ids[0]).snapshot().visible();
-    assert!(visible > 100 && visible < 900, "{visible} visible");
-    assert_eq!(stats_of(&mut w, ids[1]).snapshot().visible(), 1001);
+    let visible = stats_of(&mut w, id).snapshot().visible();
+    assert!(visible > 100 && visible < 900, "{visible} visible after the parent moved up");
+
+    // Across the view: the pixels follow, and every instance is visible again.
+    w.set_relative_transform(parent, Transform { translation: Vec3::new(34.0, 0.0, 0.0), ..Transform::IDENTITY }).unwrap();
+    w.send_all_end_of_frame_updates().unwrap();
+    let (_, after) = frame_image(&mut w);
+    frame(&mut w);
+    assert_eq!(stats_of(&mut w, id).snapshot().visible(), 1000);
+    assert!(drawn(&after, W / 2, W) > 500 && drawn(&after, 0, W / 2) == 0, "the grid moved to the right");
     assert_clean(&mut w);
 }
 
@@ -143,6 +177,7 @@ fn edits_record_the_right_dirty_flags_without_a_renderer() {
     // In a world without a renderer, the helpers still work.
     let mut w = World::new(None);
     let (_, id) = w.spawn_actor("ism", Box::new(InstancedStaticMeshComponent::new(StaticMesh::cube()).unwrap()), Transform::IDENTITY).unwrap();
-    move_instanced_component(&mut w, id, Transform { translation: Vec3::Y, ..Transform::IDENTITY }).unwrap();
+    w.set_relative_transform(id, Transform { translation: Vec3::Y, ..Transform::IDENTITY }).unwrap();
     assert_eq!(w.world_transform(id).unwrap().w_axis.truncate(), Vec3::Y);
+    assert_eq!(w.send_all_end_of_frame_updates().unwrap().transforms_sent, 0, "no renderer, nothing sent");
 }

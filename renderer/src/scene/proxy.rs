@@ -129,6 +129,14 @@ pub trait PrimitiveSceneProxy: Send + Sync + 'static {
     /// until no frame in flight uses them).
     fn release_render_resources(&mut self, _device: &Device) {}
 
+    /// The primitive's local-to-world in the scene, on the render thread:
+    /// once when the proxy is added (after `create_render_resources`) and
+    /// after every transform update (UE's `FPrimitiveSceneProxy::SetTransform`
+    /// → `OnTransformChanged`). The GPU scene already carries the transform
+    /// to shaders; proxies that cull or pick LODs per sub-element on their own
+    /// (instanced meshes) keep a copy. Default: nothing.
+    fn on_transform_changed(&mut self, _local_to_world: glam::Mat4) {}
+
     /// New dynamic data from the game thread (UE's SendRenderDynamicData).
     fn update_dynamic_data(&mut self, _data: Box<dyn Any + Send>, _ctx: &mut ProxyUpdateContext<'_>) -> rhi_vulkan::Result<()> {
         Ok(())

@@ -368,11 +368,12 @@ impl Scene {
         // Render resources for all new proxies, in parallel.
         let created: Vec<rhi_vulkan::Result<()>> = adds.par_iter_mut().map(|(_, proxy, _)| proxy.create_render_resources(device)).collect();
         let mut slots = Vec::with_capacity(adds.len());
-        for ((id, proxy, m), result) in adds.into_iter().zip(created) {
+        for ((id, mut proxy, m), result) in adds.into_iter().zip(created) {
             if let Err(e) = result {
                 log::error!("creating render resources of {id:?} failed: {e}");
                 continue;
             }
+            proxy.on_transform_changed(m);
             let slot = self.alloc_slot();
             let relevance = proxy.view_relevance(&dummy_view());
             let local_bounds = proxy.local_bounds();
@@ -500,6 +501,9 @@ impl Scene {
         let Some(&slot) = self.ids.get(&id) else { return Ok(()) };
         let was_mirrored = self.transforms[slot as usize].determinant() < 0.0;
         self.set_transform_data(slot, m);
+        if let Some(info) = self.infos[slot as usize].as_mut() {
+            info.proxy.on_transform_changed(m);
+        }
         self.counters.transforms_updated += 1;
         if was_mirrored != (m.determinant() < 0.0) {
             // The winding flips: the cached commands' culling changes.
