@@ -171,28 +171,28 @@ fn own_measurements(grid: &Grid) {
     );
     write_json(&[
         Row {
-            name: "update_mesh_section_1m_positions_normals",
+            name: "procmesh: update_mesh_section, 1M vertices (positions + normals)",
             value: update_ms,
             unit: "ms",
             goal: None,
             met: None,
         },
         Row {
-            name: "plain_copy_1m_positions_normals",
+            name: "procmesh: plain copy of the same 1M vertices",
             value: copy_ms,
             unit: "ms",
             goal: None,
             met: None,
         },
         Row {
-            name: "update_vs_plain_copy_ratio",
+            name: "procmesh: update 1M vertices vs plain copy",
             value: ratio,
             unit: "x",
             goal: Some("<= 3"),
             met: Some(ratio <= 3.0),
         },
         Row {
-            name: "create_mesh_section_throughput",
+            name: "procmesh: create_mesh_section throughput",
             value: create_rate,
             unit: "vertices/s",
             goal: None,

@@ -6,7 +6,7 @@
 //! cargo xtask run [<sample> [-- OPTIONS]]   build a sample in release and run it (no name: list them)
 //! cargo xtask samples                        build every sample
 //! cargo xtask test [-p CRATE] [-- ARGS]      run the tests (all crates by default)
-//! cargo xtask bench [--quick] [-p CRATE]     run the criterion benchmarks, write target/bench/summary.{md,json}
+//! cargo xtask bench [--quick] [-p CRATE]     run the benchmarks and sample figures, write target/bench/summary.{md,json,png}
 //! cargo xtask shaders                        validate every WGSL file with naga (and spirv-val when installed)
 //! cargo xtask ci                             what .ci/run does: shaders + test
 //! ```
@@ -34,7 +34,7 @@ fn usage() -> ExitCode {
          run [<sample> [-- OPTIONS]]   build a sample in release and run it (no name: list the samples)\n  \
          samples                       build every sample\n  \
          test [-p CRATE] [-- ARGS]     run the tests (installs lavapipe + validation layer if missing)\n  \
-         bench [--quick] [-p CRATE]    run benchmarks; summary in target/bench/summary.{{md,json}}\n  \
+         bench [--quick] [-p CRATE]    run benchmarks; summary in target/bench/summary.{{md,json,png}}\n  \
          shaders                       validate every WGSL file (naga, and spirv-val when installed)\n  \
          ci                            what .ci/run does"
     );
