@@ -85,6 +85,13 @@ impl Device {
         if desc.usage.is_empty() {
             return Err(RhiError::InvalidDesc(format!("buffer {:?} has no usage", desc.label)));
         }
+        let info = self.info();
+        if desc.size > info.max_buffer_size {
+            return Err(RhiError::InvalidDesc(format!(
+                "buffer {:?} has size {}, more than the device's maxBufferSize {}",
+                desc.label, desc.size, info.max_buffer_size
+            )));
+        }
         let info = vk::BufferCreateInfo::default()
             .size(desc.size)
             .usage(conv::buffer_usage(desc.usage))
@@ -93,6 +100,13 @@ impl Device {
         let raw = unsafe { self.raw.create_buffer(&info, None) }.map_err(vk_err("vkCreateBuffer"))?;
         // SAFETY: `raw` is a live buffer of this device.
         let requirements = unsafe { self.raw.get_buffer_memory_requirements(raw) };
+        // More than any heap it may live in holds: out of memory, said before
+        // asking (vkAllocateMemory must not be asked for more than a heap).
+        if requirements.size > self.largest_heap(requirements.memory_type_bits) {
+            // SAFETY: the buffer was never bound or used.
+            unsafe { self.raw.destroy_buffer(raw, None) };
+            return Err(RhiError::OutOfDeviceMemory);
+        }
         let allocation = self.allocator.lock().unwrap_or_else(|p| p.into_inner()).allocate(
             &AllocationCreateDesc {
                 name: &desc.label,

@@ -72,6 +72,12 @@ pub struct DeviceInfo {
     pub api_version: (u32, u32, u32),
     pub max_push_constants_size: u32,
     pub max_storage_buffer_range: u32,
+    /// The largest buffer `create_buffer` accepts (`maxBufferSize`).
+    pub max_buffer_size: u64,
+    /// The largest single allocation the driver promises (`maxMemoryAllocationSize`).
+    pub max_memory_allocation_size: u64,
+    /// Sizes of the memory heaps, in bytes, by heap index.
+    pub memory_heaps: Vec<u64>,
     pub features: DeviceFeatures,
 }
 
@@ -125,6 +131,8 @@ pub struct Device {
     pub(crate) frames: Vec<Mutex<FrameSlot>>,
     pub(crate) frame_counter: std::sync::atomic::AtomicU64,
     immediate_pool: Mutex<vk::CommandPool>,
+    /// The size of the heap behind each memory type, by type index.
+    memory_type_heap_sizes: Vec<u64>,
     info: DeviceInfo,
     /// Whether VK_KHR_swapchain and the surface extensions are on.
     #[cfg(feature = "window")]
@@ -220,6 +228,13 @@ impl Device {
                 return Err(e.into());
             }
         };
+        // SAFETY: `physical` belongs to this instance.
+        let memory = unsafe { instance.raw.get_physical_device_memory_properties(physical) };
+        let memory_type_heap_sizes = memory
+            .memory_types_as_slice()
+            .iter()
+            .map(|t| memory.memory_heaps[t.heap_index as usize].size)
+            .collect();
         let timeline = Timeline::new(&raw)?;
         let pool_info = vk::CommandPoolCreateInfo::default()
             .queue_family_index(queue_family)
@@ -254,6 +269,7 @@ impl Device {
             frames,
             frame_counter: Default::default(),
             immediate_pool: Mutex::new(immediate_pool),
+            memory_type_heap_sizes,
             info,
             #[cfg(feature = "window")]
             presentable: !desc.surface_extensions.is_empty(),
@@ -274,6 +290,17 @@ impl Device {
     #[cfg(feature = "window")]
     pub fn presentable(&self) -> bool {
         self.presentable
+    }
+
+    /// The largest heap behind the memory types in `type_bits`.
+    pub(crate) fn largest_heap(&self, type_bits: u32) -> u64 {
+        self.memory_type_heap_sizes
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| type_bits & (1 << i) != 0)
+            .map(|(_, &size)| size)
+            .max()
+            .unwrap_or(0)
     }
 
     pub fn info(&self) -> &DeviceInfo {
@@ -571,6 +598,13 @@ fn pick_physical_device(
         }) else {
             continue;
         };
+        let mut p11 = vk::PhysicalDeviceVulkan11Properties::default();
+        let mut p13 = vk::PhysicalDeviceVulkan13Properties::default();
+        let mut p2 = vk::PhysicalDeviceProperties2::default().push_next(&mut p11).push_next(&mut p13);
+        // SAFETY: `pd` is valid and the chain's structs outlive the call.
+        unsafe { instance.get_physical_device_properties2(pd, &mut p2) };
+        // SAFETY: `pd` is valid.
+        let memory = unsafe { instance.get_physical_device_memory_properties(pd) };
         let info = DeviceInfo {
             name,
             device_type: device_type_name(props.device_type).into(),
@@ -581,6 +615,9 @@ fn pick_physical_device(
             ),
             max_push_constants_size: props.limits.max_push_constants_size,
             max_storage_buffer_range: props.limits.max_storage_buffer_range,
+            max_buffer_size: p13.max_buffer_size,
+            max_memory_allocation_size: p11.max_memory_allocation_size,
+            memory_heaps: memory.memory_heaps_as_slice().iter().map(|h| h.size).collect(),
             features: DeviceFeatures {
                 wireframe: base.fill_mode_non_solid != 0,
                 multi_draw_indirect: base.multi_draw_indirect != 0,

@@ -24,9 +24,12 @@ impl std::fmt::Display for ShaderError {
 /// Everything the RHI can fail with. Bad descriptions are errors, not panics.
 #[derive(Debug, thiserror::Error)]
 pub enum RhiError {
-    /// The Vulkan loader (`libvulkan.so.1`) could not be loaded.
+    /// The Vulkan loader (`libvulkan.so.1`, or `PROXIMA_VULKAN_LOADER`) could not be loaded.
     #[error("the Vulkan loader could not be loaded ({reason}); install `libvulkan1` and a driver such as `mesa-vulkan-drivers` (lavapipe), or run `cargo xtask test`, which installs them")]
     LoaderNotFound { reason: String },
+    /// The loader found no Vulkan driver (ICD) at all.
+    #[error("the Vulkan loader found no driver ({detail}); install `mesa-vulkan-drivers` (lavapipe, a CPU driver) or your GPU's Vulkan driver, or run `cargo xtask test`, which installs it")]
+    DriverNotFound { detail: String },
     /// No physical device offers Vulkan 1.3 with dynamic rendering and synchronization2.
     #[error("no Vulkan 1.3 device with dynamic rendering and synchronization2{filter} (found: {found:?}); install `mesa-vulkan-drivers` for the lavapipe CPU driver")]
     NoSuitableDevice { found: Vec<String>, filter: String },
@@ -73,5 +76,30 @@ impl From<gpu_allocator::AllocationError> for RhiError {
             gpu_allocator::AllocationError::OutOfMemory => RhiError::OutOfDeviceMemory,
             other => RhiError::Allocation(other.to_string()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every submit, wait and present path maps its `vk::Result` through
+    /// `vk_err`: device lost and out-of-memory come out as their own variants.
+    #[test]
+    fn device_lost_and_out_of_memory_become_their_own_variants() {
+        assert!(matches!(vk_err("vkQueueSubmit2")(vk::Result::ERROR_DEVICE_LOST), RhiError::DeviceLost));
+        assert!(matches!(vk_err("vkWaitSemaphores")(vk::Result::ERROR_DEVICE_LOST), RhiError::DeviceLost));
+        assert!(matches!(vk_err("vkAllocateMemory")(vk::Result::ERROR_OUT_OF_DEVICE_MEMORY), RhiError::OutOfDeviceMemory));
+        assert!(matches!(vk_err("vkCreateBuffer")(vk::Result::ERROR_OUT_OF_HOST_MEMORY), RhiError::OutOfHostMemory));
+        assert!(matches!(vk_err("vkCreateBuffer")(vk::Result::ERROR_UNKNOWN), RhiError::Vulkan { context: "vkCreateBuffer", .. }));
+        assert!(matches!(gpu_allocator::AllocationError::OutOfMemory.into(), RhiError::OutOfDeviceMemory));
+    }
+
+    #[test]
+    fn missing_loader_and_driver_errors_name_the_packages() {
+        let loader = RhiError::LoaderNotFound { reason: "libvulkan.so.1: cannot open".into() }.to_string();
+        assert!(loader.contains("libvulkan1") && loader.contains("mesa-vulkan-drivers"), "{loader}");
+        let driver = RhiError::DriverNotFound { detail: "VK_ICD_FILENAMES=/x".into() }.to_string();
+        assert!(driver.contains("mesa-vulkan-drivers") && driver.contains("VK_ICD_FILENAMES=/x"), "{driver}");
     }
 }

@@ -7,6 +7,12 @@
 //! after the device is gone. Synchronization validation is enabled with it
 //! when the layer offers `VK_EXT_validation_features`
 //! (`PROXIMA_SYNC_VALIDATION=0` turns it off).
+//!
+//! A missing loader library or driver is the most common first-run failure,
+//! so both get their own error naming the packages to install
+//! ([`RhiError::LoaderNotFound`], [`RhiError::DriverNotFound`]).
+//! `PROXIMA_VULKAN_LOADER` names another loader library to load (and lets
+//! a test point it at nothing).
 
 use crate::error::{vk_err, Result, RhiError};
 use ash::{ext, vk};
@@ -15,6 +21,23 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 const VALIDATION_LAYER: &CStr = c"VK_LAYER_KHRONOS_validation";
+/// Names the Vulkan loader library to load instead of the system's
+/// `libvulkan.so.1` (a loader built from source, an SDK's).
+pub(crate) const LOADER_VAR: &str = "PROXIMA_VULKAN_LOADER";
+
+/// Where the loader looked for drivers, for [`RhiError::DriverNotFound`]:
+/// the driver-list variables when set (a common cause), else the default.
+fn driver_search_detail() -> String {
+    let set: Vec<String> = ["VK_DRIVER_FILES", "VK_ICD_FILENAMES", "VK_ADD_DRIVER_FILES"]
+        .iter()
+        .filter_map(|k| std::env::var(k).ok().map(|v| format!("{k}={v}")))
+        .collect();
+    if set.is_empty() {
+        "vkCreateInstance: VK_ERROR_INCOMPATIBLE_DRIVER; no ICD manifest in the default search paths".into()
+    } else {
+        format!("vkCreateInstance: VK_ERROR_INCOMPATIBLE_DRIVER with {}", set.join(", "))
+    }
+}
 const KEPT_MESSAGES: usize = 64;
 
 /// Whether to load the Khronos validation layer.
@@ -132,10 +155,16 @@ impl Instance {
     /// `extra_extensions`: more instance extensions to enable (the surface
     /// ones of the `window` feature); a missing one is an error.
     pub fn new(app_name: &CStr, validation: Validation, extra_extensions: &[&CStr]) -> Result<Self> {
-        // SAFETY: loading the system Vulkan loader; we keep `entry` alive for
-        // as long as any object created through it.
-        let entry = unsafe { ash::Entry::load() }
-            .map_err(|e| RhiError::LoaderNotFound { reason: e.to_string() })?;
+        let entry = match std::env::var_os(LOADER_VAR).filter(|p| !p.is_empty()) {
+            // SAFETY: loading the Vulkan loader the user named; we keep
+            // `entry` alive for as long as any object created through it.
+            Some(path) => unsafe { ash::Entry::load_from(&path) }.map_err(|e| RhiError::LoaderNotFound {
+                reason: format!("{LOADER_VAR}={}: {e}", path.to_string_lossy()),
+            })?,
+            // SAFETY: loading the system Vulkan loader; we keep `entry` alive
+            // for as long as any object created through it.
+            None => unsafe { ash::Entry::load() }.map_err(|e| RhiError::LoaderNotFound { reason: e.to_string() })?,
+        };
 
         // SAFETY: plain queries on a valid entry.
         let version = unsafe { entry.try_enumerate_instance_version() }
@@ -229,8 +258,11 @@ impl Instance {
             create_info = create_info.push_next(&mut features);
         }
         // SAFETY: every pointer in `create_info` refers to locals that outlive the call.
-        let raw = unsafe { entry.create_instance(&create_info, None) }
-            .map_err(vk_err("vkCreateInstance"))?;
+        let raw = unsafe { entry.create_instance(&create_info, None) }.map_err(|e| match e {
+            // The loader's answer when it finds no driver (ICD) to load.
+            vk::Result::ERROR_INCOMPATIBLE_DRIVER => RhiError::DriverNotFound { detail: driver_search_detail() },
+            e => vk_err("vkCreateInstance")(e),
+        })?;
 
         let debug = if validate {
             let loader = ext::debug_utils::Instance::new(&entry, &raw);

@@ -1,0 +1,141 @@
+//! Faults on the real device (lavapipe in CI), each ending in a typed error
+//! rather than an abort, with the device still usable or cleanly dropped:
+//!
+//! * **Out of device memory.** Lavapipe's heap is host memory (often many
+//!   GiB), so "allocate until failure" is bounded here: buffers as large as
+//!   the device allows are allocated, never written, until the first error
+//!   or until their sizes add up to twice the heap — and a single request
+//!   larger than every heap must fail with [`RhiError::OutOfDeviceMemory`]
+//!   up front (Vulkan forbids asking a heap for more than its size). After
+//!   freeing, a small buffer works, and dropping the device reports no
+//!   leaked allocation and no validation message.
+//! * **Missing driver or loader.** The environment variables that steer the
+//!   Vulkan loader are process-wide and tests run in parallel, so these
+//!   run in a child process (this test binary again, one test, with the
+//!   variables set) and check that its error names the packages to install.
+//! * **Device lost** cannot be provoked on lavapipe without undefined
+//!   behaviour (it has no hang detection or reset), so it is not tested
+//!   here; `VK_ERROR_DEVICE_LOST` from every submit and wait path maps to
+//!   [`RhiError::DeviceLost`] through the RHI's one conversion (`vk_err`,
+//!   unit-tested in `src/error.rs`), and a wait that times out is reported
+//!   as device lost too.
+
+use rhi_vulkan::*;
+use std::process::Command;
+
+fn device() -> Device {
+    let device = Device::new(&DeviceDesc { validation: Validation::Enabled, ..Default::default() })
+        .expect("a Vulkan 1.3 device (run `cargo xtask test` to install lavapipe)");
+    if std::env::var("PROXIMA_VALIDATION").as_deref() != Ok("0") {
+        assert!(device.validation().enabled(), "the Khronos validation layer must be installed for GPU tests");
+    }
+    device
+}
+
+const GIB: u64 = 1 << 30;
+
+#[test]
+fn out_of_device_memory_is_a_typed_error_and_the_device_recovers() {
+    let device = device();
+    let validation = device.validation();
+    let info = device.info().clone();
+    let heap = info.memory_heaps.iter().copied().max().expect("a memory heap");
+    assert!(heap > 0);
+
+    // One buffer larger than every heap: refused before Vulkan is asked.
+    let too_big = heap.saturating_mul(2);
+    if too_big <= info.max_buffer_size {
+        let r = device.create_buffer(&BufferDesc::gpu_only("larger than the heap", too_big, BufferUsage::STORAGE));
+        assert!(matches!(r, Err(RhiError::OutOfDeviceMemory)), "{r:?}");
+    } else {
+        let r = device.create_buffer(&BufferDesc::gpu_only("larger than maxBufferSize", info.max_buffer_size + 1, BufferUsage::STORAGE));
+        assert!(matches!(r, Err(RhiError::InvalidDesc(ref m)) if m.contains("maxBufferSize")), "{r:?}");
+    }
+    assert_eq!(device.counts().buffers, 0, "a refused buffer leaves nothing behind");
+
+    // Allocate until failure, or until twice the heap is asked for.
+    let chunk = info.max_buffer_size.min(info.max_memory_allocation_size).min(heap).clamp(1 << 20, 4 * GIB);
+    let mut held = Vec::new();
+    let mut failure = None;
+    let mut asked = 0u64;
+    while asked < heap.saturating_mul(2) {
+        match device.create_buffer(&BufferDesc::gpu_only("fill", chunk, BufferUsage::STORAGE)) {
+            Ok(b) => held.push(b),
+            Err(e) => {
+                failure = Some(e);
+                break;
+            }
+        }
+        asked += chunk;
+    }
+    match &failure {
+        Some(e) => assert!(matches!(e, RhiError::OutOfDeviceMemory | RhiError::OutOfHostMemory), "a typed error: {e:?}"),
+        None => eprintln!("note: {} buffers of {chunk} bytes ({asked} bytes, twice the heap of {heap}) were all granted", held.len()),
+    }
+    assert!(!held.is_empty() || failure.is_some());
+    let live = device.counts();
+    assert_eq!(live.buffers, held.len(), "a failed allocation leaves no buffer");
+
+    // Free everything; a small buffer works again, end to end.
+    for b in held.drain(..) {
+        device.destroy_buffer(b);
+    }
+    device.wait_idle().unwrap();
+    let small = device.create_buffer_init(&BufferDesc::host_visible("after", 16, BufferUsage::STORAGE), &[7u8; 16]).unwrap();
+    assert_eq!(device.counts().buffers, 1);
+    device.destroy_buffer(small);
+    let report = device.shutdown();
+    assert_eq!(report.leaked_allocations, 0, "{report:?}");
+    assert_eq!((report.validation_errors, report.validation_warnings), (0, 0), "{:#?}", validation.messages());
+}
+
+/// Runs this test binary's test `name` in a child with `env` set, with
+/// `PROXIMA_FAULT_CHILD=1`; returns its combined output.
+fn child(name: &str, env: &[(&str, &str)]) -> String {
+    let exe = std::env::current_exe().unwrap();
+    let mut cmd = Command::new(exe);
+    cmd.args([name, "--exact", "--nocapture", "--test-threads", "1"]).env("PROXIMA_FAULT_CHILD", "1");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().unwrap();
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "the child failed: {text}");
+    text
+}
+
+/// The child's `DEVICE ERROR: ...` (the test harness may print before it on the line).
+fn error_line(out: &str) -> &str {
+    out.lines().find_map(|l| l.find("DEVICE ERROR: ").map(|i| &l[i..])).unwrap_or_else(|| panic!("no error printed: {out}"))
+}
+
+/// In the child: creating a device must fail; prints the error.
+fn device_error_in_child() {
+    match Device::new(&DeviceDesc::default()) {
+        Ok(d) => panic!("a device was created without a driver or loader: {}", d.name()),
+        Err(e) => println!("DEVICE ERROR: {e}"),
+    }
+}
+
+#[test]
+fn a_missing_driver_names_the_package_to_install() {
+    if std::env::var_os("PROXIMA_FAULT_CHILD").is_some() {
+        return device_error_in_child();
+    }
+    let nothing = "/nonexistent/proxima/icd.json";
+    let out = child("a_missing_driver_names_the_package_to_install", &[("VK_ICD_FILENAMES", nothing), ("VK_DRIVER_FILES", nothing)]);
+    let line = error_line(&out);
+    assert!(line.contains("mesa-vulkan-drivers"), "{line}");
+    assert!(line.contains("no driver") && line.contains(nothing), "says what was searched: {line}");
+}
+
+#[test]
+fn a_missing_loader_names_the_package_to_install() {
+    if std::env::var_os("PROXIMA_FAULT_CHILD").is_some() {
+        return device_error_in_child();
+    }
+    let out = child("a_missing_loader_names_the_package_to_install", &[("PROXIMA_VULKAN_LOADER", "/nonexistent/proxima/libvulkan.so.1")]);
+    let line = error_line(&out);
+    assert!(line.contains("libvulkan1") && line.contains("mesa-vulkan-drivers"), "{line}");
+    assert!(line.contains("loader could not be loaded"), "{line}");
+}
