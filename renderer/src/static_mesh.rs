@@ -47,12 +47,17 @@ struct LodGpu {
 }
 
 /// CPU and GPU data of a static mesh; GPU buffers are created on the render
-/// thread by the first proxy that needs them.
+/// thread by the first proxy that needs them and destroyed (deferred by the
+/// RHI) when the last proxy using them is removed, so that meshes created
+/// and dropped at run time do not pile up buffers until shutdown. A mesh
+/// drawn again later is uploaded again.
 pub struct StaticMeshRenderData {
     lods: Vec<StaticMeshLod>,
     bounds: Bounds,
     screen_sizes: Vec<f32>,
     gpu: Mutex<Option<Arc<Vec<LodGpu>>>>,
+    /// Proxies holding the GPU buffers ([`StaticMeshSceneProxy`]s in a scene).
+    users: Mutex<usize>,
 }
 
 impl std::fmt::Debug for StaticMeshRenderData {
@@ -92,7 +97,7 @@ impl StaticMeshRenderData {
             }
         }
         let screen_sizes = if lods.len() > 1 { lods.iter().map(|l| l.screen_size).collect() } else { Vec::new() };
-        Ok(Arc::new(Self { lods, bounds: Bounds::from_box(min, max), screen_sizes, gpu: Mutex::new(None) }))
+        Ok(Arc::new(Self { lods, bounds: Bounds::from_box(min, max), screen_sizes, gpu: Mutex::new(None), users: Mutex::new(0) }))
     }
 
     pub fn bounds(&self) -> Bounds {
@@ -134,6 +139,23 @@ impl StaticMeshRenderData {
         }
     }
 
+    /// A proxy starts using the GPU buffers (created if needed).
+    fn acquire_gpu(&self, device: &Device) -> rhi_vulkan::Result<()> {
+        let mut users = self.users.lock().unwrap_or_else(|p| p.into_inner());
+        self.init_gpu(device)?;
+        *users += 1;
+        Ok(())
+    }
+
+    /// A proxy stops using the GPU buffers; the last one destroys them.
+    fn release_user(&self, device: &Device) {
+        let mut users = self.users.lock().unwrap_or_else(|p| p.into_inner());
+        *users = users.saturating_sub(1);
+        if *users == 0 {
+            self.release_gpu(device);
+        }
+    }
+
     fn gpu(&self) -> Option<Arc<Vec<LodGpu>>> {
         self.gpu.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
@@ -146,11 +168,13 @@ pub struct StaticMeshSceneProxy {
     materials: Vec<MaterialId>,
     cast_shadow: bool,
     custom_data: Vec4,
+    /// Whether `create_render_resources` succeeded (the mesh counts this proxy as a user).
+    holds_gpu: bool,
 }
 
 impl StaticMeshSceneProxy {
     pub fn new(mesh: Arc<StaticMeshRenderData>, materials: Vec<MaterialId>) -> Self {
-        Self { mesh, materials, cast_shadow: true, custom_data: Vec4::ZERO }
+        Self { mesh, materials, cast_shadow: true, custom_data: Vec4::ZERO, holds_gpu: false }
     }
 
     pub fn with_cast_shadow(mut self, cast_shadow: bool) -> Self {
@@ -200,7 +224,17 @@ impl PrimitiveSceneProxy for StaticMeshSceneProxy {
     }
 
     fn create_render_resources(&mut self, device: &Device) -> rhi_vulkan::Result<()> {
-        self.mesh.init_gpu(device)
+        if !self.holds_gpu {
+            self.mesh.acquire_gpu(device)?;
+            self.holds_gpu = true;
+        }
+        Ok(())
+    }
+
+    fn release_render_resources(&mut self, device: &Device) {
+        if std::mem::take(&mut self.holds_gpu) {
+            self.mesh.release_user(device);
+        }
     }
 
     fn memory_footprint(&self) -> usize {

@@ -381,3 +381,40 @@ fn an_orthographic_view_and_point_lights_render() {
     assert!(lit[0] > unlit[0] + 80 && lit[0] > lit[1] + 60, "red light on the left: {lit:?} vs {unlit:?}");
     assert_clean(&mut rt);
 }
+
+#[test]
+fn a_static_meshs_gpu_buffers_go_with_its_last_proxy() {
+    // Meshes made and dropped at run time (the soak sample's churn) must not
+    // keep their vertex and index buffers until shutdown.
+    let mut rt = render_thread(RenderThreadMode::Threaded);
+    sun(&mut rt, false);
+    let m = rt.create_material(Material::colored(Vec4::new(0.5, 0.6, 0.7, 1.0))).unwrap();
+    let fam = family(vec![top_view(12.0)]);
+    frame(&mut rt, &fam);
+    let idle_buffers = |rt: &mut RenderThread| {
+        rt.with_context(|ctx| {
+            ctx.device.wait_idle().unwrap();
+            ctx.device.counts().buffers
+        })
+        .unwrap()
+    };
+    let mesh = cube_mesh();
+    let a = rt.add_primitive(Box::new(StaticMeshSceneProxy::new(mesh.clone(), vec![m])), Mat4::IDENTITY).unwrap();
+    let b = rt.add_primitive(Box::new(StaticMeshSceneProxy::new(mesh.clone(), vec![m])), Mat4::from_translation(Vec3::X * 3.0)).unwrap();
+    assert_eq!(frame(&mut rt, &fam).0.pass(MeshPass::Base).instances, 2);
+    // (The scene's own buffers grow with it and stay: count differences.)
+    let both = idle_buffers(&mut rt);
+    rt.remove_primitive(a).unwrap();
+    frame(&mut rt, &fam);
+    assert_eq!(idle_buffers(&mut rt), both, "still used by the other proxy");
+    rt.remove_primitive(b).unwrap();
+    frame(&mut rt, &fam);
+    assert_eq!(idle_buffers(&mut rt), both - 2, "its vertex and index buffers go with the last proxy");
+    // Drawn again later: uploaded again.
+    rt.add_primitive(Box::new(StaticMeshSceneProxy::new(mesh, vec![m])), Mat4::IDENTITY).unwrap();
+    let (stats, img) = frame(&mut rt, &fam);
+    assert_eq!(stats.pass(MeshPass::Base).instances, 1);
+    assert_eq!(idle_buffers(&mut rt), both);
+    assert!(img.rgba8.chunks(4).any(|p| luminance([p[0], p[1], p[2], p[3]]) > 150), "the cube is drawn again");
+    assert_clean(&mut rt);
+}
