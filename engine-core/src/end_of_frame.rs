@@ -113,6 +113,15 @@ impl World {
                         }),
                         LightDesc::Point { color, intensity, radius } => Light::Point(PointLight { position: w.w_axis.truncate(), color, intensity, radius }),
                     });
+                    // A light edited to values the scene rejects (NaN, a zero
+                    // radius) is taken out rather than failing the whole frame.
+                    let light = light.filter(|l| {
+                        let valid = l.is_valid();
+                        if !valid {
+                            log::warn!("{id:?}: light {l:?} is invalid; not drawn");
+                        }
+                        valid
+                    });
                     lights.push((*id, light));
                 }
             }

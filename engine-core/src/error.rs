@@ -19,6 +19,9 @@ pub enum EngineError {
     InvalidTransform { component: ComponentId, reason: String },
     #[error("attaching {child:?} to {parent:?} would make a cycle or cross actors")]
     InvalidAttachment { child: ComponentId, parent: ComponentId },
+    /// A material slot past [`crate::MAX_MATERIAL_SLOT`].
+    #[error("material slot {slot} of {component:?} is past the largest allowed ({max})")]
+    InvalidMaterialSlot { component: ComponentId, slot: usize, max: usize },
     #[error("invalid mesh: {0}")]
     InvalidMesh(String),
 }

@@ -16,8 +16,10 @@
 //! - Only marked components are visited at the end of a frame; moving a
 //!   component sends its transform and bounds only; registering many
 //!   primitives creates their proxies in parallel.
-//! - A bad transform (NaN, infinite, zero scale, invalid bounds) is
-//!   rejected and the component keeps its last valid one.
+//! - A bad transform (NaN, infinite, zero scale, a world transform too
+//!   flat or too large for the renderer and collision to invert, invalid
+//!   bounds) is rejected — when set, attached or spawned — and the
+//!   component keeps its last valid one.
 //!
 //! ## Feature crates
 //! `procmesh`, `instancing` and `particles` implement [`Component`] and
@@ -42,4 +44,4 @@ pub use handle::{ActorId, ComponentId};
 pub use light_camera::{look_rotation, CameraComponent, DirectionalLightComponent, PointLightComponent};
 pub use static_mesh::{StaticMesh, StaticMeshComponent};
 pub use transform::Transform;
-pub use world::{World, WorldHit};
+pub use world::{World, WorldHit, MAX_MATERIAL_SLOT};

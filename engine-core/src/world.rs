@@ -15,6 +15,38 @@ use crate::transform::Transform;
 use glam::{Affine3A, Mat4, Vec3};
 use renderer::{LightId, PrimitiveId, RenderThread, SceneView};
 
+/// The smallest |determinant| a world transform may have: the renderer
+/// rejects flatter ones (and one that overflows to NaN), and
+/// [`World::set_world_location`] must be able to invert a parent's.
+const MIN_WORLD_DETERMINANT: f32 = 1e-20;
+
+/// The highest material slot [`World::set_material`] takes: slots are a
+/// dense table, so a stray index must not allocate a huge one (and it
+/// matches procmesh's largest section index).
+pub const MAX_MATERIAL_SLOT: usize = u16::MAX as usize;
+
+/// Why `world` cannot be `behaviour`'s world transform, if it cannot: one
+/// the renderer would reject (non-finite, flat, overflowing) or, for a
+/// primitive, one that makes its bounds invalid.
+fn world_invalid_reason(behaviour: &dyn Component, world: &Mat4) -> Option<String> {
+    if !world.is_finite() {
+        return Some("non-finite world transform".into());
+    }
+    // `!(x >= min)`: a determinant that overflows to NaN fails too. The
+    // collision scene needs a finite inverse (a far translation with a tiny
+    // scale overflows it).
+    if !(world.determinant().abs() >= MIN_WORLD_DETERMINANT) || !Affine3A::from_mat4(*world).inverse().is_finite() {
+        return Some("degenerate world transform (flat, or too large to invert)".into());
+    }
+    if let Some(p) = behaviour.as_primitive() {
+        let local = p.local_bounds();
+        if !local.is_valid() || !local.transformed(world).is_valid() {
+            return Some("invalid bounds".into());
+        }
+    }
+    None
+}
+
 pub(crate) struct SceneNode {
     pub relative: Transform,
     pub world: Mat4,
@@ -103,7 +135,7 @@ impl World {
     /// Spawns an actor with `root` as its root component at `transform`
     /// (registered at once).
     pub fn spawn_actor(&mut self, name: &str, root: Box<dyn Component>, transform: Transform) -> Result<(ActorId, ComponentId)> {
-        if let Some(reason) = transform.invalid_reason() {
+        if let Some(reason) = transform.invalid_reason().or_else(|| world_invalid_reason(&*root, &transform.to_mat4())) {
             return Err(EngineError::InvalidTransform { component: ComponentId { index: u32::MAX, generation: 0 }, reason });
         }
         let actor = self.actors.insert(Actor { name: name.into(), root: ComponentId { index: u32::MAX, generation: 0 }, components: Vec::new() });
@@ -123,7 +155,8 @@ impl World {
         if self.entry(parent)?.actor != actor {
             return Err(EngineError::InvalidAttachment { child: ComponentId { index: u32::MAX, generation: 0 }, parent });
         }
-        if let Some(reason) = relative.invalid_reason() {
+        let parent_world = self.entry(parent)?.node.world;
+        if let Some(reason) = relative.invalid_reason().or_else(|| world_invalid_reason(&*component, &(parent_world * relative.to_mat4()))) {
             return Err(EngineError::InvalidTransform { component: parent, reason });
         }
         let id = self.insert_component(actor, component, Some(parent), relative);
@@ -138,7 +171,8 @@ impl World {
     /// batch: their proxies are created in parallel at the end of the frame
     /// (loading a level).
     pub fn spawn_actors(&mut self, items: Vec<(Box<dyn Component>, Transform)>) -> Result<Vec<ComponentId>> {
-        if let Some(reason) = items.iter().find_map(|(_, t)| t.invalid_reason()) {
+        // Check every item first: a bad one must not leave the others spawned.
+        if let Some(reason) = items.iter().find_map(|(c, t)| t.invalid_reason().or_else(|| world_invalid_reason(&**c, &t.to_mat4()))) {
             return Err(EngineError::InvalidTransform { component: ComponentId { index: u32::MAX, generation: 0 }, reason });
         }
         let mut ids = Vec::with_capacity(items.len());
@@ -307,26 +341,26 @@ impl World {
         }
         let e = self.entry(id)?;
         let parent_world = e.node.parent.and_then(|p| self.components.get(p)).map(|p| p.node.world).unwrap_or(Mat4::IDENTITY);
-        // Check the whole subtree before changing anything.
-        let mut stack = vec![(id, parent_world * t.to_mat4())];
+        self.check_subtree(id, parent_world * t.to_mat4())?;
+        self.entry_mut(id)?.node.relative = t;
+        self.update_world_transforms(id);
+        Ok(())
+    }
+
+    /// Checks that `id` at world transform `world`, and its subtree moved
+    /// along, would all have usable world transforms; changes nothing.
+    fn check_subtree(&self, id: ComponentId, world: Mat4) -> Result<()> {
+        let mut stack = vec![(id, world)];
         while let Some((c, world)) = stack.pop() {
             let entry = self.entry(c)?;
-            if !world.is_finite() {
-                return Err(EngineError::InvalidTransform { component: c, reason: "non-finite world transform".into() });
-            }
-            if let Some(p) = entry.behaviour.as_primitive() {
-                let b = p.local_bounds().transformed(&world);
-                if !b.is_valid() {
-                    return Err(EngineError::InvalidTransform { component: c, reason: "invalid bounds".into() });
-                }
+            if let Some(reason) = world_invalid_reason(&*entry.behaviour, &world) {
+                return Err(EngineError::InvalidTransform { component: c, reason });
             }
             for child in &entry.node.children {
                 let rel = self.entry(*child)?.node.relative.to_mat4();
                 stack.push((*child, world * rel));
             }
         }
-        self.entry_mut(id)?.node.relative = t;
-        self.update_world_transforms(id);
         Ok(())
     }
 
@@ -354,7 +388,9 @@ impl World {
         }
     }
 
-    /// Attaches `child` to `parent` (same actor), keeping its relative transform.
+    /// Attaches `child` to `parent` (same actor), keeping its relative
+    /// transform; rejected (nothing changes) if a world transform in the
+    /// moved subtree would be unusable.
     pub fn attach(&mut self, child: ComponentId, parent: ComponentId) -> Result<()> {
         let (c, p) = (self.entry(child)?, self.entry(parent)?);
         if c.actor != p.actor || child == parent {
@@ -368,6 +404,9 @@ impl World {
             }
             up = self.entry(u)?.node.parent;
         }
+        // The subtree moves with `child`: every world transform it gets must be usable.
+        let parent_world = self.entry(parent)?.node.world;
+        self.check_subtree(child, parent_world * self.entry(child)?.node.relative.to_mat4())?;
         if let Some(old) = self.entry(child)?.node.parent {
             self.entry_mut(old)?.node.children.retain(|x| *x != child);
         }
@@ -408,8 +447,13 @@ impl World {
         Ok(())
     }
 
-    /// Sets the material of a slot (render state: the proxy is recreated).
+    /// Sets the material of a slot (render state: the proxy is recreated);
+    /// slots above [`MAX_MATERIAL_SLOT`] are rejected.
     pub fn set_material(&mut self, id: ComponentId, slot: usize, material: renderer::MaterialId) -> Result<()> {
+        self.entry(id)?;
+        if slot > MAX_MATERIAL_SLOT {
+            return Err(EngineError::InvalidMaterialSlot { component: id, slot, max: MAX_MATERIAL_SLOT });
+        }
         self.set_setting(id, |s| {
             if s.materials.len() <= slot {
                 s.materials.resize(slot + 1, renderer::MaterialId::DEFAULT);
@@ -459,12 +503,18 @@ impl World {
             let forward = w.x_axis.truncate().normalize_or_zero();
             let up = w.z_axis.truncate().normalize_or_zero();
             let vp = cam.viewport;
-            let rect = rhi_vulkan::Rect::new(
-                (vp.x * width as f32) as i32,
-                (vp.y * height as f32) as i32,
-                ((vp.z * width as f32) as u32).max(1),
-                ((vp.w * height as f32) as u32).max(1),
-            );
+            if !vp.is_finite() {
+                continue;
+            }
+            // The renderer rejects a view outside the frame: cut the
+            // camera's viewport to the frame; nothing inside, no view.
+            let span = |start: f32, size: f32, frame: u32| {
+                let a = (start * frame as f32) as i64;
+                let (lo, hi) = (a.max(0), a.saturating_add(((size * frame as f32) as u32).max(1).into()).min(frame.into()));
+                Some((i32::try_from(lo).ok()?, u32::try_from(hi - lo).ok().filter(|n| *n > 0)?))
+            };
+            let (Some((x, w)), Some((y, h))) = (span(vp.x, vp.z, width), span(vp.y, vp.w, height)) else { continue };
+            let rect = rhi_vulkan::Rect::new(x, y, w, h);
             let view = match cam.ortho_width {
                 Some(ow) => SceneView::orthographic(eye, eye + forward, up, ow, ow * rect.height as f32 / rect.width as f32, cam.near, cam.far, rect),
                 None => SceneView::perspective(eye, eye + forward, up, cam.fov_y, cam.near, cam.far, rect),

@@ -28,9 +28,18 @@ impl std::fmt::Debug for StaticMesh {
 }
 
 impl StaticMesh {
-    /// Validates the LODs (see `StaticMeshRenderData::new`).
+    /// Validates the LODs (see `StaticMeshRenderData::new`) and the bounds
+    /// they make (positions so far apart that the box overflows are rejected).
     pub fn new(name: &str, lods: Vec<StaticMeshLod>, material_slots: Vec<String>) -> Result<Arc<Self>> {
+        // A section whose end overflows `u32` is outside any index list
+        // (checked here: the renderer's own check adds in `u32`).
+        if let Some(s) = lods.iter().flat_map(|l| &l.sections).find(|s| s.first_index.checked_add(s.index_count).is_none()) {
+            return Err(EngineError::InvalidMesh(format!("{name}: section {s:?} ends past u32::MAX")));
+        }
         let render_data = StaticMeshRenderData::new(lods).map_err(|e| EngineError::InvalidMesh(format!("{name}: {e}")))?;
+        if !render_data.bounds().is_valid() {
+            return Err(EngineError::InvalidMesh(format!("{name}: bounds {:?} are not finite", render_data.bounds())));
+        }
         Ok(Arc::new(Self { name: name.into(), material_slots, render_data, collision: OnceLock::new() }))
     }
 
