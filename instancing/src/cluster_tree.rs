@@ -245,7 +245,53 @@ impl ClusterTree {
             return Ok(stats);
         }
         out.reset(mesh.lod_count());
+        let transforms = store.transforms();
+        let resolve = |e: usize| -> Option<u32> {
+            if fresh {
+                return Some(self.order[e]);
+            }
+            store
+                .index_of(self.ids[e])
+                .filter(|&i| store.modified_generation(i) <= self.generation)
+        };
+        self.cull_entries(&culler, mesh.lod_count(), resolve, |i| transforms[i as usize], out, &mut stats);
 
+        if !fresh {
+            for index in store.cull_edits() {
+                if store.modified_generation(index) > self.generation {
+                    stats.stale_instances += 1;
+                    if let Some((lod, fade)) = culler.classify(&transforms[index as usize], true) {
+                        out.push(index, lod, fade);
+                    }
+                }
+            }
+        }
+        Ok(stats)
+    }
+
+    /// The mesh bounds the tree's spheres were built with.
+    pub fn mesh_bounds(&self) -> &BoxSphereBounds {
+        &self.mesh_bounds
+    }
+
+    /// The top-down walk and the leaf tests over any instance source (the
+    /// game side's store, or the render side's copy, see [`crate::hism`]):
+    /// `resolve(e)` maps tree entry `e` to the instance index to test
+    /// (`None`: skip it, the caller culls it flat), `transform(i)` is
+    /// instance `i`'s component-space transform. Appends to `out`, which
+    /// must already have one bin per LOD.
+    pub(crate) fn cull_entries<R, T>(
+        &self,
+        culler: &InstanceCuller<'_>,
+        lod_count: usize,
+        resolve: R,
+        transform: T,
+        out: &mut CullOutput,
+        stats: &mut TreeCullStats,
+    ) where
+        R: Fn(usize) -> Option<u32> + Sync,
+        T: Fn(u32) -> Affine3A + Sync,
+    {
         // Top-down: collect visible leaves with their "inside" flag, in
         // left-to-right order.
         let mut leaves: Vec<(u32, bool)> = Vec::new();
@@ -256,7 +302,7 @@ impl ClusterTree {
         while let Some((n, inside)) = stack.pop() {
             stats.nodes_visited += 1;
             let node = &self.nodes[n as usize];
-            let inside = match node_test(node, &culler, !inside) {
+            let inside = match node_test(node, culler, !inside) {
                 NodeTest::Outside => continue,
                 NodeTest::Inside => true,
                 NodeTest::Intersects => inside,
@@ -271,22 +317,13 @@ impl ClusterTree {
             }
         }
 
-        let transforms = store.transforms();
-        let resolve = |e: usize| -> Option<u32> {
-            if fresh {
-                return Some(self.order[e]);
-            }
-            store
-                .index_of(self.ids[e])
-                .filter(|&i| store.modified_generation(i) <= self.generation)
-        };
         let cull_leaves = |group: &[(u32, bool)], part: &mut CullOutput| {
             for &(n, inside) in group {
                 let node = &self.nodes[n as usize];
                 for e in node.first as usize..(node.first + node.count) as usize {
                     if let Some(index) = resolve(e) {
                         if let Some((lod, fade)) =
-                            culler.classify(&transforms[index as usize], !inside)
+                            culler.classify(&transform(index), !inside)
                         {
                             part.push(index, lod, fade);
                         }
@@ -300,7 +337,7 @@ impl ClusterTree {
             let parts: Vec<CullOutput> = leaves
                 .par_chunks(LEAVES_PER_TASK)
                 .map(|group| {
-                    let mut part = CullOutput::new(mesh.lod_count());
+                    let mut part = CullOutput::new(lod_count);
                     cull_leaves(group, &mut part);
                     part
                 })
@@ -309,18 +346,6 @@ impl ClusterTree {
                 out.append(part);
             }
         }
-
-        if !fresh {
-            for index in store.cull_edits() {
-                if store.modified_generation(index) > self.generation {
-                    stats.stale_instances += 1;
-                    if let Some((lod, fade)) = culler.classify(&transforms[index as usize], true) {
-                        out.push(index, lod, fade);
-                    }
-                }
-            }
-        }
-        Ok(stats)
     }
 }
 

@@ -22,11 +22,14 @@
 //! read it; the vertex shader reads the same transform from the GPU scene.
 //! Instances stay in component space, so a move uploads no instance data.
 //!
-//! HISM (`UHierarchicalInstancedStaticMeshComponent`) is not a component yet:
-//! [`crate::ClusterTree`] / [`crate::ClusterTreeBuilder`] exist for the game
-//! side, but the proxy culls every instance on the GPU, which is what a HISM
-//! tree would accelerate on the CPU; a HISM component would own a
-//! `ClusterTreeBuilder` next to the store and rebuild after edits.
+//! ## HISM
+//!
+//! [`InstancedStaticMeshComponent::new_hierarchical`] makes a HISM
+//! (`UHierarchicalInstancedStaticMeshComponent`): the same component with a
+//! [`ClusterTreeBuilder`] that rebuilds the cluster tree in the background
+//! after edits (polled in `tick`) and sends each new tree to the proxy,
+//! which culls per cluster on the CPU. Why a mode and not a type, and how
+//! culling stays exact while a rebuild runs: [`crate::hism`].
 
 use std::any::Any;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -37,7 +40,11 @@ use glam::{Affine3A, Vec3};
 use renderer::{Bounds, MaterialId, PrimitiveSceneProxy};
 
 use crate::bounds::{Aabb, BoxSphereBounds};
-use crate::culling::CullDistances;
+use crate::cluster_tree::{ClusterTree, TreeCullStats};
+use crate::culling::{cull_instances, CullDistances, CullOutput, CullView};
+use crate::hism::HismTree;
+use crate::mesh::InstancedMesh;
+use crate::tree_builder::ClusterTreeBuilder;
 use crate::error::Result;
 use crate::id::InstanceId;
 use crate::instance_data::InstanceStore;
@@ -77,6 +84,32 @@ pub struct InstancedStaticMeshComponent {
     fresh_proxy: AtomicBool,
     pending_distances: bool,
     pending_bounds: bool,
+    /// HISM mode.
+    hism: Option<Hism>,
+}
+
+/// What HISM mode adds: the tree builder, the culling mesh it sizes leaves
+/// from, and whether a newly installed tree still has to reach the proxy.
+#[derive(Debug)]
+struct Hism {
+    builder: ClusterTreeBuilder,
+    mesh: InstancedMesh,
+    pending_tree: bool,
+}
+
+impl Hism {
+    fn new(mesh: &StaticMesh) -> Result<Self> {
+        Ok(Self { builder: ClusterTreeBuilder::default(), mesh: crate::proxy::instanced_mesh_for(mesh.render_data())?, pending_tree: false })
+    }
+
+    /// The current tree for the proxy, with the indices edited since its
+    /// snapshot (see [`crate::hism`]).
+    fn proxy_tree(&self, store: &InstanceStore) -> Option<HismTree> {
+        let tree = self.builder.current()?.clone();
+        let g = tree.generation();
+        let edited_since = store.cull_edits().into_iter().filter(|&i| store.modified_generation(i) > g).collect();
+        Some(HismTree { tree, edited_since })
+    }
 }
 
 impl std::fmt::Debug for InstancedStaticMeshComponent {
@@ -98,7 +131,57 @@ impl InstancedStaticMeshComponent {
             fresh_proxy: AtomicBool::new(false),
             pending_distances: false,
             pending_bounds: false,
+            hism: None,
         })
+    }
+
+    /// An empty HISM component (see the module docs and [`crate::hism`]).
+    pub fn new_hierarchical(mesh: Arc<StaticMesh>) -> Result<Self> {
+        let hism = Hism::new(&mesh)?;
+        Ok(Self { hism: Some(hism), ..Self::new(mesh)? })
+    }
+
+    pub fn is_hierarchical(&self) -> bool {
+        self.hism.is_some()
+    }
+
+    /// HISM: the tree culls use now (possibly older than the instances).
+    pub fn cluster_tree(&self) -> Option<&Arc<ClusterTree>> {
+        self.hism.as_ref().and_then(|h| h.builder.current())
+    }
+
+    /// HISM: whether a background rebuild is under way.
+    pub fn is_building_tree(&self) -> bool {
+        self.hism.as_ref().is_some_and(|h| h.builder.is_building())
+    }
+
+    /// HISM: requests a rebuild if the tree is stale and blocks until it is
+    /// installed (loading screens, tests); it goes to the proxy with the next
+    /// end-of-frame update. Does nothing for a plain ISM.
+    pub fn wait_for_cluster_tree(&mut self) {
+        self.before_edit();
+        let Some(h) = &mut self.hism else { return };
+        h.builder.request_rebuild(&self.store, &h.mesh);
+        if h.builder.is_building() {
+            h.builder.wait(&mut self.store);
+            h.pending_tree = true;
+            self.dirty = self.dirty | DirtyFlags::DYNAMIC_DATA;
+        }
+    }
+
+    /// The game side's CPU cull of this component for `view` with the
+    /// component at `component_to_world`: through the cluster tree (HISM
+    /// with a tree; exact while stale), else flat. The same visible set,
+    /// LODs and fades as the proxy's culling.
+    pub fn cull(&self, component_to_world: &Affine3A, view: &CullView) -> Result<(CullOutput, TreeCullStats)> {
+        match &self.hism {
+            Some(h) => h.builder.cull(&self.store, &h.mesh, component_to_world, view, self.distances),
+            None => {
+                let mesh = crate::proxy::instanced_mesh_for(self.mesh.render_data())?;
+                let out = cull_instances(&self.store, &mesh, component_to_world, view, self.distances)?;
+                Ok((out, TreeCullStats { fell_back_to_flat: true, ..TreeCullStats::default() }))
+            }
+        }
     }
 
     pub fn mesh(&self) -> &Arc<StaticMesh> {
@@ -127,6 +210,9 @@ impl InstancedStaticMeshComponent {
             self.pending_distances = false;
             self.pending_bounds = false;
             self.reported_bounds = self.store.bounds();
+            if let Some(h) = &mut self.hism {
+                h.pending_tree = false;
+            }
         }
     }
 
@@ -219,7 +305,13 @@ impl InstancedStaticMeshComponent {
             return Ok(());
         }
         let mb = mesh_bounds(&mesh)?;
+        let hism = self.hism.as_ref().map(|_| Hism::new(&mesh)).transpose()?;
         self.before_edit();
+        if hism.is_some() {
+            // A new leaf size and new spheres: start over (a build of the
+            // old mesh still running is dropped when it finishes).
+            self.hism = hism;
+        }
         self.store.set_mesh_bounds(mb);
         self.mesh = mesh;
         self.reported_bounds = self.store.bounds();
@@ -257,11 +349,31 @@ impl InstancedStaticMeshComponent {
             self.distances,
         )?
         .with_cast_shadow(ctx.settings.cast_shadow);
-        Ok(proxy)
+        Ok(match &self.hism {
+            Some(h) => proxy.with_hierarchical(h.proxy_tree(&self.store)),
+            None => proxy,
+        })
     }
 }
 
 impl Component for InstancedStaticMeshComponent {
+    /// HISM: installs a finished tree (sent with the next end-of-frame
+    /// update) and starts a rebuild when the instances changed since.
+    fn tick(&mut self, _dt: f32) -> DirtyFlags {
+        self.before_edit();
+        let Some(h) = &mut self.hism else { return DirtyFlags::NONE };
+        if h.builder.poll(&mut self.store) {
+            h.pending_tree = true;
+            self.dirty = self.dirty | DirtyFlags::DYNAMIC_DATA;
+        }
+        h.builder.request_rebuild(&self.store, &h.mesh);
+        DirtyFlags::NONE
+    }
+
+    fn wants_tick(&self) -> bool {
+        self.hism.is_some()
+    }
+
     fn as_primitive(&self) -> Option<&dyn PrimitiveComponent> {
         Some(self)
     }
@@ -309,6 +421,13 @@ impl PrimitiveComponent for InstancedStaticMeshComponent {
         }
         let distances = std::mem::take(&mut self.pending_distances).then_some(self.distances);
         let local_bounds = std::mem::take(&mut self.pending_bounds).then(|| renderer_bounds(&self.store.bounds()));
-        Some(Box::new(IsmUpdate { instance_count: n, ranges, local_bounds, distances }))
+        let tree = match &mut self.hism {
+            Some(h) if h.pending_tree => {
+                h.pending_tree = false;
+                h.proxy_tree(&self.store)
+            }
+            _ => None,
+        };
+        Some(Box::new(IsmUpdate { instance_count: n, ranges, local_bounds, distances, tree }))
     }
 }

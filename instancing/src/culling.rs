@@ -127,6 +127,12 @@ impl CullView {
         )
     }
 
+    /// A view whose distances and LOD are measured from another view's
+    /// origin and screen multiple (the proxy's shadow views).
+    pub(crate) fn from_parts(frustum: Frustum, origin: Vec3, screen_multiple: f32) -> Self {
+        Self { frustum, origin, screen_multiple }
+    }
+
     pub fn frustum(&self) -> &Frustum {
         &self.frustum
     }

@@ -24,6 +24,9 @@
 //!   the existing proxy as an [`IsmUpdate`]) plus transform when the bounds
 //!   change, a new mesh marks render state. Moving it (or a parent) through
 //!   the `World` is enough: the scene tells the proxy its new transform.
+//!   [`InstancedStaticMeshComponent::new_hierarchical`] makes it a HISM
+//!   ([`hism`]): the cluster tree rebuilt in the background after edits and
+//!   culled per cluster on the CPU by the proxy.
 //! * [`IsmRenderState`] — the same glue without a `World`: adds the proxy to
 //!   a `renderer::RenderThread` and, after edits, sends only the dirty ranges;
 //!   re-adds the proxy only when instances leave the bounds the scene knows.
@@ -45,6 +48,7 @@
 //!   the same test runs on the CPU; `r.InstancedStaticMeshes.UEMode=1` draws
 //!   every instance at the union bounds' LOD, as UE's plain ISM does.
 //!   [`IsmStats`] reports instances and visible instances per view and LOD.
+//!   HISM proxies cull on the CPU through their cluster tree instead.
 //!   Call [`register_cvars`] once per render thread.
 //!
 //! ## Promises and caller duties
@@ -69,11 +73,13 @@ pub mod culling;
 mod dirty;
 pub mod error;
 pub mod gpu_data;
+pub mod hism;
 pub mod id;
 pub mod instance_data;
 pub mod mesh;
 pub mod proxy;
 mod render_state;
+pub mod stats;
 pub mod transform;
 pub mod tree_builder;
 pub mod vertex_factory;
@@ -87,6 +93,7 @@ pub use culling::{
 };
 pub use error::{InstancingError, Result};
 pub use gpu_data::InstanceGpuData;
+pub use hism::HismTree;
 pub use id::InstanceId;
 pub use instance_data::{InstanceStore, MAX_INSTANCES};
 pub use mesh::{InstancedMesh, MeshLod, MeshSection, MAX_LODS};

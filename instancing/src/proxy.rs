@@ -24,7 +24,8 @@
 //! | path | when | what is drawn |
 //! | --- | --- | --- |
 //! | GPU culling | `r.InstancedStaticMeshes.GPUCulling=1` (default) and the frame is recorded | compute pass per view (`shaders/instance_cull.wgsl`): frustum, cull distance + fade, per-instance LOD; compacted copies; indirect draws |
-//! | CPU culling | the cvar is 0, or the frame is only prepared (benchmarks) | the same test on the CPU ([`crate::culling`]'s helpers), compacted instances and args uploaded |
+//! | CPU culling | the cvar is 0, or the frame is only prepared (benchmarks) | the same test on the CPU ([`crate::culling`]'s helpers), compacted instances uploaded, one direct instanced draw per section and LOD |
+//! | HISM | the proxy is hierarchical ([`crate::hism`]), any cvar but UE mode | as CPU culling, through the cluster tree |
 //! | UE mode | `r.InstancedStaticMeshes.UEMode=1` | every instance, at the one LOD the union bounds select, no compute, no fade (UE fades in the vertex shader) |
 //!
 //! LOD screen sizes: [`StaticMeshRenderData`] uses the renderer's convention
@@ -45,6 +46,7 @@
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
+
 use bytemuck::{Pod, Zeroable};
 use glam::{Affine3A, Mat4, Vec3};
 use rayon::prelude::*;
@@ -54,9 +56,12 @@ use rhi_vulkan::{
 };
 
 use crate::bounds::{max_scale, BoxSphereBounds};
-use crate::culling::{bounds_screen_size, lod_for_screen_size, CullDistances, CullView, DrawIndexedIndirectArgs, Frustum};
+use crate::cluster_tree::TreeCullStats;
+use crate::culling::{bounds_screen_size, lod_for_screen_size, CullDistances, CullView, DrawIndexedIndirectArgs, Frustum, InstanceCuller};
 use crate::error::{InstancingError, Result};
+use crate::hism::{HismTree, ProxyTree};
 use crate::mesh::{InstancedMesh, MeshLod, MeshSection};
+pub use crate::stats::{CullPath, IsmStats, IsmStatsSnapshot};
 use crate::vertex_factory::{InstanceStreamData, InstancedVertexFactory, INSTANCED_VERTEX_FACTORY};
 
 /// Turns GPU culling on (1, default) or off (0: CPU culling).
@@ -159,52 +164,8 @@ pub struct IsmUpdate {
     /// New union bounds of the instances, component space.
     pub local_bounds: Option<Bounds>,
     pub distances: Option<CullDistances>,
-}
-
-/// How the last frame culled.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum CullPath {
-    #[default]
-    None,
-    Gpu,
-    Cpu,
-    UeMode,
-}
-
-/// Figures of one proxy, shared with the game side.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct IsmStatsSnapshot {
-    pub instances: u64,
-    /// Visible instances per view of the last frame (GPU path: of the frame
-    /// before, read back from its counters).
-    pub visible_per_view: Vec<u64>,
-    /// Visible instances per LOD, summed over views, same timing.
-    pub visible_per_lod: Vec<u64>,
-    pub path: CullPath,
-    /// Bytes passed to `ProxyUpdateContext::upload` by the last update.
-    pub last_update_upload_bytes: u64,
-    /// Instance-buffer recreations (growth) so far.
-    pub instance_buffer_recreations: u64,
-}
-
-impl IsmStatsSnapshot {
-    /// Visible instances of the first view (the main camera).
-    pub fn visible(&self) -> u64 {
-        self.visible_per_view.first().copied().unwrap_or(0)
-    }
-}
-
-/// A handle to a proxy's [`IsmStatsSnapshot`], cheap to clone.
-#[derive(Clone, Debug, Default)]
-pub struct IsmStats(Arc<Mutex<IsmStatsSnapshot>>);
-
-impl IsmStats {
-    pub fn snapshot(&self) -> IsmStatsSnapshot {
-        self.lock().clone()
-    }
-    fn lock(&self) -> MutexGuard<'_, IsmStatsSnapshot> {
-        self.0.lock().unwrap_or_else(|p| p.into_inner())
-    }
+    /// HISM: a newly built cluster tree (see [`crate::hism`]).
+    pub tree: Option<HismTree>,
 }
 
 struct LodGpu {
@@ -249,6 +210,10 @@ pub struct InstancedStaticMeshSceneProxy {
     stats: IsmStats,
     /// (LOD, section index) of each draw, LOD-major.
     draws: Vec<(u8, usize)>,
+    /// HISM mode: cull on the CPU through the cluster tree (the tree itself
+    /// arrives later, through dynamic data).
+    hierarchical: bool,
+    tree: Option<ProxyTree>,
 }
 
 impl InstancedStaticMeshSceneProxy {
@@ -288,7 +253,29 @@ impl InstancedStaticMeshSceneProxy {
             cull: Mutex::new(GpuCull::default()),
             stats,
             draws,
+            hierarchical: false,
+            tree: None,
         })
+    }
+
+    /// HISM mode ([`crate::hism`]): culls on the CPU through `tree` once it
+    /// has one (flat until then).
+    pub fn with_hierarchical(mut self, tree: Option<HismTree>) -> Self {
+        self.hierarchical = true;
+        self.set_tree(tree);
+        self
+    }
+
+    fn set_tree(&mut self, tree: Option<HismTree>) {
+        if let Some(t) = tree {
+            let t = ProxyTree::new(t);
+            self.stats.lock().tree_generation = Some(t.generation());
+            self.tree = Some(t);
+        }
+    }
+
+    pub fn is_hierarchical(&self) -> bool {
+        self.hierarchical
     }
 
     pub fn with_cast_shadow(mut self, cast_shadow: bool) -> Self {
@@ -475,14 +462,40 @@ impl InstancedStaticMeshSceneProxy {
         self.set_visible_stats(CullPath::UeMode, per_view, per_lod);
     }
 
+    /// HISM: one view through the cluster tree (flat before the first
+    /// tree); compacted instances LOD-major and counts per LOD.
+    fn cull_tree(&self, v: &ViewCull) -> (Vec<InstanceStreamData>, Vec<u32>, TreeCullStats) {
+        let view = CullView::from_parts(v.frustum, v.origin, v.multiple);
+        let culler = match InstanceCuller::new(&self.culling_mesh, &self.component_to_world, &view, self.distances) {
+            Ok(c) => c,
+            Err(e) => {
+                log::error!("instanced static mesh: {e}");
+                return (Vec::new(), vec![0; self.culling_mesh.lod_count()], TreeCullStats::default());
+            }
+        };
+        let (out, stats) = match &self.tree {
+            Some(t) => t.cull(&self.instances, &self.culling_mesh, &culler),
+            None => crate::hism::cull_flat(&self.instances, &self.culling_mesh, &culler),
+        };
+        let visible = out.lods.iter().flat_map(|b| b.instances.iter().zip(&b.fades)).map(|(&i, &fade)| InstanceStreamData { fade, ..self.instances[i as usize] }).collect();
+        (visible, out.counts(), stats)
+    }
+
     fn draw_cpu_culled(&self, visibility: &[bool], culls: &[ViewCull], collector: &mut MeshElementCollector<'_, '_>) -> rhi_vulkan::Result<()> {
         let mut per_view = vec![0u64; culls.len()];
         let mut per_lod = vec![0u64; self.culling_mesh.lod_count()];
+        let mut tree_stats = None;
         for (vi, v) in culls.iter().enumerate() {
             if !visibility[vi] {
                 continue;
             }
-            let (visible, counts) = self.cull_cpu(v);
+            let (visible, counts) = if self.hierarchical {
+                let (visible, counts, stats) = self.cull_tree(v);
+                tree_stats.get_or_insert(stats);
+                (visible, counts)
+            } else {
+                self.cull_cpu(v)
+            };
             per_view[vi] = visible.len() as u64;
             for (a, c) in per_lod.iter_mut().zip(&counts) {
                 *a += u64::from(*c);
@@ -491,15 +504,17 @@ impl InstancedStaticMeshSceneProxy {
                 continue;
             }
             let stream = collector.upload(bytemuck::cast_slice(&visible))?;
-            let args = self.args_template(Some(&counts));
-            let (args_buffer, args_offset) = collector.upload(bytemuck::cast_slice(&args))?;
-            for (d, a) in args.iter().enumerate() {
+            // Direct draws: the counts are known here (no argument upload).
+            for (d, a) in self.args_template(Some(&counts)).iter().enumerate() {
                 if a.instance_count > 0 {
-                    collector.add_mesh(vi, self.batch(d, stream, a.instance_count, Some((args_buffer, args_offset + d as u64 * 20))));
+                    let lod_stream = (stream.0, stream.1 + u64::from(a.first_instance) * InstanceStreamData::SIZE);
+                    collector.add_mesh(vi, self.batch(d, lod_stream, a.instance_count, None));
                 }
             }
         }
-        self.set_visible_stats(CullPath::Cpu, per_view, per_lod);
+        let path = if self.hierarchical { CullPath::CpuTree } else { CullPath::Cpu };
+        self.set_visible_stats(path, per_view, per_lod);
+        self.stats.lock().tree_cull = tree_stats;
         Ok(())
     }
 
@@ -553,7 +568,7 @@ impl InstancedStaticMeshSceneProxy {
         let stride = (n * InstanceStreamData::SIZE).next_multiple_of(256);
         let mut state = self.cull_state();
         let needed = stride * culls.len() as u64;
-        if state.output.map_or(true, |(_, cap)| cap < needed) {
+        if state.output.is_none_or(|(_, cap)| cap < needed) {
             if let Some((old, _)) = state.output.take() {
                 collector.device().destroy_buffer(old);
             }
@@ -615,6 +630,12 @@ impl InstancedStaticMeshSceneProxy {
         ring_buffers.dedup();
         for b in ring_buffers {
             cmd.buffer_barrier(b, BufferState::ShaderWrite, BufferState::Indirect)?;
+            // Other primitives' per-frame vertex data lives in the same ring
+            // buffer, and an indexed draw's vertex reads count (for the
+            // validation layer's hazard tracking) to the end of the buffer,
+            // over the control blocks written here: make the writes visible
+            // to vertex input too.
+            cmd.buffer_barrier(b, BufferState::ShaderWrite, BufferState::ShaderRead)?;
         }
         let mut last = Vec::with_capacity(culls.len());
         for (vi, _) in culls.iter().enumerate() {
@@ -656,11 +677,11 @@ impl PrimitiveSceneProxy for InstancedStaticMeshSceneProxy {
             }
         };
         let ue_mode = collector.cvars().bool(CVAR_UE_MODE);
-        let gpu = collector.cvars().get(CVAR_GPU_CULLING).map_or(true, |v| v == renderer::CvarValue::Bool(true));
+        let gpu = collector.cvars().get(CVAR_GPU_CULLING).is_none_or(|v| v == renderer::CvarValue::Bool(true));
         let result = if ue_mode {
             self.draw_ue_mode(views, visibility, &culls, collector);
             Ok(())
-        } else if gpu && collector.frame().is_some() {
+        } else if gpu && !self.hierarchical && collector.frame().is_some() {
             self.draw_gpu_culled(visibility, &culls, collector)
         } else {
             self.draw_cpu_culled(visibility, &culls, collector)
@@ -726,7 +747,7 @@ impl PrimitiveSceneProxy for InstancedStaticMeshSceneProxy {
             log::warn!("instanced static mesh: unknown dynamic data ignored");
             return Ok(());
         };
-        let IsmUpdate { instance_count, ranges, local_bounds, distances } = *update;
+        let IsmUpdate { instance_count, ranges, local_bounds, distances, tree } = *update;
         if let Some(d) = distances {
             self.distances = d;
         }
@@ -744,7 +765,11 @@ impl PrimitiveSceneProxy for InstancedStaticMeshSceneProxy {
             let items = &items[..items.len().min(n - first)];
             self.instances[first..first + items.len()].copy_from_slice(items);
             written.push((first, items.len()));
+            if let Some(t) = &mut self.tree {
+                t.mark(first as u32..(first + items.len()) as u32);
+            }
         }
+        self.set_tree(tree);
         let mut uploaded = 0u64;
         let mut recreated = false;
         match self.instance_buffer {

@@ -25,7 +25,7 @@
 //!   says another request is due.
 
 use std::sync::mpsc::{channel, Receiver, Sender};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use glam::Affine3A;
 
@@ -49,7 +49,9 @@ pub struct ClusterTreeBuilder {
     pending: Option<Pending>,
     next_ticket: u64,
     sender: Sender<(u64, ClusterTree)>,
-    receiver: Receiver<(u64, ClusterTree)>,
+    /// In a mutex only to make the builder `Sync` (engine-core components
+    /// are); used through `&mut self`, so never contended.
+    receiver: Mutex<Receiver<(u64, ClusterTree)>>,
     discarded: u64,
 }
 
@@ -62,7 +64,7 @@ impl ClusterTreeBuilder {
             pending: None,
             next_ticket: 0,
             sender,
-            receiver,
+            receiver: Mutex::new(receiver),
             discarded: 0,
         }
     }
@@ -86,7 +88,7 @@ impl ClusterTreeBuilder {
     pub fn is_stale(&self, store: &InstanceStore) -> bool {
         self.current
             .as_ref()
-            .map_or(true, |t| t.is_stale_for(store))
+            .is_none_or(|t| t.is_stale_for(store))
     }
 
     /// Stale, and no build of the store's present state is under way.
@@ -94,7 +96,7 @@ impl ClusterTreeBuilder {
         self.is_stale(store)
             && self
                 .pending
-                .map_or(true, |p| p.generation != store.generation())
+                .is_none_or(|p| p.generation != store.generation())
     }
 
     /// Starts a background build of the store as it is now, superseding
@@ -125,7 +127,7 @@ impl ClusterTreeBuilder {
     /// Returns whether a tree was installed.
     pub fn poll(&mut self, store: &mut InstanceStore) -> bool {
         let mut installed = false;
-        while let Ok((ticket, tree)) = self.receiver.try_recv() {
+        while let Ok((ticket, tree)) = self.receiver.get_mut().unwrap_or_else(|e| e.into_inner()).try_recv() {
             installed |= self.accept(ticket, tree, store);
         }
         installed
@@ -134,7 +136,7 @@ impl ClusterTreeBuilder {
     /// Blocks until the pending build (if any) is installed.
     pub fn wait(&mut self, store: &mut InstanceStore) {
         while self.pending.is_some() {
-            match self.receiver.recv() {
+            match self.receiver.get_mut().unwrap_or_else(|e| e.into_inner()).recv() {
                 Ok((ticket, tree)) => {
                     self.accept(ticket, tree, store);
                 }

@@ -1,0 +1,132 @@
+//! HISM: UE's `UHierarchicalInstancedStaticMeshComponent` as a **mode of
+//! [`crate::InstancedStaticMeshComponent`]** ([`InstancedStaticMeshComponent::new_hierarchical`](crate::InstancedStaticMeshComponent::new_hierarchical)),
+//! and the render side of its cluster-tree culling.
+//!
+//! ## Why a mode, not a second component type
+//!
+//! In UE, HISM is a subclass of ISM that changes one thing: how instances
+//! are culled (a cluster tree on the CPU instead of nothing). Everything
+//! else — the instance API, stable ids, dirty ranges, the dynamic-data path,
+//! the vertex factory, the proxy's buffers and indirect draws — is the same
+//! code here. A second type would forward the whole instance API for no
+//! behaviour of its own, so the component carries an optional
+//! [`crate::ClusterTreeBuilder`] and the proxy an optional tree (`ProxyTree`).
+//!
+//! ## How it flows
+//!
+//! ```text
+//! game thread  edit ─ World::tick: poll builder, request rebuild ─ … ─ tick: tree installed
+//!                                      │ (rayon, background)              │
+//!                                      └──── ClusterTree::from_snapshot ──┘
+//! end of frame                                              IsmUpdate { tree: Some(HismTree) }
+//! render thread  per view: tree cull (per cluster, then per instance) on the CPU → compacted
+//!                instances + indirect args, one draw per section and LOD
+//! ```
+//!
+//! * The tree is built over component-space spheres (leaf size from the
+//!   mesh's LOD-0 vertex count, as UE's `DesiredInstancesPerLeaf`), so moving
+//!   the component never rebuilds it.
+//! * The component polls and requests builds in its `tick` (HISM components
+//!   want ticks); without ticks there is no tree and the proxy culls every
+//!   instance flat on the CPU — still exact, only slower.
+//! * **Exact while a rebuild runs.** The proxy's instance array mirrors the
+//!   store index by index. A tree sent with [`HismTree::edited_since`] (the
+//!   indices changed since its snapshot) and every later dynamic update's
+//!   written ranges mark indices as *edited*: tree entries pointing at an
+//!   edited index, or past the instance count, are skipped, and edited
+//!   indices are culled one by one. An index not edited since the snapshot
+//!   holds the instance the tree saw, so every instance is tested exactly
+//!   once, by the same per-instance test as flat and GPU culling.
+//! * HISM proxies cull on the CPU through the tree whatever
+//!   `r.InstancedStaticMeshes.GPUCulling` says (that is what HISM is for;
+//!   the plain ISM mode has the GPU pass); `r.InstancedStaticMeshes.UEMode`
+//!   still draws everything.
+
+use std::sync::Arc;
+
+use crate::cluster_tree::{ClusterTree, TreeCullStats};
+use crate::culling::{CullOutput, InstanceCuller};
+use crate::mesh::InstancedMesh;
+use crate::vertex_factory::InstanceStreamData;
+
+/// A tree for the proxy, sent through the dynamic-data path.
+#[derive(Clone, Debug)]
+pub struct HismTree {
+    pub tree: Arc<ClusterTree>,
+    /// Indices whose instance (or its index) changed after the tree's
+    /// snapshot, up to the update that carries it.
+    pub edited_since: Vec<u32>,
+}
+
+/// The render side's tree and the indices edited since its snapshot.
+#[derive(Debug)]
+pub(crate) struct ProxyTree {
+    tree: Arc<ClusterTree>,
+    /// Per index: edited since the snapshot. Never shrinks, so an index is
+    /// listed in `edited_list` at most once.
+    edited: Vec<bool>,
+    edited_list: Vec<u32>,
+}
+
+impl ProxyTree {
+    pub(crate) fn new(t: HismTree) -> Self {
+        let mut s = Self { tree: t.tree, edited: Vec::new(), edited_list: Vec::new() };
+        for i in t.edited_since {
+            s.mark(i..i + 1);
+        }
+        s
+    }
+
+    pub(crate) fn generation(&self) -> u64 {
+        self.tree.generation()
+    }
+
+    /// Records that indices `range` were written.
+    pub(crate) fn mark(&mut self, range: std::ops::Range<u32>) {
+        if self.edited.len() < range.end as usize {
+            self.edited.resize(range.end as usize, false);
+        }
+        for i in range {
+            if !std::mem::replace(&mut self.edited[i as usize], true) {
+                self.edited_list.push(i);
+            }
+        }
+    }
+
+    /// Culls `instances` through the tree (flat when the tree was built for
+    /// other mesh bounds). Output order is fixed for a given input.
+    pub(crate) fn cull(&self, instances: &[InstanceStreamData], mesh: &InstancedMesh, culler: &InstanceCuller<'_>) -> (CullOutput, TreeCullStats) {
+        let n = instances.len() as u32;
+        let mut out = CullOutput::new(mesh.lod_count());
+        let mut stats = TreeCullStats::default();
+        let edited = |i: u32| self.edited.get(i as usize).copied().unwrap_or(false);
+        if self.tree.mesh_bounds() != mesh.bounds() {
+            return cull_flat(instances, mesh, culler);
+        }
+        let order = self.tree.order();
+        let resolve = |e: usize| -> Option<u32> {
+            let i = order[e];
+            (i < n && !edited(i)).then_some(i)
+        };
+        self.tree.cull_entries(culler, mesh.lod_count(), resolve, |i| instances[i as usize].transform(), &mut out, &mut stats);
+        for &i in self.edited_list.iter().filter(|&&i| i < n) {
+            stats.stale_instances += 1;
+            if let Some((lod, fade)) = culler.classify(&instances[i as usize].transform(), true) {
+                out.push(i, lod, fade);
+            }
+        }
+        (out, stats)
+    }
+}
+
+/// Every instance by the per-instance test (no tree yet, or a tree for
+/// other mesh bounds).
+pub(crate) fn cull_flat(instances: &[InstanceStreamData], mesh: &InstancedMesh, culler: &InstanceCuller<'_>) -> (CullOutput, TreeCullStats) {
+    let mut out = CullOutput::new(mesh.lod_count());
+    for (i, inst) in instances.iter().enumerate() {
+        if let Some((lod, fade)) = culler.classify(&inst.transform(), true) {
+            out.push(i as u32, lod, fade);
+        }
+    }
+    (out, TreeCullStats { fell_back_to_flat: true, ..TreeCullStats::default() })
+}

@@ -1,0 +1,64 @@
+//! What an instanced proxy reports about its frames ([`IsmStats`]).
+//!
+//! The renderer's frame statistics count draws, not instances: the instance
+//! counts of an indirect draw are written by the GPU. So each proxy keeps
+//! its own figures in a handle shared with the game side (clone it before
+//! handing the proxy to the render thread) — the tests and the samples'
+//! `instances.total` / `instances.visible` read them.
+
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use crate::cluster_tree::TreeCullStats;
+
+/// How the last frame culled.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum CullPath {
+    #[default]
+    None,
+    Gpu,
+    Cpu,
+    /// HISM: CPU culling through the cluster tree.
+    CpuTree,
+    UeMode,
+}
+
+/// Figures of one proxy, shared with the game side.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct IsmStatsSnapshot {
+    pub instances: u64,
+    /// Visible instances per view of the last frame (GPU path: of the frame
+    /// before, read back from its counters).
+    pub visible_per_view: Vec<u64>,
+    /// Visible instances per LOD, summed over views, same timing.
+    pub visible_per_lod: Vec<u64>,
+    pub path: CullPath,
+    /// Bytes passed to `ProxyUpdateContext::upload` by the last update.
+    pub last_update_upload_bytes: u64,
+    /// Instance-buffer recreations (growth) so far.
+    pub instance_buffer_recreations: u64,
+    /// HISM: what the cluster-tree cull of the first view did last frame
+    /// (`None` for other paths).
+    pub tree_cull: Option<TreeCullStats>,
+    /// HISM: the store generation of the proxy's tree (`None`: no tree yet).
+    pub tree_generation: Option<u64>,
+}
+
+impl IsmStatsSnapshot {
+    /// Visible instances of the first view (the main camera).
+    pub fn visible(&self) -> u64 {
+        self.visible_per_view.first().copied().unwrap_or(0)
+    }
+}
+
+/// A handle to a proxy's [`IsmStatsSnapshot`], cheap to clone.
+#[derive(Clone, Debug, Default)]
+pub struct IsmStats(Arc<Mutex<IsmStatsSnapshot>>);
+
+impl IsmStats {
+    pub fn snapshot(&self) -> IsmStatsSnapshot {
+        self.lock().clone()
+    }
+    pub(crate) fn lock(&self) -> MutexGuard<'_, IsmStatsSnapshot> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
