@@ -54,6 +54,15 @@ pub enum ProcMeshError {
         /// The vertex.
         vertex: usize,
     },
+    /// A vertex position is farther from the origin than bounds can
+    /// represent (see [`MAX_COORDINATE`](crate::MAX_COORDINATE)).
+    #[error("position of vertex {vertex} is beyond ±{limit} on an axis")]
+    PositionOutOfRange {
+        /// The vertex.
+        vertex: usize,
+        /// The largest coordinate allowed.
+        limit: f32,
+    },
     /// A normal, tangent, UV or linear color is NaN or infinite.
     #[error("{attribute} of vertex {vertex} is not finite")]
     NonFiniteAttribute {

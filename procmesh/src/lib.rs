@@ -106,4 +106,5 @@ pub use render_state::{
 };
 pub use section::{ProcMeshSection, SectionData, VertexColors};
 pub use streams::render_streams;
+pub use validate::MAX_COORDINATE;
 pub use vertex::{Color, LinearColor, ProcMeshTangent, ProcMeshVertex, VertexAttributes, WHITE};

@@ -20,6 +20,15 @@ use crate::error::{ProcMeshError, Result};
 /// Elements per block in the check passes.
 const BLOCK: usize = 4096;
 
+/// The largest position coordinate, either sign. Finite is not enough:
+/// the renderer's bounds take the box's extent and its length, and with
+/// coordinates near `f32::MAX` the difference of two corners, or the sum
+/// of squares behind a length, overflows to infinity. Below this limit
+/// neither can, for any two sections of a mesh (2e18 across, and
+/// 3 * (1e18)^2 is far below `f32::MAX`); it is still ten orders of
+/// magnitude beyond any world.
+pub const MAX_COORDINATE: f32 = 1e18;
+
 /// The first triangle index at or past `vertex_count`, as an error.
 pub(crate) fn check_indices(triangles: &[u32], vertex_count: usize) -> Result<()> {
     // `vertex_count` fits in u32 (checked by the caller), so compare as u32.
@@ -124,7 +133,13 @@ pub(crate) fn scan_positions(positions: &[Vec3]) -> Result<Aabb> {
             pick(pick(a.z, b.y), pick(c.x, c.w)),
         )
     };
-    Ok(Aabb::new(axes(lo, f32::min), axes(hi, f32::max)))
+    let (min, max) = (axes(lo, f32::min), axes(hi, f32::max));
+    // One compare on the box; the exact vertex only on the error path.
+    if min.min_element() < -MAX_COORDINATE || max.max_element() > MAX_COORDINATE {
+        let vertex = positions.iter().position(|p| p.abs().max_element() > MAX_COORDINATE).unwrap_or(0);
+        return Err(ProcMeshError::PositionOutOfRange { vertex, limit: MAX_COORDINATE });
+    }
+    Ok(Aabb::new(min, max))
 }
 
 /// The index of the first vector that is not finite.

@@ -1,11 +1,24 @@
 //! Property: random (often invalid) calls never panic, and a rejected call
-//! leaves the mesh exactly as it was.
+//! leaves the mesh exactly as it was; the component agrees with the data
+//! it wraps, and a call it rejects marks nothing dirty.
+//!
+//! The arrays cover every attribute (tangents and all four UV channels
+//! included), coordinates past [`procmesh::MAX_COORDINATE`], and both the
+//! plain and the `_linear_color` calls; the component test adds what only
+//! the component has (draw path, shadows, mirrored transforms, proxies and
+//! dynamic data built mid-sequence).
 
 use std::sync::Arc;
 
 use engine_core::collision::ManualExecutor;
-use glam::{Vec2, Vec3};
-use procmesh::{LinearColor, MaterialRef, ProcMeshData, SectionData};
+use engine_core::{
+    Component, DirtyFlags, PrimitiveComponent, PrimitiveSettings, ProxyCreateContext,
+};
+use glam::{Mat4, Vec2, Vec3};
+use procmesh::{
+    LinearColor, MaterialRef, ProcMeshData, ProcMeshError, ProcMeshTangent,
+    ProceduralMeshComponent, SectionData, VertexAttributes,
+};
 use proptest::prelude::*;
 
 /// Owned arrays for one create or update call; lengths are often wrong.
@@ -14,17 +27,25 @@ struct Arrays {
     positions: Vec<Vec3>,
     triangles: Vec<u32>,
     normals: Vec<Vec3>,
-    uv1: Vec<Vec2>,
+    tangents: Vec<ProcMeshTangent>,
+    /// UV channels 0 to 3.
+    uvs: [Vec<Vec2>; 4],
     colors: Vec<[u8; 4]>,
     linear: Vec<LinearColor>,
+    /// Linear colors through the `_linear_color` calls rather than
+    /// `SectionData::linear_colors`.
+    linear_call: bool,
 }
 
 impl Arrays {
     fn data(&self) -> SectionData<'_> {
-        let data = SectionData::new(&self.positions, &self.triangles)
+        let mut data = SectionData::new(&self.positions, &self.triangles)
             .normals(&self.normals)
-            .uv(1, &self.uv1);
-        if self.linear.is_empty() {
+            .tangents(&self.tangents);
+        for (channel, uvs) in self.uvs.iter().enumerate() {
+            data = data.uv(channel, uvs);
+        }
+        if self.linear.is_empty() || self.linear_call {
             data.colors(&self.colors)
         } else {
             data.linear_colors(&self.linear)
@@ -37,6 +58,8 @@ fn coordinate() -> impl Strategy<Value = f32> + Clone {
         20 => -10.0f32..10.0,
         1 => Just(f32::NAN),
         1 => Just(f32::INFINITY),
+        1 => Just(2e18),
+        1 => Just(-f32::MAX),
     ]
 }
 
@@ -64,26 +87,32 @@ fn arrays() -> impl Strategy<Value = Arrays> {
                 proptest::collection::vec(vec3(), n),
                 proptest::collection::vec(0u32..(n as u32 + 2), 0..9),
                 sized(n, vec3()),
-                sized(
-                    n,
-                    (coordinate(), coordinate()).prop_map(|(u, v)| Vec2::new(u, v)),
-                ),
+                sized(n, (vec3(), any::<bool>()).prop_map(|(t, f)| ProcMeshTangent::new(t, f))),
+                [0usize, 1, 2, 3].map(|_| {
+                    prop_oneof![
+                        2 => Just(Vec::new()),
+                        1 => sized(n, (coordinate(), coordinate()).prop_map(|(u, v)| Vec2::new(u, v))),
+                    ]
+                }),
                 sized(n, any::<[u8; 4]>()),
                 prop_oneof![
                     3 => Just(Vec::new()),
                     1 => sized(n, (coordinate(), 0.0f32..1.0)
                         .prop_map(|(r, a)| LinearColor::new(r, 0.5, 0.5, a))),
                 ],
+                any::<bool>(),
             )
         })
         .prop_map(
-            |(positions, triangles, normals, uv1, colors, linear)| Arrays {
+            |(positions, triangles, normals, tangents, uvs, colors, linear, linear_call)| Arrays {
                 positions,
                 triangles,
                 normals,
-                uv1,
+                tangents,
+                uvs,
                 colors,
                 linear,
+                linear_call,
             },
         )
 }
@@ -97,17 +126,21 @@ enum Op {
     Visible(usize, bool),
     Material(usize, Option<u32>),
     Convex(Vec<Vec3>),
+    SetConvex(Vec<Vec<Vec3>>),
     ClearConvex,
     ComplexAsSimple(bool),
+    UvFromHits(bool),
     Async(bool),
     Poll,
+    /// `section_update`: a copy of some streams of a section.
+    Copy(usize, u8),
 }
 
 fn op() -> impl Strategy<Value = Op> {
     let index = prop_oneof![9 => 0usize..4, 1 => Just(usize::MAX)];
     prop_oneof![
         4 => (index.clone(), arrays(), any::<bool>()).prop_map(|(i, a, c)| Op::Create(i, a, c)),
-        4 => (index.clone(), arrays()).prop_map(|(i, mut a, )| {
+        4 => (index.clone(), arrays()).prop_map(|(i, mut a)| {
             // Usually no triangles: an update that gives them is rejected.
             if a.triangles.len() % 2 == 0 {
                 a.triangles.clear();
@@ -117,34 +150,73 @@ fn op() -> impl Strategy<Value = Op> {
         1 => index.clone().prop_map(Op::Clear),
         1 => Just(Op::ClearAll),
         1 => (index.clone(), any::<bool>()).prop_map(|(i, v)| Op::Visible(i, v)),
-        1 => (index, proptest::option::of(0u32..3)).prop_map(|(i, m)| Op::Material(i, m)),
+        1 => (index.clone(), proptest::option::of(0u32..3)).prop_map(|(i, m)| Op::Material(i, m)),
         1 => proptest::collection::vec(vec3(), 0..9).prop_map(Op::Convex),
+        1 => proptest::collection::vec(proptest::collection::vec(vec3(), 0..6), 0..3).prop_map(Op::SetConvex),
         1 => Just(Op::ClearConvex),
         1 => any::<bool>().prop_map(Op::ComplexAsSimple),
+        1 => any::<bool>().prop_map(Op::UvFromHits),
         1 => any::<bool>().prop_map(Op::Async),
         1 => Just(Op::Poll),
+        1 => (index, any::<u8>()).prop_map(|(i, bits)| Op::Copy(i, bits)),
     ]
+}
+
+/// The attributes whose bits are set in `bits` (position is bit 0).
+fn attributes(bits: u8) -> VertexAttributes {
+    [
+        VertexAttributes::POSITION,
+        VertexAttributes::NORMAL,
+        VertexAttributes::TANGENT,
+        VertexAttributes::COLOR,
+        VertexAttributes::UV0,
+        VertexAttributes::UV1,
+        VertexAttributes::UV2,
+        VertexAttributes::UV3,
+    ]
+    .iter()
+    .enumerate()
+    .fold(VertexAttributes::NONE, |a, (i, &x)| {
+        a.with_if(x, bits & (1 << i) != 0)
+    })
 }
 
 /// Applies `op`; returns whether it was rejected.
 fn apply(mesh: &mut ProcMeshData, executor: &ManualExecutor, op: &Op) -> bool {
     let result = match op {
-        Op::Create(i, a, collide) => mesh.create_mesh_section(*i, a.data(), *collide),
-        Op::Update(i, a) => {
-            let data = a.data();
-            let data = SectionData {
-                triangles: &a.triangles,
-                ..data
-            };
-            mesh.update_mesh_section(*i, data)
+        Op::Create(i, a, collide) if a.linear_call => {
+            mesh.create_mesh_section_linear_color(*i, a.data(), &a.linear, *collide)
         }
+        Op::Create(i, a, collide) => mesh.create_mesh_section(*i, a.data(), *collide),
+        Op::Update(i, a) if a.linear_call => {
+            mesh.update_mesh_section_linear_color(*i, a.data(), &a.linear)
+        }
+        Op::Update(i, a) => mesh.update_mesh_section(*i, a.data()),
         Op::Clear(i) => mesh.clear_mesh_section(*i),
         Op::ClearAll => mesh.clear_all_mesh_sections(),
         Op::Visible(i, v) => mesh.set_mesh_section_visible(*i, *v),
         Op::Material(i, m) => mesh.set_material(*i, m.map(MaterialRef)),
         Op::Convex(points) => mesh.add_collision_convex_mesh(points),
+        Op::SetConvex(meshes) => mesh.set_collision_convex_meshes(meshes),
         Op::ClearConvex => mesh.clear_collision_convex_meshes(),
         Op::ComplexAsSimple(on) => mesh.set_use_complex_as_simple_collision(*on),
+        Op::UvFromHits(on) => mesh.set_support_uv_from_hit_results(*on),
+        Op::Copy(i, bits) => {
+            return match mesh.section_update(*i, attributes(*bits)) {
+                Ok(copy) => {
+                    let section = mesh.section(*i).expect("copied from a section");
+                    assert_eq!(copy.local_box, section.local_box());
+                    if let Some(p) = &copy.positions {
+                        assert_eq!(p.as_slice(), section.positions());
+                    }
+                    false
+                }
+                Err(e) => {
+                    assert!(matches!(e, ProcMeshError::UnknownSection { .. }), "{e:?}");
+                    true
+                }
+            };
+        }
         Op::Async(on) => {
             mesh.set_use_async_cooking(*on);
             return false;
@@ -223,6 +295,118 @@ proptest! {
             let now: Vec<_> = mesh.sections().map(|(i, s)| (i, s.clone())).collect();
             prop_assert_eq!(now, snapshot_sections);
             prop_assert_eq!(format!("{mesh:?}"), was);
+        }
+    }
+}
+
+/// What only the component has, between the calls it forwards.
+#[derive(Debug, Clone)]
+enum ComponentOp {
+    Forward(Op),
+    StaticPath(bool),
+    CastShadow(bool),
+    /// A move, mirrored or not, sometimes not even finite.
+    NoteTransform(Vec3),
+    /// End of frame: a new proxy (render state) or the queued messages.
+    Proxy,
+    DynamicData,
+}
+
+fn component_op() -> impl Strategy<Value = ComponentOp> {
+    prop_oneof![
+        12 => op().prop_map(ComponentOp::Forward),
+        1 => any::<bool>().prop_map(ComponentOp::StaticPath),
+        1 => any::<bool>().prop_map(ComponentOp::CastShadow),
+        1 => vec3().prop_map(ComponentOp::NoteTransform),
+        1 => Just(ComponentOp::Proxy),
+        2 => Just(ComponentOp::DynamicData),
+    ]
+}
+
+/// Forwards `op` to the component: `Some(rejected)` for calls that can be
+/// rejected, `None` otherwise.
+fn apply_component(
+    c: &mut ProceduralMeshComponent,
+    executor: &ManualExecutor,
+    op: &Op,
+) -> Option<bool> {
+    let result = match op {
+        Op::Create(i, a, collide) if a.linear_call => {
+            c.create_mesh_section_linear_color(*i, a.data(), &a.linear, *collide)
+        }
+        Op::Create(i, a, collide) => c.create_mesh_section(*i, a.data(), *collide),
+        Op::Update(i, a) if a.linear_call => {
+            c.update_mesh_section_linear_color(*i, a.data(), &a.linear)
+        }
+        Op::Update(i, a) => c.update_mesh_section(*i, a.data()),
+        Op::Clear(i) => c.clear_mesh_section(*i),
+        Op::ClearAll => c.clear_all_mesh_sections(),
+        Op::Visible(i, v) => c.set_mesh_section_visible(*i, *v),
+        Op::Material(i, m) => c.set_material(*i, m.map(MaterialRef)),
+        Op::Convex(points) => c.add_collision_convex_mesh(points),
+        Op::SetConvex(meshes) => c.set_collision_convex_meshes(meshes),
+        Op::ClearConvex => c.clear_collision_convex_meshes(),
+        Op::ComplexAsSimple(on) => c.set_use_complex_as_simple_collision(*on),
+        Op::UvFromHits(on) => c.set_support_uv_from_hit_results(*on),
+        Op::Async(on) => {
+            c.set_use_async_cooking(*on);
+            return None;
+        }
+        Op::Poll => {
+            executor.run_all();
+            Component::tick(c, 1.0 / 60.0);
+            return None;
+        }
+        Op::Copy(..) => return None,
+    };
+    Some(result.is_err())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(192))]
+
+    /// The component accepts and rejects what its data does, holds the same
+    /// sections and materials, keeps a rejected call's mesh unchanged and
+    /// marks nothing dirty for it; building proxies and dynamic data between
+    /// calls never fails or panics.
+    #[test]
+    fn the_component_agrees_with_its_data(ops in proptest::collection::vec(component_op(), 1..24)) {
+        let executor = Arc::new(ManualExecutor::new());
+        let mut mesh = ProcMeshData::with_cook_executor(executor.clone());
+        let mut component = ProceduralMeshComponent::from_mesh(ProcMeshData::with_cook_executor(executor.clone()));
+        let settings = PrimitiveSettings::default();
+        for op in &ops {
+            // What the previous calls marked is collected first, as the world does.
+            let _ = component.take_dirty();
+            match op {
+                ComponentOp::Forward(op) => {
+                    let before = component.with_mesh(|m| format!("{m:?}"));
+                    let data_rejected = apply(&mut mesh, &executor, op);
+                    if let Some(rejected) = apply_component(&mut component, &executor, op) {
+                        prop_assert_eq!(rejected, data_rejected, "{:?}", op);
+                        if rejected {
+                            prop_assert_eq!(component.with_mesh(|m| format!("{m:?}")), before, "rejected {:?} changed the component", op);
+                            prop_assert_eq!(component.take_dirty(), DirtyFlags::NONE, "rejected {:?} marked the component dirty", op);
+                        }
+                    }
+                }
+                ComponentOp::StaticPath(on) => component.set_static_draw_path(*on),
+                ComponentOp::CastShadow(on) => component.set_cast_shadow(*on),
+                ComponentOp::NoteTransform(scale) => component.note_transform(Mat4::from_scale(*scale)),
+                ComponentOp::Proxy => {
+                    let proxy = component.create_scene_proxy(&ProxyCreateContext { settings: &settings, local_to_world: Mat4::IDENTITY });
+                    prop_assert!(proxy.is_some());
+                }
+                ComponentOp::DynamicData => {
+                    let _ = component.dynamic_data();
+                }
+            }
+            component.with_mesh(|m| {
+                assert!(m.sections().eq(mesh.sections()), "sections differ after {op:?}");
+                assert!((0..4).all(|i| m.material(i) == mesh.material(i)), "materials differ after {op:?}");
+                assert_eq!(m.collision_convex_meshes(), mesh.collision_convex_meshes());
+            });
+            prop_assert!(component.local_bounds().is_valid(), "bounds {:?}", component.local_bounds());
         }
     }
 }
