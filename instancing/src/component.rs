@@ -280,6 +280,20 @@ impl InstancedStaticMeshComponent {
         let _ = self.edited(Ok(()));
     }
 
+    /// UE's `InstancingRandomSeed`: the seed of every instance's
+    /// `PerInstanceRandom` (a change re-sends every instance).
+    pub fn set_random_seed(&mut self, seed: u32) {
+        self.before_edit();
+        if seed != self.store.random_seed() {
+            self.store.set_random_seed(seed);
+            let _ = self.edited(Ok(()));
+        }
+    }
+
+    pub fn random_seed(&self) -> u32 {
+        self.store.random_seed()
+    }
+
     /// UE's `SetCustomDataValue`.
     pub fn set_custom_data_value(&mut self, index: u32, float_index: u32, value: f32) -> Result<()> {
         self.before_edit();

@@ -1,6 +1,7 @@
 //! `InstancedStaticMeshComponent` in an engine-core `World` with a render
 //! thread (real device, validation on): one proxy and one base-pass draw per
-//! component, edits reach the existing proxy without recreating it.
+//! component, edits reach the existing proxy without recreating it, moving a
+//! parent re-culls, and `PerInstanceRandom` reaches materials per seed.
 
 use engine_core::{ComponentId, StaticMesh, Transform, World};
 use glam::{Affine3A, Quat, Vec3, Vec4};
@@ -35,8 +36,18 @@ fn frame(w: &mut World) -> FrameStats {
     frame_image(w).0
 }
 
+fn main_view() -> SceneView {
+    SceneView::perspective(Vec3::new(0.0, -0.01, 60.0), Vec3::ZERO, Vec3::Y, 1.2, 0.1, 500.0, Rect::from_size(W, H)).unwrap()
+}
+
+/// Pixel of a world point in the main view.
+fn project(p: Vec3) -> (u32, u32) {
+    let c = main_view().view_proj() * p.extend(1.0);
+    (((c.x / c.w * 0.5 + 0.5) * W as f32) as u32, ((c.y / c.w * 0.5 + 0.5) * H as f32) as u32)
+}
+
 fn frame_image(w: &mut World) -> (FrameStats, rhi_vulkan::Image) {
-    let view = SceneView::perspective(Vec3::new(0.0, -0.01, 60.0), Vec3::ZERO, Vec3::Y, 1.2, 0.1, 500.0, Rect::from_size(W, H)).unwrap();
+    let view = main_view();
     let mut family = ViewFamily::new(W, H, vec![view]);
     family.clear_color = [0.0, 0.0, 1.0, 1.0];
     let rt = w.render_thread().unwrap();
@@ -162,6 +173,10 @@ fn edits_record_the_right_dirty_flags_without_a_renderer() {
     assert_eq!(c.take_dirty(), DirtyFlags::NONE);
     c.set_cull_distances(10.0, 20.0).unwrap();
     assert_eq!(c.take_dirty(), DirtyFlags::DYNAMIC_DATA);
+    c.set_random_seed(3);
+    assert_eq!(c.take_dirty(), DirtyFlags::DYNAMIC_DATA);
+    c.set_random_seed(3);
+    assert_eq!(c.take_dirty(), DirtyFlags::NONE, "the same seed changes nothing");
     c.set_mesh(StaticMesh::sphere(8)).unwrap();
     assert!(c.take_dirty().render_state);
     c.remove_instance(0).unwrap();
@@ -180,4 +195,78 @@ fn edits_record_the_right_dirty_flags_without_a_renderer() {
     w.set_relative_transform(id, Transform { translation: Vec3::Y, ..Transform::IDENTITY }).unwrap();
     assert_eq!(w.world_transform(id).unwrap().w_axis.truncate(), Vec3::Y);
     assert_eq!(w.send_all_end_of_frame_updates().unwrap().transforms_sent, 0, "no renderer, nothing sent");
+}
+
+/// Unlit: the instance's `PerInstanceRandom` as a gray level.
+const RANDOM_GRAY_WGSL: &str = "
+fn material_main(in: MaterialInput) -> MaterialOutput {
+    var out = default_material(in);
+    out.base_color = vec3<f32>(0.0);
+    out.specular = 0.0;
+    out.emissive = vec3<f32>(in.custom.w);
+    return out;
+}
+";
+
+/// The per-instance random value reaches the material: each instance's gray
+/// level orders like its random value, a new `instancing_random_seed`
+/// changes the picture and the old seed brings back the same pixels.
+#[test]
+fn per_instance_random_colors_instances_deterministically_per_seed() {
+    let mut w = world();
+    let material = w
+        .render_thread()
+        .unwrap()
+        .create_material(Material { shader: MaterialShader::new("ism_random_gray.wgsl", RANDOM_GRAY_WGSL), ..Material::default() })
+        .unwrap();
+    let centers: Vec<Vec3> = (0..8).map(|i| Vec3::new(-28.0 + i as f32 * 8.0, 0.0, 0.0)).collect();
+    let mut c = InstancedStaticMeshComponent::new(StaticMesh::cube()).unwrap();
+    c.set_random_seed(7);
+    let placed: Vec<Affine3A> = centers.iter().map(|&p| Affine3A::from_scale_rotation_translation(Vec3::splat(3.0), Quat::IDENTITY, p)).collect();
+    c.add_instances(&placed, TransformSpace::Component).unwrap();
+    let (_, id) = w.spawn_actor("ism", Box::new(c), Transform::IDENTITY).unwrap();
+    w.set_material(id, 0, material).unwrap();
+    w.send_all_end_of_frame_updates().unwrap();
+
+    let randoms = |w: &World| -> Vec<f32> {
+        let c: &InstancedStaticMeshComponent = w.component(id).unwrap();
+        (0..8).map(|i| c.store().instance_random(i).unwrap()).collect()
+    };
+    // The top face (z = +3) of each cube, seen from above.
+    let grays = |img: &rhi_vulkan::Image| -> Vec<[u8; 4]> { centers.iter().map(|&p| project(p + Vec3::Z * 3.0)).map(|(x, y)| img.pixel(x, y)).collect() };
+    let check = |r: &[f32], g: &[[u8; 4]]| {
+        for p in g {
+            assert!(p[0] == p[1] && p[1] == p[2] && p[3] == 255, "gray, not the clear color: {g:?}");
+        }
+        for i in 0..8 {
+            for j in 0..8 {
+                if r[i] + 0.02 < r[j] {
+                    assert!(g[i][0] < g[j][0], "instance {i} (random {}) darker than {j} (random {}): {g:?}", r[i], r[j]);
+                }
+            }
+        }
+        let mut distinct: Vec<u8> = g.iter().map(|p| p[0]).collect();
+        distinct.sort_unstable();
+        distinct.dedup();
+        assert!(distinct.len() >= 6, "instances differ: {g:?} for randoms {r:?}");
+    };
+    let (_, image) = frame_image(&mut w);
+    let (r7, g7) = (randoms(&w), grays(&image));
+    check(&r7, &g7);
+
+    w.with_component_mut(id, |c: &mut InstancedStaticMeshComponent| c.set_random_seed(8)).unwrap();
+    let eof = w.send_all_end_of_frame_updates().unwrap();
+    assert_eq!((eof.proxies_created, eof.dynamic_data_sent), (0, 1), "a new seed re-sends the instances in place: {eof:?}");
+    let (_, image) = frame_image(&mut w);
+    let (r8, g8) = (randoms(&w), grays(&image));
+    check(&r8, &g8);
+    assert!(r7.iter().zip(&r8).filter(|(a, b)| (*a - *b).abs() > 0.02).count() >= 6, "another seed, other randoms: {r7:?} {r8:?}");
+    assert!(g7.iter().zip(&g8).filter(|(a, b)| a != b).count() >= 6, "another seed, another picture");
+
+    w.with_component_mut(id, |c: &mut InstancedStaticMeshComponent| c.set_random_seed(7)).unwrap();
+    w.send_all_end_of_frame_updates().unwrap();
+    let (_, image) = frame_image(&mut w);
+    assert_eq!(randoms(&w), r7);
+    assert_eq!(grays(&image), g7, "the same seed, the same pixels");
+    assert_clean(&mut w);
 }
