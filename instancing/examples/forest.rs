@@ -23,7 +23,7 @@ fn main() -> Result<()> {
 
     // 100,000 trees on a jittered grid, with random yaw and size.
     let mut store = InstanceStore::new(*mesh.bounds());
-    store.set_num_custom_data_floats(1); // e.g. a colour variation
+    store.set_num_custom_data_floats(1)?; // e.g. a colour variation
     store.set_random_seed(2024);
     let mut h = 0x2545_F491_4F6C_DD1Du64;
     let mut rand = move || {

@@ -249,6 +249,7 @@ impl InstancedStaticMeshComponent {
 
     /// UE's `RemoveInstance` (swap-remove: the last instance takes `index`).
     pub fn remove_instance(&mut self, index: u32) -> Result<InstanceId> {
+        self.store.id_at(index)?;
         self.before_edit();
         let r = self.store.remove_instance(index);
         self.edited(r)
@@ -256,8 +257,10 @@ impl InstancedStaticMeshComponent {
 
     /// UE's `UpdateInstanceTransform`.
     pub fn update_instance_transform(&mut self, index: u32, transform: Affine3A, space: TransformSpace) -> Result<()> {
+        self.store.id_at(index)?;
+        let local = self.to_component(transform, space)?;
         self.before_edit();
-        let r = self.store.update_instance_transform(index, transform, space);
+        let r = self.store.update_instance_transform(index, local, TransformSpace::Component);
         self.edited(r)
     }
 
@@ -273,11 +276,18 @@ impl InstancedStaticMeshComponent {
         let _ = self.edited(Ok(()));
     }
 
-    /// UE's `NumCustomDataFloats` (every instance becomes dirty).
-    pub fn set_num_custom_data_floats(&mut self, n: u32) {
+    /// UE's `NumCustomDataFloats` (every instance becomes dirty; at most
+    /// [`crate::MAX_CUSTOM_DATA_FLOATS`]).
+    pub fn set_num_custom_data_floats(&mut self, n: u32) -> Result<()> {
+        if n == self.store.num_custom_data_floats() {
+            return Ok(());
+        }
+        if n > crate::MAX_CUSTOM_DATA_FLOATS {
+            return Err(crate::InstancingError::TooManyCustomDataFloats { requested: n, max: crate::MAX_CUSTOM_DATA_FLOATS });
+        }
         self.before_edit();
-        self.store.set_num_custom_data_floats(n);
-        let _ = self.edited(Ok(()));
+        let r = self.store.set_num_custom_data_floats(n);
+        self.edited(r)
     }
 
     /// UE's `InstancingRandomSeed`: the seed of every instance's
@@ -296,6 +306,7 @@ impl InstancedStaticMeshComponent {
 
     /// UE's `SetCustomDataValue`.
     pub fn set_custom_data_value(&mut self, index: u32, float_index: u32, value: f32) -> Result<()> {
+        self.store.check_custom_data_value(index, float_index, value)?;
         self.before_edit();
         let r = self.store.set_custom_data_value(index, float_index, value);
         self.edited(r)

@@ -53,6 +53,9 @@ pub enum InstancingError {
     #[error("view or projection matrix is not finite")]
     NonFiniteView,
     /// More instances than a `u32` index (minus the free-slot marker) allows.
+    #[error("too many custom data floats per instance: {requested} requested, at most {max}")]
+    TooManyCustomDataFloats { requested: u32, max: u32 },
+
     #[error("too many instances: {requested} requested, at most {max}")]
     TooManyInstances { requested: u64, max: u32 },
     /// The renderer or the RHI refused a request (the message is theirs).

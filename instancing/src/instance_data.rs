@@ -39,6 +39,11 @@ use crate::transform::{to_component, validate_transform, TransformSpace};
 /// a free id slot).
 pub const MAX_INSTANCES: u32 = u32::MAX - 1;
 
+/// Custom floats per instance at most. UE's materials read a handful; the
+/// cap keeps a bad count from allocating `instances × count` floats without
+/// bound (the inline GPU stream carries 4, see the vertex factory).
+pub const MAX_CUSTOM_DATA_FLOATS: u32 = 256;
+
 /// All instances of one component. See the module docs.
 #[derive(Clone, PartialEq)]
 pub struct InstanceStore {
@@ -403,13 +408,8 @@ impl InstanceStore {
         self.bounds.mark_loose();
     }
 
-    /// Sets one custom float (UE's `SetCustomDataValue`).
-    pub fn set_custom_data_value(
-        &mut self,
-        index: u32,
-        float_index: u32,
-        value: f32,
-    ) -> Result<()> {
+    /// What [`Self::set_custom_data_value`] would reject, without changing anything.
+    pub fn check_custom_data_value(&self, index: u32, float_index: u32, value: f32) -> Result<()> {
         self.check_index(index)?;
         if float_index >= self.num_custom_data_floats {
             return Err(InstancingError::CustomDataIndex {
@@ -420,6 +420,17 @@ impl InstanceStore {
         if !value.is_finite() {
             return Err(InstancingError::NonFiniteCustomData);
         }
+        Ok(())
+    }
+
+    /// Sets one custom float (UE's `SetCustomDataValue`).
+    pub fn set_custom_data_value(
+        &mut self,
+        index: u32,
+        float_index: u32,
+        value: f32,
+    ) -> Result<()> {
+        self.check_custom_data_value(index, float_index, value)?;
         let n = self.num_custom_data_floats as usize;
         self.custom_data[index as usize * n + float_index as usize] = value;
         self.gpu_dirty.mark(index);
@@ -439,10 +450,14 @@ impl InstanceStore {
     /// Changes the number of custom floats per instance. Existing values are
     /// kept up to the new count, new ones are zero. Every instance's custom
     /// offset changes, so everything is dirty (UE recreates the render state).
-    pub fn set_num_custom_data_floats(&mut self, n: u32) {
+    /// More than [`MAX_CUSTOM_DATA_FLOATS`] is rejected.
+    pub fn set_num_custom_data_floats(&mut self, n: u32) -> Result<()> {
+        if n > MAX_CUSTOM_DATA_FLOATS {
+            return Err(InstancingError::TooManyCustomDataFloats { requested: n, max: MAX_CUSTOM_DATA_FLOATS });
+        }
         let old = self.num_custom_data_floats as usize;
         if n as usize == old {
-            return;
+            return Ok(());
         }
         let new = n as usize;
         let count = self.transforms.len();
@@ -455,6 +470,7 @@ impl InstanceStore {
         self.custom_data = data;
         self.num_custom_data_floats = n;
         self.gpu_dirty.mark_range(0..count as u32);
+        Ok(())
     }
 
     /// Changes the seed of the per-instance random values (all dirty).

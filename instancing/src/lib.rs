@@ -95,7 +95,7 @@ pub use error::{InstancingError, Result};
 pub use gpu_data::InstanceGpuData;
 pub use hism::HismTree;
 pub use id::InstanceId;
-pub use instance_data::{InstanceStore, MAX_INSTANCES};
+pub use instance_data::{InstanceStore, MAX_CUSTOM_DATA_FLOATS, MAX_INSTANCES};
 pub use mesh::{InstancedMesh, MeshLod, MeshSection, MAX_LODS};
 pub use transform::{validate_transform, TransformSpace};
 pub use proxy::{

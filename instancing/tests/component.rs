@@ -165,7 +165,7 @@ fn edits_record_the_right_dirty_flags_without_a_renderer() {
     assert_eq!(c.take_dirty(), DirtyFlags::DYNAMIC_DATA | DirtyFlags::TRANSFORM);
     c.update_instance_transform(0, grid(4, Vec3::ZERO)[3], TransformSpace::Component).unwrap();
     assert_eq!(c.take_dirty(), DirtyFlags::DYNAMIC_DATA);
-    c.set_num_custom_data_floats(1);
+    c.set_num_custom_data_floats(1).unwrap();
     c.take_dirty();
     c.set_custom_data_value(1, 0, 2.0).unwrap();
     assert_eq!(c.take_dirty(), DirtyFlags::DYNAMIC_DATA);

@@ -255,7 +255,7 @@ fn custom_data_reaches_the_material() {
     let mesh = cube_mesh(None);
     let place = |x: f32| Affine3A::from_scale_rotation_translation(Vec3::splat(4.0), glam::Quat::IDENTITY, Vec3::new(x, 0.0, 0.0));
     let mut store = store_for(&mesh, &[place(-6.0), place(6.0)]);
-    store.set_num_custom_data_floats(3);
+    store.set_num_custom_data_floats(3).unwrap();
     store.set_custom_data(0, &[1.0, 0.0, 0.0]).unwrap();
     store.set_custom_data(1, &[0.0, 0.0, 1.0]).unwrap();
     let mut state = IsmRenderState::add(&mut rt, &mut store, mesh, vec![material], Affine3A::IDENTITY, CullDistances::NONE).unwrap();

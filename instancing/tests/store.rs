@@ -111,7 +111,7 @@ fn editing_one_of_100k_dirties_exactly_its_bytes() {
     assert_eq!(packed, vec![s.gpu_data_all()[54_321]]);
 
     // With custom data, a dirty instance covers its floats too.
-    s.set_num_custom_data_floats(4);
+    s.set_num_custom_data_floats(4).unwrap();
     assert_eq!(s.dirty_instance_count(), 100_000);
     s.take_dirty_ranges();
     s.set_custom_data_value(7, 2, 0.5).unwrap();
@@ -121,7 +121,7 @@ fn editing_one_of_100k_dirties_exactly_its_bytes() {
 #[test]
 fn custom_data() {
     let mut s = store_with(&[translate(0.0, 0.0, 0.0), translate(1.0, 0.0, 0.0)]);
-    s.set_num_custom_data_floats(3);
+    s.set_num_custom_data_floats(3).unwrap();
     assert_eq!(s.custom_data(), &[0.0; 6]);
     s.set_custom_data(1, &[1.0, 2.0, 3.0]).unwrap();
     s.set_custom_data_value(0, 2, 9.0).unwrap();
@@ -134,9 +134,9 @@ fn custom_data() {
         &[4.0, 5.0, 6.0]
     );
     // Shrinking keeps the leading floats; growing pads with zeros.
-    s.set_num_custom_data_floats(2);
+    s.set_num_custom_data_floats(2).unwrap();
     assert_eq!(s.custom_data(), &[0.0, 0.0, 1.0, 2.0, 4.0, 5.0]);
-    s.set_num_custom_data_floats(3);
+    s.set_num_custom_data_floats(3).unwrap();
     assert_eq!(s.instance_custom_data(1).unwrap(), &[1.0, 2.0, 0.0]);
     // Swap-remove moves the custom floats with the instance.
     s.remove_instance(0).unwrap();
@@ -148,7 +148,7 @@ fn custom_data() {
 #[test]
 fn rejected_calls_change_nothing() {
     let mut s = store_with(&[translate(0.0, 0.0, 0.0), translate(1.0, 0.0, 0.0)]);
-    s.set_num_custom_data_floats(2);
+    s.set_num_custom_data_floats(2).unwrap();
     s.update_instance_transform(1, translate(5.0, 0.0, 0.0), TransformSpace::Component)
         .unwrap();
     let before = s.clone();
