@@ -39,6 +39,11 @@ pub trait DistributionValue:
     fn uniform(min: Self, max: Self, rng: &mut Rng) -> Self;
     /// Component-wise product.
     fn scale(a: Self, b: Self) -> Self;
+    /// `a - b`.
+    fn sub(a: Self, b: Self) -> Self;
+    /// `a × f + b` (two roundings, not a fused multiply-add: the same
+    /// arithmetic as [`Self::lerp`]).
+    fn madd(a: Self, f: f32, b: Self) -> Self;
     /// Zero (what an empty curve, which validation rejects, evaluates to).
     fn zero() -> Self;
 }
@@ -56,6 +61,13 @@ impl DistributionValue for f32 {
     }
     fn scale(a: Self, b: Self) -> Self {
         a * b
+    }
+    fn sub(a: Self, b: Self) -> Self {
+        a - b
+    }
+    #[inline(always)]
+    fn madd(a: Self, f: f32, b: Self) -> Self {
+        a * f + b
     }
     fn zero() -> Self {
         0.0
@@ -79,6 +91,13 @@ macro_rules! impl_vector_value {
             }
             fn scale(a: Self, b: Self) -> Self {
                 a * b
+            }
+            fn sub(a: Self, b: Self) -> Self {
+                a - b
+            }
+            #[inline(always)]
+            fn madd(a: Self, f: f32, b: Self) -> Self {
+                a * f + b
             }
             fn zero() -> Self {
                 <$ty>::ZERO
@@ -239,39 +258,63 @@ fn evaluate_curve<T: DistributionValue>(keys: &[CurveKey<T>], t: f32) -> T {
 pub const LUT_SIZE: usize = 128;
 
 /// A distribution baked for per-tick evaluation: `LUT_SIZE` samples evenly
-/// spaced over `[0, 1]`, read by [`CurveLut::sample`] with one lerp.
+/// spaced over `[0, 1]`, read by [`CurveLut::sample`] with one multiply-add.
 ///
 /// Baking is exact where the curve is linear between samples, so curves whose
 /// keys sit on multiples of `1 / (LUT_SIZE - 1)` (0, 0.5 is not one, but 0 and
 /// 1 are) are reproduced exactly; elsewhere the error is a fraction of the
 /// curvature at a key, invisible on screen.
+///
+/// Each entry holds a sample and the step to the next one (the last entry a
+/// zero step), so a lookup is one table read and `value + step × fraction`,
+/// the same arithmetic as a lerp between neighbouring samples. The index is
+/// masked to the table's size, so the hot loop has no bounds check and no
+/// branch, and a NaN time reads some entry instead of panicking.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CurveLut<T> {
-    values: Box<[T; LUT_SIZE]>,
+    entries: Box<[(T, T); LUT_SIZE]>,
 }
+
+/// Index mask: `LUT_SIZE` is a power of two.
+const LUT_MASK: u32 = LUT_SIZE as u32 - 1;
+const _: () = assert!(LUT_SIZE.is_power_of_two() && LUT_SIZE <= 256);
+
+/// 1.5 × 2^23: adding it to a float in `(-2^22, 2^22)` gives a sum in
+/// `[2^23, 2^24)`, where floats are the integers, so the float is rounded to
+/// an integer and that integer sits in the low mantissa bits.
+const ROUND: f32 = 12_582_912.0;
+/// Subtracted before rounding so that rounding to nearest yields the floor:
+/// just under one half, so an exact integer (the last sample at `t = 1`)
+/// still rounds to itself. A position within `2^-10` of the next sample
+/// rounds up and extrapolates back from it by that much (exact on a line).
+const FLOOR_BIAS: f32 = 0.5 - 1.0 / 1024.0;
 
 impl<T: DistributionValue> CurveLut<T> {
     /// Bakes `distribution` (constant or curve; a uniform range bakes to its
     /// midpoint, but validation rejects it for over-life modules).
     pub fn bake(distribution: &Distribution<T>) -> Self {
-        let values: Vec<T> = (0..LUT_SIZE)
-            .map(|i| distribution.evaluate(i as f32 / (LUT_SIZE - 1) as f32))
+        Self::from_samples(|i| distribution.evaluate(i as f32 / (LUT_SIZE - 1) as f32))
+    }
+
+    fn from_samples(sample: impl Fn(usize) -> T) -> Self {
+        let entries: Vec<(T, T)> = (0..LUT_SIZE)
+            .map(|i| {
+                let v = sample(i);
+                let next = if i + 1 < LUT_SIZE { sample(i + 1) } else { v };
+                (v, T::sub(next, v))
+            })
             .collect();
-        let values: Box<[T; LUT_SIZE]> = values
+        let entries: Box<[(T, T); LUT_SIZE]> = entries
             .into_boxed_slice()
             .try_into()
-            .unwrap_or_else(|_| unreachable!("LUT_SIZE values were collected"));
-        CurveLut { values }
+            .unwrap_or_else(|_| unreachable!("LUT_SIZE entries were collected"));
+        CurveLut { entries }
     }
 
     /// This table with every sample multiplied by `factor` (bakes a
     /// uniform initial value into an over-life curve).
     pub fn scaled(&self, factor: T) -> Self {
-        let mut values = self.values.clone();
-        for v in values.iter_mut() {
-            *v = T::scale(factor, *v);
-        }
-        CurveLut { values }
+        Self::from_samples(|i| T::scale(factor, self.entries[i].0))
     }
 
     /// The baked value at normalised time `t` (clamped to `[0, 1]`).
@@ -279,13 +322,11 @@ impl<T: DistributionValue> CurveLut<T> {
     pub fn sample(&self, t: f32) -> T {
         let x = t.clamp(0.0, 1.0) * (LUT_SIZE - 1) as f32;
         // Integer part without Rust's saturating float-to-int conversion
-        // (several instructions on x86): adding 2^23 to x in [0, 127] leaves
-        // round(x) in the low mantissa bits; step down one where that
-        // rounded up. A NaN `t` reads some sample instead of panicking.
-        let r = ((x + 8_388_608.0).to_bits() & 0xFF) as usize;
-        let i = (r - usize::from(r as f32 > x)).min(LUT_SIZE - 2);
-        let f = x - i as f32;
-        T::lerp(self.values[i], self.values[i + 1], f)
+        // (several instructions on x86); see `ROUND` and `FLOOR_BIAS`.
+        let y = (x - FLOOR_BIAS) + ROUND;
+        let f = x - (y - ROUND);
+        let (v, step) = self.entries[(y.to_bits() & LUT_MASK) as usize];
+        T::madd(step, f, v)
     }
 }
 

@@ -37,7 +37,7 @@ use crate::distribution::{CurveLut, Distribution};
 use crate::error::ParticleError;
 use crate::particle::{Particle, ParticleStore};
 use crate::rng::Rng;
-use crate::update::{update_and_kill, update_one, OverLife, Step, UpdateParams};
+use crate::update::{advance_spawned, update_and_kill, OverLife, Step, UpdateParams};
 
 /// A tick replays the bursts of at most this many emitter loops.
 pub const MAX_BURST_LOOPS: u64 = 1024;
@@ -393,7 +393,7 @@ impl EmitterInstance {
             .map_or(0.0, |d| d.sample(loop_t, rng));
         let location = transform.transform_point3(local);
         let velocity = transform.transform_vector3(velocity);
-        self.particles.push(Particle {
+        let mut particle = Particle {
             old_location: location,
             location,
             base_velocity: velocity,
@@ -406,12 +406,10 @@ impl EmitterInstance {
             color,
             relative_time: 0.0,
             one_over_max_lifetime: inv_lifetime,
-        });
-        let i = self.particles.len() - 1;
-        let params = c.update_params(remaining);
-        if !update_one(&mut self.particles, i, &params) {
-            // Died within the tick it was born in.
-            self.particles.swap_remove(i);
+        };
+        // One that dies within the tick it was born in is never stored.
+        if advance_spawned(&mut particle, &c.update_params(remaining)) {
+            self.particles.push(particle);
         }
         true
     }

@@ -46,7 +46,7 @@
 use glam::{Vec2, Vec3, Vec4};
 
 use crate::distribution::CurveLut;
-use crate::particle::ParticleStore;
+use crate::particle::{Particle, ParticleStore};
 
 /// Closed-form step constants for one `dt`; see the module docs.
 #[derive(Clone, Copy, Debug)]
@@ -188,11 +188,13 @@ impl<'a> Lanes<'a> {
         )
     }
 
-    /// Moves particle `from` into slot `to` (killing `to`). The outputs the
-    /// update recomputes (location, size, colour) are not copied.
+    /// Moves particle `from` into slot `to` (killing `to`).
     #[inline(always)]
     fn pull(&mut self, from: usize, to: usize) {
         self.old_location[to] = self.old_location[from];
+        self.location[to] = self.location[from];
+        self.size[to] = self.size[from];
+        self.color[to] = self.color[from];
         self.base_velocity[to] = self.base_velocity[from];
         self.velocity[to] = self.velocity[from];
         self.rotation[to] = self.rotation[from];
@@ -237,12 +239,6 @@ pub(crate) fn update_and_kill(
         close_gaps(store, &live, survivors);
     }
     n - survivors
-}
-
-/// Updates one particle (a fresh spawn, advanced by its share of the tick);
-/// returns whether it is still alive.
-pub(crate) fn update_one(store: &mut ParticleStore, i: usize, p: &UpdateParams) -> bool {
-    dispatch(Lanes::new(store, i, i + 1), p) == 1
 }
 
 fn update_chunks_parallel(lanes: Lanes, p: &UpdateParams, live: &mut Vec<usize>) {
@@ -341,17 +337,92 @@ fn dispatch_size<const R: bool, const C: u8>(lanes: Lanes, p: &UpdateParams) -> 
     }
 }
 
-/// The hot loop over one chunk, in two parts.
+/// Motion constants for one step, with the acceleration folded in.
+#[derive(Clone, Copy)]
+struct Motion {
+    c1: f32,
+    decay: f32,
+    a_c1: Vec3,
+    a_c2: Vec3,
+}
+
+impl Motion {
+    #[inline(always)]
+    fn new(step: Step, acceleration: Vec3) -> Self {
+        Motion {
+            c1: step.c1,
+            decay: step.decay,
+            a_c1: acceleration * step.c1,
+            a_c2: acceleration * step.c2,
+        }
+    }
+
+    /// `(p', v')` from the position at the start of the step and the velocity.
+    #[inline(always)]
+    fn advance(&self, old: Vec3, v: Vec3) -> (Vec3, Vec3) {
+        (old + v * self.c1 + self.a_c2, v * self.decay + self.a_c1)
+    }
+}
+
+/// The current value of an over-life property at relative time `t`.
+#[inline(always)]
+fn over_life<T: crate::DistributionValue, const MODE: u8>(
+    lut: &CurveLut<T>,
+    base: T,
+    t: f32,
+) -> T {
+    match MODE {
+        PER_PARTICLE => T::scale(base, lut.sample(t)),
+        BAKED => lut.sample(t),
+        _ => base,
+    }
+}
+
+/// Advances one particle that is not (yet) in a store: a fresh spawn, by
+/// its share `p.step.dt` of the tick. Same arithmetic as the chunk kernel.
+/// Returns whether it is still alive.
+pub(crate) fn advance_spawned(q: &mut Particle, p: &UpdateParams) -> bool {
+    fn with_modes<const C: u8, const S: u8>(q: &mut Particle, p: &UpdateParams) {
+        q.color = over_life::<Vec4, C>(p.color_over_life, q.base_color, q.relative_time);
+        q.size = over_life::<Vec2, S>(p.size_over_life, q.base_size, q.relative_time);
+    }
+    let dt = p.step.dt;
+    let t = q.relative_time + q.one_over_max_lifetime * dt;
+    if t >= 1.0 {
+        return false;
+    }
+    q.relative_time = t;
+    (q.location, q.velocity) = Motion::new(p.step, p.acceleration).advance(q.old_location, q.velocity);
+    if p.rotates {
+        q.rotation += q.rotation_rate * dt;
+    }
+    match (p.colors.code(), p.sizes.code()) {
+        (OFF, OFF) => with_modes::<OFF, OFF>(q, p),
+        (OFF, PER_PARTICLE) => with_modes::<OFF, PER_PARTICLE>(q, p),
+        (OFF, _) => with_modes::<OFF, BAKED>(q, p),
+        (PER_PARTICLE, OFF) => with_modes::<PER_PARTICLE, OFF>(q, p),
+        (PER_PARTICLE, PER_PARTICLE) => with_modes::<PER_PARTICLE, PER_PARTICLE>(q, p),
+        (PER_PARTICLE, _) => with_modes::<PER_PARTICLE, BAKED>(q, p),
+        (_, OFF) => with_modes::<BAKED, OFF>(q, p),
+        (_, PER_PARTICLE) => with_modes::<BAKED, PER_PARTICLE>(q, p),
+        (_, _) => with_modes::<BAKED, BAKED>(q, p),
+    }
+    true
+}
+
+/// The hot loop over one chunk: one fused pass, then compaction.
 ///
-/// 1. Age and kill: advance each relative time; a particle that reaches 1 is
-///    replaced by the chunk's last unprocessed particle, which is examined
-///    next. Slot `i` is in cache already and the tail is read backwards in
-///    order, so killing costs no random memory access (a swap-remove pass
-///    after the update would miss cache on every array for every death).
-/// 2. Integrate and evaluate over the survivors, one straight loop per group
-///    of fields: no branches, no bounds checks, and each loop streams only
-///    the arrays it needs (the relative times, re-read by the colour and
-///    size loops, are still in L2 for a chunk of [`CHUNK`] particles).
+/// 1. Update: for each particle, age it, integrate, rotate, and evaluate the
+///    over-life curves, all in one straight loop. Every array is streamed
+///    once (read and/or written at the same index), with no branches and no
+///    bounds checks; a particle that reaches relative time 1 is updated like
+///    the others and only counted. Separate passes per module cost more: the
+///    relative times are re-read by each curve pass, and each short loop
+///    starts its own set of memory streams.
+/// 2. Kill, only if something died: walk the chunk's relative times (still
+///    in cache) and replace each dead particle by the chunk's last, which is
+///    examined next. About one particle in a hundred dies per tick, so this
+///    moves little.
 ///
 /// Returns how many particles the chunk kept (at its front).
 #[inline(never)]
@@ -359,77 +430,54 @@ fn kernel<const ROTATE: bool, const COLOR: u8, const SIZE: u8>(
     mut l: Lanes,
     p: &UpdateParams,
 ) -> usize {
-    let step = p.step;
-    let dt = step.dt;
+    let dt = p.step.dt;
+    let motion = Motion::new(p.step, p.acceleration);
+    let (color_lut, size_lut) = (p.color_over_life, p.size_over_life);
 
-    let mut n = l.len();
+    let n = l.len();
+    // Every slice exactly `n` long, so indexing below is not bounds checked.
+    let relative_time = &mut l.relative_time[..n];
+    let one_over_max_lifetime = &l.one_over_max_lifetime[..n];
+    let location = &mut l.location[..n];
+    let old_location = &l.old_location[..n];
+    let velocity = &mut l.velocity[..n];
+    let rotation = &mut l.rotation[..n];
+    let rotation_rate = &l.rotation_rate[..n];
+    let color = &mut l.color[..n];
+    let base_color = &l.base_color[..n];
+    let size = &mut l.size[..n];
+    let base_size = &l.base_size[..n];
+    let mut dead = 0usize;
+    for i in 0..n {
+        let t = relative_time[i] + one_over_max_lifetime[i] * dt;
+        relative_time[i] = t;
+        dead += usize::from(t >= 1.0);
+        (location[i], velocity[i]) = motion.advance(old_location[i], velocity[i]);
+        if ROTATE {
+            rotation[i] += rotation_rate[i] * dt;
+        }
+        if COLOR != OFF {
+            color[i] = over_life::<Vec4, COLOR>(color_lut, base_color[i], t);
+        }
+        if SIZE != OFF {
+            size[i] = over_life::<Vec2, SIZE>(size_lut, base_size[i], t);
+        }
+    }
+    if dead == 0 {
+        return n;
+    }
+
+    let mut n = n;
     let mut i = 0;
     while i < n {
-        let t = l.relative_time[i] + l.one_over_max_lifetime[i] * dt;
-        if t >= 1.0 {
+        if l.relative_time[i] >= 1.0 {
             n -= 1;
             if i < n {
                 l.pull(n, i);
             }
-            continue;
+        } else {
+            i += 1;
         }
-        l.relative_time[i] = t;
-        i += 1;
-    }
-
-    let relative_time = &l.relative_time[..n];
-    let (c1, decay) = (step.c1, step.decay);
-    let a_c1 = p.acceleration * c1;
-    let a_c2 = p.acceleration * step.c2;
-    for ((location, old), velocity) in l.location[..n]
-        .iter_mut()
-        .zip(&l.old_location[..n])
-        .zip(&mut l.velocity[..n])
-    {
-        let v = *velocity;
-        *location = *old + v * c1 + a_c2;
-        *velocity = v * decay + a_c1;
-    }
-    if ROTATE {
-        for (r, rate) in l.rotation[..n].iter_mut().zip(&l.rotation_rate[..n]) {
-            *r += rate * dt;
-        }
-    }
-    let color_lut = p.color_over_life;
-    match COLOR {
-        PER_PARTICLE => {
-            for ((c, base), t) in l.color[..n]
-                .iter_mut()
-                .zip(&l.base_color[..n])
-                .zip(relative_time)
-            {
-                *c = *base * color_lut.sample(*t);
-            }
-        }
-        BAKED => {
-            for (c, t) in l.color[..n].iter_mut().zip(relative_time) {
-                *c = color_lut.sample(*t);
-            }
-        }
-        _ => {}
-    }
-    let size_lut = p.size_over_life;
-    match SIZE {
-        PER_PARTICLE => {
-            for ((s, base), t) in l.size[..n]
-                .iter_mut()
-                .zip(&l.base_size[..n])
-                .zip(relative_time)
-            {
-                *s = *base * size_lut.sample(*t);
-            }
-        }
-        BAKED => {
-            for (s, t) in l.size[..n].iter_mut().zip(relative_time) {
-                *s = size_lut.sample(*t);
-            }
-        }
-        _ => {}
     }
     n
 }
