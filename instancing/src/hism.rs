@@ -130,3 +130,80 @@ pub(crate) fn cull_flat(instances: &[InstanceStreamData], mesh: &InstancedMesh, 
     }
     (out, TreeCullStats { fell_back_to_flat: true, ..TreeCullStats::default() })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bounds::BoxSphereBounds;
+    use crate::cluster_tree::ClusterTreeSettings;
+    use crate::culling::{CullDistances, CullView};
+    use crate::instance_data::InstanceStore;
+    use crate::transform::TransformSpace;
+    use glam::{Affine3A, Vec3};
+
+    fn sorted(out: &CullOutput) -> Vec<(u32, usize, u32)> {
+        let mut v: Vec<_> = out.lods.iter().enumerate().flat_map(|(l, b)| b.instances.iter().zip(&b.fades).map(move |(&i, f)| (i, l, f.to_bits()))).collect();
+        v.sort_unstable();
+        v
+    }
+
+    /// What the proxy holds: the store packed index by index.
+    fn packed(store: &InstanceStore) -> Vec<InstanceStreamData> {
+        store.gpu_data_all().iter().enumerate().map(|(i, g)| InstanceStreamData::new(g, store.instance_custom_data(i as u32).unwrap())).collect()
+    }
+
+    /// A tree that arrives stale (edits between its snapshot and its
+    /// arrival), then more edits through dynamic-data ranges: the proxy's
+    /// cull stays equal to flat culling at every step.
+    #[test]
+    fn proxy_tree_cull_equals_flat_through_stale_arrivals_and_later_edits() {
+        let mesh = InstancedMesh::simple(BoxSphereBounds::new(Vec3::ZERO, Vec3::ONE, 3f32.sqrt()).unwrap(), 512, 1536, &[1.0, 0.3, 0.1]).unwrap();
+        let mut store = InstanceStore::new(*mesh.bounds());
+        let at = |i: u32| Affine3A::from_translation(Vec3::new((i % 50) as f32 * 4.0 - 100.0, 0.0, (i / 50) as f32 * 4.0 - 100.0));
+        store.add_instances(&(0..2500).map(at).collect::<Vec<_>>()).unwrap();
+        let view = CullView::look_at(Vec3::new(0.0, 40.0, -120.0), Vec3::ZERO, Vec3::Y, 1.0, 1.5, 0.5, 500.0).unwrap();
+        let culler = InstanceCuller::new(&mesh, &Affine3A::IDENTITY, &view, CullDistances::new(50.0, 150.0).unwrap()).unwrap();
+        let check = |proxy: &ProxyTree, store: &InstanceStore| {
+            let instances = packed(store);
+            let (tree_out, stats) = proxy.cull(&instances, &mesh, &culler);
+            let (flat, _) = cull_flat(&instances, &mesh, &culler);
+            assert!(!stats.fell_back_to_flat);
+            assert_eq!(sorted(&tree_out), sorted(&flat), "{stats:?}");
+            assert!(!flat.lods.iter().all(|b| b.instances.is_empty()), "something in view");
+            stats
+        };
+
+        let tree = Arc::new(ClusterTree::build(&store, &mesh, &ClusterTreeSettings::default()));
+        // Edits after the snapshot, before the tree reaches the proxy.
+        for i in 0..40 {
+            store.update_instance_transform(i * 31, at(i * 7 + 3), TransformSpace::Component).unwrap();
+        }
+        for i in 0..30 {
+            store.remove_instance(i * 53).unwrap();
+        }
+        store.add_instances(&(0..20).map(|i| at(i * 11)).collect::<Vec<_>>()).unwrap();
+        store.take_dirty_ranges();
+        let g = tree.generation();
+        let edited_since = store.cull_edits().into_iter().filter(|&i| store.modified_generation(i) > g).collect();
+        let mut proxy = ProxyTree::new(HismTree { tree, edited_since });
+        assert!(check(&proxy, &store).stale_instances >= 60, "the edits are culled one by one");
+
+        // Later edits arrive as written ranges.
+        for round in 0..5u32 {
+            store.update_instance_transform(round * 97, at(round * 13 + 1), TransformSpace::Component).unwrap();
+            store.remove_instance(round * 101 + 7).unwrap();
+            store.add_instance(at(round * 17 + 5)).unwrap();
+            for r in store.take_dirty_ranges() {
+                proxy.mark(r);
+            }
+            check(&proxy, &store);
+        }
+        // Everything removed and re-added: the old tree covers nothing valid.
+        store.clear_instances();
+        store.add_instances(&(0..100).map(|i| at(i * 25 + 12)).collect::<Vec<_>>()).unwrap();
+        for r in store.take_dirty_ranges() {
+            proxy.mark(r);
+        }
+        check(&proxy, &store);
+    }
+}
