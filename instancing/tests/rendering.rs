@@ -296,3 +296,27 @@ fn ue_mode_draws_every_instance_at_one_lod_and_bounds_growth_recreates_the_proxy
     assert_eq!(state.stats().snapshot().visible(), 2_501);
     assert_clean(&mut rt);
 }
+
+#[test]
+fn set_transform_moves_the_instances_and_reculls_them_without_re_sending_them() {
+    let mut rt = render_thread();
+    let white = rt.create_material(Material::colored(Vec4::ONE)).unwrap();
+    let mesh = cube_mesh(None);
+    let mut store = store_for(&mesh, &grid(1000, 1.0, 0.6, Vec3::ZERO));
+    let mut state = IsmRenderState::add(&mut rt, &mut store, mesh, vec![white], Affine3A::IDENTITY, CullDistances::NONE).unwrap();
+    let view = SceneView::perspective(Vec3::new(0.0, -0.01, 60.0), Vec3::ZERO, Vec3::Y, 1.2, 0.1, 500.0, Rect::from_size(W, H)).unwrap();
+    let fam = family(view);
+    frame(&mut rt, &fam);
+    frame(&mut rt, &fam);
+    assert_eq!(state.stats().snapshot().visible(), 1000);
+
+    // Up by 45: most of the grid leaves the top of the view.
+    state.set_transform(&mut rt, Affine3A::from_translation(Vec3::new(0.0, 45.0, 0.0))).unwrap();
+    frame(&mut rt, &fam);
+    frame(&mut rt, &fam);
+    let s = state.stats().snapshot();
+    assert!(s.visible() > 50 && s.visible() < 700, "{} visible after the move", s.visible());
+    assert_eq!(s.last_update_upload_bytes, 0, "no instance data re-sent");
+    assert!(state.set_transform(&mut rt, Affine3A::from_scale(Vec3::ZERO)).is_err(), "a singular transform is rejected");
+    assert_clean(&mut rt);
+}
