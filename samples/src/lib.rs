@@ -23,4 +23,5 @@ pub const SAMPLES: &[(&str, &str)] = &[
     ("instancing", "instanced rocks and a forest with GPU culling; --mesh-a N --mesh-b M --instances K"),
     ("particles", "fountains, smoke and sparks (Cascade-style sprite particles); --particles N"),
     ("showcase", "everything together: terrain, water, forest, particles, buildings, lights, a moving camera"),
+    ("soak", "frames of churn (components, sections, instances, particle systems); fails if memory grows; --report PATH"),
 ];

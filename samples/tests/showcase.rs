@@ -28,9 +28,25 @@ fn showcase_renders_every_feature_with_clean_stats() {
     assert!(s.timings_ms.frame > 0.0);
 }
 
+/// The load run: a million instances and a million particles, two frames
+/// at a small size (about 10 s in the dev profile on two cores).
+#[test]
+fn showcase_renders_a_million_instances_and_a_million_particles() {
+    let args = ["--frames", "2", "--width", "160", "--height", "90", "--instances", "1000000", "--particles", "1000000"];
+    let (_, s) = common::run_sample(env!("CARGO_BIN_EXE_showcase"), "load", &args);
+    assert_eq!((s.frames, s.width, s.height), (2, 160, 90));
+    assert_eq!((s.validation.errors, s.validation.warnings), (0, 0));
+    assert!(s.instances.total >= 1_000_000, "{:?}", s.instances);
+    assert!(s.instances.total < 1_010_000, "the pebbles make up the rest, no more: {:?}", s.instances);
+    assert!(s.particles >= 1_000_000, "the geyser's burst is alive: {}", s.particles);
+    // Particles are drawn one instance each (with the water) in the translucency pass.
+    assert!(s.passes["translucency"].instances >= 1_000_000, "{:?}", s.passes["translucency"]);
+    assert!(s.passes["base"].draws > 0 && s.passes["shadow"].draws > 0);
+}
+
 #[test]
 fn showcase_rejects_bad_options_with_code_2() {
-    for args in [&["--frames", "0"][..], &["--width", "x"], &["--no-such-option"]] {
+    for args in [&["--frames", "0"][..], &["--width", "x"], &["--no-such-option"], &["--instances", "0"], &["--particles", "-5"], &["--particles", "99999999"]] {
         let out = Command::new(env!("CARGO_BIN_EXE_showcase")).args(args).output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{args:?}");
     }

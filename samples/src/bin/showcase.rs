@@ -5,6 +5,16 @@
 //! a village of static-mesh buildings with a plaza fountain, chimney smoke
 //! and a lake fountain (ParticleSystemComponent, translucent sprites); a
 //! shadow-casting sun, lamp point lights; a camera flying along a circle.
+//!
+//! Load options (the test suite renders 1,000,000 of each headless):
+//! `--instances N` makes at least N instanced-static-mesh instances in all —
+//! the forest's (about 2,350) and, for the rest, pebbles scattered over the
+//! land in one more component (GPU-culled, faded out past 70 m, no shadows,
+//! as a level's ground clutter would be); `--particles N` adds a geyser in
+//! the lake whose single burst spawns N long-lived, unsorted particles on
+//! the first frame. The geyser is ticked by the sample itself (inactive in
+//! the world, as in the particles sample), so that the stats' `particles`
+//! is its exact live count plus the other emitters' as drawn.
 
 use clap::Parser;
 use engine_core::*;
@@ -19,6 +29,12 @@ use std::sync::Arc;
 #[derive(Parser, Debug)]
 #[command(name = "showcase", about = "Terrain, water, forest, particles, buildings, lights and a moving camera together")]
 struct Options {
+    /// At least N instanced-static-mesh instances in all: the forest, then pebbles for the rest.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=16_000_000))]
+    instances: Option<u32>,
+    /// Add a geyser whose one burst spawns N particles on the first frame.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=16_000_000))]
+    particles: Option<u32>,
     #[command(flatten)]
     common: CommonOptions,
 }
@@ -173,6 +189,26 @@ fn fountain_json(ground: f32, speed: f32, size: f32) -> String {
     )
 }
 
+/// One burst of `n` particles that live a minute: all alive for any short run.
+fn geyser_json(n: u32) -> String {
+    format!(
+        r#"{{"emitters": [{{
+  "name": "geyser",
+  "required": {{"material": "M_Water", "blend_mode": "translucent", "screen_alignment": "facing_camera",
+               "sort_mode": "none", "max_particles": {n}}},
+  "modules": [
+    {{"spawn": {{"rate": 0.0, "bursts": [{{"time": 0.0, "count": {n}}}]}}}},
+    {{"lifetime": {{"constant": 60.0}}}},
+    {{"initial_location": {{"sphere": {{"center": [0.0, 0.0, 0.0], "radius": 5.0}}}}}},
+    {{"initial_velocity": {{"cone": {{"direction": [0.0, 0.0, 1.0], "angle": 0.5, "speed": {{"uniform": {{"min": 1.0, "max": 6.0}}}}}}}}}},
+    {{"initial_size": {{"uniform": {{"min": [0.05, 0.05], "max": [0.12, 0.12]}}}}}},
+    {{"initial_color": {{"constant": [0.8, 0.9, 1.0, 0.5]}}}},
+    {{"acceleration": [0.0, 0.0, -0.5]}}
+  ]
+}}]}}"#
+    )
+}
+
 const SMOKE_JSON: &str = r#"{"emitters": [{
   "name": "smoke",
   "required": {"material": "M_Smoke", "blend_mode": "translucent", "screen_alignment": "facing_camera",
@@ -290,18 +326,38 @@ fn run(o: &Options) -> anyhow::Result<()> {
         let scale = Vec3::new(s * (1.0 + rand(k, 14)), s * (0.8 + rand(k, 15)), s * (0.6 + 0.5 * rand(k, 16)));
         rocks.push(Affine3A::from_scale_rotation_translation(scale, Quat::from_rotation_z(rand(k, 17) * 6.28), Vec3::new(x, y, h + 0.15 * scale.z)));
     }
+    // Pebbles: whatever `--instances` asks beyond the forest, on the land.
+    let forest = (trunks.len() + crowns.len() + rocks.len()) as u32;
+    let pebbles: Vec<Affine3A> = (0..o.instances.unwrap_or(0).saturating_sub(forest))
+        .map(|i| {
+            let (x, y) = ((rand(i, 21) * 2.0 - 1.0) * (HALF - 1.0), (rand(i, 22) * 2.0 - 1.0) * (HALF - 1.0));
+            let s = 0.08 + 0.12 * rand(i, 23);
+            Affine3A::from_scale_rotation_translation(Vec3::new(s * 1.4, s, s * 0.6), Quat::from_rotation_z(rand(i, 24) * 6.28), Vec3::new(x, y, height(x, y).max(0.0)))
+        })
+        .collect();
     let mut ism_ids = Vec::new();
     for (name, mesh, transforms, mat) in [
         ("tree trunks", StaticMesh::cylinder(8), &trunks, trunk),
         ("tree crowns", StaticMesh::cone(10), &crowns, leaves),
         ("rocks", StaticMesh::sphere(10), &rocks, stone),
+        ("pebbles", StaticMesh::sphere(4), &pebbles, stone),
     ] {
+        if transforms.is_empty() {
+            continue;
+        }
         let mut c = InstancedStaticMeshComponent::new(mesh)?;
         c.add_instances(transforms, TransformSpace::Component)?;
+        if name == "pebbles" {
+            c.set_cull_distances(50.0, 70.0)?;
+        }
         let (_, id) = engine.world.spawn_actor(name, Box::new(c), Transform::IDENTITY)?;
         engine.world.set_material(id, 0, mat)?;
+        if name == "pebbles" {
+            engine.world.set_cast_shadow(id, false)?;
+        }
         ism_ids.push(id);
     }
+    drop(pebbles);
 
     // The village: houses with pyramid roofs, a tower, a plaza fountain, lamps.
     let ground = |p: Vec2| height(p.x, p.y);
@@ -361,6 +417,19 @@ fn run(o: &Options) -> anyhow::Result<()> {
         }
         particle_ids.push(engine.world.spawn_actor("particles", Box::new(c), t)?.1);
     }
+    // The geyser (`--particles`): ticked below, not by the world.
+    let geyser = match o.particles {
+        Some(n) => {
+            let system = Arc::new(ParticleSystem::from_json_str(&geyser_json(n))?);
+            let mats = ParticleMaterials::for_system(engine.render_thread(), &system)?;
+            let t = Transform::from_translation(Vec3::new(LAKE_FOUNTAIN.x + 12.0, LAKE_FOUNTAIN.y + 6.0, 1.0));
+            let c = ParticleSystemComponent::new(system, 99, mats)?.with_spawn_transform(t.to_mat4())?;
+            let (_, id) = engine.world.spawn_actor("geyser", Box::new(c), t)?;
+            engine.world.set_active(id, false)?;
+            Some(id)
+        }
+        None => None,
+    };
 
     let last = o.common.frame_count() - 1;
     runner::run("showcase", &o.common, &mut engine, |engine, frame, dt| {
@@ -370,6 +439,14 @@ fn run(o: &Options) -> anyhow::Result<()> {
         engine.world.with_component_mut(terrain_id, |c: &mut ProceduralMeshComponent| c.update_mesh_section(WATER_SECTION, SectionData::positions(&wp).normals(&wn)))??;
         // Live particles after this frame's tick (the simulation is deterministic).
         let mut particles = 0u64;
+        if let Some(id) = geyser {
+            particles += engine.world.with_component_mut(id, |c: &mut ParticleSystemComponent| {
+                c.tick(dt);
+                c.instance().live_particles() as u64
+            })?;
+            engine.world.mark_render_dynamic_data_dirty(id)?;
+            engine.world.mark_render_transform_dirty(id)?;
+        }
         for id in &particle_ids {
             let mut next = engine.world.component::<ParticleSystemComponent>(*id)?.instance().clone();
             next.tick(dt);

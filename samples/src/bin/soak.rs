@@ -1,0 +1,374 @@
+//! `cargo xtask soak [--frames N]`: many frames of churn, to show that
+//! nothing grows. Every frame the sample
+//!
+//! * spawns two static-mesh actors (cubes and spheres) and, once 16 live,
+//!   destroys the two oldest;
+//! * re-creates one of three procedural mesh sections with a new vertex
+//!   count (a grid of 4..=10 quads a side, so its buffers are reallocated)
+//!   and clears the one created two frames before;
+//! * adds 25 instances to an instanced static mesh and removes 25, and every
+//!   64 frames destroys that ISM actor and spawns a new one (2,000 instances);
+//! * starts one particle system (a new component) and, once 8 live, stops
+//!   (destroys) the oldest.
+//!
+//! The churn is periodic (period at most 64 frames), so after warm-up the
+//! live objects, and with them the memory, repeat a fixed pattern. Every
+//! frame the sample reads its resident set (`VmRSS` of `/proc/self/status`;
+//! the kB there need no page size) on the game thread and, through a render
+//! command that does not wait, the live gpu-allocator allocations of the
+//! device (`Device::counts().allocations`) on the render thread. Both
+//! series are reduced to one maximum per window of `--sample-every` frames
+//! (default: a hundredth of the run, at least 1).
+//!
+//! **The rule ("flat after warm-up").** With the windows split in quarters
+//! (the first quarter is warm-up), let `Q2` be the maximum over the second
+//! quarter and `H2` the maximum over the last half. Allocations are flat
+//! when `H2 <= Q2`: the count returns to a bounded plateau and never
+//! exceeds what it reached before. Host memory is flat when
+//! `H2 <= Q2 * 1.05 + 4 MiB`: the allocator's arenas and the validation
+//! layer's bookkeeping jitter a little, a leak grows without bound. The run
+//! fails (exit 1) when either series grows or the validation layer reported
+//! any error or warning.
+//!
+//! **Host memory is judged only without synchronization validation.** The
+//! synchronization validation of the Khronos layer we run on (1.3.239, that
+//! of Debian 12) keeps state for every buffer ever created: measured alone,
+//! creating, uploading and destroying a buffer costs about 3 KB of RSS for
+//! good with it on, and nothing with it off or without the layer. So with
+//! sync validation on (rhi-vulkan's default where the layer offers it) the
+//! RSS series is reported but not judged; `PROXIMA_SYNC_VALIDATION=0` keeps
+//! the core validation layer and judges it. `cargo xtask soak` runs both.
+//!
+//! `--report PATH` writes both series, the rule's figures, the churn counts
+//! and the verdict as JSON. The frame size defaults to 64×64 so that 10,000
+//! frames (the default) run in minutes on lavapipe; `--width`/`--height`
+//! and every other common option work as in any sample.
+
+use clap::{CommandFactory, FromArgMatches, Parser};
+use engine_core::*;
+use glam::{Affine3A, Quat, Vec2, Vec3, Vec4};
+use instancing::{InstancedStaticMeshComponent, TransformSpace};
+use particles::{ParticleMaterials, ParticleSystem, ParticleSystemComponent};
+use procmesh::{ProceduralMeshComponent, SectionData};
+use renderer::{Material, MaterialId};
+use samples::{runner, CommonOptions};
+use serde_json::json;
+use std::collections::VecDeque;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+const NAME: &str = "soak";
+/// Host memory may exceed the second quarter's maximum by this factor plus
+/// [`RSS_SLACK_MIB`] (see the module docs).
+const RSS_FACTOR: f64 = 1.05;
+const RSS_SLACK_MIB: f64 = 4.0;
+/// Live static-mesh actors, particle systems, and the ISM's lifetime in frames.
+const STATIC_MESHES: usize = 16;
+const PARTICLE_SYSTEMS: usize = 8;
+const ISM_LIFETIME: u64 = 64;
+const ISM_INSTANCES: u32 = 2000;
+const ISM_CHURN: u32 = 25;
+
+#[derive(Parser, Debug)]
+#[command(name = "soak", about = "Frames of churn (components, sections, instances, particle systems); checks that memory stays flat")]
+struct Options {
+    /// Write the memory series and the verdict as JSON.
+    #[arg(long, value_name = "PATH")]
+    report: Option<PathBuf>,
+    /// Frames per sample window (default: frames / 100, at least 1).
+    #[arg(long, value_name = "K", value_parser = clap::value_parser!(u64).range(1..))]
+    sample_every: Option<u64>,
+    #[command(flatten)]
+    common: CommonOptions,
+}
+
+fn main() {
+    // The soak's own defaults: 10,000 frames at 64x64.
+    let command = Options::command()
+        .mut_arg("frames", |a| a.default_value("10000"))
+        .mut_arg("width", |a| a.default_value("64"))
+        .mut_arg("height", |a| a.default_value("64"));
+    let o = Options::from_arg_matches(&command.get_matches()).unwrap_or_else(|e| e.exit());
+    match run(&o) {
+        Ok(true) => {}
+        Ok(false) => std::process::exit(1),
+        Err(e) => {
+            eprintln!("{NAME}: {e:#}");
+            std::process::exit(1);
+        }
+    }
+}
+
+/// The resident set in MiB, from `VmRSS` (kB) of `/proc/self/status`.
+fn rss_mib() -> anyhow::Result<f64> {
+    let status = std::fs::read_to_string("/proc/self/status")?;
+    let line = status.lines().find(|l| l.starts_with("VmRSS:")).ok_or_else(|| anyhow::anyhow!("no VmRSS in /proc/self/status"))?;
+    let kb: f64 = line.trim_start_matches("VmRSS:").trim().trim_end_matches("kB").trim().parse()?;
+    Ok(kb / 1024.0)
+}
+
+/// One series checked by the rule of the module docs.
+struct Verdict {
+    series: Vec<f64>,
+    second_quarter_max: f64,
+    last_half_max: f64,
+    limit: f64,
+    flat: bool,
+}
+
+/// Window maxima of `per_frame` and the rule's figures; `limit(q2)` is the
+/// largest last-half maximum still called flat.
+fn verdict(per_frame: &[f64], every: u64, limit: impl Fn(f64) -> f64) -> Verdict {
+    let series: Vec<f64> = per_frame.chunks(every as usize).map(|w| w.iter().copied().fold(f64::MIN, f64::max)).collect();
+    let n = series.len();
+    let max = |s: &[f64]| s.iter().copied().fold(f64::MIN, f64::max);
+    // Fewer than 4 windows: the last one against everything after the first.
+    let (q2, h2) = if n >= 4 { (max(&series[n / 4..n / 2]), max(&series[n / 2..])) } else { (max(&series[n.min(1)..]), max(&series[n.saturating_sub(1)..])) };
+    let limit = limit(q2);
+    Verdict { flat: h2 <= limit, second_quarter_max: q2, last_half_max: h2, limit, series }
+}
+
+fn summary(name: &str, unit: &str, v: &Verdict) -> String {
+    let first = v.series.first().copied().unwrap_or(0.0);
+    let last = v.series.last().copied().unwrap_or(0.0);
+    format!(
+        "{name}: first window {first:.1}{unit}, second-quarter max {:.1}{unit}, last-half max {:.1}{unit} (limit {:.1}{unit}), last window {last:.1}{unit}: {}",
+        v.second_quarter_max,
+        v.last_half_max,
+        v.limit,
+        if v.flat { "flat" } else { "GROWS" }
+    )
+}
+
+const PARTICLES_JSON: &str = r#"{"emitters": [{
+  "name": "puff",
+  "required": {"material": "M_Puff", "blend_mode": "translucent", "screen_alignment": "facing_camera",
+               "sort_mode": "distance_to_view", "max_particles": 150},
+  "modules": [
+    {"spawn": {"rate": 120.0, "bursts": [{"time": 0.0, "count": 40}]}},
+    {"lifetime": {"uniform": {"min": 0.4, "max": 0.9}}},
+    {"initial_location": {"sphere": {"center": [0.0, 0.0, 0.0], "radius": 0.2}}},
+    {"initial_velocity": {"cone": {"direction": [0.0, 0.0, 1.0], "angle": 0.5, "speed": {"uniform": {"min": 1.0, "max": 3.0}}}}},
+    {"initial_size": {"uniform": {"min": [0.2, 0.2], "max": [0.4, 0.4]}}},
+    {"initial_color": {"constant": [1.0, 0.7, 0.4, 0.8]}},
+    {"acceleration": [0.0, 0.0, -2.0]}
+  ]
+}]}"#;
+
+/// A `(n+1)²`-vertex wavy grid over a 6×6 square centred at `at`.
+fn grid_section(at: Vec2, n: u32, phase: f32) -> (Vec<Vec3>, Vec<u32>) {
+    let row = n + 1;
+    let positions = (0..row * row)
+        .map(|k| {
+            let (i, j) = ((k % row) as f32 / n as f32, (k / row) as f32 / n as f32);
+            let p = at + Vec2::new(i - 0.5, j - 0.5) * 6.0;
+            Vec3::new(p.x, p.y, 0.3 * (p.x * 1.3 + phase).sin() * (p.y * 0.9).cos())
+        })
+        .collect();
+    let mut triangles = Vec::with_capacity((n * n * 6) as usize);
+    for j in 0..n {
+        for i in 0..n {
+            let a = j * row + i;
+            triangles.extend_from_slice(&[a, a + 1, a + row + 1, a, a + row + 1, a + row]);
+        }
+    }
+    (positions, triangles)
+}
+
+/// The transform of instance `k` of the ISM: a ring of small cubes.
+fn instance(k: u64) -> Affine3A {
+    let a = (k % 997) as f32 * 0.0063;
+    let r = 9.0 + (k % 7) as f32 * 0.4;
+    Affine3A::from_scale_rotation_translation(Vec3::splat(0.25), Quat::from_rotation_z(a), Vec3::new(r * a.cos(), r * a.sin(), 0.2))
+}
+
+fn spawn_ism(engine: &mut Engine, material: MaterialId, first: u64) -> anyhow::Result<ComponentId> {
+    let mut c = InstancedStaticMeshComponent::new(StaticMesh::cube())?;
+    let transforms: Vec<Affine3A> = (first..first + ISM_INSTANCES as u64).map(instance).collect();
+    c.add_instances(&transforms, TransformSpace::Component)?;
+    let (_, id) = engine.world.spawn_actor("soak ism", Box::new(c), Transform::IDENTITY)?;
+    engine.world.set_material(id, 0, material)?;
+    Ok(id)
+}
+
+/// What the churn did, for the report.
+#[derive(Default, Debug)]
+struct Churn {
+    static_meshes_spawned: u64,
+    static_meshes_destroyed: u64,
+    sections_recreated: u64,
+    sections_cleared: u64,
+    instances_added: u64,
+    instances_removed: u64,
+    ism_components_respawned: u64,
+    particle_systems_started: u64,
+    particle_systems_stopped: u64,
+}
+
+fn run(o: &Options) -> anyhow::Result<bool> {
+    let frames = o.common.frame_count();
+    let every = o.sample_every.unwrap_or((frames / 100).max(1));
+    let mut engine = runner::engine(NAME, &o.common)?;
+    instancing::register_cvars(engine.render_thread())?;
+    // A small shadow map suits the small frame (and keeps 10,000 frames short).
+    if !o.common.cvar.iter().any(|(n, _)| n.eq_ignore_ascii_case("r.Shadow.MapSize")) {
+        engine.render_thread().set_cvar("r.Shadow.MapSize", "256")?;
+    }
+    let colors = [Vec4::new(0.8, 0.3, 0.2, 1.0), Vec4::new(0.2, 0.6, 0.3, 1.0), Vec4::new(0.3, 0.4, 0.8, 1.0), Vec4::new(0.7, 0.7, 0.6, 1.0)];
+    let mut materials = Vec::new();
+    for c in colors {
+        materials.push(engine.render_thread().create_material(Material::colored(c))?);
+    }
+    let system = Arc::new(ParticleSystem::from_json_str(PARTICLES_JSON)?);
+    let particle_materials = ParticleMaterials::for_system(engine.render_thread(), &system)?;
+
+    let eye = Vec3::new(0.0, -22.0, 14.0);
+    let mut camera = CameraComponent::default();
+    camera.0.near = 0.2;
+    camera.0.far = 200.0;
+    engine.world.spawn_actor("camera", Box::new(camera), Transform::new(eye, look_rotation(eye, Vec3::ZERO), Vec3::ONE))?;
+    let sun = DirectionalLightComponent { intensity: 1.2, color: Vec3::ONE, cast_shadows: true };
+    engine.world.spawn_actor("sun", Box::new(sun), Transform::new(Vec3::ZERO, look_rotation(Vec3::ZERO, Vec3::new(0.4, 0.6, -0.7)), Vec3::ONE))?;
+    let (_, ground) = engine.world.spawn_actor("ground", Box::new(StaticMeshComponent::new(StaticMesh::plane())), Transform::from_translation_scale(Vec3::new(0.0, 0.0, -0.05), Vec3::splat(40.0)))?;
+    engine.world.set_material(ground, 0, materials[3])?;
+    let (_, terrain) = engine.world.spawn_actor("soak procmesh", Box::new(ProceduralMeshComponent::new()), Transform::IDENTITY)?;
+
+    let mut statics: VecDeque<ActorId> = VecDeque::new();
+    let mut systems: VecDeque<ActorId> = VecDeque::new();
+    let mut ism = spawn_ism(&mut engine, materials[2], 0)?;
+    let mut next_instance = ISM_INSTANCES as u64;
+    let mut churn = Churn::default();
+    let mut rss = Vec::with_capacity(frames as usize);
+    let allocations: Arc<Mutex<Vec<f64>>> = Arc::new(Mutex::new(Vec::with_capacity(frames as usize)));
+
+    let result = runner::run(NAME, &o.common, &mut engine, |engine, frame, _dt| {
+        let f = frame as f32;
+        // Static meshes: two in, two out.
+        for k in 0..2u64 {
+            let n = frame * 2 + k;
+            let mesh = if n % 2 == 0 { StaticMesh::cube() } else { StaticMesh::sphere(12) };
+            let a = n as f32 * 0.39;
+            let at = Vec3::new(5.0 * a.cos(), 5.0 * a.sin(), 0.6);
+            let (actor, id) = engine.world.spawn_actor("soak static", Box::new(StaticMeshComponent::new(mesh)), Transform::from_translation_scale(at, Vec3::splat(0.8)))?;
+            engine.world.set_material(id, 0, materials[(n % 3) as usize])?;
+            statics.push_back(actor);
+            churn.static_meshes_spawned += 1;
+        }
+        while statics.len() > STATIC_MESHES {
+            engine.world.destroy_actor(statics.pop_front().expect("not empty"))?;
+            churn.static_meshes_destroyed += 1;
+        }
+        // Procedural sections: one re-created with a new size, another cleared.
+        let section = (frame % 3) as usize;
+        let n = 4 + (frame % 7) as u32;
+        let (positions, triangles) = grid_section(Vec2::new(-7.0 + 7.0 * section as f32, 6.0), n, f * 0.1);
+        let material = materials[section];
+        engine.world.with_component_mut(terrain, |c: &mut ProceduralMeshComponent| {
+            c.create_mesh_section(section, SectionData::new(&positions, &triangles), false)?;
+            c.set_material(section, Some(material.into()))?;
+            // Created two frames ago (and not cleared since): two sections live.
+            if frame >= 2 {
+                c.clear_mesh_section((section + 1) % 3)?;
+            }
+            Ok::<(), procmesh::ProcMeshError>(())
+        })??;
+        churn.sections_recreated += 1;
+        churn.sections_cleared += u64::from(frame >= 2);
+        // Instances: a whole new ISM now and then, else 25 in and 25 out.
+        if frame > 0 && frame % ISM_LIFETIME == 0 {
+            let actor = engine.world.actor_of(ism)?;
+            engine.world.destroy_actor(actor)?;
+            ism = spawn_ism(engine, materials[2], next_instance)?;
+            next_instance += ISM_INSTANCES as u64;
+            churn.ism_components_respawned += 1;
+        } else {
+            let added: Vec<Affine3A> = (next_instance..next_instance + ISM_CHURN as u64).map(instance).collect();
+            next_instance += ISM_CHURN as u64;
+            let stride = 1 + (frame % 13) as u32;
+            engine.world.with_component_mut(ism, |c: &mut InstancedStaticMeshComponent| {
+                c.add_instances(&added, TransformSpace::Component)?;
+                for k in 0..ISM_CHURN {
+                    c.remove_instance((k * stride * 7) % c.instance_count())?;
+                }
+                Ok::<(), instancing::InstancingError>(())
+            })??;
+            churn.instances_added += ISM_CHURN as u64;
+            churn.instances_removed += ISM_CHURN as u64;
+        }
+        // Particle systems: one started, the oldest stopped.
+        let a = f * 0.73;
+        let at = Transform::from_translation(Vec3::new(3.0 * a.cos(), 3.0 * a.sin() - 3.0, 0.5));
+        let c = ParticleSystemComponent::new(system.clone(), frame, particle_materials.clone())?.with_spawn_transform(at.to_mat4())?;
+        systems.push_back(engine.world.spawn_actor("soak particles", Box::new(c), at)?.0);
+        churn.particle_systems_started += 1;
+        while systems.len() > PARTICLE_SYSTEMS {
+            engine.world.destroy_actor(systems.pop_front().expect("not empty"))?;
+            churn.particle_systems_stopped += 1;
+        }
+        // The samples: host memory here, GPU allocations on the render thread.
+        rss.push(rss_mib()?);
+        let sink = allocations.clone();
+        engine.render_thread().enqueue_render_command(move |ctx| {
+            let n = ctx.device.counts().allocations as f64;
+            sink.lock().unwrap_or_else(|p| p.into_inner()).push(n);
+        })?;
+        Ok(runner::SampleFigures::default())
+    });
+
+    let allocations = allocations.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    let rss_v = verdict(&rss, every, |q2| q2 * RSS_FACTOR + RSS_SLACK_MIB);
+    let alloc_v = verdict(&allocations, every, |q2| q2);
+    let v = engine.render_thread().with_context(|ctx| ctx.device.validation());
+    let (validation_enabled, sync, errors, warnings) = match &v {
+        Ok(v) => (v.enabled(), v.sync_validation(), v.errors(), v.warnings()),
+        Err(_) => (false, false, 0, 0),
+    };
+    let clean = v.is_ok() && errors == 0 && warnings == 0;
+    // See the module docs: sync validation's own state grows with churn.
+    let rss_judged = !sync;
+    let passed = result.is_ok() && clean && (rss_v.flat || !rss_judged) && alloc_v.flat && rss.len() as u64 == frames && allocations.len() as u64 == frames;
+    println!("{NAME}: {frames} frames, one sample window per {every} frames");
+    println!("{NAME}: {}{}", summary("host memory (RSS)", " MiB", &rss_v), if rss_judged { "" } else { " (not judged: synchronization validation keeps state per buffer ever created; PROXIMA_SYNC_VALIDATION=0 judges it)" });
+    println!("{NAME}: {}", summary("GPU allocations", "", &alloc_v));
+    println!("{NAME}: churn {churn:?}");
+    println!("{NAME}: validation {} (sync {}), {errors} errors, {warnings} warnings", if validation_enabled { "on" } else { "off" }, if sync { "on" } else { "off" });
+    if let Some(path) = &o.report {
+        let series = |v: &Verdict, judged: bool| json!({ "series": v.series, "second_quarter_max": v.second_quarter_max, "last_half_max": v.last_half_max, "limit": v.limit, "flat": v.flat, "judged": judged });
+        let report = json!({
+            "frames": frames,
+            "sample_every": every,
+            "width": o.common.width,
+            "height": o.common.height,
+            "rule": format!("series = the maximum per window of {every} frames; Q2 = max over the second quarter of the windows, H2 = max over the last half; allocations flat when H2 <= Q2; RSS flat when H2 <= Q2 * {RSS_FACTOR} + {RSS_SLACK_MIB} MiB, judged only with synchronization validation off"),
+            "rss_mib": series(&rss_v, rss_judged),
+            "allocations": series(&alloc_v, true),
+            "churn": {
+                "static_meshes_spawned": churn.static_meshes_spawned,
+                "static_meshes_destroyed": churn.static_meshes_destroyed,
+                "sections_recreated": churn.sections_recreated,
+                "sections_cleared": churn.sections_cleared,
+                "instances_added": churn.instances_added,
+                "instances_removed": churn.instances_removed,
+                "ism_components_respawned": churn.ism_components_respawned,
+                "particle_systems_started": churn.particle_systems_started,
+                "particle_systems_stopped": churn.particle_systems_stopped,
+            },
+            "validation": { "enabled": validation_enabled, "sync": sync, "errors": errors, "warnings": warnings },
+            "error": result.as_ref().err().map(|e| format!("{e:#}")),
+            "passed": passed,
+        });
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir)?;
+        }
+        std::fs::write(path, serde_json::to_string_pretty(&report)? + "\n")?;
+        println!("{NAME}: report written to {}", path.display());
+    }
+    result?;
+    if !clean {
+        eprintln!("{NAME}: the validation layer reported {errors} error(s) and {warnings} warning(s): {:#?}", v.map(|v| v.messages()).unwrap_or_default());
+    }
+    if (rss_judged && !rss_v.flat) || !alloc_v.flat {
+        eprintln!("{NAME}: memory grows after warm-up (see above)");
+    }
+    Ok(passed)
+}
