@@ -290,20 +290,25 @@ impl Scene {
     pub fn apply_updates(&mut self, device: &Device, pipelines: &PipelineLibrary) -> Result<()> {
         self.counters = SceneCounters::default();
         let pending = std::mem::take(self.pending_mut());
-        let mut adds: Vec<(PrimitiveId, Box<dyn PrimitiveSceneProxy>, Mat4)> = Vec::new();
+        // Adds in queue order; a remove of a primitive added in the same batch
+        // empties its entry. `queued` finds an add by id in O(1): a batch can
+        // hold hundreds of thousands (a level loading).
+        let mut adds: Vec<Option<(PrimitiveId, Box<dyn PrimitiveSceneProxy>, Mat4)>> = Vec::new();
+        let mut queued: HashMap<PrimitiveId, usize> = HashMap::new();
         let mut after_adds: Vec<Pending> = Vec::new();
         for p in pending {
             match p {
                 Pending::Add(id, proxy, m) => {
-                    if self.ids.contains_key(&id) || adds.iter().any(|a| a.0 == id) {
+                    if self.ids.contains_key(&id) || queued.contains_key(&id) {
                         log::warn!("primitive {id:?} added twice; keeping the first");
                         continue;
                     }
-                    adds.push((id, proxy, m));
+                    queued.insert(id, adds.len());
+                    adds.push(Some((id, proxy, m)));
                 }
                 Pending::Remove(id) => {
-                    if let Some(i) = adds.iter().position(|a| a.0 == id) {
-                        adds.remove(i);
+                    if let Some(i) = queued.remove(&id) {
+                        adds[i] = None;
                     } else {
                         self.remove_now(id, device);
                     }
@@ -311,7 +316,7 @@ impl Scene {
                 other => after_adds.push(other),
             }
         }
-        self.add_now(adds, device, pipelines)?;
+        self.add_now(adds.into_iter().flatten().collect(), device, pipelines)?;
         for p in after_adds {
             match p {
                 Pending::Transform(id, m, bounds) => {
