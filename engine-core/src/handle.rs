@@ -120,12 +120,4 @@ impl<H: ArenaHandle, T> Arena<H, T> {
     pub fn len(&self) -> usize {
         self.live
     }
-
-    pub fn iter(&self) -> impl Iterator<Item = (H, &T)> {
-        self.slots.iter().enumerate().filter_map(|(i, (g, v))| v.as_ref().map(|v| (H::new(i as u32, *g), v)))
-    }
-
-    pub fn iter_mut(&mut self) -> impl Iterator<Item = (H, &mut T)> {
-        self.slots.iter_mut().enumerate().filter_map(|(i, (g, v))| v.as_mut().map(|v| (H::new(i as u32, *g), v)))
-    }
 }

@@ -65,6 +65,8 @@ pub(crate) struct ComponentEntry {
     pub primitive: Option<PrimitiveId>,
     pub light: Option<LightId>,
     pub body: Option<BodyId>,
+    /// Whether the component is in [`World::ticking`].
+    pub in_tick_list: bool,
     pub behaviour: Box<dyn Component>,
 }
 
@@ -89,6 +91,15 @@ pub struct World {
     pub(crate) actors: Arena<ActorId, Actor>,
     pub(crate) components: Arena<ComponentId, ComponentEntry>,
     pub(crate) dirty: Vec<ComponentId>,
+    /// Components that wanted a tick when registered or last changed through
+    /// [`World::with_component_mut`] (UE's registered tick functions): the
+    /// frame visits these, not every component — a level of a million static
+    /// meshes ticks nothing. Entries that stop wanting a tick, or are gone,
+    /// leave the list when the tick meets them.
+    pub(crate) ticking: Vec<ComponentId>,
+    /// Camera components (a component's type decides it, so never stale but
+    /// for destroyed ones, which [`World::collect_views`] skips).
+    pub(crate) cameras: Vec<ComponentId>,
     pub(crate) render: Option<RenderThread>,
     pub(crate) collision: CollisionScene,
     /// Figures of the last end-of-frame update.
@@ -103,6 +114,8 @@ impl World {
             actors: Arena::default(),
             components: Arena::default(),
             dirty: Vec::new(),
+            ticking: Vec::new(),
+            cameras: Vec::new(),
             render,
             collision: CollisionScene::new(),
             last_update: Default::default(),
@@ -185,7 +198,8 @@ impl World {
 
     fn insert_component(&mut self, actor: ActorId, behaviour: Box<dyn Component>, parent: Option<ComponentId>, relative: Transform) -> ComponentId {
         let parent_world = parent.and_then(|p| self.components.get(p)).map(|e| e.node.world).unwrap_or(Mat4::IDENTITY);
-        self.components.insert(ComponentEntry {
+        let camera = behaviour.camera().is_some();
+        let id = self.components.insert(ComponentEntry {
             actor,
             node: SceneNode { relative, world: parent_world * relative.to_mat4(), parent, children: Vec::new() },
             registered: false,
@@ -196,8 +210,23 @@ impl World {
             primitive: None,
             light: None,
             body: None,
+            in_tick_list: false,
             behaviour,
-        })
+        });
+        if camera {
+            self.cameras.push(id);
+        }
+        id
+    }
+
+    /// Puts `id` in the tick list if it wants a tick and is not there yet.
+    fn note_tick_wish(&mut self, id: ComponentId) {
+        if let Some(e) = self.components.get_mut(id) {
+            if !e.in_tick_list && e.behaviour.wants_tick() {
+                e.in_tick_list = true;
+                self.ticking.push(id);
+            }
+        }
     }
 
     /// Destroys an actor: unregisters and removes its components.
@@ -208,9 +237,11 @@ impl World {
         }
         // Their render and collision state must go now: the entries are removed.
         self.flush_unregistered(&a.components)?;
-        for id in a.components {
-            self.components.remove(id);
+        for id in &a.components {
+            self.components.remove(*id);
         }
+        let components = &self.components;
+        self.cameras.retain(|&c| components.get(c).is_some());
         Ok(())
     }
 
@@ -223,6 +254,7 @@ impl World {
         }
         e.registered = true;
         self.mark_dirty(id, DirtyFlags::RENDER_STATE | DirtyFlags::COLLISION);
+        self.note_tick_wish(id);
         Ok(())
     }
 
@@ -264,6 +296,7 @@ impl World {
         if dirty.any() {
             self.mark_dirty(id, dirty);
         }
+        self.note_tick_wish(id);
         Ok(r)
     }
 
@@ -474,8 +507,15 @@ impl World {
     /// Ticks every registered, active component that wants it.
     pub fn tick(&mut self, dt: f32) {
         let mut marks = Vec::new();
-        for (id, e) in self.components.iter_mut() {
-            if e.registered && e.active && e.behaviour.wants_tick() {
+        let components = &mut self.components;
+        // Components tick in the order they came to want it.
+        self.ticking.retain(|&id| {
+            let Some(e) = components.get_mut(id) else { return false };
+            if !e.behaviour.wants_tick() {
+                e.in_tick_list = false;
+                return false;
+            }
+            if e.registered && e.active {
                 let mut d = e.behaviour.tick(dt);
                 if let Some(p) = e.behaviour.as_primitive_mut() {
                     d = d | p.take_dirty();
@@ -484,7 +524,8 @@ impl World {
                     marks.push((id, d));
                 }
             }
-        }
+            true
+        });
         for (id, d) in marks {
             self.mark_dirty(id, d);
         }
@@ -493,7 +534,7 @@ impl World {
     /// The views of every registered camera component for a `width` x `height` frame.
     pub fn collect_views(&self, width: u32, height: u32) -> Vec<SceneView> {
         let mut views = Vec::new();
-        for (_, e) in self.components.iter() {
+        for e in self.cameras.iter().filter_map(|&id| self.components.get(id)) {
             let Some(cam) = e.behaviour.camera() else { continue };
             if !e.registered || !e.active {
                 continue;

@@ -209,3 +209,48 @@ fn lights_and_cameras_come_from_components() {
     assert_eq!((v.errors(), v.warnings()), (0, 0), "{:#?}", v.messages());
     let _ = Mat4::IDENTITY;
 }
+
+/// Counts its ticks while `wants` is set.
+#[derive(Default)]
+struct Ticker {
+    wants: bool,
+    ticks: u32,
+}
+
+impl Component for Ticker {
+    fn tick(&mut self, _dt: f32) -> DirtyFlags {
+        self.ticks += 1;
+        DirtyFlags::NONE
+    }
+    fn wants_tick(&self) -> bool {
+        self.wants
+    }
+}
+
+#[test]
+fn only_components_that_want_a_tick_are_ticked_and_the_wish_can_change() {
+    let mut w = World::new(None);
+    let (_, eager) = w.spawn_actor("eager", Box::new(Ticker { wants: true, ticks: 0 }), Transform::IDENTITY).unwrap();
+    let (_, late) = w.spawn_actor("late", Box::new(Ticker::default()), Transform::IDENTITY).unwrap();
+    w.tick(0.1);
+    let ticks = |w: &World, id| w.component::<Ticker>(id).unwrap().ticks;
+    assert_eq!((ticks(&w, eager), ticks(&w, late)), (1, 0));
+    // Wanting a tick later, through the world's mutable access, is enough.
+    w.with_component_mut(late, |t: &mut Ticker| t.wants = true).unwrap();
+    w.tick(0.1);
+    assert_eq!((ticks(&w, eager), ticks(&w, late)), (2, 1));
+    // So is stopping; and wanting it again.
+    w.with_component_mut(eager, |t: &mut Ticker| t.wants = false).unwrap();
+    w.tick(0.1);
+    w.with_component_mut(eager, |t: &mut Ticker| t.wants = true).unwrap();
+    w.tick(0.1);
+    assert_eq!((ticks(&w, eager), ticks(&w, late)), (3, 3));
+    // Deactivated components keep their place but are not ticked.
+    w.set_active(late, false).unwrap();
+    w.tick(0.1);
+    assert_eq!((ticks(&w, eager), ticks(&w, late)), (4, 3));
+    let actor = w.actor_of(eager).unwrap();
+    w.destroy_actor(actor).unwrap();
+    w.tick(0.1);
+    assert!(w.component::<Ticker>(eager).is_err());
+}
