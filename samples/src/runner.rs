@@ -75,12 +75,64 @@ pub fn run(sample: &str, common: &CommonOptions, engine: &mut Engine, update: im
     finish(sample, common, engine, done)
 }
 
+/// Sums each frame's timings after warm-up, for [`SampleStats::mean_timings_ms`].
+#[derive(Default)]
+struct MeanTimings {
+    warmup: u64,
+    game_frames: u64,
+    game: f64,
+    end_of_frame: f64,
+    frame: f64,
+    render_frames: u64,
+    render_cpu: f64,
+    gpu: f64,
+    /// The last render-thread frame counted (stats lag the game thread).
+    last_render_frame: Option<u64>,
+}
+
+impl MeanTimings {
+    fn new(frames: u64) -> Self {
+        Self { warmup: if frames >= 2 { (frames / 5).max(1) } else { 0 }, ..Default::default() }
+    }
+
+    /// Counts game frame `index` (0-based) and the render thread's latest frame.
+    fn add(&mut self, index: u64, game: engine_core::GameTimings, frame_ms: f64, render: Option<&FrameStats>) {
+        if index >= self.warmup {
+            self.game_frames += 1;
+            self.game += game.game;
+            self.end_of_frame += game.end_of_frame;
+            self.frame += frame_ms;
+        }
+        if let Some(s) = render {
+            // Render frames are numbered from 0, as game frames are.
+            if s.frame >= self.warmup && self.last_render_frame.is_none_or(|f| s.frame > f) {
+                self.last_render_frame = Some(s.frame);
+                self.render_frames += 1;
+                self.render_cpu += s.timings.render_cpu();
+                self.gpu += s.timings.gpu;
+            }
+        }
+    }
+
+    fn mean(&self) -> Timings {
+        let per = |sum: f64, n: u64| if n == 0 { 0.0 } else { sum / n as f64 };
+        Timings {
+            game: per(self.game, self.game_frames),
+            end_of_frame: per(self.end_of_frame, self.game_frames),
+            render_cpu: per(self.render_cpu, self.render_frames),
+            gpu: per(self.gpu, self.render_frames),
+            frame: per(self.frame, self.game_frames),
+        }
+    }
+}
+
 /// What the frame loop leaves for the summary.
 struct Done {
     frames: u64,
     figures: SampleFigures,
     frame_ms: f64,
     game: engine_core::GameTimings,
+    mean: Timings,
     /// Whether the last frame was read back (a PNG can be written).
     read_back: bool,
 }
@@ -92,6 +144,7 @@ fn run_headless(common: &CommonOptions, engine: &mut Engine, mut update: impl Fn
     let mut figures = SampleFigures::default();
     let mut frame_ms = 0.0;
     let mut game = engine.timings;
+    let mut mean = MeanTimings::new(frames);
     for i in 0..frames {
         let start = Instant::now();
         figures = update(engine, i, dt)?;
@@ -101,14 +154,15 @@ fn run_headless(common: &CommonOptions, engine: &mut Engine, mut update: impl Fn
             engine.flush()?;
         }
         frame_ms = start.elapsed().as_secs_f64() * 1e3;
+        mean.add(i, game, frame_ms, engine.stats()?.as_ref());
         progress.frame_done(i + 1);
     }
     progress.finish();
-    Ok(Done { frames, figures, frame_ms, game, read_back: true })
+    Ok(Done { frames, figures, frame_ms, game, mean: mean.mean(), read_back: true })
 }
 
 fn finish(sample: &str, common: &CommonOptions, engine: &mut Engine, done: Done) -> anyhow::Result<()> {
-    let Done { frames, figures, frame_ms, game, read_back } = done;
+    let Done { frames, figures, frame_ms, game, mean, read_back } = done;
     let stats: FrameStats = engine.stats()?.context("no frame was rendered")?;
     let out = common.out_path(sample);
     let written = if read_back {
@@ -141,6 +195,7 @@ fn finish(sample: &str, common: &CommonOptions, engine: &mut Engine, done: Done)
     s.particles = figures.particles;
     s.instances = figures.instances;
     s.timings_ms = Timings { game: game.game, end_of_frame: game.end_of_frame, render_cpu: stats.timings.render_cpu(), gpu: stats.timings.gpu, frame: frame_ms };
+    s.mean_timings_ms = mean;
     if let Some(path) = &common.stats {
         s.write(path).with_context(|| format!("writing {}", path.display()))?;
     }
@@ -230,6 +285,7 @@ mod window {
         figures: SampleFigures,
         frame_ms: f64,
         game: engine_core::GameTimings,
+        mean: super::MeanTimings,
         last: Instant,
         last_title: Instant,
         read_back: bool,
@@ -288,6 +344,7 @@ mod window {
                 self.read_back = read_back;
             }
             self.frame_ms = start.elapsed().as_secs_f64() * 1e3;
+            self.mean.add(self.frame - 1, self.game, self.frame_ms, self.engine.stats()?.as_ref());
             if last || self.last_title.elapsed().as_secs_f32() > 0.25 {
                 self.last_title = Instant::now();
                 if let (Some(window), Some(stats)) = (&self.window, self.engine.stats()?) {
@@ -410,6 +467,7 @@ mod window {
             frame: 0,
             figures: SampleFigures::default(),
             frame_ms: 0.0,
+            mean: super::MeanTimings::new(common.frames.unwrap_or(10)),
             last: Instant::now(),
             last_title: Instant::now(),
             read_back: false,
@@ -436,6 +494,6 @@ mod window {
             return Err(anyhow!("the window was closed before the first frame"));
         }
         println!("{sample}: window closed after {} frame(s)", app.frame);
-        Ok(Done { frames: app.frame, figures: app.figures, frame_ms: app.frame_ms, game: app.game, read_back: app.read_back })
+        Ok(Done { frames: app.frame, figures: app.figures, frame_ms: app.frame_ms, game: app.game, mean: app.mean.mean(), read_back: app.read_back })
     }
 }

@@ -61,6 +61,11 @@ pub struct SampleStats {
     pub particles: u64,
     pub instances: InstanceStats,
     pub timings_ms: Timings,
+    /// The same timings averaged over the frames after warm-up (the first
+    /// fifth of the run, at least one frame when there are two or more):
+    /// the figure benchmarks read, steadier than the last frame alone.
+    #[serde(default)]
+    pub mean_timings_ms: Timings,
 }
 
 impl SampleStats {

@@ -24,3 +24,25 @@ fn many_cubes_rejects_bad_options_with_code_2() {
         assert_eq!(out.status.code(), Some(2), "{args:?}");
     }
 }
+
+/// The peer-scale scene (Bevy's many_cubes): cubes on a sphere around the
+/// camera, one material, no shadows, an inside-out box shading every pixel.
+#[test]
+fn many_cubes_sphere_layout_shades_every_pixel_and_casts_no_shadow() {
+    let (png, s) = common::run_sample(env!("CARGO_BIN_EXE_many-cubes"), "sphere", &["--layout", "sphere", "--frames", "4", "--width", "160", "--height", "90", "--count", "3000"]);
+    assert_eq!(s.primitives, 3001, "3,000 cubes and the box");
+    assert_eq!(s.passes["shadow"].draws, 0, "the sun casts no shadow");
+    assert!(s.visible_primitives > 30 && s.visible_primitives < 1000, "a 45° view of the sphere sees a part of it: {}", s.visible_primitives);
+    assert_eq!(s.passes["base"].instances, s.visible_primitives);
+    assert!(s.passes["base"].draws <= 2, "one merged draw for the cubes, one for the mirrored box: {}", s.passes["base"].draws);
+    assert!(s.mean_timings_ms.render_cpu > 0.0, "mean timings are filled");
+    let mut reader = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&png).unwrap())).read_info().unwrap();
+    let mut rgba = vec![0; reader.output_buffer_size().unwrap()];
+    reader.next_frame(&mut rgba).unwrap();
+    let step = rgba.len() / (160 * 90);
+    // The clear colour is (39, 39, 44) in the PNG; the lit white box is far brighter.
+    let dark = rgba.chunks(step).filter(|p| p[..3].iter().all(|&c| c < 60)).count();
+    assert_eq!(dark, 0, "the inside-out box leaves no pixel unshaded");
+    let wall = &rgba[..3];
+    assert!(rgba.chunks(step).any(|p| &p[..3] != wall), "cubes show against the box");
+}

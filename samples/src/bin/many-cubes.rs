@@ -1,6 +1,13 @@
 //! `cargo xtask run many-cubes`: N static-mesh cubes on a grid in front of
 //! the camera over M materials, lit by a shadow-casting directional light
 //! over a ground plane; `--moving P` moves P percent of them every frame.
+//!
+//! `--layout sphere` is the peer-scale scene, matched to Bevy's `many_cubes`
+//! stress test so the CPU cost per frame can be compared: N unit cubes of one
+//! white material on a Fibonacci sphere of radius 500 around the camera (45°
+//! vertical field of view, near 0.1, far 1000), an inside-out box around
+//! everything so every pixel is shaded, one directional light without
+//! shadows, and the camera turning 0.15/60 rad per frame about Z and X.
 
 use clap::Parser;
 use engine_core::*;
@@ -20,8 +27,18 @@ struct Options {
     /// Percent of the cubes moved every frame.
     #[arg(long, default_value_t = 0.0, value_parser = parse_percent)]
     moving: f32,
+    /// Where the cubes stand: a grid under a shadowing sun, or Bevy's
+    /// many_cubes sphere around a turning camera.
+    #[arg(long, value_enum, default_value_t = Layout::Grid)]
+    layout: Layout,
     #[command(flatten)]
     common: CommonOptions,
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum Layout {
+    Grid,
+    Sphere,
 }
 
 fn parse_percent(s: &str) -> Result<f32, String> {
@@ -42,6 +59,9 @@ fn main() {
 }
 
 fn run(o: &Options) -> anyhow::Result<()> {
+    if o.layout == Layout::Sphere {
+        return run_sphere(o);
+    }
     let mut engine = runner::engine("many-cubes", &o.common)?;
     let side = (o.count as f32).sqrt().ceil() as u32;
     let spacing = 1.6;
@@ -82,6 +102,66 @@ fn run(o: &Options) -> anyhow::Result<()> {
                 engine.world.set_relative_transform(*c, placement(k as u32, t))?;
             }
         }
+        Ok(runner::SampleFigures::default())
+    })
+}
+
+/// Bevy's `many_cubes` point `i` of `n` on the unit sphere (its
+/// `fibonacci_spiral_on_sphere` then `spherical_polar_to_cartesian`).
+fn fibonacci_sphere_point(i: u32, n: u32) -> Vec3 {
+    let golden_ratio = 0.5 * (1.0 + 5f64.sqrt());
+    let theta = std::f64::consts::TAU * (i as f64 / golden_ratio);
+    let phi = (1.0 - 2.0 * i as f64 / n as f64).acos();
+    let (sin_theta, cos_theta) = theta.sin_cos();
+    let (sin_phi, cos_phi) = phi.sin_cos();
+    Vec3::new((cos_theta * sin_phi) as f32, (sin_theta * sin_phi) as f32, cos_phi as f32)
+}
+
+/// A unit cube whose faces look inwards: triangles reversed, normals negated.
+fn inside_out_cube() -> anyhow::Result<std::sync::Arc<StaticMesh>> {
+    let mut lod = renderer::shapes::cube(1.0);
+    for v in &mut lod.vertices {
+        v.normal = v.normal.map(|n| -n);
+    }
+    for tri in lod.indices.chunks_exact_mut(3) {
+        tri.swap(1, 2);
+    }
+    Ok(StaticMesh::new("inside-out box", vec![lod], vec!["default".into()])?)
+}
+
+fn run_sphere(o: &Options) -> anyhow::Result<()> {
+    const RADIUS: f32 = 500.0;
+    let mut engine = runner::engine("many-cubes", &o.common)?;
+    let white = engine.render_thread().create_material(Material::colored(Vec4::ONE))?;
+    let w = &mut engine.world;
+    let mut camera = CameraComponent::default();
+    camera.0.fov_y = std::f32::consts::FRAC_PI_4;
+    camera.0.near = 0.1;
+    camera.0.far = 1000.0;
+    // Turned by the frame loop as Bevy turns it, so no fly camera here.
+    let (_, camera_id) = w.spawn_actor("camera", Box::new(camera), Transform::IDENTITY)?;
+    let sun = DirectionalLightComponent { cast_shadows: false, ..Default::default() };
+    w.spawn_actor("sun", Box::new(sun), Transform::new(Vec3::ZERO, look_rotation(Vec3::ZERO, Vec3::new(0.3, 0.2, -1.0)), Vec3::ONE))?;
+    // Bevy's inside-out box around everything, of side 2.2 × radius. Bevy
+    // scales a cuboid by -1; our renderer flips the winding of mirrored
+    // meshes (a mirrored box still shows its outside), so the box is a mesh
+    // built inside out instead.
+    let (_, walls) = w.spawn_actor("walls", Box::new(StaticMeshComponent::new(inside_out_cube()?)), Transform::from_translation_scale(Vec3::ZERO, Vec3::splat(2.2 * RADIUS)))?;
+    w.set_material(walls, 0, white)?;
+    let cube = StaticMesh::cube();
+    let items: Vec<(Box<dyn Component>, Transform)> = (0..o.count)
+        .map(|i| (Box::new(StaticMeshComponent::new(cube.clone())) as Box<dyn Component>, Transform::from_translation_scale(fibonacci_sphere_point(i, o.count) * RADIUS, Vec3::ONE)))
+        .collect();
+    let cubes = w.spawn_actors(items)?;
+    for c in &cubes {
+        w.set_material(*c, 0, white)?;
+    }
+    let mut rotation = Quat::IDENTITY;
+    runner::run("many-cubes", &o.common, &mut engine, |engine, _frame, _dt| {
+        // Bevy's move_camera: rotate_z then rotate_x by 0.15 × (1/60 s), in world space.
+        let delta = 0.15 / 60.0;
+        rotation = Quat::from_rotation_x(delta) * Quat::from_rotation_z(delta) * rotation;
+        engine.world.set_relative_transform(camera_id, Transform::new(Vec3::ZERO, rotation, Vec3::ONE))?;
         Ok(runner::SampleFigures::default())
     })
 }
