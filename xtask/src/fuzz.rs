@@ -1,0 +1,144 @@
+//! `cargo xtask fuzz [--seconds N] [TARGET]`: coverage-guided fuzzing of the
+//! procmesh section and particle asset targets with cargo-fuzz (libFuzzer).
+//!
+//! Why a separate command: libFuzzer needs a nightly compiler
+//! (`-Zsanitizer`) and an instrumented build, so the cargo-fuzz package
+//! (`fuzz/`) is excluded from the workspace and never built by `cargo
+//! build` or `cargo xtask test`. The test suite runs the same target bodies
+//! (`fuzzing/`, proxima-fuzzing) on stable over the checked-in seed corpus
+//! and a few thousand mutations (`fuzzing/tests/ci.rs`); this command is
+//! the long run that finds new inputs.
+//!
+//! Each target runs for N seconds (default 60), reading the seeds in
+//! `fuzzing/corpus/<target>/` and growing a scratch corpus in
+//! `fuzz/corpus/<target>/` (git-ignored). A crash leaves its input in
+//! `fuzz/artifacts/<target>/`; fix the bug, then copy the input into
+//! `fuzzing/corpus/<target>/` so every test run replays it.
+
+use std::path::Path;
+use std::process::{Command, ExitCode, Stdio};
+
+use crate::{exit_code, workspace_root, Result};
+
+/// The targets, as named in `fuzz/fuzz_targets/` and `fuzzing/corpus/`.
+const TARGETS: &[&str] = &["procmesh_section", "particle_asset"];
+
+const DEFAULT_SECONDS: u64 = 60;
+
+/// A `cargo` for the nightly toolchain: the rustup proxy, without the
+/// variables the outer (stable) `cargo xtask` set, which would otherwise
+/// send cargo-fuzz's own cargo calls back to stable.
+fn nightly_cargo() -> Command {
+    let mut cmd = Command::new("cargo");
+    cmd.arg("+nightly").current_dir(workspace_root());
+    for var in ["CARGO", "RUSTUP_TOOLCHAIN", "RUSTC", "RUSTDOC", "CARGO_TARGET_DIR"] {
+        cmd.env_remove(var);
+    }
+    cmd
+}
+
+/// Whether `cmd` runs and exits 0 (output discarded).
+fn succeeds(mut cmd: Command) -> bool {
+    cmd.stdout(Stdio::null()).stderr(Stdio::null()).status().is_ok_and(|s| s.success())
+}
+
+/// The nightly toolchain and cargo-fuzz, installing cargo-fuzz if missing.
+fn ensure_tools() -> Result<()> {
+    let mut version = nightly_cargo();
+    version.arg("--version");
+    if !succeeds(version) {
+        return Err("fuzzing needs the nightly toolchain (libFuzzer uses -Zsanitizer), and `cargo +nightly` does not run.\n\
+             Install it with:  rustup toolchain install nightly\n\
+             (libFuzzer itself is compiled from C++ by libfuzzer-sys: a C++ compiler such as g++ or clang++ must be installed too)"
+            .into());
+    }
+    let mut fuzz = nightly_cargo();
+    fuzz.args(["fuzz", "--version"]);
+    if !succeeds(fuzz) {
+        eprintln!("xtask: cargo-fuzz is missing; installing it with `cargo install cargo-fuzz`");
+        let status = Command::new("cargo").args(["install", "cargo-fuzz"]).status().map_err(|e| format!("running cargo install: {e}"))?;
+        if !status.success() {
+            return Err("`cargo install cargo-fuzz` failed; install cargo-fuzz by hand (cargo install cargo-fuzz) and retry".into());
+        }
+    }
+    Ok(())
+}
+
+/// Parses `[--seconds N] [TARGET]`.
+fn parse(args: &[String]) -> Result<(u64, Vec<&'static str>)> {
+    let mut seconds = DEFAULT_SECONDS;
+    let mut targets = Vec::new();
+    let mut args = args.iter();
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--seconds" => {
+                let n = args.next().ok_or("--seconds needs a number")?;
+                seconds = n.parse().ok().filter(|n| *n > 0).ok_or_else(|| format!("--seconds: {n:?} is not a positive number"))?;
+            }
+            name => {
+                let target = TARGETS.iter().find(|t| **t == name).ok_or_else(|| format!("no fuzz target {name:?}; the targets are: {}", TARGETS.join(", ")))?;
+                targets.push(*target);
+            }
+        }
+    }
+    if targets.is_empty() {
+        targets = TARGETS.to_vec();
+    }
+    Ok((seconds, targets))
+}
+
+pub(crate) fn fuzz(args: &[String]) -> Result<ExitCode> {
+    let (seconds, targets) = parse(args)?;
+    ensure_tools()?;
+    let root = workspace_root();
+    for target in targets {
+        let scratch = Path::new("fuzz/corpus").join(target);
+        std::fs::create_dir_all(root.join(&scratch)).map_err(|e| format!("creating {}: {e}", scratch.display()))?;
+        let seeds = Path::new("fuzzing/corpus").join(target);
+        println!("xtask: fuzzing {target} for {seconds} s (seeds: {}, new inputs: {})", seeds.display(), scratch.display());
+        let mut cmd = nightly_cargo();
+        cmd.args(["fuzz", "run", target])
+            .arg(&scratch)
+            .arg(&seeds)
+            .args(["--", &format!("-max_total_time={seconds}"), "-print_final_stats=1"]);
+        let status = cmd.status().map_err(|e| format!("running cargo +nightly fuzz: {e}"))?;
+        if !status.success() {
+            eprintln!(
+                "xtask: {target} failed. The crashing input is in fuzz/artifacts/{target}/; reproduce it with\n  \
+                 cargo +nightly fuzz run {target} fuzz/artifacts/{target}/<file>\n\
+                 then fix the bug and copy the input into {}/ so `cargo xtask test` replays it.",
+                seeds.display()
+            );
+            return Ok(exit_code(status));
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(a: &[&str]) -> Vec<String> {
+        a.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn parses_seconds_and_targets() {
+        assert_eq!(parse(&args(&[])).unwrap(), (60, TARGETS.to_vec()));
+        assert_eq!(parse(&args(&["--seconds", "5", "particle_asset"])).unwrap(), (5, vec!["particle_asset"]));
+        assert!(parse(&args(&["--seconds", "0"])).is_err());
+        assert!(parse(&args(&["--seconds"])).is_err());
+        assert!(parse(&args(&["nope"])).unwrap_err().contains("procmesh_section"));
+    }
+
+    /// Every target has a libFuzzer entry and a seed corpus.
+    #[test]
+    fn targets_have_an_entry_and_seeds() {
+        let root = workspace_root();
+        for t in TARGETS {
+            assert!(root.join("fuzz/fuzz_targets").join(format!("{t}.rs")).is_file(), "{t}");
+            assert!(root.join("fuzzing/corpus").join(t).read_dir().unwrap().next().is_some(), "{t}");
+        }
+    }
+}
