@@ -7,11 +7,13 @@
 //! cargo xtask samples                        build every sample
 //! cargo xtask test [-p CRATE] [-- ARGS]      run the tests (all crates by default)
 //! cargo xtask bench [--quick] [-p CRATE]     run the benchmarks and sample figures, write target/bench/summary.{md,json,png}
+//! cargo xtask fuzz [--seconds N] [TARGET]    cargo-fuzz (nightly) each fuzz target for N s (default 60)
 //! cargo xtask shaders                        validate every WGSL file with naga (and spirv-val when installed)
 //! cargo xtask ci                             what .ci/run does: shaders + test
 //! ```
 
 mod bench;
+mod fuzz;
 mod shaders;
 mod vulkan;
 
@@ -35,6 +37,7 @@ fn usage() -> ExitCode {
          samples                       build every sample\n  \
          test [-p CRATE] [-- ARGS]     run the tests (installs lavapipe + validation layer if missing)\n  \
          bench [--quick] [-p CRATE]    run benchmarks; summary in target/bench/summary.{{md,json,png}}\n  \
+         fuzz [--seconds N] [TARGET]   fuzz procmesh_section / particle_asset with cargo-fuzz (nightly), N s each\n  \
          shaders                       validate every WGSL file (naga, and spirv-val when installed)\n  \
          ci                            what .ci/run does"
     );
@@ -50,6 +53,7 @@ fn main() -> ExitCode {
         "samples" => cargo(&["build", "--release", "-p", "samples", "--bins"]),
         "test" => test(rest),
         "bench" => bench::bench(rest),
+        "fuzz" => fuzz::fuzz(rest),
         "shaders" => shaders::check_all(),
         "ci" => ci(),
         "-h" | "--help" | "help" => {
