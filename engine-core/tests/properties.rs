@@ -521,8 +521,8 @@ proptest! {
 }
 
 /// The same calls with a real render thread, one world for every case:
-/// whatever the world accepted must reach the renderer without an error,
-/// and the validation layer stays quiet.
+/// whatever the world accepted must reach the renderer without an error
+/// and render, and the validation layer stays quiet.
 #[test]
 fn accepted_calls_reach_the_renderer() {
     use renderer::{RenderThread, RenderThreadMode};
@@ -534,6 +534,20 @@ fn accepted_calls_reach_the_renderer() {
         .run(&proptest::collection::vec(op(), 1..24), |ops| {
             let mut w = world.borrow_mut();
             let (ids, model) = run(&mut w, &ops, true)?;
+            // Draw what the calls left, through the cameras' views (or one
+            // fixed view): whatever the world accepted renders cleanly.
+            let mut views = w.collect_views(64, 48);
+            if views.is_empty() {
+                views.push(
+                    renderer::SceneView::perspective(Vec3::new(-30.0, 0.0, 10.0), Vec3::ZERO, Vec3::Z, 1.0, 0.1, 500.0, rhi_vulkan::Rect::from_size(64, 48))
+                        .unwrap(),
+                );
+            }
+            let rt = w.render_thread().unwrap();
+            let frame = rt.render_frame(renderer::FrameRequest { family: renderer::ViewFamily::new(64, 48, views), read_back: false, execute: true });
+            prop_assert!(frame.is_ok(), "{frame:?}");
+            let flushed = rt.flush();
+            prop_assert!(flushed.is_ok(), "{flushed:?}");
             // Leave the shared world empty for the next case.
             for a in ids.actors.iter().filter(|a| model.actors.contains_key(a)) {
                 w.destroy_actor(*a).unwrap();
@@ -544,6 +558,8 @@ fn accepted_calls_reach_the_renderer() {
         })
         .unwrap();
     let mut w = world.into_inner();
+    let rt = w.render_thread().unwrap();
+    assert!(rt.frames_rendered() >= 48, "{} frames rendered", rt.frames_rendered());
     let validation = w.render_thread().unwrap().with_context(|ctx| ctx.device.validation()).unwrap();
     assert_eq!(validation.errors(), 0, "{:#?}", validation.messages());
 }
