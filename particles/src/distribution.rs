@@ -320,7 +320,16 @@ impl<T: DistributionValue> CurveLut<T> {
     /// The baked value at normalised time `t` (clamped to `[0, 1]`).
     #[inline(always)]
     pub fn sample(&self, t: f32) -> T {
-        let x = t.clamp(0.0, 1.0) * (LUT_SIZE - 1) as f32;
+        self.sample_unit(t.clamp(0.0, 1.0))
+    }
+
+    /// [`Self::sample`] for a `t` the caller knows lies in `[0, 1]` (the
+    /// update kernel: a live particle's relative time), without the clamp.
+    /// Any other `t` reads some entry of the table: a wrong value, never a
+    /// panic.
+    #[inline(always)]
+    pub(crate) fn sample_unit(&self, t: f32) -> T {
+        let x = t * (LUT_SIZE - 1) as f32;
         // Integer part without Rust's saturating float-to-int conversion
         // (several instructions on x86); see `ROUND` and `FLOOR_BIAS`.
         let y = (x - FLOOR_BIAS) + ROUND;
