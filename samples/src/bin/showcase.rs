@@ -310,7 +310,7 @@ fn run(o: &Options) -> anyhow::Result<()> {
             continue;
         }
         let s = 0.6 + 0.5 * rand(k, 3);
-        let spin = Quat::from_rotation_z(rand(k, 4) * 6.28);
+        let spin = Quat::from_rotation_z(rand(k, 4) * std::f32::consts::TAU);
         trunks.push(Affine3A::from_scale_rotation_translation(Vec3::new(0.5 * s, 0.5 * s, 2.0 * s), spin, Vec3::new(x, y, h + 0.9 * s)));
         crowns.push(Affine3A::from_scale_rotation_translation(Vec3::new(2.6 * s, 2.6 * s, 5.5 * s), spin, Vec3::new(x, y, h + 1.6 * s + 2.75 * s)));
     }
@@ -324,7 +324,7 @@ fn run(o: &Options) -> anyhow::Result<()> {
         }
         let s = 0.5 + 1.4 * rand(k, 13).powi(2);
         let scale = Vec3::new(s * (1.0 + rand(k, 14)), s * (0.8 + rand(k, 15)), s * (0.6 + 0.5 * rand(k, 16)));
-        rocks.push(Affine3A::from_scale_rotation_translation(scale, Quat::from_rotation_z(rand(k, 17) * 6.28), Vec3::new(x, y, h + 0.15 * scale.z)));
+        rocks.push(Affine3A::from_scale_rotation_translation(scale, Quat::from_rotation_z(rand(k, 17) * std::f32::consts::TAU), Vec3::new(x, y, h + 0.15 * scale.z)));
     }
     // Pebbles: whatever `--instances` asks beyond the forest, on the land.
     let forest = (trunks.len() + crowns.len() + rocks.len()) as u32;
@@ -332,7 +332,7 @@ fn run(o: &Options) -> anyhow::Result<()> {
         .map(|i| {
             let (x, y) = ((rand(i, 21) * 2.0 - 1.0) * (HALF - 1.0), (rand(i, 22) * 2.0 - 1.0) * (HALF - 1.0));
             let s = 0.08 + 0.12 * rand(i, 23);
-            Affine3A::from_scale_rotation_translation(Vec3::new(s * 1.4, s, s * 0.6), Quat::from_rotation_z(rand(i, 24) * 6.28), Vec3::new(x, y, height(x, y).max(0.0)))
+            Affine3A::from_scale_rotation_translation(Vec3::new(s * 1.4, s, s * 0.6), Quat::from_rotation_z(rand(i, 24) * std::f32::consts::TAU), Vec3::new(x, y, height(x, y).max(0.0)))
         })
         .collect();
     let mut ism_ids = Vec::new();

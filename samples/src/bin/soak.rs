@@ -18,7 +18,8 @@
 //! command that does not wait, the live gpu-allocator allocations of the
 //! device (`Device::counts().allocations`) on the render thread. Both
 //! series are reduced to one maximum per window of `--sample-every` frames
-//! (default: a hundredth of the run, at least 1).
+//! (default: a hundredth of the run, at least 1). A run of fewer than four
+//! windows is reported but not judged.
 //!
 //! **The rule ("flat after warm-up").** With the windows split in quarters
 //! (the first quarter is warm-up), let `Q2` be the maximum over the second
@@ -114,6 +115,8 @@ struct Verdict {
     last_half_max: f64,
     limit: f64,
     flat: bool,
+    /// Whether there were windows enough (4) to judge; if not, `flat` is vacuous.
+    enough: bool,
 }
 
 /// Window maxima of `per_frame` and the rule's figures; `limit(q2)` is the
@@ -122,10 +125,14 @@ fn verdict(per_frame: &[f64], every: u64, limit: impl Fn(f64) -> f64) -> Verdict
     let series: Vec<f64> = per_frame.chunks(every as usize).map(|w| w.iter().copied().fold(f64::MIN, f64::max)).collect();
     let n = series.len();
     let max = |s: &[f64]| s.iter().copied().fold(f64::MIN, f64::max);
-    // Fewer than 4 windows: the last one against everything after the first.
-    let (q2, h2) = if n >= 4 { (max(&series[n / 4..n / 2]), max(&series[n / 2..])) } else { (max(&series[n.min(1)..]), max(&series[n.saturating_sub(1)..])) };
+    if n < 4 {
+        // Too short a run to tell warm-up from growth: reported, not judged.
+        let m = max(&series).max(0.0);
+        return Verdict { flat: true, enough: false, second_quarter_max: m, last_half_max: m, limit: m, series };
+    }
+    let (q2, h2) = (max(&series[n / 4..n / 2]), max(&series[n / 2..]));
     let limit = limit(q2);
-    Verdict { flat: h2 <= limit, second_quarter_max: q2, last_half_max: h2, limit, series }
+    Verdict { flat: h2 <= limit, enough: true, second_quarter_max: q2, last_half_max: h2, limit, series }
 }
 
 fn summary(name: &str, unit: &str, v: &Verdict) -> String {
@@ -136,7 +143,13 @@ fn summary(name: &str, unit: &str, v: &Verdict) -> String {
         v.second_quarter_max,
         v.last_half_max,
         v.limit,
-        if v.flat { "flat" } else { "GROWS" }
+        if !v.enough {
+            "too few windows (4) to judge"
+        } else if v.flat {
+            "flat"
+        } else {
+            "GROWS"
+        }
     )
 }
 
@@ -325,10 +338,10 @@ fn run(o: &Options) -> anyhow::Result<bool> {
     };
     let clean = v.is_ok() && errors == 0 && warnings == 0;
     // See the module docs: sync validation's own state grows with churn.
-    let rss_judged = !sync;
+    let rss_judged = !sync && rss_v.enough;
     let passed = result.is_ok() && clean && (rss_v.flat || !rss_judged) && alloc_v.flat && rss.len() as u64 == frames && allocations.len() as u64 == frames;
     println!("{NAME}: {frames} frames, one sample window per {every} frames");
-    println!("{NAME}: {}{}", summary("host memory (RSS)", " MiB", &rss_v), if rss_judged { "" } else { " (not judged: synchronization validation keeps state per buffer ever created; PROXIMA_SYNC_VALIDATION=0 judges it)" });
+    println!("{NAME}: {}{}", summary("host memory (RSS)", " MiB", &rss_v), if !sync { "" } else { " (not judged: synchronization validation keeps state per buffer ever created; PROXIMA_SYNC_VALIDATION=0 judges it)" });
     println!("{NAME}: {}", summary("GPU allocations", "", &alloc_v));
     println!("{NAME}: churn {churn:?}");
     println!("{NAME}: validation {} (sync {}), {errors} errors, {warnings} warnings", if validation_enabled { "on" } else { "off" }, if sync { "on" } else { "off" });
@@ -341,7 +354,7 @@ fn run(o: &Options) -> anyhow::Result<bool> {
             "height": o.common.height,
             "rule": format!("series = the maximum per window of {every} frames; Q2 = max over the second quarter of the windows, H2 = max over the last half; allocations flat when H2 <= Q2; RSS flat when H2 <= Q2 * {RSS_FACTOR} + {RSS_SLACK_MIB} MiB, judged only with synchronization validation off"),
             "rss_mib": series(&rss_v, rss_judged),
-            "allocations": series(&alloc_v, true),
+            "allocations": series(&alloc_v, alloc_v.enough),
             "churn": {
                 "static_meshes_spawned": churn.static_meshes_spawned,
                 "static_meshes_destroyed": churn.static_meshes_destroyed,
