@@ -7,6 +7,7 @@
 //! cargo xtask samples                        build every sample
 //! cargo xtask test [-p CRATE] [-- ARGS]      run the tests (all crates by default)
 //! cargo xtask bench [--quick] [-p CRATE]     run the benchmarks and sample figures, write target/bench/summary.{md,json,png}
+//! cargo xtask soak [--frames N]              10,000 frames (or N) of churn in release; fails if memory grows or validation speaks
 //! cargo xtask fuzz [--seconds N] [TARGET]    cargo-fuzz (nightly) each fuzz target for N s (default 60)
 //! cargo xtask shaders                        validate every WGSL file with naga (and spirv-val when installed)
 //! cargo xtask ci                             what .ci/run does: shaders + test
@@ -15,6 +16,7 @@
 mod bench;
 mod fuzz;
 mod shaders;
+mod soak;
 mod vulkan;
 
 use std::process::{Command, ExitCode};
@@ -27,6 +29,7 @@ const SAMPLES: &[(&str, &str)] = &[
     ("instancing", "instanced rocks and a forest with GPU culling; --mesh-a N --mesh-b M --instances K"),
     ("particles", "fountains, smoke and sparks (Cascade-style sprite particles); --particles N"),
     ("showcase", "everything together: terrain, water, forest, particles, buildings, lights, a moving camera"),
+    ("soak", "frames of churn (components, sections, instances, particle systems); fails if memory grows; --report PATH"),
 ];
 
 fn usage() -> ExitCode {
@@ -37,6 +40,7 @@ fn usage() -> ExitCode {
          samples                       build every sample\n  \
          test [-p CRATE] [-- ARGS]     run the tests (installs lavapipe + validation layer if missing)\n  \
          bench [--quick] [-p CRATE]    run benchmarks; summary in target/bench/summary.{{md,json,png}}\n  \
+         soak [--frames N]             10,000 frames of churn in release; fails if memory grows\n  \
          fuzz [--seconds N] [TARGET]   fuzz procmesh_section / particle_asset with cargo-fuzz (nightly), N s each\n  \
          shaders                       validate every WGSL file (naga, and spirv-val when installed)\n  \
          ci                            what .ci/run does"
@@ -53,6 +57,7 @@ fn main() -> ExitCode {
         "samples" => cargo(&["build", "--release", "-p", "samples", "--bins"]),
         "test" => test(rest),
         "bench" => bench::bench(rest),
+        "soak" => soak::soak(rest),
         "fuzz" => fuzz::fuzz(rest),
         "shaders" => shaders::check_all(),
         "ci" => ci(),
