@@ -69,7 +69,7 @@ fn run(o: &Options) -> anyhow::Result<()> {
     let mats: Vec<renderer::MaterialId> = (0..o.materials)
         .map(|i| {
             let t = i as f32 / o.materials as f32;
-            let color = Vec4::new(0.35 + 0.6 * (t * 6.28).sin().abs(), 0.3 + 0.6 * t, 0.9 - 0.6 * t, 1.0);
+            let color = Vec4::new(0.35 + 0.6 * (t * std::f32::consts::TAU).sin().abs(), 0.3 + 0.6 * t, 0.9 - 0.6 * t, 1.0);
             engine.render_thread().create_material(Material::colored(color))
         })
         .collect::<Result<_, _>>()?;
