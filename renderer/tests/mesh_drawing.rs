@@ -418,3 +418,31 @@ fn a_static_meshs_gpu_buffers_go_with_its_last_proxy() {
     assert!(img.rgba8.chunks(4).any(|p| luminance([p[0], p[1], p[2], p[3]]) > 150), "the cube is drawn again");
     assert_clean(&mut rt);
 }
+
+#[test]
+fn a_proxy_recreated_in_one_batch_keeps_its_meshs_gpu_buffers() {
+    // A material change re-creates the proxy: remove + add in one batch. The
+    // scene adds before it removes, so the mesh's buffers pass from the old
+    // proxy to the new one instead of being freed and uploaded again.
+    let mut rt = render_thread(RenderThreadMode::Threaded);
+    sun(&mut rt, false);
+    let m = rt.create_material(Material::colored(Vec4::new(0.5, 0.6, 0.7, 1.0))).unwrap();
+    let fam = family(vec![top_view(12.0)]);
+    let mesh = cube_mesh();
+    let a = rt.add_primitive(Box::new(StaticMeshSceneProxy::new(mesh.clone(), vec![m])), Mat4::IDENTITY).unwrap();
+    frame(&mut rt, &fam);
+    frame(&mut rt, &fam);
+    let counts = |rt: &mut RenderThread| rt.with_context(|ctx| ctx.device.counts()).unwrap();
+    let before = counts(&mut rt);
+    rt.remove_primitive(a).unwrap();
+    let b = rt.add_primitive(Box::new(StaticMeshSceneProxy::new(mesh.clone(), vec![m])), Mat4::IDENTITY).unwrap();
+    assert_eq!(frame(&mut rt, &fam).0.pass(MeshPass::Base).instances, 1);
+    let after = counts(&mut rt);
+    assert_eq!(after.buffers, before.buffers);
+    assert!(after.pending_deletions < before.pending_deletions + 2, "the mesh's two buffers were not retired: {before:?} -> {after:?}");
+    // Removing the last user still frees them.
+    rt.remove_primitive(b).unwrap();
+    frame(&mut rt, &fam);
+    assert_eq!(counts(&mut rt).pending_deletions, before.pending_deletions + 2, "vertex and index buffers retired");
+    assert_clean(&mut rt);
+}

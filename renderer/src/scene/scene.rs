@@ -295,6 +295,7 @@ impl Scene {
         // hold hundreds of thousands (a level loading).
         let mut adds: Vec<Option<(PrimitiveId, Box<dyn PrimitiveSceneProxy>, Mat4)>> = Vec::new();
         let mut queued: HashMap<PrimitiveId, usize> = HashMap::new();
+        let mut removes: Vec<PrimitiveId> = Vec::new();
         let mut after_adds: Vec<Pending> = Vec::new();
         for p in pending {
             match p {
@@ -310,13 +311,20 @@ impl Scene {
                     if let Some(i) = queued.remove(&id) {
                         adds[i] = None;
                     } else {
-                        self.remove_now(id, device);
+                        removes.push(id);
                     }
                 }
                 other => after_adds.push(other),
             }
         }
-        self.add_now(adds.into_iter().flatten().collect(), device, pipelines)?;
+        // Adds before removes: a proxy re-created in this batch (a material
+        // changed) takes its mesh's GPU buffers over from the old one rather
+        // than seeing them freed and uploading them again.
+        let added = self.add_now(adds.into_iter().flatten().collect(), device, pipelines);
+        for id in removes {
+            self.remove_now(id, device);
+        }
+        added?;
         for p in after_adds {
             match p {
                 Pending::Transform(id, m, bounds) => {
