@@ -290,9 +290,14 @@ impl World {
     /// ([`PrimitiveComponent::take_dirty`]).
     pub fn with_component_mut<T: Component, R>(&mut self, id: ComponentId, f: impl FnOnce(&mut T) -> R) -> Result<R> {
         let e = self.entry_mut(id)?;
+        let light_before = e.behaviour.light();
         let c = (*e.behaviour).as_any_mut().downcast_mut::<T>().ok_or(EngineError::WrongComponentType(id, std::any::type_name::<T>()))?;
         let r = f(c);
-        let dirty = e.behaviour.as_primitive_mut().map(|p| p.take_dirty()).unwrap_or_default();
+        let mut dirty = e.behaviour.as_primitive_mut().map(|p| p.take_dirty()).unwrap_or_default();
+        // A light has no dirty flags of its own: an edited light is resent.
+        if e.behaviour.light() != light_before {
+            dirty = dirty | DirtyFlags::RENDER_STATE;
+        }
         if dirty.any() {
             self.mark_dirty(id, dirty);
         }

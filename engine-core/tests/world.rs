@@ -194,7 +194,7 @@ fn lights_and_cameras_come_from_components() {
     let eye = Vec3::new(-6.0, 0.0, 6.0);
     w.spawn_actor("camera", Box::new(CameraComponent::default()), Transform::new(eye, look_rotation(eye, Vec3::ZERO), Vec3::ONE)).unwrap();
     let sun = Transform::new(Vec3::ZERO, look_rotation(Vec3::ZERO, Vec3::new(0.3, 0.2, -1.0)), Vec3::ONE);
-    w.spawn_actor("sun", Box::new(DirectionalLightComponent::default()), sun).unwrap();
+    let (_, sun_id) = w.spawn_actor("sun", Box::new(DirectionalLightComponent::default()), sun).unwrap();
     w.spawn_actor("floor", Box::new(StaticMeshComponent::new(StaticMesh::plane())), Transform::from_translation_scale(Vec3::ZERO, Vec3::splat(20.0))).unwrap();
     cube_at(w, Vec3::new(0.0, 0.0, 0.5));
     assert_eq!(w.collect_views(W, H).len(), 1);
@@ -205,6 +205,11 @@ fn lights_and_cameras_come_from_components() {
     let img = engine.read_back().unwrap().unwrap();
     let centre = img.pixel(W / 2, H / 2);
     assert!(centre[0] as u32 + centre[1] as u32 + centre[2] as u32 > 150, "lit cube in the middle: {centre:?}");
+    // Editing the light through the world resends it: no shadow next frame.
+    engine.world.with_component_mut(sun_id, |l: &mut DirectionalLightComponent| l.cast_shadows = false).unwrap();
+    engine.tick(0.016, false).unwrap();
+    engine.flush().unwrap();
+    assert_eq!(engine.stats().unwrap().unwrap().pass(MeshPass::ShadowDepth).draws, 0, "the edited sun casts no shadow");
     let v = engine.render_thread().with_context(|ctx| ctx.device.validation()).unwrap();
     assert_eq!((v.errors(), v.warnings()), (0, 0), "{:#?}", v.messages());
     let _ = Mat4::IDENTITY;

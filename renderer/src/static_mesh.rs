@@ -83,7 +83,7 @@ impl StaticMeshRenderData {
                 return Err(RendererError::InvalidMesh(format!("LOD {l}: index {i} ≥ vertex count {}", lod.vertices.len())));
             }
             for s in &lod.sections {
-                if s.index_count == 0 || s.index_count % 3 != 0 || (s.first_index + s.index_count) as usize > lod.indices.len() {
+                if s.index_count == 0 || s.index_count % 3 != 0 || s.first_index as usize + s.index_count as usize > lod.indices.len() {
                     return Err(RendererError::InvalidMesh(format!("LOD {l}: section {s:?} outside {} indices", lod.indices.len())));
                 }
             }
