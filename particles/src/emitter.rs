@@ -29,14 +29,13 @@
 
 use glam::{Affine3A, Vec2, Vec3, Vec4};
 
-use crate::asset::{
-    Burst, CollisionResponse, EmitterAsset, LocationShape, Module, RequiredModule, VelocityShape,
-};
+use crate::asset::{Burst, CollisionResponse, EmitterAsset, LocationShape, Module, RequiredModule};
 use crate::bounds::Aabb;
 use crate::distribution::{CurveLut, Distribution};
 use crate::error::ParticleError;
 use crate::particle::{Particle, ParticleStore};
 use crate::rng::Rng;
+use crate::shapes::{sample_location, VelocitySampler};
 use crate::update::{advance_spawned, update_and_kill, OverLife, Step, UpdateParams};
 
 /// A tick replays the bursts of at most this many emitter loops.
@@ -51,7 +50,7 @@ pub(crate) struct CompiledEmitter {
     bursts: Vec<Burst>,
     lifetime: Option<Distribution<f32>>,
     location: Option<LocationShape>,
-    velocity: Option<VelocityShape>,
+    velocity: Option<VelocitySampler>,
     size: Option<Distribution<Vec2>>,
     color: Option<Distribution<Vec4>>,
     rotation: Option<Distribution<f32>>,
@@ -99,7 +98,7 @@ impl CompiledEmitter {
                 }
                 Module::Lifetime(d) => c.lifetime = Some(d.clone()),
                 Module::InitialLocation(s) => c.location = Some(s.clone()),
-                Module::InitialVelocity(s) => c.velocity = Some(s.clone()),
+                Module::InitialVelocity(s) => c.velocity = Some(VelocitySampler::new(s)),
                 Module::InitialSize(d) => c.size = Some(d.clone()),
                 Module::InitialColor(d) => c.color = Some(d.clone()),
                 Module::InitialRotation(d) => c.rotation = Some(d.clone()),
@@ -351,11 +350,17 @@ impl EmitterInstance {
         let count = count as u64;
         let first = count.saturating_sub(free as u64) + 1;
         let duration = f64::from(self.compiled.required.emitter_duration);
+        // Loop phase at t0; a spawn's phase is this plus its τ, wrapped
+        // (one remainder per tick rather than one per particle).
+        let phase0 = t0 % duration;
         for k in first..=count {
             // Particle k is due when carried + rate·τ reaches k.
             let tau = ((k as f64 - carried) / rate).clamp(0.0, dt64);
-            let at = t0 + tau;
-            let loop_t = ((at % duration) / duration) as f32;
+            let mut phase = phase0 + tau;
+            if phase >= duration {
+                phase %= duration;
+            }
+            let loop_t = (phase / duration) as f32;
             self.spawn_one((dt64 - tau) as f32, loop_t, transform);
         }
     }
@@ -380,7 +385,7 @@ impl EmitterInstance {
         let velocity = c
             .velocity
             .as_ref()
-            .map_or(Vec3::ZERO, |s| sample_velocity(s, loop_t, rng));
+            .map_or(Vec3::ZERO, |s| s.sample(loop_t, rng));
         let size = c.size.as_ref().map_or(Vec2::ONE, |d| d.sample(loop_t, rng));
         let color = c
             .color
@@ -454,61 +459,6 @@ impl EmitterInstance {
     }
 }
 
-fn unit_vector(rng: &mut Rng) -> Vec3 {
-    let z = 2.0 * rng.next_f32() - 1.0;
-    let phi = std::f32::consts::TAU * rng.next_f32();
-    let r = (1.0 - z * z).max(0.0).sqrt();
-    Vec3::new(r * phi.cos(), r * phi.sin(), z)
-}
-
-fn sample_location(shape: &LocationShape, rng: &mut Rng) -> Vec3 {
-    match shape {
-        LocationShape::Point { position } => *position,
-        LocationShape::Box { min, max } => Vec3::new(
-            rng.range_f32(min.x, max.x),
-            rng.range_f32(min.y, max.y),
-            rng.range_f32(min.z, max.z),
-        ),
-        LocationShape::Sphere {
-            center,
-            radius,
-            surface_only,
-        } => {
-            let dir = unit_vector(rng);
-            let r = if *surface_only {
-                *radius
-            } else {
-                radius * rng.next_f32().cbrt()
-            };
-            *center + dir * r
-        }
-    }
-}
-
-fn sample_velocity(shape: &VelocityShape, loop_t: f32, rng: &mut Rng) -> Vec3 {
-    match shape {
-        VelocityShape::Cone {
-            direction,
-            angle,
-            speed,
-        } => {
-            let axis = direction.normalize();
-            // Uniform over the spherical cap: cos θ uniform in [cos angle, 1].
-            let cos_t = 1.0 - rng.next_f32() * (1.0 - angle.cos());
-            let sin_t = (1.0 - cos_t * cos_t).max(0.0).sqrt();
-            let phi = std::f32::consts::TAU * rng.next_f32();
-            let (b1, b2) = axis.any_orthonormal_pair();
-            let dir = axis * cos_t + (b1 * phi.cos() + b2 * phi.sin()) * sin_t;
-            dir * speed.sample(loop_t, rng)
-        }
-        VelocityShape::Box { min, max } => Vec3::new(
-            rng.range_f32(min.x, max.x),
-            rng.range_f32(min.y, max.y),
-            rng.range_f32(min.z, max.z),
-        ),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -550,21 +500,6 @@ mod tests {
         // No lifetime module: particles never die of age.
         assert_eq!(e.live_particles(), 15);
         assert!(!e.is_finished());
-    }
-
-    #[test]
-    fn cone_velocities_stay_inside_the_cone() {
-        let mut rng = Rng::new(3, 0);
-        let shape = VelocityShape::Cone {
-            direction: Vec3::new(0.0, 0.0, 2.0),
-            angle: 0.3,
-            speed: Distribution::Constant(10.0),
-        };
-        for _ in 0..1000 {
-            let v = sample_velocity(&shape, 0.0, &mut rng);
-            assert!((v.length() - 10.0).abs() < 1e-3);
-            assert!(v.normalize().dot(Vec3::Z) >= 0.3f32.cos() - 1e-5);
-        }
     }
 
     #[test]

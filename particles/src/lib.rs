@@ -126,6 +126,7 @@ mod particle;
 mod proxy;
 mod render_system;
 mod rng;
+mod shapes;
 mod sort;
 mod sprite_vertex_factory;
 mod system_instance;

@@ -366,11 +366,7 @@ impl Motion {
 
 /// The current value of an over-life property at relative time `t`.
 #[inline(always)]
-fn over_life<T: crate::DistributionValue, const MODE: u8>(
-    lut: &CurveLut<T>,
-    base: T,
-    t: f32,
-) -> T {
+fn over_life<T: crate::DistributionValue, const MODE: u8>(lut: &CurveLut<T>, base: T, t: f32) -> T {
     match MODE {
         PER_PARTICLE => T::scale(base, lut.sample_unit(t)),
         BAKED => lut.sample_unit(t),
@@ -392,7 +388,8 @@ pub(crate) fn advance_spawned(q: &mut Particle, p: &UpdateParams) -> bool {
         return false;
     }
     q.relative_time = t;
-    (q.location, q.velocity) = Motion::new(p.step, p.acceleration).advance(q.old_location, q.velocity);
+    (q.location, q.velocity) =
+        Motion::new(p.step, p.acceleration).advance(q.old_location, q.velocity);
     if p.rotates {
         q.rotation += q.rotation_rate * dt;
     }
@@ -563,7 +560,10 @@ mod tests {
             let id = store.locations()[i].x;
             let p = store.get(i);
             assert_eq!(p.old_location, Vec3::splat(id), "fields moved together");
-            assert_eq!((p.rotation, p.size, p.color), (id, Vec2::splat(id), Vec4::splat(id)));
+            assert_eq!(
+                (p.rotation, p.size, p.color),
+                (id, Vec2::splat(id), Vec4::splat(id))
+            );
             assert_eq!(p.base_size, Vec2::splat(id));
             assert_eq!(p.base_color, Vec4::splat(id));
             assert!(p.relative_time < 1.0);
@@ -573,7 +573,9 @@ mod tests {
     #[test]
     fn fused_kill_keeps_exactly_the_survivors_across_chunks() {
         let mut rng = crate::rng::Rng::new(5, 5);
-        let many: Vec<f32> = (0..3 * CHUNK + 100).map(|_| rng.range_f32(0.0, 1.0)).collect();
+        let many: Vec<f32> = (0..3 * CHUNK + 100)
+            .map(|_| rng.range_f32(0.0, 1.0))
+            .collect();
         // ~10% die: more than the dead list holds, so chunks are scanned;
         // a run of dead particles makes holes of every shape.
         check_kill(many.len(), |i| {
@@ -588,7 +590,13 @@ mod tests {
         // The list's edge: one less than it holds, exactly as many, and dead
         // particles at a chunk's end (the last one, and a run of them).
         for deaths in [DEAD_LIST - 1, DEAD_LIST] {
-            check_kill(CHUNK + 10, |i| if i % 7 == 3 && i / 7 < deaths { 0.95 } else { 0.0 });
+            check_kill(CHUNK + 10, |i| {
+                if i % 7 == 3 && i / 7 < deaths {
+                    0.95
+                } else {
+                    0.0
+                }
+            });
         }
         for every in [50, 5] {
             // Listed (1 in 50) and scanned (1 in 5): the next-to-last dead
@@ -596,7 +604,10 @@ mod tests {
             let last = |i: usize| i % CHUNK == CHUNK - 2;
             let run = |i: usize| i % CHUNK >= CHUNK - 3;
             for end in [&last as &dyn Fn(usize) -> bool, &run] {
-                check_kill(2 * CHUNK, |i| if end(i) || i % every == 0 { 0.95 } else { 0.5 });
+                check_kill(
+                    2 * CHUNK,
+                    |i| if end(i) || i % every == 0 { 0.95 } else { 0.5 },
+                );
             }
         }
     }
