@@ -329,14 +329,36 @@ impl<T: DistributionValue> CurveLut<T> {
     /// panic.
     #[inline(always)]
     pub(crate) fn sample_unit(&self, t: f32) -> T {
-        let x = t * (LUT_SIZE - 1) as f32;
-        // Integer part without Rust's saturating float-to-int conversion
-        // (several instructions on x86); see `ROUND` and `FLOOR_BIAS`.
-        let y = (x - FLOOR_BIAS) + ROUND;
-        let f = x - (y - ROUND);
-        let (v, step) = self.entries[(y.to_bits() & LUT_MASK) as usize];
+        let (at, f) = lut_coords(t);
+        self.at(at, f)
+    }
+
+    /// The value at coordinates from [`lut_coords`] or [`lut_coords4`].
+    #[inline(always)]
+    pub(crate) fn at(&self, at: f32, f: f32) -> T {
+        let (v, step) = self.entries[(at.to_bits() & LUT_MASK) as usize];
         T::madd(step, f, v)
     }
+}
+
+/// Where `t` in `[0, 1]` falls in a [`CurveLut`]: a float whose low bits are
+/// the entry index (read by [`CurveLut::at`]), and the fraction towards the
+/// next entry. The integer part is found without Rust's saturating
+/// float-to-int conversion (several instructions on x86); see `ROUND` and
+/// `FLOOR_BIAS`.
+#[inline(always)]
+pub(crate) fn lut_coords(t: f32) -> (f32, f32) {
+    let x = t * (LUT_SIZE - 1) as f32;
+    let at = (x - FLOOR_BIAS) + ROUND;
+    (at, x - (at - ROUND))
+}
+
+/// [`lut_coords`] for four times at once, lane for lane the same arithmetic.
+#[inline(always)]
+pub(crate) fn lut_coords4(t: Vec4) -> (Vec4, Vec4) {
+    let x = t * (LUT_SIZE - 1) as f32;
+    let at = (x - FLOOR_BIAS) + ROUND;
+    (at, x - (at - ROUND))
 }
 
 #[cfg(test)]

@@ -33,10 +33,11 @@ use crate::asset::{Burst, CollisionResponse, EmitterAsset, LocationShape, Module
 use crate::bounds::Aabb;
 use crate::distribution::{CurveLut, Distribution};
 use crate::error::ParticleError;
+use crate::kernel::advance_spawned;
 use crate::particle::{Particle, ParticleStore};
 use crate::rng::Rng;
 use crate::shapes::{sample_location, VelocitySampler};
-use crate::update::{advance_spawned, update_and_kill, OverLife, Step, UpdateParams};
+use crate::update::{update_and_kill, OverLife, Step, UpdateParams, Varying};
 
 /// A tick replays the bursts of at most this many emitter loops.
 pub const MAX_BURST_LOOPS: u64 = 1024;
@@ -64,6 +65,7 @@ pub(crate) struct CompiledEmitter {
     ground: Option<(f32, CollisionResponse)>,
     identity4: CurveLut<Vec4>,
     identity2: CurveLut<Vec2>,
+    varying: Varying,
 }
 
 impl CompiledEmitter {
@@ -89,6 +91,15 @@ impl CompiledEmitter {
             ground: None,
             identity4: CurveLut::bake(&Distribution::Constant(Vec4::ONE)),
             identity2: CurveLut::bake(&Distribution::Constant(Vec2::ONE)),
+            varying: Varying {
+                rotation: true,
+                rotation_rate: true,
+                base_size: true,
+                size: true,
+                base_color: true,
+                color: true,
+                one_over_max_lifetime: true,
+            },
         };
         for module in &asset.modules {
             match module {
@@ -127,9 +138,30 @@ impl CompiledEmitter {
         c.size_over_life = c
             .size_over_life
             .map(|lut| bake_uniform_base(lut, &c.size, Vec2::ONE));
+        c.varying = c.varying_fields();
         // Stable sort: equal times keep their authored order.
         c.bursts.sort_by(|a, b| a.time.total_cmp(&b.time));
         c
+    }
+
+    /// Which fields can differ between this emitter's particles: those an
+    /// initial module draws at random, and those the update changes by age.
+    fn varying_fields(&self) -> Varying {
+        fn drawn<T>(d: &Option<Distribution<T>>) -> bool {
+            !matches!(d, None | Some(Distribution::Constant(_)))
+        }
+        let base_size = drawn(&self.size);
+        let base_color = drawn(&self.color);
+        let rotation_rate = drawn(&self.rotation_rate);
+        Varying {
+            rotation: drawn(&self.rotation) || self.rotation_rate.is_some(),
+            rotation_rate,
+            base_size,
+            size: base_size || self.size_over_life.is_some(),
+            base_color,
+            color: base_color || self.color_over_life.is_some(),
+            one_over_max_lifetime: drawn(&self.lifetime),
+        }
     }
 
     fn update_params(&self, dt: f32) -> UpdateParams<'_> {
@@ -153,6 +185,7 @@ impl CompiledEmitter {
                 .as_ref()
                 .map_or(OverLife::Off, |(_, mode)| *mode),
             rotates: self.rotation_rate.is_some(),
+            varying: self.varying,
         }
     }
 
@@ -500,6 +533,109 @@ mod tests {
         // No lifetime module: particles never die of age.
         assert_eq!(e.live_particles(), 15);
         assert!(!e.is_finished());
+    }
+
+    /// Runs emitters that die and respawn for a few seconds and checks what
+    /// the compaction relies on: a field `varying_fields` calls uniform holds
+    /// one value in every particle, and colour and size stay the over-life
+    /// curve of their own particle's base value and age (so the fields that
+    /// do vary moved together).
+    #[test]
+    fn uniform_fields_stay_uniform_and_particles_stay_whole() {
+        use crate::asset::SpawnModule;
+        use crate::distribution::CurveKey;
+        fn line<T: crate::DistributionValue>(a: T, b: T) -> Distribution<T> {
+            Distribution::Curve(vec![
+                CurveKey {
+                    time: 0.0,
+                    value: a,
+                },
+                CurveKey {
+                    time: 1.0,
+                    value: b,
+                },
+            ])
+        }
+        let color_curve = line(
+            Vec4::new(1.0, 0.5, 0.25, 1.0),
+            Vec4::new(0.0, 1.0, 0.5, 0.0),
+        );
+        let size_curve = line(Vec2::new(1.0, 2.0), Vec2::new(3.0, 0.5));
+        let rate = Module::Spawn(SpawnModule {
+            rate: 3000.0,
+            bursts: vec![],
+        });
+        let (color, size) = (Some(&color_curve), Some(&size_curve));
+        let cases = vec![
+            (
+                vec![
+                    Module::Lifetime(Distribution::Uniform { min: 0.2, max: 0.6 }),
+                    Module::InitialSize(Distribution::Uniform {
+                        min: Vec2::ONE,
+                        max: Vec2::splat(3.0),
+                    }),
+                    Module::InitialColor(Distribution::Constant(Vec4::new(0.5, 1.0, 1.0, 1.0))),
+                    Module::ColorOverLife(color_curve.clone()),
+                    Module::SizeOverLife(size_curve.clone()),
+                ],
+                color,
+                size,
+            ),
+            (
+                vec![
+                    Module::Lifetime(Distribution::Constant(0.3)),
+                    Module::InitialColor(Distribution::Uniform {
+                        min: Vec4::ZERO,
+                        max: Vec4::ONE,
+                    }),
+                    Module::InitialRotation(Distribution::Constant(0.5)),
+                    Module::RotationRate(Distribution::Uniform {
+                        min: -1.0,
+                        max: 1.0,
+                    }),
+                    Module::ColorOverLife(color_curve.clone()),
+                ],
+                color,
+                None,
+            ),
+            (
+                vec![
+                    Module::Lifetime(line(0.2, 0.6)),
+                    Module::InitialSize(Distribution::Constant(Vec2::splat(2.0))),
+                    Module::InitialRotation(Distribution::Uniform { min: 0.0, max: 1.0 }),
+                    Module::SizeOverLife(size_curve.clone()),
+                ],
+                None,
+                size,
+            ),
+        ];
+        for (mut modules, color_over_life, size_over_life) in cases {
+            modules.push(rate.clone());
+            let mut e = EmitterInstance::new(&emitter(modules, 100_000, 0), 11, 0).unwrap();
+            for _ in 0..120 {
+                e.tick(1.0 / 60.0, &Affine3A::IDENTITY);
+            }
+            let (p, v) = (&e.particles, e.compiled.varying);
+            assert!(p.len() > 500, "{}", p.len());
+            fn same<T: PartialEq>(a: &[T]) -> bool {
+                a.iter().all(|x| *x == a[0])
+            }
+            assert!(v.rotation || same(&p.rotation));
+            assert!(v.rotation_rate || same(&p.rotation_rate));
+            assert!(v.base_size || same(&p.base_size));
+            assert!(v.size || same(&p.size));
+            assert!(v.base_color || same(&p.base_color));
+            assert!(v.color || same(&p.color));
+            assert!(v.one_over_max_lifetime || same(&p.one_over_max_lifetime));
+            for i in 0..p.len() {
+                let q = p.get(i);
+                let t = q.relative_time;
+                let color = color_over_life.map_or(q.base_color, |c| q.base_color * c.evaluate(t));
+                let size = size_over_life.map_or(q.base_size, |c| q.base_size * c.evaluate(t));
+                assert!((q.color - color).abs().max_element() < 1e-4, "{q:?}");
+                assert!((q.size - size).abs().max_element() < 1e-4, "{q:?}");
+            }
+        }
     }
 
     #[test]

@@ -121,6 +121,7 @@ mod dynamic_data;
 mod emitter;
 mod error;
 mod json_path;
+mod kernel;
 mod materials;
 mod particle;
 mod proxy;
