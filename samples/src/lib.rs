@@ -20,7 +20,7 @@ pub const SAMPLES: &[(&str, &str)] = &[
     ("hello", "an instanced grid of colored quads, drawn offscreen through rhi-vulkan alone"),
     ("many-cubes", "N static-mesh cubes over M materials, shadowed; --count N --materials M --moving P"),
     ("procmesh", "a procedural terrain with animated water, a hidden section and a raycast marker (ProceduralMeshComponent)"),
-    ("instancing", "instanced rocks and a forest with GPU culling; --mesh-a N --mesh-b M --instances K"),
+    ("instancing", "instanced rocks and a forest with GPU culling; --mesh-a N --mesh-b M --instances K [--hism]"),
     ("particles", "fountains, smoke and sparks (Cascade-style sprite particles); --particles N"),
     ("showcase", "everything together: terrain, water, forest, particles, buildings, lights, a moving camera"),
     ("soak", "frames of churn (components, sections, instances, particle systems); fails if memory grows; --report PATH"),

@@ -1,5 +1,6 @@
 //! Runs the `instancing` sample headless: two ISM components draw twice per
-//! pass with clean validation; a small forest is partly culled on the GPU.
+//! pass with clean validation; a small forest is partly culled on the GPU,
+//! and as hierarchical components (HISM) keeps the same instances.
 
 mod common;
 
@@ -35,8 +36,18 @@ fn a_small_forest_is_partly_culled() {
 }
 
 #[test]
+fn a_hierarchical_forest_culls_on_the_cpu_what_the_gpu_culls() {
+    let args = ["--instances", "20000", "--frames", "3", "--width", "320", "--height", "180"];
+    let (_, gpu) = run("forest-gpu", &args);
+    let (_, hism) = run("forest-hism", &[&args[..], &["--hism"]].concat());
+    assert_eq!(hism.instances.total, 20000);
+    assert_eq!(hism.instances.visible, gpu.instances.visible, "cluster-tree culling keeps exactly the GPU cull's instances");
+    assert_eq!(hism.passes["base"].draws, gpu.passes["base"].draws, "one draw per section and LOD either way");
+}
+
+#[test]
 fn instancing_rejects_bad_options_with_code_2() {
-    for args in [&["--instances", "0"][..], &["--mesh-a", "x"], &["--instances", "10", "--mesh-a", "10"]] {
+    for args in [&["--instances", "0"][..], &["--mesh-a", "x"], &["--instances", "10", "--mesh-a", "10"], &["--mesh-a", "10", "--hism"]] {
         let out = Command::new(env!("CARGO_BIN_EXE_instancing")).args(args).output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{args:?}");
     }

@@ -7,7 +7,9 @@
 //!   foliage sections of one mesh) and two kinds of rocks scattered over a
 //!   ground plane, culled per instance on the GPU
 //!   (`r.InstancedStaticMeshes.GPUCulling=1`), rocks with a cull distance; the
-//!   camera looks across it so that only a part is visible.
+//!   camera looks across it so that only a part is visible. With `--hism`
+//!   the forest's components are hierarchical (UE's HISM): a cluster tree
+//!   built in the background, culled per cluster on the CPU.
 //!
 //! Both are lit by a shadow-casting directional light. The stats'
 //! `instances` are summed over the components' `IsmStats` (visible: the
@@ -40,6 +42,9 @@ struct Options {
     /// Instances in the forest (trees and rocks over a ground plane; default 100,000).
     #[arg(long, conflicts_with_all = ["mesh_a", "mesh_b"], value_parser = clap::value_parser!(u32).range(1..=MAX_INSTANCES as i64))]
     instances: Option<u32>,
+    /// Hierarchical components (HISM) for the forest: CPU cluster culling.
+    #[arg(long, conflicts_with_all = ["mesh_a", "mesh_b"])]
+    hism: bool,
     #[command(flatten)]
     common: CommonOptions,
 }
@@ -144,8 +149,8 @@ fn material(engine: &mut Engine, r: f32, g: f32, b: f32) -> anyhow::Result<Mater
 }
 
 /// Spawns one ISM actor with `transforms` and one material per slot.
-fn spawn_ism(engine: &mut Engine, name: &str, mesh: Arc<StaticMesh>, transforms: &[Affine3A], mats: &[MaterialId], cull: Option<(f32, f32)>) -> anyhow::Result<ComponentId> {
-    let mut c = InstancedStaticMeshComponent::new(mesh)?;
+fn spawn_ism(engine: &mut Engine, name: &str, mesh: Arc<StaticMesh>, transforms: &[Affine3A], mats: &[MaterialId], cull: Option<(f32, f32)>, hism: bool) -> anyhow::Result<ComponentId> {
+    let mut c = if hism { InstancedStaticMeshComponent::new_hierarchical(mesh)? } else { InstancedStaticMeshComponent::new(mesh)? };
     c.add_instances(transforms, TransformSpace::Component)?;
     if let Some((start, end)) = cull {
         c.set_cull_distances(start, end)?;
@@ -187,15 +192,15 @@ fn two_components(engine: &mut Engine, a: u32, b: u32) -> anyhow::Result<Vec<Com
     let tb = heap(&mut rng, b, Vec3::new(7.5, 0.0, 0.0), 8.0, Vec3::ONE);
     let ma = material(engine, 0.46, 0.4, 0.33)?;
     let mb = material(engine, 0.28, 0.33, 0.4)?;
-    let ida = spawn_ism(engine, "rocks A", mesh_a, &ta, &[ma], None)?;
-    let idb = spawn_ism(engine, "rocks B", mesh_b, &tb, &[mb], None)?;
+    let ida = spawn_ism(engine, "rocks A", mesh_a, &ta, &[ma], None, false)?;
+    let idb = spawn_ism(engine, "rocks B", mesh_b, &tb, &[mb], None, false)?;
     let eye = Vec3::new(0.0, -21.0, 12.0);
     spawn_camera_and_sun(engine, eye, Vec3::new(0.0, 0.0, 1.0), 200.0, Vec3::new(0.5, 0.7, -1.0))?;
     Ok(vec![ida, idb])
 }
 
 /// Trees and rocks over a ground plane; returns the ISM components.
-fn forest(engine: &mut Engine, k: u32) -> anyhow::Result<Vec<ComponentId>> {
+fn forest(engine: &mut Engine, k: u32, hism: bool) -> anyhow::Result<Vec<ComponentId>> {
     let mut rng = Rng(SEED);
     let trees = (k as u64 * 35 / 100).max(1) as u32;
     let rocks_a = ((k - trees) / 2).min(k - trees);
@@ -228,14 +233,14 @@ fn forest(engine: &mut Engine, k: u32) -> anyhow::Result<Vec<ComponentId>> {
     let grass = material(engine, 0.26, 0.33, 0.14)?;
     let (_, ground) = engine.world.spawn_actor("ground", Box::new(StaticMeshComponent::new(StaticMesh::plane())), Transform::from_translation_scale(Vec3::ZERO, Vec3::new(extent + 40.0, extent + 40.0, 1.0)))?;
     engine.world.set_material(ground, 0, grass)?;
-    let mut ids = vec![spawn_ism(engine, "trees", tree()?, &tt, &[bark, leaves], None)?];
+    let mut ids = vec![spawn_ism(engine, "trees", tree()?, &tt, &[bark, leaves], None, hism)?];
     // Rocks are small: culled (and faded) past 90..120 units, as a level would.
     let cull = Some((90.0, 120.0));
     if !ta.is_empty() {
-        ids.push(spawn_ism(engine, "rocks A", rock("rock A (boulder)", 11, 10, 7, 0.45, Vec3::new(1.0, 0.85, 0.6))?, &ta, &[stone_a], cull)?);
+        ids.push(spawn_ism(engine, "rocks A", rock("rock A (boulder)", 11, 10, 7, 0.45, Vec3::new(1.0, 0.85, 0.6))?, &ta, &[stone_a], cull, hism)?);
     }
     if !tb.is_empty() {
-        ids.push(spawn_ism(engine, "rocks B", rock("rock B (shard)", 23, 6, 4, 0.7, Vec3::new(0.7, 0.6, 1.2))?, &tb, &[stone_b], cull)?);
+        ids.push(spawn_ism(engine, "rocks B", rock("rock B (shard)", 23, 6, 4, 0.7, Vec3::new(0.7, 0.6, 1.2))?, &tb, &[stone_b], cull, hism)?);
     }
     // From just outside one edge, looking in and down across the forest.
     // The same view at every size: the nearest 100 or so units of the forest.
@@ -281,7 +286,7 @@ fn run(o: &Options) -> anyhow::Result<()> {
     let ids = if o.mesh_a.is_some() || o.mesh_b.is_some() {
         two_components(&mut engine, o.mesh_a.unwrap_or(1000), o.mesh_b.unwrap_or(1000))?
     } else {
-        forest(&mut engine, o.instances.unwrap_or(100_000))?
+        forest(&mut engine, o.instances.unwrap_or(100_000), o.hism)?
     };
     let frames = o.common.frame_count();
     runner::run(NAME, &o.common, &mut engine, |engine, frame, _dt| {
