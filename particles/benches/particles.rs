@@ -7,9 +7,14 @@
 //! (d) the floor: a bare structure-of-arrays `p += v * dt` over as many
 //!     particles, in the same run.
 //!
-//! Criterion reports distributions; after it, an own timing loop (median of
-//! several runs, `std::time::Instant`) prints ns/particle and the tick/floor
-//! ratio, and writes `target/bench/particles.json` for `cargo xtask bench`.
+//! Criterion reports distributions; after it, an own timing loop prints
+//! ns/particle and ratios to the floor, and writes
+//! `target/bench/particles.json` for `cargo xtask bench`. Each operation is
+//! timed in pairs with a floor step right after it, and a ratio is the
+//! median of the per-pair ratios: on a shared machine absolute times drift
+//! by tens of percent from minute to minute, a pair's two halves much less.
+//! The goal row compares like with like (serial tick, serial floor); the
+//! parallel tick has its own rows.
 //! Under `cargo test` (no `--bench`) each benchmark runs once and the report
 //! is skipped. `PROXIMA_BENCH_QUICK=1` (`cargo xtask bench --quick`) shortens
 //! criterion's measurement and the report's repetitions.
@@ -152,22 +157,78 @@ fn criterion_benches(c: &mut Criterion) {
 
 /// Median seconds of `runs` calls of `f`.
 fn median_secs(runs: usize, mut f: impl FnMut()) -> f64 {
-    let mut times: Vec<f64> = (0..runs)
-        .map(|_| {
-            let start = Instant::now();
-            f();
-            start.elapsed().as_secs_f64()
-        })
-        .collect();
+    let mut times: Vec<f64> = (0..runs).map(|_| secs(&mut f)).collect();
     times.sort_by(f64::total_cmp);
     times[runs / 2]
 }
 
+fn secs(f: &mut impl FnMut()) -> f64 {
+    let start = Instant::now();
+    f();
+    start.elapsed().as_secs_f64()
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// An operation timed in pairs with the floor.
+struct Paired {
+    /// Median ns per particle of the operation, and of the floor.
+    ns: f64,
+    floor_ns: f64,
+    /// Median, smallest and largest of the per-pair ratios.
+    ratio: f64,
+    ratio_min: f64,
+    ratio_max: f64,
+}
+
+/// Runs `op` (which returns how many particles it had to work on; counting
+/// is a field read) and right after it one floor step,
+/// `runs` times. Each pair sees the same machine load, so the ratio is taken
+/// per pair and its median reported: on a shared machine the absolute
+/// figures drift by tens of percent between runs, the pair ratios much less.
+fn paired(runs: usize, floor: &mut Floor, mut op: impl FnMut() -> usize) -> Paired {
+    let (mut ns, mut floor_ns, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..runs {
+        let start = Instant::now();
+        let n = op() as f64;
+        let t = start.elapsed().as_secs_f64() * 1e9 / n;
+        let f = secs(&mut || floor.step(black_box(DT))) * 1e9 / N as f64;
+        ns.push(t);
+        floor_ns.push(f);
+        ratios.push(t / f);
+    }
+    let (lo, hi) = ratios
+        .iter()
+        .fold((f64::MAX, f64::MIN), |(lo, hi), &r| (lo.min(r), hi.max(r)));
+    Paired {
+        ns: median(ns),
+        floor_ns: median(floor_ns),
+        ratio: median(ratios),
+        ratio_min: lo,
+        ratio_max: hi,
+    }
+}
+
 struct Row {
-    name: &'static str,
+    name: String,
     value: f64,
     unit: &'static str,
-    goal: Option<f64>,
+    /// `<=` goal, where the issue sets one.
+    at_most: Option<f64>,
+}
+
+impl Row {
+    fn new(name: &str, value: f64, unit: &'static str) -> Row {
+        Row {
+            name: format!("particles: {name}"),
+            value,
+            unit,
+            at_most: None,
+        }
+    }
 }
 
 fn quick() -> bool {
@@ -175,132 +236,136 @@ fn quick() -> bool {
 }
 
 fn report() {
-    let runs: usize = if quick() { 5 } else { 15 };
+    let runs: usize = if quick() { 11 } else { 31 };
     let mut system = steady_state(SortMode::DistanceToView);
     let mut floor = Floor::new(N);
+    let threads = rayon::current_num_threads();
 
-    // Interleave tick and floor so both see the same machine load.
-    let (mut tick_t, mut floor_t, mut live) = (Vec::new(), Vec::new(), Vec::new());
-    for _ in 0..runs {
-        live.push(system.live_particles());
-        tick_t.push(median_secs(1, || system.tick(DT)));
-        floor_t.push(median_secs(1, || floor.step(black_box(DT))));
-    }
-    let med = |v: &mut Vec<f64>| {
-        v.sort_by(f64::total_cmp);
-        v[v.len() / 2]
+    let mut tick_with = |mode| {
+        system.set_tick_mode(mode);
+        paired(runs, &mut floor, || {
+            let n = system.live_particles();
+            system.tick(DT);
+            n
+        })
     };
-    let live_n = live.iter().sum::<usize>() as f64 / live.len() as f64;
-    let tick_ns = med(&mut tick_t) * 1e9 / live_n;
-    let floor_ns = med(&mut floor_t) * 1e9 / N as f64;
-
-    system.set_tick_mode(TickMode::Parallel);
-    let par_ns = median_secs(runs, || system.tick(DT)) * 1e9 / system.live_particles() as f64;
+    let tick = tick_with(TickMode::Serial);
+    let parallel = tick_with(TickMode::Parallel);
     system.set_tick_mode(TickMode::Serial);
+    let live = system.live_particles() as f64;
 
     let mut data = system.build_dynamic_data();
-    let n = data.live_particles() as f64;
-    let copy_ns = median_secs(runs, || system.build_dynamic_data_into(&mut data)) * 1e9 / n;
-    let fresh_ns = median_secs(runs, || drop(black_box(system.build_dynamic_data()))) * 1e9 / n;
+    let n = data.live_particles();
+    let copy = paired(runs, &mut floor, || {
+        system.build_dynamic_data_into(&mut data);
+        n
+    });
+    let fresh_ns =
+        median_secs(runs, || drop(black_box(system.build_dynamic_data()))) * 1e9 / n as f64;
     let (mut out, mut scratch) = (Vec::new(), SpriteScratch::default());
     let view = Vec3::new(500.0, -300.0, 200.0);
-    let sorted_ns = median_secs(runs, || {
-        build_sprite_vertices_with(&data.emitters[0], view, &mut out, &mut scratch)
-    }) * 1e9
-        / n;
+    let mut sprites = |data: &EmitterDynamicData| {
+        paired(runs, &mut floor, || {
+            build_sprite_vertices_with(data, view, &mut out, &mut scratch);
+            n
+        })
+    };
+    let sorted = sprites(&data.emitters[0]);
     data.emitters[0].sort_mode = SortMode::None;
-    let unsorted_ns = median_secs(runs, || {
-        build_sprite_vertices_with(&data.emitters[0], view, &mut out, &mut scratch)
-    }) * 1e9
-        / n;
+    let unsorted = sprites(&data.emitters[0]);
 
-    let rows = [
+    let ns = "ns/particle";
+    let mut rows = vec![
+        Row::new(
+            "live particles in the steady-state emitter",
+            live,
+            "particles",
+        ),
+        Row::new(
+            "SoA floor p += v*dt (1M particles, 1 thread)",
+            tick.floor_ns,
+            ns,
+        ),
+        Row::new(
+            "tick: spawn + update + kill (1M particles, 1 thread)",
+            tick.ns,
+            ns,
+        ),
         Row {
-            name: "particles.live",
-            value: live_n,
-            unit: "particles",
-            goal: None,
+            at_most: Some(3.0),
+            ..Row::new(
+                "tick vs SoA floor (1M particles, 1 thread)",
+                tick.ratio,
+                "x",
+            )
         },
-        Row {
-            name: "particles.tick_serial",
-            value: tick_ns,
-            unit: "ns/particle",
-            goal: None,
-        },
-        Row {
-            name: "particles.floor_p_plus_v_dt",
-            value: floor_ns,
-            unit: "ns/particle",
-            goal: None,
-        },
-        Row {
-            name: "particles.tick_over_floor",
-            value: tick_ns / floor_ns,
-            unit: "x",
-            goal: Some(3.0),
-        },
-        Row {
-            name: "particles.tick_parallel",
-            value: par_ns,
-            unit: "ns/particle",
-            goal: None,
-        },
-        Row {
-            name: "particles.dynamic_data_copy",
-            value: copy_ns,
-            unit: "ns/particle",
-            goal: None,
-        },
-        Row {
-            name: "particles.dynamic_data_fresh_alloc",
-            value: fresh_ns,
-            unit: "ns/particle",
-            goal: None,
-        },
-        Row {
-            name: "particles.sprites_sorted",
-            value: sorted_ns,
-            unit: "ns/particle",
-            goal: None,
-        },
-        Row {
-            name: "particles.sprites_unsorted",
-            value: unsorted_ns,
-            unit: "ns/particle",
-            goal: None,
-        },
+        Row::new(
+            &format!("tick, parallel (1M particles, {threads} threads)"),
+            parallel.ns,
+            ns,
+        ),
+        Row::new(
+            &format!("parallel tick vs 1-thread SoA floor (1M particles, {threads} threads)"),
+            parallel.ratio,
+            "x",
+        ),
+        Row::new("dynamic-data copy (1M particles)", copy.ns, ns),
+        Row::new("dynamic-data copy vs SoA floor", copy.ratio, "x"),
+        Row::new(
+            "dynamic-data copy, fresh allocations (1M particles)",
+            fresh_ns,
+            ns,
+        ),
+        Row::new(
+            "sprite conversion, sorted back to front (1M particles)",
+            sorted.ns,
+            ns,
+        ),
+        Row::new("sprite conversion sorted vs SoA floor", sorted.ratio, "x"),
+        Row::new(
+            "sprite conversion, unsorted (1M particles)",
+            unsorted.ns,
+            ns,
+        ),
+        Row::new(
+            "sprite conversion unsorted vs SoA floor",
+            unsorted.ratio,
+            "x",
+        ),
     ];
+    rows.retain(|r| r.value.is_finite());
 
     println!();
     for r in &rows {
-        match r.goal {
-            Some(goal) => println!(
-                "{:<40} {:>9.3} {:<12} goal <= {goal} {}",
-                r.name,
-                r.value,
-                r.unit,
-                if r.value <= goal { "MET" } else { "NOT MET" }
-            ),
-            None => println!("{:<40} {:>9.3} {}", r.name, r.value, r.unit),
-        }
+        let goal = match r.at_most {
+            Some(g) if r.value <= g => format!("  goal <= {g} MET"),
+            Some(g) => format!("  goal <= {g} NOT MET"),
+            None => String::new(),
+        };
+        println!("{:<78} {:>12.3} {}{goal}", r.name, r.value, r.unit);
     }
-    println!(
-        "tick/floor = {:.2}x  (tick {:.3} ns/particle, floor {:.3} ns/particle, {} threads available)",
-        tick_ns / floor_ns,
-        tick_ns,
-        floor_ns,
-        rayon::current_num_threads()
-    );
+    for (what, p) in [
+        ("tick", &tick),
+        ("parallel tick", &parallel),
+        ("copy", &copy),
+        ("sorted sprites", &sorted),
+        ("unsorted sprites", &unsorted),
+    ] {
+        println!(
+            "{what}/floor per pair: median {:.2}x, range {:.2}-{:.2}x over {runs} pairs",
+            p.ratio, p.ratio_min, p.ratio_max
+        );
+    }
 
     let json_rows: Vec<String> = rows
         .iter()
         .map(|r| {
-            let (goal, met) = match r.goal {
-                Some(g) => (format!("{g}"), format!("{}", r.value <= g)),
+            let (goal, met) = match r.at_most {
+                Some(g) => (format!("\"<= {g}\""), format!("{}", r.value <= g)),
                 None => ("null".into(), "null".into()),
             };
             format!(
-                "    {{\"name\": \"{}\", \"value\": {:.4}, \"unit\": \"{}\", \"goal\": {goal}, \"met\": {met}}}",
+                "  {{\"name\": \"{}\", \"value\": {:.4}, \"unit\": \"{}\", \"goal\": {goal}, \"met\": {met}}}",
                 r.name, r.value, r.unit
             )
         })

@@ -25,7 +25,10 @@
 //! * **Killing is deferred.** A particle whose relative time reaches 1 is
 //!   updated like the others and its index listed (a rare branch, taken for
 //!   about one group of four in twenty-five); after the blocks, each listed
-//!   particle is replaced by the chunk's last.
+//!   particle is replaced by the chunk's last. Moving a particle writes its
+//!   spawn velocity, the one field the update never streams, at a random
+//!   slot: the block loop reads that field for its dead ahead of time, so
+//!   the compaction finds it in cache.
 
 use glam::{Vec2, Vec3, Vec4};
 
@@ -158,6 +161,7 @@ pub(crate) fn kernel<const ROTATE: bool, const COLOR: u8, const SIZE: u8>(
     while start < n {
         let end = (start + BLOCK).min(n);
         let (at, frac) = (&mut at[..end - start], &mut frac[..end - start]);
+        let listed_before = dead.count;
         age(
             &mut l.relative_time[start..end],
             &l.one_over_max_lifetime[start..end],
@@ -166,6 +170,17 @@ pub(crate) fn kernel<const ROTATE: bool, const COLOR: u8, const SIZE: u8>(
             start,
             &mut dead,
         );
+        // The spawn velocity is the one field every particle has that the
+        // update does not stream, so it is cold where a particle died; read
+        // it now, while the block's loops run, so that the compaction's
+        // write to it later hits the cache.
+        if let Some(listed) = dead.complete() {
+            let mut touched = 0u32;
+            for &d in &listed[listed_before..] {
+                touched ^= l.base_velocity[d as usize].x.to_bits();
+            }
+            std::hint::black_box(touched);
+        }
         integrate(
             &mut l.location[start..end],
             &l.old_location[start..end],
