@@ -57,6 +57,10 @@ pub enum ParticleError {
     /// A world transform with NaN or infinite entries.
     #[error("transform: must be finite")]
     NonFiniteTransform,
+
+    /// Fixed bounds with NaN or infinite corners, or `min > max`.
+    #[error("fixed bounds: must be finite with min ≤ max")]
+    InvalidBounds,
 }
 
 impl ParticleError {

@@ -45,13 +45,23 @@
 //! transform equal to its world transform
 //! ([`ParticleSystemComponent::set_spawn_transform`]).
 //!
-//! ```ignore
+//! ```no_run
+//! # use std::sync::Arc;
+//! # use particles::{ParticleMaterials, ParticleSystem, ParticleSystemComponent};
+//! # fn demo(
+//! #     mut rt: renderer::RenderThread,
+//! #     system: Arc<ParticleSystem>,
+//! #     seed: u64,
+//! #     transform: engine_core::Transform,
+//! # ) -> Result<(), Box<dyn std::error::Error>> {
 //! let materials = ParticleMaterials::for_system(&mut rt, &system)?;
 //! let mut world = engine_core::World::new(Some(rt));
 //! let component = ParticleSystemComponent::new(system, seed, materials)?
 //!     .with_spawn_transform(transform.to_mat4())?;
 //! world.spawn_actor("fountain", Box::new(component), transform)?;
 //! // every frame: world.tick(dt); world.send_all_end_of_frame_updates()?; render
+//! # Ok(())
+//! # }
 //! ```
 //!
 //! ```

@@ -172,9 +172,16 @@ impl ParticleSystemInstance {
     }
 
     /// Uses `bounds` instead of computing them from the particles (`None`
-    /// goes back to computing).
-    pub fn set_fixed_bounds(&mut self, bounds: Option<Aabb>) {
+    /// goes back to computing). Rejects a box with non-finite corners or
+    /// `min > max` (the renderer would cull by it), keeping the old bounds.
+    pub fn set_fixed_bounds(&mut self, bounds: Option<Aabb>) -> Result<(), ParticleError> {
+        if let Some(b) = bounds {
+            if !(b.min.is_finite() && b.max.is_finite() && b.min.cmple(b.max).all()) {
+                return Err(ParticleError::InvalidBounds);
+            }
+        }
         self.fixed_bounds = bounds;
+        Ok(())
     }
 
     /// World bounds of the live sprites, or the fixed bounds if set; `None`

@@ -1,5 +1,13 @@
-//! Invariants under random frame times: no panics, capacity holds, every
-//! live particle's relative time stays in [0, 1), and serial equals parallel.
+//! Invariants under random input.
+//!
+//! * Random frame times: no panics, capacity holds, every live particle's
+//!   relative time stays in [0, 1), and serial equals parallel.
+//! * Random, mostly invalid calls of every mutating method of
+//!   `ParticleSystemComponent` (and of the instance it lends out): nothing
+//!   panics, each rejection is a typed error, and a rejected call leaves the
+//!   component as it was (compared through its full `Debug` text).
+//! * Random edits of an asset's JSON, loaded from text and from a file: no
+//!   panics, the same verdict both ways, typed errors.
 
 mod common;
 
@@ -68,5 +76,234 @@ proptest! {
         for (x, y) in a.emitters().iter().zip(b.emitters()) {
             prop_assert!(x.particles().bitwise_eq(y.particles()));
         }
+    }
+}
+
+/// A small asset using every module kind, for the mutation strategies.
+const BASE_ASSET: &str = r#"{ "emitters": [ {
+  "name": "e",
+  "required": { "material": "M", "blend_mode": "translucent", "screen_alignment": "velocity_aligned",
+                "sort_mode": "distance_to_view", "max_particles": 200, "emitter_duration": 0.5, "emitter_loops": 2 },
+  "modules": [
+    { "spawn": { "rate": 300.0, "bursts": [ { "time": 0.1, "count": 20 } ] } },
+    { "lifetime": { "uniform": { "min": 0.2, "max": 0.8 } } },
+    { "initial_location": { "sphere": { "center": [0.0, 0.0, 5.0], "radius": 2.0, "surface_only": false } } },
+    { "initial_velocity": { "cone": { "direction": [0.0, 0.0, 1.0], "angle": 0.3, "speed": { "constant": 50.0 } } } },
+    { "initial_size": { "uniform": { "min": [1.0, 1.0], "max": [2.0, 3.0] } } },
+    { "initial_color": { "constant": [1.0, 0.5, 0.25, 1.0] } },
+    { "initial_rotation": { "uniform": { "min": 0.0, "max": 3.0 } } },
+    { "rotation_rate": { "constant": 1.5 } },
+    { "acceleration": [0.0, 0.0, -98.0] },
+    { "drag": { "coefficient": 0.5 } },
+    { "color_over_life": { "curve": [ { "time": 0.0, "value": [1.0, 1.0, 1.0, 0.0] }, { "time": 1.0, "value": [0.5, 0.5, 0.5, 1.0] } ] } },
+    { "size_over_life": { "constant": [1.0, 2.0] } },
+    { "kill_volume": { "min": [-100.0, -100.0, -100.0], "max": [100.0, 100.0, 100.0], "kill_inside": false } },
+    { "ground_plane_collision": { "height": 0.0, "response": { "bounce": { "restitution": 0.5 } } } }
+  ] } ] }"#;
+
+/// Values a mutation puts where a number was: out of range, wrong type,
+/// overflowing, or plainly valid.
+const REPLACEMENTS: &[&str] = &[
+    "-1",
+    "0",
+    "1e39",
+    "-0.5",
+    "NaN",
+    "\"x\"",
+    "null",
+    "true",
+    "[]",
+    "{}",
+    "4294967296",
+    "16777217",
+    "0.5",
+    "3",
+    "1.5",
+];
+
+/// The base asset with a few edits: numbers replaced, bytes cut out, junk
+/// put in. Mostly invalid, sometimes still valid.
+fn mutated_asset() -> impl Strategy<Value = String> {
+    let edit = (
+        0usize..4,
+        any::<prop::sample::Index>(),
+        0usize..REPLACEMENTS.len(),
+        1usize..40,
+    );
+    proptest::collection::vec(edit, 1..4).prop_map(|edits| {
+        let mut text = BASE_ASSET.to_string();
+        for (kind, at, pick, len) in edits {
+            let bytes = text.as_bytes();
+            match kind {
+                // Replace the number at or after a random place.
+                0 | 1 => {
+                    let from = at.index(bytes.len());
+                    if let Some(start) =
+                        (from..bytes.len()).find(|&i| bytes[i].is_ascii_digit() || bytes[i] == b'-')
+                    {
+                        let end = (start..bytes.len())
+                            .find(|&i| !(bytes[i].is_ascii_digit() || b"-.e".contains(&bytes[i])))
+                            .unwrap_or(bytes.len());
+                        text.replace_range(start..end, REPLACEMENTS[pick]);
+                    }
+                }
+                // Cut a range out (on character boundaries: the text is ASCII).
+                2 => {
+                    let start = at.index(bytes.len());
+                    text.replace_range(start..(start + len).min(bytes.len()), "");
+                }
+                // Put junk in.
+                _ => text.insert_str(at.index(bytes.len() + 1), &"{]\",:x9".repeat(len % 3 + 1)),
+            }
+        }
+        text
+    })
+}
+
+/// Everything a component holds, as text. Debug prints floats exactly (and
+/// NaN as NaN), so equal strings are equal states.
+fn state(c: &ParticleSystemComponent) -> String {
+    format!("{c:?}")
+}
+
+fn finite_or_not() -> impl Strategy<Value = f32> {
+    prop_oneof![
+        6 => -100.0f32..100.0,
+        1 => prop_oneof![Just(f32::NAN), Just(f32::INFINITY), Just(f32::NEG_INFINITY), Just(f32::MAX)],
+    ]
+}
+
+/// One call of the component's mutating API, with random (often invalid)
+/// arguments.
+#[derive(Clone, Debug)]
+enum Call {
+    Tick(f32),
+    SetSystem(String),
+    SpawnTransform([f32; 16]),
+    InstanceTransform([f32; 12]),
+    FixedBounds(Option<([f32; 3], [f32; 3])>),
+    Materials(bool),
+    TickMode(u8),
+    Activate,
+    Deactivate,
+}
+
+fn call() -> impl Strategy<Value = Call> {
+    prop_oneof![
+        3 => dt_strategy().prop_map(Call::Tick),
+        3 => mutated_asset().prop_map(Call::SetSystem),
+        1 => proptest::array::uniform16(finite_or_not()).prop_map(Call::SpawnTransform),
+        1 => proptest::array::uniform12(finite_or_not()).prop_map(Call::InstanceTransform),
+        1 => proptest::option::of((proptest::array::uniform3(finite_or_not()), proptest::array::uniform3(finite_or_not())))
+            .prop_map(Call::FixedBounds),
+        1 => any::<bool>().prop_map(Call::Materials),
+        1 => (0u8..3).prop_map(Call::TickMode),
+        1 => Just(Call::Activate),
+        1 => Just(Call::Deactivate),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    /// Random, mostly invalid calls of every mutating method of the
+    /// component (and of its instance): nothing panics, every rejection is a
+    /// typed error, and a rejected call leaves the component exactly as it
+    /// was.
+    #[test]
+    fn component_api_rejects_bad_input_and_changes_nothing(
+        calls in proptest::collection::vec(call(), 1..24),
+        seed in any::<u64>(),
+    ) {
+        use engine_core::Component;
+        let system = std::sync::Arc::new(ParticleSystem::from_json_str(BASE_ASSET).unwrap());
+        let mut c = ParticleSystemComponent::new(system, seed, ParticleMaterials::new()).unwrap();
+        for call in calls {
+            let before = state(&c);
+            let result: Result<(), ParticleError> = match call {
+                Call::Tick(dt) => {
+                    c.tick(dt);
+                    if !(dt.is_finite() && dt >= 0.0) {
+                        // An ignored frame time is not an error; it changes nothing.
+                        prop_assert!(state(&c) == before, "ignored frame time changed the component");
+                    }
+                    Ok(())
+                }
+                // Parsed without validation, so that `set_system` itself
+                // sees the invalid assets (`from_json_str` would reject them).
+                Call::SetSystem(text) => match serde_json::from_str::<ParticleSystem>(&text) {
+                    Ok(s) => c.set_system(std::sync::Arc::new(s)),
+                    Err(_) => Ok(()),
+                },
+                Call::SpawnTransform(m) => c.set_spawn_transform(glam::Mat4::from_cols_array(&m)),
+                Call::InstanceTransform(m) => c
+                    .instance_mut()
+                    .set_transform(glam::Affine3A::from_cols_array(&m)),
+                Call::FixedBounds(b) => c.instance_mut().set_fixed_bounds(b.map(|(min, max)| Aabb {
+                    min: min.into(),
+                    max: max.into(),
+                })),
+                Call::Materials(fallback) => {
+                    let m = ParticleMaterials::new();
+                    c.set_materials(if fallback { m.with_fallback(Default::default()) } else { m });
+                    Ok(())
+                }
+                Call::TickMode(k) => {
+                    c.instance_mut().set_tick_mode([TickMode::Auto, TickMode::Serial, TickMode::Parallel][k as usize]);
+                    Ok(())
+                }
+                Call::Activate => {
+                    c.activate();
+                    Ok(())
+                }
+                Call::Deactivate => {
+                    c.deactivate();
+                    Ok(())
+                }
+            };
+            if let Err(e) = result {
+                prop_assert!(!e.to_string().is_empty());
+                prop_assert!(state(&c) == before, "rejected call changed the component: {}", e);
+            }
+            for e in c.instance().emitters() {
+                prop_assert!(e.live_particles() <= e.required().max_particles as usize);
+            }
+        }
+    }
+
+    /// Loading a mutated asset from text or from a file: never a panic;
+    /// both give the same verdict; a rejected text is a parse or validation
+    /// error (which name the field), a missing file an I/O error.
+    #[test]
+    fn asset_loading_never_panics_and_rejects_with_typed_errors(
+        text in mutated_asset(),
+        junk in proptest::collection::vec(any::<u8>(), 0..64),
+        case in any::<u64>(),
+    ) {
+        let parsed = ParticleSystem::from_json_str(&text);
+        let dir = std::env::temp_dir().join(format!("particles-prop-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(format!("{case}.json"));
+        std::fs::write(&path, &text).unwrap();
+        let loaded = ParticleSystem::load(&path);
+        prop_assert_eq!(parsed.is_ok(), loaded.is_ok());
+        if let (Ok(a), Ok(b)) = (&parsed, &loaded) {
+            prop_assert_eq!(a, b);
+            prop_assert!(a.validate().is_ok());
+        }
+        if let Err(e) = &parsed {
+            // Text errors are parse or validation errors, which name a field.
+            prop_assert!(
+                matches!(e, ParticleError::Parse { .. } | ParticleError::Invalid { .. }),
+                "{:?}", e
+            );
+            prop_assert!(!e.to_string().is_empty());
+        }
+        // Not UTF-8, or not JSON at all.
+        std::fs::write(&path, &junk).unwrap();
+        prop_assert!(ParticleSystem::load(&path).is_err());
+        let _ = std::fs::remove_file(&path);
+        let missing = ParticleSystem::load(dir.join("missing.json"));
+        prop_assert!(matches!(missing, Err(ParticleError::Io { .. })), "{:?}", missing.err());
     }
 }

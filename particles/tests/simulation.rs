@@ -398,8 +398,21 @@ fn bounds_cover_the_sprites_and_fixed_bounds_override() {
     assert_eq!(b.min, Vec3::new(5.0, 15.0, 25.0));
     assert_eq!(b.max, Vec3::new(15.0, 25.0, 35.0));
     let fixed = Aabb::new(Vec3::splat(-1.0), Vec3::splat(1.0));
-    s.set_fixed_bounds(Some(fixed));
+    s.set_fixed_bounds(Some(fixed)).unwrap();
     assert_eq!(s.bounds(), Some(fixed));
+    let inverted = Aabb {
+        min: Vec3::ONE,
+        max: Vec3::ZERO,
+    };
+    let nan = Aabb {
+        min: Vec3::ZERO,
+        max: Vec3::new(f32::NAN, 1.0, 1.0),
+    };
+    for bad in [inverted, nan] {
+        let e = s.set_fixed_bounds(Some(bad)).unwrap_err();
+        assert!(matches!(e, ParticleError::InvalidBounds), "{e}");
+        assert_eq!(s.bounds(), Some(fixed));
+    }
     assert_eq!(s.build_dynamic_data().bounds, Some(fixed));
 }
 
