@@ -8,11 +8,12 @@
 //! ```text
 //! tick(dt), frame window [t0, t0 + dt)
 //!   1. update   existing particles by dt, killing those whose relative
-//!               time reaches 1                    (update.rs, the hot loop)
+//!               time reaches 1       (update.rs, kernel.rs: the hot loop)
 //!   2. spawn    bursts whose loop time falls in the window, then the rate's
 //!               particles; each is created at its exact sub-frame time τ
-//!               and advanced by the remaining dt - τ, so a steady stream
-//!               has no frame-rate banding
+//!               (shapes.rs samples where and how fast) and advanced by the
+//!               remaining dt - τ, so a steady stream has no frame-rate
+//!               banding; one that would die within dt - τ is not stored
 //!   3. collide  ground plane and kill volumes (only if the emitter has them)
 //!   4. kill     those step 3 marked (swap-remove)
 //! ```
