@@ -7,10 +7,10 @@
 //!
 //! * **Each array is streamed once.** A chunk is walked in blocks of
 //!   [`BLOCK`] particles (a few KiB per array, in L1); within a block, one
-//!   loop per group of fields (age, motion, rotation, colour, size) reads
-//!   and writes its arrays once. The block's curve coordinates, computed by
-//!   the age loop, wait in a small stack buffer for the colour and size
-//!   loops.
+//!   loop per group of fields (age, motion, rotation, colour and size)
+//!   reads and writes its arrays once. The block's curve coordinates,
+//!   computed by the age loop, wait in a small stack buffer for the curve
+//!   loop, which evaluates both curves of a particle from one read of them.
 //! * **Four particles per instruction where the data allows.** The age loop
 //!   works on `Vec4`s of relative times (four particles per SSE operation),
 //!   and the motion loop on the position and velocity arrays seen as flat
@@ -193,24 +193,13 @@ pub(crate) fn kernel<const ROTATE: bool, const COLOR: u8, const SIZE: u8>(
                 *r += rate * dt;
             }
         }
-        if COLOR != OFF {
-            curve::<Vec4, COLOR>(
-                &mut l.color[start..end],
-                &l.base_color[start..end],
-                p.color_over_life,
-                at,
-                frac,
-            );
-        }
-        if SIZE != OFF {
-            curve::<Vec2, SIZE>(
-                &mut l.size[start..end],
-                &l.base_size[start..end],
-                p.size_over_life,
-                at,
-                frac,
-            );
-        }
+        curves::<COLOR, SIZE>(
+            (&mut l.color[start..end], &l.base_color[start..end]),
+            (&mut l.size[start..end], &l.base_size[start..end]),
+            (p.color_over_life, p.size_over_life),
+            at,
+            frac,
+        );
         start = end;
     }
     if dead.count == 0 {
@@ -333,18 +322,25 @@ fn integrate(location: &mut [Vec3], old_location: &[Vec3], velocity: &mut [Vec3]
     }
 }
 
-/// Colour or size over life for a block, from the age loop's coordinates.
+/// Colour and size over life for a block, from the age loop's coordinates,
+/// in one loop (each particle's coordinates read once).
 #[inline(always)]
-fn curve<T: DistributionValue, const MODE: u8>(
-    out: &mut [T],
-    base: &[T],
-    lut: &CurveLut<T>,
+fn curves<const COLOR: u8, const SIZE: u8>(
+    (color, base_color): (&mut [Vec4], &[Vec4]),
+    (size, base_size): (&mut [Vec2], &[Vec2]),
+    (color_lut, size_lut): (&CurveLut<Vec4>, &CurveLut<Vec2>),
     at: &[f32],
     frac: &[f32],
 ) {
-    let n = out.len();
-    let (base, at, frac) = (&base[..n], &at[..n], &frac[..n]);
+    let n = at.len();
+    let (color, base_color) = (&mut color[..n], &base_color[..n]);
+    let (size, base_size, frac) = (&mut size[..n], &base_size[..n], &frac[..n]);
     for i in 0..n {
-        out[i] = over_life::<T, MODE>(lut, base[i], at[i], frac[i]);
+        if COLOR != OFF {
+            color[i] = over_life::<Vec4, COLOR>(color_lut, base_color[i], at[i], frac[i]);
+        }
+        if SIZE != OFF {
+            size[i] = over_life::<Vec2, SIZE>(size_lut, base_size[i], at[i], frac[i]);
+        }
     }
 }
