@@ -36,13 +36,15 @@
 //! (age 12; position 36, the written buffer read for ownership first;
 //! velocity 24; colour 32, likewise; size 24), so a tick limited only by
 //! bandwidth would sit near 3.5× the floor. On the development machine (two
-//! shared cores, 1M particles) it measures about 3.1× (per-pair medians of
-//! 3.1–3.2×; single pairs 2.7–3.5×): the kernel is ~80% of a tick's samples,
-//! spawning ~10–14% (random draws and appending to twelve arrays),
-//! compaction ~4% and closing gaps ~2%. An emitter that fits in cache costs
-//! ~60% as much per particle, so about 40% of a 1M tick is waiting on memory.
-//! Fewer bytes per particle, more than fewer instructions, is what would
-//! lower the ratio further (colour and size
+//! cores shared with other jobs, 1M particles) per-pair medians range over
+//! 3.1–3.9× from run to run (single pairs 2.7–4.1×), tracking the machine's
+//! memory bandwidth: the dynamic-data copy, a plain `memcpy` of 56 bytes a
+//! particle, measures 4.2–4.5× in the same runs. The kernel is ~80% of a
+//! tick's samples, spawning ~10–14% (random draws and appending to twelve
+//! arrays), compaction ~4% and closing gaps ~2%. An emitter that fits in
+//! cache costs ~60% as much per particle, so about 40% of a 1M tick is
+//! waiting on memory. Fewer bytes per particle, more than fewer
+//! instructions, is what would lower the ratio further (colour and size
 //! evaluated when the snapshot is built instead of every tick would save 56
 //! of the 128 bytes, at the cost of moving that work into the copy).
 //!
