@@ -13,8 +13,10 @@
 //! timed in pairs with a floor step right after it, and a ratio is the
 //! median of the per-pair ratios: on a shared machine absolute times drift
 //! by tens of percent from minute to minute, a pair's two halves much less.
-//! The goal row compares like with like (serial tick, serial floor); the
-//! parallel tick has its own rows.
+//! The goal rows (≤ 3× the floor: the tick, as issue #7 aims, and the copy
+//! and unsorted sprite conversion, as the benchmark issue lists them) compare
+//! like with like (one thread each); the parallel tick has its own rows and
+//! the sorted conversion is context (a sort is not a streaming pass).
 //! Under `cargo test` (no `--bench`) each benchmark runs once and the report
 //! is skipped. `PROXIMA_BENCH_QUICK=1` (`cargo xtask bench --quick`) shortens
 //! criterion's measurement and the report's repetitions.
@@ -310,7 +312,7 @@ fn report() {
             "x",
         ),
         Row::new("dynamic-data copy (1M particles)", copy.ns, ns),
-        Row::new("dynamic-data copy vs SoA floor", copy.ratio, "x"),
+        Row { at_most: Some(3.0), ..Row::new("dynamic-data copy vs SoA floor", copy.ratio, "x") },
         Row::new(
             "dynamic-data copy, fresh allocations (1M particles)",
             fresh_ns,
@@ -321,17 +323,16 @@ fn report() {
             sorted.ns,
             ns,
         ),
-        Row::new("sprite conversion sorted vs SoA floor", sorted.ratio, "x"),
+        Row::new("sprite conversion sorted vs SoA floor (the sort is O(n log n): context)", sorted.ratio, "x"),
         Row::new(
             "sprite conversion, unsorted (1M particles)",
             unsorted.ns,
             ns,
         ),
-        Row::new(
-            "sprite conversion unsorted vs SoA floor",
-            unsorted.ratio,
-            "x",
-        ),
+        Row {
+            at_most: Some(3.0),
+            ..Row::new("sprite conversion unsorted vs SoA floor", unsorted.ratio, "x")
+        },
     ];
     rows.retain(|r| r.value.is_finite());
 
