@@ -1,7 +1,7 @@
 //! The frame loop every engine-based sample shares: builds the [`Engine`]
 //! from the common options (validation on unless `PROXIMA_VALIDATION=0`,
 //! `--serial` = inline render commands and serial pass setup and recording,
-//! `--cvar`, `--wireframe`), runs `--frames` frames with a progress line,
+//! `--cvar` — the feature crates' console variables included — `--wireframe`), runs `--frames` frames with a progress line,
 //! writes the last frame as PNG and the stats file, prints the summary.
 //!
 //! Window mode (the `window` feature, on by default): when a window is wanted
@@ -53,6 +53,9 @@ pub fn engine(sample: &str, common: &CommonOptions) -> anyhow::Result<Engine> {
     if common.wireframe {
         rt.set_cvar("r.Wireframe", "1")?;
     }
+    // The feature crates' console variables exist once registered: register
+    // them before `--cvar` is applied, so every sample can set them.
+    instancing::register_cvars(rt)?;
     for (name, value) in &common.cvar {
         rt.set_cvar(name, value).with_context(|| format!("--cvar {name}={value}"))?;
     }

@@ -36,13 +36,18 @@ fn a_small_forest_is_partly_culled() {
 }
 
 #[test]
-fn a_hierarchical_forest_culls_on_the_cpu_what_the_gpu_culls() {
+fn the_forest_culls_the_same_instances_on_the_gpu_the_cpu_and_as_hism() {
     let args = ["--instances", "20000", "--frames", "3", "--width", "320", "--height", "180"];
     let (_, gpu) = run("forest-gpu", &args);
     let (_, hism) = run("forest-hism", &[&args[..], &["--hism"]].concat());
     assert_eq!(hism.instances.total, 20000);
     assert_eq!(hism.instances.visible, gpu.instances.visible, "cluster-tree culling keeps exactly the GPU cull's instances");
     assert_eq!(hism.passes["base"].draws, gpu.passes["base"].draws, "one draw per section and LOD either way");
+    // The instancing crate's console variables can be set from the command line.
+    let (_, cpu) = run("forest-cpu", &[&args[..], &["--cvar", "r.InstancedStaticMeshes.GPUCulling=0"]].concat());
+    assert_eq!(cpu.instances.visible, gpu.instances.visible, "per-instance CPU culling keeps the same instances");
+    let (_, ue) = run("forest-ue", &[&args[..], &["--cvar", "r.InstancedStaticMeshes.UEMode=1"]].concat());
+    assert_eq!(ue.instances.visible, ue.instances.total, "UE's plain ISM culls no instance");
 }
 
 #[test]

@@ -26,9 +26,6 @@ use std::sync::Arc;
 
 const NAME: &str = "instancing";
 const SEED: u64 = 0x5EED_1A57_A2C1_0C45;
-/// Cvars of the instancing crate: registered after the engine is built, so
-/// they are set here rather than by `runner::engine`.
-const ISM_CVAR_PREFIX: &str = "r.instancedstaticmeshes.";
 
 #[derive(Parser, Debug)]
 #[command(name = "instancing", about = "Instanced static meshes: two rock components, or a GPU-culled forest")]
@@ -270,19 +267,7 @@ fn instance_stats(engine: &mut Engine, ids: &[ComponentId]) -> anyhow::Result<In
 }
 
 fn run(o: &Options) -> anyhow::Result<()> {
-    // The instancing cvars exist only once registered: hold them back from
-    // `runner::engine` and set them after registering.
-    let (ism_cvars, other): (Vec<_>, Vec<_>) = o.common.cvar.iter().cloned().partition(|(n, _)| n.to_ascii_lowercase().starts_with(ISM_CVAR_PREFIX));
-    let common = CommonOptions { cvar: other, ..o.common.clone() };
-    let mut engine = runner::engine(NAME, &common)?;
-    {
-        let rt = engine.render_thread();
-        instancing::register_cvars(rt)?;
-        rt.set_cvar(instancing::CVAR_GPU_CULLING, "1")?;
-        for (name, value) in &ism_cvars {
-            rt.set_cvar(name, value).map_err(|e| anyhow::anyhow!("--cvar {name}={value}: {e}"))?;
-        }
-    }
+    let mut engine = runner::engine(NAME, &o.common)?;
     let ids = if o.mesh_a.is_some() || o.mesh_b.is_some() {
         two_components(&mut engine, o.mesh_a.unwrap_or(1000), o.mesh_b.unwrap_or(1000))?
     } else {

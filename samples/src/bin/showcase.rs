@@ -247,7 +247,6 @@ fn camera_pose(t: f32) -> Transform {
 
 fn run(o: &Options) -> anyhow::Result<()> {
     let mut engine = runner::engine("showcase", &o.common)?;
-    instancing::register_cvars(engine.render_thread())?;
 
     // Materials.
     let sand = material(&mut engine, Vec4::new(0.76, 0.68, 0.48, 1.0), |_| {})?;

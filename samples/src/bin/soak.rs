@@ -222,7 +222,6 @@ fn run(o: &Options) -> anyhow::Result<bool> {
     let frames = o.common.frame_count();
     let every = o.sample_every.unwrap_or((frames / 100).max(1));
     let mut engine = runner::engine(NAME, &o.common)?;
-    instancing::register_cvars(engine.render_thread())?;
     // A small shadow map suits the small frame (and keeps 10,000 frames short).
     if !o.common.cvar.iter().any(|(n, _)| n.eq_ignore_ascii_case("r.Shadow.MapSize")) {
         engine.render_thread().set_cvar("r.Shadow.MapSize", "256")?;
