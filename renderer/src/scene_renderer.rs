@@ -348,13 +348,18 @@ impl SceneRenderer {
             (l.pass, l.view).hash(&mut hasher);
             for d in &l.draws {
                 let c = commands.get(d.bucket);
+                // Handles are left out: their numbering depends on creation order.
+                (c.material_index, c.first_index, c.count, c.base_vertex, c.instance_count, d.first_instance, d.instance_count, c.indirect.is_some()).hash(&mut hasher);
+                if c.indirect.is_some() {
+                    // The GPU writes the count: not known here.
+                    p.indirect_draws += 1;
+                    continue;
+                }
                 let instances = u64::from(d.instance_count) * u64::from(c.instance_count);
                 p.instances += instances;
                 if l.pass != MeshPass::ShadowDepth && l.pass != MeshPass::DepthPrepass {
                     stats.triangles += u64::from(c.count / 3) * instances;
                 }
-                // Handles are left out: their numbering depends on creation order.
-                (c.material_index, c.first_index, c.count, c.base_vertex, c.instance_count, d.first_instance, d.instance_count).hash(&mut hasher);
             }
             l.ids.hash(&mut hasher);
         }

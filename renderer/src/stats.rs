@@ -8,8 +8,13 @@ pub struct PassStats {
     pub mesh_draw_commands: u64,
     /// Draw calls after merging.
     pub draws: u64,
-    /// Instances drawn by those calls.
+    /// Instances drawn by those calls whose counts the CPU knows; an
+    /// indirect draw's count is written by the GPU and is not in here.
     pub instances: u64,
+    /// Draws among `draws` whose arguments the GPU wrote (instanced static
+    /// meshes culled on the GPU): their instances are the feature's own
+    /// read-back figure, not `instances`.
+    pub indirect_draws: u64,
 }
 
 /// CPU milliseconds of the frame's stages on the render thread, plus `gpu`

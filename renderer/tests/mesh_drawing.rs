@@ -19,13 +19,13 @@ fn a_thousand_cubes_of_one_material_merge_into_one_draw_and_match_unmerged() {
     let (merged, merged_img) = frame(&mut rt, &fam);
     assert_eq!(merged.primitives, 1000);
     assert_eq!(merged.visible_primitives, 1000);
-    assert_eq!(merged.pass(MeshPass::Base), PassStats { mesh_draw_commands: 1000, draws: 1, instances: 1000 });
+    assert_eq!(merged.pass(MeshPass::Base), PassStats { mesh_draw_commands: 1000, draws: 1, instances: 1000, indirect_draws: 0 });
     assert_eq!(merged.pass(MeshPass::DepthPrepass).draws, 1);
     assert_eq!(merged.pass(MeshPass::ShadowDepth).draws, 1);
     assert_eq!(merged.triangles, 12_000);
     rt.set_cvar("r.MeshDrawCommands.DynamicInstancing", "0").unwrap();
     let (unmerged, unmerged_img) = frame(&mut rt, &fam);
-    assert_eq!(unmerged.pass(MeshPass::Base), PassStats { mesh_draw_commands: 1000, draws: 1000, instances: 1000 });
+    assert_eq!(unmerged.pass(MeshPass::Base), PassStats { mesh_draw_commands: 1000, draws: 1000, instances: 1000, indirect_draws: 0 });
     assert!(merged_img == unmerged_img, "{} pixels differ", diff_pixels(&merged_img, &unmerged_img));
     // The same scene forced through the dynamic path (the general gather/sort/merge)
     // gives the cached path's draws, in the same order, and the same image.

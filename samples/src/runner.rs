@@ -189,7 +189,7 @@ fn finish(sample: &str, common: &CommonOptions, engine: &mut Engine, done: Done)
     for (name, pass) in [("depth", MeshPass::DepthPrepass), ("shadow", MeshPass::ShadowDepth), ("base", MeshPass::Base), ("translucency", MeshPass::Translucency), ("wireframe", MeshPass::Wireframe)] {
         let p = stats.pass(pass);
         if pass != MeshPass::Wireframe || p.draws > 0 {
-            s.passes.insert(name.into(), PassStats { mesh_draw_commands: p.mesh_draw_commands, draws: p.draws, instances: p.instances });
+            s.passes.insert(name.into(), PassStats { mesh_draw_commands: p.mesh_draw_commands, draws: p.draws, instances: p.instances, indirect_draws: p.indirect_draws });
         }
     }
     s.mesh_draw_commands_built = MeshDrawCommandsBuilt { cached: stats.cached_commands_built, dynamic: stats.dynamic_commands_built };

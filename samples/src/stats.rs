@@ -17,8 +17,12 @@ pub struct PassStats {
     pub mesh_draw_commands: u64,
     /// Draw calls recorded for the pass after merging.
     pub draws: u64,
-    /// Instances drawn by those calls, summed.
+    /// Instances drawn by those calls, summed (indirect draws excepted).
     pub instances: u64,
+    /// Draws whose arguments the GPU wrote (GPU-culled instanced static
+    /// meshes): their instances are in `instances.visible`, not above.
+    #[serde(default)]
+    pub indirect_draws: u64,
 }
 
 #[derive(Serialize, Deserialize, Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -149,7 +149,7 @@ fn run(options: &Options) -> anyhow::Result<()> {
     stats.validation = samples::ValidationStats { enabled: v.enabled(), errors: v.errors(), warnings: v.warnings() };
     stats.passes.insert(
         "base".into(),
-        PassStats { mesh_draw_commands: 0, draws: u64::from(draws), instances: u64::from(grid.instance_count) },
+        PassStats { mesh_draw_commands: 0, draws: u64::from(draws), instances: u64::from(grid.instance_count), indirect_draws: 0 },
     );
     stats.triangles = u64::from(grid.instance_count) * 2;
     stats.timings_ms.render_cpu = render_cpu;
