@@ -87,7 +87,8 @@ pub fn bench(dir: &Path, quick: bool) -> Result<(), String> {
         let s = many_cubes(dir, &format!("sphere-{label}"), &["--layout", "sphere", "--count", count, "--frames", sphere_frames, "--width", "1920", "--height", "1080"])?;
         let t = &s.mean_timings_ms;
         rows.push(row(&format!("peer scale, sphere of {label} cubes at 1920x1080, CPU per frame"), t.cpu(), "ms", Some(goal)));
-        rows.push(row(&format!("peer scale {label}: Bevy 0.19's CPU per frame vs ours"), bevy / t.cpu(), "x", Some(">= 3")));
+        // The same goal as a ratio, for reading; the goal is judged once, above.
+        rows.push(row(&format!("peer scale {label}: Bevy 0.19's CPU per frame vs ours"), bevy / t.cpu(), "x", None));
         rows.push(row(&format!("peer scale {label}: game + end of frame"), t.game + t.end_of_frame, "ms", None));
         rows.push(row(&format!("peer scale {label}: render-thread CPU"), t.render_cpu, "ms", None));
         rows.push(row(&format!("peer scale {label}: visible cubes"), s.visible_primitives as f64, "primitives", None));
