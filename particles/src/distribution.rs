@@ -333,7 +333,7 @@ impl<T: DistributionValue> CurveLut<T> {
         self.at(at, f)
     }
 
-    /// The value at coordinates from [`lut_coords`] or [`lut_coords4`].
+    /// The value at coordinates from [`lut_coords`].
     #[inline(always)]
     pub(crate) fn at(&self, at: f32, f: f32) -> T {
         let (v, step) = self.entries[(at.to_bits() & LUT_MASK) as usize];
@@ -348,14 +348,6 @@ impl<T: DistributionValue> CurveLut<T> {
 /// `FLOOR_BIAS`.
 #[inline(always)]
 pub(crate) fn lut_coords(t: f32) -> (f32, f32) {
-    let x = t * (LUT_SIZE - 1) as f32;
-    let at = (x - FLOOR_BIAS) + ROUND;
-    (at, x - (at - ROUND))
-}
-
-/// [`lut_coords`] for four times at once, lane for lane the same arithmetic.
-#[inline(always)]
-pub(crate) fn lut_coords4(t: Vec4) -> (Vec4, Vec4) {
     let x = t * (LUT_SIZE - 1) as f32;
     let at = (x - FLOOR_BIAS) + ROUND;
     (at, x - (at - ROUND))

@@ -10,16 +10,20 @@
 //! render thread  |        render frame N-1       └─► render frame N      └─►
 //! ```
 //!
-//! The copy is a few `memcpy`s of the structure-of-arrays storage. The
-//! render thread then turns each particle into one instance of the sprite
-//! vertex factory with [`build_sprite_vertices`], sorting first when the
-//! emitter asks for it.
+//! The copy is a few `memcpy`s of the structure-of-arrays storage. Current
+//! sizes and colours are not stored by the tick; the snapshot carries the
+//! spawn values (only those that differ between particles) and the
+//! emitter's over-life evaluation ([`OverLife`], tables shared by `Arc`),
+//! and the render thread evaluates them per particle as it turns each
+//! particle into one instance of the sprite vertex factory with
+//! [`build_sprite_vertices`], sorting first when the emitter asks for it.
 
 use glam::{Vec2, Vec3, Vec4};
 
 use crate::asset::{BlendMode, ScreenAlignment, SortMode};
 use crate::bounds::Aabb;
 use crate::emitter::EmitterInstance;
+use crate::over_life::OverLife;
 use crate::sort::order_descending;
 
 /// One emitter's live particles and render settings, owned.
@@ -37,12 +41,19 @@ pub struct EmitterDynamicData {
     pub positions: Vec<Vec3>,
     /// Positions at the previous tick (velocity alignment, motion blur).
     pub old_positions: Vec<Vec3>,
-    /// Sprite sizes (width, height).
-    pub sizes: Vec<Vec2>,
+    /// Spawn sizes (width, height); empty when `size_over_life` does not
+    /// read them ([`OverLife::reads_base`]). [`Self::size`] gives the
+    /// current size.
+    pub base_sizes: Vec<Vec2>,
+    /// Current size from spawn size and relative time.
+    pub size_over_life: OverLife<Vec2>,
     /// Rotations in radians.
     pub rotations: Vec<f32>,
-    /// Linear RGBA colours.
-    pub colors: Vec<Vec4>,
+    /// Spawn colours (linear RGBA); empty when `color_over_life` does not
+    /// read them. [`Self::color`] gives the current colour.
+    pub base_colors: Vec<Vec4>,
+    /// Current colour from spawn colour and relative time.
+    pub color_over_life: OverLife<Vec4>,
     /// Relative times in `[0, 1)`.
     pub relative_times: Vec<f32>,
 }
@@ -58,13 +69,47 @@ impl EmitterDynamicData {
             sort_mode: req.sort_mode,
             positions: Vec::new(),
             old_positions: Vec::new(),
-            sizes: Vec::new(),
+            base_sizes: Vec::new(),
+            size_over_life: OverLife::Off,
             rotations: Vec::new(),
-            colors: Vec::new(),
+            base_colors: Vec::new(),
+            color_over_life: OverLife::Off,
             relative_times: Vec::new(),
         };
         data.copy_particles(emitter);
         data
+    }
+
+    /// A snapshot whose particles' current sizes and colours are given
+    /// outright (no over-life curves): for tests, tools and effects that
+    /// build particles themselves.
+    #[allow(clippy::too_many_arguments)]
+    pub fn with_current_values(
+        material: &str,
+        blend_mode: BlendMode,
+        screen_alignment: ScreenAlignment,
+        sort_mode: SortMode,
+        positions: Vec<Vec3>,
+        old_positions: Vec<Vec3>,
+        sizes: Vec<Vec2>,
+        rotations: Vec<f32>,
+        colors: Vec<Vec4>,
+        relative_times: Vec<f32>,
+    ) -> Self {
+        EmitterDynamicData {
+            material: material.into(),
+            blend_mode,
+            screen_alignment,
+            sort_mode,
+            positions,
+            old_positions,
+            base_sizes: sizes,
+            size_over_life: OverLife::Off,
+            rotations,
+            base_colors: colors,
+            color_over_life: OverLife::Off,
+            relative_times,
+        }
     }
 
     /// Refreshes this snapshot from `emitter`, reusing the allocations.
@@ -84,13 +129,45 @@ impl EmitterDynamicData {
             dst.clear();
             dst.extend_from_slice(src);
         }
+        fn copy_if<T: Copy>(reads: bool, dst: &mut Vec<T>, src: &[T]) {
+            if reads {
+                copy(dst, src);
+            } else {
+                dst.clear();
+            }
+        }
         let p = emitter.particles();
+        let (sizes, colors) = emitter.over_life();
         copy(&mut self.positions, p.locations());
         copy(&mut self.old_positions, p.old_locations());
-        copy(&mut self.sizes, p.sizes());
+        copy_if(sizes.reads_base(), &mut self.base_sizes, p.base_sizes());
         copy(&mut self.rotations, p.rotations());
-        copy(&mut self.colors, p.colors());
+        copy_if(colors.reads_base(), &mut self.base_colors, p.base_colors());
         copy(&mut self.relative_times, p.relative_times());
+        self.size_over_life.clone_from(sizes);
+        self.color_over_life.clone_from(colors);
+    }
+
+    /// Particle `i`'s current size. Panics if `i >= len()`.
+    pub fn size(&self, i: usize) -> Vec2 {
+        let base = self.base_sizes.get(i).copied().unwrap_or(Vec2::ONE);
+        self.size_over_life.at(base, self.relative_times[i])
+    }
+
+    /// Particle `i`'s current colour. Panics if `i >= len()`.
+    pub fn color(&self, i: usize) -> Vec4 {
+        let base = self.base_colors.get(i).copied().unwrap_or(Vec4::ONE);
+        self.color_over_life.at(base, self.relative_times[i])
+    }
+
+    /// Every particle's current size.
+    pub fn sizes(&self) -> Vec<Vec2> {
+        (0..self.len()).map(|i| self.size(i)).collect()
+    }
+
+    /// Every particle's current colour.
+    pub fn colors(&self) -> Vec<Vec4> {
+        (0..self.len()).map(|i| self.color(i)).collect()
     }
 
     /// Number of particles.
@@ -182,18 +259,8 @@ pub fn build_sprite_vertices_with(
         ScreenAlignment::FacingCamera => 0.0,
         ScreenAlignment::VelocityAligned => 1.0,
     };
-    let vertex = |i: usize| ParticleSpriteVertex {
-        position: data.positions[i].to_array(),
-        old_position: data.old_positions[i].to_array(),
-        size: data.sizes[i].to_array(),
-        rotation: data.rotations[i],
-        color: data.colors[i].to_array(),
-        relative_time: data.relative_times[i],
-        sub_image_index: 0.0,
-        alignment,
-    };
     match data.sort_mode {
-        SortMode::None => out.extend((0..n).map(vertex)),
+        SortMode::None => write_vertices(data, alignment, out),
         SortMode::DistanceToView | SortMode::Age => {
             if data.sort_mode == SortMode::DistanceToView {
                 scratch.keys.clear();
@@ -210,11 +277,38 @@ pub fn build_sprite_vertices_with(
             // permute whole 64-byte vertices: one random cache line per
             // sprite instead of one per array.
             scratch.staging.clear();
-            scratch.staging.extend((0..n).map(vertex));
+            write_vertices(data, alignment, &mut scratch.staging);
             let staging = &scratch.staging;
             out.extend(scratch.order.iter().map(|&i| staging[i as usize]));
         }
     }
+}
+
+/// Appends one vertex per particle of `data`, in storage order. Current
+/// sizes and colours are evaluated a block at a time into small buffers
+/// (in L1) by a loop per over-life mode, so the loop writing vertices has
+/// no per-particle branch.
+fn write_vertices(data: &EmitterDynamicData, alignment: f32, out: &mut Vec<ParticleSpriteVertex>) {
+    let (size_base, color_base) = (
+        data.size_over_life.reads_base(),
+        data.color_over_life.reads_base(),
+    );
+    let vertex = |i: usize| {
+        let t = data.relative_times[i];
+        let size = if size_base { data.base_sizes[i] } else { Vec2::ONE };
+        let color = if color_base { data.base_colors[i] } else { Vec4::ONE };
+        ParticleSpriteVertex {
+            position: data.positions[i].to_array(),
+            old_position: data.old_positions[i].to_array(),
+            size: data.size_over_life.at(size, t).to_array(),
+            rotation: data.rotations[i],
+            color: data.color_over_life.at(color, t).to_array(),
+            relative_time: t,
+            sub_image_index: 0.0,
+            alignment,
+        }
+    };
+    out.extend((0..data.len()).map(vertex));
 }
 
 #[cfg(test)]
@@ -223,26 +317,26 @@ mod tests {
 
     fn data(sort_mode: SortMode, positions: &[Vec3], times: &[f32]) -> EmitterDynamicData {
         let n = positions.len();
-        EmitterDynamicData {
-            material: "M".into(),
-            blend_mode: BlendMode::Translucent,
-            screen_alignment: ScreenAlignment::FacingCamera,
+        EmitterDynamicData::with_current_values(
+            "M",
+            BlendMode::Translucent,
+            ScreenAlignment::FacingCamera,
             sort_mode,
-            positions: positions.to_vec(),
-            old_positions: positions.to_vec(),
-            sizes: vec![Vec2::ONE; n],
-            rotations: vec![0.0; n],
-            colors: vec![Vec4::ONE; n],
-            relative_times: times.to_vec(),
-        }
+            positions.to_vec(),
+            positions.to_vec(),
+            vec![Vec2::ONE; n],
+            vec![0.0; n],
+            vec![Vec4::ONE; n],
+            times.to_vec(),
+        )
     }
 
     #[test]
     fn vertex_is_pod_and_carries_every_field() {
         let mut d = data(SortMode::None, &[Vec3::new(1.0, 2.0, 3.0)], &[0.25]);
-        d.sizes[0] = Vec2::new(4.0, 5.0);
+        d.base_sizes[0] = Vec2::new(4.0, 5.0);
         d.rotations[0] = 0.5;
-        d.colors[0] = Vec4::new(0.1, 0.2, 0.3, 0.4);
+        d.base_colors[0] = Vec4::new(0.1, 0.2, 0.3, 0.4);
         let mut out = Vec::new();
         build_sprite_vertices(&d, Vec3::ZERO, &mut out);
         let v = out[0];

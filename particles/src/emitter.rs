@@ -18,6 +18,10 @@
 //!   4. kill     those step 3 marked (swap-remove)
 //! ```
 //!
+//! Colour and size over life are not part of the tick: they are functions
+//! of a particle's spawn value and age, evaluated when read
+//! ([`crate::OverLife`]; [`EmitterInstance::current_colors`]).
+//!
 //! Determinism: randomness is drawn only while spawning, in a fixed order
 //! from the emitter's own PCG stream, and the update is pure per particle.
 //! The same seed therefore reproduces every particle bit for bit, however
@@ -32,13 +36,14 @@ use glam::{Affine3A, Vec2, Vec3, Vec4};
 
 use crate::asset::{Burst, CollisionResponse, EmitterAsset, LocationShape, Module, RequiredModule};
 use crate::bounds::Aabb;
-use crate::distribution::{CurveLut, Distribution};
+use crate::distribution::Distribution;
 use crate::error::ParticleError;
 use crate::kernel::advance_spawned;
 use crate::particle::{Particle, ParticleStore};
 use crate::rng::Rng;
 use crate::shapes::{sample_location, VelocitySampler};
-use crate::update::{update_and_kill, OverLife, Step, UpdateParams, Varying};
+use crate::over_life::OverLife;
+use crate::update::{update_and_kill, Step, UpdateParams, Varying};
 
 /// A tick replays the bursts of at most this many emitter loops.
 pub const MAX_BURST_LOOPS: u64 = 1024;
@@ -59,13 +64,15 @@ pub(crate) struct CompiledEmitter {
     rotation_rate: Option<Distribution<f32>>,
     acceleration: Vec3,
     drag: f32,
-    /// Over-life tables, with a uniform initial value baked in when there is one.
-    color_over_life: Option<(CurveLut<Vec4>, OverLife)>,
-    size_over_life: Option<(CurveLut<Vec2>, OverLife)>,
+    /// Current colour and size from spawn value and age (over-life tables,
+    /// with a uniform initial value baked in when there is one).
+    colors: OverLife<Vec4>,
+    sizes: OverLife<Vec2>,
+    /// Half the diagonal of the largest sprite this emitter can make: what
+    /// its bounds pad positions by.
+    max_half_diagonal: f32,
     kill_volumes: Vec<(Aabb, bool)>,
     ground: Option<(f32, CollisionResponse)>,
-    identity4: CurveLut<Vec4>,
-    identity2: CurveLut<Vec2>,
     varying: Varying,
 }
 
@@ -86,22 +93,20 @@ impl CompiledEmitter {
             rotation_rate: None,
             acceleration: Vec3::ZERO,
             drag: 0.0,
-            color_over_life: None,
-            size_over_life: None,
+            colors: OverLife::Off,
+            sizes: OverLife::Off,
+            max_half_diagonal: 0.0,
             kill_volumes: Vec::new(),
             ground: None,
-            identity4: CurveLut::bake(&Distribution::Constant(Vec4::ONE)),
-            identity2: CurveLut::bake(&Distribution::Constant(Vec2::ONE)),
             varying: Varying {
                 rotation: true,
                 rotation_rate: true,
                 base_size: true,
-                size: true,
                 base_color: true,
-                color: true,
                 one_over_max_lifetime: true,
             },
         };
+        let (mut color_over_life, mut size_over_life) = (None, None);
         for module in &asset.modules {
             match module {
                 Module::Spawn(s) => {
@@ -117,12 +122,8 @@ impl CompiledEmitter {
                 Module::RotationRate(d) => c.rotation_rate = Some(d.clone()),
                 Module::Acceleration(a) => c.acceleration += *a,
                 Module::Drag { coefficient } => c.drag += coefficient,
-                Module::ColorOverLife(d) => {
-                    c.color_over_life = Some((CurveLut::bake(d), OverLife::PerParticle))
-                }
-                Module::SizeOverLife(d) => {
-                    c.size_over_life = Some((CurveLut::bake(d), OverLife::PerParticle))
-                }
+                Module::ColorOverLife(d) => color_over_life = Some(d),
+                Module::SizeOverLife(d) => size_over_life = Some(d),
                 Module::KillVolume {
                     min,
                     max,
@@ -133,12 +134,13 @@ impl CompiledEmitter {
                 }
             }
         }
-        c.color_over_life = c
-            .color_over_life
-            .map(|lut| bake_uniform_base(lut, &c.color, Vec4::ONE));
-        c.size_over_life = c
-            .size_over_life
-            .map(|lut| bake_uniform_base(lut, &c.size, Vec2::ONE));
+        c.colors = OverLife::compile(color_over_life, c.color.as_ref(), Vec4::ONE);
+        c.sizes = OverLife::compile(size_over_life, c.size.as_ref(), Vec2::ONE);
+        let spawn = c.size.as_ref().map_or(Vec2::ONE, largest);
+        let curve = size_over_life.map_or(Vec2::ONE, largest);
+        // The margin covers a uniform draw or a table lerp rounding past an
+        // end by an ulp.
+        c.max_half_diagonal = 0.5 * (spawn * curve).length() * (1.0 + 1e-5);
         c.varying = c.varying_fields();
         // Stable sort: equal times keep their authored order.
         c.bursts.sort_by(|a, b| a.time.total_cmp(&b.time));
@@ -158,33 +160,15 @@ impl CompiledEmitter {
             rotation: drawn(&self.rotation) || self.rotation_rate.is_some(),
             rotation_rate,
             base_size,
-            size: base_size || self.size_over_life.is_some(),
             base_color,
-            color: base_color || self.color_over_life.is_some(),
             one_over_max_lifetime: drawn(&self.lifetime),
         }
     }
 
-    fn update_params(&self, dt: f32) -> UpdateParams<'_> {
+    fn update_params(&self, dt: f32) -> UpdateParams {
         UpdateParams {
             step: Step::new(dt, self.drag),
             acceleration: self.acceleration,
-            color_over_life: self
-                .color_over_life
-                .as_ref()
-                .map_or(&self.identity4, |(lut, _)| lut),
-            size_over_life: self
-                .size_over_life
-                .as_ref()
-                .map_or(&self.identity2, |(lut, _)| lut),
-            colors: self
-                .color_over_life
-                .as_ref()
-                .map_or(OverLife::Off, |(_, mode)| *mode),
-            sizes: self
-                .size_over_life
-                .as_ref()
-                .map_or(OverLife::Off, |(_, mode)| *mode),
             rotates: self.rotation_rate.is_some(),
             varying: self.varying,
         }
@@ -199,18 +183,15 @@ impl CompiledEmitter {
     }
 }
 
-/// When every particle starts with the same value (a constant initial
-/// distribution, or none: `default`), folds it into the over-life table so the
-/// update need not read the per-particle base array.
-fn bake_uniform_base<T: crate::DistributionValue>(
-    (lut, _): (CurveLut<T>, OverLife),
-    initial: &Option<Distribution<T>>,
-    default: T,
-) -> (CurveLut<T>, OverLife) {
-    match initial {
-        None => (lut.scaled(default), OverLife::Baked),
-        Some(Distribution::Constant(v)) => (lut.scaled(*v), OverLife::Baked),
-        Some(_) => (lut, OverLife::PerParticle),
+/// The largest magnitude per component a distribution can produce (a
+/// curve's values lie between its keys', a uniform draw's between its ends).
+fn largest(d: &Distribution<Vec2>) -> Vec2 {
+    match d {
+        Distribution::Constant(v) => v.abs(),
+        Distribution::Uniform { min, max } => min.abs().max(max.abs()),
+        Distribution::Curve(keys) => keys
+            .iter()
+            .fold(Vec2::ZERO, |m, k| m.max(k.value.abs())),
     }
 }
 
@@ -294,9 +275,67 @@ impl EmitterInstance {
         self.particles.is_empty() && (!self.spawning || self.time >= self.compiled.active_end())
     }
 
-    /// Bounds of the live sprites, `None` when there are none.
+    /// A box holding every live sprite under any rotation, `None` when
+    /// there are none: the positions' box padded by the largest
+    /// half-diagonal this emitter's sprites can have (see [`crate::Aabb`]'s
+    /// module docs).
     pub fn bounds(&self) -> Option<Aabb> {
-        Aabb::of_sprites(self.particles.locations(), self.particles.sizes())
+        Aabb::of_points_padded(self.particles.locations(), self.compiled.max_half_diagonal)
+    }
+
+    /// Current sprite sizes: each particle's spawn size times the size over
+    /// life at its age (UE's `Size`; Unity's `GetCurrentSize`). Not stored
+    /// but computed by this call ([`crate::OverLife`] explains why).
+    pub fn current_sizes(&self) -> Vec<Vec2> {
+        let mut out = Vec::new();
+        self.current_sizes_into(&mut out);
+        out
+    }
+
+    /// [`Self::current_sizes`] into `out` (cleared first), reusing its
+    /// allocation.
+    pub fn current_sizes_into(&self, out: &mut Vec<Vec2>) {
+        let p = &self.particles;
+        out.clear();
+        out.resize(p.len(), Vec2::ZERO);
+        self.compiled
+            .sizes
+            .eval(out, p.base_sizes(), p.relative_times());
+    }
+
+    /// Current colours: each particle's spawn colour times the colour over
+    /// life at its age (UE's `Color`; Unity's `GetCurrentColor`). Not stored
+    /// but computed by this call.
+    pub fn current_colors(&self) -> Vec<Vec4> {
+        let mut out = Vec::new();
+        self.current_colors_into(&mut out);
+        out
+    }
+
+    /// [`Self::current_colors`] into `out` (cleared first), reusing its
+    /// allocation.
+    pub fn current_colors_into(&self, out: &mut Vec<Vec4>) {
+        let p = &self.particles;
+        out.clear();
+        out.resize(p.len(), Vec4::ZERO);
+        self.compiled
+            .colors
+            .eval(out, p.base_colors(), p.relative_times());
+    }
+
+    /// How current sizes and colours follow from spawn values and age.
+    pub fn over_life(&self) -> (&OverLife<Vec2>, &OverLife<Vec4>) {
+        (&self.compiled.sizes, &self.compiled.colors)
+    }
+
+    /// Particle `i`'s current size and colour, `None` past the live count.
+    pub fn current_size_and_color(&self, i: usize) -> Option<(Vec2, Vec4)> {
+        let p = &self.particles;
+        let t = *p.relative_times().get(i)?;
+        Some((
+            self.compiled.sizes.at(p.base_sizes()[i], t),
+            self.compiled.colors.at(p.base_colors()[i], t),
+        ))
     }
 
     /// Advances the emitter by `dt` seconds with spawn positions transformed
@@ -440,9 +479,7 @@ impl EmitterInstance {
             rotation,
             rotation_rate,
             base_size: size,
-            size,
             base_color: color,
-            color,
             relative_time: 0.0,
             one_over_max_lifetime: inv_lifetime,
         };
@@ -624,18 +661,20 @@ mod tests {
             assert!(v.rotation || same(&p.rotation));
             assert!(v.rotation_rate || same(&p.rotation_rate));
             assert!(v.base_size || same(&p.base_size));
-            assert!(v.size || same(&p.size));
             assert!(v.base_color || same(&p.base_color));
-            assert!(v.color || same(&p.color));
             assert!(v.one_over_max_lifetime || same(&p.one_over_max_lifetime));
+            let (sizes, colors) = (e.current_sizes(), e.current_colors());
+            assert_eq!((sizes.len(), colors.len()), (p.len(), p.len()));
             for i in 0..p.len() {
                 let q = p.get(i);
                 let t = q.relative_time;
                 let color = color_over_life.map_or(q.base_color, |c| q.base_color * c.evaluate(t));
                 let size = size_over_life.map_or(q.base_size, |c| q.base_size * c.evaluate(t));
-                assert!((q.color - color).abs().max_element() < 1e-4, "{q:?}");
-                assert!((q.size - size).abs().max_element() < 1e-4, "{q:?}");
+                assert!((colors[i] - color).abs().max_element() < 1e-4, "{q:?}");
+                assert!((sizes[i] - size).abs().max_element() < 1e-4, "{q:?}");
+                assert_eq!(e.current_size_and_color(i), Some((sizes[i], colors[i])));
             }
+            assert_eq!(e.current_size_and_color(p.len()), None);
         }
     }
 

@@ -7,18 +7,16 @@
 //!
 //! * **Each array is streamed once.** A chunk is walked in blocks of
 //!   [`BLOCK`] particles (a few KiB per array, in L1); within a block, one
-//!   loop per group of fields (age, motion, rotation, colour and size)
-//!   reads and writes its arrays once. The block's curve coordinates,
-//!   computed by the age loop, wait in a small stack buffer for the curve
-//!   loop, which evaluates both curves of a particle from one read of them.
-//! * **Four particles per instruction where the data allows.** The age loop
-//!   works on `Vec4`s of relative times (four particles per SSE operation),
-//!   and the motion loop on the position and velocity arrays seen as flat
-//!   `f32`s, twelve floats (four particles) as three `Vec4`s. Only the curve
-//!   lookups, one table read per particle, stay one particle at a time.
-//!   SIMD lanes do exactly the arithmetic of the scalar code that handles a
-//!   block's last particles and fresh spawns ([`advance_spawned`]), so the
-//!   result does not depend on where a particle falls in a block.
+//!   loop per group of fields (age, motion, rotation) reads and writes its
+//!   arrays once. Colour and size over life are not the tick's: they are
+//!   evaluated when read ([`crate::OverLife`]).
+//! * **Four particles per instruction.** The age loop works on `Vec4`s of
+//!   relative times (four particles per SSE operation), and the motion loop
+//!   on the position and velocity arrays seen as flat `f32`s, twelve floats
+//!   (four particles) as three `Vec4`s. SIMD lanes do exactly the arithmetic
+//!   of the scalar code that handles a block's last particles and fresh
+//!   spawns ([`advance_spawned`]), so the result does not depend on where a
+//!   particle falls in a block.
 //! * **No branches and no bounds checks** in the loops: slices are cut to
 //!   the block's length up front, and modules an emitter lacks are removed
 //!   at compile time (the kernel is monomorphised over them).
@@ -26,18 +24,17 @@
 //!   updated like the others and its index listed (a rare branch, taken for
 //!   about one group of four in twenty-five); after the blocks, each listed
 //!   particle is replaced by the chunk's last. Moving a particle writes its
-//!   spawn velocity, the one field the update never streams, at a random
-//!   slot: the block loop reads that field for its dead ahead of time, so
-//!   the compaction finds it in cache.
+//!   spawn values, the fields the update never streams, at a random slot:
+//!   the block loop reads them for its dead ahead of time, so the
+//!   compaction finds them in cache.
 
-use glam::{Vec2, Vec3, Vec4};
+use glam::{Vec3, Vec4};
 
-use crate::distribution::{lut_coords, lut_coords4, CurveLut, DistributionValue};
 use crate::particle::Particle;
-use crate::update::{Lanes, Step, UpdateParams, Varying, BAKED, OFF, PER_PARTICLE};
+use crate::update::{Lanes, Step, UpdateParams, Varying};
 
-/// Particles per block: the arrays' slices of a block and the curve
-/// coordinates (8 KiB) stay in L1 between the block's loops.
+/// Particles per block: the arrays' slices of a block stay in L1 between the
+/// block's loops.
 const BLOCK: usize = 1024;
 
 /// Capacity of the kernel's list of dead particles (a power of two, a few
@@ -72,30 +69,10 @@ impl Motion {
     }
 }
 
-/// The current value of an over-life property at curve coordinates `(at, f)`.
-#[inline(always)]
-fn over_life<T: DistributionValue, const MODE: u8>(
-    lut: &CurveLut<T>,
-    base: T,
-    at: f32,
-    f: f32,
-) -> T {
-    match MODE {
-        PER_PARTICLE => T::scale(base, lut.at(at, f)),
-        BAKED => lut.at(at, f),
-        _ => base,
-    }
-}
-
 /// Advances one particle that is not (yet) in a store: a fresh spawn, by
 /// its share `p.step.dt` of the tick. Same arithmetic as the chunk kernel.
 /// Returns whether it is still alive.
 pub(crate) fn advance_spawned(q: &mut Particle, p: &UpdateParams) -> bool {
-    fn with_modes<const C: u8, const S: u8>(q: &mut Particle, p: &UpdateParams) {
-        let (at, f) = lut_coords(q.relative_time);
-        q.color = over_life::<Vec4, C>(p.color_over_life, q.base_color, at, f);
-        q.size = over_life::<Vec2, S>(p.size_over_life, q.base_size, at, f);
-    }
     let dt = p.step.dt;
     let t = q.relative_time + q.one_over_max_lifetime * dt;
     if t >= 1.0 {
@@ -106,17 +83,6 @@ pub(crate) fn advance_spawned(q: &mut Particle, p: &UpdateParams) -> bool {
         Motion::new(p.step, p.acceleration).advance(q.old_location, q.velocity);
     if p.rotates {
         q.rotation += q.rotation_rate * dt;
-    }
-    match (p.colors.code(), p.sizes.code()) {
-        (OFF, OFF) => with_modes::<OFF, OFF>(q, p),
-        (OFF, PER_PARTICLE) => with_modes::<OFF, PER_PARTICLE>(q, p),
-        (OFF, _) => with_modes::<OFF, BAKED>(q, p),
-        (PER_PARTICLE, OFF) => with_modes::<PER_PARTICLE, OFF>(q, p),
-        (PER_PARTICLE, PER_PARTICLE) => with_modes::<PER_PARTICLE, PER_PARTICLE>(q, p),
-        (PER_PARTICLE, _) => with_modes::<PER_PARTICLE, BAKED>(q, p),
-        (_, OFF) => with_modes::<BAKED, OFF>(q, p),
-        (_, PER_PARTICLE) => with_modes::<BAKED, PER_PARTICLE>(q, p),
-        (_, _) => with_modes::<BAKED, BAKED>(q, p),
     }
     true
 }
@@ -144,7 +110,7 @@ impl DeadList {
 /// Updates one chunk (see the module docs) and removes its dead. Returns how
 /// many particles the chunk kept (at its front).
 #[inline(never)]
-pub(crate) fn kernel<const ROTATE: bool, const COLOR: u8, const SIZE: u8>(
+pub(crate) fn kernel<const ROTATE: bool>(
     mut l: Lanes,
     p: &UpdateParams,
 ) -> usize {
@@ -154,30 +120,35 @@ pub(crate) fn kernel<const ROTATE: bool, const COLOR: u8, const SIZE: u8>(
         at: [0; DEAD_LIST],
         count: 0,
     };
-    let (mut at, mut frac) = ([0f32; BLOCK], [0f32; BLOCK]);
 
     let n = l.len();
     let mut start = 0;
     while start < n {
         let end = (start + BLOCK).min(n);
-        let (at, frac) = (&mut at[..end - start], &mut frac[..end - start]);
         let listed_before = dead.count;
         age(
             &mut l.relative_time[start..end],
             &l.one_over_max_lifetime[start..end],
             dt,
-            (at, frac),
             start,
             &mut dead,
         );
-        // The spawn velocity is the one field every particle has that the
-        // update does not stream, so it is cold where a particle died; read
-        // it now, while the block's loops run, so that the compaction's
-        // write to it later hits the cache.
+        // The spawn values (velocity, and size and colour where they
+        // differ between particles) are the fields the update does not
+        // stream, so they are cold where a particle died; read them now,
+        // while the block's loops run, so that the compaction's writes to
+        // them later hit the cache.
         if let Some(listed) = dead.complete() {
             let mut touched = 0u32;
             for &d in &listed[listed_before..] {
-                touched ^= l.base_velocity[d as usize].x.to_bits();
+                let d = d as usize;
+                touched ^= l.base_velocity[d].x.to_bits();
+                if p.varying.base_size {
+                    touched ^= l.base_size[d].x.to_bits();
+                }
+                if p.varying.base_color {
+                    touched ^= l.base_color[d].x.to_bits();
+                }
             }
             std::hint::black_box(touched);
         }
@@ -193,13 +164,6 @@ pub(crate) fn kernel<const ROTATE: bool, const COLOR: u8, const SIZE: u8>(
                 *r += rate * dt;
             }
         }
-        curves::<COLOR, SIZE>(
-            (&mut l.color[start..end], &l.base_color[start..end]),
-            (&mut l.size[start..end], &l.base_size[start..end]),
-            (p.color_over_life, p.size_over_life),
-            at,
-            frac,
-        );
         start = end;
     }
     if dead.count == 0 {
@@ -242,29 +206,21 @@ fn compact(l: &mut Lanes, mut n: usize, dead: &DeadList, varying: Varying) -> us
     n
 }
 
-/// Ages a block (`first` is its index in the chunk), lists its dead, and
-/// writes each particle's curve coordinates.
+/// Ages a block (`first` is its index in the chunk) and lists its dead.
 #[inline(always)]
 fn age(
     relative_time: &mut [f32],
     one_over_max_lifetime: &[f32],
     dt: f32,
-    (at, frac): (&mut [f32], &mut [f32]),
     first: usize,
     dead: &mut DeadList,
 ) {
     let n = relative_time.len();
-    let (inv, at, frac) = (&one_over_max_lifetime[..n], &mut at[..n], &mut frac[..n]);
-    let quads = relative_time
-        .chunks_exact_mut(4)
-        .zip(inv.chunks_exact(4))
-        .zip(at.chunks_exact_mut(4).zip(frac.chunks_exact_mut(4)));
-    for (q, ((rt, inv), (at, frac))) in quads.enumerate() {
+    let inv = &one_over_max_lifetime[..n];
+    let quads = relative_time.chunks_exact_mut(4).zip(inv.chunks_exact(4));
+    for (q, (rt, inv)) in quads.enumerate() {
         let t = Vec4::from_slice(rt) + Vec4::from_slice(inv) * dt;
         t.write_to_slice(rt);
-        let (a, f) = lut_coords4(t);
-        a.write_to_slice(at);
-        f.write_to_slice(frac);
         let died = t.cmpge(Vec4::ONE).bitmask();
         if died != 0 {
             for k in 0..4 {
@@ -277,7 +233,6 @@ fn age(
     for i in n - n % 4..n {
         let t = relative_time[i] + inv[i] * dt;
         relative_time[i] = t;
-        (at[i], frac[i]) = lut_coords(t);
         if t >= 1.0 {
             dead.push(first + i);
         }
@@ -319,28 +274,5 @@ fn integrate(location: &mut [Vec3], old_location: &[Vec3], velocity: &mut [Vec3]
     }
     for i in n - n % 4..n {
         (location[i], velocity[i]) = m.advance(old_location[i], velocity[i]);
-    }
-}
-
-/// Colour and size over life for a block, from the age loop's coordinates,
-/// in one loop (each particle's coordinates read once).
-#[inline(always)]
-fn curves<const COLOR: u8, const SIZE: u8>(
-    (color, base_color): (&mut [Vec4], &[Vec4]),
-    (size, base_size): (&mut [Vec2], &[Vec2]),
-    (color_lut, size_lut): (&CurveLut<Vec4>, &CurveLut<Vec2>),
-    at: &[f32],
-    frac: &[f32],
-) {
-    let n = at.len();
-    let (color, base_color) = (&mut color[..n], &base_color[..n]);
-    let (size, base_size, frac) = (&mut size[..n], &base_size[..n], &frac[..n]);
-    for i in 0..n {
-        if COLOR != OFF {
-            color[i] = over_life::<Vec4, COLOR>(color_lut, base_color[i], at[i], frac[i]);
-        }
-        if SIZE != OFF {
-            size[i] = over_life::<Vec2, SIZE>(size_lut, base_size[i], at[i], frac[i]);
-        }
     }
 }

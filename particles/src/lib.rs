@@ -14,12 +14,14 @@
 //! ParticleSystemInstance            what a ParticleSystemComponent owns
 //!   └─ EmitterInstance × n          particles (SoA), clock, random stream
 //!        tick(dt): update → spawn (sub-frame) → collide → kill
-//! build_dynamic_data()  ──► ParticleSystemDynamicData   (owned, Send)
+//! build_dynamic_data()  ──► ParticleSystemDynamicData   (owned, Send;
+//!                           spawn sizes/colours + over-life tables)
 //! ─────────────────────── game thread ▲ │ render thread ───────────────────
 //! add_particle_system / send_dynamic_data ▼
 //! ParticleSystemSceneProxy          keeps the latest snapshot
 //!   get_dynamic_mesh_elements       per visible view × emitter:
-//!     build_sprite_vertices (sort)  → collector.upload → MeshBatch
+//!     build_sprite_vertices (sort,  → collector.upload → MeshBatch
+//!       colour and size over life)
 //!     SPRITE_VERTEX_FACTORY         unit quad × one instance per particle,
 //!                                   expanded facing the camera or along
 //!                                   the velocity in the vertex shader
@@ -91,6 +93,12 @@
 //! * **Determinism.** The same asset, seed and sequence of `dt` give the same
 //!   particles bit for bit, whether a tick runs serially or on the rayon
 //!   pool; different seeds give different particles.
+//! * **Colour and size are derived, not stored.** A particle's current
+//!   colour and size are its spawn value times the over-life curve at its
+//!   age, evaluated where read: by the render thread as it writes sprite
+//!   vertices, and by [`EmitterInstance::current_colors`] /
+//!   [`EmitterInstance::current_sizes`] on the game side. The tick moves
+//!   44% fewer bytes for it ([`OverLife`] says why).
 //! * **Exact motion.** Constant acceleration and linear drag are integrated
 //!   in closed form, and particles spawned mid-frame are advanced by exactly
 //!   the rest of the frame, so paths do not depend on frame rate.
@@ -133,6 +141,7 @@ mod error;
 mod json_path;
 mod kernel;
 mod materials;
+mod over_life;
 mod particle;
 mod proxy;
 mod render_system;
@@ -161,6 +170,7 @@ pub use materials::{
     renderer_blend_mode, sprite_material, sprite_material_shader, ParticleMaterials,
     SPRITE_MATERIAL_WGSL,
 };
+pub use over_life::OverLife;
 pub use particle::{Particle, ParticleStore};
 pub use proxy::{ParticleSystemSceneProxy, DEFAULT_BOUNDS_HALF_EXTENT};
 pub use render_system::{add_particle_system, create_proxy, send_dynamic_data, to_renderer_bounds};

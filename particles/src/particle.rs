@@ -9,10 +9,15 @@
 //! touches this memory; the render thread gets copies.
 //!
 //! Naming follows UE: `base_*` is the value a particle was spawned with
-//! (initial modules), the plain name is the current value after per-tick
-//! modules (size = base size × size over life, and so on). `velocity` is the
-//! integrated velocity (acceleration, drag, collisions); `base_velocity`
-//! keeps the spawn velocity.
+//! (initial modules). `velocity` is the integrated velocity (acceleration,
+//! drag, collisions); `base_velocity` keeps the spawn velocity.
+//!
+//! The current size and colour (UE's `Size` and `Color`) are not stored:
+//! they are the base value times the over-life curve at the particle's
+//! relative time, a function of fields that are stored, so they are
+//! evaluated where they are read ([`crate::OverLife`] explains why);
+//! [`crate::EmitterInstance::current_sizes`] and
+//! [`crate::EmitterInstance::current_colors`] give them.
 //!
 //! Live particles occupy indices `0..len` in every array; killing one moves
 //! the last particle into its slot (swap-remove), so order is not stable.
@@ -41,12 +46,8 @@ pub struct Particle {
     pub rotation_rate: f32,
     /// Size at spawn (width, height).
     pub base_size: Vec2,
-    /// Current size.
-    pub size: Vec2,
     /// Colour at spawn (linear RGBA).
     pub base_color: Vec4,
-    /// Current colour.
-    pub color: Vec4,
     /// Age over lifetime, in `[0, 1)` while alive.
     pub relative_time: f32,
     /// `1 / lifetime`; 0 for particles that never age.
@@ -63,9 +64,7 @@ pub struct ParticleStore {
     pub(crate) rotation: Vec<f32>,
     pub(crate) rotation_rate: Vec<f32>,
     pub(crate) base_size: Vec<Vec2>,
-    pub(crate) size: Vec<Vec2>,
     pub(crate) base_color: Vec<Vec4>,
-    pub(crate) color: Vec<Vec4>,
     pub(crate) relative_time: Vec<f32>,
     pub(crate) one_over_max_lifetime: Vec<f32>,
 }
@@ -102,15 +101,7 @@ macro_rules! each_field {
             $op;
         }
         {
-            let $v = &mut $self.size;
-            $op;
-        }
-        {
             let $v = &mut $self.base_color;
-            $op;
-        }
-        {
-            let $v = &mut $self.color;
             $op;
         }
         {
@@ -156,9 +147,7 @@ impl ParticleStore {
         self.rotation.push(p.rotation);
         self.rotation_rate.push(p.rotation_rate);
         self.base_size.push(p.base_size);
-        self.size.push(p.size);
         self.base_color.push(p.base_color);
-        self.color.push(p.color);
         self.relative_time.push(p.relative_time);
         self.one_over_max_lifetime.push(p.one_over_max_lifetime);
     }
@@ -173,9 +162,7 @@ impl ParticleStore {
             rotation: self.rotation[i],
             rotation_rate: self.rotation_rate[i],
             base_size: self.base_size[i],
-            size: self.size[i],
             base_color: self.base_color[i],
-            color: self.color[i],
             relative_time: self.relative_time[i],
             one_over_max_lifetime: self.one_over_max_lifetime[i],
         }
@@ -245,17 +232,9 @@ impl ParticleStore {
     pub fn base_sizes(&self) -> &[Vec2] {
         &self.base_size
     }
-    /// Current sizes.
-    pub fn sizes(&self) -> &[Vec2] {
-        &self.size
-    }
     /// Spawn colours.
     pub fn base_colors(&self) -> &[Vec4] {
         &self.base_color
-    }
-    /// Current colours.
-    pub fn colors(&self) -> &[Vec4] {
-        &self.color
     }
     /// Relative times in `[0, 1)`.
     pub fn relative_times(&self) -> &[f32] {
@@ -279,9 +258,7 @@ impl ParticleStore {
             && bits(&self.rotation) == bits(&other.rotation)
             && bits(&self.rotation_rate) == bits(&other.rotation_rate)
             && bits(&self.base_size) == bits(&other.base_size)
-            && bits(&self.size) == bits(&other.size)
             && bits(&self.base_color) == bits(&other.base_color)
-            && bits(&self.color) == bits(&other.color)
             && bits(&self.relative_time) == bits(&other.relative_time)
             && bits(&self.one_over_max_lifetime) == bits(&other.one_over_max_lifetime)
     }
@@ -300,9 +277,7 @@ mod tests {
             rotation: 0.0,
             rotation_rate: 0.0,
             base_size: Vec2::ONE,
-            size: Vec2::ONE,
             base_color: Vec4::ONE,
-            color: Vec4::ONE,
             relative_time: t,
             one_over_max_lifetime: 1.0,
         }

@@ -295,9 +295,9 @@ impl PrimitiveSceneProxy for ParticleSystemSceneProxy {
             .map(|e| {
                 bytes(&e.positions)
                     + bytes(&e.old_positions)
-                    + bytes(&e.sizes)
+                    + bytes(&e.base_sizes)
                     + bytes(&e.rotations)
-                    + bytes(&e.colors)
+                    + bytes(&e.base_colors)
                     + bytes(&e.relative_times)
                     + e.material.capacity()
             })
@@ -319,19 +319,19 @@ mod tests {
     use glam::{Vec2, Vec4};
 
     fn snapshot(blend: BlendMode, at: Vec3) -> ParticleSystemDynamicData {
-        let e = EmitterDynamicData {
-            material: "M".into(),
-            blend_mode: blend,
-            screen_alignment: ScreenAlignment::FacingCamera,
-            sort_mode: SortMode::None,
-            positions: vec![at],
-            old_positions: vec![at],
-            sizes: vec![Vec2::splat(2.0)],
-            rotations: vec![0.0],
-            colors: vec![Vec4::ONE],
-            relative_times: vec![0.0],
-        };
-        let bounds = Aabb::of_sprites(&e.positions, &e.sizes);
+        let e = EmitterDynamicData::with_current_values(
+            "M",
+            blend,
+            ScreenAlignment::FacingCamera,
+            SortMode::None,
+            vec![at],
+            vec![at],
+            vec![Vec2::splat(2.0)],
+            vec![0.0],
+            vec![Vec4::ONE],
+            vec![0.0],
+        );
+        let bounds = Aabb::of_sprites(&e.positions, &e.sizes());
         ParticleSystemDynamicData {
             emitters: vec![e],
             bounds,

@@ -2,9 +2,11 @@
 //!
 //! This is the cost of the particle system. Per particle it streams the
 //! relative time and lifetime, the position (read the old buffer, write the
-//! new), the velocity, and — only when the emitter has those modules —
-//! rotation, colour and size. Modules an emitter lacks cost nothing: the
-//! kernel ([`crate::kernel`]) is monomorphised over which optional parts run.
+//! new), the velocity, and — only when the emitter has that module — the
+//! rotation. The kernel ([`crate::kernel`]) is monomorphised over it, so an
+//! emitter that does not rotate pays nothing for rotation. Colour and size
+//! over life are not updated here: they are functions of the spawn value
+//! and the age, evaluated where they are read ([`crate::OverLife`]).
 //!
 //! Motion integrates `dv/dt = a - k·v` (constant acceleration `a`, linear
 //! drag `k`) in closed form for the step `dt`:
@@ -32,29 +34,22 @@
 //!
 //! Measured by `benches/particles.rs` (1M particles, acceleration + colour
 //! and size over life) against a bare `p += v * dt` over two `Vec3` arrays.
-//! The floor moves 36 bytes per particle; this update must move about 128
-//! (age 12; position 36, the written buffer read for ownership first;
-//! velocity 24; colour 32, likewise; size 24), so a tick limited only by
-//! bandwidth would sit near 3.5× the floor. On the development machine (two
-//! cores shared with other jobs, 1M particles) per-pair medians range over
-//! 3.1–3.9× from run to run (single pairs 2.7–4.1×), tracking the machine's
-//! memory bandwidth: the dynamic-data copy, a plain `memcpy` of 56 bytes a
-//! particle, measures 4.2–4.5× in the same runs. The kernel is ~80% of a
-//! tick's samples, spawning ~10–14% (random draws and appending to twelve
-//! arrays), compaction ~4% and closing gaps ~2%. An emitter that fits in
-//! cache costs ~60% as much per particle, so about 40% of a 1M tick is
-//! waiting on memory. Fewer bytes per particle, more than fewer
-//! instructions, is what would lower the ratio further (colour and size
-//! evaluated when the snapshot is built instead of every tick would save 56
-//! of the 128 bytes, at the cost of moving that work into the copy).
+//! The floor moves 36 bytes per particle; this update moves about 72 (age
+//! 12; position 36, the written buffer read for ownership first; velocity
+//! 24), so a tick limited only by bandwidth would sit near 2× the floor,
+//! and it measures 1.8–2.1× (quick runs on the two-core development
+//! machine). The kernel is about two thirds of a tick's samples, spawning
+//! most of the rest (random draws, appending to ten arrays), compaction and
+//! closing gaps a few percent.
 //!
-//! An over-life module whose initial value is the same for every particle
-//! (a constant, or no initial module) has that value baked into its lookup
-//! table, and the kernel then skips the per-particle base array.
+//! Before colour and size moved out of the tick it moved about 128 bytes
+//! per particle (colour 32 and size 24 more: written every tick, each line
+//! read for ownership first) and measured 3.1–3.9×. An instruction-level
+//! rewrite (SIMD blocks, table curves) had already brought it there from
+//! 6.1×; the rest was bytes.
 
 use glam::{Vec2, Vec3, Vec4};
 
-use crate::distribution::CurveLut;
 use crate::kernel::kernel;
 use crate::particle::ParticleStore;
 
@@ -106,42 +101,10 @@ impl Step {
     }
 }
 
-/// How the kernel produces a colour or size from the over-life curve.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum OverLife {
-    /// No over-life module: the current value stays the spawn value.
-    Off,
-    /// `value = base[i] × curve(t)`: the initial value differs per particle.
-    PerParticle,
-    /// `value = curve(t)`, the (uniform) initial value already baked into the
-    /// curve, so the base array is not read at all.
-    Baked,
-}
-
-pub(crate) const OFF: u8 = 0;
-pub(crate) const PER_PARTICLE: u8 = 1;
-pub(crate) const BAKED: u8 = 2;
-
-impl OverLife {
-    pub(crate) fn code(self) -> u8 {
-        match self {
-            OverLife::Off => OFF,
-            OverLife::PerParticle => PER_PARTICLE,
-            OverLife::Baked => BAKED,
-        }
-    }
-}
-
 /// The emitter-wide inputs of an update.
-pub(crate) struct UpdateParams<'a> {
+pub(crate) struct UpdateParams {
     pub step: Step,
     pub acceleration: Vec3,
-    /// Read unless `colors` is `Off`.
-    pub color_over_life: &'a CurveLut<Vec4>,
-    /// Read unless `sizes` is `Off`.
-    pub size_over_life: &'a CurveLut<Vec2>,
-    pub colors: OverLife,
-    pub sizes: OverLife,
     pub rotates: bool,
     /// Which optional fields differ between particles (and so must move
     /// when a particle does).
@@ -159,9 +122,7 @@ pub(crate) struct Varying {
     pub rotation: bool,
     pub rotation_rate: bool,
     pub base_size: bool,
-    pub size: bool,
     pub base_color: bool,
-    pub color: bool,
     pub one_over_max_lifetime: bool,
 }
 
@@ -172,9 +133,7 @@ impl Varying {
         rotation: true,
         rotation_rate: true,
         base_size: true,
-        size: true,
         base_color: true,
-        color: true,
         one_over_max_lifetime: true,
     };
 }
@@ -188,9 +147,7 @@ pub(crate) struct Lanes<'a> {
     pub(crate) rotation: &'a mut [f32],
     pub(crate) rotation_rate: &'a mut [f32],
     pub(crate) base_size: &'a mut [Vec2],
-    pub(crate) size: &'a mut [Vec2],
     pub(crate) base_color: &'a mut [Vec4],
-    pub(crate) color: &'a mut [Vec4],
     pub(crate) relative_time: &'a mut [f32],
     pub(crate) one_over_max_lifetime: &'a mut [f32],
 }
@@ -212,9 +169,7 @@ impl<'a> Lanes<'a> {
             rotation: &mut s.rotation[start..end],
             rotation_rate: &mut s.rotation_rate[start..end],
             base_size: &mut s.base_size[start..end],
-            size: &mut s.size[start..end],
             base_color: &mut s.base_color[start..end],
-            color: &mut s.color[start..end],
             relative_time: &mut s.relative_time[start..end],
             one_over_max_lifetime: &mut s.one_over_max_lifetime[start..end],
         }
@@ -235,9 +190,7 @@ impl<'a> Lanes<'a> {
             rotation,
             rotation_rate,
             base_size,
-            size,
             base_color,
-            color,
             relative_time,
             one_over_max_lifetime
         )
@@ -264,9 +217,7 @@ impl<'a> Lanes<'a> {
             rotation,
             rotation_rate,
             base_size,
-            size,
             base_color,
-            color,
             one_over_max_lifetime
         );
     }
@@ -369,9 +320,7 @@ fn close_gaps(store: &mut ParticleStore, live: &[usize], survivors: usize, varyi
                 rotation,
                 rotation_rate,
                 base_size,
-                size,
                 base_color,
-                color,
                 one_over_max_lifetime
             );
             hole.start += len;
@@ -386,25 +335,9 @@ fn close_gaps(store: &mut ParticleStore, live: &[usize], survivors: usize, varyi
 
 fn dispatch(lanes: Lanes, p: &UpdateParams) -> usize {
     if p.rotates {
-        dispatch_color::<true>(lanes, p)
+        kernel::<true>(lanes, p)
     } else {
-        dispatch_color::<false>(lanes, p)
-    }
-}
-
-fn dispatch_color<const R: bool>(lanes: Lanes, p: &UpdateParams) -> usize {
-    match p.colors.code() {
-        OFF => dispatch_size::<R, OFF>(lanes, p),
-        PER_PARTICLE => dispatch_size::<R, PER_PARTICLE>(lanes, p),
-        _ => dispatch_size::<R, BAKED>(lanes, p),
-    }
-}
-
-fn dispatch_size<const R: bool, const C: u8>(lanes: Lanes, p: &UpdateParams) -> usize {
-    match p.sizes.code() {
-        OFF => kernel::<R, C, OFF>(lanes, p),
-        PER_PARTICLE => kernel::<R, C, PER_PARTICLE>(lanes, p),
-        _ => kernel::<R, C, BAKED>(lanes, p),
+        kernel::<false>(lanes, p)
     }
 }
 
@@ -430,8 +363,6 @@ mod tests {
     /// particles (the others hold 7 everywhere, and must still do after).
     fn check_kill_moving(n: usize, age: impl Fn(usize) -> f32, varying: Varying) {
         use crate::particle::Particle;
-        let identity4 = CurveLut::bake(&crate::Distribution::Constant(Vec4::ONE));
-        let identity2 = CurveLut::bake(&crate::Distribution::Constant(Vec2::ONE));
         let pick = |moves: bool, id: f32| if moves { id } else { 7.0 };
         let mut store = ParticleStore::default();
         for i in 0..n {
@@ -445,9 +376,7 @@ mod tests {
                 rotation: pick(varying.rotation, id),
                 rotation_rate: pick(varying.rotation_rate, id),
                 base_size: Vec2::splat(pick(varying.base_size, id)),
-                size: Vec2::splat(pick(varying.size, id)),
                 base_color: Vec4::splat(pick(varying.base_color, id)),
-                color: Vec4::splat(pick(varying.color, id)),
                 relative_time: age(i),
                 one_over_max_lifetime: if varying.one_over_max_lifetime {
                     inv_lifetime(id)
@@ -464,10 +393,6 @@ mod tests {
         let params = UpdateParams {
             step: Step::new(0.1, 0.0),
             acceleration: Vec3::ZERO,
-            color_over_life: &identity4,
-            size_over_life: &identity2,
-            colors: OverLife::Off,
-            sizes: OverLife::Off,
             rotates: false,
             varying,
         };
@@ -493,9 +418,7 @@ mod tests {
                 (at(varying.rotation), at(varying.rotation_rate))
             );
             assert_eq!(p.base_size, Vec2::splat(at(varying.base_size)));
-            assert_eq!(p.size, Vec2::splat(at(varying.size)));
             assert_eq!(p.base_color, Vec4::splat(at(varying.base_color)));
-            assert_eq!(p.color, Vec4::splat(at(varying.color)));
             if varying.one_over_max_lifetime {
                 assert_eq!(p.one_over_max_lifetime, inv_lifetime(id));
             }
@@ -513,14 +436,11 @@ mod tests {
             rotation: false,
             rotation_rate: false,
             base_size: false,
-            size: false,
             base_color: false,
-            color: false,
             one_over_max_lifetime: false,
         };
         let some = Varying {
             rotation_rate: true,
-            size: true,
             base_color: true,
             one_over_max_lifetime: true,
             ..none

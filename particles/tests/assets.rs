@@ -84,8 +84,7 @@ fn fountain_loads_and_simulates() {
     assert!(bounds.max.z > 200.0 && bounds.min.z < 10.0, "{bounds:?}");
     // The over-life curve fades alpha in, then out.
     assert!(water
-        .particles()
-        .colors()
+        .current_colors()
         .iter()
         .all(|c| c.w <= 1.0 && c.w >= 0.0));
 }

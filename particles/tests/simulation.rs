@@ -218,26 +218,27 @@ fn drag_rotation_and_over_life_modules_give_expected_values() {
     let mut s = instance(vec![emitter(10, modules)], 6);
     run(&mut s, 0.5, DT);
     let p = s.emitters()[0].particles().get(0);
+    let (size, color) = s.emitters()[0].current_size_and_color(0).unwrap();
     let t = s.emitters()[0].time() as f32;
     assert!((p.relative_time - t).abs() < 1e-5);
     assert!((p.velocity.x - 100.0 * (-2.0 * t).exp()).abs() < 1e-3);
     assert!((p.location.x - 50.0 * (1.0 - (-2.0 * t).exp())).abs() < 1e-3);
     assert!((p.rotation - (0.5 + 2.0 * t)).abs() < 1e-4);
     assert!(
-        (p.color - Vec4::new(1.0, 0.5, 0.25, 1.0 - t))
+        (color - Vec4::new(1.0, 0.5, 0.25, 1.0 - t))
             .abs()
             .max_element()
             < 1e-3,
         "{}",
-        p.color
+        color
     );
     assert!(
-        (p.size - Vec2::new(2.0, 4.0) * (1.0 + 2.0 * t))
+        (size - Vec2::new(2.0, 4.0) * (1.0 + 2.0 * t))
             .abs()
             .max_element()
             < 1e-3,
         "{}",
-        p.size
+        size
     );
     assert!(p.old_location.x < p.location.x);
 }
@@ -394,9 +395,13 @@ fn bounds_cover_the_sprites_and_fixed_bounds_override() {
     let mut s = instance(vec![emitter(10, modules)], 13);
     assert_eq!(s.bounds(), None);
     s.tick(DT);
+    // The position padded by the half-diagonal of a 6 × 8 sprite (5), and
+    // never less.
     let b = s.bounds().unwrap();
-    assert_eq!(b.min, Vec3::new(5.0, 15.0, 25.0));
-    assert_eq!(b.max, Vec3::new(15.0, 25.0, 35.0));
+    let (min, max) = (Vec3::new(5.0, 15.0, 25.0), Vec3::new(15.0, 25.0, 35.0));
+    assert!(b.min.cmple(min).all() && b.max.cmpge(max).all(), "{b:?}");
+    assert!((b.min - min).abs().max_element() < 1e-3, "{b:?}");
+    assert!((b.max - max).abs().max_element() < 1e-3, "{b:?}");
     let fixed = Aabb::new(Vec3::splat(-1.0), Vec3::splat(1.0));
     s.set_fixed_bounds(Some(fixed)).unwrap();
     assert_eq!(s.bounds(), Some(fixed));
@@ -414,6 +419,40 @@ fn bounds_cover_the_sprites_and_fixed_bounds_override() {
         assert_eq!(s.bounds(), Some(fixed));
     }
     assert_eq!(s.build_dynamic_data().bounds, Some(fixed));
+}
+
+#[test]
+fn bounds_hold_every_sprite_with_random_sizes_and_a_size_curve() {
+    // Sizes drawn per particle, then scaled by a curve that grows and
+    // shrinks: the padded box must still hold each sprite's full extent.
+    let mut asset = busy_emitter(5000, 2000.0);
+    asset.modules.retain(|m| !matches!(m, Module::SizeOverLife(_)));
+    asset.modules.push(Module::SizeOverLife(Distribution::Curve(vec![
+        CurveKey {
+            time: 0.0,
+            value: Vec2::new(0.5, 1.0),
+        },
+        CurveKey {
+            time: 0.4,
+            value: Vec2::new(3.0, 2.0),
+        },
+        CurveKey {
+            time: 1.0,
+            value: Vec2::new(0.1, 0.1),
+        },
+    ])));
+    let mut s = instance(vec![asset], 31);
+    run(&mut s, 1.0, DT);
+    let e = &s.emitters()[0];
+    assert!(e.live_particles() > 1000, "{}", e.live_particles());
+    let b = s.bounds().unwrap();
+    let sizes = e.current_sizes();
+    for (p, size) in e.particles().locations().iter().zip(&sizes) {
+        let r = Vec3::splat(size.length() * 0.5);
+        assert!(b.contains(*p - r) && b.contains(*p + r), "{p} {size} {b:?}");
+    }
+    // And the snapshot sends the same box.
+    assert_eq!(s.build_dynamic_data().bounds, Some(b));
 }
 
 #[test]

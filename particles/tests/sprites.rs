@@ -47,18 +47,18 @@ fn small_hand_made_sort() {
         Vec3::new(2.0, 0.0, 0.0),
     ];
     let n = positions.len();
-    let d = EmitterDynamicData {
-        material: "M".into(),
-        blend_mode: BlendMode::Translucent,
-        screen_alignment: ScreenAlignment::FacingCamera,
-        sort_mode: SortMode::DistanceToView,
-        old_positions: positions.clone(),
+    let d = EmitterDynamicData::with_current_values(
+        "M",
+        BlendMode::Translucent,
+        ScreenAlignment::FacingCamera,
+        SortMode::DistanceToView,
+        positions.clone(),
         positions,
-        sizes: vec![Vec2::ONE; n],
-        rotations: vec![0.0; n],
-        colors: vec![Vec4::ONE; n],
-        relative_times: vec![0.1, 0.2, 0.3, 0.4],
-    };
+        vec![Vec2::ONE; n],
+        vec![0.0; n],
+        vec![Vec4::ONE; n],
+        vec![0.1, 0.2, 0.3, 0.4],
+    );
     let mut out = Vec::new();
     build_sprite_vertices(&d, Vec3::ZERO, &mut out);
     let xs: Vec<f32> = out.iter().map(|v| v.position[0]).collect();
@@ -82,8 +82,8 @@ fn dynamic_data_is_an_owned_copy_with_render_settings() {
     assert_eq!(d.sort_mode, SortMode::DistanceToView);
     assert_eq!(d.positions, e.particles().locations());
     assert_eq!(d.old_positions, e.particles().old_locations());
-    assert_eq!(d.sizes, e.particles().sizes());
-    assert_eq!(d.colors, e.particles().colors());
+    assert_eq!(d.sizes(), e.current_sizes());
+    assert_eq!(d.colors(), e.current_colors());
     assert_eq!(d.relative_times, e.particles().relative_times());
     assert_eq!(data.live_particles(), s.live_particles());
     assert_eq!(data.bounds, s.bounds());

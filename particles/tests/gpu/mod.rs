@@ -106,25 +106,25 @@ pub fn emitter_data(
     sort: SortMode,
     ps: &[P],
 ) -> EmitterDynamicData {
-    EmitterDynamicData {
-        material: material.into(),
-        blend_mode: blend,
-        screen_alignment: alignment,
-        sort_mode: sort,
-        positions: ps.iter().map(|p| p.pos).collect(),
-        old_positions: ps.iter().map(|p| p.old).collect(),
-        sizes: ps.iter().map(|p| p.size).collect(),
-        rotations: ps.iter().map(|p| p.rotation).collect(),
-        colors: ps.iter().map(|p| p.color).collect(),
-        relative_times: ps.iter().map(|_| 0.5).collect(),
-    }
+    EmitterDynamicData::with_current_values(
+        material,
+        blend,
+        alignment,
+        sort,
+        ps.iter().map(|p| p.pos).collect(),
+        ps.iter().map(|p| p.old).collect(),
+        ps.iter().map(|p| p.size).collect(),
+        ps.iter().map(|p| p.rotation).collect(),
+        ps.iter().map(|p| p.color).collect(),
+        ps.iter().map(|_| 0.5).collect(),
+    )
 }
 
 /// A snapshot of `emitters` with the bounds of their sprites.
 pub fn snapshot(emitters: Vec<EmitterDynamicData>) -> ParticleSystemDynamicData {
     let bounds = emitters
         .iter()
-        .filter_map(|e| Aabb::of_sprites(&e.positions, &e.sizes))
+        .filter_map(|e| Aabb::of_sprites(&e.positions, &e.sizes()))
         .reduce(Aabb::union);
     ParticleSystemDynamicData { emitters, bounds }
 }
