@@ -320,7 +320,7 @@ fn report() {
         Row::new("dynamic-data copy (1M particles)", copy.ns, ns),
         Row { at_most: Some(3.0), ..Row::new("dynamic-data copy vs SoA floor", copy.ratio, "x") },
         Row::new(
-            "dynamic-data copy, fresh allocations (1M particles)",
+            "dynamic-data copy, fresh allocations, no SnapshotPool (1M particles)",
             fresh_ns,
             ns,
         ),

@@ -6,6 +6,8 @@
 //!                                  → DYNAMIC_DATA | TRANSFORM (every frame)
 //! send_all_end_of_frame_updates    render state: create_scene_proxy (snapshot)
 //!                                  dynamic data: dynamic_data() → proxy
+//!                                    (built in the arrays of a snapshot
+//!                                    the proxy handed back: SnapshotPool)
 //!                                  transform:    local_bounds() → scene bounds
 //! ```
 //!
@@ -43,6 +45,7 @@ use crate::bounds::Aabb;
 use crate::error::ParticleError;
 use crate::materials::ParticleMaterials;
 use crate::proxy::{ParticleSystemSceneProxy, DEFAULT_BOUNDS_HALF_EXTENT};
+use crate::snapshot_pool::SnapshotPool;
 use crate::system_instance::ParticleSystemInstance;
 
 /// A particle system as a primitive component; see the module docs.
@@ -51,6 +54,8 @@ pub struct ParticleSystemComponent {
     instance: ParticleSystemInstance,
     materials: ParticleMaterials,
     dirty: DirtyFlags,
+    /// Snapshots the proxy handed back, rebuilt in place each frame.
+    snapshots: SnapshotPool,
 }
 
 impl ParticleSystemComponent {
@@ -74,6 +79,7 @@ impl ParticleSystemComponent {
             instance,
             materials,
             dirty: DirtyFlags::NONE,
+            snapshots: SnapshotPool::new(),
         }
     }
 
@@ -115,6 +121,11 @@ impl ParticleSystemComponent {
     /// The asset being simulated.
     pub fn system(&self) -> &Arc<ParticleSystem> {
         self.instance.system()
+    }
+
+    /// Snapshots handed back by the proxy, waiting to be rebuilt.
+    pub fn snapshot_pool(&self) -> &SnapshotPool {
+        &self.snapshots
     }
 
     /// The material mapping.
@@ -213,10 +224,11 @@ impl PrimitiveComponent for ParticleSystemComponent {
         Some(Box::new(
             ParticleSystemSceneProxy::new(
                 self.materials.clone(),
-                self.instance.build_dynamic_data(),
+                self.snapshots.build(&self.instance),
                 origin,
             )
-            .with_local_to_world(ctx.local_to_world),
+            .with_local_to_world(ctx.local_to_world)
+            .with_snapshot_returner(self.snapshots.returner()),
         ))
     }
 
@@ -229,7 +241,7 @@ impl PrimitiveComponent for ParticleSystemComponent {
     }
 
     fn dynamic_data(&mut self) -> Option<Box<dyn Any + Send>> {
-        Some(Box::new(self.instance.build_dynamic_data()))
+        Some(Box::new(self.snapshots.build(&self.instance)))
     }
 }
 

@@ -147,6 +147,7 @@ mod proxy;
 mod render_system;
 mod rng;
 mod shapes;
+mod snapshot_pool;
 mod sort;
 mod sprite_vertex_factory;
 mod system_instance;
@@ -175,6 +176,7 @@ pub use particle::{Particle, ParticleStore};
 pub use proxy::{ParticleSystemSceneProxy, DEFAULT_BOUNDS_HALF_EXTENT};
 pub use render_system::{add_particle_system, create_proxy, send_dynamic_data, to_renderer_bounds};
 pub use rng::Rng;
+pub use snapshot_pool::{SnapshotPool, SnapshotReturner};
 pub use sort::order_descending;
 pub use sprite_vertex_factory::{
     SpriteVertexFactory, QUAD_CORNERS, QUAD_INDICES, SPRITE_VERTEX_FACTORY, SPRITE_VF_WGSL,

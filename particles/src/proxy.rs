@@ -50,6 +50,7 @@ use crate::dynamic_data::{
     build_sprite_vertices_with, ParticleSpriteVertex, ParticleSystemDynamicData, SpriteScratch,
 };
 use crate::materials::ParticleMaterials;
+use crate::snapshot_pool::SnapshotReturner;
 use crate::sprite_vertex_factory::{QUAD_CORNERS, QUAD_INDICES, SPRITE_VERTEX_FACTORY};
 
 /// Half the side of the box a proxy reports before it has seen a particle
@@ -85,6 +86,8 @@ pub struct ParticleSystemSceneProxy {
     // `get_dynamic_mesh_elements` takes `&self`; the renderer calls it for
     // one proxy at a time, so the lock is never contended.
     scratch: Mutex<Scratch>,
+    /// Where replaced snapshots go back to the game side for reuse.
+    returner: Option<SnapshotReturner>,
 }
 
 impl ParticleSystemSceneProxy {
@@ -108,6 +111,7 @@ impl ParticleSystemSceneProxy {
             world_to_local: None,
             quad: None,
             scratch: Mutex::new(Scratch::default()),
+            returner: None,
         }
     }
 
@@ -153,7 +157,18 @@ impl ParticleSystemSceneProxy {
                 self.bounds = b;
             }
         }
-        self.data = data;
+        let old = std::mem::replace(&mut self.data, data);
+        if let Some(r) = &self.returner {
+            r.give_back(old);
+        }
+    }
+
+    /// Hands each replaced snapshot back through `returner` (a
+    /// [`crate::SnapshotPool`]'s) instead of dropping it, so the game side
+    /// builds the next ones in its arrays.
+    pub fn with_snapshot_returner(mut self, returner: SnapshotReturner) -> Self {
+        self.returner = Some(returner);
+        self
     }
 
     fn has_blend(&self, pred: impl Fn(BlendMode) -> bool) -> bool {

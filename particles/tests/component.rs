@@ -69,6 +69,10 @@ fn fountain_component_ticks_sends_and_draws_in_translucency_only() {
         let stats = rt.last_stats().unwrap().expect("stats");
         if frame > 0 {
             assert_eq!(stats.proxies_created, 0, "frame {frame}");
+            // The proxy handed the snapshot it replaced back, and the next
+            // frame's snapshot will be built in its arrays.
+            let c = world.component::<ParticleSystemComponent>(id).unwrap();
+            assert_eq!(c.snapshot_pool().waiting(), 1, "frame {frame}");
         }
         last = Some(stats);
     }
