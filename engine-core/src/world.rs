@@ -35,7 +35,8 @@ fn world_invalid_reason(behaviour: &dyn Component, world: &Mat4) -> Option<Strin
     // `!(x >= min)`: a determinant that overflows to NaN fails too. The
     // collision scene needs a finite inverse (a far translation with a tiny
     // scale overflows it).
-    if !(world.determinant().abs() >= MIN_WORLD_DETERMINANT) || !Affine3A::from_mat4(*world).inverse().is_finite() {
+    let det = world.determinant().abs();
+    if det.is_nan() || det < MIN_WORLD_DETERMINANT || !Affine3A::from_mat4(*world).inverse().is_finite() {
         return Some("degenerate world transform (flat, or too large to invert)".into());
     }
     if let Some(p) = behaviour.as_primitive() {

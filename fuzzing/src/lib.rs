@@ -30,6 +30,9 @@ pub use bytes::Bytes;
 pub use particle_asset::particle_asset;
 pub use procmesh_section::procmesh_section;
 
+/// A fuzz target: its name and its body.
+pub type FuzzTarget = (&'static str, fn(&[u8]));
+
 /// The fuzz targets by name (the names of `fuzz/fuzz_targets/*.rs` and of
 /// the corpus folders).
-pub const TARGETS: &[(&str, fn(&[u8]))] = &[("procmesh_section", procmesh_section), ("particle_asset", particle_asset)];
+pub const TARGETS: &[FuzzTarget] = &[("procmesh_section", procmesh_section), ("particle_asset", particle_asset)];

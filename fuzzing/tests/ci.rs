@@ -137,7 +137,7 @@ fn run_target(target: &str, body: fn(&[u8])) {
     for (path, data) in &seeds {
         run_one(target, body, &format!("seed {}", path.file_name().unwrap().to_string_lossy()), data);
     }
-    let mut rng = Rng(0x5eed_0f_f022);
+    let mut rng = Rng(0x5e_ed0f_f022);
     for n in 0..MUTATIONS {
         let (path, seed) = &seeds[rng.below(seeds.len())];
         let other = &seeds[rng.below(seeds.len())].1;

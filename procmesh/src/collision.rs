@@ -137,7 +137,7 @@ impl CollisionDataProvider for SectionsProvider<'_> {
             // Section indices are capped at u16::MAX when created.
             let material = u16::try_from(index).unwrap_or(u16::MAX);
             data.material_indices
-                .extend(std::iter::repeat(material).take(section.triangle_count()));
+                .extend(std::iter::repeat_n(material, section.triangle_count()));
             if want_uvs {
                 match patch.map(|p| p.uv0).filter(|uv| !uv.is_empty()) {
                     Some(uvs) => uv0.extend_from_slice(uvs),

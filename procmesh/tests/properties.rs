@@ -301,6 +301,7 @@ proptest! {
 
 /// What only the component has, between the calls it forwards.
 #[derive(Debug, Clone)]
+#[allow(clippy::large_enum_variant)] // test input, generated and dropped one at a time
 enum ComponentOp {
     Forward(Op),
     StaticPath(bool),

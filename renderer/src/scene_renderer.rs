@@ -425,7 +425,7 @@ impl SceneRenderer {
 
         // Dynamic elements (and, when forced, static ones through the dynamic path).
         let ranks = scene.buckets.ranks().to_vec();
-        let mut commands = FrameCommands { scene: &*scene, base: ranks.len() as u32, dynamic: Vec::new(), lookup: HashMap::new(), ranks };
+        let mut commands = FrameCommands { scene, base: ranks.len() as u32, dynamic: Vec::new(), lookup: HashMap::new(), ranks };
         let mut dynamic_lists: HashMap<(usize, MeshPass), Vec<VisibleCommand>> = HashMap::new();
         let mut dynamic_built = 0u64;
         let dynamic_mask = if force_dynamic { flags::DYNAMIC | flags::STATIC } else { flags::DYNAMIC };

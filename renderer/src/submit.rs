@@ -139,8 +139,7 @@ fn record_draws(
             }
             last_streams = Some((c.streams, c.id_stream_slot));
         }
-        if c.index_buffer.is_some() && last_index != c.index_buffer {
-            let (buffer, format) = c.index_buffer.expect("checked");
+        if let Some((buffer, format)) = c.index_buffer.filter(|_| last_index != c.index_buffer) {
             cmd.bind_index_buffer(buffer, 0, format)?;
             last_index = c.index_buffer;
         }

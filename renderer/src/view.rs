@@ -59,6 +59,7 @@ impl SceneView {
     }
 
     /// An orthographic camera seeing `width` x `height` world units.
+    #[allow(clippy::too_many_arguments)] // a camera's natural parameters, as `perspective`'s
     pub fn orthographic(eye: Vec3, target: Vec3, up: Vec3, width: f32, height: f32, near: f32, far: f32, viewport: Rect) -> Result<Self> {
         check(eye, target, up, viewport)?;
         if !(width > 0.0 && height > 0.0 && far > near) {

@@ -48,7 +48,15 @@ fn w_flies_the_camera_forward_under_xvfb() {
         return;
     }
     let display = format!(":{}", 90 + std::process::id() % 9);
-    let mut xvfb = Command::new("Xvfb").args([display.as_str(), "-screen", "0", "800x600x24"]).spawn().expect("Xvfb (apt-get install xvfb)");
+    // Killed and reaped however the test ends.
+    struct Xvfb(std::process::Child);
+    impl Drop for Xvfb {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let _xvfb = Xvfb(Command::new("Xvfb").args([display.as_str(), "-screen", "0", "800x600x24"]).spawn().expect("Xvfb (apt-get install xvfb)"));
     std::thread::sleep(std::time::Duration::from_millis(800));
     let dir = std::env::temp_dir().join(format!("proxima-fly-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -77,7 +85,6 @@ fn w_flies_the_camera_forward_under_xvfb() {
     };
     let still = run("still.json", false);
     let flown = run("flown.json", true);
-    let _ = xvfb.kill();
     assert!(flown < still, "holding W should fly into the field: {flown} visible vs {still}");
 }
 

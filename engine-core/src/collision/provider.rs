@@ -98,7 +98,7 @@ impl TriMeshCollisionData {
         self.indices
             .extend(indices.iter().map(|t| t.map(|i| i + base)));
         self.material_indices
-            .extend(std::iter::repeat(material_index).take(indices.len()));
+            .extend(std::iter::repeat_n(material_index, indices.len()));
         for channel in &mut self.uvs {
             channel.resize(self.vertices.len(), Vec2::ZERO);
         }

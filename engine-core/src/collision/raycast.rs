@@ -345,7 +345,7 @@ impl CollisionScene {
         self.broad_phase.cast_ray(&ray, bound, |slot, best_so_far| {
             let body = self.slots.get(slot as usize)?.as_ref()?;
             let hit = body.raycast(origin, dir, best_so_far.min(max_distance))?;
-            if best.get().map_or(true, |b| hit.distance < b.distance) {
+            if best.get().is_none_or(|b| hit.distance < b.distance) {
                 best.set(Some(hit));
             }
             Some(hit.distance)

@@ -293,7 +293,8 @@ impl Scene {
         // Adds in queue order; a remove of a primitive added in the same batch
         // empties its entry. `queued` finds an add by id in O(1): a batch can
         // hold hundreds of thousands (a level loading).
-        let mut adds: Vec<Option<(PrimitiveId, Box<dyn PrimitiveSceneProxy>, Mat4)>> = Vec::new();
+        type QueuedAdd = (PrimitiveId, Box<dyn PrimitiveSceneProxy>, Mat4);
+        let mut adds: Vec<Option<QueuedAdd>> = Vec::new();
         let mut queued: HashMap<PrimitiveId, usize> = HashMap::new();
         let mut removes: Vec<PrimitiveId> = Vec::new();
         let mut after_adds: Vec<Pending> = Vec::new();

@@ -181,7 +181,7 @@ fn two_components(engine: &mut Engine, a: u32, b: u32) -> anyhow::Result<Vec<Com
                 let s = rng.range(0.35, 0.9);
                 let h = (1.0 - (r / radius).powi(2)) * 3.5 * rng.f().sqrt();
                 let p = center + Vec3::new(ang.cos() * r, ang.sin() * r, h);
-                instance(p, rng.range(0.0, 6.283), rng.range(-0.5, 0.5), squash * s * rng.range(0.8, 1.2))
+                instance(p, rng.range(0.0, std::f32::consts::TAU), rng.range(-0.5, 0.5), squash * s * rng.range(0.8, 1.2))
             })
             .collect()
     };
@@ -215,11 +215,11 @@ fn forest(engine: &mut Engine, k: u32, hism: bool) -> anyhow::Result<Vec<Compone
     };
     let tt = scatter(&mut rng, trees, &|rng, p| {
         let s = rng.range(0.7, 1.4);
-        instance(p, rng.range(0.0, 6.283), rng.range(-0.04, 0.04), Vec3::new(s, s, s * rng.range(0.85, 1.25)))
+        instance(p, rng.range(0.0, std::f32::consts::TAU), rng.range(-0.04, 0.04), Vec3::new(s, s, s * rng.range(0.85, 1.25)))
     });
     let rock_at = |rng: &mut Rng, p: Vec3| {
         let s = rng.range(0.3, 1.0);
-        instance(p + Vec3::Z * s * 0.2, rng.range(0.0, 6.283), rng.range(-0.3, 0.3), Vec3::splat(s))
+        instance(p + Vec3::Z * s * 0.2, rng.range(0.0, std::f32::consts::TAU), rng.range(-0.3, 0.3), Vec3::splat(s))
     };
     let ta = if rocks_a > 0 { scatter(&mut rng, rocks_a, &rock_at) } else { Vec::new() };
     let tb = if rocks_b > 0 { scatter(&mut rng, rocks_b, &rock_at) } else { Vec::new() };
