@@ -32,7 +32,7 @@ fn world_invalid_reason(behaviour: &dyn Component, world: &Mat4) -> Option<Strin
     if !world.is_finite() {
         return Some("non-finite world transform".into());
     }
-    // `!(x >= min)`: a determinant that overflows to NaN fails too. The
+    // A determinant that overflows to NaN fails too. The
     // collision scene needs a finite inverse (a far translation with a tiny
     // scale overflows it).
     let det = world.determinant().abs();

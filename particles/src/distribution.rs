@@ -8,12 +8,14 @@
 //!   emitter's seeded generator (each vector component independently), and a
 //!   curve is evaluated at the emitter's normalised loop time, so an emitter
 //!   can, say, spawn larger particles late in each loop;
-//! * **over-life modules** (colour and size over life) evaluate every tick for
-//!   every particle at its relative time in `[0, 1]`. That is the hot loop,
-//!   so a curve is baked once into a [`CurveLut`] with [`LUT_SIZE`] samples
-//!   and read with one lerp, without branches or key searches (UE bakes its
-//!   distributions into lookup tables for the same reason). A uniform range
-//!   has no meaning per tick and is rejected by validation.
+//! * **over-life modules** (colour and size over life) are evaluated for
+//!   every particle at its relative time in `[0, 1]` each frame, where the
+//!   value is read (the render thread writing sprite vertices; see
+//!   [`crate::OverLife`]). That is a hot loop, so a curve is baked once into
+//!   a [`CurveLut`] with [`LUT_SIZE`] samples and read with one lerp,
+//!   without branches or key searches (UE bakes its distributions into
+//!   lookup tables for the same reason). A uniform range has no meaning over
+//!   a particle's life and is rejected by validation.
 //!
 //! Curves are piecewise linear over keys whose times lie in `[0, 1]` and
 //! strictly increase; before the first key and after the last the curve holds
@@ -257,7 +259,7 @@ fn evaluate_curve<T: DistributionValue>(keys: &[CurveKey<T>], t: f32) -> T {
 /// Samples in a baked over-life table (`LUT_SIZE - 1` segments over `[0, 1]`).
 pub const LUT_SIZE: usize = 128;
 
-/// A distribution baked for per-tick evaluation: `LUT_SIZE` samples evenly
+/// A distribution baked for per-particle evaluation: `LUT_SIZE` samples evenly
 /// spaced over `[0, 1]`, read by [`CurveLut::sample`] with one multiply-add.
 ///
 /// Baking is exact where the curve is linear between samples, so curves whose
@@ -323,8 +325,8 @@ impl<T: DistributionValue> CurveLut<T> {
         self.sample_unit(t.clamp(0.0, 1.0))
     }
 
-    /// [`Self::sample`] for a `t` the caller knows lies in `[0, 1]` (the
-    /// update kernel: a live particle's relative time), without the clamp.
+    /// [`Self::sample`] for a `t` the caller knows lies in `[0, 1]` (a live
+    /// particle's relative time), without the clamp.
     /// Any other `t` reads some entry of the table: a wrong value, never a
     /// panic.
     #[inline(always)]
@@ -338,6 +340,19 @@ impl<T: DistributionValue> CurveLut<T> {
     pub(crate) fn at(&self, at: f32, f: f32) -> T {
         let (v, step) = self.entries[(at.to_bits() & LUT_MASK) as usize];
         T::madd(step, f, v)
+    }
+}
+
+impl CurveLut<Vec2> {
+    /// The largest magnitude per component a read of this table can
+    /// return (what bounds pad by). A read lerps between neighbouring
+    /// samples or, within `2^-10` of the next sample, extrapolates back from
+    /// that one by up to `2^-10` of its step (see `FLOOR_BIAS`), which can
+    /// overshoot a flat top.
+    pub(crate) fn largest_abs(&self) -> Vec2 {
+        self.entries.iter().fold(Vec2::ZERO, |m, &(v, step)| {
+            m.max(v.abs()).max((v - step / 1024.0).abs())
+        })
     }
 }
 

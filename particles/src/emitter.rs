@@ -36,7 +36,7 @@ use glam::{Affine3A, Vec2, Vec3, Vec4};
 
 use crate::asset::{Burst, CollisionResponse, EmitterAsset, LocationShape, Module, RequiredModule};
 use crate::bounds::Aabb;
-use crate::distribution::Distribution;
+use crate::distribution::{CurveLut, Distribution};
 use crate::error::ParticleError;
 use crate::kernel::advance_spawned;
 use crate::particle::{Particle, ParticleStore};
@@ -137,9 +137,11 @@ impl CompiledEmitter {
         c.colors = OverLife::compile(color_over_life, c.color.as_ref(), Vec4::ONE);
         c.sizes = OverLife::compile(size_over_life, c.size.as_ref(), Vec2::ONE);
         let spawn = c.size.as_ref().map_or(Vec2::ONE, largest);
-        let curve = size_over_life.map_or(Vec2::ONE, largest);
-        // The margin covers a uniform draw or a table lerp rounding past an
-        // end by an ulp.
+        // What a read of the baked table can return, which can exceed the
+        // curve's keys slightly (see `CurveLut::largest_abs`).
+        let curve = size_over_life.map_or(Vec2::ONE, |d| CurveLut::bake(d).largest_abs());
+        // The margin covers a uniform draw or a lerp rounding past an end
+        // by an ulp.
         c.max_half_diagonal = 0.5 * (spawn * curve).length() * (1.0 + 1e-5);
         c.varying = c.varying_fields();
         // Stable sort: equal times keep their authored order.
@@ -183,8 +185,9 @@ impl CompiledEmitter {
     }
 }
 
-/// The largest magnitude per component a distribution can produce (a
-/// curve's values lie between its keys', a uniform draw's between its ends).
+/// The largest magnitude per component a spawn distribution can produce (a
+/// curve evaluated at spawn lies between its keys, a uniform draw between
+/// its ends).
 fn largest(d: &Distribution<Vec2>) -> Vec2 {
     match d {
         Distribution::Constant(v) => v.abs(),
@@ -575,9 +578,9 @@ mod tests {
 
     /// Runs emitters that die and respawn for a few seconds and checks what
     /// the compaction relies on: a field `varying_fields` calls uniform holds
-    /// one value in every particle, and colour and size stay the over-life
-    /// curve of their own particle's base value and age (so the fields that
-    /// do vary moved together).
+    /// one value in every particle. Also checks the current colour and size
+    /// accessors against the curves evaluated directly (that fields move
+    /// together is `update.rs`'s `check_kill_moving`).
     #[test]
     fn uniform_fields_stay_uniform_and_particles_stay_whole() {
         use crate::asset::SpawnModule;

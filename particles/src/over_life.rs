@@ -47,13 +47,15 @@ use crate::distribution::{CurveLut, Distribution, DistributionValue};
 /// on collision) would need the stored field back for its emitters.
 #[derive(Clone, Debug, PartialEq)]
 pub enum OverLife<T> {
-    /// No over-life module: the current value is the spawn value.
+    /// No over-life module, and spawn values that differ between
+    /// particles: the current value is the spawn value.
     Off,
     /// `value = base × curve(t)`: spawn values differ between particles.
     PerParticle(Arc<CurveLut<T>>),
     /// `value = curve(t)`, with the spawn value (the same for every
     /// particle) already multiplied into the curve, so the per-particle
     /// spawn values are not read (and a snapshot does not carry them).
+    /// Without an over-life module the table is that constant.
     Baked(Arc<CurveLut<T>>),
 }
 
@@ -66,14 +68,18 @@ impl<T: DistributionValue> OverLife<T> {
         initial: Option<&Distribution<T>>,
         default: T,
     ) -> Self {
-        let Some(curve) = curve else {
-            return OverLife::Off;
+        // The spawn value every particle shares, if they do.
+        let shared = match initial {
+            None => Some(default),
+            Some(Distribution::Constant(v)) => Some(*v),
+            Some(_) => None,
         };
-        let lut = CurveLut::bake(curve);
-        match initial {
-            None => OverLife::Baked(Arc::new(lut.scaled(default))),
-            Some(Distribution::Constant(v)) => OverLife::Baked(Arc::new(lut.scaled(*v))),
-            Some(_) => OverLife::PerParticle(Arc::new(lut)),
+        match (curve, shared) {
+            (None, None) => OverLife::Off,
+            // A constant table reads back exactly its value (zero steps).
+            (None, Some(v)) => OverLife::Baked(Arc::new(CurveLut::bake(&Distribution::Constant(v)))),
+            (Some(c), Some(v)) => OverLife::Baked(Arc::new(CurveLut::bake(c).scaled(v))),
+            (Some(c), None) => OverLife::PerParticle(Arc::new(CurveLut::bake(c))),
         }
     }
 
@@ -170,8 +176,20 @@ mod tests {
                 assert_eq!(mode.at(base[k], t[k]), bulk[k + 1]);
             }
         }
-        // No curve and no initial module: every particle keeps the default.
+        // No initial module: every particle starts at the default.
         let default = OverLife::compile(Some(&curve), None, Vec2::ONE);
         assert_eq!(default.at(Vec2::ONE, 1.0), Vec2::new(3.0, 0.0));
+        // No curve but a shared spawn value: a constant table, read back
+        // exactly, and the per-particle values are not needed.
+        for (initial, want) in [(Some(&constant), Vec2::new(2.0, 1.0)), (None, Vec2::ONE)] {
+            let mode = OverLife::compile(None, initial, Vec2::ONE);
+            assert!(!mode.reads_base());
+            for t in [0.0, 0.3, 0.99, 1.0] {
+                assert_eq!(mode.at(Vec2::splat(9.0), t), want);
+            }
+            let mut out = [Vec2::ZERO; 2];
+            mode.eval(&mut out, &[], &[0.1, 0.7]);
+            assert_eq!(out, [want; 2]);
+        }
     }
 }

@@ -456,6 +456,44 @@ fn bounds_hold_every_sprite_with_random_sizes_and_a_size_curve() {
 }
 
 #[test]
+fn bounds_hold_a_sprite_read_at_a_flat_top_of_the_size_curve() {
+    // A size curve flat at 1 and then falling steeply: its table, read just
+    // below a sample, extrapolates back from the next sample and returns a
+    // size slightly above 1. Padding by the keys' largest value missed it;
+    // the bounds must hold the sprite at every age around a sample.
+    let fall = Module::SizeOverLife(Distribution::Curve(vec![
+        CurveKey {
+            time: 0.0,
+            value: Vec2::ONE,
+        },
+        CurveKey {
+            time: 0.5,
+            value: Vec2::ONE,
+        },
+        CurveKey {
+            time: 0.505,
+            value: Vec2::ZERO,
+        },
+        CurveKey {
+            time: 1.0,
+            value: Vec2::ZERO,
+        },
+    ]));
+    let samples = (LUT_SIZE - 1) as f32;
+    for k in 55..70 {
+        let mut s = instance(vec![emitter(10, vec![spawn(0.0, &[(0.0, 1)]), lifetime(1.0), fall.clone()])], 1);
+        // Born at the start of the tick: its age is the whole step.
+        s.tick((k as f32 - 0.0005) / samples);
+        let e = &s.emitters()[0];
+        assert_eq!(e.live_particles(), 1);
+        let r = Vec3::splat(e.current_sizes()[0].length() * 0.5);
+        let p = e.particles().locations()[0];
+        let b = s.bounds().unwrap();
+        assert!(b.contains(p - r) && b.contains(p + r), "age step {k}: {r} outside {b:?}");
+    }
+}
+
+#[test]
 fn kill_volume_and_ground_plane() {
     // Particles fly along +x at 100 units/s; the volume kills from x = 50.
     let mut modules = vec![

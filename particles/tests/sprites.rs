@@ -105,3 +105,69 @@ fn dynamic_data_is_an_owned_copy_with_render_settings() {
     s.build_dynamic_data_into(&mut kept);
     assert_eq!(kept, s.build_dynamic_data());
 }
+
+/// Sprite vertices carry each particle's current size and colour, as the
+/// game side computes them, whichever way the emitter evaluates them: per
+/// particle (drawn spawn values and curves), baked (a constant spawn colour
+/// folded into its curve; a constant size and no curve) or off (drawn
+/// sizes, no curve).
+#[test]
+fn vertices_carry_the_current_size_and_colour_in_every_over_life_mode() {
+    let curve = |a: Vec4, b: Vec4| {
+        Distribution::Curve(vec![
+            CurveKey { time: 0.0, value: a },
+            CurveKey { time: 1.0, value: b },
+        ])
+    };
+    let per_particle = busy_emitter(3000, 1500.0);
+    let mut baked = busy_emitter(3000, 1500.0);
+    baked.modules.retain(|m| {
+        !matches!(
+            m,
+            Module::InitialColor(_) | Module::InitialSize(_) | Module::SizeOverLife(_)
+        )
+    });
+    baked.modules.extend([
+        Module::InitialColor(Distribution::Constant(Vec4::new(0.5, 0.25, 1.0, 1.0))),
+        Module::InitialSize(Distribution::Constant(Vec2::new(3.0, 1.5))),
+    ]);
+    baked.modules.retain(|m| !matches!(m, Module::ColorOverLife(_)));
+    baked.modules.push(Module::ColorOverLife(curve(Vec4::ONE, Vec4::new(0.2, 0.4, 0.6, 0.0))));
+    let mut off = busy_emitter(3000, 1500.0);
+    off.modules
+        .retain(|m| !matches!(m, Module::ColorOverLife(_) | Module::SizeOverLife(_)));
+    for (name, mut asset) in [("per particle", per_particle), ("baked", baked), ("off", off)] {
+        // Storage order, to compare vertex i with particle i.
+        asset.required.sort_mode = SortMode::None;
+        let mut s = instance(vec![asset], 5);
+        for _ in 0..40 {
+            s.tick(DT);
+        }
+        let data = s.build_dynamic_data();
+        let (d, e) = (&data.emitters[0], &s.emitters()[0]);
+        assert!(d.len() > 500, "{name}: {}", d.len());
+        let (sizes, colors) = (e.current_sizes(), e.current_colors());
+        let mut out = Vec::new();
+        build_sprite_vertices(d, Vec3::ZERO, &mut out);
+        for (i, v) in out.iter().enumerate() {
+            assert_eq!(Vec2::from(v.size), sizes[i], "{name}: size of {i}");
+            assert_eq!(Vec4::from(v.color), colors[i], "{name}: colour of {i}");
+        }
+        let p = e.particles();
+        match name {
+            "baked" => {
+                // Uniform spawn values are not copied into the snapshot.
+                assert!(d.base_sizes.is_empty() && d.base_colors.is_empty());
+                assert!(sizes.iter().all(|s| *s == Vec2::new(3.0, 1.5)));
+                let t = p.relative_times()[0];
+                let want = Vec4::new(0.5, 0.25, 1.0, 1.0) * Vec4::ONE.lerp(Vec4::new(0.2, 0.4, 0.6, 0.0), t);
+                assert!((colors[0] - want).abs().max_element() < 1e-3, "{} vs {want}", colors[0]);
+            }
+            "off" => {
+                assert_eq!(sizes, p.base_sizes());
+                assert_eq!(colors, p.base_colors());
+            }
+            _ => assert_eq!(d.base_sizes.len(), d.len()),
+        }
+    }
+}
