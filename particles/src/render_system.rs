@@ -10,6 +10,13 @@
 //!                 └─ RenderThread::update_primitive_transform_and_bounds(id, I, bounds)
 //! unregister    rt.remove_primitive(id)
 //! ```
+//!
+//! [`send_dynamic_data`] builds a fresh snapshot each call. For large
+//! systems, recycle them as the component does: give the proxy a
+//! [`crate::SnapshotPool`]'s returner
+//! (`create_proxy(..).with_snapshot_returner(pool.returner())`, added with
+//! `rt.add_primitive`) and send `pool.build(&instance)` through
+//! `rt.update_dynamic_data`.
 
 use glam::{Mat4, Vec3};
 use renderer::{Bounds, PrimitiveId, RenderThread};
