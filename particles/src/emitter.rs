@@ -290,40 +290,16 @@ impl EmitterInstance {
     /// life at its age (UE's `Size`; Unity's `GetCurrentSize`). Not stored
     /// but computed by this call ([`crate::OverLife`] explains why).
     pub fn current_sizes(&self) -> Vec<Vec2> {
-        let mut out = Vec::new();
-        self.current_sizes_into(&mut out);
-        out
-    }
-
-    /// [`Self::current_sizes`] into `out` (cleared first), reusing its
-    /// allocation.
-    pub fn current_sizes_into(&self, out: &mut Vec<Vec2>) {
         let p = &self.particles;
-        out.clear();
-        out.resize(p.len(), Vec2::ZERO);
-        self.compiled
-            .sizes
-            .eval(out, p.base_sizes(), p.relative_times());
+        self.compiled.sizes.eval_all(p.base_sizes(), p.relative_times())
     }
 
     /// Current colours: each particle's spawn colour times the colour over
     /// life at its age (UE's `Color`; Unity's `GetCurrentColor`). Not stored
     /// but computed by this call.
     pub fn current_colors(&self) -> Vec<Vec4> {
-        let mut out = Vec::new();
-        self.current_colors_into(&mut out);
-        out
-    }
-
-    /// [`Self::current_colors`] into `out` (cleared first), reusing its
-    /// allocation.
-    pub fn current_colors_into(&self, out: &mut Vec<Vec4>) {
         let p = &self.particles;
-        out.clear();
-        out.resize(p.len(), Vec4::ZERO);
-        self.compiled
-            .colors
-            .eval(out, p.base_colors(), p.relative_times());
+        self.compiled.colors.eval_all(p.base_colors(), p.relative_times())
     }
 
     /// How current sizes and colours follow from spawn values and age.

@@ -101,6 +101,14 @@ impl<T: DistributionValue> OverLife<T> {
         }
     }
 
+    /// The current values of the particles with spawn values `base` and
+    /// relative times `t`, as [`Self::eval`] writes them.
+    pub(crate) fn eval_all(&self, base: &[T], t: &[f32]) -> Vec<T> {
+        let mut out = vec![T::zero(); t.len()];
+        self.eval(&mut out, base, t);
+        out
+    }
+
     /// Writes the current values of the particles with spawn values `base`
     /// (not read, and may be empty, when [`Self::reads_base`] is false) and
     /// relative times `t` into `out` (as long as `t`). The times must be
