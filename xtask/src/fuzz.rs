@@ -21,9 +21,7 @@ use std::process::{Command, ExitCode, Stdio};
 use crate::{exit_code, workspace_root, Result};
 
 /// The targets, as named in `fuzz/fuzz_targets/` and `fuzzing/corpus/`.
-const TARGETS: &[&str] = &["procmesh_section", "particle_asset"];
-
-const DEFAULT_SECONDS: u64 = 60;
+pub(crate) const TARGETS: &[&str] = &["procmesh_section", "particle_asset"];
 
 /// A `cargo` for the nightly toolchain: the rustup proxy, without the
 /// variables the outer (stable) `cargo xtask` set, which would otherwise
@@ -64,31 +62,9 @@ fn ensure_tools() -> Result<()> {
     Ok(())
 }
 
-/// Parses `[--seconds N] [TARGET]`.
-fn parse(args: &[String]) -> Result<(u64, Vec<&'static str>)> {
-    let mut seconds = DEFAULT_SECONDS;
-    let mut targets = Vec::new();
-    let mut args = args.iter();
-    while let Some(arg) = args.next() {
-        match arg.as_str() {
-            "--seconds" => {
-                let n = args.next().ok_or("--seconds needs a number")?;
-                seconds = n.parse().ok().filter(|n| *n > 0).ok_or_else(|| format!("--seconds: {n:?} is not a positive number"))?;
-            }
-            name => {
-                let target = TARGETS.iter().find(|t| **t == name).ok_or_else(|| format!("no fuzz target {name:?}; the targets are: {}", TARGETS.join(", ")))?;
-                targets.push(*target);
-            }
-        }
-    }
-    if targets.is_empty() {
-        targets = TARGETS.to_vec();
-    }
-    Ok((seconds, targets))
-}
-
-pub(crate) fn fuzz(args: &[String]) -> Result<ExitCode> {
-    let (seconds, targets) = parse(args)?;
+/// Fuzzes `targets` (names from [`TARGETS`]; all when empty) for `seconds` each.
+pub(crate) fn fuzz(seconds: u64, targets: &[String]) -> Result<ExitCode> {
+    let targets: Vec<&str> = if targets.is_empty() { TARGETS.to_vec() } else { targets.iter().map(String::as_str).collect() };
     ensure_tools()?;
     let root = workspace_root();
     for target in targets {
@@ -118,19 +94,6 @@ pub(crate) fn fuzz(args: &[String]) -> Result<ExitCode> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn args(a: &[&str]) -> Vec<String> {
-        a.iter().map(|s| s.to_string()).collect()
-    }
-
-    #[test]
-    fn parses_seconds_and_targets() {
-        assert_eq!(parse(&args(&[])).unwrap(), (60, TARGETS.to_vec()));
-        assert_eq!(parse(&args(&["--seconds", "5", "particle_asset"])).unwrap(), (5, vec!["particle_asset"]));
-        assert!(parse(&args(&["--seconds", "0"])).is_err());
-        assert!(parse(&args(&["--seconds"])).is_err());
-        assert!(parse(&args(&["nope"])).unwrap_err().contains("procmesh_section"));
-    }
 
     /// Every target has a libFuzzer entry and a seed corpus.
     #[test]

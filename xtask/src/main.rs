@@ -1,18 +1,23 @@
 //! `cargo xtask`: the one entry point for building, running, testing and
-//! benchmarking Proxima. It installs the software Vulkan driver (lavapipe),
-//! the loader and the validation layer with apt-get when they are missing.
+//! benchmarking Proxima. Before a command that renders it looks for the
+//! Vulkan loader, a driver and the Khronos validation layer the way the
+//! loader does, and installs only the missing Debian packages (see
+//! [`vulkan`]; `PROXIMA_NO_INSTALL=1` never installs).
 //!
 //! ```text
 //! cargo xtask run [<sample> [-- OPTIONS]]   build a sample in release and run it (no name: list them)
 //! cargo xtask samples                        build every sample
 //! cargo xtask test [-p CRATE] [-- ARGS]      run the tests (all crates by default)
-//! cargo xtask bench [--quick] [-p CRATE]     run the benchmarks and sample figures, write target/bench/summary.{md,json,png}
-//! cargo xtask soak [--frames N]              10,000 frames (or N) of churn in release; fails if memory grows or validation speaks
+//! cargo xtask bench [--quick] [-p CRATE] [--summary]
+//!                                            run the benchmarks and sample figures, write target/bench/summary.{md,json,png}
+//! cargo xtask soak [--frames N] [-- OPTIONS] 10,000 frames (or N) of churn in release; fails if memory grows or validation speaks
 //! cargo xtask fuzz [--seconds N] [TARGET]    cargo-fuzz (nightly) each fuzz target for N s (default 60)
 //! cargo xtask shaders                        validate every WGSL file with naga (and spirv-val when installed)
 //! cargo xtask lint                           clippy on every crate and target, warnings denied
 //! cargo xtask ci                             what .ci/run does: shaders + lint + test
 //! ```
+//!
+//! Every command takes `--help`; an unknown command or option exits with code 2.
 
 mod bench;
 mod fuzz;
@@ -20,6 +25,8 @@ mod shaders;
 mod soak;
 mod vulkan;
 
+use clap::{Args, Parser, Subcommand};
+use std::ffi::OsString;
 use std::process::{Command, ExitCode};
 
 /// (name, one-line description); kept in step with `samples::SAMPLES`.
@@ -33,45 +40,131 @@ const SAMPLES: &[(&str, &str)] = &[
     ("soak", "frames of churn (components, sections, instances, particle systems); fails if memory grows; --report PATH"),
 ];
 
-fn usage() -> ExitCode {
-    eprintln!(
-        "usage: cargo xtask <command>\n\n\
-         commands:\n  \
-         run [<sample> [-- OPTIONS]]   build a sample in release and run it (no name: list the samples)\n  \
-         samples                       build every sample\n  \
-         test [-p CRATE] [-- ARGS]     run the tests (installs lavapipe + validation layer if missing)\n  \
-         bench [--quick] [-p CRATE]    run benchmarks; summary in target/bench/summary.{{md,json,png}}\n  \
-         soak [--frames N]             10,000 frames of churn in release; fails if memory grows\n  \
-         fuzz [--seconds N] [TARGET]   fuzz procmesh_section / particle_asset with cargo-fuzz (nightly), N s each\n  \
-         shaders                       validate every WGSL file (naga, and spirv-val when installed)\n  \
-         lint                          clippy on every crate and target, warnings denied\n  \
-         ci                            what .ci/run does: shaders, lint, test"
-    );
-    ExitCode::from(2)
+const ENVIRONMENT: &str = "\
+Set-up: run, test, bench, soak and ci look for the Vulkan loader, a driver and the Khronos
+validation layer where the loader does (VK_DRIVER_FILES, VK_ICD_FILENAMES, VK_ADD_DRIVER_FILES,
+VK_LAYER_PATH, VK_ADD_LAYER_PATH, the XDG folders, /etc/vulkan, /usr/local/share/vulkan,
+/usr/share/vulkan; PROXIMA_VULKAN_LOADER for the loader library) and, on Debian/Ubuntu as root,
+install only the missing packages with apt-get, saying what and why first. The validation
+layer is required by test, soak and ci, optional for run; ci needs spirv-val too.
+PROXIMA_NO_INSTALL=1: never install; say what is missing and how to install it.";
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "xtask",
+    bin_name = "cargo xtask",
+    about = "Build, run, test and benchmark Proxima",
+    after_help = ENVIRONMENT,
+    arg_required_else_help = true
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Cmd,
+}
+
+#[derive(Subcommand, Debug, PartialEq, Eq)]
+enum Cmd {
+    /// Build a sample in release and run it (no name: list the samples)
+    #[command(override_usage = "cargo xtask run [SAMPLE] [-- OPTIONS...]")]
+    Run(RunArgs),
+    /// Build every sample
+    Samples,
+    /// Run the tests (all crates by default), with the validation layer on
+    Test(TestArgs),
+    /// Run the benchmarks; summary in target/bench/summary.{md,json,png}
+    Bench(BenchArgs),
+    /// 10,000 frames of churn in release; fails if memory grows or validation speaks
+    Soak(SoakArgs),
+    /// Fuzz procmesh_section / particle_asset with cargo-fuzz (nightly), N s each
+    Fuzz(FuzzArgs),
+    /// Validate every WGSL file (naga, and spirv-val when installed)
+    Shaders,
+    /// Clippy on every crate and target, warnings denied
+    Lint,
+    /// What .ci/run does: shaders, lint, test
+    Ci,
+}
+
+#[derive(Args, Debug, PartialEq, Eq)]
+struct RunArgs {
+    /// The sample to run; without one, the samples are listed
+    sample: Option<String>,
+    /// Options for the sample, after `--` (passed through untouched; `-- --help` lists them)
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true, value_name = "OPTIONS")]
+    options: Vec<String>,
+}
+
+#[derive(Args, Debug, PartialEq, Eq)]
+struct TestArgs {
+    /// Test only this crate (repeatable); all crates by default
+    #[arg(short = 'p', long = "package", value_name = "CRATE")]
+    packages: Vec<String>,
+    /// Arguments for the test binaries, after `--` (e.g. `-- --nocapture`)
+    #[arg(last = true, value_name = "ARGS")]
+    args: Vec<String>,
+}
+
+#[derive(Args, Debug, PartialEq, Eq)]
+struct BenchArgs {
+    /// The short form (PROXIMA_BENCH_QUICK=1, fewer sample frames)
+    #[arg(long)]
+    quick: bool,
+    /// Only this crate's benches (`samples`: the sample figures only)
+    #[arg(short = 'p', long = "package", value_name = "CRATE", value_parser = clap::builder::PossibleValuesParser::new(bench::SOURCES))]
+    package: Option<String>,
+    /// Only rebuild the summary and plot from the figures already there
+    #[arg(long)]
+    summary: bool,
+}
+
+#[derive(Args, Debug, PartialEq, Eq)]
+struct SoakArgs {
+    /// Frames in the main run (the synchronization-validation run has N/5)
+    #[arg(long, value_name = "N", default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..))]
+    frames: u64,
+    /// Options for the soak sample, after `--` (e.g. `-- --width 256 --height 256`)
+    #[arg(last = true, value_name = "OPTIONS")]
+    options: Vec<String>,
+}
+
+#[derive(Args, Debug, PartialEq, Eq)]
+struct FuzzArgs {
+    /// Seconds per target
+    #[arg(long, value_name = "N", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
+    seconds: u64,
+    /// The targets to fuzz (default: all)
+    #[arg(value_name = "TARGET", value_parser = clap::builder::PossibleValuesParser::new(fuzz::TARGETS))]
+    targets: Vec<String>,
+}
+
+/// Parses `cargo xtask`'s arguments (`args` without the program name); the
+/// error is clap's: help text (exit 0) or a usage error (exit 2).
+fn parse<I, T>(args: I) -> std::result::Result<Cmd, clap::Error>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    Cli::try_parse_from(std::iter::once(OsString::from("xtask")).chain(args.into_iter().map(Into::into))).map(|cli| cli.command)
 }
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let Some(command) = args.first() else { return usage() };
-    let rest = &args[1..];
-    let result = match command.as_str() {
-        "run" => run(rest),
-        "samples" => cargo(&["build", "--release", "-p", "samples", "--bins"]),
-        "test" => test(rest),
-        "bench" => bench::bench(rest),
-        "soak" => soak::soak(rest),
-        "fuzz" => fuzz::fuzz(rest),
-        "shaders" => shaders::check_all(),
-        "lint" => lint(true),
-        "ci" => ci(),
-        "-h" | "--help" | "help" => {
-            usage();
-            return ExitCode::SUCCESS;
+    let command = match parse(std::env::args_os().skip(1)) {
+        Ok(command) => command,
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2));
         }
-        other => {
-            eprintln!("xtask: unknown command {other:?}");
-            return usage();
-        }
+    };
+    let result = match command {
+        Cmd::Run(a) => run(a.sample.as_deref(), &a.options),
+        Cmd::Samples => cargo(&["build", "--release", "-p", "samples", "--bins"]),
+        Cmd::Test(a) => test(&a.packages, &a.args),
+        Cmd::Bench(a) => bench::bench(a.quick, a.package.as_deref(), a.summary),
+        Cmd::Soak(a) => soak::soak(a.frames, &a.options),
+        Cmd::Fuzz(a) => fuzz::fuzz(a.seconds, &a.targets),
+        Cmd::Shaders => shaders::check_all(),
+        Cmd::Lint => lint(true),
+        Cmd::Ci => ci(),
     };
     match result {
         Ok(code) => code,
@@ -115,38 +208,49 @@ pub(crate) fn workspace_root() -> std::path::PathBuf {
         .to_path_buf()
 }
 
-fn run(args: &[String]) -> Result<ExitCode> {
-    let Some(sample) = args.first().filter(|a| !a.starts_with('-')) else {
-        println!("samples (cargo xtask run <sample> [-- OPTIONS]):");
-        for (name, what) in SAMPLES {
-            println!("  {name:<12} {what}");
-        }
-        println!("\ncommon options: see `cargo xtask run <sample> -- --help`");
+fn list_samples() {
+    println!("samples (cargo xtask run <sample> [-- OPTIONS]):");
+    for (name, what) in SAMPLES {
+        println!("  {name:<12} {what}");
+    }
+    println!("\ncommon options: see `cargo xtask run <sample> -- --help`");
+}
+
+fn run(sample: Option<&str>, options: &[String]) -> Result<ExitCode> {
+    let Some(sample) = sample else {
+        list_samples();
         return Ok(ExitCode::SUCCESS);
     };
-    if !SAMPLES.iter().any(|(n, _)| n == sample) {
+    if !SAMPLES.iter().any(|(n, _)| *n == sample) {
         eprintln!("xtask: no sample named {sample:?}");
-        return run(&[]).map(|_| ExitCode::from(2));
+        list_samples();
+        return Ok(ExitCode::from(2));
     }
-    vulkan::ensure_installed()?;
-    let mut rest: Vec<&str> = args[1..].iter().map(String::as_str).collect();
-    if rest.first() == Some(&"--") {
-        rest.remove(0);
-    }
-    let mut cargo_args = vec!["run", "--quiet", "--release", "-p", "samples", "--bin", sample.as_str(), "--"];
-    cargo_args.extend(rest);
+    vulkan::ensure("run", vulkan::RUN)?;
+    let mut cargo_args = vec!["run", "--quiet", "--release", "-p", "samples", "--bin", sample, "--"];
+    cargo_args.extend(options.iter().map(String::as_str));
     cargo(&cargo_args)
 }
 
-fn test(args: &[String]) -> Result<ExitCode> {
-    vulkan::ensure_installed()?;
+/// `cargo test` over `packages` (all crates when empty), `args` to the test binaries.
+fn test_args<'a>(packages: &'a [String], args: &'a [String]) -> Vec<&'a str> {
     let mut cargo_args = vec!["test"];
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    if !args.iter().any(|a| *a == "-p" || a.starts_with("--package")) {
+    if packages.is_empty() {
         cargo_args.push("--workspace");
     }
-    cargo_args.extend(args);
-    cargo(&cargo_args)
+    for p in packages {
+        cargo_args.extend(["-p", p.as_str()]);
+    }
+    if !args.is_empty() {
+        cargo_args.push("--");
+        cargo_args.extend(args.iter().map(String::as_str));
+    }
+    cargo_args
+}
+
+fn test(packages: &[String], args: &[String]) -> Result<ExitCode> {
+    vulkan::ensure("test", vulkan::TEST)?;
+    cargo(&test_args(packages, args))
 }
 
 /// Clippy over the workspace with warnings denied (the lints include the
@@ -170,11 +274,124 @@ fn lint(required: bool) -> Result<ExitCode> {
 }
 
 fn ci() -> Result<ExitCode> {
+    vulkan::ensure("ci", vulkan::CI)?;
     for step in [shaders::check_all, || lint(false)] {
         let code = step()?;
         if code != ExitCode::SUCCESS {
             return Ok(code);
         }
     }
-    test(&[])
+    cargo(&test_args(&[], &[]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::error::ErrorKind;
+
+    fn strings(a: &[&str]) -> Vec<String> {
+        a.iter().map(|s| s.to_string()).collect()
+    }
+
+    fn run_args(sample: Option<&str>, options: &[&str]) -> Cmd {
+        Cmd::Run(RunArgs { sample: sample.map(String::from), options: strings(options) })
+    }
+
+    /// An unknown option is a usage error (exit 2), not a full bench run.
+    #[test]
+    fn unknown_options_and_commands_are_rejected_with_exit_code_2() {
+        for args in [
+            &["bench", "--quik"][..],
+            &["test", "--nocapture"],
+            &["soak", "--frame", "5"],
+            &["fuzz", "--second", "5"],
+            &["run", "--quik"],
+            &["lint", "--fix"],
+            &["ci", "extra"],
+            &["nope"],
+            &[],
+        ] {
+            let err = parse(args).expect_err(&format!("{args:?} parsed"));
+            assert_eq!(err.exit_code(), 2, "{args:?}: {err}");
+        }
+        assert_eq!(parse(["bench", "--quik"]).unwrap_err().kind(), ErrorKind::UnknownArgument);
+    }
+
+    #[test]
+    fn bad_values_are_rejected() {
+        for args in [
+            &["bench", "-p", "nope"][..],
+            &["bench", "-p"],
+            &["soak", "--frames", "0"],
+            &["soak", "--frames", "many"],
+            &["fuzz", "--seconds", "0"],
+            &["fuzz", "--seconds"],
+            &["fuzz", "nope"],
+        ] {
+            assert_eq!(parse(args).expect_err(&format!("{args:?} parsed")).exit_code(), 2, "{args:?}");
+        }
+    }
+
+    #[test]
+    fn every_command_has_help() {
+        for cmd in ["run", "samples", "test", "bench", "soak", "fuzz", "shaders", "lint", "ci"] {
+            for args in [vec![cmd, "--help"], vec![cmd, "-h"], vec!["help", cmd]] {
+                let err = parse(&args).expect_err("help is not a command");
+                assert_eq!(err.kind(), ErrorKind::DisplayHelp, "{args:?}");
+                assert_eq!(err.exit_code(), 0, "{args:?}");
+            }
+        }
+        assert_eq!(parse(["--help"]).unwrap_err().exit_code(), 0);
+        let help = parse(["--help"]).unwrap_err().render().to_string();
+        assert!(help.contains("PROXIMA_NO_INSTALL"), "{help}");
+    }
+
+    #[test]
+    fn documented_forms_parse() {
+        assert_eq!(parse(["run"]).unwrap(), run_args(None, &[]));
+        assert_eq!(parse(["samples"]).unwrap(), Cmd::Samples);
+        assert_eq!(parse(["shaders"]).unwrap(), Cmd::Shaders);
+        assert_eq!(parse(["lint"]).unwrap(), Cmd::Lint);
+        assert_eq!(parse(["ci"]).unwrap(), Cmd::Ci);
+        assert_eq!(parse(["test"]).unwrap(), Cmd::Test(TestArgs { packages: vec![], args: vec![] }));
+        assert_eq!(
+            parse(["test", "-p", "renderer", "--package", "particles", "--", "--nocapture", "--test-threads=1"]).unwrap(),
+            Cmd::Test(TestArgs { packages: strings(&["renderer", "particles"]), args: strings(&["--nocapture", "--test-threads=1"]) })
+        );
+        assert_eq!(parse(["bench"]).unwrap(), Cmd::Bench(BenchArgs { quick: false, package: None, summary: false }));
+        assert_eq!(
+            parse(["bench", "--quick", "-p", "samples"]).unwrap(),
+            Cmd::Bench(BenchArgs { quick: true, package: Some("samples".into()), summary: false })
+        );
+        assert_eq!(parse(["bench", "--summary"]).unwrap(), Cmd::Bench(BenchArgs { quick: false, package: None, summary: true }));
+        assert_eq!(parse(["soak"]).unwrap(), Cmd::Soak(SoakArgs { frames: 10_000, options: vec![] }));
+        assert_eq!(
+            parse(["soak", "--frames", "300", "--", "--width", "256"]).unwrap(),
+            Cmd::Soak(SoakArgs { frames: 300, options: strings(&["--width", "256"]) })
+        );
+        assert_eq!(parse(["fuzz"]).unwrap(), Cmd::Fuzz(FuzzArgs { seconds: 60, targets: vec![] }));
+        assert_eq!(
+            parse(["fuzz", "--seconds", "5", "particle_asset"]).unwrap(),
+            Cmd::Fuzz(FuzzArgs { seconds: 5, targets: strings(&["particle_asset"]) })
+        );
+    }
+
+    /// Everything after `--` reaches the sample as it was typed, `--help`
+    /// and a second `--` included.
+    #[test]
+    fn run_passes_options_through_untouched() {
+        assert_eq!(parse(["run", "showcase"]).unwrap(), run_args(Some("showcase"), &[]));
+        let options = ["--frames", "60", "--stats", "showcase.json", "--help", "-x", "--", "--cvar", "A=1"];
+        let mut args = vec!["run", "showcase", "--"];
+        args.extend(options);
+        assert_eq!(parse(&args).unwrap(), run_args(Some("showcase"), &options));
+        // Without `--`, what follows the sample still goes to it.
+        assert_eq!(parse(["run", "many-cubes", "--count", "5000"]).unwrap(), run_args(Some("many-cubes"), &["--count", "5000"]));
+    }
+
+    #[test]
+    fn test_builds_the_cargo_command() {
+        assert_eq!(test_args(&[], &[]), ["test", "--workspace"]);
+        assert_eq!(test_args(&strings(&["renderer"]), &strings(&["--nocapture"])), ["test", "-p", "renderer", "--", "--nocapture"]);
+    }
 }

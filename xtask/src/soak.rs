@@ -18,32 +18,15 @@
 use crate::{cargo_env, vulkan, workspace_root, Result};
 use std::process::ExitCode;
 
-pub fn soak(args: &[String]) -> Result<ExitCode> {
-    let mut frames = String::from("10000");
-    let mut extra: Vec<&str> = Vec::new();
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        match a.as_str() {
-            "--frames" => {
-                let n = it.next().ok_or("--frames needs a number")?;
-                match n.parse::<u64>() {
-                    Ok(v) if v > 0 => frames = n.clone(),
-                    _ => return Err(format!("--frames: expected a positive number, got {n:?}")),
-                }
-            }
-            "--" => extra.extend(it.by_ref().map(String::as_str)),
-            other => return Err(format!("soak: unknown option {other:?} (usage: cargo xtask soak [--frames N] [-- OPTIONS])")),
-        }
-    }
-    vulkan::ensure_installed()?;
+pub fn soak(frames: u64, options: &[String]) -> Result<ExitCode> {
+    vulkan::ensure("soak", vulkan::TEST)?;
     let target = std::env::var_os("CARGO_TARGET_DIR").map(std::path::PathBuf::from).unwrap_or_else(|| workspace_root().join("target"));
-    let frames: u64 = frames.parse().expect("checked above");
     for (sync, frames, file) in [("0", frames, "report.json"), ("1", (frames / 5).max(1), "report-sync.json")] {
         let report = target.join("soak").join(file).to_string_lossy().into_owned();
         let frames = frames.to_string();
         println!("xtask soak: {frames} frames, synchronization validation {}", if sync == "1" { "on" } else { "off" });
         let mut cargo_args = vec!["run", "--quiet", "--release", "-p", "samples", "--bin", "soak", "--", "--headless", "--frames", frames.as_str(), "--report", report.as_str()];
-        cargo_args.extend(extra.iter().copied());
+        cargo_args.extend(options.iter().map(String::as_str));
         let code = cargo_env(&cargo_args, &[("PROXIMA_VALIDATION", "1"), ("PROXIMA_SYNC_VALIDATION", sync)])?;
         if code != ExitCode::SUCCESS {
             return Ok(code);

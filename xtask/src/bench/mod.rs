@@ -15,24 +15,26 @@ mod summary;
 use std::process::ExitCode;
 
 const CRATES: &[&str] = &["rhi-vulkan", "renderer", "engine-core", "procmesh", "instancing", "particles"];
+/// What `-p` may name: a crate with benches, or `samples` (the sample figures).
+pub const SOURCES: &[&str] = &["rhi-vulkan", "renderer", "engine-core", "procmesh", "instancing", "particles", "samples"];
 
 fn has_benches(krate: &str) -> bool {
     crate::workspace_root().join(krate).join("benches").is_dir()
 }
 
-pub fn bench(args: &[String]) -> Result<ExitCode, String> {
-    let quick = args.iter().any(|a| a == "--quick");
-    if args.iter().any(|a| a == "--summary") {
+/// `only`: one of [`SOURCES`] (the command line checks it).
+pub fn bench(quick: bool, only: Option<&str>, summary_only: bool) -> Result<ExitCode, String> {
+    if summary_only {
         write_summary(&crate::workspace_root().join("target").join("bench"))?;
         return Ok(ExitCode::SUCCESS);
     }
-    let only: Option<&str> = args.iter().position(|a| a == "-p").and_then(|i| args.get(i + 1)).map(String::as_str);
     if let Some(name) = only {
-        if !CRATES.contains(&name) && name != "samples" {
-            return Err(format!("no crate named {name:?} (one of {CRATES:?} or samples)"));
+        if !SOURCES.contains(&name) {
+            return Err(format!("no crate named {name:?} (one of {SOURCES:?})"));
         }
     }
-    crate::vulkan::ensure_installed()?;
+    // Validation is off while benchmarking: the layer is not needed.
+    crate::vulkan::ensure("bench", crate::vulkan::RENDER)?;
     let root = crate::workspace_root();
     let out_dir = root.join("target").join("bench");
     std::fs::create_dir_all(&out_dir).map_err(|e| e.to_string())?;
@@ -68,9 +70,7 @@ pub fn bench(args: &[String]) -> Result<ExitCode, String> {
 }
 
 fn write_summary(dir: &std::path::Path) -> Result<(), String> {
-    let mut sources: Vec<&str> = CRATES.to_vec();
-    sources.push("samples");
-    let rows = summary::gather(dir, &sources)?;
+    let rows = summary::gather(dir, SOURCES)?;
     summary::write(dir, &rows)?;
     let plotted = plot::write(&dir.join("summary.png"), &rows)?;
     let missed = rows.iter().filter(|r| r.met == Some(false)).count();
@@ -80,4 +80,15 @@ fn write_summary(dir: &std::path::Path) -> Result<(), String> {
         dir.join("summary.md").display()
     );
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sources_are_the_crates_and_samples() {
+        assert_eq!(&SOURCES[..CRATES.len()], CRATES);
+        assert_eq!(&SOURCES[CRATES.len()..], ["samples"]);
+    }
 }
