@@ -23,8 +23,28 @@ use crate::distribution::Distribution;
 use crate::error::ParticleError;
 use crate::json_path::{join_index, path_at};
 
-/// The most particles one emitter may hold.
+/// The most particles one emitter may hold. A burst's `count` is capped at
+/// this too.
 pub const MAX_PARTICLES_LIMIT: u32 = 1 << 24;
+
+/// The highest spawn rate, in particles per second, of one emitter (its
+/// spawn modules' rates added up). Ten million a second is far past what a
+/// CPU emitter can simulate; the cap keeps the spawn count of any tick a
+/// finite, exactly representable number.
+pub const MAX_SPAWN_RATE: f32 = 1e7;
+
+/// The most bursts one emitter may have (over all its spawn modules).
+pub const MAX_BURSTS: usize = 1024;
+
+/// The shortest particle lifetime, in seconds (0.1 ms: far below a frame).
+/// Shorter ones would make `1 / lifetime` overflow to infinity.
+pub const MIN_LIFETIME: f32 = 1e-4;
+
+/// The largest asset text, in bytes, that [`ParticleSystem::from_json_str`]
+/// and [`ParticleSystem::load`] accept (4 MiB; real assets are a few KiB).
+/// Larger input is rejected with [`ParticleError::TooLarge`] before it is
+/// parsed, and a file is never read past this.
+pub const MAX_ASSET_BYTES: usize = 4 << 20;
 
 /// How the sprite's colour combines with the scene.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -94,7 +114,8 @@ pub struct RequiredModule {
 pub struct Burst {
     /// Seconds into the loop, in `[0, emitter_duration)`.
     pub time: f32,
-    /// Particles to spawn.
+    /// Particles to spawn, in `1..=MAX_PARTICLES_LIMIT` (those past the
+    /// emitter's free capacity are dropped).
     pub count: u32,
 }
 
@@ -102,9 +123,10 @@ pub struct Burst {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SpawnModule {
-    /// Particles per second, spread evenly within each frame.
+    /// Particles per second, spread evenly within each frame; in
+    /// `[0, MAX_SPAWN_RATE]`, for all spawn modules of an emitter together.
     pub rate: f32,
-    /// Bursts per loop.
+    /// Bursts per loop (at most [`MAX_BURSTS`] per emitter).
     #[serde(default)]
     pub bursts: Vec<Burst>,
 }
@@ -182,7 +204,7 @@ pub enum CollisionResponse {
 pub enum Module {
     /// Spawn rate and bursts.
     Spawn(SpawnModule),
-    /// Seconds a particle lives (> 0). Without this module particles never
+    /// Seconds a particle lives (≥ [`MIN_LIFETIME`]). Without this module particles never
     /// die of age (UE's zero lifetime); kill volumes and collisions still
     /// kill them.
     Lifetime(Distribution<f32>),
@@ -288,7 +310,15 @@ pub struct ParticleSystem {
 
 impl ParticleSystem {
     /// Parses and validates a system from JSON. Errors name the field.
+    /// Text longer than [`MAX_ASSET_BYTES`] is rejected unread
+    /// ([`ParticleError::TooLarge`]).
     pub fn from_json_str(text: &str) -> Result<Self, ParticleError> {
+        if text.len() > MAX_ASSET_BYTES {
+            return Err(ParticleError::TooLarge {
+                bytes: text.len() as u64,
+                max: MAX_ASSET_BYTES as u64,
+            });
+        }
         let system: ParticleSystem = serde_json::from_str(text).map_err(|e| {
             let message = e.to_string();
             ParticleError::Parse {
@@ -307,13 +337,35 @@ impl ParticleSystem {
         serde_json::to_string_pretty(self).map_err(ParticleError::Serialize)
     }
 
-    /// Reads, parses and validates a JSON file.
+    /// Reads, parses and validates a JSON file. A file larger than
+    /// [`MAX_ASSET_BYTES`] is rejected ([`ParticleError::TooLarge`]) without
+    /// reading more than that (also for files whose size the file system
+    /// does not know, such as pipes or `/dev/zero`).
     pub fn load(path: impl AsRef<Path>) -> Result<Self, ParticleError> {
+        use std::io::Read;
         let path = path.as_ref();
-        let text = std::fs::read_to_string(path).map_err(|source| ParticleError::Io {
+        let io = |source| ParticleError::Io {
             path: path.to_owned(),
             source,
-        })?;
+        };
+        let file = std::fs::File::open(path).map_err(io)?;
+        let too_large = |bytes: u64| ParticleError::TooLarge {
+            bytes,
+            max: MAX_ASSET_BYTES as u64,
+        };
+        let len = file.metadata().map_err(io)?.len();
+        if len > MAX_ASSET_BYTES as u64 {
+            return Err(too_large(len));
+        }
+        let mut bytes = Vec::with_capacity(len as usize);
+        file.take(MAX_ASSET_BYTES as u64 + 1)
+            .read_to_end(&mut bytes)
+            .map_err(io)?;
+        if bytes.len() > MAX_ASSET_BYTES {
+            return Err(too_large(bytes.len() as u64));
+        }
+        let text = String::from_utf8(bytes)
+            .map_err(|e| io(std::io::Error::new(std::io::ErrorKind::InvalidData, e)))?;
         Self::from_json_str(&text)
     }
 

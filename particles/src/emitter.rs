@@ -29,8 +29,12 @@
 //!
 //! Capacity: a spawn beyond `max_particles` is dropped (bursts are served
 //! before the rate, and of a frame's rate spawns the latest are kept, since
-//! the earliest are the likeliest to die within the frame). A tick spanning
-//! more than [`MAX_BURST_LOOPS`] loops replays only the last ones' bursts.
+//! the earliest are the likeliest to die within the frame). A tick attempts
+//! at most as many spawns as the emitter had free room when spawning began,
+//! counting those that die within the tick they were born in, so its work
+//! is bounded by `max_particles` whatever the rate, burst counts, lifetimes
+//! or `dt`, and a full emitter spawns nothing. A tick spanning more than
+//! [`MAX_BURST_LOOPS`] loops replays only the last ones' bursts.
 
 use glam::{Affine3A, Vec2, Vec3, Vec4};
 
@@ -337,10 +341,12 @@ impl EmitterInstance {
         let params = self.compiled.update_params(dt);
         update_and_kill(&mut self.particles, &params, parallel);
 
-        // 2. Spawn, each particle advanced from its sub-frame birth time.
+        // 2. Spawn, each particle advanced from its sub-frame birth time, at
+        // most as many as there is free room (see `spawn_budget`).
         if self.spawning {
-            self.spawn_bursts(t0, dt, transform);
-            self.spawn_rate(t0, dt, transform);
+            let mut budget = self.spawn_budget();
+            self.spawn_bursts(t0, dt, transform, &mut budget);
+            self.spawn_rate(t0, dt, transform, budget);
         }
         self.time = t0 + f64::from(dt);
 
@@ -352,8 +358,17 @@ impl EmitterInstance {
         }
     }
 
-    fn spawn_bursts(&mut self, t0: f64, dt: f32, transform: &Affine3A) {
-        if self.compiled.bursts.is_empty() {
+    /// How many spawns a tick may attempt: the free room after the update.
+    /// Every attempt draws a particle and uses one, whether the particle is
+    /// stored or dies within the tick it was born in, so one tick does at
+    /// most `max_particles` spawns' work however large the rate, the burst
+    /// counts or `dt`, and an emitter at capacity spawns nothing.
+    fn spawn_budget(&self) -> usize {
+        (self.compiled.required.max_particles as usize).saturating_sub(self.particles.len())
+    }
+
+    fn spawn_bursts(&mut self, t0: f64, dt: f32, transform: &Affine3A, budget: &mut usize) {
+        if self.compiled.bursts.is_empty() || *budget == 0 {
             return;
         }
         let duration = f64::from(self.compiled.required.emitter_duration);
@@ -374,16 +389,22 @@ impl EmitterInstance {
                 }
                 let remaining = (t1 - at) as f32;
                 let loop_t = burst.time / self.compiled.required.emitter_duration;
-                for _ in 0..burst.count {
+                let attempts = (burst.count as usize).min(*budget);
+                *budget -= attempts;
+                for _ in 0..attempts {
                     if !self.spawn_one(remaining, loop_t, transform) {
+                        *budget = 0;
                         return; // Full.
                     }
+                }
+                if *budget == 0 {
+                    return;
                 }
             }
         }
     }
 
-    fn spawn_rate(&mut self, t0: f64, dt: f32, transform: &Affine3A) {
+    fn spawn_rate(&mut self, t0: f64, dt: f32, transform: &Affine3A, budget: usize) {
         let rate = self.compiled.rate;
         let end = self.compiled.active_end();
         let dt64 = f64::from(dt);
@@ -394,26 +415,30 @@ impl EmitterInstance {
         let carried = self.spawn_fraction;
         let total = carried + rate * span;
         // The epsilon keeps 100/s × 60 ticks of 1/60 s from losing its
-        // hundredth particle to rounding.
+        // hundredth particle to rounding. `count` stays a float: with a huge
+        // `dt` it can pass u64::MAX (validation caps the rate, not `dt`).
         let count = (total + 1e-9).floor();
-        self.spawn_fraction = (total - count).max(0.0);
-        let free =
-            (self.compiled.required.max_particles as usize).saturating_sub(self.particles.len());
-        let count = count as u64;
-        let first = count.saturating_sub(free as u64) + 1;
+        self.spawn_fraction = (total - count).clamp(0.0, 1.0);
+        // Of the `count` due, only the latest `attempts` are drawn (the
+        // earliest are the likeliest to die within the frame); the rest are
+        // dropped without any work.
+        let attempts = if count < budget as f64 { count as usize } else { budget };
         let duration = f64::from(self.compiled.required.emitter_duration);
         // Loop phase at t0; a spawn's phase is this plus its τ, wrapped
         // (one remainder per tick rather than one per particle).
         let phase0 = t0 % duration;
-        for k in first..=count {
+        for back in (0..attempts).rev() {
             // Particle k is due when carried + rate·τ reaches k.
-            let tau = ((k as f64 - carried) / rate).clamp(0.0, dt64);
+            let k = count - back as f64;
+            let tau = ((k - carried) / rate).clamp(0.0, dt64);
             let mut phase = phase0 + tau;
             if phase >= duration {
                 phase %= duration;
             }
             let loop_t = (phase / duration) as f32;
-            self.spawn_one((dt64 - tau) as f32, loop_t, transform);
+            if !self.spawn_one((dt64 - tau) as f32, loop_t, transform) {
+                return; // Full.
+            }
         }
     }
 

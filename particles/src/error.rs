@@ -49,6 +49,16 @@ pub enum ParticleError {
         source: std::io::Error,
     },
 
+    /// The asset text or file is larger than [`crate::MAX_ASSET_BYTES`];
+    /// nothing past the cap was read or parsed.
+    #[error("asset is too large: {bytes} bytes or more, at most {max} accepted")]
+    TooLarge {
+        /// The size found (for a file that kept going: the cap plus one).
+        bytes: u64,
+        /// The cap.
+        max: u64,
+    },
+
     /// Serialising an asset failed (only possible for non-finite numbers,
     /// which validation rejects).
     #[error("serialising particle system: {0}")]

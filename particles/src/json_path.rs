@@ -28,17 +28,60 @@ enum Kind {
     Scalar,
 }
 
-struct Span {
-    start: usize,
-    end: usize,
-    kind: Kind,
-    path: String,
+/// One step of a path: an object key (a byte range of the text, between
+/// its quotes) or an array index.
+#[derive(Clone, Copy)]
+enum Segment {
+    Key(usize, usize),
+    Index(usize),
 }
 
+/// What the caller is looking for, known before the scan: which spans
+/// qualify, first choice and fallback.
+struct Want {
+    at: usize,
+    primary: Primary,
+}
+
+#[derive(Clone, Copy)]
+enum Primary {
+    /// Innermost container of this kind around `at`.
+    ContainerAround(Kind),
+    /// Innermost container of this kind starting at `at` or `at + 1`.
+    StartsHere(Kind),
+    /// Innermost value ending at `at` or `at + 1`.
+    EndsHere,
+}
+
+/// The best span found so far for one criterion: the shortest, and of equal
+/// ones the first to start (the outer one of a nest). Only its path is kept.
+#[derive(Default)]
+struct Best {
+    found: Option<(usize, usize, String)>,
+}
+
+impl Best {
+    fn beats(&self, len: usize, start: usize) -> bool {
+        self.found
+            .as_ref()
+            .is_none_or(|&(l, s, _)| (len, start) < (l, s))
+    }
+}
+
+/// A one-pass scanner that keeps only the path of the value it is in (a
+/// stack of segments pointing into the text) and, for the two criteria,
+/// the best value seen so far. Memory is the nesting depth plus the two
+/// chosen paths, and each path is written out only when its value beats
+/// the best so far, so the whole scan is linear in the text: an earlier
+/// version kept every value's full path, which for many values under a
+/// long key is values × key length bytes (a 3 MB text asked for ~1 TB).
 struct Scanner<'a> {
     bytes: &'a [u8],
     i: usize,
-    spans: Vec<Span>,
+    stack: Vec<Segment>,
+    want: Want,
+    primary: Best,
+    around: Best,
 }
 
 /// Join a field name onto a path.
@@ -64,8 +107,9 @@ impl<'a> Scanner<'a> {
         }
     }
 
-    /// Scans a string starting at the opening quote; returns its raw contents.
-    fn string(&mut self) -> Option<String> {
+    /// Scans a string starting at the opening quote; returns the byte range
+    /// of its raw contents.
+    fn string(&mut self) -> Option<(usize, usize)> {
         debug_assert_eq!(self.bytes.get(self.i), Some(&b'"'));
         self.i += 1;
         let start = self.i;
@@ -73,9 +117,8 @@ impl<'a> Scanner<'a> {
             match self.bytes[self.i] {
                 b'\\' => self.i += 2,
                 b'"' => {
-                    let s = String::from_utf8_lossy(&self.bytes[start..self.i]).into_owned();
                     self.i += 1;
-                    return Some(s);
+                    return Some((start, self.i - 1));
                 }
                 _ => self.i += 1,
             }
@@ -83,52 +126,84 @@ impl<'a> Scanner<'a> {
         None
     }
 
-    /// Scans one value at `path`; returns false where the text stops making
-    /// sense (the spans recorded so far stay usable).
-    fn value(&mut self, path: String, depth: usize) -> bool {
+    /// The path of the value being scanned, written out.
+    fn path(&self) -> String {
+        let mut path = String::new();
+        for segment in &self.stack {
+            match *segment {
+                Segment::Key(a, b) => {
+                    let key = String::from_utf8_lossy(&self.bytes[a..b]);
+                    if !path.is_empty() {
+                        path.push('.');
+                    }
+                    path.push_str(&key);
+                }
+                Segment::Index(i) => {
+                    path.push('[');
+                    path.push_str(&i.to_string());
+                    path.push(']');
+                }
+            }
+        }
+        path
+    }
+
+    /// Offers the value `[start, end)` of `kind` at the current path to both
+    /// criteria. Values that never closed are offered with `end` = the
+    /// text's length.
+    fn offer(&mut self, start: usize, end: usize, kind: Kind) {
+        let at = self.want.at;
+        let len = end - start;
+        let contains = start <= at && at < end;
+        let primary = match self.want.primary {
+            Primary::ContainerAround(k) => kind == k && contains,
+            Primary::StartsHere(k) => kind == k && (start == at || start == at + 1),
+            Primary::EndsHere => end == at || end == at + 1,
+        };
+        if primary && self.primary.beats(len, start) {
+            self.primary.found = Some((len, start, self.path()));
+        }
+        if contains && self.around.beats(len, start) {
+            self.around.found = Some((len, start, self.path()));
+        }
+    }
+
+    /// Scans one value at the current path; returns false where the text
+    /// stops making sense (the values seen so far were offered).
+    fn value(&mut self, depth: usize) -> bool {
         self.skip_ws();
         let Some(&c) = self.bytes.get(self.i) else {
             return false;
         };
         let start = self.i;
-        let slot = self.spans.len();
         let kind = match c {
             b'{' => Kind::Object,
             b'[' => Kind::Array,
             _ => Kind::Scalar,
         };
-        self.spans.push(Span {
-            start,
-            end: self.bytes.len(),
-            kind,
-            path: path.clone(),
-        });
-        if depth > MAX_DEPTH {
-            return false;
-        }
-        let ok = match c {
-            b'{' => self.object(&path, depth),
-            b'[' => self.array(&path, depth),
-            b'"' => self.string().is_some(),
-            _ => {
-                while self.i < self.bytes.len()
-                    && !matches!(
-                        self.bytes[self.i],
-                        b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r'
-                    )
-                {
-                    self.i += 1;
+        let ok = depth <= MAX_DEPTH
+            && match c {
+                b'{' => self.object(depth),
+                b'[' => self.array(depth),
+                b'"' => self.string().is_some(),
+                _ => {
+                    while self.i < self.bytes.len()
+                        && !matches!(
+                            self.bytes[self.i],
+                            b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r'
+                        )
+                    {
+                        self.i += 1;
+                    }
+                    self.i > start
                 }
-                self.i > start
-            }
-        };
-        if ok {
-            self.spans[slot].end = self.i;
-        }
+            };
+        let end = if ok { self.i } else { self.bytes.len() };
+        self.offer(start, end, kind);
         ok
     }
 
-    fn object(&mut self, path: &str, depth: usize) -> bool {
+    fn object(&mut self, depth: usize) -> bool {
         self.i += 1;
         loop {
             self.skip_ws();
@@ -139,7 +214,7 @@ impl<'a> Scanner<'a> {
                 }
                 Some(b',') => self.i += 1,
                 Some(b'"') => {
-                    let Some(key) = self.string() else {
+                    let Some((a, b)) = self.string() else {
                         return false;
                     };
                     self.skip_ws();
@@ -147,7 +222,10 @@ impl<'a> Scanner<'a> {
                         return false;
                     }
                     self.i += 1;
-                    if !self.value(join_field(path, &key), depth + 1) {
+                    self.stack.push(Segment::Key(a, b));
+                    let ok = self.value(depth + 1);
+                    self.stack.pop();
+                    if !ok {
                         return false;
                     }
                 }
@@ -156,7 +234,7 @@ impl<'a> Scanner<'a> {
         }
     }
 
-    fn array(&mut self, path: &str, depth: usize) -> bool {
+    fn array(&mut self, depth: usize) -> bool {
         self.i += 1;
         let mut index = 0;
         loop {
@@ -168,7 +246,10 @@ impl<'a> Scanner<'a> {
                 }
                 Some(b',') => self.i += 1,
                 Some(_) => {
-                    if !self.value(join_index(path, index), depth + 1) {
+                    self.stack.push(Segment::Index(index));
+                    let ok = self.value(depth + 1);
+                    self.stack.pop();
+                    if !ok {
                         return false;
                     }
                     index += 1;
@@ -200,57 +281,37 @@ fn quoted_name(message: &str) -> Option<&str> {
 
 /// The field path serde_json's error at (`line`, `column`) with `message`
 /// refers to in `text`. Returns `"<root>"` for errors outside any field.
+/// Time and memory are linear in the text.
 pub(crate) fn path_at(text: &str, line: usize, column: usize, message: &str) -> String {
+    let at = offset_of(text, line, column);
+    // serde_json reports either the last byte it consumed or the next one,
+    // depending on the error, so `at` and `at + 1` are both candidates.
+    let missing_field = message.starts_with("missing field");
+    let primary = if missing_field {
+        // It stops at the object's `}`.
+        Primary::ContainerAround(Kind::Object)
+    } else if message.starts_with("invalid length") {
+        Primary::ContainerAround(Kind::Array)
+    } else if message.starts_with("invalid type: map") {
+        // A container of the wrong type: reported at its first byte.
+        Primary::StartsHere(Kind::Object)
+    } else if message.starts_with("invalid type: sequence") {
+        Primary::StartsHere(Kind::Array)
+    } else {
+        // A scalar of the wrong type or value: reported at its end.
+        Primary::EndsHere
+    };
     let mut scanner = Scanner {
         bytes: text.as_bytes(),
         i: 0,
-        spans: Vec::new(),
+        stack: Vec::new(),
+        want: Want { at, primary },
+        primary: Best::default(),
+        around: Best::default(),
     };
-    scanner.value(String::new(), 0);
-    let at = offset_of(text, line, column);
-
-    // serde_json reports either the last byte it consumed or the next one,
-    // depending on the error, so `at` and `at + 1` are both candidates.
-    let contains = |s: &&Span| s.start <= at && at < s.end;
-    let innermost = |spans: &mut dyn Iterator<Item = &Span>| -> Option<String> {
-        spans
-            .min_by_key(|s| s.end - s.start)
-            .map(|s| s.path.clone())
-    };
-    let spans = &scanner.spans;
-    let missing_field = message.starts_with("missing field");
-    let found = if missing_field {
-        innermost(
-            &mut spans
-                .iter()
-                .filter(|s| s.kind == Kind::Object)
-                .filter(contains),
-        )
-    } else if message.starts_with("invalid length") {
-        innermost(
-            &mut spans
-                .iter()
-                .filter(|s| s.kind == Kind::Array)
-                .filter(contains),
-        )
-    } else if let Some(kind) = [
-        ("invalid type: map", Kind::Object),
-        ("invalid type: sequence", Kind::Array),
-    ]
-    .iter()
-    .find(|(prefix, _)| message.starts_with(prefix))
-    .map(|(_, kind)| *kind)
-    {
-        // A container of the wrong type: reported at its first byte.
-        let starts_here = |s: &&Span| s.kind == kind && (s.start == at || s.start == at + 1);
-        innermost(&mut spans.iter().filter(starts_here))
-    } else {
-        // A scalar of the wrong type or value: reported at its end.
-        let ends_here = |s: &&Span| s.end == at || s.end == at + 1;
-        innermost(&mut spans.iter().filter(ends_here))
-    };
-    let found = found.or_else(|| innermost(&mut spans.iter().filter(contains)));
-    let mut path = found.unwrap_or_default();
+    scanner.value(0);
+    let found = scanner.primary.found.or(scanner.around.found);
+    let mut path = found.map(|(_, _, path)| path).unwrap_or_default();
     if missing_field || message.starts_with("unknown field") {
         if let Some(name) = quoted_name(message) {
             path = join_field(&path, name);

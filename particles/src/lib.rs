@@ -156,7 +156,8 @@ mod validate;
 
 pub use asset::{
     BlendMode, Burst, CollisionResponse, EmitterAsset, LocationShape, Module, ParticleSystem,
-    RequiredModule, ScreenAlignment, SortMode, SpawnModule, VelocityShape, MAX_PARTICLES_LIMIT,
+    RequiredModule, ScreenAlignment, SortMode, SpawnModule, VelocityShape, MAX_ASSET_BYTES,
+    MAX_BURSTS, MAX_PARTICLES_LIMIT, MAX_SPAWN_RATE, MIN_LIFETIME,
 };
 pub use bounds::Aabb;
 pub use component::ParticleSystemComponent;

@@ -1,8 +1,11 @@
 //! Validation of emitter assets: the values serde cannot judge.
 //!
 //! Parsing guarantees structure and types; this file guarantees what the
-//! simulation relies on without re-checking in the hot loop: lifetimes > 0
-//! (the update divides by them once, at spawn), finite numbers everywhere
+//! simulation relies on without re-checking in the hot loop: lifetimes ≥
+//! [`MIN_LIFETIME`] (the update divides by them once, at spawn, and `1 /
+//! lifetime` must stay finite), spawn rates ≤ [`MAX_SPAWN_RATE`], burst
+//! counts ≤ [`MAX_PARTICLES_LIMIT`] and at most [`MAX_BURSTS`] bursts (the
+//! work of one tick stays bounded), finite numbers everywhere
 //! (a NaN would spread through a whole emitter's bounds), `min ≤ max`,
 //! curve keys in `[0, 1]` and strictly increasing (the lookup-table baker and
 //! the key search assume it), capacity in range, one module of each
@@ -12,14 +15,16 @@
 use glam::Vec3;
 
 use crate::asset::{
-    CollisionResponse, EmitterAsset, LocationShape, Module, VelocityShape, MAX_PARTICLES_LIMIT,
+    CollisionResponse, EmitterAsset, LocationShape, Module, VelocityShape, MAX_BURSTS,
+    MAX_PARTICLES_LIMIT, MAX_SPAWN_RATE, MIN_LIFETIME,
 };
 use crate::distribution::{Distribution, DistributionValue};
 use crate::error::ParticleError;
 use crate::json_path::{join_field, join_index};
 
-fn positive(c: f32) -> Option<&'static str> {
-    (c <= 0.0).then_some("must be > 0")
+fn lifetime(c: f32) -> Option<&'static str> {
+    // The message spells the cap out (a test keeps it equal to MIN_LIFETIME).
+    (c < MIN_LIFETIME).then_some("must be ≥ MIN_LIFETIME (1e-4 s)")
 }
 
 fn non_negative(c: f32) -> Option<&'static str> {
@@ -91,6 +96,9 @@ impl EmitterAsset {
         }
 
         let mp = join_field(path, "modules");
+        // Spawn modules add up: their rates and bursts are capped together.
+        let mut total_rate = 0.0f64;
+        let mut total_bursts = 0usize;
         let mut seen: Vec<(&'static str, usize)> = Vec::new();
         for (j, module) in self.modules.iter().enumerate() {
             let at = join_index(&mp, j);
@@ -113,6 +121,23 @@ impl EmitterAsset {
                             "must be finite and ≥ 0",
                         ));
                     }
+                    total_rate += f64::from(spawn.rate);
+                    if total_rate > f64::from(MAX_SPAWN_RATE) {
+                        return Err(ParticleError::invalid(
+                            join_field(&p, "rate"),
+                            format!(
+                                "the emitter's spawn rates add up to {total_rate} per second, \
+                                 more than MAX_SPAWN_RATE ({MAX_SPAWN_RATE})"
+                            ),
+                        ));
+                    }
+                    total_bursts += spawn.bursts.len();
+                    if total_bursts > MAX_BURSTS {
+                        return Err(ParticleError::invalid(
+                            join_field(&p, "bursts"),
+                            format!("more than MAX_BURSTS ({MAX_BURSTS}) bursts in one emitter"),
+                        ));
+                    }
                     for (k, burst) in spawn.bursts.iter().enumerate() {
                         let bp = join_index(&join_field(&p, "bursts"), k);
                         if !(burst.time >= 0.0 && burst.time < req.emitter_duration) {
@@ -124,15 +149,18 @@ impl EmitterAsset {
                                 ),
                             ));
                         }
-                        if burst.count == 0 {
+                        if burst.count == 0 || burst.count > MAX_PARTICLES_LIMIT {
                             return Err(ParticleError::invalid(
                                 join_field(&bp, "count"),
-                                "must be > 0",
+                                format!(
+                                    "must be in 1..={MAX_PARTICLES_LIMIT} (got {})",
+                                    burst.count
+                                ),
                             ));
                         }
                     }
                 }
-                Module::Lifetime(d) => d.validate(&p, positive)?,
+                Module::Lifetime(d) => d.validate(&p, lifetime)?,
                 Module::InitialLocation(shape) => match shape {
                     LocationShape::Point { position } => check_finite(
                         join_field(&join_field(&p, "point"), "position"),

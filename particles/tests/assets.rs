@@ -164,7 +164,11 @@ fn invalid_values_name_the_field() {
         "{ \"lifetime\": { \"constant\": 1.0 } }",
         "{ \"lifetime\": { \"constant\": -1.0 } }",
     );
-    assert_eq!(e, "emitters[0].modules[1].lifetime.constant: must be > 0");
+    assert_eq!(
+        e,
+        "emitters[0].modules[1].lifetime.constant: must be ≥ MIN_LIFETIME (1e-4 s)"
+    );
+    assert!(e.contains(&format!("{MIN_LIFETIME:e}")), "message names the cap: {e}");
 
     let e = error_for(
         "{ \"uniform\": { \"min\": 1.0, \"max\": 2.0 } }",
@@ -172,7 +176,7 @@ fn invalid_values_name_the_field() {
     );
     assert_eq!(
         e,
-        "emitters[1].modules[2].lifetime.uniform.min: must be > 0"
+        "emitters[1].modules[2].lifetime.uniform.min: must be ≥ MIN_LIFETIME (1e-4 s)"
     );
 
     let e = error_for("\"max_particles\": 100", "\"max_particles\": 0");
@@ -244,4 +248,124 @@ fn set_system_keeps_the_previous_system_on_error() {
     )
     .unwrap_err();
     assert_eq!(e.field_path(), Some("emitters[0].required.max_particles"));
+}
+
+/// Values that a valid-looking asset used to carry into an overflowing or
+/// spinning tick (a rate of 1e21, a burst of u32::MAX, a lifetime of 1e-9)
+/// are rejected, each naming its field; the caps themselves are accepted.
+#[test]
+fn extreme_rates_counts_and_lifetimes_are_rejected_with_named_fields() {
+    let e = error_for("{ \"spawn\": { \"rate\": 10.0 } }", "{ \"spawn\": { \"rate\": 1e21 } }");
+    assert_names(&e, "emitters[0].modules[0].spawn.rate");
+    assert!(e.contains("MAX_SPAWN_RATE"), "{e}");
+    // Spawn modules add up: two halves of too much are too much.
+    let e = error_for(
+        "{ \"spawn\": { \"rate\": 10.0 } }",
+        "{ \"spawn\": { \"rate\": 6e6 } }, { \"spawn\": { \"rate\": 6e6 } }",
+    );
+    assert_names(&e, "emitters[0].modules[1].spawn.rate");
+    let e = error_for(
+        "{ \"spawn\": { \"rate\": 10.0 } }",
+        "{ \"spawn\": { \"rate\": 1.0, \"bursts\": [{ \"time\": 0.0, \"count\": 4294967295 }] } }",
+    );
+    assert_names(&e, "emitters[0].modules[0].spawn.bursts[0].count");
+    let bursts = vec!["{ \"time\": 0.0, \"count\": 1 }"; MAX_BURSTS + 1].join(", ");
+    let e = error_for(
+        "{ \"spawn\": { \"rate\": 10.0 } }",
+        &format!("{{ \"spawn\": {{ \"rate\": 1.0, \"bursts\": [{bursts}] }} }}"),
+    );
+    assert_names(&e, "emitters[0].modules[0].spawn.bursts");
+    let e = error_for(
+        "{ \"lifetime\": { \"constant\": 1.0 } }",
+        "{ \"lifetime\": { \"constant\": 1e-9 } }",
+    );
+    assert_names(&e, "emitters[0].modules[1].lifetime.constant");
+    let e = error_for(
+        "{ \"uniform\": { \"min\": 1.0, \"max\": 2.0 } }",
+        "{ \"curve\": [{ \"time\": 0.0, \"value\": 1.0 }, { \"time\": 1.0, \"value\": 1e-30 }] }",
+    );
+    assert_names(&e, "emitters[1].modules[2].lifetime.curve[1].value");
+
+    // The caps themselves are valid.
+    let at_caps = emitter(
+        1,
+        vec![
+            spawn(MAX_SPAWN_RATE, &[(0.0, MAX_PARTICLES_LIMIT)]),
+            lifetime(MIN_LIFETIME),
+        ],
+    );
+    ParticleSystem { emitters: vec![at_caps] }.validate().unwrap();
+}
+
+/// The field-path finder re-scans the text after a parse error. It used to
+/// keep every value's full path: a 3 MB text of a million numbers under a
+/// 1 MB key asked for about a terabyte. Now the scan is linear: the error
+/// comes back quickly, names the field, and the process's peak memory
+/// stays small.
+#[test]
+fn a_pathological_3mb_text_fails_fast_with_bounded_memory() {
+    let key = "k".repeat(1 << 20);
+    let values = vec!["0"; 1 << 20].join(",");
+    let text = format!("{{\"emitters\": [], \"{key}\": [{values}]}}");
+    assert!(text.len() > 3_000_000 && text.len() <= MAX_ASSET_BYTES);
+    let before = peak_rss_bytes();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(ParticleSystem::from_json_str(&text).map(|_| ()));
+    });
+    let result = rx
+        .recv_timeout(std::time::Duration::from_secs(60))
+        .expect("the error path must not take minutes");
+    match result {
+        Err(ParticleError::Parse { path, message, .. }) => {
+            assert_eq!(path, key, "the unknown field is named");
+            assert!(message.starts_with("unknown field"), "{}", &message[..40]);
+        }
+        other => panic!("expected a parse error, got {other:?}"),
+    }
+    if let (Some(before), Some(after)) = (before, peak_rss_bytes()) {
+        let grown = after.saturating_sub(before);
+        assert!(grown < 256 << 20, "peak memory grew by {} MiB", grown >> 20);
+    }
+}
+
+/// Peak resident memory of this process (Linux), `None` elsewhere.
+fn peak_rss_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+/// Text and files over `MAX_ASSET_BYTES` are rejected with a typed error;
+/// a file is never read past the cap, even one with no end.
+#[test]
+fn oversized_text_and_files_are_rejected_unread() {
+    let padded = format!("{BASE}{}", " ".repeat(MAX_ASSET_BYTES + 1 - BASE.len()));
+    assert!(matches!(
+        ParticleSystem::from_json_str(&padded),
+        Err(ParticleError::TooLarge { bytes, max }) if bytes == padded.len() as u64 && max == MAX_ASSET_BYTES as u64
+    ));
+    // Exactly at the cap is fine.
+    ParticleSystem::from_json_str(&padded[..MAX_ASSET_BYTES]).unwrap();
+
+    let dir = std::env::temp_dir().join(format!("proxima-particles-big-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("big.json");
+    std::fs::write(&path, &padded).unwrap();
+    let e = ParticleSystem::load(&path).unwrap_err();
+    assert!(matches!(e, ParticleError::TooLarge { .. }), "{e}");
+    assert!(e.to_string().contains(&MAX_ASSET_BYTES.to_string()), "{e}");
+    std::fs::write(&path, &padded[..MAX_ASSET_BYTES]).unwrap();
+    ParticleSystem::load(&path).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+
+    // A device that never ends (its size reads as 0): read up to the cap only.
+    if std::path::Path::new("/dev/zero").exists() {
+        let e = ParticleSystem::load("/dev/zero").unwrap_err();
+        assert!(
+            matches!(e, ParticleError::TooLarge { bytes, .. } if bytes == MAX_ASSET_BYTES as u64 + 1),
+            "{e}"
+        );
+    }
 }

@@ -1,7 +1,10 @@
 //! Invariants under random input.
 //!
-//! * Random frame times: no panics, capacity holds, every live particle's
-//!   relative time stays in [0, 1), and serial equals parallel.
+//! * Random frame times, spawn rates up to the cap and lifetimes down to
+//!   the minimum: no panics, every emitter's capacity holds and is reached
+//!   exactly where the numbers demand it (and some cases must reach it),
+//!   every live particle's relative time stays in [0, 1), and serial equals
+//!   parallel.
 //! * Random, mostly invalid calls of every mutating method of
 //!   `ParticleSystemComponent` (and of the instance it lends out): nothing
 //!   panics, each rejection is a typed error, and a rejected call leaves the
@@ -24,40 +27,129 @@ fn dt_strategy() -> impl Strategy<Value = f32> {
     ]
 }
 
-proptest! {
-    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+/// Spawn rates from gentle to the cap.
+fn rate_strategy() -> impl Strategy<Value = f32> {
+    prop_oneof![
+        3 => 0.0f32..5000.0,
+        1 => 1e4f32..MAX_SPAWN_RATE,
+        2 => Just(MAX_SPAWN_RATE),
+    ]
+}
 
-    #[test]
-    fn random_frame_times_keep_invariants(
-        dts in proptest::collection::vec(dt_strategy(), 1..60),
-        max in 1u32..400,
-        rate in 0.0f32..5000.0,
-        seed in any::<u64>(),
-    ) {
-        let mut e = busy_emitter(max, rate);
-        e.required.emitter_duration = 0.3;
-        e.required.emitter_loops = (seed % 3) as u32;
-        let mut s = instance(vec![e, busy_emitter(50, 100.0)], seed);
-        for dt in dts {
-            s.tick(dt);
-            let emitter = &s.emitters()[0];
-            prop_assert!(emitter.live_particles() <= max as usize);
-            for em in s.emitters() {
-                for &t in em.particles().relative_times() {
-                    prop_assert!((0.0..1.0).contains(&t), "relative time {}", t);
-                }
-                for p in em.particles().locations() {
-                    prop_assert!(p.is_finite());
-                }
+/// Lifetimes from the shortest allowed to seconds.
+fn lifetime_strategy() -> impl Strategy<Value = f32> {
+    prop_oneof![
+        2 => Just(MIN_LIFETIME),
+        2 => MIN_LIFETIME..0.01f32,
+        1 => 0.01f32..2.0,
+    ]
+}
+
+/// One case of random frame times: a busy emitter (bursts, random
+/// lifetimes, limited loops), a short-lived one (one constant lifetime) and
+/// an immortal one (no lifetime), each with its own capacity.
+#[derive(Clone, Debug)]
+struct FrameCase {
+    dts: Vec<f32>,
+    max: [u32; 3],
+    rate: [f32; 3],
+    life: f32,
+    seed: u64,
+}
+
+fn frame_case() -> impl Strategy<Value = FrameCase> {
+    let max = prop_oneof![3 => 1u32..400, 1 => 400u32..3000];
+    (
+        proptest::collection::vec(dt_strategy(), 1..40),
+        [max.clone(), max.clone(), max],
+        [rate_strategy(), rate_strategy(), rate_strategy()],
+        lifetime_strategy(),
+        any::<u64>(),
+    )
+        .prop_map(|(dts, max, rate, life, seed)| FrameCase { dts, max, rate, life, seed })
+}
+
+/// Checks one case; returns how many emitters it saw filled to exactly
+/// their capacity where the numbers say they must be.
+fn check_frame_case(c: &FrameCase) -> Result<usize, TestCaseError> {
+    let mut busy = busy_emitter(c.max[0], c.rate[0]);
+    busy.required.emitter_duration = 0.3;
+    busy.required.emitter_loops = (c.seed % 3) as u32;
+    let short = emitter(c.max[1], vec![spawn(c.rate[1], &[]), lifetime(c.life)]);
+    let immortal = emitter(c.max[2], vec![spawn(c.rate[2], &[])]);
+    let mut s = instance(vec![busy, short, immortal], c.seed);
+    let mut elapsed = 0.0f64;
+    let mut filled = 0;
+    for &dt in &c.dts {
+        s.tick(dt);
+        let valid = dt.is_finite() && dt >= 0.0;
+        if valid {
+            elapsed += f64::from(dt);
+        }
+        for (e, &max) in s.emitters().iter().zip(&c.max) {
+            prop_assert!(e.live_particles() <= max as usize, "{} > capacity {}", e.live_particles(), max);
+            for &t in e.particles().relative_times() {
+                prop_assert!((0.0..1.0).contains(&t), "relative time {}", t);
+            }
+            for p in e.particles().locations() {
+                prop_assert!(p.is_finite());
             }
         }
-        let data = s.build_dynamic_data();
-        let mut out = Vec::new();
-        for d in &data.emitters {
-            build_sprite_vertices(d, glam::Vec3::ZERO, &mut out);
-            prop_assert_eq!(out.len(), d.len());
+        // Short-lived: the particles due in the last min(lifetime, dt)
+        // seconds of this tick survive it. When they are more than the
+        // capacity (with a particle's margin for rounding), it is full.
+        let due = f64::from(c.rate[1]) * f64::from(c.life.min(dt));
+        if valid && due >= f64::from(c.max[1]) + 2.0 {
+            prop_assert_eq!(s.emitters()[1].live_particles(), c.max[1] as usize, "short-lived emitter not full: {} due", due);
+            filled += 1;
+        }
+        // Immortal: everything spawned stays; once more than the capacity
+        // was due, it is full.
+        if f64::from(c.rate[2]) * elapsed >= f64::from(c.max[2]) + 2.0 {
+            prop_assert_eq!(s.emitters()[2].live_particles(), c.max[2] as usize, "immortal emitter not full after {} s", elapsed);
+            filled += 1;
         }
     }
+    let data = s.build_dynamic_data();
+    let mut out = Vec::new();
+    for d in &data.emitters {
+        build_sprite_vertices(d, glam::Vec3::ZERO, &mut out);
+        prop_assert_eq!(out.len(), d.len());
+    }
+    Ok(filled)
+}
+
+/// Random frame times, rates up to `MAX_SPAWN_RATE`, lifetimes down to
+/// `MIN_LIFETIME`: no panics, every emitter within its capacity, relative
+/// times in [0, 1), finite positions; emitters whose numbers demand it are
+/// exactly full. Run by hand (not `proptest!`) so that it can also check
+/// that the cases reached capacity at all: a strategy that never filled an
+/// emitter would test nothing about capacity.
+#[test]
+fn random_frame_times_keep_invariants() {
+    use proptest::test_runner::{Config, TestRunner};
+    use std::cell::Cell;
+    let filled = Cell::new(0usize);
+    let cases = Cell::new(0usize);
+    let mut runner = TestRunner::new(Config { cases: 48, ..Config::default() });
+    runner
+        .run(&frame_case(), |c| {
+            cases.set(cases.get() + 1);
+            filled.set(filled.get() + check_frame_case(&c)?);
+            Ok(())
+        })
+        .unwrap();
+    assert!(cases.get() >= 48);
+    assert!(
+        filled.get() >= 10,
+        "only {} ticks checked an emitter at capacity in {} cases",
+        filled.get(),
+        cases.get()
+    );
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
 
     #[test]
     fn serial_equals_parallel_for_random_frames(

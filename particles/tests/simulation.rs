@@ -262,6 +262,74 @@ fn max_particles_cap_is_respected() {
     assert!(s.live_particles() <= 500);
 }
 
+/// Runs `ticks` in a thread; fails (rather than hangs) when they take
+/// longer than `limit`. Returns the instance.
+fn ticks_within(
+    mut s: ParticleSystemInstance,
+    dts: Vec<f32>,
+    limit: std::time::Duration,
+) -> ParticleSystemInstance {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for dt in dts {
+            s.tick(dt);
+        }
+        let _ = tx.send(s);
+    });
+    match rx.recv_timeout(limit) {
+        Ok(s) => s,
+        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+            panic!("ticks took longer than {limit:?}: spawn work is not bounded by capacity")
+        }
+        Err(e) => panic!("the ticking thread panicked: {e}"),
+    }
+}
+
+/// A full emitter at the highest rate, ticked with a huge `dt`: the spawn
+/// count (rate × dt ≈ 1e20) passes u64::MAX. It used to overflow computing
+/// which spawns to keep (a panic in debug, ~2^64 iterations in release).
+#[test]
+fn a_full_emitter_with_a_huge_frame_time_spawns_nothing_and_does_not_overflow() {
+    let s = instance(vec![emitter(1, vec![spawn(MAX_SPAWN_RATE, &[])])], 3);
+    let s = ticks_within(s, vec![DT, 1e13, 1e13, f32::MAX], std::time::Duration::from_secs(30));
+    // No lifetime module: the first particle lives on, and fills it.
+    assert_eq!(s.live_particles(), 1);
+    let p = s.emitters()[0].particles();
+    assert!(p.relative_times().iter().all(|t| (0.0..1.0).contains(t)));
+}
+
+/// A burst far larger than the emitter, of particles that die within the
+/// tick they are born in, repeated by many loops per tick: each tick used
+/// to draw every one of them (16 M × loops per tick). Now a tick attempts
+/// at most `max_particles` spawns, so this finishes in a moment.
+#[test]
+fn huge_bursts_of_short_lived_particles_take_work_bounded_by_capacity() {
+    let mut e = emitter(
+        4,
+        vec![
+            spawn(0.0, &[(0.0, MAX_PARTICLES_LIMIT), (0.0005, MAX_PARTICLES_LIMIT)]),
+            lifetime(MIN_LIFETIME),
+        ],
+    );
+    e.required.emitter_duration = 0.001;
+    let s = instance(vec![e.clone(), e], 5);
+    let s = ticks_within(s, vec![DT; 120], std::time::Duration::from_secs(30));
+    for e in s.emitters() {
+        assert!(e.live_particles() <= 4);
+    }
+
+    // At capacity with long-lived particles: nothing more spawns, however
+    // large the rate and bursts.
+    let mut s = instance(
+        vec![emitter(1000, vec![spawn(MAX_SPAWN_RATE, &[(0.0, MAX_PARTICLES_LIMIT)])])],
+        9,
+    );
+    s.tick(DT);
+    assert_eq!(s.live_particles(), 1000, "one tick fills it");
+    let s = ticks_within(s, vec![0.0, 5.0, 1000.0], std::time::Duration::from_secs(30));
+    assert_eq!(s.live_particles(), 1000);
+}
+
 #[test]
 fn same_seed_is_bit_identical_and_different_seeds_differ() {
     let build = |seed| {
