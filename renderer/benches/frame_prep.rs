@@ -41,7 +41,7 @@ fn setup() -> Setup {
     let mut scene = Scene::default();
     for m in 0..MATERIALS {
         let t = m as f32 / MATERIALS as f32;
-        scene.set_material(MaterialId(m as u32 + 1), Material::colored(Vec4::new(t, 1.0 - t, 0.5, 1.0)));
+        scene.set_material(MaterialId(m as u32 + 1), Material::colored(Vec4::new(t, 1.0 - t, 0.5, 1.0))).unwrap();
     }
     scene
         .set_light(LightId(1), Light::Directional(DirectionalLight { direction: Vec3::new(-0.4, -0.3, -1.0), color: Vec3::ONE, intensity: 2.0, cast_shadows: true }))

@@ -23,8 +23,16 @@ pub enum RendererError {
     InvalidView(String),
     #[error("invalid mesh data: {0}")]
     InvalidMesh(String),
+    /// A material id that no `create_material` returned.
     #[error("unknown material {0}")]
     UnknownMaterial(u32),
+    /// A material whose shader does not compile; `error` says where
+    /// (`file:line:column`, the file being the material shader's name).
+    #[error("material {material:?} does not compile: {error}")]
+    MaterialShader { material: String, error: Box<rhi_vulkan::ShaderError> },
+    /// The render thread failed to start.
+    #[error("the render thread could not start: {0}")]
+    RenderThreadStart(String),
 }
 
 pub type Result<T, E = RendererError> = std::result::Result<T, E>;

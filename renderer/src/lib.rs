@@ -69,7 +69,7 @@ pub use error::{RendererError, Result};
 pub use material::{BlendMode, Material, MaterialChange, MaterialGpuData, MaterialId, MaterialParams, MaterialRegistry, MaterialShader, MaterialShaderId, DEFAULT_MATERIAL_WGSL};
 pub use math::{Bounds, Frustum};
 pub use mesh_pass::{MeshBatch, MeshDrawCommand, MeshPass};
-pub use render_thread::{RenderCommand, RenderContext, RenderThread, RenderThreadMode};
+pub use render_thread::{RenderCommand, RenderContext, RenderThread, RenderThreadMode, MAX_QUEUED_COMMANDS};
 pub use scene::{DirectionalLight, Light, LightId, MeshElementCollector, PointLight, PrimitiveId, PrimitiveSceneProxy, ProxyUpdateContext, Scene, ViewRelevance};
 pub use scene_renderer::{DynamicBufferRing, FrameRequest, SceneRenderer};
 pub use static_mesh::{shapes, StaticMeshLod, StaticMeshRenderData, StaticMeshSceneProxy, StaticMeshSection};

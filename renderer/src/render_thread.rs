@@ -8,7 +8,15 @@
 //! resource. The game side talks to it only by enqueuing boxed
 //! `FnOnce(&mut RenderContext) + Send` commands on a crossbeam channel,
 //! executed in order, and runs at most one frame ahead: before frame N+2 it
-//! waits until frame N has been rendered. Inline mode runs every command on
+//! waits until frame N has been rendered.
+//!
+//! The queue is bounded: at most [`MAX_QUEUED_COMMANDS`] commands wait for
+//! the render thread, and `enqueue_render_command` blocks (back-pressure)
+//! while it is full, so a game that queues updates without rendering
+//! cannot grow memory without limit. A command therefore must never wait
+//! for the game thread to enqueue something (nothing in the engine does);
+//! a game thread blocked on a full queue from inside a rayon job runs other
+//! rayon jobs meanwhile, so the render thread's parallel work still finishes. Inline mode runs every command on
 //! the caller's thread at once (deterministic debugging); both give the same
 //! images. A panic on the render thread is caught and turned into
 //! [`RendererError::RenderThreadPanicked`] on the game side's next call —
@@ -24,7 +32,7 @@ use glam::Mat4;
 use rhi_vulkan::{Device, DeviceDesc, Image};
 use std::any::Any;
 use std::panic::AssertUnwindSafe;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 
@@ -62,6 +70,17 @@ impl Drop for RenderContext {
 /// A render command.
 pub type RenderCommand = Box<dyn FnOnce(&mut RenderContext) + Send>;
 
+/// Most commands waiting for the render thread before
+/// `enqueue_render_command` blocks. Like UE's render command pipe, the queue
+/// absorbs a frame's worth of commands (a game enqueues a few per changed
+/// primitive batch, plus one per frame) without ever stalling a normal game,
+/// while bounding what a game that stops rendering can pile up.
+pub const MAX_QUEUED_COMMANDS: usize = 4096;
+
+/// How long one blocked send waits before re-checking the render thread's
+/// state (and, on a rayon worker, running other rayon jobs).
+const SEND_POLL: std::time::Duration = std::time::Duration::from_millis(5);
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RenderThreadMode {
     /// A dedicated render thread (the default).
@@ -77,6 +96,7 @@ struct SharedState {
     panic: Option<String>,
     last_stats: Option<FrameStats>,
     last_frame_error: Option<String>,
+    frames_failed: u64,
 }
 
 #[derive(Default)]
@@ -88,6 +108,14 @@ struct Shared {
 impl Shared {
     fn lock(&self) -> std::sync::MutexGuard<'_, SharedState> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The render thread's panic, as an error.
+    fn check(&self) -> Result<()> {
+        if let Some(msg) = &self.lock().panic {
+            return Err(RendererError::RenderThreadPanicked(msg.clone()));
+        }
+        Ok(())
     }
 }
 
@@ -104,7 +132,8 @@ pub struct RenderThread {
     frames_enqueued: u64,
     /// Game-side mirror used to validate `set_cvar` before enqueuing.
     cvars: ConsoleVariables,
-    next_material: Arc<AtomicU32>,
+    /// The id the next `create_material` returns (ids are dense from 1).
+    next_material: u32,
     next_light: AtomicU64,
     device_name: String,
 }
@@ -140,7 +169,7 @@ impl RenderThread {
         let backend = match mode {
             RenderThreadMode::Inline => Backend::Inline { ctx: Box::new(RenderContext::new(device)) },
             RenderThreadMode::Threaded => {
-                let (sender, receiver) = crossbeam_channel::unbounded::<RenderCommand>();
+                let (sender, receiver) = crossbeam_channel::bounded::<RenderCommand>(MAX_QUEUED_COMMANDS);
                 let thread_shared = shared.clone();
                 let handle = std::thread::Builder::new()
                     .name("render thread".into())
@@ -153,7 +182,7 @@ impl RenderThread {
                         }
                         // Dropping `ctx` here destroys the scene, then the device, on this thread.
                     })
-                    .map_err(|e| RendererError::InvalidView(format!("spawning the render thread: {e}")))?;
+                    .map_err(|e| RendererError::RenderThreadStart(e.to_string()))?;
                 Backend::Threaded { sender: Some(sender), handle: Some(handle) }
             }
         };
@@ -163,7 +192,7 @@ impl RenderThread {
             commands_enqueued: 0,
             frames_enqueued: 0,
             cvars: ConsoleVariables::default(),
-            next_material: Arc::new(AtomicU32::new(1)),
+            next_material: 1,
             next_light: AtomicU64::new(1),
             device_name,
         })
@@ -181,26 +210,49 @@ impl RenderThread {
     }
 
     fn check(&self) -> Result<()> {
-        if let Some(msg) = &self.shared.lock().panic {
-            return Err(RendererError::RenderThreadPanicked(msg.clone()));
-        }
-        Ok(())
+        self.shared.check()
     }
 
-    /// Enqueues a command (UE's ENQUEUE_RENDER_COMMAND).
+    /// Enqueues a command (UE's ENQUEUE_RENDER_COMMAND). Blocks while
+    /// [`MAX_QUEUED_COMMANDS`] commands are already waiting.
     pub fn enqueue_render_command(&mut self, f: impl FnOnce(&mut RenderContext) + Send + 'static) -> Result<()> {
         self.check()?;
-        self.commands_enqueued += 1;
         match &mut self.backend {
             Backend::Threaded { sender, .. } => {
                 let sender = sender.as_ref().ok_or(RendererError::RenderThreadGone)?;
-                sender.send(Box::new(f)).map_err(|_| RendererError::RenderThreadGone)?;
+                let mut cmd: RenderCommand = Box::new(f);
+                loop {
+                    match sender.send_timeout(cmd, SEND_POLL) {
+                        Ok(()) => break,
+                        Err(crossbeam_channel::SendTimeoutError::Disconnected(_)) => {
+                            self.shared.check()?;
+                            return Err(RendererError::RenderThreadGone);
+                        }
+                        Err(crossbeam_channel::SendTimeoutError::Timeout(back)) => {
+                            cmd = back;
+                            self.shared.check()?;
+                            // On a rayon worker, help the pool: the render
+                            // thread may be waiting for rayon jobs.
+                            if rayon::current_thread_index().is_some() {
+                                rayon::yield_now();
+                            }
+                        }
+                    }
+                }
+                self.commands_enqueued += 1;
             }
             Backend::Inline { ctx } => {
+                self.commands_enqueued += 1;
                 run_command(ctx, &self.shared, Box::new(f));
             }
         }
         self.check()
+    }
+
+    /// Commands enqueued that the render thread has not finished yet (at
+    /// most [`MAX_QUEUED_COMMANDS`] waiting, plus the one running).
+    pub fn queued_commands(&self) -> u64 {
+        self.commands_enqueued.saturating_sub(self.shared.lock().commands_done)
     }
 
     /// Blocks until every enqueued command has run.
@@ -249,7 +301,12 @@ impl RenderThread {
     }
 
     /// Enqueues the rendering of a frame (after `begin_frame`'s pacing wait).
+    /// An invalid view family is an error here and nothing is enqueued; a
+    /// frame that fails on the render thread is reported by
+    /// [`Self::last_stats`], [`Self::last_frame_error`] and
+    /// [`Self::frames_failed`].
     pub fn render_frame(&mut self, request: FrameRequest) -> Result<u64> {
+        request.family.validate()?;
         let n = self.begin_frame()?;
         self.frames_enqueued += 1;
         let shared = self.shared.clone();
@@ -264,6 +321,7 @@ impl RenderThread {
                 Err(e) => {
                     log::error!("frame {n} failed: {e}");
                     s.last_frame_error = Some(e.to_string());
+                    s.frames_failed += 1;
                 }
             }
             s.frames_rendered = n + 1;
@@ -281,6 +339,16 @@ impl RenderThread {
             return Err(RendererError::InvalidView(format!("the last frame failed: {e}")));
         }
         Ok(s.last_stats.clone())
+    }
+
+    /// Why the last rendered frame failed (`None` when it succeeded).
+    pub fn last_frame_error(&self) -> Option<String> {
+        self.shared.lock().last_frame_error.clone()
+    }
+
+    /// Frames that failed on the render thread so far.
+    pub fn frames_failed(&self) -> u64 {
+        self.shared.lock().frames_failed
     }
 
     /// Waits for every command, then returns the last read-back image.
@@ -400,15 +468,56 @@ impl RenderThread {
         self.enqueue_render_command(move |ctx| ctx.scene.update_dynamic_data(id, data))
     }
 
-    /// Creates a material and returns its id.
+    /// Creates a material and returns its id. Its shader is compiled here,
+    /// on the calling thread ([`Material::validate`], cached by source): one
+    /// that does not compile is [`RendererError::MaterialShader`], saying
+    /// where, and nothing is created.
     pub fn create_material(&mut self, material: Material) -> Result<MaterialId> {
-        let id = MaterialId(self.next_material.fetch_add(1, Ordering::Relaxed));
-        self.set_material(id, material)?;
+        material.validate()?;
+        let next = self.next_material;
+        if next == u32::MAX {
+            return Err(RendererError::UnknownMaterial(next));
+        }
+        let id = MaterialId(next);
+        self.enqueue_render_command(move |ctx| {
+            if let Err(e) = ctx.scene.set_material(id, material) {
+                log::error!("create material {id:?}: {e}");
+            }
+        })?;
+        self.next_material = next + 1;
         Ok(id)
     }
 
+    /// Replaces a material. `id` must come from [`Self::create_material`]
+    /// (or be [`MaterialId::DEFAULT`]): any other is
+    /// [`RendererError::UnknownMaterial`]. The shader is checked as by
+    /// `create_material`; on an error nothing is enqueued.
     pub fn set_material(&mut self, id: MaterialId, material: Material) -> Result<()> {
-        self.enqueue_render_command(move |ctx| ctx.scene.set_material(id, material))
+        if id.0 >= self.next_material {
+            return Err(RendererError::UnknownMaterial(id.0));
+        }
+        material.validate()?;
+        self.enqueue_render_command(move |ctx| {
+            if let Err(e) = ctx.scene.set_material(id, material) {
+                log::error!("set material {id:?}: {e}");
+            }
+        })
+    }
+
+    /// Destroys a material made by [`Self::create_material`]: primitives that
+    /// still use it draw with the default material, and the pipelines and
+    /// shader modules made for it are destroyed (once no frame in flight
+    /// uses them). The default material cannot be destroyed. The id is not
+    /// handed out again; `set_material` under it re-creates the material.
+    pub fn destroy_material(&mut self, id: MaterialId) -> Result<()> {
+        if id == MaterialId::DEFAULT || id.0 >= self.next_material {
+            return Err(RendererError::UnknownMaterial(id.0));
+        }
+        self.enqueue_render_command(move |ctx| {
+            if let Err(e) = ctx.scene.remove_material(id) {
+                log::warn!("destroy material {id:?}: {e}");
+            }
+        })
     }
 
     pub fn add_light(&mut self, light: Light) -> Result<LightId> {

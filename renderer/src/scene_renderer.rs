@@ -337,6 +337,7 @@ impl SceneRenderer {
             cached_commands_built: scene.counters.cached_commands_built,
             dynamic_commands_built: dynamic_built,
             proxies_created: scene.counters.proxies_created,
+            failed_updates: scene.counters.failed_updates,
             gpu_scene_upload_bytes: scene.gpu_scene.last_upload_bytes,
             ..Default::default()
         };

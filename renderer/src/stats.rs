@@ -48,6 +48,9 @@ pub struct FrameStats {
     /// Dynamic-path commands built this frame.
     pub dynamic_commands_built: u64,
     pub proxies_created: u64,
+    /// Scene requests of this frame's update batch that failed (logged; the
+    /// rest were applied): see `Scene::update_errors`.
+    pub failed_updates: u64,
     pub triangles: u64,
     /// Bytes of GPU-scene data uploaded this frame.
     pub gpu_scene_upload_bytes: u64,

@@ -117,14 +117,34 @@ impl ViewFamily {
         Self { views, width, height, clear_color: [0.02, 0.02, 0.025, 1.0] }
     }
 
-    pub(crate) fn validate(&self) -> Result<()> {
+    /// Checks that the family can be rendered: a non-empty target, and every
+    /// view's viewport non-empty and inside it (checked arithmetic: no
+    /// overflow whatever the numbers), its matrices and origin finite and its
+    /// draw distance finite and not negative. `RenderThread::render_frame`
+    /// calls it before enqueuing; the render thread calls it again.
+    pub fn validate(&self) -> Result<()> {
         if self.width == 0 || self.height == 0 {
             return Err(RendererError::InvalidView("empty target".into()));
         }
-        for v in &self.views {
+        if !self.clear_color.iter().all(|c| c.is_finite()) {
+            return Err(RendererError::InvalidView(format!("non-finite clear color {:?}", self.clear_color)));
+        }
+        for (i, v) in self.views.iter().enumerate() {
             let r = v.viewport;
-            if r.x < 0 || r.y < 0 || r.x as u32 + r.width > self.width || r.y as u32 + r.height > self.height {
-                return Err(RendererError::InvalidView(format!("viewport {r:?} outside the {}x{} target", self.width, self.height)));
+            let inside = |start: i32, extent: u32, limit: u32| {
+                u32::try_from(start).ok().and_then(|s| s.checked_add(extent)).is_some_and(|end| end <= limit)
+            };
+            if r.width == 0 || r.height == 0 {
+                return Err(RendererError::InvalidView(format!("view {i}: empty viewport {r:?}")));
+            }
+            if !inside(r.x, r.width, self.width) || !inside(r.y, r.height, self.height) {
+                return Err(RendererError::InvalidView(format!("view {i}: viewport {r:?} outside the {}x{} target", self.width, self.height)));
+            }
+            if !v.view_matrix.is_finite() || !v.projection.is_finite() || !v.origin.is_finite() {
+                return Err(RendererError::InvalidView(format!("view {i}: non-finite matrices or origin")));
+            }
+            if !(v.max_draw_distance.is_finite() && v.max_draw_distance >= 0.0) {
+                return Err(RendererError::InvalidView(format!("view {i}: max draw distance {}", v.max_draw_distance)));
             }
         }
         Ok(())

@@ -1,6 +1,12 @@
 //! Pass pipelines: composes WGSL (scene declarations + vertex factory +
 //! material function + pass shader) and creates the graphics pipeline for a
 //! (pass, vertex factory, material shader, raster state) combination, once.
+//!
+//! A pipeline's shader module is destroyed as soon as the pipeline exists
+//! (Vulkan needs it only while creating); pipelines of a material shader
+//! that was released or edited are destroyed by
+//! [`PipelineLibrary::invalidate_shaders`], so materials created and
+//! replaced at run time leave no shader modules or pipelines behind.
 
 use super::MeshPass;
 use crate::material::{BlendMode, MaterialRegistry, MaterialShaderId};
@@ -62,12 +68,28 @@ impl PipelineLibrary {
         Ok((info.pipeline, info.push_constants))
     }
 
-    /// Forgets every pipeline (a material shader changed); they are destroyed
-    /// once no frame in flight uses them.
+    /// Destroys every pipeline; the RHI frees them once no frame in flight
+    /// uses them.
     pub fn invalidate(&self, device: &Device) {
         for (_, info) in self.pipelines.lock().unwrap_or_else(|p| p.into_inner()).drain() {
             device.destroy_pipeline(info.pipeline);
         }
+    }
+
+    /// Destroys the pipelines made from the material shaders `stale` (released
+    /// or edited: see [`MaterialRegistry::take_stale_shaders`]). Commands
+    /// that use them must be rebuilt before the next draw.
+    pub fn invalidate_shaders(&self, device: &Device, stale: &[MaterialShaderId]) {
+        if stale.is_empty() {
+            return;
+        }
+        self.pipelines.lock().unwrap_or_else(|p| p.into_inner()).retain(|key, info| {
+            let keep = !stale.contains(&key.material_shader);
+            if !keep {
+                device.destroy_pipeline(info.pipeline);
+            }
+            keep
+        });
     }
 
     pub fn len(&self) -> usize {
@@ -79,7 +101,9 @@ impl PipelineLibrary {
     }
 
     /// The composed WGSL of a pass pipeline (also used by tests to validate
-    /// every combination).
+    /// every combination). The material's source comes first (WGSL
+    /// declarations may come in any order), so compile errors in it carry the
+    /// material's own line numbers.
     pub fn compose(key: &PassPipelineKey, vf: &dyn VertexFactoryType, material_wgsl: &str) -> String {
         let pass = match key.pass {
             MeshPass::DepthPrepass | MeshPass::ShadowDepth if key.blend == BlendMode::Masked => DEPTH_MASKED_WGSL,
@@ -88,7 +112,7 @@ impl PipelineLibrary {
             MeshPass::Wireframe => WIREFRAME_WGSL,
         };
         format!(
-            "const BLEND_MODE: u32 = {}u;\nconst TWO_SIDED: bool = {};\n{SCENE_WGSL}\n{}\n{material_wgsl}\n{pass}",
+            "{material_wgsl}\nconst BLEND_MODE: u32 = {}u;\nconst TWO_SIDED: bool = {};\n{SCENE_WGSL}\n{}\n{pass}",
             key.blend.index(),
             key.two_sided,
             vf.wgsl()
@@ -96,10 +120,19 @@ impl PipelineLibrary {
     }
 
     fn create(device: &Device, key: PassPipelineKey, vf: &'static dyn VertexFactoryType, materials: &MaterialRegistry) -> Result<PipelineInfo> {
-        let material = materials.shader(key.material_shader);
+        let material = materials
+            .shader(key.material_shader)
+            .ok_or_else(|| RhiError::InvalidDesc(format!("material shader {:?} was released", key.material_shader)))?;
         let source = Self::compose(&key, vf, &material.wgsl);
         let label = format!("{}+{}+{}", key.pass.name(), vf.name(), material.name);
         let shader = device.create_shader(&label, &source)?;
+        let made = Self::create_with(device, key, vf, shader);
+        // The module is needed only to create the pipeline.
+        device.destroy_shader(shader);
+        made
+    }
+
+    fn create_with(device: &Device, key: PassPipelineKey, vf: &'static dyn VertexFactoryType, shader: ShaderHandle) -> Result<PipelineInfo> {
         let has_fragment = !matches!(key.pass, MeshPass::DepthPrepass | MeshPass::ShadowDepth) || key.blend == BlendMode::Masked;
         let mut streams = vf.streams();
         if let Some(location) = vf.primitive_id_location() {

@@ -83,6 +83,9 @@ struct PrimitiveSceneInfo {
 /// Figures of the updates applied this frame.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct SceneCounters {
+    /// Queued requests that failed (logged; see [`Scene::update_errors`]):
+    /// the rest of the batch was applied.
+    pub failed_updates: u64,
     pub proxies_created: u64,
     pub proxies_removed: u64,
     pub cached_commands_built: u64,
@@ -116,8 +119,13 @@ pub struct Scene {
     recache_all: bool,
     pub(crate) uploads: Vec<(BufferHandle, u64, Vec<u8>)>,
     pub counters: SceneCounters,
+    /// The errors of the last `apply_updates` (at most `MAX_KEPT_ERRORS`).
+    update_errors: Vec<String>,
     dynamic_primitives: usize,
 }
+
+/// Update errors kept for [`Scene::update_errors`] (all are counted and logged).
+const MAX_KEPT_ERRORS: usize = 16;
 
 impl Default for Scene {
     fn default() -> Self {
@@ -139,6 +147,7 @@ impl Default for Scene {
             recache_all: false,
             uploads: Vec::new(),
             counters: SceneCounters::default(),
+            update_errors: Vec::new(),
             dynamic_primitives: 0,
         }
     }
@@ -196,11 +205,24 @@ impl Scene {
         self.pending_mut().push(Pending::DynamicData(id, data));
     }
 
-    /// Sets a material; a shader or blend change invalidates cached commands.
-    pub fn set_material(&mut self, id: MaterialId, material: Material) {
-        if self.materials.set(id, material) == MaterialChange::Pipeline && self.materials.len() > 1 {
+    /// Sets a material under an id that exists or the next one
+    /// ([`MaterialRegistry::set`]); a shader or blend change invalidates
+    /// cached commands. A material whose shader does not compile, or an id
+    /// past the next, is an error and changes nothing.
+    pub fn set_material(&mut self, id: MaterialId, material: Material) -> Result<()> {
+        if self.materials.set(id, material)? == MaterialChange::Pipeline {
             self.recache_all = true;
         }
+        Ok(())
+    }
+
+    /// Removes a material ([`MaterialRegistry::remove`]): primitives that
+    /// use it draw with the default material from the next update, and
+    /// pipelines made only for it are destroyed.
+    pub fn remove_material(&mut self, id: MaterialId) -> Result<()> {
+        self.materials.remove(id)?;
+        self.recache_all = true;
+        Ok(())
     }
 
     /// Rebuilds every cached command at the next update (a global invalidation).
@@ -287,8 +309,14 @@ impl Scene {
     /// Applies every queued request in order, in one batch: creates render
     /// resources and caches commands for added primitives (in parallel),
     /// releases removed ones, updates transforms and the GPU scene.
+    ///
+    /// A request that fails (a proxy's resources, a pipeline, dynamic data
+    /// the proxy rejects) is logged, counted in
+    /// [`SceneCounters::failed_updates`] and kept in
+    /// [`Self::update_errors`]; the rest of the batch is applied all the same.
     pub fn apply_updates(&mut self, device: &Device, pipelines: &PipelineLibrary) -> Result<()> {
         self.counters = SceneCounters::default();
+        self.update_errors.clear();
         let pending = std::mem::take(self.pending_mut());
         // Adds in queue order; a remove of a primitive added in the same batch
         // empties its entry. `queued` finds an add by id in O(1): a batch can
@@ -318,14 +346,21 @@ impl Scene {
                 other => after_adds.push(other),
             }
         }
+        // Pipelines of material shaders released or edited since the last
+        // batch go now; the commands that used them are rebuilt below (a
+        // pipeline change always sets `recache_all`).
+        let stale = self.materials.take_stale_shaders();
+        if !stale.is_empty() {
+            self.recache_all = true;
+            pipelines.invalidate_shaders(device, &stale);
+        }
         // Adds before removes: a proxy re-created in this batch (a material
         // changed) takes its mesh's GPU buffers over from the old one rather
         // than seeing them freed and uploading them again.
-        let added = self.add_now(adds.into_iter().flatten().collect(), device, pipelines);
+        self.add_now(adds.into_iter().flatten().collect(), device, pipelines);
         for id in removes {
             self.remove_now(id, device);
         }
-        added?;
         for p in after_adds {
             match p {
                 Pending::Transform(id, m, bounds) => {
@@ -334,13 +369,14 @@ impl Scene {
                             info.local_bounds = b;
                         }
                     }
-                    self.transform_now(id, m, device, pipelines)?
+                    self.transform_now(id, m, device, pipelines);
                 }
                 Pending::DynamicData(id, data) => {
-                    if let Some(&slot) = self.ids.get(&id) {
-                        let info = self.infos[slot as usize].as_mut().expect("slot of a live id");
-                        let mut ctx = ProxyUpdateContext { device, uploads: &mut self.uploads };
-                        info.proxy.update_dynamic_data(data, &mut ctx)?;
+                    let Some(&slot) = self.ids.get(&id) else { continue };
+                    let info = self.infos[slot as usize].as_mut().expect("slot of a live id");
+                    let mut ctx = ProxyUpdateContext { device, uploads: &mut self.uploads };
+                    if let Err(e) = info.proxy.update_dynamic_data(data, &mut ctx) {
+                        self.failed(format!("dynamic data of {id:?}: {e}"));
                     }
                 }
                 Pending::Add(..) | Pending::Remove(_) => unreachable!(),
@@ -351,11 +387,25 @@ impl Scene {
             for &slot in &slots {
                 self.uncache(slot);
             }
-            pipelines.invalidate(device);
-            self.cache_slots(&slots, device, pipelines)?;
+            self.cache_slots(&slots, device, pipelines);
         }
         self.buckets.update_ranks();
         Ok(())
+    }
+
+    /// Records a failed request of the batch being applied.
+    fn failed(&mut self, message: String) {
+        log::error!("scene update failed: {message}");
+        self.counters.failed_updates += 1;
+        if self.update_errors.len() < MAX_KEPT_ERRORS {
+            self.update_errors.push(message);
+        }
+    }
+
+    /// The failed requests of the last [`Self::apply_updates`] (the first
+    /// few; [`SceneCounters::failed_updates`] counts them all).
+    pub fn update_errors(&self) -> &[String] {
+        &self.update_errors
     }
 
     fn alloc_slot(&mut self) -> u32 {
@@ -375,16 +425,16 @@ impl Scene {
         s
     }
 
-    fn add_now(&mut self, mut adds: Vec<(PrimitiveId, Box<dyn PrimitiveSceneProxy>, Mat4)>, device: &Device, pipelines: &PipelineLibrary) -> Result<()> {
+    fn add_now(&mut self, mut adds: Vec<(PrimitiveId, Box<dyn PrimitiveSceneProxy>, Mat4)>, device: &Device, pipelines: &PipelineLibrary) {
         if adds.is_empty() {
-            return Ok(());
+            return;
         }
         // Render resources for all new proxies, in parallel.
         let created: Vec<rhi_vulkan::Result<()>> = adds.par_iter_mut().map(|(_, proxy, _)| proxy.create_render_resources(device)).collect();
         let mut slots = Vec::with_capacity(adds.len());
         for ((id, mut proxy, m), result) in adds.into_iter().zip(created) {
             if let Err(e) = result {
-                log::error!("creating render resources of {id:?} failed: {e}");
+                self.failed(format!("creating render resources of {id:?}: {e}"));
                 continue;
             }
             proxy.on_transform_changed(m);
@@ -419,7 +469,7 @@ impl Scene {
             slots.push(slot);
             self.counters.proxies_created += 1;
         }
-        self.cache_slots(&slots, device, pipelines)
+        self.cache_slots(&slots, device, pipelines);
     }
 
     fn set_transform_data(&mut self, slot: u32, m: Mat4) {
@@ -433,8 +483,10 @@ impl Scene {
     }
 
     /// Builds the cached commands of `slots` (parallel over primitives), then
-    /// enters them into the state buckets (serial).
-    fn cache_slots(&mut self, slots: &[u32], device: &Device, pipelines: &PipelineLibrary) -> Result<()> {
+    /// enters them into the state buckets (serial). A slot whose commands
+    /// fail to build is recorded as a failed update and left without cached
+    /// commands; the others are cached.
+    fn cache_slots(&mut self, slots: &[u32], device: &Device, pipelines: &PipelineLibrary) {
         let materials = &self.materials;
         let infos = &self.infos;
         let flags_ = &self.flags;
@@ -462,7 +514,14 @@ impl Scene {
             })
             .collect();
         for (&slot, commands) in slots.iter().zip(built) {
-            let commands = commands?;
+            let commands = match commands {
+                Ok(c) => c,
+                Err(e) => {
+                    let id = self.infos[slot as usize].as_ref().map(|i| i.id);
+                    self.failed(format!("caching the draw commands of {id:?}: {e}"));
+                    continue;
+                }
+            };
             for (pass, cmd, lod) in commands {
                 let bucket = self.buckets.acquire(cmd);
                 let entry = CachedEntry { bucket, lod, more: false };
@@ -479,7 +538,6 @@ impl Scene {
                 self.counters.cached_commands_built += 1;
             }
         }
-        Ok(())
     }
 
     fn uncache(&mut self, slot: u32) {
@@ -511,8 +569,8 @@ impl Scene {
         self.counters.proxies_removed += 1;
     }
 
-    fn transform_now(&mut self, id: PrimitiveId, m: Mat4, device: &Device, pipelines: &PipelineLibrary) -> Result<()> {
-        let Some(&slot) = self.ids.get(&id) else { return Ok(()) };
+    fn transform_now(&mut self, id: PrimitiveId, m: Mat4, device: &Device, pipelines: &PipelineLibrary) {
+        let Some(&slot) = self.ids.get(&id) else { return };
         let was_mirrored = self.transforms[slot as usize].determinant() < 0.0;
         self.set_transform_data(slot, m);
         if let Some(info) = self.infos[slot as usize].as_mut() {
@@ -522,9 +580,8 @@ impl Scene {
         if was_mirrored != (m.determinant() < 0.0) {
             // The winding flips: the cached commands' culling changes.
             self.uncache(slot);
-            self.cache_slots(&[slot], device, pipelines)?;
+            self.cache_slots(&[slot], device, pipelines);
         }
-        Ok(())
     }
 
     /// Pending GPU buffer writes from proxies, for the next frame.
