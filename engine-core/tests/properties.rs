@@ -14,8 +14,9 @@
 //!
 //! Most cases run on a world without a renderer (fast, many cases); one
 //! test runs fewer cases on a real render thread (lavapipe, validation on)
-//! and requires every end-of-frame update to succeed: whatever the world
-//! accepted, the renderer must accept too.
+//! and requires every end-of-frame update to succeed and every frame to
+//! render without a failed frame or a failed scene update: whatever the
+//! world accepted, the renderer must accept too.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -544,10 +545,17 @@ fn accepted_calls_reach_the_renderer() {
                 );
             }
             let rt = w.render_thread().unwrap();
+            // `render_frame` only enqueues: a frame that fails on the render
+            // thread is seen in `frames_failed`/`last_frame_error`, and a
+            // request of its update batch that failed in `failed_updates`.
+            let failed_before = rt.frames_failed();
             let frame = rt.render_frame(renderer::FrameRequest { family: renderer::ViewFamily::new(64, 48, views), read_back: false, execute: true });
             prop_assert!(frame.is_ok(), "{frame:?}");
             let flushed = rt.flush();
             prop_assert!(flushed.is_ok(), "{flushed:?}");
+            prop_assert_eq!(rt.frames_failed(), failed_before, "the frame failed: {:?}", rt.last_frame_error());
+            let stats = rt.last_stats();
+            prop_assert!(matches!(&stats, Ok(Some(s)) if s.failed_updates == 0), "the frame's updates: {:?}", stats);
             // Leave the shared world empty for the next case.
             for a in ids.actors.iter().filter(|a| model.actors.contains_key(a)) {
                 w.destroy_actor(*a).unwrap();
@@ -560,6 +568,7 @@ fn accepted_calls_reach_the_renderer() {
     let mut w = world.into_inner();
     let rt = w.render_thread().unwrap();
     assert!(rt.frames_rendered() >= 48, "{} frames rendered", rt.frames_rendered());
+    assert_eq!(rt.frames_failed(), 0, "{:?}", rt.last_frame_error());
     let validation = w.render_thread().unwrap().with_context(|ctx| ctx.device.validation()).unwrap();
     assert_eq!(validation.errors(), 0, "{:#?}", validation.messages());
 }
