@@ -58,6 +58,15 @@ pub enum InstancingError {
 
     #[error("too many instances: {requested} requested, at most {max}")]
     TooManyInstances { requested: u64, max: u32 },
+    /// A dynamic update ([`crate::IsmUpdate`]) that does not fit the proxy
+    /// it was sent to (an instance count past [`crate::MAX_INSTANCES`], a
+    /// range past the count, new instances it does not write, non-finite
+    /// data); the proxy rejects it whole and keeps its state.
+    #[error("invalid instanced mesh update: {0}")]
+    InvalidUpdate(String),
+    /// A background cluster-tree build panicked; the previous tree stays.
+    #[error("cluster tree build failed: {0}")]
+    TreeBuildFailed(String),
     /// The renderer or the RHI refused a request (the message is theirs).
     #[error("renderer: {0}")]
     Renderer(String),

@@ -154,7 +154,13 @@ struct CullParams {
 }
 
 /// A dynamic update from the game side (UE's `SendRenderDynamicData`),
-/// built by [`crate::IsmRenderState::flush`].
+/// built by [`crate::IsmRenderState::flush`] and the component.
+///
+/// The fields are public, so the proxy checks an update with
+/// [`IsmUpdate::validate`] before it applies anything: one that does not
+/// fit is rejected whole (logged, counted in
+/// [`IsmStatsSnapshot::rejected_updates`], and returned to the renderer as
+/// an error), and the proxy keeps its state.
 #[derive(Clone, Debug, Default)]
 pub struct IsmUpdate {
     /// The instance count after the edits.
@@ -166,6 +172,64 @@ pub struct IsmUpdate {
     pub distances: Option<CullDistances>,
     /// HISM: a newly built cluster tree (see [`crate::hism`]).
     pub tree: Option<HismTree>,
+}
+
+impl IsmUpdate {
+    /// Checks this update against a proxy holding `current` instances:
+    ///
+    /// * `instance_count` ≤ [`crate::MAX_INSTANCES`];
+    /// * every range lies within `instance_count`;
+    /// * instances past `current` (new ones) are all written by some range,
+    ///   so a proxy never grows by data it was not sent (an update cannot
+    ///   ask for more memory than it carries);
+    /// * instance data, and `local_bounds` if any, are finite;
+    /// * `tree.edited_since` names instances below `instance_count`.
+    pub fn validate(&self, current: u32) -> Result<()> {
+        let bad = |m: String| Err(InstancingError::InvalidUpdate(m));
+        let n = self.instance_count;
+        if n > crate::MAX_INSTANCES {
+            return bad(format!("instance count {n} is past MAX_INSTANCES ({})", crate::MAX_INSTANCES));
+        }
+        let mut written: Vec<(u64, u64)> = Vec::with_capacity(self.ranges.len());
+        for (first, items) in &self.ranges {
+            let end = u64::from(*first) + items.len() as u64;
+            if end > u64::from(n) {
+                return bad(format!("range {first}..{end} is past the instance count {n}"));
+            }
+            let finite = items.iter().all(|d| {
+                d.transform_rows.iter().flatten().chain(&d.custom).chain([&d.random, &d.fade]).all(|v| v.is_finite())
+            });
+            if !finite {
+                return bad(format!("range {first}..{end} holds non-finite instance data"));
+            }
+            written.push((u64::from(*first), end));
+        }
+        // Every new index (current..n) must be written.
+        if n > current {
+            written.sort_unstable();
+            let mut covered = u64::from(current);
+            for (start, end) in written {
+                if start > covered {
+                    break;
+                }
+                covered = covered.max(end);
+            }
+            if covered < u64::from(n) {
+                return bad(format!("instances {covered}..{n} are new but no range writes them (the proxy holds {current})"));
+            }
+        }
+        if let Some(b) = &self.local_bounds {
+            if !b.is_valid() {
+                return bad(format!("local bounds {b:?} are not finite"));
+            }
+        }
+        if let Some(t) = &self.tree {
+            if let Some(i) = t.edited_since.iter().find(|&&i| i >= n) {
+                return bad(format!("tree edit list names instance {i}, past the instance count {n}"));
+            }
+        }
+        Ok(())
+    }
 }
 
 struct LodGpu {
@@ -619,11 +683,11 @@ impl InstancedStaticMeshSceneProxy {
         for (&(_, _, control), (count_group, write_group)) in jobs.iter().zip(&groups_per_job) {
             cmd.bind_pipeline(p.count)?;
             cmd.bind_group(0, count_group)?;
-            cmd.dispatch(gx, gy, 1);
+            cmd.dispatch(gx, gy, 1)?;
             cmd.buffer_barrier(control.0, BufferState::ShaderWrite, BufferState::ShaderWrite)?;
             cmd.bind_pipeline(p.write)?;
             cmd.bind_group(0, write_group)?;
-            cmd.dispatch(gx, gy, 1);
+            cmd.dispatch(gx, gy, 1)?;
         }
         cmd.buffer_barrier(output, BufferState::ShaderWrite, BufferState::ShaderRead)?;
         let mut ring_buffers: Vec<BufferHandle> = jobs.iter().map(|j| j.2 .0).collect();
@@ -747,6 +811,12 @@ impl PrimitiveSceneProxy for InstancedStaticMeshSceneProxy {
             log::warn!("instanced static mesh: unknown dynamic data ignored");
             return Ok(());
         };
+        if let Err(e) = update.validate(self.instances.len() as u32) {
+            // Nothing applied; the renderer reports the error.
+            log::error!("instanced static mesh: update rejected: {e}");
+            self.stats.lock().rejected_updates += 1;
+            return Err(rhi_vulkan::RhiError::InvalidDesc(e.to_string()));
+        }
         let IsmUpdate { instance_count, ranges, local_bounds, distances, tree } = *update;
         if let Some(d) = distances {
             self.distances = d;
@@ -758,12 +828,9 @@ impl PrimitiveSceneProxy for InstancedStaticMeshSceneProxy {
         self.instances.resize(n, InstanceStreamData::default());
         let mut written = Vec::new();
         for (first, items) in ranges {
+            // Validated: within the instance count.
             let first = first as usize;
-            if first >= n {
-                continue;
-            }
-            let items = &items[..items.len().min(n - first)];
-            self.instances[first..first + items.len()].copy_from_slice(items);
+            self.instances[first..first + items.len()].copy_from_slice(&items);
             written.push((first, items.len()));
             if let Some(t) = &mut self.tree {
                 t.mark(first as u32..(first + items.len()) as u32);
@@ -782,7 +849,7 @@ impl PrimitiveSceneProxy for InstancedStaticMeshSceneProxy {
             }
             old => {
                 // Grown past the buffer: a new one, with room to grow again.
-                let capacity = instance_count.next_power_of_two().max(64);
+                let capacity = instance_count.checked_next_power_of_two().unwrap_or(instance_count).max(64);
                 let mut bytes = bytemuck::cast_slice::<InstanceStreamData, u8>(&self.instances).to_vec();
                 bytes.resize(capacity as usize * InstanceStreamData::SIZE as usize, 0);
                 let buffer = ctx.create_buffer("ism instances", &bytes, BufferUsage::STORAGE | BufferUsage::VERTEX)?;
@@ -831,6 +898,44 @@ mod tests {
         assert_eq!(lod_for_screen_size(0.3, mesh.screen_sizes()), 1);
         let single = instanced_mesh_for(&StaticMeshRenderData::new(vec![StaticMeshLod { screen_size: 0.0, ..shapes::cube(1.0) }]).unwrap()).unwrap();
         assert_eq!(lod_for_screen_size(0.0, single.screen_sizes()), 0);
+    }
+
+    fn instance(x: f32) -> InstanceStreamData {
+        InstanceStreamData { transform_rows: [[1.0, 0.0, 0.0, x], [0.0, 1.0, 0.0, 0.0], [0.0, 0.0, 1.0, 0.0]], fade: 1.0, ..Default::default() }
+    }
+
+    /// What a proxy must refuse before it applies anything: an instance
+    /// count of u32::MAX used to make it allocate ~340 GB and abort.
+    #[test]
+    fn updates_that_do_not_fit_the_proxy_are_rejected() {
+        let rejected = |u: &IsmUpdate, current: u32| match u.validate(current) {
+            Err(InstancingError::InvalidUpdate(m)) => m,
+            other => panic!("expected a rejection, got {other:?} for {u:?}"),
+        };
+        let huge = IsmUpdate { instance_count: u32::MAX, ..Default::default() };
+        assert!(rejected(&huge, 10).contains("MAX_INSTANCES"));
+        // Growth by instances no range writes.
+        let unwritten = IsmUpdate { instance_count: u32::MAX - 1, ..Default::default() };
+        assert!(rejected(&unwritten, 10).contains("10..4294967294"));
+        let gap = IsmUpdate { instance_count: 14, ranges: vec![(10, vec![instance(0.0); 2]), (13, vec![instance(0.0)])], ..Default::default() };
+        assert!(rejected(&gap, 10).contains("12..14"));
+        // A range past the count (also one whose end overflows u32).
+        let past = IsmUpdate { instance_count: 4, ranges: vec![(3, vec![instance(0.0); 2])], ..Default::default() };
+        assert!(rejected(&past, 4).contains("3..5"));
+        let wrap = IsmUpdate { instance_count: 4, ranges: vec![(u32::MAX, vec![instance(0.0)])], ..Default::default() };
+        rejected(&wrap, 4);
+        let nan = IsmUpdate { instance_count: 4, ranges: vec![(1, vec![instance(f32::NAN)])], ..Default::default() };
+        assert!(rejected(&nan, 4).contains("non-finite"));
+        let bounds = IsmUpdate { instance_count: 4, local_bounds: Some(Bounds { origin: Vec3::NAN, extent: Vec3::ONE, radius: 1.0 }), ..Default::default() };
+        rejected(&bounds, 4);
+
+        // What the component and the render state send passes.
+        let grow = IsmUpdate { instance_count: 14, ranges: vec![(12, vec![instance(1.0); 2]), (3, vec![instance(2.0); 9])], ..Default::default() };
+        grow.validate(10).unwrap();
+        let shrink = IsmUpdate { instance_count: 2, ..Default::default() };
+        shrink.validate(10).unwrap();
+        let edit = IsmUpdate { instance_count: 10, ranges: vec![(9, vec![instance(3.0)])], ..Default::default() };
+        edit.validate(10).unwrap();
     }
 
     #[test]

@@ -41,6 +41,8 @@ pub struct IsmStatsSnapshot {
     pub tree_cull: Option<TreeCullStats>,
     /// HISM: the store generation of the proxy's tree (`None`: no tree yet).
     pub tree_generation: Option<u64>,
+    /// Dynamic updates the proxy rejected whole ([`crate::IsmUpdate::validate`]).
+    pub rejected_updates: u64,
 }
 
 impl IsmStatsSnapshot {

@@ -320,3 +320,46 @@ fn set_transform_moves_the_instances_and_reculls_them_without_re_sending_them() 
     assert!(state.set_transform(&mut rt, Affine3A::from_scale(Vec3::ZERO)).is_err(), "a singular transform is rejected");
     assert_clean(&mut rt);
 }
+
+/// `IsmUpdate`'s fields are public: an update with `instance_count:
+/// u32::MAX` used to make the proxy allocate ~340 GB and abort the process.
+/// The proxy now validates dynamic data first: the update is rejected whole
+/// (counted in the stats, returned to the renderer as the frame's error),
+/// the proxy keeps its instances and buffer, and later frames draw as
+/// before.
+#[test]
+fn a_dynamic_update_that_does_not_fit_is_rejected_and_changes_nothing() {
+    let mut rt = render_thread();
+    let white = rt.create_material(Material::colored(Vec4::ONE)).unwrap();
+    rt.add_light(Light::Directional(DirectionalLight { direction: Vec3::new(0.3, 0.2, -1.0), color: Vec3::ONE, intensity: 2.0, cast_shadows: false }))
+        .unwrap();
+    let mesh = cube_mesh(None);
+    let mut store = store_for(&mesh, &grid(100, 1.5, 0.6, Vec3::ZERO));
+    let state = IsmRenderState::add(&mut rt, &mut store, mesh, vec![white], Affine3A::IDENTITY, CullDistances::NONE).unwrap();
+    let view = SceneView::perspective(Vec3::new(0.0, -0.01, 30.0), Vec3::ZERO, Vec3::Y, 1.2, 0.1, 500.0, Rect::from_size(W, H)).unwrap();
+    let (_, before) = frame(&mut rt, &family(view.clone()));
+    let held = |rt: &mut RenderThread| with_proxy(rt, state.id(), |p, _| (p.instance_count(), p.instance_buffer()));
+    let held_before = held(&mut rt);
+    assert_eq!(held_before.0, 100);
+
+    for bad in [
+        IsmUpdate { instance_count: u32::MAX, ..Default::default() },
+        IsmUpdate { instance_count: u32::MAX - 1, ..Default::default() },
+        IsmUpdate { instance_count: 100, ranges: vec![(99, vec![InstanceStreamData::default(); 2])], ..Default::default() },
+    ] {
+        rt.update_dynamic_data(state.id(), Box::new(bad)).unwrap();
+        rt.render_frame(FrameRequest { family: family(view.clone()), read_back: true, execute: true }).unwrap();
+        rt.flush().unwrap();
+        if let Err(e) = rt.last_stats() {
+            assert!(e.to_string().contains("invalid instanced mesh update"), "{e}");
+        }
+        assert_eq!(held(&mut rt), held_before, "the proxy kept its instances and buffer");
+    }
+    let stats = state.stats().snapshot();
+    assert_eq!(stats.rejected_updates, 3);
+    assert_eq!(stats.instances, 100);
+
+    let (_, after) = frame(&mut rt, &family(view));
+    assert!(after.rgba8 == before.rgba8, "later frames draw as before");
+    assert_clean(&mut rt);
+}
