@@ -224,9 +224,9 @@ fn frame_instances() -> u32 {
 
 /// `1M`, `200k`, `1500`: an instance count for row names.
 fn count_label(n: u32) -> String {
-    if n % 1_000_000 == 0 {
+    if n.is_multiple_of(1_000_000) {
         format!("{}M", n / 1_000_000)
-    } else if n % 1000 == 0 {
+    } else if n.is_multiple_of(1000) {
         format!("{}k", n / 1000)
     } else {
         n.to_string()

@@ -89,7 +89,7 @@ fn main() -> Result<()> {
 
     let mut builder = ClusterTreeBuilder::default();
     builder.request_rebuild(&store, &mesh);
-    builder.wait(&mut store);
+    builder.wait(&mut store)?;
     let t = Instant::now();
     let (hier, stats) = builder.cull(&store, &mesh, &component, &view, distances)?;
     let tree_time = t.elapsed();

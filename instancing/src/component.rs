@@ -157,16 +157,20 @@ impl InstancedStaticMeshComponent {
 
     /// HISM: requests a rebuild if the tree is stale and blocks until it is
     /// installed (loading screens, tests); it goes to the proxy with the next
-    /// end-of-frame update. Does nothing for a plain ISM.
-    pub fn wait_for_cluster_tree(&mut self) {
+    /// end-of-frame update. Does nothing for a plain ISM. Safe to call from
+    /// a rayon worker ([`crate::ClusterTreeBuilder::wait`]). A build that
+    /// panicked is [`InstancingError::TreeBuildFailed`]; the previous tree
+    /// stays.
+    pub fn wait_for_cluster_tree(&mut self) -> Result<()> {
         self.before_edit();
-        let Some(h) = &mut self.hism else { return };
+        let Some(h) = &mut self.hism else { return Ok(()) };
         h.builder.request_rebuild(&self.store, &h.mesh);
         if h.builder.is_building() {
-            h.builder.wait(&mut self.store);
+            h.builder.wait(&mut self.store)?;
             h.pending_tree = true;
             self.dirty = self.dirty | DirtyFlags::DYNAMIC_DATA;
         }
+        Ok(())
     }
 
     /// The game side's CPU cull of this component for `view` with the
@@ -387,9 +391,14 @@ impl Component for InstancedStaticMeshComponent {
     fn tick(&mut self, _dt: f32) -> DirtyFlags {
         self.before_edit();
         let Some(h) = &mut self.hism else { return DirtyFlags::NONE };
-        if h.builder.poll(&mut self.store) {
-            h.pending_tree = true;
-            self.dirty = self.dirty | DirtyFlags::DYNAMIC_DATA;
+        match h.builder.poll(&mut self.store) {
+            Ok(true) => {
+                h.pending_tree = true;
+                self.dirty = self.dirty | DirtyFlags::DYNAMIC_DATA;
+            }
+            Ok(false) => {}
+            // Culling stays exact without a new tree (edits cull flat).
+            Err(e) => log::error!("instanced static mesh component ({}): {e}", self.mesh.name),
         }
         h.builder.request_rebuild(&self.store, &h.mesh);
         DirtyFlags::NONE

@@ -196,14 +196,14 @@ fn background_rebuild_installs_only_the_newest() {
 
     // Meanwhile culls keep working (on whatever tree is current: none yet).
     assert!(builder.current().is_none());
-    builder.wait(&mut s);
+    builder.wait(&mut s).unwrap();
     assert_eq!(builder.current().unwrap().generation(), newest);
     assert!(!builder.is_stale(&s));
 
     // The first build is dropped whenever it arrives.
     let deadline = Instant::now() + Duration::from_secs(20);
     while builder.discarded_builds() == 0 && Instant::now() < deadline {
-        builder.poll(&mut s);
+        builder.poll(&mut s).unwrap();
         std::thread::sleep(Duration::from_millis(5));
     }
     assert_eq!(builder.discarded_builds(), 1);
@@ -219,11 +219,74 @@ fn background_rebuild_installs_only_the_newest() {
         .cull(&s, &mesh, &Affine3A::IDENTITY, &view, CullDistances::NONE)
         .unwrap();
     assert_eq!(visible_set(&flat), visible_set(&hier));
-    builder.wait(&mut s);
+    builder.wait(&mut s).unwrap();
     assert!(!std::sync::Arc::ptr_eq(&old, builder.current().unwrap()));
     let (hier, stats) = builder
         .cull(&s, &mesh, &Affine3A::IDENTITY, &view, CullDistances::NONE)
         .unwrap();
     assert_eq!(stats.stale_instances, 0);
     assert_eq!(visible_set(&flat), visible_set(&hier));
+}
+
+/// `request_rebuild` then `wait` from inside a rayon pool whose every worker
+/// is busy (here: its only one). The build used to be queued on that same
+/// pool and waited for, so nothing could ever run it. Now `wait` takes a
+/// build that has not started back and runs it itself. Run in a thread with
+/// a timeout, so a regression fails instead of hanging.
+#[test]
+fn waiting_for_a_tree_inside_a_saturated_rayon_pool_does_not_deadlock() {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+        let result = pool.install(|| {
+            let mesh = cube_mesh();
+            let mut s = store_with(&scattered(5_000, 500.0, 3));
+            let mut builder = ClusterTreeBuilder::default();
+            let mut generations = Vec::new();
+            for round in 0..3 {
+                assert!(builder.request_rebuild(&s, &mesh));
+                builder.wait(&mut s).unwrap();
+                generations.push((builder.current().unwrap().generation(), s.generation()));
+                s.add_instance(translate(round as f32, 0.0, 0.0)).unwrap();
+            }
+            generations
+        });
+        let _ = tx.send(result);
+    });
+    let generations = rx
+        .recv_timeout(Duration::from_secs(120))
+        .expect("waiting for a tree inside a busy rayon pool deadlocked");
+    for (tree, store) in generations {
+        assert_eq!(tree, store, "the installed tree is the one waited for");
+    }
+}
+
+/// Every worker of a pool waits at once (components ticked in parallel,
+/// each blocking for its own tree).
+#[test]
+fn every_worker_of_a_pool_waiting_for_trees_at_once_does_not_deadlock() {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        use rayon::prelude::*;
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+        let built = pool.install(|| {
+            (0..8u64)
+                .into_par_iter()
+                .map(|i| {
+                    let mesh = cube_mesh();
+                    let mut s = store_with(&scattered(2_000, 300.0, i));
+                    let mut builder = ClusterTreeBuilder::default();
+                    builder.request_rebuild(&s, &mesh);
+                    builder.wait(&mut s).unwrap();
+                    builder.current().is_some_and(|t| t.generation() == s.generation())
+                })
+                .filter(|&ok| ok)
+                .count()
+        });
+        let _ = tx.send(built);
+    });
+    let built = rx
+        .recv_timeout(Duration::from_secs(120))
+        .expect("workers waiting for trees deadlocked the pool");
+    assert_eq!(built, 8);
 }

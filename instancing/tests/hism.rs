@@ -105,7 +105,7 @@ fn hism_draws_like_the_gpu_culled_ism_and_its_cluster_cull_agrees_with_gpu_culli
     let (hism, ism) = (ids[0], ids[1]);
     // The first tick starts the background build; wait for it here.
     w.tick(0.0);
-    w.with_component_mut(hism, |c: &mut InstancedStaticMeshComponent| c.wait_for_cluster_tree()).unwrap();
+    w.with_component_mut(hism, |c: &mut InstancedStaticMeshComponent| c.wait_for_cluster_tree()).unwrap().unwrap();
     let tree = w.component::<InstancedStaticMeshComponent>(hism).unwrap().cluster_tree().expect("a tree").clone();
     let lod0_vertices = two_lod_cube().render_data().lods()[0].vertices.len() as u32;
     assert_eq!(tree.leaf_size(), ClusterTreeSettings::default().instances_per_leaf(lod0_vertices), "leaf size from the mesh's vertex count");
@@ -158,7 +158,7 @@ fn hism_edits_rebuild_the_tree_in_the_background_and_culling_stays_exact_meanwhi
     let (_, id) = w.spawn_actor("hism", Box::new(c), placement()).unwrap();
     w.set_material(id, 0, white).unwrap();
     w.tick(0.0);
-    w.with_component_mut(id, |c: &mut InstancedStaticMeshComponent| c.wait_for_cluster_tree()).unwrap();
+    w.with_component_mut(id, |c: &mut InstancedStaticMeshComponent| c.wait_for_cluster_tree()).unwrap().unwrap();
     w.send_all_end_of_frame_updates().unwrap();
     frame(&mut w);
     let first = stats(&mut w, id);
@@ -204,7 +204,7 @@ fn hism_edits_rebuild_the_tree_in_the_background_and_culling_stays_exact_meanwhi
     assert!(game_tree.stale_instances > 0);
 
     // The rebuild lands: a newer tree, nothing stale, the same result.
-    w.with_component_mut(id, |c: &mut InstancedStaticMeshComponent| c.wait_for_cluster_tree()).unwrap();
+    w.with_component_mut(id, |c: &mut InstancedStaticMeshComponent| c.wait_for_cluster_tree()).unwrap().unwrap();
     let eof = w.send_all_end_of_frame_updates().unwrap();
     assert_eq!((eof.proxies_created, eof.dynamic_data_sent), (0, 1), "{eof:?}");
     frame(&mut w);

@@ -322,7 +322,7 @@ proptest! {
                     Ok(())
                 }
                 CompOp::WaitTree => {
-                    c.wait_for_cluster_tree();
+                    prop_assert!(c.wait_for_cluster_tree().is_ok());
                     if hierarchical {
                         prop_assert!(!c.is_building_tree());
                         prop_assert_eq!(c.cluster_tree().map(|t| t.generation()), Some(c.store().generation()));
