@@ -49,8 +49,37 @@ pub struct RayonExecutor;
 
 impl CookExecutor for RayonExecutor {
     fn execute(&self, job: CookJob) {
-        rayon::spawn(move || job.run());
+        rayon::spawn(move || {
+            // A panic escaping a rayon job aborts the process. `cook` already
+            // turns a panicking cook into a failed result; this catches
+            // anything else, and the job's dropped reply reports it aborted.
+            let generation = job.generation();
+            if let Err(message) = catch_panic(move || job.run()) {
+                log::error!("cook job of generation {generation} panicked: {message}");
+            }
+        });
     }
+}
+
+/// Runs `f`, turning a panic into its message. Everything a cook job runs
+/// on a worker goes through this: a panic escaping a `rayon::spawn` job
+/// aborts the whole process.
+fn catch_panic<T>(f: impl FnOnce() -> T) -> Result<T, String> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).map_err(|payload| {
+        payload
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_owned())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "a panic with a non-string payload".to_owned())
+    })
+}
+
+/// Runs a cook, turning a panic inside it into
+/// [`CollisionError::CookPanicked`] (a failed cook the owner sees).
+fn cook_catching(
+    cook: impl FnOnce() -> Result<CookedCollision, CollisionError>,
+) -> Result<CookedCollision, CollisionError> {
+    catch_panic(cook).unwrap_or_else(|message| Err(CollisionError::CookPanicked(message)))
 }
 
 /// Runs each job immediately on the requesting thread; the result is ready at
@@ -189,6 +218,15 @@ impl CookJob {
     /// already aborted. Deliver the result with [`CookedJob::deliver`] (or
     /// drop it, which reports the job as aborted).
     pub fn cook(self) -> CookedJob {
+        self.cook_with(CookInput::cook)
+    }
+
+    /// [`cook`](Self::cook) with `cook` doing the cooking (tests inject
+    /// a panicking one).
+    fn cook_with(
+        self,
+        cook: impl FnOnce(CookInput) -> Result<CookedCollision, CollisionError>,
+    ) -> CookedJob {
         let result = if self.reply.is_stale() {
             log::trace!(
                 "cook generation {} aborted before starting",
@@ -197,7 +235,9 @@ impl CookJob {
             None
         } else {
             // Wrapped on the worker, so the game thread only moves a pointer.
-            Some(self.input.cook().map(Arc::new))
+            // A panic while cooking becomes a failed cook, not an abort.
+            let input = self.input;
+            Some(cook_catching(|| cook(input)).map(Arc::new))
         };
         CookedJob {
             result,
@@ -432,6 +472,41 @@ mod tests {
         assert!(
             matches!(cooker.poll(), Some(CookEvent::Finished { generation, .. }) if generation == new)
         );
+        assert_eq!(cooker.in_flight(), 0);
+    }
+
+    #[test]
+    fn a_panicking_cook_is_a_failed_cook_not_an_abort() {
+        let result = cook_catching(|| panic!("injected cook failure {}", 7));
+        assert_eq!(
+            result.err(),
+            Some(CollisionError::CookPanicked(
+                "injected cook failure 7".into()
+            ))
+        );
+        let result = cook_catching(|| std::panic::panic_any(3u8));
+        assert!(matches!(result, Err(CollisionError::CookPanicked(_))));
+        assert!(cook_catching(|| input().cook()).is_ok());
+
+        // Through a job: the owner's poll sees a failed cook.
+        let executor = Arc::new(ManualExecutor::new());
+        let mut cooker = AsyncCooker::with_executor(executor.clone());
+        let generation = cooker.request(input());
+        let job = executor.take(generation).unwrap();
+        job.cook_with(|_| panic!("injected cook failure")).deliver();
+        match cooker.poll() {
+            Some(CookEvent::Failed {
+                generation: g,
+                error,
+            }) => {
+                assert_eq!(g, generation);
+                assert_eq!(
+                    error,
+                    CollisionError::CookPanicked("injected cook failure".into())
+                );
+            }
+            other => panic!("expected a failed cook, got {other:?}"),
+        }
         assert_eq!(cooker.in_flight(), 0);
     }
 

@@ -85,6 +85,11 @@ pub enum CollisionError {
     /// The triangle mesh could not be built (reported by the BVH builder).
     #[error("triangle mesh could not be built: {0}")]
     TriMeshBuild(String),
+    /// Cooking panicked (a bug in a cooking library, not in the input the
+    /// checks above judge); caught on the worker, the previous collision
+    /// stays.
+    #[error("cooking panicked: {0}")]
+    CookPanicked(String),
     /// A ray origin or direction is NaN or infinite.
     #[error("ray origin {origin} or direction {direction} is not finite")]
     NonFiniteRay {
