@@ -4,7 +4,14 @@
 //!
 //! The arrays cover every attribute (tangents and all four UV channels
 //! included), coordinates past [`procmesh::MAX_COORDINATE`], and both the
-//! plain and the `_linear_color` calls; the component test adds what only
+//! plain and the `_linear_color` calls. Besides small sections they include
+//! large ones (thousands of vertices, sizes on the check passes' 4096-element
+//! block edges, up to two blocks of triangles) with one flaw at a random
+//! place: an index equal to the vertex count, `u32::MAX`, a NaN, a
+//! coordinate past the cap. Section indices reach `MAX_SECTION_INDEX` and
+//! just past it. Every create's verdict is also checked against rules worked
+//! out in the test (an out-of-range index or section must be rejected, a
+//! clean section accepted), so a check that let one through would fail; the component test adds what only
 //! the component has (draw path, shadows, mirrored transforms, proxies and
 //! dynamic data built mid-sequence).
 
@@ -17,7 +24,7 @@ use engine_core::{
 use glam::{Mat4, Vec2, Vec3};
 use procmesh::{
     LinearColor, MaterialRef, ProcMeshData, ProcMeshError, ProcMeshTangent,
-    ProceduralMeshComponent, SectionData, VertexAttributes,
+    ProceduralMeshComponent, SectionData, VertexAttributes, MAX_COORDINATE, MAX_SECTION_INDEX,
 };
 use proptest::prelude::*;
 
@@ -117,6 +124,176 @@ fn arrays() -> impl Strategy<Value = Arrays> {
         )
 }
 
+/// What a large section gets wrong, if anything. The checks run in blocks
+/// of 4096 elements, so the bad element's place matters as much as its kind.
+#[derive(Debug, Clone, Copy)]
+enum Flaw {
+    None,
+    /// A triangle index equal to the vertex count (one past the last).
+    IndexAtCount,
+    /// The largest index a `u32` holds.
+    IndexMax,
+    /// The last vertex as an index (valid).
+    IndexLast,
+    /// A triangle list whose length is not a multiple of 3.
+    Ragged,
+    NanPosition,
+    /// A coordinate just past `MAX_COORDINATE`.
+    FarPosition,
+    NanNormal,
+    InfiniteUv,
+    /// One array one element short.
+    ShortColors,
+}
+
+fn flaw() -> impl Strategy<Value = Flaw> {
+    prop_oneof![
+        4 => Just(Flaw::None),
+        2 => Just(Flaw::IndexAtCount),
+        2 => Just(Flaw::IndexMax),
+        1 => Just(Flaw::IndexLast),
+        1 => Just(Flaw::Ragged),
+        1 => Just(Flaw::NanPosition),
+        1 => Just(Flaw::FarPosition),
+        1 => Just(Flaw::NanNormal),
+        1 => Just(Flaw::InfiniteUv),
+        1 => Just(Flaw::ShortColors),
+    ]
+}
+
+/// A large section (thousands of vertices, sizes on and around the check
+/// passes' block edges, up to two blocks of triangles), computed rather
+/// than drawn value by value, with at most one flaw at a random place.
+fn large_arrays() -> impl Strategy<Value = Arrays> {
+    (
+        prop_oneof![
+            Just(4095usize),
+            Just(4096),
+            Just(4097),
+            Just(3 * 4096 + 1),
+            1000usize..9000
+        ],
+        prop_oneof![
+            Just(0usize),
+            Just(4096),
+            Just(4097),
+            Just(8193),
+            1usize..9000
+        ],
+        flaw(),
+        any::<prop::sample::Index>(),
+        any::<bool>(),
+    )
+        .prop_map(|(n, triangle_count, flaw, at, linear_call)| {
+            let positions: Vec<Vec3> = (0..n)
+                .map(|i| Vec3::new((i % 101) as f32, (i / 101) as f32, (i as f32 * 0.37).sin()))
+                .collect();
+            let mut triangles: Vec<u32> = (0..triangle_count * 3)
+                .map(|k| ((k * 7919) % n) as u32)
+                .collect();
+            let mut a = Arrays {
+                normals: vec![Vec3::Z; n],
+                tangents: vec![ProcMeshTangent::new(Vec3::X, false); n],
+                uvs: [
+                    positions.iter().map(|p| Vec2::new(p.x, p.y)).collect(),
+                    Vec::new(),
+                    Vec::new(),
+                    vec![Vec2::ONE; n],
+                ],
+                colors: vec![[255, 128, 0, 255]; n],
+                linear: Vec::new(),
+                linear_call,
+                positions,
+                triangles: Vec::new(),
+            };
+            match flaw {
+                Flaw::None => {}
+                Flaw::IndexAtCount | Flaw::IndexMax | Flaw::IndexLast => {
+                    if triangles.is_empty() {
+                        triangles.extend([0, 0, 0]);
+                    }
+                    let value = match flaw {
+                        Flaw::IndexAtCount => n as u32,
+                        Flaw::IndexMax => u32::MAX,
+                        _ => n as u32 - 1,
+                    };
+                    let k = at.index(triangles.len());
+                    triangles[k] = value;
+                }
+                Flaw::Ragged => triangles.push(0),
+                Flaw::NanPosition => a.positions[at.index(n)].y = f32::NAN,
+                Flaw::FarPosition => a.positions[at.index(n)].z = -MAX_COORDINATE * 1.01,
+                Flaw::NanNormal => a.normals[at.index(n)].x = f32::NAN,
+                Flaw::InfiniteUv => a.uvs[3][at.index(n)].y = f32::INFINITY,
+                Flaw::ShortColors => {
+                    a.colors.pop();
+                }
+            }
+            if linear_call {
+                // The colours as linear ones, through the `_linear_color` calls.
+                a.linear = vec![LinearColor::new(1.0, 0.5, 0.0, 1.0); a.colors.len()];
+            }
+            a.triangles = triangles;
+            a
+        })
+}
+
+/// Section indices: a few small ones, and the cap and just past it.
+fn section_index() -> impl Strategy<Value = usize> + Clone {
+    prop_oneof![
+        18 => 0usize..4,
+        1 => Just(MAX_SECTION_INDEX),
+        1 => prop_oneof![Just(MAX_SECTION_INDEX + 1), Just(usize::MAX)],
+    ]
+}
+
+/// Small arrays mostly, large ones sometimes. Boxed: the nested strategy
+/// types otherwise make value trees large enough to overflow a test
+/// thread's stack in debug builds.
+fn any_arrays() -> BoxedStrategy<Arrays> {
+    prop_oneof![8 => arrays(), 1 => large_arrays()].boxed()
+}
+
+/// What a create must come to, worked out independently of the crate:
+/// `Some(true)` must be rejected (section past the cap, an index at or past
+/// the vertex count, a ragged triangle list), `Some(false)` must be
+/// accepted (everything in range, nothing to cook), `None` when the test
+/// does not judge it.
+fn expected_create_rejection(index: usize, a: &Arrays, recooks: bool) -> Option<bool> {
+    let n = a.positions.len();
+    if index > MAX_SECTION_INDEX
+        || a.triangles.len() % 3 != 0
+        || a.triangles.iter().any(|&t| t as usize >= n)
+    {
+        return Some(true);
+    }
+    let linear_used = a.linear_call || !a.linear.is_empty();
+    let lengths_ok = [
+        a.normals.len(),
+        a.tangents.len(),
+        a.uvs[0].len(),
+        a.uvs[1].len(),
+        a.uvs[2].len(),
+        a.uvs[3].len(),
+        if linear_used {
+            a.linear.len()
+        } else {
+            a.colors.len()
+        },
+    ]
+    .iter()
+    .all(|&len| len == 0 || len == n);
+    let finite = a
+        .positions
+        .iter()
+        .all(|p| p.is_finite() && p.abs().max_element() <= MAX_COORDINATE)
+        && a.normals.iter().all(|v| v.is_finite())
+        && a.tangents.iter().all(|t| t.tangent_x.is_finite())
+        && a.uvs.iter().flatten().all(|uv| uv.is_finite())
+        && (!linear_used || a.linear.iter().all(LinearColor::is_finite));
+    (lengths_ok && finite && !recooks).then_some(false)
+}
+
 #[derive(Debug, Clone)]
 enum Op {
     Create(usize, Arrays, bool),
@@ -137,10 +314,10 @@ enum Op {
 }
 
 fn op() -> impl Strategy<Value = Op> {
-    let index = prop_oneof![9 => 0usize..4, 1 => Just(usize::MAX)];
+    let index = section_index();
     prop_oneof![
-        4 => (index.clone(), arrays(), any::<bool>()).prop_map(|(i, a, c)| Op::Create(i, a, c)),
-        4 => (index.clone(), arrays()).prop_map(|(i, mut a)| {
+        4 => (index.clone(), any_arrays(), any::<bool>()).prop_map(|(i, a, c)| Op::Create(i, a, c)),
+        4 => (index.clone(), any_arrays()).prop_map(|(i, mut a)| {
             // Usually no triangles: an update that gives them is rejected.
             if a.triangles.len() % 2 == 0 {
                 a.triangles.clear();
@@ -181,8 +358,33 @@ fn attributes(bits: u8) -> VertexAttributes {
     })
 }
 
-/// Applies `op`; returns whether it was rejected.
+/// Applies `op`; returns whether it was rejected. Panics where a create's
+/// verdict differs from [`expected_create_rejection`].
 fn apply(mesh: &mut ProcMeshData, executor: &ManualExecutor, op: &Op) -> bool {
+    if let Op::Create(i, a, collide) = op {
+        // Replacing a section that has collision triangles re-cooks, which
+        // the expectation does not model.
+        let recooks = *collide
+            || mesh
+                .section(*i)
+                .is_some_and(|s| s.enable_collision() && !s.triangles().is_empty());
+        let rejected = apply_unchecked(mesh, executor, op);
+        if let Some(expected) = expected_create_rejection(*i, a, recooks) {
+            assert_eq!(
+                rejected,
+                expected,
+                "create of section {i} with {} vertices, {} indices (max {:?}): rejected {rejected}, expected {expected}",
+                a.positions.len(),
+                a.triangles.len(),
+                a.triangles.iter().max()
+            );
+        }
+        return rejected;
+    }
+    apply_unchecked(mesh, executor, op)
+}
+
+fn apply_unchecked(mesh: &mut ProcMeshData, executor: &ManualExecutor, op: &Op) -> bool {
     let result = match op {
         Op::Create(i, a, collide) if a.linear_call => {
             mesh.create_mesh_section_linear_color(*i, a.data(), &a.linear, *collide)
