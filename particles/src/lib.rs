@@ -103,7 +103,10 @@
 //!   in closed form, and particles spawned mid-frame are advanced by exactly
 //!   the rest of the frame, so paths do not depend on frame rate.
 //! * **Capacity.** An emitter never holds more than its `max_particles`; live
-//!   particles always have relative time in `[0, 1)`.
+//!   particles always have relative time in `[0, 1)`. A tick's spawning
+//!   work is bounded by the emitter's free room, whatever its rate, bursts,
+//!   lifetimes or `dt` (assets are capped: [`MAX_SPAWN_RATE`],
+//!   [`MAX_BURSTS`], [`MIN_LIFETIME`], [`MAX_ASSET_BYTES`]).
 //! * **Named errors.** A malformed or invalid asset is rejected with an
 //!   error naming the field (`emitters[1].modules[2].lifetime.uniform.min`),
 //!   and a rejected call changes nothing.
