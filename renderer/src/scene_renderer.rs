@@ -290,7 +290,7 @@ impl SceneRenderer {
                     cmd.execute_secondaries(secs)?;
                 }
             }
-            cmd.end_rendering();
+            cmd.end_rendering()?;
             cmd.texture_barrier(shadow_texture, TextureState::DepthAttachment, TextureState::ShaderRead)?;
             shadow.initialized = true;
         }
@@ -311,7 +311,7 @@ impl SceneRenderer {
                 cmd.execute_secondaries(secs)?;
             }
         }
-        cmd.end_rendering();
+        cmd.end_rendering()?;
         let t_record = Instant::now();
 
         // 6. Submit, wait, read back.

@@ -112,8 +112,8 @@ fn record_draws(
     view_group: BindGroup,
     lighting: Option<BindGroup>,
 ) -> Result<()> {
-    cmd.set_viewport(view.viewport);
-    cmd.set_scissor(view.viewport);
+    cmd.set_viewport(view.viewport)?;
+    cmd.set_scissor(view.viewport)?;
     let mut last_pipeline = None;
     let mut last_streams = None;
     let mut last_index = None;
@@ -157,9 +157,9 @@ fn record_draws(
             (c.instance_count, 0)
         };
         if c.index_buffer.is_some() {
-            cmd.draw_indexed(c.count, instances, c.first_index, c.base_vertex, first_instance);
+            cmd.draw_indexed(c.count, instances, c.first_index, c.base_vertex, first_instance)?;
         } else {
-            cmd.draw(c.count, instances, c.base_vertex.max(0) as u32, first_instance);
+            cmd.draw(c.count, instances, c.base_vertex.max(0) as u32, first_instance)?;
         }
     }
     Ok(())

@@ -30,7 +30,7 @@ fn record_draws(cmd: &mut CommandList<'_>, grid: &QuadGrid, first: u32, count: u
         let push = [(i as f32 * 1e-5).to_bits(), 0x3c23d70a, 0, 0];
         let bytes: [u8; 16] = bytemuck::cast(push);
         cmd.push_constants(0, &bytes).unwrap();
-        cmd.draw(6, 1, 0, i % grid.instance_count);
+        cmd.draw(6, 1, 0, i % grid.instance_count).unwrap();
     }
 }
 
@@ -49,7 +49,7 @@ fn one_thread(s: &Setup) {
     cmd.texture_barrier(s.color, TextureState::Undefined, TextureState::ColorAttachment).unwrap();
     cmd.begin_rendering(&pass(s), RenderingContents::Inline).unwrap();
     record_draws(cmd, &s.grid, 0, DRAWS);
-    cmd.end_rendering();
+    cmd.end_rendering().unwrap();
     assert_eq!(cmd.draw_count(), DRAWS + 1);
 }
 
@@ -72,7 +72,7 @@ fn two_threads(s: &Setup) {
     cmd.texture_barrier(s.color, TextureState::Undefined, TextureState::ColorAttachment).unwrap();
     cmd.begin_rendering(&pass(s), RenderingContents::Secondary).unwrap();
     cmd.execute_secondaries(&[a, b]).unwrap();
-    cmd.end_rendering();
+    cmd.end_rendering().unwrap();
     assert_eq!(cmd.draw_count(), DRAWS + 2);
 }
 
@@ -89,7 +89,7 @@ fn one_secondary(s: &Setup) {
     cmd.texture_barrier(s.color, TextureState::Undefined, TextureState::ColorAttachment).unwrap();
     cmd.begin_rendering(&pass(s), RenderingContents::Secondary).unwrap();
     cmd.execute_secondaries(&[a]).unwrap();
-    cmd.end_rendering();
+    cmd.end_rendering().unwrap();
 }
 
 fn median_ms(s: &Setup, f: fn(&Setup), runs: usize) -> f64 {

@@ -27,7 +27,7 @@ fn main() -> Result<()> {
         RenderingContents::Secondary,
     )?;
     cmd.execute_secondaries(&[a?.0, b?.0])?;
-    cmd.end_rendering();
+    cmd.end_rendering().unwrap();
     frame.submit()?;
     let image = device.read_texture(color, TextureState::ColorAttachment)?;
     println!("pixel (8, 8) = {:?}, pixel (248, 136) = {:?}", image.pixel(8, 8), image.pixel(248, 136));

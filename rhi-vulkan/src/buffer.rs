@@ -159,6 +159,14 @@ impl Device {
             .ok_or_else(|| RhiError::InvalidHandle(format!("{buffer:?}")))
     }
 
+    /// The raw buffer and its description, under one lock.
+    pub(crate) fn raw_buffer_desc(&self, buffer: BufferHandle) -> Result<(vk::Buffer, BufferDesc)> {
+        read(&self.resources.buffers)
+            .get(buffer)
+            .map(|b| (b.raw, b.desc.clone()))
+            .ok_or_else(|| RhiError::InvalidHandle(format!("{buffer:?}")))
+    }
+
     fn check_range(&self, buffer: BufferHandle, offset: u64, len: u64) -> Result<BufferDesc> {
         let desc = self.buffer_desc(buffer)?;
         if offset.checked_add(len).is_none_or(|end| end > desc.size) {
@@ -203,6 +211,9 @@ impl Device {
             data,
         )?;
         let result = self.immediate(|cmd| {
+            // Earlier submissions may still read the buffer: order those
+            // reads before this write (a write-after-read hazard otherwise).
+            cmd.buffer_barrier(buffer, BufferState::ShaderRead, BufferState::TransferDst)?;
             cmd.copy_buffer(staging, 0, buffer, offset, data.len() as u64)?;
             cmd.buffer_barrier(buffer, BufferState::TransferDst, BufferState::ShaderRead)
         });

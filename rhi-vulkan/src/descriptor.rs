@@ -15,7 +15,7 @@ use crate::error::{vk_err, Result, RhiError};
 use crate::frame::Frame;
 use crate::pipeline::PipelineHandle;
 use crate::shader::BindingType;
-use crate::types::ShaderStages;
+use crate::types::{BufferUsage, ShaderStages, TextureUsage};
 use crate::{BufferHandle, SamplerHandle, TextureHandle};
 use ash::vk;
 use std::collections::HashMap;
@@ -117,6 +117,12 @@ impl LayoutCache {
         Ok((layout, set_layouts))
     }
 
+    /// Set layouts plus pipeline layouts held.
+    pub fn len(&self) -> usize {
+        self.sets.lock().unwrap_or_else(|p| p.into_inner()).len()
+            + self.pipelines.lock().unwrap_or_else(|p| p.into_inner()).len()
+    }
+
     pub fn destroy(&self, device: &ash::Device) {
         for (_, l) in self.pipelines.lock().unwrap_or_else(|p| p.into_inner()).drain() {
             // SAFETY: shutdown; no pipeline uses the layout any more.
@@ -131,6 +137,22 @@ impl LayoutCache {
 
 const SETS_PER_POOL: u32 = 256;
 
+/// Descriptors of each type one pool holds.
+const POOL_SIZES: [(vk::DescriptorType, u32); 5] = [
+    (vk::DescriptorType::UNIFORM_BUFFER, SETS_PER_POOL * 2),
+    (vk::DescriptorType::STORAGE_BUFFER, SETS_PER_POOL * 4),
+    (vk::DescriptorType::SAMPLED_IMAGE, SETS_PER_POOL * 2),
+    (vk::DescriptorType::SAMPLER, SETS_PER_POOL * 2),
+    (vk::DescriptorType::STORAGE_IMAGE, SETS_PER_POOL / 4),
+];
+
+/// Whether one set of `desc` fits an empty pool.
+fn fits_pool(desc: &BindGroupLayoutDesc) -> bool {
+    POOL_SIZES.iter().all(|(ty, n)| {
+        desc.entries.iter().filter(|e| descriptor_type(e.ty) == *ty).count() <= *n as usize
+    })
+}
+
 /// The descriptor pools of one frame slot; reset when the slot is reused.
 #[derive(Default)]
 pub(crate) struct DescriptorArena {
@@ -140,21 +162,23 @@ pub(crate) struct DescriptorArena {
 
 impl DescriptorArena {
     fn new_pool(device: &ash::Device) -> Result<vk::DescriptorPool> {
-        let sizes = [
-            vk::DescriptorPoolSize { ty: vk::DescriptorType::UNIFORM_BUFFER, descriptor_count: SETS_PER_POOL * 2 },
-            vk::DescriptorPoolSize { ty: vk::DescriptorType::STORAGE_BUFFER, descriptor_count: SETS_PER_POOL * 4 },
-            vk::DescriptorPoolSize { ty: vk::DescriptorType::SAMPLED_IMAGE, descriptor_count: SETS_PER_POOL * 2 },
-            vk::DescriptorPoolSize { ty: vk::DescriptorType::SAMPLER, descriptor_count: SETS_PER_POOL * 2 },
-            vk::DescriptorPoolSize { ty: vk::DescriptorType::STORAGE_IMAGE, descriptor_count: SETS_PER_POOL / 4 },
-        ];
+        let sizes = POOL_SIZES.map(|(ty, descriptor_count)| vk::DescriptorPoolSize { ty, descriptor_count });
         let info = vk::DescriptorPoolCreateInfo::default().max_sets(SETS_PER_POOL).pool_sizes(&sizes);
         // SAFETY: valid device and create info.
         unsafe { device.create_descriptor_pool(&info, None) }.map_err(vk_err("vkCreateDescriptorPool"))
     }
 
+    pub fn pools(&self) -> usize {
+        self.pools.len()
+    }
+
+    /// Allocates from the current pool, moving on to the next (made when
+    /// missing) when it is full. A set that does not fit even a fresh pool is
+    /// an error, not a pool made per attempt.
     pub fn allocate(&mut self, device: &ash::Device, layout: vk::DescriptorSetLayout) -> Result<vk::DescriptorSet> {
         loop {
-            if self.current == self.pools.len() {
+            let fresh = self.current == self.pools.len();
+            if fresh {
                 self.pools.push(Self::new_pool(device)?);
             }
             let layouts = [layout];
@@ -164,6 +188,11 @@ impl DescriptorArena {
             // SAFETY: the pool is used only under the arena's lock.
             match unsafe { device.allocate_descriptor_sets(&info) } {
                 Ok(sets) => return Ok(sets[0]),
+                Err(vk::Result::ERROR_OUT_OF_POOL_MEMORY | vk::Result::ERROR_FRAGMENTED_POOL) if fresh => {
+                    return Err(RhiError::Unsupported(format!(
+                        "a bind group layout needs more descriptors than a pool of {SETS_PER_POOL} sets holds"
+                    )));
+                }
                 Err(vk::Result::ERROR_OUT_OF_POOL_MEMORY | vk::Result::ERROR_FRAGMENTED_POOL) => {
                     self.current += 1;
                 }
@@ -208,12 +237,17 @@ pub enum BindingResource {
 pub struct BindGroup {
     pub(crate) raw: vk::DescriptorSet,
     pub(crate) frame: u64,
+    pub(crate) device: u64,
+    /// The set layout it was allocated with: it binds only where that is the layout.
+    pub(crate) layout: vk::DescriptorSetLayout,
 }
 
 impl<'d> Frame<'d> {
     /// Allocates and writes a bind group for `group` of `pipeline`'s layout.
     /// `entries` must name every binding of the group exactly once, with a
-    /// resource of the reflected kind.
+    /// resource of the reflected kind that has the usage that kind needs
+    /// (`UNIFORM` / `STORAGE` buffers, `SAMPLED` / `STORAGE` textures), buffer
+    /// offsets aligned to the device's minimum and ranges within its limits.
     pub fn create_bind_group(
         &self,
         pipeline: PipelineHandle,
@@ -229,6 +263,12 @@ impl<'d> Frame<'d> {
                 layout_desc.entries.len()
             )));
         }
+        if !fits_pool(&layout_desc) {
+            return Err(RhiError::Unsupported(format!(
+                "bind group {group} needs more descriptors of one kind than a pool of {SETS_PER_POOL} sets holds"
+            )));
+        }
+        let limits = device.info();
         let mut buffer_infos = Vec::with_capacity(entries.len());
         let mut image_infos = Vec::with_capacity(entries.len());
         // First pass: resolve and check every entry (nothing allocated yet).
@@ -237,29 +277,59 @@ impl<'d> Frame<'d> {
             let buffers = read(&device.resources.buffers);
             let textures = read(&device.resources.textures);
             let samplers = read(&device.resources.samplers);
-            for (binding, resource) in entries {
+            for (i, (binding, resource)) in entries.iter().enumerate() {
                 let Some(entry) = layout_desc.entries.iter().find(|e| e.binding == *binding) else {
                     return Err(RhiError::InvalidDesc(format!("bind group {group} has no binding {binding}")));
                 };
+                if entries[..i].iter().any(|(b, _)| b == binding) {
+                    return Err(RhiError::InvalidDesc(format!("bind group {group} names binding {binding} twice")));
+                }
                 let ty = descriptor_type(entry.ty);
                 let invalid = |what: &str| RhiError::InvalidHandle(format!("binding {binding}: {what}"));
                 let mismatch = || {
                     RhiError::InvalidDesc(format!("binding {binding} expects {:?}, got {resource:?}", entry.ty))
                 };
+                let uniform = ty == vk::DescriptorType::UNIFORM_BUFFER;
+                let (buffer_usage, align, max_range) = if uniform {
+                    (BufferUsage::UNIFORM, limits.min_uniform_buffer_offset_alignment, u64::from(limits.max_uniform_buffer_range))
+                } else {
+                    (BufferUsage::STORAGE, limits.min_storage_buffer_offset_alignment, u64::from(limits.max_storage_buffer_range))
+                };
+                let buffer_range = |b: BufferHandle, offset: u64, size: u64| -> Result<vk::DescriptorBufferInfo> {
+                    let e = buffers.get(b).ok_or_else(|| invalid("buffer"))?;
+                    if !e.desc.usage.contains(buffer_usage) {
+                        return Err(RhiError::InvalidDesc(format!(
+                            "binding {binding}: buffer {:?} lacks {buffer_usage:?} usage",
+                            e.desc.label
+                        )));
+                    }
+                    if size == 0 || offset.checked_add(size).is_none_or(|end| end > e.desc.size) || offset % align != 0 || size > max_range {
+                        return Err(RhiError::InvalidDesc(format!(
+                            "binding {binding}: range {offset}+{size} of {:?} ({} bytes) is empty, outside it, not aligned to {align} or over the {max_range}-byte limit",
+                            e.desc.label, e.desc.size
+                        )));
+                    }
+                    Ok(vk::DescriptorBufferInfo { buffer: e.raw, offset, range: size })
+                };
                 match (*resource, ty) {
                     (BindingResource::Buffer(b), vk::DescriptorType::UNIFORM_BUFFER | vk::DescriptorType::STORAGE_BUFFER) => {
-                        let e = buffers.get(b).ok_or_else(|| invalid("buffer"))?;
-                        buffer_infos.push(vk::DescriptorBufferInfo { buffer: e.raw, offset: 0, range: vk::WHOLE_SIZE });
+                        let size = buffers.get(b).ok_or_else(|| invalid("buffer"))?.desc.size;
+                        buffer_infos.push(buffer_range(b, 0, size)?);
                     }
                     (BindingResource::BufferRange { buffer, offset, size }, vk::DescriptorType::UNIFORM_BUFFER | vk::DescriptorType::STORAGE_BUFFER) => {
-                        let e = buffers.get(buffer).ok_or_else(|| invalid("buffer"))?;
-                        if size == 0 || offset.saturating_add(size) > e.desc.size {
-                            return Err(RhiError::InvalidDesc(format!("binding {binding}: range {offset}+{size} outside buffer of {} bytes", e.desc.size)));
-                        }
-                        buffer_infos.push(vk::DescriptorBufferInfo { buffer: e.raw, offset, range: size });
+                        buffer_infos.push(buffer_range(buffer, offset, size)?);
                     }
                     (BindingResource::Texture(t), vk::DescriptorType::SAMPLED_IMAGE | vk::DescriptorType::STORAGE_IMAGE) => {
                         let e = textures.get(t).ok_or_else(|| invalid("texture"))?;
+                        let storage = ty == vk::DescriptorType::STORAGE_IMAGE;
+                        let usage = if storage { TextureUsage::STORAGE } else { TextureUsage::SAMPLED };
+                        let depth_ok = e.desc.format.is_depth() == (entry.ty == BindingType::DepthTexture);
+                        if !e.desc.usage.contains(usage) || !depth_ok {
+                            return Err(RhiError::InvalidDesc(format!(
+                                "binding {binding}: texture {:?} lacks {usage:?} usage or its format does not suit {:?}",
+                                e.desc.label, entry.ty
+                            )));
+                        }
                         let layout = if ty == vk::DescriptorType::STORAGE_IMAGE {
                             vk::ImageLayout::GENERAL
                         } else {
@@ -269,6 +339,9 @@ impl<'d> Frame<'d> {
                     }
                     (BindingResource::Sampler(s), vk::DescriptorType::SAMPLER) => {
                         let e = samplers.get(s).ok_or_else(|| invalid("sampler"))?;
+                        if e.desc.compare.is_some() != (entry.ty == BindingType::ComparisonSampler) {
+                            return Err(mismatch());
+                        }
                         image_infos.push(vk::DescriptorImageInfo { sampler: e.raw, image_view: vk::ImageView::null(), image_layout: vk::ImageLayout::UNDEFINED });
                     }
                     _ => return Err(mismatch()),
@@ -297,6 +370,6 @@ impl<'d> Frame<'d> {
         // SAFETY: the set was just allocated from this frame's pool and is not
         // in use; every written handle was checked live above.
         unsafe { device.raw.update_descriptor_sets(&writes, &[]) };
-        Ok(BindGroup { raw: set, frame: self.index() })
+        Ok(BindGroup { raw: set, frame: self.index(), device: device.id(), layout: set_layout })
     }
 }

@@ -22,7 +22,7 @@ use ash::vk;
 use gpu_allocator::vulkan::{Allocator, AllocatorCreateDesc};
 use std::ffi::CString;
 use std::mem::ManuallyDrop;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 /// How to create a [`Device`].
@@ -72,6 +72,17 @@ pub struct DeviceInfo {
     pub api_version: (u32, u32, u32),
     pub max_push_constants_size: u32,
     pub max_storage_buffer_range: u32,
+    /// The largest uniform-buffer binding (`maxUniformBufferRange`).
+    pub max_uniform_buffer_range: u32,
+    /// Offsets of uniform / storage buffer bindings are multiples of these.
+    pub min_uniform_buffer_offset_alignment: u64,
+    pub min_storage_buffer_offset_alignment: u64,
+    /// The largest dispatch, in work groups per dimension.
+    pub max_compute_work_group_count: [u32; 3],
+    /// The largest viewport (and scissor) width and height.
+    pub max_viewport_dimensions: [u32; 2],
+    /// The largest 2D texture width or height (`maxImageDimension2D`).
+    pub max_image_dimension_2d: u32,
     /// The largest buffer `create_buffer` accepts (`maxBufferSize`).
     pub max_buffer_size: u64,
     /// The largest single allocation the driver promises (`maxMemoryAllocationSize`).
@@ -90,6 +101,13 @@ pub struct DeviceCounts {
     pub shaders: usize,
     pub pipelines: usize,
     pub pending_deletions: usize,
+    /// Descriptor set and pipeline layouts (cached by value, kept until shutdown).
+    pub layouts: usize,
+    /// Descriptor pools of every frame slot.
+    pub descriptor_pools: usize,
+    /// Command pools: frame slots' primary and recorder pools, and the
+    /// pools kept for `immediate` submissions.
+    pub command_pools: usize,
     /// Live gpu-allocator allocations.
     pub allocations: usize,
     pub pipeline_cache_hits: u64,
@@ -113,10 +131,29 @@ pub(crate) struct Resources {
     pub pipelines: RwLock<Pool<PipelineEntry>>,
 }
 
+/// Command and descriptor pools alive, counted where they are made (they are
+/// kept until shutdown).
+#[derive(Default)]
+pub(crate) struct PoolCounts {
+    pub command: std::sync::atomic::AtomicUsize,
+    pub descriptor: std::sync::atomic::AtomicUsize,
+}
+
+/// Tells devices apart, so objects recorded on one are refused by another.
+static NEXT_DEVICE_ID: AtomicU64 = AtomicU64::new(1);
+
+/// A command pool for `immediate` submissions, with the timeline value its
+/// last submission signals (0: none pending).
+struct ImmediatePool {
+    raw: vk::CommandPool,
+    pending: u64,
+}
+
 /// The Vulkan device and everything created from it.
 pub struct Device {
     // Field order is not drop order: `Drop for Device` destroys explicitly.
     pub(crate) raw: ash::Device,
+    id: u64,
     pub(crate) physical: vk::PhysicalDevice,
     queue: Mutex<vk::Queue>,
     #[cfg_attr(not(feature = "window"), allow(dead_code))]
@@ -130,7 +167,11 @@ pub struct Device {
     pub(crate) frame_open: AtomicBool,
     pub(crate) frames: Vec<Mutex<FrameSlot>>,
     pub(crate) frame_counter: std::sync::atomic::AtomicU64,
-    immediate_pool: Mutex<vk::CommandPool>,
+    /// Idle pools for `immediate`; one is taken per call, so immediates on
+    /// several threads (or nested) never share a pool.
+    immediate_pools: Mutex<Vec<ImmediatePool>>,
+    pub(crate) pool_counts: PoolCounts,
+    destroyed: bool,
     /// The size of the heap behind each memory type, by type index.
     memory_type_heap_sizes: Vec<u64>,
     info: DeviceInfo,
@@ -235,21 +276,13 @@ impl Device {
             .iter()
             .map(|t| memory.memory_heaps[t.heap_index as usize].size)
             .collect();
-        let timeline = Timeline::new(&raw)?;
-        let pool_info = vk::CommandPoolCreateInfo::default()
-            .queue_family_index(queue_family)
-            .flags(vk::CommandPoolCreateFlags::TRANSIENT);
-        // SAFETY: valid device and create info.
-        let immediate_pool = unsafe { raw.create_command_pool(&pool_info, None) }
-            .map_err(vk_err("vkCreateCommandPool"))?;
-        let mut frames = Vec::new();
-        for _ in 0..desc.frames_in_flight {
-            frames.push(Mutex::new(FrameSlot::new(&raw, queue_family)?));
-        }
         log::info!("Vulkan device: {} ({}), validation {}", info.name, info.device_type,
             if instance.counters.enabled() { "on" } else { "off" });
-        Ok(Self {
+        // From here on the device owns everything: if a later step fails,
+        // dropping it destroys what was made (null handles are no-ops).
+        let mut device = Self {
             raw,
+            id: NEXT_DEVICE_ID.fetch_add(1, Ordering::Relaxed),
             physical,
             queue: Mutex::new(queue),
             queue_family,
@@ -263,18 +296,39 @@ impl Device {
             },
             layouts: LayoutCache::default(),
             pipeline_cache: PipelineCache::default(),
-            timeline,
+            timeline: Timeline::null(),
             deletion: Mutex::new(DeletionQueue::default()),
             frame_open: AtomicBool::new(false),
-            frames,
+            frames: Vec::new(),
             frame_counter: Default::default(),
-            immediate_pool: Mutex::new(immediate_pool),
+            immediate_pools: Mutex::new(Vec::new()),
+            pool_counts: PoolCounts::default(),
+            destroyed: false,
             memory_type_heap_sizes,
             info,
             #[cfg(feature = "window")]
             presentable: !desc.surface_extensions.is_empty(),
             instance: ManuallyDrop::new(instance),
-        })
+        };
+        device.timeline = Timeline::new(&device.raw)?;
+        for _ in 0..desc.frames_in_flight {
+            let slot = FrameSlot::new(&device.raw, queue_family)?;
+            device.pool_counts.command.fetch_add(1, Ordering::Relaxed);
+            device.frames.push(Mutex::new(slot));
+        }
+        Ok(device)
+    }
+
+    /// This device's identity (unique in the process).
+    pub(crate) fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// The raw `ash` device, for code that calls Vulkan directly (benchmarks
+    /// measuring the unchecked floor, interop). Using it is `unsafe` in
+    /// `ash`'s terms; objects made through it are the caller's to destroy.
+    pub fn raw_device(&self) -> &ash::Device {
+        &self.raw
     }
 
     pub(crate) fn instance_raw(&self) -> &ash::Instance {
@@ -334,6 +388,10 @@ impl Device {
             shaders: read(&self.resources.shaders).len(),
             pipelines: read(&self.resources.pipelines).len(),
             pending_deletions: lock(&self.deletion).len(),
+            layouts: self.layouts.len(),
+            // Counted as they are made: an open frame holds its slot's lock.
+            descriptor_pools: self.pool_counts.descriptor.load(Ordering::Relaxed),
+            command_pools: self.pool_counts.command.load(Ordering::Relaxed),
             allocations: lock(&self.allocator).generate_report().allocations.len(),
             pipeline_cache_hits: self.pipeline_cache.hits(),
             pipeline_cache_misses: self.pipeline_cache.misses(),
@@ -368,12 +426,22 @@ impl Device {
     }
 
     pub(crate) fn retire(&self, item: Retired) {
-        let open = self.frame_open.load(Ordering::Acquire);
-        lock(&self.deletion).push(item, open, self.timeline.last_submitted());
+        let mut queue = lock(&self.deletion);
+        queue.push(item, self.timeline.last_submitted());
     }
 
-    pub(crate) fn stamp_retired(&self, value: u64) {
-        lock(&self.deletion).stamp(value);
+    /// A command buffer starts recording: resources destroyed until the
+    /// matching [`Self::end_recording`] wait for its submission too. Call it
+    /// before the recording looks up a handle.
+    pub(crate) fn begin_recording(&self) {
+        lock(&self.deletion).begin_recording();
+    }
+
+    /// The recording begun with [`Self::begin_recording`] was submitted or
+    /// discarded.
+    pub(crate) fn end_recording(&self) {
+        let mut queue = lock(&self.deletion);
+        queue.end_recording(self.timeline.last_submitted());
     }
 
     fn destroy_now(&self, item: Retired) {
@@ -430,34 +498,75 @@ impl Device {
     }
 
     /// Records commands with `f`, submits them and waits for the GPU. For
-    /// uploads, readbacks and set-up work outside the frame loop.
+    /// uploads, readbacks and set-up work outside the frame loop. Callable
+    /// from any thread, also from inside another `immediate`: each call
+    /// records into a command pool of its own. A render pass left open by
+    /// `f` is an error and nothing is submitted.
     pub fn immediate<R>(&self, f: impl FnOnce(&mut CommandList<'_>) -> Result<R>) -> Result<R> {
-        let pool = lock(&self.immediate_pool);
+        let recording = Recording::begin(self);
+        let taken = lock(&self.immediate_pools).pop();
+        let mut pool = match taken {
+            Some(p) => p,
+            None => {
+                let info = vk::CommandPoolCreateInfo::default()
+                    .queue_family_index(self.queue_family)
+                    .flags(vk::CommandPoolCreateFlags::TRANSIENT);
+                // SAFETY: valid device and create info.
+                let raw = unsafe { self.raw.create_command_pool(&info, None) }
+                    .map_err(vk_err("vkCreateCommandPool"))?;
+                self.pool_counts.command.fetch_add(1, Ordering::Relaxed);
+                ImmediatePool { raw, pending: 0 }
+            }
+        };
+        let result = self.record_immediate(&mut pool, f);
+        drop(recording);
+        self.give_back_immediate_pool(pool);
+        result
+    }
+
+    fn record_immediate<R>(&self, pool: &mut ImmediatePool, f: impl FnOnce(&mut CommandList<'_>) -> Result<R>) -> Result<R> {
         let alloc = vk::CommandBufferAllocateInfo::default()
-            .command_pool(*pool)
+            .command_pool(pool.raw)
             .level(vk::CommandBufferLevel::PRIMARY)
             .command_buffer_count(1);
-        // SAFETY: the pool is used only under its lock.
+        // SAFETY: this thread alone holds the pool (taken from the free list).
         let cmd = unsafe { self.raw.allocate_command_buffers(&alloc) }
             .map_err(vk_err("vkAllocateCommandBuffers"))?[0];
-        let result = (|| {
-            let begin = vk::CommandBufferBeginInfo::default()
-                .flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT);
-            // SAFETY: freshly allocated command buffer.
-            unsafe { self.raw.begin_command_buffer(cmd, &begin) }
-                .map_err(vk_err("vkBeginCommandBuffer"))?;
-            let mut list = CommandList::new(self, cmd, false, u64::MAX);
-            let r = f(&mut list);
-            // SAFETY: the buffer is in the recording state.
-            unsafe { self.raw.end_command_buffer(cmd) }.map_err(vk_err("vkEndCommandBuffer"))?;
-            let r = r?;
-            let value = self.submit(cmd)?;
-            self.timeline.wait(&self.raw, value)?;
-            Ok(r)
-        })();
-        // SAFETY: the submission (if any) has completed, or never happened.
-        unsafe { self.raw.free_command_buffers(*pool, &[cmd]) };
-        result
+        let begin = vk::CommandBufferBeginInfo::default().flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT);
+        // SAFETY: freshly allocated command buffer.
+        unsafe { self.raw.begin_command_buffer(cmd, &begin) }.map_err(vk_err("vkBeginCommandBuffer"))?;
+        let mut list = CommandList::new(self, cmd, None, u64::MAX);
+        let r = f(&mut list);
+        let open_pass = list.in_pass();
+        // SAFETY: the buffer is in the recording state.
+        unsafe { self.raw.end_command_buffer(cmd) }.map_err(vk_err("vkEndCommandBuffer"))?;
+        let r = r?;
+        if open_pass {
+            return Err(RhiError::InvalidState("immediate commands left a render pass open".into()));
+        }
+        let value = self.submit(cmd)?;
+        // Until the wait succeeds the pool's buffer may be pending on the GPU.
+        pool.pending = pool.pending.max(value);
+        self.timeline.wait(&self.raw, value)?;
+        pool.pending = 0;
+        Ok(r)
+    }
+
+    /// Resets an immediate pool and keeps it for the next call. A pool whose
+    /// submission may still be pending (a failed or timed-out wait) is kept
+    /// without a reset: allocating from it stays valid, and a later call
+    /// resets it once the GPU is past every submission made from it
+    /// (`pending` only grows, as timeline values do).
+    fn give_back_immediate_pool(&self, mut pool: ImmediatePool) {
+        let done = pool.pending == 0 || self.timeline.completed(&self.raw).is_ok_and(|v| v >= pool.pending);
+        if done {
+            // SAFETY: nothing recorded from the pool is pending (checked) and
+            // this thread alone holds it.
+            if unsafe { self.raw.reset_command_pool(pool.raw, vk::CommandPoolResetFlags::empty()) }.is_ok() {
+                pool.pending = 0;
+            }
+        }
+        lock(&self.immediate_pools).push(pool);
     }
 
     /// Destroys every object, checks the allocator and returns the final
@@ -469,9 +578,10 @@ impl Device {
     }
 
     fn destroy_all(&mut self) -> ShutdownReport {
-        if self.frames.is_empty() {
+        if self.destroyed {
             return ShutdownReport::default();
         }
+        self.destroyed = true;
         if let Err(e) = self.timeline.wait(&self.raw, self.timeline.last_submitted()) {
             log::error!("waiting for the GPU at shutdown failed: {e}");
         }
@@ -496,8 +606,10 @@ impl Device {
             let slot = slot.into_inner().unwrap_or_else(|p| p.into_inner());
             slot.destroy(&self.raw);
         }
-        // SAFETY: the pool's command buffers have all completed.
-        unsafe { self.raw.destroy_command_pool(*lock(&self.immediate_pool), None) };
+        for pool in lock(&self.immediate_pools).drain(..) {
+            // SAFETY: the device is idle; the pool's command buffers have all completed.
+            unsafe { self.raw.destroy_command_pool(pool.raw, None) };
+        }
         self.timeline.destroy(&self.raw);
         let leaked = lock(&self.allocator).generate_report().allocations.len();
         let counters = self.instance.counters.clone();
@@ -506,6 +618,23 @@ impl Device {
             validation_errors: counters.errors(),
             validation_warnings: counters.warnings(),
         }
+    }
+}
+
+/// Marks an open recording on the device's deletion queue for as long as it
+/// lives (see `deletion_queue.rs`): ends it on every path, panics included.
+pub(crate) struct Recording<'d>(&'d Device);
+
+impl<'d> Recording<'d> {
+    pub(crate) fn begin(device: &'d Device) -> Self {
+        device.begin_recording();
+        Self(device)
+    }
+}
+
+impl Drop for Recording<'_> {
+    fn drop(&mut self) {
+        self.0.end_recording();
     }
 }
 
@@ -615,6 +744,12 @@ fn pick_physical_device(
             ),
             max_push_constants_size: props.limits.max_push_constants_size,
             max_storage_buffer_range: props.limits.max_storage_buffer_range,
+            max_uniform_buffer_range: props.limits.max_uniform_buffer_range,
+            min_uniform_buffer_offset_alignment: props.limits.min_uniform_buffer_offset_alignment.max(1),
+            min_storage_buffer_offset_alignment: props.limits.min_storage_buffer_offset_alignment.max(1),
+            max_compute_work_group_count: props.limits.max_compute_work_group_count,
+            max_viewport_dimensions: props.limits.max_viewport_dimensions,
+            max_image_dimension_2d: props.limits.max_image_dimension2_d,
             max_buffer_size: p13.max_buffer_size,
             max_memory_allocation_size: p11.max_memory_allocation_size,
             memory_heaps: memory.memory_heaps_as_slice().iter().map(|h| h.size).collect(),

@@ -45,6 +45,10 @@ pub enum RhiError {
     Shader(Box<ShaderError>),
     #[error("invalid description: {0}")]
     InvalidDesc(String),
+    /// A command recorded where the command list's state does not allow it
+    /// (a draw outside a pass, no pipeline bound, a pass left open…).
+    #[error("invalid command order: {0}")]
+    InvalidState(String),
     /// A handle that names no live object (destroyed, or from another device).
     #[error("invalid handle: {0}")]
     InvalidHandle(String),

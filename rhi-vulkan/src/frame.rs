@@ -21,6 +21,20 @@ use ash::vk;
 use std::sync::atomic::Ordering;
 use std::sync::{Mutex, MutexGuard};
 
+/// Gives a taken recorder pool back to its slot when dropped.
+struct ReturnPool<'a> {
+    pool: Option<RecorderPool>,
+    to: &'a Mutex<Vec<RecorderPool>>,
+}
+
+impl Drop for ReturnPool<'_> {
+    fn drop(&mut self) {
+        if let Some(p) = self.pool.take() {
+            self.to.lock().unwrap_or_else(|p| p.into_inner()).push(p);
+        }
+    }
+}
+
 /// A secondary command pool, used by one thread at a time.
 struct RecorderPool {
     pool: vk::CommandPool,
@@ -57,7 +71,14 @@ fn allocate(device: &ash::Device, pool: vk::CommandPool, level: vk::CommandBuffe
 impl FrameSlot {
     pub fn new(device: &ash::Device, family: u32) -> Result<Self> {
         let primary_pool = create_pool(device, family)?;
-        let primary = allocate(device, primary_pool, vk::CommandBufferLevel::PRIMARY)?;
+        let primary = match allocate(device, primary_pool, vk::CommandBufferLevel::PRIMARY) {
+            Ok(p) => p,
+            Err(e) => {
+                // SAFETY: the pool was just created and holds nothing.
+                unsafe { device.destroy_command_pool(primary_pool, None) };
+                return Err(e);
+            }
+        };
         Ok(Self {
             last_value: 0,
             primary_pool,
@@ -99,12 +120,47 @@ pub struct RenderingLayout {
     pub depth_format: Option<Format>,
 }
 
+/// Color attachments a pass (and a graphics pipeline) may have.
+pub const MAX_COLOR_ATTACHMENTS: usize = 8;
+
+impl RenderingLayout {
+    /// An exact, compact encoding (4 bits a format, the count, then depth)
+    /// that command lists compare instead of the vectors. Layouts with more
+    /// than [`MAX_COLOR_ATTACHMENTS`] colors are rejected before they get here.
+    pub(crate) fn key(&self) -> u64 {
+        rendering_key(self.color_formats.iter().copied(), self.depth_format)
+    }
+}
+
+pub(crate) fn rendering_key(colors: impl ExactSizeIterator<Item = Format>, depth: Option<Format>) -> u64 {
+    let code = |f: Option<Format>| -> u64 {
+        match f {
+            None => 0,
+            Some(Format::Rgba8Unorm) => 1,
+            Some(Format::Rgba8Srgb) => 2,
+            Some(Format::Bgra8Unorm) => 3,
+            Some(Format::Bgra8Srgb) => 4,
+            Some(Format::Rgba16Float) => 5,
+            Some(Format::Depth32Float) => 6,
+        }
+    };
+    let n = colors.len() as u64;
+    let mut key = (n.min(15) << 4) | code(depth);
+    for (i, c) in colors.take(MAX_COLOR_ATTACHMENTS).enumerate() {
+        key |= code(Some(c)) << (8 + 4 * i);
+    }
+    key
+}
+
 /// A finished secondary command buffer, ready to be executed by the primary
 /// of the frame that recorded it.
 #[derive(Debug)]
 pub struct SecondaryCommandBuffer {
     pub(crate) raw: vk::CommandBuffer,
     pub(crate) frame: u64,
+    pub(crate) device: u64,
+    /// [`RenderingLayout::key`] of the pass it continues.
+    pub(crate) layout: u64,
     /// Draw calls recorded.
     pub draws: u32,
 }
@@ -131,7 +187,7 @@ impl Device {
     /// One frame is open at a time.
     pub fn begin_frame(&self) -> Result<Frame<'_>> {
         if self.frame_open.swap(true, Ordering::AcqRel) {
-            return Err(RhiError::InvalidDesc("a frame is already open".into()));
+            return Err(RhiError::InvalidState("a frame is already open".into()));
         }
         let started = (|| {
             let index = self.frame_counter.fetch_add(1, Ordering::Relaxed);
@@ -144,7 +200,8 @@ impl Device {
             let begin = vk::CommandBufferBeginInfo::default().flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT);
             // SAFETY: the primary was reset with its pool above.
             unsafe { self.raw.begin_command_buffer(slot.primary, &begin) }.map_err(vk_err("vkBeginCommandBuffer"))?;
-            let cmd = CommandList::new(self, slot.primary, false, index);
+            let cmd = CommandList::new(self, slot.primary, None, index);
+            self.begin_recording();
             Ok(Frame { device: self, slot, index, cmd, finished: false })
         })();
         if started.is_err() {
@@ -177,42 +234,57 @@ impl<'d> Frame<'d> {
         layout: &RenderingLayout,
         f: impl FnOnce(&mut CommandList<'d>) -> Result<R>,
     ) -> Result<(SecondaryCommandBuffer, R)> {
+        if layout.color_formats.len() > MAX_COLOR_ATTACHMENTS
+            || layout.color_formats.iter().any(|f| f.is_depth())
+            || layout.depth_format.is_some_and(|f| !f.is_depth())
+        {
+            return Err(RhiError::InvalidDesc(format!("{layout:?} is not a rendering layout")));
+        }
         let device = self.device;
         let taken = self.slot.recorders.lock().unwrap_or_else(|p| p.into_inner()).pop();
-        let mut pool = match taken {
+        let pool = match taken {
             Some(p) => p,
-            None => RecorderPool { pool: create_pool(&device.raw, self.slot.queue_family)?, buffers: Vec::new(), next: 0 },
-        };
-        let result = (|| {
-            if pool.next == pool.buffers.len() {
-                pool.buffers.push(allocate(&device.raw, pool.pool, vk::CommandBufferLevel::SECONDARY)?);
+            None => {
+                let pool = create_pool(&device.raw, self.slot.queue_family)?;
+                device.pool_counts.command.fetch_add(1, Ordering::Relaxed);
+                RecorderPool { pool, buffers: Vec::new(), next: 0 }
             }
-            let raw = pool.buffers[pool.next];
-            pool.next += 1;
-            let color: Vec<_> = layout.color_formats.iter().map(|f| crate::conv::format(*f)).collect();
-            let mut rendering = vk::CommandBufferInheritanceRenderingInfo::default()
-                .color_attachment_formats(&color)
-                .depth_attachment_format(layout.depth_format.map(crate::conv::format).unwrap_or(vk::Format::UNDEFINED))
-                .rasterization_samples(vk::SampleCountFlags::TYPE_1);
-            let inheritance = vk::CommandBufferInheritanceInfo::default().push_next(&mut rendering);
-            let begin = vk::CommandBufferBeginInfo::default()
-                .flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT | vk::CommandBufferUsageFlags::RENDER_PASS_CONTINUE)
-                .inheritance_info(&inheritance);
-            // SAFETY: `raw` is a fresh or reset secondary of a pool this thread owns now.
-            unsafe { device.raw.begin_command_buffer(raw, &begin) }.map_err(vk_err("vkBeginCommandBuffer"))?;
-            let mut list = CommandList::new(device, raw, true, self.index);
-            let r = f(&mut list);
-            let draws = list.draw_count();
-            // SAFETY: `raw` is recording.
-            unsafe { device.raw.end_command_buffer(raw) }.map_err(vk_err("vkEndCommandBuffer"))?;
-            Ok((SecondaryCommandBuffer { raw, frame: self.index, draws }, r?))
-        })();
-        self.slot.recorders.lock().unwrap_or_else(|p| p.into_inner()).push(pool);
-        result
+        };
+        // Returned to the slot however `f` ends, panics included; the slot's
+        // reset makes any half-recorded buffer reusable.
+        let mut guard = ReturnPool { pool: Some(pool), to: &self.slot.recorders };
+        let Some(pool) = guard.pool.as_mut() else { unreachable!("the pool was put in the guard above") };
+        if pool.next == pool.buffers.len() {
+            pool.buffers.push(allocate(&device.raw, pool.pool, vk::CommandBufferLevel::SECONDARY)?);
+        }
+        let raw = pool.buffers[pool.next];
+        pool.next += 1;
+        let color: Vec<_> = layout.color_formats.iter().map(|f| crate::conv::format(*f)).collect();
+        let mut rendering = vk::CommandBufferInheritanceRenderingInfo::default()
+            .color_attachment_formats(&color)
+            .depth_attachment_format(layout.depth_format.map(crate::conv::format).unwrap_or(vk::Format::UNDEFINED))
+            .rasterization_samples(vk::SampleCountFlags::TYPE_1);
+        let inheritance = vk::CommandBufferInheritanceInfo::default().push_next(&mut rendering);
+        let begin = vk::CommandBufferBeginInfo::default()
+            .flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT | vk::CommandBufferUsageFlags::RENDER_PASS_CONTINUE)
+            .inheritance_info(&inheritance);
+        // SAFETY: `raw` is a fresh or reset secondary of a pool this thread owns now.
+        unsafe { device.raw.begin_command_buffer(raw, &begin) }.map_err(vk_err("vkBeginCommandBuffer"))?;
+        let key = layout.key();
+        let mut list = CommandList::new(device, raw, Some(key), self.index);
+        let r = f(&mut list);
+        let draws = list.draw_count();
+        // SAFETY: `raw` is recording.
+        unsafe { device.raw.end_command_buffer(raw) }.map_err(vk_err("vkEndCommandBuffer"))?;
+        Ok((SecondaryCommandBuffer { raw, frame: self.index, device: device.id(), layout: key, draws }, r?))
     }
 
     pub(crate) fn allocate_descriptor_set(&self, layout: vk::DescriptorSetLayout) -> Result<vk::DescriptorSet> {
-        self.slot.descriptors.lock().unwrap_or_else(|p| p.into_inner()).allocate(&self.device.raw, layout)
+        let mut arena = self.slot.descriptors.lock().unwrap_or_else(|p| p.into_inner());
+        let before = arena.pools();
+        let set = arena.allocate(&self.device.raw, layout);
+        self.device.pool_counts.descriptor.fetch_add(arena.pools() - before, Ordering::Relaxed);
+        set
     }
 
     /// Copies `data` into `dst` at `offset` through a staging buffer, recorded
@@ -239,18 +311,22 @@ impl<'d> Frame<'d> {
     }
 
     /// Ends the primary, submits it and returns the value it will signal.
+    /// A render pass left open is an error and nothing is submitted.
     pub fn submit(mut self) -> Result<FrameSubmission> {
+        if self.cmd.in_pass() {
+            // Dropped unsubmitted (Drop below): nothing reaches the GPU.
+            return Err(RhiError::InvalidState("the frame is submitted with a render pass open".into()));
+        }
         self.finished = true;
         let device = self.device;
         let result = (|| {
-            // SAFETY: the primary is recording (begun in `begin_frame`).
+            // SAFETY: the primary is recording (begun in `begin_frame`) and no pass is open.
             unsafe { device.raw.end_command_buffer(self.slot.primary) }.map_err(vk_err("vkEndCommandBuffer"))?;
             let value = device.submit(self.slot.primary)?;
             self.slot.last_value = value;
             Ok(FrameSubmission { value, frame: self.index })
         })();
-        let stamp = result.as_ref().map(|s| s.value).unwrap_or_else(|_| device.timeline.last_submitted());
-        device.stamp_retired(stamp);
+        device.end_recording();
         device.frame_open.store(false, Ordering::Release);
         result
     }
@@ -261,7 +337,7 @@ impl Drop for Frame<'_> {
         if !self.finished {
             // Discarded: nothing of this frame reaches the GPU; its pools are
             // reset when the slot is next used.
-            self.device.stamp_retired(self.device.timeline.last_submitted());
+            self.device.end_recording();
             self.device.frame_open.store(false, Ordering::Release);
         }
     }

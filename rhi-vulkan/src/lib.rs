@@ -21,6 +21,13 @@
 //! ## What the caller upholds
 //! - Barriers: textures and buffers move between [`TextureState`]s /
 //!   [`BufferState`]s by explicit barriers that name both states.
+//! - Nothing else Vulkan requires: every command checks the command list's
+//!   state (pass open, pipeline and bind groups bound, streams in range,
+//!   arithmetic checked) and returns [`RhiError::InvalidState`] or
+//!   [`RhiError::InvalidDesc`] instead of reaching the driver. A handle of
+//!   another device may name an object of this one (handles carry no device
+//!   tag); bind groups, secondaries and swapchains do carry one and are
+//!   refused by other devices.
 //! - Host-visible buffers written with [`Device::write_buffer`] must not be in
 //!   use by a frame in flight (ring them per frame); GPU-only buffers go
 //!   through staging and are always safe.
@@ -77,11 +84,14 @@ mod texture;
 mod types;
 
 pub use buffer::{BufferDesc, BufferEntry, BufferHandle};
-pub use command::{ColorAttachment, CommandList, DepthAttachment, LoadOp, RenderingContents, RenderingDesc};
+pub use command::{
+    ColorAttachment, CommandList, DepthAttachment, LoadOp, RenderingContents, RenderingDesc, MAX_BIND_GROUPS,
+    MAX_VERTEX_STREAMS,
+};
 pub use descriptor::{BindGroup, BindGroupLayoutDesc, BindGroupLayoutEntry, BindingResource};
 pub use device::{Device, DeviceCounts, DeviceDesc, DeviceFeatures, DeviceInfo, ShutdownReport};
 pub use error::{Result, RhiError, ShaderError};
-pub use frame::{Frame, FrameSubmission, RenderingLayout, SecondaryCommandBuffer};
+pub use frame::{Frame, FrameSubmission, RenderingLayout, SecondaryCommandBuffer, MAX_COLOR_ATTACHMENTS};
 pub use handle::Handle;
 pub use instance::{Validation, ValidationCounters};
 pub use pipeline::{
@@ -96,7 +106,7 @@ pub use shader::{
     ShaderHandle, VertexInput,
 };
 #[cfg(feature = "window")]
-pub use swapchain::{surface_instance_extensions, Swapchain, WindowHandles};
+pub use swapchain::{surface_instance_extensions, Swapchain, WindowSource};
 /// The raw-window-handle version the `window` feature speaks.
 #[cfg(feature = "window")]
 pub use raw_window_handle;

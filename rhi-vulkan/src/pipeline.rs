@@ -7,7 +7,9 @@
 //! paying for creation twice. The pipeline layout comes from shader
 //! reflection (the union of the stages' bindings and push constants).
 
+use crate::command::{SetLayouts, VertexStream, VertexStreams, MAX_BIND_GROUPS, MAX_VERTEX_STREAMS};
 use crate::conv;
+use crate::frame::{rendering_key, MAX_COLOR_ATTACHMENTS};
 use crate::descriptor::{BindGroupLayoutDesc, BindGroupLayoutEntry, PipelineLayoutDesc};
 use crate::device::{read, write, Device};
 use crate::error::{vk_err, Result, RhiError};
@@ -113,6 +115,19 @@ enum PipelineKey {
     Compute(ComputePipelineDesc),
 }
 
+/// A pipeline layout with its description and set layouts.
+struct Layout {
+    raw: vk::PipelineLayout,
+    desc: PipelineLayoutDesc,
+    sets: Vec<vk::DescriptorSetLayout>,
+}
+
+/// What kind of pipeline an entry is, with what command lists check for it.
+enum PipelineKind {
+    Graphics { streams: VertexStreams, rendering: u64 },
+    Compute,
+}
+
 /// Handle to a pipeline owned by the device.
 pub type PipelineHandle = Handle<PipelineEntry>;
 
@@ -123,6 +138,11 @@ pub struct PipelineEntry {
     pub(crate) bind_point: vk::PipelineBindPoint,
     pub(crate) groups: Vec<(BindGroupLayoutDesc, vk::DescriptorSetLayout)>,
     pub(crate) push_constants: Option<(vk::ShaderStageFlags, u32)>,
+    /// The set layouts again, in the fixed form command lists copy.
+    pub(crate) set_layouts: SetLayouts,
+    pub(crate) vertex_streams: VertexStreams,
+    /// The attachment formats of a graphics pipeline ([`crate::RenderingLayout`]'s key).
+    pub(crate) rendering: Option<u64>,
 }
 
 impl PipelineEntry {
@@ -184,6 +204,9 @@ fn layout_desc(stages: &[&EntryPointReflection]) -> Result<PipelineLayoutDesc> {
             *size = (*size).max(ep.push_constant_size);
         }
     }
+    if groups.len() > MAX_BIND_GROUPS {
+        return Err(RhiError::Unsupported(format!("shaders use {} bind groups; at most {MAX_BIND_GROUPS}", groups.len())));
+    }
     for g in &mut groups {
         g.entries.sort_by_key(|e| e.binding);
     }
@@ -204,7 +227,7 @@ impl Device {
             .get(stage.shader)
             .ok_or_else(|| RhiError::InvalidHandle(format!("{:?}", stage.shader)))?;
         let ep = s.compiled.entry_point(&stage.entry).ok_or_else(|| {
-            RhiError::InvalidDesc(format!("shader {:?} has no entry point {:?}", s.compiled.name, stage.entry))
+            RhiError::InvalidDesc(format!("shader {:?} has no entry point {:?}", s.compiled.name(), stage.entry))
         })?;
         if ep.stage != want {
             return Err(RhiError::InvalidDesc(format!(
@@ -236,6 +259,11 @@ impl Device {
         }
         if desc.color_targets.is_empty() && desc.depth.is_none() {
             return Err(RhiError::InvalidDesc("a graphics pipeline needs a color target or depth".into()));
+        }
+        if desc.color_targets.len() > MAX_COLOR_ATTACHMENTS || desc.vertex_buffers.len() > MAX_VERTEX_STREAMS {
+            return Err(RhiError::InvalidDesc(format!(
+                "at most {MAX_COLOR_ATTACHMENTS} color targets and {MAX_VERTEX_STREAMS} vertex streams"
+            )));
         }
         if desc.primitive.polygon_mode == PolygonMode::Line && !self.features().wireframe {
             return Err(RhiError::Unsupported("wireframe (fillModeNonSolid) is not supported".into()));
@@ -387,7 +415,15 @@ impl Device {
         // SAFETY: every referenced module, layout and array is live for the call.
         let raw = unsafe { self.raw.create_graphics_pipelines(vk::PipelineCache::null(), &[info], None) }
             .map_err(|(_, e)| vk_err("vkCreateGraphicsPipelines")(e))?[0];
-        self.insert_pipeline(key, raw, layout, vk::PipelineBindPoint::GRAPHICS, layout_desc, set_layouts)
+        let mut streams = VertexStreams::default();
+        for (i, vb) in desc.vertex_buffers.iter().enumerate() {
+            let span = vb.attributes.iter().map(|a| a.offset + a.format.size()).max().unwrap_or(0);
+            streams.streams[i] = VertexStream { stride: vb.stride, per_instance: vb.step_mode == VertexStepMode::Instance, span };
+        }
+        streams.count = desc.vertex_buffers.len() as u8;
+        let rendering = rendering_key(desc.color_targets.iter().map(|c| c.format), desc.depth.map(|d| d.format));
+        let layout = Layout { raw: layout, desc: layout_desc, sets: set_layouts };
+        self.insert_pipeline(key, raw, layout, PipelineKind::Graphics { streams, rendering })
     }
 
     /// Returns the compute pipeline for `desc`, creating it on the first request.
@@ -410,20 +446,23 @@ impl Device {
         // SAFETY: module and layout are live for the call.
         let raw = unsafe { self.raw.create_compute_pipelines(vk::PipelineCache::null(), &[info], None) }
             .map_err(|(_, e)| vk_err("vkCreateComputePipelines")(e))?[0];
-        self.insert_pipeline(key, raw, layout, vk::PipelineBindPoint::COMPUTE, layout_desc, set_layouts)
+        let layout = Layout { raw: layout, desc: layout_desc, sets: set_layouts };
+        self.insert_pipeline(key, raw, layout, PipelineKind::Compute)
     }
 
-    fn insert_pipeline(
-        &self,
-        key: PipelineKey,
-        raw: vk::Pipeline,
-        layout: vk::PipelineLayout,
-        bind_point: vk::PipelineBindPoint,
-        layout_desc: PipelineLayoutDesc,
-        set_layouts: Vec<vk::DescriptorSetLayout>,
-    ) -> Result<PipelineHandle> {
+    fn insert_pipeline(&self, key: PipelineKey, raw: vk::Pipeline, layout: Layout, kind: PipelineKind) -> Result<PipelineHandle> {
         self.pipeline_cache.misses.fetch_add(1, Ordering::Relaxed);
+        let Layout { raw: layout, desc: layout_desc, sets: set_layouts } = layout;
+        let mut sets = SetLayouts { raw: [vk::DescriptorSetLayout::null(); MAX_BIND_GROUPS], count: set_layouts.len() as u8 };
+        sets.raw[..set_layouts.len()].copy_from_slice(&set_layouts);
+        let (bind_point, vertex_streams, rendering) = match kind {
+            PipelineKind::Graphics { streams, rendering } => (vk::PipelineBindPoint::GRAPHICS, streams, Some(rendering)),
+            PipelineKind::Compute => (vk::PipelineBindPoint::COMPUTE, VertexStreams::default(), None),
+        };
         let entry = PipelineEntry {
+            set_layouts: sets,
+            vertex_streams,
+            rendering,
             raw,
             layout,
             bind_point,

@@ -86,8 +86,8 @@ impl QuadGrid {
     /// `first..first + count` in `draws` equal draw calls.
     pub fn record(&self, cmd: &mut CommandList<'_>, viewport: Rect, first: u32, count: u32, draws: u32) -> Result<()> {
         cmd.bind_pipeline(self.pipeline)?;
-        cmd.set_viewport(viewport);
-        cmd.set_scissor(viewport);
+        cmd.set_viewport(viewport)?;
+        cmd.set_scissor(viewport)?;
         cmd.bind_vertex_buffers(0, &[(self.corners, 0), (self.instances, 0)])?;
         let push = bytes_of_f32s(&[self.scale[0], self.scale[1], 0.0, 0.0]);
         cmd.push_constants(0, &push)?;
@@ -95,7 +95,7 @@ impl QuadGrid {
         let mut i = first;
         while i < first + count {
             let n = per_draw.min(first + count - i);
-            cmd.draw(6, n, 0, i);
+            cmd.draw(6, n, 0, i)?;
             i += n;
         }
         Ok(())

@@ -34,6 +34,7 @@ pub type SamplerHandle = Handle<SamplerEntry>;
 #[doc(hidden)]
 pub struct SamplerEntry {
     pub(crate) raw: vk::Sampler,
+    pub(crate) desc: SamplerDesc,
 }
 
 impl SamplerEntry {
@@ -61,7 +62,7 @@ impl Device {
         }
         // SAFETY: valid device and create info.
         let raw = unsafe { self.raw.create_sampler(&info, None) }.map_err(vk_err("vkCreateSampler"))?;
-        Ok(write(&self.resources.samplers).insert(SamplerEntry { raw }))
+        Ok(write(&self.resources.samplers).insert(SamplerEntry { raw, desc: desc.clone() }))
     }
 
     pub fn destroy_sampler(&self, sampler: SamplerHandle) {

@@ -54,14 +54,34 @@ pub struct EntryPointReflection {
 }
 
 /// A shader compiled from WGSL: SPIR-V words plus reflection.
+///
+/// Only [`compile_wgsl`] makes one (the fields are private), so
+/// [`Device::create_shader_from_compiled`] can trust that the SPIR-V is what
+/// naga wrote for a validated module and that the reflection describes it:
+/// pipeline layouts are built from that reflection.
 #[derive(Clone, Debug)]
 pub struct CompiledShader {
-    pub name: String,
-    pub spirv: Vec<u32>,
-    pub entry_points: Vec<EntryPointReflection>,
+    name: String,
+    spirv: Vec<u32>,
+    entry_points: Vec<EntryPointReflection>,
 }
 
 impl CompiledShader {
+    /// The file or label the source came from.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The SPIR-V words (read-only: a module is made from them as they are).
+    pub fn spirv(&self) -> &[u32] {
+        &self.spirv
+    }
+
+    /// The reflected interface of every entry point.
+    pub fn entry_points(&self) -> &[EntryPointReflection] {
+        &self.entry_points
+    }
+
     pub fn entry_point(&self, name: &str) -> Option<&EntryPointReflection> {
         self.entry_points.iter().find(|e| e.name == name)
     }
@@ -201,6 +221,8 @@ impl Device {
         self.create_shader_from_compiled(compiled)
     }
 
+    /// Creates a shader module from a shader [`compile_wgsl`] made (compile
+    /// once, create on several devices).
     pub fn create_shader_from_compiled(&self, compiled: CompiledShader) -> Result<ShaderHandle> {
         let info = vk::ShaderModuleCreateInfo::default().code(&compiled.spirv);
         // SAFETY: `spirv` is valid SPIR-V produced by naga from a validated module.

@@ -23,8 +23,9 @@ use crate::error::{vk_err, Result, RhiError};
 use crate::texture::{subresource_range, TextureHandle};
 use crate::{conv, TextureState};
 use ash::{khr, vk};
-use raw_window_handle::{RawDisplayHandle, RawWindowHandle};
+use raw_window_handle::{HasDisplayHandle, HasWindowHandle, RawDisplayHandle};
 use std::ffi::CStr;
+use std::sync::Arc;
 
 /// Slots in the acquire/record ring (frames the CPU may present ahead).
 const SLOTS: usize = 3;
@@ -41,20 +42,15 @@ pub fn surface_instance_extensions(display: RawDisplayHandle) -> Result<Vec<&'st
         .collect())
 }
 
-/// A window's raw display and window handles, sendable to the render thread
-/// that owns the device (raw handles are not `Send` by themselves).
-#[derive(Clone, Copy, Debug)]
-pub struct WindowHandles {
-    pub display: RawDisplayHandle,
-    pub window: RawWindowHandle,
-}
+/// A window a swapchain can present to: anything that hands out its window
+/// and display handles and can cross to the render thread, such as
+/// `Arc<winit::window::Window>`. The swapchain keeps it (an `Arc`) until it
+/// is destroyed, so the window outlives its surface by construction — no
+/// raw pointer a safe caller could let dangle (wgpu's `SurfaceTarget` works
+/// the same way).
+pub trait WindowSource: HasWindowHandle + HasDisplayHandle + Send + Sync {}
 
-// SAFETY: the handles are plain identifiers (X11 window ids, Wayland/Xlib
-// connection pointers); Vulkan allows creating a surface for them from any
-// thread (winit initializes Xlib for threads; wl_display is thread-safe). The
-// caller keeps the window open until the swapchain is destroyed.
-#[allow(unsafe_code)]
-unsafe impl Send for WindowHandles {}
+impl<T: HasWindowHandle + HasDisplayHandle + Send + Sync + ?Sized> WindowSource for T {}
 
 struct Slot {
     acquire: vk::Semaphore,
@@ -65,6 +61,10 @@ struct Slot {
 
 /// A window's surface and swapchain. See the module docs for its lifetime.
 pub struct Swapchain {
+    /// The window the surface was made for, kept alive until `destroy`.
+    window: Arc<dyn WindowSource>,
+    /// The device it was made on; calls with another device are refused.
+    device: u64,
     surface_loader: khr::surface::Instance,
     loader: khr::swapchain::Device,
     surface: vk::SurfaceKHR,
@@ -87,8 +87,10 @@ impl Swapchain {
     /// (the surface's own extent wins where it has one). The device must
     /// have been created with [`surface_instance_extensions`] of the same
     /// display, and its queue must be able to present to the surface.
-    pub fn new(device: &Device, handles: WindowHandles, width: u32, height: u32) -> Result<Self> {
-        let WindowHandles { display, window } = handles;
+    pub fn new(device: &Device, window: Arc<dyn WindowSource>, width: u32, height: u32) -> Result<Self> {
+        let handle_err = |e: raw_window_handle::HandleError| RhiError::InvalidDesc(format!("window handle: {e}"));
+        let display = window.display_handle().map_err(handle_err)?.as_raw();
+        let raw_window = window.window_handle().map_err(handle_err)?.as_raw();
         if !device.presentable() {
             return Err(RhiError::InvalidDesc(
                 "the device was created without DeviceDesc::surface_extensions; it cannot present".into(),
@@ -96,14 +98,16 @@ impl Swapchain {
         }
         let instance = device.instance_raw();
         let entry = device.entry();
-        // SAFETY: the handles come from a live window that the caller keeps
-        // open until `destroy`; the instance enables the display's surface
-        // extensions (checked above).
-        let surface = unsafe { ash_window::create_surface(entry, instance, display, window, None) }
+        // SAFETY: the handles come from a live window that `self.window`
+        // keeps alive until the surface is destroyed; the instance enables
+        // the display's surface extensions (checked above).
+        let surface = unsafe { ash_window::create_surface(entry, instance, display, raw_window, None) }
             .map_err(vk_err("vkCreate*SurfaceKHR"))?;
         let surface_loader = khr::surface::Instance::new(entry, instance);
         let loader = khr::swapchain::Device::new(instance, &device.raw);
         let mut this = Self {
+            window,
+            device: device.id(),
             surface_loader,
             loader,
             surface,
@@ -123,7 +127,7 @@ impl Swapchain {
         match this.init(device) {
             Ok(()) => Ok(this),
             Err(e) => {
-                this.destroy(device);
+                this.destroy_ref(device);
                 Err(e)
             }
         }
@@ -303,8 +307,9 @@ impl Swapchain {
     /// out-of-date or suboptimal swapchain is recreated (that frame may be
     /// skipped); a minimized window skips presents.
     pub fn present_texture(&mut self, device: &Device, texture: TextureHandle, state: TextureState) -> Result<()> {
+        self.check_device(device)?;
         if self.destroyed {
-            return Err(RhiError::InvalidDesc("present on a destroyed swapchain".into()));
+            return Err(RhiError::InvalidState("present on a destroyed swapchain".into()));
         }
         if matches!(state, TextureState::Undefined | TextureState::Present) {
             return Err(RhiError::InvalidDesc(format!("cannot present a texture in state {state:?}")));
@@ -320,9 +325,15 @@ impl Swapchain {
             self.stale = true;
             return Ok(());
         }
+        // Until the blit is submitted, a texture destroyed on another thread
+        // waits for it in the deletion queue.
+        let _recording = crate::device::Recording::begin(device);
         let (src, src_format, src_w, src_h) = {
             let t = crate::device::read(&device.resources.textures);
             let e = t.get(texture).ok_or_else(|| RhiError::InvalidHandle(format!("{texture:?}")))?;
+            if !e.desc.usage.contains(crate::TextureUsage::TRANSFER_SRC) {
+                return Err(RhiError::InvalidDesc(format!("texture {:?} lacks TRANSFER_SRC usage", e.desc.label)));
+            }
             (e.raw, e.desc.format, e.desc.width, e.desc.height)
         };
         let slot_index = self.next_slot;
@@ -469,9 +480,26 @@ impl Swapchain {
     }
 
     /// Waits for the queue, then destroys the swapchain, its semaphores,
-    /// command buffers and the surface. Call it before the device goes.
-    pub fn destroy(mut self, device: &Device) {
+    /// command buffers and the surface, and lets the window go. Call it
+    /// before the device goes, with the device it was made on (another
+    /// device is an error and nothing is destroyed). Destroying twice is a
+    /// no-op.
+    pub fn destroy(&mut self, device: &Device) -> Result<()> {
+        self.check_device(device)?;
         self.destroy_ref(device);
+        Ok(())
+    }
+
+    fn check_device(&self, device: &Device) -> Result<()> {
+        if device.id() != self.device {
+            return Err(RhiError::InvalidDesc("the swapchain was made on another device".into()));
+        }
+        Ok(())
+    }
+
+    /// The window it presents to.
+    pub fn window(&self) -> &Arc<dyn WindowSource> {
+        &self.window
     }
 
     fn destroy_ref(&mut self, device: &Device) {

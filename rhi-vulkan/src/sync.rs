@@ -28,6 +28,11 @@ impl Timeline {
         Ok(Self { raw, last_submitted: AtomicU64::new(0) })
     }
 
+    /// A placeholder before [`Self::new`] (destroying it is a no-op).
+    pub fn null() -> Self {
+        Self { raw: vk::Semaphore::null(), last_submitted: AtomicU64::new(0) }
+    }
+
     pub fn last_submitted(&self) -> u64 {
         self.last_submitted.load(Ordering::Acquire)
     }

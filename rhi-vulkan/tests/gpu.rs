@@ -45,7 +45,7 @@ fn render_grid(device: &Device, grid: &QuadGrid, draws: u32, threads: usize) -> 
         let cmd = frame.cmd();
         cmd.begin_rendering(&pass(color), RenderingContents::Inline).unwrap();
         grid.record(cmd, viewport, 0, grid.instance_count, draws).unwrap();
-        cmd.end_rendering();
+        cmd.end_rendering().unwrap();
     } else {
         let layout = RenderingLayout { color_formats: vec![Format::Rgba8Unorm], depth_format: None };
         let per = grid.instance_count.div_ceil(threads as u32);
@@ -71,7 +71,7 @@ fn render_grid(device: &Device, grid: &QuadGrid, draws: u32, threads: usize) -> 
         let cmd = frame.cmd();
         cmd.begin_rendering(&pass(color), RenderingContents::Secondary).unwrap();
         cmd.execute_secondaries(&secondaries).unwrap();
-        cmd.end_rendering();
+        cmd.end_rendering().unwrap();
         assert_eq!(cmd.draw_count(), draws);
     }
     frame.submit().unwrap();
@@ -151,10 +151,10 @@ fn a_triangle_lands_where_clip_space_says_with_the_image_upright() {
     cmd.begin_rendering(&pass(color), RenderingContents::Inline).unwrap();
     cmd.bind_pipeline(pipeline).unwrap();
     cmd.bind_group(0, &group).unwrap();
-    cmd.set_viewport(Rect::from_size(W, H));
-    cmd.set_scissor(Rect::from_size(W, H));
-    cmd.draw(3, 1, 0, 0);
-    cmd.end_rendering();
+    cmd.set_viewport(Rect::from_size(W, H)).unwrap();
+    cmd.set_scissor(Rect::from_size(W, H)).unwrap();
+    cmd.draw(3, 1, 0, 0).unwrap();
+    cmd.end_rendering().unwrap();
     frame.submit().unwrap();
     let img = device.read_texture(color, TextureState::ColorAttachment).unwrap();
     let red = [255, 0, 0, 255];
@@ -293,7 +293,7 @@ fn a_buffer_destroyed_while_its_frame_is_in_flight_outlives_the_gpu_work() {
     cmd.texture_barrier(color, TextureState::Undefined, TextureState::ColorAttachment).unwrap();
     cmd.begin_rendering(&pass(color), RenderingContents::Inline).unwrap();
     grid.record(cmd, Rect::from_size(W, H), 0, grid.instance_count, 64).unwrap();
-    cmd.end_rendering();
+    cmd.end_rendering().unwrap();
     // Destroyed while recording: must wait for this frame's submission.
     device.destroy_buffer(grid.instances);
     assert_eq!(device.counts().pending_deletions, 1);
@@ -330,7 +330,7 @@ fn frames_in_flight_reuse_their_slots_and_keep_rendering() {
         state = TextureState::ColorAttachment;
         cmd.begin_rendering(&pass(color), RenderingContents::Inline).unwrap();
         grid.record(cmd, Rect::from_size(W, H), 0, grid.instance_count, 1).unwrap();
-        cmd.end_rendering();
+        cmd.end_rendering().unwrap();
         frame.submit().unwrap();
     }
     let img = device.read_texture(color, state).unwrap();

@@ -241,7 +241,7 @@ mod window {
     use engine_core::Engine;
     use renderer::MeshPass;
     use rhi_vulkan::raw_window_handle::RawDisplayHandle;
-    use rhi_vulkan::{Swapchain, WindowHandles};
+    use rhi_vulkan::Swapchain;
     use std::cell::RefCell;
     use std::sync::{Arc, Mutex};
     use std::time::Instant;
@@ -251,7 +251,7 @@ mod window {
     use winit::event::{ElementState, MouseButton, WindowEvent};
     use winit::keyboard::{KeyCode, PhysicalKey};
     use winit::event_loop::{ActiveEventLoop, ControlFlow, EventLoop};
-    use winit::raw_window_handle::{HasDisplayHandle, HasWindowHandle};
+    use winit::raw_window_handle::HasDisplayHandle;
     use winit::window::{Window, WindowId};
 
     thread_local! {
@@ -279,7 +279,7 @@ mod window {
         common: &'a CommonOptions,
         engine: &'a mut Engine,
         update: F,
-        window: Option<Window>,
+        window: Option<Arc<Window>>,
         swapchain: SharedSwapchain,
         /// The first error of a present on the render thread.
         present_error: Arc<Mutex<Option<String>>>,
@@ -301,16 +301,13 @@ mod window {
             let attrs = Window::default_attributes()
                 .with_title(format!("Proxima — {}", self.sample))
                 .with_inner_size(PhysicalSize::new(w, h));
-            let window = event_loop.create_window(attrs).context("creating the window")?;
-            let handles = WindowHandles {
-                display: window.display_handle().context("display handle")?.as_raw(),
-                window: window.window_handle().context("window handle")?.as_raw(),
-            };
+            let window = Arc::new(event_loop.create_window(attrs).context("creating the window")?);
             let size = window.inner_size();
+            let source = window.clone();
             let swapchain = self
                 .engine
                 .render_thread()
-                .with_context(move |ctx| Swapchain::new(&ctx.device, handles, size.width.max(1), size.height.max(1)))?
+                .with_context(move |ctx| Swapchain::new(&ctx.device, source, size.width.max(1), size.height.max(1)))?
                 .context("creating the swapchain")?;
             *self.swapchain.lock().unwrap() = Some(swapchain);
             window.request_redraw();
@@ -480,8 +477,9 @@ mod window {
         // The swapchain goes before the device and while the window is still open.
         let swapchain = app.swapchain.clone();
         let destroyed = app.engine.render_thread().with_context(move |ctx| {
-            if let Some(sc) = swapchain.lock().unwrap().take() {
-                sc.destroy(&ctx.device);
+            match swapchain.lock().unwrap().take() {
+                Some(mut sc) => sc.destroy(&ctx.device),
+                None => Ok(()),
             }
         });
         drop(app.window.take());
@@ -489,7 +487,7 @@ mod window {
             return Err(e);
         }
         result.context("the window's event loop")?;
-        destroyed?;
+        destroyed?.context("destroying the swapchain")?;
         if let Some(e) = app.present_error.lock().unwrap().take() {
             return Err(anyhow!("presenting: {e}"));
         }

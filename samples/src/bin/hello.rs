@@ -90,7 +90,7 @@ fn run(options: &Options) -> anyhow::Result<()> {
             let cmd = frame.cmd();
             cmd.begin_rendering(&pass, RenderingContents::Inline)?;
             grid.record(cmd, viewport, 0, grid.instance_count, 1)?;
-            cmd.end_rendering();
+            cmd.end_rendering()?;
             draws = cmd.draw_count();
         } else {
             let layout = RenderingLayout { color_formats: vec![Format::Rgba8Unorm], depth_format: None };
@@ -110,7 +110,7 @@ fn run(options: &Options) -> anyhow::Result<()> {
             let cmd = frame.cmd();
             cmd.begin_rendering(&pass, RenderingContents::Secondary)?;
             cmd.execute_secondaries(&secondaries)?;
-            cmd.end_rendering();
+            cmd.end_rendering()?;
             draws = cmd.draw_count();
         }
         let recorded = Instant::now();
@@ -181,20 +181,21 @@ fn run(options: &Options) -> anyhow::Result<()> {
 #[cfg(feature = "window")]
 mod hello_window {
     use anyhow::Context;
-    use rhi_vulkan::{Device, DeviceDesc, Swapchain, TextureHandle, TextureState, WindowHandles};
+    use rhi_vulkan::{Device, DeviceDesc, Swapchain, TextureHandle, TextureState};
+    use std::sync::Arc;
     use std::time::{Duration, Instant};
     use winit::application::ApplicationHandler;
     use winit::dpi::PhysicalSize;
     use winit::event::WindowEvent;
     use winit::event_loop::{ActiveEventLoop, EventLoop};
     use winit::platform::pump_events::EventLoopExtPumpEvents;
-    use winit::raw_window_handle::{HasDisplayHandle, HasWindowHandle};
+    use winit::raw_window_handle::HasDisplayHandle;
     use winit::window::{Window, WindowId};
 
     #[derive(Default)]
     struct App {
         size: (u32, u32),
-        window: Option<Window>,
+        window: Option<Arc<Window>>,
         closed: bool,
         resized: Option<(u32, u32)>,
     }
@@ -204,7 +205,7 @@ mod hello_window {
             if self.window.is_none() {
                 let attrs = Window::default_attributes().with_title("Proxima — hello").with_inner_size(PhysicalSize::new(self.size.0, self.size.1));
                 match event_loop.create_window(attrs) {
-                    Ok(w) => self.window = Some(w),
+                    Ok(w) => self.window = Some(Arc::new(w)),
                     Err(_) => self.closed = true,
                 }
             }
@@ -241,10 +242,9 @@ mod hello_window {
             while self.app.window.is_none() && !self.app.closed && start.elapsed() < Duration::from_secs(5) {
                 self.event_loop.pump_app_events(Some(Duration::from_millis(10)), &mut self.app);
             }
-            let window = self.app.window.as_ref().context("the window did not open")?;
-            let handles = WindowHandles { display: window.display_handle()?.as_raw(), window: window.window_handle()?.as_raw() };
+            let window = self.app.window.clone().context("the window did not open")?;
             let size = window.inner_size();
-            self.swapchain = Some(Swapchain::new(device, handles, size.width.max(1), size.height.max(1))?);
+            self.swapchain = Some(Swapchain::new(device, window, size.width.max(1), size.height.max(1))?);
             Ok(())
         }
 
@@ -267,8 +267,10 @@ mod hello_window {
 
         /// Destroys the swapchain (before the device) and the window.
         pub fn close(mut self, device: &Device) {
-            if let Some(sc) = self.swapchain.take() {
-                sc.destroy(device);
+            if let Some(mut sc) = self.swapchain.take() {
+                if let Err(e) = sc.destroy(device) {
+                    eprintln!("destroying the swapchain: {e}");
+                }
             }
             drop(self.app.window.take());
         }
