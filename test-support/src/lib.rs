@@ -1,0 +1,228 @@
+//! The shared harness of Proxima's GPU tests (a dev-dependency only).
+//!
+//! Every crate's GPU tests used to carry their own copy of "make a device
+//! with validation on" and "assert the layer said nothing"; some copies let
+//! a test pass when the layer was missing. This crate has the one copy:
+//!
+//! * [`device`]: one [`Device`] per test binary, for tests that only create,
+//!   use and destroy their own objects. Tests that open frames (one frame is
+//!   open at a time per device), count the device's objects or shut it down
+//!   make their own with [`new_device`].
+//! * [`render_thread`] (feature `renderer`, on by default): a render thread
+//!   of its own on the real device, validation on.
+//! * [`assert_clean`]: first asserts the Khronos validation layer is active
+//!   (a test fails, never passes, without it; `PROXIMA_VALIDATION=0` does
+//!   not excuse it), then zero errors and zero warnings, printing the
+//!   messages. [`assert_validation_enabled`] is the first half alone.
+//! * [`assert_images_equal`]: same size, byte for byte; on failure the
+//!   number of differing pixels, the first few, and both images as PNGs
+//!   under `target/test-output/`.
+//! * [`Rng`]: the one seeded, deterministic RNG of the tests.
+//!
+//! rhi-vulkan's own integration tests use this crate with
+//! `default-features = false` (no renderer).
+
+use rhi_vulkan::{Device, DeviceDesc, Image, Validation, ValidationCounters};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+
+#[cfg(feature = "renderer")]
+mod render;
+mod rng;
+
+#[cfg(feature = "renderer")]
+pub use render::render_thread;
+pub use rng::Rng;
+
+/// The device description of every test device: validation on.
+pub fn device_desc() -> DeviceDesc {
+    DeviceDesc { validation: Validation::Enabled, ..Default::default() }
+}
+
+/// This test binary's shared device (created on first use, never dropped),
+/// validation on and asserted on. For tests that only need a device: ones
+/// that open frames, compare [`Device::counts`] or shut the device down
+/// need their own ([`new_device`]), since the binary's tests run in parallel.
+pub fn device() -> &'static Device {
+    static DEVICE: OnceLock<Device> = OnceLock::new();
+    DEVICE.get_or_init(new_device)
+}
+
+/// A device of the test's own, validation on and asserted on.
+#[track_caller]
+pub fn new_device() -> Device {
+    let device = Device::new(&device_desc()).expect("a Vulkan 1.3 device (run `cargo xtask test` to install lavapipe)");
+    assert_validation_enabled(&device);
+    device
+}
+
+/// Something whose validation counters a test can check: a device, the
+/// counters themselves (they outlive the device), or a render thread.
+pub trait Validated {
+    fn validation_counters(self) -> Arc<ValidationCounters>;
+}
+
+impl Validated for &Device {
+    fn validation_counters(self) -> Arc<ValidationCounters> {
+        self.validation()
+    }
+}
+
+impl Validated for &Arc<ValidationCounters> {
+    fn validation_counters(self) -> Arc<ValidationCounters> {
+        self.clone()
+    }
+}
+
+/// The validation counters of `source` (kept after its device is gone).
+pub fn validation(source: impl Validated) -> Arc<ValidationCounters> {
+    source.validation_counters()
+}
+
+/// Fails the test unless the Khronos validation layer is active on
+/// `source`'s device. There is no way around it: a GPU test without the
+/// layer proves nothing about what the layer would have said.
+#[track_caller]
+pub fn assert_validation_enabled(source: impl Validated) {
+    let v = source.validation_counters();
+    assert!(
+        v.enabled(),
+        "the Khronos validation layer is not active, and GPU tests need it: install it \
+         (`cargo xtask test` does) and do not set PROXIMA_VALIDATION=0 (now {:?})",
+        std::env::var("PROXIMA_VALIDATION").ok()
+    );
+}
+
+/// Asserts the validation layer is active, then that it reported no error
+/// and no warning so far; the failure lists the messages it kept.
+#[track_caller]
+pub fn assert_clean(source: impl Validated) {
+    let v = source.validation_counters();
+    assert_validation_enabled(&v);
+    let (errors, warnings) = (v.errors(), v.warnings());
+    if errors != 0 || warnings != 0 {
+        let messages = v.messages();
+        let list: Vec<String> = messages.iter().enumerate().map(|(i, m)| format!("  {}. {m}", i + 1)).collect();
+        panic!(
+            "the validation layer reported {errors} error(s) and {warnings} warning(s); the last {} message(s):\n{}",
+            messages.len(),
+            list.join("\n")
+        );
+    }
+}
+
+/// How many differing pixels [`assert_images_equal`] lists.
+const LISTED_PIXELS: usize = 8;
+
+/// Asserts `a` and `b` are the same size and byte-for-byte equal. On
+/// failure it writes both under `target/test-output/` (named after `what`)
+/// and reports the number of differing pixels and the first few.
+#[track_caller]
+pub fn assert_images_equal(a: &Image, b: &Image, what: &str) {
+    for (name, img) in [("a", a), ("b", b)] {
+        let expected = img.width as usize * img.height as usize * 4;
+        assert_eq!(img.rgba8.len(), expected, "{what}: image {name} is {}x{} but holds {} bytes", img.width, img.height, img.rgba8.len());
+    }
+    if (a.width, a.height) != (b.width, b.height) {
+        let (pa, pb) = save_pair(a, b, what);
+        panic!("{what}: sizes differ, {}x{} vs {}x{} (written to {} and {})", a.width, a.height, b.width, b.height, pa.display(), pb.display());
+    }
+    let differing: Vec<usize> =
+        a.rgba8.chunks_exact(4).zip(b.rgba8.chunks_exact(4)).enumerate().filter(|(_, (x, y))| x != y).map(|(i, _)| i).collect();
+    if differing.is_empty() {
+        return;
+    }
+    let listed: Vec<String> = differing
+        .iter()
+        .take(LISTED_PIXELS)
+        .map(|&i| {
+            let (x, y) = ((i % a.width as usize) as u32, (i / a.width as usize) as u32);
+            format!("  ({x}, {y}): {:?} vs {:?}", a.pixel(x, y), b.pixel(x, y))
+        })
+        .collect();
+    let (pa, pb) = save_pair(a, b, what);
+    panic!(
+        "{what}: {} of {} pixels differ; the first {}:\n{}\nimages written to {} and {}",
+        differing.len(),
+        a.width as usize * a.height as usize,
+        listed.len(),
+        listed.join("\n"),
+        pa.display(),
+        pb.display()
+    );
+}
+
+fn save_pair(a: &Image, b: &Image, what: &str) -> (PathBuf, PathBuf) {
+    (save_test_output(a, &format!("{what}-a")), save_test_output(b, &format!("{what}-b")))
+}
+
+/// `target/test-output/` (under `CARGO_TARGET_DIR` when set), created.
+pub fn test_output_dir() -> PathBuf {
+    let target = match std::env::var_os("CARGO_TARGET_DIR") {
+        Some(dir) => PathBuf::from(dir),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("the workspace root").join("target"),
+    };
+    let dir = target.join("test-output");
+    std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("creating {}: {e}", dir.display()));
+    dir
+}
+
+/// Writes `img` as `target/test-output/<name>.png` (characters other than
+/// letters, digits, `-` and `_` in `name` become `_`) and returns the path.
+pub fn save_test_output(img: &Image, name: &str) -> PathBuf {
+    let file: String = name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).collect();
+    let path = test_output_dir().join(format!("{file}.png"));
+    save_png(img, &path);
+    path
+}
+
+/// Writes `img` as an RGBA PNG at `path`.
+pub fn save_png(img: &Image, path: &Path) {
+    let file = std::fs::File::create(path).unwrap_or_else(|e| panic!("creating {}: {e}", path.display()));
+    let mut enc = png::Encoder::new(std::io::BufWriter::new(file), img.width, img.height);
+    enc.set_color(png::ColorType::Rgba);
+    enc.set_depth(png::BitDepth::Eight);
+    enc.write_header()
+        .and_then(|mut w| w.write_image_data(&img.rgba8))
+        .unwrap_or_else(|e| panic!("writing {}: {e}", path.display()));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn image(w: u32, h: u32, fill: u8) -> Image {
+        Image { width: w, height: h, rgba8: vec![fill; (w * h * 4) as usize] }
+    }
+
+    #[test]
+    fn equal_images_pass() {
+        assert_images_equal(&image(3, 2, 7), &image(3, 2, 7), "equal");
+    }
+
+    #[test]
+    fn one_differing_pixel_fails_and_names_it() {
+        let a = image(4, 3, 0);
+        let mut b = a.clone();
+        b.rgba8[(2 * 4 + 1) * 4] = 9; // pixel (1, 2)
+        let e = std::panic::catch_unwind(|| assert_images_equal(&a, &b, "test-support self-test")).unwrap_err();
+        let m = e.downcast_ref::<String>().unwrap();
+        assert!(m.contains("1 of 12 pixels differ") && m.contains("(1, 2): [0, 0, 0, 0] vs [9, 0, 0, 0]"), "{m}");
+        assert!(test_output_dir().join("test-support_self-test-a.png").exists());
+        assert!(test_output_dir().join("test-support_self-test-b.png").exists());
+    }
+
+    #[test]
+    fn different_sizes_fail() {
+        let e = std::panic::catch_unwind(|| assert_images_equal(&image(2, 2, 0), &image(2, 1, 0), "sizes")).unwrap_err();
+        assert!(e.downcast_ref::<String>().unwrap().contains("2x2 vs 2x1"));
+    }
+
+    #[test]
+    fn counters_without_the_layer_fail_assert_clean() {
+        // Fresh counters have never seen the layer: `enabled` is false.
+        let v = Arc::new(ValidationCounters::default());
+        let e = std::panic::catch_unwind(|| assert_clean(&v)).unwrap_err();
+        assert!(e.downcast_ref::<String>().unwrap().contains("validation layer is not active"));
+    }
+}
