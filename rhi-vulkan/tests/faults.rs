@@ -3,8 +3,10 @@
 //!
 //! * **Out of device memory.** Lavapipe's heap is host memory (often many
 //!   GiB), so "allocate until failure" is bounded here: buffers as large as
-//!   the device allows are allocated, never written, until the first error
-//!   or until their sizes add up to twice the heap — and a single request
+//!   the device allows are allocated until the first error or until their
+//!   sizes add up to twice the heap (lavapipe grants them all), and the
+//!   first and last granted buffer must hold a write at their very end (only
+//!   those pages are touched) — and a single request
 //!   larger than every heap must fail with [`RhiError::OutOfDeviceMemory`]
 //!   up front (Vulkan forbids asking a heap for more than its size). After
 //!   freeing, a small buffer works, and dropping the device reports no
@@ -22,21 +24,14 @@
 
 use rhi_vulkan::*;
 use std::process::Command;
-
-fn device() -> Device {
-    let device = Device::new(&DeviceDesc { validation: Validation::Enabled, ..Default::default() })
-        .expect("a Vulkan 1.3 device (run `cargo xtask test` to install lavapipe)");
-    if std::env::var("PROXIMA_VALIDATION").as_deref() != Ok("0") {
-        assert!(device.validation().enabled(), "the Khronos validation layer must be installed for GPU tests");
-    }
-    device
-}
+use test_support::{assert_clean, new_device};
 
 const GIB: u64 = 1 << 30;
 
 #[test]
 fn out_of_device_memory_is_a_typed_error_and_the_device_recovers() {
-    let device = device();
+    // Its own device (validation asserted on): it counts buffers and shuts down.
+    let device = new_device();
     let validation = device.validation();
     let info = device.info().clone();
     let heap = info.memory_heaps.iter().copied().max().expect("a memory heap");
@@ -55,11 +50,12 @@ fn out_of_device_memory_is_a_typed_error_and_the_device_recovers() {
 
     // Allocate until failure, or until twice the heap is asked for.
     let chunk = info.max_buffer_size.min(info.max_memory_allocation_size).min(heap).clamp(1 << 20, 4 * GIB);
+    let fill_usage = BufferUsage::STORAGE | BufferUsage::TRANSFER_SRC | BufferUsage::TRANSFER_DST;
     let mut held = Vec::new();
     let mut failure = None;
     let mut asked = 0u64;
     while asked < heap.saturating_mul(2) {
-        match device.create_buffer(&BufferDesc::gpu_only("fill", chunk, BufferUsage::STORAGE)) {
+        match device.create_buffer(&BufferDesc::gpu_only("fill", chunk, fill_usage)) {
             Ok(b) => held.push(b),
             Err(e) => {
                 failure = Some(e);
@@ -72,9 +68,16 @@ fn out_of_device_memory_is_a_typed_error_and_the_device_recovers() {
         Some(e) => assert!(matches!(e, RhiError::OutOfDeviceMemory | RhiError::OutOfHostMemory), "a typed error: {e:?}"),
         None => eprintln!("note: {} buffers of {chunk} bytes ({asked} bytes, twice the heap of {heap}) were all granted", held.len()),
     }
-    assert!(!held.is_empty() || failure.is_some());
     let live = device.counts();
     assert_eq!(live.buffers, held.len(), "a failed allocation leaves no buffer");
+    // What was granted is real memory bound over the whole buffer: the last
+    // bytes of the first and the last buffer take a write and read it back
+    // (this touches one page each; the rest stays unwritten).
+    for (i, &b) in [held.first(), held.last()].into_iter().flatten().enumerate() {
+        let marker = [0xA5 ^ i as u8; 16];
+        device.write_buffer(b, chunk - 16, &marker).unwrap();
+        assert_eq!(device.read_buffer(b, chunk - 16, 16).unwrap(), marker, "buffer {i} of {} reads back its last bytes", held.len());
+    }
 
     // Free everything; a small buffer works again, end to end.
     for b in held.drain(..) {
@@ -87,6 +90,7 @@ fn out_of_device_memory_is_a_typed_error_and_the_device_recovers() {
     let report = device.shutdown();
     assert_eq!(report.leaked_allocations, 0, "{report:?}");
     assert_eq!((report.validation_errors, report.validation_warnings), (0, 0), "{:#?}", validation.messages());
+    assert_clean(&validation);
 }
 
 /// Runs this test binary's test `name` in a child with `env` set, with

@@ -1,22 +1,10 @@
 //! GPU tests on the real Vulkan device (lavapipe on CI) with the Khronos
-//! validation layer on; every test asserts the layer reported no error.
+//! validation layer on; every test asserts the layer was active and reported
+//! nothing. Tests that open frames, count the device's objects or shut it
+//! down have a device of their own; the others share the binary's.
 
 use rhi_vulkan::*;
-use std::sync::Arc;
-
-fn device() -> Device {
-    let device = Device::new(&DeviceDesc { validation: Validation::Enabled, ..Default::default() })
-        .expect("a Vulkan 1.3 device (run `cargo xtask test` to install lavapipe)");
-    if std::env::var("PROXIMA_VALIDATION").as_deref() != Ok("0") {
-        assert!(device.validation().enabled(), "the Khronos validation layer must be installed for GPU tests");
-    }
-    device
-}
-
-fn assert_clean(v: &Arc<ValidationCounters>) {
-    assert_eq!(v.errors(), 0, "validation errors: {:#?}", v.messages());
-    assert_eq!(v.warnings(), 0, "validation warnings: {:#?}", v.messages());
-}
+use test_support::{assert_clean, assert_images_equal, device, new_device};
 
 const W: u32 = 64;
 const H: u32 = 48;
@@ -93,8 +81,8 @@ fn creates_a_device_and_reports_its_name() {
 
 #[test]
 fn two_devices_live_in_one_process() {
-    let a = device();
-    let b = device();
+    let a = new_device();
+    let b = new_device();
     let ba = a.create_buffer(&BufferDesc::host_visible("a", 16, BufferUsage::STORAGE)).unwrap();
     let bb = b.create_buffer(&BufferDesc::host_visible("b", 16, BufferUsage::STORAGE)).unwrap();
     a.write_buffer(ba, 0, &[1; 16]).unwrap();
@@ -120,12 +108,13 @@ fn a_64_mib_buffer_round_trips_through_staging() {
     assert!(back == data, "64 MiB read back differs");
     // A sub-range too.
     assert_eq!(device.read_buffer(buffer, 1000, 8).unwrap(), data[1000..1008]);
+    device.destroy_buffer(buffer);
     assert_clean(&device.validation());
 }
 
 #[test]
 fn a_triangle_lands_where_clip_space_says_with_the_image_upright() {
-    let device = device();
+    let device = new_device();
     let shader = device.create_shader("triangle.wgsl", include_str!("../shaders/triangle.wgsl")).unwrap();
     let pipeline = device
         .create_graphics_pipeline(&GraphicsPipelineDesc {
@@ -170,7 +159,7 @@ fn a_triangle_lands_where_clip_space_says_with_the_image_upright() {
 
 #[test]
 fn an_instanced_quad_grid_colors_each_cell() {
-    let device = device();
+    let device = new_device();
     let grid = QuadGrid::new(&device, Format::Rgba8Unorm, 4, 4).unwrap();
     let img = render_grid(&device, &grid, 1, 0);
     // Cell (0, 0) is top-left in clip space (y = -1 is the top row): color (u, v, 1-u) = (1/8, 1/8, 7/8).
@@ -186,19 +175,19 @@ fn an_instanced_quad_grid_colors_each_cell() {
 
 #[test]
 fn secondaries_on_two_threads_give_the_primarys_image_byte_for_byte() {
-    let device = device();
+    let device = new_device();
     let grid = QuadGrid::new(&device, Format::Rgba8Unorm, 16, 12).unwrap();
     let serial = render_grid(&device, &grid, 8, 0);
     let parallel = render_grid(&device, &grid, 8, 2);
     assert!(serial.rgba8.iter().any(|&b| b != 0 && b != 255), "the image has content");
-    assert!(serial == parallel, "images differ");
+    assert_images_equal(&serial, &parallel, "secondaries on two threads vs the primary");
     grid.destroy(&device);
     assert_clean(&device.validation());
 }
 
 #[test]
 fn the_pipeline_cache_returns_the_same_pipeline_for_equal_descriptions() {
-    let device = device();
+    let device = new_device();
     let shader = device.create_shader("quad_grid.wgsl", QUAD_GRID_WGSL).unwrap();
     let before = device.counts();
     let a = QuadGrid::new(&device, Format::Rgba8Unorm, 1, 1).unwrap();
@@ -241,7 +230,7 @@ fn the_pipeline_cache_returns_the_same_pipeline_for_equal_descriptions() {
 
 #[test]
 fn bad_descriptions_are_errors_not_panics() {
-    let device = device();
+    let device = new_device();
     let zero = device.create_buffer(&BufferDesc::gpu_only("zero", 0, BufferUsage::VERTEX));
     assert!(matches!(zero, Err(RhiError::InvalidDesc(ref m)) if m.contains("size 0")), "{zero:?}");
     let tex = device.create_texture(&TextureDesc::render_target("empty", 0, 16, Format::Rgba8Unorm));
@@ -285,7 +274,7 @@ fn bad_descriptions_are_errors_not_panics() {
 
 #[test]
 fn a_buffer_destroyed_while_its_frame_is_in_flight_outlives_the_gpu_work() {
-    let device = device();
+    let device = new_device();
     let grid = QuadGrid::new(&device, Format::Rgba8Unorm, 64, 64).unwrap();
     let color = target(&device);
     let mut frame = device.begin_frame().unwrap();
@@ -317,7 +306,7 @@ fn a_buffer_destroyed_while_its_frame_is_in_flight_outlives_the_gpu_work() {
 
 #[test]
 fn frames_in_flight_reuse_their_slots_and_keep_rendering() {
-    let device = device();
+    let device = new_device();
     let grid = QuadGrid::new(&device, Format::Rgba8Unorm, 8, 8).unwrap();
     let color = target(&device);
     let mut state = TextureState::Undefined;
@@ -346,7 +335,7 @@ fn frames_in_flight_reuse_their_slots_and_keep_rendering() {
 
 #[test]
 fn shutdown_destroys_everything_and_leaks_no_allocation() {
-    let device = device();
+    let device = new_device();
     let validation = device.validation();
     // Objects the caller never destroys are destroyed by shutdown.
     let grid = QuadGrid::new(&device, Format::Rgba8Unorm, 4, 4).unwrap();
