@@ -109,6 +109,9 @@ struct Recording {
     vertex: [Option<u64>; MAX_VERTEX_STREAMS],
     /// Indices available from the bound index buffer's offset.
     index: Option<u64>,
+    /// Which 4-byte words of the bound layout's push-constant block have
+    /// been written (Vulkan requires every one a shader uses to be set).
+    push_written: u128,
     viewport: bool,
     scissor: bool,
     /// Whether the state above is complete for a draw (`None`: not yet checked).
@@ -149,6 +152,28 @@ fn store_op(store: bool) -> vk::AttachmentStoreOp {
 pub const MAX_BIND_GROUPS: usize = 8;
 /// Vertex streams a pipeline may read.
 pub const MAX_VERTEX_STREAMS: usize = 8;
+
+/// The largest push-constant block command lists track (bytes; devices
+/// offer 128–256).
+pub(crate) const MAX_PUSH_CONSTANT_BYTES: u32 = 512;
+
+/// The bits of the 4-byte words `start..end` (bytes) of a push-constant block.
+fn push_words(start: u32, end: u32) -> u128 {
+    let (a, b) = (start / 4, end.div_ceil(4).min(128));
+    let upto = |n: u32| if n >= 128 { u128::MAX } else { (1u128 << n) - 1 };
+    upto(b) & !upto(a)
+}
+
+/// Whether every word of `p`'s push-constant block has been written.
+fn push_complete(p: &BoundPipeline, written: u128) -> bool {
+    match p.push {
+        None => true,
+        Some((_, size)) => {
+            let all = push_words(0, size);
+            written & all == all
+        }
+    }
+}
 
 fn state_err(msg: impl Into<String>) -> RhiError {
     RhiError::InvalidState(msg.into())
@@ -430,6 +455,10 @@ impl<'d> CommandList<'d> {
         for s in &mut self.state.sets[keep..] {
             *s = vk::DescriptorSetLayout::null();
         }
+        // Push constants stay set only under a layout with the same range.
+        if self.state.pipeline.is_none_or(|old| old.push != bound.push) {
+            self.state.push_written = 0;
+        }
         self.state.pipeline = Some(bound);
         self.state.draw_ready = None;
         Ok(())
@@ -481,6 +510,11 @@ impl<'d> CommandList<'d> {
         }
         // SAFETY: range checked against the layout's push-constant range.
         unsafe { self.device.raw.cmd_push_constants(self.raw, b.layout, stages, offset, data) };
+        let written = self.state.push_written | push_words(offset, offset + data.len() as u32);
+        if written != self.state.push_written {
+            self.state.push_written = written;
+            self.state.draw_ready = None;
+        }
         Ok(())
     }
 
@@ -578,6 +612,9 @@ impl<'d> CommandList<'d> {
         }
         if !s.viewport || !s.scissor {
             return Some("viewport or scissor not set");
+        }
+        if !push_complete(&p, s.push_written) {
+            return Some("the bound pipeline's push constants were not all written");
         }
         None
     }
@@ -682,6 +719,9 @@ impl<'d> CommandList<'d> {
         let n = usize::from(p.sets.count);
         if self.state.sets[..n] != p.sets.raw[..n] {
             return Err(state_err("a bind group of the bound compute pipeline's layout is not bound"));
+        }
+        if !push_complete(&p, self.state.push_written) {
+            return Err(state_err("the bound compute pipeline's push constants were not all written"));
         }
         let max = self.device.info().max_compute_work_group_count;
         if x > max[0] || y > max[1] || z > max[2] {
@@ -855,5 +895,32 @@ impl<'d> CommandList<'d> {
         // SAFETY: live image in TRANSFER_DST_OPTIMAL; buffer range checked; outside a pass.
         unsafe { self.device.raw.cmd_copy_buffer_to_image(self.raw, raw_buffer, image, vk::ImageLayout::TRANSFER_DST_OPTIMAL, &[region]) };
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn push_words_cover_the_written_bytes() {
+        assert_eq!(push_words(0, 16), 0b1111);
+        assert_eq!(push_words(8, 16), 0b1100);
+        assert_eq!(push_words(4, 6), 0b0010, "a partial word counts as written");
+        assert_eq!(push_words(0, MAX_PUSH_CONSTANT_BYTES), u128::MAX);
+        assert_eq!(push_words(16, 16), 0);
+    }
+
+    #[test]
+    fn rendering_keys_tell_layouts_apart() {
+        let key = |c: &[Format], d| RenderingLayout { color_formats: c.to_vec(), depth_format: d }.key();
+        let rgba = Format::Rgba8Unorm;
+        let depth = Some(Format::Depth32Float);
+        let keys = [key(&[], depth), key(&[rgba], None), key(&[rgba], depth), key(&[rgba, rgba], None), key(&[Format::Bgra8Unorm], None)];
+        for (i, a) in keys.iter().enumerate() {
+            for b in &keys[i + 1..] {
+                assert_ne!(a, b);
+            }
+        }
     }
 }

@@ -373,3 +373,22 @@ impl<'d> Frame<'d> {
         Ok(BindGroup { raw: set, frame: self.index(), device: device.id(), layout: set_layout })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn layout(n: u32, ty: BindingType) -> BindGroupLayoutDesc {
+        BindGroupLayoutDesc {
+            entries: (0..n).map(|binding| BindGroupLayoutEntry { binding, ty, stages: ShaderStages::COMPUTE }).collect(),
+        }
+    }
+
+    #[test]
+    fn a_set_fits_a_pool_up_to_the_pools_size_of_each_kind() {
+        assert!(fits_pool(&layout(SETS_PER_POOL / 4, BindingType::StorageTexture)));
+        assert!(!fits_pool(&layout(SETS_PER_POOL / 4 + 1, BindingType::StorageTexture)));
+        assert!(fits_pool(&layout(SETS_PER_POOL * 2, BindingType::UniformBuffer)));
+        assert!(!fits_pool(&layout(SETS_PER_POOL * 2 + 1, BindingType::Sampler)));
+    }
+}

@@ -62,6 +62,10 @@ pub struct DeviceFeatures {
     pub multi_draw_indirect: bool,
     pub draw_indirect_first_instance: bool,
     pub depth_clamp: bool,
+    /// `robustBufferAccess`: out-of-range buffer reads in shaders and vertex
+    /// fetches (an index buffer's *contents* are not checked by the RHI) are
+    /// defined. On wherever the device has it, as wgpu does.
+    pub robust_buffer_access: bool,
 }
 
 /// What the chosen physical device is.
@@ -83,6 +87,14 @@ pub struct DeviceInfo {
     pub max_viewport_dimensions: [u32; 2],
     /// The largest 2D texture width or height (`maxImageDimension2D`).
     pub max_image_dimension_2d: u32,
+    /// Descriptors of each kind one shader stage may see (`maxPerStageDescriptor*`).
+    pub max_per_stage_uniform_buffers: u32,
+    pub max_per_stage_storage_buffers: u32,
+    pub max_per_stage_sampled_images: u32,
+    pub max_per_stage_storage_images: u32,
+    pub max_per_stage_samplers: u32,
+    /// Bind groups a pipeline layout may have (`maxBoundDescriptorSets`).
+    pub max_bound_descriptor_sets: u32,
     /// The largest buffer `create_buffer` accepts (`maxBufferSize`).
     pub max_buffer_size: u64,
     /// The largest single allocation the driver promises (`maxMemoryAllocationSize`).
@@ -230,7 +242,8 @@ impl Device {
             .fill_mode_non_solid(features.wireframe)
             .multi_draw_indirect(features.multi_draw_indirect)
             .draw_indirect_first_instance(features.draw_indirect_first_instance)
-            .depth_clamp(features.depth_clamp);
+            .depth_clamp(features.depth_clamp)
+            .robust_buffer_access(features.robust_buffer_access);
         let priorities = [1.0f32];
         let queue_infos = [vk::DeviceQueueCreateInfo::default()
             .queue_family_index(queue_family)
@@ -537,13 +550,14 @@ impl Device {
         unsafe { self.raw.begin_command_buffer(cmd, &begin) }.map_err(vk_err("vkBeginCommandBuffer"))?;
         let mut list = CommandList::new(self, cmd, None, u64::MAX);
         let r = f(&mut list);
-        let open_pass = list.in_pass();
-        // SAFETY: the buffer is in the recording state.
-        unsafe { self.raw.end_command_buffer(cmd) }.map_err(vk_err("vkEndCommandBuffer"))?;
-        let r = r?;
-        if open_pass {
+        if list.in_pass() {
+            // Not ended, not submitted: the pool's reset discards it.
+            r?;
             return Err(RhiError::InvalidState("immediate commands left a render pass open".into()));
         }
+        // SAFETY: the buffer is in the recording state with no pass open.
+        unsafe { self.raw.end_command_buffer(cmd) }.map_err(vk_err("vkEndCommandBuffer"))?;
+        let r = r?;
         let value = self.submit(cmd)?;
         // Until the wait succeeds the pool's buffer may be pending on the GPU.
         pool.pending = pool.pending.max(value);
@@ -750,6 +764,12 @@ fn pick_physical_device(
             max_compute_work_group_count: props.limits.max_compute_work_group_count,
             max_viewport_dimensions: props.limits.max_viewport_dimensions,
             max_image_dimension_2d: props.limits.max_image_dimension2_d,
+            max_per_stage_uniform_buffers: props.limits.max_per_stage_descriptor_uniform_buffers,
+            max_per_stage_storage_buffers: props.limits.max_per_stage_descriptor_storage_buffers,
+            max_per_stage_sampled_images: props.limits.max_per_stage_descriptor_sampled_images,
+            max_per_stage_storage_images: props.limits.max_per_stage_descriptor_storage_images,
+            max_per_stage_samplers: props.limits.max_per_stage_descriptor_samplers,
+            max_bound_descriptor_sets: props.limits.max_bound_descriptor_sets,
             max_buffer_size: p13.max_buffer_size,
             max_memory_allocation_size: p11.max_memory_allocation_size,
             memory_heaps: memory.memory_heaps_as_slice().iter().map(|h| h.size).collect(),
@@ -758,6 +778,7 @@ fn pick_physical_device(
                 multi_draw_indirect: base.multi_draw_indirect != 0,
                 draw_indirect_first_instance: base.draw_indirect_first_instance != 0,
                 depth_clamp: base.depth_clamp != 0,
+                robust_buffer_access: base.robust_buffer_access != 0,
             },
         };
         let rank = type_rank(props.device_type);

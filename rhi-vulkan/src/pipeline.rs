@@ -7,14 +7,14 @@
 //! paying for creation twice. The pipeline layout comes from shader
 //! reflection (the union of the stages' bindings and push constants).
 
-use crate::command::{SetLayouts, VertexStream, VertexStreams, MAX_BIND_GROUPS, MAX_VERTEX_STREAMS};
+use crate::command::{SetLayouts, VertexStream, VertexStreams, MAX_BIND_GROUPS, MAX_PUSH_CONSTANT_BYTES, MAX_VERTEX_STREAMS};
 use crate::conv;
 use crate::frame::{rendering_key, MAX_COLOR_ATTACHMENTS};
 use crate::descriptor::{BindGroupLayoutDesc, BindGroupLayoutEntry, PipelineLayoutDesc};
 use crate::device::{read, write, Device};
 use crate::error::{vk_err, Result, RhiError};
 use crate::handle::Handle;
-use crate::shader::{EntryPointReflection, ShaderHandle};
+use crate::shader::{BindingType, EntryPointReflection, ShaderHandle};
 use crate::types::*;
 use ash::vk;
 use std::collections::HashMap;
@@ -238,13 +238,39 @@ impl Device {
         Ok((s.raw, ep.clone()))
     }
 
-    fn max_push_check(&self, layout: &PipelineLayoutDesc) -> Result<()> {
+    /// Checks a layout against the device's limits: push-constant size, bind
+    /// groups, and descriptors of each kind per stage (every binding is
+    /// visible to every stage of the pipeline, so each stage sees them all).
+    fn layout_limits_check(&self, layout: &PipelineLayoutDesc) -> Result<()> {
+        let info = self.info();
         if let Some((_, size)) = layout.push_constants {
-            if size > self.info().max_push_constants_size {
+            if size > info.max_push_constants_size || size > MAX_PUSH_CONSTANT_BYTES {
                 return Err(RhiError::Unsupported(format!(
                     "push constants of {size} bytes exceed the device limit of {}",
-                    self.info().max_push_constants_size
+                    info.max_push_constants_size
                 )));
+            }
+        }
+        if layout.groups.len() > info.max_bound_descriptor_sets as usize {
+            return Err(RhiError::Unsupported(format!(
+                "{} bind groups exceed the device limit of {}",
+                layout.groups.len(),
+                info.max_bound_descriptor_sets
+            )));
+        }
+        let count = |want: fn(BindingType) -> bool| {
+            layout.groups.iter().flat_map(|g| &g.entries).filter(|e| want(e.ty)).count()
+        };
+        let limits: [(&str, usize, u32); 5] = [
+            ("uniform buffers", count(|t| t == BindingType::UniformBuffer), info.max_per_stage_uniform_buffers),
+            ("storage buffers", count(|t| matches!(t, BindingType::StorageBuffer { .. })), info.max_per_stage_storage_buffers),
+            ("sampled textures", count(|t| matches!(t, BindingType::SampledTexture | BindingType::DepthTexture)), info.max_per_stage_sampled_images),
+            ("storage textures", count(|t| t == BindingType::StorageTexture), info.max_per_stage_storage_images),
+            ("samplers", count(|t| matches!(t, BindingType::Sampler | BindingType::ComparisonSampler)), info.max_per_stage_samplers),
+        ];
+        for (what, n, max) in limits {
+            if n > max as usize {
+                return Err(RhiError::Unsupported(format!("{n} {what} in one stage exceed the device limit of {max}")));
             }
         }
         Ok(())
@@ -303,7 +329,7 @@ impl Device {
             reflections.push(f);
         }
         let layout_desc = layout_desc(&reflections)?;
-        self.max_push_check(&layout_desc)?;
+        self.layout_limits_check(&layout_desc)?;
         let (layout, set_layouts) = self.layouts.pipeline_layout(&self.raw, &layout_desc)?;
 
         let vs_name = CString::new(desc.vertex.entry.clone()).map_err(|_| RhiError::InvalidDesc("NUL in entry name".into()))?;
@@ -435,7 +461,7 @@ impl Device {
         }
         let (module, ep) = self.entry_point(&desc.shader, ShaderStages::COMPUTE)?;
         let layout_desc = layout_desc(&[&ep])?;
-        self.max_push_check(&layout_desc)?;
+        self.layout_limits_check(&layout_desc)?;
         let (layout, set_layouts) = self.layouts.pipeline_layout(&self.raw, &layout_desc)?;
         let name = CString::new(desc.shader.entry.clone()).map_err(|_| RhiError::InvalidDesc("NUL in entry name".into()))?;
         let stage = vk::PipelineShaderStageCreateInfo::default()
@@ -477,6 +503,18 @@ impl Device {
     /// The layout of one bind group of a pipeline.
     pub fn pipeline_bind_group_layout(&self, pipeline: PipelineHandle, group: u32) -> Result<BindGroupLayoutDesc> {
         self.pipeline_group_layout(pipeline, group).map(|(d, _)| d)
+    }
+
+    /// The raw `VkPipelineLayout` of a pipeline, for code that records with
+    /// `ash` directly (the benchmark of the unchecked floor). Its push-constant
+    /// range, where it has one, is visible to the vertex and fragment stages
+    /// (compute: the compute stage). The layout belongs to the device's layout
+    /// cache: never destroy it.
+    #[doc(hidden)]
+    pub fn raw_pipeline_layout(&self, pipeline: PipelineHandle) -> Result<vk::PipelineLayout> {
+        let pipelines = read(&self.resources.pipelines);
+        let p = pipelines.get(pipeline).ok_or_else(|| RhiError::InvalidHandle(format!("{pipeline:?}")))?;
+        Ok(p.layout)
     }
 
     pub(crate) fn pipeline_group_layout(

@@ -59,6 +59,11 @@ pub struct EntryPointReflection {
 /// [`Device::create_shader_from_compiled`] can trust that the SPIR-V is what
 /// naga wrote for a validated module and that the reflection describes it:
 /// pipeline layouts are built from that reflection.
+///
+/// ```compile_fail
+/// // Made-up SPIR-V and reflection do not compile:
+/// let fake = rhi_vulkan::CompiledShader { name: "x".into(), spirv: vec![], entry_points: vec![] };
+/// ```
 #[derive(Clone, Debug)]
 pub struct CompiledShader {
     name: String,

@@ -1,0 +1,497 @@
+//! Misuse a real program makes by accident, each ending in a typed error with
+//! nothing sent to Vulkan — on the real device (lavapipe in CI) with the
+//! Khronos validation layer on, which must report nothing: an error here
+//! means a safe call reached the driver with invalid arguments.
+
+use rhi_vulkan::*;
+use std::sync::Arc;
+use std::time::Duration;
+
+fn device() -> Device {
+    let device = Device::new(&DeviceDesc { validation: Validation::Enabled, ..Default::default() })
+        .expect("a Vulkan 1.3 device (run `cargo xtask test` to install lavapipe)");
+    assert!(device.validation().enabled(), "the Khronos validation layer must be installed for GPU tests");
+    device
+}
+
+fn assert_clean(v: &Arc<ValidationCounters>) {
+    assert!(v.enabled(), "validation must be on for this check to mean anything");
+    assert_eq!(v.errors(), 0, "validation errors: {:#?}", v.messages());
+    assert_eq!(v.warnings(), 0, "validation warnings: {:#?}", v.messages());
+}
+
+const W: u32 = 32;
+const H: u32 = 32;
+
+fn target(device: &Device) -> TextureHandle {
+    device.create_texture(&TextureDesc::render_target("color", W, H, Format::Rgba8Unorm)).unwrap()
+}
+
+fn pass(texture: TextureHandle) -> RenderingDesc {
+    RenderingDesc {
+        color: vec![ColorAttachment { texture, load: LoadOp::Clear([0.0; 4]), store: true }],
+        depth: None,
+        area: Rect::from_size(W, H),
+    }
+}
+
+fn is_state_err<T: std::fmt::Debug>(r: Result<T>) -> bool {
+    matches!(r, Err(RhiError::InvalidState(_)))
+}
+
+fn is_desc_err<T: std::fmt::Debug>(r: Result<T>) -> bool {
+    matches!(r, Err(RhiError::InvalidDesc(_)))
+}
+
+/// Opens a frame with `color` cleared in an inline pass and the grid's
+/// pipeline, streams, viewport and scissor bound, ready to draw.
+fn ready_to_draw<'d>(device: &'d Device, grid: &QuadGrid, color: TextureHandle) -> Frame<'d> {
+    let mut frame = device.begin_frame().unwrap();
+    let cmd = frame.cmd();
+    cmd.texture_barrier(color, TextureState::Undefined, TextureState::ColorAttachment).unwrap();
+    cmd.begin_rendering(&pass(color), RenderingContents::Inline).unwrap();
+    grid.record(cmd, Rect::from_size(W, H), 0, 1, 1).unwrap();
+    frame
+}
+
+#[test]
+fn draws_dispatches_and_pass_ends_need_their_state() {
+    let device = device();
+    let grid = QuadGrid::new(&device, Format::Rgba8Unorm, 2, 2).unwrap();
+    let color = target(&device);
+    let mut frame = device.begin_frame().unwrap();
+    let cmd = frame.cmd();
+    // Nothing open, nothing bound.
+    assert!(is_state_err(cmd.draw(3, 1, 0, 0)));
+    assert!(is_state_err(cmd.draw_indexed(3, 1, 0, 0, 0)));
+    assert!(is_state_err(cmd.dispatch(1, 1, 1)));
+    assert!(is_state_err(cmd.end_rendering()));
+    cmd.texture_barrier(color, TextureState::Undefined, TextureState::ColorAttachment).unwrap();
+    cmd.begin_rendering(&pass(color), RenderingContents::Inline).unwrap();
+    // A pass is open but no pipeline is bound.
+    assert!(is_state_err(cmd.draw(3, 1, 0, 0)));
+    assert!(is_state_err(cmd.begin_rendering(&pass(color), RenderingContents::Inline)), "nested pass");
+    cmd.bind_pipeline(grid.pipeline).unwrap();
+    // Pipeline bound, streams and viewport not.
+    assert!(is_state_err(cmd.draw(6, 1, 0, 0)));
+    cmd.bind_vertex_buffers(0, &[(grid.corners, 0), (grid.instances, 0)]).unwrap();
+    assert!(is_state_err(cmd.draw(6, 1, 0, 0)), "no viewport or scissor");
+    cmd.set_viewport(Rect::from_size(W, H)).unwrap();
+    cmd.set_scissor(Rect::from_size(W, H)).unwrap();
+    // A graphics pipeline does not dispatch, and copies and barriers stay out of passes.
+    assert!(is_state_err(cmd.dispatch(1, 1, 1)));
+    assert!(is_state_err(cmd.texture_barrier(color, TextureState::ColorAttachment, TextureState::ShaderRead)));
+    // No index buffer bound.
+    assert!(is_state_err(cmd.draw_indexed(3, 1, 0, 0, 0)));
+    // The grid's shaders read a 16-byte push-constant block: all of it must be written.
+    assert!(is_state_err(cmd.draw(6, 1, 0, 0)), "push constants unset");
+    cmd.push_constants(0, &[0; 8]).unwrap();
+    assert!(is_state_err(cmd.draw(6, 1, 0, 0)), "half the push constants unset");
+    assert!(is_desc_err(cmd.push_constants(12, &[0; 8])), "past the block");
+    cmd.push_constants(8, &[0; 8]).unwrap();
+    cmd.draw(6, 1, 0, 0).unwrap();
+    // A pass left open is not submitted.
+    assert!(is_state_err(frame.submit()));
+    // The device goes on working.
+    let mut frame = ready_to_draw(&device, &grid, color);
+    frame.cmd().draw(6, 1, 0, 0).unwrap();
+    frame.cmd().end_rendering().unwrap();
+    frame.submit().unwrap();
+    device.wait_idle().unwrap();
+    grid.destroy(&device);
+    device.destroy_texture(color);
+    assert_clean(&device.validation());
+}
+
+#[test]
+fn draw_ranges_stay_inside_the_bound_buffers() {
+    let device = device();
+    let grid = QuadGrid::new(&device, Format::Rgba8Unorm, 2, 2).unwrap();
+    let color = target(&device);
+    let index = device
+        .create_buffer_init(&BufferDesc::gpu_only("indices", 24, BufferUsage::INDEX), bytemuck_u32(&[0, 1, 2, 3, 4, 5]))
+        .unwrap();
+    let indirect = device
+        .create_buffer_init(&BufferDesc::gpu_only("args", 40, BufferUsage::INDIRECT), bytemuck_u32(&[6, 1, 0, 0, 0, 6, 1, 0, 0, 0]))
+        .unwrap();
+    let mut frame = ready_to_draw(&device, &grid, color);
+    let cmd = frame.cmd();
+    // 6 corners, 4 instances.
+    assert!(is_desc_err(cmd.draw(7, 1, 0, 0)), "vertex 6 is past the corners");
+    assert!(is_desc_err(cmd.draw(6, 1, 0, 4)), "instance 4 is past the grid");
+    assert!(is_desc_err(cmd.draw(6, u32::MAX, 0, u32::MAX)), "u32 overflow of the instance range");
+    assert!(is_desc_err(cmd.bind_vertex_buffers(0, &[(grid.corners, 48)])), "offset at the end");
+    assert!(is_desc_err(cmd.bind_vertex_buffers(7, &[(grid.corners, 0), (grid.corners, 0)])), "stream 8");
+    cmd.draw(6, 4, 0, 0).unwrap();
+    assert!(is_desc_err(cmd.bind_index_buffer(index, 24, IndexFormat::Uint32)), "index offset at the end");
+    assert!(is_desc_err(cmd.bind_index_buffer(index, 2, IndexFormat::Uint32)), "misaligned index offset");
+    cmd.bind_index_buffer(index, 4, IndexFormat::Uint32).unwrap();
+    assert!(is_desc_err(cmd.draw_indexed(6, 1, 0, 0, 0)), "5 indices remain after offset 4");
+    assert!(is_desc_err(cmd.draw_indexed(1, 1, u32::MAX, 0, 0)));
+    cmd.draw_indexed(5, 1, 0, 0, 0).unwrap();
+    // Indirect: 2 records of 20 bytes.
+    assert!(is_desc_err(cmd.draw_indexed_indirect(indirect, 24, 1, 20)), "record past the end");
+    assert!(is_desc_err(cmd.draw_indexed_indirect(indirect, 2, 1, 20)), "misaligned offset");
+    assert!(is_desc_err(cmd.draw_indexed_indirect(indirect, u64::MAX - 3, 1, 20)), "offset overflow");
+    if device.features().multi_draw_indirect {
+        assert!(is_desc_err(cmd.draw_indexed_indirect(indirect, 0, 3, 20)), "3 records in 40 bytes");
+        assert!(is_desc_err(cmd.draw_indexed_indirect(indirect, 0, 2, 12)), "stride below the record");
+        assert!(is_desc_err(cmd.draw_indexed_indirect(indirect, 0, u32::MAX, u32::MAX)), "span overflow");
+        cmd.draw_indexed_indirect(indirect, 0, 2, 20).unwrap();
+    }
+    cmd.draw_indexed_indirect(indirect, 20, 1, 20).unwrap();
+    assert!(is_desc_err(cmd.set_viewport(Rect::new(1, 0, u32::MAX, 10))), "viewport past the limits");
+    assert!(is_desc_err(cmd.set_scissor(Rect::new(i32::MAX, 0, 10, 10))), "scissor offset + extent overflows");
+    assert!(is_desc_err(cmd.set_scissor(Rect::new(-1, 0, 10, 10))), "negative scissor offset");
+    cmd.end_rendering().unwrap();
+    frame.submit().unwrap();
+    device.wait_idle().unwrap();
+    for b in [index, indirect] {
+        device.destroy_buffer(b);
+    }
+    grid.destroy(&device);
+    device.destroy_texture(color);
+    assert_clean(&device.validation());
+}
+
+fn bytemuck_u32(v: &[u32]) -> &[u8] {
+    bytemuck::cast_slice(v)
+}
+
+#[test]
+fn copies_and_fills_check_their_ranges_without_overflow() {
+    let device = device();
+    let usage = BufferUsage::TRANSFER_SRC | BufferUsage::TRANSFER_DST | BufferUsage::STORAGE;
+    let a = device.create_buffer(&BufferDesc::gpu_only("a", 64, usage)).unwrap();
+    let b = device.create_buffer(&BufferDesc::gpu_only("b", 64, usage)).unwrap();
+    let tex = device.create_texture(&TextureDesc::sampled("t", 4, 4, Format::Rgba8Unorm)).unwrap();
+    let r = device.immediate(|cmd| {
+        // The issue's example: in release `u64::MAX - 15 + 32` wrapped to 16 and passed.
+        assert!(is_desc_err(cmd.copy_buffer(a, u64::MAX - 15, b, 0, 32)));
+        assert!(is_desc_err(cmd.copy_buffer(a, 0, b, u64::MAX - 15, 32)));
+        assert!(is_desc_err(cmd.copy_buffer(a, 0, b, 0, 65)));
+        assert!(is_desc_err(cmd.copy_buffer(a, 0, a, 16, 32)), "overlapping copy within one buffer");
+        assert!(is_desc_err(cmd.copy_buffer_regions(a, b, &[(0, 0, 16), (u64::MAX, 0, 2)])));
+        assert!(is_desc_err(cmd.fill_buffer(a, u64::MAX - 3, 8, 0)));
+        assert!(is_desc_err(cmd.fill_buffer(a, 0, 0, 0)), "empty fill");
+        assert!(is_desc_err(cmd.copy_buffer_to_texture(a, u64::MAX - 15, tex)));
+        assert!(is_desc_err(cmd.copy_buffer_to_texture(a, 2, tex)), "unaligned texel offset");
+        assert!(is_desc_err(cmd.copy_texture_to_buffer(tex, a, 0)), "the texture lacks TRANSFER_SRC");
+        cmd.fill_buffer(a, 0, 64, 7)?;
+        cmd.buffer_barrier(a, BufferState::TransferDst, BufferState::TransferSrc)?;
+        cmd.copy_buffer(a, 0, b, 0, 64)
+    });
+    r.unwrap();
+    assert_eq!(device.read_buffer(b, 60, 4).unwrap(), 7u32.to_le_bytes());
+    device.destroy_buffer(a);
+    device.destroy_buffer(b);
+    device.destroy_texture(tex);
+    device.wait_idle().unwrap();
+    assert_clean(&device.validation());
+}
+
+#[test]
+fn secondaries_run_once_in_the_pass_they_were_recorded_for() {
+    let device = device();
+    let other_device = self::device();
+    let grid = QuadGrid::new(&device, Format::Rgba8Unorm, 2, 2).unwrap();
+    let color = target(&device);
+    let rgba = RenderingLayout { color_formats: vec![Format::Rgba8Unorm], depth_format: None };
+    let bgra = RenderingLayout { color_formats: vec![Format::Bgra8Unorm], depth_format: None };
+    // Recorded on another device, in its frame 0 like ours: only the device tells them apart.
+    let foreign = {
+        let f = other_device.begin_frame().unwrap();
+        f.record_secondary(&rgba, |_| Ok(())).unwrap().0
+    };
+    let mut frame = device.begin_frame().unwrap();
+    assert_eq!(frame.index(), 0);
+    let (a, ()) = frame.record_secondary(&rgba, |cmd| grid.record(cmd, Rect::from_size(W, H), 0, 4, 1)).unwrap();
+    let (wrong_layout, ()) = frame.record_secondary(&bgra, |_| Ok(())).unwrap();
+    // In a secondary, the grid's pipeline (RGBA8) does not fit a BGRA pass.
+    let (_, r) = frame.record_secondary(&bgra, |cmd| Ok(grid.record(cmd, Rect::from_size(W, H), 0, 4, 1))).unwrap();
+    assert!(is_state_err(r), "a pipeline for other formats draws nothing");
+    let bad = RenderingLayout { color_formats: vec![Format::Depth32Float], depth_format: None };
+    assert!(is_desc_err(frame.record_secondary(&bad, |_| Ok(()))), "a depth format as color");
+    let cmd = frame.cmd();
+    assert!(is_state_err(cmd.execute_secondaries(std::slice::from_ref(&a))), "outside a pass");
+    cmd.texture_barrier(color, TextureState::Undefined, TextureState::ColorAttachment).unwrap();
+    cmd.begin_rendering(&pass(color), RenderingContents::Inline).unwrap();
+    assert!(is_state_err(cmd.execute_secondaries(std::slice::from_ref(&a))), "an inline pass");
+    cmd.end_rendering().unwrap();
+    cmd.begin_rendering(&pass(color), RenderingContents::Secondary).unwrap();
+    assert!(is_state_err(cmd.draw(6, 1, 0, 0)), "an inline draw in a secondaries pass");
+    assert!(is_desc_err(cmd.execute_secondaries(std::slice::from_ref(&wrong_layout))));
+    assert!(is_desc_err(cmd.execute_secondaries(std::slice::from_ref(&foreign))));
+    cmd.execute_secondaries(std::slice::from_ref(&a)).unwrap();
+    assert!(is_desc_err(cmd.execute_secondaries(std::slice::from_ref(&a))), "executed twice");
+    cmd.end_rendering().unwrap();
+    frame.submit().unwrap();
+    device.wait_idle().unwrap();
+    grid.destroy(&device);
+    device.destroy_texture(color);
+    assert_clean(&device.validation());
+    assert_clean(&other_device.validation());
+}
+
+const BINDINGS_WGSL: &str = r#"
+struct Params { tint: vec4<f32> }
+@group(0) @binding(0) var<uniform> params: Params;
+@group(0) @binding(1) var<storage, read> data: array<vec4<f32>>;
+@group(1) @binding(0) var tex: texture_2d<f32>;
+@group(1) @binding(1) var samp: sampler;
+
+@vertex
+fn vs_main(@builtin(vertex_index) i: u32) -> @builtin(position) vec4<f32> {
+    let p = vec2<f32>(f32(i & 1u), f32(i >> 1u)) * 2.0 - 1.0;
+    return vec4<f32>(p, 0.0, 1.0) + data[0] * 0.0;
+}
+
+@fragment
+fn fs_main() -> @location(0) vec4<f32> {
+    return params.tint * textureSampleLevel(tex, samp, vec2<f32>(0.5), 0.0);
+}
+"#;
+
+const OTHER_GROUP0_WGSL: &str = r#"
+@group(0) @binding(0) var<storage, read> only: array<vec4<f32>>;
+@vertex
+fn vs_main(@builtin(vertex_index) i: u32) -> @builtin(position) vec4<f32> {
+    return only[i];
+}
+@fragment
+fn fs_main() -> @location(0) vec4<f32> { return vec4<f32>(1.0); }
+"#;
+
+fn pipeline(device: &Device, name: &str, wgsl: &str) -> PipelineHandle {
+    let shader = device.create_shader(name, wgsl).unwrap();
+    device
+        .create_graphics_pipeline(&GraphicsPipelineDesc {
+            vertex: ShaderStageDesc::new(shader, "vs_main"),
+            fragment: Some(ShaderStageDesc::new(shader, "fs_main")),
+            vertex_buffers: vec![],
+            primitive: PrimitiveState { topology: PrimitiveTopology::TriangleStrip, ..Default::default() },
+            depth: None,
+            color_targets: vec![ColorTargetState { format: Format::Rgba8Unorm, blend: None }],
+        })
+        .unwrap()
+}
+
+#[test]
+fn bind_groups_check_their_entries_and_where_they_bind() {
+    let device = device();
+    let p = pipeline(&device, "bindings.wgsl", BINDINGS_WGSL);
+    let other = pipeline(&device, "other.wgsl", OTHER_GROUP0_WGSL);
+    let limits = device.info().clone();
+    let uniform = device.create_buffer(&BufferDesc::host_visible("uniform", 4096, BufferUsage::UNIFORM)).unwrap();
+    let storage = device.create_buffer(&BufferDesc::host_visible("storage", 4096, BufferUsage::STORAGE)).unwrap();
+    let vertex_only = device.create_buffer(&BufferDesc::host_visible("vertex", 4096, BufferUsage::VERTEX)).unwrap();
+    let tex = device.create_texture(&TextureDesc::sampled("t", 4, 4, Format::Rgba8Unorm)).unwrap();
+    let not_sampled = device
+        .create_texture(&TextureDesc { usage: TextureUsage::RENDER_TARGET, ..TextureDesc::render_target("rt", 4, 4, Format::Rgba8Unorm) })
+        .unwrap();
+    let sampler = device.create_sampler(&SamplerDesc::linear_clamp()).unwrap();
+    let shadow_sampler = device.create_sampler(&SamplerDesc::shadow()).unwrap();
+    let color = target(&device);
+    let mut frame = device.begin_frame().unwrap();
+    let g0 = |a: BindingResource, b: BindingResource| [(0, a), (1, b)];
+    let ub = BindingResource::Buffer(uniform);
+    let sb = BindingResource::Buffer(storage);
+    // Duplicate binding numbers (the count matches, binding 1 is missing).
+    assert!(is_desc_err(frame.create_bind_group(p, 0, &[(0, ub), (0, ub)])));
+    // Wrong usages.
+    assert!(is_desc_err(frame.create_bind_group(p, 0, &g0(BindingResource::Buffer(vertex_only), sb))));
+    assert!(is_desc_err(frame.create_bind_group(p, 0, &g0(ub, BindingResource::Buffer(uniform)))));
+    assert!(is_desc_err(frame.create_bind_group(p, 1, &[(0, BindingResource::Texture(not_sampled)), (1, BindingResource::Sampler(sampler))])));
+    assert!(is_desc_err(frame.create_bind_group(p, 1, &[(0, BindingResource::Texture(tex)), (1, BindingResource::Sampler(shadow_sampler))])));
+    // Misaligned uniform offset, and ranges over the limits or the buffer.
+    if limits.min_uniform_buffer_offset_alignment > 1 {
+        let r = BindingResource::BufferRange { buffer: uniform, offset: 1, size: 16 };
+        assert!(is_desc_err(frame.create_bind_group(p, 0, &g0(r, sb))));
+    }
+    let over = BindingResource::BufferRange { buffer: uniform, offset: 0, size: u64::from(limits.max_uniform_buffer_range) + 1 };
+    assert!(is_desc_err(frame.create_bind_group(p, 0, &g0(over, sb))));
+    let wraps = BindingResource::BufferRange { buffer: storage, offset: u64::MAX - 15, size: 32 };
+    assert!(is_desc_err(frame.create_bind_group(p, 0, &g0(ub, wraps))));
+    let group0 = frame.create_bind_group(p, 0, &g0(ub, sb)).unwrap();
+    let group1 = frame
+        .create_bind_group(p, 1, &[(0, BindingResource::Texture(tex)), (1, BindingResource::Sampler(sampler))])
+        .unwrap();
+    let foreign0 = frame.create_bind_group(other, 0, &[(0, sb)]).unwrap();
+    let cmd = frame.cmd();
+    cmd.texture_barrier(tex, TextureState::Undefined, TextureState::ShaderRead).unwrap();
+    cmd.texture_barrier(color, TextureState::Undefined, TextureState::ColorAttachment).unwrap();
+    cmd.begin_rendering(&pass(color), RenderingContents::Inline).unwrap();
+    assert!(is_state_err(cmd.bind_group(0, &group0)), "no pipeline bound");
+    cmd.bind_pipeline(p).unwrap();
+    cmd.set_viewport(Rect::from_size(W, H)).unwrap();
+    cmd.set_scissor(Rect::from_size(W, H)).unwrap();
+    assert!(is_desc_err(cmd.bind_group(0, &foreign0)), "another layout's group");
+    assert!(is_desc_err(cmd.bind_group(1, &group0)), "group 0's set at index 1");
+    assert!(is_desc_err(cmd.bind_group(2, &group0)), "past the layout");
+    cmd.bind_group(0, &group0).unwrap();
+    assert!(is_state_err(cmd.draw(4, 1, 0, 0)), "group 1 is not bound");
+    cmd.bind_group(1, &group1).unwrap();
+    cmd.draw(4, 1, 0, 0).unwrap();
+    // Another layout disturbs the sets: the draw needs them bound again.
+    cmd.bind_pipeline(other).unwrap();
+    assert!(is_state_err(cmd.draw(4, 1, 0, 0)));
+    cmd.bind_group(0, &foreign0).unwrap();
+    cmd.draw(4, 1, 0, 0).unwrap();
+    cmd.end_rendering().unwrap();
+    frame.submit().unwrap();
+    // A group of a finished frame is refused in the next.
+    let mut next = device.begin_frame().unwrap();
+    next.cmd().texture_barrier(color, TextureState::ColorAttachment, TextureState::ColorAttachment).unwrap();
+    next.cmd().begin_rendering(&pass(color), RenderingContents::Inline).unwrap();
+    next.cmd().bind_pipeline(p).unwrap();
+    assert!(is_desc_err(next.cmd().bind_group(0, &group0)));
+    next.cmd().end_rendering().unwrap();
+    next.submit().unwrap();
+    device.wait_idle().unwrap();
+    for b in [uniform, storage, vertex_only] {
+        device.destroy_buffer(b);
+    }
+    for t in [tex, not_sampled, color] {
+        device.destroy_texture(t);
+    }
+    device.destroy_sampler(sampler);
+    device.destroy_sampler(shadow_sampler);
+    assert_clean(&device.validation());
+}
+
+#[test]
+fn bindings_past_the_devices_per_stage_limits_are_refused_at_pipeline_creation() {
+    let device = device();
+    // One storage image more than a stage may see.
+    let n = device.info().max_per_stage_storage_images + 1;
+    let mut wgsl = String::new();
+    for i in 0..n {
+        wgsl += &format!("@group(0) @binding({i}) var img{i}: texture_storage_2d<rgba8unorm, write>;\n");
+    }
+    wgsl += "@compute @workgroup_size(1)\nfn main() {\n";
+    for i in 0..n {
+        wgsl += &format!("    textureStore(img{i}, vec2<i32>(0), vec4<f32>(1.0));\n");
+    }
+    wgsl += "}\n";
+    let shader = device.create_shader("many.wgsl", &wgsl).unwrap();
+    let r = device.create_compute_pipeline(&ComputePipelineDesc { shader: ShaderStageDesc::new(shader, "main") });
+    assert!(matches!(r, Err(RhiError::Unsupported(_))), "{r:?}");
+    assert_eq!(device.counts().pipelines, 0);
+    device.destroy_shader(shader);
+    device.wait_idle().unwrap();
+    assert_clean(&device.validation());
+}
+
+#[test]
+fn immediates_nest_and_run_on_many_threads() {
+    let device = device();
+    let usage = BufferUsage::TRANSFER_SRC | BufferUsage::TRANSFER_DST;
+    let a = device.create_buffer(&BufferDesc::gpu_only("a", 16, usage)).unwrap();
+    let b = device.create_buffer(&BufferDesc::gpu_only("b", 16, usage)).unwrap();
+    let device = &device;
+    std::thread::scope(|s| {
+        let h = s.spawn(|| {
+            device.immediate(|cmd| {
+                cmd.fill_buffer(a, 0, 16, 1)?;
+                // An immediate inside an immediate used to deadlock on the pool's lock.
+                device.immediate(|inner| inner.fill_buffer(b, 0, 16, 2))
+            })
+        });
+        let start = std::time::Instant::now();
+        while !h.is_finished() {
+            assert!(start.elapsed() < Duration::from_secs(30), "nested immediate deadlocked");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        h.join().unwrap().unwrap();
+        let workers: Vec<_> = (0..4u32).map(|i| s.spawn(move || device.immediate(|cmd| cmd.fill_buffer(if i % 2 == 0 { a } else { b }, 0, 16, i)))).collect();
+        for w in workers {
+            w.join().unwrap().unwrap();
+        }
+    });
+    assert_eq!(device.read_buffer(a, 0, 4).unwrap().len(), 4);
+    let device = device;
+    // A pass left open by an immediate is refused and nothing is submitted.
+    let color = target(device);
+    let r = device.immediate(|cmd| {
+        cmd.texture_barrier(color, TextureState::Undefined, TextureState::ColorAttachment)?;
+        cmd.begin_rendering(&pass(color), RenderingContents::Inline).map(|_| ())
+    });
+    assert!(is_state_err(r));
+    device.destroy_texture(color);
+    device.destroy_buffer(a);
+    device.destroy_buffer(b);
+    device.wait_idle().unwrap();
+    assert_clean(&device.validation());
+}
+
+#[test]
+fn a_buffer_destroyed_during_an_immediate_waits_for_its_submission() {
+    let device = device();
+    let usage = BufferUsage::TRANSFER_SRC | BufferUsage::TRANSFER_DST;
+    let a = device.create_buffer(&BufferDesc::gpu_only("a", 1 << 20, usage)).unwrap();
+    let b = device.create_buffer(&BufferDesc::gpu_only("b", 1 << 20, usage)).unwrap();
+    device
+        .immediate(|cmd| {
+            cmd.copy_buffer(a, 0, b, 0, 1 << 20)?;
+            // Another thread destroys the source while this is being recorded.
+            std::thread::scope(|s| s.spawn(|| device.destroy_buffer(a)).join().unwrap());
+            // Nothing submitted has used it; collecting must not free it now.
+            device.collect_garbage()?;
+            assert_eq!(device.counts().pending_deletions, 1, "freed under a recording");
+            Ok(())
+        })
+        .unwrap();
+    device.collect_garbage().unwrap();
+    assert_eq!(device.counts().pending_deletions, 0);
+    device.destroy_buffer(b);
+    device.wait_idle().unwrap();
+    assert_clean(&device.validation());
+}
+
+#[test]
+fn a_panic_while_recording_a_secondary_returns_its_pool() {
+    let device = device();
+    let layout = RenderingLayout { color_formats: vec![Format::Rgba8Unorm], depth_format: None };
+    // Every frame slot gets its recorder pool first.
+    for _ in 0..device.frames_in_flight() {
+        let frame = device.begin_frame().unwrap();
+        frame.record_secondary(&layout, |_| Ok(())).unwrap();
+    }
+    let pools = device.counts().command_pools;
+    for _ in 0..3 {
+        let frame = device.begin_frame().unwrap();
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            frame.record_secondary(&layout, |_| -> Result<()> { panic!("a recording task panicked") })
+        }));
+        assert!(r.is_err());
+        frame.record_secondary(&layout, |_| Ok(())).unwrap();
+    }
+    assert_eq!(device.counts().command_pools, pools, "the panicking recorder's pool was lost");
+    device.wait_idle().unwrap();
+    assert_clean(&device.validation());
+}
+
+#[test]
+fn gpu_only_writes_after_draws_read_the_buffer_are_ordered() {
+    // Synchronization validation (on in tests) reports the write-after-read
+    // hazard of a copy into a buffer an earlier submission still reads.
+    let device = device();
+    let grid = QuadGrid::new(&device, Format::Rgba8Unorm, 4, 4).unwrap();
+    let color = target(&device);
+    for i in 0..3u32 {
+        let mut frame = device.begin_frame().unwrap();
+        let state = if i == 0 { TextureState::Undefined } else { TextureState::ColorAttachment };
+        frame.cmd().texture_barrier(color, state, TextureState::ColorAttachment).unwrap();
+        frame.cmd().begin_rendering(&pass(color), RenderingContents::Inline).unwrap();
+        grid.record(frame.cmd(), Rect::from_size(W, H), 0, grid.instance_count, 1).unwrap();
+        frame.cmd().end_rendering().unwrap();
+        frame.submit().unwrap();
+        // Not waited for: the frame may still read the instances.
+        let data = vec![0u8; 24 * grid.instance_count as usize];
+        device.write_buffer(grid.instances, 0, &data).unwrap();
+    }
+    device.wait_idle().unwrap();
+    grid.destroy(&device);
+    device.destroy_texture(color);
+    assert_clean(&device.validation());
+}
