@@ -5,10 +5,10 @@
 //! worker) must not take the game down or hang it: the game side gets
 //! [`RendererError::RenderThreadPanicked`] naming the panic, every later
 //! call fails the same way at once, and dropping the handle shuts the
-//! device down cleanly — no validation message, even though the frame was
-//! abandoned half recorded. A hang would be the worst outcome, so each
-//! scenario runs on its own thread and the test fails if it does not
-//! finish within a generous time.
+//! device down cleanly — no validation message (with the layer asserted
+//! active), even though the frame was abandoned half recorded. A hang
+//! would be the worst outcome, so each scenario runs on its own thread and
+//! the test fails if it does not finish within a generous time.
 
 mod common;
 
@@ -90,8 +90,7 @@ fn panicking_proxy_mid_frame(mode: RenderThreadMode) {
 
     // Dropping shuts the device down (on the render thread, or here inline).
     drop(rt);
-    assert_eq!(validation.errors(), 0, "{mode:?}: validation errors: {:#?}", validation.messages());
-    assert_eq!(validation.warnings(), 0, "{mode:?}: validation warnings: {:#?}", validation.messages());
+    assert_clean(&validation);
 }
 
 #[test]
@@ -127,6 +126,6 @@ fn a_panic_with_many_frames_and_commands_queued_still_shuts_down() {
         let e = first_error.expect("the pacing wait sees the panic within two frames");
         assert!(matches!(&e, RendererError::RenderThreadPanicked(m) if m.contains("proxy exploded")), "{e:?}");
         drop(rt);
-        assert_eq!((validation.errors(), validation.warnings()), (0, 0), "{:#?}", validation.messages());
+        assert_clean(&validation);
     });
 }

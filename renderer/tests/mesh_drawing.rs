@@ -26,7 +26,7 @@ fn a_thousand_cubes_of_one_material_merge_into_one_draw_and_match_unmerged() {
     rt.set_cvar("r.MeshDrawCommands.DynamicInstancing", "0").unwrap();
     let (unmerged, unmerged_img) = frame(&mut rt, &fam);
     assert_eq!(unmerged.pass(MeshPass::Base), PassStats { mesh_draw_commands: 1000, draws: 1000, instances: 1000, indirect_draws: 0 });
-    assert!(merged_img == unmerged_img, "{} pixels differ", diff_pixels(&merged_img, &unmerged_img));
+    assert_images_equal(&merged_img, &unmerged_img, "merged vs unmerged");
     // The same scene forced through the dynamic path (the general gather/sort/merge)
     // gives the cached path's draws, in the same order, and the same image.
     rt.set_cvar("r.MeshDrawCommands.DynamicInstancing", "1").unwrap();
@@ -34,7 +34,7 @@ fn a_thousand_cubes_of_one_material_merge_into_one_draw_and_match_unmerged() {
     let (forced, forced_img) = frame(&mut rt, &fam);
     assert_eq!(forced.draw_list_digest, merged.draw_list_digest);
     assert_eq!(forced.dynamic_commands_built, 3000, "depth, shadow and base for each cube");
-    assert!(forced_img == merged_img);
+    assert_images_equal(&forced_img, &merged_img, "forced dynamic path vs cached");
     // Something was drawn: the middle is a lit cube, not the clear color.
     assert!(luminance(merged_img.pixel(W / 2, H / 2)) > 100, "{:?}", merged_img.pixel(W / 2, H / 2));
     assert_clean(&mut rt);
@@ -179,7 +179,7 @@ fn primitives_outside_the_frustum_are_neither_counted_nor_drawn() {
     assert_eq!(with.visible_primitives, 25);
     assert_eq!(with.pass(MeshPass::Base).instances, 25);
     assert_eq!(without.visible_primitives, 25);
-    assert!(with_img == without_img, "{} pixels differ", diff_pixels(&with_img, &without_img));
+    assert_images_equal(&with_img, &without_img, "with vs without");
 }
 
 fn threading_run(mode: RenderThreadMode, parallel: bool) -> (FrameStats, rhi_vulkan::Image) {
@@ -203,10 +203,10 @@ fn inline_and_threaded_serial_and_parallel_give_identical_images_and_draw_lists(
     let (b, b_img) = threading_run(RenderThreadMode::Inline, true);
     let (c, c_img) = threading_run(RenderThreadMode::Inline, false);
     let (d, d_img) = threading_run(RenderThreadMode::Threaded, false);
-    for (s, img) in [(&b, &b_img), (&c, &c_img), (&d, &d_img)] {
+    for (what, s, img) in [("inline parallel", &b, &b_img), ("inline serial", &c, &c_img), ("threaded serial", &d, &d_img)] {
         assert_eq!(s.draw_list_digest, a.draw_list_digest);
         assert_eq!(s.passes, a.passes);
-        assert!(*img == a_img, "{} pixels differ", diff_pixels(img, &a_img));
+        assert_images_equal(img, &a_img, &format!("{what} vs threaded parallel"));
     }
 }
 

@@ -16,7 +16,8 @@
 //!   messages. [`assert_validation_enabled`] is the first half alone.
 //! * [`assert_images_equal`]: same size, byte for byte; on failure the
 //!   number of differing pixels, the first few, and both images as PNGs
-//!   under `target/test-output/`.
+//!   under `target/test-output/`. [`diff_pixels`] counts the pixels that
+//!   differ, for tests that expect a change.
 //! * [`Rng`]: the one seeded, deterministic RNG of the tests.
 //!
 //! rhi-vulkan's own integration tests use this crate with
@@ -127,8 +128,7 @@ pub fn assert_images_equal(a: &Image, b: &Image, what: &str) {
         let (pa, pb) = save_pair(a, b, what);
         panic!("{what}: sizes differ, {}x{} vs {}x{} (written to {} and {})", a.width, a.height, b.width, b.height, pa.display(), pb.display());
     }
-    let differing: Vec<usize> =
-        a.rgba8.chunks_exact(4).zip(b.rgba8.chunks_exact(4)).enumerate().filter(|(_, (x, y))| x != y).map(|(i, _)| i).collect();
+    let differing = differing_pixels(a, b);
     if differing.is_empty() {
         return;
     }
@@ -150,6 +150,20 @@ pub fn assert_images_equal(a: &Image, b: &Image, what: &str) {
         pa.display(),
         pb.display()
     );
+}
+
+/// The indices (`y * width + x`) of the pixels that differ between two
+/// images of the same size.
+fn differing_pixels(a: &Image, b: &Image) -> Vec<usize> {
+    a.rgba8.chunks_exact(4).zip(b.rgba8.chunks_exact(4)).enumerate().filter(|(_, (x, y))| x != y).map(|(i, _)| i).collect()
+}
+
+/// How many pixels differ between two images of the same size (for tests
+/// that expect a change; [`assert_images_equal`] for ones that expect none).
+#[track_caller]
+pub fn diff_pixels(a: &Image, b: &Image) -> usize {
+    assert_eq!((a.width, a.height), (b.width, b.height), "diff_pixels of images of different sizes");
+    differing_pixels(a, b).len()
 }
 
 fn save_pair(a: &Image, b: &Image, what: &str) -> (PathBuf, PathBuf) {

@@ -1,34 +1,18 @@
-//! Shared helpers of the renderer's GPU tests: a render thread on the real
-//! device with validation on, scenes of cubes, and frame rendering.
+//! Shared helpers of the renderer's GPU tests: scenes of cubes and frame
+//! rendering. The device, the validation check and image comparison come
+//! from the workspace's test harness (`test-support`).
 #![allow(dead_code)]
 
 use glam::{Mat4, Vec3, Vec4};
 use renderer::*;
-use rhi_vulkan::{DeviceDesc, Image, Rect, Validation, ValidationCounters};
+use rhi_vulkan::{Image, Rect};
 use std::sync::Arc;
+// Each test file uses a part of these.
+#[allow(unused_imports)]
+pub use test_support::{assert_clean, assert_images_equal, diff_pixels, render_thread, validation};
 
 pub const W: u32 = 192;
 pub const H: u32 = 128;
-
-pub fn render_thread(mode: RenderThreadMode) -> RenderThread {
-    let mut rt = RenderThread::new(&DeviceDesc { validation: Validation::Enabled, ..Default::default() }, mode)
-        .expect("a Vulkan device (run `cargo xtask test`)");
-    rt.set_cvar("r.Shadow.MapSize", "512").unwrap();
-    rt
-}
-
-pub fn validation(rt: &mut RenderThread) -> Arc<ValidationCounters> {
-    rt.with_context(|ctx| ctx.device.validation()).unwrap()
-}
-
-pub fn assert_clean(rt: &mut RenderThread) {
-    let v = validation(rt);
-    if std::env::var("PROXIMA_VALIDATION").as_deref() != Ok("0") {
-        assert!(v.enabled(), "the validation layer must be on");
-    }
-    assert_eq!(v.errors(), 0, "validation errors: {:#?}", v.messages());
-    assert_eq!(v.warnings(), 0, "validation warnings: {:#?}", v.messages());
-}
 
 pub fn cube_mesh() -> Arc<StaticMeshRenderData> {
     StaticMeshRenderData::new(vec![shapes::cube(1.0)]).unwrap()
@@ -81,9 +65,4 @@ pub fn colors(n: usize) -> Vec<Material> {
 
 pub fn luminance(p: [u8; 4]) -> u32 {
     p[0] as u32 + p[1] as u32 + p[2] as u32
-}
-
-/// Pixels that differ between two images.
-pub fn diff_pixels(a: &Image, b: &Image) -> usize {
-    a.rgba8.chunks(4).zip(b.rgba8.chunks(4)).filter(|(x, y)| x != y).count()
 }
