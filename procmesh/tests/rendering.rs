@@ -243,7 +243,7 @@ fn static_and_dynamic_draw_paths_give_identical_images() {
     let dynamic = path_run(DYNAMIC);
     let stat = path_run(STATIC);
     for (i, ((_, d, _), (_, s, _))) in dynamic.iter().zip(&stat).enumerate() {
-        assert!(d == s, "frame {i}: {} pixels differ", diff_pixels(d, s));
+        assert_images_equal(d, s, &format!("frame {i}, dynamic vs static path"));
     }
     // Frame 1, unchanged: the static path builds nothing, the dynamic path
     // its 2 sections x (depth, base, shadow) commands.
@@ -385,9 +385,5 @@ fn inline_and_threaded_modes_give_identical_images() {
         run(RenderThreadMode::Threaded),
         run(RenderThreadMode::Inline),
     );
-    assert!(
-        threaded == inline,
-        "{} pixels differ",
-        diff_pixels(&threaded, &inline)
-    );
+    assert_images_equal(&threaded, &inline, "threaded vs inline");
 }

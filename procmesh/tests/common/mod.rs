@@ -1,39 +1,18 @@
-//! Helpers of procmesh's GPU tests: a render thread on the real device with
-//! validation on, a top-down camera, frames and pixel checks. (A copy of the
-//! approach of the renderer's test helpers; test files are not shared
-//! between crates.)
+//! Helpers of procmesh's GPU tests: a top-down camera, frames and pixel
+//! checks. The render thread, the validation check and image comparison
+//! come from the workspace's test harness (`test-support`).
 #![allow(dead_code)]
 
 use glam::{Vec2, Vec3, Vec4};
 use procmesh::{ProcMeshData, SectionData};
 use renderer::*;
-use rhi_vulkan::{DeviceDesc, Image, Rect, Validation};
+use rhi_vulkan::{Image, Rect};
+// Each test file uses a part of these.
+#[allow(unused_imports)]
+pub use test_support::{assert_clean, assert_images_equal, diff_pixels, render_thread};
 
 pub const W: u32 = 160;
 pub const H: u32 = 120;
-
-pub fn render_thread(mode: RenderThreadMode) -> RenderThread {
-    let mut rt = RenderThread::new(
-        &DeviceDesc {
-            validation: Validation::Enabled,
-            ..Default::default()
-        },
-        mode,
-    )
-    .expect("a Vulkan device (run `cargo xtask test`)");
-    rt.set_cvar("r.Shadow.MapSize", "256").unwrap();
-    rt
-}
-
-/// No validation error or warning so far.
-pub fn assert_clean(rt: &mut RenderThread) {
-    let v = rt.with_context(|ctx| ctx.device.validation()).unwrap();
-    if std::env::var("PROXIMA_VALIDATION").as_deref() != Ok("0") {
-        assert!(v.enabled(), "the validation layer must be on");
-    }
-    assert_eq!(v.errors(), 0, "validation errors: {:#?}", v.messages());
-    assert_eq!(v.warnings(), 0, "validation warnings: {:#?}", v.messages());
-}
 
 /// A camera above the XY plane looking down at the origin (+X right, +Y up
 /// on screen).
@@ -156,14 +135,6 @@ pub fn frame(rt: &mut RenderThread) -> (FrameStats, Image) {
     .unwrap();
     let image = rt.read_back().unwrap().expect("image");
     (rt.last_stats().unwrap().expect("stats"), image)
-}
-
-pub fn diff_pixels(a: &Image, b: &Image) -> usize {
-    a.rgba8
-        .chunks(4)
-        .zip(b.rgba8.chunks(4))
-        .filter(|(x, y)| x != y)
-        .count()
 }
 
 pub fn is_reddish(p: [u8; 4]) -> bool {
