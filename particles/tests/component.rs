@@ -30,7 +30,7 @@ fn fountain_family() -> ViewFamily {
 
 #[test]
 fn fountain_component_ticks_sends_and_draws_in_translucency_only() {
-    let mut rt = render_thread();
+    let mut rt = render_thread(RenderThreadMode::Threaded);
     let system = Arc::new(ParticleSystem::load(FOUNTAIN).unwrap());
     let materials = ParticleMaterials::for_system(&mut rt, &system).unwrap();
     let mut world = World::new(Some(rt));
@@ -111,7 +111,7 @@ fn fountain_component_ticks_sends_and_draws_in_translucency_only() {
 
 #[test]
 fn invalid_system_is_rejected_and_the_component_keeps_drawing_the_previous() {
-    let mut rt = render_thread();
+    let mut rt = render_thread(RenderThreadMode::Threaded);
     let system = Arc::new(ParticleSystem::load(FOUNTAIN).unwrap());
     let materials = ParticleMaterials::for_system(&mut rt, &system).unwrap();
     let mut world = World::new(Some(rt));

@@ -40,7 +40,7 @@ fn system(emitters: &[String]) -> Arc<ParticleSystem> {
 
 #[test]
 fn translucent_emitter_draws_once_in_translucency_with_one_instance_per_particle() {
-    let mut rt = render_thread();
+    let mut rt = render_thread(RenderThreadMode::Threaded);
     let system = system(&[burst_emitter_json("puff", "M_Puff", "translucent", 5, 30.0)]);
     let mut instance = ParticleSystemInstance::new(system.clone(), 3).unwrap();
     instance.tick(1.0 / 60.0);
@@ -76,7 +76,7 @@ fn translucent_emitter_draws_once_in_translucency_with_one_instance_per_particle
 
 #[test]
 fn two_emitters_give_two_draws_with_their_own_instances() {
-    let mut rt = render_thread();
+    let mut rt = render_thread(RenderThreadMode::Threaded);
     let system = system(&[
         burst_emitter_json("a", "M_A", "translucent", 3, 0.0),
         burst_emitter_json("b", "M_B", "additive", 7, 0.0),
@@ -96,7 +96,7 @@ fn two_emitters_give_two_draws_with_their_own_instances() {
 
 #[test]
 fn an_empty_system_draws_nothing() {
-    let mut rt = render_thread();
+    let mut rt = render_thread(RenderThreadMode::Threaded);
     // Not ticked yet: the burst has not fired.
     let system = system(&[burst_emitter_json("a", "M_A", "translucent", 1, 0.0)]);
     let instance = ParticleSystemInstance::new(system.clone(), 5).unwrap();
@@ -112,7 +112,7 @@ fn an_empty_system_draws_nothing() {
 /// camera when `red_near`, stored far-first in one case and near-first in
 /// the other, so storage order alone is right for only one of them.
 fn overlapping(red_near: bool, sort: SortMode) -> [u8; 4] {
-    let mut rt = render_thread();
+    let mut rt = render_thread(RenderThreadMode::Threaded);
     let (near_color, far_color) = if red_near { (RED, BLUE) } else { (BLUE, RED) };
     let near = P::at(Vec3::new(0.0, -1.0, 0.0), 2.0, near_color);
     let far = P::at(Vec3::new(0.0, 1.0, 0.0), 2.0, far_color);
@@ -164,7 +164,7 @@ fn cross_extent(img: &rhi_vulkan::Image) -> (usize, usize) {
 }
 
 fn single_sprite(alignment: ScreenAlignment, p: P) -> (usize, usize) {
-    let mut rt = render_thread();
+    let mut rt = render_thread(RenderThreadMode::Threaded);
     let e = emitter_data("M", BlendMode::Translucent, alignment, SortMode::None, &[p]);
     add_snapshot(&mut rt, snapshot(vec![e]));
     let (stats, img) = frame(&mut rt);
@@ -218,7 +218,7 @@ fn velocity_aligned_sprites_stretch_along_the_screen_velocity() {
 
 /// A large grey opaque sprite behind, optionally an additive one in front.
 fn background_and_additive(with_additive: bool) -> (renderer::FrameStats, [u8; 4]) {
-    let mut rt = render_thread();
+    let mut rt = render_thread(RenderThreadMode::Threaded);
     let grey = Vec4::new(0.2, 0.2, 0.2, 1.0);
     let background = emitter_data(
         "M_Back",
@@ -271,7 +271,7 @@ fn additive_particles_brighten_the_background_and_opaque_ones_go_through_the_bas
 
 #[test]
 fn each_view_sorts_the_particles_from_its_own_eye() {
-    let mut rt = render_thread();
+    let mut rt = render_thread(RenderThreadMode::Threaded);
     // Red at y = -1, blue at y = +1: the front camera (on -Y) sees red in
     // front, the back camera (on +Y) sees blue in front.
     let red = P::at(Vec3::new(0.0, -1.0, 0.0), 2.0, RED);

@@ -1,37 +1,20 @@
-//! Helpers of the GPU tests: a render thread on the real device with
-//! validation on, a camera, hand-placed particles, and frame rendering.
-//! (After the renderer's `tests/common`, which other crates cannot use.)
+//! Helpers of the GPU tests: a camera, hand-placed particles, and frame
+//! rendering. The render thread, the validation check and image comparison
+//! come from the workspace's test harness (`test-support`).
 #![allow(dead_code)]
 
 use glam::{Mat4, Vec2, Vec3, Vec4};
 use particles::*;
-use renderer::{
-    FrameRequest, FrameStats, PrimitiveId, RenderThread, RenderThreadMode, SceneView, ViewFamily,
-};
-use rhi_vulkan::{DeviceDesc, Image, Rect, Validation};
+use renderer::{FrameRequest, FrameStats, PrimitiveId, RenderThread, SceneView, ViewFamily};
+use rhi_vulkan::{Image, Rect};
+// Each test file uses a part of these.
+#[allow(unused_imports)]
+pub use renderer::RenderThreadMode;
+#[allow(unused_imports)]
+pub use test_support::{assert_clean, assert_images_equal, diff_pixels, render_thread};
 
 pub const W: u32 = 160;
 pub const H: u32 = 120;
-
-pub fn render_thread() -> RenderThread {
-    let desc = DeviceDesc {
-        validation: Validation::Enabled,
-        ..Default::default()
-    };
-    let mut rt = RenderThread::new(&desc, RenderThreadMode::Threaded)
-        .expect("a Vulkan device (run `cargo xtask test`)");
-    rt.set_cvar("r.Shadow.MapSize", "256").unwrap();
-    rt
-}
-
-pub fn assert_clean(rt: &mut RenderThread) {
-    let v = rt.with_context(|ctx| ctx.device.validation()).unwrap();
-    if std::env::var("PROXIMA_VALIDATION").as_deref() != Ok("0") {
-        assert!(v.enabled(), "the validation layer must be on");
-    }
-    assert_eq!(v.errors(), 0, "validation errors: {:#?}", v.messages());
-    assert_eq!(v.warnings(), 0, "validation warnings: {:#?}", v.messages());
-}
 
 /// A camera on -Y looking at the origin: world +X is screen right, +Z up;
 /// one world unit is about 14 pixels at the origin.
@@ -158,16 +141,4 @@ pub fn lit_pixels(img: &Image) -> usize {
         .chunks(4)
         .filter(|p| luminance([p[0], p[1], p[2], p[3]]) > 200)
         .count()
-}
-
-/// Writes `img` as a PNG (for looking at a failing test).
-pub fn save_png(img: &Image, path: &str) {
-    let file = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
-    let mut enc = png::Encoder::new(file, img.width, img.height);
-    enc.set_color(png::ColorType::Rgba);
-    enc.set_depth(png::BitDepth::Eight);
-    enc.write_header()
-        .unwrap()
-        .write_image_data(&img.rgba8)
-        .unwrap();
 }
