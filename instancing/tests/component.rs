@@ -3,23 +3,18 @@
 //! component, edits reach the existing proxy without recreating it, moving a
 //! parent re-culls, and `PerInstanceRandom` reaches materials per seed.
 
+mod common;
+
 use engine_core::{ComponentId, StaticMesh, Transform, World};
 use glam::{Affine3A, Quat, Vec3, Vec4};
+use common::{assert_world_clean, world};
 use instancing::*;
 use renderer::*;
-use rhi_vulkan::{DeviceDesc, Rect, Validation};
+use rhi_vulkan::Rect;
 
 const W: u32 = 160;
 const H: u32 = 120;
 const CLEAR: [u8; 4] = [0, 0, 255, 255];
-
-fn world() -> World {
-    let mut rt = RenderThread::new(&DeviceDesc { validation: Validation::Enabled, ..Default::default() }, RenderThreadMode::Threaded)
-        .expect("a Vulkan device (run `cargo xtask test`)");
-    rt.set_cvar("r.Shadow.MapSize", "256").unwrap();
-    register_cvars(&mut rt).unwrap();
-    World::new(Some(rt))
-}
 
 fn grid(n: u32, center: Vec3) -> Vec<Affine3A> {
     let side = (n as f32).sqrt().ceil() as u32;
@@ -62,12 +57,6 @@ fn stats_of(w: &mut World, id: ComponentId) -> IsmStats {
         .unwrap()
         .with_context(move |ctx| ctx.scene.proxy(pid).expect("proxy").as_any().downcast_ref::<InstancedStaticMeshSceneProxy>().expect("ISM").stats())
         .unwrap()
-}
-
-fn assert_clean(w: &mut World) {
-    let v = w.render_thread().unwrap().with_context(|ctx| ctx.device.validation()).unwrap();
-    assert_eq!(v.errors(), 0, "validation errors: {:#?}", v.messages());
-    assert_eq!(v.warnings(), 0, "validation warnings: {:#?}", v.messages());
 }
 
 #[test]
@@ -115,7 +104,7 @@ fn two_components_of_a_thousand_instances_draw_twice_and_edits_recreate_nothing(
     frame(&mut w);
     assert_eq!(stats_of(&mut w, ids[1]).snapshot().visible(), 1001);
 
-    assert_clean(&mut w);
+    assert_world_clean(&mut w);
 }
 
 /// Moving a *parent* through the `World` is enough: the end-of-frame
@@ -154,7 +143,7 @@ fn moving_the_parent_through_the_world_moves_and_reculls_the_instances() {
     frame(&mut w);
     assert_eq!(stats_of(&mut w, id).snapshot().visible(), 1000);
     assert!(drawn(&after, W / 2, W) > 500 && drawn(&after, 0, W / 2) == 0, "the grid moved to the right");
-    assert_clean(&mut w);
+    assert_world_clean(&mut w);
 }
 
 #[test]
@@ -268,5 +257,5 @@ fn per_instance_random_colors_instances_deterministically_per_seed() {
     let (_, image) = frame_image(&mut w);
     assert_eq!(randoms(&w), r7);
     assert_eq!(grays(&image), g7, "the same seed, the same pixels");
-    assert_clean(&mut w);
+    assert_world_clean(&mut w);
 }

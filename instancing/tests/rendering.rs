@@ -2,31 +2,20 @@
 //! draws per mesh, GPU culling against the CPU reference and the HISM tree,
 //! cull distance and fade, per-instance LODs, in-place edits, custom data.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use glam::{Affine3A, Vec3, Vec4};
+use common::{assert_clean, assert_images_equal, render_thread};
 use instancing::*;
 use renderer::*;
-use rhi_vulkan::{DeviceDesc, Image, Rect, Validation};
+use rhi_vulkan::{Image, Rect};
 
 const W: u32 = 160;
 const H: u32 = 120;
 const CLEAR: [u8; 4] = [0, 0, 0, 255];
-
-fn render_thread() -> RenderThread {
-    let mut rt = RenderThread::new(&DeviceDesc { validation: Validation::Enabled, ..Default::default() }, RenderThreadMode::Threaded)
-        .expect("a Vulkan device (run `cargo xtask test`)");
-    rt.set_cvar("r.Shadow.MapSize", "256").unwrap();
-    register_cvars(&mut rt).unwrap();
-    rt
-}
-
-fn assert_clean(rt: &mut RenderThread) {
-    let v = rt.with_context(|ctx| ctx.device.validation()).unwrap();
-    assert_eq!(v.errors(), 0, "validation errors: {:#?}", v.messages());
-    assert_eq!(v.warnings(), 0, "validation warnings: {:#?}", v.messages());
-}
 
 fn family(view: SceneView) -> ViewFamily {
     let mut f = ViewFamily::new(W, H, vec![view]);
@@ -360,6 +349,6 @@ fn a_dynamic_update_that_does_not_fit_is_rejected_and_changes_nothing() {
     assert_eq!(stats.instances, 100);
 
     let (_, after) = frame(&mut rt, &family(view));
-    assert!(after.rgba8 == before.rgba8, "later frames draw as before");
+    assert_images_equal(&after, &before, "later frames draw as before");
     assert_clean(&mut rt);
 }

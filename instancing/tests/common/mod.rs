@@ -1,8 +1,14 @@
-//! Helpers shared by the integration tests.
+//! Helpers shared by the integration tests (the GPU ones on top of the
+//! workspace's test harness, `test-support`).
 #![allow(dead_code)]
 
+use engine_core::World;
 use glam::{Affine3A, Quat, Vec3};
 use instancing::*;
+use renderer::{RenderThread, RenderThreadMode};
+// Each test file uses a part of these.
+#[allow(unused_imports)]
+pub use test_support::{assert_clean, assert_images_equal, Rng};
 
 /// A unit cube mesh (half-extent 1) with three LODs at screen sizes 1, 0.3, 0.1.
 pub fn cube_mesh() -> InstancedMesh {
@@ -15,26 +21,24 @@ pub fn cube_mesh() -> InstancedMesh {
     .unwrap()
 }
 
-/// A small deterministic PRNG (xorshift64*), so tests need no extra crate.
-pub struct Rng(u64);
+/// A render thread of the test's own (the harness's: real device,
+/// validation on and asserted on) with the instancing cvars registered.
+pub fn render_thread() -> RenderThread {
+    let mut rt = test_support::render_thread(RenderThreadMode::Threaded);
+    register_cvars(&mut rt).unwrap();
+    rt
+}
 
-impl Rng {
-    pub fn new(seed: u64) -> Self {
-        Self(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
-    }
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    /// Uniform in `[0, 1)`.
-    pub fn f32(&mut self) -> f32 {
-        (self.next_u64() >> 40) as f32 / (1u64 << 24) as f32
-    }
-    pub fn range(&mut self, lo: f32, hi: f32) -> f32 {
-        lo + (hi - lo) * self.f32()
-    }
+/// A world on [`render_thread`].
+pub fn world() -> World {
+    World::new(Some(render_thread()))
+}
+
+/// The harness's check on the world's render thread: the layer active, no
+/// validation error or warning so far.
+#[track_caller]
+pub fn assert_world_clean(w: &mut World) {
+    test_support::assert_clean(w.render_thread().expect("a world with a render thread"));
 }
 
 /// `n` randomly placed, rotated and scaled instances in a `size`-wide square
