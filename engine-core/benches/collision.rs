@@ -10,6 +10,7 @@ use engine_core::collision::{
     BodyId, BodySetup, CollisionComplexity, CollisionScene, CookedCollision, TriMeshCollisionData,
 };
 use glam::{Affine3A, Quat, Vec3};
+use test_support::Rng;
 
 /// A `n` x `n` grid of quads (2 n² triangles) on the XZ plane, bumped so the
 /// BVH has some depth to it.
@@ -37,32 +38,19 @@ fn grid(n: u32) -> TriMeshCollisionData {
     data
 }
 
-/// A small, cheap pseudo-random sequence so the bench needs no extra crate.
-struct Lcg(u64);
-
-impl Lcg {
-    fn next(&mut self) -> f32 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        (self.0 >> 40) as f32 / (1u64 << 24) as f32
-    }
-}
-
 fn bodies(
     count: usize,
     collision: &Arc<CookedCollision>,
 ) -> Vec<(BodyId, Arc<CookedCollision>, Affine3A)> {
-    let mut rng = Lcg(7);
+    let mut rng = Rng::new(7);
     (0..count)
         .map(|i| {
             let translation = Vec3::new(
-                rng.next() * 200.0 - 100.0,
-                rng.next() * 20.0,
-                rng.next() * 200.0 - 100.0,
+                rng.f32() * 200.0 - 100.0,
+                rng.f32() * 20.0,
+                rng.f32() * 200.0 - 100.0,
             );
-            let rotation = Quat::from_rotation_y(rng.next() * std::f32::consts::TAU);
+            let rotation = Quat::from_rotation_y(rng.f32() * std::f32::consts::TAU);
             let transform =
                 Affine3A::from_scale_rotation_translation(Vec3::splat(2.0), rotation, translation);
             (BodyId(i as u64), Arc::clone(collision), transform)
@@ -71,11 +59,11 @@ fn bodies(
 }
 
 fn rays(count: usize) -> Vec<(Vec3, Vec3)> {
-    let mut rng = Lcg(11);
+    let mut rng = Rng::new(11);
     (0..count)
         .map(|_| {
-            let origin = Vec3::new(rng.next() * 200.0 - 100.0, 30.0, rng.next() * 200.0 - 100.0);
-            let dir = Vec3::new(rng.next() - 0.5, -1.0, rng.next() - 0.5);
+            let origin = Vec3::new(rng.f32() * 200.0 - 100.0, 30.0, rng.f32() * 200.0 - 100.0);
+            let dir = Vec3::new(rng.f32() - 0.5, -1.0, rng.f32() - 0.5);
             (origin, dir)
         })
         .collect()

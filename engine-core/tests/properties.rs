@@ -526,9 +526,7 @@ proptest! {
 /// and render, and the validation layer stays quiet.
 #[test]
 fn accepted_calls_reach_the_renderer() {
-    use renderer::{RenderThread, RenderThreadMode};
-    use rhi_vulkan::{DeviceDesc, Validation};
-    let rt = RenderThread::new(&DeviceDesc { validation: Validation::Enabled, ..Default::default() }, RenderThreadMode::Inline).unwrap();
+    let rt = test_support::render_thread(renderer::RenderThreadMode::Inline);
     let world = std::cell::RefCell::new(World::new(Some(rt)));
     let mut runner = TestRunner::new(Config { cases: 48, failure_persistence: None, ..Config::default() });
     runner
@@ -569,6 +567,5 @@ fn accepted_calls_reach_the_renderer() {
     let rt = w.render_thread().unwrap();
     assert!(rt.frames_rendered() >= 48, "{} frames rendered", rt.frames_rendered());
     assert_eq!(rt.frames_failed(), 0, "{:?}", rt.last_frame_error());
-    let validation = w.render_thread().unwrap().with_context(|ctx| ctx.device.validation()).unwrap();
-    assert_eq!(validation.errors(), 0, "{:#?}", validation.messages());
+    test_support::assert_clean(w.render_thread().unwrap());
 }

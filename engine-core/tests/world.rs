@@ -3,22 +3,22 @@
 
 use engine_core::*;
 use glam::{Mat4, Quat, Vec3, Vec4};
-use renderer::{FrameRequest, MeshPass, RenderThread, RenderThreadMode, SceneView, ViewFamily};
-use rhi_vulkan::{DeviceDesc, Rect, Validation};
+use renderer::{FrameRequest, MeshPass, RenderThreadMode, SceneView, ViewFamily};
+use rhi_vulkan::Rect;
+use test_support::{device_desc, render_thread};
 
 const W: u32 = 160;
 const H: u32 = 120;
 
 fn world() -> World {
-    let mut rt = RenderThread::new(&DeviceDesc { validation: Validation::Enabled, ..Default::default() }, RenderThreadMode::Threaded).unwrap();
-    rt.set_cvar("r.Shadow.MapSize", "256").unwrap();
-    World::new(Some(rt))
+    World::new(Some(render_thread(RenderThreadMode::Threaded)))
 }
 
+/// The harness's check on the world's render thread: the layer active, no
+/// validation error or warning so far.
+#[track_caller]
 fn assert_clean(w: &mut World) {
-    let v = w.render_thread().unwrap().with_context(|ctx| ctx.device.validation()).unwrap();
-    assert_eq!(v.errors(), 0, "{:#?}", v.messages());
-    assert_eq!(v.warnings(), 0, "{:#?}", v.messages());
+    test_support::assert_clean(w.render_thread().unwrap());
 }
 
 fn view() -> ViewFamily {
@@ -148,7 +148,7 @@ fn ten_thousand_components_register_in_one_batch() {
 
 #[test]
 fn the_game_thread_runs_one_frame_ahead_and_never_more() {
-    let mut engine = Engine::new(&EngineDesc { width: 64, height: 48, mode: RenderThreadMode::Threaded, device: DeviceDesc { validation: Validation::Enabled, ..Default::default() } }).unwrap();
+    let mut engine = Engine::new(&EngineDesc { width: 64, height: 48, mode: RenderThreadMode::Threaded, device: device_desc() }).unwrap();
     let mut saw_ahead = false;
     for _ in 0..8 {
         // A slow render thread: every frame takes at least 30 ms.
@@ -164,6 +164,7 @@ fn the_game_thread_runs_one_frame_ahead_and_never_more() {
     assert!(saw_ahead, "the game thread overlapped the render thread at least once");
     engine.flush().unwrap();
     assert_eq!(engine.frames_rendered(), 8);
+    test_support::assert_clean(engine.render_thread());
 }
 
 #[test]
@@ -189,7 +190,7 @@ fn a_raycast_hits_a_cube_at_the_right_point_and_normal() {
 
 #[test]
 fn lights_and_cameras_come_from_components() {
-    let mut engine = Engine::new(&EngineDesc { width: W, height: H, mode: RenderThreadMode::Inline, device: DeviceDesc { validation: Validation::Enabled, ..Default::default() } }).unwrap();
+    let mut engine = Engine::new(&EngineDesc { width: W, height: H, mode: RenderThreadMode::Inline, device: device_desc() }).unwrap();
     let w = &mut engine.world;
     let eye = Vec3::new(-6.0, 0.0, 6.0);
     w.spawn_actor("camera", Box::new(CameraComponent::default()), Transform::new(eye, look_rotation(eye, Vec3::ZERO), Vec3::ONE)).unwrap();
@@ -210,8 +211,7 @@ fn lights_and_cameras_come_from_components() {
     engine.tick(0.016, false).unwrap();
     engine.flush().unwrap();
     assert_eq!(engine.stats().unwrap().unwrap().pass(MeshPass::ShadowDepth).draws, 0, "the edited sun casts no shadow");
-    let v = engine.render_thread().with_context(|ctx| ctx.device.validation()).unwrap();
-    assert_eq!((v.errors(), v.warnings()), (0, 0), "{:#?}", v.messages());
+    test_support::assert_clean(engine.render_thread());
     let _ = Mat4::IDENTITY;
 }
 
