@@ -20,6 +20,7 @@
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
+use test_support::Rng;
 
 /// Mutations per target: a few thousand, a few seconds each in a debug build.
 const MUTATIONS: usize = 3000;
@@ -27,24 +28,6 @@ const MUTATIONS: usize = 3000;
 /// Tokens worth splicing into text inputs (JSON structure and the numbers
 /// that break validation).
 const TOKENS: &[&[u8]] = &[b"{", b"}", b"[", b"]", b",", b":", b"\"", b"null", b"-1", b"0", b"1e999", b"-1e999", b"4294967296", b"NaN", b"\"emitters\"", b"\"modules\"", b"1.5"];
-
-/// SplitMix64: small, fixed, good enough to pick mutations.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// A number below `n` (`n` > 0).
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
 
 /// One to four random edits of `input`: bit flips, byte sets, truncation,
 /// insertion of random bytes or a token, a duplicated or deleted run, or a
@@ -60,11 +43,11 @@ fn mutate(rng: &mut Rng, input: &[u8], other: &[u8]) -> Vec<u8> {
             }
             1 if !out.is_empty() => {
                 let i = at.min(out.len() - 1);
-                out[i] = rng.next() as u8;
+                out[i] = rng.next_u64() as u8;
             }
             2 => out.truncate(at),
             3 => {
-                let bytes: Vec<u8> = (0..1 + rng.below(8)).map(|_| rng.next() as u8).collect();
+                let bytes: Vec<u8> = (0..1 + rng.below(8)).map(|_| rng.next_u64() as u8).collect();
                 out.splice(at..at, bytes);
             }
             4 => {
@@ -137,7 +120,7 @@ fn run_target(target: &str, body: fn(&[u8])) {
     for (path, data) in &seeds {
         run_one(target, body, &format!("seed {}", path.file_name().unwrap().to_string_lossy()), data);
     }
-    let mut rng = Rng(0x5e_ed0f_f022);
+    let mut rng = Rng::new(0x5e_ed0f_f022);
     for n in 0..MUTATIONS {
         let (path, seed) = &seeds[rng.below(seeds.len())];
         let other = &seeds[rng.below(seeds.len())].1;
@@ -176,7 +159,7 @@ fn particle_corpus_covers_valid_and_invalid_files() {
 fn mutations_vary_and_repeat() {
     let seed = b"{\"emitters\": []}";
     let run = || {
-        let mut rng = Rng(1);
+        let mut rng = Rng::new(1);
         (0..64).map(|_| mutate(&mut rng, seed, b"other")).collect::<Vec<_>>()
     };
     let a = run();
