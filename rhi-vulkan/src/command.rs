@@ -116,8 +116,36 @@ struct Recording {
     scissor: bool,
     /// Whether the state above is complete for a draw (`None`: not yet checked).
     draw_ready: Option<bool>,
+    /// What the bound streams hold, computed with `draw_ready` (valid while
+    /// it is `Some(true)`), so a draw checks its ranges in two comparisons.
+    limits: DrawLimits,
     /// Secondaries executed by this primary (each may run once).
     executed: Vec<vk::CommandBuffer>,
+}
+
+/// Elements the bound vertex streams hold, by step rate: the least over the
+/// bound pipeline's streams of that rate (`u64::MAX` where it reads none).
+#[derive(Clone, Copy, Default)]
+struct DrawLimits {
+    vertices: u64,
+    instances: u64,
+}
+
+/// Elements of stream `st` that `avail` bytes from its offset hold: element
+/// `k` reads up to `k * stride + span` (`u64::MAX`: any number, a zero stride).
+fn stream_elements(st: &VertexStream, avail: u64) -> u64 {
+    match avail.checked_sub(u64::from(st.span)) {
+        None => 0,
+        Some(_) if st.stride == 0 => u64::MAX,
+        Some(rest) => rest / u64::from(st.stride) + 1,
+    }
+}
+
+/// Whether elements `first..first + count` lie among the first `limit`
+/// (an empty range always does).
+#[inline]
+fn holds(limit: u64, first: u32, count: u32) -> bool {
+    count == 0 || u64::from(first) + u64::from(count) <= limit
 }
 
 /// A command buffer in the recording state.
@@ -192,8 +220,10 @@ impl<'d> CommandList<'d> {
     /// A primary list (outside any pass) or a secondary that continues a
     /// pass of `inherited` (its [`RenderingLayout::key`]).
     pub(crate) fn new(device: &'d Device, raw: vk::CommandBuffer, inherited: Option<u64>, frame: u64) -> Self {
-        let mut state = Recording::default();
-        state.pass = inherited.map(|layout| OpenPass { layout, contents: RenderingContents::Inline });
+        let state = Recording {
+            pass: inherited.map(|layout| OpenPass { layout, contents: RenderingContents::Inline }),
+            ..Recording::default()
+        };
         Self { device, raw, secondary: inherited.is_some(), frame, state, draws: 0 }
     }
 
@@ -217,6 +247,17 @@ impl<'d> CommandList<'d> {
     /// rules for what it records.
     pub fn raw_handle(&self) -> vk::CommandBuffer {
         self.raw
+    }
+
+    /// Errors inside a pass whose contents come from secondaries: there the
+    /// primary may only execute secondaries (and end the pass).
+    fn inline_ok(&self, what: &str) -> Result<()> {
+        match self.state.pass {
+            Some(OpenPass { contents: RenderingContents::Secondary, .. }) => Err(state_err(format!(
+                "{what} in a pass begun with RenderingContents::Secondary (record it in the secondaries)"
+            ))),
+            _ => Ok(()),
+        }
     }
 
     /// Errors unless recording happens outside a render pass (copies,
@@ -377,6 +418,7 @@ impl<'d> CommandList<'d> {
 
     /// Viewport covering `rect` with depth 0..1 (Vulkan clip space, y down).
     pub fn set_viewport(&mut self, rect: Rect) -> Result<()> {
+        self.inline_ok("set_viewport")?;
         self.check_rect(rect, "viewport")?;
         let vp = vk::Viewport {
             x: rect.x as f32,
@@ -396,6 +438,7 @@ impl<'d> CommandList<'d> {
 
     /// Scissor rectangle (non-negative offset).
     pub fn set_scissor(&mut self, rect: Rect) -> Result<()> {
+        self.inline_ok("set_scissor")?;
         self.check_rect(rect, "scissor")?;
         if rect.x < 0 || rect.y < 0 {
             return Err(RhiError::InvalidDesc(format!("scissor {rect:?} has a negative offset")));
@@ -426,6 +469,7 @@ impl<'d> CommandList<'d> {
     }
 
     pub fn bind_pipeline(&mut self, pipeline: PipelineHandle) -> Result<()> {
+        self.inline_ok("bind_pipeline")?;
         let pipelines = read(&self.device.resources.pipelines);
         let p = pipelines.get(pipeline).ok_or_else(|| RhiError::InvalidHandle(format!("{pipeline:?}")))?;
         let bound = BoundPipeline {
@@ -472,6 +516,7 @@ impl<'d> CommandList<'d> {
     /// the group must have been made for that group of a pipeline with a
     /// compatible layout.
     pub fn bind_group(&mut self, index: u32, group: &BindGroup) -> Result<()> {
+        self.inline_ok("bind_group")?;
         let b = self.bound()?;
         if group.frame != self.frame || group.device != self.device.id() {
             return Err(RhiError::InvalidDesc(format!(
@@ -497,19 +542,27 @@ impl<'d> CommandList<'d> {
     }
 
     /// Writes push constants ("immediates") of the bound pipeline.
+    #[inline]
     pub fn push_constants(&mut self, offset: u32, data: &[u8]) -> Result<()> {
-        let b = self.bound()?;
-        let Some((stages, size)) = b.push else {
+        self.inline_ok("push_constants")?;
+        // The two fields it needs, not a copy of the whole bound state.
+        let Some(&BoundPipeline { layout, push, .. }) = self.state.pipeline.as_ref() else {
+            return Err(state_err("no pipeline bound"));
+        };
+        let Some((stages, size)) = push else {
             return Err(RhiError::InvalidDesc("the bound pipeline has no push constants".into()));
         };
-        if !fits(u64::from(offset), data.len() as u64, u64::from(size)) || data.len() % 4 != 0 || offset % 4 != 0 {
+        if !fits(u64::from(offset), data.len() as u64, u64::from(size)) || !data.len().is_multiple_of(4) || !offset.is_multiple_of(4) {
             return Err(RhiError::InvalidDesc(format!(
                 "push constant write {offset}+{} outside the {size}-byte block or unaligned",
                 data.len()
             )));
         }
-        // SAFETY: range checked against the layout's push-constant range.
-        unsafe { self.device.raw.cmd_push_constants(self.raw, b.layout, stages, offset, data) };
+        if data.is_empty() {
+            return Ok(()); // Vulkan has no empty push; nothing to write.
+        }
+        // SAFETY: range checked against the layout's push-constant range; not empty.
+        unsafe { self.device.raw.cmd_push_constants(self.raw, layout, stages, offset, data) };
         let written = self.state.push_written | push_words(offset, offset + data.len() as u32);
         if written != self.state.push_written {
             self.state.push_written = written;
@@ -521,6 +574,7 @@ impl<'d> CommandList<'d> {
     /// Binds vertex streams starting at `first` (streams `first..first + n`
     /// must be below [`MAX_VERTEX_STREAMS`]); each offset lies inside its buffer.
     pub fn bind_vertex_buffers(&mut self, first: u32, buffers: &[(BufferHandle, u64)]) -> Result<()> {
+        self.inline_ok("bind_vertex_buffers")?;
         if (first as usize).saturating_add(buffers.len()) > MAX_VERTEX_STREAMS {
             return Err(RhiError::InvalidDesc(format!("vertex streams past {MAX_VERTEX_STREAMS}")));
         }
@@ -556,6 +610,7 @@ impl<'d> CommandList<'d> {
     }
 
     pub fn bind_index_buffer(&mut self, buffer: BufferHandle, offset: u64, format: IndexFormat) -> Result<()> {
+        self.inline_ok("bind_index_buffer")?;
         let (raw, desc) = self.device.raw_buffer_desc(buffer)?;
         if !desc.usage.contains(BufferUsage::INDEX) {
             return Err(RhiError::InvalidDesc(format!("buffer {:?} lacks INDEX usage", desc.label)));
@@ -564,7 +619,7 @@ impl<'d> CommandList<'d> {
             IndexFormat::Uint16 => 2,
             IndexFormat::Uint32 => 4,
         };
-        if offset >= desc.size || offset % size != 0 {
+        if offset >= desc.size || !offset.is_multiple_of(size) {
             return Err(RhiError::InvalidDesc(format!(
                 "index buffer offset {offset} is outside {:?} ({} bytes) or not a multiple of {size}",
                 desc.label, desc.size
@@ -578,20 +633,36 @@ impl<'d> CommandList<'d> {
 
     /// Checks that a draw may be recorded now: inside an inline pass, a
     /// graphics pipeline for this pass's formats bound, every set of its
-    /// layout and every stream it reads bound, viewport and scissor set.
-    fn check_draw(&mut self) -> Result<BoundPipeline> {
-        let ready = match self.state.draw_ready {
-            Some(r) => r,
-            None => {
-                let r = self.draw_state_problem().is_none();
-                self.state.draw_ready = Some(r);
-                r
-            }
-        };
-        match (ready, self.state.pipeline) {
-            (true, Some(p)) => Ok(p),
-            _ => Err(state_err(self.draw_state_problem().unwrap_or("draw state incomplete"))),
+    /// layout and every stream it reads bound, viewport and scissor set,
+    /// push constants written. Returns what the bound streams hold. The
+    /// state is judged once after each change; draws in between compare
+    /// against the cached result.
+    #[inline]
+    fn check_draw(&mut self) -> Result<DrawLimits> {
+        match self.state.draw_ready {
+            Some(true) => Ok(self.state.limits),
+            _ => self.judge_draw_state(),
         }
+    }
+
+    #[cold]
+    fn judge_draw_state(&mut self) -> Result<DrawLimits> {
+        if let Some(problem) = self.draw_state_problem() {
+            self.state.draw_ready = Some(false);
+            return Err(state_err(problem));
+        }
+        let s = &self.state;
+        let mut limits = DrawLimits { vertices: u64::MAX, instances: u64::MAX };
+        if let Some(p) = &s.pipeline {
+            for (st, avail) in p.streams.streams.iter().zip(&s.vertex).take(usize::from(p.streams.count)) {
+                let n = stream_elements(st, avail.unwrap_or(0));
+                let l = if st.per_instance { &mut limits.instances } else { &mut limits.vertices };
+                *l = (*l).min(n);
+            }
+        }
+        self.state.limits = limits;
+        self.state.draw_ready = Some(true);
+        Ok(limits)
     }
 
     fn draw_state_problem(&self) -> Option<&'static str> {
@@ -619,32 +690,35 @@ impl<'d> CommandList<'d> {
         None
     }
 
-    /// Errors unless every stream of `p` holds the elements `first..first+count`
-    /// of its step rate (`vertices` for per-vertex streams).
-    fn check_streams(&self, p: &BoundPipeline, vertices: Option<(u32, u32)>, instances: (u32, u32)) -> Result<()> {
-        for (i, st) in p.streams.streams[..usize::from(p.streams.count)].iter().enumerate() {
-            let (first, count) = match (st.per_instance, vertices) {
-                (true, _) => instances,
-                (false, Some(v)) => v,
-                (false, None) => continue,
-            };
-            if count == 0 {
-                continue;
-            }
-            let last = u64::from(first) + u64::from(count) - 1;
-            let need = last * u64::from(st.stride) + u64::from(st.span);
-            if need > self.state.vertex[i].unwrap_or(0) {
-                return Err(range_err(format_args!("elements {first}..{} of vertex stream {i}", last + 1)));
+    /// The error for a draw whose vertex (`None`: indexed, not checked) or
+    /// instance range some bound stream does not hold: names the first such stream.
+    #[cold]
+    fn stream_range_err(&self, vertices: Option<(u32, u32)>, instances: (u32, u32)) -> RhiError {
+        if let Some(p) = &self.state.pipeline {
+            for (i, st) in p.streams.streams[..usize::from(p.streams.count)].iter().enumerate() {
+                let (first, count) = match (st.per_instance, vertices) {
+                    (true, _) => instances,
+                    (false, Some(v)) => v,
+                    (false, None) => continue,
+                };
+                if !holds(stream_elements(st, self.state.vertex[i].unwrap_or(0)), first, count) {
+                    let end = u64::from(first) + u64::from(count);
+                    return range_err(format_args!("elements {first}..{end} of vertex stream {i}"));
+                }
             }
         }
-        Ok(())
+        let (first, count) = instances;
+        range_err(format_args!("instances {first}+{count} of a draw"))
     }
 
     /// Records a non-indexed draw; its vertex and instance ranges must lie
     /// inside the bound streams.
+    #[inline]
     pub fn draw(&mut self, vertex_count: u32, instance_count: u32, first_vertex: u32, first_instance: u32) -> Result<()> {
-        let p = self.check_draw()?;
-        self.check_streams(&p, Some((first_vertex, vertex_count)), (first_instance, instance_count))?;
+        let l = self.check_draw()?;
+        if !holds(l.vertices, first_vertex, vertex_count) || !holds(l.instances, first_instance, instance_count) {
+            return Err(self.stream_range_err(Some((first_vertex, vertex_count)), (first_instance, instance_count)));
+        }
         // SAFETY: inside an inline pass with a graphics pipeline for its
         // formats bound, every set, stream, viewport and scissor bound, and
         // the vertex/instance ranges inside the streams (checked above).
@@ -655,13 +729,16 @@ impl<'d> CommandList<'d> {
 
     /// Records an indexed draw; its index range must lie inside the bound
     /// index buffer and its instance range inside the per-instance streams.
+    #[inline]
     pub fn draw_indexed(&mut self, index_count: u32, instance_count: u32, first_index: u32, vertex_offset: i32, first_instance: u32) -> Result<()> {
-        let p = self.check_draw()?;
+        let l = self.check_draw()?;
         let Some(indices) = self.state.index else { return Err(state_err("draw_indexed with no index buffer bound")) };
         if !fits(u64::from(first_index), u64::from(index_count), indices) {
             return Err(range_err(format_args!("indices {first_index}+{index_count} of {indices}")));
         }
-        self.check_streams(&p, None, (first_instance, instance_count))?;
+        if !holds(l.instances, first_instance, instance_count) {
+            return Err(self.stream_range_err(None, (first_instance, instance_count)));
+        }
         // SAFETY: as `draw`, with the index range inside the bound index buffer.
         unsafe {
             self.device.raw.cmd_draw_indexed(self.raw, index_count, instance_count, first_index, vertex_offset, first_instance)
@@ -691,8 +768,8 @@ impl<'d> CommandList<'d> {
         let span = u64::from(draw_count - 1)
             .checked_mul(u64::from(stride))
             .and_then(|s| s.checked_add(ARGS));
-        if offset % 4 != 0
-            || (draw_count > 1 && (stride % 4 != 0 || u64::from(stride) < ARGS))
+        if !offset.is_multiple_of(4)
+            || (draw_count > 1 && (!stride.is_multiple_of(4) || u64::from(stride) < ARGS))
             || !span.is_some_and(|span| fits(offset, span, desc.size))
         {
             return Err(RhiError::InvalidDesc(format!(
@@ -832,7 +909,7 @@ impl<'d> CommandList<'d> {
     pub fn fill_buffer(&mut self, buffer: BufferHandle, offset: u64, size: u64, value: u32) -> Result<()> {
         self.outside_pass("a fill")?;
         let (raw, d) = self.device.raw_buffer_desc(buffer)?;
-        if size == 0 || !fits(offset, size, d.size) || size % 4 != 0 || offset % 4 != 0 || !d.usage.contains(BufferUsage::TRANSFER_DST) {
+        if size == 0 || !fits(offset, size, d.size) || !size.is_multiple_of(4) || !offset.is_multiple_of(4) || !d.usage.contains(BufferUsage::TRANSFER_DST) {
             return Err(RhiError::InvalidDesc(format!(
                 "fill of {size} bytes at {offset} in {:?} ({} bytes) is empty, out of range, unaligned or lacks TRANSFER_DST",
                 d.label, d.size
@@ -864,7 +941,7 @@ impl<'d> CommandList<'d> {
         }
         let texel = u64::from(t.format.bytes_per_pixel());
         let size = u64::from(t.width) * u64::from(t.height) * texel;
-        if !fits(offset, size, b.size) || offset % 4 != 0 || offset % texel != 0 {
+        if !fits(offset, size, b.size) || !offset.is_multiple_of(4) || !offset.is_multiple_of(texel) {
             return Err(RhiError::InvalidDesc(format!(
                 "buffer {:?} too small for texture {:?} at offset {offset}, or the offset is unaligned",
                 b.label, t.label
@@ -901,6 +978,27 @@ impl<'d> CommandList<'d> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn stream_limits_are_exact_at_the_boundaries() {
+        // Element k of a stride-24 stream reading 24 bytes ends at 24k + 24.
+        let st = VertexStream { stride: 24, per_instance: true, span: 24 };
+        assert_eq!(stream_elements(&st, 96), 4);
+        assert_eq!(stream_elements(&st, 95), 3);
+        assert_eq!(stream_elements(&st, 23), 0, "less than one element");
+        // A span shorter than the stride: the last element need not be whole.
+        let st = VertexStream { stride: 16, per_instance: false, span: 8 };
+        assert_eq!(stream_elements(&st, 40), 3, "elements 0, 1, 2 end at 8, 24, 40");
+        let zero = VertexStream { stride: 0, per_instance: false, span: 8 };
+        assert_eq!(stream_elements(&zero, 8), u64::MAX, "every element reads the same 8 bytes");
+        assert_eq!(stream_elements(&zero, 7), 0);
+        // Element 2^33 - 2 of the widest stride: no overflow.
+        let wide = VertexStream { stride: u32::MAX, per_instance: true, span: 4 };
+        assert!(!holds(stream_elements(&wide, u64::MAX), u32::MAX, u32::MAX));
+        assert!(holds(4, 0, 4) && !holds(4, 1, 4) && !holds(4, 4, 1));
+        assert!(holds(0, u32::MAX, 0), "an empty range always fits");
+        assert!(!holds(u64::from(u32::MAX), u32::MAX, u32::MAX), "first + count past u32 does not wrap");
+    }
 
     #[test]
     fn push_words_cover_the_written_bytes() {

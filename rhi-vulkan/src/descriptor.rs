@@ -303,7 +303,7 @@ impl<'d> Frame<'d> {
                             e.desc.label
                         )));
                     }
-                    if size == 0 || offset.checked_add(size).is_none_or(|end| end > e.desc.size) || offset % align != 0 || size > max_range {
+                    if size == 0 || offset.checked_add(size).is_none_or(|end| end > e.desc.size) || !offset.is_multiple_of(align) || size > max_range {
                         return Err(RhiError::InvalidDesc(format!(
                             "binding {binding}: range {offset}+{size} of {:?} ({} bytes) is empty, outside it, not aligned to {align} or over the {max_range}-byte limit",
                             e.desc.label, e.desc.size

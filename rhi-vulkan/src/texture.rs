@@ -172,12 +172,21 @@ impl Device {
             .view_type(vk::ImageViewType::TYPE_2D)
             .format(format)
             .subresource_range(subresource_range(desc.format));
-        // SAFETY: `raw` is bound to memory; the view matches its format.
-        let view = match unsafe { self.raw.create_image_view(&view_info, None) } {
-            Ok(v) => v,
-            Err(e) => {
-                cleanup(allocation);
-                return Err(vk_err("vkCreateImageView")(e));
+        // Only a texture shaders or passes can see gets a view (Vulkan
+        // forbids views of transfer-only images); every use of the view
+        // checks one of these usages first.
+        let viewable = TextureUsage::RENDER_TARGET.bits() | TextureUsage::SAMPLED.bits() | TextureUsage::STORAGE.bits();
+        let view = if desc.usage.bits() & viewable == 0 {
+            vk::ImageView::null()
+        } else {
+            // SAFETY: `raw` is bound to memory, has a usage views allow, and
+            // the view matches its format.
+            match unsafe { self.raw.create_image_view(&view_info, None) } {
+                Ok(v) => v,
+                Err(e) => {
+                    cleanup(allocation);
+                    return Err(vk_err("vkCreateImageView")(e));
+                }
             }
         };
         let entry = TextureEntry { raw, view, allocation: Some(allocation), desc: desc.clone() };

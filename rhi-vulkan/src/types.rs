@@ -20,6 +20,8 @@ macro_rules! flags {
             pub const fn is_empty(self) -> bool { self.0 == 0 }
             /// The raw bits.
             pub const fn bits(self) -> u32 { self.0 }
+            /// The flags whose bits are set in `bits`; unknown bits are dropped.
+            pub const fn from_bits_truncate(bits: u32) -> Self { Self(bits & (0 $(| $bit)*)) }
         }
         impl BitOr for $name {
             type Output = Self;

@@ -4,21 +4,8 @@
 //! means a safe call reached the driver with invalid arguments.
 
 use rhi_vulkan::*;
-use std::sync::Arc;
 use std::time::Duration;
-
-fn device() -> Device {
-    let device = Device::new(&DeviceDesc { validation: Validation::Enabled, ..Default::default() })
-        .expect("a Vulkan 1.3 device (run `cargo xtask test` to install lavapipe)");
-    assert!(device.validation().enabled(), "the Khronos validation layer must be installed for GPU tests");
-    device
-}
-
-fn assert_clean(v: &Arc<ValidationCounters>) {
-    assert!(v.enabled(), "validation must be on for this check to mean anything");
-    assert_eq!(v.errors(), 0, "validation errors: {:#?}", v.messages());
-    assert_eq!(v.warnings(), 0, "validation warnings: {:#?}", v.messages());
-}
+use test_support::{assert_clean, new_device as device};
 
 const W: u32 = 32;
 const H: u32 = 32;
@@ -100,7 +87,7 @@ fn draws_dispatches_and_pass_ends_need_their_state() {
     device.wait_idle().unwrap();
     grid.destroy(&device);
     device.destroy_texture(color);
-    assert_clean(&device.validation());
+    assert_clean(&device);
 }
 
 #[test]
@@ -151,7 +138,7 @@ fn draw_ranges_stay_inside_the_bound_buffers() {
     }
     grid.destroy(&device);
     device.destroy_texture(color);
-    assert_clean(&device.validation());
+    assert_clean(&device);
 }
 
 fn bytemuck_u32(v: &[u32]) -> &[u8] {
@@ -187,7 +174,7 @@ fn copies_and_fills_check_their_ranges_without_overflow() {
     device.destroy_buffer(b);
     device.destroy_texture(tex);
     device.wait_idle().unwrap();
-    assert_clean(&device.validation());
+    assert_clean(&device);
 }
 
 #[test]
@@ -220,6 +207,8 @@ fn secondaries_run_once_in_the_pass_they_were_recorded_for() {
     cmd.end_rendering().unwrap();
     cmd.begin_rendering(&pass(color), RenderingContents::Secondary).unwrap();
     assert!(is_state_err(cmd.draw(6, 1, 0, 0)), "an inline draw in a secondaries pass");
+    assert!(is_state_err(cmd.bind_pipeline(grid.pipeline)), "state set in a secondaries pass");
+    assert!(is_state_err(cmd.set_viewport(Rect::from_size(W, H))));
     assert!(is_desc_err(cmd.execute_secondaries(std::slice::from_ref(&wrong_layout))));
     assert!(is_desc_err(cmd.execute_secondaries(std::slice::from_ref(&foreign))));
     cmd.execute_secondaries(std::slice::from_ref(&a)).unwrap();
@@ -229,8 +218,8 @@ fn secondaries_run_once_in_the_pass_they_were_recorded_for() {
     device.wait_idle().unwrap();
     grid.destroy(&device);
     device.destroy_texture(color);
-    assert_clean(&device.validation());
-    assert_clean(&other_device.validation());
+    assert_clean(&device);
+    assert_clean(&other_device);
 }
 
 const BINDINGS_WGSL: &str = r#"
@@ -356,7 +345,7 @@ fn bind_groups_check_their_entries_and_where_they_bind() {
     }
     device.destroy_sampler(sampler);
     device.destroy_sampler(shadow_sampler);
-    assert_clean(&device.validation());
+    assert_clean(&device);
 }
 
 #[test]
@@ -379,7 +368,7 @@ fn bindings_past_the_devices_per_stage_limits_are_refused_at_pipeline_creation()
     assert_eq!(device.counts().pipelines, 0);
     device.destroy_shader(shader);
     device.wait_idle().unwrap();
-    assert_clean(&device.validation());
+    assert_clean(&device);
 }
 
 #[test]
@@ -409,7 +398,6 @@ fn immediates_nest_and_run_on_many_threads() {
         }
     });
     assert_eq!(device.read_buffer(a, 0, 4).unwrap().len(), 4);
-    let device = device;
     // A pass left open by an immediate is refused and nothing is submitted.
     let color = target(device);
     let r = device.immediate(|cmd| {
@@ -421,7 +409,7 @@ fn immediates_nest_and_run_on_many_threads() {
     device.destroy_buffer(a);
     device.destroy_buffer(b);
     device.wait_idle().unwrap();
-    assert_clean(&device.validation());
+    assert_clean(device);
 }
 
 #[test]
@@ -445,7 +433,7 @@ fn a_buffer_destroyed_during_an_immediate_waits_for_its_submission() {
     assert_eq!(device.counts().pending_deletions, 0);
     device.destroy_buffer(b);
     device.wait_idle().unwrap();
-    assert_clean(&device.validation());
+    assert_clean(&device);
 }
 
 #[test]
@@ -468,7 +456,7 @@ fn a_panic_while_recording_a_secondary_returns_its_pool() {
     }
     assert_eq!(device.counts().command_pools, pools, "the panicking recorder's pool was lost");
     device.wait_idle().unwrap();
-    assert_clean(&device.validation());
+    assert_clean(&device);
 }
 
 #[test]
@@ -493,5 +481,5 @@ fn gpu_only_writes_after_draws_read_the_buffer_are_ordered() {
     device.wait_idle().unwrap();
     grid.destroy(&device);
     device.destroy_texture(color);
-    assert_clean(&device.validation());
+    assert_clean(&device);
 }
