@@ -13,7 +13,8 @@
 //! * [`assert_clean`]: first asserts the Khronos validation layer is active
 //!   (a test fails, never passes, without it; `PROXIMA_VALIDATION=0` does
 //!   not excuse it), then zero errors and zero warnings, printing the
-//!   messages. [`assert_validation_enabled`] is the first half alone.
+//!   messages. [`assert_validation_enabled`] is the first half alone;
+//!   [`assert_reported_clean`] is the same check on another process's report.
 //! * [`assert_images_equal`]: same size, byte for byte; on failure the
 //!   number of differing pixels, the first few, and both images as PNGs
 //!   under `target/test-output/`. [`diff_pixels`] counts the pixels that
@@ -46,7 +47,10 @@ pub fn device_desc() -> DeviceDesc {
 /// need their own ([`new_device`]), since the binary's tests run in parallel.
 pub fn device() -> &'static Device {
     static DEVICE: OnceLock<Device> = OnceLock::new();
-    DEVICE.get_or_init(new_device)
+    // A closure, not `new_device` itself, so a failure points here rather
+    // than into the standard library.
+    #[allow(clippy::redundant_closure)]
+    DEVICE.get_or_init(|| new_device())
 }
 
 /// A device of the test's own, validation on and asserted on.
@@ -110,6 +114,19 @@ pub fn assert_clean(source: impl Validated) {
             list.join("\n")
         );
     }
+}
+
+/// [`assert_clean`] for a report another process wrote (a sample's stats):
+/// the layer was active, then no error and no warning. `context` names the
+/// run (and may carry its stderr, where the layer's messages went).
+#[track_caller]
+pub fn assert_reported_clean(enabled: bool, errors: u64, warnings: u64, context: &str) {
+    assert!(
+        enabled,
+        "{context}: the Khronos validation layer was not active, and GPU tests need it: install it \
+         (`cargo xtask test` does) and do not set PROXIMA_VALIDATION=0"
+    );
+    assert!(errors == 0 && warnings == 0, "{context}: the validation layer reported {errors} error(s) and {warnings} warning(s)");
 }
 
 /// How many differing pixels [`assert_images_equal`] lists.
@@ -230,6 +247,15 @@ mod tests {
     fn different_sizes_fail() {
         let e = std::panic::catch_unwind(|| assert_images_equal(&image(2, 2, 0), &image(2, 1, 0), "sizes")).unwrap_err();
         assert!(e.downcast_ref::<String>().unwrap().contains("2x2 vs 2x1"));
+    }
+
+    #[test]
+    fn a_report_without_the_layer_or_with_messages_fails() {
+        assert_reported_clean(true, 0, 0, "clean");
+        for (enabled, errors, warnings) in [(false, 0, 0), (true, 1, 0), (true, 0, 1)] {
+            let r = std::panic::catch_unwind(|| assert_reported_clean(enabled, errors, warnings, "run"));
+            assert!(r.is_err(), "{enabled} {errors} {warnings}");
+        }
     }
 
     #[test]
