@@ -483,3 +483,33 @@ fn gpu_only_writes_after_draws_read_the_buffer_are_ordered() {
     device.destroy_texture(color);
     assert_clean(&device);
 }
+
+#[test]
+fn draw_ranges_follow_the_streams_bound_since_the_last_draw() {
+    // Draws check their ranges against limits computed once per state
+    // change: rebinding a stream between draws must narrow or widen them.
+    let device = device();
+    let grid = QuadGrid::new(&device, Format::Rgba8Unorm, 2, 2).unwrap();
+    let color = target(&device);
+    let mut frame = ready_to_draw(&device, &grid, color);
+    let cmd = frame.cmd();
+    cmd.draw(6, 4, 0, 0).unwrap();
+    // Instances from byte 24 (instance 1) on: 3 of the grid's 4 remain.
+    cmd.bind_vertex_buffers(1, &[(grid.instances, 24)]).unwrap();
+    assert!(is_desc_err(cmd.draw(6, 4, 0, 0)), "4 instances after rebinding at instance 1");
+    assert!(is_desc_err(cmd.draw(6, 1, 0, 3)), "instance 3 after rebinding at instance 1");
+    cmd.draw(6, 3, 0, 0).unwrap();
+    // Corners from byte 8 (corner 1) on: 5 of 6 remain.
+    cmd.bind_vertex_buffers(0, &[(grid.corners, 8)]).unwrap();
+    assert!(is_desc_err(cmd.draw(6, 1, 0, 0)), "6 corners after rebinding at corner 1");
+    cmd.draw(5, 3, 0, 0).unwrap();
+    // The whole buffers again: the whole grid draws.
+    cmd.bind_vertex_buffers(0, &[(grid.corners, 0), (grid.instances, 0)]).unwrap();
+    cmd.draw(6, 4, 0, 0).unwrap();
+    cmd.end_rendering().unwrap();
+    frame.submit().unwrap();
+    device.wait_idle().unwrap();
+    grid.destroy(&device);
+    device.destroy_texture(color);
+    assert_clean(&device);
+}
