@@ -45,7 +45,7 @@ impl Arrays {
     fn read(b: &mut Bytes<'_>, update: bool) -> Self {
         let n = b.u8() as usize % 12;
         let positions = (0..n).map(|_| b.vec3()).collect();
-        let triangle_count = if update && b.u8() % 4 != 0 { 0 } else { b.u8() as usize % 16 };
+        let triangle_count = if update && !b.u8().is_multiple_of(4) { 0 } else { b.u8() as usize % 16 };
         let triangles = (0..triangle_count).map(|_| if b.u8() == 255 { u32::MAX } else { u32::from(b.u8()) % (n as u32 + 2) }).collect();
         let list = |b: &mut Bytes<'_>| b.len_for(n);
         let normals = (0..list(b)).map(|_| b.vec3()).collect();

@@ -348,7 +348,7 @@ impl<'a> SectionData<'a> {
             return Err(ProcMeshError::TooManyVertices { count });
         }
         self.check_attribute_lengths(count)?;
-        if self.triangles.len() % 3 != 0 {
+        if !self.triangles.len().is_multiple_of(3) {
             return Err(ProcMeshError::TrianglesNotMultipleOf3 {
                 len: self.triangles.len(),
             });

@@ -176,7 +176,7 @@ fn run(o: &Options) -> anyhow::Result<()> {
             *p = Vec3::new(xy.x, xy.y, wave(xy.x, xy.y, t));
             *nrm = normal_of(|x, y| wave(x, y, t), xy.x, xy.y);
         }
-        let visible = (t as u64) % 2 == 0;
+        let visible = (t as u64).is_multiple_of(2);
         let toggle = visible != monolith_visible;
         monolith_visible = visible;
         engine.world.with_component_mut::<ProceduralMeshComponent, _>(terrain, |c| {
