@@ -1,10 +1,13 @@
 //! The soak in the test suite: the `soak` sample for a few hundred frames of
-//! churn (static meshes, procedural sections, instances and particle systems
-//! added and removed every frame), then its report checked here by the
-//! sample's own rule (see `samples/src/bin/soak.rs`): host memory and GPU
-//! allocations flat after warm-up, every kind of churn done, the validation
-//! layer silent. As in `cargo xtask soak` (the long version: 10,000 frames,
-//! release), two runs: host memory is judged with synchronization
+//! churn (static meshes, materials with and without their own WGSL,
+//! procedural sections, instances and particle systems added and removed),
+//! then its report checked here by the sample's own rule (see
+//! `samples/src/bin/soak.rs`): host memory and every Vulkan object count of
+//! the device (buffers, textures, samplers, shader modules, pipelines,
+//! layouts, descriptor and command pools, pending deletions, allocations) and
+//! the renderer's material table flat after warm-up, every kind of churn
+//! done, the validation layer silent. As in `cargo xtask soak` (the long
+//! version: 10,000 frames, release), two runs: host memory is judged with synchronization
 //! validation off (the layer's sync validation keeps state per buffer ever
 //! created), then a shorter run with it on must be just as clean.
 
@@ -13,7 +16,8 @@ use serde_json::Value;
 use std::process::Command;
 
 const FRAMES: u64 = 300;
-const SYNC_FRAMES: u64 = 120;
+/// A quarter of it (64 frames) sees every peak of the churn's pattern.
+const SYNC_FRAMES: u64 = 256;
 
 /// Runs the soak headless for `frames` with synchronization validation on
 /// or off; checks exit 0 and returns its stats and report.
@@ -56,6 +60,27 @@ fn series(v: &Value) -> Vec<f64> {
     v["series"].as_array().expect("a series").iter().map(|x| x.as_f64().expect("a number")).collect()
 }
 
+/// The device's counts the report must judge, and the renderer's.
+const DEVICE_KINDS: [&str; 10] =
+    ["buffers", "textures", "samplers", "shaders", "pipelines", "layouts", "descriptor_pools", "command_pools", "pending_deletions", "allocations"];
+const RENDERER_KINDS: [&str; 2] = ["material_table", "material_shaders"];
+
+/// Every count of the report: present, one window per `windows`, first and
+/// last window as in the series, and flat by the rule recomputed here.
+fn assert_counts_flat(r: &Value, windows: usize) {
+    for (group, kinds) in [("device", &DEVICE_KINDS[..]), ("renderer", &RENDERER_KINDS[..])] {
+        for kind in kinds {
+            let v = &r[group][kind];
+            let s = series(v);
+            assert_eq!(s.len(), windows, "{group}.{kind}: one sample per window");
+            assert_eq!((v["first_window"].as_f64(), v["last_window"].as_f64()), (s.first().copied(), s.last().copied()), "{group}.{kind}");
+            let (q2, h2) = quarters(&s);
+            assert!(h2 <= q2, "{group}.{kind} flat after warm-up: last half {h2} > second quarter {q2}: {s:?}");
+            assert_eq!((v["flat"].as_bool(), v["judged"].as_bool()), (Some(true), Some(true)), "{group}.{kind}: {v}");
+        }
+    }
+}
+
 /// (second-quarter max, last-half max) of a series of window maxima.
 fn quarters(s: &[f64]) -> (f64, f64) {
     let n = s.len();
@@ -76,6 +101,11 @@ fn soak_churns_every_kind_of_component_with_flat_memory_and_clean_validation() {
     let count = |k: &str| churn[k].as_u64().unwrap_or_else(|| panic!("churn.{k}: {churn}"));
     assert_eq!(count("static_meshes_spawned"), 2 * FRAMES);
     assert!(count("static_meshes_destroyed") >= 2 * FRAMES - 16, "{churn}");
+    assert_eq!(count("colored_materials_created"), FRAMES);
+    assert_eq!(count("colored_materials_destroyed"), FRAMES - 8);
+    // Three every 16 frames, destroyed 2 frames later.
+    assert_eq!(count("shader_materials_created"), FRAMES.div_ceil(16) * 3);
+    assert_eq!(count("shader_materials_destroyed"), (FRAMES - 3) / 16 * 3 + 3);
     assert_eq!(count("sections_recreated"), FRAMES);
     assert_eq!(count("sections_cleared"), FRAMES - 2);
     assert!(count("instances_added") > 0 && count("instances_added") == count("instances_removed"), "{churn}");
@@ -87,15 +117,18 @@ fn soak_churns_every_kind_of_component_with_flat_memory_and_clean_validation() {
     let every = r["sample_every"].as_u64().unwrap();
     assert_eq!(every, 3, "a hundredth of the frames");
     let rss = series(&r["rss_mib"]);
-    let allocations = series(&r["allocations"]);
-    assert_eq!((rss.len(), allocations.len()), (100, 100), "one sample per window");
+    assert_eq!(rss.len(), 100, "one sample per window");
     assert!(rss.iter().all(|&m| m > 1.0), "plausible RSS in MiB: {rss:?}");
-    assert!(allocations.iter().all(|&a| a >= 0.0) && max(&allocations) > 0.0, "{allocations:?}");
-    let (q2, h2) = quarters(&allocations);
-    assert!(h2 <= q2, "GPU allocations flat after warm-up: last half {h2} > second quarter {q2}: {allocations:?}");
     let (q2, h2) = quarters(&rss);
     assert!(h2 <= q2 * 1.05 + 4.0, "host memory flat after warm-up: last half {h2:.1} MiB vs second quarter {q2:.1} MiB: {rss:?}");
-    assert_eq!(r["allocations"]["flat"], true);
+    // The counts: plausible (the churned objects are there) and flat.
+    let device = |kind: &str| series(&r["device"][kind]);
+    assert!(max(&device("allocations")) > 0.0 && max(&device("buffers")) > 0.0, "{}", r["device"]);
+    let pipelines = device("pipelines");
+    assert!(pipelines.iter().copied().fold(f64::MAX, f64::min) < max(&pipelines), "the materials' pipelines come and go: {pipelines:?}");
+    assert!(max(&series(&r["renderer"]["material_shaders"])) >= 4.0, "the default shader and the churned ones: {}", r["renderer"]);
+    assert!(r["pipeline_cache"]["misses"].as_u64().is_some_and(|m| m as f64 > max(&device("pipelines"))), "pipelines were made and destroyed: {}", r["pipeline_cache"]);
+    assert_counts_flat(&r, 100);
     assert_eq!((r["rss_mib"]["flat"].clone(), r["rss_mib"]["judged"].clone()), (Value::Bool(true), Value::Bool(true)));
     assert_clean(&r);
     assert_eq!(r["passed"], true, "{r}");
@@ -106,9 +139,8 @@ fn soak_is_clean_under_synchronization_validation() {
     let (stats, r) = run_soak(SYNC_FRAMES, true);
     assert_eq!(stats.frames, SYNC_FRAMES);
     assert_clean(&r);
-    let allocations = series(&r["allocations"]);
-    let (q2, h2) = quarters(&allocations);
-    assert!(h2 <= q2, "GPU allocations flat after warm-up: {allocations:?}");
+    let every = r["sample_every"].as_u64().unwrap();
+    assert_counts_flat(&r, SYNC_FRAMES.div_ceil(every) as usize);
     // Sync validation is on wherever the layer offers it (it does on CI's
     // Debian 12); then RSS is reported but not judged.
     assert_eq!(r["rss_mib"]["judged"], Value::Bool(r["validation"]["sync"] != true));

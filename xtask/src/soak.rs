@@ -4,16 +4,18 @@
 //! message shows up as a failing exit code:
 //!
 //! 1. N frames (default 10,000) with synchronization validation off: host
-//!    memory (RSS) and GPU allocations must stay flat after warm-up. (The
-//!    layer's sync validation keeps state for every buffer ever created, so
-//!    RSS is judged without it; see the sample's module docs.)
+//!    memory (RSS), every Vulkan object count of the device and the
+//!    renderer's material table must stay flat after warm-up. (The layer's
+//!    sync validation keeps state for every buffer ever created, so RSS is
+//!    judged without it; see the sample's module docs.)
 //! 2. N/5 frames (at least 1) with synchronization validation on: no
-//!    error or warning, GPU allocations flat.
+//!    error or warning, the counts flat.
 //!
-//! The reports (both memory series, the rule, the verdict) go to
-//! `target/soak/report.json` and `target/soak/report-sync.json`; OPTIONS go
-//! to the sample (e.g. `-- --width 256 --height 256`). The test suite runs a
-//! short version (`samples/tests/soak.rs`).
+//! The reports (every series with its first and last window, the rule, the
+//! verdict) go to `target/soak/report.json` and
+//! `target/soak/report-sync.json`; OPTIONS go to the sample (e.g.
+//! `-- --width 256 --height 256`). The test suite runs a short version
+//! (`samples/tests/soak.rs`).
 
 use crate::{cargo_env, vulkan, workspace_root, Result};
 use std::process::ExitCode;
