@@ -120,6 +120,8 @@ pub struct DeviceCounts {
     /// Command pools: frame slots' primary and recorder pools, and the
     /// pools kept for `immediate` submissions.
     pub command_pools: usize,
+    /// Command buffers allocated from those pools (each reset and reused).
+    pub command_buffers: usize,
     /// Live gpu-allocator allocations.
     pub allocations: usize,
     pub pipeline_cache_hits: u64,
@@ -148,6 +150,8 @@ pub(crate) struct Resources {
 #[derive(Default)]
 pub(crate) struct PoolCounts {
     pub command: std::sync::atomic::AtomicUsize,
+    /// Command buffers allocated from those pools (reset and reused, never freed).
+    pub command_buffers: std::sync::atomic::AtomicUsize,
     pub descriptor: std::sync::atomic::AtomicUsize,
 }
 
@@ -158,6 +162,11 @@ static NEXT_DEVICE_ID: AtomicU64 = AtomicU64::new(1);
 /// last submission signals (0: none pending).
 struct ImmediatePool {
     raw: vk::CommandPool,
+    /// The pool's command buffer, reused call after call (null: none yet).
+    cmd: vk::CommandBuffer,
+    /// Whether `cmd` is in the initial state (the pool was reset after its
+    /// last submission completed); otherwise the next call allocates anew.
+    ready: bool,
     pending: u64,
 }
 
@@ -327,6 +336,7 @@ impl Device {
         for _ in 0..desc.frames_in_flight {
             let slot = FrameSlot::new(&device.raw, queue_family)?;
             device.pool_counts.command.fetch_add(1, Ordering::Relaxed);
+            device.pool_counts.command_buffers.fetch_add(1, Ordering::Relaxed);
             device.frames.push(Mutex::new(slot));
         }
         Ok(device)
@@ -405,6 +415,7 @@ impl Device {
             // Counted as they are made: an open frame holds its slot's lock.
             descriptor_pools: self.pool_counts.descriptor.load(Ordering::Relaxed),
             command_pools: self.pool_counts.command.load(Ordering::Relaxed),
+            command_buffers: self.pool_counts.command_buffers.load(Ordering::Relaxed),
             allocations: lock(&self.allocator).generate_report().allocations.len(),
             pipeline_cache_hits: self.pipeline_cache.hits(),
             pipeline_cache_misses: self.pipeline_cache.misses(),
@@ -528,7 +539,7 @@ impl Device {
                 let raw = unsafe { self.raw.create_command_pool(&info, None) }
                     .map_err(vk_err("vkCreateCommandPool"))?;
                 self.pool_counts.command.fetch_add(1, Ordering::Relaxed);
-                ImmediatePool { raw, pending: 0 }
+                ImmediatePool { raw, cmd: vk::CommandBuffer::null(), ready: false, pending: 0 }
             }
         };
         let result = self.record_immediate(&mut pool, f);
@@ -538,15 +549,27 @@ impl Device {
     }
 
     fn record_immediate<R>(&self, pool: &mut ImmediatePool, f: impl FnOnce(&mut CommandList<'_>) -> Result<R>) -> Result<R> {
-        let alloc = vk::CommandBufferAllocateInfo::default()
-            .command_pool(pool.raw)
-            .level(vk::CommandBufferLevel::PRIMARY)
-            .command_buffer_count(1);
-        // SAFETY: this thread alone holds the pool (taken from the free list).
-        let cmd = unsafe { self.raw.allocate_command_buffers(&alloc) }
-            .map_err(vk_err("vkAllocateCommandBuffers"))?[0];
+        let cmd = if pool.ready {
+            pool.cmd
+        } else {
+            // The first call, or the last submission may still be pending
+            // (its buffer cannot be reused): a new buffer. Pools are reset,
+            // not freed, so this happens once per pool outside failures.
+            let alloc = vk::CommandBufferAllocateInfo::default()
+                .command_pool(pool.raw)
+                .level(vk::CommandBufferLevel::PRIMARY)
+                .command_buffer_count(1);
+            // SAFETY: this thread alone holds the pool (taken from the free list).
+            let cmd = unsafe { self.raw.allocate_command_buffers(&alloc) }
+                .map_err(vk_err("vkAllocateCommandBuffers"))?[0];
+            self.pool_counts.command_buffers.fetch_add(1, Ordering::Relaxed);
+            pool.cmd = cmd;
+            cmd
+        };
+        pool.ready = false;
         let begin = vk::CommandBufferBeginInfo::default().flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT);
-        // SAFETY: freshly allocated command buffer.
+        // SAFETY: a freshly allocated command buffer, or one its pool's reset
+        // returned to the initial state.
         unsafe { self.raw.begin_command_buffer(cmd, &begin) }.map_err(vk_err("vkBeginCommandBuffer"))?;
         let mut list = CommandList::new(self, cmd, None, u64::MAX);
         let r = f(&mut list);
@@ -578,6 +601,7 @@ impl Device {
             // this thread alone holds it.
             if unsafe { self.raw.reset_command_pool(pool.raw, vk::CommandPoolResetFlags::empty()) }.is_ok() {
                 pool.pending = 0;
+                pool.ready = pool.cmd != vk::CommandBuffer::null();
             }
         }
         lock(&self.immediate_pools).push(pool);

@@ -256,6 +256,7 @@ impl<'d> Frame<'d> {
         let Some(pool) = guard.pool.as_mut() else { unreachable!("the pool was put in the guard above") };
         if pool.next == pool.buffers.len() {
             pool.buffers.push(allocate(&device.raw, pool.pool, vk::CommandBufferLevel::SECONDARY)?);
+            device.pool_counts.command_buffers.fetch_add(1, Ordering::Relaxed);
         }
         let raw = pool.buffers[pool.next];
         pool.next += 1;

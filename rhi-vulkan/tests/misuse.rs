@@ -513,3 +513,23 @@ fn draw_ranges_follow_the_streams_bound_since_the_last_draw() {
     device.destroy_texture(color);
     assert_clean(&device);
 }
+
+#[test]
+fn immediate_submissions_reuse_their_command_buffers() {
+    let device = device();
+    let usage = BufferUsage::TRANSFER_SRC | BufferUsage::TRANSFER_DST;
+    let a = device.create_buffer(&BufferDesc::gpu_only("a", 256, usage)).unwrap();
+    device.write_buffer(a, 0, &[1; 256]).unwrap();
+    let before = device.counts();
+    for i in 0..50u8 {
+        device.write_buffer(a, 0, &[i; 256]).unwrap();
+        assert_eq!(device.read_buffer(a, 255, 1).unwrap(), [i]);
+    }
+    let after = device.counts();
+    // A command buffer allocated per call (never freed) grew host memory every frame.
+    assert_eq!(after.command_buffers, before.command_buffers, "{before:?} -> {after:?}");
+    assert_eq!(after.command_pools, before.command_pools);
+    device.destroy_buffer(a);
+    device.wait_idle().unwrap();
+    assert_clean(&device);
+}
