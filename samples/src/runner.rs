@@ -14,7 +14,7 @@
 //! and `--stats` work as headless (PNG only with `--out` and `--frames`).
 //! Without a display it says so and runs headless.
 
-use crate::{write_png, CommonOptions, InstanceStats, MeshDrawCommandsBuilt, PassStats, Progress, SampleStats, Timings, ValidationStats};
+use crate::{write_png, CommonOptions, InstanceStats, MeshDrawCommandsBuilt, PassStats, Percentiles, Progress, SampleStats, Timings, ValidationStats};
 use anyhow::{bail, Context};
 use engine_core::{Engine, EngineDesc};
 use renderer::{FrameStats, MeshPass, RenderThreadMode};
@@ -78,10 +78,14 @@ pub fn run(sample: &str, common: &CommonOptions, engine: &mut Engine, update: im
     finish(sample, common, engine, done)
 }
 
-/// Sums each frame's timings after warm-up, for [`SampleStats::mean_timings_ms`].
+/// Sums each frame's timings after warm-up, for [`SampleStats::mean_timings_ms`],
+/// and keeps the frame and render-CPU times for their percentiles
+/// ([`SampleStats::frame_time_ms`], [`SampleStats::render_cpu_time_ms`]).
 #[derive(Default)]
 struct MeanTimings {
     warmup: u64,
+    frame_times: Vec<f64>,
+    render_cpu_times: Vec<f64>,
     game_frames: u64,
     game: f64,
     end_of_frame: f64,
@@ -105,6 +109,7 @@ impl MeanTimings {
             self.game += game.game;
             self.end_of_frame += game.end_of_frame;
             self.frame += frame_ms;
+            self.frame_times.push(frame_ms);
         }
         if let Some(s) = render {
             // Render frames are numbered from 0, as game frames are.
@@ -112,6 +117,7 @@ impl MeanTimings {
                 self.last_render_frame = Some(s.frame);
                 self.render_frames += 1;
                 self.render_cpu += s.timings.render_cpu();
+                self.render_cpu_times.push(s.timings.render_cpu());
                 self.gpu += s.timings.gpu;
             }
         }
@@ -127,6 +133,11 @@ impl MeanTimings {
             frame: per(self.frame, self.game_frames),
         }
     }
+
+    /// Percentiles of (frame time, render-thread CPU time) after warm-up.
+    fn percentiles(&self) -> (Percentiles, Percentiles) {
+        (Percentiles::of(&self.frame_times), Percentiles::of(&self.render_cpu_times))
+    }
 }
 
 /// What the frame loop leaves for the summary.
@@ -136,6 +147,8 @@ struct Done {
     frame_ms: f64,
     game: engine_core::GameTimings,
     mean: Timings,
+    /// Percentiles of frame time and render-thread CPU time after warm-up.
+    percentiles: (Percentiles, Percentiles),
     /// Whether the last frame was read back (a PNG can be written).
     read_back: bool,
 }
@@ -161,11 +174,11 @@ fn run_headless(common: &CommonOptions, engine: &mut Engine, mut update: impl Fn
         progress.frame_done(i + 1);
     }
     progress.finish();
-    Ok(Done { frames, figures, frame_ms, game, mean: mean.mean(), read_back: true })
+    Ok(Done { frames, figures, frame_ms, game, mean: mean.mean(), percentiles: mean.percentiles(), read_back: true })
 }
 
 fn finish(sample: &str, common: &CommonOptions, engine: &mut Engine, done: Done) -> anyhow::Result<()> {
-    let Done { frames, figures, frame_ms, game, mean, read_back } = done;
+    let Done { frames, figures, frame_ms, game, mean, percentiles, read_back } = done;
     let stats: FrameStats = engine.stats()?.context("no frame was rendered")?;
     let out = common.out_path(sample);
     let written = if read_back {
@@ -199,6 +212,7 @@ fn finish(sample: &str, common: &CommonOptions, engine: &mut Engine, done: Done)
     s.instances = figures.instances;
     s.timings_ms = Timings { game: game.game, end_of_frame: game.end_of_frame, render_cpu: stats.timings.render_cpu(), gpu: stats.timings.gpu, frame: frame_ms };
     s.mean_timings_ms = mean;
+    (s.frame_time_ms, s.render_cpu_time_ms) = percentiles;
     if let Some(path) = &common.stats {
         s.write(path).with_context(|| format!("writing {}", path.display()))?;
     }
@@ -495,6 +509,6 @@ mod window {
             return Err(anyhow!("the window was closed before the first frame"));
         }
         println!("{sample}: window closed after {} frame(s)", app.frame);
-        Ok(Done { frames: app.frame, figures: app.figures, frame_ms: app.frame_ms, game: app.game, mean: app.mean.mean(), read_back: app.read_back })
+        Ok(Done { frames: app.frame, figures: app.figures, frame_ms: app.frame_ms, game: app.game, mean: app.mean.mean(), percentiles: app.mean.percentiles(), read_back: app.read_back })
     }
 }

@@ -48,6 +48,30 @@ pub struct Timings {
     pub frame: f64,
 }
 
+/// Percentiles of a per-frame time over the frames after warm-up, in ms
+/// (nearest rank: `p95` is the smallest time that at least 95% of the
+/// frames do not exceed).
+#[derive(Serialize, Deserialize, Debug, Clone, Copy, Default, PartialEq)]
+pub struct Percentiles {
+    pub p50: f64,
+    pub p95: f64,
+    pub p99: f64,
+    pub max: f64,
+}
+
+impl Percentiles {
+    /// The percentiles of `times`; all zero when it is empty. NaNs sort last.
+    pub fn of(times: &[f64]) -> Self {
+        if times.is_empty() {
+            return Self::default();
+        }
+        let mut sorted = times.to_vec();
+        sorted.sort_by(f64::total_cmp);
+        let rank = |p: f64| sorted[((p / 100.0 * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len()) - 1];
+        Self { p50: rank(50.0), p95: rank(95.0), p99: rank(99.0), max: sorted[sorted.len() - 1] }
+    }
+}
+
 #[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq)]
 pub struct SampleStats {
     pub sample: String,
@@ -70,6 +94,14 @@ pub struct SampleStats {
     /// the figure benchmarks read, steadier than the last frame alone.
     #[serde(default)]
     pub mean_timings_ms: Timings,
+    /// Percentiles of the whole-frame wall time (`timings_ms.frame`) over
+    /// the same frames as `mean_timings_ms`.
+    #[serde(default)]
+    pub frame_time_ms: Percentiles,
+    /// Percentiles of the render thread's CPU time (`timings_ms.render_cpu`)
+    /// over the render frames after warm-up.
+    #[serde(default)]
+    pub render_cpu_time_ms: Percentiles,
 }
 
 impl SampleStats {
@@ -92,5 +124,20 @@ impl SampleStats {
 
     pub fn read(path: &Path) -> anyhow::Result<Self> {
         Ok(serde_json::from_str(&std::fs::read_to_string(path)?)?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentiles_are_nearest_rank() {
+        let times: Vec<f64> = (1..=100).rev().map(f64::from).collect();
+        assert_eq!(Percentiles::of(&times), Percentiles { p50: 50.0, p95: 95.0, p99: 99.0, max: 100.0 });
+        assert_eq!(Percentiles::of(&[3.0]), Percentiles { p50: 3.0, p95: 3.0, p99: 3.0, max: 3.0 });
+        let few = Percentiles::of(&[1.0, 9.0, 2.0, 4.0]);
+        assert_eq!(few, Percentiles { p50: 2.0, p95: 9.0, p99: 9.0, max: 9.0 });
+        assert_eq!(Percentiles::of(&[]), Percentiles::default());
     }
 }

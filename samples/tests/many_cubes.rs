@@ -46,3 +46,18 @@ fn many_cubes_sphere_layout_shades_every_pixel_and_casts_no_shadow() {
     let wall = &rgba[..3];
     assert!(rgba.chunks(step).any(|p| &p[..3] != wall), "cubes show against the box");
 }
+
+/// The stats file carries frame-time percentiles over the frames after
+/// warm-up, ordered and bounded by the slowest frame.
+#[test]
+fn many_cubes_reports_frame_time_percentiles() {
+    let (_, s) = common::run_sample(env!("CARGO_BIN_EXE_many-cubes"), "percentiles", &["--frames", "10", "--width", "96", "--height", "64", "--count", "50"]);
+    for (what, p) in [("frame_time_ms", s.frame_time_ms), ("render_cpu_time_ms", s.render_cpu_time_ms)] {
+        assert!(p.p50 > 0.0, "{what}: {p:?}");
+        assert!(p.p50 <= p.p95 && p.p95 <= p.p99 && p.p99 <= p.max, "{what}: {p:?}");
+    }
+    // 10 frames, 2 of warm-up: the percentiles and the mean come from the
+    // same 8 frames, so the mean lies between the median's floor and the max.
+    assert!(s.mean_timings_ms.frame <= s.frame_time_ms.max, "{:?} vs {:?}", s.mean_timings_ms, s.frame_time_ms);
+    assert!(s.timings_ms.frame <= s.frame_time_ms.max, "the last frame is among those counted");
+}
