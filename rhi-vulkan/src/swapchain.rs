@@ -1,6 +1,7 @@
 //! Presenting to a window (the `window` feature): a `VkSurfaceKHR` made from
-//! raw window/display handles with `ash-window`, a FIFO swapchain of
-//! B8G8R8A8 (sRGB preferred) images, and [`Swapchain::present_texture`],
+//! raw window/display handles with `ash-window`, a swapchain of B8G8R8A8
+//! (sRGB preferred) images in the [`PresentMode`] asked for (FIFO, with a
+//! log line, where the surface lacks it), and [`Swapchain::present_texture`],
 //! which blits any texture onto the next image and presents it.
 //!
 //! ## Lifetime
@@ -21,7 +22,7 @@
 use crate::device::Device;
 use crate::error::{vk_err, Result, RhiError};
 use crate::texture::{subresource_range, TextureHandle};
-use crate::{conv, TextureState};
+use crate::{conv, PresentMode, TextureState};
 use ash::{khr, vk};
 use raw_window_handle::{HasDisplayHandle, HasWindowHandle, RawDisplayHandle};
 use std::ffi::CStr;
@@ -73,6 +74,10 @@ pub struct Swapchain {
     /// One per image: signalled by the blit, waited by the present.
     ready: Vec<vk::Semaphore>,
     format: vk::SurfaceFormatKHR,
+    /// The mode asked for, and the one the swapchain uses (FIFO where the
+    /// surface lacks the wanted one).
+    wanted_mode: PresentMode,
+    mode: PresentMode,
     extent: vk::Extent2D,
     wanted: vk::Extent2D,
     pool: vk::CommandPool,
@@ -84,10 +89,12 @@ pub struct Swapchain {
 
 impl Swapchain {
     /// Creates a surface for the window and a swapchain of `width`×`height`
-    /// (the surface's own extent wins where it has one). The device must
-    /// have been created with [`surface_instance_extensions`] of the same
-    /// display, and its queue must be able to present to the surface.
-    pub fn new(device: &Device, window: Arc<dyn WindowSource>, width: u32, height: u32) -> Result<Self> {
+    /// (the surface's own extent wins where it has one) presenting in
+    /// `mode`, or in FIFO where the surface does not offer `mode` (logged;
+    /// [`Swapchain::present_mode`] tells which). The device must have been
+    /// created with [`surface_instance_extensions`] of the same display, and
+    /// its queue must be able to present to the surface.
+    pub fn new(device: &Device, window: Arc<dyn WindowSource>, width: u32, height: u32, mode: PresentMode) -> Result<Self> {
         let handle_err = |e: raw_window_handle::HandleError| RhiError::InvalidDesc(format!("window handle: {e}"));
         let display = window.display_handle().map_err(handle_err)?.as_raw();
         let raw_window = window.window_handle().map_err(handle_err)?.as_raw();
@@ -115,6 +122,8 @@ impl Swapchain {
             images: Vec::new(),
             ready: Vec::new(),
             format: vk::SurfaceFormatKHR::default(),
+            wanted_mode: mode,
+            mode: PresentMode::Fifo,
             extent: vk::Extent2D::default(),
             wanted: vk::Extent2D { width, height },
             pool: vk::CommandPool::null(),
@@ -216,6 +225,7 @@ impl Swapchain {
         if caps.max_image_count != 0 {
             count = count.min(caps.max_image_count);
         }
+        let mode = self.pick_present_mode(device)?;
         let alpha = [
             vk::CompositeAlphaFlagsKHR::OPAQUE,
             vk::CompositeAlphaFlagsKHR::INHERIT,
@@ -237,7 +247,7 @@ impl Swapchain {
             .image_sharing_mode(vk::SharingMode::EXCLUSIVE)
             .pre_transform(caps.current_transform)
             .composite_alpha(alpha)
-            .present_mode(vk::PresentModeKHR::FIFO)
+            .present_mode(vk_present_mode(mode))
             .clipped(true)
             .old_swapchain(old);
         // SAFETY: live surface; `old` is ours (or null) and nothing in flight uses it.
@@ -245,6 +255,7 @@ impl Swapchain {
         self.destroy_swapchain(device);
         self.raw = raw;
         self.extent = extent;
+        self.mode = mode;
         // SAFETY: `raw` is a live swapchain.
         self.images = unsafe { self.loader.get_swapchain_images(raw) }.map_err(vk_err("vkGetSwapchainImagesKHR"))?;
         for _ in 0..self.images.len() {
@@ -252,13 +263,23 @@ impl Swapchain {
             self.ready.push(s);
         }
         log::info!(
-            "swapchain: {} images of {}x{} {:?}, FIFO",
+            "swapchain: {} images of {}x{} {:?}, {}",
             self.images.len(),
             extent.width,
             extent.height,
-            self.format.format
+            self.format.format,
+            mode
         );
         Ok(())
+    }
+
+    /// The wanted present mode if the surface offers it, else FIFO (which
+    /// every surface offers), with a log line.
+    fn pick_present_mode(&self, device: &Device) -> Result<PresentMode> {
+        // SAFETY: live physical device and surface.
+        let offered = unsafe { self.surface_loader.get_physical_device_surface_present_modes(device.physical, self.surface) }
+            .map_err(vk_err("vkGetPhysicalDeviceSurfacePresentModesKHR"))?;
+        Ok(choose_present_mode(self.wanted_mode, &offered))
     }
 
     /// Destroys the swapchain and its per-image semaphores (the queue is idle).
@@ -283,6 +304,21 @@ impl Swapchain {
     /// The size of the swapchain images (zero while minimized).
     pub fn extent(&self) -> (u32, u32) {
         (self.extent.width, self.extent.height)
+    }
+
+    /// The present mode in use: the one asked for, or FIFO where the surface
+    /// lacks it.
+    pub fn present_mode(&self) -> PresentMode {
+        self.mode
+    }
+
+    /// Asks for another present mode; the swapchain is recreated in it
+    /// (or in FIFO, see [`Swapchain::new`]) before the next present.
+    pub fn set_present_mode(&mut self, mode: PresentMode) {
+        if mode != self.wanted_mode {
+            self.wanted_mode = mode;
+            self.stale = true;
+        }
     }
 
     /// The swapchain's image format.
@@ -524,6 +560,24 @@ impl Swapchain {
     }
 }
 
+fn vk_present_mode(mode: PresentMode) -> vk::PresentModeKHR {
+    match mode {
+        PresentMode::Fifo => vk::PresentModeKHR::FIFO,
+        PresentMode::Mailbox => vk::PresentModeKHR::MAILBOX,
+        PresentMode::Immediate => vk::PresentModeKHR::IMMEDIATE,
+    }
+}
+
+/// `wanted` if `offered` has it, else FIFO (logged once per swapchain
+/// creation): the Vulkan spec requires every surface to offer FIFO.
+fn choose_present_mode(wanted: PresentMode, offered: &[vk::PresentModeKHR]) -> PresentMode {
+    if offered.contains(&vk_present_mode(wanted)) {
+        return wanted;
+    }
+    log::warn!("swapchain: the surface offers no {wanted} present mode (it offers {offered:?}); using fifo");
+    PresentMode::Fifo
+}
+
 fn create_semaphore(device: &Device) -> Result<vk::Semaphore> {
     // SAFETY: valid device and a default (binary) create info.
     unsafe { device.raw.create_semaphore(&vk::SemaphoreCreateInfo::default(), None) }.map_err(vk_err("vkCreateSemaphore"))
@@ -534,5 +588,18 @@ impl Drop for Swapchain {
         if !self.destroyed {
             log::error!("a Swapchain was dropped without Swapchain::destroy(&device): its surface and swapchain leak (the validation layer will report them)");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_present_mode_falls_back_to_fifo() {
+        let offered = [vk::PresentModeKHR::FIFO, vk::PresentModeKHR::IMMEDIATE];
+        assert_eq!(choose_present_mode(PresentMode::Immediate, &offered), PresentMode::Immediate);
+        assert_eq!(choose_present_mode(PresentMode::Mailbox, &offered), PresentMode::Fifo);
+        assert_eq!(choose_present_mode(PresentMode::Fifo, &[vk::PresentModeKHR::FIFO]), PresentMode::Fifo);
     }
 }

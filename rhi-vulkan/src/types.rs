@@ -268,3 +268,67 @@ impl Rect {
         Self { x: 0, y: 0, width, height }
     }
 }
+
+/// How a swapchain hands finished images to the display (`VkPresentModeKHR`).
+/// Plain data, available without the `window` feature so option parsers can
+/// name it; parsed from and shown as `fifo`, `mailbox`, `immediate`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum PresentMode {
+    /// Wait for vertical blank, queueing images (always supported; frame
+    /// rate capped by the display's refresh).
+    #[default]
+    Fifo,
+    /// Wait for vertical blank, the newest image replacing a waiting one:
+    /// no tearing, no cap on the rendering rate.
+    Mailbox,
+    /// Present at once, tearing allowed, no cap.
+    Immediate,
+}
+
+impl PresentMode {
+    /// Every mode, in the order `fifo`, `mailbox`, `immediate`.
+    pub const ALL: [PresentMode; 3] = [PresentMode::Fifo, PresentMode::Mailbox, PresentMode::Immediate];
+
+    /// The mode's lower-case name, as parsed.
+    pub const fn name(self) -> &'static str {
+        match self {
+            PresentMode::Fifo => "fifo",
+            PresentMode::Mailbox => "mailbox",
+            PresentMode::Immediate => "immediate",
+        }
+    }
+}
+
+impl std::fmt::Display for PresentMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for PresentMode {
+    type Err = String;
+
+    /// `fifo`, `mailbox` or `immediate` (case-insensitive).
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        Self::ALL
+            .into_iter()
+            .find(|m| m.name().eq_ignore_ascii_case(s.trim()))
+            .ok_or_else(|| format!("unknown present mode {s:?} (one of fifo, mailbox, immediate)"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::PresentMode;
+
+    #[test]
+    fn present_modes_parse_by_name() {
+        for m in PresentMode::ALL {
+            assert_eq!(m.to_string().parse::<PresentMode>(), Ok(m));
+        }
+        assert_eq!("Mailbox".parse::<PresentMode>(), Ok(PresentMode::Mailbox));
+        assert!("vsync".parse::<PresentMode>().is_err());
+        assert!("".parse::<PresentMode>().is_err());
+        assert_eq!(PresentMode::default(), PresentMode::Fifo);
+    }
+}
