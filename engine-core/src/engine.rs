@@ -51,8 +51,21 @@ impl Engine {
         Ok(Self { world: World::new(Some(rt)), width: desc.width.max(1), height: desc.height.max(1), frame: 0, timings: GameTimings::default() })
     }
 
+    /// The size of the frames [`Engine::tick`] renders.
     pub fn size(&self) -> (u32, u32) {
         (self.width, self.height)
+    }
+
+    /// Renders the following frames at `width`×`height` (a resized
+    /// window): the view family of the next frame has the new size, so the
+    /// renderer recreates its targets and the cameras' aspect follows. A
+    /// zero side is an error and leaves the size unchanged.
+    pub fn set_size(&mut self, width: u32, height: u32) -> Result<()> {
+        if width == 0 || height == 0 {
+            return Err(crate::EngineError::InvalidSize { width, height });
+        }
+        (self.width, self.height) = (width, height);
+        Ok(())
     }
 
     fn rt(&mut self) -> &mut RenderThread {

@@ -24,6 +24,9 @@ pub enum EngineError {
     InvalidMaterialSlot { component: ComponentId, slot: usize, max: usize },
     #[error("invalid mesh: {0}")]
     InvalidMesh(String),
+    /// A frame size with a zero side (a minimized window); the size is unchanged.
+    #[error("invalid frame size {width}x{height}: both sides must be at least 1")]
+    InvalidSize { width: u32, height: u32 },
 }
 
 pub type Result<T, E = EngineError> = std::result::Result<T, E>;

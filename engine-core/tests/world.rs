@@ -259,3 +259,23 @@ fn only_components_that_want_a_tick_are_ticked_and_the_wish_can_change() {
     w.tick(0.1);
     assert!(w.component::<Ticker>(eager).is_err());
 }
+
+/// A resized window: the next frame renders at the new size (its image has
+/// it), and a zero side is refused without changing the size.
+#[test]
+fn set_size_renders_the_next_frame_at_the_new_size() {
+    let mut engine = Engine::new(&EngineDesc { width: 64, height: 48, mode: RenderThreadMode::Threaded, device: device_desc() }).unwrap();
+    let eye = Vec3::new(-6.0, 0.0, 6.0);
+    engine.world.spawn_actor("camera", Box::new(CameraComponent::default()), Transform::new(eye, look_rotation(eye, Vec3::ZERO), Vec3::ONE)).unwrap();
+    cube_at(&mut engine.world, Vec3::ZERO);
+    engine.tick(0.016, true).unwrap();
+    let img = engine.read_back().unwrap().unwrap();
+    assert_eq!((img.width, img.height), (64, 48));
+    assert!(matches!(engine.set_size(0, 30), Err(EngineError::InvalidSize { width: 0, height: 30 })));
+    assert_eq!(engine.size(), (64, 48), "a refused size changes nothing");
+    engine.set_size(90, 30).unwrap();
+    engine.tick(0.016, true).unwrap();
+    let img = engine.read_back().unwrap().unwrap();
+    assert_eq!((img.width, img.height), (90, 30), "the frame after the resize has the new size");
+    test_support::assert_clean(engine.render_thread());
+}
