@@ -11,7 +11,7 @@ pub mod output;
 pub mod runner;
 pub mod stats;
 
-pub use options::{parse_cvar, CommonOptions};
+pub use options::{parse_cvar, parse_present, CommonOptions};
 pub use output::{write_png, Progress};
 pub use stats::{InstanceStats, MeshDrawCommandsBuilt, PassStats, Percentiles, SampleStats, Timings, ValidationStats};
 

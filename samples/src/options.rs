@@ -2,6 +2,7 @@
 //! code 2 and a clear message on a bad option.
 
 use clap::Args;
+use rhi_vulkan::PresentMode;
 use std::path::PathBuf;
 
 /// Parses `NAME=VALUE` for `--cvar`.
@@ -12,6 +13,11 @@ pub fn parse_cvar(s: &str) -> Result<(String, String), String> {
         }
         _ => Err(format!("expected NAME=VALUE, got {s:?}")),
     }
+}
+
+/// Parses `fifo`, `mailbox` or `immediate` for `--present`.
+pub fn parse_present(s: &str) -> Result<PresentMode, String> {
+    s.parse()
 }
 
 #[derive(Args, Debug, Clone)]
@@ -46,6 +52,10 @@ pub struct CommonOptions {
     /// Draw every view in wireframe.
     #[arg(long)]
     pub wireframe: bool,
+    /// Window mode's present mode: fifo (vsync), mailbox or immediate (not
+    /// capped by vsync); fifo where the surface lacks the one asked for.
+    #[arg(long, value_name = "fifo|mailbox|immediate", default_value = "fifo", value_parser = parse_present)]
+    pub present: PresentMode,
 }
 
 impl CommonOptions {
@@ -74,6 +84,29 @@ impl CommonOptions {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[derive(clap::Parser)]
+    struct Cli {
+        #[command(flatten)]
+        common: CommonOptions,
+    }
+
+    fn parse(args: &[&str]) -> Result<CommonOptions, clap::Error> {
+        use clap::Parser;
+        Cli::try_parse_from(std::iter::once("sample").chain(args.iter().copied())).map(|c| c.common)
+    }
+
+    #[test]
+    fn present_defaults_to_fifo_and_takes_the_three_modes() {
+        assert_eq!(parse(&[]).unwrap().present, PresentMode::Fifo);
+        assert_eq!(parse(&["--present", "mailbox"]).unwrap().present, PresentMode::Mailbox);
+        assert_eq!(parse(&["--present", "immediate"]).unwrap().present, PresentMode::Immediate);
+        assert_eq!(parse(&["--present", "fifo"]).unwrap().present, PresentMode::Fifo);
+        for bad in [&["--present", "vsync"][..], &["--present"], &["--present", ""]] {
+            let e = parse(bad).err().unwrap_or_else(|| panic!("{bad:?} was accepted"));
+            assert_eq!(e.exit_code(), 2, "{bad:?}: {e}");
+        }
+    }
 
     #[test]
     fn cvars_need_a_name_and_a_value() {

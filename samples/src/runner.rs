@@ -8,7 +8,11 @@
 //! (`--window`, or a display is set and `--headless` is not given) and winit
 //! can reach a display, [`engine`] makes a device that can present and [`run`]
 //! opens a window of `--width`×`--height`, ticks once per redraw and blits
-//! the scene color onto the window's swapchain on the render thread. The
+//! the scene color onto the window's swapchain on the render thread, which
+//! presents in `--present` mode (fifo, mailbox or immediate; fifo, said on
+//! stderr, where the surface lacks the mode). Frames are rendered at the
+//! window's size: a resize changes the engine's frame size (new render
+//! targets, the cameras' aspect) rather than stretching the image. The
 //! title shows the frame time and draws per pass. `--frames N` exits after N
 //! frames; without it the sample runs until the window is closed. `--out`
 //! and `--stats` work as headless (PNG only with `--out` and `--frames`).
@@ -193,7 +197,9 @@ fn finish(sample: &str, common: &CommonOptions, engine: &mut Engine, done: Done)
         let name = rt.device_name().to_string();
         (name, rt.with_context(|ctx| ctx.device.validation())?)
     };
-    let mut s = SampleStats::new(sample, common.width, common.height);
+    // The engine's size: `--width`×`--height`, or a window's last size.
+    let (width, height) = engine.size();
+    let mut s = SampleStats::new(sample, width, height);
     s.frames = frames;
     s.device = device;
     s.validation = ValidationStats { enabled: v.enabled(), errors: v.errors(), warnings: v.warnings() };
@@ -219,8 +225,8 @@ fn finish(sample: &str, common: &CommonOptions, engine: &mut Engine, done: Done)
     let draws = |n: &str| s.passes.get(n).map(|p| p.draws).unwrap_or(0);
     println!(
         "{sample}: {frames} frame(s) at {}x{} on {}; {} primitives, {} visible; draws: depth {}, shadow {}, base {}, translucency {}; commands built: {} cached, {} dynamic; last frame {:.1} ms (game {:.2}, end of frame {:.2}, render CPU {:.1}, GPU {:.1}); validation {} ({} errors, {} warnings); image written to {}",
-        common.width,
-        common.height,
+        width,
+        height,
         s.device,
         s.primitives,
         s.visible_primitives,
@@ -317,12 +323,19 @@ mod window {
                 .with_inner_size(PhysicalSize::new(w, h));
             let window = Arc::new(event_loop.create_window(attrs).context("creating the window")?);
             let size = window.inner_size();
+            // Render at the size the window got (the window system may not
+            // grant the one asked for).
+            self.resize_frames(size);
             let source = window.clone();
+            let mode = self.common.present;
             let swapchain = self
                 .engine
                 .render_thread()
-                .with_context(move |ctx| Swapchain::new(&ctx.device, source, size.width.max(1), size.height.max(1)))?
+                .with_context(move |ctx| Swapchain::new(&ctx.device, source, size.width.max(1), size.height.max(1), mode))?
                 .context("creating the swapchain")?;
+            if swapchain.present_mode() != mode {
+                eprintln!("{}: the window's surface has no {mode} present mode; presenting in {}", self.sample, swapchain.present_mode());
+            }
             *self.swapchain.lock().unwrap() = Some(swapchain);
             window.request_redraw();
             self.window = Some(window);
@@ -385,6 +398,15 @@ mod window {
             Ok(())
         }
 
+        /// Renders the next frames at the window's new size; a minimized
+        /// window (a zero side) keeps the last size.
+        fn resize_frames(&mut self, size: PhysicalSize<u32>) {
+            if size.width > 0 && size.height > 0 {
+                // Cannot fail: both sides are at least 1.
+                let _ = self.engine.set_size(size.width, size.height);
+            }
+        }
+
         fn fail(&mut self, event_loop: &ActiveEventLoop, e: anyhow::Error) {
             self.error.get_or_insert(e);
             event_loop.exit();
@@ -430,6 +452,7 @@ mod window {
                 }
                 WindowEvent::CursorMoved { position, .. } => self.fly.cursor(position.x, position.y),
                 WindowEvent::Resized(size) => {
+                    self.resize_frames(size);
                     let swapchain = self.swapchain.clone();
                     let r = self.engine.render_thread().enqueue_render_command(move |_| {
                         if let Some(sc) = swapchain.lock().unwrap().as_mut() {

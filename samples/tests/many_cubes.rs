@@ -19,7 +19,7 @@ fn many_cubes_renders_merged_draws_and_clean_stats() {
 
 #[test]
 fn many_cubes_rejects_bad_options_with_code_2() {
-    for args in [&["--count", "0"][..], &["--moving", "150"], &["--materials", "x"]] {
+    for args in [&["--count", "0"][..], &["--moving", "150"], &["--materials", "x"], &["--present", "vsync"]] {
         let out = Command::new(env!("CARGO_BIN_EXE_many-cubes")).args(args).output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{args:?}");
     }

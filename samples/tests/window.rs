@@ -39,6 +39,30 @@ fn many_cubes_presents_to_a_window_under_xvfb() {
     assert_eq!(s.validation.warnings, 0, "{stderr}");
 }
 
+/// `--present mailbox` and `--present immediate` present too (or fall back
+/// to fifo, saying so), and `--present` is reflected nowhere else: the run
+/// ends like the fifo one.
+#[test]
+fn many_cubes_presents_in_every_present_mode_under_xvfb() {
+    if std::env::var("PROXIMA_TEST_WINDOW").as_deref() != Ok("1") || cfg!(not(feature = "window")) {
+        eprintln!("skipped: set PROXIMA_TEST_WINDOW=1 (and install xvfb) to run the window test");
+        return;
+    }
+    for mode in ["mailbox", "immediate"] {
+        let out = Command::new("xvfb-run")
+            .args(["-a", "-s", "-screen 0 1024x768x24"])
+            .arg(env!("CARGO_BIN_EXE_many-cubes"))
+            .args(["--window", "--frames", "5", "--width", "320", "--height", "200", "--count", "50", "--present", mode])
+            .output()
+            .expect("xvfb-run (apt-get install xvfb)");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "--present {mode}: exit {:?}\n{stdout}\n{stderr}", out.status);
+        assert!(stdout.contains("window closed after 5 frame(s)"), "--present {mode}:\n{stdout}\n{stderr}");
+        assert!(stdout.contains("validation on (0 errors, 0 warnings)"), "--present {mode}:\n{stdout}\n{stderr}");
+    }
+}
+
 /// WASD flies the camera: holding W under Xvfb (sent with xdotool) moves it
 /// into the cube field, so fewer cubes are visible than without input.
 #[test]

@@ -59,7 +59,7 @@ fn run(options: &Options) -> anyhow::Result<()> {
     let (width, height) = (common.width, common.height);
     #[cfg(feature = "window")]
     if let Some(w) = window.as_mut() {
-        w.open(&device, width, height)?;
+        w.open(&device, width, height, common.present)?;
     }
     #[cfg(feature = "window")]
     let windowed = window.is_some();
@@ -177,11 +177,13 @@ fn run(options: &Options) -> anyhow::Result<()> {
 }
 
 /// Window mode for `hello`, which drives the RHI directly (no engine): a
-/// winit window pumped between frames and a swapchain the frame is blitted to.
+/// winit window pumped between frames and a swapchain the frame is blitted to
+/// (in `--present` mode). Unlike the engine samples, hello keeps its
+/// `--width`×`--height` texture: a resized window shows it scaled.
 #[cfg(feature = "window")]
 mod hello_window {
     use anyhow::Context;
-    use rhi_vulkan::{Device, DeviceDesc, Swapchain, TextureHandle, TextureState};
+    use rhi_vulkan::{Device, DeviceDesc, PresentMode, Swapchain, TextureHandle, TextureState};
     use std::sync::Arc;
     use std::time::{Duration, Instant};
     use winit::application::ApplicationHandler;
@@ -236,7 +238,7 @@ mod hello_window {
         }
 
         /// Opens the window and creates its swapchain.
-        pub fn open(&mut self, device: &Device, width: u32, height: u32) -> anyhow::Result<()> {
+        pub fn open(&mut self, device: &Device, width: u32, height: u32, present: PresentMode) -> anyhow::Result<()> {
             self.app.size = (width, height);
             let start = Instant::now();
             while self.app.window.is_none() && !self.app.closed && start.elapsed() < Duration::from_secs(5) {
@@ -244,7 +246,11 @@ mod hello_window {
             }
             let window = self.app.window.clone().context("the window did not open")?;
             let size = window.inner_size();
-            self.swapchain = Some(Swapchain::new(device, window, size.width.max(1), size.height.max(1))?);
+            let swapchain = Swapchain::new(device, window, size.width.max(1), size.height.max(1), present)?;
+            if swapchain.present_mode() != present {
+                eprintln!("hello: the window's surface has no {present} present mode; presenting in {}", swapchain.present_mode());
+            }
+            self.swapchain = Some(swapchain);
             Ok(())
         }
 
