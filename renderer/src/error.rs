@@ -1,5 +1,6 @@
 //! The renderer's error type.
 
+use crate::material::MaterialId;
 use crate::scene::PrimitiveId;
 
 #[derive(Debug, thiserror::Error)]
@@ -23,9 +24,14 @@ pub enum RendererError {
     InvalidView(String),
     #[error("invalid mesh data: {0}")]
     InvalidMesh(String),
-    /// A material id that no `create_material` returned.
+    /// A material id that names no live material: never returned by
+    /// `create_material`, or stale (its material destroyed, its slot since
+    /// moved to a later generation).
     #[error("unknown material {0}")]
-    UnknownMaterial(u32),
+    UnknownMaterial(MaterialId),
+    /// Every material slot is live or retired (see [`MaterialId`]).
+    #[error("no material id left: all {0} material slots are live or retired")]
+    MaterialIdsExhausted(u32),
     /// A material whose shader does not compile; `error` says where
     /// (`file:line:column`, the file being the material shader's name).
     #[error("material {material:?} does not compile: {error}")]

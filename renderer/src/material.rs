@@ -11,8 +11,15 @@
 //!
 //! A material is checked when it is set: its shader must compile
 //! ([`Material::validate`], errors say `file:line:column`) and its id must
-//! exist or be the next one, so the tables grow with the materials made,
-//! never with the number an id carries.
+//! name a slot that exists (with that slot's generation) or the next one,
+//! so the tables grow with the materials alive at once, never with the
+//! number an id carries.
+//!
+//! A [`MaterialId`] is a slot of the tables and a generation: a destroyed
+//! material's slot is handed out again with the next generation, so an id
+//! kept after its material was destroyed (stale) never names the material
+//! that took the slot: it resolves to the default material, as an unknown
+//! id does, and setting or destroying under it is an error.
 
 use crate::error::{RendererError, Result};
 use bytemuck::{Pod, Zeroable};
@@ -144,11 +151,115 @@ impl Material {
 }
 
 /// Names a material; `MaterialId::DEFAULT` always exists.
+///
+/// The number packs a slot of the material tables (its low
+/// [`Self::SLOT_BITS`] bits; the GPU table is indexed by it) and the slot's
+/// generation (the high bits), which grows each time a material in the slot
+/// is destroyed. `MaterialId(n)` for `n` below [`Self::MAX_SLOTS`] is slot
+/// `n` in its first generation, the id `create_material` returns the first
+/// time it fills that slot. A slot whose generations are used up is retired:
+/// never handed out again, so no id ever names two materials.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
 pub struct MaterialId(pub u32);
 
 impl MaterialId {
     pub const DEFAULT: MaterialId = MaterialId(0);
+    /// Bits of the slot; the rest carry the generation.
+    pub const SLOT_BITS: u32 = 20;
+    /// Slots of the material tables: the most materials alive at once (the
+    /// default included).
+    pub const MAX_SLOTS: u32 = 1 << Self::SLOT_BITS;
+    /// The last generation of a slot.
+    pub const MAX_GENERATION: u32 = u32::MAX >> Self::SLOT_BITS;
+
+    /// The id of `slot` in `generation`, or `None` when either is out of range.
+    pub const fn new(slot: u32, generation: u32) -> Option<Self> {
+        if slot < Self::MAX_SLOTS && generation <= Self::MAX_GENERATION {
+            Some(Self(generation << Self::SLOT_BITS | slot))
+        } else {
+            None
+        }
+    }
+
+    /// The slot: the material's index in the tables (and the GPU table).
+    pub const fn slot(self) -> u32 {
+        self.0 & (Self::MAX_SLOTS - 1)
+    }
+
+    /// The slot's generation this id was handed out in.
+    pub const fn generation(self) -> u32 {
+        self.0 >> Self::SLOT_BITS
+    }
+}
+
+impl std::fmt::Display for MaterialId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} (slot {}, generation {})", self.0, self.slot(), self.generation())
+    }
+}
+
+/// Hands out material ids on the game side ([`crate::RenderThread`]): a new
+/// slot, or a destroyed material's slot in its next generation (oldest freed
+/// first, so generations are spent evenly and slots retire late). It mirrors
+/// the slots of the render thread's [`MaterialRegistry`], which sees the same
+/// creations and destructions in the same order.
+#[derive(Debug)]
+pub(crate) struct MaterialIds {
+    /// Per slot: its current generation (of the live material, or the one the
+    /// next material there gets; past `MAX_GENERATION` once retired), and
+    /// whether a material is live in it.
+    slots: Vec<(u32, bool)>,
+    /// Free slots, oldest first.
+    free: std::collections::VecDeque<u32>,
+}
+
+impl Default for MaterialIds {
+    fn default() -> Self {
+        Self { slots: vec![(0, true)], free: Default::default() }
+    }
+}
+
+impl MaterialIds {
+    /// The id the next [`Self::take`] hands out, or `None` when every slot
+    /// is live or retired.
+    pub(crate) fn peek(&self) -> Option<MaterialId> {
+        match self.free.front() {
+            Some(&slot) => MaterialId::new(slot, self.slots[slot as usize].0),
+            None => MaterialId::new(self.slots.len() as u32, 0),
+        }
+    }
+
+    /// Hands out the id [`Self::peek`] returned.
+    pub(crate) fn take(&mut self) -> Option<MaterialId> {
+        let id = self.peek()?;
+        if self.free.front() == Some(&id.slot()) {
+            self.free.pop_front();
+        } else {
+            self.slots.push((0, false));
+        }
+        self.slots[id.slot() as usize].1 = true;
+        Some(id)
+    }
+
+    /// Whether `id` names a live material (the default is always live).
+    pub(crate) fn is_live(&self, id: MaterialId) -> bool {
+        self.slots.get(id.slot() as usize).is_some_and(|&(generation, live)| live && generation == id.generation())
+    }
+
+    /// Frees a live id's slot for the next generation (retires it after the
+    /// last one). Returns false, changing nothing, for an id that is not live
+    /// or the default.
+    pub(crate) fn release(&mut self, id: MaterialId) -> bool {
+        if id == MaterialId::DEFAULT || !self.is_live(id) {
+            return false;
+        }
+        let slot = &mut self.slots[id.slot() as usize];
+        *slot = (slot.0 + 1, false);
+        if slot.0 <= MaterialId::MAX_GENERATION {
+            self.free.push_back(id.slot());
+        }
+        true
+    }
 }
 
 /// Interned material shader, the pipeline-relevant part of a material.
@@ -224,14 +335,22 @@ impl Material {
 
 /// All materials of the scene (render thread).
 ///
-/// Material ids are dense: a material is set under an id that exists or
-/// under the next one (`len()`), so the tables grow with the materials
-/// created, never with the number an id carries. Material shaders are
+/// The tables have one entry per slot: a material is set under an id whose
+/// slot exists, in that slot's current generation, or under the first
+/// generation of the next slot (`len()`), so the tables grow with the
+/// materials alive at once, never with the number an id carries. Removing
+/// a material moves its slot to the next generation: the removed id is
+/// stale from then on (resolved to the default, refused by `set` and
+/// `remove`), and the slot takes the next material
+/// ([`crate::RenderThread::create_material`] hands it out). Material shaders are
 /// interned and reference-counted: one no material uses any more is
 /// released, and its id is reported by [`Self::take_stale_shaders`] so the
 /// pipelines made from it can be destroyed.
 pub struct MaterialRegistry {
     materials: Vec<Option<Material>>,
+    /// Each slot's generation: its material's, or for an empty slot the one
+    /// the next material there gets (past `MaterialId::MAX_GENERATION`: retired).
+    generations: Vec<u32>,
     shader_ids: Vec<MaterialShaderId>,
     shaders: Vec<Option<Arc<MaterialShader>>>,
     /// Materials using each shader.
@@ -248,6 +367,7 @@ impl Default for MaterialRegistry {
     fn default() -> Self {
         let mut r = Self {
             materials: Vec::new(),
+            generations: Vec::new(),
             shader_ids: Vec::new(),
             shaders: Vec::new(),
             shader_refs: Vec::new(),
@@ -301,22 +421,34 @@ impl MaterialRegistry {
         }
     }
 
-    /// Adds or replaces a material. `id` must exist or be the next one
-    /// (`len()`); the material's shader must compile ([`Material::validate`]).
-    /// On an error nothing changes.
+    /// Whether `id` may be set: its slot exists and is in `id`'s
+    /// generation, or it is the first generation of the next slot.
+    fn settable(&self, id: MaterialId) -> bool {
+        match self.generations.get(id.slot() as usize) {
+            Some(&generation) => generation == id.generation(),
+            None => id.slot() as usize == self.generations.len() && id.generation() == 0,
+        }
+    }
+
+    /// Adds or replaces a material. `id` must name a slot in its current
+    /// generation (a live material, or a removed one's slot in its next
+    /// generation) or be the first id of the next slot (`len()`); the
+    /// material's shader must compile ([`Material::validate`]). On an error
+    /// nothing changes.
     pub fn set(&mut self, id: MaterialId, material: Material) -> Result<MaterialChange> {
-        if id.0 as usize > self.materials.len() {
-            return Err(RendererError::UnknownMaterial(id.0));
+        if !self.settable(id) {
+            return Err(RendererError::UnknownMaterial(id));
         }
         material.validate()?;
         Ok(self.set_unchecked(id, material))
     }
 
     fn set_unchecked(&mut self, id: MaterialId, material: Material) -> MaterialChange {
-        let i = id.0 as usize;
-        debug_assert!(i <= self.materials.len());
+        let i = id.slot() as usize;
+        debug_assert!(self.settable(id));
         if self.materials.len() == i {
             self.materials.push(None);
+            self.generations.push(0);
             self.shader_ids.push(MaterialShaderId(0));
         }
         let change = match &self.materials[i] {
@@ -336,15 +468,17 @@ impl MaterialRegistry {
 
     /// Removes a material: draws that name it get the default material, and
     /// its shader is released when no other material uses it. The default
-    /// material cannot be removed; an id that names no material is an error.
-    /// The id is not reused by `RenderThread::create_material`; setting a
-    /// material under it again brings it back.
+    /// material cannot be removed; an id that names no live material (never
+    /// set, removed, or stale) is an error. The id is stale from now on: its
+    /// slot moves to the next generation, under which the next material set
+    /// there lives (after the last generation the slot is retired).
     pub fn remove(&mut self, id: MaterialId) -> Result<()> {
-        let i = id.0 as usize;
-        if id == MaterialId::DEFAULT || self.materials.get(i).is_none_or(|m| m.is_none()) {
-            return Err(RendererError::UnknownMaterial(id.0));
+        if id == MaterialId::DEFAULT || self.get(id).is_err() {
+            return Err(RendererError::UnknownMaterial(id));
         }
+        let i = id.slot() as usize;
         self.materials[i] = None;
+        self.generations[i] += 1;
         self.release_shader(self.shader_ids[i]);
         self.gpu_dirty = true;
         Ok(())
@@ -362,11 +496,20 @@ impl MaterialRegistry {
         stale
     }
 
+    /// The live material `id` names: an id never set, removed or stale
+    /// (its slot since moved on) is [`RendererError::UnknownMaterial`].
     pub fn get(&self, id: MaterialId) -> Result<&Material> {
-        self.materials.get(id.0 as usize).and_then(|m| m.as_ref()).ok_or(RendererError::UnknownMaterial(id.0))
+        let i = id.slot() as usize;
+        self.materials
+            .get(i)
+            .and_then(|m| m.as_ref())
+            .filter(|_| self.generations[i] == id.generation())
+            .ok_or(RendererError::UnknownMaterial(id))
     }
 
-    /// The material, or the default one when `id` names none.
+    /// The material, or the default one when `id` names none (never set,
+    /// removed or stale): the id returned is the one to draw with, whose
+    /// [`MaterialId::slot`] indexes the GPU table.
     pub fn resolve(&self, id: MaterialId) -> (MaterialId, &Material) {
         match self.get(id) {
             Ok(m) => (id, m),
@@ -374,8 +517,12 @@ impl MaterialRegistry {
         }
     }
 
+    /// The interned shader of the material `id` names (the default's when it names none).
     pub fn shader_id(&self, id: MaterialId) -> MaterialShaderId {
-        self.shader_ids.get(id.0 as usize).copied().unwrap_or(self.default_shader_id())
+        match self.get(id) {
+            Ok(_) => self.shader_ids[id.slot() as usize],
+            Err(_) => self.default_shader_id(),
+        }
     }
 
     /// The shader interned under `id` (`None` once no material uses it).
@@ -392,14 +539,21 @@ impl MaterialRegistry {
         self.shader_ids[0]
     }
 
-    /// The GPU table, one entry per material id (missing ids get the default).
+    /// The GPU table, one entry per slot (empty slots get the default's parameters).
     pub fn gpu_table(&self) -> Vec<MaterialGpuData> {
         let default = MaterialGpuData::from(&self.get(MaterialId::DEFAULT).expect("default material").params);
         self.materials.iter().map(|m| m.as_ref().map(|m| MaterialGpuData::from(&m.params)).unwrap_or(default)).collect()
     }
 
+    /// Slots of the tables (live, empty and retired), the default's included:
+    /// the length of the GPU table.
     pub fn len(&self) -> usize {
         self.materials.len()
+    }
+
+    /// Materials alive, the default included.
+    pub fn live(&self) -> usize {
+        self.materials.iter().filter(|m| m.is_some()).count()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -426,10 +580,114 @@ mod tests {
     }
 
     #[test]
+    fn ids_pack_a_slot_and_a_generation() {
+        let id = MaterialId::new(5, 3).unwrap();
+        assert_eq!((id.slot(), id.generation()), (5, 3));
+        assert_eq!(MaterialId(7), MaterialId::new(7, 0).unwrap(), "a plain number is a slot's first generation");
+        assert_eq!(MaterialId(u32::MAX), MaterialId::new(MaterialId::MAX_SLOTS - 1, MaterialId::MAX_GENERATION).unwrap());
+        assert_eq!(MaterialId::new(MaterialId::MAX_SLOTS, 0), None);
+        assert_eq!(MaterialId::new(0, MaterialId::MAX_GENERATION + 1), None);
+        assert_eq!(MaterialId::DEFAULT.to_string(), "0 (slot 0, generation 0)");
+    }
+
+    #[test]
+    fn destroyed_ids_are_reused_in_the_next_generation_oldest_first() {
+        let mut ids = MaterialIds::default();
+        assert!(ids.is_live(MaterialId::DEFAULT));
+        let [a, b, c] = [(); 3].map(|_| ids.take().unwrap());
+        assert_eq!([a, b, c], [MaterialId(1), MaterialId(2), MaterialId(3)]);
+        assert!(!ids.release(MaterialId::DEFAULT), "the default stays");
+        assert!(ids.release(b) && ids.release(a));
+        assert!(!ids.is_live(b) && !ids.release(b), "a destroyed id is dead, once");
+        let b2 = ids.take().unwrap();
+        assert_eq!((b2.slot(), b2.generation()), (b.slot(), 1), "the oldest freed slot, next generation");
+        assert!(ids.is_live(b2) && !ids.is_live(b), "the old id stays stale");
+        assert!(!ids.release(b), "a stale id frees nothing");
+        assert!(ids.is_live(b2));
+        assert_eq!(ids.take().unwrap(), MaterialId::new(a.slot(), 1).unwrap());
+        assert_eq!(ids.take().unwrap(), MaterialId(4), "no free slot: a new one");
+        assert!(ids.is_live(c));
+    }
+
+    #[test]
+    fn a_slot_whose_generations_are_used_up_is_retired() {
+        let mut ids = MaterialIds::default();
+        let first = ids.take().unwrap();
+        let mut id = first;
+        for generation in 1..=MaterialId::MAX_GENERATION {
+            assert!(ids.release(id));
+            id = ids.take().unwrap();
+            assert_eq!((id.slot(), id.generation()), (first.slot(), generation));
+        }
+        assert!(ids.release(id));
+        let next = ids.take().unwrap();
+        assert_eq!((next.slot(), next.generation()), (first.slot() + 1, 0), "retired, never aliased");
+        for generation in 0..=MaterialId::MAX_GENERATION {
+            assert!(!ids.is_live(MaterialId::new(first.slot(), generation).unwrap()));
+        }
+        // The registry retires it too: no id of the slot can be set any more.
+        let mut r = MaterialRegistry::default();
+        r.set(first, Material::default()).unwrap();
+        r.generations[first.slot() as usize] = MaterialId::MAX_GENERATION;
+        r.remove(MaterialId::new(first.slot(), MaterialId::MAX_GENERATION).unwrap()).unwrap();
+        for generation in 0..=MaterialId::MAX_GENERATION {
+            assert!(r.set(MaterialId::new(first.slot(), generation).unwrap(), Material::default()).is_err());
+        }
+    }
+
+    #[test]
+    fn a_stale_id_resolves_to_the_default_and_is_refused() {
+        let mut r = MaterialRegistry::default();
+        let mut ids = MaterialIds::default();
+        let red = ids.take().unwrap();
+        r.set(red, Material::colored(Vec4::X)).unwrap();
+        let custom = Material { shader: MaterialShader::new("stale.wgsl", "fn material_main(i: MaterialInput) -> MaterialOutput { return default_material(i); }"), ..Default::default() };
+        assert!(ids.release(red));
+        r.remove(red).unwrap();
+        let green = ids.take().unwrap();
+        assert_eq!(green.slot(), red.slot(), "the slot is reused");
+        assert_ne!(green, red);
+        r.set(green, Material { params: MaterialParams { base_color: Vec4::Y, ..Default::default() }, ..custom }).unwrap();
+        assert_eq!(r.get(green).unwrap().params.base_color, Vec4::Y);
+        assert!(matches!(r.get(red), Err(RendererError::UnknownMaterial(i)) if i == red));
+        assert_eq!(r.resolve(red).0, MaterialId::DEFAULT, "the stale id draws with the default, not the slot's new material");
+        assert_eq!(r.shader_id(red), r.default_shader_id());
+        assert_ne!(r.shader_id(green), r.default_shader_id());
+        assert!(matches!(r.set(red, Material::colored(Vec4::Z)), Err(RendererError::UnknownMaterial(i)) if i == red));
+        assert!(matches!(r.remove(red), Err(RendererError::UnknownMaterial(i)) if i == red));
+        assert_eq!(r.get(green).unwrap().params.base_color, Vec4::Y, "nothing changed");
+        assert_eq!(r.gpu_table()[green.slot() as usize].base_color, [0.0, 1.0, 0.0, 0.0]);
+        // A removed slot is set again only under its next generation.
+        r.remove(green).unwrap();
+        assert!(r.set(green, Material::default()).is_err());
+        r.set(MaterialId::new(green.slot(), green.generation() + 1).unwrap(), Material::default()).unwrap();
+    }
+
+    #[test]
+    fn the_tables_stay_as_large_as_the_most_materials_alive_under_churn() {
+        let mut r = MaterialRegistry::default();
+        let mut ids = MaterialIds::default();
+        let mut live = std::collections::VecDeque::new();
+        for i in 0..2000u32 {
+            let id = ids.take().unwrap();
+            r.set(id, Material::colored(Vec4::new(i as f32 / 2000.0, 0.0, 0.0, 1.0))).unwrap();
+            live.push_back(id);
+            if live.len() > 5 {
+                let old = live.pop_front().unwrap();
+                assert!(ids.release(old));
+                r.remove(old).unwrap();
+            }
+        }
+        assert_eq!(r.live(), 6, "the default and 5");
+        assert!(r.len() <= 7, "{} slots for at most 6 live materials", r.len());
+        assert_eq!(r.gpu_table().len(), r.len());
+    }
+
+    #[test]
     fn ids_past_the_next_one_are_rejected_and_change_nothing() {
         let mut r = MaterialRegistry::default();
         for id in [2, 1000, u32::MAX] {
-            assert!(matches!(r.set(MaterialId(id), Material::default()), Err(RendererError::UnknownMaterial(i)) if i == id));
+            assert!(matches!(r.set(MaterialId(id), Material::default()), Err(RendererError::UnknownMaterial(i)) if i == MaterialId(id)));
         }
         assert_eq!(r.len(), 1, "the tables did not grow");
         r.set(MaterialId(1), Material::default()).unwrap();

@@ -24,7 +24,7 @@
 
 use crate::cvars::ConsoleVariables;
 use crate::error::{RendererError, Result};
-use crate::material::{Material, MaterialId};
+use crate::material::{Material, MaterialId, MaterialIds};
 use crate::scene::{Light, LightId, PrimitiveId, PrimitiveSceneProxy, Scene};
 use crate::scene_renderer::{FrameRequest, SceneRenderer};
 use crate::stats::FrameStats;
@@ -132,8 +132,9 @@ pub struct RenderThread {
     frames_enqueued: u64,
     /// Game-side mirror used to validate `set_cvar` before enqueuing.
     cvars: ConsoleVariables,
-    /// The id the next `create_material` returns (ids are dense from 1).
-    next_material: u32,
+    /// Hands out material ids: new slots, and destroyed materials' slots in
+    /// their next generation (mirrors the render thread's registry).
+    material_ids: MaterialIds,
     next_light: AtomicU64,
     device_name: String,
 }
@@ -192,7 +193,7 @@ impl RenderThread {
             commands_enqueued: 0,
             frames_enqueued: 0,
             cvars: ConsoleVariables::default(),
-            next_material: 1,
+            material_ids: MaterialIds::default(),
             next_light: AtomicU64::new(1),
             device_name,
         })
@@ -472,29 +473,35 @@ impl RenderThread {
     /// on the calling thread ([`Material::validate`], cached by source): one
     /// that does not compile is [`RendererError::MaterialShader`], saying
     /// where, and nothing is created.
+    ///
+    /// The id is a slot of the material tables (and of the GPU table) and a
+    /// generation: a destroyed material's slot is handed out again, in its
+    /// next generation, so the tables stay as large as the most materials
+    /// alive at once, and an id kept past its material's destruction never
+    /// names the one that took its slot (see [`MaterialId`]). With
+    /// [`MaterialId::MAX_SLOTS`] slots live or retired, the error is
+    /// [`RendererError::MaterialIdsExhausted`].
     pub fn create_material(&mut self, material: Material) -> Result<MaterialId> {
         material.validate()?;
-        let next = self.next_material;
-        if next == u32::MAX {
-            return Err(RendererError::UnknownMaterial(next));
-        }
-        let id = MaterialId(next);
+        let id = self.material_ids.peek().ok_or(RendererError::MaterialIdsExhausted(MaterialId::MAX_SLOTS))?;
         self.enqueue_render_command(move |ctx| {
             if let Err(e) = ctx.scene.set_material(id, material) {
                 log::error!("create material {id:?}: {e}");
             }
         })?;
-        self.next_material = next + 1;
+        let taken = self.material_ids.take();
+        debug_assert_eq!(taken, Some(id));
         Ok(id)
     }
 
-    /// Replaces a material. `id` must come from [`Self::create_material`]
-    /// (or be [`MaterialId::DEFAULT`]): any other is
-    /// [`RendererError::UnknownMaterial`]. The shader is checked as by
-    /// `create_material`; on an error nothing is enqueued.
+    /// Replaces a material. `id` must name a live material: one from
+    /// [`Self::create_material`] not destroyed since, or
+    /// [`MaterialId::DEFAULT`]; any other (never created, destroyed, or
+    /// stale) is [`RendererError::UnknownMaterial`]. The shader is checked
+    /// as by `create_material`; on an error nothing is enqueued.
     pub fn set_material(&mut self, id: MaterialId, material: Material) -> Result<()> {
-        if id.0 >= self.next_material {
-            return Err(RendererError::UnknownMaterial(id.0));
+        if !self.material_ids.is_live(id) {
+            return Err(RendererError::UnknownMaterial(id));
         }
         material.validate()?;
         self.enqueue_render_command(move |ctx| {
@@ -507,17 +514,23 @@ impl RenderThread {
     /// Destroys a material made by [`Self::create_material`]: primitives that
     /// still use it draw with the default material, and the pipelines and
     /// shader modules made for it are destroyed (once no frame in flight
-    /// uses them). The default material cannot be destroyed. The id is not
-    /// handed out again; `set_material` under it re-creates the material.
+    /// uses them). The default material cannot be destroyed, and an id that
+    /// names no live material is [`RendererError::UnknownMaterial`]. The id
+    /// is stale from now on: its slot goes to a later `create_material` under
+    /// a new id, and primitives still holding the old one keep drawing with
+    /// the default material, never with the new one.
     pub fn destroy_material(&mut self, id: MaterialId) -> Result<()> {
-        if id == MaterialId::DEFAULT || id.0 >= self.next_material {
-            return Err(RendererError::UnknownMaterial(id.0));
+        if id == MaterialId::DEFAULT || !self.material_ids.is_live(id) {
+            return Err(RendererError::UnknownMaterial(id));
         }
         self.enqueue_render_command(move |ctx| {
             if let Err(e) = ctx.scene.remove_material(id) {
                 log::warn!("destroy material {id:?}: {e}");
             }
-        })
+        })?;
+        let released = self.material_ids.release(id);
+        debug_assert!(released);
+        Ok(())
     }
 
     pub fn add_light(&mut self, light: Light) -> Result<LightId> {

@@ -55,10 +55,10 @@ fn material_ids_never_created_are_rejected() {
     let mut rt = render_thread(RenderThreadMode::Threaded);
     for id in [MaterialId(u32::MAX), MaterialId(1), MaterialId(7)] {
         let r = rt.set_material(id, Material::colored(Vec4::ONE));
-        assert!(matches!(r, Err(RendererError::UnknownMaterial(i)) if i == id.0), "{id:?}: {r:?}");
+        assert!(matches!(r, Err(RendererError::UnknownMaterial(i)) if i == id), "{id:?}: {r:?}");
         assert!(matches!(rt.destroy_material(id), Err(RendererError::UnknownMaterial(_))));
     }
-    assert!(matches!(rt.destroy_material(MaterialId::DEFAULT), Err(RendererError::UnknownMaterial(0))));
+    assert!(matches!(rt.destroy_material(MaterialId::DEFAULT), Err(RendererError::UnknownMaterial(MaterialId::DEFAULT))));
     let red = rt.create_material(Material::colored(Vec4::new(1.0, 0.0, 0.0, 1.0))).unwrap();
     assert_eq!(red, MaterialId(1));
     rt.set_material(red, Material::colored(Vec4::new(0.0, 1.0, 0.0, 1.0))).unwrap();
@@ -72,6 +72,49 @@ fn material_ids_never_created_are_rejected() {
     assert_eq!(len, 2);
     cube_grid(&mut rt, 4, &[red], 1.5);
     frame(&mut rt, &family(vec![top_view(10.0)]));
+    assert_clean(&mut rt);
+}
+
+#[test]
+fn a_destroyed_material_id_never_draws_with_the_material_that_reuses_its_slot() {
+    let mut rt = render_thread(RenderThreadMode::Threaded);
+    sun(&mut rt, false);
+    let fam = family(vec![top_view(10.0)]);
+    let mesh = cube_mesh();
+    let scale = Mat4::from_scale(Vec3::splat(4.0));
+    let cube = |rt: &mut RenderThread, m: MaterialId| rt.add_primitive(Box::new(StaticMeshSceneProxy::new(mesh.clone(), vec![m])), scale).unwrap();
+    // Both materials share the default shader (and so the pipeline): only
+    // the GPU table's entry, indexed by the slot, tells them apart.
+    let red = rt.create_material(Material::colored(Vec4::new(1.0, 0.0, 0.0, 1.0))).unwrap();
+    let held = cube(&mut rt, red);
+    frame(&mut rt, &fam);
+    rt.destroy_material(red).unwrap();
+    let green = rt.create_material(Material::colored(Vec4::new(0.0, 1.0, 0.0, 1.0))).unwrap();
+    assert_eq!(green.slot(), red.slot(), "the destroyed material's slot is reused");
+    assert_ne!(green, red, "under a new id");
+    // The stale id is refused and changes nothing...
+    assert!(matches!(rt.set_material(red, Material::colored(Vec4::ONE)), Err(RendererError::UnknownMaterial(i)) if i == red));
+    assert!(matches!(rt.destroy_material(red), Err(RendererError::UnknownMaterial(i)) if i == red));
+    // ...and a primitive still holding it draws with the default material, not green.
+    let (_, stale) = frame(&mut rt, &fam);
+    rt.remove_primitive(held).unwrap();
+    let plain = cube(&mut rt, MaterialId::DEFAULT);
+    let (_, default) = frame(&mut rt, &fam);
+    assert_images_equal(&stale, &default, "a stale material id draws as the default material");
+    rt.remove_primitive(plain).unwrap();
+    cube(&mut rt, green);
+    let (_, with_green) = frame(&mut rt, &fam);
+    let i = ((H / 2 * W + W / 2) * 4) as usize;
+    let p = &with_green.rgba8[i..i + 3];
+    assert!(p[1] > 100 && p[0] < 30 && p[2] < 30, "the new material draws green: {p:?}");
+    // Churn: the table stays as large as the most materials alive at once.
+    for i in 0..200 {
+        let m = rt.create_material(Material::colored(Vec4::new(i as f32 / 200.0, 0.0, 1.0, 1.0))).unwrap();
+        rt.destroy_material(m).unwrap();
+    }
+    frame(&mut rt, &fam);
+    let slots = rt.with_context(|ctx| ctx.scene.materials.len()).unwrap();
+    assert!(slots <= 3, "{slots} table entries for at most 3 live materials");
     assert_clean(&mut rt);
 }
 

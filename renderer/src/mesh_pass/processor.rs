@@ -36,9 +36,9 @@ pub fn build_mesh_draw_command(
     }
     let depth_only = matches!(pass, MeshPass::DepthPrepass | MeshPass::ShadowDepth);
     let (material_index, shader_id, key_blend) = if (depth_only && blend == BlendMode::Opaque) || pass == MeshPass::Wireframe {
-        (MaterialId::DEFAULT.0, materials.default_shader_id(), BlendMode::Opaque)
+        (MaterialId::DEFAULT.slot(), materials.default_shader_id(), BlendMode::Opaque)
     } else {
-        (material_id.0, materials.shader_id(material_id), blend)
+        (material_id.slot(), materials.shader_id(material_id), blend)
     };
     let key = PassPipelineKey {
         pass,

@@ -205,10 +205,11 @@ impl Scene {
         self.pending_mut().push(Pending::DynamicData(id, data));
     }
 
-    /// Sets a material under an id that exists or the next one
-    /// ([`MaterialRegistry::set`]); a shader or blend change invalidates
-    /// cached commands. A material whose shader does not compile, or an id
-    /// past the next, is an error and changes nothing.
+    /// Sets a material under an id of a slot in its current generation or
+    /// the next slot ([`MaterialRegistry::set`]); a shader or blend change
+    /// invalidates cached commands. A material whose shader does not
+    /// compile, or any other id (past the next, stale), is an error and
+    /// changes nothing.
     pub fn set_material(&mut self, id: MaterialId, material: Material) -> Result<()> {
         if self.materials.set(id, material)? == MaterialChange::Pipeline {
             self.recache_all = true;
@@ -217,7 +218,8 @@ impl Scene {
     }
 
     /// Removes a material ([`MaterialRegistry::remove`]): primitives that
-    /// use it draw with the default material from the next update, and
+    /// use it draw with the default material from the next update (also
+    /// once its slot holds another material: their id is stale), and
     /// pipelines made only for it are destroyed.
     pub fn remove_material(&mut self, id: MaterialId) -> Result<()> {
         self.materials.remove(id)?;
