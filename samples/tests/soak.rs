@@ -4,9 +4,9 @@
 //! then its report checked here by the sample's own rule (see
 //! `samples/src/bin/soak.rs`): host memory and every Vulkan object count of
 //! the device (buffers, textures, samplers, shader modules, pipelines,
-//! layouts, descriptor and command pools, pending deletions, allocations) and
-//! the renderer's material table flat after warm-up, every kind of churn
-//! done, the validation layer silent. As in `cargo xtask soak` (the long
+//! layouts, descriptor and command pools, command buffers, pending deletions,
+//! allocations) and the renderer's material table flat after warm-up, every
+//! kind of churn done, the validation layer silent. As in `cargo xtask soak` (the long
 //! version: 10,000 frames, release), two runs: host memory is judged with synchronization
 //! validation off (the layer's sync validation keeps state per buffer ever
 //! created), then a shorter run with it on must be just as clean.
@@ -61,8 +61,19 @@ fn series(v: &Value) -> Vec<f64> {
 }
 
 /// The device's counts the report must judge, and the renderer's.
-const DEVICE_KINDS: [&str; 10] =
-    ["buffers", "textures", "samplers", "shaders", "pipelines", "layouts", "descriptor_pools", "command_pools", "pending_deletions", "allocations"];
+const DEVICE_KINDS: [&str; 11] = [
+    "buffers",
+    "textures",
+    "samplers",
+    "shaders",
+    "pipelines",
+    "layouts",
+    "descriptor_pools",
+    "command_pools",
+    "command_buffers",
+    "pending_deletions",
+    "allocations",
+];
 const RENDERER_KINDS: [&str; 2] = ["material_table", "material_shaders"];
 
 /// Every count of the report: present, one window per `windows`, first and

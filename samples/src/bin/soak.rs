@@ -28,10 +28,12 @@
 //! command that does not wait, the device's object counts
 //! ([`rhi_vulkan::Device::counts`]) on the render thread: live buffers,
 //! textures (each with its image view), samplers, shader modules, pipelines,
-//! descriptor-set and pipeline layouts, descriptor pools, command pools,
-//! resources waiting in the deletion queue and gpu-allocator allocations;
-//! and the renderer's material table (one entry per material id handed out,
-//! also the length of its GPU copy) and material shaders in use.
+//! descriptor-set and pipeline layouts, descriptor pools, command pools and
+//! the command buffers allocated from them, resources waiting in the
+//! deletion queue and gpu-allocator allocations; and the renderer's material
+//! table (one entry per material slot: a destroyed material's slot is reused,
+//! so it is as long as the most materials alive at once; also the length of
+//! its GPU copy) and material shaders in use.
 //! Descriptor sets are not counted one by one: they are allocated from
 //! per-frame-slot descriptor pools that are reset every frame, so a set
 //! that leaked would show as pools that grow. Every series is reduced to
@@ -114,7 +116,7 @@ type Kind = (&'static str, fn(&Counts) -> usize);
 
 /// The counts judged: the device's (`"device"` in the report) and the
 /// renderer's (`"renderer"`).
-const DEVICE_KINDS: [Kind; 10] = [
+const DEVICE_KINDS: [Kind; 11] = [
     ("buffers", |c| c.device.buffers),
     ("textures", |c| c.device.textures),
     ("samplers", |c| c.device.samplers),
@@ -123,6 +125,7 @@ const DEVICE_KINDS: [Kind; 10] = [
     ("layouts", |c| c.device.layouts),
     ("descriptor_pools", |c| c.device.descriptor_pools),
     ("command_pools", |c| c.device.command_pools),
+    ("command_buffers", |c| c.device.command_buffers),
     ("pending_deletions", |c| c.device.pending_deletions),
     ("allocations", |c| c.device.allocations),
 ];
