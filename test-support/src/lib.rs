@@ -20,6 +20,9 @@
 //!   under `target/test-output/`. [`diff_pixels`] counts the pixels that
 //!   differ, for tests that expect a change.
 //! * [`Rng`]: the one seeded, deterministic RNG of the tests.
+//! * [`bench`]: what the benches share: [`bench::paired`] measurements
+//!   (ratios as the median of per-pair ratios, with their range) and the
+//!   rows they write to `target/bench/<crate>.json`.
 //!
 //! rhi-vulkan's own integration tests use this crate with
 //! `default-features = false` (no renderer).
@@ -28,6 +31,7 @@ use rhi_vulkan::{Device, DeviceDesc, Image, Validation, ValidationCounters};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
+pub mod bench;
 #[cfg(feature = "renderer")]
 mod render;
 mod rng;

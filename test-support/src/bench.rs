@@ -1,0 +1,201 @@
+//! What the benches share: paired measurements and the rows they write to
+//! `target/bench/<crate>.json` for `cargo xtask bench`.
+//!
+//! On a shared machine absolute times swing by tens of percent between
+//! runs, so a ratio is never taken between two medians measured minutes
+//! apart: [`paired`] times the two sides back to back, alternating which
+//! goes first, takes the ratio per pair, and reports the median of the
+//! ratios with their range ([`Spread`]). The summary judges the goal on the
+//! median and marks a goal that lies inside the range.
+
+use std::path::{Path, PathBuf};
+
+/// The fewest paired measurements a ratio with a range is made of.
+pub const MIN_PAIRS: usize = 5;
+
+/// The median of measurements, their smallest and largest, and how many.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Spread {
+    pub median: f64,
+    pub min: f64,
+    pub max: f64,
+    pub n: usize,
+}
+
+impl Spread {
+    /// The spread of `values`: the median is the middle value (the upper
+    /// one of the two middle values for an even count). `None` when empty
+    /// or when a value is not finite.
+    pub fn of(values: &[f64]) -> Option<Self> {
+        if values.is_empty() || values.iter().any(|v| !v.is_finite()) {
+            return None;
+        }
+        let mut v = values.to_vec();
+        v.sort_by(f64::total_cmp);
+        Some(Self { median: v[v.len() / 2], min: v[0], max: v[v.len() - 1], n: v.len() })
+    }
+
+    /// The same spread with every figure multiplied by `k` (`k` > 0), e.g.
+    /// ms to ns per element or a fraction to percent.
+    pub fn scaled(self, k: f64) -> Self {
+        Self { median: self.median * k, min: self.min * k, max: self.max * k, n: self.n }
+    }
+}
+
+/// The two sides of a paired measurement: the ratio is measured / baseline.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Arm {
+    Measured,
+    Baseline,
+}
+
+/// What [`paired`] found: the ratios' spread and each side's.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Paired {
+    /// measured / baseline, per pair.
+    pub ratio: Spread,
+    pub measured: Spread,
+    pub baseline: Spread,
+}
+
+/// Runs `pairs` (at least [`MIN_PAIRS`]) paired measurements: each pair
+/// calls `time(Arm::Measured)` and `time(Arm::Baseline)` back to back, which
+/// one first alternating from pair to pair, and takes measured / baseline.
+/// `time` returns the time (or any cost) of one run of that side; warm-up is
+/// the caller's. Panics if a time is not finite and positive (a broken
+/// bench, not a slow one).
+pub fn paired(pairs: usize, mut time: impl FnMut(Arm) -> f64) -> Paired {
+    let pairs = pairs.max(MIN_PAIRS);
+    let (mut measured, mut baseline, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
+    for p in 0..pairs {
+        let (m, b) = if p % 2 == 0 {
+            let m = time(Arm::Measured);
+            (m, time(Arm::Baseline))
+        } else {
+            let b = time(Arm::Baseline);
+            (time(Arm::Measured), b)
+        };
+        assert!(m.is_finite() && m > 0.0 && b.is_finite() && b > 0.0, "pair {p}: times must be finite and positive ({m}, {b})");
+        measured.push(m);
+        baseline.push(b);
+        ratios.push(m / b);
+    }
+    let spread = |v: &[f64]| Spread::of(v).expect("finite and non-empty, checked above");
+    Paired { ratio: spread(&ratios), measured: spread(&measured), baseline: spread(&baseline) }
+}
+
+/// One figure of a bench, as `cargo xtask bench` reads it: `goal` is
+/// `"<op> <number>"` (`>=`, `<=`, `<`, `>`, `=`) or none; `range` is the
+/// spread the value is the median of, where it is one. `met` is left to the
+/// summary, which judges every row the same way (on the median).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Row {
+    pub name: String,
+    pub value: f64,
+    pub unit: String,
+    pub goal: Option<String>,
+    pub range: Option<Spread>,
+}
+
+impl Row {
+    /// A figure without a range.
+    pub fn new(name: impl Into<String>, value: f64, unit: &str, goal: Option<&str>) -> Self {
+        Self { name: name.into(), value, unit: unit.into(), goal: goal.map(Into::into), range: None }
+    }
+
+    /// The median of `spread` with its range.
+    pub fn spread(name: impl Into<String>, spread: Spread, unit: &str, goal: Option<&str>) -> Self {
+        Self { range: Some(spread), ..Self::new(name, spread.median, unit, goal) }
+    }
+
+    /// The row as one JSON object.
+    pub fn to_json(&self) -> String {
+        let num = |v: f64| if v.is_finite() { format!("{v}") } else { "null".into() };
+        let mut s = format!(
+            "{{\"name\": {}, \"value\": {}, \"unit\": {}, \"goal\": {}, \"met\": null",
+            json_string(&self.name),
+            num(self.value),
+            json_string(&self.unit),
+            self.goal.as_deref().map_or("null".into(), json_string)
+        );
+        if let Some(r) = &self.range {
+            s.push_str(&format!(", \"min\": {}, \"max\": {}, \"pairs\": {}", num(r.min), num(r.max), r.n));
+        }
+        s.push('}');
+        s
+    }
+}
+
+fn json_string(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// `target/bench` of the workspace (or of `CARGO_TARGET_DIR`).
+pub fn bench_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join("target"))
+        .join("bench")
+}
+
+/// Writes `rows` as `{"rows": [...]}` to `<bench_dir>/<krate>.json` and
+/// returns the path.
+pub fn write_rows(krate: &str, rows: &[Row]) -> std::io::Result<PathBuf> {
+    let dir = bench_dir();
+    std::fs::create_dir_all(&dir)?;
+    let path = dir.join(format!("{krate}.json"));
+    let body: Vec<String> = rows.iter().map(|r| format!("  {}", r.to_json())).collect();
+    std::fs::write(&path, format!("{{\"rows\": [\n{}\n]}}\n", body.join(",\n")))?;
+    Ok(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spread_is_median_and_range() {
+        let s = Spread::of(&[3.0, 1.0, 2.0, 10.0, 4.0]).unwrap();
+        assert_eq!(s, Spread { median: 3.0, min: 1.0, max: 10.0, n: 5 });
+        assert_eq!(Spread::of(&[]), None);
+        assert_eq!(Spread::of(&[1.0, f64::NAN]), None);
+        assert_eq!(s.scaled(2.0), Spread { median: 6.0, min: 2.0, max: 20.0, n: 5 });
+    }
+
+    #[test]
+    fn pairs_alternate_and_ratio_per_pair() {
+        let mut order = Vec::new();
+        let mut t = 0.0;
+        let p = paired(3, |arm| {
+            order.push(arm);
+            t += 1.0;
+            match arm {
+                Arm::Measured => 2.0 * t,
+                Arm::Baseline => t,
+            }
+        });
+        assert_eq!(p.ratio.n, MIN_PAIRS, "at least MIN_PAIRS pairs");
+        assert_eq!(&order[..4], [Arm::Measured, Arm::Baseline, Arm::Baseline, Arm::Measured]);
+        // Pair 0: 2*1 / 2 = 1; pair 1: 2*4 / 3; ... each ratio from its own pair.
+        assert_eq!(p.ratio.min, 1.0);
+        assert!(p.ratio.max > 1.0 && p.ratio.median >= p.ratio.min && p.ratio.median <= p.ratio.max);
+    }
+
+    #[test]
+    fn rows_serialize_with_their_range() {
+        let r = Row::spread("a \"b\"", Spread { median: 1.5, min: 1.0, max: 2.0, n: 7 }, "x", Some(">= 1.3"));
+        assert_eq!(r.to_json(), r#"{"name": "a \"b\"", "value": 1.5, "unit": "x", "goal": ">= 1.3", "met": null, "min": 1, "max": 2, "pairs": 7}"#);
+        assert_eq!(Row::new("c", 3.0, "ms", None).to_json(), r#"{"name": "c", "value": 3, "unit": "ms", "goal": null, "met": null}"#);
+    }
+}
