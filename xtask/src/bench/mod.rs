@@ -1,7 +1,8 @@
 //! `cargo xtask bench`: runs each crate's criterion benchmarks and the
 //! sample-driven figures ([`samples`]), and gathers the figures they write to
 //! `target/bench/<crate>.json` (rows of `{"name", "value", "unit", "goal",
-//! "met"}`) into `target/bench/summary.json`, `summary.md` and the plot
+//! "met"}`, with `"min"`, `"max"`, `"pairs"` where the value is the median of
+//! paired measurements) into `target/bench/summary.json`, `summary.md` and the plot
 //! `summary.png`. `--quick` asks for the short form (`PROXIMA_BENCH_QUICK=1`,
 //! fewer sample frames). `-p CRATE` runs one crate's benches (`-p samples`:
 //! the sample figures only). `--summary` only rebuilds the summary and plot

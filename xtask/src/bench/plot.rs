@@ -2,7 +2,10 @@
 //! that goal on a log scale — value / bound for "at most" goals, bound /
 //! value for "at least" ones — so the goal is one vertical line for all rows
 //! and a bar that stops left of it is met (green), one past it is missed
-//! (red). Drawn into a plain RGB buffer with the 5×7 font of [`super::font`].
+//! (red). A row with a range (the paired measurements its value is the
+//! median of) gets a whisker from the cost of its best to that of its worst
+//! measurement across the bar; one that crosses the goal line straddles it.
+//! Drawn into a plain RGB buffer with the 5×7 font of [`super::font`].
 
 use super::font;
 use super::summary::{format_value, Goal, Row};
@@ -59,9 +62,14 @@ fn axis_x(cost: f64) -> u32 {
 /// Writes the plot of `rows` (those with a goal) to `path`; returns how many
 /// rows it shows.
 pub fn write(path: &Path, rows: &[Row]) -> Result<usize, String> {
-    let judged: Vec<(&Row, f64)> = rows
+    // (row, cost of the value, costs of the range's ends)
+    let judged: Vec<(&Row, f64, Option<(f64, f64)>)> = rows
         .iter()
-        .filter_map(|r| Some((r, r.goal.as_deref().and_then(Goal::parse)?.cost(r.value)?)))
+        .filter_map(|r| {
+            let goal = r.goal.as_deref().and_then(Goal::parse)?;
+            let range = r.range().and_then(|(lo, hi)| Some((goal.cost(lo)?, goal.cost(hi)?)));
+            Some((r, goal.cost(r.value)?, range))
+        })
         .collect();
     let header = 3 * ROW_HEIGHT / 2;
     let height = header + judged.len() as u32 * ROW_HEIGHT + 2 * MARGIN;
@@ -76,20 +84,28 @@ pub fn write(path: &Path, rows: &[Row]) -> Result<usize, String> {
     }
     let goal_x = axis_x(1.0);
     c.rect(goal_x - 1, header, goal_x + 2, height - MARGIN, [70, 90, 200]);
-    for (i, (row, cost)) in judged.iter().enumerate() {
+    for (i, (row, cost, range)) in judged.iter().enumerate() {
         let y = header + i as u32 * ROW_HEIGHT + 4;
         let met = row.met.unwrap_or(*cost <= 1.0);
         let label = format!(
-            "{}: {} {} (GOAL {}){}",
+            "{}: {} {} (GOAL {}){}{}",
             row.name,
             format_value(row.value),
             row.unit,
             row.goal.as_deref().unwrap_or(""),
-            if met { "" } else { " MISSED" }
+            if met { "" } else { " MISSED" },
+            if row.straddles == Some(true) { ", RANGE STRADDLES IT" } else { "" }
         );
         c.text(&label, MARGIN, y, ink);
         let bar_y = y + font::HEIGHT * TEXT_SCALE + 6;
         c.rect(MARGIN, bar_y, axis_x(*cost).max(MARGIN + 2), bar_y + BAR_HEIGHT, if met { green } else { red });
+        if let Some((a, b)) = range {
+            let (x0, x1) = (axis_x(a.min(*b)), axis_x(a.max(*b)));
+            let mid = bar_y + BAR_HEIGHT / 2;
+            c.rect(x0, mid - 1, x1 + 1, mid + 1, ink);
+            c.rect(x0, bar_y - 2, x0 + 2, bar_y + BAR_HEIGHT + 2, ink);
+            c.rect(x1.saturating_sub(1), bar_y - 2, x1 + 1, bar_y + BAR_HEIGHT + 2, ink);
+        }
     }
     let file = std::fs::File::create(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let mut encoder = png::Encoder::new(std::io::BufWriter::new(file), c.width, c.height);
@@ -107,12 +123,14 @@ mod tests {
     #[test]
     fn met_rows_are_green_and_missed_red() {
         let rows = vec![
-            Row { name: "a".into(), value: 20.0, unit: "x".into(), goal: Some(">= 10".into()), met: Some(true) },
-            Row { name: "b".into(), value: 6.0, unit: "x".into(), goal: Some("<= 3".into()), met: Some(false) },
-            Row { name: "c".into(), value: 1.0, unit: "ms".into(), goal: None, met: None },
+            Row { name: "a".into(), value: 20.0, unit: "x".into(), goal: Some(">= 10".into()), met: Some(true), ..Default::default() },
+            Row { name: "b".into(), value: 6.0, unit: "x".into(), goal: Some("<= 3".into()), met: Some(false), ..Default::default() },
+            Row { name: "c".into(), value: 1.0, unit: "ms".into(), goal: None, met: None, ..Default::default() },
+            // Met on the median (cost 0.5), the range's worst at cost 2: a whisker across the goal.
+            Row { name: "d".into(), value: 2.0, unit: "x".into(), goal: Some("<= 4".into()), met: Some(true), min: Some(1.0), max: Some(8.0), pairs: Some(5), straddles: Some(true) },
         ];
         let path = std::env::temp_dir().join(format!("xtask-plot-{}.png", std::process::id()));
-        assert_eq!(write(&path, &rows).unwrap(), 2);
+        assert_eq!(write(&path, &rows).unwrap(), 3);
         let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&path).unwrap()));
         let mut reader = decoder.read_info().unwrap();
         let mut buf = vec![0; reader.output_buffer_size().unwrap()];
@@ -125,6 +143,17 @@ mod tests {
         };
         assert_eq!(pixel(0), [60, 160, 80]);
         assert_eq!(pixel(1), [210, 60, 50]);
+        // Row d: green bar up to cost 0.5, the whisker (ink) from cost 0.25
+        // to 2 at the bar's middle, right of the goal line too.
+        let at = |row: u32, x: u32| {
+            let y = header + row * ROW_HEIGHT + 4 + font::HEIGHT * TEXT_SCALE + 6 + BAR_HEIGHT / 2;
+            let i = ((y * info.width + x) * 3) as usize;
+            [buf[i], buf[i + 1], buf[i + 2]]
+        };
+        assert_eq!(at(2, MARGIN + 1), [60, 160, 80]);
+        assert_eq!(at(2, axis_x(1.5)), [20, 20, 20], "the whisker crosses the goal line");
+        assert_eq!(at(2, axis_x(3.0)), [255, 255, 255], "and ends at the worst pair's cost");
+        assert_eq!(at(1, axis_x(1.5)), [210, 60, 50], "a row without a range has no whisker");
         std::fs::remove_file(&path).unwrap();
     }
 }

@@ -65,7 +65,7 @@ fn many_cubes(dir: &Path, tag: &str, args: &[&str]) -> Result<Stats, String> {
 }
 
 fn row(name: &str, value: f64, unit: &str, goal: Option<&str>) -> Row {
-    Row { name: format!("samples: {name}"), value, unit: unit.into(), goal: goal.map(Into::into), met: None }
+    Row { name: format!("samples: {name}"), value, unit: unit.into(), goal: goal.map(Into::into), ..Default::default() }
 }
 
 /// Runs the sample figures and writes `samples.json` into `dir`.

@@ -6,19 +6,40 @@
 //! is recomputed from it here so every row is judged the same way. A bare
 //! number as a goal is read as `<= number` (the older benches' form). A row
 //! without a goal is a figure reported for context (`goal` and `met` null).
+//!
+//! A row may carry a range: `min` and `max` of the paired measurements its
+//! `value` is the median of, and how many (`pairs`; see
+//! `test_support::bench`). `met` is judged on the median; `straddles` is
+//! true when the goal lies inside the range — met by some pairs, missed by
+//! others — so the verdict is within this machine's noise. A range that
+//! does not contain its value, or half a range, is refused.
 
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
-#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq)]
 pub struct Row {
     pub name: String,
+    /// The figure; with a range, the median of the paired measurements.
     pub value: f64,
     pub unit: String,
     #[serde(default, deserialize_with = "goal_string")]
     pub goal: Option<String>,
+    /// The goal judged on `value` (recomputed here).
     #[serde(default)]
     pub met: Option<bool>,
+    /// The smallest and largest of the paired measurements.
+    #[serde(default)]
+    pub min: Option<f64>,
+    #[serde(default)]
+    pub max: Option<f64>,
+    /// How many paired measurements `value` is the median of.
+    #[serde(default)]
+    pub pairs: Option<u64>,
+    /// Whether the goal lies inside `min..=max` (recomputed here; null
+    /// without a goal or a range).
+    #[serde(default)]
+    pub straddles: Option<bool>,
 }
 
 fn goal_string<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
@@ -62,6 +83,16 @@ impl Goal {
         }
     }
 
+    /// Whether the goal lies inside `min..=max`: some values of the range
+    /// meet it and others do not (for `=`: the bound is inside a range of
+    /// non-zero width).
+    pub fn straddled_by(&self, min: f64, max: f64) -> bool {
+        match self.op {
+            Op::Equal => min < max && (min..=max).contains(&self.bound),
+            _ => self.met(min) != self.met(max),
+        }
+    }
+
     /// How the value stands against the goal as one number where at most 1
     /// means met: value / bound for an upper bound, bound / value for a
     /// lower one. `None` for an equality goal or a zero value.
@@ -75,15 +106,31 @@ impl Goal {
 }
 
 impl Row {
-    /// Prefixes the crate's name when the bench did not, and judges `met`.
-    fn normalized(mut self, krate: &str) -> Self {
+    /// `(min, max)` when the row has a range.
+    pub fn range(&self) -> Option<(f64, f64)> {
+        self.min.zip(self.max)
+    }
+
+    /// Prefixes the crate's name when the bench did not, checks the range,
+    /// and judges `met` (on the value, the median) and `straddles`.
+    fn normalized(mut self, krate: &str) -> Result<Self, String> {
         if !self.name.starts_with(krate) {
             self.name = format!("{krate}: {}", self.name);
         }
+        match (self.min, self.max) {
+            (None, None) => {}
+            (Some(lo), Some(hi)) if lo <= self.value && self.value <= hi => {}
+            (lo, hi) => {
+                return Err(format!("{}: the range {lo:?}..{hi:?} does not contain the value {}", self.name, self.value));
+            }
+        }
+        self.met = None;
+        self.straddles = None;
         if let Some(goal) = self.goal.as_deref().and_then(Goal::parse) {
             self.met = Some(goal.met(self.value));
+            self.straddles = self.range().map(|(lo, hi)| goal.straddled_by(lo, hi));
         }
-        self
+        Ok(self)
     }
 }
 
@@ -102,7 +149,9 @@ pub fn gather(dir: &Path, sources: &[&str]) -> Result<Vec<Row>, String> {
             Ok(f) => f.rows,
             Err(_) => serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?,
         };
-        rows.extend(parsed.into_iter().map(|r| r.normalized(krate)));
+        for r in parsed {
+            rows.push(r.normalized(krate).map_err(|e| format!("{}: {e}", path.display()))?);
+        }
     }
     Ok(rows)
 }
@@ -116,9 +165,12 @@ pub fn write(dir: &Path, rows: &[Row]) -> Result<(), String> {
 fn markdown(rows: &[Row]) -> String {
     let missed = rows.iter().filter(|r| r.met == Some(false)).count();
     let judged = rows.iter().filter(|r| r.met.is_some()).count();
+    let straddling = rows.iter().filter(|r| r.straddles == Some(true)).count();
     let mut md = format!(
-        "# Benchmark summary\n\n{} of {judged} goals met; figures without a goal are reported for context. \
-         Plot: `summary.png`.\n\n| figure | value | unit | goal | met |\n| --- | ---: | --- | --- | --- |\n",
+        "# Benchmark summary\n\n{} of {judged} goals met; {straddling} of them straddled by their range (met by some \
+         paired measurements, missed by others: within this machine's noise). A figure with a range is the median of \
+         that many paired measurements, and its goal is judged on the median. Figures without a goal are reported for \
+         context. Plot: `summary.png`.\n\n| figure | value | range | unit | goal | met |\n| --- | ---: | --- | --- | --- | --- |\n",
         judged - missed
     );
     for r in rows {
@@ -127,7 +179,19 @@ fn markdown(rows: &[Row]) -> String {
             Some(false) => "**no**",
             None => "",
         };
-        md.push_str(&format!("| {} | {} | {} | {} | {met} |\n", r.name, format_value(r.value), r.unit, r.goal.as_deref().unwrap_or("")));
+        let straddles = if r.straddles == Some(true) { ", range straddles the goal" } else { "" };
+        let range = match (r.range(), r.pairs) {
+            (Some((lo, hi)), Some(n)) => format!("{}–{} ({n} pairs)", format_value(lo), format_value(hi)),
+            (Some((lo, hi)), None) => format!("{}–{}", format_value(lo), format_value(hi)),
+            _ => String::new(),
+        };
+        md.push_str(&format!(
+            "| {} | {} | {range} | {} | {} | {met}{straddles} |\n",
+            r.name,
+            format_value(r.value),
+            r.unit,
+            r.goal.as_deref().unwrap_or("")
+        ));
     }
     md
 }
@@ -173,6 +237,51 @@ mod tests {
         assert_eq!(rows.len(), 2);
         assert_eq!((rows[0].name.as_str(), rows[0].goal.as_deref(), rows[0].met), ("a: x", Some("<= 1"), Some(true)));
         assert_eq!((rows[1].name.as_str(), rows[1].met), ("b: y", Some(false)));
+        assert_eq!((rows[0].range(), rows[0].straddles), (None, None), "no range, no straddle mark");
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    fn ranged(value: f64, min: f64, max: f64, goal: &str) -> Result<Row, String> {
+        Row { name: "r".into(), value, unit: "x".into(), goal: Some(goal.into()), min: Some(min), max: Some(max), pairs: Some(7), ..Default::default() }
+            .normalized("c")
+    }
+
+    #[test]
+    fn met_is_judged_on_the_median_and_a_straddled_goal_is_marked() {
+        // The median meets ">= 1.5" though the worst pair does not: met, straddled.
+        let r = ranged(1.6, 1.2, 1.9, ">= 1.5").unwrap();
+        assert_eq!((r.met, r.straddles), (Some(true), Some(true)));
+        // The median misses it though the best pair meets it: missed, straddled.
+        let r = ranged(1.4, 1.2, 1.9, ">= 1.5").unwrap();
+        assert_eq!((r.met, r.straddles), (Some(false), Some(true)));
+        // The whole range meets it, or misses it: not straddled.
+        assert_eq!(ranged(1.7, 1.6, 1.9, ">= 1.5").map(|r| (r.met, r.straddles)), Ok((Some(true), Some(false))));
+        assert_eq!(ranged(1.05, 1.04, 1.06, "<= 1.1").map(|r| (r.met, r.straddles)), Ok((Some(true), Some(false))));
+        assert_eq!(ranged(1.3, 1.2, 1.4, "<= 1.1").map(|r| (r.met, r.straddles)), Ok((Some(false), Some(false))));
+        // An upper bound inside the range.
+        assert_eq!(ranged(1.08, 1.0, 1.2, "<= 1.1").map(|r| (r.met, r.straddles)), Ok((Some(true), Some(true))));
+        // A bench's own `met` and `straddles` are overruled.
+        let r = Row { met: Some(false), straddles: Some(true), ..ranged(1.7, 1.6, 1.9, ">= 1.5").unwrap() }.normalized("c").unwrap();
+        assert_eq!((r.met, r.straddles), (Some(true), Some(false)));
+        // Without a goal, nothing is judged.
+        let r = Row { goal: None, ..ranged(1.7, 1.6, 1.9, ">= 1.5").unwrap() }.normalized("c").unwrap();
+        assert_eq!((r.met, r.straddles), (None, None));
+    }
+
+    #[test]
+    fn a_range_must_contain_its_value() {
+        assert!(ranged(2.0, 1.2, 1.9, ">= 1.5").unwrap_err().contains("does not contain the value 2"));
+        assert!(ranged(1.5, 1.9, 1.2, ">= 1.5").is_err(), "min above max");
+        let half = Row { name: "h".into(), value: 1.0, unit: "x".into(), min: Some(0.5), ..Default::default() };
+        assert!(half.normalized("c").is_err(), "a min without a max");
+    }
+
+    #[test]
+    fn the_markdown_shows_range_and_straddle() {
+        let rows = vec![ranged(1.6, 1.2, 1.9, ">= 1.5").unwrap(), ranged(1.7, 1.6, 1.9, ">= 1.5").unwrap()];
+        let md = markdown(&rows);
+        assert!(md.contains("| c: r | 1.600 | 1.200–1.900 (7 pairs) | x | >= 1.5 | yes, range straddles the goal |"), "{md}");
+        assert!(md.contains("| c: r | 1.700 | 1.600–1.900 (7 pairs) | x | >= 1.5 | yes |"), "{md}");
+        assert!(md.contains("2 of 2 goals met; 1 of them straddled"), "{md}");
     }
 }
