@@ -8,8 +8,10 @@
 //! - `create_1m`: `create_mesh_section` of a 1000 x 1000 grid (positions,
 //!   normals, 2 triangles per cell), in vertices per second.
 //!
-//! After criterion, both are timed again with a plain `Instant` loop
-//! (median of several runs) and written to `target/bench/procmesh.json`.
+//! After criterion, both are timed again with a plain `Instant` loop, the
+//! update and the copy back to back in each pair
+//! (`test_support::bench::paired`; the ratio is the median of the pairs'
+//! ratios, with its range), and written to `target/bench/procmesh.json`.
 //! `PROXIMA_BENCH_QUICK=1` shortens everything.
 
 use std::hint::black_box;
@@ -18,6 +20,7 @@ use std::time::{Duration, Instant};
 use criterion::{Criterion, Throughput};
 use glam::Vec3;
 use procmesh::{ProcMeshData, SectionData};
+use test_support::bench::{paired, write_rows, Arm, Row};
 
 const SIDE: usize = 1000;
 const VERTICES: usize = SIDE * SIDE;
@@ -115,90 +118,44 @@ fn median(runs: usize, mut f: impl FnMut()) -> Duration {
     times[runs / 2]
 }
 
-struct Row {
-    name: &'static str,
-    value: f64,
-    unit: &'static str,
-    goal: Option<&'static str>,
-    met: Option<bool>,
-}
-
-fn write_json(rows: &[Row]) {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../target/bench/procmesh.json");
-    let rows: Vec<String> = rows
-        .iter()
-        .map(|r| {
-            let goal = r.goal.map_or("null".to_owned(), |g| format!("\"{g}\""));
-            let met = r.met.map_or("null".to_owned(), |m| m.to_string());
-            format!(
-                "{{\"name\":\"{}\",\"value\":{},\"unit\":\"{}\",\"goal\":{goal},\"met\":{met}}}",
-                r.name, r.value, r.unit
-            )
-        })
-        .collect();
-    let json = format!("{{\"rows\":[{}]}}\n", rows.join(","));
-    let dir = std::path::Path::new(path).parent().expect("has a parent");
-    if let Err(e) = std::fs::create_dir_all(dir).and_then(|()| std::fs::write(path, &json)) {
-        eprintln!("could not write {path}: {e}");
-    } else {
-        println!("wrote {path}\n{json}");
-    }
-}
-
 fn own_measurements(grid: &Grid) {
     let runs = if quick() { 7 } else { 15 };
     let mut mesh = mesh_with_grid(grid);
     let mut frame = 0;
     let mut dst = (vec![Vec3::ZERO; VERTICES], vec![Vec3::ZERO; VERTICES]);
-    // Interleave so both see the same machine load.
-    let mut update_times = Vec::new();
-    let mut copy_times = Vec::new();
-    for _ in 0..3 {
-        update_times.push(median(runs, || update(&mut mesh, grid, &mut frame)));
-        copy_times.push(median(runs, || copy(&mut dst, grid, &mut frame)));
-    }
-    update_times.sort();
-    copy_times.sort();
-    let update_ms = update_times[1].as_secs_f64() * 1e3;
-    let copy_ms = copy_times[1].as_secs_f64() * 1e3;
-    let ratio = update_ms / copy_ms;
+    // Warm-up, then pairs: both sides see the same machine load.
+    update(&mut mesh, grid, &mut frame);
+    copy(&mut dst, grid, &mut frame);
+    let pairs = paired(runs, |arm| {
+        let start = Instant::now();
+        match arm {
+            Arm::Measured => update(&mut mesh, grid, &mut frame),
+            Arm::Baseline => copy(&mut dst, grid, &mut frame),
+        }
+        start.elapsed().as_secs_f64() * 1e3
+    });
+    let (update_ms, copy_ms, ratio) = (pairs.measured.median, pairs.baseline.median, pairs.ratio);
     let create = median(if quick() { 3 } else { 7 }, || create(&mut mesh, grid));
     let create_rate = VERTICES as f64 / create.as_secs_f64();
     println!(
         "update 1M (positions + normals): {update_ms:.3} ms; plain copy: {copy_ms:.3} ms; \
-         ratio {ratio:.2}x (goal <= 3); create: {:.1} M vertices/s",
+         ratio {:.2}x (range {:.2}-{:.2} over {} pairs; goal <= 3); create: {:.1} M vertices/s",
+        ratio.median,
+        ratio.min,
+        ratio.max,
+        ratio.n,
         create_rate / 1e6
     );
-    write_json(&[
-        Row {
-            name: "procmesh: update_mesh_section, 1M vertices (positions + normals)",
-            value: update_ms,
-            unit: "ms",
-            goal: None,
-            met: None,
-        },
-        Row {
-            name: "procmesh: plain copy of the same 1M vertices",
-            value: copy_ms,
-            unit: "ms",
-            goal: None,
-            met: None,
-        },
-        Row {
-            name: "procmesh: update 1M vertices vs plain copy",
-            value: ratio,
-            unit: "x",
-            goal: Some("<= 3"),
-            met: Some(ratio <= 3.0),
-        },
-        Row {
-            name: "procmesh: create_mesh_section throughput",
-            value: create_rate,
-            unit: "vertices/s",
-            goal: None,
-            met: None,
-        },
-    ]);
+    let rows = [
+        Row::new("procmesh: update_mesh_section, 1M vertices (positions + normals)", update_ms, "ms", None),
+        Row::new("procmesh: plain copy of the same 1M vertices", copy_ms, "ms", None),
+        Row::spread("procmesh: update 1M vertices vs plain copy", ratio, "x", Some("<= 3")),
+        Row::new("procmesh: create_mesh_section throughput", create_rate, "vertices/s", None),
+    ];
+    match write_rows("procmesh", &rows) {
+        Ok(path) => println!("wrote {}", path.display()),
+        Err(e) => eprintln!("could not write procmesh.json: {e}"),
+    }
 }
 
 fn main() {

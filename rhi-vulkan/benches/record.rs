@@ -1,6 +1,8 @@
 //! Recording 100,000 draws, each with its own push constant: one thread into
-//! the primary vs. two threads into secondaries. Reports draws/ms for both
-//! and their ratio, and writes them to `target/bench/rhi-vulkan.json` for
+//! the primary vs. two threads into secondaries, timed in pairs
+//! (`test_support::bench::paired`). Reports draws/ms for both and their
+//! ratio (median of the pairs with its range), and writes them to
+//! `target/bench/rhi-vulkan.json` for
 //! `cargo xtask bench`. Frames are discarded, not executed: this measures the
 //! CPU cost of recording only. A third figure, one thread into one
 //! secondary, separates the cost of secondaries from the gain of a thread.
@@ -9,12 +11,13 @@
 //! through `CommandList` vs. the same draws with raw `ash` calls into the
 //! same command buffer (the unchecked floor), in alternating blocks within
 //! each paired measurement (see [`checks_pair`]); reported as the median
-//! ratio of the pairs with its range (goal ≤ 1.1×).
+//! ratio of the pairs with its range (goal ≤ 1.1×, judged on the median).
 
 use ash::vk;
 use criterion::{criterion_group, Criterion};
 use rhi_vulkan::*;
 use std::time::{Duration, Instant};
+use test_support::bench::{paired, write_rows, Arm, Row, Spread};
 
 const DRAWS: u32 = 100_000;
 /// Recording through `CommandList` vs. raw `ash`: at most this ratio.
@@ -173,9 +176,9 @@ fn checks_pair(s: &Setup, layout: vk::PipelineLayout) -> Vec<(f64, f64)> {
 
 /// The checks' figures over `pairs` paired measurements: each pair's ratio
 /// (checked / raw) is the median of its block ratios, robust to a block that
-/// the scheduler interrupts. Returns the median ratio, its range over the
-/// pairs, and the median ns per push constants + draw of each path.
-fn checks_figures(s: &Setup, pairs: usize) -> (f64, (f64, f64), f64, f64) {
+/// the scheduler interrupts. Returns the ratios' spread and the median ns
+/// per push constants + draw of each path.
+fn checks_figures(s: &Setup, pairs: usize) -> (Spread, f64, f64) {
     let layout = s.device.raw_pipeline_layout(s.grid.pipeline).unwrap();
     checks_pair(s, layout); // warm-up: pools reach their size
     let (mut ratios, mut checked, mut raw) = (Vec::new(), Vec::new(), Vec::new());
@@ -185,8 +188,7 @@ fn checks_figures(s: &Setup, pairs: usize) -> (f64, (f64, f64), f64, f64) {
         checked.push(median(blocks.iter().map(|b| b.0).collect()) / f64::from(BLOCK));
         raw.push(median(blocks.iter().map(|b| b.1).collect()) / f64::from(BLOCK));
     }
-    let range = ratios.iter().fold((f64::INFINITY, 0.0f64), |(lo, hi), &r| (lo.min(r), hi.max(r)));
-    (median(ratios), range, median(checked), median(raw))
+    (Spread::of(&ratios).expect("at least one pair"), median(checked), median(raw))
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -220,28 +222,45 @@ fn bench(c: &mut Criterion) {
     group.finish();
 
     let runs = if quick() { 7 } else { 21 };
-    let t1 = median_ms(&s, one_thread, runs);
-    let t2 = median_ms(&s, two_threads, runs);
+    // Warm-up: pools and buffers reach their size.
+    one_thread(&s);
+    two_threads(&s);
+    let threads = paired(runs, |arm| {
+        let start = Instant::now();
+        match arm {
+            Arm::Measured => one_thread(&s),
+            Arm::Baseline => two_threads(&s),
+        }
+        start.elapsed().as_secs_f64() * 1e3
+    });
     let t1s = median_ms(&s, one_secondary, runs);
     println!("rhi-vulkan record: 1 thread into one secondary {:.0} draws/ms", f64::from(DRAWS) / t1s);
-    let (r1, r2) = (f64::from(DRAWS) / t1, f64::from(DRAWS) / t2);
-    let ratio = t1 / t2;
-    println!("rhi-vulkan record: 1 thread {r1:.0} draws/ms, 2 threads {r2:.0} draws/ms, ratio {ratio:.2}x (same run)");
+    let (r1, r2) = (f64::from(DRAWS) / threads.measured.median, f64::from(DRAWS) / threads.baseline.median);
+    let ratio = threads.ratio;
+    println!(
+        "rhi-vulkan record: 1 thread {r1:.0} draws/ms, 2 threads {r2:.0} draws/ms, ratio {:.2}x (median of {} pairs, range {:.2}-{:.2})",
+        ratio.median, ratio.n, ratio.min, ratio.max
+    );
 
     let pairs = if quick() { 7 } else { 15 };
-    let (checks, (lo, hi), checked_ns, raw_ns) = checks_figures(&s, pairs);
-    let met = checks <= CHECKS_GOAL;
+    let (checks, checked_ns, raw_ns) = checks_figures(&s, pairs);
     println!(
         "rhi-vulkan record: push constants + draw {checked_ns:.1} ns through CommandList, {raw_ns:.1} ns raw ash; \
-         ratio {checks:.3}x (median of {pairs} pairs, range {lo:.3}-{hi:.3}; goal <= {CHECKS_GOAL})"
+         ratio {:.3}x (median of {pairs} pairs, range {:.3}-{:.3}; goal <= {CHECKS_GOAL})",
+        checks.median, checks.min, checks.max
     );
-    let rows = format!(
-        "{{\"rows\": [\n  {{\"name\": \"rhi-vulkan: draws/ms recorded, 1 thread (primary)\", \"value\": {r1:.1}, \"unit\": \"draws/ms\", \"goal\": null, \"met\": null}},\n  {{\"name\": \"rhi-vulkan: draws/ms recorded, 2 threads (secondaries)\", \"value\": {r2:.1}, \"unit\": \"draws/ms\", \"goal\": null, \"met\": null}},\n  {{\"name\": \"rhi-vulkan: draws/ms recorded, 1 thread (one secondary)\", \"value\": {:.1}, \"unit\": \"draws/ms\", \"goal\": null, \"met\": null}},\n  {{\"name\": \"rhi-vulkan: recording speed-up, 2 threads vs 1\", \"value\": {ratio:.3}, \"unit\": \"x\", \"goal\": null, \"met\": null}},\n  {{\"name\": \"rhi-vulkan: cost of the checks, 100k push constants + draws through CommandList vs raw ash (median of {pairs} pairs, range {lo:.3}-{hi:.3})\", \"value\": {checks:.3}, \"unit\": \"x\", \"goal\": \"<= {CHECKS_GOAL}\", \"met\": {met}}},\n  {{\"name\": \"rhi-vulkan: push constants + draw recorded through CommandList\", \"value\": {checked_ns:.2}, \"unit\": \"ns\", \"goal\": null, \"met\": null}},\n  {{\"name\": \"rhi-vulkan: push constants + draw recorded with raw ash (unchecked floor)\", \"value\": {raw_ns:.2}, \"unit\": \"ns\", \"goal\": null, \"met\": null}}\n]}}\n",
-        f64::from(DRAWS) / t1s,
-    );
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/bench");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("rhi-vulkan.json"), rows).unwrap();
+    let goal = format!("<= {CHECKS_GOAL}");
+    let rows = [
+        Row::new("rhi-vulkan: draws/ms recorded, 1 thread (primary)", r1, "draws/ms", None),
+        Row::new("rhi-vulkan: draws/ms recorded, 2 threads (secondaries)", r2, "draws/ms", None),
+        Row::new("rhi-vulkan: draws/ms recorded, 1 thread (one secondary)", f64::from(DRAWS) / t1s, "draws/ms", None),
+        Row::spread("rhi-vulkan: recording speed-up, 2 threads vs 1", ratio, "x", None),
+        Row::spread("rhi-vulkan: cost of the checks, 100k push constants + draws through CommandList vs raw ash", checks, "x", Some(&goal)),
+        Row::new("rhi-vulkan: push constants + draw recorded through CommandList", checked_ns, "ns", None),
+        Row::new("rhi-vulkan: push constants + draw recorded with raw ash (unchecked floor)", raw_ns, "ns", None),
+    ];
+    let path = write_rows("rhi-vulkan", &rows).unwrap();
+    println!("wrote {}", path.display());
 }
 
 criterion_group!(benches, bench);
