@@ -30,6 +30,7 @@
 use std::hint::black_box;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use test_support::bench::{write_rows, Row as BenchRow, Spread};
 
 use criterion::Criterion;
 use glam::{Vec2, Vec3, Vec4};
@@ -190,6 +191,8 @@ struct Paired {
     ratio: f64,
     ratio_min: f64,
     ratio_max: f64,
+    /// The same ratios as the summary's range.
+    spread: Spread,
 }
 
 /// Runs `op` (which returns how many particles it had to work on; counting
@@ -208,15 +211,14 @@ fn paired(runs: usize, floor: &mut Floor, mut op: impl FnMut() -> usize) -> Pair
         floor_ns.push(f);
         ratios.push(t / f);
     }
-    let (lo, hi) = ratios
-        .iter()
-        .fold((f64::MAX, f64::MIN), |(lo, hi), &r| (lo.min(r), hi.max(r)));
+    let spread = Spread::of(&ratios).unwrap_or(Spread { median: f64::NAN, min: f64::NAN, max: f64::NAN, n: 0 });
     Paired {
         ns: median(ns),
         floor_ns: median(floor_ns),
-        ratio: median(ratios),
-        ratio_min: lo,
-        ratio_max: hi,
+        ratio: spread.median,
+        ratio_min: spread.min,
+        ratio_max: spread.max,
+        spread,
     }
 }
 
@@ -226,6 +228,8 @@ struct Row {
     unit: &'static str,
     /// `<=` goal, where the issue sets one.
     at_most: Option<f64>,
+    /// The per-pair ratios `value` is the median of.
+    range: Option<Spread>,
 }
 
 impl Row {
@@ -235,7 +239,13 @@ impl Row {
             value,
             unit,
             at_most: None,
+            range: None,
         }
+    }
+
+    /// The median ratio of `p`'s pairs, with their range.
+    fn ratio(name: &str, p: &Paired) -> Row {
+        Row { range: Some(p.spread), ..Row::new(name, p.ratio, "x") }
     }
 }
 
@@ -301,24 +311,19 @@ fn report() {
         ),
         Row {
             at_most: Some(3.0),
-            ..Row::new(
-                "tick vs SoA floor (1M particles, 1 thread)",
-                tick.ratio,
-                "x",
-            )
+            ..Row::ratio("tick vs SoA floor (1M particles, 1 thread)", &tick)
         },
         Row::new(
             &format!("tick, parallel (1M particles, {threads} threads)"),
             parallel.ns,
             ns,
         ),
-        Row::new(
+        Row::ratio(
             &format!("parallel tick vs 1-thread SoA floor (1M particles, {threads} threads)"),
-            parallel.ratio,
-            "x",
+            &parallel,
         ),
         Row::new("dynamic-data copy (1M particles)", copy.ns, ns),
-        Row { at_most: Some(3.0), ..Row::new("dynamic-data copy vs SoA floor", copy.ratio, "x") },
+        Row { at_most: Some(3.0), ..Row::ratio("dynamic-data copy vs SoA floor", &copy) },
         Row::new(
             "dynamic-data copy, fresh allocations, no SnapshotPool (1M particles)",
             fresh_ns,
@@ -329,7 +334,7 @@ fn report() {
             sorted.ns,
             ns,
         ),
-        Row::new("sprite conversion sorted vs SoA floor (the sort is O(n log n): context)", sorted.ratio, "x"),
+        Row::ratio("sprite conversion sorted vs SoA floor (the sort is O(n log n): context)", &sorted),
         Row::new(
             "sprite conversion, unsorted (1M particles)",
             unsorted.ns,
@@ -337,7 +342,7 @@ fn report() {
         ),
         Row {
             at_most: Some(3.0),
-            ..Row::new("sprite conversion unsorted vs SoA floor", unsorted.ratio, "x")
+            ..Row::ratio("sprite conversion unsorted vs SoA floor", &unsorted)
         },
         Row::new(
             "frame: tick + copy + unsorted conversion (1M particles, 1 thread)",
@@ -374,29 +379,17 @@ fn report() {
         );
     }
 
-    let json_rows: Vec<String> = rows
+    let rows: Vec<BenchRow> = rows
         .iter()
         .map(|r| {
-            let (goal, met) = match r.at_most {
-                Some(g) => (format!("\"<= {g}\""), format!("{}", r.value <= g)),
-                None => ("null".into(), "null".into()),
-            };
-            format!(
-                "  {{\"name\": \"{}\", \"value\": {:.4}, \"unit\": \"{}\", \"goal\": {goal}, \"met\": {met}}}",
-                r.name, r.value, r.unit
-            )
+            let goal = r.at_most.map(|g| format!("<= {g}"));
+            let row = BenchRow::new(r.name.clone(), r.value, r.unit, goal.as_deref());
+            BenchRow { range: r.range, ..row }
         })
         .collect();
-    let json = format!("{{\"rows\": [\n{}\n]}}\n", json_rows.join(",\n"));
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target"));
-    let dir = target.join("bench");
-    match std::fs::create_dir_all(&dir)
-        .and_then(|_| std::fs::write(dir.join("particles.json"), &json))
-    {
-        Ok(()) => println!("wrote {}", dir.join("particles.json").display()),
-        Err(e) => eprintln!("could not write {}: {e}", dir.display()),
+    match write_rows("particles", &rows) {
+        Ok(path) => println!("wrote {}", path.display()),
+        Err(e) => eprintln!("could not write particles.json: {e}"),
     }
 }
 
