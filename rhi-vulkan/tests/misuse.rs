@@ -533,3 +533,23 @@ fn immediate_submissions_reuse_their_command_buffers() {
     device.wait_idle().unwrap();
     assert_clean(&device);
 }
+
+#[test]
+fn a_transfer_only_texture_gets_no_view() {
+    // Found by the property test: Vulkan forbids views of images no shader
+    // or pass can see, and the RHI made one for every texture.
+    let device = device();
+    let usage = TextureUsage::TRANSFER_SRC | TextureUsage::TRANSFER_DST;
+    let t = device.create_texture(&TextureDesc { usage, ..TextureDesc::sampled("staging image", 32, 32, Format::Rgba8Unorm) }).unwrap();
+    let b = device.create_buffer(&BufferDesc::gpu_only("texels", 32 * 32 * 4, BufferUsage::TRANSFER_SRC)).unwrap();
+    device
+        .immediate(|cmd| {
+            cmd.texture_barrier(t, TextureState::Undefined, TextureState::TransferDst)?;
+            cmd.copy_buffer_to_texture(b, 0, t)
+        })
+        .unwrap();
+    device.destroy_texture(t);
+    device.destroy_buffer(b);
+    device.wait_idle().unwrap();
+    assert_clean(&device);
+}
