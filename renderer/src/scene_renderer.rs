@@ -10,16 +10,19 @@
 //!                 each pass split into chunks recorded as secondaries (rayon)
 //! 6 Submit        one primary; wait; optional readback
 //! ```
-//! Order is deterministic: visibility chunks and merged draws are
-//! concatenated in order and secondaries execute in pass order, so the image
-//! and the draw lists do not depend on the thread count.
+//! Order is deterministic: visibility chunks, pass-setup tasks and recorded
+//! chunks are concatenated in order, every pass draws in the order of
+//! `mesh_pass::sort` (a key ending with the primitive slot; bucket ranks
+//! independent of handle numbering), the id stream is written in that draw
+//! order and secondaries execute in pass order — so the image and the draw
+//! lists do not depend on the thread count or on which path built them.
 
 pub use crate::frame_resources::DynamicBufferRing;
 use crate::cvars::{self, ConsoleVariables};
 use crate::error::Result;
 use crate::frame_resources::{PerFrameBuffer, ViewUniformData, VIEW_UNIFORM_SIZE};
 use crate::mesh_pass::*;
-use crate::scene::{compute_visibility, flags, Light, MeshElementCollector, Scene, ViewVisibility, MAX_POINT_LIGHTS, NO_BUCKET};
+use crate::scene::{compute_visibility, flags, Light, MeshElementCollector, Scene, ViewVisibility, MAX_POINT_LIGHTS};
 use crate::stats::{FrameStats, PassStats};
 use crate::submit::{record_pass, PassBindings};
 use crate::view::{SceneView, ViewFamily};
@@ -31,34 +34,40 @@ use std::hash::{Hash, Hasher};
 use std::time::Instant;
 
 /// Commands of this frame: the scene's buckets plus dynamic ones.
+///
+/// A dynamic command equal to a scene bucket's uses that bucket (and merges
+/// with its cached primitives); the others get ids after the scene's, ranked
+/// after every scene bucket in the order they are first built (primitive
+/// order, as the dynamic elements are collected by slot).
 pub(crate) struct FrameCommands<'a> {
     pub scene: &'a Scene,
     base: u32,
     pub dynamic: Vec<MeshDrawCommand>,
-    lookup: HashMap<MeshDrawCommand, u32>,
-    pub ranks: Vec<u32>,
+    lookup: HashMap<MeshDrawCommand, BucketId>,
+    /// Draw-order rank of every bucket id of the frame.
+    pub ranks: Vec<DrawRank>,
 }
 
 impl<'a> FrameCommands<'a> {
-    pub fn get(&self, bucket: u32) -> &MeshDrawCommand {
-        if bucket < self.base {
+    pub fn get(&self, bucket: BucketId) -> &MeshDrawCommand {
+        if bucket.0 < self.base {
             self.scene.command(bucket).expect("live bucket")
         } else {
-            &self.dynamic[(bucket - self.base) as usize]
+            &self.dynamic[(bucket.0 - self.base) as usize]
         }
     }
 
-    fn id_of(&mut self, cmd: MeshDrawCommand) -> u32 {
+    fn id_of(&mut self, cmd: MeshDrawCommand) -> BucketId {
         if let Some(id) = self.scene.buckets.find(&cmd) {
             return id;
         }
         if let Some(&id) = self.lookup.get(&cmd) {
             return id;
         }
-        let id = self.base + self.dynamic.len() as u32;
+        let id = BucketId(self.base + self.dynamic.len() as u32);
         self.dynamic.push(cmd.clone());
         self.lookup.insert(cmd, id);
-        self.ranks.push(id);
+        self.ranks.push(DrawRank(id.0));
         id
     }
 }
@@ -69,7 +78,8 @@ pub(crate) struct PassDrawList {
     /// Index into the frame's views (the shadow view comes last).
     pub view: usize,
     pub draws: Vec<MergedDraw>,
-    pub ids: Vec<u32>,
+    /// The pass's id stream: its primitives in draw order.
+    pub ids: Vec<PrimitiveSlot>,
     pub commands_before_merge: u64,
     /// Offset of `ids` in the frame's id stream.
     pub id_base: u32,
@@ -250,7 +260,8 @@ impl SceneRenderer {
         let t_setup = Instant::now();
 
         // 4. Uploads (id streams and view uniforms; scene data went up in step 1).
-        let mut all_ids: Vec<u32> = Vec::new();
+        // The id streams of every pass, in list order, each in draw order.
+        let mut all_ids: Vec<PrimitiveSlot> = Vec::new();
         for l in &mut lists {
             l.id_base = all_ids.len() as u32;
             all_ids.extend_from_slice(&l.ids);
@@ -430,11 +441,12 @@ impl SceneRenderer {
         let mut dynamic_lists: HashMap<(usize, MeshPass), Vec<VisibleCommand>> = HashMap::new();
         let mut dynamic_built = 0u64;
         let dynamic_mask = if force_dynamic { flags::DYNAMIC | flags::STATIC } else { flags::DYNAMIC };
-        let mut by_slot: std::collections::BTreeMap<u32, (Vec<bool>, Vec<u8>)> = Default::default();
+        // By slot: dynamic commands are built, and their lists filled, in primitive order.
+        let mut by_slot: std::collections::BTreeMap<PrimitiveSlot, (Vec<bool>, Vec<u8>)> = Default::default();
         let scan_dynamic = force_dynamic || scene.dynamic_primitive_count() > 0;
         for (vi, vis) in visibility.iter().enumerate().filter(|_| scan_dynamic) {
             for (k, &s) in vis.visible.iter().enumerate() {
-                if scene.flags[s as usize] & dynamic_mask != 0 {
+                if scene.flags[s.index()] & dynamic_mask != 0 {
                     let e = by_slot.entry(s).or_insert_with(|| (vec![false; views.len()], vec![0; views.len()]));
                     e.0[vi] = true;
                     e.1[vi] = vis.lods[k];
@@ -443,16 +455,16 @@ impl SceneRenderer {
         }
         let view_refs: Vec<&SceneView> = views.iter().collect();
         for (&s, (vis_flags, lods)) in &by_slot {
-            let proxy = scene.proxy_at(s).expect("visible slot has a proxy");
+            let proxy = scene.proxy_at(s.0).expect("visible slot has a proxy");
             let mut collector = MeshElementCollector { batches: Vec::new(), device, dynamic: &mut self.dynamic, frame: frame.as_deref_mut(), cvars };
-            let is_dynamic = scene.flags[s as usize] & flags::DYNAMIC != 0;
+            let is_dynamic = scene.flags[s.index()] & flags::DYNAMIC != 0;
             if is_dynamic {
                 proxy.get_dynamic_mesh_elements(&view_refs, vis_flags, &mut collector);
             }
-            if force_dynamic && scene.flags[s as usize] & flags::STATIC != 0 {
+            if force_dynamic && scene.flags[s.index()] & flags::STATIC != 0 {
                 let mut batches = Vec::new();
                 proxy.draw_static_elements(&mut batches);
-                let mirrored = scene.transforms[s as usize].determinant() < 0.0;
+                let mirrored = scene.transforms[s.index()].determinant() < 0.0;
                 for (vi, _) in vis_flags.iter().enumerate().filter(|(_, v)| **v) {
                     for b in batches.iter().filter(|b| b.lod_index == lods[vi]) {
                         let mut b = b.clone();
@@ -469,7 +481,7 @@ impl SceneRenderer {
                     if let Some(cmd) = build_mesh_draw_command(pass, &batch, device, &scene.materials, &self.pipelines)? {
                         dynamic_built += 1;
                         let bucket = commands.id_of(cmd);
-                        let sort_key = distance_key(scene.spheres[s as usize].truncate().distance(views[vi].origin));
+                        let sort_key = distance_key(scene.spheres[s.index()].truncate().distance(views[vi].origin));
                         dynamic_lists.entry((vi, pass)).or_default().push(VisibleCommand { bucket, primitive: s, sort_key });
                     }
                 }
@@ -479,33 +491,27 @@ impl SceneRenderer {
 
         // 3. Pass setup: gather, sort, merge; one task per (view, pass).
         let tasks: Vec<(usize, MeshPass)> = (0..views.len()).flat_map(|vi| passes_of(vi).into_iter().map(move |p| (vi, p))).collect();
-        // Draw order → bucket, for the direct path below.
-        let mut bucket_of_rank = vec![0u32; commands.ranks.len()];
+        // Draw order → bucket, for the fast path below.
+        let mut bucket_of_rank = vec![BucketId(0); commands.ranks.len()];
         for (bucket, &rank) in commands.ranks.iter().enumerate() {
-            bucket_of_rank[rank as usize] = bucket as u32;
+            bucket_of_rank[rank.index()] = BucketId(bucket as u32);
         }
         let setup = |&(vi, pass): &(usize, MeshPass)| -> PassDrawList {
             let vis = &visibility[vi];
-            if !force_dynamic && pass != MeshPass::Translucency && !dynamic_lists.contains_key(&(vi, pass)) {
-                return gather_sort_merge_cached(scene, pass, vi, vis, &commands, &bucket_of_rank, instancing);
-            }
-            let mut visible = Vec::with_capacity(vis.visible.len());
-            if !force_dynamic {
-                gather_cached(scene, pass, vis, &views[vi], &mut visible);
-            }
-            if let Some(d) = dynamic_lists.get(&(vi, pass)) {
-                visible.extend_from_slice(d);
-            }
-            let sorted = if pass == MeshPass::Translucency {
-                let mut v = visible;
-                sort_back_to_front(&mut v, &commands.ranks);
-                v
+            let cache = &scene.cache[pass.index()];
+            let can_merge = |b: BucketId| commands.get(b).can_merge();
+            let dynamic = dynamic_lists.get(&(vi, pass));
+            let (draws, ids) = if !force_dynamic && pass != MeshPass::Translucency && dynamic.is_none() {
+                gather_sort_merge_cached(cache, vis, &commands.ranks, &bucket_of_rank, can_merge, instancing)
             } else {
-                sort_by_bucket(&visible, &commands.ranks)
+                let origin = views[vi].origin;
+                let distance = |slot: PrimitiveSlot| distance_key(scene.spheres[slot.index()].truncate().distance(origin));
+                let translucent = (pass == MeshPass::Translucency).then_some(&distance as &dyn Fn(PrimitiveSlot) -> u32);
+                gather_sort_merge((!force_dynamic).then_some(cache), vis, dynamic.map_or(&[], Vec::as_slice), &commands.ranks, translucent, can_merge, instancing)
             };
-            let (draws, ids) = merge(&sorted, |b| commands.get(b).can_merge(), instancing);
-            PassDrawList { pass, view: vi, draws, ids, commands_before_merge: sorted.len() as u64, id_base: 0 }
+            PassDrawList { pass, view: vi, commands_before_merge: ids.len() as u64, draws, ids, id_base: 0 }
         };
+        // Tasks run in parallel; `collect` keeps them in task order.
         let lists: Vec<PassDrawList> = if parallel_setup { tasks.par_iter().map(setup).collect() } else { tasks.iter().map(setup).collect() };
         let stage_ms = [ms(t_start, t_culled), ms(t_culled, t_views), ms(t_views, Instant::now())];
         Ok(PreparedFrame { views, main_view_count, shadow_view, has_shadow, directional, visibility, lists, commands, dynamic_built, t_views, stage_ms })
@@ -526,100 +532,6 @@ impl SceneRenderer {
 
 fn ms(a: Instant, b: Instant) -> f64 {
     (b - a).as_secs_f64() * 1e3
-}
-
-/// The common case in one go — an opaque pass with only cached commands:
-/// count the visible primitives per bucket, scatter their ids straight into
-/// draw order (a counting sort without the intermediate list) and emit one
-/// draw per bucket. Produces exactly what gather + `sort_by_bucket` + `merge`
-/// produce (the general path, used when dynamic commands are present).
-fn gather_sort_merge_cached(
-    scene: &Scene,
-    pass: MeshPass,
-    view: usize,
-    vis: &ViewVisibility,
-    commands: &FrameCommands<'_>,
-    bucket_of_rank: &[u32],
-    instancing: bool,
-) -> PassDrawList {
-    let cache = &scene.cache[pass.index()];
-    let ranks = &commands.ranks;
-    let mut starts = vec![0u32; ranks.len() + 1];
-    let mut ids = Vec::new();
-    let mut draws = Vec::new();
-    if cache.entries > 0 {
-        let visit = |f: &mut dyn FnMut(u32, u32)| {
-            for (k, &slot) in vis.visible.iter().enumerate() {
-                let e = cache.first[slot as usize];
-                if e.bucket == NO_BUCKET {
-                    continue;
-                }
-                let lod = vis.lods[k];
-                if e.lod == lod {
-                    f(e.bucket, slot);
-                }
-                if e.more {
-                    for x in &cache.extra[&slot] {
-                        if x.lod == lod {
-                            f(x.bucket, slot);
-                        }
-                    }
-                }
-            }
-        };
-        visit(&mut |bucket, _| starts[ranks[bucket as usize] as usize + 1] += 1);
-        for i in 1..starts.len() {
-            starts[i] += starts[i - 1];
-        }
-        ids = vec![0u32; starts[ranks.len()] as usize];
-        let mut next = starts.clone();
-        visit(&mut |bucket, slot| {
-            let n = &mut next[ranks[bucket as usize] as usize];
-            ids[*n as usize] = slot;
-            *n += 1;
-        });
-        for rank in 0..ranks.len() {
-            let (first, count) = (starts[rank], starts[rank + 1] - starts[rank]);
-            if count == 0 {
-                continue;
-            }
-            let bucket = bucket_of_rank[rank];
-            if instancing && commands.get(bucket).can_merge() {
-                draws.push(MergedDraw { bucket, first_instance: first, instance_count: count });
-            } else {
-                draws.extend((first..first + count).map(|i| MergedDraw { bucket, first_instance: i, instance_count: 1 }));
-            }
-        }
-    }
-    let commands_before_merge = ids.len() as u64;
-    PassDrawList { pass, view, draws, ids, commands_before_merge, id_base: 0 }
-}
-
-/// Appends the cached commands of `pass` for the visible primitives.
-fn gather_cached(scene: &Scene, pass: MeshPass, vis: &ViewVisibility, view: &SceneView, out: &mut Vec<VisibleCommand>) {
-    let cache = &scene.cache[pass.index()];
-    if cache.entries == 0 {
-        return;
-    }
-    let translucent = pass == MeshPass::Translucency;
-    for (k, &slot) in vis.visible.iter().enumerate() {
-        let e = cache.first[slot as usize];
-        if e.bucket == NO_BUCKET {
-            continue;
-        }
-        let lod = vis.lods[k];
-        let sort_key = if translucent { distance_key(scene.spheres[slot as usize].truncate().distance(view.origin)) } else { 0 };
-        if e.lod == lod {
-            out.push(VisibleCommand { bucket: e.bucket, primitive: slot, sort_key });
-        }
-        if e.more {
-            for x in &cache.extra[&slot] {
-                if x.lod == lod {
-                    out.push(VisibleCommand { bucket: x.bucket, primitive: slot, sort_key });
-                }
-            }
-        }
-    }
 }
 
 /// An orthographic view from the light that covers the casters' bounding

@@ -144,7 +144,7 @@ fn record_draws(
             last_index = c.index_buffer;
         }
         if c.push_constants {
-            let push = [c.material_index, list.ids[d.first_instance as usize], 0, 0];
+            let push = [c.material_index, list.ids[d.first_instance as usize].0, 0, 0];
             cmd.push_constants(0, bytemuck::cast_slice(&push))?;
         }
         if let Some((buffer, offset)) = c.indirect {

@@ -5,32 +5,77 @@
 //! the same mesh section and material therefore build *equal* commands, which
 //! is what lets the state buckets deduplicate them and the merge turn them
 //! into one instanced draw.
+//!
+//! # The merge contract
+//!
+//! Two visible commands become one instanced draw exactly when
+//!
+//! 1. they are **equal** — every field below, compared whole (`Eq`/`Hash`),
+//!    so they share one state bucket ([`super::StateBuckets`]);
+//! 2. they are **adjacent in draw order** ([`super::sort`]): in opaque
+//!    passes, sorted by (bucket rank, primitive slot), all of a bucket's
+//!    visible commands are, so a mergeable bucket is one draw per pass;
+//!    back-to-front translucency merges only runs that the distances leave
+//!    together;
+//! 3. the command [can merge](MeshDrawCommand::can_merge): it reads
+//!    primitive ids from the per-instance id stream, draws one instance, and
+//!    is not indirect;
+//! 4. `r.MeshDrawCommands.DynamicInstancing` is on.
+//!
+//! The merged draw is then the command's draw with `instance_count` = the
+//! run's length and `first_instance` = the run's offset in the pass's id
+//! stream; the vertex shader finds each instance's primitive through that
+//! stream. Anything that differs per primitive must therefore come from
+//! the GPU scene through the id, never from a field here: a field holding
+//! per-primitive data would make every command distinct and end merging.
+//! (Bevy's `BatchMeta` plays the same part: the fields two phase items
+//! must share to batch.)
+//!
+//! What each field means for the draw, and so why it must match:
 
 use crate::vertex_factory::MAX_VERTEX_STREAMS;
 use rhi_vulkan::{BufferHandle, IndexFormat, PipelineHandle};
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct MeshDrawCommand {
+    /// The graphics pipeline: pass shader + vertex factory + material
+    /// shader, blend, two-sidedness, winding, depth state. Bound per draw;
+    /// instances of one draw share it. Also the first draw-order group.
     pub pipeline: PipelineHandle,
+    /// The vertex factory's streams (buffer, byte offset) in binding order.
+    /// Instances of one draw read the same vertices, so the mesh (and LOD)
+    /// must be the same.
     pub streams: [Option<(BufferHandle, u64)>; MAX_VERTEX_STREAMS],
     /// Binding slot of the renderer's per-instance primitive-id stream, when
-    /// the vertex factory reads ids from it (such commands can merge).
+    /// the vertex factory reads ids from it. `None`: the factory finds its
+    /// primitive another way (the push constant), so the command cannot
+    /// merge — a merged draw has one push constant for all its instances.
     pub id_stream_slot: Option<u32>,
+    /// Index buffer and format; `None` draws non-indexed.
     pub index_buffer: Option<(BufferHandle, IndexFormat)>,
+    /// The section's range: first index, index (or vertex) count and base
+    /// vertex. Instances of one draw draw the same range.
     pub first_index: u32,
     pub count: u32,
     pub base_vertex: i32,
+    /// Instances the proxy itself asks for (an instanced static mesh); 1 for
+    /// ordinary meshes. Only 1 can merge: merging sets the instance count
+    /// to the number of primitives.
     pub instance_count: u32,
+    /// Indexed-indirect arguments (buffer, byte offset) instead of `count` /
+    /// `instance_count`: the GPU decides the draw, so it cannot merge.
     pub indirect: Option<(BufferHandle, u64)>,
-    /// Index into the material table (push constant).
+    /// Index into the material table (push constant): the material's
+    /// parameters. One push constant per draw, so one material per draw.
     pub material_index: u32,
-    /// Whether the pipeline reads the draw push constants.
+    /// Whether the pipeline reads the draw push constants (material index,
+    /// and the primitive id for factories without an id stream).
     pub push_constants: bool,
 }
 
 impl MeshDrawCommand {
     /// Whether several primitives' copies of this command can become one
-    /// instanced draw.
+    /// instanced draw (rule 3 of the merge contract).
     pub fn can_merge(&self) -> bool {
         self.id_stream_slot.is_some() && self.instance_count == 1 && self.indirect.is_none()
     }

@@ -1,44 +1,69 @@
-//! Sorting a pass's visible commands.
+//! Sorting a pass's visible commands into draw order.
 //!
-//! Opaque passes sort by state bucket (in draw-order rank) with a counting
-//! sort: O(n), stable, so within a bucket primitives stay in the order they
-//! were gathered (primitive index order) and the result is deterministic.
-//! Translucency sorts back to front by view distance.
+//! # The draw-order contract
+//!
+//! A pass draws its (bucket, primitive) pairs in the order of a sort key
+//! that ends with the primitive's slot, so the order is a function of the
+//! scene alone — never of the thread count, the chunking of parallel work,
+//! or whether the cached fast path or the general path built the list:
+//!
+//! | pass | sort key |
+//! | --- | --- |
+//! | opaque (depth, shadow, base, wireframe) | (bucket rank, primitive slot) |
+//! | translucency | (distance key descending, bucket rank, primitive slot) |
+//!
+//! Bucket ranks come from [`super::StateBuckets::ranks`] (scene buckets;
+//! see that module for what orders them) followed by the frame's dynamic
+//! buckets in the order they were first built. Ties left after the slot (a
+//! primitive with two sections of one command) keep gather order: a slot's
+//! cached entries in cache order, then its dynamic ones in collection order.
+//! Everything that builds a list in parallel (culling chunks, pass-setup
+//! tasks, recording chunks) concatenates its parts in order, and a pass's
+//! primitive ids go to the id stream in this draw order.
+//!
+//! The opaque sort is a counting sort on the rank: O(n) and stable, so it
+//! needs its input in primitive order (which gathering in visibility order
+//! gives).
+
+use super::{BucketId, DrawRank, PrimitiveSlot};
 
 /// One visible (command, primitive) pair of a pass.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct VisibleCommand {
-    pub bucket: u32,
-    /// Primitive index in the GPU scene.
-    pub primitive: u32,
+    pub bucket: BucketId,
+    pub primitive: PrimitiveSlot,
     /// Translucency sort key (larger = farther); 0 for opaque passes.
     pub sort_key: u32,
 }
 
 /// Stable counting sort by `rank[bucket]`; `rank` must cover every bucket.
-pub fn sort_by_bucket(commands: &[VisibleCommand], rank: &[u32]) -> Vec<VisibleCommand> {
+/// With `commands` in primitive order (as gathered), the result is in
+/// (rank, primitive) order: the opaque draw order.
+pub fn sort_by_bucket(commands: &[VisibleCommand], rank: &[DrawRank]) -> Vec<VisibleCommand> {
+    debug_assert!(commands.windows(2).all(|w| w[0].primitive <= w[1].primitive), "gathered in primitive order");
     let mut counts = vec![0u32; rank.len() + 1];
     for c in commands {
-        counts[rank[c.bucket as usize] as usize + 1] += 1;
+        counts[rank[c.bucket.index()].index() + 1] += 1;
     }
     for i in 1..counts.len() {
         counts[i] += counts[i - 1];
     }
-    let mut out = vec![VisibleCommand { bucket: 0, primitive: 0, sort_key: 0 }; commands.len()];
+    let mut out = vec![VisibleCommand { bucket: BucketId(0), primitive: PrimitiveSlot(0), sort_key: 0 }; commands.len()];
     for c in commands {
-        let slot = &mut counts[rank[c.bucket as usize] as usize];
+        let slot = &mut counts[rank[c.bucket.index()].index()];
         out[*slot as usize] = *c;
         *slot += 1;
     }
     out
 }
 
-/// Back to front: larger sort key first; ties by bucket rank, then primitive.
-pub fn sort_back_to_front(commands: &mut [VisibleCommand], rank: &[u32]) {
+/// Back to front: larger sort key first; ties by bucket rank, then primitive
+/// (ranks are distinct per bucket, so what ties after that is identical).
+pub fn sort_back_to_front(commands: &mut [VisibleCommand], rank: &[DrawRank]) {
     commands.sort_unstable_by(|a, b| {
         b.sort_key
             .cmp(&a.sort_key)
-            .then(rank[a.bucket as usize].cmp(&rank[b.bucket as usize]))
+            .then(rank[a.bucket.index()].cmp(&rank[b.bucket.index()]))
             .then(a.primitive.cmp(&b.primitive))
     });
 }
@@ -46,4 +71,68 @@ pub fn sort_back_to_front(commands: &mut [VisibleCommand], rank: &[u32]) {
 /// A distance as a sort key that orders like the float (non-negative input).
 pub fn distance_key(distance: f32) -> u32 {
     distance.max(0.0).to_bits()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn c(bucket: u32, primitive: u32, sort_key: u32) -> VisibleCommand {
+        VisibleCommand { bucket: BucketId(bucket), primitive: PrimitiveSlot(primitive), sort_key }
+    }
+
+    fn ranks(r: &[u32]) -> Vec<DrawRank> {
+        r.iter().copied().map(DrawRank).collect()
+    }
+
+    #[test]
+    fn opaque_order_is_rank_then_primitive() {
+        let sorted = sort_by_bucket(&[c(0, 1, 0), c(2, 2, 0), c(1, 3, 0), c(0, 4, 0), c(2, 7, 0)], &ranks(&[2, 1, 0]));
+        assert_eq!(sorted, vec![c(2, 2, 0), c(2, 7, 0), c(1, 3, 0), c(0, 1, 0), c(0, 4, 0)]);
+        assert!(sort_by_bucket(&[], &ranks(&[0])).is_empty());
+    }
+
+    #[test]
+    fn translucent_order_is_far_first_then_rank_then_primitive() {
+        let mut v = vec![c(0, 5, 10), c(1, 1, 30), c(0, 2, 30), c(1, 0, 10), c(1, 3, 30)];
+        sort_back_to_front(&mut v, &ranks(&[1, 0]));
+        assert_eq!(v, vec![c(1, 1, 30), c(1, 3, 30), c(0, 2, 30), c(1, 0, 10), c(0, 5, 10)]);
+    }
+
+    #[test]
+    fn distance_keys_order_like_the_distances() {
+        assert!(distance_key(2.0) > distance_key(1.5));
+        assert!(distance_key(1e-30) > distance_key(0.0));
+        assert_eq!(distance_key(-3.0), distance_key(0.0));
+    }
+
+    proptest! {
+        /// Both sorts equal a comparison sort on the documented key.
+        #[test]
+        fn sorts_follow_the_documented_keys(
+            raw in proptest::collection::vec((0u32..16, 0u32..200, 0u32..8), 0..300),
+            seed in any::<u64>(),
+        ) {
+            let mut rank: Vec<u32> = (0..16).collect();
+            // A permutation of the ranks from the seed.
+            let mut s = seed;
+            for i in (1..rank.len()).rev() {
+                s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                rank.swap(i, (s >> 33) as usize % (i + 1));
+            }
+            let rank = ranks(&rank);
+            let mut input: Vec<VisibleCommand> = raw.iter().map(|&(b, p, k)| c(b, p, k)).collect();
+            input.sort_by_key(|c| c.primitive);
+            let opaque = sort_by_bucket(&input, &rank);
+            let mut expected = input.clone();
+            expected.sort_by_key(|c| (rank[c.bucket.index()], c.primitive));
+            prop_assert_eq!(opaque, expected);
+            let mut translucent = input.clone();
+            sort_back_to_front(&mut translucent, &rank);
+            let mut expected = input.clone();
+            expected.sort_by_key(|c| (std::cmp::Reverse(c.sort_key), rank[c.bucket.index()], c.primitive));
+            prop_assert_eq!(translucent, expected);
+        }
+    }
 }

@@ -13,5 +13,7 @@ pub use gpu_scene::{GpuScene, PrimitiveGpuData};
 pub use light::{DirectionalLight, Light, LightId, PointLight, MAX_POINT_LIGHTS};
 pub use proxy::{MeshElementCollector, PrimitiveSceneProxy, ProxyUpdateContext, ViewRelevance};
 pub use scene::{PrimitiveId, Scene, SceneCounters};
-pub(crate) use scene::{flags, NO_BUCKET};
+pub(crate) use scene::{flags, PassCache};
+#[cfg(test)]
+pub(crate) use scene::CachedEntry;
 pub(crate) use visibility::{compute_visibility, ViewVisibility};

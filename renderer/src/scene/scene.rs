@@ -14,7 +14,7 @@ use super::proxy::{PrimitiveSceneProxy, ProxyUpdateContext};
 use crate::error::{RendererError, Result};
 use crate::material::{Material, MaterialChange, MaterialId, MaterialRegistry};
 use crate::math::Bounds;
-use crate::mesh_pass::{build_mesh_draw_command, MeshBatch, MeshDrawCommand, MeshPass, PipelineLibrary, StateBuckets};
+use crate::mesh_pass::{build_mesh_draw_command, BucketId, MeshBatch, MeshDrawCommand, MeshPass, PipelineLibrary, PrimitiveSlot, StateBuckets};
 use crate::view::SceneView;
 use glam::{Mat4, Vec4};
 use rayon::prelude::*;
@@ -48,25 +48,24 @@ pub(crate) mod flags {
     pub const TRANSLUCENT: u32 = 64;
 }
 
-pub(crate) const NO_BUCKET: u32 = u32::MAX;
-
 /// One cached command of a slot in a pass.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct CachedEntry {
-    pub bucket: u32,
+    /// [`BucketId::NONE`] when the slot has no command in the pass.
+    pub bucket: BucketId,
     pub lod: u8,
     /// More entries for this slot in `PassCache::extra`.
     pub more: bool,
 }
 
-const EMPTY: CachedEntry = CachedEntry { bucket: NO_BUCKET, lod: 0, more: false };
+const EMPTY: CachedEntry = CachedEntry { bucket: BucketId::NONE, lod: 0, more: false };
 
 /// A pass's cached commands, per slot: the first inline (most primitives
 /// have one section), the rest in `extra`.
 #[derive(Default)]
 pub(crate) struct PassCache {
     pub first: Vec<CachedEntry>,
-    pub extra: HashMap<u32, Vec<CachedEntry>>,
+    pub extra: HashMap<PrimitiveSlot, Vec<CachedEntry>>,
     /// Entries in the pass; a pass with none is not gathered at all.
     pub entries: usize,
 }
@@ -77,7 +76,7 @@ struct PrimitiveSceneInfo {
     local_bounds: Bounds,
     lod_screen_sizes: Vec<f32>,
     /// Buckets this primitive holds a reference to.
-    cached: Vec<u32>,
+    cached: Vec<BucketId>,
 }
 
 /// Figures of the updates applied this frame.
@@ -282,7 +281,7 @@ impl Scene {
         let Some(&slot) = self.ids.get(&id) else { return 0 };
         let cache = &self.cache[pass.index()];
         let first = cache.first.get(slot as usize).copied().unwrap_or(EMPTY);
-        usize::from(first.bucket != NO_BUCKET) + cache.extra.get(&slot).map_or(0, Vec::len)
+        usize::from(first.bucket != BucketId::NONE) + cache.extra.get(&PrimitiveSlot(slot)).map_or(0, Vec::len)
     }
 
     /// Primitives drawn through the dynamic path.
@@ -302,8 +301,19 @@ impl Scene {
         self.infos[slot as usize].as_ref().map(|i| i.lod_screen_sizes.as_slice()).unwrap_or(&[])
     }
 
-    pub(crate) fn command(&self, bucket: u32) -> Option<&MeshDrawCommand> {
+    pub(crate) fn command(&self, bucket: BucketId) -> Option<&MeshDrawCommand> {
         self.buckets.get(bucket)
+    }
+
+    /// A slot with only culling data (bounding sphere, flags, draw
+    /// distance) and no proxy, for the visibility unit tests.
+    #[cfg(test)]
+    pub(crate) fn push_culling_slot(&mut self, sphere: Vec4, flags: u32, max_draw_distance: f32) -> u32 {
+        let slot = self.alloc_slot();
+        self.spheres[slot as usize] = sphere;
+        self.flags[slot as usize] = flags;
+        self.max_draw_distance[slot as usize] = max_draw_distance;
+        slot
     }
 
     // ----- applying -----
@@ -385,7 +395,10 @@ impl Scene {
             }
         }
         if std::mem::take(&mut self.recache_all) {
-            let slots: Vec<u32> = self.ids.values().copied().collect();
+            // In slot order: the buckets are born in the order they are
+            // acquired, and their births order the draws.
+            let mut slots: Vec<u32> = self.ids.values().copied().collect();
+            slots.sort_unstable();
             for &slot in &slots {
                 self.uncache(slot);
             }
@@ -530,11 +543,11 @@ impl Scene {
                 let cache = &mut self.cache[pass.index()];
                 cache.entries += 1;
                 let first = &mut cache.first[slot as usize];
-                if first.bucket == NO_BUCKET {
+                if first.bucket == BucketId::NONE {
                     *first = entry;
                 } else {
                     first.more = true;
-                    cache.extra.entry(slot).or_default().push(entry);
+                    cache.extra.entry(PrimitiveSlot(slot)).or_default().push(entry);
                 }
                 self.infos[slot as usize].as_mut().expect("live slot").cached.push(bucket);
                 self.counters.cached_commands_built += 1;
@@ -549,8 +562,8 @@ impl Scene {
         }
         for cache in &mut self.cache {
             let first = std::mem::replace(&mut cache.first[slot as usize], EMPTY);
-            let extra = cache.extra.remove(&slot).map_or(0, |v| v.len());
-            cache.entries -= usize::from(first.bucket != NO_BUCKET) + extra;
+            let extra = cache.extra.remove(&PrimitiveSlot(slot)).map_or(0, |v| v.len());
+            cache.entries -= usize::from(first.bucket != BucketId::NONE) + extra;
         }
     }
 

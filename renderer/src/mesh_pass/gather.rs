@@ -1,0 +1,242 @@
+//! Pass setup for one (view, pass): gather the visible primitives' commands,
+//! sort them into draw order, merge them into draws.
+//!
+//! Two ways to the same result (the draw order of [`super::sort`]):
+//! - [`gather_sort_merge`], the general path: cached commands plus the
+//!   frame's dynamic ones, sorted by [`sort_by_bucket`] (or back to front),
+//!   merged by [`merge`];
+//! - [`gather_sort_merge_cached`], the fast path for an opaque pass with
+//!   only cached commands: one counting sort straight from the cache into
+//!   the id stream, without the intermediate list.
+//!
+//! The fast path must give exactly the general path's draws and ids; the
+//! property test below checks that on random scenes.
+
+use super::{merge, sort_back_to_front, sort_by_bucket, BucketId, DrawRank, MergedDraw, PrimitiveSlot, VisibleCommand};
+use crate::scene::{PassCache, ViewVisibility};
+
+/// Calls `f(bucket, slot)` for every cached command of `cache` that a
+/// visible primitive draws at its LOD, in visibility (= slot) order, a
+/// slot's entries in cache order.
+fn visit_cached(cache: &PassCache, vis: &ViewVisibility, mut f: impl FnMut(BucketId, PrimitiveSlot)) {
+    if cache.entries == 0 {
+        return;
+    }
+    for (k, &slot) in vis.visible.iter().enumerate() {
+        let e = cache.first[slot.index()];
+        if e.bucket == BucketId::NONE {
+            continue;
+        }
+        let lod = vis.lods[k];
+        if e.lod == lod {
+            f(e.bucket, slot);
+        }
+        if e.more {
+            for x in &cache.extra[&slot] {
+                if x.lod == lod {
+                    f(x.bucket, slot);
+                }
+            }
+        }
+    }
+}
+
+/// The fast path — an opaque pass with only cached commands: count the
+/// visible primitives per bucket, scatter their ids straight into draw order
+/// (a counting sort without the intermediate list) and emit one draw per
+/// bucket. `bucket_of_rank` inverts `ranks`.
+pub(crate) fn gather_sort_merge_cached(
+    cache: &PassCache,
+    vis: &ViewVisibility,
+    ranks: &[DrawRank],
+    bucket_of_rank: &[BucketId],
+    can_merge: impl Fn(BucketId) -> bool,
+    instancing: bool,
+) -> (Vec<MergedDraw>, Vec<PrimitiveSlot>) {
+    let mut starts = vec![0u32; ranks.len() + 1];
+    visit_cached(cache, vis, |bucket, _| starts[ranks[bucket.index()].index() + 1] += 1);
+    for i in 1..starts.len() {
+        starts[i] += starts[i - 1];
+    }
+    let mut ids = vec![PrimitiveSlot(0); starts[ranks.len()] as usize];
+    let mut next = starts.clone();
+    // Visiting in slot order and filling each rank's range front to back
+    // orders every range by slot: (rank, primitive), the opaque draw order.
+    visit_cached(cache, vis, |bucket, slot| {
+        let n = &mut next[ranks[bucket.index()].index()];
+        ids[*n as usize] = slot;
+        *n += 1;
+    });
+    let mut draws = Vec::new();
+    for (rank, &bucket) in bucket_of_rank.iter().enumerate() {
+        let (first, count) = (starts[rank], starts[rank + 1] - starts[rank]);
+        if count == 0 {
+            continue;
+        }
+        if instancing && can_merge(bucket) {
+            draws.push(MergedDraw { bucket, first_instance: first, instance_count: count });
+        } else {
+            draws.extend((first..first + count).map(|i| MergedDraw { bucket, first_instance: i, instance_count: 1 }));
+        }
+    }
+    (draws, ids)
+}
+
+/// The general path: `cache`'s commands for the visible primitives (none
+/// without a cache: everything came through the dynamic path) and the
+/// frame's `dynamic` commands of this (view, pass), in primitive order, are
+/// interleaved by primitive, sorted into draw order — back to front by
+/// `translucent(slot)` for cached commands when given — and merged.
+pub(crate) fn gather_sort_merge(
+    cache: Option<&PassCache>,
+    vis: &ViewVisibility,
+    dynamic: &[VisibleCommand],
+    ranks: &[DrawRank],
+    translucent: Option<&dyn Fn(PrimitiveSlot) -> u32>,
+    can_merge: impl Fn(BucketId) -> bool,
+    instancing: bool,
+) -> (Vec<MergedDraw>, Vec<PrimitiveSlot>) {
+    debug_assert!(dynamic.windows(2).all(|w| w[0].primitive <= w[1].primitive), "dynamic commands in primitive order");
+    let mut visible = Vec::with_capacity(vis.visible.len() + dynamic.len());
+    let mut dynamic = dynamic.iter().peekable();
+    if let Some(cache) = cache {
+        visit_cached(cache, vis, |bucket, primitive| {
+            // Dynamic commands of earlier primitives go first: the list stays in
+            // primitive order (a slot's cached commands before its dynamic ones).
+            while let Some(d) = dynamic.next_if(|d| d.primitive < primitive) {
+                visible.push(*d);
+            }
+            let sort_key = translucent.map_or(0, |key| key(primitive));
+            visible.push(VisibleCommand { bucket, primitive, sort_key });
+        });
+    }
+    visible.extend(dynamic);
+    let sorted = if translucent.is_some() {
+        sort_back_to_front(&mut visible, ranks);
+        visible
+    } else {
+        sort_by_bucket(&visible, ranks)
+    };
+    merge(&sorted, can_merge, instancing)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scene::CachedEntry;
+    use proptest::prelude::*;
+
+    /// A pass cache with `entries[slot]` as each slot's (bucket, LOD) entries.
+    fn cache(entries: &[Vec<(u32, u8)>]) -> PassCache {
+        let mut cache = PassCache::default();
+        for (slot, list) in entries.iter().enumerate() {
+            let mut first = CachedEntry { bucket: BucketId::NONE, lod: 0, more: false };
+            for (i, &(bucket, lod)) in list.iter().enumerate() {
+                let e = CachedEntry { bucket: BucketId(bucket), lod, more: false };
+                cache.entries += 1;
+                if i == 0 {
+                    first = e;
+                } else {
+                    first.more = true;
+                    cache.extra.entry(PrimitiveSlot(slot as u32)).or_default().push(e);
+                }
+            }
+            cache.first.push(first);
+        }
+        cache
+    }
+
+    /// Per slot its cache entries (bucket, LOD); per slot its visible LOD;
+    /// the ranks of the buckets; which buckets can merge; instancing on.
+    type RandomScene = (Vec<Vec<(u32, u8)>>, Vec<Option<u8>>, Vec<u32>, u32, bool);
+
+    fn scene_strategy() -> impl Strategy<Value = RandomScene> {
+        (1usize..120, 1u32..10).prop_flat_map(|(slots, buckets)| {
+            (
+                proptest::collection::vec(proptest::collection::vec((0..buckets, 0u8..2), 0..4), slots),
+                proptest::collection::vec(proptest::option::of(0u8..2), slots),
+                Just((0..buckets).collect::<Vec<u32>>()).prop_shuffle(),
+                any::<u32>(),
+                any::<bool>(),
+            )
+        })
+    }
+
+    fn visibility(visible: &[Option<u8>]) -> ViewVisibility {
+        let mut vis = ViewVisibility::default();
+        for (slot, lod) in visible.iter().enumerate() {
+            if let Some(lod) = lod {
+                vis.visible.push(PrimitiveSlot(slot as u32));
+                vis.lods.push(*lod);
+            }
+        }
+        vis
+    }
+
+    fn inverse(ranks: &[DrawRank]) -> Vec<BucketId> {
+        let mut of_rank = vec![BucketId(0); ranks.len()];
+        for (bucket, rank) in ranks.iter().enumerate() {
+            of_rank[rank.index()] = BucketId(bucket as u32);
+        }
+        of_rank
+    }
+
+    proptest! {
+        /// Random scenes (slots with several cached commands at several
+        /// LODs, random visibility, bucket ranks and mergeability): the fast
+        /// path gives exactly the general path's draws and id stream.
+        #[test]
+        fn the_cached_fast_path_gives_the_general_paths_draws((entries, visible, rank_perm, mergeable, instancing) in scene_strategy()) {
+            let cache = cache(&entries);
+            let vis = visibility(&visible);
+            let ranks: Vec<DrawRank> = rank_perm.iter().copied().map(DrawRank).collect();
+            let can = |b: BucketId| mergeable & (1 << b.0) != 0;
+            let fast = gather_sort_merge_cached(&cache, &vis, &ranks, &inverse(&ranks), can, instancing);
+            let general = gather_sort_merge(Some(&cache), &vis, &[], &ranks, None, can, instancing);
+            prop_assert_eq!(&fast, &general);
+            // And the draw order is (rank, primitive).
+            let order: Vec<(DrawRank, PrimitiveSlot)> = fast.0.iter().flat_map(|d| {
+                let ranks = &ranks;
+                let ids = &fast.1;
+                (d.first_instance..d.first_instance + d.instance_count).map(move |i| (ranks[d.bucket.index()], ids[i as usize]))
+            }).collect();
+            prop_assert!(order.windows(2).all(|w| w[0] <= w[1]));
+        }
+
+        /// Cached and dynamic commands together are in (rank, primitive)
+        /// order too, wherever the dynamic primitives fall among the cached.
+        #[test]
+        fn cached_and_dynamic_commands_sort_by_rank_then_primitive(
+            (entries, visible, rank_perm, mergeable, instancing) in scene_strategy(),
+            dynamic in proptest::collection::vec((0u32..130, 0u32..10), 0..40),
+        ) {
+            let cache = cache(&entries);
+            let vis = visibility(&visible);
+            let buckets = rank_perm.len() as u32;
+            let ranks: Vec<DrawRank> = rank_perm.iter().copied().map(DrawRank).collect();
+            let mut dynamic: Vec<VisibleCommand> = dynamic.iter().map(|&(p, b)| VisibleCommand { bucket: BucketId(b % buckets), primitive: PrimitiveSlot(p), sort_key: 0 }).collect();
+            dynamic.sort_by_key(|d| d.primitive);
+            let can = |b: BucketId| mergeable & (1 << b.0) != 0;
+            let (draws, ids) = gather_sort_merge(Some(&cache), &vis, &dynamic, &ranks, None, can, instancing);
+            let order: Vec<(DrawRank, PrimitiveSlot)> = draws.iter().flat_map(|d| {
+                let ranks = &ranks;
+                let ids = &ids;
+                (d.first_instance..d.first_instance + d.instance_count).map(move |i| (ranks[d.bucket.index()], ids[i as usize]))
+            }).collect();
+            prop_assert!(order.windows(2).all(|w| w[0] <= w[1]), "{:?}", order);
+            let cached = gather_sort_merge(Some(&cache), &vis, &[], &ranks, None, can, instancing).1.len();
+            prop_assert_eq!(ids.len(), cached + dynamic.len());
+        }
+    }
+
+    #[test]
+    fn lods_and_extra_entries_select_what_a_visible_primitive_draws() {
+        // Slot 0: bucket 0 at LOD 0, bucket 1 at LOD 1; slot 1: buckets 1 and 0 at LOD 0; slot 2: nothing.
+        let cache = cache(&[vec![(0, 0), (1, 1)], vec![(1, 0), (0, 0)], vec![]]);
+        let vis = ViewVisibility { visible: vec![PrimitiveSlot(0), PrimitiveSlot(1), PrimitiveSlot(2)], lods: vec![1, 0, 0] };
+        let ranks = [DrawRank(1), DrawRank(0)];
+        let (draws, ids) = gather_sort_merge_cached(&cache, &vis, &ranks, &inverse(&ranks), |_| true, true);
+        assert_eq!(ids, vec![PrimitiveSlot(0), PrimitiveSlot(1), PrimitiveSlot(1)]);
+        assert_eq!(draws, vec![MergedDraw { bucket: BucketId(1), first_instance: 0, instance_count: 2 }, MergedDraw { bucket: BucketId(0), first_instance: 2, instance_count: 1 }]);
+    }
+}
