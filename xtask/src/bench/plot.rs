@@ -59,11 +59,13 @@ fn axis_x(cost: f64) -> u32 {
     MARGIN + (t * (WIDTH - 2 * MARGIN) as f64) as u32
 }
 
+/// A plotted row: the row, the cost of its value, the costs of its range's ends.
+type Judged<'a> = (&'a Row, f64, Option<(f64, f64)>);
+
 /// Writes the plot of `rows` (those with a goal) to `path`; returns how many
 /// rows it shows.
 pub fn write(path: &Path, rows: &[Row]) -> Result<usize, String> {
-    // (row, cost of the value, costs of the range's ends)
-    let judged: Vec<(&Row, f64, Option<(f64, f64)>)> = rows
+    let judged: Vec<Judged> = rows
         .iter()
         .filter_map(|r| {
             let goal = r.goal.as_deref().and_then(Goal::parse)?;
