@@ -12,6 +12,9 @@
 //!   discarded: no GPU execution), goal ≥ 1.3×;
 //! - draws after merge per pass.
 //!
+//! Both ratios are the median of paired measurements with their range
+//! (`test_support::bench::paired`: the two sides back to back); so is the
+//! cached path's ns per primitive (its range over the same pairs).
 //! Writes `target/bench/renderer.json` for `cargo xtask bench`.
 
 use criterion::{criterion_group, Criterion};
@@ -19,6 +22,7 @@ use glam::{Mat4, Quat, Vec3, Vec4};
 use renderer::*;
 use rhi_vulkan::{Device, DeviceDesc, Rect, Validation};
 use std::time::{Duration, Instant};
+use test_support::bench::{paired, write_rows, Arm, Row};
 
 const SIDE: usize = 400; // 400 x 400 = 160,000
 const MATERIALS: usize = 8;
@@ -94,15 +98,18 @@ fn time_prepare(s: &mut Setup, c: &ConsoleVariables, runs: usize) -> f64 {
     }).collect())
 }
 
-/// Pass setup + recording of a discarded frame, from the frame's own timings.
-fn time_setup_and_record(s: &mut Setup, c: &ConsoleVariables, runs: usize) -> f64 {
+/// One prepare, in ms.
+fn prepare_ms(s: &mut Setup, c: &ConsoleVariables) -> f64 {
+    let t = Instant::now();
+    prepare(s, c);
+    t.elapsed().as_secs_f64() * 1e3
+}
+
+/// Pass setup + recording of one discarded frame, from the frame's own timings.
+fn setup_and_record_ms(s: &mut Setup, c: &ConsoleVariables) -> f64 {
     let request = FrameRequest { family: s.family.clone(), read_back: false, execute: false };
-    let one = |s: &mut Setup| {
-        let (stats, _) = s.renderer.render(&s.device, &mut s.scene, c, &request).unwrap();
-        stats.timings.pass_setup + stats.timings.record
-    };
-    one(s);
-    median((0..runs).map(|_| one(s)).collect())
+    let (stats, _) = s.renderer.render(&s.device, &mut s.scene, c, &request).unwrap();
+    stats.timings.pass_setup + stats.timings.record
 }
 
 fn bench(crit: &mut Criterion) {
@@ -120,44 +127,53 @@ fn bench(crit: &mut Criterion) {
     group.finish();
 
     let runs = if quick() { 5 } else { 11 };
-    let t_cached = time_prepare(&mut s, &cached, runs);
-    let t_dynamic = time_prepare(&mut s, &dynamic, runs.min(5));
-    let ratio = t_dynamic / t_cached;
-    let ns_per_primitive = t_cached * 1e6 / (SIDE * SIDE) as f64;
+    // Dynamic vs cached, back to back in each pair (both warmed up above).
+    let paths = paired(if quick() { 5 } else { 7 }, |arm| match arm {
+        Arm::Measured => prepare_ms(&mut s, &dynamic),
+        Arm::Baseline => prepare_ms(&mut s, &cached),
+    });
+    let (ratio, t_cached, t_dynamic) = (paths.ratio, paths.baseline.median, paths.measured.median);
+    let per_primitive = paths.baseline.scaled(1e6 / (SIDE * SIDE) as f64);
+    let ns_per_primitive = per_primitive.median;
     let mut with_shadow = cached.clone();
     with_shadow.set(cvars::SHADOW_ENABLE, "1").unwrap();
     let t_shadow = time_prepare(&mut s, &with_shadow, runs);
     let ns_shadow = t_shadow * 1e6 / (SIDE * SIDE) as f64;
-    let t1 = time_setup_and_record(&mut s, &cvars(false, false), runs);
-    let t2 = time_setup_and_record(&mut s, &cvars(false, true), runs);
-    let threads = t1 / t2;
+    let (serial, parallel) = (cvars(false, false), cvars(false, true));
+    setup_and_record_ms(&mut s, &serial);
+    setup_and_record_ms(&mut s, &parallel);
+    let threads = paired(runs, |arm| match arm {
+        Arm::Measured => setup_and_record_ms(&mut s, &serial),
+        Arm::Baseline => setup_and_record_ms(&mut s, &parallel),
+    });
+    let (t1, t2) = (threads.measured.median, threads.baseline.median);
     let draws = |pass: MeshPass| summary.iter().filter(|(p, _, _)| *p == pass).map(|(_, _, d)| d).sum::<u64>();
     println!(
-        "renderer: {visible} of {} cubes visible; cached prep {t_cached:.2} ms ({ns_per_primitive:.1} ns/primitive; {ns_shadow:.1} with the shadow view), dynamic prep {t_dynamic:.2} ms, ratio {ratio:.1}x; setup+record 1 thread {t1:.2} ms, 2 threads {t2:.2} ms, ratio {threads:.2}x; draws after merge: depth {}, shadow {}, base {}",
+        "renderer: {visible} of {} cubes visible; cached prep {t_cached:.2} ms ({ns_per_primitive:.1} ns/primitive; {ns_shadow:.1} with the shadow view), dynamic prep {t_dynamic:.2} ms, ratio {:.1}x (range {:.1}-{:.1} over {} pairs); setup+record 1 thread {t1:.2} ms, 2 threads {t2:.2} ms, ratio {:.2}x (range {:.2}-{:.2} over {} pairs); draws after merge: depth {}, shadow {}, base {}",
         SIDE * SIDE,
+        ratio.median,
+        ratio.min,
+        ratio.max,
+        ratio.n,
+        threads.ratio.median,
+        threads.ratio.min,
+        threads.ratio.max,
+        threads.ratio.n,
         draws(MeshPass::DepthPrepass),
         draws(MeshPass::ShadowDepth),
         draws(MeshPass::Base)
     );
-    let row = |name: &str, value: f64, unit: &str, goal: &str, met: Option<bool>| {
-        format!(
-            "  {{\"name\": \"{name}\", \"value\": {value:.3}, \"unit\": \"{unit}\", \"goal\": {}, \"met\": {}}}",
-            if goal.is_empty() { "null".to_string() } else { format!("\"{goal}\"") },
-            met.map_or("null".to_string(), |m| m.to_string())
-        )
-    };
     let rows = [
-        row("renderer: frame prep, dynamic path vs cached (160k cubes)", ratio, "x", ">= 10", Some(ratio >= 10.0)),
-        row("renderer: cached frame prep per primitive (160k cubes)", ns_per_primitive, "ns", "<= 20", Some(ns_per_primitive <= 20.0)),
-        row("renderer: cached frame prep per primitive, with a shadow-casting sun (2 views)", ns_shadow, "ns", "", None),
-        row("renderer: pass setup + recording, 2 threads vs 1", threads, "x", ">= 1.3", Some(threads >= 1.3)),
-        row("renderer: base-pass draws after merge (8 materials)", draws(MeshPass::Base) as f64, "draws", "8", Some(draws(MeshPass::Base) == 8)),
-        row("renderer: depth-prepass draws after merge", draws(MeshPass::DepthPrepass) as f64, "draws", "", None),
-        row("renderer: shadow-pass draws after merge", draws(MeshPass::ShadowDepth) as f64, "draws", "", None),
+        Row::spread("renderer: frame prep, dynamic path vs cached (160k cubes)", ratio, "x", Some(">= 10")),
+        Row::spread("renderer: cached frame prep per primitive (160k cubes)", per_primitive, "ns", Some("<= 20")),
+        Row::new("renderer: cached frame prep per primitive, with a shadow-casting sun (2 views)", ns_shadow, "ns", None),
+        Row::spread("renderer: pass setup + recording, 2 threads vs 1", threads.ratio, "x", Some(">= 1.3")),
+        Row::new("renderer: base-pass draws after merge (8 materials)", draws(MeshPass::Base) as f64, "draws", Some("= 8")),
+        Row::new("renderer: depth-prepass draws after merge", draws(MeshPass::DepthPrepass) as f64, "draws", None),
+        Row::new("renderer: shadow-pass draws after merge", draws(MeshPass::ShadowDepth) as f64, "draws", None),
     ];
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/bench");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("renderer.json"), format!("{{\"rows\": [\n{}\n]}}\n", rows.join(",\n"))).unwrap();
+    let path = write_rows("renderer", &rows).unwrap();
+    println!("wrote {}", path.display());
 }
 
 criterion_group!(benches, bench);
