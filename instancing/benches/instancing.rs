@@ -17,9 +17,11 @@
 //!     frame ~3.5 s, culled ones ~0.7-1.2 s; the quick bench takes ~45 s in
 //!     all, so 1M fits (it was 200k before).
 //!
-//! Criterion reports distributions; after it, an own timing loop (median,
-//! `std::time::Instant`) prints the comparisons and writes
-//! `target/bench/instancing.json` for `cargo xtask bench`.
+//! Criterion reports distributions; after it, an own timing loop
+//! (`std::time::Instant`) prints the comparisons and writes
+//! `target/bench/instancing.json` for `cargo xtask bench`. Each ratio is
+//! the median of paired measurements with its range
+//! (`test_support::bench::paired`: both sides back to back in every pair).
 //! `PROXIMA_BENCH_QUICK=1` shortens every measurement. Under `cargo test`
 //! (no `--bench`) each benchmark runs once and the report is skipped.
 
@@ -29,6 +31,7 @@ use std::time::{Duration, Instant};
 use criterion::Criterion;
 use glam::{Affine3A, Vec3};
 use instancing::*;
+use test_support::bench::{paired, write_rows, Arm, Spread};
 
 const N: u32 = 1_000_000;
 const SIDE: u32 = 1000;
@@ -188,30 +191,15 @@ fn median_of(runs: usize, mut f: impl FnMut() -> Duration) -> Duration {
     times[runs / 2]
 }
 
-struct Row {
-    name: String,
-    value: f64,
-    unit: &'static str,
-    /// `"<op> <number>"` (`<=`, `>=`, `<`, `>`), as `cargo xtask bench` reads it.
-    goal: Option<&'static str>,
+type Row = test_support::bench::Row;
+
+fn row(name: impl Into<String>, value: f64, unit: &str, goal: Option<&str>) -> Row {
+    Row::new(format!("instancing: {}", name.into()), value, unit, goal)
 }
 
-impl Row {
-    fn new(name: impl Into<String>, value: f64, unit: &'static str, goal: Option<&'static str>) -> Self {
-        Self { name: format!("instancing: {}", name.into()), value, unit, goal }
-    }
-
-    fn met(&self) -> Option<bool> {
-        let (op, bound) = self.goal?.split_once(' ')?;
-        let bound: f64 = bound.parse().ok()?;
-        Some(match op {
-            "<=" => self.value <= bound,
-            "<" => self.value < bound,
-            ">=" => self.value >= bound,
-            ">" => self.value > bound,
-            _ => return None,
-        })
-    }
+/// A ratio row: the median of `spread` with its range.
+fn ratio_row(name: impl Into<String>, spread: Spread, unit: &str, goal: Option<&str>) -> Row {
+    Row::spread(format!("instancing: {}", name.into()), spread, unit, goal)
 }
 
 /// Instances of the rendered-frame comparison (c); `PROXIMA_BENCH_FRAME_INSTANCES`
@@ -240,6 +228,8 @@ struct FrameTimes {
     setup: Duration,
     gpu: Duration,
     unculled: Duration,
+    /// GPU-culled / unculled frame time, per pair.
+    gpu_vs_unculled: Spread,
     cpu: Duration,
     /// The HISM proxy: CPU culling through the cluster tree.
     hism: Duration,
@@ -287,15 +277,24 @@ fn gpu_frames(n: u32, runs: usize) -> Option<FrameTimes> {
     };
     frame(&mut rt); // warm-up: uploads, pipelines, buffers
     let setup = started.elapsed();
-    let gpu = median_of(runs, || frame(&mut rt));
+    // Warm-up of UE mode, then GPU-culled vs unculled frames back to back
+    // (switching the cvar is a per-frame branch: nothing is rebuilt).
+    rt.set_cvar(CVAR_UE_MODE, "1").ok()?;
+    frame(&mut rt);
+    let pairs = paired(runs, |arm| {
+        rt.set_cvar(CVAR_UE_MODE, if arm == Arm::Baseline { "1" } else { "0" }).unwrap();
+        frame(&mut rt).as_secs_f64()
+    });
+    let (gpu, unculled) = (Duration::from_secs_f64(pairs.measured.median), Duration::from_secs_f64(pairs.baseline.median));
+    rt.set_cvar(CVAR_UE_MODE, "0").ok()?;
+    // The GPU's visible count arrives a frame late: two GPU-culled frames
+    // after the last unculled one, then read it.
+    frame(&mut rt);
+    frame(&mut rt);
     let visible = state.stats().snapshot().visible();
     rt.set_cvar(CVAR_GPU_CULLING, "0").ok()?;
     frame(&mut rt);
     let cpu = median_of(runs, || frame(&mut rt));
-    rt.set_cvar(CVAR_UE_MODE, "1").ok()?;
-    frame(&mut rt);
-    let unculled = median_of(runs, || frame(&mut rt));
-    rt.set_cvar(CVAR_UE_MODE, "0").ok()?;
 
     // The same instances as a HISM proxy with its cluster tree.
     state.remove(&mut rt).ok()?;
@@ -311,7 +310,7 @@ fn gpu_frames(n: u32, runs: usize) -> Option<FrameTimes> {
     let hism = median_of(runs, || frame(&mut rt));
     let h = hism_stats.snapshot();
     assert_eq!((h.path, h.visible()), (CullPath::CpuTree, visible), "HISM and GPU culling see the same instances");
-    Some(FrameTimes { instances: n, setup, gpu, unculled, cpu, hism, visible })
+    Some(FrameTimes { instances: n, setup, gpu, unculled, gpu_vs_unculled: pairs.ratio, cpu, hism, visible })
 }
 
 fn report(b: &mut Bench) {
@@ -320,18 +319,23 @@ fn report(b: &mut Bench) {
     b.tree = ClusterTree::build(&b.store, &b.mesh, &ClusterTreeSettings::default());
 
     const UPDATES: u32 = 1000;
-    let update = median_of(runs, || {
+    // Per pair: 1000 single updates (the time of one) and one rebuild.
+    let updates = paired(runs, |arm| {
         let t = Instant::now();
-        for _ in 0..UPDATES {
-            black_box(b.update_one());
+        match arm {
+            Arm::Measured => {
+                for _ in 0..UPDATES {
+                    black_box(b.update_one());
+                }
+                t.elapsed().as_secs_f64() / f64::from(UPDATES)
+            }
+            Arm::Baseline => {
+                black_box(b.store.gpu_data_all());
+                t.elapsed().as_secs_f64()
+            }
         }
-        t.elapsed() / UPDATES
     });
-    let rebuild = median_of(runs, || {
-        let t = Instant::now();
-        black_box(b.store.gpu_data_all());
-        t.elapsed()
-    });
+    let (update, rebuild) = (Duration::from_secs_f64(updates.measured.median), Duration::from_secs_f64(updates.baseline.median));
     b.tree = ClusterTree::build(&b.store, &b.mesh, &ClusterTreeSettings::default());
     let tree_build = median_of(3, || {
         let t = Instant::now();
@@ -344,37 +348,41 @@ fn report(b: &mut Bench) {
     });
 
     let mut out = CullOutput::default();
-    let flat = median_of(runs, || {
-        let t = Instant::now();
-        cull_instances_into(
-            &b.store,
-            &b.mesh,
-            &Affine3A::IDENTITY,
-            &b.view,
-            CullDistances::NONE,
-            &mut out,
-        )
-        .unwrap();
-        t.elapsed()
-    });
-    let visible = out.visible_count();
     let mut tree_out = CullOutput::default();
     let mut stats = TreeCullStats::default();
-    let tree = median_of(runs, || {
+    // Per pair: the tree cull and the flat cull of the same instances.
+    let culls = paired(runs, |arm| {
         let t = Instant::now();
-        stats = b
-            .tree
-            .cull_into(
-                &b.store,
-                &b.mesh,
-                &Affine3A::IDENTITY,
-                &b.view,
-                CullDistances::NONE,
-                &mut tree_out,
-            )
-            .unwrap();
-        t.elapsed()
+        match arm {
+            Arm::Measured => {
+                stats = b
+                    .tree
+                    .cull_into(
+                        &b.store,
+                        &b.mesh,
+                        &Affine3A::IDENTITY,
+                        &b.view,
+                        CullDistances::NONE,
+                        &mut tree_out,
+                    )
+                    .unwrap();
+            }
+            Arm::Baseline => {
+                cull_instances_into(
+                    &b.store,
+                    &b.mesh,
+                    &Affine3A::IDENTITY,
+                    &b.view,
+                    CullDistances::NONE,
+                    &mut out,
+                )
+                .unwrap();
+            }
+        }
+        t.elapsed().as_secs_f64()
     });
+    let (tree, flat) = (Duration::from_secs_f64(culls.measured.median), Duration::from_secs_f64(culls.baseline.median));
+    let visible = out.visible_count();
     assert_eq!(tree_out.visible_count(), visible, "tree and flat disagree");
     assert!(!stats.fell_back_to_flat);
 
@@ -398,28 +406,28 @@ fn report(b: &mut Bench) {
     });
 
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
-    let frames = gpu_frames(frame_instances(), if quick() { 3 } else { 7 });
+    let frames = gpu_frames(frame_instances(), if quick() { 5 } else { 7 });
     let mut rows = vec![
-        Row::new("update one instance and pack its range, 1M", update.as_secs_f64() * 1e9, "ns", None),
-        Row::new("rebuild all instance GPU data, 1M", ms(rebuild), "ms", None),
-        Row::new("update one vs rebuild all, 1M", update.as_secs_f64() / rebuild.as_secs_f64() * 100.0, "%", Some("<= 1")),
-        Row::new("CPU cull flat, 1M", ms(flat), "ms", None),
-        Row::new("CPU cull cluster tree, 1M", ms(tree), "ms", None),
-        Row::new("CPU cull tree vs flat, 1M", tree.as_secs_f64() / flat.as_secs_f64(), "ratio", Some("<= 0.5")),
-        Row::new("CPU cull visible fraction, 1M", visible as f64 / f64::from(N), "fraction", None),
-        Row::new("cluster tree build, 1M", ms(tree_build), "ms", None),
-        Row::new("CPU cull stale tree after 1k edits, 1M", ms(stale), "ms", None),
+        row("update one instance and pack its range, 1M", update.as_secs_f64() * 1e9, "ns", None),
+        row("rebuild all instance GPU data, 1M", ms(rebuild), "ms", None),
+        ratio_row("update one vs rebuild all, 1M", updates.ratio.scaled(100.0), "%", Some("<= 1")),
+        row("CPU cull flat, 1M", ms(flat), "ms", None),
+        row("CPU cull cluster tree, 1M", ms(tree), "ms", None),
+        ratio_row("CPU cull tree vs flat, 1M", culls.ratio, "ratio", Some("<= 0.5")),
+        row("CPU cull visible fraction, 1M", visible as f64 / f64::from(N), "fraction", None),
+        row("cluster tree build, 1M", ms(tree_build), "ms", None),
+        row("CPU cull stale tree after 1k edits, 1M", ms(stale), "ms", None),
     ];
     if let Some(f) = &frames {
         let k = count_label(f.instances);
         rows.extend([
-            Row::new(format!("frame GPU-culled, {k}"), ms(f.gpu), "ms", None),
-            Row::new(format!("frame unculled (UE mode), {k}"), ms(f.unculled), "ms", None),
-            Row::new(format!("frame CPU-culled, {k}"), ms(f.cpu), "ms", None),
-            Row::new(format!("frame HISM (CPU cluster tree), {k}"), ms(f.hism), "ms", None),
-            Row::new(format!("frame GPU-culled vs unculled, {k}"), f.gpu.as_secs_f64() / f.unculled.as_secs_f64(), "ratio", Some("<= 0.5")),
-            Row::new(format!("frame visible fraction, {k}"), f.visible as f64 / f64::from(f.instances), "fraction", None),
-            Row::new(format!("frame setup (store, proxy, first frame), {k}"), ms(f.setup), "ms", None),
+            row(format!("frame GPU-culled, {k}"), ms(f.gpu), "ms", None),
+            row(format!("frame unculled (UE mode), {k}"), ms(f.unculled), "ms", None),
+            row(format!("frame CPU-culled, {k}"), ms(f.cpu), "ms", None),
+            row(format!("frame HISM (CPU cluster tree), {k}"), ms(f.hism), "ms", None),
+            ratio_row(format!("frame GPU-culled vs unculled, {k}"), f.gpu_vs_unculled, "ratio", Some("<= 0.5")),
+            row(format!("frame visible fraction, {k}"), f.visible as f64 / f64::from(f.instances), "fraction", None),
+            row(format!("frame setup (store, proxy, first frame), {k}"), ms(f.setup), "ms", None),
         ]);
         println!(
             "  frame, {} cubes, {} visible: GPU-culled {:.1} ms | unculled (UE mode) {:.1} ms | CPU-culled {:.1} ms | HISM {:.1} ms | setup {:.0} ms",
@@ -459,28 +467,9 @@ fn report(b: &mut Bench) {
         ms(tree_build)
     );
 
-    let json_rows: Vec<String> = rows
-        .iter()
-        .map(|r| {
-            let goal = r.goal.map_or("null".into(), |g| format!("\"{g}\""));
-            let met = r.met().map_or("null".into(), |m| m.to_string());
-            format!(
-                "    {{\"name\": \"{}\", \"value\": {:.6}, \"unit\": \"{}\", \"goal\": {goal}, \"met\": {met}}}",
-                r.name, r.value, r.unit
-            )
-        })
-        .collect();
-    let json = format!("{{\"rows\": [\n{}\n]}}\n", json_rows.join(",\n"));
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../target/bench/instancing.json"
-    );
-    let dir = std::path::Path::new(path)
-        .parent()
-        .expect("path has a parent");
-    match std::fs::create_dir_all(dir).and_then(|_| std::fs::write(path, &json)) {
-        Ok(()) => println!("wrote {path}"),
-        Err(e) => eprintln!("could not write {path}: {e}"),
+    match write_rows("instancing", &rows) {
+        Ok(path) => println!("wrote {}", path.display()),
+        Err(e) => eprintln!("could not write instancing.json: {e}"),
     }
 }
 
