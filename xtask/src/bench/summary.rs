@@ -167,8 +167,8 @@ fn markdown(rows: &[Row]) -> String {
     let judged = rows.iter().filter(|r| r.met.is_some()).count();
     let straddling = rows.iter().filter(|r| r.straddles == Some(true)).count();
     let mut md = format!(
-        "# Benchmark summary\n\n{} of {judged} goals met; {straddling} of them straddled by their range (met by some \
-         paired measurements, missed by others: within this machine's noise). A figure with a range is the median of \
+        "# Benchmark summary\n\n{} of {judged} goals met; {straddling} of the {judged} lie inside their figure's range \
+         (straddled: met by some paired measurements, missed by others, so within this machine's noise). A figure with a range is the median of \
          that many paired measurements, and its goal is judged on the median. Figures without a goal are reported for \
          context. Plot: `summary.png`.\n\n| figure | value | range | unit | goal | met |\n| --- | ---: | --- | --- | --- | --- |\n",
         judged - missed
@@ -282,6 +282,6 @@ mod tests {
         let md = markdown(&rows);
         assert!(md.contains("| c: r | 1.600 | 1.200–1.900 (7 pairs) | x | >= 1.5 | yes, range straddles the goal |"), "{md}");
         assert!(md.contains("| c: r | 1.700 | 1.600–1.900 (7 pairs) | x | >= 1.5 | yes |"), "{md}");
-        assert!(md.contains("2 of 2 goals met; 1 of them straddled"), "{md}");
+        assert!(md.contains("2 of 2 goals met; 1 of the 2 lie inside their figure's range"), "{md}");
     }
 }
