@@ -262,7 +262,7 @@ fn any_arrays() -> BoxedStrategy<Arrays> {
 fn expected_create_rejection(index: usize, a: &Arrays, recooks: bool) -> Option<bool> {
     let n = a.positions.len();
     if index > MAX_SECTION_INDEX
-        || a.triangles.len() % 3 != 0
+        || !a.triangles.len().is_multiple_of(3)
         || a.triangles.iter().any(|&t| t as usize >= n)
     {
         return Some(true);
