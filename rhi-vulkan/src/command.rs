@@ -12,6 +12,7 @@ use crate::error::{Result, RhiError};
 use crate::frame::{RenderingLayout, SecondaryCommandBuffer, MAX_COLOR_ATTACHMENTS};
 use crate::pipeline::PipelineHandle;
 use crate::texture::subresource_range;
+use crate::timestamp::{QuerySlot, MAX_TIMESTAMPS_PER_FRAME};
 use crate::types::*;
 use crate::{BufferDesc, BufferHandle, TextureHandle};
 use ash::vk;
@@ -157,6 +158,9 @@ pub struct CommandList<'d> {
     frame: u64,
     state: Recording,
     draws: u32,
+    /// The frame slot's timestamp queries (`None`: an immediate submission,
+    /// or a device without timestamps).
+    queries: Option<&'d QuerySlot>,
 }
 
 fn load_op<T>(l: &LoadOp<T>) -> vk::AttachmentLoadOp {
@@ -224,7 +228,13 @@ impl<'d> CommandList<'d> {
             pass: inherited.map(|layout| OpenPass { layout, contents: RenderingContents::Inline }),
             ..Recording::default()
         };
-        Self { device, raw, secondary: inherited.is_some(), frame, state, draws: 0 }
+        Self { device, raw, secondary: inherited.is_some(), frame, state, draws: 0, queries: None }
+    }
+
+    /// Gives the list its frame slot's timestamp queries.
+    pub(crate) fn with_queries(mut self, queries: Option<&'d QuerySlot>) -> Self {
+        self.queries = queries;
+        self
     }
 
     /// Draw calls recorded so far.
@@ -266,6 +276,48 @@ impl<'d> CommandList<'d> {
         if self.state.pass.is_some() {
             return Err(state_err(format!("{what} inside a render pass (end it first; secondaries are always inside one)")));
         }
+        Ok(())
+    }
+
+    /// Writes a GPU timestamp labelled `label` when the GPU has finished
+    /// every command recorded before it (`ALL_COMMANDS`); read it with
+    /// [`crate::Device::frame_timestamps`] once the frame is submitted. In a
+    /// frame's primary (outside a pass, or inside one begun
+    /// [`RenderingContents::Inline`]) or in its secondaries; an immediate
+    /// submission has no timestamps ([`RhiError::InvalidState`]), nor may
+    /// a frame take more than its [`MAX_TIMESTAMPS_PER_FRAME`] queries
+    /// (`frame begin` and `frame end` included; see [`Self::timestamps_left`]).
+    /// On a device without timestamps nothing is recorded.
+    pub fn write_timestamp(&mut self, label: &str) -> Result<()> {
+        if self.frame == u64::MAX {
+            return Err(state_err("timestamps belong to a frame: an immediate submission has none"));
+        }
+        self.inline_ok("a timestamp")?;
+        match self.queries {
+            Some(q) => self.stamp(q, label, 1),
+            None => Ok(()),
+        }
+    }
+
+    /// Timestamps the frame may still take ([`Self::write_timestamp`]);
+    /// `None` where there are none (a device without timestamps, an
+    /// immediate submission).
+    pub fn timestamps_left(&self) -> Option<u32> {
+        self.queries.map(QuerySlot::left)
+    }
+
+    /// Takes a query of the frame (leaving `reserve` for its end) and writes it.
+    pub(crate) fn stamp(&mut self, q: &QuerySlot, label: &str, reserve: u32) -> Result<()> {
+        let index = q.take(label, reserve).ok_or_else(|| {
+            state_err(format!("timestamp {label:?}: the frame's {MAX_TIMESTAMPS_PER_FRAME} timestamp queries are used up"))
+        })?;
+        // SAFETY: `q` is the pool of this list's frame slot, reset at the
+        // start of the frame's primary (query commands execute in
+        // submission order); query `index` is taken once per frame (under
+        // the slot's lock) and below the pool's size; the queue family has
+        // timestamps (the pool exists only then); not inside a pass whose
+        // contents are secondaries (checked); no multiview.
+        unsafe { self.device.raw.cmd_write_timestamp2(self.raw, vk::PipelineStageFlags2::ALL_COMMANDS, q.raw, index) };
         Ok(())
     }
 

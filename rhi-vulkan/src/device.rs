@@ -10,7 +10,7 @@ use crate::command::CommandList;
 use crate::deletion_queue::DeletionQueue;
 use crate::descriptor::LayoutCache;
 use crate::error::{vk_err, Result, RhiError};
-use crate::frame::FrameSlot;
+use crate::frame::{FrameSlot, FrameSubmission};
 use crate::handle::Pool;
 use crate::instance::{Instance, Validation, ValidationCounters};
 use crate::pipeline::{PipelineCache, PipelineEntry};
@@ -18,6 +18,7 @@ use crate::sampler::SamplerEntry;
 use crate::shader::ShaderEntry;
 use crate::sync::Timeline;
 use crate::texture::TextureEntry;
+use crate::timestamp::{FrameTimestamps, Timestamps};
 use ash::vk;
 use gpu_allocator::vulkan::{Allocator, AllocatorCreateDesc};
 use std::ffi::CString;
@@ -39,6 +40,11 @@ pub struct DeviceDesc {
     /// enables `VK_KHR_swapchain` (and creation fails if it cannot).
     #[cfg(feature = "window")]
     pub surface_extensions: Vec<&'static std::ffi::CStr>,
+    /// GPU timestamps (a query pool per frame slot; see
+    /// [`Device::frame_timestamps`]) where the device has them (default on).
+    /// Off, or on a device without them, nothing is recorded and the results
+    /// are `None`.
+    pub timestamps: bool,
 }
 
 impl Default for DeviceDesc {
@@ -50,6 +56,7 @@ impl Default for DeviceDesc {
             preferred_device: None,
             #[cfg(feature = "window")]
             surface_extensions: Vec::new(),
+            timestamps: true,
         }
     }
 }
@@ -66,6 +73,9 @@ pub struct DeviceFeatures {
     /// fetches (an index buffer's *contents* are not checked by the RHI) are
     /// defined. On wherever the device has it, as wgpu does.
     pub robust_buffer_access: bool,
+    /// GPU timestamps: the queue family has `timestampValidBits` > 0, the
+    /// device a `timestampPeriod` and [`DeviceDesc`]'s `timestamps` is on.
+    pub timestamps: bool,
 }
 
 /// What the chosen physical device is.
@@ -101,6 +111,13 @@ pub struct DeviceInfo {
     pub max_memory_allocation_size: u64,
     /// Sizes of the memory heaps, in bytes, by heap index.
     pub memory_heaps: Vec<u64>,
+    /// Nanoseconds per timestamp tick (`timestampPeriod`).
+    pub timestamp_period_ns: f32,
+    /// The bits of the queue family's timestamps that count
+    /// (`timestampValidBits`; 0: none); `timestampComputeAndGraphics` says
+    /// every graphics and compute queue has them.
+    pub timestamp_valid_bits: u32,
+    pub timestamp_compute_and_graphics: bool,
     pub features: DeviceFeatures,
 }
 
@@ -122,6 +139,9 @@ pub struct DeviceCounts {
     pub command_pools: usize,
     /// Command buffers allocated from those pools (each reset and reused).
     pub command_buffers: usize,
+    /// Timestamp query pools: one per frame slot where the device has
+    /// timestamps, made with the device and kept until shutdown.
+    pub query_pools: usize,
     /// Live gpu-allocator allocations.
     pub allocations: usize,
     pub pipeline_cache_hits: u64,
@@ -188,6 +208,8 @@ pub struct Device {
     pub(crate) frame_open: AtomicBool,
     pub(crate) frames: Vec<Mutex<FrameSlot>>,
     pub(crate) frame_counter: std::sync::atomic::AtomicU64,
+    /// A timestamp query pool per frame slot (none without timestamps).
+    pub(crate) timestamps: Timestamps,
     /// Idle pools for `immediate`; one is taken per call, so immediates on
     /// several threads (or nested) never share a pool.
     immediate_pools: Mutex<Vec<ImmediatePool>>,
@@ -241,6 +263,8 @@ impl Device {
             .or_else(|| std::env::var("PROXIMA_DEVICE").ok().filter(|s| !s.is_empty()));
         let (physical, queue_family, info) = pick_physical_device(&instance.raw, filter.as_deref())?;
 
+        let mut info = info;
+        info.features.timestamps &= desc.timestamps;
         let features = info.features;
         let mut f11 = vk::PhysicalDeviceVulkan11Features::default().shader_draw_parameters(true);
         let mut f12 = vk::PhysicalDeviceVulkan12Features::default().timeline_semaphore(true);
@@ -323,6 +347,7 @@ impl Device {
             frame_open: AtomicBool::new(false),
             frames: Vec::new(),
             frame_counter: Default::default(),
+            timestamps: Timestamps::new(info.timestamp_period_ns, info.timestamp_valid_bits),
             immediate_pools: Mutex::new(Vec::new()),
             pool_counts: PoolCounts::default(),
             destroyed: false,
@@ -338,6 +363,9 @@ impl Device {
             device.pool_counts.command.fetch_add(1, Ordering::Relaxed);
             device.pool_counts.command_buffers.fetch_add(1, Ordering::Relaxed);
             device.frames.push(Mutex::new(slot));
+            if features.timestamps {
+                device.timestamps.create(&device.raw)?;
+            }
         }
         Ok(device)
     }
@@ -416,6 +444,7 @@ impl Device {
             descriptor_pools: self.pool_counts.descriptor.load(Ordering::Relaxed),
             command_pools: self.pool_counts.command.load(Ordering::Relaxed),
             command_buffers: self.pool_counts.command_buffers.load(Ordering::Relaxed),
+            query_pools: self.timestamps.slots.len(),
             allocations: lock(&self.allocator).generate_report().allocations.len(),
             pipeline_cache_hits: self.pipeline_cache.hits(),
             pipeline_cache_misses: self.pipeline_cache.misses(),
@@ -437,6 +466,22 @@ impl Device {
     /// The timeline value the GPU has reached.
     pub fn completed_value(&self) -> Result<u64> {
         self.timeline.completed(&self.raw)
+    }
+
+    /// The GPU timestamps of a submitted frame (see [`crate::CommandList::write_timestamp`]):
+    /// waits until its GPU work has finished, then reads them, in
+    /// milliseconds since its `frame begin`. `None` where the device has no
+    /// timestamps ([`DeviceFeatures::timestamps`]). They can be read until
+    /// the frame's slot is begun again (`frames_in_flight` frames later);
+    /// after that, or for a frame that was not submitted, it is
+    /// [`RhiError::InvalidState`].
+    pub fn frame_timestamps(&self, submission: FrameSubmission) -> Result<Option<FrameTimestamps>> {
+        if self.timestamps.slots.is_empty() {
+            return Ok(None);
+        }
+        self.wait_for(submission.value)?;
+        let slot = (submission.frame % self.timestamps.slots.len() as u64) as usize;
+        self.timestamps.read(&self.raw, slot, submission.frame).map(Some)
     }
 
     /// Destroys the deletion queue's resources whose last use has finished.
@@ -644,6 +689,7 @@ impl Device {
             let slot = slot.into_inner().unwrap_or_else(|p| p.into_inner());
             slot.destroy(&self.raw);
         }
+        self.timestamps.destroy(&self.raw);
         for pool in lock(&self.immediate_pools).drain(..) {
             // SAFETY: the device is idle; the pool's command buffers have all completed.
             unsafe { self.raw.destroy_command_pool(pool.raw, None) };
@@ -765,6 +811,7 @@ fn pick_physical_device(
         }) else {
             continue;
         };
+        let timestamp_valid_bits = families[family].timestamp_valid_bits;
         let mut p11 = vk::PhysicalDeviceVulkan11Properties::default();
         let mut p13 = vk::PhysicalDeviceVulkan13Properties::default();
         let mut p2 = vk::PhysicalDeviceProperties2::default().push_next(&mut p11).push_next(&mut p13);
@@ -797,12 +844,16 @@ fn pick_physical_device(
             max_buffer_size: p13.max_buffer_size,
             max_memory_allocation_size: p11.max_memory_allocation_size,
             memory_heaps: memory.memory_heaps_as_slice().iter().map(|h| h.size).collect(),
+            timestamp_period_ns: props.limits.timestamp_period,
+            timestamp_valid_bits,
+            timestamp_compute_and_graphics: props.limits.timestamp_compute_and_graphics != 0,
             features: DeviceFeatures {
                 wireframe: base.fill_mode_non_solid != 0,
                 multi_draw_indirect: base.multi_draw_indirect != 0,
                 draw_indirect_first_instance: base.draw_indirect_first_instance != 0,
                 depth_clamp: base.depth_clamp != 0,
                 robust_buffer_access: base.robust_buffer_access != 0,
+                timestamps: timestamp_valid_bits > 0 && props.limits.timestamp_period > 0.0,
             },
         };
         let rank = type_rank(props.device_type);

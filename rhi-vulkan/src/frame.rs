@@ -5,9 +5,11 @@
 //!  GPU:                 [ frame 0 ........ ][ frame 1 ........ ]
 //! ```
 //! Each of the N slots (default 2) owns a primary command pool, one secondary
-//! command pool per concurrent recording thread and a descriptor arena.
+//! command pool per concurrent recording thread, a descriptor arena and (where
+//! the device has timestamps) a timestamp query pool (`timestamp.rs`).
 //! `begin_frame` waits until the slot's previous submission has finished on
-//! the GPU (timeline value), resets its pools and runs the deletion queue.
+//! the GPU (timeline value), resets its pools and runs the deletion queue;
+//! its primary starts with the query pool's reset and `frame begin`.
 //! A frame is submitted with [`Frame::submit`]; dropping it unsubmitted
 //! discards what was recorded (benchmarks record without executing).
 
@@ -15,6 +17,7 @@ use crate::command::CommandList;
 use crate::descriptor::DescriptorArena;
 use crate::device::Device;
 use crate::error::{vk_err, Result, RhiError};
+use crate::timestamp::{FRAME_BEGIN, FRAME_END, MAX_TIMESTAMPS_PER_FRAME};
 use crate::types::{BufferState, BufferUsage, Format};
 use crate::{BufferDesc, BufferHandle};
 use ash::vk;
@@ -191,17 +194,30 @@ impl Device {
         }
         let started = (|| {
             let index = self.frame_counter.fetch_add(1, Ordering::Relaxed);
-            let mut slot = self.frames[(index % self.frames.len() as u64) as usize]
-                .lock()
-                .unwrap_or_else(|p| p.into_inner());
+            let slot_index = (index % self.frames.len() as u64) as usize;
+            let mut slot = self.frames[slot_index].lock().unwrap_or_else(|p| p.into_inner());
             self.wait_for(slot.last_value)?;
             self.collect_garbage()?;
             slot.reset(&self.raw)?;
             let begin = vk::CommandBufferBeginInfo::default().flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT);
             // SAFETY: the primary was reset with its pool above.
             unsafe { self.raw.begin_command_buffer(slot.primary, &begin) }.map_err(vk_err("vkBeginCommandBuffer"))?;
-            let cmd = CommandList::new(self, slot.primary, None, index);
+            let queries = self.timestamps.slots.get(slot_index);
+            let mut cmd = CommandList::new(self, slot.primary, None, index).with_queries(queries);
             self.begin_recording();
+            if let Some(q) = queries {
+                // The slot's last frame has finished (waited for above):
+                // its results give way to this frame's.
+                q.begin(index);
+                // SAFETY: the primary is recording, outside any pass; the
+                // pool's previous queries were last used by the slot's
+                // previous submission, which has completed.
+                unsafe { self.raw.cmd_reset_query_pool(slot.primary, q.raw, 0, MAX_TIMESTAMPS_PER_FRAME) };
+                if let Err(e) = cmd.stamp(q, FRAME_BEGIN, 1) {
+                    self.end_recording();
+                    return Err(e);
+                }
+            }
             Ok(Frame { device: self, slot, index, cmd, finished: false })
         })();
         if started.is_err() {
@@ -272,7 +288,8 @@ impl<'d> Frame<'d> {
         // SAFETY: `raw` is a fresh or reset secondary of a pool this thread owns now.
         unsafe { device.raw.begin_command_buffer(raw, &begin) }.map_err(vk_err("vkBeginCommandBuffer"))?;
         let key = layout.key();
-        let mut list = CommandList::new(device, raw, Some(key), self.index);
+        let queries = device.timestamps.slots.get((self.index % device.frames.len() as u64) as usize);
+        let mut list = CommandList::new(device, raw, Some(key), self.index).with_queries(queries);
         let r = f(&mut list);
         let draws = list.draw_count();
         // SAFETY: `raw` is recording.
@@ -320,11 +337,19 @@ impl<'d> Frame<'d> {
         }
         self.finished = true;
         let device = self.device;
+        let queries = device.timestamps.slots.get((self.index % device.frames.len() as u64) as usize);
         let result = (|| {
+            if let Some(q) = queries {
+                // The frame's last command: its end on the GPU.
+                self.cmd.stamp(q, FRAME_END, 0)?;
+            }
             // SAFETY: the primary is recording (begun in `begin_frame`) and no pass is open.
             unsafe { device.raw.end_command_buffer(self.slot.primary) }.map_err(vk_err("vkEndCommandBuffer"))?;
             let value = device.submit(self.slot.primary)?;
             self.slot.last_value = value;
+            if let Some(q) = queries {
+                q.submitted();
+            }
             Ok(FrameSubmission { value, frame: self.index })
         })();
         device.end_recording();

@@ -38,6 +38,11 @@
 //!   (also when creating it fails half-way); [`Device::shutdown`] reports
 //!   leaked allocations (zero when the RHI's bookkeeping is right) and the
 //!   validation counts.
+//! - GPU timestamps: each frame slot has a timestamp query pool; a frame's
+//!   primary begins and ends with a timestamp, [`CommandList::write_timestamp`]
+//!   adds labelled ones and [`Device::frame_timestamps`] reads them in
+//!   milliseconds once the frame's GPU work is done (`None` on a device
+//!   without timestamps).
 //! - In debug builds and tests the Khronos validation layer is on when
 //!   installed, with synchronization validation; [`ValidationCounters`] lets a
 //!   test assert that it reported nothing.
@@ -103,6 +108,7 @@ mod shader;
 mod swapchain;
 mod sync;
 mod texture;
+mod timestamp;
 mod types;
 
 pub use buffer::{BufferDesc, BufferEntry, BufferHandle};
@@ -133,4 +139,5 @@ pub use swapchain::{surface_instance_extensions, Swapchain, WindowSource};
 #[cfg(feature = "window")]
 pub use raw_window_handle;
 pub use texture::{TextureDesc, TextureEntry, TextureHandle};
+pub use timestamp::{FrameTimestamps, FRAME_BEGIN, FRAME_END, MAX_TIMESTAMPS_PER_FRAME};
 pub use types::*;
