@@ -242,6 +242,13 @@ impl<'d> Frame<'d> {
         &mut self.cmd
     }
 
+    /// Timestamps the frame may still take (in its primary or its
+    /// secondaries; see [`CommandList::write_timestamp`]); `None` on a
+    /// device without timestamps.
+    pub fn timestamps_left(&self) -> Option<u32> {
+        self.cmd.timestamps_left()
+    }
+
     /// Records a secondary command buffer that continues a render pass of
     /// `layout`. Callable from several threads at once (`Frame` is `Sync`):
     /// each call takes a command pool no other thread is using.

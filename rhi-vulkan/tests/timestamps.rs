@@ -141,10 +141,13 @@ fn timestamps_need_a_frame_and_room_in_its_pool() {
     });
     r.unwrap();
     let mut frame = device.begin_frame().unwrap();
+    let layout = RenderingLayout { color_formats: vec![Format::Rgba8Unorm], depth_format: None };
+    let (secondary, ()) = frame.record_secondary(&layout, |cmd| cmd.write_timestamp("in a secondary")).unwrap();
+    drop(secondary);
     let cmd = frame.cmd();
-    // `frame begin` is taken; `frame end` is kept for the submit.
+    // `frame begin` and the secondary's are taken; `frame end` is kept for the submit.
     let left = cmd.timestamps_left().unwrap();
-    assert_eq!(left, MAX_TIMESTAMPS_PER_FRAME - 2);
+    assert_eq!(left, MAX_TIMESTAMPS_PER_FRAME - 3);
     for i in 0..left {
         cmd.write_timestamp(&format!("t{i}")).unwrap();
     }
@@ -152,11 +155,11 @@ fn timestamps_need_a_frame_and_room_in_its_pool() {
     assert!(is_state_err(cmd.write_timestamp("one too many")));
     let submitted = frame.submit().unwrap();
     let t = device.frame_timestamps(submitted).unwrap().unwrap();
-    assert_eq!(t.stamps.len() as u32, MAX_TIMESTAMPS_PER_FRAME, "every query, none of the refused one");
+    assert_eq!(t.stamps.len() as u32, MAX_TIMESTAMPS_PER_FRAME - 1, "every query but the unexecuted secondary's, none of the refused one");
     assert_eq!(t.stamps.last().unwrap().0, FRAME_END);
     // The next frame of the slot starts afresh.
-    let mut frame = device.begin_frame().unwrap();
-    assert_eq!(frame.cmd().timestamps_left(), Some(MAX_TIMESTAMPS_PER_FRAME - 2));
+    let frame = device.begin_frame().unwrap();
+    assert_eq!(frame.timestamps_left(), Some(MAX_TIMESTAMPS_PER_FRAME - 2));
     drop(frame);
     // A discarded frame has no results.
     let discarded = FrameSubmission { value: 0, frame: 1 };
