@@ -326,9 +326,11 @@ impl SceneRenderer {
         let t_record = Instant::now();
 
         // 6. Submit, wait, read back.
+        let mut timestamps = None;
         let image = if request.execute {
             let submitted = frame.submit()?;
             device.wait_for(submitted.value)?;
+            timestamps = device.frame_timestamps(submitted)?;
             if request.read_back {
                 Some(device.read_texture(targets.color, targets.color_state)?)
             } else {
@@ -380,7 +382,8 @@ impl SceneRenderer {
         stats.timings.init_views = ms(t_update, t_views);
         stats.timings.pass_setup = ms(t_views, t_setup);
         stats.timings.record = ms(t_setup, t_record);
-        stats.timings.gpu = ms(t_record, t_gpu);
+        stats.timings.gpu_wait = ms(t_record, t_gpu);
+        stats.timings.set_gpu(timestamps.as_ref(), lists.iter().map(|l| (l.pass, l.view)));
         stats.timings.total = ms(t0, Instant::now());
         Ok((stats, image))
     }

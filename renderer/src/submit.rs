@@ -2,10 +2,12 @@
 //! recorded into a secondary command buffer (in parallel with
 //! `r.RHICmdList.ParallelRecord=1`), executed in chunk order by the primary.
 //! State is re-bound only when it changes between consecutive draws, which
-//! the bucket sort makes rare.
+//! the bucket sort makes rare. The first chunk of a pass begins with a GPU
+//! timestamp and the last ends with one (`stats::pass_timestamp_labels`).
 
 use crate::mesh_pass::MeshPass;
 use crate::scene_renderer::{FrameCommands, PassDrawList};
+use crate::stats::pass_timestamp_labels;
 use crate::view::SceneView;
 use rayon::prelude::*;
 use rhi_vulkan::*;
@@ -89,9 +91,22 @@ pub(crate) fn record_pass(
     let chunks = if parallel { (n / MIN_DRAWS_PER_CHUNK).clamp(1, rayon::current_num_threads() * 2) } else { 1 };
     let per = n.div_ceil(chunks);
     let ranges: Vec<std::ops::Range<usize>> = (0..chunks).map(|i| i * per..((i + 1) * per).min(n)).filter(|r| !r.is_empty()).collect();
+    // GPU timestamps around the pass's draws: the first chunk begins with
+    // one, the last ends with one (lists are recorded one after another, so
+    // the room checked here is still there when the chunks take it).
+    let stamps = frame.timestamps_left().is_some_and(|left| left >= 2).then(|| pass_timestamp_labels(list.pass, list.view));
     let record = |r: &std::ops::Range<usize>| -> Result<SecondaryCommandBuffer> {
         frame
-            .record_secondary(layout, |cmd| record_draws(cmd, list, r.clone(), view, commands, id_buffer, view_group, lighting))
+            .record_secondary(layout, |cmd| {
+                if let Some([begin, _]) = stamps.as_ref().filter(|_| r.start == 0) {
+                    cmd.write_timestamp(begin)?;
+                }
+                record_draws(cmd, list, r.clone(), view, commands, id_buffer, view_group, lighting)?;
+                if let Some([_, end]) = stamps.as_ref().filter(|_| r.end == n) {
+                    cmd.write_timestamp(end)?;
+                }
+                Ok(())
+            })
             .map(|(s, ())| s)
     };
     if parallel && ranges.len() > 1 {
