@@ -23,6 +23,7 @@ use anyhow::{bail, Context};
 use engine_core::{Engine, EngineDesc};
 use renderer::{FrameStats, MeshPass, RenderThreadMode};
 use rhi_vulkan::{DeviceDesc, Validation};
+use std::collections::BTreeMap;
 use std::time::Instant;
 
 /// Extra figures a sample reports (instances, particles).
@@ -97,6 +98,9 @@ struct MeanTimings {
     render_frames: u64,
     render_cpu: f64,
     gpu: f64,
+    /// GPU milliseconds per pass, summed (a pass that did not draw in a
+    /// frame counts 0 there).
+    gpu_passes: BTreeMap<String, f64>,
     /// The last render-thread frame counted (stats lag the game thread).
     last_render_frame: Option<u64>,
 }
@@ -123,6 +127,9 @@ impl MeanTimings {
                 self.render_cpu += s.timings.render_cpu();
                 self.render_cpu_times.push(s.timings.render_cpu());
                 self.gpu += s.timings.gpu;
+                for (pass, ms) in gpu_passes(s) {
+                    *self.gpu_passes.entry(pass).or_default() += ms;
+                }
             }
         }
     }
@@ -134,6 +141,7 @@ impl MeanTimings {
             end_of_frame: per(self.end_of_frame, self.game_frames),
             render_cpu: per(self.render_cpu, self.render_frames),
             gpu: per(self.gpu, self.render_frames),
+            gpu_passes: self.gpu_passes.iter().map(|(p, &ms)| (p.clone(), per(ms, self.render_frames))).collect(),
             frame: per(self.frame, self.game_frames),
         }
     }
@@ -141,6 +149,28 @@ impl MeanTimings {
     /// Percentiles of (frame time, render-thread CPU time) after warm-up.
     fn percentiles(&self) -> (Percentiles, Percentiles) {
         (Percentiles::of(&self.frame_times), Percentiles::of(&self.render_cpu_times))
+    }
+}
+
+/// GPU milliseconds of each pass that drew in `stats`' frame, by the
+/// pass's name in the stats file (none without GPU timestamps).
+fn gpu_passes(stats: &FrameStats) -> BTreeMap<String, f64> {
+    MeshPass::ALL
+        .into_iter()
+        .filter(|&p| stats.timings.gpu_timestamps && stats.pass(p).draws > 0)
+        .map(|p| (p.name().to_string(), stats.timings.gpu_pass(p)))
+        .collect()
+}
+
+/// "GPU 3.1 ms (depth 0.4, base 2.2)": the frame's GPU time and its passes'
+/// (for the summary line and the window title).
+pub(crate) fn gpu_summary(stats: &FrameStats) -> String {
+    let passes: Vec<String> = gpu_passes(stats).iter().map(|(p, ms)| format!("{p} {ms:.1}")).collect();
+    let source = if stats.timings.gpu_timestamps { "" } else { " (submit to fence: no GPU timestamps)" };
+    if passes.is_empty() {
+        format!("GPU {:.1}{source}", stats.timings.gpu)
+    } else {
+        format!("GPU {:.1}: {}", stats.timings.gpu, passes.join(", "))
     }
 }
 
@@ -216,7 +246,7 @@ fn finish(sample: &str, common: &CommonOptions, engine: &mut Engine, done: Done)
     s.triangles = stats.triangles;
     s.particles = figures.particles;
     s.instances = figures.instances;
-    s.timings_ms = Timings { game: game.game, end_of_frame: game.end_of_frame, render_cpu: stats.timings.render_cpu(), gpu: stats.timings.gpu, frame: frame_ms };
+    s.timings_ms = Timings { game: game.game, end_of_frame: game.end_of_frame, render_cpu: stats.timings.render_cpu(), gpu: stats.timings.gpu, gpu_passes: gpu_passes(&stats), frame: frame_ms };
     s.mean_timings_ms = mean;
     (s.frame_time_ms, s.render_cpu_time_ms) = percentiles;
     if let Some(path) = &common.stats {
@@ -224,7 +254,7 @@ fn finish(sample: &str, common: &CommonOptions, engine: &mut Engine, done: Done)
     }
     let draws = |n: &str| s.passes.get(n).map(|p| p.draws).unwrap_or(0);
     println!(
-        "{sample}: {frames} frame(s) at {}x{} on {}; {} primitives, {} visible; draws: depth {}, shadow {}, base {}, translucency {}; commands built: {} cached, {} dynamic; last frame {:.1} ms (game {:.2}, end of frame {:.2}, render CPU {:.1}, GPU {:.1}); validation {} ({} errors, {} warnings); image written to {}",
+        "{sample}: {frames} frame(s) at {}x{} on {}; {} primitives, {} visible; draws: depth {}, shadow {}, base {}, translucency {}; commands built: {} cached, {} dynamic; last frame {:.1} ms (game {:.2}, end of frame {:.2}, render CPU {:.1}, {}); validation {} ({} errors, {} warnings); image written to {}",
         width,
         height,
         s.device,
@@ -240,7 +270,7 @@ fn finish(sample: &str, common: &CommonOptions, engine: &mut Engine, done: Done)
         s.timings_ms.game,
         s.timings_ms.end_of_frame,
         s.timings_ms.render_cpu,
-        s.timings_ms.gpu,
+        gpu_summary(&stats),
         if s.validation.enabled { "on" } else { "off" },
         s.validation.errors,
         s.validation.warnings,
@@ -377,12 +407,12 @@ mod window {
                 if let (Some(window), Some(stats)) = (&self.window, self.engine.stats()?) {
                     let d = |p| stats.pass(p).draws;
                     window.set_title(&format!(
-                        "Proxima — {} | frame {} | {:.1} ms (render CPU {:.1}, GPU {:.1}) | draws: depth {}, shadow {}, base {}, translucency {} | {} visible / {} primitives",
+                        "Proxima — {} | frame {} | {:.1} ms (render CPU {:.1}, {}) | draws: depth {}, shadow {}, base {}, translucency {} | {} visible / {} primitives",
                         self.sample,
                         self.frame,
                         self.frame_ms,
                         stats.timings.render_cpu(),
-                        stats.timings.gpu,
+                        super::gpu_summary(&stats),
                         d(MeshPass::DepthPrepass),
                         d(MeshPass::ShadowDepth),
                         d(MeshPass::Base),

@@ -37,14 +37,22 @@ pub struct InstanceStats {
     pub visible: u64,
 }
 
-/// CPU milliseconds of the last frame, except `gpu` (submit to fence) and
-/// `frame` (wall time of the whole frame).
-#[derive(Serialize, Deserialize, Debug, Clone, Copy, Default, PartialEq)]
+/// CPU milliseconds of the last frame, except `gpu` and `gpu_passes` (the
+/// GPU's own time, from GPU timestamps) and `frame` (wall time of the whole
+/// frame).
+#[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq)]
 pub struct Timings {
     pub game: f64,
     pub end_of_frame: f64,
     pub render_cpu: f64,
+    /// The frame's GPU time, from its first GPU timestamp to its last; on a
+    /// device without timestamps, submit to fence as the CPU sees it.
     pub gpu: f64,
+    /// GPU milliseconds of each pass that drew (by its name in `passes`),
+    /// from timestamps around its draws; they sum to at most `gpu`. Empty
+    /// on a device without timestamps.
+    #[serde(default)]
+    pub gpu_passes: BTreeMap<String, f64>,
     pub frame: f64,
 }
 

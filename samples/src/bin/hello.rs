@@ -81,11 +81,13 @@ fn run(options: &Options) -> anyhow::Result<()> {
     let mut state = TextureState::Undefined;
     let mut draws = 0;
     let (mut render_cpu, mut gpu, mut frame_ms) = (0.0, 0.0, 0.0);
+    let mut gpu_base = None;
     for i in 0..frames {
         let frame_start = Instant::now();
         let mut frame = device.begin_frame()?;
         frame.cmd().texture_barrier(color, state, TextureState::ColorAttachment)?;
         state = TextureState::ColorAttachment;
+        frame.cmd().write_timestamp("base begin")?;
         if common.serial {
             let cmd = frame.cmd();
             cmd.begin_rendering(&pass, RenderingContents::Inline)?;
@@ -113,12 +115,17 @@ fn run(options: &Options) -> anyhow::Result<()> {
             cmd.end_rendering()?;
             draws = cmd.draw_count();
         }
+        frame.cmd().write_timestamp("base end")?;
         let recorded = Instant::now();
         let submitted = frame.submit()?;
         device.wait_for(submitted.value)?;
         let done = Instant::now();
         render_cpu = (recorded - frame_start).as_secs_f64() * 1e3;
-        gpu = (done - recorded).as_secs_f64() * 1e3;
+        // The GPU's own time where it has timestamps; submit to fence otherwise.
+        (gpu, gpu_base) = match device.frame_timestamps(submitted)? {
+            Some(t) => (t.frame_ms(), t.between("base begin", "base end")),
+            None => ((done - recorded).as_secs_f64() * 1e3, None),
+        };
         frame_ms = (done - frame_start).as_secs_f64() * 1e3;
         rendered = i + 1;
         #[cfg(feature = "window")]
@@ -154,6 +161,7 @@ fn run(options: &Options) -> anyhow::Result<()> {
     stats.triangles = u64::from(grid.instance_count) * 2;
     stats.timings_ms.render_cpu = render_cpu;
     stats.timings_ms.gpu = gpu;
+    stats.timings_ms.gpu_passes.extend(gpu_base.map(|ms| ("base".to_string(), ms)));
     stats.timings_ms.frame = frame_ms;
     if let Some(path) = &common.stats {
         stats.write(path).with_context(|| format!("writing {}", path.display()))?;
