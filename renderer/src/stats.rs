@@ -31,10 +31,13 @@ pub struct StageTimings {
     /// and compute included). On a device without timestamps
     /// (`gpu_timestamps` false) it is `gpu_wait`.
     pub gpu: f64,
-    /// GPU milliseconds of each mesh pass, by [`MeshPass::index`]: from a
-    /// timestamp before its first draw to one after its last, summed over
-    /// the views that draw it; 0 for a pass that drew nothing (or without
-    /// timestamps). Passes run one after another, so they sum to at most `gpu`.
+    /// GPU milliseconds of each mesh pass, by [`MeshPass::index`], summed
+    /// over the views that draw it: from the end of the pass drawn before it
+    /// (so the barriers, clears and loads between them count as its) — or,
+    /// for the frame's first pass, from a timestamp before its first draw —
+    /// to a timestamp after its last draw. 0 for a pass that drew nothing
+    /// (or without timestamps). The intervals do not overlap, so they sum to
+    /// at most `gpu`.
     pub gpu_passes: [f64; MeshPass::COUNT],
     /// Whether `gpu` and `gpu_passes` come from GPU timestamps.
     pub gpu_timestamps: bool,
@@ -68,13 +71,41 @@ impl StageTimings {
         };
         self.gpu = t.frame_ms();
         self.gpu_timestamps = true;
-        for (pass, view) in lists {
-            let [begin, end] = pass_timestamp_labels(pass, view);
-            if let Some(ms) = t.between(&begin, &end) {
-                self.gpu_passes[pass.index()] += ms;
-            }
+        let (passes, stamps): (Vec<MeshPass>, Vec<(Option<f64>, Option<f64>)>) = lists
+            .into_iter()
+            .map(|(pass, view)| {
+                let [begin, end] = pass_timestamp_labels(pass, view);
+                (pass, (t.get(&begin), t.get(&end)))
+            })
+            .unzip();
+        for (pass, ms) in passes.into_iter().zip(pass_intervals(&stamps)) {
+            self.gpu_passes[pass.index()] += ms;
         }
     }
+}
+
+/// The GPU milliseconds of each list from its (begin, end) timestamps:
+/// from the latest end of another list at or before its end (ties broken
+/// by list order), or from its own begin where no other list ended before;
+/// 0 without an end (nothing drawn). Timestamps are written when the GPU
+/// has finished all prior work, so on a GPU that defers work (lavapipe bins
+/// a pass's geometry before it rasterizes it, and writes a timestamp when
+/// its rasterizer reaches it) the end of the previous pass is where a
+/// pass's work starts, not its own first timestamp.
+fn pass_intervals(stamps: &[(Option<f64>, Option<f64>)]) -> Vec<f64> {
+    stamps
+        .iter()
+        .enumerate()
+        .map(|(i, &(begin, end))| {
+            let Some(end) = end else { return 0.0 };
+            let before = |&(j, e): &(usize, f64)| j != i && (e < end || (e == end && j < i));
+            let previous = stamps.iter().enumerate().filter_map(|(j, s)| Some((j, s.1?))).filter(before).map(|(_, e)| e).reduce(f64::max);
+            match previous.or(begin) {
+                Some(start) => (end - start).max(0.0),
+                None => 0.0,
+            }
+        })
+        .collect()
 }
 
 /// The labels of the GPU timestamps before the first and after the last
@@ -112,5 +143,27 @@ pub struct FrameStats {
 impl FrameStats {
     pub fn pass(&self, pass: MeshPass) -> PassStats {
         self.passes[pass.index()]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::pass_intervals;
+
+    #[test]
+    fn a_pass_runs_from_the_previous_passs_end_or_its_own_begin() {
+        // Executed: list 2 (shadow) first, then 0 and 1 (depth, base).
+        let stamps = [(Some(5.0), Some(7.0)), (Some(9.0), Some(10.0)), (Some(1.0), Some(3.0))];
+        assert_eq!(pass_intervals(&stamps), [4.0, 3.0, 2.0], "depth from the shadow's end, base from depth's, shadow from its begin");
+        // A list that drew nothing has no stamps and no time; the others
+        // do not count it.
+        let stamps = [(Some(1.0), Some(2.0)), (None, None), (Some(2.5), Some(4.0))];
+        assert_eq!(pass_intervals(&stamps), [1.0, 0.0, 2.0]);
+        // Equal ends: the earlier list ends first.
+        let stamps = [(Some(1.0), Some(2.0)), (Some(2.0), Some(2.0))];
+        assert_eq!(pass_intervals(&stamps), [1.0, 0.0]);
+        // The intervals never overlap: they sum to at most first begin to last end.
+        let stamps = [(Some(0.5), Some(1.0)), (Some(1.5), Some(2.0)), (Some(2.5), Some(6.0))];
+        assert_eq!(pass_intervals(&stamps).iter().sum::<f64>(), 5.5);
     }
 }
