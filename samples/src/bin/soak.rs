@@ -116,7 +116,7 @@ type Kind = (&'static str, fn(&Counts) -> usize);
 
 /// The counts judged: the device's (`"device"` in the report) and the
 /// renderer's (`"renderer"`).
-const DEVICE_KINDS: [Kind; 11] = [
+const DEVICE_KINDS: [Kind; 12] = [
     ("buffers", |c| c.device.buffers),
     ("textures", |c| c.device.textures),
     ("samplers", |c| c.device.samplers),
@@ -126,6 +126,7 @@ const DEVICE_KINDS: [Kind; 11] = [
     ("descriptor_pools", |c| c.device.descriptor_pools),
     ("command_pools", |c| c.device.command_pools),
     ("command_buffers", |c| c.device.command_buffers),
+    ("query_pools", |c| c.device.query_pools),
     ("pending_deletions", |c| c.device.pending_deletions),
     ("allocations", |c| c.device.allocations),
 ];
