@@ -71,14 +71,15 @@ impl StageTimings {
         };
         self.gpu = t.frame_ms();
         self.gpu_timestamps = true;
-        let (passes, stamps): (Vec<MeshPass>, Vec<(Option<f64>, Option<f64>)>) = lists
-            .into_iter()
-            .map(|(pass, view)| {
+        let lists: Vec<(MeshPass, usize)> = lists.into_iter().collect();
+        let stamps: Vec<_> = lists
+            .iter()
+            .map(|&(pass, view)| {
                 let [begin, end] = pass_timestamp_labels(pass, view);
-                (pass, (t.get(&begin), t.get(&end)))
+                (t.get(&begin), t.get(&end))
             })
-            .unzip();
-        for (pass, ms) in passes.into_iter().zip(pass_intervals(&stamps)) {
+            .collect();
+        for (&(pass, _), ms) in lists.iter().zip(pass_intervals(&stamps)) {
             self.gpu_passes[pass.index()] += ms;
         }
     }

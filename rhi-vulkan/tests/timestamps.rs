@@ -142,8 +142,8 @@ fn timestamps_need_a_frame_and_room_in_its_pool() {
     r.unwrap();
     let mut frame = device.begin_frame().unwrap();
     let layout = RenderingLayout { color_formats: vec![Format::Rgba8Unorm], depth_format: None };
-    let (secondary, ()) = frame.record_secondary(&layout, |cmd| cmd.write_timestamp("in a secondary")).unwrap();
-    drop(secondary);
+    // Recorded, never executed.
+    let (_unexecuted, ()) = frame.record_secondary(&layout, |cmd| cmd.write_timestamp("in a secondary")).unwrap();
     let cmd = frame.cmd();
     // `frame begin` and the secondary's are taken; `frame end` is kept for the submit.
     let left = cmd.timestamps_left().unwrap();
