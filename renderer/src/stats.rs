@@ -1,5 +1,6 @@
 //! Per-frame figures (the stats file of `SAMPLES.md` comes from these).
 
+use crate::frame::Stage;
 use crate::mesh_pass::MeshPass;
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -20,11 +21,21 @@ pub struct PassStats {
 /// CPU milliseconds of the frame's stages on the render thread and `total`,
 /// plus the GPU's own milliseconds (`gpu`, `gpu_passes`, from GPU
 /// timestamps) and the CPU's wait for the GPU (`gpu_wait`).
+///
+/// `stages` has every [`Stage`] of the frame; `update_scene`, `init_views`,
+/// `pass_setup` and `record` are the coarser figures made of them.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct StageTimings {
+    /// CPU milliseconds of each stage, by [`Stage::index`]. `retire`
+    /// includes the wait for the GPU (see `gpu_wait`).
+    pub stages: [f64; Stage::COUNT],
+    /// The `update_scene` stage.
     pub update_scene: f64,
+    /// The `init_views` and `collect_dynamic` stages.
     pub init_views: f64,
+    /// The `pass_setup` stage.
     pub pass_setup: f64,
+    /// The `upload`, `gpu_prepare` and `record` stages.
     pub record: f64,
     /// The frame's GPU time: from its first to its last GPU timestamp
     /// (`rhi_vulkan::FrameTimestamps::frame_ms`: all its GPU work, uploads
@@ -48,9 +59,26 @@ pub struct StageTimings {
 }
 
 impl StageTimings {
-    /// Render-thread CPU time (everything but waiting for the GPU).
+    /// Render-thread CPU time (everything but waiting for the GPU): the
+    /// stages from `update_scene` to `record`.
     pub fn render_cpu(&self) -> f64 {
         self.update_scene + self.init_views + self.pass_setup + self.record
+    }
+
+    /// CPU milliseconds of `stage`.
+    pub fn stage(&self, stage: Stage) -> f64 {
+        self.stages[stage.index()]
+    }
+
+    /// Sets `stages`, the coarse figures made of them, and `total`.
+    pub(crate) fn set_stages(&mut self, stages: [f64; Stage::COUNT], total: f64) {
+        self.stages = stages;
+        let ms = |s: &[Stage]| s.iter().map(|s| stages[s.index()]).sum::<f64>();
+        self.update_scene = ms(&[Stage::UpdateScene]);
+        self.init_views = ms(&[Stage::InitViews, Stage::CollectDynamic]);
+        self.pass_setup = ms(&[Stage::PassSetup]);
+        self.record = ms(&[Stage::Upload, Stage::GpuPrepare, Stage::Record]);
+        self.total = total;
     }
 
     /// GPU milliseconds of `pass` (see `gpu_passes`).

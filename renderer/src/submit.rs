@@ -96,6 +96,7 @@ pub(crate) fn record_pass(
     // the room checked here is still there when the chunks take it).
     let stamps = frame.timestamps_left().is_some_and(|left| left >= 2).then(|| pass_timestamp_labels(list.pass, list.view));
     let record = |r: &std::ops::Range<usize>| -> Result<SecondaryCommandBuffer> {
+        crate::trace::span!("task", "record_chunk");
         frame
             .record_secondary(layout, |cmd| {
                 if let Some([begin, _]) = stamps.as_ref().filter(|_| r.start == 0) {

@@ -26,6 +26,7 @@ pub(crate) fn compute_visibility(scene: &Scene, frustum: &Frustum, view: Option<
     let n = scene.slot_count();
     let require = require | flags::VALID;
     let cull_chunk = |start: usize| -> ViewVisibility {
+        crate::trace::span!("task", "cull_chunk");
         let end = (start + CHUNK).min(n);
         let mut out = ViewVisibility::default();
         for i in start..end {

@@ -1,0 +1,145 @@
+//! Stage 3, `collect_dynamic`: the mesh elements of dynamic primitives
+//! (UE's GatherDynamicMeshElements) — and, with
+//! `r.MeshDrawCommands.ForceDynamicPath`, of static ones — built into
+//! this frame's draw commands, per (view, pass).
+
+use super::InitViews;
+use crate::cvars::{self, ConsoleVariables};
+use crate::error::Result;
+use crate::mesh_pass::*;
+use crate::scene::{flags, MeshElementCollector, Scene};
+use crate::scene_renderer::SceneRenderer;
+use crate::view::SceneView;
+use rhi_vulkan::{Device, Frame};
+use std::collections::{BTreeMap, HashMap};
+
+/// Commands of this frame: the scene's buckets plus dynamic ones.
+///
+/// A dynamic command equal to a scene bucket's uses that bucket (and merges
+/// with its cached primitives); the others get ids after the scene's, ranked
+/// after every scene bucket in the order they are first built (primitive
+/// order, as the dynamic elements are collected by slot).
+pub(crate) struct FrameCommands<'a> {
+    pub scene: &'a Scene,
+    base: u32,
+    pub dynamic: Vec<MeshDrawCommand>,
+    lookup: HashMap<MeshDrawCommand, BucketId>,
+    /// Draw-order rank of every bucket id of the frame.
+    pub ranks: Vec<DrawRank>,
+}
+
+impl<'a> FrameCommands<'a> {
+    fn new(scene: &'a Scene) -> Self {
+        let ranks = scene.buckets.ranks().to_vec();
+        Self { scene, base: ranks.len() as u32, dynamic: Vec::new(), lookup: HashMap::new(), ranks }
+    }
+
+    pub fn get(&self, bucket: BucketId) -> &MeshDrawCommand {
+        if bucket.0 < self.base {
+            self.scene.command(bucket).expect("live bucket")
+        } else {
+            &self.dynamic[(bucket.0 - self.base) as usize]
+        }
+    }
+
+    fn id_of(&mut self, cmd: MeshDrawCommand) -> BucketId {
+        if let Some(id) = self.scene.buckets.find(&cmd) {
+            return id;
+        }
+        if let Some(&id) = self.lookup.get(&cmd) {
+            return id;
+        }
+        let id = BucketId(self.base + self.dynamic.len() as u32);
+        self.dynamic.push(cmd.clone());
+        self.lookup.insert(cmd, id);
+        self.ranks.push(DrawRank(id.0));
+        id
+    }
+}
+
+/// What `collect_dynamic` hands to pass setup.
+pub(crate) struct DynamicElements<'s> {
+    pub commands: FrameCommands<'s>,
+    /// The dynamic commands visible in each (view, pass), in primitive order.
+    pub lists: HashMap<(usize, MeshPass), Vec<VisibleCommand>>,
+    /// Dynamic-path commands built this frame.
+    pub built: u64,
+}
+
+/// Per visible slot that goes through the dynamic path: in which views it
+/// is visible, and at which LOD.
+type DynamicSlots = BTreeMap<PrimitiveSlot, (Vec<bool>, Vec<u8>)>;
+
+impl SceneRenderer {
+    /// Collects every visible dynamic primitive's mesh elements, by slot,
+    /// and builds their commands for each pass of each view that sees them.
+    ///
+    /// With a `frame`, dynamic proxies may record compute work (GPU culling)
+    /// into its primary before the passes; without one they must not need to.
+    pub(crate) fn collect_dynamic<'s>(&mut self, device: &Device, scene: &'s Scene, cvars: &ConsoleVariables, v: &InitViews, mut frame: Option<&mut Frame<'_>>) -> Result<DynamicElements<'s>> {
+        let force_dynamic = cvars.bool(cvars::FORCE_DYNAMIC_PATH);
+        let mut out = DynamicElements { commands: FrameCommands::new(scene), lists: HashMap::new(), built: 0 };
+        let view_refs: Vec<&SceneView> = v.views.iter().collect();
+        for (&s, (vis_flags, lods)) in &dynamic_slots(scene, v, force_dynamic) {
+            let proxy = scene.proxy_at(s.0).expect("visible slot has a proxy");
+            let mut collector = MeshElementCollector { batches: Vec::new(), device, dynamic: &mut self.dynamic, frame: frame.as_deref_mut(), cvars };
+            if scene.flags[s.index()] & flags::DYNAMIC != 0 {
+                proxy.get_dynamic_mesh_elements(&view_refs, vis_flags, &mut collector);
+            }
+            if force_dynamic && scene.flags[s.index()] & flags::STATIC != 0 {
+                let mut batches = Vec::new();
+                proxy.draw_static_elements(&mut batches);
+                let mirrored = scene.transforms[s.index()].determinant() < 0.0;
+                for (vi, _) in vis_flags.iter().enumerate().filter(|(_, v)| **v) {
+                    for b in batches.iter().filter(|b| b.lod_index == lods[vi]) {
+                        let mut b = b.clone();
+                        b.reverse_culling ^= mirrored;
+                        collector.batches.push((vi, b));
+                    }
+                }
+            }
+            for (vi, batch) in std::mem::take(&mut collector.batches) {
+                if vi >= v.views.len() || !vis_flags[vi] {
+                    continue;
+                }
+                self.add_dynamic_batch(device, scene, v, s, vi, &batch, &mut out)?;
+            }
+        }
+        Ok(out)
+    }
+
+    /// The commands of `batch` (of slot `s`, for view `vi`) in each of the view's passes.
+    #[allow(clippy::too_many_arguments)]
+    fn add_dynamic_batch(&self, device: &Device, scene: &Scene, v: &InitViews, s: PrimitiveSlot, vi: usize, batch: &MeshBatch, out: &mut DynamicElements<'_>) -> Result<()> {
+        for pass in v.passes_of(vi) {
+            if let Some(cmd) = build_mesh_draw_command(pass, batch, device, &scene.materials, &self.pipelines)? {
+                out.built += 1;
+                let bucket = out.commands.id_of(cmd);
+                let sort_key = distance_key(scene.spheres[s.index()].truncate().distance(v.views[vi].origin));
+                out.lists.entry((vi, pass)).or_default().push(VisibleCommand { bucket, primitive: s, sort_key });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The visible slots that go through the dynamic path, in slot order (so
+/// dynamic commands are built, and their lists filled, in primitive order).
+fn dynamic_slots(scene: &Scene, v: &InitViews, force_dynamic: bool) -> DynamicSlots {
+    let mask = if force_dynamic { flags::DYNAMIC | flags::STATIC } else { flags::DYNAMIC };
+    let mut by_slot = DynamicSlots::new();
+    if !force_dynamic && scene.dynamic_primitive_count() == 0 {
+        return by_slot;
+    }
+    let n = v.views.len();
+    for (vi, vis) in v.visibility.iter().enumerate() {
+        for (k, &s) in vis.visible.iter().enumerate() {
+            if scene.flags[s.index()] & mask != 0 {
+                let e = by_slot.entry(s).or_insert_with(|| (vec![false; n], vec![0; n]));
+                e.0[vi] = true;
+                e.1[vi] = vis.lods[k];
+            }
+        }
+    }
+    by_slot
+}

@@ -1,0 +1,73 @@
+//! Stage 6, `gpu_prepare`: the GPU resources the passes draw into — the
+//! scene color and depth targets at the family's size and the shadow map at
+//! `r.Shadow.MapSize` — created or resized as needed.
+
+use crate::error::Result;
+use crate::mesh_pass::SCENE_COLOR_FORMAT;
+use crate::scene_renderer::SceneRenderer;
+use rhi_vulkan::{Device, SamplerDesc, SamplerHandle, TextureDesc, TextureHandle, TextureState};
+
+/// Scene color and depth, kept from frame to frame.
+pub(crate) struct Targets {
+    pub color: TextureHandle,
+    pub depth: TextureHandle,
+    pub width: u32,
+    pub height: u32,
+    pub color_state: TextureState,
+}
+
+/// The directional light's shadow map, kept from frame to frame.
+pub(crate) struct ShadowMap {
+    pub texture: TextureHandle,
+    pub size: u32,
+    /// Whether it was ever rendered or cleared (its state is then `ShaderRead`).
+    pub initialized: bool,
+}
+
+/// What the record stage binds from `gpu_prepare`.
+#[derive(Clone, Copy)]
+pub(crate) struct PreparedTargets {
+    pub shadow_map: TextureHandle,
+    pub shadow_sampler: SamplerHandle,
+}
+
+impl SceneRenderer {
+    /// Targets of `width`×`height`; the shadow map of `shadow_size` when
+    /// the frame has a shadow view (and once, to bind, when there is none yet).
+    pub(crate) fn gpu_prepare(&mut self, device: &Device, width: u32, height: u32, has_shadow: bool, shadow_size: u32) -> Result<PreparedTargets> {
+        self.ensure_targets(device, width, height)?;
+        if has_shadow || self.shadow.is_none() {
+            self.ensure_shadow(device, shadow_size)?;
+        }
+        Ok(PreparedTargets { shadow_map: self.shadow.as_ref().expect("shadow map").texture, shadow_sampler: self.shadow_sampler.expect("sampler") })
+    }
+
+    fn ensure_targets(&mut self, device: &Device, width: u32, height: u32) -> Result<()> {
+        if self.targets.as_ref().is_some_and(|t| t.width == width && t.height == height) {
+            return Ok(());
+        }
+        if let Some(t) = self.targets.take() {
+            device.destroy_texture(t.color);
+            device.destroy_texture(t.depth);
+        }
+        let color = device.create_texture(&TextureDesc::render_target("scene color", width, height, SCENE_COLOR_FORMAT))?;
+        let depth = device.create_texture(&TextureDesc::depth("scene depth", width, height))?;
+        self.targets = Some(Targets { color, depth, width, height, color_state: TextureState::Undefined });
+        Ok(())
+    }
+
+    fn ensure_shadow(&mut self, device: &Device, size: u32) -> Result<()> {
+        if self.shadow_sampler.is_none() {
+            self.shadow_sampler = Some(device.create_sampler(&SamplerDesc::shadow())?);
+        }
+        if self.shadow.as_ref().is_some_and(|s| s.size == size) {
+            return Ok(());
+        }
+        if let Some(s) = self.shadow.take() {
+            device.destroy_texture(s.texture);
+        }
+        let texture = device.create_texture(&TextureDesc::depth("shadow map", size, size))?;
+        self.shadow = Some(ShadowMap { texture, size, initialized: false });
+        Ok(())
+    }
+}

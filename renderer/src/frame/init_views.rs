@@ -1,0 +1,92 @@
+//! Stage 2, `init_views`: the views of the frame (the family's main views,
+//! then the directional light's shadow view) and what each sees — frustum
+//! and distance culling, relevance (the flags a view requires), static LOD.
+
+use crate::cvars::{self, ConsoleVariables};
+use crate::mesh_pass::MeshPass;
+use crate::scene::{compute_visibility, flags, DirectionalLight, Light, Scene, ViewVisibility};
+use crate::view::{SceneView, ViewFamily};
+use glam::{Mat4, Vec3};
+use rhi_vulkan::Rect;
+
+/// The frame's views and their visibility.
+pub(crate) struct InitViews {
+    /// The main views, then the shadow view (when there is one).
+    pub views: Vec<SceneView>,
+    pub main_view_count: usize,
+    pub shadow_view: Option<SceneView>,
+    pub directional: Option<DirectionalLight>,
+    /// Per view of `views`.
+    pub visibility: Vec<ViewVisibility>,
+}
+
+impl InitViews {
+    pub fn has_shadow(&self) -> bool {
+        self.shadow_view.is_some()
+    }
+
+    pub fn shadow_view_proj(&self) -> Mat4 {
+        self.shadow_view.as_ref().map(|v| v.view_proj()).unwrap_or(Mat4::IDENTITY)
+    }
+
+    /// The mesh passes view `i` draws.
+    pub fn passes_of(&self, i: usize) -> Vec<MeshPass> {
+        if i >= self.main_view_count {
+            vec![MeshPass::ShadowDepth]
+        } else if self.views[i].wireframe {
+            vec![MeshPass::Wireframe]
+        } else {
+            vec![MeshPass::DepthPrepass, MeshPass::Base, MeshPass::Translucency]
+        }
+    }
+
+    /// Primitives visible in the main views.
+    pub fn visible_primitives(&self) -> u64 {
+        self.visibility[..self.main_view_count].iter().map(|v| v.visible.len() as u64).sum()
+    }
+}
+
+/// The views of `family` (with `r.Wireframe`) and the shadow view, each culled.
+pub(crate) fn init_views(scene: &Scene, cvars: &ConsoleVariables, family: &ViewFamily) -> InitViews {
+    let parallel = cvars.bool(cvars::PARALLEL_PASS_SETUP);
+    let wireframe_all = cvars.bool(cvars::WIREFRAME);
+    let shadow_size = cvars.int(cvars::SHADOW_MAP_SIZE).clamp(64, 8192) as u32;
+    let directional = scene.lights().find_map(|l| match l {
+        Light::Directional(d) => Some(*d),
+        Light::Point(_) => None,
+    });
+    let mut views: Vec<SceneView> = family.views.clone();
+    for v in &mut views {
+        v.wireframe |= wireframe_all;
+    }
+    let main_view_count = views.len();
+    let shadow_view = match directional {
+        Some(d) if d.cast_shadows && cvars.bool(cvars::SHADOW_ENABLE) => {
+            scene.shadow_caster_bounds().and_then(|b| shadow_view_for(d.direction, b.origin, b.extent.length().max(1.0), shadow_size))
+        }
+        _ => None,
+    };
+    if let Some(sv) = shadow_view.clone() {
+        views.push(sv);
+    }
+    let require = |i: usize| if i < main_view_count { flags::DRAW } else { flags::SHADOW };
+    let visibility: Vec<ViewVisibility> = views
+        .iter()
+        .enumerate()
+        .map(|(i, v)| compute_visibility(scene, &v.frustum(), (i < main_view_count).then_some(v), require(i), parallel))
+        .collect();
+    InitViews { views, main_view_count, shadow_view, directional, visibility }
+}
+
+/// An orthographic view from the light that covers the casters' bounding
+/// sphere, with a depth range just as deep as the sphere (depth precision
+/// and the shadow bias are relative to it).
+fn shadow_view_for(direction: Vec3, center: Vec3, radius: f32, size: u32) -> Option<SceneView> {
+    let d = direction.normalize_or_zero();
+    if d == Vec3::ZERO {
+        return None;
+    }
+    let up = if d.z.abs() > 0.99 { Vec3::Y } else { Vec3::Z };
+    let eye = center - d * (radius + 1.0);
+    SceneView::orthographic(eye, center, up, radius * 2.0, radius * 2.0, 0.5, 2.0 * radius + 1.5, Rect::from_size(size, size)).ok()
+}

@@ -1,0 +1,126 @@
+//! One frame on the render thread as named stages (UE's FSceneRenderer
+//! steps; compare Bevy's `RenderSystems`). Each stage is a function of its
+//! own that returns a typed value to the next, and
+//! [`SceneRenderer::render`](crate::SceneRenderer::render) calls them in
+//! this order:
+//!
+//! | # | [`Stage`] | what it does | returns |
+//! |---|---|---|---|
+//! | 1 | `update_scene` | waits for the frame slot; applies queued adds, removes and transforms, caching static commands; records the scene's uploads (proxies' buffer writes, the material table, GPU-scene deltas) | the [`Frame`](rhi_vulkan::Frame) |
+//! | 2 | `init_views` | the main views and the shadow view; culls each (parallel chunks), with relevance and static LOD | [`InitViews`] |
+//! | 3 | `collect_dynamic` | dynamic primitives' mesh elements (and, when forced, static ones) built into this frame's commands | [`DynamicElements`] |
+//! | 4 | `pass_setup` | per (view, pass) task: gather cached + dynamic commands, sort, merge into instanced draws (rayon tasks) | [`PassDrawList`]s |
+//! | 5 | `upload` | the frame's id streams (in draw order) and view uniforms, into this slot's buffers | [`Uploaded`] |
+//! | 6 | `gpu_prepare` | render targets at the family's size, the shadow map | [`Targets`](gpu_prepare) ready |
+//! | 7 | `record` | every pass's chunks as secondaries (rayon), then the primary: shadow map, then per view depth → base → translucency | — |
+//! | 8 | `submit` | the primary to the queue | the submission |
+//! | 9 | `retire` | waits for the frame's GPU work, reads the image back, builds the [`FrameStats`](crate::FrameStats) | stats and image |
+//!
+//! Two kinds of GPU work are recorded earlier than the stage list would put
+//! them, because GPU work recorded while collecting dynamic elements reads
+//! them: the scene's uploads go with `update_scene` (as UE's
+//! `GPUScene.Update` runs before InitViews), and a dynamic proxy's compute
+//! work (the instancing feature's GPU culling) is recorded during
+//! `collect_dynamic`, through `MeshElementCollector::frame()`. `gpu_prepare`
+//! is the stage that work moves to once proxies declare it.
+//!
+//! Every stage's CPU time is in [`StageTimings::stages`](crate::StageTimings)
+//! and every stage opens a profiler span ([`crate::trace`]).
+//!
+//! Order is deterministic: visibility chunks, pass-setup tasks and recorded
+//! chunks are concatenated in order, every pass draws in the order of
+//! `mesh_pass::sort` (a key ending with the primitive slot; bucket ranks
+//! independent of handle numbering), the id stream is written in that draw
+//! order and secondaries execute in pass order — so the image and the draw
+//! lists do not depend on the thread count or on which path built them.
+
+pub(crate) mod collect;
+pub(crate) mod gpu_prepare;
+pub(crate) mod init_views;
+pub(crate) mod pass_setup;
+pub(crate) mod record;
+pub(crate) mod retire;
+pub(crate) mod update;
+pub(crate) mod upload;
+
+pub(crate) use collect::{DynamicElements, FrameCommands};
+pub(crate) use init_views::InitViews;
+pub(crate) use pass_setup::PassDrawList;
+pub(crate) use upload::Uploaded;
+
+use std::time::Instant;
+
+/// The stages of a frame, in the order they run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Stage {
+    UpdateScene,
+    InitViews,
+    CollectDynamic,
+    PassSetup,
+    Upload,
+    GpuPrepare,
+    Record,
+    Submit,
+    Retire,
+}
+
+impl Stage {
+    pub const COUNT: usize = 9;
+    pub const ALL: [Stage; Stage::COUNT] =
+        [Stage::UpdateScene, Stage::InitViews, Stage::CollectDynamic, Stage::PassSetup, Stage::Upload, Stage::GpuPrepare, Stage::Record, Stage::Submit, Stage::Retire];
+
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    /// The stage's name in the stats file and in profiler spans.
+    pub fn name(self) -> &'static str {
+        match self {
+            Stage::UpdateScene => "update_scene",
+            Stage::InitViews => "init_views",
+            Stage::CollectDynamic => "collect_dynamic",
+            Stage::PassSetup => "pass_setup",
+            Stage::Upload => "upload",
+            Stage::GpuPrepare => "gpu_prepare",
+            Stage::Record => "record",
+            Stage::Submit => "submit",
+            Stage::Retire => "retire",
+        }
+    }
+}
+
+/// Each stage's milliseconds in a frame, from the frame's start.
+pub(crate) struct StageClock {
+    pub start: Instant,
+    pub ms: [f64; Stage::COUNT],
+}
+
+impl StageClock {
+    pub fn start() -> Self {
+        Self { start: Instant::now(), ms: [0.0; Stage::COUNT] }
+    }
+
+    pub fn add(&mut self, stage: Stage, since: Instant) {
+        self.ms[stage.index()] += ms(since, Instant::now());
+    }
+}
+
+pub(crate) fn ms(a: Instant, b: Instant) -> f64 {
+    (b - a).as_secs_f64() * 1e3
+}
+
+/// `stage!(clock, Name, body)`: evaluates `body` (which may use `?`) as
+/// stage `Stage::Name` — in a profiler span of that name, its time added
+/// to `clock`.
+macro_rules! stage {
+    ($clock:expr, $stage:ident, $body:expr) => {{
+        let since = ::std::time::Instant::now();
+        let value = {
+            $crate::trace::span!("stage", $crate::frame::Stage::$stage.name());
+            $body
+        };
+        $clock.add($crate::frame::Stage::$stage, since);
+        value
+    }};
+}
+pub(crate) use stage;

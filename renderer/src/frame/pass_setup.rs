@@ -1,0 +1,60 @@
+//! Stage 4, `pass_setup`: one task per (view, pass) — gather the cached
+//! and dynamic commands the view sees, sort them, merge them into instanced
+//! draws (UE's SetupMeshPass). The tasks run on rayon's workers; their
+//! lists come back in task order.
+
+use super::{DynamicElements, InitViews};
+use crate::cvars::{self, ConsoleVariables};
+use crate::mesh_pass::*;
+use crate::scene::Scene;
+use rayon::prelude::*;
+
+/// The draws of one pass of one view, ready to record.
+pub(crate) struct PassDrawList {
+    pub pass: MeshPass,
+    /// Index into the frame's views (the shadow view comes last).
+    pub view: usize,
+    pub draws: Vec<MergedDraw>,
+    /// The pass's id stream: its primitives in draw order.
+    pub ids: Vec<PrimitiveSlot>,
+    pub commands_before_merge: u64,
+    /// Offset of `ids` in the frame's id stream (set by the upload stage).
+    pub id_base: u32,
+}
+
+/// The draw list of every pass of every view: the main views' passes in
+/// view order, then the shadow view's.
+pub(crate) fn pass_setup(scene: &Scene, cvars: &ConsoleVariables, v: &InitViews, elements: &DynamicElements<'_>) -> Vec<PassDrawList> {
+    let parallel = cvars.bool(cvars::PARALLEL_PASS_SETUP);
+    let instancing = cvars.bool(cvars::DYNAMIC_INSTANCING);
+    let force_dynamic = cvars.bool(cvars::FORCE_DYNAMIC_PATH);
+    let commands = &elements.commands;
+    let tasks: Vec<(usize, MeshPass)> = (0..v.views.len()).flat_map(|vi| v.passes_of(vi).into_iter().map(move |p| (vi, p))).collect();
+    // Draw order → bucket, for the fast path below.
+    let mut bucket_of_rank = vec![BucketId(0); commands.ranks.len()];
+    for (bucket, &rank) in commands.ranks.iter().enumerate() {
+        bucket_of_rank[rank.index()] = BucketId(bucket as u32);
+    }
+    let setup = |&(vi, pass): &(usize, MeshPass)| -> PassDrawList {
+        crate::trace::span!("task", "pass_setup_task");
+        let vis = &v.visibility[vi];
+        let cache = &scene.cache[pass.index()];
+        let can_merge = |b: BucketId| commands.get(b).can_merge();
+        let dynamic = elements.lists.get(&(vi, pass));
+        let (draws, ids) = if !force_dynamic && pass != MeshPass::Translucency && dynamic.is_none() {
+            gather_sort_merge_cached(cache, vis, &commands.ranks, &bucket_of_rank, can_merge, instancing)
+        } else {
+            let origin = v.views[vi].origin;
+            let distance = |slot: PrimitiveSlot| distance_key(scene.spheres[slot.index()].truncate().distance(origin));
+            let translucent = (pass == MeshPass::Translucency).then_some(&distance as &dyn Fn(PrimitiveSlot) -> u32);
+            gather_sort_merge((!force_dynamic).then_some(cache), vis, dynamic.map_or(&[], Vec::as_slice), &commands.ranks, translucent, can_merge, instancing)
+        };
+        PassDrawList { pass, view: vi, commands_before_merge: ids.len() as u64, draws, ids, id_base: 0 }
+    };
+    // Tasks run in parallel; `collect` keeps them in task order.
+    if parallel {
+        tasks.par_iter().map(setup).collect()
+    } else {
+        tasks.iter().map(setup).collect()
+    }
+}

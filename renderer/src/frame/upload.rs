@@ -1,0 +1,80 @@
+//! Stage 5, `upload`: the per-frame data the passes read that depends on
+//! the views and the draw lists — the id stream of every pass (its
+//! primitives in draw order) and the view uniforms — written into this
+//! frame slot's host-visible buffers.
+
+use super::{InitViews, PassDrawList};
+use crate::error::Result;
+use crate::frame_resources::{ViewUniformData, VIEW_UNIFORM_SIZE};
+use crate::mesh_pass::PrimitiveSlot;
+use crate::scene::{DirectionalLight, Light, Scene, MAX_POINT_LIGHTS};
+use crate::scene_renderer::SceneRenderer;
+use crate::view::SceneView;
+use glam::{Mat4, Vec3};
+use rhi_vulkan::{BufferHandle, Device};
+
+/// The frame slot's buffers the passes bind.
+pub(crate) struct Uploaded {
+    /// Every pass's ids, in list order (each list's `id_base` is its offset).
+    pub id_buffer: BufferHandle,
+    /// One [`ViewUniformData`] per view.
+    pub view_uniforms: BufferHandle,
+}
+
+impl SceneRenderer {
+    /// Writes the id streams (setting each list's `id_base`) and the view uniforms of `slot`.
+    pub(crate) fn upload_stage(&mut self, device: &Device, slot: usize, scene: &Scene, v: &InitViews, lists: &mut [PassDrawList], shadow_size: u32) -> Result<Uploaded> {
+        let mut all_ids: Vec<PrimitiveSlot> = Vec::new();
+        for l in lists.iter_mut() {
+            l.id_base = all_ids.len() as u32;
+            all_ids.extend_from_slice(&l.ids);
+        }
+        let id_buffer = self.id_streams.write(device, slot, bytemuck::cast_slice(&all_ids))?;
+        let shadow_view_proj = v.shadow_view_proj();
+        let uniforms: Vec<ViewUniformData> = v.views.iter().map(|view| view_uniform(view, scene, v.directional, shadow_view_proj, v.has_shadow(), shadow_size)).collect();
+        let view_uniforms = self.view_uniforms.write(device, slot, bytemuck::cast_slice(&uniforms))?;
+        Ok(Uploaded { id_buffer, view_uniforms })
+    }
+}
+
+/// Shadow bias (before the slope term) in shadow-map texels, and its floor in scene units.
+const SHADOW_BIAS_TEXELS: f32 = 1.5;
+const SHADOW_BIAS_WORLD_MIN: f32 = 0.01;
+
+fn view_uniform(v: &SceneView, scene: &Scene, directional: Option<DirectionalLight>, shadow_view_proj: Mat4, has_shadow: bool, shadow_size: u32) -> ViewUniformData {
+    let (right, up) = v.right_up();
+    // The shadow projection is orthographic: depth is linear, 1 unit of NDC = its depth range.
+    let depth_range = if shadow_view_proj.z_axis.z != 0.0 { 1.0 / shadow_view_proj.z_axis.z.abs() } else { 1.0 };
+    // Bias by the size of a shadow texel in the world (acne-free at any
+    // scene scale), never below a small world-space floor.
+    let texel_world = if shadow_view_proj.x_axis.x != 0.0 { 2.0 / shadow_view_proj.x_axis.x.abs() / shadow_size.max(1) as f32 } else { 0.0 };
+    let shadow_bias_ndc = (SHADOW_BIAS_TEXELS * texel_world).max(SHADOW_BIAS_WORLD_MIN) / depth_range;
+    let (dir, color) = directional.map(|d| (d.direction.normalize_or_zero(), d.color * d.intensity)).unwrap_or((Vec3::new(0.0, 0.0, -1.0), Vec3::ZERO));
+    let mut point_lights = [[0.0f32; 8]; MAX_POINT_LIGHTS];
+    let mut n = 0;
+    for l in scene.lights() {
+        if let Light::Point(p) = l {
+            if n < MAX_POINT_LIGHTS {
+                let c = p.color * p.intensity;
+                point_lights[n] = [p.position.x, p.position.y, p.position.z, p.radius, c.x, c.y, c.z, 0.0];
+                n += 1;
+            }
+        }
+    }
+    ViewUniformData {
+        view_proj: v.view_proj().to_cols_array_2d(),
+        shadow_view_proj: shadow_view_proj.to_cols_array_2d(),
+        camera_position: v.origin.extend(if v.perspective { 1.0 } else { 0.0 }).to_array(),
+        camera_right: right.extend(0.0).to_array(),
+        camera_up: up.extend(0.0).to_array(),
+        light_direction: dir.extend(if has_shadow { 1.0 } else { 0.0 }).to_array(),
+        light_color: color.extend(1.0).to_array(),
+        // w: the shadow bias in shadow-map depth units.
+        ambient: [0.18, 0.19, 0.22, shadow_bias_ndc],
+        wireframe_color: [0.85, 0.9, 1.0, 1.0],
+        point_lights,
+        counts: [n as u32, shadow_size, 0, 0],
+    }
+}
+
+const _: () = assert!(VIEW_UNIFORM_SIZE == 512);

@@ -1,0 +1,73 @@
+//! The frame in named stages: every stage's CPU time is in the frame's
+//! stats (and adds up to the coarse figures), and with the recorder on
+//! every stage and the worker tasks leave a span for the Chrome trace.
+
+mod common;
+
+use common::*;
+use renderer::*;
+
+#[test]
+fn every_stage_is_timed_and_traced_with_worker_tasks() {
+    let mut rt = render_thread(RenderThreadMode::Threaded);
+    rt.set_cvar("r.MeshDrawCommands.ParallelPassSetup", "1").unwrap();
+    rt.set_cvar("r.RHICmdList.ParallelRecord", "1").unwrap();
+    sun(&mut rt, true);
+    let materials: Vec<MaterialId> = colors(3).into_iter().map(|m| rt.create_material(m).unwrap()).collect();
+    cube_grid(&mut rt, 400, &materials, 1.0);
+    let family = family(vec![top_view(30.0)]);
+    frame(&mut rt, &family);
+    renderer::trace::start();
+    let (stats, _) = frame(&mut rt, &family);
+    let trace = renderer::trace::stop();
+
+    let t = stats.timings;
+    for stage in Stage::ALL {
+        assert!(t.stage(stage) >= 0.0 && t.stage(stage).is_finite(), "{}: {}", stage.name(), t.stage(stage));
+    }
+    let sum: f64 = t.stages.iter().sum();
+    assert!(sum > 0.0 && sum <= t.total + 1e-9, "stages {sum} ms within the frame's {} ms", t.total);
+    let close = |a: f64, b: f64| (a - b).abs() < 1e-9;
+    assert!(close(t.update_scene, t.stage(Stage::UpdateScene)));
+    assert!(close(t.init_views, t.stage(Stage::InitViews) + t.stage(Stage::CollectDynamic)));
+    assert!(close(t.pass_setup, t.stage(Stage::PassSetup)));
+    assert!(close(t.record, t.stage(Stage::Upload) + t.stage(Stage::GpuPrepare) + t.stage(Stage::Record)));
+
+    // Every stage once, on one thread (the render thread), in order.
+    let stages: Vec<&TraceEventRef> = trace.events.iter().filter(|e| e.category == "stage").collect();
+    let names: Vec<&str> = stages.iter().map(|e| e.name).collect();
+    assert_eq!(names, Stage::ALL.map(Stage::name).to_vec(), "stage spans end in stage order");
+    let render_tid = stages[0].tid;
+    assert!(stages.iter().all(|e| e.tid == render_tid));
+    for w in stages.windows(2) {
+        assert!(w[0].start_us + w[0].dur_us <= w[1].start_us + 1e-3, "{} ends before {} begins", w[0].name, w[1].name);
+    }
+    // Worker tasks: four pass-setup tasks (depth, base, translucency,
+    // shadow), recording chunks and culling chunks, on rayon's threads.
+    let tasks = |name: &str| trace.events.iter().filter(|e| e.category == "task" && e.name == name).collect::<Vec<_>>();
+    assert_eq!(tasks("pass_setup_task").len(), 4);
+    assert!(tasks("record_chunk").len() >= 3, "a chunk per pass that draws (translucency draws nothing)");
+    assert!(!tasks("cull_chunk").is_empty());
+    assert!(tasks("pass_setup_task").iter().all(|e| e.tid != render_tid), "pass setup runs on the workers");
+    // Tasks lie within their stage.
+    let within = |task: &str, stage: Stage| {
+        let s = stages[stage.index()];
+        tasks(task).iter().all(|e| e.start_us >= s.start_us - 1e-3 && e.start_us + e.dur_us <= s.start_us + s.dur_us + 1e-3)
+    };
+    assert!(within("pass_setup_task", Stage::PassSetup));
+    assert!(within("record_chunk", Stage::Record));
+    assert!(within("cull_chunk", Stage::InitViews));
+    assert_eq!(trace.dropped, 0);
+    let json = trace.chrome_json();
+    assert!(json.starts_with('[') && json.trim_end().ends_with(']'));
+    for stage in Stage::ALL {
+        assert!(json.contains(&format!("\"name\":\"{}\",\"cat\":\"stage\",\"ph\":\"X\"", stage.name())), "{}", stage.name());
+    }
+
+    // Not recording: nothing is kept.
+    frame(&mut rt, &family);
+    assert_eq!(renderer::trace::stop(), renderer::trace::Trace::default());
+    assert_clean(&mut rt);
+}
+
+type TraceEventRef = renderer::trace::TraceEvent;
