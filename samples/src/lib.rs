@@ -13,7 +13,7 @@ pub mod stats;
 
 pub use options::{parse_cvar, parse_present, CommonOptions};
 pub use output::{write_png, Progress};
-pub use stats::{InstanceStats, MeshDrawCommandsBuilt, PassStats, Percentiles, SampleStats, Timings, ValidationStats};
+pub use stats::{InstanceStats, MeshDrawCommandsBuilt, PassStats, Percentiles, SampleStats, StageMs, Timings, ValidationStats};
 
 /// The samples, with a line each (what `cargo xtask run` lists).
 pub const SAMPLES: &[(&str, &str)] = &[

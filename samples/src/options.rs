@@ -37,6 +37,10 @@ pub struct CommonOptions {
     /// Write the last frame's stats as JSON.
     #[arg(long, value_name = "PATH")]
     pub stats: Option<PathBuf>,
+    /// Write a Chrome trace of the run (every frame stage, worker task and
+    /// game frame) for chrome://tracing or Perfetto.
+    #[arg(long, value_name = "PATH")]
+    pub trace: Option<PathBuf>,
     /// Never open a window (the default when no display is set).
     #[arg(long, conflicts_with = "window")]
     pub headless: bool,

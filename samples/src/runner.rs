@@ -18,7 +18,7 @@
 //! and `--stats` work as headless (PNG only with `--out` and `--frames`).
 //! Without a display it says so and runs headless.
 
-use crate::{write_png, CommonOptions, InstanceStats, MeshDrawCommandsBuilt, PassStats, Percentiles, Progress, SampleStats, Timings, ValidationStats};
+use crate::{write_png, CommonOptions, InstanceStats, MeshDrawCommandsBuilt, PassStats, Percentiles, Progress, SampleStats, StageMs, Timings, ValidationStats};
 use anyhow::{bail, Context};
 use engine_core::{Engine, EngineDesc};
 use renderer::{FrameStats, MeshPass, RenderThreadMode};
@@ -50,6 +50,7 @@ pub fn engine(sample: &str, common: &CommonOptions) -> anyhow::Result<Engine> {
         }
     }
     let mut engine = Engine::new(&EngineDesc { width: common.width, height: common.height, mode, device })?;
+    start_profiling(common);
     let rt = engine.render_thread();
     if common.serial {
         rt.set_cvar("r.MeshDrawCommands.ParallelPassSetup", "0")?;
@@ -69,6 +70,31 @@ pub fn engine(sample: &str, common: &CommonOptions) -> anyhow::Result<Engine> {
         eprintln!("{sample}: this build has no window support (the samples' `window` feature is off); running headless");
     }
     Ok(engine)
+}
+
+/// Starts the profilers: the Chrome-trace recorder with `--trace`, and the
+/// client of a profiler backend compiled in (`profile-with-tracy`,
+/// `profile-with-puffin`).
+fn start_profiling(common: &CommonOptions) {
+    if common.trace.is_some() {
+        renderer::trace::start();
+    }
+    #[cfg(feature = "profile-with-tracy")]
+    profiling::tracy_client::Client::start();
+    #[cfg(feature = "profile-with-puffin")]
+    profiling::puffin::set_scopes_on(true);
+}
+
+/// Writes the Chrome trace of `--trace`; returns what to say about it.
+fn write_trace(common: &CommonOptions) -> anyhow::Result<String> {
+    let Some(path) = &common.trace else { return Ok(String::new()) };
+    let trace = renderer::trace::stop();
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    std::fs::write(path, trace.chrome_json()).with_context(|| format!("writing {}", path.display()))?;
+    let dropped = if trace.dropped > 0 { format!(" ({} more left out)", trace.dropped) } else { String::new() };
+    Ok(format!("; trace of {} spans{dropped} written to {}", trace.events.len(), path.display()))
 }
 
 /// Runs the frames; `update(engine, frame, dt)` runs before each tick and
@@ -101,6 +127,8 @@ struct MeanTimings {
     /// GPU milliseconds per pass, summed (a pass that did not draw in a
     /// frame counts 0 there).
     gpu_passes: BTreeMap<String, f64>,
+    /// CPU milliseconds per frame stage, summed.
+    stages: [f64; renderer::Stage::COUNT],
     /// The last render-thread frame counted (stats lag the game thread).
     last_render_frame: Option<u64>,
 }
@@ -127,6 +155,9 @@ impl MeanTimings {
                 self.render_cpu += s.timings.render_cpu();
                 self.render_cpu_times.push(s.timings.render_cpu());
                 self.gpu += s.timings.gpu;
+                for (sum, ms) in self.stages.iter_mut().zip(s.timings.stages) {
+                    *sum += ms;
+                }
                 for (pass, ms) in gpu_passes(s) {
                     *self.gpu_passes.entry(pass).or_default() += ms;
                 }
@@ -140,6 +171,7 @@ impl MeanTimings {
             game: per(self.game, self.game_frames),
             end_of_frame: per(self.end_of_frame, self.game_frames),
             render_cpu: per(self.render_cpu, self.render_frames),
+            stages: StageMs::from_stages(&self.stages.map(|ms| per(ms, self.render_frames))),
             gpu: per(self.gpu, self.render_frames),
             gpu_passes: self.gpu_passes.iter().map(|(p, &ms)| (p.clone(), per(ms, self.render_frames))).collect(),
             frame: per(self.frame, self.game_frames),
@@ -197,12 +229,15 @@ fn run_headless(common: &CommonOptions, engine: &mut Engine, mut update: impl Fn
     let mut mean = MeanTimings::new(frames);
     for i in 0..frames {
         let start = Instant::now();
+        let span = renderer::trace::Span::new("game", "game_frame");
         figures = update(engine, i, dt)?;
         engine.tick(dt, i + 1 == frames)?;
         game = engine.timings;
         if i + 1 == frames {
             engine.flush()?;
         }
+        drop(span);
+        profiling::finish_frame!();
         frame_ms = start.elapsed().as_secs_f64() * 1e3;
         mean.add(i, game, frame_ms, engine.stats()?.as_ref());
         progress.frame_done(i + 1);
@@ -214,6 +249,7 @@ fn run_headless(common: &CommonOptions, engine: &mut Engine, mut update: impl Fn
 fn finish(sample: &str, common: &CommonOptions, engine: &mut Engine, done: Done) -> anyhow::Result<()> {
     let Done { frames, figures, frame_ms, game, mean, percentiles, read_back } = done;
     let stats: FrameStats = engine.stats()?.context("no frame was rendered")?;
+    let traced = write_trace(common)?;
     let out = common.out_path(sample);
     let written = if read_back {
         let image = engine.read_back()?.context("no image was read back")?;
@@ -246,7 +282,7 @@ fn finish(sample: &str, common: &CommonOptions, engine: &mut Engine, done: Done)
     s.triangles = stats.triangles;
     s.particles = figures.particles;
     s.instances = figures.instances;
-    s.timings_ms = Timings { game: game.game, end_of_frame: game.end_of_frame, render_cpu: stats.timings.render_cpu(), gpu: stats.timings.gpu, gpu_passes: gpu_passes(&stats), frame: frame_ms };
+    s.timings_ms = Timings { game: game.game, end_of_frame: game.end_of_frame, render_cpu: stats.timings.render_cpu(), stages: StageMs::from_stages(&stats.timings.stages), gpu: stats.timings.gpu, gpu_passes: gpu_passes(&stats), frame: frame_ms };
     s.mean_timings_ms = mean;
     (s.frame_time_ms, s.render_cpu_time_ms) = percentiles;
     if let Some(path) = &common.stats {
@@ -254,7 +290,7 @@ fn finish(sample: &str, common: &CommonOptions, engine: &mut Engine, done: Done)
     }
     let draws = |n: &str| s.passes.get(n).map(|p| p.draws).unwrap_or(0);
     println!(
-        "{sample}: {frames} frame(s) at {}x{} on {}; {} primitives, {} visible; draws: depth {}, shadow {}, base {}, translucency {}; commands built: {} cached, {} dynamic; last frame {:.1} ms (game {:.2}, end of frame {:.2}, render CPU {:.1}, {}); validation {} ({} errors, {} warnings); image written to {}",
+        "{sample}: {frames} frame(s) at {}x{} on {}; {} primitives, {} visible; draws: depth {}, shadow {}, base {}, translucency {}; commands built: {} cached, {} dynamic; last frame {:.1} ms (game {:.2}, end of frame {:.2}, render CPU {:.1}, {}); validation {} ({} errors, {} warnings); image written to {}{}",
         width,
         height,
         s.device,
@@ -274,7 +310,8 @@ fn finish(sample: &str, common: &CommonOptions, engine: &mut Engine, done: Done)
         if s.validation.enabled { "on" } else { "off" },
         s.validation.errors,
         s.validation.warnings,
-        written
+        written,
+        traced
     );
     if s.validation.errors > 0 {
         bail!("the validation layer reported {} error(s): {:#?}", s.validation.errors, v.messages());
@@ -381,6 +418,7 @@ mod window {
             let start = Instant::now();
             let last = self.common.frames.is_some_and(|n| self.frame + 1 == n);
             let read_back = last && self.common.out.is_some();
+            let span = renderer::trace::Span::new("game", "game_frame");
             self.figures = (self.update)(self.engine, self.frame, dt)?;
             self.fly.apply(self.engine, dt)?;
             self.engine.tick(dt, read_back)?;
@@ -400,6 +438,8 @@ mod window {
                 self.engine.flush()?;
                 self.read_back = read_back;
             }
+            drop(span);
+            profiling::finish_frame!();
             self.frame_ms = start.elapsed().as_secs_f64() * 1e3;
             self.mean.add(self.frame - 1, self.game, self.frame_ms, self.engine.stats()?.as_ref());
             if last || self.last_title.elapsed().as_secs_f32() > 0.25 {

@@ -45,6 +45,10 @@ pub struct Timings {
     pub game: f64,
     pub end_of_frame: f64,
     pub render_cpu: f64,
+    /// CPU milliseconds of each stage of the render thread's frame
+    /// (`renderer::Stage`); `render_cpu` is the stages up to `record`.
+    #[serde(default)]
+    pub stages: StageMs,
     /// The frame's GPU time, from its first GPU timestamp to its last; on a
     /// device without timestamps, submit to fence as the CPU sees it.
     pub gpu: f64,
@@ -54,6 +58,41 @@ pub struct Timings {
     #[serde(default)]
     pub gpu_passes: BTreeMap<String, f64>,
     pub frame: f64,
+}
+
+/// CPU milliseconds of the render thread's frame stages, in stage order
+/// (`renderer::Stage`; `docs/architecture.md`). `retire` includes waiting
+/// for the GPU.
+#[derive(Serialize, Deserialize, Debug, Clone, Copy, Default, PartialEq)]
+pub struct StageMs {
+    pub update_scene: f64,
+    pub init_views: f64,
+    pub collect_dynamic: f64,
+    pub pass_setup: f64,
+    pub upload: f64,
+    pub gpu_prepare: f64,
+    pub record: f64,
+    pub submit: f64,
+    pub retire: f64,
+}
+
+impl StageMs {
+    /// From per-stage milliseconds by `renderer::Stage::index`.
+    pub fn from_stages(ms: &[f64; renderer::Stage::COUNT]) -> Self {
+        use renderer::Stage;
+        let at = |s: Stage| ms[s.index()];
+        Self {
+            update_scene: at(Stage::UpdateScene),
+            init_views: at(Stage::InitViews),
+            collect_dynamic: at(Stage::CollectDynamic),
+            pass_setup: at(Stage::PassSetup),
+            upload: at(Stage::Upload),
+            gpu_prepare: at(Stage::GpuPrepare),
+            record: at(Stage::Record),
+            submit: at(Stage::Submit),
+            retire: at(Stage::Retire),
+        }
+    }
 }
 
 /// Percentiles of a per-frame time over the frames after warm-up, in ms

@@ -91,3 +91,38 @@ fn many_cubes_serial_and_parallel_write_identical_images_at_160k_cubes() {
     };
     test_support::assert_images_equal(&run(true), &run(false), "many-cubes --count 160000: --serial vs parallel");
 }
+
+/// `--trace FILE` writes a Chrome trace (a JSON array of trace events)
+/// with a span per frame stage of every frame, worker tasks and the game
+/// frames; the stats file has each stage's CPU time, summing to the
+/// render-CPU figure with `submit` and `retire` left out.
+#[test]
+fn many_cubes_writes_a_chrome_trace_and_stage_timings() {
+    let dir = std::env::temp_dir().join(format!("proxima-samples-{}-trace", std::process::id()));
+    let trace = dir.join("nested").join("many-cubes.trace.json");
+    let trace_arg = trace.to_str().unwrap();
+    let (_, s) = common::run_sample(env!("CARGO_BIN_EXE_many-cubes"), "trace", &["--frames", "3", "--width", "96", "--height", "64", "--count", "300", "--trace", trace_arg]);
+    let events: Vec<serde_json::Value> = serde_json::from_str(&std::fs::read_to_string(&trace).unwrap()).expect("the trace is a JSON array");
+    let complete: Vec<&serde_json::Value> = events.iter().filter(|e| e["ph"] == "X").collect();
+    let count = |name: &str| complete.iter().filter(|e| e["name"] == name).count();
+    for stage in ["update_scene", "init_views", "collect_dynamic", "pass_setup", "upload", "gpu_prepare", "record", "submit", "retire"] {
+        assert_eq!(count(stage), 3, "{stage}: one span per frame");
+    }
+    assert_eq!(count("game_frame"), 3);
+    assert!(count("pass_setup_task") >= 3 * 4, "depth, base, translucency and shadow tasks per frame");
+    for e in &complete {
+        assert!(e["ts"].as_f64().unwrap() >= 0.0 && e["dur"].as_f64().unwrap() >= 0.0, "{e}");
+        assert!(e["tid"].as_u64().is_some() && e["pid"].as_u64().is_some(), "{e}");
+    }
+    assert!(events.iter().any(|e| e["ph"] == "M" && e["name"] == "thread_name"), "threads are named");
+
+    let t = &s.timings_ms.stages;
+    let cpu = t.update_scene + t.init_views + t.collect_dynamic + t.pass_setup + t.upload + t.gpu_prepare + t.record;
+    assert!(t.init_views > 0.0 && t.record > 0.0 && t.retire > 0.0, "{t:?}");
+    assert!((cpu - s.timings_ms.render_cpu).abs() < 1e-6, "stages {cpu} vs render_cpu {}", s.timings_ms.render_cpu);
+    let m = &s.mean_timings_ms.stages;
+    assert!(m.init_views > 0.0 && m.record > 0.0, "mean stage timings are filled: {m:?}");
+    // The stats file of `common::run_sample`.
+    let raw = std::fs::read_to_string(std::env::temp_dir().join(format!("proxima-samples-{}", std::process::id())).join("many-cubes-trace.json")).unwrap();
+    assert!(raw.contains("\"stages\": {\n      \"update_scene\""), "stages in stage order under timings_ms");
+}
