@@ -302,6 +302,9 @@ impl Device {
         if let Some(c) = desc.color_targets.iter().find(|c| c.format.is_depth()) {
             return Err(RhiError::InvalidDesc(format!("color target format {:?} is a depth format", c.format)));
         }
+        // Until the pipeline exists, a shader module destroyed on another
+        // thread waits in the deletion queue (its raw module is used below).
+        let _recording = crate::device::Recording::begin(self);
         let (vs_module, vs) = self.entry_point(&desc.vertex, ShaderStages::VERTEX)?;
         let fs = desc.fragment.as_ref().map(|f| self.entry_point(f, ShaderStages::FRAGMENT)).transpose()?;
         let mut provided = HashMap::new();
@@ -438,7 +441,8 @@ impl Device {
             .dynamic_state(&dynamic)
             .layout(layout)
             .push_next(&mut rendering);
-        // SAFETY: every referenced module, layout and array is live for the call.
+        // SAFETY: every referenced module (kept by the recording guard), layout
+        // and array is live for the call.
         let raw = unsafe { self.raw.create_graphics_pipelines(vk::PipelineCache::null(), &[info], None) }
             .map_err(|(_, e)| vk_err("vkCreateGraphicsPipelines")(e))?[0];
         let mut streams = VertexStreams::default();
@@ -459,6 +463,8 @@ impl Device {
             self.pipeline_cache.hits.fetch_add(1, Ordering::Relaxed);
             return Ok(h);
         }
+        // As for graphics pipelines: the module outlives its use below.
+        let _recording = crate::device::Recording::begin(self);
         let (module, ep) = self.entry_point(&desc.shader, ShaderStages::COMPUTE)?;
         let layout_desc = layout_desc(&[&ep])?;
         self.layout_limits_check(&layout_desc)?;
@@ -469,7 +475,7 @@ impl Device {
             .module(module)
             .name(&name);
         let info = vk::ComputePipelineCreateInfo::default().stage(stage).layout(layout);
-        // SAFETY: module and layout are live for the call.
+        // SAFETY: the module (kept by the recording guard) and layout are live for the call.
         let raw = unsafe { self.raw.create_compute_pipelines(vk::PipelineCache::null(), &[info], None) }
             .map_err(|(_, e)| vk_err("vkCreateComputePipelines")(e))?[0];
         let layout = Layout { raw: layout, desc: layout_desc, sets: set_layouts };
