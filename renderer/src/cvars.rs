@@ -30,6 +30,10 @@ pub const WIREFRAME: &str = "r.Wireframe";
 pub const SHADOW_ENABLE: &str = "r.Shadow.Enable";
 pub const FORCE_DYNAMIC_PATH: &str = "r.MeshDrawCommands.ForceDynamicPath";
 pub const SHADOW_MAP_SIZE: &str = "r.Shadow.MapSize";
+/// Frames the GPU may work on while the render thread records the next
+/// (1 = wait for each frame's GPU work after submitting it). Clamped to
+/// 1..=the device's frame slots (`DeviceDesc::frames_in_flight`).
+pub const FRAMES_IN_FLIGHT: &str = "r.FramesInFlight";
 
 impl Default for ConsoleVariables {
     fn default() -> Self {
@@ -44,6 +48,7 @@ impl Default for ConsoleVariables {
         add(SHADOW_ENABLE, CvarValue::Bool(true), "render the directional light's shadow map");
         add(FORCE_DYNAMIC_PATH, CvarValue::Bool(false), "build every command each frame through the dynamic path (for comparison)");
         add(SHADOW_MAP_SIZE, CvarValue::Int(2048), "shadow map resolution in texels");
+        add(FRAMES_IN_FLIGHT, CvarValue::Int(1), "frames on the GPU while the next is recorded (1..=the device's frame slots; 1 waits after each submit)");
         Self { vars }
     }
 }

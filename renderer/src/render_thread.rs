@@ -26,7 +26,7 @@ use crate::cvars::ConsoleVariables;
 use crate::error::{RendererError, Result};
 use crate::material::{Material, MaterialId, MaterialIds};
 use crate::scene::{Light, LightId, PrimitiveId, PrimitiveSceneProxy, Scene};
-use crate::scene_renderer::{FrameRequest, SceneRenderer};
+use crate::scene_renderer::{FrameRequest, RetiredFrame, SceneRenderer};
 use crate::stats::FrameStats;
 use glam::Mat4;
 use rhi_vulkan::{Device, DeviceDesc, Image};
@@ -43,21 +43,39 @@ pub struct RenderContext {
     pub renderer: SceneRenderer,
     pub cvars: ConsoleVariables,
     pub last_image: Option<Image>,
+    /// The frame number of `last_image`.
+    pub last_image_frame: Option<u64>,
 }
 
 impl RenderContext {
     pub fn new(device: Device) -> Self {
         let renderer = SceneRenderer::new(&device);
-        Self { device, scene: Scene::default(), renderer, cvars: ConsoleVariables::default(), last_image: None }
+        Self { device, scene: Scene::default(), renderer, cvars: ConsoleVariables::default(), last_image: None, last_image_frame: None }
     }
 
     /// Renders one frame now.
     pub fn render_frame(&mut self, request: &FrameRequest) -> Result<FrameStats> {
-        let (stats, image) = self.renderer.render(&self.device, &mut self.scene, &self.cvars, request)?;
-        if image.is_some() {
-            self.last_image = image;
-        }
+        let (stats, _) = self.renderer.render(&self.device, &mut self.scene, &self.cvars, request)?;
+        self.note_retired_image();
         Ok(stats)
+    }
+
+    /// Waits for the frames still on the GPU (their stats and images are
+    /// then in `renderer.take_retired()`; the last image in `last_image`).
+    pub fn finish(&mut self) -> Result<()> {
+        self.renderer.finish(&self.device)?;
+        self.note_retired_image();
+        Ok(())
+    }
+
+    /// `last_image` becomes the newest image among the retired frames.
+    fn note_retired_image(&mut self) {
+        if let Some(f) = self.renderer.retired.iter().rev().find(|f| f.image.is_some()) {
+            if self.last_image_frame.is_none_or(|n| n < f.stats.frame) {
+                self.last_image = f.image.clone();
+                self.last_image_frame = Some(f.stats.frame);
+            }
+        }
     }
 }
 
@@ -352,9 +370,32 @@ impl RenderThread {
         self.shared.lock().frames_failed
     }
 
-    /// Waits for every command, then returns the last read-back image.
+    /// Waits for every command and for the frames on the GPU, then returns
+    /// the last read-back image.
     pub fn read_back(&mut self) -> Result<Option<Image>> {
-        self.with_context(|ctx| ctx.last_image.clone())
+        Ok(self.read_back_frame()?.map(|(_, image)| image))
+    }
+
+    /// Like [`Self::read_back`], with the number of the frame the image belongs to.
+    pub fn read_back_frame(&mut self) -> Result<Option<(u64, Image)>> {
+        self.with_context(|ctx| {
+            ctx.finish()?;
+            Ok(ctx.last_image_frame.zip(ctx.last_image.clone()))
+        })?
+    }
+
+    /// Waits for every command and for the frames still on the GPU, then
+    /// returns the frames retired since the last call (at most 64), oldest
+    /// first: each one's complete stats (GPU figures included,
+    /// `FrameStats::gpu_complete`), naming its frame, and its image when it
+    /// was read back. With `r.FramesInFlight` > 1, [`Self::last_stats`] is
+    /// the last frame's stats as it left the render thread, its GPU figures
+    /// possibly not in yet.
+    pub fn finish_frames(&mut self) -> Result<Vec<RetiredFrame>> {
+        self.with_context(|ctx| {
+            ctx.finish()?;
+            Ok(ctx.renderer.take_retired())
+        })?
     }
 
     // ----- scene requests -----

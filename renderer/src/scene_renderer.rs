@@ -14,7 +14,8 @@ use crate::frame::gpu_prepare::{ShadowMap, Targets};
 use crate::frame::init_views::init_views;
 use crate::frame::pass_setup::pass_setup;
 use crate::frame::record::RecordInputs;
-use crate::frame::retire::{frame_stats, submit};
+use crate::frame::retire::{frame_stats, submit, InFlightFrame};
+pub use crate::frame::retire::RetiredFrame;
 use crate::frame::update::SlotFrame;
 use crate::frame::{ms, stage, DynamicElements, InitViews, StageClock};
 use crate::frame_resources::PerFrameBuffer;
@@ -23,6 +24,7 @@ use crate::scene::Scene;
 use crate::stats::FrameStats;
 use crate::view::ViewFamily;
 use rhi_vulkan::*;
+use std::collections::VecDeque;
 use std::time::Instant;
 
 /// The result of the CPU stages between updating the scene and uploading
@@ -62,8 +64,15 @@ pub struct SceneRenderer {
     pub(crate) view_uniforms: PerFrameBuffer,
     pub(crate) id_streams: PerFrameBuffer,
     pub(crate) dynamic: DynamicBufferRing,
+    /// The device's frame slots (the most `r.FramesInFlight` can give).
     pub(crate) frames: usize,
     pub(crate) frame_number: u64,
+    /// Submitted frames whose stats wait for their GPU work, oldest first.
+    pub(crate) in_flight: VecDeque<InFlightFrame>,
+    /// Frames whose GPU work finished, with their complete stats, oldest first.
+    pub(crate) retired: VecDeque<RetiredFrame>,
+    /// Per frame slot: the buffer a read-back frame's scene color is copied to.
+    pub(crate) readback: Vec<Option<(BufferHandle, u64)>>,
 }
 
 /// One frame's request.
@@ -92,6 +101,9 @@ impl SceneRenderer {
             dynamic: DynamicBufferRing::new(frames),
             frames,
             frame_number: 0,
+            in_flight: VecDeque::new(),
+            retired: VecDeque::new(),
+            readback: vec![None; frames],
         }
     }
 
@@ -116,8 +128,13 @@ impl SceneRenderer {
         let family = &request.family;
         family.validate()?;
         let shadow_size = cvars.int(cvars::SHADOW_MAP_SIZE).clamp(64, 8192) as u32;
+        let frames_in_flight = self.frames_in_flight(cvars);
         let mut clock = StageClock::start();
-        let SlotFrame { mut frame, slot } = stage!(clock, UpdateScene, self.update_scene_stage(device, scene)?);
+        let SlotFrame { mut frame, slot } = stage!(clock, UpdateScene, {
+            // At most `frames_in_flight` frames on the GPU once this one is submitted.
+            self.retire_until(device, frames_in_flight - 1)?;
+            self.update_scene_stage(device, scene)?
+        });
         let scene: &Scene = scene;
         let views = stage!(clock, InitViews, init_views(scene, cvars, family));
         let elements = stage!(clock, CollectDynamic, self.collect_dynamic(device, scene, cvars, &views, Some(&mut frame))?);
@@ -125,18 +142,70 @@ impl SceneRenderer {
         let uploaded = stage!(clock, Upload, self.upload_stage(device, slot, scene, &views, &mut lists, shadow_size)?);
         let targets = stage!(clock, GpuPrepare, self.gpu_prepare(device, family.width, family.height, views.has_shadow(), shadow_size)?);
         let input = RecordInputs { views: &views, commands: &elements.commands, lists: &lists, uploaded: &uploaded, targets, parallel: cvars.bool(cvars::PARALLEL_RECORD) };
-        stage!(clock, Record, self.record_stage(&mut frame, scene, family, input)?);
-        let submit_start = Instant::now();
-        let submitted = stage!(clock, Submit, submit(frame, request.execute)?);
-        let (mut stats, image) = stage!(clock, Retire, {
-            let (image, timestamps) = self.retire(device, submitted, request.read_back)?;
-            let mut stats = frame_stats(self.frame_number - 1, scene, &views, &elements, &lists);
-            stats.timings.gpu_wait = ms(submit_start, Instant::now());
-            stats.timings.set_gpu(timestamps.as_ref(), lists.iter().map(|l| (l.pass, l.view)));
-            (stats, image)
+        let image = stage!(clock, Record, {
+            self.record_stage(&mut frame, scene, family, input)?;
+            if request.read_back && request.execute {
+                Some(self.record_read_back(device, &mut frame, slot)?)
+            } else {
+                None
+            }
         });
-        stats.timings.set_stages(clock.ms, ms(clock.start, Instant::now()));
-        Ok((stats, image))
+        let frame_number = self.frame_number - 1;
+        let submitted = stage!(clock, Submit, submit(frame, request.execute)?);
+        let submitted_at = Instant::now();
+        stage!(clock, Retire, {
+            let stats = frame_stats(frame_number, scene, &views, &elements, &lists);
+            match submitted {
+                Some(submission) => {
+                    let lists = lists.iter().map(|l| (l.pass, l.view)).collect();
+                    self.in_flight.push_back(InFlightFrame { submission, stats, lists, submitted_at, image });
+                    // 1: today's wait; more: only what has finished (the
+                    // next frame waits for its slot in `update_scene`).
+                    if frames_in_flight == 1 {
+                        self.retire_until(device, 0)?;
+                    }
+                    self.retire_completed(device)?;
+                }
+                None => {
+                    // Discarded: no GPU work; complete as it is.
+                    let mut stats = stats;
+                    stats.timings.set_gpu(None, []);
+                    stats.gpu_complete = true;
+                    self.push_retired(RetiredFrame { stats, image: None });
+                }
+            }
+        });
+        let total = ms(clock.start, Instant::now());
+        // The stage times go into the frame's stats wherever they are now.
+        match self.in_flight.back_mut().filter(|f| f.stats.frame == frame_number) {
+            Some(f) => {
+                f.stats.timings.set_stages(clock.ms, total);
+                Ok((f.stats.clone(), None))
+            }
+            None => {
+                let f = self.retired.iter_mut().rev().find(|f| f.stats.frame == frame_number).expect("the frame just retired");
+                f.stats.timings.set_stages(clock.ms, total);
+                Ok((f.stats.clone(), f.image.clone()))
+            }
+        }
+    }
+
+    /// The frames whose GPU work has finished since the last call (at most
+    /// the last 64), oldest first: each one's complete stats
+    /// (`gpu_complete`, naming the frame in `FrameStats::frame`) and, when
+    /// it was read back, its image.
+    pub fn take_retired(&mut self) -> Vec<RetiredFrame> {
+        std::mem::take(&mut self.retired).into()
+    }
+
+    /// Waits for every frame in flight (they are then in [`Self::take_retired`]).
+    pub fn finish(&mut self, device: &Device) -> Result<()> {
+        self.retire_until(device, 0)
+    }
+
+    /// Frames submitted whose GPU work has not been seen to finish.
+    pub fn frames_on_gpu(&self) -> usize {
+        self.in_flight.len()
     }
 
     /// The CPU stages init views, collect dynamic elements and pass setup
@@ -163,6 +232,9 @@ impl SceneRenderer {
         }
         if let Some(s) = self.shadow.take() {
             device.destroy_texture(s.texture);
+        }
+        for (buffer, _) in self.readback.iter_mut().filter_map(Option::take) {
+            device.destroy_buffer(buffer);
         }
         self.pipelines.invalidate(device);
     }

@@ -167,6 +167,11 @@ pub struct FrameStats {
     /// instance range; the primitive ids, in order): equal digests mean the
     /// same draws in the same order, whatever the threads or the handle numbering.
     pub draw_list_digest: u64,
+    /// Whether the frame's GPU work has finished and `timings`' GPU figures
+    /// (`gpu`, `gpu_passes`, `gpu_wait`) are its own. A frame still on the
+    /// GPU when `render` returns (`r.FramesInFlight` > 1) has them 0 here;
+    /// its complete stats come from `SceneRenderer::take_retired`.
+    pub gpu_complete: bool,
 }
 
 impl FrameStats {

@@ -223,9 +223,20 @@ impl Device {
 
     /// Reads `len` bytes at `offset`, after all submitted GPU work finished.
     pub fn read_buffer(&self, buffer: BufferHandle, offset: u64, len: u64) -> Result<Vec<u8>> {
+        self.read_buffer_after(buffer, offset, len, self.timeline.last_submitted())
+    }
+
+    /// Reads `len` bytes at `offset` of a host-mapped buffer once the
+    /// submission that signals `value` (a [`crate::FrameSubmission`]'s) has
+    /// finished, without waiting for later submissions: a frame's results
+    /// are read while the frames after it are still on the GPU. The caller
+    /// makes sure no later submission writes the range. A GPU-only buffer
+    /// is copied out after all submitted work, as [`Self::read_buffer`].
+    pub fn read_buffer_after(&self, buffer: BufferHandle, offset: u64, len: u64, value: u64) -> Result<Vec<u8>> {
         let desc = self.check_range(buffer, offset, len)?;
-        self.wait_for(self.timeline.last_submitted())?;
+        self.wait_for(value)?;
         if desc.memory == MemoryLocation::GpuOnly {
+            self.wait_for(self.timeline.last_submitted())?;
             if !desc.usage.contains(BufferUsage::TRANSFER_SRC) {
                 return Err(RhiError::InvalidDesc(format!(
                     "GPU-only buffer {:?} needs TRANSFER_SRC to be read",
@@ -247,7 +258,8 @@ impl Device {
             RhiError::Unsupported(format!("buffer {:?} is not host-mapped", desc.label))
         })?;
         let mut out = vec![0u8; len as usize];
-        // SAFETY: range checked; the GPU finished writing (waited above); the
+        // SAFETY: range checked; the GPU finished writing (waited above: the
+        // writing submission, or every one); the
         // memory is host-coherent per gpu-allocator's CpuToGpu/GpuToCpu choice.
         unsafe { std::ptr::copy_nonoverlapping(ptr.add(offset as usize), out.as_mut_ptr(), out.len()) };
         Ok(out)

@@ -1,16 +1,23 @@
-//! Stages 8 and 9, `submit` and `retire`: the primary goes to the queue;
-//! then the frame's GPU work is waited for, its GPU timestamps and (when
-//! asked) the image read back,
-//! and the frame's [`FrameStats`] built.
+//! Stages 8 and 9, `submit` and `retire`: the primary goes to the queue and
+//! the frame joins the frames in flight with its [`FrameStats`] (CPU
+//! figures); frames are retired — waited for, their GPU timestamps read
+//! into their stats — oldest first: all of them with `r.FramesInFlight=1`
+//! or when the image is read back, otherwise those the GPU has finished.
+//! Before a frame begins, the oldest are retired until fewer than
+//! `r.FramesInFlight` are on the GPU.
 
 use super::{DynamicElements, InitViews, PassDrawList};
+use super::ms;
+use crate::cvars::{self, ConsoleVariables};
 use crate::error::Result;
 use crate::mesh_pass::MeshPass;
 use crate::scene::Scene;
 use crate::scene_renderer::SceneRenderer;
 use crate::stats::{FrameStats, PassStats};
-use rhi_vulkan::{Device, Frame, FrameSubmission, FrameTimestamps, Image};
+use crate::mesh_pass::SCENE_COLOR_FORMAT;
+use rhi_vulkan::{BufferDesc, BufferHandle, BufferState, Device, Format, Frame, FrameSubmission, Image, TextureState};
 use std::hash::{Hash, Hasher};
+use std::time::Instant;
 
 /// Submits `frame`, or with `execute == false` drops it: nothing of it
 /// reaches the GPU.
@@ -23,18 +30,111 @@ pub(crate) fn submit(frame: Frame<'_>, execute: bool) -> Result<Option<FrameSubm
     }
 }
 
+/// A submitted frame whose GPU work may not have finished: its stats wait
+/// for their GPU figures.
+pub(crate) struct InFlightFrame {
+    pub submission: FrameSubmission,
+    pub stats: FrameStats,
+    /// The (pass, view) of its draw lists (for the GPU pass times).
+    pub lists: Vec<(MeshPass, usize)>,
+    pub submitted_at: Instant,
+    /// Where the frame's scene color is copied, when it is read back.
+    pub image: Option<PendingImage>,
+}
+
+/// A frame's scene color on its way back: copied at the end of the frame
+/// into its slot's read-back buffer, read once the frame's GPU work is done.
+pub(crate) struct PendingImage {
+    buffer: BufferHandle,
+    width: u32,
+    height: u32,
+}
+
+/// A frame whose GPU work has finished: its complete stats (naming the
+/// frame, `FrameStats::frame`) and, when it was read back, its image.
+#[derive(Clone, Debug)]
+pub struct RetiredFrame {
+    pub stats: FrameStats,
+    pub image: Option<Image>,
+}
+
+// Read-backs are the scene color's bytes as they are.
+const _: () = assert!(matches!(SCENE_COLOR_FORMAT, Format::Rgba8Srgb | Format::Rgba8Unorm));
+
+/// Frames kept in [`SceneRenderer::take_retired`]'s queue when nobody takes them.
+const MAX_RETIRED: usize = 64;
+
 impl SceneRenderer {
-    /// Waits for the submitted frame, reads its GPU timestamps and, with
-    /// `read_back`, the scene color.
-    pub(crate) fn retire(&self, device: &Device, submitted: Option<FrameSubmission>, read_back: bool) -> Result<(Option<Image>, Option<FrameTimestamps>)> {
-        let Some(submitted) = submitted else { return Ok((None, None)) };
-        device.wait_for(submitted.value)?;
-        let timestamps = device.frame_timestamps(submitted)?;
-        if !read_back {
-            return Ok((None, timestamps));
+    /// Frames allowed on the GPU: `r.FramesInFlight`, within 1..=the device's slots.
+    pub(crate) fn frames_in_flight(&self, cvars: &ConsoleVariables) -> usize {
+        (cvars.int(cvars::FRAMES_IN_FLIGHT).max(1) as usize).min(self.frames)
+    }
+
+    /// Retires frames, oldest first, until at most `keep` are in flight
+    /// (waiting for each one's GPU work).
+    pub(crate) fn retire_until(&mut self, device: &Device, keep: usize) -> Result<()> {
+        while self.in_flight.len() > keep {
+            self.retire_oldest(device)?;
         }
-        let targets = self.targets.as_ref().expect("targets");
-        Ok((Some(device.read_texture(targets.color, targets.color_state)?), timestamps))
+        Ok(())
+    }
+
+    /// Retires the frames whose GPU work has finished, without waiting.
+    pub(crate) fn retire_completed(&mut self, device: &Device) -> Result<()> {
+        let completed = device.completed_value()?;
+        while self.in_flight.front().is_some_and(|f| f.submission.value <= completed) {
+            self.retire_oldest(device)?;
+        }
+        Ok(())
+    }
+
+    /// Waits for the oldest frame in flight and completes its stats with
+    /// its GPU figures and its image (read before its slot is begun again).
+    fn retire_oldest(&mut self, device: &Device) -> Result<()> {
+        let Some(mut f) = self.in_flight.pop_front() else { return Ok(()) };
+        device.wait_for(f.submission.value)?;
+        let timestamps = device.frame_timestamps(f.submission)?;
+        f.stats.timings.gpu_wait = ms(f.submitted_at, Instant::now());
+        f.stats.timings.set_gpu(timestamps.as_ref(), f.lists);
+        f.stats.gpu_complete = true;
+        let image = match f.image {
+            Some(p) => {
+                let len = u64::from(p.width) * u64::from(p.height) * 4;
+                let rgba8 = device.read_buffer_after(p.buffer, 0, len, f.submission.value)?;
+                Some(Image { width: p.width, height: p.height, rgba8 })
+            }
+            None => None,
+        };
+        self.push_retired(RetiredFrame { stats: f.stats, image });
+        Ok(())
+    }
+
+    pub(crate) fn push_retired(&mut self, frame: RetiredFrame) {
+        if self.retired.len() == MAX_RETIRED {
+            self.retired.pop_front();
+        }
+        self.retired.push_back(frame);
+    }
+
+    /// Records the copy of the scene color into `slot`'s read-back buffer
+    /// at the end of `frame` (the color target is left `TransferSrc`).
+    pub(crate) fn record_read_back(&mut self, device: &Device, frame: &mut Frame<'_>, slot: usize) -> Result<PendingImage> {
+        let t = self.targets.as_mut().expect("targets");
+        let len = u64::from(t.width) * u64::from(t.height) * 4;
+        let entry = &mut self.readback[slot];
+        if entry.is_none_or(|(_, cap)| cap < len) {
+            if let Some((old, _)) = entry.take() {
+                device.destroy_buffer(old);
+            }
+            *entry = Some((device.create_buffer(&BufferDesc::readback("scene color read-back", len))?, len));
+        }
+        let (buffer, _) = entry.expect("just created");
+        let cmd = frame.cmd();
+        cmd.texture_barrier(t.color, t.color_state, TextureState::TransferSrc)?;
+        t.color_state = TextureState::TransferSrc;
+        cmd.copy_texture_to_buffer(t.color, buffer, 0)?;
+        cmd.buffer_barrier(buffer, BufferState::TransferDst, BufferState::HostRead)?;
+        Ok(PendingImage { buffer, width: t.width, height: t.height })
     }
 }
 

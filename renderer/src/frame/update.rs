@@ -20,7 +20,8 @@ impl SceneRenderer {
     /// GPU work a dynamic proxy records while its elements are collected.
     pub(crate) fn update_scene_stage<'d>(&mut self, device: &'d Device, scene: &mut Scene) -> Result<SlotFrame<'d>> {
         let mut frame = device.begin_frame()?;
-        let slot = (self.frame_number % self.frames as u64) as usize;
+        // The device's slot: `begin_frame` has waited for its last GPU work.
+        let slot = (frame.index() % self.frames as u64) as usize;
         self.frame_number += 1;
         self.dynamic.begin(device, slot)?;
         scene.apply_updates(device, &self.pipelines)?;

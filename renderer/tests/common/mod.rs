@@ -66,3 +66,14 @@ pub fn colors(n: usize) -> Vec<Material> {
 pub fn luminance(p: [u8; 4]) -> u32 {
     p[0] as u32 + p[1] as u32 + p[2] as u32
 }
+
+/// A render thread on a device with `slots` frame slots and
+/// `r.FramesInFlight` = `frames_in_flight` (validation on, asserted).
+pub fn render_thread_in_flight(mode: RenderThreadMode, slots: u32, frames_in_flight: u32) -> RenderThread {
+    let desc = rhi_vulkan::DeviceDesc { frames_in_flight: slots, ..test_support::device_desc() };
+    let mut rt = RenderThread::new(&desc, mode).expect("a Vulkan device");
+    test_support::assert_validation_enabled(&mut rt);
+    rt.set_cvar("r.Shadow.MapSize", "256").unwrap();
+    rt.set_cvar("r.FramesInFlight", &frames_in_flight.to_string()).unwrap();
+    rt
+}

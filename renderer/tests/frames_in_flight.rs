@@ -1,0 +1,167 @@
+//! Frames in flight (`r.FramesInFlight`): the render thread records frame
+//! N+1 while the GPU still works on frame N. Everything the host writes per
+//! frame (view uniforms, GPU-scene deltas, id streams, the material table)
+//! must not be overwritten while the GPU may read it, so 1, 2 and 3 frames
+//! in flight give byte-identical images and the same stats, under
+//! synchronization validation; stats arrive complete, naming their frame,
+//! once the frame's GPU work is done.
+
+mod common;
+
+use common::*;
+use glam::{Mat4, Quat, Vec3, Vec4};
+use renderer::*;
+use rhi_vulkan::Image;
+
+const FRAMES: usize = 8;
+
+/// Large enough that lavapipe is still drawing frame N while frame N+1
+/// is recorded (so a buffer rewritten too early shows in the image).
+const BIG_W: u32 = 1280;
+const BIG_H: u32 = 720;
+
+/// A view that moves every frame (new view uniforms each frame).
+fn view_at(i: usize) -> ViewFamily {
+    let eye = Vec3::new(3.0 * (i as f32 * 0.7).sin(), -10.0 + i as f32 * 0.5, 12.0);
+    ViewFamily::new(BIG_W, BIG_H, vec![SceneView::perspective(eye, Vec3::ZERO, Vec3::Z, 1.2, 0.1, 200.0, rhi_vulkan::Rect::from_size(BIG_W, BIG_H)).unwrap()])
+}
+
+/// Renders `FRAMES` frames that each change the scene (transforms, a
+/// material, primitives added and removed), each read back without
+/// waiting; returns every frame's image and complete stats, as retired.
+fn run(frames_in_flight: u32) -> (Vec<(u64, Image)>, Vec<FrameStats>) {
+    let mut rt = render_thread_in_flight(RenderThreadMode::Threaded, 3, frames_in_flight);
+    sun(&mut rt, true);
+    let mats: Vec<MaterialId> = colors(4).into_iter().map(|m| rt.create_material(m).unwrap()).collect();
+    let prims = cube_grid(&mut rt, 100, &mats, 1.5);
+    let mut images = Vec::new();
+    let mut stats = Vec::new();
+    let mut extra = Vec::new();
+    for i in 0..FRAMES {
+        // GPU-scene deltas: a row of cubes moves every frame.
+        let moved: Vec<_> = prims[i * 10..i * 10 + 10]
+            .iter()
+            .enumerate()
+            .map(|(k, id)| {
+                let m = Mat4::from_scale_rotation_translation(Vec3::splat(0.9), Quat::from_rotation_z(0.3 * i as f32), Vec3::new(k as f32 * 1.5 - 7.0, i as f32 * 1.5 - 7.0, 1.0 + 0.2 * i as f32));
+                (*id, m, None)
+            })
+            .collect();
+        rt.update_primitive_transforms(moved).unwrap();
+        // The material table changes.
+        rt.set_material(mats[i % mats.len()], Material::colored(Vec4::new(0.1 * i as f32, 0.5, 0.9 - 0.1 * i as f32, 1.0))).unwrap();
+        // Id streams change length: primitives come and go.
+        if i % 2 == 0 {
+            extra.extend(cube_grid(&mut rt, 9, &mats[..1], 3.0));
+        } else {
+            rt.remove_primitives(std::mem::take(&mut extra)).unwrap();
+        }
+        let n = rt.render_frame(FrameRequest { family: view_at(i), read_back: true, execute: true }).unwrap();
+        assert_eq!(n, i as u64);
+        let retired = rt
+            .with_context(move |ctx| {
+                assert!(ctx.renderer.frames_on_gpu() <= frames_in_flight as usize, "at most r.FramesInFlight frames on the GPU");
+                ctx.renderer.take_retired()
+            })
+            .unwrap();
+        retired_so_far(&mut images, &mut stats, retired);
+    }
+    retired_so_far(&mut images, &mut stats, rt.finish_frames().unwrap());
+    assert_clean(&mut rt);
+    (images, stats)
+}
+
+fn retired_so_far(images: &mut Vec<(u64, Image)>, stats: &mut Vec<FrameStats>, retired: Vec<RetiredFrame>) {
+    for f in retired {
+        images.push((f.stats.frame, f.image.expect("every frame was read back")));
+        stats.push(f.stats);
+    }
+}
+
+/// The stats without the times (which differ from run to run).
+fn figures(s: &FrameStats) -> FrameStats {
+    FrameStats { timings: StageTimings::default(), ..s.clone() }
+}
+
+#[test]
+fn one_two_and_three_frames_in_flight_give_identical_images_and_stats() {
+    let (images1, stats1) = run(1);
+    assert_eq!(images1.iter().map(|(n, _)| *n).collect::<Vec<_>>(), (0..FRAMES as u64).collect::<Vec<_>>(), "each read-back names its frame");
+    assert_eq!(stats1.iter().map(|s| s.frame).collect::<Vec<_>>(), (0..FRAMES as u64).collect::<Vec<_>>(), "every frame's stats, in order");
+    for fif in [2, 3] {
+        let (images, stats) = run(fif);
+        assert_eq!(images.len(), images1.len());
+        for ((n1, a), (n, b)) in images1.iter().zip(&images) {
+            assert_eq!(n1, n, "{fif} in flight: the read-back's frame");
+            assert_images_equal(a, b, &format!("frame {n} with r.FramesInFlight={fif} vs 1"));
+        }
+        assert_eq!(stats.len(), stats1.len(), "{fif} in flight: every frame retired once");
+        for (a, b) in stats1.iter().zip(&stats) {
+            assert_eq!(figures(a), figures(b), "frame {} with r.FramesInFlight={fif} vs 1", a.frame);
+        }
+    }
+}
+
+#[test]
+fn retired_stats_are_complete_and_name_their_frame() {
+    let mut rt = render_thread_in_flight(RenderThreadMode::Inline, 3, 3);
+    sun(&mut rt, true);
+    let m = rt.create_material(Material::colored(Vec4::new(0.7, 0.4, 0.2, 1.0))).unwrap();
+    cube_grid(&mut rt, 64, &[m], 1.5);
+    let fam = family(vec![top_view(12.0)]);
+    let mut returned = Vec::new();
+    for _ in 0..5 {
+        rt.render_frame(FrameRequest { family: fam.clone(), read_back: false, execute: true }).unwrap();
+        returned.push(rt.last_stats().unwrap().expect("stats"));
+    }
+    let retired: Vec<FrameStats> = rt.finish_frames().unwrap().into_iter().map(|f| f.stats).collect();
+    assert_eq!(retired.iter().map(|s| s.frame).collect::<Vec<_>>(), vec![0, 1, 2, 3, 4]);
+    for (r, s) in returned.iter().zip(&retired) {
+        assert!(s.gpu_complete, "frame {}: retired means its GPU work is done", s.frame);
+        assert!(s.timings.gpu_timestamps && s.timings.gpu > 0.0, "frame {}: its own GPU time: {:?}", s.frame, s.timings);
+        assert_eq!(r.frame, s.frame);
+        assert_eq!(r.timings.stages, s.timings.stages, "frame {}: the CPU stage times are the frame's", s.frame);
+        assert_eq!(figures(r), FrameStats { gpu_complete: r.gpu_complete, ..figures(s) });
+    }
+    assert!(rt.finish_frames().unwrap().is_empty(), "each frame is delivered once");
+    // A read-back waits for its frame and names it.
+    rt.render_frame(FrameRequest { family: fam, read_back: true, execute: true }).unwrap();
+    let (n, image) = rt.read_back_frame().unwrap().expect("an image");
+    assert_eq!(n, 5);
+    assert_eq!((image.width, image.height), (W, H));
+    let retired = rt.finish_frames().unwrap();
+    assert_eq!(retired.len(), 1);
+    assert_eq!(retired[0].stats.frame, 5);
+    assert_eq!(retired[0].image.as_ref(), Some(&image), "the retired frame carries its image");
+    assert_clean(&mut rt);
+}
+
+#[test]
+fn destroying_what_frames_in_flight_use_is_clean() {
+    let mut rt = render_thread_in_flight(RenderThreadMode::Threaded, 3, 3);
+    sun(&mut rt, true);
+    let fam = family(vec![top_view(14.0)]);
+    for round in 0..4 {
+        let mats: Vec<MaterialId> = colors(3).into_iter().map(|m| rt.create_material(m).unwrap()).collect();
+        // A mesh of this round only: its buffers go when its primitives do.
+        let mesh = StaticMeshRenderData::new(vec![shapes::cube(1.0 + round as f32 * 0.1)]).unwrap();
+        let prims: Vec<PrimitiveId> = (0..27)
+            .map(|i| {
+                let proxy = StaticMeshSceneProxy::new(mesh.clone(), vec![mats[i % 3]]);
+                rt.add_primitive(Box::new(proxy), Mat4::from_translation(Vec3::new((i % 9) as f32 * 1.5 - 6.0, (i / 9) as f32 * 1.5 - 2.0, 0.0))).unwrap()
+            })
+            .collect();
+        drop(mesh);
+        rt.render_frame(FrameRequest { family: fam.clone(), read_back: false, execute: true }).unwrap();
+        // Gone while that frame may still be on the GPU.
+        rt.remove_primitives(prims).unwrap();
+        for m in mats {
+            rt.destroy_material(m).unwrap();
+        }
+        rt.render_frame(FrameRequest { family: fam.clone(), read_back: false, execute: true }).unwrap();
+    }
+    let retired = rt.finish_frames().unwrap();
+    assert_eq!(retired.len(), 8);
+    assert!(retired.iter().all(|f| f.stats.gpu_complete && f.image.is_none()));
+    assert_clean(&mut rt);
+}
