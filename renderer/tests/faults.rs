@@ -61,15 +61,28 @@ fn is_the_panic(r: &Result<impl std::fmt::Debug>) -> bool {
 }
 
 fn panicking_proxy_mid_frame(mode: RenderThreadMode) {
-    let mut rt = render_thread(mode);
+    panicking_proxy_mid_frame_with(render_thread(mode), mode, 0);
+}
+
+/// The same with 3 frames in flight: the panic comes while the frames
+/// before it may still be on the GPU.
+fn panicking_proxy_with_frames_in_flight(mode: RenderThreadMode) {
+    panicking_proxy_mid_frame_with(render_thread_in_flight(mode, 3, 3), mode, 3);
+}
+
+/// A good frame, then `unwaited` frames not read back (left in flight), then the panic.
+fn panicking_proxy_mid_frame_with(mut rt: RenderThread, mode: RenderThreadMode, unwaited: usize) {
     let validation = validation(&mut rt);
     sun(&mut rt, true);
     let m = rt.create_material(Material::colored(Vec4::new(0.6, 0.6, 0.6, 1.0))).unwrap();
     cube_grid(&mut rt, 9, &[m], 2.0);
     let fam = family(vec![top_view(12.0)]);
-    // A good frame first: the renderer is warm, frames are in flight.
+    // A good frame first: the renderer is warm.
     let (stats, _) = frame(&mut rt, &fam);
     assert_eq!(stats.primitives, 9);
+    for _ in 0..unwaited {
+        rt.render_frame(FrameRequest { family: fam.clone(), read_back: false, execute: true }).unwrap();
+    }
 
     rt.add_primitive(Box::new(ExplodingProxy), Mat4::IDENTITY).unwrap();
     // Threaded: the frame is queued and the panic shows on a later call;
@@ -101,6 +114,16 @@ fn a_proxy_panicking_mid_frame_errors_on_the_game_side_without_a_hang_threaded()
 #[test]
 fn a_proxy_panicking_mid_frame_errors_on_the_game_side_without_a_hang_inline() {
     within_deadline("inline", || panicking_proxy_mid_frame(RenderThreadMode::Inline));
+}
+
+#[test]
+fn a_proxy_panicking_with_frames_in_flight_errors_without_a_hang_threaded() {
+    within_deadline("threaded, in flight", || panicking_proxy_with_frames_in_flight(RenderThreadMode::Threaded));
+}
+
+#[test]
+fn a_proxy_panicking_with_frames_in_flight_errors_without_a_hang_inline() {
+    within_deadline("inline, in flight", || panicking_proxy_with_frames_in_flight(RenderThreadMode::Inline));
 }
 
 #[test]
