@@ -137,7 +137,8 @@ impl SceneRenderer {
         });
         let scene: &Scene = scene;
         let views = stage!(clock, InitViews, init_views(scene, cvars, family));
-        let elements = stage!(clock, CollectDynamic, self.collect_dynamic(device, scene, cvars, &views, Some(&mut frame))?);
+        let mut elements = stage!(clock, CollectDynamic, self.collect_dynamic(device, scene, cvars, &views, Some(&mut frame))?);
+        let on_retired = std::mem::take(&mut elements.on_retired);
         let mut lists = stage!(clock, PassSetup, pass_setup(scene, cvars, &views, &elements));
         let uploaded = stage!(clock, Upload, self.upload_stage(device, slot, scene, &views, &mut lists, shadow_size)?);
         let targets = stage!(clock, GpuPrepare, self.gpu_prepare(device, family.width, family.height, views.has_shadow(), shadow_size)?);
@@ -151,14 +152,15 @@ impl SceneRenderer {
             }
         });
         let frame_number = self.frame_number - 1;
-        let submitted = stage!(clock, Submit, submit(frame, request.execute)?);
+        // `gpu_wait` runs from here: the GPU may start before `submit` returns.
         let submitted_at = Instant::now();
+        let submitted = stage!(clock, Submit, submit(frame, request.execute)?);
         stage!(clock, Retire, {
             let stats = frame_stats(frame_number, scene, &views, &elements, &lists);
             match submitted {
                 Some(submission) => {
                     let lists = lists.iter().map(|l| (l.pass, l.view)).collect();
-                    self.in_flight.push_back(InFlightFrame { submission, stats, lists, submitted_at, image });
+                    self.in_flight.push_back(InFlightFrame { submission, stats, lists, submitted_at, image, on_retired });
                     // 1: today's wait; more: only what has finished (the
                     // next frame waits for its slot in `update_scene`).
                     if frames_in_flight == 1 {

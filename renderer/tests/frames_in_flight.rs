@@ -165,3 +165,57 @@ fn destroying_what_frames_in_flight_use_is_clean() {
     assert!(retired.iter().all(|f| f.stats.gpu_complete && f.image.is_none()));
     assert_clean(&mut rt);
 }
+
+/// A dynamic primitive that draws nothing and asks, every frame, to hear
+/// when the frame's GPU work is done, reading back memory of that frame.
+struct Listener {
+    heard: std::sync::Arc<std::sync::Mutex<Vec<(u64, u64)>>>,
+    frames: std::sync::atomic::AtomicU64,
+}
+
+impl PrimitiveSceneProxy for Listener {
+    fn local_bounds(&self) -> Bounds {
+        Bounds::from_box(Vec3::splat(-1.0), Vec3::splat(1.0))
+    }
+    fn view_relevance(&self, _: &SceneView) -> ViewRelevance {
+        ViewRelevance { draw: true, dynamic_relevance: true, opaque: true, ..Default::default() }
+    }
+    fn get_dynamic_mesh_elements(&self, _views: &[&SceneView], _visibility: &[bool], collector: &mut MeshElementCollector<'_, '_>) {
+        // The frame's own number, written into the frame's memory.
+        let n = self.frames.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let (buffer, offset) = collector.upload(&n.to_le_bytes()).unwrap();
+        let heard = self.heard.clone();
+        collector.when_retired(move |r| {
+            let bytes = r.read_buffer(buffer, offset, 8).unwrap();
+            heard.lock().unwrap().push((r.frame, u64::from_le_bytes(bytes.try_into().unwrap())));
+        });
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+#[test]
+fn proxies_hear_of_each_frame_once_its_gpu_work_is_done_in_order() {
+    for fif in [1, 3] {
+        let mut rt = render_thread_in_flight(RenderThreadMode::Threaded, 3, fif);
+        let heard = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        rt.add_primitive(Box::new(Listener { heard: heard.clone(), frames: Default::default() }), Mat4::IDENTITY).unwrap();
+        let fam = family(vec![top_view(8.0)]);
+        for i in 0..6u64 {
+            rt.render_frame(FrameRequest { family: fam.clone(), read_back: false, execute: true }).unwrap();
+            rt.flush().unwrap();
+            let h = heard.lock().unwrap().clone();
+            if fif == 1 {
+                assert_eq!(h.len() as u64, i + 1, "1 in flight: heard when the frame is rendered");
+            }
+            // Never ahead of the frames rendered, never more than r.FramesInFlight behind.
+            assert!(h.len() as u64 <= i + 1 && h.len() as u64 + u64::from(fif) > i, "{fif}: frame {i}: heard {h:?}");
+        }
+        let retired = rt.finish_frames().unwrap();
+        assert!(!retired.is_empty());
+        let h = heard.lock().unwrap().clone();
+        assert_eq!(h, (0..6).map(|n| (n, n)).collect::<Vec<_>>(), "{fif}: each frame heard once, in order, with its own memory");
+        assert_clean(&mut rt);
+    }
+}

@@ -7,7 +7,7 @@ use super::InitViews;
 use crate::cvars::{self, ConsoleVariables};
 use crate::error::Result;
 use crate::mesh_pass::*;
-use crate::scene::{flags, MeshElementCollector, Scene};
+use crate::scene::{flags, MeshElementCollector, RetireCallback, Scene};
 use crate::scene_renderer::SceneRenderer;
 use crate::view::SceneView;
 use rhi_vulkan::{Device, Frame};
@@ -64,6 +64,8 @@ pub(crate) struct DynamicElements<'s> {
     pub lists: HashMap<(usize, MeshPass), Vec<VisibleCommand>>,
     /// Dynamic-path commands built this frame.
     pub built: u64,
+    /// What proxies asked to run when the frame's GPU work has finished.
+    pub on_retired: Vec<RetireCallback>,
 }
 
 /// Per visible slot that goes through the dynamic path: in which views it
@@ -78,11 +80,11 @@ impl SceneRenderer {
     /// into its primary before the passes; without one they must not need to.
     pub(crate) fn collect_dynamic<'s>(&mut self, device: &Device, scene: &'s Scene, cvars: &ConsoleVariables, v: &InitViews, mut frame: Option<&mut Frame<'_>>) -> Result<DynamicElements<'s>> {
         let force_dynamic = cvars.bool(cvars::FORCE_DYNAMIC_PATH);
-        let mut out = DynamicElements { commands: FrameCommands::new(scene), lists: HashMap::new(), built: 0 };
+        let mut out = DynamicElements { commands: FrameCommands::new(scene), lists: HashMap::new(), built: 0, on_retired: Vec::new() };
         let view_refs: Vec<&SceneView> = v.views.iter().collect();
         for (&s, (vis_flags, lods)) in &dynamic_slots(scene, v, force_dynamic) {
             let proxy = scene.proxy_at(s.0).expect("visible slot has a proxy");
-            let mut collector = MeshElementCollector { batches: Vec::new(), device, dynamic: &mut self.dynamic, frame: frame.as_deref_mut(), cvars };
+            let mut collector = MeshElementCollector { batches: Vec::new(), device, dynamic: &mut self.dynamic, frame: frame.as_deref_mut(), cvars, on_retired: &mut out.on_retired };
             if scene.flags[s.index()] & flags::DYNAMIC != 0 {
                 proxy.get_dynamic_mesh_elements(&view_refs, vis_flags, &mut collector);
             }

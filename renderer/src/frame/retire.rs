@@ -11,7 +11,7 @@ use super::ms;
 use crate::cvars::{self, ConsoleVariables};
 use crate::error::Result;
 use crate::mesh_pass::MeshPass;
-use crate::scene::Scene;
+use crate::scene::{RetireCallback, RetiredFrameResults, Scene};
 use crate::scene_renderer::SceneRenderer;
 use crate::stats::{FrameStats, PassStats};
 use crate::mesh_pass::SCENE_COLOR_FORMAT;
@@ -40,6 +40,8 @@ pub(crate) struct InFlightFrame {
     pub submitted_at: Instant,
     /// Where the frame's scene color is copied, when it is read back.
     pub image: Option<PendingImage>,
+    /// Proxies' callbacks for the frame's GPU results.
+    pub on_retired: Vec<RetireCallback>,
 }
 
 /// A frame's scene color on its way back: copied at the end of the frame
@@ -97,6 +99,10 @@ impl SceneRenderer {
         f.stats.timings.gpu_wait = ms(f.submitted_at, Instant::now());
         f.stats.timings.set_gpu(timestamps.as_ref(), f.lists);
         f.stats.gpu_complete = true;
+        let results = RetiredFrameResults { device, frame: f.stats.frame, value: f.submission.value };
+        for callback in f.on_retired {
+            callback(&results);
+        }
         let image = match f.image {
             Some(p) => {
                 let len = u64::from(p.width) * u64::from(p.height) * 4;

@@ -11,7 +11,8 @@ mod visibility;
 
 pub use gpu_scene::{GpuScene, PrimitiveGpuData};
 pub use light::{DirectionalLight, Light, LightId, PointLight, MAX_POINT_LIGHTS};
-pub use proxy::{MeshElementCollector, PrimitiveSceneProxy, ProxyUpdateContext, ViewRelevance};
+pub use proxy::{MeshElementCollector, PrimitiveSceneProxy, ProxyUpdateContext, RetiredFrameResults, ViewRelevance};
+pub(crate) use proxy::RetireCallback;
 pub use scene::{PrimitiveId, Scene, SceneCounters};
 pub(crate) use scene::{flags, PassCache};
 #[cfg(test)]

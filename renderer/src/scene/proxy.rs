@@ -35,7 +35,31 @@ pub struct MeshElementCollector<'a, 'f> {
     pub(crate) dynamic: &'a mut crate::scene_renderer::DynamicBufferRing,
     pub(crate) frame: Option<&'a mut rhi_vulkan::Frame<'f>>,
     pub(crate) cvars: &'a crate::cvars::ConsoleVariables,
+    pub(crate) on_retired: &'a mut Vec<RetireCallback>,
 }
+
+/// A frame whose GPU work has finished, handed to the callbacks of
+/// [`MeshElementCollector::when_retired`]: what the frame's GPU work wrote
+/// (GPU culling's visible counts) can be read now, and belongs to `frame`.
+pub struct RetiredFrameResults<'a> {
+    pub device: &'a Device,
+    /// The frame's number (`FrameStats::frame`).
+    pub frame: u64,
+    pub(crate) value: u64,
+}
+
+impl RetiredFrameResults<'_> {
+    /// Reads `len` bytes at `offset` of a host-visible buffer the frame's
+    /// GPU work wrote — e.g. the frame's own memory from
+    /// [`MeshElementCollector::upload`], intact until the frame's slot is
+    /// reused, which is after this — without waiting for later frames.
+    pub fn read_buffer(&self, buffer: BufferHandle, offset: u64, len: u64) -> rhi_vulkan::Result<Vec<u8>> {
+        self.device.read_buffer_after(buffer, offset, len, self.value)
+    }
+}
+
+/// See [`MeshElementCollector::when_retired`].
+pub(crate) type RetireCallback = Box<dyn FnOnce(&RetiredFrameResults<'_>) + Send + Sync>;
 
 impl<'a, 'f> MeshElementCollector<'a, 'f> {
     /// Adds a batch for the view at `view_index`.
@@ -65,6 +89,16 @@ impl<'a, 'f> MeshElementCollector<'a, 'f> {
     /// (benchmarks): fall back to work that needs no GPU commands.
     pub fn frame(&mut self) -> Option<&mut rhi_vulkan::Frame<'f>> {
         self.frame.as_deref_mut()
+    }
+
+    /// Calls `f` on the render thread once this frame's GPU work has
+    /// finished (with `r.FramesInFlight` > 1, while later frames are being
+    /// recorded), before the frame's slot and its [`Self::upload`] memory
+    /// are reused: how GPU-produced results (counts written by compute) are
+    /// delivered with the frame they belong to. Not called for a frame that
+    /// is not submitted.
+    pub fn when_retired(&mut self, f: impl FnOnce(&RetiredFrameResults<'_>) + Send + Sync + 'static) {
+        self.on_retired.push(Box::new(f));
     }
 }
 
