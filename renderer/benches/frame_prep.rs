@@ -10,7 +10,12 @@
 //!   reported as a ratio (goal ≥ 10×) and ns per primitive (goal ≤ 20);
 //! - pass setup + recording with 2 threads vs. 1 (frames recorded, then
 //!   discarded: no GPU execution), goal ≥ 1.3×;
-//! - draws after merge per pass.
+//! - draws after merge per pass;
+//! - the cost of profiler spans: a discarded frame's CPU time with the
+//!   Chrome-trace recorder on vs off (`renderer::trace`; spans at every
+//!   stage and worker task), goal <= 1.02x. Stage timing itself is always
+//!   on (two clock reads per stage) and the `profiling` backends are
+//!   compiled out, as by default.
 //!
 //! Both ratios are the median of paired measurements with their range
 //! (`test_support::bench::paired`: the two sides back to back); so is the
@@ -105,6 +110,50 @@ fn prepare_ms(s: &mut Setup, c: &ConsoleVariables) -> f64 {
     t.elapsed().as_secs_f64() * 1e3
 }
 
+/// Wall time of a discarded frame (all CPU stages, no GPU work), in ms,
+/// with the trace recorder on or off: the fastest of 5 frames (a frame is
+/// a few ms, so one frame's time is mostly the machine's noise).
+fn frame_cpu_ms(s: &mut Setup, c: &ConsoleVariables, traced: bool) -> f64 {
+    let request = FrameRequest { family: s.family.clone(), read_back: false, execute: false };
+    let mut fastest = f64::INFINITY;
+    for _ in 0..5 {
+        if traced {
+            renderer::trace::start();
+        }
+        let t = Instant::now();
+        s.renderer.render(&s.device, &mut s.scene, c, &request).unwrap();
+        fastest = fastest.min(t.elapsed().as_secs_f64() * 1e3);
+        if traced {
+            let trace = renderer::trace::stop();
+            assert!(trace.events.len() >= Stage::COUNT, "every stage leaves a span");
+        }
+    }
+    fastest
+}
+
+/// Spans a traced discarded frame records, and ns per recorded span (the
+/// fastest of 5 runs of 100,000 spans on this thread).
+fn span_cost(s: &mut Setup, c: &ConsoleVariables) -> (usize, f64) {
+    let request = FrameRequest { family: s.family.clone(), read_back: false, execute: false };
+    renderer::trace::start();
+    s.renderer.render(&s.device, &mut s.scene, c, &request).unwrap();
+    let spans = renderer::trace::stop().events.len();
+    let n = 100_000;
+    let ns = (0..5)
+        .map(|_| {
+            renderer::trace::start();
+            let t = Instant::now();
+            for _ in 0..n {
+                let _span = renderer::trace::Span::new("task", "bench");
+            }
+            let ns = t.elapsed().as_secs_f64() * 1e9 / n as f64;
+            assert_eq!(renderer::trace::stop().events.len(), n);
+            ns
+        })
+        .fold(f64::INFINITY, f64::min);
+    (spans, ns)
+}
+
 /// Pass setup + recording of one discarded frame, from the frame's own timings.
 fn setup_and_record_ms(s: &mut Setup, c: &ConsoleVariables) -> f64 {
     let request = FrameRequest { family: s.family.clone(), read_back: false, execute: false };
@@ -147,9 +196,15 @@ fn bench(crit: &mut Criterion) {
         Arm::Baseline => setup_and_record_ms(&mut s, &parallel),
     });
     let (t1, t2) = (threads.measured.median, threads.baseline.median);
+    frame_cpu_ms(&mut s, &parallel, true);
+    frame_cpu_ms(&mut s, &parallel, false);
+    let spans = paired(runs, |arm| frame_cpu_ms(&mut s, &parallel, arm == Arm::Measured));
+    // The same cost estimated from its parts, steadier on a busy machine.
+    let (spans_per_frame, ns_per_span) = span_cost(&mut s, &parallel);
+    let span_share = spans_per_frame as f64 * ns_per_span * 1e-6 / spans.baseline.median * 100.0;
     let draws = |pass: MeshPass| summary.iter().filter(|(p, _, _)| *p == pass).map(|(_, _, d)| d).sum::<u64>();
     println!(
-        "renderer: {visible} of {} cubes visible; cached prep {t_cached:.2} ms ({ns_per_primitive:.1} ns/primitive; {ns_shadow:.1} with the shadow view), dynamic prep {t_dynamic:.2} ms, ratio {:.1}x (range {:.1}-{:.1} over {} pairs); setup+record 1 thread {t1:.2} ms, 2 threads {t2:.2} ms, ratio {:.2}x (range {:.2}-{:.2} over {} pairs); draws after merge: depth {}, shadow {}, base {}",
+        "renderer: {visible} of {} cubes visible; cached prep {t_cached:.2} ms ({ns_per_primitive:.1} ns/primitive; {ns_shadow:.1} with the shadow view), dynamic prep {t_dynamic:.2} ms, ratio {:.1}x (range {:.1}-{:.1} over {} pairs); setup+record 1 thread {t1:.2} ms, 2 threads {t2:.2} ms, ratio {:.2}x (range {:.2}-{:.2} over {} pairs); frame CPU with spans recorded vs off {:.3}x (range {:.3}-{:.3}; estimated {span_share:.3}%: {spans_per_frame} spans of {ns_per_span:.0} ns); draws after merge: depth {}, shadow {}, base {}",
         SIDE * SIDE,
         ratio.median,
         ratio.min,
@@ -159,6 +214,9 @@ fn bench(crit: &mut Criterion) {
         threads.ratio.min,
         threads.ratio.max,
         threads.ratio.n,
+        spans.ratio.median,
+        spans.ratio.min,
+        spans.ratio.max,
         draws(MeshPass::DepthPrepass),
         draws(MeshPass::ShadowDepth),
         draws(MeshPass::Base)
@@ -168,6 +226,10 @@ fn bench(crit: &mut Criterion) {
         Row::spread("renderer: cached frame prep per primitive (160k cubes)", per_primitive, "ns", Some("<= 20")),
         Row::new("renderer: cached frame prep per primitive, with a shadow-casting sun (2 views)", ns_shadow, "ns", None),
         Row::spread("renderer: pass setup + recording, 2 threads vs 1", threads.ratio, "x", Some(">= 1.3")),
+        Row::spread("renderer: frame CPU with profiler spans recorded vs off (160k cubes, discarded frames)", spans.ratio, "x", Some("<= 1.02")),
+        Row::new("renderer: profiler spans recorded, share of frame CPU (spans per frame x ns per span / frame)", span_share, "%", Some("<= 2")),
+        Row::new("renderer: profiler spans per frame (160k cubes)", spans_per_frame as f64, "spans", None),
+        Row::new("renderer: cost of one recorded profiler span", ns_per_span, "ns", None),
         Row::new("renderer: base-pass draws after merge (8 materials)", draws(MeshPass::Base) as f64, "draws", Some("= 8")),
         Row::new("renderer: depth-prepass draws after merge", draws(MeshPass::DepthPrepass) as f64, "draws", None),
         Row::new("renderer: shadow-pass draws after merge", draws(MeshPass::ShadowDepth) as f64, "draws", None),
