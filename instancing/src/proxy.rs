@@ -610,25 +610,42 @@ impl InstancedStaticMeshSceneProxy {
         }
     }
 
-    /// Reads the previous GPU-culled frame's counters into the stats (the
-    /// ring memory of the frame before is intact until the frame after this).
-    fn refresh_gpu_stats(&self, device: &Device, views: usize) {
-        let Ok(counts) = self.read_gpu_lod_counts(device) else { return };
-        let mut per_view = vec![0u64; views];
-        let mut per_lod = vec![0u64; self.culling_mesh.lod_count()];
-        for (vi, c) in counts.iter().enumerate().take(views) {
-            per_view[vi] = c.iter().map(|&x| u64::from(x)).sum();
-            for (a, x) in per_lod.iter_mut().zip(c) {
-                *a += u64::from(*x);
+    /// Has this frame's visible counts read into the stats once its GPU
+    /// work has finished (its ring memory, where the counters are, is
+    /// intact until its slot is reused, which is after that), naming the frame.
+    fn stats_when_retired(&self, collector: &mut MeshElementCollector<'_, '_>, views: usize, controls: Vec<(usize, (BufferHandle, u64))>) {
+        let stats = self.stats.clone();
+        let lods = self.culling_mesh.lod_count();
+        let instances = self.instances.len() as u64;
+        collector.when_retired(move |r| {
+            let mut per_view = vec![0u64; views];
+            let mut per_lod = vec![0u64; lods];
+            for (vi, (buffer, offset)) in controls {
+                let bytes = match r.read_buffer(buffer, offset, 4 * lods as u64) {
+                    Ok(b) => b,
+                    Err(e) => {
+                        log::error!("instanced static mesh: reading frame {}'s visible counts: {e}", r.frame);
+                        return;
+                    }
+                };
+                for (l, c) in bytes.chunks_exact(4).enumerate() {
+                    let x = u64::from(u32::from_le_bytes([c[0], c[1], c[2], c[3]]));
+                    per_view[vi] += x;
+                    per_lod[l] += x;
+                }
             }
-        }
-        self.set_visible_stats(CullPath::Gpu, per_view, per_lod);
+            let mut s = stats.lock();
+            s.path = CullPath::Gpu;
+            s.visible_per_view = per_view;
+            s.visible_per_lod = per_lod;
+            s.instances = instances;
+            s.gpu_frame = Some(r.frame);
+        });
     }
 
     fn draw_gpu_culled(&self, visibility: &[bool], culls: &[ViewCull], collector: &mut MeshElementCollector<'_, '_>) -> rhi_vulkan::Result<()> {
         let (Some(p), Some((instances, _))) = (&self.pipelines, self.instance_buffer) else { return Ok(()) };
         let n = self.instances.len() as u64;
-        self.refresh_gpu_stats(collector.device(), culls.len());
         let stride = (n * InstanceStreamData::SIZE).next_multiple_of(256);
         let mut state = self.cull_state();
         let needed = stride * culls.len() as u64;
@@ -716,6 +733,7 @@ impl InstancedStaticMeshSceneProxy {
                 collector.add_mesh(vi, self.batch(d, out, 0, Some((control.0, control.1 + CONTROL_HEADER + d as u64 * 20))));
             }
         }
+        self.stats_when_retired(collector, culls.len(), jobs.iter().map(|&(vi, _, control)| (vi, control)).collect());
         Ok(())
     }
 }

@@ -26,11 +26,15 @@ pub enum CullPath {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct IsmStatsSnapshot {
     pub instances: u64,
-    /// Visible instances per view of the last frame (GPU path: of the frame
-    /// before, read back from its counters).
+    /// Visible instances per view of the last frame (GPU path: of frame
+    /// `gpu_frame`, read back from its counters when its GPU work finished —
+    /// at the end of the frame with `r.FramesInFlight=1`, later with more).
     pub visible_per_view: Vec<u64>,
     /// Visible instances per LOD, summed over views, same timing.
     pub visible_per_lod: Vec<u64>,
+    /// GPU path: the frame (`FrameStats::frame`) whose counts
+    /// `visible_per_view` and `visible_per_lod` are.
+    pub gpu_frame: Option<u64>,
     pub path: CullPath,
     /// Bytes passed to `ProxyUpdateContext::upload` by the last update.
     pub last_update_upload_bytes: u64,
