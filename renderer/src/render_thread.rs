@@ -45,15 +45,19 @@ pub struct RenderContext {
     pub last_image: Option<Image>,
     /// The frame number of `last_image`.
     pub last_image_frame: Option<u64>,
+    /// The stats of the newest frame whose GPU work has finished.
+    pub last_complete_stats: Option<FrameStats>,
 }
 
 impl RenderContext {
     pub fn new(device: Device) -> Self {
         let renderer = SceneRenderer::new(&device);
-        Self { device, scene: Scene::default(), renderer, cvars: ConsoleVariables::default(), last_image: None, last_image_frame: None }
+        Self { device, scene: Scene::default(), renderer, cvars: ConsoleVariables::default(), last_image: None, last_image_frame: None, last_complete_stats: None }
     }
 
-    /// Renders one frame now.
+    /// Renders one frame now and returns its stats: complete with
+    /// `r.FramesInFlight=1`; with more, its GPU figures may not be in yet
+    /// (`FrameStats::gpu_complete`; see `last_complete_stats`).
     pub fn render_frame(&mut self, request: &FrameRequest) -> Result<FrameStats> {
         let (stats, _) = self.renderer.render(&self.device, &mut self.scene, &self.cvars, request)?;
         self.note_retired_image();
@@ -68,8 +72,14 @@ impl RenderContext {
         Ok(())
     }
 
-    /// `last_image` becomes the newest image among the retired frames.
+    /// `last_image` becomes the newest image among the retired frames,
+    /// `last_complete_stats` the newest stats.
     fn note_retired_image(&mut self) {
+        if let Some(f) = self.renderer.retired.back() {
+            if self.last_complete_stats.as_ref().is_none_or(|s| s.frame < f.stats.frame) {
+                self.last_complete_stats = Some(f.stats.clone());
+            }
+        }
         if let Some(f) = self.renderer.retired.iter().rev().find(|f| f.image.is_some()) {
             if self.last_image_frame.is_none_or(|n| n < f.stats.frame) {
                 self.last_image = f.image.clone();
@@ -155,6 +165,21 @@ pub struct RenderThread {
     material_ids: MaterialIds,
     next_light: AtomicU64,
     device_name: String,
+}
+
+/// Waits for the frames on the GPU and publishes the newest complete stats
+/// (a failure is the last frame's error).
+fn finish_gpu(ctx: &mut RenderContext, shared: &Shared) -> Result<()> {
+    let finished = ctx.finish();
+    let mut s = shared.lock();
+    if let Some(c) = &ctx.last_complete_stats {
+        s.last_stats = Some(c.clone());
+    }
+    if let Err(e) = &finished {
+        log::error!("waiting for the frames on the GPU: {e}");
+        s.last_frame_error = Some(e.to_string());
+    }
+    finished
 }
 
 fn panic_message(p: Box<dyn Any + Send>) -> String {
@@ -274,8 +299,15 @@ impl RenderThread {
         self.commands_enqueued.saturating_sub(self.shared.lock().commands_done)
     }
 
-    /// Blocks until every enqueued command has run.
+    /// Blocks until every enqueued command has run and the GPU has
+    /// finished every frame (so [`Self::last_stats`] is the last frame's).
     pub fn flush(&mut self) -> Result<()> {
+        let shared = self.shared.clone();
+        self.with_context(move |ctx| finish_gpu(ctx, &shared))?
+    }
+
+    /// Blocks until every enqueued command has run.
+    fn flush_commands(&mut self) -> Result<()> {
         let target = self.commands_enqueued;
         let mut s = self.shared.lock();
         while s.commands_done < target && s.panic.is_none() {
@@ -291,7 +323,7 @@ impl RenderThread {
         self.enqueue_render_command(move |ctx| {
             let _ = tx.send(f(ctx));
         })?;
-        self.flush()?;
+        self.flush_commands()?;
         rx.try_recv().map_err(|_| RendererError::RenderThreadGone)
     }
 
@@ -333,8 +365,12 @@ impl RenderThread {
             let result = ctx.render_frame(&request);
             let mut s = shared.lock();
             match result {
-                Ok(stats) => {
-                    s.last_stats = Some(stats);
+                Ok(_) => {
+                    // The newest frame the GPU has finished (this one with
+                    // `r.FramesInFlight=1`): every figure its own.
+                    if let Some(c) = &ctx.last_complete_stats {
+                        s.last_stats = Some(c.clone());
+                    }
                     s.last_frame_error = None;
                 }
                 Err(e) => {
@@ -350,7 +386,10 @@ impl RenderThread {
         Ok(n)
     }
 
-    /// The stats of the last rendered frame (an error if that frame failed).
+    /// The stats of the newest frame whose GPU work has finished — the last
+    /// rendered with `r.FramesInFlight=1` or after [`Self::flush`] — with
+    /// every figure its own (`FrameStats::frame` names it); an error if
+    /// the last frame failed.
     pub fn last_stats(&self) -> Result<Option<FrameStats>> {
         self.check()?;
         let s = self.shared.lock();
@@ -378,8 +417,9 @@ impl RenderThread {
 
     /// Like [`Self::read_back`], with the number of the frame the image belongs to.
     pub fn read_back_frame(&mut self) -> Result<Option<(u64, Image)>> {
-        self.with_context(|ctx| {
-            ctx.finish()?;
+        let shared = self.shared.clone();
+        self.with_context(move |ctx| {
+            finish_gpu(ctx, &shared)?;
             Ok(ctx.last_image_frame.zip(ctx.last_image.clone()))
         })?
     }
@@ -392,8 +432,9 @@ impl RenderThread {
     /// the last frame's stats as it left the render thread, its GPU figures
     /// possibly not in yet.
     pub fn finish_frames(&mut self) -> Result<Vec<RetiredFrame>> {
-        self.with_context(|ctx| {
-            ctx.finish()?;
+        let shared = self.shared.clone();
+        self.with_context(move |ctx| {
+            finish_gpu(ctx, &shared)?;
             Ok(ctx.renderer.take_retired())
         })?
     }
