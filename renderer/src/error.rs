@@ -36,6 +36,14 @@ pub enum RendererError {
     /// (`file:line:column`, the file being the material shader's name).
     #[error("material {material:?} does not compile: {error}")]
     MaterialShader { material: String, error: Box<rhi_vulkan::ShaderError> },
+    /// [`crate::passes::register_pass`]: the pass table holds
+    /// [`crate::passes::MAX_PASSES`] passes.
+    #[error("no mesh pass id left: the pass table holds at most {0} passes")]
+    PassTableFull(usize),
+    /// [`crate::passes::register_pass`]: a pass of that name exists (names
+    /// key the stats).
+    #[error("a mesh pass named {0:?} is already registered")]
+    DuplicatePass(String),
     /// The render thread failed to start.
     #[error("the render thread could not start: {0}")]
     RenderThreadStart(String),

@@ -56,6 +56,7 @@ mod frame_resources;
 mod material;
 mod math;
 pub mod mesh_pass;
+pub mod passes;
 mod render_thread;
 pub mod scene;
 mod scene_renderer;

@@ -49,7 +49,7 @@ pub struct StageTimings {
     /// to a timestamp after its last draw. 0 for a pass that drew nothing
     /// (or without timestamps). The intervals do not overlap, so they sum to
     /// at most `gpu`.
-    pub gpu_passes: [f64; MeshPass::COUNT],
+    pub gpu_passes: [f64; MeshPass::MAX],
     /// Whether `gpu` and `gpu_passes` come from GPU timestamps.
     pub gpu_timestamps: bool,
     /// CPU milliseconds from submitting the frame to seeing its GPU work
@@ -91,7 +91,7 @@ impl StageTimings {
     /// which must be set first). `lists` are the (pass, view) of the frame's
     /// pass draw lists, whose draws were stamped with [`pass_timestamp_labels`].
     pub fn set_gpu(&mut self, timestamps: Option<&rhi_vulkan::FrameTimestamps>, lists: impl IntoIterator<Item = (MeshPass, usize)>) {
-        self.gpu_passes = [0.0; MeshPass::COUNT];
+        self.gpu_passes = [0.0; MeshPass::MAX];
         let Some(t) = timestamps else {
             self.gpu = self.gpu_wait;
             self.gpu_timestamps = false;
@@ -150,7 +150,7 @@ pub struct FrameStats {
     pub primitives: u64,
     /// Visible primitives, summed over the family's views.
     pub visible_primitives: u64,
-    pub passes: [PassStats; MeshPass::COUNT],
+    pub passes: [PassStats; MeshPass::MAX],
     /// Commands that entered the cache this frame.
     pub cached_commands_built: u64,
     /// Dynamic-path commands built this frame.

@@ -5,7 +5,6 @@
 //! the bucket sort makes rare. The first chunk of a pass begins with a GPU
 //! timestamp and the last ends with one (`stats::pass_timestamp_labels`).
 
-use crate::mesh_pass::MeshPass;
 use crate::scene_renderer::{FrameCommands, PassDrawList};
 use crate::stats::pass_timestamp_labels;
 use crate::view::SceneView;
@@ -83,10 +82,7 @@ pub(crate) fn record_pass(
     }
     let first = commands.get(list.draws[0].bucket).pipeline;
     let view_group = bind.view_group(list.view, first)?;
-    let lighting = match list.pass {
-        MeshPass::Base | MeshPass::Translucency => Some(bind.lighting_group(first)?),
-        _ => None,
-    };
+    let lighting = if list.pass.desc().lighting { Some(bind.lighting_group(first)?) } else { None };
     let n = list.draws.len();
     let chunks = if parallel { (n / MIN_DRAWS_PER_CHUNK).clamp(1, rayon::current_num_threads() * 2) } else { 1 };
     let per = n.div_ceil(chunks);

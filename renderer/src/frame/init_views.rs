@@ -4,6 +4,7 @@
 
 use crate::cvars::{self, ConsoleVariables};
 use crate::mesh_pass::MeshPass;
+use crate::passes::{self, PassViews};
 use crate::scene::{compute_visibility, flags, DirectionalLight, Light, Scene, ViewVisibility};
 use crate::view::{SceneView, ViewFamily};
 use glam::{Mat4, Vec3};
@@ -31,13 +32,14 @@ impl InitViews {
 
     /// The mesh passes view `i` draws.
     pub fn passes_of(&self, i: usize) -> Vec<MeshPass> {
-        if i >= self.main_view_count {
-            vec![MeshPass::ShadowDepth]
+        let views = if i >= self.main_view_count {
+            PassViews::Shadow
         } else if self.views[i].wireframe {
-            vec![MeshPass::Wireframe]
+            PassViews::Wireframe
         } else {
-            vec![MeshPass::DepthPrepass, MeshPass::Base, MeshPass::Translucency]
-        }
+            PassViews::Main
+        };
+        passes::drawn_in(views).collect()
     }
 
     /// Primitives visible in the main views.

@@ -6,6 +6,7 @@
 use super::{DynamicElements, InitViews};
 use crate::cvars::{self, ConsoleVariables};
 use crate::mesh_pass::*;
+use crate::passes::SortMode;
 use crate::scene::Scene;
 use rayon::prelude::*;
 
@@ -41,12 +42,13 @@ pub(crate) fn pass_setup(scene: &Scene, cvars: &ConsoleVariables, v: &InitViews,
         let cache = &scene.cache[pass.index()];
         let can_merge = |b: BucketId| commands.get(b).can_merge();
         let dynamic = elements.lists.get(&(vi, pass));
-        let (draws, ids) = if !force_dynamic && pass != MeshPass::Translucency && dynamic.is_none() {
+        let back_to_front = pass.desc().sort == SortMode::BackToFront;
+        let (draws, ids) = if !force_dynamic && !back_to_front && dynamic.is_none() {
             gather_sort_merge_cached(cache, vis, &commands.ranks, &bucket_of_rank, can_merge, instancing)
         } else {
             let origin = v.views[vi].origin;
             let distance = |slot: PrimitiveSlot| distance_key(scene.spheres[slot.index()].truncate().distance(origin));
-            let translucent = (pass == MeshPass::Translucency).then_some(&distance as &dyn Fn(PrimitiveSlot) -> u32);
+            let translucent = back_to_front.then_some(&distance as &dyn Fn(PrimitiveSlot) -> u32);
             gather_sort_merge((!force_dynamic).then_some(cache), vis, dynamic.map_or(&[], Vec::as_slice), &commands.ranks, translucent, can_merge, instancing)
         };
         PassDrawList { pass, view: vi, commands_before_merge: ids.len() as u64, draws, ids, id_base: 0 }

@@ -7,7 +7,8 @@
 use super::gpu_prepare::PreparedTargets;
 use super::{FrameCommands, InitViews, PassDrawList, Uploaded};
 use crate::error::Result;
-use crate::mesh_pass::{MeshPass, SCENE_COLOR_FORMAT, SCENE_DEPTH_FORMAT};
+use crate::mesh_pass::{SCENE_COLOR_FORMAT, SCENE_DEPTH_FORMAT};
+use crate::passes::PassTarget;
 use crate::scene::Scene;
 use crate::scene_renderer::SceneRenderer;
 use crate::submit::{record_pass, PassBindings};
@@ -43,7 +44,10 @@ impl SceneRenderer {
         let shadow_layout = RenderingLayout { color_formats: vec![], depth_format: Some(SCENE_DEPTH_FORMAT) };
         let mut recorded = Vec::with_capacity(input.lists.len());
         for l in input.lists {
-            let layout = if l.pass == MeshPass::ShadowDepth { &shadow_layout } else { &main_layout };
+            let layout = match l.pass.desc().target {
+                PassTarget::ShadowMap => &shadow_layout,
+                PassTarget::SceneColor => &main_layout,
+            };
             recorded.push(record_pass(frame, layout, l, &input.views.views[l.view], input.commands, input.uploaded.id_buffer, &mut bind, input.parallel)?);
         }
         Ok(recorded)
@@ -63,7 +67,7 @@ impl SceneRenderer {
             RenderingContents::Secondary,
         )?;
         for (l, secs) in lists.iter().zip(recorded) {
-            if l.pass == MeshPass::ShadowDepth {
+            if l.pass.desc().target == PassTarget::ShadowMap {
                 cmd.execute_secondaries(secs)?;
             }
         }
@@ -88,7 +92,7 @@ impl SceneRenderer {
             RenderingContents::Secondary,
         )?;
         for (l, secs) in lists.iter().zip(recorded) {
-            if l.pass != MeshPass::ShadowDepth {
+            if l.pass.desc().target == PassTarget::SceneColor {
                 cmd.execute_secondaries(secs)?;
             }
         }

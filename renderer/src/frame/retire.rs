@@ -174,7 +174,7 @@ pub(crate) fn frame_stats(frame: u64, scene: &Scene, v: &InitViews, elements: &D
             }
             let instances = u64::from(d.instance_count) * u64::from(c.instance_count);
             p.instances += instances;
-            if l.pass != MeshPass::ShadowDepth && l.pass != MeshPass::DepthPrepass {
+            if l.pass.desc().counts_triangles {
                 stats.triangles += u64::from(c.count / 3) * instances;
             }
         }

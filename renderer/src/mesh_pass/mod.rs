@@ -30,38 +30,60 @@ pub use processor::build_mesh_draw_command;
 pub use sort::{distance_key, sort_back_to_front, sort_by_bucket, VisibleCommand};
 pub use state_buckets::{BucketCommand, StateBuckets};
 
-/// The mesh passes, in the order a view draws them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum MeshPass {
-    /// Opaque and masked geometry, depth only.
-    DepthPrepass,
-    /// Shadow-casting opaque and masked geometry into the directional light's shadow map.
-    ShadowDepth,
-    /// Opaque and masked geometry, forward lit.
-    Base,
-    /// Translucent and additive geometry, back to front, no depth write.
-    Translucency,
-    /// Everything, edges only, when the view asks for wireframe.
-    Wireframe,
-}
+/// A mesh pass: an id into the pass table (the built-in passes of
+/// [`crate::passes::BUILTIN_PASSES`], then those added with
+/// [`crate::passes::register_pass`]). What the pass does is its
+/// [`PassDesc`](crate::passes::PassDesc): [`MeshPass::desc`].
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct MeshPass(pub(crate) u8);
 
+#[allow(non_upper_case_globals)]
 impl MeshPass {
-    pub const ALL: [MeshPass; 5] =
-        [MeshPass::DepthPrepass, MeshPass::ShadowDepth, MeshPass::Base, MeshPass::Translucency, MeshPass::Wireframe];
-    pub const COUNT: usize = 5;
+    /// Opaque and masked geometry, depth only.
+    pub const DepthPrepass: MeshPass = MeshPass(0);
+    /// Shadow-casting opaque and masked geometry into the directional light's shadow map.
+    pub const ShadowDepth: MeshPass = MeshPass(1);
+    /// Opaque and masked geometry, forward lit.
+    pub const Base: MeshPass = MeshPass(2);
+    /// Translucent and additive geometry, back to front, no depth write.
+    pub const Translucency: MeshPass = MeshPass(3);
+    /// Everything, edges only, when the view asks for wireframe.
+    pub const Wireframe: MeshPass = MeshPass(4);
+
+    /// The number of built-in passes.
+    pub const COUNT: usize = crate::passes::BUILTIN_PASSES.len();
+    /// The built-in passes, in table order (with the registered ones:
+    /// [`crate::passes::all`]).
+    pub const ALL: [MeshPass; MeshPass::COUNT] = {
+        let mut all = [MeshPass(0); MeshPass::COUNT];
+        let mut i = 0;
+        while i < MeshPass::COUNT {
+            all[i] = MeshPass(i as u8);
+            i += 1;
+        }
+        all
+    };
+    /// The most passes there can be, built-in and registered (the length
+    /// of the per-pass arrays in the stats).
+    pub const MAX: usize = crate::passes::MAX_PASSES;
 
     pub fn index(self) -> usize {
-        self as usize
+        self.0 as usize
+    }
+
+    /// What the pass does.
+    pub fn desc(self) -> &'static crate::passes::PassDesc {
+        crate::passes::desc(self)
     }
 
     /// The name used in stats files.
     pub fn name(self) -> &'static str {
-        match self {
-            MeshPass::DepthPrepass => "depth",
-            MeshPass::ShadowDepth => "shadow",
-            MeshPass::Base => "base",
-            MeshPass::Translucency => "translucency",
-            MeshPass::Wireframe => "wireframe",
-        }
+        self.desc().name
+    }
+}
+
+impl std::fmt::Debug for MeshPass {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "MeshPass({})", self.name())
     }
 }

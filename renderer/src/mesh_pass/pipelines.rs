@@ -10,6 +10,7 @@
 
 use super::MeshPass;
 use crate::material::{BlendMode, MaterialRegistry, MaterialShaderId};
+use crate::passes::{PassFragment, PassTarget};
 use crate::vertex_factory::VertexFactoryType;
 use rhi_vulkan::*;
 use std::collections::HashMap;
@@ -20,10 +21,6 @@ pub const SCENE_COLOR_FORMAT: Format = Format::Rgba8Srgb;
 pub const SCENE_DEPTH_FORMAT: Format = Format::Depth32Float;
 
 const SCENE_WGSL: &str = include_str!("../../shaders/scene.inc.wgsl");
-const DEPTH_WGSL: &str = include_str!("../../shaders/depth.inc.wgsl");
-const DEPTH_MASKED_WGSL: &str = include_str!("../../shaders/depth_masked.inc.wgsl");
-const BASE_WGSL: &str = include_str!("../../shaders/base.inc.wgsl");
-const WIREFRAME_WGSL: &str = include_str!("../../shaders/wireframe.inc.wgsl");
 
 /// What selects a pass pipeline.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -105,12 +102,8 @@ impl PipelineLibrary {
     /// declarations may come in any order), so compile errors in it carry the
     /// material's own line numbers.
     pub fn compose(key: &PassPipelineKey, vf: &dyn VertexFactoryType, material_wgsl: &str) -> String {
-        let pass = match key.pass {
-            MeshPass::DepthPrepass | MeshPass::ShadowDepth if key.blend == BlendMode::Masked => DEPTH_MASKED_WGSL,
-            MeshPass::DepthPrepass | MeshPass::ShadowDepth => DEPTH_WGSL,
-            MeshPass::Base | MeshPass::Translucency => BASE_WGSL,
-            MeshPass::Wireframe => WIREFRAME_WGSL,
-        };
+        let desc = key.pass.desc();
+        let pass = if key.blend == BlendMode::Masked { desc.masked_shader } else { desc.shader };
         format!(
             "{material_wgsl}\nconst BLEND_MODE: u32 = {}u;\nconst TWO_SIDED: bool = {};\n{SCENE_WGSL}\n{}\n{pass}",
             key.blend.index(),
@@ -133,7 +126,8 @@ impl PipelineLibrary {
     }
 
     fn create_with(device: &Device, key: PassPipelineKey, vf: &'static dyn VertexFactoryType, shader: ShaderHandle) -> Result<PipelineInfo> {
-        let has_fragment = !matches!(key.pass, MeshPass::DepthPrepass | MeshPass::ShadowDepth) || key.blend == BlendMode::Masked;
+        let pass = key.pass.desc();
+        let has_fragment = pass.fragment == PassFragment::Always || key.blend == BlendMode::Masked;
         let mut streams = vf.streams();
         if let Some(location) = vf.primitive_id_location() {
             streams.push(VertexBufferLayout {
@@ -142,30 +136,13 @@ impl PipelineLibrary {
                 attributes: vec![VertexAttribute { location, format: VertexFormat::Uint32, offset: 0 }],
             });
         }
-        let cull_mode = if key.two_sided || key.pass == MeshPass::Wireframe { CullMode::None } else { CullMode::Back };
+        let cull_mode = if key.two_sided || pass.cull_none { CullMode::None } else { CullMode::Back };
         let front_face = if key.reverse_culling { FrontFace::Clockwise } else { FrontFace::CounterClockwise };
-        let depth = match key.pass {
-            MeshPass::DepthPrepass => Some(DepthState { format: SCENE_DEPTH_FORMAT, write: true, compare: CompareOp::LessEqual, bias: None }),
-            MeshPass::ShadowDepth => Some(DepthState {
-                format: SCENE_DEPTH_FORMAT,
-                write: true,
-                compare: CompareOp::LessEqual,
-                bias: Some(DepthBias::new(1, 1.5)),
-            }),
-            MeshPass::Base | MeshPass::Translucency => {
-                Some(DepthState { format: SCENE_DEPTH_FORMAT, write: false, compare: CompareOp::LessEqual, bias: None })
-            }
-            MeshPass::Wireframe => Some(DepthState { format: SCENE_DEPTH_FORMAT, write: false, compare: CompareOp::Always, bias: None }),
-        };
-        let blend = match (key.pass, key.blend) {
-            (MeshPass::Translucency, BlendMode::Additive) => Some(BlendState::ADDITIVE),
-            (MeshPass::Translucency, _) => Some(BlendState::ALPHA),
-            _ => None,
-        };
-        let color_targets = if key.pass == MeshPass::ShadowDepth {
-            vec![]
-        } else {
-            vec![ColorTargetState { format: SCENE_COLOR_FORMAT, blend }]
+        let d = pass.depth;
+        let depth = Some(DepthState { format: SCENE_DEPTH_FORMAT, write: d.write, compare: d.compare, bias: d.bias.map(|(c, s)| DepthBias::new(c, s)) });
+        let color_targets = match pass.target {
+            PassTarget::ShadowMap => vec![],
+            PassTarget::SceneColor => vec![ColorTargetState { format: SCENE_COLOR_FORMAT, blend: pass.blend.state(key.blend) }],
         };
         let desc = GraphicsPipelineDesc {
             vertex: ShaderStageDesc::new(shader, "vs_main"),
@@ -173,7 +150,7 @@ impl PipelineLibrary {
             vertex_buffers: streams,
             primitive: PrimitiveState {
                 topology: PrimitiveTopology::TriangleList,
-                polygon_mode: if key.pass == MeshPass::Wireframe { PolygonMode::Line } else { PolygonMode::Fill },
+                polygon_mode: pass.polygon_mode,
                 cull_mode,
                 front_face,
             },

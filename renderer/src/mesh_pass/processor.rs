@@ -1,17 +1,11 @@
-//! Mesh pass processors (UE's FMeshPassProcessor::AddMeshBatch): decide
-//! whether a batch takes part in a pass, pick the pipeline and build the
-//! command.
-//!
-//! | pass | takes | material used |
-//! | --- | --- | --- |
-//! | depth prepass | opaque, masked | opaque: the default (so every opaque primitive of a mesh merges); masked: its own, to discard |
-//! | shadow depth | opaque, masked that cast shadows | as the depth prepass |
-//! | base | opaque, masked | its own |
-//! | translucency | translucent, additive | its own |
-//! | wireframe | everything | none (flat color) |
+//! The mesh pass processor (UE's FMeshPassProcessor::AddMeshBatch): decides
+//! whether a batch takes part in a pass, picks the pipeline and builds the
+//! command, all from the pass's [`PassDesc`](crate::passes::PassDesc) (see
+//! `crate::passes` for what each built-in pass takes and which material it uses).
 
 use super::{MeshBatch, MeshDrawCommand, MeshPass, PassPipelineKey, PipelineLibrary};
 use crate::material::{BlendMode, MaterialId, MaterialRegistry};
+use crate::passes::PassMaterial;
 use rhi_vulkan::{Device, Result};
 
 /// Builds `batch`'s command for `pass`, or `None` when the pass filters it out.
@@ -24,18 +18,16 @@ pub fn build_mesh_draw_command(
 ) -> Result<Option<MeshDrawCommand>> {
     let (material_id, material) = materials.resolve(batch.material);
     let blend = material.blend_mode;
-    let takes = match pass {
-        MeshPass::DepthPrepass => !blend.is_translucent(),
-        MeshPass::ShadowDepth => !blend.is_translucent() && batch.cast_shadow,
-        MeshPass::Base => !blend.is_translucent(),
-        MeshPass::Translucency => blend.is_translucent(),
-        MeshPass::Wireframe => true,
-    };
-    if !takes {
+    let desc = pass.desc();
+    if !(desc.takes)(batch, blend) {
         return Ok(None);
     }
-    let depth_only = matches!(pass, MeshPass::DepthPrepass | MeshPass::ShadowDepth);
-    let (material_index, shader_id, key_blend) = if (depth_only && blend == BlendMode::Opaque) || pass == MeshPass::Wireframe {
+    let default_material = match desc.material {
+        PassMaterial::Own => false,
+        PassMaterial::DefaultWhenOpaque => blend == BlendMode::Opaque,
+        PassMaterial::Default => true,
+    };
+    let (material_index, shader_id, key_blend) = if default_material {
         (MaterialId::DEFAULT.slot(), materials.default_shader_id(), BlendMode::Opaque)
     } else {
         (material_id.slot(), materials.shader_id(material_id), blend)

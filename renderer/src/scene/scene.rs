@@ -137,7 +137,7 @@ impl Default for Scene {
             flags: Vec::new(),
             transforms: Vec::new(),
             max_draw_distance: Vec::new(),
-            cache: (0..MeshPass::COUNT).map(|_| PassCache::default()).collect(),
+            cache: (0..MeshPass::MAX).map(|_| PassCache::default()).collect(),
             buckets: StateBuckets::default(),
             gpu_scene: GpuScene::default(),
             materials: MaterialRegistry::default(),
@@ -519,7 +519,7 @@ impl Scene {
                 let mirrored = transforms[slot as usize].determinant() < 0.0;
                 for mut batch in batches {
                     batch.reverse_culling ^= mirrored;
-                    for pass in MeshPass::ALL {
+                    for pass in crate::passes::all() {
                         if let Some(cmd) = build_mesh_draw_command(pass, &batch, device, materials, pipelines)? {
                             out.push((pass, cmd, batch.lod_index));
                         }

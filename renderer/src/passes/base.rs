@@ -1,0 +1,25 @@
+//! The base pass: opaque and masked geometry, forward lit, on the depth
+//! the prepass wrote.
+
+use super::*;
+use rhi_vulkan::{CompareOp, PolygonMode};
+
+pub(super) const BASE_WGSL: &str = include_str!("../../shaders/base.inc.wgsl");
+
+pub static BASE: PassDesc = PassDesc {
+    name: "base",
+    views: PassViews::Main,
+    takes: |_, blend| !blend.is_translucent(),
+    material: PassMaterial::Own,
+    shader: BASE_WGSL,
+    masked_shader: BASE_WGSL,
+    fragment: PassFragment::Always,
+    depth: PassDepth { write: false, compare: CompareOp::LessEqual, bias: None },
+    blend: PassBlend::None,
+    cull_none: false,
+    polygon_mode: PolygonMode::Fill,
+    sort: SortMode::ByState,
+    target: PassTarget::SceneColor,
+    lighting: true,
+    counts_triangles: true,
+};

@@ -1,0 +1,25 @@
+//! The depth prepass: opaque and masked geometry, depth only.
+
+use super::*;
+use rhi_vulkan::{CompareOp, PolygonMode};
+
+pub(super) const DEPTH_WGSL: &str = include_str!("../../shaders/depth.inc.wgsl");
+pub(super) const DEPTH_MASKED_WGSL: &str = include_str!("../../shaders/depth_masked.inc.wgsl");
+
+pub static DEPTH_PREPASS: PassDesc = PassDesc {
+    name: "depth",
+    views: PassViews::Main,
+    takes: |_, blend| !blend.is_translucent(),
+    material: PassMaterial::DefaultWhenOpaque,
+    shader: DEPTH_WGSL,
+    masked_shader: DEPTH_MASKED_WGSL,
+    fragment: PassFragment::MaskedOnly,
+    depth: PassDepth { write: true, compare: CompareOp::LessEqual, bias: None },
+    blend: PassBlend::None,
+    cull_none: false,
+    polygon_mode: PolygonMode::Fill,
+    sort: SortMode::ByState,
+    target: PassTarget::SceneColor,
+    lighting: false,
+    counts_triangles: false,
+};

@@ -1,0 +1,218 @@
+//! Mesh passes as data (UE's mesh pass processors plus their pass setup):
+//! each pass is one [`PassDesc`] in a file of its own, and [`BUILTIN_PASSES`]
+//! lists them in the order a view draws them. Everything that differs
+//! between passes — which batches a pass takes, its WGSL, depth and blend
+//! state, sort mode, render target, bindings, what it counts in the stats —
+//! is read from the pass's description; no code elsewhere matches on a
+//! pass. Adding a pass is one new file here plus one table entry.
+//!
+//! | pass | views | takes | material used | sort | target |
+//! | --- | --- | --- | --- | --- | --- |
+//! | depth prepass | main | opaque, masked | opaque: the default (so every opaque primitive of a mesh merges); masked: its own, to discard | by state | scene color/depth |
+//! | shadow depth | shadow | opaque, masked that cast shadows | as the depth prepass | by state | shadow map |
+//! | base | main | opaque, masked | its own | by state | scene color/depth |
+//! | translucency | main | translucent, additive | its own | back to front | scene color/depth |
+//! | wireframe | wireframe | everything | none (flat color) | by state | scene color/depth |
+
+mod base;
+mod depth_prepass;
+mod shadow_depth;
+mod translucency;
+mod wireframe;
+
+use crate::error::{RendererError, Result};
+use crate::material::BlendMode;
+use crate::mesh_pass::{MeshBatch, MeshPass};
+use rhi_vulkan::{BlendState, CompareOp, PolygonMode};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, OnceLock};
+
+pub use base::BASE;
+pub use depth_prepass::DEPTH_PREPASS;
+pub use shadow_depth::SHADOW_DEPTH;
+pub use translucency::TRANSLUCENCY;
+pub use wireframe::WIREFRAME;
+
+/// The built-in mesh passes, in the order a view draws them; a pass's
+/// position here is its [`crate::MeshPass`] id.
+pub static BUILTIN_PASSES: &[&PassDesc] = &[&DEPTH_PREPASS, &SHADOW_DEPTH, &BASE, &TRANSLUCENCY, &WIREFRAME];
+
+/// Everything the renderer knows about one mesh pass.
+#[derive(Debug)]
+pub struct PassDesc {
+    /// The name in stats files, timestamp and pipeline labels.
+    pub name: &'static str,
+    /// Which views draw the pass.
+    pub views: PassViews,
+    /// Whether a batch with the material's blend mode takes part.
+    pub takes: fn(&MeshBatch, BlendMode) -> bool,
+    /// Which material the pass's commands use.
+    pub material: PassMaterial,
+    /// The pass's WGSL (after the scene declarations, vertex factory and
+    /// material function): `vs_main`, and `fs_main` where there is a fragment stage.
+    pub shader: &'static str,
+    /// The WGSL used instead of `shader` for masked materials.
+    pub masked_shader: &'static str,
+    /// Whether the pipeline has a fragment stage.
+    pub fragment: PassFragment,
+    pub depth: PassDepth,
+    pub blend: PassBlend,
+    /// Faces are never culled (otherwise back faces are, unless the
+    /// material is two-sided).
+    pub cull_none: bool,
+    pub polygon_mode: PolygonMode,
+    pub sort: SortMode,
+    pub target: PassTarget,
+    /// Bind group 1 (the shadow map and its sampler) is bound.
+    pub lighting: bool,
+    /// The pass's triangles count in `FrameStats::triangles`.
+    pub counts_triangles: bool,
+}
+
+/// The views a pass is drawn in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PassViews {
+    /// Main views that are not in wireframe.
+    Main,
+    /// Main views in wireframe (`SceneView::wireframe`, `r.Wireframe`).
+    Wireframe,
+    /// The directional light's shadow view.
+    Shadow,
+}
+
+/// The material a pass's commands use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PassMaterial {
+    /// The batch's own material.
+    Own,
+    /// The default material for opaque batches (so they merge), the batch's
+    /// own otherwise (masked ones discard with it).
+    DefaultWhenOpaque,
+    /// Always the default material.
+    Default,
+}
+
+/// Whether a pass pipeline has a fragment stage.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PassFragment {
+    Always,
+    /// Only for masked materials (depth-only passes discard in it).
+    MaskedOnly,
+}
+
+/// A pass's depth test and write (the format is the scene depth's).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PassDepth {
+    pub write: bool,
+    pub compare: CompareOp,
+    /// Constant and slope-scaled depth bias.
+    pub bias: Option<(i32, f32)>,
+}
+
+/// A pass's color blending.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PassBlend {
+    /// Colors replace what is there.
+    None,
+    /// Additive materials add, the others blend by alpha.
+    ByMaterial,
+}
+
+impl PassBlend {
+    pub fn state(self, blend: BlendMode) -> Option<BlendState> {
+        match (self, blend) {
+            (PassBlend::None, _) => None,
+            (PassBlend::ByMaterial, BlendMode::Additive) => Some(BlendState::ADDITIVE),
+            (PassBlend::ByMaterial, _) => Some(BlendState::ALPHA),
+        }
+    }
+}
+
+/// How a pass's visible commands are ordered (see `mesh_pass::sort`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SortMode {
+    /// (bucket rank, primitive slot): state changes are rare; cached
+    /// commands take the fast path.
+    ByState,
+    /// Farthest first, then as `ByState`.
+    BackToFront,
+}
+
+/// What a pass renders into.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PassTarget {
+    /// Scene color and depth, in the main views.
+    SceneColor,
+    /// The directional light's shadow map (depth only).
+    ShadowMap,
+}
+
+/// The most passes the table holds, built-in and registered.
+pub const MAX_PASSES: usize = 16;
+
+/// Passes added with [`register_pass`], after the built-in ones.
+static REGISTERED: [OnceLock<&'static PassDesc>; MAX_PASSES - BUILTIN_PASSES.len()] = [const { OnceLock::new() }; MAX_PASSES - BUILTIN_PASSES.len()];
+/// Entries of `REGISTERED` that are set (a prefix).
+static REGISTERED_COUNT: AtomicUsize = AtomicUsize::new(0);
+static REGISTERING: Mutex<()> = Mutex::new(());
+
+/// Adds `desc` to the pass table of every renderer in the process and
+/// returns its id. Its views draw it after the built-in passes (in
+/// registration order). Register before creating the scene's primitives:
+/// static primitives cache their commands for the passes that exist when
+/// they are added.
+///
+/// Errors: [`RendererError::DuplicatePass`] when a pass of that name exists,
+/// [`RendererError::PassTableFull`] when the table is full; the table is
+/// then unchanged.
+pub fn register_pass(desc: &'static PassDesc) -> Result<MeshPass> {
+    let _one_at_a_time = REGISTERING.lock().unwrap_or_else(|p| p.into_inner());
+    if all().any(|p| p.name() == desc.name) {
+        return Err(RendererError::DuplicatePass(desc.name.to_string()));
+    }
+    let n = REGISTERED_COUNT.load(Ordering::Acquire);
+    let Some(slot) = REGISTERED.get(n) else { return Err(RendererError::PassTableFull(MAX_PASSES)) };
+    slot.set(desc).expect("slots past the count are empty");
+    REGISTERED_COUNT.store(n + 1, Ordering::Release);
+    Ok(MeshPass((BUILTIN_PASSES.len() + n) as u8))
+}
+
+/// Every pass of the table, in table order.
+pub fn all() -> impl Iterator<Item = MeshPass> {
+    (0..BUILTIN_PASSES.len() + REGISTERED_COUNT.load(Ordering::Acquire)).map(|i| MeshPass(i as u8))
+}
+
+/// The passes drawn in `views`, in table order.
+pub fn drawn_in(views: PassViews) -> impl Iterator<Item = MeshPass> {
+    all().filter(move |p| p.desc().views == views)
+}
+
+pub(crate) fn desc(pass: MeshPass) -> &'static PassDesc {
+    match BUILTIN_PASSES.get(pass.index()) {
+        Some(d) => d,
+        None => REGISTERED[pass.index() - BUILTIN_PASSES.len()].get().expect("pass ids are handed out on registration"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_built_in_ids_name_their_table_entries() {
+        let named = [
+            (MeshPass::DepthPrepass, &DEPTH_PREPASS),
+            (MeshPass::ShadowDepth, &SHADOW_DEPTH),
+            (MeshPass::Base, &BASE),
+            (MeshPass::Translucency, &TRANSLUCENCY),
+            (MeshPass::Wireframe, &WIREFRAME),
+        ];
+        assert_eq!(named.len(), MeshPass::COUNT);
+        for (pass, desc) in named {
+            assert!(std::ptr::eq(pass.desc(), desc), "{pass:?}");
+        }
+        let names: std::collections::HashSet<_> = MeshPass::ALL.iter().map(|p| p.name()).collect();
+        assert_eq!(names.len(), MeshPass::COUNT, "names key the stats: unique");
+        assert_eq!(drawn_in(PassViews::Main).collect::<Vec<_>>(), [MeshPass::DepthPrepass, MeshPass::Base, MeshPass::Translucency]);
+    }
+}

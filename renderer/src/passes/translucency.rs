@@ -1,0 +1,24 @@
+//! Translucency: translucent and additive geometry, forward lit, back to
+//! front, no depth write.
+
+use super::base::BASE_WGSL;
+use super::*;
+use rhi_vulkan::{CompareOp, PolygonMode};
+
+pub static TRANSLUCENCY: PassDesc = PassDesc {
+    name: "translucency",
+    views: PassViews::Main,
+    takes: |_, blend| blend.is_translucent(),
+    material: PassMaterial::Own,
+    shader: BASE_WGSL,
+    masked_shader: BASE_WGSL,
+    fragment: PassFragment::Always,
+    depth: PassDepth { write: false, compare: CompareOp::LessEqual, bias: None },
+    blend: PassBlend::ByMaterial,
+    cull_none: false,
+    polygon_mode: PolygonMode::Fill,
+    sort: SortMode::BackToFront,
+    target: PassTarget::SceneColor,
+    lighting: true,
+    counts_triangles: true,
+};

@@ -1,0 +1,25 @@
+//! Wireframe: everything, edges only in a flat color, when the view asks
+//! for wireframe.
+
+use super::*;
+use rhi_vulkan::{CompareOp, PolygonMode};
+
+const WIREFRAME_WGSL: &str = include_str!("../../shaders/wireframe.inc.wgsl");
+
+pub static WIREFRAME: PassDesc = PassDesc {
+    name: "wireframe",
+    views: PassViews::Wireframe,
+    takes: |_, _| true,
+    material: PassMaterial::Default,
+    shader: WIREFRAME_WGSL,
+    masked_shader: WIREFRAME_WGSL,
+    fragment: PassFragment::Always,
+    depth: PassDepth { write: false, compare: CompareOp::Always, bias: None },
+    blend: PassBlend::None,
+    cull_none: true,
+    polygon_mode: PolygonMode::Line,
+    sort: SortMode::ByState,
+    target: PassTarget::SceneColor,
+    lighting: false,
+    counts_triangles: true,
+};

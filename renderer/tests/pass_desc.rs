@@ -1,0 +1,95 @@
+//! A mesh pass added through `PassDesc` alone: registered in the pass
+//! table, it is drawn with its own WGSL in the views its description names,
+//! with no other code knowing of it. (Its own test binary: the pass table
+//! is the process's.)
+
+mod common;
+
+use common::*;
+use glam::Vec4;
+use renderer::passes::*;
+use renderer::*;
+use rhi_vulkan::{CompareOp, PolygonMode};
+
+const OUTLINE_WGSL: &str = "
+@vertex
+fn vs_main(input: VertexFactoryInput) -> @builtin(position) vec4<f32> {
+    let v = vf_fetch(input);
+    return view.view_proj * vec4<f32>(v.world_position, 1.0);
+}
+
+@fragment
+fn fs_main() -> @location(0) vec4<f32> {
+    return vec4<f32>(1.0, 0.0, 1.0, 1.0);
+}
+";
+
+/// Paints every visible opaque surface magenta, after the built-in passes.
+static HIGHLIGHT: PassDesc = PassDesc {
+    name: "highlight",
+    views: PassViews::Main,
+    takes: |_, blend| !blend.is_translucent(),
+    material: PassMaterial::Default,
+    shader: OUTLINE_WGSL,
+    masked_shader: OUTLINE_WGSL,
+    fragment: PassFragment::Always,
+    depth: PassDepth { write: false, compare: CompareOp::LessEqual, bias: None },
+    blend: PassBlend::None,
+    cull_none: false,
+    polygon_mode: PolygonMode::Fill,
+    sort: SortMode::ByState,
+    target: PassTarget::SceneColor,
+    lighting: false,
+    counts_triangles: false,
+};
+
+const MAGENTA: [u8; 4] = [255, 0, 255, 255];
+
+fn render_cubes() -> (FrameStats, rhi_vulkan::Image) {
+    let mut rt = render_thread(RenderThreadMode::Threaded);
+    sun(&mut rt, true);
+    let red = rt.create_material(Material::colored(Vec4::new(0.8, 0.2, 0.2, 1.0))).unwrap();
+    let glass = rt.create_material(Material::colored(Vec4::new(0.2, 0.4, 0.9, 0.5)).with_blend(BlendMode::Translucent)).unwrap();
+    cube_grid(&mut rt, 4, &[red, red, red, glass], 3.0);
+    let (stats, image) = frame(&mut rt, &family(vec![top_view(12.0)]));
+    assert_clean(&mut rt);
+    (stats, image)
+}
+
+#[test]
+fn a_pass_registered_through_its_desc_alone_renders() {
+    let (before, plain) = render_cubes();
+    assert!(!plain.rgba8.chunks(4).any(|p| p == MAGENTA), "nothing is magenta without the pass");
+
+    let pass = register_pass(&HIGHLIGHT).unwrap();
+    assert_eq!(pass.name(), "highlight");
+    assert_eq!(pass.index(), MeshPass::COUNT, "after the built-in passes");
+    assert!(passes::all().any(|p| p == pass));
+    let (after, highlighted) = render_cubes();
+
+    // The new pass drew the three opaque cubes (one merged draw), and the
+    // built-in passes drew what they drew before.
+    assert_eq!(after.pass(pass).mesh_draw_commands, 3, "{:?}", after.pass(pass));
+    assert!(after.pass(pass).draws > 0);
+    for p in MeshPass::ALL {
+        assert_eq!(after.pass(p), before.pass(p), "{}", p.name());
+    }
+    // Its pixels: the opaque cubes are magenta now; every other pixel (the
+    // background, the translucent cube) is as before.
+    let mut magenta = 0;
+    for (a, b) in plain.rgba8.chunks(4).zip(highlighted.rgba8.chunks(4)) {
+        if a != b {
+            assert_eq!(b, MAGENTA, "only the highlight pass changed pixels");
+            magenta += 1;
+        }
+    }
+    assert!(magenta > 3 * 100, "three cubes' worth of magenta pixels, got {magenta}");
+    let (w, h) = (highlighted.width, highlighted.height);
+    assert_ne!(highlighted.pixel(2, 2), MAGENTA, "the background is not drawn");
+    assert_ne!(highlighted.pixel(w - 3, h - 3), MAGENTA);
+
+    // A second pass of the same name is refused; the table is unchanged.
+    let count = passes::all().count();
+    assert!(matches!(register_pass(&HIGHLIGHT), Err(RendererError::DuplicatePass(n)) if n == "highlight"));
+    assert_eq!(passes::all().count(), count);
+}
