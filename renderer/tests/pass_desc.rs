@@ -92,4 +92,15 @@ fn a_pass_registered_through_its_desc_alone_renders() {
     let count = passes::all().count();
     assert!(matches!(register_pass(&HIGHLIGHT), Err(RendererError::DuplicatePass(n)) if n == "highlight"));
     assert_eq!(passes::all().count(), count);
+
+    // The table holds MeshPass::MAX passes; one more is refused and changes nothing.
+    for i in count..MeshPass::MAX {
+        let name: &'static str = Box::leak(format!("unused {i}").into_boxed_str());
+        let unused: &'static PassDesc = Box::leak(Box::new(PassDesc { name, views: PassViews::Shadow, takes: |_, _| false, ..HIGHLIGHT }));
+        assert_eq!(register_pass(unused).unwrap().index(), i);
+    }
+    let extra: &'static PassDesc = Box::leak(Box::new(PassDesc { name: "one too many", ..HIGHLIGHT }));
+    assert!(matches!(register_pass(extra), Err(RendererError::PassTableFull(n)) if n == MeshPass::MAX));
+    assert_eq!(passes::all().count(), MeshPass::MAX);
+    assert!(passes::all().all(|p| p.name() != "one too many"));
 }
