@@ -73,7 +73,11 @@ impl Engine {
     }
 
     /// One frame: wait for pacing, tick components, send end-of-frame
-    /// updates, enqueue the rendering of the cameras' views. Returns the frame number.
+    /// updates, enqueue the rendering of the cameras' views. Returns the
+    /// frame number. With `read_back` it also waits until the frame is
+    /// rendered and its GPU work done, so [`Self::stats`] and
+    /// [`Self::read_back`] are that frame's (other frames overlap the GPU,
+    /// `r.FramesInFlight`).
     pub fn tick(&mut self, dt: f32, read_back: bool) -> Result<u64> {
         let t0 = Instant::now();
         self.rt().begin_frame()?;
@@ -85,6 +89,9 @@ impl Engine {
         let views = self.world.collect_views(self.width, self.height);
         let family = ViewFamily::new(self.width, self.height, views);
         let n = self.rt().render_frame(FrameRequest { family, read_back, execute: true })?;
+        if read_back {
+            self.rt().flush()?;
+        }
         self.frame = n + 1;
         let ms = |a: Instant, b: Instant| (b - a).as_secs_f64() * 1e3;
         self.timings = GameTimings { wait: ms(t0, t1), game: ms(t1, t2), end_of_frame: ms(t2, t3) };
@@ -96,7 +103,8 @@ impl Engine {
         Ok(self.rt().flush()?)
     }
 
-    /// The stats of the last rendered frame.
+    /// The stats of the newest frame whose GPU work has finished (see
+    /// `RenderThread::last_stats`).
     pub fn stats(&mut self) -> Result<Option<FrameStats>> {
         Ok(self.rt().last_stats()?)
     }

@@ -48,7 +48,7 @@ impl Default for ConsoleVariables {
         add(SHADOW_ENABLE, CvarValue::Bool(true), "render the directional light's shadow map");
         add(FORCE_DYNAMIC_PATH, CvarValue::Bool(false), "build every command each frame through the dynamic path (for comparison)");
         add(SHADOW_MAP_SIZE, CvarValue::Int(2048), "shadow map resolution in texels");
-        add(FRAMES_IN_FLIGHT, CvarValue::Int(1), "frames on the GPU while the next is recorded (1..=the device's frame slots; 1 waits after each submit)");
+        add(FRAMES_IN_FLIGHT, CvarValue::Int(2), "frames on the GPU while the next is recorded (1..=the device's frame slots; 1 waits after each submit)");
         Self { vars }
     }
 }

@@ -2,7 +2,10 @@
 //! per-pass primitive-id streams and dynamic vertex data. Each kind is a set
 //! of host-visible buffers, one per frame in flight, reused only after the
 //! frame that last used it has finished (the RHI's `begin_frame` waits for
-//! that), so writing them directly never races the GPU.
+//! that, and the renderer retires a frame before its slot comes round
+//! again), so writing them directly never races the GPU. A read-back
+//! frame's scene color is copied into its slot's read-back buffer
+//! (`frame::retire`) and read when the frame retires.
 
 use bytemuck::{Pod, Zeroable};
 use rhi_vulkan::{BufferDesc, BufferHandle, BufferUsage, Device, Result};

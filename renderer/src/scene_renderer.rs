@@ -122,8 +122,11 @@ impl SceneRenderer {
         self.targets.as_ref().map(|t| (t.color, t.color_state))
     }
 
-    /// Renders one frame of `request.family` and returns its stats and,
-    /// when asked, the image: the stages of [`crate::frame`], in order.
+    /// Renders one frame of `request.family`: the stages of
+    /// [`crate::frame`], in order. Returns its stats — complete when the
+    /// frame retired within the call (always with `r.FramesInFlight=1`;
+    /// otherwise `gpu_complete` is false and the complete stats come from
+    /// [`Self::take_retired`]) — and, when asked and retired, its image.
     pub fn render(&mut self, device: &Device, scene: &mut Scene, cvars: &ConsoleVariables, request: &FrameRequest) -> Result<(FrameStats, Option<Image>)> {
         let family = &request.family;
         family.validate()?;

@@ -6,7 +6,7 @@
 //!
 //! | # | [`Stage`] | what it does | returns |
 //! |---|---|---|---|
-//! | 1 | `update_scene` | waits for the frame slot; applies queued adds, removes and transforms, caching static commands; records the scene's uploads (proxies' buffer writes, the material table, GPU-scene deltas) | the [`Frame`](rhi_vulkan::Frame) |
+//! | 1 | `update_scene` | retires frames until fewer than `r.FramesInFlight` are on the GPU; waits for the frame slot; applies queued adds, removes and transforms, caching static commands; records the scene's uploads (proxies' buffer writes, the material table, GPU-scene deltas) | the [`Frame`](rhi_vulkan::Frame) |
 //! | 2 | `init_views` | the main views and the shadow view; culls each (parallel chunks), with relevance and static LOD | [`InitViews`] |
 //! | 3 | `collect_dynamic` | dynamic primitives' mesh elements (and, when forced, static ones) built into this frame's commands | [`DynamicElements`] |
 //! | 4 | `pass_setup` | per (view, pass) task: gather cached + dynamic commands, sort, merge into instanced draws (rayon tasks) | [`PassDrawList`]s |
@@ -14,7 +14,7 @@
 //! | 6 | `gpu_prepare` | render targets at the family's size, the shadow map | [`Targets`](gpu_prepare) ready |
 //! | 7 | `record` | every pass's chunks as secondaries (rayon), then the primary: shadow map, then per view depth → base → translucency | — |
 //! | 8 | `submit` | the primary to the queue | the submission |
-//! | 9 | `retire` | waits for the frame's GPU work, reads the image back, builds the [`FrameStats`](crate::FrameStats) | stats and image |
+//! | 9 | `retire` | builds the [`FrameStats`](crate::FrameStats) and puts the frame in flight; retires (waits for, with `r.FramesInFlight=1`) the frames the GPU has finished: their GPU times, images and proxies' `when_retired` results | stats (and image, once retired) |
 //!
 //! Two kinds of GPU work are recorded earlier than the stage list would put
 //! them, because GPU work recorded while collecting dynamic elements reads
@@ -23,6 +23,17 @@
 //! work (the instancing feature's GPU culling) is recorded during
 //! `collect_dynamic`, through `MeshElementCollector::frame()`. `gpu_prepare`
 //! is the stage that work moves to once proxies declare it.
+//!
+//! Frames in flight: up to `r.FramesInFlight` (default 2, at most the
+//! device's frame slots) frames are on the GPU while the next is recorded.
+//! What the host writes per frame lives in the frame slot's buffers
+//! ([`crate::frame_resources`]) or goes through staging copies ordered
+//! after earlier frames' reads (`Frame::upload_buffer`: GPU-scene deltas,
+//! the material table, proxies' uploads). A frame's results — stats with
+//! its GPU times, the read-back image (copied at the end of the frame into
+//! the slot's read-back buffer), GPU-written counts — are delivered when it
+//! retires, naming their frame ([`crate::RetiredFrame`],
+//! `MeshElementCollector::when_retired`).
 //!
 //! Every stage's CPU time is in [`StageTimings::stages`](crate::StageTimings)
 //! and every stage opens a profiler span ([`crate::trace`]).

@@ -256,6 +256,9 @@ fn instance_stats(engine: &mut Engine, ids: &[ComponentId]) -> anyhow::Result<In
         .collect::<Result<Vec<_>, _>>()?
         .into_iter()
         .sum();
+    // The frames rendered so far finished on the GPU: the counts are the
+    // newest frame's (the GPU cull's arrive when its frame retires).
+    engine.flush()?;
     let visible = engine.render_thread().with_context(move |ctx| {
         pids.iter()
             .filter_map(|pid| ctx.scene.proxy(*pid))

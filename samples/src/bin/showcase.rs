@@ -456,6 +456,9 @@ fn run(o: &Options) -> anyhow::Result<()> {
             instances.total += engine.world.component::<InstancedStaticMeshComponent>(*id)?.instance_count() as u64;
         }
         if frame == last {
+            // The frames rendered so far finished on the GPU: the GPU cull's
+            // counts (delivered when a frame retires) are the newest frame's.
+            engine.flush()?;
             for id in &ism_ids {
                 if let Some(pid) = engine.world.primitive_id(*id)? {
                     instances.visible += engine
