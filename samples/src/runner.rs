@@ -21,7 +21,8 @@
 use crate::{write_png, CommonOptions, InstanceStats, MeshDrawCommandsBuilt, PassStats, Percentiles, Progress, SampleStats, StageMs, Timings, ValidationStats};
 use anyhow::{bail, Context};
 use engine_core::{Engine, EngineDesc};
-use renderer::{FrameStats, MeshPass, RenderThreadMode};
+use renderer::passes::PassViews;
+use renderer::{FrameStats, RenderThreadMode};
 use rhi_vulkan::{DeviceDesc, Validation};
 use std::collections::BTreeMap;
 use std::time::Instant;
@@ -187,8 +188,7 @@ impl MeanTimings {
 /// GPU milliseconds of each pass that drew in `stats`' frame, by the
 /// pass's name in the stats file (none without GPU timestamps).
 fn gpu_passes(stats: &FrameStats) -> BTreeMap<String, f64> {
-    MeshPass::ALL
-        .into_iter()
+    renderer::passes::all()
         .filter(|&p| stats.timings.gpu_timestamps && stats.pass(p).draws > 0)
         .map(|p| (p.name().to_string(), stats.timings.gpu_pass(p)))
         .collect()
@@ -271,10 +271,12 @@ fn finish(sample: &str, common: &CommonOptions, engine: &mut Engine, done: Done)
     s.validation = ValidationStats { enabled: v.enabled(), errors: v.errors(), warnings: v.warnings() };
     s.primitives = stats.primitives;
     s.visible_primitives = stats.visible_primitives;
-    for (name, pass) in [("depth", MeshPass::DepthPrepass), ("shadow", MeshPass::ShadowDepth), ("base", MeshPass::Base), ("translucency", MeshPass::Translucency), ("wireframe", MeshPass::Wireframe)] {
+    // Every pass of the renderer's pass table by its name; a wireframe-view
+    // pass only when it drew.
+    for pass in renderer::passes::all() {
         let p = stats.pass(pass);
-        if pass != MeshPass::Wireframe || p.draws > 0 {
-            s.passes.insert(name.into(), PassStats { mesh_draw_commands: p.mesh_draw_commands, draws: p.draws, instances: p.instances, indirect_draws: p.indirect_draws });
+        if pass.desc().views != PassViews::Wireframe || p.draws > 0 {
+            s.passes.insert(pass.name().into(), PassStats { mesh_draw_commands: p.mesh_draw_commands, draws: p.draws, instances: p.instances, indirect_draws: p.indirect_draws });
         }
     }
     s.mesh_draw_commands_built = MeshDrawCommandsBuilt { cached: stats.cached_commands_built, dynamic: stats.dynamic_commands_built };
