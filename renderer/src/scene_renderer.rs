@@ -133,11 +133,16 @@ impl SceneRenderer {
         let shadow_size = cvars.int(cvars::SHADOW_MAP_SIZE).clamp(64, 8192) as u32;
         let frames_in_flight = self.frames_in_flight(cvars);
         let mut clock = StageClock::start();
-        let SlotFrame { mut frame, slot } = stage!(clock, UpdateScene, {
-            // At most `frames_in_flight` frames on the GPU once this one is submitted.
+        // At most `frames_in_flight` frames on the GPU once this one is
+        // submitted: waiting for the oldest is `retire`'s time (the frame
+        // slot `update_scene` takes is then free), not render-thread CPU.
+        let since = Instant::now();
+        {
+            crate::trace::span!("wait", "frame_slot");
             self.retire_until(device, frames_in_flight - 1)?;
-            self.update_scene_stage(device, scene)?
-        });
+        }
+        clock.add(Stage::Retire, since);
+        let SlotFrame { mut frame, slot } = stage!(clock, UpdateScene, self.update_scene_stage(device, scene)?);
         let scene: &Scene = scene;
         let views = stage!(clock, InitViews, init_views(scene, cvars, family));
         let mut elements = stage!(clock, CollectDynamic, self.collect_dynamic(device, scene, cvars, &views, Some(&mut frame))?);
