@@ -1,0 +1,417 @@
+//! Command recording: one type for primary and secondary command buffers.
+//!
+//! A `CommandList` is only ever in the recording state; it is finished by the
+//! [`crate::Frame`] (primary) or by [`crate::Frame::record_secondary`], which
+//! hands back a [`crate::SecondaryCommandBuffer`]. Handle lookups take a read
+//! lock once per call; the per-draw calls (`draw*`, `push_constants`) take none.
+//!
+//! Every command checks the list's recording state first (`state.rs`);
+//! passes, dynamic state and timestamps are here, pipelines, bindings, draws
+//! and dispatches in `draw.rs`, barriers and copies in `transfer.rs`.
+
+use crate::device::{read, Device};
+use crate::error::{Result, RhiError};
+use crate::frame::{RenderingLayout, SecondaryCommandBuffer, MAX_COLOR_ATTACHMENTS};
+use crate::timestamp::{QuerySlot, MAX_TIMESTAMPS_PER_FRAME};
+use crate::types::*;
+use crate::TextureHandle;
+use ash::vk;
+use state::*;
+
+mod draw;
+mod state;
+mod transfer;
+
+pub(crate) use state::{SetLayouts, VertexStream, VertexStreams, MAX_PUSH_CONSTANT_BYTES};
+
+/// What happens to an attachment when the pass begins.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum LoadOp<T> {
+    Clear(T),
+    Load,
+    DontCare,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ColorAttachment {
+    pub texture: TextureHandle,
+    pub load: LoadOp<[f32; 4]>,
+    pub store: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DepthAttachment {
+    pub texture: TextureHandle,
+    pub load: LoadOp<f32>,
+    pub store: bool,
+}
+
+/// A dynamic-rendering pass: attachments (in the attachment states) and area.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RenderingDesc {
+    pub color: Vec<ColorAttachment>,
+    pub depth: Option<DepthAttachment>,
+    pub area: Rect,
+}
+
+/// Whether the pass's draws are recorded inline or come from secondaries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RenderingContents {
+    Inline,
+    Secondary,
+}
+
+/// A command buffer in the recording state.
+pub struct CommandList<'d> {
+    device: &'d Device,
+    raw: vk::CommandBuffer,
+    secondary: bool,
+    /// The frame this list records for (`u64::MAX`: an immediate submission).
+    frame: u64,
+    state: Recording,
+    draws: u32,
+    /// The frame slot's timestamp queries (`None`: an immediate submission,
+    /// or a device without timestamps).
+    queries: Option<&'d QuerySlot>,
+}
+
+fn load_op<T>(l: &LoadOp<T>) -> vk::AttachmentLoadOp {
+    match l {
+        LoadOp::Clear(_) => vk::AttachmentLoadOp::CLEAR,
+        LoadOp::Load => vk::AttachmentLoadOp::LOAD,
+        LoadOp::DontCare => vk::AttachmentLoadOp::DONT_CARE,
+    }
+}
+
+fn store_op(store: bool) -> vk::AttachmentStoreOp {
+    if store {
+        vk::AttachmentStoreOp::STORE
+    } else {
+        vk::AttachmentStoreOp::DONT_CARE
+    }
+}
+
+/// Bind groups a pipeline layout may have (Vulkan guarantees 4; every
+/// device Proxima runs on has at least 8).
+pub const MAX_BIND_GROUPS: usize = 8;
+/// Vertex streams a pipeline may read.
+pub const MAX_VERTEX_STREAMS: usize = 8;
+
+impl<'d> CommandList<'d> {
+    /// A primary list (outside any pass) or a secondary that continues a
+    /// pass of `inherited` (its [`RenderingLayout::key`]).
+    pub(crate) fn new(device: &'d Device, raw: vk::CommandBuffer, inherited: Option<u64>, frame: u64) -> Self {
+        let state = Recording {
+            pass: inherited.map(|layout| OpenPass { layout, contents: RenderingContents::Inline }),
+            ..Recording::default()
+        };
+        Self { device, raw, secondary: inherited.is_some(), frame, state, draws: 0, queries: None }
+    }
+
+    /// Gives the list its frame slot's timestamp queries.
+    pub(crate) fn with_queries(mut self, queries: Option<&'d QuerySlot>) -> Self {
+        self.queries = queries;
+        self
+    }
+
+    /// Draw calls recorded so far.
+    pub fn draw_count(&self) -> u32 {
+        self.draws
+    }
+
+    pub fn is_secondary(&self) -> bool {
+        self.secondary
+    }
+
+    /// Whether a render pass is open (always, in a secondary).
+    pub fn in_pass(&self) -> bool {
+        self.state.pass.is_some()
+    }
+
+    /// The raw command buffer, for code that records with `ash` directly
+    /// (benchmarks comparing against the unchecked floor). Recording through
+    /// it bypasses every check this type makes; the caller upholds Vulkan's
+    /// rules for what it records.
+    pub fn raw_handle(&self) -> vk::CommandBuffer {
+        self.raw
+    }
+
+    /// Errors inside a pass whose contents come from secondaries: there the
+    /// primary may only execute secondaries (and end the pass).
+    fn inline_ok(&self, what: &str) -> Result<()> {
+        match self.state.pass {
+            Some(OpenPass { contents: RenderingContents::Secondary, .. }) => Err(state_err(format!(
+                "{what} in a pass begun with RenderingContents::Secondary (record it in the secondaries)"
+            ))),
+            _ => Ok(()),
+        }
+    }
+
+    /// Errors unless recording happens outside a render pass (copies,
+    /// barriers, dispatches).
+    fn outside_pass(&self, what: &str) -> Result<()> {
+        if self.state.pass.is_some() {
+            return Err(state_err(format!("{what} inside a render pass (end it first; secondaries are always inside one)")));
+        }
+        Ok(())
+    }
+
+    /// Writes a GPU timestamp labelled `label` when the GPU has finished
+    /// every command recorded before it (`ALL_COMMANDS`); read it with
+    /// [`crate::Device::frame_timestamps`] once the frame is submitted. In a
+    /// frame's primary (outside a pass, or inside one begun
+    /// [`RenderingContents::Inline`]) or in its secondaries; an immediate
+    /// submission has no timestamps ([`RhiError::InvalidState`]), nor may
+    /// a frame take more than its [`MAX_TIMESTAMPS_PER_FRAME`] queries
+    /// (`frame begin` and `frame end` included; see [`Self::timestamps_left`]).
+    /// On a device without timestamps nothing is recorded.
+    pub fn write_timestamp(&mut self, label: &str) -> Result<()> {
+        if self.frame == u64::MAX {
+            return Err(state_err("timestamps belong to a frame: an immediate submission has none"));
+        }
+        self.inline_ok("a timestamp")?;
+        match self.queries {
+            Some(q) => self.stamp(q, label, 1),
+            None => Ok(()),
+        }
+    }
+
+    /// Timestamps the frame may still take ([`Self::write_timestamp`]);
+    /// `None` where there are none (a device without timestamps, an
+    /// immediate submission).
+    pub fn timestamps_left(&self) -> Option<u32> {
+        self.queries.map(QuerySlot::left)
+    }
+
+    /// Takes a query of the frame (leaving `reserve` for its end) and writes it.
+    pub(crate) fn stamp(&mut self, q: &QuerySlot, label: &str, reserve: u32) -> Result<()> {
+        let index = q.take(label, reserve).ok_or_else(|| {
+            state_err(format!("timestamp {label:?}: the frame's {MAX_TIMESTAMPS_PER_FRAME} timestamp queries are used up"))
+        })?;
+        // SAFETY: `q` is the pool of this list's frame slot, reset at the
+        // start of the frame's primary (query commands execute in
+        // submission order); query `index` is taken once per frame (under
+        // the slot's lock) and below the pool's size; the queue family has
+        // timestamps (the pool exists only then); not inside a pass whose
+        // contents are secondaries (checked); no multiview.
+        unsafe { self.device.raw.cmd_write_timestamp2(self.raw, vk::PipelineStageFlags2::ALL_COMMANDS, q.raw, index) };
+        Ok(())
+    }
+
+    /// Begins dynamic rendering; returns the layout secondaries must inherit.
+    pub fn begin_rendering(&mut self, desc: &RenderingDesc, contents: RenderingContents) -> Result<RenderingLayout> {
+        if self.secondary {
+            return Err(state_err("secondaries continue a pass; they cannot begin one"));
+        }
+        if self.state.pass.is_some() {
+            return Err(state_err("a render pass is already open"));
+        }
+        let area = desc.area;
+        if area.width == 0 || area.height == 0 || area.x < 0 || area.y < 0 {
+            return Err(RhiError::InvalidDesc(format!("rendering area {area:?} is empty or starts off the attachments")));
+        }
+        if desc.color.len() > MAX_COLOR_ATTACHMENTS {
+            return Err(RhiError::InvalidDesc(format!("at most {MAX_COLOR_ATTACHMENTS} color attachments")));
+        }
+        let textures = read(&self.device.resources.textures);
+        let covers = |t: &crate::texture::TextureEntry| {
+            fits(area.x as u64, u64::from(area.width), u64::from(t.desc.width))
+                && fits(area.y as u64, u64::from(area.height), u64::from(t.desc.height))
+        };
+        let mut layout = RenderingLayout::default();
+        let mut colors = Vec::with_capacity(desc.color.len());
+        for c in &desc.color {
+            let t = textures.get(c.texture).ok_or_else(|| RhiError::InvalidHandle(format!("{:?}", c.texture)))?;
+            if t.desc.format.is_depth() {
+                return Err(RhiError::InvalidDesc(format!("{:?} is a depth texture used as color", t.desc.label)));
+            }
+            if !t.desc.usage.contains(TextureUsage::RENDER_TARGET) || !covers(t) {
+                return Err(RhiError::InvalidDesc(format!(
+                    "{:?} lacks RENDER_TARGET usage or is smaller than the area {area:?}",
+                    t.desc.label
+                )));
+            }
+            layout.color_formats.push(t.desc.format);
+            let clear = match c.load {
+                LoadOp::Clear(v) => vk::ClearValue { color: vk::ClearColorValue { float32: v } },
+                _ => vk::ClearValue::default(),
+            };
+            colors.push(
+                vk::RenderingAttachmentInfo::default()
+                    .image_view(t.view)
+                    .image_layout(vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL)
+                    .load_op(load_op(&c.load))
+                    .store_op(store_op(c.store))
+                    .clear_value(clear),
+            );
+        }
+        let depth = match &desc.depth {
+            Some(d) => {
+                let t = textures.get(d.texture).ok_or_else(|| RhiError::InvalidHandle(format!("{:?}", d.texture)))?;
+                if !t.desc.format.is_depth() {
+                    return Err(RhiError::InvalidDesc(format!("{:?} is not a depth texture", t.desc.label)));
+                }
+                if !t.desc.usage.contains(TextureUsage::RENDER_TARGET) || !covers(t) {
+                    return Err(RhiError::InvalidDesc(format!(
+                        "{:?} lacks RENDER_TARGET usage or is smaller than the area {area:?}",
+                        t.desc.label
+                    )));
+                }
+                layout.depth_format = Some(t.desc.format);
+                let clear = match d.load {
+                    LoadOp::Clear(v) => vk::ClearValue { depth_stencil: vk::ClearDepthStencilValue { depth: v, stencil: 0 } },
+                    _ => vk::ClearValue::default(),
+                };
+                Some(
+                    vk::RenderingAttachmentInfo::default()
+                        .image_view(t.view)
+                        .image_layout(vk::ImageLayout::DEPTH_ATTACHMENT_OPTIMAL)
+                        .load_op(load_op(&d.load))
+                        .store_op(store_op(d.store))
+                        .clear_value(clear),
+                )
+            }
+            None => None,
+        };
+        if colors.is_empty() && depth.is_none() {
+            return Err(RhiError::InvalidDesc("a render pass needs a color or depth attachment".into()));
+        }
+        let mut info = vk::RenderingInfo::default()
+            .render_area(vk::Rect2D {
+                offset: vk::Offset2D { x: area.x, y: area.y },
+                extent: vk::Extent2D { width: area.width, height: area.height },
+            })
+            .layer_count(1)
+            .color_attachments(&colors);
+        if let Some(d) = depth.as_ref() {
+            info = info.depth_attachment(d);
+        }
+        if contents == RenderingContents::Secondary {
+            info = info.flags(vk::RenderingFlags::CONTENTS_SECONDARY_COMMAND_BUFFERS);
+        }
+        // SAFETY: no pass is open on this primary; views are live (checked
+        // under the read lock, still held), have attachment usage and cover
+        // the area; they are in the attachment layouts the caller's barriers
+        // put them in (the validation layer checks layouts in tests).
+        unsafe { self.device.raw.cmd_begin_rendering(self.raw, &info) };
+        self.state.pass = Some(OpenPass { layout: layout.key(), contents });
+        self.state.draw_ready = None;
+        Ok(layout)
+    }
+
+    /// Ends the render pass begun by [`Self::begin_rendering`].
+    pub fn end_rendering(&mut self) -> Result<()> {
+        if self.secondary || self.state.pass.is_none() {
+            return Err(state_err("end_rendering without an open pass on this primary"));
+        }
+        // SAFETY: pairs with `begin_rendering` on this primary (pass open, checked).
+        unsafe { self.device.raw.cmd_end_rendering(self.raw) };
+        self.state.pass = None;
+        self.state.draw_ready = None;
+        Ok(())
+    }
+
+    /// Executes secondaries recorded for this frame, in the given order, in a
+    /// pass begun with [`RenderingContents::Secondary`] whose layout they
+    /// inherited. Each secondary runs once.
+    pub fn execute_secondaries(&mut self, secondaries: &[SecondaryCommandBuffer]) -> Result<()> {
+        if secondaries.is_empty() {
+            return Ok(());
+        }
+        let pass = match self.state.pass {
+            Some(p) if !self.secondary && p.contents == RenderingContents::Secondary => p,
+            _ => return Err(state_err("secondaries run inside a pass begun with RenderingContents::Secondary on a primary")),
+        };
+        let id = self.device.id();
+        for (i, s) in secondaries.iter().enumerate() {
+            if s.device != id || s.frame != self.frame {
+                return Err(RhiError::InvalidDesc(
+                    "secondaries run only from the primary of the device and frame that recorded them".into(),
+                ));
+            }
+            if s.layout != pass.layout {
+                return Err(RhiError::InvalidDesc("a secondary was recorded for another rendering layout".into()));
+            }
+            if secondaries[..i].iter().any(|o| o.raw == s.raw) || self.state.executed.contains(&s.raw) {
+                return Err(RhiError::InvalidDesc("a secondary is executed twice".into()));
+            }
+        }
+        let raws: Vec<_> = secondaries.iter().map(|s| s.raw).collect();
+        // SAFETY: the secondaries were recorded (and ended) for this device,
+        // frame slot and pass layout, none twice; the pass allows secondaries.
+        unsafe { self.device.raw.cmd_execute_commands(self.raw, &raws) };
+        self.state.executed.extend_from_slice(&raws);
+        self.draws = secondaries.iter().fold(self.draws, |n, s| n.saturating_add(s.draws));
+        Ok(())
+    }
+
+    /// Viewport covering `rect` with depth 0..1 (Vulkan clip space, y down).
+    pub fn set_viewport(&mut self, rect: Rect) -> Result<()> {
+        self.inline_ok("set_viewport")?;
+        self.check_rect(rect, "viewport")?;
+        let vp = vk::Viewport {
+            x: rect.x as f32,
+            y: rect.y as f32,
+            width: rect.width as f32,
+            height: rect.height as f32,
+            min_depth: 0.0,
+            max_depth: 1.0,
+        };
+        // SAFETY: recording; viewport is dynamic state in every pipeline; the
+        // rectangle is non-empty and within the device's viewport limits.
+        unsafe { self.device.raw.cmd_set_viewport(self.raw, 0, &[vp]) };
+        self.state.viewport = true;
+        self.state.draw_ready = None;
+        Ok(())
+    }
+
+    /// Scissor rectangle (non-negative offset).
+    pub fn set_scissor(&mut self, rect: Rect) -> Result<()> {
+        self.inline_ok("set_scissor")?;
+        self.check_rect(rect, "scissor")?;
+        if rect.x < 0 || rect.y < 0 {
+            return Err(RhiError::InvalidDesc(format!("scissor {rect:?} has a negative offset")));
+        }
+        let r = vk::Rect2D {
+            offset: vk::Offset2D { x: rect.x, y: rect.y },
+            extent: vk::Extent2D { width: rect.width, height: rect.height },
+        };
+        // SAFETY: recording; scissor is dynamic state in every pipeline;
+        // offset + extent does not overflow i32 (checked).
+        unsafe { self.device.raw.cmd_set_scissor(self.raw, 0, &[r]) };
+        self.state.scissor = true;
+        self.state.draw_ready = None;
+        Ok(())
+    }
+
+    fn check_rect(&self, rect: Rect, what: &str) -> Result<()> {
+        let [max_w, max_h] = self.device.info().max_viewport_dimensions;
+        let end_ok = |o: i32, n: u32| i64::from(o) + i64::from(n) <= i64::from(i32::MAX);
+        if rect.width == 0 || rect.height == 0 || rect.width > max_w || rect.height > max_h
+            || !end_ok(rect.x, rect.width) || !end_ok(rect.y, rect.height)
+        {
+            return Err(RhiError::InvalidDesc(format!(
+                "{what} {rect:?} is empty, larger than {max_w}x{max_h} or ends past i32::MAX"
+            )));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rendering_keys_tell_layouts_apart() {
+        let key = |c: &[Format], d| RenderingLayout { color_formats: c.to_vec(), depth_format: d }.key();
+        let rgba = Format::Rgba8Unorm;
+        let depth = Some(Format::Depth32Float);
+        let keys = [key(&[], depth), key(&[rgba], None), key(&[rgba], depth), key(&[rgba, rgba], None), key(&[Format::Bgra8Unorm], None)];
+        for (i, a) in keys.iter().enumerate() {
+            for b in &keys[i + 1..] {
+                assert_ne!(a, b);
+            }
+        }
+    }
+}

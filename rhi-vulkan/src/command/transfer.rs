@@ -1,0 +1,178 @@
+//! Barriers and copies: transfers between buffers and textures, outside
+//! render passes, with every range checked without overflow.
+
+use super::state::*;
+use super::CommandList;
+use crate::conv;
+use crate::device::read;
+use crate::error::{Result, RhiError};
+use crate::texture::subresource_range;
+use crate::types::*;
+use crate::{BufferDesc, BufferHandle, TextureHandle};
+use ash::vk;
+
+impl CommandList<'_> {
+    pub fn texture_barrier(&mut self, texture: TextureHandle, from: TextureState, to: TextureState) -> Result<()> {
+        self.outside_pass("a texture barrier")?;
+        if to == TextureState::Undefined {
+            return Err(RhiError::InvalidDesc("a barrier cannot move a texture to Undefined".into()));
+        }
+        let (raw, format) = {
+            let t = read(&self.device.resources.textures);
+            let e = t.get(texture).ok_or_else(|| RhiError::InvalidHandle(format!("{texture:?}")))?;
+            (e.raw, e.desc.format)
+        };
+        let (old_layout, src_stage, src_access) = conv::texture_state(from);
+        let (new_layout, dst_stage, dst_access) = conv::texture_state(to);
+        let barrier = vk::ImageMemoryBarrier2::default()
+            .src_stage_mask(src_stage)
+            .src_access_mask(src_access)
+            .dst_stage_mask(dst_stage)
+            .dst_access_mask(dst_access)
+            .old_layout(old_layout)
+            .new_layout(new_layout)
+            .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+            .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+            .image(raw)
+            .subresource_range(subresource_range(format));
+        let barriers = [barrier];
+        let dep = vk::DependencyInfo::default().image_memory_barriers(&barriers);
+        // SAFETY: live image, outside a render pass; synchronization2 is
+        // enabled on the device.
+        unsafe { self.device.raw.cmd_pipeline_barrier2(self.raw, &dep) };
+        Ok(())
+    }
+
+    pub fn buffer_barrier(&mut self, buffer: BufferHandle, from: BufferState, to: BufferState) -> Result<()> {
+        self.outside_pass("a buffer barrier")?;
+        let raw = self.device.raw_buffer(buffer)?;
+        let (src_stage, src_access) = conv::buffer_state(from);
+        let (dst_stage, dst_access) = conv::buffer_state(to);
+        let barrier = vk::BufferMemoryBarrier2::default()
+            .src_stage_mask(src_stage)
+            .src_access_mask(src_access)
+            .dst_stage_mask(dst_stage)
+            .dst_access_mask(dst_access)
+            .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+            .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+            .buffer(raw)
+            .offset(0)
+            .size(vk::WHOLE_SIZE);
+        let barriers = [barrier];
+        let dep = vk::DependencyInfo::default().buffer_memory_barriers(&barriers);
+        // SAFETY: live buffer, outside a render pass; synchronization2 is
+        // enabled on the device.
+        unsafe { self.device.raw.cmd_pipeline_barrier2(self.raw, &dep) };
+        Ok(())
+    }
+
+    /// The raw source and destination of a buffer-to-buffer copy, with both
+    /// usages checked.
+    fn copy_pair(&self, src: BufferHandle, dst: BufferHandle) -> Result<(vk::Buffer, BufferDesc, vk::Buffer, BufferDesc)> {
+        self.outside_pass("a copy")?;
+        let (rs, s) = self.device.raw_buffer_desc(src)?;
+        let (rd, d) = self.device.raw_buffer_desc(dst)?;
+        if !s.usage.contains(BufferUsage::TRANSFER_SRC) || !d.usage.contains(BufferUsage::TRANSFER_DST) {
+            return Err(RhiError::InvalidDesc("copy needs TRANSFER_SRC and TRANSFER_DST usage".into()));
+        }
+        Ok((rs, s, rd, d))
+    }
+
+    /// Copies `size` bytes between buffers (ranges checked; within one
+    /// buffer the ranges must not overlap).
+    pub fn copy_buffer(&mut self, src: BufferHandle, src_offset: u64, dst: BufferHandle, dst_offset: u64, size: u64) -> Result<()> {
+        self.copy_buffer_regions(src, dst, &[(src_offset, dst_offset, size)])
+    }
+
+    /// Copies several `(src_offset, dst_offset, size)` regions in one command.
+    pub fn copy_buffer_regions(&mut self, src: BufferHandle, dst: BufferHandle, regions: &[(u64, u64, u64)]) -> Result<()> {
+        if regions.is_empty() {
+            return Ok(());
+        }
+        let (rs, s, rd, d) = self.copy_pair(src, dst)?;
+        let mut vk_regions = Vec::with_capacity(regions.len());
+        for &(src_offset, dst_offset, size) in regions {
+            let overlaps = src == dst && src_offset < dst_offset.saturating_add(size) && dst_offset < src_offset.saturating_add(size);
+            if size == 0 || !fits(src_offset, size, s.size) || !fits(dst_offset, size, d.size) || overlaps {
+                return Err(RhiError::InvalidDesc(format!(
+                    "copy region {src_offset}->{dst_offset} of {size} bytes is empty, out of range or overlapping ({:?} -> {:?})",
+                    s.label, d.label
+                )));
+            }
+            vk_regions.push(vk::BufferCopy { src_offset, dst_offset, size });
+        }
+        // SAFETY: live buffers outside a pass, every region in range and
+        // non-overlapping, both usages checked.
+        unsafe { self.device.raw.cmd_copy_buffer(self.raw, rs, rd, &vk_regions) };
+        Ok(())
+    }
+
+    /// Fills `size` bytes at `offset` with the 32-bit `value` (size a multiple of 4).
+    pub fn fill_buffer(&mut self, buffer: BufferHandle, offset: u64, size: u64, value: u32) -> Result<()> {
+        self.outside_pass("a fill")?;
+        let (raw, d) = self.device.raw_buffer_desc(buffer)?;
+        if size == 0 || !fits(offset, size, d.size) || !size.is_multiple_of(4) || !offset.is_multiple_of(4) || !d.usage.contains(BufferUsage::TRANSFER_DST) {
+            return Err(RhiError::InvalidDesc(format!(
+                "fill of {size} bytes at {offset} in {:?} ({} bytes) is empty, out of range, unaligned or lacks TRANSFER_DST",
+                d.label, d.size
+            )));
+        }
+        // SAFETY: live buffer with TRANSFER_DST outside a pass; range and alignment checked.
+        unsafe { self.device.raw.cmd_fill_buffer(self.raw, raw, offset, size, value) };
+        Ok(())
+    }
+
+    /// The handles and the whole-texture region of a texture <-> buffer copy,
+    /// with the buffer range, alignment and usages checked (tightly packed
+    /// texels at `offset`).
+    fn texture_copy(&self, texture: TextureHandle, buffer: BufferHandle, offset: u64, to_buffer: bool) -> Result<(vk::Image, vk::Buffer, vk::BufferImageCopy)> {
+        self.outside_pass("a texture copy")?;
+        let (raw_image, t) = {
+            let textures = read(&self.device.resources.textures);
+            let e = textures.get(texture).ok_or_else(|| RhiError::InvalidHandle(format!("{texture:?}")))?;
+            (e.raw, e.desc.clone())
+        };
+        let (raw_buffer, b) = self.device.raw_buffer_desc(buffer)?;
+        let (t_usage, b_usage) = if to_buffer {
+            (TextureUsage::TRANSFER_SRC, BufferUsage::TRANSFER_DST)
+        } else {
+            (TextureUsage::TRANSFER_DST, BufferUsage::TRANSFER_SRC)
+        };
+        if !t.usage.contains(t_usage) || !b.usage.contains(b_usage) {
+            return Err(RhiError::InvalidDesc(format!("copy between {:?} and {:?} lacks a transfer usage", t.label, b.label)));
+        }
+        let texel = u64::from(t.format.bytes_per_pixel());
+        let size = u64::from(t.width) * u64::from(t.height) * texel;
+        if !fits(offset, size, b.size) || !offset.is_multiple_of(4) || !offset.is_multiple_of(texel) {
+            return Err(RhiError::InvalidDesc(format!(
+                "buffer {:?} too small for texture {:?} at offset {offset}, or the offset is unaligned",
+                b.label, t.label
+            )));
+        }
+        let region = vk::BufferImageCopy {
+            buffer_offset: offset,
+            image_subresource: vk::ImageSubresourceLayers { aspect_mask: conv::aspect(t.format), mip_level: 0, base_array_layer: 0, layer_count: 1 },
+            image_extent: vk::Extent3D { width: t.width, height: t.height, depth: 1 },
+            ..Default::default()
+        };
+        Ok((raw_image, raw_buffer, region))
+    }
+
+    /// Copies a whole texture (in `TransferSrc`) into `buffer` at `offset`, tightly packed.
+    pub fn copy_texture_to_buffer(&mut self, texture: TextureHandle, buffer: BufferHandle, offset: u64) -> Result<()> {
+        let (image, raw_buffer, region) = self.texture_copy(texture, buffer, offset, true)?;
+        // SAFETY: live image in TRANSFER_SRC_OPTIMAL (caller's barrier) and a
+        // buffer large enough (checked), outside a pass.
+        unsafe { self.device.raw.cmd_copy_image_to_buffer(self.raw, image, vk::ImageLayout::TRANSFER_SRC_OPTIMAL, raw_buffer, &[region]) };
+        Ok(())
+    }
+
+    /// Copies tightly packed texels from `buffer` at `offset` into a whole
+    /// texture in `TransferDst`.
+    pub fn copy_buffer_to_texture(&mut self, buffer: BufferHandle, offset: u64, texture: TextureHandle) -> Result<()> {
+        let (image, raw_buffer, region) = self.texture_copy(texture, buffer, offset, false)?;
+        // SAFETY: live image in TRANSFER_DST_OPTIMAL; buffer range checked; outside a pass.
+        unsafe { self.device.raw.cmd_copy_buffer_to_image(self.raw, raw_buffer, image, vk::ImageLayout::TRANSFER_DST_OPTIMAL, &[region]) };
+        Ok(())
+    }
+}
