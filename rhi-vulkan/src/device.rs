@@ -266,32 +266,7 @@ impl Device {
         let mut info = info;
         info.features.timestamps &= desc.timestamps;
         let features = info.features;
-        let mut f11 = vk::PhysicalDeviceVulkan11Features::default().shader_draw_parameters(true);
-        let mut f12 = vk::PhysicalDeviceVulkan12Features::default().timeline_semaphore(true);
-        let mut f13 = vk::PhysicalDeviceVulkan13Features::default()
-            .dynamic_rendering(true)
-            .synchronization2(true);
-        let base = vk::PhysicalDeviceFeatures::default()
-            .fill_mode_non_solid(features.wireframe)
-            .multi_draw_indirect(features.multi_draw_indirect)
-            .draw_indirect_first_instance(features.draw_indirect_first_instance)
-            .depth_clamp(features.depth_clamp)
-            .robust_buffer_access(features.robust_buffer_access);
-        let priorities = [1.0f32];
-        let queue_infos = [vk::DeviceQueueCreateInfo::default()
-            .queue_family_index(queue_family)
-            .queue_priorities(&priorities)];
-        let create_info = vk::DeviceCreateInfo::default()
-            .queue_create_infos(&queue_infos)
-            .enabled_extension_names(extra_device)
-            .enabled_features(&base)
-            .push_next(&mut f11)
-            .push_next(&mut f12)
-            .push_next(&mut f13);
-        // SAFETY: `physical` belongs to this instance; every pointer in
-        // `create_info` refers to locals that outlive the call.
-        let raw = unsafe { instance.raw.create_device(physical, &create_info, None) }
-            .map_err(vk_err("vkCreateDevice"))?;
+        let raw = create_logical_device(&instance.raw, physical, queue_family, features, extra_device)?;
         // SAFETY: queue 0 of `queue_family` was requested above.
         let queue = unsafe { raw.get_device_queue(queue_family, 0) };
 
@@ -742,6 +717,44 @@ impl Drop for Device {
         // SAFETY: the device is gone; the instance (and messenger) go last.
         unsafe { ManuallyDrop::drop(&mut self.instance) };
     }
+}
+
+/// `vkCreateDevice` with the features Proxima needs (1.1 draw parameters,
+/// 1.2 timeline semaphores, 1.3 dynamic rendering and synchronization2) and
+/// the optional ones the adapter has, one graphics+compute queue.
+fn create_logical_device(
+    instance: &ash::Instance,
+    physical: vk::PhysicalDevice,
+    queue_family: u32,
+    features: DeviceFeatures,
+    extensions: &[*const std::ffi::c_char],
+) -> Result<ash::Device> {
+    let mut f11 = vk::PhysicalDeviceVulkan11Features::default().shader_draw_parameters(true);
+    let mut f12 = vk::PhysicalDeviceVulkan12Features::default().timeline_semaphore(true);
+    let mut f13 = vk::PhysicalDeviceVulkan13Features::default()
+        .dynamic_rendering(true)
+        .synchronization2(true);
+    let base = vk::PhysicalDeviceFeatures::default()
+        .fill_mode_non_solid(features.wireframe)
+        .multi_draw_indirect(features.multi_draw_indirect)
+        .draw_indirect_first_instance(features.draw_indirect_first_instance)
+        .depth_clamp(features.depth_clamp)
+        .robust_buffer_access(features.robust_buffer_access);
+    let priorities = [1.0f32];
+    let queue_infos = [vk::DeviceQueueCreateInfo::default()
+        .queue_family_index(queue_family)
+        .queue_priorities(&priorities)];
+    let create_info = vk::DeviceCreateInfo::default()
+        .queue_create_infos(&queue_infos)
+        .enabled_extension_names(extensions)
+        .enabled_features(&base)
+        .push_next(&mut f11)
+        .push_next(&mut f12)
+        .push_next(&mut f13);
+    // SAFETY: `physical` belongs to this instance; every pointer in
+    // `create_info` refers to locals (or the caller's extension names) that
+    // outlive the call.
+    unsafe { instance.create_device(physical, &create_info, None) }.map_err(vk_err("vkCreateDevice"))
 }
 
 fn device_type_name(t: vk::PhysicalDeviceType) -> &'static str {
