@@ -38,7 +38,7 @@ fn instance_transform_vector(input: VertexFactoryInput, v: vec3<f32>) -> vec3<f3
 }
 
 fn vf_fetch(input: VertexFactoryInput) -> FactoryVertex {
-    let primitive = gpu_scene[draw.primitive_id];
+    let primitive = scene_primitive(draw.primitive_id);
     let component_position = instance_transform_point(input, input.position);
     // Normals by the inverse transpose would be exact for non-uniform scale;
     // the instance matrix itself keeps the direction for rotations and

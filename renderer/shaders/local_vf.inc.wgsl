@@ -12,7 +12,7 @@ struct VertexFactoryInput {
 }
 
 fn vf_fetch(input: VertexFactoryInput) -> FactoryVertex {
-    let primitive = gpu_scene[input.primitive_id];
+    let primitive = scene_primitive(input.primitive_id);
     var v: FactoryVertex;
     v.world_position = (primitive.local_to_world * vec4<f32>(input.position, 1.0)).xyz;
     v.world_normal = normalize((primitive.local_to_world * vec4<f32>(input.normal.xyz, 0.0)).xyz);

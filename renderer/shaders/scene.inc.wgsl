@@ -49,8 +49,27 @@ struct DrawPush {
 }
 
 @group(0) @binding(0) var<uniform> view: ViewUniform;
-@group(0) @binding(1) var<storage, read> gpu_scene: array<PrimitiveData>;
+// The GPU scene in pages: one storage binding may be at most
+// maxStorageBufferRange bytes (2^27 on some devices, lavapipe included),
+// fewer than a large scene's primitives need. A page is 2^19 primitives
+// (88 MiB), four pages hold 2,097,152 (`GPU_SCENE_PAGE_PRIMITIVES` and
+// `GPU_SCENE_PAGES` in gpu_scene.rs); read through `scene_primitive`.
+@group(0) @binding(1) var<storage, read> gpu_scene_0: array<PrimitiveData>;
 @group(0) @binding(2) var<storage, read> materials: array<MaterialParams>;
+@group(0) @binding(3) var<storage, read> gpu_scene_1: array<PrimitiveData>;
+@group(0) @binding(4) var<storage, read> gpu_scene_2: array<PrimitiveData>;
+@group(0) @binding(5) var<storage, read> gpu_scene_3: array<PrimitiveData>;
+const GPU_SCENE_PAGE_PRIMITIVES: u32 = 524288u;
+
+fn scene_primitive(id: u32) -> PrimitiveData {
+    let i = id % GPU_SCENE_PAGE_PRIMITIVES;
+    switch id / GPU_SCENE_PAGE_PRIMITIVES {
+        case 0u: { return gpu_scene_0[i]; }
+        case 1u: { return gpu_scene_1[i]; }
+        case 2u: { return gpu_scene_2[i]; }
+        default: { return gpu_scene_3[i]; }
+    }
+}
 var<immediate> draw: DrawPush;
 
 // What a vertex factory produces for the passes.

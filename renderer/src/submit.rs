@@ -38,13 +38,18 @@ impl<'f, 'd> PassBindings<'f, 'd> {
             return Ok(*g);
         }
         let offset = view as u64 * crate::frame_resources::VIEW_UNIFORM_SIZE;
+        let pages = crate::scene::gpu_scene::page_ranges(self.frame.device().buffer_desc(self.gpu_scene)?.size);
+        let page = |p: usize| BindingResource::BufferRange { buffer: self.gpu_scene, offset: pages[p].0, size: pages[p].1 };
         let g = self.frame.create_bind_group(
             pipeline,
             0,
             &[
                 (0, BindingResource::BufferRange { buffer: self.uniforms, offset, size: crate::frame_resources::VIEW_UNIFORM_SIZE }),
-                (1, BindingResource::Buffer(self.gpu_scene)),
+                (1, page(0)),
                 (2, BindingResource::Buffer(self.materials)),
+                (3, page(1)),
+                (4, page(2)),
+                (5, page(3)),
             ],
         )?;
         self.views.insert(view, g);

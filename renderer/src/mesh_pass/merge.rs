@@ -2,7 +2,7 @@
 //! single instanced draw. The primitive ids of the pass, in draw order, form
 //! the per-pass id stream; a merged draw covers ids `first_instance ..
 //! first_instance + instance_count` and the vertex shader reads
-//! `gpu_scene[id]` for each instance.
+//! `scene_primitive(id)` (the GPU scene) for each instance.
 //!
 //! Merging never reorders: the id stream is the sorted list's primitives in
 //! draw order (see [`super::sort`]), with or without merging, and a merged

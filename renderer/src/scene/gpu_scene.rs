@@ -20,6 +20,28 @@ pub struct PrimitiveGpuData {
 
 const STRIDE: u64 = std::mem::size_of::<PrimitiveGpuData>() as u64;
 
+/// Primitives in one page of the GPU scene: a storage binding may be at most
+/// `maxStorageBufferRange` bytes, which Vulkan only guarantees to be 2^27
+/// (lavapipe's), so the shaders read the scene through [`GPU_SCENE_PAGES`]
+/// bindings of up to this many primitives each (`scene_primitive` in
+/// `scene.inc.wgsl`, which has the same constant).
+pub const GPU_SCENE_PAGE_PRIMITIVES: u32 = 1 << 19;
+/// Pages bound; primitives beyond `GPU_SCENE_PAGES * GPU_SCENE_PAGE_PRIMITIVES`
+/// are an error.
+pub const GPU_SCENE_PAGES: u32 = 4;
+const PAGE_BYTES: u64 = GPU_SCENE_PAGE_PRIMITIVES as u64 * STRIDE;
+
+/// The `(offset, size)` each page binding gets in a GPU-scene buffer of
+/// `buffer_size` bytes. Pages past the buffer's end repeat page 0 (they are
+/// never read: no primitive id reaches them), so every binding is valid.
+pub fn page_ranges(buffer_size: u64) -> [(u64, u64); GPU_SCENE_PAGES as usize] {
+    let first = (0, buffer_size.min(PAGE_BYTES));
+    std::array::from_fn(|p| {
+        let offset = p as u64 * PAGE_BYTES;
+        if offset < buffer_size { (offset, (buffer_size - offset).min(PAGE_BYTES)) } else { first }
+    })
+}
+
 #[derive(Default)]
 pub struct GpuScene {
     data: Vec<PrimitiveGpuData>,
@@ -65,10 +87,16 @@ impl GpuScene {
     pub fn upload(&mut self, device: &Device, frame: &mut Frame<'_>) -> Result<()> {
         self.last_upload_bytes = 0;
         let needed = (self.data.len() as u32).max(1);
+        let most = GPU_SCENE_PAGES * GPU_SCENE_PAGE_PRIMITIVES;
+        if needed > most {
+            return Err(rhi_vulkan::RhiError::Unsupported(format!(
+                "{needed} primitives: the GPU scene holds at most {most} ({GPU_SCENE_PAGES} pages of {GPU_SCENE_PAGE_PRIMITIVES})"
+            )));
+        }
         let mut regions: Vec<(u64, u64, u64)> = Vec::new();
         let mut bytes: Vec<u8> = Vec::new();
         if self.buffer.is_none() || needed > self.capacity {
-            let capacity = needed.next_power_of_two().max(64);
+            let capacity = needed.next_power_of_two().clamp(64, most);
             let buffer = device.create_buffer(&BufferDesc::gpu_only("gpu scene", u64::from(capacity) * STRIDE, BufferUsage::STORAGE))?;
             if let Some(old) = self.buffer.replace(buffer) {
                 device.destroy_buffer(old);
@@ -110,5 +138,24 @@ impl GpuScene {
             .and_then(|()| cmd.buffer_barrier(buffer, BufferState::TransferDst, BufferState::ShaderRead));
         device.destroy_buffer(staging);
         recorded
+    }
+}
+
+#[cfg(test)]
+mod page_tests {
+    use super::*;
+
+    #[test]
+    fn pages_cover_the_buffer_and_fit_the_smallest_binding_limit() {
+        assert_eq!(STRIDE, 176, "scene.inc.wgsl's PrimitiveData");
+        assert!(PAGE_BYTES <= 1 << 27, "Vulkan's minimum maxStorageBufferRange");
+        assert_eq!(PAGE_BYTES % 256, 0, "page offsets meet any minStorageBufferOffsetAlignment");
+        let small = page_ranges(64 * STRIDE);
+        assert!(small.iter().all(|&r| r == (0, 64 * STRIDE)));
+        let big = 1_600_000 * STRIDE;
+        let pages = page_ranges(big);
+        assert_eq!(pages[0], (0, PAGE_BYTES));
+        assert_eq!(pages[3], (3 * PAGE_BYTES, big - 3 * PAGE_BYTES));
+        assert_eq!(pages.iter().map(|r| r.1).sum::<u64>(), big);
     }
 }

@@ -2,7 +2,7 @@
 //! data in structure-of-arrays form for culling, their cached mesh draw
 //! commands, the GPU scene, lights and materials.
 
-mod gpu_scene;
+pub(crate) mod gpu_scene;
 mod light;
 mod proxy;
 #[allow(clippy::module_inception)]
