@@ -30,6 +30,9 @@ pub const GPU_SCENE_PAGE_PRIMITIVES: u32 = 1 << 19;
 /// are an error.
 pub const GPU_SCENE_PAGES: u32 = 4;
 const PAGE_BYTES: u64 = GPU_SCENE_PAGE_PRIMITIVES as u64 * STRIDE;
+// `PrimitiveData` in scene.inc.wgsl; a page fits Vulkan's minimum
+// maxStorageBufferRange (2^27) and its offsets any minStorageBufferOffsetAlignment.
+const _: () = assert!(STRIDE == 176 && PAGE_BYTES <= 1 << 27 && PAGE_BYTES.is_multiple_of(256));
 
 /// The `(offset, size)` each page binding gets in a GPU-scene buffer of
 /// `buffer_size` bytes. Pages past the buffer's end repeat page 0 (they are
@@ -147,9 +150,6 @@ mod page_tests {
 
     #[test]
     fn pages_cover_the_buffer_and_fit_the_smallest_binding_limit() {
-        assert_eq!(STRIDE, 176, "scene.inc.wgsl's PrimitiveData");
-        assert!(PAGE_BYTES <= 1 << 27, "Vulkan's minimum maxStorageBufferRange");
-        assert_eq!(PAGE_BYTES % 256, 0, "page offsets meet any minStorageBufferOffsetAlignment");
         let small = page_ranges(64 * STRIDE);
         assert!(small.iter().all(|&r| r == (0, 64 * STRIDE)));
         let big = 1_600_000 * STRIDE;
