@@ -126,19 +126,9 @@ impl Row {
     }
 }
 
+/// `s` as a JSON string literal (serde_json's escaping, not a copy of it).
 fn json_string(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
+    serde_json::Value::from(s).to_string()
 }
 
 /// `target/bench` of the workspace (or of `CARGO_TARGET_DIR`).
