@@ -57,7 +57,17 @@ impl World {
                 return None;
             }
             let prim = e.behaviour.as_primitive()?;
-            let proxy = if e.registered && e.settings.is_drawn() {
+            // A primitive edited in place (`with_component_mut`: a new mesh)
+            // can have bounds its world transform overflows; like an invalid
+            // light, it is left out rather than failing the whole frame.
+            let drawable = || match crate::world::world_invalid_reason(&*e.behaviour, &e.node.world) {
+                Some(reason) => {
+                    log::warn!("{id:?}: {reason}; not drawn");
+                    false
+                }
+                None => true,
+            };
+            let proxy = if e.registered && e.settings.is_drawn() && drawable() {
                 prim.create_scene_proxy(&ProxyCreateContext { settings: &e.settings, local_to_world: e.node.world })
             } else {
                 None

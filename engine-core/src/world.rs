@@ -28,7 +28,7 @@ pub const MAX_MATERIAL_SLOT: usize = u16::MAX as usize;
 /// Why `world` cannot be `behaviour`'s world transform, if it cannot: one
 /// the renderer would reject (non-finite, flat, overflowing) or, for a
 /// primitive, one that makes its bounds invalid.
-fn world_invalid_reason(behaviour: &dyn Component, world: &Mat4) -> Option<String> {
+pub(crate) fn world_invalid_reason(behaviour: &dyn Component, world: &Mat4) -> Option<String> {
     if !world.is_finite() {
         return Some("non-finite world transform".into());
     }
@@ -566,9 +566,14 @@ impl World {
                 Some(ow) => SceneView::orthographic(eye, eye + forward, up, ow, ow * rect.height as f32 / rect.width as f32, cam.near, cam.far, rect),
                 None => SceneView::perspective(eye, eye + forward, up, cam.fov_y, cam.near, cam.far, rect),
             };
+            // A camera whose description the renderer would refuse (a
+            // negative or NaN draw distance, matrices that overflow) gives
+            // no view, as a viewport outside the frame does.
             if let Ok(mut v) = view {
                 v.max_draw_distance = cam.max_draw_distance;
-                views.push(v);
+                if v.validate_in(width, height).is_ok() {
+                    views.push(v);
+                }
             }
         }
         views

@@ -471,6 +471,8 @@ fn apply(w: &mut World, ids: &mut Ids, m: &mut Model, op: &Op) -> std::result::R
                 prop_assert!(v.view_matrix.is_finite() && v.projection.is_finite(), "{v:?}");
                 prop_assert!(r.x >= 0 && r.y >= 0 && r.width > 0 && r.height > 0, "{v:?}");
                 prop_assert!(r.x as u64 + r.width as u64 <= *width as u64 && r.y as u64 + r.height as u64 <= *height as u64, "{v:?} in {width}x{height}");
+                let valid = v.validate_in(*width, *height);
+                prop_assert!(valid.is_ok(), "{valid:?}");
             }
             Ok(())
         }
@@ -493,31 +495,29 @@ fn apply(w: &mut World, ids: &mut Ids, m: &mut Model, op: &Op) -> std::result::R
 /// Runs `ops` on `w`, checking after each call that a rejected call
 /// changed nothing and that the invariants hold. With `end_of_frame`, every
 /// call is followed by the end-of-frame update, which must succeed.
-fn run(w: &mut World, ops: &[Op], end_of_frame: bool) -> std::result::Result<(Ids, Model), TestCaseError> {
-    let mut ids = Ids::default();
-    let mut model = Model::default();
+fn run(w: &mut World, ops: &[Op], end_of_frame: bool, ids: &mut Ids, model: &mut Model) -> std::result::Result<(), TestCaseError> {
     for op in ops {
-        let before = snapshot(w, &ids);
-        let accepted = apply(w, &mut ids, &mut model, op)?;
+        let before = snapshot(w, ids);
+        let accepted = apply(w, ids, model, op)?;
         if !accepted {
-            prop_assert_eq!(&snapshot(w, &ids), &before, "rejected {:?} changed the world", op);
+            prop_assert_eq!(&snapshot(w, ids), &before, "rejected {:?} changed the world", op);
         }
-        check_invariants(w, &model)?;
+        check_invariants(w, model)?;
         if end_of_frame {
             let r = w.send_all_end_of_frame_updates();
             prop_assert!(r.is_ok(), "end of frame after {op:?}: {r:?}");
         }
     }
-    Ok((ids, model))
+    Ok(())
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(384))]
+    #![proptest_config(ProptestConfig::with_cases(test_support::property_cases(384)))]
 
     #[test]
     fn random_calls_never_panic_and_rejections_change_nothing(ops in proptest::collection::vec(op(), 1..40)) {
         let mut w = World::new(None);
-        run(&mut w, &ops, false)?;
+        run(&mut w, &ops, false, &mut Ids::default(), &mut Model::default())?;
     }
 }
 
@@ -528,44 +528,56 @@ proptest! {
 fn accepted_calls_reach_the_renderer() {
     let rt = test_support::render_thread(renderer::RenderThreadMode::Inline);
     let world = std::cell::RefCell::new(World::new(Some(rt)));
-    let mut runner = TestRunner::new(Config { cases: 48, failure_persistence: None, ..Config::default() });
+    let cases = test_support::property_cases(48);
+    let mut runner = TestRunner::new(Config { cases, failure_persistence: None, ..Config::default() });
     runner
         .run(&proptest::collection::vec(op(), 1..24), |ops| {
             let mut w = world.borrow_mut();
-            let (ids, model) = run(&mut w, &ops, true)?;
-            // Draw what the calls left, through the cameras' views (or one
-            // fixed view): whatever the world accepted renders cleanly.
-            let mut views = w.collect_views(64, 48);
-            if views.is_empty() {
-                views.push(
-                    renderer::SceneView::perspective(Vec3::new(-30.0, 0.0, 10.0), Vec3::ZERO, Vec3::Z, 1.0, 0.1, 500.0, rhi_vulkan::Rect::from_size(64, 48))
-                        .unwrap(),
-                );
-            }
-            let rt = w.render_thread().unwrap();
-            // `render_frame` only enqueues: a frame that fails on the render
-            // thread is seen in `frames_failed`/`last_frame_error`, and a
-            // request of its update batch that failed in `failed_updates`.
-            let failed_before = rt.frames_failed();
-            let frame = rt.render_frame(renderer::FrameRequest { family: renderer::ViewFamily::new(64, 48, views), read_back: false, execute: true });
-            prop_assert!(frame.is_ok(), "{frame:?}");
-            let flushed = rt.flush();
-            prop_assert!(flushed.is_ok(), "{flushed:?}");
-            prop_assert_eq!(rt.frames_failed(), failed_before, "the frame failed: {:?}", rt.last_frame_error());
-            let stats = rt.last_stats();
-            prop_assert!(matches!(&stats, Ok(Some(s)) if s.failed_updates == 0), "the frame's updates: {:?}", stats);
-            // Leave the shared world empty for the next case.
+            let (mut ids, mut model) = (Ids::default(), Model::default());
+            let result = run_and_render(&mut w, &ops, &mut ids, &mut model);
+            // Leave the shared world empty for the next case, whether this
+            // one passed or not: a failed case that left actors behind would
+            // make every later case (and proptest's shrinking) fail on the
+            // count of actors instead of on what went wrong.
             for a in ids.actors.iter().filter(|a| model.actors.contains_key(a)) {
                 w.destroy_actor(*a).unwrap();
             }
             prop_assert!(w.send_all_end_of_frame_updates().is_ok());
             prop_assert_eq!(w.num_components(), 0);
-            Ok(())
+            result
         })
         .unwrap();
     let mut w = world.into_inner();
     let rt = w.render_thread().unwrap();
-    assert!(rt.frames_rendered() >= 48, "{} frames rendered", rt.frames_rendered());
+    assert!(rt.frames_rendered() >= u64::from(cases), "{} frames rendered", rt.frames_rendered());
     assert_eq!(rt.frames_failed(), 0, "{:?}", rt.last_frame_error());
     test_support::assert_clean(w.render_thread().unwrap());
+}
+
+/// One case of [`accepted_calls_reach_the_renderer`]: the calls, then a
+/// frame of what they left.
+fn run_and_render(w: &mut World, ops: &[Op], ids: &mut Ids, model: &mut Model) -> std::result::Result<(), TestCaseError> {
+    run(w, ops, true, ids, model)?;
+    // Draw what the calls left, through the cameras' views (or one
+    // fixed view): whatever the world accepted renders cleanly.
+    let mut views = w.collect_views(64, 48);
+    if views.is_empty() {
+        views.push(
+            renderer::SceneView::perspective(Vec3::new(-30.0, 0.0, 10.0), Vec3::ZERO, Vec3::Z, 1.0, 0.1, 500.0, rhi_vulkan::Rect::from_size(64, 48))
+                .unwrap(),
+        );
+    }
+    let rt = w.render_thread().unwrap();
+    // `render_frame` only enqueues: a frame that fails on the render
+    // thread is seen in `frames_failed`/`last_frame_error`, and a
+    // request of its update batch that failed in `failed_updates`.
+    let failed_before = rt.frames_failed();
+    let frame = rt.render_frame(renderer::FrameRequest { family: renderer::ViewFamily::new(64, 48, views), read_back: false, execute: true });
+    prop_assert!(frame.is_ok(), "{frame:?}");
+    let flushed = rt.flush();
+    prop_assert!(flushed.is_ok(), "{flushed:?}");
+    prop_assert_eq!(rt.frames_failed(), failed_before, "the frame failed: {:?}", rt.last_frame_error());
+    let stats = rt.last_stats();
+    prop_assert!(matches!(&stats, Ok(Some(s)) if s.failed_updates == 0), "the frame's updates: {:?}", stats);
+    Ok(())
 }

@@ -129,6 +129,53 @@ fn a_nan_transform_is_rejected_and_the_last_good_one_stays() {
 }
 
 #[test]
+fn a_mesh_whose_bounds_its_transform_overflows_is_not_drawn_and_the_frame_goes_on() {
+    // Found by the property test: a tiny mesh accepts a 1e20 scale, then a
+    // sphere set in place makes its world bounds overflow (radius inf); the
+    // renderer refused the batch and the whole end of frame failed.
+    let mut w = world();
+    let point = renderer::StaticMeshLod::single_section(vec![renderer::LocalVertex::default(); 3], vec![0, 1, 2]);
+    let tiny = StaticMesh::new("point", vec![point], vec!["default".into()]);
+    let huge = Transform::from_translation_scale(Vec3::ZERO, Vec3::new(0.1, 1e20, 0.1));
+    let (_, c) = w.spawn_actor("tiny", Box::new(StaticMeshComponent::new(tiny.unwrap())), huge).unwrap();
+    cube_at(&mut w, Vec3::ZERO);
+    assert_eq!(frame(&mut w).0.primitives, 2);
+    w.with_component_mut(c, |s: &mut StaticMeshComponent| s.set_mesh(StaticMesh::sphere(8))).unwrap();
+    let (stats, _) = frame(&mut w);
+    assert_eq!(stats.primitives, 1, "the overflowing sphere is left out, the cube stays");
+    // Back to a sane scale: drawn again.
+    w.set_relative_transform(c, Transform::IDENTITY).unwrap();
+    w.mark_render_state_dirty(c).unwrap();
+    let (stats, _) = frame(&mut w);
+    assert_eq!(stats.primitives, 2);
+    assert_clean(&mut w);
+}
+
+#[test]
+fn cameras_the_renderer_would_refuse_give_no_view() {
+    // Found by the property test: a camera with a negative draw distance,
+    // or an infinite ortho width, gave views the renderer refused.
+    let mut w = World::new(None);
+    let eye = Vec3::new(-6.0, 0.0, 6.0);
+    let at = Transform::new(eye, look_rotation(eye, Vec3::ZERO), Vec3::ONE);
+    let (_, cam) = w.spawn_actor("camera", Box::new(CameraComponent::default()), at).unwrap();
+    assert_eq!(w.collect_views(W, H).len(), 1);
+    let good = CameraComponent::default().0;
+    for bad in [
+        CameraDesc { max_draw_distance: -3e38, ..good },
+        CameraDesc { max_draw_distance: f32::NAN, ..good },
+        CameraDesc { ortho_width: Some(f32::INFINITY), ..good },
+    ] {
+        w.with_component_mut(cam, |c: &mut CameraComponent| c.0 = bad).unwrap();
+        assert!(w.collect_views(W, H).is_empty(), "{bad:?}");
+    }
+    w.with_component_mut(cam, |c: &mut CameraComponent| c.0 = good).unwrap();
+    let views = w.collect_views(W, H);
+    assert_eq!(views.len(), 1);
+    assert!(views[0].validate_in(W, H).is_ok());
+}
+
+#[test]
 fn ten_thousand_components_register_in_one_batch() {
     let mut w = world();
     let mesh = StaticMesh::cube();

@@ -47,7 +47,7 @@ impl SceneView {
             return Err(RendererError::InvalidView(format!("fov {fov_y}, near {near}, far {far}")));
         }
         let aspect = viewport.width as f32 / viewport.height as f32;
-        Ok(Self {
+        Self {
             view_matrix: Mat4::look_at_rh(eye, target, up),
             projection: flip_y(Mat4::perspective_rh(fov_y, aspect, near, far)),
             origin: eye,
@@ -55,7 +55,8 @@ impl SceneView {
             wireframe: false,
             max_draw_distance: 0.0,
             perspective: true,
-        })
+        }
+        .finite()
     }
 
     /// An orthographic camera seeing `width` x `height` world units.
@@ -65,7 +66,7 @@ impl SceneView {
         if !(width > 0.0 && height > 0.0 && far > near) {
             return Err(RendererError::InvalidView(format!("ortho {width}x{height}, near {near}, far {far}")));
         }
-        Ok(Self {
+        Self {
             view_matrix: Mat4::look_at_rh(eye, target, up),
             projection: flip_y(Mat4::orthographic_rh(-width / 2.0, width / 2.0, -height / 2.0, height / 2.0, near, far)),
             origin: eye,
@@ -73,7 +74,48 @@ impl SceneView {
             wireframe: false,
             max_draw_distance: 0.0,
             perspective: false,
-        })
+        }
+        .finite()
+    }
+
+    /// The view, if its matrices came out finite: parameters that pass the
+    /// constructors' range checks can still overflow (an infinite ortho
+    /// width, a far plane of 1e30 next to a near of 1e-30).
+    fn finite(self) -> Result<Self> {
+        if self.view_matrix.is_finite() && self.projection.is_finite() {
+            Ok(self)
+        } else {
+            Err(RendererError::InvalidView(format!("the camera's matrices overflow: projection {:?}", self.projection)))
+        }
+    }
+
+    /// Checks that this view can be rendered into a `width`×`height`
+    /// target, as [`ViewFamily::validate`] does for each of its views: a
+    /// non-empty viewport inside the target (checked arithmetic: no
+    /// overflow whatever the numbers), finite matrices and origin, and a
+    /// finite, non-negative draw distance. Code that builds views from user
+    /// data (the world's cameras) uses it to keep only views the renderer
+    /// accepts.
+    pub fn validate_in(&self, width: u32, height: u32) -> Result<()> {
+        self.problem(width, height).map_or(Ok(()), |p| Err(RendererError::InvalidView(p)))
+    }
+
+    fn problem(&self, width: u32, height: u32) -> Option<String> {
+        let r = self.viewport;
+        let inside = |start: i32, extent: u32, limit: u32| u32::try_from(start).ok().and_then(|s| s.checked_add(extent)).is_some_and(|end| end <= limit);
+        if r.width == 0 || r.height == 0 {
+            return Some(format!("empty viewport {r:?}"));
+        }
+        if !inside(r.x, r.width, width) || !inside(r.y, r.height, height) {
+            return Some(format!("viewport {r:?} outside the {width}x{height} target"));
+        }
+        if !self.view_matrix.is_finite() || !self.projection.is_finite() || !self.origin.is_finite() {
+            return Some("non-finite matrices or origin".into());
+        }
+        if !(self.max_draw_distance.is_finite() && self.max_draw_distance >= 0.0) {
+            return Some(format!("max draw distance {}", self.max_draw_distance));
+        }
+        None
     }
 
     pub fn view_proj(&self) -> Mat4 {
@@ -117,10 +159,8 @@ impl ViewFamily {
         Self { views, width, height, clear_color: [0.02, 0.02, 0.025, 1.0] }
     }
 
-    /// Checks that the family can be rendered: a non-empty target, and every
-    /// view's viewport non-empty and inside it (checked arithmetic: no
-    /// overflow whatever the numbers), its matrices and origin finite and its
-    /// draw distance finite and not negative. `RenderThread::render_frame`
+    /// Checks that the family can be rendered: a non-empty target, a finite
+    /// clear colour, and every view valid in it ([`SceneView::validate_in`]). `RenderThread::render_frame`
     /// calls it before enqueuing; the render thread calls it again.
     pub fn validate(&self) -> Result<()> {
         if self.width == 0 || self.height == 0 {
@@ -130,21 +170,8 @@ impl ViewFamily {
             return Err(RendererError::InvalidView(format!("non-finite clear color {:?}", self.clear_color)));
         }
         for (i, v) in self.views.iter().enumerate() {
-            let r = v.viewport;
-            let inside = |start: i32, extent: u32, limit: u32| {
-                u32::try_from(start).ok().and_then(|s| s.checked_add(extent)).is_some_and(|end| end <= limit)
-            };
-            if r.width == 0 || r.height == 0 {
-                return Err(RendererError::InvalidView(format!("view {i}: empty viewport {r:?}")));
-            }
-            if !inside(r.x, r.width, self.width) || !inside(r.y, r.height, self.height) {
-                return Err(RendererError::InvalidView(format!("view {i}: viewport {r:?} outside the {}x{} target", self.width, self.height)));
-            }
-            if !v.view_matrix.is_finite() || !v.projection.is_finite() || !v.origin.is_finite() {
-                return Err(RendererError::InvalidView(format!("view {i}: non-finite matrices or origin")));
-            }
-            if !(v.max_draw_distance.is_finite() && v.max_draw_distance >= 0.0) {
-                return Err(RendererError::InvalidView(format!("view {i}: max draw distance {}", v.max_draw_distance)));
+            if let Some(problem) = v.problem(self.width, self.height) {
+                return Err(RendererError::InvalidView(format!("view {i}: {problem}")));
             }
         }
         Ok(())
