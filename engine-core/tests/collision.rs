@@ -729,7 +729,7 @@ fn arb_transform() -> impl Strategy<Value = Affine3A> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(256))]
+    #![proptest_config(ProptestConfig::with_cases(test_support::property_cases(256)))]
 
     /// Random rays at a randomly placed, rotated and stretched cube: never a
     /// panic, and every hit lies on the cube's surface, at the distance it

@@ -55,7 +55,7 @@ fn op() -> impl Strategy<Value = Op> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(256))]
+    #![proptest_config(ProptestConfig::with_cases(test_support::property_cases(256)))]
 
     #[test]
     fn mutations_keep_the_store_consistent(ops in prop::collection::vec(op(), 1..60)) {
@@ -236,7 +236,7 @@ fn to_local(t: Affine3A, space: &TransformSpace) -> Affine3A {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(128))]
+    #![proptest_config(ProptestConfig::with_cases(test_support::property_cases(128)))]
 
     #[test]
     fn component_calls_never_panic_and_rejections_change_nothing(hierarchical: bool, ops in prop::collection::vec((comp_op(), any::<bool>()), 1..50)) {

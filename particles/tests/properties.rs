@@ -131,7 +131,7 @@ fn random_frame_times_keep_invariants() {
     use std::cell::Cell;
     let filled = Cell::new(0usize);
     let cases = Cell::new(0usize);
-    let mut runner = TestRunner::new(Config { cases: 48, ..Config::default() });
+    let mut runner = TestRunner::new(Config { cases: test_support::property_cases(48), ..Config::default() });
     runner
         .run(&frame_case(), |c| {
             cases.set(cases.get() + 1);
@@ -149,7 +149,7 @@ fn random_frame_times_keep_invariants() {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: test_support::property_cases(48), ..ProptestConfig::default() })]
 
     #[test]
     fn serial_equals_parallel_for_random_frames(
@@ -296,7 +296,7 @@ fn call() -> impl Strategy<Value = Call> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: test_support::property_cases(64), ..ProptestConfig::default() })]
 
     /// Random, mostly invalid calls of every mutating method of the
     /// component (and of its instance): nothing panics, every rejection is a

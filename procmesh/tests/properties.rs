@@ -433,7 +433,7 @@ fn apply_unchecked(mesh: &mut ProcMeshData, executor: &ManualExecutor, op: &Op) 
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(256))]
+    #![proptest_config(ProptestConfig::with_cases(test_support::property_cases(256)))]
 
     #[test]
     fn rejected_calls_change_nothing(ops in proptest::collection::vec(op(), 1..24)) {
@@ -566,7 +566,7 @@ fn apply_component(
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(192))]
+    #![proptest_config(ProptestConfig::with_cases(test_support::property_cases(192)))]
 
     /// The component accepts and rejects what its data does, holds the same
     /// sections and materials, keeps a rejected call's mesh unchanged and

@@ -380,7 +380,7 @@ fn run(ops: &[Op]) {
 
 #[test]
 fn random_safe_calls_end_in_typed_errors_or_valid_work() {
-    let config = Config { cases: 64, max_shrink_iters: 64, failure_persistence: None, ..Config::default() };
+    let config = Config { cases: test_support::property_cases(64), max_shrink_iters: 64, failure_persistence: None, ..Config::default() };
     let mut runner = TestRunner::new(config);
     runner
         .run(&prop::collection::vec(op(), 1..24), |ops| {

@@ -20,6 +20,7 @@
 //!   under `target/test-output/`. [`diff_pixels`] counts the pixels that
 //!   differ, for tests that expect a change.
 //! * [`Rng`]: the one seeded, deterministic RNG of the tests.
+//! * [`property_cases`]: how many cases a property test runs.
 //! * [`bench`]: what the benches share: [`bench::paired`] measurements
 //!   (ratios as the median of per-pair ratios, with their range) and the
 //!   rows they write to `target/bench/<crate>.json`.
@@ -39,6 +40,15 @@ mod rng;
 #[cfg(feature = "renderer")]
 pub use render::render_thread;
 pub use rng::Rng;
+
+/// How many cases a property test runs: `default`, or `PROPTEST_CASES`
+/// (proptest's own variable) when set, to hunt for rare failures, e.g.
+/// `PROPTEST_CASES=5000 cargo test -p engine-core --test properties`.
+/// Cases are random (a new seed each run), so CI keeps finding new inputs;
+/// run many before landing a change to a property test's subject.
+pub fn property_cases(default: u32) -> u32 {
+    std::env::var("PROPTEST_CASES").ok().and_then(|n| n.parse().ok()).unwrap_or(default)
+}
 
 /// The device description of every test device: validation on.
 pub fn device_desc() -> DeviceDesc {
