@@ -23,10 +23,10 @@
 //!
 //! | path | when | what is drawn |
 //! | --- | --- | --- |
-//! | GPU culling | `r.InstancedStaticMeshes.GPUCulling=1` (default) and the frame is recorded | compute pass per view (`shaders/instance_cull.wgsl`): frustum, cull distance + fade, per-instance LOD; compacted copies; indirect draws |
-//! | CPU culling | the cvar is 0, or the frame is only prepared (benchmarks) | the same test on the CPU ([`crate::culling`]'s helpers), compacted instances uploaded, one direct instanced draw per section and LOD |
+//! | GPU culling (`proxy/gpu_culling.rs`) | `r.InstancedStaticMeshes.GPUCulling=1` (default) and the frame is recorded | compute per view (`shaders/instance_cull.wgsl`), declared to the renderer as GPU work: frustum, cull distance + fade, per-instance LOD; compacted copies; indirect draws |
+//! | CPU culling (`proxy/cpu_culling.rs`) | the cvar is 0, or the frame is only prepared (benchmarks) | the same test on the CPU ([`crate::culling`]'s helpers), compacted instances uploaded, one direct instanced draw per section and LOD |
 //! | HISM | the proxy is hierarchical ([`crate::hism`]), any cvar but UE mode | as CPU culling, through the cluster tree |
-//! | UE mode | `r.InstancedStaticMeshes.UEMode=1` | every instance, at the one LOD the union bounds select, no compute, no fade (UE fades in the vertex shader) |
+//! | UE mode (`proxy/cpu_culling.rs`) | `r.InstancedStaticMeshes.UEMode=1` | every instance, at the one LOD the union bounds select, no compute, no fade (UE fades in the vertex shader) |
 //!
 //! LOD screen sizes: [`StaticMeshRenderData`] uses the renderer's convention
 //! ("LOD i while the screen size is at least `sizes[i]`"); culling uses UE's
@@ -41,28 +41,37 @@
 //!
 //! The renderer cannot see GPU-side counts, so the proxy keeps its own in an
 //! [`IsmStats`] handle: instances, visible instances per view (exact on the
-//! CPU and UE paths; on the GPU path read back from the previous frame's
-//! counters, so one frame late) and the bytes of the last dynamic update.
+//! CPU and UE paths; on the GPU path read from the frame's counters when
+//! the frame retires, naming it in `gpu_frame`) and the bytes of the last
+//! dynamic update.
+//!
+//! ## Files
+//!
+//! This file holds the proxy — its state, the draws every path shares
+//! (`batch`, `args_template`), its [`PrimitiveSceneProxy`] impl (which picks
+//! the path each frame), its GPU resources and its dynamic updates. The
+//! paths live beside it: `proxy/gpu_culling.rs` (the one that queues GPU
+//! work before the passes) and `proxy/cpu_culling.rs` (CPU culling, HISM and
+//! UE mode: no GPU work).
 
-use std::sync::{Arc, Mutex, MutexGuard};
+mod cpu_culling;
+mod gpu_culling;
 
+use std::sync::{Arc, Mutex};
 
-use bytemuck::{Pod, Zeroable};
 use glam::{Affine3A, Mat4, Vec3};
-use rayon::prelude::*;
 use renderer::{Bounds, MaterialId, MeshBatch, MeshElementCollector, PrimitiveSceneProxy, ProxyUpdateContext, SceneView, StaticMeshRenderData, ViewRelevance};
-use rhi_vulkan::{
-    BindingResource, BufferDesc, BufferHandle, BufferState, BufferUsage, ComputePipelineDesc, Device, IndexFormat, PipelineHandle, ShaderHandle, ShaderStageDesc,
-};
+use rhi_vulkan::{BufferDesc, BufferHandle, BufferUsage, Device, IndexFormat};
 
-use crate::bounds::{max_scale, BoxSphereBounds};
-use crate::cluster_tree::TreeCullStats;
-use crate::culling::{bounds_screen_size, lod_for_screen_size, CullDistances, CullView, DrawIndexedIndirectArgs, Frustum, InstanceCuller};
+use crate::bounds::BoxSphereBounds;
+use crate::culling::{CullDistances, CullView, DrawIndexedIndirectArgs, Frustum};
 use crate::error::{InstancingError, Result};
 use crate::hism::{HismTree, ProxyTree};
 use crate::mesh::{InstancedMesh, MeshLod, MeshSection};
 pub use crate::stats::{CullPath, IsmStats, IsmStatsSnapshot};
 use crate::vertex_factory::{InstanceStreamData, InstancedVertexFactory, INSTANCED_VERTEX_FACTORY};
+use gpu_culling::{GpuCull, Pipelines};
+
 
 /// Turns GPU culling on (1, default) or off (0: CPU culling).
 pub const CVAR_GPU_CULLING: &str = "r.InstancedStaticMeshes.GPUCulling";
@@ -78,9 +87,6 @@ pub fn register_cvars(rt: &mut renderer::RenderThread) -> Result<()> {
 
 /// Draws (LOD × section) the culling pass can write arguments for.
 pub const MAX_DRAWS: usize = 64;
-const WORKGROUP: u32 = 256;
-const CONTROL_HEADER: u64 = 64;
-const CULL_WGSL: &str = include_str!("../shaders/instance_cull.wgsl");
 
 /// The culling mesh of a render mesh: its bounds, index ranges, and its LOD
 /// screen sizes converted from the renderer's convention to UE's.
@@ -137,20 +143,6 @@ fn view_culls(views: &[&SceneView]) -> Result<Vec<ViewCull>> {
             Ok(ViewCull { frustum: *own.frustum(), origin: reference.origin(), multiple: reference.screen_multiple() })
         })
         .collect()
-}
-
-/// The parameters block of `instance_cull.wgsl` (496 bytes).
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Pod, Zeroable)]
-struct CullParams {
-    planes: [[f32; 4]; 6],
-    origin_multiple: [f32; 4],
-    component_rows: [[f32; 4]; 3],
-    sphere: [f32; 4],
-    distances: [f32; 4],
-    counts: [u32; 4],
-    screen_sizes: [f32; 8],
-    draw_lods: [u32; MAX_DRAWS],
 }
 
 /// A dynamic update from the game side (UE's `SendRenderDynamicData`),
@@ -236,25 +228,6 @@ struct LodGpu {
     vertices: BufferHandle,
     offsets: [u64; 3],
     indices: BufferHandle,
-}
-
-/// Where one view's GPU cull of the last recorded frame left its results.
-#[derive(Clone, Copy, Debug)]
-struct ViewResult {
-    control: (BufferHandle, u64),
-    output_offset: u64,
-}
-
-#[derive(Default)]
-struct GpuCull {
-    output: Option<(BufferHandle, u64)>,
-    last: Vec<ViewResult>,
-}
-
-struct Pipelines {
-    shader: ShaderHandle,
-    count: PipelineHandle,
-    write: PipelineHandle,
 }
 
 /// The render thread's instanced static mesh; see the module docs.
@@ -367,42 +340,6 @@ impl InstancedStaticMeshSceneProxy {
         self.instance_buffer
     }
 
-    /// GPU results of the last GPU-culled frame, per view: visible count per
-    /// LOD. Call on the render thread after the frame (e.g. in
-    /// `RenderThread::with_context`); reads the frame's counters back.
-    pub fn read_gpu_lod_counts(&self, device: &Device) -> Result<Vec<Vec<u32>>> {
-        let last = self.cull_state().last.clone();
-        let lods = self.culling_mesh.lod_count();
-        last.iter()
-            .map(|r| {
-                let bytes = device.read_buffer(r.control.0, r.control.1, 4 * lods as u64)?;
-                Ok(bytes.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect())
-            })
-            .collect()
-    }
-
-    /// GPU results of the last GPU-culled frame for view `view`: the stable
-    /// id slot and fade of each visible instance, LOD by LOD (order inside a
-    /// LOD is unspecified). Render thread only, after the frame.
-    pub fn read_gpu_visible(&self, device: &Device, view: usize) -> Result<Vec<(u32, f32)>> {
-        let counts = self.read_gpu_lod_counts(device)?;
-        let total: u32 = counts.get(view).map(|c| c.iter().sum()).unwrap_or(0);
-        let state = self.cull_state();
-        let (Some(r), Some((output, _))) = (state.last.get(view), state.output) else { return Ok(Vec::new()) };
-        if total == 0 {
-            return Ok(Vec::new());
-        }
-        let bytes = device.read_buffer(output, r.output_offset, u64::from(total) * InstanceStreamData::SIZE)?;
-        Ok(bytes.chunks_exact(InstanceStreamData::SIZE as usize).map(|c| {
-            let d = bytemuck::pod_read_unaligned::<InstanceStreamData>(c);
-            (d.instance_id, d.fade)
-        }).collect())
-    }
-
-    fn cull_state(&self) -> MutexGuard<'_, GpuCull> {
-        self.cull.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
     fn streams(&self, lod: usize, instances: (BufferHandle, u64)) -> [Option<(BufferHandle, u64)>; 4] {
         let g = &self.lods[lod];
         [Some((g.vertices, g.offsets[0])), Some((g.vertices, g.offsets[1])), Some((g.vertices, g.offsets[2])), Some(instances)]
@@ -426,52 +363,6 @@ impl InstancedStaticMeshSceneProxy {
             cast_shadow: self.cast_shadow,
             reverse_culling: self.component_to_world.matrix3.determinant() < 0.0,
         }
-    }
-
-    /// The per-instance test on the CPU: `Some((lod, fade))` when visible.
-    /// Mirrors `culling::InstanceCuller::classify` and the GPU pass.
-    fn classify(&self, v: &ViewCull, inst: &InstanceStreamData, component_scale: f32) -> Option<(u8, f32)> {
-        let (c, r) = self.culling_mesh.bounds().instance_sphere(&inst.transform());
-        let center = self.component_to_world.transform_point3(c);
-        let radius = r * component_scale;
-        if v.frustum.sphere_outside(center, radius) {
-            return None;
-        }
-        let distance = center.distance(v.origin);
-        if self.distances.culls(distance) {
-            return None;
-        }
-        let size = bounds_screen_size(distance, radius, v.multiple);
-        Some((lod_for_screen_size(size, self.culling_mesh.screen_sizes()), self.distances.fade(distance)))
-    }
-
-    /// CPU culling for one view: compacted instances (LOD-major) and the
-    /// visible count per LOD. Fixed chunks concatenated in order.
-    fn cull_cpu(&self, v: &ViewCull) -> (Vec<InstanceStreamData>, Vec<u32>) {
-        let lods = self.culling_mesh.lod_count();
-        let scale = max_scale(&self.component_to_world.matrix3);
-        let parts: Vec<Vec<Vec<InstanceStreamData>>> = self
-            .instances
-            .par_chunks(crate::culling::CULL_CHUNK)
-            .map(|chunk| {
-                let mut bins = vec![Vec::new(); lods];
-                for inst in chunk {
-                    if let Some((lod, fade)) = self.classify(v, inst, scale) {
-                        bins[lod as usize].push(InstanceStreamData { fade, ..*inst });
-                    }
-                }
-                bins
-            })
-            .collect();
-        let mut counts = vec![0u32; lods];
-        let mut out = Vec::new();
-        for (l, count) in counts.iter_mut().enumerate() {
-            for p in &parts {
-                out.extend_from_slice(&p[l]);
-                *count += p[l].len() as u32;
-            }
-        }
-        (out, counts)
     }
 
     /// The draw arguments with zero instances (the GPU pass fills counts).
@@ -504,238 +395,6 @@ impl InstancedStaticMeshSceneProxy {
         s.visible_per_lod = per_lod;
         s.instances = self.instances.len() as u64;
     }
-
-    fn draw_ue_mode(&self, views: &[&SceneView], visibility: &[bool], culls: &[ViewCull], collector: &mut MeshElementCollector<'_, '_>) {
-        let Some((buffer, _)) = self.instance_buffer else { return };
-        let n = self.instances.len() as u32;
-        let world = self.local_bounds.transformed(&Mat4::from(self.component_to_world));
-        let mut per_view = vec![0u64; views.len()];
-        let mut per_lod = vec![0u64; self.culling_mesh.lod_count()];
-        for (vi, v) in culls.iter().enumerate() {
-            if !visibility[vi] {
-                continue;
-            }
-            let size = bounds_screen_size(world.origin.distance(v.origin), world.radius, v.multiple);
-            let lod = lod_for_screen_size(size, self.culling_mesh.screen_sizes());
-            per_view[vi] = u64::from(n);
-            per_lod[lod as usize] += u64::from(n);
-            for d in (0..self.draws.len()).filter(|&d| self.draws[d].0 == lod) {
-                collector.add_mesh(vi, self.batch(d, (buffer, 0), n, None));
-            }
-        }
-        self.set_visible_stats(CullPath::UeMode, per_view, per_lod);
-    }
-
-    /// HISM: one view through the cluster tree (flat before the first
-    /// tree); compacted instances LOD-major and counts per LOD.
-    fn cull_tree(&self, v: &ViewCull) -> (Vec<InstanceStreamData>, Vec<u32>, TreeCullStats) {
-        let view = CullView::from_parts(v.frustum, v.origin, v.multiple);
-        let culler = match InstanceCuller::new(&self.culling_mesh, &self.component_to_world, &view, self.distances) {
-            Ok(c) => c,
-            Err(e) => {
-                log::error!("instanced static mesh: {e}");
-                return (Vec::new(), vec![0; self.culling_mesh.lod_count()], TreeCullStats::default());
-            }
-        };
-        let (out, stats) = match &self.tree {
-            Some(t) => t.cull(&self.instances, &self.culling_mesh, &culler),
-            None => crate::hism::cull_flat(&self.instances, &self.culling_mesh, &culler),
-        };
-        let visible = out.lods.iter().flat_map(|b| b.instances.iter().zip(&b.fades)).map(|(&i, &fade)| InstanceStreamData { fade, ..self.instances[i as usize] }).collect();
-        (visible, out.counts(), stats)
-    }
-
-    fn draw_cpu_culled(&self, visibility: &[bool], culls: &[ViewCull], collector: &mut MeshElementCollector<'_, '_>) -> rhi_vulkan::Result<()> {
-        let mut per_view = vec![0u64; culls.len()];
-        let mut per_lod = vec![0u64; self.culling_mesh.lod_count()];
-        let mut tree_stats = None;
-        for (vi, v) in culls.iter().enumerate() {
-            if !visibility[vi] {
-                continue;
-            }
-            let (visible, counts) = if self.hierarchical {
-                let (visible, counts, stats) = self.cull_tree(v);
-                tree_stats.get_or_insert(stats);
-                (visible, counts)
-            } else {
-                self.cull_cpu(v)
-            };
-            per_view[vi] = visible.len() as u64;
-            for (a, c) in per_lod.iter_mut().zip(&counts) {
-                *a += u64::from(*c);
-            }
-            if visible.is_empty() {
-                continue;
-            }
-            let stream = collector.upload(bytemuck::cast_slice(&visible))?;
-            // Direct draws: the counts are known here (no argument upload).
-            for (d, a) in self.args_template(Some(&counts)).iter().enumerate() {
-                if a.instance_count > 0 {
-                    let lod_stream = (stream.0, stream.1 + u64::from(a.first_instance) * InstanceStreamData::SIZE);
-                    collector.add_mesh(vi, self.batch(d, lod_stream, a.instance_count, None));
-                }
-            }
-        }
-        let path = if self.hierarchical { CullPath::CpuTree } else { CullPath::Cpu };
-        self.set_visible_stats(path, per_view, per_lod);
-        self.stats.lock().tree_cull = tree_stats;
-        Ok(())
-    }
-
-    fn cull_params(&self, v: &ViewCull) -> CullParams {
-        let mut planes = [[0.0; 4]; 6];
-        for (d, p) in planes.iter_mut().zip(v.frustum.planes()) {
-            *d = p.to_array();
-        }
-        let m = &self.component_to_world;
-        let row = |r: usize| [m.matrix3.x_axis[r], m.matrix3.y_axis[r], m.matrix3.z_axis[r], m.translation[r]];
-        let b = self.culling_mesh.bounds();
-        let mut screen_sizes = [0.0; 8];
-        for (d, s) in screen_sizes.iter_mut().zip(self.culling_mesh.screen_sizes()) {
-            *d = *s;
-        }
-        let mut draw_lods = [0u32; MAX_DRAWS];
-        for (d, (l, _)) in draw_lods.iter_mut().zip(&self.draws) {
-            *d = u32::from(*l);
-        }
-        CullParams {
-            planes,
-            origin_multiple: v.origin.extend(v.multiple).to_array(),
-            component_rows: [row(0), row(1), row(2)],
-            sphere: b.origin.extend(b.sphere_radius).to_array(),
-            distances: [self.distances.start(), self.distances.end(), max_scale(&m.matrix3), 0.0],
-            counts: [self.instances.len() as u32, self.culling_mesh.lod_count() as u32, self.draws.len() as u32, v.frustum.planes().len() as u32],
-            screen_sizes,
-            draw_lods,
-        }
-    }
-
-    /// Has this frame's visible counts read into the stats once its GPU
-    /// work has finished (its ring memory, where the counters are, is
-    /// intact until its slot is reused, which is after that), naming the frame.
-    fn stats_when_retired(&self, collector: &mut MeshElementCollector<'_, '_>, views: usize, controls: Vec<(usize, (BufferHandle, u64))>) {
-        let stats = self.stats.clone();
-        let lods = self.culling_mesh.lod_count();
-        let instances = self.instances.len() as u64;
-        collector.when_retired(move |r| {
-            let mut per_view = vec![0u64; views];
-            let mut per_lod = vec![0u64; lods];
-            for (vi, (buffer, offset)) in controls {
-                let bytes = match r.read_buffer(buffer, offset, 4 * lods as u64) {
-                    Ok(b) => b,
-                    Err(e) => {
-                        log::error!("instanced static mesh: reading frame {}'s visible counts: {e}", r.frame);
-                        return;
-                    }
-                };
-                for (l, c) in bytes.chunks_exact(4).enumerate() {
-                    let x = u64::from(u32::from_le_bytes([c[0], c[1], c[2], c[3]]));
-                    per_view[vi] += x;
-                    per_lod[l] += x;
-                }
-            }
-            let mut s = stats.lock();
-            s.path = CullPath::Gpu;
-            s.visible_per_view = per_view;
-            s.visible_per_lod = per_lod;
-            s.instances = instances;
-            s.gpu_frame = Some(r.frame);
-        });
-    }
-
-    fn draw_gpu_culled(&self, visibility: &[bool], culls: &[ViewCull], collector: &mut MeshElementCollector<'_, '_>) -> rhi_vulkan::Result<()> {
-        let (Some(p), Some((instances, _))) = (&self.pipelines, self.instance_buffer) else { return Ok(()) };
-        let n = self.instances.len() as u64;
-        let stride = (n * InstanceStreamData::SIZE).next_multiple_of(256);
-        let mut state = self.cull_state();
-        let needed = stride * culls.len() as u64;
-        if state.output.is_none_or(|(_, cap)| cap < needed) {
-            if let Some((old, _)) = state.output.take() {
-                collector.device().destroy_buffer(old);
-            }
-            let buffer = collector
-                .device()
-                .create_buffer(&BufferDesc::gpu_only("ism visible instances", needed, BufferUsage::STORAGE | BufferUsage::VERTEX))?;
-            state.output = Some((buffer, needed));
-        }
-        let (output, _) = state.output.expect("created above");
-        // Per view: parameters and control block in this frame's ring memory.
-        let args = self.args_template(None);
-        let mut control_bytes = vec![0u8; CONTROL_HEADER as usize];
-        control_bytes.extend_from_slice(bytemuck::cast_slice(&args));
-        let mut jobs = Vec::new();
-        for (vi, v) in culls.iter().enumerate() {
-            if !visibility[vi] {
-                continue;
-            }
-            let params = collector.upload(bytemuck::bytes_of(&self.cull_params(v)))?;
-            let control = collector.upload(&control_bytes)?;
-            jobs.push((vi, params, control));
-        }
-        let groups = n.div_ceil(u64::from(WORKGROUP)) as u32;
-        let gx = groups.min(65535);
-        let gy = groups.div_ceil(gx);
-        let Some(frame) = collector.frame() else { return Ok(()) };
-        let device = frame.device();
-        let count_layout = device.pipeline_bind_group_layout(p.count, 0)?;
-        let write_layout = device.pipeline_bind_group_layout(p.write, 0)?;
-        let group_for = |pipeline, layout: &rhi_vulkan::BindGroupLayoutDesc, params: (BufferHandle, u64), control: (BufferHandle, u64), out: u64| {
-            let all = [
-                (0, BindingResource::BufferRange { buffer: params.0, offset: params.1, size: std::mem::size_of::<CullParams>() as u64 }),
-                (1, BindingResource::BufferRange { buffer: instances, offset: 0, size: n * InstanceStreamData::SIZE }),
-                (2, BindingResource::BufferRange { buffer: control.0, offset: control.1, size: control_bytes.len() as u64 }),
-                (3, BindingResource::BufferRange { buffer: output, offset: out, size: n * InstanceStreamData::SIZE }),
-            ];
-            let entries: Vec<(u32, BindingResource)> = all.into_iter().filter(|(b, _)| layout.entries.iter().any(|e| e.binding == *b)).collect();
-            frame.create_bind_group(pipeline, 0, &entries)
-        };
-        let mut groups_per_job = Vec::with_capacity(jobs.len());
-        for &(vi, params, control) in &jobs {
-            let out = vi as u64 * stride;
-            groups_per_job.push((group_for(p.count, &count_layout, params, control, out)?, group_for(p.write, &write_layout, params, control, out)?));
-        }
-        let cmd = frame.cmd();
-        // The previous frame's draws read the visible buffer; write after them.
-        cmd.buffer_barrier(output, BufferState::ShaderRead, BufferState::ShaderWrite)?;
-        for (&(_, _, control), (count_group, write_group)) in jobs.iter().zip(&groups_per_job) {
-            cmd.bind_pipeline(p.count)?;
-            cmd.bind_group(0, count_group)?;
-            cmd.dispatch(gx, gy, 1)?;
-            cmd.buffer_barrier(control.0, BufferState::ShaderWrite, BufferState::ShaderWrite)?;
-            cmd.bind_pipeline(p.write)?;
-            cmd.bind_group(0, write_group)?;
-            cmd.dispatch(gx, gy, 1)?;
-        }
-        cmd.buffer_barrier(output, BufferState::ShaderWrite, BufferState::ShaderRead)?;
-        let mut ring_buffers: Vec<BufferHandle> = jobs.iter().map(|j| j.2 .0).collect();
-        ring_buffers.dedup();
-        for b in ring_buffers {
-            cmd.buffer_barrier(b, BufferState::ShaderWrite, BufferState::Indirect)?;
-            // Other primitives' per-frame vertex data lives in the same ring
-            // buffer, and an indexed draw's vertex reads count (for the
-            // validation layer's hazard tracking) to the end of the buffer,
-            // over the control blocks written here: make the writes visible
-            // to vertex input too.
-            cmd.buffer_barrier(b, BufferState::ShaderWrite, BufferState::ShaderRead)?;
-        }
-        let mut last = Vec::with_capacity(culls.len());
-        for (vi, _) in culls.iter().enumerate() {
-            match jobs.iter().find(|j| j.0 == vi) {
-                Some(&(_, _, control)) => last.push(ViewResult { control, output_offset: vi as u64 * stride }),
-                None => break,
-            }
-        }
-        state.last = last;
-        drop(state);
-        for &(vi, _, control) in &jobs {
-            let out = (output, vi as u64 * stride);
-            for d in 0..self.draws.len() {
-                collector.add_mesh(vi, self.batch(d, out, 0, Some((control.0, control.1 + CONTROL_HEADER + d as u64 * 20))));
-            }
-        }
-        self.stats_when_retired(collector, culls.len(), jobs.iter().map(|&(vi, _, control)| (vi, control)).collect());
-        Ok(())
-    }
 }
 
 impl PrimitiveSceneProxy for InstancedStaticMeshSceneProxy {
@@ -763,7 +422,7 @@ impl PrimitiveSceneProxy for InstancedStaticMeshSceneProxy {
         let result = if ue_mode {
             self.draw_ue_mode(views, visibility, &culls, collector);
             Ok(())
-        } else if gpu && !self.hierarchical && collector.frame().is_some() {
+        } else if gpu && !self.hierarchical && collector.records_gpu_work() {
             self.draw_gpu_culled(visibility, &culls, collector)
         } else {
             self.draw_cpu_culled(visibility, &culls, collector)
@@ -788,10 +447,7 @@ impl PrimitiveSceneProxy for InstancedStaticMeshSceneProxy {
         bytes.resize(capacity as usize * InstanceStreamData::SIZE as usize, 0);
         let buffer = device.create_buffer_init(&BufferDesc::gpu_only("ism instances", bytes.len() as u64, BufferUsage::STORAGE | BufferUsage::VERTEX), &bytes)?;
         self.instance_buffer = Some((buffer, capacity));
-        let shader = device.create_shader("instance_cull.wgsl", CULL_WGSL)?;
-        let count = device.create_compute_pipeline(&ComputePipelineDesc { shader: ShaderStageDesc::new(shader, "count_main") })?;
-        let write = device.create_compute_pipeline(&ComputePipelineDesc { shader: ShaderStageDesc::new(shader, "write_main") })?;
-        self.pipelines = Some(Pipelines { shader, count, write });
+        self.pipelines = Some(Pipelines::create(device)?);
         Ok(())
     }
 
@@ -803,13 +459,9 @@ impl PrimitiveSceneProxy for InstancedStaticMeshSceneProxy {
         if let Some((b, _)) = self.instance_buffer.take() {
             device.destroy_buffer(b);
         }
-        if let Some((b, _)) = self.cull_state().output.take() {
-            device.destroy_buffer(b);
-        }
+        self.cull_state().release(device);
         if let Some(p) = self.pipelines.take() {
-            device.destroy_pipeline(p.count);
-            device.destroy_pipeline(p.write);
-            device.destroy_shader(p.shader);
+            p.release(device);
         }
     }
 
@@ -898,6 +550,7 @@ impl PrimitiveSceneProxy for InstancedStaticMeshSceneProxy {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::culling::lod_for_screen_size;
     use renderer::{shapes, StaticMeshLod};
 
     fn two_lod_mesh() -> Arc<StaticMeshRenderData> {
@@ -954,12 +607,6 @@ mod tests {
         shrink.validate(10).unwrap();
         let edit = IsmUpdate { instance_count: 10, ranges: vec![(9, vec![instance(3.0)])], ..Default::default() };
         edit.validate(10).unwrap();
-    }
-
-    #[test]
-    fn params_block_matches_the_shader_layout() {
-        assert_eq!(std::mem::size_of::<CullParams>(), 496);
-        assert_eq!(std::mem::size_of::<DrawIndexedIndirectArgs>(), 20);
     }
 
     #[test]

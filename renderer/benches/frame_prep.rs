@@ -81,7 +81,7 @@ fn cvars(force_dynamic: bool, parallel: bool) -> ConsoleVariables {
 }
 
 fn prepare(s: &mut Setup, c: &ConsoleVariables) -> (u64, Vec<(MeshPass, u64, u64)>) {
-    let p = s.renderer.prepare(&s.device, &s.scene, c, &s.family, None).unwrap();
+    let p = s.renderer.prepare(&s.device, &s.scene, c, &s.family).unwrap();
     // PROXIMA_BENCH_STAGES=1 prints where the time goes.
     if std::env::var("PROXIMA_BENCH_STAGES").is_ok() {
         println!("stages ms (cull, dynamic, setup): {:?}", p.stage_ms());

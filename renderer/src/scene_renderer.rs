@@ -145,11 +145,12 @@ impl SceneRenderer {
         let SlotFrame { mut frame, slot } = stage!(clock, UpdateScene, self.update_scene_stage(device, scene)?);
         let scene: &Scene = scene;
         let views = stage!(clock, InitViews, init_views(scene, cvars, family));
-        let mut elements = stage!(clock, CollectDynamic, self.collect_dynamic(device, scene, cvars, &views, Some(&mut frame))?);
+        let mut elements = stage!(clock, CollectDynamic, self.collect_dynamic(device, scene, cvars, &views, true)?);
         let on_retired = std::mem::take(&mut elements.on_retired);
+        let gpu_work = std::mem::take(&mut elements.gpu_work);
         let mut lists = stage!(clock, PassSetup, pass_setup(scene, cvars, &views, &elements));
         let uploaded = stage!(clock, Upload, self.upload_stage(device, slot, scene, &views, &mut lists, shadow_size)?);
-        let targets = stage!(clock, GpuPrepare, self.gpu_prepare(device, family.width, family.height, views.has_shadow(), shadow_size)?);
+        let targets = stage!(clock, GpuPrepare, self.gpu_prepare(device, &mut frame, gpu_work, family.width, family.height, views.has_shadow(), shadow_size)?);
         let input = RecordInputs { views: &views, commands: &elements.commands, lists: &lists, uploaded: &uploaded, targets, parallel: cvars.bool(cvars::PARALLEL_RECORD) };
         let image = stage!(clock, Record, {
             self.record_stage(&mut frame, scene, family, input)?;
@@ -220,15 +221,14 @@ impl SceneRenderer {
 
     /// The CPU stages init views, collect dynamic elements and pass setup
     /// on an updated scene: culls every view, collects dynamic elements,
-    /// and gathers, sorts and merges every pass. No GPU work; the
-    /// benchmarks call it directly.
-    ///
-    /// With a `frame`, dynamic proxies may record compute work (GPU culling)
-    /// into its primary before the passes; without one they must not need to.
-    pub fn prepare<'s>(&mut self, device: &Device, scene: &'s Scene, cvars: &ConsoleVariables, family: &ViewFamily, frame: Option<&mut Frame<'_>>) -> Result<PreparedFrame<'s>> {
+    /// and gathers, sorts and merges every pass. No GPU work (the benchmarks
+    /// call it directly): dynamic proxies see
+    /// `MeshElementCollector::records_gpu_work()` false and take a path that
+    /// needs none.
+    pub fn prepare<'s>(&mut self, device: &Device, scene: &'s Scene, cvars: &ConsoleVariables, family: &ViewFamily) -> Result<PreparedFrame<'s>> {
         let mut clock = StageClock::start();
         let views = stage!(clock, InitViews, init_views(scene, cvars, family));
-        let elements = stage!(clock, CollectDynamic, self.collect_dynamic(device, scene, cvars, &views, frame)?);
+        let elements = stage!(clock, CollectDynamic, self.collect_dynamic(device, scene, cvars, &views, false)?);
         let lists = stage!(clock, PassSetup, pass_setup(scene, cvars, &views, &elements));
         let stage_ms = [Stage::InitViews, Stage::CollectDynamic, Stage::PassSetup].map(|s| clock.ms[s.index()]);
         Ok(PreparedFrame { views, elements, lists, stage_ms })

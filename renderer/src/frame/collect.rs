@@ -6,11 +6,12 @@
 use super::InitViews;
 use crate::cvars::{self, ConsoleVariables};
 use crate::error::Result;
+use crate::gpu_work::GpuWork;
 use crate::mesh_pass::*;
 use crate::scene::{flags, MeshElementCollector, RetireCallback, Scene};
 use crate::scene_renderer::SceneRenderer;
 use crate::view::SceneView;
-use rhi_vulkan::{Device, Frame};
+use rhi_vulkan::Device;
 use std::collections::{BTreeMap, HashMap};
 
 /// Commands of this frame: the scene's buckets plus dynamic ones.
@@ -66,6 +67,9 @@ pub(crate) struct DynamicElements<'s> {
     pub built: u64,
     /// What proxies asked to run when the frame's GPU work has finished.
     pub on_retired: Vec<RetireCallback>,
+    /// The compute work proxies declared, in primitive order, for
+    /// `gpu_prepare` to record.
+    pub gpu_work: Vec<GpuWork>,
 }
 
 /// Per visible slot that goes through the dynamic path: in which views it
@@ -76,15 +80,17 @@ impl SceneRenderer {
     /// Collects every visible dynamic primitive's mesh elements, by slot,
     /// and builds their commands for each pass of each view that sees them.
     ///
-    /// With a `frame`, dynamic proxies may record compute work (GPU culling)
-    /// into its primary before the passes; without one they must not need to.
-    pub(crate) fn collect_dynamic<'s>(&mut self, device: &Device, scene: &'s Scene, cvars: &ConsoleVariables, v: &InitViews, mut frame: Option<&mut Frame<'_>>) -> Result<DynamicElements<'s>> {
+    /// With `records_gpu_work`, dynamic proxies may queue compute work
+    /// (GPU culling) for `gpu_prepare` to record before the passes
+    /// ([`DynamicElements::gpu_work`]); without it they must not need to.
+    pub(crate) fn collect_dynamic<'s>(&mut self, device: &Device, scene: &'s Scene, cvars: &ConsoleVariables, v: &InitViews, records_gpu_work: bool) -> Result<DynamicElements<'s>> {
         let force_dynamic = cvars.bool(cvars::FORCE_DYNAMIC_PATH);
-        let mut out = DynamicElements { commands: FrameCommands::new(scene), lists: HashMap::new(), built: 0, on_retired: Vec::new() };
+        let mut out = DynamicElements { commands: FrameCommands::new(scene), lists: HashMap::new(), built: 0, on_retired: Vec::new(), gpu_work: Vec::new() };
         let view_refs: Vec<&SceneView> = v.views.iter().collect();
         for (&s, (vis_flags, lods)) in &dynamic_slots(scene, v, force_dynamic) {
             let proxy = scene.proxy_at(s.0).expect("visible slot has a proxy");
-            let mut collector = MeshElementCollector { batches: Vec::new(), device, dynamic: &mut self.dynamic, frame: frame.as_deref_mut(), cvars, on_retired: &mut out.on_retired };
+            let gpu_work = records_gpu_work.then_some(&mut out.gpu_work);
+            let mut collector = MeshElementCollector { batches: Vec::new(), device, dynamic: &mut self.dynamic, gpu_work, cvars, on_retired: &mut out.on_retired };
             if scene.flags[s.index()] & flags::DYNAMIC != 0 {
                 proxy.get_dynamic_mesh_elements(&view_refs, vis_flags, &mut collector);
             }

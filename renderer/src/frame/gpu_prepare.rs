@@ -1,11 +1,15 @@
-//! Stage 6, `gpu_prepare`: the GPU resources the passes draw into — the
-//! scene color and depth targets at the family's size and the shadow map at
-//! `r.Shadow.MapSize` — created or resized as needed.
+//! Stage 6, `gpu_prepare`: the GPU work the passes depend on — the compute
+//! work proxies declared while their elements were collected
+//! ([`crate::gpu_work`]), recorded in order with the barriers of their
+//! declarations — and the GPU resources the passes draw into: the scene
+//! color and depth targets at the family's size and the shadow map at
+//! `r.Shadow.MapSize`, created or resized as needed.
 
 use crate::error::Result;
+use crate::gpu_work::{record_gpu_work, GpuWork};
 use crate::mesh_pass::SCENE_COLOR_FORMAT;
 use crate::scene_renderer::SceneRenderer;
-use rhi_vulkan::{Device, SamplerDesc, SamplerHandle, TextureDesc, TextureHandle, TextureState};
+use rhi_vulkan::{Device, Frame, SamplerDesc, SamplerHandle, TextureDesc, TextureHandle, TextureState};
 
 /// Scene color and depth, kept from frame to frame.
 pub(crate) struct Targets {
@@ -32,9 +36,15 @@ pub(crate) struct PreparedTargets {
 }
 
 impl SceneRenderer {
-    /// Targets of `width`×`height`; the shadow map of `shadow_size` when
-    /// the frame has a shadow view (and once, to bind, when there is none yet).
-    pub(crate) fn gpu_prepare(&mut self, device: &Device, width: u32, height: u32, has_shadow: bool, shadow_size: u32) -> Result<PreparedTargets> {
+    /// Records `gpu_work` into `frame` (a work that fails is logged and
+    /// left out; see [`crate::gpu_work`]); targets of `width`×`height`; the
+    /// shadow map of `shadow_size` when the frame has a shadow view (and
+    /// once, to bind, when there is none yet).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn gpu_prepare(&mut self, device: &Device, frame: &mut Frame<'_>, gpu_work: Vec<GpuWork>, width: u32, height: u32, has_shadow: bool, shadow_size: u32) -> Result<PreparedTargets> {
+        if !gpu_work.is_empty() {
+            record_gpu_work(frame, gpu_work)?;
+        }
         self.ensure_targets(device, width, height)?;
         if has_shadow || self.shadow.is_none() {
             self.ensure_shadow(device, shadow_size)?;

@@ -8,21 +8,27 @@
 //! |---|---|---|---|
 //! | 1 | `update_scene` | takes the frame slot (the frames before were retired until fewer than `r.FramesInFlight` are on the GPU, timed as `retire`); applies queued adds, removes and transforms, caching static commands; records the scene's uploads (proxies' buffer writes, the material table, GPU-scene deltas) | the [`Frame`](rhi_vulkan::Frame) |
 //! | 2 | `init_views` | the main views and the shadow view; culls each (parallel chunks), with relevance and static LOD | [`InitViews`] |
-//! | 3 | `collect_dynamic` | dynamic primitives' mesh elements (and, when forced, static ones) built into this frame's commands | [`DynamicElements`] |
+//! | 3 | `collect_dynamic` | dynamic primitives' mesh elements (and, when forced, static ones) built into this frame's commands; the compute work proxies declare ([`GpuWork`](crate::GpuWork)) queued, in primitive order | [`DynamicElements`] |
 //! | 4 | `pass_setup` | per (view, pass) task: gather cached + dynamic commands, sort, merge into instanced draws (rayon tasks) | [`PassDrawList`]s |
 //! | 5 | `upload` | the frame's id streams (in draw order) and view uniforms, into this slot's buffers | [`Uploaded`] |
-//! | 6 | `gpu_prepare` | render targets at the family's size, the shadow map | [`Targets`](gpu_prepare) ready |
+//! | 6 | `gpu_prepare` | the queued GPU work recorded in order, with the barriers its declarations imply ([`crate::gpu_work`]); render targets at the family's size, the shadow map | [`Targets`](gpu_prepare) ready |
 //! | 7 | `record` | every pass's chunks as secondaries (rayon), then the primary: shadow map, then per view depth → base → translucency | — |
 //! | 8 | `submit` | the primary to the queue | the submission |
 //! | 9 | `retire` | builds the [`FrameStats`](crate::FrameStats) and puts the frame in flight; retires (waits for, with `r.FramesInFlight=1`) the frames the GPU has finished: their GPU times, images and proxies' `when_retired` results | stats (and image, once retired) |
 //!
-//! Two kinds of GPU work are recorded earlier than the stage list would put
-//! them, because GPU work recorded while collecting dynamic elements reads
-//! them: the scene's uploads go with `update_scene` (as UE's
-//! `GPUScene.Update` runs before InitViews), and a dynamic proxy's compute
-//! work (the instancing feature's GPU culling) is recorded during
-//! `collect_dynamic`, through `MeshElementCollector::frame()`. `gpu_prepare`
-//! is the stage that work moves to once proxies declare it.
+//! The scene's uploads are recorded earlier than the stage list would put
+//! them: they go with `update_scene` (as UE's `GPUScene.Update` runs before
+//! InitViews), because what follows reads them — the proxies' GPU work (an
+//! instanced mesh's culling reads its uploaded instances) and the passes.
+//! A dynamic proxy's compute work (the instancing feature's GPU culling) is
+//! declared while its elements are collected
+//! (`MeshElementCollector::add_gpu_work`: the buffers it reads, the buffers
+//! it writes and how the passes read them) and recorded by the renderer in
+//! `gpu_prepare`, which puts in every barrier between that work and the
+//! passes; no proxy records into the frame's command list itself. Nothing
+//! between the two stages records GPU commands (`pass_setup` and `upload`
+//! are CPU work and host writes), so the work runs after the uploads and
+//! before the passes either way.
 //!
 //! Frames in flight: up to `r.FramesInFlight` (default 2, at most the
 //! device's frame slots) frames are on the GPU while the next is recorded.

@@ -4,6 +4,7 @@
 //! the component), and hands it to the render thread, which owns it from then
 //! on.
 
+use crate::gpu_work::GpuWork;
 use crate::math::Bounds;
 use crate::mesh_pass::MeshBatch;
 use crate::view::SceneView;
@@ -27,13 +28,17 @@ pub struct ViewRelevance {
 }
 
 /// Collects the mesh batches dynamic primitives emit for a frame (UE's
-/// FMeshElementCollector), and hands out transient GPU memory for
-/// per-frame vertex data (UE's FGlobalDynamicVertexBuffer).
+/// FMeshElementCollector), hands out transient GPU memory for per-frame
+/// vertex data (UE's FGlobalDynamicVertexBuffer), and queues the compute
+/// work proxies declare to run before the passes ([`crate::gpu_work`]).
+///
+/// `'f` is the borrow of the frame's GPU-work queue.
 pub struct MeshElementCollector<'a, 'f> {
     pub(crate) batches: Vec<(usize, MeshBatch)>,
     pub(crate) device: &'a Device,
     pub(crate) dynamic: &'a mut crate::scene_renderer::DynamicBufferRing,
-    pub(crate) frame: Option<&'a mut rhi_vulkan::Frame<'f>>,
+    /// `None` when the frame is only prepared, not recorded (benchmarks).
+    pub(crate) gpu_work: Option<&'f mut Vec<GpuWork>>,
     pub(crate) cvars: &'a crate::cvars::ConsoleVariables,
     pub(crate) on_retired: &'a mut Vec<RetireCallback>,
 }
@@ -82,13 +87,26 @@ impl<'a, 'f> MeshElementCollector<'a, 'f> {
         self.cvars
     }
 
-    /// The frame being recorded, for compute work that must run before the
-    /// passes (GPU culling writing indirect arguments): record into
-    /// `frame.cmd()` — outside any render pass — and end with the barriers
-    /// the draws need. `None` when the frame is only prepared, not rendered
-    /// (benchmarks): fall back to work that needs no GPU commands.
-    pub fn frame(&mut self) -> Option<&mut rhi_vulkan::Frame<'f>> {
-        self.frame.as_deref_mut()
+    /// Whether this frame records GPU work: false when it is only prepared,
+    /// not rendered (benchmarks) — then [`Self::add_gpu_work`] drops the
+    /// work, and a proxy falls back to a path that needs none.
+    pub fn records_gpu_work(&self) -> bool {
+        self.gpu_work.is_some()
+    }
+
+    /// Queues compute work to run before this frame's passes (GPU culling
+    /// writing what the draws read). The renderer records it in the
+    /// `gpu_prepare` stage, after the work queued before it, with the
+    /// barriers its declaration implies ([`crate::gpu_work`]). Returns false
+    /// (and drops the work) when the frame records no GPU work.
+    pub fn add_gpu_work(&mut self, work: GpuWork) -> bool {
+        match self.gpu_work.as_deref_mut() {
+            Some(queue) => {
+                queue.push(work);
+                true
+            }
+            None => false,
+        }
     }
 
     /// Calls `f` on the render thread once this frame's GPU work has

@@ -1,0 +1,150 @@
+//! The paths of an instanced static mesh that need no GPU work before the
+//! passes: CPU culling (flat, or through the cluster tree in HISM mode) and
+//! UE mode.
+//!
+//! Its own file because these paths share nothing with GPU culling but the
+//! draw layout: each decides on the render thread, while the proxy's
+//! elements are collected, which instances are visible at which LOD, uploads
+//! the compacted instances into the frame's ring memory
+//! (`MeshElementCollector::upload`) and adds direct instanced draws with the
+//! counts it knows. CPU culling is also the path of frames that are only
+//! prepared (`MeshElementCollector::records_gpu_work()` false: benchmarks),
+//! and the reference the GPU path is tested against. Its per-instance test
+//! mirrors `culling::InstanceCuller::classify` and `instance_cull.wgsl`.
+
+use glam::Mat4;
+use rayon::prelude::*;
+use renderer::{MeshElementCollector, SceneView};
+
+use super::{InstancedStaticMeshSceneProxy, ViewCull};
+use crate::bounds::max_scale;
+use crate::cluster_tree::TreeCullStats;
+use crate::culling::{bounds_screen_size, lod_for_screen_size, CullView, InstanceCuller};
+use crate::stats::CullPath;
+use crate::vertex_factory::InstanceStreamData;
+
+impl InstancedStaticMeshSceneProxy {
+    /// The per-instance test on the CPU: `Some((lod, fade))` when visible.
+    /// Mirrors `culling::InstanceCuller::classify` and the GPU pass.
+    fn classify(&self, v: &ViewCull, inst: &InstanceStreamData, component_scale: f32) -> Option<(u8, f32)> {
+        let (c, r) = self.culling_mesh.bounds().instance_sphere(&inst.transform());
+        let center = self.component_to_world.transform_point3(c);
+        let radius = r * component_scale;
+        if v.frustum.sphere_outside(center, radius) {
+            return None;
+        }
+        let distance = center.distance(v.origin);
+        if self.distances.culls(distance) {
+            return None;
+        }
+        let size = bounds_screen_size(distance, radius, v.multiple);
+        Some((lod_for_screen_size(size, self.culling_mesh.screen_sizes()), self.distances.fade(distance)))
+    }
+
+    /// CPU culling for one view: compacted instances (LOD-major) and the
+    /// visible count per LOD. Fixed chunks concatenated in order.
+    fn cull_cpu(&self, v: &ViewCull) -> (Vec<InstanceStreamData>, Vec<u32>) {
+        let lods = self.culling_mesh.lod_count();
+        let scale = max_scale(&self.component_to_world.matrix3);
+        let parts: Vec<Vec<Vec<InstanceStreamData>>> = self
+            .instances
+            .par_chunks(crate::culling::CULL_CHUNK)
+            .map(|chunk| {
+                let mut bins = vec![Vec::new(); lods];
+                for inst in chunk {
+                    if let Some((lod, fade)) = self.classify(v, inst, scale) {
+                        bins[lod as usize].push(InstanceStreamData { fade, ..*inst });
+                    }
+                }
+                bins
+            })
+            .collect();
+        let mut counts = vec![0u32; lods];
+        let mut out = Vec::new();
+        for (l, count) in counts.iter_mut().enumerate() {
+            for p in &parts {
+                out.extend_from_slice(&p[l]);
+                *count += p[l].len() as u32;
+            }
+        }
+        (out, counts)
+    }
+
+
+    pub(super) fn draw_ue_mode(&self, views: &[&SceneView], visibility: &[bool], culls: &[ViewCull], collector: &mut MeshElementCollector<'_, '_>) {
+        let Some((buffer, _)) = self.instance_buffer else { return };
+        let n = self.instances.len() as u32;
+        let world = self.local_bounds.transformed(&Mat4::from(self.component_to_world));
+        let mut per_view = vec![0u64; views.len()];
+        let mut per_lod = vec![0u64; self.culling_mesh.lod_count()];
+        for (vi, v) in culls.iter().enumerate() {
+            if !visibility[vi] {
+                continue;
+            }
+            let size = bounds_screen_size(world.origin.distance(v.origin), world.radius, v.multiple);
+            let lod = lod_for_screen_size(size, self.culling_mesh.screen_sizes());
+            per_view[vi] = u64::from(n);
+            per_lod[lod as usize] += u64::from(n);
+            for d in (0..self.draws.len()).filter(|&d| self.draws[d].0 == lod) {
+                collector.add_mesh(vi, self.batch(d, (buffer, 0), n, None));
+            }
+        }
+        self.set_visible_stats(CullPath::UeMode, per_view, per_lod);
+    }
+
+    /// HISM: one view through the cluster tree (flat before the first
+    /// tree); compacted instances LOD-major and counts per LOD.
+    fn cull_tree(&self, v: &ViewCull) -> (Vec<InstanceStreamData>, Vec<u32>, TreeCullStats) {
+        let view = CullView::from_parts(v.frustum, v.origin, v.multiple);
+        let culler = match InstanceCuller::new(&self.culling_mesh, &self.component_to_world, &view, self.distances) {
+            Ok(c) => c,
+            Err(e) => {
+                log::error!("instanced static mesh: {e}");
+                return (Vec::new(), vec![0; self.culling_mesh.lod_count()], TreeCullStats::default());
+            }
+        };
+        let (out, stats) = match &self.tree {
+            Some(t) => t.cull(&self.instances, &self.culling_mesh, &culler),
+            None => crate::hism::cull_flat(&self.instances, &self.culling_mesh, &culler),
+        };
+        let visible = out.lods.iter().flat_map(|b| b.instances.iter().zip(&b.fades)).map(|(&i, &fade)| InstanceStreamData { fade, ..self.instances[i as usize] }).collect();
+        (visible, out.counts(), stats)
+    }
+
+    pub(super) fn draw_cpu_culled(&self, visibility: &[bool], culls: &[ViewCull], collector: &mut MeshElementCollector<'_, '_>) -> rhi_vulkan::Result<()> {
+        let mut per_view = vec![0u64; culls.len()];
+        let mut per_lod = vec![0u64; self.culling_mesh.lod_count()];
+        let mut tree_stats = None;
+        for (vi, v) in culls.iter().enumerate() {
+            if !visibility[vi] {
+                continue;
+            }
+            let (visible, counts) = if self.hierarchical {
+                let (visible, counts, stats) = self.cull_tree(v);
+                tree_stats.get_or_insert(stats);
+                (visible, counts)
+            } else {
+                self.cull_cpu(v)
+            };
+            per_view[vi] = visible.len() as u64;
+            for (a, c) in per_lod.iter_mut().zip(&counts) {
+                *a += u64::from(*c);
+            }
+            if visible.is_empty() {
+                continue;
+            }
+            let stream = collector.upload(bytemuck::cast_slice(&visible))?;
+            // Direct draws: the counts are known here (no argument upload).
+            for (d, a) in self.args_template(Some(&counts)).iter().enumerate() {
+                if a.instance_count > 0 {
+                    let lod_stream = (stream.0, stream.1 + u64::from(a.first_instance) * InstanceStreamData::SIZE);
+                    collector.add_mesh(vi, self.batch(d, lod_stream, a.instance_count, None));
+                }
+            }
+        }
+        let path = if self.hierarchical { CullPath::CpuTree } else { CullPath::Cpu };
+        self.set_visible_stats(path, per_view, per_lod);
+        self.stats.lock().tree_cull = tree_stats;
+        Ok(())
+    }
+}

@@ -1,0 +1,298 @@
+//! GPU culling of an instanced static mesh: per view, two compute
+//! dispatches of `shaders/instance_cull.wgsl` (count visible instances per
+//! LOD; write the compacted instances and one indirect draw per LOD and
+//! section), then indirect draws of what they wrote.
+//!
+//! Its own file because it is the one path that runs on the GPU before the
+//! passes: it queues the dispatches as a declared
+//! [`GpuWork`](renderer::GpuWork) — reading the instance buffer, writing the
+//! visible-instance buffer (read by the passes as an instance stream) and
+//! the frame's ring memory (its control blocks, read by the passes as
+//! indirect arguments) — and the renderer records them in its
+//! `gpu_prepare` stage with the barriers that declaration implies. No
+//! barrier is written here. The counts reach the stats when the frame
+//! retires (`MeshElementCollector::when_retired`).
+//!
+//! If the work is not recorded (it failed; the renderer logs it), the
+//! draws still go in, reading the arguments the host wrote for this frame:
+//! zero instances. The proxy then draws nothing for the frame, and its
+//! counts read as zero.
+
+use bytemuck::{Pod, Zeroable};
+use renderer::{GpuWork, GpuWorkError, GpuWorkRecorder, MeshElementCollector, PassRead};
+use rhi_vulkan::{BindingResource, BufferDesc, BufferHandle, BufferUsage, ComputePipelineDesc, Device, PipelineHandle, ShaderHandle, ShaderStageDesc};
+use std::sync::MutexGuard;
+
+use super::{InstancedStaticMeshSceneProxy, ViewCull, MAX_DRAWS};
+use crate::bounds::max_scale;
+use crate::error::Result;
+use crate::stats::CullPath;
+use crate::vertex_factory::InstanceStreamData;
+
+const WORKGROUP: u32 = 256;
+const CONTROL_HEADER: u64 = 64;
+const CULL_WGSL: &str = include_str!("../../shaders/instance_cull.wgsl");
+
+/// The parameters block of `instance_cull.wgsl` (496 bytes).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Pod, Zeroable)]
+struct CullParams {
+    planes: [[f32; 4]; 6],
+    origin_multiple: [f32; 4],
+    component_rows: [[f32; 4]; 3],
+    sphere: [f32; 4],
+    distances: [f32; 4],
+    counts: [u32; 4],
+    screen_sizes: [f32; 8],
+    draw_lods: [u32; MAX_DRAWS],
+}
+
+/// Where one view's GPU cull of the last recorded frame left its results.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct ViewResult {
+    control: (BufferHandle, u64),
+    output_offset: u64,
+}
+
+#[derive(Default)]
+pub(super) struct GpuCull {
+    output: Option<(BufferHandle, u64)>,
+    last: Vec<ViewResult>,
+}
+
+pub(super) struct Pipelines {
+    shader: ShaderHandle,
+    count: PipelineHandle,
+    write: PipelineHandle,
+}
+
+impl Pipelines {
+    /// The culling shader and its two entry points' pipelines.
+    pub(super) fn create(device: &Device) -> rhi_vulkan::Result<Self> {
+        let shader = device.create_shader("instance_cull.wgsl", CULL_WGSL)?;
+        let count = device.create_compute_pipeline(&ComputePipelineDesc { shader: ShaderStageDesc::new(shader, "count_main") })?;
+        let write = device.create_compute_pipeline(&ComputePipelineDesc { shader: ShaderStageDesc::new(shader, "write_main") })?;
+        Ok(Self { shader, count, write })
+    }
+
+    pub(super) fn release(self, device: &Device) {
+        device.destroy_pipeline(self.count);
+        device.destroy_pipeline(self.write);
+        device.destroy_shader(self.shader);
+    }
+}
+
+impl GpuCull {
+    /// Destroys the visible-instance buffer (deferred by the RHI).
+    pub(super) fn release(&mut self, device: &Device) {
+        if let Some((b, _)) = self.output.take() {
+            device.destroy_buffer(b);
+        }
+    }
+}
+
+impl InstancedStaticMeshSceneProxy {
+    /// GPU results of the last GPU-culled frame, per view: visible count per
+    /// LOD. Call on the render thread after the frame (e.g. in
+    /// `RenderThread::with_context`); reads the frame's counters back.
+    pub fn read_gpu_lod_counts(&self, device: &Device) -> Result<Vec<Vec<u32>>> {
+        let last = self.cull_state().last.clone();
+        let lods = self.culling_mesh.lod_count();
+        last.iter()
+            .map(|r| {
+                let bytes = device.read_buffer(r.control.0, r.control.1, 4 * lods as u64)?;
+                Ok(bytes.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect())
+            })
+            .collect()
+    }
+
+    /// GPU results of the last GPU-culled frame for view `view`: the stable
+    /// id slot and fade of each visible instance, LOD by LOD (order inside a
+    /// LOD is unspecified). Render thread only, after the frame.
+    pub fn read_gpu_visible(&self, device: &Device, view: usize) -> Result<Vec<(u32, f32)>> {
+        let counts = self.read_gpu_lod_counts(device)?;
+        let total: u32 = counts.get(view).map(|c| c.iter().sum()).unwrap_or(0);
+        let state = self.cull_state();
+        let (Some(r), Some((output, _))) = (state.last.get(view), state.output) else { return Ok(Vec::new()) };
+        if total == 0 {
+            return Ok(Vec::new());
+        }
+        let bytes = device.read_buffer(output, r.output_offset, u64::from(total) * InstanceStreamData::SIZE)?;
+        Ok(bytes.chunks_exact(InstanceStreamData::SIZE as usize).map(|c| {
+            let d = bytemuck::pod_read_unaligned::<InstanceStreamData>(c);
+            (d.instance_id, d.fade)
+        }).collect())
+    }
+
+    pub(super) fn cull_state(&self) -> MutexGuard<'_, GpuCull> {
+        self.cull.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn cull_params(&self, v: &ViewCull) -> CullParams {
+        let mut planes = [[0.0; 4]; 6];
+        for (d, p) in planes.iter_mut().zip(v.frustum.planes()) {
+            *d = p.to_array();
+        }
+        let m = &self.component_to_world;
+        let row = |r: usize| [m.matrix3.x_axis[r], m.matrix3.y_axis[r], m.matrix3.z_axis[r], m.translation[r]];
+        let b = self.culling_mesh.bounds();
+        let mut screen_sizes = [0.0; 8];
+        for (d, s) in screen_sizes.iter_mut().zip(self.culling_mesh.screen_sizes()) {
+            *d = *s;
+        }
+        let mut draw_lods = [0u32; MAX_DRAWS];
+        for (d, (l, _)) in draw_lods.iter_mut().zip(&self.draws) {
+            *d = u32::from(*l);
+        }
+        CullParams {
+            planes,
+            origin_multiple: v.origin.extend(v.multiple).to_array(),
+            component_rows: [row(0), row(1), row(2)],
+            sphere: b.origin.extend(b.sphere_radius).to_array(),
+            distances: [self.distances.start(), self.distances.end(), max_scale(&m.matrix3), 0.0],
+            counts: [self.instances.len() as u32, self.culling_mesh.lod_count() as u32, self.draws.len() as u32, v.frustum.planes().len() as u32],
+            screen_sizes,
+            draw_lods,
+        }
+    }
+
+    /// Has this frame's visible counts read into the stats once its GPU
+    /// work has finished (its ring memory, where the counters are, is
+    /// intact until its slot is reused, which is after that), naming the frame.
+    fn stats_when_retired(&self, collector: &mut MeshElementCollector<'_, '_>, views: usize, controls: Vec<(usize, (BufferHandle, u64))>) {
+        let stats = self.stats.clone();
+        let lods = self.culling_mesh.lod_count();
+        let instances = self.instances.len() as u64;
+        collector.when_retired(move |r| {
+            let mut per_view = vec![0u64; views];
+            let mut per_lod = vec![0u64; lods];
+            for (vi, (buffer, offset)) in controls {
+                let bytes = match r.read_buffer(buffer, offset, 4 * lods as u64) {
+                    Ok(b) => b,
+                    Err(e) => {
+                        log::error!("instanced static mesh: reading frame {}'s visible counts: {e}", r.frame);
+                        return;
+                    }
+                };
+                for (l, c) in bytes.chunks_exact(4).enumerate() {
+                    let x = u64::from(u32::from_le_bytes([c[0], c[1], c[2], c[3]]));
+                    per_view[vi] += x;
+                    per_lod[l] += x;
+                }
+            }
+            let mut s = stats.lock();
+            s.path = CullPath::Gpu;
+            s.visible_per_view = per_view;
+            s.visible_per_lod = per_lod;
+            s.instances = instances;
+            s.gpu_frame = Some(r.frame);
+        });
+    }
+
+
+    /// Queues this frame's cull of every visible view as one GPU work and
+    /// adds the indirect draws that read its results.
+    pub(super) fn draw_gpu_culled(&self, visibility: &[bool], culls: &[ViewCull], collector: &mut MeshElementCollector<'_, '_>) -> rhi_vulkan::Result<()> {
+        let (Some(p), Some((instances, _))) = (&self.pipelines, self.instance_buffer) else { return Ok(()) };
+        let (count, write) = (p.count, p.write);
+        let n = self.instances.len() as u64;
+        let stride = (n * InstanceStreamData::SIZE).next_multiple_of(256);
+        let mut state = self.cull_state();
+        let needed = stride * culls.len() as u64;
+        if state.output.is_none_or(|(_, cap)| cap < needed) {
+            if let Some((old, _)) = state.output.take() {
+                collector.device().destroy_buffer(old);
+            }
+            let buffer = collector
+                .device()
+                .create_buffer(&BufferDesc::gpu_only("ism visible instances", needed, BufferUsage::STORAGE | BufferUsage::VERTEX))?;
+            state.output = Some((buffer, needed));
+        }
+        let (output, _) = state.output.expect("created above");
+        // Per view: parameters and control block in this frame's ring memory.
+        let args = self.args_template(None);
+        let mut control_bytes = vec![0u8; CONTROL_HEADER as usize];
+        control_bytes.extend_from_slice(bytemuck::cast_slice(&args));
+        let control_size = control_bytes.len() as u64;
+        let mut jobs = Vec::new();
+        for (vi, v) in culls.iter().enumerate() {
+            if !visibility[vi] {
+                continue;
+            }
+            let params = collector.upload(bytemuck::bytes_of(&self.cull_params(v)))?;
+            let control = collector.upload(&control_bytes)?;
+            jobs.push((vi, params, control));
+        }
+        let groups = n.div_ceil(u64::from(WORKGROUP)) as u32;
+        let gx = groups.min(65535);
+        let gy = groups.div_ceil(gx);
+        let mut work = GpuWork::new("ism cull", {
+            let jobs = jobs.clone();
+            move |rec: &mut GpuWorkRecorder<'_, '_>| {
+                let count_layout = rec.device().pipeline_bind_group_layout(count, 0)?;
+                let write_layout = rec.device().pipeline_bind_group_layout(write, 0)?;
+                for &(vi, params, control) in &jobs {
+                    let out = vi as u64 * stride;
+                    let all = [
+                        (0, BindingResource::BufferRange { buffer: params.0, offset: params.1, size: std::mem::size_of::<CullParams>() as u64 }),
+                        (1, BindingResource::BufferRange { buffer: instances, offset: 0, size: n * InstanceStreamData::SIZE }),
+                        (2, BindingResource::BufferRange { buffer: control.0, offset: control.1, size: control_size }),
+                        (3, BindingResource::BufferRange { buffer: output, offset: out, size: n * InstanceStreamData::SIZE }),
+                    ];
+                    for (pipeline, layout) in [(count, &count_layout), (write, &write_layout)] {
+                        let entries: Vec<(u32, BindingResource)> = all.iter().copied().filter(|(b, _)| layout.entries.iter().any(|e| e.binding == *b)).collect();
+                        let group = rec.create_bind_group(pipeline, 0, &entries)?;
+                        rec.bind_pipeline(pipeline);
+                        rec.bind_group(0, group);
+                        // The write pass reads the count pass's counters:
+                        // the recorder orders a work's dispatches.
+                        rec.dispatch(gx, gy, 1)?;
+                    }
+                }
+                Ok::<(), GpuWorkError>(())
+            }
+        })
+        .reads(instances)
+        // The passes read the visible instances as an instance stream.
+        .writes(output, &[PassRead::Shader]);
+        for &(_, params, control) in &jobs {
+            // Other primitives' per-frame vertex data lives in the same ring
+            // buffer, and an indexed draw's vertex reads count (for the
+            // validation layer's hazard tracking) to the end of the buffer,
+            // over the control blocks written here: the passes read the ring
+            // as indirect arguments and as vertex input. The parameters are
+            // read from the ring (a buffer also written counts as written).
+            work = work.writes(control.0, &[PassRead::Indirect, PassRead::Shader]).reads(params.0);
+        }
+        collector.add_gpu_work(work);
+        let mut last = Vec::with_capacity(culls.len());
+        for (vi, _) in culls.iter().enumerate() {
+            match jobs.iter().find(|j| j.0 == vi) {
+                Some(&(_, _, control)) => last.push(ViewResult { control, output_offset: vi as u64 * stride }),
+                None => break,
+            }
+        }
+        state.last = last;
+        drop(state);
+        for &(vi, _, control) in &jobs {
+            let out = (output, vi as u64 * stride);
+            for d in 0..self.draws.len() {
+                collector.add_mesh(vi, self.batch(d, out, 0, Some((control.0, control.1 + CONTROL_HEADER + d as u64 * 20))));
+            }
+        }
+        self.stats_when_retired(collector, culls.len(), jobs.iter().map(|&(vi, _, control)| (vi, control)).collect());
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::culling::DrawIndexedIndirectArgs;
+
+    #[test]
+    fn params_block_matches_the_shader_layout() {
+        assert_eq!(std::mem::size_of::<CullParams>(), 496);
+        assert_eq!(std::mem::size_of::<DrawIndexedIndirectArgs>(), 20);
+    }
+}
