@@ -33,9 +33,10 @@
 //!
 //! ## When a work fails
 //!
-//! A work is all or nothing as far as the renderer can make it: its
-//! commands are collected while its closure runs and recorded only when the
-//! closure returns `Ok`. A work whose closure fails, or that declares a
+//! A work is all or nothing as far as the renderer can make it: every
+//! work's closure runs first, its commands collected, and only the works
+//! whose closures returned `Ok` are then recorded, with the barriers their
+//! declarations imply. A work whose closure fails, or that declares a
 //! buffer that is no longer alive, is logged (`log::error!`) and recorded
 //! not at all — no commands, no barriers of its own — and the frame goes on.
 //! Its proxy's draws were built during `collect_dynamic` and are drawn
@@ -151,11 +152,6 @@ fn union(to: &mut Vec<PassRead>, from: &[PassRead]) {
     }
 }
 
-/// Buffers only read (a buffer both read and written counts as written).
-fn read_only<'a>(reads: &'a [BufferHandle], writes: &'a [BufferWrite]) -> impl Iterator<Item = BufferHandle> + 'a {
-    reads.iter().copied().filter(|&b| !writes.iter().any(|w| w.buffer == b))
-}
-
 impl std::fmt::Debug for GpuWork {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("GpuWork").field("label", &self.label).field("reads", &self.reads).field("writes", &self.writes).finish_non_exhaustive()
@@ -243,15 +239,70 @@ enum Track {
     Read,
 }
 
-/// Records `works` into `frame`'s primary in order, with the barriers of
-/// their declarations (module docs). Returns how many were recorded
-/// completely; the others are logged. An `Err` is a barrier the RHI refused
-/// on a live buffer outside any pass: the frame cannot go on.
-pub(crate) fn record_gpu_work(frame: &mut Frame<'_>, works: Vec<GpuWork>) -> rhi_vulkan::Result<usize> {
-    let mut track: HashMap<BufferHandle, Track> = HashMap::new();
+/// One step of recording the works: a barrier, or work `i`'s commands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Step<B> {
+    Barrier(B, BufferState, BufferState),
+    Work(usize),
+}
+
+/// A work's declaration as [`plan`] reads it: buffers read, buffers
+/// written with how the passes read them.
+type Declared<'a, B> = (&'a [B], Vec<(B, &'a [PassRead])>);
+
+/// The barriers around `works`, in order (module docs). Generic over the
+/// buffer so the rules are unit-tested without a device.
+fn plan<B: Copy + Eq + std::hash::Hash>(works: &[Declared<'_, B>]) -> Vec<Step<B>> {
+    let mut steps = Vec::new();
+    let mut track: HashMap<B, Track> = HashMap::new();
     // Written buffers in first-write order, with how the passes read them.
-    let mut written: Vec<BufferWrite> = Vec::new();
-    let mut recorded = 0;
+    let mut written: Vec<(B, Vec<PassRead>)> = Vec::new();
+    for (i, (reads, writes)) in works.iter().enumerate() {
+        for &b in reads.iter().filter(|&&b| !writes.iter().any(|w| w.0 == b)) {
+            if track.get(&b) == Some(&Track::Written) {
+                steps.push(Step::Barrier(b, BufferState::ShaderWrite, BufferState::ShaderRead));
+                track.insert(b, Track::Read);
+            }
+        }
+        for &(b, read_by_passes) in writes {
+            match track.get(&b) {
+                // Last used by earlier frames' works only.
+                None if read_by_passes.is_empty() => steps.push(Step::Barrier(b, BufferState::ShaderWrite, BufferState::ShaderWrite)),
+                // Last read by the passes of earlier frames.
+                None => steps.extend(read_by_passes.iter().map(|r| Step::Barrier(b, r.state(), BufferState::ShaderWrite))),
+                Some(Track::Written) => steps.push(Step::Barrier(b, BufferState::ShaderWrite, BufferState::ShaderWrite)),
+                Some(Track::Read) => steps.push(Step::Barrier(b, BufferState::ShaderRead, BufferState::ShaderWrite)),
+            }
+            track.insert(b, Track::Written);
+            match written.iter_mut().find(|x| x.0 == b) {
+                Some(x) => union(&mut x.1, read_by_passes),
+                None => written.push((b, read_by_passes.to_vec())),
+            }
+        }
+        steps.push(Step::Work(i));
+    }
+    for (b, reads) in &written {
+        steps.extend(reads.iter().map(|r| Step::Barrier(*b, BufferState::ShaderWrite, r.state())));
+    }
+    steps
+}
+
+/// A work whose closure returned `Ok`: its declaration and its commands.
+struct Collected {
+    label: String,
+    reads: Vec<BufferHandle>,
+    writes: Vec<BufferWrite>,
+    commands: Vec<Command>,
+}
+
+/// Records `works` into `frame`'s primary in order, with the barriers of
+/// their declarations (module docs). Every closure runs first (its
+/// commands kept); the works that failed are logged and left out; then the
+/// barriers and the others' commands are recorded. Returns how many were
+/// recorded completely. An `Err` is a barrier the RHI refused on a live
+/// buffer outside any pass: the frame cannot go on.
+pub(crate) fn record_gpu_work(frame: &mut Frame<'_>, works: Vec<GpuWork>) -> rhi_vulkan::Result<usize> {
+    let mut collected = Vec::with_capacity(works.len());
     for work in works {
         let GpuWork { label, reads, writes, record } = work;
         if let Some(&buffer) = reads.iter().chain(writes.iter().map(|w| &w.buffer)).find(|&&b| frame.device().buffer_desc(b).is_err()) {
@@ -259,46 +310,27 @@ pub(crate) fn record_gpu_work(frame: &mut Frame<'_>, works: Vec<GpuWork>) -> rhi
             continue;
         }
         let mut recorder = GpuWorkRecorder { frame: &*frame, work: &label, reads: &reads, writes: &writes, commands: Vec::new(), bound: false };
-        let commands = match record(&mut recorder) {
-            Ok(()) => recorder.commands,
-            Err(e) => {
-                log::error!("GPU work {label:?} not recorded: {e}");
-                continue;
+        match record(&mut recorder) {
+            Ok(()) => {
+                let commands = recorder.commands;
+                collected.push(Collected { label, reads, writes, commands });
             }
-        };
-        let cmd = frame.cmd();
-        for b in read_only(&reads, &writes) {
-            if track.get(&b) == Some(&Track::Written) {
-                cmd.buffer_barrier(b, BufferState::ShaderWrite, BufferState::ShaderRead)?;
-                track.insert(b, Track::Read);
-            }
-        }
-        for w in &writes {
-            match track.get(&w.buffer) {
-                None if w.read_by_passes.is_empty() => cmd.buffer_barrier(w.buffer, BufferState::ShaderWrite, BufferState::ShaderWrite)?,
-                None => {
-                    for r in &w.read_by_passes {
-                        cmd.buffer_barrier(w.buffer, r.state(), BufferState::ShaderWrite)?;
-                    }
-                }
-                Some(Track::Written) => cmd.buffer_barrier(w.buffer, BufferState::ShaderWrite, BufferState::ShaderWrite)?,
-                Some(Track::Read) => cmd.buffer_barrier(w.buffer, BufferState::ShaderRead, BufferState::ShaderWrite)?,
-            }
-            track.insert(w.buffer, Track::Written);
-            match written.iter_mut().find(|x| x.buffer == w.buffer) {
-                Some(x) => union(&mut x.read_by_passes, &w.read_by_passes),
-                None => written.push(w.clone()),
-            }
-        }
-        match replay(cmd, &writes, commands) {
-            Ok(()) => recorded += 1,
-            Err(e) => log::error!("GPU work {label:?} recorded in part: {e}"),
+            Err(e) => log::error!("GPU work {label:?} not recorded: {e}"),
         }
     }
+    let declared: Vec<Declared<'_, BufferHandle>> =
+        collected.iter().map(|c| (c.reads.as_slice(), c.writes.iter().map(|w| (w.buffer, w.read_by_passes.as_slice())).collect())).collect();
+    let steps = plan(&declared);
+    let mut commands: Vec<Option<Vec<Command>>> = collected.iter_mut().map(|c| Some(std::mem::take(&mut c.commands))).collect();
+    let mut recorded = 0;
     let cmd = frame.cmd();
-    for w in &written {
-        for r in &w.read_by_passes {
-            cmd.buffer_barrier(w.buffer, BufferState::ShaderWrite, r.state())?;
+    for step in steps {
+        match step {
+            Step::Barrier(b, from, to) => cmd.buffer_barrier(b, from, to)?,
+            Step::Work(i) => match replay(cmd, &collected[i].writes, commands[i].take().unwrap_or_default()) {
+                Ok(()) => recorded += 1,
+                Err(e) => log::error!("GPU work {:?} recorded in part: {e}", collected[i].label),
+            },
         }
     }
     Ok(recorded)
@@ -324,4 +356,67 @@ fn replay(cmd: &mut rhi_vulkan::CommandList<'_>, writes: &[BufferWrite], command
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use BufferState::*;
+    const PASS_INDIRECT: PassRead = PassRead::Indirect;
+    const PASS_SHADER: PassRead = PassRead::Shader;
+
+    fn barrier(b: u32, from: BufferState, to: BufferState) -> Step<u32> {
+        Step::Barrier(b, from, to)
+    }
+
+    /// Instancing's culling: reads the instances (0), writes the visible
+    /// instances (1, an instance stream) and the ring (2, indirect
+    /// arguments and vertex data).
+    #[test]
+    fn a_work_s_writes_come_from_and_go_back_to_the_passes_reads() {
+        let steps = plan(&[(&[0u32][..], vec![(1, &[PASS_SHADER][..]), (2, &[PASS_INDIRECT, PASS_SHADER][..])])]);
+        assert_eq!(
+            steps,
+            [
+                barrier(1, ShaderRead, ShaderWrite),
+                barrier(2, Indirect, ShaderWrite),
+                barrier(2, ShaderRead, ShaderWrite),
+                Step::Work(0),
+                barrier(1, ShaderWrite, ShaderRead),
+                barrier(2, ShaderWrite, Indirect),
+                barrier(2, ShaderWrite, ShaderRead),
+            ]
+        );
+    }
+
+    #[test]
+    fn later_works_are_ordered_after_the_writes_and_reads_of_earlier_ones() {
+        // 0 writes scratch 7; 1 reads it, writes 8; 2 writes 7 again (after
+        // 1's read) and 8 (after 1's write).
+        let none: &[PassRead] = &[];
+        let steps = plan(&[(&[][..], vec![(7u32, none)]), (&[7][..], vec![(8, &[PASS_SHADER][..])]), (&[][..], vec![(7, none), (8, &[PASS_INDIRECT][..])])]);
+        assert_eq!(
+            steps,
+            [
+                barrier(7, ShaderWrite, ShaderWrite),
+                Step::Work(0),
+                barrier(7, ShaderWrite, ShaderRead),
+                barrier(8, ShaderRead, ShaderWrite),
+                Step::Work(1),
+                barrier(7, ShaderRead, ShaderWrite),
+                barrier(8, ShaderWrite, ShaderWrite),
+                Step::Work(2),
+                // 8 is read by the passes both ways; 7 by none.
+                barrier(8, ShaderWrite, ShaderRead),
+                barrier(8, ShaderWrite, Indirect),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_buffer_read_and_written_by_one_work_counts_as_written_and_reads_need_a_write_before() {
+        // 3 is only ever read (uploaded data): no barrier for it.
+        let steps = plan(&[(&[3u32, 4][..], vec![(4, &[PASS_SHADER][..])]), (&[3][..], vec![])]);
+        assert_eq!(steps, [barrier(4, ShaderRead, ShaderWrite), Step::Work(0), Step::Work(1), barrier(4, ShaderWrite, ShaderRead)]);
+    }
 }
