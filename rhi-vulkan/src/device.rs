@@ -339,7 +339,7 @@ impl Device {
             device.pool_counts.command_buffers.fetch_add(1, Ordering::Relaxed);
             device.frames.push(Mutex::new(slot));
             if features.timestamps {
-                device.timestamps.create(&device.raw)?;
+                device.timestamps.create(&device.raw, &device.allocator)?;
             }
         }
         Ok(device)
@@ -456,7 +456,7 @@ impl Device {
         }
         self.wait_for(submission.value)?;
         let slot = (submission.frame % self.timestamps.slots.len() as u64) as usize;
-        self.timestamps.read(&self.raw, slot, submission.frame).map(Some)
+        self.timestamps.read(slot, submission.frame).map(Some)
     }
 
     /// Destroys the deletion queue's resources whose last use has finished.
@@ -664,7 +664,7 @@ impl Device {
             let slot = slot.into_inner().unwrap_or_else(|p| p.into_inner());
             slot.destroy(&self.raw);
         }
-        self.timestamps.destroy(&self.raw);
+        self.timestamps.destroy(&self.raw, &self.allocator);
         for pool in lock(&self.immediate_pools).drain(..) {
             // SAFETY: the device is idle; the pool's command buffers have all completed.
             unsafe { self.raw.destroy_command_pool(pool.raw, None) };

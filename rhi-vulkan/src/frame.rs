@@ -347,8 +347,10 @@ impl<'d> Frame<'d> {
         let queries = device.timestamps.slots.get((self.index % device.frames.len() as u64) as usize);
         let result = (|| {
             if let Some(q) = queries {
-                // The frame's last command: its end on the GPU.
+                // The frame's last command: its end on the GPU; then its
+                // results go to the slot's results buffer (timestamp.rs).
                 self.cmd.stamp(q, FRAME_END, 0)?;
+                self.cmd.copy_timestamps(q);
             }
             // SAFETY: the primary is recording (begun in `begin_frame`) and no pass is open.
             unsafe { device.raw.end_command_buffer(self.slot.primary) }.map_err(vk_err("vkEndCommandBuffer"))?;

@@ -16,9 +16,23 @@
 //! once its GPU work has finished, in milliseconds since `frame begin`, until
 //! the slot is begun again. Where the device has no timestamps nothing is
 //! recorded and the results are `None`, not an error.
+//!
+//! Results reach the host through a buffer, not `vkGetQueryPoolResults`:
+//! `Frame::submit` records, after `frame end`, a copy of the frame's query
+//! results into its slot's host-visible results buffer
+//! (`vkCmdCopyQueryPoolResults`) and a barrier to host reads; reading a
+//! finished frame's timestamps is then a read of mapped memory. Why: Mesa
+//! 22.3's lavapipe (Debian 12's) runs `vkDeviceWaitIdle` inside every
+//! `vkGetQueryPoolResults`, so reading frame N−1's timestamps waited for
+//! frame N too, and the render thread took turns with the GPU whatever
+//! `r.FramesInFlight` said (measured: every frame's `retire` waited the whole
+//! GPU time). Engines read queries through buffers for the same reason on
+//! every driver: a host query read may synchronise more than asked.
 
 use crate::error::{vk_err, Result, RhiError};
 use ash::vk;
+use gpu_allocator::vulkan::{Allocation, AllocationCreateDesc, AllocationScheme, Allocator};
+use gpu_allocator::MemoryLocation;
 use std::sync::{Mutex, MutexGuard};
 
 /// Timestamp queries of one frame, `frame begin` and `frame end` included.
@@ -74,8 +88,15 @@ struct QueryState {
 /// held for a query's index and label, never across GPU waits.
 pub(crate) struct QuerySlot {
     pub raw: vk::QueryPool,
+    /// Where the frame's results are copied at its end: (ticks,
+    /// availability) as two u64s per query, host-visible and mapped.
+    pub results: vk::Buffer,
+    allocation: Option<Allocation>,
     state: Mutex<QueryState>,
 }
+
+/// Bytes of one query's result in the results buffer (TYPE_64 with availability).
+pub(crate) const RESULT_STRIDE: u64 = 16;
 
 fn lock(m: &Mutex<QueryState>) -> MutexGuard<'_, QueryState> {
     m.lock().unwrap_or_else(|p| p.into_inner())
@@ -98,22 +119,30 @@ impl Timestamps {
         Self { slots: Vec::new(), period_ns: f64::from(period_ns), mask }
     }
 
-    /// Creates the pool of one more frame slot.
-    pub fn create(&mut self, device: &ash::Device) -> Result<()> {
+    /// Creates the pool and results buffer of one more frame slot.
+    pub fn create(&mut self, device: &ash::Device, allocator: &Mutex<Allocator>) -> Result<()> {
         let info = vk::QueryPoolCreateInfo::default()
             .query_type(vk::QueryType::TIMESTAMP)
             .query_count(MAX_TIMESTAMPS_PER_FRAME);
         // SAFETY: valid device and create info; the queue family has timestamps (checked by the caller).
         let raw = unsafe { device.create_query_pool(&info, None) }.map_err(vk_err("vkCreateQueryPool"))?;
-        self.slots.push(QuerySlot { raw, state: Mutex::new(QueryState::default()) });
-        Ok(())
+        let mut slot = QuerySlot { raw, results: vk::Buffer::null(), allocation: None, state: Mutex::new(QueryState::default()) };
+        match slot.create_results(device, allocator) {
+            Ok(()) => {
+                self.slots.push(slot);
+                Ok(())
+            }
+            Err(e) => {
+                slot.destroy(device, allocator);
+                Err(e)
+            }
+        }
     }
 
-    /// Destroys every pool (the device is idle).
-    pub fn destroy(&mut self, device: &ash::Device) {
+    /// Destroys every pool and results buffer (the device is idle).
+    pub fn destroy(&mut self, device: &ash::Device, allocator: &Mutex<Allocator>) {
         for s in self.slots.drain(..) {
-            // SAFETY: the device is idle; the pool is destroyed once.
-            unsafe { device.destroy_query_pool(s.raw, None) };
+            s.destroy(device, allocator);
         }
     }
 
@@ -124,7 +153,7 @@ impl Timestamps {
 
     /// Reads `slot`'s results if it holds frame `frame`'s (submitted and
     /// finished: the caller has waited for its timeline value).
-    pub fn read(&self, device: &ash::Device, slot: usize, frame: u64) -> Result<FrameTimestamps> {
+    pub fn read(&self, slot: usize, frame: u64) -> Result<FrameTimestamps> {
         let s = &self.slots[slot];
         let state = lock(&s.state);
         if state.frame != frame || !state.submitted {
@@ -135,26 +164,14 @@ impl Timestamps {
         }
         let n = state.labels.len();
         // (ticks, availability) per query: a query taken by a secondary that
-        // was never executed stays unavailable and is left out (waiting for
-        // it would never end).
+        // was never executed stays unavailable and is left out.
         let mut results = vec![[0u64; 2]; n];
         if n > 0 {
-            // SAFETY: queries 0..n were reset by frame `frame`'s primary,
-            // whose submission has completed (the caller waited); the state
-            // lock keeps the slot's next frame from taking them meanwhile;
-            // each result is two u64s (TYPE_64 with availability), the stride
-            // of the slice.
-            let r = unsafe {
-                device.get_query_pool_results(
-                    s.raw,
-                    0,
-                    &mut results,
-                    vk::QueryResultFlags::TYPE_64 | vk::QueryResultFlags::WITH_AVAILABILITY,
-                )
-            };
-            match r {
-                Ok(()) | Err(vk::Result::NOT_READY) => {}
-                Err(e) => return Err(vk_err("vkGetQueryPoolResults")(e)),
+            let mapped = s.allocation.as_ref().and_then(Allocation::mapped_slice).ok_or_else(|| RhiError::Unsupported("timestamp results are not host-mapped".into()))?;
+            let bytes = n * RESULT_STRIDE as usize;
+            let word = |b: &[u8]| u64::from_ne_bytes(b.try_into().expect("8 bytes"));
+            for (r, bytes) in results.iter_mut().zip(mapped[..bytes].chunks_exact(RESULT_STRIDE as usize)) {
+                *r = [word(&bytes[..8]), word(&bytes[8..])];
             }
         }
         let base = results.first().filter(|r| r[1] != 0).map(|r| r[0]);
@@ -173,6 +190,46 @@ impl Timestamps {
 }
 
 impl QuerySlot {
+    fn create_results(&mut self, device: &ash::Device, allocator: &Mutex<Allocator>) -> Result<()> {
+        let info = vk::BufferCreateInfo::default()
+            .size(u64::from(MAX_TIMESTAMPS_PER_FRAME) * RESULT_STRIDE)
+            .usage(vk::BufferUsageFlags::TRANSFER_DST)
+            .sharing_mode(vk::SharingMode::EXCLUSIVE);
+        // SAFETY: valid device and create info.
+        self.results = unsafe { device.create_buffer(&info, None) }.map_err(vk_err("vkCreateBuffer"))?;
+        // SAFETY: `results` is a live buffer of `device`.
+        let requirements = unsafe { device.get_buffer_memory_requirements(self.results) };
+        let allocation = allocator.lock().unwrap_or_else(|p| p.into_inner()).allocate(&AllocationCreateDesc {
+            name: "timestamp results",
+            requirements,
+            location: MemoryLocation::GpuToCpu,
+            linear: true,
+            allocation_scheme: AllocationScheme::GpuAllocatorManaged,
+        })?;
+        // SAFETY: the allocation satisfies `requirements`; the buffer is bound once.
+        let bound = unsafe { device.bind_buffer_memory(self.results, allocation.memory(), allocation.offset()) };
+        self.allocation = Some(allocation);
+        bound.map_err(vk_err("vkBindBufferMemory"))
+    }
+
+    fn destroy(mut self, device: &ash::Device, allocator: &Mutex<Allocator>) {
+        // SAFETY: the device is idle (or the objects were never used); each
+        // is destroyed once; null handles are ignored by Vulkan.
+        unsafe {
+            device.destroy_query_pool(self.raw, None);
+            device.destroy_buffer(self.results, None);
+        }
+        if let Some(a) = self.allocation.take() {
+            // A failed free leaks host memory only; nothing to report at teardown.
+            let _ = allocator.lock().unwrap_or_else(|p| p.into_inner()).free(a);
+        }
+    }
+
+    /// Queries taken so far this frame (the ones to copy at its end).
+    pub fn taken(&self) -> u32 {
+        lock(&self.state).labels.len() as u32
+    }
+
     /// The slot is begun for `frame`: its queries are free again (the reset
     /// is recorded at the start of the frame's primary).
     pub fn begin(&self, frame: u64) {

@@ -198,6 +198,43 @@ impl<'d> CommandList<'d> {
         Ok(())
     }
 
+    /// Copies the `q`'s results taken so far into its results buffer and
+    /// makes them visible to host reads (the end of a frame's primary, no
+    /// pass open).
+    pub(crate) fn copy_timestamps(&mut self, q: &QuerySlot) {
+        let n = q.taken();
+        // SAFETY: a primary outside any pass (`Frame::submit` checks); the
+        // queries 0..n were reset at the start of this primary and n is at
+        // most the pool's size; the results buffer holds RESULT_STRIDE bytes
+        // per query of the pool, is TRANSFER_DST and bound; no WAIT flag: a
+        // query a never-executed secondary took is copied as unavailable.
+        unsafe {
+            // Everything before (the timestamps' writes) completes before
+            // the copy reads their availability.
+            let before = [vk::MemoryBarrier2::default()
+                .src_stage_mask(vk::PipelineStageFlags2::ALL_COMMANDS)
+                .dst_stage_mask(vk::PipelineStageFlags2::COPY)];
+            self.device.raw.cmd_pipeline_barrier2(self.raw, &vk::DependencyInfo::default().memory_barriers(&before));
+            self.device.raw.cmd_copy_query_pool_results(
+                self.raw,
+                q.raw,
+                0,
+                n,
+                q.results,
+                0,
+                crate::timestamp::RESULT_STRIDE,
+                vk::QueryResultFlags::TYPE_64 | vk::QueryResultFlags::WITH_AVAILABILITY,
+            );
+            let barrier = vk::MemoryBarrier2::default()
+                .src_stage_mask(vk::PipelineStageFlags2::COPY)
+                .src_access_mask(vk::AccessFlags2::TRANSFER_WRITE)
+                .dst_stage_mask(vk::PipelineStageFlags2::HOST)
+                .dst_access_mask(vk::AccessFlags2::HOST_READ);
+            let barriers = [barrier];
+            self.device.raw.cmd_pipeline_barrier2(self.raw, &vk::DependencyInfo::default().memory_barriers(&barriers));
+        }
+    }
+
     /// Begins dynamic rendering; returns the layout secondaries must inherit.
     pub fn begin_rendering(&mut self, desc: &RenderingDesc, contents: RenderingContents) -> Result<RenderingLayout> {
         if self.secondary {
