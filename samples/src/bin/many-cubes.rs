@@ -31,6 +31,12 @@ struct Options {
     /// many_cubes sphere around a turning camera.
     #[arg(long, value_enum, default_value_t = Layout::Grid)]
     layout: Layout,
+    /// The camera's max draw distance (UE's per-view cull distance): cubes
+    /// farther away are culled on the CPU and never reach the GPU; 0 = no
+    /// limit. Sets how much of the scene the GPU draws while the CPU still
+    /// culls all of it (the frames-in-flight benchmark balances the two so).
+    #[arg(long, default_value_t = 0.0, value_parser = parse_distance)]
+    draw_distance: f32,
     #[command(flatten)]
     common: CommonOptions,
 }
@@ -47,6 +53,15 @@ fn parse_percent(s: &str) -> Result<f32, String> {
         Ok(v)
     } else {
         Err(format!("{v} is not in 0..=100"))
+    }
+}
+
+fn parse_distance(s: &str) -> Result<f32, String> {
+    let v: f32 = s.parse().map_err(|_| format!("{s:?} is not a number"))?;
+    if v.is_finite() && v >= 0.0 {
+        Ok(v)
+    } else {
+        Err(format!("{v} is not a distance (finite, >= 0)"))
     }
 }
 
@@ -78,6 +93,7 @@ fn run(o: &Options) -> anyhow::Result<()> {
     let eye = Vec3::new(-extent * 0.55, -extent * 0.55, extent * 0.45);
     let mut camera = CameraComponent::default();
     camera.0.far = extent * 4.0;
+    camera.0.max_draw_distance = o.draw_distance;
     let (_, camera_id) = w.spawn_actor("camera", Box::new(camera), Transform::new(eye, look_rotation(eye, Vec3::ZERO), Vec3::ONE))?;
     samples::fly_camera::control_camera(camera_id);
     w.spawn_actor("sun", Box::new(DirectionalLightComponent { intensity: 1.1, ..Default::default() }), Transform::new(Vec3::ZERO, look_rotation(Vec3::ZERO, Vec3::new(0.4, 0.25, -1.0)), Vec3::ONE))?;
@@ -138,6 +154,7 @@ fn run_sphere(o: &Options) -> anyhow::Result<()> {
     camera.0.fov_y = std::f32::consts::FRAC_PI_4;
     camera.0.near = 0.1;
     camera.0.far = 1000.0;
+    camera.0.max_draw_distance = o.draw_distance;
     // Turned by the frame loop as Bevy turns it, so no fly camera here.
     let (_, camera_id) = w.spawn_actor("camera", Box::new(camera), Transform::IDENTITY)?;
     let sun = DirectionalLightComponent { cast_shadows: false, ..Default::default() };
