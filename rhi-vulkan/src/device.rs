@@ -426,6 +426,25 @@ impl Device {
         }
     }
 
+    /// Whether the device is lost: a submission or wait answered
+    /// `VK_ERROR_DEVICE_LOST` (or a wait timed out, see [`RhiError::DeviceLost`]),
+    /// or [`Self::simulate_device_lost`] was called. A lost device stays
+    /// lost: every later submission, wait, frame, immediate submission and
+    /// present is [`RhiError::DeviceLost`]; destroying objects and shutting
+    /// down still work and free everything.
+    pub fn is_lost(&self) -> bool {
+        self.timeline.is_lost()
+    }
+
+    /// Fault injection for tests: from now on the device behaves as lost
+    /// ([`Self::is_lost`]) without the driver being asked — lavapipe, a CPU
+    /// driver, cannot lose its device. Work already submitted still runs
+    /// on the real device, and shutdown waits for it before destroying.
+    #[doc(hidden)]
+    pub fn simulate_device_lost(&self) {
+        self.timeline.mark_lost();
+    }
+
     /// Blocks until the GPU has finished everything submitted, then destroys
     /// what the deletion queue holds.
     pub fn wait_idle(&self) -> Result<()> {
@@ -511,6 +530,7 @@ impl Device {
         waits: &[vk::SemaphoreSubmitInfo<'_>],
         signal: Option<vk::SemaphoreSubmitInfo<'_>>,
     ) -> Result<u64> {
+        self.timeline.check_lost()?;
         let queue = lock(&self.queue);
         let value = self.timeline.next_value();
         let cmd_infos = [vk::CommandBufferSubmitInfo::default().command_buffer(cmd)];
@@ -529,8 +549,8 @@ impl Device {
         // SAFETY: the queue is externally synchronized by the `queue` lock; the
         // command buffer is fully recorded and its resources are alive until
         // the timeline passes `value` (deletion queue).
-        unsafe { self.raw.queue_submit2(*queue, &[submit], vk::Fence::null()) }
-            .map_err(vk_err("vkQueueSubmit2"))?;
+        let submitted = unsafe { self.raw.queue_submit2(*queue, &[submit], vk::Fence::null()) };
+        self.timeline.note(submitted.map_err(vk_err("vkQueueSubmit2")))?;
         self.timeline.mark_submitted(value);
         Ok(value)
     }
@@ -547,6 +567,8 @@ impl Device {
     /// records into a command pool of its own. A render pass left open by
     /// `f` is an error and nothing is submitted.
     pub fn immediate<R>(&self, f: impl FnOnce(&mut CommandList<'_>) -> Result<R>) -> Result<R> {
+        // A lost device runs nothing: `f` is not called.
+        self.timeline.check_lost()?;
         let recording = Recording::begin(self);
         let taken = lock(&self.immediate_pools).pop();
         let mut pool = match taken {
@@ -640,9 +662,13 @@ impl Device {
             return ShutdownReport::default();
         }
         self.destroyed = true;
-        if let Err(e) = self.timeline.wait(&self.raw, self.timeline.last_submitted()) {
+        if self.timeline.is_lost() {
+            log::warn!("shutting down a lost device: its work in flight is abandoned");
+        } else if let Err(e) = self.timeline.wait(&self.raw, self.timeline.last_submitted()) {
             log::error!("waiting for the GPU at shutdown failed: {e}");
         }
+        // On a lost device this answers DEVICE_LOST at once, and destroying
+        // is still allowed (a simulated loss waits here for the real work).
         // SAFETY: shutting down; no other thread uses the device (we have `&mut self`).
         let _ = unsafe { self.raw.device_wait_idle() };
         let retired = lock(&self.deletion).drain_all();

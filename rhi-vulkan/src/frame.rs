@@ -188,7 +188,9 @@ impl Device {
     /// Starts a frame: waits for the slot's previous GPU work, resets its
     /// pools, destroys retired resources and begins the primary command buffer.
     /// One frame is open at a time.
+    /// On a lost device it is [`RhiError::DeviceLost`] and nothing is begun.
     pub fn begin_frame(&self) -> Result<Frame<'_>> {
+        self.timeline.check_lost()?;
         if self.frame_open.swap(true, Ordering::AcqRel) {
             return Err(RhiError::InvalidState("a frame is already open".into()));
         }

@@ -341,12 +341,15 @@ impl Swapchain {
     /// Blits `texture` (currently in `state`, left in `state`) onto the next
     /// swapchain image, scaled with a linear filter, and presents it. An
     /// out-of-date or suboptimal swapchain is recreated (that frame may be
-    /// skipped); a minimized window skips presents.
+    /// skipped); a minimized window skips presents. On a lost device
+    /// ([`Device::is_lost`]) it is [`RhiError::DeviceLost`].
     pub fn present_texture(&mut self, device: &Device, texture: TextureHandle, state: TextureState) -> Result<()> {
         self.check_device(device)?;
         if self.destroyed {
             return Err(RhiError::InvalidState("present on a destroyed swapchain".into()));
         }
+        // A lost device presents nothing (nothing is acquired or recorded).
+        device.timeline.check_lost()?;
         if matches!(state, TextureState::Undefined | TextureState::Present) {
             return Err(RhiError::InvalidDesc(format!("cannot present a texture in state {state:?}")));
         }
@@ -510,7 +513,7 @@ impl Swapchain {
         match presented {
             Ok(sub) => self.stale |= sub || suboptimal,
             Err(vk::Result::ERROR_OUT_OF_DATE_KHR) => self.stale = true,
-            Err(e) => return Err(vk_err("vkQueuePresentKHR")(e)),
+            Err(e) => return device.timeline.note(Err(vk_err("vkQueuePresentKHR")(e))),
         }
         Ok(())
     }

@@ -1,10 +1,15 @@
 //! The queue's timeline semaphore: one monotonically increasing counter that
 //! every submission signals. A value names "everything submitted up to here",
 //! which is what frames in flight, the deletion queue and readbacks wait on.
+//!
+//! It also knows whether the device is lost: once a wait, a query or a
+//! submission has answered `VK_ERROR_DEVICE_LOST` (or a wait timed out, or a
+//! test called `Device::simulate_device_lost`), every later one answers
+//! [`RhiError::DeviceLost`] without asking the driver.
 
 use crate::error::{vk_err, Result, RhiError};
 use ash::vk;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// How long a CPU wait on the GPU may take before it is reported as an error.
 /// Lavapipe executes a million-instance frame in seconds, never minutes.
@@ -14,6 +19,8 @@ pub(crate) struct Timeline {
     pub raw: vk::Semaphore,
     /// The value the most recent submission signals (0: nothing submitted).
     last_submitted: AtomicU64,
+    /// The device is lost: sticky, as a lost device never comes back.
+    lost: AtomicBool,
 }
 
 impl Timeline {
@@ -25,12 +32,38 @@ impl Timeline {
         // SAFETY: valid device, valid create info.
         let raw = unsafe { device.create_semaphore(&info, None) }
             .map_err(vk_err("vkCreateSemaphore(timeline)"))?;
-        Ok(Self { raw, last_submitted: AtomicU64::new(0) })
+        Ok(Self { raw, last_submitted: AtomicU64::new(0), lost: AtomicBool::new(false) })
     }
 
     /// A placeholder before [`Self::new`] (destroying it is a no-op).
     pub fn null() -> Self {
-        Self { raw: vk::Semaphore::null(), last_submitted: AtomicU64::new(0) }
+        Self { raw: vk::Semaphore::null(), last_submitted: AtomicU64::new(0), lost: AtomicBool::new(false) }
+    }
+
+    /// Whether the device is lost (see the module doc).
+    pub fn is_lost(&self) -> bool {
+        self.lost.load(Ordering::Acquire)
+    }
+
+    /// From now on the device is lost.
+    pub fn mark_lost(&self) {
+        self.lost.store(true, Ordering::Release);
+    }
+
+    /// [`RhiError::DeviceLost`] once the device is lost.
+    pub fn check_lost(&self) -> Result<()> {
+        if self.is_lost() {
+            return Err(RhiError::DeviceLost);
+        }
+        Ok(())
+    }
+
+    /// Passes `r` on, noting a lost device.
+    pub fn note<T>(&self, r: Result<T>) -> Result<T> {
+        if matches!(r, Err(RhiError::DeviceLost)) {
+            self.mark_lost();
+        }
+        r
     }
 
     pub fn last_submitted(&self) -> u64 {
@@ -48,12 +81,14 @@ impl Timeline {
     }
 
     pub fn completed(&self, device: &ash::Device) -> Result<u64> {
+        self.check_lost()?;
         // SAFETY: the semaphore is a live timeline semaphore of `device`.
-        unsafe { device.get_semaphore_counter_value(self.raw) }
-            .map_err(vk_err("vkGetSemaphoreCounterValue"))
+        let r = unsafe { device.get_semaphore_counter_value(self.raw) };
+        self.note(r.map_err(vk_err("vkGetSemaphoreCounterValue")))
     }
 
     pub fn wait(&self, device: &ash::Device, value: u64) -> Result<()> {
+        self.check_lost()?;
         if value == 0 {
             return Ok(());
         }
@@ -61,11 +96,12 @@ impl Timeline {
         let values = [value];
         let info = vk::SemaphoreWaitInfo::default().semaphores(&semaphores).values(&values);
         // SAFETY: the semaphore is live and the arrays outlive the call.
-        match unsafe { device.wait_semaphores(&info, WAIT_TIMEOUT_NS) } {
+        let r = match unsafe { device.wait_semaphores(&info, WAIT_TIMEOUT_NS) } {
             Ok(()) => Ok(()),
             Err(vk::Result::TIMEOUT) => Err(RhiError::DeviceLost),
             Err(e) => Err(vk_err("vkWaitSemaphores")(e)),
-        }
+        };
+        self.note(r)
     }
 
     pub fn destroy(&self, device: &ash::Device) {

@@ -16,11 +16,17 @@
 //!   run in a child process (this test binary again, one test, with the
 //!   variables set) and check that its error names the packages to install.
 //! * **Device lost** cannot be provoked on lavapipe without undefined
-//!   behaviour (it has no hang detection or reset), so it is not tested
-//!   here; `VK_ERROR_DEVICE_LOST` from every submit and wait path maps to
-//!   [`RhiError::DeviceLost`] through the RHI's one conversion (`vk_err`,
-//!   unit-tested in `src/error.rs`), and a wait that times out is reported
-//!   as device lost too.
+//!   behaviour (it has no hang detection or reset), so the test injects it
+//!   with `Device::simulate_device_lost` while frames are on the GPU: from
+//!   then on every submission, wait, frame begin and submit and immediate
+//!   submission is [`RhiError::DeviceLost`] without the driver being asked
+//!   (an immediate's closure does not even run), objects can still be
+//!   destroyed, and shutdown frees everything with nothing leaked and no
+//!   validation message. A real `VK_ERROR_DEVICE_LOST` from any submit,
+//!   wait or present maps to [`RhiError::DeviceLost`] through the RHI's one
+//!   conversion (`vk_err`, unit-tested in `src/error.rs`) and marks the
+//!   device lost the same way; a wait that times out is reported as device
+//!   lost too.
 
 use rhi_vulkan::*;
 use std::process::Command;
@@ -87,6 +93,73 @@ fn out_of_device_memory_is_a_typed_error_and_the_device_recovers() {
     let small = device.create_buffer_init(&BufferDesc::host_visible("after", 16, BufferUsage::STORAGE), &[7u8; 16]).unwrap();
     assert_eq!(device.counts().buffers, 1);
     device.destroy_buffer(small);
+    let report = device.shutdown();
+    assert_eq!(report.leaked_allocations, 0, "{report:?}");
+    assert_eq!((report.validation_errors, report.validation_warnings), (0, 0), "{:#?}", validation.messages());
+    assert_clean(&validation);
+}
+
+fn lost<T: std::fmt::Debug>(r: Result<T>) -> bool {
+    matches!(r, Err(RhiError::DeviceLost))
+}
+
+#[test]
+fn a_lost_device_fails_every_submission_and_wait_and_still_shuts_down_cleanly() {
+    // Its own device (validation asserted on): it is lost and shut down.
+    let device = new_device();
+    let validation = device.validation();
+    const SIZE: u64 = 32 << 20;
+    let usage = BufferUsage::STORAGE | BufferUsage::TRANSFER_SRC | BufferUsage::TRANSFER_DST;
+    let a = device.create_buffer(&BufferDesc::gpu_only("a", SIZE, usage)).unwrap();
+    let b = device.create_buffer(&BufferDesc::gpu_only("b", SIZE, usage)).unwrap();
+    let host = device.create_buffer(&BufferDesc::host_visible("host", 256, BufferUsage::STORAGE)).unwrap();
+    // Frames in flight: each fills and copies 32 MiB, nothing waited for.
+    let mut submitted = Vec::new();
+    for i in 0..device.frames_in_flight() as u32 {
+        let mut frame = device.begin_frame().unwrap();
+        let cmd = frame.cmd();
+        cmd.fill_buffer(a, 0, SIZE, i).unwrap();
+        cmd.buffer_barrier(a, BufferState::TransferDst, BufferState::TransferSrc).unwrap();
+        cmd.copy_buffer(a, 0, b, 0, SIZE).unwrap();
+        cmd.buffer_barrier(a, BufferState::TransferSrc, BufferState::TransferDst).unwrap();
+        submitted.push(frame.submit().unwrap());
+    }
+    // A frame being recorded when the device is lost.
+    let mut open = device.begin_frame().unwrap();
+    open.cmd().fill_buffer(b, 0, 256, 7).unwrap();
+    assert!(!device.is_lost());
+
+    device.simulate_device_lost();
+    assert!(device.is_lost());
+    assert!(lost(open.submit()), "the open frame's submission");
+    for s in &submitted {
+        assert!(lost(device.wait_for(s.value)), "waiting for frame {}", s.frame);
+        assert!(lost(device.frame_timestamps(*s)), "frame {}'s timestamps", s.frame);
+    }
+    assert!(lost(device.wait_for(0)), "even a wait for nothing answers that the device is lost");
+    assert!(lost(device.wait_idle()));
+    assert!(lost(device.completed_value()));
+    assert!(lost(device.collect_garbage()));
+    // No frame can be begun, again and again (the failed one left none open).
+    for _ in 0..3 {
+        assert!(lost(device.begin_frame().map(|_| ())));
+    }
+    // An immediate submission fails before its commands are recorded.
+    let mut ran = false;
+    assert!(lost(device.immediate(|_| {
+        ran = true;
+        Ok(())
+    })));
+    assert!(!ran, "an immediate on a lost device does not record");
+    assert!(lost(device.write_buffer(a, 0, &[1u8; 16])), "a staged write is an immediate submission");
+    assert!(lost(device.read_buffer(host, 0, 16)), "a read waits for the GPU");
+    assert!(lost(device.read_buffer(b, 0, 16)));
+
+    // Destroying still works; shutdown frees everything.
+    for buffer in [a, b, host] {
+        device.destroy_buffer(buffer);
+    }
+    assert_eq!(device.counts().buffers, 0);
     let report = device.shutdown();
     assert_eq!(report.leaked_allocations, 0, "{report:?}");
     assert_eq!((report.validation_errors, report.validation_warnings), (0, 0), "{:#?}", validation.messages());
