@@ -10,6 +10,12 @@
 //!   reported as a ratio (goal ≥ 10×) and ns per primitive (goal ≤ 20);
 //! - pass setup + recording with 2 threads vs. 1 (frames recorded, then
 //!   discarded: no GPU execution), goal ≥ 1.3×;
+//! - culling (`init_views`, 2 threads) vs. its floor: the same primitives'
+//!   bounding spheres and flags in two plain arrays, one frustum test each,
+//!   visible indices gathered per chunk on 2 threads — the least a
+//!   structure-of-arrays cull can do — through a view that sees about 6%
+//!   of the grid (as the peer-scale scene's camera sees 7% of its sphere),
+//!   goal ≤ 2×;
 //! - draws after merge per pass;
 //! - the cost of profiler spans: a discarded frame's CPU time with the
 //!   Chrome-trace recorder on vs off (`renderer::trace`; spans at every
@@ -161,6 +167,63 @@ fn setup_and_record_ms(s: &mut Setup, c: &ConsoleVariables) -> f64 {
     stats.timings.pass_setup + stats.timings.record
 }
 
+/// The bench grid's bounding spheres and flags as plain arrays (cube of
+/// size 1 scaled 0.6: radius 0.3·√3), for [`culling_floor_ms`].
+fn grid_arrays() -> (Vec<Vec4>, Vec<u32>) {
+    let spheres = (0..SIDE * SIDE)
+        .map(|i| {
+            let (x, y) = ((i % SIDE) as f32 - SIDE as f32 / 2.0, (i / SIDE) as f32 - SIDE as f32 / 2.0);
+            Vec4::new(x, y, 0.0, 0.3 * 3f32.sqrt())
+        })
+        .collect();
+    (spheres, vec![1u32; SIDE * SIDE])
+}
+
+/// The culling floor over `spheres`/`flags`: per chunk of 4,096 (as
+/// `init_views`), flags checked and the sphere tested against the six
+/// planes; the chunks' visible indices concatenated. The fastest of 5.
+fn culling_floor_ms(spheres: &[Vec4], flags: &[u32], frustum: &Frustum) -> (f64, usize) {
+    use rayon::prelude::*;
+    let mut best = (f64::INFINITY, 0);
+    for _ in 0..5 {
+        let t = Instant::now();
+        let chunks: Vec<Vec<u32>> = spheres
+            .par_chunks(4096)
+            .zip(flags.par_chunks(4096))
+            .enumerate()
+            .map(|(c, (s, f))| {
+                let mut out = Vec::new();
+                for (i, (s, f)) in s.iter().zip(f).enumerate() {
+                    if *f & 1 != 0 && frustum.intersects_sphere(s.truncate(), s.w) {
+                        out.push((c * 4096 + i) as u32);
+                    }
+                }
+                out
+            })
+            .collect();
+        let visible: Vec<u32> = chunks.concat();
+        let ms = t.elapsed().as_secs_f64() * 1e3;
+        if ms < best.0 {
+            best = (ms, visible.len());
+        }
+    }
+    best
+}
+
+/// A view of the grid that sees about 6% of it.
+fn sparse_family() -> ViewFamily {
+    let view = SceneView::perspective(Vec3::new(0.0, -10.0, 300.0), Vec3::ZERO, Vec3::Y, 0.3, 1.0, 2000.0, Rect::from_size(W, H)).unwrap();
+    ViewFamily::new(W, H, vec![view])
+}
+
+/// `init_views`' time on the sparse view (from the prepared frame's own stage timing).
+fn cull_ms(s: &mut Setup, c: &ConsoleVariables) -> f64 {
+    let family = std::mem::replace(&mut s.family, sparse_family());
+    let p = s.renderer.prepare(&s.device, &s.scene, c, &s.family).unwrap();
+    s.family = family;
+    p.stage_ms()[0]
+}
+
 fn bench(crit: &mut Criterion) {
     let mut s = setup();
     let cached = cvars(false, true);
@@ -202,6 +265,16 @@ fn bench(crit: &mut Criterion) {
     // The same cost estimated from its parts, steadier on a busy machine.
     let (spans_per_frame, ns_per_span) = span_cost(&mut s, &parallel);
     let span_share = spans_per_frame as f64 * ns_per_span * 1e-6 / spans.baseline.median * 100.0;
+    // Culling vs its floor, on the same primitives, 2 threads each.
+    let (spheres, flags) = grid_arrays();
+    let frustum = sparse_family().views[0].frustum();
+    let (_, floor_visible) = culling_floor_ms(&spheres, &flags, &frustum);
+    cull_ms(&mut s, &parallel);
+    let cull = paired(runs, |arm| match arm {
+        Arm::Measured => (0..5).map(|_| cull_ms(&mut s, &parallel)).fold(f64::INFINITY, f64::min),
+        Arm::Baseline => culling_floor_ms(&spheres, &flags, &frustum).0,
+    });
+    println!("culling: init_views {:.3} ms vs floor {:.3} ms ({floor_visible} of {} visible)", cull.measured.median, cull.baseline.median, SIDE * SIDE);
     let draws = |pass: MeshPass| summary.iter().filter(|(p, _, _)| *p == pass).map(|(_, _, d)| d).sum::<u64>();
     println!(
         "renderer: {visible} of {} cubes visible; cached prep {t_cached:.2} ms ({ns_per_primitive:.1} ns/primitive; {ns_shadow:.1} with the shadow view), dynamic prep {t_dynamic:.2} ms, ratio {:.1}x (range {:.1}-{:.1} over {} pairs); setup+record 1 thread {t1:.2} ms, 2 threads {t2:.2} ms, ratio {:.2}x (range {:.2}-{:.2} over {} pairs); frame CPU with spans recorded vs off {:.3}x (range {:.3}-{:.3}; estimated {span_share:.3}%: {spans_per_frame} spans of {ns_per_span:.0} ns); draws after merge: depth {}, shadow {}, base {}",
@@ -226,6 +299,7 @@ fn bench(crit: &mut Criterion) {
         Row::spread("renderer: cached frame prep per primitive (160k cubes)", per_primitive, "ns", Some("<= 20")),
         Row::new("renderer: cached frame prep per primitive, with a shadow-casting sun (2 views)", ns_shadow, "ns", None),
         Row::spread("renderer: pass setup + recording, 2 threads vs 1", threads.ratio, "x", Some(">= 1.3")),
+        Row::spread("renderer: culling (init_views) vs the structure-of-arrays floor, 160k cubes, 6% visible, 2 threads", cull.ratio, "x", Some("<= 2")),
         Row::spread("renderer: frame CPU with profiler spans recorded vs off (160k cubes, discarded frames)", spans.ratio, "x", Some("<= 1.02")),
         Row::new("renderer: profiler spans recorded, share of frame CPU (spans per frame x ns per span / frame)", span_share, "%", Some("<= 2")),
         Row::new("renderer: profiler spans per frame (160k cubes)", spans_per_frame as f64, "spans", None),
