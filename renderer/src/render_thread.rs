@@ -20,7 +20,12 @@
 //! the caller's thread at once (deterministic debugging); both give the same
 //! images. A panic on the render thread is caught and turned into
 //! [`RendererError::RenderThreadPanicked`] on the game side's next call —
-//! no deadlock, no abort.
+//! no deadlock, no abort. A lost device is final in the same way: once the
+//! device answers that it is lost (a frame's submission or wait, a scene
+//! update's upload, anything run on the render thread), the frames in
+//! flight are abandoned (never waited for) and every later game-side call
+//! is `RendererError::Rhi(RhiError::DeviceLost)` at once; dropping the
+//! handle still shuts the device down cleanly.
 
 use crate::cvars::ConsoleVariables;
 use crate::error::{RendererError, Result};
@@ -29,7 +34,7 @@ use crate::scene::{Light, LightId, PrimitiveId, PrimitiveSceneProxy, Scene};
 use crate::scene_renderer::{FrameRequest, RetiredFrame, SceneRenderer};
 use crate::stats::FrameStats;
 use glam::Mat4;
-use rhi_vulkan::{Device, DeviceDesc, Image};
+use rhi_vulkan::{Device, DeviceDesc, Image, RhiError};
 use std::any::Any;
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -66,6 +71,7 @@ impl RenderContext {
 
     /// Waits for the frames still on the GPU (their stats and images are
     /// then in `renderer.take_retired()`; the last image in `last_image`).
+    /// On a lost device it is `RendererError::Rhi(RhiError::DeviceLost)`.
     pub fn finish(&mut self) -> Result<()> {
         self.renderer.finish(&self.device)?;
         self.note_retired_image();
@@ -122,6 +128,8 @@ struct SharedState {
     commands_done: u64,
     frames_rendered: u64,
     panic: Option<String>,
+    /// The device was lost (seen after a command): every later call fails.
+    device_lost: bool,
     last_stats: Option<FrameStats>,
     last_frame_error: Option<String>,
     frames_failed: u64,
@@ -138,10 +146,14 @@ impl Shared {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// The render thread's panic, as an error.
+    /// The render thread's panic, or the lost device, as an error.
     fn check(&self) -> Result<()> {
-        if let Some(msg) = &self.lock().panic {
+        let s = self.lock();
+        if let Some(msg) = &s.panic {
             return Err(RendererError::RenderThreadPanicked(msg.clone()));
+        }
+        if s.device_lost {
+            return Err(RendererError::Rhi(RhiError::DeviceLost));
         }
         Ok(())
     }
@@ -188,8 +200,14 @@ fn panic_message(p: Box<dyn Any + Send>) -> String {
 
 fn run_command(ctx: &mut RenderContext, shared: &Shared, cmd: RenderCommand) -> bool {
     let result = std::panic::catch_unwind(AssertUnwindSafe(|| cmd(ctx)));
+    // Whatever the command was, a device it found lost stays lost.
+    let lost = ctx.device.is_lost();
     let mut s = shared.lock();
     s.commands_done += 1;
+    if lost && !s.device_lost {
+        log::error!("the Vulkan device was lost: every later call fails");
+        s.device_lost = true;
+    }
     let ok = match result {
         Ok(()) => true,
         Err(p) => {

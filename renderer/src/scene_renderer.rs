@@ -127,7 +127,17 @@ impl SceneRenderer {
     /// frame retired within the call (always with `r.FramesInFlight=1`;
     /// otherwise `gpu_complete` is false and the complete stats come from
     /// [`Self::take_retired`]) — and, when asked and retired, its image.
+    ///
+    /// On a lost device the frame fails with `RendererError::Rhi(RhiError::DeviceLost)`
+    /// and every frame in flight is abandoned: never waited for, its stats
+    /// and image never delivered (see [`Self::frames_on_gpu`]).
     pub fn render(&mut self, device: &Device, scene: &mut Scene, cvars: &ConsoleVariables, request: &FrameRequest) -> Result<(FrameStats, Option<Image>)> {
+        let rendered = self.render_stages(device, scene, cvars, request);
+        self.abandon_if_lost(device);
+        rendered
+    }
+
+    fn render_stages(&mut self, device: &Device, scene: &mut Scene, cvars: &ConsoleVariables, request: &FrameRequest) -> Result<(FrameStats, Option<Image>)> {
         let family = &request.family;
         family.validate()?;
         let shadow_size = cvars.int(cvars::SHADOW_MAP_SIZE).clamp(64, 8192) as u32;
@@ -210,8 +220,13 @@ impl SceneRenderer {
     }
 
     /// Waits for every frame in flight (they are then in [`Self::take_retired`]).
+    /// On a lost device they are abandoned and it is `RendererError::Rhi(RhiError::DeviceLost)`.
     pub fn finish(&mut self, device: &Device) -> Result<()> {
-        self.retire_until(device, 0)
+        self.retire_until(device, 0)?;
+        if device.is_lost() {
+            return Err(RhiError::DeviceLost.into());
+        }
+        Ok(())
     }
 
     /// Frames submitted whose GPU work has not been seen to finish.

@@ -4,7 +4,8 @@
 //! into their stats — oldest first: all of them with `r.FramesInFlight=1`
 //! or when the image is read back, otherwise those the GPU has finished.
 //! Before a frame begins, the oldest are retired until fewer than
-//! `r.FramesInFlight` are on the GPU.
+//! `r.FramesInFlight` are on the GPU. On a lost device the frames in flight
+//! are abandoned, never waited for (`abandon_if_lost`).
 
 use super::{DynamicElements, InitViews, PassDrawList};
 use super::ms;
@@ -74,9 +75,12 @@ impl SceneRenderer {
 
     /// Retires frames, oldest first, until at most `keep` are in flight
     /// (waiting for each one's GPU work).
+    /// On a lost device the frames in flight are abandoned.
     pub(crate) fn retire_until(&mut self, device: &Device, keep: usize) -> Result<()> {
         while self.in_flight.len() > keep {
-            self.retire_oldest(device)?;
+            let retired = self.retire_oldest(device);
+            self.abandon_if_lost(device);
+            retired?;
         }
         Ok(())
     }
@@ -88,6 +92,16 @@ impl SceneRenderer {
             self.retire_oldest(device)?;
         }
         Ok(())
+    }
+
+    /// On a lost device, drops the frames in flight: their GPU work will
+    /// never be seen to finish, so their stats, images and proxies'
+    /// callbacks are never delivered (the callbacks are dropped uncalled).
+    pub(crate) fn abandon_if_lost(&mut self, device: &Device) {
+        if device.is_lost() && !self.in_flight.is_empty() {
+            log::warn!("the device is lost: {} frame(s) in flight abandoned", self.in_flight.len());
+            self.in_flight.clear();
+        }
     }
 
     /// Waits for the oldest frame in flight and completes its stats with
