@@ -43,6 +43,16 @@
 //!   adds labelled ones and [`Device::frame_timestamps`] reads them in
 //!   milliseconds once the frame's GPU work is done (`None` on a device
 //!   without timestamps).
+//! - Faults are typed errors, not aborts: out of memory is
+//!   [`RhiError::OutOfDeviceMemory`] / [`RhiError::OutOfHostMemory`], a
+//!   missing loader or driver names the package to install, and a lost
+//!   device is [`RhiError::DeviceLost`] — and stays lost ([`Device::is_lost`]):
+//!   once a submission, wait or present has answered `VK_ERROR_DEVICE_LOST`
+//!   (or a wait timed out), every later submission, wait, frame begin and
+//!   submit, [`Device::immediate`] and present is `DeviceLost` without the
+//!   driver being asked, while destroying objects and shutting down still
+//!   free everything. Tests inject it with `Device::simulate_device_lost`
+//!   (`tests/faults.rs`).
 //! - In debug builds and tests the Khronos validation layer is on when
 //!   installed, with synchronization validation; [`ValidationCounters`] lets a
 //!   test assert that it reported nothing.
