@@ -168,13 +168,15 @@ pub struct StaticMeshSceneProxy {
     materials: Vec<MaterialId>,
     cast_shadow: bool,
     custom_data: Vec4,
+    /// See [`PrimitiveSceneProxy::max_draw_distance`].
+    max_draw_distance: f32,
     /// Whether `create_render_resources` succeeded (the mesh counts this proxy as a user).
     holds_gpu: bool,
 }
 
 impl StaticMeshSceneProxy {
     pub fn new(mesh: Arc<StaticMeshRenderData>, materials: Vec<MaterialId>) -> Self {
-        Self { mesh, materials, cast_shadow: true, custom_data: Vec4::ZERO, holds_gpu: false }
+        Self { mesh, materials, cast_shadow: true, custom_data: Vec4::ZERO, max_draw_distance: 0.0, holds_gpu: false }
     }
 
     pub fn with_cast_shadow(mut self, cast_shadow: bool) -> Self {
@@ -184,6 +186,13 @@ impl StaticMeshSceneProxy {
 
     pub fn with_custom_data(mut self, custom: Vec4) -> Self {
         self.custom_data = custom;
+        self
+    }
+
+    /// Culled beyond `distance` from a view (UE's per-primitive
+    /// MaxDrawDistance; 0: no limit).
+    pub fn with_max_draw_distance(mut self, distance: f32) -> Self {
+        self.max_draw_distance = distance;
         self
     }
 
@@ -217,6 +226,10 @@ impl PrimitiveSceneProxy for StaticMeshSceneProxy {
 
     fn lod_screen_sizes(&self) -> &[f32] {
         &self.mesh.screen_sizes
+    }
+
+    fn max_draw_distance(&self) -> f32 {
+        self.max_draw_distance
     }
 
     fn custom_primitive_data(&self) -> Vec4 {

@@ -356,11 +356,20 @@ fn static_meshes_pick_their_lod_by_screen_size_and_views_cull_by_distance() {
     assert_eq!(stats.triangles, 12 + 2, "near cube at LOD 0, far one at LOD 1");
     assert_eq!(stats.pass(MeshPass::Base).draws, 2, "two LODs, two draws");
     // A view draw distance of 20 drops the far one.
-    let mut near_only = view;
+    let mut near_only = view.clone();
     near_only.max_draw_distance = 20.0;
     let (stats, _) = frame(&mut rt, &family(vec![near_only]));
     assert_eq!(stats.visible_primitives, 1);
     assert_eq!(stats.triangles, 12);
+    // A primitive's own draw distance (UE's MaxDrawDistance) culls it
+    // alone: a third cube beside the near one, limited to 2 units.
+    let cube = StaticMeshRenderData::new(vec![shapes::cube(1.0)]).unwrap();
+    rt.add_primitive(Box::new(StaticMeshSceneProxy::new(cube.clone(), vec![m]).with_max_draw_distance(2.0)), Mat4::from_translation(Vec3::new(1.5, 3.0, 0.0))).unwrap();
+    let (stats, _) = frame(&mut rt, &family(vec![view.clone()]));
+    assert_eq!(stats.visible_primitives, 2, "the limited cube is 3.5 units away: culled");
+    rt.add_primitive(Box::new(StaticMeshSceneProxy::new(cube, vec![m]).with_max_draw_distance(10.0)), Mat4::from_translation(Vec3::new(-1.5, 3.0, 0.0))).unwrap();
+    let (stats, _) = frame(&mut rt, &family(vec![view]));
+    assert_eq!(stats.visible_primitives, 3, "within its limit of 10: drawn");
     assert_clean(&mut rt);
 }
 

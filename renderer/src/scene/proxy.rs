@@ -167,6 +167,14 @@ pub trait PrimitiveSceneProxy: Send + Sync + 'static {
         &[]
     }
 
+    /// Beyond this distance from a view (to the bounding sphere) the
+    /// primitive is culled (UE's per-primitive MaxDrawDistance); 0, a
+    /// negative or a non-finite value: no limit. Read when the primitive
+    /// is added.
+    fn max_draw_distance(&self) -> f32 {
+        0.0
+    }
+
     /// Custom primitive data, readable by materials.
     fn custom_primitive_data(&self) -> Vec4 {
         Vec4::ZERO

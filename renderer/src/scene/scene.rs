@@ -46,6 +46,9 @@ pub(crate) mod flags {
     pub const MULTI_LOD: u32 = 16;
     pub const DRAW: u32 = 32;
     pub const TRANSLUCENT: u32 = 64;
+    /// Has a max draw distance of its own (`Scene::max_draw_distance`):
+    /// culling reads that array only for these.
+    pub const DRAW_DISTANCE: u32 = 128;
 }
 
 /// One cached command of a slot in a pass.
@@ -311,7 +314,7 @@ impl Scene {
     pub(crate) fn push_culling_slot(&mut self, sphere: Vec4, flags: u32, max_draw_distance: f32) -> u32 {
         let slot = self.alloc_slot();
         self.spheres[slot as usize] = sphere;
-        self.flags[slot as usize] = flags;
+        self.flags[slot as usize] = if max_draw_distance > 0.0 { flags | self::flags::DRAW_DISTANCE } else { flags };
         self.max_draw_distance[slot as usize] = max_draw_distance;
         slot
     }
@@ -477,6 +480,11 @@ impl Scene {
             if lod_screen_sizes.len() > 1 {
                 f |= flags::MULTI_LOD;
             }
+            let limit = proxy.max_draw_distance();
+            if limit.is_finite() && limit > 0.0 {
+                f |= flags::DRAW_DISTANCE;
+            }
+            self.max_draw_distance[slot as usize] = if f & flags::DRAW_DISTANCE != 0 { limit } else { 0.0 };
             self.flags[slot as usize] = f;
             self.infos[slot as usize] = Some(PrimitiveSceneInfo { id, proxy, local_bounds, lod_screen_sizes, cached: Vec::new() });
             self.ids.insert(id, slot);

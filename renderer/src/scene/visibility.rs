@@ -30,7 +30,8 @@ pub(crate) fn compute_visibility(scene: &Scene, frustum: &Frustum, view: Option<
         let end = (start + CHUNK).min(n);
         let mut out = ViewVisibility::default();
         for i in start..end {
-            if scene.flags[i] & require != require {
+            let f = scene.flags[i];
+            if f & require != require {
                 continue;
             }
             let s = scene.spheres[i];
@@ -40,7 +41,9 @@ pub(crate) fn compute_visibility(scene: &Scene, frustum: &Frustum, view: Option<
             }
             let mut lod = 0u8;
             if let Some(view) = view {
-                let limit = scene.max_draw_distance[i];
+                // The per-primitive limit is read only for primitives that
+                // have one (most have none: an array less to stream).
+                let limit = if f & flags::DRAW_DISTANCE != 0 { scene.max_draw_distance[i] } else { 0.0 };
                 let view_limit = view.max_draw_distance;
                 if limit > 0.0 || view_limit > 0.0 {
                     let d = center.distance(view.origin) - s.w;
@@ -48,7 +51,7 @@ pub(crate) fn compute_visibility(scene: &Scene, frustum: &Frustum, view: Option<
                         continue;
                     }
                 }
-                if scene.flags[i] & flags::MULTI_LOD != 0 {
+                if f & flags::MULTI_LOD != 0 {
                     let size = view.screen_size(center, s.w);
                     let sizes = scene.lod_screen_sizes(i as u32);
                     // LOD i while the screen size is at least sizes[i]; the last LOD below that.
