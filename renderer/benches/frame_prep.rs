@@ -9,7 +9,7 @@
 //!   forced through the dynamic path (`r.MeshDrawCommands.ForceDynamicPath`),
 //!   reported as a ratio (goal ≥ 10×) and ns per primitive (goal ≤ 20);
 //! - pass setup + recording with 2 threads vs. 1 (frames recorded, then
-//!   discarded: no GPU execution), goal ≥ 1.3×;
+//!   discarded: no GPU execution), goal ≥ 1.5× (the issue's);
 //! - culling (`init_views`, 2 threads) vs. its floor: the same primitives'
 //!   bounding spheres and flags in two plain arrays, one frustum test each,
 //!   visible indices gathered per chunk on 2 threads — the least a
@@ -298,7 +298,7 @@ fn bench(crit: &mut Criterion) {
         Row::spread("renderer: frame prep, dynamic path vs cached (160k cubes)", ratio, "x", Some(">= 10")),
         Row::spread("renderer: cached frame prep per primitive (160k cubes)", per_primitive, "ns", Some("<= 20")),
         Row::new("renderer: cached frame prep per primitive, with a shadow-casting sun (2 views)", ns_shadow, "ns", None),
-        Row::spread("renderer: pass setup + recording, 2 threads vs 1", threads.ratio, "x", Some(">= 1.3")),
+        Row::spread("renderer: pass setup + recording, 2 threads vs 1", threads.ratio, "x", Some(">= 1.5")),
         Row::spread("renderer: culling (init_views) vs the structure-of-arrays floor, 160k cubes, 6% visible, 2 threads", cull.ratio, "x", Some("<= 2")),
         Row::spread("renderer: frame CPU with profiler spans recorded vs off (160k cubes, discarded frames)", spans.ratio, "x", Some("<= 1.02")),
         Row::new("renderer: profiler spans recorded, share of frame CPU (spans per frame x ns per span / frame)", span_share, "%", Some("<= 2")),
