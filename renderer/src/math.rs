@@ -72,6 +72,18 @@ impl Frustum {
     pub fn intersects_sphere(&self, center: Vec3, radius: f32) -> bool {
         self.planes.iter().all(|p| p.truncate().dot(center) + p.w >= -radius)
     }
+
+    /// Whether the axis-aligned box `min..=max` may touch the frustum
+    /// (conservative: no plane has the whole box behind it; a box that
+    /// straddles two planes near a corner can pass while outside). Each
+    /// plane is tested at the box corner farthest along its normal.
+    #[inline]
+    pub fn intersects_box(&self, min: Vec3, max: Vec3) -> bool {
+        self.planes.iter().all(|p| {
+            let n = p.truncate();
+            n.dot(Vec3::select(n.cmpge(Vec3::ZERO), max, min)) + p.w >= 0.0
+        })
+    }
 }
 
 #[cfg(test)]
@@ -87,6 +99,31 @@ mod tests {
         assert!(!f.intersects_sphere(Vec3::new(-10.0, 0.0, 0.0), 1.0));
         assert!(!f.intersects_sphere(Vec3::new(200.0, 0.0, 0.0), 1.0), "beyond far");
         assert!(!f.intersects_sphere(Vec3::new(10.0, 50.0, 0.0), 1.0), "far to the side");
+    }
+
+    #[test]
+    fn a_box_is_culled_only_when_one_plane_has_all_of_it_behind() {
+        let view = Mat4::look_at_rh(Vec3::ZERO, Vec3::X, Vec3::Z);
+        let proj = Mat4::perspective_rh(1.0, 1.0, 0.1, 100.0);
+        let f = Frustum::from_view_proj(&(proj * view));
+        assert!(f.intersects_box(Vec3::new(5.0, -1.0, -1.0), Vec3::new(7.0, 1.0, 1.0)), "in front");
+        assert!(f.intersects_box(Vec3::new(-50.0, -1.0, -1.0), Vec3::new(50.0, 1.0, 1.0)), "through the eye");
+        assert!(!f.intersects_box(Vec3::new(-20.0, -1.0, -1.0), Vec3::new(-10.0, 1.0, 1.0)), "behind");
+        assert!(!f.intersects_box(Vec3::new(5.0, 40.0, -1.0), Vec3::new(7.0, 60.0, 1.0)), "to the side");
+        assert!(!f.intersects_box(Vec3::new(150.0, -1.0, -1.0), Vec3::new(160.0, 1.0, 1.0)), "beyond far");
+        // Every sphere the frustum keeps is kept by the box around it.
+        let mut s = 1u64;
+        for _ in 0..2000 {
+            let mut next = || {
+                s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                (s >> 40) as f32 / (1u64 << 24) as f32
+            };
+            let c = Vec3::new(next() * 240.0 - 120.0, next() * 240.0 - 120.0, next() * 240.0 - 120.0);
+            let r = next() * 10.0;
+            if f.intersects_sphere(c, r) {
+                assert!(f.intersects_box(c - r, c + r), "{c:?} {r}");
+            }
+        }
     }
 
     #[test]

@@ -25,6 +25,7 @@ impl SceneRenderer {
         self.frame_number += 1;
         self.dynamic.begin(device, slot)?;
         scene.apply_updates(device, &self.pipelines)?;
+        scene.tighten_chunk_bounds();
         for (buffer, offset, bytes) in scene.take_uploads() {
             frame.upload_buffer(buffer, offset, &bytes)?;
         }

@@ -101,6 +101,35 @@ enum Pending {
     DynamicData(PrimitiveId, Box<dyn Any + Send>),
 }
 
+/// Slots per culling chunk: `init_views` culls a chunk's box first and its
+/// slots only when the box may be visible.
+pub(crate) const CULL_CHUNK: usize = 4096;
+
+/// The box around the bounding spheres of one chunk's slots (conservative:
+/// it contains every live slot's sphere, and may be larger).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct ChunkBounds {
+    pub min: glam::Vec3,
+    pub max: glam::Vec3,
+    /// A sphere in it moved or went since the box was computed exactly.
+    pub loose: bool,
+}
+
+impl ChunkBounds {
+    const EMPTY: Self = Self { min: glam::Vec3::splat(f32::INFINITY), max: glam::Vec3::splat(f32::NEG_INFINITY), loose: false };
+
+    fn grow(&mut self, sphere: Vec4) {
+        let (c, r) = (sphere.truncate(), sphere.w);
+        self.min = self.min.min(c - r);
+        self.max = self.max.max(c + r);
+    }
+
+    /// No live slot in the chunk.
+    pub fn is_empty(&self) -> bool {
+        self.min.cmpgt(self.max).any()
+    }
+}
+
 pub struct Scene {
     ids: HashMap<PrimitiveId, u32>,
     infos: Vec<Option<PrimitiveSceneInfo>>,
@@ -111,6 +140,10 @@ pub struct Scene {
     pub(crate) flags: Vec<u32>,
     pub(crate) transforms: Vec<Mat4>,
     pub(crate) max_draw_distance: Vec<f32>,
+    /// Per [`CULL_CHUNK`] slots, the box around their spheres.
+    pub(crate) chunks: Vec<ChunkBounds>,
+    /// Where the next [`Scene::tighten_chunk_bounds`] starts looking.
+    tighten_cursor: usize,
     pub(crate) cache: Vec<PassCache>,
     pub(crate) buckets: StateBuckets,
     pub(crate) gpu_scene: GpuScene,
@@ -140,6 +173,8 @@ impl Default for Scene {
             flags: Vec::new(),
             transforms: Vec::new(),
             max_draw_distance: Vec::new(),
+            chunks: Vec::new(),
+            tighten_cursor: 0,
             cache: (0..MeshPass::MAX).map(|_| PassCache::default()).collect(),
             buckets: StateBuckets::default(),
             gpu_scene: GpuScene::default(),
@@ -292,6 +327,64 @@ impl Scene {
         self.dynamic_primitives
     }
 
+    /// Recomputes exactly the boxes of chunks whose spheres moved or went
+    /// (a box only grows as spheres move; this shrinks it back), at most
+    /// an eighth of the chunks (and at least 16) per call, round-robin, so
+    /// a scene where everything moves pays for its boxes over 8 frames
+    /// rather than in one. The render thread calls it once a frame, after
+    /// the frame's updates; culling is correct whenever it runs (a box is
+    /// never smaller than its spheres).
+    pub(crate) fn tighten_chunk_bounds(&mut self) {
+        let n = self.chunks.len();
+        let budget = (n / 8).max(16);
+        let mut picked = Vec::new();
+        for k in 0..n {
+            if picked.len() == budget {
+                break;
+            }
+            let c = (self.tighten_cursor + k) % n;
+            if self.chunks[c].loose {
+                picked.push(c);
+            }
+        }
+        if let Some(&last) = picked.last() {
+            self.tighten_cursor = (last + 1) % n;
+        }
+        let (spheres, flags) = (&self.spheres, &self.flags);
+        let exact = |c: usize| {
+            let mut b = ChunkBounds::EMPTY;
+            let end = ((c + 1) * CULL_CHUNK).min(spheres.len());
+            for i in c * CULL_CHUNK..end {
+                if flags[i] & flags::VALID != 0 {
+                    b.grow(spheres[i]);
+                }
+            }
+            b
+        };
+        let boxes: Vec<ChunkBounds> = if picked.len() >= 8 { picked.par_iter().map(|&c| exact(c)).collect() } else { picked.iter().map(|&c| exact(c)).collect() };
+        for (c, b) in picked.into_iter().zip(boxes) {
+            self.chunks[c] = b;
+        }
+    }
+
+    /// Moves a slot made by [`Self::push_culling_slot`] (as a transform
+    /// update does), for the visibility unit tests.
+    #[cfg(test)]
+    pub(crate) fn move_culling_slot(&mut self, slot: u32, sphere: Vec4) {
+        self.chunks[slot as usize / CULL_CHUNK].loose = true;
+        self.spheres[slot as usize] = sphere;
+        self.chunks[slot as usize / CULL_CHUNK].grow(sphere);
+    }
+
+    /// Takes a slot made by [`Self::push_culling_slot`] out (as a removal
+    /// does), for the visibility unit tests.
+    #[cfg(test)]
+    pub(crate) fn remove_culling_slot(&mut self, slot: u32) {
+        self.flags[slot as usize] = 0;
+        self.chunks[slot as usize / CULL_CHUNK].loose = true;
+        self.free.push(slot);
+    }
+
     pub(crate) fn slot_count(&self) -> usize {
         self.infos.len()
     }
@@ -314,6 +407,7 @@ impl Scene {
     pub(crate) fn push_culling_slot(&mut self, sphere: Vec4, flags: u32, max_draw_distance: f32) -> u32 {
         let slot = self.alloc_slot();
         self.spheres[slot as usize] = sphere;
+        self.chunks[slot as usize / CULL_CHUNK].grow(sphere);
         self.flags[slot as usize] = if max_draw_distance > 0.0 { flags | self::flags::DRAW_DISTANCE } else { flags };
         self.max_draw_distance[slot as usize] = max_draw_distance;
         slot
@@ -437,6 +531,9 @@ impl Scene {
         self.flags.push(0);
         self.transforms.push(Mat4::IDENTITY);
         self.max_draw_distance.push(0.0);
+        if s as usize / CULL_CHUNK == self.chunks.len() {
+            self.chunks.push(ChunkBounds::EMPTY);
+        }
         for c in &mut self.cache {
             c.first.push(EMPTY);
         }
@@ -499,7 +596,9 @@ impl Scene {
         let info = self.infos[slot as usize].as_ref().expect("live slot");
         let world = info.local_bounds.transformed(&m);
         let custom = info.proxy.custom_primitive_data();
-        self.spheres[slot as usize] = world.origin.extend(world.radius);
+        let sphere = world.origin.extend(world.radius);
+        self.spheres[slot as usize] = sphere;
+        self.chunks[slot as usize / CULL_CHUNK].grow(sphere);
         self.extents[slot as usize] = world.extent;
         self.transforms[slot as usize] = m;
         self.gpu_scene.set(slot, &m, &world, custom);
@@ -588,6 +687,7 @@ impl Scene {
             self.dynamic_primitives -= 1;
         }
         self.flags[slot as usize] = 0;
+        self.chunks[slot as usize / CULL_CHUNK].loose = true;
         self.free.push(slot);
         self.counters.proxies_removed += 1;
     }
@@ -595,6 +695,7 @@ impl Scene {
     fn transform_now(&mut self, id: PrimitiveId, m: Mat4, device: &Device, pipelines: &PipelineLibrary) {
         let Some(&slot) = self.ids.get(&id) else { return };
         let was_mirrored = self.transforms[slot as usize].determinant() < 0.0;
+        self.chunks[slot as usize / CULL_CHUNK].loose = true;
         self.set_transform_data(slot, m);
         if let Some(info) = self.infos[slot as usize].as_mut() {
             info.proxy.on_transform_changed(m);

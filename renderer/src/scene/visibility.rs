@@ -3,14 +3,25 @@
 //! Chunks are concatenated in order, so the visible list is the same whatever
 //! the thread count: the visible list is in slot order, which the draw
 //! order (`mesh_pass::sort`) builds on.
+//!
+//! Each chunk of [`CULL_CHUNK`] slots first tests the box around its
+//! slots' spheres ([`ChunkBounds`](super::scene::ChunkBounds)): a chunk
+//! wholly outside the frustum, or beyond the view's draw distance, is
+//! skipped without reading its slots. Slots are handed out in the order
+//! primitives are added, so when a scene is built in space order (a grid,
+//! a spiral, a level streamed in by cell) most chunks of a narrow view are
+//! skipped; a scene added in random order loses one box test per 4,096
+//! primitives. The per-primitive test runs only in chunks that may be
+//! visible, and its result is the same either way (a box contains its
+//! chunk's spheres).
 
-use super::scene::{flags, Scene};
+use super::scene::{flags, Scene, CULL_CHUNK};
 use crate::math::Frustum;
 use crate::mesh_pass::PrimitiveSlot;
 use crate::view::SceneView;
 use rayon::prelude::*;
 
-const CHUNK: usize = 4096;
+const CHUNK: usize = CULL_CHUNK;
 
 /// The primitives of one view that passed culling, in slot order, with the
 /// LOD each uses.
@@ -18,6 +29,8 @@ const CHUNK: usize = 4096;
 pub(crate) struct ViewVisibility {
     pub visible: Vec<PrimitiveSlot>,
     pub lods: Vec<u8>,
+    /// Chunks skipped on their box alone.
+    pub chunks_skipped: u32,
 }
 
 /// Culls every primitive whose flags contain `require` against `frustum`
@@ -29,6 +42,12 @@ pub(crate) fn compute_visibility(scene: &Scene, frustum: &Frustum, view: Option<
         crate::trace::span!("task", "cull_chunk");
         let end = (start + CHUNK).min(n);
         let mut out = ViewVisibility::default();
+        let b = scene.chunks[start / CHUNK];
+        let beyond = view.is_some_and(|v| v.max_draw_distance > 0.0 && v.origin.clamp(b.min, b.max).distance(v.origin) > v.max_draw_distance);
+        if b.is_empty() || beyond || !frustum.intersects_box(b.min, b.max) {
+            out.chunks_skipped = 1;
+            return out;
+        }
         for i in start..end {
             let f = scene.flags[i];
             if f & require != require {
@@ -72,6 +91,7 @@ pub(crate) fn compute_visibility(scene: &Scene, frustum: &Frustum, view: Option<
     for c in chunks {
         out.visible.extend_from_slice(&c.visible);
         out.lods.extend_from_slice(&c.lods);
+        out.chunks_skipped += c.chunks_skipped;
     }
     out
 }
@@ -79,7 +99,7 @@ pub(crate) fn compute_visibility(scene: &Scene, frustum: &Frustum, view: Option<
 #[cfg(test)]
 mod tests {
     use super::*;
-    use glam::Vec3;
+    use glam::{Vec3, Vec4};
     use rhi_vulkan::Rect;
 
     fn view() -> SceneView {
@@ -119,6 +139,81 @@ mod tests {
         assert!(serial.visible.windows(2).all(|w| w[0] < w[1]), "slot order");
         assert_eq!(serial.visible.len(), serial.lods.len());
         assert!(serial.visible.iter().any(|s| s.index() > 2 * CHUNK), "the last chunk contributes");
+    }
+
+    /// What culling must give: every slot tested on its own.
+    fn brute_force(scene: &Scene, v: &SceneView, require: u32) -> Vec<PrimitiveSlot> {
+        let frustum = v.frustum();
+        let need = require | flags::VALID;
+        (0..scene.slot_count())
+            .filter(|&i| {
+                let s = scene.spheres[i];
+                let d = s.truncate().distance(v.origin) - s.w;
+                let limit = scene.max_draw_distance[i];
+                scene.flags[i] & need == need
+                    && frustum.intersects_sphere(s.truncate(), s.w)
+                    && !(limit > 0.0 && d > limit)
+                    && !(v.max_draw_distance > 0.0 && d > v.max_draw_distance)
+            })
+            .map(|i| PrimitiveSlot(i as u32))
+            .collect()
+    }
+
+    #[test]
+    fn chunks_outside_the_view_are_skipped_on_their_box_and_the_result_is_the_per_slot_one() {
+        // A 200 x 200 grid added row by row (space order), seen by a narrow
+        // view: most chunks (rows 4096 slots long) are skipped.
+        let mut scene = Scene::default();
+        let side = 200u32;
+        for i in 0..side * side {
+            let (x, y) = ((i % side) as f32 - 100.0, (i / side) as f32 - 100.0);
+            scene.push_culling_slot(Vec4::new(x * 2.0, y * 2.0, 0.0, 0.8), flags::VALID | flags::DRAW, 0.0);
+        }
+        let narrow = SceneView::perspective(Vec3::new(0.0, -150.0, 20.0), Vec3::new(0.0, -140.0, 0.0), Vec3::Z, 0.6, 0.1, 1000.0, Rect::from_size(64, 64)).unwrap();
+        let check = |scene: &Scene, v: &SceneView, what: &str| -> u32 {
+            let got = compute_visibility(scene, &v.frustum(), Some(v), flags::DRAW, true);
+            assert_eq!(got.visible, brute_force(scene, v, flags::DRAW), "{what}");
+            assert_eq!(got, compute_visibility(scene, &v.frustum(), Some(v), flags::DRAW, false), "{what}: serial = parallel");
+            got.chunks_skipped
+        };
+        let chunks = scene.chunks.len() as u32;
+        let skipped = check(&scene, &narrow, "built");
+        assert!(skipped * 2 > chunks, "{skipped} of {chunks} chunks skipped");
+        // A draw distance skips chunks too.
+        let mut near = view();
+        near.max_draw_distance = 40.0;
+        assert!(check(&scene, &near, "draw distance") > 0);
+        // Moves out of every chunk into the view's, and removals: the loose
+        // boxes stay correct before they are tightened, and after.
+        let mut s = 7u64;
+        let mut next = || {
+            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (s >> 33) as u32
+        };
+        for _ in 0..300 {
+            let slot = next() % (side * side);
+            if next() % 4 == 0 {
+                if scene.flags[slot as usize] != 0 {
+                    scene.remove_culling_slot(slot);
+                }
+            } else {
+                scene.move_culling_slot(slot, Vec4::new((next() % 40) as f32 - 20.0, -140.0 + (next() % 30) as f32, 0.0, 0.8));
+            }
+        }
+        check(&scene, &narrow, "moved, loose boxes");
+        check(&scene, &near, "moved, loose boxes, draw distance");
+        for _ in 0..scene.chunks.len() {
+            scene.tighten_chunk_bounds();
+        }
+        assert!(scene.chunks.iter().all(|c| !c.loose), "every box tightened");
+        check(&scene, &narrow, "tightened");
+        check(&scene, &near, "tightened, draw distance");
+        // A tightened box is exact: it holds its live spheres and no more.
+        for (c, b) in scene.chunks.iter().enumerate() {
+            let live: Vec<Vec4> = (c * CHUNK..((c + 1) * CHUNK).min(scene.slot_count())).filter(|&i| scene.flags[i] & flags::VALID != 0).map(|i| scene.spheres[i]).collect();
+            let min = live.iter().fold(Vec3::splat(f32::INFINITY), |m, s| m.min(s.truncate() - s.w));
+            assert_eq!(b.min, min, "chunk {c}");
+        }
     }
 
     #[test]
