@@ -6,8 +6,8 @@
 //!
 //! | # | [`Stage`] | what it does | returns |
 //! |---|---|---|---|
-//! | 1 | `update_scene` | takes the frame slot (the frames before were retired until fewer than `r.FramesInFlight` are on the GPU, timed as `retire`); applies queued adds, removes and transforms, caching static commands; records the scene's uploads (proxies' buffer writes, the material table, GPU-scene deltas) | the [`Frame`](rhi_vulkan::Frame) |
-//! | 2 | `init_views` | the main views and the shadow view; culls each (parallel chunks), with relevance and static LOD | [`InitViews`] |
+//! | 1 | `update_scene` | takes the frame slot (the frames before were retired until fewer than `r.FramesInFlight` are on the GPU, timed as `retire`); applies queued adds, removes and transforms, caching static commands, and tightens the culling chunks' boxes; records the scene's uploads (proxies' buffer writes, the material table, GPU-scene deltas) | the [`Frame`](rhi_vulkan::Frame) |
+//! | 2 | `init_views` | the main views and the shadow view; culls each (parallel chunks of 4,096 slots, each skipped whole when its box is outside the view), with relevance and static LOD | [`InitViews`] |
 //! | 3 | `collect_dynamic` | dynamic primitives' mesh elements (and, when forced, static ones) built into this frame's commands; the compute work proxies declare ([`GpuWork`](crate::GpuWork)) queued, in primitive order | [`DynamicElements`] |
 //! | 4 | `pass_setup` | per (view, pass) task: gather cached + dynamic commands, sort, merge into instanced draws (rayon tasks) | [`PassDrawList`]s |
 //! | 5 | `upload` | the frame's id streams (in draw order) and view uniforms, into this slot's buffers | [`Uploaded`] |
