@@ -163,7 +163,7 @@ fn main() -> ExitCode {
         Cmd::Soak(a) => soak::soak(a.frames, &a.options),
         Cmd::Fuzz(a) => fuzz::fuzz(a.seconds, &a.targets),
         Cmd::Shaders => shaders::check_all(),
-        Cmd::Lint => lint(true),
+        Cmd::Lint => lint(),
         Cmd::Ci => ci(),
     };
     match result {
@@ -182,9 +182,13 @@ pub(crate) fn cargo(args: &[&str]) -> Result<ExitCode> {
     cargo_env(args, &[])
 }
 
+/// The cargo that runs xtask (`CARGO`), else `cargo` on the `PATH`.
+pub(crate) fn cargo_bin() -> String {
+    std::env::var("CARGO").unwrap_or_else(|_| "cargo".into())
+}
+
 pub(crate) fn cargo_env(args: &[&str], env: &[(&str, &str)]) -> Result<ExitCode> {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let mut cmd = Command::new(cargo);
+    let mut cmd = Command::new(cargo_bin());
     cmd.args(args).current_dir(workspace_root());
     for (k, v) in env {
         cmd.env(k, v);
@@ -276,27 +280,32 @@ fn run_tests(packages: &[String], args: &[String]) -> Result<ExitCode> {
 
 /// Clippy over the workspace with warnings denied (the lints include the
 /// project's rule that every `unsafe` block has a `// SAFETY:` comment).
-/// Without clippy installed: an error when asked for directly (`required`),
-/// a notice and success in CI, whose tests still run.
-fn lint(required: bool) -> Result<ExitCode> {
-    let cargo_bin = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let has_clippy = Command::new(&cargo_bin)
-        .args(["clippy", "--version"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !has_clippy {
-        if required {
-            return Err("clippy is not installed (rustup component add clippy)".into());
-        }
-        eprintln!("xtask: clippy is not installed; lint skipped");
-        return Ok(ExitCode::SUCCESS);
-    }
+/// Without clippy installed it is an error, here as in CI.
+fn lint() -> Result<ExitCode> {
+    require_clippy(&cargo_bin())?;
     cargo(&["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"])
 }
 
+/// Fails unless `cargo_bin clippy --version` succeeds: `lint` and `ci` both
+/// need clippy, and a CI run without it must fail rather than pass unlinted.
+fn require_clippy(cargo_bin: &str) -> Result<()> {
+    let has_clippy = Command::new(cargo_bin)
+        .args(["clippy", "--version"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if has_clippy {
+        Ok(())
+    } else {
+        Err(format!("clippy is not installed for {cargo_bin:?}; install it with `rustup component add clippy`"))
+    }
+}
+
+/// Shaders, lint, tests. Clippy is checked first, before anything is
+/// installed or built, so a machine without it fails at once.
 fn ci() -> Result<ExitCode> {
+    require_clippy(&cargo_bin())?;
     vulkan::ensure("ci", vulkan::CI)?;
-    for step in [shaders::check_all, || lint(false)] {
+    for step in [shaders::check_all, lint] {
         let code = step()?;
         if code != ExitCode::SUCCESS {
             return Ok(code);
@@ -408,6 +417,19 @@ mod tests {
         assert_eq!(parse(&args).unwrap(), run_args(Some("showcase"), &options));
         // Without `--`, what follows the sample still goes to it.
         assert_eq!(parse(["run", "many-cubes", "--count", "5000"]).unwrap(), run_args(Some("many-cubes"), &["--count", "5000"]));
+    }
+
+    /// Lint and CI fail without clippy (CI used to pass with a notice), and
+    /// the error says how to install it.
+    #[cfg(unix)]
+    #[test]
+    fn a_missing_clippy_is_an_error() {
+        for missing in ["/nonexistent/cargo", "false"] {
+            let err = require_clippy(missing).expect_err(missing);
+            assert!(err.contains("rustup component add clippy"), "{err}");
+        }
+        // `true clippy --version` succeeds, as an installed clippy does.
+        assert_eq!(require_clippy("true"), Ok(()));
     }
 
     #[test]
