@@ -9,6 +9,8 @@ use glam::{Affine3A, Quat, Vec3};
 use instancing::*;
 
 fn main() -> Result<()> {
+    // The crates' `log` lines (device chosen, validation messages) on stderr; `RUST_LOG` filters them.
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
     // A tree mesh: 2,000 vertices at LOD 0, four LODs.
     let mesh = InstancedMesh::simple(
         BoxSphereBounds::new(

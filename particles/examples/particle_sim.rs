@@ -35,6 +35,8 @@ const SPARKS: &str = r#"{
 }"#;
 
 fn main() -> Result<(), particles::ParticleError> {
+    // The crates' `log` lines (device chosen, validation messages) on stderr; `RUST_LOG` filters them.
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
     let system = Arc::new(ParticleSystem::from_json_str(SPARKS)?);
     let mut instance = ParticleSystemInstance::new(system, 2024)?;
     instance.set_transform(Affine3A::from_translation(Vec3::new(0.0, 0.0, 100.0)))?;

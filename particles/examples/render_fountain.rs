@@ -19,6 +19,8 @@ use renderer::{
 use rhi_vulkan::{DeviceDesc, Rect};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
+    // The crates' `log` lines (device chosen, validation messages) on stderr; `RUST_LOG` filters them.
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
     let (w, h) = (640, 360);
     let mut rt = RenderThread::new(&DeviceDesc::default(), RenderThreadMode::Threaded)?;
     rt.add_light(Light::Directional(DirectionalLight {

@@ -33,6 +33,8 @@ fn normals(positions: &[Vec3]) -> Vec<Vec3> {
 }
 
 fn main() -> Result<(), ProcMeshError> {
+    // The crates' `log` lines (device chosen, validation messages) on stderr; `RUST_LOG` filters them.
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
     let mut triangles = Vec::new();
     for y in 0..SIDE as u32 - 1 {
         for x in 0..SIDE as u32 - 1 {

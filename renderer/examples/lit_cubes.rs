@@ -9,6 +9,8 @@ use renderer::*;
 use rhi_vulkan::{DeviceDesc, Rect};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
+    // The crates' `log` lines (device chosen, validation messages) on stderr; `RUST_LOG` filters them.
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
     let (w, h) = (960, 540);
     let mut rt = RenderThread::new(&DeviceDesc::default(), RenderThreadMode::Threaded)?;
     rt.add_light(Light::Directional(DirectionalLight { direction: Vec3::new(-0.5, -0.3, -1.0), color: Vec3::new(1.0, 0.95, 0.85), intensity: 1.4, cast_shadows: true }))?;

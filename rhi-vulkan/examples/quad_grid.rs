@@ -7,6 +7,8 @@
 use rhi_vulkan::*;
 
 fn main() -> Result<()> {
+    // The crates' `log` lines (device chosen, validation messages) on stderr; `RUST_LOG` filters them.
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
     let device = Device::new(&DeviceDesc { validation: Validation::Enabled, ..Default::default() })?;
     println!("device: {} ({})", device.name(), device.info().device_type);
     let (w, h) = (256, 144);

@@ -2,7 +2,8 @@
 //!
 //! Proxima's runnable samples (`cargo xtask run <sample>`) and what they all
 //! share: the command line and stats file of `SAMPLES.md`
-//! ([`CommonOptions`], [`SampleStats`]), PNG output and the progress line.
+//! ([`CommonOptions`], [`SampleStats`]), PNG output, the progress line and
+//! the logger ([`init_logging`]).
 //! Engine logic lives in the engine crates, never here.
 
 pub mod fly_camera;
@@ -14,6 +15,19 @@ pub mod stats;
 pub use options::{parse_cvar, parse_present, CommonOptions};
 pub use output::{write_png, Progress};
 pub use stats::{InstanceStats, MeshDrawCommandsBuilt, PassStats, Percentiles, SampleStats, StageMs, Timings, ValidationStats};
+
+/// The log filter when `RUST_LOG` is unset: warnings and errors from every
+/// crate (validation messages, a missing validation layer, a lost device), so
+/// a default run stays quiet; `RUST_LOG=info` adds the device chosen.
+pub const DEFAULT_LOG_FILTER: &str = "warn";
+
+/// Installs the samples' logger (env_logger, to stderr) so the engine crates'
+/// `log` lines reach the user, filtered by `RUST_LOG` (e.g. `info`,
+/// `rhi_vulkan=debug`) or [`DEFAULT_LOG_FILTER`]. Every sample calls it before
+/// making its device ([`runner::engine`] does); a second call does nothing.
+pub fn init_logging() {
+    let _ = env_logger::Builder::from_env(env_logger::Env::default().default_filter_or(DEFAULT_LOG_FILTER)).try_init();
+}
 
 /// The samples, with a line each (what `cargo xtask run` lists).
 pub const SAMPLES: &[(&str, &str)] = &[

@@ -35,7 +35,10 @@ pub struct SampleFigures {
 }
 
 /// Builds the engine for `common`.
+/// Installs the logger first ([`crate::init_logging`]), so the device's
+/// lines (the device chosen, validation messages) are seen.
 pub fn engine(sample: &str, common: &CommonOptions) -> anyhow::Result<Engine> {
+    crate::init_logging();
     let validation = match std::env::var("PROXIMA_VALIDATION").as_deref() {
         Ok("0") => Validation::Disabled,
         _ => Validation::Enabled,

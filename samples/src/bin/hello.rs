@@ -30,6 +30,7 @@ fn main() {
 }
 
 fn run(options: &Options) -> anyhow::Result<()> {
+    samples::init_logging();
     let common = &options.common;
     if let Some((name, _)) = common.cvar.first() {
         bail!("hello has no console variables (got {name}); they arrive with the renderer");
