@@ -28,14 +28,3 @@ pub const DEFAULT_LOG_FILTER: &str = "warn";
 pub fn init_logging() {
     let _ = env_logger::Builder::from_env(env_logger::Env::default().default_filter_or(DEFAULT_LOG_FILTER)).try_init();
 }
-
-/// The samples, with a line each (what `cargo xtask run` lists).
-pub const SAMPLES: &[(&str, &str)] = &[
-    ("hello", "an instanced grid of colored quads, drawn offscreen through rhi-vulkan alone"),
-    ("many-cubes", "N static-mesh cubes over M materials, shadowed; --count N --materials M --moving P"),
-    ("procmesh", "a procedural terrain with animated water, a hidden section and a raycast marker (ProceduralMeshComponent)"),
-    ("instancing", "instanced rocks and a forest with GPU culling; --mesh-a N --mesh-b M --instances K [--hism]"),
-    ("particles", "fountains, smoke and sparks (Cascade-style sprite particles); --particles N"),
-    ("showcase", "everything together: terrain, water, forest, particles, buildings, lights, a moving camera"),
-    ("soak", "frames of churn (components, sections, instances, particle systems); fails if memory grows; --report PATH"),
-];

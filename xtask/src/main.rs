@@ -21,6 +21,7 @@
 
 mod bench;
 mod fuzz;
+mod sample_list;
 mod shaders;
 mod soak;
 mod vulkan;
@@ -28,17 +29,6 @@ mod vulkan;
 use clap::{Args, Parser, Subcommand};
 use std::ffi::OsString;
 use std::process::{Command, ExitCode};
-
-/// (name, one-line description); kept in step with `samples::SAMPLES`.
-const SAMPLES: &[(&str, &str)] = &[
-    ("hello", "an instanced grid of colored quads, drawn offscreen through rhi-vulkan alone"),
-    ("many-cubes", "N static-mesh cubes over M materials, shadowed; --count N --materials M --moving P"),
-    ("procmesh", "a procedural terrain with animated water, a hidden section and a raycast marker (ProceduralMeshComponent)"),
-    ("instancing", "instanced rocks and a forest with GPU culling; --mesh-a N --mesh-b M --instances K [--hism]"),
-    ("particles", "fountains, smoke and sparks (Cascade-style sprite particles); --particles N"),
-    ("showcase", "everything together: terrain, water, forest, particles, buildings, lights, a moving camera"),
-    ("soak", "frames of churn (components, sections, instances, particle systems); fails if memory grows; --report PATH"),
-];
 
 const ENVIRONMENT: &str = "\
 Set-up: run, test, bench, soak and ci look for the Vulkan loader, a driver and the Khronos
@@ -212,22 +202,24 @@ pub(crate) fn workspace_root() -> std::path::PathBuf {
         .to_path_buf()
 }
 
-fn list_samples() {
+fn list_samples(samples: &[sample_list::Sample]) {
     println!("samples (cargo xtask run <sample> [-- OPTIONS]):");
-    for (name, what) in SAMPLES {
-        println!("  {name:<12} {what}");
+    for s in samples {
+        println!("  {:<12} {}", s.name, s.about);
     }
     println!("\ncommon options: see `cargo xtask run <sample> -- --help`");
 }
 
+/// Runs `sample` (one of samples/Cargo.toml's list) in release, or lists them.
 fn run(sample: Option<&str>, options: &[String]) -> Result<ExitCode> {
+    let samples = sample_list::samples()?;
     let Some(sample) = sample else {
-        list_samples();
+        list_samples(&samples);
         return Ok(ExitCode::SUCCESS);
     };
-    if !SAMPLES.iter().any(|(n, _)| *n == sample) {
+    if !samples.iter().any(|s| s.name == sample) {
         eprintln!("xtask: no sample named {sample:?}");
-        list_samples();
+        list_samples(&samples);
         return Ok(ExitCode::from(2));
     }
     vulkan::ensure("run", vulkan::RUN)?;
