@@ -21,6 +21,7 @@
 use crate::{write_png, CommonOptions, InstanceStats, MeshDrawCommandsBuilt, PassStats, Percentiles, Progress, SampleStats, StageMs, Timings, ValidationStats};
 use anyhow::{bail, Context};
 use engine_core::{Engine, EngineDesc};
+use renderer::cvars;
 use renderer::passes::PassViews;
 use renderer::{FrameStats, RenderThreadMode};
 use rhi_vulkan::{DeviceDesc, Validation};
@@ -57,11 +58,11 @@ pub fn engine(sample: &str, common: &CommonOptions) -> anyhow::Result<Engine> {
     start_profiling(common);
     let rt = engine.render_thread();
     if common.serial {
-        rt.set_cvar("r.MeshDrawCommands.ParallelPassSetup", "0")?;
-        rt.set_cvar("r.RHICmdList.ParallelRecord", "0")?;
+        rt.set_cvar(cvars::PARALLEL_PASS_SETUP, "0")?;
+        rt.set_cvar(cvars::PARALLEL_RECORD, "0")?;
     }
     if common.wireframe {
-        rt.set_cvar("r.Wireframe", "1")?;
+        rt.set_cvar(cvars::WIREFRAME, "1")?;
     }
     // The feature crates' console variables exist once registered: register
     // them before `--cvar` is applied, so every sample can set them.

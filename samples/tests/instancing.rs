@@ -48,9 +48,9 @@ fn the_forest_culls_the_same_instances_on_the_gpu_the_cpu_and_as_hism() {
     assert_eq!(hism.passes["base"].indirect_draws, 0);
     assert!(hism.passes["base"].instances >= hism.instances.visible, "{:?} vs {:?}", hism.passes["base"], hism.instances);
     // The instancing crate's console variables can be set from the command line.
-    let (_, cpu) = run("forest-cpu", &[&args[..], &["--cvar", "r.InstancedStaticMeshes.GPUCulling=0"]].concat());
+    let (_, cpu) = run("forest-cpu", &[&args[..], &["--cvar", &format!("{}=0", instancing::CVAR_GPU_CULLING)]].concat());
     assert_eq!(cpu.instances.visible, gpu.instances.visible, "per-instance CPU culling keeps the same instances");
-    let (_, ue) = run("forest-ue", &[&args[..], &["--cvar", "r.InstancedStaticMeshes.UEMode=1"]].concat());
+    let (_, ue) = run("forest-ue", &[&args[..], &["--cvar", &format!("{}=1", instancing::CVAR_UE_MODE)]].concat());
     assert_eq!(ue.instances.visible, ue.instances.total, "UE's plain ISM culls no instance");
 }
 

@@ -315,8 +315,8 @@ fn run(o: &Options) -> anyhow::Result<bool> {
     let every = o.sample_every.unwrap_or((frames / 100).max(1));
     let mut engine = runner::engine(NAME, &o.common)?;
     // A small shadow map suits the small frame (and keeps 10,000 frames short).
-    if !o.common.cvar.iter().any(|(n, _)| n.eq_ignore_ascii_case("r.Shadow.MapSize")) {
-        engine.render_thread().set_cvar("r.Shadow.MapSize", "256")?;
+    if !o.common.cvar.iter().any(|(n, _)| n.eq_ignore_ascii_case(renderer::cvars::SHADOW_MAP_SIZE)) {
+        engine.render_thread().set_cvar(renderer::cvars::SHADOW_MAP_SIZE, "256")?;
     }
     let colors = [Vec4::new(0.8, 0.3, 0.2, 1.0), Vec4::new(0.2, 0.6, 0.3, 1.0), Vec4::new(0.3, 0.4, 0.8, 1.0), Vec4::new(0.7, 0.7, 0.6, 1.0)];
     let mut materials = Vec::new();
