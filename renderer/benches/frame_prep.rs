@@ -225,6 +225,9 @@ fn cull_ms(s: &mut Setup, c: &ConsoleVariables) -> f64 {
 }
 
 fn bench(crit: &mut Criterion) {
+    // This thread drives the renderer as the render thread does: as a
+    // worker of its own pool.
+    let _pool = renderer::render_worker_pool();
     let mut s = setup();
     let cached = cvars(false, true);
     let dynamic = cvars(true, true);

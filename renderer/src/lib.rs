@@ -74,7 +74,7 @@ pub use material::{BlendMode, Material, MaterialChange, MaterialGpuData, Materia
 pub use math::{Bounds, Frustum};
 pub use gpu_work::{BufferWrite, GpuWork, GpuWorkError, GpuWorkRecorder, PassRead};
 pub use mesh_pass::{MeshBatch, MeshDrawCommand, MeshPass};
-pub use render_thread::{RenderCommand, RenderContext, RenderThread, RenderThreadMode, MAX_QUEUED_COMMANDS};
+pub use render_thread::{render_worker_pool, RenderCommand, RenderContext, RenderThread, RenderThreadMode, MAX_QUEUED_COMMANDS};
 pub use scene::{DirectionalLight, Light, LightId, MeshElementCollector, PointLight, PrimitiveId, PrimitiveSceneProxy, ProxyUpdateContext, RetiredFrameResults, Scene, ViewRelevance};
 pub use scene_renderer::{DynamicBufferRing, FrameRequest, PreparedFrame, RetiredFrame, SceneRenderer, Stage};
 pub use static_mesh::{shapes, StaticMeshLod, StaticMeshRenderData, StaticMeshSceneProxy, StaticMeshSection};

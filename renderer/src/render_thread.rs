@@ -222,6 +222,37 @@ fn run_command(ctx: &mut RenderContext, shared: &Shared, cmd: RenderCommand) -> 
     ok
 }
 
+/// The render thread's worker pool: as many threads as rayon's global pool
+/// (`RAYON_NUM_THREADS` honoured), the calling thread itself one of them.
+/// The render thread makes one for itself; code that drives a
+/// [`SceneRenderer`](crate::SceneRenderer) on a thread of its own (a
+/// benchmark, a tool) calls this on that thread and keeps the pool.
+///
+/// Why not the global pool: a parallel section started from a thread
+/// outside the pool (culling chunks, pass-setup tasks, recording chunks)
+/// is injected and waits for a worker to wake, then for a second one to
+/// steal; on a machine whose idle cores take long to wake (measured on the
+/// 2-core VM the project runs on: 0.5–1 ms), a 1–2 ms section often ran on
+/// one worker while the render thread slept. As a worker, the render
+/// thread starts on the section at once, and whatever no other worker has
+/// stolen yet it runs itself — never slower than serial, parallel as soon
+/// as a second worker is awake. `None` (the global pool) with one thread.
+/// The pool's workers end with the render thread (rayon keeps a small
+/// registry of a pool its creating thread joined: one per render thread).
+pub fn render_worker_pool() -> Option<rayon::ThreadPool> {
+    let threads = rayon::current_num_threads();
+    if threads < 2 {
+        return None;
+    }
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .use_current_thread()
+        .thread_name(|i| format!("render worker {i}"))
+        .build()
+        .map_err(|e| log::warn!("render thread pool: {e}; using rayon's global pool"))
+        .ok()
+}
+
 impl RenderThread {
     /// Creates the device and starts the render thread (or the inline context).
     pub fn new(device_desc: &DeviceDesc, mode: RenderThreadMode) -> Result<Self> {
@@ -236,6 +267,9 @@ impl RenderThread {
                 let handle = std::thread::Builder::new()
                     .name("render thread".into())
                     .spawn(move || {
+                        // Held for the thread's life: rayon calls made here
+                        // run on this pool, with this thread as a worker.
+                        let _pool = render_worker_pool();
                         let mut ctx = RenderContext::new(device);
                         for cmd in receiver {
                             if !run_command(&mut ctx, &thread_shared, cmd) {

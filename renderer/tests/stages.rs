@@ -43,12 +43,13 @@ fn every_stage_is_timed_and_traced_with_worker_tasks() {
         assert!(w[0].start_us + w[0].dur_us <= w[1].start_us + 1e-3, "{} ends before {} begins", w[0].name, w[1].name);
     }
     // Worker tasks: four pass-setup tasks (depth, base, translucency,
-    // shadow), recording chunks and culling chunks, on rayon's threads.
+    // shadow), recording chunks and culling chunks, on the render thread's
+    // pool (`render_worker_pool`: the render thread is one of its workers,
+    // so a task may run on it or on another worker).
     let tasks = |name: &str| trace.events.iter().filter(|e| e.category == "task" && e.name == name).collect::<Vec<_>>();
     assert_eq!(tasks("pass_setup_task").len(), 4);
     assert!(tasks("record_chunk").len() >= 3, "a chunk per pass that draws (translucency draws nothing)");
     assert!(!tasks("cull_chunk").is_empty());
-    assert!(tasks("pass_setup_task").iter().all(|e| e.tid != render_tid), "pass setup runs on the workers");
     // Tasks lie within their stage.
     let within = |task: &str, stage: Stage| {
         let s = stages[stage.index()];
@@ -71,3 +72,21 @@ fn every_stage_is_timed_and_traced_with_worker_tasks() {
 }
 
 type TraceEventRef = renderer::trace::TraceEvent;
+
+#[test]
+fn the_render_thread_is_a_worker_of_its_own_pool() {
+    // With two or more threads, the render thread is worker 0 of a pool of
+    // as many threads as rayon's global one: parallel sections start on it
+    // at once instead of waiting for an idle worker to wake.
+    let mut rt = render_thread(RenderThreadMode::Threaded);
+    let (index, threads) = rt.with_context(|_| (rayon::current_thread_index(), rayon::current_num_threads())).unwrap();
+    if rayon::current_num_threads() >= 2 {
+        assert_eq!(index, Some(0));
+        assert_eq!(threads, rayon::current_num_threads());
+    } else {
+        assert_eq!(index, None, "one thread: the global pool");
+    }
+    // The inline mode keeps the caller's pool.
+    let mut inline = render_thread(RenderThreadMode::Inline);
+    assert_eq!(inline.with_context(|_| rayon::current_thread_index()).unwrap(), rayon::current_thread_index());
+}
