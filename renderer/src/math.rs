@@ -73,6 +73,27 @@ impl Frustum {
         self.planes.iter().all(|p| p.truncate().dot(center) + p.w >= -radius)
     }
 
+    /// The planes the box `min..=max` straddles, for testing what is inside
+    /// it against those alone: `None` when one plane has the whole box
+    /// behind it (as [`Self::intersects_box`] is false), otherwise the
+    /// planes with part of the box behind them (none: the box is inside).
+    pub fn straddled_planes(&self, min: Vec3, max: Vec3) -> Option<([Vec4; 6], usize)> {
+        let mut planes = [Vec4::ZERO; 6];
+        let mut n = 0;
+        for p in &self.planes {
+            let normal = p.truncate();
+            let positive = normal.cmpge(Vec3::ZERO);
+            if normal.dot(Vec3::select(positive, max, min)) + p.w < 0.0 {
+                return None;
+            }
+            if normal.dot(Vec3::select(positive, min, max)) + p.w < 0.0 {
+                planes[n] = *p;
+                n += 1;
+            }
+        }
+        Some((planes, n))
+    }
+
     /// Whether the axis-aligned box `min..=max` may touch the frustum
     /// (conservative: no plane has the whole box behind it; a box that
     /// straddles two planes near a corner can pass while outside). Each
@@ -123,6 +144,27 @@ mod tests {
             if f.intersects_sphere(c, r) {
                 assert!(f.intersects_box(c - r, c + r), "{c:?} {r}");
             }
+        }
+    }
+
+    #[test]
+    fn straddled_planes_are_those_with_part_of_the_box_behind_them() {
+        let view = Mat4::look_at_rh(Vec3::ZERO, Vec3::X, Vec3::Z);
+        let proj = Mat4::perspective_rh(1.0, 1.0, 0.1, 100.0);
+        let f = Frustum::from_view_proj(&(proj * view));
+        assert_eq!(f.straddled_planes(Vec3::new(10.0, -1.0, -1.0), Vec3::new(12.0, 1.0, 1.0)).map(|(_, n)| n), Some(0), "inside");
+        assert_eq!(f.straddled_planes(Vec3::new(-20.0, -1.0, -1.0), Vec3::new(-10.0, 1.0, 1.0)), None, "behind");
+        let (planes, n) = f.straddled_planes(Vec3::new(90.0, -1.0, -1.0), Vec3::new(110.0, 1.0, 1.0)).expect("crosses the far plane");
+        assert_eq!(n, 1);
+        assert_eq!(planes[0], f.planes[5], "the far plane");
+        // A point inside the box is inside the frustum iff it is in front of
+        // every straddled plane.
+        let (min, max) = (Vec3::new(-5.0, -30.0, -30.0), Vec3::new(60.0, 30.0, 30.0));
+        let (planes, n) = f.straddled_planes(min, max).unwrap();
+        for i in 0..1000 {
+            let t = Vec3::new((i % 10) as f32 / 9.0, (i / 10 % 10) as f32 / 9.0, (i / 100) as f32 / 9.0);
+            let p = min + (max - min) * t;
+            assert_eq!(planes[..n].iter().all(|q| q.truncate().dot(p) + q.w >= 0.0), f.intersects_sphere(p, 0.0), "{p:?}");
         }
     }
 

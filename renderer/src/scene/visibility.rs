@@ -44,10 +44,14 @@ pub(crate) fn compute_visibility(scene: &Scene, frustum: &Frustum, view: Option<
         let mut out = ViewVisibility::default();
         let b = scene.chunks[start / CHUNK];
         let beyond = view.is_some_and(|v| v.max_draw_distance > 0.0 && v.origin.clamp(b.min, b.max).distance(v.origin) > v.max_draw_distance);
-        if b.is_empty() || beyond || !frustum.intersects_box(b.min, b.max) {
+        let straddled = if b.is_empty() || beyond { None } else { frustum.straddled_planes(b.min, b.max) };
+        let Some((mut planes, k)) = straddled else {
             out.chunks_skipped = 1;
             return out;
-        }
+        };
+        // Spheres lie inside their chunk's box: only the planes the box
+        // straddles can cull them. The plane that culled the last sphere
+        // is tried first (neighbouring slots tend to fall off the same side).
         for i in start..end {
             let f = scene.flags[i];
             if f & require != require {
@@ -55,7 +59,8 @@ pub(crate) fn compute_visibility(scene: &Scene, frustum: &Frustum, view: Option<
             }
             let s = scene.spheres[i];
             let center = s.truncate();
-            if !frustum.intersects_sphere(center, s.w) {
+            if let Some(j) = planes[..k].iter().position(|p| p.truncate().dot(center) + p.w < -s.w) {
+                planes.swap(0, j);
                 continue;
             }
             let mut lod = 0u8;
