@@ -92,6 +92,39 @@ fn many_cubes_serial_and_parallel_write_identical_images_at_160k_cubes() {
     test_support::assert_images_equal(&run(true), &run(false), "many-cubes --count 160000: --serial vs parallel");
 }
 
+/// The same cubes spawned in scattered order (`--scattered`: slots no
+/// longer follow space, so culling skips no chunk) give the same picture,
+/// and the scene culled chunk by chunk agrees with the scattered one. The
+/// draw distance cuts through the grid, so chunks are skipped, partly
+/// visible and wholly visible.
+#[test]
+fn many_cubes_in_scattered_order_write_the_same_image() {
+    let dir = std::env::temp_dir().join(format!("proxima-samples-{}-scattered", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let run = |scattered: bool| {
+        let path = dir.join(if scattered { "scattered.png" } else { "rows.png" });
+        let stats = dir.join(if scattered { "scattered.json" } else { "rows.json" });
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_many-cubes"));
+        cmd.args(["--headless", "--count", "40000", "--frames", "1", "--width", "320", "--height", "180", "--draw-distance", "300"]).arg("--out").arg(&path).arg("--stats").arg(&stats);
+        if scattered {
+            cmd.arg("--scattered");
+        }
+        let out = cmd.output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let mut reader = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&path).unwrap())).read_info().unwrap();
+        let mut rgba8 = vec![0; reader.output_buffer_size().unwrap()];
+        let info = reader.next_frame(&mut rgba8).unwrap();
+        rgba8.truncate(info.buffer_size());
+        let stats: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&stats).unwrap()).unwrap();
+        (rhi_vulkan::Image { width: info.width, height: info.height, rgba8 }, stats["visible_primitives"].as_u64().unwrap())
+    };
+    let (rows, rows_visible) = run(false);
+    let (scattered, scattered_visible) = run(true);
+    assert_eq!(rows_visible, scattered_visible);
+    assert!(rows_visible > 100 && rows_visible < 40_000, "the draw distance cuts through the grid: {rows_visible} visible");
+    test_support::assert_images_equal(&rows, &scattered, "many-cubes --count 40000 --draw-distance 300: rows vs --scattered");
+}
+
 /// `--trace FILE` writes a Chrome trace (a JSON array of trace events)
 /// with a span per frame stage of every frame, worker tasks and the game
 /// frames; the stats file has each stage's CPU time, summing to the

@@ -37,6 +37,13 @@ struct Options {
     /// culls all of it (the frames-in-flight benchmark balances the two so).
     #[arg(long, default_value_t = 0.0, value_parser = parse_distance)]
     draw_distance: f32,
+    /// Spawn the grid's cubes in a scattered order (cell k·p mod N, p the
+    /// integer nearest N/φ that is coprime with N) instead of row by row: the scene's slots then no longer
+    /// follow space, so culling can skip no chunk on its box — the worst
+    /// case for the renderer's chunked culling (the frames-in-flight
+    /// benchmark uses it to keep the CPU's share of the frame).
+    #[arg(long)]
+    scattered: bool,
     #[command(flatten)]
     common: CommonOptions,
 }
@@ -105,7 +112,24 @@ fn run(o: &Options) -> anyhow::Result<()> {
         let h = 0.4 + ((x * 0.37).sin() * (y * 0.23).cos()).abs() * 1.2;
         Transform::new(Vec3::new(x * spacing, y * spacing, h / 2.0 + (t + i as f32 * 0.1).sin().max(0.0) * 0.5 * (t > 0.0) as u32 as f32), Quat::from_rotation_z(x * 0.05 + t), Vec3::new(1.0, 1.0, h))
     };
-    let items: Vec<(Box<dyn Component>, Transform)> = (0..o.count).map(|i| (Box::new(StaticMeshComponent::new(cube.clone())) as Box<dyn Component>, placement(i, 0.0))).collect();
+    // The grid cell of the k-th cube spawned.
+    let cells: Vec<u32> = if o.scattered {
+        let n = u64::from(o.count);
+        let gcd = |mut a: u64, mut b: u64| {
+            while b != 0 {
+                (a, b) = (b, a % b);
+            }
+            a
+        };
+        let mut p = ((n as f64 / 1.618_033_988_75) as u64).max(1);
+        while gcd(p, n) != 1 {
+            p += 1;
+        }
+        (0..n).map(|k| (k * p % n) as u32).collect()
+    } else {
+        (0..o.count).collect()
+    };
+    let items: Vec<(Box<dyn Component>, Transform)> = cells.iter().map(|&i| (Box::new(StaticMeshComponent::new(cube.clone())) as Box<dyn Component>, placement(i, 0.0))).collect();
     let cubes = w.spawn_actors(items)?;
     for (i, c) in cubes.iter().enumerate() {
         w.set_material(*c, 0, mats[i % mats.len()])?;
@@ -114,8 +138,8 @@ fn run(o: &Options) -> anyhow::Result<()> {
     runner::run("many-cubes", &o.common, &mut engine, |engine, frame, dt| {
         if moving > 0 {
             let t = (frame + 1) as f32 * dt * 3.0;
-            for (k, c) in cubes.iter().take(moving).enumerate() {
-                engine.world.set_relative_transform(*c, placement(k as u32, t))?;
+            for (c, &cell) in cubes.iter().zip(&cells).take(moving) {
+                engine.world.set_relative_transform(*c, placement(cell, t))?;
             }
         }
         Ok(runner::SampleFigures::default())
