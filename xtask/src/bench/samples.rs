@@ -156,6 +156,10 @@ pub fn bench(dir: &Path, quick: bool) -> Result<(), String> {
         let s = many_cubes(dir, &format!("sphere-{label}"), &["--layout", "sphere", "--count", count, "--frames", sphere_frames, "--width", "1920", "--height", "1080", "--cvar", "r.FramesInFlight=1"])?;
         let t = &s.mean_timings_ms;
         rows.push(row(&format!("peer scale, sphere of {label} cubes at 1920x1080, CPU per frame"), t.cpu(), "ms", Some(goal)));
+        if label == "1.6M" {
+            // The frame-as-a-pipeline issue's goal for the same figure.
+            rows.push(row("peer scale 1.6M: CPU per frame against the frame-pipeline goal", t.cpu(), "ms", Some("<= 4")));
+        }
         // The same goal as a ratio, for reading; the goal is judged once, above.
         rows.push(row(&format!("peer scale {label}: Bevy 0.19's CPU per frame vs ours"), bevy / t.cpu(), "x", None));
         rows.push(row(&format!("peer scale {label}: game + end of frame"), t.game + t.end_of_frame, "ms", None));
