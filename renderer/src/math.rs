@@ -75,8 +75,11 @@ impl Frustum {
 
     /// The planes the box `min..=max` straddles, for testing what is inside
     /// it against those alone: `None` when one plane has the whole box
-    /// behind it (as [`Self::intersects_box`] is false), otherwise the
+    /// behind it (the box is outside; conservative: a box across two planes
+    /// near a corner can be outside and still straddle both), otherwise the
     /// planes with part of the box behind them (none: the box is inside).
+    /// Each plane is tested at the box's corners farthest along and against
+    /// its normal.
     pub fn straddled_planes(&self, min: Vec3, max: Vec3) -> Option<([Vec4; 6], usize)> {
         let mut planes = [Vec4::ZERO; 6];
         let mut n = 0;
@@ -92,18 +95,6 @@ impl Frustum {
             }
         }
         Some((planes, n))
-    }
-
-    /// Whether the axis-aligned box `min..=max` may touch the frustum
-    /// (conservative: no plane has the whole box behind it; a box that
-    /// straddles two planes near a corner can pass while outside). Each
-    /// plane is tested at the box corner farthest along its normal.
-    #[inline]
-    pub fn intersects_box(&self, min: Vec3, max: Vec3) -> bool {
-        self.planes.iter().all(|p| {
-            let n = p.truncate();
-            n.dot(Vec3::select(n.cmpge(Vec3::ZERO), max, min)) + p.w >= 0.0
-        })
     }
 }
 
@@ -127,11 +118,11 @@ mod tests {
         let view = Mat4::look_at_rh(Vec3::ZERO, Vec3::X, Vec3::Z);
         let proj = Mat4::perspective_rh(1.0, 1.0, 0.1, 100.0);
         let f = Frustum::from_view_proj(&(proj * view));
-        assert!(f.intersects_box(Vec3::new(5.0, -1.0, -1.0), Vec3::new(7.0, 1.0, 1.0)), "in front");
-        assert!(f.intersects_box(Vec3::new(-50.0, -1.0, -1.0), Vec3::new(50.0, 1.0, 1.0)), "through the eye");
-        assert!(!f.intersects_box(Vec3::new(-20.0, -1.0, -1.0), Vec3::new(-10.0, 1.0, 1.0)), "behind");
-        assert!(!f.intersects_box(Vec3::new(5.0, 40.0, -1.0), Vec3::new(7.0, 60.0, 1.0)), "to the side");
-        assert!(!f.intersects_box(Vec3::new(150.0, -1.0, -1.0), Vec3::new(160.0, 1.0, 1.0)), "beyond far");
+        assert!(f.straddled_planes(Vec3::new(5.0, -1.0, -1.0), Vec3::new(7.0, 1.0, 1.0)).is_some(), "in front");
+        assert!(f.straddled_planes(Vec3::new(-50.0, -1.0, -1.0), Vec3::new(50.0, 1.0, 1.0)).is_some(), "through the eye");
+        assert!(f.straddled_planes(Vec3::new(-20.0, -1.0, -1.0), Vec3::new(-10.0, 1.0, 1.0)).is_none(), "behind");
+        assert!(f.straddled_planes(Vec3::new(5.0, 40.0, -1.0), Vec3::new(7.0, 60.0, 1.0)).is_none(), "to the side");
+        assert!(f.straddled_planes(Vec3::new(150.0, -1.0, -1.0), Vec3::new(160.0, 1.0, 1.0)).is_none(), "beyond far");
         // Every sphere the frustum keeps is kept by the box around it.
         let mut s = 1u64;
         for _ in 0..2000 {
@@ -142,7 +133,7 @@ mod tests {
             let c = Vec3::new(next() * 240.0 - 120.0, next() * 240.0 - 120.0, next() * 240.0 - 120.0);
             let r = next() * 10.0;
             if f.intersects_sphere(c, r) {
-                assert!(f.intersects_box(c - r, c + r), "{c:?} {r}");
+                assert!(f.straddled_planes(c - r, c + r).is_some(), "{c:?} {r}");
             }
         }
     }
