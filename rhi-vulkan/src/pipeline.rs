@@ -283,6 +283,30 @@ impl Device {
             self.pipeline_cache.hits.fetch_add(1, Ordering::Relaxed);
             return Ok(h);
         }
+        self.graphics_desc_check(desc)?;
+        // Until the pipeline exists, a shader module destroyed on another
+        // thread waits in the deletion queue (its raw module is used below).
+        let _recording = crate::device::Recording::begin(self);
+        let (vs_module, vs) = self.entry_point(&desc.vertex, ShaderStages::VERTEX)?;
+        let fs = desc.fragment.as_ref().map(|f| self.entry_point(f, ShaderStages::FRAGMENT)).transpose()?;
+        vertex_inputs_check(desc, &vs)?;
+        let mut reflections = vec![&vs];
+        if let Some((_, f)) = &fs {
+            reflections.push(f);
+        }
+        let layout_desc = layout_desc(&reflections)?;
+        self.layout_limits_check(&layout_desc)?;
+        let (layout, set_layouts) = self.layouts.pipeline_layout(&self.raw, &layout_desc)?;
+        let raw = self.raw_graphics_pipeline(desc, vs_module, fs.as_ref().map(|(m, _)| *m), layout)?;
+        let streams = vertex_streams(desc);
+        let rendering = rendering_key(desc.color_targets.iter().map(|c| c.format), desc.depth.map(|d| d.format));
+        let layout = Layout { raw: layout, desc: layout_desc, sets: set_layouts };
+        self.insert_pipeline(key, raw, layout, PipelineKind::Graphics { streams, rendering })
+    }
+
+    /// Checks a graphics description on its own and against the device's
+    /// features: targets, stream counts, wireframe, depth and color formats.
+    fn graphics_desc_check(&self, desc: &GraphicsPipelineDesc) -> Result<()> {
         if desc.color_targets.is_empty() && desc.depth.is_none() {
             return Err(RhiError::InvalidDesc("a graphics pipeline needs a color target or depth".into()));
         }
@@ -302,39 +326,18 @@ impl Device {
         if let Some(c) = desc.color_targets.iter().find(|c| c.format.is_depth()) {
             return Err(RhiError::InvalidDesc(format!("color target format {:?} is a depth format", c.format)));
         }
-        // Until the pipeline exists, a shader module destroyed on another
-        // thread waits in the deletion queue (its raw module is used below).
-        let _recording = crate::device::Recording::begin(self);
-        let (vs_module, vs) = self.entry_point(&desc.vertex, ShaderStages::VERTEX)?;
-        let fs = desc.fragment.as_ref().map(|f| self.entry_point(f, ShaderStages::FRAGMENT)).transpose()?;
-        let mut provided = HashMap::new();
-        for (i, vb) in desc.vertex_buffers.iter().enumerate() {
-            for a in &vb.attributes {
-                if provided.insert(a.location, i).is_some() {
-                    return Err(RhiError::InvalidDesc(format!("vertex location {} is given twice", a.location)));
-                }
-                if a.offset + a.format.size() > vb.stride && vb.stride != 0 {
-                    return Err(RhiError::InvalidDesc(format!(
-                        "vertex attribute at location {} overruns the stride {}",
-                        a.location, vb.stride
-                    )));
-                }
-            }
-        }
-        if let Some(missing) = vs.vertex_inputs.iter().find(|i| !provided.contains_key(&i.location)) {
-            return Err(RhiError::InvalidDesc(format!(
-                "vertex shader {:?} reads location {} that no vertex buffer provides",
-                desc.vertex.entry, missing.location
-            )));
-        }
-        let mut reflections = vec![&vs];
-        if let Some((_, f)) = &fs {
-            reflections.push(f);
-        }
-        let layout_desc = layout_desc(&reflections)?;
-        self.layout_limits_check(&layout_desc)?;
-        let (layout, set_layouts) = self.layouts.pipeline_layout(&self.raw, &layout_desc)?;
+        Ok(())
+    }
 
+    /// Translates `desc` into Vulkan state and creates the raw pipeline with
+    /// the given shader modules and layout.
+    fn raw_graphics_pipeline(
+        &self,
+        desc: &GraphicsPipelineDesc,
+        vs_module: vk::ShaderModule,
+        fs_module: Option<vk::ShaderModule>,
+        layout: vk::PipelineLayout,
+    ) -> Result<vk::Pipeline> {
         let vs_name = CString::new(desc.vertex.entry.clone()).map_err(|_| RhiError::InvalidDesc("NUL in entry name".into()))?;
         let fs_name = desc
             .fragment
@@ -346,55 +349,22 @@ impl Device {
             .stage(vk::ShaderStageFlags::VERTEX)
             .module(vs_module)
             .name(&vs_name)];
-        if let (Some((module, _)), Some(name)) = (&fs, &fs_name) {
+        if let (Some(module), Some(name)) = (fs_module, &fs_name) {
             stages.push(
                 vk::PipelineShaderStageCreateInfo::default()
                     .stage(vk::ShaderStageFlags::FRAGMENT)
-                    .module(*module)
+                    .module(module)
                     .name(name),
             );
         }
-        let bindings: Vec<_> = desc
-            .vertex_buffers
-            .iter()
-            .enumerate()
-            .map(|(i, vb)| vk::VertexInputBindingDescription {
-                binding: i as u32,
-                stride: vb.stride,
-                input_rate: match vb.step_mode {
-                    VertexStepMode::Vertex => vk::VertexInputRate::VERTEX,
-                    VertexStepMode::Instance => vk::VertexInputRate::INSTANCE,
-                },
-            })
-            .collect();
-        let attributes: Vec<_> = desc
-            .vertex_buffers
-            .iter()
-            .enumerate()
-            .flat_map(|(i, vb)| {
-                vb.attributes.iter().map(move |a| vk::VertexInputAttributeDescription {
-                    location: a.location,
-                    binding: i as u32,
-                    format: conv::vertex_format(a.format),
-                    offset: a.offset,
-                })
-            })
-            .collect();
+        let (bindings, attributes) = vertex_input_descriptions(desc);
         let vertex_input = vk::PipelineVertexInputStateCreateInfo::default()
             .vertex_binding_descriptions(&bindings)
             .vertex_attribute_descriptions(&attributes);
         let input_assembly = vk::PipelineInputAssemblyStateCreateInfo::default()
             .topology(conv::topology(desc.primitive.topology));
         let viewport = vk::PipelineViewportStateCreateInfo::default().viewport_count(1).scissor_count(1);
-        let bias = desc.depth.and_then(|d| d.bias);
-        let raster = vk::PipelineRasterizationStateCreateInfo::default()
-            .polygon_mode(conv::polygon_mode(desc.primitive.polygon_mode))
-            .cull_mode(conv::cull_mode(desc.primitive.cull_mode))
-            .front_face(conv::front_face(desc.primitive.front_face))
-            .line_width(1.0)
-            .depth_bias_enable(bias.is_some())
-            .depth_bias_constant_factor(bias.map(|b| b.constant as f32).unwrap_or(0.0))
-            .depth_bias_slope_factor(bias.map(|b| f32::from_bits(b.slope_scale_bits)).unwrap_or(0.0));
+        let raster = rasterization_state(desc);
         let multisample = vk::PipelineMultisampleStateCreateInfo::default()
             .rasterization_samples(vk::SampleCountFlags::TYPE_1);
         let depth_stencil = match &desc.depth {
@@ -404,24 +374,7 @@ impl Device {
                 .depth_compare_op(conv::compare_op(d.compare)),
             None => vk::PipelineDepthStencilStateCreateInfo::default(),
         };
-        let blend_attachments: Vec<_> = desc
-            .color_targets
-            .iter()
-            .map(|c| {
-                let a = vk::PipelineColorBlendAttachmentState::default().color_write_mask(vk::ColorComponentFlags::RGBA);
-                match c.blend {
-                    None => a,
-                    Some(b) => a
-                        .blend_enable(true)
-                        .src_color_blend_factor(conv::blend_factor(b.color.src))
-                        .dst_color_blend_factor(conv::blend_factor(b.color.dst))
-                        .color_blend_op(vk::BlendOp::ADD)
-                        .src_alpha_blend_factor(conv::blend_factor(b.alpha.src))
-                        .dst_alpha_blend_factor(conv::blend_factor(b.alpha.dst))
-                        .alpha_blend_op(vk::BlendOp::ADD),
-                }
-            })
-            .collect();
+        let blend_attachments = blend_attachment_states(desc);
         let color_blend = vk::PipelineColorBlendStateCreateInfo::default().attachments(&blend_attachments);
         let dynamic_states = [vk::DynamicState::VIEWPORT, vk::DynamicState::SCISSOR];
         let dynamic = vk::PipelineDynamicStateCreateInfo::default().dynamic_states(&dynamic_states);
@@ -441,19 +394,11 @@ impl Device {
             .dynamic_state(&dynamic)
             .layout(layout)
             .push_next(&mut rendering);
-        // SAFETY: every referenced module (kept by the recording guard), layout
-        // and array is live for the call.
+        // SAFETY: every referenced module (kept by the caller's recording
+        // guard), layout and array is live for the call.
         let raw = unsafe { self.raw.create_graphics_pipelines(vk::PipelineCache::null(), &[info], None) }
             .map_err(|(_, e)| vk_err("vkCreateGraphicsPipelines")(e))?[0];
-        let mut streams = VertexStreams::default();
-        for (i, vb) in desc.vertex_buffers.iter().enumerate() {
-            let span = vb.attributes.iter().map(|a| a.offset + a.format.size()).max().unwrap_or(0);
-            streams.streams[i] = VertexStream { stride: vb.stride, per_instance: vb.step_mode == VertexStepMode::Instance, span };
-        }
-        streams.count = desc.vertex_buffers.len() as u8;
-        let rendering = rendering_key(desc.color_targets.iter().map(|c| c.format), desc.depth.map(|d| d.format));
-        let layout = Layout { raw: layout, desc: layout_desc, sets: set_layouts };
-        self.insert_pipeline(key, raw, layout, PipelineKind::Graphics { streams, rendering })
+        Ok(raw)
     }
 
     /// Returns the compute pipeline for `desc`, creating it on the first request.
@@ -544,4 +489,108 @@ impl Device {
             self.retire(crate::device::Retired::Pipeline(entry));
         }
     }
+}
+
+/// Checks a graphics description's vertex buffers: no location given twice,
+/// no attribute past its stride, every location the vertex shader reads provided.
+fn vertex_inputs_check(desc: &GraphicsPipelineDesc, vs: &EntryPointReflection) -> Result<()> {
+    let mut provided = HashMap::new();
+    for (i, vb) in desc.vertex_buffers.iter().enumerate() {
+        for a in &vb.attributes {
+            if provided.insert(a.location, i).is_some() {
+                return Err(RhiError::InvalidDesc(format!("vertex location {} is given twice", a.location)));
+            }
+            if a.offset + a.format.size() > vb.stride && vb.stride != 0 {
+                return Err(RhiError::InvalidDesc(format!(
+                    "vertex attribute at location {} overruns the stride {}",
+                    a.location, vb.stride
+                )));
+            }
+        }
+    }
+    if let Some(missing) = vs.vertex_inputs.iter().find(|i| !provided.contains_key(&i.location)) {
+        return Err(RhiError::InvalidDesc(format!(
+            "vertex shader {:?} reads location {} that no vertex buffer provides",
+            desc.vertex.entry, missing.location
+        )));
+    }
+    Ok(())
+}
+
+/// The Vulkan vertex binding (one per buffer) and attribute descriptions of a graphics description.
+fn vertex_input_descriptions(
+    desc: &GraphicsPipelineDesc,
+) -> (Vec<vk::VertexInputBindingDescription>, Vec<vk::VertexInputAttributeDescription>) {
+    let bindings = desc
+        .vertex_buffers
+        .iter()
+        .enumerate()
+        .map(|(i, vb)| vk::VertexInputBindingDescription {
+            binding: i as u32,
+            stride: vb.stride,
+            input_rate: match vb.step_mode {
+                VertexStepMode::Vertex => vk::VertexInputRate::VERTEX,
+                VertexStepMode::Instance => vk::VertexInputRate::INSTANCE,
+            },
+        })
+        .collect();
+    let attributes = desc
+        .vertex_buffers
+        .iter()
+        .enumerate()
+        .flat_map(|(i, vb)| {
+            vb.attributes.iter().map(move |a| vk::VertexInputAttributeDescription {
+                location: a.location,
+                binding: i as u32,
+                format: conv::vertex_format(a.format),
+                offset: a.offset,
+            })
+        })
+        .collect();
+    (bindings, attributes)
+}
+
+/// The Vulkan rasterization state of a graphics description (polygon mode, culling, depth bias).
+fn rasterization_state(desc: &GraphicsPipelineDesc) -> vk::PipelineRasterizationStateCreateInfo<'static> {
+    let bias = desc.depth.and_then(|d| d.bias);
+    vk::PipelineRasterizationStateCreateInfo::default()
+        .polygon_mode(conv::polygon_mode(desc.primitive.polygon_mode))
+        .cull_mode(conv::cull_mode(desc.primitive.cull_mode))
+        .front_face(conv::front_face(desc.primitive.front_face))
+        .line_width(1.0)
+        .depth_bias_enable(bias.is_some())
+        .depth_bias_constant_factor(bias.map(|b| b.constant as f32).unwrap_or(0.0))
+        .depth_bias_slope_factor(bias.map(|b| f32::from_bits(b.slope_scale_bits)).unwrap_or(0.0))
+}
+
+/// The Vulkan blend state of each color target of a graphics description.
+fn blend_attachment_states(desc: &GraphicsPipelineDesc) -> Vec<vk::PipelineColorBlendAttachmentState> {
+    desc.color_targets
+        .iter()
+        .map(|c| {
+            let a = vk::PipelineColorBlendAttachmentState::default().color_write_mask(vk::ColorComponentFlags::RGBA);
+            match c.blend {
+                None => a,
+                Some(b) => a
+                    .blend_enable(true)
+                    .src_color_blend_factor(conv::blend_factor(b.color.src))
+                    .dst_color_blend_factor(conv::blend_factor(b.color.dst))
+                    .color_blend_op(vk::BlendOp::ADD)
+                    .src_alpha_blend_factor(conv::blend_factor(b.alpha.src))
+                    .dst_alpha_blend_factor(conv::blend_factor(b.alpha.dst))
+                    .alpha_blend_op(vk::BlendOp::ADD),
+            }
+        })
+        .collect()
+}
+
+/// The vertex streams (stride, step mode, span of the attributes) a graphics pipeline checks draws against.
+fn vertex_streams(desc: &GraphicsPipelineDesc) -> VertexStreams {
+    let mut streams = VertexStreams::default();
+    for (i, vb) in desc.vertex_buffers.iter().enumerate() {
+        let span = vb.attributes.iter().map(|a| a.offset + a.format.size()).max().unwrap_or(0);
+        streams.streams[i] = VertexStream { stride: vb.stride, per_instance: vb.step_mode == VertexStepMode::Instance, span };
+    }
+    streams.count = desc.vertex_buffers.len() as u8;
+    streams
 }
