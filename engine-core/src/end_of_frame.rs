@@ -6,13 +6,13 @@
 //! New proxies are created in parallel and added in one batch; transforms go
 //! in one batch too.
 
-use crate::collision::BodyId;
+use crate::collision::{BodyId, CollisionScene};
 use crate::component::{DirtyFlags, LightDesc, ProxyCreateContext};
 use crate::error::Result;
 use crate::handle::ComponentId;
-use crate::world::World;
+use crate::world::{ComponentEntry, World};
 use rayon::prelude::*;
-use renderer::{DirectionalLight, Light, PointLight, PrimitiveId, PrimitiveSceneProxy};
+use renderer::{Bounds, DirectionalLight, Light, PointLight, PrimitiveId, PrimitiveSceneProxy};
 use std::any::Any;
 
 /// Below this many render-state changes, proxies are created serially.
@@ -48,8 +48,30 @@ impl World {
 
     fn send_updates(&mut self, ids: Vec<ComponentId>) -> Result<EndOfFrameStats> {
         let mut stats = EndOfFrameStats { visited: ids.len(), ..Default::default() };
-        let has_renderer = self.render.is_some();
         // 1. New proxies for render-state-dirty primitives (parallel for big batches).
+        let created = self.create_proxies(&ids);
+        let mut batch = self.install_proxies(created, &mut stats);
+        // 2. Transforms, dynamic data, lights and collision, in one pass over
+        // the components (a collision error stops the pass where it is).
+        for id in &ids {
+            let Some(e) = self.components.get_mut(*id) else { continue };
+            let d = std::mem::replace(&mut e.dirty, DirtyFlags::NONE);
+            e.queued = false;
+            gather_render_updates(*id, e, d, &mut batch);
+            update_collision(&mut self.collision, *id, e, d, &mut stats)?;
+        }
+        self.maintain_collision(stats.bodies_updated);
+        stats.transforms_sent = batch.transforms.len();
+        stats.dynamic_data_sent = batch.dynamic.len();
+        stats.lights_sent = batch.lights.len();
+        // 3. Send, in order: removes, adds, transforms, dynamic data, lights.
+        self.send_to_render_thread(batch)?;
+        Ok(stats)
+    }
+
+    /// Creates the scene proxies of the render-state-dirty primitives among `ids` (`None`: the old proxy goes, none replaces it).
+    fn create_proxies(&self, ids: &[ComponentId]) -> Vec<(ComponentId, Option<Box<dyn PrimitiveSceneProxy>>)> {
+        let has_renderer = self.render.is_some();
         let comps = &self.components;
         let make = |id: &ComponentId| -> Option<(ComponentId, Option<Box<dyn PrimitiveSceneProxy>>)> {
             let e = comps.get(*id)?;
@@ -74,115 +96,50 @@ impl World {
             };
             Some((*id, proxy))
         };
-        let created: Vec<_> = if ids.len() >= PARALLEL_THRESHOLD { ids.par_iter().filter_map(make).collect() } else { ids.iter().filter_map(make).collect() };
+        if ids.len() >= PARALLEL_THRESHOLD { ids.par_iter().filter_map(make).collect() } else { ids.iter().filter_map(make).collect() }
+    }
 
-        let mut removes: Vec<PrimitiveId> = Vec::new();
-        let mut adds: Vec<(PrimitiveId, Box<dyn PrimitiveSceneProxy>, glam::Mat4)> = Vec::new();
+    /// Gives the new proxies their ids and queues the old ones' removal.
+    fn install_proxies(&mut self, created: Vec<(ComponentId, Option<Box<dyn PrimitiveSceneProxy>>)>, stats: &mut EndOfFrameStats) -> RenderBatch {
+        let mut batch = RenderBatch::default();
         for (id, proxy) in created {
             let e = self.components.get_mut(id).expect("live");
             if let Some(old) = e.primitive.take() {
-                removes.push(old);
+                batch.removes.push(old);
                 stats.proxies_removed += 1;
             }
             if let Some(p) = proxy {
                 let pid = PrimitiveId::new();
-                adds.push((pid, p, e.node.world));
+                batch.adds.push((pid, p, e.node.world));
                 e.primitive = Some(pid);
                 stats.proxies_created += 1;
             }
         }
+        batch
+    }
 
-        // 2. Transforms, dynamic data, lights and collision.
-        let mut transforms = Vec::new();
-        let mut dynamic: Vec<(PrimitiveId, Box<dyn Any + Send>)> = Vec::new();
-        let mut lights: Vec<(ComponentId, Option<Light>)> = Vec::new();
-        for id in &ids {
-            let Some(e) = self.components.get_mut(*id) else { continue };
-            let d = std::mem::replace(&mut e.dirty, DirtyFlags::NONE);
-            e.queued = false;
-            if let Some(pid) = e.primitive {
-                if d.transform && !d.render_state {
-                    let bounds = e.behaviour.as_primitive().map(|p| p.local_bounds());
-                    transforms.push((pid, e.node.world, bounds));
-                }
-                if d.dynamic_data && !d.render_state {
-                    if let Some(data) = e.behaviour.as_primitive_mut().and_then(|p| p.dynamic_data()) {
-                        dynamic.push((pid, data));
-                    }
-                }
-            }
-            if d.render_state || d.transform {
-                if let Some(desc) = e.behaviour.light() {
-                    let w = e.node.world;
-                    let light = e.registered.then(|| match desc {
-                        LightDesc::Directional { color, intensity, cast_shadows } => Light::Directional(DirectionalLight {
-                            direction: w.x_axis.truncate().normalize_or_zero(),
-                            color,
-                            intensity,
-                            cast_shadows,
-                        }),
-                        LightDesc::Point { color, intensity, radius } => Light::Point(PointLight { position: w.w_axis.truncate(), color, intensity, radius }),
-                    });
-                    // A light edited to values the scene rejects (NaN, a zero
-                    // radius) is taken out rather than failing the whole frame.
-                    let light = light.filter(|l| {
-                        let valid = l.is_valid();
-                        if !valid {
-                            log::warn!("{id:?}: light {l:?} is invalid; not drawn");
-                        }
-                        valid
-                    });
-                    lights.push((*id, light));
-                }
-            }
-            // Collision: (re)cook on registration or a collision change; move on transform.
-            let body = BodyId(id.to_bits());
-            if e.behaviour.as_primitive().is_some() && (d.collision || d.render_state || d.transform) {
-                let affine = World::affine(&e.node.world);
-                if e.registered {
-                    if d.collision || e.body.is_none() {
-                        let complexity = e.behaviour.as_primitive().map(|p| p.collision_complexity()).unwrap_or_default();
-                        if let Some(cooked) = e.behaviour.as_primitive_mut().and_then(|p| p.collision()) {
-                            if e.body.is_some() {
-                                self.collision.set_collision(body, cooked)?;
-                                self.collision.set_transform(body, affine)?;
-                            } else {
-                                self.collision.add_body(body, cooked, affine, complexity)?;
-                                e.body = Some(body);
-                            }
-                            stats.bodies_updated += 1;
-                        }
-                    } else if d.transform && e.body.is_some() {
-                        self.collision.set_transform(body, affine)?;
-                        stats.bodies_updated += 1;
-                    }
-                } else if e.body.take().is_some() {
-                    self.collision.remove_body(body)?;
-                    stats.bodies_updated += 1;
-                }
-            }
-        }
+    /// Tidies the broad phase once enough bodies moved since it was last tidied.
+    fn maintain_collision(&mut self, bodies_updated: usize) {
         // Tidying the broad phase walks every body: amortize it so that the
         // cost of a frame stays proportional to what moved (traces are
         // correct either way, only slower while boxes are loose).
-        self.bodies_moved_since_maintain += stats.bodies_updated;
+        self.bodies_moved_since_maintain += bodies_updated;
         if self.bodies_moved_since_maintain * 10 >= self.collision.len().max(1) {
             self.collision.maintain();
             self.bodies_moved_since_maintain = 0;
         }
-        stats.transforms_sent = transforms.len();
-        stats.dynamic_data_sent = dynamic.len();
-        stats.lights_sent = lights.len();
+    }
 
-        // 3. Send, in order: removes, adds, transforms, dynamic data, lights.
-        let Some(rt) = self.render.as_mut() else { return Ok(stats) };
-        rt.remove_primitives(removes)?;
-        rt.add_primitives_with_ids(adds)?;
-        rt.update_primitive_transforms(transforms)?;
-        for (pid, data) in dynamic {
+    /// Sends `batch` to the render thread, if there is one, in order: removes, adds, transforms, dynamic data, lights.
+    fn send_to_render_thread(&mut self, batch: RenderBatch) -> Result<()> {
+        let Some(rt) = self.render.as_mut() else { return Ok(()) };
+        rt.remove_primitives(batch.removes)?;
+        rt.add_primitives_with_ids(batch.adds)?;
+        rt.update_primitive_transforms(batch.transforms)?;
+        for (pid, data) in batch.dynamic {
             rt.update_dynamic_data(pid, data)?;
         }
-        for (id, light) in lights {
+        for (id, light) in batch.lights {
             let e = self.components.get_mut(id).expect("live");
             match (light, e.light) {
                 (Some(l), Some(lid)) => rt.set_light(lid, l)?,
@@ -194,6 +151,86 @@ impl World {
                 (None, None) => {}
             }
         }
-        Ok(stats)
+        Ok(())
     }
+}
+
+/// What one end-of-frame update sends to the render thread.
+#[derive(Default)]
+struct RenderBatch {
+    removes: Vec<PrimitiveId>,
+    adds: Vec<(PrimitiveId, Box<dyn PrimitiveSceneProxy>, glam::Mat4)>,
+    transforms: Vec<(PrimitiveId, glam::Mat4, Option<Bounds>)>,
+    dynamic: Vec<(PrimitiveId, Box<dyn Any + Send>)>,
+    lights: Vec<(ComponentId, Option<Light>)>,
+}
+
+/// Queues the transform, dynamic data and light that `e`'s dirty flags `d` call for.
+fn gather_render_updates(id: ComponentId, e: &mut ComponentEntry, d: DirtyFlags, batch: &mut RenderBatch) {
+    if let Some(pid) = e.primitive {
+        if d.transform && !d.render_state {
+            let bounds = e.behaviour.as_primitive().map(|p| p.local_bounds());
+            batch.transforms.push((pid, e.node.world, bounds));
+        }
+        if d.dynamic_data && !d.render_state {
+            if let Some(data) = e.behaviour.as_primitive_mut().and_then(|p| p.dynamic_data()) {
+                batch.dynamic.push((pid, data));
+            }
+        }
+    }
+    if d.render_state || d.transform {
+        if let Some(desc) = e.behaviour.light() {
+            let w = e.node.world;
+            let light = e.registered.then(|| match desc {
+                LightDesc::Directional { color, intensity, cast_shadows } => Light::Directional(DirectionalLight {
+                    direction: w.x_axis.truncate().normalize_or_zero(),
+                    color,
+                    intensity,
+                    cast_shadows,
+                }),
+                LightDesc::Point { color, intensity, radius } => Light::Point(PointLight { position: w.w_axis.truncate(), color, intensity, radius }),
+            });
+            // A light edited to values the scene rejects (NaN, a zero
+            // radius) is taken out rather than failing the whole frame.
+            let light = light.filter(|l| {
+                let valid = l.is_valid();
+                if !valid {
+                    log::warn!("{id:?}: light {l:?} is invalid; not drawn");
+                }
+                valid
+            });
+            batch.lights.push((id, light));
+        }
+    }
+}
+
+/// Keeps `e`'s collision body in step with its dirty flags `d`: (re)cooks on registration or a collision change, moves on a transform, removes on unregistration.
+fn update_collision(collision: &mut CollisionScene, id: ComponentId, e: &mut ComponentEntry, d: DirtyFlags, stats: &mut EndOfFrameStats) -> Result<()> {
+    let body = BodyId(id.to_bits());
+    if e.behaviour.as_primitive().is_none() || !(d.collision || d.render_state || d.transform) {
+        return Ok(());
+    }
+    let affine = World::affine(&e.node.world);
+    if e.registered {
+        if d.collision || e.body.is_none() {
+            let complexity = e.behaviour.as_primitive().map(|p| p.collision_complexity()).unwrap_or_default();
+            if let Some(cooked) = e.behaviour.as_primitive_mut().and_then(|p| p.collision()) {
+                if e.body.is_some() {
+                    collision.set_collision(body, cooked)?;
+                    collision.set_transform(body, affine)?;
+                } else {
+                    collision.add_body(body, cooked, affine, complexity)?;
+                    e.body = Some(body);
+                }
+                stats.bodies_updated += 1;
+            }
+        } else if d.transform && e.body.is_some() {
+            collision.set_transform(body, affine)?;
+            stats.bodies_updated += 1;
+        }
+    } else if e.body.take().is_some() {
+        collision.remove_body(body)?;
+        stats.bodies_updated += 1;
+    }
+    Ok(())
 }
