@@ -10,12 +10,8 @@ fn out_dir(name: &str) -> std::path::PathBuf {
 }
 
 fn png_size(path: &std::path::Path) -> (u32, u32, Vec<u8>) {
-    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(path).unwrap()));
-    let mut reader = decoder.read_info().unwrap();
-    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
-    let info = reader.next_frame(&mut buf).unwrap();
-    buf.truncate(info.buffer_size());
-    (info.width, info.height, buf)
+    let image = test_support::load_png(path);
+    (image.width, image.height, image.rgba8)
 }
 
 #[test]

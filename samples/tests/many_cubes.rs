@@ -36,9 +36,7 @@ fn many_cubes_sphere_layout_shades_every_pixel_and_casts_no_shadow() {
     assert_eq!(s.passes["base"].instances, s.visible_primitives);
     assert!(s.passes["base"].draws <= 2, "one merged draw for the cubes, one for the mirrored box: {}", s.passes["base"].draws);
     assert!(s.mean_timings_ms.render_cpu > 0.0, "mean timings are filled");
-    let mut reader = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&png).unwrap())).read_info().unwrap();
-    let mut rgba = vec![0; reader.output_buffer_size().unwrap()];
-    reader.next_frame(&mut rgba).unwrap();
+    let rgba = test_support::load_png(&png).rgba8;
     let step = rgba.len() / (160 * 90);
     // The clear colour is (39, 39, 44) in the PNG; the lit white box is far brighter.
     let dark = rgba.chunks(step).filter(|p| p[..3].iter().all(|&c| c < 60)).count();
@@ -83,11 +81,7 @@ fn many_cubes_serial_and_parallel_write_identical_images_at_160k_cubes() {
         }
         let out = cmd.output().unwrap();
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-        let mut reader = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&path).unwrap())).read_info().unwrap();
-        let mut rgba8 = vec![0; reader.output_buffer_size().unwrap()];
-        let info = reader.next_frame(&mut rgba8).unwrap();
-        rgba8.truncate(info.buffer_size());
-        rhi_vulkan::Image { width: info.width, height: info.height, rgba8 }
+        test_support::load_png(&path)
     };
     test_support::assert_images_equal(&run(true), &run(false), "many-cubes --count 160000: --serial vs parallel");
 }
@@ -111,12 +105,7 @@ fn many_cubes_in_scattered_order_write_the_same_image() {
         }
         let out = cmd.output().unwrap();
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-        let mut reader = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&path).unwrap())).read_info().unwrap();
-        let mut rgba8 = vec![0; reader.output_buffer_size().unwrap()];
-        let info = reader.next_frame(&mut rgba8).unwrap();
-        rgba8.truncate(info.buffer_size());
-        let stats: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&stats).unwrap()).unwrap();
-        (rhi_vulkan::Image { width: info.width, height: info.height, rgba8 }, stats["visible_primitives"].as_u64().unwrap())
+        (test_support::load_png(&path), samples::SampleStats::read(&stats).unwrap().visible_primitives)
     };
     let (rows, rows_visible) = run(false);
     let (scattered, scattered_visible) = run(true);

@@ -19,6 +19,7 @@
 //!   number of differing pixels, the first few, and both images as PNGs
 //!   under `target/test-output/`. [`diff_pixels`] counts the pixels that
 //!   differ, for tests that expect a change.
+//! * [`save_png`], [`load_png`]: images to and from PNG files.
 //! * [`Rng`]: the one seeded, deterministic RNG of the tests.
 //! * [`property_cases`]: how many cases a property test runs.
 //! * [`bench`]: what the benches share: [`bench::paired`] measurements
@@ -219,6 +220,17 @@ pub fn save_test_output(img: &Image, name: &str) -> PathBuf {
     let path = test_output_dir().join(format!("{file}.png"));
     save_png(img, &path);
     path
+}
+
+/// Reads an RGBA PNG (as [`save_png`] and the samples write them).
+pub fn load_png(path: &Path) -> Image {
+    let file = std::fs::File::open(path).unwrap_or_else(|e| panic!("opening {}: {e}", path.display()));
+    let mut reader = png::Decoder::new(std::io::BufReader::new(file)).read_info().unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
+    let mut rgba8 = vec![0; reader.output_buffer_size().expect("a frame size that fits")];
+    let info = reader.next_frame(&mut rgba8).unwrap_or_else(|e| panic!("decoding {}: {e}", path.display()));
+    assert_eq!(info.color_type, png::ColorType::Rgba, "{}: RGBA", path.display());
+    rgba8.truncate(info.buffer_size());
+    Image { width: info.width, height: info.height, rgba8 }
 }
 
 /// Writes `img` as an RGBA PNG at `path`.

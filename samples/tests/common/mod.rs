@@ -17,8 +17,8 @@ pub fn run_sample(bin: &str, tag: &str, args: &[&str]) -> (PathBuf, SampleStats)
     let out = Command::new(bin).arg("--headless").args(args).arg("--out").arg(&png).arg("--stats").arg(&stats).output().unwrap();
     assert!(out.status.success(), "{name} {args:?}: {}", String::from_utf8_lossy(&out.stderr));
     let s = SampleStats::read(&stats).unwrap();
-    let reader = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&png).unwrap())).read_info().unwrap();
-    assert_eq!((reader.info().width, reader.info().height), (s.width, s.height), "PNG size");
+    let image = test_support::load_png(&png);
+    assert_eq!((image.width, image.height), (s.width, s.height), "PNG size");
     let context = format!("{name} {args:?} (stderr: {})", String::from_utf8_lossy(&out.stderr));
     test_support::assert_reported_clean(s.validation.enabled, s.validation.errors, s.validation.warnings, &context);
     (png, s)
