@@ -367,93 +367,57 @@ impl Swapchain {
         // Until the blit is submitted, a texture destroyed on another thread
         // waits for it in the deletion queue.
         let _recording = crate::device::Recording::begin(device);
-        let (src, src_format, src_w, src_h) = {
-            let t = crate::device::read(&device.resources.textures);
-            let e = t.get(texture).ok_or_else(|| RhiError::InvalidHandle(format!("{texture:?}")))?;
-            if !e.desc.usage.contains(crate::TextureUsage::TRANSFER_SRC) {
-                return Err(RhiError::InvalidDesc(format!("texture {:?} lacks TRANSFER_SRC usage", e.desc.label)));
-            }
-            (e.raw, e.desc.format, e.desc.width, e.desc.height)
-        };
+        let src = blit_source(device, texture)?;
         let slot_index = self.next_slot;
+        let Some((image_index, suboptimal)) = self.acquire_image(device, slot_index)? else {
+            return Ok(());
+        };
+        let image = self.images[image_index as usize];
+        self.record_blit(device, self.slots[slot_index].cmd, &src, state, image)?;
+        self.submit_and_present(device, slot_index, image_index, suboptimal)
+    }
+
+    /// Waits for slot `slot_index`'s last submission, then acquires the next
+    /// image with its semaphore: the image index and whether the swapchain is
+    /// suboptimal, or `None` where it was out of date (it is recreated, and
+    /// this frame skipped).
+    fn acquire_image(&mut self, device: &Device, slot_index: usize) -> Result<Option<(u32, bool)>> {
         device.wait_for(self.slots[slot_index].value)?;
         let slot = &self.slots[slot_index];
         // SAFETY: live swapchain; the acquire semaphore is unsignalled (its
         // last wait has completed: the timeline wait above).
         let acquired = unsafe { self.loader.acquire_next_image(self.raw, u64::MAX, slot.acquire, vk::Fence::null()) };
-        let (image_index, suboptimal) = match acquired {
-            Ok(r) => r,
+        match acquired {
+            Ok(r) => Ok(Some(r)),
             Err(vk::Result::ERROR_OUT_OF_DATE_KHR) => {
                 // Nothing was signalled; recreate and skip this frame.
                 self.recreate(device)?;
-                return Ok(());
+                Ok(None)
             }
-            Err(e) => return Err(vk_err("vkAcquireNextImageKHR")(e)),
-        };
-        let image = self.images[image_index as usize];
-        let ready = self.ready[image_index as usize];
-        let cmd = slot.cmd;
-        let acquire = slot.acquire;
-        // SAFETY: the command buffer's last submission has completed (timeline wait above).
+            Err(e) => Err(vk_err("vkAcquireNextImageKHR")(e)),
+        }
+    }
+
+    /// Resets `cmd` (its last submission has completed) and records into it
+    /// the blit of `src` (in `state`, left in `state`) onto the swapchain
+    /// image `image`, scaled to the swapchain's extent.
+    fn record_blit(
+        &self,
+        device: &Device,
+        cmd: vk::CommandBuffer,
+        src: &BlitSource,
+        state: TextureState,
+        image: vk::Image,
+    ) -> Result<()> {
+        // SAFETY: the command buffer's last submission has completed (the
+        // timeline wait in acquire_image).
         unsafe { device.raw.reset_command_buffer(cmd, vk::CommandBufferResetFlags::empty()) }
             .map_err(vk_err("vkResetCommandBuffer"))?;
         let begin = vk::CommandBufferBeginInfo::default().flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT);
         // SAFETY: the command buffer was reset above.
         unsafe { device.raw.begin_command_buffer(cmd, &begin) }.map_err(vk_err("vkBeginCommandBuffer"))?;
 
-        let color_range = vk::ImageSubresourceRange {
-            aspect_mask: vk::ImageAspectFlags::COLOR,
-            base_mip_level: 0,
-            level_count: 1,
-            base_array_layer: 0,
-            layer_count: 1,
-        };
-        let (state_layout, state_stage, state_access) = conv::texture_state(state);
-        // Blits run in the BLIT stage, which sync2's COPY (our TransferSrc state) does not cover.
-        let (src_layout, src_stage, src_access) =
-            (vk::ImageLayout::TRANSFER_SRC_OPTIMAL, vk::PipelineStageFlags2::BLIT, vk::AccessFlags2::TRANSFER_READ);
-        let texture_barrier = |from: (vk::ImageLayout, vk::PipelineStageFlags2, vk::AccessFlags2),
-                               to: (vk::ImageLayout, vk::PipelineStageFlags2, vk::AccessFlags2)| {
-            vk::ImageMemoryBarrier2::default()
-                .src_stage_mask(from.1)
-                .src_access_mask(from.2)
-                .dst_stage_mask(to.1)
-                .dst_access_mask(to.2)
-                .old_layout(from.0)
-                .new_layout(to.0)
-                .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
-                .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
-                .image(src)
-                .subresource_range(subresource_range(src_format))
-        };
-        let to_src = texture_barrier((state_layout, state_stage, state_access), (src_layout, src_stage, src_access));
-        let back = texture_barrier((src_layout, src_stage, src_access), (state_layout, state_stage, state_access));
-        // The acquire semaphore is waited at BLIT; the transition chains after it.
-        let image_to_dst = vk::ImageMemoryBarrier2::default()
-            .src_stage_mask(vk::PipelineStageFlags2::BLIT)
-            .src_access_mask(vk::AccessFlags2::NONE)
-            .dst_stage_mask(vk::PipelineStageFlags2::BLIT)
-            .dst_access_mask(vk::AccessFlags2::TRANSFER_WRITE)
-            .old_layout(vk::ImageLayout::UNDEFINED)
-            .new_layout(vk::ImageLayout::TRANSFER_DST_OPTIMAL)
-            .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
-            .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
-            .image(image)
-            .subresource_range(color_range);
-        let image_to_present = vk::ImageMemoryBarrier2::default()
-            .src_stage_mask(vk::PipelineStageFlags2::BLIT)
-            .src_access_mask(vk::AccessFlags2::TRANSFER_WRITE)
-            .dst_stage_mask(vk::PipelineStageFlags2::NONE)
-            .dst_access_mask(vk::AccessFlags2::NONE)
-            .old_layout(vk::ImageLayout::TRANSFER_DST_OPTIMAL)
-            .new_layout(vk::ImageLayout::PRESENT_SRC_KHR)
-            .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
-            .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
-            .image(image)
-            .subresource_range(color_range);
-        // Also when `state` is TransferSrc: the barrier then only adds the BLIT stage.
-        let before = [to_src, image_to_dst];
-        let after = [back, image_to_present];
+        let (before, after) = blit_barriers(src, state, image);
         let layers = vk::ImageSubresourceLayers {
             aspect_mask: vk::ImageAspectFlags::COLOR,
             mip_level: 0,
@@ -464,7 +428,7 @@ impl Swapchain {
             .src_subresource(layers)
             .src_offsets([
                 vk::Offset3D { x: 0, y: 0, z: 0 },
-                vk::Offset3D { x: src_w as i32, y: src_h as i32, z: 1 },
+                vk::Offset3D { x: src.width as i32, y: src.height as i32, z: 1 },
             ])
             .dst_subresource(layers)
             .dst_offsets([
@@ -473,15 +437,16 @@ impl Swapchain {
             ]);
         let regions = [region];
         let blit = vk::BlitImageInfo2::default()
-            .src_image(src)
+            .src_image(src.image)
             .src_image_layout(vk::ImageLayout::TRANSFER_SRC_OPTIMAL)
             .dst_image(image)
             .dst_image_layout(vk::ImageLayout::TRANSFER_DST_OPTIMAL)
             .regions(&regions)
             .filter(vk::Filter::LINEAR);
         // SAFETY: the command buffer is recording; both images are live (the
-        // texture handle was resolved above; the swapchain image was just
-        // acquired); synchronization2 and Vulkan 1.3 blits are enabled.
+        // texture handle was resolved by the caller under its recording guard;
+        // the swapchain image was just acquired); synchronization2 and
+        // Vulkan 1.3 blits are enabled.
         unsafe {
             device.raw.cmd_pipeline_barrier2(cmd, &vk::DependencyInfo::default().image_memory_barriers(&before));
             device.raw.cmd_blit_image2(cmd, &blit);
@@ -489,7 +454,16 @@ impl Swapchain {
         }
         // SAFETY: the buffer is in the recording state.
         unsafe { device.raw.end_command_buffer(cmd) }.map_err(vk_err("vkEndCommandBuffer"))?;
+        Ok(())
+    }
 
+    /// Submits slot `slot_index`'s recorded blit (waiting on its acquire
+    /// semaphore, signalling the image's ready semaphore), moves the ring on
+    /// and presents image `image_index`; an out-of-date or suboptimal
+    /// swapchain is marked for recreation.
+    fn submit_and_present(&mut self, device: &Device, slot_index: usize, image_index: u32, suboptimal: bool) -> Result<()> {
+        let (cmd, acquire) = (self.slots[slot_index].cmd, self.slots[slot_index].acquire);
+        let ready = self.ready[image_index as usize];
         let waits = [vk::SemaphoreSubmitInfo::default()
             .semaphore(acquire)
             .stage_mask(vk::PipelineStageFlags2::BLIT)];
@@ -561,6 +535,87 @@ impl Swapchain {
         // SAFETY: the swapchain made from the surface is destroyed above.
         unsafe { self.surface_loader.destroy_surface(self.surface, None) };
     }
+}
+
+/// The texture a present blits from: its raw image, format and size.
+struct BlitSource {
+    image: vk::Image,
+    format: crate::Format,
+    width: u32,
+    height: u32,
+}
+
+/// Resolves `texture` into the image a present blits from; it must have
+/// TRANSFER_SRC usage.
+fn blit_source(device: &Device, texture: TextureHandle) -> Result<BlitSource> {
+    let t = crate::device::read(&device.resources.textures);
+    let e = t.get(texture).ok_or_else(|| RhiError::InvalidHandle(format!("{texture:?}")))?;
+    if !e.desc.usage.contains(crate::TextureUsage::TRANSFER_SRC) {
+        return Err(RhiError::InvalidDesc(format!("texture {:?} lacks TRANSFER_SRC usage", e.desc.label)));
+    }
+    Ok(BlitSource { image: e.raw, format: e.desc.format, width: e.desc.width, height: e.desc.height })
+}
+
+/// The barriers before a present's blit (the source from `state` to
+/// TRANSFER_SRC at BLIT, the swapchain image `image` to TRANSFER_DST) and
+/// after it (the source back to `state`, the image to PRESENT_SRC).
+fn blit_barriers(
+    src: &BlitSource,
+    state: TextureState,
+    image: vk::Image,
+) -> ([vk::ImageMemoryBarrier2<'static>; 2], [vk::ImageMemoryBarrier2<'static>; 2]) {
+    let color_range = vk::ImageSubresourceRange {
+        aspect_mask: vk::ImageAspectFlags::COLOR,
+        base_mip_level: 0,
+        level_count: 1,
+        base_array_layer: 0,
+        layer_count: 1,
+    };
+    let (state_layout, state_stage, state_access) = conv::texture_state(state);
+    // Blits run in the BLIT stage, which sync2's COPY (our TransferSrc state) does not cover.
+    let (src_layout, src_stage, src_access) =
+        (vk::ImageLayout::TRANSFER_SRC_OPTIMAL, vk::PipelineStageFlags2::BLIT, vk::AccessFlags2::TRANSFER_READ);
+    let texture_barrier = |from: (vk::ImageLayout, vk::PipelineStageFlags2, vk::AccessFlags2),
+                           to: (vk::ImageLayout, vk::PipelineStageFlags2, vk::AccessFlags2)| {
+        vk::ImageMemoryBarrier2::default()
+            .src_stage_mask(from.1)
+            .src_access_mask(from.2)
+            .dst_stage_mask(to.1)
+            .dst_access_mask(to.2)
+            .old_layout(from.0)
+            .new_layout(to.0)
+            .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+            .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+            .image(src.image)
+            .subresource_range(subresource_range(src.format))
+    };
+    let to_src = texture_barrier((state_layout, state_stage, state_access), (src_layout, src_stage, src_access));
+    let back = texture_barrier((src_layout, src_stage, src_access), (state_layout, state_stage, state_access));
+    // The acquire semaphore is waited at BLIT; the transition chains after it.
+    let image_to_dst = vk::ImageMemoryBarrier2::default()
+        .src_stage_mask(vk::PipelineStageFlags2::BLIT)
+        .src_access_mask(vk::AccessFlags2::NONE)
+        .dst_stage_mask(vk::PipelineStageFlags2::BLIT)
+        .dst_access_mask(vk::AccessFlags2::TRANSFER_WRITE)
+        .old_layout(vk::ImageLayout::UNDEFINED)
+        .new_layout(vk::ImageLayout::TRANSFER_DST_OPTIMAL)
+        .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+        .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+        .image(image)
+        .subresource_range(color_range);
+    let image_to_present = vk::ImageMemoryBarrier2::default()
+        .src_stage_mask(vk::PipelineStageFlags2::BLIT)
+        .src_access_mask(vk::AccessFlags2::TRANSFER_WRITE)
+        .dst_stage_mask(vk::PipelineStageFlags2::NONE)
+        .dst_access_mask(vk::AccessFlags2::NONE)
+        .old_layout(vk::ImageLayout::TRANSFER_DST_OPTIMAL)
+        .new_layout(vk::ImageLayout::PRESENT_SRC_KHR)
+        .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+        .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+        .image(image)
+        .subresource_range(color_range);
+    // Also when `state` is TransferSrc: the barrier then only adds the BLIT stage.
+    ([to_src, image_to_dst], [back, image_to_present])
 }
 
 fn vk_present_mode(mode: PresentMode) -> vk::PresentModeKHR {
