@@ -268,87 +268,16 @@ impl<'d> Frame<'d> {
                 "bind group {group} needs more descriptors of one kind than a pool of {SETS_PER_POOL} sets holds"
             )));
         }
-        let limits = device.info();
-        let mut buffer_infos = Vec::with_capacity(entries.len());
-        let mut image_infos = Vec::with_capacity(entries.len());
-        // First pass: resolve and check every entry (nothing allocated yet).
-        let mut resolved = Vec::with_capacity(entries.len());
-        {
-            let buffers = read(&device.resources.buffers);
-            let textures = read(&device.resources.textures);
-            let samplers = read(&device.resources.samplers);
-            for (i, (binding, resource)) in entries.iter().enumerate() {
-                let Some(entry) = layout_desc.entries.iter().find(|e| e.binding == *binding) else {
-                    return Err(RhiError::InvalidDesc(format!("bind group {group} has no binding {binding}")));
-                };
-                if entries[..i].iter().any(|(b, _)| b == binding) {
-                    return Err(RhiError::InvalidDesc(format!("bind group {group} names binding {binding} twice")));
-                }
-                let ty = descriptor_type(entry.ty);
-                let invalid = |what: &str| RhiError::InvalidHandle(format!("binding {binding}: {what}"));
-                let mismatch = || {
-                    RhiError::InvalidDesc(format!("binding {binding} expects {:?}, got {resource:?}", entry.ty))
-                };
-                let uniform = ty == vk::DescriptorType::UNIFORM_BUFFER;
-                let (buffer_usage, align, max_range) = if uniform {
-                    (BufferUsage::UNIFORM, limits.min_uniform_buffer_offset_alignment, u64::from(limits.max_uniform_buffer_range))
-                } else {
-                    (BufferUsage::STORAGE, limits.min_storage_buffer_offset_alignment, u64::from(limits.max_storage_buffer_range))
-                };
-                let buffer_range = |b: BufferHandle, offset: u64, size: u64| -> Result<vk::DescriptorBufferInfo> {
-                    let e = buffers.get(b).ok_or_else(|| invalid("buffer"))?;
-                    if !e.desc.usage.contains(buffer_usage) {
-                        return Err(RhiError::InvalidDesc(format!(
-                            "binding {binding}: buffer {:?} lacks {buffer_usage:?} usage",
-                            e.desc.label
-                        )));
-                    }
-                    if size == 0 || offset.checked_add(size).is_none_or(|end| end > e.desc.size) || !offset.is_multiple_of(align) || size > max_range {
-                        return Err(RhiError::InvalidDesc(format!(
-                            "binding {binding}: range {offset}+{size} of {:?} ({} bytes) is empty, outside it, not aligned to {align} or over the {max_range}-byte limit",
-                            e.desc.label, e.desc.size
-                        )));
-                    }
-                    Ok(vk::DescriptorBufferInfo { buffer: e.raw, offset, range: size })
-                };
-                match (*resource, ty) {
-                    (BindingResource::Buffer(b), vk::DescriptorType::UNIFORM_BUFFER | vk::DescriptorType::STORAGE_BUFFER) => {
-                        let size = buffers.get(b).ok_or_else(|| invalid("buffer"))?.desc.size;
-                        buffer_infos.push(buffer_range(b, 0, size)?);
-                    }
-                    (BindingResource::BufferRange { buffer, offset, size }, vk::DescriptorType::UNIFORM_BUFFER | vk::DescriptorType::STORAGE_BUFFER) => {
-                        buffer_infos.push(buffer_range(buffer, offset, size)?);
-                    }
-                    (BindingResource::Texture(t), vk::DescriptorType::SAMPLED_IMAGE | vk::DescriptorType::STORAGE_IMAGE) => {
-                        let e = textures.get(t).ok_or_else(|| invalid("texture"))?;
-                        let storage = ty == vk::DescriptorType::STORAGE_IMAGE;
-                        let usage = if storage { TextureUsage::STORAGE } else { TextureUsage::SAMPLED };
-                        let depth_ok = e.desc.format.is_depth() == (entry.ty == BindingType::DepthTexture);
-                        if !e.desc.usage.contains(usage) || !depth_ok {
-                            return Err(RhiError::InvalidDesc(format!(
-                                "binding {binding}: texture {:?} lacks {usage:?} usage or its format does not suit {:?}",
-                                e.desc.label, entry.ty
-                            )));
-                        }
-                        let layout = if ty == vk::DescriptorType::STORAGE_IMAGE {
-                            vk::ImageLayout::GENERAL
-                        } else {
-                            vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL
-                        };
-                        image_infos.push(vk::DescriptorImageInfo { sampler: vk::Sampler::null(), image_view: e.view, image_layout: layout });
-                    }
-                    (BindingResource::Sampler(s), vk::DescriptorType::SAMPLER) => {
-                        let e = samplers.get(s).ok_or_else(|| invalid("sampler"))?;
-                        if e.desc.compare.is_some() != (entry.ty == BindingType::ComparisonSampler) {
-                            return Err(mismatch());
-                        }
-                        image_infos.push(vk::DescriptorImageInfo { sampler: e.raw, image_view: vk::ImageView::null(), image_layout: vk::ImageLayout::UNDEFINED });
-                    }
-                    _ => return Err(mismatch()),
-                }
-                resolved.push((*binding, ty));
-            }
-        }
+        let checked = check_bind_group_entries(device, group, &layout_desc, entries)?;
+        let set = self.write_descriptor_set(set_layout, &checked)?;
+        Ok(BindGroup { raw: set, frame: self.index(), device: device.id(), layout: set_layout })
+    }
+
+    /// Allocates a descriptor set of `set_layout` from this frame's pool and
+    /// writes the checked entries into it.
+    fn write_descriptor_set(&self, set_layout: vk::DescriptorSetLayout, checked: &CheckedEntries) -> Result<vk::DescriptorSet> {
+        let device = self.device();
+        let CheckedEntries { resolved, buffer_infos, image_infos } = checked;
         let set = self.allocate_descriptor_set(set_layout)?;
         let (mut bi, mut ii) = (0, 0);
         let writes: Vec<_> = resolved
@@ -368,10 +297,114 @@ impl<'d> Frame<'d> {
             })
             .collect();
         // SAFETY: the set was just allocated from this frame's pool and is not
-        // in use; every written handle was checked live above.
+        // in use; every written handle was checked live by
+        // check_bind_group_entries.
         unsafe { device.raw.update_descriptor_sets(&writes, &[]) };
-        Ok(BindGroup { raw: set, frame: self.index(), device: device.id(), layout: set_layout })
+        Ok(set)
     }
+}
+
+/// Checks every entry of a bind group against `layout` (each binding named
+/// once, a live resource of the reflected kind with the usage that kind
+/// needs, aligned buffer ranges within the limits) and resolves it into the
+/// descriptor info to write; allocates nothing.
+fn check_bind_group_entries(
+    device: &crate::Device,
+    group: u32,
+    layout_desc: &BindGroupLayoutDesc,
+    entries: &[(u32, BindingResource)],
+) -> Result<CheckedEntries> {
+    let limits = device.info();
+    let mut buffer_infos = Vec::with_capacity(entries.len());
+    let mut image_infos = Vec::with_capacity(entries.len());
+    // Resolve and check every entry (nothing is allocated yet).
+    let mut resolved = Vec::with_capacity(entries.len());
+    {
+        let buffers = read(&device.resources.buffers);
+        let textures = read(&device.resources.textures);
+        let samplers = read(&device.resources.samplers);
+        for (i, (binding, resource)) in entries.iter().enumerate() {
+            let Some(entry) = layout_desc.entries.iter().find(|e| e.binding == *binding) else {
+                return Err(RhiError::InvalidDesc(format!("bind group {group} has no binding {binding}")));
+            };
+            if entries[..i].iter().any(|(b, _)| b == binding) {
+                return Err(RhiError::InvalidDesc(format!("bind group {group} names binding {binding} twice")));
+            }
+            let ty = descriptor_type(entry.ty);
+            let invalid = |what: &str| RhiError::InvalidHandle(format!("binding {binding}: {what}"));
+            let mismatch = || {
+                RhiError::InvalidDesc(format!("binding {binding} expects {:?}, got {resource:?}", entry.ty))
+            };
+            let uniform = ty == vk::DescriptorType::UNIFORM_BUFFER;
+            let (buffer_usage, align, max_range) = if uniform {
+                (BufferUsage::UNIFORM, limits.min_uniform_buffer_offset_alignment, u64::from(limits.max_uniform_buffer_range))
+            } else {
+                (BufferUsage::STORAGE, limits.min_storage_buffer_offset_alignment, u64::from(limits.max_storage_buffer_range))
+            };
+            let buffer_range = |b: BufferHandle, offset: u64, size: u64| -> Result<vk::DescriptorBufferInfo> {
+                let e = buffers.get(b).ok_or_else(|| invalid("buffer"))?;
+                if !e.desc.usage.contains(buffer_usage) {
+                    return Err(RhiError::InvalidDesc(format!(
+                        "binding {binding}: buffer {:?} lacks {buffer_usage:?} usage",
+                        e.desc.label
+                    )));
+                }
+                if size == 0 || offset.checked_add(size).is_none_or(|end| end > e.desc.size) || !offset.is_multiple_of(align) || size > max_range {
+                    return Err(RhiError::InvalidDesc(format!(
+                        "binding {binding}: range {offset}+{size} of {:?} ({} bytes) is empty, outside it, not aligned to {align} or over the {max_range}-byte limit",
+                        e.desc.label, e.desc.size
+                    )));
+                }
+                Ok(vk::DescriptorBufferInfo { buffer: e.raw, offset, range: size })
+            };
+            match (*resource, ty) {
+                (BindingResource::Buffer(b), vk::DescriptorType::UNIFORM_BUFFER | vk::DescriptorType::STORAGE_BUFFER) => {
+                    let size = buffers.get(b).ok_or_else(|| invalid("buffer"))?.desc.size;
+                    buffer_infos.push(buffer_range(b, 0, size)?);
+                }
+                (BindingResource::BufferRange { buffer, offset, size }, vk::DescriptorType::UNIFORM_BUFFER | vk::DescriptorType::STORAGE_BUFFER) => {
+                    buffer_infos.push(buffer_range(buffer, offset, size)?);
+                }
+                (BindingResource::Texture(t), vk::DescriptorType::SAMPLED_IMAGE | vk::DescriptorType::STORAGE_IMAGE) => {
+                    let e = textures.get(t).ok_or_else(|| invalid("texture"))?;
+                    let storage = ty == vk::DescriptorType::STORAGE_IMAGE;
+                    let usage = if storage { TextureUsage::STORAGE } else { TextureUsage::SAMPLED };
+                    let depth_ok = e.desc.format.is_depth() == (entry.ty == BindingType::DepthTexture);
+                    if !e.desc.usage.contains(usage) || !depth_ok {
+                        return Err(RhiError::InvalidDesc(format!(
+                            "binding {binding}: texture {:?} lacks {usage:?} usage or its format does not suit {:?}",
+                            e.desc.label, entry.ty
+                        )));
+                    }
+                    let layout = if ty == vk::DescriptorType::STORAGE_IMAGE {
+                        vk::ImageLayout::GENERAL
+                    } else {
+                        vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL
+                    };
+                    image_infos.push(vk::DescriptorImageInfo { sampler: vk::Sampler::null(), image_view: e.view, image_layout: layout });
+                }
+                (BindingResource::Sampler(s), vk::DescriptorType::SAMPLER) => {
+                    let e = samplers.get(s).ok_or_else(|| invalid("sampler"))?;
+                    if e.desc.compare.is_some() != (entry.ty == BindingType::ComparisonSampler) {
+                        return Err(mismatch());
+                    }
+                    image_infos.push(vk::DescriptorImageInfo { sampler: e.raw, image_view: vk::ImageView::null(), image_layout: vk::ImageLayout::UNDEFINED });
+                }
+                _ => return Err(mismatch()),
+            }
+            resolved.push((*binding, ty));
+        }
+    }
+    Ok(CheckedEntries { resolved, buffer_infos, image_infos })
+}
+
+/// A bind group's checked entries: (binding, descriptor type) in the order
+/// given, with the buffer and image infos of the buffer and image/sampler
+/// entries in that same order.
+struct CheckedEntries {
+    resolved: Vec<(u32, vk::DescriptorType)>,
+    buffer_infos: Vec<vk::DescriptorBufferInfo>,
+    image_infos: Vec<vk::DescriptorImageInfo>,
 }
 
 #[cfg(test)]
