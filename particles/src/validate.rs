@@ -15,8 +15,8 @@
 use glam::Vec3;
 
 use crate::asset::{
-    CollisionResponse, EmitterAsset, LocationShape, Module, VelocityShape, MAX_BURSTS,
-    MAX_PARTICLES_LIMIT, MAX_SPAWN_RATE, MIN_LIFETIME,
+    CollisionResponse, EmitterAsset, LocationShape, Module, RequiredModule, SpawnModule,
+    VelocityShape, MAX_BURSTS, MAX_PARTICLES_LIMIT, MAX_SPAWN_RATE, MIN_LIFETIME,
 };
 use crate::distribution::{Distribution, DistributionValue};
 use crate::error::ParticleError;
@@ -68,181 +68,227 @@ fn not_per_tick<T: DistributionValue>(
     Ok(())
 }
 
+/// The spawn rate and burst count of the spawn modules seen so far: spawn
+/// modules add up, so their caps hold for the emitter as a whole.
+#[derive(Default)]
+struct SpawnTotals {
+    rate: f64,
+    bursts: usize,
+}
+
 impl EmitterAsset {
     /// Validates this emitter; error paths start with `path`.
     pub fn validate(&self, path: &str) -> Result<(), ParticleError> {
         let req = &self.required;
-        let rp = join_field(path, "required");
-        if req.material.trim().is_empty() {
-            return Err(ParticleError::invalid(
-                join_field(&rp, "material"),
-                "must not be empty",
-            ));
-        }
-        if req.max_particles == 0 || req.max_particles > MAX_PARTICLES_LIMIT {
-            return Err(ParticleError::invalid(
-                join_field(&rp, "max_particles"),
-                format!(
-                    "must be in 1..={MAX_PARTICLES_LIMIT} (got {})",
-                    req.max_particles
-                ),
-            ));
-        }
-        if !(req.emitter_duration.is_finite() && req.emitter_duration > 0.0) {
-            return Err(ParticleError::invalid(
-                join_field(&rp, "emitter_duration"),
-                "must be finite and > 0",
-            ));
-        }
-
+        validate_required(req, &join_field(path, "required"))?;
         let mp = join_field(path, "modules");
-        // Spawn modules add up: their rates and bursts are capped together.
-        let mut total_rate = 0.0f64;
-        let mut total_bursts = 0usize;
+        let mut totals = SpawnTotals::default();
         let mut seen: Vec<(&'static str, usize)> = Vec::new();
         for (j, module) in self.modules.iter().enumerate() {
             let at = join_index(&mp, j);
-            let kind = module.kind_name();
-            if !module.may_repeat() {
-                if let Some((_, first)) = seen.iter().find(|(k, _)| *k == kind) {
-                    return Err(ParticleError::invalid(
-                        join_field(&at, kind),
-                        format!("duplicate module (first at {})", join_index(&mp, *first)),
-                    ));
-                }
-                seen.push((kind, j));
+            check_not_duplicate(module, j, &mp, &at, &mut seen)?;
+            let p = join_field(&at, module.kind_name());
+            validate_module(module, &p, req.emitter_duration, &mut totals)?;
+        }
+        Ok(())
+    }
+}
+
+/// Checks the required module (at `rp`): material, capacity and duration.
+fn validate_required(req: &RequiredModule, rp: &str) -> Result<(), ParticleError> {
+    if req.material.trim().is_empty() {
+        return Err(ParticleError::invalid(
+            join_field(rp, "material"),
+            "must not be empty",
+        ));
+    }
+    if req.max_particles == 0 || req.max_particles > MAX_PARTICLES_LIMIT {
+        return Err(ParticleError::invalid(
+            join_field(rp, "max_particles"),
+            format!(
+                "must be in 1..={MAX_PARTICLES_LIMIT} (got {})",
+                req.max_particles
+            ),
+        ));
+    }
+    if !(req.emitter_duration.is_finite() && req.emitter_duration > 0.0) {
+        return Err(ParticleError::invalid(
+            join_field(rp, "emitter_duration"),
+            "must be finite and > 0",
+        ));
+    }
+    Ok(())
+}
+
+/// Rejects a second module of a non-additive kind (module `j`, at `at`);
+/// `seen` holds each such kind's first index.
+fn check_not_duplicate(
+    module: &Module,
+    j: usize,
+    mp: &str,
+    at: &str,
+    seen: &mut Vec<(&'static str, usize)>,
+) -> Result<(), ParticleError> {
+    let kind = module.kind_name();
+    if !module.may_repeat() {
+        if let Some((_, first)) = seen.iter().find(|(k, _)| *k == kind) {
+            return Err(ParticleError::invalid(
+                join_field(at, kind),
+                format!("duplicate module (first at {})", join_index(mp, *first)),
+            ));
+        }
+        seen.push((kind, j));
+    }
+    Ok(())
+}
+
+/// Checks one module's values (at `p`).
+fn validate_module(
+    module: &Module,
+    p: &str,
+    emitter_duration: f32,
+    totals: &mut SpawnTotals,
+) -> Result<(), ParticleError> {
+    match module {
+        Module::Spawn(spawn) => validate_spawn(spawn, p, emitter_duration, totals)?,
+        Module::Lifetime(d) => d.validate(p, lifetime)?,
+        Module::InitialLocation(shape) => validate_location(shape, p)?,
+        Module::InitialVelocity(shape) => validate_velocity(shape, p)?,
+        Module::InitialSize(d) => d.validate(p, non_negative)?,
+        Module::InitialColor(d) => d.validate(p, non_negative)?,
+        Module::InitialRotation(d) | Module::RotationRate(d) => d.validate(p, any)?,
+        Module::Acceleration(a) => check_finite(p.to_owned(), &a.to_array())?,
+        Module::Drag { coefficient } => {
+            if !(coefficient.is_finite() && *coefficient >= 0.0) {
+                return Err(ParticleError::invalid(
+                    join_field(p, "coefficient"),
+                    "must be finite and ≥ 0",
+                ));
             }
-            let p = join_field(&at, kind);
-            match module {
-                Module::Spawn(spawn) => {
-                    if !(spawn.rate.is_finite() && spawn.rate >= 0.0) {
-                        return Err(ParticleError::invalid(
-                            join_field(&p, "rate"),
-                            "must be finite and ≥ 0",
-                        ));
-                    }
-                    total_rate += f64::from(spawn.rate);
-                    if total_rate > f64::from(MAX_SPAWN_RATE) {
-                        return Err(ParticleError::invalid(
-                            join_field(&p, "rate"),
-                            format!(
-                                "the emitter's spawn rates add up to {total_rate} per second, \
-                                 more than MAX_SPAWN_RATE ({MAX_SPAWN_RATE})"
-                            ),
-                        ));
-                    }
-                    total_bursts += spawn.bursts.len();
-                    if total_bursts > MAX_BURSTS {
-                        return Err(ParticleError::invalid(
-                            join_field(&p, "bursts"),
-                            format!("more than MAX_BURSTS ({MAX_BURSTS}) bursts in one emitter"),
-                        ));
-                    }
-                    for (k, burst) in spawn.bursts.iter().enumerate() {
-                        let bp = join_index(&join_field(&p, "bursts"), k);
-                        if !(burst.time >= 0.0 && burst.time < req.emitter_duration) {
-                            return Err(ParticleError::invalid(
-                                join_field(&bp, "time"),
-                                format!(
-                                    "must be in [0, emitter_duration = {})",
-                                    req.emitter_duration
-                                ),
-                            ));
-                        }
-                        if burst.count == 0 || burst.count > MAX_PARTICLES_LIMIT {
-                            return Err(ParticleError::invalid(
-                                join_field(&bp, "count"),
-                                format!(
-                                    "must be in 1..={MAX_PARTICLES_LIMIT} (got {})",
-                                    burst.count
-                                ),
-                            ));
-                        }
-                    }
-                }
-                Module::Lifetime(d) => d.validate(&p, lifetime)?,
-                Module::InitialLocation(shape) => match shape {
-                    LocationShape::Point { position } => check_finite(
-                        join_field(&join_field(&p, "point"), "position"),
-                        &position.to_array(),
-                    )?,
-                    LocationShape::Box { min, max } => {
-                        check_box(&join_field(&p, "box"), *min, *max)?
-                    }
-                    LocationShape::Sphere { center, radius, .. } => {
-                        let sp = join_field(&p, "sphere");
-                        check_finite(join_field(&sp, "center"), &center.to_array())?;
-                        if !(radius.is_finite() && *radius >= 0.0) {
-                            return Err(ParticleError::invalid(
-                                join_field(&sp, "radius"),
-                                "must be finite and ≥ 0",
-                            ));
-                        }
-                    }
-                },
-                Module::InitialVelocity(shape) => match shape {
-                    VelocityShape::Cone {
-                        direction,
-                        angle,
-                        speed,
-                    } => {
-                        let cp = join_field(&p, "cone");
-                        check_finite(join_field(&cp, "direction"), &direction.to_array())?;
-                        if direction.length_squared() < 1e-12 {
-                            return Err(ParticleError::invalid(
-                                join_field(&cp, "direction"),
-                                "must not be zero",
-                            ));
-                        }
-                        if !(0.0..=std::f32::consts::PI).contains(angle) {
-                            return Err(ParticleError::invalid(
-                                join_field(&cp, "angle"),
-                                "must be in [0, π] radians",
-                            ));
-                        }
-                        speed.validate(&join_field(&cp, "speed"), any)?;
-                    }
-                    VelocityShape::Box { min, max } => {
-                        check_box(&join_field(&p, "box"), *min, *max)?
-                    }
-                },
-                Module::InitialSize(d) => d.validate(&p, non_negative)?,
-                Module::InitialColor(d) => d.validate(&p, non_negative)?,
-                Module::InitialRotation(d) | Module::RotationRate(d) => d.validate(&p, any)?,
-                Module::Acceleration(a) => check_finite(p, &a.to_array())?,
-                Module::Drag { coefficient } => {
-                    if !(coefficient.is_finite() && *coefficient >= 0.0) {
-                        return Err(ParticleError::invalid(
-                            join_field(&p, "coefficient"),
-                            "must be finite and ≥ 0",
-                        ));
-                    }
-                }
-                Module::ColorOverLife(d) => {
-                    not_per_tick(&p, d)?;
-                    d.validate(&p, non_negative)?;
-                }
-                Module::SizeOverLife(d) => {
-                    not_per_tick(&p, d)?;
-                    d.validate(&p, non_negative)?;
-                }
-                Module::KillVolume { min, max, .. } => check_box(&p, *min, *max)?,
-                Module::GroundPlaneCollision { height, response } => {
-                    check_finite(join_field(&p, "height"), &[*height])?;
-                    if let CollisionResponse::Bounce { restitution } = response {
-                        if !(0.0..=1.0).contains(restitution) {
-                            return Err(ParticleError::invalid(
-                                join_field(
-                                    &join_field(&join_field(&p, "response"), "bounce"),
-                                    "restitution",
-                                ),
-                                "must be in [0, 1]",
-                            ));
-                        }
-                    }
+        }
+        Module::ColorOverLife(d) => {
+            not_per_tick(p, d)?;
+            d.validate(p, non_negative)?;
+        }
+        Module::SizeOverLife(d) => {
+            not_per_tick(p, d)?;
+            d.validate(p, non_negative)?;
+        }
+        Module::KillVolume { min, max, .. } => check_box(p, *min, *max)?,
+        Module::GroundPlaneCollision { height, response } => {
+            check_finite(join_field(p, "height"), &[*height])?;
+            if let CollisionResponse::Bounce { restitution } = response {
+                if !(0.0..=1.0).contains(restitution) {
+                    return Err(ParticleError::invalid(
+                        join_field(
+                            &join_field(&join_field(p, "response"), "bounce"),
+                            "restitution",
+                        ),
+                        "must be in [0, 1]",
+                    ));
                 }
             }
         }
-        Ok(())
+    }
+    Ok(())
+}
+
+/// Checks a spawn module (at `p`): its rate and bursts, and the emitter's
+/// totals with them added.
+fn validate_spawn(
+    spawn: &SpawnModule,
+    p: &str,
+    emitter_duration: f32,
+    totals: &mut SpawnTotals,
+) -> Result<(), ParticleError> {
+    if !(spawn.rate.is_finite() && spawn.rate >= 0.0) {
+        return Err(ParticleError::invalid(
+            join_field(p, "rate"),
+            "must be finite and ≥ 0",
+        ));
+    }
+    totals.rate += f64::from(spawn.rate);
+    if totals.rate > f64::from(MAX_SPAWN_RATE) {
+        return Err(ParticleError::invalid(
+            join_field(p, "rate"),
+            format!(
+                "the emitter's spawn rates add up to {} per second, \
+                 more than MAX_SPAWN_RATE ({MAX_SPAWN_RATE})",
+                totals.rate
+            ),
+        ));
+    }
+    totals.bursts += spawn.bursts.len();
+    if totals.bursts > MAX_BURSTS {
+        return Err(ParticleError::invalid(
+            join_field(p, "bursts"),
+            format!("more than MAX_BURSTS ({MAX_BURSTS}) bursts in one emitter"),
+        ));
+    }
+    for (k, burst) in spawn.bursts.iter().enumerate() {
+        let bp = join_index(&join_field(p, "bursts"), k);
+        if !(burst.time >= 0.0 && burst.time < emitter_duration) {
+            return Err(ParticleError::invalid(
+                join_field(&bp, "time"),
+                format!("must be in [0, emitter_duration = {emitter_duration})"),
+            ));
+        }
+        if burst.count == 0 || burst.count > MAX_PARTICLES_LIMIT {
+            return Err(ParticleError::invalid(
+                join_field(&bp, "count"),
+                format!("must be in 1..={MAX_PARTICLES_LIMIT} (got {})", burst.count),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Checks an initial-location shape (at `p`).
+fn validate_location(shape: &LocationShape, p: &str) -> Result<(), ParticleError> {
+    match shape {
+        LocationShape::Point { position } => check_finite(
+            join_field(&join_field(p, "point"), "position"),
+            &position.to_array(),
+        ),
+        LocationShape::Box { min, max } => check_box(&join_field(p, "box"), *min, *max),
+        LocationShape::Sphere { center, radius, .. } => {
+            let sp = join_field(p, "sphere");
+            check_finite(join_field(&sp, "center"), &center.to_array())?;
+            if !(radius.is_finite() && *radius >= 0.0) {
+                return Err(ParticleError::invalid(
+                    join_field(&sp, "radius"),
+                    "must be finite and ≥ 0",
+                ));
+            }
+            Ok(())
+        }
+    }
+}
+
+/// Checks an initial-velocity shape (at `p`).
+fn validate_velocity(shape: &VelocityShape, p: &str) -> Result<(), ParticleError> {
+    match shape {
+        VelocityShape::Cone {
+            direction,
+            angle,
+            speed,
+        } => {
+            let cp = join_field(p, "cone");
+            check_finite(join_field(&cp, "direction"), &direction.to_array())?;
+            if direction.length_squared() < 1e-12 {
+                return Err(ParticleError::invalid(
+                    join_field(&cp, "direction"),
+                    "must not be zero",
+                ));
+            }
+            if !(0.0..=std::f32::consts::PI).contains(angle) {
+                return Err(ParticleError::invalid(
+                    join_field(&cp, "angle"),
+                    "must be in [0, π] radians",
+                ));
+            }
+            speed.validate(&join_field(&cp, "speed"), any)
+        }
+        VelocityShape::Box { min, max } => check_box(&join_field(p, "box"), *min, *max),
     }
 }
