@@ -155,131 +155,173 @@ impl Instance {
     /// `extra_extensions`: more instance extensions to enable (the surface
     /// ones of the `window` feature); a missing one is an error.
     pub fn new(app_name: &CStr, validation: Validation, extra_extensions: &[&CStr]) -> Result<Self> {
-        let entry = match std::env::var_os(LOADER_VAR).filter(|p| !p.is_empty()) {
-            // SAFETY: loading the Vulkan loader the user named; we keep
-            // `entry` alive for as long as any object created through it.
-            Some(path) => unsafe { ash::Entry::load_from(&path) }.map_err(|e| RhiError::LoaderNotFound {
-                reason: format!("{LOADER_VAR}={}: {e}", path.to_string_lossy()),
-            })?,
-            // SAFETY: loading the system Vulkan loader; we keep `entry` alive
-            // for as long as any object created through it.
-            None => unsafe { ash::Entry::load() }.map_err(|e| RhiError::LoaderNotFound { reason: e.to_string() })?,
-        };
-
-        // SAFETY: plain queries on a valid entry.
-        let version = unsafe { entry.try_enumerate_instance_version() }
-            .map_err(vk_err("vkEnumerateInstanceVersion"))?
-            .unwrap_or(vk::API_VERSION_1_0);
-        if version < vk::API_VERSION_1_3 {
-            return Err(RhiError::Unsupported(format!(
-                "the Vulkan loader offers {}.{}; Proxima needs 1.3",
-                vk::api_version_major(version),
-                vk::api_version_minor(version)
-            )));
-        }
-
-        // SAFETY: plain query on a valid entry.
-        let layers = unsafe { entry.enumerate_instance_layer_properties() }
-            .map_err(vk_err("vkEnumerateInstanceLayerProperties"))?;
-        let layer_present = layers
-            .iter()
-            .any(|l| l.layer_name_as_c_str().is_ok_and(|n| n == VALIDATION_LAYER));
-        let wants_validation = validation.wanted();
-        if wants_validation && !layer_present {
-            log::warn!("validation requested but VK_LAYER_KHRONOS_validation is not installed (package `vulkan-validationlayers`)");
-        }
-        let validate = wants_validation && layer_present;
-        let sync_validation = validate
-            && std::env::var("PROXIMA_SYNC_VALIDATION").as_deref() != Ok("0")
-            // SAFETY: plain query on a valid entry with a valid layer name.
-            && unsafe { entry.enumerate_instance_extension_properties(Some(VALIDATION_LAYER)) }
-                .map(|exts| {
-                    exts.iter().any(|e| {
-                        e.extension_name_as_c_str() == Ok(ext::validation_features::NAME)
-                    })
-                })
-                .unwrap_or(false);
-
+        let entry = load_entry()?;
+        let selection = select_layers_and_extensions(&entry, validation, extra_extensions)?;
         let counters = Arc::new(ValidationCounters::default());
-        counters.enabled.store(validate, Ordering::Relaxed);
-        counters.sync_validation.store(sync_validation, Ordering::Relaxed);
-
-        let app_info = vk::ApplicationInfo::default()
-            .application_name(app_name)
-            .engine_name(c"Proxima")
-            .api_version(vk::API_VERSION_1_3);
-        let mut layer_names = Vec::new();
-        let mut extension_names = Vec::new();
-        if validate {
-            layer_names.push(VALIDATION_LAYER.as_ptr());
-            extension_names.push(ext::debug_utils::NAME.as_ptr());
-        }
-        if sync_validation {
-            extension_names.push(ext::validation_features::NAME.as_ptr());
-        }
-        if !extra_extensions.is_empty() {
-            // SAFETY: plain query on a valid entry.
-            let available = unsafe { entry.enumerate_instance_extension_properties(None) }
-                .map_err(vk_err("vkEnumerateInstanceExtensionProperties"))?;
-            for &wanted in extra_extensions {
-                if !available.iter().any(|e| e.extension_name_as_c_str() == Ok(wanted)) {
-                    return Err(RhiError::Unsupported(format!(
-                        "the Vulkan loader does not offer the instance extension {}",
-                        wanted.to_string_lossy()
-                    )));
-                }
-                if !extension_names.contains(&wanted.as_ptr()) {
-                    extension_names.push(wanted.as_ptr());
-                }
-            }
-        }
-        let mut messenger_info = vk::DebugUtilsMessengerCreateInfoEXT::default()
-            .message_severity(
-                vk::DebugUtilsMessageSeverityFlagsEXT::ERROR
-                    | vk::DebugUtilsMessageSeverityFlagsEXT::WARNING,
-            )
-            .message_type(
-                vk::DebugUtilsMessageTypeFlagsEXT::GENERAL
-                    | vk::DebugUtilsMessageTypeFlagsEXT::VALIDATION
-                    | vk::DebugUtilsMessageTypeFlagsEXT::PERFORMANCE,
-            )
-            .pfn_user_callback(Some(debug_callback))
-            .user_data(Arc::as_ptr(&counters) as *mut c_void);
-        let enables = [vk::ValidationFeatureEnableEXT::SYNCHRONIZATION_VALIDATION];
-        let mut features = vk::ValidationFeaturesEXT::default().enabled_validation_features(&enables);
-        let mut create_info = vk::InstanceCreateInfo::default()
-            .application_info(&app_info)
-            .enabled_layer_names(&layer_names)
-            .enabled_extension_names(&extension_names);
-        if validate {
-            create_info = create_info.push_next(&mut messenger_info);
-        }
-        if sync_validation {
-            create_info = create_info.push_next(&mut features);
-        }
-        // SAFETY: every pointer in `create_info` refers to locals that outlive the call.
-        let raw = unsafe { entry.create_instance(&create_info, None) }.map_err(|e| match e {
-            // The loader's answer when it finds no driver (ICD) to load.
-            vk::Result::ERROR_INCOMPATIBLE_DRIVER => RhiError::DriverNotFound { detail: driver_search_detail() },
-            e => vk_err("vkCreateInstance")(e),
-        })?;
-
-        let debug = if validate {
-            let loader = ext::debug_utils::Instance::new(&entry, &raw);
-            // SAFETY: `messenger_info`'s user data is the counters' Arc, kept alive in `Self`.
-            match unsafe { loader.create_debug_utils_messenger(&messenger_info, None) } {
-                Ok(m) => Some((loader, m)),
-                Err(e) => {
-                    // SAFETY: nothing else was created from `raw` yet.
-                    unsafe { raw.destroy_instance(None) };
-                    return Err(vk_err("vkCreateDebugUtilsMessengerEXT")(e));
-                }
-            }
-        } else {
-            None
-        };
+        counters.enabled.store(selection.validate, Ordering::Relaxed);
+        counters.sync_validation.store(selection.sync_validation, Ordering::Relaxed);
+        let (raw, debug) = create_instance(&entry, app_name, &selection, &counters)?;
         Ok(Self { entry, raw, debug, counters })
     }
+}
+
+/// Loads the Vulkan loader (the one [`LOADER_VAR`] names, else the system's)
+/// and checks that it offers Vulkan 1.3.
+fn load_entry() -> Result<ash::Entry> {
+    let entry = match std::env::var_os(LOADER_VAR).filter(|p| !p.is_empty()) {
+        // SAFETY: loading the Vulkan loader the user named; we keep
+        // `entry` alive for as long as any object created through it.
+        Some(path) => unsafe { ash::Entry::load_from(&path) }.map_err(|e| RhiError::LoaderNotFound {
+            reason: format!("{LOADER_VAR}={}: {e}", path.to_string_lossy()),
+        })?,
+        // SAFETY: loading the system Vulkan loader; we keep `entry` alive
+        // for as long as any object created through it.
+        None => unsafe { ash::Entry::load() }.map_err(|e| RhiError::LoaderNotFound { reason: e.to_string() })?,
+    };
+
+    // SAFETY: plain queries on a valid entry.
+    let version = unsafe { entry.try_enumerate_instance_version() }
+        .map_err(vk_err("vkEnumerateInstanceVersion"))?
+        .unwrap_or(vk::API_VERSION_1_0);
+    if version < vk::API_VERSION_1_3 {
+        return Err(RhiError::Unsupported(format!(
+            "the Vulkan loader offers {}.{}; Proxima needs 1.3",
+            vk::api_version_major(version),
+            vk::api_version_minor(version)
+        )));
+    }
+    Ok(entry)
+}
+
+/// The layers and instance extensions to enable, and whether validation and
+/// synchronization validation are on.
+struct InstanceSelection {
+    validate: bool,
+    sync_validation: bool,
+    layer_names: Vec<*const std::ffi::c_char>,
+    extension_names: Vec<*const std::ffi::c_char>,
+}
+
+/// Chooses the layers and instance extensions: validation (and its
+/// synchronization checks) where wanted and installed, and every one of
+/// `extra_extensions` (a missing one is an error).
+fn select_layers_and_extensions(
+    entry: &ash::Entry,
+    validation: Validation,
+    extra_extensions: &[&CStr],
+) -> Result<InstanceSelection> {
+    // SAFETY: plain query on a valid entry.
+    let layers = unsafe { entry.enumerate_instance_layer_properties() }
+        .map_err(vk_err("vkEnumerateInstanceLayerProperties"))?;
+    let layer_present = layers
+        .iter()
+        .any(|l| l.layer_name_as_c_str().is_ok_and(|n| n == VALIDATION_LAYER));
+    let wants_validation = validation.wanted();
+    if wants_validation && !layer_present {
+        log::warn!("validation requested but VK_LAYER_KHRONOS_validation is not installed (package `vulkan-validationlayers`)");
+    }
+    let validate = wants_validation && layer_present;
+    let sync_validation = validate
+        && std::env::var("PROXIMA_SYNC_VALIDATION").as_deref() != Ok("0")
+        // SAFETY: plain query on a valid entry with a valid layer name.
+        && unsafe { entry.enumerate_instance_extension_properties(Some(VALIDATION_LAYER)) }
+            .map(|exts| {
+                exts.iter().any(|e| {
+                    e.extension_name_as_c_str() == Ok(ext::validation_features::NAME)
+                })
+            })
+            .unwrap_or(false);
+
+    let mut layer_names = Vec::new();
+    let mut extension_names = Vec::new();
+    if validate {
+        layer_names.push(VALIDATION_LAYER.as_ptr());
+        extension_names.push(ext::debug_utils::NAME.as_ptr());
+    }
+    if sync_validation {
+        extension_names.push(ext::validation_features::NAME.as_ptr());
+    }
+    if !extra_extensions.is_empty() {
+        // SAFETY: plain query on a valid entry.
+        let available = unsafe { entry.enumerate_instance_extension_properties(None) }
+            .map_err(vk_err("vkEnumerateInstanceExtensionProperties"))?;
+        for &wanted in extra_extensions {
+            if !available.iter().any(|e| e.extension_name_as_c_str() == Ok(wanted)) {
+                return Err(RhiError::Unsupported(format!(
+                    "the Vulkan loader does not offer the instance extension {}",
+                    wanted.to_string_lossy()
+                )));
+            }
+            if !extension_names.contains(&wanted.as_ptr()) {
+                extension_names.push(wanted.as_ptr());
+            }
+        }
+    }
+    Ok(InstanceSelection { validate, sync_validation, layer_names, extension_names })
+}
+
+/// Creates the instance with the selected layers and extensions and, when
+/// validating, the messenger that reports into `counters`.
+fn create_instance(
+    entry: &ash::Entry,
+    app_name: &CStr,
+    selection: &InstanceSelection,
+    counters: &Arc<ValidationCounters>,
+) -> Result<(ash::Instance, Option<(ext::debug_utils::Instance, vk::DebugUtilsMessengerEXT)>)> {
+    let InstanceSelection { validate, sync_validation, layer_names, extension_names } = selection;
+    let (validate, sync_validation) = (*validate, *sync_validation);
+    let app_info = vk::ApplicationInfo::default()
+        .application_name(app_name)
+        .engine_name(c"Proxima")
+        .api_version(vk::API_VERSION_1_3);
+    let mut messenger_info = vk::DebugUtilsMessengerCreateInfoEXT::default()
+        .message_severity(
+            vk::DebugUtilsMessageSeverityFlagsEXT::ERROR
+                | vk::DebugUtilsMessageSeverityFlagsEXT::WARNING,
+        )
+        .message_type(
+            vk::DebugUtilsMessageTypeFlagsEXT::GENERAL
+                | vk::DebugUtilsMessageTypeFlagsEXT::VALIDATION
+                | vk::DebugUtilsMessageTypeFlagsEXT::PERFORMANCE,
+        )
+        .pfn_user_callback(Some(debug_callback))
+        .user_data(Arc::as_ptr(counters) as *mut c_void);
+    let enables = [vk::ValidationFeatureEnableEXT::SYNCHRONIZATION_VALIDATION];
+    let mut features = vk::ValidationFeaturesEXT::default().enabled_validation_features(&enables);
+    let mut create_info = vk::InstanceCreateInfo::default()
+        .application_info(&app_info)
+        .enabled_layer_names(layer_names)
+        .enabled_extension_names(extension_names);
+    if validate {
+        create_info = create_info.push_next(&mut messenger_info);
+    }
+    if sync_validation {
+        create_info = create_info.push_next(&mut features);
+    }
+    // SAFETY: every pointer in `create_info` refers to locals or to the names in
+    // `selection` (static, or the caller's `extra_extensions`), which outlive the call.
+    let raw = unsafe { entry.create_instance(&create_info, None) }.map_err(|e| match e {
+        // The loader's answer when it finds no driver (ICD) to load.
+        vk::Result::ERROR_INCOMPATIBLE_DRIVER => RhiError::DriverNotFound { detail: driver_search_detail() },
+        e => vk_err("vkCreateInstance")(e),
+    })?;
+
+    let debug = if validate {
+        let loader = ext::debug_utils::Instance::new(entry, &raw);
+        // SAFETY: `messenger_info`'s user data is the counters' Arc, kept alive in
+        // the `Instance` the caller builds from the result.
+        match unsafe { loader.create_debug_utils_messenger(&messenger_info, None) } {
+            Ok(m) => Some((loader, m)),
+            Err(e) => {
+                // SAFETY: nothing else was created from `raw` yet.
+                unsafe { raw.destroy_instance(None) };
+                return Err(vk_err("vkCreateDebugUtilsMessengerEXT")(e));
+            }
+        }
+    } else {
+        None
+    };
+    Ok((raw, debug))
 }
 
 impl Drop for Instance {
