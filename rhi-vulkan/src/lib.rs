@@ -99,6 +99,7 @@
 //! # Ok(()) }
 //! ```
 
+mod adapter;
 mod buffer;
 mod command;
 mod conv;
