@@ -6,6 +6,8 @@ use ash::vk;
 
 pub(crate) fn format(f: Format) -> vk::Format {
     match f {
+        Format::R8Unorm => vk::Format::R8_UNORM,
+        Format::Rg8Unorm => vk::Format::R8G8_UNORM,
         Format::Rgba8Unorm => vk::Format::R8G8B8A8_UNORM,
         Format::Rgba8Srgb => vk::Format::R8G8B8A8_SRGB,
         Format::Bgra8Unorm => vk::Format::B8G8R8A8_UNORM,
@@ -262,6 +264,15 @@ mod tests {
         assert_eq!(c, vk::ImageUsageFlags::COLOR_ATTACHMENT);
         assert_eq!(d, vk::ImageUsageFlags::DEPTH_STENCIL_ATTACHMENT);
         assert_eq!(aspect(Format::Depth32Float), vk::ImageAspectFlags::DEPTH);
+    }
+
+    #[test]
+    fn one_and_two_channel_formats_map_to_their_vulkan_formats() {
+        assert_eq!(format(Format::R8Unorm), vk::Format::R8_UNORM);
+        assert_eq!(format(Format::Rg8Unorm), vk::Format::R8G8_UNORM);
+        assert_eq!(Format::R8Unorm.bytes_per_pixel(), 1);
+        assert_eq!(Format::Rg8Unorm.bytes_per_pixel(), 2);
+        assert_eq!(Format::Rgba16Float.bytes_per_pixel(), 8);
     }
 
     #[test]

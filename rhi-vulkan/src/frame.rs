@@ -145,6 +145,8 @@ pub(crate) fn rendering_key(colors: impl ExactSizeIterator<Item = Format>, depth
             Some(Format::Bgra8Srgb) => 4,
             Some(Format::Rgba16Float) => 5,
             Some(Format::Depth32Float) => 6,
+            Some(Format::R8Unorm) => 7,
+            Some(Format::Rg8Unorm) => 8,
         }
     };
     let n = colors.len() as u64;

@@ -40,7 +40,8 @@ fn unorm8(v: f32) -> u8 {
 impl Device {
     /// Waits for submitted work, copies `texture` (currently in `state`, left
     /// in `state` afterwards) and converts it to RGBA8: BGRA is swizzled,
-    /// RGBA16F clamped to 0..1. Depth textures are not readable this way.
+    /// RGBA16F clamped to 0..1, R8 and RG8 padded with 0 (green, blue) and
+    /// 255 (alpha). Level 0 of a mip chain. Depth textures are not readable this way.
     pub fn read_texture(&self, texture: TextureHandle, state: TextureState) -> Result<Image> {
         let desc = self.texture_desc(texture)?;
         if desc.format.is_depth() {
@@ -65,6 +66,8 @@ impl Device {
         let bytes = bytes?;
         let rgba8 = match desc.format {
             Format::Rgba8Unorm | Format::Rgba8Srgb => bytes,
+            Format::R8Unorm => bytes.iter().flat_map(|&r| [r, 0, 0, 255]).collect(),
+            Format::Rg8Unorm => bytes.chunks_exact(2).flat_map(|p| [p[0], p[1], 0, 255]).collect(),
             Format::Bgra8Unorm | Format::Bgra8Srgb => {
                 bytes.chunks_exact(4).flat_map(|p| [p[2], p[1], p[0], p[3]]).collect()
             }

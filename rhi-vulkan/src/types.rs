@@ -68,6 +68,10 @@ pub enum MemoryLocation {
 /// Texture formats the RHI supports.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Format {
+    /// One 8-bit normalized channel (masks, roughness, height maps).
+    R8Unorm,
+    /// Two 8-bit normalized channels (two-channel normal maps, packed masks).
+    Rg8Unorm,
     Rgba8Unorm,
     Rgba8Srgb,
     Bgra8Unorm,
@@ -80,10 +84,14 @@ impl Format {
     pub fn is_depth(self) -> bool {
         matches!(self, Format::Depth32Float)
     }
+    /// Bytes of one texel, tightly packed.
     pub fn bytes_per_pixel(self) -> u32 {
         match self {
+            Format::R8Unorm => 1,
+            Format::Rg8Unorm => 2,
+            Format::Rgba8Unorm | Format::Rgba8Srgb | Format::Bgra8Unorm | Format::Bgra8Srgb => 4,
+            Format::Depth32Float => 4,
             Format::Rgba16Float => 8,
-            _ => 4,
         }
     }
 }
