@@ -537,12 +537,14 @@ impl Swapchain {
     }
 }
 
-/// The texture a present blits from: its raw image, format and size.
+/// The texture a present blits from: its raw image, format and size (level
+/// 0 is blitted; barriers move every level).
 struct BlitSource {
     image: vk::Image,
     format: crate::Format,
     width: u32,
     height: u32,
+    mip_levels: u32,
 }
 
 /// Resolves `texture` into the image a present blits from; it must have
@@ -553,7 +555,7 @@ fn blit_source(device: &Device, texture: TextureHandle) -> Result<BlitSource> {
     if !e.desc.usage.contains(crate::TextureUsage::TRANSFER_SRC) {
         return Err(RhiError::InvalidDesc(format!("texture {:?} lacks TRANSFER_SRC usage", e.desc.label)));
     }
-    Ok(BlitSource { image: e.raw, format: e.desc.format, width: e.desc.width, height: e.desc.height })
+    Ok(BlitSource { image: e.raw, format: e.desc.format, width: e.desc.width, height: e.desc.height, mip_levels: e.desc.mip_levels })
 }
 
 /// The barriers before a present's blit (the source from `state` to
@@ -587,7 +589,7 @@ fn blit_barriers(
             .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
             .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
             .image(src.image)
-            .subresource_range(subresource_range(src.format))
+            .subresource_range(subresource_range(src.format, src.mip_levels))
     };
     let to_src = texture_barrier((state_layout, state_stage, state_access), (src_layout, src_stage, src_access));
     let back = texture_barrier((src_layout, src_stage, src_access), (state_layout, state_stage, state_access));

@@ -1,4 +1,7 @@
-//! 2D textures: color and depth render targets, sampled and storage images.
+//! 2D textures: color and depth render targets, sampled and storage images,
+//! with mip chains (sampled textures) uploaded in one call
+//! ([`Device::create_texture_with_data`]), the levels supplied or generated
+//! on the GPU by linear blits.
 
 use crate::conv;
 use crate::device::{read, write, Device, Retired};
@@ -17,6 +20,11 @@ pub struct TextureDesc {
     pub height: u32,
     pub format: Format,
     pub usage: TextureUsage,
+    /// Mip levels, 1 (no chain) up to [`TextureDesc::full_mip_count`]. Level
+    /// `l` is `max(1, width >> l)` by `max(1, height >> l)`. Views and
+    /// barriers cover every level; only sampled and transfer textures may
+    /// have more than one (attachments and storage images have one).
+    pub mip_levels: u32,
 }
 
 impl TextureDesc {
@@ -28,6 +36,7 @@ impl TextureDesc {
             height,
             format,
             usage: TextureUsage::RENDER_TARGET | TextureUsage::TRANSFER_SRC | TextureUsage::SAMPLED,
+            mip_levels: 1,
         }
     }
     /// A D32 depth target, sampleable (shadow maps).
@@ -38,6 +47,7 @@ impl TextureDesc {
             height,
             format: Format::Depth32Float,
             usage: TextureUsage::RENDER_TARGET | TextureUsage::SAMPLED,
+            mip_levels: 1,
         }
     }
     /// A texture sampled by shaders and filled by copies.
@@ -48,7 +58,31 @@ impl TextureDesc {
             height,
             format,
             usage: TextureUsage::SAMPLED | TextureUsage::TRANSFER_DST,
+            mip_levels: 1,
         }
+    }
+
+    /// The same texture with `n` mip levels.
+    pub fn with_mip_levels(self, n: u32) -> Self {
+        Self { mip_levels: n, ..self }
+    }
+
+    /// The levels of a full mip chain down to 1x1 for an extent:
+    /// `floor(log2(max(width, height))) + 1` (0 for an empty extent).
+    pub fn full_mip_count(width: u32, height: u32) -> u32 {
+        u32::BITS - width.max(height).leading_zeros()
+    }
+
+    /// Width and height of mip level `level` (at least 1 each).
+    pub fn level_extent(&self, level: u32) -> (u32, u32) {
+        let shrink = |n: u32| n.checked_shr(level).unwrap_or(0).max(1);
+        (shrink(self.width), shrink(self.height))
+    }
+
+    /// Bytes of mip level `level`, tightly packed.
+    pub fn level_size(&self, level: u32) -> u64 {
+        let (w, h) = self.level_extent(level);
+        u64::from(w) * u64::from(h) * u64::from(self.format.bytes_per_pixel())
     }
 }
 
@@ -79,24 +113,12 @@ impl TextureEntry {
 }
 
 impl Device {
-    /// Creates a texture. Zero or oversized extents, an empty usage and a
-    /// format the device cannot use that way are errors.
+    /// Creates a texture. Zero or oversized extents, an empty usage, mip
+    /// levels outside `1..=`[`TextureDesc::full_mip_count`] or past the
+    /// format's maximum, and a format the device cannot use that way are
+    /// errors; nothing is created then.
     pub fn create_texture(&self, desc: &TextureDesc) -> Result<TextureHandle> {
-        if desc.width == 0 || desc.height == 0 {
-            return Err(RhiError::InvalidDesc(format!(
-                "texture {:?} has extent {}x{}",
-                desc.label, desc.width, desc.height
-            )));
-        }
-        if desc.usage.is_empty() {
-            return Err(RhiError::InvalidDesc(format!("texture {:?} has no usage", desc.label)));
-        }
-        if desc.format.is_depth() && desc.usage.contains(TextureUsage::STORAGE) {
-            return Err(RhiError::Unsupported(format!(
-                "texture {:?}: depth formats cannot be storage images",
-                desc.label
-            )));
-        }
+        check_desc(desc)?;
         let format = conv::format(desc.format);
         let usage = conv::texture_usage(desc.usage, desc.format);
         // SAFETY: plain query on a valid physical device.
@@ -125,11 +147,17 @@ impl Device {
                 desc.label, desc.width, desc.height, props.max_extent.width, props.max_extent.height
             )));
         }
+        if desc.mip_levels > props.max_mip_levels {
+            return Err(RhiError::InvalidDesc(format!(
+                "texture {:?}: {} mip levels exceed the device maximum {} for {:?}",
+                desc.label, desc.mip_levels, props.max_mip_levels, desc.format
+            )));
+        }
         let info = vk::ImageCreateInfo::default()
             .image_type(vk::ImageType::TYPE_2D)
             .format(format)
             .extent(vk::Extent3D { width: desc.width, height: desc.height, depth: 1 })
-            .mip_levels(1)
+            .mip_levels(desc.mip_levels)
             .array_layers(1)
             .samples(vk::SampleCountFlags::TYPE_1)
             .tiling(vk::ImageTiling::OPTIMAL)
@@ -171,7 +199,7 @@ impl Device {
             .image(raw)
             .view_type(vk::ImageViewType::TYPE_2D)
             .format(format)
-            .subresource_range(subresource_range(desc.format));
+            .subresource_range(subresource_range(desc.format, desc.mip_levels));
         // Only a texture shaders or passes can see gets a view (Vulkan
         // forbids views of transfer-only images); every use of the view
         // checks one of these usages first.
@@ -209,12 +237,81 @@ impl Device {
     }
 }
 
-pub(crate) fn subresource_range(format: Format) -> vk::ImageSubresourceRange {
+/// What `create_texture` checks before asking the device: extent, usage,
+/// mip levels and the usages a format or a mip chain allows.
+fn check_desc(desc: &TextureDesc) -> Result<()> {
+    if desc.width == 0 || desc.height == 0 {
+        return Err(RhiError::InvalidDesc(format!(
+            "texture {:?} has extent {}x{}",
+            desc.label, desc.width, desc.height
+        )));
+    }
+    if desc.usage.is_empty() {
+        return Err(RhiError::InvalidDesc(format!("texture {:?} has no usage", desc.label)));
+    }
+    let full = TextureDesc::full_mip_count(desc.width, desc.height);
+    if desc.mip_levels == 0 || desc.mip_levels > full {
+        return Err(RhiError::InvalidDesc(format!(
+            "texture {:?}: {} mip levels, a {}x{} texture has 1..={full}",
+            desc.label, desc.mip_levels, desc.width, desc.height
+        )));
+    }
+    if desc.format.is_depth() && desc.usage.contains(TextureUsage::STORAGE) {
+        return Err(RhiError::Unsupported(format!(
+            "texture {:?}: depth formats cannot be storage images",
+            desc.label
+        )));
+    }
+    // A view of several levels cannot be an attachment or a storage image
+    // (and the RHI makes one view per texture).
+    if desc.mip_levels > 1 && (desc.usage.contains(TextureUsage::RENDER_TARGET) || desc.usage.contains(TextureUsage::STORAGE)) {
+        return Err(RhiError::Unsupported(format!(
+            "texture {:?}: render targets and storage images have one mip level, not {}",
+            desc.label, desc.mip_levels
+        )));
+    }
+    Ok(())
+}
+
+/// Every mip level of a texture's only layer.
+pub(crate) fn subresource_range(format: Format, mip_levels: u32) -> vk::ImageSubresourceRange {
     vk::ImageSubresourceRange {
         aspect_mask: conv::aspect(format),
         base_mip_level: 0,
-        level_count: 1,
+        level_count: mip_levels,
         base_array_layer: 0,
         layer_count: 1,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn full_mip_chains_end_at_one_by_one() {
+        assert_eq!(TextureDesc::full_mip_count(1, 1), 1);
+        assert_eq!(TextureDesc::full_mip_count(64, 64), 7);
+        assert_eq!(TextureDesc::full_mip_count(64, 1), 7);
+        assert_eq!(TextureDesc::full_mip_count(65, 3), 7);
+        assert_eq!(TextureDesc::full_mip_count(u32::MAX, 1), 32);
+        assert_eq!(TextureDesc::full_mip_count(0, 0), 0);
+        let d = TextureDesc::sampled("t", 64, 16, Format::Rg8Unorm).with_mip_levels(7);
+        assert_eq!(d.level_extent(0), (64, 16));
+        assert_eq!(d.level_extent(3), (8, 2));
+        assert_eq!(d.level_extent(6), (1, 1));
+        assert_eq!(d.level_extent(40), (1, 1));
+        assert_eq!(d.level_size(2), 16 * 4 * 2);
+    }
+
+    #[test]
+    fn mip_levels_are_checked_before_the_device_is_asked() {
+        let d = TextureDesc::sampled("t", 8, 8, Format::Rgba8Unorm);
+        assert!(check_desc(&d).is_ok());
+        assert!(check_desc(&d.clone().with_mip_levels(4)).is_ok());
+        assert!(matches!(check_desc(&d.clone().with_mip_levels(0)), Err(RhiError::InvalidDesc(_))));
+        assert!(matches!(check_desc(&d.clone().with_mip_levels(5)), Err(RhiError::InvalidDesc(_))));
+        let rt = TextureDesc::render_target("rt", 8, 8, Format::Rgba8Unorm).with_mip_levels(2);
+        assert!(matches!(check_desc(&rt), Err(RhiError::Unsupported(_))));
     }
 }

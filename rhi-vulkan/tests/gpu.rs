@@ -241,6 +241,7 @@ fn bad_descriptions_are_errors_not_panics() {
         height: 4,
         format: Format::Depth32Float,
         usage: TextureUsage::STORAGE,
+        mip_levels: 1,
     });
     assert!(matches!(storage_depth, Err(RhiError::Unsupported(_))), "{storage_depth:?}");
     let shader = device.create_shader("bad.wgsl", "@vertex\nfn vs_main() -> @builtin(position) vec4<f32> {\n  return vec4<f32>(1.0) * ;\n}\n");

@@ -165,6 +165,7 @@ impl World<'_> {
                     height: *height,
                     format: FORMATS[*format],
                     usage: TextureUsage::from_bits_truncate(*usage),
+                    mip_levels: 1,
                 };
                 if let Ok(t) = d.create_texture(&desc) {
                     self.textures.push((t, TextureState::Undefined));

@@ -12,15 +12,16 @@ use crate::{BufferDesc, BufferHandle, TextureHandle};
 use ash::vk;
 
 impl CommandList<'_> {
+    /// Moves every mip level of `texture` from `from` to `to`.
     pub fn texture_barrier(&mut self, texture: TextureHandle, from: TextureState, to: TextureState) -> Result<()> {
         self.outside_pass("a texture barrier")?;
         if to == TextureState::Undefined {
             return Err(RhiError::InvalidDesc("a barrier cannot move a texture to Undefined".into()));
         }
-        let (raw, format) = {
+        let (raw, format, levels) = {
             let t = read(&self.device.resources.textures);
             let e = t.get(texture).ok_or_else(|| RhiError::InvalidHandle(format!("{texture:?}")))?;
-            (e.raw, e.desc.format)
+            (e.raw, e.desc.format, e.desc.mip_levels)
         };
         let (old_layout, src_stage, src_access) = conv::texture_state(from);
         let (new_layout, dst_stage, dst_access) = conv::texture_state(to);
@@ -34,7 +35,7 @@ impl CommandList<'_> {
             .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
             .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
             .image(raw)
-            .subresource_range(subresource_range(format));
+            .subresource_range(subresource_range(format, levels));
         let barriers = [barrier];
         let dep = vk::DependencyInfo::default().image_memory_barriers(&barriers);
         // SAFETY: live image, outside a render pass; synchronization2 is
@@ -122,10 +123,10 @@ impl CommandList<'_> {
         Ok(())
     }
 
-    /// The handles and the whole-texture region of a texture <-> buffer copy,
-    /// with the buffer range, alignment and usages checked (tightly packed
-    /// texels at `offset`).
-    fn texture_copy(&self, texture: TextureHandle, buffer: BufferHandle, offset: u64, to_buffer: bool) -> Result<(vk::Image, vk::Buffer, vk::BufferImageCopy)> {
+    /// The handles and the region of a texture level <-> buffer copy, with
+    /// the level, the buffer range, alignment and usages checked (tightly
+    /// packed texels of the whole level at `offset`).
+    fn texture_copy(&self, texture: TextureHandle, level: u32, buffer: BufferHandle, offset: u64, to_buffer: bool) -> Result<(vk::Image, vk::Buffer, vk::BufferImageCopy)> {
         self.outside_pass("a texture copy")?;
         let (raw_image, t) = {
             let textures = read(&self.device.resources.textures);
@@ -141,37 +142,61 @@ impl CommandList<'_> {
         if !t.usage.contains(t_usage) || !b.usage.contains(b_usage) {
             return Err(RhiError::InvalidDesc(format!("copy between {:?} and {:?} lacks a transfer usage", t.label, b.label)));
         }
+        if level >= t.mip_levels {
+            return Err(RhiError::InvalidDesc(format!(
+                "mip level {level} of texture {:?}, which has {}",
+                t.label, t.mip_levels
+            )));
+        }
         let texel = u64::from(t.format.bytes_per_pixel());
-        let size = u64::from(t.width) * u64::from(t.height) * texel;
+        let (width, height) = t.level_extent(level);
+        let size = t.level_size(level);
         if !fits(offset, size, b.size) || !offset.is_multiple_of(4) || !offset.is_multiple_of(texel) {
             return Err(RhiError::InvalidDesc(format!(
-                "buffer {:?} too small for texture {:?} at offset {offset}, or the offset is unaligned",
-                b.label, t.label
+                "buffer {:?} ({} bytes) too small for level {level} of texture {:?} ({size} bytes) at offset {offset}, or the offset is unaligned",
+                b.label, b.size, t.label
             )));
         }
         let region = vk::BufferImageCopy {
             buffer_offset: offset,
-            image_subresource: vk::ImageSubresourceLayers { aspect_mask: conv::aspect(t.format), mip_level: 0, base_array_layer: 0, layer_count: 1 },
-            image_extent: vk::Extent3D { width: t.width, height: t.height, depth: 1 },
+            image_subresource: vk::ImageSubresourceLayers { aspect_mask: conv::aspect(t.format), mip_level: level, base_array_layer: 0, layer_count: 1 },
+            image_extent: vk::Extent3D { width, height, depth: 1 },
             ..Default::default()
         };
         Ok((raw_image, raw_buffer, region))
     }
 
-    /// Copies a whole texture (in `TransferSrc`) into `buffer` at `offset`, tightly packed.
+    /// Copies level 0 of a texture (in `TransferSrc`) into `buffer` at
+    /// `offset`, tightly packed ([`Self::copy_texture_level_to_buffer`]).
     pub fn copy_texture_to_buffer(&mut self, texture: TextureHandle, buffer: BufferHandle, offset: u64) -> Result<()> {
-        let (image, raw_buffer, region) = self.texture_copy(texture, buffer, offset, true)?;
-        // SAFETY: live image in TRANSFER_SRC_OPTIMAL (caller's barrier) and a
-        // buffer large enough (checked), outside a pass.
+        self.copy_texture_level_to_buffer(texture, 0, buffer, offset)
+    }
+
+    /// Copies mip level `level` of a texture (in `TransferSrc`) into
+    /// `buffer` at `offset`, tightly packed. A level past the texture's, a
+    /// range past the buffer or an offset not a multiple of 4 and of the
+    /// texel size is an error and nothing is recorded.
+    pub fn copy_texture_level_to_buffer(&mut self, texture: TextureHandle, level: u32, buffer: BufferHandle, offset: u64) -> Result<()> {
+        let (image, raw_buffer, region) = self.texture_copy(texture, level, buffer, offset, true)?;
+        // SAFETY: live image in TRANSFER_SRC_OPTIMAL (caller's barrier), an
+        // existing level, and a buffer large enough (checked), outside a pass.
         unsafe { self.device.raw.cmd_copy_image_to_buffer(self.raw, image, vk::ImageLayout::TRANSFER_SRC_OPTIMAL, raw_buffer, &[region]) };
         Ok(())
     }
 
-    /// Copies tightly packed texels from `buffer` at `offset` into a whole
-    /// texture in `TransferDst`.
+    /// Copies tightly packed texels from `buffer` at `offset` into level 0
+    /// of a texture in `TransferDst` ([`Self::copy_buffer_to_texture_level`]).
     pub fn copy_buffer_to_texture(&mut self, buffer: BufferHandle, offset: u64, texture: TextureHandle) -> Result<()> {
-        let (image, raw_buffer, region) = self.texture_copy(texture, buffer, offset, false)?;
-        // SAFETY: live image in TRANSFER_DST_OPTIMAL; buffer range checked; outside a pass.
+        self.copy_buffer_to_texture_level(buffer, offset, texture, 0)
+    }
+
+    /// Copies tightly packed texels from `buffer` at `offset` into the whole
+    /// mip level `level` of a texture in `TransferDst`; checked as
+    /// [`Self::copy_texture_level_to_buffer`].
+    pub fn copy_buffer_to_texture_level(&mut self, buffer: BufferHandle, offset: u64, texture: TextureHandle, level: u32) -> Result<()> {
+        let (image, raw_buffer, region) = self.texture_copy(texture, level, buffer, offset, false)?;
+        // SAFETY: live image in TRANSFER_DST_OPTIMAL, an existing level;
+        // buffer range checked; outside a pass.
         unsafe { self.device.raw.cmd_copy_buffer_to_image(self.raw, raw_buffer, image, vk::ImageLayout::TRANSFER_DST_OPTIMAL, &[region]) };
         Ok(())
     }
