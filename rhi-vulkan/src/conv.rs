@@ -206,11 +206,13 @@ pub(crate) fn texture_state(
             S::COMPUTE_SHADER,
             A::SHADER_STORAGE_READ | A::SHADER_STORAGE_WRITE,
         ),
+        // Copies and blits (mip generation) read and write textures in the
+        // transfer states; sync2's COPY stage does not cover BLIT.
         TextureState::TransferSrc => {
-            (vk::ImageLayout::TRANSFER_SRC_OPTIMAL, S::COPY, A::TRANSFER_READ)
+            (vk::ImageLayout::TRANSFER_SRC_OPTIMAL, S::COPY | S::BLIT, A::TRANSFER_READ)
         }
         TextureState::TransferDst => {
-            (vk::ImageLayout::TRANSFER_DST_OPTIMAL, S::COPY | S::CLEAR, A::TRANSFER_WRITE)
+            (vk::ImageLayout::TRANSFER_DST_OPTIMAL, S::COPY | S::BLIT | S::CLEAR, A::TRANSFER_WRITE)
         }
         TextureState::Present => (vk::ImageLayout::PRESENT_SRC_KHR, S::BOTTOM_OF_PIPE, A::NONE),
     }

@@ -149,6 +149,6 @@ pub use swapchain::{surface_instance_extensions, Swapchain, WindowSource};
 /// The raw-window-handle version the `window` feature speaks.
 #[cfg(feature = "window")]
 pub use raw_window_handle;
-pub use texture::{TextureDesc, TextureEntry, TextureHandle};
+pub use texture::{TextureData, TextureDesc, TextureEntry, TextureHandle};
 pub use timestamp::{FrameTimestamps, FRAME_BEGIN, FRAME_END, MAX_TIMESTAMPS_PER_FRAME};
 pub use types::*;

@@ -574,7 +574,7 @@ fn blit_barriers(
         layer_count: 1,
     };
     let (state_layout, state_stage, state_access) = conv::texture_state(state);
-    // Blits run in the BLIT stage, which sync2's COPY (our TransferSrc state) does not cover.
+    // Blits run in the BLIT stage (sync2's COPY does not cover it); only BLIT here.
     let (src_layout, src_stage, src_access) =
         (vk::ImageLayout::TRANSFER_SRC_OPTIMAL, vk::PipelineStageFlags2::BLIT, vk::AccessFlags2::TRANSFER_READ);
     let texture_barrier = |from: (vk::ImageLayout, vk::PipelineStageFlags2, vk::AccessFlags2),

@@ -200,4 +200,96 @@ impl CommandList<'_> {
         unsafe { self.device.raw.cmd_copy_buffer_to_image(self.raw, raw_buffer, image, vk::ImageLayout::TRANSFER_DST_OPTIMAL, &[region]) };
         Ok(())
     }
+
+    /// Fills mip levels 1.. of `texture` from level 0 by linear blits, each
+    /// level from the one above. Every level must be in `TransferDst` before
+    /// (level 0 holding the image); every level is in `ShaderRead` after.
+    /// The texture needs `TRANSFER_SRC`, `TRANSFER_DST` and `SAMPLED` usage
+    /// and (with more than one level) a format that can be blitted linearly
+    /// ([`crate::Device::supports_mip_generation`]); otherwise it is an
+    /// error and nothing is recorded.
+    pub fn generate_mips(&mut self, texture: TextureHandle) -> Result<()> {
+        self.outside_pass("generate_mips")?;
+        let (image, desc) = {
+            let textures = read(&self.device.resources.textures);
+            let e = textures.get(texture).ok_or_else(|| RhiError::InvalidHandle(format!("{texture:?}")))?;
+            (e.raw, e.desc.clone())
+        };
+        let needed = TextureUsage::TRANSFER_SRC | TextureUsage::TRANSFER_DST | TextureUsage::SAMPLED;
+        if !desc.usage.contains(needed) {
+            return Err(RhiError::InvalidDesc(format!(
+                "generate_mips: texture {:?} needs TRANSFER_SRC, TRANSFER_DST and SAMPLED usage",
+                desc.label
+            )));
+        }
+        if desc.mip_levels > 1 {
+            self.device.check_mip_generation(&desc)?;
+        }
+        let aspect = conv::aspect(desc.format);
+        let (read_layout, read_stage, read_access) = conv::texture_state(TextureState::ShaderRead);
+        // (layout, stages, access) of a level as a blit source and destination.
+        let written = (vk::ImageLayout::TRANSFER_DST_OPTIMAL, vk::PipelineStageFlags2::ALL_TRANSFER, vk::AccessFlags2::TRANSFER_WRITE);
+        let source = (vk::ImageLayout::TRANSFER_SRC_OPTIMAL, vk::PipelineStageFlags2::BLIT, vk::AccessFlags2::TRANSFER_READ);
+        let readable = (read_layout, read_stage, read_access);
+        let barrier = |level: u32, from: (vk::ImageLayout, vk::PipelineStageFlags2, vk::AccessFlags2), to: (vk::ImageLayout, vk::PipelineStageFlags2, vk::AccessFlags2)| {
+            vk::ImageMemoryBarrier2::default()
+                .src_stage_mask(from.1)
+                .src_access_mask(from.2)
+                .dst_stage_mask(to.1)
+                .dst_access_mask(to.2)
+                .old_layout(from.0)
+                .new_layout(to.0)
+                .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+                .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+                .image(image)
+                .subresource_range(vk::ImageSubresourceRange {
+                    aspect_mask: aspect,
+                    base_mip_level: level,
+                    level_count: 1,
+                    base_array_layer: 0,
+                    layer_count: 1,
+                })
+        };
+        let layers = |level: u32| vk::ImageSubresourceLayers { aspect_mask: aspect, mip_level: level, base_array_layer: 0, layer_count: 1 };
+        let corner = |level: u32| {
+            let (w, h) = desc.level_extent(level);
+            // Extents are at most the device's maximum, far below i32::MAX.
+            vk::Offset3D { x: w as i32, y: h as i32, z: 1 }
+        };
+        let (device, cmd) = (self.device, self.raw);
+        let pipeline_barrier = |barriers: &[vk::ImageMemoryBarrier2<'_>]| {
+            let dep = vk::DependencyInfo::default().image_memory_barriers(barriers);
+            // SAFETY: live image, outside a render pass; each barrier names
+            // one existing level in the layout the sequence below left it in.
+            unsafe { device.raw.cmd_pipeline_barrier2(cmd, &dep) };
+        };
+        for level in 1..desc.mip_levels {
+            pipeline_barrier(&[barrier(level - 1, written, source)]);
+            let region = vk::ImageBlit {
+                src_subresource: layers(level - 1),
+                src_offsets: [vk::Offset3D::default(), corner(level - 1)],
+                dst_subresource: layers(level),
+                dst_offsets: [vk::Offset3D::default(), corner(level)],
+            };
+            // SAFETY: live image with TRANSFER_SRC and TRANSFER_DST usage,
+            // level - 1 in TRANSFER_SRC_OPTIMAL and level in
+            // TRANSFER_DST_OPTIMAL (barrier above, caller's state), both
+            // regions inside their levels; the format supports linear blits
+            // (checked) and is not a depth format.
+            unsafe {
+                device.raw.cmd_blit_image(
+                    cmd,
+                    image,
+                    vk::ImageLayout::TRANSFER_SRC_OPTIMAL,
+                    image,
+                    vk::ImageLayout::TRANSFER_DST_OPTIMAL,
+                    &[region],
+                    vk::Filter::LINEAR,
+                )
+            };
+            pipeline_barrier(&[barrier(level - 1, source, readable)]);
+        }
+        pipeline_barrier(&[barrier(desc.mip_levels - 1, written, readable)]);
+        Ok(())
+    }
 }
