@@ -132,6 +132,7 @@ fn device_info(
         max_compute_work_group_count: props.limits.max_compute_work_group_count,
         max_viewport_dimensions: props.limits.max_viewport_dimensions,
         max_image_dimension_2d: props.limits.max_image_dimension2_d,
+        max_sampler_anisotropy: props.limits.max_sampler_anisotropy,
         max_per_stage_uniform_buffers: props.limits.max_per_stage_descriptor_uniform_buffers,
         max_per_stage_storage_buffers: props.limits.max_per_stage_descriptor_storage_buffers,
         max_per_stage_sampled_images: props.limits.max_per_stage_descriptor_sampled_images,
@@ -151,6 +152,7 @@ fn device_info(
             depth_clamp: base.depth_clamp != 0,
             robust_buffer_access: base.robust_buffer_access != 0,
             timestamps: timestamp_valid_bits > 0 && props.limits.timestamp_period > 0.0,
+            sampler_anisotropy: base.sampler_anisotropy != 0,
         },
     }
 }

@@ -170,6 +170,13 @@ pub(crate) fn filter(f: Filter) -> vk::Filter {
     }
 }
 
+pub(crate) fn mipmap_mode(f: Filter) -> vk::SamplerMipmapMode {
+    match f {
+        Filter::Nearest => vk::SamplerMipmapMode::NEAREST,
+        Filter::Linear => vk::SamplerMipmapMode::LINEAR,
+    }
+}
+
 pub(crate) fn address_mode(a: AddressMode) -> vk::SamplerAddressMode {
     match a {
         AddressMode::Repeat => vk::SamplerAddressMode::REPEAT,

@@ -78,6 +78,9 @@ pub struct DeviceFeatures {
     /// GPU timestamps: the queue family has `timestampValidBits` > 0, the
     /// device a `timestampPeriod` and [`DeviceDesc`]'s `timestamps` is on.
     pub timestamps: bool,
+    /// `samplerAnisotropy`: samplers filter anisotropically
+    /// ([`crate::SamplerDesc::max_anisotropy`]). On wherever the device has it.
+    pub sampler_anisotropy: bool,
 }
 
 /// What the chosen physical device is.
@@ -99,6 +102,9 @@ pub struct DeviceInfo {
     pub max_viewport_dimensions: [u32; 2],
     /// The largest 2D texture width or height (`maxImageDimension2D`).
     pub max_image_dimension_2d: u32,
+    /// The most anisotropic samples a sampler may take (`maxSamplerAnisotropy`;
+    /// used only with [`DeviceFeatures::sampler_anisotropy`]).
+    pub max_sampler_anisotropy: f32,
     /// Descriptors of each kind one shader stage may see (`maxPerStageDescriptor*`).
     pub max_per_stage_uniform_buffers: u32,
     pub max_per_stage_storage_buffers: u32,
@@ -767,7 +773,8 @@ fn create_logical_device(
         .multi_draw_indirect(features.multi_draw_indirect)
         .draw_indirect_first_instance(features.draw_indirect_first_instance)
         .depth_clamp(features.depth_clamp)
-        .robust_buffer_access(features.robust_buffer_access);
+        .robust_buffer_access(features.robust_buffer_access)
+        .sampler_anisotropy(features.sampler_anisotropy);
     let priorities = [1.0f32];
     let queue_infos = [vk::DeviceQueueCreateInfo::default()
         .queue_family_index(queue_family)

@@ -147,3 +147,30 @@ fn bad_uploads_are_typed_errors_and_create_nothing() {
     let report = device.shutdown();
     assert_eq!(report.leaked_allocations, 0);
 }
+
+#[test]
+fn anisotropy_is_applied_where_the_device_has_it_clamped_to_its_limit() {
+    let device = device();
+    let info = device.info();
+    if device.name().contains("llvmpipe") {
+        assert!(info.features.sampler_anisotropy, "lavapipe has samplerAnisotropy");
+    }
+    let aniso = device.create_sampler(&SamplerDesc::linear_repeat().with_anisotropy(16)).unwrap();
+    let plain = device.create_sampler(&SamplerDesc::linear_repeat()).unwrap();
+    let mirrored = SamplerDesc { address_u: AddressMode::MirrorRepeat, mipmap_filter: Filter::Nearest, ..SamplerDesc::nearest_clamp() };
+    let mirrored = device.create_sampler(&mirrored).unwrap();
+    if info.features.sampler_anisotropy {
+        let applied = device.sampler_anisotropy(aniso).unwrap();
+        assert_eq!(applied, 16f32.min(info.max_sampler_anisotropy));
+        assert!(applied > 1.0, "limit {}", info.max_sampler_anisotropy);
+    } else {
+        println!("skipped: {} has no samplerAnisotropy", device.name());
+        assert_eq!(device.sampler_anisotropy(aniso).unwrap(), 1.0);
+    }
+    assert_eq!(device.sampler_anisotropy(plain).unwrap(), 1.0);
+    for s in [aniso, plain, mirrored] {
+        device.destroy_sampler(s);
+    }
+    assert!(matches!(device.sampler_anisotropy(aniso), Err(RhiError::InvalidHandle(_))));
+    assert_clean(device);
+}
