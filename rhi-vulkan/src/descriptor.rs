@@ -1,13 +1,18 @@
 //! Descriptor set layouts, pipeline layouts and per-frame bind groups.
 //!
-//! Binding model (our choice, as the issue allows): **per-frame allocation**.
+//! Binding model (our choice, as the issue allows): **per-frame allocation**
+//! for what changes every frame, **persistent** groups for what does not.
 //! Lavapipe has no descriptor indexing, so there is no bindless table. Each
 //! frame slot owns a growable arena of descriptor pools that is reset when the
 //! slot is reused; a [`BindGroup`] made from a frame is valid for that frame
-//! only. Renderers create a handful of groups per pass (GPU scene, view,
-//! material) and share them across every secondary command buffer of the pass,
-//! so allocation cost is per pass, not per draw. Layouts are derived from
-//! shader reflection and cached by value.
+//! only. Renderers create a handful of groups per pass (GPU scene, view)
+//! and share them across every secondary command buffer of the pass,
+//! so allocation cost is per pass, not per draw. Groups that outlive frames
+//! (a material instance's textures and samplers) are
+//! [`crate::BindGroupHandle`]s from the device's own pools (`bind_group.rs`),
+//! made once and destroyed through the deletion queue. Both are checked by
+//! the same code here. Layouts are derived from shader reflection and cached
+//! by value.
 
 use crate::conv;
 use crate::device::read;
@@ -135,10 +140,10 @@ impl LayoutCache {
     }
 }
 
-const SETS_PER_POOL: u32 = 256;
+pub(crate) const SETS_PER_POOL: u32 = 256;
 
 /// Descriptors of each type one pool holds.
-const POOL_SIZES: [(vk::DescriptorType, u32); 5] = [
+pub(crate) const POOL_SIZES: [(vk::DescriptorType, u32); 5] = [
     (vk::DescriptorType::UNIFORM_BUFFER, SETS_PER_POOL * 2),
     (vk::DescriptorType::STORAGE_BUFFER, SETS_PER_POOL * 4),
     (vk::DescriptorType::SAMPLED_IMAGE, SETS_PER_POOL * 2),
@@ -242,8 +247,13 @@ pub struct BindGroup {
     pub(crate) layout: vk::DescriptorSetLayout,
 }
 
+/// One entry of a bind group: the binding number and the resource bound there.
+pub type BindGroupEntry = (u32, BindingResource);
+
 impl<'d> Frame<'d> {
-    /// Allocates and writes a bind group for `group` of `pipeline`'s layout.
+    /// Allocates and writes a bind group for `group` of `pipeline`'s layout,
+    /// valid in this frame only (see [`crate::Device::create_bind_group`]
+    /// for one that lives until destroyed).
     /// `entries` must name every binding of the group exactly once, with a
     /// resource of the reflected kind that has the usage that kind needs
     /// (`UNIFORM` / `STORAGE` buffers, `SAMPLED` / `STORAGE` textures), buffer
@@ -252,56 +262,68 @@ impl<'d> Frame<'d> {
         &self,
         pipeline: PipelineHandle,
         group: u32,
-        entries: &[(u32, BindingResource)],
+        entries: &[BindGroupEntry],
     ) -> Result<BindGroup> {
         let device = self.device();
-        let (layout_desc, set_layout) = device.pipeline_group_layout(pipeline, group)?;
-        if entries.len() != layout_desc.entries.len() {
-            return Err(RhiError::InvalidDesc(format!(
-                "bind group {group}: {} entries given, the layout has {}",
-                entries.len(),
-                layout_desc.entries.len()
-            )));
-        }
-        if !fits_pool(&layout_desc) {
-            return Err(RhiError::Unsupported(format!(
-                "bind group {group} needs more descriptors of one kind than a pool of {SETS_PER_POOL} sets holds"
-            )));
-        }
-        let checked = check_bind_group_entries(device, group, &layout_desc, entries)?;
-        let set = self.write_descriptor_set(set_layout, &checked)?;
+        let (set_layout, checked) = check_bind_group(device, pipeline, group, entries)?;
+        let set = self.allocate_descriptor_set(set_layout)?;
+        write_descriptor_set(device, set, &checked);
         Ok(BindGroup { raw: set, frame: self.index(), device: device.id(), layout: set_layout })
     }
+}
 
-    /// Allocates a descriptor set of `set_layout` from this frame's pool and
-    /// writes the checked entries into it.
-    fn write_descriptor_set(&self, set_layout: vk::DescriptorSetLayout, checked: &CheckedEntries) -> Result<vk::DescriptorSet> {
-        let device = self.device();
-        let CheckedEntries { resolved, buffer_infos, image_infos } = checked;
-        let set = self.allocate_descriptor_set(set_layout)?;
-        let (mut bi, mut ii) = (0, 0);
-        let writes: Vec<_> = resolved
-            .iter()
-            .map(|(binding, ty)| {
-                let w = vk::WriteDescriptorSet::default().dst_set(set).dst_binding(*binding).descriptor_type(*ty);
-                match *ty {
-                    vk::DescriptorType::UNIFORM_BUFFER | vk::DescriptorType::STORAGE_BUFFER => {
-                        bi += 1;
-                        w.buffer_info(std::slice::from_ref(&buffer_infos[bi - 1]))
-                    }
-                    _ => {
-                        ii += 1;
-                        w.image_info(std::slice::from_ref(&image_infos[ii - 1]))
-                    }
-                }
-            })
-            .collect();
-        // SAFETY: the set was just allocated from this frame's pool and is not
-        // in use; every written handle was checked live by
-        // check_bind_group_entries.
-        unsafe { device.raw.update_descriptor_sets(&writes, &[]) };
-        Ok(set)
+/// Checks a bind group for `group` of `pipeline`'s layout: the entry count,
+/// that one set fits a pool, and every entry ([`check_bind_group_entries`]).
+/// Returns the set layout and the resolved entries; allocates nothing.
+pub(crate) fn check_bind_group(
+    device: &crate::Device,
+    pipeline: PipelineHandle,
+    group: u32,
+    entries: &[BindGroupEntry],
+) -> Result<(vk::DescriptorSetLayout, CheckedEntries)> {
+    let (layout_desc, set_layout) = device.pipeline_group_layout(pipeline, group)?;
+    if entries.len() != layout_desc.entries.len() {
+        return Err(RhiError::InvalidDesc(format!(
+            "bind group {group}: {} entries given, the layout has {}",
+            entries.len(),
+            layout_desc.entries.len()
+        )));
     }
+    if !fits_pool(&layout_desc) {
+        return Err(RhiError::Unsupported(format!(
+            "bind group {group} needs more descriptors of one kind than a pool of {SETS_PER_POOL} sets holds"
+        )));
+    }
+    let checked = check_bind_group_entries(device, group, &layout_desc, entries)?;
+    Ok((set_layout, checked))
+}
+
+/// Writes checked entries into `set`, a set allocated with their layout
+/// and not in use by the GPU.
+pub(crate) fn write_descriptor_set(device: &crate::Device, set: vk::DescriptorSet, checked: &CheckedEntries) {
+    let CheckedEntries { resolved, buffer_infos, image_infos } = checked;
+    let (mut bi, mut ii) = (0, 0);
+    let writes: Vec<_> = resolved
+        .iter()
+        .map(|(binding, ty)| {
+            let w = vk::WriteDescriptorSet::default().dst_set(set).dst_binding(*binding).descriptor_type(*ty);
+            match *ty {
+                vk::DescriptorType::UNIFORM_BUFFER | vk::DescriptorType::STORAGE_BUFFER => {
+                    bi += 1;
+                    w.buffer_info(std::slice::from_ref(&buffer_infos[bi - 1]))
+                }
+                _ => {
+                    ii += 1;
+                    w.image_info(std::slice::from_ref(&image_infos[ii - 1]))
+                }
+            }
+        })
+        .collect();
+    // SAFETY: the set was just allocated (a frame's pool or the device's
+    // persistent pools) and is not in use; every written handle was checked
+    // live by check_bind_group_entries, and the caller's recording keeps
+    // destroyed ones from being freed meanwhile.
+    unsafe { device.raw.update_descriptor_sets(&writes, &[]) };
 }
 
 /// Checks every entry of a bind group against `layout` (each binding named
@@ -312,7 +334,7 @@ fn check_bind_group_entries(
     device: &crate::Device,
     group: u32,
     layout_desc: &BindGroupLayoutDesc,
-    entries: &[(u32, BindingResource)],
+    entries: &[BindGroupEntry],
 ) -> Result<CheckedEntries> {
     let limits = device.info();
     let mut buffer_infos = Vec::with_capacity(entries.len());
@@ -401,7 +423,7 @@ fn check_bind_group_entries(
 /// A bind group's checked entries: (binding, descriptor type) in the order
 /// given, with the buffer and image infos of the buffer and image/sampler
 /// entries in that same order.
-struct CheckedEntries {
+pub(crate) struct CheckedEntries {
     resolved: Vec<(u32, vk::DescriptorType)>,
     buffer_infos: Vec<vk::DescriptorBufferInfo>,
     image_infos: Vec<vk::DescriptorImageInfo>,

@@ -7,6 +7,7 @@
 //! locks, taken once per call, never per draw.
 
 use crate::adapter::pick_physical_device;
+use crate::bind_group::{PersistentBindGroup, PersistentPools};
 use crate::buffer::BufferEntry;
 use crate::command::CommandList;
 use crate::deletion_queue::DeletionQueue;
@@ -137,10 +138,13 @@ pub struct DeviceCounts {
     pub samplers: usize,
     pub shaders: usize,
     pub pipelines: usize,
+    /// Persistent bind groups ([`Device::create_bind_group`]).
+    pub bind_groups: usize,
     pub pending_deletions: usize,
     /// Descriptor set and pipeline layouts (cached by value, kept until shutdown).
     pub layouts: usize,
-    /// Descriptor pools of every frame slot.
+    /// Descriptor pools of every frame slot, and the device's pools for
+    /// persistent bind groups (kept until shutdown).
     pub descriptor_pools: usize,
     /// Command pools: frame slots' primary and recorder pools, and the
     /// pools kept for `immediate` submissions.
@@ -163,6 +167,7 @@ pub(crate) enum Retired {
     Sampler(SamplerEntry),
     Shader(ShaderEntry),
     Pipeline(PipelineEntry),
+    BindGroup(PersistentBindGroup),
 }
 
 pub(crate) struct Resources {
@@ -171,6 +176,7 @@ pub(crate) struct Resources {
     pub samplers: RwLock<Pool<SamplerEntry>>,
     pub shaders: RwLock<Pool<ShaderEntry>>,
     pub pipelines: RwLock<Pool<PipelineEntry>>,
+    pub bind_groups: RwLock<Pool<PersistentBindGroup>>,
 }
 
 /// Command and descriptor pools alive, counted where they are made (they are
@@ -210,6 +216,8 @@ pub struct Device {
     pub(crate) allocator: ManuallyDrop<Mutex<Allocator>>,
     pub(crate) resources: Resources,
     pub(crate) layouts: LayoutCache,
+    /// The pools persistent bind groups are allocated from.
+    pub(crate) bind_group_pools: PersistentPools,
     pub(crate) pipeline_cache: PipelineCache,
     pub(crate) timeline: Timeline,
     deletion: Mutex<DeletionQueue<Retired>>,
@@ -322,8 +330,10 @@ impl Device {
                 samplers: Default::default(),
                 shaders: Default::default(),
                 pipelines: Default::default(),
+                bind_groups: Default::default(),
             },
             layouts: LayoutCache::default(),
+            bind_group_pools: PersistentPools::default(),
             pipeline_cache: PipelineCache::default(),
             timeline: Timeline::null(),
             deletion: Mutex::new(DeletionQueue::default()),
@@ -421,6 +431,7 @@ impl Device {
             samplers: read(&self.resources.samplers).len(),
             shaders: read(&self.resources.shaders).len(),
             pipelines: read(&self.resources.pipelines).len(),
+            bind_groups: read(&self.resources.bind_groups).len(),
             pending_deletions: lock(&self.deletion).len(),
             layouts: self.layouts.len(),
             // Counted as they are made: an open frame holds its slot's lock.
@@ -522,6 +533,7 @@ impl Device {
             Retired::Sampler(s) => s.destroy(self),
             Retired::Shader(s) => s.destroy(self),
             Retired::Pipeline(p) => p.destroy(self),
+            Retired::BindGroup(g) => g.destroy(self),
         }
     }
 
@@ -683,6 +695,9 @@ impl Device {
         for item in retired {
             self.destroy_now(item);
         }
+        let groups: Vec<_> = write(&self.resources.bind_groups).drain().collect();
+        groups.into_iter().for_each(|g| g.destroy(self));
+        self.bind_group_pools.destroy(&self.raw);
         let pipelines: Vec<_> = write(&self.resources.pipelines).drain().collect();
         pipelines.into_iter().for_each(|p| p.destroy(self));
         let shaders: Vec<_> = write(&self.resources.shaders).drain().collect();

@@ -100,6 +100,7 @@
 //! ```
 
 mod adapter;
+mod bind_group;
 mod buffer;
 mod command;
 mod conv;
@@ -122,12 +123,13 @@ mod texture;
 mod timestamp;
 mod types;
 
+pub use bind_group::{BindGroupHandle, PersistentBindGroup};
 pub use buffer::{BufferDesc, BufferEntry, BufferHandle};
 pub use command::{
     ColorAttachment, CommandList, DepthAttachment, LoadOp, RenderingContents, RenderingDesc, MAX_BIND_GROUPS,
     MAX_VERTEX_STREAMS,
 };
-pub use descriptor::{BindGroup, BindGroupLayoutDesc, BindGroupLayoutEntry, BindingResource};
+pub use descriptor::{BindGroup, BindGroupEntry, BindGroupLayoutDesc, BindGroupLayoutEntry, BindingResource};
 pub use device::{Device, DeviceCounts, DeviceDesc, DeviceFeatures, DeviceInfo, ShutdownReport};
 pub use error::{Result, RhiError, ShaderError};
 pub use frame::{Frame, FrameSubmission, RenderingLayout, SecondaryCommandBuffer, MAX_COLOR_ATTACHMENTS};

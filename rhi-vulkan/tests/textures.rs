@@ -174,3 +174,110 @@ fn anisotropy_is_applied_where_the_device_has_it_clamped_to_its_limit() {
     assert!(matches!(device.sampler_anisotropy(aniso), Err(RhiError::InvalidHandle(_))));
     assert_clean(device);
 }
+
+const SAMPLED_WGSL: &str = r#"
+@group(0) @binding(0) var tex: texture_2d<f32>;
+@group(0) @binding(1) var samp: sampler;
+
+@vertex
+fn vs_main(@builtin(vertex_index) i: u32) -> @builtin(position) vec4<f32> {
+    let p = vec2<f32>(f32((i << 1u) & 2u), f32(i & 2u));
+    return vec4<f32>(p * 2.0 - 1.0, 0.0, 1.0);
+}
+
+@fragment
+fn fs_main() -> @location(0) vec4<f32> {
+    return textureSampleLevel(tex, samp, vec2<f32>(0.5, 0.5), 0.0);
+}
+"#;
+
+fn sampled_pipeline(device: &Device) -> PipelineHandle {
+    let shader = device.create_shader("sampled.wgsl", SAMPLED_WGSL).unwrap();
+    device
+        .create_graphics_pipeline(&GraphicsPipelineDesc {
+            vertex: ShaderStageDesc::new(shader, "vs_main"),
+            fragment: Some(ShaderStageDesc::new(shader, "fs_main")),
+            vertex_buffers: vec![],
+            primitive: PrimitiveState::default(),
+            depth: None,
+            color_targets: vec![ColorTargetState { format: Format::Rgba8Unorm, blend: None }],
+        })
+        .unwrap()
+}
+
+fn constant_texture(device: &Device, texel: [u8; 4]) -> TextureHandle {
+    let desc = TextureDesc::sampled("constant", 4, 4, Format::Rgba8Unorm).with_mip_levels(3);
+    device.create_texture_with_data(&desc, TextureData::Level0(&texel.repeat(16))).unwrap()
+}
+
+#[test]
+fn persistent_bind_groups_live_across_frames_and_refuse_destroyed_resources() {
+    let device = new_device();
+    let pipeline = sampled_pipeline(&device);
+    let texel = [200, 100, 50, 255];
+    let texture = constant_texture(&device, texel);
+    let doomed = constant_texture(&device, [1, 2, 3, 4]);
+    let sampler = device.create_sampler(&SamplerDesc::linear_repeat().with_anisotropy(16)).unwrap();
+    let color = device.create_texture(&TextureDesc::render_target("color", 8, 8, Format::Rgba8Unorm)).unwrap();
+    let entries = |t| [(0, BindingResource::Texture(t)), (1, BindingResource::Sampler(sampler))];
+    // Checked as a frame's groups are: nothing is made for a bad one.
+    let r = device.create_bind_group(pipeline, 0, &entries(texture)[..1]);
+    assert!(matches!(r, Err(RhiError::InvalidDesc(_))), "{r:?}");
+    let r = device.create_bind_group(pipeline, 0, &[(0, BindingResource::Sampler(sampler)), (1, BindingResource::Texture(texture))]);
+    assert!(matches!(r, Err(RhiError::InvalidDesc(_))), "{r:?}");
+    assert_eq!(device.counts().bind_groups, 0);
+    let group = device.create_bind_group(pipeline, 0, &entries(texture)).unwrap();
+    let stale = device.create_bind_group(pipeline, 0, &entries(doomed)).unwrap();
+    device.destroy_texture(doomed);
+    assert_eq!(device.counts().bind_groups, 2);
+    for i in 0..3 {
+        let mut frame = device.begin_frame().unwrap();
+        let cmd = frame.cmd();
+        let from = if i == 0 { TextureState::Undefined } else { TextureState::ColorAttachment };
+        cmd.texture_barrier(color, from, TextureState::ColorAttachment).unwrap();
+        let pass = RenderingDesc {
+            color: vec![ColorAttachment { texture: color, load: LoadOp::Clear([0.0; 4]), store: true }],
+            depth: None,
+            area: Rect::from_size(8, 8),
+        };
+        cmd.begin_rendering(&pass, RenderingContents::Inline).unwrap();
+        assert!(matches!(cmd.bind_group_handle(0, group), Err(RhiError::InvalidState(_))), "no pipeline bound");
+        cmd.bind_pipeline(pipeline).unwrap();
+        cmd.set_viewport(Rect::from_size(8, 8)).unwrap();
+        cmd.set_scissor(Rect::from_size(8, 8)).unwrap();
+        assert!(matches!(cmd.bind_group_handle(1, group), Err(RhiError::InvalidDesc(_))), "past the layout");
+        let r = cmd.bind_group_handle(0, stale);
+        assert!(matches!(r, Err(RhiError::InvalidHandle(ref m)) if m.contains("texture")), "{r:?}");
+        assert!(matches!(cmd.draw(3, 1, 0, 0), Err(RhiError::InvalidState(_))), "the refused group was not bound");
+        cmd.bind_group_handle(0, group).unwrap();
+        cmd.draw(3, 1, 0, 0).unwrap();
+        cmd.end_rendering().unwrap();
+        if i == 2 {
+            // Destroyed while the frame that bound it is being recorded:
+            // freed only after its submission completes.
+            device.destroy_bind_group(group);
+            device.destroy_bind_group(stale);
+        }
+        frame.submit().unwrap();
+    }
+    let image = device.read_texture(color, TextureState::ColorAttachment).unwrap();
+    assert_eq!(image.pixel(4, 4), texel);
+    assert_eq!(device.counts().bind_groups, 0);
+    let mut frame = device.begin_frame().unwrap();
+    let cmd = frame.cmd();
+    cmd.texture_barrier(color, TextureState::ColorAttachment, TextureState::ColorAttachment).unwrap();
+    cmd.begin_rendering(
+        &RenderingDesc { color: vec![ColorAttachment { texture: color, load: LoadOp::Load, store: true }], depth: None, area: Rect::from_size(8, 8) },
+        RenderingContents::Inline,
+    )
+    .unwrap();
+    cmd.bind_pipeline(pipeline).unwrap();
+    assert!(matches!(cmd.bind_group_handle(0, group), Err(RhiError::InvalidHandle(_))), "a destroyed group");
+    cmd.end_rendering().unwrap();
+    frame.submit().unwrap();
+    device.wait_idle().unwrap();
+    assert_eq!(device.counts().pending_deletions, 0);
+    assert_clean(&device);
+    let report = device.shutdown();
+    assert_eq!((report.leaked_allocations, report.validation_errors, report.validation_warnings), (0, 0, 0));
+}

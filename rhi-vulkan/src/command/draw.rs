@@ -4,6 +4,7 @@
 use super::state::*;
 use super::{CommandList, RenderingContents, MAX_VERTEX_STREAMS};
 use crate::conv;
+use crate::bind_group::BindGroupHandle;
 use crate::descriptor::BindGroup;
 use crate::device::read;
 use crate::error::{Result, RhiError};
@@ -82,6 +83,41 @@ impl CommandList<'_> {
             self.device.raw.cmd_bind_descriptor_sets(self.raw, b.bind_point, b.layout, index, &[group.raw], &[])
         };
         self.state.sets[i] = group.layout;
+        self.state.draw_ready = None;
+        Ok(())
+    }
+
+    /// Binds a persistent bind group ([`crate::Device::create_bind_group`])
+    /// at `index` of the bound pipeline's layout, with the checks of
+    /// [`Self::bind_group`]; a destroyed group, or one any of whose buffers,
+    /// textures or samplers was destroyed since it was made, is
+    /// [`RhiError::InvalidHandle`] and nothing is recorded.
+    pub fn bind_group_handle(&mut self, index: u32, group: BindGroupHandle) -> Result<()> {
+        self.inline_ok("bind_group_handle")?;
+        let b = self.bound()?;
+        let (raw, layout) = {
+            let groups = read(&self.device.resources.bind_groups);
+            let g = groups.get(group).ok_or_else(|| RhiError::InvalidHandle(format!("{group:?}")))?;
+            if let Some(dead) = g.dead_resource(self.device) {
+                return Err(RhiError::InvalidHandle(format!(
+                    "bind group {group:?} names {dead}, destroyed since the group was created"
+                )));
+            }
+            (g.raw(), g.layout)
+        };
+        let i = index as usize;
+        if i >= usize::from(b.sets.count) || b.sets.raw[i] != layout {
+            return Err(RhiError::InvalidDesc(format!(
+                "bind group {group:?} does not match group {index} of the bound pipeline's layout"
+            )));
+        }
+        // SAFETY: the set was allocated from this device's persistent pools
+        // with the set layout at `index` of the bound pipeline's layout and
+        // written with resources that are all still alive (checked above);
+        // the deletion queue keeps the set and them alive until this
+        // recording's submission completes.
+        unsafe { self.device.raw.cmd_bind_descriptor_sets(self.raw, b.bind_point, b.layout, index, &[raw], &[]) };
+        self.state.sets[i] = layout;
         self.state.draw_ready = None;
         Ok(())
     }

@@ -1,0 +1,179 @@
+//! Persistent bind groups: descriptor sets made once (a material instance's
+//! textures, samplers and parameter slot) and bound in any number of frames
+//! until destroyed, as UE caches a mesh draw command's shader bindings.
+//!
+//! They come from descriptor pools the device owns (made with
+//! `FREE_DESCRIPTOR_SET`, a new one whenever every pool is full, kept until
+//! shutdown) and are checked exactly as a frame's bind groups
+//! ([`crate::Frame::create_bind_group`]). A group keeps the handles of the
+//! resources it names; binding it ([`crate::CommandList::bind_group_handle`])
+//! refuses a group any of whose resources was destroyed since, so a set
+//! with a dead descriptor never reaches the GPU. Destroying a group frees
+//! its set through the deletion queue, after the last submission that may
+//! use it.
+
+use crate::descriptor::{check_bind_group, write_descriptor_set, BindGroupEntry, BindingResource, POOL_SIZES, SETS_PER_POOL};
+use crate::device::{read, write, Device, Recording, Retired};
+use crate::error::{vk_err, Result, RhiError};
+use crate::handle::Handle;
+use crate::pipeline::PipelineHandle;
+use crate::{BufferHandle, SamplerHandle, TextureHandle};
+use ash::vk;
+use std::sync::atomic::Ordering;
+use std::sync::Mutex;
+
+/// Handle to a persistent bind group ([`Device::create_bind_group`]).
+pub type BindGroupHandle = Handle<PersistentBindGroup>;
+
+#[doc(hidden)]
+pub struct PersistentBindGroup {
+    raw: vk::DescriptorSet,
+    /// The device pool it was allocated from (freed back into it).
+    pool: vk::DescriptorPool,
+    /// The set layout it was allocated with: it binds only where that is the layout.
+    pub(crate) layout: vk::DescriptorSetLayout,
+    /// The resources it names, checked live at every bind.
+    buffers: Vec<BufferHandle>,
+    textures: Vec<TextureHandle>,
+    samplers: Vec<SamplerHandle>,
+}
+
+impl PersistentBindGroup {
+    pub(crate) fn raw(&self) -> vk::DescriptorSet {
+        self.raw
+    }
+
+    pub(crate) fn destroy(self, device: &Device) {
+        device.bind_group_pools.free(&device.raw, self.pool, self.raw);
+    }
+
+    /// The first resource it names that is no longer alive, described.
+    pub(crate) fn dead_resource(&self, device: &Device) -> Option<String> {
+        if !self.buffers.is_empty() {
+            let pool = read(&device.resources.buffers);
+            if let Some(b) = self.buffers.iter().find(|b| pool.get(**b).is_none()) {
+                return Some(format!("buffer {b:?}"));
+            }
+        }
+        if !self.textures.is_empty() {
+            let pool = read(&device.resources.textures);
+            if let Some(t) = self.textures.iter().find(|t| pool.get(**t).is_none()) {
+                return Some(format!("texture {t:?}"));
+            }
+        }
+        if !self.samplers.is_empty() {
+            let pool = read(&device.resources.samplers);
+            if let Some(s) = self.samplers.iter().find(|s| pool.get(**s).is_none()) {
+                return Some(format!("sampler {s:?}"));
+            }
+        }
+        None
+    }
+}
+
+/// The device's pools for persistent bind groups.
+#[derive(Default)]
+pub(crate) struct PersistentPools {
+    pools: Mutex<Vec<vk::DescriptorPool>>,
+}
+
+impl PersistentPools {
+    /// Allocates a set of `layout` from the newest pool with room, making a
+    /// pool when none has (counted in the device's descriptor pools).
+    fn allocate(&self, device: &Device, layout: vk::DescriptorSetLayout) -> Result<(vk::DescriptorPool, vk::DescriptorSet)> {
+        let mut pools = self.pools.lock().unwrap_or_else(|p| p.into_inner());
+        let layouts = [layout];
+        let try_pool = |pool: vk::DescriptorPool| {
+            let info = vk::DescriptorSetAllocateInfo::default().descriptor_pool(pool).set_layouts(&layouts);
+            // SAFETY: the pools are used only under this lock.
+            unsafe { device.raw.allocate_descriptor_sets(&info) }.map(|sets| sets[0])
+        };
+        for &pool in pools.iter().rev() {
+            match try_pool(pool) {
+                Ok(set) => return Ok((pool, set)),
+                Err(vk::Result::ERROR_OUT_OF_POOL_MEMORY | vk::Result::ERROR_FRAGMENTED_POOL) => continue,
+                Err(e) => return Err(vk_err("vkAllocateDescriptorSets")(e)),
+            }
+        }
+        let sizes = POOL_SIZES.map(|(ty, descriptor_count)| vk::DescriptorPoolSize { ty, descriptor_count });
+        let info = vk::DescriptorPoolCreateInfo::default()
+            .flags(vk::DescriptorPoolCreateFlags::FREE_DESCRIPTOR_SET)
+            .max_sets(SETS_PER_POOL)
+            .pool_sizes(&sizes);
+        // SAFETY: valid device and create info.
+        let pool = unsafe { device.raw.create_descriptor_pool(&info, None) }.map_err(vk_err("vkCreateDescriptorPool"))?;
+        pools.push(pool);
+        device.pool_counts.descriptor.fetch_add(1, Ordering::Relaxed);
+        match try_pool(pool) {
+            Ok(set) => Ok((pool, set)),
+            Err(vk::Result::ERROR_OUT_OF_POOL_MEMORY | vk::Result::ERROR_FRAGMENTED_POOL) => Err(RhiError::Unsupported(format!(
+                "a bind group layout needs more descriptors than a pool of {SETS_PER_POOL} sets holds"
+            ))),
+            Err(e) => Err(vk_err("vkAllocateDescriptorSets")(e)),
+        }
+    }
+
+    /// Frees `set` back into `pool` (its submissions have completed).
+    fn free(&self, device: &ash::Device, pool: vk::DescriptorPool, set: vk::DescriptorSet) {
+        let _pools = self.pools.lock().unwrap_or_else(|p| p.into_inner());
+        // SAFETY: the pool was made with FREE_DESCRIPTOR_SET and is used only
+        // under this lock; no submitted work uses the set any more (deletion
+        // queue or idle shutdown); it is freed once.
+        if let Err(e) = unsafe { device.free_descriptor_sets(pool, &[set]) } {
+            log::error!("freeing a bind group's descriptor set: {e}");
+        }
+    }
+
+    /// Destroys every pool (shutdown, after every group was freed).
+    pub(crate) fn destroy(&self, device: &ash::Device) {
+        for pool in self.pools.lock().unwrap_or_else(|p| p.into_inner()).drain(..) {
+            // SAFETY: shutdown after idle; its sets go with it.
+            unsafe { device.destroy_descriptor_pool(pool, None) };
+        }
+    }
+}
+
+impl Device {
+    /// Creates a bind group for `group` of `pipeline`'s layout that lives
+    /// until [`Self::destroy_bind_group`], for bindings made once and bound
+    /// in many frames (a material instance's). The entries are checked as
+    /// [`crate::Frame::create_bind_group`]'s are; a bad one is an error and
+    /// nothing is allocated. It binds with
+    /// [`crate::CommandList::bind_group_handle`] wherever the pipeline's
+    /// layout has the same set layout at that index, and is refused there
+    /// once any resource it names is destroyed.
+    pub fn create_bind_group(&self, pipeline: PipelineHandle, group: u32, entries: &[BindGroupEntry]) -> Result<BindGroupHandle> {
+        // A resource destroyed between the check and the write waits for
+        // this "recording" (it may be written into the set).
+        let _recording = Recording::begin(self);
+        let (set_layout, checked) = check_bind_group(self, pipeline, group, entries)?;
+        let (pool, raw) = self.bind_group_pools.allocate(self, set_layout)?;
+        write_descriptor_set(self, raw, &checked);
+        let mut entry = PersistentBindGroup {
+            raw,
+            pool,
+            layout: set_layout,
+            buffers: Vec::new(),
+            textures: Vec::new(),
+            samplers: Vec::new(),
+        };
+        for (_, resource) in entries {
+            match *resource {
+                BindingResource::Buffer(b) | BindingResource::BufferRange { buffer: b, .. } => entry.buffers.push(b),
+                BindingResource::Texture(t) => entry.textures.push(t),
+                BindingResource::Sampler(s) => entry.samplers.push(s),
+            }
+        }
+        Ok(write(&self.resources.bind_groups).insert(entry))
+    }
+
+    /// Destroys a persistent bind group once no submitted or recording work
+    /// may use it. The handle is invalid from now on; destroying twice is a
+    /// no-op.
+    pub fn destroy_bind_group(&self, group: BindGroupHandle) {
+        let entry = write(&self.resources.bind_groups).remove(group);
+        if let Some(entry) = entry {
+            self.retire(Retired::BindGroup(entry));
+        }
+    }
+}
