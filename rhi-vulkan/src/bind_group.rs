@@ -28,8 +28,10 @@ pub type BindGroupHandle = Handle<PersistentBindGroup>;
 #[doc(hidden)]
 pub struct PersistentBindGroup {
     raw: vk::DescriptorSet,
-    /// The device pool it was allocated from (freed back into it).
+    /// The device pool it was allocated from (freed back into it) and the
+    /// descriptors it takes there.
     pool: vk::DescriptorPool,
+    pool_use: PoolUse,
     /// The set layout it was allocated with: it binds only where that is the layout.
     pub(crate) layout: vk::DescriptorSetLayout,
     /// The resources it names, checked live at every bind.
@@ -44,7 +46,7 @@ impl PersistentBindGroup {
     }
 
     pub(crate) fn destroy(self, device: &Device) {
-        device.bind_group_pools.free(&device.raw, self.pool, self.raw);
+        device.bind_group_pools.free(&device.raw, self.pool, self.raw, self.pool_use);
     }
 
     /// The first resource it names that is no longer alive, described.
@@ -71,26 +73,48 @@ impl PersistentBindGroup {
     }
 }
 
+/// Descriptors of each of `POOL_SIZES`' types a set takes.
+type PoolUse = [u32; POOL_SIZES.len()];
+
+/// One of the device's pools, with what its live sets take from it. Pools
+/// are filled to the sizes they were made with even where the driver would
+/// give more (lavapipe never runs out), so growth is the same everywhere.
+struct PersistentPool {
+    raw: vk::DescriptorPool,
+    sets: u32,
+    descriptors: PoolUse,
+}
+
+impl PersistentPool {
+    fn has_room(&self, need: &PoolUse) -> bool {
+        self.sets < SETS_PER_POOL && POOL_SIZES.iter().zip(self.descriptors.iter().zip(need)).all(|((_, max), (used, n))| used + n <= *max)
+    }
+}
+
 /// The device's pools for persistent bind groups.
 #[derive(Default)]
 pub(crate) struct PersistentPools {
-    pools: Mutex<Vec<vk::DescriptorPool>>,
+    pools: Mutex<Vec<PersistentPool>>,
 }
 
 impl PersistentPools {
-    /// Allocates a set of `layout` from the newest pool with room, making a
-    /// pool when none has (counted in the device's descriptor pools).
-    fn allocate(&self, device: &Device, layout: vk::DescriptorSetLayout) -> Result<(vk::DescriptorPool, vk::DescriptorSet)> {
+    /// Allocates a set of `layout` (taking `need`) from the newest pool with
+    /// room, making a pool when none has (counted in the device's descriptor
+    /// pools).
+    fn allocate(&self, device: &Device, layout: vk::DescriptorSetLayout, need: PoolUse) -> Result<(vk::DescriptorPool, vk::DescriptorSet)> {
         let mut pools = self.pools.lock().unwrap_or_else(|p| p.into_inner());
         let layouts = [layout];
-        let try_pool = |pool: vk::DescriptorPool| {
-            let info = vk::DescriptorSetAllocateInfo::default().descriptor_pool(pool).set_layouts(&layouts);
+        let try_pool = |pool: &mut PersistentPool| {
+            let info = vk::DescriptorSetAllocateInfo::default().descriptor_pool(pool.raw).set_layouts(&layouts);
             // SAFETY: the pools are used only under this lock.
-            unsafe { device.raw.allocate_descriptor_sets(&info) }.map(|sets| sets[0])
+            let set = unsafe { device.raw.allocate_descriptor_sets(&info) }.map(|sets| sets[0])?;
+            pool.sets += 1;
+            pool.descriptors.iter_mut().zip(&need).for_each(|(used, n)| *used += n);
+            Ok::<_, vk::Result>((pool.raw, set))
         };
-        for &pool in pools.iter().rev() {
+        for pool in pools.iter_mut().rev().filter(|p| p.has_room(&need)) {
             match try_pool(pool) {
-                Ok(set) => return Ok((pool, set)),
+                Ok(allocated) => return Ok(allocated),
                 Err(vk::Result::ERROR_OUT_OF_POOL_MEMORY | vk::Result::ERROR_FRAGMENTED_POOL) => continue,
                 Err(e) => return Err(vk_err("vkAllocateDescriptorSets")(e)),
             }
@@ -101,11 +125,12 @@ impl PersistentPools {
             .max_sets(SETS_PER_POOL)
             .pool_sizes(&sizes);
         // SAFETY: valid device and create info.
-        let pool = unsafe { device.raw.create_descriptor_pool(&info, None) }.map_err(vk_err("vkCreateDescriptorPool"))?;
-        pools.push(pool);
+        let raw = unsafe { device.raw.create_descriptor_pool(&info, None) }.map_err(vk_err("vkCreateDescriptorPool"))?;
         device.pool_counts.descriptor.fetch_add(1, Ordering::Relaxed);
+        pools.push(PersistentPool { raw, sets: 0, descriptors: [0; POOL_SIZES.len()] });
+        let Some(pool) = pools.last_mut() else { unreachable!("pushed above") };
         match try_pool(pool) {
-            Ok(set) => Ok((pool, set)),
+            Ok(allocated) => Ok(allocated),
             Err(vk::Result::ERROR_OUT_OF_POOL_MEMORY | vk::Result::ERROR_FRAGMENTED_POOL) => Err(RhiError::Unsupported(format!(
                 "a bind group layout needs more descriptors than a pool of {SETS_PER_POOL} sets holds"
             ))),
@@ -113,14 +138,18 @@ impl PersistentPools {
         }
     }
 
-    /// Frees `set` back into `pool` (its submissions have completed).
-    fn free(&self, device: &ash::Device, pool: vk::DescriptorPool, set: vk::DescriptorSet) {
-        let _pools = self.pools.lock().unwrap_or_else(|p| p.into_inner());
+    /// Frees `set` (taking `used`) back into `pool` (its submissions have completed).
+    fn free(&self, device: &ash::Device, pool: vk::DescriptorPool, set: vk::DescriptorSet, used: PoolUse) {
+        let mut pools = self.pools.lock().unwrap_or_else(|p| p.into_inner());
         // SAFETY: the pool was made with FREE_DESCRIPTOR_SET and is used only
         // under this lock; no submitted work uses the set any more (deletion
         // queue or idle shutdown); it is freed once.
         if let Err(e) = unsafe { device.free_descriptor_sets(pool, &[set]) } {
             log::error!("freeing a bind group's descriptor set: {e}");
+        }
+        if let Some(p) = pools.iter_mut().find(|p| p.raw == pool) {
+            p.sets = p.sets.saturating_sub(1);
+            p.descriptors.iter_mut().zip(&used).for_each(|(u, n)| *u = u.saturating_sub(*n));
         }
     }
 
@@ -128,7 +157,7 @@ impl PersistentPools {
     pub(crate) fn destroy(&self, device: &ash::Device) {
         for pool in self.pools.lock().unwrap_or_else(|p| p.into_inner()).drain(..) {
             // SAFETY: shutdown after idle; its sets go with it.
-            unsafe { device.destroy_descriptor_pool(pool, None) };
+            unsafe { device.destroy_descriptor_pool(pool.raw, None) };
         }
     }
 }
@@ -147,11 +176,13 @@ impl Device {
         // this "recording" (it may be written into the set).
         let _recording = Recording::begin(self);
         let (set_layout, checked) = check_bind_group(self, pipeline, group, entries)?;
-        let (pool, raw) = self.bind_group_pools.allocate(self, set_layout)?;
+        let pool_use = checked.pool_use();
+        let (pool, raw) = self.bind_group_pools.allocate(self, set_layout, pool_use)?;
         write_descriptor_set(self, raw, &checked);
         let mut entry = PersistentBindGroup {
             raw,
             pool,
+            pool_use,
             layout: set_layout,
             buffers: Vec::new(),
             textures: Vec::new(),

@@ -429,6 +429,13 @@ pub(crate) struct CheckedEntries {
     image_infos: Vec<vk::DescriptorImageInfo>,
 }
 
+impl CheckedEntries {
+    /// Descriptors of each of [`POOL_SIZES`]' types the set takes from a pool.
+    pub(crate) fn pool_use(&self) -> [u32; POOL_SIZES.len()] {
+        POOL_SIZES.map(|(ty, _)| self.resolved.iter().filter(|(_, t)| *t == ty).count() as u32)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

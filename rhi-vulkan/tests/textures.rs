@@ -275,6 +275,18 @@ fn persistent_bind_groups_live_across_frames_and_refuse_destroyed_resources() {
     assert!(matches!(cmd.bind_group_handle(0, group), Err(RhiError::InvalidHandle(_))), "a destroyed group");
     cmd.end_rendering().unwrap();
     frame.submit().unwrap();
+    // More groups than one pool holds (256 sets): the device's pools grow,
+    // and sets freed go back to them.
+    let pools = device.counts().descriptor_pools;
+    let many: Vec<_> = (0..300).map(|_| device.create_bind_group(pipeline, 0, &entries(texture)).unwrap()).collect();
+    assert_eq!(device.counts().bind_groups, 300);
+    assert!(device.counts().descriptor_pools > pools, "{} pools, {pools} before", device.counts().descriptor_pools);
+    many.into_iter().for_each(|g| device.destroy_bind_group(g));
+    device.wait_idle().unwrap();
+    let grown = device.counts().descriptor_pools;
+    let again: Vec<_> = (0..300).map(|_| device.create_bind_group(pipeline, 0, &entries(texture)).unwrap()).collect();
+    assert_eq!(device.counts().descriptor_pools, grown, "freed sets are reused");
+    again.into_iter().for_each(|g| device.destroy_bind_group(g));
     device.wait_idle().unwrap();
     assert_eq!(device.counts().pending_deletions, 0);
     assert_clean(&device);
