@@ -301,4 +301,104 @@ pub mod shapes {
             .to_vec();
         StaticMeshLod::single_section(vertices, vec![0, 1, 2, 0, 2, 3])
     }
+
+    /// A UV sphere of `radius` centred at the origin, poles on ±Z:
+    /// `segments` slices around Z (at least 3) and `rings` bands from pole
+    /// to pole (at least 2), CCW outward. U runs once around from +X
+    /// towards +Y, V from the north pole (0) to the south pole (1), so a
+    /// texture is upright seen from outside with +Z up; tangents point
+    /// along increasing U, the binormal (w = +1) towards the image's top.
+    /// The seam repeats its column of vertices (U = 0 and 1); each pole has
+    /// one vertex per slice, at the slice's middle U, and no degenerate
+    /// triangle.
+    pub fn uv_sphere(radius: f32, segments: u32, rings: u32) -> StaticMeshLod {
+        let (segments, rings) = (segments.max(3), rings.max(2));
+        let mut vertices = Vec::with_capacity(((segments + 1) * (rings + 1)) as usize);
+        for r in 0..=rings {
+            let v = r as f32 / rings as f32;
+            let phi = std::f32::consts::PI * v;
+            for s in 0..=segments {
+                // At a pole every slice meets; its vertex takes the slice's middle U.
+                let pole = r == 0 || r == rings;
+                let u = if pole { (s as f32 + 0.5).min(segments as f32) / segments as f32 } else { s as f32 / segments as f32 };
+                let theta = std::f32::consts::TAU * u;
+                let (st, ct) = theta.sin_cos();
+                let n = if pole { Vec3::new(0.0, 0.0, if r == 0 { 1.0 } else { -1.0 }) } else { Vec3::new(phi.sin() * ct, phi.sin() * st, phi.cos()) };
+                let tangent = Vec3::new(-st, ct, 0.0);
+                vertices.push(LocalVertex { position: (n * radius).to_array(), tangent_x: tangent.extend(1.0).to_array(), normal: n.to_array(), color: [255; 4], uvs: [[u, v], [0.0; 2], [0.0; 2], [0.0; 2]] });
+            }
+        }
+        let row = segments + 1;
+        let mut indices = Vec::with_capacity((6 * segments * (rings - 1)) as usize);
+        for r in 0..rings {
+            for s in 0..segments {
+                let (a, b) = (r * row + s, r * row + s + 1);
+                let (c, d) = (a + row, b + row);
+                // a b   (V grows downwards; seen from outside U grows to the right)
+                // c d
+                if r != 0 {
+                    indices.extend_from_slice(&[a, c, b]);
+                }
+                if r != rings - 1 {
+                    indices.extend_from_slice(&[b, c, d]);
+                }
+            }
+        }
+        StaticMeshLod::single_section(vertices, indices)
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        #[test]
+        fn uv_sphere_winds_outward_with_tangents_along_u_and_v_down() {
+            let (segments, rings) = (12, 7);
+            let lod = uv_sphere(2.0, segments, rings);
+            assert_eq!(lod.vertices.len(), ((segments + 1) * (rings + 1)) as usize);
+            assert_eq!(lod.indices.len(), (6 * segments * (rings - 1)) as usize, "two triangles per quad, one per pole quad");
+            assert!(lod.indices.iter().all(|&i| (i as usize) < lod.vertices.len()));
+            let p = |i: u32| Vec3::from(lod.vertices[i as usize].position);
+            for v in &lod.vertices {
+                let (pos, n, t) = (Vec3::from(v.position), Vec3::from(v.normal), Vec3::from_slice(&v.tangent_x[..3]));
+                assert!((pos.length() - 2.0).abs() < 1e-5 && (n - pos / 2.0).length() < 1e-5, "{v:?}");
+                assert!((t.length() - 1.0).abs() < 1e-5 && t.dot(n).abs() < 1e-5 && v.tangent_x[3] == 1.0, "{v:?}");
+                // V = 0 at the north pole, 1 at the south pole.
+                assert!((v.uvs[0][1] - n.z.clamp(-1.0, 1.0).acos() / std::f32::consts::PI).abs() < 1e-5, "{v:?}");
+            }
+            for t in lod.indices.chunks_exact(3) {
+                let face = (p(t[1]) - p(t[0])).cross(p(t[2]) - p(t[0]));
+                assert!(face.length() > 1e-4, "triangle {t:?} is degenerate");
+                assert!(face.dot(p(t[0]) + p(t[1]) + p(t[2])) > 0.0, "triangle {t:?} winds inward");
+            }
+            // Off the poles U grows along the tangent and V downwards, the
+            // binormal pointing to the row above.
+            let row = segments + 1;
+            for r in 1..rings {
+                for s in 0..segments {
+                    let i = r * row + s;
+                    let v = &lod.vertices[i as usize];
+                    let (t, n) = (Vec3::from_slice(&v.tangent_x[..3]), Vec3::from(v.normal));
+                    let binormal = n.cross(t) * v.tangent_x[3];
+                    assert!((p(i + 1) - p(i)).dot(t) > 0.0, "U grows along the tangent at {i}");
+                    assert!(lod.vertices[i as usize + 1].uvs[0][0] > v.uvs[0][0]);
+                    assert!((p(i - row) - p(i)).dot(binormal) > 0.0, "the binormal points to the row above (smaller V) at {i}");
+                    assert!(lod.vertices[(i - row) as usize].uvs[0][1] < v.uvs[0][1]);
+                }
+            }
+            // The +X equator point: U = 0, V = 0.5; tangent +Y, binormal +Z.
+            let eq = uv_sphere(1.0, 8, 4);
+            let v = &eq.vertices[(2 * 9) as usize];
+            assert_eq!(v.uvs[0], [0.0, 0.5]);
+            assert!((Vec3::from(v.position) - Vec3::X).length() < 1e-6);
+            assert!((Vec3::from_slice(&v.tangent_x[..3]) - Vec3::Y).length() < 1e-6);
+            assert!((Vec3::X.cross(Vec3::Y) * v.tangent_x[3] - Vec3::Z).length() < 1e-6, "binormal up");
+            let seam_end = &eq.vertices[(2 * 9 + 8) as usize];
+            assert_eq!(seam_end.uvs[0], [1.0, 0.5]);
+            assert!((Vec3::from(seam_end.position) - Vec3::X).length() < 1e-5, "the seam repeats the first column");
+            // Out-of-range counts are raised to the smallest sphere.
+            let small = uv_sphere(1.0, 0, 0);
+            assert_eq!((small.vertices.len(), small.indices.len()), (4 * 3, 6 * 3));
+        }
+    }
 }
