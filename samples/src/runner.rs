@@ -18,7 +18,7 @@
 //! and `--stats` work as headless (PNG only with `--out` and `--frames`).
 //! Without a display it says so and runs headless.
 
-use crate::{write_png, CommonOptions, InstanceStats, MeshDrawCommandsBuilt, PassStats, Percentiles, Progress, SampleStats, StageMs, Timings, ValidationStats};
+use crate::{write_png, CommonOptions, InstanceStats, MaterialStats, MeshDrawCommandsBuilt, PassStats, Percentiles, PipelineStats, Progress, SampleStats, StageMs, TextureStats, Timings, ValidationStats};
 use anyhow::{bail, Context};
 use engine_core::{Engine, EngineDesc};
 use renderer::cvars;
@@ -286,6 +286,9 @@ fn finish(sample: &str, common: &CommonOptions, engine: &mut Engine, done: Done)
     s.mesh_draw_commands_built = MeshDrawCommandsBuilt { cached: stats.cached_commands_built, dynamic: stats.dynamic_commands_built };
     s.proxies_created = stats.proxies_created;
     s.triangles = stats.triangles;
+    s.pipelines = Some(PipelineStats { created: stats.pipelines_created, live: stats.pipelines_live });
+    s.materials = Some(MaterialStats { live: stats.materials_live, bytes_uploaded: stats.material_bytes_uploaded });
+    s.textures = Some(TextureStats { live: stats.textures_live, bytes: stats.texture_bytes_uploaded });
     s.particles = figures.particles;
     s.instances = figures.instances;
     s.timings_ms = Timings { game: game.game, end_of_frame: game.end_of_frame, render_cpu: stats.timings.render_cpu(), stages: StageMs::from_stages(&stats.timings.stages), gpu: stats.timings.gpu, gpu_passes: gpu_passes(&stats), frame: frame_ms };

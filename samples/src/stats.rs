@@ -119,6 +119,29 @@ impl Percentiles {
     }
 }
 
+/// Pass pipelines: created during the last frame, and alive after it.
+#[derive(Serialize, Deserialize, Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PipelineStats {
+    pub created: u64,
+    pub live: u64,
+}
+
+/// Materials (parents and instances, the default included) alive, and the
+/// bytes of their parameter blocks uploaded during the last frame.
+#[derive(Serialize, Deserialize, Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct MaterialStats {
+    pub live: u64,
+    pub bytes_uploaded: u64,
+}
+
+/// Textures alive (the renderer's built-in ones included) and the texel
+/// bytes uploaded since the scene began.
+#[derive(Serialize, Deserialize, Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TextureStats {
+    pub live: u64,
+    pub bytes: u64,
+}
+
 #[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq)]
 pub struct SampleStats {
     pub sample: String,
@@ -149,6 +172,14 @@ pub struct SampleStats {
     /// over the render frames after warm-up.
     #[serde(default)]
     pub render_cpu_time_ms: Percentiles,
+    /// The renderer's pipelines, materials and textures (absent from a
+    /// sample that draws without the renderer, `hello`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pipelines: Option<PipelineStats>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub materials: Option<MaterialStats>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub textures: Option<TextureStats>,
 }
 
 impl SampleStats {

@@ -15,6 +15,11 @@ fn many_cubes_renders_merged_draws_and_clean_stats() {
     assert!(s.passes["shadow"].draws > 0);
     assert_eq!(s.proxies_created, 0, "moving cubes recreates no proxy");
     assert_eq!(s.mesh_draw_commands_built.cached, 0, "moving cubes builds no command");
+    let materials = s.materials.unwrap();
+    assert_eq!(materials.live, 5, "3 cube materials, the ground's and the default");
+    assert_eq!(materials.bytes_uploaded, 0, "no parameter changed in the last frame");
+    assert_eq!(s.pipelines.unwrap().created, 0, "every pipeline was made in the first frame");
+    assert_eq!(s.textures.unwrap().live, 3, "the built-in textures only");
 }
 
 #[test]

@@ -21,5 +21,14 @@ pub fn run_sample(bin: &str, tag: &str, args: &[&str]) -> (PathBuf, SampleStats)
     assert_eq!((image.width, image.height), (s.width, s.height), "PNG size");
     let context = format!("{name} {args:?} (stderr: {})", String::from_utf8_lossy(&out.stderr));
     test_support::assert_reported_clean(s.validation.enabled, s.validation.errors, s.validation.warnings, &context);
+    // Every engine sample reports the renderer's pipelines, materials and
+    // textures; `hello` draws without the renderer and reports none.
+    if name.starts_with("hello") {
+        assert_eq!((s.pipelines, s.materials, s.textures), (None, None, None), "{name}");
+    } else {
+        let (pipelines, materials, textures) = (s.pipelines.expect("pipelines"), s.materials.expect("materials"), s.textures.expect("textures"));
+        assert!(pipelines.live > 0 && materials.live > 0, "{name}: {pipelines:?} {materials:?}");
+        assert!(textures.live >= 3, "{name}: the three built-in textures at least: {textures:?}");
+    }
     (png, s)
 }
