@@ -176,6 +176,23 @@ impl Device {
         // this "recording" (it may be written into the set).
         let _recording = Recording::begin(self);
         let (set_layout, checked) = check_bind_group(self, pipeline, group, entries)?;
+        self.make_bind_group(set_layout, checked, entries)
+    }
+
+    /// Creates a bind group as [`Self::create_bind_group`] does, for a
+    /// layout given as data rather than taken from a pipeline: one made for
+    /// a set layout equal to a pipeline's group (as reflection derives it:
+    /// the module's declarations, visible to every stage) binds wherever
+    /// that pipeline's does. Lets a bind group be made before any pipeline
+    /// that uses it exists (a material instance's, when it is created).
+    pub fn create_bind_group_with_layout(&self, layout: &crate::BindGroupLayoutDesc, entries: &[BindGroupEntry]) -> Result<BindGroupHandle> {
+        let _recording = Recording::begin(self);
+        let set_layout = self.layouts.set_layout(&self.raw, layout)?;
+        let checked = crate::descriptor::check_entries_for_layout(self, 0, layout, entries)?;
+        self.make_bind_group(set_layout, checked, entries)
+    }
+
+    fn make_bind_group(&self, set_layout: vk::DescriptorSetLayout, checked: crate::descriptor::CheckedEntries, entries: &[BindGroupEntry]) -> Result<BindGroupHandle> {
         let pool_use = checked.pool_use();
         let (pool, raw) = self.bind_group_pools.allocate(self, set_layout, pool_use)?;
         write_descriptor_set(self, raw, &checked);

@@ -64,7 +64,7 @@ pub(crate) struct LayoutCache {
 }
 
 impl LayoutCache {
-    fn set_layout(&self, device: &ash::Device, desc: &BindGroupLayoutDesc) -> Result<vk::DescriptorSetLayout> {
+    pub(crate) fn set_layout(&self, device: &ash::Device, desc: &BindGroupLayoutDesc) -> Result<vk::DescriptorSetLayout> {
         let mut sets = self.sets.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(l) = sets.get(desc) {
             return Ok(*l);
@@ -282,6 +282,13 @@ pub(crate) fn check_bind_group(
     entries: &[BindGroupEntry],
 ) -> Result<(vk::DescriptorSetLayout, CheckedEntries)> {
     let (layout_desc, set_layout) = device.pipeline_group_layout(pipeline, group)?;
+    let checked = check_entries_for_layout(device, group, &layout_desc, entries)?;
+    Ok((set_layout, checked))
+}
+
+/// Checks a bind group's entries against `layout_desc` (the count, that one
+/// set fits a pool, every entry); allocates nothing.
+pub(crate) fn check_entries_for_layout(device: &crate::Device, group: u32, layout_desc: &BindGroupLayoutDesc, entries: &[BindGroupEntry]) -> Result<CheckedEntries> {
     if entries.len() != layout_desc.entries.len() {
         return Err(RhiError::InvalidDesc(format!(
             "bind group {group}: {} entries given, the layout has {}",
@@ -289,13 +296,12 @@ pub(crate) fn check_bind_group(
             layout_desc.entries.len()
         )));
     }
-    if !fits_pool(&layout_desc) {
+    if !fits_pool(layout_desc) {
         return Err(RhiError::Unsupported(format!(
             "bind group {group} needs more descriptors of one kind than a pool of {SETS_PER_POOL} sets holds"
         )));
     }
-    let checked = check_bind_group_entries(device, group, &layout_desc, entries)?;
-    Ok((set_layout, checked))
+    check_bind_group_entries(device, group, layout_desc, entries)
 }
 
 /// Writes checked entries into `set`, a set allocated with their layout

@@ -430,7 +430,8 @@ impl Device {
     fn insert_pipeline(&self, key: PipelineKey, raw: vk::Pipeline, layout: Layout, kind: PipelineKind) -> Result<PipelineHandle> {
         self.pipeline_cache.misses.fetch_add(1, Ordering::Relaxed);
         let Layout { raw: layout, desc: layout_desc, sets: set_layouts } = layout;
-        let mut sets = SetLayouts { raw: [vk::DescriptorSetLayout::null(); MAX_BIND_GROUPS], count: set_layouts.len() as u8 };
+        let empty = layout_desc.groups.iter().enumerate().filter(|(_, g)| g.entries.is_empty()).fold(0u8, |m, (i, _)| m | 1 << i);
+        let mut sets = SetLayouts { raw: [vk::DescriptorSetLayout::null(); MAX_BIND_GROUPS], count: set_layouts.len() as u8, empty };
         sets.raw[..set_layouts.len()].copy_from_slice(&set_layouts);
         let (bind_point, vertex_streams, rendering) = match kind {
             PipelineKind::Graphics { streams, rendering } => (vk::PipelineBindPoint::GRAPHICS, streams, Some(rendering)),

@@ -256,7 +256,7 @@ impl CommandList<'_> {
         if p.rendering != Some(pass.layout) {
             return Some("the bound pipeline is not a graphics pipeline for this pass's attachment formats");
         }
-        if s.sets[..usize::from(p.sets.count)] != p.sets.raw[..usize::from(p.sets.count)] {
+        if !p.sets.all_bound(&s.sets) {
             return Some("a bind group of the bound pipeline's layout is not bound");
         }
         if s.vertex[..usize::from(p.streams.count)].iter().any(Option::is_none) {
@@ -374,8 +374,7 @@ impl CommandList<'_> {
         if p.bind_point != vk::PipelineBindPoint::COMPUTE {
             return Err(state_err("dispatch with a graphics pipeline bound"));
         }
-        let n = usize::from(p.sets.count);
-        if self.state.sets[..n] != p.sets.raw[..n] {
+        if !p.sets.all_bound(&self.state.sets) {
             return Err(state_err("a bind group of the bound compute pipeline's layout is not bound"));
         }
         if !push_complete(&p, self.state.push_written) {

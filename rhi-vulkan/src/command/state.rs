@@ -26,6 +26,17 @@ pub(crate) struct BoundPipeline {
 pub(crate) struct SetLayouts {
     pub raw: [vk::DescriptorSetLayout; MAX_BIND_GROUPS],
     pub count: u8,
+    /// Bit `i`: group `i` has no bindings (a gap below a higher group, as
+    /// when a shader declares groups 0 and 2): nothing need be bound there.
+    pub empty: u8,
+}
+
+impl SetLayouts {
+    /// Whether `bound` (the sets bound, by group) has every non-empty group
+    /// of this layout bound with its layout.
+    pub fn all_bound(&self, bound: &[vk::DescriptorSetLayout]) -> bool {
+        (0..usize::from(self.count)).all(|i| self.empty & (1 << i) != 0 || bound[i] == self.raw[i])
+    }
 }
 
 /// One vertex stream of a pipeline: what a draw's range is checked against.
@@ -170,5 +181,23 @@ mod tests {
         assert_eq!(push_words(4, 6), 0b0010, "a partial word counts as written");
         assert_eq!(push_words(0, MAX_PUSH_CONSTANT_BYTES), u128::MAX);
         assert_eq!(push_words(16, 16), 0);
+    }
+
+    #[test]
+    fn empty_groups_need_no_binding() {
+        use ash::vk::Handle;
+        let l = |n: u64| vk::DescriptorSetLayout::from_raw(n);
+        let mut raw = [vk::DescriptorSetLayout::null(); MAX_BIND_GROUPS];
+        raw[..3].copy_from_slice(&[l(1), l(2), l(3)]);
+        let sets = SetLayouts { raw, count: 3, empty: 0b010 };
+        let mut bound = [vk::DescriptorSetLayout::null(); MAX_BIND_GROUPS];
+        bound[0] = l(1);
+        bound[2] = l(3);
+        assert!(sets.all_bound(&bound), "group 1 is a gap");
+        bound[2] = l(9);
+        assert!(!sets.all_bound(&bound), "group 2 bound with another layout");
+        let full = SetLayouts { empty: 0, ..sets };
+        bound[2] = l(3);
+        assert!(!full.all_bound(&bound), "group 1 has bindings");
     }
 }
