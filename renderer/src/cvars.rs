@@ -34,6 +34,12 @@ pub const SHADOW_MAP_SIZE: &str = "r.Shadow.MapSize";
 /// (1 = wait for each frame's GPU work after submitting it). Clamped to
 /// 1..=the device's frame slots (`DeviceDesc::frames_in_flight`).
 pub const FRAMES_IN_FLIGHT: &str = "r.FramesInFlight";
+/// The tone-mapping curve from the HDR scene color to the 8-bit output:
+/// 0 = none (clamped to 0..1), 1 = ACES fitted (the default). See
+/// `crate::postprocess::tonemap`.
+pub const TONEMAPPER: &str = "r.Tonemapper";
+/// Linear multiplier on the scene color before tone mapping (1 = as lit).
+pub const EXPOSURE: &str = "r.Exposure";
 
 impl Default for ConsoleVariables {
     fn default() -> Self {
@@ -48,6 +54,8 @@ impl Default for ConsoleVariables {
         add(SHADOW_ENABLE, CvarValue::Bool(true), "render the directional light's shadow map");
         add(FORCE_DYNAMIC_PATH, CvarValue::Bool(false), "build every command each frame through the dynamic path (for comparison)");
         add(SHADOW_MAP_SIZE, CvarValue::Int(2048), "shadow map resolution in texels");
+        add(TONEMAPPER, CvarValue::Int(1), "tone mapping of the HDR scene color: 0 = none (clamp), 1 = ACES fitted");
+        add(EXPOSURE, CvarValue::Float(1.0), "linear multiplier on the scene color before tone mapping");
         add(FRAMES_IN_FLIGHT, CvarValue::Int(2), "frames on the GPU while the next is recorded (1..=the device's frame slots; 1 waits after each submit)");
         Self { vars }
     }
@@ -97,6 +105,15 @@ impl ConsoleVariables {
         }
     }
 
+    /// A number variable (an integer one converted; 0 if unknown or a boolean).
+    pub fn float(&self, name: &str) -> f32 {
+        match self.get(name) {
+            Some(CvarValue::Float(f)) => f,
+            Some(CvarValue::Int(i)) => i as f32,
+            _ => 0.0,
+        }
+    }
+
     /// Every variable with its help text.
     pub fn list(&self) -> impl Iterator<Item = (&str, CvarValue, &str)> + '_ {
         self.vars.iter().map(|(n, c)| (n.as_str(), c.value, c.help.as_str()))
@@ -119,5 +136,10 @@ mod tests {
         assert_eq!(c.int(SHADOW_MAP_SIZE), 1024);
         assert!(c.set(SHADOW_MAP_SIZE, "x").is_err());
         assert_eq!(c.int(SHADOW_MAP_SIZE), 1024, "a rejected set changes nothing");
+        assert_eq!((c.int(TONEMAPPER), c.float(EXPOSURE)), (1, 1.0), "ACES at exposure 1 by default");
+        c.set(EXPOSURE, "2.5").unwrap();
+        assert_eq!(c.float(EXPOSURE), 2.5);
+        assert!(c.set(EXPOSURE, "inf").is_err());
+        assert_eq!(c.float(EXPOSURE), 2.5);
     }
 }

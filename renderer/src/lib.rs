@@ -58,6 +58,7 @@ mod material;
 mod math;
 pub mod mesh_pass;
 pub mod passes;
+pub mod postprocess;
 mod render_thread;
 pub mod scene;
 mod scene_renderer;

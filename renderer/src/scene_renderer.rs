@@ -20,6 +20,7 @@ use crate::frame::update::SlotFrame;
 use crate::frame::{ms, stage, DynamicElements, InitViews, StageClock};
 use crate::frame_resources::PerFrameBuffer;
 use crate::mesh_pass::*;
+use crate::postprocess::tonemap::{TonemapSettings, Tonemapper};
 use crate::scene::Scene;
 use crate::stats::FrameStats;
 use crate::view::ViewFamily;
@@ -58,6 +59,7 @@ impl PreparedFrame<'_> {
 pub struct SceneRenderer {
     pub(crate) pipelines: PipelineLibrary,
     pub(crate) targets: Option<Targets>,
+    pub(crate) tonemapper: Tonemapper,
     pub(crate) shadow: Option<ShadowMap>,
     pub(crate) shadow_sampler: Option<SamplerHandle>,
     pub(crate) materials: Option<(BufferHandle, u64)>,
@@ -93,6 +95,7 @@ impl SceneRenderer {
         Self {
             pipelines: PipelineLibrary::default(),
             targets: None,
+            tonemapper: Tonemapper::default(),
             shadow: None,
             shadow_sampler: None,
             materials: None,
@@ -117,8 +120,16 @@ impl SceneRenderer {
         self.pipelines.len()
     }
 
-    /// The scene color texture and its state (for readback by callers).
+    /// The final image of the last frame — the tone-mapped output
+    /// (8-bit sRGB, `postprocess::tonemap::OUTPUT_FORMAT`) — and its state,
+    /// for callers that read or present it.
     pub fn color_target(&self) -> Option<(TextureHandle, TextureState)> {
+        self.targets.as_ref().map(|t| (t.output, t.output_state))
+    }
+
+    /// The HDR scene color (linear, `SCENE_COLOR_FORMAT`) and its state:
+    /// what the mesh passes drew, before tone mapping.
+    pub fn scene_color_target(&self) -> Option<(TextureHandle, TextureState)> {
         self.targets.as_ref().map(|t| (t.color, t.color_state))
     }
 
@@ -161,7 +172,7 @@ impl SceneRenderer {
         let mut lists = stage!(clock, PassSetup, pass_setup(scene, cvars, &views, &elements));
         let uploaded = stage!(clock, Upload, self.upload_stage(device, slot, scene, &views, &mut lists, shadow_size)?);
         let targets = stage!(clock, GpuPrepare, self.gpu_prepare(device, &mut frame, gpu_work, family.width, family.height, views.has_shadow(), shadow_size)?);
-        let input = RecordInputs { views: &views, commands: &elements.commands, lists: &lists, uploaded: &uploaded, targets, parallel: cvars.bool(cvars::PARALLEL_RECORD) };
+        let input = RecordInputs { views: &views, commands: &elements.commands, lists: &lists, uploaded: &uploaded, targets, parallel: cvars.bool(cvars::PARALLEL_RECORD), tonemap: TonemapSettings::from_cvars(cvars) };
         let image = stage!(clock, Record, {
             self.record_stage(&mut frame, scene, family, input)?;
             if request.read_back && request.execute {
@@ -252,9 +263,9 @@ impl SceneRenderer {
     /// Destroys the renderer's GPU resources (the RHI defers the actual destruction).
     pub fn release(&mut self, device: &Device) {
         if let Some(t) = self.targets.take() {
-            device.destroy_texture(t.color);
-            device.destroy_texture(t.depth);
+            t.destroy(device);
         }
+        self.tonemapper.release(device);
         if let Some(s) = self.shadow.take() {
             device.destroy_texture(s.texture);
         }

@@ -50,6 +50,10 @@ pub struct StageTimings {
     /// (or without timestamps). The intervals do not overlap, so they sum to
     /// at most `gpu`.
     pub gpu_passes: [f64; MeshPass::MAX],
+    /// GPU milliseconds of the tone-mapping pass (`crate::postprocess`),
+    /// measured as a mesh pass is: from the end of the last pass before it
+    /// (0 without timestamps).
+    pub gpu_tonemap: f64,
     /// Whether `gpu` and `gpu_passes` come from GPU timestamps.
     pub gpu_timestamps: bool,
     /// CPU milliseconds from submitting the frame to seeing its GPU work
@@ -92,6 +96,7 @@ impl StageTimings {
     /// pass draw lists, whose draws were stamped with [`pass_timestamp_labels`].
     pub fn set_gpu(&mut self, timestamps: Option<&rhi_vulkan::FrameTimestamps>, lists: impl IntoIterator<Item = (MeshPass, usize)>) {
         self.gpu_passes = [0.0; MeshPass::MAX];
+        self.gpu_tonemap = 0.0;
         let Some(t) = timestamps else {
             self.gpu = self.gpu_wait;
             self.gpu_timestamps = false;
@@ -100,16 +105,21 @@ impl StageTimings {
         self.gpu = t.frame_ms();
         self.gpu_timestamps = true;
         let lists: Vec<(MeshPass, usize)> = lists.into_iter().collect();
-        let stamps: Vec<_> = lists
+        let mut stamps: Vec<_> = lists
             .iter()
             .map(|&(pass, view)| {
                 let [begin, end] = pass_timestamp_labels(pass, view);
                 (t.get(&begin), t.get(&end))
             })
             .collect();
-        for (&(pass, _), ms) in lists.iter().zip(pass_intervals(&stamps)) {
+        // The tone-mapping pass comes after every list: last in the order.
+        let [begin, end] = crate::postprocess::tonemap::TIMESTAMP_LABELS;
+        stamps.push((t.get(begin), t.get(end)));
+        let intervals = pass_intervals(&stamps);
+        for (&(pass, _), ms) in lists.iter().zip(&intervals) {
             self.gpu_passes[pass.index()] += ms;
         }
+        self.gpu_tonemap = intervals.last().copied().unwrap_or(0.0);
     }
 }
 

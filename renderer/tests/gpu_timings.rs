@@ -45,6 +45,9 @@ fn every_pass_that_draws_has_gpu_time_and_together_they_fit_in_the_frames() {
         for pass in [MeshPass::DepthPrepass, MeshPass::ShadowDepth, MeshPass::Base, MeshPass::Translucency] {
             assert!(stats.pass(pass).draws > 0, "{} draws in this scene", pass.name());
         }
+        // The tone-mapping pass is timed after the mesh passes.
+        assert!(t.gpu_tonemap > 0.0, "{t:?}");
+        sum += t.gpu_tonemap;
         assert!(sum <= t.gpu + 1e-3, "passes {sum} ms within the frame's {} ms", t.gpu);
     }
     // Wireframe: one pass, timed too.
@@ -68,5 +71,6 @@ fn without_execution_there_are_no_gpu_timestamps() {
     assert_eq!(stats.frame, 1);
     assert!(!stats.timings.gpu_timestamps);
     assert_eq!(stats.timings.gpu_passes, [0.0; MeshPass::MAX]);
+    assert_eq!(stats.timings.gpu_tonemap, 0.0);
     assert_clean(&mut rt);
 }

@@ -42,7 +42,8 @@ fn color_bits(n: u32) -> [u8; 3] {
     [(k & 1) as u8, ((k >> 1) & 1) as u8, ((k >> 2) & 1) as u8]
 }
 
-/// The image's centre pixel is `color` (sRGB 0 or 255 per channel).
+/// The image's centre pixel is `color` (sRGB 0 or 255 per channel: the
+/// emissive as it is, with `r.Tonemapper=0`).
 fn assert_centre(image: &rhi_vulkan::Image, color: [u8; 3], what: &str) {
     let i = ((H / 2 * W + W / 2) * 4) as usize;
     let p = &image.rgba8[i..i + 3];
@@ -106,7 +107,8 @@ fn a_destroyed_material_id_never_draws_with_the_material_that_reuses_its_slot() 
     let (_, with_green) = frame(&mut rt, &fam);
     let i = ((H / 2 * W + W / 2) * 4) as usize;
     let p = &with_green.rgba8[i..i + 3];
-    assert!(p[1] > 100 && p[0] < 30 && p[2] < 30, "the new material draws green: {p:?}");
+    // (ACES desaturates bright colors: green dominates, the others are not 0.)
+    assert!(p[1] > 100 && p[1] > p[0] + 40 && p[1] > p[2] + 40, "the new material draws green: {p:?}");
     // Churn: the table stays as large as the most materials alive at once.
     for i in 0..200 {
         let m = rt.create_material(Material::colored(Vec4::new(i as f32 / 200.0, 0.0, 1.0, 1.0))).unwrap();
@@ -261,6 +263,8 @@ fn views_outside_the_target_are_rejected_without_overflow() {
 #[test]
 fn materials_created_and_replaced_at_run_time_leave_no_shaders_or_pipelines_behind() {
     let mut rt = render_thread(RenderThreadMode::Threaded);
+    // The emissive colors exactly: no tone mapping.
+    rt.set_cvar(cvars::TONEMAPPER, "0").unwrap();
     sun(&mut rt, true);
     let fam = family(vec![top_view(12.0)]);
     let mesh = cube_mesh();

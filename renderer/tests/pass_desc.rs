@@ -47,6 +47,8 @@ const MAGENTA: [u8; 4] = [255, 0, 255, 255];
 
 fn render_cubes() -> (FrameStats, rhi_vulkan::Image) {
     let mut rt = render_thread(RenderThreadMode::Threaded);
+    // The pass's flat magenta as it is: no tone mapping.
+    rt.set_cvar(cvars::TONEMAPPER, "0").unwrap();
     sun(&mut rt, true);
     let red = rt.create_material(Material::colored(Vec4::new(0.8, 0.2, 0.2, 1.0))).unwrap();
     let glass = rt.create_material(Material::colored(Vec4::new(0.2, 0.4, 0.9, 0.5)).with_blend(BlendMode::Translucent)).unwrap();

@@ -2,22 +2,35 @@
 //! work proxies declared while their elements were collected
 //! ([`crate::gpu_work`]), recorded in order with the barriers of their
 //! declarations — and the GPU resources the passes draw into: the scene
-//! color and depth targets at the family's size and the shadow map at
-//! `r.Shadow.MapSize`, created or resized as needed.
+//! color (HDR) and depth targets and the tone-mapped output at the
+//! family's size and the shadow map at `r.Shadow.MapSize`, created or
+//! resized as needed.
 
 use crate::error::Result;
 use crate::gpu_work::{record_gpu_work, GpuWork};
 use crate::mesh_pass::SCENE_COLOR_FORMAT;
+use crate::postprocess::tonemap;
 use crate::scene_renderer::SceneRenderer;
 use rhi_vulkan::{Device, Frame, SamplerDesc, SamplerHandle, TextureDesc, TextureHandle, TextureState};
 
-/// Scene color and depth, kept from frame to frame.
+/// Scene color (HDR) and depth, and the tone-mapped output (8-bit sRGB:
+/// what is read back and presented), kept from frame to frame.
 pub(crate) struct Targets {
     pub color: TextureHandle,
     pub depth: TextureHandle,
+    pub output: TextureHandle,
     pub width: u32,
     pub height: u32,
     pub color_state: TextureState,
+    pub output_state: TextureState,
+}
+
+impl Targets {
+    pub fn destroy(self, device: &Device) {
+        device.destroy_texture(self.color);
+        device.destroy_texture(self.depth);
+        device.destroy_texture(self.output);
+    }
 }
 
 /// The directional light's shadow map, kept from frame to frame.
@@ -57,12 +70,16 @@ impl SceneRenderer {
             return Ok(());
         }
         if let Some(t) = self.targets.take() {
-            device.destroy_texture(t.color);
-            device.destroy_texture(t.depth);
+            t.destroy(device);
         }
         let color = device.create_texture(&TextureDesc::render_target("scene color", width, height, SCENE_COLOR_FORMAT))?;
-        let depth = device.create_texture(&TextureDesc::depth("scene depth", width, height))?;
-        self.targets = Some(Targets { color, depth, width, height, color_state: TextureState::Undefined });
+        // Nothing half made is kept.
+        let depth = device.create_texture(&TextureDesc::depth("scene depth", width, height)).inspect_err(|_| device.destroy_texture(color))?;
+        let output = device.create_texture(&TextureDesc::render_target("tone-mapped output", width, height, tonemap::OUTPUT_FORMAT)).inspect_err(|_| {
+            device.destroy_texture(color);
+            device.destroy_texture(depth);
+        })?;
+        self.targets = Some(Targets { color, depth, output, width, height, color_state: TextureState::Undefined, output_state: TextureState::Undefined });
         Ok(())
     }
 

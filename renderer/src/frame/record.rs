@@ -2,13 +2,15 @@
 //! recorded on rayon's workers with `r.RHICmdList.ParallelRecord=1`, see
 //! `crate::submit`), then the primary: the shadow map (rendered when there is
 //! a shadow view, otherwise cleared once), then scene color and depth with
-//! every main view's passes in list order.
+//! every main view's passes in list order, then the tone-mapping pass from
+//! the HDR scene color into the 8-bit output (`crate::postprocess`).
 
 use super::gpu_prepare::PreparedTargets;
 use super::{FrameCommands, InitViews, PassDrawList, Uploaded};
 use crate::error::Result;
 use crate::mesh_pass::{SCENE_COLOR_FORMAT, SCENE_DEPTH_FORMAT};
 use crate::passes::PassTarget;
+use crate::postprocess::tonemap::TonemapSettings;
 use crate::scene::Scene;
 use crate::scene_renderer::SceneRenderer;
 use crate::submit::{record_pass, PassBindings};
@@ -24,6 +26,8 @@ pub(crate) struct RecordInputs<'a, 's> {
     pub targets: PreparedTargets,
     /// `r.RHICmdList.ParallelRecord`.
     pub parallel: bool,
+    /// `r.Tonemapper` and `r.Exposure`.
+    pub tonemap: TonemapSettings,
 }
 
 impl SceneRenderer {
@@ -31,7 +35,22 @@ impl SceneRenderer {
     pub(crate) fn record_stage(&mut self, frame: &mut Frame<'_>, scene: &Scene, family: &ViewFamily, input: RecordInputs<'_, '_>) -> Result<()> {
         let recorded = self.record_secondaries(frame, scene, &input)?;
         self.record_shadow_map(frame.cmd(), input.views.has_shadow(), input.lists, &recorded)?;
-        self.record_scene_color(frame.cmd(), family, input.lists, &recorded)
+        self.record_scene_color(frame.cmd(), family, input.lists, &recorded)?;
+        let views = &input.views.views[..input.views.main_view_count];
+        let wireframe: Vec<Rect> = views.iter().filter(|v| v.wireframe).map(|v| v.viewport).collect();
+        self.record_tonemap(frame, input.tonemap, &wireframe)
+    }
+
+    /// The tone-mapping pass: scene color (left `ShaderRead`) into the
+    /// output (left `ColorAttachment`); `as_drawn` (the wireframe views) is
+    /// not tone mapped.
+    fn record_tonemap(&mut self, frame: &mut Frame<'_>, settings: TonemapSettings, as_drawn: &[Rect]) -> Result<()> {
+        let targets = self.targets.as_mut().expect("targets");
+        let device = frame.device();
+        self.tonemapper.record(device, frame, targets.color, targets.output, targets.output_state, targets.width, targets.height, settings, as_drawn)?;
+        targets.color_state = TextureState::ShaderRead;
+        targets.output_state = TextureState::ColorAttachment;
+        Ok(())
     }
 
     /// Each list's secondaries, in list order.

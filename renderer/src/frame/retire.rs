@@ -15,7 +15,7 @@ use crate::mesh_pass::MeshPass;
 use crate::scene::{RetireCallback, RetiredFrameResults, Scene};
 use crate::scene_renderer::SceneRenderer;
 use crate::stats::{FrameStats, PassStats};
-use crate::mesh_pass::SCENE_COLOR_FORMAT;
+use crate::postprocess::tonemap::OUTPUT_FORMAT;
 use rhi_vulkan::{BufferDesc, BufferHandle, BufferState, Device, Format, Frame, FrameSubmission, Image, TextureState};
 use std::hash::{Hash, Hasher};
 use std::time::Instant;
@@ -39,13 +39,13 @@ pub(crate) struct InFlightFrame {
     /// The (pass, view) of its draw lists (for the GPU pass times).
     pub lists: Vec<(MeshPass, usize)>,
     pub submitted_at: Instant,
-    /// Where the frame's scene color is copied, when it is read back.
+    /// Where the frame's output is copied, when it is read back.
     pub image: Option<PendingImage>,
     /// Proxies' callbacks for the frame's GPU results.
     pub on_retired: Vec<RetireCallback>,
 }
 
-/// A frame's scene color on its way back: copied at the end of the frame
+/// A frame's tone-mapped output on its way back: copied at the end of the frame
 /// into its slot's read-back buffer, read once the frame's GPU work is done.
 pub(crate) struct PendingImage {
     buffer: BufferHandle,
@@ -61,8 +61,8 @@ pub struct RetiredFrame {
     pub image: Option<Image>,
 }
 
-// Read-backs are the scene color's bytes as they are.
-const _: () = assert!(matches!(SCENE_COLOR_FORMAT, Format::Rgba8Srgb | Format::Rgba8Unorm));
+// Read-backs are the tone-mapped output's bytes as they are.
+const _: () = assert!(matches!(OUTPUT_FORMAT, Format::Rgba8Srgb | Format::Rgba8Unorm));
 
 /// Frames kept in [`SceneRenderer::take_retired`]'s queue when nobody takes them.
 const MAX_RETIRED: usize = 64;
@@ -136,8 +136,8 @@ impl SceneRenderer {
         self.retired.push_back(frame);
     }
 
-    /// Records the copy of the scene color into `slot`'s read-back buffer
-    /// at the end of `frame` (the color target is left `TransferSrc`).
+    /// Records the copy of the tone-mapped output into `slot`'s read-back
+    /// buffer at the end of `frame` (the output is left `TransferSrc`).
     pub(crate) fn record_read_back(&mut self, device: &Device, frame: &mut Frame<'_>, slot: usize) -> Result<PendingImage> {
         let t = self.targets.as_mut().expect("targets");
         let len = u64::from(t.width) * u64::from(t.height) * 4;
@@ -146,13 +146,13 @@ impl SceneRenderer {
             if let Some((old, _)) = entry.take() {
                 device.destroy_buffer(old);
             }
-            *entry = Some((device.create_buffer(&BufferDesc::readback("scene color read-back", len))?, len));
+            *entry = Some((device.create_buffer(&BufferDesc::readback("output read-back", len))?, len));
         }
         let (buffer, _) = entry.expect("just created");
         let cmd = frame.cmd();
-        cmd.texture_barrier(t.color, t.color_state, TextureState::TransferSrc)?;
-        t.color_state = TextureState::TransferSrc;
-        cmd.copy_texture_to_buffer(t.color, buffer, 0)?;
+        cmd.texture_barrier(t.output, t.output_state, TextureState::TransferSrc)?;
+        t.output_state = TextureState::TransferSrc;
+        cmd.copy_texture_to_buffer(t.output, buffer, 0)?;
         cmd.buffer_barrier(buffer, BufferState::TransferDst, BufferState::HostRead)?;
         Ok(PendingImage { buffer, width: t.width, height: t.height })
     }

@@ -16,8 +16,10 @@ use rhi_vulkan::*;
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-/// The scene color target format (sRGB: shaders output linear light).
-pub const SCENE_COLOR_FORMAT: Format = Format::Rgba8Srgb;
+/// The scene color target format: linear HDR (lighting past 1.0 is kept;
+/// the tone-mapping pass, `crate::postprocess::tonemap`, makes the 8-bit
+/// sRGB output from it).
+pub const SCENE_COLOR_FORMAT: Format = Format::Rgba16Float;
 pub const SCENE_DEPTH_FORMAT: Format = Format::Depth32Float;
 
 const SCENE_WGSL: &str = include_str!("../../shaders/scene.inc.wgsl");

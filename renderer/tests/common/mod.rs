@@ -77,3 +77,41 @@ pub fn render_thread_in_flight(mode: RenderThreadMode, slots: u32, frames_in_fli
     rt.set_cvar("r.FramesInFlight", &frames_in_flight.to_string()).unwrap();
     rt
 }
+
+// Lighting and tone-mapping tests.
+
+/// A camera straight above the origin, orthographic, `width` scene units wide.
+pub fn ortho_down(width: f32) -> SceneView {
+    SceneView::orthographic(Vec3::new(0.0, 0.0, 10.0), Vec3::ZERO, Vec3::Y, width, width * H as f32 / W as f32, 0.1, 50.0, Rect::from_size(W, H)).unwrap()
+}
+
+pub fn plane_at(rt: &mut RenderThread, material: MaterialId, size: f32, transform: Mat4) -> PrimitiveId {
+    let plane = StaticMeshRenderData::new(vec![shapes::plane(size)]).unwrap();
+    rt.add_primitive(Box::new(StaticMeshSceneProxy::new(plane, vec![material])), transform).unwrap()
+}
+
+pub fn material(base_color: Vec4, metallic: f32, roughness: f32, specular: f32, emissive: Vec3) -> Material {
+    Material { params: MaterialParams { base_color, metallic, roughness, specular, emissive, ..Default::default() }, ..Material::default() }
+}
+
+pub fn sun_from(rt: &mut RenderThread, direction: Vec3, intensity: f32) -> LightId {
+    rt.add_light(Light::Directional(DirectionalLight { direction, color: Vec3::ONE, intensity, cast_shadows: false })).unwrap()
+}
+
+/// An sRGB byte as linear light.
+pub fn linear(c: u8) -> f32 {
+    let c = c as f32 / 255.0;
+    if c <= 0.04045 {
+        c / 12.92
+    } else {
+        ((c + 0.055) / 1.055).powf(2.4)
+    }
+}
+
+pub fn rgb_linear(p: [u8; 4]) -> Vec3 {
+    Vec3::new(linear(p[0]), linear(p[1]), linear(p[2]))
+}
+
+pub fn centre(img: &Image) -> [u8; 4] {
+    img.pixel(W / 2, H / 2)
+}
