@@ -238,6 +238,8 @@ fn material_main(in: MaterialInput) -> MaterialOutput {
 #[test]
 fn custom_data_reaches_the_material() {
     let mut rt = render_thread();
+    // The custom data's colors exactly: no tone mapping.
+    rt.set_cvar(cvars::TONEMAPPER, "0").unwrap();
     let material = rt
         .create_material(Material { shader: MaterialShader::new("ism_custom_color.wgsl", CUSTOM_COLOR_WGSL), ..Material::default() })
         .unwrap();
