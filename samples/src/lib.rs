@@ -3,14 +3,17 @@
 //! Proxima's runnable samples (`cargo xtask run <sample>`) and what they all
 //! share: the command line and stats file of `SAMPLES.md`
 //! ([`CommonOptions`], [`SampleStats`]), PNG output, the progress line and
-//! the logger ([`init_logging`]).
+//! the logger ([`init_logging`]), and the textures the samples generate
+//! ([`textures`]).
 //! Engine logic lives in the engine crates, never here.
 
 pub mod fly_camera;
+pub mod materials_scene;
 pub mod options;
 pub mod output;
 pub mod runner;
 pub mod stats;
+pub mod textures;
 
 pub use options::{parse_cvar, parse_present, CommonOptions};
 pub use output::{write_png, Progress};
