@@ -9,9 +9,9 @@
 // What materials receive (MaterialInput):
 //   in.custom.xyz  per-instance custom data floats 0..2 (0 when absent)
 //   in.custom.w    PerInstanceRandom, in [0, 1)
-// The stream carries custom float 3 as well (`instance_custom.w`); the
-// renderer's FactoryVertex has one vec4 of custom data, so float 3 waits for
-// a second one there.
+//   in.custom1.x   custom data float 3
+//   in.world_tangent, in.uv0 as the local factory (no UV1-3: the color/UV
+//   stream carries UV0 only)
 
 struct VertexFactoryInput {
     @location(0) position: vec3<f32>,
@@ -47,10 +47,13 @@ fn vf_fetch(input: VertexFactoryInput) -> FactoryVertex {
     var v: FactoryVertex;
     v.world_position = (primitive.local_to_world * vec4<f32>(component_position, 1.0)).xyz;
     v.world_normal = normalize((primitive.local_to_world * vec4<f32>(component_normal, 0.0)).xyz);
+    let component_tangent = instance_transform_vector(input, input.tangent_x.xyz);
+    v.world_tangent = vec4<f32>((primitive.local_to_world * vec4<f32>(component_tangent, 0.0)).xyz, input.tangent_x.w);
     v.color = input.color;
     v.uv0 = input.uv0;
     v.primitive_id = draw.primitive_id;
     v.custom = vec4<f32>(input.instance_custom.xyz, input.instance_random_fade.x);
+    v.custom1 = vec4<f32>(input.instance_custom.w, 0.0, 0.0, 0.0);
     v.fade = input.instance_random_fade.y;
     return v;
 }

@@ -56,6 +56,10 @@ fn vf_fetch(input: VertexFactoryInput) -> FactoryVertex {
     var v: FactoryVertex;
     v.world_position = input.position + offset.x * rx + offset.y * ry;
     v.world_normal = normal;
+    // U runs along the sprite's x axis, V down its y axis; the binormal
+    // (cross(normal, tangent) = ry) points to the image's top, as the
+    // tangent-space convention wants (see `shading_normal`).
+    v.world_tangent = vec4<f32>(rx, 1.0);
     v.color = input.color;
     v.uv0 = vec2<f32>(input.corner.x + 0.5, 0.5 - input.corner.y);
     v.primitive_id = draw.primitive_id;

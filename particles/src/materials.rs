@@ -49,12 +49,14 @@ pub fn sprite_material(blend: BlendMode, tint: Vec4, softness: f32) -> Material 
         shader: sprite_material_shader(),
         blend_mode: renderer_blend_mode(blend),
         two_sided: true,
+        shading_model: renderer::ShadingModel::Unlit,
         params: MaterialParams {
             base_color: tint,
             specular: 0.0,
             custom: Vec4::new(softness.max(0.0), 0.0, 0.0, 0.0),
             ..Default::default()
         },
+        ..Default::default()
     }
 }
 

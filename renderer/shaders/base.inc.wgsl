@@ -1,7 +1,10 @@
 // The base pass (forward lit) and the translucency pass: evaluates the
-// material, lights it with the directional light (shadowed) and the point
-// lights. BLEND_MODE (0 opaque, 1 masked, 2 translucent, 3 additive) and
-// TWO_SIDED are constants the composer prepends.
+// material and shades it by its shading model — default lit (metallic-
+// roughness PBR: the directional light, shadowed, the point lights and a
+// hemisphere ambient; see `default_lit`) or unlit (base color + emissive) —
+// into the HDR scene color. BLEND_MODE (0 opaque, 1 masked, 2 translucent,
+// 3 additive), SHADING_MODEL (0 default lit, 1 unlit) and TWO_SIDED are
+// constants the composer prepends.
 
 @group(1) @binding(0) var shadow_map: texture_depth_2d;
 @group(1) @binding(1) var shadow_sampler: sampler_comparison;
@@ -14,6 +17,10 @@ struct VsOut {
     @location(3) uv0: vec2<f32>,
     @location(4) custom: vec4<f32>,
     @location(5) fade: f32,
+    @location(6) tangent: vec4<f32>,
+    @location(7) uv12: vec4<f32>,
+    @location(8) uv3: vec2<f32>,
+    @location(9) custom1: vec4<f32>,
 }
 
 @vertex
@@ -27,6 +34,10 @@ fn vs_main(input: VertexFactoryInput) -> VsOut {
     out.uv0 = v.uv0;
     out.custom = v.custom;
     out.fade = v.fade;
+    out.tangent = v.world_tangent;
+    out.uv12 = vec4<f32>(v.uv1, v.uv2);
+    out.uv3 = v.uv3;
+    out.custom1 = v.custom1;
     return out;
 }
 
@@ -52,6 +63,119 @@ fn shadow_factor(world_position: vec3<f32>, n_dot_l: f32) -> f32 {
     return lit / 9.0;
 }
 
+// ---- Default-lit shading: metallic-roughness PBR (UE's DefaultLit) ----
+// Radiometry: a light's `color` is the irradiance it gives a surface facing
+// it (directional), or its intensity (point: irradiance = intensity /
+// distance², windowed to 0 at its radius); the hemisphere ambient is a
+// radiance. Light is linear and HDR; the tone-mapping pass maps it to 8 bits.
+
+const PI: f32 = 3.14159265;
+
+// The GGX / Trowbridge-Reitz distribution of microfacet normals; a2 =
+// alpha², alpha = roughness² (UE's, Disney's remapping).
+fn d_ggx(a2: f32, n_dot_h: f32) -> f32 {
+    let d = (n_dot_h * a2 - n_dot_h) * n_dot_h + 1.0;
+    return a2 / (PI * d * d);
+}
+
+// Smith's height-correlated masking-shadowing with the BRDF's
+// 1 / (4 n.l n.v) folded in (Heitz 2014; UE's Vis_SmithJoint).
+fn v_smith_joint(a2: f32, n_dot_v: f32, n_dot_l: f32) -> f32 {
+    let v = n_dot_l * sqrt(n_dot_v * n_dot_v * (1.0 - a2) + a2);
+    let l = n_dot_v * sqrt(n_dot_l * n_dot_l * (1.0 - a2) + a2);
+    return 0.5 / max(v + l, 1e-6);
+}
+
+// Schlick's Fresnel. As in UE, reflectance under 2% is taken as
+// pre-baked occlusion: specular 0 (F0 = 0) reflects nothing, even at grazing angles.
+fn f_schlick(f0: vec3<f32>, v_dot_h: f32) -> vec3<f32> {
+    let fc = pow(1.0 - v_dot_h, 5.0);
+    return clamp(50.0 * f0.g, 0.0, 1.0) * fc + (1.0 - fc) * f0;
+}
+
+// Karis' analytic fit of the pre-integrated environment BRDF (UE's
+// EnvBRDFApprox): how much of a uniform environment the specular lobe reflects.
+fn env_brdf_approx(f0: vec3<f32>, roughness: f32, n_dot_v: f32) -> vec3<f32> {
+    let r = roughness * vec4<f32>(-1.0, -0.0275, -0.572, 0.022) + vec4<f32>(1.0, 0.0425, 1.04, -0.04);
+    let a004 = min(r.x * r.x, exp2(-9.28 * n_dot_v)) * r.x + r.y;
+    let ab = vec2<f32>(-1.04, 1.04) * a004 + r.zw;
+    return f0 * ab.x + clamp(50.0 * f0.g, 0.0, 1.0) * ab.y;
+}
+
+// The hemisphere ambient's radiance in direction `dir`: the ground's below,
+// the sky's above (+Z is up), blended by the direction's height.
+fn hemisphere_radiance(dir: vec3<f32>) -> vec3<f32> {
+    return mix(view.ground_color.rgb, view.ambient.rgb, clamp(dir.z * 0.5 + 0.5, 0.0, 1.0));
+}
+
+struct Surface {
+    n: vec3<f32>,
+    v: vec3<f32>,
+    n_dot_v: f32,
+    diffuse_color: vec3<f32>,
+    f0: vec3<f32>,
+    a2: f32,
+}
+
+// Light arriving from direction `l` with irradiance `e` (facing it): Lambert
+// diffuse + GGX specular, times n.l.
+fn direct_light(s: Surface, l: vec3<f32>, e: vec3<f32>) -> vec3<f32> {
+    let n_dot_l = clamp(dot(s.n, l), 0.0, 1.0);
+    let sum = l + s.v;
+    let h = sum * inverseSqrt(max(dot(sum, sum), 1e-12));
+    let n_dot_h = clamp(dot(s.n, h), 0.0, 1.0);
+    let v_dot_h = clamp(dot(s.v, h), 0.0, 1.0);
+    let specular = d_ggx(s.a2, n_dot_h) * v_smith_joint(s.a2, s.n_dot_v, n_dot_l) * f_schlick(s.f0, v_dot_h);
+    return (s.diffuse_color / PI + specular) * e * n_dot_l;
+}
+
+// UE's inverse-square falloff windowed to 0 at the radius:
+// (1 - (d/r)^4)^2 / d². (UE adds 1 to d², in its unit, the centimetre, to
+// stay finite at the light; with metres that is 1e-4.)
+fn point_light_falloff(dist_sq: f32, radius: f32) -> f32 {
+    let x = dist_sq / (radius * radius);
+    let window = clamp(1.0 - x * x, 0.0, 1.0);
+    return window * window / (dist_sq + 1e-4);
+}
+
+fn default_lit(mi: MaterialInput, m: MaterialOutput, world_position: vec3<f32>) -> vec3<f32> {
+    // A material that builds its output without `default_material` leaves
+    // the normal zero: the vertex normal then.
+    let tangent_normal = select(vec3<f32>(0.0, 0.0, 1.0), m.normal, dot(m.normal, m.normal) > 1e-12);
+    let n = shading_normal(mi, tangent_normal);
+    // Perspective: towards the eye; orthographic: against the view direction.
+    let back = cross(view.camera_right.xyz, view.camera_up.xyz);
+    let v = normalize(select(back, view.camera_position.xyz - world_position, view.camera_position.w > 0.5));
+    let metallic = clamp(m.metallic, 0.0, 1.0);
+    let roughness = clamp(m.roughness, 0.03, 1.0);
+    let alpha = roughness * roughness;
+    var s: Surface;
+    s.n = n;
+    s.v = v;
+    // Normals facing slightly away (interpolated, normal-mapped) still shade.
+    s.n_dot_v = clamp(abs(dot(n, v)), 1e-4, 1.0);
+    s.diffuse_color = m.base_color * (1.0 - metallic);
+    s.f0 = mix(vec3<f32>(0.08 * clamp(m.specular, 0.0, 1.0)), m.base_color, metallic);
+    s.a2 = alpha * alpha;
+    // The directional light with its shadow.
+    let l = normalize(-view.light_direction.xyz);
+    var color = direct_light(s, l, view.light_color.rgb) * shadow_factor(world_position, dot(n, l));
+    for (var i = 0u; i < min(view.counts.x, 8u); i++) {
+        let light = view.point_lights[i];
+        let d = light.position_radius.xyz - world_position;
+        let dist_sq = dot(d, d);
+        let falloff = point_light_falloff(dist_sq, light.position_radius.w);
+        if (falloff > 0.0) {
+            color += direct_light(s, d * inverseSqrt(max(dist_sq, 1e-12)), light.color.rgb * falloff);
+        }
+    }
+    // The hemisphere ambient: diffuse from around the normal, specular from
+    // around the reflection; both occluded by the material's AO.
+    let ambient = s.diffuse_color * hemisphere_radiance(n) + env_brdf_approx(s.f0, roughness, s.n_dot_v) * hemisphere_radiance(reflect(-v, n));
+    color += ambient * clamp(m.ambient_occlusion, 0.0, 1.0);
+    return color + m.emissive;
+}
+
 @fragment
 fn fs_main(in: VsOut, @builtin(front_facing) front: bool) -> @location(0) vec4<f32> {
     var mi: MaterialInput;
@@ -61,36 +185,27 @@ fn fs_main(in: VsOut, @builtin(front_facing) front: bool) -> @location(0) vec4<f
         n = -n;
     }
     mi.world_normal = n;
+    mi.world_tangent = in.tangent;
     mi.color = in.color;
     mi.uv0 = in.uv0;
+    mi.uv1 = in.uv12.xy;
+    mi.uv2 = in.uv12.zw;
+    mi.uv3 = in.uv3;
     mi.custom = in.custom;
+    mi.custom1 = in.custom1;
     mi.params = materials[draw.material_index];
     let m = material_main(mi);
     let opacity = m.opacity * in.fade;
-    if (BLEND_MODE == 1u && opacity < 0.5) {
+    if (BLEND_MODE == 1u && opacity < MATERIAL_MASK_CLIP) {
         discard;
     }
-    let to_eye = view.camera_position.xyz - in.world_position;
-    let v_dir = select(normalize(-view.light_direction.xyz), normalize(to_eye), view.camera_position.w > 0.5);
-    let l = normalize(-view.light_direction.xyz);
-    let n_dot_l = max(dot(n, l), 0.0);
-    let shininess = mix(256.0, 4.0, clamp(m.roughness, 0.0, 1.0));
-    let h = normalize(l + v_dir);
-    let spec = m.specular * pow(max(dot(n, h), 0.0), shininess) * n_dot_l;
-    let diffuse_color = m.base_color * (1.0 - m.metallic);
-    let spec_color = mix(vec3<f32>(0.04), m.base_color, m.metallic);
-    var color = diffuse_color * view.ambient.rgb;
-    color += (diffuse_color * n_dot_l + spec_color * spec) * view.light_color.rgb * shadow_factor(in.world_position, n_dot_l);
-    for (var i = 0u; i < min(view.counts.x, 8u); i++) {
-        let light = view.point_lights[i];
-        let d = light.position_radius.xyz - in.world_position;
-        let dist = length(d);
-        let radius = light.position_radius.w;
-        let falloff = clamp(1.0 - dist / radius, 0.0, 1.0);
-        let pl = d / max(dist, 1e-4);
-        color += diffuse_color * max(dot(n, pl), 0.0) * light.color.rgb * falloff * falloff;
+    var color: vec3<f32>;
+    if (SHADING_MODEL == 1u) {
+        // Unlit.
+        color = m.base_color + m.emissive;
+    } else {
+        color = default_lit(mi, m, in.world_position);
     }
-    color += m.emissive;
     if (BLEND_MODE >= 2u) {
         return vec4<f32>(color, clamp(opacity, 0.0, 1.0));
     }

@@ -1,6 +1,6 @@
 // The local vertex factory (UE's FLocalVertexFactory): position; tangent
-// basis; color; UVs; and the primitive id from the renderer's per-pass id
-// stream (one id per instance, so merged draws find their primitives).
+// basis (the tangent reaches materials with its handedness); color; UV0-UV3;
+// and the primitive id from the renderer's per-pass id stream (one id per instance, so merged draws find their primitives).
 
 struct VertexFactoryInput {
     @location(0) position: vec3<f32>,
@@ -8,6 +8,9 @@ struct VertexFactoryInput {
     @location(2) normal: vec4<f32>,
     @location(3) color: vec4<f32>,
     @location(4) uv0: vec2<f32>,
+    @location(5) uv1: vec2<f32>,
+    @location(6) uv2: vec2<f32>,
+    @location(7) uv3: vec2<f32>,
     @location(8) primitive_id: u32,
 }
 
@@ -16,8 +19,15 @@ fn vf_fetch(input: VertexFactoryInput) -> FactoryVertex {
     var v: FactoryVertex;
     v.world_position = (primitive.local_to_world * vec4<f32>(input.position, 1.0)).xyz;
     v.world_normal = normalize((primitive.local_to_world * vec4<f32>(input.normal.xyz, 0.0)).xyz);
+    // A mirroring transform flips the binormal's handedness.
+    let m = mat3x3<f32>(primitive.local_to_world[0].xyz, primitive.local_to_world[1].xyz, primitive.local_to_world[2].xyz);
+    let mirrored = select(1.0, -1.0, determinant(m) < 0.0);
+    v.world_tangent = vec4<f32>((primitive.local_to_world * vec4<f32>(input.tangent_x.xyz, 0.0)).xyz, input.tangent_x.w * mirrored);
     v.color = input.color;
     v.uv0 = input.uv0;
+    v.uv1 = input.uv1;
+    v.uv2 = input.uv2;
+    v.uv3 = input.uv3;
     v.primitive_id = input.primitive_id;
     v.custom = primitive.custom;
     v.fade = 1.0;

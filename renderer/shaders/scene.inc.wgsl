@@ -18,7 +18,11 @@ struct ViewUniform {
     // Direction the light travels; w: 1 when the shadow map is valid.
     light_direction: vec4<f32>,
     light_color: vec4<f32>,
+    // rgb: the sky's radiance, the hemisphere ambient from above (+Z);
+    // w: the shadow bias in shadow-map depth units.
     ambient: vec4<f32>,
+    // rgb: the ground's radiance, the hemisphere ambient from below.
+    ground_color: vec4<f32>,
     wireframe_color: vec4<f32>,
     point_lights: array<PointLight, 8>,
     // x: number of point lights; y: shadow map size.
@@ -39,6 +43,9 @@ struct MaterialParams {
     mrso: vec4<f32>,
     emissive: vec4<f32>,
     custom: vec4<f32>,
+    // Declared parameters (`MAX_PARAMETER_VECTORS`), read through the
+    // generated `param_<name>()` accessors.
+    user: array<vec4<f32>, 12>,
 }
 
 struct DrawPush {
@@ -76,11 +83,18 @@ var<immediate> draw: DrawPush;
 struct FactoryVertex {
     world_position: vec3<f32>,
     world_normal: vec3<f32>,
+    // World-space tangent (U direction) in xyz, the binormal sign in w
+    // (binormal = w * cross(normal, tangent)); xyz 0 when the mesh has none.
+    world_tangent: vec4<f32>,
     color: vec4<f32>,
     uv0: vec2<f32>,
+    uv1: vec2<f32>,
+    uv2: vec2<f32>,
+    uv3: vec2<f32>,
     primitive_id: u32,
     // Per-primitive (or per-instance) custom data, for materials.
     custom: vec4<f32>,
+    custom1: vec4<f32>,
     // Multiplies opacity (instance cull-distance fade); 1 when unused.
     fade: f32,
 }
@@ -88,9 +102,16 @@ struct FactoryVertex {
 struct MaterialInput {
     world_position: vec3<f32>,
     world_normal: vec3<f32>,
+    // As FactoryVertex.world_tangent.
+    world_tangent: vec4<f32>,
     color: vec4<f32>,
     uv0: vec2<f32>,
+    uv1: vec2<f32>,
+    uv2: vec2<f32>,
+    uv3: vec2<f32>,
     custom: vec4<f32>,
+    // More per-primitive / per-instance custom data (ISM custom float 3 in x).
+    custom1: vec4<f32>,
     params: MaterialParams,
 }
 
@@ -101,6 +122,10 @@ struct MaterialOutput {
     specular: f32,
     emissive: vec3<f32>,
     opacity: f32,
+    // Tangent-space shading normal ((0, 0, 1): the vertex normal).
+    normal: vec3<f32>,
+    // Multiplies the ambient light (1: unoccluded).
+    ambient_occlusion: f32,
 }
 
 fn default_material(in: MaterialInput) -> MaterialOutput {
@@ -111,5 +136,24 @@ fn default_material(in: MaterialInput) -> MaterialOutput {
     out.specular = in.params.mrso.z;
     out.opacity = in.params.mrso.w * in.params.base_color.a * in.color.a;
     out.emissive = in.params.emissive.rgb;
+    out.normal = vec3<f32>(0.0, 0.0, 1.0);
+    out.ambient_occlusion = 1.0;
     return out;
+}
+
+// The world-space shading normal for a tangent-space one, in glTF's
+// convention (MikkTSpace tangents): +X along the tangent (increasing U),
+// +Y along the binormal = sign * cross(normal, tangent), which points to
+// the image's top (decreasing V: OpenGL-style normal maps), +Z along the
+// normal. A mesh without tangents (or a zero normal from a material)
+// shades with the vertex normal.
+fn shading_normal(mi: MaterialInput, tangent_normal: vec3<f32>) -> vec3<f32> {
+    let n = mi.world_normal;
+    let t_raw = mi.world_tangent.xyz - n * dot(n, mi.world_tangent.xyz);
+    if (dot(t_raw, t_raw) < 1e-12 || dot(tangent_normal, tangent_normal) < 1e-12) {
+        return n;
+    }
+    let t = normalize(t_raw);
+    let b = select(1.0, -1.0, mi.world_tangent.w < 0.0) * cross(n, t);
+    return normalize(tangent_normal.x * t + tangent_normal.y * b + tangent_normal.z * n);
 }

@@ -1,6 +1,7 @@
 //! The renderer's error type.
 
 use crate::material::MaterialId;
+use crate::texture::TextureId;
 use crate::scene::PrimitiveId;
 
 #[derive(Debug, thiserror::Error)]
@@ -36,6 +37,25 @@ pub enum RendererError {
     /// (`file:line:column`, the file being the material shader's name).
     #[error("material {material:?} does not compile: {error}")]
     MaterialShader { material: String, error: Box<rhi_vulkan::ShaderError> },
+    /// A material or material instance that cannot be made as asked (bad
+    /// parameter declarations or overrides, a bad mask clip value, an
+    /// instance of an instance); `material` names it.
+    #[error("material {material}: {reason}")]
+    InvalidMaterial { material: String, reason: String },
+    /// A parent material with live instances cannot be destroyed (nor
+    /// become an instance): destroy the instances first.
+    #[error("material {material} has {instances} live instance(s)")]
+    MaterialInUse { material: MaterialId, instances: u32 },
+    /// A texture asset that cannot be made as given (size, data length,
+    /// mip levels, larger than the device allows, undecodable file).
+    #[error("texture {texture:?}: {reason}")]
+    InvalidTexture { texture: String, reason: String },
+    /// A texture id that names no live texture.
+    #[error("unknown texture {0:?}")]
+    UnknownTexture(TextureId),
+    /// Every texture slot is live or retired.
+    #[error("no texture id left: all {0} texture slots are live or retired")]
+    TextureIdsExhausted(u32),
     /// [`crate::passes::register_pass`]: the pass table holds
     /// [`crate::passes::MAX_PASSES`] passes.
     #[error("no mesh pass id left: the pass table holds at most {0} passes")]

@@ -10,7 +10,9 @@
 use bytemuck::{Pod, Zeroable};
 use rhi_vulkan::{BufferDesc, BufferHandle, BufferUsage, Device, Result};
 
-/// The `ViewUniform` of `scene.inc.wgsl` (512 bytes).
+/// The `ViewUniform` of `scene.inc.wgsl`, padded to 768 bytes: views are
+/// bound at multiples of the size, which must be multiples of the device's
+/// uniform offset alignment (at most 256).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Pod, Zeroable)]
 pub(crate) struct ViewUniformData {
@@ -21,10 +23,15 @@ pub(crate) struct ViewUniformData {
     pub camera_up: [f32; 4],
     pub light_direction: [f32; 4],
     pub light_color: [f32; 4],
+    /// rgb: the sky's radiance (hemisphere ambient from above); w: shadow bias.
     pub ambient: [f32; 4],
+    /// rgb: the ground's radiance (hemisphere ambient from below).
+    pub ground_color: [f32; 4],
     pub wireframe_color: [f32; 4],
     pub point_lights: [[f32; 8]; 8],
     pub counts: [u32; 4],
+    /// Not in the WGSL struct (see above).
+    pub padding: [[f32; 4]; 15],
 }
 
 pub(crate) const VIEW_UNIFORM_SIZE: u64 = std::mem::size_of::<ViewUniformData>() as u64;

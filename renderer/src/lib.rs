@@ -65,13 +65,17 @@ mod scene_renderer;
 mod static_mesh;
 mod stats;
 mod submit;
+pub mod texture;
 pub mod trace;
 pub mod vertex_factory;
 mod view;
 
 pub use cvars::{ConsoleVariables, CvarValue};
 pub use error::{RendererError, Result};
-pub use material::{BlendMode, Material, MaterialChange, MaterialGpuData, MaterialId, MaterialParams, MaterialRegistry, MaterialShader, MaterialShaderId, DEFAULT_MATERIAL_WGSL};
+pub use material::{
+    parameters, BlendMode, Material, MaterialId, MaterialInstance, MaterialParameter, MaterialParams, MaterialRegistry, MaterialShader, MaterialShaderId, ParameterLayout, ParameterValue,
+    ResolvedMaterial, ShadingModel, DEFAULT_MATERIAL_WGSL, MATERIAL_BLOCK_SIZE,
+};
 pub use math::{Bounds, Frustum};
 pub use gpu_work::{BufferWrite, GpuWork, GpuWorkError, GpuWorkRecorder, PassRead};
 pub use mesh_pass::{MeshBatch, MeshDrawCommand, MeshPass};
@@ -80,5 +84,6 @@ pub use scene::{DirectionalLight, Light, LightId, MeshElementCollector, PointLig
 pub use scene_renderer::{DynamicBufferRing, FrameRequest, PreparedFrame, RetiredFrame, SceneRenderer, Stage};
 pub use static_mesh::{shapes, StaticMeshLod, StaticMeshRenderData, StaticMeshSceneProxy, StaticMeshSection};
 pub use stats::{FrameStats, PassStats, StageTimings};
+pub use texture::{Texture2D, TextureFormat, TextureId, TextureLimits, TextureMips, TextureRegistry};
 pub use vertex_factory::{LocalVertex, VertexFactoryType, LOCAL_VERTEX_FACTORY};
 pub use view::{SceneView, ViewFamily};

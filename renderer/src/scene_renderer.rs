@@ -63,6 +63,8 @@ pub struct SceneRenderer {
     pub(crate) shadow: Option<ShadowMap>,
     pub(crate) shadow_sampler: Option<SamplerHandle>,
     pub(crate) materials: Option<(BufferHandle, u64)>,
+    /// Bytes of material blocks uploaded by the last frame.
+    pub(crate) material_bytes_uploaded: u64,
     pub(crate) view_uniforms: PerFrameBuffer,
     pub(crate) id_streams: PerFrameBuffer,
     pub(crate) dynamic: DynamicBufferRing,
@@ -99,6 +101,7 @@ impl SceneRenderer {
             shadow: None,
             shadow_sampler: None,
             materials: None,
+            material_bytes_uploaded: 0,
             view_uniforms: PerFrameBuffer::new("view uniforms", BufferUsage::UNIFORM, frames),
             id_streams: PerFrameBuffer::new("primitive id stream", BufferUsage::VERTEX, frames),
             dynamic: DynamicBufferRing::new(frames),
@@ -186,7 +189,10 @@ impl SceneRenderer {
         let submitted_at = Instant::now();
         let submitted = stage!(clock, Submit, submit(frame, request.execute)?);
         stage!(clock, Retire, {
-            let stats = frame_stats(frame_number, scene, &views, &elements, &lists);
+            let mut stats = frame_stats(frame_number, scene, &views, &elements, &lists);
+            stats.pipelines_created = self.pipelines.take_created();
+            stats.pipelines_live = self.pipelines.len() as u64;
+            stats.material_bytes_uploaded = self.material_bytes_uploaded;
             match submitted {
                 Some(submission) => {
                     let lists = lists.iter().map(|l| (l.pass, l.view)).collect();

@@ -271,6 +271,9 @@ pub mod shapes {
     }
 
     /// An axis-aligned cube of edge `size` centred at the origin (24 vertices, 12 triangles, CCW outward).
+    /// Each face shows a texture upright (UV (0, 0) at its top left, seen
+    /// from outside with +Z — or +Y for the top and bottom — up), with
+    /// tangents along U and the binormal toward the image's top.
     pub fn cube(size: f32) -> StaticMeshLod {
         let h = size * 0.5;
         let faces = [
@@ -286,18 +289,20 @@ pub mod shapes {
         for (n, u, v) in faces {
             let base = vertices.len() as u32;
             for (su, sv) in [(-1.0, -1.0), (1.0, -1.0), (1.0, 1.0), (-1.0, 1.0)] {
-                vertices.push(vertex((n + u * su + v * sv) * h, n, [(su + 1.0) / 2.0, (sv + 1.0) / 2.0]));
+                vertices.push(vertex((n + u * su + v * sv) * h, n, [(su + 1.0) / 2.0, (1.0 - sv) / 2.0]));
             }
             indices.extend_from_slice(&[base, base + 1, base + 2, base, base + 2, base + 3]);
         }
         StaticMeshLod::single_section(vertices, indices)
     }
 
-    /// A square in the XY plane facing +Z, edge `size`, centred at the origin.
+    /// A square in the XY plane facing +Z, edge `size`, centred at the
+    /// origin; UV (0, 0) at its -X +Y corner, so seen from +Z with +Y up a
+    /// texture is upright.
     pub fn plane(size: f32) -> StaticMeshLod {
         let h = size * 0.5;
         let vertices = [(-1.0, -1.0), (1.0, -1.0), (1.0, 1.0), (-1.0, 1.0)]
-            .map(|(x, y)| vertex(Vec3::new(x * h, y * h, 0.0), Vec3::Z, [(x + 1.0) / 2.0, (y + 1.0) / 2.0]))
+            .map(|(x, y)| vertex(Vec3::new(x * h, y * h, 0.0), Vec3::Z, [(x + 1.0) / 2.0, (1.0 - y) / 2.0]))
             .to_vec();
         StaticMeshLod::single_section(vertices, vec![0, 1, 2, 0, 2, 3])
     }

@@ -172,6 +172,17 @@ pub struct FrameStats {
     pub triangles: u64,
     /// Bytes of GPU-scene data uploaded this frame.
     pub gpu_scene_upload_bytes: u64,
+    /// Pass pipelines created during this frame, and alive after it.
+    pub pipelines_created: u64,
+    pub pipelines_live: u64,
+    /// Materials (parents and instances) alive, the default included.
+    pub materials_live: u64,
+    /// Bytes of material parameter blocks uploaded this frame.
+    pub material_bytes_uploaded: u64,
+    /// Textures alive (the three built-in ones included) and texel bytes
+    /// uploaded since the scene began.
+    pub textures_live: u64,
+    pub texture_bytes_uploaded: u64,
     pub timings: StageTimings,
     /// Hash of every pass's draw list (per draw: material, index range,
     /// instance range; the primitive ids, in order): equal digests mean the

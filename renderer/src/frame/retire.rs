@@ -169,6 +169,9 @@ pub(crate) fn frame_stats(frame: u64, scene: &Scene, v: &InitViews, elements: &D
         proxies_created: scene.counters.proxies_created,
         failed_updates: scene.counters.failed_updates,
         gpu_scene_upload_bytes: scene.gpu_scene.last_upload_bytes,
+        materials_live: scene.materials.live() as u64,
+        textures_live: scene.textures.live() as u64,
+        texture_bytes_uploaded: scene.textures.bytes_uploaded,
         ..Default::default()
     };
     let mut hasher = std::collections::hash_map::DefaultHasher::new();

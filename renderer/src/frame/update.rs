@@ -29,28 +29,42 @@ impl SceneRenderer {
         for (buffer, offset, bytes) in scene.take_uploads() {
             frame.upload_buffer(buffer, offset, &bytes)?;
         }
-        self.upload_materials(device, scene, &mut frame)?;
+        self.material_bytes_uploaded = self.upload_materials(device, scene, &mut frame)?;
         scene.gpu_scene.upload(device, &mut frame)?;
         Ok(SlotFrame { frame, slot })
     }
 
-    /// The material table, when it changed (or on the first frame), into a
-    /// GPU buffer grown to a power of two.
-    fn upload_materials(&mut self, device: &Device, scene: &mut Scene, frame: &mut Frame<'_>) -> Result<()> {
-        if !scene.materials.gpu_dirty && self.materials.is_some() {
-            return Ok(());
-        }
-        let table = scene.materials.gpu_table();
-        let bytes: &[u8] = bytemuck::cast_slice(&table);
-        if self.materials.is_none_or(|(_, cap)| cap < bytes.len() as u64) {
-            if let Some((old, _)) = self.materials.take() {
-                device.destroy_buffer(old);
+    /// The material table's changed blocks (only those: a parameter change
+    /// uploads one 256-byte block), or the whole table when it grew or was
+    /// never uploaded, into a GPU buffer grown to a power of two. Returns
+    /// the bytes uploaded.
+    fn upload_materials(&mut self, device: &Device, scene: &mut Scene, frame: &mut Frame<'_>) -> Result<u64> {
+        let dirty = scene.materials.take_dirty_blocks();
+        let block = crate::material::MATERIAL_BLOCK_SIZE as u64;
+        let needed = scene.materials.len() as u64 * block;
+        let whole = scene.materials.table_dirty || self.materials.is_none_or(|(_, cap)| cap < needed);
+        if whole {
+            if self.materials.is_none_or(|(_, cap)| cap < needed) {
+                if let Some((old, _)) = self.materials.take() {
+                    device.destroy_buffer(old);
+                }
+                let cap = needed.next_power_of_two().max(16 * block);
+                self.materials = Some((device.create_buffer(&BufferDesc::gpu_only("materials", cap, BufferUsage::STORAGE))?, cap));
             }
-            let cap = (bytes.len() as u64).next_power_of_two().max(1024);
-            self.materials = Some((device.create_buffer(&BufferDesc::gpu_only("materials", cap, BufferUsage::STORAGE))?, cap));
+            let table = scene.materials.gpu_table();
+            frame.upload_buffer(self.materials.expect("created").0, 0, bytemuck::cast_slice(&table))?;
+            scene.materials.table_dirty = false;
+            return Ok(needed);
         }
-        frame.upload_buffer(self.materials.expect("created").0, 0, bytes)?;
-        scene.materials.gpu_dirty = false;
-        Ok(())
+        let buffer = self.materials.expect("uploaded before").0;
+        // Runs of consecutive dirty slots go as one copy each.
+        let slots: Vec<u32> = dirty.into_iter().collect();
+        let mut uploaded = 0;
+        for run in slots.chunk_by(|a, b| b == &(a + 1)) {
+            let bytes: Vec<u8> = run.iter().flat_map(|&s| bytemuck::cast_slice::<_, u8>(scene.materials.block(s)).to_vec()).collect();
+            frame.upload_buffer(buffer, u64::from(run[0]) * block, &bytes)?;
+            uploaded += bytes.len() as u64;
+        }
+        Ok(uploaded)
     }
 }

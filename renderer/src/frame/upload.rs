@@ -37,6 +37,12 @@ impl SceneRenderer {
     }
 }
 
+/// The hemisphere ambient's radiance from the sky (above, +Z) and from the
+/// ground (below): a stand-in for sky lighting, so sides facing away from
+/// every light are not black.
+const SKY_RADIANCE: [f32; 3] = [0.24, 0.27, 0.33];
+const GROUND_RADIANCE: [f32; 3] = [0.11, 0.10, 0.09];
+
 /// Shadow bias (before the slope term) in shadow-map texels, and its floor in scene units.
 const SHADOW_BIAS_TEXELS: f32 = 1.5;
 const SHADOW_BIAS_WORLD_MIN: f32 = 0.01;
@@ -70,11 +76,13 @@ fn view_uniform(v: &SceneView, scene: &Scene, directional: Option<DirectionalLig
         light_direction: dir.extend(if has_shadow { 1.0 } else { 0.0 }).to_array(),
         light_color: color.extend(1.0).to_array(),
         // w: the shadow bias in shadow-map depth units.
-        ambient: [0.18, 0.19, 0.22, shadow_bias_ndc],
+        ambient: [SKY_RADIANCE[0], SKY_RADIANCE[1], SKY_RADIANCE[2], shadow_bias_ndc],
+        ground_color: [GROUND_RADIANCE[0], GROUND_RADIANCE[1], GROUND_RADIANCE[2], 0.0],
         wireframe_color: [0.85, 0.9, 1.0, 1.0],
         point_lights,
         counts: [n as u32, shadow_size, 0, 0],
+        padding: [[0.0; 4]; 15],
     }
 }
 
-const _: () = assert!(VIEW_UNIFORM_SIZE == 512);
+const _: () = assert!(VIEW_UNIFORM_SIZE == 768);

@@ -34,7 +34,7 @@
 //! What each field means for the draw, and so why it must match:
 
 use crate::vertex_factory::MAX_VERTEX_STREAMS;
-use rhi_vulkan::{BufferHandle, IndexFormat, PipelineHandle};
+use rhi_vulkan::{BindGroupHandle, BufferHandle, IndexFormat, PipelineHandle};
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct MeshDrawCommand {
@@ -68,6 +68,11 @@ pub struct MeshDrawCommand {
     /// Index into the material table (push constant): the material's
     /// parameters. One push constant per draw, so one material per draw.
     pub material_index: u32,
+    /// The material's shader bindings (UE's FMeshDrawShaderBindings): its
+    /// bind group of textures and samplers (group 2), `None` for materials
+    /// without textures. Made when the material is, cached, so equal
+    /// materials give equal handles; commands merge only when it is equal.
+    pub material_bindings: Option<BindGroupHandle>,
     /// Whether the pipeline reads the draw push constants (material index,
     /// and the primitive id for factories without an id stream).
     pub push_constants: bool,

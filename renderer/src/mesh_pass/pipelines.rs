@@ -45,6 +45,8 @@ struct PipelineInfo {
 #[derive(Default)]
 pub struct PipelineLibrary {
     pipelines: Mutex<HashMap<PassPipelineKey, PipelineInfo>>,
+    /// Pipelines created since the last `take_created`.
+    created: std::sync::atomic::AtomicU64,
 }
 
 impl PipelineLibrary {
@@ -63,6 +65,7 @@ impl PipelineLibrary {
             return Ok((info.pipeline, info.push_constants));
         }
         let info = Self::create(device, key, vf, materials)?;
+        self.created.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         pipelines.insert(key, info);
         Ok((info.pipeline, info.push_constants))
     }
@@ -89,6 +92,11 @@ impl PipelineLibrary {
             }
             keep
         });
+    }
+
+    /// Pipelines created since the last call.
+    pub fn take_created(&self) -> u64 {
+        self.created.swap(0, std::sync::atomic::Ordering::Relaxed)
     }
 
     pub fn len(&self) -> usize {

@@ -16,7 +16,7 @@ pub fn build_mesh_draw_command(
     materials: &MaterialRegistry,
     pipelines: &PipelineLibrary,
 ) -> Result<Option<MeshDrawCommand>> {
-    let (material_id, material) = materials.resolve(batch.material);
+    let material = materials.resolve(batch.material);
     let blend = material.blend_mode;
     let desc = pass.desc();
     if !(desc.takes)(batch, blend) {
@@ -27,10 +27,10 @@ pub fn build_mesh_draw_command(
         PassMaterial::DefaultWhenOpaque => blend == BlendMode::Opaque,
         PassMaterial::Default => true,
     };
-    let (material_index, shader_id, key_blend) = if default_material {
-        (MaterialId::DEFAULT.slot(), materials.default_shader_id(), BlendMode::Opaque)
+    let (material_index, shader_id, key_blend, material_bindings) = if default_material {
+        (MaterialId::DEFAULT.slot(), materials.default_shader_id(), BlendMode::Opaque, None)
     } else {
-        (material_id.slot(), materials.shader_id(material_id), blend)
+        (material.id.slot(), material.shader, blend, material.bindings)
     };
     let key = PassPipelineKey {
         pass,
@@ -53,6 +53,7 @@ pub fn build_mesh_draw_command(
         instance_count: batch.instance_count,
         indirect: batch.indirect,
         material_index,
+        material_bindings,
         push_constants,
     }))
 }

@@ -12,7 +12,8 @@ use super::gpu_scene::GpuScene;
 use super::light::{Light, LightId};
 use super::proxy::{PrimitiveSceneProxy, ProxyUpdateContext};
 use crate::error::{RendererError, Result};
-use crate::material::{Material, MaterialChange, MaterialId, MaterialRegistry};
+use crate::material::{Material, MaterialId, MaterialInstance, MaterialRegistry, ParameterValue};
+use crate::texture::{Texture2D, TextureId, TextureRegistry};
 use crate::math::Bounds;
 use crate::mesh_pass::{build_mesh_draw_command, BucketId, MeshBatch, MeshDrawCommand, MeshPass, PipelineLibrary, PrimitiveSlot, StateBuckets};
 use crate::view::SceneView;
@@ -20,7 +21,7 @@ use glam::{Mat4, Vec4};
 use rayon::prelude::*;
 use rhi_vulkan::{BufferHandle, Device};
 use std::any::Any;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Names a primitive across threads. Allocated on the game side
@@ -80,6 +81,9 @@ struct PrimitiveSceneInfo {
     lod_screen_sizes: Vec<f32>,
     /// Buckets this primitive holds a reference to.
     cached: Vec<BucketId>,
+    /// Material slots its cached commands were built for (as its batches
+    /// name them): it is in those slots' [`Scene::material_users`].
+    materials: Vec<u32>,
 }
 
 /// Figures of the updates applied this frame.
@@ -148,6 +152,10 @@ pub struct Scene {
     pub(crate) buckets: StateBuckets,
     pub(crate) gpu_scene: GpuScene,
     pub materials: MaterialRegistry,
+    pub textures: TextureRegistry,
+    /// Per material slot, the primitive slots whose cached commands name
+    /// it: a change to that material rebuilds only theirs.
+    material_users: HashMap<u32, HashSet<u32>>,
     lights: BTreeMap<LightId, Light>,
     /// Queued requests (a Mutex only so the scene is `Sync`; always reached through `&mut`).
     pending: std::sync::Mutex<Vec<Pending>>,
@@ -179,6 +187,8 @@ impl Default for Scene {
             buckets: StateBuckets::default(),
             gpu_scene: GpuScene::default(),
             materials: MaterialRegistry::default(),
+            textures: TextureRegistry::default(),
+            material_users: HashMap::new(),
             lights: BTreeMap::new(),
             pending: Default::default(),
             recache_all: false,
@@ -242,16 +252,25 @@ impl Scene {
         self.pending_mut().push(Pending::DynamicData(id, data));
     }
 
-    /// Sets a material under an id of a slot in its current generation or
-    /// the next slot ([`MaterialRegistry::set`]); a shader or blend change
-    /// invalidates cached commands. A material whose shader does not
-    /// compile, or any other id (past the next, stale), is an error and
-    /// changes nothing.
+    /// Sets a parent material under an id of a slot in its current
+    /// generation or the next slot ([`MaterialRegistry::set`]); a shader,
+    /// blend or declaration change rebuilds, at the next update, the cached
+    /// commands that draw with it or its instances — no others. A material
+    /// that does not validate, or any other id (past the next, stale), is an
+    /// error and changes nothing.
     pub fn set_material(&mut self, id: MaterialId, material: Material) -> Result<()> {
-        if self.materials.set(id, material)? == MaterialChange::Pipeline {
-            self.recache_all = true;
-        }
-        Ok(())
+        self.materials.set(id, material)
+    }
+
+    /// Sets a material instance ([`MaterialRegistry::set_instance`]).
+    pub fn set_material_instance(&mut self, id: MaterialId, instance: MaterialInstance) -> Result<()> {
+        self.materials.set_instance(id, instance)
+    }
+
+    /// Sets one parameter of a material ([`MaterialRegistry::set_parameter`]):
+    /// a write of its GPU block, or for a texture a new bind group.
+    pub fn set_material_parameter(&mut self, id: MaterialId, name: &str, value: ParameterValue) -> Result<()> {
+        self.materials.set_parameter(id, name, value)
     }
 
     /// Removes a material ([`MaterialRegistry::remove`]): primitives that
@@ -259,9 +278,21 @@ impl Scene {
     /// once its slot holds another material: their id is stale), and
     /// pipelines made only for it are destroyed.
     pub fn remove_material(&mut self, id: MaterialId) -> Result<()> {
-        self.materials.remove(id)?;
-        self.recache_all = true;
-        Ok(())
+        self.materials.remove(id)
+    }
+
+    /// Creates a texture's GPU image now (uploaded through staging, mips
+    /// generated); materials whose parameters name `id` are re-bound at the
+    /// next update. A creation the device refuses leaves `id` sampling white.
+    pub fn create_texture(&mut self, device: &Device, id: TextureId, texture: &Texture2D) -> Result<()> {
+        self.textures.ensure_builtins(device)?;
+        self.textures.create(device, id, texture)
+    }
+
+    /// Destroys a texture (freed once no frame in flight reads it); the
+    /// materials that sampled it sample white from the next update.
+    pub fn destroy_texture(&mut self, device: &Device, id: TextureId) -> Result<()> {
+        self.textures.destroy(device, id)
     }
 
     /// Rebuilds every cached command at the next update (a global invalidation).
@@ -459,10 +490,12 @@ impl Scene {
         // batch go now; the commands that used them are rebuilt below (a
         // pipeline change always sets `recache_all`).
         let stale = self.materials.take_stale_shaders();
-        if !stale.is_empty() {
-            self.recache_all = true;
-            pipelines.invalidate_shaders(device, &stale);
-        }
+        pipelines.invalidate_shaders(device, &stale);
+        // Bind groups first (commands carry them), then which primitives'
+        // commands the material changes invalidate — taken before the adds,
+        // whose commands are built with the materials as they are now.
+        self.update_material_bindings(device)?;
+        let recache = self.material_recache_slots();
         // Adds before removes: a proxy re-created in this batch (a material
         // changed) takes its mesh's GPU buffers over from the old one rather
         // than seeing them freed and uploading them again.
@@ -490,6 +523,13 @@ impl Scene {
                 }
                 Pending::Add(..) | Pending::Remove(_) => unreachable!(),
             }
+        }
+        if !recache.is_empty() && !self.recache_all {
+            let slots: Vec<u32> = recache.into_iter().filter(|&s| self.infos[s as usize].is_some()).collect();
+            for &slot in &slots {
+                self.uncache(slot);
+            }
+            self.cache_slots(&slots, device, pipelines);
         }
         if std::mem::take(&mut self.recache_all) {
             // In slot order: the buckets are born in the order they are
@@ -583,7 +623,7 @@ impl Scene {
             }
             self.max_draw_distance[slot as usize] = if f & flags::DRAW_DISTANCE != 0 { limit } else { 0.0 };
             self.flags[slot as usize] = f;
-            self.infos[slot as usize] = Some(PrimitiveSceneInfo { id, proxy, local_bounds, lod_screen_sizes, cached: Vec::new() });
+            self.infos[slot as usize] = Some(PrimitiveSceneInfo { id, proxy, local_bounds, lod_screen_sizes, cached: Vec::new(), materials: Vec::new() });
             self.ids.insert(id, slot);
             self.set_transform_data(slot, m);
             slots.push(slot);
@@ -613,12 +653,14 @@ impl Scene {
         let infos = &self.infos;
         let flags_ = &self.flags;
         let transforms = &self.transforms;
-        let built: Vec<Result<Vec<(MeshPass, MeshDrawCommand, u8)>>> = slots
+        type Built = (Vec<(MeshPass, MeshDrawCommand, u8)>, Vec<u32>);
+        let built: Vec<Result<Built>> = slots
             .par_iter()
             .map(|&slot| {
                 let mut out = Vec::new();
+                let mut used: Vec<u32> = Vec::new();
                 if flags_[slot as usize] & flags::STATIC == 0 {
-                    return Ok(out);
+                    return Ok((out, used));
                 }
                 let info = infos[slot as usize].as_ref().expect("live slot");
                 let mut batches: Vec<MeshBatch> = Vec::new();
@@ -626,18 +668,27 @@ impl Scene {
                 let mirrored = transforms[slot as usize].determinant() < 0.0;
                 for mut batch in batches {
                     batch.reverse_culling ^= mirrored;
+                    if !used.contains(&batch.material.slot()) {
+                        used.push(batch.material.slot());
+                    }
                     for pass in crate::passes::all() {
                         if let Some(cmd) = build_mesh_draw_command(pass, &batch, device, materials, pipelines)? {
                             out.push((pass, cmd, batch.lod_index));
                         }
                     }
                 }
-                Ok(out)
+                Ok((out, used))
             })
             .collect();
         for (&slot, commands) in slots.iter().zip(built) {
             let commands = match commands {
-                Ok(c) => c,
+                Ok((c, used)) => {
+                    for &m in &used {
+                        self.material_users.entry(m).or_default().insert(slot);
+                    }
+                    self.infos[slot as usize].as_mut().expect("live slot").materials = used;
+                    c
+                }
                 Err(e) => {
                     let id = self.infos[slot as usize].as_ref().map(|i| i.id);
                     self.failed(format!("caching the draw commands of {id:?}: {e}"));
@@ -666,6 +717,14 @@ impl Scene {
         let Some(info) = self.infos[slot as usize].as_mut() else { return };
         for bucket in info.cached.drain(..) {
             self.buckets.release(bucket);
+        }
+        for m in info.materials.drain(..) {
+            if let Some(users) = self.material_users.get_mut(&m) {
+                users.remove(&slot);
+                if users.is_empty() {
+                    self.material_users.remove(&m);
+                }
+            }
         }
         for cache in &mut self.cache {
             let first = std::mem::replace(&mut cache.first[slot as usize], EMPTY);
@@ -711,6 +770,66 @@ impl Scene {
     /// Pending GPU buffer writes from proxies, for the next frame.
     pub(crate) fn take_uploads(&mut self) -> Vec<(BufferHandle, u64, Vec<u8>)> {
         std::mem::take(&mut self.uploads)
+    }
+
+    /// Makes the bind groups of the materials whose textures changed (or
+    /// whose textures were created or destroyed), retires the old ones.
+    fn update_material_bindings(&mut self, device: &Device) -> Result<()> {
+        let changed = self.textures.take_changed();
+        if !changed.is_empty() {
+            self.materials.rebind_textures(&changed);
+        }
+        let rebind = self.materials.take_rebind();
+        if !rebind.is_empty() {
+            self.textures.ensure_builtins(device)?;
+        }
+        for slot in rebind {
+            let Some((layout, textures)) = self.materials.binding_inputs(slot) else { continue };
+            if textures.is_empty() {
+                self.materials.set_bindings(slot, None);
+                continue;
+            }
+            let made = (|| -> rhi_vulkan::Result<_> {
+                let mut entries = Vec::with_capacity(2 * textures.len());
+                for (k, (texture, sampler)) in textures.iter().enumerate() {
+                    let texture = self.textures.resolve(*texture).expect("built-in textures exist");
+                    let sampler = self.textures.sampler(device, sampler)?;
+                    entries.push((2 * k as u32, rhi_vulkan::BindingResource::Texture(texture)));
+                    entries.push((2 * k as u32 + 1, rhi_vulkan::BindingResource::Sampler(sampler)));
+                }
+                device.create_bind_group_with_layout(&layout.bind_group_layout(), &entries)
+            })();
+            match made {
+                Ok(g) => self.materials.set_bindings(slot, Some(g)),
+                Err(e) => self.failed(format!("the bind group of material slot {slot}: {e}")),
+            }
+        }
+        for g in self.materials.take_retired_bindings() {
+            device.destroy_bind_group(g);
+        }
+        Ok(())
+    }
+
+    /// The primitive slots whose cached commands name a material that
+    /// changed in a way that rebuilds them (see [`crate::material`]); a
+    /// change to the default material — which every depth pass may use —
+    /// rebuilds every command.
+    fn material_recache_slots(&mut self) -> BTreeSet<u32> {
+        let changed = self.materials.take_recache();
+        if changed.contains(&MaterialId::DEFAULT.slot()) {
+            self.recache_all = true;
+            return BTreeSet::new();
+        }
+        changed.iter().filter_map(|m| self.material_users.get(m)).flatten().copied().collect()
+    }
+
+    /// Destroys the materials' bind groups and the textures (the scene is
+    /// going; the RHI frees them once no frame in flight uses them).
+    pub fn release_material_resources(&mut self, device: &Device) {
+        for g in self.materials.take_all_bindings() {
+            device.destroy_bind_group(g);
+        }
+        self.textures.destroy_all(device);
     }
 
     /// World box of every shadow-casting primitive (for the shadow view).

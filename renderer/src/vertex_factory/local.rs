@@ -2,7 +2,8 @@
 //!
 //! Streams: 0 position (12 B); 1 tangent basis (tangent_x with the binormal
 //! sign in w, normal; 32 B); 2 color (RGBA8); 3 UV0..UV3 (32 B, the shader
-//! reads UV0); then the renderer's primitive-id stream (one `u32` per instance).
+//! reaches materials as `uv0`..`uv3`); then the renderer's primitive-id
+//! stream (one `u32` per instance).
 
 use super::VertexFactoryType;
 use rhi_vulkan::{VertexAttribute, VertexBufferLayout, VertexFormat, VertexStepMode};
@@ -70,7 +71,16 @@ impl VertexFactoryType for LocalVertexFactory {
                 attributes: vec![attr(1, VertexFormat::Float32x4, 0), attr(2, VertexFormat::Float32x4, 16)],
             },
             VertexBufferLayout { stride: 4, step_mode: VertexStepMode::Vertex, attributes: vec![attr(3, VertexFormat::Unorm8x4, 0)] },
-            VertexBufferLayout { stride: 32, step_mode: VertexStepMode::Vertex, attributes: vec![attr(4, VertexFormat::Float32x2, 0)] },
+            VertexBufferLayout {
+                stride: 32,
+                step_mode: VertexStepMode::Vertex,
+                attributes: vec![
+                    attr(4, VertexFormat::Float32x2, 0),
+                    attr(5, VertexFormat::Float32x2, 8),
+                    attr(6, VertexFormat::Float32x2, 16),
+                    attr(7, VertexFormat::Float32x2, 24),
+                ],
+            },
         ]
     }
 

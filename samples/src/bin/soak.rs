@@ -272,7 +272,7 @@ fn shader_material(n: u64) -> Material {
     );
     let blend_mode = [BlendMode::Opaque, BlendMode::Masked, BlendMode::Translucent][(n % 3) as usize];
     let params = MaterialParams { base_color: Vec4::new(0.9, 0.8, 0.7, 0.8), ..Default::default() };
-    Material { shader: MaterialShader::new(&format!("soak_material_{n}.wgsl"), &wgsl), blend_mode, two_sided: (n / 3) % 2 == 1, params }
+    Material { shader: MaterialShader::new(&format!("soak_material_{n}.wgsl"), &wgsl), blend_mode, two_sided: (n / 3) % 2 == 1, params, ..Default::default() }
 }
 
 /// The material made for the static mesh spawned `n`th: the default

@@ -48,7 +48,9 @@ pub fn bench(quick: bool, only: Option<&str>, summary_only: bool) -> Result<Exit
         if !has_benches(krate) {
             continue;
         }
-        let _ = std::fs::remove_file(out_dir.join(format!("{krate}.json")));
+        for old in summary::figure_files(&out_dir, krate) {
+            let _ = std::fs::remove_file(old);
+        }
         println!("== cargo bench -p {krate}");
         let code = crate::cargo_env(&["bench", "-p", krate], &env)?;
         if code != ExitCode::SUCCESS {

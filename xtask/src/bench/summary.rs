@@ -134,23 +134,39 @@ impl Row {
     }
 }
 
-/// Reads `<crate>.json` for each of `sources` in `dir` (missing files are
-/// skipped: that crate's benches did not run).
+/// The figure files of `krate` in `dir`: `<crate>.json`, then one per
+/// further bench of the crate, `<crate>-<bench>.json`, by name.
+pub fn figure_files(dir: &Path, krate: &str) -> Vec<std::path::PathBuf> {
+    let prefix = format!("{krate}-");
+    let mut more: Vec<_> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json") && p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with(&prefix)))
+        .collect();
+    more.sort();
+    std::iter::once(dir.join(format!("{krate}.json"))).chain(more).collect()
+}
+
+/// Reads each of `sources`' figure files in `dir` ([`figure_files`];
+/// missing files are skipped: that crate's benches did not run).
 pub fn gather(dir: &Path, sources: &[&str]) -> Result<Vec<Row>, String> {
+    #[derive(Deserialize)]
+    struct File {
+        rows: Vec<Row>,
+    }
     let mut rows = Vec::new();
     for krate in sources {
-        let path = dir.join(format!("{krate}.json"));
-        let Ok(text) = std::fs::read_to_string(&path) else { continue };
-        #[derive(Deserialize)]
-        struct File {
-            rows: Vec<Row>,
-        }
-        let parsed: Vec<Row> = match serde_json::from_str::<File>(&text) {
-            Ok(f) => f.rows,
-            Err(_) => serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?,
-        };
-        for r in parsed {
-            rows.push(r.normalized(krate).map_err(|e| format!("{}: {e}", path.display()))?);
+        for path in figure_files(dir, krate) {
+            let Ok(text) = std::fs::read_to_string(&path) else { continue };
+            let parsed: Vec<Row> = match serde_json::from_str::<File>(&text) {
+                Ok(f) => f.rows,
+                Err(_) => serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?,
+            };
+            for r in parsed {
+                rows.push(r.normalized(krate).map_err(|e| format!("{}: {e}", path.display()))?);
+            }
         }
     }
     Ok(rows)
@@ -233,8 +249,12 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join("a.json"), r#"[{"name": "x", "value": 0.5, "unit": "%", "goal": 1, "met": null}]"#).unwrap();
         std::fs::write(dir.join("b.json"), r#"{"rows": [{"name": "b: y", "value": 2, "unit": "x", "goal": ">= 3", "met": true}]}"#).unwrap();
+        // A crate's further bench writes `<crate>-<bench>.json`: read after its main file.
+        std::fs::write(dir.join("b-more.json"), r#"{"rows": [{"name": "z", "value": 1, "unit": "x"}]}"#).unwrap();
+        std::fs::write(dir.join("bb.json"), r#"{"rows": [{"name": "not b's", "value": 1, "unit": "x"}]}"#).unwrap();
         let rows = gather(&dir, &["a", "b", "missing"]).unwrap();
-        assert_eq!(rows.len(), 2);
+        assert_eq!(rows.len(), 3);
+        assert_eq!(rows[2].name, "b: z");
         assert_eq!((rows[0].name.as_str(), rows[0].goal.as_deref(), rows[0].met), ("a: x", Some("<= 1"), Some(true)));
         assert_eq!((rows[1].name.as_str(), rows[1].met), ("b: y", Some(false)));
         assert_eq!((rows[0].range(), rows[0].straddles), (None, None), "no range, no straddle mark");

@@ -29,7 +29,8 @@
 
 use crate::cvars::ConsoleVariables;
 use crate::error::{RendererError, Result};
-use crate::material::{Material, MaterialId, MaterialIds};
+use crate::material::{MaterialMirror, SlotIds};
+use crate::texture::{TextureId, TextureLimits};
 use crate::scene::{Light, LightId, PrimitiveId, PrimitiveSceneProxy, Scene};
 use crate::scene_renderer::{FrameRequest, RetiredFrame, SceneRenderer};
 use crate::stats::FrameStats;
@@ -40,6 +41,8 @@ use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
+
+mod assets;
 
 /// Everything the render thread owns.
 pub struct RenderContext {
@@ -98,6 +101,7 @@ impl RenderContext {
 impl Drop for RenderContext {
     fn drop(&mut self) {
         self.renderer.release(&self.device);
+        self.scene.release_material_resources(&self.device);
     }
 }
 
@@ -172,9 +176,14 @@ pub struct RenderThread {
     frames_enqueued: u64,
     /// Game-side mirror used to validate `set_cvar` before enqueuing.
     cvars: ConsoleVariables,
-    /// Hands out material ids: new slots, and destroyed materials' slots in
-    /// their next generation (mirrors the render thread's registry).
-    material_ids: MaterialIds,
+    /// Hands out material ids (new slots, and destroyed materials' slots in
+    /// their next generation) and knows each live material's parameters:
+    /// mirrors the render thread's registry, so bad requests fail here.
+    materials: MaterialMirror,
+    /// Hands out texture ids, as `materials` does material ids.
+    texture_ids: SlotIds<TextureId>,
+    /// The device's texture limits, to check textures before queueing them.
+    texture_limits: TextureLimits,
     next_light: AtomicU64,
     device_name: String,
 }
@@ -258,6 +267,7 @@ impl RenderThread {
     pub fn new(device_desc: &DeviceDesc, mode: RenderThreadMode) -> Result<Self> {
         let device = Device::new(device_desc)?;
         let device_name = device.name().to_string();
+        let texture_limits = TextureLimits::of(&device);
         let shared = Arc::new(Shared::default());
         let backend = match mode {
             RenderThreadMode::Inline => Backend::Inline { ctx: Box::new(RenderContext::new(device)) },
@@ -288,7 +298,9 @@ impl RenderThread {
             commands_enqueued: 0,
             frames_enqueued: 0,
             cvars: ConsoleVariables::default(),
-            material_ids: MaterialIds::default(),
+            materials: MaterialMirror::default(),
+            texture_ids: SlotIds::default(),
+            texture_limits,
             next_light: AtomicU64::new(1),
             device_name,
         })
@@ -601,70 +613,6 @@ impl RenderThread {
 
     pub fn update_dynamic_data(&mut self, id: PrimitiveId, data: Box<dyn Any + Send>) -> Result<()> {
         self.enqueue_render_command(move |ctx| ctx.scene.update_dynamic_data(id, data))
-    }
-
-    /// Creates a material and returns its id. Its shader is compiled here,
-    /// on the calling thread ([`Material::validate`], cached by source): one
-    /// that does not compile is [`RendererError::MaterialShader`], saying
-    /// where, and nothing is created.
-    ///
-    /// The id is a slot of the material tables (and of the GPU table) and a
-    /// generation: a destroyed material's slot is handed out again, in its
-    /// next generation, so the tables stay as large as the most materials
-    /// alive at once, and an id kept past its material's destruction never
-    /// names the one that took its slot (see [`MaterialId`]). With
-    /// [`MaterialId::MAX_SLOTS`] slots live or retired, the error is
-    /// [`RendererError::MaterialIdsExhausted`].
-    pub fn create_material(&mut self, material: Material) -> Result<MaterialId> {
-        material.validate()?;
-        let id = self.material_ids.peek().ok_or(RendererError::MaterialIdsExhausted(MaterialId::MAX_SLOTS))?;
-        self.enqueue_render_command(move |ctx| {
-            if let Err(e) = ctx.scene.set_material(id, material) {
-                log::error!("create material {id:?}: {e}");
-            }
-        })?;
-        let taken = self.material_ids.take();
-        debug_assert_eq!(taken, Some(id));
-        Ok(id)
-    }
-
-    /// Replaces a material. `id` must name a live material: one from
-    /// [`Self::create_material`] not destroyed since, or
-    /// [`MaterialId::DEFAULT`]; any other (never created, destroyed, or
-    /// stale) is [`RendererError::UnknownMaterial`]. The shader is checked
-    /// as by `create_material`; on an error nothing is enqueued.
-    pub fn set_material(&mut self, id: MaterialId, material: Material) -> Result<()> {
-        if !self.material_ids.is_live(id) {
-            return Err(RendererError::UnknownMaterial(id));
-        }
-        material.validate()?;
-        self.enqueue_render_command(move |ctx| {
-            if let Err(e) = ctx.scene.set_material(id, material) {
-                log::error!("set material {id:?}: {e}");
-            }
-        })
-    }
-
-    /// Destroys a material made by [`Self::create_material`]: primitives that
-    /// still use it draw with the default material, and the pipelines and
-    /// shader modules made for it are destroyed (once no frame in flight
-    /// uses them). The default material cannot be destroyed, and an id that
-    /// names no live material is [`RendererError::UnknownMaterial`]. The id
-    /// is stale from now on: its slot goes to a later `create_material` under
-    /// a new id, and primitives still holding the old one keep drawing with
-    /// the default material, never with the new one.
-    pub fn destroy_material(&mut self, id: MaterialId) -> Result<()> {
-        if id == MaterialId::DEFAULT || !self.material_ids.is_live(id) {
-            return Err(RendererError::UnknownMaterial(id));
-        }
-        self.enqueue_render_command(move |ctx| {
-            if let Err(e) = ctx.scene.remove_material(id) {
-                log::warn!("destroy material {id:?}: {e}");
-            }
-        })?;
-        let released = self.material_ids.release(id);
-        debug_assert!(released);
-        Ok(())
     }
 
     pub fn add_light(&mut self, light: Light) -> Result<LightId> {

@@ -1,0 +1,180 @@
+//! Material ids (a slot of the material tables and its generation) and the
+//! game-side allocator of such ids, shared with textures.
+
+/// Names a material; `MaterialId::DEFAULT` always exists.
+///
+/// The number packs a slot of the material tables (its low
+/// [`Self::SLOT_BITS`] bits; the GPU table is indexed by it) and the slot's
+/// generation (the high bits), which grows each time a material in the slot
+/// is destroyed. `MaterialId(n)` for `n` below [`Self::MAX_SLOTS`] is slot
+/// `n` in its first generation, the id `create_material` returns the first
+/// time it fills that slot. A slot whose generations are used up is retired:
+/// never handed out again, so no id ever names two materials.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub struct MaterialId(pub u32);
+
+impl MaterialId {
+    pub const DEFAULT: MaterialId = MaterialId(0);
+    /// Bits of the slot; the rest carry the generation.
+    pub const SLOT_BITS: u32 = 20;
+    /// Slots of the material tables: the most materials alive at once (the
+    /// default included).
+    pub const MAX_SLOTS: u32 = 1 << Self::SLOT_BITS;
+    /// The last generation of a slot.
+    pub const MAX_GENERATION: u32 = u32::MAX >> Self::SLOT_BITS;
+
+    /// The id of `slot` in `generation`, or `None` when either is out of range.
+    pub const fn new(slot: u32, generation: u32) -> Option<Self> {
+        if slot < Self::MAX_SLOTS && generation <= Self::MAX_GENERATION {
+            Some(Self(generation << Self::SLOT_BITS | slot))
+        } else {
+            None
+        }
+    }
+
+    /// The slot: the material's index in the tables (and the GPU table).
+    pub const fn slot(self) -> u32 {
+        self.0 & (Self::MAX_SLOTS - 1)
+    }
+
+    /// The slot's generation this id was handed out in.
+    pub const fn generation(self) -> u32 {
+        self.0 >> Self::SLOT_BITS
+    }
+}
+
+impl std::fmt::Display for MaterialId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} (slot {}, generation {})", self.0, self.slot(), self.generation())
+    }
+}
+
+/// An id that packs a table slot and the slot's generation, as
+/// [`MaterialId`] does: materials and textures share this scheme and the
+/// allocator [`SlotIds`] that hands such ids out.
+pub(crate) trait SlotId: Copy + Eq + std::fmt::Debug {
+    /// Slots live from the start, never released (the defaults).
+    const BUILTIN: u32;
+    const MAX_GENERATION: u32;
+    fn new(slot: u32, generation: u32) -> Option<Self>;
+    fn slot(self) -> u32;
+    fn generation(self) -> u32;
+}
+
+impl SlotId for MaterialId {
+    const BUILTIN: u32 = 1;
+    const MAX_GENERATION: u32 = MaterialId::MAX_GENERATION;
+    fn new(slot: u32, generation: u32) -> Option<Self> {
+        MaterialId::new(slot, generation)
+    }
+    fn slot(self) -> u32 {
+        MaterialId::slot(self)
+    }
+    fn generation(self) -> u32 {
+        MaterialId::generation(self)
+    }
+}
+
+/// Hands out ids on the game side ([`crate::RenderThread`]): a new slot, or
+/// a destroyed object's slot in its next generation (oldest freed first, so
+/// generations are spent evenly and slots retire late). It mirrors the
+/// slots of the render thread's tables ([`super::MaterialRegistry`],
+/// [`crate::texture::TextureRegistry`]), which see the same creations and
+/// destructions in the same order.
+#[derive(Debug)]
+pub(crate) struct SlotIds<I> {
+    /// Per slot: its current generation (of the live object, or the one the
+    /// next object there gets; past `MAX_GENERATION` once retired), and
+    /// whether an object is live in it.
+    slots: Vec<(u32, bool)>,
+    /// Free slots, oldest first.
+    free: std::collections::VecDeque<u32>,
+    _id: std::marker::PhantomData<I>,
+}
+
+/// Material ids of the game side.
+pub(crate) type MaterialIds = SlotIds<MaterialId>;
+
+impl<I: SlotId> Default for SlotIds<I> {
+    fn default() -> Self {
+        Self { slots: vec![(0, true); I::BUILTIN as usize], free: Default::default(), _id: std::marker::PhantomData }
+    }
+}
+
+impl<I: SlotId> SlotIds<I> {
+    /// The id the next [`Self::take`] hands out, or `None` when every slot
+    /// is live or retired.
+    pub(crate) fn peek(&self) -> Option<I> {
+        match self.free.front() {
+            Some(&slot) => I::new(slot, self.slots[slot as usize].0),
+            None => I::new(self.slots.len() as u32, 0),
+        }
+    }
+
+    /// Hands out the id [`Self::peek`] returned.
+    pub(crate) fn take(&mut self) -> Option<I> {
+        let id = self.peek()?;
+        if self.free.front() == Some(&id.slot()) {
+            self.free.pop_front();
+        } else {
+            self.slots.push((0, false));
+        }
+        self.slots[id.slot() as usize].1 = true;
+        Some(id)
+    }
+
+    /// Whether `id` names a live object (the built-in ones are always live).
+    pub(crate) fn is_live(&self, id: I) -> bool {
+        self.slots.get(id.slot() as usize).is_some_and(|&(generation, live)| live && generation == id.generation())
+    }
+
+    /// Frees a live id's slot for the next generation (retires it after the
+    /// last one). Returns false, changing nothing, for an id that is not live
+    /// or built in.
+    pub(crate) fn release(&mut self, id: I) -> bool {
+        if id.slot() < I::BUILTIN || !self.is_live(id) {
+            return false;
+        }
+        let slot = &mut self.slots[id.slot() as usize];
+        *slot = (slot.0 + 1, false);
+        if slot.0 <= I::MAX_GENERATION {
+            self.free.push_back(id.slot());
+        }
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_pack_a_slot_and_a_generation() {
+        let id = MaterialId::new(5, 3).unwrap();
+        assert_eq!((id.slot(), id.generation()), (5, 3));
+        assert_eq!(MaterialId(7), MaterialId::new(7, 0).unwrap(), "a plain number is a slot's first generation");
+        assert_eq!(MaterialId(u32::MAX), MaterialId::new(MaterialId::MAX_SLOTS - 1, MaterialId::MAX_GENERATION).unwrap());
+        assert_eq!(MaterialId::new(MaterialId::MAX_SLOTS, 0), None);
+        assert_eq!(MaterialId::new(0, MaterialId::MAX_GENERATION + 1), None);
+        assert_eq!(MaterialId::DEFAULT.to_string(), "0 (slot 0, generation 0)");
+    }
+
+    #[test]
+    fn destroyed_ids_are_reused_in_the_next_generation_oldest_first() {
+        let mut ids = MaterialIds::default();
+        assert!(ids.is_live(MaterialId::DEFAULT));
+        let [a, b, c] = [(); 3].map(|_| ids.take().unwrap());
+        assert_eq!([a, b, c], [MaterialId(1), MaterialId(2), MaterialId(3)]);
+        assert!(!ids.release(MaterialId::DEFAULT), "the default stays");
+        assert!(ids.release(b) && ids.release(a));
+        assert!(!ids.is_live(b) && !ids.release(b), "a destroyed id is dead, once");
+        let b2 = ids.take().unwrap();
+        assert_eq!((b2.slot(), b2.generation()), (b.slot(), 1), "the oldest freed slot, next generation");
+        assert!(ids.is_live(b2) && !ids.is_live(b), "the old id stays stale");
+        assert!(!ids.release(b), "a stale id frees nothing");
+        assert!(ids.is_live(b2));
+        assert_eq!(ids.take().unwrap(), MaterialId::new(a.slot(), 1).unwrap());
+        assert_eq!(ids.take().unwrap(), MaterialId(4), "no free slot: a new one");
+        assert!(ids.is_live(c));
+    }
+}

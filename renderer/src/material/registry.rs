@@ -1,0 +1,789 @@
+//! The render thread's table of materials: parents and instances by slot,
+//! their GPU parameter blocks and bind groups, the interned shaders their
+//! pipelines are made from, and what each change invalidates.
+//!
+//! The registry does not touch the device. It records what a change needs
+//! and the scene carries it out in its next update: blocks to upload
+//! ([`MaterialRegistry::take_dirty_blocks`]), bind groups to (re)make
+//! ([`MaterialRegistry::take_rebind`]), material slots whose users' cached
+//! commands must be rebuilt ([`MaterialRegistry::take_recache`]), shaders
+//! whose pipelines go ([`MaterialRegistry::take_stale_shaders`]).
+
+use super::parameters::{MaterialBlock, ParameterSlot, MATERIAL_BLOCK_VECTORS};
+use super::{BlendMode, Material, MaterialId, MaterialInstance, MaterialShader, MaterialShaderId, ParameterLayout, ParameterValue, ShadingModel};
+use crate::error::{RendererError, Result};
+use crate::texture::TextureId;
+use rhi_vulkan::{BindGroupHandle, SamplerDesc};
+use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
+
+/// Per texture parameter of a material: the texture and its sampler.
+pub(crate) type MaterialTextures = Vec<(TextureId, SamplerDesc)>;
+
+/// What a slot holds.
+#[derive(Clone, Debug)]
+enum Definition {
+    Parent(Material),
+    Instance(MaterialInstance),
+}
+
+#[derive(Clone, Debug)]
+struct Entry {
+    def: Definition,
+    /// The parent's layout (its own for a parent).
+    layout: Arc<ParameterLayout>,
+    /// The parent's slot (its own for a parent).
+    parent: u32,
+    block: MaterialBlock,
+    /// Per texture parameter: the texture and its sampler.
+    textures: Vec<(TextureId, SamplerDesc)>,
+    bindings: Option<BindGroupHandle>,
+}
+
+/// What drawing with a material needs (the instance's parent's pipeline state).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ResolvedMaterial {
+    /// The id drawn with: the requested one, or the default when it names none.
+    pub id: MaterialId,
+    pub blend_mode: BlendMode,
+    pub shading_model: ShadingModel,
+    pub two_sided: bool,
+    /// The parent's interned shader.
+    pub shader: MaterialShaderId,
+    /// Group 2 (its textures), when it has any.
+    pub bindings: Option<BindGroupHandle>,
+}
+
+/// All materials of the scene (render thread).
+///
+/// The tables have one entry per slot: a material is set under an id whose
+/// slot exists, in that slot's current generation, or under the first
+/// generation of the next slot (`len()`), so the tables grow with the
+/// materials alive at once, never with the number an id carries. Removing
+/// a material moves its slot to the next generation: the removed id is
+/// stale from then on (resolved to the default, refused by `set` and
+/// `remove`). Material shaders (the material function with its generated
+/// accessors) are interned by name and source and reference-counted by the
+/// parents using them: one no parent uses any more is released, and
+/// reported by [`Self::take_stale_shaders`] so its pipelines are destroyed.
+pub struct MaterialRegistry {
+    entries: Vec<Option<Entry>>,
+    /// Each slot's generation: its material's, or for an empty slot the one
+    /// the next material there gets (past `MaterialId::MAX_GENERATION`: retired).
+    generations: Vec<u32>,
+    /// Per slot: the interned shader of a parent.
+    shader_ids: Vec<MaterialShaderId>,
+    shaders: Vec<Option<Arc<MaterialShader>>>,
+    /// Parents using each shader.
+    shader_refs: Vec<u32>,
+    shader_by_source: HashMap<Arc<MaterialShader>, MaterialShaderId>,
+    stale_shaders: Vec<MaterialShaderId>,
+    /// Released shader ids whose pipelines are gone: reusable.
+    free_shaders: Vec<MaterialShaderId>,
+    /// Live instances per parent slot.
+    instances: HashMap<u32, u32>,
+    dirty_blocks: BTreeSet<u32>,
+    /// The table grew (or was never uploaded): upload it whole.
+    pub(crate) table_dirty: bool,
+    recache: BTreeSet<u32>,
+    rebind: BTreeSet<u32>,
+    /// Bind groups replaced or orphaned: destroy them (deferred by the RHI).
+    retired_bindings: Vec<BindGroupHandle>,
+}
+
+impl Default for MaterialRegistry {
+    fn default() -> Self {
+        let mut r = Self {
+            entries: Vec::new(),
+            generations: Vec::new(),
+            shader_ids: Vec::new(),
+            shaders: Vec::new(),
+            shader_refs: Vec::new(),
+            shader_by_source: HashMap::new(),
+            stale_shaders: Vec::new(),
+            free_shaders: Vec::new(),
+            instances: HashMap::new(),
+            dirty_blocks: BTreeSet::new(),
+            table_dirty: true,
+            recache: BTreeSet::new(),
+            rebind: BTreeSet::new(),
+            retired_bindings: Vec::new(),
+        };
+        // The default shader is a constant the renderer's tests compile in every combination.
+        let default = Material::default();
+        let layout = default.layout().expect("the default material lays out");
+        r.set_parent_unchecked(MaterialId::DEFAULT, default, layout);
+        r.recache.clear();
+        r.dirty_blocks.clear();
+        r
+    }
+}
+
+impl MaterialRegistry {
+    fn intern(&mut self, shader: Arc<MaterialShader>) -> MaterialShaderId {
+        if let Some(&id) = self.shader_by_source.get(&shader) {
+            self.shader_refs[id.0 as usize] += 1;
+            return id;
+        }
+        let id = match self.free_shaders.pop() {
+            Some(id) => {
+                self.shaders[id.0 as usize] = Some(shader.clone());
+                self.shader_refs[id.0 as usize] = 1;
+                id
+            }
+            None => {
+                self.shaders.push(Some(shader.clone()));
+                self.shader_refs.push(1);
+                MaterialShaderId(self.shaders.len() as u32 - 1)
+            }
+        };
+        self.shader_by_source.insert(shader, id);
+        id
+    }
+
+    fn release_shader(&mut self, id: MaterialShaderId) {
+        let i = id.0 as usize;
+        self.shader_refs[i] -= 1;
+        if self.shader_refs[i] == 0 {
+            if let Some(s) = self.shaders[i].take() {
+                self.shader_by_source.remove(&s);
+            }
+            self.stale_shaders.push(id);
+        }
+    }
+
+    /// Whether `id` may be set: its slot exists and is in `id`'s
+    /// generation, or it is the first generation of the next slot.
+    fn settable(&self, id: MaterialId) -> bool {
+        match self.generations.get(id.slot() as usize) {
+            Some(&generation) => generation == id.generation(),
+            None => id.slot() as usize == self.generations.len() && id.generation() == 0,
+        }
+    }
+
+    fn entry(&self, id: MaterialId) -> Result<&Entry> {
+        let i = id.slot() as usize;
+        self.entries.get(i).and_then(|m| m.as_ref()).filter(|_| self.generations[i] == id.generation()).ok_or(RendererError::UnknownMaterial(id))
+    }
+
+    fn make_room(&mut self, id: MaterialId) {
+        let i = id.slot() as usize;
+        if self.entries.len() == i {
+            self.entries.push(None);
+            self.generations.push(0);
+            self.shader_ids.push(MaterialShaderId(0));
+            self.table_dirty = true;
+        }
+    }
+
+    /// Adds or replaces a parent material. `id` must name a slot in its
+    /// current generation or be the first id of the next slot (`len()`); the
+    /// material must validate ([`Material::validate`]), and every instance
+    /// of it must still fit its declarations. On an error nothing changes.
+    pub fn set(&mut self, id: MaterialId, material: Material) -> Result<()> {
+        if !self.settable(id) {
+            return Err(RendererError::UnknownMaterial(id));
+        }
+        if matches!(self.entries.get(id.slot() as usize), Some(Some(Entry { def: Definition::Instance(_), .. }))) {
+            return Err(RendererError::InvalidMaterial { material: id.to_string(), reason: "it is a material instance; set it with an instance".into() });
+        }
+        let layout = material.validate()?;
+        for e in self.entries.iter().flatten() {
+            if let Definition::Instance(inst) = &e.def {
+                if inst.parent == id {
+                    inst.check(&layout)?;
+                }
+            }
+        }
+        self.set_parent_unchecked(id, material, layout);
+        Ok(())
+    }
+
+    fn set_parent_unchecked(&mut self, id: MaterialId, material: Material, layout: ParameterLayout) {
+        self.make_room(id);
+        let i = id.slot() as usize;
+        let effective = Arc::new(MaterialShader { name: material.shader.name.clone(), wgsl: material.effective_wgsl(&layout) });
+        let new_shader = self.intern(effective);
+        let pipeline_changed = match &self.entries[i] {
+            Some(Entry { def: Definition::Parent(old), .. }) => {
+                self.shader_ids[i] != new_shader || old.blend_mode != material.blend_mode || old.two_sided != material.two_sided
+            }
+            _ => true,
+        };
+        if let Some(Entry { def: Definition::Parent(_), .. }) = &self.entries[i] {
+            self.release_shader(self.shader_ids[i]);
+        }
+        self.shader_ids[i] = new_shader;
+        let block = material.default_block(&layout);
+        let textures = parent_textures(&material, &layout);
+        let bindings = self.entries[i].as_mut().and_then(|e| e.bindings.take());
+        self.entries[i] = Some(Entry { def: Definition::Parent(material), layout: Arc::new(layout), parent: i as u32, block, textures, bindings });
+        self.dirty_blocks.insert(i as u32);
+        self.rebind.insert(i as u32);
+        let instances: Vec<u32> = self.instances_of(i as u32).collect();
+        for s in &instances {
+            self.refresh_instance(*s);
+        }
+        if pipeline_changed {
+            self.recache.insert(i as u32);
+            self.recache.extend(instances);
+        }
+    }
+
+    fn instances_of(&self, parent: u32) -> impl Iterator<Item = u32> + '_ {
+        self.entries.iter().enumerate().filter_map(move |(s, e)| match e {
+            Some(Entry { def: Definition::Instance(_), parent: p, .. }) if *p == parent && s as u32 != parent => Some(s as u32),
+            _ => None,
+        })
+    }
+
+    /// Recomputes an instance's layout, block and textures from its parent
+    /// (its overrides were checked against the parent's layout).
+    fn refresh_instance(&mut self, slot: u32) {
+        let Some(Entry { def: Definition::Instance(inst), parent, .. }) = &self.entries[slot as usize] else { return };
+        let (inst, parent) = (inst.clone(), *parent);
+        let Some(Entry { def: Definition::Parent(p), layout, .. }) = &self.entries[parent as usize] else { return };
+        let layout = layout.clone();
+        let (block, textures) = instance_block(p, &layout, &inst);
+        let e = self.entries[slot as usize].as_mut().expect("live instance");
+        e.layout = layout;
+        e.block = block;
+        if e.textures != textures {
+            e.textures = textures;
+            self.rebind.insert(slot);
+        }
+        self.dirty_blocks.insert(slot);
+    }
+
+    /// Adds or replaces a material instance under `id` (slot rules as
+    /// [`Self::set`]). Its parent must be a live parent material and its
+    /// overrides must name the parent's parameters with their kinds. An
+    /// instance that keeps its parent changes no pipeline: its block is
+    /// re-uploaded, and its bind group re-made when its textures changed.
+    pub fn set_instance(&mut self, id: MaterialId, instance: MaterialInstance) -> Result<()> {
+        if !self.settable(id) || id == MaterialId::DEFAULT {
+            return Err(RendererError::UnknownMaterial(id));
+        }
+        let parent = self.entry(instance.parent).map_err(|_| RendererError::UnknownMaterial(instance.parent))?;
+        let Definition::Parent(parent_material) = &parent.def else {
+            return Err(RendererError::InvalidMaterial { material: id.to_string(), reason: format!("its parent {} is an instance", instance.parent) });
+        };
+        if instance.parent == id {
+            return Err(RendererError::InvalidMaterial { material: id.to_string(), reason: "an instance cannot be its own parent".into() });
+        }
+        instance.check(&parent.layout)?;
+        if self.instances.get(&id.slot()).is_some_and(|&n| n > 0) {
+            return Err(RendererError::MaterialInUse { material: id, instances: self.instances[&id.slot()] });
+        }
+        let layout = parent.layout.clone();
+        let (block, textures) = instance_block(parent_material, &layout, &instance);
+        self.make_room(id);
+        let i = id.slot() as usize;
+        let parent_slot = instance.parent.slot();
+        let same_parent = matches!(&self.entries[i], Some(Entry { def: Definition::Instance(old), .. }) if old.parent == instance.parent);
+        match self.entries[i].take() {
+            Some(Entry { def: Definition::Parent(_), bindings, .. }) => {
+                self.release_shader(self.shader_ids[i]);
+                self.retired_bindings.extend(bindings);
+            }
+            Some(Entry { def: Definition::Instance(old), bindings, textures: old_textures, .. }) => {
+                self.uncount_instance(old.parent.slot());
+                if same_parent && old_textures == textures {
+                    self.entries[i] = Some(Entry { def: Definition::Instance(instance), layout, parent: parent_slot, block, textures, bindings });
+                    *self.instances.entry(parent_slot).or_default() += 1;
+                    self.dirty_blocks.insert(i as u32);
+                    return Ok(());
+                }
+                self.retired_bindings.extend(bindings);
+            }
+            None => {}
+        }
+        *self.instances.entry(parent_slot).or_default() += 1;
+        self.entries[i] = Some(Entry { def: Definition::Instance(instance), layout, parent: parent_slot, block, textures, bindings: None });
+        self.dirty_blocks.insert(i as u32);
+        self.rebind.insert(i as u32);
+        if !same_parent {
+            self.recache.insert(i as u32);
+        }
+        Ok(())
+    }
+
+    fn uncount_instance(&mut self, parent: u32) {
+        if let Some(n) = self.instances.get_mut(&parent) {
+            *n -= 1;
+            if *n == 0 {
+                self.instances.remove(&parent);
+            }
+        }
+    }
+
+    /// Sets one parameter of a material (a parent's default, or an
+    /// instance's override). A scalar or vector is a write of the
+    /// material's block (and, for a parent, of its instances that do not
+    /// override it): no command or pipeline is rebuilt. A texture re-makes
+    /// the bind groups that change. A name the material does not have, or a
+    /// value of another kind, is an error and changes nothing.
+    pub fn set_parameter(&mut self, id: MaterialId, name: &str, value: ParameterValue) -> Result<()> {
+        let e = self.entry(id)?;
+        let slot = e.layout.check_override(name, &value).map_err(|reason| RendererError::InvalidMaterial { material: id.to_string(), reason })?;
+        let i = id.slot() as usize;
+        let e = self.entries[i].as_mut().expect("checked live");
+        match &mut e.def {
+            Definition::Instance(inst) => {
+                inst.overrides.retain(|(n, _)| n != name);
+                inst.overrides.push((name.into(), value));
+            }
+            Definition::Parent(p) => {
+                if let Some(d) = p.parameters.iter_mut().find(|d| d.name == name) {
+                    d.default = value;
+                } else {
+                    set_builtin(&mut p.params, name, &value);
+                }
+            }
+        }
+        match slot {
+            ParameterSlot::Texture(k) => {
+                let ParameterValue::Texture(t) = value else { unreachable!("kind checked") };
+                if e.textures[k as usize].0 != t {
+                    e.textures[k as usize].0 = t;
+                    self.rebind.insert(i as u32);
+                }
+            }
+            _ => {
+                ParameterLayout::write(&mut e.block, slot, &value);
+                self.dirty_blocks.insert(i as u32);
+            }
+        }
+        if matches!(e.def, Definition::Parent(_)) {
+            let instances: Vec<u32> = self.instances_of(i as u32).collect();
+            for s in instances {
+                let overridden = matches!(&self.entries[s as usize], Some(Entry { def: Definition::Instance(inst), .. }) if inst.overrides.iter().any(|(n, _)| n == name));
+                if !overridden {
+                    self.refresh_instance(s);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Removes a material: draws that name it get the default material, and
+    /// a parent's shader is released when no other parent uses it. The
+    /// default material cannot be removed; a parent with live instances is
+    /// [`RendererError::MaterialInUse`]; an id that names no live material
+    /// (never set, removed, or stale) is [`RendererError::UnknownMaterial`].
+    /// The id is stale from now on: its slot moves to the next generation.
+    pub fn remove(&mut self, id: MaterialId) -> Result<()> {
+        if id == MaterialId::DEFAULT || self.entry(id).is_err() {
+            return Err(RendererError::UnknownMaterial(id));
+        }
+        if let Some(&n) = self.instances.get(&id.slot()) {
+            return Err(RendererError::MaterialInUse { material: id, instances: n });
+        }
+        let i = id.slot() as usize;
+        let e = self.entries[i].take().expect("checked live");
+        match e.def {
+            Definition::Parent(_) => self.release_shader(self.shader_ids[i]),
+            Definition::Instance(inst) => self.uncount_instance(inst.parent.slot()),
+        }
+        self.retired_bindings.extend(e.bindings);
+        self.generations[i] += 1;
+        self.dirty_blocks.insert(i as u32);
+        self.recache.insert(i as u32);
+        self.rebind.remove(&(i as u32));
+        Ok(())
+    }
+
+    /// Blocks changed since the last call (slots); empty after a whole-table
+    /// upload is due ([`Self::table_dirty`]).
+    pub(crate) fn take_dirty_blocks(&mut self) -> BTreeSet<u32> {
+        std::mem::take(&mut self.dirty_blocks)
+    }
+
+    /// Material slots whose users' cached commands must be rebuilt.
+    pub(crate) fn take_recache(&mut self) -> BTreeSet<u32> {
+        std::mem::take(&mut self.recache)
+    }
+
+    /// Live slots whose bind group must be (re)made.
+    pub(crate) fn take_rebind(&mut self) -> BTreeSet<u32> {
+        let rebind = std::mem::take(&mut self.rebind);
+        rebind.into_iter().filter(|&s| self.entries.get(s as usize).is_some_and(|e| e.is_some())).collect()
+    }
+
+    /// Bind groups to destroy.
+    pub(crate) fn take_retired_bindings(&mut self) -> Vec<BindGroupHandle> {
+        std::mem::take(&mut self.retired_bindings)
+    }
+
+    /// Marks the slots whose textures include one of `texture_slots` for a
+    /// re-bind (a texture was created or destroyed).
+    pub(crate) fn rebind_textures(&mut self, texture_slots: &[u32]) {
+        for (s, e) in self.entries.iter().enumerate() {
+            if e.as_ref().is_some_and(|e| e.textures.iter().any(|(t, _)| texture_slots.contains(&t.slot()))) {
+                self.rebind.insert(s as u32);
+            }
+        }
+    }
+
+    /// A live slot's layout and textures (for making its bind group).
+    pub(crate) fn binding_inputs(&self, slot: u32) -> Option<(Arc<ParameterLayout>, MaterialTextures)> {
+        self.entries.get(slot as usize)?.as_ref().map(|e| (e.layout.clone(), e.textures.clone()))
+    }
+
+    /// Installs a slot's new bind group; the old one is retired. Its users'
+    /// commands hold the old one: they are rebuilt.
+    pub(crate) fn set_bindings(&mut self, slot: u32, bindings: Option<BindGroupHandle>) {
+        let Some(Some(e)) = self.entries.get_mut(slot as usize) else {
+            self.retired_bindings.extend(bindings);
+            return;
+        };
+        if e.bindings != bindings {
+            self.retired_bindings.extend(e.bindings.take());
+            e.bindings = bindings;
+            self.recache.insert(slot);
+        }
+    }
+
+    /// Every bind group held (the scene is going).
+    pub(crate) fn take_all_bindings(&mut self) -> Vec<BindGroupHandle> {
+        let mut all = self.take_retired_bindings();
+        all.extend(self.entries.iter_mut().flatten().filter_map(|e| e.bindings.take()));
+        all
+    }
+
+    /// Material shaders released since the last call: pipelines made from
+    /// them must be destroyed. Their ids become reusable now.
+    pub fn take_stale_shaders(&mut self) -> Vec<MaterialShaderId> {
+        let stale = std::mem::take(&mut self.stale_shaders);
+        for &id in &stale {
+            if self.shaders[id.0 as usize].is_none() && !self.free_shaders.contains(&id) {
+                self.free_shaders.push(id);
+            }
+        }
+        stale
+    }
+
+    /// The parent material `id` names: a parent's own, an instance's parent.
+    /// An id that names no live material is [`RendererError::UnknownMaterial`].
+    pub fn get(&self, id: MaterialId) -> Result<&Material> {
+        let e = self.entry(id)?;
+        match &self.entries[e.parent as usize] {
+            Some(Entry { def: Definition::Parent(p), .. }) => Ok(p),
+            _ => Err(RendererError::UnknownMaterial(id)),
+        }
+    }
+
+    /// Whether `id` names a live material instance.
+    pub fn is_instance(&self, id: MaterialId) -> bool {
+        self.entry(id).is_ok_and(|e| matches!(e.def, Definition::Instance(_)))
+    }
+
+    /// What drawing with `id` needs, or the default material's when it
+    /// names none (never set, removed or stale): `id` of the result is the
+    /// one to draw with, whose [`MaterialId::slot`] indexes the GPU table.
+    pub fn resolve(&self, id: MaterialId) -> ResolvedMaterial {
+        let id = if self.entry(id).is_ok() { id } else { MaterialId::DEFAULT };
+        let e = self.entry(id).expect("the default material");
+        let parent = e.parent as usize;
+        let Some(Entry { def: Definition::Parent(p), .. }) = &self.entries[parent] else { unreachable!("an instance's parent is a live parent") };
+        ResolvedMaterial {
+            id,
+            blend_mode: p.blend_mode,
+            shading_model: p.shading_model,
+            two_sided: p.two_sided,
+            shader: self.shader_ids[parent],
+            bindings: e.bindings,
+        }
+    }
+
+    /// The interned shader of the material `id` names (the default's when it names none).
+    pub fn shader_id(&self, id: MaterialId) -> MaterialShaderId {
+        self.resolve(id).shader
+    }
+
+    /// The shader interned under `id` (`None` once no material uses it).
+    pub fn shader(&self, id: MaterialShaderId) -> Option<&Arc<MaterialShader>> {
+        self.shaders.get(id.0 as usize).and_then(|s| s.as_ref())
+    }
+
+    /// Interned shaders in use.
+    pub fn shader_count(&self) -> usize {
+        self.shaders.iter().filter(|s| s.is_some()).count()
+    }
+
+    pub fn default_shader_id(&self) -> MaterialShaderId {
+        self.shader_ids[0]
+    }
+
+    /// The block of a slot (the default's for an empty slot).
+    pub fn block(&self, slot: u32) -> &MaterialBlock {
+        match self.entries.get(slot as usize) {
+            Some(Some(e)) => &e.block,
+            _ => &self.entries[0].as_ref().expect("default material").block,
+        }
+    }
+
+    /// The GPU table, one block per slot (empty slots get the default's).
+    pub fn gpu_table(&self) -> Vec<MaterialBlock> {
+        (0..self.entries.len() as u32).map(|s| *self.block(s)).collect()
+    }
+
+    /// Slots of the tables (live, empty and retired), the default's included:
+    /// the length of the GPU table.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Materials alive (parents and instances), the default included.
+    pub fn live(&self) -> usize {
+        self.entries.iter().filter(|m| m.is_some()).count()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+}
+
+/// A parent's texture parameters with their defaults.
+fn parent_textures(material: &Material, layout: &ParameterLayout) -> Vec<(TextureId, SamplerDesc)> {
+    (0..layout.texture_count())
+        .map(|k| {
+            let d = &material.parameters[layout.texture_declaration(k).expect("k < texture count")];
+            let ParameterValue::Texture(t) = d.default else { unreachable!("a texture declaration") };
+            (t, d.sampler.clone())
+        })
+        .collect()
+}
+
+/// An instance's block and textures: the parent's defaults with its overrides.
+fn instance_block(parent: &Material, layout: &ParameterLayout, instance: &MaterialInstance) -> (MaterialBlock, Vec<(TextureId, SamplerDesc)>) {
+    let mut block = parent.default_block(layout);
+    let mut textures = parent_textures(parent, layout);
+    for (name, value) in &instance.overrides {
+        match (layout.find(name), value) {
+            (Some(ParameterSlot::Texture(k)), ParameterValue::Texture(t)) => textures[k as usize].0 = *t,
+            (Some(slot), v) => ParameterLayout::write(&mut block, slot, v),
+            (None, _) => {}
+        }
+    }
+    debug_assert_eq!(block.len(), MATERIAL_BLOCK_VECTORS);
+    (block, textures)
+}
+
+fn set_builtin(p: &mut super::MaterialParams, name: &str, value: &ParameterValue) {
+    match (name, value) {
+        ("base_color", ParameterValue::Vector(v)) => p.base_color = *v,
+        ("emissive", ParameterValue::Vector(v)) => p.emissive = v.truncate(),
+        ("custom", ParameterValue::Vector(v)) => p.custom = *v,
+        ("metallic", ParameterValue::Scalar(s)) => p.metallic = *s,
+        ("roughness", ParameterValue::Scalar(s)) => p.roughness = *s,
+        ("specular", ParameterValue::Scalar(s)) => p.specular = *s,
+        ("opacity", ParameterValue::Scalar(s)) => p.opacity = *s,
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{MaterialIds, MaterialParameter, MaterialParams};
+    use super::*;
+    use glam::Vec4;
+
+    fn custom(name: &str, body: &str) -> Material {
+        Material::with_shader(name, &format!("fn material_main(i: MaterialInput) -> MaterialOutput {{ var o = default_material(i); {body} return o; }}"))
+    }
+
+    #[test]
+    fn parameter_changes_keep_pipelines_shader_changes_rebuild_only_their_users() {
+        let mut r = MaterialRegistry::default();
+        r.set(MaterialId(1), Material::colored(Vec4::ONE)).unwrap();
+        assert_eq!(r.take_recache(), BTreeSet::from([1]), "a new material: its own users (usually none)");
+        r.set(MaterialId(1), Material::colored(Vec4::X)).unwrap();
+        assert!(r.take_recache().is_empty(), "parameters only");
+        assert_eq!(r.take_dirty_blocks(), BTreeSet::from([1]));
+        r.set(MaterialId(1), Material::colored(Vec4::X).with_blend(BlendMode::Translucent)).unwrap();
+        assert_eq!(r.take_recache(), BTreeSet::from([1]));
+        r.set(MaterialId(2), custom("red.wgsl", "")).unwrap();
+        r.take_recache();
+        assert_ne!(r.shader_id(MaterialId(2)), r.shader_id(MaterialId(1)));
+        assert_eq!(r.shader_id(MaterialId(1)), r.default_shader_id());
+        assert_eq!(r.gpu_table().len(), 3);
+        assert_eq!(r.resolve(MaterialId(9)).id, MaterialId::DEFAULT);
+    }
+
+    #[test]
+    fn instances_share_their_parents_shader_and_parameter_writes_touch_one_block() {
+        let mut r = MaterialRegistry::default();
+        let parent = custom("tinted.wgsl", "o.base_color = param_tint().rgb * param_gain();").with_parameter(MaterialParameter::vector("tint", Vec4::ONE)).with_parameter(MaterialParameter::scalar("gain", 1.0));
+        r.set(MaterialId(1), parent).unwrap();
+        for i in 2..10 {
+            r.set_instance(MaterialId(i), MaterialInstance::of(MaterialId(1)).with_vector("tint", Vec4::splat(i as f32))).unwrap();
+        }
+        assert_eq!(r.shader_count(), 2, "default + the parent's");
+        assert!((2..10).all(|i| r.shader_id(MaterialId(i)) == r.shader_id(MaterialId(1))));
+        assert_eq!(r.block(5)[4], [5.0; 4], "the override");
+        assert_eq!(r.block(5)[5][0], 1.0, "the parent's default");
+        r.take_recache();
+        r.take_dirty_blocks();
+        r.set_parameter(MaterialId(5), "gain", ParameterValue::Scalar(3.0)).unwrap();
+        assert_eq!(r.take_dirty_blocks(), BTreeSet::from([5]), "one block");
+        assert!(r.take_recache().is_empty() && r.take_stale_shaders().is_empty(), "no command, no pipeline");
+        // A parent's default reaches the instances that do not override it.
+        r.set_parameter(MaterialId(1), "gain", ParameterValue::Scalar(2.0)).unwrap();
+        assert_eq!(r.block(6)[5][0], 2.0);
+        assert_eq!(r.block(5)[5][0], 3.0, "overridden");
+        // Wrong names and kinds change nothing.
+        assert!(matches!(r.set_parameter(MaterialId(5), "nope", ParameterValue::Scalar(1.0)), Err(RendererError::InvalidMaterial { .. })));
+        assert!(r.set_parameter(MaterialId(5), "gain", ParameterValue::Vector(Vec4::ONE)).is_err());
+        assert_eq!(r.block(5)[5][0], 3.0);
+        // The parent cannot go while instances live; its shader change rebuilds it and its instances.
+        assert!(matches!(r.remove(MaterialId(1)), Err(RendererError::MaterialInUse { instances: 8, .. })));
+        r.take_recache();
+        let edited = custom("tinted.wgsl", "o.base_color = param_tint().rgb;").with_parameter(MaterialParameter::vector("tint", Vec4::ONE)).with_parameter(MaterialParameter::scalar("gain", 1.0));
+        r.set(MaterialId(1), edited).unwrap();
+        assert_eq!(r.take_recache(), (1..10).collect::<BTreeSet<u32>>());
+        assert_eq!(r.take_stale_shaders().len(), 1, "the old source's pipelines go");
+        // A parent edit that drops a parameter an instance overrides is refused.
+        assert!(r.set(MaterialId(1), custom("tinted.wgsl", "")).is_err());
+        assert_eq!(r.block(5)[4], [5.0; 4], "nothing changed");
+    }
+
+    #[test]
+    fn instances_need_a_live_parent() {
+        let mut r = MaterialRegistry::default();
+        assert!(matches!(r.set_instance(MaterialId(1), MaterialInstance::of(MaterialId(7))), Err(RendererError::UnknownMaterial(MaterialId(7)))));
+        r.set(MaterialId(1), Material::default()).unwrap();
+        r.set_instance(MaterialId(2), MaterialInstance::of(MaterialId(1))).unwrap();
+        assert!(r.set_instance(MaterialId(3), MaterialInstance::of(MaterialId(2))).is_err(), "an instance is no parent");
+        assert!(r.set(MaterialId(2), Material::default()).is_err(), "an instance stays an instance");
+        assert!(r.is_instance(MaterialId(2)));
+        r.remove(MaterialId(2)).unwrap();
+        r.remove(MaterialId(1)).unwrap();
+        assert_eq!(r.live(), 1);
+    }
+
+    #[test]
+    fn a_slot_whose_generations_are_used_up_is_retired() {
+        let mut ids = MaterialIds::default();
+        let first = ids.take().unwrap();
+        let mut id = first;
+        for generation in 1..=MaterialId::MAX_GENERATION {
+            assert!(ids.release(id));
+            id = ids.take().unwrap();
+            assert_eq!((id.slot(), id.generation()), (first.slot(), generation));
+        }
+        assert!(ids.release(id));
+        let next = ids.take().unwrap();
+        assert_eq!((next.slot(), next.generation()), (first.slot() + 1, 0), "retired, never aliased");
+        let mut r = MaterialRegistry::default();
+        r.set(first, Material::default()).unwrap();
+        r.generations[first.slot() as usize] = MaterialId::MAX_GENERATION;
+        r.remove(MaterialId::new(first.slot(), MaterialId::MAX_GENERATION).unwrap()).unwrap();
+        for generation in 0..=MaterialId::MAX_GENERATION {
+            assert!(r.set(MaterialId::new(first.slot(), generation).unwrap(), Material::default()).is_err());
+        }
+    }
+
+    #[test]
+    fn a_stale_id_resolves_to_the_default_and_is_refused() {
+        let mut r = MaterialRegistry::default();
+        let mut ids = MaterialIds::default();
+        let red = ids.take().unwrap();
+        r.set(red, Material::colored(Vec4::X)).unwrap();
+        assert!(ids.release(red));
+        r.remove(red).unwrap();
+        let green = ids.take().unwrap();
+        assert_eq!(green.slot(), red.slot(), "the slot is reused");
+        assert_ne!(green, red);
+        r.set(green, custom("stale.wgsl", "").with_params(MaterialParams { base_color: Vec4::Y, ..Default::default() })).unwrap();
+        assert_eq!(r.get(green).unwrap().params.base_color, Vec4::Y);
+        assert!(matches!(r.get(red), Err(RendererError::UnknownMaterial(i)) if i == red));
+        assert_eq!(r.resolve(red).id, MaterialId::DEFAULT, "the stale id draws with the default, not the slot's new material");
+        assert_eq!(r.shader_id(red), r.default_shader_id());
+        assert_ne!(r.shader_id(green), r.default_shader_id());
+        assert!(matches!(r.set(red, Material::colored(Vec4::Z)), Err(RendererError::UnknownMaterial(i)) if i == red));
+        assert!(matches!(r.remove(red), Err(RendererError::UnknownMaterial(i)) if i == red));
+        assert_eq!(r.gpu_table()[green.slot() as usize][0], [0.0, 1.0, 0.0, 0.0]);
+        r.remove(green).unwrap();
+        assert!(r.set(green, Material::default()).is_err());
+        r.set(MaterialId::new(green.slot(), green.generation() + 1).unwrap(), Material::default()).unwrap();
+    }
+
+    #[test]
+    fn the_tables_stay_as_large_as_the_most_materials_alive_under_churn() {
+        let mut r = MaterialRegistry::default();
+        let mut ids = MaterialIds::default();
+        let mut live = std::collections::VecDeque::new();
+        for i in 0..2000u32 {
+            let id = ids.take().unwrap();
+            r.set(id, Material::colored(Vec4::new(i as f32 / 2000.0, 0.0, 0.0, 1.0))).unwrap();
+            live.push_back(id);
+            if live.len() > 5 {
+                let old = live.pop_front().unwrap();
+                assert!(ids.release(old));
+                r.remove(old).unwrap();
+            }
+        }
+        assert_eq!(r.live(), 6, "the default and 5");
+        assert!(r.len() <= 7, "{} slots for at most 6 live materials", r.len());
+        assert_eq!(r.gpu_table().len(), r.len());
+    }
+
+    #[test]
+    fn ids_past_the_next_one_are_rejected_and_change_nothing() {
+        let mut r = MaterialRegistry::default();
+        for id in [2, 1000, u32::MAX] {
+            assert!(matches!(r.set(MaterialId(id), Material::default()), Err(RendererError::UnknownMaterial(i)) if i == MaterialId(id)));
+        }
+        assert_eq!(r.len(), 1, "the tables did not grow");
+        r.set(MaterialId(1), Material::default()).unwrap();
+        r.set(MaterialId(2), Material::default()).unwrap();
+        assert_eq!(r.len(), 3);
+    }
+
+    #[test]
+    fn a_material_that_does_not_compile_is_rejected_with_where() {
+        let mut r = MaterialRegistry::default();
+        let wgsl = "fn material_main(in: MaterialInput) -> MaterialOutput {\n    var out = default_material(in);\n    out.opacity = nope;\n    return out;\n}\n";
+        let e = r.set(MaterialId(1), Material::with_shader("broken.wgsl", wgsl)).unwrap_err();
+        let RendererError::MaterialShader { material, error } = &e else { panic!("{e:?}") };
+        assert_eq!(material, "broken.wgsl");
+        assert_eq!((error.file.as_str(), error.line, error.column), ("broken.wgsl", 3, 19), "{e}");
+        assert!(e.to_string().contains("broken.wgsl:3:19"), "{e}");
+        assert_eq!(r.len(), 1, "nothing changed");
+        let e = r.set(MaterialId(1), Material::with_shader("empty.wgsl", "fn other() {}")).unwrap_err();
+        assert!(e.to_string().contains("empty.wgsl (in the base pass"), "{e}");
+        assert!(e.to_string().contains("material_main"), "{e}");
+        // A parameter the function reads but does not declare is an error at its line.
+        let e = r.set(MaterialId(1), Material::with_shader("undeclared.wgsl", "fn material_main(i: MaterialInput) -> MaterialOutput {\n  var o = default_material(i);\n  o.roughness = param_rough();\n  return o;\n}")).unwrap_err();
+        assert!(e.to_string().contains("undeclared.wgsl:3:"), "{e}");
+        let ok = Material::with_shader("declared.wgsl", "fn material_main(i: MaterialInput) -> MaterialOutput {\n  var o = default_material(i);\n  o.roughness = param_rough();\n  o.base_color = texture_albedo(i.uv0).rgb;\n  return o;\n}")
+            .with_parameter(MaterialParameter::scalar("rough", 0.2))
+            .with_parameter(MaterialParameter::texture("albedo", TextureId::WHITE, SamplerDesc::default()));
+        r.set(MaterialId(1), ok).unwrap();
+    }
+
+    #[test]
+    fn shaders_no_material_uses_are_released_and_reported_stale() {
+        let mut r = MaterialRegistry::default();
+        let shader = |n: u32| custom(&format!("m{n}.wgsl"), &format!("o.roughness = {n}.0;"));
+        r.set(MaterialId(1), shader(1)).unwrap();
+        let first = r.shader_id(MaterialId(1));
+        assert!(r.take_stale_shaders().is_empty());
+        for n in 2..50 {
+            r.set(MaterialId(1), shader(n)).unwrap();
+            let stale = r.take_stale_shaders();
+            assert_eq!(stale.len(), 1, "the replaced shader is stale");
+            assert!(r.shader(stale[0]).is_none());
+            assert_eq!(r.shader_count(), 2, "default + the one in use");
+        }
+        assert!(r.shader_id(MaterialId(1)).0 <= first.0 + 1, "ids are reused");
+        // Two parents with one shader share it; it goes with the last.
+        r.set(MaterialId(2), shader(49)).unwrap();
+        assert_eq!(r.shader_id(MaterialId(2)), r.shader_id(MaterialId(1)));
+        r.remove(MaterialId(1)).unwrap();
+        assert!(r.take_stale_shaders().is_empty());
+        r.remove(MaterialId(2)).unwrap();
+        assert_eq!(r.take_stale_shaders().len(), 1);
+    }
+}

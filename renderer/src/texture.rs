@@ -1,0 +1,387 @@
+//! Texture assets (UE's UTexture2D): the data a user brings, checked on the
+//! game thread, and the render thread's table of GPU textures that
+//! materials sample.
+//!
+//! A [`Texture2D`] is plain data — format, size, level 0 and either a
+//! supplied mip chain or a request to generate one on the GPU (linear
+//! blits) — made from raw texels or decoded from PNG/JPEG
+//! ([`Texture2D::decode`], the `image` crate with only those codecs).
+//! [`Texture2D::validate`] checks it against the device's limits
+//! ([`TextureLimits`]) before anything is queued, so a bad texture is a
+//! typed error and changes nothing.
+//!
+//! A [`TextureId`] is a slot of the render thread's [`TextureRegistry`] and
+//! the slot's generation, handed out as material ids are
+//! ([`crate::material::SlotIds`]). Three built-in textures always exist —
+//! [`TextureId::WHITE`], [`TextureId::BLACK`] and [`TextureId::FLAT_NORMAL`]
+//! — and an id that names no live texture (destroyed, stale) samples white.
+//! A destroyed texture's GPU image is freed by the RHI once no frame in
+//! flight uses it; the materials that sampled it are re-bound to white.
+
+use crate::error::{RendererError, Result};
+use crate::material::SlotId;
+use rhi_vulkan::{Device, Format, SamplerDesc, SamplerHandle, TextureData, TextureDesc, TextureHandle};
+use std::collections::HashMap;
+
+/// Names a texture: a slot of the texture table and its generation (the
+/// packing of [`crate::MaterialId`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct TextureId(pub u32);
+
+impl TextureId {
+    /// Opaque white (1, 1, 1, 1): what an unknown id samples.
+    pub const WHITE: TextureId = TextureId(0);
+    /// Opaque black (0, 0, 0, 1).
+    pub const BLACK: TextureId = TextureId(1);
+    /// A flat tangent-space normal map ((0.5, 0.5, 1) encoded, linear).
+    pub const FLAT_NORMAL: TextureId = TextureId(2);
+    const BUILTIN: u32 = 3;
+    pub const SLOT_BITS: u32 = 20;
+    pub const MAX_SLOTS: u32 = 1 << Self::SLOT_BITS;
+    pub const MAX_GENERATION: u32 = u32::MAX >> Self::SLOT_BITS;
+
+    pub const fn slot(self) -> u32 {
+        self.0 & (Self::MAX_SLOTS - 1)
+    }
+    pub const fn generation(self) -> u32 {
+        self.0 >> Self::SLOT_BITS
+    }
+}
+
+impl SlotId for TextureId {
+    const BUILTIN: u32 = TextureId::BUILTIN;
+    const MAX_GENERATION: u32 = TextureId::MAX_GENERATION;
+    fn new(slot: u32, generation: u32) -> Option<Self> {
+        (slot < Self::MAX_SLOTS && generation <= Self::MAX_GENERATION).then_some(Self(generation << Self::SLOT_BITS | slot))
+    }
+    fn slot(self) -> u32 {
+        TextureId::slot(self)
+    }
+    fn generation(self) -> u32 {
+        TextureId::generation(self)
+    }
+}
+
+/// Texel formats of texture assets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TextureFormat {
+    /// Colour (base colour, emissive): stored sRGB, sampled as linear.
+    Rgba8Srgb,
+    /// Data (normal maps, masks): sampled as stored.
+    Rgba8Unorm,
+    Rg8Unorm,
+    R8Unorm,
+    /// HDR, 16-bit floats (8 bytes per texel).
+    Rgba16Float,
+}
+
+impl TextureFormat {
+    pub fn bytes_per_texel(self) -> usize {
+        match self {
+            TextureFormat::R8Unorm => 1,
+            TextureFormat::Rg8Unorm => 2,
+            TextureFormat::Rgba8Srgb | TextureFormat::Rgba8Unorm => 4,
+            TextureFormat::Rgba16Float => 8,
+        }
+    }
+    pub(crate) fn rhi(self) -> Format {
+        match self {
+            TextureFormat::Rgba8Srgb => Format::Rgba8Srgb,
+            TextureFormat::Rgba8Unorm => Format::Rgba8Unorm,
+            TextureFormat::Rg8Unorm => Format::Rg8Unorm,
+            TextureFormat::R8Unorm => Format::R8Unorm,
+            TextureFormat::Rgba16Float => Format::Rgba16Float,
+        }
+    }
+}
+
+/// A texture's mip levels below level 0.
+#[derive(Clone, Debug, PartialEq)]
+pub enum TextureMips {
+    /// Level 0 only.
+    None,
+    /// The full chain, generated on the GPU from level 0 (box-filtered by
+    /// linear blits).
+    Generate,
+    /// Levels 1.. as given: each half the size of the one before (rounded
+    /// down, at least 1), tightly packed rows; the chain may stop early.
+    Supplied(Vec<Vec<u8>>),
+}
+
+/// A 2D texture asset.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Texture2D {
+    /// For errors and GPU debug names.
+    pub label: String,
+    pub width: u32,
+    pub height: u32,
+    pub format: TextureFormat,
+    /// Level 0: `width * height` texels, rows top to bottom, tightly packed.
+    pub data: Vec<u8>,
+    pub mips: TextureMips,
+}
+
+/// What the device allows textures to be, taken once from it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TextureLimits {
+    /// The largest width or height.
+    pub max_dimension: u32,
+}
+
+impl TextureLimits {
+    pub fn of(device: &Device) -> Self {
+        Self { max_dimension: device.info().max_image_dimension_2d }
+    }
+}
+
+impl Texture2D {
+    /// A texture of `format` from raw level-0 texels, with a generated mip chain.
+    pub fn new(label: &str, width: u32, height: u32, format: TextureFormat, data: Vec<u8>) -> Self {
+        Self { label: label.into(), width, height, format, data, mips: TextureMips::Generate }
+    }
+
+    /// An RGBA8 texture from raw texels (`srgb`: colour data), mips generated.
+    pub fn from_rgba8(label: &str, width: u32, height: u32, data: Vec<u8>, srgb: bool) -> Self {
+        let format = if srgb { TextureFormat::Rgba8Srgb } else { TextureFormat::Rgba8Unorm };
+        Self::new(label, width, height, format, data)
+    }
+
+    /// Without a mip chain.
+    pub fn without_mips(mut self) -> Self {
+        self.mips = TextureMips::None;
+        self
+    }
+
+    /// With levels 1.. supplied instead of generated.
+    pub fn with_mips(mut self, levels: Vec<Vec<u8>>) -> Self {
+        self.mips = TextureMips::Supplied(levels);
+        self
+    }
+
+    /// Decodes a PNG or JPEG file's bytes into an RGBA8 texture (`srgb`:
+    /// colour data; `false` for normal maps and masks), mips generated.
+    /// Anything else — another format, a corrupt file — is
+    /// [`RendererError::InvalidTexture`].
+    pub fn decode(label: &str, bytes: &[u8], srgb: bool) -> Result<Self> {
+        let invalid = |reason: String| RendererError::InvalidTexture { texture: label.into(), reason };
+        let format = image::guess_format(bytes).map_err(|e| invalid(format!("not an image: {e}")))?;
+        if !matches!(format, image::ImageFormat::Png | image::ImageFormat::Jpeg) {
+            return Err(invalid(format!("{format:?} files are not supported (PNG and JPEG are)")));
+        }
+        let decoded = image::load_from_memory_with_format(bytes, format).map_err(|e| invalid(format!("cannot decode: {e}")))?;
+        let rgba = decoded.to_rgba8();
+        Ok(Self::from_rgba8(label, rgba.width(), rgba.height(), rgba.into_raw(), srgb))
+    }
+
+    /// Levels the texture will have on the GPU.
+    pub fn mip_levels(&self) -> u32 {
+        match &self.mips {
+            TextureMips::None => 1,
+            TextureMips::Generate => TextureDesc::full_mip_count(self.width, self.height),
+            TextureMips::Supplied(levels) => 1 + levels.len() as u32,
+        }
+    }
+
+    /// Bytes of level `level`.
+    pub fn level_size(&self, level: u32) -> usize {
+        let (w, h) = ((self.width >> level).max(1), (self.height >> level).max(1));
+        w as usize * h as usize * self.format.bytes_per_texel()
+    }
+
+    /// Checks the texture against `limits`: a non-zero size no larger than
+    /// the device allows, level 0 and every supplied level exactly as large
+    /// as its size and format say, and no more levels than the size has.
+    pub fn validate(&self, limits: &TextureLimits) -> Result<()> {
+        let invalid = |reason: String| Err(RendererError::InvalidTexture { texture: self.label.clone(), reason });
+        if self.width == 0 || self.height == 0 {
+            return invalid(format!("size {}x{}", self.width, self.height));
+        }
+        if self.width > limits.max_dimension || self.height > limits.max_dimension {
+            return invalid(format!("{}x{} is larger than the device allows ({} per side)", self.width, self.height, limits.max_dimension));
+        }
+        if self.data.len() != self.level_size(0) {
+            return invalid(format!("level 0 has {} bytes; {}x{} {:?} needs {}", self.data.len(), self.width, self.height, self.format, self.level_size(0)));
+        }
+        if let TextureMips::Supplied(levels) = &self.mips {
+            let full = TextureDesc::full_mip_count(self.width, self.height);
+            if 1 + levels.len() as u32 > full {
+                return invalid(format!("{} levels supplied; a {}x{} texture has {full}", 1 + levels.len(), self.width, self.height));
+            }
+            for (i, l) in levels.iter().enumerate() {
+                let level = i as u32 + 1;
+                if l.len() != self.level_size(level) {
+                    return invalid(format!("level {level} has {} bytes, needs {}", l.len(), self.level_size(level)));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn create(&self, device: &Device) -> rhi_vulkan::Result<TextureHandle> {
+        let desc = TextureDesc::sampled(&self.label, self.width, self.height, self.format.rhi()).with_mip_levels(self.mip_levels());
+        match &self.mips {
+            TextureMips::None | TextureMips::Generate => device.create_texture_with_data(&desc, TextureData::Level0(&self.data)),
+            TextureMips::Supplied(levels) => {
+                let all: Vec<&[u8]> = std::iter::once(self.data.as_slice()).chain(levels.iter().map(|l| l.as_slice())).collect();
+                device.create_texture_with_data(&desc, TextureData::AllLevels(&all))
+            }
+        }
+    }
+}
+
+/// The GPU textures of the scene (render thread), by [`TextureId`] slot,
+/// and the samplers materials read them with.
+pub struct TextureRegistry {
+    /// Per slot: the texture (`None` before its creation ran, after a
+    /// failed creation, or once destroyed) and its generation.
+    slots: Vec<(Option<TextureHandle>, u32)>,
+    samplers: HashMap<SamplerDesc, SamplerHandle>,
+    /// Slots whose texture changed since the last `take_changed`: the
+    /// materials that sample them are re-bound.
+    changed: Vec<u32>,
+    /// Bytes of texel data uploaded (all time).
+    pub bytes_uploaded: u64,
+}
+
+impl Default for TextureRegistry {
+    fn default() -> Self {
+        Self { slots: vec![(None, 0); TextureId::BUILTIN as usize], samplers: HashMap::new(), changed: Vec::new(), bytes_uploaded: 0 }
+    }
+}
+
+impl TextureRegistry {
+    /// Creates the built-in textures if they are not there yet.
+    pub(crate) fn ensure_builtins(&mut self, device: &Device) -> rhi_vulkan::Result<()> {
+        let builtins: [(&str, [u8; 4], TextureFormat); 3] = [
+            ("white", [255; 4], TextureFormat::Rgba8Srgb),
+            ("black", [0, 0, 0, 255], TextureFormat::Rgba8Srgb),
+            ("flat normal", [128, 128, 255, 255], TextureFormat::Rgba8Unorm),
+        ];
+        for (slot, (label, texel, format)) in builtins.into_iter().enumerate() {
+            if self.slots[slot].0.is_none() {
+                let t = Texture2D::new(label, 1, 1, format, texel.to_vec()).without_mips();
+                self.slots[slot].0 = Some(t.create(device)?);
+            }
+        }
+        Ok(())
+    }
+
+    /// Creates the texture of `id` (a slot that exists in `id`'s generation,
+    /// or the next slot). A creation the device refuses (out of memory)
+    /// leaves the slot empty — it samples white — and is returned.
+    pub(crate) fn create(&mut self, device: &Device, id: TextureId, texture: &Texture2D) -> Result<()> {
+        let slot = id.slot() as usize;
+        if slot == self.slots.len() && id.generation() == 0 {
+            self.slots.push((None, 0));
+        }
+        match self.slots.get(slot) {
+            Some((None, generation)) if *generation == id.generation() && slot >= TextureId::BUILTIN as usize => {}
+            _ => return Err(RendererError::UnknownTexture(id)),
+        }
+        let handle = texture.create(device)?;
+        self.bytes_uploaded += (0..texture.mip_levels()).map(|l| texture.level_size(l) as u64).sum::<u64>();
+        self.slots[slot].0 = Some(handle);
+        self.changed.push(slot as u32);
+        Ok(())
+    }
+
+    /// Destroys the texture of `id` (freed once no frame in flight uses it);
+    /// its slot moves to the next generation.
+    pub(crate) fn destroy(&mut self, device: &Device, id: TextureId) -> Result<()> {
+        let slot = id.slot() as usize;
+        match self.slots.get_mut(slot) {
+            Some((handle, generation)) if *generation == id.generation() && slot >= TextureId::BUILTIN as usize => {
+                if let Some(h) = handle.take() {
+                    device.destroy_texture(h);
+                }
+                *generation += 1;
+                self.changed.push(slot as u32);
+                Ok(())
+            }
+            _ => Err(RendererError::UnknownTexture(id)),
+        }
+    }
+
+    /// The GPU texture `id` names, or white when it names none.
+    pub fn resolve(&self, id: TextureId) -> Option<TextureHandle> {
+        let live = self.slots.get(id.slot() as usize).filter(|(_, g)| *g == id.generation()).and_then(|(h, _)| *h);
+        live.or(self.slots[TextureId::WHITE.slot() as usize].0)
+    }
+
+    /// The sampler for `desc`, created on first use.
+    pub(crate) fn sampler(&mut self, device: &Device, desc: &SamplerDesc) -> rhi_vulkan::Result<SamplerHandle> {
+        if let Some(&s) = self.samplers.get(desc) {
+            return Ok(s);
+        }
+        let s = device.create_sampler(desc)?;
+        self.samplers.insert(desc.clone(), s);
+        Ok(s)
+    }
+
+    /// Slots whose texture was created or destroyed since the last call.
+    pub(crate) fn take_changed(&mut self) -> Vec<u32> {
+        std::mem::take(&mut self.changed)
+    }
+
+    /// Textures alive, the built-ins included.
+    pub fn live(&self) -> usize {
+        self.slots.iter().filter(|(h, _)| h.is_some()).count()
+    }
+
+    /// Destroys every texture and sampler (the scene is going).
+    pub(crate) fn destroy_all(&mut self, device: &Device) {
+        for (h, _) in &mut self.slots {
+            if let Some(h) = h.take() {
+                device.destroy_texture(h);
+            }
+        }
+        for (_, s) in self.samplers.drain() {
+            device.destroy_sampler(s);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LIMITS: TextureLimits = TextureLimits { max_dimension: 4096 };
+
+    #[test]
+    fn sizes_and_levels_are_checked() {
+        let ok = Texture2D::from_rgba8("t", 4, 2, vec![0; 32], true);
+        ok.validate(&LIMITS).unwrap();
+        assert_eq!(ok.mip_levels(), 3);
+        let short = Texture2D::from_rgba8("t", 4, 2, vec![0; 31], true);
+        assert!(matches!(short.validate(&LIMITS), Err(RendererError::InvalidTexture { reason, .. }) if reason.contains("31 bytes")));
+        assert!(Texture2D::from_rgba8("t", 0, 2, vec![], true).validate(&LIMITS).is_err());
+        let huge = Texture2D::new("t", 8192, 1, TextureFormat::R8Unorm, vec![0; 8192]);
+        assert!(matches!(huge.validate(&LIMITS), Err(RendererError::InvalidTexture { reason, .. }) if reason.contains("larger than the device")));
+        let supplied = Texture2D::new("t", 4, 4, TextureFormat::Rg8Unorm, vec![0; 32]).with_mips(vec![vec![0; 8], vec![0; 2]]);
+        supplied.validate(&LIMITS).unwrap();
+        assert_eq!(supplied.mip_levels(), 3);
+        let bad_level = Texture2D::new("t", 4, 4, TextureFormat::Rg8Unorm, vec![0; 32]).with_mips(vec![vec![0; 9]]);
+        assert!(bad_level.validate(&LIMITS).is_err());
+        let too_many = Texture2D::new("t", 2, 2, TextureFormat::R8Unorm, vec![0; 4]).with_mips(vec![vec![0; 1], vec![0; 1]]);
+        assert!(too_many.validate(&LIMITS).is_err());
+        assert_eq!(Texture2D::new("t", 2, 2, TextureFormat::Rgba16Float, vec![0; 32]).level_size(0), 32);
+    }
+
+    #[test]
+    fn png_decodes_and_other_bytes_are_typed_errors() {
+        let mut png = Vec::new();
+        {
+            let mut enc = png::Encoder::new(&mut png, 2, 1);
+            enc.set_color(png::ColorType::Rgba);
+            enc.set_depth(png::BitDepth::Eight);
+            enc.write_header().unwrap().write_image_data(&[255, 0, 0, 255, 0, 0, 255, 128]).unwrap();
+        }
+        let t = Texture2D::decode("red-blue.png", &png, true).unwrap();
+        assert_eq!((t.width, t.height, t.format), (2, 1, TextureFormat::Rgba8Srgb));
+        assert_eq!(t.data, [255, 0, 0, 255, 0, 0, 255, 128]);
+        assert!(matches!(Texture2D::decode("x", b"not an image", true), Err(RendererError::InvalidTexture { .. })));
+        assert!(Texture2D::decode("cut.png", &png[..png.len() / 2], true).is_err());
+        let gif = b"GIF89a\x01\x00\x01\x00\x00\x00\x00;";
+        assert!(matches!(Texture2D::decode("x.gif", gif, true), Err(RendererError::InvalidTexture { reason, .. }) if reason.contains("not supported") || reason.contains("not an image")));
+    }
+}
