@@ -14,8 +14,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let (w, h) = (960, 540);
     let mut rt = RenderThread::new(&DeviceDesc::default(), RenderThreadMode::Threaded)?;
     rt.add_light(Light::Directional(DirectionalLight { direction: Vec3::new(-0.5, -0.3, -1.0), color: Vec3::new(1.0, 0.95, 0.85), intensity: 1.4, cast_shadows: true }))?;
-    rt.add_light(Light::Point(PointLight { position: Vec3::new(-6.0, -6.0, 2.0), color: Vec3::new(1.0, 0.3, 0.1), intensity: 4.0, radius: 8.0 }))?;
-    rt.add_light(Light::Point(PointLight { position: Vec3::new(6.0, 4.0, 2.0), color: Vec3::new(0.2, 0.5, 1.0), intensity: 4.0, radius: 8.0 }))?;
+    rt.add_light(Light::Point(PointLight { position: Vec3::new(-6.0, -6.0, 2.0), color: Vec3::new(1.0, 0.3, 0.1), intensity: 16.0, radius: 8.0 }))?;
+    rt.add_light(Light::Point(PointLight { position: Vec3::new(6.0, 4.0, 2.0), color: Vec3::new(0.2, 0.5, 1.0), intensity: 16.0, radius: 8.0 }))?;
     let ground = rt.create_material(Material::colored(Vec4::new(0.55, 0.55, 0.5, 1.0)))?;
     let colors = [Vec4::new(0.9, 0.2, 0.15, 1.0), Vec4::new(0.2, 0.7, 0.3, 1.0), Vec4::new(0.2, 0.35, 0.9, 1.0), Vec4::new(0.95, 0.8, 0.2, 1.0)];
     let mats: Vec<MaterialId> = colors.iter().map(|c| rt.create_material(Material::colored(*c))).collect::<Result<_, _>>()?;
