@@ -396,7 +396,7 @@ fn run(o: &Options) -> anyhow::Result<()> {
         static_mesh(&mut engine, "lamp post", StaticMesh::cylinder(6), Transform::from_translation_scale(Vec3::new(p.x, p.y, z + 1.5), Vec3::new(0.15, 0.15, 3.0)), slate)?;
         static_mesh(&mut engine, "lamp", StaticMesh::sphere(10), Transform::from_translation_scale(Vec3::new(p.x, p.y, z + 3.2), Vec3::splat(0.6)), lamp)?;
         let color = [Vec3::new(1.0, 0.72, 0.4), Vec3::new(1.0, 0.6, 0.3), Vec3::new(0.9, 0.8, 0.55)][i];
-        engine.world.spawn_actor("lamp light", Box::new(PointLightComponent { color, intensity: 3.0, radius: 12.0 }), Transform::from_translation(Vec3::new(p.x, p.y, z + 3.6)))?;
+        engine.world.spawn_actor("lamp light", Box::new(PointLightComponent { color, intensity: 12.0, radius: 12.0 }), Transform::from_translation(Vec3::new(p.x, p.y, z + 3.6)))?;
     }
 
     // Particles: the plaza and lake fountains, chimney smoke (pre-warmed).
