@@ -162,7 +162,10 @@ mod tests {
                         two_sided: true,
                         reverse_culling: false,
                     };
-                    let source = PipelineLibrary::compose(&key, &SPRITE_VERTEX_FACTORY, material);
+                    // The constants a material's WGSL gets from the renderer's
+                    // material system (default lit, the default mask clip).
+                    let material = format!("{material}\nconst SHADING_MODEL: u32 = 0u;\nconst MATERIAL_MASK_CLIP: f32 = 0.5;\n");
+                    let source = PipelineLibrary::compose(&key, &SPRITE_VERTEX_FACTORY, &material);
                     let compiled = rhi_vulkan::compile_wgsl("sprite test", &source)
                         .unwrap_or_else(|e| panic!("{pass:?} {blend:?}: {e}"));
                     let vs = compiled.entry_point("vs_main").expect("vertex entry point");
