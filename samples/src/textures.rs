@@ -1,6 +1,8 @@
 //! Textures the samples make in code (no files): tileable value noise,
-//! a checker, bricks, leaves with an alpha mask, grass, rock, bark, and normal maps
-//! made from height fields.
+//! a checker, bricks, bumps, leaves with an alpha mask, grass, rock, sand,
+//! bark, and normal maps made from height fields; and the material
+//! functions that read them ([`TEXTURED_WGSL`], [`NORMAL_MAPPED_WGSL`],
+//! [`LEAVES_WGSL`]).
 //!
 //! Every texture tiles (its noise lattice wraps at the texture's edge), is
 //! square, and follows the renderer's conventions: rows top to bottom, UV
@@ -9,7 +11,39 @@
 //! increasing U, +Y towards the image's top), as `MaterialOutput.normal`
 //! expects.
 
+use rayon::prelude::*;
 use renderer::{Texture2D, TextureFormat};
+
+/// A material function: base colour × an albedo texture parameter
+/// `albedo`, tiled `uv_scale.xy` times over UV0 (a vector parameter).
+pub const TEXTURED_WGSL: &str = "fn material_main(in: MaterialInput) -> MaterialOutput {
+    var out = default_material(in);
+    out.base_color = out.base_color * texture_albedo(in.uv0 * param_uv_scale().xy).rgb;
+    return out;
+}
+";
+
+/// A material function: the shading normal from a tangent-space normal
+/// map parameter `normal_map` (OpenGL-style, linear), tiled `uv_scale.xy`
+/// times over UV0.
+pub const NORMAL_MAPPED_WGSL: &str = "fn material_main(in: MaterialInput) -> MaterialOutput {
+    var out = default_material(in);
+    out.normal = normalize(texture_normal_map(in.uv0 * param_uv_scale().xy).xyz * 2.0 - 1.0);
+    return out;
+}
+";
+
+/// A material function for masked leaves: base colour × the texture
+/// parameter `leaves`, whose alpha is the opacity (the mask), tiled
+/// `uv_scale.xy` times over UV0.
+pub const LEAVES_WGSL: &str = "fn material_main(in: MaterialInput) -> MaterialOutput {
+    var out = default_material(in);
+    let leaf = texture_leaves(in.uv0 * param_uv_scale().xy);
+    out.base_color = out.base_color * leaf.rgb;
+    out.opacity = leaf.a;
+    return out;
+}
+";
 
 /// A hash of a lattice point and a seed, in [0, 1).
 pub fn hash(x: i32, y: i32, seed: u32) -> f32 {
@@ -53,15 +87,21 @@ fn srgb8(c: [f32; 3]) -> [u8; 3] {
     c.map(|x| (x.clamp(0.0, 1.0) * 255.0 + 0.5) as u8)
 }
 
-/// An RGBA8 texture of `size`² texels from `texel(u, v)` at texel centres.
-fn generate(label: &str, size: u32, srgb: bool, texel: impl Fn(f32, f32) -> [u8; 4]) -> Texture2D {
-    let mut data = Vec::with_capacity((size * size * 4) as usize);
-    for y in 0..size {
-        for x in 0..size {
-            data.extend_from_slice(&texel((x as f32 + 0.5) / size as f32, (y as f32 + 0.5) / size as f32));
+/// An RGBA8 texture of `size`² texels from `texel(u, v)` at texel centres
+/// (rows made in parallel).
+fn generate(label: &str, size: u32, srgb: bool, texel: impl Fn(f32, f32) -> [u8; 4] + Sync) -> Texture2D {
+    let mut data = vec![0u8; (size * size * 4) as usize];
+    data.par_chunks_mut((size * 4) as usize).enumerate().for_each(|(y, row)| {
+        for (x, out) in row.chunks_exact_mut(4).enumerate() {
+            out.copy_from_slice(&texel((x as f32 + 0.5) / size as f32, (y as f32 + 0.5) / size as f32));
         }
-    }
+    });
     Texture2D::from_rgba8(label, size, size, data, srgb)
+}
+
+/// `size`² values of `f(u, v)` at texel centres, rows top to bottom (made in parallel).
+fn field(size: u32, f: impl Fn(f32, f32) -> f32 + Sync) -> Vec<f32> {
+    (0..size * size).into_par_iter().map(|i| f(((i % size) as f32 + 0.5) / size as f32, ((i / size) as f32 + 0.5) / size as f32)).collect()
 }
 
 /// A tangent-space normal map (RGBA8 linear, OpenGL-style) of a tileable
@@ -102,14 +142,11 @@ pub fn bricks(size: u32) -> (Texture2D, Vec<f32>) {
         (row as i32, (col as i32).rem_euclid(COLS as i32), edge)
     };
     let mortar = 0.07;
-    let height: Vec<f32> = (0..size * size)
-        .map(|i| {
-            let (u, v) = (((i % size) as f32 + 0.5) / size as f32, ((i / size) as f32 + 0.5) / size as f32);
-            let (.., edge) = cell(u, v);
-            let bevel = ((edge - mortar) / 0.12).clamp(0.0, 1.0);
-            bevel * (2.0 - bevel) * (0.9 + 0.1 * fbm(u, v, 16, 3, 5))
-        })
-        .collect();
+    let height = field(size, |u, v| {
+        let (.., edge) = cell(u, v);
+        let bevel = ((edge - mortar) / 0.12).clamp(0.0, 1.0);
+        bevel * (2.0 - bevel) * (0.9 + 0.1 * fbm(u, v, 16, 3, 5))
+    });
     let albedo = generate("bricks", size, true, |u, v| {
         let (row, col, edge) = cell(u, v);
         let grain = fbm(u, v, 32, 4, 9);
@@ -141,20 +178,17 @@ pub fn checker(size: u32, a: [f32; 3], b: [f32; 3]) -> Texture2D {
 /// field for [`normal_map`] (domes of height 1 on a flat 0).
 pub fn bumps(size: u32, rows: u32) -> Vec<f32> {
     let rows = rows.max(1) as f32;
-    (0..size * size)
-        .map(|i| {
-            let (u, v) = (((i % size) as f32 + 0.5) / size as f32, ((i / size) as f32 + 0.5) / size as f32);
-            let (y, row) = (v * rows, (v * rows).floor());
-            let x = u * rows + if row as i32 % 2 == 1 { 0.5 } else { 0.0 };
-            let (dx, dy) = (x - x.floor() - 0.5, y - row - 0.5);
-            let r = (dx * dx + dy * dy).sqrt() / 0.42;
-            if r < 1.0 {
-                (1.0 - r * r).sqrt()
-            } else {
-                0.0
-            }
-        })
-        .collect()
+    field(size, |u, v| {
+        let (y, row) = (v * rows, (v * rows).floor());
+        let x = u * rows + if row as i32 % 2 == 1 { 0.5 } else { 0.0 };
+        let (dx, dy) = (x - x.floor() - 0.5, y - row - 0.5);
+        let r = (dx * dx + dy * dy).sqrt() / 0.42;
+        if r < 1.0 {
+            (1.0 - r * r).sqrt()
+        } else {
+            0.0
+        }
+    })
 }
 
 /// Leaves (sRGB with an alpha mask): pointed leaves at random angles, with

@@ -1,6 +1,7 @@
 //! Runs the `showcase` sample headless and checks that its PNG and stats
 //! show every feature at work: procedural sections, culled instances,
-//! particles, shadows and translucency, with a clean validation layer.
+//! particles, shadows and translucency, textures, with a clean validation
+//! layer.
 
 mod common;
 
@@ -26,6 +27,9 @@ fn showcase_renders_every_feature_with_clean_stats() {
     assert!(s.passes["base"].draws > 0 && s.passes["depth"].draws > 0);
     assert_eq!(s.proxies_created, 0, "the moving camera and the water update create no proxy");
     assert!(s.timings_ms.frame > 0.0);
+    // Grass, rock, sand, bark, leaves, bricks and their normal map, and the built-ins.
+    assert_eq!(s.textures.unwrap().live, 3 + 7, "{:?}", s.textures);
+    assert_eq!(s.pipelines.unwrap().created, 0, "every pipeline was made in the first frames: {:?}", s.pipelines);
 }
 
 /// The load run: a million instances and a million particles, two frames

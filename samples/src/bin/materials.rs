@@ -37,32 +37,6 @@ fn main() {
     }
 }
 
-/// Base colour × an albedo texture, tiled `uv_scale.xy` times over UV0.
-const TEXTURED_WGSL: &str = "fn material_main(in: MaterialInput) -> MaterialOutput {
-    var out = default_material(in);
-    out.base_color = out.base_color * texture_albedo(in.uv0 * param_uv_scale().xy).rgb;
-    return out;
-}
-";
-
-/// The shading normal from a tangent-space normal map (OpenGL-style, linear).
-const NORMAL_MAPPED_WGSL: &str = "fn material_main(in: MaterialInput) -> MaterialOutput {
-    var out = default_material(in);
-    out.normal = normalize(texture_normal_map(in.uv0 * param_uv_scale().xy).xyz * 2.0 - 1.0);
-    return out;
-}
-";
-
-/// Leaves: colour and opacity (the alpha mask) from one texture.
-const LEAVES_WGSL: &str = "fn material_main(in: MaterialInput) -> MaterialOutput {
-    var out = default_material(in);
-    let leaf = texture_leaves(in.uv0 * param_uv_scale().xy);
-    out.base_color = out.base_color * leaf.rgb;
-    out.opacity = leaf.a;
-    return out;
-}
-";
-
 /// A colour set per instance, every frame.
 const TINT_WGSL: &str = "fn material_main(in: MaterialInput) -> MaterialOutput {
     var out = default_material(in);
@@ -101,17 +75,17 @@ fn run(o: &Options) -> anyhow::Result<()> {
     // Parents.
     let lit = rt.create_material(Material::colored(Vec4::new(0.85, 0.22, 0.12, 1.0)))?;
     let textured = rt.create_material(
-        Material::with_shader("textured.wgsl", TEXTURED_WGSL)
+        Material::with_shader("textured.wgsl", textures::TEXTURED_WGSL)
             .with_parameter(MaterialParameter::texture("albedo", TextureId::WHITE, sampler()))
             .with_parameter(MaterialParameter::vector("uv_scale", Vec4::ONE)),
     )?;
-    let mut normal_mapped = Material::with_shader("normal_mapped.wgsl", NORMAL_MAPPED_WGSL)
+    let mut normal_mapped = Material::with_shader("normal_mapped.wgsl", textures::NORMAL_MAPPED_WGSL)
         .with_parameter(MaterialParameter::texture("normal_map", bumps, sampler()))
         .with_parameter(MaterialParameter::vector("uv_scale", Vec4::new(8.0, 4.0, 0.0, 0.0)));
     normal_mapped.params.base_color = Vec4::new(0.55, 0.62, 0.72, 1.0);
     normal_mapped.params.roughness = 0.35;
     let normal_mapped = rt.create_material(normal_mapped)?;
-    let mut masked = Material::with_shader("leaves.wgsl", LEAVES_WGSL)
+    let mut masked = Material::with_shader("leaves.wgsl", textures::LEAVES_WGSL)
         .with_blend(BlendMode::Masked)
         .with_two_sided(true)
         .with_parameter(MaterialParameter::texture("leaves", leaves, sampler()))

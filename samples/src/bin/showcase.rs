@@ -1,10 +1,17 @@
 //! `cargo xtask run showcase`: everything together. A procedural terrain
-//! (ProceduralMeshComponent: sand, grass, rock and snow sections) around a
+//! (ProceduralMeshComponent: four sections by height band) around a
 //! lake whose translucent water section is rewritten every frame; a forest
 //! of instanced trees and rocks (InstancedStaticMeshComponent, GPU culling);
 //! a village of static-mesh buildings with a plaza fountain, chimney smoke
 //! and a lake fountain (ParticleSystemComponent, translucent sprites); a
 //! shadow-casting sun, lamp point lights; a camera flying along a circle.
+//!
+//! Textured where it matters, every texture generated in code
+//! (`samples::textures`): the terrain is one layered material blending
+//! grass, rock, sand and snow by height, slope and noise over world-space
+//! UVs; trunks wear bark and rocks rock (instances of one textured parent);
+//! crowns are masked leaves (alpha-tested in the depth and shadow passes
+//! too); the houses' and the tower's walls are bricks with a normal map.
 //!
 //! Load options (the test suite renders 1,000,000 of each headless):
 //! `--instances N` makes at least N instanced-static-mesh instances in all —
@@ -22,8 +29,9 @@ use glam::{Affine3A, Quat, Vec2, Vec3, Vec4};
 use instancing::{InstancedStaticMeshComponent, InstancedStaticMeshSceneProxy, TransformSpace};
 use particles::{ParticleMaterials, ParticleSystem, ParticleSystemComponent};
 use procmesh::{Color, ProceduralMeshComponent, SectionData};
-use renderer::{BlendMode, Material, MaterialId, MaterialParams};
-use samples::{runner, CommonOptions, InstanceStats};
+use renderer::{BlendMode, Material, MaterialId, MaterialInstance, MaterialParameter, MaterialParams, TextureId};
+use rhi_vulkan::SamplerDesc;
+use samples::{runner, textures, CommonOptions, InstanceStats};
 use std::sync::Arc;
 
 #[derive(Parser, Debug)]
@@ -94,7 +102,8 @@ struct Section {
     triangles: Vec<u32>,
 }
 
-/// The terrain's four sections by height band (sand, grass, rock, snow).
+/// The terrain's four sections by height band (sand, grass, rock, snow;
+/// one layered material draws them all, so the bands only split the mesh).
 fn terrain_sections() -> Vec<Section> {
     let mut sections: Vec<Section> = (0..4).map(|_| Section { positions: vec![], normals: vec![], colors: vec![], triangles: vec![] }).collect();
     let step = 2.0 * HALF / GRID as f32;
@@ -231,6 +240,65 @@ const SMOKE_JSON: &str = r#"{"emitters": [{
   ]
 }]}"#;
 
+/// The terrain's layers by height, slope and noise, over world-space UVs
+/// (the procedural sections have none): grass, rock on steep slopes and
+/// high up, sand at the water's edge, snow on the high flats. The noise
+/// that breaks up the borders is the vertex colour's random shade; a layer
+/// is sampled only where it shows (explicit gradients, so the samples may
+/// sit in non-uniform branches), which keeps lavapipe's cost down.
+const TERRAIN_WGSL: &str = "fn material_main(in: MaterialInput) -> MaterialOutput {
+    var out = default_material(in);
+    let p = in.world_position;
+    let n = normalize(in.world_normal);
+    let breakup = clamp((in.color.r - 0.82) / 0.18, 0.0, 1.0);
+    let uv = p.xy * 0.25;
+    // Rock seen from the side on steep slopes, from above elsewhere.
+    let side = select(vec2<f32>(p.x, -p.z), vec2<f32>(p.y, -p.z), abs(n.x) > abs(n.y));
+    let rock_uv = select(p.xy, side, n.z < 0.75) * 0.2;
+    let rock_w = max(smoothstep(0.84, 0.72, n.z), smoothstep(8.0, 10.5, p.z + 3.0 * breakup));
+    let sand_w = 1.0 - smoothstep(0.7, 1.3, p.z + 0.8 * (breakup - 0.5));
+    let snow_w = smoothstep(16.0, 17.5, p.z + 4.0 * breakup) * smoothstep(0.68, 0.8, n.z);
+    // Gradients outside the branches: every lane of a quad computes them.
+    let d = vec4<f32>(dpdx(uv), dpdy(uv));
+    let dr = vec4<f32>(dpdx(rock_uv), dpdy(rock_uv));
+    var c = vec3<f32>(0.0);
+    if (rock_w < 1.0 && sand_w < 1.0 && snow_w < 1.0) {
+        c = textureSampleGrad(material_texture_grass, material_sampler_grass, uv, d.xy, d.zw).rgb;
+    }
+    if (rock_w > 0.0 && sand_w < 1.0 && snow_w < 1.0) {
+        c = mix(c, textureSampleGrad(material_texture_rock, material_sampler_rock, rock_uv, dr.xy, dr.zw).rgb, rock_w);
+    }
+    if (sand_w > 0.0) {
+        c = mix(c, textureSampleGrad(material_texture_sand, material_sampler_sand, uv, d.xy, d.zw).rgb, sand_w);
+    }
+    c = mix(c, vec3<f32>(0.9, 0.92, 0.97) * (0.9 + 0.1 * breakup), snow_w);
+    out.base_color = c * (0.75 + 0.25 * in.color.rgb);
+    out.roughness = mix(0.9, 0.4, snow_w);
+    return out;
+}
+";
+
+/// Brick walls with their normal map: boxes take world-space UVs (bricks
+/// of one size whatever the box's scale: along the face's tangent, and
+/// down), round meshes their own UVs; both tiled by `uv_scale.xy`.
+const WALL_WGSL: &str = "fn material_main(in: MaterialInput) -> MaterialOutput {
+    var out = default_material(in);
+    let t = normalize(in.world_tangent.xyz);
+    let world_uv = vec2<f32>(dot(in.world_position, t), -in.world_position.z);
+    let uv = mix(in.uv0, world_uv, param_world_mapped()) * param_uv_scale().xy;
+    out.base_color = out.base_color * texture_albedo(uv).rgb;
+    out.normal = normalize(texture_normal_map(uv).xyz * 2.0 - 1.0);
+    return out;
+}
+";
+
+/// Bilinear from the nearest mip level, repeating: lavapipe filters in
+/// software, and trilinear filtering (two levels) or anisotropy (up to 100
+/// times slower) would cost the frame much more.
+fn sampler() -> SamplerDesc {
+    SamplerDesc { mipmap_filter: rhi_vulkan::Filter::Nearest, ..SamplerDesc::linear_repeat() }
+}
+
 fn material(engine: &mut Engine, color: Vec4, f: impl FnOnce(&mut Material)) -> anyhow::Result<MaterialId> {
     let mut m = Material::colored(color);
     f(&mut m);
@@ -248,19 +316,60 @@ fn camera_pose(t: f32) -> Transform {
 fn run(o: &Options) -> anyhow::Result<()> {
     let mut engine = runner::engine("showcase", &o.common)?;
 
+    // Textures, generated here.
+    let rt = engine.render_thread();
+    let grass_tex = rt.create_texture(textures::grass(128))?;
+    let rock_tex = rt.create_texture(textures::rock(128))?;
+    let sand_tex = rt.create_texture(textures::sand(128))?;
+    let bark_tex = rt.create_texture(textures::bark(128))?;
+    let leaves_tex = rt.create_texture(textures::leaves(128, 0.8, 5))?;
+    let (brick_albedo, brick_height) = textures::bricks(128);
+    let bricks_tex = rt.create_texture(brick_albedo)?;
+    let bricks_normal = rt.create_texture(textures::normal_map("brick normals", 128, &brick_height, 2.0))?;
+
     // Materials.
-    let sand = material(&mut engine, Vec4::new(0.76, 0.68, 0.48, 1.0), |_| {})?;
-    let grass = material(&mut engine, Vec4::new(0.30, 0.50, 0.18, 1.0), |_| {})?;
-    let rock = material(&mut engine, Vec4::new(0.42, 0.40, 0.38, 1.0), |_| {})?;
-    let snow = material(&mut engine, Vec4::new(0.92, 0.94, 0.98, 1.0), |m| m.params.roughness = 0.35)?;
+    let terrain_mat = material(&mut engine, Vec4::ONE, |m| {
+        m.shader = renderer::MaterialShader::new("terrain.wgsl", TERRAIN_WGSL);
+        m.parameters = vec![
+            MaterialParameter::texture("grass", grass_tex, sampler()),
+            MaterialParameter::texture("rock", rock_tex, sampler()),
+            MaterialParameter::texture("sand", sand_tex, sampler()),
+        ];
+    })?;
+    // One textured parent; bark and boulders are its instances.
+    let textured_parent = material(&mut engine, Vec4::ONE, |m| {
+        m.shader = renderer::MaterialShader::new("textured.wgsl", textures::TEXTURED_WGSL);
+        m.parameters = vec![MaterialParameter::texture("albedo", TextureId::WHITE, sampler()), MaterialParameter::vector("uv_scale", Vec4::ONE)];
+    })?;
+    let textured = |engine: &mut Engine, color: Vec4, albedo: TextureId, uv_scale: Vec4| {
+        let instance = MaterialInstance::of(textured_parent).with_vector("base_color", color).with_texture("albedo", albedo).with_vector("uv_scale", uv_scale);
+        engine.render_thread().create_material_instance(instance)
+    };
     let water_mat = material(&mut engine, Vec4::new(0.10, 0.32, 0.50, 1.0), |m| {
         m.blend_mode = BlendMode::Translucent;
         m.params = MaterialParams { base_color: m.params.base_color, opacity: 0.7, roughness: 0.1, specular: 1.0, ..m.params };
     })?;
-    let trunk = material(&mut engine, Vec4::new(0.35, 0.24, 0.14, 1.0), |_| {})?;
-    let leaves = material(&mut engine, Vec4::new(0.12, 0.34, 0.14, 1.0), |_| {})?;
+    let trunk = textured(&mut engine, Vec4::ONE, bark_tex, Vec4::new(2.0, 2.0, 0.0, 0.0))?;
+    let leaves = material(&mut engine, Vec4::new(0.75, 0.9, 0.75, 1.0), |m| {
+        m.shader = renderer::MaterialShader::new("leaves.wgsl", textures::LEAVES_WGSL);
+        m.blend_mode = BlendMode::Masked;
+        m.params.roughness = 0.7;
+        m.parameters = vec![MaterialParameter::texture("leaves", leaves_tex, sampler()), MaterialParameter::vector("uv_scale", Vec4::new(3.0, 2.0, 0.0, 0.0))];
+    })?;
     let stone = material(&mut engine, Vec4::new(0.40, 0.38, 0.36, 1.0), |_| {})?;
-    let wall = material(&mut engine, Vec4::new(0.85, 0.78, 0.64, 1.0), |_| {})?;
+    let boulder = textured(&mut engine, Vec4::new(1.1, 1.1, 1.1, 1.0), rock_tex, Vec4::new(2.0, 1.0, 0.0, 0.0))?;
+    // One brick parent; the houses map bricks in world space, the tower by its UVs.
+    let wall = material(&mut engine, Vec4::new(1.0, 0.95, 0.85, 1.0), |m| {
+        m.shader = renderer::MaterialShader::new("wall.wgsl", WALL_WGSL);
+        m.parameters = vec![
+            MaterialParameter::texture("albedo", bricks_tex, sampler()),
+            MaterialParameter::texture("normal_map", bricks_normal, sampler()),
+            MaterialParameter::vector("uv_scale", Vec4::new(0.5, 0.5, 0.0, 0.0)),
+            MaterialParameter::scalar("world_mapped", 1.0),
+        ];
+    })?;
+    // The tower: a cylinder of radius 2.5 and height 13, so about 8 × 6.5 tiles of 2 m.
+    let tower_wall = engine.render_thread().create_material_instance(MaterialInstance::of(wall).with_scalar("world_mapped", 0.0).with_vector("uv_scale", Vec4::new(8.0, 6.5, 0.0, 0.0)))?;
     let roof = material(&mut engine, Vec4::new(0.62, 0.22, 0.16, 1.0), |_| {})?;
     let slate = material(&mut engine, Vec4::new(0.25, 0.28, 0.36, 1.0), |_| {})?;
     let lamp = material(&mut engine, Vec4::new(0.0, 0.0, 0.0, 1.0), |m| m.params.emissive = Vec3::new(1.0, 0.8, 0.45))?;
@@ -285,9 +394,9 @@ fn run(o: &Options) -> anyhow::Result<()> {
 
     // Terrain and water: one procedural mesh, five sections.
     let mut terrain = ProceduralMeshComponent::new();
-    for (i, (s, m)) in terrain_sections().iter().zip([sand, grass, rock, snow]).enumerate() {
+    for (i, s) in terrain_sections().iter().enumerate() {
         terrain.create_mesh_section(i, SectionData::new(&s.positions, &s.triangles).normals(&s.normals).colors(&s.colors), false)?;
-        terrain.set_material(i, Some(m.into()))?;
+        terrain.set_material(i, Some(terrain_mat.into()))?;
     }
     let water_tris = water_triangles();
     let (wp, wn) = water(0.0);
@@ -338,7 +447,7 @@ fn run(o: &Options) -> anyhow::Result<()> {
     for (name, mesh, transforms, mat) in [
         ("tree trunks", StaticMesh::cylinder(8), &trunks, trunk),
         ("tree crowns", StaticMesh::cone(10), &crowns, leaves),
-        ("rocks", StaticMesh::sphere(10), &rocks, stone),
+        ("rocks", StaticMesh::sphere(10), &rocks, boulder),
         ("pebbles", StaticMesh::sphere(4), &pebbles, stone),
     ] {
         if transforms.is_empty() {
@@ -384,7 +493,7 @@ fn run(o: &Options) -> anyhow::Result<()> {
     }
     let tower = VILLAGE + Vec2::new(15.0, 14.0);
     let tz = ground(tower);
-    static_mesh(&mut engine, "tower", StaticMesh::cylinder(20), Transform::from_translation_scale(Vec3::new(tower.x, tower.y, tz + 6.0 - 0.5), Vec3::new(5.0, 5.0, 13.0)), wall)?;
+    static_mesh(&mut engine, "tower", StaticMesh::cylinder(20), Transform::from_translation_scale(Vec3::new(tower.x, tower.y, tz + 6.0 - 0.5), Vec3::new(5.0, 5.0, 13.0)), tower_wall)?;
     static_mesh(&mut engine, "tower roof", StaticMesh::cone(20), Transform::from_translation_scale(Vec3::new(tower.x, tower.y, tz + 12.0 + 2.5), Vec3::new(6.4, 6.4, 5.0)), slate)?;
     let plaza_z = ground(VILLAGE);
     static_mesh(&mut engine, "fountain basin", StaticMesh::cylinder(24), Transform::from_translation_scale(Vec3::new(VILLAGE.x, VILLAGE.y, plaza_z + 0.2), Vec3::new(5.0, 5.0, 0.9)), stone)?;
