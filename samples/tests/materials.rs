@@ -111,3 +111,23 @@ fn materials_rejects_bad_options_with_code_2() {
         assert_eq!(out.status.code(), Some(2), "{args:?}");
     }
 }
+
+/// `--serial` writes the same image as the parallel default, 1,000
+/// materials and the translucent row included.
+#[test]
+fn materials_serial_and_parallel_write_identical_images() {
+    let dir = std::env::temp_dir().join(format!("proxima-samples-{}-materials-order", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let run = |serial: bool| {
+        let path = dir.join(if serial { "serial.png" } else { "parallel.png" });
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_materials"));
+        cmd.args(["--headless", "--frames", "2", "--width", "320", "--height", "180"]).arg("--out").arg(&path);
+        if serial {
+            cmd.arg("--serial");
+        }
+        let out = cmd.output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        test_support::load_png(&path)
+    };
+    test_support::assert_images_equal(&run(true), &run(false), "materials: --serial vs parallel");
+}
