@@ -265,6 +265,18 @@ impl Device {
         Ok(out)
     }
 
+    /// Destroys, at once, a buffer that no submitted or recording work can
+    /// use: one whose handle never left the RHI and whose last
+    /// [`Self::immediate`] submission has returned (which waits for the
+    /// GPU), as an upload's staging buffer. Skips the deletion queue, so
+    /// uploads between frames leave nothing pending.
+    pub(crate) fn destroy_idle_buffer(&self, buffer: BufferHandle) {
+        let entry = write(&self.resources.buffers).remove(buffer);
+        if let Some(entry) = entry {
+            entry.destroy(self);
+        }
+    }
+
     /// Destroys the buffer once the GPU no longer uses it. The handle is
     /// invalid from now on; destroying twice is a no-op.
     pub fn destroy_buffer(&self, buffer: BufferHandle) {

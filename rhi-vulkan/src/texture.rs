@@ -319,7 +319,9 @@ impl Device {
                     }
                 })
             });
-        self.destroy_buffer(staging);
+        // `immediate` has waited for the GPU (or submitted nothing), and the
+        // staging buffer's handle never left this function.
+        self.destroy_idle_buffer(staging);
         match uploaded {
             Ok(()) => Ok(texture),
             Err(e) => {
