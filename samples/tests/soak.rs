@@ -1,6 +1,7 @@
 //! The soak in the test suite: the `soak` sample for a few hundred frames of
 //! churn (static meshes, materials with and without their own WGSL,
-//! procedural sections, instances and particle systems added and removed),
+//! textures and textured material instances, procedural sections,
+//! instances and particle systems added and removed),
 //! then its report checked here by the sample's own rule (see
 //! `samples/src/bin/soak.rs`): host memory and every Vulkan object count of
 //! the device (buffers, textures, samplers, shader modules, pipelines,

@@ -3,8 +3,10 @@
 //!
 //! * spawns two static-mesh actors (cubes and spheres), the first with a
 //!   material created for it at run time (parameters only: the default
-//!   material function with a new color), and, once 16 live, destroys the
-//!   two oldest and the material of the one that had its own;
+//!   material function with a new color), the second with a texture made
+//!   for it (8x8, mips generated) and a material instance of a textured
+//!   parent that samples it (so a bind group), and, once 16 live, destroys
+//!   the two oldest with the materials, instances and textures made for them;
 //! * every 16 frames creates three materials with new WGSL material
 //!   functions (new sources; one opaque, one masked, one translucent; all
 //!   one-sided or, every other time, all two-sided), so that pass pipelines
@@ -25,7 +27,12 @@
 //! 300 frames is 75). Every
 //! frame the sample reads its resident set (`VmRSS` of `/proc/self/status`;
 //! the kB there need no page size) on the game thread and, through a render
-//! command that does not wait, the device's object counts
+//! command that first waits for the frames on the GPU and collects the
+//! deletion queue's garbage (so the counts do not depend on how far behind
+//! the GPU happens to be at that instant: sampled without waiting,
+//! resources pending deletion and their allocations jitter by what one
+//! frame retires, which a per-frame churn of textures and bind groups made
+//! exceed the second quarter's peak once in a while), the device's object counts
 //! ([`rhi_vulkan::Device::counts`]) on the render thread: live buffers,
 //! textures (each with its image view), samplers, shader modules, pipelines,
 //! descriptor-set and pipeline layouts, descriptor pools, command pools and
@@ -73,8 +80,8 @@ use glam::{Affine3A, Quat, Vec2, Vec3, Vec4};
 use instancing::{InstancedStaticMeshComponent, TransformSpace};
 use particles::{ParticleMaterials, ParticleSystem, ParticleSystemComponent};
 use procmesh::{ProceduralMeshComponent, SectionData};
-use renderer::{BlendMode, Material, MaterialId, MaterialParams, MaterialShader};
-use rhi_vulkan::DeviceCounts;
+use renderer::{BlendMode, Material, MaterialId, MaterialInstance, MaterialParameter, MaterialParams, MaterialShader, Texture2D, TextureId};
+use rhi_vulkan::{DeviceCounts, SamplerDesc};
 use samples::{runner, CommonOptions};
 use serde_json::json;
 use std::collections::VecDeque;
@@ -109,6 +116,8 @@ struct Counts {
     material_table: usize,
     /// Material shaders in use.
     material_shaders: usize,
+    /// Textures alive in the renderer (the built-in ones included).
+    textures: usize,
 }
 
 /// A count judged: its name in the report and how to read it.
@@ -116,7 +125,8 @@ type Kind = (&'static str, fn(&Counts) -> usize);
 
 /// The counts judged: the device's (`"device"` in the report) and the
 /// renderer's (`"renderer"`).
-const DEVICE_KINDS: [Kind; 12] = [
+const DEVICE_KINDS: [Kind; 13] = [
+    ("bind_groups", |c| c.device.bind_groups),
     ("buffers", |c| c.device.buffers),
     ("textures", |c| c.device.textures),
     ("samplers", |c| c.device.samplers),
@@ -130,7 +140,7 @@ const DEVICE_KINDS: [Kind; 12] = [
     ("pending_deletions", |c| c.device.pending_deletions),
     ("allocations", |c| c.device.allocations),
 ];
-const RENDERER_KINDS: [Kind; 2] = [("material_table", |c| c.material_table), ("material_shaders", |c| c.material_shaders)];
+const RENDERER_KINDS: [Kind; 3] = [("material_table", |c| c.material_table), ("material_shaders", |c| c.material_shaders), ("textures", |c| c.textures)];
 
 #[derive(Parser, Debug)]
 #[command(name = "soak", about = "Frames of churn (components, materials, sections, instances, particle systems); checks that memory and Vulkan object counts stay flat")]
@@ -282,6 +292,22 @@ fn colored_material(n: u64) -> Material {
     Material::colored(Vec4::new(c(1), c(3), c(7), 1.0))
 }
 
+/// The parent of the static meshes' textured instances: its albedo
+/// texture times a tint.
+fn textured_parent() -> Material {
+    let wgsl = "fn material_main(in: MaterialInput) -> MaterialOutput {\n    var out = default_material(in);\n    out.base_color = texture_albedo(in.uv0).rgb * param_tint().rgb;\n    return out;\n}\n";
+    Material::with_shader("soak_textured.wgsl", wgsl)
+        .with_parameter(MaterialParameter::texture("albedo", TextureId::WHITE, SamplerDesc::linear_repeat()))
+        .with_parameter(MaterialParameter::vector("tint", Vec4::ONE))
+}
+
+/// The 8x8 checker made for the static mesh spawned `n`th (mips generated).
+fn soak_texture(n: u64) -> Texture2D {
+    let (a, b) = ([40 + (n * 37 % 200) as u8, 90, 160, 255], [230, 220, 200, 255]);
+    let data = (0..64).flat_map(|i| if (i % 8 + i / 8) % 2 == 0 { a } else { b }).collect();
+    Texture2D::from_rgba8(&format!("soak {n}"), 8, 8, data, true)
+}
+
 fn spawn_ism(engine: &mut Engine, material: MaterialId, first: u64) -> anyhow::Result<ComponentId> {
     let mut c = InstancedStaticMeshComponent::new(StaticMesh::cube())?;
     let transforms: Vec<Affine3A> = (first..first + ISM_INSTANCES as u64).map(instance).collect();
@@ -301,6 +327,11 @@ struct Churn {
     colored_materials_destroyed: u64,
     shader_materials_created: u64,
     shader_materials_destroyed: u64,
+    /// Textures and textured material instances made for static meshes.
+    textures_created: u64,
+    textures_destroyed: u64,
+    material_instances_created: u64,
+    material_instances_destroyed: u64,
     sections_recreated: u64,
     sections_cleared: u64,
     instances_added: u64,
@@ -337,8 +368,10 @@ fn run(o: &Options) -> anyhow::Result<bool> {
     engine.world.set_material(ground, 0, materials[3])?;
     let (_, terrain) = engine.world.spawn_actor("soak procmesh", Box::new(ProceduralMeshComponent::new()), Transform::IDENTITY)?;
 
-    // Static-mesh actors, each with the material made for it, if any.
-    let mut statics: VecDeque<(ActorId, Option<MaterialId>)> = VecDeque::new();
+    // The parent of the per-mesh textured instances.
+    let textured = engine.render_thread().create_material(textured_parent())?;
+    // Static-mesh actors, each with the material (or instance and texture) made for it, if any.
+    let mut statics: VecDeque<(ActorId, Option<MaterialId>, Option<TextureId>)> = VecDeque::new();
     // The meshes drawn with materials that have their own WGSL functions.
     let mut shader_meshes: Vec<(ActorId, MaterialId)> = Vec::new();
     let mut systems: VecDeque<ActorId> = VecDeque::new();
@@ -357,23 +390,31 @@ fn run(o: &Options) -> anyhow::Result<bool> {
             let a = n as f32 * 0.39;
             let at = Vec3::new(5.0 * a.cos(), 5.0 * a.sin(), 0.6);
             let (actor, id) = engine.world.spawn_actor("soak static", Box::new(StaticMeshComponent::new(mesh)), Transform::from_translation_scale(at, Vec3::splat(0.8)))?;
-            let own = if k == 0 {
+            let (own, texture) = if k == 0 {
                 churn.colored_materials_created += 1;
-                Some(engine.render_thread().create_material(colored_material(n))?)
+                (engine.render_thread().create_material(colored_material(n))?, None)
             } else {
-                None
+                let texture = engine.render_thread().create_texture(soak_texture(n))?;
+                churn.textures_created += 1;
+                churn.material_instances_created += 1;
+                (engine.render_thread().create_material_instance(MaterialInstance::of(textured).with_texture("albedo", texture))?, Some(texture))
             };
-            engine.world.set_material(id, 0, own.unwrap_or(materials[(frame % 4) as usize]))?;
-            statics.push_back((actor, own));
+            engine.world.set_material(id, 0, own)?;
+            statics.push_back((actor, Some(own), texture));
             churn.static_meshes_spawned += 1;
         }
         while statics.len() > STATIC_MESHES {
-            let (actor, own) = statics.pop_front().expect("not empty");
+            let (actor, own, texture) = statics.pop_front().expect("not empty");
             engine.world.destroy_actor(actor)?;
             churn.static_meshes_destroyed += 1;
             if let Some(material) = own {
                 engine.render_thread().destroy_material(material)?;
-                churn.colored_materials_destroyed += 1;
+                churn.colored_materials_destroyed += u64::from(texture.is_none());
+                churn.material_instances_destroyed += u64::from(texture.is_some());
+            }
+            if let Some(texture) = texture {
+                engine.render_thread().destroy_texture(texture)?;
+                churn.textures_destroyed += 1;
             }
         }
         // Materials with their own WGSL functions: made, drawn for a few frames, destroyed.
@@ -445,7 +486,12 @@ fn run(o: &Options) -> anyhow::Result<bool> {
         rss.push(rss_mib()?);
         let sink = samples.clone();
         engine.render_thread().enqueue_render_command(move |ctx| {
-            let counts = Counts { device: ctx.device.counts(), material_table: ctx.scene.materials.len(), material_shaders: ctx.scene.materials.shader_count() };
+            // At GPU idle, garbage collected: what is pending then does not
+            // depend on how far behind the GPU happens to be at this instant.
+            if let Err(e) = ctx.finish().map_err(|e| e.to_string()).and_then(|()| ctx.device.collect_garbage().map_err(|e| e.to_string())) {
+                eprintln!("soak: waiting for the GPU before sampling: {e}");
+            }
+            let counts = Counts { device: ctx.device.counts(), material_table: ctx.scene.materials.len(), material_shaders: ctx.scene.materials.shader_count(), textures: ctx.scene.textures.live() };
             sink.lock().unwrap_or_else(|p| p.into_inner()).push(counts);
         })?;
         Ok(runner::SampleFigures::default())
