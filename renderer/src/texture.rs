@@ -381,6 +381,12 @@ mod tests {
         assert_eq!(t.data, [255, 0, 0, 255, 0, 0, 255, 128]);
         assert!(matches!(Texture2D::decode("x", b"not an image", true), Err(RendererError::InvalidTexture { .. })));
         assert!(Texture2D::decode("cut.png", &png[..png.len() / 2], true).is_err());
+        // JPEG: an 8x8 mid grey (lossy, so within a few levels).
+        let mut jpeg = Vec::new();
+        image::codecs::jpeg::JpegEncoder::new_with_quality(&mut jpeg, 95).encode(&[128u8; 8 * 8 * 3], 8, 8, image::ExtendedColorType::Rgb8).unwrap();
+        let t = Texture2D::decode("grey.jpg", &jpeg, false).unwrap();
+        assert_eq!((t.width, t.height, t.format, t.data.len()), (8, 8, TextureFormat::Rgba8Unorm, 256));
+        assert!(t.data.chunks(4).all(|p| p[0].abs_diff(128) <= 3 && p[3] == 255), "{:?}", &t.data[..8]);
         let gif = b"GIF89a\x01\x00\x01\x00\x00\x00\x00;";
         assert!(matches!(Texture2D::decode("x.gif", gif, true), Err(RendererError::InvalidTexture { reason, .. }) if reason.contains("not supported") || reason.contains("not an image")));
     }
