@@ -252,6 +252,27 @@ pub(crate) fn write<T>(m: &RwLock<T>) -> RwLockWriteGuard<'_, T> {
     m.write().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
+/// The memory allocator of a new device (leaks logged at shutdown).
+fn create_allocator(instance: &Instance, raw: &ash::Device, physical: vk::PhysicalDevice) -> Result<Allocator> {
+    let mut debug_settings = gpu_allocator::AllocatorDebugSettings::default();
+    debug_settings.log_leaks_on_shutdown = true;
+    Ok(Allocator::new(&AllocatorCreateDesc {
+        instance: instance.raw.clone(),
+        device: raw.clone(),
+        physical_device: physical,
+        debug_settings,
+        buffer_device_address: false,
+        allocation_sizes: gpu_allocator::AllocationSizes::default(),
+    })?)
+}
+
+/// The size of the heap each memory type of `physical` allocates from.
+fn memory_type_heap_sizes(instance: &Instance, physical: vk::PhysicalDevice) -> Vec<u64> {
+    // SAFETY: `physical` belongs to this instance.
+    let memory = unsafe { instance.raw.get_physical_device_memory_properties(physical) };
+    memory.memory_types_as_slice().iter().map(|t| memory.memory_heaps[t.heap_index as usize].size).collect()
+}
+
 impl Device {
     /// Creates an instance and a device on the best Vulkan 1.3 adapter.
     pub fn new(desc: &DeviceDesc) -> Result<Self> {
@@ -286,33 +307,15 @@ impl Device {
         // SAFETY: queue 0 of `queue_family` was requested above.
         let queue = unsafe { raw.get_device_queue(queue_family, 0) };
 
-        let allocator = Allocator::new(&AllocatorCreateDesc {
-            instance: instance.raw.clone(),
-            device: raw.clone(),
-            physical_device: physical,
-            debug_settings: {
-                let mut d = gpu_allocator::AllocatorDebugSettings::default();
-                d.log_leaks_on_shutdown = true;
-                d
-            },
-            buffer_device_address: false,
-            allocation_sizes: gpu_allocator::AllocationSizes::default(),
-        });
-        let allocator = match allocator {
+        let allocator = match create_allocator(&instance, &raw, physical) {
             Ok(a) => a,
             Err(e) => {
                 // SAFETY: nothing else was created from the device yet.
                 unsafe { raw.destroy_device(None) };
-                return Err(e.into());
+                return Err(e);
             }
         };
-        // SAFETY: `physical` belongs to this instance.
-        let memory = unsafe { instance.raw.get_physical_device_memory_properties(physical) };
-        let memory_type_heap_sizes = memory
-            .memory_types_as_slice()
-            .iter()
-            .map(|t| memory.memory_heaps[t.heap_index as usize].size)
-            .collect();
+        let memory_type_heap_sizes = memory_type_heap_sizes(&instance, physical);
         log::info!("Vulkan device: {} ({}), validation {}", info.name, info.device_type,
             if instance.counters.enabled() { "on" } else { "off" });
         // From here on the device owns everything: if a later step fails,

@@ -133,38 +133,7 @@ impl Device {
         check_desc(desc)?;
         let format = conv::format(desc.format);
         let usage = conv::texture_usage(desc.usage, desc.format);
-        // SAFETY: plain query on a valid physical device.
-        let props = unsafe {
-            self.instance_raw().get_physical_device_image_format_properties(
-                self.physical,
-                format,
-                vk::ImageType::TYPE_2D,
-                vk::ImageTiling::OPTIMAL,
-                usage,
-                vk::ImageCreateFlags::empty(),
-            )
-        }
-        .map_err(|_| {
-            RhiError::Unsupported(format!(
-                "texture {:?}: format {:?} with usage {:?} is not supported by {}",
-                desc.label,
-                desc.format,
-                desc.usage,
-                self.name()
-            ))
-        })?;
-        if desc.width > props.max_extent.width || desc.height > props.max_extent.height {
-            return Err(RhiError::InvalidDesc(format!(
-                "texture {:?}: {}x{} exceeds the device maximum {}x{}",
-                desc.label, desc.width, desc.height, props.max_extent.width, props.max_extent.height
-            )));
-        }
-        if desc.mip_levels > props.max_mip_levels {
-            return Err(RhiError::InvalidDesc(format!(
-                "texture {:?}: {} mip levels exceed the device maximum {} for {:?}",
-                desc.label, desc.mip_levels, props.max_mip_levels, desc.format
-            )));
-        }
+        self.check_texture_support(desc, format, usage)?;
         let info = vk::ImageCreateInfo::default()
             .image_type(vk::ImageType::TYPE_2D)
             .format(format)
@@ -231,6 +200,44 @@ impl Device {
         };
         let entry = TextureEntry { raw, view, allocation: Some(allocation), desc: desc.clone() };
         Ok(write(&self.resources.textures).insert(entry))
+    }
+
+    /// Checks `desc` against what the device supports for its format and
+    /// usage: the format at all, the extent and the mip levels.
+    fn check_texture_support(&self, desc: &TextureDesc, format: vk::Format, usage: vk::ImageUsageFlags) -> Result<()> {
+        // SAFETY: plain query on a valid physical device.
+        let props = unsafe {
+            self.instance_raw().get_physical_device_image_format_properties(
+                self.physical,
+                format,
+                vk::ImageType::TYPE_2D,
+                vk::ImageTiling::OPTIMAL,
+                usage,
+                vk::ImageCreateFlags::empty(),
+            )
+        }
+        .map_err(|_| {
+            RhiError::Unsupported(format!(
+                "texture {:?}: format {:?} with usage {:?} is not supported by {}",
+                desc.label,
+                desc.format,
+                desc.usage,
+                self.name()
+            ))
+        })?;
+        if desc.width > props.max_extent.width || desc.height > props.max_extent.height {
+            return Err(RhiError::InvalidDesc(format!(
+                "texture {:?}: {}x{} exceeds the device maximum {}x{}",
+                desc.label, desc.width, desc.height, props.max_extent.width, props.max_extent.height
+            )));
+        }
+        if desc.mip_levels > props.max_mip_levels {
+            return Err(RhiError::InvalidDesc(format!(
+                "texture {:?}: {} mip levels exceed the device maximum {} for {:?}",
+                desc.label, desc.mip_levels, props.max_mip_levels, desc.format
+            )));
+        }
+        Ok(())
     }
 
     /// Creates a texture and fills it: every level from `data`, or level 0
