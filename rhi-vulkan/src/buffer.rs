@@ -15,9 +15,15 @@ use gpu_allocator::vulkan::{Allocation, AllocationCreateDesc, AllocationScheme};
 /// A buffer's description: plain data, used as a cache key.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct BufferDesc {
+    /// Names the buffer in errors and in its gpu-allocator allocation (leak reports).
     pub label: String,
+    /// Size in bytes; more than 0 and at most [`crate::DeviceInfo::max_buffer_size`].
     pub size: u64,
+    /// What the buffer may be bound or copied as; binding it as anything else
+    /// is an [`crate::RhiError::InvalidDesc`]. Not empty.
     pub usage: BufferUsage,
+    /// Where its memory lives: [`MemoryLocation::GpuOnly`] buffers are written
+    /// through staging, the others by [`crate::Device::write_buffer`].
     pub memory: MemoryLocation,
 }
 

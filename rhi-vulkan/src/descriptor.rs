@@ -29,14 +29,18 @@ use std::sync::Mutex;
 /// One binding of a bind group layout.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct BindGroupLayoutEntry {
+    /// The `@binding(n)` number.
     pub binding: u32,
+    /// The kind of resource bound there.
     pub ty: BindingType,
+    /// The shader stages that see it.
     pub stages: ShaderStages,
 }
 
 /// A descriptor set layout as plain data (sorted by binding).
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
 pub struct BindGroupLayoutDesc {
+    /// One entry per binding, sorted by binding number.
     pub entries: Vec<BindGroupLayoutEntry>,
 }
 
@@ -231,9 +235,19 @@ pub enum BindingResource {
     /// A whole buffer (uniform or storage).
     Buffer(BufferHandle),
     /// A range of a buffer.
-    BufferRange { buffer: BufferHandle, offset: u64, size: u64 },
+    BufferRange {
+        /// The buffer.
+        buffer: BufferHandle,
+        /// Byte offset of the range; a multiple of the device's uniform or
+        /// storage offset alignment ([`crate::DeviceInfo`]).
+        offset: u64,
+        /// Bytes in the range: more than 0, ending inside the buffer and
+        /// within the device's range limit for the binding's kind.
+        size: u64,
+    },
     /// A texture in the `ShaderRead` (sampled) or `General` (storage) state.
     Texture(TextureHandle),
+    /// A sampler (plain or comparison, as the binding's type says).
     Sampler(SamplerHandle),
 }
 

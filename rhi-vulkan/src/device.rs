@@ -32,7 +32,9 @@ use std::sync::{Arc, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuar
 /// How to create a [`Device`].
 #[derive(Clone, Debug)]
 pub struct DeviceDesc {
+    /// The application name given to Vulkan (`VkApplicationInfo`).
     pub app_name: String,
+    /// Whether to load the Khronos validation layer.
     pub validation: Validation,
     /// Frames the CPU may record ahead of the GPU (default 2).
     pub frames_in_flight: u32,
@@ -69,8 +71,13 @@ impl Default for DeviceDesc {
 pub struct DeviceFeatures {
     /// `fillModeNonSolid`: [`crate::PolygonMode::Line`] pipelines.
     pub wireframe: bool,
+    /// `multiDrawIndirect`: an indirect draw may read more than one command
+    /// ([`crate::CommandList::draw_indexed_indirect`] with a count above 1).
     pub multi_draw_indirect: bool,
+    /// `drawIndirectFirstInstance`: indirect commands may start at an
+    /// instance other than 0.
     pub draw_indirect_first_instance: bool,
+    /// `depthClamp`: depth may be clamped instead of clipped.
     pub depth_clamp: bool,
     /// `robustBufferAccess`: out-of-range buffer reads in shaders and vertex
     /// fetches (an index buffer's *contents* are not checked by the RHI) are
@@ -87,15 +94,21 @@ pub struct DeviceFeatures {
 /// What the chosen physical device is.
 #[derive(Clone, Debug)]
 pub struct DeviceInfo {
+    /// The driver's name for the device, e.g. `llvmpipe (LLVM 15.0.6, 256 bits)`.
     pub name: String,
+    /// `discrete GPU`, `integrated GPU`, `virtual GPU`, `CPU` or `other`.
     pub device_type: String,
+    /// The Vulkan version the device supports (major, minor, patch).
     pub api_version: (u32, u32, u32),
+    /// The largest push-constant block, in bytes (`maxPushConstantsSize`).
     pub max_push_constants_size: u32,
+    /// The largest storage-buffer binding, in bytes (`maxStorageBufferRange`).
     pub max_storage_buffer_range: u32,
     /// The largest uniform-buffer binding (`maxUniformBufferRange`).
     pub max_uniform_buffer_range: u32,
     /// Offsets of uniform / storage buffer bindings are multiples of these.
     pub min_uniform_buffer_offset_alignment: u64,
+    /// Storage buffer binding offsets are multiples of this (at least 1).
     pub min_storage_buffer_offset_alignment: u64,
     /// The largest dispatch, in work groups per dimension.
     pub max_compute_work_group_count: [u32; 3],
@@ -108,9 +121,13 @@ pub struct DeviceInfo {
     pub max_sampler_anisotropy: f32,
     /// Descriptors of each kind one shader stage may see (`maxPerStageDescriptor*`).
     pub max_per_stage_uniform_buffers: u32,
+    /// Storage buffers one shader stage may see.
     pub max_per_stage_storage_buffers: u32,
+    /// Sampled textures one shader stage may see.
     pub max_per_stage_sampled_images: u32,
+    /// Storage textures one shader stage may see.
     pub max_per_stage_storage_images: u32,
+    /// Samplers one shader stage may see.
     pub max_per_stage_samplers: u32,
     /// Bind groups a pipeline layout may have (`maxBoundDescriptorSets`).
     pub max_bound_descriptor_sets: u32,
@@ -126,20 +143,29 @@ pub struct DeviceInfo {
     /// (`timestampValidBits`; 0: none); `timestampComputeAndGraphics` says
     /// every graphics and compute queue has them.
     pub timestamp_valid_bits: u32,
+    /// `timestampComputeAndGraphics`.
     pub timestamp_compute_and_graphics: bool,
+    /// The optional features the device turned on.
     pub features: DeviceFeatures,
 }
 
 /// Counts of live objects and cache figures, for tests and stats.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct DeviceCounts {
+    /// Live buffers (not counting those waiting in the deletion queue).
     pub buffers: usize,
+    /// Live textures.
     pub textures: usize,
+    /// Live samplers.
     pub samplers: usize,
+    /// Live shader modules.
     pub shaders: usize,
+    /// Live pipelines (cached until [`Device::destroy_pipeline`] or shutdown).
     pub pipelines: usize,
     /// Persistent bind groups ([`Device::create_bind_group`]).
     pub bind_groups: usize,
+    /// Objects destroyed by the caller that wait in the deletion queue for the
+    /// GPU to finish with them.
     pub pending_deletions: usize,
     /// Descriptor set and pipeline layouts (cached by value, kept until shutdown).
     pub layouts: usize,
@@ -156,7 +182,10 @@ pub struct DeviceCounts {
     pub query_pools: usize,
     /// Live gpu-allocator allocations.
     pub allocations: usize,
+    /// Pipeline requests answered from the cache (an equal description was
+    /// created before).
     pub pipeline_cache_hits: u64,
+    /// Pipeline requests that created a pipeline.
     pub pipeline_cache_misses: u64,
 }
 
@@ -404,6 +433,7 @@ impl Device {
             .unwrap_or(0)
     }
 
+    /// What the chosen physical device is and its limits.
     pub fn info(&self) -> &DeviceInfo {
         &self.info
     }
@@ -413,6 +443,7 @@ impl Device {
         &self.info.name
     }
 
+    /// The optional features the device turned on.
     pub fn features(&self) -> DeviceFeatures {
         self.info.features
     }
@@ -422,6 +453,8 @@ impl Device {
         self.instance.counters.clone()
     }
 
+    /// Frames the CPU may record ahead of the GPU (frame slots), as asked in
+    /// [`DeviceDesc::frames_in_flight`].
     pub fn frames_in_flight(&self) -> usize {
         self.frames.len()
     }
@@ -754,7 +787,9 @@ impl Drop for Recording<'_> {
 pub struct ShutdownReport {
     /// gpu-allocator allocations still alive after every object was destroyed.
     pub leaked_allocations: usize,
+    /// Errors the validation layer reported over the device's life.
     pub validation_errors: u64,
+    /// Warnings the validation layer reported over the device's life.
     pub validation_warnings: u64,
 }
 

@@ -26,23 +26,44 @@ impl std::fmt::Display for ShaderError {
 pub enum RhiError {
     /// The Vulkan loader (`libvulkan.so.1`, or `PROXIMA_VULKAN_LOADER`) could not be loaded.
     #[error("the Vulkan loader could not be loaded ({reason}); install `libvulkan1` and a driver such as `mesa-vulkan-drivers` (lavapipe), or run `cargo xtask test`, which installs them")]
-    LoaderNotFound { reason: String },
+    LoaderNotFound {
+        /// Why loading failed (the loader's error).
+        reason: String,
+    },
     /// The loader found no Vulkan driver (ICD) at all.
     #[error("the Vulkan loader found no driver ({detail}); install `mesa-vulkan-drivers` (lavapipe, a CPU driver) or your GPU's Vulkan driver, or run `cargo xtask test`, which installs it")]
-    DriverNotFound { detail: String },
+    DriverNotFound {
+        /// What the loader said.
+        detail: String,
+    },
     /// No physical device offers Vulkan 1.3 with dynamic rendering and synchronization2.
     #[error("no Vulkan 1.3 device with dynamic rendering and synchronization2{filter} (found: {found:?}); install `mesa-vulkan-drivers` for the lavapipe CPU driver")]
-    NoSuitableDevice { found: Vec<String>, filter: String },
+    NoSuitableDevice {
+        /// The names of the devices that were found.
+        found: Vec<String>,
+        /// ` matching PROXIMA_DEVICE="..."` when a device filter was given,
+        /// else empty.
+        filter: String,
+    },
+    /// Device memory ran out (`VK_ERROR_OUT_OF_DEVICE_MEMORY`, or an
+    /// allocation larger than any heap that could hold it).
     #[error("out of device memory")]
     OutOfDeviceMemory,
+    /// Host memory ran out (`VK_ERROR_OUT_OF_HOST_MEMORY`).
     #[error("out of host memory")]
     OutOfHostMemory,
+    /// The device was lost (`VK_ERROR_DEVICE_LOST`, or a wait timed out);
+    /// the device stays lost ([`crate::Device::is_lost`]).
     #[error("the Vulkan device was lost")]
     DeviceLost,
+    /// The device lacks a feature, format or usage the call needs.
     #[error("unsupported: {0}")]
     Unsupported(String),
+    /// WGSL that naga rejected, with where and why.
     #[error("shader error at {0}")]
     Shader(Box<ShaderError>),
+    /// A description or argument the RHI refuses (a bad size, usage, range,
+    /// format, binding…); nothing was created or recorded.
     #[error("invalid description: {0}")]
     InvalidDesc(String),
     /// A command recorded where the command list's state does not allow it
@@ -52,12 +73,20 @@ pub enum RhiError {
     /// A handle that names no live object (destroyed, or from another device).
     #[error("invalid handle: {0}")]
     InvalidHandle(String),
+    /// gpu-allocator failed for a reason other than running out of memory.
     #[error("memory allocation failed: {0}")]
     Allocation(String),
+    /// A Vulkan call failed with a code the RHI has no own variant for.
     #[error("{context}: {result}")]
-    Vulkan { context: &'static str, result: vk::Result },
+    Vulkan {
+        /// The Vulkan function that failed.
+        context: &'static str,
+        /// The code it returned.
+        result: vk::Result,
+    },
 }
 
+/// The RHI's result type ([`RhiError`] unless said otherwise).
 pub type Result<T, E = RhiError> = std::result::Result<T, E>;
 
 /// Maps a `vk::Result` from the call named by `context` to an [`RhiError`],

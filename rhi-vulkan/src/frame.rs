@@ -119,7 +119,9 @@ impl FrameSlot {
 /// The formats a render pass draws into; secondaries inherit it.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
 pub struct RenderingLayout {
+    /// The color attachments' formats, in attachment order.
     pub color_formats: Vec<Format>,
+    /// The depth attachment's format, if the pass has one.
     pub depth_format: Option<Format>,
 }
 
@@ -173,7 +175,10 @@ pub struct SecondaryCommandBuffer {
 /// The value a submitted frame signals; wait on it to read its results.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FrameSubmission {
+    /// The queue's timeline-semaphore value the frame's submission signals
+    /// ([`crate::Device::wait_for`] waits on it).
     pub value: u64,
+    /// The frame's number ([`Frame::index`]).
     pub frame: u64,
 }
 
@@ -237,6 +242,7 @@ impl<'d> Frame<'d> {
         self.index
     }
 
+    /// The device the frame records for.
     pub fn device(&self) -> &'d Device {
         self.device
     }

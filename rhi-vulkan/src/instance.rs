@@ -48,6 +48,7 @@ pub enum Validation {
     Auto,
     /// On if the layer is installed (`PROXIMA_VALIDATION=0` still turns it off).
     Enabled,
+    /// Never loaded.
     Disabled,
 }
 
@@ -85,9 +86,11 @@ impl ValidationCounters {
     pub fn sync_validation(&self) -> bool {
         self.sync_validation.load(Ordering::Relaxed)
     }
+    /// Errors reported so far.
     pub fn errors(&self) -> u64 {
         self.errors.load(Ordering::Relaxed)
     }
+    /// Warnings reported so far.
     pub fn warnings(&self) -> u64 {
         self.warnings.load(Ordering::Relaxed)
     }

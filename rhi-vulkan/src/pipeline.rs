@@ -25,87 +25,130 @@ use std::sync::Mutex;
 /// A shader and the entry point to run.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct ShaderStageDesc {
+    /// The shader module.
     pub shader: ShaderHandle,
+    /// The entry point's name; it must exist for the stage it is used in.
     pub entry: String,
 }
 
 impl ShaderStageDesc {
+    /// The entry point `entry` of `shader`.
     pub fn new(shader: ShaderHandle, entry: &str) -> Self {
         Self { shader, entry: entry.into() }
     }
 }
 
+/// One attribute of a vertex stream.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct VertexAttribute {
+    /// The `@location(n)` the vertex shader reads it at; each location once
+    /// per pipeline.
     pub location: u32,
+    /// Its format in the buffer.
     pub format: VertexFormat,
+    /// Byte offset inside one element; the attribute must end within the
+    /// stream's stride.
     pub offset: u32,
 }
 
+/// How often a vertex stream advances.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub enum VertexStepMode {
+    /// Once per vertex.
     #[default]
     Vertex,
+    /// Once per instance.
     Instance,
 }
 
 /// One vertex stream.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct VertexBufferLayout {
+    /// Bytes from one element to the next.
     pub stride: u32,
+    /// Whether an element is a vertex or an instance.
     pub step_mode: VertexStepMode,
+    /// The attributes read from each element.
     pub attributes: Vec<VertexAttribute>,
 }
 
+/// How vertices become primitives and which of them are rasterized.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub struct PrimitiveState {
+    /// How vertices are assembled into primitives.
     pub topology: PrimitiveTopology,
+    /// Filled or wireframe.
     pub polygon_mode: PolygonMode,
+    /// Which faces are discarded.
     pub cull_mode: CullMode,
+    /// Which winding is front-facing.
     pub front_face: FrontFace,
 }
 
 /// Depth bias; `slope_scale` is stored as `f32` bits so the desc stays `Eq + Hash`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct DepthBias {
+    /// Constant offset added to each fragment's depth, in units of the
+    /// depth format's smallest step.
     pub constant: i32,
+    /// The bits of the `f32` factor applied to the polygon's depth slope
+    /// (see [`DepthBias::new`]).
     pub slope_scale_bits: u32,
 }
 
 impl DepthBias {
+    /// A bias of `constant` steps plus `slope_scale` times the depth slope.
     pub fn new(constant: i32, slope_scale: f32) -> Self {
         Self { constant, slope_scale_bits: slope_scale.to_bits() }
     }
 }
 
+/// Depth testing and writing of a graphics pipeline.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct DepthState {
+    /// The depth attachment's format (a depth format).
     pub format: Format,
+    /// Whether fragments that pass write their depth.
     pub write: bool,
+    /// The test a fragment's depth must pass against the stored one.
     pub compare: CompareOp,
+    /// Depth bias (shadow maps), if any.
     pub bias: Option<DepthBias>,
 }
 
+/// One color target of a graphics pipeline.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct ColorTargetState {
+    /// The attachment's format (not a depth format).
     pub format: Format,
+    /// Blending with what the target holds; `None` overwrites.
     pub blend: Option<BlendState>,
 }
 
 /// Everything that defines a graphics pipeline; the cache key.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct GraphicsPipelineDesc {
+    /// The vertex shader.
     pub vertex: ShaderStageDesc,
+    /// The fragment shader; `None` for depth-only pipelines.
     pub fragment: Option<ShaderStageDesc>,
+    /// The vertex streams, by binding slot (at most
+    /// [`crate::MAX_VERTEX_STREAMS`]); together they provide every location the
+    /// vertex shader reads.
     pub vertex_buffers: Vec<VertexBufferLayout>,
+    /// Primitive assembly and rasterization.
     pub primitive: PrimitiveState,
+    /// Depth test and write; `None` for a pass without depth.
     pub depth: Option<DepthState>,
+    /// The color targets, in attachment order (at most
+    /// [`crate::MAX_COLOR_ATTACHMENTS`]); a pipeline needs a color target or depth.
     pub color_targets: Vec<ColorTargetState>,
 }
 
 /// A compute pipeline's description; the cache key.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct ComputePipelineDesc {
+    /// The compute shader.
     pub shader: ShaderStageDesc,
 }
 

@@ -9,9 +9,13 @@ pub const QUAD_GRID_WGSL: &str = include_str!("../shaders/quad_grid.wgsl");
 
 /// GPU resources for drawing a grid of colored quads.
 pub struct QuadGrid {
+    /// The pipeline the quads are drawn with.
     pub pipeline: PipelineHandle,
+    /// The per-vertex stream: one quad's corners.
     pub corners: BufferHandle,
+    /// The per-instance stream: each quad's position and colour.
     pub instances: BufferHandle,
+    /// Quads in the grid.
     pub instance_count: u32,
     /// Half-size of one quad in clip space.
     pub scale: [f32; 2],
@@ -101,6 +105,7 @@ impl QuadGrid {
         Ok(())
     }
 
+    /// Destroys the two buffers (the pipeline stays in the device's cache).
     pub fn destroy(self, device: &Device) {
         device.destroy_buffer(self.corners);
         device.destroy_buffer(self.instances);

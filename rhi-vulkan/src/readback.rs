@@ -8,8 +8,11 @@ use crate::{BufferDesc, TextureHandle};
 /// An RGBA8 image in row-major order, top row first.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Image {
+    /// Width in pixels.
     pub width: u32,
+    /// Height in pixels.
     pub height: u32,
+    /// `width * height * 4` bytes, RGBA, rows top to bottom.
     pub rgba8: Vec<u8>,
 }
 

@@ -16,6 +16,7 @@ pub struct SamplerDesc {
     pub mipmap_filter: Filter,
     /// Wrap mode along U (x) and V (y).
     pub address_u: AddressMode,
+    /// Wrap mode along V (y).
     pub address_v: AddressMode,
     /// Anisotropic filtering up to this many samples; 0 or 1 is off. Applied
     /// only where the device has `samplerAnisotropy`
@@ -63,6 +64,7 @@ impl SamplerDesc {
     }
 }
 
+/// Names a sampler of a [`Device`].
 pub type SamplerHandle = Handle<SamplerEntry>;
 
 #[doc(hidden)]
@@ -127,6 +129,8 @@ impl Device {
             .ok_or_else(|| RhiError::InvalidHandle(format!("{sampler:?}")))
     }
 
+    /// Destroys the sampler once the GPU no longer uses it. Destroying twice
+    /// is a no-op.
     pub fn destroy_sampler(&self, sampler: SamplerHandle) {
         let entry = write(&self.resources.samplers).remove(sampler);
         if let Some(entry) = entry {

@@ -15,27 +15,40 @@ use ash::vk;
 /// The kind of resource a binding expects.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum BindingType {
+    /// `var<uniform>`.
     UniformBuffer,
-    StorageBuffer { read_only: bool },
+    /// `var<storage>`.
+    StorageBuffer {
+        /// `var<storage, read>` (`true`) or `var<storage, read_write>`.
+        read_only: bool,
+    },
+    /// A `texture_2d` read through a sampler.
     SampledTexture,
     /// A depth texture sampled with a comparison sampler.
     DepthTexture,
+    /// A `texture_storage_2d` read or written by compute.
     StorageTexture,
+    /// A `sampler`.
     Sampler,
+    /// A `sampler_comparison`.
     ComparisonSampler,
 }
 
 /// One `@group(g) @binding(b)` resource of an entry point.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct ReflectedBinding {
+    /// The `@group(g)` number.
     pub group: u32,
+    /// The `@binding(b)` number.
     pub binding: u32,
+    /// The kind of resource it expects.
     pub ty: BindingType,
 }
 
-/// A vertex-shader input: `@location(n)` and its shader-side scalar count.
+/// A vertex-shader input: its `@location(n)`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct VertexInput {
+    /// The `@location(n)` number.
     pub location: u32,
 }
 
@@ -44,12 +57,17 @@ pub struct VertexInput {
 /// and the entry point's own vertex inputs.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct EntryPointReflection {
+    /// The entry point's name.
     pub name: String,
+    /// Its stage (one flag).
     pub stage: ShaderStages,
+    /// The module's resource bindings.
     pub bindings: Vec<ReflectedBinding>,
     /// Size in bytes of the `var<immediate>` block this entry point uses (0: none).
     pub push_constant_size: u32,
+    /// The locations a vertex entry point reads (empty for other stages).
     pub vertex_inputs: Vec<VertexInput>,
+    /// `@workgroup_size` of a compute entry point, as naga reports it.
     pub workgroup_size: [u32; 3],
 }
 
@@ -87,6 +105,7 @@ impl CompiledShader {
         &self.entry_points
     }
 
+    /// The reflection of the entry point named `name`, if there is one.
     pub fn entry_point(&self, name: &str) -> Option<&EntryPointReflection> {
         self.entry_points.iter().find(|e| e.name == name)
     }
@@ -245,6 +264,8 @@ impl Device {
         })
     }
 
+    /// Destroys the shader module once the GPU no longer uses it; pipelines
+    /// made from it keep working. Destroying twice is a no-op.
     pub fn destroy_shader(&self, shader: ShaderHandle) {
         let entry = write(&self.resources.shaders).remove(shader);
         if let Some(entry) = entry {

@@ -16,10 +16,17 @@ use gpu_allocator::MemoryLocation;
 /// A texture's description: plain data.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct TextureDesc {
+    /// Names the texture in errors and in its gpu-allocator allocation.
     pub label: String,
+    /// Width in pixels of level 0: at least 1, at most what the device
+    /// supports for the format and usage.
     pub width: u32,
+    /// Height in pixels of level 0 (as for `width`).
     pub height: u32,
+    /// The texel format.
     pub format: Format,
+    /// What the texture may be used for; checked against the device's
+    /// support for the format.
     pub usage: TextureUsage,
     /// Mip levels, 1 (no chain) up to [`TextureDesc::full_mip_count`]. Level
     /// `l` is `max(1, width >> l)` by `max(1, height >> l)`. Views and
@@ -369,6 +376,8 @@ impl Device {
         )))
     }
 
+    /// The description `texture` was created with; an
+    /// [`RhiError::InvalidHandle`] if it is not alive.
     pub fn texture_desc(&self, texture: TextureHandle) -> Result<TextureDesc> {
         read(&self.resources.textures)
             .get(texture)

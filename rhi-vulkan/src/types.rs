@@ -36,8 +36,20 @@ macro_rules! flags {
 flags!(
     /// What a buffer may be used for.
     BufferUsage {
-        VERTEX = 1, INDEX = 2, UNIFORM = 4, STORAGE = 8, INDIRECT = 16,
-        TRANSFER_SRC = 32, TRANSFER_DST = 64,
+        /// Bound as a vertex stream.
+        VERTEX = 1,
+        /// Bound as the index buffer.
+        INDEX = 2,
+        /// Bound as a uniform buffer.
+        UNIFORM = 4,
+        /// Bound as a storage buffer.
+        STORAGE = 8,
+        /// Read as indirect draw arguments.
+        INDIRECT = 16,
+        /// The source of a copy (read-back, buffer-to-buffer).
+        TRANSFER_SRC = 32,
+        /// The destination of a copy (staging uploads).
+        TRANSFER_DST = 64,
     }
 );
 
@@ -45,13 +57,28 @@ flags!(
     /// What a texture may be used for.
     TextureUsage {
         /// Color or depth attachment of a render pass.
-        RENDER_TARGET = 1, SAMPLED = 2, STORAGE = 4, TRANSFER_SRC = 8, TRANSFER_DST = 16,
+        RENDER_TARGET = 1,
+        /// Sampled by shaders.
+        SAMPLED = 2,
+        /// Read and written by compute as a storage image.
+        STORAGE = 4,
+        /// The source of a copy or blit (read-back, mip generation).
+        TRANSFER_SRC = 8,
+        /// The destination of a copy or blit (uploads, mip generation).
+        TRANSFER_DST = 16,
     }
 );
 
 flags!(
     /// Shader stages, for binding visibility and push constants.
-    ShaderStages { VERTEX = 1, FRAGMENT = 2, COMPUTE = 4 }
+    ShaderStages {
+        /// The vertex stage.
+        VERTEX = 1,
+        /// The fragment stage.
+        FRAGMENT = 2,
+        /// The compute stage.
+        COMPUTE = 4,
+    }
 );
 
 /// Where a buffer's memory lives, as gpu-allocator names it.
@@ -72,15 +99,24 @@ pub enum Format {
     R8Unorm,
     /// Two 8-bit normalized channels (two-channel normal maps, packed masks).
     Rg8Unorm,
+    /// Four 8-bit normalized channels, linear.
     Rgba8Unorm,
+    /// Four 8-bit channels, sRGB-encoded colour (decoded to linear when
+    /// sampled, encoded when written) and linear alpha.
     Rgba8Srgb,
+    /// Four 8-bit normalized channels in BGRA order (common swapchain format).
     Bgra8Unorm,
+    /// BGRA order, sRGB-encoded colour.
     Bgra8Srgb,
+    /// Four 16-bit floats (HDR colour).
     Rgba16Float,
+    /// 32-bit float depth; the one depth format.
     Depth32Float,
 }
 
 impl Format {
+    /// Whether it is a depth format (a depth attachment, sampled as a
+    /// [`crate::BindingType::DepthTexture`]).
     pub fn is_depth(self) -> bool {
         matches!(self, Format::Depth32Float)
     }
@@ -99,12 +135,19 @@ impl Format {
 /// Vertex attribute formats.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum VertexFormat {
+    /// One `f32` (`f32` in WGSL).
     Float32,
+    /// Two `f32`s (`vec2<f32>`).
     Float32x2,
+    /// Three `f32`s (`vec3<f32>`).
     Float32x3,
+    /// Four `f32`s (`vec4<f32>`).
     Float32x4,
+    /// One `u32`.
     Uint32,
+    /// Two `u32`s (`vec2<u32>`).
     Uint32x2,
+    /// Four `u32`s (`vec4<u32>`).
     Uint32x4,
     /// Four normalized bytes (vertex colors).
     Unorm8x4,
@@ -113,6 +156,7 @@ pub enum VertexFormat {
 }
 
 impl VertexFormat {
+    /// Bytes the attribute takes in a vertex buffer.
     pub fn size(self) -> u32 {
         match self {
             VertexFormat::Float32 | VertexFormat::Uint32 => 4,
@@ -124,76 +168,113 @@ impl VertexFormat {
     }
 }
 
+/// The type of an index buffer's indices.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub enum IndexFormat {
+    /// 16-bit indices (2 bytes each).
     Uint16,
+    /// 32-bit indices (4 bytes each).
     #[default]
     Uint32,
 }
 
+/// How a depth test or comparison sampler compares a new value with the
+/// stored one (the test passes when `new OP stored`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub enum CompareOp {
+    /// Never passes.
     Never,
+    /// Passes when the new value is smaller.
     Less,
+    /// Passes when the values are equal.
     Equal,
+    /// Passes when the new value is smaller or equal.
     #[default]
     LessEqual,
+    /// Passes when the new value is greater.
     Greater,
+    /// Passes when the new value is greater or equal.
     GreaterEqual,
+    /// Always passes.
     Always,
 }
 
+/// How a draw's vertices are assembled into primitives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub enum PrimitiveTopology {
+    /// Every three vertices make a triangle.
     #[default]
     TriangleList,
+    /// Each vertex after the second makes a triangle with the two before it.
     TriangleStrip,
+    /// Every two vertices make a line.
     LineList,
 }
 
+/// How triangles are rasterized.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub enum PolygonMode {
+    /// Filled triangles.
     #[default]
     Fill,
     /// Needs the `fillModeNonSolid` feature ([`crate::DeviceFeatures::wireframe`]).
     Line,
 }
 
+/// Which triangles are discarded before rasterization, by facing (see
+/// [`FrontFace`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub enum CullMode {
+    /// None: both faces are drawn.
     #[default]
     None,
+    /// Front faces are discarded.
     Front,
+    /// Back faces are discarded.
     Back,
 }
 
 /// Which winding is front-facing, in framebuffer space (y down).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub enum FrontFace {
+    /// Counter-clockwise triangles face the viewer.
     #[default]
     CounterClockwise,
+    /// Clockwise triangles face the viewer.
     Clockwise,
 }
 
+/// What a blend multiplies the source (shader output) or destination
+/// (target's value) by.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum BlendFactor {
+    /// 0.
     Zero,
+    /// 1.
     One,
+    /// The source's alpha.
     SrcAlpha,
+    /// 1 minus the source's alpha.
     OneMinusSrcAlpha,
+    /// The destination's colour (multiplicative blending).
     DstColor,
 }
 
+/// One channel group's blend: `src * src_factor + dst * dst_factor`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct BlendComponent {
+    /// The factor of the shader's output.
     pub src: BlendFactor,
+    /// The factor of the value in the target.
     pub dst: BlendFactor,
 }
 
 /// Additive blending of color and alpha (`op` is always add).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct BlendState {
+    /// How RGB blends.
     pub color: BlendComponent,
+    /// How alpha blends.
     pub alpha: BlendComponent,
 }
 
@@ -210,18 +291,25 @@ impl BlendState {
     };
 }
 
+/// How a sampler picks texels (or mip levels) between sample points.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub enum Filter {
+    /// The nearest one.
     Nearest,
+    /// Linear interpolation between the nearest ones.
     #[default]
     Linear,
 }
 
+/// What a sampler reads outside 0..1 texture coordinates.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub enum AddressMode {
+    /// The texture tiles.
     Repeat,
+    /// The edge texel.
     #[default]
     ClampToEdge,
+    /// The texture tiles, every other copy mirrored.
     MirrorRepeat,
 }
 
@@ -232,13 +320,17 @@ pub enum AddressMode {
 pub enum TextureState {
     /// Contents are discarded.
     Undefined,
+    /// Written as a color attachment of a render pass.
     ColorAttachment,
+    /// Read and written as the depth attachment of a render pass.
     DepthAttachment,
     /// Read by fragment or compute shaders (including depth compare sampling).
     ShaderRead,
     /// Storage image read/written by compute.
     General,
+    /// Read by a copy or blit.
     TransferSrc,
+    /// Written by a copy or blit.
     TransferDst,
     /// Handed to the presentation engine.
     Present,
@@ -247,7 +339,9 @@ pub enum TextureState {
 /// Buffer access scopes for barriers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum BufferState {
+    /// Written by a copy.
     TransferDst,
+    /// Read by a copy.
     TransferSrc,
     /// Read as vertex, index, uniform or storage data by draws or compute.
     ShaderRead,
@@ -262,16 +356,23 @@ pub enum BufferState {
 /// A rectangle in pixels.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub struct Rect {
+    /// Left edge, in pixels.
     pub x: i32,
+    /// Top edge, in pixels (y grows downwards).
     pub y: i32,
+    /// Width in pixels.
     pub width: u32,
+    /// Height in pixels.
     pub height: u32,
 }
 
 impl Rect {
+    /// The rectangle at (`x`, `y`) of `width` by `height` pixels.
     pub fn new(x: i32, y: i32, width: u32, height: u32) -> Self {
         Self { x, y, width, height }
     }
+    /// The rectangle at the origin of `width` by `height` pixels (a whole
+    /// attachment of that size).
     pub fn from_size(width: u32, height: u32) -> Self {
         Self { x: 0, y: 0, width, height }
     }

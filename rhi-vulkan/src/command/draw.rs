@@ -14,6 +14,11 @@ use crate::BufferHandle;
 use ash::vk;
 
 impl CommandList<'_> {
+    /// Binds a graphics or compute pipeline. Bind groups stay bound as far as
+    /// the new layout is compatible with the old one (Vulkan's pipeline layout
+    /// compatibility) and push constants only under the same push-constant
+    /// range; everything else must be bound again before the next draw.
+    /// Refused in a pass begun with [`RenderingContents::Secondary`].
     pub fn bind_pipeline(&mut self, pipeline: PipelineHandle) -> Result<()> {
         self.inline_ok("bind_pipeline")?;
         let pipelines = read(&self.device.resources.pipelines);
@@ -190,6 +195,10 @@ impl CommandList<'_> {
         Ok(())
     }
 
+    /// Binds `buffer` (with [`BufferUsage::INDEX`]) as the index buffer from
+    /// byte `offset` on, which must lie inside it and be a multiple of the
+    /// index size; indexed draws are then checked against the indices left
+    /// after `offset`.
     pub fn bind_index_buffer(&mut self, buffer: BufferHandle, offset: u64, format: IndexFormat) -> Result<()> {
         self.inline_ok("bind_index_buffer")?;
         let (raw, desc) = self.device.raw_buffer_desc(buffer)?;

@@ -27,37 +27,60 @@ pub(crate) use state::{SetLayouts, VertexStream, VertexStreams, MAX_PUSH_CONSTAN
 /// What happens to an attachment when the pass begins.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum LoadOp<T> {
+    /// Clear to this value (RGBA for color, depth for depth).
     Clear(T),
+    /// Keep what the attachment holds.
     Load,
+    /// The contents are undefined; for passes that overwrite every pixel.
     DontCare,
 }
 
+/// A color attachment of a [`RenderingDesc`]: a texture in
+/// [`TextureState::ColorAttachment`] with [`TextureUsage::RENDER_TARGET`],
+/// at least as large as the pass's area.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ColorAttachment {
+    /// The texture drawn into (not a depth format).
     pub texture: TextureHandle,
+    /// What the pass starts with; a clear colour is linear RGBA.
     pub load: LoadOp<[f32; 4]>,
+    /// Whether the results are written back (`false`: discarded after the pass).
     pub store: bool,
 }
 
+/// The depth attachment of a [`RenderingDesc`]: a depth-format texture in
+/// [`TextureState::DepthAttachment`] with [`TextureUsage::RENDER_TARGET`].
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct DepthAttachment {
+    /// The depth texture.
     pub texture: TextureHandle,
+    /// What the pass starts with; a clear value is a depth in 0..=1.
     pub load: LoadOp<f32>,
+    /// Whether the depth is kept after the pass (a later pass or a sampler
+    /// reads it) or discarded.
     pub store: bool,
 }
 
 /// A dynamic-rendering pass: attachments (in the attachment states) and area.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RenderingDesc {
+    /// Color attachments, in the order of the pipeline's color targets (at
+    /// most [`crate::MAX_COLOR_ATTACHMENTS`]).
     pub color: Vec<ColorAttachment>,
+    /// The depth attachment, if the pass has one.
     pub depth: Option<DepthAttachment>,
+    /// The pixels rendered: not empty, starting at x, y >= 0 and inside every
+    /// attachment.
     pub area: Rect,
 }
 
 /// Whether the pass's draws are recorded inline or come from secondaries.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RenderingContents {
+    /// Draws are recorded in this command list.
     Inline,
+    /// Draws come from secondaries ([`crate::Frame::record_secondary`])
+    /// executed into the pass; this list may record nothing else inside it.
     Secondary,
 }
 
@@ -119,6 +142,8 @@ impl<'d> CommandList<'d> {
         self.draws
     }
 
+    /// Whether this is a secondary command buffer (which continues a pass
+    /// begun in the frame's primary and cannot begin or end one).
     pub fn is_secondary(&self) -> bool {
         self.secondary
     }

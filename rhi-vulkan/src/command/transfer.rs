@@ -44,6 +44,8 @@ impl CommandList<'_> {
         Ok(())
     }
 
+    /// Makes the accesses of `from` visible to those of `to` for the whole
+    /// `buffer`. Outside a render pass only.
     pub fn buffer_barrier(&mut self, buffer: BufferHandle, from: BufferState, to: BufferState) -> Result<()> {
         self.outside_pass("a buffer barrier")?;
         let raw = self.device.raw_buffer(buffer)?;
