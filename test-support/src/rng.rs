@@ -1,5 +1,5 @@
-//! The tests' one seeded RNG: SplitMix64 (formerly the fuzzing test's and the
-//! instancing sample's copy). Small, fixed and deterministic: a seed gives
+//! The tests' and samples' one seeded RNG: SplitMix64 (formerly the fuzzing
+//! test's and the instancing sample's copies). Small, fixed and deterministic: a seed gives
 //! the same sequence on every machine and every run, so a failure replays.
 
 /// SplitMix64 over a 64-bit state; [`Rng::new`] takes the seed as the state.

@@ -15,6 +15,7 @@
 //! `instances` are summed over the components' `IsmStats` (visible: the
 //! main view's, as the GPU cull last read back).
 
+use test_support::Rng;
 use clap::Parser;
 use engine_core::static_mesh::shapes;
 use engine_core::*;
@@ -54,31 +55,12 @@ fn main() {
     }
 }
 
-/// splitmix64: small, deterministic, good enough for scattering.
-struct Rng(u64);
-
-impl Rng {
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    /// Uniform in [0, 1).
-    fn f(&mut self) -> f32 {
-        (self.next_u64() >> 40) as f32 / (1u64 << 24) as f32
-    }
-    fn range(&mut self, lo: f32, hi: f32) -> f32 {
-        lo + (hi - lo) * self.f()
-    }
-}
 
 fn hash3(p: Vec3, seed: u64) -> f32 {
     let q = (p * 1000.0).round();
-    let mut r = Rng(seed ^ (q.x as i64 as u64).wrapping_mul(0x1F1F_1F1F) ^ (q.y as i64 as u64).wrapping_mul(0x7FEB_352D_1234) ^ (q.z as i64 as u64).wrapping_mul(0x846C_A68B));
+    let mut r = Rng::new(seed ^ (q.x as i64 as u64).wrapping_mul(0x1F1F_1F1F) ^ (q.y as i64 as u64).wrapping_mul(0x7FEB_352D_1234) ^ (q.z as i64 as u64).wrapping_mul(0x846C_A68B));
     r.next_u64();
-    r.f()
+    r.f32()
 }
 
 fn flat_vertex(p: Vec3, n: Vec3) -> LocalVertex {
@@ -171,15 +153,15 @@ fn spawn_camera_and_sun(engine: &mut Engine, eye: Vec3, target: Vec3, far: f32, 
 
 /// Two rock heaps, one component each.
 fn two_components(engine: &mut Engine, a: u32, b: u32) -> anyhow::Result<Vec<ComponentId>> {
-    let mut rng = Rng(SEED);
+    let mut rng = Rng::new(SEED);
     let mesh_a = rock("rock A (boulder)", 11, 10, 7, 0.45, Vec3::new(1.0, 0.85, 0.6))?;
     let mesh_b = rock("rock B (shard)", 23, 6, 4, 0.7, Vec3::new(0.7, 0.6, 1.2))?;
     let heap = |rng: &mut Rng, n: u32, center: Vec3, radius: f32, squash: Vec3| -> Vec<Affine3A> {
         (0..n)
             .map(|_| {
-                let (ang, r) = (rng.range(0.0, std::f32::consts::TAU), radius * rng.f().sqrt());
+                let (ang, r) = (rng.range(0.0, std::f32::consts::TAU), radius * rng.f32().sqrt());
                 let s = rng.range(0.35, 0.9);
-                let h = (1.0 - (r / radius).powi(2)) * 3.5 * rng.f().sqrt();
+                let h = (1.0 - (r / radius).powi(2)) * 3.5 * rng.f32().sqrt();
                 let p = center + Vec3::new(ang.cos() * r, ang.sin() * r, h);
                 instance(p, rng.range(0.0, std::f32::consts::TAU), rng.range(-0.5, 0.5), squash * s * rng.range(0.8, 1.2))
             })
@@ -198,7 +180,7 @@ fn two_components(engine: &mut Engine, a: u32, b: u32) -> anyhow::Result<Vec<Com
 
 /// Trees and rocks over a ground plane; returns the ISM components.
 fn forest(engine: &mut Engine, k: u32, hism: bool) -> anyhow::Result<Vec<ComponentId>> {
-    let mut rng = Rng(SEED);
+    let mut rng = Rng::new(SEED);
     let trees = (k as u64 * 35 / 100).max(1) as u32;
     let rocks_a = ((k - trees) / 2).min(k - trees);
     let rocks_b = k - trees - rocks_a;
