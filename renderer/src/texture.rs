@@ -76,6 +76,10 @@ pub enum TextureFormat {
 }
 
 impl TextureFormat {
+    /// Every format, in declaration order.
+    pub const ALL: [TextureFormat; 5] = [TextureFormat::Rgba8Srgb, TextureFormat::Rgba8Unorm, TextureFormat::Rg8Unorm, TextureFormat::R8Unorm, TextureFormat::Rgba16Float];
+
+    /// Bytes of one texel.
     pub fn bytes_per_texel(self) -> usize {
         match self {
             TextureFormat::R8Unorm => 1,
@@ -126,11 +130,16 @@ pub struct Texture2D {
 pub struct TextureLimits {
     /// The largest width or height.
     pub max_dimension: u32,
+    /// Per [`TextureFormat`] (in [`TextureFormat::ALL`] order): whether the
+    /// device can generate its mip levels (linear blits); a texture asking
+    /// for [`TextureMips::Generate`] in another format must supply them.
+    pub mip_generation: [bool; TextureFormat::ALL.len()],
 }
 
 impl TextureLimits {
+    /// The limits of `device`.
     pub fn of(device: &Device) -> Self {
-        Self { max_dimension: device.info().max_image_dimension_2d }
+        Self { max_dimension: device.info().max_image_dimension_2d, mip_generation: TextureFormat::ALL.map(|f| device.supports_mip_generation(f.rhi())) }
     }
 }
 
@@ -198,6 +207,10 @@ impl Texture2D {
         }
         if self.width > limits.max_dimension || self.height > limits.max_dimension {
             return invalid(format!("{}x{} is larger than the device allows ({} per side)", self.width, self.height, limits.max_dimension));
+        }
+        let format_index = TextureFormat::ALL.iter().position(|f| *f == self.format).expect("every format is in ALL");
+        if self.mips == TextureMips::Generate && self.mip_levels() > 1 && !limits.mip_generation[format_index] {
+            return invalid(format!("the device cannot generate mips of {:?}: supply them (TextureMips::Supplied) or use none", self.format));
         }
         if self.data.len() != self.level_size(0) {
             return invalid(format!("level 0 has {} bytes; {}x{} {:?} needs {}", self.data.len(), self.width, self.height, self.format, self.level_size(0)));
@@ -345,7 +358,7 @@ impl TextureRegistry {
 mod tests {
     use super::*;
 
-    const LIMITS: TextureLimits = TextureLimits { max_dimension: 4096 };
+    const LIMITS: TextureLimits = TextureLimits { max_dimension: 4096, mip_generation: [true; 5] };
 
     #[test]
     fn sizes_and_levels_are_checked() {
@@ -365,6 +378,12 @@ mod tests {
         let too_many = Texture2D::new("t", 2, 2, TextureFormat::R8Unorm, vec![0; 4]).with_mips(vec![vec![0; 1], vec![0; 1]]);
         assert!(too_many.validate(&LIMITS).is_err());
         assert_eq!(Texture2D::new("t", 2, 2, TextureFormat::Rgba16Float, vec![0; 32]).level_size(0), 32);
+        // A format the device cannot blit: generated mips are refused, supplied ones are fine.
+        let no_blit = TextureLimits { mip_generation: [true, true, true, false, true], ..LIMITS };
+        let r8 = Texture2D::new("r8", 2, 2, TextureFormat::R8Unorm, vec![0; 4]);
+        assert!(matches!(r8.validate(&no_blit), Err(RendererError::InvalidTexture { reason, .. }) if reason.contains("cannot generate mips")));
+        r8.clone().with_mips(vec![vec![0; 1]]).validate(&no_blit).unwrap();
+        r8.without_mips().validate(&no_blit).unwrap();
     }
 
     #[test]
