@@ -7,7 +7,8 @@
 //! turns exactly the marked changes into render commands (proxy recreation,
 //! transform updates, dynamic data), static-mesh assets and components,
 //! lights and cameras, collision ([`collision`]: providers, `BodySetup`
-//! cooking sync or async, ray casts) and the [`Engine`] loop that runs the
+//! cooking sync or async, ray casts), glTF 2.0 import ([`gltf`], feature
+//! `gltf`, on by default) and the [`Engine`] loop that runs the
 //! game thread at most one frame ahead of the render thread.
 //!
 //! ## What it promises
@@ -30,6 +31,8 @@ mod component;
 mod end_of_frame;
 mod engine;
 mod error;
+#[cfg(feature = "gltf")]
+pub mod gltf;
 mod handle;
 mod light_camera;
 pub mod static_mesh;

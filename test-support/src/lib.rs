@@ -34,6 +34,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 pub mod bench;
+pub mod gltf_writer;
 #[cfg(feature = "renderer")]
 mod render;
 mod rng;

@@ -1,0 +1,123 @@
+//! Reading accessors: every range checked against its buffer view and
+//! buffer, strides removed, sparse substitutions applied, integer and
+//! normalized components (`KHR_mesh_quantization`) turned into floats.
+
+use super::GltfError;
+use gltf::accessor::{DataType, Dimensions};
+use gltf::Accessor;
+
+fn accessor_err(path: &str, acc: &Accessor, problem: String) -> GltfError {
+    GltfError::Accessor { path: path.into(), problem: format!("accessor {}: {problem}", acc.index()) }
+}
+
+/// The bytes of buffer view `view`, checked against its buffer.
+pub(crate) fn view_bytes<'b>(view: &gltf::buffer::View, buffers: &'b [Vec<u8>]) -> Result<&'b [u8], GltfError> {
+    let path = format!("/bufferViews/{}", view.index());
+    let data = buffers.get(view.buffer().index()).ok_or_else(|| GltfError::Buffer { path: path.clone(), problem: format!("buffer {} was not loaded", view.buffer().index()) })?;
+    let end = view.offset().checked_add(view.length());
+    match end {
+        Some(end) if end <= data.len() => Ok(&data[view.offset()..end]),
+        _ => Err(GltfError::Accessor {
+            path,
+            problem: format!("bytes {}..+{} are past the end of buffer {} ({} bytes)", view.offset(), view.length(), view.buffer().index(), data.len()),
+        }),
+    }
+}
+
+/// The accessor's elements tightly packed (stride removed, sparse values
+/// substituted). `max_count` bounds `count` before anything is allocated.
+pub(crate) fn packed(acc: &Accessor, buffers: &[Vec<u8>], path: &str, max_count: u64) -> Result<Vec<u8>, GltfError> {
+    let elem = acc.data_type().size() * acc.dimensions().multiplicity();
+    let count = acc.count();
+    if count as u64 > max_count {
+        return Err(GltfError::LimitExceeded { path: path.into(), what: "accessor count", value: count as u64, limit: max_count });
+    }
+    let mut out = vec![0u8; count * elem];
+    if let Some(view) = acc.view() {
+        let bytes = view_bytes(&view, buffers)?;
+        let stride = view.stride().unwrap_or(elem);
+        if stride < elem {
+            return Err(accessor_err(path, acc, format!("byteStride {stride} is less than its element size {elem}")));
+        }
+        if count > 0 {
+            let needed = (count - 1).checked_mul(stride).and_then(|n| n.checked_add(elem)).and_then(|n| n.checked_add(acc.offset()));
+            match needed {
+                Some(n) if n <= bytes.len() => {}
+                _ => {
+                    return Err(accessor_err(
+                        path,
+                        acc,
+                        format!("{count} elements of {elem} bytes (stride {stride}) from byte {} run past buffer view {} ({} bytes)", acc.offset(), view.index(), bytes.len()),
+                    ))
+                }
+            }
+            for i in 0..count {
+                let at = acc.offset() + i * stride;
+                out[i * elem..(i + 1) * elem].copy_from_slice(&bytes[at..at + elem]);
+            }
+        }
+    }
+    if let Some(sparse) = acc.sparse() {
+        let n = sparse.count();
+        if n > count {
+            return Err(accessor_err(path, acc, format!("sparse count {n} is more than its count {count}")));
+        }
+        let ind = sparse.indices();
+        let isize = ind.index_type().size();
+        let ibytes = view_bytes(&ind.view(), buffers)?;
+        let vals = sparse.values();
+        let vbytes = view_bytes(&vals.view(), buffers)?;
+        let ok_i = n.checked_mul(isize).and_then(|b| b.checked_add(ind.offset())).is_some_and(|e| e <= ibytes.len());
+        let ok_v = n.checked_mul(elem).and_then(|b| b.checked_add(vals.offset())).is_some_and(|e| e <= vbytes.len());
+        if !ok_i || !ok_v {
+            return Err(accessor_err(path, acc, format!("sparse indices or values ({n}) run past their buffer views")));
+        }
+        for k in 0..n {
+            let at = ind.offset() + k * isize;
+            let i = match isize {
+                1 => ibytes[at] as usize,
+                2 => u16::from_le_bytes([ibytes[at], ibytes[at + 1]]) as usize,
+                _ => u32::from_le_bytes([ibytes[at], ibytes[at + 1], ibytes[at + 2], ibytes[at + 3]]) as usize,
+            };
+            if i >= count {
+                return Err(accessor_err(path, acc, format!("sparse index {i} is past its count {count}")));
+            }
+            let v = vals.offset() + k * elem;
+            out[i * elem..(i + 1) * elem].copy_from_slice(&vbytes[v..v + elem]);
+        }
+    }
+    Ok(out)
+}
+
+/// The accessor as floats, `components` per element (its dimensions must
+/// be one of `allowed`): normalized integers map to [0, 1] / [-1, 1],
+/// other integers convert as they are.
+pub(crate) fn read_floats(acc: &Accessor, buffers: &[Vec<u8>], path: &str, allowed: &[Dimensions], max_count: u64) -> Result<(Vec<f32>, usize), GltfError> {
+    if !allowed.contains(&acc.dimensions()) {
+        return Err(accessor_err(path, acc, format!("type {:?} where {allowed:?} is needed", acc.dimensions())));
+    }
+    let bytes = packed(acc, buffers, path, max_count)?;
+    let norm = acc.normalized();
+    let values: Vec<f32> = match acc.data_type() {
+        DataType::F32 => bytes.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect(),
+        DataType::U8 => bytes.iter().map(|&b| if norm { b as f32 / 255.0 } else { b as f32 }).collect(),
+        DataType::I8 => bytes.iter().map(|&b| if norm { (b as i8 as f32 / 127.0).max(-1.0) } else { b as i8 as f32 }).collect(),
+        DataType::U16 => bytes.chunks_exact(2).map(|b| u16::from_le_bytes([b[0], b[1]]) as f32).map(|v| if norm { v / 65535.0 } else { v }).collect(),
+        DataType::I16 => bytes.chunks_exact(2).map(|b| i16::from_le_bytes([b[0], b[1]]) as f32).map(|v| if norm { (v / 32767.0).max(-1.0) } else { v }).collect(),
+        DataType::U32 => bytes.chunks_exact(4).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as f32).collect(),
+    };
+    Ok((values, acc.dimensions().multiplicity()))
+}
+
+/// An index accessor: unsigned integer scalars.
+pub(crate) fn read_indices(acc: &Accessor, buffers: &[Vec<u8>], path: &str, max_count: u64) -> Result<Vec<u32>, GltfError> {
+    if acc.dimensions() != Dimensions::Scalar || !matches!(acc.data_type(), DataType::U8 | DataType::U16 | DataType::U32) || acc.normalized() {
+        return Err(accessor_err(path, acc, format!("indices must be unsigned integer scalars, not {:?} {:?}", acc.dimensions(), acc.data_type())));
+    }
+    let bytes = packed(acc, buffers, path, max_count)?;
+    Ok(match acc.data_type() {
+        DataType::U8 => bytes.iter().map(|&b| b as u32).collect(),
+        DataType::U16 => bytes.chunks_exact(2).map(|b| u16::from_le_bytes([b[0], b[1]]) as u32).collect(),
+        _ => bytes.chunks_exact(4).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect(),
+    })
+}

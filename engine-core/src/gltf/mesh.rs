@@ -1,0 +1,261 @@
+//! glTF meshes → [`StaticMesh`]es: one section per triangle primitive.
+
+use super::accessor::{read_floats, read_indices};
+use super::{GltfError, GltfLimits, GltfMaterial, GltfMesh};
+use crate::static_mesh::StaticMesh;
+use gltf::accessor::Dimensions;
+use gltf::mesh::{Mode, Semantic};
+use glam::Vec3;
+use renderer::{LocalVertex, StaticMeshLod, StaticMeshSection};
+use std::collections::HashMap;
+
+/// Vertices and indices made so far, against the limits.
+#[derive(Default)]
+pub(crate) struct Budget {
+    pub vertices: u64,
+    pub indices: u64,
+}
+
+/// A triangle list from `mode`'s indices (strips and fans converted as the
+/// glTF spec orders their triangles, keeping the winding).
+pub(crate) fn triangle_list(mode: Mode, idx: &[u32], path: &str) -> Result<Vec<u32>, GltfError> {
+    Ok(match mode {
+        Mode::Triangles => {
+            if !idx.len().is_multiple_of(3) {
+                return Err(GltfError::IndexCount { path: path.into(), count: idx.len() });
+            }
+            idx.to_vec()
+        }
+        Mode::TriangleStrip => (0..idx.len().saturating_sub(2))
+            .flat_map(|i| if i % 2 == 0 { [idx[i], idx[i + 1], idx[i + 2]] } else { [idx[i], idx[i + 2], idx[i + 1]] })
+            .collect(),
+        Mode::TriangleFan => (1..idx.len().saturating_sub(1)).flat_map(|i| [idx[i], idx[i + 1], idx[0]]).collect(),
+        _ => Vec::new(),
+    })
+}
+
+struct Mikk<'a> {
+    vertices: &'a [LocalVertex],
+    indices: &'a [u32],
+    uv_set: usize,
+    tangents: Vec<[f32; 4]>,
+}
+
+impl mikktspace::Geometry for Mikk<'_> {
+    fn num_faces(&self) -> usize {
+        self.indices.len() / 3
+    }
+    fn num_vertices_of_face(&self, _face: usize) -> usize {
+        3
+    }
+    fn position(&self, face: usize, vert: usize) -> [f32; 3] {
+        self.vertices[self.indices[face * 3 + vert] as usize].position
+    }
+    fn normal(&self, face: usize, vert: usize) -> [f32; 3] {
+        self.vertices[self.indices[face * 3 + vert] as usize].normal
+    }
+    fn tex_coord(&self, face: usize, vert: usize) -> [f32; 2] {
+        // V flipped: MikkTSpace's bitangent follows increasing V, the
+        // renderer's binormal (sign · N × T) points to the image's top.
+        let uv = self.vertices[self.indices[face * 3 + vert] as usize].uvs[self.uv_set];
+        [uv[0], 1.0 - uv[1]]
+    }
+    fn set_tangent_encoded(&mut self, tangent: [f32; 4], face: usize, vert: usize) {
+        self.tangents[face * 3 + vert] = tangent;
+    }
+}
+
+fn vertex_key(v: &LocalVertex) -> [u32; 19] {
+    let mut k = [0u32; 19];
+    let floats = v.position.iter().chain(&v.tangent_x).chain(&v.normal).chain(v.uvs.iter().flatten());
+    for (slot, f) in k.iter_mut().zip(floats) {
+        *slot = f.to_bits();
+    }
+    k[18] = u32::from_le_bytes(v.color);
+    k
+}
+
+/// MikkTSpace tangents: per corner, then corners welded back where every
+/// attribute agrees.
+pub(crate) fn generate_tangents(vertices: &[LocalVertex], indices: &[u32], uv_set: usize) -> (Vec<LocalVertex>, Vec<u32>) {
+    let mut g = Mikk { vertices, indices, uv_set, tangents: vec![[1.0, 0.0, 0.0, 1.0]; indices.len()] };
+    mikktspace::generate_tangents(&mut g);
+    let mut out = Vec::with_capacity(vertices.len());
+    let mut welded: HashMap<[u32; 19], u32> = HashMap::with_capacity(vertices.len());
+    let mut out_idx = Vec::with_capacity(indices.len());
+    for (corner, &i) in indices.iter().enumerate() {
+        let mut v = vertices[i as usize];
+        let t = g.tangents[corner];
+        v.tangent_x = if t.iter().all(|c| c.is_finite()) { t } else { [0.0, 0.0, 0.0, 1.0] };
+        let at = *welded.entry(vertex_key(&v)).or_insert_with(|| {
+            out.push(v);
+            out.len() as u32 - 1
+        });
+        out_idx.push(at);
+    }
+    (out, out_idx)
+}
+
+/// Builds mesh `m` (`None`: no triangle primitive).
+pub(crate) fn build_mesh(
+    m: &gltf::Mesh,
+    buffers: &[Vec<u8>],
+    materials: &[GltfMaterial],
+    limits: &GltfLimits,
+    budget: &mut Budget,
+    skipped: &mut Vec<String>,
+    morph_targets: &mut usize,
+) -> Result<Option<GltfMesh>, GltfError> {
+    let mesh_path = format!("/meshes/{}", m.index());
+    let mut lod = StaticMeshLod { vertices: Vec::new(), indices: Vec::new(), sections: Vec::new(), screen_size: 0.0 };
+    let mut slot_materials = Vec::new();
+    let mut slot_names = Vec::new();
+    for p in m.primitives() {
+        let path = format!("{mesh_path}/primitives/{}", p.index());
+        if !matches!(p.mode(), Mode::Triangles | Mode::TriangleStrip | Mode::TriangleFan) {
+            let line = format!("{path}: {:?} primitive (only triangles are drawn)", p.mode());
+            log::warn!("glTF import: skipped {line}");
+            skipped.push(line);
+            continue;
+        }
+        if p.morph_targets().len() > 0 {
+            *morph_targets += 1;
+        }
+        let attr = |name: &str| format!("{path}/attributes/{name}");
+        let Some(pos_acc) = p.get(&Semantic::Positions) else {
+            return Err(GltfError::Invalid { path: attr("POSITION"), problem: "missing".into() });
+        };
+        let count = pos_acc.count();
+        let left = limits.max_vertices.saturating_sub(budget.vertices);
+        if count as u64 > left {
+            return Err(GltfError::LimitExceeded { path: attr("POSITION"), what: "vertices", value: budget.vertices + count as u64, limit: limits.max_vertices });
+        }
+        let (pos, _) = read_floats(&pos_acc, buffers, &attr("POSITION"), &[Dimensions::Vec3], left)?;
+        if let Some(bad) = pos.chunks_exact(3).position(|p| !p.iter().all(|c| c.is_finite())) {
+            return Err(GltfError::NonFinitePosition { path: attr("POSITION"), vertex: bad });
+        }
+        let read_attr = |sem: Semantic, dims: &[Dimensions]| -> Result<Option<(Vec<f32>, usize)>, GltfError> {
+            let Some(acc) = p.get(&sem) else { return Ok(None) };
+            let name = sem.to_string();
+            if acc.count() != count {
+                return Err(GltfError::Accessor { path: attr(&name), problem: format!("accessor {}: {} elements, POSITION has {count}", acc.index(), acc.count()) });
+            }
+            read_floats(&acc, buffers, &attr(&name), dims, count as u64).map(Some)
+        };
+        let normals = read_attr(Semantic::Normals, &[Dimensions::Vec3])?;
+        let tangents = read_attr(Semantic::Tangents, &[Dimensions::Vec4])?;
+        let colors = read_attr(Semantic::Colors(0), &[Dimensions::Vec3, Dimensions::Vec4])?;
+        let mut uvs = Vec::new();
+        for set in 0..4 {
+            uvs.push(read_attr(Semantic::TexCoords(set), &[Dimensions::Vec2])?);
+        }
+        let idx_path = format!("{path}/indices");
+        let raw: Vec<u32> = match p.indices() {
+            Some(acc) => {
+                let idx = read_indices(&acc, buffers, &idx_path, limits.max_indices)?;
+                if let Some(&bad) = idx.iter().find(|&&i| i as usize >= count) {
+                    return Err(GltfError::IndexOutOfRange { path: idx_path, index: bad, vertex_count: count });
+                }
+                idx
+            }
+            None => (0..count as u32).collect(),
+        };
+        let list_path = if p.indices().is_some() { idx_path } else { attr("POSITION") };
+        let mut indices = triangle_list(p.mode(), &raw, &list_path)?;
+        if indices.is_empty() {
+            continue;
+        }
+        let mut vertices: Vec<LocalVertex> = (0..count)
+            .map(|i| {
+                let mut v = LocalVertex { position: [pos[i * 3], pos[i * 3 + 1], pos[i * 3 + 2]], tangent_x: [0.0, 0.0, 0.0, 1.0], normal: [0.0, 0.0, 1.0], color: [255; 4], uvs: [[0.0; 2]; 4] };
+                if let Some((n, _)) = &normals {
+                    v.normal = [n[i * 3], n[i * 3 + 1], n[i * 3 + 2]];
+                }
+                if let Some((t, _)) = &tangents {
+                    v.tangent_x = [t[i * 4], t[i * 4 + 1], t[i * 4 + 2], if t[i * 4 + 3] < 0.0 { -1.0 } else { 1.0 }];
+                }
+                if let Some((c, n)) = &colors {
+                    let ch = |k: usize| (c[i * n + k].clamp(0.0, 1.0) * 255.0).round() as u8;
+                    v.color = [ch(0), ch(1), ch(2), if *n == 4 { ch(3) } else { 255 }];
+                }
+                for (set, uv) in uvs.iter().enumerate() {
+                    if let Some((u, _)) = uv {
+                        v.uvs[set] = [u[i * 2], u[i * 2 + 1]];
+                    }
+                }
+                v
+            })
+            .collect();
+        if normals.is_none() {
+            // Flat normals: every corner its own vertex with its face's normal.
+            let mut flat = Vec::with_capacity(indices.len());
+            for t in indices.chunks_exact(3) {
+                let p = |k: usize| Vec3::from(vertices[t[k] as usize].position);
+                let n = (p(1) - p(0)).cross(p(2) - p(0)).normalize_or(Vec3::Z);
+                for &i in t {
+                    let mut v = vertices[i as usize];
+                    v.normal = n.to_array();
+                    flat.push(v);
+                }
+            }
+            vertices = flat;
+            indices = (0..vertices.len() as u32).collect();
+        }
+        let material = p.material().index();
+        let normal_map = material.and_then(|i| materials.get(i)).and_then(|m| m.normal_texture.as_ref());
+        if let (None, Some(nm)) = (&tangents, normal_map) {
+            (vertices, indices) = generate_tangents(&vertices, &indices, nm.uv_set as usize);
+        }
+        budget.vertices += vertices.len() as u64;
+        budget.indices += indices.len() as u64;
+        if budget.vertices > limits.max_vertices {
+            return Err(GltfError::LimitExceeded { path: attr("POSITION"), what: "vertices", value: budget.vertices, limit: limits.max_vertices });
+        }
+        if budget.indices > limits.max_indices {
+            return Err(GltfError::LimitExceeded { path: list_path, what: "indices", value: budget.indices, limit: limits.max_indices });
+        }
+        let base = lod.vertices.len() as u32;
+        let first_index = lod.indices.len() as u32;
+        lod.indices.extend(indices.iter().map(|i| i + base));
+        lod.vertices.extend(vertices);
+        lod.sections.push(StaticMeshSection { first_index, index_count: lod.indices.len() as u32 - first_index, material_slot: slot_materials.len() as u32 });
+        slot_names.push(match material {
+            Some(i) => materials.get(i).map(|m| m.name.clone()).filter(|n| !n.is_empty()).unwrap_or_else(|| format!("material {i}")),
+            None => "default".into(),
+        });
+        slot_materials.push(material);
+    }
+    if lod.sections.is_empty() {
+        return Ok(None);
+    }
+    let name = m.name().map(str::to_string).unwrap_or_else(|| format!("mesh {}", m.index()));
+    let mesh = StaticMesh::new(&name, vec![lod], slot_names).map_err(|e| GltfError::Mesh { path: mesh_path, problem: e.to_string() })?;
+    Ok(Some(GltfMesh { name, mesh, slot_materials }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strips_and_fans_keep_their_winding() {
+        assert_eq!(triangle_list(Mode::TriangleStrip, &[0, 1, 2, 3, 4], "").unwrap(), [0, 1, 2, 1, 3, 2, 2, 3, 4]);
+        assert_eq!(triangle_list(Mode::TriangleFan, &[0, 1, 2, 3], "").unwrap(), [1, 2, 0, 2, 3, 0]);
+        assert!(triangle_list(Mode::TriangleStrip, &[0, 1], "").unwrap().is_empty());
+        assert!(matches!(triangle_list(Mode::Triangles, &[0, 1, 2, 3], "/x"), Err(GltfError::IndexCount { count: 4, .. })));
+    }
+
+    #[test]
+    fn generated_tangents_follow_u_with_the_binormal_up_the_image() {
+        // A quad in XY facing +Z, U along +X, V (glTF: down the image) along -Y.
+        let v = |x: f32, y: f32| LocalVertex { position: [x, y, 0.0], normal: [0.0, 0.0, 1.0], color: [255; 4], uvs: [[x, 1.0 - y], [0.0; 2], [0.0; 2], [0.0; 2]], tangent_x: [0.0; 4] };
+        let verts = [v(0.0, 0.0), v(1.0, 0.0), v(1.0, 1.0), v(0.0, 1.0)];
+        let (out, idx) = generate_tangents(&verts, &[0, 1, 2, 0, 2, 3], 0);
+        assert_eq!(out.len(), 4, "corners weld back");
+        assert_eq!(idx.len(), 6);
+        for v in &out {
+            let t = v.tangent_x;
+            assert!((t[0] - 1.0).abs() < 1e-4 && t[1].abs() < 1e-4 && t[3] == 1.0, "{t:?}");
+        }
+    }
+}

@@ -1,0 +1,270 @@
+//! glTF 2.0 import (feature `gltf`, on by default): a `.gltf` (external
+//! `.bin` files and images relative to it, or data URIs) or a `.glb` becomes
+//! plain data — [`StaticMesh`] assets, material descriptions, decoded
+//! textures, the node tree, cameras and lights ([`GltfImport`]) — and
+//! [`GltfImport::spawn`] puts it into a [`World`].
+//!
+//! ## What is read
+//! - **Meshes** → one [`StaticMesh`] per glTF mesh, one section (and
+//!   material slot) per triangle primitive. Positions; normals (flat normals
+//!   when missing: the triangles are unwelded); tangents (from the file, or
+//!   generated with MikkTSpace when missing and the material has a normal
+//!   map); `TEXCOORD_0..3`; `COLOR_0` (float, normalized `u8`/`u16`, RGB or
+//!   RGBA → RGBA8); `u8`/`u16`/`u32` indices or none; normalized and
+//!   integer attributes (`KHR_mesh_quantization`); sparse accessors;
+//!   triangle strips and fans become lists. Points and lines are skipped
+//!   with a warning.
+//! - **Materials** → [`GltfMaterial`] descriptions; at spawn, instances of
+//!   one PBR parent material ([`PBR_MATERIAL_WGSL`]) with the factors,
+//!   five textures (base colour and emissive sRGB, the others linear; glTF's
+//!   metallic-roughness texture: G = roughness, B = metallic; occlusion in
+//!   R), the normal scale, occlusion strength, `KHR_materials_emissive_strength`,
+//!   alpha mode and cutoff, the UV set of each texture and its
+//!   `KHR_texture_transform`. Blend mode, sidedness and samplers are parent
+//!   properties, so there is one parent per (alpha mode, double-sided, the
+//!   five texture slots' samplers) in use: at most 6 when every texture of a
+//!   slot shares its sampler, as exporters write them.
+//! - **Textures** → [`renderer::Texture2D`]s decoded in parallel (rayon),
+//!   mips generated; each image once per colour space it is used in.
+//! - **Scenes** → [`GltfNode`]s with local transforms (matrix or TRS),
+//!   [`GltfCamera`]s, `KHR_lights_punctual` directional and point lights.
+//! - **Not supported** (skins, morph targets, animations, spot lights,
+//!   other extensions): skipped, one `log::warn!` line each, listed in
+//!   [`GltfImport::skipped`]. A file that *requires* an unsupported
+//!   extension is [`GltfError::UnsupportedExtension`].
+//!
+//! ## Axes
+//! glTF is Y-up with a model's front towards +Z; Proxima is Z-up with +X
+//! forward and +Y left. [`GltfImport::spawn`] puts the scene under a root
+//! component rotated by [`gltf_to_proxima`]: glTF +Z → +X, +X → +Y,
+//! +Y → +Z (a rotation, so winding and handedness are kept) — a model
+//! facing the glTF viewer faces +X, upright. Mesh data stays in glTF space.
+//!
+//! ## Errors
+//! A bad file is a [`GltfError`] naming the JSON path of what is wrong
+//! (e.g. `/meshes/3/primitives/0/attributes/NORMAL`) and the problem, and
+//! sizes are held to [`GltfLimits`]. [`GltfImport::spawn`] checks every
+//! texture, material and transform before it creates anything, so a failed
+//! spawn adds nothing to the World.
+//!
+//! ## Seams
+//! [`import_slice`] is the whole import on bytes (for fuzzing); the
+//! stages report through [`ImportProgress`] (for an asynchronous loader).
+
+mod accessor;
+mod error;
+mod material;
+mod mesh;
+mod read;
+mod spawn;
+
+pub use error::GltfError;
+pub use material::{AlphaMode, GltfMaterial, TextureRef, UvTransform, PBR_MATERIAL_WGSL};
+pub use spawn::SpawnedScene;
+
+use crate::static_mesh::StaticMesh;
+use crate::transform::Transform;
+use crate::World;
+use glam::{Mat3, Quat, Vec3};
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+/// Size limits of an import (each is checked before the data it bounds is
+/// read or decoded).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GltfLimits {
+    /// The largest file read: the `.gltf`/`.glb`, each `.bin` and image.
+    pub max_file_bytes: u64,
+    /// Vertices of all meshes together (after strips/fans and unwelding).
+    pub max_vertices: u64,
+    /// Triangle-list indices of all meshes together.
+    pub max_indices: u64,
+    /// The largest image width or height.
+    pub max_texture_dimension: u32,
+}
+
+impl Default for GltfLimits {
+    fn default() -> Self {
+        Self { max_file_bytes: 1 << 30, max_vertices: 1 << 25, max_indices: 1 << 27, max_texture_dimension: 8192 }
+    }
+}
+
+/// How far an import is (shared with another thread: an asynchronous
+/// loader shows it while the import runs).
+#[derive(Debug, Default)]
+pub struct ImportProgress {
+    /// Bytes of the file, buffers and images read.
+    pub bytes_read: AtomicU64,
+    /// Images decoded, and how many will be.
+    pub images_decoded: AtomicU64,
+    pub images_total: AtomicU64,
+    /// Meshes built, and how many will be.
+    pub meshes_built: AtomicU64,
+    pub meshes_total: AtomicU64,
+}
+
+impl ImportProgress {
+    pub(crate) fn add(counter: &AtomicU64, n: u64) {
+        counter.fetch_add(n, Ordering::Relaxed);
+    }
+}
+
+/// A mesh of the file: the asset and, per material slot (= section =
+/// primitive), the glTF material it uses (`None`: glTF's default material).
+#[derive(Clone, Debug)]
+pub struct GltfMesh {
+    pub name: String,
+    pub mesh: Arc<StaticMesh>,
+    pub slot_materials: Vec<Option<usize>>,
+}
+
+/// A decoded texture: glTF image `image` in one colour space.
+#[derive(Clone, Debug)]
+pub struct GltfTexture {
+    pub image: usize,
+    pub srgb: bool,
+    pub texture: renderer::Texture2D,
+}
+
+/// A node: its local transform (in glTF space) and what it carries.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GltfNode {
+    pub name: String,
+    pub transform: Transform,
+    pub parent: Option<usize>,
+    pub children: Vec<usize>,
+    /// Index into [`GltfImport::meshes`] (`None` there: nothing drawable).
+    pub mesh: Option<usize>,
+    pub camera: Option<usize>,
+    /// Index into [`GltfImport::lights`] (`None` there: a skipped spot light).
+    pub light: Option<usize>,
+}
+
+/// A camera's projection.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum GltfProjection {
+    Perspective { yfov: f32, aspect_ratio: Option<f32>, znear: f32, zfar: Option<f32> },
+    Orthographic { xmag: f32, ymag: f32, znear: f32, zfar: f32 },
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct GltfCamera {
+    pub name: String,
+    pub projection: GltfProjection,
+}
+
+/// A `KHR_lights_punctual` light (spot lights are skipped).
+#[derive(Clone, Debug, PartialEq)]
+pub struct GltfLight {
+    pub name: String,
+    pub kind: GltfLightKind,
+    /// Linear RGB.
+    pub color: Vec3,
+    /// Lux for a directional light, candela for a point light (passed to the
+    /// light components as they are).
+    pub intensity: f32,
+    /// A point light's range (`None`: unbounded).
+    pub range: Option<f32>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GltfLightKind {
+    Directional,
+    Point,
+}
+
+/// A scene: its root nodes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GltfScene {
+    pub name: String,
+    pub nodes: Vec<usize>,
+}
+
+/// What an import made: plain data, nothing on the GPU or in a World yet.
+#[derive(Clone, Debug)]
+pub struct GltfImport {
+    /// By glTF mesh index; `None` for a mesh with no triangles.
+    pub meshes: Vec<Option<GltfMesh>>,
+    /// By glTF material index.
+    pub materials: Vec<GltfMaterial>,
+    /// The decoded textures ([`TextureRef::texture`] indexes this).
+    pub textures: Vec<GltfTexture>,
+    /// By glTF node index.
+    pub nodes: Vec<GltfNode>,
+    pub cameras: Vec<GltfCamera>,
+    /// By glTF light index; `None` for a skipped (spot) light.
+    pub lights: Vec<Option<GltfLight>>,
+    pub scenes: Vec<GltfScene>,
+    pub default_scene: Option<usize>,
+    /// What was not imported, one line per kind (also logged as warnings).
+    pub skipped: Vec<String>,
+}
+
+/// Imports a `.gltf` or `.glb` file with the default limits.
+pub fn import(path: impl AsRef<Path>) -> Result<GltfImport, GltfError> {
+    import_with(path.as_ref(), &GltfLimits::default(), &ImportProgress::default())
+}
+
+/// Imports a `.gltf` or `.glb` file, held to `limits`, reporting to `progress`.
+pub fn import_with(path: &Path, limits: &GltfLimits, progress: &ImportProgress) -> Result<GltfImport, GltfError> {
+    let bytes = read::read_file(path, "", limits, progress)?;
+    let base = path.parent().unwrap_or(Path::new("."));
+    read::import_bytes(&bytes, Some(base), limits, progress)
+}
+
+/// Imports glTF or GLB bytes; external files are resolved against
+/// `base_dir` (`None`: only embedded data and data URIs are allowed).
+pub fn import_slice(bytes: &[u8], base_dir: Option<&Path>) -> Result<GltfImport, GltfError> {
+    import_slice_with(bytes, base_dir, &GltfLimits::default(), &ImportProgress::default())
+}
+
+/// [`import_slice`] held to `limits`, reporting to `progress`.
+pub fn import_slice_with(bytes: &[u8], base_dir: Option<&Path>, limits: &GltfLimits, progress: &ImportProgress) -> Result<GltfImport, GltfError> {
+    if bytes.len() as u64 > limits.max_file_bytes {
+        return Err(GltfError::LimitExceeded { path: String::new(), what: "file bytes", value: bytes.len() as u64, limit: limits.max_file_bytes });
+    }
+    ImportProgress::add(&progress.bytes_read, bytes.len() as u64);
+    read::import_bytes(bytes, base_dir, limits, progress)
+}
+
+/// The rotation from glTF's axes (Y up, front +Z) to Proxima's (Z up,
+/// forward +X, left +Y): glTF +Z → +X, +X → +Y, +Y → +Z.
+pub fn gltf_to_proxima() -> Quat {
+    Quat::from_mat3(&Mat3::from_cols(Vec3::Y, Vec3::Z, Vec3::X))
+}
+
+/// The local rotation that makes a Proxima camera or light (looking or
+/// shining along its +X, up +Z) look along a glTF node's -Z with +Y up.
+pub fn gltf_look_rotation() -> Quat {
+    Quat::from_mat3(&Mat3::from_cols(Vec3::NEG_Z, Vec3::NEG_X, Vec3::Y))
+}
+
+impl GltfImport {
+    /// Triangles of all meshes (LOD 0).
+    pub fn triangle_count(&self) -> usize {
+        self.meshes.iter().flatten().map(|m| m.mesh.render_data().lods()[0].indices.len() / 3).sum()
+    }
+
+    /// The scene spawned by [`Self::spawn`]: the default scene, else the
+    /// first, else `None` (every root node).
+    pub fn spawned_scene_index(&self) -> Option<usize> {
+        self.default_scene.or(if self.scenes.is_empty() { None } else { Some(0) })
+    }
+
+    /// Spawns the default scene (see [`Self::spawn_scene`]).
+    pub fn spawn(&self, world: &mut World) -> Result<SpawnedScene, GltfError> {
+        self.spawn_scene(world, None)
+    }
+
+    /// Creates the textures and materials through the world's render
+    /// thread and spawns scene `scene` (`None`: the default one) as one
+    /// actor: a root component rotated by [`gltf_to_proxima`], a component
+    /// per node (a static mesh where the node has a mesh) with the file's
+    /// hierarchy and local transforms, camera and light components.
+    /// Everything is checked first; on an error nothing was added to the
+    /// World or the render thread.
+    pub fn spawn_scene(&self, world: &mut World, scene: Option<usize>) -> Result<SpawnedScene, GltfError> {
+        spawn::spawn(self, world, scene)
+    }
+}

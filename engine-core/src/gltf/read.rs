@@ -1,0 +1,334 @@
+//! The import itself: parse and validate the document, load buffers,
+//! decode images (in parallel), build meshes, read nodes, cameras, lights.
+
+use super::error::json_pointer;
+use super::material::{read_material, TextureKeys};
+use super::mesh::{build_mesh, Budget};
+use super::*;
+use rayon::prelude::*;
+use std::path::Path;
+
+/// Extensions the importer understands (a file may require these).
+pub const SUPPORTED_EXTENSIONS: [&str; 4] = ["KHR_lights_punctual", "KHR_materials_emissive_strength", "KHR_texture_transform", "KHR_mesh_quantization"];
+
+/// Reads a file no larger than the limit (`json_path`: who names it).
+pub(crate) fn read_file(file: &Path, json_path: &str, limits: &GltfLimits, progress: &ImportProgress) -> Result<Vec<u8>, GltfError> {
+    let io = |error| GltfError::Io { path: json_path.into(), file: file.to_path_buf(), error };
+    let len = std::fs::metadata(file).map_err(io)?.len();
+    if len > limits.max_file_bytes {
+        return Err(GltfError::LimitExceeded { path: json_path.into(), what: "file bytes", value: len, limit: limits.max_file_bytes });
+    }
+    let bytes = std::fs::read(file).map_err(io)?;
+    ImportProgress::add(&progress.bytes_read, bytes.len() as u64);
+    Ok(bytes)
+}
+
+fn base64_decode(s: &str) -> Option<Vec<u8>> {
+    let s = s.trim_end_matches('=');
+    let mut out = Vec::with_capacity(s.len() * 3 / 4);
+    let (mut acc, mut bits) = (0u32, 0u32);
+    for c in s.bytes() {
+        let v = match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'+' | b'-' => 62,
+            b'/' | b'_' => 63,
+            b'\r' | b'\n' | b' ' => continue,
+            _ => return None,
+        };
+        acc = (acc << 6) | v as u32;
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+            acc &= (1 << bits) - 1;
+        }
+    }
+    Some(out)
+}
+
+fn percent_decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let hex = |c: u8| (c as char).to_digit(16);
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' && i + 2 < b.len() {
+            if let (Some(h), Some(l)) = (hex(b[i + 1]), hex(b[i + 2])) {
+                out.push((h * 16 + l) as u8);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// The bytes a URI names: a base64 data URI, or a file relative to `base`.
+fn uri_bytes(uri: &str, base: Option<&Path>, json_path: &str, limits: &GltfLimits, progress: &ImportProgress, missing: fn(String, String) -> GltfError) -> Result<Vec<u8>, GltfError> {
+    if let Some(rest) = uri.strip_prefix("data:") {
+        let Some((meta, data)) = rest.split_once(',') else { return Err(missing(json_path.into(), "a data URI without ','".into())) };
+        if !meta.ends_with(";base64") {
+            return Err(missing(json_path.into(), "a data URI that is not base64".into()));
+        }
+        if data.len() as u64 / 4 * 3 > limits.max_file_bytes {
+            return Err(GltfError::LimitExceeded { path: json_path.into(), what: "data URI bytes", value: data.len() as u64 / 4 * 3, limit: limits.max_file_bytes });
+        }
+        let bytes = base64_decode(data).ok_or_else(|| missing(json_path.into(), "a data URI with invalid base64".into()))?;
+        ImportProgress::add(&progress.bytes_read, bytes.len() as u64);
+        return Ok(bytes);
+    }
+    if uri.contains("://") {
+        return Err(missing(json_path.into(), format!("URI {uri:?}: only data URIs and relative file paths are supported")));
+    }
+    let Some(base) = base else { return Err(missing(json_path.into(), format!("external file {uri:?} but no base directory"))) };
+    read_file(&base.join(percent_decode(uri)), json_path, limits, progress)
+}
+
+fn missing_buffer(path: String, problem: String) -> GltfError {
+    GltfError::Buffer { path, problem }
+}
+
+fn missing_image(path: String, problem: String) -> GltfError {
+    GltfError::MissingImage { path, problem }
+}
+
+fn parse(bytes: &[u8]) -> Result<gltf::Gltf, GltfError> {
+    gltf::Gltf::from_slice_without_validation(bytes).map_err(|e| match e {
+        gltf::Error::Binary(b) => GltfError::MalformedGlb(format!("{b}")),
+        gltf::Error::Deserialize(d) => GltfError::MalformedJson(d.to_string()),
+        other => GltfError::MalformedGlb(other.to_string()),
+    })
+}
+
+/// Checks `extensionsRequired`, then the schema (gltf-json's validation).
+fn validate(doc: &gltf::Document) -> Result<(), GltfError> {
+    use gltf::json::validation::Validate;
+    for (i, ext) in doc.extensions_required().enumerate() {
+        if !SUPPORTED_EXTENSIONS.contains(&ext) {
+            return Err(GltfError::UnsupportedExtension { path: format!("/extensionsRequired/{i}"), extension: ext.into() });
+        }
+    }
+    let root = doc.as_json();
+    let mut errors = Vec::new();
+    root.validate(root, gltf::json::Path::new, &mut |path, error| errors.push((path(), error)));
+    // Required extensions were checked above (gltf-json does not know KHR_mesh_quantization).
+    let first = errors.into_iter().find(|(p, _)| !p.as_str().starts_with("extensionsRequired"));
+    match first {
+        Some((path, error)) => Err(GltfError::Invalid { path: json_pointer(path.as_str()), problem: error.to_string() }),
+        None => Ok(()),
+    }
+}
+
+/// The node tree: one parent at most, no cycles; each node's parent.
+fn check_tree(doc: &gltf::Document) -> Result<Vec<Option<usize>>, GltfError> {
+    let n = doc.nodes().len();
+    let mut parent = vec![None; n];
+    for node in doc.nodes() {
+        for (k, child) in node.children().enumerate() {
+            let path = format!("/nodes/{}/children/{k}", node.index());
+            if child.index() == node.index() {
+                return Err(GltfError::Invalid { path, problem: "a node is its own child".into() });
+            }
+            if let Some(p) = parent[child.index()] {
+                return Err(GltfError::Invalid { path, problem: format!("node {} already has parent {p}", child.index()) });
+            }
+            parent[child.index()] = Some(node.index());
+        }
+    }
+    for start in 0..n {
+        let (mut at, mut steps) = (start, 0);
+        while let Some(p) = parent[at] {
+            at = p;
+            steps += 1;
+            if steps > n {
+                return Err(GltfError::Invalid { path: format!("/nodes/{start}"), problem: "the node hierarchy has a cycle".into() });
+            }
+        }
+    }
+    // A scene root may be another node's child (exporters write such
+    // files, e.g. Kenney's kits under a "tmpParent"): the scene spawns it as
+    // a root.
+    Ok(parent)
+}
+
+fn node_transform(node: &gltf::Node, path: &str) -> Result<Transform, GltfError> {
+    let (t, r, s) = match node.transform() {
+        gltf::scene::Transform::Matrix { matrix } => {
+            let m = glam::Mat4::from_cols_array_2d(&matrix);
+            let (s, r, t) = m.to_scale_rotation_translation();
+            (t, r, s)
+        }
+        gltf::scene::Transform::Decomposed { translation, rotation, scale } => (Vec3::from(translation), Quat::from_array(rotation), Vec3::from(scale)),
+    };
+    let transform = Transform::new(t, r, s);
+    if let Some(reason) = transform.invalid_reason() {
+        return Err(GltfError::Invalid { path: path.into(), problem: reason });
+    }
+    Ok(transform)
+}
+
+fn skip(skipped: &mut Vec<String>, line: String) {
+    log::warn!("glTF import: skipped {line}");
+    skipped.push(line);
+}
+
+pub(crate) fn import_bytes(bytes: &[u8], base: Option<&Path>, limits: &GltfLimits, progress: &ImportProgress) -> Result<GltfImport, GltfError> {
+    let gltf = parse(bytes)?;
+    let doc = &gltf.document;
+    validate(doc)?;
+    let parents = check_tree(doc)?;
+    let mut skipped = Vec::new();
+
+    // Buffers.
+    let mut buffers = Vec::with_capacity(doc.buffers().len());
+    for b in doc.buffers() {
+        let path = format!("/buffers/{}", b.index());
+        let data = match b.source() {
+            gltf::buffer::Source::Bin => gltf.blob.clone().ok_or_else(|| GltfError::Buffer { path: path.clone(), problem: "the file has no GLB BIN chunk".into() })?,
+            gltf::buffer::Source::Uri(uri) => uri_bytes(uri, base, &path, limits, progress, missing_buffer)?,
+        };
+        if data.len() < b.length() {
+            return Err(GltfError::Buffer { path, problem: format!("{} bytes, byteLength says {}", data.len(), b.length()) });
+        }
+        buffers.push(data);
+    }
+
+    // Materials and the textures they use.
+    let mut keys = TextureKeys::default();
+    let materials = doc.materials().enumerate().map(|(i, m)| read_material(&m, &format!("/materials/{i}"), &mut keys, &mut skipped)).collect::<Result<Vec<_>, _>>()?;
+
+    // Images: read in order, decoded in parallel.
+    let mut image_bytes: Vec<Option<Vec<u8>>> = vec![None; doc.images().len()];
+    for &(image, _) in &keys.keys {
+        if image_bytes[image].is_some() {
+            continue;
+        }
+        let img = doc.images().nth(image).expect("validated index");
+        let path = format!("/images/{image}");
+        let bytes = match img.source() {
+            gltf::image::Source::View { view, .. } => accessor::view_bytes(&view, &buffers).map_err(|e| GltfError::MissingImage { path: path.clone(), problem: e.to_string() })?.to_vec(),
+            gltf::image::Source::Uri { uri, .. } => uri_bytes(uri, base, &path, limits, progress, missing_image)?,
+        };
+        image_bytes[image] = Some(bytes);
+    }
+    progress.images_total.store(keys.keys.len() as u64, std::sync::atomic::Ordering::Relaxed);
+    let textures = keys
+        .keys
+        .par_iter()
+        .map(|&(image, srgb)| {
+            let path = format!("/images/{image}");
+            let bytes = image_bytes[image].as_deref().expect("read above");
+            let undecodable = |problem: String| GltfError::UndecodableImage { path: path.clone(), problem };
+            let (w, h) = image::ImageReader::new(std::io::Cursor::new(bytes))
+                .with_guessed_format()
+                .map_err(|e| undecodable(e.to_string()))?
+                .into_dimensions()
+                .map_err(|e| undecodable(e.to_string()))?;
+            if w.max(h) > limits.max_texture_dimension {
+                return Err(GltfError::LimitExceeded { path: path.clone(), what: "texture dimension", value: w.max(h) as u64, limit: limits.max_texture_dimension as u64 });
+            }
+            let label = doc.images().nth(image).and_then(|i| i.name().map(str::to_string)).unwrap_or_else(|| format!("image {image}"));
+            let texture = renderer::Texture2D::decode(&label, bytes, srgb).map_err(|e| undecodable(e.to_string()))?;
+            ImportProgress::add(&progress.images_decoded, 1);
+            Ok(GltfTexture { image, srgb, texture })
+        })
+        .collect::<Result<Vec<_>, GltfError>>()?;
+    drop(image_bytes);
+
+    // Meshes.
+    progress.meshes_total.store(doc.meshes().len() as u64, std::sync::atomic::Ordering::Relaxed);
+    let mut budget = Budget::default();
+    let mut morph_targets = 0;
+    let mut meshes = Vec::with_capacity(doc.meshes().len());
+    for m in doc.meshes() {
+        meshes.push(build_mesh(&m, &buffers, &materials, limits, &mut budget, &mut skipped, &mut morph_targets)?);
+        ImportProgress::add(&progress.meshes_built, 1);
+    }
+
+    // Cameras and lights.
+    let cameras = doc
+        .cameras()
+        .map(|c| {
+            let projection = match c.projection() {
+                gltf::camera::Projection::Perspective(p) => GltfProjection::Perspective { yfov: p.yfov(), aspect_ratio: p.aspect_ratio(), znear: p.znear(), zfar: p.zfar() },
+                gltf::camera::Projection::Orthographic(o) => GltfProjection::Orthographic { xmag: o.xmag(), ymag: o.ymag(), znear: o.znear(), zfar: o.zfar() },
+            };
+            GltfCamera { name: c.name().unwrap_or("").into(), projection }
+        })
+        .collect();
+    let mut spot_lights = 0;
+    let lights: Vec<Option<GltfLight>> = doc
+        .lights()
+        .map(|ls| {
+            ls.map(|l| {
+                let kind = match l.kind() {
+                    gltf::khr_lights_punctual::Kind::Directional => GltfLightKind::Directional,
+                    gltf::khr_lights_punctual::Kind::Point => GltfLightKind::Point,
+                    gltf::khr_lights_punctual::Kind::Spot { .. } => {
+                        spot_lights += 1;
+                        return None;
+                    }
+                };
+                Some(GltfLight { name: l.name().unwrap_or("").into(), kind, color: Vec3::from(l.color()), intensity: l.intensity(), range: l.range() })
+            })
+            .collect()
+        })
+        .unwrap_or_default();
+
+    // Nodes and scenes.
+    let mut nodes = Vec::with_capacity(doc.nodes().len());
+    for node in doc.nodes() {
+        let path = format!("/nodes/{}", node.index());
+        nodes.push(GltfNode {
+            name: node.name().unwrap_or("").into(),
+            transform: node_transform(&node, &path)?,
+            parent: parents[node.index()],
+            children: node.children().map(|c| c.index()).collect(),
+            mesh: node.mesh().map(|m| m.index()),
+            camera: node.camera().map(|c| c.index()),
+            light: node.light().map(|l| l.index()),
+        });
+    }
+    let scenes = doc.scenes().map(|s| GltfScene { name: s.name().unwrap_or("").into(), nodes: s.nodes().map(|n| n.index()).collect() }).collect();
+
+    // What is not supported, one line per kind.
+    let skins = doc.skins().len();
+    if skins > 0 {
+        skip(&mut skipped, format!("skins: {skins} (meshes are drawn in their bind pose)"));
+    }
+    let animations = doc.animations().len();
+    if animations > 0 {
+        skip(&mut skipped, format!("animations: {animations}"));
+    }
+    if morph_targets > 0 {
+        skip(&mut skipped, format!("morph targets: on {morph_targets} primitive(s) (the base shape is drawn)"));
+    }
+    if spot_lights > 0 {
+        skip(&mut skipped, format!("spot lights: {spot_lights}"));
+    }
+    for ext in doc.extensions_used() {
+        if !SUPPORTED_EXTENSIONS.contains(&ext) {
+            skip(&mut skipped, format!("extension {ext}: not supported"));
+        }
+    }
+
+    Ok(GltfImport { meshes, materials, textures, nodes, cameras, lights, scenes, default_scene: doc.default_scene().map(|s| s.index()), skipped })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base64_and_percent_decoding() {
+        assert_eq!(base64_decode("aGVsbG8=").unwrap(), b"hello");
+        assert_eq!(base64_decode("AAEC").unwrap(), [0, 1, 2]);
+        assert!(base64_decode("a*b").is_none());
+        assert_eq!(percent_decode("a%20b.bin"), "a b.bin");
+        assert_eq!(percent_decode("100%"), "100%");
+    }
+}

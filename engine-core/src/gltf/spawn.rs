@@ -1,0 +1,234 @@
+//! Putting an import into a World: textures, the PBR parents and their
+//! instances through the render thread, then one actor with a component per
+//! node. Everything is checked before anything is created.
+
+use super::material::{parent_material, ParentKey};
+use super::*;
+use crate::component::{CameraDesc, Component, SceneComponent};
+use crate::light_camera::{CameraComponent, DirectionalLightComponent, PointLightComponent};
+use crate::static_mesh::StaticMeshComponent;
+use crate::world::world_invalid_reason;
+use crate::{ActorId, ComponentId};
+use glam::Mat4;
+use renderer::{MaterialId, MaterialInstance, TextureId, TextureLimits};
+
+/// What [`GltfImport::spawn`] made.
+#[derive(Clone, Debug, Default)]
+pub struct SpawnedScene {
+    pub actor: Option<ActorId>,
+    /// The root component (rotated from glTF's axes to Proxima's).
+    pub root: Option<ComponentId>,
+    /// By glTF node index; `None` for nodes outside the spawned scene.
+    pub nodes: Vec<Option<ComponentId>>,
+    pub cameras: Vec<ComponentId>,
+    pub lights: Vec<ComponentId>,
+    /// By [`GltfImport::textures`] index.
+    pub textures: Vec<TextureId>,
+    /// The PBR parents made.
+    pub parents: Vec<MaterialId>,
+    /// By glTF material index.
+    pub materials: Vec<MaterialId>,
+    /// The instance for primitives without a material, if any needed it.
+    pub default_material: Option<MaterialId>,
+}
+
+impl SpawnedScene {
+    /// Destroys the actor, then the material instances, parents and textures.
+    pub fn destroy(&self, world: &mut World) -> Result<(), GltfError> {
+        let engine = |error| GltfError::Spawn { path: String::new(), error };
+        if let Some(actor) = self.actor {
+            world.destroy_actor(actor).map_err(engine)?;
+        }
+        let rt = world.render_thread().ok_or(GltfError::NoRenderThread)?;
+        for &m in self.materials.iter().chain(&self.default_material).chain(&self.parents) {
+            rt.destroy_material(m).map_err(|e| engine(e.into()))?;
+        }
+        for &t in &self.textures {
+            rt.destroy_texture(t).map_err(|e| engine(e.into()))?;
+        }
+        Ok(())
+    }
+}
+
+/// One component to add: (node index or none, component, parent: index into the plan, relative).
+struct Planned {
+    node: Option<usize>,
+    component: Box<dyn Component>,
+    parent: Option<usize>,
+    relative: Transform,
+    world: Mat4,
+    path: String,
+    kind: Kind,
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Kind {
+    Node,
+    Camera,
+    Light,
+}
+
+fn camera_component(c: &GltfCamera) -> CameraComponent {
+    let base = CameraComponent::default().0;
+    let desc = match c.projection {
+        GltfProjection::Perspective { yfov, znear, zfar, .. } => CameraDesc { fov_y: yfov, near: znear, far: zfar.unwrap_or(base.far.max(znear * 2.0)), ..base },
+        GltfProjection::Orthographic { xmag, znear, zfar, .. } => CameraDesc { near: znear, far: zfar, ortho_width: Some(2.0 * xmag), ..base },
+    };
+    CameraComponent(desc)
+}
+
+fn light_component(l: &GltfLight) -> Box<dyn Component> {
+    match l.kind {
+        GltfLightKind::Directional => Box::new(DirectionalLightComponent { color: l.color, intensity: l.intensity, cast_shadows: true }),
+        // Unbounded: where the light falls to 1% of its intensity at 1 m.
+        GltfLightKind::Point => Box::new(PointLightComponent { color: l.color, intensity: l.intensity, radius: l.range.unwrap_or(10.0 * l.intensity.max(0.0).sqrt()).max(0.01) }),
+    }
+}
+
+pub(crate) fn spawn(import: &GltfImport, world: &mut World, scene: Option<usize>) -> Result<SpawnedScene, GltfError> {
+    let render_err = |path: String| move |error: renderer::RendererError| GltfError::Spawn { path: path.clone(), error: error.into() };
+
+    // The nodes to spawn.
+    let roots: Vec<usize> = match scene.or(import.spawned_scene_index()) {
+        Some(i) => import.scenes.get(i).ok_or(GltfError::UnknownScene(i))?.nodes.clone(),
+        None => (0..import.nodes.len()).filter(|&n| import.nodes[n].parent.is_none()).collect(),
+    };
+
+    // ---- Plan and check everything; nothing is created yet. ----
+    let rt = world.render_thread().ok_or(GltfError::NoRenderThread)?;
+    let limits: TextureLimits = rt.with_context(|ctx| TextureLimits::of(&ctx.device)).map_err(render_err(String::new()))?;
+    for t in &import.textures {
+        t.texture.validate(&limits).map_err(render_err(format!("/images/{}", t.image)))?;
+    }
+    let mut parent_keys: Vec<ParentKey> = Vec::new();
+    let mut parent_of: Vec<usize> = Vec::new();
+    let needs_default = import.meshes.iter().flatten().any(|m| m.slot_materials.iter().any(|s| s.is_none()));
+    let default_material = GltfMaterial::default();
+    let all: Vec<&GltfMaterial> = import.materials.iter().chain(needs_default.then_some(&default_material)).collect();
+    for m in &all {
+        let key = m.parent_key();
+        let at = parent_keys.iter().position(|k| *k == key).unwrap_or_else(|| {
+            parent_keys.push(key);
+            parent_keys.len() - 1
+        });
+        parent_of.push(at);
+    }
+    let parents: Vec<renderer::Material> = parent_keys.iter().map(parent_material).collect();
+    for (i, p) in parents.iter().enumerate() {
+        let first = parent_of.iter().position(|&k| k == i).unwrap_or(0);
+        let layout = p.validate().map_err(render_err(format!("/materials/{first}")))?;
+        for (m, _) in all.iter().zip(&parent_of).filter(|(_, &k)| k == i) {
+            m.instance(MaterialId::DEFAULT, &[]).check(&layout).map_err(render_err(format!("/materials/{first}")))?;
+        }
+    }
+
+    let root_transform = Transform::new(Vec3::ZERO, gltf_to_proxima(), Vec3::ONE);
+    let mut plan: Vec<Planned> = vec![Planned { node: None, component: Box::new(SceneComponent), parent: None, relative: root_transform, world: root_transform.to_mat4(), path: String::new(), kind: Kind::Node }];
+    let mut stack: Vec<(usize, usize)> = roots.iter().rev().map(|&n| (n, 0)).collect();
+    let mut visited = vec![false; import.nodes.len()];
+    while let Some((n, parent)) = stack.pop() {
+        if std::mem::replace(&mut visited[n], true) {
+            continue;
+        }
+        let node = &import.nodes[n];
+        let path = format!("/nodes/{n}");
+        let component: Box<dyn Component> = match node.mesh.and_then(|m| import.meshes.get(m)).and_then(|m| m.as_ref()) {
+            Some(mesh) => Box::new(StaticMeshComponent::new(mesh.mesh.clone())),
+            None => Box::new(SceneComponent),
+        };
+        let world_m = plan[parent].world * node.transform.to_mat4();
+        let at = plan.len();
+        plan.push(Planned { node: Some(n), component, parent: Some(parent), relative: node.transform, world: world_m, path: path.clone(), kind: Kind::Node });
+        let look = Transform::new(Vec3::ZERO, gltf_look_rotation(), Vec3::ONE);
+        if let Some(c) = node.camera.and_then(|c| import.cameras.get(c)) {
+            plan.push(Planned { node: None, component: Box::new(camera_component(c)), parent: Some(at), relative: look, world: world_m * look.to_mat4(), path: format!("{path}/camera"), kind: Kind::Camera });
+        }
+        if let Some(l) = node.light.and_then(|l| import.lights.get(l)).and_then(|l| l.as_ref()) {
+            plan.push(Planned { node: None, component: light_component(l), parent: Some(at), relative: look, world: world_m * look.to_mat4(), path: format!("{path}/extensions/KHR_lights_punctual"), kind: Kind::Light });
+        }
+        for &c in node.children.iter().rev() {
+            stack.push((c, at));
+        }
+    }
+    for p in &plan {
+        if let Some(reason) = p.relative.invalid_reason().or_else(|| world_invalid_reason(&*p.component, &p.world)) {
+            return Err(GltfError::Spawn { path: p.path.clone(), error: crate::EngineError::InvalidTransform { component: ComponentId { index: u32::MAX, generation: 0 }, reason } });
+        }
+    }
+
+    // ---- Create: render-thread assets, then the actor. ----
+    let mut out = SpawnedScene { nodes: vec![None; import.nodes.len()], ..Default::default() };
+    let created = create_assets(import, world, &parents, &parent_of, &all, needs_default, &mut out);
+    if let Err(e) = created.and_then(|_| create_components(import, world, plan, &mut out)) {
+        // Only a device failure gets here (everything was checked): undo.
+        let _ = out.destroy(world);
+        return Err(e);
+    }
+    Ok(out)
+}
+
+fn create_assets(
+    import: &GltfImport,
+    world: &mut World,
+    parents: &[renderer::Material],
+    parent_of: &[usize],
+    all: &[&GltfMaterial],
+    needs_default: bool,
+    out: &mut SpawnedScene,
+) -> Result<(), GltfError> {
+    let rt = world.render_thread().ok_or(GltfError::NoRenderThread)?;
+    let err = |path: String| move |error: renderer::RendererError| GltfError::Spawn { path: path.clone(), error: error.into() };
+    for t in &import.textures {
+        out.textures.push(rt.create_texture(t.texture.clone()).map_err(err(format!("/images/{}", t.image)))?);
+    }
+    for p in parents {
+        out.parents.push(rt.create_material(p.clone()).map_err(err("/materials".into()))?);
+    }
+    for (i, m) in all.iter().enumerate() {
+        let inst: MaterialInstance = m.instance(out.parents[parent_of[i]], &out.textures);
+        let id = rt.create_material_instance(inst).map_err(err(format!("/materials/{i}")))?;
+        if needs_default && i == all.len() - 1 {
+            out.default_material = Some(id);
+        } else {
+            out.materials.push(id);
+        }
+    }
+    Ok(())
+}
+
+fn create_components(import: &GltfImport, world: &mut World, plan: Vec<Planned>, out: &mut SpawnedScene) -> Result<(), GltfError> {
+    let mut ids: Vec<ComponentId> = Vec::with_capacity(plan.len());
+    for p in plan {
+        let e = |error| GltfError::Spawn { path: p.path.clone(), error };
+        let id = match p.parent {
+            None => {
+                let (actor, id) = world.spawn_actor("glTF scene", p.component, p.relative).map_err(e)?;
+                out.actor = Some(actor);
+                out.root = Some(id);
+                id
+            }
+            Some(parent) => world.add_component(out.actor.expect("the root comes first"), p.component, Some(ids[parent]), p.relative).map_err(e)?,
+        };
+        ids.push(id);
+        match p.kind {
+            Kind::Camera => out.cameras.push(id),
+            Kind::Light => out.lights.push(id),
+            Kind::Node => {}
+        }
+        if let Some(n) = p.node {
+            out.nodes[n] = Some(id);
+            if let Some(mesh) = import.nodes[n].mesh.and_then(|m| import.meshes.get(m)).and_then(|m| m.as_ref()) {
+                for (slot, material) in mesh.slot_materials.iter().enumerate() {
+                    let id_m = match material {
+                        Some(m) => out.materials.get(*m).copied(),
+                        None => out.default_material,
+                    };
+                    if let Some(id_m) = id_m {
+                        world.set_material(id, slot, id_m).map_err(e)?;
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
