@@ -4,10 +4,14 @@
 use crate::error::{RendererError, Result};
 use std::collections::BTreeMap;
 
+/// A console variable's value; its kind is fixed when it is registered.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum CvarValue {
+    /// On or off (set from `1`/`0`, `true`/`false`, `on`/`off`).
     Bool(bool),
+    /// An integer.
     Int(i64),
+    /// A finite number.
     Float(f32),
 }
 
@@ -23,12 +27,23 @@ pub struct ConsoleVariables {
     vars: BTreeMap<String, Cvar>,
 }
 
+/// Merge identical mesh draw commands into instanced draws (default on).
 pub const DYNAMIC_INSTANCING: &str = "r.MeshDrawCommands.DynamicInstancing";
+/// Cull, gather, sort and merge the passes as parallel tasks (default on).
 pub const PARALLEL_PASS_SETUP: &str = "r.MeshDrawCommands.ParallelPassSetup";
+/// Record the passes into secondary command buffers on worker threads
+/// (default on).
 pub const PARALLEL_RECORD: &str = "r.RHICmdList.ParallelRecord";
+/// Draw every view in wireframe (default off; needs the device's
+/// wireframe feature).
 pub const WIREFRAME: &str = "r.Wireframe";
+/// Render the directional light's shadow map (default on).
 pub const SHADOW_ENABLE: &str = "r.Shadow.Enable";
+/// Build every command each frame through the dynamic path instead of the
+/// cached one, for comparison (default off).
 pub const FORCE_DYNAMIC_PATH: &str = "r.MeshDrawCommands.ForceDynamicPath";
+/// The shadow map's resolution in texels (default 2048; clamped to
+/// 64..=8192).
 pub const SHADOW_MAP_SIZE: &str = "r.Shadow.MapSize";
 /// Frames the GPU may work on while the render thread records the next
 /// (1 = wait for each frame's GPU work after submitting it). Clamped to
@@ -89,6 +104,7 @@ impl ConsoleVariables {
         Ok(())
     }
 
+    /// The value of a variable (`None` if no variable has that name).
     pub fn get(&self, name: &str) -> Option<CvarValue> {
         self.vars.get(name).map(|c| c.value)
     }
@@ -98,6 +114,7 @@ impl ConsoleVariables {
         matches!(self.get(name), Some(CvarValue::Bool(true)))
     }
 
+    /// An integer variable (0 if unknown or not an integer).
     pub fn int(&self, name: &str) -> i64 {
         match self.get(name) {
             Some(CvarValue::Int(i)) => i,

@@ -4,25 +4,54 @@ use crate::material::MaterialId;
 use crate::texture::TextureId;
 use crate::scene::PrimitiveId;
 
+/// Everything the renderer can fail with. A call that returns one changed
+/// nothing.
 #[derive(Debug, thiserror::Error)]
 pub enum RendererError {
+    /// An error of the RHI below (device, resources, recording).
     #[error(transparent)]
     Rhi(#[from] rhi_vulkan::RhiError),
     /// The render thread panicked; the message is the panic's.
     #[error("the render thread panicked: {0}")]
     RenderThreadPanicked(String),
+    /// The render thread has stopped (shut down, or after a panic) and takes
+    /// no more commands.
     #[error("the render thread has shut down")]
     RenderThreadGone,
+    /// A primitive id that names no primitive of the scene.
     #[error("unknown primitive {0:?}")]
     UnknownPrimitive(PrimitiveId),
+    /// A primitive's transform that is not finite or scales to zero, or
+    /// bounds that are not valid; nothing was queued.
     #[error("invalid bounds or transform for {what}: {reason}")]
-    InvalidTransform { what: String, reason: String },
+    InvalidTransform {
+        /// The primitive (its id, or `primitive` when rejected before it
+        /// was queued).
+        what: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// No console variable has this name.
     #[error("unknown console variable {0:?}")]
     UnknownCvar(String),
+    /// A console variable was set to text its kind does not accept; `expected`
+    /// says what it takes.
     #[error("console variable {name}: cannot set {value:?} ({expected})")]
-    InvalidCvarValue { name: String, value: String, expected: &'static str },
+    InvalidCvarValue {
+        /// The variable.
+        name: String,
+        /// The text it was set to.
+        value: String,
+        /// What its kind accepts.
+        expected: &'static str,
+    },
+    /// A camera or view family that cannot be rendered (non-finite values, an
+    /// empty viewport or target, a degenerate projection), or a light that
+    /// is not valid (`Light::is_valid`).
     #[error("invalid view: {0}")]
     InvalidView(String),
+    /// Static mesh data that cannot be drawn (no LOD, an index or section out
+    /// of range, a non-finite position).
     #[error("invalid mesh data: {0}")]
     InvalidMesh(String),
     /// A material id that names no live material: never returned by
@@ -36,20 +65,40 @@ pub enum RendererError {
     /// A material whose shader does not compile; `error` says where
     /// (`file:line:column`, the file being the material shader's name).
     #[error("material {material:?} does not compile: {error}")]
-    MaterialShader { material: String, error: Box<rhi_vulkan::ShaderError> },
+    MaterialShader {
+        /// The material shader's name.
+        material: String,
+        /// naga's error and where it was found.
+        error: Box<rhi_vulkan::ShaderError>,
+    },
     /// A material or material instance that cannot be made as asked (bad
     /// parameter declarations or overrides, a bad mask clip value, an
     /// instance of an instance); `material` names it.
     #[error("material {material}: {reason}")]
-    InvalidMaterial { material: String, reason: String },
+    InvalidMaterial {
+        /// The material: its id, its shader's name, or `instance of <parent>`.
+        material: String,
+        /// What is wrong.
+        reason: String,
+    },
     /// A parent material with live instances cannot be destroyed (nor
     /// become an instance): destroy the instances first.
     #[error("material {material} has {instances} live instance(s)")]
-    MaterialInUse { material: MaterialId, instances: u32 },
+    MaterialInUse {
+        /// The parent material.
+        material: MaterialId,
+        /// Its live instances.
+        instances: u32,
+    },
     /// A texture asset that cannot be made as given (size, data length,
     /// mip levels, larger than the device allows, undecodable file).
     #[error("texture {texture:?}: {reason}")]
-    InvalidTexture { texture: String, reason: String },
+    InvalidTexture {
+        /// The texture's label.
+        texture: String,
+        /// What is wrong.
+        reason: String,
+    },
     /// A texture id that names no live texture.
     #[error("unknown texture {0:?}")]
     UnknownTexture(TextureId),
@@ -69,4 +118,5 @@ pub enum RendererError {
     RenderThreadStart(String),
 }
 
+/// The renderer's result type ([`RendererError`] unless said otherwise).
 pub type Result<T, E = RendererError> = std::result::Result<T, E>;

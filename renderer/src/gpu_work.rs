@@ -76,31 +76,64 @@ impl PassRead {
 /// (empty: only later works of the frame read it).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BufferWrite {
+    /// The buffer written.
     pub buffer: BufferHandle,
+    /// How the frame's passes read it once the work is done (empty: they
+    /// do not).
     pub read_by_passes: Vec<PassRead>,
 }
 
 /// Why a [`GpuWork`] was not recorded (or not completely).
 #[derive(Debug, thiserror::Error)]
 pub enum GpuWorkError {
+    /// The RHI refused a command.
     #[error(transparent)]
     Rhi(#[from] RhiError),
     /// A bind group binds a buffer the work did not declare.
     #[error("GPU work {work:?} binds buffer {buffer:?} (binding {binding}), which it did not declare")]
-    Undeclared { work: String, buffer: BufferHandle, binding: u32 },
+    Undeclared {
+        /// The work's label.
+        work: String,
+        /// The buffer.
+        buffer: BufferHandle,
+        /// The binding it is bound at.
+        binding: u32,
+    },
     /// A bind group binds a buffer the work declared only as read to a
     /// writable storage binding.
     #[error("GPU work {work:?} binds buffer {buffer:?} writable (binding {binding}), but declared it only as read")]
-    WriteNotDeclared { work: String, buffer: BufferHandle, binding: u32 },
+    WriteNotDeclared {
+        /// The work's label.
+        work: String,
+        /// The buffer.
+        buffer: BufferHandle,
+        /// The binding it is bound at.
+        binding: u32,
+    },
     /// A dispatch with no compute pipeline bound in the work.
     #[error("GPU work {work:?} dispatches with no pipeline bound")]
-    NoPipeline { work: String },
+    NoPipeline {
+        /// The work's label.
+        work: String,
+    },
     /// A dispatch past the device's work-group limits.
     #[error("GPU work {work:?}: dispatch {groups:?} exceeds the device's {max:?} work groups")]
-    TooManyGroups { work: String, groups: [u32; 3], max: [u32; 3] },
+    TooManyGroups {
+        /// The work's label.
+        work: String,
+        /// The work groups asked for, per dimension.
+        groups: [u32; 3],
+        /// The device's limit per dimension (`maxComputeWorkGroupCount`).
+        max: [u32; 3],
+    },
     /// A buffer the work declared is not alive.
     #[error("GPU work {work:?} declares buffer {buffer:?}, which is not alive")]
-    DeadBuffer { work: String, buffer: BufferHandle },
+    DeadBuffer {
+        /// The work's label.
+        work: String,
+        /// The buffer.
+        buffer: BufferHandle,
+    },
 }
 
 /// What a [`GpuWork`] records; see [`GpuWorkRecorder`].
@@ -109,11 +142,13 @@ pub type RecordGpuWork = Box<dyn FnOnce(&mut GpuWorkRecorder<'_, '_>) -> Result<
 /// Compute work that runs before the passes, with the buffers it touches
 /// declared (module docs).
 pub struct GpuWork {
+    /// Names the work in errors, logs and profiler spans.
     pub label: String,
     /// Buffers it reads and does not write (storage or uniform).
     pub reads: Vec<BufferHandle>,
     /// Buffers it writes (and may read), with how the passes read them.
     pub writes: Vec<BufferWrite>,
+    /// Records the work's commands; called once, in `gpu_prepare`.
     pub record: RecordGpuWork,
 }
 
@@ -178,6 +213,7 @@ pub struct GpuWorkRecorder<'a, 'd> {
 }
 
 impl<'a, 'd> GpuWorkRecorder<'a, 'd> {
+    /// The device, to make pipelines and look up limits.
     pub fn device(&self) -> &'d Device {
         self.frame.device()
     }

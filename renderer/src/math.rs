@@ -5,22 +5,28 @@ use glam::{Mat4, Vec3, Vec4};
 /// UE's FBoxSphereBounds: a box (origin ± extent) and a sphere (origin, radius).
 #[derive(Clone, Copy, Debug, PartialEq, Default)]
 pub struct Bounds {
+    /// The centre of the box and the sphere.
     pub origin: Vec3,
+    /// Half the box's size along each axis (not negative).
     pub extent: Vec3,
+    /// The sphere's radius.
     pub radius: f32,
 }
 
 impl Bounds {
+    /// The box from `min` to `max`, with the sphere around it.
     pub fn from_box(min: Vec3, max: Vec3) -> Self {
         let origin = (min + max) * 0.5;
         let extent = (max - min) * 0.5;
         Self { origin, extent, radius: extent.length() }
     }
 
+    /// The box's minimum corner.
     pub fn min(&self) -> Vec3 {
         self.origin - self.extent
     }
 
+    /// The box's maximum corner.
     pub fn max(&self) -> Vec3 {
         self.origin + self.extent
     }
@@ -39,6 +45,7 @@ impl Bounds {
         Self { origin, extent, radius: (self.radius * scale).min(extent.length()) }
     }
 
+    /// The box around both boxes, with the sphere around that box.
     pub fn union(&self, other: &Bounds) -> Self {
         Self::from_box(self.min().min(other.min()), self.max().max(other.max()))
     }
@@ -48,10 +55,12 @@ impl Bounds {
 /// with Vulkan's clip space (depth 0..1).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Frustum {
+    /// The planes: `dot(xyz, p) + w >= 0` for a point `p` inside.
     pub planes: [Vec4; 6],
 }
 
 impl Frustum {
+    /// The frustum of a view-projection matrix (Vulkan clip space, depth 0..1).
     pub fn from_view_proj(m: &Mat4) -> Self {
         let r0 = m.row(0);
         let r1 = m.row(1);

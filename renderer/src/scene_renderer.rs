@@ -82,6 +82,7 @@ pub struct SceneRenderer {
 /// One frame's request.
 #[derive(Clone, Debug)]
 pub struct FrameRequest {
+    /// The views to render and their target.
     pub family: ViewFamily,
     /// Read the final image back (see [`crate::RenderContext::last_image`]).
     pub read_back: bool,
@@ -92,6 +93,8 @@ pub struct FrameRequest {
 }
 
 impl SceneRenderer {
+    /// A renderer for `device`, with one set of per-frame buffers per frame
+    /// slot; GPU resources are created by the first frames that need them.
     pub fn new(device: &Device) -> Self {
         let frames = device.frames_in_flight();
         Self {
@@ -119,6 +122,7 @@ impl SceneRenderer {
         scene.apply_updates(device, &self.pipelines)
     }
 
+    /// Pass pipelines in the cache.
     pub fn pipeline_count(&self) -> usize {
         self.pipelines.len()
     }

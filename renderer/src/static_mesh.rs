@@ -17,16 +17,22 @@ use std::sync::{Arc, Mutex};
 /// A run of triangles drawn with one material slot.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct StaticMeshSection {
+    /// The section's first index in the LOD's index list.
     pub first_index: u32,
+    /// Indices in the section (three per triangle).
     pub index_count: u32,
+    /// Index into the proxy's materials; past their end, the default material.
     pub material_slot: u32,
 }
 
 /// One level of detail.
 #[derive(Clone, Debug, PartialEq)]
 pub struct StaticMeshLod {
+    /// The LOD's vertices (the local vertex factory's layout).
     pub vertices: Vec<LocalVertex>,
+    /// Triangle list indices into `vertices`.
     pub indices: Vec<u32>,
+    /// The index ranges drawn, each with its material slot.
     pub sections: Vec<StaticMeshSection>,
     /// This LOD is used while the mesh's screen size is at least this.
     pub screen_size: f32,
@@ -100,10 +106,12 @@ impl StaticMeshRenderData {
         Ok(Arc::new(Self { lods, bounds: Bounds::from_box(min, max), screen_sizes, gpu: Mutex::new(None), users: Mutex::new(0) }))
     }
 
+    /// The local-space bounds of every LOD's vertices.
     pub fn bounds(&self) -> Bounds {
         self.bounds
     }
 
+    /// The LODs, most detailed first.
     pub fn lods(&self) -> &[StaticMeshLod] {
         &self.lods
     }
@@ -175,15 +183,19 @@ pub struct StaticMeshSceneProxy {
 }
 
 impl StaticMeshSceneProxy {
+    /// A proxy drawing `mesh` with `materials` (by section material slot),
+    /// casting shadows, no custom data, no draw-distance limit.
     pub fn new(mesh: Arc<StaticMeshRenderData>, materials: Vec<MaterialId>) -> Self {
         Self { mesh, materials, cast_shadow: true, custom_data: Vec4::ZERO, max_draw_distance: 0.0, holds_gpu: false }
     }
 
+    /// The same proxy, casting shadows or not.
     pub fn with_cast_shadow(mut self, cast_shadow: bool) -> Self {
         self.cast_shadow = cast_shadow;
         self
     }
 
+    /// The same proxy with custom primitive data `custom` (readable by materials).
     pub fn with_custom_data(mut self, custom: Vec4) -> Self {
         self.custom_data = custom;
         self
@@ -196,6 +208,7 @@ impl StaticMeshSceneProxy {
         self
     }
 
+    /// The mesh drawn.
     pub fn mesh(&self) -> &Arc<StaticMeshRenderData> {
         &self.mesh
     }

@@ -3,6 +3,7 @@
 use crate::frame::Stage;
 use crate::mesh_pass::MeshPass;
 
+/// One mesh pass's figures of a frame, summed over the views that draw it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PassStats {
     /// Visible commands before merging.
@@ -59,6 +60,7 @@ pub struct StageTimings {
     /// CPU milliseconds from submitting the frame to seeing its GPU work
     /// complete (what `gpu` was before GPU timestamps).
     pub gpu_wait: f64,
+    /// CPU milliseconds of the whole `render` call on the render thread.
     pub total: f64,
 }
 
@@ -154,26 +156,36 @@ pub(crate) fn pass_timestamp_labels(pass: MeshPass, view: usize) -> [String; 2] 
     [format!("{} {view} begin", pass.name()), format!("{} {view} end", pass.name())]
 }
 
+/// The figures of one frame: what the scene held, what each pass drew,
+/// what was built and uploaded, and the timings.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct FrameStats {
+    /// The frame's number, counting from 0.
     pub frame: u64,
+    /// Primitives in the scene.
     pub primitives: u64,
     /// Visible primitives, summed over the family's views.
     pub visible_primitives: u64,
+    /// Each pass's figures, by [`MeshPass::index`] (zeros for passes that
+    /// do not exist or drew nothing).
     pub passes: [PassStats; MeshPass::MAX],
     /// Commands that entered the cache this frame.
     pub cached_commands_built: u64,
     /// Dynamic-path commands built this frame.
     pub dynamic_commands_built: u64,
+    /// Proxies created by this frame's update batch.
     pub proxies_created: u64,
     /// Scene requests of this frame's update batch that failed (logged; the
     /// rest were applied): see `Scene::update_errors`.
     pub failed_updates: u64,
+    /// Triangles drawn by the passes that count them (the base pass, for
+    /// one), in draws whose counts the CPU knows.
     pub triangles: u64,
     /// Bytes of GPU-scene data uploaded this frame.
     pub gpu_scene_upload_bytes: u64,
     /// Pass pipelines created during this frame, and alive after it.
     pub pipelines_created: u64,
+    /// Pass pipelines alive after it.
     pub pipelines_live: u64,
     /// Materials (parents and instances) alive, the default included.
     pub materials_live: u64,
@@ -182,7 +194,9 @@ pub struct FrameStats {
     /// Textures alive (the three built-in ones included) and texel bytes
     /// uploaded since the scene began.
     pub textures_live: u64,
+    /// Texel bytes uploaded since the scene began.
     pub texture_bytes_uploaded: u64,
+    /// CPU and GPU milliseconds of the frame.
     pub timings: StageTimings,
     /// Hash of every pass's draw list (per draw: material, index range,
     /// instance range; the primitive ids, in order): equal digests mean the
@@ -196,6 +210,7 @@ pub struct FrameStats {
 }
 
 impl FrameStats {
+    /// The figures of `pass`.
     pub fn pass(&self, pass: MeshPass) -> PassStats {
         self.passes[pass.index()]
     }

@@ -36,13 +36,18 @@ impl TextureId {
     /// A flat tangent-space normal map ((0.5, 0.5, 1) encoded, linear).
     pub const FLAT_NORMAL: TextureId = TextureId(2);
     const BUILTIN: u32 = 3;
+    /// Bits of the slot; the rest carry the generation.
     pub const SLOT_BITS: u32 = 20;
+    /// Slots of the texture table: the most textures alive at once.
     pub const MAX_SLOTS: u32 = 1 << Self::SLOT_BITS;
+    /// The last generation of a slot; a slot past it is retired.
     pub const MAX_GENERATION: u32 = u32::MAX >> Self::SLOT_BITS;
 
+    /// The slot in the texture table.
     pub const fn slot(self) -> u32 {
         self.0 & (Self::MAX_SLOTS - 1)
     }
+    /// The slot's generation this id was handed out in.
     pub const fn generation(self) -> u32 {
         self.0 >> Self::SLOT_BITS
     }
@@ -69,7 +74,9 @@ pub enum TextureFormat {
     Rgba8Srgb,
     /// Data (normal maps, masks): sampled as stored.
     Rgba8Unorm,
+    /// Two 8-bit channels of data (two-channel normal maps, packed masks).
     Rg8Unorm,
+    /// One 8-bit channel of data (masks, roughness, height maps).
     R8Unorm,
     /// HDR, 16-bit floats (8 bytes per texel).
     Rgba16Float,
@@ -80,6 +87,7 @@ impl TextureFormat {
     pub const ALL: [TextureFormat; 5] = [TextureFormat::Rgba8Srgb, TextureFormat::Rgba8Unorm, TextureFormat::Rg8Unorm, TextureFormat::R8Unorm, TextureFormat::Rgba16Float];
 
     /// Bytes of one texel.
+    /// Bytes of one texel, tightly packed.
     pub fn bytes_per_texel(self) -> usize {
         match self {
             TextureFormat::R8Unorm => 1,
@@ -117,11 +125,15 @@ pub enum TextureMips {
 pub struct Texture2D {
     /// For errors and GPU debug names.
     pub label: String,
+    /// Width of level 0 in texels, 1 to [`TextureLimits::max_dimension`].
     pub width: u32,
+    /// Height of level 0 in texels, 1 to [`TextureLimits::max_dimension`].
     pub height: u32,
+    /// How texels are stored and sampled.
     pub format: TextureFormat,
     /// Level 0: `width * height` texels, rows top to bottom, tightly packed.
     pub data: Vec<u8>,
+    /// Its mip levels below level 0.
     pub mips: TextureMips,
 }
 
@@ -137,6 +149,7 @@ pub struct TextureLimits {
 }
 
 impl TextureLimits {
+    /// The limits of `device`.
     /// The limits of `device`.
     pub fn of(device: &Device) -> Self {
         Self { max_dimension: device.info().max_image_dimension_2d, mip_generation: TextureFormat::ALL.map(|f| device.supports_mip_generation(f.rhi())) }

@@ -38,13 +38,16 @@ struct Recorder {
 /// One span: `start_us` microseconds after [`start`], lasting `dur_us`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TraceEvent {
+    /// What the span measured (a stage's or task's name).
     pub name: &'static str,
     /// `"stage"` for a frame stage, `"task"` for a worker task, or the
     /// caller's own category.
     pub category: &'static str,
     /// The recorder's number for the thread (not the OS's).
     pub tid: u64,
+    /// Microseconds from [`start`] to the span's beginning.
     pub start_us: f64,
+    /// The span's length in microseconds.
     pub dur_us: f64,
 }
 
@@ -92,6 +95,7 @@ pub struct Span {
 }
 
 impl Span {
+    /// Opens a span; it is recorded when dropped, if recording is on.
     #[inline]
     pub fn new(category: &'static str, name: &'static str) -> Self {
         let start = RECORDING.load(Ordering::Relaxed).then(Instant::now);

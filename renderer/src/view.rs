@@ -12,11 +12,16 @@ pub struct SceneView {
     pub view_matrix: Mat4,
     /// View to Vulkan clip space (y down, depth 0..1).
     pub projection: Mat4,
+    /// The camera's world position (distance culling, translucency sort,
+    /// specular).
     pub origin: Vec3,
+    /// The pixels of the family's target it renders into.
     pub viewport: Rect,
+    /// Draw this view in wireframe (the wireframe pass instead of the others).
     pub wireframe: bool,
     /// Primitives farther than this are culled (0: no limit).
     pub max_draw_distance: f32,
+    /// Perspective (`true`) or orthographic projection.
     pub perspective: bool,
 }
 
@@ -118,10 +123,12 @@ impl SceneView {
         None
     }
 
+    /// World to clip space: `projection * view_matrix`.
     pub fn view_proj(&self) -> Mat4 {
         self.projection * self.view_matrix
     }
 
+    /// The view's frustum, for culling.
     pub fn frustum(&self) -> Frustum {
         Frustum::from_view_proj(&self.view_proj())
     }
@@ -147,14 +154,18 @@ impl SceneView {
 /// The views rendered together in one frame into one target (split screen).
 #[derive(Clone, Debug, PartialEq)]
 pub struct ViewFamily {
+    /// The views, each into its viewport of the target.
     pub views: Vec<SceneView>,
+    /// The target's width in pixels.
     pub width: u32,
+    /// The target's height in pixels.
     pub height: u32,
     /// Linear clear color.
     pub clear_color: [f32; 4],
 }
 
 impl ViewFamily {
+    /// A `width` x `height` target with `views`, cleared to a dark grey.
     pub fn new(width: u32, height: u32, views: Vec<SceneView>) -> Self {
         Self { views, width, height, clear_color: [0.02, 0.02, 0.025, 1.0] }
     }

@@ -70,22 +70,35 @@ use std::time::Instant;
 /// The stages of a frame, in the order they run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Stage {
+    /// 1: take the frame slot, apply the scene's queued changes, record its uploads.
     UpdateScene,
+    /// 2: set up the views and cull each.
     InitViews,
+    /// 3: build dynamic primitives' commands and queue their GPU work.
     CollectDynamic,
+    /// 4: gather, sort and merge every (view, pass)'s draws.
     PassSetup,
+    /// 5: write the id streams and view uniforms.
     Upload,
+    /// 6: record the queued GPU work and prepare the render targets.
     GpuPrepare,
+    /// 7: record every pass (secondaries, then the primary).
     Record,
+    /// 8: submit the primary to the queue.
     Submit,
+    /// 9: build the stats and retire the frames the GPU has finished.
     Retire,
 }
 
 impl Stage {
+    /// How many stages there are.
     pub const COUNT: usize = 9;
+    /// Every stage, in the order they run.
     pub const ALL: [Stage; Stage::COUNT] =
         [Stage::UpdateScene, Stage::InitViews, Stage::CollectDynamic, Stage::PassSetup, Stage::Upload, Stage::GpuPrepare, Stage::Record, Stage::Submit, Stage::Retire];
 
+    /// The stage's position in [`Stage::ALL`] (0-based), e.g. to index
+    /// per-stage timings.
     pub fn index(self) -> usize {
         self as usize
     }

@@ -57,7 +57,9 @@ pub(crate) struct PendingImage {
 /// frame, `FrameStats::frame`) and, when it was read back, its image.
 #[derive(Clone, Debug)]
 pub struct RetiredFrame {
+    /// The frame's stats, its GPU times included.
     pub stats: FrameStats,
+    /// The frame's image, when the frame family asked for a read-back.
     pub image: Option<Image>,
 }
 

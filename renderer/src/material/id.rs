@@ -14,6 +14,7 @@
 pub struct MaterialId(pub u32);
 
 impl MaterialId {
+    /// The default material (slot 0): always alive; what an unknown id draws with.
     pub const DEFAULT: MaterialId = MaterialId(0);
     /// Bits of the slot; the rest carry the generation.
     pub const SLOT_BITS: u32 = 20;

@@ -48,6 +48,7 @@ use std::sync::Arc;
 /// How a material's output is composited (UE's EBlendMode).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub enum BlendMode {
+    /// Writes depth and colour; nothing behind it shows.
     #[default]
     Opaque,
     /// Opaque with texels whose opacity is under the material's
@@ -60,6 +61,9 @@ pub enum BlendMode {
 }
 
 impl BlendMode {
+    /// Whether it blends with what is behind it ([`BlendMode::Translucent`] or
+    /// [`BlendMode::Additive`]): drawn in the translucency pass, without depth
+    /// writes.
     pub fn is_translucent(self) -> bool {
         matches!(self, BlendMode::Translucent | BlendMode::Additive)
     }
@@ -84,6 +88,7 @@ pub enum ShadingModel {
 pub struct MaterialShader {
     /// Unique name; also the file name in shader errors.
     pub name: String,
+    /// The WGSL source defining `material_main`.
     pub wgsl: String,
 }
 
@@ -91,6 +96,8 @@ pub struct MaterialShader {
 pub const DEFAULT_MATERIAL_WGSL: &str = include_str!("../../shaders/default_material.inc.wgsl");
 
 impl MaterialShader {
+    /// A shader named `name` with source `wgsl` (compiled when a material
+    /// using it is created).
     pub fn new(name: &str, wgsl: &str) -> Arc<Self> {
         Arc::new(Self { name: name.into(), wgsl: wgsl.into() })
     }
@@ -106,11 +113,18 @@ impl MaterialShader {
 /// `roughness`, `specular`, `opacity`, `emissive`, `custom`).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct MaterialParams {
+    /// Linear RGB colour and alpha; the default material multiplies it by the
+    /// vertex colour and uses the alpha as opacity.
     pub base_color: Vec4,
+    /// 0 (dielectric) to 1 (metal); clamped to 0..=1 when shading.
     pub metallic: f32,
+    /// 0 (mirror) to 1 (rough); clamped to 0.03..=1 when shading.
     pub roughness: f32,
+    /// Dielectric reflectance, 0..=1 (0.5 = 4%, UE's default).
     pub specular: f32,
+    /// 0 (invisible) to 1; read by translucent and masked materials.
     pub opacity: f32,
+    /// Linear RGB light emitted, added after lighting.
     pub emissive: Vec3,
     /// Free for material functions.
     pub custom: Vec4,
@@ -142,9 +156,13 @@ impl MaterialParams {
 /// A parent material.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Material {
+    /// The material function.
     pub shader: Arc<MaterialShader>,
+    /// How its output is composited.
     pub blend_mode: BlendMode,
+    /// How it is lit.
     pub shading_model: ShadingModel,
+    /// Draw both faces (no back-face culling).
     pub two_sided: bool,
     /// Masked materials discard texels whose opacity is below this (UE's
     /// OpacityMaskClipValue); in (0, 1].
@@ -179,18 +197,22 @@ impl Material {
     pub fn with_shader(name: &str, wgsl: &str) -> Self {
         Self { shader: MaterialShader::new(name, wgsl), ..Default::default() }
     }
+    /// The same material with `blend_mode`.
     pub fn with_blend(mut self, blend_mode: BlendMode) -> Self {
         self.blend_mode = blend_mode;
         self
     }
+    /// The same material, two-sided or not.
     pub fn with_two_sided(mut self, two_sided: bool) -> Self {
         self.two_sided = two_sided;
         self
     }
+    /// The same material with `shading_model`.
     pub fn with_shading_model(mut self, shading_model: ShadingModel) -> Self {
         self.shading_model = shading_model;
         self
     }
+    /// The same material with the built-in parameters' defaults `params`.
     pub fn with_params(mut self, params: MaterialParams) -> Self {
         self.params = params;
         self
@@ -254,10 +276,13 @@ impl Material {
 pub struct MaterialInstance {
     /// A parent material (not an instance).
     pub parent: MaterialId,
+    /// Parameter values by name, replacing the parent's defaults; each must
+    /// name one of the parent's parameters, with its kind.
     pub overrides: Vec<(String, ParameterValue)>,
 }
 
 impl MaterialInstance {
+    /// An instance of `parent` with no overrides.
     pub fn of(parent: MaterialId) -> Self {
         Self { parent, overrides: Vec::new() }
     }
@@ -267,12 +292,15 @@ impl MaterialInstance {
         self.overrides.push((name.into(), value));
         self
     }
+    /// The same instance with the scalar parameter `name` set to `value`.
     pub fn with_scalar(self, name: &str, value: f32) -> Self {
         self.with(name, ParameterValue::Scalar(value))
     }
+    /// The same instance with the vector parameter `name` set to `value`.
     pub fn with_vector(self, name: &str, value: Vec4) -> Self {
         self.with(name, ParameterValue::Vector(value))
     }
+    /// The same instance with the texture parameter `name` set to `value`.
     pub fn with_texture(self, name: &str, value: crate::texture::TextureId) -> Self {
         self.with(name, ParameterValue::Texture(value))
     }

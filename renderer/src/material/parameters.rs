@@ -49,8 +49,11 @@ pub type MaterialBlock = [[f32; 4]; MATERIAL_BLOCK_VECTORS];
 /// A parameter's value (a default, or an instance's override).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum ParameterValue {
+    /// A number (`f32` in WGSL).
     Scalar(f32),
+    /// Four numbers (`vec4<f32>`).
     Vector(Vec4),
+    /// A texture asset, sampled with the parameter's sampler.
     Texture(TextureId),
 }
 
@@ -76,16 +79,20 @@ impl ParameterValue {
 /// for a texture, the sampler it is read with).
 #[derive(Clone, Debug, PartialEq)]
 pub struct MaterialParameter {
+    /// The name the material function's accessor and instances' overrides use.
     pub name: String,
+    /// Its value unless an instance overrides it; also fixes its kind.
     pub default: ParameterValue,
     /// The sampler of a texture parameter (ignored for the others).
     pub sampler: SamplerDesc,
 }
 
 impl MaterialParameter {
+    /// A scalar parameter.
     pub fn scalar(name: &str, default: f32) -> Self {
         Self { name: name.into(), default: ParameterValue::Scalar(default), sampler: SamplerDesc::default() }
     }
+    /// A vector parameter.
     pub fn vector(name: &str, default: Vec4) -> Self {
         Self { name: name.into(), default: ParameterValue::Vector(default), sampler: SamplerDesc::default() }
     }

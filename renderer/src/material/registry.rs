@@ -45,8 +45,11 @@ struct Entry {
 pub struct ResolvedMaterial {
     /// The id drawn with: the requested one, or the default when it names none.
     pub id: MaterialId,
+    /// The parent's blend mode.
     pub blend_mode: BlendMode,
+    /// The parent's shading model.
     pub shading_model: ShadingModel,
+    /// Whether the parent is two-sided.
     pub two_sided: bool,
     /// The parent's interned shader.
     pub shader: MaterialShaderId,
@@ -511,6 +514,7 @@ impl MaterialRegistry {
         self.shaders.iter().filter(|s| s.is_some()).count()
     }
 
+    /// The interned id of the default material's shader.
     pub fn default_shader_id(&self) -> MaterialShaderId {
         self.shader_ids[0]
     }
@@ -539,6 +543,8 @@ impl MaterialRegistry {
         self.entries.iter().filter(|m| m.is_some()).count()
     }
 
+    /// Whether the tables have no slot: never, as the default material always
+    /// exists.
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }

@@ -36,6 +36,11 @@
 use crate::vertex_factory::MAX_VERTEX_STREAMS;
 use rhi_vulkan::{BindGroupHandle, BufferHandle, IndexFormat, PipelineHandle};
 
+/// One draw of one mesh section in one pass, as plain data you can hash,
+/// compare, sort and print (UE's FMeshDrawCommand). Built by the pass
+/// processor from a [`super::MeshBatch`]; cached per static primitive and
+/// pass, or built each frame for dynamic ones. See the module docs for
+/// when two commands merge into one instanced draw.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct MeshDrawCommand {
     /// The graphics pipeline: pass shader + vertex factory + material
@@ -56,7 +61,10 @@ pub struct MeshDrawCommand {
     /// The section's range: first index, index (or vertex) count and base
     /// vertex. Instances of one draw draw the same range.
     pub first_index: u32,
+    /// Indices drawn (vertices, without an index buffer), from `first_index`.
     pub count: u32,
+    /// Added to every index before the vertex is fetched; the first vertex
+    /// of a non-indexed draw (negative values count as 0 there).
     pub base_vertex: i32,
     /// Instances the proxy itself asks for (an instanced static mesh); 1 for
     /// ordinary meshes. Only 1 can merge: merging sets the instance count

@@ -16,6 +16,7 @@ impl BucketId {
     /// "No command" in a primitive's cache entry.
     pub const NONE: BucketId = BucketId(u32::MAX);
 
+    /// The id as an index into the bucket tables.
     pub fn index(self) -> usize {
         self.0 as usize
     }
@@ -30,6 +31,7 @@ impl BucketId {
 pub struct PrimitiveSlot(pub u32);
 
 impl PrimitiveSlot {
+    /// The slot as an index into the GPU scene's arrays.
     pub fn index(self) -> usize {
         self.0 as usize
     }
@@ -41,6 +43,7 @@ impl PrimitiveSlot {
 pub struct DrawRank(pub u32);
 
 impl DrawRank {
+    /// The rank as an index.
     pub fn index(self) -> usize {
         self.0 as usize
     }

@@ -13,6 +13,7 @@ use super::{BucketId, PrimitiveSlot, VisibleCommand};
 /// One draw call after merging.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct MergedDraw {
+    /// The state bucket whose command is drawn.
     pub bucket: BucketId,
     /// Offset of the draw's first primitive id in the pass's id stream.
     pub first_instance: u32,

@@ -67,6 +67,7 @@ impl MeshPass {
     /// of the per-pass arrays in the stats).
     pub const MAX: usize = crate::passes::MAX_PASSES;
 
+    /// The pass's position in the pass table, for per-pass arrays.
     pub fn index(self) -> usize {
         self.0 as usize
     }

@@ -20,6 +20,7 @@ use std::sync::Mutex;
 /// the tone-mapping pass, `crate::postprocess::tonemap`, makes the 8-bit
 /// sRGB output from it).
 pub const SCENE_COLOR_FORMAT: Format = Format::Rgba16Float;
+/// The scene depth target's format (also the shadow map's).
 pub const SCENE_DEPTH_FORMAT: Format = Format::Depth32Float;
 
 const SCENE_WGSL: &str = include_str!("../../shaders/scene.inc.wgsl");
@@ -27,11 +28,20 @@ const SCENE_WGSL: &str = include_str!("../../shaders/scene.inc.wgsl");
 /// What selects a pass pipeline.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct PassPipelineKey {
+    /// The pass (its shader, depth, blend and polygon state).
     pub pass: MeshPass,
+    /// The vertex factory's name.
     pub vertex_factory: &'static str,
+    /// The interned shader of the material used (the default's when the
+    /// pass uses the default material).
     pub material_shader: MaterialShaderId,
+    /// The blend mode of the material used (masked picks the pass's masked
+    /// shader, translucent and additive their blending; opaque when the pass
+    /// uses the default material).
     pub blend: BlendMode,
+    /// The material is two-sided: no face culling.
     pub two_sided: bool,
+    /// The winding is flipped (negative-determinant transforms).
     pub reverse_culling: bool,
 }
 
@@ -99,10 +109,12 @@ impl PipelineLibrary {
         self.created.swap(0, std::sync::atomic::Ordering::Relaxed)
     }
 
+    /// Pipelines in the cache.
     pub fn len(&self) -> usize {
         self.pipelines.lock().unwrap_or_else(|p| p.into_inner()).len()
     }
 
+    /// Whether the cache holds no pipeline.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }

@@ -30,7 +30,9 @@ use super::{BucketId, DrawRank, PrimitiveSlot};
 /// One visible (command, primitive) pair of a pass.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct VisibleCommand {
+    /// The command's state bucket.
     pub bucket: BucketId,
+    /// The primitive drawn (its id goes into the pass's id stream).
     pub primitive: PrimitiveSlot,
     /// Translucency sort key (larger = farther); 0 for opaque passes.
     pub sort_key: u32,

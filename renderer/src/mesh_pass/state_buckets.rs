@@ -35,7 +35,9 @@ use std::hash::Hash;
 /// by these parts to rank it. Implemented by [`MeshDrawCommand`] (and by
 /// plain test commands in the unit tests).
 pub trait BucketCommand: Clone + Eq + Hash {
+    /// What groups buckets by pipeline (the pipeline handle).
     type Pipeline: Copy + Eq + Hash;
+    /// What groups buckets by geometry within a pipeline group.
     type Geometry: Copy + Eq + Hash;
     /// The pipeline, the geometry (pipeline, streams, index buffer) and the
     /// material index: the first three keys of the draw order.
@@ -50,6 +52,8 @@ impl BucketCommand for MeshDrawCommand {
     }
 }
 
+/// The refcounted set of distinct commands, each with a [`BucketId`] and
+/// a place in draw order (see the module docs).
 pub struct StateBuckets<C: BucketCommand = MeshDrawCommand> {
     map: HashMap<C, BucketId>,
     entries: Vec<Option<Entry<C>>>,
@@ -113,10 +117,12 @@ impl<C: BucketCommand> StateBuckets<C> {
         self.map.get(cmd).copied()
     }
 
+    /// The command of a live bucket (`None` for a freed or unknown id).
     pub fn get(&self, id: BucketId) -> Option<&C> {
         self.entries.get(id.index()).and_then(|e| e.as_ref()).map(|e| &e.command)
     }
 
+    /// References to a bucket (0 for a freed or unknown id).
     pub fn refcount(&self, id: BucketId) -> u32 {
         self.entries.get(id.index()).and_then(|e| e.as_ref()).map_or(0, |e| e.refcount)
     }
@@ -126,6 +132,7 @@ impl<C: BucketCommand> StateBuckets<C> {
         self.map.len()
     }
 
+    /// Whether no bucket is live.
     pub fn is_empty(&self) -> bool {
         self.map.is_empty()
     }

@@ -6,6 +6,8 @@ use rhi_vulkan::{CompareOp, PolygonMode};
 
 pub(super) const BASE_WGSL: &str = include_str!("../../shaders/base.inc.wgsl");
 
+/// The base pass: opaque and masked materials, lit, on the prepass's depth
+/// (`LessEqual`, no depth write).
 pub static BASE: PassDesc = PassDesc {
     name: "base",
     views: PassViews::Main,

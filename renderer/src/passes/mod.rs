@@ -55,13 +55,18 @@ pub struct PassDesc {
     pub masked_shader: &'static str,
     /// Whether the pipeline has a fragment stage.
     pub fragment: PassFragment,
+    /// The depth test and write.
     pub depth: PassDepth,
+    /// The colour blending.
     pub blend: PassBlend,
     /// Faces are never culled (otherwise back faces are, unless the
     /// material is two-sided).
     pub cull_none: bool,
+    /// Filled, or lines for the wireframe pass.
     pub polygon_mode: PolygonMode,
+    /// How the visible commands are ordered.
     pub sort: SortMode,
+    /// What the pass renders into.
     pub target: PassTarget,
     /// Bind group 1 (the shadow map and its sampler) is bound.
     pub lighting: bool,
@@ -95,6 +100,7 @@ pub enum PassMaterial {
 /// Whether a pass pipeline has a fragment stage.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PassFragment {
+    /// For every pipeline of the pass.
     Always,
     /// Only for masked materials (depth-only passes discard in it).
     MaskedOnly,
@@ -103,7 +109,9 @@ pub enum PassFragment {
 /// A pass's depth test and write (the format is the scene depth's).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct PassDepth {
+    /// Whether the pass writes depth.
     pub write: bool,
+    /// The depth test.
     pub compare: CompareOp,
     /// Constant and slope-scaled depth bias.
     pub bias: Option<(i32, f32)>,
@@ -119,6 +127,8 @@ pub enum PassBlend {
 }
 
 impl PassBlend {
+    /// The pipeline's blend state for a material of `blend` (`None`: no
+    /// blending).
     pub fn state(self, blend: BlendMode) -> Option<BlendState> {
         match (self, blend) {
             (PassBlend::None, _) => None,

@@ -5,6 +5,8 @@ use super::depth_prepass::{DEPTH_MASKED_WGSL, DEPTH_WGSL};
 use super::*;
 use rhi_vulkan::{CompareOp, PolygonMode};
 
+/// Shadow depth: shadow-casting opaque and masked geometry into the
+/// directional light's shadow map, with depth bias.
 pub static SHADOW_DEPTH: PassDesc = PassDesc {
     name: "shadow",
     views: PassViews::Shadow,

@@ -5,6 +5,8 @@ use super::base::BASE_WGSL;
 use super::*;
 use rhi_vulkan::{CompareOp, PolygonMode};
 
+/// Translucency: translucent and additive materials, lit, back to front,
+/// depth tested but not written.
 pub static TRANSLUCENCY: PassDesc = PassDesc {
     name: "translucency",
     views: PassViews::Main,

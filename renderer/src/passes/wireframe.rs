@@ -6,6 +6,8 @@ use rhi_vulkan::{CompareOp, PolygonMode};
 
 const WIREFRAME_WGSL: &str = include_str!("../../shaders/wireframe.inc.wgsl");
 
+/// Wireframe: every batch's edges in a flat colour, in views that ask
+/// for wireframe.
 pub static WIREFRAME: PassDesc = PassDesc {
     name: "wireframe",
     views: PassViews::Wireframe,

@@ -43,6 +43,7 @@ pub enum TonemapCurve {
 /// A frame's tone-mapping settings, read from the console variables.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct TonemapSettings {
+    /// The curve (`r.Tonemapper`).
     pub curve: TonemapCurve,
     /// Linear multiplier, at least 0.
     pub exposure: f32,

@@ -46,10 +46,16 @@ mod assets;
 
 /// Everything the render thread owns.
 pub struct RenderContext {
+    /// The GPU device; only the render thread uses it.
     pub device: Device,
+    /// The render-side scene: primitives, materials, textures, lights.
     pub scene: Scene,
+    /// Renders the scene's frames.
     pub renderer: SceneRenderer,
+    /// The render thread's copy of the console variables (the game side's
+    /// changes reach it as commands).
     pub cvars: ConsoleVariables,
+    /// The newest image read back, if any frame asked for one.
     pub last_image: Option<Image>,
     /// The frame number of `last_image`.
     pub last_image_frame: Option<u64>,
@@ -58,6 +64,7 @@ pub struct RenderContext {
 }
 
 impl RenderContext {
+    /// An empty scene on `device`, with the default console variables.
     pub fn new(device: Device) -> Self {
         let renderer = SceneRenderer::new(&device);
         Self { device, scene: Scene::default(), renderer, cvars: ConsoleVariables::default(), last_image: None, last_image_frame: None, last_complete_stats: None }
@@ -119,6 +126,7 @@ pub const MAX_QUEUED_COMMANDS: usize = 4096;
 /// state (and, on a rayon worker, running other rayon jobs).
 const SEND_POLL: std::time::Duration = std::time::Duration::from_millis(5);
 
+/// Where render commands run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RenderThreadMode {
     /// A dedicated render thread (the default).
@@ -306,10 +314,12 @@ impl RenderThread {
         })
     }
 
+    /// The name of the device the render thread uses.
     pub fn device_name(&self) -> &str {
         &self.device_name
     }
 
+    /// Whether commands run on a dedicated thread or inline.
     pub fn mode(&self) -> RenderThreadMode {
         match self.backend {
             Backend::Threaded { .. } => RenderThreadMode::Threaded,
@@ -513,6 +523,9 @@ impl RenderThread {
         Ok(id)
     }
 
+    /// Adds a primitive under an id the caller chose (see
+    /// [`PrimitiveId::new`]); a bad transform or bounds are rejected here,
+    /// before anything is enqueued.
     pub fn add_primitive_with_id(&mut self, id: PrimitiveId, proxy: Box<dyn PrimitiveSceneProxy>, local_to_world: Mat4) -> Result<()> {
         validate_transform(&local_to_world, &proxy.local_bounds())?;
         self.enqueue_render_command(move |ctx| {
@@ -540,10 +553,13 @@ impl RenderThread {
         Ok(ids)
     }
 
+    /// Removes a primitive at the next frame (an unknown id is ignored there).
     pub fn remove_primitive(&mut self, id: PrimitiveId) -> Result<()> {
         self.enqueue_render_command(move |ctx| ctx.scene.remove_primitive(id))
     }
 
+    /// Sets a primitive's local-to-world; a non-finite or zero-scale matrix
+    /// is rejected here, before anything is enqueued.
     pub fn update_primitive_transform(&mut self, id: PrimitiveId, local_to_world: Mat4) -> Result<()> {
         validate_matrix(&local_to_world)?;
         self.enqueue_render_command(move |ctx| {
@@ -611,16 +627,22 @@ impl RenderThread {
         })
     }
 
+    /// Hands `data` to the primitive's proxy at the next frame (UE's
+    /// SendRenderDynamicData), through `PrimitiveSceneProxy::update_dynamic_data`.
     pub fn update_dynamic_data(&mut self, id: PrimitiveId, data: Box<dyn Any + Send>) -> Result<()> {
         self.enqueue_render_command(move |ctx| ctx.scene.update_dynamic_data(id, data))
     }
 
+    /// Adds a light and returns its id; an invalid light ([`Light::is_valid`])
+    /// is [`RendererError::InvalidView`] and nothing is enqueued.
     pub fn add_light(&mut self, light: Light) -> Result<LightId> {
         let id = LightId(self.next_light.fetch_add(1, Ordering::Relaxed));
         self.set_light(id, light)?;
         Ok(id)
     }
 
+    /// Replaces (or adds) the light `id`; an invalid light is
+    /// [`RendererError::InvalidView`] and nothing is enqueued.
     pub fn set_light(&mut self, id: LightId, light: Light) -> Result<()> {
         if !light.is_valid() {
             return Err(RendererError::InvalidView(format!("invalid light {light:?}")));
@@ -630,6 +652,7 @@ impl RenderThread {
         })
     }
 
+    /// Removes a light (an unknown id is ignored).
     pub fn remove_light(&mut self, id: LightId) -> Result<()> {
         self.enqueue_render_command(move |ctx| ctx.scene.remove_light(id))
     }

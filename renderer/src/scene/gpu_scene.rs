@@ -11,10 +11,16 @@ use rhi_vulkan::{BufferDesc, BufferHandle, BufferState, BufferUsage, Device, Fra
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Pod, Zeroable, PartialEq)]
 pub struct PrimitiveGpuData {
+    /// The primitive's local-to-world matrix, column-major.
     pub local_to_world: [[f32; 4]; 4],
+    /// The local-to-world before the last change (the current one when the
+    /// slot was first set).
     pub prev_local_to_world: [[f32; 4]; 4],
+    /// World-space bounds: centre (xyz) and sphere radius (w).
     pub bounds_origin_radius: [f32; 4],
+    /// World-space box half-extent (xyz; w is 0).
     pub bounds_extent: [f32; 4],
+    /// The proxy's custom primitive data, readable by materials.
     pub custom: [f32; 4],
 }
 
@@ -45,6 +51,7 @@ pub fn page_ranges(buffer_size: u64) -> [(u64, u64); GPU_SCENE_PAGES as usize] {
     })
 }
 
+/// The GPU scene's CPU copy and its storage buffer (module docs).
 #[derive(Default)]
 pub struct GpuScene {
     data: Vec<PrimitiveGpuData>,
@@ -57,6 +64,8 @@ pub struct GpuScene {
 }
 
 impl GpuScene {
+    /// Sets a slot's data from its transform, world bounds and custom data,
+    /// marking it for the next upload.
     pub fn set(&mut self, slot: u32, local_to_world: &Mat4, bounds: &crate::math::Bounds, custom: Vec4) {
         let i = slot as usize;
         if self.data.len() <= i {
@@ -82,6 +91,7 @@ impl GpuScene {
         self.buffer
     }
 
+    /// Slots changed since the last upload.
     pub fn dirty_count(&self) -> usize {
         self.dirty.len()
     }

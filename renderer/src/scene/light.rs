@@ -7,27 +7,40 @@ use glam::Vec3;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct LightId(pub u64);
 
+/// A light infinitely far away (the sun), the one that casts the shadow map.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct DirectionalLight {
     /// Direction the light travels.
     pub direction: Vec3,
+    /// Linear RGB colour; times `intensity`, the irradiance on a surface
+    /// facing the light.
     pub color: Vec3,
+    /// Multiplier on `color`.
     pub intensity: f32,
+    /// Whether it renders the shadow map (also needs `r.Shadow.Enable`).
     pub cast_shadows: bool,
 }
 
+/// A light radiating from a point, fading to nothing at its radius.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct PointLight {
+    /// World-space position.
     pub position: Vec3,
+    /// Linear RGB colour; times `intensity`, the light's intensity
+    /// (irradiance = intensity / distance², windowed to 0 at `radius`).
     pub color: Vec3,
+    /// Multiplier on `color`.
     pub intensity: f32,
     /// Influence radius; the light fades to zero there.
     pub radius: f32,
 }
 
+/// A light of the scene.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Light {
+    /// A directional light (the one with the lowest id lights the scene).
     Directional(DirectionalLight),
+    /// A point light (at most [`MAX_POINT_LIGHTS`] shade a view).
     Point(PointLight),
 }
 

@@ -15,15 +15,22 @@ use std::any::Any;
 /// How a primitive takes part in a view (UE's FPrimitiveViewRelevance).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct ViewRelevance {
+    /// Drawn in the main views.
     pub draw: bool,
+    /// Drawn in the shadow view (casts a shadow).
     pub shadow: bool,
     /// Draws through the cached (static) path.
     pub static_relevance: bool,
     /// Draws through `get_dynamic_mesh_elements` every frame.
     pub dynamic_relevance: bool,
+    /// Has opaque materials (informational, as UE's; the passes decide by
+    /// each batch's material).
     pub opaque: bool,
+    /// Has masked materials (informational).
     pub masked: bool,
+    /// Has translucent materials (informational).
     pub translucent: bool,
+    /// Draws without a depth test (informational; not read by the renderer).
     pub disables_depth_test: bool,
 }
 
@@ -47,6 +54,7 @@ pub struct MeshElementCollector<'a, 'f> {
 /// [`MeshElementCollector::when_retired`]: what the frame's GPU work wrote
 /// (GPU culling's visible counts) can be read now, and belongs to `frame`.
 pub struct RetiredFrameResults<'a> {
+    /// The device, to read what the frame's GPU work wrote.
     pub device: &'a Device,
     /// The frame's number (`FrameStats::frame`).
     pub frame: u64,
@@ -78,6 +86,7 @@ impl<'a, 'f> MeshElementCollector<'a, 'f> {
         self.dynamic.upload(self.device, bytes)
     }
 
+    /// The device, to create or look up resources.
     pub fn device(&self) -> &Device {
         self.device
     }
@@ -122,6 +131,7 @@ impl<'a, 'f> MeshElementCollector<'a, 'f> {
 
 /// What a proxy may do when the game side sends it new dynamic data.
 pub struct ProxyUpdateContext<'a> {
+    /// The device, to create resources.
     pub device: &'a Device,
     pub(crate) uploads: &'a mut Vec<(BufferHandle, u64, Vec<u8>)>,
 }
@@ -207,6 +217,8 @@ pub trait PrimitiveSceneProxy: Send + Sync + 'static {
         std::mem::size_of_val(self)
     }
 
+    /// Whether occlusion may cull the primitive (UE's CanBeOccluded;
+    /// the renderer has no occlusion culling yet, so it is not read).
     fn can_be_occluded(&self) -> bool {
         true
     }

@@ -92,9 +92,13 @@ pub struct SceneCounters {
     /// Queued requests that failed (logged; see [`Scene::update_errors`]):
     /// the rest of the batch was applied.
     pub failed_updates: u64,
+    /// Proxies whose render data was created (primitives added).
     pub proxies_created: u64,
+    /// Primitives removed.
     pub proxies_removed: u64,
+    /// Cached mesh draw commands built (one per static batch and pass).
     pub cached_commands_built: u64,
+    /// Transform updates applied.
     pub transforms_updated: u64,
 }
 
@@ -134,6 +138,9 @@ impl ChunkBounds {
     }
 }
 
+/// The render-side scene (UE's FScene): primitives in slots, their cached
+/// commands in state buckets, the GPU scene, materials, textures and
+/// lights. Owned by the render thread (module docs).
 pub struct Scene {
     ids: HashMap<PrimitiveId, u32>,
     infos: Vec<Option<PrimitiveSceneInfo>>,
@@ -151,7 +158,9 @@ pub struct Scene {
     pub(crate) cache: Vec<PassCache>,
     pub(crate) buckets: StateBuckets,
     pub(crate) gpu_scene: GpuScene,
+    /// The materials (parents and instances) and their GPU table.
     pub materials: MaterialRegistry,
+    /// The texture assets.
     pub textures: TextureRegistry,
     /// Per material slot, the primitive slots whose cached commands name
     /// it: a change to that material rebuilds only theirs.
@@ -161,6 +170,7 @@ pub struct Scene {
     pending: std::sync::Mutex<Vec<Pending>>,
     recache_all: bool,
     pub(crate) uploads: Vec<(BufferHandle, u64, Vec<u8>)>,
+    /// What the last [`Scene::apply_updates`] did (reset by each).
     pub counters: SceneCounters,
     /// The errors of the last `apply_updates` (at most `MAX_KEPT_ERRORS`).
     update_errors: Vec<String>,
@@ -225,6 +235,7 @@ impl Scene {
         Ok(())
     }
 
+    /// Queues a primitive's removal (an unknown id is ignored when applied).
     pub fn remove_primitive(&mut self, id: PrimitiveId) {
         self.pending_mut().push(Pending::Remove(id));
     }
@@ -300,6 +311,8 @@ impl Scene {
         self.recache_all = true;
     }
 
+    /// Sets the light `id`, now; an invalid light ([`Light::is_valid`]) is
+    /// [`RendererError::InvalidView`] and changes nothing.
     pub fn set_light(&mut self, id: LightId, light: Light) -> Result<()> {
         if !light.is_valid() {
             return Err(RendererError::InvalidView(format!("invalid light {id:?}: {light:?}")));
@@ -308,10 +321,12 @@ impl Scene {
         Ok(())
     }
 
+    /// Removes a light (an unknown id is ignored).
     pub fn remove_light(&mut self, id: LightId) {
         self.lights.remove(&id);
     }
 
+    /// The lights, by id.
     pub fn lights(&self) -> impl Iterator<Item = &Light> {
         self.lights.values()
     }
@@ -322,10 +337,12 @@ impl Scene {
 
     // ----- queries -----
 
+    /// Primitives in the scene (queued requests not applied yet do not count).
     pub fn num_primitives(&self) -> usize {
         self.ids.len()
     }
 
+    /// Whether the primitive is in the scene (applied, not only queued).
     pub fn contains(&self, id: PrimitiveId) -> bool {
         self.ids.contains_key(&id)
     }
@@ -336,6 +353,7 @@ impl Scene {
         self.infos[slot as usize].as_ref().map(|i| &*i.proxy)
     }
 
+    /// The primitive's applied local-to-world (`None` if it is not in the scene).
     pub fn local_to_world(&self, id: PrimitiveId) -> Option<Mat4> {
         self.ids.get(&id).map(|s| self.transforms[*s as usize])
     }

@@ -8,18 +8,26 @@
 use super::VertexFactoryType;
 use rhi_vulkan::{VertexAttribute, VertexBufferLayout, VertexFormat, VertexStepMode};
 
+/// The local vertex factory (UE's FLocalVertexFactory): the four streams
+/// of the module docs and the renderer's id stream, so its draws merge.
 pub struct LocalVertexFactory;
 
+/// The one instance, as meshes name it in [`crate::MeshBatch`]es.
 pub static LOCAL_VERTEX_FACTORY: LocalVertexFactory = LocalVertexFactory;
 
 /// One vertex as the local factory's streams hold it (before splitting).
 #[derive(Clone, Copy, Debug, PartialEq, Default)]
 pub struct LocalVertex {
+    /// Local-space position.
     pub position: [f32; 3],
     /// Tangent X with the binormal sign (±1) in `w`.
     pub tangent_x: [f32; 4],
+    /// Unit normal.
     pub normal: [f32; 3],
+    /// Vertex colour, RGBA8 (the default material multiplies the base
+    /// colour by it).
     pub color: [u8; 4],
+    /// Texture coordinates UV0..UV3 (`uv0`..`uv3` in materials).
     pub uvs: [[f32; 2]; 4],
 }
 

@@ -15,6 +15,9 @@ use rhi_vulkan::VertexBufferLayout;
 /// Most streams a factory may declare (the primitive-id stream comes on top).
 pub const MAX_VERTEX_STREAMS: usize = 4;
 
+/// How a kind of geometry reaches the vertex shader (UE's
+/// FVertexFactoryType): its WGSL, vertex streams and where it finds the
+/// primitive id.
 pub trait VertexFactoryType: Send + Sync + 'static {
     /// Unique name, e.g. `"local"`.
     fn name(&self) -> &'static str;
