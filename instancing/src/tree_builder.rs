@@ -33,7 +33,7 @@
 //!   previous tree stays, and that store state is not retried.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::mpsc::{channel, Receiver, Sender};
+use crossbeam_channel::{unbounded as channel, Receiver, Sender};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use glam::Affine3A;
