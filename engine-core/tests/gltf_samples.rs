@@ -105,6 +105,7 @@ fn fox_glb_imports_its_embedded_texture_and_reports_skin_and_animations() {
     let lod = &import.meshes[0].as_ref().unwrap().mesh.render_data().lods()[0];
     assert_eq!(lod.vertices.len(), lod.indices.len());
     let (img, spawned, _, _engine) = render(&import);
+    test_support::save_test_output(&img, "gltf-fox");
     assert_eq!(spawned.nodes.iter().flatten().count(), 26);
     assert!(covered(&img) > 100, "the fox is drawn: {}", covered(&img));
 }
