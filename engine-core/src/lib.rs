@@ -26,6 +26,11 @@
 //! `procmesh`, `instancing` and `particles` implement [`Component`] and
 //! [`PrimitiveComponent`] for their components.
 
+#![expect(
+    missing_docs,
+    reason = "not yet documented: components, the world, errors and the glTF importer have public fields, variants and accessors without docs; rhi-vulkan and renderer were documented first"
+)]
+
 pub mod collision;
 mod component;
 mod end_of_frame;

@@ -159,7 +159,7 @@ impl InstancedStaticMeshComponent {
     /// installed (loading screens, tests); it goes to the proxy with the next
     /// end-of-frame update. Does nothing for a plain ISM. Safe to call from
     /// a rayon worker ([`crate::ClusterTreeBuilder::wait`]). A build that
-    /// panicked is [`InstancingError::TreeBuildFailed`]; the previous tree
+    /// panicked is [`crate::InstancingError::TreeBuildFailed`]; the previous tree
     /// stays.
     pub fn wait_for_cluster_tree(&mut self) -> Result<()> {
         self.before_edit();

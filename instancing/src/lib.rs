@@ -66,6 +66,11 @@
 //!   sections; mirrored component transforms flip the winding of every
 //!   draw, mirrored *instances* are not flipped (the flag is carried).
 
+#![expect(
+    missing_docs,
+    reason = "not yet documented: culling, errors, bounds, instance data and stats have public fields, variants and accessors without docs"
+)]
+
 pub mod bounds;
 pub mod cluster_tree;
 pub mod component;

@@ -141,7 +141,7 @@ impl SceneRenderer {
     }
 
     /// Renders one frame of `request.family`: the stages of
-    /// [`crate::frame`], in order. Returns its stats — complete when the
+    /// [`Stage`], in order. Returns its stats — complete when the
     /// frame retired within the call (always with `r.FramesInFlight=1`;
     /// otherwise `gpu_complete` is false and the complete stats come from
     /// [`Self::take_retired`]) — and, when asked and retired, its image.

@@ -1,4 +1,4 @@
-//! Per-frame figures (the stats file of `SAMPLES.md` comes from these).
+//! Per-frame figures (the samples' stats file, `docs/samples.md`, comes from these).
 
 use crate::frame::Stage;
 use crate::mesh_pass::MeshPass;
@@ -95,7 +95,7 @@ impl StageTimings {
     /// Sets `gpu`, `gpu_passes` and `gpu_timestamps` from the frame's
     /// timestamps (`None`: the device has none; `gpu` is then `gpu_wait`,
     /// which must be set first). `lists` are the (pass, view) of the frame's
-    /// pass draw lists, whose draws were stamped with [`pass_timestamp_labels`].
+    /// pass draw lists, whose draws were stamped with `pass_timestamp_labels`.
     pub fn set_gpu(&mut self, timestamps: Option<&rhi_vulkan::FrameTimestamps>, lists: impl IntoIterator<Item = (MeshPass, usize)>) {
         self.gpu_passes = [0.0; MeshPass::MAX];
         self.gpu_tonemap = 0.0;

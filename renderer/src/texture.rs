@@ -12,7 +12,7 @@
 //!
 //! A [`TextureId`] is a slot of the render thread's [`TextureRegistry`] and
 //! the slot's generation, handed out as material ids are
-//! ([`crate::material::SlotIds`]). Three built-in textures always exist —
+//! (`material::SlotIds`). Three built-in textures always exist —
 //! [`TextureId::WHITE`], [`TextureId::BLACK`] and [`TextureId::FLAT_NORMAL`]
 //! — and an id that names no live texture (destroyed, stale) samples white.
 //! A destroyed texture's GPU image is freed by the RHI once no frame in

@@ -7,6 +7,11 @@
 //! ([`textures`]).
 //! Engine logic lives in the engine crates, never here.
 
+#![expect(
+    missing_docs,
+    reason = "not yet documented: the stats file's fields (docs/samples.md describes them) and the materials scene have no item docs"
+)]
+
 pub mod fly_camera;
 pub mod materials_scene;
 pub mod options;
