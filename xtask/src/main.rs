@@ -13,7 +13,7 @@
 //! cargo xtask soak [--frames N] [-- OPTIONS] 10,000 frames (or N) of churn in release; fails if memory grows or validation speaks
 //! cargo xtask fuzz [--seconds N] [TARGET]    cargo-fuzz (nightly) each fuzz target for N s (default 60)
 //! cargo xtask shaders                        validate every WGSL file with naga (and spirv-val when installed)
-//! cargo xtask lint                           clippy on every crate and target, warnings denied
+//! cargo xtask lint                           clippy on every crate and target, then cargo doc; warnings denied
 //! cargo xtask ci                             what .ci/run does: shaders + lint + test
 //! ```
 //!
@@ -69,7 +69,7 @@ enum Cmd {
     Fuzz(FuzzArgs),
     /// Validate every WGSL file (naga, and spirv-val when installed)
     Shaders,
-    /// Clippy on every crate and target, warnings denied
+    /// Clippy on every crate and target, then cargo doc (--no-deps); warnings denied
     Lint,
     /// What .ci/run does: shaders, lint, test
     Ci,
@@ -271,11 +271,18 @@ fn run_tests(packages: &[String], args: &[String]) -> Result<ExitCode> {
 }
 
 /// Clippy over the workspace with warnings denied (the lints include the
-/// project's rule that every `unsafe` block has a `// SAFETY:` comment).
-/// Without clippy installed it is an error, here as in CI.
+/// project's rule that every `unsafe` block has a `// SAFETY:` comment, and
+/// `missing_docs`), then the docs of every crate with rustdoc's warnings
+/// denied (broken or private intra-doc links, bad code blocks), so the
+/// docs build as docs.rs would build them. Without clippy installed it is
+/// an error, here as in CI.
 fn lint() -> Result<ExitCode> {
     require_clippy(&cargo_bin())?;
-    cargo(&["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"])
+    let code = cargo(&["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"])?;
+    if code != ExitCode::SUCCESS {
+        return Ok(code);
+    }
+    cargo_env(&["doc", "--no-deps", "--workspace"], &[("RUSTDOCFLAGS", "-D warnings")])
 }
 
 /// Fails unless `cargo_bin clippy --version` succeeds: `lint` and `ci` both
