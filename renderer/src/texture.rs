@@ -87,7 +87,6 @@ impl TextureFormat {
     pub const ALL: [TextureFormat; 5] = [TextureFormat::Rgba8Srgb, TextureFormat::Rgba8Unorm, TextureFormat::Rg8Unorm, TextureFormat::R8Unorm, TextureFormat::Rgba16Float];
 
     /// Bytes of one texel.
-    /// Bytes of one texel, tightly packed.
     pub fn bytes_per_texel(self) -> usize {
         match self {
             TextureFormat::R8Unorm => 1,
@@ -149,7 +148,6 @@ pub struct TextureLimits {
 }
 
 impl TextureLimits {
-    /// The limits of `device`.
     /// The limits of `device`.
     pub fn of(device: &Device) -> Self {
         Self { max_dimension: device.info().max_image_dimension_2d, mip_generation: TextureFormat::ALL.map(|f| device.supports_mip_generation(f.rhi())) }
