@@ -7,11 +7,26 @@
 // instanced draws are never merged by the renderer.
 //
 // What materials receive (MaterialInput):
-//   in.custom.xyz  per-instance custom data floats 0..2 (0 when absent)
-//   in.custom.w    PerInstanceRandom, in [0, 1)
-//   in.custom1.x   custom data float 3
+//   custom_data(in, k)  any of the instance's custom floats (k below the
+//                       component's NumCustomDataFloats, up to
+//                       instancing::MAX_CUSTOM_DATA_FLOATS = 256; 0 past it),
+//                       read from the proxy's custom data buffer (group 3)
+//   in.instance_id  the instance's stable id slot (InstanceStreamData.instance_id)
+//   in.custom.xyz   custom floats 0..2 again, inline (0 when absent)
+//   in.custom.w     PerInstanceRandom, in [0, 1)
+//   in.custom1.x    custom float 3, inline
 //   in.world_tangent, in.uv0 as the local factory (no UV1-3: the color/UV
 //   stream carries UV0 only)
+//
+// The custom data buffer (instancing/src/proxy/custom_data.rs), indexed by
+// the instance's id slot, which culling's compacted copies keep:
+//   [0]                    the floats per instance n (u32 bits); [1..4] 0
+//   [4 + slot * n + k]     float k of the instance in `slot`
+// The count lives in the buffer's header rather than in the GPU scene so the
+// buffer and its count are always re-made together.
+
+@group(3) @binding(0) var<storage, read> instance_custom_data: array<f32>;
+const INSTANCE_CUSTOM_DATA_HEADER: u32 = 4u;
 
 struct VertexFactoryInput {
     @location(0) position: vec3<f32>,
@@ -26,6 +41,8 @@ struct VertexFactoryInput {
     @location(8) instance_custom: vec4<f32>,
     // x: PerInstanceRandom; y: cull-distance fade (1 = opaque).
     @location(9) instance_random_fade: vec2<f32>,
+    // The instance's stable id slot.
+    @location(10) instance_id: u32,
 }
 
 fn instance_transform_point(input: VertexFactoryInput, p: vec3<f32>) -> vec3<f32> {
@@ -52,8 +69,19 @@ fn vf_fetch(input: VertexFactoryInput) -> FactoryVertex {
     v.color = input.color;
     v.uv0 = input.uv0;
     v.primitive_id = draw.primitive_id;
+    v.instance_id = input.instance_id;
     v.custom = vec4<f32>(input.instance_custom.xyz, input.instance_random_fade.x);
     v.custom1 = vec4<f32>(input.instance_custom.w, 0.0, 0.0, 0.0);
     v.fade = input.instance_random_fade.y;
     return v;
+}
+
+// Custom float `index` of the instance being shaded; 0 past the component's
+// floats per instance.
+fn vf_custom_data(in: MaterialInput, index: u32) -> f32 {
+    let n = bitcast<u32>(instance_custom_data[0]);
+    if (index >= n) {
+        return 0.0;
+    }
+    return instance_custom_data[INSTANCE_CUSTOM_DATA_HEADER + in.instance_id * n + index];
 }

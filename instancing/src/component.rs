@@ -48,7 +48,7 @@ use crate::tree_builder::ClusterTreeBuilder;
 use crate::error::Result;
 use crate::id::InstanceId;
 use crate::instance_data::InstanceStore;
-use crate::proxy::{InstancedStaticMeshSceneProxy, IsmUpdate};
+use crate::proxy::{InstancedStaticMeshSceneProxy, IsmCustomData, IsmUpdate};
 use crate::transform::{validate_transform, TransformSpace};
 use crate::vertex_factory::InstanceStreamData;
 
@@ -69,6 +69,12 @@ fn pack_range(store: &InstanceStore, range: std::ops::Range<u32>) -> Result<Vec<
     let mut gpu = Vec::with_capacity(range.len());
     store.write_gpu_data(range.clone(), &mut gpu)?;
     gpu.iter().zip(range).map(|(g, i)| Ok(InstanceStreamData::new(g, store.instance_custom_data(i)?))).collect()
+}
+
+/// The custom floats of instances `range` (in range).
+fn custom_range(store: &InstanceStore, range: std::ops::Range<u32>) -> &[f32] {
+    let n = store.num_custom_data_floats() as usize;
+    &store.custom_data()[range.start as usize * n..range.end as usize * n]
 }
 
 /// UE's `UInstancedStaticMeshComponent`; see the module docs.
@@ -377,6 +383,7 @@ impl InstancedStaticMeshComponent {
             c2w,
             self.distances,
         )?
+        .with_custom_data(self.store.num_custom_data_floats(), self.store.custom_data())?
         .with_cast_shadow(ctx.settings.cast_shadow);
         Ok(match &self.hism {
             Some(h) => proxy.with_hierarchical(h.proxy_tree(&self.store)),
@@ -442,17 +449,23 @@ impl PrimitiveComponent for InstancedStaticMeshComponent {
     fn dynamic_data(&mut self) -> Option<Box<dyn Any + Send>> {
         self.before_edit();
         let n = self.store.instance_count();
+        let floats = self.store.num_custom_data_floats();
         let mut ranges = Vec::new();
+        let mut values = Vec::new();
         for r in self.store.take_dirty_ranges() {
             let r = r.start.min(n)..r.end.min(n);
             if r.is_empty() {
                 continue;
             }
             match pack_range(&self.store, r.clone()) {
-                Ok(p) => ranges.push((r.start, p)),
+                Ok(p) => {
+                    ranges.push((r.start, p));
+                    values.extend_from_slice(custom_range(&self.store, r));
+                }
                 Err(e) => log::error!("instanced static mesh component ({}): {e}", self.mesh.name),
             }
         }
+        let custom_data = Some(IsmCustomData { floats_per_instance: floats, values });
         let distances = std::mem::take(&mut self.pending_distances).then_some(self.distances);
         let local_bounds = std::mem::take(&mut self.pending_bounds).then(|| renderer_bounds(&self.store.bounds()));
         let tree = match &mut self.hism {
@@ -462,6 +475,6 @@ impl PrimitiveComponent for InstancedStaticMeshComponent {
             }
             _ => None,
         };
-        Some(Box::new(IsmUpdate { instance_count: n, ranges, local_bounds, distances, tree }))
+        Some(Box::new(IsmUpdate { instance_count: n, ranges, local_bounds, distances, tree, custom_data }))
     }
 }

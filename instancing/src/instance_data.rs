@@ -41,7 +41,8 @@ pub const MAX_INSTANCES: u32 = u32::MAX - 1;
 
 /// Custom floats per instance at most. UE's materials read a handful; the
 /// cap keeps a bad count from allocating `instances × count` floats without
-/// bound (the inline GPU stream carries 4, see the vertex factory).
+/// bound. Materials read all of them (`custom_data(in, k)`, see the vertex
+/// factory).
 pub const MAX_CUSTOM_DATA_FLOATS: u32 = 256;
 
 /// All instances of one component. See the module docs.

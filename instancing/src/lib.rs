@@ -36,8 +36,11 @@
 //! * [`InstancedVertexFactory`] (`shaders/instanced_vf.inc.wgsl`) — the local
 //!   factory's vertex attributes plus an instance-rate stream of
 //!   [`InstanceStreamData`] (80 B: transform rows, 4 inline custom floats,
-//!   random, fade). Materials see custom floats 0..2 in `in.custom.xyz` and
-//!   `PerInstanceRandom` in `in.custom.w`; the fade goes to `FactoryVertex.fade`.
+//!   random, fade, id slot). Materials read every custom float of the
+//!   instance (up to [`MAX_CUSTOM_DATA_FLOATS`]) with `custom_data(in, k)`,
+//!   from the proxy's custom data buffer (bound at group 3); floats 0..2
+//!   also inline in `in.custom.xyz` and `PerInstanceRandom` in `in.custom.w`;
+//!   the fade goes to `FactoryVertex.fade`.
 //! * [`InstancedStaticMeshSceneProxy`] — one indirect draw per mesh section
 //!   and LOD for all instances (1,000 instances of two meshes: 2 base-pass
 //!   draws). Per view, a compute pass (`shaders/instance_cull.wgsl`, two
@@ -104,7 +107,7 @@ pub use instance_data::{InstanceStore, MAX_CUSTOM_DATA_FLOATS, MAX_INSTANCES};
 pub use mesh::{InstancedMesh, MeshLod, MeshSection, MAX_LODS};
 pub use transform::{validate_transform, TransformSpace};
 pub use proxy::{
-    cull_view_for, instanced_mesh_for, register_cvars, CullPath, InstancedStaticMeshSceneProxy, IsmStats,
+    cull_view_for, instanced_mesh_for, register_cvars, CullPath, InstancedStaticMeshSceneProxy, IsmCustomData, IsmStats,
     IsmStatsSnapshot, IsmUpdate, CVAR_GPU_CULLING, CVAR_UE_MODE,
 };
 pub use render_state::{FlushOutcome, IsmRenderState};

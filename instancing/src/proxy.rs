@@ -12,6 +12,13 @@
 //!   written once and then only in place by dirty ranges
 //!   ([`IsmUpdate`] → `ProxyUpdateContext::upload`); recreated (larger) only
 //!   when the instance count outgrows it. A CPU copy serves the CPU path.
+//! * Custom data (`proxy/custom_data.rs`): one GPU-only storage buffer of
+//!   every instance's custom floats, indexed by the instance's id slot,
+//!   bound at group 3 through a persistent bind group that the proxy's mesh
+//!   batches carry (`MeshBatch::vertex_factory_bindings`); the instanced
+//!   factory's `vf_custom_data` reads it. Updated like the instances (dirty
+//!   instances in place, [`IsmUpdate::custom_data`]); re-created when it
+//!   outgrows its room or the floats per instance change.
 //! * Visible instances (GPU path): one GPU-only buffer, one region of
 //!   `instance_count` entries per view, written by the culling pass and read
 //!   as the instance stream. Memory: `80 B × instances × views`.
@@ -55,6 +62,7 @@
 //! UE mode: no GPU work).
 
 mod cpu_culling;
+mod custom_data;
 mod gpu_culling;
 
 use std::sync::{Arc, Mutex};
@@ -70,6 +78,7 @@ use crate::hism::{HismTree, ProxyTree};
 use crate::mesh::{InstancedMesh, MeshLod, MeshSection};
 pub use crate::stats::{CullPath, IsmStats, IsmStatsSnapshot};
 use crate::vertex_factory::{InstanceStreamData, InstancedVertexFactory, INSTANCED_VERTEX_FACTORY};
+use custom_data::CustomData;
 use gpu_culling::{GpuCull, Pipelines};
 
 
@@ -164,6 +173,20 @@ pub struct IsmUpdate {
     pub distances: Option<CullDistances>,
     /// HISM: a newly built cluster tree (see [`crate::hism`]).
     pub tree: Option<HismTree>,
+    /// The custom floats of the instances `ranges` writes; `None` leaves the
+    /// proxy's custom data as it is (see [`IsmUpdate::validate_custom_data`]).
+    pub custom_data: Option<IsmCustomData>,
+}
+
+/// All custom floats of the instances an [`IsmUpdate`] writes (the inline
+/// [`InstanceStreamData::custom`] carries only floats 0..3).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct IsmCustomData {
+    /// Floats per instance (the store's `num_custom_data_floats`).
+    pub floats_per_instance: u32,
+    /// `floats_per_instance` floats for each instance of the update's
+    /// ranges, in order.
+    pub values: Vec<f32>,
 }
 
 impl IsmUpdate {
@@ -182,7 +205,6 @@ impl IsmUpdate {
         if n > crate::MAX_INSTANCES {
             return bad(format!("instance count {n} is past MAX_INSTANCES ({})", crate::MAX_INSTANCES));
         }
-        let mut written: Vec<(u64, u64)> = Vec::with_capacity(self.ranges.len());
         for (first, items) in &self.ranges {
             let end = u64::from(*first) + items.len() as u64;
             if end > u64::from(n) {
@@ -194,18 +216,10 @@ impl IsmUpdate {
             if !finite {
                 return bad(format!("range {first}..{end} holds non-finite instance data"));
             }
-            written.push((u64::from(*first), end));
         }
         // Every new index (current..n) must be written.
         if n > current {
-            written.sort_unstable();
-            let mut covered = u64::from(current);
-            for (start, end) in written {
-                if start > covered {
-                    break;
-                }
-                covered = covered.max(end);
-            }
+            let covered = self.covered_from(u64::from(current));
             if covered < u64::from(n) {
                 return bad(format!("instances {covered}..{n} are new but no range writes them (the proxy holds {current})"));
             }
@@ -221,6 +235,42 @@ impl IsmUpdate {
             }
         }
         Ok(())
+    }
+
+    /// Checks [`Self::custom_data`] against a proxy holding
+    /// `current_floats` custom floats per instance: at most
+    /// [`crate::MAX_CUSTOM_DATA_FLOATS`] per instance, finite, exactly
+    /// `floats_per_instance` for each instance the ranges write; and a
+    /// change of `floats_per_instance` (a new layout) must re-send every
+    /// instance (the ranges cover `0..instance_count`).
+    pub fn validate_custom_data(&self, current_floats: u32) -> Result<()> {
+        let Some(c) = &self.custom_data else { return Ok(()) };
+        let sent: usize = self.ranges.iter().map(|(_, items)| items.len()).sum();
+        custom_data::check(c.floats_per_instance, sent, &c.values)?;
+        if c.floats_per_instance != current_floats {
+            let covered = self.covered_from(0);
+            if covered < u64::from(self.instance_count) {
+                return Err(InstancingError::InvalidUpdate(format!(
+                    "custom floats per instance change ({current_floats} -> {}) but instances {covered}..{} are not re-sent",
+                    c.floats_per_instance, self.instance_count
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// The end of the run of indices the ranges write from `start` on.
+    fn covered_from(&self, start: u64) -> u64 {
+        let mut written: Vec<(u64, u64)> = self.ranges.iter().map(|(first, items)| (u64::from(*first), u64::from(*first) + items.len() as u64)).collect();
+        written.sort_unstable();
+        let mut covered = start;
+        for (s, e) in written {
+            if s > covered {
+                break;
+            }
+            covered = covered.max(e);
+        }
+        covered
     }
 }
 
@@ -242,6 +292,7 @@ pub struct InstancedStaticMeshSceneProxy {
     instances: Vec<InstanceStreamData>,
     lods: Vec<LodGpu>,
     instance_buffer: Option<(BufferHandle, u32)>,
+    custom: CustomData,
     pipelines: Option<Pipelines>,
     cull: Mutex<GpuCull>,
     stats: IsmStats,
@@ -286,6 +337,7 @@ impl InstancedStaticMeshSceneProxy {
             instances,
             lods: Vec::new(),
             instance_buffer: None,
+            custom: CustomData::default(),
             pipelines: None,
             cull: Mutex::new(GpuCull::default()),
             stats,
@@ -293,6 +345,18 @@ impl InstancedStaticMeshSceneProxy {
             hierarchical: false,
             tree: None,
         })
+    }
+
+    /// The instances' custom floats for materials (`custom_data(in, k)`):
+    /// `floats_per_instance` (at most [`crate::MAX_CUSTOM_DATA_FLOATS`])
+    /// finite floats per instance, in the order of the instances given to
+    /// [`Self::new`]. Without it, instances have none (the inline floats
+    /// 0..3 of [`InstanceStreamData::custom`] still reach `in.custom`).
+    pub fn with_custom_data(mut self, floats_per_instance: u32, values: &[f32]) -> Result<Self> {
+        custom_data::check(floats_per_instance, self.instances.len(), values)?;
+        let slots: Vec<u32> = self.instances.iter().map(|d| d.instance_id).collect();
+        self.custom = CustomData::new(floats_per_instance, &slots, values);
+        Ok(self)
     }
 
     /// HISM mode ([`crate::hism`]): culls on the CPU through `tree` once it
@@ -340,6 +404,17 @@ impl InstancedStaticMeshSceneProxy {
         self.instance_buffer
     }
 
+    /// The custom data buffer and its room in instance slots (tests check
+    /// that edits keep it).
+    pub fn custom_data_buffer(&self) -> Option<(BufferHandle, u64)> {
+        self.custom.buffer()
+    }
+
+    /// The custom data's bind group (group 3 of the instanced factory).
+    pub fn custom_data_bind_group(&self) -> Option<rhi_vulkan::BindGroupHandle> {
+        self.custom.bind_group()
+    }
+
     fn streams(&self, lod: usize, instances: (BufferHandle, u64)) -> [Option<(BufferHandle, u64)>; 4] {
         let g = &self.lods[lod];
         [Some((g.vertices, g.offsets[0])), Some((g.vertices, g.offsets[1])), Some((g.vertices, g.offsets[2])), Some(instances)]
@@ -362,6 +437,7 @@ impl InstancedStaticMeshSceneProxy {
             lod_index: lod,
             cast_shadow: self.cast_shadow,
             reverse_culling: self.component_to_world.matrix3.determinant() < 0.0,
+            vertex_factory_bindings: self.custom.bind_group(),
         }
     }
 
@@ -447,6 +523,7 @@ impl PrimitiveSceneProxy for InstancedStaticMeshSceneProxy {
         bytes.resize(capacity as usize * InstanceStreamData::SIZE as usize, 0);
         let buffer = device.create_buffer_init(&BufferDesc::gpu_only("ism instances", bytes.len() as u64, BufferUsage::STORAGE | BufferUsage::VERTEX), &bytes)?;
         self.instance_buffer = Some((buffer, capacity));
+        self.custom.create(device)?;
         self.pipelines = Some(Pipelines::create(device)?);
         Ok(())
     }
@@ -459,6 +536,7 @@ impl PrimitiveSceneProxy for InstancedStaticMeshSceneProxy {
         if let Some((b, _)) = self.instance_buffer.take() {
             device.destroy_buffer(b);
         }
+        self.custom.release(device);
         self.cull_state().release(device);
         if let Some(p) = self.pipelines.take() {
             p.release(device);
@@ -481,13 +559,25 @@ impl PrimitiveSceneProxy for InstancedStaticMeshSceneProxy {
             log::warn!("instanced static mesh: unknown dynamic data ignored");
             return Ok(());
         };
-        if let Err(e) = update.validate(self.instances.len() as u32) {
+        // The custom floats' id slots, in the order of their values.
+        let custom_slots: Vec<u32> = match &update.custom_data {
+            Some(_) => update.ranges.iter().flat_map(|(_, items)| items.iter().map(|d| d.instance_id)).collect(),
+            None => Vec::new(),
+        };
+        let checked = update
+            .validate(self.instances.len() as u32)
+            .and_then(|()| update.validate_custom_data(self.custom.floats()))
+            .and_then(|()| match &update.custom_data {
+                Some(c) => self.custom.check_fits(ctx.device, c.floats_per_instance, custom_slots.iter().copied()),
+                None => Ok(()),
+            });
+        if let Err(e) = checked {
             // Nothing applied; the renderer reports the error.
             log::error!("instanced static mesh: update rejected: {e}");
             self.stats.lock().rejected_updates += 1;
             return Err(rhi_vulkan::RhiError::InvalidDesc(e.to_string()));
         }
-        let IsmUpdate { instance_count, ranges, local_bounds, distances, tree } = *update;
+        let IsmUpdate { instance_count, ranges, local_bounds, distances, tree, custom_data } = *update;
         if let Some(d) = distances {
             self.distances = d;
         }
@@ -531,6 +621,10 @@ impl PrimitiveSceneProxy for InstancedStaticMeshSceneProxy {
                 recreated = true;
             }
         }
+        if let Some(c) = custom_data {
+            let (bytes, _) = self.custom.apply(c.floats_per_instance, &custom_slots, &c.values, ctx)?;
+            uploaded += bytes;
+        }
         let mut s = self.stats.lock();
         s.instances = n as u64;
         s.last_update_upload_bytes = uploaded;
@@ -539,7 +633,7 @@ impl PrimitiveSceneProxy for InstancedStaticMeshSceneProxy {
     }
 
     fn memory_footprint(&self) -> usize {
-        std::mem::size_of::<Self>() + self.instances.len() * std::mem::size_of::<InstanceStreamData>()
+        std::mem::size_of::<Self>() + self.instances.len() * std::mem::size_of::<InstanceStreamData>() + self.custom.memory_footprint()
     }
 
     fn as_any(&self) -> &dyn std::any::Any {

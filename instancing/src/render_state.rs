@@ -17,7 +17,7 @@ use crate::bounds::Aabb;
 use crate::culling::CullDistances;
 use crate::error::Result;
 use crate::instance_data::InstanceStore;
-use crate::proxy::{InstancedStaticMeshSceneProxy, IsmStats, IsmUpdate};
+use crate::proxy::{InstancedStaticMeshSceneProxy, IsmCustomData, IsmStats, IsmUpdate};
 use crate::vertex_factory::InstanceStreamData;
 
 /// What [`IsmRenderState::flush`] did.
@@ -96,6 +96,7 @@ impl IsmRenderState {
             self.component_to_world,
             self.distances,
         )?
+        .with_custom_data(store.num_custom_data_floats(), store.custom_data())?
         .with_cast_shadow(self.cast_shadow);
         self.stats = proxy.stats();
         self.id = PrimitiveId::new();
@@ -129,16 +130,20 @@ impl IsmRenderState {
         }
         let mut packed = Vec::with_capacity(ranges.len());
         let mut instances = 0u64;
+        let floats = store.num_custom_data_floats() as usize;
+        let mut values = Vec::new();
         for r in ranges {
             let r = r.start.min(store.instance_count())..r.end.min(store.instance_count());
             if r.is_empty() {
                 continue;
             }
             instances += r.len() as u64;
+            values.extend_from_slice(&store.custom_data()[r.start as usize * floats..r.end as usize * floats]);
             packed.push((r.start, pack_range(store, r)?));
         }
         self.instance_count = store.instance_count();
-        let update = IsmUpdate { instance_count: self.instance_count, ranges: packed, ..Default::default() };
+        let custom_data = Some(IsmCustomData { floats_per_instance: floats as u32, values });
+        let update = IsmUpdate { instance_count: self.instance_count, ranges: packed, custom_data, ..Default::default() };
         rt.update_dynamic_data(self.id, Box::new(update))?;
         Ok(FlushOutcome::Updated { instances })
     }

@@ -1,9 +1,9 @@
 //! The instanced vertex factory (UE's `FInstancedStaticMeshVertexFactory`).
 //!
-//! The renderer binds only its own bind groups (view, GPU scene, materials,
-//! shadow map) for mesh passes, so a factory reads per-instance data through
-//! vertex streams. Four streams at most are allowed, so the local factory's
-//! color and UV streams are interleaved into one:
+//! A factory reads per-instance data through vertex streams, and may bind
+//! one group of its own (group 3, `renderer::VERTEX_FACTORY_BIND_GROUP`,
+//! carried by each mesh batch). Four streams at most are allowed, so the
+//! local factory's color and UV streams are interleaved into one:
 //!
 //! ```text
 //! stream 0  per vertex    position                       12 B  (as the local factory)
@@ -14,9 +14,17 @@
 //!
 //! [`InstanceStreamData`] is both the layout of the proxy's persistent
 //! instance buffer and of the compacted, per-view buffer the GPU culling pass
-//! writes; custom data is inlined (floats 0..3, the rest is not visible to
-//! shaders). Materials read custom floats 0..2 in `in.custom.xyz` and
-//! `PerInstanceRandom` in `in.custom.w` (see `shaders/instanced_vf.inc.wgsl`).
+//! writes; it carries the instance's stable id slot (location 10) through
+//! culling, and custom floats 0..3 inline.
+//!
+//! Every custom float (up to [`crate::MAX_CUSTOM_DATA_FLOATS`]) reaches
+//! materials through `custom_data(in, k)`: the factory's `vf_custom_data`
+//! reads float `k` of the instance's slot from the proxy's custom data
+//! buffer, a storage buffer bound at group 3 (layout and updates:
+//! `proxy/custom_data.rs`). The inline copies stay for materials written
+//! against them: floats 0..2 in `in.custom.xyz`, float 3 in `in.custom1.x`,
+//! and `PerInstanceRandom` in `in.custom.w` (see
+//! `shaders/instanced_vf.inc.wgsl`).
 
 use bytemuck::{Pod, Zeroable};
 use renderer::{LocalVertex, VertexFactoryType};
@@ -24,7 +32,8 @@ use rhi_vulkan::{VertexAttribute, VertexBufferLayout, VertexFormat, VertexStepMo
 
 use crate::gpu_data::InstanceGpuData;
 
-/// Custom-data floats carried inline per instance.
+/// Custom-data floats carried inline per instance (all of them reach
+/// materials through `custom_data(in, k)`; see the module docs).
 pub const INLINE_CUSTOM_DATA_FLOATS: usize = 4;
 
 /// One instance as the instanced vertex factory's instance stream and the
@@ -150,6 +159,7 @@ impl VertexFactoryType for InstancedVertexFactory {
                     attr(7, VertexFormat::Float32x4, 32),
                     attr(8, VertexFormat::Float32x4, 48),
                     attr(9, VertexFormat::Float32x2, 64),
+                    attr(10, VertexFormat::Uint32, 72),
                 ],
             },
         ]

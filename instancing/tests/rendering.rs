@@ -329,14 +329,26 @@ fn a_dynamic_update_that_does_not_fit_is_rejected_and_changes_nothing() {
     let state = IsmRenderState::add(&mut rt, &mut store, mesh, vec![white], Affine3A::IDENTITY, CullDistances::NONE).unwrap();
     let view = SceneView::perspective(Vec3::new(0.0, -0.01, 30.0), Vec3::ZERO, Vec3::Y, 1.2, 0.1, 500.0, Rect::from_size(W, H)).unwrap();
     let (_, before) = frame(&mut rt, &family(view.clone()));
-    let held = |rt: &mut RenderThread| with_proxy(rt, state.id(), |p, _| (p.instance_count(), p.instance_buffer()));
+    let held = |rt: &mut RenderThread| with_proxy(rt, state.id(), |p, _| (p.instance_count(), p.instance_buffer(), p.custom_data_buffer()));
     let held_before = held(&mut rt);
     assert_eq!(held_before.0, 100);
 
+    let one = || vec![(0, vec![InstanceStreamData::default()])];
     for bad in [
         IsmUpdate { instance_count: u32::MAX, ..Default::default() },
         IsmUpdate { instance_count: u32::MAX - 1, ..Default::default() },
         IsmUpdate { instance_count: 100, ranges: vec![(99, vec![InstanceStreamData::default(); 2])], ..Default::default() },
+        // Custom floats that do not match the instances sent.
+        IsmUpdate { instance_count: 100, ranges: one(), custom_data: Some(IsmCustomData { floats_per_instance: 0, values: vec![1.0] }), ..Default::default() },
+        // A new layout (2 floats per instance) that re-sends one instance of 100.
+        IsmUpdate { instance_count: 100, ranges: one(), custom_data: Some(IsmCustomData { floats_per_instance: 2, values: vec![1.0; 2] }), ..Default::default() },
+        // More floats per instance than the crate's maximum.
+        IsmUpdate {
+            instance_count: 100,
+            ranges: vec![(0, vec![InstanceStreamData::default(); 100])],
+            custom_data: Some(IsmCustomData { floats_per_instance: MAX_CUSTOM_DATA_FLOATS + 1, values: vec![0.0; 100 * (MAX_CUSTOM_DATA_FLOATS as usize + 1)] }),
+            ..Default::default()
+        },
     ] {
         rt.update_dynamic_data(state.id(), Box::new(bad)).unwrap();
         rt.render_frame(FrameRequest { family: family(view.clone()), read_back: true, execute: true }).unwrap();
@@ -347,10 +359,150 @@ fn a_dynamic_update_that_does_not_fit_is_rejected_and_changes_nothing() {
         assert_eq!(held(&mut rt), held_before, "the proxy kept its instances and buffer");
     }
     let stats = state.stats().snapshot();
-    assert_eq!(stats.rejected_updates, 3);
+    assert_eq!(stats.rejected_updates, 6);
     assert_eq!(stats.instances, 100);
 
     let (_, after) = frame(&mut rt, &family(view));
     assert_images_equal(&after, &before, "later frames draw as before");
+    assert_clean(&mut rt);
+}
+
+/// The linear value whose sRGB encoding is exactly byte `b` (so an unlit
+/// material showing it, without tone mapping, writes `b`).
+fn linear(b: u8) -> f32 {
+    let c = f32::from(b) / 255.0;
+    if c <= 0.04045 {
+        c / 12.92
+    } else {
+        ((c + 0.055) / 1.055).powf(2.4)
+    }
+}
+
+/// An unlit material whose colour is (custom float `r`, `g`, `b`) of the
+/// instance, read through `custom_data` (the custom data buffer).
+fn custom_floats_material(rt: &mut RenderThread, name: &str, [r, g, b]: [u32; 3]) -> MaterialId {
+    let wgsl = format!(
+        "fn material_main(in: MaterialInput) -> MaterialOutput {{\n    var out = default_material(in);\n    out.base_color = vec3<f32>(custom_data(in, {r}u), custom_data(in, {g}u), custom_data(in, {b}u));\n    out.emissive = vec3<f32>(0.0);\n    return out;\n}}\n"
+    );
+    rt.create_material(Material::with_shader(name, &wgsl).with_shading_model(ShadingModel::Unlit)).unwrap()
+}
+
+/// Byte of custom float `k` of the instance made `j`-th (distinct per
+/// instance and per float, so a wrong slot or stride shows).
+fn custom_byte(j: u32, k: u32) -> u8 {
+    (20 + 40 * j + 3 * k) as u8
+}
+
+fn custom_floats(j: u32, n: u32) -> Vec<f32> {
+    (0..n).map(|k| linear(custom_byte(j, k))).collect()
+}
+
+/// Every custom float reaches the material through `custom_data(in, k)`,
+/// found by the instance's id slot: after an in-place edit (no command
+/// rebuilt, only the edited instance's bytes sent), after a swap-remove
+/// (the moved instance keeps its floats) and an add that reuses the removed
+/// slot; GPU and CPU culling draw the same.
+#[test]
+fn all_custom_floats_reach_the_material_through_edits_and_culling() {
+    let mut rt = render_thread();
+    rt.set_cvar(cvars::TONEMAPPER, "0").unwrap();
+    let material = custom_floats_material(&mut rt, "ism_custom_float6.wgsl", [6, 6, 6]);
+    let mesh = cube_mesh(None);
+    let place = |x: f32| Affine3A::from_scale_rotation_translation(Vec3::splat(4.0), glam::Quat::IDENTITY, Vec3::new(x, 0.0, 0.0));
+    let xs = [-12.0, -6.0, 0.0, 6.0, 12.0];
+    let mut store = store_for(&mesh, &xs.map(place));
+    store.set_num_custom_data_floats(8).unwrap();
+    for j in 0..5 {
+        store.set_custom_data(j, &custom_floats(j, 8)).unwrap();
+    }
+    let mut state = IsmRenderState::add(&mut rt, &mut store, mesh, vec![material], Affine3A::IDENTITY, CullDistances::NONE).unwrap();
+    let view = SceneView::perspective(Vec3::new(0.0, -0.01, 30.0), Vec3::ZERO, Vec3::Y, 1.2, 0.1, 500.0, Rect::from_size(W, H)).unwrap();
+    let fam = family(view.clone());
+    let at = |x: f32| project(&view, Vec3::new(x, 0.0, 2.0));
+    let grey = |b: u8| [b, b, b, 255];
+    let stats_handle = state.stats();
+    // Each instance shows its own float 6; with GPU culling and without.
+    let check = |rt: &mut RenderThread, want: [[u8; 4]; 5], what: &str| -> Image {
+        rt.set_cvar(CVAR_GPU_CULLING, "1").unwrap();
+        let (_, gpu) = frame(rt, &fam);
+        assert_eq!(stats_handle.snapshot().path, CullPath::Gpu);
+        for (x, w) in xs.iter().zip(want) {
+            let (px, py) = at(*x);
+            assert_eq!(gpu.pixel(px, py), w, "{what}: instance at x = {x}");
+        }
+        rt.set_cvar(CVAR_GPU_CULLING, "0").unwrap();
+        let (_, cpu) = frame(rt, &fam);
+        assert_eq!(stats_handle.snapshot().path, CullPath::Cpu);
+        assert_images_equal(&cpu, &gpu, what);
+        rt.set_cvar(CVAR_GPU_CULLING, "1").unwrap();
+        gpu
+    };
+    check(&mut rt, [0, 1, 2, 3, 4].map(|j| grey(custom_byte(j, 6))), "as added");
+    let id = state.id();
+    let buffer = with_proxy(&mut rt, id, |p, _| p.custom_data_buffer());
+    assert!(buffer.is_some());
+
+    // One value changed: the next frame shows it, no command rebuilt, only
+    // that instance's bytes (its stream entry and its 8 floats) sent.
+    store.set_custom_data_value(2, 6, linear(250)).unwrap();
+    assert_eq!(state.flush(&mut rt, &mut store).unwrap(), FlushOutcome::Updated { instances: 1 });
+    let (stats, image) = frame(&mut rt, &fam);
+    assert_eq!(stats.cached_commands_built, 0);
+    assert_eq!(stats.proxies_created, 0);
+    let (px, py) = at(0.0);
+    assert_eq!(image.pixel(px, py), grey(250), "the new value, next frame");
+    assert_eq!(state.stats().snapshot().last_update_upload_bytes, InstanceStreamData::SIZE + 8 * 4);
+    assert_eq!(with_proxy(&mut rt, id, |p, _| p.custom_data_buffer()), buffer, "updated in place");
+    let want = [grey(custom_byte(0, 6)), grey(custom_byte(1, 6)), grey(250), grey(custom_byte(3, 6)), grey(custom_byte(4, 6))];
+    check(&mut rt, want, "one value edited");
+
+    // Remove the instance at x = -6 (index 1): the last one (x = 12) moves
+    // into index 1 and keeps its floats.
+    store.remove_instance(1).unwrap();
+    assert_eq!(state.flush(&mut rt, &mut store).unwrap(), FlushOutcome::Updated { instances: 1 });
+    check(&mut rt, [want[0], CLEAR, want[2], want[3], want[4]], "one removed");
+    // A new instance there takes the freed id slot with floats of its own.
+    store.add_instance_with_custom_data(place(-6.0), &custom_floats(5, 8)).unwrap();
+    assert_eq!(state.flush(&mut rt, &mut store).unwrap(), FlushOutcome::Updated { instances: 1 });
+    check(&mut rt, [want[0], grey(custom_byte(5, 6)), want[2], want[3], want[4]], "one added");
+    assert_eq!(state.id(), id, "never recreated");
+    assert_clean(&mut rt);
+}
+
+/// With the crate's maximum of 256 floats per instance, the last one
+/// reaches the material and the one past it reads 0; changing the count on
+/// a live proxy re-lays its buffer out and keeps the values.
+#[test]
+fn the_last_of_256_custom_floats_reaches_the_material() {
+    let mut rt = render_thread();
+    rt.set_cvar(cvars::TONEMAPPER, "0").unwrap();
+    // Red: float 255, green: float 256 (past the last: 0), blue: float 6.
+    let material = custom_floats_material(&mut rt, "ism_custom_float255.wgsl", [255, 256, 6]);
+    let mesh = cube_mesh(None);
+    let place = |x: f32| Affine3A::from_scale_rotation_translation(Vec3::splat(4.0), glam::Quat::IDENTITY, Vec3::new(x, 0.0, 0.0));
+    let mut store = store_for(&mesh, &[place(-6.0), place(6.0)]);
+    store.set_num_custom_data_floats(8).unwrap();
+    for j in 0..2 {
+        store.set_custom_data(j, &custom_floats(j, 8)).unwrap();
+    }
+    let mut state = IsmRenderState::add(&mut rt, &mut store, mesh, vec![material], Affine3A::IDENTITY, CullDistances::NONE).unwrap();
+    let view = SceneView::perspective(Vec3::new(0.0, -0.01, 30.0), Vec3::ZERO, Vec3::Y, 1.2, 0.1, 500.0, Rect::from_size(W, H)).unwrap();
+    let fam = family(view.clone());
+    let (l, r) = (project(&view, Vec3::new(-6.0, 0.0, 2.0)), project(&view, Vec3::new(6.0, 0.0, 2.0)));
+    let (_, image) = frame(&mut rt, &fam);
+    assert_eq!(image.pixel(l.0, l.1), [0, 0, custom_byte(0, 6), 255], "8 floats: 255 is past them");
+    assert_eq!(image.pixel(r.0, r.1), [0, 0, custom_byte(1, 6), 255]);
+
+    store.set_num_custom_data_floats(MAX_CUSTOM_DATA_FLOATS).unwrap();
+    for j in 0..2 {
+        store.set_custom_data_value(j, 255, linear(200 + 30 * j as u8)).unwrap();
+    }
+    assert_eq!(state.flush(&mut rt, &mut store).unwrap(), FlushOutcome::Updated { instances: 2 });
+    let (_, image) = frame(&mut rt, &fam);
+    assert_eq!(image.pixel(l.0, l.1), [200, 0, custom_byte(0, 6), 255]);
+    assert_eq!(image.pixel(r.0, r.1), [230, 0, custom_byte(1, 6), 255]);
+    rt.set_cvar(CVAR_GPU_CULLING, "0").unwrap();
+    let (_, cpu) = frame(&mut rt, &fam);
+    assert_images_equal(&cpu, &image, "CPU culling draws the same");
     assert_clean(&mut rt);
 }

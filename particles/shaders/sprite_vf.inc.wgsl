@@ -65,6 +65,16 @@ fn vf_fetch(input: VertexFactoryInput) -> FactoryVertex {
     v.primitive_id = draw.primitive_id;
     // For materials: relative time, sub-image index.
     v.custom = vec4<f32>(input.misc.x, input.misc.y, 0.0, 0.0);
+    v.instance_id = 0u;
     v.fade = 1.0;
     return v;
+}
+
+// Custom floats: the particle's relative time (0) and sub-image index (1);
+// 0 past them.
+fn vf_custom_data(in: MaterialInput, index: u32) -> f32 {
+    if (index < 4u) {
+        return in.custom[index];
+    }
+    return 0.0;
 }

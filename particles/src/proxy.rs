@@ -281,6 +281,7 @@ impl PrimitiveSceneProxy for ParticleSystemSceneProxy {
                         lod_index: 0,
                         cast_shadow: false,
                         reverse_culling: false,
+                        vertex_factory_bindings: None,
                     },
                 );
             }

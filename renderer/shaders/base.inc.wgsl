@@ -21,6 +21,7 @@ struct VsOut {
     @location(7) uv12: vec4<f32>,
     @location(8) uv3: vec2<f32>,
     @location(9) custom1: vec4<f32>,
+    @location(10) @interpolate(flat) instance_id: u32,
 }
 
 @vertex
@@ -38,6 +39,7 @@ fn vs_main(input: VertexFactoryInput) -> VsOut {
     out.uv12 = vec4<f32>(v.uv1, v.uv2);
     out.uv3 = v.uv3;
     out.custom1 = v.custom1;
+    out.instance_id = v.instance_id;
     return out;
 }
 
@@ -193,6 +195,7 @@ fn fs_main(in: VsOut, @builtin(front_facing) front: bool) -> @location(0) vec4<f
     mi.uv3 = in.uv3;
     mi.custom = in.custom;
     mi.custom1 = in.custom1;
+    mi.instance_id = in.instance_id;
     mi.params = materials[draw.material_index];
     let m = material_main(mi);
     let opacity = m.opacity * in.fade;

@@ -15,6 +15,7 @@ struct DepthVsOut {
     @location(7) uv12: vec4<f32>,
     @location(8) uv3: vec2<f32>,
     @location(9) custom1: vec4<f32>,
+    @location(10) @interpolate(flat) instance_id: u32,
 }
 
 @vertex
@@ -32,6 +33,7 @@ fn vs_main(input: VertexFactoryInput) -> DepthVsOut {
     out.uv12 = vec4<f32>(v.uv1, v.uv2);
     out.uv3 = v.uv3;
     out.custom1 = v.custom1;
+    out.instance_id = v.instance_id;
     return out;
 }
 
@@ -52,6 +54,7 @@ fn fs_main(in: DepthVsOut, @builtin(front_facing) front: bool) {
     mi.uv3 = in.uv3;
     mi.custom = in.custom;
     mi.custom1 = in.custom1;
+    mi.instance_id = in.instance_id;
     mi.params = materials[draw.material_index];
     if (material_main(mi).opacity * in.fade < MATERIAL_MASK_CLIP) {
         discard;

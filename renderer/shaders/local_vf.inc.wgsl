@@ -30,6 +30,15 @@ fn vf_fetch(input: VertexFactoryInput) -> FactoryVertex {
     v.uv3 = input.uv3;
     v.primitive_id = input.primitive_id;
     v.custom = primitive.custom;
+    v.instance_id = 0u;
     v.fade = 1.0;
     return v;
+}
+
+// The primitive's custom vec4 (`PrimitiveData.custom`): floats 0..3.
+fn vf_custom_data(in: MaterialInput, index: u32) -> f32 {
+    if (index < 4u) {
+        return in.custom[index];
+    }
+    return 0.0;
 }

@@ -2,6 +2,8 @@
 // the material table, the per-draw push constants and the structs that
 // vertex factories and material functions exchange with the passes.
 // Composed as: scene.inc + <vertex factory>.inc + <material> + <pass>.inc.
+// Every vertex factory defines `vf_fetch` and `vf_custom_data` (see
+// renderer/src/vertex_factory/mod.rs).
 
 struct PointLight {
     position_radius: vec4<f32>,
@@ -92,6 +94,9 @@ struct FactoryVertex {
     uv2: vec2<f32>,
     uv3: vec2<f32>,
     primitive_id: u32,
+    // The instance within the primitive (the instanced factory's stable id
+    // slot), for `vf_custom_data`; 0 for factories without instances.
+    instance_id: u32,
     // Per-primitive (or per-instance) custom data, for materials.
     custom: vec4<f32>,
     custom1: vec4<f32>,
@@ -112,7 +117,17 @@ struct MaterialInput {
     custom: vec4<f32>,
     // More per-primitive / per-instance custom data (ISM custom float 3 in x).
     custom1: vec4<f32>,
+    // As FactoryVertex.instance_id (flat across the triangle).
+    instance_id: u32,
     params: MaterialParams,
+}
+
+// Custom float `index` of the primitive (or instance) being shaded, 0 past
+// the ones it has: every vertex factory defines `vf_custom_data` (the local
+// and sprite factories return their custom vec4's components, the instanced
+// factory any of the instance's custom floats). Materials call this.
+fn custom_data(in: MaterialInput, index: u32) -> f32 {
+    return vf_custom_data(in, index);
 }
 
 struct MaterialOutput {

@@ -85,5 +85,5 @@ pub use scene_renderer::{DynamicBufferRing, FrameRequest, PreparedFrame, Retired
 pub use static_mesh::{shapes, StaticMeshLod, StaticMeshRenderData, StaticMeshSceneProxy, StaticMeshSection};
 pub use stats::{FrameStats, PassStats, StageTimings};
 pub use texture::{Texture2D, TextureFormat, TextureId, TextureLimits, TextureMips, TextureRegistry};
-pub use vertex_factory::{LocalVertex, VertexFactoryType, LOCAL_VERTEX_FACTORY};
+pub use vertex_factory::{LocalVertex, VertexFactoryType, LOCAL_VERTEX_FACTORY, VERTEX_FACTORY_BIND_GROUP};
 pub use view::{SceneView, ViewFamily};

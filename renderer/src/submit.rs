@@ -135,6 +135,7 @@ fn record_draws(
     let mut last_streams = None;
     let mut last_index = None;
     let mut last_bindings = None;
+    let mut last_vf_bindings = None;
     for d in &list.draws[range] {
         let c = commands.get(d.bucket);
         if last_pipeline != Some(c.pipeline) {
@@ -147,12 +148,18 @@ fn record_draws(
             last_streams = None;
             last_index = None;
             last_bindings = None;
+            last_vf_bindings = None;
         }
         // The material's textures (group 2): re-bound only when the
         // material's bind group changes (draws are sorted by material).
         if let Some(g) = c.material_bindings.filter(|g| last_bindings != Some(*g)) {
             cmd.bind_group_handle(crate::material::parameters::MATERIAL_BIND_GROUP, g)?;
             last_bindings = Some(g);
+        }
+        // The vertex factory's bindings (group 3), likewise.
+        if let Some(g) = c.vertex_factory_bindings.filter(|g| last_vf_bindings != Some(*g)) {
+            cmd.bind_group_handle(crate::vertex_factory::VERTEX_FACTORY_BIND_GROUP, g)?;
+            last_vf_bindings = Some(g);
         }
         if last_streams != Some((c.streams, c.id_stream_slot)) {
             let mut streams: Vec<(BufferHandle, u64)> = c.streams.iter().flatten().copied().collect();

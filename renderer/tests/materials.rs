@@ -302,3 +302,115 @@ fn bad_textures_and_materials_are_typed_errors_that_change_nothing() {
     assert_eq!(live, 1, "only the default is left");
     assert_clean(&mut rt);
 }
+
+/// The local factory plus a bind group of its own (group 3): a storage
+/// buffer whose first three floats are the custom data it hands materials
+/// (`custom_data(in, k)`). Its draws merge (the id stream), so only the
+/// bindings keep two primitives' commands apart.
+struct TintFactory;
+
+static TINT_FACTORY: TintFactory = TintFactory;
+
+static TINT_FACTORY_WGSL: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    let local = include_str!("../shaders/local_vf.inc.wgsl").replace("fn vf_custom_data(", "fn local_vf_custom_data(");
+    format!(
+        "{local}\n@group(3) @binding(0) var<storage, read> vf_tint: array<f32>;\n\
+         fn vf_custom_data(in: MaterialInput, index: u32) -> f32 {{\n    if (index < 3u) {{\n        return vf_tint[index];\n    }}\n    return 0.0;\n}}\n"
+    )
+});
+
+impl VertexFactoryType for TintFactory {
+    fn name(&self) -> &'static str {
+        "test_tint"
+    }
+    fn wgsl(&self) -> &'static str {
+        &TINT_FACTORY_WGSL
+    }
+    fn streams(&self) -> Vec<rhi_vulkan::VertexBufferLayout> {
+        LOCAL_VERTEX_FACTORY.streams()
+    }
+    fn primitive_id_location(&self) -> Option<u32> {
+        LOCAL_VERTEX_FACTORY.primitive_id_location()
+    }
+}
+
+/// A tint's buffer and bind group, made by the first proxy naming it.
+type SharedTint = Arc<std::sync::Mutex<Option<(rhi_vulkan::BufferHandle, rhi_vulkan::BindGroupHandle)>>>;
+
+/// A static mesh drawn by [`TintFactory`] with the bind group of `tint`.
+struct TintedProxy {
+    inner: StaticMeshSceneProxy,
+    color: [f32; 4],
+    tint: SharedTint,
+}
+
+impl PrimitiveSceneProxy for TintedProxy {
+    fn local_bounds(&self) -> Bounds {
+        self.inner.local_bounds()
+    }
+    fn view_relevance(&self, view: &SceneView) -> ViewRelevance {
+        self.inner.view_relevance(view)
+    }
+    fn draw_static_elements(&self, out: &mut Vec<MeshBatch>) {
+        let group = self.tint.lock().unwrap().map(|(_, g)| g);
+        let first = out.len();
+        self.inner.draw_static_elements(out);
+        for b in &mut out[first..] {
+            b.vertex_factory = &TINT_FACTORY;
+            b.vertex_factory_bindings = group;
+        }
+    }
+    fn create_render_resources(&mut self, device: &rhi_vulkan::Device) -> rhi_vulkan::Result<()> {
+        self.inner.create_render_resources(device)?;
+        let mut tint = self.tint.lock().unwrap();
+        if tint.is_none() {
+            use rhi_vulkan::*;
+            let buffer = device.create_buffer_init(&BufferDesc::gpu_only("tint", 16, BufferUsage::STORAGE), bytemuck::cast_slice(&self.color))?;
+            let layout = BindGroupLayoutDesc {
+                entries: vec![BindGroupLayoutEntry { binding: 0, ty: BindingType::StorageBuffer { read_only: true }, stages: ShaderStages::VERTEX | ShaderStages::FRAGMENT }],
+            };
+            *tint = Some((buffer, device.create_bind_group_with_layout(&layout, &[(0, BindingResource::Buffer(buffer))])?));
+        }
+        Ok(())
+    }
+    fn release_render_resources(&mut self, device: &rhi_vulkan::Device) {
+        self.inner.release_render_resources(device);
+        if Arc::strong_count(&self.tint) == 1 {
+            if let Some((buffer, group)) = self.tint.lock().unwrap().take() {
+                device.destroy_bind_group(group);
+                device.destroy_buffer(buffer);
+            }
+        }
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+/// UE's FMeshDrawShaderBindings hold the vertex factory's bindings beside
+/// the material's: two primitives of one mesh and material whose factory
+/// bind groups differ never merge (and each draws with its own group 3),
+/// two naming the same group do.
+#[test]
+fn commands_with_different_vertex_factory_bindings_never_merge() {
+    let mut rt = rt();
+    let wgsl = "fn material_main(i: MaterialInput) -> MaterialOutput {\n    var o = default_material(i);\n    o.base_color = vec3<f32>(custom_data(i, 0u), custom_data(i, 1u), custom_data(i, 2u));\n    o.emissive = vec3<f32>(0.0);\n    return o;\n}\n";
+    let material = rt.create_material(Material::with_shader("vf_tint.wgsl", wgsl).with_shading_model(ShadingModel::Unlit)).unwrap();
+    let mesh = plane_mesh();
+    let tint = |color: [f32; 4]| (color, SharedTint::default());
+    let (red, green, blue) = (tint([1.0, 0.0, 0.0, 0.0]), tint([0.0, 1.0, 0.0, 0.0]), tint([0.0, 0.0, 1.0, 0.0]));
+    // Four planes in a row: red, red (the same bind group), green, blue.
+    for (i, (color, shared)) in [&red, &red, &green, &blue].into_iter().enumerate() {
+        let at = Mat4::from_scale_rotation_translation(Vec3::splat(0.3), glam::Quat::IDENTITY, Vec3::new(-1.125 + 0.75 * i as f32, 0.0, 0.0));
+        let proxy = TintedProxy { inner: StaticMeshSceneProxy::new(mesh.clone(), vec![material]), color: *color, tint: shared.clone() };
+        rt.add_primitive(Box::new(proxy), at).unwrap();
+    }
+    let (stats, image) = frame(&mut rt, &family(vec![ortho()]));
+    let base = stats.pass(MeshPass::Base);
+    assert_eq!(base.mesh_draw_commands, 4);
+    assert_eq!(base.draws, 3, "the red pair merges, green and blue stay apart");
+    for (x, want) in [(24, [255, 0, 0]), (72, [255, 0, 0]), (120, [0, 255, 0]), (168, [0, 0, 255])] {
+        assert_eq!(pixel(&image, x, 64), want, "plane at column {x}");
+    }
+    assert_clean(&mut rt);
+}

@@ -81,6 +81,14 @@ pub struct MeshDrawCommand {
     /// without textures. Made when the material is, cached, so equal
     /// materials give equal handles; commands merge only when it is equal.
     pub material_bindings: Option<BindGroupHandle>,
+    /// The vertex factory's shader bindings (group 3; UE keeps them in
+    /// FMeshDrawShaderBindings beside the material's): a persistent bind
+    /// group the proxy made for its factory's data (the instanced factory's
+    /// per-instance custom floats), `None` for factories without one
+    /// (local, sprite). A primitive's own group makes its commands distinct,
+    /// so they merge only with commands naming the same group; those draw
+    /// instanced anyway and never merge (see rule 3).
+    pub vertex_factory_bindings: Option<BindGroupHandle>,
     /// Whether the pipeline reads the draw push constants (material index,
     /// and the primitive id for factories without an id stream).
     pub push_constants: bool,

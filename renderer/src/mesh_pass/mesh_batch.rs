@@ -3,7 +3,7 @@
 
 use crate::material::MaterialId;
 use crate::vertex_factory::{VertexFactoryType, MAX_VERTEX_STREAMS};
-use rhi_vulkan::{BufferHandle, IndexFormat};
+use rhi_vulkan::{BindGroupHandle, BufferHandle, IndexFormat};
 
 /// One section of geometry with its material, as a proxy hands it to the
 /// renderer; each pass that takes it turns it into a [`super::MeshDrawCommand`].
@@ -36,6 +36,11 @@ pub struct MeshBatch {
     pub cast_shadow: bool,
     /// Flip the winding (negative-determinant transforms).
     pub reverse_culling: bool,
+    /// The vertex factory's shader bindings (group 3): a persistent bind
+    /// group the factory's WGSL declares (the instanced factory's custom
+    /// data), owned by the proxy; `None` for factories that declare none.
+    /// Copied into the draw command, so batches differing here never merge.
+    pub vertex_factory_bindings: Option<BindGroupHandle>,
 }
 
 impl MeshBatch {
@@ -60,6 +65,7 @@ impl MeshBatch {
             lod_index: 0,
             cast_shadow: true,
             reverse_culling: false,
+            vertex_factory_bindings: None,
         }
     }
 

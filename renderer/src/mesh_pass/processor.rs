@@ -54,6 +54,7 @@ pub fn build_mesh_draw_command(
         indirect: batch.indirect,
         material_index,
         material_bindings,
+        vertex_factory_bindings: batch.vertex_factory_bindings,
         push_constants,
     }))
 }

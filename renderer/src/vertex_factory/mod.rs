@@ -5,6 +5,30 @@
 //!
 //! Factories are `'static` singletons (`&'static dyn VertexFactoryType`),
 //! named in pipeline keys by [`VertexFactoryType::name`].
+//!
+//! # What a factory's WGSL defines
+//!
+//! * `struct VertexFactoryInput` and
+//!   `fn vf_fetch(input: VertexFactoryInput) -> FactoryVertex` (see
+//!   `shaders/scene.inc.wgsl`), setting `FactoryVertex.instance_id` (0 for
+//!   factories without instances); the passes carry it to
+//!   `MaterialInput.instance_id`.
+//! * `fn vf_custom_data(in: MaterialInput, index: u32) -> f32`: custom float
+//!   `index` of the primitive or instance, 0 past the ones it has. Materials
+//!   call it through `custom_data(in, index)`. The local factory returns the
+//!   primitive's custom vec4 (`index` < 4), the sprite factory its custom
+//!   vec4, the instanced factory any of the instance's floats.
+//!
+//! # The factory's shader bindings
+//!
+//! A factory may declare resources in bind group
+//! [`VERTEX_FACTORY_BIND_GROUP`] (3; groups 0–2 are the view, the shadow
+//! map and the material's). The proxy makes a persistent bind group for them
+//! (`Device::create_bind_group_with_layout`, every binding visible to the
+//! vertex and fragment stages, as reflection derives a pipeline's layout)
+//! and hands it in [`crate::MeshBatch::vertex_factory_bindings`]; the draw
+//! command carries it and submit binds it when it changes (UE: the vertex
+//! factory's part of FMeshDrawShaderBindings).
 
 mod local;
 
@@ -15,14 +39,18 @@ use rhi_vulkan::VertexBufferLayout;
 /// Most streams a factory may declare (the primitive-id stream comes on top).
 pub const MAX_VERTEX_STREAMS: usize = 4;
 
+/// The bind group a factory's own resources live in (see the module docs).
+pub const VERTEX_FACTORY_BIND_GROUP: u32 = 3;
+
 /// How a kind of geometry reaches the vertex shader (UE's
 /// FVertexFactoryType): its WGSL, vertex streams and where it finds the
 /// primitive id.
 pub trait VertexFactoryType: Send + Sync + 'static {
     /// Unique name, e.g. `"local"`.
     fn name(&self) -> &'static str;
-    /// WGSL declaring `struct VertexFactoryInput` and
-    /// `fn vf_fetch(input: VertexFactoryInput) -> FactoryVertex`.
+    /// WGSL declaring `struct VertexFactoryInput`,
+    /// `fn vf_fetch(input: VertexFactoryInput) -> FactoryVertex` and
+    /// `fn vf_custom_data(in: MaterialInput, index: u32) -> f32` (module docs).
     fn wgsl(&self) -> &'static str;
     /// The vertex streams, in binding order (at most [`MAX_VERTEX_STREAMS`]).
     fn streams(&self) -> Vec<VertexBufferLayout>;
