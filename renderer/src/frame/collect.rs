@@ -12,7 +12,8 @@ use crate::scene::{flags, MeshElementCollector, RetireCallback, Scene};
 use crate::scene_renderer::SceneRenderer;
 use crate::view::SceneView;
 use rhi_vulkan::Device;
-use std::collections::{BTreeMap, HashMap};
+use rustc_hash::FxHashMap as HashMap;
+use std::collections::BTreeMap;
 
 /// Commands of this frame: the scene's buckets plus dynamic ones.
 ///
@@ -32,7 +33,7 @@ pub(crate) struct FrameCommands<'a> {
 impl<'a> FrameCommands<'a> {
     fn new(scene: &'a Scene) -> Self {
         let ranks = scene.buckets.ranks().to_vec();
-        Self { scene, base: ranks.len() as u32, dynamic: Vec::new(), lookup: HashMap::new(), ranks }
+        Self { scene, base: ranks.len() as u32, dynamic: Vec::new(), lookup: HashMap::default(), ranks }
     }
 
     pub fn get(&self, bucket: BucketId) -> &MeshDrawCommand {
@@ -85,7 +86,7 @@ impl SceneRenderer {
     /// ([`DynamicElements::gpu_work`]); without it they must not need to.
     pub(crate) fn collect_dynamic<'s>(&mut self, device: &Device, scene: &'s Scene, cvars: &ConsoleVariables, v: &InitViews, records_gpu_work: bool) -> Result<DynamicElements<'s>> {
         let force_dynamic = cvars.bool(cvars::FORCE_DYNAMIC_PATH);
-        let mut out = DynamicElements { commands: FrameCommands::new(scene), lists: HashMap::new(), built: 0, on_retired: Vec::new(), gpu_work: Vec::new() };
+        let mut out = DynamicElements { commands: FrameCommands::new(scene), lists: HashMap::default(), built: 0, on_retired: Vec::new(), gpu_work: Vec::new() };
         let view_refs: Vec<&SceneView> = v.views.iter().collect();
         for (&s, (vis_flags, lods)) in &dynamic_slots(scene, v, force_dynamic) {
             let proxy = scene.proxy_at(s.0).expect("visible slot has a proxy");

@@ -13,7 +13,7 @@ use crate::material::{BlendMode, MaterialRegistry, MaterialShaderId};
 use crate::passes::{PassFragment, PassTarget};
 use crate::vertex_factory::VertexFactoryType;
 use rhi_vulkan::*;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::sync::Mutex;
 
 /// The scene color target format: linear HDR (lighting past 1.0 is kept;

@@ -28,7 +28,7 @@
 use super::{BucketId, DrawRank, MeshDrawCommand};
 use crate::vertex_factory::MAX_VERTEX_STREAMS;
 use rhi_vulkan::{BufferHandle, IndexFormat, PipelineHandle};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::hash::Hash;
 
 /// A command as the buckets see it: compared whole to share a bucket, and
@@ -67,7 +67,7 @@ pub struct StateBuckets<C: BucketCommand = MeshDrawCommand> {
 
 impl<C: BucketCommand> Default for StateBuckets<C> {
     fn default() -> Self {
-        Self { map: HashMap::new(), entries: Vec::new(), free: Vec::new(), births: 0, ranks: Vec::new(), ranks_dirty: false }
+        Self { map: HashMap::default(), entries: Vec::new(), free: Vec::new(), births: 0, ranks: Vec::new(), ranks_dirty: false }
     }
 }
 
@@ -182,8 +182,8 @@ pub(crate) struct RankKey<P, G> {
 /// Ranks `keys` (one per bucket id; `None` = free) in draw order, as the
 /// module docs say. Births must be distinct among live buckets.
 pub(crate) fn draw_ranks<P: Eq + Hash + Copy, G: Eq + Hash + Copy>(keys: &[Option<RankKey<P, G>>]) -> Vec<DrawRank> {
-    let mut pipeline_birth: HashMap<P, u64> = HashMap::new();
-    let mut geometry_birth: HashMap<G, u64> = HashMap::new();
+    let mut pipeline_birth: HashMap<P, u64> = HashMap::default();
+    let mut geometry_birth: HashMap<G, u64> = HashMap::default();
     for k in keys.iter().flatten() {
         let p = pipeline_birth.entry(k.pipeline).or_insert(k.birth);
         *p = (*p).min(k.birth);

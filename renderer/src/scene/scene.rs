@@ -21,7 +21,8 @@ use glam::{Mat4, Vec4};
 use rayon::prelude::*;
 use rhi_vulkan::{BufferHandle, Device};
 use std::any::Any;
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Names a primitive across threads. Allocated on the game side
@@ -183,7 +184,7 @@ const MAX_KEPT_ERRORS: usize = 16;
 impl Default for Scene {
     fn default() -> Self {
         Self {
-            ids: HashMap::new(),
+            ids: HashMap::default(),
             infos: Vec::new(),
             free: Vec::new(),
             spheres: Vec::new(),
@@ -198,7 +199,7 @@ impl Default for Scene {
             gpu_scene: GpuScene::default(),
             materials: MaterialRegistry::default(),
             textures: TextureRegistry::default(),
-            material_users: HashMap::new(),
+            material_users: HashMap::default(),
             lights: BTreeMap::new(),
             pending: Default::default(),
             recache_all: false,
@@ -481,7 +482,7 @@ impl Scene {
         // hold hundreds of thousands (a level loading).
         type QueuedAdd = (PrimitiveId, Box<dyn PrimitiveSceneProxy>, Mat4);
         let mut adds: Vec<Option<QueuedAdd>> = Vec::new();
-        let mut queued: HashMap<PrimitiveId, usize> = HashMap::new();
+        let mut queued: HashMap<PrimitiveId, usize> = HashMap::default();
         let mut removes: Vec<PrimitiveId> = Vec::new();
         let mut after_adds: Vec<Pending> = Vec::new();
         for p in pending {
