@@ -32,7 +32,8 @@ pub(crate) fn packed(acc: &Accessor, buffers: &[Vec<u8>], path: &str, max_count:
     if count as u64 > max_count {
         return Err(GltfError::LimitExceeded { path: path.into(), what: "accessor count", value: count as u64, limit: max_count });
     }
-    let mut out = vec![0u8; count * elem];
+    // Ranges are checked before anything is allocated.
+    let mut out = Vec::new();
     if let Some(view) = acc.view() {
         let bytes = view_bytes(&view, buffers)?;
         let stride = view.stride().unwrap_or(elem);
@@ -51,11 +52,15 @@ pub(crate) fn packed(acc: &Accessor, buffers: &[Vec<u8>], path: &str, max_count:
                     ))
                 }
             }
+            out.reserve_exact(count * elem);
             for i in 0..count {
                 let at = acc.offset() + i * stride;
-                out[i * elem..(i + 1) * elem].copy_from_slice(&bytes[at..at + elem]);
+                out.extend_from_slice(&bytes[at..at + elem]);
             }
         }
+    } else {
+        // No view: zeros (sparse values below replace some).
+        out.resize(count * elem, 0);
     }
     if let Some(sparse) = acc.sparse() {
         let n = sparse.count();

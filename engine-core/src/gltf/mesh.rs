@@ -49,20 +49,27 @@ impl mikktspace::Geometry for Mikk<'_> {
         3
     }
     fn position(&self, face: usize, vert: usize) -> [f32; 3] {
-        self.vertices[self.indices[face * 3 + vert] as usize].position
+        finite(self.vertices[self.indices[face * 3 + vert] as usize].position)
     }
     fn normal(&self, face: usize, vert: usize) -> [f32; 3] {
-        self.vertices[self.indices[face * 3 + vert] as usize].normal
+        finite(self.vertices[self.indices[face * 3 + vert] as usize].normal)
     }
     fn tex_coord(&self, face: usize, vert: usize) -> [f32; 2] {
         // V flipped: MikkTSpace's bitangent follows increasing V, the
         // renderer's binormal (sign · N × T) points to the image's top.
-        let uv = self.vertices[self.indices[face * 3 + vert] as usize].uvs[self.uv_set];
+        let uv = finite(self.vertices[self.indices[face * 3 + vert] as usize].uvs[self.uv_set]);
         [uv[0], 1.0 - uv[1]]
     }
     fn set_tangent_encoded(&mut self, tangent: [f32; 4], face: usize, vert: usize) {
         self.tangents[face * 3 + vert] = tangent;
     }
+}
+
+/// MikkTSpace hashes positions into a grid and indexes it with what they
+/// compute: non-finite or huge inputs are replaced (0, clamped) so it cannot
+/// index out of its tables.
+fn finite<const N: usize>(v: [f32; N]) -> [f32; N] {
+    v.map(|c| if c.is_finite() { c.clamp(-1e18, 1e18) } else { 0.0 })
 }
 
 fn vertex_key(v: &LocalVertex) -> [u32; 19] {
@@ -78,7 +85,16 @@ fn vertex_key(v: &LocalVertex) -> [u32; 19] {
 /// MikkTSpace tangents: per corner, then corners welded back where every
 /// attribute agrees.
 pub(crate) fn generate_tangents(vertices: &[LocalVertex], indices: &[u32], uv_set: usize) -> (Vec<LocalVertex>, Vec<u32>) {
-    let mut g = Mikk { vertices, indices, uv_set, tangents: vec![[1.0, 0.0, 0.0, 1.0]; indices.len()] };
+    // MikkTSpace drops triangles with two equal positions and, with none
+    // left, underflows a count (an out-of-bounds loop where overflow checks
+    // are off); a grid over no extent leaves its hash cells empty. Such a
+    // mesh keeps no tangents.
+    let pos = |i: u32| finite(vertices[i as usize].position).map(f32::to_bits);
+    let usable = indices.chunks_exact(3).any(|t| pos(t[0]) != pos(t[1]) && pos(t[0]) != pos(t[2]) && pos(t[1]) != pos(t[2]));
+    if !usable {
+        return (vertices.to_vec(), indices.to_vec());
+    }
+    let mut g = Mikk { vertices, indices, uv_set, tangents: vec![[0.0, 0.0, 0.0, 1.0]; indices.len()] };
     mikktspace::generate_tangents(&mut g);
     let mut out = Vec::with_capacity(vertices.len());
     let mut welded: HashMap<[u32; 19], u32> = HashMap::with_capacity(vertices.len());
@@ -243,6 +259,16 @@ mod tests {
         assert_eq!(triangle_list(Mode::TriangleFan, &[0, 1, 2, 3], "").unwrap(), [1, 2, 0, 2, 3, 0]);
         assert!(triangle_list(Mode::TriangleStrip, &[0, 1], "").unwrap().is_empty());
         assert!(matches!(triangle_list(Mode::Triangles, &[0, 1, 2, 3], "/x"), Err(GltfError::IndexCount { count: 4, .. })));
+    }
+
+    #[test]
+    fn all_degenerate_triangles_get_no_tangents_and_no_panic() {
+        let v = LocalVertex { position: [1.0, 2.0, 3.0], normal: [0.0, 0.0, 1.0], color: [255; 4], uvs: [[0.5; 2]; 4], tangent_x: [0.0, 0.0, 0.0, 1.0] };
+        let mut w = v;
+        w.uvs[0] = [1.0, 0.0];
+        let (out, idx) = generate_tangents(&[v, w, v], &[0, 1, 2], 0);
+        assert_eq!((out.len(), idx), (3, vec![0, 1, 2]));
+        assert!(out.iter().all(|v| v.tangent_x == [0.0, 0.0, 0.0, 1.0]));
     }
 
     #[test]

@@ -113,6 +113,16 @@ fn validate(doc: &gltf::Document) -> Result<(), GltfError> {
         }
     }
     let root = doc.as_json();
+    // gltf-json's primitive check indexes the POSITION accessor before
+    // bounds are checked (it would panic): check that index first.
+    let position = gltf::json::validation::Checked::Valid(gltf::json::mesh::Semantic::Positions);
+    for (m, mesh) in root.meshes.iter().enumerate() {
+        for (p, prim) in mesh.primitives.iter().enumerate() {
+            if prim.attributes.get(&position).is_some_and(|a| a.value() >= root.accessors.len()) {
+                return Err(GltfError::Invalid { path: format!("/meshes/{m}/primitives/{p}/attributes/POSITION"), problem: "Index out of bounds".into() });
+            }
+        }
+    }
     let mut errors = Vec::new();
     root.validate(root, gltf::json::Path::new, &mut |path, error| errors.push((path(), error)));
     // Required extensions were checked above (gltf-json does not know KHR_mesh_quantization).
@@ -207,11 +217,17 @@ pub(crate) fn import_bytes(bytes: &[u8], base: Option<&Path>, limits: &GltfLimit
         if image_bytes[image].is_some() {
             continue;
         }
-        let img = doc.images().nth(image).expect("validated index");
+        // From the JSON: gltf's Image::source panics on an image with neither
+        // a URI nor a buffer view, or a view without a MIME type.
+        let json = &doc.as_json().images[image];
         let path = format!("/images/{image}");
-        let bytes = match img.source() {
-            gltf::image::Source::View { view, .. } => accessor::view_bytes(&view, &buffers).map_err(|e| GltfError::MissingImage { path: path.clone(), problem: e.to_string() })?.to_vec(),
-            gltf::image::Source::Uri { uri, .. } => uri_bytes(uri, base, &path, limits, progress, missing_image)?,
+        let bytes = match (&json.buffer_view, &json.uri) {
+            (Some(view), _) => {
+                let view = doc.views().nth(view.value()).expect("validated index");
+                accessor::view_bytes(&view, &buffers).map_err(|e| GltfError::MissingImage { path: path.clone(), problem: e.to_string() })?.to_vec()
+            }
+            (None, Some(uri)) => uri_bytes(uri, base, &path, limits, progress, missing_image)?,
+            (None, None) => return Err(GltfError::MissingImage { path, problem: "neither a uri nor a bufferView".into() }),
         };
         image_bytes[image] = Some(bytes);
     }
@@ -250,16 +266,18 @@ pub(crate) fn import_bytes(bytes: &[u8], base: Option<&Path>, limits: &GltfLimit
     }
 
     // Cameras and lights.
-    let cameras = doc
-        .cameras()
-        .map(|c| {
-            let projection = match c.projection() {
-                gltf::camera::Projection::Perspective(p) => GltfProjection::Perspective { yfov: p.yfov(), aspect_ratio: p.aspect_ratio(), znear: p.znear(), zfar: p.zfar() },
-                gltf::camera::Projection::Orthographic(o) => GltfProjection::Orthographic { xmag: o.xmag(), ymag: o.ymag(), znear: o.znear(), zfar: o.zfar() },
-            };
-            GltfCamera { name: c.name().unwrap_or("").into(), projection }
-        })
-        .collect();
+    // From the JSON: gltf's Camera::projection panics when the object its
+    // type names is absent.
+    let mut cameras = Vec::with_capacity(doc.cameras().len());
+    for (i, c) in doc.as_json().cameras.iter().enumerate() {
+        use gltf::json::camera::Type;
+        let projection = match (c.type_.as_ref(), &c.perspective, &c.orthographic) {
+            (gltf::json::validation::Checked::Valid(Type::Perspective), Some(p), _) => GltfProjection::Perspective { yfov: p.yfov, aspect_ratio: p.aspect_ratio, znear: p.znear, zfar: p.zfar },
+            (gltf::json::validation::Checked::Valid(Type::Orthographic), _, Some(o)) => GltfProjection::Orthographic { xmag: o.xmag, ymag: o.ymag, znear: o.znear, zfar: o.zfar },
+            _ => return Err(GltfError::Invalid { path: format!("/cameras/{i}"), problem: "the projection its type names is missing".into() }),
+        };
+        cameras.push(GltfCamera { name: c.name.clone().unwrap_or_default(), projection });
+    }
     let mut spot_lights = 0;
     let lights: Vec<Option<GltfLight>> = doc
         .lights()
