@@ -300,7 +300,9 @@ pub(crate) fn read_material(m: &gltf::Material, path: &str, keys: &mut TextureKe
     let mut tex = |texture: gltf::Texture, tex_coord: u32, transform: (UvTransform, Option<u32>), srgb: bool, what: &str| -> Result<TextureRef, GltfError> {
         let uv_set = transform.1.unwrap_or(tex_coord);
         let uv_set = if uv_set > 3 {
-            skipped.push(format!("{path}/{what}: TEXCOORD_{uv_set} (UV sets past 3 are not supported; UV 0 used)"));
+            let line = format!("{path}/{what}: TEXCOORD_{uv_set} (UV sets past 3 are not supported; UV 0 used)");
+            log::warn!("glTF import: skipped {line}");
+            skipped.push(line);
             0
         } else {
             uv_set

@@ -8,12 +8,13 @@ use gltf::mesh::{Mode, Semantic};
 use glam::Vec3;
 use renderer::{LocalVertex, StaticMeshLod, StaticMeshSection};
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 
-/// Vertices and indices made so far, against the limits.
+/// Vertices and indices made so far by all meshes (built in parallel), against the limits.
 #[derive(Default)]
 pub(crate) struct Budget {
-    pub vertices: u64,
-    pub indices: u64,
+    pub vertices: AtomicU64,
+    pub indices: AtomicU64,
 }
 
 /// A triangle list from `mode`'s indices (strips and fans converted as the
@@ -118,7 +119,7 @@ pub(crate) fn build_mesh(
     buffers: &[Vec<u8>],
     materials: &[GltfMaterial],
     limits: &GltfLimits,
-    budget: &mut Budget,
+    budget: &Budget,
     skipped: &mut Vec<String>,
     morph_targets: &mut usize,
 ) -> Result<Option<GltfMesh>, GltfError> {
@@ -129,9 +130,7 @@ pub(crate) fn build_mesh(
     for p in m.primitives() {
         let path = format!("{mesh_path}/primitives/{}", p.index());
         if !matches!(p.mode(), Mode::Triangles | Mode::TriangleStrip | Mode::TriangleFan) {
-            let line = format!("{path}: {:?} primitive (only triangles are drawn)", p.mode());
-            log::warn!("glTF import: skipped {line}");
-            skipped.push(line);
+            skipped.push(format!("{path}: {:?} primitive (only triangles are drawn)", p.mode()));
             continue;
         }
         if p.morph_targets().len() > 0 {
@@ -142,9 +141,10 @@ pub(crate) fn build_mesh(
             return Err(GltfError::Invalid { path: attr("POSITION"), problem: "missing".into() });
         };
         let count = pos_acc.count();
-        let left = limits.max_vertices.saturating_sub(budget.vertices);
+        let used = budget.vertices.load(Ordering::Relaxed);
+        let left = limits.max_vertices.saturating_sub(used);
         if count as u64 > left {
-            return Err(GltfError::LimitExceeded { path: attr("POSITION"), what: "vertices", value: budget.vertices + count as u64, limit: limits.max_vertices });
+            return Err(GltfError::LimitExceeded { path: attr("POSITION"), what: "vertices", value: used + count as u64, limit: limits.max_vertices });
         }
         let (pos, _) = read_floats(&pos_acc, buffers, &attr("POSITION"), &[Dimensions::Vec3], left)?;
         if let Some(bad) = pos.chunks_exact(3).position(|p| !p.iter().all(|c| c.is_finite())) {
@@ -222,13 +222,13 @@ pub(crate) fn build_mesh(
         if let (None, Some(nm)) = (&tangents, normal_map) {
             (vertices, indices) = generate_tangents(&vertices, &indices, nm.uv_set as usize);
         }
-        budget.vertices += vertices.len() as u64;
-        budget.indices += indices.len() as u64;
-        if budget.vertices > limits.max_vertices {
-            return Err(GltfError::LimitExceeded { path: attr("POSITION"), what: "vertices", value: budget.vertices, limit: limits.max_vertices });
+        let total_vertices = budget.vertices.fetch_add(vertices.len() as u64, Ordering::Relaxed) + vertices.len() as u64;
+        let total_indices = budget.indices.fetch_add(indices.len() as u64, Ordering::Relaxed) + indices.len() as u64;
+        if total_vertices > limits.max_vertices {
+            return Err(GltfError::LimitExceeded { path: attr("POSITION"), what: "vertices", value: total_vertices, limit: limits.max_vertices });
         }
-        if budget.indices > limits.max_indices {
-            return Err(GltfError::LimitExceeded { path: list_path, what: "indices", value: budget.indices, limit: limits.max_indices });
+        if total_indices > limits.max_indices {
+            return Err(GltfError::LimitExceeded { path: list_path, what: "indices", value: total_indices, limit: limits.max_indices });
         }
         let base = lod.vertices.len() as u32;
         let first_index = lod.indices.len() as u32;

@@ -257,12 +257,27 @@ pub(crate) fn import_bytes(bytes: &[u8], base: Option<&Path>, limits: &GltfLimit
 
     // Meshes.
     progress.meshes_total.store(doc.meshes().len() as u64, std::sync::atomic::Ordering::Relaxed);
-    let mut budget = Budget::default();
+    // In parallel; the first error in mesh order is reported.
+    let budget = Budget::default();
+    let built: Vec<_> = (0..doc.meshes().len())
+        .into_par_iter()
+        .map(|i| {
+            let m = doc.meshes().nth(i).expect("in range");
+            let (mut lines, mut morphs) = (Vec::new(), 0);
+            let mesh = build_mesh(&m, &buffers, &materials, limits, &budget, &mut lines, &mut morphs);
+            ImportProgress::add(&progress.meshes_built, 1);
+            mesh.map(|mesh| (mesh, lines, morphs))
+        })
+        .collect();
     let mut morph_targets = 0;
-    let mut meshes = Vec::with_capacity(doc.meshes().len());
-    for m in doc.meshes() {
-        meshes.push(build_mesh(&m, &buffers, &materials, limits, &mut budget, &mut skipped, &mut morph_targets)?);
-        ImportProgress::add(&progress.meshes_built, 1);
+    let mut meshes = Vec::with_capacity(built.len());
+    for b in built {
+        let (mesh, lines, morphs) = b?;
+        for line in lines {
+            skip(&mut skipped, line);
+        }
+        morph_targets += morphs;
+        meshes.push(mesh);
     }
 
     // Cameras and lights.
