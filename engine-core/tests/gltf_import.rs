@@ -295,6 +295,7 @@ fn a_child_of_a_rotated_scaled_parent_lands_where_the_file_says() {
     // glTF up (+Y) is Proxima up (+Z).
     assert!(gltf::gltf_to_proxima().mul_vec3(Vec3::Y).distance(Vec3::Z) < 1e-6);
     assert_eq!(world.num_actors(), 1);
+    assert_eq!(world.actor_name(spawned.actor.unwrap()).unwrap(), "glTF scene 0");
     assert_eq!(world.num_components(), 4, "the root and three nodes");
     world.send_all_end_of_frame_updates().unwrap();
     test_support::assert_clean(world.render_thread().unwrap());

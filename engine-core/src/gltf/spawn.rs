@@ -89,9 +89,12 @@ pub(crate) fn spawn(import: &GltfImport, world: &mut World, scene: Option<usize>
     let render_err = |path: String| move |error: renderer::RendererError| GltfError::Spawn { path: path.clone(), error: error.into() };
 
     // The nodes to spawn.
-    let roots: Vec<usize> = match scene.or(import.spawned_scene_index()) {
-        Some(i) => import.scenes.get(i).ok_or(GltfError::UnknownScene(i))?.nodes.clone(),
-        None => (0..import.nodes.len()).filter(|&n| import.nodes[n].parent.is_none()).collect(),
+    let (roots, name): (Vec<usize>, String) = match scene.or(import.spawned_scene_index()) {
+        Some(i) => {
+            let s = import.scenes.get(i).ok_or(GltfError::UnknownScene(i))?;
+            (s.nodes.clone(), if s.name.is_empty() { format!("glTF scene {i}") } else { s.name.clone() })
+        }
+        None => ((0..import.nodes.len()).filter(|&n| import.nodes[n].parent.is_none()).collect(), "glTF scene".into()),
     };
 
     // ---- Plan and check everything; nothing is created yet. ----
@@ -159,7 +162,7 @@ pub(crate) fn spawn(import: &GltfImport, world: &mut World, scene: Option<usize>
     // ---- Create: render-thread assets, then the actor. ----
     let mut out = SpawnedScene { nodes: vec![None; import.nodes.len()], ..Default::default() };
     let created = create_assets(import, world, &parents, &parent_of, &all, needs_default, &mut out);
-    if let Err(e) = created.and_then(|_| create_components(import, world, plan, &mut out)) {
+    if let Err(e) = created.and_then(|_| create_components(import, world, plan, &name, &mut out)) {
         // Only a device failure gets here (everything was checked): undo.
         let _ = out.destroy(world);
         return Err(e);
@@ -196,13 +199,13 @@ fn create_assets(
     Ok(())
 }
 
-fn create_components(import: &GltfImport, world: &mut World, plan: Vec<Planned>, out: &mut SpawnedScene) -> Result<(), GltfError> {
+fn create_components(import: &GltfImport, world: &mut World, plan: Vec<Planned>, name: &str, out: &mut SpawnedScene) -> Result<(), GltfError> {
     let mut ids: Vec<ComponentId> = Vec::with_capacity(plan.len());
     for p in plan {
         let e = |error| GltfError::Spawn { path: p.path.clone(), error };
         let id = match p.parent {
             None => {
-                let (actor, id) = world.spawn_actor("glTF scene", p.component, p.relative).map_err(e)?;
+                let (actor, id) = world.spawn_actor(name, p.component, p.relative).map_err(e)?;
                 out.actor = Some(actor);
                 out.root = Some(id);
                 id
