@@ -59,6 +59,7 @@ mod read;
 mod spawn;
 
 pub use error::GltfError;
+pub use read::SUPPORTED_EXTENSIONS;
 pub use material::{AlphaMode, GltfMaterial, TextureRef, UvTransform, PBR_MATERIAL_WGSL};
 pub use spawn::SpawnedScene;
 
