@@ -19,76 +19,14 @@
 //! world bounds transform the component-space union by the component's
 //! transform, as UE's `FBoxSphereBounds::TransformBy` does.
 
-use glam::{Affine3A, Mat3A, Vec3, Vec3A};
+use glam::{Affine3A, Mat3A, Vec3};
 use rayon::prelude::*;
 
 use crate::error::{InstancingError, Result};
 
-/// An axis-aligned box. [`Aabb::EMPTY`] is the identity of [`Aabb::union`].
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Aabb {
-    pub min: Vec3,
-    pub max: Vec3,
-}
-
-impl Aabb {
-    /// Contains nothing; `EMPTY.union(b) == b`.
-    pub const EMPTY: Aabb = Aabb {
-        min: Vec3::splat(f32::INFINITY),
-        max: Vec3::splat(f32::NEG_INFINITY),
-    };
-
-    pub fn new(min: Vec3, max: Vec3) -> Self {
-        Self { min, max }
-    }
-
-    pub fn from_center_extent(center: Vec3, extent: Vec3) -> Self {
-        Self {
-            min: center - extent,
-            max: center + extent,
-        }
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.min.cmpgt(self.max).any()
-    }
-
-    pub fn center(&self) -> Vec3 {
-        (self.min + self.max) * 0.5
-    }
-
-    pub fn extent(&self) -> Vec3 {
-        (self.max - self.min) * 0.5
-    }
-
-    pub fn union(self, other: Aabb) -> Aabb {
-        Aabb {
-            min: self.min.min(other.min),
-            max: self.max.max(other.max),
-        }
-    }
-
-    /// Whether `other` lies inside `self` (boundaries included).
-    pub fn contains(&self, other: &Aabb) -> bool {
-        other.is_empty() || (self.min.cmple(other.min).all() && self.max.cmpge(other.max).all())
-    }
-
-    /// The smallest box containing this box after `t` (Arvo).
-    pub fn transformed(&self, t: &Affine3A) -> Aabb {
-        if self.is_empty() {
-            return *self;
-        }
-        let center = t.transform_point3(self.center());
-        let extent = abs_mat(&t.matrix3) * Vec3A::from(self.extent());
-        Aabb::from_center_extent(center, extent.into())
-    }
-}
-
-/// `|m|` element-wise: maps a box extent through `m` (Arvo's method).
-#[inline]
-pub(crate) fn abs_mat(m: &Mat3A) -> Mat3A {
-    Mat3A::from_cols(m.x_axis.abs(), m.y_axis.abs(), m.z_axis.abs())
-}
+/// The workspace's one axis-aligned box (`renderer::Aabb`: union,
+/// containment, Arvo's transform).
+pub use renderer::Aabb;
 
 /// The largest axis scale of `m`: a sphere of radius r maps into a sphere of
 /// radius `r * max_scale(m)`.

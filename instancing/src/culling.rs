@@ -32,10 +32,10 @@
 //! same per-instance test at its leaves, which is why it agrees exactly.
 
 use bytemuck::{Pod, Zeroable};
-use glam::{Affine3A, Mat4, Vec3, Vec4};
+use glam::{Affine3A, Mat4, Vec3};
 use rayon::prelude::*;
 
-use crate::bounds::{max_scale, Aabb, BoxSphereBounds};
+use crate::bounds::{max_scale, BoxSphereBounds};
 use crate::error::{InstancingError, Result};
 use crate::instance_data::InstanceStore;
 use crate::mesh::InstancedMesh;
@@ -43,50 +43,10 @@ use crate::mesh::InstancedMesh;
 /// Instances per parallel chunk; fixed so that output order is too.
 pub const CULL_CHUNK: usize = 16 * 1024;
 
-/// Up to six normalised planes `(n, d)`; a point is inside when `n·p + d >= 0`.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Frustum {
-    planes: [Vec4; 6],
-    count: usize,
-}
-
-impl Frustum {
-    /// The planes of a view-projection matrix with Vulkan clip depth `0..w`
-    /// (left, right, bottom, top, near, far).
-    pub fn from_view_projection(m: &Mat4) -> Self {
-        let (r0, r1, r2, r3) = (m.row(0), m.row(1), m.row(2), m.row(3));
-        let mut planes = [Vec4::ZERO; 6];
-        let mut count = 0;
-        for p in [r3 + r0, r3 - r0, r3 + r1, r3 - r1, r2, r3 - r2] {
-            let len = p.truncate().length();
-            if len > 1e-12 {
-                planes[count] = p / len;
-                count += 1;
-            }
-        }
-        Self { planes, count }
-    }
-
-    pub fn planes(&self) -> &[Vec4] {
-        &self.planes[..self.count]
-    }
-
-    /// Whether a sphere lies wholly outside some plane.
-    #[inline]
-    pub fn sphere_outside(&self, center: Vec3, radius: f32) -> bool {
-        self.planes()
-            .iter()
-            .any(|p| p.truncate().dot(center) + p.w < -radius)
-    }
-
-    /// Whether a box lies wholly outside some plane.
-    pub fn box_outside(&self, b: &Aabb) -> bool {
-        let (c, e) = (b.center(), b.extent());
-        self.planes()
-            .iter()
-            .any(|p| p.truncate().dot(c) + p.w + p.truncate().abs().dot(e) < 0.0)
-    }
-}
+/// The workspace's one frustum (`renderer::Frustum`): six normalised planes
+/// `(n, d)`, a point inside when `n·p + d >= 0`; a plane a projection does
+/// not have (an infinite far plane) is zero and culls nothing.
+pub use renderer::Frustum;
 
 /// A view as culling sees it: frustum, origin and LOD screen multiple.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -105,7 +65,7 @@ impl CullView {
         }
         let origin = view.inverse().w_axis.truncate();
         Ok(Self {
-            frustum: Frustum::from_view_projection(&(projection * view)),
+            frustum: Frustum::from_view_proj(&(projection * view)),
             origin,
             screen_multiple: (0.5 * projection.x_axis.x).max(0.5 * projection.y_axis.y),
         })
@@ -485,7 +445,8 @@ mod tests {
             Mat4::perspective_infinite_reverse_rh(1.0, 1.0, 0.1),
         )
         .unwrap();
-        assert_eq!(inf.frustum().planes().len(), 5);
+        // The infinite far plane is zero: it culls nothing.
+        assert_eq!(inf.frustum().planes().len(), 6);
         assert!(!inf.frustum().sphere_outside(Vec3::new(0.0, 0.0, -1e6), 0.5));
     }
 }

@@ -119,7 +119,7 @@ impl IsmRenderState {
     /// or a new proxy when the instances left the registered bounds.
     pub fn flush(&mut self, rt: &mut RenderThread, store: &mut InstanceStore) -> Result<FlushOutcome> {
         let bounds = store.bounds();
-        if !bounds.is_empty() && !self.registered_bounds.contains(&bounds) {
+        if !bounds.is_empty() && !self.registered_bounds.contains_box(&bounds) {
             rt.remove_primitive(self.id)?;
             self.add_proxy(rt, store)?;
             return Ok(FlushOutcome::Recreated);

@@ -134,7 +134,7 @@ proptest! {
             }
             prop_assert!(s.dirty_ranges().iter().all(|r| r.end <= s.instance_count()));
             let exact = s.transforms().iter().fold(Aabb::EMPTY, |a, t| a.union(s.mesh_bounds().aabb().transformed(t)));
-            prop_assert!(s.bounds().contains(&exact));
+            prop_assert!(s.bounds().contains_box(&exact));
         }
     }
 

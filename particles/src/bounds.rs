@@ -9,104 +9,70 @@
 //! largest half-diagonal any of its sprites can have (its spawn sizes'
 //! largest times its size curve's largest, fixed when the emitter is
 //! compiled): a box that holds every sprite under any rotation, found by
-//! reading positions only ([`Aabb::of_points_padded`], four particles per
+//! reading positions only ([`of_points_padded`], four particles per
 //! SIMD step). Padding each particle by its own size, as
-//! [`Aabb::of_sprites`] does, gives a tighter box but reads sizes the tick
+//! [`of_sprites`] does, gives a tighter box but reads sizes the tick
 //! does not store and costs a square root per particle.
 
 use glam::{Vec2, Vec3, Vec4};
-use serde::{Deserialize, Serialize};
 
-/// An axis-aligned box; `min ≤ max` in every component.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Aabb {
-    /// Lower corner.
-    pub min: Vec3,
-    /// Upper corner.
-    pub max: Vec3,
+/// The workspace's one axis-aligned box (`renderer::Aabb`); the particle
+/// boxes below are functions over it.
+pub use renderer::Aabb;
+
+/// The box holding sprites centred at `locations` with quad `sizes`
+/// under any rotation (each padded by half its diagonal in every axis).
+/// `None` when there are none.
+pub fn of_sprites(locations: &[Vec3], sizes: &[Vec2]) -> Option<Aabb> {
+    if locations.is_empty() {
+        return None;
+    }
+    let mut min = Vec3::splat(f32::INFINITY);
+    let mut max = Vec3::splat(f32::NEG_INFINITY);
+    for (p, s) in locations.iter().zip(sizes) {
+        // A rotated quad reaches at most half its diagonal from the centre.
+        let r = Vec3::splat(s.length() * 0.5);
+        min = min.min(*p - r);
+        max = max.max(*p + r);
+    }
+    Some(Aabb { min, max })
 }
 
-impl Aabb {
-    /// A box from its corners (sorted per component).
-    pub fn new(a: Vec3, b: Vec3) -> Self {
-        Aabb {
-            min: a.min(b),
-            max: a.max(b),
-        }
+/// The box of `points`, grown by `pad` on every side. `None` when there
+/// are none.
+pub fn of_points_padded(points: &[Vec3], pad: f32) -> Option<Aabb> {
+    if points.is_empty() {
+        return None;
     }
-
-    /// The smallest box holding both.
-    pub fn union(self, other: Aabb) -> Aabb {
-        Aabb {
-            min: self.min.min(other.min),
-            max: self.max.max(other.max),
-        }
-    }
-
-    /// Whether `p` lies inside or on the box.
-    pub fn contains(&self, p: Vec3) -> bool {
-        p.cmpge(self.min).all() && p.cmple(self.max).all()
-    }
-
-    /// Centre point.
-    pub fn center(&self) -> Vec3 {
-        (self.min + self.max) * 0.5
-    }
-
-    /// The box holding sprites centred at `locations` with quad `sizes`
-    /// under any rotation (each padded by half its diagonal in every axis).
-    /// `None` when there are none.
-    pub fn of_sprites(locations: &[Vec3], sizes: &[Vec2]) -> Option<Aabb> {
-        if locations.is_empty() {
-            return None;
-        }
-        let mut min = Vec3::splat(f32::INFINITY);
-        let mut max = Vec3::splat(f32::NEG_INFINITY);
-        for (p, s) in locations.iter().zip(sizes) {
-            // A rotated quad reaches at most half its diagonal from the centre.
-            let r = Vec3::splat(s.length() * 0.5);
-            min = min.min(*p - r);
-            max = max.max(*p + r);
-        }
-        Some(Aabb { min, max })
-    }
-
-    /// The box of `points`, grown by `pad` on every side. `None` when there
-    /// are none.
-    pub fn of_points_padded(points: &[Vec3], pad: f32) -> Option<Aabb> {
-        if points.is_empty() {
-            return None;
-        }
-        // Four points are twelve floats, three `Vec4`s; lane `j` of the
-        // `k`-th holds component `(4k + j) % 3`.
-        let flat: &[f32] = bytemuck::cast_slice(points);
-        let mut lo = [Vec4::splat(f32::INFINITY); 3];
-        let mut hi = [Vec4::splat(f32::NEG_INFINITY); 3];
-        for c in flat.chunks_exact(12) {
-            for k in 0..3 {
-                let v = Vec4::from_slice(&c[4 * k..4 * k + 4]);
-                lo[k] = lo[k].min(v);
-                hi[k] = hi[k].max(v);
-            }
-        }
-        let mut min = Vec3::splat(f32::INFINITY);
-        let mut max = Vec3::splat(f32::NEG_INFINITY);
+    // Four points are twelve floats, three `Vec4`s; lane `j` of the
+    // `k`-th holds component `(4k + j) % 3`.
+    let flat: &[f32] = bytemuck::cast_slice(points);
+    let mut lo = [Vec4::splat(f32::INFINITY); 3];
+    let mut hi = [Vec4::splat(f32::NEG_INFINITY); 3];
+    for c in flat.chunks_exact(12) {
         for k in 0..3 {
-            for j in 0..4 {
-                let axis = (4 * k + j) % 3;
-                min[axis] = min[axis].min(lo[k][j]);
-                max[axis] = max[axis].max(hi[k][j]);
-            }
+            let v = Vec4::from_slice(&c[4 * k..4 * k + 4]);
+            lo[k] = lo[k].min(v);
+            hi[k] = hi[k].max(v);
         }
-        for p in &points[points.len() - points.len() % 4..] {
-            min = min.min(*p);
-            max = max.max(*p);
-        }
-        Some(Aabb {
-            min: min - Vec3::splat(pad),
-            max: max + Vec3::splat(pad),
-        })
     }
+    let mut min = Vec3::splat(f32::INFINITY);
+    let mut max = Vec3::splat(f32::NEG_INFINITY);
+    for k in 0..3 {
+        for j in 0..4 {
+            let axis = (4 * k + j) % 3;
+            min[axis] = min[axis].min(lo[k][j]);
+            max[axis] = max[axis].max(hi[k][j]);
+        }
+    }
+    for p in &points[points.len() - points.len() % 4..] {
+        min = min.min(*p);
+        max = max.max(*p);
+    }
+    Some(Aabb {
+        min: min - Vec3::splat(pad),
+        max: max + Vec3::splat(pad),
+    })
 }
 
 #[cfg(test)]
@@ -115,14 +81,14 @@ mod tests {
 
     #[test]
     fn sprite_bounds_pad_by_half_diagonal() {
-        let b = Aabb::of_sprites(
+        let b = of_sprites(
             &[Vec3::ZERO, Vec3::new(10.0, 0.0, -2.0)],
             &[Vec2::new(6.0, 8.0), Vec2::ZERO],
         )
         .unwrap();
         assert_eq!(b.min, Vec3::new(-5.0, -5.0, -5.0));
         assert_eq!(b.max, Vec3::new(10.0, 5.0, 5.0));
-        assert!(Aabb::of_sprites(&[], &[]).is_none());
+        assert!(of_sprites(&[], &[]).is_none());
         assert!(b.contains(b.center()));
     }
 
@@ -139,11 +105,11 @@ mod tests {
                     )
                 })
                 .collect();
-            let b = Aabb::of_points_padded(&points, 0.5).unwrap();
+            let b = of_points_padded(&points, 0.5).unwrap();
             let min = points.iter().fold(Vec3::INFINITY, |m, p| m.min(*p));
             let max = points.iter().fold(Vec3::NEG_INFINITY, |m, p| m.max(*p));
             assert_eq!((b.min, b.max), (min - 0.5, max + 0.5), "{n} points");
         }
-        assert!(Aabb::of_points_padded(&[], 1.0).is_none());
+        assert!(of_points_padded(&[], 1.0).is_none());
     }
 }

@@ -132,7 +132,7 @@ impl CompiledEmitter {
                     min,
                     max,
                     kill_inside,
-                } => c.kill_volumes.push((Aabb::new(*min, *max), *kill_inside)),
+                } => c.kill_volumes.push((Aabb::from_corners(*min, *max), *kill_inside)),
                 Module::GroundPlaneCollision { height, response } => {
                     c.ground = Some((*height, *response))
                 }
@@ -287,7 +287,7 @@ impl EmitterInstance {
     /// half-diagonal this emitter's sprites can have (see [`crate::Aabb`]'s
     /// module docs).
     pub fn bounds(&self) -> Option<Aabb> {
-        Aabb::of_points_padded(self.particles.locations(), self.compiled.max_half_diagonal)
+        crate::bounds::of_points_padded(self.particles.locations(), self.compiled.max_half_diagonal)
     }
 
     /// Current sprite sizes: each particle's spawn size times the size over

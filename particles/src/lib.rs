@@ -135,7 +135,7 @@
 //!   `RenderThread::remove_primitive` when the component goes away.
 
 mod asset;
-mod bounds;
+pub mod bounds;
 mod component;
 mod distribution;
 mod dynamic_data;

@@ -347,7 +347,7 @@ mod tests {
             vec![Vec4::ONE],
             vec![0.0],
         );
-        let bounds = Aabb::of_sprites(&e.positions, &e.sizes());
+        let bounds = crate::bounds::of_sprites(&e.positions, &e.sizes());
         ParticleSystemDynamicData {
             emitters: vec![e],
             bounds,

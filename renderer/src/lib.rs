@@ -76,7 +76,7 @@ pub use material::{
     parameters, BlendMode, Material, MaterialId, MaterialInstance, MaterialParameter, MaterialParams, MaterialRegistry, MaterialShader, MaterialShaderId, ParameterLayout, ParameterValue,
     ResolvedMaterial, ShadingModel, DEFAULT_MATERIAL_WGSL, MATERIAL_BLOCK_SIZE,
 };
-pub use math::{Bounds, Frustum};
+pub use math::{Aabb, Bounds, Frustum};
 pub use gpu_work::{BufferWrite, GpuWork, GpuWorkError, GpuWorkRecorder, PassRead};
 pub use mesh_pass::{MeshBatch, MeshDrawCommand, MeshPass};
 pub use render_thread::{render_worker_pool, RenderCommand, RenderContext, RenderThread, RenderThreadMode, MAX_QUEUED_COMMANDS};

@@ -1,6 +1,111 @@
-//! Bounds and frustums, as culling needs them.
+//! Bounds and frustums, as culling needs them: the one [`Aabb`],
+//! [`Bounds`] (box and sphere) and [`Frustum`] of the workspace. Feature
+//! crates keep their specialised algorithms (an ISM's conservative union, a
+//! particle system's padded point box) as functions over these types.
 
-use glam::{Mat4, Vec3, Vec4};
+use glam::{Affine3A, Mat3A, Mat4, Vec3, Vec3A, Vec4};
+
+/// An axis-aligned box, `min` to `max` inclusive. [`Aabb::EMPTY`] (min above
+/// max) holds nothing and is the identity of [`Aabb::union`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Aabb {
+    /// The smallest corner.
+    pub min: Vec3,
+    /// The largest corner.
+    pub max: Vec3,
+}
+
+impl Default for Aabb {
+    /// [`Aabb::EMPTY`].
+    fn default() -> Self {
+        Self::EMPTY
+    }
+}
+
+impl Aabb {
+    /// The box holding nothing; `EMPTY.union(b) == b`.
+    pub const EMPTY: Self = Self { min: Vec3::INFINITY, max: Vec3::NEG_INFINITY };
+
+    /// The zero-size box at the origin (the bounds of a mesh with nothing in
+    /// it, as UE's `UpdateLocalBounds` reports them).
+    pub const ZERO: Self = Self { min: Vec3::ZERO, max: Vec3::ZERO };
+
+    /// The box from `min` to `max` as given (not sorted: `min` above `max`
+    /// on an axis makes an empty box).
+    pub const fn new(min: Vec3, max: Vec3) -> Self {
+        Self { min, max }
+    }
+
+    /// The box spanned by two opposite corners, in any order.
+    pub fn from_corners(a: Vec3, b: Vec3) -> Self {
+        Self { min: a.min(b), max: a.max(b) }
+    }
+
+    /// The box `center ± extent`.
+    pub fn from_center_extent(center: Vec3, extent: Vec3) -> Self {
+        Self { min: center - extent, max: center + extent }
+    }
+
+    /// The smallest box holding every point; [`Aabb::EMPTY`] for none.
+    pub fn from_points(points: &[Vec3]) -> Self {
+        // Plain min/max folds over f32 lanes; this auto-vectorises.
+        points.iter().fold(Self::EMPTY, |b, &p| Self { min: b.min.min(p), max: b.max.max(p) })
+    }
+
+    /// Whether the box holds nothing (min above max on some axis).
+    pub fn is_empty(&self) -> bool {
+        self.min.cmpgt(self.max).any()
+    }
+
+    /// The centre point.
+    pub fn center(&self) -> Vec3 {
+        (self.min + self.max) * 0.5
+    }
+
+    /// Half the size along each axis (UE's extent).
+    pub fn extent(&self) -> Vec3 {
+        (self.max - self.min) * 0.5
+    }
+
+    /// The smallest box holding both.
+    pub fn union(self, other: Self) -> Self {
+        Self { min: self.min.min(other.min), max: self.max.max(other.max) }
+    }
+
+    /// Whether `p` lies inside or on the box.
+    pub fn contains(&self, p: Vec3) -> bool {
+        p.cmpge(self.min).all() && p.cmple(self.max).all()
+    }
+
+    /// Whether `other` lies inside the box (boundaries included); an empty
+    /// box lies inside every box.
+    pub fn contains_box(&self, other: &Self) -> bool {
+        other.is_empty() || (self.min.cmple(other.min).all() && self.max.cmpge(other.max).all())
+    }
+
+    /// The smallest box holding this box after `t` (Arvo's method: exact
+    /// for the eight corners); an empty box stays empty.
+    pub fn transformed(&self, t: &Affine3A) -> Self {
+        if self.is_empty() {
+            return *self;
+        }
+        let m: Mat3A = t.matrix3;
+        let abs = Mat3A::from_cols(m.x_axis.abs(), m.y_axis.abs(), m.z_axis.abs());
+        let extent = abs * Vec3A::from(self.extent());
+        Self::from_center_extent(t.transform_point3(self.center()), extent.into())
+    }
+}
+
+impl From<Aabb> for Bounds {
+    /// The box with its circumscribed sphere; an empty box is zero-size
+    /// bounds at the origin.
+    fn from(b: Aabb) -> Self {
+        if b.is_empty() {
+            return Bounds::default();
+        }
+        Bounds::from_box(b.min, b.max)
+    }
+}
 
 /// UE's FBoxSphereBounds: a box (origin ± extent) and a sphere (origin, radius).
 #[derive(Clone, Copy, Debug, PartialEq, Default)]
@@ -82,6 +187,25 @@ impl Frustum {
         self.planes.iter().all(|p| p.truncate().dot(center) + p.w >= -radius)
     }
 
+    /// The six planes (left, right, bottom, top, near, far).
+    pub fn planes(&self) -> &[Vec4] {
+        &self.planes
+    }
+
+    /// Whether a sphere lies wholly behind some plane (the negation of
+    /// [`Frustum::intersects_sphere`]).
+    #[inline]
+    pub fn sphere_outside(&self, center: Vec3, radius: f32) -> bool {
+        !self.intersects_sphere(center, radius)
+    }
+
+    /// Whether a box lies wholly behind some plane (tested at the corner
+    /// farthest along each plane's normal).
+    pub fn box_outside(&self, b: &Aabb) -> bool {
+        let (c, e) = (b.center(), b.extent());
+        self.planes.iter().any(|p| p.truncate().dot(c) + p.w + p.truncate().abs().dot(e) < 0.0)
+    }
+
     /// The planes the box `min..=max` straddles, for testing what is inside
     /// it against those alone: `None` when one plane has the whole box
     /// behind it (the box is outside; conservative: a box across two planes
@@ -110,6 +234,20 @@ impl Frustum {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn aabb_unions_contains_and_transforms() {
+        let a = Aabb::from_corners(Vec3::ONE, Vec3::ZERO);
+        assert_eq!(a, Aabb::new(Vec3::ZERO, Vec3::ONE), "corners sorted");
+        assert_eq!(Aabb::EMPTY.union(a), a);
+        assert!(Aabb::EMPTY.is_empty() && !a.is_empty() && Aabb::from_points(&[]).is_empty());
+        assert!(a.contains(Vec3::splat(0.5)) && !a.contains(Vec3::splat(1.5)));
+        assert!(a.contains_box(&Aabb::new(Vec3::splat(0.25), Vec3::splat(0.75))) && a.contains_box(&Aabb::EMPTY));
+        let turned = a.transformed(&Affine3A::from_rotation_z(std::f32::consts::FRAC_PI_2));
+        assert!((turned.min - Vec3::new(-1.0, 0.0, 0.0)).length() < 1e-6 && (turned.max - Vec3::new(0.0, 1.0, 1.0)).length() < 1e-6, "{turned:?}");
+        assert_eq!(Bounds::from(Aabb::EMPTY), Bounds::default());
+        assert_eq!(Bounds::from(a).extent, Vec3::splat(0.5));
+    }
 
     #[test]
     fn frustum_keeps_what_is_in_front_and_drops_what_is_behind() {

@@ -107,7 +107,7 @@ pub fn emitter_data(
 pub fn snapshot(emitters: Vec<EmitterDynamicData>) -> ParticleSystemDynamicData {
     let bounds = emitters
         .iter()
-        .filter_map(|e| Aabb::of_sprites(&e.positions, &e.sizes()))
+        .filter_map(|e| particles::bounds::of_sprites(&e.positions, &e.sizes()))
         .reduce(Aabb::union);
     ParticleSystemDynamicData { emitters, bounds }
 }
