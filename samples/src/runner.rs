@@ -18,7 +18,7 @@
 //! and `--stats` work as headless (PNG only with `--out` and `--frames`).
 //! Without a display it says so and runs headless.
 
-use crate::{write_png, CommonOptions, InstanceStats, MaterialStats, MeshDrawCommandsBuilt, PassStats, Percentiles, PipelineStats, Progress, SampleStats, StageMs, TextureStats, Timings, ValidationStats};
+use crate::{write_png, CommonOptions, ImportStats, InstanceStats, MaterialStats, MeshDrawCommandsBuilt, PassStats, Percentiles, PipelineStats, Progress, SampleStats, StageMs, TextureStats, Timings, ValidationStats};
 use anyhow::{bail, Context};
 use engine_core::{Engine, EngineDesc};
 use renderer::cvars;
@@ -28,11 +28,12 @@ use rhi_vulkan::{DeviceDesc, Validation};
 use std::collections::BTreeMap;
 use std::time::Instant;
 
-/// Extra figures a sample reports (instances, particles).
-#[derive(Clone, Copy, Debug, Default)]
+/// Extra figures a sample reports (instances, particles, a file's import).
+#[derive(Clone, Debug, Default)]
 pub struct SampleFigures {
     pub particles: u64,
     pub instances: InstanceStats,
+    pub import: Option<ImportStats>,
 }
 
 /// Builds the engine for `common`.
@@ -291,6 +292,7 @@ fn finish(sample: &str, common: &CommonOptions, engine: &mut Engine, done: Done)
     s.textures = Some(TextureStats { live: stats.textures_live, bytes: stats.texture_bytes_uploaded });
     s.particles = figures.particles;
     s.instances = figures.instances;
+    s.import = figures.import;
     s.timings_ms = Timings { game: game.game, end_of_frame: game.end_of_frame, render_cpu: stats.timings.render_cpu(), stages: StageMs::from_stages(&stats.timings.stages), gpu: stats.timings.gpu, gpu_passes: gpu_passes(&stats), frame: frame_ms };
     s.mean_timings_ms = mean;
     (s.frame_time_ms, s.render_cpu_time_ms) = percentiles;

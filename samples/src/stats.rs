@@ -142,6 +142,19 @@ pub struct TextureStats {
     pub bytes: u64,
 }
 
+/// A loaded file's import (samples that load files: `gltf`): wall time
+/// from starting the load to its result, what it made, and one line per
+/// kind of thing skipped (`"skins: 1 (…)"`, `"animations: 3"`).
+#[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq)]
+pub struct ImportStats {
+    pub ms: f64,
+    pub meshes: u64,
+    pub triangles: u64,
+    pub materials: u64,
+    pub textures: u64,
+    pub skipped: Vec<String>,
+}
+
 #[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq)]
 pub struct SampleStats {
     pub sample: String,
@@ -180,6 +193,9 @@ pub struct SampleStats {
     pub materials: Option<MaterialStats>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub textures: Option<TextureStats>,
+    /// The file a sample loaded (absent from samples that load none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub import: Option<ImportStats>,
 }
 
 impl SampleStats {

@@ -576,6 +576,6 @@ fn run(o: &Options) -> anyhow::Result<()> {
                 }
             }
         }
-        Ok(runner::SampleFigures { particles, instances })
+        Ok(runner::SampleFigures { particles, instances, ..Default::default() })
     })
 }
