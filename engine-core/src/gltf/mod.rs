@@ -49,15 +49,19 @@
 //!
 //! ## Seams
 //! [`import_slice`] is the whole import on bytes (for fuzzing); the
-//! stages report through [`ImportProgress`] (for an asynchronous loader).
+//! stages report through [`ImportProgress`], which [`load_async`] shows
+//! while it imports on a background thread ([`GltfLoad`]: progress, a
+//! non-blocking `poll`, `wait`); the game keeps ticking meanwhile.
 
 mod accessor;
+mod async_load;
 mod error;
 mod material;
 mod mesh;
 mod read;
 mod spawn;
 
+pub use async_load::{load_async, GltfLoad};
 pub use error::GltfError;
 pub use read::SUPPORTED_EXTENSIONS;
 pub use material::{AlphaMode, GltfMaterial, TextureRef, UvTransform, PBR_MATERIAL_WGSL};
