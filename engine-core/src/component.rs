@@ -7,11 +7,13 @@
 //! ticking and, for primitives, [`PrimitiveComponent::create_scene_proxy`],
 //! which copies what rendering needs into a new render-thread proxy.
 
+#[cfg(feature = "collision")]
 use crate::collision::{CollisionComplexity, CookedCollision};
 use renderer::{Bounds, MaterialId, PrimitiveSceneProxy};
 use glam::{Mat4, Vec4};
 use std::any::Any;
 use std::ops::BitOr;
+#[cfg(feature = "collision")]
 use std::sync::Arc;
 
 /// UE's three render dirty flags, plus collision.
@@ -23,7 +25,8 @@ pub struct DirtyFlags {
     pub transform: bool,
     /// Per-frame data changed: send a snapshot to the existing proxy.
     pub dynamic_data: bool,
-    /// The collision geometry changed (a new cook landed).
+    /// The collision geometry changed (a new cook landed). Without the
+    /// `collision` feature nothing reads it.
     pub collision: bool,
 }
 
@@ -184,11 +187,13 @@ pub trait PrimitiveComponent {
     }
 
     /// Cooked collision, if the component collides (cook or return a cache).
+    #[cfg(feature = "collision")]
     fn collision(&mut self) -> Option<Arc<CookedCollision>> {
         None
     }
 
     /// Which shapes ray casts use.
+    #[cfg(feature = "collision")]
     fn collision_complexity(&self) -> CollisionComplexity {
         CollisionComplexity::Complex
     }

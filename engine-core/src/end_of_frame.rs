@@ -4,9 +4,9 @@
 //! the rest); otherwise transform dirty sends the transform and bounds;
 //! dynamic data dirty sends the component's snapshot to the existing proxy.
 //! New proxies are created in parallel and added in one batch; transforms go
-//! in one batch too.
+//! in one batch too. Collision bodies follow the same dirty flags in a
+//! step of their own (feature `collision`, in `world_collision`), run first.
 
-use crate::collision::{BodyId, CollisionScene};
 use crate::component::{DirtyFlags, LightDesc, ProxyCreateContext};
 use crate::error::Result;
 use crate::handle::ComponentId;
@@ -48,25 +48,31 @@ impl World {
 
     fn send_updates(&mut self, ids: Vec<ComponentId>) -> Result<EndOfFrameStats> {
         let mut stats = EndOfFrameStats { visited: ids.len(), ..Default::default() };
+        // Collision bodies first: the step reads the dirty flags the render
+        // step clears (an error stops the frame before anything is sent).
+        #[cfg(feature = "collision")]
+        self.update_collision(&ids, &mut stats)?;
+        self.send_render_updates(&ids, &mut stats)?;
+        Ok(stats)
+    }
+
+    /// The render step: proxies, transforms, dynamic data and lights of the marked components among `ids`; clears their dirty flags.
+    fn send_render_updates(&mut self, ids: &[ComponentId], stats: &mut EndOfFrameStats) -> Result<()> {
         // 1. New proxies for render-state-dirty primitives (parallel for big batches).
-        let created = self.create_proxies(&ids);
-        let mut batch = self.install_proxies(created, &mut stats);
-        // 2. Transforms, dynamic data, lights and collision, in one pass over
-        // the components (a collision error stops the pass where it is).
-        for id in &ids {
+        let created = self.create_proxies(ids);
+        let mut batch = self.install_proxies(created, stats);
+        // 2. Transforms, dynamic data and lights, in one pass over the components.
+        for id in ids {
             let Some(e) = self.components.get_mut(*id) else { continue };
             let d = std::mem::replace(&mut e.dirty, DirtyFlags::NONE);
             e.queued = false;
             gather_render_updates(*id, e, d, &mut batch);
-            update_collision(&mut self.collision, *id, e, d, &mut stats)?;
         }
-        self.maintain_collision(stats.bodies_updated);
         stats.transforms_sent = batch.transforms.len();
         stats.dynamic_data_sent = batch.dynamic.len();
         stats.lights_sent = batch.lights.len();
         // 3. Send, in order: removes, adds, transforms, dynamic data, lights.
-        self.send_to_render_thread(batch)?;
-        Ok(stats)
+        self.send_to_render_thread(batch)
     }
 
     /// Creates the scene proxies of the render-state-dirty primitives among `ids` (`None`: the old proxy goes, none replaces it).
@@ -116,18 +122,6 @@ impl World {
             }
         }
         batch
-    }
-
-    /// Tidies the broad phase once enough bodies moved since it was last tidied.
-    fn maintain_collision(&mut self, bodies_updated: usize) {
-        // Tidying the broad phase walks every body: amortize it so that the
-        // cost of a frame stays proportional to what moved (traces are
-        // correct either way, only slower while boxes are loose).
-        self.bodies_moved_since_maintain += bodies_updated;
-        if self.bodies_moved_since_maintain * 10 >= self.collision.len().max(1) {
-            self.collision.maintain();
-            self.bodies_moved_since_maintain = 0;
-        }
     }
 
     /// Sends `batch` to the render thread, if there is one, in order: removes, adds, transforms, dynamic data, lights.
@@ -202,35 +196,4 @@ fn gather_render_updates(id: ComponentId, e: &mut ComponentEntry, d: DirtyFlags,
             batch.lights.push((id, light));
         }
     }
-}
-
-/// Keeps `e`'s collision body in step with its dirty flags `d`: (re)cooks on registration or a collision change, moves on a transform, removes on unregistration.
-fn update_collision(collision: &mut CollisionScene, id: ComponentId, e: &mut ComponentEntry, d: DirtyFlags, stats: &mut EndOfFrameStats) -> Result<()> {
-    let body = BodyId(id.to_bits());
-    if e.behaviour.as_primitive().is_none() || !(d.collision || d.render_state || d.transform) {
-        return Ok(());
-    }
-    let affine = World::affine(&e.node.world);
-    if e.registered {
-        if d.collision || e.body.is_none() {
-            let complexity = e.behaviour.as_primitive().map(|p| p.collision_complexity()).unwrap_or_default();
-            if let Some(cooked) = e.behaviour.as_primitive_mut().and_then(|p| p.collision()) {
-                if e.body.is_some() {
-                    collision.set_collision(body, cooked)?;
-                    collision.set_transform(body, affine)?;
-                } else {
-                    collision.add_body(body, cooked, affine, complexity)?;
-                    e.body = Some(body);
-                }
-                stats.bodies_updated += 1;
-            }
-        } else if d.transform && e.body.is_some() {
-            collision.set_transform(body, affine)?;
-            stats.bodies_updated += 1;
-        }
-    } else if e.body.take().is_some() {
-        collision.remove_body(body)?;
-        stats.bodies_updated += 1;
-    }
-    Ok(())
 }

@@ -6,6 +6,7 @@ use crate::handle::{ActorId, ComponentId};
 pub enum EngineError {
     #[error(transparent)]
     Renderer(#[from] renderer::RendererError),
+    #[cfg(feature = "collision")]
     #[error(transparent)]
     Collision(#[from] crate::collision::CollisionError),
     #[error("unknown actor {0:?}")]

@@ -6,10 +6,21 @@
 //! the three dirty flags and [`World::send_all_end_of_frame_updates`], which
 //! turns exactly the marked changes into render commands (proxy recreation,
 //! transform updates, dynamic data), static-mesh assets and components,
-//! lights and cameras, collision ([`collision`]: providers, `BodySetup`
-//! cooking sync or async, ray casts), glTF 2.0 import ([`gltf`], feature
+//! lights and cameras, collision (`collision`, feature `collision`, on by
+//! default: providers, `BodySetup` cooking sync or async, the world's
+//! bodies and `World::raycast`), glTF 2.0 import ([`gltf`], feature
 //! `gltf`, on by default) and the [`Engine`] loop that runs the
 //! game thread at most one frame ahead of the render thread.
+//!
+//! ## Features
+//! - `collision` (default): collision cooking, the collision scene and ray
+//!   casts, built on [parry3d](https://parry.rs). It is optional because it
+//!   is the heaviest dependency: about 43 crates, among them a second glam
+//!   (0.33, through `glamx`) beside the workspace's 0.30. Without it,
+//!   components still carry their collision settings and the
+//!   `DirtyFlags::collision` flag, but nothing cooks, no bodies are kept
+//!   and `World` has no `raycast`.
+//! - `gltf` (default): glTF 2.0 import.
 //!
 //! ## What it promises
 //! - A component never hands the render thread a reference to itself:
@@ -31,6 +42,7 @@
     reason = "not yet documented: components, the world, errors and the glTF importer have public fields, variants and accessors without docs; rhi-vulkan and renderer were documented first"
 )]
 
+#[cfg(feature = "collision")]
 pub mod collision;
 mod component;
 mod end_of_frame;
@@ -43,6 +55,8 @@ mod light_camera;
 pub mod static_mesh;
 mod transform;
 mod world;
+#[cfg(feature = "collision")]
+mod world_collision;
 
 pub use component::{AsAny, CameraDesc, Component, DirtyFlags, LightDesc, Mobility, PrimitiveComponent, PrimitiveSettings, ProxyCreateContext, SceneComponent};
 pub use end_of_frame::EndOfFrameStats;
@@ -52,4 +66,6 @@ pub use handle::{ActorId, ComponentId};
 pub use light_camera::{look_rotation, CameraComponent, DirectionalLightComponent, PointLightComponent};
 pub use static_mesh::{StaticMesh, StaticMeshComponent};
 pub use transform::Transform;
-pub use world::{World, WorldHit, MAX_MATERIAL_SLOT};
+pub use world::{World, MAX_MATERIAL_SLOT};
+#[cfg(feature = "collision")]
+pub use world_collision::WorldHit;

@@ -7,7 +7,8 @@
 //! until [`World::send_all_end_of_frame_updates`], which visits only the
 //! marked components.
 
-use crate::collision::{BodyId, CollisionScene, RayHit};
+#[cfg(feature = "collision")]
+use crate::collision::BodyId;
 use crate::component::*;
 use crate::error::{EngineError, Result};
 use crate::handle::{ActorId, Arena, ComponentId};
@@ -65,6 +66,7 @@ pub(crate) struct ComponentEntry {
     pub queued: bool,
     pub primitive: Option<PrimitiveId>,
     pub light: Option<LightId>,
+    #[cfg(feature = "collision")]
     pub body: Option<BodyId>,
     /// Whether the component is in [`World::ticking`].
     pub in_tick_list: bool,
@@ -75,17 +77,6 @@ pub(crate) struct Actor {
     pub name: String,
     pub root: ComponentId,
     pub components: Vec<ComponentId>,
-}
-
-/// A ray-cast hit on a component.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct WorldHit {
-    pub component: ComponentId,
-    pub position: Vec3,
-    pub normal: Vec3,
-    pub distance: f32,
-    pub triangle_index: Option<u32>,
-    pub material_index: Option<u16>,
 }
 
 pub struct World {
@@ -102,10 +93,10 @@ pub struct World {
     /// for destroyed ones, which [`World::collect_views`] skips).
     pub(crate) cameras: Vec<ComponentId>,
     pub(crate) render: Option<RenderThread>,
-    pub(crate) collision: CollisionScene,
+    #[cfg(feature = "collision")]
+    pub(crate) collision: crate::world_collision::WorldCollision,
     /// Figures of the last end-of-frame update.
     pub last_update: crate::end_of_frame::EndOfFrameStats,
-    pub(crate) bodies_moved_since_maintain: usize,
 }
 
 impl World {
@@ -118,9 +109,9 @@ impl World {
             ticking: Vec::new(),
             cameras: Vec::new(),
             render,
-            collision: CollisionScene::new(),
+            #[cfg(feature = "collision")]
+            collision: Default::default(),
             last_update: Default::default(),
-            bodies_moved_since_maintain: 0,
         }
     }
 
@@ -210,6 +201,7 @@ impl World {
             queued: false,
             primitive: None,
             light: None,
+            #[cfg(feature = "collision")]
             body: None,
             in_tick_list: false,
             behaviour,
@@ -508,7 +500,7 @@ impl World {
         self.set_setting(id, |s| std::mem::replace(&mut s.custom_primitive_data, data) != data)
     }
 
-    // ----- ticking, views, collision -----
+    // ----- ticking, views -----
 
     /// Ticks every registered, active component that wants it.
     pub fn tick(&mut self, dt: f32) {
@@ -577,18 +569,5 @@ impl World {
             }
         }
         views
-    }
-
-    /// The nearest collision hit along a ray (UE's LineTraceSingle).
-    pub fn raycast(&self, origin: Vec3, direction: Vec3, max_distance: f32) -> Result<Option<WorldHit>> {
-        let hit: Option<RayHit> = self.collision.raycast(origin, direction, max_distance)?;
-        Ok(hit.map(|h| {
-            let component = ComponentId { index: h.body.0 as u32, generation: (h.body.0 >> 32) as u32 };
-            WorldHit { component, position: h.position, normal: h.normal, distance: h.distance, triangle_index: h.triangle_index, material_index: h.material_index }
-        }))
-    }
-
-    pub(crate) fn affine(m: &Mat4) -> Affine3A {
-        Affine3A::from_mat4(*m)
     }
 }

@@ -214,6 +214,7 @@ fn the_game_thread_runs_one_frame_ahead_and_never_more() {
     test_support::assert_clean(engine.render_thread());
 }
 
+#[cfg(feature = "collision")]
 #[test]
 fn a_raycast_hits_a_cube_at_the_right_point_and_normal() {
     let mut w = World::new(None);

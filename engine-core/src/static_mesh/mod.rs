@@ -1,16 +1,21 @@
 //! `StaticMesh` assets (CPU-side LODs, sections, material slots, bounds) and
 //! `StaticMeshComponent`. A mesh is turned once into the renderer's
 //! `StaticMeshRenderData` (shared by every component drawing it) and, on
-//! first need, cooked once into collision shared the same way.
+//! first need (feature `collision`), cooked once into collision shared the
+//! same way.
 
 pub mod shapes;
 
+#[cfg(feature = "collision")]
 use crate::collision::{BodySetup, CookedCollision, TriMeshCollisionData};
 use crate::component::*;
 use crate::error::{EngineError, Result};
+#[cfg(feature = "collision")]
 use glam::Vec3;
 use renderer::{Bounds, MaterialId, PrimitiveSceneProxy, StaticMeshLod, StaticMeshRenderData, StaticMeshSceneProxy};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
+#[cfg(feature = "collision")]
+use std::sync::OnceLock;
 
 /// A static mesh asset.
 pub struct StaticMesh {
@@ -18,6 +23,7 @@ pub struct StaticMesh {
     /// One name per material slot (sections refer to slots).
     pub material_slots: Vec<String>,
     render_data: Arc<StaticMeshRenderData>,
+    #[cfg(feature = "collision")]
     collision: OnceLock<Option<Arc<CookedCollision>>>,
 }
 
@@ -40,7 +46,13 @@ impl StaticMesh {
         if !render_data.bounds().is_valid() {
             return Err(EngineError::InvalidMesh(format!("{name}: bounds {:?} are not finite", render_data.bounds())));
         }
-        Ok(Arc::new(Self { name: name.into(), material_slots, render_data, collision: OnceLock::new() }))
+        Ok(Arc::new(Self {
+            name: name.into(),
+            material_slots,
+            render_data,
+            #[cfg(feature = "collision")]
+            collision: OnceLock::new(),
+        }))
     }
 
     fn shape(name: &str, lod: StaticMeshLod) -> Arc<Self> {
@@ -77,6 +89,7 @@ impl StaticMesh {
     }
 
     /// LOD 0 as collision data: material index = the section's material slot.
+    #[cfg(feature = "collision")]
     pub fn collision_data(&self) -> TriMeshCollisionData {
         let lod = &self.render_data.lods()[0];
         let vertices: Vec<Vec3> = lod.vertices.iter().map(|v| Vec3::from(v.position)).collect();
@@ -95,6 +108,7 @@ impl StaticMesh {
     }
 
     /// The cooked collision of LOD 0, cooked on first use and shared.
+    #[cfg(feature = "collision")]
     pub fn collision(&self) -> Option<Arc<CookedCollision>> {
         self.collision
             .get_or_init(|| {
@@ -159,6 +173,7 @@ impl PrimitiveComponent for StaticMeshComponent {
         std::mem::replace(&mut self.dirty, DirtyFlags::NONE)
     }
 
+    #[cfg(feature = "collision")]
     fn collision(&mut self) -> Option<Arc<CookedCollision>> {
         self.mesh.collision()
     }

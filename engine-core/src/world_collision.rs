@@ -1,0 +1,102 @@
+//! The world's collision (feature `collision`): the scene of bodies, the
+//! end-of-frame step that keeps each primitive's body in step with its dirty
+//! flags, and [`World::raycast`].
+//!
+//! This is its own end-of-frame step, separate from the render updates: it
+//! reads the marked components' dirty flags before the render step clears
+//! them, and touches nothing the render thread sees.
+
+use crate::collision::{BodyId, CollisionScene, RayHit};
+use crate::component::DirtyFlags;
+use crate::end_of_frame::EndOfFrameStats;
+use crate::error::Result;
+use crate::handle::ComponentId;
+use crate::world::{ComponentEntry, World};
+use glam::{Affine3A, Vec3};
+
+/// A ray-cast hit on a component.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct WorldHit {
+    pub component: ComponentId,
+    pub position: Vec3,
+    pub normal: Vec3,
+    pub distance: f32,
+    pub triangle_index: Option<u32>,
+    pub material_index: Option<u16>,
+}
+
+/// The world's collision state.
+#[derive(Debug, Default)]
+pub(crate) struct WorldCollision {
+    scene: CollisionScene,
+    /// Bodies added, moved or removed since the broad phase was last tidied.
+    bodies_moved_since_maintain: usize,
+}
+
+impl World {
+    /// The nearest collision hit along a ray (UE's LineTraceSingle).
+    pub fn raycast(&self, origin: Vec3, direction: Vec3, max_distance: f32) -> Result<Option<WorldHit>> {
+        let hit: Option<RayHit> = self.collision.scene.raycast(origin, direction, max_distance)?;
+        Ok(hit.map(|h| {
+            let component = ComponentId { index: h.body.0 as u32, generation: (h.body.0 >> 32) as u32 };
+            WorldHit { component, position: h.position, normal: h.normal, distance: h.distance, triangle_index: h.triangle_index, material_index: h.material_index }
+        }))
+    }
+
+    /// The end-of-frame collision step: the bodies of the marked components
+    /// among `ids` follow their dirty flags (which stay set for the render
+    /// step). An error stops the step where it is.
+    pub(crate) fn update_collision(&mut self, ids: &[ComponentId], stats: &mut EndOfFrameStats) -> Result<()> {
+        for id in ids {
+            let Some(e) = self.components.get_mut(*id) else { continue };
+            let d = e.dirty;
+            update_body(&mut self.collision.scene, *id, e, d, stats)?;
+        }
+        self.maintain_collision(stats.bodies_updated);
+        Ok(())
+    }
+
+    /// Tidies the broad phase once enough bodies moved since it was last tidied.
+    fn maintain_collision(&mut self, bodies_updated: usize) {
+        // Tidying the broad phase walks every body: amortize it so that the
+        // cost of a frame stays proportional to what moved (traces are
+        // correct either way, only slower while boxes are loose).
+        let c = &mut self.collision;
+        c.bodies_moved_since_maintain += bodies_updated;
+        if c.bodies_moved_since_maintain * 10 >= c.scene.len().max(1) {
+            c.scene.maintain();
+            c.bodies_moved_since_maintain = 0;
+        }
+    }
+}
+
+/// Keeps `e`'s collision body in step with its dirty flags `d`: (re)cooks on registration or a collision change, moves on a transform, removes on unregistration.
+fn update_body(collision: &mut CollisionScene, id: ComponentId, e: &mut ComponentEntry, d: DirtyFlags, stats: &mut EndOfFrameStats) -> Result<()> {
+    let body = BodyId(id.to_bits());
+    if e.behaviour.as_primitive().is_none() || !(d.collision || d.render_state || d.transform) {
+        return Ok(());
+    }
+    let affine = Affine3A::from_mat4(e.node.world);
+    if e.registered {
+        if d.collision || e.body.is_none() {
+            let complexity = e.behaviour.as_primitive().map(|p| p.collision_complexity()).unwrap_or_default();
+            if let Some(cooked) = e.behaviour.as_primitive_mut().and_then(|p| p.collision()) {
+                if e.body.is_some() {
+                    collision.set_collision(body, cooked)?;
+                    collision.set_transform(body, affine)?;
+                } else {
+                    collision.add_body(body, cooked, affine, complexity)?;
+                    e.body = Some(body);
+                }
+                stats.bodies_updated += 1;
+            }
+        } else if d.transform && e.body.is_some() {
+            collision.set_transform(body, affine)?;
+            stats.bodies_updated += 1;
+        }
+    } else if e.body.take().is_some() {
+        collision.remove_body(body)?;
+        stats.bodies_updated += 1;
+    }
+    Ok(())
+}
