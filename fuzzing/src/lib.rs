@@ -8,7 +8,10 @@
 //!   indices, in any shape, valid or not) and a sequence of calls on a
 //!   `ProcMeshData` and a `ProceduralMeshComponent` side by side;
 //! - [`particle_asset`]: bytes handed to the particle asset loader; what
-//!   loads must save and reload equal, and simulate.
+//!   loads must save and reload equal, and simulate;
+//! - [`gltf_import`]: bytes imported as a `.gltf`/`.glb` file; no panic,
+//!   errors that say where, and an import whose indices, sections and
+//!   references are all in range.
 //!
 //! Why a library: the same bodies run in two places. `fuzz/` (excluded from
 //! the workspace, built by `cargo +nightly fuzz`, see `cargo xtask fuzz`)
@@ -23,10 +26,12 @@
 //! and returns quietly on any input the code handles, rejection included.
 
 mod bytes;
+mod gltf_import;
 mod particle_asset;
 mod procmesh_section;
 
 pub use bytes::Bytes;
+pub use gltf_import::gltf_import;
 pub use particle_asset::particle_asset;
 pub use procmesh_section::procmesh_section;
 
@@ -35,4 +40,4 @@ pub type FuzzTarget = (&'static str, fn(&[u8]));
 
 /// The fuzz targets by name (the names of `fuzz/fuzz_targets/*.rs` and of
 /// the corpus folders).
-pub const TARGETS: &[FuzzTarget] = &[("procmesh_section", procmesh_section), ("particle_asset", particle_asset)];
+pub const TARGETS: &[FuzzTarget] = &[("procmesh_section", procmesh_section), ("particle_asset", particle_asset), ("gltf_import", gltf_import)];

@@ -1,5 +1,6 @@
 //! `cargo xtask fuzz [--seconds N] [TARGET]`: coverage-guided fuzzing of the
-//! procmesh section and particle asset targets with cargo-fuzz (libFuzzer).
+//! procmesh section, particle asset and glTF import targets with cargo-fuzz
+//! (libFuzzer).
 //!
 //! Why a separate command: libFuzzer needs a nightly compiler
 //! (`-Zsanitizer`) and an instrumented build, so the cargo-fuzz package
@@ -21,7 +22,7 @@ use std::process::{Command, ExitCode, Stdio};
 use crate::{exit_code, workspace_root, Result};
 
 /// The targets, as named in `fuzz/fuzz_targets/` and `fuzzing/corpus/`.
-pub(crate) const TARGETS: &[&str] = &["procmesh_section", "particle_asset"];
+pub(crate) const TARGETS: &[&str] = &["procmesh_section", "particle_asset", "gltf_import"];
 
 /// A `cargo` for the nightly toolchain: the rustup proxy, without the
 /// variables the outer (stable) `cargo xtask` set, which would otherwise

@@ -65,7 +65,7 @@ enum Cmd {
     Bench(BenchArgs),
     /// 10,000 frames of churn in release; fails if memory grows or validation speaks
     Soak(SoakArgs),
-    /// Fuzz procmesh_section / particle_asset with cargo-fuzz (nightly), N s each
+    /// Fuzz procmesh_section / particle_asset / gltf_import with cargo-fuzz (nightly), N s each
     Fuzz(FuzzArgs),
     /// Validate every WGSL file (naga, and spirv-val when installed)
     Shaders,
