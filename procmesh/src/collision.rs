@@ -40,7 +40,8 @@ use glam::{Vec2, Vec3};
 use crate::change::ChangeSet;
 use crate::error::{ProcMeshError, Result};
 use crate::mesh::ProcMeshData;
-use crate::section::ProcMeshSection;
+use crate::section::{ProcMeshSection, SectionData};
+use crate::vertex::VertexAttributes;
 
 /// The body setup and the cooking mode.
 #[derive(Debug)]
@@ -77,7 +78,7 @@ impl PartialEq for MeshCollision {
 /// One section's arrays replaced for a cook, before the update that gives
 /// them is committed. Empty slices keep the section's values.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Patch<'a> {
+struct Patch<'a> {
     pub section: usize,
     pub positions: &'a [Vec3],
     pub uv0: &'a [Vec2],
@@ -172,10 +173,42 @@ impl ProcMeshData {
         }
     }
 
+    /// Cooks the current sections and convex meshes (see
+    /// [`refresh_collision`](Self::refresh_collision)).
+    pub(crate) fn recook(&mut self) -> Result<ChangeSet> {
+        self.refresh_collision(None)
+    }
+
+    /// Re-cooks for an update of section `index` with `data` (giving
+    /// `attributes`) not yet committed, if the update moves collision: the
+    /// section has collision triangles and its positions change (or its UV0,
+    /// when UVs are kept for hits). Otherwise nothing.
+    pub(crate) fn recook_for_update(
+        &mut self,
+        index: usize,
+        data: &SectionData<'_>,
+        attributes: VertexAttributes,
+    ) -> Result<ChangeSet> {
+        let collision_moves = attributes.contains(VertexAttributes::POSITION)
+            || (attributes.contains(VertexAttributes::UV0)
+                && self.collision.body_setup.support_uv_from_hit_results);
+        let collides = self
+            .section(index)
+            .is_some_and(ProcMeshSection::has_collision_triangles);
+        if !(collides && collision_moves) {
+            return Ok(ChangeSet::NONE);
+        }
+        self.refresh_collision(Some(Patch {
+            section: index,
+            positions: data.positions,
+            uv0: data.uv0,
+        }))
+    }
+
     /// Cooks the current sections (with `patch` applied) and convex meshes,
     /// now or asynchronously per the flag. On error nothing changed: the
     /// body setup keeps its previous cooked collision.
-    pub(crate) fn refresh_collision(&mut self, patch: Option<Patch<'_>>) -> Result<ChangeSet> {
+    fn refresh_collision(&mut self, patch: Option<Patch<'_>>) -> Result<ChangeSet> {
         let provider = SectionsProvider {
             sections: &self.sections,
             patch,

@@ -32,11 +32,16 @@
 
 use std::any::Any;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+#[cfg(feature = "collision")]
+use std::sync::Arc;
+use std::sync::{Mutex, PoisonError};
 
+#[cfg(feature = "collision")]
 use engine_core::collision::{CollisionComplexity, CookEvent, CookedCollision};
 use engine_core::{Component, DirtyFlags, PrimitiveComponent, ProxyCreateContext};
-use glam::{Mat4, Vec3};
+use glam::Mat4;
+#[cfg(feature = "collision")]
+use glam::Vec3;
 use renderer::{Bounds, PrimitiveSceneProxy};
 
 use crate::change::ChangeSet;
@@ -65,6 +70,7 @@ pub struct ProceduralMeshComponent {
     /// `&mut self` calls reach it without locking.
     mesh: Mutex<ProcMeshData>,
     /// `mesh.use_async_cooking()`, readable without the lock.
+    #[cfg(feature = "collision")]
     use_async_cooking: bool,
     options: ProcMeshProxyOptions,
     pending: DirtyFlags,
@@ -90,6 +96,7 @@ impl ProceduralMeshComponent {
     /// A component drawing `mesh` (its sections, materials and collision).
     pub fn from_mesh(mesh: ProcMeshData) -> Self {
         Self {
+            #[cfg(feature = "collision")]
             use_async_cooking: mesh.use_async_cooking(),
             mesh: Mutex::new(mesh),
             options: ProcMeshProxyOptions::default(),
@@ -240,6 +247,39 @@ impl ProceduralMeshComponent {
         self.forward(c)
     }
 
+    /// Draws through the cached (static) path or the dynamic one; a change
+    /// recreates the proxy.
+    pub fn set_static_draw_path(&mut self, on: bool) {
+        if self.options.static_draw_path != on {
+            self.options.static_draw_path = on;
+            self.absorb(ChangeSet::render_state(false));
+        }
+    }
+
+    /// Whether the sections cast shadows (besides the world's setting); a
+    /// change recreates the proxy.
+    pub fn set_cast_shadow(&mut self, on: bool) {
+        if self.options.cast_shadow != on {
+            self.options.cast_shadow = on;
+            self.absorb(ChangeSet::render_state(false));
+        }
+    }
+
+    /// Tells the component its new local-to-world after a move: on the
+    /// dynamic path, a flip of the determinant's sign queues a `Mirrored`
+    /// message for the existing proxy (engine-core does not tell proxies).
+    pub fn note_transform(&mut self, local_to_world: Mat4) {
+        let mirrored = !self.options.static_draw_path && is_mirrored(&local_to_world);
+        if self.proxy_mirrored.swap(mirrored, Ordering::Relaxed) != mirrored {
+            self.pending_mut().mirrored = Some(mirrored);
+            self.pending = self.pending | DirtyFlags::DYNAMIC_DATA;
+        }
+    }
+}
+
+/// The collision half (feature `collision`).
+#[cfg(feature = "collision")]
+impl ProceduralMeshComponent {
     /// [`ProcMeshData::add_collision_convex_mesh`].
     pub fn add_collision_convex_mesh(&mut self, points: &[Vec3]) -> Result<()> {
         let c = self.data().add_collision_convex_mesh(points);
@@ -276,35 +316,6 @@ impl ProceduralMeshComponent {
         self.data().set_use_async_cooking(on);
         self.use_async_cooking = on;
     }
-
-    /// Draws through the cached (static) path or the dynamic one; a change
-    /// recreates the proxy.
-    pub fn set_static_draw_path(&mut self, on: bool) {
-        if self.options.static_draw_path != on {
-            self.options.static_draw_path = on;
-            self.absorb(ChangeSet::render_state(false));
-        }
-    }
-
-    /// Whether the sections cast shadows (besides the world's setting); a
-    /// change recreates the proxy.
-    pub fn set_cast_shadow(&mut self, on: bool) {
-        if self.options.cast_shadow != on {
-            self.options.cast_shadow = on;
-            self.absorb(ChangeSet::render_state(false));
-        }
-    }
-
-    /// Tells the component its new local-to-world after a move: on the
-    /// dynamic path, a flip of the determinant's sign queues a `Mirrored`
-    /// message for the existing proxy (engine-core does not tell proxies).
-    pub fn note_transform(&mut self, local_to_world: Mat4) {
-        let mirrored = !self.options.static_draw_path && is_mirrored(&local_to_world);
-        if self.proxy_mirrored.swap(mirrored, Ordering::Relaxed) != mirrored {
-            self.pending_mut().mirrored = Some(mirrored);
-            self.pending = self.pending | DirtyFlags::DYNAMIC_DATA;
-        }
-    }
 }
 
 fn is_mirrored(m: &Mat4) -> bool {
@@ -312,6 +323,8 @@ fn is_mirrored(m: &Mat4) -> bool {
 }
 
 impl Component for ProceduralMeshComponent {
+    /// Applies a finished asynchronous cook (the only reason to tick).
+    #[cfg(feature = "collision")]
     fn tick(&mut self, _dt: f32) -> DirtyFlags {
         match self.data().poll_collision() {
             Some(CookEvent::Finished { .. }) => DirtyFlags::COLLISION,
@@ -319,6 +332,7 @@ impl Component for ProceduralMeshComponent {
         }
     }
 
+    #[cfg(feature = "collision")]
     fn wants_tick(&self) -> bool {
         self.use_async_cooking
     }
@@ -378,10 +392,12 @@ impl PrimitiveComponent for ProceduralMeshComponent {
         (!updates.is_empty()).then(|| Box::new(updates) as Box<dyn Any + Send>)
     }
 
+    #[cfg(feature = "collision")]
     fn collision(&mut self) -> Option<Arc<CookedCollision>> {
         self.data().cooked_collision().cloned()
     }
 
+    #[cfg(feature = "collision")]
     fn collision_complexity(&self) -> CollisionComplexity {
         CollisionComplexity::Complex
     }

@@ -7,6 +7,7 @@
 //! collision stay exactly as they were, so there is nothing to send to the
 //! render thread or the collision scene.
 
+#[cfg(feature = "collision")]
 use engine_core::collision::CollisionError;
 use thiserror::Error;
 
@@ -112,6 +113,7 @@ pub enum ProcMeshError {
     },
     /// A convex collision mesh cannot be hulled: too few points, a
     /// non-finite point, or all points coplanar.
+    #[cfg(feature = "collision")]
     #[error("convex collision mesh {element} is invalid: {reason}")]
     InvalidConvexMesh {
         /// Index of the convex mesh.
@@ -121,10 +123,12 @@ pub enum ProcMeshError {
     },
     /// Cooking the collision failed for another reason; the previous
     /// collision stays.
+    #[cfg(feature = "collision")]
     #[error("collision cook failed: {0}")]
     Collision(CollisionError),
 }
 
+#[cfg(feature = "collision")]
 impl From<CollisionError> for ProcMeshError {
     /// Convex problems become [`InvalidConvexMesh`](Self::InvalidConvexMesh);
     /// the rest stay wrapped.

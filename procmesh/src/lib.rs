@@ -15,7 +15,8 @@
 //! - update of a section in place (same vertex count), clear, clear all,
 //!   visibility, a material per section slot ([`MaterialRef`], the number of
 //!   a renderer `MaterialId`), per-section boxes and the mesh's bounds;
-//! - collision through engine-core: [`ProcMeshData`] is a
+//! - collision through engine-core (feature `collision`, on by default):
+//!   [`ProcMeshData`] is a
 //!   [`CollisionDataProvider`](engine_core::collision::CollisionDataProvider)
 //!   (section index as material index), owns the
 //!   [`BodySetup`](engine_core::collision::BodySetup), adds convex meshes and
@@ -67,6 +68,15 @@
 //! [`ProceduralMeshComponent::note_transform`] (engine-core does not tell
 //! proxies of moves).
 //!
+//! ## Features
+//!
+//! - `collision` (default): section collision, convex meshes and cooking,
+//!   through engine-core's `collision` feature (parry3d, about 43 crates,
+//!   among them a second glam). Without it sections keep their
+//!   `enable_collision` flag and change sets their collision fields, but
+//!   nothing is cooked, and the collision methods of [`ProcMeshData`] and
+//!   [`ProceduralMeshComponent`] do not exist.
+//!
 //! ## Promises
 //!
 //! Every call checks all of its input before changing anything. A rejected
@@ -82,6 +92,7 @@
 
 mod bounds;
 mod change;
+#[cfg(feature = "collision")]
 mod collision;
 mod component;
 mod error;

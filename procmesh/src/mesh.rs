@@ -22,15 +22,19 @@
 //! collision is re-cooked (when the call affects collision) before the
 //! change is committed or with a rollback if the cook fails, so a rejected
 //! call leaves the mesh exactly as it was. The collision half of the API is
-//! in the `collision` module.
+//! in the `collision` module (feature `collision`; without it sections keep
+//! their collision flag but nothing is cooked).
 
+#[cfg(feature = "collision")]
 use std::sync::Arc;
 
+#[cfg(feature = "collision")]
 use engine_core::collision::{CookExecutor, RayonExecutor};
 
 use crate::bounds::Aabb;
 use crate::change::{ChangeSet, SectionDirty, SectionUpdate};
-use crate::collision::{MeshCollision, Patch};
+#[cfg(feature = "collision")]
+use crate::collision::MeshCollision;
 use crate::error::{ProcMeshError, Result};
 use crate::material::MaterialRef;
 use crate::section::{ProcMeshSection, SectionData, VertexColors};
@@ -51,6 +55,7 @@ pub const MAX_SECTION_INDEX: usize = u16::MAX as usize;
 pub struct ProcMeshData {
     pub(crate) sections: Vec<Option<ProcMeshSection>>,
     materials: Vec<Option<MaterialRef>>,
+    #[cfg(feature = "collision")]
     pub(crate) collision: MeshCollision,
 }
 
@@ -62,9 +67,11 @@ impl Default for ProcMeshData {
 
 impl PartialEq for ProcMeshData {
     fn eq(&self, other: &Self) -> bool {
-        self.sections == other.sections
-            && self.materials == other.materials
-            && self.collision == other.collision
+        #[cfg(feature = "collision")]
+        if self.collision != other.collision {
+            return false;
+        }
+        self.sections == other.sections && self.materials == other.materials
     }
 }
 
@@ -72,12 +79,18 @@ impl ProcMeshData {
     /// An empty mesh whose asynchronous collision cooks run on the rayon
     /// pool.
     pub fn new() -> Self {
-        Self::with_cook_executor(Arc::new(RayonExecutor))
+        Self {
+            sections: Vec::new(),
+            materials: Vec::new(),
+            #[cfg(feature = "collision")]
+            collision: MeshCollision::new(Arc::new(RayonExecutor)),
+        }
     }
 
     /// An empty mesh whose asynchronous collision cooks run on `executor`
     /// (engine-core's `InlineExecutor` for the engine's inline mode,
     /// `ManualExecutor` to control completion order in tests).
+    #[cfg(feature = "collision")]
     pub fn with_cook_executor(executor: Arc<dyn CookExecutor>) -> Self {
         Self {
             sections: Vec::new(),
@@ -112,7 +125,7 @@ impl ProcMeshData {
         let old = self.sections[index].replace(section);
         let mut changes = ChangeSet::NONE;
         if recook {
-            match self.refresh_collision(None) {
+            match self.recook() {
                 Ok(cooked) => changes = cooked,
                 Err(error) => {
                     self.sections[index] = old;
@@ -163,20 +176,9 @@ impl ProcMeshData {
         if attributes.is_empty() {
             return Ok(ChangeSet::NONE);
         }
-        let collision_moves = attributes.contains(VertexAttributes::POSITION)
-            || (attributes.contains(VertexAttributes::UV0)
-                && self.collision.body_setup.support_uv_from_hit_results);
-        let mut changes = if section.has_collision_triangles() && collision_moves {
-            // Cook from the current sections with this section's new arrays
-            // patched in, before anything changes.
-            self.refresh_collision(Some(Patch {
-                section: index,
-                positions: data.positions,
-                uv0: data.uv0,
-            }))?
-        } else {
-            ChangeSet::NONE
-        };
+        // Cook from the current sections with this section's new arrays
+        // patched in, before anything changes.
+        let mut changes = self.recook_for_update(index, &data, attributes)?;
         let bounds_before = new_box.map(|_| self.local_bounds());
         if let Some(section) = self.sections[index].as_mut() {
             section.apply_update(&data, new_box);
@@ -218,7 +220,7 @@ impl ProcMeshData {
             .as_ref()
             .is_some_and(ProcMeshSection::has_collision_triangles)
         {
-            match self.refresh_collision(None) {
+            match self.recook() {
                 Ok(cooked) => changes = cooked,
                 Err(error) => {
                     self.sections[index] = old;
@@ -245,7 +247,7 @@ impl ProcMeshData {
             .flatten()
             .any(ProcMeshSection::has_collision_triangles)
         {
-            match self.refresh_collision(None) {
+            match self.recook() {
                 Ok(cooked) => changes = cooked,
                 Err(error) => {
                     self.sections = old;
@@ -355,6 +357,24 @@ impl ProcMeshData {
             .section(index)
             .ok_or(ProcMeshError::UnknownSection { index })?;
         Ok(SectionUpdate::copy(index, section, attributes))
+    }
+}
+
+/// Without the `collision` feature sections keep their collision flag, but
+/// there is no collision to cook: nothing changes.
+#[cfg(not(feature = "collision"))]
+impl ProcMeshData {
+    pub(crate) fn recook(&mut self) -> Result<ChangeSet> {
+        Ok(ChangeSet::NONE)
+    }
+
+    pub(crate) fn recook_for_update(
+        &mut self,
+        _index: usize,
+        _data: &SectionData<'_>,
+        _attributes: VertexAttributes,
+    ) -> Result<ChangeSet> {
+        Ok(ChangeSet::NONE)
     }
 }
 

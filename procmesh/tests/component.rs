@@ -103,6 +103,7 @@ fn update_in_place_creates_no_proxy_and_create_does() {
     assert_clean(world.render_thread().unwrap());
 }
 
+#[cfg(feature = "collision")]
 #[test]
 fn world_raycast_hits_section_collision() {
     let mut component = ProceduralMeshComponent::new();
@@ -128,6 +129,7 @@ fn world_raycast_hits_section_collision() {
     }
 }
 
+#[cfg(feature = "collision")]
 #[test]
 fn async_cook_lands_through_tick() {
     let mut component = ProceduralMeshComponent::new();
