@@ -2,6 +2,8 @@
 //! dragging with the left or right mouse button turns. A sample names the
 //! camera component it lets the user fly with [`control_camera`]; the first
 //! key or drag takes the camera over from the sample's own animation.
+//! With [`orbit_camera`] a drag orbits the camera about a point instead (the
+//! keys move the point with it).
 
 use engine_core::{ComponentId, Engine, Transform};
 use glam::{Quat, Vec3};
@@ -10,12 +12,20 @@ use std::collections::HashSet;
 
 thread_local! {
     static CAMERA: Cell<Option<ComponentId>> = const { Cell::new(None) };
+    static PIVOT: Cell<Option<Vec3>> = const { Cell::new(None) };
 }
 
 /// Lets the user fly the camera component `id` in window mode (a root
 /// component: its relative transform is its world transform).
 pub fn control_camera(id: ComponentId) {
     CAMERA.with(|c| c.set(Some(id)));
+}
+
+/// As [`control_camera`], but a drag orbits the camera about `pivot`
+/// (keeping its distance and looking at it); the keys move both.
+pub fn orbit_camera(id: ComponentId, pivot: Vec3) {
+    CAMERA.with(|c| c.set(Some(id)));
+    PIVOT.with(|p| p.set(Some(pivot)));
 }
 
 pub(crate) fn controlled_camera() -> Option<ComponentId> {
@@ -42,8 +52,11 @@ pub(crate) struct FlyCamera {
     pending_turn: (f32, f32),
     /// Set by the first input: from then on the user owns the camera.
     pose: Option<(Vec3, f32, f32)>,
-    /// World units per second (grows with the scene: 10% of the camera's height, at least 5).
+    /// World units per second (grows with the scene: 10% of the camera's
+    /// height, at least 5; when orbiting, half the distance to the pivot).
     speed: f32,
+    /// When orbiting: the pivot and the camera's distance from it.
+    orbit: Option<(Vec3, f32)>,
 }
 
 const TURN_PER_PIXEL: f32 = 0.004;
@@ -92,6 +105,10 @@ impl FlyCamera {
             let yaw = forward.y.atan2(forward.x);
             let pitch = forward.z.clamp(-1.0, 1.0).asin();
             self.speed = (eye.z.abs() * 0.1).max(5.0);
+            self.orbit = PIVOT.with(|p| p.get()).map(|pivot| (pivot, eye.distance(pivot)));
+            if let Some((_, distance)) = self.orbit {
+                self.speed = distance * 0.5;
+            }
             self.pose = Some((eye, yaw, pitch));
         }
         let (mut eye, mut yaw, mut pitch) = self.pose.expect("set above");
@@ -108,7 +125,12 @@ impl FlyCamera {
             }
         }
         let speed = self.speed * if self.held.contains(&Key::Fast) { 4.0 } else { 1.0 };
-        eye += dir.normalize_or_zero() * speed * dt;
+        let step = dir.normalize_or_zero() * speed * dt;
+        eye += step;
+        if let Some((pivot, distance)) = &mut self.orbit {
+            *pivot += step;
+            eye = *pivot - forward * *distance;
+        }
         self.pose = Some((eye, yaw, pitch));
         engine.world.set_relative_transform(id, Transform::new(eye, rotation, Vec3::ONE))?;
         Ok(())
