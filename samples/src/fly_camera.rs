@@ -159,4 +159,39 @@ mod tests {
         f.key(Key::Forward, true);
         assert!(f.has_input());
     }
+
+    #[test]
+    fn a_drag_orbits_about_the_pivot_and_the_keys_move_both() {
+        use engine_core::{look_rotation, CameraComponent, EngineDesc};
+        let desc = EngineDesc { width: 32, height: 32, mode: renderer::RenderThreadMode::Inline, device: test_support::device_desc() };
+        let mut engine = Engine::new(&desc).unwrap();
+        let pivot = Vec3::new(1.0, 2.0, 0.5);
+        let eye = pivot + Vec3::new(4.0, 1.0, 1.0);
+        let (_, id) = engine.world.spawn_actor("camera", Box::new(CameraComponent::default()), Transform::new(eye, look_rotation(eye, pivot), Vec3::ONE)).unwrap();
+        orbit_camera(id, pivot);
+        let mut f = FlyCamera::default();
+        f.button(true);
+        f.cursor(0.0, 0.0);
+        f.cursor(200.0, 60.0);
+        f.apply(&mut engine, 0.016).unwrap();
+        let m = engine.world.world_transform(id).unwrap();
+        let (orbited, forward) = (m.w_axis.truncate(), m.x_axis.truncate());
+        assert!((orbited.distance(pivot) - eye.distance(pivot)).abs() < 1e-3, "the distance is kept: {orbited}");
+        assert!(orbited.distance(eye) > 0.5, "the camera moved round: {orbited}");
+        assert!(forward.dot((pivot - orbited).normalize()) > 0.9999, "it looks at the pivot");
+        // W for half a second: eye and pivot move forward together.
+        f.button(false);
+        f.key(Key::Forward, true);
+        f.apply(&mut engine, 0.5).unwrap();
+        let moved = engine.world.world_transform(id).unwrap().w_axis.truncate();
+        let step = moved - orbited;
+        assert!(step.length() > 0.1 && step.normalize().dot(forward) > 0.9999, "{step}");
+        f.key(Key::Forward, false);
+        f.button(true);
+        f.cursor(0.0, 0.0);
+        f.cursor(-150.0, 0.0);
+        f.apply(&mut engine, 0.016).unwrap();
+        let again = engine.world.world_transform(id).unwrap().w_axis.truncate();
+        assert!((again.distance(pivot + step) - eye.distance(pivot)).abs() < 1e-3, "it orbits the moved pivot");
+    }
 }
