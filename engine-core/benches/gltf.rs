@@ -14,6 +14,11 @@
 //!   many built-in cubes (`StaticMesh::cube`) at the same places, goal
 //!   ≤ 1.2×; also ns per primitive.
 //!
+//! Context rows say where the time goes: the import's serial GLB/JSON parse
+//! alone, and each world's base-pass draws (the cubes share one mesh and
+//! merge into one instanced draw; 10,000 distinct meshes stay 10,000 draws
+//! per pass, which is what frame prep gathers and orders).
+//!
 //! Ratios are medians of paired measurements (`test_support::bench::paired`).
 //! Writes `target/bench/engine-core-gltf.json` for `cargo xtask bench`.
 
@@ -160,6 +165,21 @@ fn floor_ms(path: &Path, images: &[Range<usize>]) -> f64 {
     ms
 }
 
+/// ms of the import's first step alone: parsing the GLB and its JSON
+/// (the gltf crate), least of 3 (context: the import's serial part).
+fn parse_ms(path: &Path) -> f64 {
+    let bytes = std::fs::read(path).unwrap();
+    (0..3)
+        .map(|_| {
+            let t = Instant::now();
+            let parsed = ::gltf::Gltf::from_slice(&bytes).unwrap();
+            let ms = t.elapsed().as_secs_f64() * 1e3;
+            drop(parsed);
+            ms
+        })
+        .fold(f64::INFINITY, f64::min)
+}
+
 fn world() -> World {
     let rt = RenderThread::new(&DeviceDesc { validation: Validation::Disabled, ..Default::default() }, RenderThreadMode::Threaded).unwrap();
     World::new(Some(rt))
@@ -184,15 +204,16 @@ fn bench_cvars() -> ConsoleVariables {
     c
 }
 
-/// One discarded frame (every CPU stage, no GPU work); its visible primitives.
-fn frame(world: &mut World) -> usize {
+/// One discarded frame (every CPU stage, no GPU work): its visible
+/// primitives and base-pass draws.
+fn frame(world: &mut World) -> (usize, u64) {
     world
         .render_thread()
         .unwrap()
         .with_context(|ctx| {
             let request = FrameRequest { family: family(), read_back: false, execute: false };
             let (stats, _) = ctx.renderer.render(&ctx.device, &mut ctx.scene, &bench_cvars(), &request).unwrap();
-            stats.visible_primitives as usize
+            (stats.visible_primitives as usize, stats.pass(renderer::MeshPass::Base).draws)
         })
         .unwrap()
 }
@@ -251,6 +272,7 @@ fn main() {
         Arm::Baseline => floor_ms(&path, &images),
     });
     let (_, model) = import_ms(&path);
+    let parse = parse_ms(&path);
     let _ = std::fs::remove_file(&path);
 
     // 2. The model rendered vs as many cubes.
@@ -260,7 +282,7 @@ fn main() {
     gltf_world.send_all_end_of_frame_updates().unwrap();
     drain(&mut gltf_world);
     let mut cubes = cube_world();
-    let (visible_gltf, visible_cubes) = (frame(&mut gltf_world), frame(&mut cubes));
+    let ((visible_gltf, draws_gltf), (visible_cubes, draws_cubes)) = (frame(&mut gltf_world), frame(&mut cubes));
     assert_eq!(visible_gltf, NODES, "every node's primitive in view");
     assert_eq!(visible_cubes, NODES, "every cube in view");
     prepare_ms(&mut gltf_world);
@@ -272,7 +294,7 @@ fn main() {
     let per_primitive = prep.measured.scaled(1e6 / NODES as f64);
 
     println!(
-        "gltf: import {:.0} ms vs read + decode 16 images {:.0} ms ({:.2}x, range {:.2}-{:.2} over {} pairs; goal <= 2); prep {:.2} ms for {NODES} imported primitives vs {:.2} ms for {NODES} cubes ({:.2}x, range {:.2}-{:.2}; goal <= 1.2), {:.0} ns/primitive",
+        "gltf: import {:.0} ms vs read + decode 16 images {:.0} ms ({:.2}x, range {:.2}-{:.2} over {} pairs; goal <= 2); prep {:.2} ms for {NODES} imported primitives vs {:.2} ms for {NODES} cubes ({:.2}x, range {:.2}-{:.2}; goal <= 1.2), {:.0} ns/primitive; JSON/GLB parse {parse:.0} ms; base-pass draws {draws_gltf} vs {draws_cubes}",
         import.measured.median,
         import.baseline.median,
         import.ratio.median,
@@ -291,6 +313,9 @@ fn main() {
         Row::spread("engine-core: glTF import of a 1M-triangle .glb with 16 1024x1024 textures (10,000 meshes)", import.measured, "ms", None),
         Row::spread("engine-core: cached frame prep, 10,000 imported glTF primitives vs 10,000 built-in cubes", prep.ratio, "x", Some("<= 1.2")),
         Row::spread("engine-core: cached frame prep per imported glTF primitive", per_primitive, "ns", None),
+        Row::new("engine-core: glTF import's GLB and JSON parse alone (gltf crate, serial)", parse, "ms", None),
+        Row::new("engine-core: base-pass draws of 10,000 imported glTF primitives (distinct meshes do not merge)", draws_gltf as f64, "draws", None),
+        Row::new("engine-core: base-pass draws of 10,000 built-in cubes (one mesh: instanced)", draws_cubes as f64, "draws", None),
     ];
     let path = write_rows("engine-core-gltf", &rows).unwrap();
     println!("wrote {}", path.display());
