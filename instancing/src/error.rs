@@ -1,8 +1,9 @@
 //! The crate's one error type.
 //!
 //! Every public mutation validates all of its input before it touches
-//! anything, so an `Err` always means "nothing changed" (DESIGN.md, "Errors
-//! and bad input"). The variants carry what a caller needs to fix the call.
+//! anything, so an `Err` always means "nothing changed" (the project's rule
+//! for errors and bad input). The variants carry what a caller needs to fix
+//! the call.
 
 use crate::id::InstanceId;
 

@@ -3,9 +3,9 @@
 //! Instances live in a dense array so that culling and uploads walk flat
 //! memory, and removal is a swap-remove: the last instance moves into the
 //! hole. Indices therefore change; callers who need to name an instance
-//! across edits hold an [`InstanceId`], a generational handle (STYLE.md:
-//! "generational handles, never references") that maps to the current index
-//! in O(1) through `IdSlots` — no hashing. A removed instance's slot is
+//! across edits hold an [`InstanceId`], a generational handle (the
+//! project's style: "generational handles, never references") that maps to
+//! the current index in O(1) through `IdSlots` — no hashing. A removed instance's slot is
 //! reused with a bumped generation, so an old id never aliases a new instance.
 //!
 //! UE's ISM hands out indices only (and, with `bSupportRemoveAtSwap`, those

@@ -4,7 +4,7 @@
 //! declaration. The device has synchronization validation on, and every
 //! frame here must leave it clean; but this layer version (1.3.239) was seen
 //! to report none of the hazards a dropped barrier of `gpu_work` leaves
-//! (neither the passes' reads inside dynamic rendering — VULKAN-NOTES.md —
+//! (neither the passes' reads inside dynamic rendering — measured on lavapipe —
 //! nor storage reads between two dispatches), so the barriers each
 //! declaration gives are checked by `gpu_work`'s unit tests, and here the
 //! pixels show that the passes read what the work wrote.

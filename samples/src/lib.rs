@@ -1,7 +1,7 @@
 //! # samples
 //!
 //! Proxima's runnable samples (`cargo xtask run <sample>`) and what they all
-//! share: the command line and stats file of `SAMPLES.md`
+//! share: the command line and stats file of `docs/samples.md`
 //! ([`CommonOptions`], [`SampleStats`]), PNG output, the progress line and
 //! the logger ([`init_logging`]), and the textures the samples generate
 //! ([`textures`]).

@@ -1,4 +1,4 @@
-//! The options every sample accepts (see `SAMPLES.md`). clap exits with
+//! The options every sample accepts (see `docs/samples.md`). clap exits with
 //! code 2 and a clear message on a bad option.
 
 use clap::Args;

@@ -1,4 +1,4 @@
-//! The stats file of `SAMPLES.md`: the last frame's figures as JSON.
+//! The stats file of `docs/samples.md`: the last frame's figures as JSON.
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -199,7 +199,7 @@ pub struct SampleStats {
 }
 
 impl SampleStats {
-    /// Stats with the four passes of `SAMPLES.md` present (zeroed).
+    /// Stats with the four passes of `docs/samples.md` present (zeroed).
     pub fn new(sample: &str, width: u32, height: u32) -> Self {
         let passes = ["depth", "shadow", "base", "translucency"]
             .into_iter()

@@ -1,6 +1,6 @@
 //! `cargo xtask run hello`: an instanced grid of colored quads drawn offscreen
 //! through rhi-vulkan alone, recorded into secondaries on two threads (or
-//! inline with `--serial`), written to a PNG with the stats of `SAMPLES.md`.
+//! inline with `--serial`), written to a PNG with the stats of `docs/samples.md`.
 
 use anyhow::{bail, Context};
 use clap::Parser;

@@ -1,5 +1,5 @@
 //! Figures measured end to end by running the `many-cubes` sample (release,
-//! validation off) and reading its stats file (`SAMPLES.md`), written to
+//! validation off) and reading its stats file (`docs/samples.md`), written to
 //! `target/bench/samples.json` in the benches' row format:
 //!
 //! - lavapipe end to end: the mean frame time at 10,000 cubes with
