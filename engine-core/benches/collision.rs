@@ -6,9 +6,7 @@ use std::hint::black_box;
 use std::sync::Arc;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
-use engine_core::collision::{
-    BodyId, BodySetup, CollisionComplexity, CollisionScene, CookedCollision, TriMeshCollisionData,
-};
+use engine_core::collision::{BodyId, BodySetup, CollisionComplexity, CollisionScene, CookedCollision, TriMeshCollisionData};
 use glam::{Affine3A, Quat, Vec3};
 use test_support::Rng;
 
@@ -20,11 +18,7 @@ fn grid(n: u32) -> TriMeshCollisionData {
     for z in 0..side {
         for x in 0..side {
             let (fx, fz) = (x as f32 / n as f32 - 0.5, z as f32 / n as f32 - 0.5);
-            data.vertices.push(Vec3::new(
-                fx,
-                0.05 * (fx * 20.0).sin() * (fz * 20.0).cos(),
-                fz,
-            ));
+            data.vertices.push(Vec3::new(fx, 0.05 * (fx * 20.0).sin() * (fz * 20.0).cos(), fz));
         }
     }
     for z in 0..n {
@@ -38,21 +32,13 @@ fn grid(n: u32) -> TriMeshCollisionData {
     data
 }
 
-fn bodies(
-    count: usize,
-    collision: &Arc<CookedCollision>,
-) -> Vec<(BodyId, Arc<CookedCollision>, Affine3A)> {
+fn bodies(count: usize, collision: &Arc<CookedCollision>) -> Vec<(BodyId, Arc<CookedCollision>, Affine3A)> {
     let mut rng = Rng::new(7);
     (0..count)
         .map(|i| {
-            let translation = Vec3::new(
-                rng.f32() * 200.0 - 100.0,
-                rng.f32() * 20.0,
-                rng.f32() * 200.0 - 100.0,
-            );
+            let translation = Vec3::new(rng.f32() * 200.0 - 100.0, rng.f32() * 20.0, rng.f32() * 200.0 - 100.0);
             let rotation = Quat::from_rotation_y(rng.f32() * std::f32::consts::TAU);
-            let transform =
-                Affine3A::from_scale_rotation_translation(Vec3::splat(2.0), rotation, translation);
+            let transform = Affine3A::from_scale_rotation_translation(Vec3::splat(2.0), rotation, translation);
             (BodyId(i as u64), Arc::clone(collision), transform)
         })
         .collect()
@@ -81,53 +67,27 @@ fn raycast(c: &mut Criterion) {
         let singles: Vec<CollisionScene> = bodies
             .iter()
             .map(|(id, collision, transform)| {
-                scene
-                    .add_body(
-                        *id,
-                        Arc::clone(collision),
-                        *transform,
-                        CollisionComplexity::Simple,
-                    )
-                    .unwrap();
+                scene.add_body(*id, Arc::clone(collision), *transform, CollisionComplexity::Simple).unwrap();
                 let mut single = CollisionScene::new();
-                single
-                    .add_body(
-                        *id,
-                        Arc::clone(collision),
-                        *transform,
-                        CollisionComplexity::Simple,
-                    )
-                    .unwrap();
+                single.add_body(*id, Arc::clone(collision), *transform, CollisionComplexity::Simple).unwrap();
                 single
             })
             .collect();
-        group.bench_with_input(
-            BenchmarkId::new("bvh broad-phase", count),
-            &scene,
-            |b, scene| {
-                b.iter(|| {
-                    rays.iter()
-                        .filter_map(|&(o, d)| scene.raycast(o, d, f32::INFINITY).unwrap())
-                        .count()
-                })
-            },
-        );
-        group.bench_with_input(
-            BenchmarkId::new("linear scan", count),
-            &singles,
-            |b, singles| {
-                b.iter(|| {
-                    rays.iter()
-                        .filter_map(|&(o, d)| {
-                            singles
-                                .iter()
-                                .filter_map(|s| s.raycast(o, d, f32::INFINITY).unwrap())
-                                .min_by(|a, b| a.distance.total_cmp(&b.distance))
-                        })
-                        .count()
-                })
-            },
-        );
+        group.bench_with_input(BenchmarkId::new("bvh broad-phase", count), &scene, |b, scene| {
+            b.iter(|| rays.iter().filter_map(|&(o, d)| scene.raycast(o, d, f32::INFINITY).unwrap()).count())
+        });
+        group.bench_with_input(BenchmarkId::new("linear scan", count), &singles, |b, singles| {
+            b.iter(|| {
+                rays.iter()
+                    .filter_map(|&(o, d)| {
+                        singles
+                            .iter()
+                            .filter_map(|s| s.raycast(o, d, f32::INFINITY).unwrap())
+                            .min_by(|a, b| a.distance.total_cmp(&b.distance))
+                    })
+                    .count()
+            })
+        });
     }
     group.finish();
 }
@@ -136,15 +96,11 @@ fn cook(c: &mut Criterion) {
     let mut group = c.benchmark_group("cook grid");
     for n in [16, 64] {
         let data = grid(n);
-        group.bench_with_input(
-            BenchmarkId::new("triangles", 2 * n * n),
-            &data,
-            |b, data| {
-                let mut setup = BodySetup::new();
-                setup.use_complex_as_simple = true;
-                b.iter(|| black_box(setup.cook(data).unwrap()))
-            },
-        );
+        group.bench_with_input(BenchmarkId::new("triangles", 2 * n * n), &data, |b, data| {
+            let mut setup = BodySetup::new();
+            setup.use_complex_as_simple = true;
+            b.iter(|| black_box(setup.cook(data).unwrap()))
+        });
     }
     group.finish();
 }

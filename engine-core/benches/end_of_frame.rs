@@ -24,7 +24,12 @@ fn setup() -> (World, Vec<ComponentId>) {
     let mut world = World::new(Some(rt));
     let mesh = StaticMesh::cube();
     let items: Vec<(Box<dyn Component>, Transform)> = (0..COUNT)
-        .map(|i| (Box::new(StaticMeshComponent::new(mesh.clone())) as Box<dyn Component>, Transform::from_translation(Vec3::new((i % 316) as f32, (i / 316) as f32, 0.0))))
+        .map(|i| {
+            (
+                Box::new(StaticMeshComponent::new(mesh.clone())) as Box<dyn Component>,
+                Transform::from_translation(Vec3::new((i % 316) as f32, (i / 316) as f32, 0.0)),
+            )
+        })
         .collect();
     let ids = world.spawn_actors(items).unwrap();
     world.send_all_end_of_frame_updates().unwrap();

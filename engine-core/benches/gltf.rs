@@ -89,7 +89,8 @@ fn mesh(w: &mut GltfWriter, m: usize) -> usize {
             idx.extend([a, c, b, b, c, d]);
         }
     }
-    let (p, n, t, uv, i) = (w.positions(&p), w.floats(&n, "VEC3"), w.floats(&t, "VEC4"), w.floats(&uv, "VEC2"), w.indices(&idx, UNSIGNED_INT));
+    let (p, n, t, uv, i) =
+        (w.positions(&p), w.floats(&n, "VEC3"), w.floats(&t, "VEC4"), w.floats(&uv, "VEC2"), w.indices(&idx, UNSIGNED_INT));
     w.push("meshes", json!({ "name": format!("mesh {m}"), "primitives": [{ "attributes": { "POSITION": p, "NORMAL": n, "TANGENT": t, "TEXCOORD_0": uv }, "indices": i, "material": m % MATERIALS }] }))
 }
 
@@ -159,7 +160,10 @@ fn import_ms(path: &Path) -> (f64, GltfImport) {
 fn floor_ms(path: &Path, images: &[Range<usize>]) -> f64 {
     let t = Instant::now();
     let bytes = std::fs::read(path).unwrap();
-    let decoded: Vec<_> = images.par_iter().map(|r| image::load_from_memory_with_format(&bytes[r.clone()], image::ImageFormat::Png).unwrap().into_rgba8()).collect();
+    let decoded: Vec<_> = images
+        .par_iter()
+        .map(|r| image::load_from_memory_with_format(&bytes[r.clone()], image::ImageFormat::Png).unwrap().into_rgba8())
+        .collect();
     let ms = t.elapsed().as_secs_f64() * 1e3;
     assert!(decoded.iter().all(|d| d.width() == TEXTURE_SIDE));
     ms
@@ -194,7 +198,9 @@ fn drain(world: &mut World) {
 /// of it (Proxima: Z up; the glTF grid's X and Z land on Proxima's Y and X).
 fn family() -> ViewFamily {
     let mid = (SIDE - 1) as f32 * SPACING / 2.0;
-    let view = SceneView::perspective(Vec3::new(mid, mid, 260.0), Vec3::new(mid, mid, 0.0), Vec3::X, 1.2, 1.0, 2000.0, Rect::from_size(W, H)).unwrap();
+    let view =
+        SceneView::perspective(Vec3::new(mid, mid, 260.0), Vec3::new(mid, mid, 0.0), Vec3::X, 1.2, 1.0, 2000.0, Rect::from_size(W, H))
+            .unwrap();
     ViewFamily::new(W, H, vec![view])
 }
 
@@ -239,7 +245,10 @@ fn cube_world() -> World {
     let items: Vec<(Box<dyn Component>, Transform)> = (0..NODES)
         .map(|k| {
             let (x, z) = node_place(k);
-            (Box::new(StaticMeshComponent::new(mesh.clone())) as Box<dyn Component>, Transform::from_translation(gltf::gltf_to_proxima() * Vec3::new(x, 0.0, z)))
+            (
+                Box::new(StaticMeshComponent::new(mesh.clone())) as Box<dyn Component>,
+                Transform::from_translation(gltf::gltf_to_proxima() * Vec3::new(x, 0.0, z)),
+            )
         })
         .collect();
     world.spawn_actors(items).unwrap();
@@ -309,12 +318,32 @@ fn main() {
         per_primitive.median,
     );
     let rows = [
-        Row::spread("engine-core: glTF import of a 1M-triangle .glb with 16 textures vs reading it and decoding its images", import.ratio, "x", Some("<= 2")),
-        Row::spread("engine-core: glTF import of a 1M-triangle .glb with 16 1024x1024 textures (10,000 meshes)", import.measured, "ms", None),
-        Row::spread("engine-core: cached frame prep, 10,000 imported glTF primitives vs 10,000 built-in cubes", prep.ratio, "x", Some("<= 1.2")),
+        Row::spread(
+            "engine-core: glTF import of a 1M-triangle .glb with 16 textures vs reading it and decoding its images",
+            import.ratio,
+            "x",
+            Some("<= 2"),
+        ),
+        Row::spread(
+            "engine-core: glTF import of a 1M-triangle .glb with 16 1024x1024 textures (10,000 meshes)",
+            import.measured,
+            "ms",
+            None,
+        ),
+        Row::spread(
+            "engine-core: cached frame prep, 10,000 imported glTF primitives vs 10,000 built-in cubes",
+            prep.ratio,
+            "x",
+            Some("<= 1.2"),
+        ),
         Row::spread("engine-core: cached frame prep per imported glTF primitive", per_primitive, "ns", None),
         Row::new("engine-core: glTF import's GLB and JSON parse alone (gltf crate, serial)", parse, "ms", None),
-        Row::new("engine-core: base-pass draws of 10,000 imported glTF primitives (distinct meshes do not merge)", draws_gltf as f64, "draws", None),
+        Row::new(
+            "engine-core: base-pass draws of 10,000 imported glTF primitives (distinct meshes do not merge)",
+            draws_gltf as f64,
+            "draws",
+            None,
+        ),
         Row::new("engine-core: base-pass draws of 10,000 built-in cubes (one mesh: instanced)", draws_cubes as f64, "draws", None),
     ];
     let path = write_rows("engine-core-gltf", &rows).unwrap();

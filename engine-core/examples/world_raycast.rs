@@ -10,8 +10,17 @@ fn main() -> Result<()> {
     // The crates' `log` lines (device chosen, validation messages) on stderr; `RUST_LOG` filters them.
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
     let mut world = World::new(None);
-    let (actor, base) = world.spawn_actor("tower", Box::new(StaticMeshComponent::new(StaticMesh::cylinder(24))), Transform::from_translation_scale(Vec3::new(10.0, 0.0, 0.0), Vec3::new(2.0, 2.0, 4.0)))?;
-    let roof = world.add_component(actor, Box::new(StaticMeshComponent::new(StaticMesh::cone(24))), Some(base), Transform::from_translation(Vec3::new(0.0, 0.0, 0.75)))?;
+    let (actor, base) = world.spawn_actor(
+        "tower",
+        Box::new(StaticMeshComponent::new(StaticMesh::cylinder(24))),
+        Transform::from_translation_scale(Vec3::new(10.0, 0.0, 0.0), Vec3::new(2.0, 2.0, 4.0)),
+    )?;
+    let roof = world.add_component(
+        actor,
+        Box::new(StaticMeshComponent::new(StaticMesh::cone(24))),
+        Some(base),
+        Transform::from_translation(Vec3::new(0.0, 0.0, 0.75)),
+    )?;
     let stats = world.send_all_end_of_frame_updates()?;
     println!("end of frame: {} components visited, {} collision bodies", stats.visited, stats.bodies_updated);
     let hit = world.raycast(Vec3::new(0.0, 0.0, 0.0), Vec3::X, 100.0)?.expect("the tower is in front");

@@ -9,8 +9,8 @@
 
 #[cfg(feature = "collision")]
 use crate::collision::{CollisionComplexity, CookedCollision};
-use renderer::{Bounds, MaterialId, PrimitiveSceneProxy};
 use glam::{Mat4, Vec4};
+use renderer::{Bounds, MaterialId, PrimitiveSceneProxy};
 use std::any::Any;
 use std::ops::BitOr;
 #[cfg(feature = "collision")]
@@ -76,7 +76,14 @@ pub struct PrimitiveSettings {
 
 impl Default for PrimitiveSettings {
     fn default() -> Self {
-        Self { visible: true, hidden_in_game: false, cast_shadow: true, mobility: Mobility::Static, materials: Vec::new(), custom_primitive_data: Vec4::ZERO }
+        Self {
+            visible: true,
+            hidden_in_game: false,
+            cast_shadow: true,
+            mobility: Mobility::Static,
+            materials: Vec::new(),
+            custom_primitive_data: Vec4::ZERO,
+        }
     }
 }
 

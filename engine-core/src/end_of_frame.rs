@@ -102,11 +102,19 @@ impl World {
             };
             Some((*id, proxy))
         };
-        if ids.len() >= PARALLEL_THRESHOLD { ids.par_iter().filter_map(make).collect() } else { ids.iter().filter_map(make).collect() }
+        if ids.len() >= PARALLEL_THRESHOLD {
+            ids.par_iter().filter_map(make).collect()
+        } else {
+            ids.iter().filter_map(make).collect()
+        }
     }
 
     /// Gives the new proxies their ids and queues the old ones' removal.
-    fn install_proxies(&mut self, created: Vec<(ComponentId, Option<Box<dyn PrimitiveSceneProxy>>)>, stats: &mut EndOfFrameStats) -> RenderBatch {
+    fn install_proxies(
+        &mut self,
+        created: Vec<(ComponentId, Option<Box<dyn PrimitiveSceneProxy>>)>,
+        stats: &mut EndOfFrameStats,
+    ) -> RenderBatch {
         let mut batch = RenderBatch::default();
         for (id, proxy) in created {
             let e = self.components.get_mut(id).expect("live");
@@ -182,7 +190,9 @@ fn gather_render_updates(id: ComponentId, e: &mut ComponentEntry, d: DirtyFlags,
                     intensity,
                     cast_shadows,
                 }),
-                LightDesc::Point { color, intensity, radius } => Light::Point(PointLight { position: w.w_axis.truncate(), color, intensity, radius }),
+                LightDesc::Point { color, intensity, radius } => {
+                    Light::Point(PointLight { position: w.w_axis.truncate(), color, intensity, radius })
+                }
             });
             // A light edited to values the scene rejects (NaN, a zero
             // radius) is taken out rather than failing the whole frame.

@@ -48,7 +48,13 @@ impl Engine {
     /// Creates the device and render thread, and an empty world.
     pub fn new(desc: &EngineDesc) -> Result<Self> {
         let rt = RenderThread::new(&desc.device, desc.mode)?;
-        Ok(Self { world: World::new(Some(rt)), width: desc.width.max(1), height: desc.height.max(1), frame: 0, timings: GameTimings::default() })
+        Ok(Self {
+            world: World::new(Some(rt)),
+            width: desc.width.max(1),
+            height: desc.height.max(1),
+            frame: 0,
+            timings: GameTimings::default(),
+        })
     }
 
     /// The size of the frames [`Engine::tick`] renders.

@@ -58,7 +58,10 @@ mod world;
 #[cfg(feature = "collision")]
 mod world_collision;
 
-pub use component::{AsAny, CameraDesc, Component, DirtyFlags, LightDesc, Mobility, PrimitiveComponent, PrimitiveSettings, ProxyCreateContext, SceneComponent};
+pub use component::{
+    AsAny, CameraDesc, Component, DirtyFlags, LightDesc, Mobility, PrimitiveComponent, PrimitiveSettings, ProxyCreateContext,
+    SceneComponent,
+};
 pub use end_of_frame::EndOfFrameStats;
 pub use engine::{Engine, EngineDesc, GameTimings};
 pub use error::{EngineError, Result};

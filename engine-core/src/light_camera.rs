@@ -45,7 +45,14 @@ pub struct CameraComponent(pub CameraDesc);
 
 impl Default for CameraComponent {
     fn default() -> Self {
-        Self(CameraDesc { fov_y: 1.0, near: 0.1, far: 2000.0, viewport: Vec4::new(0.0, 0.0, 1.0, 1.0), ortho_width: None, max_draw_distance: 0.0 })
+        Self(CameraDesc {
+            fov_y: 1.0,
+            near: 0.1,
+            far: 2000.0,
+            viewport: Vec4::new(0.0, 0.0, 1.0, 1.0),
+            ortho_width: None,
+            max_draw_distance: 0.0,
+        })
     }
 }
 

@@ -143,7 +143,8 @@ impl World {
         if let Some(reason) = transform.invalid_reason().or_else(|| world_invalid_reason(&*root, &transform.to_mat4())) {
             return Err(EngineError::InvalidTransform { component: ComponentId { index: u32::MAX, generation: 0 }, reason });
         }
-        let actor = self.actors.insert(Actor { name: name.into(), root: ComponentId { index: u32::MAX, generation: 0 }, components: Vec::new() });
+        let actor =
+            self.actors.insert(Actor { name: name.into(), root: ComponentId { index: u32::MAX, generation: 0 }, components: Vec::new() });
         let id = self.insert_component(actor, root, None, transform);
         let a = self.actors.get_mut(actor).expect("just inserted");
         a.root = id;
@@ -154,14 +155,21 @@ impl World {
 
     /// Adds a component to an actor, attached to `parent` (default: the
     /// actor's root) at `relative`, and registers it.
-    pub fn add_component(&mut self, actor: ActorId, component: Box<dyn Component>, parent: Option<ComponentId>, relative: Transform) -> Result<ComponentId> {
+    pub fn add_component(
+        &mut self,
+        actor: ActorId,
+        component: Box<dyn Component>,
+        parent: Option<ComponentId>,
+        relative: Transform,
+    ) -> Result<ComponentId> {
         let root = self.actors.get(actor).ok_or(EngineError::UnknownActor(actor))?.root;
         let parent = parent.unwrap_or(root);
         if self.entry(parent)?.actor != actor {
             return Err(EngineError::InvalidAttachment { child: ComponentId { index: u32::MAX, generation: 0 }, parent });
         }
         let parent_world = self.entry(parent)?.node.world;
-        if let Some(reason) = relative.invalid_reason().or_else(|| world_invalid_reason(&*component, &(parent_world * relative.to_mat4()))) {
+        if let Some(reason) = relative.invalid_reason().or_else(|| world_invalid_reason(&*component, &(parent_world * relative.to_mat4())))
+        {
             return Err(EngineError::InvalidTransform { component: parent, reason });
         }
         let id = self.insert_component(actor, component, Some(parent), relative);
@@ -188,7 +196,13 @@ impl World {
         Ok(ids)
     }
 
-    fn insert_component(&mut self, actor: ActorId, behaviour: Box<dyn Component>, parent: Option<ComponentId>, relative: Transform) -> ComponentId {
+    fn insert_component(
+        &mut self,
+        actor: ActorId,
+        behaviour: Box<dyn Component>,
+        parent: Option<ComponentId>,
+        relative: Transform,
+    ) -> ComponentId {
         let parent_world = parent.and_then(|p| self.components.get(p)).map(|e| e.node.world).unwrap_or(Mat4::IDENTITY);
         let camera = behaviour.camera().is_some();
         let id = self.components.insert(ComponentEntry {
@@ -555,7 +569,16 @@ impl World {
             let (Some((x, w)), Some((y, h))) = (span(vp.x, vp.z, width), span(vp.y, vp.w, height)) else { continue };
             let rect = rhi_vulkan::Rect::new(x, y, w, h);
             let view = match cam.ortho_width {
-                Some(ow) => SceneView::orthographic(eye, eye + forward, up, ow, ow * rect.height as f32 / rect.width as f32, cam.near, cam.far, rect),
+                Some(ow) => SceneView::orthographic(
+                    eye,
+                    eye + forward,
+                    up,
+                    ow,
+                    ow * rect.height as f32 / rect.width as f32,
+                    cam.near,
+                    cam.far,
+                    rect,
+                ),
                 None => SceneView::perspective(eye, eye + forward, up, cam.fov_y, cam.near, cam.far, rect),
             };
             // A camera whose description the renderer would refuse (a

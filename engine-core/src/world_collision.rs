@@ -39,7 +39,14 @@ impl World {
         let hit: Option<RayHit> = self.collision.scene.raycast(origin, direction, max_distance)?;
         Ok(hit.map(|h| {
             let component = ComponentId { index: h.body.0 as u32, generation: (h.body.0 >> 32) as u32 };
-            WorldHit { component, position: h.position, normal: h.normal, distance: h.distance, triangle_index: h.triangle_index, material_index: h.material_index }
+            WorldHit {
+                component,
+                position: h.position,
+                normal: h.normal,
+                distance: h.distance,
+                triangle_index: h.triangle_index,
+                material_index: h.material_index,
+            }
         }))
     }
 
@@ -71,7 +78,13 @@ impl World {
 }
 
 /// Keeps `e`'s collision body in step with its dirty flags `d`: (re)cooks on registration or a collision change, moves on a transform, removes on unregistration.
-fn update_body(collision: &mut CollisionScene, id: ComponentId, e: &mut ComponentEntry, d: DirtyFlags, stats: &mut EndOfFrameStats) -> Result<()> {
+fn update_body(
+    collision: &mut CollisionScene,
+    id: ComponentId,
+    e: &mut ComponentEntry,
+    d: DirtyFlags,
+    stats: &mut EndOfFrameStats,
+) -> Result<()> {
     let body = BodyId(id.to_bits());
     if e.behaviour.as_primitive().is_none() || !(d.collision || d.render_state || d.transform) {
         return Ok(());

@@ -4,9 +4,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use engine_core::collision::{
-    BodyId, BodySetup, CollisionComplexity, CollisionDataProvider, CollisionError, CollisionScene,
-    ConvexElement, CookEvent, CookedCollision, InlineExecutor, ManualExecutor, RayHit,
-    TriMeshCollisionData,
+    BodyId, BodySetup, CollisionComplexity, CollisionDataProvider, CollisionError, CollisionScene, ConvexElement, CookEvent,
+    CookedCollision, InlineExecutor, ManualExecutor, RayHit, TriMeshCollisionData,
 };
 use glam::{Affine3A, Quat, Vec2, Vec3};
 use proptest::prelude::*;
@@ -14,10 +13,7 @@ use proptest::prelude::*;
 const EPS: f32 = 1e-4;
 
 fn assert_vec_near(actual: Vec3, expected: Vec3) {
-    assert!(
-        (actual - expected).abs().max_element() < EPS,
-        "expected {expected}, got {actual}"
-    );
+    assert!((actual - expected).abs().max_element() < EPS, "expected {expected}, got {actual}");
 }
 
 /// Triangles of an axis-aligned box, two per face, wound outward.
@@ -39,22 +35,12 @@ fn box_mesh(center: Vec3, half: Vec3, material_per_face: bool) -> TriMeshCollisi
             p[v] = cv;
             center + p * half
         };
-        let quad = [
-            corner(-1.0, -1.0),
-            corner(1.0, -1.0),
-            corner(1.0, 1.0),
-            corner(-1.0, 1.0),
-        ];
+        let quad = [corner(-1.0, -1.0), corner(1.0, -1.0), corner(1.0, 1.0), corner(-1.0, 1.0)];
         let mut normal = Vec3::ZERO;
         normal[axis] = sign;
         let outward = (quad[1] - quad[0]).cross(quad[2] - quad[0]).dot(normal) > 0.0;
-        let tris = if outward {
-            [[0, 1, 2], [0, 2, 3]]
-        } else {
-            [[0, 2, 1], [0, 3, 2]]
-        };
-        data.push_section(&quad, &tris, if material_per_face { face } else { 0 })
-            .expect("valid section");
+        let tris = if outward { [[0, 1, 2], [0, 2, 3]] } else { [[0, 2, 1], [0, 3, 2]] };
+        data.push_section(&quad, &tris, if material_per_face { face } else { 0 }).expect("valid section");
     }
     data
 }
@@ -94,22 +80,13 @@ fn cooked_unit_cube() -> Arc<CookedCollision> {
 fn scene_with(bodies: &[(u64, Arc<CookedCollision>, Affine3A)]) -> CollisionScene {
     let mut scene = CollisionScene::new();
     for (id, collision, transform) in bodies {
-        scene
-            .add_body(
-                BodyId(*id),
-                Arc::clone(collision),
-                *transform,
-                CollisionComplexity::Simple,
-            )
-            .expect("body added");
+        scene.add_body(BodyId(*id), Arc::clone(collision), *transform, CollisionComplexity::Simple).expect("body added");
     }
     scene
 }
 
 fn cast(scene: &CollisionScene, origin: Vec3, dir: Vec3) -> Option<RayHit> {
-    scene
-        .raycast(origin, dir, f32::INFINITY)
-        .expect("valid ray")
+    scene.raycast(origin, dir, f32::INFINITY).expect("valid ray")
 }
 
 #[test]
@@ -157,15 +134,8 @@ fn misses_return_none() {
     // Pointing away.
     assert_eq!(cast(&scene, Vec3::new(0.0, 5.0, 0.0), Vec3::Y), None);
     // Too short; and exactly long enough.
-    assert_eq!(
-        scene
-            .raycast(Vec3::new(0.0, 5.0, 0.0), Vec3::NEG_Y, 4.4)
-            .unwrap(),
-        None
-    );
-    let hit = scene
-        .raycast(Vec3::new(0.0, 5.0, 0.0), Vec3::NEG_Y, 4.5)
-        .unwrap();
+    assert_eq!(scene.raycast(Vec3::new(0.0, 5.0, 0.0), Vec3::NEG_Y, 4.4).unwrap(), None);
+    let hit = scene.raycast(Vec3::new(0.0, 5.0, 0.0), Vec3::NEG_Y, 4.5).unwrap();
     assert!(hit.is_some_and(|h| (h.distance - 4.5).abs() < EPS));
     // An empty scene.
     assert_eq!(cast(&CollisionScene::new(), Vec3::ZERO, Vec3::X), None);
@@ -174,22 +144,10 @@ fn misses_return_none() {
 #[test]
 fn bad_rays_are_rejected() {
     let scene = scene_with(&[(1, cooked_unit_cube(), Affine3A::IDENTITY)]);
-    assert!(matches!(
-        scene.raycast(Vec3::new(f32::NAN, 0.0, 0.0), Vec3::X, 1.0),
-        Err(CollisionError::NonFiniteRay { .. })
-    ));
-    assert!(matches!(
-        scene.raycast(Vec3::ZERO, Vec3::new(0.0, f32::INFINITY, 0.0), 1.0),
-        Err(CollisionError::NonFiniteRay { .. })
-    ));
-    assert_eq!(
-        scene.raycast(Vec3::ZERO, Vec3::ZERO, 1.0),
-        Err(CollisionError::ZeroRayDirection)
-    );
-    assert_eq!(
-        scene.raycast(Vec3::ZERO, Vec3::X, -1.0),
-        Err(CollisionError::InvalidMaxDistance(-1.0))
-    );
+    assert!(matches!(scene.raycast(Vec3::new(f32::NAN, 0.0, 0.0), Vec3::X, 1.0), Err(CollisionError::NonFiniteRay { .. })));
+    assert!(matches!(scene.raycast(Vec3::ZERO, Vec3::new(0.0, f32::INFINITY, 0.0), 1.0), Err(CollisionError::NonFiniteRay { .. })));
+    assert_eq!(scene.raycast(Vec3::ZERO, Vec3::ZERO, 1.0), Err(CollisionError::ZeroRayDirection));
+    assert_eq!(scene.raycast(Vec3::ZERO, Vec3::X, -1.0), Err(CollisionError::InvalidMaxDistance(-1.0)));
     assert!(matches!(
         scene.raycast(Vec3::ZERO, Vec3::X, f32::NAN),
         Err(CollisionError::InvalidMaxDistance(d)) if d.is_nan()
@@ -229,14 +187,8 @@ fn translated_rotated_scaled_body_is_hit_where_it_is() {
     );
     let mut scene = scene_with(&[(3, cooked_unit_cube(), transform)]);
     let bounds = scene.body_bounds(BodyId(3)).unwrap();
-    assert!(
-        bounds.min.abs_diff_eq(Vec3::new(9.5, -1.0, -4.0), 1e-3),
-        "{bounds:?}"
-    );
-    assert!(
-        bounds.max.abs_diff_eq(Vec3::new(10.5, 3.0, -2.0), 1e-3),
-        "{bounds:?}"
-    );
+    assert!(bounds.min.abs_diff_eq(Vec3::new(9.5, -1.0, -4.0), 1e-3), "{bounds:?}");
+    assert!(bounds.max.abs_diff_eq(Vec3::new(10.5, 3.0, -2.0), 1e-3), "{bounds:?}");
 
     let hit = cast(&scene, Vec3::new(10.2, 10.0, -3.2), Vec3::NEG_Y).unwrap();
     assert_vec_near(hit.position, Vec3::new(10.2, 3.0, -3.2));
@@ -256,12 +208,7 @@ fn translated_rotated_scaled_body_is_hit_where_it_is() {
     assert_eq!(cast(&scene, Vec3::new(0.0, 10.0, 0.0), Vec3::NEG_Y), None);
 
     // Moving the body moves the hit.
-    scene
-        .set_transform(
-            BodyId(3),
-            Affine3A::from_translation(Vec3::new(0.0, 2.0, 0.0)),
-        )
-        .unwrap();
+    scene.set_transform(BodyId(3), Affine3A::from_translation(Vec3::new(0.0, 2.0, 0.0))).unwrap();
     let hit = cast(&scene, Vec3::new(0.0, 10.0, 0.0), Vec3::NEG_Y).unwrap();
     assert_vec_near(hit.position, Vec3::new(0.0, 2.5, 0.0));
 }
@@ -271,8 +218,7 @@ fn sheared_body_normal_stays_perpendicular_to_the_surface() {
     // Rotate 45 degrees about Z, then stretch along world X: the cube becomes
     // a parallelepiped whose faces are not at 45 degrees any more, so a
     // normal transformed like a position would be wrong.
-    let transform = Affine3A::from_scale(Vec3::new(3.0, 1.0, 1.0))
-        * Affine3A::from_rotation_z(std::f32::consts::FRAC_PI_4);
+    let transform = Affine3A::from_scale(Vec3::new(3.0, 1.0, 1.0)) * Affine3A::from_rotation_z(std::f32::consts::FRAC_PI_4);
     let scene = scene_with(&[(1, cooked_unit_cube(), transform)]);
     let hit = cast(&scene, Vec3::new(0.3, 10.0, 0.1), Vec3::NEG_Y).unwrap();
     let m = transform.matrix3;
@@ -286,11 +232,7 @@ fn sheared_body_normal_stays_perpendicular_to_the_surface() {
         let mut edge = Vec3::ZERO;
         edge[edge_axis] = 1.0;
         let world_edge = Vec3::from(m * glam::Vec3A::from(edge)).normalize();
-        assert!(
-            hit.normal.dot(world_edge).abs() < EPS,
-            "normal {} edge {world_edge}",
-            hit.normal
-        );
+        assert!(hit.normal.dot(world_edge).abs() < EPS, "normal {} edge {world_edge}", hit.normal);
     }
     assert!(hit.normal.dot(Vec3::NEG_Y) < 0.0);
     assert!((hit.normal.length() - 1.0).abs() < EPS);
@@ -299,9 +241,7 @@ fn sheared_body_normal_stays_perpendicular_to_the_surface() {
 #[test]
 fn simple_queries_hit_convex_elements_unless_complex_is_used_as_simple() {
     let mut setup = BodySetup::new();
-    setup
-        .add_convex_element(ConvexElement::cuboid(Vec3::splat(-1.0), Vec3::splat(1.0)))
-        .unwrap();
+    setup.add_convex_element(ConvexElement::cuboid(Vec3::splat(-1.0), Vec3::splat(1.0))).unwrap();
     let origin = Vec3::new(0.2, 5.0, 0.1);
 
     let convex = setup.cook(&UnitCube).unwrap();
@@ -314,18 +254,14 @@ fn simple_queries_hit_convex_elements_unless_complex_is_used_as_simple() {
     assert_eq!((hit.triangle_index, hit.material_index), (None, None));
 
     // Complex queries on the same cook hit the triangles.
-    scene
-        .set_complexity(BodyId(1), CollisionComplexity::Complex)
-        .unwrap();
+    scene.set_complexity(BodyId(1), CollisionComplexity::Complex).unwrap();
     let hit = cast(&scene, origin, Vec3::NEG_Y).unwrap();
     assert_vec_near(hit.position, Vec3::new(0.2, 0.5, 0.1));
     assert_eq!(hit.material_index, Some(2));
 
     setup.use_complex_as_simple = true;
     let complex = setup.cook(&UnitCube).unwrap();
-    scene
-        .set_complexity(BodyId(1), CollisionComplexity::Simple)
-        .unwrap();
+    scene.set_complexity(BodyId(1), CollisionComplexity::Simple).unwrap();
     scene.set_collision(BodyId(1), complex).unwrap();
     let hit = cast(&scene, origin, Vec3::NEG_Y).unwrap();
     assert_vec_near(hit.position, Vec3::new(0.2, 0.5, 0.1));
@@ -337,9 +273,7 @@ fn simple_queries_hit_convex_elements_unless_complex_is_used_as_simple() {
     let only_convex = setup.cook(&NoTriangles).unwrap();
     assert!(!only_convex.has_tri_mesh());
     scene.set_collision(BodyId(1), only_convex).unwrap();
-    scene
-        .set_complexity(BodyId(1), CollisionComplexity::Complex)
-        .unwrap();
+    scene.set_complexity(BodyId(1), CollisionComplexity::Complex).unwrap();
     let hit = cast(&scene, origin, Vec3::NEG_Y).unwrap();
     assert_vec_near(hit.position, Vec3::new(0.2, 1.0, 0.1));
 }
@@ -349,9 +283,7 @@ fn convex_hull_drops_interior_points_and_rejects_flat_or_bad_elements() {
     let mut setup = BodySetup::new();
     let mut points = ConvexElement::cuboid(Vec3::ZERO, Vec3::ONE).points;
     points.push(Vec3::splat(0.5));
-    setup
-        .set_convex_elements(vec![ConvexElement::new(points)])
-        .unwrap();
+    setup.set_convex_elements(vec![ConvexElement::new(points)]).unwrap();
     let cooked = setup.cook(&NoTriangles).unwrap();
     assert_eq!(cooked.convex_hull_points(0).unwrap().len(), 8);
 
@@ -360,32 +292,16 @@ fn convex_hull_drops_interior_points_and_rejects_flat_or_bad_elements() {
         Err(CollisionError::DegenerateConvex { element: 1, .. })
     ));
     assert!(matches!(
-        setup.add_convex_element(ConvexElement::new(vec![
-            Vec3::ZERO,
-            Vec3::X,
-            Vec3::Y,
-            Vec3::NAN
-        ])),
-        Err(CollisionError::NonFiniteConvexPoint {
-            element: 1,
-            point: 3,
-            ..
-        })
+        setup.add_convex_element(ConvexElement::new(vec![Vec3::ZERO, Vec3::X, Vec3::Y, Vec3::NAN])),
+        Err(CollisionError::NonFiniteConvexPoint { element: 1, point: 3, .. })
     ));
-    assert_eq!(
-        setup.convex_elements().len(),
-        1,
-        "rejected elements are not added"
-    );
+    assert_eq!(setup.convex_elements().len(), 1, "rejected elements are not added");
 
     // Coplanar points pass the cheap checks and fail when hulled; the
     // previous cook stays.
     let flat = ConvexElement::new(vec![Vec3::ZERO, Vec3::X, Vec3::Z, Vec3::new(1.0, 0.0, 1.0)]);
     setup.add_convex_element(flat).unwrap();
-    assert!(matches!(
-        setup.cook(&NoTriangles),
-        Err(CollisionError::DegenerateConvex { element: 1, .. })
-    ));
+    assert!(matches!(setup.cook(&NoTriangles), Err(CollisionError::DegenerateConvex { element: 1, .. })));
     assert!(Arc::ptr_eq(setup.cooked().unwrap(), &cooked));
 }
 
@@ -396,32 +312,16 @@ fn invalid_provider_data_is_rejected_and_previous_cook_stays() {
 
     let mut bad_index = box_mesh(Vec3::ZERO, Vec3::ONE, false);
     bad_index.indices[5] = [0, 1, 99];
-    assert_eq!(
-        setup.cook(&bad_index).unwrap_err(),
-        CollisionError::IndexOutOfRange {
-            triangle: 5,
-            index: 99,
-            vertex_count: 24
-        }
-    );
+    assert_eq!(setup.cook(&bad_index).unwrap_err(), CollisionError::IndexOutOfRange { triangle: 5, index: 99, vertex_count: 24 });
     assert!(Arc::ptr_eq(setup.cooked().unwrap(), &good));
 
     let mut bad_materials = box_mesh(Vec3::ZERO, Vec3::ONE, false);
     bad_materials.material_indices.pop();
-    assert_eq!(
-        setup.cook(&bad_materials).unwrap_err(),
-        CollisionError::MaterialCountMismatch {
-            material_count: 11,
-            triangle_count: 12
-        }
-    );
+    assert_eq!(setup.cook(&bad_materials).unwrap_err(), CollisionError::MaterialCountMismatch { material_count: 11, triangle_count: 12 });
 
     let mut nan = box_mesh(Vec3::ZERO, Vec3::ONE, false);
     nan.vertices[3].z = f32::NAN;
-    assert!(matches!(
-        setup.cook(&nan),
-        Err(CollisionError::NonFiniteVertex { vertex: 3, .. })
-    ));
+    assert!(matches!(setup.cook(&nan), Err(CollisionError::NonFiniteVertex { vertex: 3, .. })));
 
     // Async requests with bad data are refused before anything is queued.
     assert!(setup.cook_async(&nan).is_err());
@@ -436,12 +336,7 @@ fn cube_of_half(half: f32) -> TriMeshCollisionData {
 
 fn top_of(collision: &Arc<CookedCollision>) -> f32 {
     let scene = scene_with(&[(1, Arc::clone(collision), Affine3A::IDENTITY)]);
-    scene
-        .raycast(Vec3::new(0.0, 100.0, 0.0), Vec3::NEG_Y, f32::INFINITY)
-        .unwrap()
-        .unwrap()
-        .position
-        .y
+    scene.raycast(Vec3::new(0.0, 100.0, 0.0), Vec3::NEG_Y, f32::INFINITY).unwrap().unwrap().position.y
 }
 
 #[test]
@@ -458,10 +353,7 @@ fn superseded_async_cook_finishing_last_is_never_applied() {
     // The newer cook finishes first and is applied.
     executor.take(new).unwrap().run();
     match setup.apply_finished() {
-        Some(CookEvent::Finished {
-            generation,
-            collision,
-        }) => {
+        Some(CookEvent::Finished { generation, collision }) => {
             assert_eq!(generation, new);
             assert!((top_of(&collision) - 2.0).abs() < EPS);
         }
@@ -522,26 +414,13 @@ fn async_cook_failing_on_the_worker_keeps_previous_collision() {
     let mut setup = BodySetup::with_executor(executor.clone());
     let good = setup.cook(&UnitCube).unwrap();
     // Coplanar: passes the up-front checks, fails in the hull builder.
-    setup
-        .add_convex_element(ConvexElement::new(vec![
-            Vec3::ZERO,
-            Vec3::X,
-            Vec3::Z,
-            Vec3::new(1.0, 0.0, 1.0),
-        ]))
-        .unwrap();
+    setup.add_convex_element(ConvexElement::new(vec![Vec3::ZERO, Vec3::X, Vec3::Z, Vec3::new(1.0, 0.0, 1.0)])).unwrap();
     let generation = setup.cook_async(&UnitCube).unwrap();
     executor.run_all();
     match setup.apply_finished() {
-        Some(CookEvent::Failed {
-            generation: g,
-            error,
-        }) => {
+        Some(CookEvent::Failed { generation: g, error }) => {
             assert_eq!(g, generation);
-            assert!(matches!(
-                error,
-                CollisionError::DegenerateConvex { element: 0, .. }
-            ));
+            assert!(matches!(error, CollisionError::DegenerateConvex { element: 0, .. }));
         }
         other => panic!("expected a failure, got {other:?}"),
     }
@@ -582,14 +461,8 @@ fn material_indices_of_sections_come_through() {
     let mut data = TriMeshCollisionData::new();
     for section in 0..3u16 {
         let x = f32::from(section) * 2.0;
-        let quad = [
-            Vec3::new(x, 0.0, 0.0),
-            Vec3::new(x, 0.0, 1.0),
-            Vec3::new(x + 1.0, 0.0, 1.0),
-            Vec3::new(x + 1.0, 0.0, 0.0),
-        ];
-        data.push_section(&quad, &[[0, 1, 2], [0, 2, 3]], 10 + section)
-            .expect("valid section");
+        let quad = [Vec3::new(x, 0.0, 0.0), Vec3::new(x, 0.0, 1.0), Vec3::new(x + 1.0, 0.0, 1.0), Vec3::new(x + 1.0, 0.0, 0.0)];
+        data.push_section(&quad, &[[0, 1, 2], [0, 2, 3]], 10 + section).expect("valid section");
     }
     let mut setup = BodySetup::new();
     setup.use_complex_as_simple = true;
@@ -614,23 +487,9 @@ fn material_indices_of_sections_come_through() {
 #[test]
 fn hits_report_uvs_when_kept() {
     let mut data = TriMeshCollisionData::new();
-    data.push_section(
-        &[
-            Vec3::ZERO,
-            Vec3::new(0.0, 0.0, 1.0),
-            Vec3::new(1.0, 0.0, 1.0),
-            Vec3::X,
-        ],
-        &[[0, 1, 2], [0, 2, 3]],
-        0,
-    )
-    .expect("valid section");
-    data.uvs.push(vec![
-        Vec2::new(0.0, 0.0),
-        Vec2::new(0.0, 1.0),
-        Vec2::new(1.0, 1.0),
-        Vec2::new(1.0, 0.0),
-    ]);
+    data.push_section(&[Vec3::ZERO, Vec3::new(0.0, 0.0, 1.0), Vec3::new(1.0, 0.0, 1.0), Vec3::X], &[[0, 1, 2], [0, 2, 3]], 0)
+        .expect("valid section");
+    data.uvs.push(vec![Vec2::new(0.0, 0.0), Vec2::new(0.0, 1.0), Vec2::new(1.0, 1.0), Vec2::new(1.0, 0.0)]);
     data.flip_normals = true;
 
     let mut setup = BodySetup::new();
@@ -638,8 +497,7 @@ fn hits_report_uvs_when_kept() {
     setup.support_uv_from_hit_results = true;
     let cooked = setup.cook(&data).unwrap();
     assert_eq!(cooked.uv_channel_count(), 1);
-    let transform =
-        Affine3A::from_scale_rotation_translation(Vec3::splat(2.0), Quat::IDENTITY, Vec3::Y);
+    let transform = Affine3A::from_scale_rotation_translation(Vec3::splat(2.0), Quat::IDENTITY, Vec3::Y);
     let scene = scene_with(&[(1, cooked, transform)]);
     let hit = cast(&scene, Vec3::new(0.5, 5.0, 1.5), Vec3::NEG_Y).unwrap();
     // Flipped winding still reports a normal facing the ray.
@@ -658,51 +516,25 @@ fn scene_rejects_bad_bodies_and_keeps_state() {
     let cube = cooked_unit_cube();
     let mut scene = scene_with(&[(1, Arc::clone(&cube), Affine3A::IDENTITY)]);
     assert_eq!(
-        scene.add_body(
-            BodyId(1),
-            Arc::clone(&cube),
-            Affine3A::IDENTITY,
-            CollisionComplexity::Simple
-        ),
+        scene.add_body(BodyId(1), Arc::clone(&cube), Affine3A::IDENTITY, CollisionComplexity::Simple),
         Err(CollisionError::DuplicateBody(BodyId(1)))
     );
     assert_eq!(
-        scene.add_body(
-            BodyId(2),
-            Arc::clone(&cube),
-            Affine3A::from_scale(Vec3::new(1.0, 0.0, 1.0)),
-            CollisionComplexity::Simple
-        ),
+        scene.add_body(BodyId(2), Arc::clone(&cube), Affine3A::from_scale(Vec3::new(1.0, 0.0, 1.0)), CollisionComplexity::Simple),
         Err(CollisionError::InvalidTransform(BodyId(2)))
     );
     assert_eq!(
-        scene.set_transform(
-            BodyId(1),
-            Affine3A::from_translation(Vec3::new(f32::NAN, 0.0, 0.0))
-        ),
+        scene.set_transform(BodyId(1), Affine3A::from_translation(Vec3::new(f32::NAN, 0.0, 0.0))),
         Err(CollisionError::InvalidTransform(BodyId(1)))
     );
-    assert_eq!(
-        scene.remove_body(BodyId(9)),
-        Err(CollisionError::UnknownBody(BodyId(9)))
-    );
-    assert_eq!(
-        scene.set_collision(BodyId(9), cube),
-        Err(CollisionError::UnknownBody(BodyId(9)))
-    );
+    assert_eq!(scene.remove_body(BodyId(9)), Err(CollisionError::UnknownBody(BodyId(9))));
+    assert_eq!(scene.set_collision(BodyId(9), cube), Err(CollisionError::UnknownBody(BodyId(9))));
     assert_eq!(scene.len(), 1);
     let hit = cast(&scene, Vec3::new(0.0, 5.0, 0.0), Vec3::NEG_Y).unwrap();
     assert_vec_near(hit.position, Vec3::new(0.0, 0.5, 0.0));
 
     // A body with no shapes is kept but never hit.
-    scene
-        .add_body(
-            BodyId(3),
-            Arc::new(CookedCollision::empty()),
-            Affine3A::IDENTITY,
-            CollisionComplexity::Complex,
-        )
-        .unwrap();
+    scene.add_body(BodyId(3), Arc::new(CookedCollision::empty()), Affine3A::IDENTITY, CollisionComplexity::Complex).unwrap();
     assert!(scene.contains(BodyId(3)));
     assert_eq!(scene.body_bounds(BodyId(3)), None);
     scene.remove_body(BodyId(1)).unwrap();
@@ -716,16 +548,12 @@ fn arb_vec3(range: f32) -> impl Strategy<Value = Vec3> {
 }
 
 fn arb_transform() -> impl Strategy<Value = Affine3A> {
-    (
-        arb_vec3(1.0),
-        -3.0f32..3.0,
-        (0.2f32..4.0, 0.2f32..4.0, 0.2f32..4.0),
-        arb_vec3(5.0),
-    )
-        .prop_map(|(axis, angle, (sx, sy, sz), translation)| {
+    (arb_vec3(1.0), -3.0f32..3.0, (0.2f32..4.0, 0.2f32..4.0, 0.2f32..4.0), arb_vec3(5.0)).prop_map(
+        |(axis, angle, (sx, sy, sz), translation)| {
             let rotation = Quat::from_axis_angle(axis.try_normalize().unwrap_or(Vec3::Y), angle);
             Affine3A::from_scale_rotation_translation(Vec3::new(sx, sy, sz), rotation, translation)
-        })
+        },
+    )
 }
 
 proptest! {

@@ -18,7 +18,10 @@ fn engine() -> Engine {
     let mut engine = Engine::new(&EngineDesc { width: 64, height: 48, mode: RenderThreadMode::Inline, device: device_desc() }).unwrap();
     engine.render_thread().set_cvar("r.Shadow.MapSize", "256").unwrap();
     let eye = Vec3::new(-4.0, 0.5, 1.0);
-    engine.world.spawn_actor("camera", Box::new(CameraComponent::default()), Transform::new(eye, look_rotation(eye, Vec3::ZERO), Vec3::ONE)).unwrap();
+    engine
+        .world
+        .spawn_actor("camera", Box::new(CameraComponent::default()), Transform::new(eye, look_rotation(eye, Vec3::ZERO), Vec3::ONE))
+        .unwrap();
     engine
 }
 
@@ -62,7 +65,8 @@ fn write(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
 }
 
 fn counts(world: &mut World) -> (usize, usize, usize, usize) {
-    let (materials, textures) = world.render_thread().unwrap().with_context(|ctx| (ctx.scene.materials.live(), ctx.scene.textures.live())).unwrap();
+    let (materials, textures) =
+        world.render_thread().unwrap().with_context(|ctx| (ctx.scene.materials.live(), ctx.scene.textures.live())).unwrap();
     (world.num_actors(), world.num_components(), materials, textures)
 }
 

@@ -79,7 +79,8 @@ fn every_vertex_attribute_round_trips_into_the_mesh() {
     // NORMAL has 4 elements, POSITION 3 above: the second primitive is refused below; use a 3-normal accessor.
     let n3 = w.floats(&[0.0, 0.0, 1.0].repeat(3), "VEC3");
     w.json["meshes"][m0]["primitives"][1]["attributes"]["NORMAL"] = json!(n3);
-    let m1 = w.push("meshes", json!({ "primitives": [{ "attributes": { "POSITION": tri, "NORMAL": n3, "COLOR_0": c_u16 }, "indices": i32 }] }));
+    let m1 =
+        w.push("meshes", json!({ "primitives": [{ "attributes": { "POSITION": tri, "NORMAL": n3, "COLOR_0": c_u16 }, "indices": i32 }] }));
     let m2 = w.push("meshes", json!({ "primitives": [{ "attributes": { "POSITION": tri, "NORMAL": n3 } }] }));
     for m in [m0, m1, m2] {
         w.push("nodes", json!({ "mesh": m }));
@@ -215,7 +216,10 @@ fn every_material_field_round_trips_into_the_renderer() {
     let base = m.base_color_texture.as_ref().unwrap();
     assert_eq!((base.texture, base.uv_set), (0, 1));
     assert_eq!((base.transform.offset, base.transform.scale, base.transform.rotation), (Vec2::new(0.5, 0.25), Vec2::new(2.0, 3.0), 0.5));
-    assert_eq!((base.sampler.filter, base.sampler.mipmap_filter, base.sampler.address_u, base.sampler.address_v), (Filter::Nearest, Filter::Nearest, AddressMode::ClampToEdge, AddressMode::MirrorRepeat));
+    assert_eq!(
+        (base.sampler.filter, base.sampler.mipmap_filter, base.sampler.address_u, base.sampler.address_v),
+        (Filter::Nearest, Filter::Nearest, AddressMode::ClampToEdge, AddressMode::MirrorRepeat)
+    );
     let mr = m.metallic_roughness_texture.as_ref().unwrap();
     assert_eq!((mr.texture, mr.sampler.filter, mr.sampler.address_u), (1, Filter::Linear, AddressMode::Repeat), "glTF's default sampler");
     assert_eq!((m.metallic_factor, m.roughness_factor), (0.3, 0.6));
@@ -322,7 +326,10 @@ fn cameras_and_punctual_lights_are_imported_and_spawned() {
     w.push("nodes", json!({ "extensions": { "KHR_lights_punctual": { "light": 2 } } }));
     w.json["scenes"][0]["nodes"] = json!([0, 1, 2, 3, 4, 5]);
     let import = import(&w);
-    assert_eq!(import.cameras[0].projection, GltfProjection::Perspective { yfov: 0.8, aspect_ratio: Some(1.5), znear: 0.1, zfar: Some(100.0) });
+    assert_eq!(
+        import.cameras[0].projection,
+        GltfProjection::Perspective { yfov: 0.8, aspect_ratio: Some(1.5), znear: 0.1, zfar: Some(100.0) }
+    );
     assert_eq!(import.cameras[1].projection, GltfProjection::Orthographic { xmag: 4.0, ymag: 3.0, znear: 0.5, zfar: 50.0 });
     let sun = import.lights[0].as_ref().unwrap();
     assert_eq!((sun.kind, sun.color, sun.intensity), (GltfLightKind::Directional, Vec3::new(1.0, 0.9, 0.8), 3.0));
@@ -397,7 +404,8 @@ fn quantized_and_sparse_attributes_are_read() {
     let val_view = w.view(&[7.0f32, 8.0, 9.0].iter().flat_map(|f| f.to_le_bytes()).collect::<Vec<_>>(), None);
     let base = w.floats(&[0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0], "VEC3");
     w.set_min_max(base, &[[0.0; 3], [7.0, 8.0, 9.0]]);
-    w.json["accessors"][base]["sparse"] = json!({ "count": 1, "indices": { "bufferView": idx_view, "componentType": UNSIGNED_SHORT }, "values": { "bufferView": val_view } });
+    w.json["accessors"][base]["sparse"] =
+        json!({ "count": 1, "indices": { "bufferView": idx_view, "componentType": UNSIGNED_SHORT }, "values": { "bufferView": val_view } });
     let m = w.push(
         "meshes",
         json!({ "primitives": [
@@ -454,7 +462,8 @@ fn gltf_with_external_files_glb_and_data_uris_import_the_same() {
 
 /// World and render-thread counts that a failed spawn must leave alone.
 fn counts(world: &mut World) -> (usize, usize, usize, usize) {
-    let (materials, textures) = world.render_thread().unwrap().with_context(|ctx| (ctx.scene.materials.live(), ctx.scene.textures.live())).unwrap();
+    let (materials, textures) =
+        world.render_thread().unwrap().with_context(|ctx| (ctx.scene.materials.live(), ctx.scene.textures.live())).unwrap();
     (world.num_actors(), world.num_components(), materials, textures)
 }
 
@@ -482,7 +491,10 @@ fn each_bad_file_is_its_typed_error_naming_the_path_and_the_world_is_unchanged()
         let i = w.indices(&[0, 1, 9], UNSIGNED_SHORT);
         w.json["meshes"][0]["primitives"][0]["indices"] = json!(i);
     }));
-    assert!(matches!(&e, GltfError::IndexOutOfRange { path, index: 9, vertex_count: 4 } if path == "/meshes/0/primitives/0/indices"), "{e}");
+    assert!(
+        matches!(&e, GltfError::IndexOutOfRange { path, index: 9, vertex_count: 4 } if path == "/meshes/0/primitives/0/indices"),
+        "{e}"
+    );
     let e = import_err(&edit(&|w| {
         let i = w.indices(&[0, 1, 2, 3], UNSIGNED_SHORT);
         w.json["meshes"][0]["primitives"][0]["indices"] = json!(i);
@@ -498,7 +510,10 @@ fn each_bad_file_is_its_typed_error_naming_the_path_and_the_world_is_unchanged()
     let e = import_err(&edit(&|w| w.json["nodes"][0]["mesh"] = json!(7)));
     assert!(matches!(&e, GltfError::Invalid { path, .. } if path == "/nodes/0/mesh"), "{e}");
     let e = import_err(&edit(&|w| w.set("extensionsRequired", json!(["KHR_texture_transform", "KHR_draco_mesh_compression"]))));
-    assert!(matches!(&e, GltfError::UnsupportedExtension { path, extension } if path == "/extensionsRequired/1" && extension == "KHR_draco_mesh_compression"), "{e}");
+    assert!(
+        matches!(&e, GltfError::UnsupportedExtension { path, extension } if path == "/extensionsRequired/1" && extension == "KHR_draco_mesh_compression"),
+        "{e}"
+    );
     // A buffer shorter than its byteLength, and a .glb whose buffer has no BIN chunk.
     let mut short = good.clone();
     short.bin.truncate(8);
@@ -530,15 +545,23 @@ fn each_bad_file_is_its_typed_error_naming_the_path_and_the_world_is_unchanged()
     // Limits.
     let limited = |limits: GltfLimits, bytes: &[u8]| gltf::import_slice_with(bytes, None, &limits, &ImportProgress::default()).unwrap_err();
     let e = limited(GltfLimits { max_vertices: 3, ..Default::default() }, &good.to_gltf());
-    assert!(matches!(&e, GltfError::LimitExceeded { path, what: "vertices", .. } if path == "/meshes/0/primitives/0/attributes/POSITION"), "{e}");
+    assert!(
+        matches!(&e, GltfError::LimitExceeded { path, what: "vertices", .. } if path == "/meshes/0/primitives/0/attributes/POSITION"),
+        "{e}"
+    );
     let e = limited(GltfLimits { max_texture_dimension: 1, ..Default::default() }, &material_file().to_gltf());
-    assert!(matches!(&e, GltfError::LimitExceeded { path, what: "texture dimension", value: 2, .. } if path.starts_with("/images/")), "{e}");
+    assert!(
+        matches!(&e, GltfError::LimitExceeded { path, what: "texture dimension", value: 2, .. } if path.starts_with("/images/")),
+        "{e}"
+    );
     let e = limited(GltfLimits { max_file_bytes: 100, ..Default::default() }, &good.to_gltf());
     assert!(matches!(&e, GltfError::LimitExceeded { what: "file bytes", .. }), "{e}");
     let e = limited(GltfLimits { max_indices: 5, ..Default::default() }, &good.to_gltf());
     assert!(matches!(&e, GltfError::LimitExceeded { .. }), "{e}");
     // Errors name the path in their message too.
-    assert!(GltfError::IndexCount { path: "/meshes/3/primitives/0/indices".into(), count: 4 }.to_string().starts_with("/meshes/3/primitives/0/indices: "));
+    assert!(GltfError::IndexCount { path: "/meshes/3/primitives/0/indices".into(), count: 4 }
+        .to_string()
+        .starts_with("/meshes/3/primitives/0/indices: "));
 
     // Spawn-time refusals add nothing: an unknown scene, and a hierarchy
     // whose world transform overflows (checked before anything is created).

@@ -73,7 +73,14 @@ fn flight_helmet_imports_with_its_textures_and_renders_upright_and_lit() {
     assert_eq!(import.textures.len(), 15);
     assert_eq!(import.textures.iter().filter(|t| t.srgb).count(), 5, "the base colours are sRGB");
     for m in &import.materials {
-        assert!(m.base_color_texture.is_some() && m.normal_texture.is_some() && m.occlusion_texture.is_some() && m.metallic_roughness_texture.is_some(), "{}", m.name);
+        assert!(
+            m.base_color_texture.is_some()
+                && m.normal_texture.is_some()
+                && m.occlusion_texture.is_some()
+                && m.metallic_roughness_texture.is_some(),
+            "{}",
+            m.name
+        );
     }
     assert_eq!(import.materials.iter().filter(|m| m.alpha_mode == AlphaMode::Blend).count(), 1, "the lenses blend");
     assert!(import.skipped.is_empty(), "{:?}", import.skipped);

@@ -103,7 +103,11 @@ fn mesh_spec() -> BoxedStrategy<MeshSpec> {
         .prop_flat_map(|n| {
             let index = prop_oneof![8 => 0u32..n as u32, 1 => Just(n as u32), 1 => Just(u32::MAX)];
             let bound = prop_oneof![4 => 0u32..8, 1 => Just(u32::MAX - 1), 1 => Just(u32::MAX)];
-            (proptest::collection::vec(vec3(), n..=n), proptest::collection::vec(index, 0..10), proptest::collection::vec((bound.clone(), bound), 0..3))
+            (
+                proptest::collection::vec(vec3(), n..=n),
+                proptest::collection::vec(index, 0..10),
+                proptest::collection::vec((bound.clone(), bound), 0..3),
+            )
         })
         .prop_map(|(positions, indices, sections)| MeshSpec { positions, indices, sections })
         .boxed()
@@ -114,7 +118,11 @@ impl MeshSpec {
         let vertices = self.positions.iter().map(|p| LocalVertex { position: p.to_array(), ..Default::default() }).collect();
         let mut lod = StaticMeshLod::single_section(vertices, self.indices.clone());
         if !self.sections.is_empty() {
-            lod.sections = self.sections.iter().map(|&(first_index, index_count)| StaticMeshSection { first_index, index_count, material_slot: 0 }).collect();
+            lod.sections = self
+                .sections
+                .iter()
+                .map(|&(first_index, index_count)| StaticMeshSection { first_index, index_count, material_slot: 0 })
+                .collect();
         }
         StaticMesh::new("random", vec![lod], vec!["default".into()])
     }
@@ -132,7 +140,14 @@ enum Kind {
 
 fn camera_desc() -> BoxedStrategy<CameraDesc> {
     (float(), float(), float(), vec4(), proptest::option::of(float()), float())
-        .prop_map(|(fov_y, near, far, viewport, ortho_width, max_draw_distance)| CameraDesc { fov_y, near, far, viewport, ortho_width, max_draw_distance })
+        .prop_map(|(fov_y, near, far, viewport, ortho_width, max_draw_distance)| CameraDesc {
+            fov_y,
+            near,
+            far,
+            viewport,
+            ortho_width,
+            max_draw_distance,
+        })
         .boxed()
 }
 
@@ -168,7 +183,12 @@ impl Kind {
 enum Op {
     Spawn(Kind, Transform),
     SpawnMany(Vec<(Kind, Transform)>),
-    Add { actor: usize, kind: Kind, parent: Option<usize>, relative: Transform },
+    Add {
+        actor: usize,
+        kind: Kind,
+        parent: Option<usize>,
+        relative: Transform,
+    },
     Destroy(usize),
     Register(usize),
     Unregister(usize),
@@ -278,7 +298,14 @@ fn snapshot(w: &World, ids: &Ids) -> String {
             )
         })
         .collect();
-    let s = Snapshot { actors: w.num_actors(), components: w.num_components(), dirty: w.dirty_count(), last_update: w.last_update, per_actor, per_component };
+    let s = Snapshot {
+        actors: w.num_actors(),
+        components: w.num_components(),
+        dirty: w.dirty_count(),
+        last_update: w.last_update,
+        per_actor,
+        per_component,
+    };
     format!("{s:#?}")
 }
 
@@ -366,14 +393,16 @@ fn apply(w: &mut World, ids: &mut Ids, m: &mut Model, op: &Op) -> std::result::R
             m.spawned(a, root);
         }),
         Op::SpawnMany(items) => {
-            items.iter().map(|(k, t)| k.make().map(|c| (c, *t))).collect::<Result<Vec<_>>>().and_then(|items| w.spawn_actors(items)).map(|roots| {
-                for root in roots {
-                    let a = w.actor_of(root).expect("just spawned");
-                    ids.actors.push(a);
-                    ids.components.push(root);
-                    m.spawned(a, root);
-                }
-            })
+            items.iter().map(|(k, t)| k.make().map(|c| (c, *t))).collect::<Result<Vec<_>>>().and_then(|items| w.spawn_actors(items)).map(
+                |roots| {
+                    for root in roots {
+                        let a = w.actor_of(root).expect("just spawned");
+                        ids.actors.push(a);
+                        ids.components.push(root);
+                        m.spawned(a, root);
+                    }
+                },
+            )
         }
         Op::Add { actor, kind, parent, relative } => {
             let Some(a) = ids.actor(*actor) else { return Ok(false) };
@@ -474,7 +503,10 @@ fn apply(w: &mut World, ids: &mut Ids, m: &mut Model, op: &Op) -> std::result::R
                 let r = v.viewport;
                 prop_assert!(v.view_matrix.is_finite() && v.projection.is_finite(), "{v:?}");
                 prop_assert!(r.x >= 0 && r.y >= 0 && r.width > 0 && r.height > 0, "{v:?}");
-                prop_assert!(r.x as u64 + r.width as u64 <= *width as u64 && r.y as u64 + r.height as u64 <= *height as u64, "{v:?} in {width}x{height}");
+                prop_assert!(
+                    r.x as u64 + r.width as u64 <= *width as u64 && r.y as u64 + r.height as u64 <= *height as u64,
+                    "{v:?} in {width}x{height}"
+                );
                 let valid = v.validate_in(*width, *height);
                 prop_assert!(valid.is_ok(), "{valid:?}");
             }
@@ -568,8 +600,16 @@ fn run_and_render(w: &mut World, ops: &[Op], ids: &mut Ids, model: &mut Model) -
     let mut views = w.collect_views(64, 48);
     if views.is_empty() {
         views.push(
-            renderer::SceneView::perspective(Vec3::new(-30.0, 0.0, 10.0), Vec3::ZERO, Vec3::Z, 1.0, 0.1, 500.0, rhi_vulkan::Rect::from_size(64, 48))
-                .unwrap(),
+            renderer::SceneView::perspective(
+                Vec3::new(-30.0, 0.0, 10.0),
+                Vec3::ZERO,
+                Vec3::Z,
+                1.0,
+                0.1,
+                500.0,
+                rhi_vulkan::Rect::from_size(64, 48),
+            )
+            .unwrap(),
         );
     }
     let rt = w.render_thread().unwrap();
@@ -577,7 +617,8 @@ fn run_and_render(w: &mut World, ops: &[Op], ids: &mut Ids, model: &mut Model) -
     // thread is seen in `frames_failed`/`last_frame_error`, and a
     // request of its update batch that failed in `failed_updates`.
     let failed_before = rt.frames_failed();
-    let frame = rt.render_frame(renderer::FrameRequest { family: renderer::ViewFamily::new(64, 48, views), read_back: false, execute: true });
+    let frame =
+        rt.render_frame(renderer::FrameRequest { family: renderer::ViewFamily::new(64, 48, views), read_back: false, execute: true });
     prop_assert!(frame.is_ok(), "{frame:?}");
     let flushed = rt.flush();
     prop_assert!(flushed.is_ok(), "{flushed:?}");

@@ -97,9 +97,17 @@ fn moving_sends_only_a_transform_and_mesh_or_material_changes_recreate_one_proxy
 fn moving_a_parent_moves_its_attached_children() {
     let mut w = world();
     let (actor, root) = w.spawn_actor("parent", Box::new(StaticMeshComponent::new(StaticMesh::cube())), Transform::IDENTITY).unwrap();
-    let child = w.add_component(actor, Box::new(StaticMeshComponent::new(StaticMesh::cube())), Some(root), Transform::from_translation(Vec3::new(0.0, 0.0, 2.0))).unwrap();
+    let child = w
+        .add_component(
+            actor,
+            Box::new(StaticMeshComponent::new(StaticMesh::cube())),
+            Some(root),
+            Transform::from_translation(Vec3::new(0.0, 0.0, 2.0)),
+        )
+        .unwrap();
     frame(&mut w);
-    w.set_relative_transform(root, Transform::new(Vec3::new(3.0, 0.0, 0.0), Quat::from_rotation_y(std::f32::consts::FRAC_PI_2), Vec3::ONE)).unwrap();
+    w.set_relative_transform(root, Transform::new(Vec3::new(3.0, 0.0, 0.0), Quat::from_rotation_y(std::f32::consts::FRAC_PI_2), Vec3::ONE))
+        .unwrap();
     frame(&mut w);
     let expected = w.world_transform(child).unwrap();
     assert!((expected.w_axis.truncate() - Vec3::new(5.0, 0.0, 0.0)).length() < 1e-4, "{expected:?}");
@@ -114,7 +122,8 @@ fn moving_a_parent_moves_its_attached_children() {
 #[test]
 fn a_nan_transform_is_rejected_and_the_last_good_one_stays() {
     let mut w = World::new(None);
-    let (_, c) = w.spawn_actor("cube", Box::new(StaticMeshComponent::new(StaticMesh::cube())), Transform::from_translation(Vec3::X)).unwrap();
+    let (_, c) =
+        w.spawn_actor("cube", Box::new(StaticMeshComponent::new(StaticMesh::cube())), Transform::from_translation(Vec3::X)).unwrap();
     let good = w.world_transform(c).unwrap();
     for bad in [
         Transform::from_translation(Vec3::new(f32::NAN, 0.0, 0.0)),
@@ -180,7 +189,12 @@ fn ten_thousand_components_register_in_one_batch() {
     let mut w = world();
     let mesh = StaticMesh::cube();
     let items: Vec<(Box<dyn Component>, Transform)> = (0..10_000)
-        .map(|i| (Box::new(StaticMeshComponent::new(mesh.clone())) as Box<dyn Component>, Transform::from_translation(Vec3::new((i % 100) as f32, (i / 100) as f32, 0.0))))
+        .map(|i| {
+            (
+                Box::new(StaticMeshComponent::new(mesh.clone())) as Box<dyn Component>,
+                Transform::from_translation(Vec3::new((i % 100) as f32, (i / 100) as f32, 0.0)),
+            )
+        })
         .collect();
     w.spawn_actors(items).unwrap();
     let eof = w.send_all_end_of_frame_updates().unwrap();
@@ -218,7 +232,14 @@ fn the_game_thread_runs_one_frame_ahead_and_never_more() {
 #[test]
 fn a_raycast_hits_a_cube_at_the_right_point_and_normal() {
     let mut w = World::new(None);
-    let c = w.spawn_actor("cube", Box::new(StaticMeshComponent::new(StaticMesh::cube())), Transform::from_translation_scale(Vec3::new(5.0, 0.0, 0.0), Vec3::splat(2.0))).unwrap().1;
+    let c = w
+        .spawn_actor(
+            "cube",
+            Box::new(StaticMeshComponent::new(StaticMesh::cube())),
+            Transform::from_translation_scale(Vec3::new(5.0, 0.0, 0.0), Vec3::splat(2.0)),
+        )
+        .unwrap()
+        .1;
     w.send_all_end_of_frame_updates().unwrap();
     let hit = w.raycast(Vec3::new(0.0, 0.2, 0.3), Vec3::X, 100.0).unwrap().expect("a hit");
     assert_eq!(hit.component, c);
@@ -244,7 +265,12 @@ fn lights_and_cameras_come_from_components() {
     w.spawn_actor("camera", Box::new(CameraComponent::default()), Transform::new(eye, look_rotation(eye, Vec3::ZERO), Vec3::ONE)).unwrap();
     let sun = Transform::new(Vec3::ZERO, look_rotation(Vec3::ZERO, Vec3::new(0.3, 0.2, -1.0)), Vec3::ONE);
     let (_, sun_id) = w.spawn_actor("sun", Box::new(DirectionalLightComponent::default()), sun).unwrap();
-    w.spawn_actor("floor", Box::new(StaticMeshComponent::new(StaticMesh::plane())), Transform::from_translation_scale(Vec3::ZERO, Vec3::splat(20.0))).unwrap();
+    w.spawn_actor(
+        "floor",
+        Box::new(StaticMeshComponent::new(StaticMesh::plane())),
+        Transform::from_translation_scale(Vec3::ZERO, Vec3::splat(20.0)),
+    )
+    .unwrap();
     cube_at(w, Vec3::new(0.0, 0.0, 0.5));
     assert_eq!(w.collect_views(W, H).len(), 1);
     engine.tick(0.016, true).unwrap();
@@ -314,7 +340,10 @@ fn only_components_that_want_a_tick_are_ticked_and_the_wish_can_change() {
 fn set_size_renders_the_next_frame_at_the_new_size() {
     let mut engine = Engine::new(&EngineDesc { width: 64, height: 48, mode: RenderThreadMode::Threaded, device: device_desc() }).unwrap();
     let eye = Vec3::new(-6.0, 0.0, 6.0);
-    engine.world.spawn_actor("camera", Box::new(CameraComponent::default()), Transform::new(eye, look_rotation(eye, Vec3::ZERO), Vec3::ONE)).unwrap();
+    engine
+        .world
+        .spawn_actor("camera", Box::new(CameraComponent::default()), Transform::new(eye, look_rotation(eye, Vec3::ZERO), Vec3::ONE))
+        .unwrap();
     cube_at(&mut engine.world, Vec3::ZERO);
     engine.tick(0.016, true).unwrap();
     let img = engine.read_back().unwrap().unwrap();

@@ -47,7 +47,9 @@ impl<'a> Bytes<'a> {
     pub fn f32(&mut self) -> f32 {
         match self.u8() {
             0..=199 => f32::from(self.u8() as i8) * 0.25,
-            200..=209 => [0.0, -0.0, f32::NAN, f32::INFINITY, f32::NEG_INFINITY, f32::MAX, f32::MIN, 1e-30, 1e30, -1e30][self.u8() as usize % 10],
+            200..=209 => {
+                [0.0, -0.0, f32::NAN, f32::INFINITY, f32::NEG_INFINITY, f32::MAX, f32::MIN, 1e-30, 1e30, -1e30][self.u8() as usize % 10]
+            }
             _ => f32::from_bits(self.u32()),
         }
     }

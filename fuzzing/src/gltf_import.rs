@@ -22,7 +22,8 @@
 use engine_core::gltf::{self, GltfError, GltfImport, GltfLimits, ImportProgress};
 
 /// The limits every input is imported under.
-pub const LIMITS: GltfLimits = GltfLimits { max_file_bytes: 1 << 20, max_vertices: 1 << 16, max_indices: 1 << 18, max_texture_dimension: 256 };
+pub const LIMITS: GltfLimits =
+    GltfLimits { max_file_bytes: 1 << 20, max_vertices: 1 << 16, max_indices: 1 << 18, max_texture_dimension: 256 };
 
 /// The fuzz target body: see the module doc.
 pub fn gltf_import(data: &[u8]) {
@@ -67,8 +68,16 @@ fn check_import(import: &GltfImport) {
             for (s, section) in lod.sections.iter().enumerate() {
                 let end = section.first_index as u64 + section.index_count as u64;
                 assert!(end <= lod.indices.len() as u64, "mesh {m} LOD {l} section {s} ends at {end} of {} indices", lod.indices.len());
-                assert!(section.first_index % 3 == 0 && section.index_count % 3 == 0, "mesh {m} LOD {l} section {s} is not whole triangles");
-                assert!((section.material_slot as usize) < mesh.slot_materials.len(), "mesh {m} LOD {l} section {s}: slot {} of {}", section.material_slot, mesh.slot_materials.len());
+                assert!(
+                    section.first_index % 3 == 0 && section.index_count % 3 == 0,
+                    "mesh {m} LOD {l} section {s} is not whole triangles"
+                );
+                assert!(
+                    (section.material_slot as usize) < mesh.slot_materials.len(),
+                    "mesh {m} LOD {l} section {s}: slot {} of {}",
+                    section.material_slot,
+                    mesh.slot_materials.len()
+                );
             }
         }
     }
@@ -80,7 +89,13 @@ fn check_import(import: &GltfImport) {
         assert!(max <= LIMITS.max_texture_dimension, "texture {t} is {max} texels wide");
     }
     for (i, material) in import.materials.iter().enumerate() {
-        let refs = [&material.base_color_texture, &material.metallic_roughness_texture, &material.normal_texture, &material.occlusion_texture, &material.emissive_texture];
+        let refs = [
+            &material.base_color_texture,
+            &material.metallic_roughness_texture,
+            &material.normal_texture,
+            &material.occlusion_texture,
+            &material.emissive_texture,
+        ];
         for r in refs.into_iter().flatten() {
             assert!(r.texture < import.textures.len(), "material {i}: texture {} of {}", r.texture, import.textures.len());
             assert!(r.uv_set <= 3, "material {i}: UV set {}", r.uv_set);
@@ -102,5 +117,10 @@ fn check_import(import: &GltfImport) {
     for (s, scene) in import.scenes.iter().enumerate() {
         assert!(scene.nodes.iter().all(|&n| n < nodes), "scene {s}: a node past {nodes}");
     }
-    assert!(import.default_scene.is_none_or(|s| s < import.scenes.len()), "default scene {:?} of {}", import.default_scene, import.scenes.len());
+    assert!(
+        import.default_scene.is_none_or(|s| s < import.scenes.len()),
+        "default scene {:?} of {}",
+        import.default_scene,
+        import.scenes.len()
+    );
 }

@@ -40,4 +40,5 @@ pub type FuzzTarget = (&'static str, fn(&[u8]));
 
 /// The fuzz targets by name (the names of `fuzz/fuzz_targets/*.rs` and of
 /// the corpus folders).
-pub const TARGETS: &[FuzzTarget] = &[("procmesh_section", procmesh_section), ("particle_asset", particle_asset), ("gltf_import", gltf_import)];
+pub const TARGETS: &[FuzzTarget] =
+    &[("procmesh_section", procmesh_section), ("particle_asset", particle_asset), ("gltf_import", gltf_import)];

@@ -53,7 +53,8 @@ pub fn particle_asset(data: &[u8]) {
     if total > SIMULATE_MAX_PARTICLES {
         return;
     }
-    let mut instance = ParticleSystemInstance::new(Arc::new(system), 7).unwrap_or_else(|e| panic!("a loaded system does not instantiate: {e}"));
+    let mut instance =
+        ParticleSystemInstance::new(Arc::new(system), 7).unwrap_or_else(|e| panic!("a loaded system does not instantiate: {e}"));
     for _ in 0..4 {
         instance.tick(1.0 / 30.0);
     }

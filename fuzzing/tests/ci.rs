@@ -24,9 +24,9 @@
 //! hierarchy with a camera and lights, quantized attributes with a sparse
 //! accessor, and two broken files.
 
+use serde_json::json;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
-use serde_json::json;
 use test_support::gltf_writer::*;
 use test_support::Rng;
 
@@ -35,7 +35,29 @@ const MUTATIONS: usize = 3000;
 
 /// Tokens worth splicing into text inputs (JSON structure and the numbers
 /// that break validation).
-const TOKENS: &[&[u8]] = &[b"{", b"}", b"[", b"]", b",", b":", b"\"", b"null", b"-1", b"0", b"1e999", b"-1e999", b"4294967296", b"NaN", b"\"emitters\"", b"\"modules\"", b"1.5", b"\"bufferView\"", b"\"indices\"", b"\"mode\"", b"65536"];
+const TOKENS: &[&[u8]] = &[
+    b"{",
+    b"}",
+    b"[",
+    b"]",
+    b",",
+    b":",
+    b"\"",
+    b"null",
+    b"-1",
+    b"0",
+    b"1e999",
+    b"-1e999",
+    b"4294967296",
+    b"NaN",
+    b"\"emitters\"",
+    b"\"modules\"",
+    b"1.5",
+    b"\"bufferView\"",
+    b"\"indices\"",
+    b"\"mode\"",
+    b"65536",
+];
 
 /// One to four random edits of `input`: bit flips, byte sets, truncation,
 /// insertion of random bytes or a token, a duplicated or deleted run, or a
@@ -194,7 +216,10 @@ fn textured_quad() -> GltfWriter {
     let i = w.indices(&[0, 1, 2, 2, 1, 3], UNSIGNED_SHORT);
     let img = tiny_png(&mut w, 200);
     let t = w.texture(img, json!({ "magFilter": 9729, "minFilter": 9987, "wrapS": 33648, "wrapT": 33071 }));
-    w.push("materials", json!({ "name": "tex", "pbrMetallicRoughness": { "baseColorTexture": { "index": t }, "baseColorFactor": [1.0, 0.5, 0.5, 1.0] } }));
+    w.push(
+        "materials",
+        json!({ "name": "tex", "pbrMetallicRoughness": { "baseColorTexture": { "index": t }, "baseColorFactor": [1.0, 0.5, 0.5, 1.0] } }),
+    );
     let m = w.push("meshes", json!({ "name": "quad", "primitives": [{ "attributes": { "POSITION": p, "NORMAL": n, "TEXCOORD_0": uv }, "indices": i, "material": 0 }] }));
     let node = w.push("nodes", json!({ "name": "quad", "mesh": m, "translation": [1.0, 2.0, 3.0], "rotation": [0.0, 0.0, 0.38268343, 0.9238795], "scale": [2.0, 2.0, 2.0] }));
     w.push("scenes", json!({ "name": "main", "nodes": [node] }));
@@ -267,12 +292,18 @@ fn strips_fans_hierarchy() -> GltfWriter {
             { "type": "spot", "spot": { "innerConeAngle": 0.1, "outerConeAngle": 0.5 } },
         ] } }),
     );
-    let child = w.push("nodes", json!({ "name": "child", "mesh": m, "matrix": [1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 2.0, 0.0, 0.0, 1.0] }));
+    let child = w.push(
+        "nodes",
+        json!({ "name": "child", "mesh": m, "matrix": [1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 2.0, 0.0, 0.0, 1.0] }),
+    );
     let cam = w.push("nodes", json!({ "name": "camera", "camera": 0, "translation": [0.0, 0.0, 5.0] }));
     let sun = w.push("nodes", json!({ "extensions": { "KHR_lights_punctual": { "light": 0 } } }));
     let lamp = w.push("nodes", json!({ "extensions": { "KHR_lights_punctual": { "light": 1 } }, "translation": [0.0, 3.0, 0.0] }));
     let spot = w.push("nodes", json!({ "extensions": { "KHR_lights_punctual": { "light": 2 } } }));
-    let parent = w.push("nodes", json!({ "name": "parent", "children": [child, cam], "rotation": [0.0, 0.70710677, 0.0, 0.70710677], "scale": [2.0, 1.0, 1.0] }));
+    let parent = w.push(
+        "nodes",
+        json!({ "name": "parent", "children": [child, cam], "rotation": [0.0, 0.70710677, 0.0, 0.70710677], "scale": [2.0, 1.0, 1.0] }),
+    );
     w.push("scenes", json!({ "nodes": [parent, sun, lamp, spot] }));
     w
 }
@@ -289,7 +320,8 @@ fn quantized() -> GltfWriter {
     let i = w.indices(&[0, 1, 2, 2, 1, 3], UNSIGNED_SHORT);
     let sparse_i = w.view(&[3u8, 0, 0, 0], None);
     let sparse_v = w.view(&[0u8, 64, 0, 64, 0, 0, 0, 0], None);
-    w.json["accessors"][p]["sparse"] = json!({ "count": 1, "indices": { "bufferView": sparse_i, "componentType": UNSIGNED_SHORT }, "values": { "bufferView": sparse_v } });
+    w.json["accessors"][p]["sparse"] =
+        json!({ "count": 1, "indices": { "bufferView": sparse_i, "componentType": UNSIGNED_SHORT }, "values": { "bufferView": sparse_v } });
     w.set("extensionsUsed", json!(["KHR_mesh_quantization"]));
     w.set("extensionsRequired", json!(["KHR_mesh_quantization"]));
     let m = w.push("meshes", json!({ "primitives": [{ "attributes": { "POSITION": p, "NORMAL": n, "TEXCOORD_0": uv }, "indices": i }] }));
@@ -327,8 +359,13 @@ fn gltf_corpus_is_what_the_writer_makes() {
             std::fs::create_dir_all(&dir).unwrap();
             std::fs::write(&path, &bytes).unwrap();
         } else {
-            let on_disk = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e} (PROXIMA_WRITE_GLTF_CORPUS=1 writes the seeds)", path.display()));
-            assert!(on_disk == bytes, "{} differs from what the writer makes (PROXIMA_WRITE_GLTF_CORPUS=1 rewrites the seeds)", path.display());
+            let on_disk =
+                std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e} (PROXIMA_WRITE_GLTF_CORPUS=1 writes the seeds)", path.display()));
+            assert!(
+                on_disk == bytes,
+                "{} differs from what the writer makes (PROXIMA_WRITE_GLTF_CORPUS=1 rewrites the seeds)",
+                path.display()
+            );
         }
     }
 }

@@ -44,12 +44,7 @@ fn quick() -> bool {
 fn mesh() -> InstancedMesh {
     // 512 vertices at LOD 0 → 16 instances per cluster leaf (UE's rule).
     InstancedMesh::simple(
-        BoxSphereBounds::new(
-            Vec3::new(0.0, 1.0, 0.0),
-            Vec3::new(1.0, 1.0, 1.0),
-            3f32.sqrt(),
-        )
-        .unwrap(),
+        BoxSphereBounds::new(Vec3::new(0.0, 1.0, 0.0), Vec3::new(1.0, 1.0, 1.0), 3f32.sqrt()).unwrap(),
         512,
         1536,
         &[1.0, 0.3, 0.1, 0.03],
@@ -69,14 +64,8 @@ fn forest(mesh: &InstancedMesh) -> InstanceStore {
 /// Instance `i`'s place on the grid, lifted by `lift`.
 fn tree_at(i: u32, lift: f32) -> Affine3A {
     let half = SIDE as f32 * SPACING * 0.5;
-    let (x, z) = (
-        (i % SIDE) as f32 * SPACING - half,
-        (i / SIDE) as f32 * SPACING - half,
-    );
-    Affine3A::from_rotation_translation(
-        glam::Quat::from_rotation_y(i as f32 * 0.37),
-        Vec3::new(x, lift, z),
-    )
+    let (x, z) = ((i % SIDE) as f32 * SPACING - half, (i / SIDE) as f32 * SPACING - half);
+    Affine3A::from_rotation_translation(glam::Quat::from_rotation_y(i as f32 * 0.37), Vec3::new(x, lift, z))
 }
 
 /// Looks straight down at the middle of the grid; the footprint is about
@@ -85,16 +74,7 @@ fn view() -> CullView {
     let side = (SIDE as f32 * SPACING) * 0.1f32.sqrt();
     let fov = 1.0f32;
     let height = side * 0.5 / (fov * 0.5).tan();
-    CullView::look_at(
-        Vec3::new(0.0, height, 0.0),
-        Vec3::ZERO,
-        Vec3::Z,
-        fov,
-        1.0,
-        1.0,
-        height * 2.0,
-    )
-    .unwrap()
+    CullView::look_at(Vec3::new(0.0, height, 0.0), Vec3::ZERO, Vec3::Z, fov, 1.0, 1.0, height * 2.0).unwrap()
 }
 
 struct Bench {
@@ -111,14 +91,7 @@ impl Bench {
         let mesh = mesh();
         let store = forest(&mesh);
         let tree = ClusterTree::build(&store, &mesh, &ClusterTreeSettings::default());
-        Self {
-            mesh,
-            store,
-            tree,
-            view: view(),
-            upload: Vec::with_capacity(16),
-            next: 0,
-        }
+        Self { mesh, store, tree, view: view(), upload: Vec::with_capacity(16), next: 0 }
     }
 
     /// One edit (a small lift, so the forest keeps its shape), then what
@@ -128,9 +101,7 @@ impl Bench {
         self.next = (self.next + 7919) % N;
         let i = self.next;
         let t = tree_at(i, (i & 1) as f32 * 0.5);
-        self.store
-            .update_instance_transform(i, t, TransformSpace::Component)
-            .unwrap();
+        self.store.update_instance_transform(i, t, TransformSpace::Component).unwrap();
         self.upload.clear();
         for r in self.store.take_dirty_ranges() {
             self.store.write_gpu_data(r, &mut self.upload).unwrap();
@@ -145,43 +116,21 @@ fn criterion_benches(c: &mut Criterion, b: &mut Bench) {
     let mut out = CullOutput::default();
     g.bench_function("flat_per_instance", |bench| {
         bench.iter(|| {
-            cull_instances_into(
-                &b.store,
-                &b.mesh,
-                &Affine3A::IDENTITY,
-                &b.view,
-                CullDistances::NONE,
-                &mut out,
-            )
-            .unwrap();
+            cull_instances_into(&b.store, &b.mesh, &Affine3A::IDENTITY, &b.view, CullDistances::NONE, &mut out).unwrap();
             black_box(out.visible_count())
         })
     });
     g.bench_function("cluster_tree", |bench| {
         bench.iter(|| {
-            let stats = b
-                .tree
-                .cull_into(
-                    &b.store,
-                    &b.mesh,
-                    &Affine3A::IDENTITY,
-                    &b.view,
-                    CullDistances::NONE,
-                    &mut out,
-                )
-                .unwrap();
+            let stats = b.tree.cull_into(&b.store, &b.mesh, &Affine3A::IDENTITY, &b.view, CullDistances::NONE, &mut out).unwrap();
             black_box((out.visible_count(), stats))
         })
     });
     g.finish();
 
     let mut g = c.benchmark_group("instance_update_1M");
-    g.bench_function("update_one_and_pack_dirty_range", |bench| {
-        bench.iter(|| black_box(b.update_one()))
-    });
-    g.bench_function("rebuild_all_gpu_data", |bench| {
-        bench.iter(|| black_box(b.store.gpu_data_all()))
-    });
+    g.bench_function("update_one_and_pack_dirty_range", |bench| bench.iter(|| black_box(b.update_one())));
+    g.bench_function("rebuild_all_gpu_data", |bench| bench.iter(|| black_box(b.store.gpu_data_all())));
     g.finish();
 }
 
@@ -252,7 +201,13 @@ fn gpu_frames(n: u32, runs: usize) -> Option<FrameTimes> {
     register_cvars(&mut rt).ok()?;
     rt.set_cvar("r.Shadow.Enable", "0").ok()?;
     let material = rt.create_material(Material::colored(glam::Vec4::new(0.3, 0.7, 0.3, 1.0))).ok()?;
-    rt.add_light(Light::Directional(DirectionalLight { direction: Vec3::new(0.3, 0.2, -1.0), color: Vec3::ONE, intensity: 2.0, cast_shadows: false })).ok()?;
+    rt.add_light(Light::Directional(DirectionalLight {
+        direction: Vec3::new(0.3, 0.2, -1.0),
+        color: Vec3::ONE,
+        intensity: 2.0,
+        cast_shadows: false,
+    }))
+    .ok()?;
     let mesh = StaticMeshRenderData::new(vec![shapes::cube(4.0)]).ok()?;
     let b = mesh.bounds();
     let mut store = InstanceStore::new(BoxSphereBounds::new(b.origin, b.extent, b.radius).ok()?);
@@ -267,7 +222,16 @@ fn gpu_frames(n: u32, runs: usize) -> Option<FrameTimes> {
     let footprint = side as f32 * SPACING * 0.1f32.sqrt();
     let fov = 1.0f32;
     let height = footprint * 0.5 / (fov * 0.5).tan();
-    let view = SceneView::perspective(Vec3::new(0.0, -0.01, height), Vec3::ZERO, Vec3::Y, fov, 1.0, height * 2.0, rhi_vulkan::Rect::from_size(256, 256)).ok()?;
+    let view = SceneView::perspective(
+        Vec3::new(0.0, -0.01, height),
+        Vec3::ZERO,
+        Vec3::Y,
+        fov,
+        1.0,
+        height * 2.0,
+        rhi_vulkan::Rect::from_size(256, 256),
+    )
+    .ok()?;
     let family = ViewFamily::new(256, 256, vec![view]);
     let frame = |rt: &mut RenderThread| {
         let t = Instant::now();
@@ -301,9 +265,16 @@ fn gpu_frames(n: u32, runs: usize) -> Option<FrameTimes> {
     let tree = ClusterTree::build(&store, &instanced_mesh_for(&mesh).ok()?, &ClusterTreeSettings::default());
     let packed: Vec<InstanceStreamData> = store.gpu_data_all().iter().map(|g| InstanceStreamData::new(g, &[])).collect();
     let bounds = store.bounds();
-    let proxy = InstancedStaticMeshSceneProxy::new(mesh, vec![material], packed, Bounds::from_box(bounds.min, bounds.max), Affine3A::IDENTITY, CullDistances::NONE)
-        .ok()?
-        .with_hierarchical(Some(HismTree { tree: std::sync::Arc::new(tree), edited_since: Vec::new() }));
+    let proxy = InstancedStaticMeshSceneProxy::new(
+        mesh,
+        vec![material],
+        packed,
+        Bounds::from_box(bounds.min, bounds.max),
+        Affine3A::IDENTITY,
+        CullDistances::NONE,
+    )
+    .ok()?
+    .with_hierarchical(Some(HismTree { tree: std::sync::Arc::new(tree), edited_since: Vec::new() }));
     let hism_stats = proxy.stats();
     rt.add_primitive_with_id(PrimitiveId::new(), Box::new(proxy), glam::Mat4::IDENTITY).ok()?;
     frame(&mut rt);
@@ -339,11 +310,7 @@ fn report(b: &mut Bench) {
     b.tree = ClusterTree::build(&b.store, &b.mesh, &ClusterTreeSettings::default());
     let tree_build = median_of(3, || {
         let t = Instant::now();
-        black_box(ClusterTree::build(
-            &b.store,
-            &b.mesh,
-            &ClusterTreeSettings::default(),
-        ));
+        black_box(ClusterTree::build(&b.store, &b.mesh, &ClusterTreeSettings::default()));
         t.elapsed()
     });
 
@@ -355,28 +322,10 @@ fn report(b: &mut Bench) {
         let t = Instant::now();
         match arm {
             Arm::Measured => {
-                stats = b
-                    .tree
-                    .cull_into(
-                        &b.store,
-                        &b.mesh,
-                        &Affine3A::IDENTITY,
-                        &b.view,
-                        CullDistances::NONE,
-                        &mut tree_out,
-                    )
-                    .unwrap();
+                stats = b.tree.cull_into(&b.store, &b.mesh, &Affine3A::IDENTITY, &b.view, CullDistances::NONE, &mut tree_out).unwrap();
             }
             Arm::Baseline => {
-                cull_instances_into(
-                    &b.store,
-                    &b.mesh,
-                    &Affine3A::IDENTITY,
-                    &b.view,
-                    CullDistances::NONE,
-                    &mut out,
-                )
-                .unwrap();
+                cull_instances_into(&b.store, &b.mesh, &Affine3A::IDENTITY, &b.view, CullDistances::NONE, &mut out).unwrap();
             }
         }
         t.elapsed().as_secs_f64()
@@ -392,16 +341,7 @@ fn report(b: &mut Bench) {
     }
     let stale = median_of(runs, || {
         let t = Instant::now();
-        b.tree
-            .cull_into(
-                &b.store,
-                &b.mesh,
-                &Affine3A::IDENTITY,
-                &b.view,
-                CullDistances::NONE,
-                &mut tree_out,
-            )
-            .unwrap();
+        b.tree.cull_into(&b.store, &b.mesh, &Affine3A::IDENTITY, &b.view, CullDistances::NONE, &mut tree_out).unwrap();
         t.elapsed()
     });
 
@@ -441,11 +381,7 @@ fn report(b: &mut Bench) {
         );
     }
 
-    println!(
-        "\ninstancing, {N} instances, {} rayon threads{}:",
-        rayon::current_num_threads(),
-        if quick() { " (quick)" } else { "" }
-    );
+    println!("\ninstancing, {N} instances, {} rayon threads{}:", rayon::current_num_threads(), if quick() { " (quick)" } else { "" });
     println!(
         "  update one + pack its range {:>10.1} ns | rebuild all {:>8.2} ms | ratio {:.4}% (goal <= 1%)",
         update.as_secs_f64() * 1e9,
@@ -461,11 +397,7 @@ fn report(b: &mut Bench) {
         stats.leaves_fully_inside,
         rows[5].value
     );
-    println!(
-        "  stale tree after 1000 edits {:.2} ms | cluster tree build {:.1} ms (runs in the background)",
-        ms(stale),
-        ms(tree_build)
-    );
+    println!("  stale tree after 1000 edits {:.2} ms | cluster tree build {:.1} ms (runs in the background)", ms(stale), ms(tree_build));
 
     match write_rows("instancing", &rows) {
         Ok(path) => println!("wrote {}", path.display()),

@@ -13,11 +13,7 @@ fn main() -> Result<()> {
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
     // A tree mesh: 2,000 vertices at LOD 0, four LODs.
     let mesh = InstancedMesh::simple(
-        BoxSphereBounds::new(
-            Vec3::new(0.0, 5.0, 0.0),
-            Vec3::new(3.0, 5.0, 3.0),
-            34f32.sqrt(),
-        )?,
+        BoxSphereBounds::new(Vec3::new(0.0, 5.0, 0.0), Vec3::new(3.0, 5.0, 3.0), 34f32.sqrt())?,
         2000,
         9000,
         &[1.0, 0.1, 0.03, 0.01],
@@ -40,11 +36,7 @@ fn main() -> Result<()> {
             Affine3A::from_scale_rotation_translation(
                 Vec3::splat(0.7 + 0.6 * rand()),
                 Quat::from_rotation_y(rand() * std::f32::consts::TAU),
-                Vec3::new(
-                    (gx + rand()) * 20.0 - 3160.0,
-                    0.0,
-                    (gz + rand()) * 20.0 - 3160.0,
-                ),
+                Vec3::new((gx + rand()) * 20.0 - 3160.0, 0.0, (gz + rand()) * 20.0 - 3160.0),
             )
         })
         .collect();
@@ -52,36 +44,16 @@ fn main() -> Result<()> {
     for i in (0..store.instance_count()).step_by(3) {
         store.set_custom_data_value(i, 0, 1.0)?;
     }
-    println!(
-        "{} instances, {} dirty bytes to upload first",
-        store.instance_count(),
-        store.dirty_bytes()
-    );
+    println!("{} instances, {} dirty bytes to upload first", store.instance_count(), store.dirty_bytes());
     store.take_dirty_ranges();
 
     // Chop one tree down and move another: only two slots to upload.
     store.remove_instance_by_id(ids[500])?;
-    store.update_instance_transform(
-        0,
-        Affine3A::from_translation(Vec3::new(5.0, 0.0, 5.0)),
-        TransformSpace::Component,
-    )?;
-    println!(
-        "after two edits: dirty ranges {:?}, {} bytes",
-        store.dirty_ranges(),
-        store.dirty_bytes()
-    );
+    store.update_instance_transform(0, Affine3A::from_translation(Vec3::new(5.0, 0.0, 5.0)), TransformSpace::Component)?;
+    println!("after two edits: dirty ranges {:?}, {} bytes", store.dirty_ranges(), store.dirty_bytes());
 
     // A camera standing in the forest, looking across it.
-    let view = CullView::look_at(
-        Vec3::new(-2000.0, 15.0, -2000.0),
-        Vec3::new(0.0, 0.0, 0.0),
-        Vec3::Y,
-        1.2,
-        16.0 / 9.0,
-        0.5,
-        20_000.0,
-    )?;
+    let view = CullView::look_at(Vec3::new(-2000.0, 15.0, -2000.0), Vec3::new(0.0, 0.0, 0.0), Vec3::Y, 1.2, 16.0 / 9.0, 0.5, 20_000.0)?;
     let distances = CullDistances::new(2500.0, 3000.0)?;
     let component = Affine3A::IDENTITY;
 
@@ -98,27 +70,10 @@ fn main() -> Result<()> {
 
     let ue = cull_ue_mode(&store, &mesh, &component, &view, distances)?;
 
-    println!(
-        "visible per LOD (per instance): {:?}  total {}",
-        flat.counts(),
-        flat.visible_count()
-    );
-    println!(
-        "visible per LOD (cluster tree): {:?}  total {}",
-        hier.counts(),
-        hier.visible_count()
-    );
-    println!(
-        "UE ISM (one LOD for the component):  {:?}  total {}",
-        ue.counts(),
-        ue.visible_count()
-    );
-    let fading = flat
-        .lods
-        .iter()
-        .flat_map(|b| &b.fades)
-        .filter(|&&f| f < 1.0)
-        .count();
+    println!("visible per LOD (per instance): {:?}  total {}", flat.counts(), flat.visible_count());
+    println!("visible per LOD (cluster tree): {:?}  total {}", hier.counts(), hier.visible_count());
+    println!("UE ISM (one LOD for the component):  {:?}  total {}", ue.counts(), ue.visible_count());
+    let fading = flat.lods.iter().flat_map(|b| &b.fades).filter(|&&f| f < 1.0).count();
     println!("{fading} visible instances are fading out between 2500 and 3000 units");
     println!(
         "cull time: per instance {:.2} ms, cluster tree {:.2} ms ({} of {} nodes visited, leaf size {})",

@@ -32,11 +32,7 @@ pub use renderer::Aabb;
 /// radius `r * max_scale(m)`.
 #[inline]
 pub fn max_scale(m: &Mat3A) -> f32 {
-    m.x_axis
-        .length_squared()
-        .max(m.y_axis.length_squared())
-        .max(m.z_axis.length_squared())
-        .sqrt()
+    m.x_axis.length_squared().max(m.y_axis.length_squared()).max(m.z_axis.length_squared()).sqrt()
 }
 
 /// UE's `FBoxSphereBounds`: a box and a sphere sharing one origin. The mesh
@@ -60,28 +56,16 @@ impl BoxSphereBounds {
         if !ok {
             return Err(InstancingError::InvalidBounds);
         }
-        Ok(Self {
-            origin,
-            box_extent,
-            sphere_radius,
-        })
+        Ok(Self { origin, box_extent, sphere_radius })
     }
 
     /// The box and its circumscribed sphere (UE's `FBoxSphereBounds(FBox)`).
     pub fn from_aabb(aabb: &Aabb) -> Self {
         if aabb.is_empty() {
-            return Self {
-                origin: Vec3::ZERO,
-                box_extent: Vec3::ZERO,
-                sphere_radius: 0.0,
-            };
+            return Self { origin: Vec3::ZERO, box_extent: Vec3::ZERO, sphere_radius: 0.0 };
         }
         let extent = aabb.extent();
-        Self {
-            origin: aabb.center(),
-            box_extent: extent,
-            sphere_radius: extent.length(),
-        }
+        Self { origin: aabb.center(), box_extent: extent, sphere_radius: extent.length() }
     }
 
     pub fn aabb(&self) -> Aabb {
@@ -94,10 +78,7 @@ impl BoxSphereBounds {
     /// is what makes their answers agree exactly.
     #[inline]
     pub fn instance_sphere(&self, t: &Affine3A) -> (Vec3, f32) {
-        (
-            t.transform_point3(self.origin),
-            self.sphere_radius * max_scale(&t.matrix3),
-        )
+        (t.transform_point3(self.origin), self.sphere_radius * max_scale(&t.matrix3))
     }
 }
 
@@ -111,10 +92,7 @@ pub(crate) struct BoundsTracker {
 
 impl Default for BoundsTracker {
     fn default() -> Self {
-        Self {
-            union: Aabb::EMPTY,
-            loose: false,
-        }
+        Self { union: Aabb::EMPTY, loose: false }
     }
 }
 
@@ -155,11 +133,7 @@ pub fn union_of(mesh: &BoxSphereBounds, transforms: &[Affine3A]) -> Aabb {
     let local = mesh.aabb();
     transforms
         .par_chunks(16 * 1024)
-        .map(|chunk| {
-            chunk
-                .iter()
-                .fold(Aabb::EMPTY, |acc, t| acc.union(local.transformed(t)))
-        })
+        .map(|chunk| chunk.iter().fold(Aabb::EMPTY, |acc, t| acc.union(local.transformed(t))))
         .reduce(|| Aabb::EMPTY, Aabb::union)
 }
 

@@ -55,10 +55,7 @@ pub struct ClusterTreeSettings {
 
 impl Default for ClusterTreeSettings {
     fn default() -> Self {
-        Self {
-            min_verts_to_split_node: 8192,
-            max_instances_per_leaf: 1024,
-        }
+        Self { min_verts_to_split_node: 8192, max_instances_per_leaf: 1024 }
     }
 }
 
@@ -66,8 +63,7 @@ impl ClusterTreeSettings {
     /// UE's `DesiredInstancesPerLeaf` for a mesh whose LOD 0 has this many
     /// vertices.
     pub fn instances_per_leaf(&self, lod0_vertex_count: u32) -> u32 {
-        (self.min_verts_to_split_node / lod0_vertex_count.max(1))
-            .clamp(1, self.max_instances_per_leaf.max(1))
+        (self.min_verts_to_split_node / lod0_vertex_count.max(1)).clamp(1, self.max_instances_per_leaf.max(1))
     }
 }
 
@@ -98,11 +94,7 @@ pub struct TreeSnapshot {
 
 impl TreeSnapshot {
     /// Copies the store's transforms and ids (two memcpys).
-    pub fn capture(
-        store: &InstanceStore,
-        mesh: &InstancedMesh,
-        settings: &ClusterTreeSettings,
-    ) -> Self {
+    pub fn capture(store: &InstanceStore, mesh: &InstancedMesh, settings: &ClusterTreeSettings) -> Self {
         Self {
             transforms: store.transforms().to_vec(),
             ids: store.ids().to_vec(),
@@ -147,11 +139,7 @@ const LEAVES_PER_TASK: usize = 64;
 
 impl ClusterTree {
     /// Builds synchronously.
-    pub fn build(
-        store: &InstanceStore,
-        mesh: &InstancedMesh,
-        settings: &ClusterTreeSettings,
-    ) -> Self {
+    pub fn build(store: &InstanceStore, mesh: &InstancedMesh, settings: &ClusterTreeSettings) -> Self {
         Self::from_snapshot(TreeSnapshot::capture(store, mesh, settings))
     }
 
@@ -167,20 +155,9 @@ impl ClusterTree {
             })
             .collect();
         let mut order: Vec<u32> = (0..spheres.len() as u32).collect();
-        let nodes = if order.is_empty() {
-            Vec::new()
-        } else {
-            build_subtree(&mut order, 0, &spheres, s.leaf_size as usize)
-        };
+        let nodes = if order.is_empty() { Vec::new() } else { build_subtree(&mut order, 0, &spheres, s.leaf_size as usize) };
         let ids = order.iter().map(|&i| s.ids[i as usize]).collect();
-        Self {
-            nodes,
-            order,
-            ids,
-            generation: s.generation,
-            mesh_bounds: s.mesh_bounds,
-            leaf_size: s.leaf_size,
-        }
+        Self { nodes, order, ids, generation: s.generation, mesh_bounds: s.mesh_bounds, leaf_size: s.leaf_size }
     }
 
     /// The store generation this tree describes.
@@ -237,9 +214,7 @@ impl ClusterTree {
         let culler = InstanceCuller::new(mesh, component_to_world, view, distances)?;
         let fresh = !self.is_stale_for(store);
         let mut stats = TreeCullStats::default();
-        if *mesh.bounds() != self.mesh_bounds
-            || (fresh && self.order.len() != store.instance_count() as usize)
-        {
+        if *mesh.bounds() != self.mesh_bounds || (fresh && self.order.len() != store.instance_count() as usize) {
             cull_instances_into(store, mesh, component_to_world, view, distances, out)?;
             stats.fell_back_to_flat = true;
             return Ok(stats);
@@ -250,9 +225,7 @@ impl ClusterTree {
             if fresh {
                 return Some(self.order[e]);
             }
-            store
-                .index_of(self.ids[e])
-                .filter(|&i| store.modified_generation(i) <= self.generation)
+            store.index_of(self.ids[e]).filter(|&i| store.modified_generation(i) <= self.generation)
         };
         self.cull_entries(&culler, mesh.lod_count(), resolve, |i| transforms[i as usize], out, &mut stats);
 
@@ -322,9 +295,7 @@ impl ClusterTree {
                 let node = &self.nodes[n as usize];
                 for e in node.first as usize..(node.first + node.count) as usize {
                     if let Some(index) = resolve(e) {
-                        if let Some((lod, fade)) =
-                            culler.classify(&transform(index), !inside)
-                        {
+                        if let Some((lod, fade)) = culler.classify(&transform(index), !inside) {
                             part.push(index, lod, fade);
                         }
                     }
@@ -406,25 +377,11 @@ fn build_subtree(order: &mut [u32], first: u32, spheres: &[Vec4], leaf: usize) -
     }
     let (root, mid) = split(order, first, spheres);
     let (left, right) = order.split_at_mut(mid);
-    let (left, right) = rayon::join(
-        || build_subtree(left, first, spheres, leaf),
-        || build_subtree(right, first + mid as u32, spheres, leaf),
-    );
+    let (left, right) =
+        rayon::join(|| build_subtree(left, first, spheres, leaf), || build_subtree(right, first + mid as u32, spheres, leaf));
     let mut nodes = Vec::with_capacity(1 + left.len() + right.len());
-    nodes.push(ClusterNode {
-        right: 1 + left.len() as u32,
-        ..root
-    });
-    let offset = |base: u32| {
-        move |n: &ClusterNode| ClusterNode {
-            right: if n.right == LEAF {
-                LEAF
-            } else {
-                n.right + base
-            },
-            ..*n
-        }
-    };
+    nodes.push(ClusterNode { right: 1 + left.len() as u32, ..root });
+    let offset = |base: u32| move |n: &ClusterNode| ClusterNode { right: if n.right == LEAF { LEAF } else { n.right + base }, ..*n };
     nodes.extend(left.iter().map(offset(1)));
     nodes.extend(right.iter().map(offset(1 + left.len() as u32)));
     nodes
@@ -440,13 +397,7 @@ fn leaf_node(order: &[u32], first: u32, spheres: &[Vec4]) -> ClusterNode {
         centers = centers.union(Aabb::new(c, c));
         max_radius = max_radius.max(s.w);
     }
-    ClusterNode {
-        centers,
-        max_radius,
-        first,
-        count: order.len() as u32,
-        right: LEAF,
-    }
+    ClusterNode { centers, max_radius, first, count: order.len() as u32, right: LEAF }
 }
 
 /// The node over `order` and its median split along the longest axis of
@@ -462,22 +413,12 @@ fn split(order: &mut [u32], first: u32, spheres: &[Vec4]) -> (ClusterNode, usize
         2
     };
     let mid = order.len() / 2;
-    order.select_nth_unstable_by(mid, |&a, &b| {
-        spheres[a as usize][axis]
-            .total_cmp(&spheres[b as usize][axis])
-            .then(a.cmp(&b))
-    });
+    order.select_nth_unstable_by(mid, |&a, &b| spheres[a as usize][axis].total_cmp(&spheres[b as usize][axis]).then(a.cmp(&b)));
     (node, mid)
 }
 
 /// Sequential build, appending to `nodes`; returns the subtree's root index.
-fn build_node(
-    nodes: &mut Vec<ClusterNode>,
-    order: &mut [u32],
-    first: u32,
-    spheres: &[Vec4],
-    leaf: usize,
-) -> u32 {
+fn build_node(nodes: &mut Vec<ClusterNode>, order: &mut [u32], first: u32, spheres: &[Vec4], leaf: usize) -> u32 {
     let index = nodes.len() as u32;
     if order.len() <= leaf {
         nodes.push(leaf_node(order, first, spheres));
@@ -507,23 +448,13 @@ mod tests {
 
     #[test]
     fn parallel_build_equals_sequential() {
-        let mesh = InstancedMesh::simple(
-            BoxSphereBounds::new(Vec3::ZERO, Vec3::ONE, 3f32.sqrt()).unwrap(),
-            512,
-            1536,
-            &[1.0],
-        )
-        .unwrap();
+        let mesh = InstancedMesh::simple(BoxSphereBounds::new(Vec3::ZERO, Vec3::ONE, 3f32.sqrt()).unwrap(), 512, 1536, &[1.0]).unwrap();
         let mut store = InstanceStore::new(*mesh.bounds());
         let n = 3 * PARALLEL_BUILD_MIN as u32;
         let ts: Vec<Affine3A> = (0..n)
             .map(|i| {
                 let h = crate::id::mix64(u64::from(i));
-                Affine3A::from_translation(Vec3::new(
-                    (h % 1000) as f32,
-                    0.0,
-                    ((h >> 20) % 1000) as f32,
-                ))
+                Affine3A::from_translation(Vec3::new((h % 1000) as f32, 0.0, ((h >> 20) % 1000) as f32))
             })
             .collect();
         store.add_instances(&ts).unwrap();
@@ -538,30 +469,16 @@ mod tests {
             })
             .collect();
         let mut nodes = Vec::new();
-        build_node(
-            &mut nodes,
-            &mut order,
-            0,
-            &spheres,
-            parallel.leaf_size() as usize,
-        );
+        build_node(&mut nodes, &mut order, 0, &spheres, parallel.leaf_size() as usize);
         assert_eq!(parallel.nodes, nodes);
         assert_eq!(parallel.order, order);
     }
 
     #[test]
     fn tree_covers_every_instance_once() {
-        let mesh = InstancedMesh::simple(
-            BoxSphereBounds::new(Vec3::ZERO, Vec3::ONE, 3f32.sqrt()).unwrap(),
-            512,
-            1536,
-            &[1.0],
-        )
-        .unwrap();
+        let mesh = InstancedMesh::simple(BoxSphereBounds::new(Vec3::ZERO, Vec3::ONE, 3f32.sqrt()).unwrap(), 512, 1536, &[1.0]).unwrap();
         let mut store = InstanceStore::new(*mesh.bounds());
-        let ts: Vec<Affine3A> = (0..1000)
-            .map(|i| Affine3A::from_translation(Vec3::new((i % 37) as f32, (i / 37) as f32, 0.0)))
-            .collect();
+        let ts: Vec<Affine3A> = (0..1000).map(|i| Affine3A::from_translation(Vec3::new((i % 37) as f32, (i / 37) as f32, 0.0))).collect();
         store.add_instances(&ts).unwrap();
         let tree = ClusterTree::build(&store, &mesh, &ClusterTreeSettings::default());
         let mut seen = tree.order().to_vec();

@@ -42,14 +42,14 @@ use renderer::{Bounds, MaterialId, PrimitiveSceneProxy};
 use crate::bounds::{Aabb, BoxSphereBounds};
 use crate::cluster_tree::{ClusterTree, TreeCullStats};
 use crate::culling::{cull_instances, CullDistances, CullOutput, CullView};
-use crate::hism::HismTree;
-use crate::mesh::InstancedMesh;
-use crate::tree_builder::ClusterTreeBuilder;
 use crate::error::Result;
+use crate::hism::HismTree;
 use crate::id::InstanceId;
 use crate::instance_data::InstanceStore;
+use crate::mesh::InstancedMesh;
 use crate::proxy::{InstancedStaticMeshSceneProxy, IsmCustomData, IsmUpdate};
 use crate::transform::{validate_transform, TransformSpace};
+use crate::tree_builder::ClusterTreeBuilder;
 use crate::vertex_factory::InstanceStreamData;
 
 fn mesh_bounds(mesh: &StaticMesh) -> Result<BoxSphereBounds> {
@@ -105,7 +105,11 @@ struct Hism {
 
 impl Hism {
     fn new(mesh: &StaticMesh) -> Result<Self> {
-        Ok(Self { builder: ClusterTreeBuilder::default(), mesh: crate::proxy::instanced_mesh_for(mesh.render_data())?, pending_tree: false })
+        Ok(Self {
+            builder: ClusterTreeBuilder::default(),
+            mesh: crate::proxy::instanced_mesh_for(mesh.render_data())?,
+            pending_tree: false,
+        })
     }
 
     /// The current tree for the proxy, with the indices edited since its
@@ -120,7 +124,10 @@ impl Hism {
 
 impl std::fmt::Debug for InstancedStaticMeshComponent {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("InstancedStaticMeshComponent").field("mesh", &self.mesh.name).field("instances", &self.store.instance_count()).finish()
+        f.debug_struct("InstancedStaticMeshComponent")
+            .field("mesh", &self.mesh.name)
+            .field("instances", &self.store.instance_count())
+            .finish()
     }
 }
 

@@ -72,19 +72,8 @@ impl CullView {
     }
 
     /// A right-handed perspective camera at `eye` looking at `target`.
-    pub fn look_at(
-        eye: Vec3,
-        target: Vec3,
-        up: Vec3,
-        fov_y: f32,
-        aspect: f32,
-        near: f32,
-        far: f32,
-    ) -> Result<Self> {
-        Self::new(
-            Mat4::look_at_rh(eye, target, up),
-            Mat4::perspective_rh(fov_y, aspect, near, far),
-        )
+    pub fn look_at(eye: Vec3, target: Vec3, up: Vec3, fov_y: f32, aspect: f32, near: f32, far: f32) -> Result<Self> {
+        Self::new(Mat4::look_at_rh(eye, target, up), Mat4::perspective_rh(fov_y, aspect, near, far))
     }
 
     /// A view whose distances and LOD are measured from another view's
@@ -115,18 +104,11 @@ pub struct CullDistances {
 
 impl CullDistances {
     /// No distance culling (UE's default 0 / 0).
-    pub const NONE: CullDistances = CullDistances {
-        start: 0.0,
-        end: 0.0,
-    };
+    pub const NONE: CullDistances = CullDistances { start: 0.0, end: 0.0 };
 
     /// `0 <= start <= end`, finite; `end == 0` turns distance culling off.
     pub fn new(start: f32, end: f32) -> Result<Self> {
-        let ok = start.is_finite()
-            && end.is_finite()
-            && start >= 0.0
-            && end >= 0.0
-            && (end == 0.0 || start <= end);
+        let ok = start.is_finite() && end.is_finite() && start >= 0.0 && end >= 0.0 && (end == 0.0 || start <= end);
         if !ok {
             return Err(InstancingError::InvalidCullDistances { start, end });
         }
@@ -171,10 +153,7 @@ pub fn bounds_screen_size(distance: f32, radius: f32, screen_multiple: f32) -> f
 /// above `screen_size`, else 0.
 #[inline]
 pub fn lod_for_screen_size(screen_size: f32, screen_sizes: &[f32]) -> u8 {
-    (1..screen_sizes.len())
-        .rev()
-        .find(|&i| screen_sizes[i] > screen_size)
-        .unwrap_or(0) as u8
+    (1..screen_sizes.len()).rev().find(|&i| screen_sizes[i] > screen_size).unwrap_or(0) as u8
 }
 
 /// `VkDrawIndexedIndirectCommand`, one per LOD and section.
@@ -204,9 +183,7 @@ pub struct CullOutput {
 
 impl CullOutput {
     pub fn new(lod_count: usize) -> Self {
-        Self {
-            lods: vec![LodBin::default(); lod_count],
-        }
+        Self { lods: vec![LodBin::default(); lod_count] }
     }
 
     /// Empties the bins, keeping their allocations.
@@ -243,10 +220,7 @@ impl CullOutput {
 
     /// The compacted instance-index buffer: LOD 0's list, then LOD 1's, ...
     pub fn instance_buffer(&self) -> Vec<u32> {
-        self.lods
-            .iter()
-            .flat_map(|b| b.instances.iter().copied())
-            .collect()
+        self.lods.iter().flat_map(|b| b.instances.iter().copied()).collect()
     }
 
     /// One draw per LOD and section, LOD-major; LOD `l`'s draws start at
@@ -283,12 +257,7 @@ pub(crate) struct InstanceCuller<'a> {
 }
 
 impl<'a> InstanceCuller<'a> {
-    pub(crate) fn new(
-        mesh: &'a InstancedMesh,
-        component_to_world: &Affine3A,
-        view: &CullView,
-        distances: CullDistances,
-    ) -> Result<Self> {
+    pub(crate) fn new(mesh: &'a InstancedMesh, component_to_world: &Affine3A, view: &CullView, distances: CullDistances) -> Result<Self> {
         crate::transform::validate_transform(component_to_world)?;
         Ok(Self {
             mesh_bounds: *mesh.bounds(),
@@ -316,10 +285,7 @@ impl<'a> InstanceCuller<'a> {
             return None;
         }
         let size = bounds_screen_size(distance, radius, self.view.screen_multiple);
-        Some((
-            lod_for_screen_size(size, self.screen_sizes),
-            self.distances.fade(distance),
-        ))
+        Some((lod_for_screen_size(size, self.screen_sizes), self.distances.fade(distance)))
     }
 
     fn cull_chunk(&self, first: u32, transforms: &[Affine3A], out: &mut CullOutput) {
@@ -392,11 +358,7 @@ pub fn cull_ue_mode(
     if store.is_empty() || view.frustum.box_outside(&world.aabb()) {
         return Ok(out);
     }
-    let size = bounds_screen_size(
-        world.origin.distance(view.origin),
-        world.sphere_radius,
-        view.screen_multiple,
-    );
+    let size = bounds_screen_size(world.origin.distance(view.origin), world.sphere_radius, view.screen_multiple);
     let lod = lod_for_screen_size(size, mesh.screen_sizes());
     for (i, t) in store.transforms().iter().enumerate() {
         let (c, _) = culler.mesh_bounds.instance_sphere(t);
@@ -440,11 +402,8 @@ mod tests {
         assert!(!v.frustum().sphere_outside(Vec3::new(0.0, 0.0, -10.0), 0.5));
         assert!(v.frustum().sphere_outside(Vec3::new(0.0, 0.0, 10.0), 0.5));
         assert!(v.frustum().sphere_outside(Vec3::new(0.0, 0.0, -200.0), 0.5));
-        let inf = CullView::new(
-            Mat4::look_at_rh(Vec3::ZERO, -Vec3::Z, Vec3::Y),
-            Mat4::perspective_infinite_reverse_rh(1.0, 1.0, 0.1),
-        )
-        .unwrap();
+        let inf =
+            CullView::new(Mat4::look_at_rh(Vec3::ZERO, -Vec3::Z, Vec3::Y), Mat4::perspective_infinite_reverse_rh(1.0, 1.0, 0.1)).unwrap();
         // The infinite far plane is zero: it culls nothing.
         assert_eq!(inf.frustum().planes().len(), 6);
         assert!(!inf.frustum().sphere_outside(Vec3::new(0.0, 0.0, -1e6), 0.5));

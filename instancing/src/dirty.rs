@@ -56,11 +56,7 @@ impl DirtyTracker {
         while i < end {
             let bit = i % 64;
             let n = (64 - bit).min(end - i);
-            let mask = if n == 64 {
-                u64::MAX
-            } else {
-                ((1u64 << n) - 1) << bit
-            };
+            let mask = if n == 64 { u64::MAX } else { ((1u64 << n) - 1) << bit };
             self.or_word((i / 64) as usize, mask);
             i += n;
         }
@@ -69,9 +65,7 @@ impl DirtyTracker {
     /// Whether `index` is marked.
     #[cfg(test)]
     pub(crate) fn is_marked(&self, index: u32) -> bool {
-        self.words
-            .get((index / 64) as usize)
-            .is_some_and(|w| w & (1u64 << (index % 64)) != 0)
+        self.words.get((index / 64) as usize).is_some_and(|w| w & (1u64 << (index % 64)) != 0)
     }
 
     /// Clears one mark.
@@ -93,11 +87,7 @@ impl DirtyTracker {
             if word < first_word {
                 continue;
             }
-            let keep = if word == first_word {
-                (1u64 << (len % 64)) - 1
-            } else {
-                0
-            };
+            let keep = if word == first_word { (1u64 << (len % 64)) - 1 } else { 0 };
             let w = &mut self.words[word];
             self.count -= u64::from((*w & !keep).count_ones());
             *w &= keep;
@@ -142,11 +132,7 @@ impl DirtyTracker {
                     Some(last) if last.end == r.start => last.end = r.end,
                     _ => out.push(r),
                 }
-                w = if start + run >= 64 {
-                    0
-                } else {
-                    w & !(((1u64 << run) - 1) << start)
-                };
+                w = if start + run >= 64 { 0 } else { w & !(((1u64 << run) - 1) << start) };
             }
         }
         out

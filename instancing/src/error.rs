@@ -40,9 +40,7 @@ pub enum InstancingError {
     #[error("invalid cull distances: start {start}, end {end} (need 0 <= start <= end, finite; end 0 = off)")]
     InvalidCullDistances { start: f32, end: f32 },
     /// LOD screen sizes that are empty, non-finite, negative or increasing.
-    #[error(
-        "invalid LOD screen sizes {0:?}: need 1..=8 finite, non-negative, non-increasing values"
-    )]
+    #[error("invalid LOD screen sizes {0:?}: need 1..=8 finite, non-negative, non-increasing values")]
     InvalidLodScreenSizes(Vec<f32>),
     /// A mesh description that cannot be drawn (no sections, no vertices).
     #[error("invalid mesh description: {0}")]

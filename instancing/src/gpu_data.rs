@@ -50,12 +50,7 @@ impl InstanceGpuData {
 
     /// Packs one instance. Pure, so a range packs the same as the whole.
     #[inline]
-    pub fn pack(
-        transform: &Affine3A,
-        random: f32,
-        custom_data_offset: u32,
-        id: InstanceId,
-    ) -> Self {
+    pub fn pack(transform: &Affine3A, random: f32, custom_data_offset: u32, id: InstanceId) -> Self {
         let m = &transform.matrix3;
         let t = transform.translation;
         let row = |r: usize| [m.x_axis[r], m.y_axis[r], m.z_axis[r], t[r]];
@@ -64,11 +59,7 @@ impl InstanceGpuData {
             random,
             custom_data_offset,
             instance_id: id.slot(),
-            flags: if m.determinant() < 0.0 {
-                Self::FLAG_MIRRORED
-            } else {
-                0
-            },
+            flags: if m.determinant() < 0.0 { Self::FLAG_MIRRORED } else { 0 },
         }
     }
 }

@@ -95,7 +95,12 @@ impl ProxyTree {
 
     /// Culls `instances` through the tree (flat when the tree was built for
     /// other mesh bounds). Output order is fixed for a given input.
-    pub(crate) fn cull(&self, instances: &[InstanceStreamData], mesh: &InstancedMesh, culler: &InstanceCuller<'_>) -> (CullOutput, TreeCullStats) {
+    pub(crate) fn cull(
+        &self,
+        instances: &[InstanceStreamData],
+        mesh: &InstancedMesh,
+        culler: &InstanceCuller<'_>,
+    ) -> (CullOutput, TreeCullStats) {
         let n = instances.len() as u32;
         let mut out = CullOutput::new(mesh.lod_count());
         let mut stats = TreeCullStats::default();
@@ -121,7 +126,11 @@ impl ProxyTree {
 
 /// Every instance by the per-instance test (no tree yet, or a tree for
 /// other mesh bounds).
-pub(crate) fn cull_flat(instances: &[InstanceStreamData], mesh: &InstancedMesh, culler: &InstanceCuller<'_>) -> (CullOutput, TreeCullStats) {
+pub(crate) fn cull_flat(
+    instances: &[InstanceStreamData],
+    mesh: &InstancedMesh,
+    culler: &InstanceCuller<'_>,
+) -> (CullOutput, TreeCullStats) {
     let mut out = CullOutput::new(mesh.lod_count());
     for (i, inst) in instances.iter().enumerate() {
         if let Some((lod, fade)) = culler.classify(&inst.transform(), true) {
@@ -142,14 +151,24 @@ mod tests {
     use glam::{Affine3A, Vec3};
 
     fn sorted(out: &CullOutput) -> Vec<(u32, usize, u32)> {
-        let mut v: Vec<_> = out.lods.iter().enumerate().flat_map(|(l, b)| b.instances.iter().zip(&b.fades).map(move |(&i, f)| (i, l, f.to_bits()))).collect();
+        let mut v: Vec<_> = out
+            .lods
+            .iter()
+            .enumerate()
+            .flat_map(|(l, b)| b.instances.iter().zip(&b.fades).map(move |(&i, f)| (i, l, f.to_bits())))
+            .collect();
         v.sort_unstable();
         v
     }
 
     /// What the proxy holds: the store packed index by index.
     fn packed(store: &InstanceStore) -> Vec<InstanceStreamData> {
-        store.gpu_data_all().iter().enumerate().map(|(i, g)| InstanceStreamData::new(g, store.instance_custom_data(i as u32).unwrap())).collect()
+        store
+            .gpu_data_all()
+            .iter()
+            .enumerate()
+            .map(|(i, g)| InstanceStreamData::new(g, store.instance_custom_data(i as u32).unwrap()))
+            .collect()
     }
 
     /// A tree that arrives stale (edits between its snapshot and its
@@ -157,7 +176,8 @@ mod tests {
     /// cull stays equal to flat culling at every step.
     #[test]
     fn proxy_tree_cull_equals_flat_through_stale_arrivals_and_later_edits() {
-        let mesh = InstancedMesh::simple(BoxSphereBounds::new(Vec3::ZERO, Vec3::ONE, 3f32.sqrt()).unwrap(), 512, 1536, &[1.0, 0.3, 0.1]).unwrap();
+        let mesh =
+            InstancedMesh::simple(BoxSphereBounds::new(Vec3::ZERO, Vec3::ONE, 3f32.sqrt()).unwrap(), 512, 1536, &[1.0, 0.3, 0.1]).unwrap();
         let mut store = InstanceStore::new(*mesh.bounds());
         let at = |i: u32| Affine3A::from_translation(Vec3::new((i % 50) as f32 * 4.0 - 100.0, 0.0, (i / 50) as f32 * 4.0 - 100.0));
         store.add_instances(&(0..2500).map(at).collect::<Vec<_>>()).unwrap();

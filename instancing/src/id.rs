@@ -64,20 +64,11 @@ impl IdSlots {
         if let Some(slot) = self.free.pop() {
             let s = &mut self.slots[slot as usize];
             s.index = index;
-            return InstanceId {
-                slot,
-                generation: s.generation,
-            };
+            return InstanceId { slot, generation: s.generation };
         }
         let slot = self.slots.len() as u32;
-        self.slots.push(Slot {
-            generation: 0,
-            index,
-        });
-        InstanceId {
-            slot,
-            generation: 0,
-        }
+        self.slots.push(Slot { generation: 0, index });
+        InstanceId { slot, generation: 0 }
     }
 
     /// The current index of `id`, or `None` if it is not live.

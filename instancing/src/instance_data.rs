@@ -77,9 +77,7 @@ impl fmt::Debug for InstanceStore {
             .field("dirty", &self.gpu_dirty.count())
             .field("bounds", &self.bounds);
         if self.transforms.len() <= 8 {
-            d.field("ids", &self.ids)
-                .field("transforms", &self.transforms)
-                .field("custom_data", &self.custom_data);
+            d.field("ids", &self.ids).field("transforms", &self.transforms).field("custom_data", &self.custom_data);
         }
         d.finish()
     }
@@ -195,20 +193,14 @@ impl InstanceStore {
     fn check_capacity(&self, adding: usize) -> Result<()> {
         let requested = self.transforms.len() as u64 + adding as u64;
         if requested > u64::from(MAX_INSTANCES) {
-            return Err(InstancingError::TooManyInstances {
-                requested,
-                max: MAX_INSTANCES,
-            });
+            return Err(InstancingError::TooManyInstances { requested, max: MAX_INSTANCES });
         }
         Ok(())
     }
 
     fn check_custom(&self, data: &[f32]) -> Result<()> {
         if data.len() != self.num_custom_data_floats as usize {
-            return Err(InstancingError::CustomDataLength {
-                expected: self.num_custom_data_floats,
-                got: data.len(),
-            });
+            return Err(InstancingError::CustomDataLength { expected: self.num_custom_data_floats, got: data.len() });
         }
         if !data.iter().all(|v| v.is_finite()) {
             return Err(InstancingError::NonFiniteCustomData);
@@ -233,11 +225,7 @@ impl InstanceStore {
     }
 
     /// Adds one instance with its custom data (`num_custom_data_floats` values).
-    pub fn add_instance_with_custom_data(
-        &mut self,
-        transform: Affine3A,
-        custom: &[f32],
-    ) -> Result<InstanceId> {
+    pub fn add_instance_with_custom_data(&mut self, transform: Affine3A, custom: &[f32]) -> Result<InstanceId> {
         validate_transform(&transform)?;
         self.check_custom(custom)?;
         self.check_capacity(1)?;
@@ -255,10 +243,7 @@ impl InstanceStore {
         self.ids.reserve(transforms.len());
         self.modified_gen.reserve(transforms.len());
         self.custom_data.reserve(transforms.len() * n);
-        Ok(transforms
-            .iter()
-            .map(|t| self.push(*t, None, n, gen))
-            .collect())
+        Ok(transforms.iter().map(|t| self.push(*t, None, n, gen)).collect())
     }
 
     /// Appends a validated instance and marks it everywhere.
@@ -290,9 +275,7 @@ impl InstanceStore {
 
     /// Removes the instance named by `id`; returns the index it had.
     pub fn remove_instance_by_id(&mut self, id: InstanceId) -> Result<u32> {
-        let index = self
-            .index_of(id)
-            .ok_or(InstancingError::UnknownInstanceId(id))?;
+        let index = self.index_of(id).ok_or(InstancingError::UnknownInstanceId(id))?;
         self.swap_remove(index);
         Ok(index)
     }
@@ -358,12 +341,7 @@ impl InstanceStore {
     // ---- updating ------------------------------------------------------
 
     /// Sets one instance's transform, given in `space`.
-    pub fn update_instance_transform(
-        &mut self,
-        index: u32,
-        transform: Affine3A,
-        space: TransformSpace,
-    ) -> Result<()> {
+    pub fn update_instance_transform(&mut self, index: u32, transform: Affine3A, space: TransformSpace) -> Result<()> {
         self.check_index(index)?;
         let local = to_component(&transform, &space)?;
         let gen = self.bump();
@@ -373,12 +351,7 @@ impl InstanceStore {
 
     /// Sets the transforms of instances `start..start + transforms.len()`,
     /// all or nothing (UE's `BatchUpdateInstancesTransforms`).
-    pub fn update_instance_transforms(
-        &mut self,
-        start: u32,
-        transforms: &[Affine3A],
-        space: TransformSpace,
-    ) -> Result<()> {
+    pub fn update_instance_transforms(&mut self, start: u32, transforms: &[Affine3A], space: TransformSpace) -> Result<()> {
         let end = u64::from(start) + transforms.len() as u64;
         if end > u64::from(self.instance_count()) {
             return Err(InstancingError::InstanceOutOfRange {
@@ -386,10 +359,7 @@ impl InstanceStore {
                 count: self.instance_count(),
             });
         }
-        let locals = transforms
-            .iter()
-            .map(|t| to_component(t, &space))
-            .collect::<Result<Vec<_>>>()?;
+        let locals = transforms.iter().map(|t| to_component(t, &space)).collect::<Result<Vec<_>>>()?;
         let gen = self.bump();
         for (i, local) in locals.into_iter().enumerate() {
             self.set_transform(start + i as u32, local, gen);
@@ -404,8 +374,7 @@ impl InstanceStore {
         self.cull_edits.mark(index);
         // The new box may extend the union; the old one may have defined an
         // edge that is now too far out.
-        self.bounds
-            .grow(self.mesh_bounds.aabb().transformed(&local));
+        self.bounds.grow(self.mesh_bounds.aabb().transformed(&local));
         self.bounds.mark_loose();
     }
 
@@ -413,10 +382,7 @@ impl InstanceStore {
     pub fn check_custom_data_value(&self, index: u32, float_index: u32, value: f32) -> Result<()> {
         self.check_index(index)?;
         if float_index >= self.num_custom_data_floats {
-            return Err(InstancingError::CustomDataIndex {
-                float_index,
-                count: self.num_custom_data_floats,
-            });
+            return Err(InstancingError::CustomDataIndex { float_index, count: self.num_custom_data_floats });
         }
         if !value.is_finite() {
             return Err(InstancingError::NonFiniteCustomData);
@@ -425,12 +391,7 @@ impl InstanceStore {
     }
 
     /// Sets one custom float (UE's `SetCustomDataValue`).
-    pub fn set_custom_data_value(
-        &mut self,
-        index: u32,
-        float_index: u32,
-        value: f32,
-    ) -> Result<()> {
+    pub fn set_custom_data_value(&mut self, index: u32, float_index: u32, value: f32) -> Result<()> {
         self.check_custom_data_value(index, float_index, value)?;
         let n = self.num_custom_data_floats as usize;
         self.custom_data[index as usize * n + float_index as usize] = value;
@@ -465,8 +426,7 @@ impl InstanceStore {
         let mut data = vec![0.0; count * new];
         let keep = old.min(new);
         for i in 0..count {
-            data[i * new..i * new + keep]
-                .copy_from_slice(&self.custom_data[i * old..i * old + keep]);
+            data[i * new..i * new + keep].copy_from_slice(&self.custom_data[i * old..i * old + keep]);
         }
         self.custom_data = data;
         self.num_custom_data_floats = n;
@@ -533,10 +493,7 @@ impl InstanceStore {
     /// Appends the packed instances of `range` to `out` (the upload path).
     pub fn write_gpu_data(&self, range: Range<u32>, out: &mut Vec<InstanceGpuData>) -> Result<()> {
         if range.start > range.end || range.end > self.instance_count() {
-            return Err(InstancingError::InstanceOutOfRange {
-                index: range.end.max(range.start),
-                count: self.instance_count(),
-            });
+            return Err(InstancingError::InstanceOutOfRange { index: range.end.max(range.start), count: self.instance_count() });
         }
         out.extend((range.start as usize..range.end as usize).map(|i| self.pack(i)));
         Ok(())
@@ -545,11 +502,7 @@ impl InstanceStore {
     /// Every instance packed: the full-rebuild path (what UE does on any
     /// edit), kept for comparison and for a proxy's first upload.
     pub fn gpu_data_all(&self) -> Vec<InstanceGpuData> {
-        (0..self.transforms.len())
-            .into_par_iter()
-            .with_min_len(4096)
-            .map(|i| self.pack(i))
-            .collect()
+        (0..self.transforms.len()).into_par_iter().with_min_len(4096).map(|i| self.pack(i)).collect()
     }
 
     // ---- bounds --------------------------------------------------------
@@ -615,15 +568,13 @@ mod tests {
     #[test]
     fn pack_puts_translation_in_w() {
         let mut s = store();
-        s.add_instance(Affine3A::from_translation(Vec3::new(1.0, 2.0, 3.0)))
-            .unwrap();
+        s.add_instance(Affine3A::from_translation(Vec3::new(1.0, 2.0, 3.0))).unwrap();
         let g = s.gpu_data_all()[0];
         assert_eq!(g.transform_rows[0], [1.0, 0.0, 0.0, 1.0]);
         assert_eq!(g.transform_rows[2], [0.0, 0.0, 1.0, 3.0]);
         assert_eq!(g.flags, 0);
         let mirrored = Affine3A::from_scale(Vec3::new(-1.0, 1.0, 1.0));
-        s.update_instance_transform(0, mirrored, TransformSpace::Component)
-            .unwrap();
+        s.update_instance_transform(0, mirrored, TransformSpace::Component).unwrap();
         assert_eq!(s.gpu_data_all()[0].flags, InstanceGpuData::FLAG_MIRRORED);
     }
 
@@ -632,12 +583,7 @@ mod tests {
         let mut s = store();
         s.add_instances(&[Affine3A::IDENTITY; 4]).unwrap();
         let g = s.generation();
-        s.update_instance_transform(
-            2,
-            Affine3A::from_translation(Vec3::X),
-            TransformSpace::Component,
-        )
-        .unwrap();
+        s.update_instance_transform(2, Affine3A::from_translation(Vec3::X), TransformSpace::Component).unwrap();
         s.prune_cull_edits(g);
         assert_eq!(s.cull_edits(), vec![2]);
     }

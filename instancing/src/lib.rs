@@ -93,11 +93,11 @@ pub mod tree_builder;
 pub mod vertex_factory;
 
 pub use bounds::{Aabb, BoxSphereBounds};
-pub use component::InstancedStaticMeshComponent;
 pub use cluster_tree::{ClusterTree, ClusterTreeSettings, TreeCullStats, TreeSnapshot};
+pub use component::InstancedStaticMeshComponent;
 pub use culling::{
-    bounds_screen_size, cull_instances, cull_instances_into, cull_ue_mode, lod_for_screen_size,
-    CullDistances, CullOutput, CullView, DrawIndexedIndirectArgs, Frustum, LodBin,
+    bounds_screen_size, cull_instances, cull_instances_into, cull_ue_mode, lod_for_screen_size, CullDistances, CullOutput, CullView,
+    DrawIndexedIndirectArgs, Frustum, LodBin,
 };
 pub use error::{InstancingError, Result};
 pub use gpu_data::InstanceGpuData;
@@ -105,11 +105,11 @@ pub use hism::HismTree;
 pub use id::InstanceId;
 pub use instance_data::{InstanceStore, MAX_CUSTOM_DATA_FLOATS, MAX_INSTANCES};
 pub use mesh::{InstancedMesh, MeshLod, MeshSection, MAX_LODS};
-pub use transform::{validate_transform, TransformSpace};
 pub use proxy::{
-    cull_view_for, instanced_mesh_for, register_cvars, CullPath, InstancedStaticMeshSceneProxy, IsmCustomData, IsmStats,
-    IsmStatsSnapshot, IsmUpdate, CVAR_GPU_CULLING, CVAR_UE_MODE,
+    cull_view_for, instanced_mesh_for, register_cvars, CullPath, InstancedStaticMeshSceneProxy, IsmCustomData, IsmStats, IsmStatsSnapshot,
+    IsmUpdate, CVAR_GPU_CULLING, CVAR_UE_MODE,
 };
 pub use render_state::{FlushOutcome, IsmRenderState};
+pub use transform::{validate_transform, TransformSpace};
 pub use tree_builder::ClusterTreeBuilder;
 pub use vertex_factory::{InstanceStreamData, InstancedVertexFactory, INSTANCED_VERTEX_FACTORY};

@@ -58,22 +58,13 @@ impl InstancedMesh {
         // Re-check bounds: the fields are public, so they may not come from
         // `BoxSphereBounds::new`.
         BoxSphereBounds::new(bounds.origin, bounds.box_extent, bounds.sphere_radius)?;
-        Ok(Self {
-            bounds,
-            lods,
-            screen_sizes,
-        })
+        Ok(Self { bounds, lods, screen_sizes })
     }
 
     /// A one-section mesh with `screen_sizes.len()` LODs (tests, examples,
     /// benches): LOD i has `vertex_count >> i` vertices and `index_count >> i`
     /// indices, all in one buffer one after the other.
-    pub fn simple(
-        bounds: BoxSphereBounds,
-        vertex_count: u32,
-        index_count: u32,
-        screen_sizes: &[f32],
-    ) -> Result<Self> {
+    pub fn simple(bounds: BoxSphereBounds, vertex_count: u32, index_count: u32, screen_sizes: &[f32]) -> Result<Self> {
         let mut first_index = 0;
         let lods = screen_sizes
             .iter()
@@ -83,11 +74,7 @@ impl InstancedMesh {
                 let lod = MeshLod {
                     screen_size,
                     vertex_count: (vertex_count >> i).max(3),
-                    sections: vec![MeshSection {
-                        first_index,
-                        index_count: count,
-                        vertex_offset: 0,
-                    }],
+                    sections: vec![MeshSection { first_index, index_count: count, vertex_offset: 0 }],
                 };
                 first_index += count;
                 lod

@@ -68,7 +68,10 @@ mod gpu_culling;
 use std::sync::{Arc, Mutex};
 
 use glam::{Affine3A, Mat4, Vec3};
-use renderer::{Bounds, MaterialId, MeshBatch, MeshElementCollector, PrimitiveSceneProxy, ProxyUpdateContext, SceneView, StaticMeshRenderData, ViewRelevance};
+use renderer::{
+    Bounds, MaterialId, MeshBatch, MeshElementCollector, PrimitiveSceneProxy, ProxyUpdateContext, SceneView, StaticMeshRenderData,
+    ViewRelevance,
+};
 use rhi_vulkan::{BufferDesc, BufferHandle, BufferUsage, Device, IndexFormat};
 
 use crate::bounds::BoxSphereBounds;
@@ -81,7 +84,6 @@ use crate::vertex_factory::{InstanceStreamData, InstancedVertexFactory, INSTANCE
 use custom_data::CustomData;
 use gpu_culling::{GpuCull, Pipelines};
 
-
 /// Turns GPU culling on (1, default) or off (0: CPU culling).
 pub const CVAR_GPU_CULLING: &str = "r.InstancedStaticMeshes.GPUCulling";
 /// UE's plain ISM behaviour (1): all instances, one LOD, no culling pass.
@@ -89,8 +91,16 @@ pub const CVAR_UE_MODE: &str = "r.InstancedStaticMeshes.UEMode";
 
 /// Registers the instancing console variables (call once per render thread).
 pub fn register_cvars(rt: &mut renderer::RenderThread) -> Result<()> {
-    rt.register_cvar(CVAR_GPU_CULLING, renderer::CvarValue::Bool(true), "cull instanced static meshes per instance in a compute pass (0: on the CPU)")?;
-    rt.register_cvar(CVAR_UE_MODE, renderer::CvarValue::Bool(false), "draw every instance at the LOD of the union bounds, as UE's plain ISM does")?;
+    rt.register_cvar(
+        CVAR_GPU_CULLING,
+        renderer::CvarValue::Bool(true),
+        "cull instanced static meshes per instance in a compute pass (0: on the CPU)",
+    )?;
+    rt.register_cvar(
+        CVAR_UE_MODE,
+        renderer::CvarValue::Bool(false),
+        "draw every instance at the LOD of the union bounds, as UE's plain ISM does",
+    )?;
     Ok(())
 }
 
@@ -111,7 +121,11 @@ pub fn instanced_mesh_for(mesh: &StaticMeshRenderData) -> Result<InstancedMesh> 
             // UE: LOD i is used below ScreenSize[i]; renderer: below sizes[i-1].
             screen_size: if i == 0 { f32::MAX } else { sizes[i - 1] },
             vertex_count: l.vertices.len() as u32,
-            sections: l.sections.iter().map(|s| MeshSection { first_index: s.first_index, index_count: s.index_count, vertex_offset: 0 }).collect(),
+            sections: l
+                .sections
+                .iter()
+                .map(|s| MeshSection { first_index: s.first_index, index_count: s.index_count, vertex_offset: 0 })
+                .collect(),
         })
         .collect();
     InstancedMesh::new(bounds, lods)
@@ -210,9 +224,8 @@ impl IsmUpdate {
             if end > u64::from(n) {
                 return bad(format!("range {first}..{end} is past the instance count {n}"));
             }
-            let finite = items.iter().all(|d| {
-                d.transform_rows.iter().flatten().chain(&d.custom).chain([&d.random, &d.fade]).all(|v| v.is_finite())
-            });
+            let finite =
+                items.iter().all(|d| d.transform_rows.iter().flatten().chain(&d.custom).chain([&d.random, &d.fade]).all(|v| v.is_finite()));
             if !finite {
                 return bad(format!("range {first}..{end} holds non-finite instance data"));
             }
@@ -261,7 +274,8 @@ impl IsmUpdate {
 
     /// The end of the run of indices the ranges write from `start` on.
     fn covered_from(&self, start: u64) -> u64 {
-        let mut written: Vec<(u64, u64)> = self.ranges.iter().map(|(first, items)| (u64::from(*first), u64::from(*first) + items.len() as u64)).collect();
+        let mut written: Vec<(u64, u64)> =
+            self.ranges.iter().map(|(first, items)| (u64::from(*first), u64::from(*first) + items.len() as u64)).collect();
         written.sort_unstable();
         let mut covered = start;
         for (s, e) in written {
@@ -511,7 +525,8 @@ impl PrimitiveSceneProxy for InstancedStaticMeshSceneProxy {
     fn create_render_resources(&mut self, device: &Device) -> rhi_vulkan::Result<()> {
         for lod in self.mesh.lods() {
             let (bytes, offsets) = InstancedVertexFactory::pack(&lod.vertices);
-            let vertices = device.create_buffer_init(&BufferDesc::gpu_only("ism mesh vertices", bytes.len() as u64, BufferUsage::VERTEX), &bytes)?;
+            let vertices =
+                device.create_buffer_init(&BufferDesc::gpu_only("ism mesh vertices", bytes.len() as u64, BufferUsage::VERTEX), &bytes)?;
             let indices = device.create_buffer_init(
                 &BufferDesc::gpu_only("ism mesh indices", lod.indices.len() as u64 * 4, BufferUsage::INDEX),
                 bytemuck::cast_slice(&lod.indices),
@@ -521,7 +536,10 @@ impl PrimitiveSceneProxy for InstancedStaticMeshSceneProxy {
         let capacity = (self.instances.len() as u32).max(1);
         let mut bytes = bytemuck::cast_slice::<InstanceStreamData, u8>(&self.instances).to_vec();
         bytes.resize(capacity as usize * InstanceStreamData::SIZE as usize, 0);
-        let buffer = device.create_buffer_init(&BufferDesc::gpu_only("ism instances", bytes.len() as u64, BufferUsage::STORAGE | BufferUsage::VERTEX), &bytes)?;
+        let buffer = device.create_buffer_init(
+            &BufferDesc::gpu_only("ism instances", bytes.len() as u64, BufferUsage::STORAGE | BufferUsage::VERTEX),
+            &bytes,
+        )?;
         self.instance_buffer = Some((buffer, capacity));
         self.custom.create(device)?;
         self.pipelines = Some(Pipelines::create(device)?);
@@ -661,12 +679,17 @@ mod tests {
         assert_eq!(lod_for_screen_size(0.7, mesh.screen_sizes()), 0);
         assert_eq!(lod_for_screen_size(0.5, mesh.screen_sizes()), 0);
         assert_eq!(lod_for_screen_size(0.3, mesh.screen_sizes()), 1);
-        let single = instanced_mesh_for(&StaticMeshRenderData::new(vec![StaticMeshLod { screen_size: 0.0, ..shapes::cube(1.0) }]).unwrap()).unwrap();
+        let single =
+            instanced_mesh_for(&StaticMeshRenderData::new(vec![StaticMeshLod { screen_size: 0.0, ..shapes::cube(1.0) }]).unwrap()).unwrap();
         assert_eq!(lod_for_screen_size(0.0, single.screen_sizes()), 0);
     }
 
     fn instance(x: f32) -> InstanceStreamData {
-        InstanceStreamData { transform_rows: [[1.0, 0.0, 0.0, x], [0.0, 1.0, 0.0, 0.0], [0.0, 0.0, 1.0, 0.0]], fade: 1.0, ..Default::default() }
+        InstanceStreamData {
+            transform_rows: [[1.0, 0.0, 0.0, x], [0.0, 1.0, 0.0, 0.0], [0.0, 0.0, 1.0, 0.0]],
+            fade: 1.0,
+            ..Default::default()
+        }
     }
 
     /// What a proxy must refuse before it applies anything: an instance
@@ -682,7 +705,8 @@ mod tests {
         // Growth by instances no range writes.
         let unwritten = IsmUpdate { instance_count: u32::MAX - 1, ..Default::default() };
         assert!(rejected(&unwritten, 10).contains("10..4294967294"));
-        let gap = IsmUpdate { instance_count: 14, ranges: vec![(10, vec![instance(0.0); 2]), (13, vec![instance(0.0)])], ..Default::default() };
+        let gap =
+            IsmUpdate { instance_count: 14, ranges: vec![(10, vec![instance(0.0); 2]), (13, vec![instance(0.0)])], ..Default::default() };
         assert!(rejected(&gap, 10).contains("12..14"));
         // A range past the count (also one whose end overflows u32).
         let past = IsmUpdate { instance_count: 4, ranges: vec![(3, vec![instance(0.0); 2])], ..Default::default() };
@@ -691,11 +715,16 @@ mod tests {
         rejected(&wrap, 4);
         let nan = IsmUpdate { instance_count: 4, ranges: vec![(1, vec![instance(f32::NAN)])], ..Default::default() };
         assert!(rejected(&nan, 4).contains("non-finite"));
-        let bounds = IsmUpdate { instance_count: 4, local_bounds: Some(Bounds { origin: Vec3::NAN, extent: Vec3::ONE, radius: 1.0 }), ..Default::default() };
+        let bounds = IsmUpdate {
+            instance_count: 4,
+            local_bounds: Some(Bounds { origin: Vec3::NAN, extent: Vec3::ONE, radius: 1.0 }),
+            ..Default::default()
+        };
         rejected(&bounds, 4);
 
         // What the component and the render state send passes.
-        let grow = IsmUpdate { instance_count: 14, ranges: vec![(12, vec![instance(1.0); 2]), (3, vec![instance(2.0); 9])], ..Default::default() };
+        let grow =
+            IsmUpdate { instance_count: 14, ranges: vec![(12, vec![instance(1.0); 2]), (3, vec![instance(2.0); 9])], ..Default::default() };
         grow.validate(10).unwrap();
         let shrink = IsmUpdate { instance_count: 2, ..Default::default() };
         shrink.validate(10).unwrap();
@@ -705,7 +734,9 @@ mod tests {
 
     #[test]
     fn flipping_clip_y_keeps_the_frustum_and_makes_the_multiple_positive() {
-        let view = SceneView::perspective(Vec3::new(0.0, -5.0, 2.0), Vec3::ZERO, Vec3::Z, 1.0, 0.1, 100.0, rhi_vulkan::Rect::from_size(200, 100)).unwrap();
+        let view =
+            SceneView::perspective(Vec3::new(0.0, -5.0, 2.0), Vec3::ZERO, Vec3::Z, 1.0, 0.1, 100.0, rhi_vulkan::Rect::from_size(200, 100))
+                .unwrap();
         let c = cull_view_for(&view).unwrap();
         assert!((c.screen_multiple() - 0.5 * view.projection.x_axis.x.abs().max(view.projection.y_axis.y.abs())).abs() < 1e-6);
         let renderer_frustum = view.frustum();

@@ -32,8 +32,8 @@
 //!   [`InstancingError::TreeBuildFailed`] by the next `poll` or `wait`; the
 //!   previous tree stays, and that store state is not retried.
 
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use crossbeam_channel::{unbounded as channel, Receiver, Sender};
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use glam::Affine3A;
@@ -146,9 +146,7 @@ impl ClusterTreeBuilder {
 
     /// No current tree, or it is older than the store.
     pub fn is_stale(&self, store: &InstanceStore) -> bool {
-        self.current
-            .as_ref()
-            .is_none_or(|t| t.is_stale_for(store))
+        self.current.as_ref().is_none_or(|t| t.is_stale_for(store))
     }
 
     /// Stale, no build of the store's present state is under way, and none
@@ -156,10 +154,7 @@ impl ClusterTreeBuilder {
     pub fn needs_rebuild(&self, store: &InstanceStore) -> bool {
         self.is_stale(store)
             && self.failed_generation != Some(store.generation())
-            && self
-                .pending
-                .as_ref()
-                .is_none_or(|p| p.generation != store.generation())
+            && self.pending.as_ref().is_none_or(|p| p.generation != store.generation())
     }
 
     /// Starts a background build of the store as it is now, superseding
@@ -265,10 +260,7 @@ impl ClusterTreeBuilder {
             Some(tree) => tree.cull(store, mesh, component_to_world, view, distances),
             None => Ok((
                 cull_instances(store, mesh, component_to_world, view, distances)?,
-                TreeCullStats {
-                    fell_back_to_flat: true,
-                    ..TreeCullStats::default()
-                },
+                TreeCullStats { fell_back_to_flat: true, ..TreeCullStats::default() },
             )),
         }
     }
@@ -292,7 +284,8 @@ mod tests {
     }
 
     fn scene() -> (InstancedMesh, InstanceStore) {
-        let mesh = InstancedMesh::simple(BoxSphereBounds::new(Vec3::ZERO, Vec3::ONE, 3f32.sqrt()).unwrap(), 512, 1536, &[1.0, 0.3]).unwrap();
+        let mesh =
+            InstancedMesh::simple(BoxSphereBounds::new(Vec3::ZERO, Vec3::ONE, 3f32.sqrt()).unwrap(), 512, 1536, &[1.0, 0.3]).unwrap();
         let mut store = InstanceStore::new(*mesh.bounds());
         let at = |i: u32| Affine3A::from_translation(Vec3::new(i as f32 * 3.0, 0.0, 0.0));
         store.add_instances(&(0..500).map(at).collect::<Vec<_>>()).unwrap();

@@ -198,7 +198,12 @@ mod tests {
 
     #[test]
     fn packing_interleaves_color_and_uv() {
-        let v = LocalVertex { position: [1.0, 2.0, 3.0], color: [9, 8, 7, 6], uvs: [[0.5, 0.75], [0.0; 2], [0.0; 2], [0.0; 2]], ..Default::default() };
+        let v = LocalVertex {
+            position: [1.0, 2.0, 3.0],
+            color: [9, 8, 7, 6],
+            uvs: [[0.5, 0.75], [0.0; 2], [0.0; 2], [0.0; 2]],
+            ..Default::default()
+        };
         let (bytes, offsets) = InstancedVertexFactory::pack(&[v, v]);
         assert_eq!(offsets, [0, 32, 96]);
         let at = offsets[2] as usize + 12;

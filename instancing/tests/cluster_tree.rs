@@ -11,47 +11,11 @@ use instancing::*;
 
 fn views() -> Vec<CullView> {
     vec![
-        CullView::look_at(
-            Vec3::new(0.0, 30.0, 600.0),
-            Vec3::ZERO,
-            Vec3::Y,
-            1.0,
-            1.6,
-            0.1,
-            3000.0,
-        )
-        .unwrap(),
-        CullView::look_at(
-            Vec3::new(-400.0, 5.0, -400.0),
-            Vec3::new(0.0, 0.0, 100.0),
-            Vec3::Y,
-            0.6,
-            1.0,
-            1.0,
-            800.0,
-        )
-        .unwrap(),
-        CullView::look_at(
-            Vec3::new(0.0, 900.0, 0.0),
-            Vec3::new(1.0, 0.0, 0.0),
-            Vec3::Y,
-            1.2,
-            1.0,
-            1.0,
-            2000.0,
-        )
-        .unwrap(),
+        CullView::look_at(Vec3::new(0.0, 30.0, 600.0), Vec3::ZERO, Vec3::Y, 1.0, 1.6, 0.1, 3000.0).unwrap(),
+        CullView::look_at(Vec3::new(-400.0, 5.0, -400.0), Vec3::new(0.0, 0.0, 100.0), Vec3::Y, 0.6, 1.0, 1.0, 800.0).unwrap(),
+        CullView::look_at(Vec3::new(0.0, 900.0, 0.0), Vec3::new(1.0, 0.0, 0.0), Vec3::Y, 1.2, 1.0, 1.0, 2000.0).unwrap(),
         // Inside the forest, looking along it.
-        CullView::look_at(
-            Vec3::new(10.0, 2.0, 10.0),
-            Vec3::new(300.0, 2.0, 40.0),
-            Vec3::Y,
-            1.4,
-            1.8,
-            0.1,
-            1e5,
-        )
-        .unwrap(),
+        CullView::look_at(Vec3::new(10.0, 2.0, 10.0), Vec3::new(300.0, 2.0, 40.0), Vec3::Y, 1.4, 1.8, 0.1, 1e5).unwrap(),
     ]
 }
 
@@ -67,10 +31,7 @@ fn components() -> Vec<Affine3A> {
 }
 
 fn distances() -> Vec<CullDistances> {
-    vec![
-        CullDistances::NONE,
-        CullDistances::new(200.0, 700.0).unwrap(),
-    ]
+    vec![CullDistances::NONE, CullDistances::new(200.0, 700.0).unwrap()]
 }
 
 #[test]
@@ -87,11 +48,7 @@ fn tree_and_flat_agree_exactly() {
                 let flat = cull_instances(&s, &mesh, &c2w, &view, d).unwrap();
                 let (hier, stats) = tree.cull(&s, &mesh, &c2w, &view, d).unwrap();
                 assert!(!stats.fell_back_to_flat);
-                assert_eq!(
-                    visible_set(&flat),
-                    visible_set(&hier),
-                    "{view:?} {c2w:?} {d:?}"
-                );
+                assert_eq!(visible_set(&flat), visible_set(&hier), "{view:?} {c2w:?} {d:?}");
                 saw_shortcut |= stats.leaves_fully_inside > 0;
             }
         }
@@ -105,26 +62,12 @@ fn tree_visits_a_fraction_for_a_narrow_view() {
     let s = store_with(&ts);
     let mesh = cube_mesh();
     let tree = ClusterTree::build(&s, &mesh, &ClusterTreeSettings::default());
-    let view = CullView::look_at(
-        Vec3::new(0.0, 600.0, 0.0),
-        Vec3::new(0.0, 0.0, 0.01),
-        Vec3::Y,
-        0.3,
-        1.0,
-        1.0,
-        2000.0,
-    )
-    .unwrap();
-    let (out, stats) = tree
-        .cull(&s, &mesh, &Affine3A::IDENTITY, &view, CullDistances::NONE)
-        .unwrap();
+    let view = CullView::look_at(Vec3::new(0.0, 600.0, 0.0), Vec3::new(0.0, 0.0, 0.01), Vec3::Y, 0.3, 1.0, 1.0, 2000.0).unwrap();
+    let (out, stats) = tree.cull(&s, &mesh, &Affine3A::IDENTITY, &view, CullDistances::NONE).unwrap();
     // Median splits give leaves of leaf_size/2..=leaf_size instances.
     let leaves = tree.instance_count() / tree.leaf_size() as usize;
     assert!(out.visible_count() > 0);
-    assert!(
-        (stats.leaves_visible as usize) * 5 < leaves,
-        "{stats:?} of {leaves}"
-    );
+    assert!((stats.leaves_visible as usize) * 5 < leaves, "{stats:?} of {leaves}");
 }
 
 #[test]
@@ -138,8 +81,7 @@ fn stale_tree_stays_exact_after_edits() {
     for _ in 0..300 {
         let i = (rng.next_u64() % u64::from(s.instance_count())) as u32;
         let t = translate(rng.range(-400.0, 400.0), 1.0, rng.range(-400.0, 400.0));
-        s.update_instance_transform(i, t, TransformSpace::Component)
-            .unwrap();
+        s.update_instance_transform(i, t, TransformSpace::Component).unwrap();
     }
     s.add_instances(&scattered(500, 800.0, 99)).unwrap();
     for _ in 0..400 {
@@ -159,9 +101,7 @@ fn stale_tree_stays_exact_after_edits() {
     s.clear_instances();
     s.add_instance(translate(0.0, 0.0, 0.0)).unwrap();
     let view = &views()[0];
-    let (hier, _) = tree
-        .cull(&s, &mesh, &Affine3A::IDENTITY, view, CullDistances::NONE)
-        .unwrap();
+    let (hier, _) = tree.cull(&s, &mesh, &Affine3A::IDENTITY, view, CullDistances::NONE).unwrap();
     assert_eq!(hier.instance_buffer(), vec![0]);
 }
 
@@ -173,23 +113,14 @@ fn background_rebuild_installs_only_the_newest() {
     assert!(builder.needs_rebuild(&s));
     // Before any tree: culling falls back to flat.
     let view = views()[0];
-    let (_, stats) = builder
-        .cull(&s, &mesh, &Affine3A::IDENTITY, &view, CullDistances::NONE)
-        .unwrap();
+    let (_, stats) = builder.cull(&s, &mesh, &Affine3A::IDENTITY, &view, CullDistances::NONE).unwrap();
     assert!(stats.fell_back_to_flat);
 
     assert!(builder.request_rebuild(&s, &mesh));
-    assert!(
-        !builder.request_rebuild(&s, &mesh),
-        "same state already building"
-    );
+    assert!(!builder.request_rebuild(&s, &mesh), "same state already building");
     let first_generation = s.generation();
-    s.update_instance_transform(0, translate(1.0, 2.0, 3.0), TransformSpace::Component)
-        .unwrap();
-    assert!(
-        builder.needs_rebuild(&s),
-        "an edit after the request makes it stale"
-    );
+    s.update_instance_transform(0, translate(1.0, 2.0, 3.0), TransformSpace::Component).unwrap();
+    assert!(builder.needs_rebuild(&s), "an edit after the request makes it stale");
     assert!(builder.request_rebuild(&s, &mesh));
     let newest = s.generation();
     assert_ne!(first_generation, newest);
@@ -215,15 +146,11 @@ fn background_rebuild_installs_only_the_newest() {
     s.add_instance(translate(0.0, 0.0, 0.0)).unwrap();
     builder.request_rebuild(&s, &mesh);
     let flat = cull_instances(&s, &mesh, &Affine3A::IDENTITY, &view, CullDistances::NONE).unwrap();
-    let (hier, _) = builder
-        .cull(&s, &mesh, &Affine3A::IDENTITY, &view, CullDistances::NONE)
-        .unwrap();
+    let (hier, _) = builder.cull(&s, &mesh, &Affine3A::IDENTITY, &view, CullDistances::NONE).unwrap();
     assert_eq!(visible_set(&flat), visible_set(&hier));
     builder.wait(&mut s).unwrap();
     assert!(!std::sync::Arc::ptr_eq(&old, builder.current().unwrap()));
-    let (hier, stats) = builder
-        .cull(&s, &mesh, &Affine3A::IDENTITY, &view, CullDistances::NONE)
-        .unwrap();
+    let (hier, stats) = builder.cull(&s, &mesh, &Affine3A::IDENTITY, &view, CullDistances::NONE).unwrap();
     assert_eq!(stats.stale_instances, 0);
     assert_eq!(visible_set(&flat), visible_set(&hier));
 }
@@ -253,9 +180,7 @@ fn waiting_for_a_tree_inside_a_saturated_rayon_pool_does_not_deadlock() {
         });
         let _ = tx.send(result);
     });
-    let generations = rx
-        .recv_timeout(Duration::from_secs(120))
-        .expect("waiting for a tree inside a busy rayon pool deadlocked");
+    let generations = rx.recv_timeout(Duration::from_secs(120)).expect("waiting for a tree inside a busy rayon pool deadlocked");
     for (tree, store) in generations {
         assert_eq!(tree, store, "the installed tree is the one waited for");
     }
@@ -285,8 +210,6 @@ fn every_worker_of_a_pool_waiting_for_trees_at_once_does_not_deadlock() {
         });
         let _ = tx.send(built);
     });
-    let built = rx
-        .recv_timeout(Duration::from_secs(120))
-        .expect("workers waiting for trees deadlocked the pool");
+    let built = rx.recv_timeout(Duration::from_secs(120)).expect("workers waiting for trees deadlocked the pool");
     assert_eq!(built, 8);
 }

@@ -5,9 +5,9 @@
 
 mod common;
 
+use common::{assert_world_clean, world};
 use engine_core::{ComponentId, StaticMesh, Transform, World};
 use glam::{Affine3A, Quat, Vec3, Vec4};
-use common::{assert_world_clean, world};
 use instancing::*;
 use renderer::*;
 use rhi_vulkan::Rect;
@@ -55,7 +55,9 @@ fn stats_of(w: &mut World, id: ComponentId) -> IsmStats {
     let pid = w.primitive_id(id).unwrap().expect("a proxy");
     w.render_thread()
         .unwrap()
-        .with_context(move |ctx| ctx.scene.proxy(pid).expect("proxy").as_any().downcast_ref::<InstancedStaticMeshSceneProxy>().expect("ISM").stats())
+        .with_context(move |ctx| {
+            ctx.scene.proxy(pid).expect("proxy").as_any().downcast_ref::<InstancedStaticMeshSceneProxy>().expect("ISM").stats()
+        })
         .unwrap()
 }
 
@@ -85,7 +87,9 @@ fn two_components_of_a_thousand_instances_draw_twice_and_edits_recreate_nothing(
 
     // One instance moved inside the bounds: dynamic data only.
     let moved = Affine3A::from_scale_rotation_translation(Vec3::splat(0.6), Quat::IDENTITY, Vec3::new(-17.0, 0.0, 0.0));
-    w.with_component_mut(ids[0], |c: &mut InstancedStaticMeshComponent| c.update_instance_transform(5, moved, TransformSpace::Component)).unwrap().unwrap();
+    w.with_component_mut(ids[0], |c: &mut InstancedStaticMeshComponent| c.update_instance_transform(5, moved, TransformSpace::Component))
+        .unwrap()
+        .unwrap();
     let eof = w.send_all_end_of_frame_updates().unwrap();
     assert_eq!((eof.proxies_created, eof.dynamic_data_sent, eof.transforms_sent), (0, 1, 0), "{eof:?}");
     let stats = frame(&mut w);
@@ -123,7 +127,9 @@ fn moving_the_parent_through_the_world_moves_and_reculls_the_instances() {
     w.set_material(id, 0, red).unwrap();
     w.send_all_end_of_frame_updates().unwrap();
     // Pixels not of the (blue) clear color, in columns x0..x1.
-    let drawn = |img: &rhi_vulkan::Image, x0: u32, x1: u32| (x0..x1).flat_map(|x| (0..H).map(move |y| (x, y))).filter(|&(x, y)| img.pixel(x, y) != CLEAR).count();
+    let drawn = |img: &rhi_vulkan::Image, x0: u32, x1: u32| {
+        (x0..x1).flat_map(|x| (0..H).map(move |y| (x, y))).filter(|&(x, y)| img.pixel(x, y) != CLEAR).count()
+    };
     let (_, before) = frame_image(&mut w);
     frame(&mut w);
     assert_eq!(stats_of(&mut w, id).snapshot().visible(), 1000);
@@ -182,7 +188,8 @@ fn edits_record_the_right_dirty_flags_without_a_renderer() {
 
     // In a world without a renderer, the helpers still work.
     let mut w = World::new(None);
-    let (_, id) = w.spawn_actor("ism", Box::new(InstancedStaticMeshComponent::new(StaticMesh::cube()).unwrap()), Transform::IDENTITY).unwrap();
+    let (_, id) =
+        w.spawn_actor("ism", Box::new(InstancedStaticMeshComponent::new(StaticMesh::cube()).unwrap()), Transform::IDENTITY).unwrap();
     w.set_relative_transform(id, Transform { translation: Vec3::Y, ..Transform::IDENTITY }).unwrap();
     assert_eq!(w.world_transform(id).unwrap().w_axis.truncate(), Vec3::Y);
     assert_eq!(w.send_all_end_of_frame_updates().unwrap().transforms_sent, 0, "no renderer, nothing sent");
@@ -213,7 +220,8 @@ fn per_instance_random_colors_instances_deterministically_per_seed() {
     let centers: Vec<Vec3> = (0..8).map(|i| Vec3::new(-28.0 + i as f32 * 8.0, 0.0, 0.0)).collect();
     let mut c = InstancedStaticMeshComponent::new(StaticMesh::cube()).unwrap();
     c.set_random_seed(7);
-    let placed: Vec<Affine3A> = centers.iter().map(|&p| Affine3A::from_scale_rotation_translation(Vec3::splat(3.0), Quat::IDENTITY, p)).collect();
+    let placed: Vec<Affine3A> =
+        centers.iter().map(|&p| Affine3A::from_scale_rotation_translation(Vec3::splat(3.0), Quat::IDENTITY, p)).collect();
     c.add_instances(&placed, TransformSpace::Component).unwrap();
     let (_, id) = w.spawn_actor("ism", Box::new(c), Transform::IDENTITY).unwrap();
     w.set_material(id, 0, material).unwrap();
@@ -224,7 +232,9 @@ fn per_instance_random_colors_instances_deterministically_per_seed() {
         (0..8).map(|i| c.store().instance_random(i).unwrap()).collect()
     };
     // The top face (z = +3) of each cube, seen from above.
-    let grays = |img: &rhi_vulkan::Image| -> Vec<[u8; 4]> { centers.iter().map(|&p| project(p + Vec3::Z * 3.0)).map(|(x, y)| img.pixel(x, y)).collect() };
+    let grays = |img: &rhi_vulkan::Image| -> Vec<[u8; 4]> {
+        centers.iter().map(|&p| project(p + Vec3::Z * 3.0)).map(|(x, y)| img.pixel(x, y)).collect()
+    };
     let check = |r: &[f32], g: &[[u8; 4]]| {
         for p in g {
             assert!(p[0] == p[1] && p[1] == p[2] && p[3] == 255, "gray, not the clear color: {g:?}");

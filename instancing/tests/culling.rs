@@ -8,16 +8,7 @@ use instancing::*;
 
 /// A camera at the origin looking down -Z, 90° vertical field of view.
 fn forward_view() -> CullView {
-    CullView::look_at(
-        Vec3::ZERO,
-        -Vec3::Z,
-        Vec3::Y,
-        std::f32::consts::FRAC_PI_2,
-        1.0,
-        0.1,
-        100_000.0,
-    )
-    .unwrap()
+    CullView::look_at(Vec3::ZERO, -Vec3::Z, Vec3::Y, std::f32::consts::FRAC_PI_2, 1.0, 0.1, 100_000.0).unwrap()
 }
 
 #[test]
@@ -35,32 +26,18 @@ fn behind_camera_and_beyond_end_are_culled() {
     let mut vis: Vec<u32> = out.instance_buffer();
     vis.sort_unstable();
     assert_eq!(vis, vec![0, 4]);
-    let fade_of = |i: u32| {
-        out.lods
-            .iter()
-            .find_map(|b| b.instances.iter().position(|&x| x == i).map(|p| b.fades[p]))
-            .unwrap()
-    };
+    let fade_of = |i: u32| out.lods.iter().find_map(|b| b.instances.iter().position(|&x| x == i).map(|p| b.fades[p])).unwrap();
     assert_eq!(fade_of(0), 1.0);
     assert!((fade_of(4) - 0.5).abs() < 1e-4, "{}", fade_of(4));
 
     // Without distances the far one comes back.
-    let out = cull_instances(
-        &s,
-        &mesh,
-        &Affine3A::IDENTITY,
-        &forward_view(),
-        CullDistances::NONE,
-    )
-    .unwrap();
+    let out = cull_instances(&s, &mesh, &Affine3A::IDENTITY, &forward_view(), CullDistances::NONE).unwrap();
     assert_eq!(out.visible_count(), 3);
 }
 
 #[test]
 fn fade_ramps_linearly_along_a_line() {
-    let ts: Vec<Affine3A> = (0..30)
-        .map(|i| translate(0.0, 0.0, -(i as f32) * 10.0 - 10.0))
-        .collect();
+    let ts: Vec<Affine3A> = (0..30).map(|i| translate(0.0, 0.0, -(i as f32) * 10.0 - 10.0)).collect();
     let s = store_with(&ts);
     let d = CullDistances::new(100.0, 200.0).unwrap();
     let out = cull_instances(&s, &cube_mesh(), &Affine3A::IDENTITY, &forward_view(), d).unwrap();
@@ -68,16 +45,8 @@ fn fade_ramps_linearly_along_a_line() {
     assert_eq!(vs.len(), 19, "distances 10..=190");
     for (i, _, fade) in vs {
         let dist = (i as f32) * 10.0 + 10.0;
-        let expect = if dist <= 100.0 {
-            1.0
-        } else {
-            (200.0 - dist) / 100.0
-        };
-        assert!(
-            (f32::from_bits(fade) - expect).abs() < 1e-5,
-            "{dist}: {}",
-            f32::from_bits(fade)
-        );
+        let expect = if dist <= 100.0 { 1.0 } else { (200.0 - dist) / 100.0 };
+        assert!((f32::from_bits(fade) - expect).abs() < 1e-5, "{dist}: {}", f32::from_bits(fade));
     }
 }
 
@@ -85,10 +54,7 @@ fn fade_ramps_linearly_along_a_line() {
 fn lod_by_projected_screen_size() {
     // 90° fov: multiple = 0.5, screen size = radius / dist (radius √3).
     // LOD1 below 0.3 → dist > 5.77; LOD2 below 0.1 → dist > 17.3.
-    let ts: Vec<Affine3A> = [3.0, 4.0, 8.0, 10.0, 12.0, 30.0, 50.0]
-        .iter()
-        .map(|&z| translate(0.0, 0.0, -z))
-        .collect();
+    let ts: Vec<Affine3A> = [3.0, 4.0, 8.0, 10.0, 12.0, 30.0, 50.0].iter().map(|&z| translate(0.0, 0.0, -z)).collect();
     let s = store_with(&ts);
     let mesh = cube_mesh();
     let view = forward_view();
@@ -105,10 +71,7 @@ fn lod_by_projected_screen_size() {
     assert_eq!(out.counts(), vec![2, 3, 2]);
 
     // Scaling the instances 4x makes each 4x bigger on screen.
-    let scaled: Vec<Affine3A> = ts
-        .iter()
-        .map(|t| *t * Affine3A::from_scale(Vec3::splat(4.0)))
-        .collect();
+    let scaled: Vec<Affine3A> = ts.iter().map(|t| *t * Affine3A::from_scale(Vec3::splat(4.0))).collect();
     let s = store_with(&scaled);
     let out = cull_instances(&s, &mesh, &Affine3A::IDENTITY, &view, CullDistances::NONE).unwrap();
     assert_eq!(out.counts(), vec![5, 2, 0]);
@@ -116,31 +79,15 @@ fn lod_by_projected_screen_size() {
 
 #[test]
 fn draw_args_one_per_lod_and_section() {
-    let ts: Vec<Affine3A> = [3.0, 10.0, 12.0, 50.0]
-        .iter()
-        .map(|&z| translate(0.0, 0.0, -z))
-        .collect();
+    let ts: Vec<Affine3A> = [3.0, 10.0, 12.0, 50.0].iter().map(|&z| translate(0.0, 0.0, -z)).collect();
     let s = store_with(&ts);
     let mesh = cube_mesh();
-    let out = cull_instances(
-        &s,
-        &mesh,
-        &Affine3A::IDENTITY,
-        &forward_view(),
-        CullDistances::NONE,
-    )
-    .unwrap();
+    let out = cull_instances(&s, &mesh, &Affine3A::IDENTITY, &forward_view(), CullDistances::NONE).unwrap();
     let args = out.draw_args(&mesh);
     assert_eq!(args.len(), 3);
     assert_eq!(
         args[1],
-        DrawIndexedIndirectArgs {
-            index_count: 768,
-            instance_count: 2,
-            first_index: 1536,
-            vertex_offset: 0,
-            first_instance: 1,
-        }
+        DrawIndexedIndirectArgs { index_count: 768, instance_count: 2, first_index: 1536, vertex_offset: 0, first_instance: 1 }
     );
     assert_eq!(args[2].first_instance, 3);
     assert_eq!(out.instance_buffer(), vec![0, 1, 2, 3]);
@@ -152,16 +99,7 @@ fn result_does_not_depend_on_thread_count() {
     let ts = scattered(100_000, 2000.0, 9);
     let s = store_with(&ts);
     let mesh = cube_mesh();
-    let view = CullView::look_at(
-        Vec3::new(0.0, 50.0, 800.0),
-        Vec3::ZERO,
-        Vec3::Y,
-        1.0,
-        1.5,
-        0.1,
-        5000.0,
-    )
-    .unwrap();
+    let view = CullView::look_at(Vec3::new(0.0, 50.0, 800.0), Vec3::ZERO, Vec3::Y, 1.0, 1.5, 0.1, 5000.0).unwrap();
     let d = CullDistances::new(500.0, 1500.0).unwrap();
     let run = |threads: usize| {
         rayon::ThreadPoolBuilder::new()
@@ -188,24 +126,12 @@ fn ue_mode_draws_everything_at_one_lod() {
     // Everything drawn, one LOD, far ones faded to 0 but still there.
     assert_eq!(ue.visible_count(), 100);
     assert_eq!(ue.counts().iter().filter(|&&c| c > 0).count(), 1);
-    assert_eq!(
-        ue.lods
-            .iter()
-            .flat_map(|b| &b.fades)
-            .filter(|&&f| f == 0.0)
-            .count(),
-        99
-    );
+    assert_eq!(ue.lods.iter().flat_map(|b| &b.fades).filter(|&&f| f == 0.0).count(), 99);
     let ours = cull_instances(&s, &mesh, &Affine3A::IDENTITY, &forward_view(), d).unwrap();
     assert_eq!(ours.visible_count(), 1);
     // A component wholly behind the camera draws nothing either way.
     let behind = translate(0.0, 0.0, 10_000.0);
-    assert_eq!(
-        cull_ue_mode(&s, &mesh, &behind, &forward_view(), d)
-            .unwrap()
-            .visible_count(),
-        0
-    );
+    assert_eq!(cull_ue_mode(&s, &mesh, &behind, &forward_view(), d).unwrap().visible_count(), 0);
 }
 
 #[test]
@@ -214,8 +140,5 @@ fn bad_view_and_component_rejected() {
     let mesh = cube_mesh();
     assert!(CullView::new(glam::Mat4::NAN, glam::Mat4::IDENTITY).is_err());
     let zero = Affine3A::from_scale(Vec3::ZERO);
-    assert_eq!(
-        cull_instances(&s, &mesh, &zero, &forward_view(), CullDistances::NONE),
-        Err(InstancingError::DegenerateTransform)
-    );
+    assert_eq!(cull_instances(&s, &mesh, &zero, &forward_view(), CullDistances::NONE), Err(InstancingError::DegenerateTransform));
 }

@@ -33,7 +33,8 @@ fn store_of(mesh: &StaticMeshRenderData, n: u32) -> InstanceStore {
     let b = mesh.bounds();
     let mut s = InstanceStore::new(BoxSphereBounds::new(b.origin, b.extent, b.radius).unwrap());
     let side = (n as f32).sqrt().ceil() as u32;
-    let transforms: Vec<Affine3A> = (0..n).map(|i| Affine3A::from_translation(Vec3::new((i % side) as f32 * 3.0 - 150.0, (i / side) as f32 * 3.0, 0.0))).collect();
+    let transforms: Vec<Affine3A> =
+        (0..n).map(|i| Affine3A::from_translation(Vec3::new((i % side) as f32 * 3.0 - 150.0, (i / side) as f32 * 3.0, 0.0))).collect();
     s.add_instances(&transforms).unwrap();
     s
 }
@@ -45,7 +46,14 @@ fn view_at(i: u64) -> SceneView {
 }
 
 fn cpu_visible(store: &InstanceStore, mesh: &StaticMeshRenderData, i: u64) -> u64 {
-    let culled = cull_instances(store, &instanced_mesh_for(mesh).unwrap(), &Affine3A::IDENTITY, &cull_view_for(&view_at(i)).unwrap(), CullDistances::NONE).unwrap();
+    let culled = cull_instances(
+        store,
+        &instanced_mesh_for(mesh).unwrap(),
+        &Affine3A::IDENTITY,
+        &cull_view_for(&view_at(i)).unwrap(),
+        CullDistances::NONE,
+    )
+    .unwrap();
     culled.visible_count() as u64
 }
 
@@ -87,7 +95,8 @@ fn removing_instances_and_components_while_their_frames_are_on_the_gpu_is_clean(
     for cpu_culled in [false, true] {
         rt.set_cvar(CVAR_GPU_CULLING, if cpu_culled { "0" } else { "1" }).unwrap();
         let mut store = store_of(&mesh, 4_000);
-        let mut state = IsmRenderState::add(&mut rt, &mut store, mesh.clone(), vec![white], Affine3A::IDENTITY, CullDistances::NONE).unwrap();
+        let mut state =
+            IsmRenderState::add(&mut rt, &mut store, mesh.clone(), vec![white], Affine3A::IDENTITY, CullDistances::NONE).unwrap();
         for i in 0..4u64 {
             rt.render_frame(FrameRequest { family: ViewFamily::new(W, H, vec![view_at(i)]), read_back: false, execute: true }).unwrap();
             // Instances go (and the instance buffer changes) while that frame may be on the GPU.

@@ -8,9 +8,9 @@ mod common;
 
 use std::sync::Arc;
 
+use common::{assert_images_equal, assert_world_clean, world};
 use engine_core::{ComponentId, StaticMesh, Transform, World};
 use glam::{Affine3A, Quat, Vec3, Vec4};
-use common::{assert_images_equal, assert_world_clean, world};
 use instancing::*;
 use renderer::*;
 use rhi_vulkan::{Image, Rect};
@@ -51,11 +51,17 @@ fn frame(w: &mut World) -> (FrameStats, Image) {
     (rt.last_stats().unwrap().expect("stats"), image)
 }
 
-fn with_proxy<R: Send + 'static>(w: &mut World, id: ComponentId, f: impl FnOnce(&InstancedStaticMeshSceneProxy, &rhi_vulkan::Device) -> R + Send + 'static) -> R {
+fn with_proxy<R: Send + 'static>(
+    w: &mut World,
+    id: ComponentId,
+    f: impl FnOnce(&InstancedStaticMeshSceneProxy, &rhi_vulkan::Device) -> R + Send + 'static,
+) -> R {
     let pid = w.primitive_id(id).unwrap().expect("a proxy");
     w.render_thread()
         .unwrap()
-        .with_context(move |ctx| f(ctx.scene.proxy(pid).expect("proxy").as_any().downcast_ref::<InstancedStaticMeshSceneProxy>().expect("ISM"), &ctx.device))
+        .with_context(move |ctx| {
+            f(ctx.scene.proxy(pid).expect("proxy").as_any().downcast_ref::<InstancedStaticMeshSceneProxy>().expect("ISM"), &ctx.device)
+        })
         .unwrap()
 }
 
@@ -85,7 +91,9 @@ fn hism_draws_like_the_gpu_culled_ism_and_its_cluster_cull_agrees_with_gpu_culli
     let mut ids = Vec::new();
     for hierarchical in [true, false] {
         let mesh = two_lod_cube();
-        let mut c = if hierarchical { InstancedStaticMeshComponent::new_hierarchical(mesh) } else { InstancedStaticMeshComponent::new(mesh) }.unwrap();
+        let mut c =
+            if hierarchical { InstancedStaticMeshComponent::new_hierarchical(mesh) } else { InstancedStaticMeshComponent::new(mesh) }
+                .unwrap();
         c.add_instances(&instances, TransformSpace::Component).unwrap();
         let (_, id) = w.spawn_actor("ism", Box::new(c), placement()).unwrap();
         w.set_material(id, 0, white).unwrap();
@@ -97,7 +105,11 @@ fn hism_draws_like_the_gpu_culled_ism_and_its_cluster_cull_agrees_with_gpu_culli
     w.with_component_mut(hism, |c: &mut InstancedStaticMeshComponent| c.wait_for_cluster_tree()).unwrap().unwrap();
     let tree = w.component::<InstancedStaticMeshComponent>(hism).unwrap().cluster_tree().expect("a tree").clone();
     let lod0_vertices = two_lod_cube().render_data().lods()[0].vertices.len() as u32;
-    assert_eq!(tree.leaf_size(), ClusterTreeSettings::default().instances_per_leaf(lod0_vertices), "leaf size from the mesh's vertex count");
+    assert_eq!(
+        tree.leaf_size(),
+        ClusterTreeSettings::default().instances_per_leaf(lod0_vertices),
+        "leaf size from the mesh's vertex count"
+    );
     assert!(tree.leaf_size() > 1 && tree.leaf_size() < 20_000);
     w.send_all_end_of_frame_updates().unwrap();
     let (frame_stats, _) = frame(&mut w);
@@ -169,8 +181,11 @@ fn hism_edits_rebuild_the_tree_in_the_background_and_culling_stays_exact_meanwhi
         for i in 0..300u32 {
             c.remove_instance(i * 29).unwrap();
         }
-        c.add_instances(&(0..100).map(|i| Affine3A::from_translation(Vec3::new(-20.0 + i as f32 * 0.4, 30.0, 1.0))).collect::<Vec<_>>(), TransformSpace::Component)
-            .unwrap();
+        c.add_instances(
+            &(0..100).map(|i| Affine3A::from_translation(Vec3::new(-20.0 + i as f32 * 0.4, 30.0, 1.0))).collect::<Vec<_>>(),
+            TransformSpace::Component,
+        )
+        .unwrap();
         c.update_instance_transform(5, Affine3A::from_translation(Vec3::new(0.0, -500.0, 0.0)), TransformSpace::Component).unwrap();
     })
     .unwrap();

@@ -7,8 +7,8 @@ mod common;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use glam::{Affine3A, Vec3, Vec4};
 use common::{assert_clean, assert_images_equal, render_thread};
+use glam::{Affine3A, Vec3, Vec4};
 use instancing::*;
 use renderer::*;
 use rhi_vulkan::{Image, Rect};
@@ -81,8 +81,13 @@ fn with_proxy<R: Send + 'static>(
 #[test]
 fn two_meshes_of_a_thousand_instances_take_two_base_draws_and_both_show() {
     let mut rt = render_thread();
-    rt.add_light(Light::Directional(DirectionalLight { direction: Vec3::new(0.3, 0.2, -1.0), color: Vec3::ONE, intensity: 2.0, cast_shadows: true }))
-        .unwrap();
+    rt.add_light(Light::Directional(DirectionalLight {
+        direction: Vec3::new(0.3, 0.2, -1.0),
+        color: Vec3::ONE,
+        intensity: 2.0,
+        cast_shadows: true,
+    }))
+    .unwrap();
     let red = rt.create_material(Material::colored(Vec4::new(0.9, 0.05, 0.05, 1.0))).unwrap();
     let green = rt.create_material(Material::colored(Vec4::new(0.05, 0.9, 0.05, 1.0))).unwrap();
     let (a, b) = (cube_mesh(None), StaticMeshRenderData::new(vec![shapes::cube(0.8)]).unwrap());
@@ -96,10 +101,13 @@ fn two_meshes_of_a_thousand_instances_take_two_base_draws_and_both_show() {
     assert_eq!(stats.proxies_created, 2);
     // Count red- and green-dominated pixels in each half.
     let count = |x0: u32, x1: u32, c: usize| {
-        (x0..x1).flat_map(|x| (0..H).map(move |y| (x, y))).filter(|&(x, y)| {
-            let p = image.pixel(x, y);
-            p[c] > 40 && u32::from(p[c]) > 2 * u32::from(p[1 - c])
-        }).count()
+        (x0..x1)
+            .flat_map(|x| (0..H).map(move |y| (x, y)))
+            .filter(|&(x, y)| {
+                let p = image.pixel(x, y);
+                p[c] > 40 && u32::from(p[c]) > 2 * u32::from(p[1 - c])
+            })
+            .count()
     };
     let (red_left, green_right) = (count(0, W / 2, 0), count(W / 2, W, 1));
     assert!(red_left > 500 && green_right > 500, "mesh A red on the left ({red_left} px), mesh B green on the right ({green_right} px)");
@@ -125,9 +133,15 @@ fn instances_behind_the_camera_or_past_the_end_distance_are_not_drawn_and_fade_b
     let mut store = store_for(&mesh, &[place(near, 2.0), place(far, 4.0), place(fading, 3.0), place(behind, 2.0)]);
     let distances = CullDistances::new(40.0, 50.0).unwrap();
     let state = IsmRenderState::add(&mut rt, &mut store, mesh.clone(), vec![white], Affine3A::IDENTITY, distances).unwrap();
-    rt.add_light(Light::Directional(DirectionalLight { direction: Vec3::new(0.0, 0.5, -1.0), color: Vec3::ONE, intensity: 2.0, cast_shadows: false }))
+    rt.add_light(Light::Directional(DirectionalLight {
+        direction: Vec3::new(0.0, 0.5, -1.0),
+        color: Vec3::ONE,
+        intensity: 2.0,
+        cast_shadows: false,
+    }))
+    .unwrap();
+    let view = SceneView::perspective(Vec3::new(0.0, 0.0, 1.0), Vec3::new(0.0, 10.0, 0.0), Vec3::Z, 1.2, 0.1, 500.0, Rect::from_size(W, H))
         .unwrap();
-    let view = SceneView::perspective(Vec3::new(0.0, 0.0, 1.0), Vec3::new(0.0, 10.0, 0.0), Vec3::Z, 1.2, 0.1, 500.0, Rect::from_size(W, H)).unwrap();
     let (_, image) = frame(&mut rt, &family(view.clone()));
     let (pn, pf) = (project(&view, near), project(&view, far));
     assert_ne!(image.pixel(pn.0, pn.1), CLEAR, "the near instance is drawn");
@@ -136,7 +150,8 @@ fn instances_behind_the_camera_or_past_the_end_distance_are_not_drawn_and_fade_b
     let id = state.id();
     let (counts, visible) = with_proxy(&mut rt, id, |p, d| (p.read_gpu_lod_counts(d).unwrap(), p.read_gpu_visible(d, 0).unwrap()));
     assert_eq!(counts[0], vec![2], "near and fading only");
-    let cpu = cull_instances(&store, &instanced_mesh_for(&mesh).unwrap(), &Affine3A::IDENTITY, &cull_view_for(&view).unwrap(), distances).unwrap();
+    let cpu = cull_instances(&store, &instanced_mesh_for(&mesh).unwrap(), &Affine3A::IDENTITY, &cull_view_for(&view).unwrap(), distances)
+        .unwrap();
     let expected: BTreeMap<u32, f32> =
         cpu.lods[0].instances.iter().zip(&cpu.lods[0].fades).map(|(&i, &f)| (store.ids()[i as usize].slot(), f)).collect();
     let got: BTreeMap<u32, f32> = visible.into_iter().collect();
@@ -166,7 +181,9 @@ fn gpu_lods_match_the_cpu_reference_and_the_cluster_tree_agrees_on_visibility() 
     let mut store = store_for(&mesh, &grid(40_000, 3.0, 1.0, Vec3::new(0.0, 290.0, 0.0)));
     let component = Affine3A::from_rotation_translation(glam::Quat::from_rotation_z(0.1), Vec3::new(1.0, 2.0, 0.5));
     let state = IsmRenderState::add(&mut rt, &mut store, mesh.clone(), vec![white], component, CullDistances::NONE).unwrap();
-    let view = SceneView::perspective(Vec3::new(0.0, 0.0, 6.0), Vec3::new(0.0, 60.0, 0.0), Vec3::Z, 1.0, 0.1, 2000.0, Rect::from_size(W, H)).unwrap();
+    let view =
+        SceneView::perspective(Vec3::new(0.0, 0.0, 6.0), Vec3::new(0.0, 60.0, 0.0), Vec3::Z, 1.0, 0.1, 2000.0, Rect::from_size(W, H))
+            .unwrap();
     let (stats, _) = frame(&mut rt, &family(view.clone()));
     assert_eq!(stats.pass(MeshPass::Base).draws, 2, "one indirect draw per LOD");
     let id = state.id();
@@ -272,7 +289,9 @@ fn ue_mode_draws_every_instance_at_one_lod_and_bounds_growth_recreates_the_proxy
     let mut store = store_for(&mesh, &grid(2_500, 3.0, 1.0, Vec3::new(0.0, 80.0, 0.0)));
     let mut state = IsmRenderState::add(&mut rt, &mut store, mesh, vec![white], Affine3A::IDENTITY, CullDistances::NONE).unwrap();
     rt.set_cvar(CVAR_UE_MODE, "1").unwrap();
-    let view = SceneView::perspective(Vec3::new(0.0, 0.0, 6.0), Vec3::new(0.0, 60.0, 0.0), Vec3::Z, 1.0, 0.1, 2000.0, Rect::from_size(W, H)).unwrap();
+    let view =
+        SceneView::perspective(Vec3::new(0.0, 0.0, 6.0), Vec3::new(0.0, 60.0, 0.0), Vec3::Z, 1.0, 0.1, 2000.0, Rect::from_size(W, H))
+            .unwrap();
     let (stats, _) = frame(&mut rt, &family(view.clone()));
     let s = state.stats().snapshot();
     assert_eq!(s.path, CullPath::UeMode);
@@ -322,8 +341,13 @@ fn set_transform_moves_the_instances_and_reculls_them_without_re_sending_them() 
 fn a_dynamic_update_that_does_not_fit_is_rejected_and_changes_nothing() {
     let mut rt = render_thread();
     let white = rt.create_material(Material::colored(Vec4::ONE)).unwrap();
-    rt.add_light(Light::Directional(DirectionalLight { direction: Vec3::new(0.3, 0.2, -1.0), color: Vec3::ONE, intensity: 2.0, cast_shadows: false }))
-        .unwrap();
+    rt.add_light(Light::Directional(DirectionalLight {
+        direction: Vec3::new(0.3, 0.2, -1.0),
+        color: Vec3::ONE,
+        intensity: 2.0,
+        cast_shadows: false,
+    }))
+    .unwrap();
     let mesh = cube_mesh(None);
     let mut store = store_for(&mesh, &grid(100, 1.5, 0.6, Vec3::ZERO));
     let state = IsmRenderState::add(&mut rt, &mut store, mesh, vec![white], Affine3A::IDENTITY, CullDistances::NONE).unwrap();
@@ -339,14 +363,27 @@ fn a_dynamic_update_that_does_not_fit_is_rejected_and_changes_nothing() {
         IsmUpdate { instance_count: u32::MAX - 1, ..Default::default() },
         IsmUpdate { instance_count: 100, ranges: vec![(99, vec![InstanceStreamData::default(); 2])], ..Default::default() },
         // Custom floats that do not match the instances sent.
-        IsmUpdate { instance_count: 100, ranges: one(), custom_data: Some(IsmCustomData { floats_per_instance: 0, values: vec![1.0] }), ..Default::default() },
+        IsmUpdate {
+            instance_count: 100,
+            ranges: one(),
+            custom_data: Some(IsmCustomData { floats_per_instance: 0, values: vec![1.0] }),
+            ..Default::default()
+        },
         // A new layout (2 floats per instance) that re-sends one instance of 100.
-        IsmUpdate { instance_count: 100, ranges: one(), custom_data: Some(IsmCustomData { floats_per_instance: 2, values: vec![1.0; 2] }), ..Default::default() },
+        IsmUpdate {
+            instance_count: 100,
+            ranges: one(),
+            custom_data: Some(IsmCustomData { floats_per_instance: 2, values: vec![1.0; 2] }),
+            ..Default::default()
+        },
         // More floats per instance than the crate's maximum.
         IsmUpdate {
             instance_count: 100,
             ranges: vec![(0, vec![InstanceStreamData::default(); 100])],
-            custom_data: Some(IsmCustomData { floats_per_instance: MAX_CUSTOM_DATA_FLOATS + 1, values: vec![0.0; 100 * (MAX_CUSTOM_DATA_FLOATS as usize + 1)] }),
+            custom_data: Some(IsmCustomData {
+                floats_per_instance: MAX_CUSTOM_DATA_FLOATS + 1,
+                values: vec![0.0; 100 * (MAX_CUSTOM_DATA_FLOATS as usize + 1)],
+            }),
             ..Default::default()
         },
     ] {

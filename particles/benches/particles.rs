@@ -54,63 +54,29 @@ fn steady_state(sort_mode: SortMode) -> ParticleSystemInstance {
             emitter_loops: 0,
         },
         modules: vec![
-            Module::Spawn(SpawnModule {
-                rate: N as f32 / 1.5,
-                bursts: vec![],
-            }),
+            Module::Spawn(SpawnModule { rate: N as f32 / 1.5, bursts: vec![] }),
             Module::Lifetime(Distribution::Uniform { min: 1.0, max: 2.0 }),
-            Module::InitialLocation(LocationShape::Sphere {
-                center: Vec3::ZERO,
-                radius: 50.0,
-                surface_only: false,
-            }),
+            Module::InitialLocation(LocationShape::Sphere { center: Vec3::ZERO, radius: 50.0, surface_only: false }),
             Module::InitialVelocity(VelocityShape::Cone {
                 direction: Vec3::Z,
                 angle: 0.4,
-                speed: Distribution::Uniform {
-                    min: 300.0,
-                    max: 600.0,
-                },
+                speed: Distribution::Uniform { min: 300.0, max: 600.0 },
             }),
-            Module::InitialSize(Distribution::Uniform {
-                min: Vec2::splat(2.0),
-                max: Vec2::splat(6.0),
-            }),
+            Module::InitialSize(Distribution::Uniform { min: Vec2::splat(2.0), max: Vec2::splat(6.0) }),
             Module::InitialColor(Distribution::Constant(Vec4::new(1.0, 0.8, 0.6, 1.0))),
             Module::Acceleration(Vec3::new(0.0, 0.0, -980.0)),
             Module::ColorOverLife(Distribution::Curve(vec![
-                CurveKey {
-                    time: 0.0,
-                    value: Vec4::new(1.0, 1.0, 1.0, 0.0),
-                },
-                CurveKey {
-                    time: 0.2,
-                    value: Vec4::ONE,
-                },
-                CurveKey {
-                    time: 1.0,
-                    value: Vec4::new(0.5, 0.2, 0.1, 0.0),
-                },
+                CurveKey { time: 0.0, value: Vec4::new(1.0, 1.0, 1.0, 0.0) },
+                CurveKey { time: 0.2, value: Vec4::ONE },
+                CurveKey { time: 1.0, value: Vec4::new(0.5, 0.2, 0.1, 0.0) },
             ])),
             Module::SizeOverLife(Distribution::Curve(vec![
-                CurveKey {
-                    time: 0.0,
-                    value: Vec2::splat(0.5),
-                },
-                CurveKey {
-                    time: 1.0,
-                    value: Vec2::splat(2.0),
-                },
+                CurveKey { time: 0.0, value: Vec2::splat(0.5) },
+                CurveKey { time: 1.0, value: Vec2::splat(2.0) },
             ])),
         ],
     };
-    let mut s = ParticleSystemInstance::new(
-        Arc::new(ParticleSystem {
-            emitters: vec![emitter],
-        }),
-        1,
-    )
-    .unwrap();
+    let mut s = ParticleSystemInstance::new(Arc::new(ParticleSystem { emitters: vec![emitter] }), 1).unwrap();
     s.set_tick_mode(TickMode::Parallel);
     for _ in 0..150 {
         s.tick(DT);
@@ -127,12 +93,7 @@ struct Floor {
 
 impl Floor {
     fn new(n: usize) -> Self {
-        Floor {
-            p: (0..n).map(|i| Vec3::splat(i as f32)).collect(),
-            v: (0..n)
-                .map(|i| Vec3::new(1.0, (i % 7) as f32, -1.0))
-                .collect(),
-        }
+        Floor { p: (0..n).map(|i| Vec3::splat(i as f32)).collect(), v: (0..n).map(|i| Vec3::new(1.0, (i % 7) as f32, -1.0)).collect() }
     }
 
     #[inline(never)]
@@ -152,15 +113,9 @@ fn criterion_benches(c: &mut Criterion) {
 
     let mut g = c.benchmark_group("particles_1M");
     g.bench_function("tick_serial", |b| b.iter(|| system.tick(black_box(DT))));
-    g.bench_function("floor_p_plus_v_dt", |b| {
-        b.iter(|| floor.step(black_box(DT)))
-    });
-    g.bench_function("dynamic_data_copy", |b| {
-        b.iter(|| system.build_dynamic_data_into(&mut data))
-    });
-    g.bench_function("sprites_sorted", |b| {
-        b.iter(|| build_sprite_vertices_with(&data.emitters[0], view, &mut out, &mut scratch))
-    });
+    g.bench_function("floor_p_plus_v_dt", |b| b.iter(|| floor.step(black_box(DT))));
+    g.bench_function("dynamic_data_copy", |b| b.iter(|| system.build_dynamic_data_into(&mut data)));
+    g.bench_function("sprites_sorted", |b| b.iter(|| build_sprite_vertices_with(&data.emitters[0], view, &mut out, &mut scratch)));
     g.finish();
 }
 
@@ -212,14 +167,7 @@ fn paired(runs: usize, floor: &mut Floor, mut op: impl FnMut() -> usize) -> Pair
         ratios.push(t / f);
     }
     let spread = Spread::of(&ratios).unwrap_or(Spread { median: f64::NAN, min: f64::NAN, max: f64::NAN, n: 0 });
-    Paired {
-        ns: median(ns),
-        floor_ns: median(floor_ns),
-        ratio: spread.median,
-        ratio_min: spread.min,
-        ratio_max: spread.max,
-        spread,
-    }
+    Paired { ns: median(ns), floor_ns: median(floor_ns), ratio: spread.median, ratio_min: spread.min, ratio_max: spread.max, spread }
 }
 
 struct Row {
@@ -234,13 +182,7 @@ struct Row {
 
 impl Row {
     fn new(name: &str, value: f64, unit: &'static str) -> Row {
-        Row {
-            name: format!("particles: {name}"),
-            value,
-            unit,
-            at_most: None,
-            range: None,
-        }
+        Row { name: format!("particles: {name}"), value, unit, at_most: None, range: None }
     }
 
     /// The median ratio of `p`'s pairs, with their range.
@@ -278,8 +220,7 @@ fn report() {
         system.build_dynamic_data_into(&mut data);
         n
     });
-    let fresh_ns =
-        median_secs(runs, || drop(black_box(system.build_dynamic_data()))) * 1e9 / n as f64;
+    let fresh_ns = median_secs(runs, || drop(black_box(system.build_dynamic_data()))) * 1e9 / n as f64;
     let (mut out, mut scratch) = (Vec::new(), SpriteScratch::default());
     let view = Vec3::new(500.0, -300.0, 200.0);
     let mut sprites = |data: &EmitterDynamicData| {
@@ -294,66 +235,21 @@ fn report() {
 
     let ns = "ns/particle";
     let mut rows = vec![
-        Row::new(
-            "live particles in the steady-state emitter",
-            live,
-            "particles",
-        ),
-        Row::new(
-            "SoA floor p += v*dt (1M particles, 1 thread)",
-            tick.floor_ns,
-            ns,
-        ),
-        Row::new(
-            "tick: spawn + update + kill (1M particles, 1 thread)",
-            tick.ns,
-            ns,
-        ),
-        Row {
-            at_most: Some(3.0),
-            ..Row::ratio("tick vs SoA floor (1M particles, 1 thread)", &tick)
-        },
-        Row::new(
-            &format!("tick, parallel (1M particles, {threads} threads)"),
-            parallel.ns,
-            ns,
-        ),
-        Row::ratio(
-            &format!("parallel tick vs 1-thread SoA floor (1M particles, {threads} threads)"),
-            &parallel,
-        ),
+        Row::new("live particles in the steady-state emitter", live, "particles"),
+        Row::new("SoA floor p += v*dt (1M particles, 1 thread)", tick.floor_ns, ns),
+        Row::new("tick: spawn + update + kill (1M particles, 1 thread)", tick.ns, ns),
+        Row { at_most: Some(3.0), ..Row::ratio("tick vs SoA floor (1M particles, 1 thread)", &tick) },
+        Row::new(&format!("tick, parallel (1M particles, {threads} threads)"), parallel.ns, ns),
+        Row::ratio(&format!("parallel tick vs 1-thread SoA floor (1M particles, {threads} threads)"), &parallel),
         Row::new("dynamic-data copy (1M particles)", copy.ns, ns),
         Row { at_most: Some(3.0), ..Row::ratio("dynamic-data copy vs SoA floor", &copy) },
-        Row::new(
-            "dynamic-data copy, fresh allocations, no SnapshotPool (1M particles)",
-            fresh_ns,
-            ns,
-        ),
-        Row::new(
-            "sprite conversion, sorted back to front (1M particles)",
-            sorted.ns,
-            ns,
-        ),
+        Row::new("dynamic-data copy, fresh allocations, no SnapshotPool (1M particles)", fresh_ns, ns),
+        Row::new("sprite conversion, sorted back to front (1M particles)", sorted.ns, ns),
         Row::ratio("sprite conversion sorted vs SoA floor (the sort is O(n log n): context)", &sorted),
-        Row::new(
-            "sprite conversion, unsorted (1M particles)",
-            unsorted.ns,
-            ns,
-        ),
-        Row {
-            at_most: Some(3.0),
-            ..Row::ratio("sprite conversion unsorted vs SoA floor", &unsorted)
-        },
-        Row::new(
-            "frame: tick + copy + unsorted conversion (1M particles, 1 thread)",
-            tick.ns + copy.ns + unsorted.ns,
-            ns,
-        ),
-        Row::new(
-            "frame: tick + copy + unsorted conversion vs SoA floor",
-            (tick.ns + copy.ns + unsorted.ns) / tick.floor_ns,
-            "x",
-        ),
+        Row::new("sprite conversion, unsorted (1M particles)", unsorted.ns, ns),
+        Row { at_most: Some(3.0), ..Row::ratio("sprite conversion unsorted vs SoA floor", &unsorted) },
+        Row::new("frame: tick + copy + unsorted conversion (1M particles, 1 thread)", tick.ns + copy.ns + unsorted.ns, ns),
+        Row::new("frame: tick + copy + unsorted conversion vs SoA floor", (tick.ns + copy.ns + unsorted.ns) / tick.floor_ns, "x"),
     ];
     rows.retain(|r| r.value.is_finite());
 
@@ -366,17 +262,10 @@ fn report() {
         };
         println!("{:<78} {:>12.3} {}{goal}", r.name, r.value, r.unit);
     }
-    for (what, p) in [
-        ("tick", &tick),
-        ("parallel tick", &parallel),
-        ("copy", &copy),
-        ("sorted sprites", &sorted),
-        ("unsorted sprites", &unsorted),
-    ] {
-        println!(
-            "{what}/floor per pair: median {:.2}x, range {:.2}-{:.2}x over {runs} pairs",
-            p.ratio, p.ratio_min, p.ratio_max
-        );
+    for (what, p) in
+        [("tick", &tick), ("parallel tick", &parallel), ("copy", &copy), ("sorted sprites", &sorted), ("unsorted sprites", &unsorted)]
+    {
+        println!("{what}/floor per pair: median {:.2}x, range {:.2}-{:.2}x over {runs} pairs", p.ratio, p.ratio_min, p.ratio_max);
     }
 
     let rows: Vec<BenchRow> = rows

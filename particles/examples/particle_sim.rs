@@ -45,11 +45,7 @@ fn main() -> Result<(), particles::ParticleError> {
     for frame in 1..=120 {
         instance.tick(dt);
         if frame % 30 == 0 {
-            println!(
-                "t = {:.2} s: {} live particles",
-                frame as f32 * dt,
-                instance.live_particles()
-            );
+            println!("t = {:.2} s: {} live particles", frame as f32 * dt, instance.live_particles());
         }
     }
     match instance.bounds() {

@@ -9,12 +9,11 @@ use std::sync::Arc;
 
 use glam::{Mat4, Vec3, Vec4};
 use particles::{
-    add_particle_system, send_dynamic_data, sprite_material, BlendMode, ParticleMaterials,
-    ParticleSystem, ParticleSystemInstance,
+    add_particle_system, send_dynamic_data, sprite_material, BlendMode, ParticleMaterials, ParticleSystem, ParticleSystemInstance,
 };
 use renderer::{
-    shapes, DirectionalLight, FrameRequest, Light, Material, MeshPass, RenderThread,
-    RenderThreadMode, SceneView, StaticMeshRenderData, StaticMeshSceneProxy, ViewFamily,
+    shapes, DirectionalLight, FrameRequest, Light, Material, MeshPass, RenderThread, RenderThreadMode, SceneView, StaticMeshRenderData,
+    StaticMeshSceneProxy, ViewFamily,
 };
 use rhi_vulkan::{DeviceDesc, Rect};
 
@@ -31,20 +30,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }))?;
     let ground = rt.create_material(Material::colored(Vec4::new(0.35, 0.4, 0.3, 1.0)))?;
     let plane = StaticMeshRenderData::new(vec![shapes::plane(1200.0)])?;
-    rt.add_primitive(
-        Box::new(StaticMeshSceneProxy::new(plane, vec![ground])),
-        Mat4::IDENTITY,
-    )?;
+    rt.add_primitive(Box::new(StaticMeshSceneProxy::new(plane, vec![ground])), Mat4::IDENTITY)?;
 
-    let json =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/fountain.json"))?;
+    let json = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/fountain.json"))?;
     let system = Arc::new(ParticleSystem::from_json_str(&json)?);
     // Round, soft sprites tinted per material (the asset names them).
     let water = sprite_material(BlendMode::Translucent, Vec4::new(0.8, 0.9, 1.0, 0.9), 0.6);
     let mist = sprite_material(BlendMode::Additive, Vec4::new(0.25, 0.3, 0.35, 1.0), 1.0);
-    let materials = ParticleMaterials::new()
-        .with("M_WaterDrop", rt.create_material(water)?)
-        .with("M_Mist", rt.create_material(mist)?);
+    let materials = ParticleMaterials::new().with("M_WaterDrop", rt.create_material(water)?).with("M_Mist", rt.create_material(mist)?);
 
     let mut instance = ParticleSystemInstance::new(system, 7)?;
     let id = add_particle_system(&mut rt, &instance, materials)?;
@@ -66,11 +59,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         if frame % 10 == 0 {
             send_dynamic_data(&mut rt, id, &instance)?;
             let last = frame == frames;
-            rt.render_frame(FrameRequest {
-                family: family.clone(),
-                read_back: last,
-                execute: true,
-            })?;
+            rt.render_frame(FrameRequest { family: family.clone(), read_back: last, execute: true })?;
         }
     }
     let image = rt.read_back()?.ok_or("no image")?;

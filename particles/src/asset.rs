@@ -277,13 +277,7 @@ impl Module {
 
     /// Whether an emitter may hold several modules of this kind.
     pub(crate) fn may_repeat(&self) -> bool {
-        matches!(
-            self,
-            Module::Spawn(_)
-                | Module::Acceleration(_)
-                | Module::Drag { .. }
-                | Module::KillVolume { .. }
-        )
+        matches!(self, Module::Spawn(_) | Module::Acceleration(_) | Module::Drag { .. } | Module::KillVolume { .. })
     }
 }
 
@@ -314,19 +308,11 @@ impl ParticleSystem {
     /// ([`ParticleError::TooLarge`]).
     pub fn from_json_str(text: &str) -> Result<Self, ParticleError> {
         if text.len() > MAX_ASSET_BYTES {
-            return Err(ParticleError::TooLarge {
-                bytes: text.len() as u64,
-                max: MAX_ASSET_BYTES as u64,
-            });
+            return Err(ParticleError::TooLarge { bytes: text.len() as u64, max: MAX_ASSET_BYTES as u64 });
         }
         let system: ParticleSystem = serde_json::from_str(text).map_err(|e| {
             let message = e.to_string();
-            ParticleError::Parse {
-                path: path_at(text, e.line(), e.column(), &message),
-                message,
-                line: e.line(),
-                column: e.column(),
-            }
+            ParticleError::Parse { path: path_at(text, e.line(), e.column(), &message), message, line: e.line(), column: e.column() }
         })?;
         system.validate()?;
         Ok(system)
@@ -344,28 +330,19 @@ impl ParticleSystem {
     pub fn load(path: impl AsRef<Path>) -> Result<Self, ParticleError> {
         use std::io::Read;
         let path = path.as_ref();
-        let io = |source| ParticleError::Io {
-            path: path.to_owned(),
-            source,
-        };
+        let io = |source| ParticleError::Io { path: path.to_owned(), source };
         let file = std::fs::File::open(path).map_err(io)?;
-        let too_large = |bytes: u64| ParticleError::TooLarge {
-            bytes,
-            max: MAX_ASSET_BYTES as u64,
-        };
+        let too_large = |bytes: u64| ParticleError::TooLarge { bytes, max: MAX_ASSET_BYTES as u64 };
         let len = file.metadata().map_err(io)?.len();
         if len > MAX_ASSET_BYTES as u64 {
             return Err(too_large(len));
         }
         let mut bytes = Vec::with_capacity(len as usize);
-        file.take(MAX_ASSET_BYTES as u64 + 1)
-            .read_to_end(&mut bytes)
-            .map_err(io)?;
+        file.take(MAX_ASSET_BYTES as u64 + 1).read_to_end(&mut bytes).map_err(io)?;
         if bytes.len() > MAX_ASSET_BYTES {
             return Err(too_large(bytes.len() as u64));
         }
-        let text = String::from_utf8(bytes)
-            .map_err(|e| io(std::io::Error::new(std::io::ErrorKind::InvalidData, e)))?;
+        let text = String::from_utf8(bytes).map_err(|e| io(std::io::Error::new(std::io::ErrorKind::InvalidData, e)))?;
         Self::from_json_str(&text)
     }
 
@@ -373,10 +350,7 @@ impl ParticleSystem {
     pub fn save(&self, path: impl AsRef<Path>) -> Result<(), ParticleError> {
         self.validate()?;
         let path = path.as_ref();
-        std::fs::write(path, self.to_json_string()? + "\n").map_err(|source| ParticleError::Io {
-            path: path.to_owned(),
-            source,
-        })
+        std::fs::write(path, self.to_json_string()? + "\n").map_err(|source| ParticleError::Io { path: path.to_owned(), source })
     }
 
     /// Checks every value the simulation relies on; the error names the
@@ -411,55 +385,26 @@ mod tests {
     #[test]
     fn duplicate_and_bad_modules_are_named() {
         let mut s = ParticleSystem::from_json_str(MINIMAL).unwrap();
-        s.emitters[0]
-            .modules
-            .push(Module::Lifetime(Distribution::Constant(2.0)));
+        s.emitters[0].modules.push(Module::Lifetime(Distribution::Constant(2.0)));
         let e = s.validate().unwrap_err().to_string();
         assert!(e.starts_with("emitters[0].modules[2].lifetime: duplicate module (first at emitters[0].modules[1])"), "{e}");
         s.emitters[0].modules.pop();
-        s.emitters[0]
-            .modules
-            .push(Module::ColorOverLife(Distribution::Uniform {
-                min: Vec4::ZERO,
-                max: Vec4::ONE,
-            }));
+        s.emitters[0].modules.push(Module::ColorOverLife(Distribution::Uniform { min: Vec4::ZERO, max: Vec4::ONE }));
         let e = s.validate().unwrap_err();
-        assert_eq!(
-            e.field_path(),
-            Some("emitters[0].modules[2].color_over_life.uniform")
-        );
+        assert_eq!(e.field_path(), Some("emitters[0].modules[2].color_over_life.uniform"));
         s.emitters[0].modules.pop();
-        s.emitters[0].modules[0] = Module::Spawn(SpawnModule {
-            rate: 1.0,
-            bursts: vec![Burst {
-                time: 1.0,
-                count: 3,
-            }],
-        });
+        s.emitters[0].modules[0] = Module::Spawn(SpawnModule { rate: 1.0, bursts: vec![Burst { time: 1.0, count: 3 }] });
         let e = s.validate().unwrap_err();
-        assert_eq!(
-            e.field_path(),
-            Some("emitters[0].modules[0].spawn.bursts[0].time")
-        );
+        assert_eq!(e.field_path(), Some("emitters[0].modules[0].spawn.bursts[0].time"));
     }
 
     #[test]
     fn unknown_field_and_variant_are_named() {
         let text = MINIMAL.replace("\"rate\": 5", "\"rat\": 5");
-        let e = ParticleSystem::from_json_str(&text)
-            .unwrap_err()
-            .to_string();
-        assert!(
-            e.starts_with("emitters[0].modules[0].spawn.rat: unknown field `rat`"),
-            "{e}"
-        );
+        let e = ParticleSystem::from_json_str(&text).unwrap_err().to_string();
+        assert!(e.starts_with("emitters[0].modules[0].spawn.rat: unknown field `rat`"), "{e}");
         let text = MINIMAL.replace("\"additive\"", "\"glowing\"");
-        let e = ParticleSystem::from_json_str(&text)
-            .unwrap_err()
-            .to_string();
-        assert!(
-            e.starts_with("emitters[0].required.blend_mode: unknown variant `glowing`"),
-            "{e}"
-        );
+        let e = ParticleSystem::from_json_str(&text).unwrap_err().to_string();
+        assert!(e.starts_with("emitters[0].required.blend_mode: unknown variant `glowing`"), "{e}");
     }
 }

@@ -69,10 +69,7 @@ pub fn of_points_padded(points: &[Vec3], pad: f32) -> Option<Aabb> {
         min = min.min(*p);
         max = max.max(*p);
     }
-    Some(Aabb {
-        min: min - Vec3::splat(pad),
-        max: max + Vec3::splat(pad),
-    })
+    Some(Aabb { min: min - Vec3::splat(pad), max: max + Vec3::splat(pad) })
 }
 
 #[cfg(test)]
@@ -81,11 +78,7 @@ mod tests {
 
     #[test]
     fn sprite_bounds_pad_by_half_diagonal() {
-        let b = of_sprites(
-            &[Vec3::ZERO, Vec3::new(10.0, 0.0, -2.0)],
-            &[Vec2::new(6.0, 8.0), Vec2::ZERO],
-        )
-        .unwrap();
+        let b = of_sprites(&[Vec3::ZERO, Vec3::new(10.0, 0.0, -2.0)], &[Vec2::new(6.0, 8.0), Vec2::ZERO]).unwrap();
         assert_eq!(b.min, Vec3::new(-5.0, -5.0, -5.0));
         assert_eq!(b.max, Vec3::new(10.0, 5.0, 5.0));
         assert!(of_sprites(&[], &[]).is_none());
@@ -96,15 +89,8 @@ mod tests {
     fn padded_point_box_matches_a_plain_fold_for_every_remainder() {
         let mut rng = crate::rng::Rng::new(3, 3);
         for n in [1, 3, 4, 5, 11, 12, 13, 1000] {
-            let points: Vec<Vec3> = (0..n)
-                .map(|_| {
-                    Vec3::new(
-                        rng.range_f32(-50.0, 50.0),
-                        rng.range_f32(-5.0, 80.0),
-                        rng.range_f32(-9.0, 1.0),
-                    )
-                })
-                .collect();
+            let points: Vec<Vec3> =
+                (0..n).map(|_| Vec3::new(rng.range_f32(-50.0, 50.0), rng.range_f32(-5.0, 80.0), rng.range_f32(-9.0, 1.0))).collect();
             let b = of_points_padded(&points, 0.5).unwrap();
             let min = points.iter().fold(Vec3::INFINITY, |m, p| m.min(*p));
             let max = points.iter().fold(Vec3::NEG_INFINITY, |m, p| m.max(*p));

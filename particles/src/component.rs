@@ -62,25 +62,13 @@ impl ParticleSystemComponent {
     /// A component simulating `system` with random streams from `seed`,
     /// drawing with `materials`. Fails (naming the field) if the asset does
     /// not validate.
-    pub fn new(
-        system: Arc<ParticleSystem>,
-        seed: u64,
-        materials: ParticleMaterials,
-    ) -> Result<Self, ParticleError> {
-        Ok(Self::from_instance(
-            ParticleSystemInstance::new(system, seed)?,
-            materials,
-        ))
+    pub fn new(system: Arc<ParticleSystem>, seed: u64, materials: ParticleMaterials) -> Result<Self, ParticleError> {
+        Ok(Self::from_instance(ParticleSystemInstance::new(system, seed)?, materials))
     }
 
     /// A component owning an existing instance.
     pub fn from_instance(instance: ParticleSystemInstance, materials: ParticleMaterials) -> Self {
-        Self {
-            instance,
-            materials,
-            dirty: DirtyFlags::NONE,
-            snapshots: SnapshotPool::new(),
-        }
+        Self { instance, materials, dirty: DirtyFlags::NONE, snapshots: SnapshotPool::new() }
     }
 
     /// Sets the spawn transform (see the module docs); rejects non-finite ones.
@@ -96,8 +84,7 @@ impl ParticleSystemComponent {
         if !local_to_world.is_finite() {
             return Err(ParticleError::NonFiniteTransform);
         }
-        self.instance
-            .set_transform(Affine3A::from_mat4(local_to_world))?;
+        self.instance.set_transform(Affine3A::from_mat4(local_to_world))?;
         self.dirty = self.dirty | DirtyFlags::TRANSFORM;
         Ok(())
     }
@@ -174,10 +161,7 @@ impl ParticleSystemComponent {
     pub fn world_bounds(&self) -> Aabb {
         self.instance.bounds().unwrap_or_else(|| {
             let origin = Vec3::from(self.instance.transform().translation);
-            Aabb::new(
-                origin - Vec3::splat(DEFAULT_BOUNDS_HALF_EXTENT),
-                origin + Vec3::splat(DEFAULT_BOUNDS_HALF_EXTENT),
-            )
+            Aabb::new(origin - Vec3::splat(DEFAULT_BOUNDS_HALF_EXTENT), origin + Vec3::splat(DEFAULT_BOUNDS_HALF_EXTENT))
         })
     }
 }
@@ -216,19 +200,12 @@ impl Component for ParticleSystemComponent {
 }
 
 impl PrimitiveComponent for ParticleSystemComponent {
-    fn create_scene_proxy(
-        &self,
-        ctx: &ProxyCreateContext<'_>,
-    ) -> Option<Box<dyn PrimitiveSceneProxy>> {
+    fn create_scene_proxy(&self, ctx: &ProxyCreateContext<'_>) -> Option<Box<dyn PrimitiveSceneProxy>> {
         let origin = ctx.local_to_world.w_axis.truncate();
         Some(Box::new(
-            ParticleSystemSceneProxy::new(
-                self.materials.clone(),
-                self.snapshots.build(&self.instance),
-                origin,
-            )
-            .with_local_to_world(ctx.local_to_world)
-            .with_snapshot_returner(self.snapshots.returner()),
+            ParticleSystemSceneProxy::new(self.materials.clone(), self.snapshots.build(&self.instance), origin)
+                .with_local_to_world(ctx.local_to_world)
+                .with_snapshot_returner(self.snapshots.returner()),
         ))
     }
 
@@ -281,11 +258,7 @@ mod tests {
 
     #[test]
     fn local_bounds_map_back_to_the_world_box() {
-        let w = Mat4::from_scale_rotation_translation(
-            Vec3::splat(2.0),
-            glam::Quat::from_rotation_z(0.7),
-            Vec3::new(100.0, -50.0, 10.0),
-        );
+        let w = Mat4::from_scale_rotation_translation(Vec3::splat(2.0), glam::Quat::from_rotation_z(0.7), Vec3::new(100.0, -50.0, 10.0));
         let mut c = component().with_spawn_transform(w).unwrap();
         assert!(c.take_dirty().transform);
         // Nothing alive: the default box around the spawn origin.
@@ -293,10 +266,7 @@ mod tests {
         assert!(world.is_valid());
         let origin = Vec3::new(100.0, -50.0, 10.0);
         let e = DEFAULT_BOUNDS_HALF_EXTENT;
-        assert!(
-            world.min().cmple(origin - (e - 0.1)).all()
-                && world.max().cmpge(origin + (e - 0.1)).all()
-        );
+        assert!(world.min().cmple(origin - (e - 0.1)).all() && world.max().cmpge(origin + (e - 0.1)).all());
         // Rotating a box there and back grows it, but boundedly.
         assert!(world.max().cmple(origin + 3.0 * e).all());
         c.tick(0.2);
@@ -304,9 +274,7 @@ mod tests {
         let world = c.local_bounds().transformed(&w);
         assert!(world.min().cmple(b.min + 1e-3).all() && world.max().cmpge(b.max - 1e-3).all());
         // A non-finite transform is rejected and the old one kept.
-        assert!(c
-            .set_spawn_transform(Mat4::from_translation(Vec3::NAN))
-            .is_err());
+        assert!(c.set_spawn_transform(Mat4::from_translation(Vec3::NAN)).is_err());
         assert_eq!(c.spawn_transform(), w);
     }
 

@@ -30,9 +30,7 @@ use crate::json_path::{join_field, join_index};
 use crate::rng::Rng;
 
 /// A value type a distribution can produce: `f32`, `Vec2`, `Vec3`, `Vec4`.
-pub trait DistributionValue:
-    Copy + PartialEq + std::fmt::Debug + Serialize + DeserializeOwned + Send + Sync + 'static
-{
+pub trait DistributionValue: Copy + PartialEq + std::fmt::Debug + Serialize + DeserializeOwned + Send + Sync + 'static {
     /// The value's components, for validation.
     fn components(&self) -> Vec<f32>;
     /// `a + (b - a) * t`.
@@ -175,11 +173,7 @@ impl<T: DistributionValue> Distribution<T> {
     /// and strictly increasing) and that every value satisfies `check`, which
     /// returns a message for a bad component. Errors name the field under
     /// `path`.
-    pub fn validate(
-        &self,
-        path: &str,
-        check: impl Fn(f32) -> Option<&'static str>,
-    ) -> Result<(), ParticleError> {
+    pub fn validate(&self, path: &str, check: impl Fn(f32) -> Option<&'static str>) -> Result<(), ParticleError> {
         let check_value = |value: &T, at: String| -> Result<(), ParticleError> {
             for c in value.components() {
                 if !c.is_finite() {
@@ -197,16 +191,9 @@ impl<T: DistributionValue> Distribution<T> {
                 let at = join_field(path, "uniform");
                 check_value(min, join_field(&at, "min"))?;
                 check_value(max, join_field(&at, "max"))?;
-                let below = min
-                    .components()
-                    .iter()
-                    .zip(max.components())
-                    .any(|(a, b)| *a > b);
+                let below = min.components().iter().zip(max.components()).any(|(a, b)| *a > b);
                 if below {
-                    return Err(ParticleError::invalid(
-                        join_field(&at, "max"),
-                        "must be ≥ min in every component",
-                    ));
+                    return Err(ParticleError::invalid(join_field(&at, "max"), "must be ≥ min in every component"));
                 }
                 Ok(())
             }
@@ -306,10 +293,8 @@ impl<T: DistributionValue> CurveLut<T> {
                 (v, T::sub(next, v))
             })
             .collect();
-        let entries: Box<[(T, T); LUT_SIZE]> = entries
-            .into_boxed_slice()
-            .try_into()
-            .unwrap_or_else(|_| unreachable!("LUT_SIZE entries were collected"));
+        let entries: Box<[(T, T); LUT_SIZE]> =
+            entries.into_boxed_slice().try_into().unwrap_or_else(|_| unreachable!("LUT_SIZE entries were collected"));
         CurveLut { entries }
     }
 
@@ -350,9 +335,7 @@ impl CurveLut<Vec2> {
     /// that one by up to `2^-10` of its step (see `FLOOR_BIAS`), which can
     /// overshoot a flat top.
     pub(crate) fn largest_abs(&self) -> Vec2 {
-        self.entries.iter().fold(Vec2::ZERO, |m, &(v, step)| {
-            m.max(v.abs()).max((v - step / 1024.0).abs())
-        })
+        self.entries.iter().fold(Vec2::ZERO, |m, &(v, step)| m.max(v.abs()).max((v - step / 1024.0).abs()))
     }
 }
 
@@ -373,12 +356,7 @@ mod tests {
     use super::*;
 
     fn keys(pairs: &[(f32, f32)]) -> Distribution<f32> {
-        Distribution::Curve(
-            pairs
-                .iter()
-                .map(|&(time, value)| CurveKey { time, value })
-                .collect(),
-        )
+        Distribution::Curve(pairs.iter().map(|&(time, value)| CurveKey { time, value }).collect())
     }
 
     #[test]
@@ -395,14 +373,8 @@ mod tests {
     #[test]
     fn lut_matches_linear_curve_exactly_at_ends_and_closely_between() {
         let c = Distribution::Curve(vec![
-            CurveKey {
-                time: 0.0,
-                value: Vec4::ONE,
-            },
-            CurveKey {
-                time: 1.0,
-                value: Vec4::new(0.0, 0.5, 1.0, 0.0),
-            },
+            CurveKey { time: 0.0, value: Vec4::ONE },
+            CurveKey { time: 1.0, value: Vec4::new(0.0, 0.5, 1.0, 0.0) },
         ]);
         let lut = CurveLut::bake(&c);
         assert_eq!(lut.sample(0.0), Vec4::ONE);
@@ -418,11 +390,7 @@ mod tests {
         for k in 0..=127 {
             for dx in [0.0f32, 1e-4, 0.25, 0.5, 0.75, 0.9999] {
                 let t = ((k as f32 + dx) / 127.0).min(1.0);
-                assert!(
-                    (lut.sample(t) - t * 127.0).abs() < 1e-3,
-                    "t {t}: {}",
-                    lut.sample(t)
-                );
+                assert!((lut.sample(t) - t * 127.0).abs() < 1e-3, "t {t}: {}", lut.sample(t));
             }
         }
         assert!(lut.sample(f32::NAN).is_nan() || lut.sample(f32::NAN).is_finite());
@@ -436,34 +404,22 @@ mod tests {
 
     #[test]
     fn uniform_stays_in_range_and_validation_names_fields() {
-        let d = Distribution::Uniform {
-            min: Vec3::splat(-1.0),
-            max: Vec3::new(1.0, 2.0, 3.0),
-        };
+        let d = Distribution::Uniform { min: Vec3::splat(-1.0), max: Vec3::new(1.0, 2.0, 3.0) };
         let mut rng = Rng::new(1, 0);
         for _ in 0..1000 {
             let v = d.sample(0.0, &mut rng);
             assert!(v.cmpge(Vec3::splat(-1.0)).all() && v.cmple(Vec3::new(1.0, 2.0, 3.0)).all());
         }
         let positive = |c: f32| (c <= 0.0).then_some("must be > 0");
-        let bad = Distribution::Uniform {
-            min: -1.0,
-            max: 2.0,
-        };
+        let bad = Distribution::Uniform { min: -1.0, max: 2.0 };
         let e = bad.validate("lifetime", positive).unwrap_err();
         assert_eq!(e.to_string(), "lifetime.uniform.min: must be > 0");
         let unordered = keys(&[(0.0, 1.0), (0.6, 1.0), (0.5, 1.0)]);
         let e = unordered.validate("x", positive).unwrap_err();
-        assert!(
-            e.to_string()
-                .starts_with("x.curve[2].time: keys out of order"),
-            "{e}"
-        );
+        assert!(e.to_string().starts_with("x.curve[2].time: keys out of order"), "{e}");
         let e = keys(&[]).validate("x", positive).unwrap_err();
         assert_eq!(e.field_path(), Some("x.curve"));
-        let e = Distribution::Constant(f32::NAN)
-            .validate("x", positive)
-            .unwrap_err();
+        let e = Distribution::Constant(f32::NAN).validate("x", positive).unwrap_err();
         assert_eq!(e.to_string(), "x.constant: must be finite");
     }
 }

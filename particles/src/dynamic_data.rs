@@ -242,11 +242,7 @@ pub struct SpriteScratch {
 /// farthest from `view_origin` first for [`SortMode::DistanceToView`],
 /// oldest (largest relative time) first for [`SortMode::Age`], storage
 /// order for [`SortMode::None`]. Ties keep storage order.
-pub fn build_sprite_vertices(
-    data: &EmitterDynamicData,
-    view_origin: Vec3,
-    out: &mut Vec<ParticleSpriteVertex>,
-) {
+pub fn build_sprite_vertices(data: &EmitterDynamicData, view_origin: Vec3, out: &mut Vec<ParticleSpriteVertex>) {
     build_sprite_vertices_with(data, view_origin, out, &mut SpriteScratch::default());
 }
 
@@ -270,11 +266,7 @@ pub fn build_sprite_vertices_with(
         SortMode::DistanceToView | SortMode::Age => {
             if data.sort_mode == SortMode::DistanceToView {
                 scratch.keys.clear();
-                scratch.keys.extend(
-                    data.positions
-                        .iter()
-                        .map(|p| p.distance_squared(view_origin)),
-                );
+                scratch.keys.extend(data.positions.iter().map(|p| p.distance_squared(view_origin)));
                 order_descending(&scratch.keys, &mut scratch.order, &mut scratch.radix);
             } else {
                 order_descending(&data.relative_times, &mut scratch.order, &mut scratch.radix);
@@ -295,10 +287,7 @@ pub fn build_sprite_vertices_with(
 /// of them first, by a loop per over-life mode, measured no faster: the
 /// 64-byte vertex writes set the pace.)
 fn write_vertices(data: &EmitterDynamicData, alignment: f32, out: &mut Vec<ParticleSpriteVertex>) {
-    let (size_base, color_base) = (
-        data.size_over_life.reads_base(),
-        data.color_over_life.reads_base(),
-    );
+    let (size_base, color_base) = (data.size_over_life.reads_base(), data.color_over_life.reads_base());
     let vertex = |i: usize| {
         let t = data.relative_times[i];
         let size = if size_base { data.base_sizes[i] } else { Vec2::ONE };
@@ -362,18 +351,10 @@ mod tests {
     fn age_sort_puts_oldest_first_and_none_keeps_order() {
         let p = [Vec3::ZERO, Vec3::X, Vec3::Y];
         let mut out = Vec::new();
-        build_sprite_vertices(
-            &data(SortMode::Age, &p, &[0.2, 0.9, 0.5]),
-            Vec3::ZERO,
-            &mut out,
-        );
+        build_sprite_vertices(&data(SortMode::Age, &p, &[0.2, 0.9, 0.5]), Vec3::ZERO, &mut out);
         let t: Vec<f32> = out.iter().map(|v| v.relative_time).collect();
         assert_eq!(t, vec![0.9, 0.5, 0.2]);
-        build_sprite_vertices(
-            &data(SortMode::None, &p, &[0.2, 0.9, 0.5]),
-            Vec3::ZERO,
-            &mut out,
-        );
+        build_sprite_vertices(&data(SortMode::None, &p, &[0.2, 0.9, 0.5]), Vec3::ZERO, &mut out);
         let t: Vec<f32> = out.iter().map(|v| v.relative_time).collect();
         assert_eq!(t, vec![0.2, 0.9, 0.5]);
     }

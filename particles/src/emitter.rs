@@ -43,10 +43,10 @@ use crate::bounds::Aabb;
 use crate::distribution::{CurveLut, Distribution};
 use crate::error::ParticleError;
 use crate::kernel::advance_spawned;
+use crate::over_life::OverLife;
 use crate::particle::{Particle, ParticleStore};
 use crate::rng::Rng;
 use crate::shapes::{sample_location, VelocitySampler};
-use crate::over_life::OverLife;
 use crate::update::{update_and_kill, Step, UpdateParams, Varying};
 
 /// A tick replays the bursts of at most this many emitter loops.
@@ -102,13 +102,7 @@ impl CompiledEmitter {
             max_half_diagonal: 0.0,
             kill_volumes: Vec::new(),
             ground: None,
-            varying: Varying {
-                rotation: true,
-                rotation_rate: true,
-                base_size: true,
-                base_color: true,
-                one_over_max_lifetime: true,
-            },
+            varying: Varying { rotation: true, rotation_rate: true, base_size: true, base_color: true, one_over_max_lifetime: true },
         };
         let (mut color_over_life, mut size_over_life) = (None, None);
         for module in &asset.modules {
@@ -128,14 +122,8 @@ impl CompiledEmitter {
                 Module::Drag { coefficient } => c.drag += coefficient,
                 Module::ColorOverLife(d) => color_over_life = Some(d),
                 Module::SizeOverLife(d) => size_over_life = Some(d),
-                Module::KillVolume {
-                    min,
-                    max,
-                    kill_inside,
-                } => c.kill_volumes.push((Aabb::from_corners(*min, *max), *kill_inside)),
-                Module::GroundPlaneCollision { height, response } => {
-                    c.ground = Some((*height, *response))
-                }
+                Module::KillVolume { min, max, kill_inside } => c.kill_volumes.push((Aabb::from_corners(*min, *max), *kill_inside)),
+                Module::GroundPlaneCollision { height, response } => c.ground = Some((*height, *response)),
             }
         }
         c.colors = OverLife::compile(color_over_life, c.color.as_ref(), Vec4::ONE);
@@ -196,9 +184,7 @@ fn largest(d: &Distribution<Vec2>) -> Vec2 {
     match d {
         Distribution::Constant(v) => v.abs(),
         Distribution::Uniform { min, max } => min.abs().max(max.abs()),
-        Distribution::Curve(keys) => keys
-            .iter()
-            .fold(Vec2::ZERO, |m, k| m.max(k.value.abs())),
+        Distribution::Curve(keys) => keys.iter().fold(Vec2::ZERO, |m, k| m.max(k.value.abs())),
     }
 }
 
@@ -315,10 +301,7 @@ impl EmitterInstance {
     pub fn current_size_and_color(&self, i: usize) -> Option<(Vec2, Vec4)> {
         let p = &self.particles;
         let t = *p.relative_times().get(i)?;
-        Some((
-            self.compiled.sizes.at(p.base_sizes()[i], t),
-            self.compiled.colors.at(p.base_colors()[i], t),
-        ))
+        Some((self.compiled.sizes.at(p.base_sizes()[i], t), self.compiled.colors.at(p.base_colors()[i], t)))
     }
 
     /// Advances the emitter by `dt` seconds with spawn positions transformed
@@ -378,8 +361,7 @@ impl EmitterInstance {
             return;
         }
         let last_loop = (t1.min(end) / duration).floor() as u64;
-        let first_loop =
-            ((t0 / duration).floor() as u64).max(last_loop.saturating_sub(MAX_BURST_LOOPS - 1));
+        let first_loop = ((t0 / duration).floor() as u64).max(last_loop.saturating_sub(MAX_BURST_LOOPS - 1));
         for lp in first_loop..=last_loop {
             for b in 0..self.compiled.bursts.len() {
                 let burst = self.compiled.bursts[b];
@@ -451,28 +433,13 @@ impl EmitterInstance {
         }
         let c = &self.compiled;
         let rng = &mut self.rng;
-        let inv_lifetime = c
-            .lifetime
-            .as_ref()
-            .map_or(0.0, |d| 1.0 / d.sample(loop_t, rng));
-        let local = c
-            .location
-            .as_ref()
-            .map_or(Vec3::ZERO, |s| sample_location(s, rng));
-        let velocity = c
-            .velocity
-            .as_ref()
-            .map_or(Vec3::ZERO, |s| s.sample(loop_t, rng));
+        let inv_lifetime = c.lifetime.as_ref().map_or(0.0, |d| 1.0 / d.sample(loop_t, rng));
+        let local = c.location.as_ref().map_or(Vec3::ZERO, |s| sample_location(s, rng));
+        let velocity = c.velocity.as_ref().map_or(Vec3::ZERO, |s| s.sample(loop_t, rng));
         let size = c.size.as_ref().map_or(Vec2::ONE, |d| d.sample(loop_t, rng));
-        let color = c
-            .color
-            .as_ref()
-            .map_or(Vec4::ONE, |d| d.sample(loop_t, rng));
+        let color = c.color.as_ref().map_or(Vec4::ONE, |d| d.sample(loop_t, rng));
         let rotation = c.rotation.as_ref().map_or(0.0, |d| d.sample(loop_t, rng));
-        let rotation_rate = c
-            .rotation_rate
-            .as_ref()
-            .map_or(0.0, |d| d.sample(loop_t, rng));
+        let rotation_rate = c.rotation_rate.as_ref().map_or(0.0, |d| d.sample(loop_t, rng));
         let location = transform.transform_point3(local);
         let velocity = transform.transform_vector3(velocity);
         let mut particle = Particle {
@@ -521,10 +488,7 @@ impl EmitterInstance {
                 }
             }
             let loc = p.location[i];
-            kill |= c
-                .kill_volumes
-                .iter()
-                .any(|(b, inside)| b.contains(loc) == *inside);
+            kill |= c.kill_volumes.iter().any(|(b, inside)| b.contains(loc) == *inside);
             if kill {
                 p.relative_time[i] = 1.0;
                 marked += 1;
@@ -557,17 +521,7 @@ mod tests {
 
     #[test]
     fn bursts_repeat_per_loop_and_stop_after_the_last() {
-        let asset = emitter(
-            vec![Module::Spawn(SpawnModule {
-                rate: 0.0,
-                bursts: vec![Burst {
-                    time: 0.0,
-                    count: 5,
-                }],
-            })],
-            1000,
-            3,
-        );
+        let asset = emitter(vec![Module::Spawn(SpawnModule { rate: 0.0, bursts: vec![Burst { time: 0.0, count: 5 }] })], 1000, 3);
         let mut e = EmitterInstance::new(&asset, 1, 0).unwrap();
         for _ in 0..(5 * 60) {
             e.tick(1.0 / 60.0, &Affine3A::IDENTITY);
@@ -587,35 +541,17 @@ mod tests {
         use crate::asset::SpawnModule;
         use crate::distribution::CurveKey;
         fn line<T: crate::DistributionValue>(a: T, b: T) -> Distribution<T> {
-            Distribution::Curve(vec![
-                CurveKey {
-                    time: 0.0,
-                    value: a,
-                },
-                CurveKey {
-                    time: 1.0,
-                    value: b,
-                },
-            ])
+            Distribution::Curve(vec![CurveKey { time: 0.0, value: a }, CurveKey { time: 1.0, value: b }])
         }
-        let color_curve = line(
-            Vec4::new(1.0, 0.5, 0.25, 1.0),
-            Vec4::new(0.0, 1.0, 0.5, 0.0),
-        );
+        let color_curve = line(Vec4::new(1.0, 0.5, 0.25, 1.0), Vec4::new(0.0, 1.0, 0.5, 0.0));
         let size_curve = line(Vec2::new(1.0, 2.0), Vec2::new(3.0, 0.5));
-        let rate = Module::Spawn(SpawnModule {
-            rate: 3000.0,
-            bursts: vec![],
-        });
+        let rate = Module::Spawn(SpawnModule { rate: 3000.0, bursts: vec![] });
         let (color, size) = (Some(&color_curve), Some(&size_curve));
         let cases = vec![
             (
                 vec![
                     Module::Lifetime(Distribution::Uniform { min: 0.2, max: 0.6 }),
-                    Module::InitialSize(Distribution::Uniform {
-                        min: Vec2::ONE,
-                        max: Vec2::splat(3.0),
-                    }),
+                    Module::InitialSize(Distribution::Uniform { min: Vec2::ONE, max: Vec2::splat(3.0) }),
                     Module::InitialColor(Distribution::Constant(Vec4::new(0.5, 1.0, 1.0, 1.0))),
                     Module::ColorOverLife(color_curve.clone()),
                     Module::SizeOverLife(size_curve.clone()),
@@ -626,15 +562,9 @@ mod tests {
             (
                 vec![
                     Module::Lifetime(Distribution::Constant(0.3)),
-                    Module::InitialColor(Distribution::Uniform {
-                        min: Vec4::ZERO,
-                        max: Vec4::ONE,
-                    }),
+                    Module::InitialColor(Distribution::Uniform { min: Vec4::ZERO, max: Vec4::ONE }),
                     Module::InitialRotation(Distribution::Constant(0.5)),
-                    Module::RotationRate(Distribution::Uniform {
-                        min: -1.0,
-                        max: 1.0,
-                    }),
+                    Module::RotationRate(Distribution::Uniform { min: -1.0, max: 1.0 }),
                     Module::ColorOverLife(color_curve.clone()),
                 ],
                 color,
@@ -684,14 +614,7 @@ mod tests {
 
     #[test]
     fn ignored_dt_changes_nothing() {
-        let asset = emitter(
-            vec![Module::Spawn(SpawnModule {
-                rate: 100.0,
-                bursts: vec![],
-            })],
-            100,
-            0,
-        );
+        let asset = emitter(vec![Module::Spawn(SpawnModule { rate: 100.0, bursts: vec![] })], 100, 0);
         let mut e = EmitterInstance::new(&asset, 1, 0).unwrap();
         e.tick(0.1, &Affine3A::IDENTITY);
         let before = e.particles().clone();

@@ -76,10 +76,7 @@ pub enum ParticleError {
 impl ParticleError {
     /// Shorthand for [`ParticleError::Invalid`].
     pub(crate) fn invalid(path: impl Into<String>, message: impl Into<String>) -> Self {
-        ParticleError::Invalid {
-            path: path.into(),
-            message: message.into(),
-        }
+        ParticleError::Invalid { path: path.into(), message: message.into() }
     }
 
     /// The field path this error names, if it names one.

@@ -62,9 +62,7 @@ struct Best {
 
 impl Best {
     fn beats(&self, len: usize, start: usize) -> bool {
-        self.found
-            .as_ref()
-            .is_none_or(|&(l, s, _)| (len, start) < (l, s))
+        self.found.as_ref().is_none_or(|&(l, s, _)| (len, start) < (l, s))
     }
 }
 
@@ -100,9 +98,7 @@ pub(crate) fn join_index(path: &str, index: usize) -> String {
 
 impl<'a> Scanner<'a> {
     fn skip_ws(&mut self) {
-        while self.i < self.bytes.len()
-            && matches!(self.bytes[self.i], b' ' | b'\t' | b'\n' | b'\r')
-        {
+        while self.i < self.bytes.len() && matches!(self.bytes[self.i], b' ' | b'\t' | b'\n' | b'\r') {
             self.i += 1;
         }
     }
@@ -187,12 +183,7 @@ impl<'a> Scanner<'a> {
                 b'[' => self.array(depth),
                 b'"' => self.string().is_some(),
                 _ => {
-                    while self.i < self.bytes.len()
-                        && !matches!(
-                            self.bytes[self.i],
-                            b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r'
-                        )
-                    {
+                    while self.i < self.bytes.len() && !matches!(self.bytes[self.i], b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r') {
                         self.i += 1;
                     }
                     self.i > start
@@ -351,24 +342,12 @@ mod tests {
         assert_eq!(path_at(compact, 1, 5, "invalid value"), "[0]");
         let at = text.find("{}").unwrap() + 1;
         assert_eq!(path_at(text, 1, at + 1, "missing field `d`"), "c.d");
-        assert_eq!(
-            path_at(text, 1, text.len() + 1, "trailing characters"),
-            "<root>"
-        );
+        assert_eq!(path_at(text, 1, text.len() + 1, "trailing characters"), "<root>");
     }
 
     #[test]
     fn malformed_text_does_not_panic() {
-        for text in [
-            "",
-            "{",
-            "[",
-            "{\"a\"",
-            "{\"a\":",
-            "[1,",
-            "\"abc",
-            "{\"a\":1,}",
-        ] {
+        for text in ["", "{", "[", "{\"a\"", "{\"a\":", "[1,", "\"abc", "{\"a\":1,}"] {
             let _ = path_at(text, 1, 3, "x");
         }
     }

@@ -54,12 +54,7 @@ struct Motion {
 impl Motion {
     #[inline(always)]
     fn new(step: Step, acceleration: Vec3) -> Self {
-        Motion {
-            c1: step.c1,
-            decay: step.decay,
-            a_c1: acceleration * step.c1,
-            a_c2: acceleration * step.c2,
-        }
+        Motion { c1: step.c1, decay: step.decay, a_c1: acceleration * step.c1, a_c2: acceleration * step.c2 }
     }
 
     /// `(p', v')` from the position at the start of the step and the velocity.
@@ -79,8 +74,7 @@ pub(crate) fn advance_spawned(q: &mut Particle, p: &UpdateParams) -> bool {
         return false;
     }
     q.relative_time = t;
-    (q.location, q.velocity) =
-        Motion::new(p.step, p.acceleration).advance(q.old_location, q.velocity);
+    (q.location, q.velocity) = Motion::new(p.step, p.acceleration).advance(q.old_location, q.velocity);
     if p.rotates {
         q.rotation += q.rotation_rate * dt;
     }
@@ -110,29 +104,17 @@ impl DeadList {
 /// Updates one chunk (see the module docs) and removes its dead. Returns how
 /// many particles the chunk kept (at its front).
 #[inline(never)]
-pub(crate) fn kernel<const ROTATE: bool>(
-    mut l: Lanes,
-    p: &UpdateParams,
-) -> usize {
+pub(crate) fn kernel<const ROTATE: bool>(mut l: Lanes, p: &UpdateParams) -> usize {
     let dt = p.step.dt;
     let motion = Motion::new(p.step, p.acceleration);
-    let mut dead = DeadList {
-        at: [0; DEAD_LIST],
-        count: 0,
-    };
+    let mut dead = DeadList { at: [0; DEAD_LIST], count: 0 };
 
     let n = l.len();
     let mut start = 0;
     while start < n {
         let end = (start + BLOCK).min(n);
         let listed_before = dead.count;
-        age(
-            &mut l.relative_time[start..end],
-            &l.one_over_max_lifetime[start..end],
-            dt,
-            start,
-            &mut dead,
-        );
+        age(&mut l.relative_time[start..end], &l.one_over_max_lifetime[start..end], dt, start, &mut dead);
         // The spawn values (velocity, and size and colour where they
         // differ between particles) are the fields the update does not
         // stream, so they are cold where a particle died; read them now,
@@ -152,12 +134,7 @@ pub(crate) fn kernel<const ROTATE: bool>(
             }
             std::hint::black_box(touched);
         }
-        integrate(
-            &mut l.location[start..end],
-            &l.old_location[start..end],
-            &mut l.velocity[start..end],
-            &motion,
-        );
+        integrate(&mut l.location[start..end], &l.old_location[start..end], &mut l.velocity[start..end], &motion);
         if ROTATE {
             let rate = &l.rotation_rate[start..end];
             for (r, rate) in l.rotation[start..end].iter_mut().zip(rate) {
@@ -208,13 +185,7 @@ fn compact(l: &mut Lanes, mut n: usize, dead: &DeadList, varying: Varying) -> us
 
 /// Ages a block (`first` is its index in the chunk) and lists its dead.
 #[inline(always)]
-fn age(
-    relative_time: &mut [f32],
-    one_over_max_lifetime: &[f32],
-    dt: f32,
-    first: usize,
-    dead: &mut DeadList,
-) {
+fn age(relative_time: &mut [f32], one_over_max_lifetime: &[f32], dt: f32, first: usize, dead: &mut DeadList) {
     let n = relative_time.len();
     let inv = &one_over_max_lifetime[..n];
     let quads = relative_time.chunks_exact_mut(4).zip(inv.chunks_exact(4));
@@ -246,28 +217,17 @@ fn age(
 fn integrate(location: &mut [Vec3], old_location: &[Vec3], velocity: &mut [Vec3], m: &Motion) {
     let n = location.len();
     let (old_location, velocity) = (&old_location[..n], &mut velocity[..n]);
-    let lanes = |v: Vec3| {
-        [
-            Vec4::new(v.x, v.y, v.z, v.x),
-            Vec4::new(v.y, v.z, v.x, v.y),
-            Vec4::new(v.z, v.x, v.y, v.z),
-        ]
-    };
+    let lanes = |v: Vec3| [Vec4::new(v.x, v.y, v.z, v.x), Vec4::new(v.y, v.z, v.x, v.y), Vec4::new(v.z, v.x, v.y, v.z)];
     let (a_c1, a_c2) = (lanes(m.a_c1), lanes(m.a_c2));
     {
         let p: &mut [f32] = bytemuck::cast_slice_mut(&mut *location);
         let p0: &[f32] = bytemuck::cast_slice(old_location);
         let v: &mut [f32] = bytemuck::cast_slice_mut(&mut *velocity);
-        for ((p, p0), v) in p
-            .chunks_exact_mut(12)
-            .zip(p0.chunks_exact(12))
-            .zip(v.chunks_exact_mut(12))
-        {
+        for ((p, p0), v) in p.chunks_exact_mut(12).zip(p0.chunks_exact(12)).zip(v.chunks_exact_mut(12)) {
             for k in 0..3 {
                 let r = 4 * k..4 * k + 4;
                 let vk = Vec4::from_slice(&v[r.clone()]);
-                (Vec4::from_slice(&p0[r.clone()]) + vk * m.c1 + a_c2[k])
-                    .write_to_slice(&mut p[r.clone()]);
+                (Vec4::from_slice(&p0[r.clone()]) + vk * m.c1 + a_c2[k]).write_to_slice(&mut p[r.clone()]);
                 (vk * m.decay + a_c1[k]).write_to_slice(&mut v[r]);
             }
         }

@@ -158,23 +158,18 @@ mod update;
 mod validate;
 
 pub use asset::{
-    BlendMode, Burst, CollisionResponse, EmitterAsset, LocationShape, Module, ParticleSystem,
-    RequiredModule, ScreenAlignment, SortMode, SpawnModule, VelocityShape, MAX_ASSET_BYTES,
-    MAX_BURSTS, MAX_PARTICLES_LIMIT, MAX_SPAWN_RATE, MIN_LIFETIME,
+    BlendMode, Burst, CollisionResponse, EmitterAsset, LocationShape, Module, ParticleSystem, RequiredModule, ScreenAlignment, SortMode,
+    SpawnModule, VelocityShape, MAX_ASSET_BYTES, MAX_BURSTS, MAX_PARTICLES_LIMIT, MAX_SPAWN_RATE, MIN_LIFETIME,
 };
 pub use bounds::Aabb;
 pub use component::ParticleSystemComponent;
 pub use distribution::{CurveKey, CurveLut, Distribution, DistributionValue, LUT_SIZE};
 pub use dynamic_data::{
-    build_sprite_vertices, build_sprite_vertices_with, EmitterDynamicData, ParticleSpriteVertex,
-    ParticleSystemDynamicData, SpriteScratch,
+    build_sprite_vertices, build_sprite_vertices_with, EmitterDynamicData, ParticleSpriteVertex, ParticleSystemDynamicData, SpriteScratch,
 };
 pub use emitter::{EmitterInstance, MAX_BURST_LOOPS};
 pub use error::ParticleError;
-pub use materials::{
-    renderer_blend_mode, sprite_material, sprite_material_shader, ParticleMaterials,
-    SPRITE_MATERIAL_WGSL,
-};
+pub use materials::{renderer_blend_mode, sprite_material, sprite_material_shader, ParticleMaterials, SPRITE_MATERIAL_WGSL};
 pub use over_life::OverLife;
 pub use particle::{Particle, ParticleStore};
 pub use proxy::{ParticleSystemSceneProxy, DEFAULT_BOUNDS_HALF_EXTENT};
@@ -182,7 +177,5 @@ pub use render_system::{add_particle_system, create_proxy, send_dynamic_data, to
 pub use rng::Rng;
 pub use snapshot_pool::{SnapshotPool, SnapshotReturner};
 pub use sort::order_descending;
-pub use sprite_vertex_factory::{
-    SpriteVertexFactory, QUAD_CORNERS, QUAD_INDICES, SPRITE_VERTEX_FACTORY, SPRITE_VF_WGSL,
-};
+pub use sprite_vertex_factory::{SpriteVertexFactory, QUAD_CORNERS, QUAD_INDICES, SPRITE_VERTEX_FACTORY, SPRITE_VF_WGSL};
 pub use system_instance::{ParticleSystemInstance, TickMode, PARALLEL_THRESHOLD};

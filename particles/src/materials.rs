@@ -26,9 +26,7 @@ pub const SPRITE_MATERIAL_WGSL: &str = include_str!("../shaders/sprite_material.
 /// The shared unlit sprite material shader (one pipeline per pass and blend mode).
 pub fn sprite_material_shader() -> Arc<MaterialShader> {
     static SHADER: OnceLock<Arc<MaterialShader>> = OnceLock::new();
-    SHADER
-        .get_or_init(|| MaterialShader::new("particle_sprite_material.wgsl", SPRITE_MATERIAL_WGSL))
-        .clone()
+    SHADER.get_or_init(|| MaterialShader::new("particle_sprite_material.wgsl", SPRITE_MATERIAL_WGSL)).clone()
 }
 
 /// The renderer blend mode of an emitter blend mode.
@@ -110,11 +108,7 @@ impl ParticleMaterials {
     }
 
     /// [`Self::for_system`] into an existing mapping.
-    pub fn add_missing(
-        &mut self,
-        rt: &mut RenderThread,
-        system: &ParticleSystem,
-    ) -> renderer::Result<()> {
+    pub fn add_missing(&mut self, rt: &mut RenderThread, system: &ParticleSystem) -> renderer::Result<()> {
         for e in &system.emitters {
             let req = &e.required;
             if !self.contains(&req.material) {

@@ -63,11 +63,7 @@ impl<T: DistributionValue> OverLife<T> {
     /// The evaluation for an over-life `curve` (if the emitter has one) and
     /// its `initial` module. No initial module means every particle starts at
     /// `default`.
-    pub(crate) fn compile(
-        curve: Option<&Distribution<T>>,
-        initial: Option<&Distribution<T>>,
-        default: T,
-    ) -> Self {
+    pub(crate) fn compile(curve: Option<&Distribution<T>>, initial: Option<&Distribution<T>>, default: T) -> Self {
         // The spawn value every particle shares, if they do.
         let shared = match initial {
             None => Some(default),
@@ -140,10 +136,7 @@ mod tests {
     use glam::Vec2;
 
     fn line(a: Vec2, b: Vec2) -> Distribution<Vec2> {
-        Distribution::Curve(vec![
-            CurveKey { time: 0.0, value: a },
-            CurveKey { time: 1.0, value: b },
-        ])
+        Distribution::Curve(vec![CurveKey { time: 0.0, value: a }, CurveKey { time: 1.0, value: b }])
     }
 
     #[test]
@@ -151,10 +144,7 @@ mod tests {
         let curve = line(Vec2::new(1.0, 2.0), Vec2::new(3.0, 0.0));
         let base = [Vec2::new(2.0, 1.0), Vec2::new(0.5, 4.0), Vec2::ONE];
         let t = [0.0, 0.5, 1.0];
-        let drawn = Distribution::Uniform {
-            min: Vec2::ONE,
-            max: Vec2::splat(2.0),
-        };
+        let drawn = Distribution::Uniform { min: Vec2::ONE, max: Vec2::splat(2.0) };
         let constant = Distribution::Constant(Vec2::new(2.0, 1.0));
         let cases = [
             (OverLife::compile(None, Some(&drawn), Vec2::ONE), false),
@@ -166,20 +156,12 @@ mod tests {
         assert!(matches!(cases[2].0, OverLife::Baked(_)));
         for (i, (mode, curved)) in cases.iter().enumerate() {
             // The baked case's particles all spawned with the constant.
-            let base: Vec<Vec2> = if i == 2 {
-                vec![Vec2::new(2.0, 1.0); 3]
-            } else {
-                base.to_vec()
-            };
+            let base: Vec<Vec2> = if i == 2 { vec![Vec2::new(2.0, 1.0); 3] } else { base.to_vec() };
             let mut bulk = [Vec2::splat(-1.0); 4];
             mode.eval(&mut bulk[1..], &base, &t);
             assert_eq!(bulk[0], Vec2::splat(-1.0), "writes only its slice");
             for k in 0..3 {
-                let want = if *curved {
-                    base[k] * curve.evaluate(t[k])
-                } else {
-                    base[k]
-                };
+                let want = if *curved { base[k] * curve.evaluate(t[k]) } else { base[k] };
                 assert!((bulk[k + 1] - want).abs().max_element() < 1e-5, "{i} {k}");
                 assert_eq!(mode.at(base[k], t[k]), bulk[k + 1]);
             }

@@ -294,11 +294,7 @@ mod tests {
         left.sort_by(f32::total_cmp);
         assert_eq!(left, vec![0.1, 0.2, 0.3]);
         for i in 0..s.len() {
-            assert_eq!(
-                s.locations()[i].x,
-                s.relative_times()[i],
-                "fields stay together"
-            );
+            assert_eq!(s.locations()[i].x, s.relative_times()[i], "fields stay together");
         }
         assert_eq!(s.get(0), particle(0.1));
     }

@@ -38,17 +38,12 @@ use std::any::Any;
 use std::sync::Mutex;
 
 use glam::{Mat4, Vec3};
-use renderer::{
-    Bounds, MeshBatch, MeshElementCollector, PrimitiveSceneProxy, ProxyUpdateContext, SceneView,
-    ViewRelevance,
-};
+use renderer::{Bounds, MeshBatch, MeshElementCollector, PrimitiveSceneProxy, ProxyUpdateContext, SceneView, ViewRelevance};
 use rhi_vulkan::{BufferDesc, BufferHandle, BufferUsage, Device, IndexFormat};
 
 use crate::asset::{BlendMode, SortMode};
 use crate::bounds::Aabb;
-use crate::dynamic_data::{
-    build_sprite_vertices_with, ParticleSpriteVertex, ParticleSystemDynamicData, SpriteScratch,
-};
+use crate::dynamic_data::{build_sprite_vertices_with, ParticleSpriteVertex, ParticleSystemDynamicData, SpriteScratch};
 use crate::materials::ParticleMaterials;
 use crate::snapshot_pool::SnapshotReturner;
 use crate::sprite_vertex_factory::{QUAD_CORNERS, QUAD_INDICES, SPRITE_VERTEX_FACTORY};
@@ -94,15 +89,10 @@ impl ParticleSystemSceneProxy {
     /// A proxy drawing `data` (the snapshot at creation, possibly empty)
     /// with `materials`. Its bounds are the snapshot's, or a box of
     /// [`DEFAULT_BOUNDS_HALF_EXTENT`] around `origin` while it has none.
-    pub fn new(
-        materials: ParticleMaterials,
-        data: ParticleSystemDynamicData,
-        origin: Vec3,
-    ) -> Self {
-        let bounds = data.bounds.unwrap_or(Aabb::new(
-            origin - Vec3::splat(DEFAULT_BOUNDS_HALF_EXTENT),
-            origin + Vec3::splat(DEFAULT_BOUNDS_HALF_EXTENT),
-        ));
+    pub fn new(materials: ParticleMaterials, data: ParticleSystemDynamicData, origin: Vec3) -> Self {
+        let bounds = data
+            .bounds
+            .unwrap_or(Aabb::new(origin - Vec3::splat(DEFAULT_BOUNDS_HALF_EXTENT), origin + Vec3::splat(DEFAULT_BOUNDS_HALF_EXTENT)));
         Self {
             materials,
             data,
@@ -195,8 +185,7 @@ impl PrimitiveSceneProxy for ParticleSystemSceneProxy {
             masked: self.has_blend(|b| b == BlendMode::Masked),
             // Relevance is read once, when the proxy is added, possibly
             // before the first snapshot: say translucent unless known opaque.
-            translucent: self.data.emitters.is_empty()
-                || self.has_blend(|b| matches!(b, BlendMode::Translucent | BlendMode::Additive)),
+            translucent: self.data.emitters.is_empty() || self.has_blend(|b| matches!(b, BlendMode::Translucent | BlendMode::Additive)),
             disables_depth_test: false,
         }
     }
@@ -227,12 +216,7 @@ impl PrimitiveSceneProxy for ParticleSystemSceneProxy {
         }
     }
 
-    fn get_dynamic_mesh_elements(
-        &self,
-        views: &[&SceneView],
-        visibility: &[bool],
-        collector: &mut MeshElementCollector<'_, '_>,
-    ) {
+    fn get_dynamic_mesh_elements(&self, views: &[&SceneView], visibility: &[bool], collector: &mut MeshElementCollector<'_, '_>) {
         let Some(quad) = self.quad else { return };
         let mut guard = self.scratch.lock().unwrap_or_else(|p| p.into_inner());
         let scratch = &mut *guard;
@@ -248,16 +232,10 @@ impl PrimitiveSceneProxy for ParticleSystemSceneProxy {
                 let instances = match shared {
                     Some(s) => s,
                     None => {
-                        build_sprite_vertices_with(
-                            emitter,
-                            view.origin,
-                            &mut scratch.vertices,
-                            &mut scratch.sort,
-                        );
+                        build_sprite_vertices_with(emitter, view.origin, &mut scratch.vertices, &mut scratch.sort);
                         // Out of transient memory: this emitter is not drawn
                         // this frame (the collector has no error channel).
-                        let Ok(s) = collector.upload(bytemuck::cast_slice(&scratch.vertices))
-                        else {
+                        let Ok(s) = collector.upload(bytemuck::cast_slice(&scratch.vertices)) else {
                             break;
                         };
                         if emitter.sort_mode != SortMode::DistanceToView {
@@ -288,11 +266,7 @@ impl PrimitiveSceneProxy for ParticleSystemSceneProxy {
         }
     }
 
-    fn update_dynamic_data(
-        &mut self,
-        data: Box<dyn Any + Send>,
-        _ctx: &mut ProxyUpdateContext<'_>,
-    ) -> rhi_vulkan::Result<()> {
+    fn update_dynamic_data(&mut self, data: Box<dyn Any + Send>, _ctx: &mut ProxyUpdateContext<'_>) -> rhi_vulkan::Result<()> {
         // Anything else is another component's mistake; keep the last snapshot.
         if let Ok(data) = data.downcast::<ParticleSystemDynamicData>() {
             self.set_dynamic_data(*data);
@@ -348,37 +322,20 @@ mod tests {
             vec![0.0],
         );
         let bounds = crate::bounds::of_sprites(&e.positions, &e.sizes());
-        ParticleSystemDynamicData {
-            emitters: vec![e],
-            bounds,
-        }
+        ParticleSystemDynamicData { emitters: vec![e], bounds }
     }
 
     fn view() -> SceneView {
-        SceneView::perspective(
-            Vec3::Y,
-            Vec3::ZERO,
-            Vec3::Z,
-            1.0,
-            0.1,
-            10.0,
-            rhi_vulkan::Rect::from_size(4, 4),
-        )
-        .unwrap()
+        SceneView::perspective(Vec3::Y, Vec3::ZERO, Vec3::Z, 1.0, 0.1, 10.0, rhi_vulkan::Rect::from_size(4, 4)).unwrap()
     }
 
     #[test]
     fn relevance_is_dynamic_without_shadows_and_follows_blend_modes() {
-        let empty =
-            ParticleSystemSceneProxy::new(ParticleMaterials::new(), Default::default(), Vec3::ZERO);
+        let empty = ParticleSystemSceneProxy::new(ParticleMaterials::new(), Default::default(), Vec3::ZERO);
         let r = empty.view_relevance(&view());
         assert!(r.draw && r.dynamic_relevance && r.translucent);
         assert!(!r.static_relevance && !r.shadow && !r.opaque);
-        let opaque = ParticleSystemSceneProxy::new(
-            ParticleMaterials::new(),
-            snapshot(BlendMode::Opaque, Vec3::ZERO),
-            Vec3::ZERO,
-        );
+        let opaque = ParticleSystemSceneProxy::new(ParticleMaterials::new(), snapshot(BlendMode::Opaque, Vec3::ZERO), Vec3::ZERO);
         let r = opaque.view_relevance(&view());
         assert!(r.opaque && !r.translucent && !r.shadow);
     }
@@ -386,8 +343,7 @@ mod tests {
     #[test]
     fn bounds_start_generous_then_follow_snapshots_unless_fixed() {
         let origin = Vec3::new(5.0, 0.0, 0.0);
-        let mut proxy =
-            ParticleSystemSceneProxy::new(ParticleMaterials::new(), Default::default(), origin);
+        let mut proxy = ParticleSystemSceneProxy::new(ParticleMaterials::new(), Default::default(), origin);
         let b = proxy.local_bounds();
         assert_eq!(b.origin, origin);
         assert_eq!(b.extent, Vec3::splat(DEFAULT_BOUNDS_HALF_EXTENT));

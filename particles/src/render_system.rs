@@ -28,10 +28,7 @@ use crate::system_instance::ParticleSystemInstance;
 
 /// A proxy for `instance`, holding its current snapshot (so it draws before
 /// the first [`send_dynamic_data`]).
-pub fn create_proxy(
-    instance: &ParticleSystemInstance,
-    materials: ParticleMaterials,
-) -> ParticleSystemSceneProxy {
+pub fn create_proxy(instance: &ParticleSystemInstance, materials: ParticleMaterials) -> ParticleSystemSceneProxy {
     let origin = Vec3::from(instance.transform().translation);
     ParticleSystemSceneProxy::new(materials, instance.build_dynamic_data(), origin)
 }
@@ -49,11 +46,7 @@ pub fn add_particle_system(
 /// Sends `instance`'s snapshot to its proxy, and its bounds (live sprites or
 /// the fixed bounds) to the scene for culling and translucency sorting.
 /// With nothing alive and no fixed bounds the scene keeps the last bounds.
-pub fn send_dynamic_data(
-    rt: &mut RenderThread,
-    id: PrimitiveId,
-    instance: &ParticleSystemInstance,
-) -> renderer::Result<()> {
+pub fn send_dynamic_data(rt: &mut RenderThread, id: PrimitiveId, instance: &ParticleSystemInstance) -> renderer::Result<()> {
     let data = instance.build_dynamic_data();
     let bounds = data.bounds;
     rt.update_dynamic_data(id, Box::new(data))?;

@@ -79,21 +79,9 @@ fn unit_circle(rng: &mut Rng) -> (f32, f32) {
 pub(crate) fn sample_location(shape: &LocationShape, rng: &mut Rng) -> Vec3 {
     match shape {
         LocationShape::Point { position } => *position,
-        LocationShape::Box { min, max } => Vec3::new(
-            rng.range_f32(min.x, max.x),
-            rng.range_f32(min.y, max.y),
-            rng.range_f32(min.z, max.z),
-        ),
-        LocationShape::Sphere {
-            center,
-            radius,
-            surface_only: true,
-        } => *center + unit_vector(rng) * *radius,
-        LocationShape::Sphere {
-            center,
-            radius,
-            surface_only: false,
-        } => *center + in_ball(rng) * *radius,
+        LocationShape::Box { min, max } => Vec3::new(rng.range_f32(min.x, max.x), rng.range_f32(min.y, max.y), rng.range_f32(min.z, max.z)),
+        LocationShape::Sphere { center, radius, surface_only: true } => *center + unit_vector(rng) * *radius,
+        LocationShape::Sphere { center, radius, surface_only: false } => *center + in_ball(rng) * *radius,
     }
 }
 
@@ -119,25 +107,12 @@ impl VelocitySampler {
     /// Compiles a validated shape (a cone's direction is not zero).
     pub fn new(shape: &VelocityShape) -> Self {
         match shape {
-            VelocityShape::Cone {
-                direction,
-                angle,
-                speed,
-            } => {
+            VelocityShape::Cone { direction, angle, speed } => {
                 let axis = direction.normalize();
                 let (b1, b2) = axis.any_orthonormal_pair();
-                VelocitySampler::Cone {
-                    axis,
-                    b1,
-                    b2,
-                    one_minus_cos: 1.0 - angle.cos(),
-                    speed: speed.clone(),
-                }
+                VelocitySampler::Cone { axis, b1, b2, one_minus_cos: 1.0 - angle.cos(), speed: speed.clone() }
             }
-            VelocityShape::Box { min, max } => VelocitySampler::Box {
-                min: *min,
-                max: *max,
-            },
+            VelocityShape::Box { min, max } => VelocitySampler::Box { min: *min, max: *max },
         }
     }
 
@@ -145,24 +120,16 @@ impl VelocitySampler {
     /// within the angle of the axis, times a speed sampled at `loop_t`.
     pub fn sample(&self, loop_t: f32, rng: &mut Rng) -> Vec3 {
         match self {
-            VelocitySampler::Cone {
-                axis,
-                b1,
-                b2,
-                one_minus_cos,
-                speed,
-            } => {
+            VelocitySampler::Cone { axis, b1, b2, one_minus_cos, speed } => {
                 let cos_t = 1.0 - rng.next_f32() * one_minus_cos;
                 let sin_t = (1.0 - cos_t * cos_t).max(0.0).sqrt();
                 let (cos_p, sin_p) = unit_circle(rng);
                 let dir = *axis * cos_t + (*b1 * cos_p + *b2 * sin_p) * sin_t;
                 dir * speed.sample(loop_t, rng)
             }
-            VelocitySampler::Box { min, max } => Vec3::new(
-                rng.range_f32(min.x, max.x),
-                rng.range_f32(min.y, max.y),
-                rng.range_f32(min.z, max.z),
-            ),
+            VelocitySampler::Box { min, max } => {
+                Vec3::new(rng.range_f32(min.x, max.x), rng.range_f32(min.y, max.y), rng.range_f32(min.z, max.z))
+            }
         }
     }
 }
@@ -178,11 +145,8 @@ mod tests {
     fn cone_velocities_fill_the_cap_uniformly() {
         let mut rng = Rng::new(3, 0);
         let angle = 0.3f32;
-        let cone = VelocitySampler::new(&VelocityShape::Cone {
-            direction: Vec3::new(0.0, 0.0, 2.0),
-            angle,
-            speed: Distribution::Constant(10.0),
-        });
+        let cone =
+            VelocitySampler::new(&VelocityShape::Cone { direction: Vec3::new(0.0, 0.0, 2.0), angle, speed: Distribution::Constant(10.0) });
         let (mut cos_sum, mut mean_dir) = (0.0f64, Vec3::ZERO);
         for _ in 0..SAMPLES {
             let v = cone.sample(0.0, &mut rng);
@@ -195,10 +159,7 @@ mod tests {
         // cos θ uniform in [cos angle, 1]; the azimuth has no preferred side.
         let mean_cos = cos_sum / SAMPLES as f64;
         let expected = (1.0 + f64::from(angle.cos())) / 2.0;
-        assert!(
-            (mean_cos - expected).abs() < 2e-4,
-            "{mean_cos} vs {expected}"
-        );
+        assert!((mean_cos - expected).abs() < 2e-4, "{mean_cos} vs {expected}");
         assert!((mean_dir / SAMPLES as f32).length() < 0.02 * angle.sin());
     }
 
@@ -206,16 +167,8 @@ mod tests {
     fn sphere_points_are_uniform_in_the_ball_or_on_its_surface() {
         let mut rng = Rng::new(9, 1);
         let center = Vec3::new(1.0, -2.0, 3.0);
-        let ball = LocationShape::Sphere {
-            center,
-            radius: 2.0,
-            surface_only: false,
-        };
-        let surface = LocationShape::Sphere {
-            center,
-            radius: 2.0,
-            surface_only: true,
-        };
+        let ball = LocationShape::Sphere { center, radius: 2.0, surface_only: false };
+        let surface = LocationShape::Sphere { center, radius: 2.0, surface_only: true };
         let (mut r3, mut ball_mean, mut surface_mean) = (0.0f64, Vec3::ZERO, Vec3::ZERO);
         for _ in 0..SAMPLES {
             let p = sample_location(&ball, &mut rng) - center;
@@ -227,26 +180,17 @@ mod tests {
             assert!((q.length() - 2.0).abs() < 1e-5);
             surface_mean += q;
         }
-        assert!(
-            (r3 / SAMPLES as f64 - 0.5).abs() < 0.005,
-            "{}",
-            r3 / SAMPLES as f64
-        );
+        assert!((r3 / SAMPLES as f64 - 0.5).abs() < 0.005, "{}", r3 / SAMPLES as f64);
         assert!((ball_mean / SAMPLES as f32).length() < 0.02);
         assert!((surface_mean / SAMPLES as f32).length() < 0.03);
         // Every octant of the surface is reached.
         let mut octants = [0usize; 8];
         for _ in 0..SAMPLES {
             let q = sample_location(&surface, &mut rng) - center;
-            octants[usize::from(q.x > 0.0)
-                | usize::from(q.y > 0.0) << 1
-                | usize::from(q.z > 0.0) << 2] += 1;
+            octants[usize::from(q.x > 0.0) | usize::from(q.y > 0.0) << 1 | usize::from(q.z > 0.0) << 2] += 1;
         }
         for n in octants {
-            assert!(
-                (n as f64 / SAMPLES as f64 - 0.125).abs() < 0.005,
-                "{octants:?}"
-            );
+            assert!((n as f64 / SAMPLES as f64 - 0.125).abs() < 0.005, "{octants:?}");
         }
     }
 
@@ -261,10 +205,7 @@ mod tests {
             quadrants[usize::from(c > 0.0) | usize::from(s > 0.0) << 1] += 1;
         }
         for n in quadrants {
-            assert!(
-                (n as f64 / SAMPLES as f64 - 0.25).abs() < 0.007,
-                "{quadrants:?}"
-            );
+            assert!((n as f64 / SAMPLES as f64 - 0.25).abs() < 0.007, "{quadrants:?}");
         }
     }
 }

@@ -42,10 +42,7 @@ impl SnapshotPool {
     /// An empty pool.
     pub fn new() -> Self {
         let (give_back, returned) = crossbeam_channel::bounded(KEPT);
-        SnapshotPool {
-            returned,
-            give_back,
-        }
+        SnapshotPool { returned, give_back }
     }
 
     /// A snapshot of `instance`, built in a returned snapshot's arrays when

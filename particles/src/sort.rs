@@ -33,11 +33,7 @@ pub fn order_descending(keys: &[f32], order: &mut Vec<u32>, scratch: &mut Vec<u6
     assert!(keys.len() <= u32::MAX as usize, "at most u32::MAX keys");
     order.clear();
     let n = keys.len();
-    let mut packed: Vec<u64> = keys
-        .iter()
-        .enumerate()
-        .map(|(i, k)| (u64::from(!orderable(*k)) << 32) | i as u64)
-        .collect();
+    let mut packed: Vec<u64> = keys.iter().enumerate().map(|(i, k)| (u64::from(!orderable(*k)) << 32) | i as u64).collect();
     if n <= SMALL {
         packed.sort_unstable();
     } else {
@@ -86,26 +82,14 @@ mod tests {
 
     fn reference(keys: &[f32]) -> Vec<u32> {
         let mut idx: Vec<u32> = (0..keys.len() as u32).collect();
-        idx.sort_by(|&a, &b| {
-            keys[b as usize]
-                .total_cmp(&keys[a as usize])
-                .then(a.cmp(&b))
-        });
+        idx.sort_by(|&a, &b| keys[b as usize].total_cmp(&keys[a as usize]).then(a.cmp(&b)));
         idx
     }
 
     #[test]
     fn orders_large_inputs_like_a_stable_comparison_sort() {
         let mut rng = crate::rng::Rng::new(9, 9);
-        let keys: Vec<f32> = (0..5000)
-            .map(|i| {
-                if i % 7 == 0 {
-                    3.0
-                } else {
-                    rng.range_f32(-50.0, 50.0)
-                }
-            })
-            .collect();
+        let keys: Vec<f32> = (0..5000).map(|i| if i % 7 == 0 { 3.0 } else { rng.range_f32(-50.0, 50.0) }).collect();
         let (mut order, mut scratch) = (Vec::new(), Vec::new());
         order_descending(&keys, &mut order, &mut scratch);
         assert_eq!(order, reference(&keys));

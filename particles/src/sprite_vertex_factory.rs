@@ -60,17 +60,9 @@ impl VertexFactoryType for SpriteVertexFactory {
     }
 
     fn streams(&self) -> Vec<VertexBufferLayout> {
-        let attr = |location, format, offset| VertexAttribute {
-            location,
-            format,
-            offset,
-        };
+        let attr = |location, format, offset| VertexAttribute { location, format, offset };
         vec![
-            VertexBufferLayout {
-                stride: 8,
-                step_mode: VertexStepMode::Vertex,
-                attributes: vec![attr(0, VertexFormat::Float32x2, 0)],
-            },
+            VertexBufferLayout { stride: 8, step_mode: VertexStepMode::Vertex, attributes: vec![attr(0, VertexFormat::Float32x2, 0)] },
             // Offsets follow `ParticleSpriteVertex` (checked in the tests).
             VertexBufferLayout {
                 stride: STRIDE,
@@ -137,23 +129,11 @@ mod tests {
     fn composed_pass_shaders_compile_and_consume_every_attribute() {
         use renderer::mesh_pass::{PassPipelineKey, PipelineLibrary};
         use renderer::{BlendMode, MaterialShaderId, MeshPass, DEFAULT_MATERIAL_WGSL};
-        let mut declared: Vec<u32> = SPRITE_VERTEX_FACTORY
-            .streams()
-            .iter()
-            .flat_map(|s| s.attributes.iter().map(|a| a.location))
-            .collect();
+        let mut declared: Vec<u32> = SPRITE_VERTEX_FACTORY.streams().iter().flat_map(|s| s.attributes.iter().map(|a| a.location)).collect();
         declared.sort_unstable();
-        for material in [
-            DEFAULT_MATERIAL_WGSL,
-            crate::materials::SPRITE_MATERIAL_WGSL,
-        ] {
+        for material in [DEFAULT_MATERIAL_WGSL, crate::materials::SPRITE_MATERIAL_WGSL] {
             for pass in MeshPass::ALL {
-                for blend in [
-                    BlendMode::Opaque,
-                    BlendMode::Masked,
-                    BlendMode::Translucent,
-                    BlendMode::Additive,
-                ] {
+                for blend in [BlendMode::Opaque, BlendMode::Masked, BlendMode::Translucent, BlendMode::Additive] {
                     let key = PassPipelineKey {
                         pass,
                         vertex_factory: SPRITE_VERTEX_FACTORY.name(),
@@ -166,8 +146,7 @@ mod tests {
                     // material system (default lit, the default mask clip).
                     let material = format!("{material}\nconst SHADING_MODEL: u32 = 0u;\nconst MATERIAL_MASK_CLIP: f32 = 0.5;\n");
                     let source = PipelineLibrary::compose(&key, &SPRITE_VERTEX_FACTORY, &material);
-                    let compiled = rhi_vulkan::compile_wgsl("sprite test", &source)
-                        .unwrap_or_else(|e| panic!("{pass:?} {blend:?}: {e}"));
+                    let compiled = rhi_vulkan::compile_wgsl("sprite test", &source).unwrap_or_else(|e| panic!("{pass:?} {blend:?}: {e}"));
                     let vs = compiled.entry_point("vs_main").expect("vertex entry point");
                     let mut used: Vec<u32> = vs.vertex_inputs.iter().map(|v| v.location).collect();
                     used.sort_unstable();

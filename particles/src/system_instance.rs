@@ -73,12 +73,7 @@ impl ParticleSystemInstance {
     }
 
     fn instantiate(system: &ParticleSystem, seed: u64) -> Vec<EmitterInstance> {
-        system
-            .emitters
-            .iter()
-            .enumerate()
-            .map(|(i, e)| EmitterInstance::from_validated(e, seed, i as u64))
-            .collect()
+        system.emitters.iter().enumerate().map(|(i, e)| EmitterInstance::from_validated(e, seed, i as u64)).collect()
     }
 
     /// The asset being simulated.
@@ -165,10 +160,7 @@ impl ParticleSystemInstance {
 
     /// Live particles across all emitters.
     pub fn live_particles(&self) -> usize {
-        self.emitters
-            .iter()
-            .map(EmitterInstance::live_particles)
-            .sum()
+        self.emitters.iter().map(EmitterInstance::live_particles).sum()
     }
 
     /// Uses `bounds` instead of computing them from the particles (`None`
@@ -190,10 +182,7 @@ impl ParticleSystemInstance {
         if self.fixed_bounds.is_some() {
             return self.fixed_bounds;
         }
-        self.emitters
-            .iter()
-            .filter_map(EmitterInstance::bounds)
-            .reduce(Aabb::union)
+        self.emitters.iter().filter_map(EmitterInstance::bounds).reduce(Aabb::union)
     }
 
     /// Advances every emitter by `dt` seconds. A negative, NaN or infinite
@@ -209,9 +198,7 @@ impl ParticleSystemInstance {
         };
         let transform = self.transform;
         if parallel {
-            self.emitters
-                .par_iter_mut()
-                .for_each(|e| e.tick_with(dt, &transform, true));
+            self.emitters.par_iter_mut().for_each(|e| e.tick_with(dt, &transform, true));
         } else {
             for e in &mut self.emitters {
                 e.tick_with(dt, &transform, false);
@@ -221,14 +208,7 @@ impl ParticleSystemInstance {
 
     /// A snapshot of everything the render thread needs this frame.
     pub fn build_dynamic_data(&self) -> ParticleSystemDynamicData {
-        ParticleSystemDynamicData {
-            emitters: self
-                .emitters
-                .iter()
-                .map(EmitterDynamicData::from_emitter)
-                .collect(),
-            bounds: self.bounds(),
-        }
+        ParticleSystemDynamicData { emitters: self.emitters.iter().map(EmitterDynamicData::from_emitter).collect(), bounds: self.bounds() }
     }
 
     /// [`Self::build_dynamic_data`] into `out`, reusing its allocations (for
@@ -261,9 +241,7 @@ mod tests {
         let mut s = ParticleSystemInstance::new(Arc::new(ParticleSystem::default()), 0).unwrap();
         let t = Affine3A::from_translation(glam::Vec3::X);
         s.set_transform(t).unwrap();
-        assert!(s
-            .set_transform(Affine3A::from_translation(glam::Vec3::NAN))
-            .is_err());
+        assert!(s.set_transform(Affine3A::from_translation(glam::Vec3::NAN)).is_err());
         assert_eq!(*s.transform(), t);
         assert!(s.is_complete());
         assert_eq!(s.bounds(), None);

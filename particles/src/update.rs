@@ -71,33 +71,19 @@ impl Step {
             // What the series below gives for k = 0, without its divisions
             // (this runs once per spawned particle).
             let t = f64::from(dt);
-            return Step {
-                dt,
-                decay: 1.0,
-                c1: dt,
-                c2: (t * t * 0.5) as f32,
-            };
+            return Step { dt, decay: 1.0, c1: dt, c2: (t * t * 0.5) as f32 };
         }
         let (t, k) = (f64::from(dt), f64::from(drag));
         let kt = k * t;
         let (decay, c1, c2) = if kt < 1e-5 {
             // Series; exact for k = 0, and avoids (dt - c1) / k cancelling.
-            (
-                1.0 - kt + kt * kt / 2.0,
-                t * (1.0 - kt / 2.0 + kt * kt / 6.0),
-                t * t * (0.5 - kt / 6.0 + kt * kt / 24.0),
-            )
+            (1.0 - kt + kt * kt / 2.0, t * (1.0 - kt / 2.0 + kt * kt / 6.0), t * t * (0.5 - kt / 6.0 + kt * kt / 24.0))
         } else {
             let e = (-kt).exp();
             let c1 = (1.0 - e) / k;
             (e, c1, (t - c1) / k)
         };
-        Step {
-            dt,
-            decay: decay as f32,
-            c1: c1 as f32,
-            c2: c2 as f32,
-        }
+        Step { dt, decay: decay as f32, c1: c1 as f32, c2: c2 as f32 }
     }
 }
 
@@ -129,13 +115,8 @@ pub(crate) struct Varying {
 impl Varying {
     /// Every field may vary.
     #[cfg(test)]
-    pub const ALL: Varying = Varying {
-        rotation: true,
-        rotation_rate: true,
-        base_size: true,
-        base_color: true,
-        one_over_max_lifetime: true,
-    };
+    pub const ALL: Varying =
+        Varying { rotation: true, rotation_rate: true, base_size: true, base_color: true, one_over_max_lifetime: true };
 }
 
 /// Mutable views of every particle array over one range, splittable.
@@ -206,20 +187,8 @@ impl<'a> Lanes<'a> {
         macro_rules! copy_if {
             ($($f:ident),+) => {$( if varying.$f { self.$f[to] = self.$f[from]; } )+};
         }
-        copy!(
-            old_location,
-            location,
-            base_velocity,
-            velocity,
-            relative_time
-        );
-        copy_if!(
-            rotation,
-            rotation_rate,
-            base_size,
-            base_color,
-            one_over_max_lifetime
-        );
+        copy!(old_location, location, base_velocity, velocity, relative_time);
+        copy_if!(rotation, rotation_rate, base_size, base_color, one_over_max_lifetime);
     }
 }
 
@@ -232,11 +201,7 @@ pub(crate) const CHUNK: usize = 16 * 1024;
 /// `old_location`, writing `location`) and removes those whose relative time
 /// reached 1. Returns how many died. With `parallel`, chunks are spread over
 /// the rayon pool; the result is bit-identical either way.
-pub(crate) fn update_and_kill(
-    store: &mut ParticleStore,
-    p: &UpdateParams,
-    parallel: bool,
-) -> usize {
+pub(crate) fn update_and_kill(store: &mut ParticleStore, p: &UpdateParams, parallel: bool) -> usize {
     let n = store.len();
     let lanes = Lanes::new(store, 0, n);
     let mut live = Vec::with_capacity(n.div_ceil(CHUNK));
@@ -268,10 +233,7 @@ fn update_chunks_parallel(lanes: Lanes, p: &UpdateParams, live: &mut Vec<usize>)
     }
     let (a, b) = lanes.split_at((chunks / 2) * CHUNK);
     let mut right = Vec::new();
-    rayon::join(
-        || update_chunks_parallel(a, p, live),
-        || update_chunks_parallel(b, p, &mut right),
-    );
+    rayon::join(|| update_chunks_parallel(a, p, live), || update_chunks_parallel(b, p, &mut right));
     live.extend(right);
 }
 
@@ -309,20 +271,8 @@ fn close_gaps(store: &mut ParticleStore, live: &[usize], survivors: usize, varyi
             macro_rules! each_if {
                 ($($f:ident),+) => {$( if varying.$f { each!($f); } )+};
             }
-            each!(
-                old_location,
-                location,
-                base_velocity,
-                velocity,
-                relative_time
-            );
-            each_if!(
-                rotation,
-                rotation_rate,
-                base_size,
-                base_color,
-                one_over_max_lifetime
-            );
+            each!(old_location, location, base_velocity, velocity, relative_time);
+            each_if!(rotation, rotation_rate, base_size, base_color, one_over_max_lifetime);
             hole.start += len;
             src.start += len;
             if src.start >= src.end {
@@ -378,24 +328,13 @@ mod tests {
                 base_size: Vec2::splat(pick(varying.base_size, id)),
                 base_color: Vec4::splat(pick(varying.base_color, id)),
                 relative_time: age(i),
-                one_over_max_lifetime: if varying.one_over_max_lifetime {
-                    inv_lifetime(id)
-                } else {
-                    1.0
-                },
+                one_over_max_lifetime: if varying.one_over_max_lifetime { inv_lifetime(id) } else { 1.0 },
             });
         }
         let p = store.clone();
-        let mut expected: Vec<u32> = (0..n)
-            .filter(|&i| p.relative_times()[i] + p.one_over_max_lifetimes()[i] * 0.1 < 1.0)
-            .map(|i| i as u32)
-            .collect();
-        let params = UpdateParams {
-            step: Step::new(0.1, 0.0),
-            acceleration: Vec3::ZERO,
-            rotates: false,
-            varying,
-        };
+        let mut expected: Vec<u32> =
+            (0..n).filter(|&i| p.relative_times()[i] + p.one_over_max_lifetimes()[i] * 0.1 < 1.0).map(|i| i as u32).collect();
+        let params = UpdateParams { step: Step::new(0.1, 0.0), acceleration: Vec3::ZERO, rotates: false, varying };
         let mut parallel = store.clone();
         store.swap_location_buffers();
         parallel.swap_location_buffers();
@@ -413,10 +352,7 @@ mod tests {
             let at = |moves| pick(moves, id);
             assert_eq!(p.old_location, Vec3::splat(id), "fields moved together");
             assert_eq!(p.base_velocity, Vec3::splat(id));
-            assert_eq!(
-                (p.rotation, p.rotation_rate),
-                (at(varying.rotation), at(varying.rotation_rate))
-            );
+            assert_eq!((p.rotation, p.rotation_rate), (at(varying.rotation), at(varying.rotation_rate)));
             assert_eq!(p.base_size, Vec2::splat(at(varying.base_size)));
             assert_eq!(p.base_color, Vec4::splat(at(varying.base_color)));
             if varying.one_over_max_lifetime {
@@ -429,22 +365,9 @@ mod tests {
     #[test]
     fn compaction_moves_the_varying_fields_and_leaves_uniform_ones() {
         let mut rng = crate::rng::Rng::new(6, 6);
-        let ages: Vec<f32> = (0..2 * CHUNK + 7)
-            .map(|_| rng.range_f32(0.0, 0.95))
-            .collect();
-        let none = Varying {
-            rotation: false,
-            rotation_rate: false,
-            base_size: false,
-            base_color: false,
-            one_over_max_lifetime: false,
-        };
-        let some = Varying {
-            rotation_rate: true,
-            base_color: true,
-            one_over_max_lifetime: true,
-            ..none
-        };
+        let ages: Vec<f32> = (0..2 * CHUNK + 7).map(|_| rng.range_f32(0.0, 0.95)).collect();
+        let none = Varying { rotation: false, rotation_rate: false, base_size: false, base_color: false, one_over_max_lifetime: false };
+        let some = Varying { rotation_rate: true, base_color: true, one_over_max_lifetime: true, ..none };
         for varying in [none, some, Varying::ALL] {
             // Listed deaths (~1 in 30 per chunk: fewer than the list holds)
             // and scanned ones (~1 in 3), both closed up across chunks.
@@ -456,30 +379,16 @@ mod tests {
     #[test]
     fn fused_kill_keeps_exactly_the_survivors_across_chunks() {
         let mut rng = crate::rng::Rng::new(5, 5);
-        let many: Vec<f32> = (0..3 * CHUNK + 100)
-            .map(|_| rng.range_f32(0.0, 1.0))
-            .collect();
+        let many: Vec<f32> = (0..3 * CHUNK + 100).map(|_| rng.range_f32(0.0, 1.0)).collect();
         // ~10% die: more than the dead list holds, so chunks are scanned;
         // a run of dead particles makes holes of every shape.
-        check_kill(many.len(), |i| {
-            if (CHUNK..CHUNK + 500).contains(&i) {
-                0.95
-            } else {
-                many[i]
-            }
-        });
+        check_kill(many.len(), |i| if (CHUNK..CHUNK + 500).contains(&i) { 0.95 } else { many[i] });
         // ~0.5% die: the listed path.
         check_kill(many.len(), |i| many[i] * 0.905);
         // The list's edge: one less than it holds, exactly as many, and dead
         // particles at a chunk's end (the last one, and a run of them).
         for deaths in [DEAD_LIST - 1, DEAD_LIST] {
-            check_kill(CHUNK + 10, |i| {
-                if i % 7 == 3 && i / 7 < deaths {
-                    0.95
-                } else {
-                    0.0
-                }
-            });
+            check_kill(CHUNK + 10, |i| if i % 7 == 3 && i / 7 < deaths { 0.95 } else { 0.0 });
         }
         for every in [50, 5] {
             // Listed (1 in 50) and scanned (1 in 5): the next-to-last dead
@@ -487,10 +396,7 @@ mod tests {
             let last = |i: usize| i % CHUNK == CHUNK - 2;
             let run = |i: usize| i % CHUNK >= CHUNK - 3;
             for end in [&last as &dyn Fn(usize) -> bool, &run] {
-                check_kill(
-                    2 * CHUNK,
-                    |i| if end(i) || i % every == 0 { 0.95 } else { 0.5 },
-                );
+                check_kill(2 * CHUNK, |i| if end(i) || i % every == 0 { 0.95 } else { 0.5 });
             }
         }
     }

@@ -15,8 +15,8 @@
 use glam::Vec3;
 
 use crate::asset::{
-    CollisionResponse, EmitterAsset, LocationShape, Module, RequiredModule, SpawnModule,
-    VelocityShape, MAX_BURSTS, MAX_PARTICLES_LIMIT, MAX_SPAWN_RATE, MIN_LIFETIME,
+    CollisionResponse, EmitterAsset, LocationShape, Module, RequiredModule, SpawnModule, VelocityShape, MAX_BURSTS, MAX_PARTICLES_LIMIT,
+    MAX_SPAWN_RATE, MIN_LIFETIME,
 };
 use crate::distribution::{Distribution, DistributionValue};
 use crate::error::ParticleError;
@@ -47,18 +47,12 @@ fn check_box(path: &str, min: Vec3, max: Vec3) -> Result<(), ParticleError> {
     check_finite(join_field(path, "min"), &min.to_array())?;
     check_finite(join_field(path, "max"), &max.to_array())?;
     if min.cmpgt(max).any() {
-        return Err(ParticleError::invalid(
-            join_field(path, "max"),
-            "must be ≥ min in every component",
-        ));
+        return Err(ParticleError::invalid(join_field(path, "max"), "must be ≥ min in every component"));
     }
     Ok(())
 }
 
-fn not_per_tick<T: DistributionValue>(
-    path: &str,
-    d: &Distribution<T>,
-) -> Result<(), ParticleError> {
+fn not_per_tick<T: DistributionValue>(path: &str, d: &Distribution<T>) -> Result<(), ParticleError> {
     if matches!(d, Distribution::Uniform { .. }) {
         return Err(ParticleError::invalid(
             join_field(path, "uniform"),
@@ -97,45 +91,27 @@ impl EmitterAsset {
 /// Checks the required module (at `rp`): material, capacity and duration.
 fn validate_required(req: &RequiredModule, rp: &str) -> Result<(), ParticleError> {
     if req.material.trim().is_empty() {
-        return Err(ParticleError::invalid(
-            join_field(rp, "material"),
-            "must not be empty",
-        ));
+        return Err(ParticleError::invalid(join_field(rp, "material"), "must not be empty"));
     }
     if req.max_particles == 0 || req.max_particles > MAX_PARTICLES_LIMIT {
         return Err(ParticleError::invalid(
             join_field(rp, "max_particles"),
-            format!(
-                "must be in 1..={MAX_PARTICLES_LIMIT} (got {})",
-                req.max_particles
-            ),
+            format!("must be in 1..={MAX_PARTICLES_LIMIT} (got {})", req.max_particles),
         ));
     }
     if !(req.emitter_duration.is_finite() && req.emitter_duration > 0.0) {
-        return Err(ParticleError::invalid(
-            join_field(rp, "emitter_duration"),
-            "must be finite and > 0",
-        ));
+        return Err(ParticleError::invalid(join_field(rp, "emitter_duration"), "must be finite and > 0"));
     }
     Ok(())
 }
 
 /// Rejects a second module of a non-additive kind (module `j`, at `at`);
 /// `seen` holds each such kind's first index.
-fn check_not_duplicate(
-    module: &Module,
-    j: usize,
-    mp: &str,
-    at: &str,
-    seen: &mut Vec<(&'static str, usize)>,
-) -> Result<(), ParticleError> {
+fn check_not_duplicate(module: &Module, j: usize, mp: &str, at: &str, seen: &mut Vec<(&'static str, usize)>) -> Result<(), ParticleError> {
     let kind = module.kind_name();
     if !module.may_repeat() {
         if let Some((_, first)) = seen.iter().find(|(k, _)| *k == kind) {
-            return Err(ParticleError::invalid(
-                join_field(at, kind),
-                format!("duplicate module (first at {})", join_index(mp, *first)),
-            ));
+            return Err(ParticleError::invalid(join_field(at, kind), format!("duplicate module (first at {})", join_index(mp, *first))));
         }
         seen.push((kind, j));
     }
@@ -143,12 +119,7 @@ fn check_not_duplicate(
 }
 
 /// Checks one module's values (at `p`).
-fn validate_module(
-    module: &Module,
-    p: &str,
-    emitter_duration: f32,
-    totals: &mut SpawnTotals,
-) -> Result<(), ParticleError> {
+fn validate_module(module: &Module, p: &str, emitter_duration: f32, totals: &mut SpawnTotals) -> Result<(), ParticleError> {
     match module {
         Module::Spawn(spawn) => validate_spawn(spawn, p, emitter_duration, totals)?,
         Module::Lifetime(d) => d.validate(p, lifetime)?,
@@ -160,10 +131,7 @@ fn validate_module(
         Module::Acceleration(a) => check_finite(p.to_owned(), &a.to_array())?,
         Module::Drag { coefficient } => {
             if !(coefficient.is_finite() && *coefficient >= 0.0) {
-                return Err(ParticleError::invalid(
-                    join_field(p, "coefficient"),
-                    "must be finite and ≥ 0",
-                ));
+                return Err(ParticleError::invalid(join_field(p, "coefficient"), "must be finite and ≥ 0"));
             }
         }
         Module::ColorOverLife(d) => {
@@ -180,10 +148,7 @@ fn validate_module(
             if let CollisionResponse::Bounce { restitution } = response {
                 if !(0.0..=1.0).contains(restitution) {
                     return Err(ParticleError::invalid(
-                        join_field(
-                            &join_field(&join_field(p, "response"), "bounce"),
-                            "restitution",
-                        ),
+                        join_field(&join_field(&join_field(p, "response"), "bounce"), "restitution"),
                         "must be in [0, 1]",
                     ));
                 }
@@ -195,17 +160,9 @@ fn validate_module(
 
 /// Checks a spawn module (at `p`): its rate and bursts, and the emitter's
 /// totals with them added.
-fn validate_spawn(
-    spawn: &SpawnModule,
-    p: &str,
-    emitter_duration: f32,
-    totals: &mut SpawnTotals,
-) -> Result<(), ParticleError> {
+fn validate_spawn(spawn: &SpawnModule, p: &str, emitter_duration: f32, totals: &mut SpawnTotals) -> Result<(), ParticleError> {
     if !(spawn.rate.is_finite() && spawn.rate >= 0.0) {
-        return Err(ParticleError::invalid(
-            join_field(p, "rate"),
-            "must be finite and ≥ 0",
-        ));
+        return Err(ParticleError::invalid(join_field(p, "rate"), "must be finite and ≥ 0"));
     }
     totals.rate += f64::from(spawn.rate);
     if totals.rate > f64::from(MAX_SPAWN_RATE) {
@@ -220,18 +177,12 @@ fn validate_spawn(
     }
     totals.bursts += spawn.bursts.len();
     if totals.bursts > MAX_BURSTS {
-        return Err(ParticleError::invalid(
-            join_field(p, "bursts"),
-            format!("more than MAX_BURSTS ({MAX_BURSTS}) bursts in one emitter"),
-        ));
+        return Err(ParticleError::invalid(join_field(p, "bursts"), format!("more than MAX_BURSTS ({MAX_BURSTS}) bursts in one emitter")));
     }
     for (k, burst) in spawn.bursts.iter().enumerate() {
         let bp = join_index(&join_field(p, "bursts"), k);
         if !(burst.time >= 0.0 && burst.time < emitter_duration) {
-            return Err(ParticleError::invalid(
-                join_field(&bp, "time"),
-                format!("must be in [0, emitter_duration = {emitter_duration})"),
-            ));
+            return Err(ParticleError::invalid(join_field(&bp, "time"), format!("must be in [0, emitter_duration = {emitter_duration})")));
         }
         if burst.count == 0 || burst.count > MAX_PARTICLES_LIMIT {
             return Err(ParticleError::invalid(
@@ -246,19 +197,13 @@ fn validate_spawn(
 /// Checks an initial-location shape (at `p`).
 fn validate_location(shape: &LocationShape, p: &str) -> Result<(), ParticleError> {
     match shape {
-        LocationShape::Point { position } => check_finite(
-            join_field(&join_field(p, "point"), "position"),
-            &position.to_array(),
-        ),
+        LocationShape::Point { position } => check_finite(join_field(&join_field(p, "point"), "position"), &position.to_array()),
         LocationShape::Box { min, max } => check_box(&join_field(p, "box"), *min, *max),
         LocationShape::Sphere { center, radius, .. } => {
             let sp = join_field(p, "sphere");
             check_finite(join_field(&sp, "center"), &center.to_array())?;
             if !(radius.is_finite() && *radius >= 0.0) {
-                return Err(ParticleError::invalid(
-                    join_field(&sp, "radius"),
-                    "must be finite and ≥ 0",
-                ));
+                return Err(ParticleError::invalid(join_field(&sp, "radius"), "must be finite and ≥ 0"));
             }
             Ok(())
         }
@@ -268,24 +213,14 @@ fn validate_location(shape: &LocationShape, p: &str) -> Result<(), ParticleError
 /// Checks an initial-velocity shape (at `p`).
 fn validate_velocity(shape: &VelocityShape, p: &str) -> Result<(), ParticleError> {
     match shape {
-        VelocityShape::Cone {
-            direction,
-            angle,
-            speed,
-        } => {
+        VelocityShape::Cone { direction, angle, speed } => {
             let cp = join_field(p, "cone");
             check_finite(join_field(&cp, "direction"), &direction.to_array())?;
             if direction.length_squared() < 1e-12 {
-                return Err(ParticleError::invalid(
-                    join_field(&cp, "direction"),
-                    "must not be zero",
-                ));
+                return Err(ParticleError::invalid(join_field(&cp, "direction"), "must not be zero"));
             }
             if !(0.0..=std::f32::consts::PI).contains(angle) {
-                return Err(ParticleError::invalid(
-                    join_field(&cp, "angle"),
-                    "must be in [0, π] radians",
-                ));
+                return Err(ParticleError::invalid(join_field(&cp, "angle"), "must be in [0, π] radians"));
             }
             speed.validate(&join_field(&cp, "speed"), any)
         }

@@ -53,16 +53,11 @@ const BASE: &str = r#"{
 fn error_for(from: &str, to: &str) -> String {
     assert!(BASE.contains(from), "test edit must apply: {from}");
     let text = BASE.replacen(from, to, 1);
-    ParticleSystem::from_json_str(&text)
-        .expect_err("must be rejected")
-        .to_string()
+    ParticleSystem::from_json_str(&text).expect_err("must be rejected").to_string()
 }
 
 fn assert_names(message: &str, path: &str) {
-    assert!(
-        message.starts_with(&format!("{path}: ")),
-        "expected `{path}` in: {message}"
-    );
+    assert!(message.starts_with(&format!("{path}: ")), "expected `{path}` in: {message}");
 }
 
 #[test]
@@ -76,17 +71,11 @@ fn fountain_loads_and_simulates() {
     }
     let water = &s.emitters()[0];
     assert!(water.live_particles() > 900, "{}", water.live_particles());
-    assert!(
-        water.particles().locations().iter().all(|p| p.z >= 0.0),
-        "ground plane holds"
-    );
+    assert!(water.particles().locations().iter().all(|p| p.z >= 0.0), "ground plane holds");
     let bounds = s.bounds().unwrap();
     assert!(bounds.max.z > 200.0 && bounds.min.z < 10.0, "{bounds:?}");
     // The over-life curve fades alpha in, then out.
-    assert!(water
-        .current_colors()
-        .iter()
-        .all(|c| c.w <= 1.0 && c.w >= 0.0));
+    assert!(water.current_colors().iter().all(|c| c.w <= 1.0 && c.w >= 0.0));
 }
 
 #[test]
@@ -100,9 +89,7 @@ fn json_round_trip_is_lossless() {
     assert_eq!(back, fountain);
     std::fs::remove_dir_all(&dir).unwrap();
 
-    let busy = ParticleSystem {
-        emitters: vec![busy_emitter(100, 10.0)],
-    };
+    let busy = ParticleSystem { emitters: vec![busy_emitter(100, 10.0)] };
     let text = busy.to_json_string().unwrap();
     assert!(text.contains("\n  "), "pretty printed");
     assert_eq!(ParticleSystem::from_json_str(&text).unwrap(), busy);
@@ -114,26 +101,17 @@ fn wrong_types_name_the_field() {
     assert_names(&e, "emitters[0].required.max_particles");
     assert!(e.contains("invalid type"), "{e}");
 
-    let e = error_for(
-        "\"acceleration\": [0.0, 0.0, 10.0]",
-        "\"acceleration\": [0.0, \"up\", 10.0]",
-    );
+    let e = error_for("\"acceleration\": [0.0, 0.0, 10.0]", "\"acceleration\": [0.0, \"up\", 10.0]");
     assert_names(&e, "emitters[1].modules[1].acceleration[1]");
 
-    let e = error_for(
-        "\"acceleration\": [0.0, 0.0, 10.0]",
-        "\"acceleration\": [0.0, 0.0]",
-    );
+    let e = error_for("\"acceleration\": [0.0, 0.0, 10.0]", "\"acceleration\": [0.0, 0.0]");
     assert_names(&e, "emitters[1].modules[1].acceleration");
     assert!(e.contains("invalid length"), "{e}");
 
     let e = error_for("\"rate\": 5.0", "\"rate\": { \"per_second\": 5.0 }");
     assert_names(&e, "emitters[1].modules[0].spawn.rate");
 
-    let e = error_for(
-        "{ \"time\": 0.5, \"value\": [1.0, 1.0, 1.0, 0.5] }",
-        "{ \"time\": 0.5, \"value\": true }",
-    );
+    let e = error_for("{ \"time\": 0.5, \"value\": [1.0, 1.0, 1.0, 0.5] }", "{ \"time\": 0.5, \"value\": true }");
     assert_names(&e, "emitters[1].modules[3].color_over_life.curve[1].value");
 
     let e = error_for("\"sort_mode\": \"none\"", "\"sort_mode\": \"sideways\"");
@@ -151,33 +129,18 @@ fn missing_and_unknown_fields_name_the_field() {
     assert_names(&e, "emitters[1].required.max_particles");
     assert!(e.contains("missing field `max_particles`"), "{e}");
 
-    let e = error_for(
-        "{ \"uniform\": { \"min\": 1.0, \"max\": 2.0 } }",
-        "{ \"uniform\": { \"min\": 1.0 } }",
-    );
+    let e = error_for("{ \"uniform\": { \"min\": 1.0, \"max\": 2.0 } }", "{ \"uniform\": { \"min\": 1.0 } }");
     assert_names(&e, "emitters[1].modules[2].lifetime.uniform.max");
 }
 
 #[test]
 fn invalid_values_name_the_field() {
-    let e = error_for(
-        "{ \"lifetime\": { \"constant\": 1.0 } }",
-        "{ \"lifetime\": { \"constant\": -1.0 } }",
-    );
-    assert_eq!(
-        e,
-        "emitters[0].modules[1].lifetime.constant: must be ≥ MIN_LIFETIME (1e-4 s)"
-    );
+    let e = error_for("{ \"lifetime\": { \"constant\": 1.0 } }", "{ \"lifetime\": { \"constant\": -1.0 } }");
+    assert_eq!(e, "emitters[0].modules[1].lifetime.constant: must be ≥ MIN_LIFETIME (1e-4 s)");
     assert!(e.contains(&format!("{MIN_LIFETIME:e}")), "message names the cap: {e}");
 
-    let e = error_for(
-        "{ \"uniform\": { \"min\": 1.0, \"max\": 2.0 } }",
-        "{ \"uniform\": { \"min\": -0.5, \"max\": 2.0 } }",
-    );
-    assert_eq!(
-        e,
-        "emitters[1].modules[2].lifetime.uniform.min: must be ≥ MIN_LIFETIME (1e-4 s)"
-    );
+    let e = error_for("{ \"uniform\": { \"min\": 1.0, \"max\": 2.0 } }", "{ \"uniform\": { \"min\": -0.5, \"max\": 2.0 } }");
+    assert_eq!(e, "emitters[1].modules[2].lifetime.uniform.min: must be ≥ MIN_LIFETIME (1e-4 s)");
 
     let e = error_for("\"max_particles\": 100", "\"max_particles\": 0");
     assert_names(&e, "emitters[0].required.max_particles");
@@ -203,10 +166,7 @@ fn syntax_errors_and_missing_files_are_reported() {
         other => panic!("expected a parse error, got {other}"),
     }
     let e = ParticleSystem::load("/nonexistent/fx.json").unwrap_err();
-    assert!(
-        matches!(e, ParticleError::Io { .. }) && e.to_string().contains("/nonexistent/fx.json"),
-        "{e}"
-    );
+    assert!(matches!(e, ParticleError::Io { .. }) && e.to_string().contains("/nonexistent/fx.json"), "{e}");
 }
 
 #[test]
@@ -231,22 +191,14 @@ fn set_system_keeps_the_previous_system_on_error() {
     assert!(s.live_particles() > 0);
 
     // A valid replacement takes over with fresh emitters.
-    let other = Arc::new(ParticleSystem {
-        emitters: vec![busy_emitter(100, 10.0)],
-    });
+    let other = Arc::new(ParticleSystem { emitters: vec![busy_emitter(100, 10.0)] });
     s.set_system(other.clone()).unwrap();
     assert!(Arc::ptr_eq(s.system(), &other));
     assert_eq!(s.emitters().len(), 1);
     assert_eq!(s.live_particles(), 0);
 
     // Construction validates too.
-    let e = ParticleSystemInstance::new(
-        Arc::new(ParticleSystem {
-            emitters: vec![emitter(0, vec![])],
-        }),
-        0,
-    )
-    .unwrap_err();
+    let e = ParticleSystemInstance::new(Arc::new(ParticleSystem { emitters: vec![emitter(0, vec![])] }), 0).unwrap_err();
     assert_eq!(e.field_path(), Some("emitters[0].required.max_particles"));
 }
 
@@ -259,10 +211,7 @@ fn extreme_rates_counts_and_lifetimes_are_rejected_with_named_fields() {
     assert_names(&e, "emitters[0].modules[0].spawn.rate");
     assert!(e.contains("MAX_SPAWN_RATE"), "{e}");
     // Spawn modules add up: two halves of too much are too much.
-    let e = error_for(
-        "{ \"spawn\": { \"rate\": 10.0 } }",
-        "{ \"spawn\": { \"rate\": 6e6 } }, { \"spawn\": { \"rate\": 6e6 } }",
-    );
+    let e = error_for("{ \"spawn\": { \"rate\": 10.0 } }", "{ \"spawn\": { \"rate\": 6e6 } }, { \"spawn\": { \"rate\": 6e6 } }");
     assert_names(&e, "emitters[0].modules[1].spawn.rate");
     let e = error_for(
         "{ \"spawn\": { \"rate\": 10.0 } }",
@@ -270,15 +219,9 @@ fn extreme_rates_counts_and_lifetimes_are_rejected_with_named_fields() {
     );
     assert_names(&e, "emitters[0].modules[0].spawn.bursts[0].count");
     let bursts = vec!["{ \"time\": 0.0, \"count\": 1 }"; MAX_BURSTS + 1].join(", ");
-    let e = error_for(
-        "{ \"spawn\": { \"rate\": 10.0 } }",
-        &format!("{{ \"spawn\": {{ \"rate\": 1.0, \"bursts\": [{bursts}] }} }}"),
-    );
+    let e = error_for("{ \"spawn\": { \"rate\": 10.0 } }", &format!("{{ \"spawn\": {{ \"rate\": 1.0, \"bursts\": [{bursts}] }} }}"));
     assert_names(&e, "emitters[0].modules[0].spawn.bursts");
-    let e = error_for(
-        "{ \"lifetime\": { \"constant\": 1.0 } }",
-        "{ \"lifetime\": { \"constant\": 1e-9 } }",
-    );
+    let e = error_for("{ \"lifetime\": { \"constant\": 1.0 } }", "{ \"lifetime\": { \"constant\": 1e-9 } }");
     assert_names(&e, "emitters[0].modules[1].lifetime.constant");
     let e = error_for(
         "{ \"uniform\": { \"min\": 1.0, \"max\": 2.0 } }",
@@ -287,13 +230,7 @@ fn extreme_rates_counts_and_lifetimes_are_rejected_with_named_fields() {
     assert_names(&e, "emitters[1].modules[2].lifetime.curve[1].value");
 
     // The caps themselves are valid.
-    let at_caps = emitter(
-        1,
-        vec![
-            spawn(MAX_SPAWN_RATE, &[(0.0, MAX_PARTICLES_LIMIT)]),
-            lifetime(MIN_LIFETIME),
-        ],
-    );
+    let at_caps = emitter(1, vec![spawn(MAX_SPAWN_RATE, &[(0.0, MAX_PARTICLES_LIMIT)]), lifetime(MIN_LIFETIME)]);
     ParticleSystem { emitters: vec![at_caps] }.validate().unwrap();
 }
 
@@ -313,9 +250,7 @@ fn a_pathological_3mb_text_fails_fast_with_bounded_memory() {
     std::thread::spawn(move || {
         let _ = tx.send(ParticleSystem::from_json_str(&text).map(|_| ()));
     });
-    let result = rx
-        .recv_timeout(std::time::Duration::from_secs(60))
-        .expect("the error path must not take minutes");
+    let result = rx.recv_timeout(std::time::Duration::from_secs(60)).expect("the error path must not take minutes");
     match result {
         Err(ParticleError::Parse { path, message, .. }) => {
             assert_eq!(path, key, "the unknown field is named");
@@ -363,9 +298,6 @@ fn oversized_text_and_files_are_rejected_unread() {
     // A device that never ends (its size reads as 0): read up to the cap only.
     if std::path::Path::new("/dev/zero").exists() {
         let e = ParticleSystem::load("/dev/zero").unwrap_err();
-        assert!(
-            matches!(e, ParticleError::TooLarge { bytes, .. } if bytes == MAX_ASSET_BYTES as u64 + 1),
-            "{e}"
-        );
+        assert!(matches!(e, ParticleError::TooLarge { bytes, .. } if bytes == MAX_ASSET_BYTES as u64 + 1), "{e}");
     }
 }

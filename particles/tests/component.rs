@@ -15,16 +15,9 @@ use rhi_vulkan::Rect;
 const FOUNTAIN: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/fountain.json");
 
 fn fountain_family() -> ViewFamily {
-    let view = SceneView::perspective(
-        Vec3::new(0.0, -900.0, 260.0),
-        Vec3::new(0.0, 0.0, 170.0),
-        Vec3::Z,
-        0.9,
-        1.0,
-        5000.0,
-        Rect::from_size(W, H),
-    )
-    .unwrap();
+    let view =
+        SceneView::perspective(Vec3::new(0.0, -900.0, 260.0), Vec3::new(0.0, 0.0, 170.0), Vec3::Z, 0.9, 1.0, 5000.0, Rect::from_size(W, H))
+            .unwrap();
     ViewFamily::new(W, H, vec![view])
 }
 
@@ -38,13 +31,8 @@ fn fountain_component_ticks_sends_and_draws_in_translucency_only() {
     // Off the origin, so that the bounds really go through the component frame.
     let at = Vec3::new(80.0, 0.0, 0.0);
     let transform = Transform::from_translation(at);
-    let component = ParticleSystemComponent::new(system.clone(), 7, materials)
-        .unwrap()
-        .with_spawn_transform(transform.to_mat4())
-        .unwrap();
-    let (_, id) = world
-        .spawn_actor("fountain", Box::new(component), transform)
-        .unwrap();
+    let component = ParticleSystemComponent::new(system.clone(), 7, materials).unwrap().with_spawn_transform(transform.to_mat4()).unwrap();
+    let (_, id) = world.spawn_actor("fountain", Box::new(component), transform).unwrap();
 
     let family = fountain_family();
     let dt = 1.0 / 60.0;
@@ -59,12 +47,7 @@ fn fountain_component_ticks_sends_and_draws_in_translucency_only() {
             assert_eq!((eof.dynamic_data_sent, eof.transforms_sent), (1, 1));
         }
         let rt = world.render_thread().unwrap();
-        rt.render_frame(FrameRequest {
-            family: family.clone(),
-            read_back: frame == 59,
-            execute: true,
-        })
-        .unwrap();
+        rt.render_frame(FrameRequest { family: family.clone(), read_back: frame == 59, execute: true }).unwrap();
         rt.flush().unwrap();
         let stats = rt.last_stats().unwrap().expect("stats");
         if frame > 0 {
@@ -77,11 +60,7 @@ fn fountain_component_ticks_sends_and_draws_in_translucency_only() {
         last = Some(stats);
     }
     let stats = last.unwrap();
-    let live = world
-        .component::<ParticleSystemComponent>(id)
-        .unwrap()
-        .instance()
-        .live_particles();
+    let live = world.component::<ParticleSystemComponent>(id).unwrap().instance().live_particles();
     assert!(live > 100, "{live} live particles");
     let t = stats.pass(MeshPass::Translucency);
     // Water (translucent) and mist (additive): one draw per emitter.
@@ -89,21 +68,11 @@ fn fountain_component_ticks_sends_and_draws_in_translucency_only() {
     assert_eq!(t.instances, live as u64);
     assert_eq!(stats.pass(MeshPass::DepthPrepass).mesh_draw_commands, 0);
     assert_eq!(stats.pass(MeshPass::ShadowDepth).mesh_draw_commands, 0);
-    let img = world
-        .render_thread()
-        .unwrap()
-        .read_back()
-        .unwrap()
-        .expect("image");
+    let img = world.render_thread().unwrap().read_back().unwrap().expect("image");
     assert!(lit_pixels(&img) > 20, "{} lit pixels", lit_pixels(&img));
 
     // Particles spawned at the component: the water column is above it.
-    let b = world
-        .component::<ParticleSystemComponent>(id)
-        .unwrap()
-        .instance()
-        .bounds()
-        .unwrap();
+    let b = world.component::<ParticleSystemComponent>(id).unwrap().instance().bounds().unwrap();
     assert!(b.min.x < at.x && b.max.x > at.x, "{b:?}");
 
     assert_clean(world.render_thread().unwrap());
@@ -116,9 +85,7 @@ fn invalid_system_is_rejected_and_the_component_keeps_drawing_the_previous() {
     let materials = ParticleMaterials::for_system(&mut rt, &system).unwrap();
     let mut world = World::new(Some(rt));
     let component = ParticleSystemComponent::new(system.clone(), 3, materials).unwrap();
-    let (_, id) = world
-        .spawn_actor("fountain", Box::new(component), Transform::default())
-        .unwrap();
+    let (_, id) = world.spawn_actor("fountain", Box::new(component), Transform::default()).unwrap();
     let family = fountain_family();
     for _ in 0..10 {
         world.tick(1.0 / 60.0);
@@ -128,10 +95,7 @@ fn invalid_system_is_rejected_and_the_component_keeps_drawing_the_previous() {
 
     let mut bad = (*system).clone();
     bad.emitters[1].required.max_particles = 0;
-    let err = world
-        .with_component_mut::<ParticleSystemComponent, _>(id, |c| c.set_system(Arc::new(bad)))
-        .unwrap()
-        .unwrap_err();
+    let err = world.with_component_mut::<ParticleSystemComponent, _>(id, |c| c.set_system(Arc::new(bad))).unwrap().unwrap_err();
     assert!(err.to_string().contains("max_particles"), "{err}");
     let c = world.component::<ParticleSystemComponent>(id).unwrap();
     assert!(Arc::ptr_eq(c.system(), &system));
@@ -148,12 +112,7 @@ fn invalid_system_is_rejected_and_the_component_keeps_drawing_the_previous() {
     assert_eq!(stats.proxies_created, 0);
 
     // A valid replacement recreates the proxy once.
-    world
-        .with_component_mut::<ParticleSystemComponent, _>(id, |c| {
-            c.set_system(Arc::new((*system).clone()))
-        })
-        .unwrap()
-        .unwrap();
+    world.with_component_mut::<ParticleSystemComponent, _>(id, |c| c.set_system(Arc::new((*system).clone()))).unwrap().unwrap();
     world.tick(1.0 / 60.0);
     let eof = world.send_all_end_of_frame_updates().unwrap();
     assert_eq!((eof.proxies_created, eof.proxies_removed), (1, 1));

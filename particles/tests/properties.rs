@@ -140,12 +140,7 @@ fn random_frame_times_keep_invariants() {
         })
         .unwrap();
     assert!(cases.get() >= 48);
-    assert!(
-        filled.get() >= 10,
-        "only {} ticks checked an emitter at capacity in {} cases",
-        filled.get(),
-        cases.get()
-    );
+    assert!(filled.get() >= 10, "only {} ticks checked an emitter at capacity in {} cases", filled.get(), cases.get());
 }
 
 proptest! {
@@ -195,33 +190,13 @@ const BASE_ASSET: &str = r#"{ "emitters": [ {
 
 /// Values a mutation puts where a number was: out of range, wrong type,
 /// overflowing, or plainly valid.
-const REPLACEMENTS: &[&str] = &[
-    "-1",
-    "0",
-    "1e39",
-    "-0.5",
-    "NaN",
-    "\"x\"",
-    "null",
-    "true",
-    "[]",
-    "{}",
-    "4294967296",
-    "16777217",
-    "0.5",
-    "3",
-    "1.5",
-];
+const REPLACEMENTS: &[&str] =
+    &["-1", "0", "1e39", "-0.5", "NaN", "\"x\"", "null", "true", "[]", "{}", "4294967296", "16777217", "0.5", "3", "1.5"];
 
 /// The base asset with a few edits: numbers replaced, bytes cut out, junk
 /// put in. Mostly invalid, sometimes still valid.
 fn mutated_asset() -> impl Strategy<Value = String> {
-    let edit = (
-        0usize..4,
-        any::<prop::sample::Index>(),
-        0usize..REPLACEMENTS.len(),
-        1usize..40,
-    );
+    let edit = (0usize..4, any::<prop::sample::Index>(), 0usize..REPLACEMENTS.len(), 1usize..40);
     proptest::collection::vec(edit, 1..4).prop_map(|edits| {
         let mut text = BASE_ASSET.to_string();
         for (kind, at, pick, len) in edits {
@@ -230,9 +205,7 @@ fn mutated_asset() -> impl Strategy<Value = String> {
                 // Replace the number at or after a random place.
                 0 | 1 => {
                     let from = at.index(bytes.len());
-                    if let Some(start) =
-                        (from..bytes.len()).find(|&i| bytes[i].is_ascii_digit() || bytes[i] == b'-')
-                    {
+                    if let Some(start) = (from..bytes.len()).find(|&i| bytes[i].is_ascii_digit() || bytes[i] == b'-') {
                         let end = (start..bytes.len())
                             .find(|&i| !(bytes[i].is_ascii_digit() || b"-.e".contains(&bytes[i])))
                             .unwrap_or(bytes.len());

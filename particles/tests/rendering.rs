@@ -53,11 +53,7 @@ fn translucent_emitter_draws_once_in_translucency_with_one_instance_per_particle
     let t = stats.pass(MeshPass::Translucency);
     assert_eq!(t.draws, 1);
     assert_eq!(t.instances, instance.live_particles() as u64);
-    assert!(
-        lit_pixels(&img) > 50,
-        "sprites visible: {} lit pixels",
-        lit_pixels(&img)
-    );
+    assert!(lit_pixels(&img) > 50, "sprites visible: {} lit pixels", lit_pixels(&img));
 
     // Later frames follow the snapshots the game thread sends.
     for _ in 0..20 {
@@ -67,20 +63,14 @@ fn translucent_emitter_draws_once_in_translucency_with_one_instance_per_particle
     send_dynamic_data(&mut rt, id, &instance).unwrap();
     let (stats, _) = frame(&mut rt);
     let t = stats.pass(MeshPass::Translucency);
-    assert_eq!(
-        (t.draws, t.instances),
-        (1, instance.live_particles() as u64)
-    );
+    assert_eq!((t.draws, t.instances), (1, instance.live_particles() as u64));
     assert_clean(&mut rt);
 }
 
 #[test]
 fn two_emitters_give_two_draws_with_their_own_instances() {
     let mut rt = render_thread(RenderThreadMode::Threaded);
-    let system = system(&[
-        burst_emitter_json("a", "M_A", "translucent", 3, 0.0),
-        burst_emitter_json("b", "M_B", "additive", 7, 0.0),
-    ]);
+    let system = system(&[burst_emitter_json("a", "M_A", "translucent", 3, 0.0), burst_emitter_json("b", "M_B", "additive", 7, 0.0)]);
     let mut instance = ParticleSystemInstance::new(system.clone(), 5).unwrap();
     instance.tick(1.0 / 60.0);
     let materials = ParticleMaterials::for_system(&mut rt, &system).unwrap();
@@ -117,13 +107,7 @@ fn overlapping(red_near: bool, sort: SortMode) -> [u8; 4] {
     let near = P::at(Vec3::new(0.0, -1.0, 0.0), 2.0, near_color);
     let far = P::at(Vec3::new(0.0, 1.0, 0.0), 2.0, far_color);
     let stored = if red_near { [far, near] } else { [near, far] };
-    let e = emitter_data(
-        "M",
-        BlendMode::Translucent,
-        ScreenAlignment::FacingCamera,
-        sort,
-        &stored,
-    );
+    let e = emitter_data("M", BlendMode::Translucent, ScreenAlignment::FacingCamera, sort, &stored);
     add_snapshot(&mut rt, snapshot(vec![e]));
     let (stats, img) = frame(&mut rt);
     assert_eq!(stats.pass(MeshPass::Translucency).instances, 2);
@@ -136,31 +120,19 @@ fn overlapping(red_near: bool, sort: SortMode) -> [u8; 4] {
 fn translucent_particles_blend_back_to_front() {
     let red_on_top = overlapping(true, SortMode::DistanceToView);
     let blue_on_top = overlapping(false, SortMode::DistanceToView);
-    assert!(
-        red_on_top[0] > red_on_top[2] + 40,
-        "red over blue: {red_on_top:?}"
-    );
-    assert!(
-        blue_on_top[2] > blue_on_top[0] + 40,
-        "blue over red: {blue_on_top:?}"
-    );
+    assert!(red_on_top[0] > red_on_top[2] + 40, "red over blue: {red_on_top:?}");
+    assert!(blue_on_top[2] > blue_on_top[0] + 40, "blue over red: {blue_on_top:?}");
     // Without sorting, storage order wins: the near-first case comes out
     // wrong (far sprite on top), which is what the sort fixes.
     let unsorted = overlapping(false, SortMode::None);
-    assert!(
-        unsorted[0] > unsorted[2] + 40,
-        "storage order, red (far) drawn last: {unsorted:?}"
-    );
+    assert!(unsorted[0] > unsorted[2] + 40, "storage order, red (far) drawn last: {unsorted:?}");
 }
 
 /// Lit pixels in a horizontal and a vertical line through the origin.
 fn cross_extent(img: &rhi_vulkan::Image) -> (usize, usize) {
     let (cx, cy) = project(Vec3::ZERO);
     let lit = |x: u32, y: u32| luminance(img.pixel(x, y)) > 200;
-    (
-        (0..W).filter(|&x| lit(x, cy)).count(),
-        (0..H).filter(|&y| lit(cx, y)).count(),
-    )
+    ((0..W).filter(|&x| lit(x, cy)).count(), (0..H).filter(|&y| lit(cx, y)).count())
 }
 
 fn single_sprite(alignment: ScreenAlignment, p: P) -> (usize, usize) {
@@ -177,43 +149,22 @@ fn single_sprite(alignment: ScreenAlignment, p: P) -> (usize, usize) {
 fn velocity_aligned_sprites_stretch_along_the_screen_velocity() {
     let white = Vec4::ONE;
     // Thin and long: 0.4 wide, 4 tall (about 6 × 56 pixels).
-    let long = P {
-        size: Vec2::new(0.4, 4.0),
-        ..P::at(Vec3::ZERO, 1.0, white)
-    };
+    let long = P { size: Vec2::new(0.4, 4.0), ..P::at(Vec3::ZERO, 1.0, white) };
     let (w, h) = single_sprite(ScreenAlignment::FacingCamera, long);
-    assert!(
-        (40..80).contains(&h) && w < 12,
-        "camera facing: upright, {w} × {h}"
-    );
+    assert!((40..80).contains(&h) && w < 12, "camera facing: upright, {w} × {h}");
     // Moving along +X (and towards the camera, which projection removes):
     // the long axis follows the motion on screen.
-    let moving = P {
-        old: Vec3::new(-0.5, 0.3, 0.0),
-        ..long
-    };
+    let moving = P { old: Vec3::new(-0.5, 0.3, 0.0), ..long };
     let (w, h) = single_sprite(ScreenAlignment::VelocityAligned, moving);
-    assert!(
-        (40..80).contains(&w) && h < 12,
-        "velocity aligned: horizontal, {w} × {h}"
-    );
+    assert!((40..80).contains(&w) && h < 12, "velocity aligned: horizontal, {w} × {h}");
     // The same particle, camera facing and rotated a quarter turn, lies
     // horizontal too.
-    let turned = P {
-        rotation: std::f32::consts::FRAC_PI_2,
-        ..long
-    };
+    let turned = P { rotation: std::f32::consts::FRAC_PI_2, ..long };
     let (w, h) = single_sprite(ScreenAlignment::FacingCamera, turned);
-    assert!(
-        (40..80).contains(&w) && h < 12,
-        "rotated: horizontal, {w} × {h}"
-    );
+    assert!((40..80).contains(&w) && h < 12, "rotated: horizontal, {w} × {h}");
     // At rest, velocity alignment falls back to facing the camera.
     let (w, h) = single_sprite(ScreenAlignment::VelocityAligned, long);
-    assert!(
-        (40..80).contains(&h) && w < 12,
-        "at rest: upright, {w} × {h}"
-    );
+    assert!((40..80).contains(&h) && w < 12, "at rest: upright, {w} × {h}");
 }
 
 /// A large grey opaque sprite behind, optionally an additive one in front.
@@ -249,11 +200,7 @@ fn background_and_additive(with_additive: bool) -> (renderer::FrameStats, [u8; 4
 fn additive_particles_brighten_the_background_and_opaque_ones_go_through_the_base_pass() {
     let (stats, plain) = background_and_additive(false);
     assert_eq!(stats.pass(MeshPass::Base).draws, 1);
-    assert_eq!(
-        stats.pass(MeshPass::DepthPrepass).draws,
-        1,
-        "opaque sprites are in the depth prepass"
-    );
+    assert_eq!(stats.pass(MeshPass::DepthPrepass).draws, 1, "opaque sprites are in the depth prepass");
     assert_eq!(stats.pass(MeshPass::ShadowDepth).mesh_draw_commands, 0);
     assert_eq!(stats.pass(MeshPass::Translucency).draws, 0);
     assert!(luminance(plain) > 150, "grey background sprite: {plain:?}");
@@ -262,10 +209,7 @@ fn additive_particles_brighten_the_background_and_opaque_ones_go_through_the_bas
     assert_eq!(stats.pass(MeshPass::Translucency).draws, 1);
     assert_eq!(stats.pass(MeshPass::Base).draws, 1);
     for c in 0..3 {
-        assert!(
-            glowing[c] > plain[c] + 20,
-            "channel {c}: {glowing:?} over {plain:?}"
-        );
+        assert!(glowing[c] > plain[c] + 20, "channel {c}: {glowing:?} over {plain:?}");
     }
 }
 
@@ -276,13 +220,7 @@ fn each_view_sorts_the_particles_from_its_own_eye() {
     // front, the back camera (on +Y) sees blue in front.
     let red = P::at(Vec3::new(0.0, -1.0, 0.0), 2.0, RED);
     let blue = P::at(Vec3::new(0.0, 1.0, 0.0), 2.0, BLUE);
-    let e = emitter_data(
-        "M",
-        BlendMode::Translucent,
-        ScreenAlignment::FacingCamera,
-        SortMode::DistanceToView,
-        &[red, blue],
-    );
+    let e = emitter_data("M", BlendMode::Translucent, ScreenAlignment::FacingCamera, SortMode::DistanceToView, &[red, blue]);
     add_snapshot(&mut rt, snapshot(vec![e]));
     let (half_w, fov) = (W / 2, 0.8);
     let front = renderer::SceneView::perspective(

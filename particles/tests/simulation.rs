@@ -18,30 +18,19 @@ fn run(instance: &mut ParticleSystemInstance, seconds: f32, dt: f32) {
 fn point_velocity(position: Vec3, velocity: Vec3) -> Vec<Module> {
     vec![
         Module::InitialLocation(LocationShape::Point { position }),
-        Module::InitialVelocity(VelocityShape::Box {
-            min: velocity,
-            max: velocity,
-        }),
+        Module::InitialVelocity(VelocityShape::Box { min: velocity, max: velocity }),
     ]
 }
 
 #[test]
 fn spawn_rate_100_per_second_for_one_second_gives_100_particles() {
-    let mut s = instance(
-        vec![emitter(1000, vec![spawn(100.0, &[]), lifetime(2.0)])],
-        1,
-    );
+    let mut s = instance(vec![emitter(1000, vec![spawn(100.0, &[]), lifetime(2.0)])], 1);
     run(&mut s, 1.0, DT);
     let live = s.live_particles();
     assert!((99..=101).contains(&live), "live {live}");
     // Spawn times are spread through each frame: the ages are 1/100 s apart.
     let e = &s.emitters()[0];
-    let mut ages: Vec<f32> = e
-        .particles()
-        .relative_times()
-        .iter()
-        .map(|t| t * 2.0)
-        .collect();
+    let mut ages: Vec<f32> = e.particles().relative_times().iter().map(|t| t * 2.0).collect();
     ages.sort_by(f32::total_cmp);
     for w in ages.windows(2) {
         assert!((w[1] - w[0] - 0.01).abs() < 1e-4, "gap {}", w[1] - w[0]);
@@ -50,13 +39,7 @@ fn spawn_rate_100_per_second_for_one_second_gives_100_particles() {
 
 #[test]
 fn burst_of_37_at_half_a_second_spawns_exactly_37() {
-    let mut s = instance(
-        vec![emitter(
-            1000,
-            vec![spawn(0.0, &[(0.5, 37)]), lifetime(10.0)],
-        )],
-        2,
-    );
+    let mut s = instance(vec![emitter(1000, vec![spawn(0.0, &[(0.5, 37)]), lifetime(10.0)])], 2);
     run(&mut s, 0.45, DT);
     assert_eq!(s.live_particles(), 0);
     run(&mut s, 0.5, DT);
@@ -65,28 +48,12 @@ fn burst_of_37_at_half_a_second_spawns_exactly_37() {
     run(&mut s, 0.6, DT);
     assert_eq!(s.live_particles(), 74);
     // Born at t = 0.5 and 1.5; now t = 1.55: ages 1.05 and 0.05 (± a tick of rounding).
-    let mut ages: Vec<f32> = s.emitters()[0]
-        .particles()
-        .relative_times()
-        .iter()
-        .map(|t| t * 10.0)
-        .collect();
+    let mut ages: Vec<f32> = s.emitters()[0].particles().relative_times().iter().map(|t| t * 10.0).collect();
     ages.sort_by(f32::total_cmp);
-    assert!(
-        (ages[0] - 0.05).abs() < 0.02 && (ages[73] - 1.05).abs() < 0.02,
-        "{} {}",
-        ages[0],
-        ages[73]
-    );
+    assert!((ages[0] - 0.05).abs() < 0.02 && (ages[73] - 1.05).abs() < 0.02, "{} {}", ages[0], ages[73]);
 
     // Large steps over the burst time spawn it once too.
-    let mut s = instance(
-        vec![emitter(
-            1000,
-            vec![spawn(0.0, &[(0.5, 37)]), lifetime(10.0)],
-        )],
-        2,
-    );
+    let mut s = instance(vec![emitter(1000, vec![spawn(0.0, &[(0.5, 37)]), lifetime(10.0)])], 2);
     s.tick(0.3);
     s.tick(0.3);
     assert_eq!(s.live_particles(), 37);
@@ -103,16 +70,10 @@ fn particles_die_at_their_lifetime() {
     assert_eq!(s.live_particles(), 0);
 
     // A steady stream: after spawning stops, everything is gone one lifetime later.
-    let mut s = instance(
-        vec![emitter(1000, vec![spawn(200.0, &[]), lifetime(0.5)])],
-        3,
-    );
+    let mut s = instance(vec![emitter(1000, vec![spawn(200.0, &[]), lifetime(0.5)])], 3);
     run(&mut s, 1.0, DT);
     let live = s.live_particles();
-    assert!(
-        (99..=101).contains(&live),
-        "steady state is rate × lifetime, got {live}"
-    );
+    assert!((99..=101).contains(&live), "steady state is rate × lifetime, got {live}");
     s.deactivate();
     run(&mut s, 0.5 + 2.0 * DT, DT);
     assert_eq!(s.live_particles(), 0);
@@ -121,16 +82,8 @@ fn particles_die_at_their_lifetime() {
 
 #[test]
 fn gravity_follows_the_constant_acceleration_formula() {
-    let (p0, v0, g) = (
-        Vec3::new(1.0, 2.0, 3.0),
-        Vec3::new(10.0, -5.0, 300.0),
-        Vec3::new(0.0, 0.0, -980.0),
-    );
-    let mut modules = vec![
-        spawn(0.0, &[(0.0, 1)]),
-        lifetime(10.0),
-        Module::Acceleration(g),
-    ];
+    let (p0, v0, g) = (Vec3::new(1.0, 2.0, 3.0), Vec3::new(10.0, -5.0, 300.0), Vec3::new(0.0, 0.0, -980.0));
+    let mut modules = vec![spawn(0.0, &[(0.0, 1)]), lifetime(10.0), Module::Acceleration(g)];
     modules.extend(point_velocity(p0, v0));
     let mut s = instance(vec![emitter(10, modules)], 4);
     run(&mut s, 1.5, DT);
@@ -138,21 +91,9 @@ fn gravity_follows_the_constant_acceleration_formula() {
     let t = e.time() as f32;
     let expected = p0 + v0 * t + 0.5 * g * t * t;
     let got = e.particles().locations()[0];
-    assert!(
-        (got - expected).abs().max_element() < 5e-3,
-        "{got} vs {expected}"
-    );
-    assert!(
-        (e.particles().velocities()[0] - (v0 + g * t))
-            .abs()
-            .max_element()
-            < 5e-3
-    );
-    assert_eq!(
-        e.particles().base_velocities()[0],
-        v0,
-        "base velocity keeps the spawn velocity"
-    );
+    assert!((got - expected).abs().max_element() < 5e-3, "{got} vs {expected}");
+    assert!((e.particles().velocities()[0] - (v0 + g * t)).abs().max_element() < 5e-3);
+    assert_eq!(e.particles().base_velocities()[0], v0, "base velocity keeps the spawn velocity");
 }
 
 #[test]
@@ -168,11 +109,7 @@ fn sub_frame_spawns_follow_the_formula_at_their_own_age() {
     for i in 0..p.len() {
         let age = p.relative_times()[i] * 2.0;
         let expected = v0 * age + 0.5 * g * age * age;
-        assert!(
-            (p.locations()[i] - expected).abs().max_element() < 0.02,
-            "age {age}: {} vs {expected}",
-            p.locations()[i]
-        );
+        assert!((p.locations()[i] - expected).abs().max_element() < 0.02, "age {age}: {} vs {expected}", p.locations()[i]);
         ages.push(age);
     }
     // Born at k / 37 s for k = 1..=37.
@@ -194,24 +131,12 @@ fn drag_rotation_and_over_life_modules_give_expected_values() {
         Module::InitialRotation(Distribution::Constant(0.5)),
         Module::RotationRate(Distribution::Constant(2.0)),
         Module::ColorOverLife(Distribution::Curve(vec![
-            CurveKey {
-                time: 0.0,
-                value: Vec4::ONE,
-            },
-            CurveKey {
-                time: 1.0,
-                value: Vec4::new(1.0, 1.0, 1.0, 0.0),
-            },
+            CurveKey { time: 0.0, value: Vec4::ONE },
+            CurveKey { time: 1.0, value: Vec4::new(1.0, 1.0, 1.0, 0.0) },
         ])),
         Module::SizeOverLife(Distribution::Curve(vec![
-            CurveKey {
-                time: 0.0,
-                value: Vec2::ONE,
-            },
-            CurveKey {
-                time: 1.0,
-                value: Vec2::splat(3.0),
-            },
+            CurveKey { time: 0.0, value: Vec2::ONE },
+            CurveKey { time: 1.0, value: Vec2::splat(3.0) },
         ])),
     ];
     modules.extend(point_velocity(Vec3::ZERO, Vec3::new(100.0, 0.0, 0.0)));
@@ -224,34 +149,14 @@ fn drag_rotation_and_over_life_modules_give_expected_values() {
     assert!((p.velocity.x - 100.0 * (-2.0 * t).exp()).abs() < 1e-3);
     assert!((p.location.x - 50.0 * (1.0 - (-2.0 * t).exp())).abs() < 1e-3);
     assert!((p.rotation - (0.5 + 2.0 * t)).abs() < 1e-4);
-    assert!(
-        (color - Vec4::new(1.0, 0.5, 0.25, 1.0 - t))
-            .abs()
-            .max_element()
-            < 1e-3,
-        "{}",
-        color
-    );
-    assert!(
-        (size - Vec2::new(2.0, 4.0) * (1.0 + 2.0 * t))
-            .abs()
-            .max_element()
-            < 1e-3,
-        "{}",
-        size
-    );
+    assert!((color - Vec4::new(1.0, 0.5, 0.25, 1.0 - t)).abs().max_element() < 1e-3, "{}", color);
+    assert!((size - Vec2::new(2.0, 4.0) * (1.0 + 2.0 * t)).abs().max_element() < 1e-3, "{}", size);
     assert!(p.old_location.x < p.location.x);
 }
 
 #[test]
 fn max_particles_cap_is_respected() {
-    let mut s = instance(
-        vec![emitter(
-            500,
-            vec![spawn(10_000.0, &[(0.0, 300)]), lifetime(10.0)],
-        )],
-        7,
-    );
+    let mut s = instance(vec![emitter(500, vec![spawn(10_000.0, &[(0.0, 300)]), lifetime(10.0)])], 7);
     for _ in 0..60 {
         s.tick(DT);
         assert!(s.live_particles() <= 500);
@@ -264,11 +169,7 @@ fn max_particles_cap_is_respected() {
 
 /// Runs `ticks` in a thread; fails (rather than hangs) when they take
 /// longer than `limit`. Returns the instance.
-fn ticks_within(
-    mut s: ParticleSystemInstance,
-    dts: Vec<f32>,
-    limit: std::time::Duration,
-) -> ParticleSystemInstance {
+fn ticks_within(mut s: ParticleSystemInstance, dts: Vec<f32>, limit: std::time::Duration) -> ParticleSystemInstance {
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         for dt in dts {
@@ -304,13 +205,7 @@ fn a_full_emitter_with_a_huge_frame_time_spawns_nothing_and_does_not_overflow() 
 /// at most `max_particles` spawns, so this finishes in a moment.
 #[test]
 fn huge_bursts_of_short_lived_particles_take_work_bounded_by_capacity() {
-    let mut e = emitter(
-        4,
-        vec![
-            spawn(0.0, &[(0.0, MAX_PARTICLES_LIMIT), (0.0005, MAX_PARTICLES_LIMIT)]),
-            lifetime(MIN_LIFETIME),
-        ],
-    );
+    let mut e = emitter(4, vec![spawn(0.0, &[(0.0, MAX_PARTICLES_LIMIT), (0.0005, MAX_PARTICLES_LIMIT)]), lifetime(MIN_LIFETIME)]);
     e.required.emitter_duration = 0.001;
     let s = instance(vec![e.clone(), e], 5);
     let s = ticks_within(s, vec![DT; 120], std::time::Duration::from_secs(30));
@@ -320,10 +215,7 @@ fn huge_bursts_of_short_lived_particles_take_work_bounded_by_capacity() {
 
     // At capacity with long-lived particles: nothing more spawns, however
     // large the rate and bursts.
-    let mut s = instance(
-        vec![emitter(1000, vec![spawn(MAX_SPAWN_RATE, &[(0.0, MAX_PARTICLES_LIMIT)])])],
-        9,
-    );
+    let mut s = instance(vec![emitter(1000, vec![spawn(MAX_SPAWN_RATE, &[(0.0, MAX_PARTICLES_LIMIT)])])], 9);
     s.tick(DT);
     assert_eq!(s.live_particles(), 1000, "one tick fills it");
     let s = ticks_within(s, vec![0.0, 5.0, 1000.0], std::time::Duration::from_secs(30));
@@ -333,22 +225,15 @@ fn huge_bursts_of_short_lived_particles_take_work_bounded_by_capacity() {
 #[test]
 fn same_seed_is_bit_identical_and_different_seeds_differ() {
     let build = |seed| {
-        let mut s = instance(
-            vec![busy_emitter(5000, 1500.0), busy_emitter(5000, 700.0)],
-            seed,
-        );
+        let mut s = instance(vec![busy_emitter(5000, 1500.0), busy_emitter(5000, 700.0)], seed);
         run(&mut s, 2.0, DT);
         s
     };
     let (a, b, c) = (build(42), build(42), build(43));
     assert!(a.live_particles() > 1000);
     for i in 0..2 {
-        assert!(a.emitters()[i]
-            .particles()
-            .bitwise_eq(b.emitters()[i].particles()));
-        assert!(!a.emitters()[i]
-            .particles()
-            .bitwise_eq(c.emitters()[i].particles()));
+        assert!(a.emitters()[i].particles().bitwise_eq(b.emitters()[i].particles()));
+        assert!(!a.emitters()[i].particles().bitwise_eq(c.emitters()[i].particles()));
     }
     assert_eq!(a.build_dynamic_data(), b.build_dynamic_data());
 }
@@ -356,11 +241,7 @@ fn same_seed_is_bit_identical_and_different_seeds_differ() {
 #[test]
 fn serial_and_parallel_ticks_are_identical() {
     // Big enough that the parallel tick splits an emitter's update.
-    let emitters = vec![
-        busy_emitter(200_000, 150_000.0),
-        busy_emitter(20_000, 5_000.0),
-        busy_emitter(100, 500.0),
-    ];
+    let emitters = vec![busy_emitter(200_000, 150_000.0), busy_emitter(20_000, 5_000.0), busy_emitter(100, 500.0)];
     let mut serial = instance(emitters.clone(), 9);
     let mut parallel = instance(emitters, 9);
     serial.set_tick_mode(TickMode::Serial);
@@ -369,11 +250,7 @@ fn serial_and_parallel_ticks_are_identical() {
         serial.tick(1.0 / 30.0);
         parallel.tick(1.0 / 30.0);
     }
-    assert!(
-        serial.emitters()[0].live_particles() > 2 * 32 * 1024,
-        "{}",
-        serial.emitters()[0].live_particles()
-    );
+    assert!(serial.emitters()[0].live_particles() > 2 * 32 * 1024, "{}", serial.emitters()[0].live_particles());
     for (a, b) in serial.emitters().iter().zip(parallel.emitters()) {
         assert!(a.particles().bitwise_eq(b.particles()));
     }
@@ -381,13 +258,7 @@ fn serial_and_parallel_ticks_are_identical() {
 
 #[test]
 fn deactivate_stops_spawning_and_activate_restarts_bursts() {
-    let mut s = instance(
-        vec![emitter(
-            1000,
-            vec![spawn(100.0, &[(0.0, 10)]), lifetime(0.5)],
-        )],
-        10,
-    );
+    let mut s = instance(vec![emitter(1000, vec![spawn(100.0, &[(0.0, 10)]), lifetime(0.5)])], 10);
     run(&mut s, 0.25, DT);
     assert!(s.live_particles() > 10);
     s.deactivate();
@@ -398,11 +269,7 @@ fn deactivate_stops_spawning_and_activate_restarts_bursts() {
     s.activate();
     s.tick(DT);
     // The burst at t = 0 fires again, plus the rate's first particle or two.
-    assert!(
-        (10..=12).contains(&s.live_particles()),
-        "{}",
-        s.live_particles()
-    );
+    assert!((10..=12).contains(&s.live_particles()), "{}", s.live_particles());
 }
 
 #[test]
@@ -413,10 +280,7 @@ fn emitter_loops_end_spawning() {
     let mut s = instance(vec![e], 11);
     run(&mut s, 3.0, DT);
     let live = s.live_particles();
-    assert!(
-        (109..=111).contains(&live),
-        "1 s of rate plus two bursts, got {live}"
-    );
+    assert!((109..=111).contains(&live), "1 s of rate plus two bursts, got {live}");
     assert!(!s.is_complete(), "particles still alive");
 }
 
@@ -425,40 +289,21 @@ fn world_transform_places_spawns_and_turns_velocities() {
     let mut modules = vec![spawn(0.0, &[(0.0, 1)]), lifetime(10.0)];
     modules.extend(point_velocity(Vec3::X, Vec3::new(2.0, 0.0, 0.0)));
     let mut s = instance(vec![emitter(10, modules)], 12);
-    let t = Affine3A::from_rotation_translation(
-        Quat::from_rotation_z(std::f32::consts::FRAC_PI_2),
-        Vec3::new(100.0, 0.0, 0.0),
-    );
+    let t = Affine3A::from_rotation_translation(Quat::from_rotation_z(std::f32::consts::FRAC_PI_2), Vec3::new(100.0, 0.0, 0.0));
     s.set_transform(t).unwrap();
     // A zero step covers no time, so the burst at t = 0 waits for a real one.
     s.tick(0.0);
     assert_eq!(s.live_particles(), 0);
     s.tick(0.5);
     let p = s.emitters()[0].particles().get(0);
-    assert!(
-        (p.old_location - Vec3::new(100.0, 1.0, 0.0)).length() < 1e-5,
-        "{}",
-        p.old_location
-    );
-    assert!(
-        (p.location - Vec3::new(100.0, 2.0, 0.0)).length() < 1e-5,
-        "{}",
-        p.location
-    );
-    assert!(
-        (p.velocity - Vec3::new(0.0, 2.0, 0.0)).length() < 1e-5,
-        "{}",
-        p.velocity
-    );
+    assert!((p.old_location - Vec3::new(100.0, 1.0, 0.0)).length() < 1e-5, "{}", p.old_location);
+    assert!((p.location - Vec3::new(100.0, 2.0, 0.0)).length() < 1e-5, "{}", p.location);
+    assert!((p.velocity - Vec3::new(0.0, 2.0, 0.0)).length() < 1e-5, "{}", p.velocity);
 }
 
 #[test]
 fn bounds_cover_the_sprites_and_fixed_bounds_override() {
-    let mut modules = vec![
-        spawn(0.0, &[(0.0, 1)]),
-        lifetime(10.0),
-        Module::InitialSize(Distribution::Constant(Vec2::new(6.0, 8.0))),
-    ];
+    let mut modules = vec![spawn(0.0, &[(0.0, 1)]), lifetime(10.0), Module::InitialSize(Distribution::Constant(Vec2::new(6.0, 8.0)))];
     modules.extend(point_velocity(Vec3::new(10.0, 20.0, 30.0), Vec3::ZERO));
     let mut s = instance(vec![emitter(10, modules)], 13);
     assert_eq!(s.bounds(), None);
@@ -473,14 +318,8 @@ fn bounds_cover_the_sprites_and_fixed_bounds_override() {
     let fixed = Aabb::new(Vec3::splat(-1.0), Vec3::splat(1.0));
     s.set_fixed_bounds(Some(fixed)).unwrap();
     assert_eq!(s.bounds(), Some(fixed));
-    let inverted = Aabb {
-        min: Vec3::ONE,
-        max: Vec3::ZERO,
-    };
-    let nan = Aabb {
-        min: Vec3::ZERO,
-        max: Vec3::new(f32::NAN, 1.0, 1.0),
-    };
+    let inverted = Aabb { min: Vec3::ONE, max: Vec3::ZERO };
+    let nan = Aabb { min: Vec3::ZERO, max: Vec3::new(f32::NAN, 1.0, 1.0) };
     for bad in [inverted, nan] {
         let e = s.set_fixed_bounds(Some(bad)).unwrap_err();
         assert!(matches!(e, ParticleError::InvalidBounds), "{e}");
@@ -496,18 +335,9 @@ fn bounds_hold_every_sprite_with_random_sizes_and_a_size_curve() {
     let mut asset = busy_emitter(5000, 2000.0);
     asset.modules.retain(|m| !matches!(m, Module::SizeOverLife(_)));
     asset.modules.push(Module::SizeOverLife(Distribution::Curve(vec![
-        CurveKey {
-            time: 0.0,
-            value: Vec2::new(0.5, 1.0),
-        },
-        CurveKey {
-            time: 0.4,
-            value: Vec2::new(3.0, 2.0),
-        },
-        CurveKey {
-            time: 1.0,
-            value: Vec2::new(0.1, 0.1),
-        },
+        CurveKey { time: 0.0, value: Vec2::new(0.5, 1.0) },
+        CurveKey { time: 0.4, value: Vec2::new(3.0, 2.0) },
+        CurveKey { time: 1.0, value: Vec2::new(0.1, 0.1) },
     ])));
     let mut s = instance(vec![asset], 31);
     run(&mut s, 1.0, DT);
@@ -530,22 +360,10 @@ fn bounds_hold_a_sprite_read_at_a_flat_top_of_the_size_curve() {
     // size slightly above 1. Padding by the keys' largest value missed it;
     // the bounds must hold the sprite at every age around a sample.
     let fall = Module::SizeOverLife(Distribution::Curve(vec![
-        CurveKey {
-            time: 0.0,
-            value: Vec2::ONE,
-        },
-        CurveKey {
-            time: 0.5,
-            value: Vec2::ONE,
-        },
-        CurveKey {
-            time: 0.505,
-            value: Vec2::ZERO,
-        },
-        CurveKey {
-            time: 1.0,
-            value: Vec2::ZERO,
-        },
+        CurveKey { time: 0.0, value: Vec2::ONE },
+        CurveKey { time: 0.5, value: Vec2::ONE },
+        CurveKey { time: 0.505, value: Vec2::ZERO },
+        CurveKey { time: 1.0, value: Vec2::ZERO },
     ]));
     let samples = (LUT_SIZE - 1) as f32;
     for k in 55..70 {
@@ -567,50 +385,29 @@ fn kill_volume_and_ground_plane() {
     let mut modules = vec![
         spawn(100.0, &[]),
         lifetime(10.0),
-        Module::KillVolume {
-            min: Vec3::new(50.0, -10.0, -10.0),
-            max: Vec3::new(1000.0, 10.0, 10.0),
-            kill_inside: true,
-        },
+        Module::KillVolume { min: Vec3::new(50.0, -10.0, -10.0), max: Vec3::new(1000.0, 10.0, 10.0), kill_inside: true },
     ];
     modules.extend(point_velocity(Vec3::ZERO, Vec3::new(100.0, 0.0, 0.0)));
     let mut s = instance(vec![emitter(1000, modules)], 14);
     run(&mut s, 2.0, DT);
     let p = s.emitters()[0].particles();
     assert!(p.locations().iter().all(|l| l.x < 50.0));
-    assert!(
-        (49..=51).contains(&p.len()),
-        "half a second of particles, got {}",
-        p.len()
-    );
+    assert!((49..=51).contains(&p.len()), "half a second of particles, got {}", p.len());
 
     // Falling particles bounce off z = 0 and never sink below it; with
     // the kill response they die instead.
-    for response in [
-        CollisionResponse::Bounce { restitution: 0.5 },
-        CollisionResponse::Kill,
-    ] {
+    for response in [CollisionResponse::Bounce { restitution: 0.5 }, CollisionResponse::Kill] {
         let mut modules = vec![
             spawn(200.0, &[]),
             lifetime(3.0),
             Module::Acceleration(Vec3::new(0.0, 0.0, -980.0)),
-            Module::GroundPlaneCollision {
-                height: 0.0,
-                response,
-            },
+            Module::GroundPlaneCollision { height: 0.0, response },
         ];
-        modules.extend(point_velocity(
-            Vec3::new(0.0, 0.0, 100.0),
-            Vec3::new(0.0, 0.0, 50.0),
-        ));
+        modules.extend(point_velocity(Vec3::new(0.0, 0.0, 100.0), Vec3::new(0.0, 0.0, 50.0)));
         let mut s = instance(vec![emitter(2000, modules)], 15);
         for _ in 0..120 {
             s.tick(DT);
-            assert!(s.emitters()[0]
-                .particles()
-                .locations()
-                .iter()
-                .all(|l| l.z >= 0.0));
+            assert!(s.emitters()[0].particles().locations().iter().all(|l| l.z >= 0.0));
         }
         let live = s.live_particles();
         match response {

@@ -21,18 +21,11 @@ fn sprites_sort_back_to_front_from_the_view_origin() {
     let mut out = Vec::new();
     build_sprite_vertices(d, view, &mut out);
     assert_eq!(out.len(), d.len());
-    let dist: Vec<f32> = out
-        .iter()
-        .map(|v| Vec3::from(v.position).distance_squared(view))
-        .collect();
+    let dist: Vec<f32> = out.iter().map(|v| Vec3::from(v.position).distance_squared(view)).collect();
     assert!(dist.windows(2).all(|w| w[0] >= w[1]), "farthest first");
     // A permutation: every particle appears once.
     let mut a: Vec<[u32; 3]> = out.iter().map(|v| v.position.map(f32::to_bits)).collect();
-    let mut b: Vec<[u32; 3]> = d
-        .positions
-        .iter()
-        .map(|p| p.to_array().map(f32::to_bits))
-        .collect();
+    let mut b: Vec<[u32; 3]> = d.positions.iter().map(|p| p.to_array().map(f32::to_bits)).collect();
     a.sort_unstable();
     b.sort_unstable();
     assert_eq!(a, b);
@@ -40,12 +33,7 @@ fn sprites_sort_back_to_front_from_the_view_origin() {
 
 #[test]
 fn small_hand_made_sort() {
-    let positions = vec![
-        Vec3::new(1.0, 0.0, 0.0),
-        Vec3::new(5.0, 0.0, 0.0),
-        Vec3::new(-3.0, 0.0, 0.0),
-        Vec3::new(2.0, 0.0, 0.0),
-    ];
+    let positions = vec![Vec3::new(1.0, 0.0, 0.0), Vec3::new(5.0, 0.0, 0.0), Vec3::new(-3.0, 0.0, 0.0), Vec3::new(2.0, 0.0, 0.0)];
     let n = positions.len();
     let d = EmitterDynamicData::with_current_values(
         "M",
@@ -113,20 +101,10 @@ fn dynamic_data_is_an_owned_copy_with_render_settings() {
 /// sizes, no curve).
 #[test]
 fn vertices_carry_the_current_size_and_colour_in_every_over_life_mode() {
-    let curve = |a: Vec4, b: Vec4| {
-        Distribution::Curve(vec![
-            CurveKey { time: 0.0, value: a },
-            CurveKey { time: 1.0, value: b },
-        ])
-    };
+    let curve = |a: Vec4, b: Vec4| Distribution::Curve(vec![CurveKey { time: 0.0, value: a }, CurveKey { time: 1.0, value: b }]);
     let per_particle = busy_emitter(3000, 1500.0);
     let mut baked = busy_emitter(3000, 1500.0);
-    baked.modules.retain(|m| {
-        !matches!(
-            m,
-            Module::InitialColor(_) | Module::InitialSize(_) | Module::SizeOverLife(_)
-        )
-    });
+    baked.modules.retain(|m| !matches!(m, Module::InitialColor(_) | Module::InitialSize(_) | Module::SizeOverLife(_)));
     baked.modules.extend([
         Module::InitialColor(Distribution::Constant(Vec4::new(0.5, 0.25, 1.0, 1.0))),
         Module::InitialSize(Distribution::Constant(Vec2::new(3.0, 1.5))),
@@ -134,8 +112,7 @@ fn vertices_carry_the_current_size_and_colour_in_every_over_life_mode() {
     baked.modules.retain(|m| !matches!(m, Module::ColorOverLife(_)));
     baked.modules.push(Module::ColorOverLife(curve(Vec4::ONE, Vec4::new(0.2, 0.4, 0.6, 0.0))));
     let mut off = busy_emitter(3000, 1500.0);
-    off.modules
-        .retain(|m| !matches!(m, Module::ColorOverLife(_) | Module::SizeOverLife(_)));
+    off.modules.retain(|m| !matches!(m, Module::ColorOverLife(_) | Module::SizeOverLife(_)));
     for (name, mut asset) in [("per particle", per_particle), ("baked", baked), ("off", off)] {
         // Storage order, to compare vertex i with particle i.
         asset.required.sort_mode = SortMode::None;

@@ -49,11 +49,7 @@ fn grid() -> Grid {
             triangles.extend_from_slice(&[i, i + 1, i + s + 1, i, i + s + 1, i + s]);
         }
     }
-    Grid {
-        positions: [heights(0.0), heights(1.0)],
-        normals: [normals(0.0), normals(0.1)],
-        triangles,
-    }
+    Grid { positions: [heights(0.0), heights(1.0)], normals: [normals(0.0), normals(0.1)], triangles }
 }
 
 fn quick() -> bool {
@@ -63,8 +59,7 @@ fn quick() -> bool {
 fn mesh_with_grid(grid: &Grid) -> ProcMeshData {
     let mut mesh = ProcMeshData::new();
     let data = SectionData::new(&grid.positions[0], &grid.triangles).normals(&grid.normals[0]);
-    mesh.create_mesh_section(0, data, false)
-        .expect("valid grid");
+    mesh.create_mesh_section(0, data, false).expect("valid grid");
     mesh
 }
 
@@ -84,10 +79,7 @@ fn copy(dst: &mut (Vec<Vec3>, Vec<Vec3>), grid: &Grid, frame: &mut usize) {
 
 fn create(mesh: &mut ProcMeshData, grid: &Grid) {
     let data = SectionData::new(&grid.positions[0], &grid.triangles).normals(&grid.normals[0]);
-    black_box(
-        mesh.create_mesh_section(0, data, false)
-            .expect("valid grid"),
-    );
+    black_box(mesh.create_mesh_section(0, data, false).expect("valid grid"));
 }
 
 fn criterion_benches(c: &mut Criterion, grid: &Grid) {
@@ -95,9 +87,7 @@ fn criterion_benches(c: &mut Criterion, grid: &Grid) {
     group.throughput(Throughput::Elements(VERTICES as u64));
     let mut mesh = mesh_with_grid(grid);
     let mut frame = 0;
-    group.bench_function("update_1m", |b| {
-        b.iter(|| update(&mut mesh, grid, &mut frame))
-    });
+    group.bench_function("update_1m", |b| b.iter(|| update(&mut mesh, grid, &mut frame)));
     let mut dst = (vec![Vec3::ZERO; VERTICES], vec![Vec3::ZERO; VERTICES]);
     group.bench_function("copy_1m", |b| b.iter(|| copy(&mut dst, grid, &mut frame)));
     group.bench_function("create_1m", |b| b.iter(|| create(&mut mesh, grid)));
@@ -162,13 +152,9 @@ fn main() {
     let grid = grid();
     let mut c = Criterion::default().configure_from_args();
     c = if quick() {
-        c.sample_size(10)
-            .warm_up_time(Duration::from_millis(200))
-            .measurement_time(Duration::from_secs(1))
+        c.sample_size(10).warm_up_time(Duration::from_millis(200)).measurement_time(Duration::from_secs(1))
     } else {
-        c.sample_size(20)
-            .warm_up_time(Duration::from_millis(500))
-            .measurement_time(Duration::from_secs(3))
+        c.sample_size(20).warm_up_time(Duration::from_millis(500)).measurement_time(Duration::from_secs(3))
     };
     criterion_benches(&mut c, &grid);
     c.final_summary();

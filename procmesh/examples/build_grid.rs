@@ -43,16 +43,12 @@ fn main() -> Result<(), ProcMeshError> {
             triangles.extend_from_slice(&[i, i + 1, i + s + 1, i, i + s + 1, i + s]);
         }
     }
-    let uvs: Vec<Vec2> = (0..SIDE * SIDE)
-        .map(|i| Vec2::new((i % SIDE) as f32, (i / SIDE) as f32) / (SIDE - 1) as f32)
-        .collect();
+    let uvs: Vec<Vec2> = (0..SIDE * SIDE).map(|i| Vec2::new((i % SIDE) as f32, (i / SIDE) as f32) / (SIDE - 1) as f32).collect();
 
     let mut mesh = ProcMeshData::new();
     let positions = heights(0.0);
     let normals0 = normals(&positions);
-    let data = SectionData::new(&positions, &triangles)
-        .normals(&normals0)
-        .uv0(&uvs);
+    let data = SectionData::new(&positions, &triangles).normals(&normals0).uv0(&uvs);
     let changes = mesh.create_mesh_section(0, data, true)?;
     mesh.set_material(0, Some(MaterialRef(1)))?;
     println!(
@@ -68,8 +64,7 @@ fn main() -> Result<(), ProcMeshError> {
     for frame in 1..=3 {
         let positions = heights(frame as f32 * 0.5);
         let normals = normals(&positions);
-        let changes =
-            mesh.update_mesh_section(0, SectionData::positions(&positions).normals(&normals))?;
+        let changes = mesh.update_mesh_section(0, SectionData::positions(&positions).normals(&normals))?;
         let update = mesh.section_update(0, changes.dynamic_data[0].attributes)?;
         println!(
             "frame {frame}: recreate proxy: {}, bounds moved: {}, streams sent: positions {} normals {} colors {}; bounds {:?}",

@@ -19,10 +19,7 @@ mod tests {
     #[test]
     fn empty_is_the_union_identity() {
         let b = Aabb::from_points(&[Vec3::new(1.0, -2.0, 3.0), Vec3::new(-1.0, 0.0, 5.0)]);
-        assert_eq!(
-            b,
-            Aabb::new(Vec3::new(-1.0, -2.0, 3.0), Vec3::new(1.0, 0.0, 5.0))
-        );
+        assert_eq!(b, Aabb::new(Vec3::new(-1.0, -2.0, 3.0), Vec3::new(1.0, 0.0, 5.0)));
         assert_eq!(Aabb::EMPTY.union(b), b);
         assert!(Aabb::from_points(&[]).is_empty());
         assert!(!Aabb::ZERO.is_empty());

@@ -73,11 +73,7 @@ impl ChangeSet {
 
     /// Only the proxy must be recreated (and bounds re-sent when `bounds`).
     pub(crate) fn render_state(bounds: bool) -> Self {
-        Self {
-            render_state: true,
-            transform: bounds,
-            ..Self::NONE
-        }
+        Self { render_state: true, transform: bounds, ..Self::NONE }
     }
 
     /// Whether there is nothing to do.
@@ -87,10 +83,7 @@ impl ChangeSet {
 
     /// Whether anything must reach the render thread.
     pub fn touches_render_thread(&self) -> bool {
-        self.render_state
-            || self.transform
-            || !self.dynamic_data.is_empty()
-            || !self.visibility.is_empty()
+        self.render_state || self.transform || !self.dynamic_data.is_empty() || !self.visibility.is_empty()
     }
 
     /// Folds a later change set into this one, as the component does over a
@@ -108,10 +101,7 @@ impl ChangeSet {
             return;
         }
         for dirty in later.dynamic_data {
-            match self
-                .dynamic_data
-                .binary_search_by_key(&dirty.section, |d| d.section)
-            {
+            match self.dynamic_data.binary_search_by_key(&dirty.section, |d| d.section) {
                 Ok(at) => self.dynamic_data[at].attributes |= dirty.attributes,
                 Err(at) => self.dynamic_data.insert(at, dirty),
             }
@@ -148,11 +138,7 @@ pub struct SectionUpdate {
 }
 
 impl SectionUpdate {
-    pub(crate) fn copy(
-        index: usize,
-        section: &ProcMeshSection,
-        attributes: VertexAttributes,
-    ) -> Self {
+    pub(crate) fn copy(index: usize, section: &ProcMeshSection, attributes: VertexAttributes) -> Self {
         let stream = |attribute: VertexAttributes| attributes.contains(attribute);
         Self {
             section: index,
@@ -162,9 +148,7 @@ impl SectionUpdate {
             normals: stream(VertexAttributes::NORMAL).then(|| section.normals().to_vec()),
             tangents: stream(VertexAttributes::TANGENT).then(|| section.tangents().to_vec()),
             colors: stream(VertexAttributes::COLOR).then(|| section.colors().to_vec()),
-            uvs: std::array::from_fn(|channel| {
-                stream(VertexAttributes::uv(channel)).then(|| section.uv(channel).to_vec())
-            }),
+            uvs: std::array::from_fn(|channel| stream(VertexAttributes::uv(channel)).then(|| section.uv(channel).to_vec())),
         }
     }
 }
@@ -178,22 +162,13 @@ mod tests {
         let mut frame = ChangeSet::NONE;
         frame.merge(ChangeSet {
             transform: true,
-            dynamic_data: vec![SectionDirty {
-                section: 3,
-                attributes: VertexAttributes::POSITION,
-            }],
+            dynamic_data: vec![SectionDirty { section: 3, attributes: VertexAttributes::POSITION }],
             ..ChangeSet::NONE
         });
         frame.merge(ChangeSet {
             dynamic_data: vec![
-                SectionDirty {
-                    section: 1,
-                    attributes: VertexAttributes::UV0,
-                },
-                SectionDirty {
-                    section: 3,
-                    attributes: VertexAttributes::NORMAL,
-                },
+                SectionDirty { section: 1, attributes: VertexAttributes::UV0 },
+                SectionDirty { section: 3, attributes: VertexAttributes::NORMAL },
             ],
             visibility: vec![2],
             ..ChangeSet::NONE
@@ -201,14 +176,8 @@ mod tests {
         assert_eq!(
             frame.dynamic_data,
             vec![
-                SectionDirty {
-                    section: 1,
-                    attributes: VertexAttributes::UV0
-                },
-                SectionDirty {
-                    section: 3,
-                    attributes: VertexAttributes::POSITION | VertexAttributes::NORMAL
-                },
+                SectionDirty { section: 1, attributes: VertexAttributes::UV0 },
+                SectionDirty { section: 3, attributes: VertexAttributes::POSITION | VertexAttributes::NORMAL },
             ]
         );
         assert!(frame.transform && !frame.render_state);

@@ -32,8 +32,7 @@
 use std::sync::Arc;
 
 use engine_core::collision::{
-    BodySetup, CollisionDataProvider, ConvexElement, CookEvent, CookExecutor, CookedCollision,
-    InlineExecutor, TriMeshCollisionData,
+    BodySetup, CollisionDataProvider, ConvexElement, CookEvent, CookExecutor, CookedCollision, InlineExecutor, TriMeshCollisionData,
 };
 use glam::{Vec2, Vec3};
 
@@ -52,10 +51,7 @@ pub(crate) struct MeshCollision {
 
 impl MeshCollision {
     pub(crate) fn new(executor: Arc<dyn CookExecutor>) -> Self {
-        Self {
-            body_setup: BodySetup::with_executor(executor),
-            use_async_cooking: false,
-        }
+        Self { body_setup: BodySetup::with_executor(executor), use_async_cooking: false }
     }
 }
 
@@ -92,11 +88,7 @@ struct SectionsProvider<'a> {
 
 impl SectionsProvider<'_> {
     fn colliding(&self) -> impl Iterator<Item = (usize, &ProcMeshSection)> {
-        self.sections
-            .iter()
-            .enumerate()
-            .filter_map(|(i, s)| s.as_ref().map(|s| (i, s)))
-            .filter(|(_, s)| s.has_collision_triangles())
+        self.sections.iter().enumerate().filter_map(|(i, s)| s.as_ref().map(|s| (i, s))).filter(|(_, s)| s.has_collision_triangles())
     }
 }
 
@@ -109,9 +101,7 @@ impl CollisionDataProvider for SectionsProvider<'_> {
     /// sections' indices were checked when created, and this way positions
     /// and indices are copied once, straight from the section's streams.
     fn tri_mesh_data(&self, want_uvs: bool) -> Option<TriMeshCollisionData> {
-        let (vertex_total, triangle_total) = self.colliding().fold((0, 0), |(v, t), (_, s)| {
-            (v + s.vertex_count(), t + s.triangle_count())
-        });
+        let (vertex_total, triangle_total) = self.colliding().fold((0, 0), |(v, t), (_, s)| (v + s.vertex_count(), t + s.triangle_count()));
         if triangle_total == 0 {
             return None;
         }
@@ -129,16 +119,10 @@ impl CollisionDataProvider for SectionsProvider<'_> {
                 Some(positions) => data.vertices.extend_from_slice(positions),
                 None => data.vertices.extend_from_slice(section.positions()),
             }
-            data.indices.extend(
-                section
-                    .triangles()
-                    .chunks_exact(3)
-                    .map(|t| [t[0], t[1], t[2]].map(|i| i.saturating_add(base))),
-            );
+            data.indices.extend(section.triangles().chunks_exact(3).map(|t| [t[0], t[1], t[2]].map(|i| i.saturating_add(base))));
             // Section indices are capped at u16::MAX when created.
             let material = u16::try_from(index).unwrap_or(u16::MAX);
-            data.material_indices
-                .extend(std::iter::repeat_n(material, section.triangle_count()));
+            data.material_indices.extend(std::iter::repeat_n(material, section.triangle_count()));
             if want_uvs {
                 match patch.map(|p| p.uv0).filter(|uv| !uv.is_empty()) {
                     Some(uvs) => uv0.extend_from_slice(uvs),
@@ -167,10 +151,7 @@ impl CollisionDataProvider for ProcMeshData {
 
 impl ProcMeshData {
     fn provider<'a>(&'a self, patch: Option<Patch<'a>>) -> SectionsProvider<'a> {
-        SectionsProvider {
-            sections: &self.sections,
-            patch,
-        }
+        SectionsProvider { sections: &self.sections, patch }
     }
 
     /// Cooks the current sections and convex meshes (see
@@ -183,58 +164,35 @@ impl ProcMeshData {
     /// `attributes`) not yet committed, if the update moves collision: the
     /// section has collision triangles and its positions change (or its UV0,
     /// when UVs are kept for hits). Otherwise nothing.
-    pub(crate) fn recook_for_update(
-        &mut self,
-        index: usize,
-        data: &SectionData<'_>,
-        attributes: VertexAttributes,
-    ) -> Result<ChangeSet> {
+    pub(crate) fn recook_for_update(&mut self, index: usize, data: &SectionData<'_>, attributes: VertexAttributes) -> Result<ChangeSet> {
         let collision_moves = attributes.contains(VertexAttributes::POSITION)
-            || (attributes.contains(VertexAttributes::UV0)
-                && self.collision.body_setup.support_uv_from_hit_results);
-        let collides = self
-            .section(index)
-            .is_some_and(ProcMeshSection::has_collision_triangles);
+            || (attributes.contains(VertexAttributes::UV0) && self.collision.body_setup.support_uv_from_hit_results);
+        let collides = self.section(index).is_some_and(ProcMeshSection::has_collision_triangles);
         if !(collides && collision_moves) {
             return Ok(ChangeSet::NONE);
         }
-        self.refresh_collision(Some(Patch {
-            section: index,
-            positions: data.positions,
-            uv0: data.uv0,
-        }))
+        self.refresh_collision(Some(Patch { section: index, positions: data.positions, uv0: data.uv0 }))
     }
 
     /// Cooks the current sections (with `patch` applied) and convex meshes,
     /// now or asynchronously per the flag. On error nothing changed: the
     /// body setup keeps its previous cooked collision.
     fn refresh_collision(&mut self, patch: Option<Patch<'_>>) -> Result<ChangeSet> {
-        let provider = SectionsProvider {
-            sections: &self.sections,
-            patch,
-        };
+        let provider = SectionsProvider { sections: &self.sections, patch };
         let collision = &mut self.collision;
         if collision.use_async_cooking {
             let generation = collision.body_setup.cook_async(&provider)?;
-            Ok(ChangeSet {
-                collision_requested: Some(generation),
-                ..ChangeSet::NONE
-            })
+            Ok(ChangeSet { collision_requested: Some(generation), ..ChangeSet::NONE })
         } else {
             collision.body_setup.cook(&provider)?;
-            Ok(ChangeSet {
-                collision_cooked: true,
-                ..ChangeSet::NONE
-            })
+            Ok(ChangeSet { collision_cooked: true, ..ChangeSet::NONE })
         }
     }
 
     /// Whether a cook would produce anything or replace a cooked result.
     fn has_collision(&self) -> bool {
         let body = &self.collision.body_setup;
-        body.cooked().is_some()
-            || !body.convex_elements().is_empty()
-            || self.contains_tri_mesh_data()
+        body.cooked().is_some() || !body.convex_elements().is_empty() || self.contains_tri_mesh_data()
     }
 
     /// Adds a convex collision mesh hulling `points` (UE's
@@ -359,14 +317,10 @@ impl ProcMeshData {
 /// element as `index`.
 fn check_hullable(index: usize, element: &ConvexElement) -> Result<()> {
     let mut probe = BodySetup::with_executor(Arc::new(InlineExecutor));
-    probe
-        .set_convex_elements(vec![element.clone()])
-        .and_then(|()| probe.cook(&TriMeshCollisionData::new()).map(drop))
-        .map_err(|error| match ProcMeshError::from(error) {
-            ProcMeshError::InvalidConvexMesh { reason, .. } => ProcMeshError::InvalidConvexMesh {
-                element: index,
-                reason,
-            },
+    probe.set_convex_elements(vec![element.clone()]).and_then(|()| probe.cook(&TriMeshCollisionData::new()).map(drop)).map_err(|error| {
+        match ProcMeshError::from(error) {
+            ProcMeshError::InvalidConvexMesh { reason, .. } => ProcMeshError::InvalidConvexMesh { element: index, reason },
             other => other,
-        })
+        }
+    })
 }

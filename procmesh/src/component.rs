@@ -132,9 +132,7 @@ impl ProceduralMeshComponent {
     }
 
     fn pending_mut(&mut self) -> &mut Pending {
-        self.pending_updates
-            .get_mut()
-            .unwrap_or_else(PoisonError::into_inner)
+        self.pending_updates.get_mut().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Marks what `changes` says (see the module doc's table).
@@ -169,15 +167,8 @@ impl ProceduralMeshComponent {
     }
 
     /// [`ProcMeshData::create_mesh_section`]: a new proxy.
-    pub fn create_mesh_section(
-        &mut self,
-        index: usize,
-        data: SectionData<'_>,
-        create_collision: bool,
-    ) -> Result<()> {
-        let c = self
-            .data()
-            .create_mesh_section(index, data, create_collision);
+    pub fn create_mesh_section(&mut self, index: usize, data: SectionData<'_>, create_collision: bool) -> Result<()> {
+        let c = self.data().create_mesh_section(index, data, create_collision);
         self.forward(c)
     }
 
@@ -189,9 +180,7 @@ impl ProceduralMeshComponent {
         colors: &[LinearColor],
         create_collision: bool,
     ) -> Result<()> {
-        let c = self
-            .data()
-            .create_mesh_section_linear_color(index, data, colors, create_collision);
+        let c = self.data().create_mesh_section_linear_color(index, data, colors, create_collision);
         self.forward(c)
     }
 
@@ -203,15 +192,8 @@ impl ProceduralMeshComponent {
     }
 
     /// [`ProcMeshData::update_mesh_section_linear_color`].
-    pub fn update_mesh_section_linear_color(
-        &mut self,
-        index: usize,
-        data: SectionData<'_>,
-        colors: &[LinearColor],
-    ) -> Result<()> {
-        let c = self
-            .data()
-            .update_mesh_section_linear_color(index, data, colors);
+    pub fn update_mesh_section_linear_color(&mut self, index: usize, data: SectionData<'_>, colors: &[LinearColor]) -> Result<()> {
+        let c = self.data().update_mesh_section_linear_color(index, data, colors);
         self.forward(c)
     }
 
@@ -347,21 +329,12 @@ impl Component for ProceduralMeshComponent {
 }
 
 impl PrimitiveComponent for ProceduralMeshComponent {
-    fn create_scene_proxy(
-        &self,
-        ctx: &ProxyCreateContext<'_>,
-    ) -> Option<Box<dyn PrimitiveSceneProxy>> {
+    fn create_scene_proxy(&self, ctx: &ProxyCreateContext<'_>) -> Option<Box<dyn PrimitiveSceneProxy>> {
         // The new proxy copies the current mesh: queued messages are moot.
-        *self
-            .pending_updates
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner) = Pending::default();
+        *self.pending_updates.lock().unwrap_or_else(PoisonError::into_inner) = Pending::default();
         let mirrored = !self.options.static_draw_path && is_mirrored(&ctx.local_to_world);
         self.proxy_mirrored.store(mirrored, Ordering::Relaxed);
-        let options = ProcMeshProxyOptions {
-            cast_shadow: self.options.cast_shadow && ctx.settings.cast_shadow,
-            ..self.options
-        };
+        let options = ProcMeshProxyOptions { cast_shadow: self.options.cast_shadow && ctx.settings.cast_shadow, ..self.options };
         let proxy = self
             .with_mesh(|mesh| ProceduralMeshSceneProxy::new(mesh, options))
             .with_material_overrides(&ctx.settings.materials)

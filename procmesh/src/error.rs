@@ -32,9 +32,7 @@ pub enum ProcMeshError {
         len: usize,
     },
     /// A triangle names a vertex past the end of the section.
-    #[error(
-        "triangle {triangle} uses vertex {index}, but the section has {vertex_count} vertices"
-    )]
+    #[error("triangle {triangle} uses vertex {index}, but the section has {vertex_count} vertices")]
     IndexOutOfRange {
         /// The triangle (index into the list divided by 3).
         triangle: usize,
@@ -134,14 +132,9 @@ impl From<CollisionError> for ProcMeshError {
     /// the rest stay wrapped.
     fn from(error: CollisionError) -> Self {
         match error {
-            CollisionError::DegenerateConvex { element, reason } => {
-                Self::InvalidConvexMesh { element, reason }
-            }
+            CollisionError::DegenerateConvex { element, reason } => Self::InvalidConvexMesh { element, reason },
             CollisionError::NonFiniteConvexPoint { element, point, .. } => {
-                Self::InvalidConvexMesh {
-                    element,
-                    reason: format!("point {point} is not finite"),
-                }
+                Self::InvalidConvexMesh { element, reason: format!("point {point} is not finite") }
             }
             other => Self::Collision(other),
         }

@@ -112,9 +112,7 @@ pub use error::{ProcMeshError, Result};
 pub use material::MaterialRef;
 pub use mesh::{ProcMeshData, MAX_SECTION_INDEX};
 pub use proxy::{ProcMeshProxyOptions, ProcMeshProxyUpdate, ProceduralMeshSceneProxy};
-pub use render_state::{
-    proxy_updates, ProcMeshRenderState, RecreateReason, RenderStateError, RenderUpdate,
-};
+pub use render_state::{proxy_updates, ProcMeshRenderState, RecreateReason, RenderStateError, RenderUpdate};
 pub use section::{ProcMeshSection, SectionData, VertexColors};
 pub use streams::render_streams;
 pub use validate::MAX_COORDINATE;

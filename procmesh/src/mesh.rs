@@ -92,11 +92,7 @@ impl ProcMeshData {
     /// `ManualExecutor` to control completion order in tests).
     #[cfg(feature = "collision")]
     pub fn with_cook_executor(executor: Arc<dyn CookExecutor>) -> Self {
-        Self {
-            sections: Vec::new(),
-            materials: Vec::new(),
-            collision: MeshCollision::new(executor),
-        }
+        Self { sections: Vec::new(), materials: Vec::new(), collision: MeshCollision::new(executor) }
     }
 
     /// Creates (or replaces) section `index` from `data` (UE's
@@ -104,19 +100,11 @@ impl ProcMeshData {
     /// normal +Z, tangent +X, white, UVs zero. With `create_collision` the
     /// triangles join the mesh's collision, which is re-cooked. The proxy
     /// must be recreated.
-    pub fn create_mesh_section(
-        &mut self,
-        index: usize,
-        data: SectionData<'_>,
-        create_collision: bool,
-    ) -> Result<ChangeSet> {
+    pub fn create_mesh_section(&mut self, index: usize, data: SectionData<'_>, create_collision: bool) -> Result<ChangeSet> {
         check_section_index(index)?;
         let local_box = data.check_create()?;
         let section = ProcMeshSection::build(&data, local_box, create_collision);
-        let recook = section.has_collision_triangles()
-            || self
-                .section(index)
-                .is_some_and(ProcMeshSection::has_collision_triangles);
+        let recook = section.has_collision_triangles() || self.section(index).is_some_and(ProcMeshSection::has_collision_triangles);
         let bounds_before = self.local_bounds();
         let slots_before = self.sections.len();
         if index >= slots_before {
@@ -149,10 +137,7 @@ impl ProcMeshData {
         colors: &[LinearColor],
         create_collision: bool,
     ) -> Result<ChangeSet> {
-        let data = SectionData {
-            colors: VertexColors::Linear(colors),
-            ..data
-        };
+        let data = SectionData { colors: VertexColors::Linear(colors), ..data };
         self.create_mesh_section(index, data, create_collision)
     }
 
@@ -163,14 +148,8 @@ impl ProcMeshData {
     /// collision re-cooked only when its positions (or, with UVs kept for
     /// hits, its UV0) change. The existing proxy receives the new vertex data;
     /// bounds are re-sent only if they moved.
-    pub fn update_mesh_section(
-        &mut self,
-        index: usize,
-        data: SectionData<'_>,
-    ) -> Result<ChangeSet> {
-        let section = self
-            .section(index)
-            .ok_or(ProcMeshError::UnknownSection { index })?;
+    pub fn update_mesh_section(&mut self, index: usize, data: SectionData<'_>) -> Result<ChangeSet> {
+        let section = self.section(index).ok_or(ProcMeshError::UnknownSection { index })?;
         let new_box = data.check_update(index, section.vertex_count())?;
         let attributes = data.given();
         if attributes.is_empty() {
@@ -184,25 +163,14 @@ impl ProcMeshData {
             section.apply_update(&data, new_box);
         }
         changes.transform = bounds_before.is_some_and(|before| self.local_bounds() != before);
-        changes.dynamic_data = vec![SectionDirty {
-            section: index,
-            attributes,
-        }];
+        changes.dynamic_data = vec![SectionDirty { section: index, attributes }];
         Ok(changes)
     }
 
     /// [`update_mesh_section`](Self::update_mesh_section) with linear colors
     /// (UE's `UpdateMeshSection_LinearColor`). Replaces any colors in `data`.
-    pub fn update_mesh_section_linear_color(
-        &mut self,
-        index: usize,
-        data: SectionData<'_>,
-        colors: &[LinearColor],
-    ) -> Result<ChangeSet> {
-        let data = SectionData {
-            colors: VertexColors::Linear(colors),
-            ..data
-        };
+    pub fn update_mesh_section_linear_color(&mut self, index: usize, data: SectionData<'_>, colors: &[LinearColor]) -> Result<ChangeSet> {
+        let data = SectionData { colors: VertexColors::Linear(colors), ..data };
         self.update_mesh_section(index, data)
     }
 
@@ -216,10 +184,7 @@ impl ProcMeshData {
         let bounds_before = self.local_bounds();
         let old = self.sections[index].take();
         let mut changes = ChangeSet::NONE;
-        if old
-            .as_ref()
-            .is_some_and(ProcMeshSection::has_collision_triangles)
-        {
+        if old.as_ref().is_some_and(ProcMeshSection::has_collision_triangles) {
             match self.recook() {
                 Ok(cooked) => changes = cooked,
                 Err(error) => {
@@ -242,11 +207,7 @@ impl ProcMeshData {
         let bounds_before = self.local_bounds();
         let old = std::mem::take(&mut self.sections);
         let mut changes = ChangeSet::NONE;
-        if old
-            .iter()
-            .flatten()
-            .any(ProcMeshSection::has_collision_triangles)
-        {
+        if old.iter().flatten().any(ProcMeshSection::has_collision_triangles) {
             match self.recook() {
                 Ok(cooked) => changes = cooked,
                 Err(error) => {
@@ -264,19 +225,12 @@ impl ProcMeshData {
     /// existing proxy (no rebuild); nothing changes if it already had this
     /// value.
     pub fn set_mesh_section_visible(&mut self, index: usize, visible: bool) -> Result<ChangeSet> {
-        let section = self
-            .sections
-            .get_mut(index)
-            .and_then(Option::as_mut)
-            .ok_or(ProcMeshError::UnknownSection { index })?;
+        let section = self.sections.get_mut(index).and_then(Option::as_mut).ok_or(ProcMeshError::UnknownSection { index })?;
         if section.visible == visible {
             return Ok(ChangeSet::NONE);
         }
         section.visible = visible;
-        Ok(ChangeSet {
-            visibility: vec![index],
-            ..ChangeSet::NONE
-        })
+        Ok(ChangeSet { visibility: vec![index], ..ChangeSet::NONE })
     }
 
     /// Whether section `index` exists and is visible.
@@ -297,20 +251,13 @@ impl ProcMeshData {
 
     /// Every section with its index, in index order.
     pub fn sections(&self) -> impl Iterator<Item = (usize, &ProcMeshSection)> {
-        self.sections
-            .iter()
-            .enumerate()
-            .filter_map(|(i, s)| s.as_ref().map(|s| (i, s)))
+        self.sections.iter().enumerate().filter_map(|(i, s)| s.as_ref().map(|s| (i, s)))
     }
 
     /// Sets the material of section slot `index` (the section need not
     /// exist yet; UE's `SetMaterial`). The proxy must be recreated; nothing
     /// changes if the slot already had this material.
-    pub fn set_material(
-        &mut self,
-        index: usize,
-        material: Option<MaterialRef>,
-    ) -> Result<ChangeSet> {
+    pub fn set_material(&mut self, index: usize, material: Option<MaterialRef>) -> Result<ChangeSet> {
         check_section_index(index)?;
         if self.material(index) == material {
             return Ok(ChangeSet::NONE);
@@ -335,9 +282,7 @@ impl ProcMeshData {
     /// The union of the sections' boxes; a zero-size box at the origin when
     /// no section has a vertex (as UE's `UpdateLocalBounds`).
     pub fn local_bounds(&self) -> Aabb {
-        let bounds = self
-            .sections()
-            .fold(Aabb::EMPTY, |b, (_, s)| b.union(s.local_box()));
+        let bounds = self.sections().fold(Aabb::EMPTY, |b, (_, s)| b.union(s.local_box()));
         if bounds.is_empty() {
             Aabb::ZERO
         } else {
@@ -348,14 +293,8 @@ impl ProcMeshData {
     /// Copies the `attributes` streams of section `index` for the render
     /// thread: what the component sends for each
     /// [`ChangeSet::dynamic_data`] entry, at end of frame.
-    pub fn section_update(
-        &self,
-        index: usize,
-        attributes: VertexAttributes,
-    ) -> Result<SectionUpdate> {
-        let section = self
-            .section(index)
-            .ok_or(ProcMeshError::UnknownSection { index })?;
+    pub fn section_update(&self, index: usize, attributes: VertexAttributes) -> Result<SectionUpdate> {
+        let section = self.section(index).ok_or(ProcMeshError::UnknownSection { index })?;
         Ok(SectionUpdate::copy(index, section, attributes))
     }
 }
@@ -368,22 +307,14 @@ impl ProcMeshData {
         Ok(ChangeSet::NONE)
     }
 
-    pub(crate) fn recook_for_update(
-        &mut self,
-        _index: usize,
-        _data: &SectionData<'_>,
-        _attributes: VertexAttributes,
-    ) -> Result<ChangeSet> {
+    pub(crate) fn recook_for_update(&mut self, _index: usize, _data: &SectionData<'_>, _attributes: VertexAttributes) -> Result<ChangeSet> {
         Ok(ChangeSet::NONE)
     }
 }
 
 fn check_section_index(index: usize) -> Result<()> {
     if index > MAX_SECTION_INDEX {
-        return Err(ProcMeshError::SectionIndexTooLarge {
-            index,
-            max: MAX_SECTION_INDEX,
-        });
+        return Err(ProcMeshError::SectionIndexTooLarge { index, max: MAX_SECTION_INDEX });
     }
     Ok(())
 }

@@ -40,18 +40,13 @@
 
 use std::any::Any;
 
-use renderer::{
-    Bounds, MaterialId, MeshBatch, MeshElementCollector, PrimitiveSceneProxy, ProxyUpdateContext,
-    SceneView, ViewRelevance,
-};
+use renderer::{Bounds, MaterialId, MeshBatch, MeshElementCollector, PrimitiveSceneProxy, ProxyUpdateContext, SceneView, ViewRelevance};
 use rhi_vulkan::{BufferDesc, BufferHandle, BufferUsage, Device};
 
 use crate::bounds::Aabb;
 use crate::change::SectionUpdate;
 use crate::mesh::ProcMeshData;
-use crate::streams::{
-    color_bytes, position_bytes, section_vertex_bytes, tangent_basis_bytes, uv_bytes, StreamLayout,
-};
+use crate::streams::{color_bytes, position_bytes, section_vertex_bytes, tangent_basis_bytes, uv_bytes, StreamLayout};
 
 /// How a procedural mesh is drawn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -65,10 +60,7 @@ pub struct ProcMeshProxyOptions {
 
 impl Default for ProcMeshProxyOptions {
     fn default() -> Self {
-        Self {
-            static_draw_path: false,
-            cast_shadow: true,
-        }
+        Self { static_draw_path: false, cast_shadow: true }
     }
 }
 
@@ -157,16 +149,8 @@ impl ProceduralMeshSceneProxy {
                 }
             })
             .collect();
-        let boxes = (0..mesh.num_sections())
-            .map(|i| mesh.section(i).map_or(Aabb::EMPTY, |s| s.local_box()))
-            .collect();
-        Self {
-            sections,
-            boxes,
-            options,
-            mirrored: false,
-            rejected_updates: 0,
-        }
+        let boxes = (0..mesh.num_sections()).map(|i| mesh.section(i).map_or(Aabb::EMPTY, |s| s.local_box())).collect();
+        Self { sections, boxes, options, mirrored: false, rejected_updates: 0 }
     }
 
     /// With the mirrored flag for the transform it will be added with
@@ -182,10 +166,7 @@ impl ProceduralMeshSceneProxy {
     /// padded by the world) keeps the section's own material.
     pub fn with_material_overrides(mut self, materials: &[MaterialId]) -> Self {
         for s in &mut self.sections {
-            if let Some(&m) = materials
-                .get(s.index)
-                .filter(|&&m| m != MaterialId::DEFAULT)
-            {
+            if let Some(&m) = materials.get(s.index).filter(|&&m| m != MaterialId::DEFAULT) {
                 s.material = m;
             }
         }
@@ -237,12 +218,8 @@ impl ProceduralMeshSceneProxy {
     /// The batch of a section, without per-path flags.
     fn batch(section: &ProxySection, cast_shadow: bool) -> Option<MeshBatch> {
         let (vertices, indices) = section.gpu?;
-        let streams = section
-            .layout
-            .offsets
-            .map(|offset| Some((vertices, offset)));
-        let mut batch =
-            MeshBatch::local(streams, indices, 0, section.index_count, section.material);
+        let streams = section.layout.offsets.map(|offset| Some((vertices, offset)));
+        let mut batch = MeshBatch::local(streams, indices, 0, section.index_count, section.material);
         batch.cast_shadow = cast_shadow;
         Some(batch)
     }
@@ -250,11 +227,7 @@ impl ProceduralMeshSceneProxy {
     /// Applies a message; stream writes go through `write(buffer, offset,
     /// bytes)` once the section is on the GPU, or into its pending bytes
     /// before.
-    fn apply(
-        &mut self,
-        update: ProcMeshProxyUpdate,
-        write: &mut dyn FnMut(BufferHandle, u64, Vec<u8>),
-    ) {
+    fn apply(&mut self, update: ProcMeshProxyUpdate, write: &mut dyn FnMut(BufferHandle, u64, Vec<u8>)) {
         match update {
             ProcMeshProxyUpdate::Section(update) => {
                 if let Err(why) = self.apply_section(&update, write) {
@@ -273,11 +246,7 @@ impl ProceduralMeshSceneProxy {
         }
     }
 
-    fn apply_section(
-        &mut self,
-        update: &SectionUpdate,
-        write: &mut dyn FnMut(BufferHandle, u64, Vec<u8>),
-    ) -> Result<(), Rejected> {
+    fn apply_section(&mut self, update: &SectionUpdate, write: &mut dyn FnMut(BufferHandle, u64, Vec<u8>)) -> Result<(), Rejected> {
         let Some(s) = self.section(update.section) else {
             // A section without triangles: nothing drawn, only its box moves.
             if let Some(b) = self.boxes.get_mut(update.section) {
@@ -363,20 +332,10 @@ impl PrimitiveSceneProxy for ProceduralMeshSceneProxy {
             return;
         }
         // The renderer flips cached commands of mirrored primitives itself.
-        out.extend(
-            self.sections
-                .iter()
-                .filter(|s| s.visible)
-                .filter_map(|s| Self::batch(s, self.options.cast_shadow)),
-        );
+        out.extend(self.sections.iter().filter(|s| s.visible).filter_map(|s| Self::batch(s, self.options.cast_shadow)));
     }
 
-    fn get_dynamic_mesh_elements(
-        &self,
-        _views: &[&SceneView],
-        visibility: &[bool],
-        collector: &mut MeshElementCollector<'_, '_>,
-    ) {
+    fn get_dynamic_mesh_elements(&self, _views: &[&SceneView], visibility: &[bool], collector: &mut MeshElementCollector<'_, '_>) {
         if self.options.static_draw_path {
             return;
         }
@@ -403,21 +362,11 @@ impl PrimitiveSceneProxy for ProceduralMeshSceneProxy {
                 continue;
             };
             let vb = device.create_buffer_init(
-                &BufferDesc::gpu_only(
-                    "procedural mesh vertices",
-                    vertices.len() as u64,
-                    BufferUsage::VERTEX,
-                ),
+                &BufferDesc::gpu_only("procedural mesh vertices", vertices.len() as u64, BufferUsage::VERTEX),
                 &vertices,
             )?;
-            let ib = device.create_buffer_init(
-                &BufferDesc::gpu_only(
-                    "procedural mesh indices",
-                    indices.len() as u64,
-                    BufferUsage::INDEX,
-                ),
-                &indices,
-            );
+            let ib = device
+                .create_buffer_init(&BufferDesc::gpu_only("procedural mesh indices", indices.len() as u64, BufferUsage::INDEX), &indices);
             match ib {
                 Ok(ib) => section.gpu = Some((vb, ib)),
                 Err(e) => {
@@ -438,11 +387,7 @@ impl PrimitiveSceneProxy for ProceduralMeshSceneProxy {
         }
     }
 
-    fn update_dynamic_data(
-        &mut self,
-        data: Box<dyn Any + Send>,
-        ctx: &mut ProxyUpdateContext<'_>,
-    ) -> rhi_vulkan::Result<()> {
+    fn update_dynamic_data(&mut self, data: Box<dyn Any + Send>, ctx: &mut ProxyUpdateContext<'_>) -> rhi_vulkan::Result<()> {
         let update = match data.downcast::<SectionUpdate>() {
             Ok(update) => ProcMeshProxyUpdate::Section(update),
             Err(data) => match data.downcast::<ProcMeshProxyUpdate>() {
@@ -470,12 +415,7 @@ impl PrimitiveSceneProxy for ProceduralMeshSceneProxy {
         std::mem::size_of::<Self>()
             + self.sections.len() * std::mem::size_of::<ProxySection>()
             + self.boxes.len() * std::mem::size_of::<Aabb>()
-            + self
-                .sections
-                .iter()
-                .filter_map(|s| s.pending.as_ref())
-                .map(|(v, i)| v.len() + i.len())
-                .sum::<usize>()
+            + self.sections.iter().filter_map(|s| s.pending.as_ref()).map(|(v, i)| v.len() + i.len()).sum::<usize>()
     }
 
     fn as_any(&self) -> &dyn Any {
@@ -493,14 +433,8 @@ mod tests {
     use glam::Vec3;
 
     fn quad(mesh: &mut ProcMeshData, index: usize, x: f32) {
-        let p = [
-            Vec3::new(x, 0.0, 0.0),
-            Vec3::new(x + 1.0, 0.0, 0.0),
-            Vec3::new(x + 1.0, 1.0, 0.0),
-            Vec3::new(x, 1.0, 0.0),
-        ];
-        mesh.create_mesh_section(index, SectionData::new(&p, &[0, 1, 2, 0, 2, 3]), false)
-            .unwrap();
+        let p = [Vec3::new(x, 0.0, 0.0), Vec3::new(x + 1.0, 0.0, 0.0), Vec3::new(x + 1.0, 1.0, 0.0), Vec3::new(x, 1.0, 0.0)];
+        mesh.create_mesh_section(index, SectionData::new(&p, &[0, 1, 2, 0, 2, 3]), false).unwrap();
     }
 
     fn pending_vertices(proxy: &ProceduralMeshSceneProxy, index: usize) -> Vec<u8> {
@@ -514,8 +448,7 @@ mod tests {
         quad(&mut mesh, 0, 0.0);
         quad(&mut mesh, 3, 2.0);
         // Section 1: vertices without triangles, drawn by nobody.
-        mesh.create_mesh_section(1, SectionData::new(&[Vec3::splat(9.0)], &[]), false)
-            .unwrap();
+        mesh.create_mesh_section(1, SectionData::new(&[Vec3::splat(9.0)], &[]), false).unwrap();
         mesh.set_material(3, Some(MaterialRef(5))).unwrap();
         mesh.set_mesh_section_visible(0, false).unwrap();
         let proxy = ProceduralMeshSceneProxy::new(&mesh, ProcMeshProxyOptions::default());
@@ -535,28 +468,14 @@ mod tests {
         let mut mesh = ProcMeshData::new();
         quad(&mut mesh, 0, 0.0);
         let mut proxy = ProceduralMeshSceneProxy::new(&mesh, ProcMeshProxyOptions::default());
-        let moved: Vec<Vec3> = mesh
-            .section(0)
-            .unwrap()
-            .positions()
-            .iter()
-            .map(|p| *p * 0.5)
-            .collect();
+        let moved: Vec<Vec3> = mesh.section(0).unwrap().positions().iter().map(|p| *p * 0.5).collect();
         let normals = [Vec3::X; 4];
-        let changes = mesh
-            .update_mesh_section(0, SectionData::positions(&moved).normals(&normals))
-            .unwrap();
+        let changes = mesh.update_mesh_section(0, SectionData::positions(&moved).normals(&normals)).unwrap();
         let attributes = render_streams(changes.dynamic_data[0].attributes);
         let update = mesh.section_update(0, attributes).unwrap();
         let mut writes = Vec::new();
-        proxy.apply(
-            ProcMeshProxyUpdate::Section(Box::new(update)),
-            &mut |b, o, bytes| writes.push((b, o, bytes)),
-        );
-        assert!(
-            writes.is_empty(),
-            "not on the GPU yet: the pending bytes change"
-        );
+        proxy.apply(ProcMeshProxyUpdate::Section(Box::new(update)), &mut |b, o, bytes| writes.push((b, o, bytes)));
+        assert!(writes.is_empty(), "not on the GPU yet: the pending bytes change");
         assert_eq!(proxy.rejected_updates(), 0);
         let layout = StreamLayout::new(4);
         let expected = section_vertex_bytes(mesh.section(0).unwrap(), &layout);
@@ -565,42 +484,22 @@ mod tests {
         assert_eq!(proxy.local_bounds(), Bounds::from(mesh.local_bounds()));
 
         // Normals without tangents, or a count mismatch: refused whole.
-        let mut partial = mesh
-            .section_update(0, VertexAttributes::NORMAL | VertexAttributes::POSITION)
-            .unwrap();
+        let mut partial = mesh.section_update(0, VertexAttributes::NORMAL | VertexAttributes::POSITION).unwrap();
         partial.positions = Some(vec![Vec3::splat(7.0); 4]);
-        proxy.apply(
-            ProcMeshProxyUpdate::Section(Box::new(partial)),
-            &mut |_, _, _| {},
-        );
+        proxy.apply(ProcMeshProxyUpdate::Section(Box::new(partial)), &mut |_, _, _| {});
         let mut short = mesh.section_update(0, VertexAttributes::POSITION).unwrap();
         short.positions.as_mut().unwrap().pop();
-        proxy.apply(
-            ProcMeshProxyUpdate::Section(Box::new(short)),
-            &mut |_, _, _| {},
-        );
+        proxy.apply(ProcMeshProxyUpdate::Section(Box::new(short)), &mut |_, _, _| {});
         assert_eq!(proxy.rejected_updates(), 2);
         assert_eq!(pending_vertices(&proxy, 0), expected, "nothing written");
 
-        proxy.apply(
-            ProcMeshProxyUpdate::Visibility(vec![(0, false), (9, true)]),
-            &mut |_, _, _| {},
-        );
+        proxy.apply(ProcMeshProxyUpdate::Visibility(vec![(0, false), (9, true)]), &mut |_, _, _| {});
         assert_eq!(proxy.is_section_visible(0), Some(false));
         proxy.apply(ProcMeshProxyUpdate::Mirrored(true), &mut |_, _, _| {});
         assert!(proxy.is_mirrored());
     }
 
     fn dummy_view() -> SceneView {
-        SceneView::perspective(
-            Vec3::ONE,
-            Vec3::ZERO,
-            Vec3::Z,
-            1.0,
-            0.1,
-            10.0,
-            rhi_vulkan::Rect::from_size(4, 4),
-        )
-        .unwrap()
+        SceneView::perspective(Vec3::ONE, Vec3::ZERO, Vec3::Z, 1.0, 0.1, 10.0, rhi_vulkan::Rect::from_size(4, 4)).unwrap()
     }
 }

@@ -93,12 +93,7 @@ impl ProcMeshRenderState {
         options: ProcMeshProxyOptions,
     ) -> Result<Self, RenderStateError> {
         let (id, bounds) = add_proxy(rt, mesh, local_to_world, options)?;
-        Ok(Self {
-            id,
-            local_to_world,
-            options,
-            bounds,
-        })
+        Ok(Self { id, local_to_world, options, bounds })
     }
 
     /// The primitive's current id (it changes when the proxy is recreated).
@@ -123,12 +118,7 @@ impl ProcMeshRenderState {
 
     /// Sends what `changes` (the merged change sets of a frame's calls on
     /// `mesh`) require; see the module doc for the table.
-    pub fn apply(
-        &mut self,
-        rt: &mut RenderThread,
-        mesh: &ProcMeshData,
-        changes: &ChangeSet,
-    ) -> Result<RenderUpdate, RenderStateError> {
+    pub fn apply(&mut self, rt: &mut RenderThread, mesh: &ProcMeshData, changes: &ChangeSet) -> Result<RenderUpdate, RenderStateError> {
         if !changes.touches_render_thread() {
             return Ok(RenderUpdate::default());
         }
@@ -141,10 +131,7 @@ impl ProcMeshRenderState {
         };
         if let Some(reason) = reason {
             self.recreate(rt, mesh)?;
-            return Ok(RenderUpdate {
-                recreated: Some(reason),
-                ..RenderUpdate::default()
-            });
+            return Ok(RenderUpdate { recreated: Some(reason), ..RenderUpdate::default() });
         }
         // Copy everything first: a stale change set fails before anything
         // is sent.
@@ -169,11 +156,7 @@ impl ProcMeshRenderState {
     /// Moves the primitive (UE's `MarkRenderTransformDirty` after a move).
     /// On the dynamic path a change of the determinant's sign also tells the
     /// proxy to flip its batches' winding.
-    pub fn set_transform(
-        &mut self,
-        rt: &mut RenderThread,
-        local_to_world: Mat4,
-    ) -> Result<(), RenderStateError> {
+    pub fn set_transform(&mut self, rt: &mut RenderThread, local_to_world: Mat4) -> Result<(), RenderStateError> {
         rt.update_primitive_transform(self.id, local_to_world)?;
         let mirrored = is_mirrored(&local_to_world);
         if !self.options.static_draw_path && mirrored != is_mirrored(&self.local_to_world) {
@@ -187,11 +170,7 @@ impl ProcMeshRenderState {
     /// `RecreateRenderState`): the new one is added before the old one is
     /// removed, so a refused add leaves the old one in place. Returns the
     /// new id.
-    pub fn recreate(
-        &mut self,
-        rt: &mut RenderThread,
-        mesh: &ProcMeshData,
-    ) -> Result<PrimitiveId, RenderStateError> {
+    pub fn recreate(&mut self, rt: &mut RenderThread, mesh: &ProcMeshData) -> Result<PrimitiveId, RenderStateError> {
         let (id, bounds) = add_proxy(rt, mesh, self.local_to_world, self.options)?;
         let old = std::mem::replace(&mut self.id, id);
         self.bounds = bounds;
@@ -212,26 +191,14 @@ impl ProcMeshRenderState {
 /// ([`render_streams`]), then the new visibility flags. Sent as one
 /// `Vec<ProcMeshProxyUpdate>`, this is also what a component's per-frame
 /// dynamic-data snapshot holds.
-pub fn proxy_updates(
-    mesh: &ProcMeshData,
-    changes: &ChangeSet,
-) -> Result<Vec<ProcMeshProxyUpdate>, ProcMeshError> {
+pub fn proxy_updates(mesh: &ProcMeshData, changes: &ChangeSet) -> Result<Vec<ProcMeshProxyUpdate>, ProcMeshError> {
     let mut updates: Vec<ProcMeshProxyUpdate> = changes
         .dynamic_data
         .iter()
-        .map(|d| {
-            mesh.section_update(d.section, render_streams(d.attributes))
-                .map(|u| ProcMeshProxyUpdate::Section(Box::new(u)))
-        })
+        .map(|d| mesh.section_update(d.section, render_streams(d.attributes)).map(|u| ProcMeshProxyUpdate::Section(Box::new(u))))
         .collect::<Result<_, _>>()?;
     if !changes.visibility.is_empty() {
-        updates.push(ProcMeshProxyUpdate::Visibility(
-            changes
-                .visibility
-                .iter()
-                .map(|&i| (i, mesh.is_mesh_section_visible(i)))
-                .collect(),
-        ));
+        updates.push(ProcMeshProxyUpdate::Visibility(changes.visibility.iter().map(|&i| (i, mesh.is_mesh_section_visible(i))).collect()));
     }
     Ok(updates)
 }
@@ -246,8 +213,7 @@ fn add_proxy(
     local_to_world: Mat4,
     options: ProcMeshProxyOptions,
 ) -> Result<(PrimitiveId, Aabb), RenderStateError> {
-    let proxy = ProceduralMeshSceneProxy::new(mesh, options)
-        .with_mirrored(!options.static_draw_path && is_mirrored(&local_to_world));
+    let proxy = ProceduralMeshSceneProxy::new(mesh, options).with_mirrored(!options.static_draw_path && is_mirrored(&local_to_world));
     let bounds = proxy.bounds();
     let id = rt.add_primitive(Box::new(proxy), local_to_world)?;
     Ok((id, bounds))

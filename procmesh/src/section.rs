@@ -28,9 +28,7 @@ use glam::{Vec2, Vec3};
 
 use crate::bounds::Aabb;
 use crate::error::{ProcMeshError, Result};
-use crate::validate::{
-    check_indices, first_bad, first_non_finite_vec3, non_finite2, non_finite3, scan_positions,
-};
+use crate::validate::{check_indices, first_bad, first_non_finite_vec3, non_finite2, non_finite3, scan_positions};
 use crate::vertex::{Color, LinearColor, ProcMeshTangent, ProcMeshVertex, VertexAttributes, WHITE};
 
 /// One section of a procedural mesh: its vertex streams, triangles, box
@@ -147,21 +145,11 @@ impl ProcMeshSection {
         };
         Self {
             positions: data.positions.to_vec(),
-            normals: if data.normals.is_empty() {
-                vec![Vec3::Z; n]
-            } else {
-                data.normals.to_vec()
-            },
-            tangents: if data.tangents.is_empty() {
-                vec![ProcMeshTangent::DEFAULT; n]
-            } else {
-                data.tangents.to_vec()
-            },
+            normals: if data.normals.is_empty() { vec![Vec3::Z; n] } else { data.normals.to_vec() },
+            tangents: if data.tangents.is_empty() { vec![ProcMeshTangent::DEFAULT; n] } else { data.tangents.to_vec() },
             colors: match data.colors {
                 VertexColors::Srgb(c) if !c.is_empty() => c.to_vec(),
-                VertexColors::Linear(c) if !c.is_empty() => {
-                    c.iter().map(|c| c.to_color_srgb()).collect()
-                }
+                VertexColors::Linear(c) if !c.is_empty() => c.iter().map(|c| c.to_color_srgb()).collect(),
                 _ => vec![WHITE; n],
             },
             uvs: [data.uv0, data.uv1, data.uv2, data.uv3].map(or_default),
@@ -193,11 +181,7 @@ impl ProcMeshSection {
                 }
             }
         }
-        for (stream, given) in self
-            .uvs
-            .iter_mut()
-            .zip([data.uv0, data.uv1, data.uv2, data.uv3])
-        {
+        for (stream, given) in self.uvs.iter_mut().zip([data.uv0, data.uv1, data.uv2, data.uv3]) {
             overwrite(stream, given);
         }
         if let Some(local_box) = new_box {
@@ -270,19 +254,12 @@ pub struct SectionData<'a> {
 impl<'a> SectionData<'a> {
     /// Positions and triangles, every other attribute at its default.
     pub fn new(positions: &'a [Vec3], triangles: &'a [u32]) -> Self {
-        Self {
-            positions,
-            triangles,
-            ..Self::default()
-        }
+        Self { positions, triangles, ..Self::default() }
     }
 
     /// An update that gives positions only (no triangles).
     pub fn positions(positions: &'a [Vec3]) -> Self {
-        Self {
-            positions,
-            ..Self::default()
-        }
+        Self { positions, ..Self::default() }
     }
 
     /// With normals.
@@ -349,9 +326,7 @@ impl<'a> SectionData<'a> {
         }
         self.check_attribute_lengths(count)?;
         if !self.triangles.len().is_multiple_of(3) {
-            return Err(ProcMeshError::TrianglesNotMultipleOf3 {
-                len: self.triangles.len(),
-            });
+            return Err(ProcMeshError::TrianglesNotMultipleOf3 { len: self.triangles.len() });
         }
         check_indices(self.triangles, count)?;
         let local_box = scan_positions(self.positions)?;
@@ -368,18 +343,10 @@ impl<'a> SectionData<'a> {
             return Err(ProcMeshError::TrianglesInUpdate { section });
         }
         if !self.positions.is_empty() && self.positions.len() != vertex_count {
-            return Err(ProcMeshError::VertexCountMismatch {
-                section,
-                previous: vertex_count,
-                new: self.positions.len(),
-            });
+            return Err(ProcMeshError::VertexCountMismatch { section, previous: vertex_count, new: self.positions.len() });
         }
         self.check_attribute_lengths(vertex_count)?;
-        let new_box = if self.positions.is_empty() {
-            None
-        } else {
-            Some(scan_positions(self.positions)?)
-        };
+        let new_box = if self.positions.is_empty() { None } else { Some(scan_positions(self.positions)?) };
         self.check_attributes_finite()?;
         Ok(new_box)
     }
@@ -396,19 +363,14 @@ impl<'a> SectionData<'a> {
         ];
         for (attribute, got) in lengths {
             if got != 0 && got != expected {
-                return Err(ProcMeshError::AttributeLength {
-                    attribute,
-                    expected,
-                    got,
-                });
+                return Err(ProcMeshError::AttributeLength { attribute, expected, got });
             }
         }
         Ok(())
     }
 
     fn check_attributes_finite(&self) -> Result<()> {
-        let non_finite =
-            |attribute, vertex| ProcMeshError::NonFiniteAttribute { attribute, vertex };
+        let non_finite = |attribute, vertex| ProcMeshError::NonFiniteAttribute { attribute, vertex };
         if let Some(vertex) = first_non_finite_vec3(self.normals) {
             return Err(non_finite("normals", vertex));
         }
@@ -420,12 +382,7 @@ impl<'a> SectionData<'a> {
                 return Err(non_finite("colors", vertex));
             }
         }
-        let uvs = [
-            ("uv0", self.uv0),
-            ("uv1", self.uv1),
-            ("uv2", self.uv2),
-            ("uv3", self.uv3),
-        ];
+        let uvs = [("uv0", self.uv0), ("uv1", self.uv1), ("uv2", self.uv2), ("uv3", self.uv3)];
         for (attribute, uvs) in uvs {
             if let Some(vertex) = first_bad(uvs, non_finite2) {
                 return Err(non_finite(attribute, vertex));

@@ -36,20 +36,14 @@ pub(crate) const STREAM_ATTRIBUTES: [VertexAttributes; 4] = [
     VertexAttributes::POSITION,
     VertexAttributes::NORMAL.union(VertexAttributes::TANGENT),
     VertexAttributes::COLOR,
-    VertexAttributes::UV0
-        .union(VertexAttributes::UV1)
-        .union(VertexAttributes::UV2)
-        .union(VertexAttributes::UV3),
+    VertexAttributes::UV0.union(VertexAttributes::UV1).union(VertexAttributes::UV2).union(VertexAttributes::UV3),
 ];
 
 /// `attributes` widened to whole streams: every attribute that shares a
 /// stream with one in `attributes`. What a
 /// [`SectionUpdate`](crate::SectionUpdate) for the proxy must carry.
 pub fn render_streams(attributes: VertexAttributes) -> VertexAttributes {
-    STREAM_ATTRIBUTES
-        .iter()
-        .filter(|s| !attributes.intersection(**s).is_empty())
-        .fold(VertexAttributes::NONE, |all, s| all.union(*s))
+    STREAM_ATTRIBUTES.iter().filter(|s| !attributes.intersection(**s).is_empty()).fold(VertexAttributes::NONE, |all, s| all.union(*s))
 }
 
 /// Where each stream of a section with a given vertex count starts in the
@@ -81,16 +75,7 @@ pub(crate) fn tangent_basis_bytes(normals: &[Vec3], tangents: &[ProcMeshTangent]
     let mut bytes = Vec::with_capacity(normals.len() * 32);
     for (n, t) in normals.iter().zip(tangents) {
         let sign = if t.flip_tangent_y { -1.0 } else { 1.0 };
-        let basis: [f32; 8] = [
-            t.tangent_x.x,
-            t.tangent_x.y,
-            t.tangent_x.z,
-            sign,
-            n.x,
-            n.y,
-            n.z,
-            0.0,
-        ];
+        let basis: [f32; 8] = [t.tangent_x.x, t.tangent_x.y, t.tangent_x.z, sign, n.x, n.y, n.z, 0.0];
         bytes.extend_from_slice(bytemuck::bytes_of(&basis));
     }
     bytes
@@ -135,19 +120,13 @@ mod tests {
 
     #[test]
     fn streams_widen_to_whole_interleaved_streams() {
-        assert_eq!(
-            render_streams(VertexAttributes::NORMAL),
-            VertexAttributes::NORMAL | VertexAttributes::TANGENT
-        );
+        assert_eq!(render_streams(VertexAttributes::NORMAL), VertexAttributes::NORMAL | VertexAttributes::TANGENT);
         assert_eq!(render_streams(VertexAttributes::UV2), STREAM_ATTRIBUTES[3]);
         assert_eq!(
             render_streams(VertexAttributes::POSITION | VertexAttributes::COLOR),
             VertexAttributes::POSITION | VertexAttributes::COLOR
         );
-        assert_eq!(
-            render_streams(VertexAttributes::NONE),
-            VertexAttributes::NONE
-        );
+        assert_eq!(render_streams(VertexAttributes::NONE), VertexAttributes::NONE);
         assert_eq!(render_streams(VertexAttributes::ALL), VertexAttributes::ALL);
     }
 
@@ -156,39 +135,22 @@ mod tests {
         let layout = StreamLayout::new(3);
         assert_eq!(layout.offsets, [0, 48, 144, 160]);
         assert_eq!(layout.size, 256);
-        for (ours, theirs) in STREAM_STRIDES
-            .iter()
-            .zip(renderer::vertex_factory::LocalVertexFactory::STREAM_STRIDES)
-        {
+        for (ours, theirs) in STREAM_STRIDES.iter().zip(renderer::vertex_factory::LocalVertexFactory::STREAM_STRIDES) {
             assert_eq!(*ours, u64::from(theirs));
         }
     }
 
     fn to_f32s(bytes: &[u8]) -> Vec<f32> {
-        bytes
-            .chunks_exact(4)
-            .map(|c| f32::from_ne_bytes([c[0], c[1], c[2], c[3]]))
-            .collect()
+        bytes.chunks_exact(4).map(|c| f32::from_ne_bytes([c[0], c[1], c[2], c[3]])).collect()
     }
 
     #[test]
     fn tangent_basis_carries_the_binormal_sign() {
-        let bytes = tangent_basis_bytes(
-            &[Vec3::Z, Vec3::Y],
-            &[
-                ProcMeshTangent::new(Vec3::X, false),
-                ProcMeshTangent::new(Vec3::X, true),
-            ],
-        );
+        let bytes = tangent_basis_bytes(&[Vec3::Z, Vec3::Y], &[ProcMeshTangent::new(Vec3::X, false), ProcMeshTangent::new(Vec3::X, true)]);
         let floats: Vec<f32> = to_f32s(&bytes);
         assert_eq!(&floats[..8], &[1.0, 0.0, 0.0, 1.0, 0.0, 0.0, 1.0, 0.0]);
         assert_eq!(&floats[8..], &[1.0, 0.0, 0.0, -1.0, 0.0, 1.0, 0.0, 0.0]);
-        let uv = uv_bytes([
-            &[Vec2::new(1.0, 2.0)],
-            &[Vec2::new(3.0, 4.0)],
-            &[Vec2::ZERO],
-            &[Vec2::ONE],
-        ]);
+        let uv = uv_bytes([&[Vec2::new(1.0, 2.0)], &[Vec2::new(3.0, 4.0)], &[Vec2::ZERO], &[Vec2::ONE]]);
         let floats: Vec<f32> = to_f32s(&uv);
         assert_eq!(floats, [1.0, 2.0, 3.0, 4.0, 0.0, 0.0, 1.0, 1.0]);
     }

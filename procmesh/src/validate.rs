@@ -40,11 +40,7 @@ pub(crate) fn check_indices(triangles: &[u32], vertex_count: usize) -> Result<()
         }
         let at = indices.iter().position(|&i| i >= limit).unwrap_or(0);
         let at = block * BLOCK * 3 + at;
-        return Err(ProcMeshError::IndexOutOfRange {
-            triangle: at / 3,
-            index: triangles[at],
-            vertex_count,
-        });
+        return Err(ProcMeshError::IndexOutOfRange { triangle: at / 3, index: triangles[at], vertex_count });
     }
     Ok(())
 }
@@ -70,11 +66,7 @@ pub(crate) fn non_finite2(v: &Vec2) -> bool {
 /// three scalar loads and two shuffles.
 #[inline(always)]
 fn quad_lanes(a: Vec3, b: Vec3, c: Vec3, d: Vec3) -> [Vec4; 3] {
-    [
-        Vec4::new(a.x, a.y, a.z, b.x),
-        Vec4::new(b.y, b.z, c.x, c.y),
-        Vec4::new(c.z, d.x, d.y, d.z),
-    ]
+    [Vec4::new(a.x, a.y, a.z, b.x), Vec4::new(b.y, b.z, c.x, c.y), Vec4::new(c.z, d.x, d.y, d.z)]
 }
 
 /// Folds `f` over `points` as [`quad_lanes`]; a tail shorter than four
@@ -114,24 +106,16 @@ pub(crate) fn scan_positions(positions: &[Vec3]) -> Result<Aabb> {
                 lo[j] = lo[j].min(v);
                 hi[j] = hi[j].max(v);
             }
-            bad | non_finite_lanes(lanes[0])
-                | non_finite_lanes(lanes[1])
-                | non_finite_lanes(lanes[2])
+            bad | non_finite_lanes(lanes[0]) | non_finite_lanes(lanes[1]) | non_finite_lanes(lanes[2])
         });
         if bad.any() {
             let at = points.iter().position(non_finite3).unwrap_or(0);
-            return Err(ProcMeshError::NonFinitePosition {
-                vertex: block * BLOCK + at,
-            });
+            return Err(ProcMeshError::NonFinitePosition { vertex: block * BLOCK + at });
         }
     }
     // Lanes (x y z x) (y z x y) (z x y z).
     let axes = |[a, b, c]: [Vec4; 3], pick: fn(f32, f32) -> f32| {
-        Vec3::new(
-            pick(pick(a.x, a.w), pick(b.z, c.y)),
-            pick(pick(a.y, b.x), pick(b.w, c.z)),
-            pick(pick(a.z, b.y), pick(c.x, c.w)),
-        )
+        Vec3::new(pick(pick(a.x, a.w), pick(b.z, c.y)), pick(pick(a.y, b.x), pick(b.w, c.z)), pick(pick(a.z, b.y), pick(c.x, c.w)))
     };
     let (min, max) = (axes(lo, f32::min), axes(hi, f32::max));
     // One compare on the box; the exact vertex only on the error path.
@@ -145,21 +129,14 @@ pub(crate) fn scan_positions(positions: &[Vec3]) -> Result<Aabb> {
 /// The index of the first vector that is not finite.
 pub(crate) fn first_non_finite_vec3(items: &[Vec3]) -> Option<usize> {
     first_bad_block(items, |chunk| {
-        fold_quads(chunk, BVec4A::FALSE, |bad, [a, b, c]| {
-            bad | non_finite_lanes(a) | non_finite_lanes(b) | non_finite_lanes(c)
-        })
-        .any()
+        fold_quads(chunk, BVec4A::FALSE, |bad, [a, b, c]| bad | non_finite_lanes(a) | non_finite_lanes(b) | non_finite_lanes(c)).any()
     })
     .map(|(start, chunk)| start + chunk.iter().position(non_finite3).unwrap_or(0))
 }
 
 /// The first block for which `is_bad` holds, with its start index.
 fn first_bad_block<T>(items: &[T], is_bad: impl Fn(&[T]) -> bool) -> Option<(usize, &[T])> {
-    items
-        .chunks(BLOCK)
-        .enumerate()
-        .find(|(_, chunk)| is_bad(chunk))
-        .map(|(block, chunk)| (block * BLOCK, chunk))
+    items.chunks(BLOCK).enumerate().find(|(_, chunk)| is_bad(chunk)).map(|(block, chunk)| (block * BLOCK, chunk))
 }
 
 /// The index of the first element for which `is_bad` holds, checking a
@@ -182,23 +159,11 @@ mod tests {
     fn positions_scan_finds_nan_and_bounds() {
         let mut positions = vec![Vec3::ONE; 10_000];
         positions[17] = Vec3::new(-2.0, 0.0, 9.0);
-        assert_eq!(
-            scan_positions(&positions),
-            Ok(Aabb::new(
-                Vec3::new(-2.0, 0.0, 1.0),
-                Vec3::new(1.0, 1.0, 9.0)
-            ))
-        );
+        assert_eq!(scan_positions(&positions), Ok(Aabb::new(Vec3::new(-2.0, 0.0, 1.0), Vec3::new(1.0, 1.0, 9.0))));
         positions[8197].y = f32::NAN;
-        assert_eq!(
-            scan_positions(&positions),
-            Err(ProcMeshError::NonFinitePosition { vertex: 8197 })
-        );
+        assert_eq!(scan_positions(&positions), Err(ProcMeshError::NonFinitePosition { vertex: 8197 }));
         positions[8197].y = f32::NEG_INFINITY;
-        assert_eq!(
-            scan_positions(&positions),
-            Err(ProcMeshError::NonFinitePosition { vertex: 8197 })
-        );
+        assert_eq!(scan_positions(&positions), Err(ProcMeshError::NonFinitePosition { vertex: 8197 }));
     }
 
     #[test]
@@ -210,18 +175,11 @@ mod tests {
                     Vec3::new((f * 1.7).sin() * f, (f * 0.3).cos() - f, f * 0.5 - 7.0)
                 })
                 .collect();
-            assert_eq!(
-                scan_positions(&positions),
-                Ok(Aabb::from_points(&positions)),
-                "{n}"
-            );
+            assert_eq!(scan_positions(&positions), Ok(Aabb::from_points(&positions)), "{n}");
             if n > 0 {
                 let mut bad = positions.clone();
                 bad[n - 1].z = f32::INFINITY;
-                assert_eq!(
-                    scan_positions(&bad),
-                    Err(ProcMeshError::NonFinitePosition { vertex: n - 1 })
-                );
+                assert_eq!(scan_positions(&bad), Err(ProcMeshError::NonFinitePosition { vertex: n - 1 }));
                 assert_eq!(first_non_finite_vec3(&bad), Some(n - 1));
             }
             assert_eq!(first_non_finite_vec3(&positions), None);
@@ -233,14 +191,7 @@ mod tests {
         let mut triangles = vec![0u32; 3 * 6000];
         triangles[3 * 5000 + 1] = 7;
         triangles[3 * 5100] = 9;
-        assert_eq!(
-            check_indices(&triangles, 7),
-            Err(ProcMeshError::IndexOutOfRange {
-                triangle: 5000,
-                index: 7,
-                vertex_count: 7
-            })
-        );
+        assert_eq!(check_indices(&triangles, 7), Err(ProcMeshError::IndexOutOfRange { triangle: 5000, index: 7, vertex_count: 7 }));
         assert_eq!(check_indices(&triangles, 10), Ok(()));
     }
 }

@@ -31,17 +31,11 @@ pub struct ProcMeshTangent {
 
 impl ProcMeshTangent {
     /// UE's default: +X, not flipped.
-    pub const DEFAULT: Self = Self {
-        tangent_x: Vec3::X,
-        flip_tangent_y: false,
-    };
+    pub const DEFAULT: Self = Self { tangent_x: Vec3::X, flip_tangent_y: false };
 
     /// A tangent along `tangent_x`, flipped or not.
     pub const fn new(tangent_x: Vec3, flip_tangent_y: bool) -> Self {
-        Self {
-            tangent_x,
-            flip_tangent_y,
-        }
+        Self { tangent_x, flip_tangent_y }
     }
 }
 
@@ -87,10 +81,7 @@ impl ProcMeshVertex {
 
     /// A vertex at `position` with every other attribute at its default.
     pub const fn at(position: Vec3) -> Self {
-        Self {
-            position,
-            ..Self::DEFAULT
-        }
+        Self { position, ..Self::DEFAULT }
     }
 
     /// The binormal (tangent Y) the renderer derives:
@@ -277,23 +268,11 @@ mod tests {
         // Reference values of FLinearColor::ToFColor(true).
         assert_eq!(LinearColor::WHITE.to_color_srgb(), [255, 255, 255, 255]);
         assert_eq!(LinearColor::BLACK.to_color_srgb(), [0, 0, 0, 255]);
-        assert_eq!(
-            LinearColor::new(0.5, 0.5, 0.5, 0.5).to_color_srgb(),
-            [188, 188, 188, 127]
-        );
-        assert_eq!(
-            LinearColor::new(0.214, 0.0031308, 0.001, 1.0).to_color_srgb(),
-            [127, 10, 3, 255]
-        );
+        assert_eq!(LinearColor::new(0.5, 0.5, 0.5, 0.5).to_color_srgb(), [188, 188, 188, 127]);
+        assert_eq!(LinearColor::new(0.214, 0.0031308, 0.001, 1.0).to_color_srgb(), [127, 10, 3, 255]);
         // Out of range clamps.
-        assert_eq!(
-            LinearColor::new(-1.0, 2.0, 0.0, 7.0).to_color_srgb(),
-            [0, 255, 0, 255]
-        );
-        assert_eq!(
-            LinearColor::new(0.5, 0.5, 0.5, 0.5).to_color_linear(),
-            [127, 127, 127, 127]
-        );
+        assert_eq!(LinearColor::new(-1.0, 2.0, 0.0, 7.0).to_color_srgb(), [0, 255, 0, 255]);
+        assert_eq!(LinearColor::new(0.5, 0.5, 0.5, 0.5).to_color_linear(), [127, 127, 127, 127]);
     }
 
     #[test]

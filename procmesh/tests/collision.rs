@@ -4,8 +4,7 @@
 use std::sync::Arc;
 
 use engine_core::collision::{
-    BodyId, CollisionComplexity, CollisionDataProvider, CollisionScene, CookEvent, InlineExecutor,
-    ManualExecutor,
+    BodyId, CollisionComplexity, CollisionDataProvider, CollisionScene, CookEvent, InlineExecutor, ManualExecutor,
 };
 use glam::{Affine3A, Vec2, Vec3};
 use procmesh::{ProcMeshData, ProcMeshError, SectionData};
@@ -13,12 +12,7 @@ use procmesh::{ProcMeshData, ProcMeshError, SectionData};
 /// A unit quad in the XY plane at height `z`, offset along X by `x`,
 /// facing +Z.
 fn quad(x: f32, z: f32) -> [Vec3; 4] {
-    [
-        Vec3::new(x, 0.0, z),
-        Vec3::new(x + 1.0, 0.0, z),
-        Vec3::new(x + 1.0, 1.0, z),
-        Vec3::new(x, 1.0, z),
-    ]
+    [Vec3::new(x, 0.0, z), Vec3::new(x + 1.0, 0.0, z), Vec3::new(x + 1.0, 1.0, z), Vec3::new(x, 1.0, z)]
 }
 const QUAD_TRIS: [u32; 6] = [0, 1, 2, 0, 2, 3];
 
@@ -27,31 +21,20 @@ const QUAD_TRIS: [u32; 6] = [0, 1, 2, 0, 2, 3];
 fn two_collision_sections(mesh: &mut ProcMeshData) {
     for (section, collide) in [(0, true), (1, true), (2, false)] {
         let positions = quad(2.0 * section as f32, 0.0);
-        let changes = mesh
-            .create_mesh_section(section, SectionData::new(&positions, &QUAD_TRIS), collide)
-            .unwrap();
+        let changes = mesh.create_mesh_section(section, SectionData::new(&positions, &QUAD_TRIS), collide).unwrap();
         assert!(changes.render_state);
     }
 }
 
 fn scene_with(mesh: &ProcMeshData, complexity: CollisionComplexity) -> CollisionScene {
     let mut scene = CollisionScene::new();
-    scene
-        .add_body(
-            BodyId(1),
-            Arc::clone(mesh.cooked_collision().expect("cooked")),
-            Affine3A::IDENTITY,
-            complexity,
-        )
-        .unwrap();
+    scene.add_body(BodyId(1), Arc::clone(mesh.cooked_collision().expect("cooked")), Affine3A::IDENTITY, complexity).unwrap();
     scene
 }
 
 /// A ray straight down onto the plane at (x, 0.5).
 fn cast_down(scene: &CollisionScene, x: f32) -> Option<engine_core::collision::RayHit> {
-    scene
-        .raycast(Vec3::new(x, 0.5, 10.0), Vec3::NEG_Z, 100.0)
-        .unwrap()
+    scene.raycast(Vec3::new(x, 0.5, 10.0), Vec3::NEG_Z, 100.0).unwrap()
 }
 
 #[test]
@@ -63,18 +46,14 @@ fn provider_rebases_indices_and_tags_sections() {
     assert_eq!(data.vertices.len(), 8, "section 2 has no collision");
     assert_eq!(&data.vertices[..4], &quad(0.0, 0.0));
     assert_eq!(&data.vertices[4..], &quad(2.0, 0.0));
-    assert_eq!(
-        data.indices,
-        vec![[0, 1, 2], [0, 2, 3], [4, 5, 6], [4, 6, 7]]
-    );
+    assert_eq!(data.indices, vec![[0, 1, 2], [0, 2, 3], [4, 5, 6], [4, 6, 7]]);
     assert_eq!(data.material_indices, vec![0, 0, 1, 1]);
     assert!(data.uvs.is_empty());
     assert_eq!(data.validate(), Ok(()));
 
     let uvs = [Vec2::new(0.5, 0.25); 4];
     let positions = quad(8.0, 0.0);
-    mesh.create_mesh_section(4, SectionData::new(&positions, &QUAD_TRIS).uv0(&uvs), true)
-        .unwrap();
+    mesh.create_mesh_section(4, SectionData::new(&positions, &QUAD_TRIS).uv0(&uvs), true).unwrap();
     let data = mesh.tri_mesh_data(true).unwrap();
     assert_eq!(data.uvs.len(), 1);
     assert_eq!(data.uvs[0].len(), 12);
@@ -87,8 +66,7 @@ fn provider_rebases_indices_and_tags_sections() {
 fn a_mesh_without_collision_sections_provides_nothing() {
     let mut mesh = ProcMeshData::new();
     let positions = quad(0.0, 0.0);
-    mesh.create_mesh_section(0, SectionData::new(&positions, &QUAD_TRIS), false)
-        .unwrap();
+    mesh.create_mesh_section(0, SectionData::new(&positions, &QUAD_TRIS), false).unwrap();
     assert!(!mesh.contains_tri_mesh_data());
     assert!(mesh.tri_mesh_data(true).is_none());
     assert!(mesh.cooked_collision().is_none(), "nothing to cook");
@@ -105,10 +83,7 @@ fn raycast_hits_the_right_section() {
     assert!((hit.distance - 10.0).abs() < 1e-4);
     let hit = cast_down(&scene, 2.5).expect("section 1");
     assert_eq!(hit.material_index, Some(1));
-    assert!(
-        cast_down(&scene, 4.5).is_none(),
-        "section 2 has no collision"
-    );
+    assert!(cast_down(&scene, 4.5).is_none(), "section 2 has no collision");
 }
 
 #[test]
@@ -118,30 +93,21 @@ fn updating_positions_recooks_collision_and_other_attributes_do_not() {
     let first = Arc::clone(mesh.cooked_collision().unwrap());
 
     let normals = [Vec3::X; 4];
-    let changes = mesh
-        .update_mesh_section(1, SectionData::default().normals(&normals))
-        .unwrap();
+    let changes = mesh.update_mesh_section(1, SectionData::default().normals(&normals)).unwrap();
     assert!(!changes.collision_cooked);
     assert!(Arc::ptr_eq(mesh.cooked_collision().unwrap(), &first));
 
     let raised = quad(2.0, 3.0);
-    let changes = mesh
-        .update_mesh_section(1, SectionData::positions(&raised))
-        .unwrap();
+    let changes = mesh.update_mesh_section(1, SectionData::positions(&raised)).unwrap();
     assert!(changes.collision_cooked && !changes.render_state);
     let scene = scene_with(&mesh, CollisionComplexity::Complex);
     let hit = cast_down(&scene, 2.5).unwrap();
     assert_eq!(hit.material_index, Some(1));
-    assert!(
-        (hit.distance - 7.0).abs() < 1e-4,
-        "hit the raised quad: {hit:?}"
-    );
+    assert!((hit.distance - 7.0).abs() < 1e-4, "hit the raised quad: {hit:?}");
 
     // A section without collision never re-cooks.
     let moved = quad(4.0, 1.0);
-    let changes = mesh
-        .update_mesh_section(2, SectionData::positions(&moved))
-        .unwrap();
+    let changes = mesh.update_mesh_section(2, SectionData::positions(&moved)).unwrap();
     assert!(!changes.collision_cooked);
 }
 
@@ -166,15 +132,7 @@ fn convex_meshes_and_complex_as_simple_choose_what_the_ray_hits() {
     let mut mesh = ProcMeshData::new();
     two_collision_sections(&mut mesh);
     // A box over section 0, from z = 1 to z = 2.
-    let cube: Vec<Vec3> = (0..8)
-        .map(|c| {
-            Vec3::new(
-                (c & 1) as f32,
-                ((c >> 1) & 1) as f32,
-                1.0 + ((c >> 2) & 1) as f32,
-            )
-        })
-        .collect();
+    let cube: Vec<Vec3> = (0..8).map(|c| Vec3::new((c & 1) as f32, ((c >> 1) & 1) as f32, 1.0 + ((c >> 2) & 1) as f32)).collect();
     let changes = mesh.add_collision_convex_mesh(&cube).unwrap();
     assert!(changes.collision_cooked && !changes.render_state);
     assert_eq!(mesh.collision_convex_meshes().len(), 1);
@@ -185,10 +143,7 @@ fn convex_meshes_and_complex_as_simple_choose_what_the_ray_hits() {
     let hit = cast_down(&simple, 0.5).unwrap();
     assert!((hit.distance - 8.0).abs() < 1e-4, "{hit:?}");
     assert_eq!(hit.material_index, None, "a convex element, not a triangle");
-    assert!(
-        cast_down(&simple, 2.5).is_none(),
-        "no convex over section 1"
-    );
+    assert!(cast_down(&simple, 2.5).is_none(), "no convex over section 1");
     let complex = scene_with(&mesh, CollisionComplexity::Complex);
     assert_eq!(cast_down(&complex, 0.5).unwrap().material_index, Some(0));
 
@@ -201,10 +156,7 @@ fn convex_meshes_and_complex_as_simple_choose_what_the_ray_hits() {
     assert!((hit.distance - 10.0).abs() < 1e-4, "{hit:?}");
     assert_eq!(hit.material_index, Some(0));
     assert_eq!(cast_down(&simple, 2.5).unwrap().material_index, Some(1));
-    assert!(mesh
-        .set_use_complex_as_simple_collision(true)
-        .unwrap()
-        .is_empty());
+    assert!(mesh.set_use_complex_as_simple_collision(true).unwrap().is_empty());
 
     // Back, then the convex meshes cleared: simple queries hit nothing.
     mesh.set_use_complex_as_simple_collision(false).unwrap();
@@ -218,9 +170,7 @@ fn convex_meshes_and_complex_as_simple_choose_what_the_ray_hits() {
 fn bad_convex_meshes_are_rejected_and_change_nothing() {
     let mut mesh = ProcMeshData::new();
     two_collision_sections(&mut mesh);
-    let cube: Vec<Vec3> = (0..8)
-        .map(|c| Vec3::new((c & 1) as f32, ((c >> 1) & 1) as f32, ((c >> 2) & 1) as f32))
-        .collect();
+    let cube: Vec<Vec3> = (0..8).map(|c| Vec3::new((c & 1) as f32, ((c >> 1) & 1) as f32, ((c >> 2) & 1) as f32)).collect();
     mesh.add_collision_convex_mesh(&cube).unwrap();
     let cooked = Arc::clone(mesh.cooked_collision().unwrap());
 
@@ -228,26 +178,15 @@ fn bad_convex_meshes_are_rejected_and_change_nothing() {
     let nan = [Vec3::ZERO, Vec3::X, Vec3::Y, Vec3::new(0.0, f32::NAN, 1.0)];
     for points in [&flat[..], &nan[..], &flat[..3]] {
         let result = mesh.add_collision_convex_mesh(points);
-        assert!(
-            matches!(
-                result,
-                Err(ProcMeshError::InvalidConvexMesh { element: 1, .. })
-            ),
-            "{result:?}"
-        );
+        assert!(matches!(result, Err(ProcMeshError::InvalidConvexMesh { element: 1, .. })), "{result:?}");
         assert_eq!(mesh.collision_convex_meshes().len(), 1);
         assert!(Arc::ptr_eq(mesh.cooked_collision().unwrap(), &cooked));
     }
     let result = mesh.set_collision_convex_meshes(&[cube.clone(), flat.to_vec()]);
-    assert!(matches!(
-        result,
-        Err(ProcMeshError::InvalidConvexMesh { element: 1, .. })
-    ));
+    assert!(matches!(result, Err(ProcMeshError::InvalidConvexMesh { element: 1, .. })));
     assert_eq!(mesh.collision_convex_meshes().len(), 1);
 
-    let changes = mesh
-        .set_collision_convex_meshes(&[cube.clone(), cube.clone()])
-        .unwrap();
+    let changes = mesh.set_collision_convex_meshes(&[cube.clone(), cube.clone()]).unwrap();
     assert!(changes.collision_cooked);
     assert_eq!(mesh.cooked_collision().unwrap().convex_count(), 2);
 }
@@ -262,20 +201,13 @@ fn superseded_async_cook_never_lands() {
     assert!(mesh.use_async_cooking());
 
     let low = quad(0.0, 0.0);
-    let changes = mesh
-        .create_mesh_section(0, SectionData::new(&low, &QUAD_TRIS), true)
-        .unwrap();
+    let changes = mesh.create_mesh_section(0, SectionData::new(&low, &QUAD_TRIS), true).unwrap();
     let old = changes.collision_requested.expect("async request");
     assert!(!changes.collision_cooked);
-    assert!(
-        mesh.cooked_collision().is_none(),
-        "nothing lands before poll"
-    );
+    assert!(mesh.cooked_collision().is_none(), "nothing lands before poll");
 
     let high = quad(0.0, 5.0);
-    let changes = mesh
-        .update_mesh_section(0, SectionData::positions(&high))
-        .unwrap();
+    let changes = mesh.update_mesh_section(0, SectionData::positions(&high)).unwrap();
     let new = changes.collision_requested.expect("async request");
     assert!(new > old);
     assert_eq!(executor.pending(), vec![old, new]);
@@ -305,10 +237,7 @@ fn inline_async_cook_lands_at_the_next_poll() {
     mesh.set_use_async_cooking(true);
     two_collision_sections(&mut mesh);
     assert!(mesh.cooked_collision().is_none());
-    assert!(matches!(
-        mesh.poll_collision(),
-        Some(CookEvent::Finished { .. })
-    ));
+    assert!(matches!(mesh.poll_collision(), Some(CookEvent::Finished { .. })));
     let scene = scene_with(&mesh, CollisionComplexity::Complex);
     assert_eq!(cast_down(&scene, 2.5).unwrap().material_index, Some(1));
 }
@@ -317,30 +246,19 @@ fn inline_async_cook_lands_at_the_next_poll() {
 fn hit_uvs_come_from_uv0_when_supported() {
     let mut mesh = ProcMeshData::new();
     let positions = quad(0.0, 0.0);
-    let uvs = [
-        Vec2::new(0.0, 0.0),
-        Vec2::new(1.0, 0.0),
-        Vec2::new(1.0, 1.0),
-        Vec2::new(0.0, 1.0),
-    ];
-    mesh.create_mesh_section(0, SectionData::new(&positions, &QUAD_TRIS).uv0(&uvs), true)
-        .unwrap();
+    let uvs = [Vec2::new(0.0, 0.0), Vec2::new(1.0, 0.0), Vec2::new(1.0, 1.0), Vec2::new(0.0, 1.0)];
+    mesh.create_mesh_section(0, SectionData::new(&positions, &QUAD_TRIS).uv0(&uvs), true).unwrap();
     assert_eq!(mesh.cooked_collision().unwrap().uv_channel_count(), 0);
     let changes = mesh.set_support_uv_from_hit_results(true).unwrap();
     assert!(changes.collision_cooked);
     let scene = scene_with(&mesh, CollisionComplexity::Complex);
-    let hit = scene
-        .raycast(Vec3::new(0.25, 0.75, 1.0), Vec3::NEG_Z, 10.0)
-        .unwrap()
-        .unwrap();
+    let hit = scene.raycast(Vec3::new(0.25, 0.75, 1.0), Vec3::NEG_Z, 10.0).unwrap().unwrap();
     let uv = scene.hit_uv(&hit, 0).unwrap();
     assert!((uv - Vec2::new(0.25, 0.75)).length() < 1e-4, "{uv}");
 
     // Updating UV0 re-cooks when UVs are kept.
     let flipped: Vec<Vec2> = uvs.iter().map(|uv| Vec2::new(1.0 - uv.x, uv.y)).collect();
-    let changes = mesh
-        .update_mesh_section(0, SectionData::default().uv0(&flipped))
-        .unwrap();
+    let changes = mesh.update_mesh_section(0, SectionData::default().uv0(&flipped)).unwrap();
     assert!(changes.collision_cooked);
     let scene = scene_with(&mesh, CollisionComplexity::Complex);
     let uv = scene.hit_uv(&hit, 0).unwrap();

@@ -20,24 +20,17 @@ fn update_in_place_creates_no_proxy_and_create_does() {
     let (red, blue) = red_and_blue(&mut rt);
     let mut world = World::new(Some(rt));
     let component = ProceduralMeshComponent::from_mesh(two_sections(red, blue));
-    let (_, id) = world
-        .spawn_actor("pmc", Box::new(component), Transform::IDENTITY)
-        .unwrap();
+    let (_, id) = world.spawn_actor("pmc", Box::new(component), Transform::IDENTITY).unwrap();
     let eof = world.send_all_end_of_frame_updates().unwrap();
     assert_eq!(eof.proxies_created, 1);
     let (_, before) = frame(world.render_thread().unwrap());
-    assert!(
-        is_bluish(pixel_at(&before, RIGHT)),
-        "right section drawn blue"
-    );
+    assert!(is_bluish(pixel_at(&before, RIGHT)), "right section drawn blue");
 
     // Same vertex count: in place, no proxy.
     let g = grid(Vec2::new(0.5, -1.5), Vec2::new(3.0, 1.5), 5);
     let moved = shifted(&g, Vec3::new(0.0, 1.0, 0.0));
     world
-        .with_component_mut::<ProceduralMeshComponent, _>(id, |c| {
-            c.update_mesh_section(1, SectionData::positions(&moved))
-        })
+        .with_component_mut::<ProceduralMeshComponent, _>(id, |c| c.update_mesh_section(1, SectionData::positions(&moved)))
         .unwrap()
         .unwrap();
     let eof = world.send_all_end_of_frame_updates().unwrap();
@@ -47,10 +40,7 @@ fn update_in_place_creates_no_proxy_and_create_does() {
     let (stats, after) = frame(world.render_thread().unwrap());
     assert_eq!(stats.proxies_created, 0);
     assert!(diff_pixels(&before, &after) > 0, "the image changed");
-    assert!(is_bluish(pixel_at(
-        &after,
-        RIGHT + Vec3::new(0.0, 1.5, 0.0)
-    )));
+    assert!(is_bluish(pixel_at(&after, RIGHT + Vec3::new(0.0, 1.5, 0.0))));
 
     // A new section: one new proxy.
     let g2 = grid(Vec2::new(-1.0, 2.0), Vec2::new(1.0, 3.0), 3);
@@ -69,37 +59,20 @@ fn update_in_place_creates_no_proxy_and_create_does() {
     // world's material for slot 1 overrides the section's) is dropped,
     // never sent later.
     world
-        .with_component_mut::<ProceduralMeshComponent, _>(id, |c| {
-            c.update_mesh_section(1, SectionData::positions(&g.positions))
-        })
+        .with_component_mut::<ProceduralMeshComponent, _>(id, |c| c.update_mesh_section(1, SectionData::positions(&g.positions)))
         .unwrap()
         .unwrap();
     world.set_material(id, 1, red).unwrap();
     let eof = world.send_all_end_of_frame_updates().unwrap();
     assert_eq!((eof.proxies_created, eof.dynamic_data_sent), (1, 0));
     let (_, image) = frame(world.render_thread().unwrap());
-    assert!(
-        is_reddish(pixel_at(&image, RIGHT)),
-        "override material, update applied"
-    );
-    assert!(
-        is_reddish(pixel_at(&image, LEFT)),
-        "an unset slot keeps the section's material"
-    );
-    world
-        .with_component_mut::<ProceduralMeshComponent, _>(id, |c| {
-            c.set_mesh_section_visible(0, false)
-        })
-        .unwrap()
-        .unwrap();
+    assert!(is_reddish(pixel_at(&image, RIGHT)), "override material, update applied");
+    assert!(is_reddish(pixel_at(&image, LEFT)), "an unset slot keeps the section's material");
+    world.with_component_mut::<ProceduralMeshComponent, _>(id, |c| c.set_mesh_section_visible(0, false)).unwrap().unwrap();
     let eof = world.send_all_end_of_frame_updates().unwrap();
     assert_eq!((eof.proxies_created, eof.dynamic_data_sent), (0, 1));
     let (_, image) = frame(world.render_thread().unwrap());
-    assert_eq!(
-        pixel_at(&image, LEFT),
-        background(&image),
-        "section 0 hidden"
-    );
+    assert_eq!(pixel_at(&image, LEFT), background(&image), "section 0 hidden");
     assert_clean(world.render_thread().unwrap());
 }
 
@@ -109,20 +82,13 @@ fn world_raycast_hits_section_collision() {
     let mut component = ProceduralMeshComponent::new();
     for (index, x0) in [(0, -3.0), (1, 0.5)] {
         let g = grid(Vec2::new(x0, -1.5), Vec2::new(x0 + 2.5, 1.5), 5);
-        component
-            .create_mesh_section(index, SectionData::new(&g.positions, &g.triangles), true)
-            .unwrap();
+        component.create_mesh_section(index, SectionData::new(&g.positions, &g.triangles), true).unwrap();
     }
     let mut world = World::new(None);
-    let (_, id) = world
-        .spawn_actor("pmc", Box::new(component), Transform::IDENTITY)
-        .unwrap();
+    let (_, id) = world.spawn_actor("pmc", Box::new(component), Transform::IDENTITY).unwrap();
     world.send_all_end_of_frame_updates().unwrap();
     for (at, section) in [(LEFT, 0u16), (RIGHT, 1)] {
-        let hit = world
-            .raycast(at + Vec3::Z * 5.0, -Vec3::Z, 100.0)
-            .unwrap()
-            .expect("a hit");
+        let hit = world.raycast(at + Vec3::Z * 5.0, -Vec3::Z, 100.0).unwrap().expect("a hit");
         assert_eq!(hit.component, id);
         assert_eq!(hit.material_index, Some(section));
         assert!((hit.distance - 5.0).abs() < 1e-3);
@@ -135,13 +101,9 @@ fn async_cook_lands_through_tick() {
     let mut component = ProceduralMeshComponent::new();
     component.set_use_async_cooking(true);
     let g = grid(Vec2::new(-1.0, -1.0), Vec2::new(1.0, 1.0), 3);
-    component
-        .create_mesh_section(0, SectionData::new(&g.positions, &g.triangles), true)
-        .unwrap();
+    component.create_mesh_section(0, SectionData::new(&g.positions, &g.triangles), true).unwrap();
     let mut world = World::new(None);
-    let (_, id) = world
-        .spawn_actor("pmc", Box::new(component), Transform::IDENTITY)
-        .unwrap();
+    let (_, id) = world.spawn_actor("pmc", Box::new(component), Transform::IDENTITY).unwrap();
     world.send_all_end_of_frame_updates().unwrap();
     let ray = || world.raycast(Vec3::Z * 5.0, -Vec3::Z, 100.0).unwrap();
     assert!(ray().is_none(), "nothing cooked before the tick applies it");
@@ -159,10 +121,7 @@ fn async_cook_lands_through_tick() {
         std::thread::sleep(std::time::Duration::from_millis(2));
     }
     assert!(landed, "the cook landed");
-    let hit = world
-        .raycast(Vec3::Z * 5.0, -Vec3::Z, 100.0)
-        .unwrap()
-        .expect("a hit");
+    let hit = world.raycast(Vec3::Z * 5.0, -Vec3::Z, 100.0).unwrap().expect("a hit");
     assert_eq!((hit.component, hit.material_index), (id, Some(0)));
 }
 
@@ -173,13 +132,8 @@ fn mirrored_transform_keeps_sections_drawn() {
     let (red, blue) = red_and_blue(&mut rt);
     let mut world = World::new(Some(rt));
     let component = ProceduralMeshComponent::from_mesh(two_sections(red, blue));
-    let mirror = Transform {
-        scale: Vec3::new(-1.0, 1.0, 1.0),
-        ..Transform::IDENTITY
-    };
-    let (_, id) = world
-        .spawn_actor("pmc", Box::new(component), mirror)
-        .unwrap();
+    let mirror = Transform { scale: Vec3::new(-1.0, 1.0, 1.0), ..Transform::IDENTITY };
+    let (_, id) = world.spawn_actor("pmc", Box::new(component), mirror).unwrap();
     world.send_all_end_of_frame_updates().unwrap();
     let (_, image) = frame(world.render_thread().unwrap());
     // Mirrored in X: section 0 (red) is now on the right.
@@ -187,20 +141,13 @@ fn mirrored_transform_keeps_sections_drawn() {
     assert!(is_bluish(pixel_at(&image, LEFT)));
 
     // Un-mirror by a move: the proxy stays and is told.
-    world
-        .set_relative_transform(id, Transform::IDENTITY)
-        .unwrap();
+    world.set_relative_transform(id, Transform::IDENTITY).unwrap();
     let m = world.world_transform(id).unwrap();
-    world
-        .with_component_mut::<ProceduralMeshComponent, _>(id, |c| c.note_transform(m))
-        .unwrap();
+    world.with_component_mut::<ProceduralMeshComponent, _>(id, |c| c.note_transform(m)).unwrap();
     let eof = world.send_all_end_of_frame_updates().unwrap();
     assert_eq!((eof.proxies_created, eof.dynamic_data_sent), (0, 1));
     let (_, image) = frame(world.render_thread().unwrap());
-    assert!(
-        is_reddish(pixel_at(&image, LEFT)),
-        "winding follows the transform"
-    );
+    assert!(is_reddish(pixel_at(&image, LEFT)), "winding follows the transform");
     assert!(is_bluish(pixel_at(&image, RIGHT)));
     assert_clean(world.render_thread().unwrap());
 }

@@ -18,13 +18,11 @@
 use std::sync::Arc;
 
 use engine_core::collision::ManualExecutor;
-use engine_core::{
-    Component, DirtyFlags, PrimitiveComponent, PrimitiveSettings, ProxyCreateContext,
-};
+use engine_core::{Component, DirtyFlags, PrimitiveComponent, PrimitiveSettings, ProxyCreateContext};
 use glam::{Mat4, Vec2, Vec3};
 use procmesh::{
-    LinearColor, MaterialRef, ProcMeshData, ProcMeshError, ProcMeshTangent,
-    ProceduralMeshComponent, SectionData, VertexAttributes, MAX_COORDINATE, MAX_SECTION_INDEX,
+    LinearColor, MaterialRef, ProcMeshData, ProcMeshError, ProcMeshTangent, ProceduralMeshComponent, SectionData, VertexAttributes,
+    MAX_COORDINATE, MAX_SECTION_INDEX,
 };
 use proptest::prelude::*;
 
@@ -46,9 +44,7 @@ struct Arrays {
 
 impl Arrays {
     fn data(&self) -> SectionData<'_> {
-        let mut data = SectionData::new(&self.positions, &self.triangles)
-            .normals(&self.normals)
-            .tangents(&self.tangents);
+        let mut data = SectionData::new(&self.positions, &self.triangles).normals(&self.normals).tangents(&self.tangents);
         for (channel, uvs) in self.uvs.iter().enumerate() {
             data = data.uv(channel, uvs);
         }
@@ -75,10 +71,7 @@ fn vec3() -> impl Strategy<Value = Vec3> + Clone {
 }
 
 /// Length 0, the vertex count `n`, or something else.
-fn sized<T: std::fmt::Debug>(
-    n: usize,
-    item: impl Strategy<Value = T> + Clone,
-) -> impl Strategy<Value = Vec<T>> {
+fn sized<T: std::fmt::Debug>(n: usize, item: impl Strategy<Value = T> + Clone) -> impl Strategy<Value = Vec<T>> {
     prop_oneof![
         3 => Just(0usize),
         6 => Just(n),
@@ -110,18 +103,16 @@ fn arrays() -> impl Strategy<Value = Arrays> {
                 any::<bool>(),
             )
         })
-        .prop_map(
-            |(positions, triangles, normals, tangents, uvs, colors, linear, linear_call)| Arrays {
-                positions,
-                triangles,
-                normals,
-                tangents,
-                uvs,
-                colors,
-                linear,
-                linear_call,
-            },
-        )
+        .prop_map(|(positions, triangles, normals, tangents, uvs, colors, linear, linear_call)| Arrays {
+            positions,
+            triangles,
+            normals,
+            tangents,
+            uvs,
+            colors,
+            linear,
+            linear_call,
+        })
 }
 
 /// What a large section gets wrong, if anything. The checks run in blocks
@@ -166,40 +157,19 @@ fn flaw() -> impl Strategy<Value = Flaw> {
 /// than drawn value by value, with at most one flaw at a random place.
 fn large_arrays() -> impl Strategy<Value = Arrays> {
     (
-        prop_oneof![
-            Just(4095usize),
-            Just(4096),
-            Just(4097),
-            Just(3 * 4096 + 1),
-            1000usize..9000
-        ],
-        prop_oneof![
-            Just(0usize),
-            Just(4096),
-            Just(4097),
-            Just(8193),
-            1usize..9000
-        ],
+        prop_oneof![Just(4095usize), Just(4096), Just(4097), Just(3 * 4096 + 1), 1000usize..9000],
+        prop_oneof![Just(0usize), Just(4096), Just(4097), Just(8193), 1usize..9000],
         flaw(),
         any::<prop::sample::Index>(),
         any::<bool>(),
     )
         .prop_map(|(n, triangle_count, flaw, at, linear_call)| {
-            let positions: Vec<Vec3> = (0..n)
-                .map(|i| Vec3::new((i % 101) as f32, (i / 101) as f32, (i as f32 * 0.37).sin()))
-                .collect();
-            let mut triangles: Vec<u32> = (0..triangle_count * 3)
-                .map(|k| ((k * 7919) % n) as u32)
-                .collect();
+            let positions: Vec<Vec3> = (0..n).map(|i| Vec3::new((i % 101) as f32, (i / 101) as f32, (i as f32 * 0.37).sin())).collect();
+            let mut triangles: Vec<u32> = (0..triangle_count * 3).map(|k| ((k * 7919) % n) as u32).collect();
             let mut a = Arrays {
                 normals: vec![Vec3::Z; n],
                 tangents: vec![ProcMeshTangent::new(Vec3::X, false); n],
-                uvs: [
-                    positions.iter().map(|p| Vec2::new(p.x, p.y)).collect(),
-                    Vec::new(),
-                    Vec::new(),
-                    vec![Vec2::ONE; n],
-                ],
+                uvs: [positions.iter().map(|p| Vec2::new(p.x, p.y)).collect(), Vec::new(), Vec::new(), vec![Vec2::ONE; n]],
                 colors: vec![[255, 128, 0, 255]; n],
                 linear: Vec::new(),
                 linear_call,
@@ -261,10 +231,7 @@ fn any_arrays() -> BoxedStrategy<Arrays> {
 /// does not judge it.
 fn expected_create_rejection(index: usize, a: &Arrays, recooks: bool) -> Option<bool> {
     let n = a.positions.len();
-    if index > MAX_SECTION_INDEX
-        || !a.triangles.len().is_multiple_of(3)
-        || a.triangles.iter().any(|&t| t as usize >= n)
-    {
+    if index > MAX_SECTION_INDEX || !a.triangles.len().is_multiple_of(3) || a.triangles.iter().any(|&t| t as usize >= n) {
         return Some(true);
     }
     let linear_used = a.linear_call || !a.linear.is_empty();
@@ -275,18 +242,11 @@ fn expected_create_rejection(index: usize, a: &Arrays, recooks: bool) -> Option<
         a.uvs[1].len(),
         a.uvs[2].len(),
         a.uvs[3].len(),
-        if linear_used {
-            a.linear.len()
-        } else {
-            a.colors.len()
-        },
+        if linear_used { a.linear.len() } else { a.colors.len() },
     ]
     .iter()
     .all(|&len| len == 0 || len == n);
-    let finite = a
-        .positions
-        .iter()
-        .all(|p| p.is_finite() && p.abs().max_element() <= MAX_COORDINATE)
+    let finite = a.positions.iter().all(|p| p.is_finite() && p.abs().max_element() <= MAX_COORDINATE)
         && a.normals.iter().all(|v| v.is_finite())
         && a.tangents.iter().all(|t| t.tangent_x.is_finite())
         && a.uvs.iter().flatten().all(|uv| uv.is_finite())
@@ -353,9 +313,7 @@ fn attributes(bits: u8) -> VertexAttributes {
     ]
     .iter()
     .enumerate()
-    .fold(VertexAttributes::NONE, |a, (i, &x)| {
-        a.with_if(x, bits & (1 << i) != 0)
-    })
+    .fold(VertexAttributes::NONE, |a, (i, &x)| a.with_if(x, bits & (1 << i) != 0))
 }
 
 /// Applies `op`; returns whether it was rejected. Panics where a create's
@@ -364,10 +322,7 @@ fn apply(mesh: &mut ProcMeshData, executor: &ManualExecutor, op: &Op) -> bool {
     if let Op::Create(i, a, collide) = op {
         // Replacing a section that has collision triangles re-cooks, which
         // the expectation does not model.
-        let recooks = *collide
-            || mesh
-                .section(*i)
-                .is_some_and(|s| s.enable_collision() && !s.triangles().is_empty());
+        let recooks = *collide || mesh.section(*i).is_some_and(|s| s.enable_collision() && !s.triangles().is_empty());
         let rejected = apply_unchecked(mesh, executor, op);
         if let Some(expected) = expected_create_rejection(*i, a, recooks) {
             assert_eq!(
@@ -386,13 +341,9 @@ fn apply(mesh: &mut ProcMeshData, executor: &ManualExecutor, op: &Op) -> bool {
 
 fn apply_unchecked(mesh: &mut ProcMeshData, executor: &ManualExecutor, op: &Op) -> bool {
     let result = match op {
-        Op::Create(i, a, collide) if a.linear_call => {
-            mesh.create_mesh_section_linear_color(*i, a.data(), &a.linear, *collide)
-        }
+        Op::Create(i, a, collide) if a.linear_call => mesh.create_mesh_section_linear_color(*i, a.data(), &a.linear, *collide),
         Op::Create(i, a, collide) => mesh.create_mesh_section(*i, a.data(), *collide),
-        Op::Update(i, a) if a.linear_call => {
-            mesh.update_mesh_section_linear_color(*i, a.data(), &a.linear)
-        }
+        Op::Update(i, a) if a.linear_call => mesh.update_mesh_section_linear_color(*i, a.data(), &a.linear),
         Op::Update(i, a) => mesh.update_mesh_section(*i, a.data()),
         Op::Clear(i) => mesh.clear_mesh_section(*i),
         Op::ClearAll => mesh.clear_all_mesh_sections(),
@@ -528,19 +479,11 @@ fn component_op() -> impl Strategy<Value = ComponentOp> {
 
 /// Forwards `op` to the component: `Some(rejected)` for calls that can be
 /// rejected, `None` otherwise.
-fn apply_component(
-    c: &mut ProceduralMeshComponent,
-    executor: &ManualExecutor,
-    op: &Op,
-) -> Option<bool> {
+fn apply_component(c: &mut ProceduralMeshComponent, executor: &ManualExecutor, op: &Op) -> Option<bool> {
     let result = match op {
-        Op::Create(i, a, collide) if a.linear_call => {
-            c.create_mesh_section_linear_color(*i, a.data(), &a.linear, *collide)
-        }
+        Op::Create(i, a, collide) if a.linear_call => c.create_mesh_section_linear_color(*i, a.data(), &a.linear, *collide),
         Op::Create(i, a, collide) => c.create_mesh_section(*i, a.data(), *collide),
-        Op::Update(i, a) if a.linear_call => {
-            c.update_mesh_section_linear_color(*i, a.data(), &a.linear)
-        }
+        Op::Update(i, a) if a.linear_call => c.update_mesh_section_linear_color(*i, a.data(), &a.linear),
         Op::Update(i, a) => c.update_mesh_section(*i, a.data()),
         Op::Clear(i) => c.clear_mesh_section(*i),
         Op::ClearAll => c.clear_all_mesh_sections(),

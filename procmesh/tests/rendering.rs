@@ -7,36 +7,19 @@ mod common;
 use common::*;
 use glam::{Mat4, Vec2, Vec3};
 use procmesh::{
-    ProcMeshData, ProcMeshProxyOptions, ProcMeshRenderState, ProceduralMeshSceneProxy,
-    RecreateReason, RenderUpdate, SectionData,
+    ProcMeshData, ProcMeshProxyOptions, ProcMeshRenderState, ProceduralMeshSceneProxy, RecreateReason, RenderUpdate, SectionData,
 };
 use renderer::*;
 
-const DYNAMIC: ProcMeshProxyOptions = ProcMeshProxyOptions {
-    static_draw_path: false,
-    cast_shadow: true,
-};
-const STATIC: ProcMeshProxyOptions = ProcMeshProxyOptions {
-    static_draw_path: true,
-    cast_shadow: true,
-};
+const DYNAMIC: ProcMeshProxyOptions = ProcMeshProxyOptions { static_draw_path: false, cast_shadow: true };
+const STATIC: ProcMeshProxyOptions = ProcMeshProxyOptions { static_draw_path: true, cast_shadow: true };
 
 /// The proxy of `id` as the render thread holds it: (bounds, mirrored).
-fn proxy_state(
-    rt: &mut RenderThread,
-    id: PrimitiveId,
-) -> (procmesh::Aabb, bool, Vec<Option<bool>>) {
+fn proxy_state(rt: &mut RenderThread, id: PrimitiveId) -> (procmesh::Aabb, bool, Vec<Option<bool>>) {
     rt.with_context(move |ctx| {
         let proxy = ctx.scene.proxy(id).expect("live proxy");
-        let p = proxy
-            .as_any()
-            .downcast_ref::<ProceduralMeshSceneProxy>()
-            .expect("a procedural mesh proxy");
-        (
-            p.bounds(),
-            p.is_mirrored(),
-            (0..2).map(|i| p.is_section_visible(i)).collect(),
-        )
+        let p = proxy.as_any().downcast_ref::<ProceduralMeshSceneProxy>().expect("a procedural mesh proxy");
+        (p.bounds(), p.is_mirrored(), (0..2).map(|i| p.is_section_visible(i)).collect())
     })
     .unwrap()
 }
@@ -57,65 +40,32 @@ fn an_update_of_the_same_vertex_count_rewrites_the_buffers_without_a_new_proxy()
     assert!(is_reddish(pixel_at(&before, corner)));
 
     // Shrink the left section towards its centre: same vertex count.
-    let shrunk: Vec<Vec3> = mesh
-        .section(0)
-        .unwrap()
-        .positions()
-        .iter()
-        .map(|p| LEFT + (*p - LEFT) * 0.5)
-        .collect();
-    let changes = mesh
-        .update_mesh_section(0, SectionData::positions(&shrunk))
-        .unwrap();
+    let shrunk: Vec<Vec3> = mesh.section(0).unwrap().positions().iter().map(|p| LEFT + (*p - LEFT) * 0.5).collect();
+    let changes = mesh.update_mesh_section(0, SectionData::positions(&shrunk)).unwrap();
     assert!(changes.transform && !changes.render_state);
     let sent = state.apply(&mut rt, &mesh, &changes).unwrap();
-    assert_eq!(
-        sent,
-        RenderUpdate {
-            recreated: None,
-            sections_sent: 1,
-            visibility_sent: 0,
-            bounds_sent: true
-        }
-    );
+    assert_eq!(sent, RenderUpdate { recreated: None, sections_sent: 1, visibility_sent: 0, bounds_sent: true });
     let (updated, after) = frame(&mut rt);
     assert_eq!(updated.proxies_created, 0, "no proxy recreation");
     assert_eq!(updated.pass(MeshPass::Base).mesh_draw_commands, 2);
-    assert!(
-        diff_pixels(&before, &after) > 100,
-        "the GPU buffer changed: {} pixels",
-        diff_pixels(&before, &after)
-    );
-    assert_eq!(
-        pixel_at(&after, corner),
-        background(&after),
-        "the corner is uncovered"
-    );
+    assert!(diff_pixels(&before, &after) > 100, "the GPU buffer changed: {} pixels", diff_pixels(&before, &after));
+    assert_eq!(pixel_at(&after, corner), background(&after), "the corner is uncovered");
     assert!(is_reddish(pixel_at(&after, LEFT)));
-    assert_eq!(
-        pixel_at(&after, RIGHT),
-        pixel_at(&before, RIGHT),
-        "the other section is untouched"
-    );
+    assert_eq!(pixel_at(&after, RIGHT), pixel_at(&before, RIGHT), "the other section is untouched");
     // Bounds: the state sent them, the proxy followed the update.
     assert_eq!(state.bounds(), mesh.local_bounds());
     assert_eq!(proxy_state(&mut rt, state.id()).0, mesh.local_bounds());
 
     // Colors alone: one stream rewritten, the right section turns dark.
     let dark = vec![[40, 40, 40, 255]; mesh.section(1).unwrap().vertex_count()];
-    let changes = mesh
-        .update_mesh_section(1, SectionData::default().colors(&dark))
-        .unwrap();
+    let changes = mesh.update_mesh_section(1, SectionData::default().colors(&dark)).unwrap();
     assert!(!changes.transform);
     let sent = state.apply(&mut rt, &mesh, &changes).unwrap();
     assert_eq!((sent.sections_sent, sent.bounds_sent), (1, false));
     let (colored, darker) = frame(&mut rt);
     assert_eq!(colored.proxies_created, 0);
     let (b, a) = (pixel_at(&after, RIGHT), pixel_at(&darker, RIGHT));
-    assert!(
-        a[2] + 40 < b[2],
-        "vertex colors darken the section: {b:?} -> {a:?}"
-    );
+    assert!(a[2] + 40 < b[2], "vertex colors darken the section: {b:?} -> {a:?}");
     assert_clean(&mut rt);
 }
 
@@ -126,8 +76,7 @@ fn a_section_moved_into_view_is_culled_with_its_new_bounds() {
     let (red, _) = red_and_blue(&mut rt);
     let mut mesh = ProcMeshData::new();
     let far = grid(Vec2::new(100.0, -1.0), Vec2::new(102.0, 1.0), 3);
-    mesh.create_mesh_section(0, SectionData::new(&far.positions, &far.triangles), false)
-        .unwrap();
+    mesh.create_mesh_section(0, SectionData::new(&far.positions, &far.triangles), false).unwrap();
     mesh.set_material(0, Some(red.into())).unwrap();
     let mut state = ProcMeshRenderState::register(&mut rt, &mesh, Mat4::IDENTITY, DYNAMIC).unwrap();
     let (away, _) = frame(&mut rt);
@@ -135,22 +84,13 @@ fn a_section_moved_into_view_is_culled_with_its_new_bounds() {
 
     // Move every vertex into view: outside the bounds it was added with.
     let near = grid(Vec2::new(-1.0, -1.0), Vec2::new(1.0, 1.0), 3);
-    let changes = mesh
-        .update_mesh_section(0, SectionData::positions(&near.positions))
-        .unwrap();
+    let changes = mesh.update_mesh_section(0, SectionData::positions(&near.positions)).unwrap();
     let sent = state.apply(&mut rt, &mesh, &changes).unwrap();
-    assert_eq!(
-        (sent.recreated, sent.sections_sent, sent.bounds_sent),
-        (None, 1, true)
-    );
+    assert_eq!((sent.recreated, sent.sections_sent, sent.bounds_sent), (None, 1, true));
     let (moved, image) = frame(&mut rt);
     assert_eq!(moved.proxies_created, 0);
     assert_eq!(moved.visible_primitives, 1, "culled with the new bounds");
-    assert!(
-        is_reddish(pixel_at(&image, Vec3::ZERO)),
-        "{:?}",
-        pixel_at(&image, Vec3::ZERO)
-    );
+    assert!(is_reddish(pixel_at(&image, Vec3::ZERO)), "{:?}", pixel_at(&image, Vec3::ZERO));
     assert_clean(&mut rt);
 }
 
@@ -174,20 +114,13 @@ fn hidden_and_cleared_sections_are_not_drawn() {
     assert_eq!(hidden.pass(MeshPass::ShadowDepth).mesh_draw_commands, 1);
     assert_eq!(pixel_at(&image, RIGHT), background(&image));
     assert!(is_reddish(pixel_at(&image, LEFT)));
-    assert_eq!(
-        proxy_state(&mut rt, state.id()).2,
-        vec![Some(true), Some(false)]
-    );
+    assert_eq!(proxy_state(&mut rt, state.id()).2, vec![Some(true), Some(false)]);
 
     let changes = mesh.set_mesh_section_visible(1, true).unwrap();
     state.apply(&mut rt, &mesh, &changes).unwrap();
     let (shown, image) = frame(&mut rt);
     assert_eq!(shown.pass(MeshPass::Base).mesh_draw_commands, 2);
-    assert!(
-        image == original,
-        "{} pixels differ",
-        diff_pixels(&image, &original)
-    );
+    assert!(image == original, "{} pixels differ", diff_pixels(&image, &original));
 
     let changes = mesh.clear_mesh_section(0).unwrap();
     let old = state.id();
@@ -219,16 +152,8 @@ fn path_run(options: ProcMeshProxyOptions) -> Vec<(FrameStats, rhi_vulkan::Image
     step(&mut rt, RenderUpdate::default());
     step(&mut rt, RenderUpdate::default());
     // Raise and tilt the right section's vertices in place.
-    let raised: Vec<Vec3> = mesh
-        .section(1)
-        .unwrap()
-        .positions()
-        .iter()
-        .map(|p| *p + Vec3::new(0.0, 0.3, 0.4 + 0.2 * p.x))
-        .collect();
-    let changes = mesh
-        .update_mesh_section(1, SectionData::positions(&raised))
-        .unwrap();
+    let raised: Vec<Vec3> = mesh.section(1).unwrap().positions().iter().map(|p| *p + Vec3::new(0.0, 0.3, 0.4 + 0.2 * p.x)).collect();
+    let changes = mesh.update_mesh_section(1, SectionData::positions(&raised)).unwrap();
     let sent = state.apply(&mut rt, &mesh, &changes).unwrap();
     step(&mut rt, sent);
     let changes = mesh.set_mesh_section_visible(0, false).unwrap();
@@ -248,22 +173,8 @@ fn static_and_dynamic_draw_paths_give_identical_images() {
     // Frame 1, unchanged: the static path builds nothing, the dynamic path
     // its 2 sections x (depth, base, shadow) commands.
     let (d1, s1) = (&dynamic[1].0, &stat[1].0);
-    assert_eq!(
-        (
-            s1.cached_commands_built,
-            s1.dynamic_commands_built,
-            s1.proxies_created
-        ),
-        (0, 0, 0)
-    );
-    assert_eq!(
-        (
-            d1.cached_commands_built,
-            d1.dynamic_commands_built,
-            d1.proxies_created
-        ),
-        (0, 6, 0)
-    );
+    assert_eq!((s1.cached_commands_built, s1.dynamic_commands_built, s1.proxies_created), (0, 0, 0));
+    assert_eq!((d1.cached_commands_built, d1.dynamic_commands_built, d1.proxies_created), (0, 6, 0));
     assert_eq!(d1.pass(MeshPass::Base), s1.pass(MeshPass::Base));
     // Frame 2, a vertex update: in place on both paths, nothing rebuilt.
     for run in [&dynamic, &stat] {
@@ -271,25 +182,13 @@ fn static_and_dynamic_draw_paths_give_identical_images() {
         assert_eq!((sent.recreated, sent.sections_sent), (None, 1));
         assert_eq!((stats.proxies_created, stats.cached_commands_built), (0, 0));
     }
-    assert!(
-        diff_pixels(&dynamic[1].1, &dynamic[2].1) > 100,
-        "the update shows"
-    );
+    assert!(diff_pixels(&dynamic[1].1, &dynamic[2].1) > 100, "the update shows");
     // Frame 3, a visibility change: a flag on the dynamic path, a new proxy
     // on the static path, cached for the one visible section (depth, shadow,
     // base and wireframe commands: every pass caches).
-    assert_eq!(
-        (dynamic[3].2.recreated, dynamic[3].0.proxies_created),
-        (None, 0)
-    );
-    assert_eq!(
-        stat[3].2.recreated,
-        Some(RecreateReason::VisibilityOnStaticPath)
-    );
-    assert_eq!(
-        (stat[3].0.proxies_created, stat[3].0.cached_commands_built),
-        (1, 4)
-    );
+    assert_eq!((dynamic[3].2.recreated, dynamic[3].0.proxies_created), (None, 0));
+    assert_eq!(stat[3].2.recreated, Some(RecreateReason::VisibilityOnStaticPath));
+    assert_eq!((stat[3].0.proxies_created, stat[3].0.cached_commands_built), (1, 4));
     assert_eq!(dynamic[3].0.pass(MeshPass::Base).mesh_draw_commands, 1);
 }
 
@@ -305,11 +204,7 @@ fn wireframe_draws_procedural_sections_on_both_paths() {
         let (stats, image) = frame(&mut rt);
         assert_eq!(stats.pass(MeshPass::Base).draws, 0, "{options:?}");
         assert_eq!(stats.pass(MeshPass::Wireframe).draws, 2, "{options:?}");
-        let edges = image
-            .rgba8
-            .chunks(4)
-            .filter(|p| p[0] > 180 && p[2] > 180)
-            .count();
+        let edges = image.rgba8.chunks(4).filter(|p| p[0] > 180 && p[2] > 180).count();
         assert!(edges > 100, "{options:?}: {edges} edge pixels");
         assert_clean(&mut rt);
     }
@@ -326,20 +221,9 @@ fn a_mirrored_transform_still_draws_the_front_faces() {
         let mut state = ProcMeshRenderState::register(&mut rt, &mesh, mirror, options).unwrap();
         let (_, image) = frame(&mut rt);
         // Mirrored in X: red on the right, blue on the left.
-        assert!(
-            is_reddish(pixel_at(&image, RIGHT)),
-            "{options:?}: {:?}",
-            pixel_at(&image, RIGHT)
-        );
-        assert!(
-            is_bluish(pixel_at(&image, LEFT)),
-            "{options:?}: {:?}",
-            pixel_at(&image, LEFT)
-        );
-        assert_eq!(
-            proxy_state(&mut rt, state.id()).1,
-            !options.static_draw_path
-        );
+        assert!(is_reddish(pixel_at(&image, RIGHT)), "{options:?}: {:?}", pixel_at(&image, RIGHT));
+        assert!(is_bluish(pixel_at(&image, LEFT)), "{options:?}: {:?}", pixel_at(&image, LEFT));
+        assert_eq!(proxy_state(&mut rt, state.id()).1, !options.static_draw_path);
         // Back to unmirrored and mirrored again, without a new proxy.
         state.set_transform(&mut rt, Mat4::IDENTITY).unwrap();
         let (stats, image) = frame(&mut rt);
@@ -368,22 +252,15 @@ fn inline_and_threaded_modes_give_identical_images() {
         sun(&mut rt);
         let (red, blue) = red_and_blue(&mut rt);
         let mut mesh = two_sections(red, blue);
-        let mut state =
-            ProcMeshRenderState::register(&mut rt, &mesh, Mat4::IDENTITY, DYNAMIC).unwrap();
+        let mut state = ProcMeshRenderState::register(&mut rt, &mesh, Mat4::IDENTITY, DYNAMIC).unwrap();
         frame(&mut rt);
-        let normals =
-            vec![Vec3::new(0.3, 0.0, 1.0).normalize(); mesh.section(0).unwrap().vertex_count()];
-        let changes = mesh
-            .update_mesh_section(0, SectionData::default().normals(&normals))
-            .unwrap();
+        let normals = vec![Vec3::new(0.3, 0.0, 1.0).normalize(); mesh.section(0).unwrap().vertex_count()];
+        let changes = mesh.update_mesh_section(0, SectionData::default().normals(&normals)).unwrap();
         state.apply(&mut rt, &mesh, &changes).unwrap();
         let (_, image) = frame(&mut rt);
         assert_clean(&mut rt);
         image
     };
-    let (threaded, inline) = (
-        run(RenderThreadMode::Threaded),
-        run(RenderThreadMode::Inline),
-    );
+    let (threaded, inline) = (run(RenderThreadMode::Threaded), run(RenderThreadMode::Inline));
     assert_images_equal(&threaded, &inline, "threaded vs inline");
 }

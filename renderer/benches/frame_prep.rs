@@ -59,7 +59,15 @@ fn setup() -> Setup {
         scene.set_material(MaterialId(m as u32 + 1), Material::colored(Vec4::new(t, 1.0 - t, 0.5, 1.0))).unwrap();
     }
     scene
-        .set_light(LightId(1), Light::Directional(DirectionalLight { direction: Vec3::new(-0.4, -0.3, -1.0), color: Vec3::ONE, intensity: 2.0, cast_shadows: true }))
+        .set_light(
+            LightId(1),
+            Light::Directional(DirectionalLight {
+                direction: Vec3::new(-0.4, -0.3, -1.0),
+                color: Vec3::ONE,
+                intensity: 2.0,
+                cast_shadows: true,
+            }),
+        )
         .unwrap();
     let mesh = StaticMeshRenderData::new(vec![shapes::cube(1.0)]).unwrap();
     for i in 0..SIDE * SIDE {
@@ -102,11 +110,15 @@ fn median(mut v: Vec<f64>) -> f64 {
 
 fn time_prepare(s: &mut Setup, c: &ConsoleVariables, runs: usize) -> f64 {
     prepare(s, c);
-    median((0..runs).map(|_| {
-        let t = Instant::now();
-        prepare(s, c);
-        t.elapsed().as_secs_f64() * 1e3
-    }).collect())
+    median(
+        (0..runs)
+            .map(|_| {
+                let t = Instant::now();
+                prepare(s, c);
+                t.elapsed().as_secs_f64() * 1e3
+            })
+            .collect(),
+    )
 }
 
 /// One prepare, in ms.
@@ -277,7 +289,12 @@ fn bench(crit: &mut Criterion) {
         Arm::Measured => (0..5).map(|_| cull_ms(&mut s, &parallel)).fold(f64::INFINITY, f64::min),
         Arm::Baseline => culling_floor_ms(&spheres, &flags, &frustum).0,
     });
-    println!("culling: init_views {:.3} ms vs floor {:.3} ms ({floor_visible} of {} visible)", cull.measured.median, cull.baseline.median, SIDE * SIDE);
+    println!(
+        "culling: init_views {:.3} ms vs floor {:.3} ms ({floor_visible} of {} visible)",
+        cull.measured.median,
+        cull.baseline.median,
+        SIDE * SIDE
+    );
     let draws = |pass: MeshPass| summary.iter().filter(|(p, _, _)| *p == pass).map(|(_, _, d)| d).sum::<u64>();
     println!(
         "renderer: {visible} of {} cubes visible; cached prep {t_cached:.2} ms ({ns_per_primitive:.1} ns/primitive; {ns_shadow:.1} with the shadow view), dynamic prep {t_dynamic:.2} ms, ratio {:.1}x (range {:.1}-{:.1} over {} pairs); setup+record 1 thread {t1:.2} ms, 2 threads {t2:.2} ms, ratio {:.2}x (range {:.2}-{:.2} over {} pairs); frame CPU with spans recorded vs off {:.3}x (range {:.3}-{:.3}; estimated {span_share:.3}%: {spans_per_frame} spans of {ns_per_span:.0} ns); draws after merge: depth {}, shadow {}, base {}",
@@ -302,9 +319,24 @@ fn bench(crit: &mut Criterion) {
         Row::spread("renderer: cached frame prep per primitive (160k cubes)", per_primitive, "ns", Some("<= 20")),
         Row::new("renderer: cached frame prep per primitive, with a shadow-casting sun (2 views)", ns_shadow, "ns", None),
         Row::spread("renderer: pass setup + recording, 2 threads vs 1", threads.ratio, "x", Some(">= 1.5")),
-        Row::spread("renderer: culling (init_views) vs the structure-of-arrays floor, 160k cubes, 6% visible, 2 threads", cull.ratio, "x", Some("<= 2")),
-        Row::spread("renderer: frame CPU with profiler spans recorded vs off (160k cubes, discarded frames)", spans.ratio, "x", Some("<= 1.02")),
-        Row::new("renderer: profiler spans recorded, share of frame CPU (spans per frame x ns per span / frame)", span_share, "%", Some("<= 2")),
+        Row::spread(
+            "renderer: culling (init_views) vs the structure-of-arrays floor, 160k cubes, 6% visible, 2 threads",
+            cull.ratio,
+            "x",
+            Some("<= 2"),
+        ),
+        Row::spread(
+            "renderer: frame CPU with profiler spans recorded vs off (160k cubes, discarded frames)",
+            spans.ratio,
+            "x",
+            Some("<= 1.02"),
+        ),
+        Row::new(
+            "renderer: profiler spans recorded, share of frame CPU (spans per frame x ns per span / frame)",
+            span_share,
+            "%",
+            Some("<= 2"),
+        ),
         Row::new("renderer: profiler spans per frame (160k cubes)", spans_per_frame as f64, "spans", None),
         Row::new("renderer: cost of one recorded profiler span", ns_per_span, "ns", None),
         Row::new("renderer: base-pass draws after merge (8 materials)", draws(MeshPass::Base) as f64, "draws", Some("= 8")),

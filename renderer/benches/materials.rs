@@ -136,7 +136,8 @@ fn upload_mb_s(device: &Device) -> (f64, f64) {
     let texture = (0..runs)
         .map(|_| {
             let t = Instant::now();
-            let desc = TextureDesc::sampled("bench", side as u32, side as u32, Format::Rgba8Srgb).with_mip_levels(TextureDesc::full_mip_count(side as u32, side as u32));
+            let desc = TextureDesc::sampled("bench", side as u32, side as u32, Format::Rgba8Srgb)
+                .with_mip_levels(TextureDesc::full_mip_count(side as u32, side as u32));
             let tex = device.create_texture_with_data(&desc, TextureData::Level0(&bytes)).unwrap();
             let s = t.elapsed().as_secs_f64();
             device.destroy_texture(tex);
@@ -199,7 +200,9 @@ fn main() {
     let mut changed = FrameStats::default();
     for f in 0..3 {
         for (k, &m) in targets.iter().enumerate() {
-            inst.scene.set_material_parameter(m, "tint", ParameterValue::Vector(Vec4::new(f as f32 / 3.0, k as f32 / 1000.0, 0.5, 1.0))).unwrap();
+            inst.scene
+                .set_material_parameter(m, "tint", ParameterValue::Vector(Vec4::new(f as f32 / 3.0, k as f32 / 1000.0, 0.5, 1.0)))
+                .unwrap();
         }
         changed = frame(&mut inst, &c).0;
     }
@@ -221,14 +224,44 @@ fn main() {
         targets.len(),
     );
     let rows = [
-        Row::spread("renderer: cached frame prep, 1,024 material instances of 8 parents vs 8 materials (160k cubes)", prep.ratio, "x", Some("<= 1.2")),
+        Row::spread(
+            "renderer: cached frame prep, 1,024 material instances of 8 parents vs 8 materials (160k cubes)",
+            prep.ratio,
+            "x",
+            Some("<= 1.2"),
+        ),
         Row::spread("renderer: cached frame prep per primitive with 1,024 material instances", per_primitive, "ns", None),
-        Row::new("renderer: base-pass draws with 1,024 material instances (= distinct pipeline+bindings pairs in view)", base_draws as f64, "draws", Some("= 1024")),
-        Row::spread("renderer: frame creating 1,000 material instances vs a normal frame (160k cubes)", creating.ratio, "x", Some("<= 1.5")),
-        Row::new("renderer: cached commands rebuilt when creating 1,000 material instances", created_rebuilt as f64, "commands", Some("= 0")),
-        Row::new("renderer: cached commands rebuilt by 1,000 parameter changes", changed.cached_commands_built as f64, "commands", Some("= 0")),
+        Row::new(
+            "renderer: base-pass draws with 1,024 material instances (= distinct pipeline+bindings pairs in view)",
+            base_draws as f64,
+            "draws",
+            Some("= 1024"),
+        ),
+        Row::spread(
+            "renderer: frame creating 1,000 material instances vs a normal frame (160k cubes)",
+            creating.ratio,
+            "x",
+            Some("<= 1.5"),
+        ),
+        Row::new(
+            "renderer: cached commands rebuilt when creating 1,000 material instances",
+            created_rebuilt as f64,
+            "commands",
+            Some("= 0"),
+        ),
+        Row::new(
+            "renderer: cached commands rebuilt by 1,000 parameter changes",
+            changed.cached_commands_built as f64,
+            "commands",
+            Some("= 0"),
+        ),
         Row::new("renderer: pipelines created by 1,000 parameter changes", changed.pipelines_created as f64, "pipelines", Some("= 0")),
-        Row::new("renderer: material bytes uploaded for 1,000 parameter changes (1,000 x 256-byte block)", changed.material_bytes_uploaded as f64, "bytes", Some("= 256000")),
+        Row::new(
+            "renderer: material bytes uploaded for 1,000 parameter changes (1,000 x 256-byte block)",
+            changed.material_bytes_uploaded as f64,
+            "bytes",
+            Some("= 256000"),
+        ),
         Row::new("renderer: texture upload with GPU mip generation (2048x2048 RGBA8)", tex_mb_s, "MB/s", None),
         Row::new("renderer: texture upload with mips vs a plain staged buffer upload of the same bytes", tex_mb_s / buf_mb_s, "x", None),
     ];

@@ -71,7 +71,11 @@ impl Default for ConsoleVariables {
         add(SHADOW_MAP_SIZE, CvarValue::Int(2048), "shadow map resolution in texels");
         add(TONEMAPPER, CvarValue::Int(1), "tone mapping of the HDR scene color: 0 = none (clamp), 1 = ACES fitted");
         add(EXPOSURE, CvarValue::Float(1.0), "linear multiplier on the scene color before tone mapping");
-        add(FRAMES_IN_FLIGHT, CvarValue::Int(2), "frames on the GPU while the next is recorded (1..=the device's frame slots; 1 waits after each submit)");
+        add(
+            FRAMES_IN_FLIGHT,
+            CvarValue::Int(2),
+            "frames on the GPU while the next is recorded (1..=the device's frame slots; 1 waits after each submit)",
+        );
         Self { vars }
     }
 }

@@ -1,8 +1,8 @@
 //! The renderer's error type.
 
 use crate::material::MaterialId;
-use crate::texture::TextureId;
 use crate::scene::PrimitiveId;
+use crate::texture::TextureId;
 
 /// Everything the renderer can fail with. A call that returns one changed
 /// nothing.

@@ -155,7 +155,10 @@ pub struct GpuWork {
 impl GpuWork {
     /// A work that records with `record`; declare its buffers with
     /// [`Self::reads`] and [`Self::writes`].
-    pub fn new(label: impl Into<String>, record: impl FnOnce(&mut GpuWorkRecorder<'_, '_>) -> Result<(), GpuWorkError> + Send + Sync + 'static) -> Self {
+    pub fn new(
+        label: impl Into<String>,
+        record: impl FnOnce(&mut GpuWorkRecorder<'_, '_>) -> Result<(), GpuWorkError> + Send + Sync + 'static,
+    ) -> Self {
         Self { label: label.into(), reads: Vec::new(), writes: Vec::new(), record: Box::new(record) }
     }
 
@@ -176,7 +179,6 @@ impl GpuWork {
         }
         self
     }
-
 }
 
 fn union(to: &mut Vec<PassRead>, from: &[PassRead]) {
@@ -189,7 +191,11 @@ fn union(to: &mut Vec<PassRead>, from: &[PassRead]) {
 
 impl std::fmt::Debug for GpuWork {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("GpuWork").field("label", &self.label).field("reads", &self.reads).field("writes", &self.writes).finish_non_exhaustive()
+        f.debug_struct("GpuWork")
+            .field("label", &self.label)
+            .field("reads", &self.reads)
+            .field("writes", &self.writes)
+            .finish_non_exhaustive()
     }
 }
 
@@ -221,7 +227,12 @@ impl<'a, 'd> GpuWorkRecorder<'a, 'd> {
     /// A bind group of this frame for `group` of `pipeline`
     /// ([`Frame::create_bind_group`]); every buffer it binds must be
     /// declared by the work, as written where the binding is writable storage.
-    pub fn create_bind_group(&mut self, pipeline: PipelineHandle, group: u32, entries: &[(u32, BindingResource)]) -> Result<BindGroup, GpuWorkError> {
+    pub fn create_bind_group(
+        &mut self,
+        pipeline: PipelineHandle,
+        group: u32,
+        entries: &[(u32, BindingResource)],
+    ) -> Result<BindGroup, GpuWorkError> {
         let layout = self.device().pipeline_bind_group_layout(pipeline, group)?;
         for &(binding, ref resource) in entries {
             let buffer = match *resource {
@@ -345,7 +356,8 @@ pub(crate) fn record_gpu_work(frame: &mut Frame<'_>, works: Vec<GpuWork>) -> rhi
             log::error!("{}", GpuWorkError::DeadBuffer { work: label, buffer });
             continue;
         }
-        let mut recorder = GpuWorkRecorder { frame: &*frame, work: &label, reads: &reads, writes: &writes, commands: Vec::new(), bound: false };
+        let mut recorder =
+            GpuWorkRecorder { frame: &*frame, work: &label, reads: &reads, writes: &writes, commands: Vec::new(), bound: false };
         match record(&mut recorder) {
             Ok(()) => {
                 let commands = recorder.commands;
@@ -354,8 +366,10 @@ pub(crate) fn record_gpu_work(frame: &mut Frame<'_>, works: Vec<GpuWork>) -> rhi
             Err(e) => log::error!("GPU work {label:?} not recorded: {e}"),
         }
     }
-    let declared: Vec<Declared<'_, BufferHandle>> =
-        collected.iter().map(|c| (c.reads.as_slice(), c.writes.iter().map(|w| (w.buffer, w.read_by_passes.as_slice())).collect())).collect();
+    let declared: Vec<Declared<'_, BufferHandle>> = collected
+        .iter()
+        .map(|c| (c.reads.as_slice(), c.writes.iter().map(|w| (w.buffer, w.read_by_passes.as_slice())).collect()))
+        .collect();
     let steps = plan(&declared);
     let mut commands: Vec<Option<Vec<Command>>> = collected.iter_mut().map(|c| Some(std::mem::take(&mut c.commands))).collect();
     let mut recorded = 0;
@@ -430,7 +444,11 @@ mod tests {
         // 0 writes scratch 7; 1 reads it, writes 8; 2 writes 7 again (after
         // 1's read) and 8 (after 1's write).
         let none: &[PassRead] = &[];
-        let steps = plan(&[(&[][..], vec![(7u32, none)]), (&[7][..], vec![(8, &[PASS_SHADER][..])]), (&[][..], vec![(7, none), (8, &[PASS_INDIRECT][..])])]);
+        let steps = plan(&[
+            (&[][..], vec![(7u32, none)]),
+            (&[7][..], vec![(8, &[PASS_SHADER][..])]),
+            (&[][..], vec![(7, none), (8, &[PASS_INDIRECT][..])]),
+        ]);
         assert_eq!(
             steps,
             [

@@ -72,15 +72,18 @@ mod view;
 
 pub use cvars::{ConsoleVariables, CvarValue};
 pub use error::{RendererError, Result};
+pub use gpu_work::{BufferWrite, GpuWork, GpuWorkError, GpuWorkRecorder, PassRead};
 pub use material::{
-    parameters, BlendMode, Material, MaterialId, MaterialInstance, MaterialParameter, MaterialParams, MaterialRegistry, MaterialShader, MaterialShaderId, ParameterLayout, ParameterValue,
-    ResolvedMaterial, ShadingModel, DEFAULT_MATERIAL_WGSL, MATERIAL_BLOCK_SIZE,
+    parameters, BlendMode, Material, MaterialId, MaterialInstance, MaterialParameter, MaterialParams, MaterialRegistry, MaterialShader,
+    MaterialShaderId, ParameterLayout, ParameterValue, ResolvedMaterial, ShadingModel, DEFAULT_MATERIAL_WGSL, MATERIAL_BLOCK_SIZE,
 };
 pub use math::{Aabb, Bounds, Frustum};
-pub use gpu_work::{BufferWrite, GpuWork, GpuWorkError, GpuWorkRecorder, PassRead};
 pub use mesh_pass::{MeshBatch, MeshDrawCommand, MeshPass};
 pub use render_thread::{render_worker_pool, RenderCommand, RenderContext, RenderThread, RenderThreadMode, MAX_QUEUED_COMMANDS};
-pub use scene::{DirectionalLight, Light, LightId, MeshElementCollector, PointLight, PrimitiveId, PrimitiveSceneProxy, ProxyUpdateContext, RetiredFrameResults, Scene, ViewRelevance};
+pub use scene::{
+    DirectionalLight, Light, LightId, MeshElementCollector, PointLight, PrimitiveId, PrimitiveSceneProxy, ProxyUpdateContext,
+    RetiredFrameResults, Scene, ViewRelevance,
+};
 pub use scene_renderer::{DynamicBufferRing, FrameRequest, PreparedFrame, RetiredFrame, SceneRenderer, Stage};
 pub use static_mesh::{shapes, StaticMeshLod, StaticMeshRenderData, StaticMeshSceneProxy, StaticMeshSection};
 pub use stats::{FrameStats, PassStats, StageTimings};

@@ -244,7 +244,10 @@ mod tests {
         assert!(a.contains(Vec3::splat(0.5)) && !a.contains(Vec3::splat(1.5)));
         assert!(a.contains_box(&Aabb::new(Vec3::splat(0.25), Vec3::splat(0.75))) && a.contains_box(&Aabb::EMPTY));
         let turned = a.transformed(&Affine3A::from_rotation_z(std::f32::consts::FRAC_PI_2));
-        assert!((turned.min - Vec3::new(-1.0, 0.0, 0.0)).length() < 1e-6 && (turned.max - Vec3::new(0.0, 1.0, 1.0)).length() < 1e-6, "{turned:?}");
+        assert!(
+            (turned.min - Vec3::new(-1.0, 0.0, 0.0)).length() < 1e-6 && (turned.max - Vec3::new(0.0, 1.0, 1.0)).length() < 1e-6,
+            "{turned:?}"
+        );
         assert_eq!(Bounds::from(Aabb::EMPTY), Bounds::default());
         assert_eq!(Bounds::from(a).extent, Vec3::splat(0.5));
     }

@@ -5,19 +5,19 @@
 //! to the next, timed into [`StageTimings::stages`](crate::StageTimings)
 //! and in a profiler span.
 
-pub use crate::frame::Stage;
-pub(crate) use crate::frame::{FrameCommands, PassDrawList};
-pub use crate::frame_resources::DynamicBufferRing;
 use crate::cvars::{self, ConsoleVariables};
 use crate::error::Result;
 use crate::frame::gpu_prepare::{ShadowMap, Targets};
 use crate::frame::init_views::init_views;
 use crate::frame::pass_setup::pass_setup;
 use crate::frame::record::RecordInputs;
-use crate::frame::retire::{frame_stats, submit, InFlightFrame};
 pub use crate::frame::retire::RetiredFrame;
+use crate::frame::retire::{frame_stats, submit, InFlightFrame};
 use crate::frame::update::SlotFrame;
+pub use crate::frame::Stage;
 use crate::frame::{ms, stage, DynamicElements, InitViews, StageClock};
+pub(crate) use crate::frame::{FrameCommands, PassDrawList};
+pub use crate::frame_resources::DynamicBufferRing;
 use crate::frame_resources::PerFrameBuffer;
 use crate::mesh_pass::*;
 use crate::postprocess::tonemap::{TonemapSettings, Tonemapper};
@@ -149,13 +149,25 @@ impl SceneRenderer {
     /// On a lost device the frame fails with `RendererError::Rhi(RhiError::DeviceLost)`
     /// and every frame in flight is abandoned: never waited for, its stats
     /// and image never delivered (see [`Self::frames_on_gpu`]).
-    pub fn render(&mut self, device: &Device, scene: &mut Scene, cvars: &ConsoleVariables, request: &FrameRequest) -> Result<(FrameStats, Option<Image>)> {
+    pub fn render(
+        &mut self,
+        device: &Device,
+        scene: &mut Scene,
+        cvars: &ConsoleVariables,
+        request: &FrameRequest,
+    ) -> Result<(FrameStats, Option<Image>)> {
         let rendered = self.render_stages(device, scene, cvars, request);
         self.abandon_if_lost(device);
         rendered
     }
 
-    fn render_stages(&mut self, device: &Device, scene: &mut Scene, cvars: &ConsoleVariables, request: &FrameRequest) -> Result<(FrameStats, Option<Image>)> {
+    fn render_stages(
+        &mut self,
+        device: &Device,
+        scene: &mut Scene,
+        cvars: &ConsoleVariables,
+        request: &FrameRequest,
+    ) -> Result<(FrameStats, Option<Image>)> {
         let family = &request.family;
         family.validate()?;
         let shadow_size = cvars.int(cvars::SHADOW_MAP_SIZE).clamp(64, 8192) as u32;
@@ -178,8 +190,20 @@ impl SceneRenderer {
         let gpu_work = std::mem::take(&mut elements.gpu_work);
         let mut lists = stage!(clock, PassSetup, pass_setup(scene, cvars, &views, &elements));
         let uploaded = stage!(clock, Upload, self.upload_stage(device, slot, scene, &views, &mut lists, shadow_size)?);
-        let targets = stage!(clock, GpuPrepare, self.gpu_prepare(device, &mut frame, gpu_work, family.width, family.height, views.has_shadow(), shadow_size)?);
-        let input = RecordInputs { views: &views, commands: &elements.commands, lists: &lists, uploaded: &uploaded, targets, parallel: cvars.bool(cvars::PARALLEL_RECORD), tonemap: TonemapSettings::from_cvars(cvars) };
+        let targets = stage!(
+            clock,
+            GpuPrepare,
+            self.gpu_prepare(device, &mut frame, gpu_work, family.width, family.height, views.has_shadow(), shadow_size)?
+        );
+        let input = RecordInputs {
+            views: &views,
+            commands: &elements.commands,
+            lists: &lists,
+            uploaded: &uploaded,
+            targets,
+            parallel: cvars.bool(cvars::PARALLEL_RECORD),
+            tonemap: TonemapSettings::from_cvars(cvars),
+        };
         let image = stage!(clock, Record, {
             self.record_stage(&mut frame, scene, family, input)?;
             if request.read_back && request.execute {
@@ -261,7 +285,13 @@ impl SceneRenderer {
     /// call it directly): dynamic proxies see
     /// `MeshElementCollector::records_gpu_work()` false and take a path that
     /// needs none.
-    pub fn prepare<'s>(&mut self, device: &Device, scene: &'s Scene, cvars: &ConsoleVariables, family: &ViewFamily) -> Result<PreparedFrame<'s>> {
+    pub fn prepare<'s>(
+        &mut self,
+        device: &Device,
+        scene: &'s Scene,
+        cvars: &ConsoleVariables,
+        family: &ViewFamily,
+    ) -> Result<PreparedFrame<'s>> {
         let mut clock = StageClock::start();
         let views = stage!(clock, InitViews, init_views(scene, cvars, family));
         let elements = stage!(clock, CollectDynamic, self.collect_dynamic(device, scene, cvars, &views, false)?);

@@ -42,7 +42,12 @@ impl StaticMeshLod {
     /// One section covering every index, material slot 0.
     pub fn single_section(vertices: Vec<LocalVertex>, indices: Vec<u32>) -> Self {
         let count = indices.len() as u32;
-        Self { vertices, indices, sections: vec![StaticMeshSection { first_index: 0, index_count: count, material_slot: 0 }], screen_size: 0.0 }
+        Self {
+            vertices,
+            indices,
+            sections: vec![StaticMeshSection { first_index: 0, index_count: count, material_slot: 0 }],
+            screen_size: 0.0,
+        }
     }
 }
 
@@ -125,7 +130,8 @@ impl StaticMeshRenderData {
         let mut out = Vec::with_capacity(self.lods.len());
         for lod in &self.lods {
             let (bytes, offsets) = LocalVertexFactory::pack(&lod.vertices);
-            let vertices = device.create_buffer_init(&BufferDesc::gpu_only("static mesh vertices", bytes.len() as u64, BufferUsage::VERTEX), &bytes)?;
+            let vertices = device
+                .create_buffer_init(&BufferDesc::gpu_only("static mesh vertices", bytes.len() as u64, BufferUsage::VERTEX), &bytes)?;
             let indices = device.create_buffer_init(
                 &BufferDesc::gpu_only("static mesh indices", lod.indices.len() as u64 * 4, BufferUsage::INDEX),
                 bytemuck::cast_slice(&lod.indices),
@@ -280,7 +286,13 @@ pub mod shapes {
 
     fn vertex(p: Vec3, n: Vec3, uv: [f32; 2]) -> LocalVertex {
         let t = if n.z.abs() > 0.9 { Vec3::X } else { Vec3::Z.cross(n).normalize() };
-        LocalVertex { position: p.to_array(), tangent_x: t.extend(1.0).to_array(), normal: n.to_array(), color: [255; 4], uvs: [uv, [0.0; 2], [0.0; 2], [0.0; 2]] }
+        LocalVertex {
+            position: p.to_array(),
+            tangent_x: t.extend(1.0).to_array(),
+            normal: n.to_array(),
+            color: [255; 4],
+            uvs: [uv, [0.0; 2], [0.0; 2], [0.0; 2]],
+        }
     }
 
     /// An axis-aligned cube of edge `size` centred at the origin (24 vertices, 12 triangles, CCW outward).
@@ -341,9 +353,19 @@ pub mod shapes {
                 let u = if pole { (s as f32 + 0.5).min(segments as f32) / segments as f32 } else { s as f32 / segments as f32 };
                 let theta = std::f32::consts::TAU * u;
                 let (st, ct) = theta.sin_cos();
-                let n = if pole { Vec3::new(0.0, 0.0, if r == 0 { 1.0 } else { -1.0 }) } else { Vec3::new(phi.sin() * ct, phi.sin() * st, phi.cos()) };
+                let n = if pole {
+                    Vec3::new(0.0, 0.0, if r == 0 { 1.0 } else { -1.0 })
+                } else {
+                    Vec3::new(phi.sin() * ct, phi.sin() * st, phi.cos())
+                };
                 let tangent = Vec3::new(-st, ct, 0.0);
-                vertices.push(LocalVertex { position: (n * radius).to_array(), tangent_x: tangent.extend(1.0).to_array(), normal: n.to_array(), color: [255; 4], uvs: [[u, v], [0.0; 2], [0.0; 2], [0.0; 2]] });
+                vertices.push(LocalVertex {
+                    position: (n * radius).to_array(),
+                    tangent_x: tangent.extend(1.0).to_array(),
+                    normal: n.to_array(),
+                    color: [255; 4],
+                    uvs: [[u, v], [0.0; 2], [0.0; 2], [0.0; 2]],
+                });
             }
         }
         let row = segments + 1;

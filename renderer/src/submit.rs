@@ -29,7 +29,14 @@ pub(crate) struct PassBindings<'f, 'd> {
 }
 
 impl<'f, 'd> PassBindings<'f, 'd> {
-    pub fn new(frame: &'f Frame<'d>, uniforms: BufferHandle, gpu_scene: BufferHandle, materials: BufferHandle, shadow_map: TextureHandle, shadow_sampler: SamplerHandle) -> Self {
+    pub fn new(
+        frame: &'f Frame<'d>,
+        uniforms: BufferHandle,
+        gpu_scene: BufferHandle,
+        materials: BufferHandle,
+        shadow_map: TextureHandle,
+        shadow_sampler: SamplerHandle,
+    ) -> Self {
         Self { frame, uniforms, gpu_scene, materials, shadow_map, shadow_sampler, views: HashMap::new(), lighting: None }
     }
 
@@ -183,11 +190,8 @@ fn record_draws(
             cmd.draw_indexed_indirect(buffer, offset, 1, 20)?;
             continue;
         }
-        let (instances, first_instance) = if c.id_stream_slot.is_some() {
-            (d.instance_count, list.id_base + d.first_instance)
-        } else {
-            (c.instance_count, 0)
-        };
+        let (instances, first_instance) =
+            if c.id_stream_slot.is_some() { (d.instance_count, list.id_base + d.first_instance) } else { (c.instance_count, 0) };
         if c.index_buffer.is_some() {
             cmd.draw_indexed(c.count, instances, c.first_index, c.base_vertex, first_instance)?;
         } else {

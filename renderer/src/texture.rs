@@ -84,7 +84,8 @@ pub enum TextureFormat {
 
 impl TextureFormat {
     /// Every format, in declaration order.
-    pub const ALL: [TextureFormat; 5] = [TextureFormat::Rgba8Srgb, TextureFormat::Rgba8Unorm, TextureFormat::Rg8Unorm, TextureFormat::R8Unorm, TextureFormat::Rgba16Float];
+    pub const ALL: [TextureFormat; 5] =
+        [TextureFormat::Rgba8Srgb, TextureFormat::Rgba8Unorm, TextureFormat::Rg8Unorm, TextureFormat::R8Unorm, TextureFormat::Rgba16Float];
 
     /// Bytes of one texel.
     pub fn bytes_per_texel(self) -> usize {
@@ -150,7 +151,10 @@ pub struct TextureLimits {
 impl TextureLimits {
     /// The limits of `device`.
     pub fn of(device: &Device) -> Self {
-        Self { max_dimension: device.info().max_image_dimension_2d, mip_generation: TextureFormat::ALL.map(|f| device.supports_mip_generation(f.rhi())) }
+        Self {
+            max_dimension: device.info().max_image_dimension_2d,
+            mip_generation: TextureFormat::ALL.map(|f| device.supports_mip_generation(f.rhi())),
+        }
     }
 }
 
@@ -221,10 +225,20 @@ impl Texture2D {
         }
         let format_index = TextureFormat::ALL.iter().position(|f| *f == self.format).expect("every format is in ALL");
         if self.mips == TextureMips::Generate && self.mip_levels() > 1 && !limits.mip_generation[format_index] {
-            return invalid(format!("the device cannot generate mips of {:?}: supply them (TextureMips::Supplied) or use none", self.format));
+            return invalid(format!(
+                "the device cannot generate mips of {:?}: supply them (TextureMips::Supplied) or use none",
+                self.format
+            ));
         }
         if self.data.len() != self.level_size(0) {
-            return invalid(format!("level 0 has {} bytes; {}x{} {:?} needs {}", self.data.len(), self.width, self.height, self.format, self.level_size(0)));
+            return invalid(format!(
+                "level 0 has {} bytes; {}x{} {:?} needs {}",
+                self.data.len(),
+                self.width,
+                self.height,
+                self.format,
+                self.level_size(0)
+            ));
         }
         if let TextureMips::Supplied(levels) = &self.mips {
             let full = TextureDesc::full_mip_count(self.width, self.height);
@@ -380,7 +394,9 @@ mod tests {
         assert!(matches!(short.validate(&LIMITS), Err(RendererError::InvalidTexture { reason, .. }) if reason.contains("31 bytes")));
         assert!(Texture2D::from_rgba8("t", 0, 2, vec![], true).validate(&LIMITS).is_err());
         let huge = Texture2D::new("t", 8192, 1, TextureFormat::R8Unorm, vec![0; 8192]);
-        assert!(matches!(huge.validate(&LIMITS), Err(RendererError::InvalidTexture { reason, .. }) if reason.contains("larger than the device")));
+        assert!(
+            matches!(huge.validate(&LIMITS), Err(RendererError::InvalidTexture { reason, .. }) if reason.contains("larger than the device"))
+        );
         let supplied = Texture2D::new("t", 4, 4, TextureFormat::Rg8Unorm, vec![0; 32]).with_mips(vec![vec![0; 8], vec![0; 2]]);
         supplied.validate(&LIMITS).unwrap();
         assert_eq!(supplied.mip_levels(), 3);
@@ -392,7 +408,9 @@ mod tests {
         // A format the device cannot blit: generated mips are refused, supplied ones are fine.
         let no_blit = TextureLimits { mip_generation: [true, true, true, false, true], ..LIMITS };
         let r8 = Texture2D::new("r8", 2, 2, TextureFormat::R8Unorm, vec![0; 4]);
-        assert!(matches!(r8.validate(&no_blit), Err(RendererError::InvalidTexture { reason, .. }) if reason.contains("cannot generate mips")));
+        assert!(
+            matches!(r8.validate(&no_blit), Err(RendererError::InvalidTexture { reason, .. }) if reason.contains("cannot generate mips"))
+        );
         r8.clone().with_mips(vec![vec![0; 1]]).validate(&no_blit).unwrap();
         r8.without_mips().validate(&no_blit).unwrap();
     }
@@ -413,11 +431,15 @@ mod tests {
         assert!(Texture2D::decode("cut.png", &png[..png.len() / 2], true).is_err());
         // JPEG: an 8x8 mid grey (lossy, so within a few levels).
         let mut jpeg = Vec::new();
-        image::codecs::jpeg::JpegEncoder::new_with_quality(&mut jpeg, 95).encode(&[128u8; 8 * 8 * 3], 8, 8, image::ExtendedColorType::Rgb8).unwrap();
+        image::codecs::jpeg::JpegEncoder::new_with_quality(&mut jpeg, 95)
+            .encode(&[128u8; 8 * 8 * 3], 8, 8, image::ExtendedColorType::Rgb8)
+            .unwrap();
         let t = Texture2D::decode("grey.jpg", &jpeg, false).unwrap();
         assert_eq!((t.width, t.height, t.format, t.data.len()), (8, 8, TextureFormat::Rgba8Unorm, 256));
         assert!(t.data.chunks(4).all(|p| p[0].abs_diff(128) <= 3 && p[3] == 255), "{:?}", &t.data[..8]);
         let gif = b"GIF89a\x01\x00\x01\x00\x00\x00\x00;";
-        assert!(matches!(Texture2D::decode("x.gif", gif, true), Err(RendererError::InvalidTexture { reason, .. }) if reason.contains("not supported") || reason.contains("not an image")));
+        assert!(
+            matches!(Texture2D::decode("x.gif", gif, true), Err(RendererError::InvalidTexture { reason, .. }) if reason.contains("not supported") || reason.contains("not an image"))
+        );
     }
 }

@@ -24,7 +24,8 @@ pub const MAX_EVENTS: usize = 1 << 20;
 
 static RECORDING: AtomicBool = AtomicBool::new(false);
 static NEXT_TID: AtomicU64 = AtomicU64::new(1);
-static RECORDER: Mutex<Recorder> = Mutex::new(Recorder { epoch: None, trace: Trace { events: Vec::new(), threads: Vec::new(), dropped: 0 } });
+static RECORDER: Mutex<Recorder> =
+    Mutex::new(Recorder { epoch: None, trace: Trace { events: Vec::new(), threads: Vec::new(), dropped: 0 } });
 
 thread_local! {
     static TID: Cell<u64> = const { Cell::new(0) };

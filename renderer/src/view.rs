@@ -107,7 +107,9 @@ impl SceneView {
 
     fn problem(&self, width: u32, height: u32) -> Option<String> {
         let r = self.viewport;
-        let inside = |start: i32, extent: u32, limit: u32| u32::try_from(start).ok().and_then(|s| s.checked_add(extent)).is_some_and(|end| end <= limit);
+        let inside = |start: i32, extent: u32, limit: u32| {
+            u32::try_from(start).ok().and_then(|s| s.checked_add(extent)).is_some_and(|end| end <= limit)
+        };
         if r.width == 0 || r.height == 0 {
             return Some(format!("empty viewport {r:?}"));
         }

@@ -43,7 +43,11 @@ fn run(mode: RenderThreadMode, parallel: bool, ground_buffers_first: bool) -> (F
     })
     .unwrap();
     let extent = SIDE as f32;
-    rt.add_primitive(Box::new(StaticMeshSceneProxy::new(ground, vec![ground_material])), Mat4::from_scale(Vec3::new(extent * 1.2, extent * 1.2, 1.0))).unwrap();
+    rt.add_primitive(
+        Box::new(StaticMeshSceneProxy::new(ground, vec![ground_material])),
+        Mat4::from_scale(Vec3::new(extent * 1.2, extent * 1.2, 1.0)),
+    )
+    .unwrap();
     // Half-unit cubes one unit apart, sunk by half their height: tops at z = 0 exactly.
     let cubes = (0..CUBES)
         .map(|i| {
@@ -53,7 +57,9 @@ fn run(mode: RenderThreadMode, parallel: bool, ground_buffers_first: bool) -> (F
         })
         .collect();
     rt.add_primitives(cubes).unwrap();
-    let view = SceneView::perspective(Vec3::new(0.0, -0.01, extent * 0.75), Vec3::ZERO, Vec3::Y, 1.2, 1.0, extent * 2.0, Rect::from_size(W, H)).unwrap();
+    let view =
+        SceneView::perspective(Vec3::new(0.0, -0.01, extent * 0.75), Vec3::ZERO, Vec3::Y, 1.2, 1.0, extent * 2.0, Rect::from_size(W, H))
+            .unwrap();
     rt.render_frame(FrameRequest { family: ViewFamily::new(W, H, vec![view]), read_back: true, execute: true }).unwrap();
     let image = rt.read_back().unwrap().expect("image");
     let stats = rt.last_stats().unwrap().expect("stats");

@@ -248,7 +248,11 @@ fn the_frame_that_hits_a_lost_device_fails_and_abandons_the_frames_in_flight() {
     // Large enough that the frame just submitted is still on the GPU when
     // the renderer looks (it checks right after the submit).
     let (w, h) = (640, 360);
-    let big = ViewFamily::new(w, h, vec![SceneView::perspective(Vec3::new(0.0, -8.0, 10.0), Vec3::ZERO, Vec3::Z, 1.2, 0.1, 100.0, Rect::from_size(w, h)).unwrap()]);
+    let big = ViewFamily::new(
+        w,
+        h,
+        vec![SceneView::perspective(Vec3::new(0.0, -8.0, 10.0), Vec3::ZERO, Vec3::Z, 1.2, 0.1, 100.0, Rect::from_size(w, h)).unwrap()],
+    );
     for fif in [2, 3] {
         let big = big.clone();
         within_deadline(&format!("{fif} in flight"), move || {

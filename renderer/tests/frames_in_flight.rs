@@ -23,7 +23,11 @@ const BIG_H: u32 = 720;
 /// A view that moves every frame (new view uniforms each frame).
 fn view_at(i: usize) -> ViewFamily {
     let eye = Vec3::new(3.0 * (i as f32 * 0.7).sin(), -10.0 + i as f32 * 0.5, 12.0);
-    ViewFamily::new(BIG_W, BIG_H, vec![SceneView::perspective(eye, Vec3::ZERO, Vec3::Z, 1.2, 0.1, 200.0, rhi_vulkan::Rect::from_size(BIG_W, BIG_H)).unwrap()])
+    ViewFamily::new(
+        BIG_W,
+        BIG_H,
+        vec![SceneView::perspective(eye, Vec3::ZERO, Vec3::Z, 1.2, 0.1, 200.0, rhi_vulkan::Rect::from_size(BIG_W, BIG_H)).unwrap()],
+    )
 }
 
 /// Renders `FRAMES` frames that each change the scene (transforms, a
@@ -43,7 +47,11 @@ fn run(frames_in_flight: u32) -> (Vec<(u64, Image)>, Vec<FrameStats>) {
             .iter()
             .enumerate()
             .map(|(k, id)| {
-                let m = Mat4::from_scale_rotation_translation(Vec3::splat(0.9), Quat::from_rotation_z(0.3 * i as f32), Vec3::new(k as f32 * 1.5 - 7.0, i as f32 * 1.5 - 7.0, 1.0 + 0.2 * i as f32));
+                let m = Mat4::from_scale_rotation_translation(
+                    Vec3::splat(0.9),
+                    Quat::from_rotation_z(0.3 * i as f32),
+                    Vec3::new(k as f32 * 1.5 - 7.0, i as f32 * 1.5 - 7.0, 1.0 + 0.2 * i as f32),
+                );
                 (*id, m, None)
             })
             .collect();
@@ -86,7 +94,11 @@ fn figures(s: &FrameStats) -> FrameStats {
 #[test]
 fn one_two_and_three_frames_in_flight_give_identical_images_and_stats() {
     let (images1, stats1) = run(1);
-    assert_eq!(images1.iter().map(|(n, _)| *n).collect::<Vec<_>>(), (0..FRAMES as u64).collect::<Vec<_>>(), "each read-back names its frame");
+    assert_eq!(
+        images1.iter().map(|(n, _)| *n).collect::<Vec<_>>(),
+        (0..FRAMES as u64).collect::<Vec<_>>(),
+        "each read-back names its frame"
+    );
     assert_eq!(stats1.iter().map(|s| s.frame).collect::<Vec<_>>(), (0..FRAMES as u64).collect::<Vec<_>>(), "every frame's stats, in order");
     for fif in [2, 3] {
         let (images, stats) = run(fif);
@@ -156,7 +168,11 @@ fn destroying_what_frames_in_flight_use_is_clean() {
         let prims: Vec<PrimitiveId> = (0..27)
             .map(|i| {
                 let proxy = StaticMeshSceneProxy::new(mesh.clone(), vec![mats[i % 3]]);
-                rt.add_primitive(Box::new(proxy), Mat4::from_translation(Vec3::new((i % 9) as f32 * 1.5 - 6.0, (i / 9) as f32 * 1.5 - 2.0, 0.0))).unwrap()
+                rt.add_primitive(
+                    Box::new(proxy),
+                    Mat4::from_translation(Vec3::new((i % 9) as f32 * 1.5 - 6.0, (i / 9) as f32 * 1.5 - 2.0, 0.0)),
+                )
+                .unwrap()
             })
             .collect();
         drop(mesh);

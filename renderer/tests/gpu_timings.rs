@@ -16,8 +16,11 @@ fn scene(rt: &mut RenderThread) -> ViewFamily {
     cube_grid(rt, 64, &[opaque, opaque, glass], 1.5);
     let ground = StaticMeshRenderData::new(vec![shapes::plane(40.0)]).unwrap();
     rt.add_primitive(Box::new(StaticMeshSceneProxy::new(ground, vec![opaque])), Mat4::from_translation(Vec3::new(0.0, 0.0, -1.0))).unwrap();
-    let left = SceneView::perspective(Vec3::new(-2.0, -8.0, 10.0), Vec3::ZERO, Vec3::Z, 1.2, 0.1, 100.0, Rect::new(0, 0, W / 2, H)).unwrap();
-    let right = SceneView::perspective(Vec3::new(2.0, -8.0, 10.0), Vec3::ZERO, Vec3::Z, 1.2, 0.1, 100.0, Rect::new(W as i32 / 2, 0, W / 2, H)).unwrap();
+    let left =
+        SceneView::perspective(Vec3::new(-2.0, -8.0, 10.0), Vec3::ZERO, Vec3::Z, 1.2, 0.1, 100.0, Rect::new(0, 0, W / 2, H)).unwrap();
+    let right =
+        SceneView::perspective(Vec3::new(2.0, -8.0, 10.0), Vec3::ZERO, Vec3::Z, 1.2, 0.1, 100.0, Rect::new(W as i32 / 2, 0, W / 2, H))
+            .unwrap();
     family(vec![left, right])
 }
 

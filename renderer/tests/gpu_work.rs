@@ -15,7 +15,9 @@ use common::*;
 use glam::{Mat4, Vec4};
 use renderer::vertex_factory::LocalVertexFactory;
 use renderer::*;
-use rhi_vulkan::{BindingResource, BufferDesc, BufferHandle, BufferUsage, ComputePipelineDesc, Device, PipelineHandle, ShaderHandle, ShaderStageDesc};
+use rhi_vulkan::{
+    BindingResource, BufferDesc, BufferHandle, BufferUsage, ComputePipelineDesc, Device, PipelineHandle, ShaderHandle, ShaderStageDesc,
+};
 
 /// Copies `src` into the position stream `dst`.
 const COPY_WGSL: &str = r#"
@@ -86,9 +88,18 @@ impl PrimitiveSceneProxy for ComputedCube {
         let positions: Vec<f32> = self.lod.vertices.iter().flat_map(|v| v.position).collect();
         let at = offsets[0] as usize;
         bytes[at..at + positions.len() * 4].fill(0);
-        let vertices = device.create_buffer_init(&BufferDesc::gpu_only("computed vertices", bytes.len() as u64, BufferUsage::VERTEX | BufferUsage::STORAGE), &bytes)?;
-        let indices = device.create_buffer_init(&BufferDesc::gpu_only("computed indices", self.lod.indices.len() as u64 * 4, BufferUsage::INDEX), bytemuck::cast_slice(&self.lod.indices))?;
-        let source = device.create_buffer_init(&BufferDesc::gpu_only("computed positions", positions.len() as u64 * 4, BufferUsage::STORAGE), bytemuck::cast_slice(&positions))?;
+        let vertices = device.create_buffer_init(
+            &BufferDesc::gpu_only("computed vertices", bytes.len() as u64, BufferUsage::VERTEX | BufferUsage::STORAGE),
+            &bytes,
+        )?;
+        let indices = device.create_buffer_init(
+            &BufferDesc::gpu_only("computed indices", self.lod.indices.len() as u64 * 4, BufferUsage::INDEX),
+            bytemuck::cast_slice(&self.lod.indices),
+        )?;
+        let source = device.create_buffer_init(
+            &BufferDesc::gpu_only("computed positions", positions.len() as u64 * 4, BufferUsage::STORAGE),
+            bytemuck::cast_slice(&positions),
+        )?;
         let scratch = device.create_buffer(&BufferDesc::gpu_only("computed scratch", positions.len() as u64 * 4, BufferUsage::STORAGE))?;
         let shader = device.create_shader("copy_positions.wgsl", COPY_WGSL)?;
         let pipeline = device.create_compute_pipeline(&ComputePipelineDesc { shader: ShaderStageDesc::new(shader, "main") })?;
@@ -127,7 +138,9 @@ impl PrimitiveSceneProxy for ComputedCube {
             .reads(from)
         };
         let works = match self.declaration {
-            Declaration::Complete | Declaration::Failing => vec![copy("copy positions", g.source, g.vertices).writes(g.vertices, &[PassRead::Shader])],
+            Declaration::Complete | Declaration::Failing => {
+                vec![copy("copy positions", g.source, g.vertices).writes(g.vertices, &[PassRead::Shader])]
+            }
             Declaration::MissingWrite => vec![copy("copy positions", g.source, g.vertices)],
             Declaration::TwoWorks => vec![
                 copy("stage positions", g.source, g.scratch).writes(g.scratch, &[]),

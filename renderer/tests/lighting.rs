@@ -64,7 +64,13 @@ fn a_point_light_adds_nothing_past_its_radius() {
     let (_, lit) = frame(&mut rt, &fam);
     // The world point of a pixel's centre (symmetric about the origin, so
     // the image's row order does not matter).
-    let world = |x: u32, y: u32| Vec3::new((x as f32 + 0.5) / W as f32 * 10.0 - 5.0, (y as f32 + 0.5) / H as f32 * (10.0 * H as f32 / W as f32) - 10.0 * H as f32 / W as f32 / 2.0, 0.0);
+    let world = |x: u32, y: u32| {
+        Vec3::new(
+            (x as f32 + 0.5) / W as f32 * 10.0 - 5.0,
+            (y as f32 + 0.5) / H as f32 * (10.0 * H as f32 / W as f32) - 10.0 * H as f32 / W as f32 / 2.0,
+            0.0,
+        )
+    };
     let (mut inside, mut outside) = (0, 0);
     for y in 0..H {
         for x in 0..W {

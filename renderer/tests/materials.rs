@@ -48,7 +48,11 @@ fn assert_near(got: [u8; 3], want: [u8; 3], what: &str) {
 /// expression of `i`), read with `sampler`.
 fn unlit_textured(name: &str, uv: &str, sampler: SamplerDesc) -> Material {
     let wgsl = format!("fn material_main(i: MaterialInput) -> MaterialOutput {{\n    var o = default_material(i);\n    o.base_color = texture_tex({uv}).rgb;\n    o.emissive = vec3<f32>(0.0);\n    return o;\n}}\n");
-    Material::with_shader(name, &wgsl).with_shading_model(ShadingModel::Unlit).with_parameter(MaterialParameter::texture("tex", TextureId::WHITE, sampler))
+    Material::with_shader(name, &wgsl).with_shading_model(ShadingModel::Unlit).with_parameter(MaterialParameter::texture(
+        "tex",
+        TextureId::WHITE,
+        sampler,
+    ))
 }
 
 fn nearest() -> SamplerDesc {
@@ -63,7 +67,12 @@ fn texel(x: u32, y: u32) -> [u8; 3] {
 #[test]
 fn a_textured_plane_shows_its_texels_where_their_uvs_say() {
     let mut rt = rt();
-    let data: Vec<u8> = (0..16).flat_map(|i| { let [r, g, b] = texel(i % 4, i / 4); [r, g, b, 255] }).collect();
+    let data: Vec<u8> = (0..16)
+        .flat_map(|i| {
+            let [r, g, b] = texel(i % 4, i / 4);
+            [r, g, b, 255]
+        })
+        .collect();
     let tex = rt.create_texture(Texture2D::from_rgba8("4x4", 4, 4, data, true).without_mips()).unwrap();
     let parent = rt.create_material(unlit_textured("show_uv0.wgsl", "i.uv0", nearest())).unwrap();
     let m = rt.create_material_instance(MaterialInstance::of(parent).with_texture("tex", tex)).unwrap();
@@ -86,16 +95,31 @@ fn a_textured_plane_shows_its_texels_where_their_uvs_say() {
 fn mips_are_selected_by_distance() {
     let mut rt = rt();
     let colours: [[u8; 3]; 7] = [[255, 0, 0], [0, 255, 0], [0, 0, 255], [255, 255, 0], [0, 255, 255], [255, 0, 255], [255, 255, 255]];
-    let level = |l: usize| -> Vec<u8> { let n = (64 >> l) * (64 >> l); (0..n).flat_map(|_| { let [r, g, b] = colours[l]; [r, g, b, 255] }).collect() };
+    let level = |l: usize| -> Vec<u8> {
+        let n = (64 >> l) * (64 >> l);
+        (0..n)
+            .flat_map(|_| {
+                let [r, g, b] = colours[l];
+                [r, g, b, 255]
+            })
+            .collect()
+    };
     let tex = Texture2D::from_rgba8("levels", 64, 64, level(0), true).with_mips((1..7).map(level).collect());
     let tex = rt.create_texture(tex).unwrap();
-    let m = rt.create_material(unlit_textured("levels.wgsl", "i.uv0", nearest()).with_parameter(MaterialParameter::texture("unused", tex, nearest()))).unwrap();
+    let m = rt
+        .create_material(unlit_textured("levels.wgsl", "i.uv0", nearest()).with_parameter(MaterialParameter::texture(
+            "unused",
+            tex,
+            nearest(),
+        )))
+        .unwrap();
     let m = rt.create_material_instance(MaterialInstance::of(m).with_texture("tex", tex)).unwrap();
     add(&mut rt, &plane_mesh(), m, Mat4::IDENTITY);
     // A plane of size 2 seen from height h covers ~187/h pixels: 64 texels
     // over ~94 px (magnified: level 0), then ~6.7 px (~9.6 texels per pixel:
     // level 3), then ~1.7 px at 110 (level 5).
-    let at = |h: f32| SceneView::perspective(Vec3::new(0.0, -0.001, h), Vec3::ZERO, Vec3::Y, 1.2, 0.1, 500.0, Rect::from_size(W, H)).unwrap();
+    let at =
+        |h: f32| SceneView::perspective(Vec3::new(0.0, -0.001, h), Vec3::ZERO, Vec3::Y, 1.2, 0.1, 500.0, Rect::from_size(W, H)).unwrap();
     for (h, want) in [(2.0, 0), (28.0, 3), (110.0, 5)] {
         let (_, image) = frame(&mut rt, &family(vec![at(h)]));
         assert_near(pixel(&image, W / 2, H / 2), colours[want], &format!("from {h} high: level {want}"));
@@ -107,7 +131,8 @@ fn mips_are_selected_by_distance() {
 fn wrap_modes_are_honoured() {
     let mut rt = rt();
     // Two texels: red on the left, green on the right.
-    let tex = rt.create_texture(Texture2D::from_rgba8("red|green", 2, 1, vec![255, 0, 0, 255, 0, 255, 0, 255], true).without_mips()).unwrap();
+    let tex =
+        rt.create_texture(Texture2D::from_rgba8("red|green", 2, 1, vec![255, 0, 0, 255, 0, 255, 0, 255], true).without_mips()).unwrap();
     let (red, green) = ([255, 0, 0], [0, 255, 0]);
     // u = 3 * uv0.x - 1 runs from -1 to 2 across the plane; columns 64, 128
     // and 43 sample u = -0.25, 1.25 and -0.75.
@@ -143,9 +168,21 @@ fn a_normal_map_turns_the_surface_toward_or_away_from_the_light() {
     let wgsl = "fn material_main(i: MaterialInput) -> MaterialOutput {\n    var o = default_material(i);\n    o.normal = texture_normal(i.uv0).xyz * 2.0 - 1.0;\n    o.roughness = 0.8;\n    return o;\n}\n";
     let lit = |light_towards: Vec3, tilt: Vec3| -> u32 {
         let mut rt = rt();
-        rt.add_light(Light::Directional(DirectionalLight { direction: -light_towards + Vec3::new(0.0, 0.0, -1.0), color: Vec3::ONE, intensity: 2.0, cast_shadows: false })).unwrap();
+        rt.add_light(Light::Directional(DirectionalLight {
+            direction: -light_towards + Vec3::new(0.0, 0.0, -1.0),
+            color: Vec3::ONE,
+            intensity: 2.0,
+            cast_shadows: false,
+        }))
+        .unwrap();
         let nm = normal_map(&mut rt, tilt);
-        let parent = rt.create_material(Material::with_shader("normal_mapped.wgsl", wgsl).with_parameter(MaterialParameter::texture("normal", TextureId::FLAT_NORMAL, nearest()))).unwrap();
+        let parent = rt
+            .create_material(Material::with_shader("normal_mapped.wgsl", wgsl).with_parameter(MaterialParameter::texture(
+                "normal",
+                TextureId::FLAT_NORMAL,
+                nearest(),
+            )))
+            .unwrap();
         let m = rt.create_material_instance(MaterialInstance::of(parent).with_texture("normal", nm)).unwrap();
         add(&mut rt, &plane_mesh(), m, Mat4::IDENTITY);
         let (_, image) = frame(&mut rt, &family(vec![ortho()]));
@@ -169,7 +206,12 @@ fn a_masked_material_leaves_no_hole_in_depth() {
     let mask = rt.create_texture(Texture2D::from_rgba8("half", 2, 1, data, false).without_mips()).unwrap();
     let wgsl = "fn material_main(i: MaterialInput) -> MaterialOutput {\n    var o = default_material(i);\n    o.base_color = vec3<f32>(0.0, 0.0, 1.0);\n    o.opacity = texture_mask(i.uv0).a;\n    return o;\n}\n";
     let masked = rt
-        .create_material(Material::with_shader("masked.wgsl", wgsl).with_blend(BlendMode::Masked).with_shading_model(ShadingModel::Unlit).with_parameter(MaterialParameter::texture("mask", mask, nearest())))
+        .create_material(
+            Material::with_shader("masked.wgsl", wgsl)
+                .with_blend(BlendMode::Masked)
+                .with_shading_model(ShadingModel::Unlit)
+                .with_parameter(MaterialParameter::texture("mask", mask, nearest())),
+        )
         .unwrap();
     let red = rt.create_material(Material::colored(Vec4::new(1.0, 0.0, 0.0, 1.0)).with_shading_model(ShadingModel::Unlit)).unwrap();
     let mesh = plane_mesh();
@@ -189,7 +231,11 @@ fn bindings_decide_merging_and_material_changes_rebuild_only_their_users() {
     let white = rt.create_texture(Texture2D::from_rgba8("a", 1, 1, vec![255; 4], true)).unwrap();
     let grey = rt.create_texture(Texture2D::from_rgba8("b", 1, 1, vec![128, 128, 128, 255], true)).unwrap();
     let wgsl = "fn material_main(i: MaterialInput) -> MaterialOutput {\n    var o = default_material(i);\n    o.base_color = texture_albedo(i.uv0).rgb * param_tint().rgb;\n    return o;\n}\n";
-    let parent_of = |src: &str| Material::with_shader("tinted.wgsl", src).with_parameter(MaterialParameter::texture("albedo", TextureId::WHITE, SamplerDesc::linear_repeat())).with_parameter(MaterialParameter::vector("tint", Vec4::ONE));
+    let parent_of = |src: &str| {
+        Material::with_shader("tinted.wgsl", src)
+            .with_parameter(MaterialParameter::texture("albedo", TextureId::WHITE, SamplerDesc::linear_repeat()))
+            .with_parameter(MaterialParameter::vector("tint", Vec4::ONE))
+    };
     let parent = rt.create_material(parent_of(wgsl)).unwrap();
     let a = rt.create_material_instance(MaterialInstance::of(parent).with_texture("albedo", white)).unwrap();
     let b = rt.create_material_instance(MaterialInstance::of(parent).with_texture("albedo", grey)).unwrap();
@@ -285,8 +331,20 @@ fn bad_textures_and_materials_are_typed_errors_that_change_nothing() {
     assert!(matches!(rt.create_material(dup), Err(RendererError::InvalidMaterial { .. })));
     let parent = rt.create_material(Material::default().with_parameter(MaterialParameter::scalar("x", 1.0))).unwrap();
     assert_eq!(parent, MaterialId(1), "no id was spent on the bad ones");
-    assert!(matches!(rt.create_material_instance(MaterialInstance::of(parent).with_vector("x", Vec4::ONE)), Err(RendererError::InvalidMaterial { .. })), "wrong kind");
-    assert!(matches!(rt.create_material_instance(MaterialInstance::of(parent).with_scalar("y", 1.0)), Err(RendererError::InvalidMaterial { .. })), "no such parameter");
+    assert!(
+        matches!(
+            rt.create_material_instance(MaterialInstance::of(parent).with_vector("x", Vec4::ONE)),
+            Err(RendererError::InvalidMaterial { .. })
+        ),
+        "wrong kind"
+    );
+    assert!(
+        matches!(
+            rt.create_material_instance(MaterialInstance::of(parent).with_scalar("y", 1.0)),
+            Err(RendererError::InvalidMaterial { .. })
+        ),
+        "no such parameter"
+    );
     assert!(matches!(rt.create_material_instance(MaterialInstance::of(MaterialId(9))), Err(RendererError::UnknownMaterial(_))));
     let inst = rt.create_material_instance(MaterialInstance::of(parent).with_scalar("x", 3.0)).unwrap();
     assert!(rt.create_material_instance(MaterialInstance::of(inst)).is_err(), "an instance is no parent");
@@ -365,9 +423,14 @@ impl PrimitiveSceneProxy for TintedProxy {
         let mut tint = self.tint.lock().unwrap();
         if tint.is_none() {
             use rhi_vulkan::*;
-            let buffer = device.create_buffer_init(&BufferDesc::gpu_only("tint", 16, BufferUsage::STORAGE), bytemuck::cast_slice(&self.color))?;
+            let buffer =
+                device.create_buffer_init(&BufferDesc::gpu_only("tint", 16, BufferUsage::STORAGE), bytemuck::cast_slice(&self.color))?;
             let layout = BindGroupLayoutDesc {
-                entries: vec![BindGroupLayoutEntry { binding: 0, ty: BindingType::StorageBuffer { read_only: true }, stages: ShaderStages::VERTEX | ShaderStages::FRAGMENT }],
+                entries: vec![BindGroupLayoutEntry {
+                    binding: 0,
+                    ty: BindingType::StorageBuffer { read_only: true },
+                    stages: ShaderStages::VERTEX | ShaderStages::FRAGMENT,
+                }],
             };
             *tint = Some((buffer, device.create_bind_group_with_layout(&layout, &[(0, BindingResource::Buffer(buffer))])?));
         }
@@ -401,7 +464,8 @@ fn commands_with_different_vertex_factory_bindings_never_merge() {
     let (red, green, blue) = (tint([1.0, 0.0, 0.0, 0.0]), tint([0.0, 1.0, 0.0, 0.0]), tint([0.0, 0.0, 1.0, 0.0]));
     // Four planes in a row: red, red (the same bind group), green, blue.
     for (i, (color, shared)) in [&red, &red, &green, &blue].into_iter().enumerate() {
-        let at = Mat4::from_scale_rotation_translation(Vec3::splat(0.3), glam::Quat::IDENTITY, Vec3::new(-1.125 + 0.75 * i as f32, 0.0, 0.0));
+        let at =
+            Mat4::from_scale_rotation_translation(Vec3::splat(0.3), glam::Quat::IDENTITY, Vec3::new(-1.125 + 0.75 * i as f32, 0.0, 0.0));
         let proxy = TintedProxy { inner: StaticMeshSceneProxy::new(mesh.clone(), vec![material]), color: *color, tint: shared.clone() };
         rt.add_primitive(Box::new(proxy), at).unwrap();
     }

@@ -69,7 +69,11 @@ fn static_frames_build_nothing_and_moves_rebuild_nothing_while_a_material_change
 
     // Move 100 primitives: no command is built, the image changes.
     for (i, id) in ids.iter().take(100).enumerate() {
-        let m = Mat4::from_scale_rotation_translation(Vec3::splat(0.9), glam::Quat::from_rotation_z(0.7), Vec3::new(-14.0 + i as f32 * 0.3, 9.0, 2.0));
+        let m = Mat4::from_scale_rotation_translation(
+            Vec3::splat(0.9),
+            glam::Quat::from_rotation_z(0.7),
+            Vec3::new(-14.0 + i as f32 * 0.3, 9.0, 2.0),
+        );
         rt.update_primitive_transform(*id, m).unwrap();
     }
     let (moved, after) = frame(&mut rt, &fam);
@@ -84,7 +88,8 @@ fn static_frames_build_nothing_and_moves_rebuild_nothing_while_a_material_change
     let mesh = cube_mesh();
     let new_id = rt.add_primitive(Box::new(StaticMeshSceneProxy::new(mesh, vec![mats[1]])), m).unwrap();
     let (changed, _) = frame(&mut rt, &fam);
-    let per_primitive: usize = rt.with_context(move |ctx| MeshPass::ALL.iter().map(|p| ctx.scene.cached_command_count(new_id, *p)).sum()).unwrap();
+    let per_primitive: usize =
+        rt.with_context(move |ctx| MeshPass::ALL.iter().map(|p| ctx.scene.cached_command_count(new_id, *p)).sum()).unwrap();
     assert_eq!(changed.proxies_created, 1);
     assert_eq!(changed.cached_commands_built, per_primitive as u64);
     assert_eq!(changed.pass(MeshPass::Base).draws, 2, "two materials now");
@@ -133,7 +138,8 @@ fn overlapping_quads(near_is_red: bool) -> (FrameStats, rhi_vulkan::Image) {
     let mesh = StaticMeshRenderData::new(vec![shapes::plane(4.0)]).unwrap();
     let (near, far) = if near_is_red { (red, blue) } else { (blue, red) };
     // Far quad first, so submission order alone would be wrong for one case.
-    rt.add_primitive(Box::new(DynamicQuad { mesh: mesh.clone(), material: far }), Mat4::from_translation(Vec3::new(0.5, 0.0, 0.0))).unwrap();
+    rt.add_primitive(Box::new(DynamicQuad { mesh: mesh.clone(), material: far }), Mat4::from_translation(Vec3::new(0.5, 0.0, 0.0)))
+        .unwrap();
     rt.add_primitive(Box::new(DynamicQuad { mesh, material: near }), Mat4::from_translation(Vec3::new(-0.5, 0.0, 1.0))).unwrap();
     let out = frame(&mut rt, &family(vec![top_view(8.0)]));
     assert_clean(&mut rt);
@@ -219,15 +225,32 @@ fn two_views_in_one_family_each_draw_their_own_visible_set() {
     let mesh = cube_mesh();
     for i in 0..9 {
         let (x, y) = ((i % 3) as f32 * 2.0 - 2.0, (i / 3) as f32 * 2.0 - 2.0);
-        rt.add_primitive(Box::new(StaticMeshSceneProxy::new(mesh.clone(), vec![red])), Mat4::from_translation(Vec3::new(x - 100.0, y, 0.0))).unwrap();
+        rt.add_primitive(
+            Box::new(StaticMeshSceneProxy::new(mesh.clone(), vec![red])),
+            Mat4::from_translation(Vec3::new(x - 100.0, y, 0.0)),
+        )
+        .unwrap();
     }
     for i in 0..4 {
         let (x, y) = ((i % 2) as f32 * 2.0 - 1.0, (i / 2) as f32 * 2.0 - 1.0);
-        rt.add_primitive(Box::new(StaticMeshSceneProxy::new(mesh.clone(), vec![blue])), Mat4::from_translation(Vec3::new(x + 100.0, y, 0.0))).unwrap();
+        rt.add_primitive(
+            Box::new(StaticMeshSceneProxy::new(mesh.clone(), vec![blue])),
+            Mat4::from_translation(Vec3::new(x + 100.0, y, 0.0)),
+        )
+        .unwrap();
     }
     let half = Rect::new(0, 0, W / 2, H);
     let left = SceneView::perspective(Vec3::new(-100.0, -0.01, 15.0), Vec3::new(-100.0, 0.0, 0.0), Vec3::Y, 1.0, 0.1, 100.0, half).unwrap();
-    let right = SceneView::perspective(Vec3::new(100.0, -0.01, 15.0), Vec3::new(100.0, 0.0, 0.0), Vec3::Y, 1.0, 0.1, 100.0, Rect::new(W as i32 / 2, 0, W / 2, H)).unwrap();
+    let right = SceneView::perspective(
+        Vec3::new(100.0, -0.01, 15.0),
+        Vec3::new(100.0, 0.0, 0.0),
+        Vec3::Y,
+        1.0,
+        0.1,
+        100.0,
+        Rect::new(W as i32 / 2, 0, W / 2, H),
+    )
+    .unwrap();
     let (stats, img) = frame(&mut rt, &family(vec![left, right]));
     assert_eq!(stats.visible_primitives, 13);
     assert_eq!(stats.pass(MeshPass::Base).instances, 13);
@@ -242,12 +265,24 @@ fn two_views_in_one_family_each_draw_their_own_visible_set() {
 #[test]
 fn a_cube_above_a_plane_shadows_it() {
     let mut rt = render_thread(RenderThreadMode::Threaded);
-    rt.add_light(Light::Directional(DirectionalLight { direction: Vec3::new(0.0, 0.0, -1.0), color: Vec3::ONE, intensity: 3.0, cast_shadows: true })).unwrap();
+    rt.add_light(Light::Directional(DirectionalLight {
+        direction: Vec3::new(0.0, 0.0, -1.0),
+        color: Vec3::ONE,
+        intensity: 3.0,
+        cast_shadows: true,
+    }))
+    .unwrap();
     let white = rt.create_material(Material::colored(Vec4::new(0.8, 0.8, 0.8, 1.0))).unwrap();
     let plane = StaticMeshRenderData::new(vec![shapes::plane(20.0)]).unwrap();
     rt.add_primitive(Box::new(StaticMeshSceneProxy::new(plane, vec![white])), Mat4::IDENTITY).unwrap();
-    rt.add_primitive(Box::new(StaticMeshSceneProxy::new(cube_mesh(), vec![white])), Mat4::from_scale_rotation_translation(Vec3::splat(2.0), glam::Quat::IDENTITY, Vec3::new(3.0, 0.0, 3.0))).unwrap();
-    let view = SceneView::perspective(Vec3::new(-2.0, -0.01, 14.0), Vec3::new(-2.0, 0.0, 0.0), Vec3::Y, 1.1, 0.1, 100.0, Rect::from_size(W, H)).unwrap();
+    rt.add_primitive(
+        Box::new(StaticMeshSceneProxy::new(cube_mesh(), vec![white])),
+        Mat4::from_scale_rotation_translation(Vec3::splat(2.0), glam::Quat::IDENTITY, Vec3::new(3.0, 0.0, 3.0)),
+    )
+    .unwrap();
+    let view =
+        SceneView::perspective(Vec3::new(-2.0, -0.01, 14.0), Vec3::new(-2.0, 0.0, 0.0), Vec3::Y, 1.1, 0.1, 100.0, Rect::from_size(W, H))
+            .unwrap();
     let fam = family(vec![view.clone()]);
     let (stats, img) = frame(&mut rt, &fam);
     assert!(stats.pass(MeshPass::ShadowDepth).draws > 0);
@@ -317,7 +352,10 @@ fn a_panicking_render_command_surfaces_as_an_error_on_the_game_side() {
         let err = rt.flush().unwrap_err();
         assert!(matches!(&err, RendererError::RenderThreadPanicked(m) if m.contains("proxy exploded")), "{err:?}");
         // Every later call fails the same way, without blocking.
-        assert!(matches!(rt.render_frame(FrameRequest { family: family(vec![top_view(5.0)]), read_back: false, execute: true }), Err(RendererError::RenderThreadPanicked(_))));
+        assert!(matches!(
+            rt.render_frame(FrameRequest { family: family(vec![top_view(5.0)]), read_back: false, execute: true }),
+            Err(RendererError::RenderThreadPanicked(_))
+        ));
         assert!(rt.add_light(Light::Point(PointLight { position: Vec3::ZERO, color: Vec3::ONE, intensity: 1.0, radius: 1.0 })).is_err());
         drop(rt);
     }
@@ -328,12 +366,21 @@ fn bad_transforms_and_cvars_are_rejected_before_anything_is_queued() {
     let mut rt = render_thread(RenderThreadMode::Threaded);
     let mesh = cube_mesh();
     let nan = Mat4::from_translation(Vec3::new(f32::NAN, 0.0, 0.0));
-    assert!(matches!(rt.add_primitive(Box::new(StaticMeshSceneProxy::new(mesh.clone(), vec![])), nan), Err(RendererError::InvalidTransform { .. })));
-    assert!(matches!(rt.add_primitive(Box::new(StaticMeshSceneProxy::new(mesh, vec![])), Mat4::from_scale(Vec3::ZERO)), Err(RendererError::InvalidTransform { .. })));
+    assert!(matches!(
+        rt.add_primitive(Box::new(StaticMeshSceneProxy::new(mesh.clone(), vec![])), nan),
+        Err(RendererError::InvalidTransform { .. })
+    ));
+    assert!(matches!(
+        rt.add_primitive(Box::new(StaticMeshSceneProxy::new(mesh, vec![])), Mat4::from_scale(Vec3::ZERO)),
+        Err(RendererError::InvalidTransform { .. })
+    ));
     assert!(matches!(rt.set_cvar("r.NoSuchThing", "1"), Err(RendererError::UnknownCvar(_))));
     assert!(matches!(rt.set_cvar("r.Wireframe", "sometimes"), Err(RendererError::InvalidCvarValue { .. })));
     assert_eq!(rt.with_context(|ctx| ctx.scene.num_primitives()).unwrap(), 0);
-    assert!(matches!(StaticMeshRenderData::new(vec![StaticMeshLod::single_section(shapes::cube(1.0).vertices, vec![0, 1, 99])]), Err(RendererError::InvalidMesh(_))));
+    assert!(matches!(
+        StaticMeshRenderData::new(vec![StaticMeshLod::single_section(shapes::cube(1.0).vertices, vec![0, 1, 99])]),
+        Err(RendererError::InvalidMesh(_))
+    ));
 }
 
 #[test]
@@ -350,7 +397,9 @@ fn static_meshes_pick_their_lod_by_screen_size_and_views_cull_by_distance() {
     // One near, one far along the view direction.
     rt.add_primitive(Box::new(StaticMeshSceneProxy::new(mesh.clone(), vec![m])), Mat4::from_translation(Vec3::new(0.0, 3.0, 0.0))).unwrap();
     rt.add_primitive(Box::new(StaticMeshSceneProxy::new(mesh, vec![m])), Mat4::from_translation(Vec3::new(0.0, 60.0, 0.0))).unwrap();
-    let view = SceneView::perspective(Vec3::new(0.0, -1.0, 0.5), Vec3::new(0.0, 10.0, 0.5), Vec3::Z, 1.0, 0.1, 500.0, Rect::from_size(W, H)).unwrap();
+    let view =
+        SceneView::perspective(Vec3::new(0.0, -1.0, 0.5), Vec3::new(0.0, 10.0, 0.5), Vec3::Z, 1.0, 0.1, 500.0, Rect::from_size(W, H))
+            .unwrap();
     let (stats, _) = frame(&mut rt, &family(vec![view.clone()]));
     assert_eq!(stats.visible_primitives, 2);
     assert_eq!(stats.triangles, 12 + 2, "near cube at LOD 0, far one at LOD 1");
@@ -364,10 +413,18 @@ fn static_meshes_pick_their_lod_by_screen_size_and_views_cull_by_distance() {
     // A primitive's own draw distance (UE's MaxDrawDistance) culls it
     // alone: a third cube beside the near one, limited to 2 units.
     let cube = StaticMeshRenderData::new(vec![shapes::cube(1.0)]).unwrap();
-    rt.add_primitive(Box::new(StaticMeshSceneProxy::new(cube.clone(), vec![m]).with_max_draw_distance(2.0)), Mat4::from_translation(Vec3::new(1.5, 3.0, 0.0))).unwrap();
+    rt.add_primitive(
+        Box::new(StaticMeshSceneProxy::new(cube.clone(), vec![m]).with_max_draw_distance(2.0)),
+        Mat4::from_translation(Vec3::new(1.5, 3.0, 0.0)),
+    )
+    .unwrap();
     let (stats, _) = frame(&mut rt, &family(vec![view.clone()]));
     assert_eq!(stats.visible_primitives, 2, "the limited cube is 3.5 units away: culled");
-    rt.add_primitive(Box::new(StaticMeshSceneProxy::new(cube, vec![m]).with_max_draw_distance(10.0)), Mat4::from_translation(Vec3::new(-1.5, 3.0, 0.0))).unwrap();
+    rt.add_primitive(
+        Box::new(StaticMeshSceneProxy::new(cube, vec![m]).with_max_draw_distance(10.0)),
+        Mat4::from_translation(Vec3::new(-1.5, 3.0, 0.0)),
+    )
+    .unwrap();
     let (stats, _) = frame(&mut rt, &family(vec![view]));
     assert_eq!(stats.visible_primitives, 3, "within its limit of 10: drawn");
     assert_clean(&mut rt);
@@ -380,8 +437,24 @@ fn an_orthographic_view_and_point_lights_render() {
     let plane = StaticMeshRenderData::new(vec![shapes::plane(10.0)]).unwrap();
     rt.add_primitive(Box::new(StaticMeshSceneProxy::new(plane, vec![white])), Mat4::IDENTITY).unwrap();
     // No sun: only a red point light over the left half.
-    rt.add_light(Light::Point(PointLight { position: Vec3::new(-3.0, 0.0, 1.0), color: Vec3::new(1.0, 0.0, 0.0), intensity: 3.0, radius: 3.0 })).unwrap();
-    let view = SceneView::orthographic(Vec3::new(0.0, 0.0, 10.0), Vec3::ZERO, Vec3::Y, 10.0, 10.0 * H as f32 / W as f32, 0.1, 50.0, Rect::from_size(W, H)).unwrap();
+    rt.add_light(Light::Point(PointLight {
+        position: Vec3::new(-3.0, 0.0, 1.0),
+        color: Vec3::new(1.0, 0.0, 0.0),
+        intensity: 3.0,
+        radius: 3.0,
+    }))
+    .unwrap();
+    let view = SceneView::orthographic(
+        Vec3::new(0.0, 0.0, 10.0),
+        Vec3::ZERO,
+        Vec3::Y,
+        10.0,
+        10.0 * H as f32 / W as f32,
+        0.1,
+        50.0,
+        Rect::from_size(W, H),
+    )
+    .unwrap();
     let (stats, img) = frame(&mut rt, &family(vec![view]));
     assert_eq!(stats.visible_primitives, 1);
     // Ortho: the plane spans the full width; x = -3 maps to 20% of the width.

@@ -83,7 +83,8 @@ fn a_destroyed_material_id_never_draws_with_the_material_that_reuses_its_slot() 
     let fam = family(vec![top_view(10.0)]);
     let mesh = cube_mesh();
     let scale = Mat4::from_scale(Vec3::splat(4.0));
-    let cube = |rt: &mut RenderThread, m: MaterialId| rt.add_primitive(Box::new(StaticMeshSceneProxy::new(mesh.clone(), vec![m])), scale).unwrap();
+    let cube =
+        |rt: &mut RenderThread, m: MaterialId| rt.add_primitive(Box::new(StaticMeshSceneProxy::new(mesh.clone(), vec![m])), scale).unwrap();
     // Both materials share the default shader (and so the pipeline): only
     // the GPU table's entry, indexed by the slot, tells them apart.
     let red = rt.create_material(Material::colored(Vec4::new(1.0, 0.0, 0.0, 1.0))).unwrap();
@@ -196,7 +197,9 @@ impl PrimitiveSceneProxy for PickyCube {
 fn one_bad_update_does_not_drop_the_rest_of_the_batch() {
     let mut rt = render_thread(RenderThreadMode::Threaded);
     let accepted = Arc::new(AtomicU64::new(0));
-    let picky = |accepted: &Arc<AtomicU64>| Box::new(PickyCube { inner: StaticMeshSceneProxy::new(cube_mesh(), vec![MaterialId::DEFAULT]), accepted: accepted.clone() });
+    let picky = |accepted: &Arc<AtomicU64>| {
+        Box::new(PickyCube { inner: StaticMeshSceneProxy::new(cube_mesh(), vec![MaterialId::DEFAULT]), accepted: accepted.clone() })
+    };
     let a = rt.add_primitive(picky(&accepted), Mat4::IDENTITY).unwrap();
     let b = rt.add_primitive(picky(&accepted), Mat4::from_translation(Vec3::X * 3.0)).unwrap();
     let fam = family(vec![top_view(12.0)]);

@@ -73,14 +73,24 @@ fn two_threads(s: &Setup) {
     let layout = RenderingLayout { color_formats: vec![Format::Rgba8Unorm], depth_format: None };
     let half = DRAWS / 2;
     let (a, b) = rayon::join(
-        || frame.record_secondary(&layout, |cmd| {
-            record_draws(cmd, &s.grid, 0, half);
-            Ok(())
-        }).unwrap().0,
-        || frame.record_secondary(&layout, |cmd| {
-            record_draws(cmd, &s.grid, half, DRAWS - half);
-            Ok(())
-        }).unwrap().0,
+        || {
+            frame
+                .record_secondary(&layout, |cmd| {
+                    record_draws(cmd, &s.grid, 0, half);
+                    Ok(())
+                })
+                .unwrap()
+                .0
+        },
+        || {
+            frame
+                .record_secondary(&layout, |cmd| {
+                    record_draws(cmd, &s.grid, half, DRAWS - half);
+                    Ok(())
+                })
+                .unwrap()
+                .0
+        },
     );
     let cmd = frame.cmd();
     cmd.texture_barrier(s.color, TextureState::Undefined, TextureState::ColorAttachment).unwrap();
@@ -95,10 +105,13 @@ fn two_threads(s: &Setup) {
 fn one_secondary(s: &Setup) {
     let mut frame = s.device.begin_frame().unwrap();
     let layout = RenderingLayout { color_formats: vec![Format::Rgba8Unorm], depth_format: None };
-    let a = frame.record_secondary(&layout, |cmd| {
+    let a = frame
+        .record_secondary(&layout, |cmd| {
             record_draws(cmd, &s.grid, 0, DRAWS);
             Ok(())
-        }).unwrap().0;
+        })
+        .unwrap()
+        .0;
     let cmd = frame.cmd();
     cmd.texture_barrier(s.color, TextureState::Undefined, TextureState::ColorAttachment).unwrap();
     cmd.begin_rendering(&pass(s), RenderingContents::Secondary).unwrap();

@@ -25,7 +25,11 @@ fn main() -> Result<()> {
     let cmd = frame.cmd();
     cmd.texture_barrier(color, TextureState::Undefined, TextureState::ColorAttachment)?;
     cmd.begin_rendering(
-        &RenderingDesc { color: vec![ColorAttachment { texture: color, load: LoadOp::Clear([0.0, 0.0, 0.0, 1.0]), store: true }], depth: None, area: viewport },
+        &RenderingDesc {
+            color: vec![ColorAttachment { texture: color, load: LoadOp::Clear([0.0, 0.0, 0.0, 1.0]), store: true }],
+            depth: None,
+            area: viewport,
+        },
         RenderingContents::Secondary,
     )?;
     cmd.execute_secondaries(&[a?.0, b?.0])?;
@@ -36,6 +40,9 @@ fn main() -> Result<()> {
     grid.destroy(&device);
     device.destroy_texture(color);
     let report = device.shutdown();
-    println!("validation errors: {}, warnings: {}, leaked allocations: {}", report.validation_errors, report.validation_warnings, report.leaked_allocations);
+    println!(
+        "validation errors: {}, warnings: {}, leaked allocations: {}",
+        report.validation_errors, report.validation_warnings, report.leaked_allocations
+    );
     Ok(())
 }

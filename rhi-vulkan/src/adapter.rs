@@ -36,22 +36,15 @@ fn type_rank(t: vk::PhysicalDeviceType) -> u32 {
 /// Picks the physical device to use: of those that offer Vulkan 1.3, the
 /// features Proxima needs and a graphics+compute queue family (and match
 /// `filter`, when given), the best-ranked type; with its queue family and info.
-pub(crate) fn pick_physical_device(
-    instance: &ash::Instance,
-    filter: Option<&str>,
-) -> Result<(vk::PhysicalDevice, u32, DeviceInfo)> {
+pub(crate) fn pick_physical_device(instance: &ash::Instance, filter: Option<&str>) -> Result<(vk::PhysicalDevice, u32, DeviceInfo)> {
     // SAFETY: plain query on a live instance.
-    let devices = unsafe { instance.enumerate_physical_devices() }
-        .map_err(vk_err("vkEnumeratePhysicalDevices"))?;
+    let devices = unsafe { instance.enumerate_physical_devices() }.map_err(vk_err("vkEnumeratePhysicalDevices"))?;
     let mut found = Vec::new();
     let mut best: Option<(u32, vk::PhysicalDevice, u32, DeviceInfo)> = None;
     for pd in devices {
         // SAFETY: `pd` comes from this instance.
         let props = unsafe { instance.get_physical_device_properties(pd) };
-        let name = props
-            .device_name_as_c_str()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|_| "?".into());
+        let name = props.device_name_as_c_str().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|_| "?".into());
         found.push(name.clone());
         if filter.is_some_and(|f| !name.contains(f)) {
             continue;
@@ -62,25 +55,16 @@ pub(crate) fn pick_physical_device(
         let mut f13 = vk::PhysicalDeviceVulkan13Features::default();
         let mut f12 = vk::PhysicalDeviceVulkan12Features::default();
         let mut f11 = vk::PhysicalDeviceVulkan11Features::default();
-        let mut f2 = vk::PhysicalDeviceFeatures2::default()
-            .push_next(&mut f13)
-            .push_next(&mut f12)
-            .push_next(&mut f11);
+        let mut f2 = vk::PhysicalDeviceFeatures2::default().push_next(&mut f13).push_next(&mut f12).push_next(&mut f11);
         // SAFETY: `pd` is valid and the chain's structs outlive the call.
         unsafe { instance.get_physical_device_features2(pd, &mut f2) };
         let base = f2.features;
-        if f13.dynamic_rendering == 0
-            || f13.synchronization2 == 0
-            || f12.timeline_semaphore == 0
-            || f11.shader_draw_parameters == 0
-        {
+        if f13.dynamic_rendering == 0 || f13.synchronization2 == 0 || f12.timeline_semaphore == 0 || f11.shader_draw_parameters == 0 {
             continue;
         }
         // SAFETY: `pd` is valid.
         let families = unsafe { instance.get_physical_device_queue_family_properties(pd) };
-        let Some(family) = families.iter().position(|f| {
-            f.queue_flags.contains(vk::QueueFlags::GRAPHICS | vk::QueueFlags::COMPUTE)
-        }) else {
+        let Some(family) = families.iter().position(|f| f.queue_flags.contains(vk::QueueFlags::GRAPHICS | vk::QueueFlags::COMPUTE)) else {
             continue;
         };
         let timestamp_valid_bits = families[family].timestamp_valid_bits;
@@ -92,10 +76,9 @@ pub(crate) fn pick_physical_device(
     }
     match best {
         Some((_, pd, family, info)) => Ok((pd, family, info)),
-        None => Err(RhiError::NoSuitableDevice {
-            found,
-            filter: filter.map(|f| format!(" matching PROXIMA_DEVICE={f:?}")).unwrap_or_default(),
-        }),
+        None => {
+            Err(RhiError::NoSuitableDevice { found, filter: filter.map(|f| format!(" matching PROXIMA_DEVICE={f:?}")).unwrap_or_default() })
+        }
     }
 }
 

@@ -131,9 +131,9 @@ impl PersistentPools {
         let Some(pool) = pools.last_mut() else { unreachable!("pushed above") };
         match try_pool(pool) {
             Ok(allocated) => Ok(allocated),
-            Err(vk::Result::ERROR_OUT_OF_POOL_MEMORY | vk::Result::ERROR_FRAGMENTED_POOL) => Err(RhiError::Unsupported(format!(
-                "a bind group layout needs more descriptors than a pool of {SETS_PER_POOL} sets holds"
-            ))),
+            Err(vk::Result::ERROR_OUT_OF_POOL_MEMORY | vk::Result::ERROR_FRAGMENTED_POOL) => {
+                Err(RhiError::Unsupported(format!("a bind group layout needs more descriptors than a pool of {SETS_PER_POOL} sets holds")))
+            }
             Err(e) => Err(vk_err("vkAllocateDescriptorSets")(e)),
         }
     }
@@ -185,14 +185,23 @@ impl Device {
     /// the module's declarations, visible to every stage) binds wherever
     /// that pipeline's does. Lets a bind group be made before any pipeline
     /// that uses it exists (a material instance's, when it is created).
-    pub fn create_bind_group_with_layout(&self, layout: &crate::BindGroupLayoutDesc, entries: &[BindGroupEntry]) -> Result<BindGroupHandle> {
+    pub fn create_bind_group_with_layout(
+        &self,
+        layout: &crate::BindGroupLayoutDesc,
+        entries: &[BindGroupEntry],
+    ) -> Result<BindGroupHandle> {
         let _recording = Recording::begin(self);
         let set_layout = self.layouts.set_layout(&self.raw, layout)?;
         let checked = crate::descriptor::check_entries_for_layout(self, 0, layout, entries)?;
         self.make_bind_group(set_layout, checked, entries)
     }
 
-    fn make_bind_group(&self, set_layout: vk::DescriptorSetLayout, checked: crate::descriptor::CheckedEntries, entries: &[BindGroupEntry]) -> Result<BindGroupHandle> {
+    fn make_bind_group(
+        &self,
+        set_layout: vk::DescriptorSetLayout,
+        checked: crate::descriptor::CheckedEntries,
+        entries: &[BindGroupEntry],
+    ) -> Result<BindGroupHandle> {
         let pool_use = checked.pool_use();
         let (pool, raw) = self.bind_group_pools.allocate(self, set_layout, pool_use)?;
         write_descriptor_set(self, raw, &checked);

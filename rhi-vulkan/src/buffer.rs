@@ -43,12 +43,7 @@ impl BufferDesc {
     }
     /// A host-visible, cached buffer the GPU writes and the CPU reads.
     pub fn readback(label: &str, size: u64) -> Self {
-        Self {
-            label: label.into(),
-            size,
-            usage: BufferUsage::TRANSFER_DST,
-            memory: MemoryLocation::GpuToCpu,
-        }
+        Self { label: label.into(), size, usage: BufferUsage::TRANSFER_DST, memory: MemoryLocation::GpuToCpu }
     }
 }
 
@@ -98,10 +93,8 @@ impl Device {
                 desc.label, desc.size, info.max_buffer_size
             )));
         }
-        let info = vk::BufferCreateInfo::default()
-            .size(desc.size)
-            .usage(conv::buffer_usage(desc.usage))
-            .sharing_mode(vk::SharingMode::EXCLUSIVE);
+        let info =
+            vk::BufferCreateInfo::default().size(desc.size).usage(conv::buffer_usage(desc.usage)).sharing_mode(vk::SharingMode::EXCLUSIVE);
         // SAFETY: valid device and create info.
         let raw = unsafe { self.raw.create_buffer(&info, None) }.map_err(vk_err("vkCreateBuffer"))?;
         // SAFETY: `raw` is a live buffer of this device.
@@ -113,15 +106,13 @@ impl Device {
             unsafe { self.raw.destroy_buffer(raw, None) };
             return Err(RhiError::OutOfDeviceMemory);
         }
-        let allocation = self.allocator.lock().unwrap_or_else(|p| p.into_inner()).allocate(
-            &AllocationCreateDesc {
-                name: &desc.label,
-                requirements,
-                location: conv::memory_location(desc.memory),
-                linear: true,
-                allocation_scheme: AllocationScheme::GpuAllocatorManaged,
-            },
-        );
+        let allocation = self.allocator.lock().unwrap_or_else(|p| p.into_inner()).allocate(&AllocationCreateDesc {
+            name: &desc.label,
+            requirements,
+            location: conv::memory_location(desc.memory),
+            linear: true,
+            allocation_scheme: AllocationScheme::GpuAllocatorManaged,
+        });
         let allocation = match allocation {
             Ok(a) => a,
             Err(e) => {
@@ -152,17 +143,11 @@ impl Device {
 
     /// The buffer's description.
     pub fn buffer_desc(&self, buffer: BufferHandle) -> Result<BufferDesc> {
-        read(&self.resources.buffers)
-            .get(buffer)
-            .map(|b| b.desc.clone())
-            .ok_or_else(|| RhiError::InvalidHandle(format!("{buffer:?}")))
+        read(&self.resources.buffers).get(buffer).map(|b| b.desc.clone()).ok_or_else(|| RhiError::InvalidHandle(format!("{buffer:?}")))
     }
 
     pub(crate) fn raw_buffer(&self, buffer: BufferHandle) -> Result<vk::Buffer> {
-        read(&self.resources.buffers)
-            .get(buffer)
-            .map(|b| b.raw)
-            .ok_or_else(|| RhiError::InvalidHandle(format!("{buffer:?}")))
+        read(&self.resources.buffers).get(buffer).map(|b| b.raw).ok_or_else(|| RhiError::InvalidHandle(format!("{buffer:?}")))
     }
 
     /// The raw buffer and its description, under one lock.
@@ -198,24 +183,16 @@ impl Device {
         if desc.memory != MemoryLocation::GpuOnly {
             let buffers = read(&self.resources.buffers);
             let entry = buffers.get(buffer).ok_or_else(|| RhiError::InvalidHandle(format!("{buffer:?}")))?;
-            let ptr = entry.mapped().ok_or_else(|| {
-                RhiError::Unsupported(format!("buffer {:?} is not host-mapped", desc.label))
-            })?;
+            let ptr = entry.mapped().ok_or_else(|| RhiError::Unsupported(format!("buffer {:?} is not host-mapped", desc.label)))?;
             // SAFETY: the range was checked against the buffer's size, the
             // mapping covers the whole allocation, and `data` does not alias it.
             unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), ptr.add(offset as usize), data.len()) };
             return Ok(());
         }
         if !desc.usage.contains(BufferUsage::TRANSFER_DST) {
-            return Err(RhiError::InvalidDesc(format!(
-                "GPU-only buffer {:?} needs TRANSFER_DST to be written",
-                desc.label
-            )));
+            return Err(RhiError::InvalidDesc(format!("GPU-only buffer {:?} needs TRANSFER_DST to be written", desc.label)));
         }
-        let staging = self.create_buffer_init(
-            &BufferDesc::host_visible("staging", data.len() as u64, BufferUsage::TRANSFER_SRC),
-            data,
-        )?;
+        let staging = self.create_buffer_init(&BufferDesc::host_visible("staging", data.len() as u64, BufferUsage::TRANSFER_SRC), data)?;
         let result = self.immediate(|cmd| {
             // Earlier submissions may still read the buffer: order those
             // reads before this write (a write-after-read hazard otherwise).
@@ -244,10 +221,7 @@ impl Device {
         if desc.memory == MemoryLocation::GpuOnly {
             self.wait_for(self.timeline.last_submitted())?;
             if !desc.usage.contains(BufferUsage::TRANSFER_SRC) {
-                return Err(RhiError::InvalidDesc(format!(
-                    "GPU-only buffer {:?} needs TRANSFER_SRC to be read",
-                    desc.label
-                )));
+                return Err(RhiError::InvalidDesc(format!("GPU-only buffer {:?} needs TRANSFER_SRC to be read", desc.label)));
             }
             let staging = self.create_buffer(&BufferDesc::readback("readback", len.max(1)))?;
             let copied = self.immediate(|cmd| {
@@ -260,9 +234,7 @@ impl Device {
         }
         let buffers = read(&self.resources.buffers);
         let entry = buffers.get(buffer).ok_or_else(|| RhiError::InvalidHandle(format!("{buffer:?}")))?;
-        let ptr = entry.mapped().ok_or_else(|| {
-            RhiError::Unsupported(format!("buffer {:?} is not host-mapped", desc.label))
-        })?;
+        let ptr = entry.mapped().ok_or_else(|| RhiError::Unsupported(format!("buffer {:?} is not host-mapped", desc.label)))?;
         let mut out = vec![0u8; len as usize];
         // SAFETY: range checked; the GPU finished writing (waited above: the
         // writing submission, or every one); the

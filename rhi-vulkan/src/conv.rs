@@ -60,11 +60,7 @@ pub(crate) fn buffer_usage(u: BufferUsage) -> vk::BufferUsageFlags {
 pub(crate) fn texture_usage(u: TextureUsage, format: Format) -> vk::ImageUsageFlags {
     let mut out = vk::ImageUsageFlags::empty();
     if u.contains(TextureUsage::RENDER_TARGET) {
-        out |= if format.is_depth() {
-            vk::ImageUsageFlags::DEPTH_STENCIL_ATTACHMENT
-        } else {
-            vk::ImageUsageFlags::COLOR_ATTACHMENT
-        };
+        out |= if format.is_depth() { vk::ImageUsageFlags::DEPTH_STENCIL_ATTACHMENT } else { vk::ImageUsageFlags::COLOR_ATTACHMENT };
     }
     if u.contains(TextureUsage::SAMPLED) {
         out |= vk::ImageUsageFlags::SAMPLED;
@@ -186,41 +182,27 @@ pub(crate) fn address_mode(a: AddressMode) -> vk::SamplerAddressMode {
 }
 
 /// Layout, pipeline stages and access of a texture in `state`.
-pub(crate) fn texture_state(
-    state: TextureState,
-) -> (vk::ImageLayout, vk::PipelineStageFlags2, vk::AccessFlags2) {
+pub(crate) fn texture_state(state: TextureState) -> (vk::ImageLayout, vk::PipelineStageFlags2, vk::AccessFlags2) {
     use vk::AccessFlags2 as A;
     use vk::PipelineStageFlags2 as S;
     match state {
         TextureState::Undefined => (vk::ImageLayout::UNDEFINED, S::TOP_OF_PIPE, A::NONE),
-        TextureState::ColorAttachment => (
-            vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL,
-            S::COLOR_ATTACHMENT_OUTPUT,
-            A::COLOR_ATTACHMENT_READ | A::COLOR_ATTACHMENT_WRITE,
-        ),
+        TextureState::ColorAttachment => {
+            (vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL, S::COLOR_ATTACHMENT_OUTPUT, A::COLOR_ATTACHMENT_READ | A::COLOR_ATTACHMENT_WRITE)
+        }
         TextureState::DepthAttachment => (
             vk::ImageLayout::DEPTH_ATTACHMENT_OPTIMAL,
             S::EARLY_FRAGMENT_TESTS | S::LATE_FRAGMENT_TESTS,
             A::DEPTH_STENCIL_ATTACHMENT_READ | A::DEPTH_STENCIL_ATTACHMENT_WRITE,
         ),
-        TextureState::ShaderRead => (
-            vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL,
-            S::FRAGMENT_SHADER | S::COMPUTE_SHADER | S::VERTEX_SHADER,
-            A::SHADER_SAMPLED_READ,
-        ),
-        TextureState::General => (
-            vk::ImageLayout::GENERAL,
-            S::COMPUTE_SHADER,
-            A::SHADER_STORAGE_READ | A::SHADER_STORAGE_WRITE,
-        ),
+        TextureState::ShaderRead => {
+            (vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL, S::FRAGMENT_SHADER | S::COMPUTE_SHADER | S::VERTEX_SHADER, A::SHADER_SAMPLED_READ)
+        }
+        TextureState::General => (vk::ImageLayout::GENERAL, S::COMPUTE_SHADER, A::SHADER_STORAGE_READ | A::SHADER_STORAGE_WRITE),
         // Copies and blits (mip generation) read and write textures in the
         // transfer states; sync2's COPY stage does not cover BLIT.
-        TextureState::TransferSrc => {
-            (vk::ImageLayout::TRANSFER_SRC_OPTIMAL, S::COPY | S::BLIT, A::TRANSFER_READ)
-        }
-        TextureState::TransferDst => {
-            (vk::ImageLayout::TRANSFER_DST_OPTIMAL, S::COPY | S::BLIT | S::CLEAR, A::TRANSFER_WRITE)
-        }
+        TextureState::TransferSrc => (vk::ImageLayout::TRANSFER_SRC_OPTIMAL, S::COPY | S::BLIT, A::TRANSFER_READ),
+        TextureState::TransferDst => (vk::ImageLayout::TRANSFER_DST_OPTIMAL, S::COPY | S::BLIT | S::CLEAR, A::TRANSFER_WRITE),
         TextureState::Present => (vk::ImageLayout::PRESENT_SRC_KHR, S::BOTTOM_OF_PIPE, A::NONE),
     }
 }
@@ -234,14 +216,9 @@ pub(crate) fn buffer_state(state: BufferState) -> (vk::PipelineStageFlags2, vk::
         BufferState::TransferSrc => (S::COPY, A::TRANSFER_READ),
         BufferState::ShaderRead => (
             S::VERTEX_INPUT | S::VERTEX_SHADER | S::FRAGMENT_SHADER | S::COMPUTE_SHADER,
-            A::VERTEX_ATTRIBUTE_READ
-                | A::INDEX_READ
-                | A::UNIFORM_READ
-                | A::SHADER_STORAGE_READ,
+            A::VERTEX_ATTRIBUTE_READ | A::INDEX_READ | A::UNIFORM_READ | A::SHADER_STORAGE_READ,
         ),
-        BufferState::ShaderWrite => {
-            (S::COMPUTE_SHADER, A::SHADER_STORAGE_WRITE | A::SHADER_STORAGE_READ)
-        }
+        BufferState::ShaderWrite => (S::COMPUTE_SHADER, A::SHADER_STORAGE_WRITE | A::SHADER_STORAGE_READ),
         BufferState::Indirect => (S::DRAW_INDIRECT, A::INDIRECT_COMMAND_READ),
         BufferState::HostRead => (S::HOST, A::HOST_READ),
     }

@@ -86,8 +86,7 @@ impl LayoutCache {
             .collect();
         let info = vk::DescriptorSetLayoutCreateInfo::default().bindings(&bindings);
         // SAFETY: valid device and create info.
-        let layout = unsafe { device.create_descriptor_set_layout(&info, None) }
-            .map_err(vk_err("vkCreateDescriptorSetLayout"))?;
+        let layout = unsafe { device.create_descriptor_set_layout(&info, None) }.map_err(vk_err("vkCreateDescriptorSetLayout"))?;
         sets.insert(desc.clone(), layout);
         Ok(layout)
     }
@@ -97,11 +96,7 @@ impl LayoutCache {
         device: &ash::Device,
         desc: &PipelineLayoutDesc,
     ) -> Result<(vk::PipelineLayout, Vec<vk::DescriptorSetLayout>)> {
-        let set_layouts = desc
-            .groups
-            .iter()
-            .map(|g| self.set_layout(device, g))
-            .collect::<Result<Vec<_>>>()?;
+        let set_layouts = desc.groups.iter().map(|g| self.set_layout(device, g)).collect::<Result<Vec<_>>>()?;
         let mut pipelines = self.pipelines.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(l) = pipelines.get(desc) {
             return Ok((*l, set_layouts));
@@ -109,27 +104,18 @@ impl LayoutCache {
         let ranges: Vec<_> = desc
             .push_constants
             .iter()
-            .map(|(stages, size)| {
-                vk::PushConstantRange::default()
-                    .stage_flags(conv::shader_stages(*stages))
-                    .offset(0)
-                    .size(*size)
-            })
+            .map(|(stages, size)| vk::PushConstantRange::default().stage_flags(conv::shader_stages(*stages)).offset(0).size(*size))
             .collect();
-        let info = vk::PipelineLayoutCreateInfo::default()
-            .set_layouts(&set_layouts)
-            .push_constant_ranges(&ranges);
+        let info = vk::PipelineLayoutCreateInfo::default().set_layouts(&set_layouts).push_constant_ranges(&ranges);
         // SAFETY: valid device; set layouts are live.
-        let layout = unsafe { device.create_pipeline_layout(&info, None) }
-            .map_err(vk_err("vkCreatePipelineLayout"))?;
+        let layout = unsafe { device.create_pipeline_layout(&info, None) }.map_err(vk_err("vkCreatePipelineLayout"))?;
         pipelines.insert(desc.clone(), layout);
         Ok((layout, set_layouts))
     }
 
     /// Set layouts plus pipeline layouts held.
     pub fn len(&self) -> usize {
-        self.sets.lock().unwrap_or_else(|p| p.into_inner()).len()
-            + self.pipelines.lock().unwrap_or_else(|p| p.into_inner()).len()
+        self.sets.lock().unwrap_or_else(|p| p.into_inner()).len() + self.pipelines.lock().unwrap_or_else(|p| p.into_inner()).len()
     }
 
     pub fn destroy(&self, device: &ash::Device) {
@@ -157,9 +143,7 @@ pub(crate) const POOL_SIZES: [(vk::DescriptorType, u32); 5] = [
 
 /// Whether one set of `desc` fits an empty pool.
 fn fits_pool(desc: &BindGroupLayoutDesc) -> bool {
-    POOL_SIZES.iter().all(|(ty, n)| {
-        desc.entries.iter().filter(|e| descriptor_type(e.ty) == *ty).count() <= *n as usize
-    })
+    POOL_SIZES.iter().all(|(ty, n)| desc.entries.iter().filter(|e| descriptor_type(e.ty) == *ty).count() <= *n as usize)
 }
 
 /// The descriptor pools of one frame slot; reset when the slot is reused.
@@ -191,9 +175,7 @@ impl DescriptorArena {
                 self.pools.push(Self::new_pool(device)?);
             }
             let layouts = [layout];
-            let info = vk::DescriptorSetAllocateInfo::default()
-                .descriptor_pool(self.pools[self.current])
-                .set_layouts(&layouts);
+            let info = vk::DescriptorSetAllocateInfo::default().descriptor_pool(self.pools[self.current]).set_layouts(&layouts);
             // SAFETY: the pool is used only under the arena's lock.
             match unsafe { device.allocate_descriptor_sets(&info) } {
                 Ok(sets) => return Ok(sets[0]),
@@ -272,12 +254,7 @@ impl<'d> Frame<'d> {
     /// resource of the reflected kind that has the usage that kind needs
     /// (`UNIFORM` / `STORAGE` buffers, `SAMPLED` / `STORAGE` textures), buffer
     /// offsets aligned to the device's minimum and ranges within its limits.
-    pub fn create_bind_group(
-        &self,
-        pipeline: PipelineHandle,
-        group: u32,
-        entries: &[BindGroupEntry],
-    ) -> Result<BindGroup> {
+    pub fn create_bind_group(&self, pipeline: PipelineHandle, group: u32, entries: &[BindGroupEntry]) -> Result<BindGroup> {
         let device = self.device();
         let (set_layout, checked) = check_bind_group(device, pipeline, group, entries)?;
         let set = self.allocate_descriptor_set(set_layout)?;
@@ -302,7 +279,12 @@ pub(crate) fn check_bind_group(
 
 /// Checks a bind group's entries against `layout_desc` (the count, that one
 /// set fits a pool, every entry); allocates nothing.
-pub(crate) fn check_entries_for_layout(device: &crate::Device, group: u32, layout_desc: &BindGroupLayoutDesc, entries: &[BindGroupEntry]) -> Result<CheckedEntries> {
+pub(crate) fn check_entries_for_layout(
+    device: &crate::Device,
+    group: u32,
+    layout_desc: &BindGroupLayoutDesc,
+    entries: &[BindGroupEntry],
+) -> Result<CheckedEntries> {
     if entries.len() != layout_desc.entries.len() {
         return Err(RhiError::InvalidDesc(format!(
             "bind group {group}: {} entries given, the layout has {}",
@@ -374,9 +356,7 @@ fn check_bind_group_entries(
             }
             let ty = descriptor_type(entry.ty);
             let invalid = |what: &str| RhiError::InvalidHandle(format!("binding {binding}: {what}"));
-            let mismatch = || {
-                RhiError::InvalidDesc(format!("binding {binding} expects {:?}, got {resource:?}", entry.ty))
-            };
+            let mismatch = || RhiError::InvalidDesc(format!("binding {binding} expects {:?}, got {resource:?}", entry.ty));
             let uniform = ty == vk::DescriptorType::UNIFORM_BUFFER;
             let (buffer_usage, align, max_range) = if uniform {
                 (BufferUsage::UNIFORM, limits.min_uniform_buffer_offset_alignment, u64::from(limits.max_uniform_buffer_range))
@@ -391,7 +371,11 @@ fn check_bind_group_entries(
                         e.desc.label
                     )));
                 }
-                if size == 0 || offset.checked_add(size).is_none_or(|end| end > e.desc.size) || !offset.is_multiple_of(align) || size > max_range {
+                if size == 0
+                    || offset.checked_add(size).is_none_or(|end| end > e.desc.size)
+                    || !offset.is_multiple_of(align)
+                    || size > max_range
+                {
                     return Err(RhiError::InvalidDesc(format!(
                         "binding {binding}: range {offset}+{size} of {:?} ({} bytes) is empty, outside it, not aligned to {align} or over the {max_range}-byte limit",
                         e.desc.label, e.desc.size
@@ -404,7 +388,10 @@ fn check_bind_group_entries(
                     let size = buffers.get(b).ok_or_else(|| invalid("buffer"))?.desc.size;
                     buffer_infos.push(buffer_range(b, 0, size)?);
                 }
-                (BindingResource::BufferRange { buffer, offset, size }, vk::DescriptorType::UNIFORM_BUFFER | vk::DescriptorType::STORAGE_BUFFER) => {
+                (
+                    BindingResource::BufferRange { buffer, offset, size },
+                    vk::DescriptorType::UNIFORM_BUFFER | vk::DescriptorType::STORAGE_BUFFER,
+                ) => {
                     buffer_infos.push(buffer_range(buffer, offset, size)?);
                 }
                 (BindingResource::Texture(t), vk::DescriptorType::SAMPLED_IMAGE | vk::DescriptorType::STORAGE_IMAGE) => {
@@ -430,7 +417,11 @@ fn check_bind_group_entries(
                     if e.desc.compare.is_some() != (entry.ty == BindingType::ComparisonSampler) {
                         return Err(mismatch());
                     }
-                    image_infos.push(vk::DescriptorImageInfo { sampler: e.raw, image_view: vk::ImageView::null(), image_layout: vk::ImageLayout::UNDEFINED });
+                    image_infos.push(vk::DescriptorImageInfo {
+                        sampler: e.raw,
+                        image_view: vk::ImageView::null(),
+                        image_layout: vk::ImageLayout::UNDEFINED,
+                    });
                 }
                 _ => return Err(mismatch()),
             }
@@ -461,9 +452,7 @@ mod tests {
     use super::*;
 
     fn layout(n: u32, ty: BindingType) -> BindGroupLayoutDesc {
-        BindGroupLayoutDesc {
-            entries: (0..n).map(|binding| BindGroupLayoutEntry { binding, ty, stages: ShaderStages::COMPUTE }).collect(),
-        }
+        BindGroupLayoutDesc { entries: (0..n).map(|binding| BindGroupLayoutEntry { binding, ty, stages: ShaderStages::COMPUTE }).collect() }
     }
 
     #[test]

@@ -305,28 +305,17 @@ fn memory_type_heap_sizes(instance: &Instance, physical: vk::PhysicalDevice) -> 
 impl Device {
     /// Creates an instance and a device on the best Vulkan 1.3 adapter.
     pub fn new(desc: &DeviceDesc) -> Result<Self> {
-        let app_name = CString::new(desc.app_name.clone())
-            .map_err(|_| RhiError::InvalidDesc("app_name contains a NUL byte".into()))?;
+        let app_name = CString::new(desc.app_name.clone()).map_err(|_| RhiError::InvalidDesc("app_name contains a NUL byte".into()))?;
         if desc.frames_in_flight == 0 || desc.frames_in_flight > 8 {
-            return Err(RhiError::InvalidDesc(format!(
-                "frames_in_flight must be 1..=8, got {}",
-                desc.frames_in_flight
-            )));
+            return Err(RhiError::InvalidDesc(format!("frames_in_flight must be 1..=8, got {}", desc.frames_in_flight)));
         }
         #[cfg(feature = "window")]
         let (extra_instance, extra_device): (&[&std::ffi::CStr], &[*const std::ffi::c_char]) =
-            if desc.surface_extensions.is_empty() {
-                (&[], &[])
-            } else {
-                (&desc.surface_extensions, &[ash::khr::swapchain::NAME.as_ptr()])
-            };
+            if desc.surface_extensions.is_empty() { (&[], &[]) } else { (&desc.surface_extensions, &[ash::khr::swapchain::NAME.as_ptr()]) };
         #[cfg(not(feature = "window"))]
         let (extra_instance, extra_device): (&[&std::ffi::CStr], &[*const std::ffi::c_char]) = (&[], &[]);
         let instance = Instance::new(&app_name, desc.validation, extra_instance)?;
-        let filter = desc
-            .preferred_device
-            .clone()
-            .or_else(|| std::env::var("PROXIMA_DEVICE").ok().filter(|s| !s.is_empty()));
+        let filter = desc.preferred_device.clone().or_else(|| std::env::var("PROXIMA_DEVICE").ok().filter(|s| !s.is_empty()));
         let (physical, queue_family, info) = pick_physical_device(&instance.raw, filter.as_deref())?;
 
         let mut info = info;
@@ -345,8 +334,12 @@ impl Device {
             }
         };
         let memory_type_heap_sizes = memory_type_heap_sizes(&instance, physical);
-        log::info!("Vulkan device: {} ({}), validation {}", info.name, info.device_type,
-            if instance.counters.enabled() { "on" } else { "off" });
+        log::info!(
+            "Vulkan device: {} ({}), validation {}",
+            info.name,
+            info.device_type,
+            if instance.counters.enabled() { "on" } else { "off" }
+        );
         // From here on the device owns everything: if a later step fails,
         // dropping it destroys what was made (null handles are no-ops).
         let mut device = Self {
@@ -424,13 +417,7 @@ impl Device {
 
     /// The largest heap behind the memory types in `type_bits`.
     pub(crate) fn largest_heap(&self, type_bits: u32) -> u64 {
-        self.memory_type_heap_sizes
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| type_bits & (1 << i) != 0)
-            .map(|(_, &size)| size)
-            .max()
-            .unwrap_or(0)
+        self.memory_type_heap_sizes.iter().enumerate().filter(|(i, _)| type_bits & (1 << i) != 0).map(|(_, &size)| size).max().unwrap_or(0)
     }
 
     /// What the chosen physical device is and its limits.
@@ -591,10 +578,7 @@ impl Device {
         let value = self.timeline.next_value();
         let cmd_infos = [vk::CommandBufferSubmitInfo::default().command_buffer(cmd)];
         let signals = [
-            vk::SemaphoreSubmitInfo::default()
-                .semaphore(self.timeline.raw)
-                .value(value)
-                .stage_mask(vk::PipelineStageFlags2::ALL_COMMANDS),
+            vk::SemaphoreSubmitInfo::default().semaphore(self.timeline.raw).value(value).stage_mask(vk::PipelineStageFlags2::ALL_COMMANDS),
             signal.unwrap_or_default(),
         ];
         let signal_count = if signal.is_some() { 2 } else { 1 };
@@ -630,12 +614,10 @@ impl Device {
         let mut pool = match taken {
             Some(p) => p,
             None => {
-                let info = vk::CommandPoolCreateInfo::default()
-                    .queue_family_index(self.queue_family)
-                    .flags(vk::CommandPoolCreateFlags::TRANSIENT);
+                let info =
+                    vk::CommandPoolCreateInfo::default().queue_family_index(self.queue_family).flags(vk::CommandPoolCreateFlags::TRANSIENT);
                 // SAFETY: valid device and create info.
-                let raw = unsafe { self.raw.create_command_pool(&info, None) }
-                    .map_err(vk_err("vkCreateCommandPool"))?;
+                let raw = unsafe { self.raw.create_command_pool(&info, None) }.map_err(vk_err("vkCreateCommandPool"))?;
                 self.pool_counts.command.fetch_add(1, Ordering::Relaxed);
                 ImmediatePool { raw, cmd: vk::CommandBuffer::null(), ready: false, pending: 0 }
             }
@@ -658,8 +640,7 @@ impl Device {
                 .level(vk::CommandBufferLevel::PRIMARY)
                 .command_buffer_count(1);
             // SAFETY: this thread alone holds the pool (taken from the free list).
-            let cmd = unsafe { self.raw.allocate_command_buffers(&alloc) }
-                .map_err(vk_err("vkAllocateCommandBuffers"))?[0];
+            let cmd = unsafe { self.raw.allocate_command_buffers(&alloc) }.map_err(vk_err("vkAllocateCommandBuffers"))?[0];
             self.pool_counts.command_buffers.fetch_add(1, Ordering::Relaxed);
             pool.cmd = cmd;
             cmd
@@ -757,11 +738,7 @@ impl Device {
         self.timeline.destroy(&self.raw);
         let leaked = lock(&self.allocator).generate_report().allocations.len();
         let counters = self.instance.counters.clone();
-        ShutdownReport {
-            leaked_allocations: leaked,
-            validation_errors: counters.errors(),
-            validation_warnings: counters.warnings(),
-        }
+        ShutdownReport { leaked_allocations: leaked, validation_errors: counters.errors(), validation_warnings: counters.warnings() }
     }
 }
 
@@ -818,9 +795,7 @@ fn create_logical_device(
 ) -> Result<ash::Device> {
     let mut f11 = vk::PhysicalDeviceVulkan11Features::default().shader_draw_parameters(true);
     let mut f12 = vk::PhysicalDeviceVulkan12Features::default().timeline_semaphore(true);
-    let mut f13 = vk::PhysicalDeviceVulkan13Features::default()
-        .dynamic_rendering(true)
-        .synchronization2(true);
+    let mut f13 = vk::PhysicalDeviceVulkan13Features::default().dynamic_rendering(true).synchronization2(true);
     let base = vk::PhysicalDeviceFeatures::default()
         .fill_mode_non_solid(features.wireframe)
         .multi_draw_indirect(features.multi_draw_indirect)
@@ -829,9 +804,7 @@ fn create_logical_device(
         .robust_buffer_access(features.robust_buffer_access)
         .sampler_anisotropy(features.sampler_anisotropy);
     let priorities = [1.0f32];
-    let queue_infos = [vk::DeviceQueueCreateInfo::default()
-        .queue_family_index(queue_family)
-        .queue_priorities(&priorities)];
+    let queue_infos = [vk::DeviceQueueCreateInfo::default().queue_family_index(queue_family).queue_priorities(&priorities)];
     let create_info = vk::DeviceCreateInfo::default()
         .queue_create_infos(&queue_infos)
         .enabled_extension_names(extensions)

@@ -55,18 +55,13 @@ pub(crate) struct FrameSlot {
 }
 
 fn create_pool(device: &ash::Device, family: u32) -> Result<vk::CommandPool> {
-    let info = vk::CommandPoolCreateInfo::default()
-        .queue_family_index(family)
-        .flags(vk::CommandPoolCreateFlags::TRANSIENT);
+    let info = vk::CommandPoolCreateInfo::default().queue_family_index(family).flags(vk::CommandPoolCreateFlags::TRANSIENT);
     // SAFETY: valid device and create info.
     unsafe { device.create_command_pool(&info, None) }.map_err(vk_err("vkCreateCommandPool"))
 }
 
 fn allocate(device: &ash::Device, pool: vk::CommandPool, level: vk::CommandBufferLevel) -> Result<vk::CommandBuffer> {
-    let info = vk::CommandBufferAllocateInfo::default()
-        .command_pool(pool)
-        .level(level)
-        .command_buffer_count(1);
+    let info = vk::CommandBufferAllocateInfo::default().command_pool(pool).level(level).command_buffer_count(1);
     // SAFETY: the pool is used by one thread at a time (slot or recorder lock).
     Ok(unsafe { device.allocate_command_buffers(&info) }.map_err(vk_err("vkAllocateCommandBuffers"))?[0])
 }
@@ -98,8 +93,7 @@ impl FrameSlot {
             .map_err(vk_err("vkResetCommandPool"))?;
         for r in self.recorders.get_mut().unwrap_or_else(|p| p.into_inner()).iter_mut() {
             // SAFETY: as above; no recording is in progress (we hold `&mut self`).
-            unsafe { device.reset_command_pool(r.pool, vk::CommandPoolResetFlags::empty()) }
-                .map_err(vk_err("vkResetCommandPool"))?;
+            unsafe { device.reset_command_pool(r.pool, vk::CommandPoolResetFlags::empty()) }.map_err(vk_err("vkResetCommandPool"))?;
             r.next = 0;
         }
         self.descriptors.get_mut().unwrap_or_else(|p| p.into_inner()).reset(device)
@@ -329,10 +323,9 @@ impl<'d> Frame<'d> {
         if data.is_empty() {
             return Ok(());
         }
-        let staging = self.device.create_buffer_init(
-            &BufferDesc::host_visible("frame staging", data.len() as u64, BufferUsage::TRANSFER_SRC),
-            data,
-        )?;
+        let staging = self
+            .device
+            .create_buffer_init(&BufferDesc::host_visible("frame staging", data.len() as u64, BufferUsage::TRANSFER_SRC), data)?;
         // Earlier frames (same queue, earlier in submission order) may still
         // read `dst`: order their reads before this write.
         let recorded = self

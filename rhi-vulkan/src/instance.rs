@@ -174,18 +174,16 @@ fn load_entry() -> Result<ash::Entry> {
     let entry = match std::env::var_os(LOADER_VAR).filter(|p| !p.is_empty()) {
         // SAFETY: loading the Vulkan loader the user named; we keep
         // `entry` alive for as long as any object created through it.
-        Some(path) => unsafe { ash::Entry::load_from(&path) }.map_err(|e| RhiError::LoaderNotFound {
-            reason: format!("{LOADER_VAR}={}: {e}", path.to_string_lossy()),
-        })?,
+        Some(path) => unsafe { ash::Entry::load_from(&path) }
+            .map_err(|e| RhiError::LoaderNotFound { reason: format!("{LOADER_VAR}={}: {e}", path.to_string_lossy()) })?,
         // SAFETY: loading the system Vulkan loader; we keep `entry` alive
         // for as long as any object created through it.
         None => unsafe { ash::Entry::load() }.map_err(|e| RhiError::LoaderNotFound { reason: e.to_string() })?,
     };
 
     // SAFETY: plain queries on a valid entry.
-    let version = unsafe { entry.try_enumerate_instance_version() }
-        .map_err(vk_err("vkEnumerateInstanceVersion"))?
-        .unwrap_or(vk::API_VERSION_1_0);
+    let version =
+        unsafe { entry.try_enumerate_instance_version() }.map_err(vk_err("vkEnumerateInstanceVersion"))?.unwrap_or(vk::API_VERSION_1_0);
     if version < vk::API_VERSION_1_3 {
         return Err(RhiError::Unsupported(format!(
             "the Vulkan loader offers {}.{}; Proxima needs 1.3",
@@ -208,17 +206,10 @@ struct InstanceSelection {
 /// Chooses the layers and instance extensions: validation (and its
 /// synchronization checks) where wanted and installed, and every one of
 /// `extra_extensions` (a missing one is an error).
-fn select_layers_and_extensions(
-    entry: &ash::Entry,
-    validation: Validation,
-    extra_extensions: &[&CStr],
-) -> Result<InstanceSelection> {
+fn select_layers_and_extensions(entry: &ash::Entry, validation: Validation, extra_extensions: &[&CStr]) -> Result<InstanceSelection> {
     // SAFETY: plain query on a valid entry.
-    let layers = unsafe { entry.enumerate_instance_layer_properties() }
-        .map_err(vk_err("vkEnumerateInstanceLayerProperties"))?;
-    let layer_present = layers
-        .iter()
-        .any(|l| l.layer_name_as_c_str().is_ok_and(|n| n == VALIDATION_LAYER));
+    let layers = unsafe { entry.enumerate_instance_layer_properties() }.map_err(vk_err("vkEnumerateInstanceLayerProperties"))?;
+    let layer_present = layers.iter().any(|l| l.layer_name_as_c_str().is_ok_and(|n| n == VALIDATION_LAYER));
     let wants_validation = validation.wanted();
     if wants_validation && !layer_present {
         log::warn!("validation requested but VK_LAYER_KHRONOS_validation is not installed (package `vulkan-validationlayers`)");
@@ -246,8 +237,8 @@ fn select_layers_and_extensions(
     }
     if !extra_extensions.is_empty() {
         // SAFETY: plain query on a valid entry.
-        let available = unsafe { entry.enumerate_instance_extension_properties(None) }
-            .map_err(vk_err("vkEnumerateInstanceExtensionProperties"))?;
+        let available =
+            unsafe { entry.enumerate_instance_extension_properties(None) }.map_err(vk_err("vkEnumerateInstanceExtensionProperties"))?;
         for &wanted in extra_extensions {
             if !available.iter().any(|e| e.extension_name_as_c_str() == Ok(wanted)) {
                 return Err(RhiError::Unsupported(format!(
@@ -273,15 +264,9 @@ fn create_instance(
 ) -> Result<(ash::Instance, Option<(ext::debug_utils::Instance, vk::DebugUtilsMessengerEXT)>)> {
     let InstanceSelection { validate, sync_validation, layer_names, extension_names } = selection;
     let (validate, sync_validation) = (*validate, *sync_validation);
-    let app_info = vk::ApplicationInfo::default()
-        .application_name(app_name)
-        .engine_name(c"Proxima")
-        .api_version(vk::API_VERSION_1_3);
+    let app_info = vk::ApplicationInfo::default().application_name(app_name).engine_name(c"Proxima").api_version(vk::API_VERSION_1_3);
     let mut messenger_info = vk::DebugUtilsMessengerCreateInfoEXT::default()
-        .message_severity(
-            vk::DebugUtilsMessageSeverityFlagsEXT::ERROR
-                | vk::DebugUtilsMessageSeverityFlagsEXT::WARNING,
-        )
+        .message_severity(vk::DebugUtilsMessageSeverityFlagsEXT::ERROR | vk::DebugUtilsMessageSeverityFlagsEXT::WARNING)
         .message_type(
             vk::DebugUtilsMessageTypeFlagsEXT::GENERAL
                 | vk::DebugUtilsMessageTypeFlagsEXT::VALIDATION

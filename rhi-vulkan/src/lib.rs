@@ -148,8 +148,7 @@ mod types;
 pub use bind_group::{BindGroupHandle, PersistentBindGroup};
 pub use buffer::{BufferDesc, BufferEntry, BufferHandle};
 pub use command::{
-    ColorAttachment, CommandList, DepthAttachment, LoadOp, RenderingContents, RenderingDesc, MAX_BIND_GROUPS,
-    MAX_VERTEX_STREAMS,
+    ColorAttachment, CommandList, DepthAttachment, LoadOp, RenderingContents, RenderingDesc, MAX_BIND_GROUPS, MAX_VERTEX_STREAMS,
 };
 pub use descriptor::{BindGroup, BindGroupEntry, BindGroupLayoutDesc, BindGroupLayoutEntry, BindingResource};
 pub use device::{Device, DeviceCounts, DeviceDesc, DeviceFeatures, DeviceInfo, ShutdownReport};
@@ -158,21 +157,20 @@ pub use frame::{Frame, FrameSubmission, RenderingLayout, SecondaryCommandBuffer,
 pub use handle::Handle;
 pub use instance::{Validation, ValidationCounters};
 pub use pipeline::{
-    ColorTargetState, ComputePipelineDesc, DepthBias, DepthState, GraphicsPipelineDesc, PipelineEntry,
-    PipelineHandle, PrimitiveState, ShaderStageDesc, VertexAttribute, VertexBufferLayout, VertexStepMode,
+    ColorTargetState, ComputePipelineDesc, DepthBias, DepthState, GraphicsPipelineDesc, PipelineEntry, PipelineHandle, PrimitiveState,
+    ShaderStageDesc, VertexAttribute, VertexBufferLayout, VertexStepMode,
 };
 pub use quad_grid::{QuadGrid, QUAD_GRID_WGSL};
-pub use readback::Image;
-pub use sampler::{SamplerDesc, SamplerEntry, SamplerHandle};
-pub use shader::{
-    compile_wgsl, BindingType, CompiledShader, EntryPointReflection, ReflectedBinding, ShaderEntry,
-    ShaderHandle, VertexInput,
-};
-#[cfg(feature = "window")]
-pub use swapchain::{surface_instance_extensions, Swapchain, WindowSource};
 /// The raw-window-handle version the `window` feature speaks.
 #[cfg(feature = "window")]
 pub use raw_window_handle;
+pub use readback::Image;
+pub use sampler::{SamplerDesc, SamplerEntry, SamplerHandle};
+pub use shader::{
+    compile_wgsl, BindingType, CompiledShader, EntryPointReflection, ReflectedBinding, ShaderEntry, ShaderHandle, VertexInput,
+};
+#[cfg(feature = "window")]
+pub use swapchain::{surface_instance_extensions, Swapchain, WindowSource};
 pub use texture::{TextureData, TextureDesc, TextureEntry, TextureHandle};
 pub use timestamp::{FrameTimestamps, FRAME_BEGIN, FRAME_END, MAX_TIMESTAMPS_PER_FRAME};
 pub use types::*;

@@ -9,10 +9,10 @@
 
 use crate::command::{SetLayouts, VertexStream, VertexStreams, MAX_BIND_GROUPS, MAX_PUSH_CONSTANT_BYTES, MAX_VERTEX_STREAMS};
 use crate::conv;
-use crate::frame::{rendering_key, MAX_COLOR_ATTACHMENTS};
 use crate::descriptor::{BindGroupLayoutDesc, BindGroupLayoutEntry, PipelineLayoutDesc};
 use crate::device::{read, write, Device};
 use crate::error::{vk_err, Result, RhiError};
+use crate::frame::{rendering_key, MAX_COLOR_ATTACHMENTS};
 use crate::handle::Handle;
 use crate::shader::{BindingType, EntryPointReflection, ShaderHandle};
 use crate::types::*;
@@ -266,17 +266,13 @@ impl Device {
 
     fn entry_point(&self, stage: &ShaderStageDesc, want: ShaderStages) -> Result<(vk::ShaderModule, EntryPointReflection)> {
         let shaders = read(&self.resources.shaders);
-        let s = shaders
-            .get(stage.shader)
-            .ok_or_else(|| RhiError::InvalidHandle(format!("{:?}", stage.shader)))?;
-        let ep = s.compiled.entry_point(&stage.entry).ok_or_else(|| {
-            RhiError::InvalidDesc(format!("shader {:?} has no entry point {:?}", s.compiled.name(), stage.entry))
-        })?;
+        let s = shaders.get(stage.shader).ok_or_else(|| RhiError::InvalidHandle(format!("{:?}", stage.shader)))?;
+        let ep = s
+            .compiled
+            .entry_point(&stage.entry)
+            .ok_or_else(|| RhiError::InvalidDesc(format!("shader {:?} has no entry point {:?}", s.compiled.name(), stage.entry)))?;
         if ep.stage != want {
-            return Err(RhiError::InvalidDesc(format!(
-                "entry point {:?} is a {:?} shader, expected {:?}",
-                stage.entry, ep.stage, want
-            )));
+            return Err(RhiError::InvalidDesc(format!("entry point {:?} is a {:?} shader, expected {:?}", stage.entry, ep.stage, want)));
         }
         Ok((s.raw, ep.clone()))
     }
@@ -301,13 +297,15 @@ impl Device {
                 info.max_bound_descriptor_sets
             )));
         }
-        let count = |want: fn(BindingType) -> bool| {
-            layout.groups.iter().flat_map(|g| &g.entries).filter(|e| want(e.ty)).count()
-        };
+        let count = |want: fn(BindingType) -> bool| layout.groups.iter().flat_map(|g| &g.entries).filter(|e| want(e.ty)).count();
         let limits: [(&str, usize, u32); 5] = [
             ("uniform buffers", count(|t| t == BindingType::UniformBuffer), info.max_per_stage_uniform_buffers),
             ("storage buffers", count(|t| matches!(t, BindingType::StorageBuffer { .. })), info.max_per_stage_storage_buffers),
-            ("sampled textures", count(|t| matches!(t, BindingType::SampledTexture | BindingType::DepthTexture)), info.max_per_stage_sampled_images),
+            (
+                "sampled textures",
+                count(|t| matches!(t, BindingType::SampledTexture | BindingType::DepthTexture)),
+                info.max_per_stage_sampled_images,
+            ),
             ("storage textures", count(|t| t == BindingType::StorageTexture), info.max_per_stage_storage_images),
             ("samplers", count(|t| matches!(t, BindingType::Sampler | BindingType::ComparisonSampler)), info.max_per_stage_samplers),
         ];
@@ -388,28 +386,19 @@ impl Device {
             .map(|f| CString::new(f.entry.clone()))
             .transpose()
             .map_err(|_| RhiError::InvalidDesc("NUL in entry name".into()))?;
-        let mut stages = vec![vk::PipelineShaderStageCreateInfo::default()
-            .stage(vk::ShaderStageFlags::VERTEX)
-            .module(vs_module)
-            .name(&vs_name)];
+        let mut stages =
+            vec![vk::PipelineShaderStageCreateInfo::default().stage(vk::ShaderStageFlags::VERTEX).module(vs_module).name(&vs_name)];
         if let (Some(module), Some(name)) = (fs_module, &fs_name) {
-            stages.push(
-                vk::PipelineShaderStageCreateInfo::default()
-                    .stage(vk::ShaderStageFlags::FRAGMENT)
-                    .module(module)
-                    .name(name),
-            );
+            stages.push(vk::PipelineShaderStageCreateInfo::default().stage(vk::ShaderStageFlags::FRAGMENT).module(module).name(name));
         }
         let (bindings, attributes) = vertex_input_descriptions(desc);
         let vertex_input = vk::PipelineVertexInputStateCreateInfo::default()
             .vertex_binding_descriptions(&bindings)
             .vertex_attribute_descriptions(&attributes);
-        let input_assembly = vk::PipelineInputAssemblyStateCreateInfo::default()
-            .topology(conv::topology(desc.primitive.topology));
+        let input_assembly = vk::PipelineInputAssemblyStateCreateInfo::default().topology(conv::topology(desc.primitive.topology));
         let viewport = vk::PipelineViewportStateCreateInfo::default().viewport_count(1).scissor_count(1);
         let raster = rasterization_state(desc);
-        let multisample = vk::PipelineMultisampleStateCreateInfo::default()
-            .rasterization_samples(vk::SampleCountFlags::TYPE_1);
+        let multisample = vk::PipelineMultisampleStateCreateInfo::default().rasterization_samples(vk::SampleCountFlags::TYPE_1);
         let depth_stencil = match &desc.depth {
             Some(d) => vk::PipelineDepthStencilStateCreateInfo::default()
                 .depth_test_enable(true)
@@ -458,10 +447,7 @@ impl Device {
         self.layout_limits_check(&layout_desc)?;
         let (layout, set_layouts) = self.layouts.pipeline_layout(&self.raw, &layout_desc)?;
         let name = CString::new(desc.shader.entry.clone()).map_err(|_| RhiError::InvalidDesc("NUL in entry name".into()))?;
-        let stage = vk::PipelineShaderStageCreateInfo::default()
-            .stage(vk::ShaderStageFlags::COMPUTE)
-            .module(module)
-            .name(&name);
+        let stage = vk::PipelineShaderStageCreateInfo::default().stage(vk::ShaderStageFlags::COMPUTE).module(module).name(&name);
         let info = vk::ComputePipelineCreateInfo::default().stage(stage).layout(layout);
         // SAFETY: the module (kept by the recording guard) and layout are live for the call.
         let raw = unsafe { self.raw.create_compute_pipelines(vk::PipelineCache::null(), &[info], None) }
@@ -519,10 +505,7 @@ impl Device {
     ) -> Result<(BindGroupLayoutDesc, vk::DescriptorSetLayout)> {
         let pipelines = read(&self.resources.pipelines);
         let p = pipelines.get(pipeline).ok_or_else(|| RhiError::InvalidHandle(format!("{pipeline:?}")))?;
-        p.groups
-            .get(group as usize)
-            .cloned()
-            .ok_or_else(|| RhiError::InvalidDesc(format!("pipeline has no bind group {group}")))
+        p.groups.get(group as usize).cloned().ok_or_else(|| RhiError::InvalidDesc(format!("pipeline has no bind group {group}")))
     }
 
     /// Destroys a pipeline once the GPU no longer uses it (and forgets it in the cache).

@@ -56,10 +56,8 @@ impl QuadGrid {
         })?;
         // Two triangles, six vertices.
         let corners: [f32; 12] = [-1.0, -1.0, 1.0, -1.0, 1.0, 1.0, -1.0, -1.0, 1.0, 1.0, -1.0, 1.0];
-        let corners = device.create_buffer_init(
-            &BufferDesc::gpu_only("quad corners", 48, BufferUsage::VERTEX),
-            &bytes_of_f32s(&corners),
-        )?;
+        let corners =
+            device.create_buffer_init(&BufferDesc::gpu_only("quad corners", 48, BufferUsage::VERTEX), &bytes_of_f32s(&corners))?;
         let mut data = Vec::with_capacity((cols * rows) as usize * 6);
         for y in 0..rows {
             for x in 0..cols {
@@ -67,23 +65,16 @@ impl QuadGrid {
                 data.extend_from_slice(&[u * 2.0 - 1.0, v * 2.0 - 1.0, u, v, 1.0 - u, 1.0]);
             }
         }
-        let instances = match device.create_buffer_init(
-            &BufferDesc::gpu_only("quad instances", data.len() as u64 * 4, BufferUsage::VERTEX),
-            &bytes_of_f32s(&data),
-        ) {
+        let instances = match device
+            .create_buffer_init(&BufferDesc::gpu_only("quad instances", data.len() as u64 * 4, BufferUsage::VERTEX), &bytes_of_f32s(&data))
+        {
             Ok(b) => b,
             Err(e) => {
                 device.destroy_buffer(corners);
                 return Err(e);
             }
         };
-        Ok(Self {
-            pipeline,
-            corners,
-            instances,
-            instance_count: cols * rows,
-            scale: [0.8 / cols as f32, 0.8 / rows as f32],
-        })
+        Ok(Self { pipeline, corners, instances, instance_count: cols * rows, scale: [0.8 / cols as f32, 0.8 / rows as f32] })
     }
 
     /// Binds pipeline, streams and push constants and draws instances

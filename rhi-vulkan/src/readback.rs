@@ -31,7 +31,13 @@ fn f16_to_f32(h: u16) -> f32 {
     let mant = f32::from(h & 0x3ff);
     match exp {
         0 => sign * mant * 2f32.powi(-24),
-        31 => if mant == 0.0 { sign * f32::INFINITY } else { f32::NAN },
+        31 => {
+            if mant == 0.0 {
+                sign * f32::INFINITY
+            } else {
+                f32::NAN
+            }
+        }
         e => sign * (1.0 + mant / 1024.0) * 2f32.powi(e - 15),
     }
 }
@@ -71,13 +77,8 @@ impl Device {
             Format::Rgba8Unorm | Format::Rgba8Srgb => bytes,
             Format::R8Unorm => bytes.iter().flat_map(|&r| [r, 0, 0, 255]).collect(),
             Format::Rg8Unorm => bytes.chunks_exact(2).flat_map(|p| [p[0], p[1], 0, 255]).collect(),
-            Format::Bgra8Unorm | Format::Bgra8Srgb => {
-                bytes.chunks_exact(4).flat_map(|p| [p[2], p[1], p[0], p[3]]).collect()
-            }
-            Format::Rgba16Float => bytes
-                .chunks_exact(2)
-                .map(|c| unorm8(f16_to_f32(u16::from_le_bytes([c[0], c[1]]))))
-                .collect(),
+            Format::Bgra8Unorm | Format::Bgra8Srgb => bytes.chunks_exact(4).flat_map(|p| [p[2], p[1], p[0], p[3]]).collect(),
+            Format::Rgba16Float => bytes.chunks_exact(2).map(|c| unorm8(f16_to_f32(u16::from_le_bytes([c[0], c[1]])))).collect(),
             Format::Depth32Float => unreachable!("rejected above"),
         };
         Ok(Image { width: desc.width, height: desc.height, rgba8 })

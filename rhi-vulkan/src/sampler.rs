@@ -123,10 +123,7 @@ impl Device {
     /// `max_anisotropy` where the device has anisotropic filtering, clamped
     /// to the device's limit.
     pub fn sampler_anisotropy(&self, sampler: SamplerHandle) -> Result<f32> {
-        read(&self.resources.samplers)
-            .get(sampler)
-            .map(|s| s.anisotropy)
-            .ok_or_else(|| RhiError::InvalidHandle(format!("{sampler:?}")))
+        read(&self.resources.samplers).get(sampler).map(|s| s.anisotropy).ok_or_else(|| RhiError::InvalidHandle(format!("{sampler:?}")))
     }
 
     /// Destroys the sampler once the GPU no longer uses it. Destroying twice

@@ -119,21 +119,13 @@ fn shader_error(file: &str, source: &str, loc: Option<naga::SourceLocation>, mes
 
 /// Parses, validates and compiles WGSL. `file` names the source in errors.
 pub fn compile_wgsl(file: &str, source: &str) -> Result<CompiledShader> {
-    let module = naga::front::wgsl::parse_str(source).map_err(|e| {
-        shader_error(file, source, e.location(source), e.emit_to_string_with_path(source, file))
-    })?;
-    let mut validator = naga::valid::Validator::new(
-        naga::valid::ValidationFlags::all(),
-        naga::valid::Capabilities::IMMEDIATES,
-    );
-    let info = validator.validate(&module).map_err(|e| {
-        shader_error(file, source, e.location(source), e.emit_to_string_with_path(source, file))
-    })?;
-    let options = naga::back::spv::Options {
-        lang_version: (1, 3),
-        flags: naga::back::spv::WriterFlags::empty(),
-        ..Default::default()
-    };
+    let module = naga::front::wgsl::parse_str(source)
+        .map_err(|e| shader_error(file, source, e.location(source), e.emit_to_string_with_path(source, file)))?;
+    let mut validator = naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::IMMEDIATES);
+    let info = validator
+        .validate(&module)
+        .map_err(|e| shader_error(file, source, e.location(source), e.emit_to_string_with_path(source, file)))?;
+    let options = naga::back::spv::Options { lang_version: (1, 3), flags: naga::back::spv::WriterFlags::empty(), ..Default::default() };
     let spirv = naga::back::spv::write_vec(&module, &info, &options, None)
         .map_err(|e| shader_error(file, source, None, format!("SPIR-V generation failed: {e}")))?;
     let entry_points = reflect(&module);
@@ -166,18 +158,14 @@ fn reflect(module: &naga::Module) -> Vec<EntryPointReflection> {
                 let Some(rb) = &var.binding else { continue };
                 let ty = match var.space {
                     naga::AddressSpace::Uniform => BindingType::UniformBuffer,
-                    naga::AddressSpace::Storage { access } => BindingType::StorageBuffer {
-                        read_only: !access.contains(naga::StorageAccess::STORE),
-                    },
+                    naga::AddressSpace::Storage { access } => {
+                        BindingType::StorageBuffer { read_only: !access.contains(naga::StorageAccess::STORE) }
+                    }
                     naga::AddressSpace::Handle => match module.types[var.ty].inner {
                         naga::TypeInner::Sampler { comparison: true } => BindingType::ComparisonSampler,
                         naga::TypeInner::Sampler { comparison: false } => BindingType::Sampler,
-                        naga::TypeInner::Image { class: naga::ImageClass::Storage { .. }, .. } => {
-                            BindingType::StorageTexture
-                        }
-                        naga::TypeInner::Image { class: naga::ImageClass::Depth { .. }, .. } => {
-                            BindingType::DepthTexture
-                        }
+                        naga::TypeInner::Image { class: naga::ImageClass::Storage { .. }, .. } => BindingType::StorageTexture,
+                        naga::TypeInner::Image { class: naga::ImageClass::Depth { .. }, .. } => BindingType::DepthTexture,
                         _ => BindingType::SampledTexture,
                     },
                     _ => continue,
@@ -203,12 +191,7 @@ fn reflect(module: &naga::Module) -> Vec<EntryPointReflection> {
         .collect()
 }
 
-fn collect_locations(
-    module: &naga::Module,
-    ty: naga::Handle<naga::Type>,
-    binding: Option<&naga::Binding>,
-    out: &mut Vec<VertexInput>,
-) {
+fn collect_locations(module: &naga::Module, ty: naga::Handle<naga::Type>, binding: Option<&naga::Binding>, out: &mut Vec<VertexInput>) {
     match binding {
         Some(naga::Binding::Location { location, .. }) => out.push(VertexInput { location: *location }),
         Some(naga::Binding::BuiltIn(_)) => {}
@@ -250,8 +233,7 @@ impl Device {
     pub fn create_shader_from_compiled(&self, compiled: CompiledShader) -> Result<ShaderHandle> {
         let info = vk::ShaderModuleCreateInfo::default().code(&compiled.spirv);
         // SAFETY: `spirv` is valid SPIR-V produced by naga from a validated module.
-        let raw = unsafe { self.raw.create_shader_module(&info, None) }
-            .map_err(vk_err("vkCreateShaderModule"))?;
+        let raw = unsafe { self.raw.create_shader_module(&info, None) }.map_err(vk_err("vkCreateShaderModule"))?;
         Ok(write(&self.resources.shaders).insert(ShaderEntry { raw, compiled }))
     }
 
@@ -259,9 +241,10 @@ impl Device {
     pub fn shader_entry_point(&self, shader: ShaderHandle, entry: &str) -> Result<EntryPointReflection> {
         let shaders = read(&self.resources.shaders);
         let s = shaders.get(shader).ok_or_else(|| RhiError::InvalidHandle(format!("{shader:?}")))?;
-        s.compiled.entry_point(entry).cloned().ok_or_else(|| {
-            RhiError::InvalidDesc(format!("shader {:?} has no entry point {entry:?}", s.compiled.name))
-        })
+        s.compiled
+            .entry_point(entry)
+            .cloned()
+            .ok_or_else(|| RhiError::InvalidDesc(format!("shader {:?} has no entry point {entry:?}", s.compiled.name)))
     }
 
     /// Destroys the shader module once the GPU no longer uses it; pipelines

@@ -34,8 +34,7 @@ const SLOTS: usize = 3;
 /// The instance extensions needed to present to windows of `display`, for
 /// [`crate::DeviceDesc::surface_extensions`].
 pub fn surface_instance_extensions(display: RawDisplayHandle) -> Result<Vec<&'static CStr>> {
-    let names = ash_window::enumerate_required_extensions(display)
-        .map_err(vk_err("ash_window::enumerate_required_extensions"))?;
+    let names = ash_window::enumerate_required_extensions(display).map_err(vk_err("ash_window::enumerate_required_extensions"))?;
     Ok(names
         .iter()
         // SAFETY: ash-window returns pointers to its `'static` extension-name constants.
@@ -99,17 +98,15 @@ impl Swapchain {
         let display = window.display_handle().map_err(handle_err)?.as_raw();
         let raw_window = window.window_handle().map_err(handle_err)?.as_raw();
         if !device.presentable() {
-            return Err(RhiError::InvalidDesc(
-                "the device was created without DeviceDesc::surface_extensions; it cannot present".into(),
-            ));
+            return Err(RhiError::InvalidDesc("the device was created without DeviceDesc::surface_extensions; it cannot present".into()));
         }
         let instance = device.instance_raw();
         let entry = device.entry();
         // SAFETY: the handles come from a live window that `self.window`
         // keeps alive until the surface is destroyed; the instance enables
         // the display's surface extensions (checked above).
-        let surface = unsafe { ash_window::create_surface(entry, instance, display, raw_window, None) }
-            .map_err(vk_err("vkCreate*SurfaceKHR"))?;
+        let surface =
+            unsafe { ash_window::create_surface(entry, instance, display, raw_window, None) }.map_err(vk_err("vkCreate*SurfaceKHR"))?;
         let surface_loader = khr::surface::Instance::new(entry, instance);
         let loader = khr::swapchain::Device::new(instance, &device.raw);
         let mut this = Self {
@@ -144,10 +141,9 @@ impl Swapchain {
 
     fn init(&mut self, device: &Device) -> Result<()> {
         // SAFETY: live physical device, queue family and surface.
-        let supported = unsafe {
-            self.surface_loader.get_physical_device_surface_support(device.physical, device.queue_family, self.surface)
-        }
-        .map_err(vk_err("vkGetPhysicalDeviceSurfaceSupportKHR"))?;
+        let supported =
+            unsafe { self.surface_loader.get_physical_device_surface_support(device.physical, device.queue_family, self.surface) }
+                .map_err(vk_err("vkGetPhysicalDeviceSurfaceSupportKHR"))?;
         if !supported {
             return Err(RhiError::Unsupported(format!(
                 "queue family {} of {} cannot present to this window",
@@ -184,18 +180,17 @@ impl Swapchain {
             props.optimal_tiling_features.contains(vk::FormatFeatureFlags::BLIT_DST)
         };
         for wanted in [vk::Format::B8G8R8A8_SRGB, vk::Format::B8G8R8A8_UNORM, vk::Format::R8G8B8A8_SRGB, vk::Format::R8G8B8A8_UNORM] {
-            if let Some(f) = formats
-                .iter()
-                .find(|f| f.format == wanted && f.color_space == vk::ColorSpaceKHR::SRGB_NONLINEAR)
-            {
+            if let Some(f) = formats.iter().find(|f| f.format == wanted && f.color_space == vk::ColorSpaceKHR::SRGB_NONLINEAR) {
                 if blit_dst(wanted) {
                     return Ok(*f);
                 }
             }
         }
-        formats.iter().copied().find(|f| blit_dst(f.format)).ok_or_else(|| {
-            RhiError::Unsupported(format!("no surface format can be a blit destination: {formats:?}"))
-        })
+        formats
+            .iter()
+            .copied()
+            .find(|f| blit_dst(f.format))
+            .ok_or_else(|| RhiError::Unsupported(format!("no surface format can be a blit destination: {formats:?}")))
     }
 
     /// (Re)creates the swapchain for the surface's current extent. The queue
@@ -262,14 +257,7 @@ impl Swapchain {
             let s = create_semaphore(device)?;
             self.ready.push(s);
         }
-        log::info!(
-            "swapchain: {} images of {}x{} {:?}, {}",
-            self.images.len(),
-            extent.width,
-            extent.height,
-            self.format.format,
-            mode
-        );
+        log::info!("swapchain: {} images of {}x{} {:?}, {}", self.images.len(), extent.width, extent.height, self.format.format, mode);
         Ok(())
     }
 
@@ -401,35 +389,20 @@ impl Swapchain {
     /// Resets `cmd` (its last submission has completed) and records into it
     /// the blit of `src` (in `state`, left in `state`) onto the swapchain
     /// image `image`, scaled to the swapchain's extent.
-    fn record_blit(
-        &self,
-        device: &Device,
-        cmd: vk::CommandBuffer,
-        src: &BlitSource,
-        state: TextureState,
-        image: vk::Image,
-    ) -> Result<()> {
+    fn record_blit(&self, device: &Device, cmd: vk::CommandBuffer, src: &BlitSource, state: TextureState, image: vk::Image) -> Result<()> {
         // SAFETY: the command buffer's last submission has completed (the
         // timeline wait in acquire_image).
-        unsafe { device.raw.reset_command_buffer(cmd, vk::CommandBufferResetFlags::empty()) }
-            .map_err(vk_err("vkResetCommandBuffer"))?;
+        unsafe { device.raw.reset_command_buffer(cmd, vk::CommandBufferResetFlags::empty()) }.map_err(vk_err("vkResetCommandBuffer"))?;
         let begin = vk::CommandBufferBeginInfo::default().flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT);
         // SAFETY: the command buffer was reset above.
         unsafe { device.raw.begin_command_buffer(cmd, &begin) }.map_err(vk_err("vkBeginCommandBuffer"))?;
 
         let (before, after) = blit_barriers(src, state, image);
-        let layers = vk::ImageSubresourceLayers {
-            aspect_mask: vk::ImageAspectFlags::COLOR,
-            mip_level: 0,
-            base_array_layer: 0,
-            layer_count: 1,
-        };
+        let layers =
+            vk::ImageSubresourceLayers { aspect_mask: vk::ImageAspectFlags::COLOR, mip_level: 0, base_array_layer: 0, layer_count: 1 };
         let region = vk::ImageBlit2::default()
             .src_subresource(layers)
-            .src_offsets([
-                vk::Offset3D { x: 0, y: 0, z: 0 },
-                vk::Offset3D { x: src.width as i32, y: src.height as i32, z: 1 },
-            ])
+            .src_offsets([vk::Offset3D { x: 0, y: 0, z: 0 }, vk::Offset3D { x: src.width as i32, y: src.height as i32, z: 1 }])
             .dst_subresource(layers)
             .dst_offsets([
                 vk::Offset3D { x: 0, y: 0, z: 0 },
@@ -464,12 +437,8 @@ impl Swapchain {
     fn submit_and_present(&mut self, device: &Device, slot_index: usize, image_index: u32, suboptimal: bool) -> Result<()> {
         let (cmd, acquire) = (self.slots[slot_index].cmd, self.slots[slot_index].acquire);
         let ready = self.ready[image_index as usize];
-        let waits = [vk::SemaphoreSubmitInfo::default()
-            .semaphore(acquire)
-            .stage_mask(vk::PipelineStageFlags2::BLIT)];
-        let signal = vk::SemaphoreSubmitInfo::default()
-            .semaphore(ready)
-            .stage_mask(vk::PipelineStageFlags2::ALL_COMMANDS);
+        let waits = [vk::SemaphoreSubmitInfo::default().semaphore(acquire).stage_mask(vk::PipelineStageFlags2::BLIT)];
+        let signal = vk::SemaphoreSubmitInfo::default().semaphore(ready).stage_mask(vk::PipelineStageFlags2::ALL_COMMANDS);
         let value = device.submit_with(cmd, &waits, Some(signal))?;
         self.slots[slot_index].value = value;
         self.next_slot = (slot_index + 1) % self.slots.len();
@@ -477,10 +446,7 @@ impl Swapchain {
         let swapchains = [self.raw];
         let indices = [image_index];
         let wait = [ready];
-        let present = vk::PresentInfoKHR::default()
-            .wait_semaphores(&wait)
-            .swapchains(&swapchains)
-            .image_indices(&indices);
+        let present = vk::PresentInfoKHR::default().wait_semaphores(&wait).swapchains(&swapchains).image_indices(&indices);
         // SAFETY: the queue is externally synchronized by the device's queue
         // lock; the image was acquired and its blit signals `ready`.
         let presented = device.with_queue(|q| unsafe { self.loader.queue_present(q, &present) });

@@ -25,13 +25,10 @@ pub(crate) struct Timeline {
 
 impl Timeline {
     pub fn new(device: &ash::Device) -> Result<Self> {
-        let mut type_info = vk::SemaphoreTypeCreateInfo::default()
-            .semaphore_type(vk::SemaphoreType::TIMELINE)
-            .initial_value(0);
+        let mut type_info = vk::SemaphoreTypeCreateInfo::default().semaphore_type(vk::SemaphoreType::TIMELINE).initial_value(0);
         let info = vk::SemaphoreCreateInfo::default().push_next(&mut type_info);
         // SAFETY: valid device, valid create info.
-        let raw = unsafe { device.create_semaphore(&info, None) }
-            .map_err(vk_err("vkCreateSemaphore(timeline)"))?;
+        let raw = unsafe { device.create_semaphore(&info, None) }.map_err(vk_err("vkCreateSemaphore(timeline)"))?;
         Ok(Self { raw, last_submitted: AtomicU64::new(0), lost: AtomicBool::new(false) })
     }
 

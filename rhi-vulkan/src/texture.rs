@@ -60,14 +60,7 @@ impl TextureDesc {
     }
     /// A texture sampled by shaders and filled by copies.
     pub fn sampled(label: &str, width: u32, height: u32, format: Format) -> Self {
-        Self {
-            label: label.into(),
-            width,
-            height,
-            format,
-            usage: TextureUsage::SAMPLED | TextureUsage::TRANSFER_DST,
-            mip_levels: 1,
-        }
+        Self { label: label.into(), width, height, format, usage: TextureUsage::SAMPLED | TextureUsage::TRANSFER_DST, mip_levels: 1 }
     }
 
     /// The same texture with `n` mip levels.
@@ -156,15 +149,13 @@ impl Device {
         let raw = unsafe { self.raw.create_image(&info, None) }.map_err(vk_err("vkCreateImage"))?;
         // SAFETY: `raw` is a live image of this device.
         let requirements = unsafe { self.raw.get_image_memory_requirements(raw) };
-        let allocation = self.allocator.lock().unwrap_or_else(|p| p.into_inner()).allocate(
-            &AllocationCreateDesc {
-                name: &desc.label,
-                requirements,
-                location: MemoryLocation::GpuOnly,
-                linear: false,
-                allocation_scheme: AllocationScheme::GpuAllocatorManaged,
-            },
-        );
+        let allocation = self.allocator.lock().unwrap_or_else(|p| p.into_inner()).allocate(&AllocationCreateDesc {
+            name: &desc.label,
+            requirements,
+            location: MemoryLocation::GpuOnly,
+            linear: false,
+            allocation_scheme: AllocationScheme::GpuAllocatorManaged,
+        });
         let allocation = match allocation {
             Ok(a) => a,
             Err(e) => {
@@ -316,23 +307,19 @@ impl Device {
                 return Err(e);
             }
         };
-        let uploaded = levels
-            .iter()
-            .zip(&offsets)
-            .try_for_each(|(d, &offset)| self.write_buffer(staging, offset, d))
-            .and_then(|()| {
-                self.immediate(|cmd| {
-                    cmd.texture_barrier(texture, TextureState::Undefined, TextureState::TransferDst)?;
-                    for (level, &offset) in (0u32..).zip(&offsets) {
-                        cmd.copy_buffer_to_texture_level(staging, offset, texture, level)?;
-                    }
-                    if generate {
-                        cmd.generate_mips(texture)
-                    } else {
-                        cmd.texture_barrier(texture, TextureState::TransferDst, TextureState::ShaderRead)
-                    }
-                })
-            });
+        let uploaded = levels.iter().zip(&offsets).try_for_each(|(d, &offset)| self.write_buffer(staging, offset, d)).and_then(|()| {
+            self.immediate(|cmd| {
+                cmd.texture_barrier(texture, TextureState::Undefined, TextureState::TransferDst)?;
+                for (level, &offset) in (0u32..).zip(&offsets) {
+                    cmd.copy_buffer_to_texture_level(staging, offset, texture, level)?;
+                }
+                if generate {
+                    cmd.generate_mips(texture)
+                } else {
+                    cmd.texture_barrier(texture, TextureState::TransferDst, TextureState::ShaderRead)
+                }
+            })
+        });
         // `immediate` has waited for the GPU (or submitted nothing), and the
         // staging buffer's handle never left this function.
         self.destroy_idle_buffer(staging);
@@ -353,13 +340,10 @@ impl Device {
         if format.is_depth() {
             return false; // Depth blits must use nearest filtering.
         }
-        let needed = vk::FormatFeatureFlags::BLIT_SRC
-            | vk::FormatFeatureFlags::BLIT_DST
-            | vk::FormatFeatureFlags::SAMPLED_IMAGE_FILTER_LINEAR;
+        let needed =
+            vk::FormatFeatureFlags::BLIT_SRC | vk::FormatFeatureFlags::BLIT_DST | vk::FormatFeatureFlags::SAMPLED_IMAGE_FILTER_LINEAR;
         // SAFETY: plain query on a valid physical device.
-        let props = unsafe {
-            self.instance_raw().get_physical_device_format_properties(self.physical, conv::format(format))
-        };
+        let props = unsafe { self.instance_raw().get_physical_device_format_properties(self.physical, conv::format(format)) };
         props.optimal_tiling_features.contains(needed)
     }
 
@@ -379,10 +363,7 @@ impl Device {
     /// The description `texture` was created with; an
     /// [`RhiError::InvalidHandle`] if it is not alive.
     pub fn texture_desc(&self, texture: TextureHandle) -> Result<TextureDesc> {
-        read(&self.resources.textures)
-            .get(texture)
-            .map(|t| t.desc.clone())
-            .ok_or_else(|| RhiError::InvalidHandle(format!("{texture:?}")))
+        read(&self.resources.textures).get(texture).map(|t| t.desc.clone()).ok_or_else(|| RhiError::InvalidHandle(format!("{texture:?}")))
     }
 
     /// Destroys the texture once the GPU no longer uses it.
@@ -398,10 +379,7 @@ impl Device {
 /// mip levels and the usages a format or a mip chain allows.
 fn check_desc(desc: &TextureDesc) -> Result<()> {
     if desc.width == 0 || desc.height == 0 {
-        return Err(RhiError::InvalidDesc(format!(
-            "texture {:?} has extent {}x{}",
-            desc.label, desc.width, desc.height
-        )));
+        return Err(RhiError::InvalidDesc(format!("texture {:?} has extent {}x{}", desc.label, desc.width, desc.height)));
     }
     if desc.usage.is_empty() {
         return Err(RhiError::InvalidDesc(format!("texture {:?} has no usage", desc.label)));
@@ -414,10 +392,7 @@ fn check_desc(desc: &TextureDesc) -> Result<()> {
         )));
     }
     if desc.format.is_depth() && desc.usage.contains(TextureUsage::STORAGE) {
-        return Err(RhiError::Unsupported(format!(
-            "texture {:?}: depth formats cannot be storage images",
-            desc.label
-        )));
+        return Err(RhiError::Unsupported(format!("texture {:?}: depth formats cannot be storage images", desc.label)));
     }
     // A view of several levels cannot be an attachment or a storage image
     // (and the RHI makes one view per texture).

@@ -121,9 +121,7 @@ impl Timestamps {
 
     /// Creates the pool and results buffer of one more frame slot.
     pub fn create(&mut self, device: &ash::Device, allocator: &Mutex<Allocator>) -> Result<()> {
-        let info = vk::QueryPoolCreateInfo::default()
-            .query_type(vk::QueryType::TIMESTAMP)
-            .query_count(MAX_TIMESTAMPS_PER_FRAME);
+        let info = vk::QueryPoolCreateInfo::default().query_type(vk::QueryType::TIMESTAMP).query_count(MAX_TIMESTAMPS_PER_FRAME);
         // SAFETY: valid device and create info; the queue family has timestamps (checked by the caller).
         let raw = unsafe { device.create_query_pool(&info, None) }.map_err(vk_err("vkCreateQueryPool"))?;
         let mut slot = QuerySlot { raw, results: vk::Buffer::null(), allocation: None, state: Mutex::new(QueryState::default()) };
@@ -167,7 +165,11 @@ impl Timestamps {
         // was never executed stays unavailable and is left out.
         let mut results = vec![[0u64; 2]; n];
         if n > 0 {
-            let mapped = s.allocation.as_ref().and_then(Allocation::mapped_slice).ok_or_else(|| RhiError::Unsupported("timestamp results are not host-mapped".into()))?;
+            let mapped = s
+                .allocation
+                .as_ref()
+                .and_then(Allocation::mapped_slice)
+                .ok_or_else(|| RhiError::Unsupported("timestamp results are not host-mapped".into()))?;
             let bytes = n * RESULT_STRIDE as usize;
             let word = |b: &[u8]| u64::from_ne_bytes(b.try_into().expect("8 bytes"));
             for (r, bytes) in results.iter_mut().zip(mapped[..bytes].chunks_exact(RESULT_STRIDE as usize)) {
@@ -176,13 +178,9 @@ impl Timestamps {
         }
         let base = results.first().filter(|r| r[1] != 0).map(|r| r[0]);
         let stamps = match base {
-            Some(base) => state
-                .labels
-                .iter()
-                .zip(&results)
-                .filter(|(_, r)| r[1] != 0)
-                .map(|(l, r)| (l.clone(), self.ms(base, r[0])))
-                .collect(),
+            Some(base) => {
+                state.labels.iter().zip(&results).filter(|(_, r)| r[1] != 0).map(|(l, r)| (l.clone(), self.ms(base, r[0]))).collect()
+            }
             None => Vec::new(),
         };
         Ok(FrameTimestamps { frame, stamps })

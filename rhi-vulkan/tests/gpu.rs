@@ -45,12 +45,7 @@ fn render_grid(device: &Device, grid: &QuadGrid, draws: u32, threads: usize) -> 
                     s.spawn(move || {
                         let first = t * per;
                         let count = per.min(grid.instance_count - first);
-                        frame
-                            .record_secondary(layout, |cmd| {
-                                grid.record(cmd, viewport, first, count, draws / threads as u32)
-                            })
-                            .unwrap()
-                            .0
+                        frame.record_secondary(layout, |cmd| grid.record(cmd, viewport, first, count, draws / threads as u32)).unwrap().0
                     })
                 })
                 .collect();
@@ -101,9 +96,7 @@ fn a_64_mib_buffer_round_trips_through_staging() {
     let device = device();
     let size = 64 << 20;
     let data: Vec<u8> = (0..size).map(|i: usize| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
-    let buffer = device
-        .create_buffer_init(&BufferDesc::gpu_only("big", size as u64, BufferUsage::STORAGE), &data)
-        .unwrap();
+    let buffer = device.create_buffer_init(&BufferDesc::gpu_only("big", size as u64, BufferUsage::STORAGE), &data).unwrap();
     let back = device.read_buffer(buffer, 0, size as u64).unwrap();
     assert!(back == data, "64 MiB read back differs");
     // A sub-range too.
@@ -200,7 +193,11 @@ fn the_pipeline_cache_returns_the_same_pipeline_for_equal_descriptions() {
         vertex: ShaderStageDesc::new(shader, "vs_main"),
         fragment: Some(ShaderStageDesc::new(shader, "fs_main")),
         vertex_buffers: vec![
-            VertexBufferLayout { stride: 8, step_mode: VertexStepMode::Vertex, attributes: vec![VertexAttribute { location: 0, format: VertexFormat::Float32x2, offset: 0 }] },
+            VertexBufferLayout {
+                stride: 8,
+                step_mode: VertexStepMode::Vertex,
+                attributes: vec![VertexAttribute { location: 0, format: VertexFormat::Float32x2, offset: 0 }],
+            },
             VertexBufferLayout {
                 stride: 24,
                 step_mode: VertexStepMode::Instance,
@@ -244,7 +241,8 @@ fn bad_descriptions_are_errors_not_panics() {
         mip_levels: 1,
     });
     assert!(matches!(storage_depth, Err(RhiError::Unsupported(_))), "{storage_depth:?}");
-    let shader = device.create_shader("bad.wgsl", "@vertex\nfn vs_main() -> @builtin(position) vec4<f32> {\n  return vec4<f32>(1.0) * ;\n}\n");
+    let shader =
+        device.create_shader("bad.wgsl", "@vertex\nfn vs_main() -> @builtin(position) vec4<f32> {\n  return vec4<f32>(1.0) * ;\n}\n");
     match shader {
         Err(RhiError::Shader(e)) => {
             assert_eq!(e.file, "bad.wgsl");

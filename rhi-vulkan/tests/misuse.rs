@@ -95,9 +95,8 @@ fn draw_ranges_stay_inside_the_bound_buffers() {
     let device = device();
     let grid = QuadGrid::new(&device, Format::Rgba8Unorm, 2, 2).unwrap();
     let color = target(&device);
-    let index = device
-        .create_buffer_init(&BufferDesc::gpu_only("indices", 24, BufferUsage::INDEX), bytemuck_u32(&[0, 1, 2, 3, 4, 5]))
-        .unwrap();
+    let index =
+        device.create_buffer_init(&BufferDesc::gpu_only("indices", 24, BufferUsage::INDEX), bytemuck_u32(&[0, 1, 2, 3, 4, 5])).unwrap();
     let indirect = device
         .create_buffer_init(&BufferDesc::gpu_only("args", 40, BufferUsage::INDIRECT), bytemuck_u32(&[6, 1, 0, 0, 0, 6, 1, 0, 0, 0]))
         .unwrap();
@@ -290,8 +289,16 @@ fn bind_groups_check_their_entries_and_where_they_bind() {
     // Wrong usages.
     assert!(is_desc_err(frame.create_bind_group(p, 0, &g0(BindingResource::Buffer(vertex_only), sb))));
     assert!(is_desc_err(frame.create_bind_group(p, 0, &g0(ub, BindingResource::Buffer(uniform)))));
-    assert!(is_desc_err(frame.create_bind_group(p, 1, &[(0, BindingResource::Texture(not_sampled)), (1, BindingResource::Sampler(sampler))])));
-    assert!(is_desc_err(frame.create_bind_group(p, 1, &[(0, BindingResource::Texture(tex)), (1, BindingResource::Sampler(shadow_sampler))])));
+    assert!(is_desc_err(frame.create_bind_group(
+        p,
+        1,
+        &[(0, BindingResource::Texture(not_sampled)), (1, BindingResource::Sampler(sampler))]
+    )));
+    assert!(is_desc_err(frame.create_bind_group(
+        p,
+        1,
+        &[(0, BindingResource::Texture(tex)), (1, BindingResource::Sampler(shadow_sampler))]
+    )));
     // Misaligned uniform offset, and ranges over the limits or the buffer.
     if limits.min_uniform_buffer_offset_alignment > 1 {
         let r = BindingResource::BufferRange { buffer: uniform, offset: 1, size: 16 };
@@ -302,9 +309,7 @@ fn bind_groups_check_their_entries_and_where_they_bind() {
     let wraps = BindingResource::BufferRange { buffer: storage, offset: u64::MAX - 15, size: 32 };
     assert!(is_desc_err(frame.create_bind_group(p, 0, &g0(ub, wraps))));
     let group0 = frame.create_bind_group(p, 0, &g0(ub, sb)).unwrap();
-    let group1 = frame
-        .create_bind_group(p, 1, &[(0, BindingResource::Texture(tex)), (1, BindingResource::Sampler(sampler))])
-        .unwrap();
+    let group1 = frame.create_bind_group(p, 1, &[(0, BindingResource::Texture(tex)), (1, BindingResource::Sampler(sampler))]).unwrap();
     let foreign0 = frame.create_bind_group(other, 0, &[(0, sb)]).unwrap();
     let cmd = frame.cmd();
     cmd.texture_barrier(tex, TextureState::Undefined, TextureState::ShaderRead).unwrap();
@@ -392,7 +397,8 @@ fn immediates_nest_and_run_on_many_threads() {
             std::thread::sleep(Duration::from_millis(10));
         }
         h.join().unwrap().unwrap();
-        let workers: Vec<_> = (0..4u32).map(|i| s.spawn(move || device.immediate(|cmd| cmd.fill_buffer(if i % 2 == 0 { a } else { b }, 0, 16, i)))).collect();
+        let workers: Vec<_> =
+            (0..4u32).map(|i| s.spawn(move || device.immediate(|cmd| cmd.fill_buffer(if i % 2 == 0 { a } else { b }, 0, 16, i)))).collect();
         for w in workers {
             w.join().unwrap().unwrap();
         }

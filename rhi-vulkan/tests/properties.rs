@@ -31,25 +31,66 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
 
 #[derive(Clone, Debug)]
 enum Cmd {
-    Begin { texture: usize, area: (i32, i32, u32, u32), secondary: bool },
+    Begin {
+        texture: usize,
+        area: (i32, i32, u32, u32),
+        secondary: bool,
+    },
     End,
     BindGrid,
     BindCompute,
-    ComputeGroup { buffer: usize },
+    ComputeGroup {
+        buffer: usize,
+    },
     Viewport((i32, i32, u32, u32)),
     Scissor((i32, i32, u32, u32)),
-    Vertex { slot: u32, buffers: Vec<(usize, u64)> },
-    Index { buffer: usize, offset: u64, u16: bool },
-    Push { offset: u32, len: u32 },
-    Draw { vertices: u32, instances: u32, first_vertex: u32, first_instance: u32 },
-    DrawIndexed { indices: u32, instances: u32, first_index: u32, first_instance: u32 },
-    Indirect { buffer: usize, offset: u64, count: u32, stride: u32 },
-    Dispatch { x: u32 },
-    CopyInFrame { src: usize, dst: usize, size: u64 },
-    Secondaries { draws: u32 },
+    Vertex {
+        slot: u32,
+        buffers: Vec<(usize, u64)>,
+    },
+    Index {
+        buffer: usize,
+        offset: u64,
+        u16: bool,
+    },
+    Push {
+        offset: u32,
+        len: u32,
+    },
+    Draw {
+        vertices: u32,
+        instances: u32,
+        first_vertex: u32,
+        first_instance: u32,
+    },
+    DrawIndexed {
+        indices: u32,
+        instances: u32,
+        first_index: u32,
+        first_instance: u32,
+    },
+    Indirect {
+        buffer: usize,
+        offset: u64,
+        count: u32,
+        stride: u32,
+    },
+    Dispatch {
+        x: u32,
+    },
+    CopyInFrame {
+        src: usize,
+        dst: usize,
+        size: u64,
+    },
+    Secondaries {
+        draws: u32,
+    },
     /// A valid set-up in one step (pass, grid pipeline, streams, viewport,
     /// scissor, push constants), so random draws after it often succeed.
-    Prepare { texture: usize },
+    Prepare {
+        texture: usize,
+    },
 }
 
 #[derive(Clone, Debug)]
@@ -70,7 +111,12 @@ fn small() -> impl Strategy<Value = u64> {
 }
 
 fn rect() -> impl Strategy<Value = (i32, i32, u32, u32)> {
-    (prop_oneof![Just(0i32), -4i32..40, Just(i32::MAX)], prop_oneof![Just(0i32), -4i32..40], prop_oneof![Just(32u32), 0u32..70, Just(u32::MAX)], prop_oneof![Just(32u32), 0u32..70])
+    (
+        prop_oneof![Just(0i32), -4i32..40, Just(i32::MAX)],
+        prop_oneof![Just(0i32), -4i32..40],
+        prop_oneof![Just(32u32), 0u32..70, Just(u32::MAX)],
+        prop_oneof![Just(32u32), 0u32..70],
+    )
 }
 
 fn count() -> impl Strategy<Value = u32> {
@@ -90,9 +136,24 @@ fn cmd() -> impl Strategy<Value = Cmd> {
         (0u32..9, prop::collection::vec((0usize..8, small()), 0..3)).prop_map(|(slot, buffers)| Cmd::Vertex { slot, buffers }),
         (0usize..8, small(), any::<bool>()).prop_map(|(buffer, offset, u16)| Cmd::Index { buffer, offset, u16 }),
         (prop_oneof![Just(0u32), 0u32..20], prop_oneof![Just(16u32), 0u32..24]).prop_map(|(offset, len)| Cmd::Push { offset, len }),
-        (count(), count(), count(), count()).prop_map(|(vertices, instances, first_vertex, first_instance)| Cmd::Draw { vertices, instances, first_vertex, first_instance }),
-        (count(), count(), count(), count()).prop_map(|(indices, instances, first_index, first_instance)| Cmd::DrawIndexed { indices, instances, first_index, first_instance }),
-        (0usize..8, small(), 0u32..4, prop_oneof![Just(20u32), 0u32..40]).prop_map(|(buffer, offset, count, stride)| Cmd::Indirect { buffer, offset, count, stride }),
+        (count(), count(), count(), count()).prop_map(|(vertices, instances, first_vertex, first_instance)| Cmd::Draw {
+            vertices,
+            instances,
+            first_vertex,
+            first_instance
+        }),
+        (count(), count(), count(), count()).prop_map(|(indices, instances, first_index, first_instance)| Cmd::DrawIndexed {
+            indices,
+            instances,
+            first_index,
+            first_instance
+        }),
+        (0usize..8, small(), 0u32..4, prop_oneof![Just(20u32), 0u32..40]).prop_map(|(buffer, offset, count, stride)| Cmd::Indirect {
+            buffer,
+            offset,
+            count,
+            stride
+        }),
         prop_oneof![0u32..4, Just(u32::MAX)].prop_map(|x| Cmd::Dispatch { x }),
         (0usize..8, 0usize..8, small()).prop_map(|(src, dst, size)| Cmd::CopyInFrame { src, dst, size }),
         (0u32..3).prop_map(|draws| Cmd::Secondaries { draws }),
@@ -258,9 +319,17 @@ impl World<'_> {
                     self.textures[t].1 = attachment;
                     let area = Rect::new(area.0, area.1, area.2, area.3);
                     let rendering = if desc.format.is_depth() {
-                        RenderingDesc { color: vec![], depth: Some(DepthAttachment { texture: handle, load: LoadOp::Clear(1.0), store: true }), area }
+                        RenderingDesc {
+                            color: vec![],
+                            depth: Some(DepthAttachment { texture: handle, load: LoadOp::Clear(1.0), store: true }),
+                            area,
+                        }
                     } else {
-                        RenderingDesc { color: vec![ColorAttachment { texture: handle, load: LoadOp::Clear([0.0; 4]), store: true }], depth: None, area }
+                        RenderingDesc {
+                            color: vec![ColorAttachment { texture: handle, load: LoadOp::Clear([0.0; 4]), store: true }],
+                            depth: None,
+                            area,
+                        }
                     };
                     let contents = if *secondary { RenderingContents::Secondary } else { RenderingContents::Inline };
                     cmd.begin_rendering(&rendering, contents).map(|_| open = Some((t, *secondary)))
@@ -270,7 +339,9 @@ impl World<'_> {
                 Cmd::BindCompute => cmd.bind_pipeline(self.compute),
                 Cmd::ComputeGroup { buffer } => {
                     let Some(b) = self.buffer(*buffer) else { continue };
-                    let r = frame.create_bind_group(self.compute, 0, &[(0, BindingResource::Buffer(b))]).and_then(|g| frame.cmd().bind_group(0, &g));
+                    let r = frame
+                        .create_bind_group(self.compute, 0, &[(0, BindingResource::Buffer(b))])
+                        .and_then(|g| frame.cmd().bind_group(0, &g));
                     if r.is_ok() {
                         compute_buffer = Some(b);
                     }

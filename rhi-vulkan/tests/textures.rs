@@ -131,7 +131,15 @@ fn bad_uploads_are_typed_errors_and_create_nothing() {
     let depth = TextureDesc::sampled("depth", 4, 4, Format::Depth32Float).with_mip_levels(2);
     let r = device.create_texture_with_data(&depth, TextureData::Level0(&[0u8; 64]));
     assert!(matches!(r, Err(RhiError::Unsupported(_))), "{r:?}");
-    let color = [Format::R8Unorm, Format::Rg8Unorm, Format::Rgba8Unorm, Format::Rgba8Srgb, Format::Bgra8Unorm, Format::Bgra8Srgb, Format::Rgba16Float];
+    let color = [
+        Format::R8Unorm,
+        Format::Rg8Unorm,
+        Format::Rgba8Unorm,
+        Format::Rgba8Srgb,
+        Format::Bgra8Unorm,
+        Format::Bgra8Srgb,
+        Format::Rgba16Float,
+    ];
     match color.into_iter().find(|f| !device.supports_mip_generation(*f)) {
         Some(format) => {
             let d = readable("no blit", 4, 4, format).with_mip_levels(3);
@@ -267,7 +275,11 @@ fn persistent_bind_groups_live_across_frames_and_refuse_destroyed_resources() {
     let cmd = frame.cmd();
     cmd.texture_barrier(color, TextureState::ColorAttachment, TextureState::ColorAttachment).unwrap();
     cmd.begin_rendering(
-        &RenderingDesc { color: vec![ColorAttachment { texture: color, load: LoadOp::Load, store: true }], depth: None, area: Rect::from_size(8, 8) },
+        &RenderingDesc {
+            color: vec![ColorAttachment { texture: color, load: LoadOp::Load, store: true }],
+            depth: None,
+            area: Rect::from_size(8, 8),
+        },
         RenderingContents::Inline,
     )
     .unwrap();

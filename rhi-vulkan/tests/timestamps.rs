@@ -115,7 +115,11 @@ fn secondaries_write_timestamps_inside_passes_and_unexecuted_ones_are_left_out()
     cmd.execute_secondaries(&[begin, draws, end]).unwrap();
     cmd.end_rendering().unwrap();
     // Inside an inline pass the primary may.
-    cmd.begin_rendering(&RenderingDesc { color: vec![ColorAttachment { texture: color, load: LoadOp::Load, store: true }], ..pass(color) }, RenderingContents::Inline).unwrap();
+    cmd.begin_rendering(
+        &RenderingDesc { color: vec![ColorAttachment { texture: color, load: LoadOp::Load, store: true }], ..pass(color) },
+        RenderingContents::Inline,
+    )
+    .unwrap();
     cmd.write_timestamp("primary inside").unwrap();
     cmd.end_rendering().unwrap();
     let submitted = frame.submit().unwrap();

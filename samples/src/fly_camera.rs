@@ -119,7 +119,14 @@ impl FlyCamera {
         let forward = rotation * Vec3::X;
         let right = forward.cross(Vec3::Z).normalize_or(Vec3::Y);
         let mut dir = Vec3::ZERO;
-        for (key, v) in [(Key::Forward, forward), (Key::Back, -forward), (Key::Right, right), (Key::Left, -right), (Key::Up, Vec3::Z), (Key::Down, -Vec3::Z)] {
+        for (key, v) in [
+            (Key::Forward, forward),
+            (Key::Back, -forward),
+            (Key::Right, right),
+            (Key::Left, -right),
+            (Key::Up, Vec3::Z),
+            (Key::Down, -Vec3::Z),
+        ] {
             if self.held.contains(&key) {
                 dir += v;
             }
@@ -167,7 +174,10 @@ mod tests {
         let mut engine = Engine::new(&desc).unwrap();
         let pivot = Vec3::new(1.0, 2.0, 0.5);
         let eye = pivot + Vec3::new(4.0, 1.0, 1.0);
-        let (_, id) = engine.world.spawn_actor("camera", Box::new(CameraComponent::default()), Transform::new(eye, look_rotation(eye, pivot), Vec3::ONE)).unwrap();
+        let (_, id) = engine
+            .world
+            .spawn_actor("camera", Box::new(CameraComponent::default()), Transform::new(eye, look_rotation(eye, pivot), Vec3::ONE))
+            .unwrap();
         orbit_camera(id, pivot);
         let mut f = FlyCamera::default();
         f.button(true);

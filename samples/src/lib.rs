@@ -22,7 +22,10 @@ pub mod textures;
 
 pub use options::{parse_cvar, parse_present, CommonOptions};
 pub use output::{write_png, Progress};
-pub use stats::{ImportStats, InstanceStats, MaterialStats, MeshDrawCommandsBuilt, PassStats, Percentiles, PipelineStats, SampleStats, StageMs, TextureStats, Timings, ValidationStats};
+pub use stats::{
+    ImportStats, InstanceStats, MaterialStats, MeshDrawCommandsBuilt, PassStats, Percentiles, PipelineStats, SampleStats, StageMs,
+    TextureStats, Timings, ValidationStats,
+};
 
 /// The log filter when `RUST_LOG` is unset: warnings and errors from every
 /// crate (validation messages, a missing validation layer, a lost device), so

@@ -18,7 +18,10 @@
 //! and `--stats` work as headless (PNG only with `--out` and `--frames`).
 //! Without a display it says so and runs headless.
 
-use crate::{write_png, CommonOptions, ImportStats, InstanceStats, MaterialStats, MeshDrawCommandsBuilt, PassStats, Percentiles, PipelineStats, Progress, SampleStats, StageMs, TextureStats, Timings, ValidationStats};
+use crate::{
+    write_png, CommonOptions, ImportStats, InstanceStats, MaterialStats, MeshDrawCommandsBuilt, PassStats, Percentiles, PipelineStats,
+    Progress, SampleStats, StageMs, TextureStats, Timings, ValidationStats,
+};
 use anyhow::{bail, Context};
 use engine_core::{Engine, EngineDesc};
 use renderer::cvars;
@@ -105,7 +108,12 @@ fn write_trace(common: &CommonOptions) -> anyhow::Result<String> {
 
 /// Runs the frames; `update(engine, frame, dt)` runs before each tick and
 /// returns the sample's figures.
-pub fn run(sample: &str, common: &CommonOptions, engine: &mut Engine, update: impl FnMut(&mut Engine, u64, f32) -> anyhow::Result<SampleFigures>) -> anyhow::Result<()> {
+pub fn run(
+    sample: &str,
+    common: &CommonOptions,
+    engine: &mut Engine,
+    update: impl FnMut(&mut Engine, u64, f32) -> anyhow::Result<SampleFigures>,
+) -> anyhow::Result<()> {
     #[cfg(feature = "window")]
     if let Some(event_loop) = window::take_event_loop() {
         let done = window::run(sample, common, engine, event_loop, update)?;
@@ -224,7 +232,11 @@ struct Done {
     read_back: bool,
 }
 
-fn run_headless(common: &CommonOptions, engine: &mut Engine, mut update: impl FnMut(&mut Engine, u64, f32) -> anyhow::Result<SampleFigures>) -> anyhow::Result<Done> {
+fn run_headless(
+    common: &CommonOptions,
+    engine: &mut Engine,
+    mut update: impl FnMut(&mut Engine, u64, f32) -> anyhow::Result<SampleFigures>,
+) -> anyhow::Result<Done> {
     let frames = common.frame_count();
     let dt = 1.0 / 60.0;
     let mut progress = Progress::new(frames);
@@ -281,7 +293,15 @@ fn finish(sample: &str, common: &CommonOptions, engine: &mut Engine, done: Done)
     for pass in renderer::passes::all() {
         let p = stats.pass(pass);
         if pass.desc().views != PassViews::Wireframe || p.draws > 0 {
-            s.passes.insert(pass.name().into(), PassStats { mesh_draw_commands: p.mesh_draw_commands, draws: p.draws, instances: p.instances, indirect_draws: p.indirect_draws });
+            s.passes.insert(
+                pass.name().into(),
+                PassStats {
+                    mesh_draw_commands: p.mesh_draw_commands,
+                    draws: p.draws,
+                    instances: p.instances,
+                    indirect_draws: p.indirect_draws,
+                },
+            );
         }
     }
     s.mesh_draw_commands_built = MeshDrawCommandsBuilt { cached: stats.cached_commands_built, dynamic: stats.dynamic_commands_built };
@@ -293,7 +313,15 @@ fn finish(sample: &str, common: &CommonOptions, engine: &mut Engine, done: Done)
     s.particles = figures.particles;
     s.instances = figures.instances;
     s.import = figures.import;
-    s.timings_ms = Timings { game: game.game, end_of_frame: game.end_of_frame, render_cpu: stats.timings.render_cpu(), stages: StageMs::from_stages(&stats.timings.stages), gpu: stats.timings.gpu, gpu_passes: gpu_passes(&stats), frame: frame_ms };
+    s.timings_ms = Timings {
+        game: game.game,
+        end_of_frame: game.end_of_frame,
+        render_cpu: stats.timings.render_cpu(),
+        stages: StageMs::from_stages(&stats.timings.stages),
+        gpu: stats.timings.gpu,
+        gpu_passes: gpu_passes(&stats),
+        frame: frame_ms,
+    };
     s.mean_timings_ms = mean;
     (s.frame_time_ms, s.render_cpu_time_ms) = percentiles;
     if let Some(path) = &common.stats {
@@ -334,6 +362,7 @@ fn finish(sample: &str, common: &CommonOptions, engine: &mut Engine, done: Done)
 #[cfg(feature = "window")]
 mod window {
     use super::{Done, SampleFigures};
+    use crate::fly_camera::{FlyCamera, Key};
     use crate::CommonOptions;
     use anyhow::{anyhow, Context};
     use engine_core::Engine;
@@ -345,10 +374,9 @@ mod window {
     use std::time::Instant;
     use winit::application::ApplicationHandler;
     use winit::dpi::PhysicalSize;
-    use crate::fly_camera::{FlyCamera, Key};
     use winit::event::{ElementState, MouseButton, WindowEvent};
-    use winit::keyboard::{KeyCode, PhysicalKey};
     use winit::event_loop::{ActiveEventLoop, ControlFlow, EventLoop};
+    use winit::keyboard::{KeyCode, PhysicalKey};
     use winit::raw_window_handle::HasDisplayHandle;
     use winit::window::{Window, WindowId};
 
@@ -396,9 +424,8 @@ mod window {
     impl<F: FnMut(&mut Engine, u64, f32) -> anyhow::Result<SampleFigures>> App<'_, F> {
         fn open(&mut self, event_loop: &ActiveEventLoop) -> anyhow::Result<()> {
             let (w, h) = (self.common.width, self.common.height);
-            let attrs = Window::default_attributes()
-                .with_title(format!("Proxima — {}", self.sample))
-                .with_inner_size(PhysicalSize::new(w, h));
+            let attrs =
+                Window::default_attributes().with_title(format!("Proxima — {}", self.sample)).with_inner_size(PhysicalSize::new(w, h));
             let window = Arc::new(event_loop.create_window(attrs).context("creating the window")?);
             let size = window.inner_size();
             // Render at the size the window got (the window system may not
@@ -594,11 +621,9 @@ mod window {
         let result = event_loop.run_app(&mut app);
         // The swapchain goes before the device and while the window is still open.
         let swapchain = app.swapchain.clone();
-        let destroyed = app.engine.render_thread().with_context(move |ctx| {
-            match swapchain.lock().unwrap().take() {
-                Some(mut sc) => sc.destroy(&ctx.device),
-                None => Ok(()),
-            }
+        let destroyed = app.engine.render_thread().with_context(move |ctx| match swapchain.lock().unwrap().take() {
+            Some(mut sc) => sc.destroy(&ctx.device),
+            None => Ok(()),
         });
         drop(app.window.take());
         if let Some(e) = app.error.take() {
@@ -613,6 +638,14 @@ mod window {
             return Err(anyhow!("the window was closed before the first frame"));
         }
         println!("{sample}: window closed after {} frame(s)", app.frame);
-        Ok(Done { frames: app.frame, figures: app.figures, frame_ms: app.frame_ms, game: app.game, mean: app.mean.mean(), percentiles: app.mean.percentiles(), read_back: app.read_back })
+        Ok(Done {
+            frames: app.frame,
+            figures: app.figures,
+            frame_ms: app.frame_ms,
+            game: app.game,
+            mean: app.mean.mean(),
+            percentiles: app.mean.percentiles(),
+            read_back: app.read_back,
+        })
     }
 }

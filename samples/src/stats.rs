@@ -201,10 +201,7 @@ pub struct SampleStats {
 impl SampleStats {
     /// Stats with the four passes of `docs/samples.md` present (zeroed).
     pub fn new(sample: &str, width: u32, height: u32) -> Self {
-        let passes = ["depth", "shadow", "base", "translucency"]
-            .into_iter()
-            .map(|p| (p.to_string(), PassStats::default()))
-            .collect();
+        let passes = ["depth", "shadow", "base", "translucency"].into_iter().map(|p| (p.to_string(), PassStats::default())).collect();
         Self { sample: sample.into(), width, height, passes, ..Default::default() }
     }
 

@@ -206,7 +206,13 @@ pub fn leaves(size: u32, coverage: f32, seed: u32) -> Texture2D {
     let leaves: Vec<Leaf> = (0..count)
         .map(|i| {
             let a = hash(i, 1, seed) * std::f32::consts::TAU;
-            Leaf { centre: [hash(i, 2, seed), hash(i, 3, seed)], dir: [a.cos(), a.sin()], length: 0.11 + 0.05 * hash(i, 4, seed), width: 0.35 + 0.2 * coverage, tone: hash(i, 5, seed) }
+            Leaf {
+                centre: [hash(i, 2, seed), hash(i, 3, seed)],
+                dir: [a.cos(), a.sin()],
+                length: 0.11 + 0.05 * hash(i, 4, seed),
+                width: 0.35 + 0.2 * coverage,
+                tone: hash(i, 5, seed),
+            }
         })
         .collect();
     generate("leaves", size, true, |u, v| {

@@ -22,18 +22,28 @@ fn temp_dir(name: &str) -> PathBuf {
 /// front of them, one scene; it uses (not requires) an unsupported extension.
 fn model() -> GltfWriter {
     let mut w = GltfWriter::new();
-    let rgba: Vec<u8> = (0..16 * 16).flat_map(|p| if (p / 16 + p % 16) % 2 == 0 { [230, 40, 30, 255] } else { [240, 220, 40, 255] }).collect();
+    let rgba: Vec<u8> =
+        (0..16 * 16).flat_map(|p| if (p / 16 + p % 16) % 2 == 0 { [230, 40, 30, 255] } else { [240, 220, 40, 255] }).collect();
     let image = w.image_png(16, 16, &rgba);
     let t = w.texture(image, json!({}));
-    w.push("materials", json!({ "name": "checker", "pbrMetallicRoughness": { "baseColorTexture": { "index": t }, "metallicFactor": 0.0 } }));
-    w.push("materials", json!({ "name": "blue", "pbrMetallicRoughness": { "baseColorFactor": [0.1, 0.3, 0.9, 1.0], "metallicFactor": 0.0 } }));
+    w.push(
+        "materials",
+        json!({ "name": "checker", "pbrMetallicRoughness": { "baseColorTexture": { "index": t }, "metallicFactor": 0.0 } }),
+    );
+    w.push(
+        "materials",
+        json!({ "name": "blue", "pbrMetallicRoughness": { "baseColorFactor": [0.1, 0.3, 0.9, 1.0], "metallicFactor": 0.0 } }),
+    );
     let mut nodes = Vec::new();
     for (m, x) in [(0usize, -1.1f32), (1, 0.1)] {
         let p = w.positions(&[[x, -0.5, 0.0], [x + 1.0, -0.5, 0.0], [x, 0.5, 0.0], [x + 1.0, 0.5, 0.0]]);
         let n = w.floats(&[0.0, 0.0, 1.0].repeat(4), "VEC3");
         let uv = w.floats(&[0.0, 1.0, 1.0, 1.0, 0.0, 0.0, 1.0, 0.0], "VEC2");
         let i = w.indices(&[0, 1, 2, 2, 1, 3], UNSIGNED_SHORT);
-        let mesh = w.push("meshes", json!({ "primitives": [{ "attributes": { "POSITION": p, "NORMAL": n, "TEXCOORD_0": uv }, "indices": i, "material": m }] }));
+        let mesh = w.push(
+            "meshes",
+            json!({ "primitives": [{ "attributes": { "POSITION": p, "NORMAL": n, "TEXCOORD_0": uv }, "indices": i, "material": m }] }),
+        );
         nodes.push(w.push("nodes", json!({ "mesh": mesh })));
     }
     w.push("cameras", json!({ "type": "perspective", "perspective": { "yfov": 0.9, "znear": 0.05, "zfar": 100.0 } }));

@@ -44,7 +44,11 @@ fn the_forest_culls_the_same_instances_on_the_gpu_the_cpu_and_as_hism() {
     assert_eq!(hism.instances.visible, gpu.instances.visible, "cluster-tree culling keeps exactly the GPU cull's instances");
     assert_eq!(hism.passes["base"].draws, gpu.passes["base"].draws, "one draw per section and LOD either way");
     // GPU-culled draws are indirect (their counts are the GPU's); HISM's are direct and counted.
-    assert!(gpu.passes["base"].indirect_draws > 0 && gpu.passes["base"].indirect_draws < gpu.passes["base"].draws, "{:?}", gpu.passes["base"]);
+    assert!(
+        gpu.passes["base"].indirect_draws > 0 && gpu.passes["base"].indirect_draws < gpu.passes["base"].draws,
+        "{:?}",
+        gpu.passes["base"]
+    );
     assert_eq!(hism.passes["base"].indirect_draws, 0);
     assert!(hism.passes["base"].instances >= hism.instances.visible, "{:?} vs {:?}", hism.passes["base"], hism.instances);
     // The instancing crate's console variables can be set from the command line.

@@ -6,7 +6,11 @@ use std::process::Command;
 
 #[test]
 fn many_cubes_renders_merged_draws_and_clean_stats() {
-    let (_, s) = common::run_sample(env!("CARGO_BIN_EXE_many-cubes"), "400", &["--frames", "3", "--width", "333", "--height", "197", "--count", "400", "--materials", "3", "--moving", "10"]);
+    let (_, s) = common::run_sample(
+        env!("CARGO_BIN_EXE_many-cubes"),
+        "400",
+        &["--frames", "3", "--width", "333", "--height", "197", "--count", "400", "--materials", "3", "--moving", "10"],
+    );
     assert_eq!(s.primitives, 401, "400 cubes and the ground");
     assert_eq!(s.validation.errors, 0);
     assert_eq!(s.validation.warnings, 0);
@@ -34,10 +38,18 @@ fn many_cubes_rejects_bad_options_with_code_2() {
 /// camera, one material, no shadows, an inside-out box shading every pixel.
 #[test]
 fn many_cubes_sphere_layout_shades_every_pixel_and_casts_no_shadow() {
-    let (png, s) = common::run_sample(env!("CARGO_BIN_EXE_many-cubes"), "sphere", &["--layout", "sphere", "--frames", "4", "--width", "160", "--height", "90", "--count", "3000"]);
+    let (png, s) = common::run_sample(
+        env!("CARGO_BIN_EXE_many-cubes"),
+        "sphere",
+        &["--layout", "sphere", "--frames", "4", "--width", "160", "--height", "90", "--count", "3000"],
+    );
     assert_eq!(s.primitives, 3001, "3,000 cubes and the box");
     assert_eq!(s.passes["shadow"].draws, 0, "the sun casts no shadow");
-    assert!(s.visible_primitives > 30 && s.visible_primitives < 1000, "a 45° view of the sphere sees a part of it: {}", s.visible_primitives);
+    assert!(
+        s.visible_primitives > 30 && s.visible_primitives < 1000,
+        "a 45° view of the sphere sees a part of it: {}",
+        s.visible_primitives
+    );
     assert_eq!(s.passes["base"].instances, s.visible_primitives);
     assert!(s.passes["base"].draws <= 2, "one merged draw for the cubes, one for the mirrored box: {}", s.passes["base"].draws);
     assert!(s.mean_timings_ms.render_cpu > 0.0, "mean timings are filled");
@@ -54,7 +66,11 @@ fn many_cubes_sphere_layout_shades_every_pixel_and_casts_no_shadow() {
 /// warm-up, ordered and bounded by the slowest frame.
 #[test]
 fn many_cubes_reports_frame_time_percentiles() {
-    let (_, s) = common::run_sample(env!("CARGO_BIN_EXE_many-cubes"), "percentiles", &["--frames", "10", "--width", "96", "--height", "64", "--count", "50"]);
+    let (_, s) = common::run_sample(
+        env!("CARGO_BIN_EXE_many-cubes"),
+        "percentiles",
+        &["--frames", "10", "--width", "96", "--height", "64", "--count", "50"],
+    );
     for (what, p) in [("frame_time_ms", s.frame_time_ms), ("render_cpu_time_ms", s.render_cpu_time_ms)] {
         assert!(p.p50 > 0.0, "{what}: {p:?}");
         assert!(p.p50 <= p.p95 && p.p95 <= p.p99 && p.p99 <= p.max, "{what}: {p:?}");
@@ -104,7 +120,11 @@ fn many_cubes_in_scattered_order_write_the_same_image() {
         let path = dir.join(if scattered { "scattered.png" } else { "rows.png" });
         let stats = dir.join(if scattered { "scattered.json" } else { "rows.json" });
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_many-cubes"));
-        cmd.args(["--headless", "--count", "40000", "--frames", "1", "--width", "320", "--height", "180", "--draw-distance", "300"]).arg("--out").arg(&path).arg("--stats").arg(&stats);
+        cmd.args(["--headless", "--count", "40000", "--frames", "1", "--width", "320", "--height", "180", "--draw-distance", "300"])
+            .arg("--out")
+            .arg(&path)
+            .arg("--stats")
+            .arg(&stats);
         if scattered {
             cmd.arg("--scattered");
         }
@@ -128,8 +148,13 @@ fn many_cubes_writes_a_chrome_trace_and_stage_timings() {
     let dir = std::env::temp_dir().join(format!("proxima-samples-{}-trace", std::process::id()));
     let trace = dir.join("nested").join("many-cubes.trace.json");
     let trace_arg = trace.to_str().unwrap();
-    let (_, s) = common::run_sample(env!("CARGO_BIN_EXE_many-cubes"), "trace", &["--frames", "3", "--width", "96", "--height", "64", "--count", "300", "--trace", trace_arg]);
-    let events: Vec<serde_json::Value> = serde_json::from_str(&std::fs::read_to_string(&trace).unwrap()).expect("the trace is a JSON array");
+    let (_, s) = common::run_sample(
+        env!("CARGO_BIN_EXE_many-cubes"),
+        "trace",
+        &["--frames", "3", "--width", "96", "--height", "64", "--count", "300", "--trace", trace_arg],
+    );
+    let events: Vec<serde_json::Value> =
+        serde_json::from_str(&std::fs::read_to_string(&trace).unwrap()).expect("the trace is a JSON array");
     let complete: Vec<&serde_json::Value> = events.iter().filter(|e| e["ph"] == "X").collect();
     let count = |name: &str| complete.iter().filter(|e| e["name"] == name).count();
     for stage in ["update_scene", "init_views", "collect_dynamic", "pass_setup", "upload", "gpu_prepare", "record", "submit", "retire"] {
@@ -150,6 +175,8 @@ fn many_cubes_writes_a_chrome_trace_and_stage_timings() {
     let m = &s.mean_timings_ms.stages;
     assert!(m.init_views > 0.0 && m.record > 0.0, "mean stage timings are filled: {m:?}");
     // The stats file of `common::run_sample`.
-    let raw = std::fs::read_to_string(std::env::temp_dir().join(format!("proxima-samples-{}", std::process::id())).join("many-cubes-trace.json")).unwrap();
+    let raw =
+        std::fs::read_to_string(std::env::temp_dir().join(format!("proxima-samples-{}", std::process::id())).join("many-cubes-trace.json"))
+            .unwrap();
     assert!(raw.contains("\"stages\": {\n      \"update_scene\""), "stages in stage order under timings_ms");
 }

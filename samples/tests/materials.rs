@@ -83,18 +83,26 @@ fn materials_animates_1000_instances_by_parameter_writes_alone() {
     // The masked panel: leaves (green) and, through the holes, the wall (a
     // light grey).
     let half = layout::PANEL_SIZE / 2.0 - 0.15;
-    let panel: Vec<Vec3> = [(-1.0, -1.0), (1.0, 1.0)].iter().map(|&(sx, sz)| layout::PANEL_CENTRE + Vec3::new(sx * half, 0.0, sz * half)).collect();
+    let panel: Vec<Vec3> =
+        [(-1.0, -1.0), (1.0, 1.0)].iter().map(|&(sx, sz)| layout::PANEL_CENTRE + Vec3::new(sx * half, 0.0, sz * half)).collect();
     let pixels = picture.region(&panel);
     assert!(pixels.len() > 500, "the panel covers {} pixels", pixels.len());
     let green = pixels.iter().filter(|c| c[1] > c[0] + 12.0 && c[1] > c[2] + 12.0).count() as f32 / pixels.len() as f32;
-    let grey = pixels.iter().filter(|&&c| (c[0] - c[1]).abs() < 10.0 && (c[1] - c[2]).abs() < 10.0 && luminance(c) > 0.6 * luminance(wall)).count() as f32 / pixels.len() as f32;
+    let grey = pixels
+        .iter()
+        .filter(|&&c| (c[0] - c[1]).abs() < 10.0 && (c[1] - c[2]).abs() < 10.0 && luminance(c) > 0.6 * luminance(wall))
+        .count() as f32
+        / pixels.len() as f32;
     assert!(green > 0.15, "leaves cover {green} of the panel");
     assert!(grey > 0.15, "the wall shows through {grey} of the panel");
 
     // Its shadow on the wall, where the panel does not hide it: shadowed
     // texels and lit ones where light came through the holes, and the wall
     // beside it evenly lit.
-    let shadow: Vec<Vec3> = [(0.45, -0.6), (1.0, 0.6)].iter().map(|&(sx, sz)| layout::shadow_on_wall(layout::PANEL_CENTRE + Vec3::new(sx * half, 0.0, sz * half))).collect();
+    let shadow: Vec<Vec3> = [(0.45, -0.6), (1.0, 0.6)]
+        .iter()
+        .map(|&(sx, sz)| layout::shadow_on_wall(layout::PANEL_CENTRE + Vec3::new(sx * half, 0.0, sz * half)))
+        .collect();
     let lit = luminance(picture.around(Vec3::new(7.0, layout::WALL_Y, 4.0)));
     let pixels = picture.region(&shadow);
     assert!(pixels.len() > 100, "the shadow covers {} pixels", pixels.len());

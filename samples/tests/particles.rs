@@ -6,7 +6,11 @@ use std::process::Command;
 
 #[test]
 fn particles_draws_prewarmed_translucent_and_additive_sprites_with_clean_stats() {
-    let (_, s) = common::run_sample(env!("CARGO_BIN_EXE_particles"), "3000", &["--frames", "3", "--width", "333", "--height", "197", "--particles", "3000"]);
+    let (_, s) = common::run_sample(
+        env!("CARGO_BIN_EXE_particles"),
+        "3000",
+        &["--frames", "3", "--width", "333", "--height", "197", "--particles", "3000"],
+    );
     assert_eq!(s.sample, "particles");
     assert_eq!((s.frames, s.width, s.height), (3, 333, 197));
     assert_eq!(s.validation.errors, 0);

@@ -50,7 +50,14 @@ fn showcase_renders_a_million_instances_and_a_million_particles() {
 
 #[test]
 fn showcase_rejects_bad_options_with_code_2() {
-    for args in [&["--frames", "0"][..], &["--width", "x"], &["--no-such-option"], &["--instances", "0"], &["--particles", "-5"], &["--particles", "99999999"]] {
+    for args in [
+        &["--frames", "0"][..],
+        &["--width", "x"],
+        &["--no-such-option"],
+        &["--instances", "0"],
+        &["--particles", "-5"],
+        &["--particles", "99999999"],
+    ] {
         let out = Command::new(env!("CARGO_BIN_EXE_showcase")).args(args).output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{args:?}");
     }

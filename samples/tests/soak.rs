@@ -139,7 +139,11 @@ fn soak_churns_every_kind_of_component_with_flat_memory_and_clean_validation() {
     let pipelines = device("pipelines");
     assert!(pipelines.iter().copied().fold(f64::MAX, f64::min) < max(&pipelines), "the materials' pipelines come and go: {pipelines:?}");
     assert!(max(&series(&r["renderer"]["material_shaders"])) >= 4.0, "the default shader and the churned ones: {}", r["renderer"]);
-    assert!(r["pipeline_cache"]["misses"].as_u64().is_some_and(|m| m as f64 > max(&device("pipelines"))), "pipelines were made and destroyed: {}", r["pipeline_cache"]);
+    assert!(
+        r["pipeline_cache"]["misses"].as_u64().is_some_and(|m| m as f64 > max(&device("pipelines"))),
+        "pipelines were made and destroyed: {}",
+        r["pipeline_cache"]
+    );
     assert_counts_flat(&r, 100);
     assert_eq!((r["rss_mib"]["flat"].clone(), r["rss_mib"]["judged"].clone()), (Value::Bool(true), Value::Bool(true)));
     assert_clean(&r);

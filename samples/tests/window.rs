@@ -80,7 +80,8 @@ fn w_flies_the_camera_forward_under_xvfb() {
             let _ = self.0.wait();
         }
     }
-    let _xvfb = Xvfb(Command::new("Xvfb").args([display.as_str(), "-screen", "0", "800x600x24"]).spawn().expect("Xvfb (apt-get install xvfb)"));
+    let _xvfb =
+        Xvfb(Command::new("Xvfb").args([display.as_str(), "-screen", "0", "800x600x24"]).spawn().expect("Xvfb (apt-get install xvfb)"));
     std::thread::sleep(std::time::Duration::from_millis(800));
     let dir = std::env::temp_dir().join(format!("proxima-fly-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -96,7 +97,9 @@ fn w_flies_the_camera_forward_under_xvfb() {
             .unwrap();
         if hold_w {
             std::thread::sleep(std::time::Duration::from_millis(1500));
-            let xdo = |args: &[&str]| Command::new("xdotool").env("DISPLAY", &display).args(args).status().expect("xdotool (apt-get install xdotool)");
+            let xdo = |args: &[&str]| {
+                Command::new("xdotool").env("DISPLAY", &display).args(args).status().expect("xdotool (apt-get install xdotool)")
+            };
             let id = Command::new("xdotool").env("DISPLAY", &display).args(["search", "--name", "Proxima"]).output().unwrap();
             let id = String::from_utf8_lossy(&id.stdout).lines().next().unwrap_or("").to_string();
             xdo(&["windowfocus", "--sync", &id]);

@@ -185,7 +185,10 @@ mod tests {
     #[test]
     fn rows_serialize_with_their_range() {
         let r = Row::spread("a \"b\"", Spread { median: 1.5, min: 1.0, max: 2.0, n: 7 }, "x", Some(">= 1.3"));
-        assert_eq!(r.to_json(), r#"{"name": "a \"b\"", "value": 1.5, "unit": "x", "goal": ">= 1.3", "met": null, "min": 1, "max": 2, "pairs": 7}"#);
+        assert_eq!(
+            r.to_json(),
+            r#"{"name": "a \"b\"", "value": 1.5, "unit": "x", "goal": ">= 1.3", "met": null, "min": 1, "max": 2, "pairs": 7}"#
+        );
         assert_eq!(Row::new("c", 3.0, "ms", None).to_json(), r#"{"name": "c", "value": 3, "unit": "ms", "goal": null, "met": null}"#);
     }
 }

@@ -164,7 +164,15 @@ pub fn assert_images_equal(a: &Image, b: &Image, what: &str) {
     }
     if (a.width, a.height) != (b.width, b.height) {
         let (pa, pb) = save_pair(a, b, what);
-        panic!("{what}: sizes differ, {}x{} vs {}x{} (written to {} and {})", a.width, a.height, b.width, b.height, pa.display(), pb.display());
+        panic!(
+            "{what}: sizes differ, {}x{} vs {}x{} (written to {} and {})",
+            a.width,
+            a.height,
+            b.width,
+            b.height,
+            pa.display(),
+            pb.display()
+        );
     }
     let differing = differing_pixels(a, b);
     if differing.is_empty() {
@@ -231,7 +239,8 @@ pub fn save_test_output(img: &Image, name: &str) -> PathBuf {
 /// Reads an RGBA PNG (as [`save_png`] and the samples write them).
 pub fn load_png(path: &Path) -> Image {
     let file = std::fs::File::open(path).unwrap_or_else(|e| panic!("opening {}: {e}", path.display()));
-    let mut reader = png::Decoder::new(std::io::BufReader::new(file)).read_info().unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
+    let mut reader =
+        png::Decoder::new(std::io::BufReader::new(file)).read_info().unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
     let mut rgba8 = vec![0; reader.output_buffer_size().expect("a frame size that fits")];
     let info = reader.next_frame(&mut rgba8).unwrap_or_else(|e| panic!("decoding {}: {e}", path.display()));
     assert_eq!(info.color_type, png::ColorType::Rgba, "{}: RGBA", path.display());
@@ -245,9 +254,7 @@ pub fn save_png(img: &Image, path: &Path) {
     let mut enc = png::Encoder::new(std::io::BufWriter::new(file), img.width, img.height);
     enc.set_color(png::ColorType::Rgba);
     enc.set_depth(png::BitDepth::Eight);
-    enc.write_header()
-        .and_then(|mut w| w.write_image_data(&img.rgba8))
-        .unwrap_or_else(|e| panic!("writing {}: {e}", path.display()));
+    enc.write_header().and_then(|mut w| w.write_image_data(&img.rgba8)).unwrap_or_else(|e| panic!("writing {}: {e}", path.display()));
 }
 
 #[cfg(test)]

@@ -74,10 +74,11 @@ pub(crate) fn fuzz(seconds: u64, targets: &[String]) -> Result<ExitCode> {
         let seeds = Path::new("fuzzing/corpus").join(target);
         println!("xtask: fuzzing {target} for {seconds} s (seeds: {}, new inputs: {})", seeds.display(), scratch.display());
         let mut cmd = nightly_cargo();
-        cmd.args(["fuzz", "run", target])
-            .arg(&scratch)
-            .arg(&seeds)
-            .args(["--", &format!("-max_total_time={seconds}"), "-print_final_stats=1"]);
+        cmd.args(["fuzz", "run", target]).arg(&scratch).arg(&seeds).args([
+            "--",
+            &format!("-max_total_time={seconds}"),
+            "-print_final_stats=1",
+        ]);
         let status = cmd.status().map_err(|e| format!("running cargo +nightly fuzz: {e}"))?;
         if !status.success() {
             eprintln!(

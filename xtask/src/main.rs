@@ -13,7 +13,7 @@
 //! cargo xtask soak [--frames N] [-- OPTIONS] 10,000 frames (or N) of churn in release; fails if memory grows or validation speaks
 //! cargo xtask fuzz [--seconds N] [TARGET]    cargo-fuzz (nightly) each fuzz target for N s (default 60)
 //! cargo xtask shaders                        validate every WGSL file with naga (and spirv-val when installed)
-//! cargo xtask lint                           clippy on every crate and target, then cargo doc; warnings denied
+//! cargo xtask lint                           cargo fmt --check, clippy on every crate and target, then cargo doc; warnings denied
 //! cargo xtask ci                             what .ci/run does: shaders + lint + test
 //! ```
 //!
@@ -69,7 +69,7 @@ enum Cmd {
     Fuzz(FuzzArgs),
     /// Validate every WGSL file (naga, and spirv-val when installed)
     Shaders,
-    /// Clippy on every crate and target, then cargo doc (--no-deps); warnings denied
+    /// cargo fmt --check, clippy on every crate and target, then cargo doc (--no-deps); warnings denied
     Lint,
     /// What .ci/run does: shaders, lint, test
     Ci,
@@ -196,10 +196,7 @@ pub(crate) fn exit_code(status: std::process::ExitStatus) -> ExitCode {
 }
 
 pub(crate) fn workspace_root() -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("xtask lives in the workspace root")
-        .to_path_buf()
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask lives in the workspace root").to_path_buf()
 }
 
 fn list_samples(samples: &[sample_list::Sample]) {
@@ -270,7 +267,8 @@ fn run_tests(packages: &[String], args: &[String]) -> Result<ExitCode> {
     cargo_env(&test_args(packages, args), &env)
 }
 
-/// Clippy over the workspace with warnings denied (the lints include the
+/// `cargo fmt --all --check` (one width, rustfmt.toml), clippy over the
+/// workspace with warnings denied (the lints include the
 /// project's rule that every `unsafe` block has a `// SAFETY:` comment, and
 /// `missing_docs`), clippy on engine-core and procmesh without their default
 /// features (the `collision` gate), then the docs of every crate with rustdoc's warnings
@@ -279,6 +277,12 @@ fn run_tests(packages: &[String], args: &[String]) -> Result<ExitCode> {
 /// an error, here as in CI.
 fn lint() -> Result<ExitCode> {
     require_clippy(&cargo_bin())?;
+    // Formatting first: cheap, and a diff there says nothing about the code.
+    let code = cargo(&["fmt", "--all", "--check"])?;
+    if code != ExitCode::SUCCESS {
+        eprintln!("lint: the tree is not formatted (rustfmt.toml); run `cargo fmt --all`");
+        return Ok(code);
+    }
     let code = cargo(&["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"])?;
     if code != ExitCode::SUCCESS {
         return Ok(code);
@@ -296,10 +300,7 @@ fn lint() -> Result<ExitCode> {
 /// Fails unless `cargo_bin clippy --version` succeeds: `lint` and `ci` both
 /// need clippy, and a CI run without it must fail rather than pass unlinted.
 fn require_clippy(cargo_bin: &str) -> Result<()> {
-    let has_clippy = Command::new(cargo_bin)
-        .args(["clippy", "--version"])
-        .output()
-        .is_ok_and(|o| o.status.success());
+    let has_clippy = Command::new(cargo_bin).args(["clippy", "--version"]).output().is_ok_and(|o| o.status.success());
     if has_clippy {
         Ok(())
     } else {

@@ -41,7 +41,8 @@ fn from_metadata(metadata: &serde_json::Value) -> Result<Vec<Sample>> {
     if list.is_null() {
         return Err("samples/Cargo.toml has no [[package.metadata.samples]] list".into());
     }
-    let samples: Vec<Sample> = serde_json::from_value(list).map_err(|e| format!("samples/Cargo.toml's [[package.metadata.samples]]: {e}"))?;
+    let samples: Vec<Sample> =
+        serde_json::from_value(list).map_err(|e| format!("samples/Cargo.toml's [[package.metadata.samples]]: {e}"))?;
     let bins: BTreeSet<&str> = package["targets"]
         .as_array()
         .into_iter()

@@ -55,11 +55,7 @@ fn check(path: &Path, rel: &str, spirv_val: bool) -> Result<(), String> {
     let info = naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::IMMEDIATES)
         .validate(&module)
         .map_err(|e| e.emit_to_string_with_path(&source, rel))?;
-    let options = naga::back::spv::Options {
-        lang_version: (1, 3),
-        flags: naga::back::spv::WriterFlags::empty(),
-        ..Default::default()
-    };
+    let options = naga::back::spv::Options { lang_version: (1, 3), flags: naga::back::spv::WriterFlags::empty(), ..Default::default() };
     let words = naga::back::spv::write_vec(&module, &info, &options, None).map_err(|e| format!("{rel}: SPIR-V: {e}"))?;
     if spirv_val {
         let tmp = std::env::temp_dir().join(format!("proxima-{}-{}.spv", std::process::id(), rel.replace(['/', '\\'], "_")));

@@ -27,7 +27,21 @@ pub fn soak(frames: u64, options: &[String]) -> Result<ExitCode> {
         let report = target.join("soak").join(file).to_string_lossy().into_owned();
         let frames = frames.to_string();
         println!("xtask soak: {frames} frames, synchronization validation {}", if sync == "1" { "on" } else { "off" });
-        let mut cargo_args = vec!["run", "--quiet", "--release", "-p", "samples", "--bin", "soak", "--", "--headless", "--frames", frames.as_str(), "--report", report.as_str()];
+        let mut cargo_args = vec![
+            "run",
+            "--quiet",
+            "--release",
+            "-p",
+            "samples",
+            "--bin",
+            "soak",
+            "--",
+            "--headless",
+            "--frames",
+            frames.as_str(),
+            "--report",
+            report.as_str(),
+        ];
         cargo_args.extend(options.iter().map(String::as_str));
         let code = cargo_env(&cargo_args, &[("PROXIMA_VALIDATION", "1"), ("PROXIMA_SYNC_VALIDATION", sync)])?;
         if code != ExitCode::SUCCESS {

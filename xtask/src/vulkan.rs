@@ -240,11 +240,8 @@ fn manifests(paths: &[PathBuf]) -> Vec<PathBuf> {
         if path.is_file() {
             out.push(path.clone());
         } else if let Ok(entries) = std::fs::read_dir(path) {
-            let mut files: Vec<PathBuf> = entries
-                .flatten()
-                .map(|e| e.path())
-                .filter(|p| p.extension().is_some_and(|e| e == "json") && p.is_file())
-                .collect();
+            let mut files: Vec<PathBuf> =
+                entries.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|e| e == "json") && p.is_file()).collect();
             files.sort();
             out.extend(files);
         }
@@ -259,9 +256,7 @@ fn read_json(path: &Path) -> Option<serde_json::Value> {
 /// A driver manifest the loader could use: `ICD.library_path` resolves.
 fn valid_driver(env: &Env, manifest: &Path) -> bool {
     let Some(json) = read_json(manifest) else { return false };
-    json.pointer("/ICD/library_path")
-        .and_then(|p| p.as_str())
-        .is_some_and(|lib| env.resolve_library(lib, manifest.parent()).is_some())
+    json.pointer("/ICD/library_path").and_then(|p| p.as_str()).is_some_and(|lib| env.resolve_library(lib, manifest.parent()).is_some())
 }
 
 /// A layer manifest (`layer` or `layers`) that declares the Khronos
@@ -275,10 +270,7 @@ fn has_validation_layer(env: &Env, manifest: &Path) -> bool {
     };
     layers.iter().any(|layer| {
         layer.get("name").and_then(|n| n.as_str()) == Some(VALIDATION_LAYER)
-            && layer
-                .get("library_path")
-                .and_then(|p| p.as_str())
-                .is_some_and(|lib| env.resolve_library(lib, manifest.parent()).is_some())
+            && layer.get("library_path").and_then(|p| p.as_str()).is_some_and(|lib| env.resolve_library(lib, manifest.parent()).is_some())
     })
 }
 
@@ -371,17 +363,11 @@ pub enum Need {
 /// The loader and a driver: every command that renders.
 pub const RENDER: &[(Component, Need)] = &[(Component::Loader, Need::Required), (Component::Driver, Need::Required)];
 /// `run`: the layer is only used with `PROXIMA_VALIDATION=1`.
-pub const RUN: &[(Component, Need)] = &[
-    (Component::Loader, Need::Required),
-    (Component::Driver, Need::Required),
-    (Component::ValidationLayer, Need::Optional),
-];
+pub const RUN: &[(Component, Need)] =
+    &[(Component::Loader, Need::Required), (Component::Driver, Need::Required), (Component::ValidationLayer, Need::Optional)];
 /// `test` and `soak`: validation must be on.
-pub const TEST: &[(Component, Need)] = &[
-    (Component::Loader, Need::Required),
-    (Component::Driver, Need::Required),
-    (Component::ValidationLayer, Need::Required),
-];
+pub const TEST: &[(Component, Need)] =
+    &[(Component::Loader, Need::Required), (Component::Driver, Need::Required), (Component::ValidationLayer, Need::Required)];
 /// `ci`: the tests plus the shader check's spirv-val.
 pub const CI: &[(Component, Need)] = &[
     (Component::Loader, Need::Required),
@@ -553,29 +539,28 @@ impl Plan {
         match &self.step {
             Step::Ready => {}
             Step::Install(pkgs) => {
-                let _ = writeln!(
-                    s,
-                    "xtask: {needs}xtask: installing {} with apt-get ({NO_INSTALL_VAR}=1 stops this)",
-                    pkgs.join(" ")
-                );
+                let _ = writeln!(s, "xtask: {needs}xtask: installing {} with apt-get ({NO_INSTALL_VAR}=1 stops this)", pkgs.join(" "));
             }
             Step::Stop(stop) => {
                 let reason = match stop {
                     Stop::NoInstall => format!("{NO_INSTALL_VAR} is set, so nothing is installed"),
                     Stop::NotDebian => "this is not Debian/Ubuntu with apt-get, so nothing is installed".into(),
                     Stop::NotRoot => "installing needs root, so nothing is installed".into(),
-                    Stop::Misdirected => "nothing is installed: a package would not help while a variable points elsewhere (fix it as said above)".into(),
+                    Stop::Misdirected => {
+                        "nothing is installed: a package would not help while a variable points elsewhere (fix it as said above)".into()
+                    }
                 };
                 let _ = writeln!(s, "xtask: {needs}xtask: {reason}");
                 // Packages only for what a package can fix.
-                let installable: Vec<Component> = self
-                    .missing
-                    .iter()
-                    .filter(|m| m.need == Need::Required && m.blocked_by.is_none())
-                    .map(|m| m.component)
-                    .collect();
+                let installable: Vec<Component> =
+                    self.missing.iter().filter(|m| m.need == Need::Required && m.blocked_by.is_none()).map(|m| m.component).collect();
                 if !installable.is_empty() {
-                    let _ = write!(s, "to install {}by hand:\n{}", if *stop == Stop::Misdirected { "the rest " } else { "" }, self.how_to_install(&installable));
+                    let _ = write!(
+                        s,
+                        "to install {}by hand:\n{}",
+                        if *stop == Stop::Misdirected { "the rest " } else { "" },
+                        self.how_to_install(&installable)
+                    );
                 }
             }
         }
@@ -855,7 +840,12 @@ mod tests {
         let p = plan(&t.env(&[]), TEST);
         assert_eq!(p.step, Step::Stop(Stop::NotDebian));
         let msg = p.message("test");
-        for expect in ["sudo dnf install vulkan-validation-layers", "sudo pacman -S vulkan-validation-layers", "LunarG", "apt-get install vulkan-validationlayers"] {
+        for expect in [
+            "sudo dnf install vulkan-validation-layers",
+            "sudo pacman -S vulkan-validation-layers",
+            "LunarG",
+            "apt-get install vulkan-validationlayers",
+        ] {
             assert!(msg.contains(expect), "{expect:?} in {msg}");
         }
         // Debian without root: the apt-get line, nothing installed.

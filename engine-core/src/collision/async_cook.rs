@@ -76,9 +76,7 @@ fn catch_panic<T>(f: impl FnOnce() -> T) -> Result<T, String> {
 
 /// Runs a cook, turning a panic inside it into
 /// [`CollisionError::CookPanicked`] (a failed cook the owner sees).
-fn cook_catching(
-    cook: impl FnOnce() -> Result<CookedCollision, CollisionError>,
-) -> Result<CookedCollision, CollisionError> {
+fn cook_catching(cook: impl FnOnce() -> Result<CookedCollision, CollisionError>) -> Result<CookedCollision, CollisionError> {
     catch_panic(cook).unwrap_or_else(|message| Err(CollisionError::CookPanicked(message)))
 }
 
@@ -118,9 +116,7 @@ impl ManualExecutor {
     /// Removes and returns the waiting job of `generation`.
     pub fn take(&self, generation: u64) -> Option<CookJob> {
         let mut queue = self.queue();
-        let at = queue
-            .iter()
-            .position(|job| job.generation() == generation)?;
+        let at = queue.iter().position(|job| job.generation() == generation)?;
         queue.remove(at)
     }
 
@@ -141,9 +137,7 @@ impl CookExecutor for ManualExecutor {
 
 impl fmt::Debug for ManualExecutor {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ManualExecutor")
-            .field("pending", &self.pending())
-            .finish()
+        f.debug_struct("ManualExecutor").field("pending", &self.pending()).finish()
     }
 }
 
@@ -173,10 +167,7 @@ impl Reply {
         if let Some(tx) = self.tx.take() {
             // The cooker may be gone (its body setup dropped); nobody is
             // waiting for the result then.
-            let _ = tx.send(Message {
-                generation: self.generation,
-                outcome,
-            });
+            let _ = tx.send(Message { generation: self.generation, outcome });
         }
     }
 }
@@ -184,10 +175,7 @@ impl Reply {
 impl Drop for Reply {
     fn drop(&mut self) {
         if let Some(tx) = self.tx.take() {
-            let _ = tx.send(Message {
-                generation: self.generation,
-                outcome: Outcome::Aborted,
-            });
+            let _ = tx.send(Message { generation: self.generation, outcome: Outcome::Aborted });
         }
     }
 }
@@ -223,15 +211,9 @@ impl CookJob {
 
     /// [`cook`](Self::cook) with `cook` doing the cooking (tests inject
     /// a panicking one).
-    fn cook_with(
-        self,
-        cook: impl FnOnce(CookInput) -> Result<CookedCollision, CollisionError>,
-    ) -> CookedJob {
+    fn cook_with(self, cook: impl FnOnce(CookInput) -> Result<CookedCollision, CollisionError>) -> CookedJob {
         let result = if self.reply.is_stale() {
-            log::trace!(
-                "cook generation {} aborted before starting",
-                self.reply.generation
-            );
+            log::trace!("cook generation {} aborted before starting", self.reply.generation);
             None
         } else {
             // Wrapped on the worker, so the game thread only moves a pointer.
@@ -239,19 +221,13 @@ impl CookJob {
             let input = self.input;
             Some(cook_catching(|| cook(input)).map(Arc::new))
         };
-        CookedJob {
-            result,
-            reply: self.reply,
-        }
+        CookedJob { result, reply: self.reply }
     }
 }
 
 impl fmt::Debug for CookJob {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("CookJob")
-            .field("generation", &self.generation())
-            .field("aborted", &self.is_aborted())
-            .finish_non_exhaustive()
+        f.debug_struct("CookJob").field("generation", &self.generation()).field("aborted", &self.is_aborted()).finish_non_exhaustive()
     }
 }
 
@@ -281,10 +257,7 @@ impl CookedJob {
 
 impl fmt::Debug for CookedJob {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("CookedJob")
-            .field("generation", &self.generation())
-            .field("cooked", &self.result.is_some())
-            .finish_non_exhaustive()
+        f.debug_struct("CookedJob").field("generation", &self.generation()).field("cooked", &self.result.is_some()).finish_non_exhaustive()
     }
 }
 
@@ -349,15 +322,7 @@ impl AsyncCooker {
     /// A cooker on `executor`.
     pub fn with_executor(executor: Arc<dyn CookExecutor>) -> Self {
         let (tx, rx) = mpsc::channel();
-        Self {
-            executor,
-            latest: Arc::new(AtomicU64::new(0)),
-            newest: 0,
-            tx,
-            rx,
-            in_flight: 0,
-            stats: CookStats::default(),
-        }
+        Self { executor, latest: Arc::new(AtomicU64::new(0)), newest: 0, tx, rx, in_flight: 0, stats: CookStats::default() }
     }
 
     /// Queues a cook of `input` and aborts every older one. Returns its
@@ -366,11 +331,7 @@ impl AsyncCooker {
         let generation = self.bump();
         self.in_flight += 1;
         self.stats.requested += 1;
-        let reply = Reply {
-            generation,
-            latest: Arc::clone(&self.latest),
-            tx: Some(self.tx.clone()),
-        };
+        let reply = Reply { generation, latest: Arc::clone(&self.latest), tx: Some(self.tx.clone()) };
         self.executor.execute(CookJob { input, reply });
         generation
     }
@@ -405,11 +366,7 @@ impl AsyncCooker {
     /// returns the newest request's, if it has finished. Never blocks.
     pub fn poll(&mut self) -> Option<CookEvent> {
         let mut current = None;
-        while let Ok(Message {
-            generation,
-            outcome,
-        }) = self.rx.try_recv()
-        {
+        while let Ok(Message { generation, outcome }) = self.rx.try_recv() {
             self.in_flight = self.in_flight.saturating_sub(1);
             match outcome {
                 Outcome::Aborted => self.stats.aborted += 1,
@@ -420,10 +377,7 @@ impl AsyncCooker {
                 Outcome::Finished(result) => {
                     self.stats.completed += 1;
                     current = Some(match result {
-                        Ok(collision) => CookEvent::Finished {
-                            generation,
-                            collision,
-                        },
+                        Ok(collision) => CookEvent::Finished { generation, collision },
                         Err(error) => CookEvent::Failed { generation, error },
                     });
                 }
@@ -448,11 +402,7 @@ mod tests {
     use super::*;
 
     fn input() -> CookInput {
-        CookInput {
-            tri_mesh: None,
-            convex: Vec::new(),
-            use_complex_as_simple: false,
-        }
+        CookInput { tri_mesh: None, convex: Vec::new(), use_complex_as_simple: false }
     }
 
     #[test]
@@ -469,21 +419,14 @@ mod tests {
         assert_eq!(cooker.stats().discarded, 1);
 
         executor.run_all();
-        assert!(
-            matches!(cooker.poll(), Some(CookEvent::Finished { generation, .. }) if generation == new)
-        );
+        assert!(matches!(cooker.poll(), Some(CookEvent::Finished { generation, .. }) if generation == new));
         assert_eq!(cooker.in_flight(), 0);
     }
 
     #[test]
     fn a_panicking_cook_is_a_failed_cook_not_an_abort() {
         let result = cook_catching(|| panic!("injected cook failure {}", 7));
-        assert_eq!(
-            result.err(),
-            Some(CollisionError::CookPanicked(
-                "injected cook failure 7".into()
-            ))
-        );
+        assert_eq!(result.err(), Some(CollisionError::CookPanicked("injected cook failure 7".into())));
         let result = cook_catching(|| std::panic::panic_any(3u8));
         assert!(matches!(result, Err(CollisionError::CookPanicked(_))));
         assert!(cook_catching(|| input().cook()).is_ok());
@@ -495,15 +438,9 @@ mod tests {
         let job = executor.take(generation).unwrap();
         job.cook_with(|_| panic!("injected cook failure")).deliver();
         match cooker.poll() {
-            Some(CookEvent::Failed {
-                generation: g,
-                error,
-            }) => {
+            Some(CookEvent::Failed { generation: g, error }) => {
                 assert_eq!(g, generation);
-                assert_eq!(
-                    error,
-                    CollisionError::CookPanicked("injected cook failure".into())
-                );
+                assert_eq!(error, CollisionError::CookPanicked("injected cook failure".into()));
             }
             other => panic!("expected a failed cook, got {other:?}"),
         }
@@ -525,18 +462,8 @@ mod tests {
     fn inline_results_are_ready_at_the_next_poll() {
         let mut cooker = AsyncCooker::with_executor(Arc::new(InlineExecutor));
         let generation = cooker.request(input());
-        assert!(
-            matches!(cooker.poll(), Some(CookEvent::Finished { generation: g, .. }) if g == generation)
-        );
+        assert!(matches!(cooker.poll(), Some(CookEvent::Finished { generation: g, .. }) if g == generation));
         assert!(cooker.poll().is_none());
-        assert_eq!(
-            cooker.stats(),
-            CookStats {
-                requested: 1,
-                completed: 1,
-                aborted: 0,
-                discarded: 0
-            }
-        );
+        assert_eq!(cooker.stats(), CookStats { requested: 1, completed: 1, aborted: 0, discarded: 0 });
     }
 }

@@ -62,14 +62,8 @@ impl ConvexElement {
     /// Checks what is cheap to check: enough points, all finite. Whether
     /// they enclose a volume is known only when hulled.
     pub(crate) fn validate(&self, element: usize) -> Result<(), CollisionError> {
-        if let Some((point, &position)) =
-            self.points.iter().enumerate().find(|(_, p)| !p.is_finite())
-        {
-            return Err(CollisionError::NonFiniteConvexPoint {
-                element,
-                point,
-                position,
-            });
+        if let Some((point, &position)) = self.points.iter().enumerate().find(|(_, p)| !p.is_finite()) {
+            return Err(CollisionError::NonFiniteConvexPoint { element, point, position });
         }
         if self.points.len() < 4 {
             return Err(CollisionError::DegenerateConvex {
@@ -116,13 +110,7 @@ impl BodySetup {
     }
 
     fn with_cooker(cooker: AsyncCooker) -> Self {
-        Self {
-            use_complex_as_simple: false,
-            support_uv_from_hit_results: false,
-            convex_elements: Vec::new(),
-            cooked: None,
-            cooker,
-        }
+        Self { use_complex_as_simple: false, support_uv_from_hit_results: false, convex_elements: Vec::new(), cooked: None, cooker }
     }
 
     /// The convex elements, as given (not hulled).
@@ -133,10 +121,7 @@ impl BodySetup {
     /// Replaces the convex elements (UE's `SetCollisionConvexMeshes`). Takes
     /// effect at the next cook. Rejects non-finite points or elements with
     /// fewer than four points, leaving the current elements in place.
-    pub fn set_convex_elements(
-        &mut self,
-        elements: Vec<ConvexElement>,
-    ) -> Result<(), CollisionError> {
+    pub fn set_convex_elements(&mut self, elements: Vec<ConvexElement>) -> Result<(), CollisionError> {
         for (i, element) in elements.iter().enumerate() {
             element.validate(i)?;
         }
@@ -168,16 +153,8 @@ impl BodySetup {
 
     /// Copies what a cook needs from this setup and `provider`, and checks it.
     fn gather(&self, provider: &dyn CollisionDataProvider) -> Result<CookInput, CollisionError> {
-        let tri_mesh = if provider.contains_tri_mesh_data() {
-            provider.tri_mesh_data(self.support_uv_from_hit_results)
-        } else {
-            None
-        };
-        let input = CookInput {
-            tri_mesh,
-            convex: self.convex_elements.clone(),
-            use_complex_as_simple: self.use_complex_as_simple,
-        };
+        let tri_mesh = if provider.contains_tri_mesh_data() { provider.tri_mesh_data(self.support_uv_from_hit_results) } else { None };
+        let input = CookInput { tri_mesh, convex: self.convex_elements.clone(), use_complex_as_simple: self.use_complex_as_simple };
         input.validate()?;
         Ok(input)
     }
@@ -185,10 +162,7 @@ impl BodySetup {
     /// Cooks now, on this thread, and applies the result. Aborts any
     /// asynchronous cook still in flight, since its data is older. On error
     /// the previous cooked collision stays.
-    pub fn cook(
-        &mut self,
-        provider: &dyn CollisionDataProvider,
-    ) -> Result<Arc<CookedCollision>, CollisionError> {
+    pub fn cook(&mut self, provider: &dyn CollisionDataProvider) -> Result<Arc<CookedCollision>, CollisionError> {
         let input = self.gather(provider)?;
         self.cooker.abort_all();
         let cooked = Arc::new(input.cook()?);
@@ -201,10 +175,7 @@ impl BodySetup {
     /// rejected here, before anything is queued; a cook that fails on the
     /// worker is reported by [`apply_finished`](Self::apply_finished). Either
     /// way the previous cooked collision stays until a newer one succeeds.
-    pub fn cook_async(
-        &mut self,
-        provider: &dyn CollisionDataProvider,
-    ) -> Result<u64, CollisionError> {
+    pub fn cook_async(&mut self, provider: &dyn CollisionDataProvider) -> Result<u64, CollisionError> {
         let input = self.gather(provider)?;
         Ok(self.cooker.request(input))
     }

@@ -54,10 +54,7 @@ pub struct CollisionBounds {
 impl CollisionBounds {
     /// The smallest box holding both.
     pub fn union(self, other: Self) -> Self {
-        Self {
-            min: self.min.min(other.min),
-            max: self.max.max(other.max),
-        }
+        Self { min: self.min.min(other.min), max: self.max.max(other.max) }
     }
 
     /// The smallest box holding this box after `transform` (all eight
@@ -67,21 +64,9 @@ impl CollisionBounds {
         let mut max = Vec3::splat(f32::NEG_INFINITY);
         for corner in 0..8 {
             let p = Vec3::new(
-                if corner & 1 == 0 {
-                    self.min.x
-                } else {
-                    self.max.x
-                },
-                if corner & 2 == 0 {
-                    self.min.y
-                } else {
-                    self.max.y
-                },
-                if corner & 4 == 0 {
-                    self.min.z
-                } else {
-                    self.max.z
-                },
+                if corner & 1 == 0 { self.min.x } else { self.max.x },
+                if corner & 2 == 0 { self.min.y } else { self.max.y },
+                if corner & 4 == 0 { self.min.z } else { self.max.z },
             );
             let p = transform.transform_point3(p);
             min = min.min(p);
@@ -91,10 +76,7 @@ impl CollisionBounds {
     }
 
     fn from_parry(aabb: &Aabb) -> Self {
-        Self {
-            min: from_parry(aabb.mins),
-            max: from_parry(aabb.maxs),
-        }
+        Self { min: from_parry(aabb.mins), max: from_parry(aabb.maxs) }
     }
 }
 
@@ -131,11 +113,7 @@ pub(crate) struct LocalHit {
 impl CookedCollision {
     /// Collision with no shapes at all; rays pass through it.
     pub fn empty() -> Self {
-        Self {
-            tri_mesh: None,
-            convex: Vec::new(),
-            use_complex_as_simple: false,
-        }
+        Self { tri_mesh: None, convex: Vec::new(), use_complex_as_simple: false }
     }
 
     /// Whether a triangle mesh was cooked.
@@ -151,9 +129,7 @@ impl CookedCollision {
 
     /// The material index the provider gave a triangle.
     pub fn material_index(&self, triangle: u32) -> Option<u16> {
-        self.tri_mesh
-            .as_ref()
-            .and_then(|m| m.material_indices.get(triangle as usize).copied())
+        self.tri_mesh.as_ref().and_then(|m| m.material_indices.get(triangle as usize).copied())
     }
 
     /// How many convex elements were cooked.
@@ -164,9 +140,7 @@ impl CookedCollision {
     /// The vertices of a cooked convex hull (a subset of the element's
     /// points: interior points are dropped), e.g. for debug drawing.
     pub fn convex_hull_points(&self, element: usize) -> Option<Vec<Vec3>> {
-        self.convex
-            .get(element)
-            .map(|c| c.hull.points().iter().map(|&p| from_parry(p)).collect())
+        self.convex.get(element).map(|c| c.hull.points().iter().map(|&p| from_parry(p)).collect())
     }
 
     /// Whether simple queries use the triangle mesh (copied from the body
@@ -185,11 +159,7 @@ impl CookedCollision {
     pub fn local_bounds(&self, complexity: CollisionComplexity) -> Option<CollisionBounds> {
         let (tri_mesh, convex) = self.shapes_for(complexity);
         let mesh_bounds = tri_mesh.map(|m| m.bounds);
-        convex
-            .iter()
-            .map(|c| CollisionBounds::from_parry(&c.aabb))
-            .chain(mesh_bounds)
-            .reduce(CollisionBounds::union)
+        convex.iter().map(|c| CollisionBounds::from_parry(&c.aabb)).chain(mesh_bounds).reduce(CollisionBounds::union)
     }
 
     /// The UV of `channel` at a point on `triangle` given in the body's
@@ -202,11 +172,7 @@ impl CookedCollision {
         let uvs = mesh.uvs.get(channel)?;
         let [ia, ib, ic] = *mesh.mesh.indices().get(triangle as usize)?;
         let v = mesh.mesh.vertices();
-        let (a, b, c) = (
-            from_parry(v[ia as usize]),
-            from_parry(v[ib as usize]),
-            from_parry(v[ic as usize]),
-        );
+        let (a, b, c) = (from_parry(v[ia as usize]), from_parry(v[ib as usize]), from_parry(v[ic as usize]));
         let (e0, e1, ep) = (b - a, c - a, local_point - a);
         let (d00, d01, d11) = (e0.dot(e0), e0.dot(e1), e1.dot(e1));
         let (d20, d21) = (ep.dot(e0), ep.dot(e1));
@@ -220,10 +186,7 @@ impl CookedCollision {
         Some(uvs[ia as usize] * wa + uvs[ib as usize] * wb + uvs[ic as usize] * wc)
     }
 
-    fn shapes_for(
-        &self,
-        complexity: CollisionComplexity,
-    ) -> (Option<&CookedTriMesh>, &[CookedConvex]) {
+    fn shapes_for(&self, complexity: CollisionComplexity) -> (Option<&CookedTriMesh>, &[CookedConvex]) {
         let use_mesh = match complexity {
             CollisionComplexity::Simple => self.use_complex_as_simple,
             CollisionComplexity::Complex => self.tri_mesh.is_some(),
@@ -238,13 +201,7 @@ impl CookedCollision {
     /// The nearest hit of a local-space ray within `max_t` (in units of
     /// `dir`), against the shapes for `complexity`. Shapes are surfaces: a
     /// ray starting inside a convex element hits its far side.
-    pub(crate) fn cast_local_ray(
-        &self,
-        origin: Vec3,
-        dir: Vec3,
-        max_t: f32,
-        complexity: CollisionComplexity,
-    ) -> Option<LocalHit> {
+    pub(crate) fn cast_local_ray(&self, origin: Vec3, dir: Vec3, max_t: f32, complexity: CollisionComplexity) -> Option<LocalHit> {
         let ray = Ray::new(to_parry(origin), to_parry(dir));
         let (tri_mesh, convex) = self.shapes_for(complexity);
         let mut best: Option<LocalHit> = None;
@@ -264,10 +221,7 @@ impl CookedCollision {
             if element.aabb.cast_local_ray(&ray, max_t, true).is_none() {
                 continue;
             }
-            if let Some(hit) = element
-                .hull
-                .cast_local_ray_and_get_normal(&ray, max_t, false)
-            {
+            if let Some(hit) = element.hull.cast_local_ray_and_get_normal(&ray, max_t, false) {
                 if hit.time_of_impact < max_t || best.is_none() {
                     max_t = hit.time_of_impact;
                     best = Some(LocalHit {
@@ -325,47 +279,29 @@ impl CookInput {
             Some(data) if !data.indices.is_empty() => Some(cook_tri_mesh(data)?),
             _ => None,
         };
-        let convex = self
-            .convex
-            .iter()
-            .enumerate()
-            .map(|(element, convex)| cook_convex(element, &convex.points))
-            .collect::<Result<Vec<_>, _>>()?;
-        Ok(CookedCollision {
-            tri_mesh,
-            convex,
-            use_complex_as_simple: self.use_complex_as_simple,
-        })
+        let convex =
+            self.convex.iter().enumerate().map(|(element, convex)| cook_convex(element, &convex.points)).collect::<Result<Vec<_>, _>>()?;
+        Ok(CookedCollision { tri_mesh, convex, use_complex_as_simple: self.use_complex_as_simple })
     }
 }
 
 fn cook_tri_mesh(data: TriMeshCollisionData) -> Result<CookedTriMesh, CollisionError> {
     let vertices = data.vertices.iter().map(|&v| to_parry(v)).collect();
-    let indices = if data.flip_normals {
-        data.indices.iter().map(|&[a, b, c]| [a, c, b]).collect()
-    } else {
-        data.indices
-    };
+    let indices = if data.flip_normals { data.indices.iter().map(|&[a, b, c]| [a, c, b]).collect() } else { data.indices };
     // No flags: parry keeps the triangles exactly as given (no merging or
     // removal of degenerate ones), so hit triangle ids index the provider's
     // triangles and material indices one to one.
-    let mesh =
-        TriMesh::new(vertices, indices).map_err(|e| CollisionError::TriMeshBuild(e.to_string()))?;
+    let mesh = TriMesh::new(vertices, indices).map_err(|e| CollisionError::TriMeshBuild(e.to_string()))?;
     let bounds = CollisionBounds::from_parry(&mesh.local_aabb());
-    Ok(CookedTriMesh {
-        mesh,
-        material_indices: data.material_indices,
-        uvs: data.uvs,
-        bounds,
-    })
+    Ok(CookedTriMesh { mesh, material_indices: data.material_indices, uvs: data.uvs, bounds })
 }
 
 fn cook_convex(element: usize, points: &[Vec3]) -> Result<CookedConvex, CollisionError> {
     let degenerate = |reason: String| CollisionError::DegenerateConvex { element, reason };
     let points: Vec<_> = points.iter().map(|&p| to_parry(p)).collect();
     let (vertices, indices) = try_convex_hull(&points).map_err(|e| degenerate(e.to_string()))?;
-    let hull = ConvexPolyhedron::from_convex_mesh(vertices, &indices)
-        .ok_or_else(|| degenerate("the hull encloses no volume".to_owned()))?;
+    let hull =
+        ConvexPolyhedron::from_convex_mesh(vertices, &indices).ok_or_else(|| degenerate("the hull encloses no volume".to_owned()))?;
     if !encloses_volume(&hull) {
         return Err(degenerate("the points are coplanar".to_owned()));
     }
@@ -381,26 +317,17 @@ fn encloses_volume(hull: &ConvexPolyhedron) -> bool {
     let Some(&origin) = points.first() else {
         return false;
     };
-    let size = points
-        .iter()
-        .map(|p| (*p - origin).length())
-        .fold(0.0, f32::max);
+    let size = points.iter().map(|p| (*p - origin).length()).fold(0.0, f32::max);
     let tolerance = size * 1e-5;
     let Some(axis) = points.iter().find(|p| (**p - origin).length() > tolerance) else {
         return false;
     };
     let axis = *axis - origin;
-    let Some(normal) = points
-        .iter()
-        .map(|p| axis.cross(*p - origin))
-        .find(|n| n.length() > tolerance * axis.length())
-    else {
+    let Some(normal) = points.iter().map(|p| axis.cross(*p - origin)).find(|n| n.length() > tolerance * axis.length()) else {
         return false;
     };
     let normal = normal.normalize();
-    points
-        .iter()
-        .any(|p| normal.dot(*p - origin).abs() > tolerance)
+    points.iter().any(|p| normal.dot(*p - origin).abs() > tolerance)
 }
 
 #[cfg(test)]
@@ -410,17 +337,8 @@ mod tests {
     #[test]
     fn tilted_flat_point_sets_are_not_hulled() {
         // All on the plane x + y + z = 1.
-        let flat = [
-            Vec3::X,
-            Vec3::Y,
-            Vec3::Z,
-            Vec3::new(1.0, 1.0, -1.0),
-            Vec3::new(0.5, 0.5, 0.0),
-        ];
-        assert!(matches!(
-            cook_convex(3, &flat),
-            Err(CollisionError::DegenerateConvex { element: 3, .. })
-        ));
+        let flat = [Vec3::X, Vec3::Y, Vec3::Z, Vec3::new(1.0, 1.0, -1.0), Vec3::new(0.5, 0.5, 0.0)];
+        assert!(matches!(cook_convex(3, &flat), Err(CollisionError::DegenerateConvex { element: 3, .. })));
         let tetrahedron = [Vec3::ZERO, Vec3::X, Vec3::Y, Vec3::Z];
         assert!(cook_convex(0, &tetrahedron).is_ok());
     }
@@ -428,8 +346,7 @@ mod tests {
     #[test]
     fn bounds_follow_complexity() {
         let mut data = TriMeshCollisionData::new();
-        data.push_section(&[Vec3::ZERO, Vec3::X, Vec3::Y], &[[0, 1, 2]], 0)
-            .unwrap();
+        data.push_section(&[Vec3::ZERO, Vec3::X, Vec3::Y], &[[0, 1, 2]], 0).unwrap();
         let input = CookInput {
             tri_mesh: Some(data),
             convex: vec![ConvexElement::cuboid(Vec3::splat(-2.0), Vec3::splat(-1.0))],
@@ -437,40 +354,19 @@ mod tests {
         };
         let cooked = input.cook().unwrap();
         let simple = cooked.local_bounds(CollisionComplexity::Simple).unwrap();
-        assert_eq!(
-            (simple.min, simple.max),
-            (Vec3::splat(-2.0), Vec3::splat(-1.0))
-        );
+        assert_eq!((simple.min, simple.max), (Vec3::splat(-2.0), Vec3::splat(-1.0)));
         let complex = cooked.local_bounds(CollisionComplexity::Complex).unwrap();
-        assert_eq!(
-            (complex.min, complex.max),
-            (Vec3::ZERO, Vec3::new(1.0, 1.0, 0.0))
-        );
-        assert!(CookedCollision::empty()
-            .local_bounds(CollisionComplexity::Complex)
-            .is_none());
+        assert_eq!((complex.min, complex.max), (Vec3::ZERO, Vec3::new(1.0, 1.0, 0.0)));
+        assert!(CookedCollision::empty().local_bounds(CollisionComplexity::Complex).is_none());
     }
 
     #[test]
     fn uv_lookup_interpolates_and_skips_degenerate_triangles() {
         let mut data = TriMeshCollisionData::new();
-        data.push_section(&[Vec3::ZERO, Vec3::X, Vec3::Y], &[[0, 1, 2]], 0)
-            .unwrap();
-        data.push_section(&[Vec3::ZERO, Vec3::X, Vec3::X * 2.0], &[[0, 1, 2]], 0)
-            .unwrap();
-        data.uvs.push(vec![
-            Vec2::ZERO,
-            Vec2::new(1.0, 0.0),
-            Vec2::new(0.0, 1.0),
-            Vec2::ZERO,
-            Vec2::ZERO,
-            Vec2::ZERO,
-        ]);
-        let input = CookInput {
-            tri_mesh: Some(data),
-            convex: Vec::new(),
-            use_complex_as_simple: true,
-        };
+        data.push_section(&[Vec3::ZERO, Vec3::X, Vec3::Y], &[[0, 1, 2]], 0).unwrap();
+        data.push_section(&[Vec3::ZERO, Vec3::X, Vec3::X * 2.0], &[[0, 1, 2]], 0).unwrap();
+        data.uvs.push(vec![Vec2::ZERO, Vec2::new(1.0, 0.0), Vec2::new(0.0, 1.0), Vec2::ZERO, Vec2::ZERO, Vec2::ZERO]);
+        let input = CookInput { tri_mesh: Some(data), convex: Vec::new(), use_complex_as_simple: true };
         let cooked = input.cook().unwrap();
         let uv = cooked.uv_at(0, Vec3::new(0.25, 0.5, 0.0), 0).unwrap();
         assert!(uv.abs_diff_eq(Vec2::new(0.25, 0.5), 1e-6));

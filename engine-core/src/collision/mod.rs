@@ -31,10 +31,7 @@ mod error;
 mod provider;
 mod raycast;
 
-pub use async_cook::{
-    AsyncCooker, CookEvent, CookExecutor, CookJob, CookStats, CookedJob, InlineExecutor,
-    ManualExecutor, RayonExecutor,
-};
+pub use async_cook::{AsyncCooker, CookEvent, CookExecutor, CookJob, CookStats, CookedJob, InlineExecutor, ManualExecutor, RayonExecutor};
 pub use body_setup::{BodySetup, ConvexElement};
 pub use cook::{CollisionBounds, CollisionComplexity, CookedCollision};
 pub use error::CollisionError;

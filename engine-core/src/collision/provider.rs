@@ -73,19 +73,10 @@ impl TriMeshCollisionData {
     /// Rejects an index past the section's own vertices (it would silently
     /// reach into another section), leaving the data unchanged; the error's
     /// `triangle` and `vertex_count` are the section's.
-    pub fn push_section(
-        &mut self,
-        vertices: &[Vec3],
-        indices: &[[u32; 3]],
-        material_index: u16,
-    ) -> Result<(), CollisionError> {
+    pub fn push_section(&mut self, vertices: &[Vec3], indices: &[[u32; 3]], material_index: u16) -> Result<(), CollisionError> {
         for (triangle, tri) in indices.iter().enumerate() {
             if let Some(&index) = tri.iter().find(|&&i| i as usize >= vertices.len()) {
-                return Err(CollisionError::IndexOutOfRange {
-                    triangle,
-                    index,
-                    vertex_count: vertices.len(),
-                });
+                return Err(CollisionError::IndexOutOfRange { triangle, index, vertex_count: vertices.len() });
             }
         }
         let total = self.vertices.len() + vertices.len();
@@ -95,10 +86,8 @@ impl TriMeshCollisionData {
         // Fits: it is at most `total`, checked above.
         let base = self.vertices.len() as u32;
         self.vertices.extend_from_slice(vertices);
-        self.indices
-            .extend(indices.iter().map(|t| t.map(|i| i + base)));
-        self.material_indices
-            .extend(std::iter::repeat_n(material_index, indices.len()));
+        self.indices.extend(indices.iter().map(|t| t.map(|i| i + base)));
+        self.material_indices.extend(std::iter::repeat_n(material_index, indices.len()));
         for channel in &mut self.uvs {
             channel.resize(self.vertices.len(), Vec2::ZERO);
         }
@@ -109,22 +98,13 @@ impl TriMeshCollisionData {
     /// index per triangle, every position finite, and every UV channel one
     /// finite coordinate per vertex. Reports the first problem found.
     pub fn validate(&self) -> Result<(), CollisionError> {
-        if let Some((vertex, &position)) = self
-            .vertices
-            .iter()
-            .enumerate()
-            .find(|(_, v)| !v.is_finite())
-        {
+        if let Some((vertex, &position)) = self.vertices.iter().enumerate().find(|(_, v)| !v.is_finite()) {
             return Err(CollisionError::NonFiniteVertex { vertex, position });
         }
         let vertex_count = self.vertices.len();
         for (triangle, tri) in self.indices.iter().enumerate() {
             if let Some(&index) = tri.iter().find(|&&i| i as usize >= vertex_count) {
-                return Err(CollisionError::IndexOutOfRange {
-                    triangle,
-                    index,
-                    vertex_count,
-                });
+                return Err(CollisionError::IndexOutOfRange { triangle, index, vertex_count });
             }
         }
         if self.material_indices.len() != self.indices.len() {
@@ -135,18 +115,10 @@ impl TriMeshCollisionData {
         }
         for (channel, uvs) in self.uvs.iter().enumerate() {
             if uvs.len() != vertex_count {
-                return Err(CollisionError::UvCountMismatch {
-                    channel,
-                    uv_count: uvs.len(),
-                    vertex_count,
-                });
+                return Err(CollisionError::UvCountMismatch { channel, uv_count: uvs.len(), vertex_count });
             }
             if let Some((vertex, &uv)) = uvs.iter().enumerate().find(|(_, uv)| !uv.is_finite()) {
-                return Err(CollisionError::NonFiniteUv {
-                    channel,
-                    vertex,
-                    uv,
-                });
+                return Err(CollisionError::NonFiniteUv { channel, vertex, uv });
             }
         }
         Ok(())
@@ -178,23 +150,17 @@ mod tests {
 
     fn triangle() -> TriMeshCollisionData {
         let mut data = TriMeshCollisionData::new();
-        data.push_section(&[Vec3::ZERO, Vec3::X, Vec3::Y], &[[0, 1, 2]], 0)
-            .unwrap();
+        data.push_section(&[Vec3::ZERO, Vec3::X, Vec3::Y], &[[0, 1, 2]], 0).unwrap();
         data
     }
 
     #[test]
     fn sections_offset_indices_and_tag_materials() {
         let mut data = triangle();
-        data.push_section(&[Vec3::Z, Vec3::X, Vec3::Y], &[[0, 2, 1]], 7)
-            .unwrap();
+        data.push_section(&[Vec3::Z, Vec3::X, Vec3::Y], &[[0, 2, 1]], 7).unwrap();
         assert_eq!(
             data.push_section(&[Vec3::Z], &[[0, 0, 1]], 8),
-            Err(CollisionError::IndexOutOfRange {
-                triangle: 0,
-                index: 1,
-                vertex_count: 1
-            })
+            Err(CollisionError::IndexOutOfRange { triangle: 0, index: 1, vertex_count: 1 })
         );
         assert_eq!(data.indices, vec![[0, 1, 2], [3, 5, 4]]);
         assert_eq!(data.material_indices, vec![0, 7]);
@@ -206,59 +172,28 @@ mod tests {
         let mut data = triangle();
         data.indices.push([0, 1, 3]);
         data.material_indices.push(0);
-        assert_eq!(
-            data.validate(),
-            Err(CollisionError::IndexOutOfRange {
-                triangle: 1,
-                index: 3,
-                vertex_count: 3
-            })
-        );
+        assert_eq!(data.validate(), Err(CollisionError::IndexOutOfRange { triangle: 1, index: 3, vertex_count: 3 }));
 
         let mut data = triangle();
         data.material_indices.push(1);
-        assert_eq!(
-            data.validate(),
-            Err(CollisionError::MaterialCountMismatch {
-                material_count: 2,
-                triangle_count: 1
-            })
-        );
+        assert_eq!(data.validate(), Err(CollisionError::MaterialCountMismatch { material_count: 2, triangle_count: 1 }));
 
         let mut data = triangle();
         data.vertices[1].y = f32::NAN;
-        assert!(matches!(
-            data.validate(),
-            Err(CollisionError::NonFiniteVertex { vertex: 1, .. })
-        ));
+        assert!(matches!(data.validate(), Err(CollisionError::NonFiniteVertex { vertex: 1, .. })));
 
         let mut data = triangle();
         data.uvs.push(vec![Vec2::ZERO; 2]);
-        assert_eq!(
-            data.validate(),
-            Err(CollisionError::UvCountMismatch {
-                channel: 0,
-                uv_count: 2,
-                vertex_count: 3
-            })
-        );
+        assert_eq!(data.validate(), Err(CollisionError::UvCountMismatch { channel: 0, uv_count: 2, vertex_count: 3 }));
         data.uvs[0].push(Vec2::new(f32::INFINITY, 0.0));
-        assert!(matches!(
-            data.validate(),
-            Err(CollisionError::NonFiniteUv {
-                channel: 0,
-                vertex: 2,
-                ..
-            })
-        ));
+        assert!(matches!(data.validate(), Err(CollisionError::NonFiniteUv { channel: 0, vertex: 2, .. })));
     }
 
     #[test]
     fn uv_channels_are_padded_for_new_sections() {
         let mut data = triangle();
         data.uvs.push(vec![Vec2::ONE; 3]);
-        data.push_section(&[Vec3::Z, Vec3::X, Vec3::Y], &[[0, 1, 2]], 1)
-            .unwrap();
+        data.push_section(&[Vec3::Z, Vec3::X, Vec3::Y], &[[0, 1, 2]], 1).unwrap();
         assert_eq!(data.uvs[0].len(), 6);
         assert_eq!(data.validate(), Ok(()));
         assert!(data.tri_mesh_data(false).unwrap().uvs.is_empty());

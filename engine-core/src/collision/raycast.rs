@@ -76,24 +76,14 @@ impl Body {
         complexity: CollisionComplexity,
     ) -> Result<Self, CollisionError> {
         let inverse = checked_inverse(id, &transform)?;
-        let mut body = Self {
-            id,
-            collision,
-            transform,
-            inverse,
-            normal_matrix: inverse.matrix3.transpose(),
-            complexity,
-            world_bounds: None,
-        };
+        let mut body =
+            Self { id, collision, transform, inverse, normal_matrix: inverse.matrix3.transpose(), complexity, world_bounds: None };
         body.update_bounds();
         Ok(body)
     }
 
     fn update_bounds(&mut self) {
-        self.world_bounds = self
-            .collision
-            .local_bounds(self.complexity)
-            .map(|b| b.transformed(&self.transform));
+        self.world_bounds = self.collision.local_bounds(self.complexity).map(|b| b.transformed(&self.transform));
     }
 
     /// The nearest hit of the world ray `origin + t * dir` (`dir` unit
@@ -115,11 +105,7 @@ impl Body {
         let hit = self.collision.cast_local_ray(
             local_origin,
             local_dir / scale,
-            if local_max.is_finite() {
-                local_max
-            } else {
-                f32::MAX
-            },
+            if local_max.is_finite() { local_max } else { f32::MAX },
             self.complexity,
         )?;
         let distance = hit.t / scale;
@@ -178,22 +164,14 @@ impl Default for CollisionScene {
 
 impl std::fmt::Debug for CollisionScene {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("CollisionScene")
-            .field("bodies", &self.by_id.len())
-            .finish_non_exhaustive()
+        f.debug_struct("CollisionScene").field("bodies", &self.by_id.len()).finish_non_exhaustive()
     }
 }
 
 impl CollisionScene {
     /// An empty scene.
     pub fn new() -> Self {
-        Self {
-            slots: Vec::new(),
-            free: Vec::new(),
-            by_id: HashMap::new(),
-            broad_phase: Bvh::new(),
-            workspace: BvhWorkspace::default(),
-        }
+        Self { slots: Vec::new(), free: Vec::new(), by_id: HashMap::new(), broad_phase: Bvh::new(), workspace: BvhWorkspace::default() }
     }
 
     /// How many bodies the scene holds.
@@ -228,8 +206,7 @@ impl CollisionScene {
         let slot = match self.free.pop() {
             Some(slot) => slot,
             None => {
-                let slot =
-                    u32::try_from(self.slots.len()).map_err(|_| CollisionError::SceneFull)?;
+                let slot = u32::try_from(self.slots.len()).map_err(|_| CollisionError::SceneFull)?;
                 self.slots.push(None);
                 slot
             }
@@ -242,10 +219,7 @@ impl CollisionScene {
 
     /// Removes a body.
     pub fn remove_body(&mut self, id: BodyId) -> Result<(), CollisionError> {
-        let slot = self
-            .by_id
-            .remove(&id)
-            .ok_or(CollisionError::UnknownBody(id))?;
+        let slot = self.by_id.remove(&id).ok_or(CollisionError::UnknownBody(id))?;
         let body = self.slots[slot as usize].take();
         if body.is_some_and(|b| b.world_bounds.is_some()) {
             self.broad_phase.remove(slot);
@@ -269,22 +243,14 @@ impl CollisionScene {
 
     /// Swaps in newly cooked collision, e.g. after
     /// [`BodySetup::apply_finished`](super::BodySetup::apply_finished).
-    pub fn set_collision(
-        &mut self,
-        id: BodyId,
-        collision: Arc<CookedCollision>,
-    ) -> Result<(), CollisionError> {
+    pub fn set_collision(&mut self, id: BodyId, collision: Arc<CookedCollision>) -> Result<(), CollisionError> {
         let slot = self.slot(id)?;
         self.update(slot, |body| body.collision = collision);
         Ok(())
     }
 
     /// Chooses which of the body's shapes traces hit.
-    pub fn set_complexity(
-        &mut self,
-        id: BodyId,
-        complexity: CollisionComplexity,
-    ) -> Result<(), CollisionError> {
+    pub fn set_complexity(&mut self, id: BodyId, complexity: CollisionComplexity) -> Result<(), CollisionError> {
         let slot = self.slot(id)?;
         self.update(slot, |body| body.complexity = complexity);
         Ok(())
@@ -320,12 +286,7 @@ impl CollisionScene {
     /// non-zero length) within `max_distance` (may be infinite), or `None`.
     /// Rejects a non-finite origin or direction, a zero direction and a NaN
     /// or negative distance.
-    pub fn raycast(
-        &self,
-        origin: Vec3,
-        direction: Vec3,
-        max_distance: f32,
-    ) -> Result<Option<RayHit>, CollisionError> {
+    pub fn raycast(&self, origin: Vec3, direction: Vec3, max_distance: f32) -> Result<Option<RayHit>, CollisionError> {
         if !origin.is_finite() || !direction.is_finite() {
             return Err(CollisionError::NonFiniteRay { origin, direction });
         }
@@ -354,10 +315,7 @@ impl CollisionScene {
     }
 
     fn slot(&self, id: BodyId) -> Result<u32, CollisionError> {
-        self.by_id
-            .get(&id)
-            .copied()
-            .ok_or(CollisionError::UnknownBody(id))
+        self.by_id.get(&id).copied().ok_or(CollisionError::UnknownBody(id))
     }
 
     fn body(&self, id: BodyId) -> Option<&Body> {
@@ -381,10 +339,7 @@ impl CollisionScene {
     /// that rounding in the transform never lets a grazing ray miss the box
     /// of a surface it touches.
     fn sync_broad_phase(&mut self, slot: u32) {
-        let Some(bounds) = self.slots[slot as usize]
-            .as_ref()
-            .and_then(|b| b.world_bounds)
-        else {
+        let Some(bounds) = self.slots[slot as usize].as_ref().and_then(|b| b.world_bounds) else {
             return;
         };
         let pad = (bounds.max - bounds.min).max_element() * 1e-5 + 1e-6;

@@ -13,13 +13,21 @@ fn accessor_err(path: &str, acc: &Accessor, problem: String) -> GltfError {
 /// The bytes of buffer view `view`, checked against its buffer.
 pub(crate) fn view_bytes<'b>(view: &gltf::buffer::View, buffers: &'b [Vec<u8>]) -> Result<&'b [u8], GltfError> {
     let path = format!("/bufferViews/{}", view.index());
-    let data = buffers.get(view.buffer().index()).ok_or_else(|| GltfError::Buffer { path: path.clone(), problem: format!("buffer {} was not loaded", view.buffer().index()) })?;
+    let data = buffers
+        .get(view.buffer().index())
+        .ok_or_else(|| GltfError::Buffer { path: path.clone(), problem: format!("buffer {} was not loaded", view.buffer().index()) })?;
     let end = view.offset().checked_add(view.length());
     match end {
         Some(end) if end <= data.len() => Ok(&data[view.offset()..end]),
         _ => Err(GltfError::Accessor {
             path,
-            problem: format!("bytes {}..+{} are past the end of buffer {} ({} bytes)", view.offset(), view.length(), view.buffer().index(), data.len()),
+            problem: format!(
+                "bytes {}..+{} are past the end of buffer {} ({} bytes)",
+                view.offset(),
+                view.length(),
+                view.buffer().index(),
+                data.len()
+            ),
         }),
     }
 }
@@ -48,7 +56,12 @@ pub(crate) fn packed(acc: &Accessor, buffers: &[Vec<u8>], path: &str, max_count:
                     return Err(accessor_err(
                         path,
                         acc,
-                        format!("{count} elements of {elem} bytes (stride {stride}) from byte {} run past buffer view {} ({} bytes)", acc.offset(), view.index(), bytes.len()),
+                        format!(
+                            "{count} elements of {elem} bytes (stride {stride}) from byte {} run past buffer view {} ({} bytes)",
+                            acc.offset(),
+                            view.index(),
+                            bytes.len()
+                        ),
                     ))
                 }
             }
@@ -97,7 +110,13 @@ pub(crate) fn packed(acc: &Accessor, buffers: &[Vec<u8>], path: &str, max_count:
 /// The accessor as floats, `components` per element (its dimensions must
 /// be one of `allowed`): normalized integers map to [0, 1] / [-1, 1],
 /// other integers convert as they are.
-pub(crate) fn read_floats(acc: &Accessor, buffers: &[Vec<u8>], path: &str, allowed: &[Dimensions], max_count: u64) -> Result<(Vec<f32>, usize), GltfError> {
+pub(crate) fn read_floats(
+    acc: &Accessor,
+    buffers: &[Vec<u8>],
+    path: &str,
+    allowed: &[Dimensions],
+    max_count: u64,
+) -> Result<(Vec<f32>, usize), GltfError> {
     if !allowed.contains(&acc.dimensions()) {
         return Err(accessor_err(path, acc, format!("type {:?} where {allowed:?} is needed", acc.dimensions())));
     }
@@ -107,8 +126,14 @@ pub(crate) fn read_floats(acc: &Accessor, buffers: &[Vec<u8>], path: &str, allow
         DataType::F32 => bytes.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect(),
         DataType::U8 => bytes.iter().map(|&b| if norm { b as f32 / 255.0 } else { b as f32 }).collect(),
         DataType::I8 => bytes.iter().map(|&b| if norm { (b as i8 as f32 / 127.0).max(-1.0) } else { b as i8 as f32 }).collect(),
-        DataType::U16 => bytes.chunks_exact(2).map(|b| u16::from_le_bytes([b[0], b[1]]) as f32).map(|v| if norm { v / 65535.0 } else { v }).collect(),
-        DataType::I16 => bytes.chunks_exact(2).map(|b| i16::from_le_bytes([b[0], b[1]]) as f32).map(|v| if norm { (v / 32767.0).max(-1.0) } else { v }).collect(),
+        DataType::U16 => {
+            bytes.chunks_exact(2).map(|b| u16::from_le_bytes([b[0], b[1]]) as f32).map(|v| if norm { v / 65535.0 } else { v }).collect()
+        }
+        DataType::I16 => bytes
+            .chunks_exact(2)
+            .map(|b| i16::from_le_bytes([b[0], b[1]]) as f32)
+            .map(|v| if norm { (v / 32767.0).max(-1.0) } else { v })
+            .collect(),
         DataType::U32 => bytes.chunks_exact(4).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as f32).collect(),
     };
     Ok((values, acc.dimensions().multiplicity()))
@@ -116,8 +141,15 @@ pub(crate) fn read_floats(acc: &Accessor, buffers: &[Vec<u8>], path: &str, allow
 
 /// An index accessor: unsigned integer scalars.
 pub(crate) fn read_indices(acc: &Accessor, buffers: &[Vec<u8>], path: &str, max_count: u64) -> Result<Vec<u32>, GltfError> {
-    if acc.dimensions() != Dimensions::Scalar || !matches!(acc.data_type(), DataType::U8 | DataType::U16 | DataType::U32) || acc.normalized() {
-        return Err(accessor_err(path, acc, format!("indices must be unsigned integer scalars, not {:?} {:?}", acc.dimensions(), acc.data_type())));
+    if acc.dimensions() != Dimensions::Scalar
+        || !matches!(acc.data_type(), DataType::U8 | DataType::U16 | DataType::U32)
+        || acc.normalized()
+    {
+        return Err(accessor_err(
+            path,
+            acc,
+            format!("indices must be unsigned integer scalars, not {:?} {:?}", acc.dimensions(), acc.data_type()),
+        ));
     }
     let bytes = packed(acc, buffers, path, max_count)?;
     Ok(match acc.data_type() {

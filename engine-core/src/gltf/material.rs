@@ -218,7 +218,10 @@ impl GltfMaterial {
                 inst = inst
                     .with_texture(&format!("{slot}_texture"), id)
                     .with_scalar(&format!("{slot}_uv_set"), t.uv_set as f32)
-                    .with_vector(&format!("{slot}_uv"), Vec4::new(t.transform.offset.x, t.transform.offset.y, t.transform.scale.x, t.transform.scale.y))
+                    .with_vector(
+                        &format!("{slot}_uv"),
+                        Vec4::new(t.transform.offset.x, t.transform.offset.y, t.transform.scale.x, t.transform.scale.y),
+                    )
                     .with_scalar(&format!("{slot}_uv_rotation"), t.transform.rotation);
             }
         }
@@ -229,8 +232,23 @@ impl GltfMaterial {
 /// The PBR parent for `key`: [`PBR_MATERIAL_WGSL`] and its declarations
 /// (defaults: glTF's default material, white textures, a flat normal map).
 pub(crate) fn parent_material(key: &ParentKey) -> Material {
-    let params = MaterialParams { base_color: Vec4::ONE, metallic: 1.0, roughness: 1.0, specular: 0.5, opacity: 1.0, emissive: Vec3::ZERO, custom: Vec4::ZERO };
-    let mut m = Material { shader: shader(), blend_mode: key.blend, two_sided: key.two_sided, opacity_mask_clip: 0.5, params, ..Default::default() };
+    let params = MaterialParams {
+        base_color: Vec4::ONE,
+        metallic: 1.0,
+        roughness: 1.0,
+        specular: 0.5,
+        opacity: 1.0,
+        emissive: Vec3::ZERO,
+        custom: Vec4::ZERO,
+    };
+    let mut m = Material {
+        shader: shader(),
+        blend_mode: key.blend,
+        two_sided: key.two_sided,
+        opacity_mask_clip: 0.5,
+        params,
+        ..Default::default()
+    };
     for (i, slot) in SLOTS.iter().enumerate() {
         let default = if *slot == "normal" { TextureId::FLAT_NORMAL } else { TextureId::WHITE };
         m = m.with_parameter(MaterialParameter::texture(&format!("{slot}_texture"), default, key.samplers[i].clone()));
@@ -242,7 +260,9 @@ pub(crate) fn parent_material(key: &ParentKey) -> Material {
         m = m.with_parameter(MaterialParameter::scalar(&format!("{slot}_uv_set"), 0.0));
         m = m.with_parameter(MaterialParameter::scalar(&format!("{slot}_uv_rotation"), 0.0));
     }
-    for (name, v) in [("normal_scale", 1.0), ("occlusion_strength", 1.0), ("emissive_strength", 1.0), ("alpha_cutoff", 0.5), ("alpha_mode", 0.0)] {
+    for (name, v) in
+        [("normal_scale", 1.0), ("occlusion_strength", 1.0), ("emissive_strength", 1.0), ("alpha_cutoff", 0.5), ("alpha_mode", 0.0)]
+    {
         m = m.with_parameter(MaterialParameter::scalar(name, v));
     }
     m
@@ -291,13 +311,27 @@ fn transform_from_json(v: Option<&gltf::json::Value>) -> (UvTransform, Option<u3
     let pair = |name: &str, default: Vec2| {
         v.get(name).and_then(|a| Some(Vec2::new(a.get(0)?.as_f64()? as f32, a.get(1)?.as_f64()? as f32))).unwrap_or(default)
     };
-    let t = UvTransform { offset: pair("offset", Vec2::ZERO), scale: pair("scale", Vec2::ONE), rotation: v.get("rotation").and_then(|r| r.as_f64()).unwrap_or(0.0) as f32 };
+    let t = UvTransform {
+        offset: pair("offset", Vec2::ZERO),
+        scale: pair("scale", Vec2::ONE),
+        rotation: v.get("rotation").and_then(|r| r.as_f64()).unwrap_or(0.0) as f32,
+    };
     (t, v.get("texCoord").and_then(|c| c.as_u64()).map(|c| c as u32))
 }
 
 /// Reads material `m` (`path`: its JSON pointer), registering the textures it uses.
-pub(crate) fn read_material(m: &gltf::Material, path: &str, keys: &mut TextureKeys, skipped: &mut Vec<String>) -> Result<GltfMaterial, GltfError> {
-    let mut tex = |texture: gltf::Texture, tex_coord: u32, transform: (UvTransform, Option<u32>), srgb: bool, what: &str| -> Result<TextureRef, GltfError> {
+pub(crate) fn read_material(
+    m: &gltf::Material,
+    path: &str,
+    keys: &mut TextureKeys,
+    skipped: &mut Vec<String>,
+) -> Result<GltfMaterial, GltfError> {
+    let mut tex = |texture: gltf::Texture,
+                   tex_coord: u32,
+                   transform: (UvTransform, Option<u32>),
+                   srgb: bool,
+                   what: &str|
+     -> Result<TextureRef, GltfError> {
         let uv_set = transform.1.unwrap_or(tex_coord);
         let uv_set = if uv_set > 3 {
             let line = format!("{path}/{what}: TEXCOORD_{uv_set} (UV sets past 3 are not supported; UV 0 used)");
@@ -309,24 +343,45 @@ pub(crate) fn read_material(m: &gltf::Material, path: &str, keys: &mut TextureKe
         };
         let t = transform.0;
         if !(t.offset.is_finite() && t.scale.is_finite() && t.rotation.is_finite()) {
-            return Err(GltfError::Invalid { path: format!("{path}/{what}/extensions/KHR_texture_transform"), problem: "non-finite transform".into() });
+            return Err(GltfError::Invalid {
+                path: format!("{path}/{what}/extensions/KHR_texture_transform"),
+                problem: "non-finite transform".into(),
+            });
         }
-        Ok(TextureRef { texture: keys.get(texture.source().index(), srgb), uv_set, transform: t, sampler: sampler_desc(&texture.sampler()) })
+        Ok(TextureRef {
+            texture: keys.get(texture.source().index(), srgb),
+            uv_set,
+            transform: t,
+            sampler: sampler_desc(&texture.sampler()),
+        })
     };
     let info_transform = |i: &gltf::texture::Info| match i.texture_transform() {
         Some(t) => (UvTransform { offset: Vec2::from(t.offset()), scale: Vec2::from(t.scale()), rotation: t.rotation() }, t.tex_coord()),
         None => (UvTransform::default(), None),
     };
     let pbr = m.pbr_metallic_roughness();
-    let base_color_texture = pbr.base_color_texture().map(|i| tex(i.texture(), i.tex_coord(), info_transform(&i), true, "pbrMetallicRoughness/baseColorTexture")).transpose()?;
-    let metallic_roughness_texture =
-        pbr.metallic_roughness_texture().map(|i| tex(i.texture(), i.tex_coord(), info_transform(&i), false, "pbrMetallicRoughness/metallicRoughnessTexture")).transpose()?;
+    let base_color_texture = pbr
+        .base_color_texture()
+        .map(|i| tex(i.texture(), i.tex_coord(), info_transform(&i), true, "pbrMetallicRoughness/baseColorTexture"))
+        .transpose()?;
+    let metallic_roughness_texture = pbr
+        .metallic_roughness_texture()
+        .map(|i| tex(i.texture(), i.tex_coord(), info_transform(&i), false, "pbrMetallicRoughness/metallicRoughnessTexture"))
+        .transpose()?;
     let normal = m.normal_texture();
-    let normal_texture = normal.as_ref().map(|n| tex(n.texture(), n.tex_coord(), transform_from_json(n.extension_value("KHR_texture_transform")), false, "normalTexture")).transpose()?;
+    let normal_texture = normal
+        .as_ref()
+        .map(|n| tex(n.texture(), n.tex_coord(), transform_from_json(n.extension_value("KHR_texture_transform")), false, "normalTexture"))
+        .transpose()?;
     let occlusion = m.occlusion_texture();
-    let occlusion_texture =
-        occlusion.as_ref().map(|o| tex(o.texture(), o.tex_coord(), transform_from_json(o.extension_value("KHR_texture_transform")), false, "occlusionTexture")).transpose()?;
-    let emissive_texture = m.emissive_texture().map(|i| tex(i.texture(), i.tex_coord(), info_transform(&i), true, "emissiveTexture")).transpose()?;
+    let occlusion_texture = occlusion
+        .as_ref()
+        .map(|o| {
+            tex(o.texture(), o.tex_coord(), transform_from_json(o.extension_value("KHR_texture_transform")), false, "occlusionTexture")
+        })
+        .transpose()?;
+    let emissive_texture =
+        m.emissive_texture().map(|i| tex(i.texture(), i.tex_coord(), info_transform(&i), true, "emissiveTexture")).transpose()?;
     let out = GltfMaterial {
         name: m.name().unwrap_or("").to_string(),
         base_color_factor: Vec4::from(pbr.base_color_factor()),
@@ -351,7 +406,9 @@ pub(crate) fn read_material(m: &gltf::Material, path: &str, keys: &mut TextureKe
     };
     let finite = out.base_color_factor.is_finite()
         && out.emissive_factor.is_finite()
-        && [out.metallic_factor, out.roughness_factor, out.normal_scale, out.occlusion_strength, out.emissive_strength, out.alpha_cutoff].iter().all(|v| v.is_finite());
+        && [out.metallic_factor, out.roughness_factor, out.normal_scale, out.occlusion_strength, out.emissive_strength, out.alpha_cutoff]
+            .iter()
+            .all(|v| v.is_finite());
     if !finite {
         return Err(GltfError::Invalid { path: path.into(), problem: "a non-finite factor".into() });
     }

@@ -3,9 +3,9 @@
 use super::accessor::{read_floats, read_indices};
 use super::{GltfError, GltfLimits, GltfMaterial, GltfMesh};
 use crate::static_mesh::StaticMesh;
+use glam::Vec3;
 use gltf::accessor::Dimensions;
 use gltf::mesh::{Mode, Semantic};
-use glam::Vec3;
 use renderer::{LocalVertex, StaticMeshLod, StaticMeshSection};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -144,7 +144,12 @@ pub(crate) fn build_mesh(
         let used = budget.vertices.load(Ordering::Relaxed);
         let left = limits.max_vertices.saturating_sub(used);
         if count as u64 > left {
-            return Err(GltfError::LimitExceeded { path: attr("POSITION"), what: "vertices", value: used + count as u64, limit: limits.max_vertices });
+            return Err(GltfError::LimitExceeded {
+                path: attr("POSITION"),
+                what: "vertices",
+                value: used + count as u64,
+                limit: limits.max_vertices,
+            });
         }
         let (pos, _) = read_floats(&pos_acc, buffers, &attr("POSITION"), &[Dimensions::Vec3], left)?;
         if let Some(bad) = pos.chunks_exact(3).position(|p| !p.iter().all(|c| c.is_finite())) {
@@ -154,7 +159,10 @@ pub(crate) fn build_mesh(
             let Some(acc) = p.get(&sem) else { return Ok(None) };
             let name = sem.to_string();
             if acc.count() != count {
-                return Err(GltfError::Accessor { path: attr(&name), problem: format!("accessor {}: {} elements, POSITION has {count}", acc.index(), acc.count()) });
+                return Err(GltfError::Accessor {
+                    path: attr(&name),
+                    problem: format!("accessor {}: {} elements, POSITION has {count}", acc.index(), acc.count()),
+                });
             }
             read_floats(&acc, buffers, &attr(&name), dims, count as u64).map(Some)
         };
@@ -183,7 +191,13 @@ pub(crate) fn build_mesh(
         }
         let mut vertices: Vec<LocalVertex> = (0..count)
             .map(|i| {
-                let mut v = LocalVertex { position: [pos[i * 3], pos[i * 3 + 1], pos[i * 3 + 2]], tangent_x: [0.0, 0.0, 0.0, 1.0], normal: [0.0, 0.0, 1.0], color: [255; 4], uvs: [[0.0; 2]; 4] };
+                let mut v = LocalVertex {
+                    position: [pos[i * 3], pos[i * 3 + 1], pos[i * 3 + 2]],
+                    tangent_x: [0.0, 0.0, 0.0, 1.0],
+                    normal: [0.0, 0.0, 1.0],
+                    color: [255; 4],
+                    uvs: [[0.0; 2]; 4],
+                };
                 if let Some((n, _)) = &normals {
                     v.normal = [n[i * 3], n[i * 3 + 1], n[i * 3 + 2]];
                 }
@@ -225,7 +239,12 @@ pub(crate) fn build_mesh(
         let total_vertices = budget.vertices.fetch_add(vertices.len() as u64, Ordering::Relaxed) + vertices.len() as u64;
         let total_indices = budget.indices.fetch_add(indices.len() as u64, Ordering::Relaxed) + indices.len() as u64;
         if total_vertices > limits.max_vertices {
-            return Err(GltfError::LimitExceeded { path: attr("POSITION"), what: "vertices", value: total_vertices, limit: limits.max_vertices });
+            return Err(GltfError::LimitExceeded {
+                path: attr("POSITION"),
+                what: "vertices",
+                value: total_vertices,
+                limit: limits.max_vertices,
+            });
         }
         if total_indices > limits.max_indices {
             return Err(GltfError::LimitExceeded { path: list_path, what: "indices", value: total_indices, limit: limits.max_indices });
@@ -234,7 +253,11 @@ pub(crate) fn build_mesh(
         let first_index = lod.indices.len() as u32;
         lod.indices.extend(indices.iter().map(|i| i + base));
         lod.vertices.extend(vertices);
-        lod.sections.push(StaticMeshSection { first_index, index_count: lod.indices.len() as u32 - first_index, material_slot: slot_materials.len() as u32 });
+        lod.sections.push(StaticMeshSection {
+            first_index,
+            index_count: lod.indices.len() as u32 - first_index,
+            material_slot: slot_materials.len() as u32,
+        });
         slot_names.push(match material {
             Some(i) => materials.get(i).map(|m| m.name.clone()).filter(|n| !n.is_empty()).unwrap_or_else(|| format!("material {i}")),
             None => "default".into(),
@@ -263,7 +286,13 @@ mod tests {
 
     #[test]
     fn all_degenerate_triangles_get_no_tangents_and_no_panic() {
-        let v = LocalVertex { position: [1.0, 2.0, 3.0], normal: [0.0, 0.0, 1.0], color: [255; 4], uvs: [[0.5; 2]; 4], tangent_x: [0.0, 0.0, 0.0, 1.0] };
+        let v = LocalVertex {
+            position: [1.0, 2.0, 3.0],
+            normal: [0.0, 0.0, 1.0],
+            color: [255; 4],
+            uvs: [[0.5; 2]; 4],
+            tangent_x: [0.0, 0.0, 0.0, 1.0],
+        };
         let mut w = v;
         w.uvs[0] = [1.0, 0.0];
         let (out, idx) = generate_tangents(&[v, w, v], &[0, 1, 2], 0);
@@ -274,7 +303,13 @@ mod tests {
     #[test]
     fn generated_tangents_follow_u_with_the_binormal_up_the_image() {
         // A quad in XY facing +Z, U along +X, V (glTF: down the image) along -Y.
-        let v = |x: f32, y: f32| LocalVertex { position: [x, y, 0.0], normal: [0.0, 0.0, 1.0], color: [255; 4], uvs: [[x, 1.0 - y], [0.0; 2], [0.0; 2], [0.0; 2]], tangent_x: [0.0; 4] };
+        let v = |x: f32, y: f32| LocalVertex {
+            position: [x, y, 0.0],
+            normal: [0.0, 0.0, 1.0],
+            color: [255; 4],
+            uvs: [[x, 1.0 - y], [0.0; 2], [0.0; 2], [0.0; 2]],
+            tangent_x: [0.0; 4],
+        };
         let verts = [v(0.0, 0.0), v(1.0, 0.0), v(1.0, 1.0), v(0.0, 1.0)];
         let (out, idx) = generate_tangents(&verts, &[0, 1, 2, 0, 2, 3], 0);
         assert_eq!(out.len(), 4, "corners weld back");

@@ -63,8 +63,8 @@ mod spawn;
 
 pub use async_load::{load_async, GltfLoad};
 pub use error::GltfError;
-pub use read::SUPPORTED_EXTENSIONS;
 pub use material::{AlphaMode, GltfMaterial, TextureRef, UvTransform, PBR_MATERIAL_WGSL};
+pub use read::SUPPORTED_EXTENSIONS;
 pub use spawn::SpawnedScene;
 
 use crate::static_mesh::StaticMesh;
@@ -225,9 +225,19 @@ pub fn import_slice(bytes: &[u8], base_dir: Option<&Path>) -> Result<GltfImport,
 }
 
 /// [`import_slice`] held to `limits`, reporting to `progress`.
-pub fn import_slice_with(bytes: &[u8], base_dir: Option<&Path>, limits: &GltfLimits, progress: &ImportProgress) -> Result<GltfImport, GltfError> {
+pub fn import_slice_with(
+    bytes: &[u8],
+    base_dir: Option<&Path>,
+    limits: &GltfLimits,
+    progress: &ImportProgress,
+) -> Result<GltfImport, GltfError> {
     if bytes.len() as u64 > limits.max_file_bytes {
-        return Err(GltfError::LimitExceeded { path: String::new(), what: "file bytes", value: bytes.len() as u64, limit: limits.max_file_bytes });
+        return Err(GltfError::LimitExceeded {
+            path: String::new(),
+            what: "file bytes",
+            value: bytes.len() as u64,
+            limit: limits.max_file_bytes,
+        });
     }
     ImportProgress::add(&progress.bytes_read, bytes.len() as u64);
     read::import_bytes(bytes, base_dir, limits, progress)

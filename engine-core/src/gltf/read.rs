@@ -9,7 +9,8 @@ use rayon::prelude::*;
 use std::path::Path;
 
 /// Extensions the importer understands (a file may require these).
-pub const SUPPORTED_EXTENSIONS: [&str; 4] = ["KHR_lights_punctual", "KHR_materials_emissive_strength", "KHR_texture_transform", "KHR_mesh_quantization"];
+pub const SUPPORTED_EXTENSIONS: [&str; 4] =
+    ["KHR_lights_punctual", "KHR_materials_emissive_strength", "KHR_texture_transform", "KHR_mesh_quantization"];
 
 /// Reads a file no larger than the limit (`json_path`: who names it).
 pub(crate) fn read_file(file: &Path, json_path: &str, limits: &GltfLimits, progress: &ImportProgress) -> Result<Vec<u8>, GltfError> {
@@ -68,14 +69,26 @@ fn percent_decode(s: &str) -> String {
 }
 
 /// The bytes a URI names: a base64 data URI, or a file relative to `base`.
-fn uri_bytes(uri: &str, base: Option<&Path>, json_path: &str, limits: &GltfLimits, progress: &ImportProgress, missing: fn(String, String) -> GltfError) -> Result<Vec<u8>, GltfError> {
+fn uri_bytes(
+    uri: &str,
+    base: Option<&Path>,
+    json_path: &str,
+    limits: &GltfLimits,
+    progress: &ImportProgress,
+    missing: fn(String, String) -> GltfError,
+) -> Result<Vec<u8>, GltfError> {
     if let Some(rest) = uri.strip_prefix("data:") {
         let Some((meta, data)) = rest.split_once(',') else { return Err(missing(json_path.into(), "a data URI without ','".into())) };
         if !meta.ends_with(";base64") {
             return Err(missing(json_path.into(), "a data URI that is not base64".into()));
         }
         if data.len() as u64 / 4 * 3 > limits.max_file_bytes {
-            return Err(GltfError::LimitExceeded { path: json_path.into(), what: "data URI bytes", value: data.len() as u64 / 4 * 3, limit: limits.max_file_bytes });
+            return Err(GltfError::LimitExceeded {
+                path: json_path.into(),
+                what: "data URI bytes",
+                value: data.len() as u64 / 4 * 3,
+                limit: limits.max_file_bytes,
+            });
         }
         let bytes = base64_decode(data).ok_or_else(|| missing(json_path.into(), "a data URI with invalid base64".into()))?;
         ImportProgress::add(&progress.bytes_read, bytes.len() as u64);
@@ -119,7 +132,10 @@ fn validate(doc: &gltf::Document) -> Result<(), GltfError> {
     for (m, mesh) in root.meshes.iter().enumerate() {
         for (p, prim) in mesh.primitives.iter().enumerate() {
             if prim.attributes.get(&position).is_some_and(|a| a.value() >= root.accessors.len()) {
-                return Err(GltfError::Invalid { path: format!("/meshes/{m}/primitives/{p}/attributes/POSITION"), problem: "Index out of bounds".into() });
+                return Err(GltfError::Invalid {
+                    path: format!("/meshes/{m}/primitives/{p}/attributes/POSITION"),
+                    problem: "Index out of bounds".into(),
+                });
             }
         }
     }
@@ -172,7 +188,9 @@ fn node_transform(node: &gltf::Node, path: &str) -> Result<Transform, GltfError>
             let (s, r, t) = m.to_scale_rotation_translation();
             (t, r, s)
         }
-        gltf::scene::Transform::Decomposed { translation, rotation, scale } => (Vec3::from(translation), Quat::from_array(rotation), Vec3::from(scale)),
+        gltf::scene::Transform::Decomposed { translation, rotation, scale } => {
+            (Vec3::from(translation), Quat::from_array(rotation), Vec3::from(scale))
+        }
     };
     let transform = Transform::new(t, r, s);
     if let Some(reason) = transform.invalid_reason() {
@@ -186,7 +204,12 @@ fn skip(skipped: &mut Vec<String>, line: String) {
     skipped.push(line);
 }
 
-pub(crate) fn import_bytes(bytes: &[u8], base: Option<&Path>, limits: &GltfLimits, progress: &ImportProgress) -> Result<GltfImport, GltfError> {
+pub(crate) fn import_bytes(
+    bytes: &[u8],
+    base: Option<&Path>,
+    limits: &GltfLimits,
+    progress: &ImportProgress,
+) -> Result<GltfImport, GltfError> {
     let gltf = parse(bytes)?;
     let doc = &gltf.document;
     validate(doc)?;
@@ -198,7 +221,10 @@ pub(crate) fn import_bytes(bytes: &[u8], base: Option<&Path>, limits: &GltfLimit
     for b in doc.buffers() {
         let path = format!("/buffers/{}", b.index());
         let data = match b.source() {
-            gltf::buffer::Source::Bin => gltf.blob.clone().ok_or_else(|| GltfError::Buffer { path: path.clone(), problem: "the file has no GLB BIN chunk".into() })?,
+            gltf::buffer::Source::Bin => gltf
+                .blob
+                .clone()
+                .ok_or_else(|| GltfError::Buffer { path: path.clone(), problem: "the file has no GLB BIN chunk".into() })?,
             gltf::buffer::Source::Uri(uri) => uri_bytes(uri, base, &path, limits, progress, missing_buffer)?,
         };
         if data.len() < b.length() {
@@ -209,7 +235,11 @@ pub(crate) fn import_bytes(bytes: &[u8], base: Option<&Path>, limits: &GltfLimit
 
     // Materials and the textures they use.
     let mut keys = TextureKeys::default();
-    let materials = doc.materials().enumerate().map(|(i, m)| read_material(&m, &format!("/materials/{i}"), &mut keys, &mut skipped)).collect::<Result<Vec<_>, _>>()?;
+    let materials = doc
+        .materials()
+        .enumerate()
+        .map(|(i, m)| read_material(&m, &format!("/materials/{i}"), &mut keys, &mut skipped))
+        .collect::<Result<Vec<_>, _>>()?;
 
     // Images: read in order, decoded in parallel.
     let mut image_bytes: Vec<Option<Vec<u8>>> = vec![None; doc.images().len()];
@@ -224,7 +254,9 @@ pub(crate) fn import_bytes(bytes: &[u8], base: Option<&Path>, limits: &GltfLimit
         let bytes = match (&json.buffer_view, &json.uri) {
             (Some(view), _) => {
                 let view = doc.views().nth(view.value()).expect("validated index");
-                accessor::view_bytes(&view, &buffers).map_err(|e| GltfError::MissingImage { path: path.clone(), problem: e.to_string() })?.to_vec()
+                accessor::view_bytes(&view, &buffers)
+                    .map_err(|e| GltfError::MissingImage { path: path.clone(), problem: e.to_string() })?
+                    .to_vec()
             }
             (None, Some(uri)) => uri_bytes(uri, base, &path, limits, progress, missing_image)?,
             (None, None) => return Err(GltfError::MissingImage { path, problem: "neither a uri nor a bufferView".into() }),
@@ -245,7 +277,12 @@ pub(crate) fn import_bytes(bytes: &[u8], base: Option<&Path>, limits: &GltfLimit
                 .into_dimensions()
                 .map_err(|e| undecodable(e.to_string()))?;
             if w.max(h) > limits.max_texture_dimension {
-                return Err(GltfError::LimitExceeded { path: path.clone(), what: "texture dimension", value: w.max(h) as u64, limit: limits.max_texture_dimension as u64 });
+                return Err(GltfError::LimitExceeded {
+                    path: path.clone(),
+                    what: "texture dimension",
+                    value: w.max(h) as u64,
+                    limit: limits.max_texture_dimension as u64,
+                });
             }
             let label = doc.images().nth(image).and_then(|i| i.name().map(str::to_string)).unwrap_or_else(|| format!("image {image}"));
             let texture = renderer::Texture2D::decode(&label, bytes, srgb).map_err(|e| undecodable(e.to_string()))?;
@@ -287,9 +324,18 @@ pub(crate) fn import_bytes(bytes: &[u8], base: Option<&Path>, limits: &GltfLimit
     for (i, c) in doc.as_json().cameras.iter().enumerate() {
         use gltf::json::camera::Type;
         let projection = match (c.type_.as_ref(), &c.perspective, &c.orthographic) {
-            (gltf::json::validation::Checked::Valid(Type::Perspective), Some(p), _) => GltfProjection::Perspective { yfov: p.yfov, aspect_ratio: p.aspect_ratio, znear: p.znear, zfar: p.zfar },
-            (gltf::json::validation::Checked::Valid(Type::Orthographic), _, Some(o)) => GltfProjection::Orthographic { xmag: o.xmag, ymag: o.ymag, znear: o.znear, zfar: o.zfar },
-            _ => return Err(GltfError::Invalid { path: format!("/cameras/{i}"), problem: "the projection its type names is missing".into() }),
+            (gltf::json::validation::Checked::Valid(Type::Perspective), Some(p), _) => {
+                GltfProjection::Perspective { yfov: p.yfov, aspect_ratio: p.aspect_ratio, znear: p.znear, zfar: p.zfar }
+            }
+            (gltf::json::validation::Checked::Valid(Type::Orthographic), _, Some(o)) => {
+                GltfProjection::Orthographic { xmag: o.xmag, ymag: o.ymag, znear: o.znear, zfar: o.zfar }
+            }
+            _ => {
+                return Err(GltfError::Invalid {
+                    path: format!("/cameras/{i}"),
+                    problem: "the projection its type names is missing".into(),
+                })
+            }
         };
         cameras.push(GltfCamera { name: c.name.clone().unwrap_or_default(), projection });
     }
@@ -306,7 +352,13 @@ pub(crate) fn import_bytes(bytes: &[u8], base: Option<&Path>, limits: &GltfLimit
                         return None;
                     }
                 };
-                Some(GltfLight { name: l.name().unwrap_or("").into(), kind, color: Vec3::from(l.color()), intensity: l.intensity(), range: l.range() })
+                Some(GltfLight {
+                    name: l.name().unwrap_or("").into(),
+                    kind,
+                    color: Vec3::from(l.color()),
+                    intensity: l.intensity(),
+                    range: l.range(),
+                })
             })
             .collect()
         })
@@ -326,7 +378,8 @@ pub(crate) fn import_bytes(bytes: &[u8], base: Option<&Path>, limits: &GltfLimit
             light: node.light().map(|l| l.index()),
         });
     }
-    let scenes = doc.scenes().map(|s| GltfScene { name: s.name().unwrap_or("").into(), nodes: s.nodes().map(|n| n.index()).collect() }).collect();
+    let scenes =
+        doc.scenes().map(|s| GltfScene { name: s.name().unwrap_or("").into(), nodes: s.nodes().map(|n| n.index()).collect() }).collect();
 
     // What is not supported, one line per kind.
     let skins = doc.skins().len();
@@ -349,7 +402,17 @@ pub(crate) fn import_bytes(bytes: &[u8], base: Option<&Path>, limits: &GltfLimit
         }
     }
 
-    Ok(GltfImport { meshes, materials, textures, nodes, cameras, lights, scenes, default_scene: doc.default_scene().map(|s| s.index()), skipped })
+    Ok(GltfImport {
+        meshes,
+        materials,
+        textures,
+        nodes,
+        cameras,
+        lights,
+        scenes,
+        default_scene: doc.default_scene().map(|s| s.index()),
+        skipped,
+    })
 }
 
 #[cfg(test)]

@@ -71,8 +71,12 @@ enum Kind {
 fn camera_component(c: &GltfCamera) -> CameraComponent {
     let base = CameraComponent::default().0;
     let desc = match c.projection {
-        GltfProjection::Perspective { yfov, znear, zfar, .. } => CameraDesc { fov_y: yfov, near: znear, far: zfar.unwrap_or(base.far.max(znear * 2.0)), ..base },
-        GltfProjection::Orthographic { xmag, znear, zfar, .. } => CameraDesc { near: znear, far: zfar, ortho_width: Some(2.0 * xmag), ..base },
+        GltfProjection::Perspective { yfov, znear, zfar, .. } => {
+            CameraDesc { fov_y: yfov, near: znear, far: zfar.unwrap_or(base.far.max(znear * 2.0)), ..base }
+        }
+        GltfProjection::Orthographic { xmag, znear, zfar, .. } => {
+            CameraDesc { near: znear, far: zfar, ortho_width: Some(2.0 * xmag), ..base }
+        }
     };
     CameraComponent(desc)
 }
@@ -81,7 +85,11 @@ fn light_component(l: &GltfLight) -> Box<dyn Component> {
     match l.kind {
         GltfLightKind::Directional => Box::new(DirectionalLightComponent { color: l.color, intensity: l.intensity, cast_shadows: true }),
         // Unbounded: where the light falls to 1% of its intensity at 1 m.
-        GltfLightKind::Point => Box::new(PointLightComponent { color: l.color, intensity: l.intensity, radius: l.range.unwrap_or(10.0 * l.intensity.max(0.0).sqrt()).max(0.01) }),
+        GltfLightKind::Point => Box::new(PointLightComponent {
+            color: l.color,
+            intensity: l.intensity,
+            radius: l.range.unwrap_or(10.0 * l.intensity.max(0.0).sqrt()).max(0.01),
+        }),
     }
 }
 
@@ -126,7 +134,15 @@ pub(crate) fn spawn(import: &GltfImport, world: &mut World, scene: Option<usize>
     }
 
     let root_transform = Transform::new(Vec3::ZERO, gltf_to_proxima(), Vec3::ONE);
-    let mut plan: Vec<Planned> = vec![Planned { node: None, component: Box::new(SceneComponent), parent: None, relative: root_transform, world: root_transform.to_mat4(), path: String::new(), kind: Kind::Node }];
+    let mut plan: Vec<Planned> = vec![Planned {
+        node: None,
+        component: Box::new(SceneComponent),
+        parent: None,
+        relative: root_transform,
+        world: root_transform.to_mat4(),
+        path: String::new(),
+        kind: Kind::Node,
+    }];
     let mut stack: Vec<(usize, usize)> = roots.iter().rev().map(|&n| (n, 0)).collect();
     let mut visited = vec![false; import.nodes.len()];
     while let Some((n, parent)) = stack.pop() {
@@ -141,13 +157,37 @@ pub(crate) fn spawn(import: &GltfImport, world: &mut World, scene: Option<usize>
         };
         let world_m = plan[parent].world * node.transform.to_mat4();
         let at = plan.len();
-        plan.push(Planned { node: Some(n), component, parent: Some(parent), relative: node.transform, world: world_m, path: path.clone(), kind: Kind::Node });
+        plan.push(Planned {
+            node: Some(n),
+            component,
+            parent: Some(parent),
+            relative: node.transform,
+            world: world_m,
+            path: path.clone(),
+            kind: Kind::Node,
+        });
         let look = Transform::new(Vec3::ZERO, gltf_look_rotation(), Vec3::ONE);
         if let Some(c) = node.camera.and_then(|c| import.cameras.get(c)) {
-            plan.push(Planned { node: None, component: Box::new(camera_component(c)), parent: Some(at), relative: look, world: world_m * look.to_mat4(), path: format!("{path}/camera"), kind: Kind::Camera });
+            plan.push(Planned {
+                node: None,
+                component: Box::new(camera_component(c)),
+                parent: Some(at),
+                relative: look,
+                world: world_m * look.to_mat4(),
+                path: format!("{path}/camera"),
+                kind: Kind::Camera,
+            });
         }
         if let Some(l) = node.light.and_then(|l| import.lights.get(l)).and_then(|l| l.as_ref()) {
-            plan.push(Planned { node: None, component: light_component(l), parent: Some(at), relative: look, world: world_m * look.to_mat4(), path: format!("{path}/extensions/KHR_lights_punctual"), kind: Kind::Light });
+            plan.push(Planned {
+                node: None,
+                component: light_component(l),
+                parent: Some(at),
+                relative: look,
+                world: world_m * look.to_mat4(),
+                path: format!("{path}/extensions/KHR_lights_punctual"),
+                kind: Kind::Light,
+            });
         }
         for &c in node.children.iter().rev() {
             stack.push((c, at));
@@ -155,7 +195,10 @@ pub(crate) fn spawn(import: &GltfImport, world: &mut World, scene: Option<usize>
     }
     for p in &plan {
         if let Some(reason) = p.relative.invalid_reason().or_else(|| world_invalid_reason(&*p.component, &p.world)) {
-            return Err(GltfError::Spawn { path: p.path.clone(), error: crate::EngineError::InvalidTransform { component: ComponentId { index: u32::MAX, generation: 0 }, reason } });
+            return Err(GltfError::Spawn {
+                path: p.path.clone(),
+                error: crate::EngineError::InvalidTransform { component: ComponentId { index: u32::MAX, generation: 0 }, reason },
+            });
         }
     }
 
@@ -199,7 +242,13 @@ fn create_assets(
     Ok(())
 }
 
-fn create_components(import: &GltfImport, world: &mut World, plan: Vec<Planned>, name: &str, out: &mut SpawnedScene) -> Result<(), GltfError> {
+fn create_components(
+    import: &GltfImport,
+    world: &mut World,
+    plan: Vec<Planned>,
+    name: &str,
+    out: &mut SpawnedScene,
+) -> Result<(), GltfError> {
     let mut ids: Vec<ComponentId> = Vec::with_capacity(plan.len());
     for p in plan {
         let e = |error| GltfError::Spawn { path: p.path.clone(), error };
@@ -210,7 +259,9 @@ fn create_components(import: &GltfImport, world: &mut World, plan: Vec<Planned>,
                 out.root = Some(id);
                 id
             }
-            Some(parent) => world.add_component(out.actor.expect("the root comes first"), p.component, Some(ids[parent]), p.relative).map_err(e)?,
+            Some(parent) => {
+                world.add_component(out.actor.expect("the root comes first"), p.component, Some(ids[parent]), p.relative).map_err(e)?
+            }
         };
         ids.push(id);
         match p.kind {

@@ -157,7 +157,8 @@ impl Component for StaticMeshComponent {
 impl PrimitiveComponent for StaticMeshComponent {
     fn create_scene_proxy(&self, ctx: &ProxyCreateContext<'_>) -> Option<Box<dyn PrimitiveSceneProxy>> {
         let slots = self.mesh.material_slots.len().max(1);
-        let materials: Vec<MaterialId> = (0..slots).map(|i| ctx.settings.materials.get(i).copied().unwrap_or(MaterialId::DEFAULT)).collect();
+        let materials: Vec<MaterialId> =
+            (0..slots).map(|i| ctx.settings.materials.get(i).copied().unwrap_or(MaterialId::DEFAULT)).collect();
         Some(Box::new(
             StaticMeshSceneProxy::new(self.mesh.render_data.clone(), materials)
                 .with_cast_shadow(ctx.settings.cast_shadow)

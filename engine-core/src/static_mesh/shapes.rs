@@ -8,7 +8,13 @@ use std::f32::consts::TAU;
 
 fn vertex(p: Vec3, n: Vec3, uv: [f32; 2]) -> LocalVertex {
     let t = if n.z.abs() > 0.9 { Vec3::X } else { Vec3::Z.cross(n).normalize_or_zero() };
-    LocalVertex { position: p.to_array(), tangent_x: t.extend(1.0).to_array(), normal: n.to_array(), color: [255; 4], uvs: [uv, [0.0; 2], [0.0; 2], [0.0; 2]] }
+    LocalVertex {
+        position: p.to_array(),
+        tangent_x: t.extend(1.0).to_array(),
+        normal: n.to_array(),
+        color: [255; 4],
+        uvs: [uv, [0.0; 2], [0.0; 2], [0.0; 2]],
+    }
 }
 
 pub fn sphere(radius: f32, segments: u32, rings: u32) -> StaticMeshLod {
@@ -100,7 +106,9 @@ mod tests {
             if face.length_squared() < 1e-12 {
                 continue;
             }
-            let n = Vec3::from(lod.vertices[t[0] as usize].normal) + Vec3::from(lod.vertices[t[1] as usize].normal) + Vec3::from(lod.vertices[t[2] as usize].normal);
+            let n = Vec3::from(lod.vertices[t[0] as usize].normal)
+                + Vec3::from(lod.vertices[t[1] as usize].normal)
+                + Vec3::from(lod.vertices[t[2] as usize].normal);
             assert!(face.dot(n) > 0.0, "triangle {t:?} winds inward");
         }
     }

@@ -70,8 +70,13 @@ impl InstancedStaticMeshSceneProxy {
         (out, counts)
     }
 
-
-    pub(super) fn draw_ue_mode(&self, views: &[&SceneView], visibility: &[bool], culls: &[ViewCull], collector: &mut MeshElementCollector<'_, '_>) {
+    pub(super) fn draw_ue_mode(
+        &self,
+        views: &[&SceneView],
+        visibility: &[bool],
+        culls: &[ViewCull],
+        collector: &mut MeshElementCollector<'_, '_>,
+    ) {
         let Some((buffer, _)) = self.instance_buffer else { return };
         let n = self.instances.len() as u32;
         let world = self.local_bounds.transformed(&Mat4::from(self.component_to_world));
@@ -107,11 +112,21 @@ impl InstancedStaticMeshSceneProxy {
             Some(t) => t.cull(&self.instances, &self.culling_mesh, &culler),
             None => crate::hism::cull_flat(&self.instances, &self.culling_mesh, &culler),
         };
-        let visible = out.lods.iter().flat_map(|b| b.instances.iter().zip(&b.fades)).map(|(&i, &fade)| InstanceStreamData { fade, ..self.instances[i as usize] }).collect();
+        let visible = out
+            .lods
+            .iter()
+            .flat_map(|b| b.instances.iter().zip(&b.fades))
+            .map(|(&i, &fade)| InstanceStreamData { fade, ..self.instances[i as usize] })
+            .collect();
         (visible, out.counts(), stats)
     }
 
-    pub(super) fn draw_cpu_culled(&self, visibility: &[bool], culls: &[ViewCull], collector: &mut MeshElementCollector<'_, '_>) -> rhi_vulkan::Result<()> {
+    pub(super) fn draw_cpu_culled(
+        &self,
+        visibility: &[bool],
+        culls: &[ViewCull],
+        collector: &mut MeshElementCollector<'_, '_>,
+    ) -> rhi_vulkan::Result<()> {
         let mut per_view = vec![0u64; culls.len()];
         let mut per_lod = vec![0u64; self.culling_mesh.lod_count()];
         let mut tree_stats = None;

@@ -32,8 +32,8 @@
 
 use renderer::ProxyUpdateContext;
 use rhi_vulkan::{
-    BindGroupHandle, BindGroupLayoutDesc, BindGroupLayoutEntry, BindingResource, BindingType, BufferDesc, BufferHandle, BufferUsage, Device,
-    ShaderStages,
+    BindGroupHandle, BindGroupLayoutDesc, BindGroupLayoutEntry, BindingResource, BindingType, BufferDesc, BufferHandle, BufferUsage,
+    Device, ShaderStages,
 };
 
 use crate::error::{InstancingError, Result};
@@ -139,7 +139,8 @@ impl CustomData {
         data[0] = f32::from_bits(self.floats);
         data[HEADER_FLOATS..HEADER_FLOATS + self.by_slot.len()].copy_from_slice(&self.by_slot);
         let bytes: &[u8] = bytemuck::cast_slice(&data);
-        let buffer = device.create_buffer_init(&BufferDesc::gpu_only("ism custom data", bytes.len() as u64, BufferUsage::STORAGE), bytes)?;
+        let buffer =
+            device.create_buffer_init(&BufferDesc::gpu_only("ism custom data", bytes.len() as u64, BufferUsage::STORAGE), bytes)?;
         match device.create_bind_group_with_layout(&bind_group_layout(), &[(0, BindingResource::Buffer(buffer))]) {
             Ok(bind_group) => Ok(Gpu { buffer, capacity, bind_group }),
             Err(e) => {
@@ -194,7 +195,13 @@ impl CustomData {
     /// [`Self::check_fits`]): `values` holds `floats` per instance, for the
     /// instances whose id slots are `slots`. Returns the bytes uploaded and
     /// whether the buffer was re-created.
-    pub fn apply(&mut self, floats: u32, slots: &[u32], values: &[f32], ctx: &mut ProxyUpdateContext<'_>) -> rhi_vulkan::Result<(u64, bool)> {
+    pub fn apply(
+        &mut self,
+        floats: u32,
+        slots: &[u32],
+        values: &[f32],
+        ctx: &mut ProxyUpdateContext<'_>,
+    ) -> rhi_vulkan::Result<(u64, bool)> {
         let relayout = floats != self.floats;
         if relayout {
             self.floats = floats;

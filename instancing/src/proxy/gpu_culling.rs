@@ -20,7 +20,9 @@
 
 use bytemuck::{Pod, Zeroable};
 use renderer::{GpuWork, GpuWorkError, GpuWorkRecorder, MeshElementCollector, PassRead};
-use rhi_vulkan::{BindingResource, BufferDesc, BufferHandle, BufferUsage, ComputePipelineDesc, Device, PipelineHandle, ShaderHandle, ShaderStageDesc};
+use rhi_vulkan::{
+    BindingResource, BufferDesc, BufferHandle, BufferUsage, ComputePipelineDesc, Device, PipelineHandle, ShaderHandle, ShaderStageDesc,
+};
 use std::sync::MutexGuard;
 
 use super::{InstancedStaticMeshSceneProxy, ViewCull, MAX_DRAWS};
@@ -118,10 +120,13 @@ impl InstancedStaticMeshSceneProxy {
             return Ok(Vec::new());
         }
         let bytes = device.read_buffer(output, r.output_offset, u64::from(total) * InstanceStreamData::SIZE)?;
-        Ok(bytes.chunks_exact(InstanceStreamData::SIZE as usize).map(|c| {
-            let d = bytemuck::pod_read_unaligned::<InstanceStreamData>(c);
-            (d.instance_id, d.fade)
-        }).collect())
+        Ok(bytes
+            .chunks_exact(InstanceStreamData::SIZE as usize)
+            .map(|c| {
+                let d = bytemuck::pod_read_unaligned::<InstanceStreamData>(c);
+                (d.instance_id, d.fade)
+            })
+            .collect())
     }
 
     pub(super) fn cull_state(&self) -> MutexGuard<'_, GpuCull> {
@@ -150,7 +155,12 @@ impl InstancedStaticMeshSceneProxy {
             component_rows: [row(0), row(1), row(2)],
             sphere: b.origin.extend(b.sphere_radius).to_array(),
             distances: [self.distances.start(), self.distances.end(), max_scale(&m.matrix3), 0.0],
-            counts: [self.instances.len() as u32, self.culling_mesh.lod_count() as u32, self.draws.len() as u32, v.frustum.planes().len() as u32],
+            counts: [
+                self.instances.len() as u32,
+                self.culling_mesh.lod_count() as u32,
+                self.draws.len() as u32,
+                v.frustum.planes().len() as u32,
+            ],
             screen_sizes,
             draw_lods,
         }
@@ -189,10 +199,14 @@ impl InstancedStaticMeshSceneProxy {
         });
     }
 
-
     /// Queues this frame's cull of every visible view as one GPU work and
     /// adds the indirect draws that read its results.
-    pub(super) fn draw_gpu_culled(&self, visibility: &[bool], culls: &[ViewCull], collector: &mut MeshElementCollector<'_, '_>) -> rhi_vulkan::Result<()> {
+    pub(super) fn draw_gpu_culled(
+        &self,
+        visibility: &[bool],
+        culls: &[ViewCull],
+        collector: &mut MeshElementCollector<'_, '_>,
+    ) -> rhi_vulkan::Result<()> {
         let (Some(p), Some((instances, _))) = (&self.pipelines, self.instance_buffer) else { return Ok(()) };
         let (count, write) = (p.count, p.write);
         let n = self.instances.len() as u64;
@@ -203,9 +217,11 @@ impl InstancedStaticMeshSceneProxy {
             if let Some((old, _)) = state.output.take() {
                 collector.device().destroy_buffer(old);
             }
-            let buffer = collector
-                .device()
-                .create_buffer(&BufferDesc::gpu_only("ism visible instances", needed, BufferUsage::STORAGE | BufferUsage::VERTEX))?;
+            let buffer = collector.device().create_buffer(&BufferDesc::gpu_only(
+                "ism visible instances",
+                needed,
+                BufferUsage::STORAGE | BufferUsage::VERTEX,
+            ))?;
             state.output = Some((buffer, needed));
         }
         let (output, _) = state.output.expect("created above");
@@ -234,13 +250,21 @@ impl InstancedStaticMeshSceneProxy {
                 for &(vi, params, control) in &jobs {
                     let out = vi as u64 * stride;
                     let all = [
-                        (0, BindingResource::BufferRange { buffer: params.0, offset: params.1, size: std::mem::size_of::<CullParams>() as u64 }),
+                        (
+                            0,
+                            BindingResource::BufferRange {
+                                buffer: params.0,
+                                offset: params.1,
+                                size: std::mem::size_of::<CullParams>() as u64,
+                            },
+                        ),
                         (1, BindingResource::BufferRange { buffer: instances, offset: 0, size: n * InstanceStreamData::SIZE }),
                         (2, BindingResource::BufferRange { buffer: control.0, offset: control.1, size: control_size }),
                         (3, BindingResource::BufferRange { buffer: output, offset: out, size: n * InstanceStreamData::SIZE }),
                     ];
                     for (pipeline, layout) in [(count, &count_layout), (write, &write_layout)] {
-                        let entries: Vec<(u32, BindingResource)> = all.iter().copied().filter(|(b, _)| layout.entries.iter().any(|e| e.binding == *b)).collect();
+                        let entries: Vec<(u32, BindingResource)> =
+                            all.iter().copied().filter(|(b, _)| layout.entries.iter().any(|e| e.binding == *b)).collect();
                         let group = rec.create_bind_group(pipeline, 0, &entries)?;
                         rec.bind_pipeline(pipeline);
                         rec.bind_group(0, group);

@@ -19,16 +19,7 @@ pub const H: u32 = 120;
 /// A camera on -Y looking at the origin: world +X is screen right, +Z up;
 /// one world unit is about 14 pixels at the origin.
 pub fn front_view() -> SceneView {
-    SceneView::perspective(
-        Vec3::new(0.0, -10.0, 0.0),
-        Vec3::ZERO,
-        Vec3::Z,
-        0.8,
-        0.1,
-        100.0,
-        Rect::from_size(W, H),
-    )
-    .unwrap()
+    SceneView::perspective(Vec3::new(0.0, -10.0, 0.0), Vec3::ZERO, Vec3::Z, 0.8, 0.1, 100.0, Rect::from_size(W, H)).unwrap()
 }
 
 /// The pixel where world point `p` lands in [`front_view`].
@@ -46,12 +37,7 @@ pub fn family() -> ViewFamily {
 
 /// Renders one frame of `family`, waits, returns its stats and image.
 pub fn frame_of(rt: &mut RenderThread, family: &ViewFamily) -> (FrameStats, Image) {
-    rt.render_frame(FrameRequest {
-        family: family.clone(),
-        read_back: true,
-        execute: true,
-    })
-    .unwrap();
+    rt.render_frame(FrameRequest { family: family.clone(), read_back: true, execute: true }).unwrap();
     let image = rt.read_back().unwrap().expect("image");
     (rt.last_stats().unwrap().expect("stats"), image)
 }
@@ -72,23 +58,11 @@ pub struct P {
 
 impl P {
     pub fn at(pos: Vec3, size: f32, color: Vec4) -> Self {
-        P {
-            pos,
-            old: pos,
-            size: Vec2::splat(size),
-            rotation: 0.0,
-            color,
-        }
+        P { pos, old: pos, size: Vec2::splat(size), rotation: 0.0, color }
     }
 }
 
-pub fn emitter_data(
-    material: &str,
-    blend: BlendMode,
-    alignment: ScreenAlignment,
-    sort: SortMode,
-    ps: &[P],
-) -> EmitterDynamicData {
+pub fn emitter_data(material: &str, blend: BlendMode, alignment: ScreenAlignment, sort: SortMode, ps: &[P]) -> EmitterDynamicData {
     EmitterDynamicData::with_current_values(
         material,
         blend,
@@ -105,10 +79,7 @@ pub fn emitter_data(
 
 /// A snapshot of `emitters` with the bounds of their sprites.
 pub fn snapshot(emitters: Vec<EmitterDynamicData>) -> ParticleSystemDynamicData {
-    let bounds = emitters
-        .iter()
-        .filter_map(|e| particles::bounds::of_sprites(&e.positions, &e.sizes()))
-        .reduce(Aabb::union);
+    let bounds = emitters.iter().filter_map(|e| particles::bounds::of_sprites(&e.positions, &e.sizes())).reduce(Aabb::union);
     ParticleSystemDynamicData { emitters, bounds }
 }
 
@@ -118,17 +89,11 @@ pub fn add_snapshot(rt: &mut RenderThread, data: ParticleSystemDynamicData) -> P
     let mut materials = ParticleMaterials::new();
     for e in &data.emitters {
         if !materials.contains(&e.material) {
-            let id = rt
-                .create_material(sprite_material(e.blend_mode, Vec4::ONE, 0.0))
-                .unwrap();
+            let id = rt.create_material(sprite_material(e.blend_mode, Vec4::ONE, 0.0)).unwrap();
             materials.insert(&e.material, id);
         }
     }
-    rt.add_primitive(
-        Box::new(ParticleSystemSceneProxy::new(materials, data, Vec3::ZERO)),
-        Mat4::IDENTITY,
-    )
-    .unwrap()
+    rt.add_primitive(Box::new(ParticleSystemSceneProxy::new(materials, data, Vec3::ZERO)), Mat4::IDENTITY).unwrap()
 }
 
 pub fn luminance(p: [u8; 4]) -> u32 {
@@ -137,8 +102,5 @@ pub fn luminance(p: [u8; 4]) -> u32 {
 
 /// Pixels clearly brighter than the clear colour (about 40 per channel in sRGB).
 pub fn lit_pixels(img: &Image) -> usize {
-    img.rgba8
-        .chunks(4)
-        .filter(|p| luminance([p[0], p[1], p[2], p[3]]) > 200)
-        .count()
+    img.rgba8.chunks(4).filter(|p| luminance([p[0], p[1], p[2], p[3]]) > 200).count()
 }

@@ -17,16 +17,7 @@ pub const H: u32 = 120;
 /// A camera above the XY plane looking down at the origin (+X right, +Y up
 /// on screen).
 pub fn top_view() -> SceneView {
-    SceneView::perspective(
-        Vec3::new(0.0, -0.01, 8.0),
-        Vec3::ZERO,
-        Vec3::Y,
-        1.2,
-        0.1,
-        100.0,
-        Rect::from_size(W, H),
-    )
-    .unwrap()
+    SceneView::perspective(Vec3::new(0.0, -0.01, 8.0), Vec3::ZERO, Vec3::Y, 1.2, 0.1, 100.0, Rect::from_size(W, H)).unwrap()
 }
 
 pub fn family() -> ViewFamily {
@@ -37,10 +28,7 @@ pub fn family() -> ViewFamily {
 pub fn pixel_of(p: Vec3) -> (u32, u32) {
     let c = top_view().view_proj() * p.extend(1.0);
     let ndc = c.truncate() / c.w;
-    (
-        ((ndc.x * 0.5 + 0.5) * W as f32) as u32,
-        ((ndc.y * 0.5 + 0.5) * H as f32) as u32,
-    )
+    (((ndc.x * 0.5 + 0.5) * W as f32) as u32, ((ndc.y * 0.5 + 0.5) * H as f32) as u32)
 }
 
 pub fn pixel_at(image: &Image, p: Vec3) -> [u8; 4] {
@@ -64,12 +52,8 @@ pub fn sun(rt: &mut RenderThread) {
 }
 
 pub fn red_and_blue(rt: &mut RenderThread) -> (MaterialId, MaterialId) {
-    let red = rt
-        .create_material(Material::colored(Vec4::new(0.9, 0.1, 0.1, 1.0)))
-        .unwrap();
-    let blue = rt
-        .create_material(Material::colored(Vec4::new(0.1, 0.1, 0.9, 1.0)))
-        .unwrap();
+    let red = rt.create_material(Material::colored(Vec4::new(0.9, 0.1, 0.1, 1.0))).unwrap();
+    let blue = rt.create_material(Material::colored(Vec4::new(0.1, 0.1, 0.9, 1.0))).unwrap();
     (red, blue)
 }
 
@@ -98,11 +82,7 @@ pub fn grid(min: Vec2, max: Vec2, n: u32) -> Grid {
             triangles.extend_from_slice(&[a, a + 1, a + n + 1, a, a + n + 1, a + n]);
         }
     }
-    Grid {
-        positions,
-        triangles,
-        uvs,
-    }
+    Grid { positions, triangles, uvs }
 }
 
 /// Section 0 on the left (x -3..-0.5), section 1 on the right (x 0.5..3),
@@ -111,12 +91,7 @@ pub fn two_sections(left: MaterialId, right: MaterialId) -> ProcMeshData {
     let mut mesh = ProcMeshData::new();
     for (index, x0, material) in [(0, -3.0, left), (1, 0.5, right)] {
         let g = grid(Vec2::new(x0, -1.5), Vec2::new(x0 + 2.5, 1.5), 5);
-        mesh.create_mesh_section(
-            index,
-            SectionData::new(&g.positions, &g.triangles).uv0(&g.uvs),
-            false,
-        )
-        .unwrap();
+        mesh.create_mesh_section(index, SectionData::new(&g.positions, &g.triangles).uv0(&g.uvs), false).unwrap();
         mesh.set_material(index, Some(material.into())).unwrap();
     }
     mesh
@@ -127,12 +102,7 @@ pub const RIGHT: Vec3 = Vec3::new(1.75, 0.0, 0.0);
 
 /// Renders one frame, waits, returns its stats and image.
 pub fn frame(rt: &mut RenderThread) -> (FrameStats, Image) {
-    rt.render_frame(FrameRequest {
-        family: family(),
-        read_back: true,
-        execute: true,
-    })
-    .unwrap();
+    rt.render_frame(FrameRequest { family: family(), read_back: true, execute: true }).unwrap();
     let image = rt.read_back().unwrap().expect("image");
     (rt.last_stats().unwrap().expect("stats"), image)
 }

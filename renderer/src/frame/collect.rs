@@ -84,14 +84,34 @@ impl SceneRenderer {
     /// With `records_gpu_work`, dynamic proxies may queue compute work
     /// (GPU culling) for `gpu_prepare` to record before the passes
     /// ([`DynamicElements::gpu_work`]); without it they must not need to.
-    pub(crate) fn collect_dynamic<'s>(&mut self, device: &Device, scene: &'s Scene, cvars: &ConsoleVariables, v: &InitViews, records_gpu_work: bool) -> Result<DynamicElements<'s>> {
+    pub(crate) fn collect_dynamic<'s>(
+        &mut self,
+        device: &Device,
+        scene: &'s Scene,
+        cvars: &ConsoleVariables,
+        v: &InitViews,
+        records_gpu_work: bool,
+    ) -> Result<DynamicElements<'s>> {
         let force_dynamic = cvars.bool(cvars::FORCE_DYNAMIC_PATH);
-        let mut out = DynamicElements { commands: FrameCommands::new(scene), lists: HashMap::default(), built: 0, on_retired: Vec::new(), gpu_work: Vec::new() };
+        let mut out = DynamicElements {
+            commands: FrameCommands::new(scene),
+            lists: HashMap::default(),
+            built: 0,
+            on_retired: Vec::new(),
+            gpu_work: Vec::new(),
+        };
         let view_refs: Vec<&SceneView> = v.views.iter().collect();
         for (&s, (vis_flags, lods)) in &dynamic_slots(scene, v, force_dynamic) {
             let proxy = scene.proxy_at(s.0).expect("visible slot has a proxy");
             let gpu_work = records_gpu_work.then_some(&mut out.gpu_work);
-            let mut collector = MeshElementCollector { batches: Vec::new(), device, dynamic: &mut self.dynamic, gpu_work, cvars, on_retired: &mut out.on_retired };
+            let mut collector = MeshElementCollector {
+                batches: Vec::new(),
+                device,
+                dynamic: &mut self.dynamic,
+                gpu_work,
+                cvars,
+                on_retired: &mut out.on_retired,
+            };
             if scene.flags[s.index()] & flags::DYNAMIC != 0 {
                 proxy.get_dynamic_mesh_elements(&view_refs, vis_flags, &mut collector);
             }
@@ -119,7 +139,16 @@ impl SceneRenderer {
 
     /// The commands of `batch` (of slot `s`, for view `vi`) in each of the view's passes.
     #[allow(clippy::too_many_arguments)]
-    fn add_dynamic_batch(&self, device: &Device, scene: &Scene, v: &InitViews, s: PrimitiveSlot, vi: usize, batch: &MeshBatch, out: &mut DynamicElements<'_>) -> Result<()> {
+    fn add_dynamic_batch(
+        &self,
+        device: &Device,
+        scene: &Scene,
+        v: &InitViews,
+        s: PrimitiveSlot,
+        vi: usize,
+        batch: &MeshBatch,
+        out: &mut DynamicElements<'_>,
+    ) -> Result<()> {
         for pass in v.passes_of(vi) {
             if let Some(cmd) = build_mesh_draw_command(pass, batch, device, &scene.materials, &self.pipelines)? {
                 out.built += 1;

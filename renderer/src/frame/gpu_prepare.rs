@@ -54,7 +54,16 @@ impl SceneRenderer {
     /// shadow map of `shadow_size` when the frame has a shadow view (and
     /// once, to bind, when there is none yet).
     #[allow(clippy::too_many_arguments)]
-    pub(crate) fn gpu_prepare(&mut self, device: &Device, frame: &mut Frame<'_>, gpu_work: Vec<GpuWork>, width: u32, height: u32, has_shadow: bool, shadow_size: u32) -> Result<PreparedTargets> {
+    pub(crate) fn gpu_prepare(
+        &mut self,
+        device: &Device,
+        frame: &mut Frame<'_>,
+        gpu_work: Vec<GpuWork>,
+        width: u32,
+        height: u32,
+        has_shadow: bool,
+        shadow_size: u32,
+    ) -> Result<PreparedTargets> {
         if !gpu_work.is_empty() {
             record_gpu_work(frame, gpu_work)?;
         }
@@ -62,7 +71,10 @@ impl SceneRenderer {
         if has_shadow || self.shadow.is_none() {
             self.ensure_shadow(device, shadow_size)?;
         }
-        Ok(PreparedTargets { shadow_map: self.shadow.as_ref().expect("shadow map").texture, shadow_sampler: self.shadow_sampler.expect("sampler") })
+        Ok(PreparedTargets {
+            shadow_map: self.shadow.as_ref().expect("shadow map").texture,
+            shadow_sampler: self.shadow_sampler.expect("sampler"),
+        })
     }
 
     fn ensure_targets(&mut self, device: &Device, width: u32, height: u32) -> Result<()> {
@@ -74,12 +86,23 @@ impl SceneRenderer {
         }
         let color = device.create_texture(&TextureDesc::render_target("scene color", width, height, SCENE_COLOR_FORMAT))?;
         // Nothing half made is kept.
-        let depth = device.create_texture(&TextureDesc::depth("scene depth", width, height)).inspect_err(|_| device.destroy_texture(color))?;
-        let output = device.create_texture(&TextureDesc::render_target("tone-mapped output", width, height, tonemap::OUTPUT_FORMAT)).inspect_err(|_| {
-            device.destroy_texture(color);
-            device.destroy_texture(depth);
-        })?;
-        self.targets = Some(Targets { color, depth, output, width, height, color_state: TextureState::Undefined, output_state: TextureState::Undefined });
+        let depth =
+            device.create_texture(&TextureDesc::depth("scene depth", width, height)).inspect_err(|_| device.destroy_texture(color))?;
+        let output = device
+            .create_texture(&TextureDesc::render_target("tone-mapped output", width, height, tonemap::OUTPUT_FORMAT))
+            .inspect_err(|_| {
+                device.destroy_texture(color);
+                device.destroy_texture(depth);
+            })?;
+        self.targets = Some(Targets {
+            color,
+            depth,
+            output,
+            width,
+            height,
+            color_state: TextureState::Undefined,
+            output_state: TextureState::Undefined,
+        });
         Ok(())
     }
 

@@ -94,8 +94,17 @@ impl Stage {
     /// How many stages there are.
     pub const COUNT: usize = 9;
     /// Every stage, in the order they run.
-    pub const ALL: [Stage; Stage::COUNT] =
-        [Stage::UpdateScene, Stage::InitViews, Stage::CollectDynamic, Stage::PassSetup, Stage::Upload, Stage::GpuPrepare, Stage::Record, Stage::Submit, Stage::Retire];
+    pub const ALL: [Stage; Stage::COUNT] = [
+        Stage::UpdateScene,
+        Stage::InitViews,
+        Stage::CollectDynamic,
+        Stage::PassSetup,
+        Stage::Upload,
+        Stage::GpuPrepare,
+        Stage::Record,
+        Stage::Submit,
+        Stage::Retire,
+    ];
 
     /// The stage's position in [`Stage::ALL`] (0-based), e.g. to index
     /// per-stage timings.

@@ -49,7 +49,15 @@ pub(crate) fn pass_setup(scene: &Scene, cvars: &ConsoleVariables, v: &InitViews,
             let origin = v.views[vi].origin;
             let distance = |slot: PrimitiveSlot| distance_key(scene.spheres[slot.index()].truncate().distance(origin));
             let translucent = back_to_front.then_some(&distance as &dyn Fn(PrimitiveSlot) -> u32);
-            gather_sort_merge((!force_dynamic).then_some(cache), vis, dynamic.map_or(&[], Vec::as_slice), &commands.ranks, translucent, can_merge, instancing)
+            gather_sort_merge(
+                (!force_dynamic).then_some(cache),
+                vis,
+                dynamic.map_or(&[], Vec::as_slice),
+                &commands.ranks,
+                translucent,
+                can_merge,
+                instancing,
+            )
         };
         PassDrawList { pass, view: vi, commands_before_merge: ids.len() as u64, draws, ids, id_base: 0 }
     };

@@ -32,7 +32,13 @@ pub(crate) struct RecordInputs<'a, 's> {
 
 impl SceneRenderer {
     /// Records the frame's passes into `frame`.
-    pub(crate) fn record_stage(&mut self, frame: &mut Frame<'_>, scene: &Scene, family: &ViewFamily, input: RecordInputs<'_, '_>) -> Result<()> {
+    pub(crate) fn record_stage(
+        &mut self,
+        frame: &mut Frame<'_>,
+        scene: &Scene,
+        family: &ViewFamily,
+        input: RecordInputs<'_, '_>,
+    ) -> Result<()> {
         let recorded = self.record_secondaries(frame, scene, &input)?;
         self.record_shadow_map(frame.cmd(), input.views.has_shadow(), input.lists, &recorded)?;
         self.record_scene_color(frame.cmd(), family, input.lists, &recorded)?;
@@ -47,14 +53,29 @@ impl SceneRenderer {
     fn record_tonemap(&mut self, frame: &mut Frame<'_>, settings: TonemapSettings, as_drawn: &[Rect]) -> Result<()> {
         let targets = self.targets.as_mut().expect("targets");
         let device = frame.device();
-        self.tonemapper.record(device, frame, targets.color, targets.output, targets.output_state, targets.width, targets.height, settings, as_drawn)?;
+        self.tonemapper.record(
+            device,
+            frame,
+            targets.color,
+            targets.output,
+            targets.output_state,
+            targets.width,
+            targets.height,
+            settings,
+            as_drawn,
+        )?;
         targets.color_state = TextureState::ShaderRead;
         targets.output_state = TextureState::ColorAttachment;
         Ok(())
     }
 
     /// Each list's secondaries, in list order.
-    fn record_secondaries(&self, frame: &Frame<'_>, scene: &Scene, input: &RecordInputs<'_, '_>) -> Result<Vec<Vec<SecondaryCommandBuffer>>> {
+    fn record_secondaries(
+        &self,
+        frame: &Frame<'_>,
+        scene: &Scene,
+        input: &RecordInputs<'_, '_>,
+    ) -> Result<Vec<Vec<SecondaryCommandBuffer>>> {
         let gpu_scene = scene.gpu_scene.buffer().expect("uploaded in update_scene");
         let materials = self.materials.expect("uploaded in update_scene").0;
         let t = input.targets;
@@ -67,14 +88,29 @@ impl SceneRenderer {
                 PassTarget::ShadowMap => &shadow_layout,
                 PassTarget::SceneColor => &main_layout,
             };
-            recorded.push(record_pass(frame, layout, l, &input.views.views[l.view], input.commands, input.uploaded.id_buffer, &mut bind, input.parallel)?);
+            recorded.push(record_pass(
+                frame,
+                layout,
+                l,
+                &input.views.views[l.view],
+                input.commands,
+                input.uploaded.id_buffer,
+                &mut bind,
+                input.parallel,
+            )?);
         }
         Ok(recorded)
     }
 
     /// The shadow pass: rendered when there is a shadow view; otherwise
     /// the map is cleared once (the base pass always samples it).
-    fn record_shadow_map(&mut self, cmd: &mut CommandList<'_>, has_shadow: bool, lists: &[PassDrawList], recorded: &[Vec<SecondaryCommandBuffer>]) -> Result<()> {
+    fn record_shadow_map(
+        &mut self,
+        cmd: &mut CommandList<'_>,
+        has_shadow: bool,
+        lists: &[PassDrawList],
+        recorded: &[Vec<SecondaryCommandBuffer>],
+    ) -> Result<()> {
         let shadow = self.shadow.as_mut().expect("shadow map");
         if !has_shadow && shadow.initialized {
             return Ok(());
@@ -82,7 +118,11 @@ impl SceneRenderer {
         let before = if shadow.initialized { TextureState::ShaderRead } else { TextureState::Undefined };
         cmd.texture_barrier(shadow.texture, before, TextureState::DepthAttachment)?;
         cmd.begin_rendering(
-            &RenderingDesc { color: vec![], depth: Some(DepthAttachment { texture: shadow.texture, load: LoadOp::Clear(1.0), store: true }), area: Rect::from_size(shadow.size, shadow.size) },
+            &RenderingDesc {
+                color: vec![],
+                depth: Some(DepthAttachment { texture: shadow.texture, load: LoadOp::Clear(1.0), store: true }),
+                area: Rect::from_size(shadow.size, shadow.size),
+            },
             RenderingContents::Secondary,
         )?;
         for (l, secs) in lists.iter().zip(recorded) {
@@ -97,7 +137,13 @@ impl SceneRenderer {
     }
 
     /// Scene color and depth: cleared, then every main view's passes.
-    fn record_scene_color(&mut self, cmd: &mut CommandList<'_>, family: &ViewFamily, lists: &[PassDrawList], recorded: &[Vec<SecondaryCommandBuffer>]) -> Result<()> {
+    fn record_scene_color(
+        &mut self,
+        cmd: &mut CommandList<'_>,
+        family: &ViewFamily,
+        lists: &[PassDrawList],
+        recorded: &[Vec<SecondaryCommandBuffer>],
+    ) -> Result<()> {
         let targets = self.targets.as_mut().expect("targets");
         cmd.texture_barrier(targets.color, targets.color_state, TextureState::ColorAttachment)?;
         cmd.texture_barrier(targets.depth, TextureState::Undefined, TextureState::DepthAttachment)?;

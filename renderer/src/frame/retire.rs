@@ -7,15 +7,15 @@
 //! `r.FramesInFlight` are on the GPU. On a lost device the frames in flight
 //! are abandoned, never waited for (`abandon_if_lost`).
 
-use super::{DynamicElements, InitViews, PassDrawList};
 use super::ms;
+use super::{DynamicElements, InitViews, PassDrawList};
 use crate::cvars::{self, ConsoleVariables};
 use crate::error::Result;
 use crate::mesh_pass::MeshPass;
+use crate::postprocess::tonemap::OUTPUT_FORMAT;
 use crate::scene::{RetireCallback, RetiredFrameResults, Scene};
 use crate::scene_renderer::SceneRenderer;
 use crate::stats::{FrameStats, PassStats};
-use crate::postprocess::tonemap::OUTPUT_FORMAT;
 use rhi_vulkan::{BufferDesc, BufferHandle, BufferState, Device, Format, Frame, FrameSubmission, Image, TextureState};
 use std::hash::{Hash, Hasher};
 use std::time::Instant;
@@ -185,7 +185,17 @@ pub(crate) fn frame_stats(frame: u64, scene: &Scene, v: &InitViews, elements: &D
         for d in &l.draws {
             let c = elements.commands.get(d.bucket);
             // Handles are left out: their numbering depends on creation order.
-            (c.material_index, c.first_index, c.count, c.base_vertex, c.instance_count, d.first_instance, d.instance_count, c.indirect.is_some()).hash(&mut hasher);
+            (
+                c.material_index,
+                c.first_index,
+                c.count,
+                c.base_vertex,
+                c.instance_count,
+                d.first_instance,
+                d.instance_count,
+                c.indirect.is_some(),
+            )
+                .hash(&mut hasher);
             if c.indirect.is_some() {
                 // The GPU writes the count: not known here.
                 p.indirect_draws += 1;

@@ -23,7 +23,15 @@ pub(crate) struct Uploaded {
 
 impl SceneRenderer {
     /// Writes the id streams (setting each list's `id_base`) and the view uniforms of `slot`.
-    pub(crate) fn upload_stage(&mut self, device: &Device, slot: usize, scene: &Scene, v: &InitViews, lists: &mut [PassDrawList], shadow_size: u32) -> Result<Uploaded> {
+    pub(crate) fn upload_stage(
+        &mut self,
+        device: &Device,
+        slot: usize,
+        scene: &Scene,
+        v: &InitViews,
+        lists: &mut [PassDrawList],
+        shadow_size: u32,
+    ) -> Result<Uploaded> {
         let mut all_ids: Vec<PrimitiveSlot> = Vec::new();
         for l in lists.iter_mut() {
             l.id_base = all_ids.len() as u32;
@@ -31,7 +39,8 @@ impl SceneRenderer {
         }
         let id_buffer = self.id_streams.write(device, slot, bytemuck::cast_slice(&all_ids))?;
         let shadow_view_proj = v.shadow_view_proj();
-        let uniforms: Vec<ViewUniformData> = v.views.iter().map(|view| view_uniform(view, scene, v.directional, shadow_view_proj, v.has_shadow(), shadow_size)).collect();
+        let uniforms: Vec<ViewUniformData> =
+            v.views.iter().map(|view| view_uniform(view, scene, v.directional, shadow_view_proj, v.has_shadow(), shadow_size)).collect();
         let view_uniforms = self.view_uniforms.write(device, slot, bytemuck::cast_slice(&uniforms))?;
         Ok(Uploaded { id_buffer, view_uniforms })
     }
@@ -47,15 +56,24 @@ const GROUND_RADIANCE: [f32; 3] = [0.11, 0.10, 0.09];
 const SHADOW_BIAS_TEXELS: f32 = 1.5;
 const SHADOW_BIAS_WORLD_MIN: f32 = 0.01;
 
-fn view_uniform(v: &SceneView, scene: &Scene, directional: Option<DirectionalLight>, shadow_view_proj: Mat4, has_shadow: bool, shadow_size: u32) -> ViewUniformData {
+fn view_uniform(
+    v: &SceneView,
+    scene: &Scene,
+    directional: Option<DirectionalLight>,
+    shadow_view_proj: Mat4,
+    has_shadow: bool,
+    shadow_size: u32,
+) -> ViewUniformData {
     let (right, up) = v.right_up();
     // The shadow projection is orthographic: depth is linear, 1 unit of NDC = its depth range.
     let depth_range = if shadow_view_proj.z_axis.z != 0.0 { 1.0 / shadow_view_proj.z_axis.z.abs() } else { 1.0 };
     // Bias by the size of a shadow texel in the world (acne-free at any
     // scene scale), never below a small world-space floor.
-    let texel_world = if shadow_view_proj.x_axis.x != 0.0 { 2.0 / shadow_view_proj.x_axis.x.abs() / shadow_size.max(1) as f32 } else { 0.0 };
+    let texel_world =
+        if shadow_view_proj.x_axis.x != 0.0 { 2.0 / shadow_view_proj.x_axis.x.abs() / shadow_size.max(1) as f32 } else { 0.0 };
     let shadow_bias_ndc = (SHADOW_BIAS_TEXELS * texel_world).max(SHADOW_BIAS_WORLD_MIN) / depth_range;
-    let (dir, color) = directional.map(|d| (d.direction.normalize_or_zero(), d.color * d.intensity)).unwrap_or((Vec3::new(0.0, 0.0, -1.0), Vec3::ZERO));
+    let (dir, color) =
+        directional.map(|d| (d.direction.normalize_or_zero(), d.color * d.intensity)).unwrap_or((Vec3::new(0.0, 0.0, -1.0), Vec3::ZERO));
     let mut point_lights = [[0.0f32; 8]; MAX_POINT_LIGHTS];
     let mut n = 0;
     for l in scene.lights() {

@@ -44,7 +44,10 @@ impl MaterialMirror {
             match self.known.get(&id) {
                 None => return Err(RendererError::UnknownMaterial(id)),
                 Some(Known::Instance(_)) => {
-                    return Err(RendererError::InvalidMaterial { material: id.to_string(), reason: "it is a material instance; set it with an instance".into() })
+                    return Err(RendererError::InvalidMaterial {
+                        material: id.to_string(),
+                        reason: "it is a material instance; set it with an instance".into(),
+                    })
                 }
                 Some(Known::Parent(_)) => {}
             }
@@ -64,7 +67,10 @@ impl MaterialMirror {
             match self.known.get(&id) {
                 None => return Err(RendererError::UnknownMaterial(id)),
                 Some(Known::Parent(_)) => {
-                    return Err(RendererError::InvalidMaterial { material: id.to_string(), reason: "it is a parent material; set it with a material".into() })
+                    return Err(RendererError::InvalidMaterial {
+                        material: id.to_string(),
+                        reason: "it is a parent material; set it with a material".into(),
+                    })
                 }
                 Some(Known::Instance(_)) => {}
             }

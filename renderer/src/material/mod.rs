@@ -35,8 +35,8 @@ mod id;
 pub mod parameters;
 mod registry;
 
-pub use id::MaterialId;
 pub(crate) use game_side::MaterialMirror;
+pub use id::MaterialId;
 pub(crate) use id::{MaterialIds, SlotId, SlotIds};
 pub use parameters::{MaterialParameter, ParameterLayout, ParameterValue, MATERIAL_BLOCK_SIZE};
 pub use registry::{MaterialRegistry, ResolvedMaterial};
@@ -230,7 +230,10 @@ impl Material {
             return Err(self.invalid(format!("opacity_mask_clip {} is not in (0, 1]", self.opacity_mask_clip)));
         }
         let p = &self.params;
-        let finite = p.base_color.is_finite() && p.emissive.is_finite() && p.custom.is_finite() && [p.metallic, p.roughness, p.specular, p.opacity].iter().all(|v| v.is_finite());
+        let finite = p.base_color.is_finite()
+            && p.emissive.is_finite()
+            && p.custom.is_finite()
+            && [p.metallic, p.roughness, p.specular, p.opacity].iter().all(|v| v.is_finite());
         if !finite {
             return Err(self.invalid("a built-in parameter is not finite".into()));
         }

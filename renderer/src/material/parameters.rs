@@ -186,7 +186,11 @@ impl ParameterLayout {
 
     /// Where `name` lives (a built-in's or a declared parameter's slot).
     pub fn find(&self, name: &str) -> Option<ParameterSlot> {
-        BUILTINS.iter().find(|(b, _)| *b == name).map(|(_, s)| *s).or_else(|| self.entries.iter().find(|(n, ..)| n == name).map(|(_, s, _)| *s))
+        BUILTINS
+            .iter()
+            .find(|(b, _)| *b == name)
+            .map(|(_, s)| *s)
+            .or_else(|| self.entries.iter().find(|(n, ..)| n == name).map(|(_, s, _)| *s))
     }
 
     /// Texture parameters declared.
@@ -313,7 +317,8 @@ mod tests {
         assert!(ParameterLayout::new(&too_many).unwrap_err().contains("13 vec4s"));
         let ok: Vec<_> = (0..48).map(|i| MaterialParameter::scalar(&format!("s{i}"), 0.0)).collect();
         assert!(ParameterLayout::new(&ok).is_ok(), "48 scalars fill 12 vec4s");
-        let textures: Vec<_> = (0..9).map(|i| MaterialParameter::texture(&format!("t{i}"), TextureId::WHITE, SamplerDesc::default())).collect();
+        let textures: Vec<_> =
+            (0..9).map(|i| MaterialParameter::texture(&format!("t{i}"), TextureId::WHITE, SamplerDesc::default())).collect();
         assert!(ParameterLayout::new(&textures).is_err());
         for bad in ["", "1a", "a-b", "roughness", "__x", "é"] {
             assert!(ParameterLayout::new(&[MaterialParameter::scalar(bad, 0.0)]).is_err(), "{bad:?}");

@@ -10,7 +10,9 @@
 //! whose pipelines go ([`MaterialRegistry::take_stale_shaders`]).
 
 use super::parameters::{MaterialBlock, ParameterSlot, MATERIAL_BLOCK_VECTORS};
-use super::{BlendMode, Material, MaterialId, MaterialInstance, MaterialShader, MaterialShaderId, ParameterLayout, ParameterValue, ShadingModel};
+use super::{
+    BlendMode, Material, MaterialId, MaterialInstance, MaterialShader, MaterialShaderId, ParameterLayout, ParameterValue, ShadingModel,
+};
 use crate::error::{RendererError, Result};
 use crate::texture::TextureId;
 use rhi_vulkan::{BindGroupHandle, SamplerDesc};
@@ -166,7 +168,11 @@ impl MaterialRegistry {
 
     fn entry(&self, id: MaterialId) -> Result<&Entry> {
         let i = id.slot() as usize;
-        self.entries.get(i).and_then(|m| m.as_ref()).filter(|_| self.generations[i] == id.generation()).ok_or(RendererError::UnknownMaterial(id))
+        self.entries
+            .get(i)
+            .and_then(|m| m.as_ref())
+            .filter(|_| self.generations[i] == id.generation())
+            .ok_or(RendererError::UnknownMaterial(id))
     }
 
     fn make_room(&mut self, id: MaterialId) {
@@ -188,7 +194,10 @@ impl MaterialRegistry {
             return Err(RendererError::UnknownMaterial(id));
         }
         if matches!(self.entries.get(id.slot() as usize), Some(Some(Entry { def: Definition::Instance(_), .. }))) {
-            return Err(RendererError::InvalidMaterial { material: id.to_string(), reason: "it is a material instance; set it with an instance".into() });
+            return Err(RendererError::InvalidMaterial {
+                material: id.to_string(),
+                reason: "it is a material instance; set it with an instance".into(),
+            });
         }
         let layout = material.validate()?;
         for e in self.entries.iter().flatten() {
@@ -220,7 +229,8 @@ impl MaterialRegistry {
         let block = material.default_block(&layout);
         let textures = parent_textures(&material, &layout);
         let bindings = self.entries[i].as_mut().and_then(|e| e.bindings.take());
-        self.entries[i] = Some(Entry { def: Definition::Parent(material), layout: Arc::new(layout), parent: i as u32, block, textures, bindings });
+        self.entries[i] =
+            Some(Entry { def: Definition::Parent(material), layout: Arc::new(layout), parent: i as u32, block, textures, bindings });
         self.dirty_blocks.insert(i as u32);
         self.rebind.insert(i as u32);
         let instances: Vec<u32> = self.instances_of(i as u32).collect();
@@ -269,7 +279,10 @@ impl MaterialRegistry {
         }
         let parent = self.entry(instance.parent).map_err(|_| RendererError::UnknownMaterial(instance.parent))?;
         let Definition::Parent(parent_material) = &parent.def else {
-            return Err(RendererError::InvalidMaterial { material: id.to_string(), reason: format!("its parent {} is an instance", instance.parent) });
+            return Err(RendererError::InvalidMaterial {
+                material: id.to_string(),
+                reason: format!("its parent {} is an instance", instance.parent),
+            });
         };
         if instance.parent == id {
             return Err(RendererError::InvalidMaterial { material: id.to_string(), reason: "an instance cannot be its own parent".into() });
@@ -292,7 +305,8 @@ impl MaterialRegistry {
             Some(Entry { def: Definition::Instance(old), bindings, textures: old_textures, .. }) => {
                 self.uncount_instance(old.parent.slot());
                 if same_parent && old_textures == textures {
-                    self.entries[i] = Some(Entry { def: Definition::Instance(instance), layout, parent: parent_slot, block, textures, bindings });
+                    self.entries[i] =
+                        Some(Entry { def: Definition::Instance(instance), layout, parent: parent_slot, block, textures, bindings });
                     *self.instances.entry(parent_slot).or_default() += 1;
                     self.dirty_blocks.insert(i as u32);
                     return Ok(());
@@ -328,7 +342,8 @@ impl MaterialRegistry {
     /// value of another kind, is an error and changes nothing.
     pub fn set_parameter(&mut self, id: MaterialId, name: &str, value: ParameterValue) -> Result<()> {
         let e = self.entry(id)?;
-        let slot = e.layout.check_override(name, &value).map_err(|reason| RendererError::InvalidMaterial { material: id.to_string(), reason })?;
+        let slot =
+            e.layout.check_override(name, &value).map_err(|reason| RendererError::InvalidMaterial { material: id.to_string(), reason })?;
         let i = id.slot() as usize;
         let e = self.entries[i].as_mut().expect("checked live");
         match &mut e.def {
@@ -488,7 +503,9 @@ impl MaterialRegistry {
         let id = if self.entry(id).is_ok() { id } else { MaterialId::DEFAULT };
         let e = self.entry(id).expect("the default material");
         let parent = e.parent as usize;
-        let Some(Entry { def: Definition::Parent(p), .. }) = &self.entries[parent] else { unreachable!("an instance's parent is a live parent") };
+        let Some(Entry { def: Definition::Parent(p), .. }) = &self.entries[parent] else {
+            unreachable!("an instance's parent is a live parent")
+        };
         ResolvedMaterial {
             id,
             blend_mode: p.blend_mode,
@@ -562,7 +579,11 @@ fn parent_textures(material: &Material, layout: &ParameterLayout) -> Vec<(Textur
 }
 
 /// An instance's block and textures: the parent's defaults with its overrides.
-fn instance_block(parent: &Material, layout: &ParameterLayout, instance: &MaterialInstance) -> (MaterialBlock, Vec<(TextureId, SamplerDesc)>) {
+fn instance_block(
+    parent: &Material,
+    layout: &ParameterLayout,
+    instance: &MaterialInstance,
+) -> (MaterialBlock, Vec<(TextureId, SamplerDesc)>) {
     let mut block = parent.default_block(layout);
     let mut textures = parent_textures(parent, layout);
     for (name, value) in &instance.overrides {
@@ -596,7 +617,10 @@ mod tests {
     use glam::Vec4;
 
     fn custom(name: &str, body: &str) -> Material {
-        Material::with_shader(name, &format!("fn material_main(i: MaterialInput) -> MaterialOutput {{ var o = default_material(i); {body} return o; }}"))
+        Material::with_shader(
+            name,
+            &format!("fn material_main(i: MaterialInput) -> MaterialOutput {{ var o = default_material(i); {body} return o; }}"),
+        )
     }
 
     #[test]
@@ -620,7 +644,9 @@ mod tests {
     #[test]
     fn instances_share_their_parents_shader_and_parameter_writes_touch_one_block() {
         let mut r = MaterialRegistry::default();
-        let parent = custom("tinted.wgsl", "o.base_color = param_tint().rgb * param_gain();").with_parameter(MaterialParameter::vector("tint", Vec4::ONE)).with_parameter(MaterialParameter::scalar("gain", 1.0));
+        let parent = custom("tinted.wgsl", "o.base_color = param_tint().rgb * param_gain();")
+            .with_parameter(MaterialParameter::vector("tint", Vec4::ONE))
+            .with_parameter(MaterialParameter::scalar("gain", 1.0));
         r.set(MaterialId(1), parent).unwrap();
         for i in 2..10 {
             r.set_instance(MaterialId(i), MaterialInstance::of(MaterialId(1)).with_vector("tint", Vec4::splat(i as f32))).unwrap();
@@ -645,7 +671,9 @@ mod tests {
         // The parent cannot go while instances live; its shader change rebuilds it and its instances.
         assert!(matches!(r.remove(MaterialId(1)), Err(RendererError::MaterialInUse { instances: 8, .. })));
         r.take_recache();
-        let edited = custom("tinted.wgsl", "o.base_color = param_tint().rgb;").with_parameter(MaterialParameter::vector("tint", Vec4::ONE)).with_parameter(MaterialParameter::scalar("gain", 1.0));
+        let edited = custom("tinted.wgsl", "o.base_color = param_tint().rgb;")
+            .with_parameter(MaterialParameter::vector("tint", Vec4::ONE))
+            .with_parameter(MaterialParameter::scalar("gain", 1.0));
         r.set(MaterialId(1), edited).unwrap();
         assert_eq!(r.take_recache(), (1..10).collect::<BTreeSet<u32>>());
         assert_eq!(r.take_stale_shaders().len(), 1, "the old source's pipelines go");
@@ -657,7 +685,10 @@ mod tests {
     #[test]
     fn instances_need_a_live_parent() {
         let mut r = MaterialRegistry::default();
-        assert!(matches!(r.set_instance(MaterialId(1), MaterialInstance::of(MaterialId(7))), Err(RendererError::UnknownMaterial(MaterialId(7)))));
+        assert!(matches!(
+            r.set_instance(MaterialId(1), MaterialInstance::of(MaterialId(7))),
+            Err(RendererError::UnknownMaterial(MaterialId(7)))
+        ));
         r.set(MaterialId(1), Material::default()).unwrap();
         r.set_instance(MaterialId(2), MaterialInstance::of(MaterialId(1))).unwrap();
         assert!(r.set_instance(MaterialId(3), MaterialInstance::of(MaterialId(2))).is_err(), "an instance is no parent");

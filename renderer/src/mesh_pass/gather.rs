@@ -233,10 +233,20 @@ mod tests {
     fn lods_and_extra_entries_select_what_a_visible_primitive_draws() {
         // Slot 0: bucket 0 at LOD 0, bucket 1 at LOD 1; slot 1: buckets 1 and 0 at LOD 0; slot 2: nothing.
         let cache = cache(&[vec![(0, 0), (1, 1)], vec![(1, 0), (0, 0)], vec![]]);
-        let vis = ViewVisibility { visible: vec![PrimitiveSlot(0), PrimitiveSlot(1), PrimitiveSlot(2)], lods: vec![1, 0, 0], ..Default::default() };
+        let vis = ViewVisibility {
+            visible: vec![PrimitiveSlot(0), PrimitiveSlot(1), PrimitiveSlot(2)],
+            lods: vec![1, 0, 0],
+            ..Default::default()
+        };
         let ranks = [DrawRank(1), DrawRank(0)];
         let (draws, ids) = gather_sort_merge_cached(&cache, &vis, &ranks, &inverse(&ranks), |_| true, true);
         assert_eq!(ids, vec![PrimitiveSlot(0), PrimitiveSlot(1), PrimitiveSlot(1)]);
-        assert_eq!(draws, vec![MergedDraw { bucket: BucketId(1), first_instance: 0, instance_count: 2 }, MergedDraw { bucket: BucketId(0), first_instance: 2, instance_count: 1 }]);
+        assert_eq!(
+            draws,
+            vec![
+                MergedDraw { bucket: BucketId(1), first_instance: 0, instance_count: 2 },
+                MergedDraw { bucket: BucketId(0), first_instance: 2, instance_count: 1 }
+            ]
+        );
     }
 }

@@ -134,7 +134,12 @@ impl PipelineLibrary {
         )
     }
 
-    fn create(device: &Device, key: PassPipelineKey, vf: &'static dyn VertexFactoryType, materials: &MaterialRegistry) -> Result<PipelineInfo> {
+    fn create(
+        device: &Device,
+        key: PassPipelineKey,
+        vf: &'static dyn VertexFactoryType,
+        materials: &MaterialRegistry,
+    ) -> Result<PipelineInfo> {
         let material = materials
             .shader(key.material_shader)
             .ok_or_else(|| RhiError::InvalidDesc(format!("material shader {:?} was released", key.material_shader)))?;
@@ -147,7 +152,12 @@ impl PipelineLibrary {
         made
     }
 
-    fn create_with(device: &Device, key: PassPipelineKey, vf: &'static dyn VertexFactoryType, shader: ShaderHandle) -> Result<PipelineInfo> {
+    fn create_with(
+        device: &Device,
+        key: PassPipelineKey,
+        vf: &'static dyn VertexFactoryType,
+        shader: ShaderHandle,
+    ) -> Result<PipelineInfo> {
         let pass = key.pass.desc();
         let has_fragment = pass.fragment == PassFragment::Always || key.blend == BlendMode::Masked;
         let mut streams = vf.streams();
@@ -161,7 +171,12 @@ impl PipelineLibrary {
         let cull_mode = if key.two_sided || pass.cull_none { CullMode::None } else { CullMode::Back };
         let front_face = if key.reverse_culling { FrontFace::Clockwise } else { FrontFace::CounterClockwise };
         let d = pass.depth;
-        let depth = Some(DepthState { format: SCENE_DEPTH_FORMAT, write: d.write, compare: d.compare, bias: d.bias.map(|(c, s)| DepthBias::new(c, s)) });
+        let depth = Some(DepthState {
+            format: SCENE_DEPTH_FORMAT,
+            write: d.write,
+            compare: d.compare,
+            bias: d.bias.map(|(c, s)| DepthBias::new(c, s)),
+        });
         let color_targets = match pass.target {
             PassTarget::ShadowMap => vec![],
             PassTarget::SceneColor => vec![ColorTargetState { format: SCENE_COLOR_FORMAT, blend: pass.blend.state(key.blend) }],
@@ -170,12 +185,7 @@ impl PipelineLibrary {
             vertex: ShaderStageDesc::new(shader, "vs_main"),
             fragment: has_fragment.then(|| ShaderStageDesc::new(shader, "fs_main")),
             vertex_buffers: streams,
-            primitive: PrimitiveState {
-                topology: PrimitiveTopology::TriangleList,
-                polygon_mode: pass.polygon_mode,
-                cull_mode,
-                front_face,
-            },
+            primitive: PrimitiveState { topology: PrimitiveTopology::TriangleList, polygon_mode: pass.polygon_mode, cull_mode, front_face },
             depth,
             color_targets,
         };

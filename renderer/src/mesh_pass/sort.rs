@@ -63,10 +63,7 @@ pub fn sort_by_bucket(commands: &[VisibleCommand], rank: &[DrawRank]) -> Vec<Vis
 /// (ranks are distinct per bucket, so what ties after that is identical).
 pub fn sort_back_to_front(commands: &mut [VisibleCommand], rank: &[DrawRank]) {
     commands.sort_unstable_by(|a, b| {
-        b.sort_key
-            .cmp(&a.sort_key)
-            .then(rank[a.bucket.index()].cmp(&rank[b.bucket.index()]))
-            .then(a.primitive.cmp(&b.primitive))
+        b.sort_key.cmp(&a.sort_key).then(rank[a.bucket.index()].cmp(&rank[b.bucket.index()])).then(a.primitive.cmp(&b.primitive))
     });
 }
 

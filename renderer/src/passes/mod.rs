@@ -161,7 +161,8 @@ pub enum PassTarget {
 pub const MAX_PASSES: usize = 16;
 
 /// Passes added with [`register_pass`], after the built-in ones.
-static REGISTERED: [OnceLock<&'static PassDesc>; MAX_PASSES - BUILTIN_PASSES.len()] = [const { OnceLock::new() }; MAX_PASSES - BUILTIN_PASSES.len()];
+static REGISTERED: [OnceLock<&'static PassDesc>; MAX_PASSES - BUILTIN_PASSES.len()] =
+    [const { OnceLock::new() }; MAX_PASSES - BUILTIN_PASSES.len()];
 /// Entries of `REGISTERED` that are set (a prefix).
 static REGISTERED_COUNT: AtomicUsize = AtomicUsize::new(0);
 static REGISTERING: Mutex<()> = Mutex::new(());

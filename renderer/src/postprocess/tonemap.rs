@@ -82,7 +82,12 @@ impl Tonemapper {
             vertex: ShaderStageDesc::new(shader, "vs_main"),
             fragment: Some(ShaderStageDesc::new(shader, "fs_main")),
             vertex_buffers: vec![],
-            primitive: PrimitiveState { topology: PrimitiveTopology::TriangleList, polygon_mode: PolygonMode::Fill, cull_mode: CullMode::None, front_face: FrontFace::CounterClockwise },
+            primitive: PrimitiveState {
+                topology: PrimitiveTopology::TriangleList,
+                polygon_mode: PolygonMode::Fill,
+                cull_mode: CullMode::None,
+                front_face: FrontFace::CounterClockwise,
+            },
             depth: None,
             color_targets: vec![ColorTargetState { format: OUTPUT_FORMAT, blend: None }],
         };

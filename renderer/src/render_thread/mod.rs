@@ -30,10 +30,10 @@
 use crate::cvars::ConsoleVariables;
 use crate::error::{RendererError, Result};
 use crate::material::{MaterialMirror, SlotIds};
-use crate::texture::{TextureId, TextureLimits};
 use crate::scene::{Light, LightId, PrimitiveId, PrimitiveSceneProxy, Scene};
 use crate::scene_renderer::{FrameRequest, RetiredFrame, SceneRenderer};
 use crate::stats::FrameStats;
+use crate::texture::{TextureId, TextureLimits};
 use glam::Mat4;
 use rhi_vulkan::{Device, DeviceDesc, Image, RhiError};
 use std::any::Any;
@@ -67,7 +67,15 @@ impl RenderContext {
     /// An empty scene on `device`, with the default console variables.
     pub fn new(device: Device) -> Self {
         let renderer = SceneRenderer::new(&device);
-        Self { device, scene: Scene::default(), renderer, cvars: ConsoleVariables::default(), last_image: None, last_image_frame: None, last_complete_stats: None }
+        Self {
+            device,
+            scene: Scene::default(),
+            renderer,
+            cvars: ConsoleVariables::default(),
+            last_image: None,
+            last_image_frame: None,
+            last_complete_stats: None,
+        }
     }
 
     /// Renders one frame now and returns its stats: complete with
@@ -212,7 +220,10 @@ fn finish_gpu(ctx: &mut RenderContext, shared: &Shared) -> Result<()> {
 }
 
 fn panic_message(p: Box<dyn Any + Send>) -> String {
-    p.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| p.downcast_ref::<String>().cloned()).unwrap_or_else(|| "unknown panic".into())
+    p.downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| p.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".into())
 }
 
 fn run_command(ctx: &mut RenderContext, shared: &Shared, cmd: RenderCommand) -> bool {
@@ -620,7 +631,12 @@ impl RenderThread {
     }
 
     /// New transform and local bounds (UE sends both when bounds change).
-    pub fn update_primitive_transform_and_bounds(&mut self, id: PrimitiveId, local_to_world: Mat4, local_bounds: crate::math::Bounds) -> Result<()> {
+    pub fn update_primitive_transform_and_bounds(
+        &mut self,
+        id: PrimitiveId,
+        local_to_world: Mat4,
+        local_bounds: crate::math::Bounds,
+    ) -> Result<()> {
         validate_transform(&local_to_world, &local_bounds)?;
         self.enqueue_render_command(move |ctx| {
             let _ = ctx.scene.update_primitive_transform_and_bounds(id, local_to_world, local_bounds);

@@ -47,7 +47,11 @@ pub fn page_ranges(buffer_size: u64) -> [(u64, u64); GPU_SCENE_PAGES as usize] {
     let first = (0, buffer_size.min(PAGE_BYTES));
     std::array::from_fn(|p| {
         let offset = p as u64 * PAGE_BYTES;
-        if offset < buffer_size { (offset, (buffer_size - offset).min(PAGE_BYTES)) } else { first }
+        if offset < buffer_size {
+            (offset, (buffer_size - offset).min(PAGE_BYTES))
+        } else {
+            first
+        }
     })
 }
 
@@ -143,7 +147,8 @@ impl GpuScene {
             return Ok(());
         }
         self.last_upload_bytes = bytes.len() as u64;
-        let staging = device.create_buffer_init(&BufferDesc::host_visible("gpu scene staging", bytes.len() as u64, BufferUsage::TRANSFER_SRC), &bytes)?;
+        let staging = device
+            .create_buffer_init(&BufferDesc::host_visible("gpu scene staging", bytes.len() as u64, BufferUsage::TRANSFER_SRC), &bytes)?;
         let cmd = frame.cmd();
         let recorded = cmd
             .buffer_barrier(buffer, BufferState::ShaderRead, BufferState::TransferDst)

@@ -49,7 +49,9 @@ impl Light {
     /// rejects it otherwise): finite values, a direction, a positive radius.
     pub fn is_valid(&self) -> bool {
         match self {
-            Light::Directional(d) => d.direction.is_finite() && d.direction.length_squared() > 0.0 && d.color.is_finite() && d.intensity.is_finite(),
+            Light::Directional(d) => {
+                d.direction.is_finite() && d.direction.length_squared() > 0.0 && d.color.is_finite() && d.intensity.is_finite()
+            }
             Light::Point(p) => p.position.is_finite() && p.color.is_finite() && p.intensity.is_finite() && p.radius > 0.0,
         }
     }

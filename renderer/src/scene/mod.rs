@@ -11,10 +11,10 @@ mod visibility;
 
 pub use gpu_scene::{GpuScene, PrimitiveGpuData};
 pub use light::{DirectionalLight, Light, LightId, PointLight, MAX_POINT_LIGHTS};
-pub use proxy::{MeshElementCollector, PrimitiveSceneProxy, ProxyUpdateContext, RetiredFrameResults, ViewRelevance};
 pub(crate) use proxy::RetireCallback;
-pub use scene::{PrimitiveId, Scene, SceneCounters};
-pub(crate) use scene::{flags, PassCache};
+pub use proxy::{MeshElementCollector, PrimitiveSceneProxy, ProxyUpdateContext, RetiredFrameResults, ViewRelevance};
 #[cfg(test)]
 pub(crate) use scene::CachedEntry;
+pub(crate) use scene::{flags, PassCache};
+pub use scene::{PrimitiveId, Scene, SceneCounters};
 pub(crate) use visibility::{compute_visibility, ViewVisibility};

@@ -13,15 +13,17 @@ use super::light::{Light, LightId};
 use super::proxy::{PrimitiveSceneProxy, ProxyUpdateContext};
 use crate::error::{RendererError, Result};
 use crate::material::{Material, MaterialId, MaterialInstance, MaterialRegistry, ParameterValue};
-use crate::texture::{Texture2D, TextureId, TextureRegistry};
 use crate::math::Bounds;
-use crate::mesh_pass::{build_mesh_draw_command, BucketId, MeshBatch, MeshDrawCommand, MeshPass, PipelineLibrary, PrimitiveSlot, StateBuckets};
+use crate::mesh_pass::{
+    build_mesh_draw_command, BucketId, MeshBatch, MeshDrawCommand, MeshPass, PipelineLibrary, PrimitiveSlot, StateBuckets,
+};
+use crate::texture::{Texture2D, TextureId, TextureRegistry};
 use crate::view::SceneView;
 use glam::{Mat4, Vec4};
 use rayon::prelude::*;
 use rhi_vulkan::{BufferHandle, Device};
-use std::any::Any;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+use std::any::Any;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -411,7 +413,8 @@ impl Scene {
             }
             b
         };
-        let boxes: Vec<ChunkBounds> = if picked.len() >= 8 { picked.par_iter().map(|&c| exact(c)).collect() } else { picked.iter().map(|&c| exact(c)).collect() };
+        let boxes: Vec<ChunkBounds> =
+            if picked.len() >= 8 { picked.par_iter().map(|&c| exact(c)).collect() } else { picked.iter().map(|&c| exact(c)).collect() };
         for (c, b) in picked.into_iter().zip(boxes) {
             self.chunks[c] = b;
         }
@@ -642,7 +645,8 @@ impl Scene {
             }
             self.max_draw_distance[slot as usize] = if f & flags::DRAW_DISTANCE != 0 { limit } else { 0.0 };
             self.flags[slot as usize] = f;
-            self.infos[slot as usize] = Some(PrimitiveSceneInfo { id, proxy, local_bounds, lod_screen_sizes, cached: Vec::new(), materials: Vec::new() });
+            self.infos[slot as usize] =
+                Some(PrimitiveSceneInfo { id, proxy, local_bounds, lod_screen_sizes, cached: Vec::new(), materials: Vec::new() });
             self.ids.insert(id, slot);
             self.set_transform_data(slot, m);
             slots.push(slot);
@@ -866,7 +870,6 @@ impl Scene {
         }
         any.then(|| Bounds::from_box(min, max))
     }
-
 }
 
 fn dummy_view() -> SceneView {

@@ -35,7 +35,13 @@ pub(crate) struct ViewVisibility {
 
 /// Culls every primitive whose flags contain `require` against `frustum`
 /// (and `view`'s draw distance, when given).
-pub(crate) fn compute_visibility(scene: &Scene, frustum: &Frustum, view: Option<&SceneView>, require: u32, parallel: bool) -> ViewVisibility {
+pub(crate) fn compute_visibility(
+    scene: &Scene,
+    frustum: &Frustum,
+    view: Option<&SceneView>,
+    require: u32,
+    parallel: bool,
+) -> ViewVisibility {
     let n = scene.slot_count();
     let require = require | flags::VALID;
     let cull_chunk = |start: usize| -> ViewVisibility {
@@ -43,7 +49,8 @@ pub(crate) fn compute_visibility(scene: &Scene, frustum: &Frustum, view: Option<
         let end = (start + CHUNK).min(n);
         let mut out = ViewVisibility::default();
         let b = scene.chunks[start / CHUNK];
-        let beyond = view.is_some_and(|v| v.max_draw_distance > 0.0 && v.origin.clamp(b.min, b.max).distance(v.origin) > v.max_draw_distance);
+        let beyond =
+            view.is_some_and(|v| v.max_draw_distance > 0.0 && v.origin.clamp(b.min, b.max).distance(v.origin) > v.max_draw_distance);
         let straddled = if b.is_empty() || beyond { None } else { frustum.straddled_planes(b.min, b.max) };
         let Some((mut planes, k)) = straddled else {
             out.chunks_skipped = 1;
@@ -88,7 +95,8 @@ pub(crate) fn compute_visibility(scene: &Scene, frustum: &Frustum, view: Option<
         out
     };
     let starts: Vec<usize> = (0..n).step_by(CHUNK).collect();
-    let chunks: Vec<ViewVisibility> = if parallel { starts.par_iter().map(|&s| cull_chunk(s)).collect() } else { starts.iter().map(|&s| cull_chunk(s)).collect() };
+    let chunks: Vec<ViewVisibility> =
+        if parallel { starts.par_iter().map(|&s| cull_chunk(s)).collect() } else { starts.iter().map(|&s| cull_chunk(s)).collect() };
     let mut out = ViewVisibility::default();
     let total: usize = chunks.iter().map(|c| c.visible.len()).sum();
     out.visible.reserve(total);
@@ -174,7 +182,16 @@ mod tests {
             let (x, y) = ((i % side) as f32 - 100.0, (i / side) as f32 - 100.0);
             scene.push_culling_slot(Vec4::new(x * 2.0, y * 2.0, 0.0, 0.8), flags::VALID | flags::DRAW, 0.0);
         }
-        let narrow = SceneView::perspective(Vec3::new(0.0, -150.0, 20.0), Vec3::new(0.0, -140.0, 0.0), Vec3::Z, 0.6, 0.1, 1000.0, Rect::from_size(64, 64)).unwrap();
+        let narrow = SceneView::perspective(
+            Vec3::new(0.0, -150.0, 20.0),
+            Vec3::new(0.0, -140.0, 0.0),
+            Vec3::Z,
+            0.6,
+            0.1,
+            1000.0,
+            Rect::from_size(64, 64),
+        )
+        .unwrap();
         let check = |scene: &Scene, v: &SceneView, what: &str| -> u32 {
             let got = compute_visibility(scene, &v.frustum(), Some(v), flags::DRAW, true);
             assert_eq!(got.visible, brute_force(scene, v, flags::DRAW), "{what}");
@@ -215,7 +232,10 @@ mod tests {
         check(&scene, &near, "tightened, draw distance");
         // A tightened box is exact: it holds its live spheres and no more.
         for (c, b) in scene.chunks.iter().enumerate() {
-            let live: Vec<Vec4> = (c * CHUNK..((c + 1) * CHUNK).min(scene.slot_count())).filter(|&i| scene.flags[i] & flags::VALID != 0).map(|i| scene.spheres[i]).collect();
+            let live: Vec<Vec4> = (c * CHUNK..((c + 1) * CHUNK).min(scene.slot_count()))
+                .filter(|&i| scene.flags[i] & flags::VALID != 0)
+                .map(|i| scene.spheres[i])
+                .collect();
             let min = live.iter().fold(Vec3::splat(f32::INFINITY), |m, s| m.min(s.truncate() - s.w));
             assert_eq!(b.min, min, "chunk {c}");
         }
@@ -233,7 +253,9 @@ mod tests {
                     let need = require | flags::VALID;
                     let s = scene.spheres[i];
                     let limit = scene.max_draw_distance[i];
-                    scene.flags[i] & need == need && frustum.intersects_sphere(s.truncate(), s.w) && !(limit > 0.0 && s.truncate().distance(v.origin) - s.w > limit)
+                    scene.flags[i] & need == need
+                        && frustum.intersects_sphere(s.truncate(), s.w)
+                        && !(limit > 0.0 && s.truncate().distance(v.origin) - s.w > limit)
                 })
                 .map(|i| PrimitiveSlot(i as u32))
                 .collect();

@@ -32,7 +32,7 @@
 
 mod local;
 
-pub use local::{LocalVertexFactory, LocalVertex, LOCAL_VERTEX_FACTORY};
+pub use local::{LocalVertex, LocalVertexFactory, LOCAL_VERTEX_FACTORY};
 
 use rhi_vulkan::VertexBufferLayout;
 

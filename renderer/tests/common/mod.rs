@@ -28,7 +28,13 @@ pub fn family(views: Vec<SceneView>) -> ViewFamily {
 }
 
 pub fn sun(rt: &mut RenderThread, shadows: bool) -> LightId {
-    rt.add_light(Light::Directional(DirectionalLight { direction: Vec3::new(0.3, 0.2, -1.0), color: Vec3::ONE, intensity: 2.5, cast_shadows: shadows })).unwrap()
+    rt.add_light(Light::Directional(DirectionalLight {
+        direction: Vec3::new(0.3, 0.2, -1.0),
+        color: Vec3::ONE,
+        intensity: 2.5,
+        cast_shadows: shadows,
+    }))
+    .unwrap()
 }
 
 /// `count` cubes on a grid in the XY plane, cycling through `materials`.
@@ -39,7 +45,11 @@ pub fn cube_grid(rt: &mut RenderThread, count: usize, materials: &[MaterialId], 
         .map(|i| {
             let (x, y) = ((i % side) as f32, (i / side) as f32);
             let offset = (side as f32 - 1.0) * spacing / 2.0;
-            let m = Mat4::from_scale_rotation_translation(Vec3::splat(spacing * 0.6), glam::Quat::IDENTITY, Vec3::new(x * spacing - offset, y * spacing - offset, 0.0));
+            let m = Mat4::from_scale_rotation_translation(
+                Vec3::splat(spacing * 0.6),
+                glam::Quat::IDENTITY,
+                Vec3::new(x * spacing - offset, y * spacing - offset, 0.0),
+            );
             let material = materials[i % materials.len()];
             (Box::new(StaticMeshSceneProxy::new(mesh.clone(), vec![material])) as Box<dyn PrimitiveSceneProxy>, m)
         })
@@ -82,7 +92,17 @@ pub fn render_thread_in_flight(mode: RenderThreadMode, slots: u32, frames_in_fli
 
 /// A camera straight above the origin, orthographic, `width` scene units wide.
 pub fn ortho_down(width: f32) -> SceneView {
-    SceneView::orthographic(Vec3::new(0.0, 0.0, 10.0), Vec3::ZERO, Vec3::Y, width, width * H as f32 / W as f32, 0.1, 50.0, Rect::from_size(W, H)).unwrap()
+    SceneView::orthographic(
+        Vec3::new(0.0, 0.0, 10.0),
+        Vec3::ZERO,
+        Vec3::Y,
+        width,
+        width * H as f32 / W as f32,
+        0.1,
+        50.0,
+        Rect::from_size(W, H),
+    )
+    .unwrap()
 }
 
 pub fn plane_at(rt: &mut RenderThread, material: MaterialId, size: f32, transform: Mat4) -> PrimitiveId {

@@ -3,8 +3,8 @@
 
 use super::state::*;
 use super::{CommandList, RenderingContents, MAX_VERTEX_STREAMS};
-use crate::conv;
 use crate::bind_group::BindGroupHandle;
+use crate::conv;
 use crate::descriptor::BindGroup;
 use crate::device::read;
 use crate::error::{Result, RhiError};
@@ -77,16 +77,12 @@ impl CommandList<'_> {
         }
         let i = index as usize;
         if i >= usize::from(b.sets.count) || b.sets.raw[i] != group.layout {
-            return Err(RhiError::InvalidDesc(format!(
-                "bind group does not match group {index} of the bound pipeline's layout"
-            )));
+            return Err(RhiError::InvalidDesc(format!("bind group does not match group {index} of the bound pipeline's layout")));
         }
         // SAFETY: the set was allocated for this device and frame with the set
         // layout at `index` of the bound pipeline's layout, and written with
         // live resources.
-        unsafe {
-            self.device.raw.cmd_bind_descriptor_sets(self.raw, b.bind_point, b.layout, index, &[group.raw], &[])
-        };
+        unsafe { self.device.raw.cmd_bind_descriptor_sets(self.raw, b.bind_point, b.layout, index, &[group.raw], &[]) };
         self.state.sets[i] = group.layout;
         self.state.draw_ready = None;
         Ok(())
@@ -104,17 +100,13 @@ impl CommandList<'_> {
             let groups = read(&self.device.resources.bind_groups);
             let g = groups.get(group).ok_or_else(|| RhiError::InvalidHandle(format!("{group:?}")))?;
             if let Some(dead) = g.dead_resource(self.device) {
-                return Err(RhiError::InvalidHandle(format!(
-                    "bind group {group:?} names {dead}, destroyed since the group was created"
-                )));
+                return Err(RhiError::InvalidHandle(format!("bind group {group:?} names {dead}, destroyed since the group was created")));
             }
             (g.raw(), g.layout)
         };
         let i = index as usize;
         if i >= usize::from(b.sets.count) || b.sets.raw[i] != layout {
-            return Err(RhiError::InvalidDesc(format!(
-                "bind group {group:?} does not match group {index} of the bound pipeline's layout"
-            )));
+            return Err(RhiError::InvalidDesc(format!("bind group {group:?} does not match group {index} of the bound pipeline's layout")));
         }
         // SAFETY: the set was allocated from this device's persistent pools
         // with the set layout at `index` of the bound pipeline's layout and
@@ -320,7 +312,14 @@ impl CommandList<'_> {
     /// Records an indexed draw; its index range must lie inside the bound
     /// index buffer and its instance range inside the per-instance streams.
     #[inline]
-    pub fn draw_indexed(&mut self, index_count: u32, instance_count: u32, first_index: u32, vertex_offset: i32, first_instance: u32) -> Result<()> {
+    pub fn draw_indexed(
+        &mut self,
+        index_count: u32,
+        instance_count: u32,
+        first_index: u32,
+        vertex_offset: i32,
+        first_instance: u32,
+    ) -> Result<()> {
         let l = self.check_draw()?;
         let Some(indices) = self.state.index else { return Err(state_err("draw_indexed with no index buffer bound")) };
         if !fits(u64::from(first_index), u64::from(index_count), indices) {
@@ -330,9 +329,7 @@ impl CommandList<'_> {
             return Err(self.stream_range_err(None, (first_instance, instance_count)));
         }
         // SAFETY: as `draw`, with the index range inside the bound index buffer.
-        unsafe {
-            self.device.raw.cmd_draw_indexed(self.raw, index_count, instance_count, first_index, vertex_offset, first_instance)
-        };
+        unsafe { self.device.raw.cmd_draw_indexed(self.raw, index_count, instance_count, first_index, vertex_offset, first_instance) };
         self.draws = self.draws.saturating_add(1);
         Ok(())
     }
@@ -355,9 +352,7 @@ impl CommandList<'_> {
         if draw_count == 0 {
             return Ok(());
         }
-        let span = u64::from(draw_count - 1)
-            .checked_mul(u64::from(stride))
-            .and_then(|s| s.checked_add(ARGS));
+        let span = u64::from(draw_count - 1).checked_mul(u64::from(stride)).and_then(|s| s.checked_add(ARGS));
         if !offset.is_multiple_of(4)
             || (draw_count > 1 && (!stride.is_multiple_of(4) || u64::from(stride) < ARGS))
             || !span.is_some_and(|span| fits(offset, span, desc.size))

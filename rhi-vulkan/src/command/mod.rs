@@ -124,10 +124,8 @@ impl<'d> CommandList<'d> {
     /// A primary list (outside any pass) or a secondary that continues a
     /// pass of `inherited` (its [`RenderingLayout::key`]).
     pub(crate) fn new(device: &'d Device, raw: vk::CommandBuffer, inherited: Option<u64>, frame: u64) -> Self {
-        let state = Recording {
-            pass: inherited.map(|layout| OpenPass { layout, contents: RenderingContents::Inline }),
-            ..Recording::default()
-        };
+        let state =
+            Recording { pass: inherited.map(|layout| OpenPass { layout, contents: RenderingContents::Inline }), ..Recording::default() };
         Self { device, raw, secondary: inherited.is_some(), frame, state, draws: 0, queries: None }
     }
 
@@ -165,9 +163,9 @@ impl<'d> CommandList<'d> {
     /// primary may only execute secondaries (and end the pass).
     fn inline_ok(&self, what: &str) -> Result<()> {
         match self.state.pass {
-            Some(OpenPass { contents: RenderingContents::Secondary, .. }) => Err(state_err(format!(
-                "{what} in a pass begun with RenderingContents::Secondary (record it in the secondaries)"
-            ))),
+            Some(OpenPass { contents: RenderingContents::Secondary, .. }) => {
+                Err(state_err(format!("{what} in a pass begun with RenderingContents::Secondary (record it in the secondaries)")))
+            }
             _ => Ok(()),
         }
     }
@@ -434,10 +432,8 @@ impl<'d> CommandList<'d> {
         if rect.x < 0 || rect.y < 0 {
             return Err(RhiError::InvalidDesc(format!("scissor {rect:?} has a negative offset")));
         }
-        let r = vk::Rect2D {
-            offset: vk::Offset2D { x: rect.x, y: rect.y },
-            extent: vk::Extent2D { width: rect.width, height: rect.height },
-        };
+        let r =
+            vk::Rect2D { offset: vk::Offset2D { x: rect.x, y: rect.y }, extent: vk::Extent2D { width: rect.width, height: rect.height } };
         // SAFETY: recording; scissor is dynamic state in every pipeline;
         // offset + extent does not overflow i32 (checked).
         unsafe { self.device.raw.cmd_set_scissor(self.raw, 0, &[r]) };
@@ -449,12 +445,14 @@ impl<'d> CommandList<'d> {
     fn check_rect(&self, rect: Rect, what: &str) -> Result<()> {
         let [max_w, max_h] = self.device.info().max_viewport_dimensions;
         let end_ok = |o: i32, n: u32| i64::from(o) + i64::from(n) <= i64::from(i32::MAX);
-        if rect.width == 0 || rect.height == 0 || rect.width > max_w || rect.height > max_h
-            || !end_ok(rect.x, rect.width) || !end_ok(rect.y, rect.height)
+        if rect.width == 0
+            || rect.height == 0
+            || rect.width > max_w
+            || rect.height > max_h
+            || !end_ok(rect.x, rect.width)
+            || !end_ok(rect.y, rect.height)
         {
-            return Err(RhiError::InvalidDesc(format!(
-                "{what} {rect:?} is empty, larger than {max_w}x{max_h} or ends past i32::MAX"
-            )));
+            return Err(RhiError::InvalidDesc(format!("{what} {rect:?} is empty, larger than {max_w}x{max_h} or ends past i32::MAX")));
         }
         Ok(())
     }

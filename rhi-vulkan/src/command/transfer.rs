@@ -114,7 +114,12 @@ impl CommandList<'_> {
     pub fn fill_buffer(&mut self, buffer: BufferHandle, offset: u64, size: u64, value: u32) -> Result<()> {
         self.outside_pass("a fill")?;
         let (raw, d) = self.device.raw_buffer_desc(buffer)?;
-        if size == 0 || !fits(offset, size, d.size) || !size.is_multiple_of(4) || !offset.is_multiple_of(4) || !d.usage.contains(BufferUsage::TRANSFER_DST) {
+        if size == 0
+            || !fits(offset, size, d.size)
+            || !size.is_multiple_of(4)
+            || !offset.is_multiple_of(4)
+            || !d.usage.contains(BufferUsage::TRANSFER_DST)
+        {
             return Err(RhiError::InvalidDesc(format!(
                 "fill of {size} bytes at {offset} in {:?} ({} bytes) is empty, out of range, unaligned or lacks TRANSFER_DST",
                 d.label, d.size
@@ -128,7 +133,14 @@ impl CommandList<'_> {
     /// The handles and the region of a texture level <-> buffer copy, with
     /// the level, the buffer range, alignment and usages checked (tightly
     /// packed texels of the whole level at `offset`).
-    fn texture_copy(&self, texture: TextureHandle, level: u32, buffer: BufferHandle, offset: u64, to_buffer: bool) -> Result<(vk::Image, vk::Buffer, vk::BufferImageCopy)> {
+    fn texture_copy(
+        &self,
+        texture: TextureHandle,
+        level: u32,
+        buffer: BufferHandle,
+        offset: u64,
+        to_buffer: bool,
+    ) -> Result<(vk::Image, vk::Buffer, vk::BufferImageCopy)> {
         self.outside_pass("a texture copy")?;
         let (raw_image, t) = {
             let textures = read(&self.device.resources.textures);
@@ -145,10 +157,7 @@ impl CommandList<'_> {
             return Err(RhiError::InvalidDesc(format!("copy between {:?} and {:?} lacks a transfer usage", t.label, b.label)));
         }
         if level >= t.mip_levels {
-            return Err(RhiError::InvalidDesc(format!(
-                "mip level {level} of texture {:?}, which has {}",
-                t.label, t.mip_levels
-            )));
+            return Err(RhiError::InvalidDesc(format!("mip level {level} of texture {:?}, which has {}", t.label, t.mip_levels)));
         }
         let texel = u64::from(t.format.bytes_per_pixel());
         let (width, height) = t.level_extent(level);
@@ -161,7 +170,12 @@ impl CommandList<'_> {
         }
         let region = vk::BufferImageCopy {
             buffer_offset: offset,
-            image_subresource: vk::ImageSubresourceLayers { aspect_mask: conv::aspect(t.format), mip_level: level, base_array_layer: 0, layer_count: 1 },
+            image_subresource: vk::ImageSubresourceLayers {
+                aspect_mask: conv::aspect(t.format),
+                mip_level: level,
+                base_array_layer: 0,
+                layer_count: 1,
+            },
             image_extent: vk::Extent3D { width, height, depth: 1 },
             ..Default::default()
         };
@@ -233,7 +247,9 @@ impl CommandList<'_> {
         let written = (vk::ImageLayout::TRANSFER_DST_OPTIMAL, vk::PipelineStageFlags2::ALL_TRANSFER, vk::AccessFlags2::TRANSFER_WRITE);
         let source = (vk::ImageLayout::TRANSFER_SRC_OPTIMAL, vk::PipelineStageFlags2::BLIT, vk::AccessFlags2::TRANSFER_READ);
         let readable = (read_layout, read_stage, read_access);
-        let barrier = |level: u32, from: (vk::ImageLayout, vk::PipelineStageFlags2, vk::AccessFlags2), to: (vk::ImageLayout, vk::PipelineStageFlags2, vk::AccessFlags2)| {
+        let barrier = |level: u32,
+                       from: (vk::ImageLayout, vk::PipelineStageFlags2, vk::AccessFlags2),
+                       to: (vk::ImageLayout, vk::PipelineStageFlags2, vk::AccessFlags2)| {
             vk::ImageMemoryBarrier2::default()
                 .src_stage_mask(from.1)
                 .src_access_mask(from.2)

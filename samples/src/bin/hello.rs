@@ -214,7 +214,8 @@ mod hello_window {
     impl ApplicationHandler for App {
         fn resumed(&mut self, event_loop: &ActiveEventLoop) {
             if self.window.is_none() {
-                let attrs = Window::default_attributes().with_title("Proxima — hello").with_inner_size(PhysicalSize::new(self.size.0, self.size.1));
+                let attrs =
+                    Window::default_attributes().with_title("Proxima — hello").with_inner_size(PhysicalSize::new(self.size.0, self.size.1));
                 match event_loop.create_window(attrs) {
                     Ok(w) => self.window = Some(Arc::new(w)),
                     Err(_) => self.closed = true,

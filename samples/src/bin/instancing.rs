@@ -15,7 +15,6 @@
 //! `instances` are summed over the components' `IsmStats` (visible: the
 //! main view's, as the GPU cull last read back).
 
-use test_support::Rng;
 use clap::Parser;
 use engine_core::static_mesh::shapes;
 use engine_core::*;
@@ -24,6 +23,7 @@ use instancing::{InstancedStaticMeshComponent, InstancedStaticMeshSceneProxy, Tr
 use renderer::{LocalVertex, Material, MaterialId, StaticMeshLod, StaticMeshSection};
 use samples::{runner, CommonOptions, InstanceStats};
 use std::sync::Arc;
+use test_support::Rng;
 
 const NAME: &str = "instancing";
 const SEED: u64 = 0x5EED_1A57_A2C1_0C45;
@@ -55,10 +55,13 @@ fn main() {
     }
 }
 
-
 fn hash3(p: Vec3, seed: u64) -> f32 {
     let q = (p * 1000.0).round();
-    let mut r = Rng::new(seed ^ (q.x as i64 as u64).wrapping_mul(0x1F1F_1F1F) ^ (q.y as i64 as u64).wrapping_mul(0x7FEB_352D_1234) ^ (q.z as i64 as u64).wrapping_mul(0x846C_A68B));
+    let mut r = Rng::new(
+        seed ^ (q.x as i64 as u64).wrapping_mul(0x1F1F_1F1F)
+            ^ (q.y as i64 as u64).wrapping_mul(0x7FEB_352D_1234)
+            ^ (q.z as i64 as u64).wrapping_mul(0x846C_A68B),
+    );
     r.next_u64();
     r.f32()
 }
@@ -128,7 +131,15 @@ fn material(engine: &mut Engine, r: f32, g: f32, b: f32) -> anyhow::Result<Mater
 }
 
 /// Spawns one ISM actor with `transforms` and one material per slot.
-fn spawn_ism(engine: &mut Engine, name: &str, mesh: Arc<StaticMesh>, transforms: &[Affine3A], mats: &[MaterialId], cull: Option<(f32, f32)>, hism: bool) -> anyhow::Result<ComponentId> {
+fn spawn_ism(
+    engine: &mut Engine,
+    name: &str,
+    mesh: Arc<StaticMesh>,
+    transforms: &[Affine3A],
+    mats: &[MaterialId],
+    cull: Option<(f32, f32)>,
+    hism: bool,
+) -> anyhow::Result<ComponentId> {
     let mut c = if hism { InstancedStaticMeshComponent::new_hierarchical(mesh)? } else { InstancedStaticMeshComponent::new(mesh)? };
     c.add_instances(transforms, TransformSpace::Component)?;
     if let Some((start, end)) = cull {
@@ -210,16 +221,36 @@ fn forest(engine: &mut Engine, k: u32, hism: bool) -> anyhow::Result<Vec<Compone
     let stone_a = material(engine, 0.42, 0.39, 0.34)?;
     let stone_b = material(engine, 0.3, 0.32, 0.35)?;
     let grass = material(engine, 0.26, 0.33, 0.14)?;
-    let (_, ground) = engine.world.spawn_actor("ground", Box::new(StaticMeshComponent::new(StaticMesh::plane())), Transform::from_translation_scale(Vec3::ZERO, Vec3::new(extent + 40.0, extent + 40.0, 1.0)))?;
+    let (_, ground) = engine.world.spawn_actor(
+        "ground",
+        Box::new(StaticMeshComponent::new(StaticMesh::plane())),
+        Transform::from_translation_scale(Vec3::ZERO, Vec3::new(extent + 40.0, extent + 40.0, 1.0)),
+    )?;
     engine.world.set_material(ground, 0, grass)?;
     let mut ids = vec![spawn_ism(engine, "trees", tree()?, &tt, &[bark, leaves], None, hism)?];
     // Rocks are small: culled (and faded) past 90..120 units, as a level would.
     let cull = Some((90.0, 120.0));
     if !ta.is_empty() {
-        ids.push(spawn_ism(engine, "rocks A", rock("rock A (boulder)", 11, 10, 7, 0.45, Vec3::new(1.0, 0.85, 0.6))?, &ta, &[stone_a], cull, hism)?);
+        ids.push(spawn_ism(
+            engine,
+            "rocks A",
+            rock("rock A (boulder)", 11, 10, 7, 0.45, Vec3::new(1.0, 0.85, 0.6))?,
+            &ta,
+            &[stone_a],
+            cull,
+            hism,
+        )?);
     }
     if !tb.is_empty() {
-        ids.push(spawn_ism(engine, "rocks B", rock("rock B (shard)", 23, 6, 4, 0.7, Vec3::new(0.7, 0.6, 1.2))?, &tb, &[stone_b], cull, hism)?);
+        ids.push(spawn_ism(
+            engine,
+            "rocks B",
+            rock("rock B (shard)", 23, 6, 4, 0.7, Vec3::new(0.7, 0.6, 1.2))?,
+            &tb,
+            &[stone_b],
+            cull,
+            hism,
+        )?);
     }
     // From just outside one edge, looking in and down across the forest.
     // The same view at every size: the nearest 100 or so units of the forest.

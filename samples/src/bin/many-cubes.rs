@@ -103,14 +103,26 @@ fn run(o: &Options) -> anyhow::Result<()> {
     camera.0.max_draw_distance = o.draw_distance;
     let (_, camera_id) = w.spawn_actor("camera", Box::new(camera), Transform::new(eye, look_rotation(eye, Vec3::ZERO), Vec3::ONE))?;
     samples::fly_camera::control_camera(camera_id);
-    w.spawn_actor("sun", Box::new(DirectionalLightComponent { intensity: 1.1, ..Default::default() }), Transform::new(Vec3::ZERO, look_rotation(Vec3::ZERO, Vec3::new(0.4, 0.25, -1.0)), Vec3::ONE))?;
-    let (_, floor) = w.spawn_actor("ground", Box::new(StaticMeshComponent::new(StaticMesh::plane())), Transform::from_translation_scale(Vec3::ZERO, Vec3::splat(extent * 1.2)))?;
+    w.spawn_actor(
+        "sun",
+        Box::new(DirectionalLightComponent { intensity: 1.1, ..Default::default() }),
+        Transform::new(Vec3::ZERO, look_rotation(Vec3::ZERO, Vec3::new(0.4, 0.25, -1.0)), Vec3::ONE),
+    )?;
+    let (_, floor) = w.spawn_actor(
+        "ground",
+        Box::new(StaticMeshComponent::new(StaticMesh::plane())),
+        Transform::from_translation_scale(Vec3::ZERO, Vec3::splat(extent * 1.2)),
+    )?;
     w.set_material(floor, 0, ground)?;
     let cube = StaticMesh::cube();
     let placement = |i: u32, t: f32| {
         let (x, y) = ((i % side) as f32 - side as f32 / 2.0, (i / side) as f32 - side as f32 / 2.0);
         let h = 0.4 + ((x * 0.37).sin() * (y * 0.23).cos()).abs() * 1.2;
-        Transform::new(Vec3::new(x * spacing, y * spacing, h / 2.0 + (t + i as f32 * 0.1).sin().max(0.0) * 0.5 * (t > 0.0) as u32 as f32), Quat::from_rotation_z(x * 0.05 + t), Vec3::new(1.0, 1.0, h))
+        Transform::new(
+            Vec3::new(x * spacing, y * spacing, h / 2.0 + (t + i as f32 * 0.1).sin().max(0.0) * 0.5 * (t > 0.0) as u32 as f32),
+            Quat::from_rotation_z(x * 0.05 + t),
+            Vec3::new(1.0, 1.0, h),
+        )
     };
     // The grid cell of the k-th cube spawned.
     let cells: Vec<u32> = if o.scattered {
@@ -129,7 +141,8 @@ fn run(o: &Options) -> anyhow::Result<()> {
     } else {
         (0..o.count).collect()
     };
-    let items: Vec<(Box<dyn Component>, Transform)> = cells.iter().map(|&i| (Box::new(StaticMeshComponent::new(cube.clone())) as Box<dyn Component>, placement(i, 0.0))).collect();
+    let items: Vec<(Box<dyn Component>, Transform)> =
+        cells.iter().map(|&i| (Box::new(StaticMeshComponent::new(cube.clone())) as Box<dyn Component>, placement(i, 0.0))).collect();
     let cubes = w.spawn_actors(items)?;
     for (i, c) in cubes.iter().enumerate() {
         w.set_material(*c, 0, mats[i % mats.len()])?;
@@ -187,11 +200,20 @@ fn run_sphere(o: &Options) -> anyhow::Result<()> {
     // scales a cuboid by -1; our renderer flips the winding of mirrored
     // meshes (a mirrored box still shows its outside), so the box is a mesh
     // built inside out instead.
-    let (_, walls) = w.spawn_actor("walls", Box::new(StaticMeshComponent::new(inside_out_cube()?)), Transform::from_translation_scale(Vec3::ZERO, Vec3::splat(2.2 * RADIUS)))?;
+    let (_, walls) = w.spawn_actor(
+        "walls",
+        Box::new(StaticMeshComponent::new(inside_out_cube()?)),
+        Transform::from_translation_scale(Vec3::ZERO, Vec3::splat(2.2 * RADIUS)),
+    )?;
     w.set_material(walls, 0, white)?;
     let cube = StaticMesh::cube();
     let items: Vec<(Box<dyn Component>, Transform)> = (0..o.count)
-        .map(|i| (Box::new(StaticMeshComponent::new(cube.clone())) as Box<dyn Component>, Transform::from_translation_scale(fibonacci_sphere_point(i, o.count) * RADIUS, Vec3::ONE)))
+        .map(|i| {
+            (
+                Box::new(StaticMeshComponent::new(cube.clone())) as Box<dyn Component>,
+                Transform::from_translation_scale(fibonacci_sphere_point(i, o.count) * RADIUS, Vec3::ONE),
+            )
+        })
         .collect();
     let cubes = w.spawn_actors(items)?;
     for c in &cubes {

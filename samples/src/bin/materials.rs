@@ -23,7 +23,10 @@ use samples::{runner, textures, CommonOptions};
 use std::sync::Arc;
 
 #[derive(Parser, Debug)]
-#[command(name = "materials", about = "Material parents and instances: metallic × roughness, textures, normal maps, masked, translucent, 1,000 animated instances")]
+#[command(
+    name = "materials",
+    about = "Material parents and instances: metallic × roughness, textures, normal maps, masked, translucent, 1,000 animated instances"
+)]
 struct Options {
     #[command(flatten)]
     common: CommonOptions,
@@ -94,60 +97,105 @@ fn run(o: &Options) -> anyhow::Result<()> {
     masked.params.roughness = 0.6;
     let masked = rt.create_material(masked)?;
     let translucent = rt.create_material(Material::colored(Vec4::new(0.2, 0.5, 0.9, 1.0)).with_blend(BlendMode::Translucent))?;
-    let tinted = rt.create_material(Material::with_shader("tint.wgsl", TINT_WGSL).with_parameter(MaterialParameter::vector("tint", Vec4::ONE)))?;
+    let tinted =
+        rt.create_material(Material::with_shader("tint.wgsl", TINT_WGSL).with_parameter(MaterialParameter::vector("tint", Vec4::ONE)))?;
     let wall = rt.create_material(Material::colored(Vec4::new(0.62, 0.62, 0.64, 1.0)))?;
 
     // Instances.
     let mut grid = Vec::new();
     for row in 0..layout::GRID_ROWS {
         for column in 0..layout::GRID_COLUMNS {
-            let instance = MaterialInstance::of(lit).with_scalar("metallic", layout::grid_metallic(column)).with_scalar("roughness", layout::grid_roughness(row));
+            let instance = MaterialInstance::of(lit)
+                .with_scalar("metallic", layout::grid_metallic(column))
+                .with_scalar("roughness", layout::grid_roughness(row));
             grid.push((column, row, rt.create_material_instance(instance)?));
         }
     }
-    let brick_sphere = rt.create_material_instance(MaterialInstance::of(textured).with_texture("albedo", bricks).with_vector("uv_scale", Vec4::new(2.0, 1.0, 0.0, 0.0)))?;
-    let floor = rt.create_material_instance(MaterialInstance::of(textured).with_texture("albedo", checker).with_vector("uv_scale", Vec4::new(13.0, 8.0, 0.0, 0.0)))?;
+    let brick_sphere = rt.create_material_instance(
+        MaterialInstance::of(textured).with_texture("albedo", bricks).with_vector("uv_scale", Vec4::new(2.0, 1.0, 0.0, 0.0)),
+    )?;
+    let floor = rt.create_material_instance(
+        MaterialInstance::of(textured).with_texture("albedo", checker).with_vector("uv_scale", Vec4::new(13.0, 8.0, 0.0, 0.0)),
+    )?;
     let glass: Vec<MaterialId> = (0..layout::TRANSLUCENT_COUNT)
         .map(|i| {
             let t = i as f32 / (layout::TRANSLUCENT_COUNT - 1) as f32;
             let color = Vec4::new(0.15 + 0.75 * t, 0.55, 0.95 - 0.75 * t, 1.0);
-            rt.create_material_instance(MaterialInstance::of(translucent).with_vector("base_color", color).with_scalar("opacity", layout::translucent_opacity(i)))
+            rt.create_material_instance(
+                MaterialInstance::of(translucent).with_vector("base_color", color).with_scalar("opacity", layout::translucent_opacity(i)),
+            )
         })
         .collect::<Result<_, _>>()?;
-    let tiles: Vec<MaterialId> = (0..layout::TILES).map(|_| rt.create_material_instance(MaterialInstance::of(tinted))).collect::<Result<_, _>>()?;
+    let tiles: Vec<MaterialId> =
+        (0..layout::TILES).map(|_| rt.create_material_instance(MaterialInstance::of(tinted))).collect::<Result<_, _>>()?;
 
     // Camera, sun, studio.
     let w = &mut engine.world;
     let mut camera = CameraComponent::default();
     (camera.0.fov_y, camera.0.near, camera.0.far) = (layout::FOV_Y, layout::NEAR, layout::FAR);
-    let (_, camera_id) = w.spawn_actor("camera", Box::new(camera), Transform::new(layout::EYE, look_rotation(layout::EYE, layout::TARGET), Vec3::ONE))?;
+    let (_, camera_id) =
+        w.spawn_actor("camera", Box::new(camera), Transform::new(layout::EYE, look_rotation(layout::EYE, layout::TARGET), Vec3::ONE))?;
     samples::fly_camera::control_camera(camera_id);
     let sun = DirectionalLightComponent { color: Vec3::new(1.0, 0.96, 0.9), intensity: 1.6, cast_shadows: true };
     w.spawn_actor("sun", Box::new(sun), Transform::new(Vec3::ZERO, look_rotation(Vec3::ZERO, layout::SUN_DIRECTION), Vec3::ONE))?;
-    spawn_mesh(&mut engine, "floor", &plane, Transform::from_translation_scale(Vec3::new(0.6, -3.0, 0.0), Vec3::new(26.0, 16.0, 1.0)), floor)?;
-    let wall_t = Transform::new(Vec3::new(0.6, layout::WALL_Y, 5.0), Quat::from_rotation_x(std::f32::consts::FRAC_PI_2), Vec3::new(26.0, 10.0, 1.0));
+    spawn_mesh(
+        &mut engine,
+        "floor",
+        &plane,
+        Transform::from_translation_scale(Vec3::new(0.6, -3.0, 0.0), Vec3::new(26.0, 16.0, 1.0)),
+        floor,
+    )?;
+    let wall_t =
+        Transform::new(Vec3::new(0.6, layout::WALL_Y, 5.0), Quat::from_rotation_x(std::f32::consts::FRAC_PI_2), Vec3::new(26.0, 10.0, 1.0));
     spawn_mesh(&mut engine, "wall", &plane, wall_t, wall)?;
 
     for (column, row, material) in grid {
-        spawn_mesh(&mut engine, "grid sphere", &sphere, Transform::from_translation_scale(layout::grid_sphere(column, row), Vec3::splat(layout::GRID_RADIUS)), material)?;
+        spawn_mesh(
+            &mut engine,
+            "grid sphere",
+            &sphere,
+            Transform::from_translation_scale(layout::grid_sphere(column, row), Vec3::splat(layout::GRID_RADIUS)),
+            material,
+        )?;
     }
     let feature = |p: Vec3| Transform::new(p, Quat::from_rotation_z(-0.5), Vec3::splat(layout::FEATURE_RADIUS));
     spawn_mesh(&mut engine, "brick sphere", &sphere, feature(layout::TEXTURED_SPHERE), brick_sphere)?;
     spawn_mesh(&mut engine, "bumpy sphere", &sphere, feature(layout::NORMAL_MAPPED_SPHERE), normal_mapped)?;
     // The plane faces +Z; turned a quarter about X it stands facing -Y, upright.
-    let panel_t = Transform::new(layout::PANEL_CENTRE, Quat::from_rotation_x(std::f32::consts::FRAC_PI_2), Vec3::new(layout::PANEL_SIZE, layout::PANEL_SIZE, 1.0));
+    let panel_t = Transform::new(
+        layout::PANEL_CENTRE,
+        Quat::from_rotation_x(std::f32::consts::FRAC_PI_2),
+        Vec3::new(layout::PANEL_SIZE, layout::PANEL_SIZE, 1.0),
+    );
     spawn_mesh(&mut engine, "leaf panel", &plane, panel_t, masked)?;
     let top = layout::PANEL_CENTRE.z + layout::PANEL_SIZE / 2.0;
     for side in [-1.0, 1.0] {
         let at = layout::PANEL_CENTRE + Vec3::new(side * (layout::PANEL_SIZE / 2.0 + 0.05), 0.0, 0.0);
-        spawn_mesh(&mut engine, "post", &cube, Transform::from_translation_scale(Vec3::new(at.x, at.y, top / 2.0), Vec3::new(0.1, 0.1, top)), wall)?;
+        spawn_mesh(
+            &mut engine,
+            "post",
+            &cube,
+            Transform::from_translation_scale(Vec3::new(at.x, at.y, top / 2.0), Vec3::new(0.1, 0.1, top)),
+            wall,
+        )?;
     }
     for (i, material) in glass.iter().enumerate() {
-        let id = spawn_mesh(&mut engine, "glass sphere", &sphere, Transform::from_translation_scale(layout::translucent_sphere(i as u32), Vec3::splat(layout::TRANSLUCENT_RADIUS)), *material)?;
+        let id = spawn_mesh(
+            &mut engine,
+            "glass sphere",
+            &sphere,
+            Transform::from_translation_scale(layout::translucent_sphere(i as u32), Vec3::splat(layout::TRANSLUCENT_RADIUS)),
+            *material,
+        )?;
         engine.world.set_cast_shadow(id, false)?;
     }
     let items: Vec<(Box<dyn Component>, Transform)> = (0..layout::TILES)
-        .map(|i| (Box::new(StaticMeshComponent::new(cube.clone())) as Box<dyn Component>, Transform::from_translation_scale(layout::tile(i), Vec3::new(layout::TILE_SIZE, layout::TILE_SIZE, 0.04))))
+        .map(|i| {
+            (
+                Box::new(StaticMeshComponent::new(cube.clone())) as Box<dyn Component>,
+                Transform::from_translation_scale(layout::tile(i), Vec3::new(layout::TILE_SIZE, layout::TILE_SIZE, 0.04)),
+            )
+        })
         .collect();
     let tile_ids = engine.world.spawn_actors(items)?;
     for (id, material) in tile_ids.iter().zip(&tiles) {

@@ -93,8 +93,16 @@ fn run(o: &Options) -> anyhow::Result<()> {
     let sparks = ParticleSystem::from_json_str(SPARKS_JSON)?;
 
     let placements = vec![
-        Placement { name: "fountain-blue", system: tinted(fountain.clone(), Vec4::new(0.5, 0.75, 1.0, 1.0)), at: Vec3::new(-80.0, -420.0, 0.0) },
-        Placement { name: "fountain-teal", system: tinted(fountain.clone(), Vec4::new(0.45, 1.0, 0.85, 1.0)), at: Vec3::new(120.0, -20.0, 0.0) },
+        Placement {
+            name: "fountain-blue",
+            system: tinted(fountain.clone(), Vec4::new(0.5, 0.75, 1.0, 1.0)),
+            at: Vec3::new(-80.0, -420.0, 0.0),
+        },
+        Placement {
+            name: "fountain-teal",
+            system: tinted(fountain.clone(), Vec4::new(0.45, 1.0, 0.85, 1.0)),
+            at: Vec3::new(120.0, -20.0, 0.0),
+        },
         Placement { name: "fountain-violet", system: tinted(fountain, Vec4::new(0.8, 0.6, 1.0, 1.0)), at: Vec3::new(-80.0, 380.0, 0.0) },
         Placement { name: "smoke-left", system: smoke.clone(), at: Vec3::new(650.0, -520.0, 0.0) },
         Placement { name: "smoke-right", system: smoke, at: Vec3::new(250.0, 950.0, 0.0) },
@@ -130,7 +138,11 @@ fn run(o: &Options) -> anyhow::Result<()> {
     w.spawn_actor("camera", Box::new(camera), Transform::new(eye, look_rotation(eye, Vec3::new(80.0, 0.0, 170.0)), Vec3::ONE))?;
     let sun = DirectionalLightComponent { intensity: 1.3, color: Vec3::new(1.0, 0.95, 0.88), ..Default::default() };
     w.spawn_actor("sun", Box::new(sun), Transform::new(Vec3::ZERO, look_rotation(Vec3::ZERO, Vec3::new(0.45, 0.3, -1.0)), Vec3::ONE))?;
-    let (_, floor) = w.spawn_actor("ground", Box::new(StaticMeshComponent::new(StaticMesh::plane())), Transform::from_translation_scale(Vec3::ZERO, Vec3::splat(8000.0)))?;
+    let (_, floor) = w.spawn_actor(
+        "ground",
+        Box::new(StaticMeshComponent::new(StaticMesh::plane())),
+        Transform::from_translation_scale(Vec3::ZERO, Vec3::splat(8000.0)),
+    )?;
     w.set_material(floor, 0, ground)?;
     w.set_cast_shadow(floor, false)?;
 
@@ -142,11 +154,16 @@ fn run(o: &Options) -> anyhow::Result<()> {
             Some("smoke") => (StaticMesh::cylinder(24), Vec3::new(90.0, 90.0, 16.0), soot),
             _ => (StaticMesh::cube(), Vec3::new(36.0, 36.0, 80.0), metal),
         };
-        let (_, base) = w.spawn_actor(&format!("{}-base", p.name), Box::new(StaticMeshComponent::new(mesh)), Transform::new(p.at + Vec3::Z * scale.z / 2.0, Quat::IDENTITY, scale))?;
+        let (_, base) = w.spawn_actor(
+            &format!("{}-base", p.name),
+            Box::new(StaticMeshComponent::new(mesh)),
+            Transform::new(p.at + Vec3::Z * scale.z / 2.0, Quat::IDENTITY, scale),
+        )?;
         w.set_material(base, 0, material)?;
 
         let transform = Transform::from_translation(p.at);
-        let mut component = ParticleSystemComponent::new(Arc::new(scaled(p.system, f)), 0x5eed + i as u64 * 7919, materials.clone())?.with_spawn_transform(transform.to_mat4())?;
+        let mut component = ParticleSystemComponent::new(Arc::new(scaled(p.system, f)), 0x5eed + i as u64 * 7919, materials.clone())?
+            .with_spawn_transform(transform.to_mat4())?;
         for _ in 0..(PREWARM_SECONDS / PREWARM_STEP).round() as u32 {
             component.instance_mut().tick(PREWARM_STEP);
         }

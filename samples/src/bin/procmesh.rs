@@ -15,7 +15,10 @@ use renderer::Material;
 use samples::{runner, CommonOptions};
 
 #[derive(Parser, Debug)]
-#[command(name = "procmesh", about = "A procedural terrain with animated water, a hidden section and a raycast marker (ProceduralMeshComponent)")]
+#[command(
+    name = "procmesh",
+    about = "A procedural terrain with animated water, a hidden section and a raycast marker (ProceduralMeshComponent)"
+)]
 struct Options {
     /// Quads along each side of a terrain tile (the water has twice as many).
     #[arg(long, default_value_t = 40, value_parser = clap::value_parser!(u32).range(2..=400))]
@@ -124,7 +127,8 @@ fn marker_transform(p: Vec3) -> Transform {
 
 fn run(o: &Options) -> anyhow::Result<()> {
     let mut engine = runner::engine("procmesh", &o.common)?;
-    let colored = |engine: &mut Engine, c: [f32; 3]| engine.render_thread().create_material(Material::colored(Vec4::new(c[0], c[1], c[2], 1.0)));
+    let colored =
+        |engine: &mut Engine, c: [f32; 3]| engine.render_thread().create_material(Material::colored(Vec4::new(c[0], c[1], c[2], 1.0)));
     let tiles = [
         colored(&mut engine, [0.55, 0.47, 0.30])?, // sand, round the bay
         colored(&mut engine, [0.12, 0.30, 0.07])?, // grass
@@ -161,7 +165,11 @@ fn run(o: &Options) -> anyhow::Result<()> {
     camera.0.fov_y = 0.9;
     camera.0.far = 400.0;
     w.spawn_actor("camera", Box::new(camera), Transform::new(eye, look_rotation(eye, Vec3::new(2.0, 2.0, -5.0)), Vec3::ONE))?;
-    w.spawn_actor("sun", Box::new(DirectionalLightComponent { intensity: 1.2, ..Default::default() }), Transform::new(Vec3::ZERO, look_rotation(Vec3::ZERO, Vec3::new(0.6, 0.5, -0.5)), Vec3::ONE))?;
+    w.spawn_actor(
+        "sun",
+        Box::new(DirectionalLightComponent { intensity: 1.2, ..Default::default() }),
+        Transform::new(Vec3::ZERO, look_rotation(Vec3::ZERO, Vec3::new(0.6, 0.5, -0.5)), Vec3::ONE),
+    )?;
     let (_, terrain) = w.spawn_actor("terrain", Box::new(pmc), Transform::IDENTITY)?;
     let (_, marker) = w.spawn_actor("marker", Box::new(StaticMeshComponent::new(StaticMesh::cone(16))), marker_transform(aim(0.0)))?;
     w.set_material(marker, 0, red)?;

@@ -71,7 +71,8 @@ const LAKE_FOUNTAIN: Vec2 = Vec2::new(10.0, -2.0);
 
 /// Terrain height: rolling plains, a lake basin, mountains to the north.
 fn height(x: f32, y: f32) -> f32 {
-    let plains = 1.5 * (x * 0.09).sin() * (y * 0.07).cos() + 0.9 * (x * 0.21 + 1.3).sin() * (y * 0.17 + 0.4).sin() + 0.3 * (x * 0.6 + y * 0.4).sin();
+    let plains =
+        1.5 * (x * 0.09).sin() * (y * 0.07).cos() + 0.9 * (x * 0.21 + 1.3).sin() * (y * 0.17 + 0.4).sin() + 0.3 * (x * 0.6 + y * 0.4).sin();
     let ridge = 0.09 * (y - 8.0).max(0.0).powf(1.35) * (0.75 + 0.25 * (x * 0.08).sin());
     let lake = -7.5 * (-((x - 9.0).powi(2) / (2.0 * 18.0 * 18.0) + (y + 3.0).powi(2) / (2.0 * 12.0 * 12.0))).exp();
     let dv = Vec2::new(x, y) - VILLAGE;
@@ -105,11 +106,13 @@ struct Section {
 /// The terrain's four sections by height band (sand, grass, rock, snow;
 /// one layered material draws them all, so the bands only split the mesh).
 fn terrain_sections() -> Vec<Section> {
-    let mut sections: Vec<Section> = (0..4).map(|_| Section { positions: vec![], normals: vec![], colors: vec![], triangles: vec![] }).collect();
+    let mut sections: Vec<Section> =
+        (0..4).map(|_| Section { positions: vec![], normals: vec![], colors: vec![], triangles: vec![] }).collect();
     let step = 2.0 * HALF / GRID as f32;
     for j in 0..GRID {
         for i in 0..GRID {
-            let corners = [(i, j), (i + 1, j), (i + 1, j + 1), (i, j + 1)].map(|(a, b)| Vec2::new(-HALF + a as f32 * step, -HALF + b as f32 * step));
+            let corners =
+                [(i, j), (i + 1, j), (i + 1, j + 1), (i, j + 1)].map(|(a, b)| Vec2::new(-HALF + a as f32 * step, -HALF + b as f32 * step));
             let hs = corners.map(|c| height(c.x, c.y));
             let avg = hs.iter().sum::<f32>() / 4.0;
             let steep = normal((corners[0].x + corners[2].x) / 2.0, (corners[0].y + corners[2].y) / 2.0).z < 0.8;
@@ -339,10 +342,14 @@ fn run(o: &Options) -> anyhow::Result<()> {
     // One textured parent; bark and boulders are its instances.
     let textured_parent = material(&mut engine, Vec4::ONE, |m| {
         m.shader = renderer::MaterialShader::new("textured.wgsl", textures::TEXTURED_WGSL);
-        m.parameters = vec![MaterialParameter::texture("albedo", TextureId::WHITE, sampler()), MaterialParameter::vector("uv_scale", Vec4::ONE)];
+        m.parameters =
+            vec![MaterialParameter::texture("albedo", TextureId::WHITE, sampler()), MaterialParameter::vector("uv_scale", Vec4::ONE)];
     })?;
     let textured = |engine: &mut Engine, color: Vec4, albedo: TextureId, uv_scale: Vec4| {
-        let instance = MaterialInstance::of(textured_parent).with_vector("base_color", color).with_texture("albedo", albedo).with_vector("uv_scale", uv_scale);
+        let instance = MaterialInstance::of(textured_parent)
+            .with_vector("base_color", color)
+            .with_texture("albedo", albedo)
+            .with_vector("uv_scale", uv_scale);
         engine.render_thread().create_material_instance(instance)
     };
     let water_mat = material(&mut engine, Vec4::new(0.10, 0.32, 0.50, 1.0), |m| {
@@ -354,7 +361,10 @@ fn run(o: &Options) -> anyhow::Result<()> {
         m.shader = renderer::MaterialShader::new("leaves.wgsl", textures::LEAVES_WGSL);
         m.blend_mode = BlendMode::Masked;
         m.params.roughness = 0.7;
-        m.parameters = vec![MaterialParameter::texture("leaves", leaves_tex, sampler()), MaterialParameter::vector("uv_scale", Vec4::new(3.0, 2.0, 0.0, 0.0))];
+        m.parameters = vec![
+            MaterialParameter::texture("leaves", leaves_tex, sampler()),
+            MaterialParameter::vector("uv_scale", Vec4::new(3.0, 2.0, 0.0, 0.0)),
+        ];
     })?;
     let stone = material(&mut engine, Vec4::new(0.40, 0.38, 0.36, 1.0), |_| {})?;
     let boulder = textured(&mut engine, Vec4::new(1.1, 1.1, 1.1, 1.0), rock_tex, Vec4::new(2.0, 1.0, 0.0, 0.0))?;
@@ -369,7 +379,9 @@ fn run(o: &Options) -> anyhow::Result<()> {
         ];
     })?;
     // The tower: a cylinder of radius 2.5 and height 13, so about 8 × 6.5 tiles of 2 m.
-    let tower_wall = engine.render_thread().create_material_instance(MaterialInstance::of(wall).with_scalar("world_mapped", 0.0).with_vector("uv_scale", Vec4::new(8.0, 6.5, 0.0, 0.0)))?;
+    let tower_wall = engine.render_thread().create_material_instance(
+        MaterialInstance::of(wall).with_scalar("world_mapped", 0.0).with_vector("uv_scale", Vec4::new(8.0, 6.5, 0.0, 0.0)),
+    )?;
     let roof = material(&mut engine, Vec4::new(0.62, 0.22, 0.16, 1.0), |_| {})?;
     let slate = material(&mut engine, Vec4::new(0.25, 0.28, 0.36, 1.0), |_| {})?;
     let lamp = material(&mut engine, Vec4::new(0.0, 0.0, 0.0, 1.0), |m| m.params.emissive = Vec3::new(1.0, 0.8, 0.45))?;
@@ -387,8 +399,16 @@ fn run(o: &Options) -> anyhow::Result<()> {
     // In window mode the user can take over: WASD/QE to move, drag to turn.
     samples::fly_camera::control_camera(camera_id);
     let sun = DirectionalLightComponent { color: Vec3::new(1.0, 0.93, 0.80), intensity: 1.25, cast_shadows: true };
-    engine.world.spawn_actor("sun", Box::new(sun), Transform::new(Vec3::ZERO, look_rotation(Vec3::ZERO, Vec3::new(0.55, 0.75, -0.55)), Vec3::ONE))?;
-    let (_, sky_id) = engine.world.spawn_actor("sky", Box::new(StaticMeshComponent::new(StaticMesh::sphere(24))), Transform::from_translation_scale(Vec3::ZERO, Vec3::splat(1200.0)))?;
+    engine.world.spawn_actor(
+        "sun",
+        Box::new(sun),
+        Transform::new(Vec3::ZERO, look_rotation(Vec3::ZERO, Vec3::new(0.55, 0.75, -0.55)), Vec3::ONE),
+    )?;
+    let (_, sky_id) = engine.world.spawn_actor(
+        "sky",
+        Box::new(StaticMeshComponent::new(StaticMesh::sphere(24))),
+        Transform::from_translation_scale(Vec3::ZERO, Vec3::splat(1200.0)),
+    )?;
     engine.world.set_material(sky_id, 0, sky)?;
     engine.world.set_cast_shadow(sky_id, false)?;
 
@@ -414,13 +434,21 @@ fn run(o: &Options) -> anyhow::Result<()> {
         let (x, y) = ((rand(k, 1) * 2.0 - 1.0) * (HALF - 2.0), (rand(k, 2) * 2.0 - 1.0) * (HALF - 2.0));
         let h = height(x, y);
         let near_village = (Vec2::new(x, y) - VILLAGE).length() < 24.0;
-        if !(1.4..11.0).contains(&h) || normal(x, y).z < 0.85 || near_village || rand(k, 5) > 0.35 + 0.65 * ((x + y + 20.0) / 60.0).clamp(0.0, 1.0) {
+        if !(1.4..11.0).contains(&h)
+            || normal(x, y).z < 0.85
+            || near_village
+            || rand(k, 5) > 0.35 + 0.65 * ((x + y + 20.0) / 60.0).clamp(0.0, 1.0)
+        {
             continue;
         }
         let s = 0.6 + 0.5 * rand(k, 3);
         let spin = Quat::from_rotation_z(rand(k, 4) * std::f32::consts::TAU);
         trunks.push(Affine3A::from_scale_rotation_translation(Vec3::new(0.5 * s, 0.5 * s, 2.0 * s), spin, Vec3::new(x, y, h + 0.9 * s)));
-        crowns.push(Affine3A::from_scale_rotation_translation(Vec3::new(2.6 * s, 2.6 * s, 5.5 * s), spin, Vec3::new(x, y, h + 1.6 * s + 2.75 * s)));
+        crowns.push(Affine3A::from_scale_rotation_translation(
+            Vec3::new(2.6 * s, 2.6 * s, 5.5 * s),
+            spin,
+            Vec3::new(x, y, h + 1.6 * s + 2.75 * s),
+        ));
     }
     k = 0;
     while rocks.len() < 350 && k < 200_000 {
@@ -432,7 +460,11 @@ fn run(o: &Options) -> anyhow::Result<()> {
         }
         let s = 0.5 + 1.4 * rand(k, 13).powi(2);
         let scale = Vec3::new(s * (1.0 + rand(k, 14)), s * (0.8 + rand(k, 15)), s * (0.6 + 0.5 * rand(k, 16)));
-        rocks.push(Affine3A::from_scale_rotation_translation(scale, Quat::from_rotation_z(rand(k, 17) * std::f32::consts::TAU), Vec3::new(x, y, h + 0.15 * scale.z)));
+        rocks.push(Affine3A::from_scale_rotation_translation(
+            scale,
+            Quat::from_rotation_z(rand(k, 17) * std::f32::consts::TAU),
+            Vec3::new(x, y, h + 0.15 * scale.z),
+        ));
     }
     // Pebbles: whatever `--instances` asks beyond the forest, on the land.
     let forest = (trunks.len() + crowns.len() + rocks.len()) as u32;
@@ -440,7 +472,11 @@ fn run(o: &Options) -> anyhow::Result<()> {
         .map(|i| {
             let (x, y) = ((rand(i, 21) * 2.0 - 1.0) * (HALF - 1.0), (rand(i, 22) * 2.0 - 1.0) * (HALF - 1.0));
             let s = 0.08 + 0.12 * rand(i, 23);
-            Affine3A::from_scale_rotation_translation(Vec3::new(s * 1.4, s, s * 0.6), Quat::from_rotation_z(rand(i, 24) * std::f32::consts::TAU), Vec3::new(x, y, height(x, y).max(0.0)))
+            Affine3A::from_scale_rotation_translation(
+                Vec3::new(s * 1.4, s, s * 0.6),
+                Quat::from_rotation_z(rand(i, 24) * std::f32::consts::TAU),
+                Vec3::new(x, y, height(x, y).max(0.0)),
+            )
         })
         .collect();
     let mut ism_ids = Vec::new();
@@ -469,22 +505,42 @@ fn run(o: &Options) -> anyhow::Result<()> {
 
     // The village: houses with pyramid roofs, a tower, a plaza fountain, lamps.
     let ground = |p: Vec2| height(p.x, p.y);
-    let static_mesh = |engine: &mut Engine, name: &str, mesh: Arc<StaticMesh>, t: Transform, mat: MaterialId| -> anyhow::Result<ComponentId> {
-        let (_, id) = engine.world.spawn_actor(name, Box::new(StaticMeshComponent::new(mesh)), t)?;
-        engine.world.set_material(id, 0, mat)?;
-        Ok(id)
-    };
-    let houses = [(Vec2::new(-9.0, -4.0), 0.3), (Vec2::new(7.0, -7.0), -0.2), (Vec2::new(-4.0, 9.0), 0.1), (Vec2::new(9.0, 6.0), 0.5), (Vec2::new(-12.0, 8.0), -0.4), (Vec2::new(1.0, -12.0), 0.05)];
+    let static_mesh =
+        |engine: &mut Engine, name: &str, mesh: Arc<StaticMesh>, t: Transform, mat: MaterialId| -> anyhow::Result<ComponentId> {
+            let (_, id) = engine.world.spawn_actor(name, Box::new(StaticMeshComponent::new(mesh)), t)?;
+            engine.world.set_material(id, 0, mat)?;
+            Ok(id)
+        };
+    let houses = [
+        (Vec2::new(-9.0, -4.0), 0.3),
+        (Vec2::new(7.0, -7.0), -0.2),
+        (Vec2::new(-4.0, 9.0), 0.1),
+        (Vec2::new(9.0, 6.0), 0.5),
+        (Vec2::new(-12.0, 8.0), -0.4),
+        (Vec2::new(1.0, -12.0), 0.05),
+    ];
     let mut chimneys = Vec::new();
     for (i, (offset, yaw)) in houses.iter().enumerate() {
         let p = VILLAGE + *offset;
         let z = ground(p);
         let (w, d, hgt) = (5.0 + (i % 3) as f32, 4.0 + (i % 2) as f32, 3.2 + (i % 2) as f32 * 1.2);
         let rot = Quat::from_rotation_z(*yaw);
-        static_mesh(&mut engine, "house", StaticMesh::cube(), Transform::new(Vec3::new(p.x, p.y, z + hgt / 2.0 - 0.5), rot, Vec3::new(w, d, hgt + 1.0)), wall)?;
+        static_mesh(
+            &mut engine,
+            "house",
+            StaticMesh::cube(),
+            Transform::new(Vec3::new(p.x, p.y, z + hgt / 2.0 - 0.5), rot, Vec3::new(w, d, hgt + 1.0)),
+            wall,
+        )?;
         let roof_rot = rot * Quat::from_rotation_z(std::f32::consts::FRAC_PI_4);
         let roof_mat = if i % 2 == 0 { roof } else { slate };
-        static_mesh(&mut engine, "roof", StaticMesh::cone(4), Transform::new(Vec3::new(p.x, p.y, z + hgt + 1.25), roof_rot, Vec3::new(w * 1.5, d * 1.5, 2.5).max(Vec3::splat(0.1))), roof_mat)?;
+        static_mesh(
+            &mut engine,
+            "roof",
+            StaticMesh::cone(4),
+            Transform::new(Vec3::new(p.x, p.y, z + hgt + 1.25), roof_rot, Vec3::new(w * 1.5, d * 1.5, 2.5).max(Vec3::splat(0.1))),
+            roof_mat,
+        )?;
         if i % 2 == 0 {
             let c = Vec3::new(p.x, p.y, z) + rot * Vec3::new(w * 0.25, 0.0, hgt + 2.0);
             static_mesh(&mut engine, "chimney", StaticMesh::cube(), Transform::from_translation_scale(c, Vec3::new(0.6, 0.6, 2.0)), stone)?;
@@ -493,24 +549,67 @@ fn run(o: &Options) -> anyhow::Result<()> {
     }
     let tower = VILLAGE + Vec2::new(15.0, 14.0);
     let tz = ground(tower);
-    static_mesh(&mut engine, "tower", StaticMesh::cylinder(20), Transform::from_translation_scale(Vec3::new(tower.x, tower.y, tz + 6.0 - 0.5), Vec3::new(5.0, 5.0, 13.0)), tower_wall)?;
-    static_mesh(&mut engine, "tower roof", StaticMesh::cone(20), Transform::from_translation_scale(Vec3::new(tower.x, tower.y, tz + 12.0 + 2.5), Vec3::new(6.4, 6.4, 5.0)), slate)?;
+    static_mesh(
+        &mut engine,
+        "tower",
+        StaticMesh::cylinder(20),
+        Transform::from_translation_scale(Vec3::new(tower.x, tower.y, tz + 6.0 - 0.5), Vec3::new(5.0, 5.0, 13.0)),
+        tower_wall,
+    )?;
+    static_mesh(
+        &mut engine,
+        "tower roof",
+        StaticMesh::cone(20),
+        Transform::from_translation_scale(Vec3::new(tower.x, tower.y, tz + 12.0 + 2.5), Vec3::new(6.4, 6.4, 5.0)),
+        slate,
+    )?;
     let plaza_z = ground(VILLAGE);
-    static_mesh(&mut engine, "fountain basin", StaticMesh::cylinder(24), Transform::from_translation_scale(Vec3::new(VILLAGE.x, VILLAGE.y, plaza_z + 0.2), Vec3::new(5.0, 5.0, 0.9)), stone)?;
-    static_mesh(&mut engine, "fountain pillar", StaticMesh::cylinder(12), Transform::from_translation_scale(Vec3::new(VILLAGE.x, VILLAGE.y, plaza_z + 1.0), Vec3::new(0.6, 0.6, 2.0)), stone)?;
+    static_mesh(
+        &mut engine,
+        "fountain basin",
+        StaticMesh::cylinder(24),
+        Transform::from_translation_scale(Vec3::new(VILLAGE.x, VILLAGE.y, plaza_z + 0.2), Vec3::new(5.0, 5.0, 0.9)),
+        stone,
+    )?;
+    static_mesh(
+        &mut engine,
+        "fountain pillar",
+        StaticMesh::cylinder(12),
+        Transform::from_translation_scale(Vec3::new(VILLAGE.x, VILLAGE.y, plaza_z + 1.0), Vec3::new(0.6, 0.6, 2.0)),
+        stone,
+    )?;
     let lamp_spots = [Vec2::new(-5.0, 4.5), Vec2::new(5.0, -4.0), Vec2::new(4.5, 5.0)];
     for (i, s) in lamp_spots.iter().enumerate() {
         let p = VILLAGE + *s;
         let z = ground(p);
-        static_mesh(&mut engine, "lamp post", StaticMesh::cylinder(6), Transform::from_translation_scale(Vec3::new(p.x, p.y, z + 1.5), Vec3::new(0.15, 0.15, 3.0)), slate)?;
-        static_mesh(&mut engine, "lamp", StaticMesh::sphere(10), Transform::from_translation_scale(Vec3::new(p.x, p.y, z + 3.2), Vec3::splat(0.6)), lamp)?;
+        static_mesh(
+            &mut engine,
+            "lamp post",
+            StaticMesh::cylinder(6),
+            Transform::from_translation_scale(Vec3::new(p.x, p.y, z + 1.5), Vec3::new(0.15, 0.15, 3.0)),
+            slate,
+        )?;
+        static_mesh(
+            &mut engine,
+            "lamp",
+            StaticMesh::sphere(10),
+            Transform::from_translation_scale(Vec3::new(p.x, p.y, z + 3.2), Vec3::splat(0.6)),
+            lamp,
+        )?;
         let color = [Vec3::new(1.0, 0.72, 0.4), Vec3::new(1.0, 0.6, 0.3), Vec3::new(0.9, 0.8, 0.55)][i];
-        engine.world.spawn_actor("lamp light", Box::new(PointLightComponent { color, intensity: 12.0, radius: 12.0 }), Transform::from_translation(Vec3::new(p.x, p.y, z + 3.6)))?;
+        engine.world.spawn_actor(
+            "lamp light",
+            Box::new(PointLightComponent { color, intensity: 12.0, radius: 12.0 }),
+            Transform::from_translation(Vec3::new(p.x, p.y, z + 3.6)),
+        )?;
     }
 
     // Particles: the plaza and lake fountains, chimney smoke (pre-warmed).
     let mut emitters: Vec<(Arc<ParticleSystem>, Vec3)> = vec![
-        (Arc::new(ParticleSystem::from_json_str(&fountain_json(plaza_z + 0.6, 8.5, 0.12))?), Vec3::new(VILLAGE.x, VILLAGE.y, plaza_z + 2.0)),
+        (
+            Arc::new(ParticleSystem::from_json_str(&fountain_json(plaza_z + 0.6, 8.5, 0.12))?),
+            Vec3::new(VILLAGE.x, VILLAGE.y, plaza_z + 2.0),
+        ),
         (Arc::new(ParticleSystem::from_json_str(&fountain_json(0.0, 16.0, 0.25))?), Vec3::new(LAKE_FOUNTAIN.x, LAKE_FOUNTAIN.y, 0.2)),
     ];
     let smoke = Arc::new(ParticleSystem::from_json_str(SMOKE_JSON)?);
@@ -544,7 +643,9 @@ fn run(o: &Options) -> anyhow::Result<()> {
         let t = (frame + 1) as f32 * dt;
         engine.world.set_relative_transform(camera_id, camera_pose(t))?;
         let (wp, wn) = water(t);
-        engine.world.with_component_mut(terrain_id, |c: &mut ProceduralMeshComponent| c.update_mesh_section(WATER_SECTION, SectionData::positions(&wp).normals(&wn)))??;
+        engine.world.with_component_mut(terrain_id, |c: &mut ProceduralMeshComponent| {
+            c.update_mesh_section(WATER_SECTION, SectionData::positions(&wp).normals(&wn))
+        })??;
         // Live particles after this frame's tick (the simulation is deterministic).
         let mut particles = 0u64;
         if let Some(id) = geyser {
@@ -570,9 +671,13 @@ fn run(o: &Options) -> anyhow::Result<()> {
             engine.flush()?;
             for id in &ism_ids {
                 if let Some(pid) = engine.world.primitive_id(*id)? {
-                    instances.visible += engine
-                        .render_thread()
-                        .with_context(move |ctx| ctx.scene.proxy(pid).and_then(|p| p.as_any().downcast_ref::<InstancedStaticMeshSceneProxy>()).map(|p| p.stats().snapshot().visible()).unwrap_or(0))?;
+                    instances.visible += engine.render_thread().with_context(move |ctx| {
+                        ctx.scene
+                            .proxy(pid)
+                            .and_then(|p| p.as_any().downcast_ref::<InstancedStaticMeshSceneProxy>())
+                            .map(|p| p.stats().snapshot().visible())
+                            .unwrap_or(0)
+                    })?;
                 }
             }
         }

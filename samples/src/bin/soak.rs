@@ -80,7 +80,9 @@ use glam::{Affine3A, Quat, Vec2, Vec3, Vec4};
 use instancing::{InstancedStaticMeshComponent, TransformSpace};
 use particles::{ParticleMaterials, ParticleSystem, ParticleSystemComponent};
 use procmesh::{ProceduralMeshComponent, SectionData};
-use renderer::{BlendMode, Material, MaterialId, MaterialInstance, MaterialParameter, MaterialParams, MaterialShader, Texture2D, TextureId};
+use renderer::{
+    BlendMode, Material, MaterialId, MaterialInstance, MaterialParameter, MaterialParams, MaterialShader, Texture2D, TextureId,
+};
 use rhi_vulkan::{DeviceCounts, SamplerDesc};
 use samples::{runner, CommonOptions};
 use serde_json::json;
@@ -140,10 +142,14 @@ const DEVICE_KINDS: [Kind; 13] = [
     ("pending_deletions", |c| c.device.pending_deletions),
     ("allocations", |c| c.device.allocations),
 ];
-const RENDERER_KINDS: [Kind; 3] = [("material_table", |c| c.material_table), ("material_shaders", |c| c.material_shaders), ("textures", |c| c.textures)];
+const RENDERER_KINDS: [Kind; 3] =
+    [("material_table", |c| c.material_table), ("material_shaders", |c| c.material_shaders), ("textures", |c| c.textures)];
 
 #[derive(Parser, Debug)]
-#[command(name = "soak", about = "Frames of churn (components, materials, sections, instances, particle systems); checks that memory and Vulkan object counts stay flat")]
+#[command(
+    name = "soak",
+    about = "Frames of churn (components, materials, sections, instances, particle systems); checks that memory and Vulkan object counts stay flat"
+)]
 struct Options {
     /// Write the memory series and the verdict as JSON.
     #[arg(long, value_name = "PATH")]
@@ -282,7 +288,13 @@ fn shader_material(n: u64) -> Material {
     );
     let blend_mode = [BlendMode::Opaque, BlendMode::Masked, BlendMode::Translucent][(n % 3) as usize];
     let params = MaterialParams { base_color: Vec4::new(0.9, 0.8, 0.7, 0.8), ..Default::default() };
-    Material { shader: MaterialShader::new(&format!("soak_material_{n}.wgsl"), &wgsl), blend_mode, two_sided: (n / 3) % 2 == 1, params, ..Default::default() }
+    Material {
+        shader: MaterialShader::new(&format!("soak_material_{n}.wgsl"), &wgsl),
+        blend_mode,
+        two_sided: (n / 3) % 2 == 1,
+        params,
+        ..Default::default()
+    }
 }
 
 /// The material made for the static mesh spawned `n`th: the default
@@ -349,7 +361,8 @@ fn run(o: &Options) -> anyhow::Result<bool> {
     if !o.common.cvar.iter().any(|(n, _)| n.eq_ignore_ascii_case(renderer::cvars::SHADOW_MAP_SIZE)) {
         engine.render_thread().set_cvar(renderer::cvars::SHADOW_MAP_SIZE, "256")?;
     }
-    let colors = [Vec4::new(0.8, 0.3, 0.2, 1.0), Vec4::new(0.2, 0.6, 0.3, 1.0), Vec4::new(0.3, 0.4, 0.8, 1.0), Vec4::new(0.7, 0.7, 0.6, 1.0)];
+    let colors =
+        [Vec4::new(0.8, 0.3, 0.2, 1.0), Vec4::new(0.2, 0.6, 0.3, 1.0), Vec4::new(0.3, 0.4, 0.8, 1.0), Vec4::new(0.7, 0.7, 0.6, 1.0)];
     let mut materials = Vec::new();
     for c in colors {
         materials.push(engine.render_thread().create_material(Material::colored(c))?);
@@ -363,8 +376,16 @@ fn run(o: &Options) -> anyhow::Result<bool> {
     camera.0.far = 200.0;
     engine.world.spawn_actor("camera", Box::new(camera), Transform::new(eye, look_rotation(eye, Vec3::ZERO), Vec3::ONE))?;
     let sun = DirectionalLightComponent { intensity: 1.2, color: Vec3::ONE, cast_shadows: true };
-    engine.world.spawn_actor("sun", Box::new(sun), Transform::new(Vec3::ZERO, look_rotation(Vec3::ZERO, Vec3::new(0.4, 0.6, -0.7)), Vec3::ONE))?;
-    let (_, ground) = engine.world.spawn_actor("ground", Box::new(StaticMeshComponent::new(StaticMesh::plane())), Transform::from_translation_scale(Vec3::new(0.0, 0.0, -0.05), Vec3::splat(40.0)))?;
+    engine.world.spawn_actor(
+        "sun",
+        Box::new(sun),
+        Transform::new(Vec3::ZERO, look_rotation(Vec3::ZERO, Vec3::new(0.4, 0.6, -0.7)), Vec3::ONE),
+    )?;
+    let (_, ground) = engine.world.spawn_actor(
+        "ground",
+        Box::new(StaticMeshComponent::new(StaticMesh::plane())),
+        Transform::from_translation_scale(Vec3::new(0.0, 0.0, -0.05), Vec3::splat(40.0)),
+    )?;
     engine.world.set_material(ground, 0, materials[3])?;
     let (_, terrain) = engine.world.spawn_actor("soak procmesh", Box::new(ProceduralMeshComponent::new()), Transform::IDENTITY)?;
 
@@ -389,7 +410,11 @@ fn run(o: &Options) -> anyhow::Result<bool> {
             let mesh = if n % 2 == 0 { StaticMesh::cube() } else { StaticMesh::sphere(12) };
             let a = n as f32 * 0.39;
             let at = Vec3::new(5.0 * a.cos(), 5.0 * a.sin(), 0.6);
-            let (actor, id) = engine.world.spawn_actor("soak static", Box::new(StaticMeshComponent::new(mesh)), Transform::from_translation_scale(at, Vec3::splat(0.8)))?;
+            let (actor, id) = engine.world.spawn_actor(
+                "soak static",
+                Box::new(StaticMeshComponent::new(mesh)),
+                Transform::from_translation_scale(at, Vec3::splat(0.8)),
+            )?;
             let (own, texture) = if k == 0 {
                 churn.colored_materials_created += 1;
                 (engine.render_thread().create_material(colored_material(n))?, None)
@@ -397,7 +422,10 @@ fn run(o: &Options) -> anyhow::Result<bool> {
                 let texture = engine.render_thread().create_texture(soak_texture(n))?;
                 churn.textures_created += 1;
                 churn.material_instances_created += 1;
-                (engine.render_thread().create_material_instance(MaterialInstance::of(textured).with_texture("albedo", texture))?, Some(texture))
+                (
+                    engine.render_thread().create_material_instance(MaterialInstance::of(textured).with_texture("albedo", texture))?,
+                    Some(texture),
+                )
             };
             engine.world.set_material(id, 0, own)?;
             statics.push_back((actor, Some(own), texture));
@@ -423,7 +451,11 @@ fn run(o: &Options) -> anyhow::Result<bool> {
                 let material = engine.render_thread().create_material(shader_material(frame / SHADER_MATERIAL_PERIOD * 3 + k))?;
                 churn.shader_materials_created += 1;
                 let at = Vec3::new(-3.0 + 3.0 * k as f32, 0.0, 2.0);
-                let (actor, id) = engine.world.spawn_actor("soak shader material", Box::new(StaticMeshComponent::new(StaticMesh::sphere(16))), Transform::from_translation_scale(at, Vec3::splat(1.2)))?;
+                let (actor, id) = engine.world.spawn_actor(
+                    "soak shader material",
+                    Box::new(StaticMeshComponent::new(StaticMesh::sphere(16))),
+                    Transform::from_translation_scale(at, Vec3::splat(1.2)),
+                )?;
                 engine.world.set_material(id, 0, material)?;
                 shader_meshes.push((actor, material));
             }
@@ -491,7 +523,12 @@ fn run(o: &Options) -> anyhow::Result<bool> {
             if let Err(e) = ctx.finish().map_err(|e| e.to_string()).and_then(|()| ctx.device.collect_garbage().map_err(|e| e.to_string())) {
                 eprintln!("soak: waiting for the GPU before sampling: {e}");
             }
-            let counts = Counts { device: ctx.device.counts(), material_table: ctx.scene.materials.len(), material_shaders: ctx.scene.materials.shader_count(), textures: ctx.scene.textures.live() };
+            let counts = Counts {
+                device: ctx.device.counts(),
+                material_table: ctx.scene.materials.len(),
+                material_shaders: ctx.scene.materials.shader_count(),
+                textures: ctx.scene.textures.live(),
+            };
             sink.lock().unwrap_or_else(|p| p.into_inner()).push(counts);
         })?;
         Ok(runner::SampleFigures::default())
@@ -519,15 +556,35 @@ fn run(o: &Options) -> anyhow::Result<bool> {
     let clean = v.is_ok() && errors == 0 && warnings == 0;
     // See the module docs: sync validation's own state grows with churn.
     let rss_judged = !sync && rss_v.enough;
-    let passed = result.is_ok() && clean && (rss_v.flat || !rss_judged) && counts_flat && rss.len() as u64 == frames && counts.len() as u64 == frames;
+    let passed = result.is_ok()
+        && clean
+        && (rss_v.flat || !rss_judged)
+        && counts_flat
+        && rss.len() as u64 == frames
+        && counts.len() as u64 == frames;
     println!("{NAME}: {frames} frames, one sample window per {every} frames");
-    println!("{NAME}: {}{}", summary("host memory (RSS)", " MiB", &rss_v), if !sync { "" } else { " (not judged: synchronization validation keeps state per buffer ever created; PROXIMA_SYNC_VALIDATION=0 judges it)" });
+    println!(
+        "{NAME}: {}{}",
+        summary("host memory (RSS)", " MiB", &rss_v),
+        if !sync {
+            ""
+        } else {
+            " (not judged: synchronization validation keeps state per buffer ever created; PROXIMA_SYNC_VALIDATION=0 judges it)"
+        }
+    );
     for (kind, v) in device_v.iter().chain(&renderer_v) {
         println!("{NAME}: {}", summary(kind, "", v));
     }
-    println!("{NAME}: pipeline cache {} hits, {} misses (not judged: they only grow)", last.pipeline_cache_hits, last.pipeline_cache_misses);
+    println!(
+        "{NAME}: pipeline cache {} hits, {} misses (not judged: they only grow)",
+        last.pipeline_cache_hits, last.pipeline_cache_misses
+    );
     println!("{NAME}: churn {churn:?}");
-    println!("{NAME}: validation {} (sync {}), {errors} errors, {warnings} warnings", if validation_enabled { "on" } else { "off" }, if sync { "on" } else { "off" });
+    println!(
+        "{NAME}: validation {} (sync {}), {errors} errors, {warnings} warnings",
+        if validation_enabled { "on" } else { "off" },
+        if sync { "on" } else { "off" }
+    );
     if let Some(path) = &o.report {
         let series = |v: &Verdict, judged: bool| {
             json!({
@@ -541,7 +598,9 @@ fn run(o: &Options) -> anyhow::Result<bool> {
                 "judged": judged,
             })
         };
-        let group = |vs: &[(&str, Verdict)]| -> serde_json::Map<String, serde_json::Value> { vs.iter().map(|(kind, v)| (kind.to_string(), series(v, v.enough))).collect() };
+        let group = |vs: &[(&str, Verdict)]| -> serde_json::Map<String, serde_json::Value> {
+            vs.iter().map(|(kind, v)| (kind.to_string(), series(v, v.enough))).collect()
+        };
         let report = json!({
             "frames": frames,
             "sample_every": every,
@@ -565,7 +624,10 @@ fn run(o: &Options) -> anyhow::Result<bool> {
     }
     result?;
     if !clean {
-        eprintln!("{NAME}: the validation layer reported {errors} error(s) and {warnings} warning(s): {:#?}", v.map(|v| v.messages()).unwrap_or_default());
+        eprintln!(
+            "{NAME}: the validation layer reported {errors} error(s) and {warnings} warning(s): {:#?}",
+            v.map(|v| v.messages()).unwrap_or_default()
+        );
     }
     if rss_judged && !rss_v.flat {
         eprintln!("{NAME}: host memory grows after warm-up (see above)");

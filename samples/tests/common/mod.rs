@@ -26,7 +26,8 @@ pub fn run_sample(bin: &str, tag: &str, args: &[&str]) -> (PathBuf, SampleStats)
     if name.starts_with("hello") {
         assert_eq!((s.pipelines, s.materials, s.textures), (None, None, None), "{name}");
     } else {
-        let (pipelines, materials, textures) = (s.pipelines.expect("pipelines"), s.materials.expect("materials"), s.textures.expect("textures"));
+        let (pipelines, materials, textures) =
+            (s.pipelines.expect("pipelines"), s.materials.expect("materials"), s.textures.expect("textures"));
         assert!(pipelines.live > 0 && materials.live > 0, "{name}: {pipelines:?} {materials:?}");
         assert!(textures.live >= 3, "{name}: the three built-in textures at least: {textures:?}");
     }

@@ -129,7 +129,17 @@ mod tests {
             Row { name: "b".into(), value: 6.0, unit: "x".into(), goal: Some("<= 3".into()), met: Some(false), ..Default::default() },
             Row { name: "c".into(), value: 1.0, unit: "ms".into(), goal: None, met: None, ..Default::default() },
             // Met on the median (cost 0.5), the range's worst at cost 2: a whisker across the goal.
-            Row { name: "d".into(), value: 2.0, unit: "x".into(), goal: Some("<= 4".into()), met: Some(true), min: Some(1.0), max: Some(8.0), pairs: Some(5), straddles: Some(true) },
+            Row {
+                name: "d".into(),
+                value: 2.0,
+                unit: "x".into(),
+                goal: Some("<= 4".into()),
+                met: Some(true),
+                min: Some(1.0),
+                max: Some(8.0),
+                pairs: Some(5),
+                straddles: Some(true),
+            },
         ];
         let path = std::env::temp_dir().join(format!("xtask-plot-{}.png", std::process::id()));
         assert_eq!(write(&path, &rows).unwrap(), 3);

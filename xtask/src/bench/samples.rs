@@ -59,8 +59,21 @@ impl Timings {
 /// about 5.5 ms on one core), of which a draw distance leaves about 2,250
 /// for the GPU (about 6.5 ms on one lavapipe thread), at a small size so
 /// that vertex work, not fill, is the GPU's time. No shadows.
-const OVERLAP_SCENE: &[&str] =
-    &["--count", "1000000", "--scattered", "--draw-distance", "855", "--width", "160", "--height", "90", "--cvar", "r.Shadow.Enable=0", "--frames", "40"];
+const OVERLAP_SCENE: &[&str] = &[
+    "--count",
+    "1000000",
+    "--scattered",
+    "--draw-distance",
+    "855",
+    "--width",
+    "160",
+    "--height",
+    "90",
+    "--cvar",
+    "r.Shadow.Enable=0",
+    "--frames",
+    "40",
+];
 const OVERLAP_ENV: &[(&str, &str)] = &[("LP_NUM_THREADS", "0"), ("RAYON_NUM_THREADS", "1")];
 const OVERLAP_PAIRS: usize = 5;
 
@@ -141,11 +154,20 @@ pub fn bench(dir: &Path, quick: bool) -> Result<(), String> {
     let mut rows = Vec::new();
 
     let merged = many_cubes(dir, "merged", &["--count", "10000", "--frames", frames, "--width", "640", "--height", "360"])?;
-    let unmerged = many_cubes(dir, "unmerged", &["--count", "10000", "--frames", frames, "--width", "640", "--height", "360", "--cvar", "r.MeshDrawCommands.DynamicInstancing=0"])?;
+    let unmerged = many_cubes(
+        dir,
+        "unmerged",
+        &["--count", "10000", "--frames", frames, "--width", "640", "--height", "360", "--cvar", "r.MeshDrawCommands.DynamicInstancing=0"],
+    )?;
     let base_draws = |s: &Stats| s.passes.get("base").map_or(0, |p| p.draws) as f64;
     rows.push(row("many-cubes 10k on lavapipe, frame time with merging", merged.mean_timings_ms.frame, "ms", None));
     rows.push(row("many-cubes 10k on lavapipe, frame time with DynamicInstancing=0", unmerged.mean_timings_ms.frame, "ms", None));
-    rows.push(row("many-cubes 10k on lavapipe, unmerged vs merged frame time", unmerged.mean_timings_ms.frame / merged.mean_timings_ms.frame, "x", None));
+    rows.push(row(
+        "many-cubes 10k on lavapipe, unmerged vs merged frame time",
+        unmerged.mean_timings_ms.frame / merged.mean_timings_ms.frame,
+        "x",
+        None,
+    ));
     rows.push(row("many-cubes 10k, base draws merged", base_draws(&merged), "draws", None));
     rows.push(row("many-cubes 10k, base draws with DynamicInstancing=0", base_draws(&unmerged), "draws", None));
 
@@ -153,7 +175,24 @@ pub fn bench(dir: &Path, quick: bool) -> Result<(), String> {
     for (count, label, goal, bevy) in [("160000", "160k", "<= 6", 17.0), ("1600000", "1.6M", "<= 38", 113.0)] {
         // One frame in flight: lavapipe's "GPU" is these same two cores, and
         // with frames overlapping it would be timed inside the CPU stages.
-        let s = many_cubes(dir, &format!("sphere-{label}"), &["--layout", "sphere", "--count", count, "--frames", sphere_frames, "--width", "1920", "--height", "1080", "--cvar", "r.FramesInFlight=1"])?;
+        let s = many_cubes(
+            dir,
+            &format!("sphere-{label}"),
+            &[
+                "--layout",
+                "sphere",
+                "--count",
+                count,
+                "--frames",
+                sphere_frames,
+                "--width",
+                "1920",
+                "--height",
+                "1080",
+                "--cvar",
+                "r.FramesInFlight=1",
+            ],
+        )?;
         let t = &s.mean_timings_ms;
         rows.push(row(&format!("peer scale, sphere of {label} cubes at 1920x1080, CPU per frame"), t.cpu(), "ms", Some(goal)));
         if label == "1.6M" {

@@ -143,7 +143,9 @@ pub fn figure_files(dir: &Path, krate: &str) -> Vec<std::path::PathBuf> {
         .flatten()
         .flatten()
         .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|x| x == "json") && p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with(&prefix)))
+        .filter(|p| {
+            p.extension().is_some_and(|x| x == "json") && p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with(&prefix))
+        })
         .collect();
     more.sort();
     std::iter::once(dir.join(format!("{krate}.json"))).chain(more).collect()
@@ -248,7 +250,8 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("xtask-summary-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join("a.json"), r#"[{"name": "x", "value": 0.5, "unit": "%", "goal": 1, "met": null}]"#).unwrap();
-        std::fs::write(dir.join("b.json"), r#"{"rows": [{"name": "b: y", "value": 2, "unit": "x", "goal": ">= 3", "met": true}]}"#).unwrap();
+        std::fs::write(dir.join("b.json"), r#"{"rows": [{"name": "b: y", "value": 2, "unit": "x", "goal": ">= 3", "met": true}]}"#)
+            .unwrap();
         // A crate's further bench writes `<crate>-<bench>.json`: read after its main file.
         std::fs::write(dir.join("b-more.json"), r#"{"rows": [{"name": "z", "value": 1, "unit": "x"}]}"#).unwrap();
         std::fs::write(dir.join("bb.json"), r#"{"rows": [{"name": "not b's", "value": 1, "unit": "x"}]}"#).unwrap();
@@ -262,8 +265,17 @@ mod tests {
     }
 
     fn ranged(value: f64, min: f64, max: f64, goal: &str) -> Result<Row, String> {
-        Row { name: "r".into(), value, unit: "x".into(), goal: Some(goal.into()), min: Some(min), max: Some(max), pairs: Some(7), ..Default::default() }
-            .normalized("c")
+        Row {
+            name: "r".into(),
+            value,
+            unit: "x".into(),
+            goal: Some(goal.into()),
+            min: Some(min),
+            max: Some(max),
+            pairs: Some(7),
+            ..Default::default()
+        }
+        .normalized("c")
     }
 
     #[test]
