@@ -548,12 +548,16 @@ fn arb_vec3(range: f32) -> impl Strategy<Value = Vec3> {
 }
 
 fn arb_transform() -> impl Strategy<Value = Affine3A> {
-    (arb_vec3(1.0), -3.0f32..3.0, (0.2f32..4.0, 0.2f32..4.0, 0.2f32..4.0), arb_vec3(5.0)).prop_map(
-        |(axis, angle, (sx, sy, sz), translation)| {
+    (
+        arb_vec3(1.0),
+        test_support::f32_in(-3.0, 3.0),
+        (test_support::f32_in(0.2, 4.0), test_support::f32_in(0.2, 4.0), test_support::f32_in(0.2, 4.0)),
+        arb_vec3(5.0),
+    )
+        .prop_map(|(axis, angle, (sx, sy, sz), translation)| {
             let rotation = Quat::from_axis_angle(axis.try_normalize().unwrap_or(Vec3::Y), angle);
             Affine3A::from_scale_rotation_translation(Vec3::new(sx, sy, sz), rotation, translation)
-        },
-    )
+        })
 }
 
 proptest! {
@@ -569,7 +573,7 @@ proptest! {
         target in arb_vec3(1.0),
         aim_at_cube in any::<bool>(),
         random_dir in arb_vec3(1.0),
-        max_distance in prop_oneof![Just(f32::INFINITY), 0.0f32..30.0],
+        max_distance in prop_oneof![Just(f32::INFINITY), test_support::f32_in(0.0, 30.0)],
     ) {
         let scene = scene_with(&[(1, cooked_unit_cube(), transform)]);
         let dir = if aim_at_cube {

@@ -32,7 +32,7 @@ enum Op {
 
 fn transform() -> impl Strategy<Value = Affine3A> {
     prop_oneof![
-        8 => (-100.0f32..100.0, -100.0f32..100.0, 0.1f32..3.0)
+        8 => (test_support::f32_in(-100.0, 100.0), test_support::f32_in(-100.0, 100.0), test_support::f32_in(0.1, 3.0))
             .prop_map(|(x, z, s)| Affine3A::from_scale_rotation_translation(Vec3::splat(s), glam::Quat::from_rotation_y(x), Vec3::new(x, 0.0, z))),
         1 => Just(translate(f32::NAN, 0.0, 0.0)),
         1 => Just(Affine3A::from_scale(Vec3::new(0.0, 1.0, 1.0))),
@@ -46,7 +46,7 @@ fn op() -> impl Strategy<Value = Op> {
         3 => (0u32..24).prop_map(Op::Remove),
         2 => (0usize..64).prop_map(Op::RemoveId),
         3 => (0u32..24, transform()).prop_map(|(i, t)| Op::Update(i, t)),
-        2 => (0u32..24, 0u32..4, prop_oneof![4 => -5.0f32..5.0, 1 => Just(f32::NAN)])
+        2 => (0u32..24, 0u32..4, prop_oneof![4 => test_support::f32_in(-5.0, 5.0), 1 => Just(f32::NAN)])
             .prop_map(|(i, f, v)| Op::SetCustom(i, f, v)),
         1 => prop_oneof![4 => 0u32..4, 1 => Just(MAX_CUSTOM_DATA_FLOATS + 1), 1 => Just(u32::MAX)].prop_map(Op::SetNumCustom),
         1 => Just(Op::Clear),
@@ -141,7 +141,7 @@ proptest! {
     #[test]
     fn packed_dirty_ranges_equal_full_rebuild(
         n in 1usize..300,
-        edits in prop::collection::vec((0usize..300, -50.0f32..50.0), 0..20),
+        edits in prop::collection::vec((0usize..300, test_support::f32_in(-50.0, 50.0)), 0..20),
     ) {
         let ts: Vec<Affine3A> = (0..n).map(|i| translate(i as f32, 0.0, 0.0)).collect();
         let mut s = store_with(&ts);
@@ -185,7 +185,7 @@ fn space() -> impl Strategy<Value = TransformSpace> {
 }
 
 fn distance() -> impl Strategy<Value = f32> {
-    prop_oneof![4 => 0.0f32..200.0, 1 => Just(-1.0f32), 1 => Just(f32::NAN), 1 => Just(f32::INFINITY)]
+    prop_oneof![4 => test_support::f32_in(0.0, 200.0), 1 => Just(-1.0f32), 1 => Just(f32::NAN), 1 => Just(f32::INFINITY)]
 }
 
 fn comp_op() -> impl Strategy<Value = CompOp> {
@@ -194,7 +194,7 @@ fn comp_op() -> impl Strategy<Value = CompOp> {
         1 => (prop::collection::vec(transform(), 0..5), space()).prop_map(|(t, s)| CompOp::AddBatch(t, s)),
         3 => (0u32..24).prop_map(CompOp::Remove),
         3 => (0u32..24, transform(), space()).prop_map(|(i, t, s)| CompOp::Update(i, t, s)),
-        2 => (0u32..24, 0u32..4, prop_oneof![4 => -5.0f32..5.0, 1 => Just(f32::NAN)]).prop_map(|(i, f, v)| CompOp::SetCustom(i, f, v)),
+        2 => (0u32..24, 0u32..4, prop_oneof![4 => test_support::f32_in(-5.0, 5.0), 1 => Just(f32::NAN)]).prop_map(|(i, f, v)| CompOp::SetCustom(i, f, v)),
         1 => prop_oneof![4 => 0u32..4, 1 => Just(MAX_CUSTOM_DATA_FLOATS + 1), 1 => Just(u32::MAX)].prop_map(CompOp::SetNumCustom),
         1 => any::<u32>().prop_map(CompOp::SetSeed),
         1 => (distance(), distance()).prop_map(|(a, b)| CompOp::SetCull(a, b)),

@@ -97,7 +97,7 @@ mod tests {
 
     proptest! {
         #[test]
-        fn matches_reference(keys in proptest::collection::vec(-1e6f32..1e6, 0..1200)) {
+        fn matches_reference(keys in proptest::collection::vec(test_support::f32_in(-1e6, 1e6), 0..1200)) {
             let (mut order, mut scratch) = (Vec::new(), Vec::new());
             order_descending(&keys, &mut order, &mut scratch);
             prop_assert_eq!(order, reference(&keys));

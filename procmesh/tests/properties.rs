@@ -58,7 +58,7 @@ impl Arrays {
 
 fn coordinate() -> impl Strategy<Value = f32> + Clone {
     prop_oneof![
-        20 => -10.0f32..10.0,
+        20 => test_support::f32_in(-10.0, 10.0),
         1 => Just(f32::NAN),
         1 => Just(f32::INFINITY),
         1 => Just(2e18),
@@ -97,7 +97,7 @@ fn arrays() -> impl Strategy<Value = Arrays> {
                 sized(n, any::<[u8; 4]>()),
                 prop_oneof![
                     3 => Just(Vec::new()),
-                    1 => sized(n, (coordinate(), 0.0f32..1.0)
+                    1 => sized(n, (coordinate(), test_support::f32_in(0.0, 1.0))
                         .prop_map(|(r, a)| LinearColor::new(r, 0.5, 0.5, a))),
                 ],
                 any::<bool>(),
