@@ -28,10 +28,10 @@
 //! when an executor drops it without running it, so the cooker's in-flight
 //! count always returns to zero.
 
+use crossbeam_channel::{Receiver, Sender};
 use std::collections::VecDeque;
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use super::cook::{CookInput, CookedCollision};
@@ -321,7 +321,7 @@ impl AsyncCooker {
 
     /// A cooker on `executor`.
     pub fn with_executor(executor: Arc<dyn CookExecutor>) -> Self {
-        let (tx, rx) = mpsc::channel();
+        let (tx, rx) = crossbeam_channel::unbounded();
         Self { executor, latest: Arc::new(AtomicU64::new(0)), newest: 0, tx, rx, in_flight: 0, stats: CookStats::default() }
     }
 
