@@ -18,6 +18,7 @@ use criterion::{criterion_group, Criterion};
 use rhi_vulkan::*;
 use std::time::{Duration, Instant};
 use test_support::bench::{paired, write_rows, Arm, Row, Spread};
+use test_support::QuadGrid;
 
 const DRAWS: u32 = 100_000;
 /// Recording through `CommandList` vs. raw `ash`: at most this ratio.

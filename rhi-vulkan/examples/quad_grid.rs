@@ -5,6 +5,7 @@
 //! `cargo run -p rhi-vulkan --example quad_grid`
 
 use rhi_vulkan::*;
+use test_support::QuadGrid;
 
 fn main() -> Result<()> {
     // The crates' `log` lines (device chosen, validation messages) on stderr; `RUST_LOG` filters them.

@@ -134,7 +134,6 @@ mod frame;
 mod handle;
 mod instance;
 mod pipeline;
-mod quad_grid;
 mod readback;
 mod sampler;
 mod shader;
@@ -160,7 +159,6 @@ pub use pipeline::{
     ColorTargetState, ComputePipelineDesc, DepthBias, DepthState, GraphicsPipelineDesc, PipelineEntry, PipelineHandle, PrimitiveState,
     ShaderStageDesc, VertexAttribute, VertexBufferLayout, VertexStepMode,
 };
-pub use quad_grid::{QuadGrid, QUAD_GRID_WGSL};
 /// The raw-window-handle version the `window` feature speaks.
 #[cfg(feature = "window")]
 pub use raw_window_handle;

@@ -5,6 +5,7 @@
 
 use rhi_vulkan::*;
 use test_support::{assert_clean, assert_images_equal, device, new_device};
+use test_support::{QuadGrid, QUAD_GRID_WGSL};
 
 const W: u32 = 64;
 const H: u32 = 48;

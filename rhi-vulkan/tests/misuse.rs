@@ -5,6 +5,7 @@
 
 use rhi_vulkan::*;
 use std::time::Duration;
+use test_support::QuadGrid;
 use test_support::{assert_clean, new_device as device};
 
 const W: u32 = 32;

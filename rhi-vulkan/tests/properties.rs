@@ -14,6 +14,7 @@ use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 use rhi_vulkan::*;
 use std::sync::atomic::{AtomicU64, Ordering};
+use test_support::QuadGrid;
 
 /// Draws and dispatches that were recorded, and calls refused, over the run:
 /// the test must reach both valid work and typed errors.

@@ -2,6 +2,7 @@
 //! (lavapipe in CI), with the Khronos validation layer on and clean.
 
 use rhi_vulkan::*;
+use test_support::QuadGrid;
 use test_support::{assert_clean, device_desc, new_device};
 
 const W: u32 = 64;

@@ -40,10 +40,12 @@ use std::sync::{Arc, OnceLock};
 
 pub mod bench;
 pub mod gltf_writer;
+mod quad_grid;
 #[cfg(feature = "renderer")]
 mod render;
 mod rng;
 
+pub use quad_grid::{QuadGrid, QUAD_GRID_WGSL};
 #[cfg(feature = "renderer")]
 pub use render::render_thread;
 pub use rng::Rng;

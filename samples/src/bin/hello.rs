@@ -7,6 +7,7 @@ use clap::Parser;
 use rhi_vulkan::*;
 use samples::{write_png, CommonOptions, PassStats, Progress, SampleStats};
 use std::time::Instant;
+use test_support::QuadGrid;
 
 #[derive(Parser, Debug)]
 #[command(name = "hello", about = "An instanced grid of colored quads, drawn offscreen")]

@@ -1,8 +1,10 @@
-//! A small, reusable instanced-quad renderer used by the tests, the benchmark
-//! and the `hello` sample: it exercises vertex streams (per vertex and per
-//! instance), push constants, pipelines and both recording paths.
+//! A small, reusable instanced-quad renderer used by rhi-vulkan's tests,
+//! benchmark and example and by the `hello` sample: it exercises vertex
+//! streams (per vertex and per instance), push constants, pipelines and both
+//! recording paths. It lives here, not in the RHI's public API, because it
+//! is a test fixture built on that API (issue 19).
 
-use crate::*;
+use rhi_vulkan::*;
 
 /// WGSL of the quad grid (also validated by `cargo xtask shaders`).
 pub const QUAD_GRID_WGSL: &str = include_str!("../shaders/quad_grid.wgsl");
