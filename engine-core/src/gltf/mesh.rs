@@ -17,6 +17,32 @@ pub(crate) struct Budget {
     pub indices: AtomicU64,
 }
 
+impl Budget {
+    /// Counts a primitive's `vertices` and `indices` against the limits
+    /// (errors name `vertex_path` or `index_path`).
+    fn charge(&self, vertices: usize, indices: usize, limits: &GltfLimits, vertex_path: &str, index_path: &str) -> Result<(), GltfError> {
+        let total_vertices = self.vertices.fetch_add(vertices as u64, Ordering::Relaxed) + vertices as u64;
+        let total_indices = self.indices.fetch_add(indices as u64, Ordering::Relaxed) + indices as u64;
+        if total_vertices > limits.max_vertices {
+            return Err(GltfError::LimitExceeded {
+                path: vertex_path.into(),
+                what: "vertices",
+                value: total_vertices,
+                limit: limits.max_vertices,
+            });
+        }
+        if total_indices > limits.max_indices {
+            return Err(GltfError::LimitExceeded {
+                path: index_path.into(),
+                what: "indices",
+                value: total_indices,
+                limit: limits.max_indices,
+            });
+        }
+        Ok(())
+    }
+}
+
 /// A triangle list from `mode`'s indices (strips and fans converted as the
 /// glTF spec orders their triangles, keeping the winding).
 pub(crate) fn triangle_list(mode: Mode, idx: &[u32], path: &str) -> Result<Vec<u32>, GltfError> {
@@ -173,82 +199,20 @@ pub(crate) fn build_mesh(
         for set in 0..4 {
             uvs.push(read_attr(Semantic::TexCoords(set), &[Dimensions::Vec2])?);
         }
-        let idx_path = format!("{path}/indices");
-        let raw: Vec<u32> = match p.indices() {
-            Some(acc) => {
-                let idx = read_indices(&acc, buffers, &idx_path, limits.max_indices)?;
-                if let Some(&bad) = idx.iter().find(|&&i| i as usize >= count) {
-                    return Err(GltfError::IndexOutOfRange { path: idx_path, index: bad, vertex_count: count });
-                }
-                idx
-            }
-            None => (0..count as u32).collect(),
-        };
-        let list_path = if p.indices().is_some() { idx_path } else { attr("POSITION") };
-        let mut indices = triangle_list(p.mode(), &raw, &list_path)?;
+        let (mut indices, list_path) = primitive_triangles(&p, buffers, count, limits, &path)?;
         if indices.is_empty() {
             continue;
         }
-        let mut vertices: Vec<LocalVertex> = (0..count)
-            .map(|i| {
-                let mut v = LocalVertex {
-                    position: [pos[i * 3], pos[i * 3 + 1], pos[i * 3 + 2]],
-                    tangent_x: [0.0, 0.0, 0.0, 1.0],
-                    normal: [0.0, 0.0, 1.0],
-                    color: [255; 4],
-                    uvs: [[0.0; 2]; 4],
-                };
-                if let Some((n, _)) = &normals {
-                    v.normal = [n[i * 3], n[i * 3 + 1], n[i * 3 + 2]];
-                }
-                if let Some((t, _)) = &tangents {
-                    v.tangent_x = [t[i * 4], t[i * 4 + 1], t[i * 4 + 2], if t[i * 4 + 3] < 0.0 { -1.0 } else { 1.0 }];
-                }
-                if let Some((c, n)) = &colors {
-                    let ch = |k: usize| (c[i * n + k].clamp(0.0, 1.0) * 255.0).round() as u8;
-                    v.color = [ch(0), ch(1), ch(2), if *n == 4 { ch(3) } else { 255 }];
-                }
-                for (set, uv) in uvs.iter().enumerate() {
-                    if let Some((u, _)) = uv {
-                        v.uvs[set] = [u[i * 2], u[i * 2 + 1]];
-                    }
-                }
-                v
-            })
-            .collect();
+        let mut vertices = assemble_vertices(count, &pos, &normals, &tangents, &colors, &uvs);
         if normals.is_none() {
-            // Flat normals: every corner its own vertex with its face's normal.
-            let mut flat = Vec::with_capacity(indices.len());
-            for t in indices.chunks_exact(3) {
-                let p = |k: usize| Vec3::from(vertices[t[k] as usize].position);
-                let n = (p(1) - p(0)).cross(p(2) - p(0)).normalize_or(Vec3::Z);
-                for &i in t {
-                    let mut v = vertices[i as usize];
-                    v.normal = n.to_array();
-                    flat.push(v);
-                }
-            }
-            vertices = flat;
-            indices = (0..vertices.len() as u32).collect();
+            (vertices, indices) = flat_normals(&vertices, &indices);
         }
         let material = p.material().index();
         let normal_map = material.and_then(|i| materials.get(i)).and_then(|m| m.normal_texture.as_ref());
         if let (None, Some(nm)) = (&tangents, normal_map) {
             (vertices, indices) = generate_tangents(&vertices, &indices, nm.uv_set as usize);
         }
-        let total_vertices = budget.vertices.fetch_add(vertices.len() as u64, Ordering::Relaxed) + vertices.len() as u64;
-        let total_indices = budget.indices.fetch_add(indices.len() as u64, Ordering::Relaxed) + indices.len() as u64;
-        if total_vertices > limits.max_vertices {
-            return Err(GltfError::LimitExceeded {
-                path: attr("POSITION"),
-                what: "vertices",
-                value: total_vertices,
-                limit: limits.max_vertices,
-            });
-        }
-        if total_indices > limits.max_indices {
-            return Err(GltfError::LimitExceeded { path: list_path, what: "indices", value: total_indices, limit: limits.max_indices });
-        }
+        budget.charge(vertices.len(), indices.len(), limits, &attr("POSITION"), &list_path)?;
         let base = lod.vertices.len() as u32;
         let first_index = lod.indices.len() as u32;
         lod.indices.extend(indices.iter().map(|i| i + base));
@@ -270,6 +234,84 @@ pub(crate) fn build_mesh(
     let name = m.name().map(str::to_string).unwrap_or_else(|| format!("mesh {}", m.index()));
     let mesh = StaticMesh::new(&name, vec![lod], slot_names).map_err(|e| GltfError::Mesh { path: mesh_path, problem: e.to_string() })?;
     Ok(Some(GltfMesh { name, mesh, slot_materials }))
+}
+
+/// A primitive's triangle list (its indices, or `0..count` without them,
+/// strips and fans converted, every index checked against `count`) and the
+/// JSON path its errors name.
+fn primitive_triangles(
+    p: &gltf::Primitive,
+    buffers: &[Vec<u8>],
+    count: usize,
+    limits: &GltfLimits,
+    path: &str,
+) -> Result<(Vec<u32>, String), GltfError> {
+    let idx_path = format!("{path}/indices");
+    let raw: Vec<u32> = match p.indices() {
+        Some(acc) => {
+            let idx = read_indices(&acc, buffers, &idx_path, limits.max_indices)?;
+            if let Some(&bad) = idx.iter().find(|&&i| i as usize >= count) {
+                return Err(GltfError::IndexOutOfRange { path: idx_path, index: bad, vertex_count: count });
+            }
+            idx
+        }
+        None => (0..count as u32).collect(),
+    };
+    let list_path = if p.indices().is_some() { idx_path } else { format!("{path}/attributes/POSITION") };
+    let indices = triangle_list(p.mode(), &raw, &list_path)?;
+    Ok((indices, list_path))
+}
+
+/// Float attribute data read from accessors: the values and the component
+/// count per element.
+type Floats = Option<(Vec<f32>, usize)>;
+
+/// The local vertices of a primitive's `count` elements (defaults where an
+/// attribute is absent: +Z normal, +X tangent, white, UV 0).
+fn assemble_vertices(count: usize, pos: &[f32], normals: &Floats, tangents: &Floats, colors: &Floats, uvs: &[Floats]) -> Vec<LocalVertex> {
+    (0..count)
+        .map(|i| {
+            let mut v = LocalVertex {
+                position: [pos[i * 3], pos[i * 3 + 1], pos[i * 3 + 2]],
+                tangent_x: [0.0, 0.0, 0.0, 1.0],
+                normal: [0.0, 0.0, 1.0],
+                color: [255; 4],
+                uvs: [[0.0; 2]; 4],
+            };
+            if let Some((n, _)) = &normals {
+                v.normal = [n[i * 3], n[i * 3 + 1], n[i * 3 + 2]];
+            }
+            if let Some((t, _)) = &tangents {
+                v.tangent_x = [t[i * 4], t[i * 4 + 1], t[i * 4 + 2], if t[i * 4 + 3] < 0.0 { -1.0 } else { 1.0 }];
+            }
+            if let Some((c, n)) = &colors {
+                let ch = |k: usize| (c[i * n + k].clamp(0.0, 1.0) * 255.0).round() as u8;
+                v.color = [ch(0), ch(1), ch(2), if *n == 4 { ch(3) } else { 255 }];
+            }
+            for (set, uv) in uvs.iter().enumerate() {
+                if let Some((u, _)) = uv {
+                    v.uvs[set] = [u[i * 2], u[i * 2 + 1]];
+                }
+            }
+            v
+        })
+        .collect()
+}
+
+/// Flat normals: every corner its own vertex with its face's normal.
+fn flat_normals(vertices: &[LocalVertex], indices: &[u32]) -> (Vec<LocalVertex>, Vec<u32>) {
+    let mut flat = Vec::with_capacity(indices.len());
+    for t in indices.chunks_exact(3) {
+        let p = |k: usize| Vec3::from(vertices[t[k] as usize].position);
+        let n = (p(1) - p(0)).cross(p(2) - p(0)).normalize_or(Vec3::Z);
+        for &i in t {
+            let mut v = vertices[i as usize];
+            v.normal = n.to_array();
+            flat.push(v);
+        }
+    }
+    let indices = (0..flat.len() as u32).collect();
+    (flat, indices)
 }
 
 #[cfg(test)]

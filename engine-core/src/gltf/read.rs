@@ -215,8 +215,41 @@ pub(crate) fn import_bytes(
     validate(doc)?;
     let parents = check_tree(doc)?;
     let mut skipped = Vec::new();
+    let buffers = read_buffers(&gltf, base, limits, progress)?;
+    // Materials and the textures they use.
+    let mut keys = TextureKeys::default();
+    let materials = doc
+        .materials()
+        .enumerate()
+        .map(|(i, m)| read_material(&m, &format!("/materials/{i}"), &mut keys, &mut skipped))
+        .collect::<Result<Vec<_>, _>>()?;
+    let image_bytes = read_image_bytes(doc, &keys, &buffers, base, limits, progress)?;
+    progress.images_total.store(keys.keys.len() as u64, std::sync::atomic::Ordering::Relaxed);
+    let textures = decode_textures(doc, &keys, &image_bytes, limits, progress)?;
+    drop(image_bytes);
+    let (meshes, morph_targets) = build_meshes(doc, &buffers, &materials, limits, progress, &mut skipped)?;
+    let cameras = read_cameras(doc)?;
+    let (lights, spot_lights) = read_lights(doc);
+    let nodes = read_nodes(doc, &parents)?;
+    let scenes =
+        doc.scenes().map(|s| GltfScene { name: s.name().unwrap_or("").into(), nodes: s.nodes().map(|n| n.index()).collect() }).collect();
+    note_unsupported(doc, morph_targets, spot_lights, &mut skipped);
+    Ok(GltfImport {
+        meshes,
+        materials,
+        textures,
+        nodes,
+        cameras,
+        lights,
+        scenes,
+        default_scene: doc.default_scene().map(|s| s.index()),
+        skipped,
+    })
+}
 
-    // Buffers.
+/// Every buffer's bytes: the GLB BIN chunk, a data URI or a file beside the glTF.
+fn read_buffers(gltf: &gltf::Gltf, base: Option<&Path>, limits: &GltfLimits, progress: &ImportProgress) -> Result<Vec<Vec<u8>>, GltfError> {
+    let doc = &gltf.document;
     let mut buffers = Vec::with_capacity(doc.buffers().len());
     for b in doc.buffers() {
         let path = format!("/buffers/{}", b.index());
@@ -233,15 +266,19 @@ pub(crate) fn import_bytes(
         buffers.push(data);
     }
 
-    // Materials and the textures they use.
-    let mut keys = TextureKeys::default();
-    let materials = doc
-        .materials()
-        .enumerate()
-        .map(|(i, m)| read_material(&m, &format!("/materials/{i}"), &mut keys, &mut skipped))
-        .collect::<Result<Vec<_>, _>>()?;
+    Ok(buffers)
+}
 
-    // Images: read in order, decoded in parallel.
+/// The encoded bytes of every image a material uses (read in order; the
+/// others stay `None`).
+fn read_image_bytes(
+    doc: &gltf::Document,
+    keys: &TextureKeys,
+    buffers: &[Vec<u8>],
+    base: Option<&Path>,
+    limits: &GltfLimits,
+    progress: &ImportProgress,
+) -> Result<Vec<Option<Vec<u8>>>, GltfError> {
     let mut image_bytes: Vec<Option<Vec<u8>>> = vec![None; doc.images().len()];
     for &(image, _) in &keys.keys {
         if image_bytes[image].is_some() {
@@ -254,7 +291,7 @@ pub(crate) fn import_bytes(
         let bytes = match (&json.buffer_view, &json.uri) {
             (Some(view), _) => {
                 let view = doc.views().nth(view.value()).expect("validated index");
-                accessor::view_bytes(&view, &buffers)
+                accessor::view_bytes(&view, buffers)
                     .map_err(|e| GltfError::MissingImage { path: path.clone(), problem: e.to_string() })?
                     .to_vec()
             }
@@ -263,9 +300,19 @@ pub(crate) fn import_bytes(
         };
         image_bytes[image] = Some(bytes);
     }
-    progress.images_total.store(keys.keys.len() as u64, std::sync::atomic::Ordering::Relaxed);
-    let textures = keys
-        .keys
+    Ok(image_bytes)
+}
+
+/// The textures of `keys` (image, colour space), decoded in parallel after
+/// a size check against the limits.
+fn decode_textures(
+    doc: &gltf::Document,
+    keys: &TextureKeys,
+    image_bytes: &[Option<Vec<u8>>],
+    limits: &GltfLimits,
+    progress: &ImportProgress,
+) -> Result<Vec<GltfTexture>, GltfError> {
+    keys.keys
         .par_iter()
         .map(|&(image, srgb)| {
             let path = format!("/images/{image}");
@@ -289,19 +336,28 @@ pub(crate) fn import_bytes(
             ImportProgress::add(&progress.images_decoded, 1);
             Ok(GltfTexture { image, srgb, texture })
         })
-        .collect::<Result<Vec<_>, GltfError>>()?;
-    drop(image_bytes);
+        .collect::<Result<Vec<_>, GltfError>>()
+}
 
-    // Meshes.
+/// Every mesh, built in parallel (the first error in mesh order is
+/// reported); their skipped lines go to `skipped`. Returns the meshes and
+/// the primitives that had morph targets.
+fn build_meshes(
+    doc: &gltf::Document,
+    buffers: &[Vec<u8>],
+    materials: &[GltfMaterial],
+    limits: &GltfLimits,
+    progress: &ImportProgress,
+    skipped: &mut Vec<String>,
+) -> Result<(Vec<Option<GltfMesh>>, usize), GltfError> {
     progress.meshes_total.store(doc.meshes().len() as u64, std::sync::atomic::Ordering::Relaxed);
-    // In parallel; the first error in mesh order is reported.
     let budget = Budget::default();
     let built: Vec<_> = (0..doc.meshes().len())
         .into_par_iter()
         .map(|i| {
             let m = doc.meshes().nth(i).expect("in range");
             let (mut lines, mut morphs) = (Vec::new(), 0);
-            let mesh = build_mesh(&m, &buffers, &materials, limits, &budget, &mut lines, &mut morphs);
+            let mesh = build_mesh(&m, buffers, materials, limits, &budget, &mut lines, &mut morphs);
             ImportProgress::add(&progress.meshes_built, 1);
             mesh.map(|mesh| (mesh, lines, morphs))
         })
@@ -311,15 +367,18 @@ pub(crate) fn import_bytes(
     for b in built {
         let (mesh, lines, morphs) = b?;
         for line in lines {
-            skip(&mut skipped, line);
+            skip(skipped, line);
         }
         morph_targets += morphs;
         meshes.push(mesh);
     }
 
-    // Cameras and lights.
-    // From the JSON: gltf's Camera::projection panics when the object its
-    // type names is absent.
+    Ok((meshes, morph_targets))
+}
+
+/// The cameras, read from the JSON: gltf's `Camera::projection` panics
+/// when the object its type names is absent.
+fn read_cameras(doc: &gltf::Document) -> Result<Vec<GltfCamera>, GltfError> {
     let mut cameras = Vec::with_capacity(doc.cameras().len());
     for (i, c) in doc.as_json().cameras.iter().enumerate() {
         use gltf::json::camera::Type;
@@ -339,6 +398,12 @@ pub(crate) fn import_bytes(
         };
         cameras.push(GltfCamera { name: c.name.clone().unwrap_or_default(), projection });
     }
+    Ok(cameras)
+}
+
+/// The `KHR_lights_punctual` lights (spot lights are `None`) and how many
+/// spot lights were skipped.
+fn read_lights(doc: &gltf::Document) -> (Vec<Option<GltfLight>>, usize) {
     let mut spot_lights = 0;
     let lights: Vec<Option<GltfLight>> = doc
         .lights()
@@ -364,7 +429,11 @@ pub(crate) fn import_bytes(
         })
         .unwrap_or_default();
 
-    // Nodes and scenes.
+    (lights, spot_lights)
+}
+
+/// The nodes with their local transforms, parents and what they carry.
+fn read_nodes(doc: &gltf::Document, parents: &[Option<usize>]) -> Result<Vec<GltfNode>, GltfError> {
     let mut nodes = Vec::with_capacity(doc.nodes().len());
     for node in doc.nodes() {
         let path = format!("/nodes/{}", node.index());
@@ -378,41 +447,30 @@ pub(crate) fn import_bytes(
             light: node.light().map(|l| l.index()),
         });
     }
-    let scenes =
-        doc.scenes().map(|s| GltfScene { name: s.name().unwrap_or("").into(), nodes: s.nodes().map(|n| n.index()).collect() }).collect();
+    Ok(nodes)
+}
 
-    // What is not supported, one line per kind.
+/// One skipped line per kind of thing the import does not support.
+fn note_unsupported(doc: &gltf::Document, morph_targets: usize, spot_lights: usize, skipped: &mut Vec<String>) {
     let skins = doc.skins().len();
     if skins > 0 {
-        skip(&mut skipped, format!("skins: {skins} (meshes are drawn in their bind pose)"));
+        skip(skipped, format!("skins: {skins} (meshes are drawn in their bind pose)"));
     }
     let animations = doc.animations().len();
     if animations > 0 {
-        skip(&mut skipped, format!("animations: {animations}"));
+        skip(skipped, format!("animations: {animations}"));
     }
     if morph_targets > 0 {
-        skip(&mut skipped, format!("morph targets: on {morph_targets} primitive(s) (the base shape is drawn)"));
+        skip(skipped, format!("morph targets: on {morph_targets} primitive(s) (the base shape is drawn)"));
     }
     if spot_lights > 0 {
-        skip(&mut skipped, format!("spot lights: {spot_lights}"));
+        skip(skipped, format!("spot lights: {spot_lights}"));
     }
     for ext in doc.extensions_used() {
         if !SUPPORTED_EXTENSIONS.contains(&ext) {
-            skip(&mut skipped, format!("extension {ext}: not supported"));
+            skip(skipped, format!("extension {ext}: not supported"));
         }
     }
-
-    Ok(GltfImport {
-        meshes,
-        materials,
-        textures,
-        nodes,
-        cameras,
-        lights,
-        scenes,
-        default_scene: doc.default_scene().map(|s| s.index()),
-        skipped,
-    })
 }
 
 #[cfg(test)]

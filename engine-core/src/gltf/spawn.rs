@@ -133,6 +133,24 @@ pub(crate) fn spawn(import: &GltfImport, world: &mut World, scene: Option<usize>
         }
     }
 
+    let plan = plan_components(import, &roots)?;
+
+    // ---- Create: render-thread assets, then the actor. ----
+    let mut out = SpawnedScene { nodes: vec![None; import.nodes.len()], ..Default::default() };
+    let created = create_assets(import, world, &parents, &parent_of, &all, needs_default, &mut out);
+    if let Err(e) = created.and_then(|_| create_components(import, world, plan, &name, &mut out)) {
+        // Only a device failure gets here (everything was checked): undo.
+        let _ = out.destroy(world);
+        return Err(e);
+    }
+    Ok(out)
+}
+
+/// The components to spawn, parents before children, under a root that
+/// turns glTF's Y-up into Proxima's Z-up: one per node of `roots`' trees,
+/// plus a camera or light component under the nodes that carry one. Every
+/// relative and world transform is checked; nothing is created.
+fn plan_components(import: &GltfImport, roots: &[usize]) -> Result<Vec<Planned>, GltfError> {
     let root_transform = Transform::new(Vec3::ZERO, gltf_to_proxima(), Vec3::ONE);
     let mut plan: Vec<Planned> = vec![Planned {
         node: None,
@@ -202,15 +220,7 @@ pub(crate) fn spawn(import: &GltfImport, world: &mut World, scene: Option<usize>
         }
     }
 
-    // ---- Create: render-thread assets, then the actor. ----
-    let mut out = SpawnedScene { nodes: vec![None; import.nodes.len()], ..Default::default() };
-    let created = create_assets(import, world, &parents, &parent_of, &all, needs_default, &mut out);
-    if let Err(e) = created.and_then(|_| create_components(import, world, plan, &name, &mut out)) {
-        // Only a device failure gets here (everything was checked): undo.
-        let _ = out.destroy(world);
-        return Err(e);
-    }
-    Ok(out)
+    Ok(plan)
 }
 
 fn create_assets(

@@ -213,18 +213,7 @@ impl InstancedStaticMeshSceneProxy {
         let stride = (n * InstanceStreamData::SIZE).next_multiple_of(256);
         let mut state = self.cull_state();
         let needed = stride * culls.len() as u64;
-        if state.output.is_none_or(|(_, cap)| cap < needed) {
-            if let Some((old, _)) = state.output.take() {
-                collector.device().destroy_buffer(old);
-            }
-            let buffer = collector.device().create_buffer(&BufferDesc::gpu_only(
-                "ism visible instances",
-                needed,
-                BufferUsage::STORAGE | BufferUsage::VERTEX,
-            ))?;
-            state.output = Some((buffer, needed));
-        }
-        let (output, _) = state.output.expect("created above");
+        let output = grow_output(&mut state.output, collector.device(), needed)?;
         // Per view: parameters and control block in this frame's ring memory.
         let args = self.args_template(None);
         let mut control_bytes = vec![0u8; CONTROL_HEADER as usize];
@@ -307,6 +296,19 @@ impl InstancedStaticMeshSceneProxy {
         self.stats_when_retired(collector, culls.len(), jobs.iter().map(|&(vi, _, control)| (vi, control)).collect());
         Ok(())
     }
+}
+
+/// The culled-instance output buffer, (re)made at least `needed` bytes
+/// large (the old one is freed after the frames that read it).
+fn grow_output(output: &mut Option<(BufferHandle, u64)>, device: &Device, needed: u64) -> rhi_vulkan::Result<BufferHandle> {
+    if output.is_none_or(|(_, cap)| cap < needed) {
+        if let Some((old, _)) = output.take() {
+            device.destroy_buffer(old);
+        }
+        let usage = BufferUsage::STORAGE | BufferUsage::VERTEX;
+        *output = Some((device.create_buffer(&BufferDesc::gpu_only("ism visible instances", needed, usage))?, needed));
+    }
+    Ok(output.expect("made above").0)
 }
 
 #[cfg(test)]
