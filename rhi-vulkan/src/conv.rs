@@ -182,6 +182,30 @@ pub(crate) fn address_mode(a: AddressMode) -> vk::SamplerAddressMode {
 }
 
 /// Layout, pipeline stages and access of a texture in `state`.
+/// An image's layout, pipeline stages and access: one side of a barrier.
+pub(crate) type ImageAccess = (vk::ImageLayout, vk::PipelineStageFlags2, vk::AccessFlags2);
+
+/// The barrier moving `range` of `image` from `from` to `to` (no queue
+/// family transfer): the one image barrier every RHI path records.
+pub(crate) fn image_barrier(
+    image: vk::Image,
+    range: vk::ImageSubresourceRange,
+    from: ImageAccess,
+    to: ImageAccess,
+) -> vk::ImageMemoryBarrier2<'static> {
+    vk::ImageMemoryBarrier2::default()
+        .src_stage_mask(from.1)
+        .src_access_mask(from.2)
+        .dst_stage_mask(to.1)
+        .dst_access_mask(to.2)
+        .old_layout(from.0)
+        .new_layout(to.0)
+        .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+        .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+        .image(image)
+        .subresource_range(range)
+}
+
 pub(crate) fn texture_state(state: TextureState) -> (vk::ImageLayout, vk::PipelineStageFlags2, vk::AccessFlags2) {
     use vk::AccessFlags2 as A;
     use vk::PipelineStageFlags2 as S;

@@ -543,45 +543,24 @@ fn blit_barriers(
     // Blits run in the BLIT stage (sync2's COPY does not cover it); only BLIT here.
     let (src_layout, src_stage, src_access) =
         (vk::ImageLayout::TRANSFER_SRC_OPTIMAL, vk::PipelineStageFlags2::BLIT, vk::AccessFlags2::TRANSFER_READ);
-    let texture_barrier = |from: (vk::ImageLayout, vk::PipelineStageFlags2, vk::AccessFlags2),
-                           to: (vk::ImageLayout, vk::PipelineStageFlags2, vk::AccessFlags2)| {
-        vk::ImageMemoryBarrier2::default()
-            .src_stage_mask(from.1)
-            .src_access_mask(from.2)
-            .dst_stage_mask(to.1)
-            .dst_access_mask(to.2)
-            .old_layout(from.0)
-            .new_layout(to.0)
-            .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
-            .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
-            .image(src.image)
-            .subresource_range(subresource_range(src.format, src.mip_levels))
+    let texture_barrier = |from: conv::ImageAccess, to: conv::ImageAccess| {
+        conv::image_barrier(src.image, subresource_range(src.format, src.mip_levels), from, to)
     };
     let to_src = texture_barrier((state_layout, state_stage, state_access), (src_layout, src_stage, src_access));
     let back = texture_barrier((src_layout, src_stage, src_access), (state_layout, state_stage, state_access));
     // The acquire semaphore is waited at BLIT; the transition chains after it.
-    let image_to_dst = vk::ImageMemoryBarrier2::default()
-        .src_stage_mask(vk::PipelineStageFlags2::BLIT)
-        .src_access_mask(vk::AccessFlags2::NONE)
-        .dst_stage_mask(vk::PipelineStageFlags2::BLIT)
-        .dst_access_mask(vk::AccessFlags2::TRANSFER_WRITE)
-        .old_layout(vk::ImageLayout::UNDEFINED)
-        .new_layout(vk::ImageLayout::TRANSFER_DST_OPTIMAL)
-        .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
-        .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
-        .image(image)
-        .subresource_range(color_range);
-    let image_to_present = vk::ImageMemoryBarrier2::default()
-        .src_stage_mask(vk::PipelineStageFlags2::BLIT)
-        .src_access_mask(vk::AccessFlags2::TRANSFER_WRITE)
-        .dst_stage_mask(vk::PipelineStageFlags2::NONE)
-        .dst_access_mask(vk::AccessFlags2::NONE)
-        .old_layout(vk::ImageLayout::TRANSFER_DST_OPTIMAL)
-        .new_layout(vk::ImageLayout::PRESENT_SRC_KHR)
-        .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
-        .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
-        .image(image)
-        .subresource_range(color_range);
+    let image_to_dst = conv::image_barrier(
+        image,
+        color_range,
+        (vk::ImageLayout::UNDEFINED, vk::PipelineStageFlags2::BLIT, vk::AccessFlags2::NONE),
+        (vk::ImageLayout::TRANSFER_DST_OPTIMAL, vk::PipelineStageFlags2::BLIT, vk::AccessFlags2::TRANSFER_WRITE),
+    );
+    let image_to_present = conv::image_barrier(
+        image,
+        color_range,
+        (vk::ImageLayout::TRANSFER_DST_OPTIMAL, vk::PipelineStageFlags2::BLIT, vk::AccessFlags2::TRANSFER_WRITE),
+        (vk::ImageLayout::PRESENT_SRC_KHR, vk::PipelineStageFlags2::NONE, vk::AccessFlags2::NONE),
+    );
     // Also when `state` is TransferSrc: the barrier then only adds the BLIT stage.
     ([to_src, image_to_dst], [back, image_to_present])
 }

@@ -23,19 +23,7 @@ impl CommandList<'_> {
             let e = t.get(texture).ok_or_else(|| RhiError::InvalidHandle(format!("{texture:?}")))?;
             (e.raw, e.desc.format, e.desc.mip_levels)
         };
-        let (old_layout, src_stage, src_access) = conv::texture_state(from);
-        let (new_layout, dst_stage, dst_access) = conv::texture_state(to);
-        let barrier = vk::ImageMemoryBarrier2::default()
-            .src_stage_mask(src_stage)
-            .src_access_mask(src_access)
-            .dst_stage_mask(dst_stage)
-            .dst_access_mask(dst_access)
-            .old_layout(old_layout)
-            .new_layout(new_layout)
-            .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
-            .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
-            .image(raw)
-            .subresource_range(subresource_range(format, levels));
+        let barrier = conv::image_barrier(raw, subresource_range(format, levels), conv::texture_state(from), conv::texture_state(to));
         let barriers = [barrier];
         let dep = vk::DependencyInfo::default().image_memory_barriers(&barriers);
         // SAFETY: live image, outside a render pass; synchronization2 is
@@ -247,26 +235,15 @@ impl CommandList<'_> {
         let written = (vk::ImageLayout::TRANSFER_DST_OPTIMAL, vk::PipelineStageFlags2::ALL_TRANSFER, vk::AccessFlags2::TRANSFER_WRITE);
         let source = (vk::ImageLayout::TRANSFER_SRC_OPTIMAL, vk::PipelineStageFlags2::BLIT, vk::AccessFlags2::TRANSFER_READ);
         let readable = (read_layout, read_stage, read_access);
-        let barrier = |level: u32,
-                       from: (vk::ImageLayout, vk::PipelineStageFlags2, vk::AccessFlags2),
-                       to: (vk::ImageLayout, vk::PipelineStageFlags2, vk::AccessFlags2)| {
-            vk::ImageMemoryBarrier2::default()
-                .src_stage_mask(from.1)
-                .src_access_mask(from.2)
-                .dst_stage_mask(to.1)
-                .dst_access_mask(to.2)
-                .old_layout(from.0)
-                .new_layout(to.0)
-                .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
-                .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
-                .image(image)
-                .subresource_range(vk::ImageSubresourceRange {
-                    aspect_mask: aspect,
-                    base_mip_level: level,
-                    level_count: 1,
-                    base_array_layer: 0,
-                    layer_count: 1,
-                })
+        let barrier = |level: u32, from: conv::ImageAccess, to: conv::ImageAccess| {
+            let range = vk::ImageSubresourceRange {
+                aspect_mask: aspect,
+                base_mip_level: level,
+                level_count: 1,
+                base_array_layer: 0,
+                layer_count: 1,
+            };
+            conv::image_barrier(image, range, from, to)
         };
         let layers = |level: u32| vk::ImageSubresourceLayers { aspect_mask: aspect, mip_level: level, base_array_layer: 0, layer_count: 1 };
         let corner = |level: u32| {
