@@ -4,7 +4,8 @@
 //!
 //! A pipeline's shader module is destroyed as soon as the pipeline exists
 //! (Vulkan needs it only while creating); pipelines of a material shader
-//! that was released or edited are destroyed by
+//! no parent uses any more (released, or replaced by an edited source) are
+//! destroyed by
 //! [`PipelineLibrary::invalidate_shaders`], so materials created and
 //! replaced at run time leave no shader modules or pipelines behind.
 
@@ -88,8 +89,8 @@ impl PipelineLibrary {
         }
     }
 
-    /// Destroys the pipelines made from the material shaders `stale` (released
-    /// or edited: see [`MaterialRegistry::take_stale_shaders`]). Commands
+    /// Destroys the pipelines made from the material shaders `stale` (no
+    /// parent uses them: see [`MaterialRegistry::take_stale_shaders`]). Commands
     /// that use them must be rebuilt before the next draw.
     pub fn invalidate_shaders(&self, device: &Device, stale: &[MaterialShaderId]) {
         if stale.is_empty() {

@@ -508,9 +508,9 @@ impl Scene {
                 other => after_adds.push(other),
             }
         }
-        // Pipelines of material shaders released or edited since the last
-        // batch go now; the commands that used them are rebuilt below (a
-        // pipeline change always sets `recache_all`).
+        // Pipelines of material shaders no parent uses any more go now; the
+        // commands that used them belong to the changed materials' users,
+        // rebuilt below (`material_recache_slots`).
         let stale = self.materials.take_stale_shaders();
         pipelines.invalidate_shaders(device, &stale);
         // Bind groups first (commands carry them), then which primitives'
