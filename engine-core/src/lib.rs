@@ -15,8 +15,7 @@
 //! ## Features
 //! - `collision` (default): collision cooking, the collision scene and ray
 //!   casts, built on [parry3d](https://parry.rs). It is optional because it
-//!   is the heaviest dependency: about 43 crates, among them a second glam
-//!   (0.33, through `glamx`) beside the workspace's 0.30. Without it,
+//!   is the heaviest dependency: about 43 crates. Without it,
 //!   components still carry their collision settings and the
 //!   `DirtyFlags::collision` flag, but nothing cooks, no bodies are kept
 //!   and `World` has no `raycast`.

@@ -73,7 +73,7 @@ impl CullView {
 
     /// A right-handed perspective camera at `eye` looking at `target`.
     pub fn look_at(eye: Vec3, target: Vec3, up: Vec3, fov_y: f32, aspect: f32, near: f32, far: f32) -> Result<Self> {
-        Self::new(Mat4::look_at_rh(eye, target, up), Mat4::perspective_rh(fov_y, aspect, near, far))
+        Self::new(glam::camera::rh::view::look_at_mat4(eye, target, up), glam::camera::rh::proj::directx::perspective(fov_y, aspect, near, far))
     }
 
     /// A view whose distances and LOD are measured from another view's
@@ -403,7 +403,7 @@ mod tests {
         assert!(v.frustum().sphere_outside(Vec3::new(0.0, 0.0, 10.0), 0.5));
         assert!(v.frustum().sphere_outside(Vec3::new(0.0, 0.0, -200.0), 0.5));
         let inf =
-            CullView::new(Mat4::look_at_rh(Vec3::ZERO, -Vec3::Z, Vec3::Y), Mat4::perspective_infinite_reverse_rh(1.0, 1.0, 0.1)).unwrap();
+            CullView::new(glam::camera::rh::view::look_at_mat4(Vec3::ZERO, -Vec3::Z, Vec3::Y), glam::camera::rh::proj::directx::perspective_infinite_reverse(1.0, 1.0, 0.1)).unwrap();
         // The infinite far plane is zero: it culls nothing.
         assert_eq!(inf.frustum().planes().len(), 6);
         assert!(!inf.frustum().sphere_outside(Vec3::new(0.0, 0.0, -1e6), 0.5));

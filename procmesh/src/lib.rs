@@ -71,8 +71,8 @@
 //! ## Features
 //!
 //! - `collision` (default): section collision, convex meshes and cooking,
-//!   through engine-core's `collision` feature (parry3d, about 43 crates,
-//!   among them a second glam). Without it sections keep their
+//!   through engine-core's `collision` feature (parry3d, about 43 crates).
+//!   Without it sections keep their
 //!   `enable_collision` flag and change sets their collision fields, but
 //!   nothing is cooked, and the collision methods of [`ProcMeshData`] and
 //!   [`ProceduralMeshComponent`] do not exist.

@@ -254,8 +254,8 @@ mod tests {
 
     #[test]
     fn frustum_keeps_what_is_in_front_and_drops_what_is_behind() {
-        let view = Mat4::look_at_rh(Vec3::ZERO, Vec3::X, Vec3::Z);
-        let proj = Mat4::perspective_rh(1.0, 1.0, 0.1, 100.0);
+        let view = glam::camera::rh::view::look_at_mat4(Vec3::ZERO, Vec3::X, Vec3::Z);
+        let proj = glam::camera::rh::proj::directx::perspective(1.0, 1.0, 0.1, 100.0);
         let f = Frustum::from_view_proj(&(proj * view));
         assert!(f.intersects_sphere(Vec3::new(10.0, 0.0, 0.0), 1.0));
         assert!(!f.intersects_sphere(Vec3::new(-10.0, 0.0, 0.0), 1.0));
@@ -265,8 +265,8 @@ mod tests {
 
     #[test]
     fn a_box_is_culled_only_when_one_plane_has_all_of_it_behind() {
-        let view = Mat4::look_at_rh(Vec3::ZERO, Vec3::X, Vec3::Z);
-        let proj = Mat4::perspective_rh(1.0, 1.0, 0.1, 100.0);
+        let view = glam::camera::rh::view::look_at_mat4(Vec3::ZERO, Vec3::X, Vec3::Z);
+        let proj = glam::camera::rh::proj::directx::perspective(1.0, 1.0, 0.1, 100.0);
         let f = Frustum::from_view_proj(&(proj * view));
         assert!(f.straddled_planes(Vec3::new(5.0, -1.0, -1.0), Vec3::new(7.0, 1.0, 1.0)).is_some(), "in front");
         assert!(f.straddled_planes(Vec3::new(-50.0, -1.0, -1.0), Vec3::new(50.0, 1.0, 1.0)).is_some(), "through the eye");
@@ -290,8 +290,8 @@ mod tests {
 
     #[test]
     fn straddled_planes_are_those_with_part_of_the_box_behind_them() {
-        let view = Mat4::look_at_rh(Vec3::ZERO, Vec3::X, Vec3::Z);
-        let proj = Mat4::perspective_rh(1.0, 1.0, 0.1, 100.0);
+        let view = glam::camera::rh::view::look_at_mat4(Vec3::ZERO, Vec3::X, Vec3::Z);
+        let proj = glam::camera::rh::proj::directx::perspective(1.0, 1.0, 0.1, 100.0);
         let f = Frustum::from_view_proj(&(proj * view));
         assert_eq!(f.straddled_planes(Vec3::new(10.0, -1.0, -1.0), Vec3::new(12.0, 1.0, 1.0)).map(|(_, n)| n), Some(0), "inside");
         assert_eq!(f.straddled_planes(Vec3::new(-20.0, -1.0, -1.0), Vec3::new(-10.0, 1.0, 1.0)), None, "behind");

@@ -53,8 +53,8 @@ impl SceneView {
         }
         let aspect = viewport.width as f32 / viewport.height as f32;
         Self {
-            view_matrix: Mat4::look_at_rh(eye, target, up),
-            projection: flip_y(Mat4::perspective_rh(fov_y, aspect, near, far)),
+            view_matrix: glam::camera::rh::view::look_at_mat4(eye, target, up),
+            projection: flip_y(glam::camera::rh::proj::directx::perspective(fov_y, aspect, near, far)),
             origin: eye,
             viewport,
             wireframe: false,
@@ -72,8 +72,8 @@ impl SceneView {
             return Err(RendererError::InvalidView(format!("ortho {width}x{height}, near {near}, far {far}")));
         }
         Self {
-            view_matrix: Mat4::look_at_rh(eye, target, up),
-            projection: flip_y(Mat4::orthographic_rh(-width / 2.0, width / 2.0, -height / 2.0, height / 2.0, near, far)),
+            view_matrix: glam::camera::rh::view::look_at_mat4(eye, target, up),
+            projection: flip_y(glam::camera::rh::proj::directx::orthographic(-width / 2.0, width / 2.0, -height / 2.0, height / 2.0, near, far)),
             origin: eye,
             viewport,
             wireframe: false,

@@ -6,7 +6,7 @@
 //! row of translucent spheres; and a band of [`TILES`] floor tiles, each
 //! with its own material instance. Z is up; the camera looks along +Y.
 
-use glam::{Mat4, Vec3};
+use glam::Vec3;
 
 /// The camera.
 pub const EYE: Vec3 = Vec3::new(0.6, -14.5, 5.0);
@@ -97,8 +97,8 @@ fn hue(h: f32) -> [f32; 3] {
 /// Where the point `p` lands in a `width`×`height` image (pixels from the
 /// top left), as the renderer projects it.
 pub fn project(p: Vec3, width: u32, height: u32) -> (f32, f32) {
-    let view = Mat4::look_at_rh(EYE, TARGET, Vec3::Z);
-    let proj = Mat4::perspective_rh(FOV_Y, width as f32 / height as f32, NEAR, FAR);
+    let view = glam::camera::rh::view::look_at_mat4(EYE, TARGET, Vec3::Z);
+    let proj = glam::camera::rh::proj::directx::perspective(FOV_Y, width as f32 / height as f32, NEAR, FAR);
     let ndc = (proj * view).project_point3(p);
     ((ndc.x * 0.5 + 0.5) * width as f32, (0.5 - ndc.y * 0.5) * height as f32)
 }

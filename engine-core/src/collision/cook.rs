@@ -25,7 +25,6 @@ use parry3d::shape::{ConvexPolyhedron, TriMesh};
 use parry3d::transformation::try_convex_hull;
 
 use super::body_setup::ConvexElement;
-use super::conv::{from_parry, to_parry};
 use super::error::CollisionError;
 use super::provider::TriMeshCollisionData;
 
@@ -75,8 +74,8 @@ impl CollisionBounds {
         Self { min, max }
     }
 
-    fn from_parry(aabb: &Aabb) -> Self {
-        Self { min: from_parry(aabb.mins), max: from_parry(aabb.maxs) }
+    fn from_aabb(aabb: &Aabb) -> Self {
+        Self { min: aabb.mins, max: aabb.maxs }
     }
 }
 
@@ -140,7 +139,7 @@ impl CookedCollision {
     /// The vertices of a cooked convex hull (a subset of the element's
     /// points: interior points are dropped), e.g. for debug drawing.
     pub fn convex_hull_points(&self, element: usize) -> Option<Vec<Vec3>> {
-        self.convex.get(element).map(|c| c.hull.points().iter().map(|&p| from_parry(p)).collect())
+        self.convex.get(element).map(|c| c.hull.points().iter().copied().collect())
     }
 
     /// Whether simple queries use the triangle mesh (copied from the body
@@ -159,7 +158,7 @@ impl CookedCollision {
     pub fn local_bounds(&self, complexity: CollisionComplexity) -> Option<CollisionBounds> {
         let (tri_mesh, convex) = self.shapes_for(complexity);
         let mesh_bounds = tri_mesh.map(|m| m.bounds);
-        convex.iter().map(|c| CollisionBounds::from_parry(&c.aabb)).chain(mesh_bounds).reduce(CollisionBounds::union)
+        convex.iter().map(|c| CollisionBounds::from_aabb(&c.aabb)).chain(mesh_bounds).reduce(CollisionBounds::union)
     }
 
     /// The UV of `channel` at a point on `triangle` given in the body's
@@ -172,7 +171,7 @@ impl CookedCollision {
         let uvs = mesh.uvs.get(channel)?;
         let [ia, ib, ic] = *mesh.mesh.indices().get(triangle as usize)?;
         let v = mesh.mesh.vertices();
-        let (a, b, c) = (from_parry(v[ia as usize]), from_parry(v[ib as usize]), from_parry(v[ic as usize]));
+        let (a, b, c) = (v[ia as usize], v[ib as usize], v[ic as usize]);
         let (e0, e1, ep) = (b - a, c - a, local_point - a);
         let (d00, d01, d11) = (e0.dot(e0), e0.dot(e1), e1.dot(e1));
         let (d20, d21) = (ep.dot(e0), ep.dot(e1));
@@ -202,7 +201,7 @@ impl CookedCollision {
     /// `dir`), against the shapes for `complexity`. Shapes are surfaces: a
     /// ray starting inside a convex element hits its far side.
     pub(crate) fn cast_local_ray(&self, origin: Vec3, dir: Vec3, max_t: f32, complexity: CollisionComplexity) -> Option<LocalHit> {
-        let ray = Ray::new(to_parry(origin), to_parry(dir));
+        let ray = Ray::new(origin, dir);
         let (tri_mesh, convex) = self.shapes_for(complexity);
         let mut best: Option<LocalHit> = None;
         let mut max_t = max_t;
@@ -211,7 +210,7 @@ impl CookedCollision {
                 max_t = hit.time_of_impact;
                 best = Some(LocalHit {
                     t: hit.time_of_impact,
-                    normal: from_parry(hit.normal),
+                    normal: hit.normal,
                     triangle_index: Some(hit.subshape),
                     material_index: mesh.material_indices.get(hit.subshape as usize).copied(),
                 });
@@ -226,7 +225,7 @@ impl CookedCollision {
                     max_t = hit.time_of_impact;
                     best = Some(LocalHit {
                         t: hit.time_of_impact,
-                        normal: from_parry(hit.normal),
+                        normal: hit.normal,
                         triangle_index: None,
                         material_index: None,
                     });
@@ -286,20 +285,18 @@ impl CookInput {
 }
 
 fn cook_tri_mesh(data: TriMeshCollisionData) -> Result<CookedTriMesh, CollisionError> {
-    let vertices = data.vertices.iter().map(|&v| to_parry(v)).collect();
     let indices = if data.flip_normals { data.indices.iter().map(|&[a, b, c]| [a, c, b]).collect() } else { data.indices };
     // No flags: parry keeps the triangles exactly as given (no merging or
     // removal of degenerate ones), so hit triangle ids index the provider's
     // triangles and material indices one to one.
-    let mesh = TriMesh::new(vertices, indices).map_err(|e| CollisionError::TriMeshBuild(e.to_string()))?;
-    let bounds = CollisionBounds::from_parry(&mesh.local_aabb());
+    let mesh = TriMesh::new(data.vertices, indices).map_err(|e| CollisionError::TriMeshBuild(e.to_string()))?;
+    let bounds = CollisionBounds::from_aabb(&mesh.local_aabb());
     Ok(CookedTriMesh { mesh, material_indices: data.material_indices, uvs: data.uvs, bounds })
 }
 
 fn cook_convex(element: usize, points: &[Vec3]) -> Result<CookedConvex, CollisionError> {
     let degenerate = |reason: String| CollisionError::DegenerateConvex { element, reason };
-    let points: Vec<_> = points.iter().map(|&p| to_parry(p)).collect();
-    let (vertices, indices) = try_convex_hull(&points).map_err(|e| degenerate(e.to_string()))?;
+    let (vertices, indices) = try_convex_hull(points).map_err(|e| degenerate(e.to_string()))?;
     let hull =
         ConvexPolyhedron::from_convex_mesh(vertices, &indices).ok_or_else(|| degenerate("the hull encloses no volume".to_owned()))?;
     if !encloses_volume(&hull) {
@@ -313,7 +310,7 @@ fn cook_convex(element: usize, points: &[Vec3]) -> Result<CookedConvex, Collisio
 /// one, relative to the hull's size. A flat hull would let rays through
 /// edge-on and has no inside.
 fn encloses_volume(hull: &ConvexPolyhedron) -> bool {
-    let points: Vec<Vec3> = hull.points().iter().map(|&p| from_parry(p)).collect();
+    let points = hull.points();
     let Some(&origin) = points.first() else {
         return false;
     };

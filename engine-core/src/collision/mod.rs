@@ -25,7 +25,6 @@
 
 mod async_cook;
 mod body_setup;
-mod conv;
 mod cook;
 mod error;
 mod provider;

@@ -26,10 +26,10 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use glam::{Affine3A, Mat3A, Vec2, Vec3};
+use parry3d::bounding_volume::Aabb;
 use parry3d::partitioning::{Bvh, BvhWorkspace};
 use parry3d::query::Ray;
 
-use super::conv::{aabb_to_parry, to_parry};
 use super::cook::{CollisionBounds, CollisionComplexity, CookedCollision};
 use super::error::CollisionError;
 
@@ -297,7 +297,7 @@ impl CollisionScene {
         if dir == Vec3::ZERO {
             return Err(CollisionError::ZeroRayDirection);
         }
-        let ray = Ray::new(to_parry(origin), to_parry(dir));
+        let ray = Ray::new(origin, dir);
         let best = Cell::new(None::<RayHit>);
         // The broad-phase keeps only leaves strictly nearer than its bound;
         // widen it a hair and let each body enforce the exact limit.
@@ -343,7 +343,7 @@ impl CollisionScene {
             return;
         };
         let pad = (bounds.max - bounds.min).max_element() * 1e-5 + 1e-6;
-        let aabb = aabb_to_parry(bounds.min - Vec3::splat(pad), bounds.max + Vec3::splat(pad));
+        let aabb = Aabb::new(bounds.min - Vec3::splat(pad), bounds.max + Vec3::splat(pad));
         self.broad_phase.insert(aabb, slot);
     }
 }

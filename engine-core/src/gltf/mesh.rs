@@ -68,7 +68,7 @@ struct Mikk<'a> {
     tangents: Vec<[f32; 4]>,
 }
 
-impl mikktspace::Geometry for Mikk<'_> {
+impl bevy_mikktspace::Geometry for Mikk<'_> {
     fn num_faces(&self) -> usize {
         self.indices.len() / 3
     }
@@ -87,8 +87,10 @@ impl mikktspace::Geometry for Mikk<'_> {
         let uv = finite(self.vertices[self.indices[face * 3 + vert] as usize].uvs[self.uv_set]);
         [uv[0], 1.0 - uv[1]]
     }
-    fn set_tangent_encoded(&mut self, tangent: [f32; 4], face: usize, vert: usize) {
-        self.tangents[face * 3 + vert] = tangent;
+    fn set_tangent(&mut self, tangent: Option<bevy_mikktspace::TangentSpace>, face: usize, vert: usize) {
+        if let Some(t) = tangent {
+            self.tangents[face * 3 + vert] = t.tangent_encoded();
+        }
     }
 }
 
@@ -122,7 +124,8 @@ pub(crate) fn generate_tangents(vertices: &[LocalVertex], indices: &[u32], uv_se
         return (vertices.to_vec(), indices.to_vec());
     }
     let mut g = Mikk { vertices, indices, uv_set, tangents: vec![[0.0, 0.0, 0.0, 1.0]; indices.len()] };
-    mikktspace::generate_tangents(&mut g);
+    // The error type has no variants (it is reserved): generation cannot fail.
+    let _ = bevy_mikktspace::generate_tangents(&mut g);
     let mut out = Vec::with_capacity(vertices.len());
     let mut welded: HashMap<[u32; 19], u32> = HashMap::with_capacity(vertices.len());
     let mut out_idx = Vec::with_capacity(indices.len());
