@@ -36,8 +36,8 @@ fn bodies(count: usize, collision: &Arc<CookedCollision>) -> Vec<(BodyId, Arc<Co
     let mut rng = Rng::new(7);
     (0..count)
         .map(|i| {
-            let translation = Vec3::new(rng.f32() * 200.0 - 100.0, rng.f32() * 20.0, rng.f32() * 200.0 - 100.0);
-            let rotation = Quat::from_rotation_y(rng.f32() * std::f32::consts::TAU);
+            let translation = Vec3::new(rng.next_f32() * 200.0 - 100.0, rng.next_f32() * 20.0, rng.next_f32() * 200.0 - 100.0);
+            let rotation = Quat::from_rotation_y(rng.next_f32() * std::f32::consts::TAU);
             let transform = Affine3A::from_scale_rotation_translation(Vec3::splat(2.0), rotation, translation);
             (BodyId(i as u64), Arc::clone(collision), transform)
         })
@@ -48,8 +48,8 @@ fn rays(count: usize) -> Vec<(Vec3, Vec3)> {
     let mut rng = Rng::new(11);
     (0..count)
         .map(|_| {
-            let origin = Vec3::new(rng.f32() * 200.0 - 100.0, 30.0, rng.f32() * 200.0 - 100.0);
-            let dir = Vec3::new(rng.f32() - 0.5, -1.0, rng.f32() - 0.5);
+            let origin = Vec3::new(rng.next_f32() * 200.0 - 100.0, 30.0, rng.next_f32() * 200.0 - 100.0);
+            let dir = Vec3::new(rng.next_f32() - 0.5, -1.0, rng.next_f32() - 0.5);
             (origin, dir)
         })
         .collect()

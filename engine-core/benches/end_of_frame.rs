@@ -11,13 +11,10 @@ use glam::Vec3;
 use renderer::{RenderThread, RenderThreadMode};
 use rhi_vulkan::{DeviceDesc, Validation};
 use std::time::{Duration, Instant};
+use test_support::bench::quick;
 use test_support::bench::{paired, write_rows, Arm, Row};
 
 const COUNT: usize = 100_000;
-
-fn quick() -> bool {
-    std::env::var("PROXIMA_BENCH_QUICK").as_deref() == Ok("1")
-}
 
 fn setup() -> (World, Vec<ComponentId>) {
     let rt = RenderThread::new(&DeviceDesc { validation: Validation::Disabled, ..Default::default() }, RenderThreadMode::Threaded).unwrap();

@@ -32,6 +32,7 @@ use serde_json::json;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
+use test_support::bench::quick;
 use test_support::bench::{paired, write_rows, Arm, Row};
 use test_support::gltf_writer::*;
 
@@ -47,10 +48,6 @@ const TEXTURE_SIDE: u32 = 1024;
 const SPACING: f32 = 2.0;
 const W: u32 = 1280;
 const H: u32 = 720;
-
-fn quick() -> bool {
-    std::env::var("PROXIMA_BENCH_QUICK").as_deref() == Ok("1")
-}
 
 /// A texture's pixels: smooth gradients with a little noise (compresses
 /// like a painted texture, not like flat colour or white noise).

@@ -34,18 +34,14 @@ impl Transform {
         Mat4::from_scale_rotation_translation(self.scale, self.rotation.normalize(), self.translation)
     }
 
-    /// Why this transform is unusable, if it is: non-finite values, a zero
-    /// scale axis or a zero rotation quaternion.
+    /// Why this transform is unusable, if it is: a zero rotation quaternion
+    /// (it has no direction to normalise), or a matrix that breaks the
+    /// workspace's one rule for transforms ([`renderer::check_transform`]:
+    /// non-finite, flat, or too large to invert).
     pub fn invalid_reason(&self) -> Option<String> {
-        if !self.translation.is_finite() || !self.rotation.is_finite() || !self.scale.is_finite() {
-            return Some(format!("non-finite transform {self:?}"));
+        if !(self.rotation.length_squared() >= 1e-12) {
+            return Some(format!("zero or non-finite rotation quaternion {:?}", self.rotation));
         }
-        if self.scale.abs().min_element() < 1e-8 {
-            return Some(format!("zero scale {:?}", self.scale));
-        }
-        if self.rotation.length_squared() < 1e-12 {
-            return Some("zero rotation quaternion".into());
-        }
-        None
+        renderer::check_transform(&self.to_mat4()).err().map(|problem| format!("{problem}: {self:?}"))
     }
 }

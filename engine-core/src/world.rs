@@ -11,15 +11,11 @@
 use crate::collision::BodyId;
 use crate::component::*;
 use crate::error::{EngineError, Result};
-use crate::handle::{ActorId, Arena, ComponentId};
+use crate::handle::{ActorId, ComponentId};
 use crate::transform::Transform;
-use glam::{Affine3A, Mat4, Vec3};
+use glam::{Mat4, Vec3};
 use renderer::{LightId, PrimitiveId, RenderThread, SceneView};
-
-/// The smallest |determinant| a world transform may have: the renderer
-/// rejects flatter ones (and one that overflows to NaN), and
-/// [`World::set_world_location`] must be able to invert a parent's.
-const MIN_WORLD_DETERMINANT: f32 = 1e-20;
+use rhi_vulkan::Slots;
 
 /// The highest material slot [`World::set_material`] takes: slots are a
 /// dense table, so a stray index must not allocate a huge one (and it
@@ -30,15 +26,10 @@ pub const MAX_MATERIAL_SLOT: usize = u16::MAX as usize;
 /// the renderer would reject (non-finite, flat, overflowing) or, for a
 /// primitive, one that makes its bounds invalid.
 pub(crate) fn world_invalid_reason(behaviour: &dyn Component, world: &Mat4) -> Option<String> {
-    if !world.is_finite() {
-        return Some("non-finite world transform".into());
-    }
-    // A determinant that overflows to NaN fails too. The
-    // collision scene needs a finite inverse (a far translation with a tiny
-    // scale overflows it).
-    let det = world.determinant().abs();
-    if det.is_nan() || det < MIN_WORLD_DETERMINANT || !Affine3A::from_mat4(*world).inverse().is_finite() {
-        return Some("degenerate world transform (flat, or too large to invert)".into());
+    // The renderer's one rule: it would refuse anything else, and
+    // `set_world_location` and the collision scene invert world transforms.
+    if let Err(problem) = renderer::check_transform(world) {
+        return Some(format!("{problem} (world)"));
     }
     if let Some(p) = behaviour.as_primitive() {
         let local = p.local_bounds();
@@ -80,8 +71,8 @@ pub(crate) struct Actor {
 }
 
 pub struct World {
-    pub(crate) actors: Arena<ActorId, Actor>,
-    pub(crate) components: Arena<ComponentId, ComponentEntry>,
+    pub(crate) actors: Slots<ActorId, Actor>,
+    pub(crate) components: Slots<ComponentId, ComponentEntry>,
     pub(crate) dirty: Vec<ComponentId>,
     /// Components that wanted a tick when registered or last changed through
     /// [`World::with_component_mut`] (UE's registered tick functions): the
@@ -103,8 +94,8 @@ impl World {
     /// A world; with a render thread, registered primitives get proxies.
     pub fn new(render: Option<RenderThread>) -> Self {
         Self {
-            actors: Arena::default(),
-            components: Arena::default(),
+            actors: Slots::default(),
+            components: Slots::default(),
             dirty: Vec::new(),
             ticking: Vec::new(),
             cameras: Vec::new(),
@@ -141,10 +132,9 @@ impl World {
     /// (registered at once).
     pub fn spawn_actor(&mut self, name: &str, root: Box<dyn Component>, transform: Transform) -> Result<(ActorId, ComponentId)> {
         if let Some(reason) = transform.invalid_reason().or_else(|| world_invalid_reason(&*root, &transform.to_mat4())) {
-            return Err(EngineError::InvalidTransform { component: ComponentId { index: u32::MAX, generation: 0 }, reason });
+            return Err(EngineError::InvalidTransform { component: ComponentId::NONE, reason });
         }
-        let actor =
-            self.actors.insert(Actor { name: name.into(), root: ComponentId { index: u32::MAX, generation: 0 }, components: Vec::new() });
+        let actor = self.actors.insert(Actor { name: name.into(), root: ComponentId::NONE, components: Vec::new() });
         let id = self.insert_component(actor, root, None, transform);
         let a = self.actors.get_mut(actor).expect("just inserted");
         a.root = id;
@@ -165,7 +155,7 @@ impl World {
         let root = self.actors.get(actor).ok_or(EngineError::UnknownActor(actor))?.root;
         let parent = parent.unwrap_or(root);
         if self.entry(parent)?.actor != actor {
-            return Err(EngineError::InvalidAttachment { child: ComponentId { index: u32::MAX, generation: 0 }, parent });
+            return Err(EngineError::InvalidAttachment { child: ComponentId::NONE, parent });
         }
         let parent_world = self.entry(parent)?.node.world;
         if let Some(reason) = relative.invalid_reason().or_else(|| world_invalid_reason(&*component, &(parent_world * relative.to_mat4())))
@@ -186,7 +176,7 @@ impl World {
     pub fn spawn_actors(&mut self, items: Vec<(Box<dyn Component>, Transform)>) -> Result<Vec<ComponentId>> {
         // Check every item first: a bad one must not leave the others spawned.
         if let Some(reason) = items.iter().find_map(|(c, t)| t.invalid_reason().or_else(|| world_invalid_reason(&**c, &t.to_mat4()))) {
-            return Err(EngineError::InvalidTransform { component: ComponentId { index: u32::MAX, generation: 0 }, reason });
+            return Err(EngineError::InvalidTransform { component: ComponentId::NONE, reason });
         }
         let mut ids = Vec::with_capacity(items.len());
         for (c, t) in items {

@@ -38,7 +38,7 @@ impl World {
     pub fn raycast(&self, origin: Vec3, direction: Vec3, max_distance: f32) -> Result<Option<WorldHit>> {
         let hit: Option<RayHit> = self.collision.scene.raycast(origin, direction, max_distance)?;
         Ok(hit.map(|h| {
-            let component = ComponentId { index: h.body.0 as u32, generation: (h.body.0 >> 32) as u32 };
+            let component = ComponentId::from_bits(h.body.0);
             WorldHit {
                 component,
                 position: h.position,

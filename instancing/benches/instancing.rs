@@ -27,6 +27,7 @@
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
+use test_support::bench::quick;
 
 use criterion::Criterion;
 use glam::{Affine3A, Vec3};
@@ -37,19 +38,10 @@ const N: u32 = 1_000_000;
 const SIDE: u32 = 1000;
 const SPACING: f32 = 10.0;
 
-fn quick() -> bool {
-    std::env::var("PROXIMA_BENCH_QUICK").is_ok_and(|v| v == "1")
-}
-
 fn mesh() -> InstancedMesh {
     // 512 vertices at LOD 0 → 16 instances per cluster leaf (UE's rule).
-    InstancedMesh::simple(
-        BoxSphereBounds::new(Vec3::new(0.0, 1.0, 0.0), Vec3::new(1.0, 1.0, 1.0), 3f32.sqrt()).unwrap(),
-        512,
-        1536,
-        &[1.0, 0.3, 0.1, 0.03],
-    )
-    .unwrap()
+    InstancedMesh::simple(Bounds::new(Vec3::new(0.0, 1.0, 0.0), Vec3::new(1.0, 1.0, 1.0), 3f32.sqrt()), 512, 1536, &[1.0, 0.3, 0.1, 0.03])
+        .unwrap()
 }
 
 /// A 1000 x 1000 grid on the XZ plane, 10 units apart, jittered rotation.
@@ -210,7 +202,7 @@ fn gpu_frames(n: u32, runs: usize) -> Option<FrameTimes> {
     .ok()?;
     let mesh = StaticMeshRenderData::new(vec![shapes::cube(4.0)]).ok()?;
     let b = mesh.bounds();
-    let mut store = InstanceStore::new(BoxSphereBounds::new(b.origin, b.extent, b.radius).ok()?);
+    let mut store = InstanceStore::new(b);
     let side = (n as f32).sqrt().ceil() as u32;
     let half = side as f32 * SPACING * 0.5;
     let ts: Vec<Affine3A> = (0..n)

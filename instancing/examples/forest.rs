@@ -13,7 +13,7 @@ fn main() -> Result<()> {
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
     // A tree mesh: 2,000 vertices at LOD 0, four LODs.
     let mesh = InstancedMesh::simple(
-        BoxSphereBounds::new(Vec3::new(0.0, 5.0, 0.0), Vec3::new(3.0, 5.0, 3.0), 34f32.sqrt())?,
+        Bounds::new(Vec3::new(0.0, 5.0, 0.0), Vec3::new(3.0, 5.0, 3.0), 34f32.sqrt()),
         2000,
         9000,
         &[1.0, 0.1, 0.03, 0.01],

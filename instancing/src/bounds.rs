@@ -17,7 +17,7 @@
 //! Instance boxes are the mesh's local box transformed by the instance's
 //! component-relative transform (Arvo's method: exact for the 8 corners);
 //! world bounds transform the component-space union by the component's
-//! transform, as UE's `FBoxSphereBounds::TransformBy` does.
+//! transform, as UE's `FBounds::TransformBy` does.
 
 use glam::{Affine3A, Mat3A, Vec3};
 use rayon::prelude::*;
@@ -35,51 +35,28 @@ pub fn max_scale(m: &Mat3A) -> f32 {
     m.x_axis.length_squared().max(m.y_axis.length_squared()).max(m.z_axis.length_squared()).sqrt()
 }
 
-/// UE's `FBoxSphereBounds`: a box and a sphere sharing one origin. The mesh
-/// bounds the instancing code needs: the box for component bounds, the sphere
-/// for per-instance culling and LOD.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct BoxSphereBounds {
-    pub origin: Vec3,
-    pub box_extent: Vec3,
-    pub sphere_radius: f32,
+/// The workspace's one box-and-sphere bounds (UE's `FBounds`,
+/// `renderer::Bounds`): the mesh bounds the instancing code needs, the box
+/// for component bounds, the sphere for per-instance culling and LOD.
+pub use renderer::Bounds;
+
+/// `bounds` if they are valid mesh bounds (finite, extent and radius not
+/// negative; [`Bounds::is_valid`]), else [`InstancingError::InvalidBounds`].
+pub fn checked_bounds(bounds: Bounds) -> Result<Bounds> {
+    if bounds.is_valid() {
+        Ok(bounds)
+    } else {
+        Err(InstancingError::InvalidBounds)
+    }
 }
 
-impl BoxSphereBounds {
-    /// Checked constructor: finite values, non-negative extent and radius.
-    pub fn new(origin: Vec3, box_extent: Vec3, sphere_radius: f32) -> Result<Self> {
-        let ok = origin.is_finite()
-            && box_extent.is_finite()
-            && sphere_radius.is_finite()
-            && box_extent.cmpge(Vec3::ZERO).all()
-            && sphere_radius >= 0.0;
-        if !ok {
-            return Err(InstancingError::InvalidBounds);
-        }
-        Ok(Self { origin, box_extent, sphere_radius })
-    }
-
-    /// The box and its circumscribed sphere (UE's `FBoxSphereBounds(FBox)`).
-    pub fn from_aabb(aabb: &Aabb) -> Self {
-        if aabb.is_empty() {
-            return Self { origin: Vec3::ZERO, box_extent: Vec3::ZERO, sphere_radius: 0.0 };
-        }
-        let extent = aabb.extent();
-        Self { origin: aabb.center(), box_extent: extent, sphere_radius: extent.length() }
-    }
-
-    pub fn aabb(&self) -> Aabb {
-        Aabb::from_center_extent(self.origin, self.box_extent)
-    }
-
-    /// The sphere of an instance whose component-relative transform is `t`:
-    /// centre `t(origin)`, radius scaled by the largest axis scale. Culling,
-    /// the cluster tree and the GPU pass all use this one definition, which
-    /// is what makes their answers agree exactly.
-    #[inline]
-    pub fn instance_sphere(&self, t: &Affine3A) -> (Vec3, f32) {
-        (t.transform_point3(self.origin), self.sphere_radius * max_scale(&t.matrix3))
-    }
+/// The sphere of an instance whose component-relative transform is `t`:
+/// centre `t(origin)`, radius scaled by the largest axis scale. Culling,
+/// the cluster tree and the GPU pass all use this one definition, which
+/// is what makes their answers agree exactly.
+#[inline]
+pub fn instance_sphere(bounds: &Bounds, t: &Affine3A) -> (Vec3, f32) {
+    (t.transform_point3(bounds.origin), bounds.radius * max_scale(&t.matrix3))
 }
 
 /// The component-space union of all instance boxes, kept conservative in
@@ -118,7 +95,7 @@ impl BoundsTracker {
     }
 
     /// Recomputes the exact union if loose; returns it.
-    pub(crate) fn tighten(&mut self, mesh: &BoxSphereBounds, transforms: &[Affine3A]) -> Aabb {
+    pub(crate) fn tighten(&mut self, mesh: &Bounds, transforms: &[Affine3A]) -> Aabb {
         if self.loose {
             self.union = union_of(mesh, transforms);
             self.loose = false;
@@ -129,7 +106,7 @@ impl BoundsTracker {
 
 /// The exact union of `mesh`'s box under every transform (parallel; a union
 /// is associative and exact, so the result does not depend on thread count).
-pub fn union_of(mesh: &BoxSphereBounds, transforms: &[Affine3A]) -> Aabb {
+pub fn union_of(mesh: &Bounds, transforms: &[Affine3A]) -> Aabb {
     let local = mesh.aabb();
     transforms
         .par_chunks(16 * 1024)
@@ -164,9 +141,10 @@ mod tests {
 
     #[test]
     fn bad_bounds_rejected() {
-        assert!(BoxSphereBounds::new(Vec3::ZERO, Vec3::ONE, f32::NAN).is_err());
-        assert!(BoxSphereBounds::new(Vec3::ZERO, -Vec3::ONE, 1.0).is_err());
-        assert!(BoxSphereBounds::new(Vec3::ZERO, Vec3::ONE, 1.8).is_ok());
+        assert!(checked_bounds(Bounds::new(Vec3::ZERO, Vec3::ONE, f32::NAN)).is_err());
+        assert!(checked_bounds(Bounds::new(Vec3::ZERO, -Vec3::ONE, 1.0)).is_err());
+        assert!(checked_bounds(Bounds::new(Vec3::ZERO, Vec3::ONE, -1.0)).is_err());
+        assert!(checked_bounds(Bounds::new(Vec3::ZERO, Vec3::ONE, 1.8)).is_ok());
     }
 
     #[test]

@@ -37,7 +37,7 @@
 use glam::{Affine3A, Vec3, Vec4};
 use rayon::prelude::*;
 
-use crate::bounds::{Aabb, BoxSphereBounds};
+use crate::bounds::{instance_sphere, Aabb, Bounds};
 use crate::culling::{cull_instances_into, CullDistances, CullOutput, CullView, InstanceCuller};
 use crate::error::Result;
 use crate::id::InstanceId;
@@ -88,7 +88,7 @@ pub struct TreeSnapshot {
     transforms: Vec<Affine3A>,
     ids: Vec<InstanceId>,
     generation: u64,
-    mesh_bounds: BoxSphereBounds,
+    mesh_bounds: Bounds,
     leaf_size: u32,
 }
 
@@ -130,7 +130,7 @@ pub struct ClusterTree {
     /// Stable id per entry.
     ids: Vec<InstanceId>,
     generation: u64,
-    mesh_bounds: BoxSphereBounds,
+    mesh_bounds: Bounds,
     leaf_size: u32,
 }
 
@@ -150,7 +150,7 @@ impl ClusterTree {
             .par_iter()
             .with_min_len(4096)
             .map(|t| {
-                let (c, r) = s.mesh_bounds.instance_sphere(t);
+                let (c, r) = instance_sphere(&s.mesh_bounds, t);
                 c.extend(r)
             })
             .collect();
@@ -243,7 +243,7 @@ impl ClusterTree {
     }
 
     /// The mesh bounds the tree's spheres were built with.
-    pub fn mesh_bounds(&self) -> &BoxSphereBounds {
+    pub fn mesh_bounds(&self) -> &Bounds {
         &self.mesh_bounds
     }
 
@@ -448,7 +448,7 @@ mod tests {
 
     #[test]
     fn parallel_build_equals_sequential() {
-        let mesh = InstancedMesh::simple(BoxSphereBounds::new(Vec3::ZERO, Vec3::ONE, 3f32.sqrt()).unwrap(), 512, 1536, &[1.0]).unwrap();
+        let mesh = InstancedMesh::simple(Bounds::new(Vec3::ZERO, Vec3::ONE, 3f32.sqrt()), 512, 1536, &[1.0]).unwrap();
         let mut store = InstanceStore::new(*mesh.bounds());
         let n = 3 * PARALLEL_BUILD_MIN as u32;
         let ts: Vec<Affine3A> = (0..n)
@@ -464,7 +464,7 @@ mod tests {
         let spheres: Vec<Vec4> = ts
             .iter()
             .map(|t| {
-                let (c, r) = mesh.bounds().instance_sphere(t);
+                let (c, r) = instance_sphere(&mesh.bounds(), t);
                 c.extend(r)
             })
             .collect();
@@ -476,7 +476,7 @@ mod tests {
 
     #[test]
     fn tree_covers_every_instance_once() {
-        let mesh = InstancedMesh::simple(BoxSphereBounds::new(Vec3::ZERO, Vec3::ONE, 3f32.sqrt()).unwrap(), 512, 1536, &[1.0]).unwrap();
+        let mesh = InstancedMesh::simple(Bounds::new(Vec3::ZERO, Vec3::ONE, 3f32.sqrt()), 512, 1536, &[1.0]).unwrap();
         let mut store = InstanceStore::new(*mesh.bounds());
         let ts: Vec<Affine3A> = (0..1000).map(|i| Affine3A::from_translation(Vec3::new((i % 37) as f32, (i / 37) as f32, 0.0))).collect();
         store.add_instances(&ts).unwrap();

@@ -39,7 +39,7 @@ use engine_core::{Component, DirtyFlags, PrimitiveComponent, ProxyCreateContext,
 use glam::{Affine3A, Vec3};
 use renderer::{Bounds, MaterialId, PrimitiveSceneProxy};
 
-use crate::bounds::{Aabb, BoxSphereBounds};
+use crate::bounds::{checked_bounds, Aabb};
 use crate::cluster_tree::{ClusterTree, TreeCullStats};
 use crate::culling::{cull_instances, CullDistances, CullOutput, CullView};
 use crate::error::Result;
@@ -52,9 +52,9 @@ use crate::transform::{validate_transform, TransformSpace};
 use crate::tree_builder::ClusterTreeBuilder;
 use crate::vertex_factory::InstanceStreamData;
 
-fn mesh_bounds(mesh: &StaticMesh) -> Result<BoxSphereBounds> {
+fn mesh_bounds(mesh: &StaticMesh) -> Result<Bounds> {
     let b = mesh.bounds();
-    BoxSphereBounds::new(b.origin, b.extent, b.radius)
+    checked_bounds(b)
 }
 
 fn renderer_bounds(b: &Aabb) -> Bounds {

@@ -6,7 +6,7 @@
 //! vertex shader. (HISM and UE 5's GPU-driven path fix this with a tree or
 //! GPU culling.) Here every instance is tested on its own:
 //!
-//! 1. **Sphere vs frustum.** The instance's sphere ([`BoxSphereBounds::instance_sphere`]
+//! 1. **Sphere vs frustum.** The instance's sphere ([`Bounds::instance_sphere`]
 //!    under the component transform, radius scaled by the component's
 //!    largest axis scale) against the six planes of the view-projection
 //!    matrix (Gribb–Hartmann, Vulkan clip depth `0..w`; a plane with zero
@@ -35,7 +35,7 @@ use bytemuck::{Pod, Zeroable};
 use glam::{Affine3A, Mat4, Vec3};
 use rayon::prelude::*;
 
-use crate::bounds::{max_scale, BoxSphereBounds};
+use crate::bounds::{instance_sphere, max_scale, Bounds};
 use crate::error::{InstancingError, Result};
 use crate::instance_data::InstanceStore;
 use crate::mesh::InstancedMesh;
@@ -73,7 +73,10 @@ impl CullView {
 
     /// A right-handed perspective camera at `eye` looking at `target`.
     pub fn look_at(eye: Vec3, target: Vec3, up: Vec3, fov_y: f32, aspect: f32, near: f32, far: f32) -> Result<Self> {
-        Self::new(glam::camera::rh::view::look_at_mat4(eye, target, up), glam::camera::rh::proj::directx::perspective(fov_y, aspect, near, far))
+        Self::new(
+            glam::camera::rh::view::look_at_mat4(eye, target, up),
+            glam::camera::rh::proj::directx::perspective(fov_y, aspect, near, far),
+        )
     }
 
     /// A view whose distances and LOD are measured from another view's
@@ -248,7 +251,7 @@ impl CullOutput {
 /// computed once.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct InstanceCuller<'a> {
-    pub(crate) mesh_bounds: BoxSphereBounds,
+    pub(crate) mesh_bounds: Bounds,
     pub(crate) screen_sizes: &'a [f32],
     pub(crate) component_to_world: Affine3A,
     pub(crate) component_scale: f32,
@@ -274,7 +277,7 @@ impl<'a> InstanceCuller<'a> {
     /// the frustum (the cluster tree's fully-inside shortcut).
     #[inline]
     pub(crate) fn classify(&self, local: &Affine3A, test_planes: bool) -> Option<(u8, f32)> {
-        let (c, r) = self.mesh_bounds.instance_sphere(local);
+        let (c, r) = instance_sphere(&self.mesh_bounds, local);
         let center = self.component_to_world.transform_point3(c);
         let radius = r * self.component_scale;
         if test_planes && self.view.frustum.sphere_outside(center, radius) {
@@ -358,10 +361,10 @@ pub fn cull_ue_mode(
     if store.is_empty() || view.frustum.box_outside(&world.aabb()) {
         return Ok(out);
     }
-    let size = bounds_screen_size(world.origin.distance(view.origin), world.sphere_radius, view.screen_multiple);
+    let size = bounds_screen_size(world.origin.distance(view.origin), world.radius, view.screen_multiple);
     let lod = lod_for_screen_size(size, mesh.screen_sizes());
     for (i, t) in store.transforms().iter().enumerate() {
-        let (c, _) = culler.mesh_bounds.instance_sphere(t);
+        let (c, _) = instance_sphere(&culler.mesh_bounds, t);
         let distance = component_to_world.transform_point3(c).distance(view.origin);
         out.push(i as u32, lod, distances.fade(distance));
     }
@@ -402,8 +405,11 @@ mod tests {
         assert!(!v.frustum().sphere_outside(Vec3::new(0.0, 0.0, -10.0), 0.5));
         assert!(v.frustum().sphere_outside(Vec3::new(0.0, 0.0, 10.0), 0.5));
         assert!(v.frustum().sphere_outside(Vec3::new(0.0, 0.0, -200.0), 0.5));
-        let inf =
-            CullView::new(glam::camera::rh::view::look_at_mat4(Vec3::ZERO, -Vec3::Z, Vec3::Y), glam::camera::rh::proj::directx::perspective_infinite_reverse(1.0, 1.0, 0.1)).unwrap();
+        let inf = CullView::new(
+            glam::camera::rh::view::look_at_mat4(Vec3::ZERO, -Vec3::Z, Vec3::Y),
+            glam::camera::rh::proj::directx::perspective_infinite_reverse(1.0, 1.0, 0.1),
+        )
+        .unwrap();
         // The infinite far plane is zero: it culls nothing.
         assert_eq!(inf.frustum().planes().len(), 6);
         assert!(!inf.frustum().sphere_outside(Vec3::new(0.0, 0.0, -1e6), 0.5));

@@ -58,7 +58,7 @@ impl InstanceGpuData {
             transform_rows: [row(0), row(1), row(2)],
             random,
             custom_data_offset,
-            instance_id: id.slot(),
+            instance_id: id.index(),
             flags: if m.determinant() < 0.0 { Self::FLAG_MIRRORED } else { 0 },
         }
     }

@@ -143,7 +143,7 @@ pub(crate) fn cull_flat(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bounds::BoxSphereBounds;
+    use crate::bounds::Bounds;
     use crate::cluster_tree::ClusterTreeSettings;
     use crate::culling::{CullDistances, CullView};
     use crate::instance_data::InstanceStore;
@@ -176,8 +176,7 @@ mod tests {
     /// cull stays equal to flat culling at every step.
     #[test]
     fn proxy_tree_cull_equals_flat_through_stale_arrivals_and_later_edits() {
-        let mesh =
-            InstancedMesh::simple(BoxSphereBounds::new(Vec3::ZERO, Vec3::ONE, 3f32.sqrt()).unwrap(), 512, 1536, &[1.0, 0.3, 0.1]).unwrap();
+        let mesh = InstancedMesh::simple(Bounds::new(Vec3::ZERO, Vec3::ONE, 3f32.sqrt()), 512, 1536, &[1.0, 0.3, 0.1]).unwrap();
         let mut store = InstanceStore::new(*mesh.bounds());
         let at = |i: u32| Affine3A::from_translation(Vec3::new((i % 50) as f32 * 4.0 - 100.0, 0.0, (i / 50) as f32 * 4.0 - 100.0));
         store.add_instances(&(0..2500).map(at).collect::<Vec<_>>()).unwrap();

@@ -28,12 +28,13 @@ use std::ops::Range;
 use glam::Affine3A;
 use rayon::prelude::*;
 
-use crate::bounds::{Aabb, BoundsTracker, BoxSphereBounds};
+use crate::bounds::{Aabb, Bounds, BoundsTracker};
 use crate::dirty::DirtyTracker;
 use crate::error::{InstancingError, Result};
 use crate::gpu_data::InstanceGpuData;
-use crate::id::{instance_random, IdSlots, InstanceId};
+use crate::id::{instance_random, InstanceId};
 use crate::transform::{to_component, validate_transform, TransformSpace};
+use rhi_vulkan::Slots;
 
 /// The most instances one store holds (indices are `u32`; one value marks
 /// a free id slot).
@@ -48,13 +49,14 @@ pub const MAX_CUSTOM_DATA_FLOATS: u32 = 256;
 /// All instances of one component. See the module docs.
 #[derive(Clone, PartialEq)]
 pub struct InstanceStore {
-    mesh_bounds: BoxSphereBounds,
+    mesh_bounds: Bounds,
     transforms: Vec<Affine3A>,
     ids: Vec<InstanceId>,
     custom_data: Vec<f32>,
     num_custom_data_floats: u32,
     random_seed: u32,
-    slots: IdSlots,
+    /// Instance id → its current index in the dense arrays.
+    slots: Slots<InstanceId, u32>,
     gpu_dirty: DirtyTracker,
     /// Instances whose culling sphere changed (added, moved, re-indexed)
     /// since some cluster tree's snapshot; pruned when a tree is installed.
@@ -85,7 +87,7 @@ impl fmt::Debug for InstanceStore {
 
 impl InstanceStore {
     /// An empty store for a mesh with these bounds, no custom data, seed 0.
-    pub fn new(mesh_bounds: BoxSphereBounds) -> Self {
+    pub fn new(mesh_bounds: Bounds) -> Self {
         Self {
             mesh_bounds,
             transforms: Vec::new(),
@@ -93,7 +95,7 @@ impl InstanceStore {
             custom_data: Vec::new(),
             num_custom_data_floats: 0,
             random_seed: 0,
-            slots: IdSlots::default(),
+            slots: Slots::default(),
             gpu_dirty: DirtyTracker::default(),
             cull_edits: DirtyTracker::default(),
             modified_gen: Vec::new(),
@@ -112,7 +114,7 @@ impl InstanceStore {
         self.transforms.is_empty()
     }
 
-    pub fn mesh_bounds(&self) -> &BoxSphereBounds {
+    pub fn mesh_bounds(&self) -> &Bounds {
         &self.mesh_bounds
     }
 
@@ -129,7 +131,7 @@ impl InstanceStore {
     /// The current index of `id`, or `None` if it was removed.
     #[inline]
     pub fn index_of(&self, id: InstanceId) -> Option<u32> {
-        self.slots.get(id)
+        self.slots.get(id).copied()
     }
 
     pub fn id_at(&self, index: u32) -> Result<InstanceId> {
@@ -249,7 +251,7 @@ impl InstanceStore {
     /// Appends a validated instance and marks it everywhere.
     fn push(&mut self, t: Affine3A, custom: Option<&[f32]>, zeros: usize, gen: u64) -> InstanceId {
         let index = self.transforms.len() as u32;
-        let id = self.slots.allocate(index);
+        let id = self.slots.insert(index);
         self.transforms.push(t);
         self.ids.push(id);
         self.modified_gen.push(gen);
@@ -302,7 +304,7 @@ impl InstanceStore {
     fn swap_remove(&mut self, index: u32) -> InstanceId {
         let last = self.instance_count() - 1;
         let removed = self.ids[index as usize];
-        self.slots.release(removed);
+        self.slots.remove(removed);
         self.transforms.swap_remove(index as usize);
         self.ids.swap_remove(index as usize);
         self.modified_gen.swap_remove(index as usize);
@@ -316,7 +318,9 @@ impl InstanceStore {
         self.cull_edits.truncate(last);
         let gen = self.bump();
         if index != last {
-            self.slots.set_index(self.ids[index as usize], index);
+            if let Some(moved) = self.slots.get_mut(self.ids[index as usize]) {
+                *moved = index;
+            }
             self.gpu_dirty.mark(index);
             self.cull_edits.mark(index);
             self.modified_gen[index as usize] = gen;
@@ -327,7 +331,7 @@ impl InstanceStore {
 
     /// Removes every instance; every id becomes unknown.
     pub fn clear_instances(&mut self) {
-        self.slots.release_all(&self.ids);
+        self.slots.drain().for_each(drop);
         self.transforms.clear();
         self.ids.clear();
         self.modified_gen.clear();
@@ -444,7 +448,7 @@ impl InstanceStore {
 
     /// Replaces the mesh bounds (the component's mesh changed) and
     /// recomputes the union exactly.
-    pub fn set_mesh_bounds(&mut self, mesh_bounds: BoxSphereBounds) {
+    pub fn set_mesh_bounds(&mut self, mesh_bounds: Bounds) {
         self.mesh_bounds = mesh_bounds;
         self.bounds.mark_loose();
         self.bounds.tighten(&self.mesh_bounds, &self.transforms);
@@ -523,8 +527,8 @@ impl InstanceStore {
     }
 
     /// The world bounds for the renderer (conservative like [`Self::bounds`]).
-    pub fn world_bounds(&self, component_to_world: &Affine3A) -> BoxSphereBounds {
-        BoxSphereBounds::from_aabb(&self.bounds().transformed(component_to_world))
+    pub fn world_bounds(&self, component_to_world: &Affine3A) -> Bounds {
+        Bounds::from(self.bounds().transformed(component_to_world))
     }
 
     // ---- cluster-tree support --------------------------------------------
@@ -556,7 +560,7 @@ mod tests {
     use glam::Vec3;
 
     fn store() -> InstanceStore {
-        InstanceStore::new(BoxSphereBounds::new(Vec3::ZERO, Vec3::ONE, 3f32.sqrt()).unwrap())
+        InstanceStore::new(Bounds::new(Vec3::ZERO, Vec3::ONE, 3f32.sqrt()))
     }
 
     #[test]

@@ -92,7 +92,7 @@ pub mod transform;
 pub mod tree_builder;
 pub mod vertex_factory;
 
-pub use bounds::{Aabb, BoxSphereBounds};
+pub use bounds::{checked_bounds, instance_sphere, Aabb, Bounds};
 pub use cluster_tree::{ClusterTree, ClusterTreeSettings, TreeCullStats, TreeSnapshot};
 pub use component::InstancedStaticMeshComponent;
 pub use culling::{

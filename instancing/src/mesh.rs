@@ -6,7 +6,7 @@
 //! LOD its screen size, vertex count and index ranges (sections). The future
 //! component builds an [`InstancedMesh`] from its `StaticMesh`.
 
-use crate::bounds::BoxSphereBounds;
+use crate::bounds::{checked_bounds, Bounds};
 use crate::error::{InstancingError, Result};
 
 /// UE's `MAX_STATIC_MESH_LODS`.
@@ -38,13 +38,13 @@ pub struct MeshLod {
 /// non-increasing screen sizes.
 #[derive(Clone, Debug, PartialEq)]
 pub struct InstancedMesh {
-    bounds: BoxSphereBounds,
+    bounds: Bounds,
     lods: Vec<MeshLod>,
     screen_sizes: Vec<f32>,
 }
 
 impl InstancedMesh {
-    pub fn new(bounds: BoxSphereBounds, lods: Vec<MeshLod>) -> Result<Self> {
+    pub fn new(bounds: Bounds, lods: Vec<MeshLod>) -> Result<Self> {
         let screen_sizes: Vec<f32> = lods.iter().map(|l| l.screen_size).collect();
         validate_screen_sizes(&screen_sizes)?;
         for lod in &lods {
@@ -56,15 +56,15 @@ impl InstancedMesh {
             }
         }
         // Re-check bounds: the fields are public, so they may not come from
-        // `BoxSphereBounds::new`.
-        BoxSphereBounds::new(bounds.origin, bounds.box_extent, bounds.sphere_radius)?;
+        // `Bounds::new`.
+        checked_bounds(bounds)?;
         Ok(Self { bounds, lods, screen_sizes })
     }
 
     /// A one-section mesh with `screen_sizes.len()` LODs (tests, examples,
     /// benches): LOD i has `vertex_count >> i` vertices and `index_count >> i`
     /// indices, all in one buffer one after the other.
-    pub fn simple(bounds: BoxSphereBounds, vertex_count: u32, index_count: u32, screen_sizes: &[f32]) -> Result<Self> {
+    pub fn simple(bounds: Bounds, vertex_count: u32, index_count: u32, screen_sizes: &[f32]) -> Result<Self> {
         let mut first_index = 0;
         let lods = screen_sizes
             .iter()
@@ -83,7 +83,7 @@ impl InstancedMesh {
         Self::new(bounds, lods)
     }
 
-    pub fn bounds(&self) -> &BoxSphereBounds {
+    pub fn bounds(&self) -> &Bounds {
         &self.bounds
     }
 
@@ -124,8 +124,8 @@ mod tests {
     use super::*;
     use glam::Vec3;
 
-    fn unit() -> BoxSphereBounds {
-        BoxSphereBounds::new(Vec3::ZERO, Vec3::ONE, 3f32.sqrt()).unwrap()
+    fn unit() -> Bounds {
+        Bounds::new(Vec3::ZERO, Vec3::ONE, 3f32.sqrt())
     }
 
     #[test]

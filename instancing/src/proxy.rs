@@ -74,7 +74,7 @@ use renderer::{
 };
 use rhi_vulkan::{BufferDesc, BufferHandle, BufferUsage, Device, IndexFormat};
 
-use crate::bounds::BoxSphereBounds;
+use crate::bounds::checked_bounds;
 use crate::culling::{CullDistances, CullView, DrawIndexedIndirectArgs, Frustum};
 use crate::error::{InstancingError, Result};
 use crate::hism::{HismTree, ProxyTree};
@@ -111,7 +111,7 @@ pub const MAX_DRAWS: usize = 64;
 /// screen sizes converted from the renderer's convention to UE's.
 pub fn instanced_mesh_for(mesh: &StaticMeshRenderData) -> Result<InstancedMesh> {
     let b = mesh.bounds();
-    let bounds = BoxSphereBounds::new(b.origin, b.extent, b.radius)?;
+    let bounds = checked_bounds(b)?;
     let lods = mesh.lods();
     let sizes: Vec<f32> = lods.iter().map(|l| l.screen_size).collect();
     let lods = lods

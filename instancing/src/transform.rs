@@ -7,6 +7,7 @@
 //! errors here, checked before anything changes.
 
 use glam::Affine3A;
+use renderer::TransformProblem;
 
 use crate::error::{InstancingError, Result};
 
@@ -20,16 +21,13 @@ pub enum TransformSpace {
     World(Affine3A),
 }
 
-/// Finite and invertible (a zero scale makes the determinant zero; a
-/// subnormal determinant is treated the same, since its inverse overflows).
+/// The workspace's one rule for a usable transform ([`renderer::check_affine`]:
+/// finite, not flat, a finite inverse), as instancing's typed errors.
 pub fn validate_transform(t: &Affine3A) -> Result<()> {
-    if !t.is_finite() {
-        return Err(InstancingError::NonFiniteTransform);
-    }
-    if !t.matrix3.determinant().is_normal() {
-        return Err(InstancingError::DegenerateTransform);
-    }
-    Ok(())
+    renderer::check_affine(t).map_err(|p| match p {
+        TransformProblem::NonFinite => InstancingError::NonFiniteTransform,
+        TransformProblem::Degenerate => InstancingError::DegenerateTransform,
+    })
 }
 
 pub(crate) fn to_component(t: &Affine3A, space: &TransformSpace) -> Result<Affine3A> {

@@ -275,7 +275,7 @@ impl Default for ClusterTreeBuilder {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bounds::BoxSphereBounds;
+    use crate::bounds::Bounds;
     use glam::Vec3;
     use std::time::{Duration, Instant};
 
@@ -284,8 +284,7 @@ mod tests {
     }
 
     fn scene() -> (InstancedMesh, InstanceStore) {
-        let mesh =
-            InstancedMesh::simple(BoxSphereBounds::new(Vec3::ZERO, Vec3::ONE, 3f32.sqrt()).unwrap(), 512, 1536, &[1.0, 0.3]).unwrap();
+        let mesh = InstancedMesh::simple(Bounds::new(Vec3::ZERO, Vec3::ONE, 3f32.sqrt()), 512, 1536, &[1.0, 0.3]).unwrap();
         let mut store = InstanceStore::new(*mesh.bounds());
         let at = |i: u32| Affine3A::from_translation(Vec3::new(i as f32 * 3.0, 0.0, 0.0));
         store.add_instances(&(0..500).map(at).collect::<Vec<_>>()).unwrap();

@@ -187,7 +187,7 @@ mod tests {
     #[test]
     fn transform_round_trips_through_the_rows() {
         let t = Affine3A::from_scale_rotation_translation(Vec3::new(1.0, 2.0, 3.0), Quat::from_rotation_z(0.7), Vec3::new(4.0, 5.0, 6.0));
-        let mut store = crate::InstanceStore::new(crate::BoxSphereBounds::new(Vec3::ZERO, Vec3::ONE, 1.8).unwrap());
+        let mut store = crate::InstanceStore::new(crate::Bounds::new(Vec3::ZERO, Vec3::ONE, 1.8));
         let id = store.add_instance(t).unwrap();
         let gpu = InstanceGpuData::pack(&t, 0.5, 0, id);
         let s = InstanceStreamData::new(&gpu, &[1.0, 2.0, 3.0, 4.0, 5.0]);

@@ -80,7 +80,7 @@ fn stale_tree_stays_exact_after_edits() {
     // Moves (some far away, into another cluster's region), adds, removals.
     for _ in 0..300 {
         let i = (rng.next_u64() % u64::from(s.instance_count())) as u32;
-        let t = translate(rng.range(-400.0, 400.0), 1.0, rng.range(-400.0, 400.0));
+        let t = translate(rng.range_f32(-400.0, 400.0), 1.0, rng.range_f32(-400.0, 400.0));
         s.update_instance_transform(i, t, TransformSpace::Component).unwrap();
     }
     s.add_instances(&scattered(500, 800.0, 99)).unwrap();

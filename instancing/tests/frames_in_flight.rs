@@ -31,7 +31,7 @@ fn mesh() -> Arc<StaticMeshRenderData> {
 
 fn store_of(mesh: &StaticMeshRenderData, n: u32) -> InstanceStore {
     let b = mesh.bounds();
-    let mut s = InstanceStore::new(BoxSphereBounds::new(b.origin, b.extent, b.radius).unwrap());
+    let mut s = InstanceStore::new(b);
     let side = (n as f32).sqrt().ceil() as u32;
     let transforms: Vec<Affine3A> =
         (0..n).map(|i| Affine3A::from_translation(Vec3::new((i % side) as f32 * 3.0 - 150.0, (i / side) as f32 * 3.0, 0.0))).collect();

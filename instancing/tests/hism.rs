@@ -78,7 +78,7 @@ fn game_side_ids(w: &World, id: ComponentId) -> (Vec<u32>, Vec<u32>, TreeCullSta
     let c: &InstancedStaticMeshComponent = w.component(id).unwrap();
     let c2w = Affine3A::from_mat4(w.world_transform(id).unwrap());
     let (out, tree) = c.cull(&c2w, &cull_view_for(&view()).unwrap()).unwrap();
-    let mut ids: Vec<u32> = out.instance_buffer().iter().map(|&i| c.store().ids()[i as usize].slot()).collect();
+    let mut ids: Vec<u32> = out.instance_buffer().iter().map(|&i| c.store().ids()[i as usize].index()).collect();
     ids.sort_unstable();
     (ids, out.counts(), tree)
 }

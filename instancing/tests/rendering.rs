@@ -42,7 +42,7 @@ fn cube_mesh(lod1_below: Option<f32>) -> Arc<StaticMeshRenderData> {
 
 fn store_for(mesh: &StaticMeshRenderData, transforms: &[Affine3A]) -> InstanceStore {
     let b = mesh.bounds();
-    let mut s = InstanceStore::new(BoxSphereBounds::new(b.origin, b.extent, b.radius).unwrap());
+    let mut s = InstanceStore::new(b);
     s.add_instances(transforms).unwrap();
     s
 }
@@ -153,15 +153,15 @@ fn instances_behind_the_camera_or_past_the_end_distance_are_not_drawn_and_fade_b
     let cpu = cull_instances(&store, &instanced_mesh_for(&mesh).unwrap(), &Affine3A::IDENTITY, &cull_view_for(&view).unwrap(), distances)
         .unwrap();
     let expected: BTreeMap<u32, f32> =
-        cpu.lods[0].instances.iter().zip(&cpu.lods[0].fades).map(|(&i, &f)| (store.ids()[i as usize].slot(), f)).collect();
+        cpu.lods[0].instances.iter().zip(&cpu.lods[0].fades).map(|(&i, &f)| (store.ids()[i as usize].index(), f)).collect();
     let got: BTreeMap<u32, f32> = visible.into_iter().collect();
     assert_eq!(expected.keys().collect::<Vec<_>>(), got.keys().collect::<Vec<_>>());
     for (k, f) in &expected {
         assert!((got[k] - f).abs() < 1e-4, "fade of {k}: GPU {} CPU {f}", got[k]);
     }
-    let fade = got[&store.ids()[2].slot()];
+    let fade = got[&store.ids()[2].index()];
     assert!(fade > 0.0 && fade < 1.0, "between start and end the instance fades: {fade}");
-    assert_eq!(got[&store.ids()[0].slot()], 1.0);
+    assert_eq!(got[&store.ids()[0].index()], 1.0);
 
     // The CPU path draws the same.
     rt.set_cvar(CVAR_GPU_CULLING, "0").unwrap();
@@ -198,7 +198,7 @@ fn gpu_lods_match_the_cpu_reference_and_the_cluster_tree_agrees_on_visibility() 
 
     let tree = ClusterTree::build(&store, &culling_mesh, &ClusterTreeSettings::default());
     let (tree_out, _) = tree.cull(&store, &culling_mesh, &component, &cull_view, CullDistances::NONE).unwrap();
-    let mut tree_ids: Vec<u32> = tree_out.instance_buffer().iter().map(|&i| store.ids()[i as usize].slot()).collect();
+    let mut tree_ids: Vec<u32> = tree_out.instance_buffer().iter().map(|&i| store.ids()[i as usize].index()).collect();
     let mut gpu_ids: Vec<u32> = visible.iter().map(|v| v.0).collect();
     tree_ids.sort_unstable();
     gpu_ids.sort_unstable();

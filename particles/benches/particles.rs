@@ -30,6 +30,7 @@
 use std::hint::black_box;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use test_support::bench::quick;
 use test_support::bench::{write_rows, Row as BenchRow, Spread};
 
 use criterion::Criterion;
@@ -189,10 +190,6 @@ impl Row {
     fn ratio(name: &str, p: &Paired) -> Row {
         Row { range: Some(p.spread), ..Row::new(name, p.ratio, "x") }
     }
-}
-
-fn quick() -> bool {
-    std::env::var("PROXIMA_BENCH_QUICK").is_ok_and(|v| v == "1")
 }
 
 fn report() {

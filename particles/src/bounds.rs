@@ -87,7 +87,7 @@ mod tests {
 
     #[test]
     fn padded_point_box_matches_a_plain_fold_for_every_remainder() {
-        let mut rng = crate::rng::Rng::new(3, 3);
+        let mut rng = renderer::Rng::with_stream(3, 3);
         for n in [1, 3, 4, 5, 11, 12, 13, 1000] {
             let points: Vec<Vec3> =
                 (0..n).map(|_| Vec3::new(rng.range_f32(-50.0, 50.0), rng.range_f32(-5.0, 80.0), rng.range_f32(-9.0, 1.0))).collect();

@@ -27,7 +27,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::ParticleError;
 use crate::json_path::{join_field, join_index};
-use crate::rng::Rng;
+use renderer::Rng;
 
 /// A value type a distribution can produce: `f32`, `Vec2`, `Vec3`, `Vec4`.
 pub trait DistributionValue: Copy + PartialEq + std::fmt::Debug + Serialize + DeserializeOwned + Send + Sync + 'static {
@@ -405,7 +405,7 @@ mod tests {
     #[test]
     fn uniform_stays_in_range_and_validation_names_fields() {
         let d = Distribution::Uniform { min: Vec3::splat(-1.0), max: Vec3::new(1.0, 2.0, 3.0) };
-        let mut rng = Rng::new(1, 0);
+        let mut rng = Rng::with_stream(1, 0);
         for _ in 0..1000 {
             let v = d.sample(0.0, &mut rng);
             assert!(v.cmpge(Vec3::splat(-1.0)).all() && v.cmple(Vec3::new(1.0, 2.0, 3.0)).all());

@@ -45,9 +45,9 @@ use crate::error::ParticleError;
 use crate::kernel::advance_spawned;
 use crate::over_life::OverLife;
 use crate::particle::{Particle, ParticleStore};
-use crate::rng::Rng;
 use crate::shapes::{sample_location, VelocitySampler};
 use crate::update::{update_and_kill, Step, UpdateParams, Varying};
+use renderer::Rng;
 
 /// A tick replays the bursts of at most this many emitter loops.
 pub const MAX_BURST_LOOPS: u64 = 1024;
@@ -213,7 +213,7 @@ impl EmitterInstance {
         EmitterInstance {
             compiled: CompiledEmitter::new(asset),
             particles: ParticleStore::default(),
-            rng: Rng::new(seed, stream),
+            rng: Rng::with_stream(seed, stream),
             time: 0.0,
             spawn_fraction: 0.0,
             spawning: true,

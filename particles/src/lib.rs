@@ -148,7 +148,6 @@ mod over_life;
 mod particle;
 mod proxy;
 mod render_system;
-mod rng;
 mod shapes;
 mod snapshot_pool;
 mod sort;
@@ -174,7 +173,8 @@ pub use over_life::OverLife;
 pub use particle::{Particle, ParticleStore};
 pub use proxy::{ParticleSystemSceneProxy, DEFAULT_BOUNDS_HALF_EXTENT};
 pub use render_system::{add_particle_system, create_proxy, send_dynamic_data, to_renderer_bounds};
-pub use rng::Rng;
+/// The workspace's one RNG (PCG32), which the simulation draws from.
+pub use renderer::Rng;
 pub use snapshot_pool::{SnapshotPool, SnapshotReturner};
 pub use sort::order_descending;
 pub use sprite_vertex_factory::{SpriteVertexFactory, QUAD_CORNERS, QUAD_INDICES, SPRITE_VERTEX_FACTORY, SPRITE_VF_WGSL};

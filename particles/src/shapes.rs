@@ -21,7 +21,7 @@ use glam::Vec3;
 
 use crate::asset::{LocationShape, VelocityShape};
 use crate::distribution::Distribution;
-use crate::rng::Rng;
+use renderer::Rng;
 
 /// Tries before a rejection sampler falls back to a fixed sample.
 const MAX_TRIES: usize = 64;
@@ -143,7 +143,7 @@ mod tests {
 
     #[test]
     fn cone_velocities_fill_the_cap_uniformly() {
-        let mut rng = Rng::new(3, 0);
+        let mut rng = Rng::with_stream(3, 0);
         let angle = 0.3f32;
         let cone =
             VelocitySampler::new(&VelocityShape::Cone { direction: Vec3::new(0.0, 0.0, 2.0), angle, speed: Distribution::Constant(10.0) });
@@ -165,7 +165,7 @@ mod tests {
 
     #[test]
     fn sphere_points_are_uniform_in_the_ball_or_on_its_surface() {
-        let mut rng = Rng::new(9, 1);
+        let mut rng = Rng::with_stream(9, 1);
         let center = Vec3::new(1.0, -2.0, 3.0);
         let ball = LocationShape::Sphere { center, radius: 2.0, surface_only: false };
         let surface = LocationShape::Sphere { center, radius: 2.0, surface_only: true };
@@ -196,7 +196,7 @@ mod tests {
 
     #[test]
     fn unit_circle_is_on_the_circle_and_covers_it() {
-        let mut rng = Rng::new(4, 4);
+        let mut rng = Rng::with_stream(4, 4);
 
         let mut quadrants = [0usize; 4];
         for _ in 0..SAMPLES {

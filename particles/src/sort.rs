@@ -88,7 +88,7 @@ mod tests {
 
     #[test]
     fn orders_large_inputs_like_a_stable_comparison_sort() {
-        let mut rng = crate::rng::Rng::new(9, 9);
+        let mut rng = renderer::Rng::with_stream(9, 9);
         let keys: Vec<f32> = (0..5000).map(|i| if i % 7 == 0 { 3.0 } else { rng.range_f32(-50.0, 50.0) }).collect();
         let (mut order, mut scratch) = (Vec::new(), Vec::new());
         order_descending(&keys, &mut order, &mut scratch);

@@ -364,7 +364,7 @@ mod tests {
 
     #[test]
     fn compaction_moves_the_varying_fields_and_leaves_uniform_ones() {
-        let mut rng = crate::rng::Rng::new(6, 6);
+        let mut rng = renderer::Rng::with_stream(6, 6);
         let ages: Vec<f32> = (0..2 * CHUNK + 7).map(|_| rng.range_f32(0.0, 0.95)).collect();
         let none = Varying { rotation: false, rotation_rate: false, base_size: false, base_color: false, one_over_max_lifetime: false };
         let some = Varying { rotation_rate: true, base_color: true, one_over_max_lifetime: true, ..none };
@@ -378,7 +378,7 @@ mod tests {
 
     #[test]
     fn fused_kill_keeps_exactly_the_survivors_across_chunks() {
-        let mut rng = crate::rng::Rng::new(5, 5);
+        let mut rng = renderer::Rng::with_stream(5, 5);
         let many: Vec<f32> = (0..3 * CHUNK + 100).map(|_| rng.range_f32(0.0, 1.0)).collect();
         // ~10% die: more than the dead list holds, so chunks are scanned;
         // a run of dead particles makes holes of every shape.

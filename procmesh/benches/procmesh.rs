@@ -16,6 +16,7 @@
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
+use test_support::bench::quick;
 
 use criterion::{Criterion, Throughput};
 use glam::Vec3;
@@ -50,10 +51,6 @@ fn grid() -> Grid {
         }
     }
     Grid { positions: [heights(0.0), heights(1.0)], normals: [normals(0.0), normals(0.1)], triangles }
-}
-
-fn quick() -> bool {
-    std::env::var("PROXIMA_BENCH_QUICK").is_ok_and(|v| v == "1")
 }
 
 fn mesh_with_grid(grid: &Grid) -> ProcMeshData {

@@ -29,20 +29,17 @@
 //! Writes `target/bench/renderer.json` for `cargo xtask bench`.
 
 use criterion::{criterion_group, Criterion};
-use glam::{Mat4, Quat, Vec3, Vec4};
+use glam::{Vec3, Vec4};
 use renderer::*;
 use rhi_vulkan::{Device, DeviceDesc, Rect, Validation};
 use std::time::{Duration, Instant};
+use test_support::bench::quick;
 use test_support::bench::{paired, write_rows, Arm, Row};
 
 const SIDE: usize = 400; // 400 x 400 = 160,000
 const MATERIALS: usize = 8;
 const W: u32 = 1280;
 const H: u32 = 720;
-
-fn quick() -> bool {
-    std::env::var("PROXIMA_BENCH_QUICK").as_deref() == Ok("1")
-}
 
 struct Setup {
     device: Device,
@@ -69,18 +66,11 @@ fn setup() -> Setup {
             }),
         )
         .unwrap();
-    let mesh = StaticMeshRenderData::new(vec![shapes::cube(1.0)]).unwrap();
-    for i in 0..SIDE * SIDE {
-        let (x, y) = ((i % SIDE) as f32 - SIDE as f32 / 2.0, (i / SIDE) as f32 - SIDE as f32 / 2.0);
-        let m = Mat4::from_scale_rotation_translation(Vec3::splat(0.6), Quat::IDENTITY, Vec3::new(x, y, 0.0));
-        let material = MaterialId((i % MATERIALS) as u32 + 1);
-        scene.add_primitive(PrimitiveId::new(), Box::new(StaticMeshSceneProxy::new(mesh.clone(), vec![material])), m).unwrap();
-    }
+    test_support::bench::cube_grid(&mut scene, SIDE, |i| MaterialId((i % MATERIALS) as u32 + 1));
     let mut renderer = SceneRenderer::new(&device);
     renderer.update_scene(&device, &mut scene).unwrap();
     // High enough to see the whole grid.
-    let view = SceneView::perspective(Vec3::new(0.0, -10.0, 300.0), Vec3::ZERO, Vec3::Y, 1.2, 1.0, 2000.0, Rect::from_size(W, H)).unwrap();
-    let family = ViewFamily::new(W, H, vec![view]);
+    let family = test_support::bench::grid_family(W, H);
     Setup { device, scene, renderer, family }
 }
 

@@ -17,10 +17,11 @@
 //! Ratios are medians of paired measurements (`test_support::bench::paired`).
 //! Writes `target/bench/renderer-materials.json` for `cargo xtask bench`.
 
-use glam::{Mat4, Quat, Vec3, Vec4};
+use glam::Vec4;
 use renderer::*;
-use rhi_vulkan::{BufferDesc, BufferUsage, Device, DeviceDesc, Format, Rect, SamplerDesc, TextureData, TextureDesc, Validation};
+use rhi_vulkan::{BufferDesc, BufferUsage, Device, DeviceDesc, Format, SamplerDesc, TextureData, TextureDesc, Validation};
 use std::time::Instant;
+use test_support::bench::quick;
 use test_support::bench::{paired, write_rows, Arm, Row};
 
 const SIDE: usize = 400;
@@ -28,10 +29,6 @@ const PARENTS: usize = 8;
 const INSTANCES_PER_PARENT: usize = 128;
 const W: u32 = 1280;
 const H: u32 = 720;
-
-fn quick() -> bool {
-    std::env::var("PROXIMA_BENCH_QUICK").as_deref() == Ok("1")
-}
 
 struct Setup {
     device: Device,
@@ -77,17 +74,10 @@ fn setup(instanced: bool) -> Setup {
             materials.push(inst);
         }
     }
-    let mesh = StaticMeshRenderData::new(vec![shapes::cube(1.0)]).unwrap();
-    for i in 0..SIDE * SIDE {
-        let (x, y) = ((i % SIDE) as f32 - SIDE as f32 / 2.0, (i / SIDE) as f32 - SIDE as f32 / 2.0);
-        let m = Mat4::from_scale_rotation_translation(Vec3::splat(0.6), Quat::IDENTITY, Vec3::new(x, y, 0.0));
-        let material = materials[i % materials.len()];
-        scene.add_primitive(PrimitiveId::new(), Box::new(StaticMeshSceneProxy::new(mesh.clone(), vec![material])), m).unwrap();
-    }
+    test_support::bench::cube_grid(&mut scene, SIDE, |i| materials[i % materials.len()]);
     let mut renderer = SceneRenderer::new(&device);
     renderer.update_scene(&device, &mut scene).unwrap();
-    let view = SceneView::perspective(Vec3::new(0.0, -10.0, 300.0), Vec3::ZERO, Vec3::Y, 1.2, 1.0, 2000.0, Rect::from_size(W, H)).unwrap();
-    let family = ViewFamily::new(W, H, vec![view]);
+    let family = test_support::bench::grid_family(W, H);
     Setup { device, scene, renderer, family, materials, next_slot, free: Vec::new() }
 }
 

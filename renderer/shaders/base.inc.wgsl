@@ -4,44 +4,11 @@
 // hemisphere ambient; see `default_lit`) or unlit (base color + emissive) —
 // into the HDR scene color. BLEND_MODE (0 opaque, 1 masked, 2 translucent,
 // 3 additive), SHADING_MODEL (0 default lit, 1 unlit) and TWO_SIDED are
-// constants the composer prepends.
+// constants the composer prepends. `material_vs.inc.wgsl` (interpolants,
+// vertex shader, MaterialInput) comes first.
 
 @group(1) @binding(0) var shadow_map: texture_depth_2d;
 @group(1) @binding(1) var shadow_sampler: sampler_comparison;
-
-struct VsOut {
-    @builtin(position) @invariant clip: vec4<f32>,
-    @location(0) world_position: vec3<f32>,
-    @location(1) normal: vec3<f32>,
-    @location(2) color: vec4<f32>,
-    @location(3) uv0: vec2<f32>,
-    @location(4) custom: vec4<f32>,
-    @location(5) fade: f32,
-    @location(6) tangent: vec4<f32>,
-    @location(7) uv12: vec4<f32>,
-    @location(8) uv3: vec2<f32>,
-    @location(9) custom1: vec4<f32>,
-    @location(10) @interpolate(flat) instance_id: u32,
-}
-
-@vertex
-fn vs_main(input: VertexFactoryInput) -> VsOut {
-    let v = vf_fetch(input);
-    var out: VsOut;
-    out.clip = view.view_proj * vec4<f32>(v.world_position, 1.0);
-    out.world_position = v.world_position;
-    out.normal = v.world_normal;
-    out.color = v.color;
-    out.uv0 = v.uv0;
-    out.custom = v.custom;
-    out.fade = v.fade;
-    out.tangent = v.world_tangent;
-    out.uv12 = vec4<f32>(v.uv1, v.uv2);
-    out.uv3 = v.uv3;
-    out.custom1 = v.custom1;
-    out.instance_id = v.instance_id;
-    return out;
-}
 
 fn shadow_factor(world_position: vec3<f32>, n_dot_l: f32) -> f32 {
     if (view.light_direction.w < 0.5) {
@@ -179,24 +146,8 @@ fn default_lit(mi: MaterialInput, m: MaterialOutput, world_position: vec3<f32>) 
 }
 
 @fragment
-fn fs_main(in: VsOut, @builtin(front_facing) front: bool) -> @location(0) vec4<f32> {
-    var mi: MaterialInput;
-    mi.world_position = in.world_position;
-    var n = normalize(in.normal);
-    if (TWO_SIDED && !front) {
-        n = -n;
-    }
-    mi.world_normal = n;
-    mi.world_tangent = in.tangent;
-    mi.color = in.color;
-    mi.uv0 = in.uv0;
-    mi.uv1 = in.uv12.xy;
-    mi.uv2 = in.uv12.zw;
-    mi.uv3 = in.uv3;
-    mi.custom = in.custom;
-    mi.custom1 = in.custom1;
-    mi.instance_id = in.instance_id;
-    mi.params = materials[draw.material_index];
+fn fs_main(in: MaterialVsOut, @builtin(front_facing) front: bool) -> @location(0) vec4<f32> {
+    let mi = material_input(in, front);
     let m = material_main(mi);
     let opacity = m.opacity * in.fade;
     if (BLEND_MODE == 1u && opacity < MATERIAL_MASK_CLIP) {

@@ -60,6 +60,7 @@ pub mod mesh_pass;
 pub mod passes;
 pub mod postprocess;
 mod render_thread;
+pub mod rng;
 pub mod scene;
 mod scene_renderer;
 mod static_mesh;
@@ -77,9 +78,10 @@ pub use material::{
     parameters, BlendMode, Material, MaterialId, MaterialInstance, MaterialParameter, MaterialParams, MaterialRegistry, MaterialShader,
     MaterialShaderId, ParameterLayout, ParameterValue, ResolvedMaterial, ShadingModel, DEFAULT_MATERIAL_WGSL, MATERIAL_BLOCK_SIZE,
 };
-pub use math::{Aabb, Bounds, Frustum};
+pub use math::{check_affine, check_transform, Aabb, Bounds, Frustum, TransformProblem, MIN_TRANSFORM_DETERMINANT};
 pub use mesh_pass::{MeshBatch, MeshDrawCommand, MeshPass};
 pub use render_thread::{render_worker_pool, RenderCommand, RenderContext, RenderThread, RenderThreadMode, MAX_QUEUED_COMMANDS};
+pub use rng::{mix64, Rng};
 pub use scene::{
     DirectionalLight, Light, LightId, MeshElementCollector, PointLight, PrimitiveId, PrimitiveSceneProxy, ProxyUpdateContext,
     RetiredFrameResults, Scene, ViewRelevance,

@@ -1,9 +1,51 @@
-//! Bounds and frustums, as culling needs them: the one [`Aabb`],
-//! [`Bounds`] (box and sphere) and [`Frustum`] of the workspace. Feature
+//! Bounds, frustums and transforms, as culling needs them: the one
+//! [`Aabb`], [`Bounds`] (box and sphere) and [`Frustum`] of the workspace,
+//! and its one rule for a usable transform ([`check_transform`]). Feature
 //! crates keep their specialised algorithms (an ISM's conservative union, a
 //! particle system's padded point box) as functions over these types.
 
 use glam::{Affine3A, Mat3A, Mat4, Vec3, Vec3A, Vec4};
+
+/// The smallest |determinant| of a usable transform's 3×3 part. Flatter
+/// transforms collapse bounds (no sphere radius to cull with) and have no
+/// usable inverse (world ↔ local conversion, ray casts into a body).
+pub const MIN_TRANSFORM_DETERMINANT: f32 = 1e-20;
+
+/// Why a transform cannot place a primitive, an instance or a body.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum TransformProblem {
+    /// A NaN or infinite component.
+    #[error("non-finite transform")]
+    NonFinite,
+    /// A zero (or nearly zero) scale, or values so large that the inverse
+    /// overflows.
+    #[error("degenerate transform (flat, or too large to invert)")]
+    Degenerate,
+}
+
+/// The workspace's one rule for a usable transform — the scene, the render
+/// thread, the World, instanced meshes and collision all apply it: every
+/// component finite, |determinant| at least [`MIN_TRANSFORM_DETERMINANT`],
+/// and a finite inverse.
+pub fn check_transform(m: &Mat4) -> Result<(), TransformProblem> {
+    if !m.is_finite() {
+        return Err(TransformProblem::NonFinite);
+    }
+    check_affine(&Affine3A::from_mat4(*m))
+}
+
+/// [`check_transform`] for an affine transform.
+pub fn check_affine(t: &Affine3A) -> Result<(), TransformProblem> {
+    if !t.is_finite() {
+        return Err(TransformProblem::NonFinite);
+    }
+    let det = t.matrix3.determinant().abs();
+    // A determinant that overflows is infinite (or NaN): not usable either.
+    if !(MIN_TRANSFORM_DETERMINANT..f32::INFINITY).contains(&det) || !t.inverse().is_finite() {
+        return Err(TransformProblem::Degenerate);
+    }
+    Ok(())
+}
 
 /// An axis-aligned box, `min` to `max` inclusive. [`Aabb::EMPTY`] (min above
 /// max) holds nothing and is the identity of [`Aabb::union`].
@@ -119,6 +161,11 @@ pub struct Bounds {
 }
 
 impl Bounds {
+    /// Bounds from their parts (not checked: see [`Bounds::is_valid`]).
+    pub const fn new(origin: Vec3, extent: Vec3, radius: f32) -> Self {
+        Self { origin, extent, radius }
+    }
+
     /// The box from `min` to `max`, with the sphere around it.
     pub fn from_box(min: Vec3, max: Vec3) -> Self {
         let origin = (min + max) * 0.5;
@@ -136,9 +183,18 @@ impl Bounds {
         self.origin + self.extent
     }
 
-    /// Every component finite and the extent non-negative.
+    /// Every component finite, the extent and the radius not negative.
     pub fn is_valid(&self) -> bool {
-        self.origin.is_finite() && self.extent.is_finite() && self.radius.is_finite() && self.extent.min_element() >= 0.0
+        self.origin.is_finite()
+            && self.extent.is_finite()
+            && self.radius.is_finite()
+            && self.extent.min_element() >= 0.0
+            && self.radius >= 0.0
+    }
+
+    /// The box as an [`Aabb`].
+    pub fn aabb(&self) -> Aabb {
+        Aabb::from_center_extent(self.origin, self.extent)
     }
 
     /// The bounds of this box transformed by `m` (box of the transformed box).
@@ -320,5 +376,23 @@ mod tests {
             assert!((p - t.origin).abs().cmple(t.extent + 1e-4).all());
             assert!((p - t.origin).length() <= t.radius + 1e-4);
         }
+    }
+
+    #[test]
+    fn one_rule_for_usable_transforms() {
+        assert_eq!(check_transform(&Mat4::IDENTITY), Ok(()));
+        let scaled = |s: f32| Mat4::from_scale(Vec3::splat(s));
+        assert_eq!(check_transform(&scaled(1e-6)), Ok(()), "det 1e-18");
+        assert_eq!(check_transform(&scaled(1e-7)), Err(TransformProblem::Degenerate), "det 1e-21: too flat");
+        assert_eq!(check_transform(&scaled(0.0)), Err(TransformProblem::Degenerate));
+        assert_eq!(check_transform(&scaled(1e13)), Err(TransformProblem::Degenerate), "det overflows");
+        let mut nan = Mat4::IDENTITY;
+        nan.w_axis.x = f32::NAN;
+        assert_eq!(check_transform(&nan), Err(TransformProblem::NonFinite));
+        let mut projective = Mat4::IDENTITY;
+        projective.x_axis.w = f32::INFINITY;
+        assert_eq!(check_transform(&projective), Err(TransformProblem::NonFinite), "the row Affine3A drops is checked too");
+        let far_and_tiny = Affine3A::from_scale_rotation_translation(Vec3::splat(1e-6), glam::Quat::IDENTITY, Vec3::splat(3e38));
+        assert_eq!(check_affine(&far_and_tiny), Err(TransformProblem::Degenerate), "its inverse overflows");
     }
 }

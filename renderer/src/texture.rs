@@ -53,18 +53,22 @@ impl TextureId {
     }
 }
 
-impl SlotId for TextureId {
-    const BUILTIN: u32 = TextureId::BUILTIN;
+impl rhi_vulkan::SlotKey for TextureId {
+    const MAX_SLOTS: u32 = TextureId::MAX_SLOTS;
     const MAX_GENERATION: u32 = TextureId::MAX_GENERATION;
-    fn new(slot: u32, generation: u32) -> Option<Self> {
-        (slot < Self::MAX_SLOTS && generation <= Self::MAX_GENERATION).then_some(Self(generation << Self::SLOT_BITS | slot))
+    fn from_parts(slot: u32, generation: u32) -> Self {
+        Self(generation << Self::SLOT_BITS | slot)
     }
-    fn slot(self) -> u32 {
-        TextureId::slot(self)
+    fn index(self) -> u32 {
+        self.slot()
     }
     fn generation(self) -> u32 {
         TextureId::generation(self)
     }
+}
+
+impl SlotId for TextureId {
+    const BUILTIN: u32 = TextureId::BUILTIN;
 }
 
 /// Texel formats of texture assets.

@@ -73,7 +73,14 @@ impl SceneView {
         }
         Self {
             view_matrix: glam::camera::rh::view::look_at_mat4(eye, target, up),
-            projection: flip_y(glam::camera::rh::proj::directx::orthographic(-width / 2.0, width / 2.0, -height / 2.0, height / 2.0, near, far)),
+            projection: flip_y(glam::camera::rh::proj::directx::orthographic(
+                -width / 2.0,
+                width / 2.0,
+                -height / 2.0,
+                height / 2.0,
+                near,
+                far,
+            )),
             origin: eye,
             viewport,
             wireframe: false,

@@ -17,6 +17,7 @@ use ash::vk;
 use criterion::{criterion_group, Criterion};
 use rhi_vulkan::*;
 use std::time::{Duration, Instant};
+use test_support::bench::quick;
 use test_support::bench::{paired, write_rows, Arm, Row, Spread};
 use test_support::QuadGrid;
 
@@ -221,10 +222,6 @@ fn median_ms(s: &Setup, f: fn(&Setup), runs: usize) -> f64 {
         .collect();
     t.sort_by(|a, b| a.total_cmp(b));
     t[t.len() / 2]
-}
-
-fn quick() -> bool {
-    std::env::var("PROXIMA_BENCH_QUICK").as_deref() == Ok("1")
 }
 
 fn bench(c: &mut Criterion) {

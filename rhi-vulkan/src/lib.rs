@@ -153,7 +153,7 @@ pub use descriptor::{BindGroup, BindGroupEntry, BindGroupLayoutDesc, BindGroupLa
 pub use device::{Device, DeviceCounts, DeviceDesc, DeviceFeatures, DeviceInfo, ShutdownReport};
 pub use error::{Result, RhiError, ShaderError};
 pub use frame::{Frame, FrameSubmission, RenderingLayout, SecondaryCommandBuffer, MAX_COLOR_ATTACHMENTS};
-pub use handle::Handle;
+pub use handle::{Handle, SlotKey, Slots};
 pub use instance::{Validation, ValidationCounters};
 pub use pipeline::{
     ColorTargetState, ComputePipelineDesc, DepthBias, DepthState, GraphicsPipelineDesc, PipelineEntry, PipelineHandle, PrimitiveState,

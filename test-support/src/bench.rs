@@ -10,6 +10,12 @@
 
 use std::path::{Path, PathBuf};
 
+/// Whether the benches run quick (`PROXIMA_BENCH_QUICK=1`, which
+/// `cargo xtask bench --quick` sets): fewer pairs and smaller scenes.
+pub fn quick() -> bool {
+    std::env::var("PROXIMA_BENCH_QUICK").as_deref() == Ok("1")
+}
+
 /// The fewest paired measurements a ratio with a range is made of.
 pub const MIN_PAIRS: usize = 5;
 
@@ -148,6 +154,40 @@ pub fn write_rows(krate: &str, rows: &[Row]) -> std::io::Result<PathBuf> {
     let body: Vec<String> = rows.iter().map(|r| format!("  {}", r.to_json())).collect();
     std::fs::write(&path, format!("{{\"rows\": [\n{}\n]}}\n", body.join(",\n")))?;
     Ok(path)
+}
+
+/// The renderer benches' scene (frame prep, materials): `side`² cubes of
+/// edge 0.6 on a unit grid in the XY plane centred at the origin, primitive
+/// `i` drawn with `material(i)`; and the view that sees all of it
+/// ([`grid_family`]).
+#[cfg(feature = "renderer")]
+pub fn cube_grid(scene: &mut renderer::Scene, side: usize, material: impl Fn(usize) -> renderer::MaterialId) {
+    use glam::{Mat4, Quat, Vec3};
+    use renderer::{shapes, PrimitiveId, StaticMeshRenderData, StaticMeshSceneProxy};
+    let mesh = StaticMeshRenderData::new(vec![shapes::cube(1.0)]).expect("a cube is a valid mesh");
+    for i in 0..side * side {
+        let (x, y) = ((i % side) as f32 - side as f32 / 2.0, (i / side) as f32 - side as f32 / 2.0);
+        let m = Mat4::from_scale_rotation_translation(Vec3::splat(0.6), Quat::IDENTITY, Vec3::new(x, y, 0.0));
+        let proxy = StaticMeshSceneProxy::new(mesh.clone(), vec![material(i)]);
+        scene.add_primitive(PrimitiveId::new(), Box::new(proxy), m).expect("the grid's transforms are valid");
+    }
+}
+
+/// A `width`×`height` view high above [`cube_grid`]'s 400² grid, seeing all of it.
+#[cfg(feature = "renderer")]
+pub fn grid_family(width: u32, height: u32) -> renderer::ViewFamily {
+    use glam::Vec3;
+    let view = renderer::SceneView::perspective(
+        Vec3::new(0.0, -10.0, 300.0),
+        Vec3::ZERO,
+        Vec3::Y,
+        1.2,
+        1.0,
+        2000.0,
+        rhi_vulkan::Rect::from_size(width, height),
+    )
+    .expect("a valid view");
+    renderer::ViewFamily::new(width, height, vec![view])
 }
 
 #[cfg(test)]

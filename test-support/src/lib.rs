@@ -20,7 +20,8 @@
 //!   under `target/test-output/`. [`diff_pixels`] counts the pixels that
 //!   differ, for tests that expect a change.
 //! * [`save_png`], [`load_png`]: images to and from PNG files.
-//! * [`Rng`]: the one seeded, deterministic RNG of the tests.
+//! * [`Rng`]: the workspace's one seeded, deterministic RNG (`renderer::Rng`,
+//!   with the `renderer` feature).
 //! * [`property_cases`]: how many cases a property test runs.
 //! * [`bench`](mod@bench): what the benches share: [`bench::paired`] measurements
 //!   (ratios as the median of per-pair ratios, with their range) and the
@@ -43,12 +44,12 @@ pub mod gltf_writer;
 mod quad_grid;
 #[cfg(feature = "renderer")]
 mod render;
-mod rng;
 
 pub use quad_grid::{QuadGrid, QUAD_GRID_WGSL};
 #[cfg(feature = "renderer")]
 pub use render::render_thread;
-pub use rng::Rng;
+#[cfg(feature = "renderer")]
+pub use renderer::Rng;
 
 /// How many cases a property test runs: `default`, or `PROPTEST_CASES`
 /// (proptest's own variable) when set, to hunt for rare failures, e.g.

@@ -223,12 +223,7 @@ impl CookedCollision {
             if let Some(hit) = element.hull.cast_local_ray_and_get_normal(&ray, max_t, false) {
                 if hit.time_of_impact < max_t || best.is_none() {
                     max_t = hit.time_of_impact;
-                    best = Some(LocalHit {
-                        t: hit.time_of_impact,
-                        normal: hit.normal,
-                        triangle_index: None,
-                        material_index: None,
-                    });
+                    best = Some(LocalHit { t: hit.time_of_impact, normal: hit.normal, triangle_index: None, material_index: None });
                 }
             }
         }

@@ -136,14 +136,8 @@ fn inclusive(max: f32) -> f32 {
 }
 
 fn checked_inverse(id: BodyId, transform: &Affine3A) -> Result<Affine3A, CollisionError> {
-    if !transform.is_finite() || transform.matrix3.determinant() == 0.0 {
-        return Err(CollisionError::InvalidTransform(id));
-    }
-    let inverse = transform.inverse();
-    if !inverse.is_finite() {
-        return Err(CollisionError::InvalidTransform(id));
-    }
-    Ok(inverse)
+    renderer::check_affine(transform).map_err(|_| CollisionError::InvalidTransform(id))?;
+    Ok(transform.inverse())
 }
 
 /// Every body that traces can hit, with a broad-phase over their bounds.

@@ -215,7 +215,7 @@ fn plan_components(import: &GltfImport, roots: &[usize]) -> Result<Vec<Planned>,
         if let Some(reason) = p.relative.invalid_reason().or_else(|| world_invalid_reason(&*p.component, &p.world)) {
             return Err(GltfError::Spawn {
                 path: p.path.clone(),
-                error: crate::EngineError::InvalidTransform { component: ComponentId { index: u32::MAX, generation: 0 }, reason },
+                error: crate::EngineError::InvalidTransform { component: ComponentId::NONE, reason },
             });
         }
     }

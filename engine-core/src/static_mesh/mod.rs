@@ -2,9 +2,7 @@
 //! `StaticMeshComponent`. A mesh is turned once into the renderer's
 //! `StaticMeshRenderData` (shared by every component drawing it) and, on
 //! first need (feature `collision`), cooked once into collision shared the
-//! same way.
-
-pub mod shapes;
+//! same way. The built-in shapes are the renderer's ([`renderer::shapes`]).
 
 #[cfg(feature = "collision")]
 use crate::collision::{BodySetup, CookedCollision, TriMeshCollisionData};
@@ -63,9 +61,9 @@ impl StaticMesh {
     pub fn cube() -> Arc<Self> {
         Self::shape("cube", renderer::shapes::cube(1.0))
     }
-    /// A sphere of radius 0.5.
+    /// A UV sphere of radius 0.5 with `segments` slices and half as many rings.
     pub fn sphere(segments: u32) -> Arc<Self> {
-        Self::shape("sphere", shapes::sphere(0.5, segments.max(3), (segments / 2).max(2)))
+        Self::shape("sphere", renderer::shapes::uv_sphere(0.5, segments, segments / 2))
     }
     /// A 1x1 square in the XY plane facing +Z.
     pub fn plane() -> Arc<Self> {
@@ -73,11 +71,11 @@ impl StaticMesh {
     }
     /// A cylinder of radius 0.5 and height 1 along Z, centred at the origin.
     pub fn cylinder(segments: u32) -> Arc<Self> {
-        Self::shape("cylinder", shapes::cylinder(0.5, 1.0, segments.max(3)))
+        Self::shape("cylinder", renderer::shapes::cylinder(0.5, 1.0, segments))
     }
     /// A cone of radius 0.5 and height 1 along Z, base at z = -0.5.
     pub fn cone(segments: u32) -> Arc<Self> {
-        Self::shape("cone", shapes::cone(0.5, 1.0, segments.max(3)))
+        Self::shape("cone", renderer::shapes::cone(0.5, 1.0, segments))
     }
 
     pub fn bounds(&self) -> Bounds {

@@ -153,7 +153,7 @@ impl InstancedStaticMeshSceneProxy {
             planes,
             origin_multiple: v.origin.extend(v.multiple).to_array(),
             component_rows: [row(0), row(1), row(2)],
-            sphere: b.origin.extend(b.sphere_radius).to_array(),
+            sphere: b.origin.extend(b.radius).to_array(),
             distances: [self.distances.start(), self.distances.end(), max_scale(&m.matrix3), 0.0],
             counts: [
                 self.instances.len() as u32,

@@ -12,7 +12,7 @@ pub use test_support::{assert_clean, assert_images_equal, Rng};
 
 /// A unit cube mesh (half-extent 1) with three LODs at screen sizes 1, 0.3, 0.1.
 pub fn cube_mesh() -> InstancedMesh {
-    InstancedMesh::simple(BoxSphereBounds::new(Vec3::ZERO, Vec3::ONE, 3f32.sqrt()).unwrap(), 512, 1536, &[1.0, 0.3, 0.1]).unwrap()
+    InstancedMesh::simple(Bounds::new(Vec3::ZERO, Vec3::ONE, 3f32.sqrt()), 512, 1536, &[1.0, 0.3, 0.1]).unwrap()
 }
 
 /// A render thread of the test's own (the harness's: real device,
@@ -42,9 +42,9 @@ pub fn scattered(n: usize, size: f32, seed: u64) -> Vec<Affine3A> {
     (0..n)
         .map(|_| {
             Affine3A::from_scale_rotation_translation(
-                Vec3::splat(rng.range(0.5, 2.0)),
-                Quat::from_rotation_y(rng.range(0.0, std::f32::consts::TAU)),
-                Vec3::new(rng.range(-size, size) * 0.5, rng.range(0.0, 4.0), rng.range(-size, size) * 0.5),
+                Vec3::splat(rng.range_f32(0.5, 2.0)),
+                Quat::from_rotation_y(rng.range_f32(0.0, std::f32::consts::TAU)),
+                Vec3::new(rng.range_f32(-size, size) * 0.5, rng.range_f32(0.0, 4.0), rng.range_f32(-size, size) * 0.5),
             )
         })
         .collect()

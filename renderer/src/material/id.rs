@@ -50,47 +50,42 @@ impl std::fmt::Display for MaterialId {
     }
 }
 
-/// An id that packs a table slot and the slot's generation, as
-/// [`MaterialId`] does: materials and textures share this scheme and the
-/// allocator [`SlotIds`] that hands such ids out.
-pub(crate) trait SlotId: Copy + Eq + std::fmt::Debug {
-    /// Slots live from the start, never released (the defaults).
-    const BUILTIN: u32;
-    const MAX_GENERATION: u32;
-    fn new(slot: u32, generation: u32) -> Option<Self>;
-    fn slot(self) -> u32;
-    fn generation(self) -> u32;
-}
-
-impl SlotId for MaterialId {
-    const BUILTIN: u32 = 1;
+impl rhi_vulkan::SlotKey for MaterialId {
+    const MAX_SLOTS: u32 = MaterialId::MAX_SLOTS;
     const MAX_GENERATION: u32 = MaterialId::MAX_GENERATION;
-    fn new(slot: u32, generation: u32) -> Option<Self> {
-        MaterialId::new(slot, generation)
+    fn from_parts(slot: u32, generation: u32) -> Self {
+        MaterialId(generation << Self::SLOT_BITS | slot)
     }
-    fn slot(self) -> u32 {
-        MaterialId::slot(self)
+    fn index(self) -> u32 {
+        self.slot()
     }
     fn generation(self) -> u32 {
         MaterialId::generation(self)
     }
 }
 
-/// Hands out ids on the game side ([`crate::RenderThread`]): a new slot, or
-/// a destroyed object's slot in its next generation (oldest freed first, so
-/// generations are spent evenly and slots retire late). It mirrors the
-/// slots of the render thread's tables ([`super::MaterialRegistry`],
-/// [`crate::texture::TextureRegistry`]), which see the same creations and
-/// destructions in the same order.
+/// An id that packs a table slot and the slot's generation, as
+/// [`MaterialId`] does: materials and textures, whose game-side ids
+/// [`SlotIds`] hands out.
+pub(crate) trait SlotId: rhi_vulkan::SlotKey + std::fmt::Debug {
+    /// Slots live from the start, never released (the defaults).
+    const BUILTIN: u32;
+}
+
+impl SlotId for MaterialId {
+    const BUILTIN: u32 = 1;
+}
+
+/// Hands out ids on the game side ([`crate::RenderThread`]): the
+/// workspace's slot storage ([`rhi_vulkan::Slots`], which reuses the oldest
+/// freed slot in its next generation and retires spent slots) without
+/// values, its first `I::BUILTIN` slots live from the start and never
+/// freed. It mirrors the slots of the render thread's tables
+/// ([`super::MaterialRegistry`], [`crate::texture::TextureRegistry`]), which
+/// see the same creations and destructions in the same order.
 #[derive(Debug)]
-pub(crate) struct SlotIds<I> {
-    /// Per slot: its current generation (of the live object, or the one the
-    /// next object there gets; past `MAX_GENERATION` once retired), and
-    /// whether an object is live in it.
-    slots: Vec<(u32, bool)>,
-    /// Free slots, oldest first.
-    free: std::collections::VecDeque<u32>,
-    _id: std::marker::PhantomData<I>,
+pub(crate) struct SlotIds<I: SlotId> {
+    slots: rhi_vulkan::Slots<I, ()>,
 }
 
 /// Material ids of the game side.
@@ -98,7 +93,11 @@ pub(crate) type MaterialIds = SlotIds<MaterialId>;
 
 impl<I: SlotId> Default for SlotIds<I> {
     fn default() -> Self {
-        Self { slots: vec![(0, true); I::BUILTIN as usize], free: Default::default(), _id: std::marker::PhantomData }
+        let mut slots = rhi_vulkan::Slots::default();
+        for _ in 0..I::BUILTIN {
+            slots.insert(());
+        }
+        Self { slots }
     }
 }
 
@@ -106,42 +105,24 @@ impl<I: SlotId> SlotIds<I> {
     /// The id the next [`Self::take`] hands out, or `None` when every slot
     /// is live or retired.
     pub(crate) fn peek(&self) -> Option<I> {
-        match self.free.front() {
-            Some(&slot) => I::new(slot, self.slots[slot as usize].0),
-            None => I::new(self.slots.len() as u32, 0),
-        }
+        self.slots.next_key()
     }
 
     /// Hands out the id [`Self::peek`] returned.
     pub(crate) fn take(&mut self) -> Option<I> {
-        let id = self.peek()?;
-        if self.free.front() == Some(&id.slot()) {
-            self.free.pop_front();
-        } else {
-            self.slots.push((0, false));
-        }
-        self.slots[id.slot() as usize].1 = true;
-        Some(id)
+        self.slots.try_insert(()).ok()
     }
 
     /// Whether `id` names a live object (the built-in ones are always live).
     pub(crate) fn is_live(&self, id: I) -> bool {
-        self.slots.get(id.slot() as usize).is_some_and(|&(generation, live)| live && generation == id.generation())
+        self.slots.contains(id)
     }
 
     /// Frees a live id's slot for the next generation (retires it after the
     /// last one). Returns false, changing nothing, for an id that is not live
     /// or built in.
     pub(crate) fn release(&mut self, id: I) -> bool {
-        if id.slot() < I::BUILTIN || !self.is_live(id) {
-            return false;
-        }
-        let slot = &mut self.slots[id.slot() as usize];
-        *slot = (slot.0 + 1, false);
-        if slot.0 <= I::MAX_GENERATION {
-            self.free.push_back(id.slot());
-        }
-        true
+        id.index() >= I::BUILTIN && self.slots.remove(id).is_some()
     }
 }
 

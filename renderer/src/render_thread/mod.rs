@@ -692,13 +692,7 @@ impl RenderThread {
 }
 
 fn validate_matrix(m: &Mat4) -> Result<()> {
-    if !m.is_finite() {
-        return Err(RendererError::InvalidTransform { what: "primitive".into(), reason: "non-finite local-to-world".into() });
-    }
-    if m.determinant().abs() < 1e-20 {
-        return Err(RendererError::InvalidTransform { what: "primitive".into(), reason: "zero scale".into() });
-    }
-    Ok(())
+    crate::math::check_transform(m).map_err(|p| RendererError::InvalidTransform { what: "primitive".into(), reason: p.to_string() })
 }
 
 fn validate_transform(m: &Mat4, local: &crate::math::Bounds) -> Result<()> {

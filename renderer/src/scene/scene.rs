@@ -214,13 +214,7 @@ impl Default for Scene {
 }
 
 fn check_transform(m: &Mat4, what: PrimitiveId) -> Result<()> {
-    if !m.is_finite() {
-        return Err(RendererError::InvalidTransform { what: format!("{what:?}"), reason: "non-finite local-to-world".into() });
-    }
-    if m.determinant().abs() < 1e-20 {
-        return Err(RendererError::InvalidTransform { what: format!("{what:?}"), reason: "zero scale".into() });
-    }
-    Ok(())
+    crate::math::check_transform(m).map_err(|p| RendererError::InvalidTransform { what: format!("{what:?}"), reason: p.to_string() })
 }
 
 impl Scene {

@@ -16,11 +16,10 @@
 //! main view's, as the GPU cull last read back).
 
 use clap::Parser;
-use engine_core::static_mesh::shapes;
 use engine_core::*;
 use glam::{Affine3A, Quat, Vec3, Vec4};
 use instancing::{InstancedStaticMeshComponent, InstancedStaticMeshSceneProxy, TransformSpace, MAX_INSTANCES};
-use renderer::{LocalVertex, Material, MaterialId, StaticMeshLod, StaticMeshSection};
+use renderer::{shapes, LocalVertex, Material, MaterialId, StaticMeshLod, StaticMeshSection};
 use samples::{runner, CommonOptions, InstanceStats};
 use std::sync::Arc;
 use test_support::Rng;
@@ -63,7 +62,7 @@ fn hash3(p: Vec3, seed: u64) -> f32 {
             ^ (q.z as i64 as u64).wrapping_mul(0x846C_A68B),
     );
     r.next_u64();
-    r.f32()
+    r.next_f32()
 }
 
 fn flat_vertex(p: Vec3, n: Vec3) -> LocalVertex {
@@ -75,7 +74,7 @@ fn flat_vertex(p: Vec3, n: Vec3) -> LocalVertex {
 /// hash of its position (so seam duplicates agree), squashed, flat-shaded.
 /// Radius about 1, resting roughly on z = -0.3 * squash.
 fn rock(name: &str, seed: u64, segments: u32, rings: u32, jag: f32, squash: Vec3) -> anyhow::Result<Arc<StaticMesh>> {
-    let sphere = shapes::sphere(1.0, segments, rings);
+    let sphere = shapes::uv_sphere(1.0, segments, rings);
     let displaced: Vec<Vec3> = sphere
         .vertices
         .iter()
@@ -170,11 +169,11 @@ fn two_components(engine: &mut Engine, a: u32, b: u32) -> anyhow::Result<Vec<Com
     let heap = |rng: &mut Rng, n: u32, center: Vec3, radius: f32, squash: Vec3| -> Vec<Affine3A> {
         (0..n)
             .map(|_| {
-                let (ang, r) = (rng.range(0.0, std::f32::consts::TAU), radius * rng.f32().sqrt());
-                let s = rng.range(0.35, 0.9);
-                let h = (1.0 - (r / radius).powi(2)) * 3.5 * rng.f32().sqrt();
+                let (ang, r) = (rng.range_f32(0.0, std::f32::consts::TAU), radius * rng.next_f32().sqrt());
+                let s = rng.range_f32(0.35, 0.9);
+                let h = (1.0 - (r / radius).powi(2)) * 3.5 * rng.next_f32().sqrt();
                 let p = center + Vec3::new(ang.cos() * r, ang.sin() * r, h);
-                instance(p, rng.range(0.0, std::f32::consts::TAU), rng.range(-0.5, 0.5), squash * s * rng.range(0.8, 1.2))
+                instance(p, rng.range_f32(0.0, std::f32::consts::TAU), rng.range_f32(-0.5, 0.5), squash * s * rng.range_f32(0.8, 1.2))
             })
             .collect()
     };
@@ -201,18 +200,18 @@ fn forest(engine: &mut Engine, k: u32, hism: bool) -> anyhow::Result<Vec<Compone
     let scatter = |rng: &mut Rng, n: u32, f: &dyn Fn(&mut Rng, Vec3) -> Affine3A| -> Vec<Affine3A> {
         (0..n)
             .map(|_| {
-                let p = Vec3::new(rng.range(-half, half), rng.range(-half, half), 0.0);
+                let p = Vec3::new(rng.range_f32(-half, half), rng.range_f32(-half, half), 0.0);
                 f(rng, p)
             })
             .collect()
     };
     let tt = scatter(&mut rng, trees, &|rng, p| {
-        let s = rng.range(0.7, 1.4);
-        instance(p, rng.range(0.0, std::f32::consts::TAU), rng.range(-0.04, 0.04), Vec3::new(s, s, s * rng.range(0.85, 1.25)))
+        let s = rng.range_f32(0.7, 1.4);
+        instance(p, rng.range_f32(0.0, std::f32::consts::TAU), rng.range_f32(-0.04, 0.04), Vec3::new(s, s, s * rng.range_f32(0.85, 1.25)))
     });
     let rock_at = |rng: &mut Rng, p: Vec3| {
-        let s = rng.range(0.3, 1.0);
-        instance(p + Vec3::Z * s * 0.2, rng.range(0.0, std::f32::consts::TAU), rng.range(-0.3, 0.3), Vec3::splat(s))
+        let s = rng.range_f32(0.3, 1.0);
+        instance(p + Vec3::Z * s * 0.2, rng.range_f32(0.0, std::f32::consts::TAU), rng.range_f32(-0.3, 0.3), Vec3::splat(s))
     };
     let ta = if rocks_a > 0 { scatter(&mut rng, rocks_a, &rock_at) } else { Vec::new() };
     let tb = if rocks_b > 0 { scatter(&mut rng, rocks_b, &rock_at) } else { Vec::new() };

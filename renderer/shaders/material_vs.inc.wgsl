@@ -1,0 +1,61 @@
+// What every pass that evaluates a material shares (the base and
+// translucency passes, the masked depth pass): the interpolants from the
+// vertex factory to the fragment (`MaterialVsOut`), the vertex shader that
+// fills them, and the `MaterialInput` built from them, with the normal
+// flipped on back faces of two-sided materials. The pass's shader follows
+// this text.
+
+struct MaterialVsOut {
+    @builtin(position) @invariant clip: vec4<f32>,
+    @location(0) world_position: vec3<f32>,
+    @location(1) normal: vec3<f32>,
+    @location(2) color: vec4<f32>,
+    @location(3) uv0: vec2<f32>,
+    @location(4) custom: vec4<f32>,
+    @location(5) fade: f32,
+    @location(6) tangent: vec4<f32>,
+    @location(7) uv12: vec4<f32>,
+    @location(8) uv3: vec2<f32>,
+    @location(9) custom1: vec4<f32>,
+    @location(10) @interpolate(flat) instance_id: u32,
+}
+
+@vertex
+fn vs_main(input: VertexFactoryInput) -> MaterialVsOut {
+    let v = vf_fetch(input);
+    var out: MaterialVsOut;
+    out.clip = view.view_proj * vec4<f32>(v.world_position, 1.0);
+    out.world_position = v.world_position;
+    out.normal = v.world_normal;
+    out.color = v.color;
+    out.uv0 = v.uv0;
+    out.custom = v.custom;
+    out.fade = v.fade;
+    out.tangent = v.world_tangent;
+    out.uv12 = vec4<f32>(v.uv1, v.uv2);
+    out.uv3 = v.uv3;
+    out.custom1 = v.custom1;
+    out.instance_id = v.instance_id;
+    return out;
+}
+
+fn material_input(in: MaterialVsOut, front: bool) -> MaterialInput {
+    var mi: MaterialInput;
+    mi.world_position = in.world_position;
+    var n = normalize(in.normal);
+    if (TWO_SIDED && !front) {
+        n = -n;
+    }
+    mi.world_normal = n;
+    mi.world_tangent = in.tangent;
+    mi.color = in.color;
+    mi.uv0 = in.uv0;
+    mi.uv1 = in.uv12.xy;
+    mi.uv2 = in.uv12.zw;
+    mi.uv3 = in.uv3;
+    mi.custom = in.custom;
+    mi.custom1 = in.custom1;
+    mi.instance_id = in.instance_id;
+    mi.params = materials[draw.material_index];
+    return mi;
+}
