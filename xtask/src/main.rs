@@ -195,8 +195,15 @@ pub(crate) fn exit_code(status: std::process::ExitStatus) -> ExitCode {
     }
 }
 
+/// The workspace xtask was run for: `cargo run` (the `cargo xtask` alias)
+/// sets `CARGO_MANIFEST_DIR` for the process, which names the checkout the
+/// command was typed in even when several checkouts share one target
+/// directory (`CARGO_TARGET_DIR`) and so one xtask binary; the directory
+/// xtask was compiled in is the fallback for a binary run by hand.
 pub(crate) fn workspace_root() -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask lives in the workspace root").to_path_buf()
+    let manifest_dir = std::env::var_os("CARGO_MANIFEST_DIR").map(std::path::PathBuf::from);
+    let manifest_dir = manifest_dir.unwrap_or_else(|| std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")));
+    manifest_dir.parent().expect("xtask lives in the workspace root").to_path_buf()
 }
 
 fn list_samples(samples: &[sample_list::Sample]) {
