@@ -180,6 +180,7 @@ struct FrameTimes {
 /// Median wall time of rendered frames (submit and wait) per cull path,
 /// and the visible count the GPU path reported.
 fn gpu_frames(n: u32, runs: usize) -> Option<FrameTimes> {
+    use engine_core::{ComponentId, StaticMesh, Transform, World};
     use renderer::*;
     let started = Instant::now();
     let desc = rhi_vulkan::DeviceDesc { validation: rhi_vulkan::Validation::Disabled, ..Default::default() };
@@ -200,16 +201,35 @@ fn gpu_frames(n: u32, runs: usize) -> Option<FrameTimes> {
         cast_shadows: false,
     }))
     .ok()?;
-    let mesh = StaticMeshRenderData::new(vec![shapes::cube(4.0)]).ok()?;
-    let b = mesh.bounds();
-    let mut store = InstanceStore::new(b);
+    // The instances as a user has them: a component in a world, whose
+    // end-of-frame update creates the proxy.
+    let mut world = World::new(Some(rt));
+    let mesh = StaticMesh::new("cube", vec![shapes::cube(4.0)], vec!["default".into()]).ok()?;
     let side = (n as f32).sqrt().ceil() as u32;
     let half = side as f32 * SPACING * 0.5;
     let ts: Vec<Affine3A> = (0..n)
         .map(|i| Affine3A::from_translation(Vec3::new((i % side) as f32 * SPACING - half, (i / side) as f32 * SPACING - half, 0.0)))
         .collect();
-    store.add_instances(&ts).ok()?;
-    let state = IsmRenderState::add(&mut rt, &mut store, mesh.clone(), vec![material], Affine3A::IDENTITY, CullDistances::NONE).ok()?;
+    let spawn = |world: &mut World, mut c: InstancedStaticMeshComponent| -> Option<ComponentId> {
+        c.add_instances(&ts, TransformSpace::Component).ok()?;
+        // HISM: the cluster tree built before the proxy is (a plain ISM: nothing).
+        c.wait_for_cluster_tree().ok()?;
+        let (_, id) = world.spawn_actor("instances", Box::new(c), Transform::IDENTITY).ok()?;
+        world.set_material(id, 0, material).ok()?;
+        world.send_all_end_of_frame_updates().ok()?;
+        Some(id)
+    };
+    // The statistics handle of a component's proxy (once a frame has added it).
+    let stats_of = |world: &mut World, id: ComponentId| -> Option<IsmStats> {
+        let pid = world.primitive_id(id).ok()??;
+        world
+            .render_thread()?
+            .with_context(move |ctx| {
+                ctx.scene.proxy(pid).and_then(|p| p.as_any().downcast_ref::<InstancedStaticMeshSceneProxy>()).map(|p| p.stats())
+            })
+            .ok()?
+    };
+    let ism = spawn(&mut world, InstancedStaticMeshComponent::new(mesh.clone()).ok()?)?;
     // Straight down; the footprint is about 10% of the grid.
     let footprint = side as f32 * SPACING * 0.1f32.sqrt();
     let fov = 1.0f32;
@@ -225,52 +245,43 @@ fn gpu_frames(n: u32, runs: usize) -> Option<FrameTimes> {
     )
     .ok()?;
     let family = ViewFamily::new(256, 256, vec![view]);
-    let frame = |rt: &mut RenderThread| {
+    let frame = |world: &mut World| {
         let t = Instant::now();
+        let rt = world.render_thread().expect("a world with a render thread");
         rt.render_frame(FrameRequest { family: family.clone(), read_back: false, execute: true }).unwrap();
         rt.flush().unwrap();
         t.elapsed()
     };
-    frame(&mut rt); // warm-up: uploads, pipelines, buffers
+    let set_cvar = |world: &mut World, name: &str, value: &str| world.render_thread().expect("a render thread").set_cvar(name, value);
+    frame(&mut world); // warm-up: uploads, pipelines, buffers
     let setup = started.elapsed();
+    let ism_stats = stats_of(&mut world, ism)?;
     // Warm-up of UE mode, then GPU-culled vs unculled frames back to back
     // (switching the cvar is a per-frame branch: nothing is rebuilt).
-    rt.set_cvar(CVAR_UE_MODE, "1").ok()?;
-    frame(&mut rt);
+    set_cvar(&mut world, CVAR_UE_MODE, "1").ok()?;
+    frame(&mut world);
     let pairs = paired(runs, |arm| {
-        rt.set_cvar(CVAR_UE_MODE, if arm == Arm::Baseline { "1" } else { "0" }).unwrap();
-        frame(&mut rt).as_secs_f64()
+        set_cvar(&mut world, CVAR_UE_MODE, if arm == Arm::Baseline { "1" } else { "0" }).unwrap();
+        frame(&mut world).as_secs_f64()
     });
     let (gpu, unculled) = (Duration::from_secs_f64(pairs.measured.median), Duration::from_secs_f64(pairs.baseline.median));
-    rt.set_cvar(CVAR_UE_MODE, "0").ok()?;
+    set_cvar(&mut world, CVAR_UE_MODE, "0").ok()?;
     // The GPU's visible count arrives a frame late: two GPU-culled frames
     // after the last unculled one, then read it.
-    frame(&mut rt);
-    frame(&mut rt);
-    let visible = state.stats().snapshot().visible();
-    rt.set_cvar(CVAR_GPU_CULLING, "0").ok()?;
-    frame(&mut rt);
-    let cpu = median_of(runs, || frame(&mut rt));
+    frame(&mut world);
+    frame(&mut world);
+    let visible = ism_stats.snapshot().visible();
+    set_cvar(&mut world, CVAR_GPU_CULLING, "0").ok()?;
+    frame(&mut world);
+    let cpu = median_of(runs, || frame(&mut world));
 
-    // The same instances as a HISM proxy with its cluster tree.
-    state.remove(&mut rt).ok()?;
-    let tree = ClusterTree::build(&store, &instanced_mesh_for(&mesh).ok()?, &ClusterTreeSettings::default());
-    let packed: Vec<InstanceStreamData> = store.gpu_data_all().iter().map(|g| InstanceStreamData::new(g, &[])).collect();
-    let bounds = store.bounds();
-    let proxy = InstancedStaticMeshSceneProxy::new(
-        mesh,
-        vec![material],
-        packed,
-        Bounds::from_box(bounds.min, bounds.max),
-        Affine3A::IDENTITY,
-        CullDistances::NONE,
-    )
-    .ok()?
-    .with_hierarchical(Some(HismTree { tree: std::sync::Arc::new(tree), edited_since: Vec::new() }));
-    let hism_stats = proxy.stats();
-    rt.add_primitive_with_id(PrimitiveId::new(), Box::new(proxy), glam::Mat4::IDENTITY).ok()?;
-    frame(&mut rt);
-    let hism = median_of(runs, || frame(&mut rt));
+    // The same instances as a HISM component, culled through its cluster tree.
+    let actor = world.actor_of(ism).ok()?;
+    world.destroy_actor(actor).ok()?;
+    let hism_id = spawn(&mut world, InstancedStaticMeshComponent::new_hierarchical(mesh).ok()?)?;
+    frame(&mut world);
+    let hism_stats = stats_of(&mut world, hism_id)?;
+    let hism = median_of(runs, || frame(&mut world));
     let h = hism_stats.snapshot();
     assert_eq!((h.path, h.visible()), (CullPath::CpuTree, visible), "HISM and GPU culling see the same instances");
     Some(FrameTimes { instances: n, setup, gpu, unculled, gpu_vs_unculled: pairs.ratio, cpu, hism, visible })

@@ -264,11 +264,28 @@ impl InstancedStaticMeshComponent {
         self.edited(r)
     }
 
+    /// UE's `AddInstance` with the instance's custom data
+    /// (`num_custom_data_floats` values).
+    pub fn add_instance_with_custom_data(&mut self, transform: Affine3A, space: TransformSpace, custom: &[f32]) -> Result<InstanceId> {
+        let local = self.to_component(transform, space)?;
+        self.before_edit();
+        let r = self.store.add_instance_with_custom_data(local, custom);
+        self.edited(r)
+    }
+
     /// UE's `RemoveInstance` (swap-remove: the last instance takes `index`).
     pub fn remove_instance(&mut self, index: u32) -> Result<InstanceId> {
         self.store.id_at(index)?;
         self.before_edit();
         let r = self.store.remove_instance(index);
+        self.edited(r)
+    }
+
+    /// UE's `RemoveInstances`, by id, all or nothing (every id live, none
+    /// twice).
+    pub fn remove_instances_by_id(&mut self, ids: &[InstanceId]) -> Result<()> {
+        self.before_edit();
+        let r = self.store.remove_instances_by_id(ids);
         self.edited(r)
     }
 
@@ -326,6 +343,14 @@ impl InstancedStaticMeshComponent {
         self.store.check_custom_data_value(index, float_index, value)?;
         self.before_edit();
         let r = self.store.set_custom_data_value(index, float_index, value);
+        self.edited(r)
+    }
+
+    /// UE's `SetCustomData`: all of one instance's custom floats
+    /// (`num_custom_data_floats` values).
+    pub fn set_custom_data(&mut self, index: u32, data: &[f32]) -> Result<()> {
+        self.before_edit();
+        let r = self.store.set_custom_data(index, data);
         self.edited(r)
     }
 

@@ -27,9 +27,8 @@
 //!   [`InstancedStaticMeshComponent::new_hierarchical`] makes it a HISM
 //!   ([`hism`]): the cluster tree rebuilt in the background after edits and
 //!   culled per cluster on the CPU by the proxy.
-//! * [`IsmRenderState`] — the same glue without a `World`: adds the proxy to
-//!   a `renderer::RenderThread` and, after edits, sends only the dirty ranges;
-//!   re-adds the proxy only when instances leave the bounds the scene knows.
+//!   The component in a `World` is the one way instances reach the renderer:
+//!   the world's end-of-frame update creates the proxy and sends the edits.
 //!
 //! ## Render side
 //!
@@ -86,7 +85,6 @@ pub mod id;
 pub mod instance_data;
 pub mod mesh;
 pub mod proxy;
-mod render_state;
 pub mod stats;
 pub mod transform;
 pub mod tree_builder;
@@ -109,7 +107,6 @@ pub use proxy::{
     cull_view_for, instanced_mesh_for, register_cvars, CullPath, InstancedStaticMeshSceneProxy, IsmCustomData, IsmStats, IsmStatsSnapshot,
     IsmUpdate, CVAR_GPU_CULLING, CVAR_UE_MODE,
 };
-pub use render_state::{FlushOutcome, IsmRenderState};
 pub use transform::{validate_transform, TransformSpace};
 pub use tree_builder::ClusterTreeBuilder;
 pub use vertex_factory::{InstanceStreamData, InstancedVertexFactory, INSTANCED_VERTEX_FACTORY};

@@ -169,7 +169,8 @@ fn view_culls(views: &[&SceneView]) -> Result<Vec<ViewCull>> {
 }
 
 /// A dynamic update from the game side (UE's `SendRenderDynamicData`),
-/// built by [`crate::IsmRenderState::flush`] and the component.
+/// built by the [`InstancedStaticMeshComponent`](crate::InstancedStaticMeshComponent)
+/// as its dynamic data.
 ///
 /// The fields are public, so the proxy checks an update with
 /// [`IsmUpdate::validate`] before it applies anything: one that does not

@@ -1,13 +1,17 @@
-//! The rendering half on the real device (lavapipe here), validation on:
-//! draws per mesh, GPU culling against the CPU reference and the HISM tree,
-//! cull distance and fade, per-instance LODs, in-place edits, custom data.
+//! The rendering half on the real device (lavapipe here), validation on,
+//! driven as a user drives it: `InstancedStaticMeshComponent`s in an
+//! engine-core `World`, whose end-of-frame update creates the proxies and
+//! sends the edits. Draws per mesh, GPU culling against the CPU reference
+//! and the HISM tree, cull distance and fade, per-instance LODs, in-place
+//! edits, custom data.
 
 mod common;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use common::{assert_clean, assert_images_equal, render_thread};
+use common::{assert_images_equal, assert_world_clean, world};
+use engine_core::{ComponentId, EndOfFrameStats, StaticMesh, Transform, World};
 use glam::{Affine3A, Vec3, Vec4};
 use instancing::*;
 use renderer::*;
@@ -23,28 +27,69 @@ fn family(view: SceneView) -> ViewFamily {
     f
 }
 
-fn frame(rt: &mut RenderThread, family: &ViewFamily) -> (FrameStats, Image) {
+fn rt(world: &mut World) -> &mut RenderThread {
+    world.render_thread().expect("a world with a render thread")
+}
+
+fn frame(world: &mut World, family: &ViewFamily) -> (FrameStats, Image) {
+    let rt = rt(world);
     rt.render_frame(FrameRequest { family: family.clone(), read_back: true, execute: true }).unwrap();
     let image = rt.read_back().unwrap().expect("image");
     (rt.last_stats().unwrap().expect("stats"), image)
 }
 
-fn cube_mesh(lod1_below: Option<f32>) -> Arc<StaticMeshRenderData> {
-    match lod1_below {
-        None => StaticMeshRenderData::new(vec![shapes::cube(1.0)]).unwrap(),
+fn cube_mesh(lod1_below: Option<f32>) -> Arc<StaticMesh> {
+    let lods = match lod1_below {
+        None => vec![shapes::cube(1.0)],
         Some(s) => {
             let mut lod0 = shapes::cube(1.0);
             lod0.screen_size = s;
-            StaticMeshRenderData::new(vec![lod0, shapes::cube(1.0)]).unwrap()
+            vec![lod0, shapes::cube(1.0)]
         }
-    }
+    };
+    StaticMesh::new("cube", lods, vec!["default".into()]).unwrap()
 }
 
-fn store_for(mesh: &StaticMeshRenderData, transforms: &[Affine3A]) -> InstanceStore {
-    let b = mesh.bounds();
-    let mut s = InstanceStore::new(b);
-    s.add_instances(transforms).unwrap();
-    s
+/// A component of `mesh` holding `transforms` (component space).
+fn ism(mesh: Arc<StaticMesh>, transforms: &[Affine3A]) -> InstancedStaticMeshComponent {
+    let mut c = InstancedStaticMeshComponent::new(mesh).unwrap();
+    c.add_instances(transforms, TransformSpace::Component).unwrap();
+    c
+}
+
+/// Spawns `component` at `at` drawn with `material`, and sends the
+/// end-of-frame update that creates its proxy.
+fn spawn(world: &mut World, component: InstancedStaticMeshComponent, material: MaterialId, at: Transform) -> ComponentId {
+    let (_, id) = world.spawn_actor("ism", Box::new(component), at).unwrap();
+    world.set_material(id, 0, material).unwrap();
+    let eof = world.send_all_end_of_frame_updates().unwrap();
+    assert_eq!(eof.proxies_created, 1);
+    id
+}
+
+/// Runs `f` on the component (a call that must succeed), then the
+/// end-of-frame update; returns what the update sent.
+fn edit<T>(
+    world: &mut World,
+    id: ComponentId,
+    f: impl FnOnce(&mut InstancedStaticMeshComponent) -> instancing::Result<T>,
+) -> EndOfFrameStats {
+    world.with_component_mut(id, f).unwrap().unwrap();
+    world.send_all_end_of_frame_updates().unwrap()
+}
+
+/// What an end-of-frame update sent: (proxies created, dynamic data
+/// snapshots, transforms with bounds).
+fn sent(eof: EndOfFrameStats) -> (usize, usize, usize) {
+    (eof.proxies_created, eof.dynamic_data_sent, eof.transforms_sent)
+}
+
+fn component(world: &World, id: ComponentId) -> &InstancedStaticMeshComponent {
+    world.component::<InstancedStaticMeshComponent>(id).unwrap()
+}
+
+fn primitive(world: &World, id: ComponentId) -> PrimitiveId {
+    world.primitive_id(id).unwrap().expect("a proxy")
 }
 
 /// `n` instances on a square grid in the XY plane centred on `center`.
@@ -66,37 +111,51 @@ fn project(view: &SceneView, p: Vec3) -> (u32, u32) {
     (((x * 0.5 + 0.5) * W as f32) as u32, ((y * 0.5 + 0.5) * H as f32) as u32)
 }
 
+/// Runs `f` on the component's proxy on the render thread.
 fn with_proxy<R: Send + 'static>(
-    rt: &mut RenderThread,
-    id: PrimitiveId,
+    world: &mut World,
+    id: ComponentId,
     f: impl FnOnce(&InstancedStaticMeshSceneProxy, &rhi_vulkan::Device) -> R + Send + 'static,
 ) -> R {
-    rt.with_context(move |ctx| {
-        let proxy = ctx.scene.proxy(id).expect("proxy").as_any().downcast_ref::<InstancedStaticMeshSceneProxy>().expect("an ISM proxy");
-        f(proxy, &ctx.device)
-    })
-    .unwrap()
+    let pid = primitive(world, id);
+    rt(world)
+        .with_context(move |ctx| {
+            let proxy =
+                ctx.scene.proxy(pid).expect("proxy").as_any().downcast_ref::<InstancedStaticMeshSceneProxy>().expect("an ISM proxy");
+            f(proxy, &ctx.device)
+        })
+        .unwrap()
+}
+
+/// The statistics handle of the component's proxy.
+fn stats_of(world: &mut World, id: ComponentId) -> IsmStats {
+    with_proxy(world, id, |p, _| p.stats())
+}
+
+fn sun(world: &mut World, cast_shadows: bool) {
+    rt(world)
+        .add_light(Light::Directional(DirectionalLight {
+            direction: Vec3::new(0.3, 0.2, -1.0),
+            color: Vec3::ONE,
+            intensity: 2.0,
+            cast_shadows,
+        }))
+        .unwrap();
 }
 
 #[test]
 fn two_meshes_of_a_thousand_instances_take_two_base_draws_and_both_show() {
-    let mut rt = render_thread();
-    rt.add_light(Light::Directional(DirectionalLight {
-        direction: Vec3::new(0.3, 0.2, -1.0),
-        color: Vec3::ONE,
-        intensity: 2.0,
-        cast_shadows: true,
-    }))
-    .unwrap();
-    let red = rt.create_material(Material::colored(Vec4::new(0.9, 0.05, 0.05, 1.0))).unwrap();
-    let green = rt.create_material(Material::colored(Vec4::new(0.05, 0.9, 0.05, 1.0))).unwrap();
-    let (a, b) = (cube_mesh(None), StaticMeshRenderData::new(vec![shapes::cube(0.8)]).unwrap());
-    let mut store_a = store_for(&a, &grid(1000, 1.0, 0.6, Vec3::new(-17.0, 0.0, 0.0)));
-    let mut store_b = store_for(&b, &grid(1000, 1.0, 0.6, Vec3::new(17.0, 0.0, 0.0)));
-    let sa = IsmRenderState::add(&mut rt, &mut store_a, a, vec![red], Affine3A::IDENTITY, CullDistances::NONE).unwrap();
-    let sb = IsmRenderState::add(&mut rt, &mut store_b, b, vec![green], Affine3A::IDENTITY, CullDistances::NONE).unwrap();
+    let mut w = world();
+    sun(&mut w, true);
+    let red = rt(&mut w).create_material(Material::colored(Vec4::new(0.9, 0.05, 0.05, 1.0))).unwrap();
+    let green = rt(&mut w).create_material(Material::colored(Vec4::new(0.05, 0.9, 0.05, 1.0))).unwrap();
+    let small = StaticMesh::new("small cube", vec![shapes::cube(0.8)], vec!["default".into()]).unwrap();
+    let a = ism(cube_mesh(None), &grid(1000, 1.0, 0.6, Vec3::new(-17.0, 0.0, 0.0)));
+    let b = ism(small, &grid(1000, 1.0, 0.6, Vec3::new(17.0, 0.0, 0.0)));
+    let sa = spawn(&mut w, a, red, Transform::IDENTITY);
+    let sb = spawn(&mut w, b, green, Transform::IDENTITY);
     let view = SceneView::perspective(Vec3::new(0.0, -0.01, 60.0), Vec3::ZERO, Vec3::Y, 1.2, 0.1, 500.0, Rect::from_size(W, H)).unwrap();
-    let (stats, image) = frame(&mut rt, &family(view.clone()));
+    let (stats, image) = frame(&mut w, &family(view.clone()));
     assert_eq!(stats.pass(MeshPass::Base).draws, 2, "one draw per mesh: {stats:#?}");
     assert_eq!(stats.proxies_created, 2);
     // Count red- and green-dominated pixels in each half.
@@ -113,45 +172,53 @@ fn two_meshes_of_a_thousand_instances_take_two_base_draws_and_both_show() {
     assert!(red_left > 500 && green_right > 500, "mesh A red on the left ({red_left} px), mesh B green on the right ({green_right} px)");
     assert_eq!(count(0, W / 2, 1) + count(W / 2, W, 0), 0, "each mesh on its own side");
     // Next frame: the GPU counts of this one come back into the stats.
-    frame(&mut rt, &family(view));
-    assert_eq!(sa.stats().snapshot().path, CullPath::Gpu);
-    assert_eq!(sa.stats().snapshot().visible(), 1000);
-    assert_eq!(sb.stats().snapshot().visible(), 1000);
-    assert_clean(&mut rt);
+    frame(&mut w, &family(view));
+    assert_eq!(stats_of(&mut w, sa).snapshot().path, CullPath::Gpu);
+    assert_eq!(stats_of(&mut w, sa).snapshot().visible(), 1000);
+    assert_eq!(stats_of(&mut w, sb).snapshot().visible(), 1000);
+    assert_world_clean(&mut w);
 }
 
 #[test]
 fn instances_behind_the_camera_or_past_the_end_distance_are_not_drawn_and_fade_between() {
-    let mut rt = render_thread();
-    let white = rt.create_material(Material::colored(Vec4::ONE)).unwrap();
+    let mut w = world();
+    let white = rt(&mut w).create_material(Material::colored(Vec4::ONE)).unwrap();
     let mesh = cube_mesh(None);
     let place = |p: Vec3, s: f32| Affine3A::from_scale_rotation_translation(Vec3::splat(s), glam::Quat::IDENTITY, p);
     let near = Vec3::new(-3.0, 20.0, 0.0);
     let far = Vec3::new(15.0, 60.0, 0.0);
     let fading = Vec3::new(8.0, 45.0, 0.0);
     let behind = Vec3::new(0.0, -20.0, 0.0);
-    let mut store = store_for(&mesh, &[place(near, 2.0), place(far, 4.0), place(fading, 3.0), place(behind, 2.0)]);
-    let distances = CullDistances::new(40.0, 50.0).unwrap();
-    let state = IsmRenderState::add(&mut rt, &mut store, mesh.clone(), vec![white], Affine3A::IDENTITY, distances).unwrap();
-    rt.add_light(Light::Directional(DirectionalLight {
-        direction: Vec3::new(0.0, 0.5, -1.0),
-        color: Vec3::ONE,
-        intensity: 2.0,
-        cast_shadows: false,
-    }))
-    .unwrap();
+    let mut c = ism(mesh.clone(), &[place(near, 2.0), place(far, 4.0), place(fading, 3.0), place(behind, 2.0)]);
+    c.set_cull_distances(40.0, 50.0).unwrap();
+    let distances = c.cull_distances();
+    let id = spawn(&mut w, c, white, Transform::IDENTITY);
+    rt(&mut w)
+        .add_light(Light::Directional(DirectionalLight {
+            direction: Vec3::new(0.0, 0.5, -1.0),
+            color: Vec3::ONE,
+            intensity: 2.0,
+            cast_shadows: false,
+        }))
+        .unwrap();
     let view = SceneView::perspective(Vec3::new(0.0, 0.0, 1.0), Vec3::new(0.0, 10.0, 0.0), Vec3::Z, 1.2, 0.1, 500.0, Rect::from_size(W, H))
         .unwrap();
-    let (_, image) = frame(&mut rt, &family(view.clone()));
+    let (_, image) = frame(&mut w, &family(view.clone()));
     let (pn, pf) = (project(&view, near), project(&view, far));
     assert_ne!(image.pixel(pn.0, pn.1), CLEAR, "the near instance is drawn");
     assert_eq!(image.pixel(pf.0, pf.1), CLEAR, "the instance past the end distance is not");
 
-    let id = state.id();
-    let (counts, visible) = with_proxy(&mut rt, id, |p, d| (p.read_gpu_lod_counts(d).unwrap(), p.read_gpu_visible(d, 0).unwrap()));
+    let (counts, visible) = with_proxy(&mut w, id, |p, d| (p.read_gpu_lod_counts(d).unwrap(), p.read_gpu_visible(d, 0).unwrap()));
     assert_eq!(counts[0], vec![2], "near and fading only");
-    let cpu = cull_instances(&store, &instanced_mesh_for(&mesh).unwrap(), &Affine3A::IDENTITY, &cull_view_for(&view).unwrap(), distances)
-        .unwrap();
+    let store = component(&w, id).store().clone();
+    let cpu = cull_instances(
+        &store,
+        &instanced_mesh_for(mesh.render_data()).unwrap(),
+        &Affine3A::IDENTITY,
+        &cull_view_for(&view).unwrap(),
+        distances,
+    )
+    .unwrap();
     let expected: BTreeMap<u32, f32> =
         cpu.lods[0].instances.iter().zip(&cpu.lods[0].fades).map(|(&i, &f)| (store.ids()[i as usize].index(), f)).collect();
     let got: BTreeMap<u32, f32> = visible.into_iter().collect();
@@ -164,40 +231,42 @@ fn instances_behind_the_camera_or_past_the_end_distance_are_not_drawn_and_fade_b
     assert_eq!(got[&store.ids()[0].index()], 1.0);
 
     // The CPU path draws the same.
-    rt.set_cvar(CVAR_GPU_CULLING, "0").unwrap();
-    let (_, cpu_image) = frame(&mut rt, &family(view));
-    assert_eq!(state.stats().snapshot().path, CullPath::Cpu);
-    assert_eq!(state.stats().snapshot().visible(), 2);
+    rt(&mut w).set_cvar(CVAR_GPU_CULLING, "0").unwrap();
+    let (_, cpu_image) = frame(&mut w, &family(view));
+    let s = stats_of(&mut w, id).snapshot();
+    assert_eq!(s.path, CullPath::Cpu);
+    assert_eq!(s.visible(), 2);
     assert_eq!(cpu_image.pixel(pf.0, pf.1), CLEAR);
     assert_ne!(cpu_image.pixel(pn.0, pn.1), CLEAR);
-    assert_clean(&mut rt);
+    assert_world_clean(&mut w);
 }
 
 #[test]
 fn gpu_lods_match_the_cpu_reference_and_the_cluster_tree_agrees_on_visibility() {
-    let mut rt = render_thread();
-    let white = rt.create_material(Material::colored(Vec4::ONE)).unwrap();
+    let mut w = world();
+    let white = rt(&mut w).create_material(Material::colored(Vec4::ONE)).unwrap();
     let mesh = cube_mesh(Some(0.02));
-    let mut store = store_for(&mesh, &grid(40_000, 3.0, 1.0, Vec3::new(0.0, 290.0, 0.0)));
-    let component = Affine3A::from_rotation_translation(glam::Quat::from_rotation_z(0.1), Vec3::new(1.0, 2.0, 0.5));
-    let state = IsmRenderState::add(&mut rt, &mut store, mesh.clone(), vec![white], component, CullDistances::NONE).unwrap();
+    let at = Transform::new(Vec3::new(1.0, 2.0, 0.5), glam::Quat::from_rotation_z(0.1), Vec3::ONE);
+    let id = spawn(&mut w, ism(mesh.clone(), &grid(40_000, 3.0, 1.0, Vec3::new(0.0, 290.0, 0.0))), white, at);
+    // The component-to-world the proxy culls with.
+    let component_to_world = Affine3A::from_mat4(w.world_transform(id).unwrap());
     let view =
         SceneView::perspective(Vec3::new(0.0, 0.0, 6.0), Vec3::new(0.0, 60.0, 0.0), Vec3::Z, 1.0, 0.1, 2000.0, Rect::from_size(W, H))
             .unwrap();
-    let (stats, _) = frame(&mut rt, &family(view.clone()));
+    let (stats, _) = frame(&mut w, &family(view.clone()));
     assert_eq!(stats.pass(MeshPass::Base).draws, 2, "one indirect draw per LOD");
-    let id = state.id();
-    let (counts, visible) = with_proxy(&mut rt, id, |p, d| (p.read_gpu_lod_counts(d).unwrap(), p.read_gpu_visible(d, 0).unwrap()));
+    let (counts, visible) = with_proxy(&mut w, id, |p, d| (p.read_gpu_lod_counts(d).unwrap(), p.read_gpu_visible(d, 0).unwrap()));
 
-    let culling_mesh = instanced_mesh_for(&mesh).unwrap();
+    let store = component(&w, id).store().clone();
+    let culling_mesh = instanced_mesh_for(mesh.render_data()).unwrap();
     let cull_view = cull_view_for(&view).unwrap();
-    let cpu = cull_instances(&store, &culling_mesh, &component, &cull_view, CullDistances::NONE).unwrap();
+    let cpu = cull_instances(&store, &culling_mesh, &component_to_world, &cull_view, CullDistances::NONE).unwrap();
     assert_eq!(counts[0], cpu.counts(), "GPU per-LOD counts = CPU reference");
     assert!(cpu.counts()[0] > 100 && cpu.counts()[1] > 100, "near instances at LOD 0, far ones at LOD 1: {:?}", cpu.counts());
     assert!(cpu.visible_count() < 40_000, "part of the grid is outside the frustum");
 
     let tree = ClusterTree::build(&store, &culling_mesh, &ClusterTreeSettings::default());
-    let (tree_out, _) = tree.cull(&store, &culling_mesh, &component, &cull_view, CullDistances::NONE).unwrap();
+    let (tree_out, _) = tree.cull(&store, &culling_mesh, &component_to_world, &cull_view, CullDistances::NONE).unwrap();
     let mut tree_ids: Vec<u32> = tree_out.instance_buffer().iter().map(|&i| store.ids()[i as usize].index()).collect();
     let mut gpu_ids: Vec<u32> = visible.iter().map(|v| v.0).collect();
     tree_ids.sort_unstable();
@@ -205,40 +274,42 @@ fn gpu_lods_match_the_cpu_reference_and_the_cluster_tree_agrees_on_visibility() 
     assert_eq!(gpu_ids, tree_ids, "GPU culling and the HISM tree see the same instances");
 
     // The CPU path (benchmarks' fallback) counts the same per LOD.
-    rt.set_cvar(CVAR_GPU_CULLING, "0").unwrap();
-    frame(&mut rt, &family(view));
-    let s = state.stats().snapshot();
+    rt(&mut w).set_cvar(CVAR_GPU_CULLING, "0").unwrap();
+    frame(&mut w, &family(view));
+    let s = stats_of(&mut w, id).snapshot();
     assert_eq!(s.visible_per_lod, cpu.counts().iter().map(|&c| u64::from(c)).collect::<Vec<_>>());
-    assert_clean(&mut rt);
+    assert_world_clean(&mut w);
 }
 
 #[test]
 fn editing_one_of_100k_instances_uploads_only_its_bytes_and_recreates_nothing() {
-    let mut rt = render_thread();
-    let white = rt.create_material(Material::colored(Vec4::ONE)).unwrap();
-    let mesh = cube_mesh(None);
-    let mut store = store_for(&mesh, &grid(100_000, 2.0, 1.0, Vec3::ZERO));
-    let mut state = IsmRenderState::add(&mut rt, &mut store, mesh, vec![white], Affine3A::IDENTITY, CullDistances::NONE).unwrap();
+    let mut w = world();
+    let white = rt(&mut w).create_material(Material::colored(Vec4::ONE)).unwrap();
+    let id = spawn(&mut w, ism(cube_mesh(None), &grid(100_000, 2.0, 1.0, Vec3::ZERO)), white, Transform::IDENTITY);
     let view = SceneView::perspective(Vec3::new(0.0, -0.01, 40.0), Vec3::ZERO, Vec3::Y, 1.0, 0.1, 500.0, Rect::from_size(W, H)).unwrap();
     let fam = family(view);
-    frame(&mut rt, &fam);
-    let id = state.id();
-    let buffer_before = with_proxy(&mut rt, id, |p, _| p.instance_buffer());
+    frame(&mut w, &fam);
+    let pid = primitive(&w, id);
+    let buffer_before = with_proxy(&mut w, id, |p, _| p.instance_buffer());
 
-    let t = store.transforms()[5000];
-    store.update_instance_transform(5000, Affine3A::from_translation(Vec3::new(0.3, 0.0, 0.0)) * t, TransformSpace::Component).unwrap();
-    assert_eq!(state.flush(&mut rt, &mut store).unwrap(), FlushOutcome::Updated { instances: 1 });
-    let (stats, _) = frame(&mut rt, &fam);
+    let t = component(&w, id).store().transforms()[5000];
+    let eof = edit(&mut w, id, |c| {
+        c.update_instance_transform(5000, Affine3A::from_translation(Vec3::new(0.3, 0.0, 0.0)) * t, TransformSpace::Component)
+    });
+    assert_eq!(sent(eof), (0, 1, 0), "the dirty range in place; inside the bounds, so no new bounds");
+    let (stats, _) = frame(&mut w, &fam);
     assert_eq!(stats.proxies_created, 0, "no proxy recreated");
-    assert_eq!(state.id(), id);
-    let s = state.stats().snapshot();
+    assert_eq!(primitive(&w, id), pid);
+    let s = stats_of(&mut w, id).snapshot();
     assert_eq!(s.last_update_upload_bytes, InstanceStreamData::SIZE, "one instance's bytes");
     assert_eq!(s.instance_buffer_recreations, 0);
-    let (buffer_after, moved) = with_proxy(&mut rt, id, |p, _| (p.instance_buffer(), p.instance_count()));
+    let (buffer_after, moved) = with_proxy(&mut w, id, |p, _| (p.instance_buffer(), p.instance_count()));
     assert_eq!(buffer_after, buffer_before, "the instance buffer is updated in place");
     assert_eq!(moved, 100_000);
-    assert_eq!(state.flush(&mut rt, &mut store).unwrap(), FlushOutcome::Nothing);
-    assert_clean(&mut rt);
+    // Nothing edited since: nothing is sent.
+    let eof = w.send_all_end_of_frame_updates().unwrap();
+    assert_eq!((eof.visited, sent(eof)), (0, (0, 0, 0)));
+    assert_world_clean(&mut w);
 }
 
 const CUSTOM_COLOR_WGSL: &str = "
@@ -254,81 +325,87 @@ fn material_main(in: MaterialInput) -> MaterialOutput {
 
 #[test]
 fn custom_data_reaches_the_material() {
-    let mut rt = render_thread();
+    let mut w = world();
     // The custom data's colors exactly: no tone mapping.
-    rt.set_cvar(cvars::TONEMAPPER, "0").unwrap();
-    let material = rt
+    rt(&mut w).set_cvar(cvars::TONEMAPPER, "0").unwrap();
+    let material = rt(&mut w)
         .create_material(Material { shader: MaterialShader::new("ism_custom_color.wgsl", CUSTOM_COLOR_WGSL), ..Material::default() })
         .unwrap();
-    let mesh = cube_mesh(None);
     let place = |x: f32| Affine3A::from_scale_rotation_translation(Vec3::splat(4.0), glam::Quat::IDENTITY, Vec3::new(x, 0.0, 0.0));
-    let mut store = store_for(&mesh, &[place(-6.0), place(6.0)]);
-    store.set_num_custom_data_floats(3).unwrap();
-    store.set_custom_data(0, &[1.0, 0.0, 0.0]).unwrap();
-    store.set_custom_data(1, &[0.0, 0.0, 1.0]).unwrap();
-    let mut state = IsmRenderState::add(&mut rt, &mut store, mesh, vec![material], Affine3A::IDENTITY, CullDistances::NONE).unwrap();
+    let mut c = ism(cube_mesh(None), &[place(-6.0), place(6.0)]);
+    c.set_num_custom_data_floats(3).unwrap();
+    c.set_custom_data(0, &[1.0, 0.0, 0.0]).unwrap();
+    c.set_custom_data(1, &[0.0, 0.0, 1.0]).unwrap();
+    let id = spawn(&mut w, c, material, Transform::IDENTITY);
     let view = SceneView::perspective(Vec3::new(0.0, -0.01, 30.0), Vec3::ZERO, Vec3::Y, 1.0, 0.1, 500.0, Rect::from_size(W, H)).unwrap();
-    let (_, image) = frame(&mut rt, &family(view.clone()));
+    let (_, image) = frame(&mut w, &family(view.clone()));
     let (l, r) = (project(&view, Vec3::new(-6.0, 0.0, 2.0)), project(&view, Vec3::new(6.0, 0.0, 2.0)));
     assert_eq!(image.pixel(l.0, l.1), [255, 0, 0, 255]);
     assert_eq!(image.pixel(r.0, r.1), [0, 0, 255, 255]);
 
-    // An edit of one value goes up in place and shows next frame.
-    store.set_custom_data_value(1, 1, 1.0).unwrap();
-    assert_eq!(state.flush(&mut rt, &mut store).unwrap(), FlushOutcome::Updated { instances: 1 });
-    let (_, image) = frame(&mut rt, &family(view));
+    // An edit of one value goes up in place (one instance's bytes) and
+    // shows next frame.
+    let eof = edit(&mut w, id, |c| c.set_custom_data_value(1, 1, 1.0));
+    assert_eq!(sent(eof), (0, 1, 0));
+    let (_, image) = frame(&mut w, &family(view));
+    assert_eq!(stats_of(&mut w, id).snapshot().last_update_upload_bytes, InstanceStreamData::SIZE + 3 * 4);
     assert_eq!(image.pixel(r.0, r.1), [0, 255, 255, 255]);
-    assert_clean(&mut rt);
+    assert_world_clean(&mut w);
 }
 
+/// Instances added past the bounds the scene knows: the new bounds go to
+/// the scene with a transform update and to the proxy with the instances;
+/// no proxy is recreated, and the new instance is culled and counted.
 #[test]
-fn ue_mode_draws_every_instance_at_one_lod_and_bounds_growth_recreates_the_proxy() {
-    let mut rt = render_thread();
-    let white = rt.create_material(Material::colored(Vec4::ONE)).unwrap();
-    let mesh = cube_mesh(Some(0.08));
-    let mut store = store_for(&mesh, &grid(2_500, 3.0, 1.0, Vec3::new(0.0, 80.0, 0.0)));
-    let mut state = IsmRenderState::add(&mut rt, &mut store, mesh, vec![white], Affine3A::IDENTITY, CullDistances::NONE).unwrap();
-    rt.set_cvar(CVAR_UE_MODE, "1").unwrap();
+fn ue_mode_draws_every_instance_at_one_lod_and_bounds_growth_keeps_the_proxy() {
+    let mut w = world();
+    let white = rt(&mut w).create_material(Material::colored(Vec4::ONE)).unwrap();
+    let id = spawn(&mut w, ism(cube_mesh(Some(0.08)), &grid(2_500, 3.0, 1.0, Vec3::new(0.0, 80.0, 0.0))), white, Transform::IDENTITY);
+    rt(&mut w).set_cvar(CVAR_UE_MODE, "1").unwrap();
     let view =
         SceneView::perspective(Vec3::new(0.0, 0.0, 6.0), Vec3::new(0.0, 60.0, 0.0), Vec3::Z, 1.0, 0.1, 2000.0, Rect::from_size(W, H))
             .unwrap();
-    let (stats, _) = frame(&mut rt, &family(view.clone()));
-    let s = state.stats().snapshot();
+    let (stats, _) = frame(&mut w, &family(view.clone()));
+    let s = stats_of(&mut w, id).snapshot();
     assert_eq!(s.path, CullPath::UeMode);
     assert_eq!(s.visible(), 2_500, "no per-instance culling");
     assert_eq!(stats.pass(MeshPass::Base).draws, 1, "one LOD for all");
     assert_eq!(stats.pass(MeshPass::Base).instances, 2_500);
 
-    store.add_instance(Affine3A::from_translation(Vec3::new(0.0, 500.0, 0.0))).unwrap();
-    assert_eq!(state.flush(&mut rt, &mut store).unwrap(), FlushOutcome::Recreated);
-    let (stats, _) = frame(&mut rt, &family(view));
-    assert_eq!(stats.proxies_created, 1);
-    assert_eq!(state.stats().snapshot().visible(), 2_501);
-    assert_clean(&mut rt);
+    let pid = primitive(&w, id);
+    let eof = edit(&mut w, id, |c| c.add_instance(Affine3A::from_translation(Vec3::new(0.0, 500.0, 0.0)), TransformSpace::Component));
+    assert_eq!(sent(eof), (0, 1, 1), "the instance in place, the grown bounds with the transform");
+    let (stats, _) = frame(&mut w, &family(view));
+    assert_eq!(stats.proxies_created, 0);
+    assert_eq!(primitive(&w, id), pid);
+    assert_eq!(stats.pass(MeshPass::Base).instances, 2_501);
+    assert_eq!(stats_of(&mut w, id).snapshot().visible(), 2_501);
+    assert_world_clean(&mut w);
 }
 
 #[test]
-fn set_transform_moves_the_instances_and_reculls_them_without_re_sending_them() {
-    let mut rt = render_thread();
-    let white = rt.create_material(Material::colored(Vec4::ONE)).unwrap();
-    let mesh = cube_mesh(None);
-    let mut store = store_for(&mesh, &grid(1000, 1.0, 0.6, Vec3::ZERO));
-    let mut state = IsmRenderState::add(&mut rt, &mut store, mesh, vec![white], Affine3A::IDENTITY, CullDistances::NONE).unwrap();
+fn moving_the_component_moves_and_reculls_the_instances_without_re_sending_them() {
+    let mut w = world();
+    let white = rt(&mut w).create_material(Material::colored(Vec4::ONE)).unwrap();
+    let id = spawn(&mut w, ism(cube_mesh(None), &grid(1000, 1.0, 0.6, Vec3::ZERO)), white, Transform::IDENTITY);
     let view = SceneView::perspective(Vec3::new(0.0, -0.01, 60.0), Vec3::ZERO, Vec3::Y, 1.2, 0.1, 500.0, Rect::from_size(W, H)).unwrap();
     let fam = family(view);
-    frame(&mut rt, &fam);
-    frame(&mut rt, &fam);
-    assert_eq!(state.stats().snapshot().visible(), 1000);
+    frame(&mut w, &fam);
+    frame(&mut w, &fam);
+    assert_eq!(stats_of(&mut w, id).snapshot().visible(), 1000);
 
     // Up by 45: most of the grid leaves the top of the view.
-    state.set_transform(&mut rt, Affine3A::from_translation(Vec3::new(0.0, 45.0, 0.0))).unwrap();
-    frame(&mut rt, &fam);
-    frame(&mut rt, &fam);
-    let s = state.stats().snapshot();
+    w.set_relative_transform(id, Transform::from_translation(Vec3::new(0.0, 45.0, 0.0))).unwrap();
+    let eof = w.send_all_end_of_frame_updates().unwrap();
+    assert_eq!(sent(eof), (0, 0, 1), "the transform only");
+    frame(&mut w, &fam);
+    frame(&mut w, &fam);
+    let s = stats_of(&mut w, id).snapshot();
     assert!(s.visible() > 50 && s.visible() < 700, "{} visible after the move", s.visible());
     assert_eq!(s.last_update_upload_bytes, 0, "no instance data re-sent");
-    assert!(state.set_transform(&mut rt, Affine3A::from_scale(Vec3::ZERO)).is_err(), "a singular transform is rejected");
-    assert_clean(&mut rt);
+    let singular = Transform { scale: Vec3::ZERO, ..Transform::IDENTITY };
+    assert!(w.set_relative_transform(id, singular).is_err(), "a singular transform is rejected");
+    assert_world_clean(&mut w);
 }
 
 /// `IsmUpdate`'s fields are public: an update with `instance_count:
@@ -339,22 +416,15 @@ fn set_transform_moves_the_instances_and_reculls_them_without_re_sending_them() 
 /// before.
 #[test]
 fn a_dynamic_update_that_does_not_fit_is_rejected_and_changes_nothing() {
-    let mut rt = render_thread();
-    let white = rt.create_material(Material::colored(Vec4::ONE)).unwrap();
-    rt.add_light(Light::Directional(DirectionalLight {
-        direction: Vec3::new(0.3, 0.2, -1.0),
-        color: Vec3::ONE,
-        intensity: 2.0,
-        cast_shadows: false,
-    }))
-    .unwrap();
-    let mesh = cube_mesh(None);
-    let mut store = store_for(&mesh, &grid(100, 1.5, 0.6, Vec3::ZERO));
-    let state = IsmRenderState::add(&mut rt, &mut store, mesh, vec![white], Affine3A::IDENTITY, CullDistances::NONE).unwrap();
+    let mut w = world();
+    let white = rt(&mut w).create_material(Material::colored(Vec4::ONE)).unwrap();
+    sun(&mut w, false);
+    let id = spawn(&mut w, ism(cube_mesh(None), &grid(100, 1.5, 0.6, Vec3::ZERO)), white, Transform::IDENTITY);
+    let pid = primitive(&w, id);
     let view = SceneView::perspective(Vec3::new(0.0, -0.01, 30.0), Vec3::ZERO, Vec3::Y, 1.2, 0.1, 500.0, Rect::from_size(W, H)).unwrap();
-    let (_, before) = frame(&mut rt, &family(view.clone()));
-    let held = |rt: &mut RenderThread| with_proxy(rt, state.id(), |p, _| (p.instance_count(), p.instance_buffer(), p.custom_data_buffer()));
-    let held_before = held(&mut rt);
+    let (_, before) = frame(&mut w, &family(view.clone()));
+    let held = |w: &mut World| with_proxy(w, id, |p, _| (p.instance_count(), p.instance_buffer(), p.custom_data_buffer()));
+    let held_before = held(&mut w);
     assert_eq!(held_before.0, 100);
 
     let one = || vec![(0, vec![InstanceStreamData::default()])];
@@ -387,21 +457,23 @@ fn a_dynamic_update_that_does_not_fit_is_rejected_and_changes_nothing() {
             ..Default::default()
         },
     ] {
-        rt.update_dynamic_data(state.id(), Box::new(bad)).unwrap();
+        // Hand-made: no component sends such an update.
+        let rt = rt(&mut w);
+        rt.update_dynamic_data(pid, Box::new(bad)).unwrap();
         rt.render_frame(FrameRequest { family: family(view.clone()), read_back: true, execute: true }).unwrap();
         rt.flush().unwrap();
         if let Err(e) = rt.last_stats() {
             assert!(e.to_string().contains("invalid instanced mesh update"), "{e}");
         }
-        assert_eq!(held(&mut rt), held_before, "the proxy kept its instances and buffer");
+        assert_eq!(held(&mut w), held_before, "the proxy kept its instances and buffer");
     }
-    let stats = state.stats().snapshot();
+    let stats = stats_of(&mut w, id).snapshot();
     assert_eq!(stats.rejected_updates, 6);
     assert_eq!(stats.instances, 100);
 
-    let (_, after) = frame(&mut rt, &family(view));
+    let (_, after) = frame(&mut w, &family(view));
     assert_images_equal(&after, &before, "later frames draw as before");
-    assert_clean(&mut rt);
+    assert_world_clean(&mut w);
 }
 
 /// The linear value whose sRGB encoding is exactly byte `b` (so an unlit
@@ -417,11 +489,11 @@ fn linear(b: u8) -> f32 {
 
 /// An unlit material whose colour is (custom float `r`, `g`, `b`) of the
 /// instance, read through `custom_data` (the custom data buffer).
-fn custom_floats_material(rt: &mut RenderThread, name: &str, [r, g, b]: [u32; 3]) -> MaterialId {
+fn custom_floats_material(w: &mut World, name: &str, [r, g, b]: [u32; 3]) -> MaterialId {
     let wgsl = format!(
         "fn material_main(in: MaterialInput) -> MaterialOutput {{\n    var out = default_material(in);\n    out.base_color = vec3<f32>(custom_data(in, {r}u), custom_data(in, {g}u), custom_data(in, {b}u));\n    out.emissive = vec3<f32>(0.0);\n    return out;\n}}\n"
     );
-    rt.create_material(Material::with_shader(name, &wgsl).with_shading_model(ShadingModel::Unlit)).unwrap()
+    rt(w).create_material(Material::with_shader(name, &wgsl).with_shading_model(ShadingModel::Unlit)).unwrap()
 }
 
 /// Byte of custom float `k` of the instance made `j`-th (distinct per
@@ -441,69 +513,74 @@ fn custom_floats(j: u32, n: u32) -> Vec<f32> {
 /// slot; GPU and CPU culling draw the same.
 #[test]
 fn all_custom_floats_reach_the_material_through_edits_and_culling() {
-    let mut rt = render_thread();
-    rt.set_cvar(cvars::TONEMAPPER, "0").unwrap();
-    let material = custom_floats_material(&mut rt, "ism_custom_float6.wgsl", [6, 6, 6]);
-    let mesh = cube_mesh(None);
+    let mut w = world();
+    rt(&mut w).set_cvar(cvars::TONEMAPPER, "0").unwrap();
+    let material = custom_floats_material(&mut w, "ism_custom_float6.wgsl", [6, 6, 6]);
     let place = |x: f32| Affine3A::from_scale_rotation_translation(Vec3::splat(4.0), glam::Quat::IDENTITY, Vec3::new(x, 0.0, 0.0));
     let xs = [-12.0, -6.0, 0.0, 6.0, 12.0];
-    let mut store = store_for(&mesh, &xs.map(place));
-    store.set_num_custom_data_floats(8).unwrap();
+    let mut c = ism(cube_mesh(None), &xs.map(place));
+    c.set_num_custom_data_floats(8).unwrap();
     for j in 0..5 {
-        store.set_custom_data(j, &custom_floats(j, 8)).unwrap();
+        c.set_custom_data(j, &custom_floats(j, 8)).unwrap();
     }
-    let mut state = IsmRenderState::add(&mut rt, &mut store, mesh, vec![material], Affine3A::IDENTITY, CullDistances::NONE).unwrap();
+    let id = spawn(&mut w, c, material, Transform::IDENTITY);
     let view = SceneView::perspective(Vec3::new(0.0, -0.01, 30.0), Vec3::ZERO, Vec3::Y, 1.2, 0.1, 500.0, Rect::from_size(W, H)).unwrap();
     let fam = family(view.clone());
     let at = |x: f32| project(&view, Vec3::new(x, 0.0, 2.0));
     let grey = |b: u8| [b, b, b, 255];
-    let stats_handle = state.stats();
+    // The proxy's add is applied at the start of the next frame.
+    frame(&mut w, &fam);
+    let stats_handle = stats_of(&mut w, id);
     // Each instance shows its own float 6; with GPU culling and without.
-    let check = |rt: &mut RenderThread, want: [[u8; 4]; 5], what: &str| -> Image {
-        rt.set_cvar(CVAR_GPU_CULLING, "1").unwrap();
-        let (_, gpu) = frame(rt, &fam);
+    let check = |w: &mut World, want: [[u8; 4]; 5], what: &str| -> Image {
+        rt(w).set_cvar(CVAR_GPU_CULLING, "1").unwrap();
+        let (_, gpu) = frame(w, &fam);
         assert_eq!(stats_handle.snapshot().path, CullPath::Gpu);
-        for (x, w) in xs.iter().zip(want) {
+        for (x, want) in xs.iter().zip(want) {
             let (px, py) = at(*x);
-            assert_eq!(gpu.pixel(px, py), w, "{what}: instance at x = {x}");
+            assert_eq!(gpu.pixel(px, py), want, "{what}: instance at x = {x}");
         }
-        rt.set_cvar(CVAR_GPU_CULLING, "0").unwrap();
-        let (_, cpu) = frame(rt, &fam);
+        rt(w).set_cvar(CVAR_GPU_CULLING, "0").unwrap();
+        let (_, cpu) = frame(w, &fam);
         assert_eq!(stats_handle.snapshot().path, CullPath::Cpu);
         assert_images_equal(&cpu, &gpu, what);
-        rt.set_cvar(CVAR_GPU_CULLING, "1").unwrap();
+        rt(w).set_cvar(CVAR_GPU_CULLING, "1").unwrap();
         gpu
     };
-    check(&mut rt, [0, 1, 2, 3, 4].map(|j| grey(custom_byte(j, 6))), "as added");
-    let id = state.id();
-    let buffer = with_proxy(&mut rt, id, |p, _| p.custom_data_buffer());
+    check(&mut w, [0, 1, 2, 3, 4].map(|j| grey(custom_byte(j, 6))), "as added");
+    let pid = primitive(&w, id);
+    let buffer = with_proxy(&mut w, id, |p, _| p.custom_data_buffer());
     assert!(buffer.is_some());
+    // One instance's bytes: its stream entry and its 8 floats.
+    let one_instance = InstanceStreamData::SIZE + 8 * 4;
 
     // One value changed: the next frame shows it, no command rebuilt, only
-    // that instance's bytes (its stream entry and its 8 floats) sent.
-    store.set_custom_data_value(2, 6, linear(250)).unwrap();
-    assert_eq!(state.flush(&mut rt, &mut store).unwrap(), FlushOutcome::Updated { instances: 1 });
-    let (stats, image) = frame(&mut rt, &fam);
+    // that instance's bytes sent.
+    let eof = edit(&mut w, id, |c| c.set_custom_data_value(2, 6, linear(250)));
+    assert_eq!(sent(eof), (0, 1, 0));
+    let (stats, image) = frame(&mut w, &fam);
     assert_eq!(stats.cached_commands_built, 0);
     assert_eq!(stats.proxies_created, 0);
     let (px, py) = at(0.0);
     assert_eq!(image.pixel(px, py), grey(250), "the new value, next frame");
-    assert_eq!(state.stats().snapshot().last_update_upload_bytes, InstanceStreamData::SIZE + 8 * 4);
-    assert_eq!(with_proxy(&mut rt, id, |p, _| p.custom_data_buffer()), buffer, "updated in place");
+    assert_eq!(stats_handle.snapshot().last_update_upload_bytes, one_instance);
+    assert_eq!(with_proxy(&mut w, id, |p, _| p.custom_data_buffer()), buffer, "updated in place");
     let want = [grey(custom_byte(0, 6)), grey(custom_byte(1, 6)), grey(250), grey(custom_byte(3, 6)), grey(custom_byte(4, 6))];
-    check(&mut rt, want, "one value edited");
+    check(&mut w, want, "one value edited");
 
     // Remove the instance at x = -6 (index 1): the last one (x = 12) moves
-    // into index 1 and keeps its floats.
-    store.remove_instance(1).unwrap();
-    assert_eq!(state.flush(&mut rt, &mut store).unwrap(), FlushOutcome::Updated { instances: 1 });
-    check(&mut rt, [want[0], CLEAR, want[2], want[3], want[4]], "one removed");
+    // into index 1 and keeps its floats; only its bytes are sent.
+    let eof = edit(&mut w, id, |c| c.remove_instance(1));
+    assert_eq!((eof.proxies_created, eof.dynamic_data_sent), (0, 1));
+    check(&mut w, [want[0], CLEAR, want[2], want[3], want[4]], "one removed");
+    assert_eq!(stats_handle.snapshot().last_update_upload_bytes, one_instance);
     // A new instance there takes the freed id slot with floats of its own.
-    store.add_instance_with_custom_data(place(-6.0), &custom_floats(5, 8)).unwrap();
-    assert_eq!(state.flush(&mut rt, &mut store).unwrap(), FlushOutcome::Updated { instances: 1 });
-    check(&mut rt, [want[0], grey(custom_byte(5, 6)), want[2], want[3], want[4]], "one added");
-    assert_eq!(state.id(), id, "never recreated");
-    assert_clean(&mut rt);
+    let eof = edit(&mut w, id, |c| c.add_instance_with_custom_data(place(-6.0), TransformSpace::Component, &custom_floats(5, 8)));
+    assert_eq!((eof.proxies_created, eof.dynamic_data_sent), (0, 1));
+    check(&mut w, [want[0], grey(custom_byte(5, 6)), want[2], want[3], want[4]], "one added");
+    assert_eq!(stats_handle.snapshot().last_update_upload_bytes, one_instance);
+    assert_eq!(primitive(&w, id), pid, "never recreated");
+    assert_world_clean(&mut w);
 }
 
 /// With the crate's maximum of 256 floats per instance, the last one
@@ -511,35 +588,41 @@ fn all_custom_floats_reach_the_material_through_edits_and_culling() {
 /// a live proxy re-lays its buffer out and keeps the values.
 #[test]
 fn the_last_of_256_custom_floats_reaches_the_material() {
-    let mut rt = render_thread();
-    rt.set_cvar(cvars::TONEMAPPER, "0").unwrap();
+    let mut w = world();
+    rt(&mut w).set_cvar(cvars::TONEMAPPER, "0").unwrap();
     // Red: float 255, green: float 256 (past the last: 0), blue: float 6.
-    let material = custom_floats_material(&mut rt, "ism_custom_float255.wgsl", [255, 256, 6]);
-    let mesh = cube_mesh(None);
+    let material = custom_floats_material(&mut w, "ism_custom_float255.wgsl", [255, 256, 6]);
     let place = |x: f32| Affine3A::from_scale_rotation_translation(Vec3::splat(4.0), glam::Quat::IDENTITY, Vec3::new(x, 0.0, 0.0));
-    let mut store = store_for(&mesh, &[place(-6.0), place(6.0)]);
-    store.set_num_custom_data_floats(8).unwrap();
+    let mut c = ism(cube_mesh(None), &[place(-6.0), place(6.0)]);
+    c.set_num_custom_data_floats(8).unwrap();
     for j in 0..2 {
-        store.set_custom_data(j, &custom_floats(j, 8)).unwrap();
+        c.set_custom_data(j, &custom_floats(j, 8)).unwrap();
     }
-    let mut state = IsmRenderState::add(&mut rt, &mut store, mesh, vec![material], Affine3A::IDENTITY, CullDistances::NONE).unwrap();
+    let id = spawn(&mut w, c, material, Transform::IDENTITY);
     let view = SceneView::perspective(Vec3::new(0.0, -0.01, 30.0), Vec3::ZERO, Vec3::Y, 1.2, 0.1, 500.0, Rect::from_size(W, H)).unwrap();
     let fam = family(view.clone());
     let (l, r) = (project(&view, Vec3::new(-6.0, 0.0, 2.0)), project(&view, Vec3::new(6.0, 0.0, 2.0)));
-    let (_, image) = frame(&mut rt, &fam);
+    let (_, image) = frame(&mut w, &fam);
     assert_eq!(image.pixel(l.0, l.1), [0, 0, custom_byte(0, 6), 255], "8 floats: 255 is past them");
     assert_eq!(image.pixel(r.0, r.1), [0, 0, custom_byte(1, 6), 255]);
 
-    store.set_num_custom_data_floats(MAX_CUSTOM_DATA_FLOATS).unwrap();
-    for j in 0..2 {
-        store.set_custom_data_value(j, 255, linear(200 + 30 * j as u8)).unwrap();
-    }
-    assert_eq!(state.flush(&mut rt, &mut store).unwrap(), FlushOutcome::Updated { instances: 2 });
-    let (_, image) = frame(&mut rt, &fam);
+    let pid = primitive(&w, id);
+    let eof = edit(&mut w, id, |c| {
+        c.set_num_custom_data_floats(MAX_CUSTOM_DATA_FLOATS)?;
+        (0..2).try_for_each(|j| c.set_custom_data_value(j, 255, linear(200 + 30 * j as u8)))
+    });
+    assert_eq!(sent(eof), (0, 1, 0), "both instances in place");
+    let (_, image) = frame(&mut w, &fam);
+    assert_eq!(primitive(&w, id), pid, "the same proxy");
+    // Both instances' bytes went (and the custom data buffer, re-laid out
+    // for the new count).
+    let both = 2 * (InstanceStreamData::SIZE + u64::from(MAX_CUSTOM_DATA_FLOATS) * 4);
+    let uploaded = stats_of(&mut w, id).snapshot().last_update_upload_bytes;
+    assert!(uploaded >= both, "{uploaded} bytes uploaded, both instances' are {both}");
     assert_eq!(image.pixel(l.0, l.1), [200, 0, custom_byte(0, 6), 255]);
     assert_eq!(image.pixel(r.0, r.1), [230, 0, custom_byte(1, 6), 255]);
-    rt.set_cvar(CVAR_GPU_CULLING, "0").unwrap();
-    let (_, cpu) = frame(&mut rt, &fam);
+    rt(&mut w).set_cvar(CVAR_GPU_CULLING, "0").unwrap();
+    let (_, cpu) = frame(&mut w, &fam);
     assert_images_equal(&cpu, &image, "CPU culling draws the same");
-    assert_clean(&mut rt);
+    assert_world_clean(&mut w);
 }

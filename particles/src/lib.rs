@@ -5,7 +5,8 @@
 //! per-frame snapshot ("dynamic data"). The render-thread half: a
 //! [`renderer::PrimitiveSceneProxy`] that draws each emitter as one
 //! instanced draw of the sprite vertex factory, sorted back to front per
-//! view, plus the glue a component uses to add it and feed it.
+//! view. [`ParticleSystemComponent`] joins the two in an engine-core
+//! `World`, the one way a system reaches the renderer.
 //!
 //! ```text
 //! ParticleSystem (asset, JSON)      Arc-shared, validated, never mutated
@@ -17,7 +18,7 @@
 //! build_dynamic_data()  ──► ParticleSystemDynamicData   (owned, Send;
 //!                           spawn sizes/colours + over-life tables)
 //! ─────────────────────── game thread ▲ │ render thread ───────────────────
-//! add_particle_system / send_dynamic_data ▼
+//! ParticleSystemComponent: World end of frame ▼
 //! ParticleSystemSceneProxy          keeps the latest snapshot
 //!   get_dynamic_mesh_elements       per visible view × emitter:
 //!     build_sprite_vertices (sort,  → collector.upload → MeshBatch
@@ -36,15 +37,16 @@
 //! * [`sprite_material`] makes an unlit, two-sided sprite material (colour
 //!   from the particle, optionally a soft disc); [`ParticleMaterials::for_system`]
 //!   creates one per material name with the emitter's blend mode.
-//! * Particles are simulated in world space: proxies are added with the
-//!   identity transform, and the bounds sent with each snapshot are world
-//!   bounds.
+//! * Particles are simulated in world space: the sprite vertex factory
+//!   ignores the primitive's transform, and the bounds the component
+//!   reports are the particles' world box in its own frame.
 //!
 //! In an engine-core `World`, [`ParticleSystemComponent`] does all of this:
-//! it ticks its instance every frame, sends the snapshot and the bounds at
-//! the end of the frame, and recreates its proxy when its asset changes
-//! (an invalid asset is rejected and the previous one kept). Keep its spawn
-//! transform equal to its world transform
+//! its proxy is created when it registers, it ticks its instance every
+//! frame, the world's end-of-frame update sends the snapshot and the bounds,
+//! and it recreates its proxy when its asset or materials change (an invalid
+//! asset is rejected and the previous one kept). Keep its spawn transform
+//! equal to its world transform
 //! ([`ParticleSystemComponent::set_spawn_transform`]).
 //!
 //! ```no_run
@@ -129,10 +131,10 @@
 //! * Units are world units (UE's centimetres), seconds and radians.
 //! * Rendering: give each emitter's material name a renderer material whose
 //!   blend mode matches the emitter's (a missing name draws with the
-//!   fallback, by default the renderer's opaque default material); send a
-//!   snapshot after each tick with [`send_dynamic_data`] (it also sends the
-//!   bounds the scene culls and sorts by); remove the primitive with
-//!   `RenderThread::remove_primitive` when the component goes away.
+//!   fallback, by default the renderer's opaque default material); drive
+//!   the system as a [`ParticleSystemComponent`] in a `World`, whose
+//!   end-of-frame update sends each tick's snapshot and the bounds the scene
+//!   culls and sorts by, and removes the proxy when the component goes.
 
 mod asset;
 pub mod bounds;
@@ -147,7 +149,6 @@ mod materials;
 mod over_life;
 mod particle;
 mod proxy;
-mod render_system;
 mod shapes;
 mod snapshot_pool;
 mod sort;
@@ -172,7 +173,6 @@ pub use materials::{renderer_blend_mode, sprite_material, sprite_material_shader
 pub use over_life::OverLife;
 pub use particle::{Particle, ParticleStore};
 pub use proxy::{ParticleSystemSceneProxy, DEFAULT_BOUNDS_HALF_EXTENT};
-pub use render_system::{add_particle_system, create_proxy, send_dynamic_data, to_renderer_bounds};
 /// The workspace's one RNG (PCG32), which the simulation draws from.
 pub use renderer::Rng;
 pub use snapshot_pool::{SnapshotPool, SnapshotReturner};

@@ -2,8 +2,9 @@
 //! `FParticleSystemSceneProxy`).
 //!
 //! The game thread owns the simulation; at the end of each frame it sends
-//! the proxy a [`ParticleSystemDynamicData`] snapshot (see
-//! [`crate::send_dynamic_data`]). Every rendered frame the renderer asks the
+//! the proxy a [`ParticleSystemDynamicData`] snapshot (the
+//! [`ParticleSystemComponent`](crate::ParticleSystemComponent)'s dynamic
+//! data, sent by the world's end-of-frame update). Every rendered frame the renderer asks the
 //! proxy for its dynamic mesh elements, and it answers with one instanced
 //! draw per emitter with live particles: the emitter's particles become
 //! sprite instances ([`build_sprite_vertices_with`], sorted back to front
@@ -27,12 +28,15 @@
 //!   draw in asset order and particles in the emitter's sort order.
 //! * **Bounds.** The scene reads [`PrimitiveSceneProxy::local_bounds`] when
 //!   the proxy is added; later bounds reach the scene only through
-//!   `RenderThread::update_primitive_transform_and_bounds`, which
-//!   [`crate::send_dynamic_data`] calls with each snapshot's bounds. With
+//!   transform updates with bounds, which the world's end-of-frame update
+//!   sends every frame the component ticks (its
+//!   `PrimitiveComponent::local_bounds`). With
 //!   [`ParticleSystemSceneProxy::with_fixed_bounds`] the proxy always reports
 //!   the fixed box (for systems whose extent is known, skipping the walk).
-//!   Particles are simulated in world space, so the proxy is added with the
-//!   identity transform and its "local" bounds are world bounds.
+//!   Particles are simulated in world space; a proxy added with a
+//!   local-to-world other than the identity
+//!   ([`ParticleSystemSceneProxy::with_local_to_world`]) reports its world
+//!   box in that frame.
 
 use std::any::Any;
 use std::sync::Mutex;

@@ -20,8 +20,9 @@
 //! one pipeline per material.
 //!
 //! Particles are simulated in world space, so the factory ignores the
-//! primitive's local-to-world; add particle proxies with the identity
-//! transform ([`crate::add_particle_system`] does). The factory reads its
+//! primitive's local-to-world (a component's proxy is added with the
+//! component's world transform, which only places its bounds). The factory
+//! reads its
 //! primitive id from the draw's push constants
 //! ([`VertexFactoryType::primitive_id_location`] is `None`), so the renderer
 //! never merges two emitters' draws: each keeps its own instance buffer.

@@ -1,11 +1,14 @@
 //! The rendering half on the real device (lavapipe here), validation on:
-//! passes, draws and instances per emitter, back-to-front blending, sprite
-//! alignment, additive and opaque emitters.
+//! passes, draws and instances per emitter (systems driven as
+//! `ParticleSystemComponent`s in an engine-core `World`), back-to-front
+//! blending, sprite alignment, additive and opaque emitters (hand-placed
+//! snapshots given to the proxy).
 
 mod gpu;
 
 use std::sync::Arc;
 
+use engine_core::{ComponentId, Transform, World};
 use glam::{Vec2, Vec3, Vec4};
 use gpu::*;
 use particles::*;
@@ -38,64 +41,82 @@ fn system(emitters: &[String]) -> Arc<ParticleSystem> {
     Arc::new(ParticleSystem::from_json_str(&json).unwrap())
 }
 
+/// A world on a render thread of its own, with `system` as a component
+/// (materials for its emitters' names) whose instance has been ticked
+/// `ticks` sixtieths of a second; the end-of-frame update that creates its
+/// proxy has been sent.
+fn fountain_world(system: &Arc<ParticleSystem>, seed: u64, ticks: u32) -> (World, ComponentId) {
+    let mut rt = render_thread(RenderThreadMode::Threaded);
+    let materials = ParticleMaterials::for_system(&mut rt, system).unwrap();
+    let mut instance = ParticleSystemInstance::new(system.clone(), seed).unwrap();
+    for _ in 0..ticks {
+        instance.tick(1.0 / 60.0);
+    }
+    let mut world = World::new(Some(rt));
+    let component = ParticleSystemComponent::from_instance(instance, materials);
+    let (_, id) = world.spawn_actor("particles", Box::new(component), Transform::IDENTITY).unwrap();
+    let eof = world.send_all_end_of_frame_updates().unwrap();
+    assert_eq!(eof.proxies_created, 1);
+    (world, id)
+}
+
+fn rt(world: &mut World) -> &mut renderer::RenderThread {
+    world.render_thread().expect("a world with a render thread")
+}
+
+fn live_particles(world: &World, id: ComponentId) -> usize {
+    world.component::<ParticleSystemComponent>(id).unwrap().instance().live_particles()
+}
+
 #[test]
 fn translucent_emitter_draws_once_in_translucency_with_one_instance_per_particle() {
-    let mut rt = render_thread(RenderThreadMode::Threaded);
     let system = system(&[burst_emitter_json("puff", "M_Puff", "translucent", 5, 30.0)]);
-    let mut instance = ParticleSystemInstance::new(system.clone(), 3).unwrap();
-    instance.tick(1.0 / 60.0);
-    let materials = ParticleMaterials::for_system(&mut rt, &system).unwrap();
-    let id = add_particle_system(&mut rt, &instance, materials).unwrap();
-    let (stats, img) = frame(&mut rt);
+    let (mut world, id) = fountain_world(&system, 3, 1);
+    let (stats, img) = frame(rt(&mut world));
     assert_eq!(stats.pass(MeshPass::DepthPrepass).mesh_draw_commands, 0);
     assert_eq!(stats.pass(MeshPass::ShadowDepth).mesh_draw_commands, 0);
     assert_eq!(stats.pass(MeshPass::Base).mesh_draw_commands, 0);
     let t = stats.pass(MeshPass::Translucency);
     assert_eq!(t.draws, 1);
-    assert_eq!(t.instances, instance.live_particles() as u64);
+    assert_eq!(t.instances, live_particles(&world, id) as u64);
     assert!(lit_pixels(&img) > 50, "sprites visible: {} lit pixels", lit_pixels(&img));
 
-    // Later frames follow the snapshots the game thread sends.
+    // Later frames follow the snapshots the world sends.
     for _ in 0..20 {
-        instance.tick(1.0 / 60.0);
+        world.tick(1.0 / 60.0);
     }
-    assert!(instance.live_particles() > 5);
-    send_dynamic_data(&mut rt, id, &instance).unwrap();
-    let (stats, _) = frame(&mut rt);
+    assert!(live_particles(&world, id) > 5);
+    let eof = world.send_all_end_of_frame_updates().unwrap();
+    assert_eq!((eof.proxies_created, eof.dynamic_data_sent, eof.transforms_sent), (0, 1, 1), "the snapshot and its bounds");
+    let (stats, _) = frame(rt(&mut world));
     let t = stats.pass(MeshPass::Translucency);
-    assert_eq!((t.draws, t.instances), (1, instance.live_particles() as u64));
-    assert_clean(&mut rt);
+    assert_eq!((t.draws, t.instances), (1, live_particles(&world, id) as u64));
+    assert_clean(rt(&mut world));
 }
 
 #[test]
 fn two_emitters_give_two_draws_with_their_own_instances() {
-    let mut rt = render_thread(RenderThreadMode::Threaded);
     let system = system(&[burst_emitter_json("a", "M_A", "translucent", 3, 0.0), burst_emitter_json("b", "M_B", "additive", 7, 0.0)]);
-    let mut instance = ParticleSystemInstance::new(system.clone(), 5).unwrap();
-    instance.tick(1.0 / 60.0);
-    let materials = ParticleMaterials::for_system(&mut rt, &system).unwrap();
-    add_particle_system(&mut rt, &instance, materials).unwrap();
-    let (stats, _) = frame(&mut rt);
+    let (mut world, _) = fountain_world(&system, 5, 1);
+    let (stats, _) = frame(rt(&mut world));
     let t = stats.pass(MeshPass::Translucency);
     assert_eq!(t.mesh_draw_commands, 2);
     assert_eq!(t.draws, 2, "one instanced draw per emitter, never merged");
     assert_eq!(t.instances, 10);
     assert_eq!(stats.pass(MeshPass::ShadowDepth).mesh_draw_commands, 0);
-    assert_clean(&mut rt);
+    assert_clean(rt(&mut world));
 }
 
 #[test]
 fn an_empty_system_draws_nothing() {
-    let mut rt = render_thread(RenderThreadMode::Threaded);
     // Not ticked yet: the burst has not fired.
     let system = system(&[burst_emitter_json("a", "M_A", "translucent", 1, 0.0)]);
-    let instance = ParticleSystemInstance::new(system.clone(), 5).unwrap();
-    let materials = ParticleMaterials::for_system(&mut rt, &system).unwrap();
-    add_particle_system(&mut rt, &instance, materials).unwrap();
-    let (stats, img) = frame(&mut rt);
+    let (mut world, id) = fountain_world(&system, 5, 0);
+    assert_eq!(live_particles(&world, id), 0);
+    let (stats, img) = frame(rt(&mut world));
     assert_eq!(stats.pass(MeshPass::Translucency).draws, 0);
     assert_eq!(lit_pixels(&img), 0);
-    assert_clean(&mut rt);
+    assert_clean(rt(&mut world));
 }
 
 /// Two overlapping translucent sprites of one emitter, red nearer the

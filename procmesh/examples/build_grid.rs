@@ -1,6 +1,7 @@
 //! Builds a small heightfield section, animates it with in-place updates and
-//! prints what each call asks the component to do (what
-//! `ProcMeshRenderState::apply` turns into render commands).
+//! prints what each call asks of the renderer: the change set a
+//! `ProceduralMeshComponent` turns into dirty flags, which a `World`'s
+//! end-of-frame update turns into render commands.
 //!
 //! Run with `cargo run -p procmesh --example build_grid`.
 

@@ -48,8 +48,7 @@ use crate::change::ChangeSet;
 use crate::error::Result;
 use crate::material::MaterialRef;
 use crate::mesh::ProcMeshData;
-use crate::proxy::{ProcMeshProxyOptions, ProcMeshProxyUpdate, ProceduralMeshSceneProxy};
-use crate::render_state::proxy_updates;
+use crate::proxy::{proxy_updates, ProcMeshProxyOptions, ProcMeshProxyUpdate, ProceduralMeshSceneProxy};
 use crate::section::SectionData;
 use crate::vertex::LinearColor;
 

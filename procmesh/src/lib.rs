@@ -44,16 +44,9 @@
 //!   existing GPU buffers (`ProxyUpdateContext::upload`), or flips
 //!   visibility flags. Streams that interleave attributes are written whole
 //!   ([`render_streams`]).
-//! - [`ProcMeshRenderState`], for driving a `ProcMeshData` on a bare
-//!   `renderer::RenderThread` without an engine-core `World` (the
-//!   component below does the same through the world): register, then [`apply`](ProcMeshRenderState::apply) a frame's
-//!   merged [`ChangeSet`] (a new proxy for render-state changes and, on the
-//!   static path, for visibility; in-place messages otherwise; transform and
-//!   new local bounds when the bounds moved), move it
-//!   ([`set_transform`](ProcMeshRenderState::set_transform), which keeps a
-//!   mirrored transform's winding right on the dynamic path), unregister.
-//!   [`proxy_updates`] gives the in-place messages as one value, the form a
-//!   component's per-frame dynamic-data snapshot takes.
+//! - [`proxy_updates`]: the in-place messages a change set calls for, as
+//!   one value (the form the component's per-frame dynamic-data snapshot
+//!   takes).
 //!
 //! **The component**, [`ProceduralMeshComponent`], on engine-core's
 //! `Component` / `PrimitiveComponent` traits: it owns a `ProcMeshData`,
@@ -83,12 +76,18 @@
 //! call returns a [`ProcMeshError`] and leaves the mesh, its collision
 //! configuration and its cooked collision exactly as they were. No `unsafe`.
 //!
-//! The caller upholds: call [`ProcMeshData::poll_collision`] once per frame
-//! when asynchronous cooking is on; hand every change set of a mesh to its
-//! [`ProcMeshRenderState`] (merged, at end of frame), since the proxy learns
-//! of updates only through them; and create materials on the renderer
-//! before naming them in a [`MaterialRef`] (an unknown id draws with the
-//! default material).
+//! A mesh reaches the renderer one way: as a [`ProceduralMeshComponent`] in
+//! an engine-core `World`, whose end-of-frame update creates the proxy and
+//! sends the component's changes; the proxy learns of updates only
+//! through it.
+//!
+//! The caller upholds: on a bare [`ProcMeshData`], call
+//! [`ProcMeshData::poll_collision`] once per frame when asynchronous cooking
+//! is on (the component does this in its tick);
+//! tell the component of a move that mirrors it
+//! ([`ProceduralMeshComponent::note_transform`]); and create materials on
+//! the renderer before naming them in a [`MaterialRef`] (an unknown id
+//! draws with the default material).
 
 mod bounds;
 mod change;
@@ -99,7 +98,6 @@ mod error;
 mod material;
 mod mesh;
 mod proxy;
-mod render_state;
 mod section;
 mod streams;
 mod validate;
@@ -111,8 +109,7 @@ pub use component::ProceduralMeshComponent;
 pub use error::{ProcMeshError, Result};
 pub use material::MaterialRef;
 pub use mesh::{ProcMeshData, MAX_SECTION_INDEX};
-pub use proxy::{ProcMeshProxyOptions, ProcMeshProxyUpdate, ProceduralMeshSceneProxy};
-pub use render_state::{proxy_updates, ProcMeshRenderState, RecreateReason, RenderStateError, RenderUpdate};
+pub use proxy::{proxy_updates, ProcMeshProxyOptions, ProcMeshProxyUpdate, ProceduralMeshSceneProxy};
 pub use section::{ProcMeshSection, SectionData, VertexColors};
 pub use streams::render_streams;
 pub use validate::MAX_COORDINATE;

@@ -25,7 +25,8 @@
 //!   not their contents, so vertex updates still go in place; but which
 //!   sections are drawn is baked into the cache, so a visibility change (or
 //!   any render-state change) recreates the proxy
-//!   ([`ProcMeshRenderState`](crate::ProcMeshRenderState) does this).
+//!   ([`ProceduralMeshComponent`](crate::ProceduralMeshComponent) marks it
+//!   render-state dirty).
 //!
 //! ## Mirrored transforms
 //!
@@ -34,7 +35,8 @@
 //! proxy emits on the dynamic path, and it does not tell
 //! `get_dynamic_mesh_elements` the primitive's transform. The proxy
 //! therefore keeps a `mirrored` flag, set when it is built and re-sent by
-//! [`ProcMeshRenderState::set_transform`](crate::ProcMeshRenderState::set_transform)
+//! the component
+//! ([`note_transform`](crate::ProceduralMeshComponent::note_transform))
 //! as [`ProcMeshProxyUpdate::Mirrored`] when the sign changes, and sets
 //! `reverse_culling` on its dynamic batches only.
 
@@ -44,9 +46,10 @@ use renderer::{Bounds, MaterialId, MeshBatch, MeshElementCollector, PrimitiveSce
 use rhi_vulkan::{BufferDesc, BufferHandle, BufferUsage, Device};
 
 use crate::bounds::Aabb;
-use crate::change::SectionUpdate;
+use crate::change::{ChangeSet, SectionUpdate};
+use crate::error::ProcMeshError;
 use crate::mesh::ProcMeshData;
-use crate::streams::{color_bytes, position_bytes, section_vertex_bytes, tangent_basis_bytes, uv_bytes, StreamLayout};
+use crate::streams::{color_bytes, position_bytes, render_streams, section_vertex_bytes, tangent_basis_bytes, uv_bytes, StreamLayout};
 
 /// How a procedural mesh is drawn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -81,6 +84,26 @@ pub enum ProcMeshProxyUpdate {
     /// Whether the primitive's local-to-world now has a negative
     /// determinant (dynamic path only; see the module doc).
     Mirrored(bool),
+}
+
+/// The messages an existing proxy needs for the in-place part of
+/// `changes` (its `dynamic_data` and `visibility`): one [`SectionUpdate`]
+/// per updated section, carrying whole streams ([`render_streams`]), then
+/// the new visibility flags. Sent as one `Vec<ProcMeshProxyUpdate>`, this is
+/// what a [`ProceduralMeshComponent`](crate::ProceduralMeshComponent)'s
+/// per-frame dynamic-data snapshot holds. A change set naming a section the
+/// mesh does not have (from another mesh, or from before a clear) is an
+/// error.
+pub fn proxy_updates(mesh: &ProcMeshData, changes: &ChangeSet) -> Result<Vec<ProcMeshProxyUpdate>, ProcMeshError> {
+    let mut updates: Vec<ProcMeshProxyUpdate> = changes
+        .dynamic_data
+        .iter()
+        .map(|d| mesh.section_update(d.section, render_streams(d.attributes)).map(|u| ProcMeshProxyUpdate::Section(Box::new(u))))
+        .collect::<Result<_, _>>()?;
+    if !changes.visibility.is_empty() {
+        updates.push(ProcMeshProxyUpdate::Visibility(changes.visibility.iter().map(|&i| (i, mesh.is_mesh_section_visible(i))).collect()));
+    }
+    Ok(updates)
 }
 
 /// One section on the GPU (or about to be).

@@ -139,7 +139,7 @@ impl CookedCollision {
     /// The vertices of a cooked convex hull (a subset of the element's
     /// points: interior points are dropped), e.g. for debug drawing.
     pub fn convex_hull_points(&self, element: usize) -> Option<Vec<Vec3>> {
-        self.convex.get(element).map(|c| c.hull.points().iter().copied().collect())
+        self.convex.get(element).map(|c| c.hull.points().to_vec())
     }
 
     /// Whether simple queries use the triangle mesh (copied from the body
