@@ -110,6 +110,7 @@ pub use proxy::{
     IsmUpdate, CVAR_GPU_CULLING, CVAR_UE_MODE,
 };
 pub use render_state::{FlushOutcome, IsmRenderState};
+pub use stats::VISIBLE_INSTANCES_COUNTER;
 pub use transform::{validate_transform, TransformSpace};
 pub use tree_builder::ClusterTreeBuilder;
 pub use vertex_factory::{InstanceStreamData, InstancedVertexFactory, INSTANCED_VERTEX_FACTORY};
