@@ -16,7 +16,7 @@ use test_support::gltf_writer::*;
 
 fn engine() -> Engine {
     let mut engine = Engine::new(&EngineDesc { width: 64, height: 48, mode: RenderThreadMode::Inline, device: device_desc() }).unwrap();
-    engine.render_thread().set_cvar("r.Shadow.MapSize", "256").unwrap();
+    engine.render_thread().set_cvar(renderer::cvars::SHADOW_MAP_SIZE, "256").unwrap();
     let eye = Vec3::new(-4.0, 0.5, 1.0);
     engine
         .world

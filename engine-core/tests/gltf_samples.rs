@@ -30,7 +30,7 @@ fn sample(rel: &str) -> Option<PathBuf> {
 /// returns the image, the spawn and the world bounds.
 fn render(import: &GltfImport) -> (rhi_vulkan::Image, gltf::SpawnedScene, Bounds, Engine) {
     let mut engine = Engine::new(&EngineDesc { width: W, height: H, mode: RenderThreadMode::Inline, device: device_desc() }).unwrap();
-    engine.render_thread().set_cvar("r.Shadow.MapSize", "256").unwrap();
+    engine.render_thread().set_cvar(renderer::cvars::SHADOW_MAP_SIZE, "256").unwrap();
     let spawned = import.spawn(&mut engine.world).unwrap();
     let w = &mut engine.world;
     let mut bounds: Option<Bounds> = None;

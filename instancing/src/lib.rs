@@ -107,6 +107,7 @@ pub use proxy::{
     cull_view_for, instanced_mesh_for, register_cvars, CullPath, InstancedStaticMeshSceneProxy, IsmCustomData, IsmStats, IsmStatsSnapshot,
     IsmUpdate, CVAR_GPU_CULLING, CVAR_UE_MODE,
 };
+pub use stats::VISIBLE_INSTANCES_COUNTER;
 pub use transform::{validate_transform, TransformSpace};
 pub use tree_builder::ClusterTreeBuilder;
 pub use vertex_factory::{InstanceStreamData, InstancedVertexFactory, INSTANCED_VERTEX_FACTORY};

@@ -46,11 +46,13 @@
 //!
 //! ## Statistics
 //!
-//! The renderer cannot see GPU-side counts, so the proxy keeps its own in an
-//! [`IsmStats`] handle: instances, visible instances per view (exact on the
-//! CPU and UE paths; on the GPU path read from the frame's counters when
-//! the frame retires, naming it in `gpu_frame`) and the bytes of the last
-//! dynamic update.
+//! The renderer cannot see GPU-side counts, so the proxy reports its main
+//! view's visible instances into the frame's stats
+//! ([`crate::VISIBLE_INSTANCES_COUNTER`]; on the GPU path read from the
+//! frame's counters when the frame retires), and keeps its own figures in
+//! an [`IsmStats`] handle: instances, visible instances per view (exact on
+//! the CPU and UE paths; on the GPU path from the retired frame, naming it
+//! in `gpu_frame`) and the bytes of the last dynamic update.
 //!
 //! ## Files
 //!
@@ -79,6 +81,7 @@ use crate::culling::{CullDistances, CullView, DrawIndexedIndirectArgs, Frustum};
 use crate::error::{InstancingError, Result};
 use crate::hism::{HismTree, ProxyTree};
 use crate::mesh::{InstancedMesh, MeshLod, MeshSection};
+use crate::stats::VISIBLE_INSTANCES_COUNTER;
 pub use crate::stats::{CullPath, IsmStats, IsmStatsSnapshot};
 use crate::vertex_factory::{InstanceStreamData, InstancedVertexFactory, INSTANCED_VERTEX_FACTORY};
 use custom_data::CustomData;
@@ -479,7 +482,10 @@ impl InstancedStaticMeshSceneProxy {
             .collect()
     }
 
-    fn set_visible_stats(&self, path: CullPath, per_view: Vec<u64>, per_lod: Vec<u64>) {
+    /// Keeps this frame's visible counts (CPU paths: known now) and reports
+    /// the main view's into the frame's stats.
+    fn set_visible_stats(&self, collector: &mut MeshElementCollector<'_, '_>, path: CullPath, per_view: Vec<u64>, per_lod: Vec<u64>) {
+        collector.add_counter(VISIBLE_INSTANCES_COUNTER, per_view.first().copied().unwrap_or(0));
         let mut s = self.stats.lock();
         s.path = path;
         s.visible_per_view = per_view;

@@ -1,14 +1,25 @@
-//! What an instanced proxy reports about its frames ([`IsmStats`]).
+//! What an instanced proxy reports about its frames.
 //!
 //! The renderer's frame statistics count draws, not instances: the instance
-//! counts of an indirect draw are written by the GPU. So each proxy keeps
-//! its own figures in a handle shared with the game side (clone it before
-//! handing the proxy to the render thread) — the tests and the samples'
-//! `instances.total` / `instances.visible` read them.
+//! counts of an indirect draw are written by the GPU. So each proxy reports
+//! its main view's visible instances into the frame's stats as the counter
+//! [`VISIBLE_INSTANCES_COUNTER`] (`renderer::FrameStats::counter`) — when
+//! the frame is collected on the CPU paths, when it retires on the GPU path,
+//! so the figure is always the frame's own; the samples' `instances.visible`
+//! is that counter. Each proxy also keeps its own detailed figures
+//! ([`IsmStats`]: per view, per LOD, the path taken, update sizes) in a
+//! handle shared with the game side (clone it before handing the proxy to
+//! the render thread), for tests.
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::cluster_tree::TreeCullStats;
+
+/// The frame counter (`renderer::FrameStats::counters`) of the instances
+/// that survived culling in the frame's first view (the main camera),
+/// summed over the instanced proxies drawn — [`IsmStatsSnapshot::visible`]
+/// of each, for that frame.
+pub const VISIBLE_INSTANCES_COUNTER: &str = "instances.visible";
 
 /// How the last frame culled.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -172,7 +172,7 @@ pub use error::ParticleError;
 pub use materials::{renderer_blend_mode, sprite_material, sprite_material_shader, ParticleMaterials, SPRITE_MATERIAL_WGSL};
 pub use over_life::OverLife;
 pub use particle::{Particle, ParticleStore};
-pub use proxy::{ParticleSystemSceneProxy, DEFAULT_BOUNDS_HALF_EXTENT};
+pub use proxy::{ParticleSystemSceneProxy, DEFAULT_BOUNDS_HALF_EXTENT, LIVE_PARTICLES_COUNTER};
 /// The workspace's one RNG (PCG32), which the simulation draws from.
 pub use renderer::Rng;
 pub use snapshot_pool::{SnapshotPool, SnapshotReturner};

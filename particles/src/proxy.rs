@@ -16,6 +16,7 @@
 //! render thread  update_dynamic_data (keep snapshot) ◄─────────┘
 //!                frame: get_dynamic_mesh_elements
 //!                  per visible view × emitter: sort → upload → MeshBatch
+//!                  live particles drawn → the frame's stats
 //! ```
 //!
 //! * **Passes.** The batch's material decides: translucent and additive
@@ -37,6 +38,8 @@
 //!   local-to-world other than the identity
 //!   ([`ParticleSystemSceneProxy::with_local_to_world`]) reports its world
 //!   box in that frame.
+//! * **Stats.** The particles drawn in a frame go into its stats as the
+//!   counter [`LIVE_PARTICLES_COUNTER`] (the samples' `particles`).
 
 use std::any::Any;
 use std::sync::Mutex;
@@ -51,6 +54,11 @@ use crate::dynamic_data::{build_sprite_vertices_with, ParticleSpriteVertex, Part
 use crate::materials::ParticleMaterials;
 use crate::snapshot_pool::SnapshotReturner;
 use crate::sprite_vertex_factory::{QUAD_CORNERS, QUAD_INDICES, SPRITE_VERTEX_FACTORY};
+
+/// The frame counter (`renderer::FrameStats::counters`) of the live
+/// particles drawn, summed over the particle proxies: each emitter's
+/// particles count once when it is drawn in at least one view.
+pub const LIVE_PARTICLES_COUNTER: &str = "particles.live";
 
 /// Half the side of the box a proxy reports before it has seen a particle
 /// (around the origin it was given), in world units.
@@ -224,11 +232,14 @@ impl PrimitiveSceneProxy for ParticleSystemSceneProxy {
         let Some(quad) = self.quad else { return };
         let mut guard = self.scratch.lock().unwrap_or_else(|p| p.into_inner());
         let scratch = &mut *guard;
+        let mut drawn = 0u64;
         for emitter in self.data.emitters.iter().filter(|e| !e.is_empty()) {
             let material = self.materials.resolve(&emitter.material);
             // Only distance sorting depends on the view: otherwise one
             // upload serves every view.
             let mut shared: Option<(BufferHandle, u64)> = None;
+            // Whether the emitter is drawn in some view (its particles count once).
+            let mut counted = false;
             for (view_index, view) in views.iter().enumerate() {
                 if !visibility.get(view_index).copied().unwrap_or(false) {
                     continue;
@@ -248,6 +259,7 @@ impl PrimitiveSceneProxy for ParticleSystemSceneProxy {
                         s
                     }
                 };
+                counted = true;
                 collector.add_mesh(
                     view_index,
                     MeshBatch {
@@ -267,7 +279,11 @@ impl PrimitiveSceneProxy for ParticleSystemSceneProxy {
                     },
                 );
             }
+            if counted {
+                drawn += emitter.len() as u64;
+            }
         }
+        collector.add_counter(LIVE_PARTICLES_COUNTER, drawn);
     }
 
     fn update_dynamic_data(&mut self, data: Box<dyn Any + Send>, _ctx: &mut ProxyUpdateContext<'_>) -> rhi_vulkan::Result<()> {

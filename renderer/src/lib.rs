@@ -88,7 +88,7 @@ pub use scene::{
 };
 pub use scene_renderer::{DynamicBufferRing, FrameRequest, PreparedFrame, RetiredFrame, SceneRenderer, Stage};
 pub use static_mesh::{shapes, StaticMeshLod, StaticMeshRenderData, StaticMeshSceneProxy, StaticMeshSection};
-pub use stats::{FrameStats, PassStats, StageTimings};
+pub use stats::{FrameCounters, FrameStats, PassStats, StageTimings};
 pub use texture::{Texture2D, TextureFormat, TextureId, TextureLimits, TextureMips, TextureRegistry};
 pub use vertex_factory::{LocalVertex, VertexFactoryType, LOCAL_VERTEX_FACTORY, VERTEX_FACTORY_BIND_GROUP};
 pub use view::{SceneView, ViewFamily};

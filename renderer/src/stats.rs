@@ -2,6 +2,12 @@
 
 use crate::frame::Stage;
 use crate::mesh_pass::MeshPass;
+use std::collections::BTreeMap;
+
+/// Named counters of one frame (see [`FrameStats::counters`]): what proxies
+/// count that the renderer cannot (visible instances of a GPU cull, live
+/// particles drawn), by a name the reporting crate defines as a constant.
+pub type FrameCounters = BTreeMap<&'static str, u64>;
 
 /// One mesh pass's figures of a frame, summed over the views that draw it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -207,6 +213,13 @@ pub struct FrameStats {
     /// GPU when `render` returns (`r.FramesInFlight` > 1) has them 0 here;
     /// its complete stats come from `SceneRenderer::take_retired`.
     pub gpu_complete: bool,
+    /// Named counters proxies reported for this frame, summed over proxies:
+    /// during `collect_dynamic` ([`crate::MeshElementCollector::add_counter`])
+    /// and, for what the frame's GPU work counted, when the frame retires
+    /// ([`crate::RetiredFrameResults::add_counter`]) — so the latter are in
+    /// only once `gpu_complete` is. A counter nobody reported is absent
+    /// ([`Self::counter`] reads it as 0).
+    pub counters: FrameCounters,
 }
 
 impl FrameStats {
@@ -214,6 +227,16 @@ impl FrameStats {
     pub fn pass(&self, pass: MeshPass) -> PassStats {
         self.passes[pass.index()]
     }
+
+    /// The frame's counter `name` (see [`Self::counters`]); 0 when no proxy reported it.
+    pub fn counter(&self, name: &str) -> u64 {
+        self.counters.get(name).copied().unwrap_or(0)
+    }
+}
+
+/// Adds `value` to `counters[name]`.
+pub(crate) fn add_counter(counters: &mut FrameCounters, name: &'static str, value: u64) {
+    *counters.entry(name).or_default() += value;
 }
 
 #[cfg(test)]

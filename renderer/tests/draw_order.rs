@@ -27,8 +27,8 @@ const H: u32 = 96;
 fn run(mode: RenderThreadMode, parallel: bool, ground_buffers_first: bool) -> (FrameStats, rhi_vulkan::Image) {
     let mut rt = render_thread(mode);
     let flag = if parallel { "1" } else { "0" };
-    rt.set_cvar("r.MeshDrawCommands.ParallelPassSetup", flag).unwrap();
-    rt.set_cvar("r.RHICmdList.ParallelRecord", flag).unwrap();
+    rt.set_cvar(cvars::PARALLEL_PASS_SETUP, flag).unwrap();
+    rt.set_cvar(cvars::PARALLEL_RECORD, flag).unwrap();
     sun(&mut rt, false);
     let ground_material = rt.create_material(Material::colored(Vec4::new(0.5, 0.5, 0.48, 1.0))).unwrap();
     let cube_materials: Vec<MaterialId> = colors(3).into_iter().map(|m| rt.create_material(m).unwrap()).collect();

@@ -243,3 +243,62 @@ fn proxies_hear_of_each_frame_once_its_gpu_work_is_done_in_order() {
         assert_clean(&mut rt);
     }
 }
+
+/// The counters [`Counting`] reports: one when collected, one from the
+/// frame's GPU memory when the frame retires.
+const COLLECTED: &str = "test.collected";
+const RETIRED: &str = "test.retired";
+
+/// A dynamic primitive that draws nothing and counts into each frame's
+/// stats: `COLLECTED` = its frame's number + 1 while collected, and
+/// `RETIRED` = 10 × its frame's number, written into the frame's memory
+/// and read back when the frame retires (as a GPU cull's count is).
+struct Counting {
+    frames: std::sync::atomic::AtomicU64,
+}
+
+impl PrimitiveSceneProxy for Counting {
+    fn local_bounds(&self) -> Bounds {
+        Bounds::from_box(Vec3::splat(-1.0), Vec3::splat(1.0))
+    }
+    fn view_relevance(&self, _: &SceneView) -> ViewRelevance {
+        ViewRelevance { draw: true, dynamic_relevance: true, opaque: true, ..Default::default() }
+    }
+    fn get_dynamic_mesh_elements(&self, _views: &[&SceneView], _visibility: &[bool], collector: &mut MeshElementCollector<'_, '_>) {
+        let n = self.frames.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        collector.add_counter(COLLECTED, n + 1);
+        let (buffer, offset) = collector.upload(&(10 * n).to_le_bytes()).unwrap();
+        collector.when_retired(move |r| {
+            let bytes = r.read_buffer(buffer, offset, 8).unwrap();
+            r.add_counter(RETIRED, u64::from_le_bytes(bytes.try_into().unwrap()));
+        });
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+#[test]
+fn counters_proxies_report_reach_the_stats_of_their_frame_summed() {
+    for fif in [1, 3] {
+        let mut rt = render_thread_in_flight(RenderThreadMode::Threaded, 3, fif);
+        for _ in 0..2 {
+            rt.add_primitive(Box::new(Counting { frames: Default::default() }), Mat4::IDENTITY).unwrap();
+        }
+        let fam = family(vec![top_view(8.0)]);
+        for _ in 0..6 {
+            rt.render_frame(FrameRequest { family: fam.clone(), read_back: false, execute: true }).unwrap();
+        }
+        let retired = rt.finish_frames().unwrap();
+        assert_eq!(retired.len(), 6, "{fif}");
+        for f in &retired {
+            let (s, n) = (&f.stats, f.stats.frame);
+            assert!(s.gpu_complete);
+            assert_eq!(s.counter(COLLECTED), 2 * (n + 1), "{fif}: frame {n}: both proxies' counts, summed: {:?}", s.counters);
+            assert_eq!(s.counter(RETIRED), 2 * 10 * n, "{fif}: frame {n}: the read-back counts are the frame's own: {:?}", s.counters);
+            assert_eq!(s.counter("test.nobody"), 0);
+        }
+        assert_eq!(rt.last_stats().unwrap().map(|s| s.counter(RETIRED)), Some(2 * 10 * 5), "{fif}: the last frame's, complete");
+        assert_clean(&mut rt);
+    }
+}

@@ -54,7 +54,7 @@ fn every_pass_that_draws_has_gpu_time_and_together_they_fit_in_the_frames() {
         assert!(sum <= t.gpu + 1e-3, "passes {sum} ms within the frame's {} ms", t.gpu);
     }
     // Wireframe: one pass, timed too.
-    rt.set_cvar("r.Wireframe", "1").unwrap();
+    rt.set_cvar(cvars::WIREFRAME, "1").unwrap();
     let (stats, _) = frame(&mut rt, &family);
     assert!(stats.pass(MeshPass::Wireframe).draws > 0);
     assert!(stats.timings.gpu_pass(MeshPass::Wireframe) > 0.0, "{:?}", stats.timings);

@@ -23,7 +23,7 @@ fn ortho() -> SceneView {
 
 fn rt() -> RenderThread {
     let mut rt = render_thread(RenderThreadMode::Threaded);
-    rt.set_cvar("r.Tonemapper", "0").unwrap();
+    rt.set_cvar(cvars::TONEMAPPER, "0").unwrap();
     rt
 }
 

@@ -23,14 +23,14 @@ fn a_thousand_cubes_of_one_material_merge_into_one_draw_and_match_unmerged() {
     assert_eq!(merged.pass(MeshPass::DepthPrepass).draws, 1);
     assert_eq!(merged.pass(MeshPass::ShadowDepth).draws, 1);
     assert_eq!(merged.triangles, 12_000);
-    rt.set_cvar("r.MeshDrawCommands.DynamicInstancing", "0").unwrap();
+    rt.set_cvar(cvars::DYNAMIC_INSTANCING, "0").unwrap();
     let (unmerged, unmerged_img) = frame(&mut rt, &fam);
     assert_eq!(unmerged.pass(MeshPass::Base), PassStats { mesh_draw_commands: 1000, draws: 1000, instances: 1000, indirect_draws: 0 });
     assert_images_equal(&merged_img, &unmerged_img, "merged vs unmerged");
     // The same scene forced through the dynamic path (the general gather/sort/merge)
     // gives the cached path's draws, in the same order, and the same image.
-    rt.set_cvar("r.MeshDrawCommands.DynamicInstancing", "1").unwrap();
-    rt.set_cvar("r.MeshDrawCommands.ForceDynamicPath", "1").unwrap();
+    rt.set_cvar(cvars::DYNAMIC_INSTANCING, "1").unwrap();
+    rt.set_cvar(cvars::FORCE_DYNAMIC_PATH, "1").unwrap();
     let (forced, forced_img) = frame(&mut rt, &fam);
     assert_eq!(forced.draw_list_digest, merged.draw_list_digest);
     assert_eq!(forced.dynamic_commands_built, 3000, "depth, shadow and base for each cube");
@@ -191,8 +191,8 @@ fn primitives_outside_the_frustum_are_neither_counted_nor_drawn() {
 fn threading_run(mode: RenderThreadMode, parallel: bool) -> (FrameStats, rhi_vulkan::Image) {
     let mut rt = render_thread(mode);
     let flag = if parallel { "1" } else { "0" };
-    rt.set_cvar("r.MeshDrawCommands.ParallelPassSetup", flag).unwrap();
-    rt.set_cvar("r.RHICmdList.ParallelRecord", flag).unwrap();
+    rt.set_cvar(cvars::PARALLEL_PASS_SETUP, flag).unwrap();
+    rt.set_cvar(cvars::PARALLEL_RECORD, flag).unwrap();
     sun(&mut rt, true);
     let mats: Vec<MaterialId> = colors(3).into_iter().map(|m| rt.create_material(m).unwrap()).collect();
     cube_grid(&mut rt, 600, &mats, 1.0);
@@ -300,7 +300,7 @@ fn a_cube_above_a_plane_shadows_it() {
     let shadowed = img.pixel(sx, sy);
     assert!(luminance(lit) > luminance(shadowed) + 90, "lit {lit:?} vs shadowed {shadowed:?}");
     // Without shadows the same spot is lit.
-    rt.set_cvar("r.Shadow.Enable", "0").unwrap();
+    rt.set_cvar(cvars::SHADOW_ENABLE, "0").unwrap();
     let (no_shadow_stats, img2) = frame(&mut rt, &fam);
     assert_eq!(no_shadow_stats.pass(MeshPass::ShadowDepth).draws, 0);
     assert!(luminance(img2.pixel(sx, sy)) > luminance(shadowed) + 90);
@@ -334,7 +334,7 @@ fn wireframe_views_draw_only_the_wireframe_pass() {
     sun(&mut rt, false);
     let m = rt.create_material(Material::colored(Vec4::new(0.5, 0.5, 0.5, 1.0))).unwrap();
     cube_grid(&mut rt, 16, &[m], 2.0);
-    rt.set_cvar("r.Wireframe", "1").unwrap();
+    rt.set_cvar(cvars::WIREFRAME, "1").unwrap();
     let (stats, img) = frame(&mut rt, &family(vec![top_view(20.0)]));
     assert_eq!(stats.pass(MeshPass::Base).draws, 0);
     assert_eq!(stats.pass(MeshPass::Wireframe).draws, 1);
@@ -375,7 +375,7 @@ fn bad_transforms_and_cvars_are_rejected_before_anything_is_queued() {
         Err(RendererError::InvalidTransform { .. })
     ));
     assert!(matches!(rt.set_cvar("r.NoSuchThing", "1"), Err(RendererError::UnknownCvar(_))));
-    assert!(matches!(rt.set_cvar("r.Wireframe", "sometimes"), Err(RendererError::InvalidCvarValue { .. })));
+    assert!(matches!(rt.set_cvar(cvars::WIREFRAME, "sometimes"), Err(RendererError::InvalidCvarValue { .. })));
     assert_eq!(rt.with_context(|ctx| ctx.scene.num_primitives()).unwrap(), 0);
     assert!(matches!(
         StaticMeshRenderData::new(vec![StaticMeshLod::single_section(shapes::cube(1.0).vertices, vec![0, 1, 99])]),

@@ -10,8 +10,8 @@ use renderer::*;
 #[test]
 fn every_stage_is_timed_and_traced_with_worker_tasks() {
     let mut rt = render_thread(RenderThreadMode::Threaded);
-    rt.set_cvar("r.MeshDrawCommands.ParallelPassSetup", "1").unwrap();
-    rt.set_cvar("r.RHICmdList.ParallelRecord", "1").unwrap();
+    rt.set_cvar(cvars::PARALLEL_PASS_SETUP, "1").unwrap();
+    rt.set_cvar(cvars::PARALLEL_RECORD, "1").unwrap();
     sun(&mut rt, true);
     let materials: Vec<MaterialId> = colors(3).into_iter().map(|m| rt.create_material(m).unwrap()).collect();
     cube_grid(&mut rt, 400, &materials, 1.0);

@@ -39,3 +39,19 @@ pub const DEFAULT_LOG_FILTER: &str = "warn";
 pub fn init_logging() {
     let _ = env_logger::Builder::from_env(env_logger::Env::default().default_filter_or(DEFAULT_LOG_FILTER)).try_init();
 }
+
+/// The `main` of every sample: parses its options `O` from the command line
+/// (clap prints a clear message and exits with code 2 on a bad one) and
+/// runs `run` with them ([`exit_on_error`]).
+pub fn main<O: clap::Parser>(name: &str, run: impl FnOnce(&O) -> anyhow::Result<()>) {
+    exit_on_error(name, run(&O::parse()));
+}
+
+/// On an error, prints `name: error: its causes` to stderr and exits with
+/// code 1 (for a sample that parses its options itself; see [`main`]).
+pub fn exit_on_error(name: &str, result: anyhow::Result<()>) {
+    if let Err(e) = result {
+        eprintln!("{name}: {e:#}");
+        std::process::exit(1);
+    }
+}

@@ -114,8 +114,9 @@ mod tests {
 
     #[test]
     fn cvars_need_a_name_and_a_value() {
-        assert_eq!(parse_cvar("r.Wireframe=1"), Ok(("r.Wireframe".into(), "1".into())));
-        assert!(parse_cvar("r.Wireframe").is_err());
+        use renderer::cvars::WIREFRAME;
+        assert_eq!(parse_cvar(&format!("{WIREFRAME}=1")), Ok((WIREFRAME.into(), "1".into())));
+        assert!(parse_cvar(WIREFRAME).is_err());
         assert!(parse_cvar("=1").is_err());
         assert!(parse_cvar("r.X=").is_err());
     }

@@ -12,7 +12,7 @@ use std::sync::Arc;
 pub fn render_thread(mode: RenderThreadMode) -> RenderThread {
     let mut rt = RenderThread::new(&device_desc(), mode).expect("a Vulkan device (run `cargo xtask test`)");
     assert_validation_enabled(&mut rt);
-    rt.set_cvar("r.Shadow.MapSize", "256").expect("the shadow map size cvar");
+    rt.set_cvar(renderer::cvars::SHADOW_MAP_SIZE, "256").expect("the shadow map size cvar");
     rt
 }
 

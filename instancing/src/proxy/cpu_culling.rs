@@ -94,7 +94,7 @@ impl InstancedStaticMeshSceneProxy {
                 collector.add_mesh(vi, self.batch(d, (buffer, 0), n, None));
             }
         }
-        self.set_visible_stats(CullPath::UeMode, per_view, per_lod);
+        self.set_visible_stats(collector, CullPath::UeMode, per_view, per_lod);
     }
 
     /// HISM: one view through the cluster tree (flat before the first
@@ -158,7 +158,7 @@ impl InstancedStaticMeshSceneProxy {
             }
         }
         let path = if self.hierarchical { CullPath::CpuTree } else { CullPath::Cpu };
-        self.set_visible_stats(path, per_view, per_lod);
+        self.set_visible_stats(collector, path, per_view, per_lod);
         self.stats.lock().tree_cull = tree_stats;
         Ok(())
     }

@@ -28,7 +28,7 @@ use std::sync::MutexGuard;
 use super::{InstancedStaticMeshSceneProxy, ViewCull, MAX_DRAWS};
 use crate::bounds::max_scale;
 use crate::error::Result;
-use crate::stats::CullPath;
+use crate::stats::{CullPath, VISIBLE_INSTANCES_COUNTER};
 use crate::vertex_factory::InstanceStreamData;
 
 const WORKGROUP: u32 = 256;
@@ -166,9 +166,11 @@ impl InstancedStaticMeshSceneProxy {
         }
     }
 
-    /// Has this frame's visible counts read into the stats once its GPU
-    /// work has finished (its ring memory, where the counters are, is
-    /// intact until its slot is reused, which is after that), naming the frame.
+    /// Has this frame's visible counts read once its GPU work has finished
+    /// (its ring memory, where the counters are, is intact until its slot
+    /// is reused, which is after that): the main view's into the frame's
+    /// stats ([`VISIBLE_INSTANCES_COUNTER`]), all of them into the proxy's
+    /// [`crate::IsmStats`], naming the frame.
     fn stats_when_retired(&self, collector: &mut MeshElementCollector<'_, '_>, views: usize, controls: Vec<(usize, (BufferHandle, u64))>) {
         let stats = self.stats.clone();
         let lods = self.culling_mesh.lod_count();
@@ -190,6 +192,7 @@ impl InstancedStaticMeshSceneProxy {
                     per_lod[l] += x;
                 }
             }
+            r.add_counter(VISIBLE_INSTANCES_COUNTER, per_view.first().copied().unwrap_or(0));
             let mut s = stats.lock();
             s.path = CullPath::Gpu;
             s.visible_per_view = per_view;

@@ -10,6 +10,7 @@ use crate::gpu_work::GpuWork;
 use crate::mesh_pass::*;
 use crate::scene::{flags, MeshElementCollector, RetireCallback, Scene};
 use crate::scene_renderer::SceneRenderer;
+use crate::stats::FrameCounters;
 use crate::view::SceneView;
 use rhi_vulkan::Device;
 use rustc_hash::FxHashMap as HashMap;
@@ -68,6 +69,8 @@ pub(crate) struct DynamicElements<'s> {
     pub built: u64,
     /// What proxies asked to run when the frame's GPU work has finished.
     pub on_retired: Vec<RetireCallback>,
+    /// The counters proxies reported (`FrameStats::counters`).
+    pub counters: FrameCounters,
     /// The compute work proxies declared, in primitive order, for
     /// `gpu_prepare` to record.
     pub gpu_work: Vec<GpuWork>,
@@ -98,6 +101,7 @@ impl SceneRenderer {
             lists: HashMap::default(),
             built: 0,
             on_retired: Vec::new(),
+            counters: FrameCounters::new(),
             gpu_work: Vec::new(),
         };
         let view_refs: Vec<&SceneView> = v.views.iter().collect();
@@ -111,6 +115,7 @@ impl SceneRenderer {
                 gpu_work,
                 cvars,
                 on_retired: &mut out.on_retired,
+                counters: &mut out.counters,
             };
             if scene.flags[s.index()] & flags::DYNAMIC != 0 {
                 proxy.get_dynamic_mesh_elements(&view_refs, vis_flags, &mut collector);

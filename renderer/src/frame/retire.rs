@@ -4,8 +4,10 @@
 //! into their stats — oldest first: all of them with `r.FramesInFlight=1`
 //! or when the image is read back, otherwise those the GPU has finished.
 //! Before a frame begins, the oldest are retired until fewer than
-//! `r.FramesInFlight` are on the GPU. On a lost device the frames in flight
-//! are abandoned, never waited for (`abandon_if_lost`).
+//! `r.FramesInFlight` are on the GPU. At its retire, proxies' callbacks
+//! read the frame's GPU results and may add counters to its stats. On a
+//! lost device the frames in flight are abandoned, never waited for
+//! (`abandon_if_lost`).
 
 use super::ms;
 use super::{DynamicElements, InitViews, PassDrawList};
@@ -115,9 +117,10 @@ impl SceneRenderer {
         f.stats.timings.gpu_wait = ms(f.submitted_at, Instant::now());
         f.stats.timings.set_gpu(timestamps.as_ref(), f.lists);
         f.stats.gpu_complete = true;
-        let results = RetiredFrameResults { device, frame: f.stats.frame, value: f.submission.value };
+        // GPU-produced figures go into the stats of the frame they describe.
+        let mut results = RetiredFrameResults { device, frame: f.stats.frame, value: f.submission.value, counters: &mut f.stats.counters };
         for callback in f.on_retired {
-            callback(&results);
+            callback(&mut results);
         }
         let image = match f.image {
             Some(p) => {
@@ -174,6 +177,7 @@ pub(crate) fn frame_stats(frame: u64, scene: &Scene, v: &InitViews, elements: &D
         materials_live: scene.materials.live() as u64,
         textures_live: scene.textures.live() as u64,
         texture_bytes_uploaded: scene.textures.bytes_uploaded,
+        counters: elements.counters.clone(),
         ..Default::default()
     };
     let mut hasher = std::collections::hash_map::DefaultHasher::new();

@@ -7,6 +7,7 @@
 use crate::gpu_work::GpuWork;
 use crate::math::Bounds;
 use crate::mesh_pass::MeshBatch;
+use crate::stats::{add_counter, FrameCounters};
 use crate::view::SceneView;
 use glam::Vec4;
 use rhi_vulkan::{BufferDesc, BufferHandle, BufferUsage, Device};
@@ -48,17 +49,21 @@ pub struct MeshElementCollector<'a, 'f> {
     pub(crate) gpu_work: Option<&'f mut Vec<GpuWork>>,
     pub(crate) cvars: &'a crate::cvars::ConsoleVariables,
     pub(crate) on_retired: &'a mut Vec<RetireCallback>,
+    pub(crate) counters: &'a mut FrameCounters,
 }
 
 /// A frame whose GPU work has finished, handed to the callbacks of
 /// [`MeshElementCollector::when_retired`]: what the frame's GPU work wrote
-/// (GPU culling's visible counts) can be read now, and belongs to `frame`.
+/// (GPU culling's visible counts) can be read now, belongs to `frame`, and
+/// goes into that frame's stats through [`Self::add_counter`].
 pub struct RetiredFrameResults<'a> {
     /// The device, to read what the frame's GPU work wrote.
     pub device: &'a Device,
     /// The frame's number (`FrameStats::frame`).
     pub frame: u64,
     pub(crate) value: u64,
+    /// The frame's counters (`FrameStats::counters`), not yet delivered.
+    pub(crate) counters: &'a mut FrameCounters,
 }
 
 impl RetiredFrameResults<'_> {
@@ -69,10 +74,17 @@ impl RetiredFrameResults<'_> {
     pub fn read_buffer(&self, buffer: BufferHandle, offset: u64, len: u64) -> rhi_vulkan::Result<Vec<u8>> {
         self.device.read_buffer_after(buffer, offset, len, self.value)
     }
+
+    /// Adds `value` to the frame's counter `name` in its stats
+    /// ([`crate::FrameStats::counters`], summed over proxies) — a figure the
+    /// frame's GPU work produced, delivered with the frame it describes.
+    pub fn add_counter(&mut self, name: &'static str, value: u64) {
+        add_counter(self.counters, name, value);
+    }
 }
 
 /// See [`MeshElementCollector::when_retired`].
-pub(crate) type RetireCallback = Box<dyn FnOnce(&RetiredFrameResults<'_>) + Send + Sync>;
+pub(crate) type RetireCallback = Box<dyn FnOnce(&mut RetiredFrameResults<'_>) + Send + Sync>;
 
 impl<'a, 'f> MeshElementCollector<'a, 'f> {
     /// Adds a batch for the view at `view_index`.
@@ -94,6 +106,16 @@ impl<'a, 'f> MeshElementCollector<'a, 'f> {
     /// The console variables of this frame.
     pub fn cvars(&self) -> &crate::cvars::ConsoleVariables {
         self.cvars
+    }
+
+    /// Adds `value` to this frame's counter `name` in its stats
+    /// ([`crate::FrameStats::counters`], summed over proxies): what the proxy
+    /// counted that the renderer cannot (live particles drawn). Name it with
+    /// a constant of the reporting crate. A count the frame's GPU work
+    /// produces goes in when the frame retires instead
+    /// ([`RetiredFrameResults::add_counter`] in [`Self::when_retired`]).
+    pub fn add_counter(&mut self, name: &'static str, value: u64) {
+        add_counter(self.counters, name, value);
     }
 
     /// Whether this frame records GPU work: false when it is only prepared,
@@ -122,9 +144,10 @@ impl<'a, 'f> MeshElementCollector<'a, 'f> {
     /// finished (with `r.FramesInFlight` > 1, while later frames are being
     /// recorded), before the frame's slot and its [`Self::upload`] memory
     /// are reused: how GPU-produced results (counts written by compute) are
-    /// delivered with the frame they belong to. Not called for a frame that
-    /// is not submitted.
-    pub fn when_retired(&mut self, f: impl FnOnce(&RetiredFrameResults<'_>) + Send + Sync + 'static) {
+    /// delivered with the frame they belong to — into its stats through
+    /// [`RetiredFrameResults::add_counter`]. Not called for a frame that is
+    /// not submitted.
+    pub fn when_retired(&mut self, f: impl FnOnce(&mut RetiredFrameResults<'_>) + Send + Sync + 'static) {
         self.on_retired.push(Box::new(f));
     }
 }

@@ -83,8 +83,8 @@ pub fn render_thread_in_flight(mode: RenderThreadMode, slots: u32, frames_in_fli
     let desc = rhi_vulkan::DeviceDesc { frames_in_flight: slots, ..test_support::device_desc() };
     let mut rt = RenderThread::new(&desc, mode).expect("a Vulkan device");
     test_support::assert_validation_enabled(&mut rt);
-    rt.set_cvar("r.Shadow.MapSize", "256").unwrap();
-    rt.set_cvar("r.FramesInFlight", &frames_in_flight.to_string()).unwrap();
+    rt.set_cvar(cvars::SHADOW_MAP_SIZE, "256").unwrap();
+    rt.set_cvar(cvars::FRAMES_IN_FLIGHT, &frames_in_flight.to_string()).unwrap();
     rt
 }
 

@@ -38,11 +38,7 @@ struct Options {
 }
 
 fn main() {
-    let o = Options::parse();
-    if let Err(e) = run(&o) {
-        eprintln!("gltf: {e:#}");
-        std::process::exit(1);
-    }
+    samples::main("gltf", run);
 }
 
 /// The camera's direction from the model's centre: its front (+X after the

@@ -23,11 +23,7 @@ struct Options {
 }
 
 fn main() {
-    let options = Options::parse();
-    if let Err(e) = run(&options) {
-        eprintln!("hello: {e:#}");
-        std::process::exit(1);
-    }
+    samples::main("hello", run);
 }
 
 fn run(options: &Options) -> anyhow::Result<()> {

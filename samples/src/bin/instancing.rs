@@ -12,15 +12,17 @@
 //!   built in the background, culled per cluster on the CPU.
 //!
 //! Both are lit by a shadow-casting directional light. The stats'
-//! `instances` are summed over the components' `IsmStats` (visible: the
-//! main view's, as the GPU cull last read back).
+//! `instances.total` is summed over the components; `instances.visible` is
+//! the main view's visible instances of the last frame, which the proxies
+//! count into that frame's stats (`instancing::VISIBLE_INSTANCES_COUNTER`;
+//! on the GPU path read back from the GPU cull when the frame retires).
 
 use clap::Parser;
 use engine_core::*;
 use glam::{Affine3A, Quat, Vec3, Vec4};
-use instancing::{InstancedStaticMeshComponent, InstancedStaticMeshSceneProxy, TransformSpace, MAX_INSTANCES};
+use instancing::{InstancedStaticMeshComponent, TransformSpace, MAX_INSTANCES};
 use renderer::{shapes, LocalVertex, Material, MaterialId, StaticMeshLod, StaticMeshSection};
-use samples::{runner, CommonOptions, InstanceStats};
+use samples::{runner, CommonOptions};
 use std::sync::Arc;
 use test_support::Rng;
 
@@ -47,11 +49,7 @@ struct Options {
 }
 
 fn main() {
-    let o = Options::parse();
-    if let Err(e) = run(&o) {
-        eprintln!("{NAME}: {e:#}");
-        std::process::exit(1);
-    }
+    samples::main(NAME, run);
 }
 
 fn hash3(p: Vec3, seed: u64) -> f32 {
@@ -259,26 +257,14 @@ fn forest(engine: &mut Engine, k: u32, hism: bool) -> anyhow::Result<Vec<Compone
     Ok(ids)
 }
 
-/// Instances and main-view visible instances, summed over the components.
-fn instance_stats(engine: &mut Engine, ids: &[ComponentId]) -> anyhow::Result<InstanceStats> {
-    let pids: Vec<_> = ids.iter().map(|id| engine.world.primitive_id(*id)).collect::<Result<Vec<_>, _>>()?.into_iter().flatten().collect();
-    let total: u64 = ids
-        .iter()
-        .map(|id| engine.world.with_component_mut(*id, |c: &mut InstancedStaticMeshComponent| c.instance_count() as u64))
-        .collect::<Result<Vec<_>, _>>()?
-        .into_iter()
-        .sum();
-    // The frames rendered so far finished on the GPU: the counts are the
-    // newest frame's (the GPU cull's arrive when its frame retires).
-    engine.flush()?;
-    let visible = engine.render_thread().with_context(move |ctx| {
-        pids.iter()
-            .filter_map(|pid| ctx.scene.proxy(*pid))
-            .filter_map(|p| p.as_any().downcast_ref::<InstancedStaticMeshSceneProxy>())
-            .map(|p| p.stats().snapshot().visible())
-            .sum::<u64>()
-    })?;
-    Ok(InstanceStats { total, visible })
+/// Instances in the components (`instances.total`; the visible ones come
+/// from the frame's stats, counted by the proxies).
+fn instances_total(engine: &Engine, ids: &[ComponentId]) -> anyhow::Result<u64> {
+    let mut total = 0;
+    for id in ids {
+        total += engine.world.component::<InstancedStaticMeshComponent>(*id)?.instance_count() as u64;
+    }
+    Ok(total)
 }
 
 fn run(o: &Options) -> anyhow::Result<()> {
@@ -288,12 +274,7 @@ fn run(o: &Options) -> anyhow::Result<()> {
     } else {
         forest(&mut engine, o.instances.unwrap_or(100_000), o.hism)?
     };
-    let frames = o.common.frame_count();
-    runner::run(NAME, &o.common, &mut engine, |engine, frame, _dt| {
-        // Read the proxies' figures once, before the last frame (reading
-        // syncs with the render thread).
-        let instances = if frame + 1 == frames { instance_stats(engine, &ids)? } else { InstanceStats::default() };
-        Ok(runner::SampleFigures { instances, ..Default::default() })
-    })?;
-    Ok(())
+    runner::run(NAME, &o.common, &mut engine, |engine, _, _| {
+        Ok(runner::SampleFigures { instances_total: instances_total(engine, &ids)?, ..Default::default() })
+    })
 }

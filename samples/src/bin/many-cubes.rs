@@ -73,11 +73,7 @@ fn parse_distance(s: &str) -> Result<f32, String> {
 }
 
 fn main() {
-    let o = Options::parse();
-    if let Err(e) = run(&o) {
-        eprintln!("many-cubes: {e:#}");
-        std::process::exit(1);
-    }
+    samples::main("many-cubes", run);
 }
 
 fn run(o: &Options) -> anyhow::Result<()> {

@@ -33,11 +33,7 @@ struct Options {
 }
 
 fn main() {
-    let o = Options::parse();
-    if let Err(e) = run(&o) {
-        eprintln!("materials: {e:#}");
-        std::process::exit(1);
-    }
+    samples::main("materials", run);
 }
 
 /// A colour set per instance, every frame.

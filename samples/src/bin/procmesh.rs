@@ -36,11 +36,7 @@ const WATER: usize = 4;
 const MONOLITH: usize = 5;
 
 fn main() {
-    let o = Options::parse();
-    if let Err(e) = run(&o) {
-        eprintln!("procmesh: {e:#}");
-        std::process::exit(1);
-    }
+    samples::main("procmesh", run);
 }
 
 /// The terrain's height at `(x, y)`: rolling hills, a ridge, a bay.

@@ -169,12 +169,9 @@ fn main() {
         .mut_arg("height", |a| a.default_value("64"));
     let o = Options::from_arg_matches(&command.get_matches()).unwrap_or_else(|e| e.exit());
     match run(&o) {
-        Ok(true) => {}
+        // The report has said what failed.
         Ok(false) => std::process::exit(1),
-        Err(e) => {
-            eprintln!("{NAME}: {e:#}");
-            std::process::exit(1);
-        }
+        result => samples::exit_on_error(NAME, result.map(drop)),
     }
 }
 
