@@ -568,8 +568,10 @@ fn each_bad_file_is_its_typed_error_naming_the_path_and_the_world_is_unchanged()
     let import = gltf::import_slice(&material_file().to_gltf(), None).unwrap();
     assert!(matches!(import.spawn_scene(&mut world, Some(5)), Err(GltfError::UnknownScene(5))));
     let huge = edit(&|w| {
-        w.json["nodes"][0]["scale"] = json!([1e30, 1e30, 1e30]);
-        w.push("nodes", json!({ "scale": [1e30, 1e30, 1e30], "children": [0] }));
+        // Each node's own transform is usable (scale 1e12: determinant
+        // 1e36); their product's determinant overflows.
+        w.json["nodes"][0]["scale"] = json!([1e12, 1e12, 1e12]);
+        w.push("nodes", json!({ "scale": [1e12, 1e12, 1e12], "children": [0] }));
         w.json["scenes"][0]["nodes"] = json!([1]);
     });
     let import = gltf::import_slice(&huge, None).unwrap();

@@ -21,8 +21,8 @@ fn render_thread_in_flight(frames_in_flight: u32) -> RenderThread {
     let mut rt = RenderThread::new(&desc, RenderThreadMode::Threaded).expect("a Vulkan device");
     test_support::assert_validation_enabled(&mut rt);
     register_cvars(&mut rt).unwrap();
-    rt.set_cvar("r.Shadow.MapSize", "256").unwrap();
-    rt.set_cvar("r.FramesInFlight", &frames_in_flight.to_string()).unwrap();
+    rt.set_cvar(renderer::cvars::SHADOW_MAP_SIZE, "256").unwrap();
+    rt.set_cvar(renderer::cvars::FRAMES_IN_FLIGHT, &frames_in_flight.to_string()).unwrap();
     rt
 }
 

@@ -254,7 +254,7 @@ fn wireframe_draws_procedural_sections_on_both_paths() {
     for options in [DYNAMIC, STATIC] {
         let (mut world, red, blue) = lit_world(RenderThreadMode::Threaded);
         spawn(&mut world, two_sections(red, blue), Transform::IDENTITY, options);
-        rt(&mut world).set_cvar("r.Wireframe", "1").unwrap();
+        rt(&mut world).set_cvar(renderer::cvars::WIREFRAME, "1").unwrap();
         let (stats, image) = frame(rt(&mut world));
         assert_eq!(stats.pass(MeshPass::Base).draws, 0, "{options:?}");
         assert_eq!(stats.pass(MeshPass::Wireframe).draws, 2, "{options:?}");
