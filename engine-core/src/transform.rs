@@ -39,7 +39,8 @@ impl Transform {
     /// workspace's one rule for transforms ([`renderer::check_transform`]:
     /// non-finite, flat, or too large to invert).
     pub fn invalid_reason(&self) -> Option<String> {
-        if !(self.rotation.length_squared() >= 1e-12) {
+        let rotation_len2 = self.rotation.length_squared();
+        if !rotation_len2.is_finite() || rotation_len2 < 1e-12 {
             return Some(format!("zero or non-finite rotation quaternion {:?}", self.rotation));
         }
         renderer::check_transform(&self.to_mat4()).err().map(|problem| format!("{problem}: {self:?}"))
