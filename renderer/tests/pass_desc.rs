@@ -55,7 +55,7 @@ fn a_pass_registered_through_its_desc_alone_renders() {
     let (before, plain) = render_cubes();
     assert!(!plain.rgba8.chunks(4).any(|p| p == MAGENTA), "nothing is magenta without the pass");
 
-    let pass = register_pass(&*HIGHLIGHT).unwrap();
+    let pass = register_pass(&HIGHLIGHT).unwrap();
     assert_eq!(pass.name(), "highlight");
     assert_eq!(pass.index(), MeshPass::COUNT, "after the built-in passes");
     assert!(passes::all().any(|p| p == pass));
@@ -84,7 +84,7 @@ fn a_pass_registered_through_its_desc_alone_renders() {
 
     // A second pass of the same name is refused; the table is unchanged.
     let count = passes::all().count();
-    assert!(matches!(register_pass(&*HIGHLIGHT), Err(RendererError::DuplicatePass(n)) if n == "highlight"));
+    assert!(matches!(register_pass(&HIGHLIGHT), Err(RendererError::DuplicatePass(n)) if n == "highlight"));
     assert_eq!(passes::all().count(), count);
 
     // The table holds MeshPass::MAX passes; one more is refused and changes nothing.
