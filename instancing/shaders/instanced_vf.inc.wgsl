@@ -61,14 +61,16 @@ fn vf_fetch(input: VertexFactoryInput) -> FactoryVertex {
     // the instance matrix itself keeps the direction for rotations and
     // uniform scale (UE does the same) and the renormalisation handles length.
     let component_normal = instance_transform_vector(input, input.normal.xyz);
-    var v: FactoryVertex;
-    v.world_position = (primitive.local_to_world * vec4<f32>(component_position, 1.0)).xyz;
-    v.world_normal = normalize((primitive.local_to_world * vec4<f32>(component_normal, 0.0)).xyz);
-    let component_tangent = instance_transform_vector(input, input.tangent_x.xyz);
-    v.world_tangent = vec4<f32>((primitive.local_to_world * vec4<f32>(component_tangent, 0.0)).xyz, input.tangent_x.w);
-    v.color = input.color;
-    v.uv0 = input.uv0;
-    v.primitive_id = draw.primitive_id;
+    let component_tangent = vec4<f32>(instance_transform_vector(input, input.tangent_x.xyz), input.tangent_x.w);
+    var v = mesh_factory_vertex(
+        draw.primitive_id,
+        primitive.local_to_world,
+        component_position,
+        component_normal,
+        component_tangent,
+        input.color,
+        input.uv0,
+    );
     v.instance_id = input.instance_id;
     v.custom = vec4<f32>(input.instance_custom.xyz, input.instance_random_fade.x);
     v.custom1 = vec4<f32>(input.instance_custom.w, 0.0, 0.0, 0.0);

@@ -53,28 +53,19 @@ fn vf_fetch(input: VertexFactoryInput) -> FactoryVertex {
     let ry = c * axis_y - s * axis_x;
     let offset = input.corner * input.size;
 
-    var v: FactoryVertex;
-    v.world_position = input.position + offset.x * rx + offset.y * ry;
-    v.world_normal = normal;
+    let world_position = input.position + offset.x * rx + offset.y * ry;
     // U runs along the sprite's x axis, V down its y axis; the binormal
     // (cross(normal, tangent) = ry) points to the image's top, as the
     // tangent-space convention wants (see `shading_normal`).
-    v.world_tangent = vec4<f32>(rx, 1.0);
-    v.color = input.color;
-    v.uv0 = vec2<f32>(input.corner.x + 0.5, 0.5 - input.corner.y);
-    v.primitive_id = draw.primitive_id;
+    let uv0 = vec2<f32>(input.corner.x + 0.5, 0.5 - input.corner.y);
+    var v = factory_vertex(draw.primitive_id, world_position, normal, vec4<f32>(rx, 1.0), input.color, uv0);
     // For materials: relative time, sub-image index.
     v.custom = vec4<f32>(input.misc.x, input.misc.y, 0.0, 0.0);
-    v.instance_id = 0u;
-    v.fade = 1.0;
     return v;
 }
 
 // Custom floats: the particle's relative time (0) and sub-image index (1);
 // 0 past them.
 fn vf_custom_data(in: MaterialInput, index: u32) -> f32 {
-    if (index < 4u) {
-        return in.custom[index];
-    }
-    return 0.0;
+    return custom_vec4_data(in, index);
 }

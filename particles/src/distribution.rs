@@ -48,46 +48,22 @@ pub trait DistributionValue: Copy + PartialEq + std::fmt::Debug + Serialize + De
     fn zero() -> Self;
 }
 
-impl DistributionValue for f32 {
-    fn components(&self) -> Vec<f32> {
-        vec![*self]
-    }
-    #[inline]
-    fn lerp(a: Self, b: Self, t: f32) -> Self {
-        a + (b - a) * t
-    }
-    fn uniform(min: Self, max: Self, rng: &mut Rng) -> Self {
-        rng.range_f32(min, max)
-    }
-    fn scale(a: Self, b: Self) -> Self {
-        a * b
-    }
-    fn sub(a: Self, b: Self) -> Self {
-        a - b
-    }
-    #[inline(always)]
-    fn madd(a: Self, f: f32, b: Self) -> Self {
-        a * f + b
-    }
-    fn zero() -> Self {
-        0.0
-    }
-}
-
-macro_rules! impl_vector_value {
-    ($ty:ty, $($c:ident),+) => {
+/// Implements [`DistributionValue`] for `$ty`: the arithmetic is its own
+/// operators' for every type; what differs (its components, how a uniform
+/// draws it, its zero) comes as closure-like arguments.
+macro_rules! impl_distribution_value {
+    ($ty:ty, zero: $zero:expr, |$v:ident| $components:expr, |$min:ident, $max:ident, $rng:ident| $uniform:expr) => {
         impl DistributionValue for $ty {
             fn components(&self) -> Vec<f32> {
-                self.to_array().to_vec()
+                let $v = self;
+                $components
             }
             #[inline]
             fn lerp(a: Self, b: Self, t: f32) -> Self {
                 a + (b - a) * t
             }
-            fn uniform(min: Self, max: Self, rng: &mut Rng) -> Self {
-                // Components in declaration order, so the stream of random
-                // numbers a vector consumes is fixed.
-                <$ty>::new($(rng.range_f32(min.$c, max.$c)),+)
+            fn uniform($min: Self, $max: Self, $rng: &mut Rng) -> Self {
+                $uniform
             }
             fn scale(a: Self, b: Self) -> Self {
                 a * b
@@ -100,9 +76,19 @@ macro_rules! impl_vector_value {
                 a * f + b
             }
             fn zero() -> Self {
-                <$ty>::ZERO
+                $zero
             }
         }
+    };
+}
+
+impl_distribution_value!(f32, zero: 0.0, |v| vec![*v], |min, max, rng| rng.range_f32(min, max));
+
+macro_rules! impl_vector_value {
+    ($ty:ty, $($c:ident),+) => {
+        // Components in declaration order, so the stream of random numbers a
+        // vector consumes is fixed.
+        impl_distribution_value!($ty, zero: <$ty>::ZERO, |v| v.to_array().to_vec(), |min, max, rng| <$ty>::new($(rng.range_f32(min.$c, max.$c)),+));
     };
 }
 impl_vector_value!(Vec2, x, y);

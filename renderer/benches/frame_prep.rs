@@ -28,28 +28,22 @@
 //! cached path's ns per primitive (its range over the same pairs).
 //! Writes `target/bench/renderer.json` for `cargo xtask bench`.
 
-use criterion::{criterion_group, Criterion};
+use criterion::{criterion_group, criterion_main, Criterion};
 use glam::{Vec3, Vec4};
 use renderer::*;
-use rhi_vulkan::{Device, DeviceDesc, Rect, Validation};
+use rhi_vulkan::Rect;
 use std::time::{Duration, Instant};
 use test_support::bench::quick;
-use test_support::bench::{paired, write_rows, Arm, Row};
+use test_support::bench::{paired, write_rows, Arm, GridScene, Row};
 
 const SIDE: usize = 400; // 400 x 400 = 160,000
 const MATERIALS: usize = 8;
 const W: u32 = 1280;
 const H: u32 = 720;
 
-struct Setup {
-    device: Device,
-    scene: Scene,
-    renderer: SceneRenderer,
-    family: ViewFamily,
-}
+type Setup = GridScene;
 
 fn setup() -> Setup {
-    let device = Device::new(&DeviceDesc { validation: Validation::Disabled, ..Default::default() }).unwrap();
     let mut scene = Scene::default();
     for m in 0..MATERIALS {
         let t = m as f32 / MATERIALS as f32;
@@ -66,12 +60,7 @@ fn setup() -> Setup {
             }),
         )
         .unwrap();
-    test_support::bench::cube_grid(&mut scene, SIDE, |i| MaterialId((i % MATERIALS) as u32 + 1));
-    let mut renderer = SceneRenderer::new(&device);
-    renderer.update_scene(&device, &mut scene).unwrap();
-    // High enough to see the whole grid.
-    let family = test_support::bench::grid_family(W, H);
-    Setup { device, scene, renderer, family }
+    GridScene::new(scene, SIDE, |i| MaterialId((i % MATERIALS) as u32 + 1), W, H)
 }
 
 fn cvars(force_dynamic: bool, parallel: bool) -> ConsoleVariables {
@@ -338,8 +327,4 @@ fn bench(crit: &mut Criterion) {
 }
 
 criterion_group!(benches, bench);
-
-fn main() {
-    benches();
-    Criterion::default().configure_from_args().final_summary();
-}
+criterion_main!(benches);

@@ -19,10 +19,10 @@
 
 use glam::Vec4;
 use renderer::*;
-use rhi_vulkan::{BufferDesc, BufferUsage, Device, DeviceDesc, Format, SamplerDesc, TextureData, TextureDesc, Validation};
+use rhi_vulkan::{BufferDesc, BufferUsage, Device, Format, SamplerDesc, TextureData, TextureDesc};
 use std::time::Instant;
 use test_support::bench::quick;
-use test_support::bench::{paired, write_rows, Arm, Row};
+use test_support::bench::{paired, write_rows, Arm, GridScene, Row};
 
 const SIDE: usize = 400;
 const PARENTS: usize = 8;
@@ -31,10 +31,7 @@ const W: u32 = 1280;
 const H: u32 = 720;
 
 struct Setup {
-    device: Device,
-    scene: Scene,
-    renderer: SceneRenderer,
-    family: ViewFamily,
+    grid: GridScene,
     /// The materials the cubes cycle through.
     materials: Vec<MaterialId>,
     /// The next new material slot, and destroyed ids' slots in their next
@@ -54,7 +51,6 @@ fn parent(k: usize) -> Material {
 
 /// 160k cubes over `materials` (cycled); `materials` made by `make`.
 fn setup(instanced: bool) -> Setup {
-    let device = Device::new(&DeviceDesc { validation: Validation::Disabled, ..Default::default() }).unwrap();
     let mut scene = Scene::default();
     let mut next_slot = 1;
     let mut materials = Vec::new();
@@ -74,11 +70,8 @@ fn setup(instanced: bool) -> Setup {
             materials.push(inst);
         }
     }
-    test_support::bench::cube_grid(&mut scene, SIDE, |i| materials[i % materials.len()]);
-    let mut renderer = SceneRenderer::new(&device);
-    renderer.update_scene(&device, &mut scene).unwrap();
-    let family = test_support::bench::grid_family(W, H);
-    Setup { device, scene, renderer, family, materials, next_slot, free: Vec::new() }
+    let grid = GridScene::new(scene, SIDE, |i| materials[i % materials.len()], W, H);
+    Setup { grid, materials, next_slot, free: Vec::new() }
 }
 
 fn cvars() -> ConsoleVariables {
@@ -89,15 +82,15 @@ fn cvars() -> ConsoleVariables {
 
 fn prepare_ms(s: &mut Setup, c: &ConsoleVariables) -> f64 {
     let t = Instant::now();
-    s.renderer.prepare(&s.device, &s.scene, c, &s.family).unwrap();
+    s.grid.renderer.prepare(&s.grid.device, &s.grid.scene, c, &s.grid.family).unwrap();
     t.elapsed().as_secs_f64() * 1e3
 }
 
 /// One discarded frame (every CPU stage, no GPU work): its stats and ms.
 fn frame(s: &mut Setup, c: &ConsoleVariables) -> (FrameStats, f64) {
-    let request = FrameRequest { family: s.family.clone(), read_back: false, execute: false };
+    let request = FrameRequest { family: s.grid.family.clone(), read_back: false, execute: false };
     let t = Instant::now();
-    let (stats, _) = s.renderer.render(&s.device, &mut s.scene, c, &request).unwrap();
+    let (stats, _) = s.grid.renderer.render(&s.grid.device, &mut s.grid.scene, c, &request).unwrap();
     (stats, t.elapsed().as_secs_f64() * 1e3)
 }
 
@@ -110,7 +103,7 @@ fn create_instances(s: &mut Setup, n: usize) -> Vec<MaterialId> {
                 s.next_slot += 1;
                 MaterialId(s.next_slot - 1)
             });
-            s.scene.set_material_instance(id, MaterialInstance::of(MaterialId(1)).with_scalar("rough", j as f32 / n as f32)).unwrap();
+            s.grid.scene.set_material_instance(id, MaterialInstance::of(MaterialId(1)).with_scalar("rough", j as f32 / n as f32)).unwrap();
             id
         })
         .collect()
@@ -176,7 +169,7 @@ fn main() {
             created_rebuilt = created_rebuilt.max(stats.cached_commands_built);
             created_pipelines = created_pipelines.max(stats.pipelines_created);
             for id in ids {
-                inst.scene.remove_material(id).unwrap();
+                inst.grid.scene.remove_material(id).unwrap();
                 inst.free.push(MaterialId::new(id.slot(), id.generation() + 1).unwrap());
             }
             frame(&mut inst, &c);
@@ -186,18 +179,19 @@ fn main() {
     });
     // 3. One parameter of 1,000 instances per frame.
     let targets: Vec<MaterialId> = inst.materials[..1000].to_vec();
-    assert!(targets.iter().all(|m| inst.scene.materials.is_instance(*m)));
+    assert!(targets.iter().all(|m| inst.grid.scene.materials.is_instance(*m)));
     let mut changed = FrameStats::default();
     for f in 0..3 {
         for (k, &m) in targets.iter().enumerate() {
-            inst.scene
+            inst.grid
+                .scene
                 .set_material_parameter(m, "tint", ParameterValue::Vector(Vec4::new(f as f32 / 3.0, k as f32 / 1000.0, 0.5, 1.0)))
                 .unwrap();
         }
         changed = frame(&mut inst, &c).0;
     }
     // 4. Texture upload with mips vs. a plain buffer upload.
-    let (tex_mb_s, buf_mb_s) = upload_mb_s(&inst.device);
+    let (tex_mb_s, buf_mb_s) = upload_mb_s(&inst.grid.device);
     println!(
         "materials: prep {:.2} ms with 1,024 instances vs {:.2} ms with 8 materials ({:.2}x, {:.1} ns/primitive); base draws {base_draws} (8 materials: {}); creating 1,000 instances: frame {:.2} vs {:.2} ms ({:.2}x), {created_rebuilt} commands rebuilt, {created_pipelines} pipelines; 1,000 parameter changes: {} commands, {} pipelines, {} bytes; {} instances changed; texture upload with mips {tex_mb_s:.0} MB/s vs buffer {buf_mb_s:.0} MB/s",
         prep.measured.median,

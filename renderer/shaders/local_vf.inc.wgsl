@@ -16,29 +16,19 @@ struct VertexFactoryInput {
 
 fn vf_fetch(input: VertexFactoryInput) -> FactoryVertex {
     let primitive = scene_primitive(input.primitive_id);
-    var v: FactoryVertex;
-    v.world_position = (primitive.local_to_world * vec4<f32>(input.position, 1.0)).xyz;
-    v.world_normal = normalize((primitive.local_to_world * vec4<f32>(input.normal.xyz, 0.0)).xyz);
     // A mirroring transform flips the binormal's handedness.
     let m = mat3x3<f32>(primitive.local_to_world[0].xyz, primitive.local_to_world[1].xyz, primitive.local_to_world[2].xyz);
     let mirrored = select(1.0, -1.0, determinant(m) < 0.0);
-    v.world_tangent = vec4<f32>((primitive.local_to_world * vec4<f32>(input.tangent_x.xyz, 0.0)).xyz, input.tangent_x.w * mirrored);
-    v.color = input.color;
-    v.uv0 = input.uv0;
+    let tangent = vec4<f32>(input.tangent_x.xyz, input.tangent_x.w * mirrored);
+    var v = mesh_factory_vertex(input.primitive_id, primitive.local_to_world, input.position, input.normal.xyz, tangent, input.color, input.uv0);
     v.uv1 = input.uv1;
     v.uv2 = input.uv2;
     v.uv3 = input.uv3;
-    v.primitive_id = input.primitive_id;
     v.custom = primitive.custom;
-    v.instance_id = 0u;
-    v.fade = 1.0;
     return v;
 }
 
 // The primitive's custom vec4 (`PrimitiveData.custom`): floats 0..3.
 fn vf_custom_data(in: MaterialInput, index: u32) -> f32 {
-    if (index < 4u) {
-        return in.custom[index];
-    }
-    return 0.0;
+    return custom_vec4_data(in, index);
 }

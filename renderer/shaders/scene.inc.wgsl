@@ -104,6 +104,46 @@ struct FactoryVertex {
     fade: f32,
 }
 
+// The FactoryVertex every factory's `vf_fetch` starts from: what each one
+// sets, the rest zero (no UV1-3, no custom data, instance 0) and opaque
+// (fade 1), for the factory to fill in.
+fn factory_vertex(
+    primitive_id: u32,
+    world_position: vec3<f32>,
+    world_normal: vec3<f32>,
+    world_tangent: vec4<f32>,
+    color: vec4<f32>,
+    uv0: vec2<f32>,
+) -> FactoryVertex {
+    var v: FactoryVertex;
+    v.world_position = world_position;
+    v.world_normal = world_normal;
+    v.world_tangent = world_tangent;
+    v.color = color;
+    v.uv0 = uv0;
+    v.primitive_id = primitive_id;
+    v.fade = 1.0;
+    return v;
+}
+
+// `factory_vertex` of a mesh vertex (`tangent`: xyz, the binormal sign in
+// w) placed in the world by `local_to_world`: the local and instanced
+// factories' transform.
+fn mesh_factory_vertex(
+    primitive_id: u32,
+    local_to_world: mat4x4<f32>,
+    position: vec3<f32>,
+    normal: vec3<f32>,
+    tangent: vec4<f32>,
+    color: vec4<f32>,
+    uv0: vec2<f32>,
+) -> FactoryVertex {
+    let world_position = (local_to_world * vec4<f32>(position, 1.0)).xyz;
+    let world_normal = normalize((local_to_world * vec4<f32>(normal, 0.0)).xyz);
+    let world_tangent = vec4<f32>((local_to_world * vec4<f32>(tangent.xyz, 0.0)).xyz, tangent.w);
+    return factory_vertex(primitive_id, world_position, world_normal, world_tangent, color, uv0);
+}
+
 struct MaterialInput {
     world_position: vec3<f32>,
     world_normal: vec3<f32>,
@@ -128,6 +168,15 @@ struct MaterialInput {
 // factory any of the instance's custom floats). Materials call this.
 fn custom_data(in: MaterialInput, index: u32) -> f32 {
     return vf_custom_data(in, index);
+}
+
+// `vf_custom_data` of the factories whose custom floats are the four of
+// `MaterialInput.custom` (the local and sprite factories); 0 past them.
+fn custom_vec4_data(in: MaterialInput, index: u32) -> f32 {
+    if (index < 4u) {
+        return in.custom[index];
+    }
+    return 0.0;
 }
 
 struct MaterialOutput {

@@ -15,29 +15,29 @@ use std::collections::HashMap;
 /// Smallest chunk worth a secondary of its own.
 const MIN_DRAWS_PER_CHUNK: usize = 64;
 
+/// The frame's resources every pass binds: group 0 (view uniforms, GPU
+/// scene, materials) and group 1 (the shadow map and its sampler).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct PassResources {
+    pub uniforms: BufferHandle,
+    pub gpu_scene: BufferHandle,
+    pub materials: BufferHandle,
+    pub shadow_map: TextureHandle,
+    pub shadow_sampler: SamplerHandle,
+}
+
 /// Bind groups of the frame, created on first use and shared by every
 /// secondary (per-frame allocation; see `rhi_vulkan`'s descriptor module).
 pub(crate) struct PassBindings<'f, 'd> {
     frame: &'f Frame<'d>,
-    uniforms: BufferHandle,
-    gpu_scene: BufferHandle,
-    materials: BufferHandle,
-    shadow_map: TextureHandle,
-    shadow_sampler: SamplerHandle,
+    resources: PassResources,
     views: HashMap<usize, BindGroup>,
     lighting: Option<BindGroup>,
 }
 
 impl<'f, 'd> PassBindings<'f, 'd> {
-    pub fn new(
-        frame: &'f Frame<'d>,
-        uniforms: BufferHandle,
-        gpu_scene: BufferHandle,
-        materials: BufferHandle,
-        shadow_map: TextureHandle,
-        shadow_sampler: SamplerHandle,
-    ) -> Self {
-        Self { frame, uniforms, gpu_scene, materials, shadow_map, shadow_sampler, views: HashMap::new(), lighting: None }
+    pub fn new(frame: &'f Frame<'d>, resources: PassResources) -> Self {
+        Self { frame, resources, views: HashMap::new(), lighting: None }
     }
 
     fn view_group(&mut self, view: usize, pipeline: PipelineHandle) -> Result<BindGroup> {
@@ -45,15 +45,22 @@ impl<'f, 'd> PassBindings<'f, 'd> {
             return Ok(*g);
         }
         let offset = view as u64 * crate::frame_resources::VIEW_UNIFORM_SIZE;
-        let pages = crate::scene::gpu_scene::page_ranges(self.frame.device().buffer_desc(self.gpu_scene)?.size);
-        let page = |p: usize| BindingResource::BufferRange { buffer: self.gpu_scene, offset: pages[p].0, size: pages[p].1 };
+        let pages = crate::scene::gpu_scene::page_ranges(self.frame.device().buffer_desc(self.resources.gpu_scene)?.size);
+        let page = |p: usize| BindingResource::BufferRange { buffer: self.resources.gpu_scene, offset: pages[p].0, size: pages[p].1 };
         let g = self.frame.create_bind_group(
             pipeline,
             0,
             &[
-                (0, BindingResource::BufferRange { buffer: self.uniforms, offset, size: crate::frame_resources::VIEW_UNIFORM_SIZE }),
+                (
+                    0,
+                    BindingResource::BufferRange {
+                        buffer: self.resources.uniforms,
+                        offset,
+                        size: crate::frame_resources::VIEW_UNIFORM_SIZE,
+                    },
+                ),
                 (1, page(0)),
-                (2, BindingResource::Buffer(self.materials)),
+                (2, BindingResource::Buffer(self.resources.materials)),
                 (3, page(1)),
                 (4, page(2)),
                 (5, page(3)),
@@ -70,7 +77,7 @@ impl<'f, 'd> PassBindings<'f, 'd> {
         let g = self.frame.create_bind_group(
             pipeline,
             1,
-            &[(0, BindingResource::Texture(self.shadow_map)), (1, BindingResource::Sampler(self.shadow_sampler))],
+            &[(0, BindingResource::Texture(self.resources.shadow_map)), (1, BindingResource::Sampler(self.resources.shadow_sampler))],
         )?;
         self.lighting = Some(g);
         Ok(g)

@@ -9,39 +9,31 @@ use common::*;
 use glam::Vec4;
 use renderer::passes::*;
 use renderer::*;
-use rhi_vulkan::{CompareOp, PolygonMode};
+use std::sync::LazyLock;
 
-const OUTLINE_WGSL: &str = "
-@vertex
-fn vs_main(input: VertexFactoryInput) -> @builtin(position) vec4<f32> {
-    let v = vf_fetch(input);
-    return view.view_proj * vec4<f32>(v.world_position, 1.0);
-}
-
+/// The pass's own fragment shader, after the depth prepass's vertex shader.
+const MAGENTA_WGSL: &str = "
 @fragment
 fn fs_main() -> @location(0) vec4<f32> {
     return vec4<f32>(1.0, 0.0, 1.0, 1.0);
 }
 ";
 
-/// Paints every visible opaque surface magenta, after the built-in passes.
-static HIGHLIGHT: PassDesc = PassDesc {
-    name: "highlight",
-    views: PassViews::Main,
-    takes: |_, blend| !blend.is_translucent(),
-    material: PassMaterial::Default,
-    shader: OUTLINE_WGSL,
-    masked_shader: OUTLINE_WGSL,
-    fragment: PassFragment::Always,
-    depth: PassDepth { write: false, compare: CompareOp::LessEqual, bias: None },
-    blend: PassBlend::None,
-    cull_none: false,
-    polygon_mode: PolygonMode::Fill,
-    sort: SortMode::ByState,
-    target: PassTarget::SceneColor,
-    lighting: false,
-    counts_triangles: false,
-};
+/// Paints every visible opaque surface magenta, after the built-in passes:
+/// the base pass's geometry and depth test, with the default material, no
+/// lighting and its own WGSL.
+static HIGHLIGHT: LazyLock<PassDesc> = LazyLock::new(|| {
+    let wgsl: &'static str = Box::leak(format!("{}{MAGENTA_WGSL}", DEPTH_PREPASS.shader).into_boxed_str());
+    PassDesc {
+        name: "highlight",
+        material: PassMaterial::Default,
+        shader: wgsl,
+        masked_shader: wgsl,
+        lighting: false,
+        counts_triangles: false,
+        ..BASE
+    }
+});
 
 const MAGENTA: [u8; 4] = [255, 0, 255, 255];
 
@@ -98,10 +90,10 @@ fn a_pass_registered_through_its_desc_alone_renders() {
     // The table holds MeshPass::MAX passes; one more is refused and changes nothing.
     for i in count..MeshPass::MAX {
         let name: &'static str = Box::leak(format!("unused {i}").into_boxed_str());
-        let unused: &'static PassDesc = Box::leak(Box::new(PassDesc { name, views: PassViews::Shadow, takes: |_, _| false, ..HIGHLIGHT }));
+        let unused: &'static PassDesc = Box::leak(Box::new(PassDesc { name, views: PassViews::Shadow, takes: |_, _| false, ..*HIGHLIGHT }));
         assert_eq!(register_pass(unused).unwrap().index(), i);
     }
-    let extra: &'static PassDesc = Box::leak(Box::new(PassDesc { name: "one too many", ..HIGHLIGHT }));
+    let extra: &'static PassDesc = Box::leak(Box::new(PassDesc { name: "one too many", ..*HIGHLIGHT }));
     assert!(matches!(register_pass(extra), Err(RendererError::PassTableFull(n)) if n == MeshPass::MAX));
     assert_eq!(passes::all().count(), MeshPass::MAX);
     assert!(passes::all().all(|p| p.name() != "one too many"));

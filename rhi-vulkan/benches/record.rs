@@ -14,7 +14,7 @@
 //! ratio of the pairs with its range (goal ≤ 1.1×, judged on the median).
 
 use ash::vk;
-use criterion::{criterion_group, Criterion};
+use criterion::{criterion_group, criterion_main, Criterion};
 use rhi_vulkan::*;
 use std::time::{Duration, Instant};
 use test_support::bench::quick;
@@ -32,7 +32,7 @@ struct Setup {
 }
 
 fn setup() -> Setup {
-    let device = Device::new(&DeviceDesc { validation: Validation::Disabled, ..Default::default() }).unwrap();
+    let device = test_support::bench::device();
     let grid = QuadGrid::new(&device, Format::Rgba8Unorm, 16, 16).unwrap();
     let color = device.create_texture(&TextureDesc::render_target("bench", 256, 256, Format::Rgba8Unorm)).unwrap();
     Setup { device, grid, color }
@@ -275,8 +275,4 @@ fn bench(c: &mut Criterion) {
 }
 
 criterion_group!(benches, bench);
-
-fn main() {
-    benches();
-    Criterion::default().configure_from_args().final_summary();
-}
+criterion_main!(benches);

@@ -145,6 +145,22 @@ pub struct GraphicsPipelineDesc {
     pub color_targets: Vec<ColorTargetState>,
 }
 
+impl GraphicsPipelineDesc {
+    /// `shader`'s `vs_main` and `fs_main` drawing into one `color_format`
+    /// target without blending: no vertex streams, no depth, the default
+    /// primitive state. Add the rest with struct update syntax.
+    pub fn color(shader: ShaderHandle, color_format: Format) -> Self {
+        Self {
+            vertex: ShaderStageDesc::new(shader, "vs_main"),
+            fragment: Some(ShaderStageDesc::new(shader, "fs_main")),
+            vertex_buffers: vec![],
+            primitive: PrimitiveState::default(),
+            depth: None,
+            color_targets: vec![ColorTargetState { format: color_format, blend: None }],
+        }
+    }
+}
+
 /// A compute pipeline's description; the cache key.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct ComputePipelineDesc {

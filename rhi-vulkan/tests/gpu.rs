@@ -110,16 +110,7 @@ fn a_64_mib_buffer_round_trips_through_staging() {
 fn a_triangle_lands_where_clip_space_says_with_the_image_upright() {
     let device = new_device();
     let shader = device.create_shader("triangle.wgsl", include_str!("../shaders/triangle.wgsl")).unwrap();
-    let pipeline = device
-        .create_graphics_pipeline(&GraphicsPipelineDesc {
-            vertex: ShaderStageDesc::new(shader, "vs_main"),
-            fragment: Some(ShaderStageDesc::new(shader, "fs_main")),
-            vertex_buffers: vec![],
-            primitive: PrimitiveState::default(),
-            depth: None,
-            color_targets: vec![ColorTargetState { format: Format::Rgba8Unorm, blend: None }],
-        })
-        .unwrap();
+    let pipeline = device.create_graphics_pipeline(&GraphicsPipelineDesc::color(shader, Format::Rgba8Unorm)).unwrap();
     let params = device
         .create_buffer_init(
             &BufferDesc::gpu_only("params", 16, BufferUsage::UNIFORM),
@@ -190,28 +181,7 @@ fn the_pipeline_cache_returns_the_same_pipeline_for_equal_descriptions() {
     // Each QuadGrid compiles its own shader module, so the descriptions differ...
     assert_ne!(a.pipeline, b.pipeline);
     // ...while equal descriptions hit the cache.
-    let desc = |format| GraphicsPipelineDesc {
-        vertex: ShaderStageDesc::new(shader, "vs_main"),
-        fragment: Some(ShaderStageDesc::new(shader, "fs_main")),
-        vertex_buffers: vec![
-            VertexBufferLayout {
-                stride: 8,
-                step_mode: VertexStepMode::Vertex,
-                attributes: vec![VertexAttribute { location: 0, format: VertexFormat::Float32x2, offset: 0 }],
-            },
-            VertexBufferLayout {
-                stride: 24,
-                step_mode: VertexStepMode::Instance,
-                attributes: vec![
-                    VertexAttribute { location: 1, format: VertexFormat::Float32x2, offset: 0 },
-                    VertexAttribute { location: 2, format: VertexFormat::Float32x4, offset: 8 },
-                ],
-            },
-        ],
-        primitive: PrimitiveState::default(),
-        depth: None,
-        color_targets: vec![ColorTargetState { format, blend: None }],
-    };
+    let desc = |format| QuadGrid::pipeline_desc(shader, format);
     let p1 = device.create_graphics_pipeline(&desc(Format::Rgba8Unorm)).unwrap();
     let p2 = device.create_graphics_pipeline(&desc(Format::Rgba8Unorm)).unwrap();
     let p3 = device.create_graphics_pipeline(&desc(Format::Bgra8Unorm)).unwrap();
@@ -259,14 +229,7 @@ fn bad_descriptions_are_errors_not_panics() {
     assert!(matches!(device.write_buffer(b2, 2, &[0; 4]), Err(RhiError::InvalidDesc(_))), "out of range");
     // A vertex shader input no stream provides.
     let grid_shader = device.create_shader("quad_grid.wgsl", QUAD_GRID_WGSL).unwrap();
-    let missing = device.create_graphics_pipeline(&GraphicsPipelineDesc {
-        vertex: ShaderStageDesc::new(grid_shader, "vs_main"),
-        fragment: Some(ShaderStageDesc::new(grid_shader, "fs_main")),
-        vertex_buffers: vec![],
-        primitive: PrimitiveState::default(),
-        depth: None,
-        color_targets: vec![ColorTargetState { format: Format::Rgba8Unorm, blend: None }],
-    });
+    let missing = device.create_graphics_pipeline(&GraphicsPipelineDesc::color(grid_shader, Format::Rgba8Unorm));
     assert!(matches!(missing, Err(RhiError::InvalidDesc(ref m)) if m.contains("location 0")), "{missing:?}");
     assert_eq!(device.counts().pipelines, 0);
     assert_clean(&device.validation());

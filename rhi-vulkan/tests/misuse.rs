@@ -23,6 +23,31 @@ fn pass(texture: TextureHandle) -> RenderingDesc {
     }
 }
 
+/// A quad grid of `cols` × `rows` instances on `device` and a color target to draw it into.
+fn grid_and_target(device: &Device, cols: u32, rows: u32) -> (QuadGrid, TextureHandle) {
+    (QuadGrid::new(device, Format::Rgba8Unorm, cols, rows).unwrap(), target(device))
+}
+
+/// Ends the frame's open pass and submits it.
+fn end_and_submit(mut frame: Frame<'_>) {
+    frame.cmd().end_rendering().unwrap();
+    frame.submit().unwrap();
+}
+
+/// Waits for the device, then checks the validation layer reported nothing.
+fn finish(device: &Device) {
+    device.wait_idle().unwrap();
+    assert_clean(device);
+}
+
+/// [`finish`] for a test that drew [`grid_and_target`]'s grid: frees both first.
+fn finish_grid(device: &Device, grid: QuadGrid, color: TextureHandle) {
+    device.wait_idle().unwrap();
+    grid.destroy(device);
+    device.destroy_texture(color);
+    assert_clean(device);
+}
+
 fn is_state_err<T: std::fmt::Debug>(r: Result<T>) -> bool {
     matches!(r, Err(RhiError::InvalidState(_)))
 }
@@ -45,8 +70,7 @@ fn ready_to_draw<'d>(device: &'d Device, grid: &QuadGrid, color: TextureHandle) 
 #[test]
 fn draws_dispatches_and_pass_ends_need_their_state() {
     let device = device();
-    let grid = QuadGrid::new(&device, Format::Rgba8Unorm, 2, 2).unwrap();
-    let color = target(&device);
+    let (grid, color) = grid_and_target(&device, 2, 2);
     let mut frame = device.begin_frame().unwrap();
     let cmd = frame.cmd();
     // Nothing open, nothing bound.
@@ -83,19 +107,14 @@ fn draws_dispatches_and_pass_ends_need_their_state() {
     // The device goes on working.
     let mut frame = ready_to_draw(&device, &grid, color);
     frame.cmd().draw(6, 1, 0, 0).unwrap();
-    frame.cmd().end_rendering().unwrap();
-    frame.submit().unwrap();
-    device.wait_idle().unwrap();
-    grid.destroy(&device);
-    device.destroy_texture(color);
-    assert_clean(&device);
+    end_and_submit(frame);
+    finish_grid(&device, grid, color);
 }
 
 #[test]
 fn draw_ranges_stay_inside_the_bound_buffers() {
     let device = device();
-    let grid = QuadGrid::new(&device, Format::Rgba8Unorm, 2, 2).unwrap();
-    let color = target(&device);
+    let (grid, color) = grid_and_target(&device, 2, 2);
     let index =
         device.create_buffer_init(&BufferDesc::gpu_only("indices", 24, BufferUsage::INDEX), bytemuck_u32(&[0, 1, 2, 3, 4, 5])).unwrap();
     let indirect = device
@@ -130,15 +149,11 @@ fn draw_ranges_stay_inside_the_bound_buffers() {
     assert!(is_desc_err(cmd.set_viewport(Rect::new(1, 0, u32::MAX, 10))), "viewport past the limits");
     assert!(is_desc_err(cmd.set_scissor(Rect::new(i32::MAX, 0, 10, 10))), "scissor offset + extent overflows");
     assert!(is_desc_err(cmd.set_scissor(Rect::new(-1, 0, 10, 10))), "negative scissor offset");
-    cmd.end_rendering().unwrap();
-    frame.submit().unwrap();
-    device.wait_idle().unwrap();
+    end_and_submit(frame);
     for b in [index, indirect] {
         device.destroy_buffer(b);
     }
-    grid.destroy(&device);
-    device.destroy_texture(color);
-    assert_clean(&device);
+    finish_grid(&device, grid, color);
 }
 
 fn bytemuck_u32(v: &[u32]) -> &[u8] {
@@ -173,16 +188,14 @@ fn copies_and_fills_check_their_ranges_without_overflow() {
     device.destroy_buffer(a);
     device.destroy_buffer(b);
     device.destroy_texture(tex);
-    device.wait_idle().unwrap();
-    assert_clean(&device);
+    finish(&device);
 }
 
 #[test]
 fn secondaries_run_once_in_the_pass_they_were_recorded_for() {
     let device = device();
     let other_device = self::device();
-    let grid = QuadGrid::new(&device, Format::Rgba8Unorm, 2, 2).unwrap();
-    let color = target(&device);
+    let (grid, color) = grid_and_target(&device, 2, 2);
     let rgba = RenderingLayout { color_formats: vec![Format::Rgba8Unorm], depth_format: None };
     let bgra = RenderingLayout { color_formats: vec![Format::Bgra8Unorm], depth_format: None };
     // Recorded on another device, in its frame 0 like ours: only the device tells them apart.
@@ -213,12 +226,8 @@ fn secondaries_run_once_in_the_pass_they_were_recorded_for() {
     assert!(is_desc_err(cmd.execute_secondaries(std::slice::from_ref(&foreign))));
     cmd.execute_secondaries(std::slice::from_ref(&a)).unwrap();
     assert!(is_desc_err(cmd.execute_secondaries(std::slice::from_ref(&a))), "executed twice");
-    cmd.end_rendering().unwrap();
-    frame.submit().unwrap();
-    device.wait_idle().unwrap();
-    grid.destroy(&device);
-    device.destroy_texture(color);
-    assert_clean(&device);
+    end_and_submit(frame);
+    finish_grid(&device, grid, color);
     assert_clean(&other_device);
 }
 
@@ -255,12 +264,8 @@ fn pipeline(device: &Device, name: &str, wgsl: &str) -> PipelineHandle {
     let shader = device.create_shader(name, wgsl).unwrap();
     device
         .create_graphics_pipeline(&GraphicsPipelineDesc {
-            vertex: ShaderStageDesc::new(shader, "vs_main"),
-            fragment: Some(ShaderStageDesc::new(shader, "fs_main")),
-            vertex_buffers: vec![],
             primitive: PrimitiveState { topology: PrimitiveTopology::TriangleStrip, ..Default::default() },
-            depth: None,
-            color_targets: vec![ColorTargetState { format: Format::Rgba8Unorm, blend: None }],
+            ..GraphicsPipelineDesc::color(shader, Format::Rgba8Unorm)
         })
         .unwrap()
 }
@@ -373,8 +378,7 @@ fn bindings_past_the_devices_per_stage_limits_are_refused_at_pipeline_creation()
     assert!(matches!(r, Err(RhiError::Unsupported(_))), "{r:?}");
     assert_eq!(device.counts().pipelines, 0);
     device.destroy_shader(shader);
-    device.wait_idle().unwrap();
-    assert_clean(&device);
+    finish(&device);
 }
 
 #[test]
@@ -415,8 +419,7 @@ fn immediates_nest_and_run_on_many_threads() {
     device.destroy_texture(color);
     device.destroy_buffer(a);
     device.destroy_buffer(b);
-    device.wait_idle().unwrap();
-    assert_clean(device);
+    finish(device);
 }
 
 #[test]
@@ -439,8 +442,7 @@ fn a_buffer_destroyed_during_an_immediate_waits_for_its_submission() {
     device.collect_garbage().unwrap();
     assert_eq!(device.counts().pending_deletions, 0);
     device.destroy_buffer(b);
-    device.wait_idle().unwrap();
-    assert_clean(&device);
+    finish(&device);
 }
 
 #[test]
@@ -462,8 +464,7 @@ fn a_panic_while_recording_a_secondary_returns_its_pool() {
         frame.record_secondary(&layout, |_| Ok(())).unwrap();
     }
     assert_eq!(device.counts().command_pools, pools, "the panicking recorder's pool was lost");
-    device.wait_idle().unwrap();
-    assert_clean(&device);
+    finish(&device);
 }
 
 #[test]
@@ -471,24 +472,19 @@ fn gpu_only_writes_after_draws_read_the_buffer_are_ordered() {
     // Synchronization validation (on in tests) reports the write-after-read
     // hazard of a copy into a buffer an earlier submission still reads.
     let device = device();
-    let grid = QuadGrid::new(&device, Format::Rgba8Unorm, 4, 4).unwrap();
-    let color = target(&device);
+    let (grid, color) = grid_and_target(&device, 4, 4);
     for i in 0..3u32 {
         let mut frame = device.begin_frame().unwrap();
         let state = if i == 0 { TextureState::Undefined } else { TextureState::ColorAttachment };
         frame.cmd().texture_barrier(color, state, TextureState::ColorAttachment).unwrap();
         frame.cmd().begin_rendering(&pass(color), RenderingContents::Inline).unwrap();
         grid.record(frame.cmd(), Rect::from_size(W, H), 0, grid.instance_count, 1).unwrap();
-        frame.cmd().end_rendering().unwrap();
-        frame.submit().unwrap();
+        end_and_submit(frame);
         // Not waited for: the frame may still read the instances.
         let data = vec![0u8; 24 * grid.instance_count as usize];
         device.write_buffer(grid.instances, 0, &data).unwrap();
     }
-    device.wait_idle().unwrap();
-    grid.destroy(&device);
-    device.destroy_texture(color);
-    assert_clean(&device);
+    finish_grid(&device, grid, color);
 }
 
 #[test]
@@ -496,8 +492,7 @@ fn draw_ranges_follow_the_streams_bound_since_the_last_draw() {
     // Draws check their ranges against limits computed once per state
     // change: rebinding a stream between draws must narrow or widen them.
     let device = device();
-    let grid = QuadGrid::new(&device, Format::Rgba8Unorm, 2, 2).unwrap();
-    let color = target(&device);
+    let (grid, color) = grid_and_target(&device, 2, 2);
     let mut frame = ready_to_draw(&device, &grid, color);
     let cmd = frame.cmd();
     cmd.draw(6, 4, 0, 0).unwrap();
@@ -513,12 +508,8 @@ fn draw_ranges_follow_the_streams_bound_since_the_last_draw() {
     // The whole buffers again: the whole grid draws.
     cmd.bind_vertex_buffers(0, &[(grid.corners, 0), (grid.instances, 0)]).unwrap();
     cmd.draw(6, 4, 0, 0).unwrap();
-    cmd.end_rendering().unwrap();
-    frame.submit().unwrap();
-    device.wait_idle().unwrap();
-    grid.destroy(&device);
-    device.destroy_texture(color);
-    assert_clean(&device);
+    end_and_submit(frame);
+    finish_grid(&device, grid, color);
 }
 
 #[test]
@@ -537,8 +528,7 @@ fn immediate_submissions_reuse_their_command_buffers() {
     assert_eq!(after.command_buffers, before.command_buffers, "{before:?} -> {after:?}");
     assert_eq!(after.command_pools, before.command_pools);
     device.destroy_buffer(a);
-    device.wait_idle().unwrap();
-    assert_clean(&device);
+    finish(&device);
 }
 
 #[test]
@@ -557,6 +547,5 @@ fn a_transfer_only_texture_gets_no_view() {
         .unwrap();
     device.destroy_texture(t);
     device.destroy_buffer(b);
-    device.wait_idle().unwrap();
-    assert_clean(&device);
+    finish(&device);
 }

@@ -207,16 +207,7 @@ fn fs_main() -> @location(0) vec4<f32> {
 
 fn sampled_pipeline(device: &Device) -> PipelineHandle {
     let shader = device.create_shader("sampled.wgsl", SAMPLED_WGSL).unwrap();
-    device
-        .create_graphics_pipeline(&GraphicsPipelineDesc {
-            vertex: ShaderStageDesc::new(shader, "vs_main"),
-            fragment: Some(ShaderStageDesc::new(shader, "fs_main")),
-            vertex_buffers: vec![],
-            primitive: PrimitiveState::default(),
-            depth: None,
-            color_targets: vec![ColorTargetState { format: Format::Rgba8Unorm, blend: None }],
-        })
-        .unwrap()
+    device.create_graphics_pipeline(&GraphicsPipelineDesc::color(shader, Format::Rgba8Unorm)).unwrap()
 }
 
 fn constant_texture(device: &Device, texel: [u8; 4]) -> TextureHandle {

@@ -156,6 +156,37 @@ pub fn write_rows(krate: &str, rows: &[Row]) -> std::io::Result<PathBuf> {
     Ok(path)
 }
 
+/// A device without the validation layer: benches time the engine, not the
+/// layer.
+pub fn device() -> rhi_vulkan::Device {
+    rhi_vulkan::Device::new(&rhi_vulkan::DeviceDesc { validation: rhi_vulkan::Validation::Disabled, ..Default::default() })
+        .expect("a Vulkan 1.3 device")
+}
+
+/// The renderer benches' set-up (frame prep, materials): a [`device`], the
+/// caller's scene (its materials, lights) with [`cube_grid`] added, the
+/// renderer with that scene uploaded, and [`grid_family`]'s view.
+#[cfg(feature = "renderer")]
+pub struct GridScene {
+    pub device: rhi_vulkan::Device,
+    pub scene: renderer::Scene,
+    pub renderer: renderer::SceneRenderer,
+    pub family: renderer::ViewFamily,
+}
+
+#[cfg(feature = "renderer")]
+impl GridScene {
+    /// `scene` with a `side`² [`cube_grid`] (primitive `i` drawn with
+    /// `material(i)`), seen by a `width`×`height` [`grid_family`].
+    pub fn new(mut scene: renderer::Scene, side: usize, material: impl Fn(usize) -> renderer::MaterialId, width: u32, height: u32) -> Self {
+        let device = device();
+        cube_grid(&mut scene, side, material);
+        let mut renderer = renderer::SceneRenderer::new(&device);
+        renderer.update_scene(&device, &mut scene).expect("the grid uploads");
+        Self { device, scene, renderer, family: grid_family(width, height) }
+    }
+}
+
 /// The renderer benches' scene (frame prep, materials): `side`² cubes of
 /// edge 0.6 on a unit grid in the XY plane centred at the origin, primitive
 /// `i` drawn with `material(i)`; and the view that sees all of it

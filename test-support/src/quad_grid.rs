@@ -28,15 +28,11 @@ fn bytes_of_f32s(v: &[f32]) -> Vec<u8> {
 }
 
 impl QuadGrid {
-    /// A `cols` x `rows` grid covering clip space, colored by position.
-    pub fn new(device: &Device, color_format: Format, cols: u32, rows: u32) -> Result<Self> {
-        if cols == 0 || rows == 0 {
-            return Err(RhiError::InvalidDesc("quad grid needs at least one row and column".into()));
-        }
-        let shader = device.create_shader("quad_grid.wgsl", QUAD_GRID_WGSL)?;
-        let pipeline = device.create_graphics_pipeline(&GraphicsPipelineDesc {
-            vertex: ShaderStageDesc::new(shader, "vs_main"),
-            fragment: Some(ShaderStageDesc::new(shader, "fs_main")),
+    /// The grid's pipeline for `shader` (a module of [`QUAD_GRID_WGSL`]): two
+    /// vertex streams, a quad's corners per vertex and each quad's offset and
+    /// colour per instance.
+    pub fn pipeline_desc(shader: ShaderHandle, color_format: Format) -> GraphicsPipelineDesc {
+        GraphicsPipelineDesc {
             vertex_buffers: vec![
                 VertexBufferLayout {
                     stride: 8,
@@ -52,10 +48,17 @@ impl QuadGrid {
                     ],
                 },
             ],
-            primitive: PrimitiveState::default(),
-            depth: None,
-            color_targets: vec![ColorTargetState { format: color_format, blend: None }],
-        })?;
+            ..GraphicsPipelineDesc::color(shader, color_format)
+        }
+    }
+
+    /// A `cols` x `rows` grid covering clip space, colored by position.
+    pub fn new(device: &Device, color_format: Format, cols: u32, rows: u32) -> Result<Self> {
+        if cols == 0 || rows == 0 {
+            return Err(RhiError::InvalidDesc("quad grid needs at least one row and column".into()));
+        }
+        let shader = device.create_shader("quad_grid.wgsl", QUAD_GRID_WGSL)?;
+        let pipeline = device.create_graphics_pipeline(&Self::pipeline_desc(shader, color_format))?;
         // Two triangles, six vertices.
         let corners: [f32; 12] = [-1.0, -1.0, 1.0, -1.0, 1.0, 1.0, -1.0, -1.0, 1.0, 1.0, -1.0, 1.0];
         let corners =

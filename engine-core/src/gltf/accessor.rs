@@ -37,9 +37,7 @@ pub(crate) fn view_bytes<'b>(view: &gltf::buffer::View, buffers: &'b [Vec<u8>]) 
 pub(crate) fn packed(acc: &Accessor, buffers: &[Vec<u8>], path: &str, max_count: u64) -> Result<Vec<u8>, GltfError> {
     let elem = acc.data_type().size() * acc.dimensions().multiplicity();
     let count = acc.count();
-    if count as u64 > max_count {
-        return Err(GltfError::LimitExceeded { path: path.into(), what: "accessor count", value: count as u64, limit: max_count });
-    }
+    GltfError::check_limit(path, "accessor count", count as u64, max_count)?;
     // Ranges are checked before anything is allocated.
     let mut out = Vec::new();
     if let Some(view) = acc.view() {

@@ -80,6 +80,14 @@ impl GltfError {
             GltfError::MalformedJson(_) | GltfError::MalformedGlb(_) | GltfError::NoRenderThread | GltfError::UnknownScene(_) => None,
         }
     }
+
+    /// [`GltfError::LimitExceeded`] naming `path` when `value` of `what` is past `limit`.
+    pub(crate) fn check_limit(path: &str, what: &'static str, value: u64, limit: u64) -> Result<(), GltfError> {
+        if value > limit {
+            return Err(GltfError::LimitExceeded { path: path.into(), what, value, limit });
+        }
+        Ok(())
+    }
 }
 
 /// gltf-json's validation path (`meshes[3].primitives[0].attributes["NORMAL"]`,

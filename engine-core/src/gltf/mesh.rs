@@ -23,23 +23,8 @@ impl Budget {
     fn charge(&self, vertices: usize, indices: usize, limits: &GltfLimits, vertex_path: &str, index_path: &str) -> Result<(), GltfError> {
         let total_vertices = self.vertices.fetch_add(vertices as u64, Ordering::Relaxed) + vertices as u64;
         let total_indices = self.indices.fetch_add(indices as u64, Ordering::Relaxed) + indices as u64;
-        if total_vertices > limits.max_vertices {
-            return Err(GltfError::LimitExceeded {
-                path: vertex_path.into(),
-                what: "vertices",
-                value: total_vertices,
-                limit: limits.max_vertices,
-            });
-        }
-        if total_indices > limits.max_indices {
-            return Err(GltfError::LimitExceeded {
-                path: index_path.into(),
-                what: "indices",
-                value: total_indices,
-                limit: limits.max_indices,
-            });
-        }
-        Ok(())
+        GltfError::check_limit(vertex_path, "vertices", total_vertices, limits.max_vertices)?;
+        GltfError::check_limit(index_path, "indices", total_indices, limits.max_indices)
     }
 }
 

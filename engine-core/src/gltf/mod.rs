@@ -231,14 +231,7 @@ pub fn import_slice_with(
     limits: &GltfLimits,
     progress: &ImportProgress,
 ) -> Result<GltfImport, GltfError> {
-    if bytes.len() as u64 > limits.max_file_bytes {
-        return Err(GltfError::LimitExceeded {
-            path: String::new(),
-            what: "file bytes",
-            value: bytes.len() as u64,
-            limit: limits.max_file_bytes,
-        });
-    }
+    GltfError::check_limit("", "file bytes", bytes.len() as u64, limits.max_file_bytes)?;
     ImportProgress::add(&progress.bytes_read, bytes.len() as u64);
     read::import_bytes(bytes, base_dir, limits, progress)
 }

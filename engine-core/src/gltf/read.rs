@@ -16,9 +16,7 @@ pub const SUPPORTED_EXTENSIONS: [&str; 4] =
 pub(crate) fn read_file(file: &Path, json_path: &str, limits: &GltfLimits, progress: &ImportProgress) -> Result<Vec<u8>, GltfError> {
     let io = |error| GltfError::Io { path: json_path.into(), file: file.to_path_buf(), error };
     let len = std::fs::metadata(file).map_err(io)?.len();
-    if len > limits.max_file_bytes {
-        return Err(GltfError::LimitExceeded { path: json_path.into(), what: "file bytes", value: len, limit: limits.max_file_bytes });
-    }
+    GltfError::check_limit(json_path, "file bytes", len, limits.max_file_bytes)?;
     let bytes = std::fs::read(file).map_err(io)?;
     ImportProgress::add(&progress.bytes_read, bytes.len() as u64);
     Ok(bytes)
@@ -82,14 +80,7 @@ fn uri_bytes(
         if !meta.ends_with(";base64") {
             return Err(missing(json_path.into(), "a data URI that is not base64".into()));
         }
-        if data.len() as u64 / 4 * 3 > limits.max_file_bytes {
-            return Err(GltfError::LimitExceeded {
-                path: json_path.into(),
-                what: "data URI bytes",
-                value: data.len() as u64 / 4 * 3,
-                limit: limits.max_file_bytes,
-            });
-        }
+        GltfError::check_limit(json_path, "data URI bytes", data.len() as u64 / 4 * 3, limits.max_file_bytes)?;
         let bytes = base64_decode(data).ok_or_else(|| missing(json_path.into(), "a data URI with invalid base64".into()))?;
         ImportProgress::add(&progress.bytes_read, bytes.len() as u64);
         return Ok(bytes);
@@ -323,14 +314,7 @@ fn decode_textures(
                 .map_err(|e| undecodable(e.to_string()))?
                 .into_dimensions()
                 .map_err(|e| undecodable(e.to_string()))?;
-            if w.max(h) > limits.max_texture_dimension {
-                return Err(GltfError::LimitExceeded {
-                    path: path.clone(),
-                    what: "texture dimension",
-                    value: w.max(h) as u64,
-                    limit: limits.max_texture_dimension as u64,
-                });
-            }
+            GltfError::check_limit(&path, "texture dimension", w.max(h) as u64, limits.max_texture_dimension as u64)?;
             let label = doc.images().nth(image).and_then(|i| i.name().map(str::to_string)).unwrap_or_else(|| format!("image {image}"));
             let texture = renderer::Texture2D::decode(&label, bytes, srgb).map_err(|e| undecodable(e.to_string()))?;
             ImportProgress::add(&progress.images_decoded, 1);

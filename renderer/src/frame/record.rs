@@ -13,7 +13,7 @@ use crate::passes::PassTarget;
 use crate::postprocess::tonemap::TonemapSettings;
 use crate::scene::Scene;
 use crate::scene_renderer::SceneRenderer;
-use crate::submit::{record_pass, PassBindings};
+use crate::submit::{record_pass, PassBindings, PassResources};
 use crate::view::ViewFamily;
 use rhi_vulkan::*;
 
@@ -79,7 +79,16 @@ impl SceneRenderer {
         let gpu_scene = scene.gpu_scene.buffer().expect("uploaded in update_scene");
         let materials = self.materials.expect("uploaded in update_scene").0;
         let t = input.targets;
-        let mut bind = PassBindings::new(frame, input.uploaded.view_uniforms, gpu_scene, materials, t.shadow_map, t.shadow_sampler);
+        let mut bind = PassBindings::new(
+            frame,
+            PassResources {
+                uniforms: input.uploaded.view_uniforms,
+                gpu_scene,
+                materials,
+                shadow_map: t.shadow_map,
+                shadow_sampler: t.shadow_sampler,
+            },
+        );
         let main_layout = RenderingLayout { color_formats: vec![SCENE_COLOR_FORMAT], depth_format: Some(SCENE_DEPTH_FORMAT) };
         let shadow_layout = RenderingLayout { color_formats: vec![], depth_format: Some(SCENE_DEPTH_FORMAT) };
         let mut recorded = Vec::with_capacity(input.lists.len());

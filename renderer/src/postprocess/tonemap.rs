@@ -79,17 +79,13 @@ impl Tonemapper {
         }
         let shader = device.create_shader("tonemap.wgsl", TONEMAP_WGSL)?;
         let desc = GraphicsPipelineDesc {
-            vertex: ShaderStageDesc::new(shader, "vs_main"),
-            fragment: Some(ShaderStageDesc::new(shader, "fs_main")),
-            vertex_buffers: vec![],
             primitive: PrimitiveState {
                 topology: PrimitiveTopology::TriangleList,
                 polygon_mode: PolygonMode::Fill,
                 cull_mode: CullMode::None,
                 front_face: FrontFace::CounterClockwise,
             },
-            depth: None,
-            color_targets: vec![ColorTargetState { format: OUTPUT_FORMAT, blend: None }],
+            ..GraphicsPipelineDesc::color(shader, OUTPUT_FORMAT)
         };
         let made = device.create_graphics_pipeline(&desc);
         // The module is needed only to create the pipeline.

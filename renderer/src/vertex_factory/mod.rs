@@ -12,12 +12,15 @@
 //!   `fn vf_fetch(input: VertexFactoryInput) -> FactoryVertex` (see
 //!   `shaders/scene.inc.wgsl`), setting `FactoryVertex.instance_id` (0 for
 //!   factories without instances); the passes carry it to
-//!   `MaterialInput.instance_id`.
+//!   `MaterialInput.instance_id`. `vf_fetch` starts from `factory_vertex`
+//!   (or `mesh_factory_vertex`, which places a mesh vertex in the world),
+//!   both in `scene.inc.wgsl`, so what a factory does not set has one default.
 //! * `fn vf_custom_data(in: MaterialInput, index: u32) -> f32`: custom float
 //!   `index` of the primitive or instance, 0 past the ones it has. Materials
 //!   call it through `custom_data(in, index)`. The local factory returns the
 //!   primitive's custom vec4 (`index` < 4), the sprite factory its custom
-//!   vec4, the instanced factory any of the instance's floats.
+//!   vec4 (both through `custom_vec4_data`), the instanced factory any of the
+//!   instance's floats.
 //!
 //! # The factory's shader bindings
 //!
