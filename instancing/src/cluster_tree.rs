@@ -464,7 +464,7 @@ mod tests {
         let spheres: Vec<Vec4> = ts
             .iter()
             .map(|t| {
-                let (c, r) = instance_sphere(&mesh.bounds(), t);
+                let (c, r) = instance_sphere(mesh.bounds(), t);
                 c.extend(r)
             })
             .collect();

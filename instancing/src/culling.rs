@@ -6,7 +6,7 @@
 //! vertex shader. (HISM and UE 5's GPU-driven path fix this with a tree or
 //! GPU culling.) Here every instance is tested on its own:
 //!
-//! 1. **Sphere vs frustum.** The instance's sphere ([`Bounds::instance_sphere`]
+//! 1. **Sphere vs frustum.** The instance's sphere ([`instance_sphere`]
 //!    under the component transform, radius scaled by the component's
 //!    largest axis scale) against the six planes of the view-projection
 //!    matrix (Gribb–Hartmann, Vulkan clip depth `0..w`; a plane with zero

@@ -27,7 +27,7 @@ impl InstancedStaticMeshSceneProxy {
     /// The per-instance test on the CPU: `Some((lod, fade))` when visible.
     /// Mirrors `culling::InstanceCuller::classify` and the GPU pass.
     fn classify(&self, v: &ViewCull, inst: &InstanceStreamData, component_scale: f32) -> Option<(u8, f32)> {
-        let (c, r) = instance_sphere(&self.culling_mesh.bounds(), &inst.transform());
+        let (c, r) = instance_sphere(self.culling_mesh.bounds(), &inst.transform());
         let center = self.component_to_world.transform_point3(c);
         let radius = r * component_scale;
         if v.frustum.sphere_outside(center, radius) {
