@@ -16,15 +16,7 @@ use rhi_vulkan::Rect;
 const W: u32 = 160;
 const H: u32 = 120;
 
-fn render_thread_in_flight(frames_in_flight: u32) -> RenderThread {
-    let desc = rhi_vulkan::DeviceDesc { frames_in_flight: 3, ..test_support::device_desc() };
-    let mut rt = RenderThread::new(&desc, RenderThreadMode::Threaded).expect("a Vulkan device");
-    test_support::assert_validation_enabled(&mut rt);
-    register_cvars(&mut rt).unwrap();
-    rt.set_cvar(cvars::SHADOW_MAP_SIZE, "256").unwrap();
-    rt.set_cvar(cvars::FRAMES_IN_FLIGHT, &frames_in_flight.to_string()).unwrap();
-    rt
-}
+use common::render_thread_in_flight;
 
 fn mesh() -> Arc<StaticMeshRenderData> {
     StaticMeshRenderData::new(vec![shapes::cube(1.0)]).unwrap()

@@ -47,7 +47,13 @@ pub const LEAVES_WGSL: &str = "fn material_main(in: MaterialInput) -> MaterialOu
 
 /// A hash of a lattice point and a seed, in [0, 1).
 pub fn hash(x: i32, y: i32, seed: u32) -> f32 {
-    let mut h = (x as u32).wrapping_mul(0x8DA6_B343) ^ (y as u32).wrapping_mul(0xD816_3841) ^ seed.wrapping_mul(0xCB1A_B31F);
+    unit_hash((x as u32).wrapping_mul(0x8DA6_B343) ^ (y as u32).wrapping_mul(0xD816_3841) ^ seed.wrapping_mul(0xCB1A_B31F))
+}
+
+/// The samples' 32-bit integer hash (xorshift-multiply rounds), as a number
+/// in [0, 1) with 24 bits: what their procedural textures and scenes place
+/// and tint things with.
+pub fn unit_hash(mut h: u32) -> f32 {
     h ^= h >> 15;
     h = h.wrapping_mul(0x2C1B_3C6D);
     h ^= h >> 12;

@@ -23,6 +23,19 @@ pub fn render_thread() -> RenderThread {
     rt
 }
 
+/// A threaded render thread of the test's own on a device with 3 frame
+/// slots, `frames_in_flight` of them used (`r.FramesInFlight`), validation
+/// on and asserted on, small shadow maps, the instancing cvars registered.
+pub fn render_thread_in_flight(frames_in_flight: u32) -> RenderThread {
+    let desc = rhi_vulkan::DeviceDesc { frames_in_flight: 3, ..test_support::device_desc() };
+    let mut rt = RenderThread::new(&desc, RenderThreadMode::Threaded).expect("a Vulkan device");
+    test_support::assert_validation_enabled(&mut rt);
+    register_cvars(&mut rt).unwrap();
+    rt.set_cvar(renderer::cvars::SHADOW_MAP_SIZE, "256").unwrap();
+    rt.set_cvar(renderer::cvars::FRAMES_IN_FLIGHT, &frames_in_flight.to_string()).unwrap();
+    rt
+}
+
 /// A world on [`render_thread`].
 pub fn world() -> World {
     World::new(Some(render_thread()))

@@ -84,13 +84,7 @@ fn normal(x: f32, y: f32) -> Vec3 {
 
 /// A small deterministic hash in 0..1.
 fn rand(i: u32, salt: u32) -> f32 {
-    let mut h = i.wrapping_mul(0x9E37_79B1) ^ salt.wrapping_mul(0x85EB_CA77);
-    h ^= h >> 15;
-    h = h.wrapping_mul(0x2C1B_3C6D);
-    h ^= h >> 12;
-    h = h.wrapping_mul(0x297A_2D39);
-    h ^= h >> 15;
-    (h & 0xFF_FFFF) as f32 / 16_777_216.0
+    samples::textures::unit_hash(i.wrapping_mul(0x9E37_79B1) ^ salt.wrapping_mul(0x85EB_CA77))
 }
 
 struct Section {
