@@ -59,9 +59,12 @@ impl Arrays {
         Self { positions, triangles, normals, tangents, colors, linear, uvs }
     }
 
-    /// The call's section data; linear colors go through the `_linear_color` calls.
+    /// The call's section data, with the 8-bit or the linear colors.
     fn data(&self) -> SectionData<'_> {
         let mut d = SectionData::new(&self.positions, &self.triangles).normals(&self.normals).tangents(&self.tangents).colors(&self.colors);
+        if let Some(linear) = &self.linear {
+            d = d.linear_colors(linear);
+        }
         for (channel, uv) in self.uvs.iter().enumerate() {
             d = d.uv(channel, uv);
         }
@@ -134,14 +137,8 @@ impl Call {
     /// rejected, `None` for those that cannot.
     fn on_data(&self, mesh: &mut ProcMeshData, executor: &ManualExecutor) -> Option<Result<ChangeSet, ProcMeshError>> {
         Some(match self {
-            Call::Create(i, a, collide) => match &a.linear {
-                Some(linear) => mesh.create_mesh_section_linear_color(*i, a.data(), linear, *collide),
-                None => mesh.create_mesh_section(*i, a.data(), *collide),
-            },
-            Call::Update(i, a) => match &a.linear {
-                Some(linear) => mesh.update_mesh_section_linear_color(*i, a.data(), linear),
-                None => mesh.update_mesh_section(*i, a.data()),
-            },
+            Call::Create(i, a, collide) => mesh.create_mesh_section(*i, a.data(), *collide),
+            Call::Update(i, a) => mesh.update_mesh_section(*i, a.data()),
             Call::Clear(i) => mesh.clear_mesh_section(*i),
             Call::ClearAll => mesh.clear_all_mesh_sections(),
             Call::Visible(i, v) => mesh.set_mesh_section_visible(*i, *v),
@@ -177,14 +174,8 @@ impl Call {
     /// such call or it cannot be rejected.
     fn on_component(&self, c: &mut ProceduralMeshComponent) -> Option<Result<(), ProcMeshError>> {
         Some(match self {
-            Call::Create(i, a, collide) => match &a.linear {
-                Some(linear) => c.create_mesh_section_linear_color(*i, a.data(), linear, *collide),
-                None => c.create_mesh_section(*i, a.data(), *collide),
-            },
-            Call::Update(i, a) => match &a.linear {
-                Some(linear) => c.update_mesh_section_linear_color(*i, a.data(), linear),
-                None => c.update_mesh_section(*i, a.data()),
-            },
+            Call::Create(i, a, collide) => c.create_mesh_section(*i, a.data(), *collide),
+            Call::Update(i, a) => c.update_mesh_section(*i, a.data()),
             Call::Clear(i) => c.clear_mesh_section(*i),
             Call::ClearAll => c.clear_all_mesh_sections(),
             Call::Visible(i, v) => c.set_mesh_section_visible(*i, *v),

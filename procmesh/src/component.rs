@@ -50,7 +50,6 @@ use crate::material::MaterialRef;
 use crate::mesh::ProcMeshData;
 use crate::proxy::{proxy_updates, ProcMeshProxyOptions, ProcMeshProxyUpdate, ProceduralMeshSceneProxy};
 use crate::section::SectionData;
-use crate::vertex::LinearColor;
 
 /// Messages for the existing proxy, not yet sent.
 #[derive(Debug, Default)]
@@ -171,28 +170,10 @@ impl ProceduralMeshComponent {
         self.forward(c)
     }
 
-    /// [`ProcMeshData::create_mesh_section_linear_color`].
-    pub fn create_mesh_section_linear_color(
-        &mut self,
-        index: usize,
-        data: SectionData<'_>,
-        colors: &[LinearColor],
-        create_collision: bool,
-    ) -> Result<()> {
-        let c = self.data().create_mesh_section_linear_color(index, data, colors, create_collision);
-        self.forward(c)
-    }
-
     /// [`ProcMeshData::update_mesh_section`]: the existing proxy receives
     /// the new streams.
     pub fn update_mesh_section(&mut self, index: usize, data: SectionData<'_>) -> Result<()> {
         let c = self.data().update_mesh_section(index, data);
-        self.forward(c)
-    }
-
-    /// [`ProcMeshData::update_mesh_section_linear_color`].
-    pub fn update_mesh_section_linear_color(&mut self, index: usize, data: SectionData<'_>, colors: &[LinearColor]) -> Result<()> {
-        let c = self.data().update_mesh_section_linear_color(index, data, colors);
         self.forward(c)
     }
 

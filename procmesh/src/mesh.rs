@@ -37,8 +37,8 @@ use crate::change::{ChangeSet, SectionDirty, SectionUpdate};
 use crate::collision::MeshCollision;
 use crate::error::{ProcMeshError, Result};
 use crate::material::MaterialRef;
-use crate::section::{ProcMeshSection, SectionData, VertexColors};
-use crate::vertex::{LinearColor, VertexAttributes};
+use crate::section::{ProcMeshSection, SectionData};
+use crate::vertex::VertexAttributes;
 
 /// The largest section index: every section must be able to serve as a
 /// collision material index (`u16`).
@@ -127,20 +127,6 @@ impl ProcMeshData {
         Ok(changes)
     }
 
-    /// [`create_mesh_section`](Self::create_mesh_section) with linear
-    /// colors, stored sRGB-encoded (UE's `CreateMeshSection_LinearColor`).
-    /// Replaces any colors in `data`.
-    pub fn create_mesh_section_linear_color(
-        &mut self,
-        index: usize,
-        data: SectionData<'_>,
-        colors: &[LinearColor],
-        create_collision: bool,
-    ) -> Result<ChangeSet> {
-        let data = SectionData { colors: VertexColors::Linear(colors), ..data };
-        self.create_mesh_section(index, data, create_collision)
-    }
-
     /// Overwrites the given arrays of section `index` in place (UE's
     /// `UpdateMeshSection`): the vertex count must stay the same, empty
     /// arrays keep their current values, and triangles cannot change. The
@@ -165,13 +151,6 @@ impl ProcMeshData {
         changes.transform = bounds_before.is_some_and(|before| self.local_bounds() != before);
         changes.dynamic_data = vec![SectionDirty { section: index, attributes }];
         Ok(changes)
-    }
-
-    /// [`update_mesh_section`](Self::update_mesh_section) with linear colors
-    /// (UE's `UpdateMeshSection_LinearColor`). Replaces any colors in `data`.
-    pub fn update_mesh_section_linear_color(&mut self, index: usize, data: SectionData<'_>, colors: &[LinearColor]) -> Result<ChangeSet> {
-        let data = SectionData { colors: VertexColors::Linear(colors), ..data };
-        self.update_mesh_section(index, data)
     }
 
     /// Empties section `index`'s slot (UE's `ClearMeshSection`); the other

@@ -280,7 +280,10 @@ impl<'a> SectionData<'a> {
         self
     }
 
-    /// With linear colors (stored sRGB-encoded).
+    /// With linear colors (stored sRGB-encoded). This is how UE's
+    /// `CreateMeshSection_LinearColor` and `UpdateMeshSection_LinearColor`
+    /// are spelled here: `create_mesh_section` / `update_mesh_section` with
+    /// `data.linear_colors(colors)`, one call for both kinds of color.
     pub fn linear_colors(mut self, colors: &'a [LinearColor]) -> Self {
         self.colors = VertexColors::Linear(colors);
         self

@@ -4,7 +4,7 @@
 //!
 //! The arrays cover every attribute (tangents and all four UV channels
 //! included), coordinates past [`procmesh::MAX_COORDINATE`], and both the
-//! plain and the `_linear_color` calls. Besides small sections they include
+//! 8-bit and linear colors. Besides small sections they include
 //! large ones (thousands of vertices, sizes on the check passes' 4096-element
 //! block edges, up to two blocks of triangles) with one flaw at a random
 //! place: an index equal to the vertex count, `u32::MAX`, a NaN, a
@@ -36,10 +36,8 @@ struct Arrays {
     /// UV channels 0 to 3.
     uvs: [Vec<Vec2>; 4],
     colors: Vec<[u8; 4]>,
+    /// Linear colors; when not empty they replace `colors`.
     linear: Vec<LinearColor>,
-    /// Linear colors through the `_linear_color` calls rather than
-    /// `SectionData::linear_colors`.
-    linear_call: bool,
 }
 
 impl Arrays {
@@ -48,7 +46,7 @@ impl Arrays {
         for (channel, uvs) in self.uvs.iter().enumerate() {
             data = data.uv(channel, uvs);
         }
-        if self.linear.is_empty() || self.linear_call {
+        if self.linear.is_empty() {
             data.colors(&self.colors)
         } else {
             data.linear_colors(&self.linear)
@@ -100,10 +98,9 @@ fn arrays() -> impl Strategy<Value = Arrays> {
                     1 => sized(n, (coordinate(), test_support::f32_in(0.0, 1.0))
                         .prop_map(|(r, a)| LinearColor::new(r, 0.5, 0.5, a))),
                 ],
-                any::<bool>(),
             )
         })
-        .prop_map(|(positions, triangles, normals, tangents, uvs, colors, linear, linear_call)| Arrays {
+        .prop_map(|(positions, triangles, normals, tangents, uvs, colors, linear)| Arrays {
             positions,
             triangles,
             normals,
@@ -111,7 +108,6 @@ fn arrays() -> impl Strategy<Value = Arrays> {
             uvs,
             colors,
             linear,
-            linear_call,
         })
 }
 
@@ -163,7 +159,7 @@ fn large_arrays() -> impl Strategy<Value = Arrays> {
         any::<prop::sample::Index>(),
         any::<bool>(),
     )
-        .prop_map(|(n, triangle_count, flaw, at, linear_call)| {
+        .prop_map(|(n, triangle_count, flaw, at, linear)| {
             let positions: Vec<Vec3> = (0..n).map(|i| Vec3::new((i % 101) as f32, (i / 101) as f32, (i as f32 * 0.37).sin())).collect();
             let mut triangles: Vec<u32> = (0..triangle_count * 3).map(|k| ((k * 7919) % n) as u32).collect();
             let mut a = Arrays {
@@ -172,7 +168,6 @@ fn large_arrays() -> impl Strategy<Value = Arrays> {
                 uvs: [positions.iter().map(|p| Vec2::new(p.x, p.y)).collect(), Vec::new(), Vec::new(), vec![Vec2::ONE; n]],
                 colors: vec![[255, 128, 0, 255]; n],
                 linear: Vec::new(),
-                linear_call,
                 positions,
                 triangles: Vec::new(),
             };
@@ -199,8 +194,8 @@ fn large_arrays() -> impl Strategy<Value = Arrays> {
                     a.colors.pop();
                 }
             }
-            if linear_call {
-                // The colours as linear ones, through the `_linear_color` calls.
+            if linear {
+                // The colours as linear ones.
                 a.linear = vec![LinearColor::new(1.0, 0.5, 0.0, 1.0); a.colors.len()];
             }
             a.triangles = triangles;
@@ -234,7 +229,7 @@ fn expected_create_rejection(index: usize, a: &Arrays, recooks: bool) -> Option<
     if index > MAX_SECTION_INDEX || !a.triangles.len().is_multiple_of(3) || a.triangles.iter().any(|&t| t as usize >= n) {
         return Some(true);
     }
-    let linear_used = a.linear_call || !a.linear.is_empty();
+    let linear_used = !a.linear.is_empty();
     let lengths_ok = [
         a.normals.len(),
         a.tangents.len(),
@@ -341,9 +336,7 @@ fn apply(mesh: &mut ProcMeshData, executor: &ManualExecutor, op: &Op) -> bool {
 
 fn apply_unchecked(mesh: &mut ProcMeshData, executor: &ManualExecutor, op: &Op) -> bool {
     let result = match op {
-        Op::Create(i, a, collide) if a.linear_call => mesh.create_mesh_section_linear_color(*i, a.data(), &a.linear, *collide),
         Op::Create(i, a, collide) => mesh.create_mesh_section(*i, a.data(), *collide),
-        Op::Update(i, a) if a.linear_call => mesh.update_mesh_section_linear_color(*i, a.data(), &a.linear),
         Op::Update(i, a) => mesh.update_mesh_section(*i, a.data()),
         Op::Clear(i) => mesh.clear_mesh_section(*i),
         Op::ClearAll => mesh.clear_all_mesh_sections(),
@@ -481,9 +474,7 @@ fn component_op() -> impl Strategy<Value = ComponentOp> {
 /// rejected, `None` otherwise.
 fn apply_component(c: &mut ProceduralMeshComponent, executor: &ManualExecutor, op: &Op) -> Option<bool> {
     let result = match op {
-        Op::Create(i, a, collide) if a.linear_call => c.create_mesh_section_linear_color(*i, a.data(), &a.linear, *collide),
         Op::Create(i, a, collide) => c.create_mesh_section(*i, a.data(), *collide),
-        Op::Update(i, a) if a.linear_call => c.update_mesh_section_linear_color(*i, a.data(), &a.linear),
         Op::Update(i, a) => c.update_mesh_section(*i, a.data()),
         Op::Clear(i) => c.clear_mesh_section(*i),
         Op::ClearAll => c.clear_all_mesh_sections(),

@@ -78,12 +78,12 @@ fn linear_colors_are_srgb_encoded() {
         LinearColor::WHITE,
     ];
     let mut mesh = ProcMeshData::new();
-    mesh.create_mesh_section_linear_color(0, SectionData::new(&QUAD, &QUAD_TRIS), &colors, false).unwrap();
+    mesh.create_mesh_section(0, SectionData::new(&QUAD, &QUAD_TRIS).linear_colors(&colors), false).unwrap();
     let stored: Vec<_> = mesh.section(0).unwrap().colors().to_vec();
     assert_eq!(stored, vec![[188, 188, 188, 127], [127, 10, 3, 255], [0, 255, 255, 0], [255, 255, 255, 255]]);
 
     let update = [LinearColor::BLACK; 4];
-    let changes = mesh.update_mesh_section_linear_color(0, SectionData::default(), &update).unwrap();
+    let changes = mesh.update_mesh_section(0, SectionData::default().linear_colors(&update)).unwrap();
     assert_eq!(changes.dynamic_data, vec![SectionDirty { section: 0, attributes: VertexAttributes::COLOR }]);
     assert!(mesh.section(0).unwrap().vertices().all(|v| v.color == [0, 0, 0, 255]));
 }
