@@ -108,13 +108,21 @@ fn criterion_benches(c: &mut Criterion, b: &mut Bench) {
     let mut out = CullOutput::default();
     g.bench_function("flat_per_instance", |bench| {
         bench.iter(|| {
-            cull_instances_into(&b.store, &b.mesh, &Affine3A::IDENTITY, &b.view, CullDistances::NONE, &mut out).unwrap();
+            cull_instances_into(
+                &b.store,
+                &InstanceCuller::new(&b.mesh, &Affine3A::IDENTITY, &b.view, CullDistances::NONE).unwrap(),
+                &mut out,
+            );
             black_box(out.visible_count())
         })
     });
     g.bench_function("cluster_tree", |bench| {
         bench.iter(|| {
-            let stats = b.tree.cull_into(&b.store, &b.mesh, &Affine3A::IDENTITY, &b.view, CullDistances::NONE, &mut out).unwrap();
+            let stats = b.tree.cull_into(
+                &b.store,
+                &InstanceCuller::new(&b.mesh, &Affine3A::IDENTITY, &b.view, CullDistances::NONE).unwrap(),
+                &mut out,
+            );
             black_box((out.visible_count(), stats))
         })
     });
@@ -325,10 +333,18 @@ fn report(b: &mut Bench) {
         let t = Instant::now();
         match arm {
             Arm::Measured => {
-                stats = b.tree.cull_into(&b.store, &b.mesh, &Affine3A::IDENTITY, &b.view, CullDistances::NONE, &mut tree_out).unwrap();
+                stats = b.tree.cull_into(
+                    &b.store,
+                    &InstanceCuller::new(&b.mesh, &Affine3A::IDENTITY, &b.view, CullDistances::NONE).unwrap(),
+                    &mut tree_out,
+                );
             }
             Arm::Baseline => {
-                cull_instances_into(&b.store, &b.mesh, &Affine3A::IDENTITY, &b.view, CullDistances::NONE, &mut out).unwrap();
+                cull_instances_into(
+                    &b.store,
+                    &InstanceCuller::new(&b.mesh, &Affine3A::IDENTITY, &b.view, CullDistances::NONE).unwrap(),
+                    &mut out,
+                );
             }
         }
         t.elapsed().as_secs_f64()
@@ -344,7 +360,11 @@ fn report(b: &mut Bench) {
     }
     let stale = median_of(runs, || {
         let t = Instant::now();
-        b.tree.cull_into(&b.store, &b.mesh, &Affine3A::IDENTITY, &b.view, CullDistances::NONE, &mut tree_out).unwrap();
+        b.tree.cull_into(
+            &b.store,
+            &InstanceCuller::new(&b.mesh, &Affine3A::IDENTITY, &b.view, CullDistances::NONE).unwrap(),
+            &mut tree_out,
+        );
         t.elapsed()
     });
 

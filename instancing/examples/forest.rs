@@ -58,17 +58,17 @@ fn main() -> Result<()> {
     let component = Affine3A::IDENTITY;
 
     let t = Instant::now();
-    let flat = cull_instances(&store, &mesh, &component, &view, distances)?;
+    let flat = cull_instances(&store, &InstanceCuller::new(&mesh, &component, &view, distances)?);
     let flat_time = t.elapsed();
 
     let mut builder = ClusterTreeBuilder::default();
     builder.request_rebuild(&store, &mesh);
     builder.wait(&mut store)?;
     let t = Instant::now();
-    let (hier, stats) = builder.cull(&store, &mesh, &component, &view, distances)?;
+    let (hier, stats) = builder.cull(&store, &InstanceCuller::new(&mesh, &component, &view, distances)?);
     let tree_time = t.elapsed();
 
-    let ue = cull_ue_mode(&store, &mesh, &component, &view, distances)?;
+    let ue = cull_ue_mode(&store, &InstanceCuller::new(&mesh, &component, &view, distances)?);
 
     println!("visible per LOD (per instance): {:?}  total {}", flat.counts(), flat.visible_count());
     println!("visible per LOD (cluster tree): {:?}  total {}", hier.counts(), hier.visible_count());

@@ -38,8 +38,7 @@ use glam::{Affine3A, Vec3, Vec4};
 use rayon::prelude::*;
 
 use crate::bounds::{instance_sphere, Aabb, Bounds};
-use crate::culling::{cull_instances_into, CullDistances, CullOutput, CullView, InstanceCuller};
-use crate::error::Result;
+use crate::culling::{cull_instances_into, CullOutput, InstanceCuller};
 use crate::id::InstanceId;
 use crate::instance_data::InstanceStore;
 use crate::mesh::InstancedMesh;
@@ -188,38 +187,22 @@ impl ClusterTree {
     }
 
     /// Culls the store through the tree; see the module docs.
-    pub fn cull(
-        &self,
-        store: &InstanceStore,
-        mesh: &InstancedMesh,
-        component_to_world: &Affine3A,
-        view: &CullView,
-        distances: CullDistances,
-    ) -> Result<(CullOutput, TreeCullStats)> {
+    pub fn cull(&self, store: &InstanceStore, culler: &InstanceCuller<'_>) -> (CullOutput, TreeCullStats) {
         let mut out = CullOutput::default();
-        let stats = self.cull_into(store, mesh, component_to_world, view, distances, &mut out)?;
-        Ok((out, stats))
+        let stats = self.cull_into(store, culler, &mut out);
+        (out, stats)
     }
 
     /// [`Self::cull`] into a reused output.
-    pub fn cull_into(
-        &self,
-        store: &InstanceStore,
-        mesh: &InstancedMesh,
-        component_to_world: &Affine3A,
-        view: &CullView,
-        distances: CullDistances,
-        out: &mut CullOutput,
-    ) -> Result<TreeCullStats> {
-        let culler = InstanceCuller::new(mesh, component_to_world, view, distances)?;
+    pub fn cull_into(&self, store: &InstanceStore, culler: &InstanceCuller<'_>, out: &mut CullOutput) -> TreeCullStats {
         let fresh = !self.is_stale_for(store);
         let mut stats = TreeCullStats::default();
-        if *mesh.bounds() != self.mesh_bounds || (fresh && self.order.len() != store.instance_count() as usize) {
-            cull_instances_into(store, mesh, component_to_world, view, distances, out)?;
+        if culler.mesh_bounds != self.mesh_bounds || (fresh && self.order.len() != store.instance_count() as usize) {
+            cull_instances_into(store, culler, out);
             stats.fell_back_to_flat = true;
-            return Ok(stats);
+            return stats;
         }
-        out.reset(mesh.lod_count());
+        out.reset(culler.lod_count());
         let transforms = store.transforms();
         let resolve = |e: usize| -> Option<u32> {
             if fresh {
@@ -227,7 +210,7 @@ impl ClusterTree {
             }
             store.index_of(self.ids[e]).filter(|&i| store.modified_generation(i) <= self.generation)
         };
-        self.cull_entries(&culler, mesh.lod_count(), resolve, |i| transforms[i as usize], out, &mut stats);
+        self.cull_entries(culler, culler.lod_count(), resolve, |i| transforms[i as usize], out, &mut stats);
 
         if !fresh {
             for index in store.cull_edits() {
@@ -239,7 +222,7 @@ impl ClusterTree {
                 }
             }
         }
-        Ok(stats)
+        stats
     }
 
     /// The mesh bounds the tree's spheres were built with.

@@ -41,7 +41,7 @@ use renderer::{Bounds, MaterialId, PrimitiveSceneProxy};
 
 use crate::bounds::{checked_bounds, Aabb};
 use crate::cluster_tree::{ClusterTree, TreeCullStats};
-use crate::culling::{cull_instances, CullDistances, CullOutput, CullView};
+use crate::culling::{cull_instances, CullDistances, CullOutput, CullView, InstanceCuller};
 use crate::error::Result;
 use crate::hism::HismTree;
 use crate::id::InstanceId;
@@ -192,10 +192,10 @@ impl InstancedStaticMeshComponent {
     /// LODs and fades as the proxy's culling.
     pub fn cull(&self, component_to_world: &Affine3A, view: &CullView) -> Result<(CullOutput, TreeCullStats)> {
         match &self.hism {
-            Some(h) => h.builder.cull(&self.store, &h.mesh, component_to_world, view, self.distances),
+            Some(h) => Ok(h.builder.cull(&self.store, &InstanceCuller::new(&h.mesh, component_to_world, view, self.distances)?)),
             None => {
                 let mesh = crate::proxy::instanced_mesh_for(self.mesh.render_data())?;
-                let out = cull_instances(&self.store, &mesh, component_to_world, view, self.distances)?;
+                let out = cull_instances(&self.store, &InstanceCuller::new(&mesh, component_to_world, view, self.distances)?);
                 Ok((out, TreeCullStats { fell_back_to_flat: true, ..TreeCullStats::default() }))
             }
         }

@@ -247,10 +247,14 @@ impl CullOutput {
     }
 }
 
-/// Everything per view and component that the per-instance test needs,
-/// computed once.
+/// One culling request, checked and prepared once: a mesh's bounds and LOD
+/// screen sizes, the component's transform, a view and the cull distances.
+/// Every CPU cull ([`cull_instances`], [`cull_ue_mode`], the cluster tree's
+/// [`crate::ClusterTree::cull`]) takes one, so the request is validated in
+/// one place (a degenerate component transform is refused here) and the
+/// per-view constants are computed once, not per instance.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct InstanceCuller<'a> {
+pub struct InstanceCuller<'a> {
     pub(crate) mesh_bounds: Bounds,
     pub(crate) screen_sizes: &'a [f32],
     pub(crate) component_to_world: Affine3A,
@@ -260,7 +264,10 @@ pub(crate) struct InstanceCuller<'a> {
 }
 
 impl<'a> InstanceCuller<'a> {
-    pub(crate) fn new(mesh: &'a InstancedMesh, component_to_world: &Affine3A, view: &CullView, distances: CullDistances) -> Result<Self> {
+    /// The request to cull `mesh`'s instances placed by `component_to_world`
+    /// for `view`; [`InstancingError::DegenerateTransform`] (or another
+    /// transform error) when the component transform cannot place them.
+    pub fn new(mesh: &'a InstancedMesh, component_to_world: &Affine3A, view: &CullView, distances: CullDistances) -> Result<Self> {
         crate::transform::validate_transform(component_to_world)?;
         Ok(Self {
             mesh_bounds: *mesh.bounds(),
@@ -270,6 +277,11 @@ impl<'a> InstanceCuller<'a> {
             view: *view,
             distances,
         })
+    }
+
+    /// The mesh's LOD count (one output bin each).
+    pub fn lod_count(&self) -> usize {
+        self.screen_sizes.len()
     }
 
     /// The per-instance test: `Some((lod, fade))` if visible. With
@@ -300,40 +312,26 @@ impl<'a> InstanceCuller<'a> {
     }
 }
 
-/// Culls every instance of `store` for `view`; see the module docs.
-pub fn cull_instances(
-    store: &InstanceStore,
-    mesh: &InstancedMesh,
-    component_to_world: &Affine3A,
-    view: &CullView,
-    distances: CullDistances,
-) -> Result<CullOutput> {
+/// Culls every instance of `store` for the culler's view; see the module docs.
+pub fn cull_instances(store: &InstanceStore, culler: &InstanceCuller<'_>) -> CullOutput {
     let mut out = CullOutput::default();
-    cull_instances_into(store, mesh, component_to_world, view, distances, &mut out)?;
-    Ok(out)
+    cull_instances_into(store, culler, &mut out);
+    out
 }
 
 /// [`cull_instances`] into a reused output.
-pub fn cull_instances_into(
-    store: &InstanceStore,
-    mesh: &InstancedMesh,
-    component_to_world: &Affine3A,
-    view: &CullView,
-    distances: CullDistances,
-    out: &mut CullOutput,
-) -> Result<()> {
-    let culler = InstanceCuller::new(mesh, component_to_world, view, distances)?;
-    out.reset(mesh.lod_count());
+pub fn cull_instances_into(store: &InstanceStore, culler: &InstanceCuller<'_>, out: &mut CullOutput) {
+    out.reset(culler.lod_count());
     let transforms = store.transforms();
     if transforms.len() <= CULL_CHUNK {
         culler.cull_chunk(0, transforms, out);
-        return Ok(());
+        return;
     }
     let parts: Vec<CullOutput> = transforms
         .par_chunks(CULL_CHUNK)
         .enumerate()
         .map(|(c, chunk)| {
-            let mut part = CullOutput::new(mesh.lod_count());
+            let mut part = CullOutput::new(culler.lod_count());
             culler.cull_chunk((c * CULL_CHUNK) as u32, chunk, &mut part);
             part
         })
@@ -341,34 +339,27 @@ pub fn cull_instances_into(
     for part in &parts {
         out.append(part);
     }
-    Ok(())
 }
 
 /// What UE's plain ISM does, for comparison: the component is culled as a
 /// whole by its (union) bounds, and if visible every instance is drawn at
 /// the one LOD the union bounds' screen size selects; instances past the
 /// end distance are still drawn (with fade 0, as UE's vertex shader does).
-pub fn cull_ue_mode(
-    store: &InstanceStore,
-    mesh: &InstancedMesh,
-    component_to_world: &Affine3A,
-    view: &CullView,
-    distances: CullDistances,
-) -> Result<CullOutput> {
-    let culler = InstanceCuller::new(mesh, component_to_world, view, distances)?;
-    let mut out = CullOutput::new(mesh.lod_count());
-    let world = store.world_bounds(component_to_world);
+pub fn cull_ue_mode(store: &InstanceStore, culler: &InstanceCuller<'_>) -> CullOutput {
+    let mut out = CullOutput::new(culler.lod_count());
+    let view = &culler.view;
+    let world = store.world_bounds(&culler.component_to_world);
     if store.is_empty() || view.frustum.box_outside(&world.aabb()) {
-        return Ok(out);
+        return out;
     }
     let size = bounds_screen_size(world.origin.distance(view.origin), world.radius, view.screen_multiple);
-    let lod = lod_for_screen_size(size, mesh.screen_sizes());
+    let lod = lod_for_screen_size(size, culler.screen_sizes);
     for (i, t) in store.transforms().iter().enumerate() {
         let (c, _) = instance_sphere(&culler.mesh_bounds, t);
-        let distance = component_to_world.transform_point3(c).distance(view.origin);
-        out.push(i as u32, lod, distances.fade(distance));
+        let distance = culler.component_to_world.transform_point3(c).distance(view.origin);
+        out.push(i as u32, lod, culler.distances.fade(distance));
     }
-    Ok(out)
+    out
 }
 
 #[cfg(test)]

@@ -95,7 +95,7 @@ pub use cluster_tree::{ClusterTree, ClusterTreeSettings, TreeCullStats, TreeSnap
 pub use component::InstancedStaticMeshComponent;
 pub use culling::{
     bounds_screen_size, cull_instances, cull_instances_into, cull_ue_mode, lod_for_screen_size, CullDistances, CullOutput, CullView,
-    DrawIndexedIndirectArgs, Frustum, LodBin,
+    DrawIndexedIndirectArgs, Frustum, InstanceCuller, LodBin,
 };
 pub use error::{InstancingError, Result};
 pub use gpu_data::InstanceGpuData;

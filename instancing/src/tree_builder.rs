@@ -36,10 +36,8 @@ use crossbeam_channel::{unbounded as channel, Receiver, Sender};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use glam::Affine3A;
-
 use crate::cluster_tree::{ClusterTree, ClusterTreeSettings, TreeCullStats, TreeSnapshot};
-use crate::culling::{cull_instances, CullDistances, CullOutput, CullView};
+use crate::culling::{cull_instances, CullOutput, InstanceCuller};
 use crate::error::{InstancingError, Result};
 use crate::instance_data::InstanceStore;
 use crate::mesh::InstancedMesh;
@@ -248,20 +246,10 @@ impl ClusterTreeBuilder {
     }
 
     /// Culls through the current tree, or flat when there is none yet.
-    pub fn cull(
-        &self,
-        store: &InstanceStore,
-        mesh: &InstancedMesh,
-        component_to_world: &Affine3A,
-        view: &CullView,
-        distances: CullDistances,
-    ) -> Result<(CullOutput, TreeCullStats)> {
+    pub fn cull(&self, store: &InstanceStore, culler: &InstanceCuller<'_>) -> (CullOutput, TreeCullStats) {
         match &self.current {
-            Some(tree) => tree.cull(store, mesh, component_to_world, view, distances),
-            None => Ok((
-                cull_instances(store, mesh, component_to_world, view, distances)?,
-                TreeCullStats { fell_back_to_flat: true, ..TreeCullStats::default() },
-            )),
+            Some(tree) => tree.cull(store, culler),
+            None => (cull_instances(store, culler), TreeCullStats { fell_back_to_flat: true, ..TreeCullStats::default() }),
         }
     }
 }
@@ -276,7 +264,7 @@ impl Default for ClusterTreeBuilder {
 mod tests {
     use super::*;
     use crate::bounds::Bounds;
-    use glam::Vec3;
+    use glam::{Affine3A, Vec3};
     use std::time::{Duration, Instant};
 
     fn panicking_build(_: TreeSnapshot) -> ClusterTree {

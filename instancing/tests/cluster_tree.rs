@@ -45,8 +45,8 @@ fn tree_and_flat_agree_exactly() {
     for view in views() {
         for c2w in components() {
             for d in distances() {
-                let flat = cull_instances(&s, &mesh, &c2w, &view, d).unwrap();
-                let (hier, stats) = tree.cull(&s, &mesh, &c2w, &view, d).unwrap();
+                let flat = cull_instances(&s, &InstanceCuller::new(&mesh, &c2w, &view, d).unwrap());
+                let (hier, stats) = tree.cull(&s, &InstanceCuller::new(&mesh, &c2w, &view, d).unwrap());
                 assert!(!stats.fell_back_to_flat);
                 assert_eq!(visible_set(&flat), visible_set(&hier), "{view:?} {c2w:?} {d:?}");
                 saw_shortcut |= stats.leaves_fully_inside > 0;
@@ -63,7 +63,7 @@ fn tree_visits_a_fraction_for_a_narrow_view() {
     let mesh = cube_mesh();
     let tree = ClusterTree::build(&s, &mesh, &ClusterTreeSettings::default());
     let view = CullView::look_at(Vec3::new(0.0, 600.0, 0.0), Vec3::new(0.0, 0.0, 0.01), Vec3::Y, 0.3, 1.0, 1.0, 2000.0).unwrap();
-    let (out, stats) = tree.cull(&s, &mesh, &Affine3A::IDENTITY, &view, CullDistances::NONE).unwrap();
+    let (out, stats) = tree.cull(&s, &InstanceCuller::new(&mesh, &Affine3A::IDENTITY, &view, CullDistances::NONE).unwrap());
     // Median splits give leaves of leaf_size/2..=leaf_size instances.
     let leaves = tree.instance_count() / tree.leaf_size() as usize;
     assert!(out.visible_count() > 0);
@@ -91,8 +91,8 @@ fn stale_tree_stays_exact_after_edits() {
     assert!(tree.is_stale_for(&s));
     for view in views() {
         for d in distances() {
-            let flat = cull_instances(&s, &mesh, &Affine3A::IDENTITY, &view, d).unwrap();
-            let (hier, stats) = tree.cull(&s, &mesh, &Affine3A::IDENTITY, &view, d).unwrap();
+            let flat = cull_instances(&s, &InstanceCuller::new(&mesh, &Affine3A::IDENTITY, &view, d).unwrap());
+            let (hier, stats) = tree.cull(&s, &InstanceCuller::new(&mesh, &Affine3A::IDENTITY, &view, d).unwrap());
             assert!(stats.stale_instances > 0);
             assert_eq!(visible_set(&flat), visible_set(&hier));
         }
@@ -101,7 +101,7 @@ fn stale_tree_stays_exact_after_edits() {
     s.clear_instances();
     s.add_instance(translate(0.0, 0.0, 0.0)).unwrap();
     let view = &views()[0];
-    let (hier, _) = tree.cull(&s, &mesh, &Affine3A::IDENTITY, view, CullDistances::NONE).unwrap();
+    let (hier, _) = tree.cull(&s, &InstanceCuller::new(&mesh, &Affine3A::IDENTITY, view, CullDistances::NONE).unwrap());
     assert_eq!(hier.instance_buffer(), vec![0]);
 }
 
@@ -113,7 +113,7 @@ fn background_rebuild_installs_only_the_newest() {
     assert!(builder.needs_rebuild(&s));
     // Before any tree: culling falls back to flat.
     let view = views()[0];
-    let (_, stats) = builder.cull(&s, &mesh, &Affine3A::IDENTITY, &view, CullDistances::NONE).unwrap();
+    let (_, stats) = builder.cull(&s, &InstanceCuller::new(&mesh, &Affine3A::IDENTITY, &view, CullDistances::NONE).unwrap());
     assert!(stats.fell_back_to_flat);
 
     assert!(builder.request_rebuild(&s, &mesh));
@@ -145,12 +145,12 @@ fn background_rebuild_installs_only_the_newest() {
     s.remove_instance(5).unwrap();
     s.add_instance(translate(0.0, 0.0, 0.0)).unwrap();
     builder.request_rebuild(&s, &mesh);
-    let flat = cull_instances(&s, &mesh, &Affine3A::IDENTITY, &view, CullDistances::NONE).unwrap();
-    let (hier, _) = builder.cull(&s, &mesh, &Affine3A::IDENTITY, &view, CullDistances::NONE).unwrap();
+    let flat = cull_instances(&s, &InstanceCuller::new(&mesh, &Affine3A::IDENTITY, &view, CullDistances::NONE).unwrap());
+    let (hier, _) = builder.cull(&s, &InstanceCuller::new(&mesh, &Affine3A::IDENTITY, &view, CullDistances::NONE).unwrap());
     assert_eq!(visible_set(&flat), visible_set(&hier));
     builder.wait(&mut s).unwrap();
     assert!(!std::sync::Arc::ptr_eq(&old, builder.current().unwrap()));
-    let (hier, stats) = builder.cull(&s, &mesh, &Affine3A::IDENTITY, &view, CullDistances::NONE).unwrap();
+    let (hier, stats) = builder.cull(&s, &InstanceCuller::new(&mesh, &Affine3A::IDENTITY, &view, CullDistances::NONE).unwrap());
     assert_eq!(stats.stale_instances, 0);
     assert_eq!(visible_set(&flat), visible_set(&hier));
 }

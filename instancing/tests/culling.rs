@@ -22,7 +22,7 @@ fn behind_camera_and_beyond_end_are_culled() {
     ]);
     let mesh = cube_mesh();
     let d = CullDistances::new(100.0, 200.0).unwrap();
-    let out = cull_instances(&s, &mesh, &Affine3A::IDENTITY, &forward_view(), d).unwrap();
+    let out = cull_instances(&s, &InstanceCuller::new(&mesh, &Affine3A::IDENTITY, &forward_view(), d).unwrap());
     let mut vis: Vec<u32> = out.instance_buffer();
     vis.sort_unstable();
     assert_eq!(vis, vec![0, 4]);
@@ -31,7 +31,7 @@ fn behind_camera_and_beyond_end_are_culled() {
     assert!((fade_of(4) - 0.5).abs() < 1e-4, "{}", fade_of(4));
 
     // Without distances the far one comes back.
-    let out = cull_instances(&s, &mesh, &Affine3A::IDENTITY, &forward_view(), CullDistances::NONE).unwrap();
+    let out = cull_instances(&s, &InstanceCuller::new(&mesh, &Affine3A::IDENTITY, &forward_view(), CullDistances::NONE).unwrap());
     assert_eq!(out.visible_count(), 3);
 }
 
@@ -40,7 +40,7 @@ fn fade_ramps_linearly_along_a_line() {
     let ts: Vec<Affine3A> = (0..30).map(|i| translate(0.0, 0.0, -(i as f32) * 10.0 - 10.0)).collect();
     let s = store_with(&ts);
     let d = CullDistances::new(100.0, 200.0).unwrap();
-    let out = cull_instances(&s, &cube_mesh(), &Affine3A::IDENTITY, &forward_view(), d).unwrap();
+    let out = cull_instances(&s, &InstanceCuller::new(&cube_mesh(), &Affine3A::IDENTITY, &forward_view(), d).unwrap());
     let vs = visible_set(&out);
     assert_eq!(vs.len(), 19, "distances 10..=190");
     for (i, _, fade) in vs {
@@ -59,7 +59,7 @@ fn lod_by_projected_screen_size() {
     let mesh = cube_mesh();
     let view = forward_view();
     assert!((view.screen_multiple() - 0.5).abs() < 1e-5);
-    let out = cull_instances(&s, &mesh, &Affine3A::IDENTITY, &view, CullDistances::NONE).unwrap();
+    let out = cull_instances(&s, &InstanceCuller::new(&mesh, &Affine3A::IDENTITY, &view, CullDistances::NONE).unwrap());
     assert_eq!(out.counts(), vec![2, 3, 2]);
     assert_eq!(out.lods[0].instances, vec![0, 1]);
     assert_eq!(out.lods[2].instances, vec![5, 6]);
@@ -67,13 +67,13 @@ fn lod_by_projected_screen_size() {
     // Scaling the whole component about the camera scales distances and
     // radii alike: the LODs do not change.
     let big = Affine3A::from_scale(Vec3::splat(4.0));
-    let out = cull_instances(&s, &mesh, &big, &view, CullDistances::NONE).unwrap();
+    let out = cull_instances(&s, &InstanceCuller::new(&mesh, &big, &view, CullDistances::NONE).unwrap());
     assert_eq!(out.counts(), vec![2, 3, 2]);
 
     // Scaling the instances 4x makes each 4x bigger on screen.
     let scaled: Vec<Affine3A> = ts.iter().map(|t| *t * Affine3A::from_scale(Vec3::splat(4.0))).collect();
     let s = store_with(&scaled);
-    let out = cull_instances(&s, &mesh, &Affine3A::IDENTITY, &view, CullDistances::NONE).unwrap();
+    let out = cull_instances(&s, &InstanceCuller::new(&mesh, &Affine3A::IDENTITY, &view, CullDistances::NONE).unwrap());
     assert_eq!(out.counts(), vec![5, 2, 0]);
 }
 
@@ -82,7 +82,7 @@ fn draw_args_one_per_lod_and_section() {
     let ts: Vec<Affine3A> = [3.0, 10.0, 12.0, 50.0].iter().map(|&z| translate(0.0, 0.0, -z)).collect();
     let s = store_with(&ts);
     let mesh = cube_mesh();
-    let out = cull_instances(&s, &mesh, &Affine3A::IDENTITY, &forward_view(), CullDistances::NONE).unwrap();
+    let out = cull_instances(&s, &InstanceCuller::new(&mesh, &Affine3A::IDENTITY, &forward_view(), CullDistances::NONE).unwrap());
     let args = out.draw_args(&mesh);
     assert_eq!(args.len(), 3);
     assert_eq!(
@@ -106,7 +106,7 @@ fn result_does_not_depend_on_thread_count() {
             .num_threads(threads)
             .build()
             .unwrap()
-            .install(|| cull_instances(&s, &mesh, &Affine3A::IDENTITY, &view, d).unwrap())
+            .install(|| cull_instances(&s, &InstanceCuller::new(&mesh, &Affine3A::IDENTITY, &view, d).unwrap()))
     };
     let one = run(1);
     assert!(one.visible_count() > 1000);
@@ -122,23 +122,22 @@ fn ue_mode_draws_everything_at_one_lod() {
     let s = store_with(&ts);
     let mesh = cube_mesh();
     let d = CullDistances::new(100.0, 200.0).unwrap();
-    let ue = cull_ue_mode(&s, &mesh, &Affine3A::IDENTITY, &forward_view(), d).unwrap();
+    let ue = cull_ue_mode(&s, &InstanceCuller::new(&mesh, &Affine3A::IDENTITY, &forward_view(), d).unwrap());
     // Everything drawn, one LOD, far ones faded to 0 but still there.
     assert_eq!(ue.visible_count(), 100);
     assert_eq!(ue.counts().iter().filter(|&&c| c > 0).count(), 1);
     assert_eq!(ue.lods.iter().flat_map(|b| &b.fades).filter(|&&f| f == 0.0).count(), 99);
-    let ours = cull_instances(&s, &mesh, &Affine3A::IDENTITY, &forward_view(), d).unwrap();
+    let ours = cull_instances(&s, &InstanceCuller::new(&mesh, &Affine3A::IDENTITY, &forward_view(), d).unwrap());
     assert_eq!(ours.visible_count(), 1);
     // A component wholly behind the camera draws nothing either way.
     let behind = translate(0.0, 0.0, 10_000.0);
-    assert_eq!(cull_ue_mode(&s, &mesh, &behind, &forward_view(), d).unwrap().visible_count(), 0);
+    assert_eq!(cull_ue_mode(&s, &InstanceCuller::new(&mesh, &behind, &forward_view(), d).unwrap()).visible_count(), 0);
 }
 
 #[test]
 fn bad_view_and_component_rejected() {
-    let s = store_with(&[translate(0.0, 0.0, -5.0)]);
     let mesh = cube_mesh();
     assert!(CullView::new(glam::Mat4::NAN, glam::Mat4::IDENTITY).is_err());
     let zero = Affine3A::from_scale(Vec3::ZERO);
-    assert_eq!(cull_instances(&s, &mesh, &zero, &forward_view(), CullDistances::NONE), Err(InstancingError::DegenerateTransform));
+    assert_eq!(InstanceCuller::new(&mesh, &zero, &forward_view(), CullDistances::NONE).err(), Some(InstancingError::DegenerateTransform));
 }

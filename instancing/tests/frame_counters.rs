@@ -62,7 +62,10 @@ fn view_at(i: u64) -> SceneView {
 
 fn cpu_visible(store: &InstanceStore, mesh: &StaticMeshRenderData, i: u64) -> u64 {
     let view = cull_view_for(&view_at(i)).unwrap();
-    let culled = cull_instances(store, &instanced_mesh_for(mesh).unwrap(), &Affine3A::IDENTITY, &view, CullDistances::NONE).unwrap();
+    let culled = cull_instances(
+        store,
+        &InstanceCuller::new(&instanced_mesh_for(mesh).unwrap(), &Affine3A::IDENTITY, &view, CullDistances::NONE).unwrap(),
+    );
     culled.visible_count() as u64
 }
 

@@ -59,12 +59,14 @@ fn view_at(i: u64) -> SceneView {
 fn cpu_visible(store: &InstanceStore, mesh: &StaticMesh, i: u64) -> u64 {
     let culled = cull_instances(
         store,
-        &instanced_mesh_for(mesh.render_data()).unwrap(),
-        &Affine3A::IDENTITY,
-        &cull_view_for(&view_at(i)).unwrap(),
-        CullDistances::NONE,
-    )
-    .unwrap();
+        &InstanceCuller::new(
+            &instanced_mesh_for(mesh.render_data()).unwrap(),
+            &Affine3A::IDENTITY,
+            &cull_view_for(&view_at(i)).unwrap(),
+            CullDistances::NONE,
+        )
+        .unwrap(),
+    );
     culled.visible_count() as u64
 }
 

@@ -171,7 +171,7 @@ fn hism_edits_rebuild_the_tree_in_the_background_and_culling_stays_exact_meanwhi
         let c: &InstancedStaticMeshComponent = w.component(id).unwrap();
         let mesh = instanced_mesh_for(c.mesh().render_data()).unwrap();
         let c2w = Affine3A::from_mat4(w.world_transform(id).unwrap());
-        cull_instances(c.store(), &mesh, &c2w, &cull_view_for(&view()).unwrap(), c.cull_distances()).unwrap().counts()
+        cull_instances(c.store(), &InstanceCuller::new(&mesh, &c2w, &cull_view_for(&view()).unwrap(), c.cull_distances()).unwrap()).counts()
     };
     w.with_component_mut(id, |c: &mut InstancedStaticMeshComponent| {
         for i in 0..200u32 {

@@ -349,7 +349,7 @@ proptest! {
             // mode) equals flat culling.
             let (out, stats) = c.cull(&Affine3A::IDENTITY, &view).unwrap();
             let mesh = instanced_mesh_for(c.mesh().render_data()).unwrap();
-            let flat = cull_instances(s, &mesh, &Affine3A::IDENTITY, &view, c.cull_distances()).unwrap();
+            let flat = cull_instances(s, &InstanceCuller::new(&mesh, &Affine3A::IDENTITY, &view, c.cull_distances()).unwrap());
             prop_assert_eq!(visible_set(&out), visible_set(&flat), "{:?}", stats);
             prop_assert_eq!(c.is_hierarchical(), hierarchical);
         }

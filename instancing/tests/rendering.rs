@@ -213,12 +213,14 @@ fn instances_behind_the_camera_or_past_the_end_distance_are_not_drawn_and_fade_b
     let store = component(&w, id).store().clone();
     let cpu = cull_instances(
         &store,
-        &instanced_mesh_for(mesh.render_data()).unwrap(),
-        &Affine3A::IDENTITY,
-        &cull_view_for(&view).unwrap(),
-        distances,
-    )
-    .unwrap();
+        &InstanceCuller::new(
+            &instanced_mesh_for(mesh.render_data()).unwrap(),
+            &Affine3A::IDENTITY,
+            &cull_view_for(&view).unwrap(),
+            distances,
+        )
+        .unwrap(),
+    );
     let expected: BTreeMap<u32, f32> =
         cpu.lods[0].instances.iter().zip(&cpu.lods[0].fades).map(|(&i, &f)| (store.ids()[i as usize].index(), f)).collect();
     let got: BTreeMap<u32, f32> = visible.into_iter().collect();
@@ -260,13 +262,14 @@ fn gpu_lods_match_the_cpu_reference_and_the_cluster_tree_agrees_on_visibility() 
     let store = component(&w, id).store().clone();
     let culling_mesh = instanced_mesh_for(mesh.render_data()).unwrap();
     let cull_view = cull_view_for(&view).unwrap();
-    let cpu = cull_instances(&store, &culling_mesh, &component_to_world, &cull_view, CullDistances::NONE).unwrap();
+    let cpu = cull_instances(&store, &InstanceCuller::new(&culling_mesh, &component_to_world, &cull_view, CullDistances::NONE).unwrap());
     assert_eq!(counts[0], cpu.counts(), "GPU per-LOD counts = CPU reference");
     assert!(cpu.counts()[0] > 100 && cpu.counts()[1] > 100, "near instances at LOD 0, far ones at LOD 1: {:?}", cpu.counts());
     assert!(cpu.visible_count() < 40_000, "part of the grid is outside the frustum");
 
     let tree = ClusterTree::build(&store, &culling_mesh, &ClusterTreeSettings::default());
-    let (tree_out, _) = tree.cull(&store, &culling_mesh, &component_to_world, &cull_view, CullDistances::NONE).unwrap();
+    let (tree_out, _) =
+        tree.cull(&store, &InstanceCuller::new(&culling_mesh, &component_to_world, &cull_view, CullDistances::NONE).unwrap());
     let mut tree_ids: Vec<u32> = tree_out.instance_buffer().iter().map(|&i| store.ids()[i as usize].index()).collect();
     let mut gpu_ids: Vec<u32> = visible.iter().map(|v| v.0).collect();
     tree_ids.sort_unstable();
