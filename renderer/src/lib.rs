@@ -86,7 +86,7 @@ pub use scene::{
     DirectionalLight, Light, LightId, MeshElementCollector, PointLight, PrimitiveId, PrimitiveSceneProxy, ProxyUpdateContext,
     RetiredFrameResults, Scene, ViewRelevance,
 };
-pub use scene_renderer::{DynamicBufferRing, FrameRequest, PreparedFrame, RetiredFrame, SceneRenderer, Stage};
+pub use scene_renderer::{DynamicBufferRing, FrameOutput, FrameRequest, PreparedFrame, RetiredFrame, SceneRenderer, Stage};
 pub use static_mesh::{shapes, StaticMeshLod, StaticMeshRenderData, StaticMeshSceneProxy, StaticMeshSection};
 pub use stats::{FrameCounters, FrameStats, PassStats, StageTimings};
 pub use texture::{Texture2D, TextureFormat, TextureId, TextureLimits, TextureMips, TextureRegistry};

@@ -55,6 +55,10 @@ impl PreparedFrame<'_> {
     }
 }
 
+/// What [`SceneRenderer::render`] returns for a frame: its stats and, when
+/// asked for and already retired, its image.
+pub type FrameOutput = (FrameStats, Option<Image>);
+
 /// What the render thread keeps from frame to frame.
 pub struct SceneRenderer {
     pub(crate) pipelines: PipelineLibrary,
@@ -149,25 +153,14 @@ impl SceneRenderer {
     /// On a lost device the frame fails with `RendererError::Rhi(RhiError::DeviceLost)`
     /// and every frame in flight is abandoned: never waited for, its stats
     /// and image never delivered (see [`Self::frames_on_gpu`]).
-    pub fn render(
-        &mut self,
-        device: &Device,
-        scene: &mut Scene,
-        cvars: &ConsoleVariables,
-        request: &FrameRequest,
-    ) -> Result<(FrameStats, Option<Image>)> {
-        let rendered = self.render_stages(device, scene, cvars, request);
+    pub fn render(&mut self, device: &Device, scene: &mut Scene, cvars: &ConsoleVariables, request: &FrameRequest) -> Result<FrameOutput> {
+        let rendered = self.run_stages(device, scene, cvars, request);
         self.abandon_if_lost(device);
         rendered
     }
 
-    fn render_stages(
-        &mut self,
-        device: &Device,
-        scene: &mut Scene,
-        cvars: &ConsoleVariables,
-        request: &FrameRequest,
-    ) -> Result<(FrameStats, Option<Image>)> {
+    /// [`Self::render`] without the clean-up after a lost device.
+    fn run_stages(&mut self, device: &Device, scene: &mut Scene, cvars: &ConsoleVariables, request: &FrameRequest) -> Result<FrameOutput> {
         let family = &request.family;
         family.validate()?;
         let shadow_size = cvars.int(cvars::SHADOW_MAP_SIZE).clamp(64, 8192) as u32;

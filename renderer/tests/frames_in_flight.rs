@@ -190,14 +190,24 @@ fn destroying_what_frames_in_flight_use_is_clean() {
     assert_clean(&mut rt);
 }
 
-/// A dynamic primitive that draws nothing and asks, every frame, to hear
-/// when the frame's GPU work is done, reading back memory of that frame.
-struct Listener {
+/// The counters [`Probe`] reports: one when collected, one from the
+/// frame's GPU memory when the frame retires.
+const COLLECTED: &str = "test.collected";
+const RETIRED: &str = "test.retired";
+
+/// A dynamic primitive that draws nothing and, every frame, writes the
+/// frame's number `n` into the frame's memory and asks to hear when the
+/// frame's GPU work is done: it then reads the number back, records
+/// `(frame, n)` in `heard` and counts `RETIRED` = 10 × n into the frame's
+/// stats (as a GPU cull's count is); while collected it counts
+/// `COLLECTED` = n + 1.
+#[derive(Default)]
+struct Probe {
     heard: std::sync::Arc<std::sync::Mutex<Vec<(u64, u64)>>>,
     frames: std::sync::atomic::AtomicU64,
 }
 
-impl PrimitiveSceneProxy for Listener {
+impl PrimitiveSceneProxy for Probe {
     fn local_bounds(&self) -> Bounds {
         Bounds::from_box(Vec3::splat(-1.0), Vec3::splat(1.0))
     }
@@ -205,13 +215,14 @@ impl PrimitiveSceneProxy for Listener {
         ViewRelevance { draw: true, dynamic_relevance: true, opaque: true, ..Default::default() }
     }
     fn get_dynamic_mesh_elements(&self, _views: &[&SceneView], _visibility: &[bool], collector: &mut MeshElementCollector<'_, '_>) {
-        // The frame's own number, written into the frame's memory.
         let n = self.frames.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        collector.add_counter(COLLECTED, n + 1);
         let (buffer, offset) = collector.upload(&n.to_le_bytes()).unwrap();
         let heard = self.heard.clone();
         collector.when_retired(move |r| {
-            let bytes = r.read_buffer(buffer, offset, 8).unwrap();
-            heard.lock().unwrap().push((r.frame, u64::from_le_bytes(bytes.try_into().unwrap())));
+            let read = u64::from_le_bytes(r.read_buffer(buffer, offset, 8).unwrap().try_into().unwrap());
+            heard.lock().unwrap().push((r.frame, read));
+            r.add_counter(RETIRED, 10 * read);
         });
     }
     fn as_any(&self) -> &dyn std::any::Any {
@@ -224,7 +235,7 @@ fn proxies_hear_of_each_frame_once_its_gpu_work_is_done_in_order() {
     for fif in [1, 3] {
         let mut rt = render_thread_in_flight(RenderThreadMode::Threaded, 3, fif);
         let heard = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-        rt.add_primitive(Box::new(Listener { heard: heard.clone(), frames: Default::default() }), Mat4::IDENTITY).unwrap();
+        rt.add_primitive(Box::new(Probe { heard: heard.clone(), ..Default::default() }), Mat4::IDENTITY).unwrap();
         let fam = family(vec![top_view(8.0)]);
         for i in 0..6u64 {
             rt.render_frame(FrameRequest { family: fam.clone(), read_back: false, execute: true }).unwrap();
@@ -244,46 +255,12 @@ fn proxies_hear_of_each_frame_once_its_gpu_work_is_done_in_order() {
     }
 }
 
-/// The counters [`Counting`] reports: one when collected, one from the
-/// frame's GPU memory when the frame retires.
-const COLLECTED: &str = "test.collected";
-const RETIRED: &str = "test.retired";
-
-/// A dynamic primitive that draws nothing and counts into each frame's
-/// stats: `COLLECTED` = its frame's number + 1 while collected, and
-/// `RETIRED` = 10 × its frame's number, written into the frame's memory
-/// and read back when the frame retires (as a GPU cull's count is).
-struct Counting {
-    frames: std::sync::atomic::AtomicU64,
-}
-
-impl PrimitiveSceneProxy for Counting {
-    fn local_bounds(&self) -> Bounds {
-        Bounds::from_box(Vec3::splat(-1.0), Vec3::splat(1.0))
-    }
-    fn view_relevance(&self, _: &SceneView) -> ViewRelevance {
-        ViewRelevance { draw: true, dynamic_relevance: true, opaque: true, ..Default::default() }
-    }
-    fn get_dynamic_mesh_elements(&self, _views: &[&SceneView], _visibility: &[bool], collector: &mut MeshElementCollector<'_, '_>) {
-        let n = self.frames.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        collector.add_counter(COLLECTED, n + 1);
-        let (buffer, offset) = collector.upload(&(10 * n).to_le_bytes()).unwrap();
-        collector.when_retired(move |r| {
-            let bytes = r.read_buffer(buffer, offset, 8).unwrap();
-            r.add_counter(RETIRED, u64::from_le_bytes(bytes.try_into().unwrap()));
-        });
-    }
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
-    }
-}
-
 #[test]
 fn counters_proxies_report_reach_the_stats_of_their_frame_summed() {
     for fif in [1, 3] {
         let mut rt = render_thread_in_flight(RenderThreadMode::Threaded, 3, fif);
         for _ in 0..2 {
-            rt.add_primitive(Box::new(Counting { frames: Default::default() }), Mat4::IDENTITY).unwrap();
+            rt.add_primitive(Box::<Probe>::default(), Mat4::IDENTITY).unwrap();
         }
         let fam = family(vec![top_view(8.0)]);
         for _ in 0..6 {
