@@ -27,6 +27,7 @@
 //! `shaders/instanced_vf.inc.wgsl`).
 
 use bytemuck::{Pod, Zeroable};
+use renderer::vertex_factory::{put_position_and_basis, stream_offsets, LocalVertexFactory};
 use renderer::{LocalVertex, VertexFactoryType};
 use rhi_vulkan::{VertexAttribute, VertexBufferLayout, VertexFormat, VertexStepMode};
 
@@ -105,23 +106,12 @@ impl InstancedVertexFactory {
     /// one buffer (each stream 16-byte aligned); returns the bytes and each
     /// stream's offset.
     pub fn pack(vertices: &[LocalVertex]) -> (Vec<u8>, [u64; 3]) {
-        let n = vertices.len();
-        let mut offsets = [0u64; 3];
-        let mut total = 0usize;
-        for (i, stride) in Self::VERTEX_STREAM_STRIDES.iter().enumerate() {
-            offsets[i] = total as u64;
-            total += (*stride as usize * n).next_multiple_of(16);
-        }
-        let mut bytes = vec![0u8; total.max(16)];
+        let (offsets, size) = stream_offsets(Self::VERTEX_STREAM_STRIDES, vertices.len());
+        let mut bytes = vec![0u8; size];
         for (i, v) in vertices.iter().enumerate() {
-            let mut put = |at: u64, data: &[u8]| {
-                let at = at as usize;
-                bytes[at..at + data.len()].copy_from_slice(data);
-            };
-            put(offsets[0] + i as u64 * 12, bytemuck::cast_slice(&v.position));
-            put(offsets[1] + i as u64 * 32, bytemuck::cast_slice(&v.tangent_x));
-            put(offsets[1] + i as u64 * 32 + 16, bytemuck::cast_slice(&[v.normal[0], v.normal[1], v.normal[2], 0.0]));
-            put(offsets[2] + i as u64 * 12, bytemuck::bytes_of(&ColorUvVertex { color: v.color, uv0: v.uvs[0] }));
+            put_position_and_basis(&mut bytes, [offsets[0], offsets[1]], i, v);
+            let at = (offsets[2] + i as u64 * 12) as usize;
+            bytes[at..at + 12].copy_from_slice(bytemuck::bytes_of(&ColorUvVertex { color: v.color, uv0: v.uvs[0] }));
         }
         (bytes, offsets)
     }
@@ -139,12 +129,8 @@ impl VertexFactoryType for InstancedVertexFactory {
     fn streams(&self) -> Vec<VertexBufferLayout> {
         let attr = |location, format, offset| VertexAttribute { location, format, offset };
         vec![
-            VertexBufferLayout { stride: 12, step_mode: VertexStepMode::Vertex, attributes: vec![attr(0, VertexFormat::Float32x3, 0)] },
-            VertexBufferLayout {
-                stride: 32,
-                step_mode: VertexStepMode::Vertex,
-                attributes: vec![attr(1, VertexFormat::Float32x4, 0), attr(2, VertexFormat::Float32x4, 16)],
-            },
+            LocalVertexFactory::position_stream(),
+            LocalVertexFactory::tangent_basis_stream(),
             VertexBufferLayout {
                 stride: 12,
                 step_mode: VertexStepMode::Vertex,

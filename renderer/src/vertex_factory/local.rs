@@ -38,26 +38,62 @@ impl LocalVertexFactory {
     /// Splits vertices into the four stream byte arrays, concatenated in one
     /// buffer; returns the bytes and each stream's offset.
     pub fn pack(vertices: &[LocalVertex]) -> (Vec<u8>, [u64; 4]) {
-        let n = vertices.len();
-        let sizes = Self::STREAM_STRIDES.map(|s| s as usize * n);
-        let mut offsets = [0u64; 4];
-        let mut total = 0;
-        for (i, size) in sizes.iter().enumerate() {
-            offsets[i] = total as u64;
-            total += size.next_multiple_of(16);
-        }
-        let mut bytes = vec![0u8; total.max(16)];
+        let (offsets, size) = stream_offsets(Self::STREAM_STRIDES, vertices.len());
+        let mut bytes = vec![0u8; size];
         for (i, v) in vertices.iter().enumerate() {
-            let put = |bytes: &mut Vec<u8>, at: usize, data: &[u8]| bytes[at..at + data.len()].copy_from_slice(data);
-            put(&mut bytes, offsets[0] as usize + i * 12, bytemuck::cast_slice(&v.position));
-            put(&mut bytes, offsets[1] as usize + i * 32, bytemuck::cast_slice(&v.tangent_x));
-            let normal = [v.normal[0], v.normal[1], v.normal[2], 0.0];
-            put(&mut bytes, offsets[1] as usize + i * 32 + 16, bytemuck::cast_slice(&normal));
-            put(&mut bytes, offsets[2] as usize + i * 4, &v.color);
-            put(&mut bytes, offsets[3] as usize + i * 32, bytemuck::cast_slice(&v.uvs));
+            put_position_and_basis(&mut bytes, [offsets[0], offsets[1]], i, v);
+            put(&mut bytes, offsets[2] + i as u64 * 4, &v.color);
+            put(&mut bytes, offsets[3] + i as u64 * 32, bytemuck::cast_slice(&v.uvs));
         }
         (bytes, offsets)
     }
+
+    /// Stream 0: the local-space position, `vec3<f32>` at location 0. The
+    /// first stream of every factory that reads mesh vertices.
+    pub fn position_stream() -> VertexBufferLayout {
+        VertexBufferLayout {
+            stride: 12,
+            step_mode: VertexStepMode::Vertex,
+            attributes: vec![VertexAttribute { location: 0, format: VertexFormat::Float32x3, offset: 0 }],
+        }
+    }
+
+    /// Stream 1: the tangent basis, tangent X with the binormal sign in `w`
+    /// at location 1 and the normal at location 2 (32 bytes). The second
+    /// stream of every factory that reads mesh vertices.
+    pub fn tangent_basis_stream() -> VertexBufferLayout {
+        let attr = |location, offset| VertexAttribute { location, format: VertexFormat::Float32x4, offset };
+        VertexBufferLayout { stride: 32, step_mode: VertexStepMode::Vertex, attributes: vec![attr(1, 0), attr(2, 16)] }
+    }
+}
+
+/// Each stream's byte offset in one buffer that holds `n` vertices of
+/// streams with these strides one after the other (each stream 16-byte
+/// aligned), and the buffer's size (at least 16 bytes).
+pub fn stream_offsets<const N: usize>(strides: [u32; N], n: usize) -> ([u64; N], usize) {
+    let mut offsets = [0u64; N];
+    let mut total = 0usize;
+    for (offset, stride) in offsets.iter_mut().zip(strides) {
+        *offset = total as u64;
+        total += (stride as usize * n).next_multiple_of(16);
+    }
+    (offsets, total.max(16))
+}
+
+/// Writes vertex `i`'s position and tangent basis into the position and
+/// tangent-basis streams at `offsets` (the layouts of
+/// [`LocalVertexFactory::position_stream`] and
+/// [`LocalVertexFactory::tangent_basis_stream`]).
+pub fn put_position_and_basis(bytes: &mut [u8], offsets: [u64; 2], i: usize, v: &LocalVertex) {
+    let i = i as u64;
+    put(bytes, offsets[0] + i * 12, bytemuck::cast_slice(&v.position));
+    put(bytes, offsets[1] + i * 32, bytemuck::cast_slice(&v.tangent_x));
+    put(bytes, offsets[1] + i * 32 + 16, bytemuck::cast_slice(&[v.normal[0], v.normal[1], v.normal[2], 0.0]));
+}
+
+fn put(bytes: &mut [u8], at: u64, data: &[u8]) {
+    let at = at as usize;
+    bytes[at..at + data.len()].copy_from_slice(data);
 }
 
 impl VertexFactoryType for LocalVertexFactory {
@@ -72,12 +108,8 @@ impl VertexFactoryType for LocalVertexFactory {
     fn streams(&self) -> Vec<VertexBufferLayout> {
         let attr = |location, format, offset| VertexAttribute { location, format, offset };
         vec![
-            VertexBufferLayout { stride: 12, step_mode: VertexStepMode::Vertex, attributes: vec![attr(0, VertexFormat::Float32x3, 0)] },
-            VertexBufferLayout {
-                stride: 32,
-                step_mode: VertexStepMode::Vertex,
-                attributes: vec![attr(1, VertexFormat::Float32x4, 0), attr(2, VertexFormat::Float32x4, 16)],
-            },
+            Self::position_stream(),
+            Self::tangent_basis_stream(),
             VertexBufferLayout { stride: 4, step_mode: VertexStepMode::Vertex, attributes: vec![attr(3, VertexFormat::Unorm8x4, 0)] },
             VertexBufferLayout {
                 stride: 32,

@@ -35,7 +35,7 @@
 
 mod local;
 
-pub use local::{LocalVertex, LocalVertexFactory, LOCAL_VERTEX_FACTORY};
+pub use local::{put_position_and_basis, stream_offsets, LocalVertex, LocalVertexFactory, LOCAL_VERTEX_FACTORY};
 
 use rhi_vulkan::VertexBufferLayout;
 
