@@ -71,10 +71,10 @@ use std::sync::{Arc, Mutex};
 
 use glam::{Affine3A, Mat4, Vec3};
 use renderer::{
-    Bounds, MaterialId, MeshBatch, MeshElementCollector, PrimitiveSceneProxy, ProxyUpdateContext, SceneView, StaticMeshRenderData,
-    ViewRelevance,
+    Bounds, MaterialId, MeshBatch, MeshBatchElement, MeshElementCollector, PrimitiveSceneProxy, ProxyUpdateContext, SceneView,
+    StaticMeshRenderData, ViewRelevance,
 };
-use rhi_vulkan::{BufferDesc, BufferHandle, BufferUsage, Device, IndexFormat};
+use rhi_vulkan::{BufferDesc, BufferHandle, BufferUsage, Device};
 
 use crate::bounds::checked_bounds;
 use crate::culling::{CullDistances, CullView, DrawIndexedIndirectArgs, Frustum};
@@ -445,12 +445,11 @@ impl InstancedStaticMeshSceneProxy {
         MeshBatch {
             vertex_factory: &INSTANCED_VERTEX_FACTORY,
             streams: self.streams(lod as usize, instances),
-            index_buffer: Some((self.lods[lod as usize].indices, IndexFormat::Uint32)),
-            first_index: section.first_index,
-            count: section.index_count,
-            base_vertex: 0,
-            instance_count,
-            indirect,
+            element: MeshBatchElement {
+                instance_count,
+                indirect,
+                ..MeshBatchElement::indexed(self.lods[lod as usize].indices, section.first_index, section.index_count)
+            },
             material,
             lod_index: lod,
             cast_shadow: self.cast_shadow,

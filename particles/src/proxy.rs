@@ -45,8 +45,10 @@ use std::any::Any;
 use std::sync::Mutex;
 
 use glam::{Mat4, Vec3};
-use renderer::{Bounds, MeshBatch, MeshElementCollector, PrimitiveSceneProxy, ProxyUpdateContext, SceneView, ViewRelevance};
-use rhi_vulkan::{BufferDesc, BufferHandle, BufferUsage, Device, IndexFormat};
+use renderer::{
+    Bounds, MeshBatch, MeshBatchElement, MeshElementCollector, PrimitiveSceneProxy, ProxyUpdateContext, SceneView, ViewRelevance,
+};
+use rhi_vulkan::{BufferDesc, BufferHandle, BufferUsage, Device};
 
 use crate::asset::{BlendMode, SortMode};
 use crate::bounds::Aabb;
@@ -265,12 +267,10 @@ impl PrimitiveSceneProxy for ParticleSystemSceneProxy {
                     MeshBatch {
                         vertex_factory: &SPRITE_VERTEX_FACTORY,
                         streams: [Some((quad.vertices, 0)), Some(instances), None, None],
-                        index_buffer: Some((quad.indices, IndexFormat::Uint32)),
-                        first_index: 0,
-                        count: QUAD_INDICES.len() as u32,
-                        base_vertex: 0,
-                        instance_count: emitter.len() as u32,
-                        indirect: None,
+                        element: MeshBatchElement {
+                            instance_count: emitter.len() as u32,
+                            ..MeshBatchElement::indexed(quad.indices, 0, QUAD_INDICES.len() as u32)
+                        },
                         material,
                         lod_index: 0,
                         cast_shadow: false,

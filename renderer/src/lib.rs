@@ -79,7 +79,7 @@ pub use material::{
     MaterialShaderId, ParameterLayout, ParameterValue, ResolvedMaterial, ShadingModel, DEFAULT_MATERIAL_WGSL, MATERIAL_BLOCK_SIZE,
 };
 pub use math::{check_affine, check_transform, Aabb, Bounds, Frustum, TransformProblem, MIN_TRANSFORM_DETERMINANT};
-pub use mesh_pass::{MeshBatch, MeshDrawCommand, MeshPass};
+pub use mesh_pass::{MeshBatch, MeshBatchElement, MeshDrawCommand, MeshPass};
 pub use render_thread::{render_worker_pool, RenderCommand, RenderContext, RenderThread, RenderThreadMode, MAX_QUEUED_COMMANDS};
 pub use rng::{mix64, Rng};
 pub use scene::{

@@ -185,24 +185,24 @@ fn record_draws(
             }
             last_streams = Some((c.streams, c.id_stream_slot));
         }
-        if let Some((buffer, format)) = c.index_buffer.filter(|_| last_index != c.index_buffer) {
+        if let Some((buffer, format)) = c.element.index_buffer.filter(|_| last_index != c.element.index_buffer) {
             cmd.bind_index_buffer(buffer, 0, format)?;
-            last_index = c.index_buffer;
+            last_index = c.element.index_buffer;
         }
         if c.push_constants {
             let push = [c.material_index, list.ids[d.first_instance as usize].0, 0, 0];
             cmd.push_constants(0, bytemuck::cast_slice(&push))?;
         }
-        if let Some((buffer, offset)) = c.indirect {
+        if let Some((buffer, offset)) = c.element.indirect {
             cmd.draw_indexed_indirect(buffer, offset, 1, 20)?;
             continue;
         }
         let (instances, first_instance) =
-            if c.id_stream_slot.is_some() { (d.instance_count, list.id_base + d.first_instance) } else { (c.instance_count, 0) };
-        if c.index_buffer.is_some() {
-            cmd.draw_indexed(c.count, instances, c.first_index, c.base_vertex, first_instance)?;
+            if c.id_stream_slot.is_some() { (d.instance_count, list.id_base + d.first_instance) } else { (c.element.instance_count, 0) };
+        if c.element.index_buffer.is_some() {
+            cmd.draw_indexed(c.element.count, instances, c.element.first_index, c.element.base_vertex, first_instance)?;
         } else {
-            cmd.draw(c.count, instances, c.base_vertex.max(0) as u32, first_instance)?;
+            cmd.draw(c.element.count, instances, c.element.base_vertex.max(0) as u32, first_instance)?;
         }
     }
     Ok(())

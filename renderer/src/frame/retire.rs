@@ -191,24 +191,24 @@ pub(crate) fn frame_stats(frame: u64, scene: &Scene, v: &InitViews, elements: &D
             // Handles are left out: their numbering depends on creation order.
             (
                 c.material_index,
-                c.first_index,
-                c.count,
-                c.base_vertex,
-                c.instance_count,
+                c.element.first_index,
+                c.element.count,
+                c.element.base_vertex,
+                c.element.instance_count,
                 d.first_instance,
                 d.instance_count,
-                c.indirect.is_some(),
+                c.element.indirect.is_some(),
             )
                 .hash(&mut hasher);
-            if c.indirect.is_some() {
+            if c.element.indirect.is_some() {
                 // The GPU writes the count: not known here.
                 p.indirect_draws += 1;
                 continue;
             }
-            let instances = u64::from(d.instance_count) * u64::from(c.instance_count);
+            let instances = u64::from(d.instance_count) * u64::from(c.element.instance_count);
             p.instances += instances;
             if l.pass.desc().counts_triangles {
-                stats.triangles += u64::from(c.count / 3) * instances;
+                stats.triangles += u64::from(c.element.count / 3) * instances;
             }
         }
         l.ids.hash(&mut hasher);

@@ -33,8 +33,9 @@
 //!
 //! What each field means for the draw, and so why it must match:
 
+use super::MeshBatchElement;
 use crate::vertex_factory::MAX_VERTEX_STREAMS;
-use rhi_vulkan::{BindGroupHandle, BufferHandle, IndexFormat, PipelineHandle};
+use rhi_vulkan::{BindGroupHandle, BufferHandle, PipelineHandle};
 
 /// One draw of one mesh section in one pass, as plain data you can hash,
 /// compare, sort and print (UE's FMeshDrawCommand). Built by the pass
@@ -56,23 +57,12 @@ pub struct MeshDrawCommand {
     /// primitive another way (the push constant), so the command cannot
     /// merge — a merged draw has one push constant for all its instances.
     pub id_stream_slot: Option<u32>,
-    /// Index buffer and format; `None` draws non-indexed.
-    pub index_buffer: Option<(BufferHandle, IndexFormat)>,
-    /// The section's range: first index, index (or vertex) count and base
-    /// vertex. Instances of one draw draw the same range.
-    pub first_index: u32,
-    /// Indices drawn (vertices, without an index buffer), from `first_index`.
-    pub count: u32,
-    /// Added to every index before the vertex is fetched; the first vertex
-    /// of a non-indexed draw (negative values count as 0 there).
-    pub base_vertex: i32,
-    /// Instances the proxy itself asks for (an instanced static mesh); 1 for
-    /// ordinary meshes. Only 1 can merge: merging sets the instance count
-    /// to the number of primitives.
-    pub instance_count: u32,
-    /// Indexed-indirect arguments (buffer, byte offset) instead of `count` /
-    /// `instance_count`: the GPU decides the draw, so it cannot merge.
-    pub indirect: Option<(BufferHandle, u64)>,
+    /// The section's range, instances or indirect arguments, as the batch
+    /// gave them. Instances of one draw draw the same range, so the range
+    /// must match; only single-instance, non-indirect elements merge (the
+    /// merge sets the instance count to the number of primitives, and an
+    /// indirect draw is decided by the GPU).
+    pub element: MeshBatchElement,
     /// Index into the material table (push constant): the material's
     /// parameters. One push constant per draw, so one material per draw.
     pub material_index: u32,
@@ -98,6 +88,6 @@ impl MeshDrawCommand {
     /// Whether several primitives' copies of this command can become one
     /// instanced draw (rule 3 of the merge contract).
     pub fn can_merge(&self) -> bool {
-        self.id_stream_slot.is_some() && self.instance_count == 1 && self.indirect.is_none()
+        self.id_stream_slot.is_some() && self.element.instance_count == 1 && self.element.indirect.is_none()
     }
 }

@@ -24,7 +24,7 @@ pub use draw_command::MeshDrawCommand;
 pub(crate) use gather::{gather_sort_merge, gather_sort_merge_cached};
 pub use ids::{BucketId, DrawRank, PrimitiveSlot};
 pub use merge::{merge, MergedDraw};
-pub use mesh_batch::MeshBatch;
+pub use mesh_batch::{MeshBatch, MeshBatchElement};
 pub use pipelines::{PassPipelineKey, PipelineLibrary, SCENE_COLOR_FORMAT, SCENE_DEPTH_FORMAT};
 pub use processor::build_mesh_draw_command;
 pub use sort::{distance_key, sort_back_to_front, sort_by_bucket, VisibleCommand};

@@ -48,7 +48,7 @@ impl BucketCommand for MeshDrawCommand {
     type Pipeline = PipelineHandle;
     type Geometry = (PipelineHandle, [Option<(BufferHandle, u64)>; MAX_VERTEX_STREAMS], Option<(BufferHandle, IndexFormat)>);
     fn rank_parts(&self) -> (Self::Pipeline, Self::Geometry, u32) {
-        (self.pipeline, (self.pipeline, self.streams, self.index_buffer), self.material_index)
+        (self.pipeline, (self.pipeline, self.streams, self.element.index_buffer), self.material_index)
     }
 }
 
