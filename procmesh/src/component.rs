@@ -21,17 +21,13 @@
 //! recreated for any reason — this component's render state or a world
 //! setting such as visibility — never receives stale messages next frame.
 //!
-//! **Mirrored transforms.** engine-core moves a primitive without telling
-//! the proxy, and a component does not see its own transform; a new proxy
-//! takes the mirrored flag from its creation transform. After a move that
-//! flips the determinant's sign, call
-//! [`note_transform`](ProceduralMeshComponent::note_transform) with the new
-//! local-to-world (inside `with_component_mut`): on the dynamic path it
-//! queues a `Mirrored` message for the existing proxy. The static path needs
-//! nothing (the renderer's cached commands follow the transform).
+//! **Mirrored transforms.** Nothing to do: the renderer tells the proxy
+//! its transform on add and after every move
+//! (`PrimitiveSceneProxy::on_transform_changed`), and the proxy flips the
+//! winding of its dynamic batches when the determinant is negative. The
+//! static path's cached commands are flipped by the renderer itself.
 
 use std::any::Any;
-use std::sync::atomic::{AtomicBool, Ordering};
 #[cfg(feature = "collision")]
 use std::sync::Arc;
 use std::sync::{Mutex, PoisonError};
@@ -39,7 +35,6 @@ use std::sync::{Mutex, PoisonError};
 #[cfg(feature = "collision")]
 use engine_core::collision::{CollisionComplexity, CookEvent, CookedCollision};
 use engine_core::{Component, DirtyFlags, PrimitiveComponent, ProxyCreateContext};
-use glam::Mat4;
 #[cfg(feature = "collision")]
 use glam::Vec3;
 use renderer::{Bounds, PrimitiveSceneProxy};
@@ -48,18 +43,10 @@ use crate::change::ChangeSet;
 use crate::error::Result;
 use crate::material::MaterialRef;
 use crate::mesh::ProcMeshData;
-use crate::proxy::{proxy_updates, ProcMeshProxyOptions, ProcMeshProxyUpdate, ProceduralMeshSceneProxy};
+use crate::proxy::{proxy_updates, ProcMeshProxyOptions, ProceduralMeshSceneProxy};
 use crate::section::SectionData;
 
 /// Messages for the existing proxy, not yet sent.
-#[derive(Debug, Default)]
-struct Pending {
-    /// The frame's in-place changes, merged.
-    changes: ChangeSet,
-    /// A new mirrored flag for the proxy.
-    mirrored: Option<bool>,
-}
-
 /// UE's `UProceduralMeshComponent`. See the module doc.
 #[derive(Debug)]
 pub struct ProceduralMeshComponent {
@@ -74,9 +61,7 @@ pub struct ProceduralMeshComponent {
     pending: DirtyFlags,
     /// Behind a lock because proxies are built through `&self` (in parallel
     /// across components) and building one drops the queued messages.
-    pending_updates: Mutex<Pending>,
-    /// The mirrored flag the proxy has (as last built or told).
-    proxy_mirrored: AtomicBool,
+    pending_updates: Mutex<ChangeSet>,
 }
 
 impl Default for ProceduralMeshComponent {
@@ -99,8 +84,7 @@ impl ProceduralMeshComponent {
             mesh: Mutex::new(mesh),
             options: ProcMeshProxyOptions::default(),
             pending: DirtyFlags::NONE,
-            pending_updates: Mutex::new(Pending::default()),
-            proxy_mirrored: AtomicBool::new(false),
+            pending_updates: Mutex::new(ChangeSet::default()),
         }
     }
 
@@ -129,7 +113,7 @@ impl ProceduralMeshComponent {
         self.options
     }
 
-    fn pending_mut(&mut self) -> &mut Pending {
+    fn pending_mut(&mut self) -> &mut ChangeSet {
         self.pending_updates.get_mut().unwrap_or_else(PoisonError::into_inner)
     }
 
@@ -152,11 +136,7 @@ impl ProceduralMeshComponent {
             dirty = dirty | DirtyFlags::COLLISION;
         }
         self.pending = self.pending | dirty;
-        let pending = self.pending_mut();
-        if changes.render_state {
-            pending.mirrored = None;
-        }
-        pending.changes.merge(changes);
+        self.pending_mut().merge(changes);
     }
 
     fn forward(&mut self, changes: Result<ChangeSet>) -> Result<()> {
@@ -226,17 +206,6 @@ impl ProceduralMeshComponent {
             self.absorb(ChangeSet::render_state(false));
         }
     }
-
-    /// Tells the component its new local-to-world after a move: on the
-    /// dynamic path, a flip of the determinant's sign queues a `Mirrored`
-    /// message for the existing proxy (engine-core does not tell proxies).
-    pub fn note_transform(&mut self, local_to_world: Mat4) {
-        let mirrored = !self.options.static_draw_path && is_mirrored(&local_to_world);
-        if self.proxy_mirrored.swap(mirrored, Ordering::Relaxed) != mirrored {
-            self.pending_mut().mirrored = Some(mirrored);
-            self.pending = self.pending | DirtyFlags::DYNAMIC_DATA;
-        }
-    }
 }
 
 /// The collision half (feature `collision`).
@@ -280,10 +249,6 @@ impl ProceduralMeshComponent {
     }
 }
 
-fn is_mirrored(m: &Mat4) -> bool {
-    m.determinant() < 0.0
-}
-
 impl Component for ProceduralMeshComponent {
     /// Applies a finished asynchronous cook (the only reason to tick).
     #[cfg(feature = "collision")]
@@ -311,14 +276,9 @@ impl Component for ProceduralMeshComponent {
 impl PrimitiveComponent for ProceduralMeshComponent {
     fn create_scene_proxy(&self, ctx: &ProxyCreateContext<'_>) -> Option<Box<dyn PrimitiveSceneProxy>> {
         // The new proxy copies the current mesh: queued messages are moot.
-        *self.pending_updates.lock().unwrap_or_else(PoisonError::into_inner) = Pending::default();
-        let mirrored = !self.options.static_draw_path && is_mirrored(&ctx.local_to_world);
-        self.proxy_mirrored.store(mirrored, Ordering::Relaxed);
+        *self.pending_updates.lock().unwrap_or_else(PoisonError::into_inner) = ChangeSet::default();
         let options = ProcMeshProxyOptions { cast_shadow: self.options.cast_shadow && ctx.settings.cast_shadow, ..self.options };
-        let proxy = self
-            .with_mesh(|mesh| ProceduralMeshSceneProxy::new(mesh, options))
-            .with_material_overrides(&ctx.settings.materials)
-            .with_mirrored(mirrored);
+        let proxy = self.with_mesh(|mesh| ProceduralMeshSceneProxy::new(mesh, options)).with_material_overrides(&ctx.settings.materials);
         Some(Box::new(proxy))
     }
 
@@ -331,17 +291,14 @@ impl PrimitiveComponent for ProceduralMeshComponent {
     }
 
     fn dynamic_data(&mut self) -> Option<Box<dyn Any + Send>> {
-        let Pending { changes, mirrored } = std::mem::take(self.pending_mut());
-        let mut updates = match proxy_updates(self.data(), &changes) {
+        let changes = std::mem::take(self.pending_mut());
+        let updates = match proxy_updates(self.data(), &changes) {
             Ok(updates) => updates,
             Err(error) => {
                 log::warn!("procedural mesh: dropping stale section updates: {error}");
                 Vec::new()
             }
         };
-        if let Some(m) = mirrored {
-            updates.push(ProcMeshProxyUpdate::Mirrored(m));
-        }
         (!updates.is_empty()).then(|| Box::new(updates) as Box<dyn Any + Send>)
     }
 

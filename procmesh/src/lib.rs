@@ -56,10 +56,10 @@
 //! proxy with [`ProceduralMeshSceneProxy::new`] (the world's per-slot
 //! materials override the sections'), returns [`proxy_updates`] as its
 //! dynamic data (dropped when a new proxy is built), polls asynchronous
-//! cooks in its tick and hands its cooked collision to the world. A move
-//! that mirrors it must be told with
-//! [`ProceduralMeshComponent::note_transform`] (engine-core does not tell
-//! proxies of moves).
+//! cooks in its tick and hands its cooked collision to the world. Moves
+//! reach the proxy through the renderer
+//! (`PrimitiveSceneProxy::on_transform_changed`), so a mirroring move
+//! needs nothing from the caller.
 //!
 //! ## Features
 //!
@@ -83,9 +83,7 @@
 //!
 //! The caller upholds: on a bare [`ProcMeshData`], call
 //! [`ProcMeshData::poll_collision`] once per frame when asynchronous cooking
-//! is on (the component does this in its tick);
-//! tell the component of a move that mirrors it
-//! ([`ProceduralMeshComponent::note_transform`]); and create materials on
+//! is on (the component does this in its tick); and create materials on
 //! the renderer before naming them in a [`MaterialRef`] (an unknown id
 //! draws with the default material).
 

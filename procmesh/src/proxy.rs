@@ -32,13 +32,11 @@
 //!
 //! A negative-determinant local-to-world flips the triangles' winding. The
 //! renderer flips cached commands itself, but it does not touch batches a
-//! proxy emits on the dynamic path, and it does not tell
-//! `get_dynamic_mesh_elements` the primitive's transform. The proxy
-//! therefore keeps a `mirrored` flag, set when it is built and re-sent by
-//! the component
-//! ([`note_transform`](crate::ProceduralMeshComponent::note_transform))
-//! as [`ProcMeshProxyUpdate::Mirrored`] when the sign changes, and sets
-//! `reverse_culling` on its dynamic batches only.
+//! proxy emits on the dynamic path. The proxy therefore keeps a `mirrored`
+//! flag from the transform the renderer tells it on add and after every
+//! move (`PrimitiveSceneProxy::on_transform_changed`, UE's
+//! `OnTransformChanged`) and sets `reverse_culling` on its dynamic batches
+//! only.
 
 use std::any::Any;
 
@@ -81,9 +79,6 @@ pub enum ProcMeshProxyUpdate {
     /// New visibility flags, `(section, visible)`. On the static path the
     /// cached commands do not follow: recreate the proxy instead.
     Visibility(Vec<(usize, bool)>),
-    /// Whether the primitive's local-to-world now has a negative
-    /// determinant (dynamic path only; see the module doc).
-    Mirrored(bool),
 }
 
 /// The messages an existing proxy needs for the in-place part of
@@ -176,13 +171,6 @@ impl ProceduralMeshSceneProxy {
         Self { sections, boxes, options, mirrored: false, rejected_updates: 0 }
     }
 
-    /// With the mirrored flag for the transform it will be added with
-    /// (`local_to_world.determinant() < 0`).
-    pub fn with_mirrored(mut self, mirrored: bool) -> Self {
-        self.mirrored = mirrored;
-        self
-    }
-
     /// Overrides section `index`'s material with `materials[index]` for
     /// every index the slice covers (the component's per-slot materials
     /// win over the mesh's); a `MaterialId::DEFAULT` entry (an unset slot
@@ -223,7 +211,9 @@ impl ProceduralMeshSceneProxy {
         }
     }
 
-    /// Whether dynamic batches flip their winding.
+    /// Whether the primitive's local-to-world, as the renderer last told
+    /// it, has a negative determinant: the dynamic batches then flip their
+    /// winding.
     pub fn is_mirrored(&self) -> bool {
         self.mirrored
     }
@@ -265,7 +255,6 @@ impl ProceduralMeshSceneProxy {
                     }
                 }
             }
-            ProcMeshProxyUpdate::Mirrored(mirrored) => self.mirrored = mirrored,
         }
     }
 
@@ -356,6 +345,13 @@ impl PrimitiveSceneProxy for ProceduralMeshSceneProxy {
         }
         // The renderer flips cached commands of mirrored primitives itself.
         out.extend(self.sections.iter().filter(|s| s.visible).filter_map(|s| Self::batch(s, self.options.cast_shadow)));
+    }
+
+    /// Keeps the mirrored flag (the renderer calls this on add and after
+    /// every move, so a move that flips the determinant's sign needs
+    /// nothing from the component).
+    fn on_transform_changed(&mut self, local_to_world: glam::Mat4) {
+        self.mirrored = local_to_world.determinant() < 0.0;
     }
 
     fn get_dynamic_mesh_elements(&self, _views: &[&SceneView], visibility: &[bool], collector: &mut MeshElementCollector<'_, '_>) {
@@ -453,7 +449,7 @@ mod tests {
     use crate::streams::render_streams;
     use crate::vertex::VertexAttributes;
     use crate::MaterialRef;
-    use glam::Vec3;
+    use glam::{Mat4, Vec3};
 
     fn quad(mesh: &mut ProcMeshData, index: usize, x: f32) {
         let p = [Vec3::new(x, 0.0, 0.0), Vec3::new(x + 1.0, 0.0, 0.0), Vec3::new(x + 1.0, 1.0, 0.0), Vec3::new(x, 1.0, 0.0)];
@@ -518,8 +514,10 @@ mod tests {
 
         proxy.apply(ProcMeshProxyUpdate::Visibility(vec![(0, false), (9, true)]), &mut |_, _, _| {});
         assert_eq!(proxy.is_section_visible(0), Some(false));
-        proxy.apply(ProcMeshProxyUpdate::Mirrored(true), &mut |_, _, _| {});
+        proxy.on_transform_changed(Mat4::from_scale(Vec3::new(-1.0, 1.0, 1.0)));
         assert!(proxy.is_mirrored());
+        proxy.on_transform_changed(Mat4::from_scale(Vec3::new(-1.0, -1.0, 1.0)));
+        assert!(!proxy.is_mirrored(), "two flips are a rotation");
     }
 
     fn dummy_view() -> SceneView {

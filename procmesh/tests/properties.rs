@@ -452,10 +452,9 @@ enum ComponentOp {
     Forward(Op),
     StaticPath(bool),
     CastShadow(bool),
-    /// A move, mirrored or not, sometimes not even finite.
-    NoteTransform(Vec3),
-    /// End of frame: a new proxy (render state) or the queued messages.
-    Proxy,
+    /// End of frame: a new proxy (render state), told a transform that is
+    /// mirrored or not, sometimes not even finite; or the queued messages.
+    Proxy(Vec3),
     DynamicData,
 }
 
@@ -464,8 +463,7 @@ fn component_op() -> impl Strategy<Value = ComponentOp> {
         12 => op().prop_map(ComponentOp::Forward),
         1 => any::<bool>().prop_map(ComponentOp::StaticPath),
         1 => any::<bool>().prop_map(ComponentOp::CastShadow),
-        1 => vec3().prop_map(ComponentOp::NoteTransform),
-        1 => Just(ComponentOp::Proxy),
+        2 => vec3().prop_map(ComponentOp::Proxy),
         2 => Just(ComponentOp::DynamicData),
     ]
 }
@@ -529,10 +527,11 @@ proptest! {
                 }
                 ComponentOp::StaticPath(on) => component.set_static_draw_path(*on),
                 ComponentOp::CastShadow(on) => component.set_cast_shadow(*on),
-                ComponentOp::NoteTransform(scale) => component.note_transform(Mat4::from_scale(*scale)),
-                ComponentOp::Proxy => {
-                    let proxy = component.create_scene_proxy(&ProxyCreateContext { settings: &settings, local_to_world: Mat4::IDENTITY });
+                ComponentOp::Proxy(scale) => {
+                    let m = Mat4::from_scale(*scale);
+                    let proxy = component.create_scene_proxy(&ProxyCreateContext { settings: &settings, local_to_world: m });
                     prop_assert!(proxy.is_some());
+                    proxy.unwrap().on_transform_changed(m);
                 }
                 ComponentOp::DynamicData => {
                     let _ = component.dynamic_data();

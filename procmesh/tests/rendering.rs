@@ -8,7 +8,7 @@ mod common;
 
 use common::*;
 use engine_core::{ComponentId, EndOfFrameStats, Transform, World};
-use glam::{Mat4, Vec2, Vec3};
+use glam::{Vec2, Vec3};
 use procmesh::{ProcMeshData, ProcMeshProxyOptions, ProceduralMeshComponent, ProceduralMeshSceneProxy, SectionData};
 use renderer::*;
 
@@ -73,14 +73,10 @@ fn sent(eof: EndOfFrameStats) -> (usize, usize, usize) {
     (eof.proxies_created, eof.dynamic_data_sent, eof.transforms_sent)
 }
 
-/// Moves the component to `t` the way a user does: through the world, then
-/// telling the component its new local-to-world (a flip of the
-/// determinant's sign on the dynamic path); returns what the end-of-frame
-/// update sent.
+/// Moves the component to `t` the way a user does, through the world
+/// alone; returns what the end-of-frame update sent.
 fn move_to(world: &mut World, id: ComponentId, t: Transform) -> EndOfFrameStats {
     world.set_relative_transform(id, t).unwrap();
-    let m: Mat4 = world.world_transform(id).unwrap();
-    world.with_component_mut(id, |c: &mut ProceduralMeshComponent| c.note_transform(m)).unwrap();
     world.send_all_end_of_frame_updates().unwrap()
 }
 
@@ -274,28 +270,30 @@ fn a_mirrored_transform_still_draws_the_front_faces() {
         // Mirrored in X: red on the right, blue on the left.
         assert!(is_reddish(pixel_at(&image, RIGHT)), "{options:?}: {:?}", pixel_at(&image, RIGHT));
         assert!(is_bluish(pixel_at(&image, LEFT)), "{options:?}: {:?}", pixel_at(&image, LEFT));
-        assert_eq!(proxy_state(&mut world, id).1, !options.static_draw_path);
-        // Back to unmirrored and mirrored again, without a new proxy: the
-        // transform (and, on the dynamic path, the mirrored flag) only.
+        assert!(proxy_state(&mut world, id).1, "{options:?}: the proxy was told its transform on add");
+        // Back to unmirrored and mirrored again, without a new proxy and
+        // without telling the component anything: the transform only; the
+        // renderer tells the proxy.
         for (t, red_at, mirrored) in [(Transform::IDENTITY, LEFT, false), (mirror, RIGHT, true)] {
             let eof = move_to(&mut world, id, t);
-            let flag = usize::from(!options.static_draw_path);
-            assert_eq!(sent(eof), (0, flag, 1), "{options:?}");
+            assert_eq!(sent(eof), (0, 0, 1), "{options:?}");
             let (stats, image) = frame(rt(&mut world));
             assert_eq!(stats.proxies_created, 0);
             assert!(is_reddish(pixel_at(&image, red_at)), "{options:?}, mirrored {mirrored}");
-            assert_eq!(proxy_state(&mut world, id).1, mirrored && !options.static_draw_path);
+            assert!(is_bluish(pixel_at(&image, if mirrored { LEFT } else { RIGHT })), "{options:?}, mirrored {mirrored}");
+            assert_eq!(proxy_state(&mut world, id).1, mirrored);
         }
         assert_clean(rt(&mut world));
     }
-    // Without the flag, the dynamic batches' flipped triangles are culled:
-    // the flag is what keeps them.
+    // A bare proxy added straight to the render thread, no component
+    // involved: the renderer's on-add transform is all it needs.
     let mut rt = render_thread(RenderThreadMode::Threaded);
     let (red, blue) = red_and_blue(&mut rt);
     let proxy = ProceduralMeshSceneProxy::new(&two_sections(red, blue), DYNAMIC);
     rt.add_primitive(Box::new(proxy), mirror.to_mat4()).unwrap();
     let (_, image) = frame(&mut rt);
-    assert_eq!(pixel_at(&image, RIGHT), background(&image));
+    assert!(is_reddish(pixel_at(&image, RIGHT)), "{:?}", pixel_at(&image, RIGHT));
+    assert!(is_bluish(pixel_at(&image, LEFT)));
     assert_clean(&mut rt);
 }
 
