@@ -67,14 +67,14 @@ fn raycast(c: &mut Criterion) {
         let singles: Vec<CollisionScene> = bodies
             .iter()
             .map(|(id, collision, transform)| {
-                scene.add_body(*id, Arc::clone(collision), *transform, CollisionComplexity::Simple).unwrap();
+                scene.add_body(*id, Arc::clone(collision), *transform).unwrap();
                 let mut single = CollisionScene::new();
-                single.add_body(*id, Arc::clone(collision), *transform, CollisionComplexity::Simple).unwrap();
+                single.add_body(*id, Arc::clone(collision), *transform).unwrap();
                 single
             })
             .collect();
         group.bench_with_input(BenchmarkId::new("bvh broad-phase", count), &scene, |b, scene| {
-            b.iter(|| rays.iter().filter_map(|&(o, d)| scene.raycast(o, d, f32::INFINITY).unwrap()).count())
+            b.iter(|| rays.iter().filter_map(|&(o, d)| scene.raycast(o, d, f32::INFINITY, CollisionComplexity::Simple).unwrap()).count())
         });
         group.bench_with_input(BenchmarkId::new("linear scan", count), &singles, |b, singles| {
             b.iter(|| {
@@ -82,7 +82,7 @@ fn raycast(c: &mut Criterion) {
                     .filter_map(|&(o, d)| {
                         singles
                             .iter()
-                            .filter_map(|s| s.raycast(o, d, f32::INFINITY).unwrap())
+                            .filter_map(|s| s.raycast(o, d, f32::INFINITY, CollisionComplexity::Simple).unwrap())
                             .min_by(|a, b| a.distance.total_cmp(&b.distance))
                     })
                     .count()

@@ -23,7 +23,7 @@ fn main() -> Result<()> {
     )?;
     let stats = world.send_all_end_of_frame_updates()?;
     println!("end of frame: {} components visited, {} collision bodies", stats.visited, stats.bodies_updated);
-    let hit = world.raycast(Vec3::new(0.0, 0.0, 0.0), Vec3::X, 100.0)?.expect("the tower is in front");
+    let hit = world.raycast(Vec3::new(0.0, 0.0, 0.0), Vec3::X, 100.0, CollisionComplexity::Complex)?.expect("the tower is in front");
     println!("hit {:?} at {:?}, normal {:?}", hit.component, hit.position, hit.normal);
     // Moving the tower moves its attached roof.
     world.set_relative_transform(base, Transform::from_translation_scale(Vec3::new(20.0, 0.0, 0.0), Vec3::new(2.0, 2.0, 4.0)))?;

@@ -8,7 +8,7 @@
 //! which copies what rendering needs into a new render-thread proxy.
 
 #[cfg(feature = "collision")]
-use crate::collision::{CollisionComplexity, CookedCollision};
+use crate::collision::CookedCollision;
 use glam::{Mat4, Vec4};
 use renderer::{Bounds, MaterialId, PrimitiveSceneProxy};
 use std::any::Any;
@@ -199,10 +199,14 @@ pub trait PrimitiveComponent {
         None
     }
 
-    /// Which shapes ray casts use.
+    /// The component's own material for the element a collision face
+    /// belongs to (the `material_index` its cooked triangles carry: a
+    /// procedural mesh's section), for ray-cast hits (UE's
+    /// `GetMaterialFromCollisionFaceIndex`). The world's per-slot override
+    /// (`World::set_material`) wins over it. Default: none.
     #[cfg(feature = "collision")]
-    fn collision_complexity(&self) -> CollisionComplexity {
-        CollisionComplexity::Complex
+    fn collision_face_material(&self, _material_index: u16) -> Option<MaterialId> {
+        None
     }
 }
 

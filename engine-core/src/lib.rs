@@ -57,6 +57,8 @@ mod world;
 #[cfg(feature = "collision")]
 mod world_collision;
 
+#[cfg(feature = "collision")]
+pub use collision::CollisionComplexity;
 pub use component::{
     AsAny, CameraDesc, Component, DirtyFlags, LightDesc, Mobility, PrimitiveComponent, PrimitiveSettings, ProxyCreateContext,
     SceneComponent,

@@ -6,23 +6,36 @@
 //! reads the marked components' dirty flags before the render step clears
 //! them, and touches nothing the render thread sees.
 
-use crate::collision::{BodyId, CollisionScene, RayHit};
+use crate::collision::{BodyId, CollisionComplexity, CollisionScene, RayHit};
 use crate::component::DirtyFlags;
 use crate::end_of_frame::EndOfFrameStats;
 use crate::error::Result;
 use crate::handle::ComponentId;
 use crate::world::{ComponentEntry, World};
 use glam::{Affine3A, Vec3};
+use renderer::MaterialId;
 
-/// A ray-cast hit on a component.
+/// A ray-cast hit on a component (UE's FHitResult).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct WorldHit {
+    /// The component hit.
     pub component: ComponentId,
+    /// The hit point, in world space.
     pub position: Vec3,
+    /// The unit surface normal at the hit, facing against the ray.
     pub normal: Vec3,
+    /// The distance from the ray origin to `position`.
     pub distance: f32,
+    /// The collision triangle hit (UE's FaceIndex), for triangle meshes.
     pub triangle_index: Option<u32>,
+    /// That triangle's material index: the element (a procedural mesh's
+    /// section) it belongs to.
     pub material_index: Option<u16>,
+    /// The material of the face hit (UE's
+    /// `GetMaterialFromCollisionFaceIndex`): the world's override for that
+    /// element if set, else the component's own material for it; `None`
+    /// for convex hits and elements without a material.
+    pub material: Option<MaterialId>,
 }
 
 /// The world's collision state.
@@ -34,9 +47,11 @@ pub(crate) struct WorldCollision {
 }
 
 impl World {
-    /// The nearest collision hit along a ray (UE's LineTraceSingle).
-    pub fn raycast(&self, origin: Vec3, direction: Vec3, max_distance: f32) -> Result<Option<WorldHit>> {
-        let hit: Option<RayHit> = self.collision.scene.raycast(origin, direction, max_distance)?;
+    /// The nearest collision hit along a ray (UE's LineTraceSingle), against
+    /// the shapes `complexity` names (UE's trace-complex flag; see
+    /// [`CollisionScene::raycast`]).
+    pub fn raycast(&self, origin: Vec3, direction: Vec3, max_distance: f32, complexity: CollisionComplexity) -> Result<Option<WorldHit>> {
+        let hit: Option<RayHit> = self.collision.scene.raycast(origin, direction, max_distance, complexity)?;
         Ok(hit.map(|h| {
             let component = ComponentId::from_bits(h.body.0);
             WorldHit {
@@ -46,8 +61,17 @@ impl World {
                 distance: h.distance,
                 triangle_index: h.triangle_index,
                 material_index: h.material_index,
+                material: h.material_index.and_then(|m| self.face_material(component, m)),
             }
         }))
+    }
+
+    /// The material of element `material_index` of `component`: the world's
+    /// override, else the component's own.
+    fn face_material(&self, component: ComponentId, material_index: u16) -> Option<MaterialId> {
+        let e = self.components.get(component)?;
+        let overridden = e.settings.materials.get(usize::from(material_index)).copied().filter(|&m| m != MaterialId::DEFAULT);
+        overridden.or_else(|| e.behaviour.as_primitive()?.collision_face_material(material_index))
     }
 
     /// The end-of-frame collision step: the bodies of the marked components
@@ -92,13 +116,12 @@ fn update_body(
     let affine = Affine3A::from_mat4(e.node.world);
     if e.registered {
         if d.collision || e.body.is_none() {
-            let complexity = e.behaviour.as_primitive().map(|p| p.collision_complexity()).unwrap_or_default();
             if let Some(cooked) = e.behaviour.as_primitive_mut().and_then(|p| p.collision()) {
                 if e.body.is_some() {
                     collision.set_collision(body, cooked)?;
                     collision.set_transform(body, affine)?;
                 } else {
-                    collision.add_body(body, cooked, affine, complexity)?;
+                    collision.add_body(body, cooked, affine)?;
                     e.body = Some(body);
                 }
                 stats.bodies_updated += 1;

@@ -80,13 +80,18 @@ fn cooked_unit_cube() -> Arc<CookedCollision> {
 fn scene_with(bodies: &[(u64, Arc<CookedCollision>, Affine3A)]) -> CollisionScene {
     let mut scene = CollisionScene::new();
     for (id, collision, transform) in bodies {
-        scene.add_body(BodyId(*id), Arc::clone(collision), *transform, CollisionComplexity::Simple).expect("body added");
+        scene.add_body(BodyId(*id), Arc::clone(collision), *transform).expect("body added");
     }
     scene
 }
 
+/// A simple trace (the default kind of UE's line traces).
 fn cast(scene: &CollisionScene, origin: Vec3, dir: Vec3) -> Option<RayHit> {
-    scene.raycast(origin, dir, f32::INFINITY).expect("valid ray")
+    cast_with(scene, origin, dir, CollisionComplexity::Simple)
+}
+
+fn cast_with(scene: &CollisionScene, origin: Vec3, dir: Vec3, complexity: CollisionComplexity) -> Option<RayHit> {
+    scene.raycast(origin, dir, f32::INFINITY, complexity).expect("valid ray")
 }
 
 #[test]
@@ -134,8 +139,8 @@ fn misses_return_none() {
     // Pointing away.
     assert_eq!(cast(&scene, Vec3::new(0.0, 5.0, 0.0), Vec3::Y), None);
     // Too short; and exactly long enough.
-    assert_eq!(scene.raycast(Vec3::new(0.0, 5.0, 0.0), Vec3::NEG_Y, 4.4).unwrap(), None);
-    let hit = scene.raycast(Vec3::new(0.0, 5.0, 0.0), Vec3::NEG_Y, 4.5).unwrap();
+    assert_eq!(scene.raycast(Vec3::new(0.0, 5.0, 0.0), Vec3::NEG_Y, 4.4, CollisionComplexity::Simple).unwrap(), None);
+    let hit = scene.raycast(Vec3::new(0.0, 5.0, 0.0), Vec3::NEG_Y, 4.5, CollisionComplexity::Simple).unwrap();
     assert!(hit.is_some_and(|h| (h.distance - 4.5).abs() < EPS));
     // An empty scene.
     assert_eq!(cast(&CollisionScene::new(), Vec3::ZERO, Vec3::X), None);
@@ -144,12 +149,18 @@ fn misses_return_none() {
 #[test]
 fn bad_rays_are_rejected() {
     let scene = scene_with(&[(1, cooked_unit_cube(), Affine3A::IDENTITY)]);
-    assert!(matches!(scene.raycast(Vec3::new(f32::NAN, 0.0, 0.0), Vec3::X, 1.0), Err(CollisionError::NonFiniteRay { .. })));
-    assert!(matches!(scene.raycast(Vec3::ZERO, Vec3::new(0.0, f32::INFINITY, 0.0), 1.0), Err(CollisionError::NonFiniteRay { .. })));
-    assert_eq!(scene.raycast(Vec3::ZERO, Vec3::ZERO, 1.0), Err(CollisionError::ZeroRayDirection));
-    assert_eq!(scene.raycast(Vec3::ZERO, Vec3::X, -1.0), Err(CollisionError::InvalidMaxDistance(-1.0)));
     assert!(matches!(
-        scene.raycast(Vec3::ZERO, Vec3::X, f32::NAN),
+        scene.raycast(Vec3::new(f32::NAN, 0.0, 0.0), Vec3::X, 1.0, CollisionComplexity::Simple),
+        Err(CollisionError::NonFiniteRay { .. })
+    ));
+    assert!(matches!(
+        scene.raycast(Vec3::ZERO, Vec3::new(0.0, f32::INFINITY, 0.0), 1.0, CollisionComplexity::Simple),
+        Err(CollisionError::NonFiniteRay { .. })
+    ));
+    assert_eq!(scene.raycast(Vec3::ZERO, Vec3::ZERO, 1.0, CollisionComplexity::Simple), Err(CollisionError::ZeroRayDirection));
+    assert_eq!(scene.raycast(Vec3::ZERO, Vec3::X, -1.0, CollisionComplexity::Simple), Err(CollisionError::InvalidMaxDistance(-1.0)));
+    assert!(matches!(
+        scene.raycast(Vec3::ZERO, Vec3::X, f32::NAN, CollisionComplexity::Simple),
         Err(CollisionError::InvalidMaxDistance(d)) if d.is_nan()
     ));
 }
@@ -254,14 +265,12 @@ fn simple_queries_hit_convex_elements_unless_complex_is_used_as_simple() {
     assert_eq!((hit.triangle_index, hit.material_index), (None, None));
 
     // Complex queries on the same cook hit the triangles.
-    scene.set_complexity(BodyId(1), CollisionComplexity::Complex).unwrap();
-    let hit = cast(&scene, origin, Vec3::NEG_Y).unwrap();
+    let hit = cast_with(&scene, origin, Vec3::NEG_Y, CollisionComplexity::Complex).unwrap();
     assert_vec_near(hit.position, Vec3::new(0.2, 0.5, 0.1));
     assert_eq!(hit.material_index, Some(2));
 
     setup.use_complex_as_simple = true;
     let complex = setup.cook(&UnitCube).unwrap();
-    scene.set_complexity(BodyId(1), CollisionComplexity::Simple).unwrap();
     scene.set_collision(BodyId(1), complex).unwrap();
     let hit = cast(&scene, origin, Vec3::NEG_Y).unwrap();
     assert_vec_near(hit.position, Vec3::new(0.2, 0.5, 0.1));
@@ -273,8 +282,7 @@ fn simple_queries_hit_convex_elements_unless_complex_is_used_as_simple() {
     let only_convex = setup.cook(&NoTriangles).unwrap();
     assert!(!only_convex.has_tri_mesh());
     scene.set_collision(BodyId(1), only_convex).unwrap();
-    scene.set_complexity(BodyId(1), CollisionComplexity::Complex).unwrap();
-    let hit = cast(&scene, origin, Vec3::NEG_Y).unwrap();
+    let hit = cast_with(&scene, origin, Vec3::NEG_Y, CollisionComplexity::Complex).unwrap();
     assert_vec_near(hit.position, Vec3::new(0.2, 1.0, 0.1));
 }
 
@@ -336,7 +344,7 @@ fn cube_of_half(half: f32) -> TriMeshCollisionData {
 
 fn top_of(collision: &Arc<CookedCollision>) -> f32 {
     let scene = scene_with(&[(1, Arc::clone(collision), Affine3A::IDENTITY)]);
-    scene.raycast(Vec3::new(0.0, 100.0, 0.0), Vec3::NEG_Y, f32::INFINITY).unwrap().unwrap().position.y
+    scene.raycast(Vec3::new(0.0, 100.0, 0.0), Vec3::NEG_Y, f32::INFINITY, CollisionComplexity::Simple).unwrap().unwrap().position.y
 }
 
 #[test]
@@ -515,12 +523,9 @@ fn hits_report_uvs_when_kept() {
 fn scene_rejects_bad_bodies_and_keeps_state() {
     let cube = cooked_unit_cube();
     let mut scene = scene_with(&[(1, Arc::clone(&cube), Affine3A::IDENTITY)]);
+    assert_eq!(scene.add_body(BodyId(1), Arc::clone(&cube), Affine3A::IDENTITY), Err(CollisionError::DuplicateBody(BodyId(1))));
     assert_eq!(
-        scene.add_body(BodyId(1), Arc::clone(&cube), Affine3A::IDENTITY, CollisionComplexity::Simple),
-        Err(CollisionError::DuplicateBody(BodyId(1)))
-    );
-    assert_eq!(
-        scene.add_body(BodyId(2), Arc::clone(&cube), Affine3A::from_scale(Vec3::new(1.0, 0.0, 1.0)), CollisionComplexity::Simple),
+        scene.add_body(BodyId(2), Arc::clone(&cube), Affine3A::from_scale(Vec3::new(1.0, 0.0, 1.0))),
         Err(CollisionError::InvalidTransform(BodyId(2)))
     );
     assert_eq!(
@@ -534,7 +539,7 @@ fn scene_rejects_bad_bodies_and_keeps_state() {
     assert_vec_near(hit.position, Vec3::new(0.0, 0.5, 0.0));
 
     // A body with no shapes is kept but never hit.
-    scene.add_body(BodyId(3), Arc::new(CookedCollision::empty()), Affine3A::IDENTITY, CollisionComplexity::Complex).unwrap();
+    scene.add_body(BodyId(3), Arc::new(CookedCollision::empty()), Affine3A::IDENTITY).unwrap();
     assert!(scene.contains(BodyId(3)));
     assert_eq!(scene.body_bounds(BodyId(3)), None);
     scene.remove_body(BodyId(1)).unwrap();
@@ -581,7 +586,7 @@ proptest! {
         } else {
             random_dir
         };
-        match scene.raycast(origin, dir, max_distance) {
+        match scene.raycast(origin, dir, max_distance, CollisionComplexity::Simple) {
             Err(e) => prop_assert!(dir.length() == 0.0 || !dir.is_finite(), "{e}"),
             Ok(None) => {}
             Ok(Some(hit)) => {
@@ -623,7 +628,7 @@ proptest! {
         let mut alive: Vec<Option<(Arc<CookedCollision>, Affine3A)>> = Vec::new();
         for (i, (transform, is_convex)) in bodies.iter().enumerate() {
             let collision = if *is_convex { Arc::clone(&convex) } else { Arc::clone(&cube) };
-            scene.add_body(BodyId(i as u64), Arc::clone(&collision), *transform, CollisionComplexity::Simple).unwrap();
+            scene.add_body(BodyId(i as u64), Arc::clone(&collision), *transform).unwrap();
             alive.push(Some((collision, *transform)));
         }
         if maintain[0] {
@@ -649,7 +654,7 @@ proptest! {
             scene.maintain();
         }
         for (origin, dir) in rays {
-            let Ok(hit) = scene.raycast(origin, dir, f32::INFINITY) else {
+            let Ok(hit) = scene.raycast(origin, dir, f32::INFINITY, CollisionComplexity::Simple) else {
                 prop_assert!(dir.length() == 0.0);
                 continue;
             };
@@ -659,7 +664,7 @@ proptest! {
                 .filter_map(|(i, body)| {
                     let (collision, transform) = body.as_ref()?;
                     let single = scene_with(&[(i as u64, Arc::clone(collision), *transform)]);
-                    single.raycast(origin, dir, f32::INFINITY).unwrap()
+                    single.raycast(origin, dir, f32::INFINITY, CollisionComplexity::Simple).unwrap()
                 })
                 .min_by(|a, b| a.distance.total_cmp(&b.distance));
             match (hit, brute) {

@@ -514,7 +514,7 @@ fn apply(w: &mut World, ids: &mut Ids, m: &mut Model, op: &Op) -> std::result::R
             Ok(())
         }
         #[cfg(feature = "collision")]
-        Op::Raycast(o, d, max) => w.raycast(*o, *d, *max).map(drop),
+        Op::Raycast(o, d, max) => w.raycast(*o, *d, *max, CollisionComplexity::Complex).map(drop),
     };
     if let Err(e) = &result {
         // Stale handles are named as such.

@@ -241,20 +241,20 @@ fn a_raycast_hits_a_cube_at_the_right_point_and_normal() {
         .unwrap()
         .1;
     w.send_all_end_of_frame_updates().unwrap();
-    let hit = w.raycast(Vec3::new(0.0, 0.2, 0.3), Vec3::X, 100.0).unwrap().expect("a hit");
+    let hit = w.raycast(Vec3::new(0.0, 0.2, 0.3), Vec3::X, 100.0, CollisionComplexity::Complex).unwrap().expect("a hit");
     assert_eq!(hit.component, c);
     assert!((hit.position - Vec3::new(4.0, 0.2, 0.3)).length() < 1e-4, "{hit:?}");
     assert!((hit.normal - Vec3::NEG_X).length() < 1e-4);
-    assert!(w.raycast(Vec3::new(0.0, 5.0, 0.0), Vec3::X, 100.0).unwrap().is_none());
+    assert!(w.raycast(Vec3::new(0.0, 5.0, 0.0), Vec3::X, 100.0, CollisionComplexity::Complex).unwrap().is_none());
     // Moving the cube moves its body.
     w.set_relative_transform(c, Transform::from_translation(Vec3::new(0.0, 0.0, 10.0))).unwrap();
     w.send_all_end_of_frame_updates().unwrap();
-    let down = w.raycast(Vec3::new(0.0, 0.0, 20.0), Vec3::NEG_Z, 100.0).unwrap().expect("hit from above");
+    let down = w.raycast(Vec3::new(0.0, 0.0, 20.0), Vec3::NEG_Z, 100.0, CollisionComplexity::Complex).unwrap().expect("hit from above");
     assert!((down.position.z - 10.5).abs() < 1e-4 && (down.normal - Vec3::Z).length() < 1e-4);
     // Unregistered: no body.
     w.unregister_component(c).unwrap();
     w.send_all_end_of_frame_updates().unwrap();
-    assert!(w.raycast(Vec3::new(0.0, 0.0, 20.0), Vec3::NEG_Z, 100.0).unwrap().is_none());
+    assert!(w.raycast(Vec3::new(0.0, 0.0, 20.0), Vec3::NEG_Z, 100.0, CollisionComplexity::Complex).unwrap().is_none());
 }
 
 #[test]

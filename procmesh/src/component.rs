@@ -33,7 +33,7 @@ use std::sync::Arc;
 use std::sync::{Mutex, PoisonError};
 
 #[cfg(feature = "collision")]
-use engine_core::collision::{CollisionComplexity, CookEvent, CookedCollision};
+use engine_core::collision::{CookEvent, CookedCollision};
 use engine_core::{Component, DirtyFlags, PrimitiveComponent, ProxyCreateContext};
 #[cfg(feature = "collision")]
 use glam::Vec3;
@@ -308,7 +308,9 @@ impl PrimitiveComponent for ProceduralMeshComponent {
     }
 
     #[cfg(feature = "collision")]
-    fn collision_complexity(&self) -> CollisionComplexity {
-        CollisionComplexity::Complex
+    /// The material of section `material_index` (the section a collision
+    /// triangle came from).
+    fn collision_face_material(&self, material_index: u16) -> Option<renderer::MaterialId> {
+        self.with_mesh(|m| m.material(usize::from(material_index))).map(renderer::MaterialId::from)
     }
 }

@@ -26,15 +26,18 @@ fn two_collision_sections(mesh: &mut ProcMeshData) {
     }
 }
 
-fn scene_with(mesh: &ProcMeshData, complexity: CollisionComplexity) -> CollisionScene {
+/// A scene holding the mesh's body, and the complexity its traces use.
+struct Traced(CollisionScene, CollisionComplexity);
+
+fn scene_with(mesh: &ProcMeshData, complexity: CollisionComplexity) -> Traced {
     let mut scene = CollisionScene::new();
-    scene.add_body(BodyId(1), Arc::clone(mesh.cooked_collision().expect("cooked")), Affine3A::IDENTITY, complexity).unwrap();
-    scene
+    scene.add_body(BodyId(1), Arc::clone(mesh.cooked_collision().expect("cooked")), Affine3A::IDENTITY).unwrap();
+    Traced(scene, complexity)
 }
 
 /// A ray straight down onto the plane at (x, 0.5).
-fn cast_down(scene: &CollisionScene, x: f32) -> Option<engine_core::collision::RayHit> {
-    scene.raycast(Vec3::new(x, 0.5, 10.0), Vec3::NEG_Z, 100.0).unwrap()
+fn cast_down(Traced(scene, complexity): &Traced, x: f32) -> Option<engine_core::collision::RayHit> {
+    scene.raycast(Vec3::new(x, 0.5, 10.0), Vec3::NEG_Z, 100.0, *complexity).unwrap()
 }
 
 #[test]
@@ -251,8 +254,8 @@ fn hit_uvs_come_from_uv0_when_supported() {
     assert_eq!(mesh.cooked_collision().unwrap().uv_channel_count(), 0);
     let changes = mesh.set_support_uv_from_hit_results(true).unwrap();
     assert!(changes.collision_cooked);
-    let scene = scene_with(&mesh, CollisionComplexity::Complex);
-    let hit = scene.raycast(Vec3::new(0.25, 0.75, 1.0), Vec3::NEG_Z, 10.0).unwrap().unwrap();
+    let Traced(scene, _) = scene_with(&mesh, CollisionComplexity::Complex);
+    let hit = scene.raycast(Vec3::new(0.25, 0.75, 1.0), Vec3::NEG_Z, 10.0, CollisionComplexity::Complex).unwrap().unwrap();
     let uv = scene.hit_uv(&hit, 0).unwrap();
     assert!((uv - Vec2::new(0.25, 0.75)).length() < 1e-4, "{uv}");
 
@@ -260,7 +263,7 @@ fn hit_uvs_come_from_uv0_when_supported() {
     let flipped: Vec<Vec2> = uvs.iter().map(|uv| Vec2::new(1.0 - uv.x, uv.y)).collect();
     let changes = mesh.update_mesh_section(0, SectionData::default().uv0(&flipped)).unwrap();
     assert!(changes.collision_cooked);
-    let scene = scene_with(&mesh, CollisionComplexity::Complex);
+    let Traced(scene, _) = scene_with(&mesh, CollisionComplexity::Complex);
     let uv = scene.hit_uv(&hit, 0).unwrap();
     assert!((uv - Vec2::new(0.75, 0.75)).length() < 1e-4, "{uv}");
 }

@@ -4,6 +4,8 @@
 mod common;
 
 use common::*;
+#[cfg(feature = "collision")]
+use engine_core::CollisionComplexity;
 use engine_core::{Transform, World};
 use glam::{Vec2, Vec3};
 use procmesh::{ProceduralMeshComponent, SectionData};
@@ -88,11 +90,52 @@ fn world_raycast_hits_section_collision() {
     let (_, id) = world.spawn_actor("pmc", Box::new(component), Transform::IDENTITY).unwrap();
     world.send_all_end_of_frame_updates().unwrap();
     for (at, section) in [(LEFT, 0u16), (RIGHT, 1)] {
-        let hit = world.raycast(at + Vec3::Z * 5.0, -Vec3::Z, 100.0).unwrap().expect("a hit");
+        let hit = world.raycast(at + Vec3::Z * 5.0, -Vec3::Z, 100.0, CollisionComplexity::Complex).unwrap().expect("a hit");
         assert_eq!(hit.component, id);
         assert_eq!(hit.material_index, Some(section));
         assert!((hit.distance - 5.0).abs() < 1e-3);
     }
+}
+
+/// UE's trace-complex flag: a simple trace hits the convex hull (a box
+/// standing 1 unit above the section), a complex one the section's
+/// triangles; `use_complex_as_simple` makes simple traces hit the
+/// triangles too. A triangle hit reports the face's material: the
+/// section's own, or the world's override for that slot.
+#[cfg(feature = "collision")]
+#[test]
+fn world_traces_choose_simple_or_complex_and_report_the_face_material() {
+    use renderer::MaterialId;
+    let mut component = ProceduralMeshComponent::new();
+    let g = grid(Vec2::new(-1.0, -1.0), Vec2::new(1.0, 1.0), 3);
+    component.create_mesh_section(0, SectionData::new(&g.positions, &g.triangles), true).unwrap();
+    component.set_material(0, Some(procmesh::MaterialRef(7))).unwrap();
+    let hull: Vec<Vec3> =
+        [-1.0f32, 1.0].iter().flat_map(|&x| [-1.0f32, 1.0].map(|y| [Vec3::new(x, y, 0.0), Vec3::new(x, y, 1.0)])).flatten().collect();
+    component.add_collision_convex_mesh(&hull).unwrap();
+    let mut world = World::new(None);
+    let (_, id) = world.spawn_actor("pmc", Box::new(component), Transform::IDENTITY).unwrap();
+    world.send_all_end_of_frame_updates().unwrap();
+    let trace = |world: &World, complexity| world.raycast(Vec3::Z * 5.0, -Vec3::Z, 100.0, complexity).unwrap().expect("a hit");
+
+    let simple = trace(&world, CollisionComplexity::Simple);
+    assert!((simple.distance - 4.0).abs() < 1e-3, "the hull's top: {simple:?}");
+    assert_eq!((simple.triangle_index, simple.material_index, simple.material), (None, None, None), "a convex hit has no face");
+    let complex = trace(&world, CollisionComplexity::Complex);
+    assert!((complex.distance - 5.0).abs() < 1e-3, "the section: {complex:?}");
+    assert!(complex.triangle_index.is_some());
+    assert_eq!((complex.material_index, complex.material), (Some(0), Some(MaterialId(7))));
+
+    // Complex as simple: simple traces hit the triangles too.
+    world.with_component_mut(id, |c: &mut ProceduralMeshComponent| c.set_use_complex_as_simple_collision(true)).unwrap().unwrap();
+    world.send_all_end_of_frame_updates().unwrap();
+    let simple = trace(&world, CollisionComplexity::Simple);
+    assert!((simple.distance - 5.0).abs() < 1e-3, "{simple:?}");
+    assert_eq!(simple.material, Some(MaterialId(7)));
+
+    // The world's slot override wins over the section's material.
+    world.set_material(id, 0, MaterialId(9)).unwrap();
+    assert_eq!(trace(&world, CollisionComplexity::Complex).material, Some(MaterialId(9)));
 }
 
 #[cfg(feature = "collision")]
@@ -105,7 +148,7 @@ fn async_cook_lands_through_tick() {
     let mut world = World::new(None);
     let (_, id) = world.spawn_actor("pmc", Box::new(component), Transform::IDENTITY).unwrap();
     world.send_all_end_of_frame_updates().unwrap();
-    let ray = || world.raycast(Vec3::Z * 5.0, -Vec3::Z, 100.0).unwrap();
+    let ray = || world.raycast(Vec3::Z * 5.0, -Vec3::Z, 100.0, CollisionComplexity::Complex).unwrap();
     assert!(ray().is_none(), "nothing cooked before the tick applies it");
     // The cook runs on the executor; the component applies it in its tick
     // once it lands.
@@ -121,7 +164,7 @@ fn async_cook_lands_through_tick() {
         std::thread::sleep(std::time::Duration::from_millis(2));
     }
     assert!(landed, "the cook landed");
-    let hit = world.raycast(Vec3::Z * 5.0, -Vec3::Z, 100.0).unwrap().expect("a hit");
+    let hit = world.raycast(Vec3::Z * 5.0, -Vec3::Z, 100.0, CollisionComplexity::Complex).unwrap().expect("a hit");
     assert_eq!((hit.component, hit.material_index), (id, Some(0)));
 }
 

@@ -2,8 +2,11 @@
 //!
 //! The world will own one [`CollisionScene`] and mirror each registered
 //! component's collision into it as a body: an id the caller chooses, the
-//! shared [`CookedCollision`], the component's world transform, and which
-//! shapes (simple or complex) traces should hit. Bodies keep their cooked
+//! shared [`CookedCollision`] and the component's world transform. Which
+//! shapes a trace hits — simple or complex — is the trace's choice, as UE's
+//! `bTraceComplex` is: [`CollisionScene::raycast`] takes a
+//! [`CollisionComplexity`], and a body cooked with `use_complex_as_simple`
+//! answers simple traces with its triangle mesh. Bodies keep their cooked
 //! shapes in local space; moving a body only changes its transform and
 //! its entry in the broad-phase, never the shapes (no re-cook, no BVH
 //! rebuild), which is what lets thousands of bodies move every frame.
@@ -64,31 +67,27 @@ struct Body {
     inverse: Affine3A,
     /// Inverse transpose of the linear part: takes local normals to world.
     normal_matrix: Mat3A,
-    complexity: CollisionComplexity,
+    /// The bounds of all its shapes, simple and complex (what the
+    /// broad-phase holds; a trace of either kind can hit inside).
     world_bounds: Option<CollisionBounds>,
 }
 
 impl Body {
-    fn new(
-        id: BodyId,
-        collision: Arc<CookedCollision>,
-        transform: Affine3A,
-        complexity: CollisionComplexity,
-    ) -> Result<Self, CollisionError> {
+    fn new(id: BodyId, collision: Arc<CookedCollision>, transform: Affine3A) -> Result<Self, CollisionError> {
         let inverse = checked_inverse(id, &transform)?;
-        let mut body =
-            Self { id, collision, transform, inverse, normal_matrix: inverse.matrix3.transpose(), complexity, world_bounds: None };
+        let mut body = Self { id, collision, transform, inverse, normal_matrix: inverse.matrix3.transpose(), world_bounds: None };
         body.update_bounds();
         Ok(body)
     }
 
     fn update_bounds(&mut self) {
-        self.world_bounds = self.collision.local_bounds(self.complexity).map(|b| b.transformed(&self.transform));
+        let local = [CollisionComplexity::Simple, CollisionComplexity::Complex].map(|c| self.collision.local_bounds(c));
+        self.world_bounds = local.into_iter().flatten().reduce(CollisionBounds::union).map(|b| b.transformed(&self.transform));
     }
 
     /// The nearest hit of the world ray `origin + t * dir` (`dir` unit
-    /// length) with `t <= max_distance`.
-    fn raycast(&self, origin: Vec3, dir: Vec3, max_distance: f32) -> Option<RayHit> {
+    /// length) with `t <= max_distance`, against the shapes of `complexity`.
+    fn raycast(&self, origin: Vec3, dir: Vec3, max_distance: f32, complexity: CollisionComplexity) -> Option<RayHit> {
         let local_origin = self.inverse.transform_point3(origin);
         let local_dir = self.inverse.transform_vector3(dir);
         // Cast with a unit local direction, so parry's tolerances see the
@@ -106,7 +105,7 @@ impl Body {
             local_origin,
             local_dir / scale,
             if local_max.is_finite() { local_max } else { f32::MAX },
-            self.complexity,
+            complexity,
         )?;
         let distance = hit.t / scale;
         if distance.is_nan() || distance > limit {
@@ -185,18 +184,12 @@ impl CollisionScene {
 
     /// Adds a body. Rejects an id already present and a transform that is
     /// not finite or not invertible. A body whose collision has no shapes
-    /// for `complexity` is kept but never hit.
-    pub fn add_body(
-        &mut self,
-        id: BodyId,
-        collision: Arc<CookedCollision>,
-        transform: Affine3A,
-        complexity: CollisionComplexity,
-    ) -> Result<(), CollisionError> {
+    /// is kept but never hit.
+    pub fn add_body(&mut self, id: BodyId, collision: Arc<CookedCollision>, transform: Affine3A) -> Result<(), CollisionError> {
         if self.by_id.contains_key(&id) {
             return Err(CollisionError::DuplicateBody(id));
         }
-        let body = Body::new(id, collision, transform, complexity)?;
+        let body = Body::new(id, collision, transform)?;
         let slot = match self.free.pop() {
             Some(slot) => slot,
             None => {
@@ -243,13 +236,6 @@ impl CollisionScene {
         Ok(())
     }
 
-    /// Chooses which of the body's shapes traces hit.
-    pub fn set_complexity(&mut self, id: BodyId, complexity: CollisionComplexity) -> Result<(), CollisionError> {
-        let slot = self.slot(id)?;
-        self.update(slot, |body| body.complexity = complexity);
-        Ok(())
-    }
-
     /// Tidies the broad-phase after a frame's updates; call once per frame
     /// after moving bodies (the world's end-of-frame update).
     ///
@@ -262,8 +248,8 @@ impl CollisionScene {
         self.broad_phase.optimize_incremental(&mut self.workspace);
     }
 
-    /// The world-space bounds of a body's traced shapes; `None` for an
-    /// unknown body or one with no shapes.
+    /// The world-space bounds of all a body's shapes, simple and complex;
+    /// `None` for an unknown body or one with no shapes.
     pub fn body_bounds(&self, id: BodyId) -> Option<CollisionBounds> {
         self.body(id)?.world_bounds
     }
@@ -277,10 +263,20 @@ impl CollisionScene {
     }
 
     /// The nearest hit along the ray from `origin` in `direction` (any
-    /// non-zero length) within `max_distance` (may be infinite), or `None`.
-    /// Rejects a non-finite origin or direction, a zero direction and a NaN
-    /// or negative distance.
-    pub fn raycast(&self, origin: Vec3, direction: Vec3, max_distance: f32) -> Result<Option<RayHit>, CollisionError> {
+    /// non-zero length) within `max_distance` (may be infinite), or `None`,
+    /// against each body's shapes of `complexity` (UE's trace-complex
+    /// flag): [`CollisionComplexity::Simple`] hits convex elements, or the
+    /// triangle mesh of bodies cooked with `use_complex_as_simple`;
+    /// [`CollisionComplexity::Complex`] hits triangle meshes (convex
+    /// elements where a body has none). Rejects a non-finite origin or
+    /// direction, a zero direction and a NaN or negative distance.
+    pub fn raycast(
+        &self,
+        origin: Vec3,
+        direction: Vec3,
+        max_distance: f32,
+        complexity: CollisionComplexity,
+    ) -> Result<Option<RayHit>, CollisionError> {
         if !origin.is_finite() || !direction.is_finite() {
             return Err(CollisionError::NonFiniteRay { origin, direction });
         }
@@ -299,7 +295,7 @@ impl CollisionScene {
         let bound = if bound.is_finite() { bound } else { f32::MAX };
         self.broad_phase.cast_ray(&ray, bound, |slot, best_so_far| {
             let body = self.slots.get(slot as usize)?.as_ref()?;
-            let hit = body.raycast(origin, dir, best_so_far.min(max_distance))?;
+            let hit = body.raycast(origin, dir, best_so_far.min(max_distance), complexity)?;
             if best.get().is_none_or(|b| hit.distance < b.distance) {
                 best.set(Some(hit));
             }

@@ -194,7 +194,7 @@ fn run(o: &Options) -> anyhow::Result<()> {
         let dir = (aim(t) - eye).normalize();
         let mut origin = eye;
         for _ in 0..4 {
-            match engine.world.raycast(origin, dir, 500.0)? {
+            match engine.world.raycast(origin, dir, 500.0, CollisionComplexity::Complex)? {
                 Some(hit) if hit.component == marker => origin = hit.position + dir * 0.01,
                 Some(hit) => {
                     engine.world.set_relative_transform(marker, marker_transform(hit.position))?;
