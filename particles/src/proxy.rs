@@ -8,7 +8,8 @@
 //! proxy for its dynamic mesh elements, and it answers with one instanced
 //! draw per emitter with live particles: the emitter's particles become
 //! sprite instances ([`build_sprite_vertices_with`], sorted back to front
-//! from that view when the emitter's sort mode asks for it), copied into the
+//! from that view, by depth or distance, when the emitter's sort mode asks
+//! for it), copied into the
 //! frame's dynamic vertex memory.
 //!
 //! ```text
@@ -50,7 +51,7 @@ use rhi_vulkan::{BufferDesc, BufferHandle, BufferUsage, Device, IndexFormat};
 
 use crate::asset::{BlendMode, SortMode};
 use crate::bounds::Aabb;
-use crate::dynamic_data::{build_sprite_vertices_with, ParticleSpriteVertex, ParticleSystemDynamicData, SpriteScratch};
+use crate::dynamic_data::{build_sprite_vertices_with, ParticleSpriteVertex, ParticleSystemDynamicData, SpriteScratch, SpriteView};
 use crate::materials::ParticleMaterials;
 use crate::snapshot_pool::SnapshotReturner;
 use crate::sprite_vertex_factory::{QUAD_CORNERS, QUAD_INDICES, SPRITE_VERTEX_FACTORY};
@@ -235,8 +236,9 @@ impl PrimitiveSceneProxy for ParticleSystemSceneProxy {
         let mut drawn = 0u64;
         for emitter in self.data.emitters.iter().filter(|e| !e.is_empty()) {
             let material = self.materials.resolve(&emitter.material);
-            // Only distance sorting depends on the view: otherwise one
-            // upload serves every view.
+            // Only depth and distance sorting depend on the view: otherwise
+            // one upload serves every view.
+            let per_view = matches!(emitter.sort_mode, SortMode::ViewDepth | SortMode::DistanceToView);
             let mut shared: Option<(BufferHandle, u64)> = None;
             // Whether the emitter is drawn in some view (its particles count once).
             let mut counted = false;
@@ -247,13 +249,13 @@ impl PrimitiveSceneProxy for ParticleSystemSceneProxy {
                 let instances = match shared {
                     Some(s) => s,
                     None => {
-                        build_sprite_vertices_with(emitter, view.origin, &mut scratch.vertices, &mut scratch.sort);
+                        build_sprite_vertices_with(emitter, SpriteView::of(view), &mut scratch.vertices, &mut scratch.sort);
                         // Out of transient memory: this emitter is not drawn
                         // this frame (the collector has no error channel).
                         let Ok(s) = collector.upload(bytemuck::cast_slice(&scratch.vertices)) else {
                             break;
                         };
-                        if emitter.sort_mode != SortMode::DistanceToView {
+                        if !per_view {
                             shared = Some(s);
                         }
                         s
