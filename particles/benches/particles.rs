@@ -182,19 +182,28 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
-/// Runs `base` then `feature` (each returns the particles it worked on),
-/// `runs` times, and returns the spread of the per-pair ratios of their
-/// times per particle: the feature's cost relative to the same stage
-/// without it, each pair under the same machine load.
+/// Runs `base` and `feature` (each returns the particles it worked on) in
+/// pairs, `runs` times, and returns the spread of the per-pair ratios of
+/// their times per particle: the feature's cost relative to the same stage
+/// without it, each pair under the same machine load. Which of the two
+/// goes first alternates, so that neither gains from the other's leftovers
+/// in the caches.
 fn feature_ratio(runs: usize, mut base: impl FnMut() -> usize, mut feature: impl FnMut() -> usize) -> Spread {
+    let time = |f: &mut dyn FnMut() -> usize| {
+        let start = Instant::now();
+        let n = f() as f64;
+        start.elapsed().as_secs_f64() / n
+    };
     let mut ratios = Vec::new();
-    for _ in 0..runs {
-        let start = Instant::now();
-        let n = base() as f64;
-        let b = start.elapsed().as_secs_f64() / n;
-        let start = Instant::now();
-        let n = feature() as f64;
-        ratios.push(start.elapsed().as_secs_f64() / n / b);
+    for run in 0..runs {
+        let (b, f) = if run % 2 == 0 {
+            let b = time(&mut base);
+            (b, time(&mut feature))
+        } else {
+            let f = time(&mut feature);
+            (time(&mut base), f)
+        };
+        ratios.push(f / b);
     }
     Spread::of(&ratios).unwrap_or(Spread { median: f64::NAN, min: f64::NAN, max: f64::NAN, n: 0 })
 }

@@ -31,7 +31,7 @@ use crate::bounds::Aabb;
 use crate::emitter::EmitterInstance;
 use crate::over_life::OverLife;
 use crate::sort::order_descending;
-use crate::sub_uv::SubUv;
+use crate::sub_uv::{SubUv, WithIndex};
 
 /// One emitter's live particles and render settings, owned.
 #[derive(Clone, Debug, PartialEq)]
@@ -371,18 +371,26 @@ fn alignment_code(a: ScreenAlignment) -> f32 {
 /// (Evaluating a block of them first, by a loop per over-life mode,
 /// measured no faster: the 64-byte vertex writes set the pace.)
 fn write_vertices(data: &EmitterDynamicData, out: &mut Vec<ParticleSpriteVertex>) {
-    let square = data.screen_alignment == ScreenAlignment::Square;
-    match (data.sub_uv.is_on(), square) {
-        (false, false) => write_vertices_as::<false, false>(data, out),
-        (false, true) => write_vertices_as::<false, true>(data, out),
-        (true, false) => write_vertices_as::<true, false>(data, out),
-        (true, true) => write_vertices_as::<true, true>(data, out),
+    /// The loop, given the emitter's sub-image index as a closure.
+    struct Writer<'a, const SQUARE: bool>(&'a EmitterDynamicData, &'a mut Vec<ParticleSpriteVertex>);
+    impl<const SQUARE: bool> WithIndex for Writer<'_, SQUARE> {
+        type Out = ();
+        fn run(self, index: impl Fn(f32) -> f32) {
+            write_vertices_as::<SQUARE>(self.0, self.1, index);
+        }
+    }
+    if data.screen_alignment == ScreenAlignment::Square {
+        data.sub_uv.with_index(Writer::<true>(data, out));
+    } else {
+        data.sub_uv.with_index(Writer::<false>(data, out));
     }
 }
 
-/// [`write_vertices`] for an emitter with or without sub-UV and square
-/// sprites (monomorphised: an emitter without them pays nothing for them).
-fn write_vertices_as<const SUB_UV: bool, const SQUARE: bool>(data: &EmitterDynamicData, out: &mut Vec<ParticleSpriteVertex>) {
+/// [`write_vertices`] for an emitter with or without square sprites, with
+/// `sub_image` its particles' sub-image index (monomorphised over both: an
+/// emitter without them pays nothing for them).
+#[inline(always)]
+fn write_vertices_as<const SQUARE: bool>(data: &EmitterDynamicData, out: &mut Vec<ParticleSpriteVertex>, sub_image: impl Fn(f32) -> f32) {
     let (size_base, color_base) = (data.size_over_life.reads_base(), data.color_over_life.reads_base());
     let alignment = alignment_code(data.screen_alignment) + data.sub_uv.grid_code();
     let vertex = |i: usize| {
@@ -400,7 +408,7 @@ fn write_vertices_as<const SUB_UV: bool, const SQUARE: bool>(data: &EmitterDynam
             rotation: data.rotations[i],
             color: data.color_over_life.at(color, t).to_array(),
             relative_time: t,
-            sub_image_index: if SUB_UV { data.sub_uv.vertex_index(t) } else { 0.0 },
+            sub_image_index: sub_image(t),
             alignment,
         }
     };

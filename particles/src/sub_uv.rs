@@ -77,25 +77,32 @@ impl SubUv {
     /// `[0, 1]`): 0 when off, a whole image number for `linear`, and for
     /// `linear_blend` the index with its fraction (the second image's
     /// weight). Always in `[0, images - 1]`.
-    #[inline]
     pub fn vertex_index(&self, t: f32) -> f32 {
-        match self.interpolation {
-            SubUvInterpolation::None => 0.0,
-            SubUvInterpolation::Linear => self.index_at(t) as u32 as f32,
-            SubUvInterpolation::LinearBlend => self.index_at(t),
+        struct At(f32);
+        impl WithIndex for At {
+            type Out = f32;
+            fn run(self, index: impl Fn(f32) -> f32) -> f32 {
+                index(self.0)
+            }
         }
+        self.with_index(At(t))
     }
 
-    /// The unrounded index at `t`, clamped to `[0, images - 1]`.
-    #[inline(always)]
-    fn index_at(&self, t: f32) -> f32 {
-        let last = (self.images() - 1) as f32;
-        let i = match &self.index {
-            Some(lut) => lut.sample_unit(t),
-            None => t * self.images() as f32,
-        };
+    /// Runs `w` with [`Self::vertex_index`] as a closure specialised to
+    /// this emitter's settings, so that a loop over particles inside `w`
+    /// has no branch on them (the sprite conversion's).
+    #[inline]
+    pub(crate) fn with_index<W: WithIndex>(&self, w: W) -> W::Out {
+        let (images, last) = (self.images() as f32, (self.images() - 1) as f32);
         // `max` first: a NaN index (never from validated input) becomes 0.
-        i.max(0.0).min(last)
+        // Relative times are ≥ 0, so `t × images` needs no `max`.
+        match (self.interpolation, self.index.as_deref()) {
+            (SubUvInterpolation::None, _) => w.run(|_| 0.0),
+            (SubUvInterpolation::Linear, None) => w.run(|t| (t * images).min(last) as u32 as f32),
+            (SubUvInterpolation::LinearBlend, None) => w.run(|t| (t * images).min(last)),
+            (SubUvInterpolation::Linear, Some(lut)) => w.run(|t| lut.sample_unit(t).max(0.0).min(last) as u32 as f32),
+            (SubUvInterpolation::LinearBlend, Some(lut)) => w.run(|t| lut.sample_unit(t).max(0.0).min(last)),
+        }
     }
 
     /// The grid as the sprite vertex factory decodes it from
@@ -108,6 +115,14 @@ impl SubUv {
         }
         (4 * (self.horizontal - 1) + 256 * (self.vertical - 1)) as f32
     }
+}
+
+/// Work that wants the sub-image index as a closure (see [`SubUv::with_index`]).
+pub(crate) trait WithIndex {
+    /// What the work returns.
+    type Out;
+    /// Does the work with `index`, the sub-image index of a relative time.
+    fn run(self, index: impl Fn(f32) -> f32) -> Self::Out;
 }
 
 impl Default for SubUv {
