@@ -26,7 +26,7 @@
 
 use std::sync::Arc;
 
-use crate::asset::{RequiredModule, SubUvInterpolation};
+use crate::asset::{RequiredModule, SubUvInterpolation, MAX_SUB_IMAGES};
 use crate::distribution::{CurveLut, Distribution};
 
 /// An emitter's sub-UV settings in the form the sprite conversion reads;
@@ -35,9 +35,9 @@ use crate::distribution::{CurveLut, Distribution};
 pub struct SubUv {
     /// How the index becomes images.
     pub interpolation: SubUvInterpolation,
-    /// Columns of the sheet, in `1..=MAX_SUB_IMAGES`.
+    /// Columns of the sheet, in `1..=MAX_SUB_IMAGES` ([`Self::grid`]).
     pub horizontal: u32,
-    /// Rows of the sheet, in `1..=MAX_SUB_IMAGES`.
+    /// Rows of the sheet, in `1..=MAX_SUB_IMAGES` ([`Self::grid`]).
     pub vertical: u32,
     /// The `sub_image_index` module baked over relative time; `None` runs
     /// the index over every image across a particle's life.
@@ -68,9 +68,17 @@ impl SubUv {
         self.interpolation != SubUvInterpolation::None
     }
 
-    /// Images in the sheet.
+    /// Columns and rows as drawn: each clamped to `1..=MAX_SUB_IMAGES`
+    /// (what validation admits; a hand-built `SubUv` outside it draws as
+    /// the nearest valid sheet).
+    pub fn grid(&self) -> (u32, u32) {
+        (self.horizontal.clamp(1, MAX_SUB_IMAGES), self.vertical.clamp(1, MAX_SUB_IMAGES))
+    }
+
+    /// Images in the sheet ([`Self::grid`]'s columns × rows).
     pub fn images(&self) -> u32 {
-        self.horizontal * self.vertical
+        let (h, v) = self.grid();
+        h * v
     }
 
     /// The sprite vertex's sub-image index at relative time `t` (in
@@ -113,7 +121,8 @@ impl SubUv {
         if !self.is_on() {
             return 0.0;
         }
-        (4 * (self.horizontal - 1) + 256 * (self.vertical - 1)) as f32
+        let (h, v) = self.grid();
+        (4 * (h - 1) + 256 * (v - 1)) as f32
     }
 }
 
@@ -164,6 +173,9 @@ mod tests {
         assert!((s.vertex_index(0.5) - 1.5).abs() < 1e-5);
         let constant = SubUv::compile(&required(SubUvInterpolation::Linear, 2, 2), Some(&Distribution::Constant(9.0)));
         assert_eq!(constant.vertex_index(0.5), 3.0, "clamped to the last image");
+        // A hand-built sheet outside the valid grid draws as the nearest one.
+        let zero = SubUv { horizontal: 0, vertical: 1000, ..constant.clone() };
+        assert_eq!((zero.grid(), zero.vertex_index(0.9)), ((1, MAX_SUB_IMAGES), 9.0));
         let off = SubUv::compile(&required(SubUvInterpolation::None, 4, 4), Some(&curve));
         assert_eq!(off, SubUv::OFF);
         assert_eq!((off.vertex_index(0.7), off.grid_code()), (0.0, 0.0));
