@@ -2,7 +2,8 @@
 //
 // Stream 0: the unit quad, one corner in [-0.5, 0.5]^2 per vertex.
 // Stream 1: one ParticleSpriteVertex (64 bytes) per instance = per particle.
-// Particles are simulated in world space, so the primitive's local_to_world
+// Instance positions are in world space (local-space emitters' carried there
+// on the CPU), so the primitive's local_to_world
 // is not applied; the primitive id comes from the draw's push constants.
 //
 // `misc.z` packs, per instance but uniform across an emitter's draw (so the

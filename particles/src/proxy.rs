@@ -35,7 +35,8 @@
 //!   `PrimitiveComponent::local_bounds`). With
 //!   [`ParticleSystemSceneProxy::with_fixed_bounds`] the proxy always reports
 //!   the fixed box (for systems whose extent is known, skipping the walk).
-//!   Particles are simulated in world space; a proxy added with a
+//!   Snapshot positions are in world space (local-space emitters' carried
+//!   there by the game side); a proxy added with a
 //!   local-to-world other than the identity
 //!   ([`ParticleSystemSceneProxy::with_local_to_world`]) reports its world
 //!   box in that frame.
@@ -130,7 +131,7 @@ impl ParticleSystemSceneProxy {
     /// world transform): [`PrimitiveSceneProxy::local_bounds`] then reports
     /// the world box in that frame, so that the scene's world bounds still
     /// enclose the sprites. Drawing is unaffected (the sprite vertex factory
-    /// ignores the primitive transform: particles are in world space). A
+    /// ignores the primitive transform: snapshots are in world space). A
     /// non-invertible transform is ignored.
     pub fn with_local_to_world(mut self, local_to_world: Mat4) -> Self {
         let inv = local_to_world.inverse();

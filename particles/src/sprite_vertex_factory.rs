@@ -24,7 +24,8 @@
 //! in the material's custom float 2 ([`crate::SubUv`]); UV2 is always the
 //! whole quad.
 //!
-//! Particles are simulated in world space, so the factory ignores the
+//! Snapshot positions are in world space (a local-space emitter's are
+//! carried there when the snapshot is built), so the factory ignores the
 //! primitive's local-to-world (a component's proxy is added with the
 //! component's world transform, which only places its bounds). The factory
 //! reads its
