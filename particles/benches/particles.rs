@@ -16,8 +16,8 @@
 //!     each adds at most 10%): sub-UV (an 8 × 8 sprite sheet, linear
 //!     blend, index over life) and local space, each on the tick and the
 //!     unsorted sprite conversion, as the ratio to the same stage without
-//!     the feature, timed in alternating pairs (and local space on the
-//!     copy too, which is where it transforms positions: context).
+//!     the feature, each timed between two runs without it (and on the copy
+//!     too: context; local space transforms positions there).
 //!
 //! Criterion reports distributions; after it, an own timing loop prints
 //! ns/particle and ratios to the floor, and writes
@@ -182,74 +182,71 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
-/// Runs `base` and `feature` (each returns the particles it worked on) in
-/// pairs, `runs` times, and returns the spread of the per-pair ratios of
-/// their times per particle: the feature's cost relative to the same stage
-/// without it, each pair under the same machine load. Which of the two
-/// goes first alternates, so that neither gains from the other's leftovers
-/// in the caches.
-fn feature_ratio(runs: usize, mut base: impl FnMut() -> usize, mut feature: impl FnMut() -> usize) -> Spread {
-    let time = |f: &mut dyn FnMut() -> usize| {
+/// Times `op(false)` (the stage without the feature) and `op(true)` (with
+/// it), each returning the particles it worked on, `runs` times as a
+/// sandwich (without, with, without) and returns the spread of the ratios
+/// of the middle time per particle to the mean of its two neighbours: the
+/// feature's cost relative to the same stage without it, under the same
+/// machine load (the sandwich cancels a load that drifts within the
+/// triple).
+fn feature_ratio(runs: usize, mut op: impl FnMut(bool) -> usize) -> Spread {
+    let mut time = |on: bool| {
         let start = Instant::now();
-        let n = f() as f64;
+        let n = op(on) as f64;
         start.elapsed().as_secs_f64() / n
     };
     let mut ratios = Vec::new();
-    for run in 0..runs {
-        let (b, f) = if run % 2 == 0 {
-            let b = time(&mut base);
-            (b, time(&mut feature))
-        } else {
-            let f = time(&mut feature);
-            (time(&mut base), f)
-        };
-        ratios.push(f / b);
+    for _ in 0..runs {
+        let before = time(false);
+        let with = time(true);
+        let after = time(false);
+        ratios.push(with / ((before + after) / 2.0));
     }
     Spread::of(&ratios).unwrap_or(Spread { median: f64::NAN, min: f64::NAN, max: f64::NAN, n: 0 })
 }
 
 /// The issue-18 rows (module docs, (f)): for sub-UV and local space, the
-/// tick and the unsorted sprite conversion against the same stage on the
-/// same emitter without the feature (goal ≤ 1.1), and the copy (context).
+/// tick and the unsorted sprite conversion against the same stage without
+/// the feature (goal ≤ 1.1), and the copy (context). Ticks and copies
+/// compare two steady-state systems, identical but for the feature; the
+/// sub-UV conversion converts one snapshot with its sub-UV settings on and
+/// off (the same memory, so only the feature's work differs), the
+/// local-space one the two systems' snapshots (both in world space, so it
+/// shows that the conversion does not pay for local space).
 fn feature_rows(runs: usize) -> Vec<Row> {
     let view = Vec3::new(500.0, -300.0, 200.0);
     let mut base = steady_state(SortMode::None);
     let mut base_data = base.build_dynamic_data();
+    let (mut out, mut scratch) = (Vec::new(), SpriteScratch::default());
     let mut rows = Vec::new();
     for (name, feature) in [("sub-UV", sub_uv as fn(&mut RequiredModule)), ("local space", local_space)] {
         let mut system = steady_state_with(SortMode::None, feature);
         let mut data = system.build_dynamic_data();
-        let tick = |s: &mut ParticleSystemInstance| {
+        let ticks = feature_ratio(runs, |on| {
+            let s = if on { &mut system } else { &mut base };
             let n = s.live_particles();
             s.tick(DT);
             n
-        };
-        let ticks = feature_ratio(runs, || tick(&mut base), || tick(&mut system));
-        let copies = feature_ratio(
-            runs,
-            || {
-                base.build_dynamic_data_into(&mut base_data);
-                base_data.live_particles()
-            },
-            || {
-                system.build_dynamic_data_into(&mut data);
-                data.live_particles()
-            },
-        );
-        let (b, f) = (&base_data.emitters[0], &data.emitters[0]);
-        let (mut out_b, mut scratch_b, mut out_f, mut scratch_f) =
-            (Vec::new(), SpriteScratch::default(), Vec::new(), SpriteScratch::default());
-        let sprites = feature_ratio(
-            runs,
-            || {
-                build_sprite_vertices_with(b, view, &mut out_b, &mut scratch_b);
-                b.len()
-            },
-            || {
-                build_sprite_vertices_with(f, view, &mut out_f, &mut scratch_f);
-                f.len()
-            },
-        );
+        });
+        let copies = feature_ratio(runs, |on| {
+            let (s, d) = if on { (&system, &mut data) } else { (&base, &mut base_data) };
+            s.build_dynamic_data_into(d);
+            d.live_particles()
+        });
+        let sheet = data.emitters[0].sub_uv.clone();
+        let sprites = feature_ratio(runs, |on| {
+            let d = if name == "sub-UV" {
+                let d = &mut data.emitters[0];
+                d.sub_uv = if on { sheet.clone() } else { SubUv::OFF };
+                &*d
+            } else if on {
+                &data.emitters[0]
+            } else {
+                &base_data.emitters[0]
+            };
+            build_sprite_vertices_with(d, view, &mut out, &mut scratch);
+            d.len()
+        });
         let ratio = |what: &str, spread: Spread, goal: Option<f64>| Row {
             at_most: goal,
             range: Some(spread),
