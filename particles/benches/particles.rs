@@ -11,7 +11,13 @@
 //!     particles, in the same run;
 //! (e) the three together, (a) + (b) + unsorted (c): what a frame costs per
 //!     particle from tick to vertices, so that moving work between stages
-//!     shows.
+//!     shows;
+//! (f) the cost of two Cascade features on the same emitter (issue 18:
+//!     each adds at most 10%): sub-UV (an 8 × 8 sprite sheet, linear
+//!     blend, index over life) and local space, each on the tick and the
+//!     unsorted sprite conversion, as the ratio to the same stage without
+//!     the feature, each timed between two runs without it (and on the copy
+//!     too: context; local space transforms positions there).
 //!
 //! Criterion reports distributions; after it, an own timing loop prints
 //! ns/particle and ratios to the floor, and writes
@@ -43,6 +49,11 @@ const DT: f32 = 1.0 / 60.0;
 /// An emitter that holds about `N` particles in steady state: lifetimes
 /// 1–2 s (mean 1.5 s) at `N / 1.5` spawns per second.
 fn steady_state(sort_mode: SortMode) -> ParticleSystemInstance {
+    steady_state_with(sort_mode, |_| {})
+}
+
+/// [`steady_state`] with the required module edited by `edit` (a feature on).
+fn steady_state_with(sort_mode: SortMode, edit: impl Fn(&mut RequiredModule)) -> ParticleSystemInstance {
     let emitter = EmitterAsset {
         name: "bench".into(),
         required: RequiredModule {
@@ -53,9 +64,14 @@ fn steady_state(sort_mode: SortMode) -> ParticleSystemInstance {
             max_particles: (N as u32) * 13 / 10,
             emitter_duration: 1.0,
             emitter_loops: 0,
+            emitter_delay: 0.0,
+            use_local_space: false,
+            sub_images_horizontal: 1,
+            sub_images_vertical: 1,
+            sub_uv_interpolation: SubUvInterpolation::None,
         },
         modules: vec![
-            Module::Spawn(SpawnModule { rate: N as f32 / 1.5, bursts: vec![] }),
+            Module::Spawn(SpawnModule::new(N as f32 / 1.5, vec![])),
             Module::Lifetime(Distribution::Uniform { min: 1.0, max: 2.0 }),
             Module::InitialLocation(LocationShape::Sphere { center: Vec3::ZERO, radius: 50.0, surface_only: false }),
             Module::InitialVelocity(VelocityShape::Cone {
@@ -77,7 +93,12 @@ fn steady_state(sort_mode: SortMode) -> ParticleSystemInstance {
             ])),
         ],
     };
+    let mut emitter = emitter;
+    edit(&mut emitter.required);
     let mut s = ParticleSystemInstance::new(Arc::new(ParticleSystem { emitters: vec![emitter] }), 1).unwrap();
+    // Away from the origin and turned, so a local-space emitter's
+    // transform is not the identity.
+    s.set_transform(glam::Affine3A::from_rotation_translation(glam::Quat::from_rotation_z(0.3), Vec3::new(100.0, 50.0, 0.0))).unwrap();
     s.set_tick_mode(TickMode::Parallel);
     for _ in 0..150 {
         s.tick(DT);
@@ -105,6 +126,17 @@ impl Floor {
     }
 }
 
+/// Sub-UV on: an 8 × 8 sheet cross-faded over each particle's life.
+fn sub_uv(r: &mut RequiredModule) {
+    r.sub_uv_interpolation = SubUvInterpolation::LinearBlend;
+    (r.sub_images_horizontal, r.sub_images_vertical) = (8, 8);
+}
+
+/// Local space on.
+fn local_space(r: &mut RequiredModule) {
+    r.use_local_space = true;
+}
+
 fn criterion_benches(c: &mut Criterion) {
     let mut system = steady_state(SortMode::DistanceToView);
     let mut floor = Floor::new(N);
@@ -117,6 +149,18 @@ fn criterion_benches(c: &mut Criterion) {
     g.bench_function("floor_p_plus_v_dt", |b| b.iter(|| floor.step(black_box(DT))));
     g.bench_function("dynamic_data_copy", |b| b.iter(|| system.build_dynamic_data_into(&mut data)));
     g.bench_function("sprites_sorted", |b| b.iter(|| build_sprite_vertices_with(&data.emitters[0], view, &mut out, &mut scratch)));
+    data.emitters[0].sort_mode = SortMode::None;
+    g.bench_function("sprites_unsorted", |b| b.iter(|| build_sprite_vertices_with(&data.emitters[0], view, &mut out, &mut scratch)));
+    drop(system);
+    for (name, feature) in [("sub_uv", sub_uv as fn(&mut RequiredModule)), ("local_space", local_space)] {
+        let mut system = steady_state_with(SortMode::None, feature);
+        let mut data = system.build_dynamic_data();
+        g.bench_function(format!("tick_serial_{name}"), |b| b.iter(|| system.tick(black_box(DT))));
+        g.bench_function(format!("dynamic_data_copy_{name}"), |b| b.iter(|| system.build_dynamic_data_into(&mut data)));
+        g.bench_function(format!("sprites_unsorted_{name}"), |b| {
+            b.iter(|| build_sprite_vertices_with(&data.emitters[0], view, &mut out, &mut scratch))
+        });
+    }
     g.finish();
 }
 
@@ -136,6 +180,83 @@ fn secs(f: &mut impl FnMut()) -> f64 {
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
+}
+
+/// Times `op(false)` (the stage without the feature) and `op(true)` (with
+/// it), each returning the particles it worked on, `runs` times as a
+/// sandwich (without, with, without) and returns the spread of the ratios
+/// of the middle time per particle to the mean of its two neighbours: the
+/// feature's cost relative to the same stage without it, under the same
+/// machine load (the sandwich cancels a load that drifts within the
+/// triple).
+fn feature_ratio(runs: usize, mut op: impl FnMut(bool) -> usize) -> Spread {
+    let mut time = |on: bool| {
+        let start = Instant::now();
+        let n = op(on) as f64;
+        start.elapsed().as_secs_f64() / n
+    };
+    let mut ratios = Vec::new();
+    for _ in 0..runs {
+        let before = time(false);
+        let with = time(true);
+        let after = time(false);
+        ratios.push(with / ((before + after) / 2.0));
+    }
+    Spread::of(&ratios).unwrap_or(Spread { median: f64::NAN, min: f64::NAN, max: f64::NAN, n: 0 })
+}
+
+/// The issue-18 rows (module docs, (f)): for sub-UV and local space, the
+/// tick and the unsorted sprite conversion against the same stage without
+/// the feature (goal ≤ 1.1), and the copy (context). Ticks and copies
+/// compare two steady-state systems, identical but for the feature; the
+/// sub-UV conversion converts one snapshot with its sub-UV settings on and
+/// off (the same memory, so only the feature's work differs), the
+/// local-space one the two systems' snapshots (both in world space, so it
+/// shows that the conversion does not pay for local space).
+fn feature_rows(runs: usize) -> Vec<Row> {
+    let view = Vec3::new(500.0, -300.0, 200.0);
+    let mut base = steady_state(SortMode::None);
+    let mut base_data = base.build_dynamic_data();
+    let (mut out, mut scratch) = (Vec::new(), SpriteScratch::default());
+    let mut rows = Vec::new();
+    for (name, feature) in [("sub-UV", sub_uv as fn(&mut RequiredModule)), ("local space", local_space)] {
+        let mut system = steady_state_with(SortMode::None, feature);
+        let mut data = system.build_dynamic_data();
+        let ticks = feature_ratio(runs, |on| {
+            let s = if on { &mut system } else { &mut base };
+            let n = s.live_particles();
+            s.tick(DT);
+            n
+        });
+        let copies = feature_ratio(runs, |on| {
+            let (s, d) = if on { (&system, &mut data) } else { (&base, &mut base_data) };
+            s.build_dynamic_data_into(d);
+            d.live_particles()
+        });
+        let sheet = data.emitters[0].sub_uv.clone();
+        let sprites = feature_ratio(runs, |on| {
+            let d = if name == "sub-UV" {
+                let d = &mut data.emitters[0];
+                d.sub_uv = if on { sheet.clone() } else { SubUv::OFF };
+                &*d
+            } else if on {
+                &data.emitters[0]
+            } else {
+                &base_data.emitters[0]
+            };
+            build_sprite_vertices_with(d, view, &mut out, &mut scratch);
+            d.len()
+        });
+        let ratio = |what: &str, spread: Spread, goal: Option<f64>| Row {
+            at_most: goal,
+            range: Some(spread),
+            ..Row::new(&format!("{name} on: {what} vs without (1M particles, 1 thread)"), spread.median, "x")
+        };
+        rows.push(ratio("tick", ticks, Some(1.1)));
+        rows.push(ratio("sprite conversion unsorted", sprites, Some(1.1)));
+        rows.push(ratio("dynamic-data copy", copies, None));
+    }
+    rows
 }
 
 /// An operation timed in pairs with the floor.
@@ -248,6 +369,8 @@ fn report() {
         Row::new("frame: tick + copy + unsorted conversion (1M particles, 1 thread)", tick.ns + copy.ns + unsorted.ns, ns),
         Row::new("frame: tick + copy + unsorted conversion vs SoA floor", (tick.ns + copy.ns + unsorted.ns) / tick.floor_ns, "x"),
     ];
+    drop((system, data, out, scratch));
+    rows.extend(feature_rows(runs));
     rows.retain(|r| r.value.is_finite());
 
     println!();

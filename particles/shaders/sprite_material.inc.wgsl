@@ -2,7 +2,8 @@
 // unlit, colour from the particle). Emissive = base colour × particle
 // colour; opacity = opacity × base alpha × particle alpha, times a radial
 // mask when params.custom.x > 0 (soft round sprites: the mask falls from 1
-// to 0 over that fraction of the radius at the edge).
+// to 0 over that fraction of the radius at the edge, over the whole quad:
+// UV2, which sub-UV leaves alone).
 
 fn material_main(in: MaterialInput) -> MaterialOutput {
     var out: MaterialOutput;
@@ -14,7 +15,7 @@ fn material_main(in: MaterialInput) -> MaterialOutput {
     var mask = 1.0;
     let softness = in.params.custom.x;
     if (softness > 0.0) {
-        let r = length(in.uv0 - vec2<f32>(0.5)) * 2.0;
+        let r = length(in.uv2 - vec2<f32>(0.5)) * 2.0;
         mask = clamp((1.0 - r) / softness, 0.0, 1.0);
     }
     out.opacity = in.params.mrso.w * in.params.base_color.a * in.color.a * mask;

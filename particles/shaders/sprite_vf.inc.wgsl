@@ -2,14 +2,23 @@
 //
 // Stream 0: the unit quad, one corner in [-0.5, 0.5]^2 per vertex.
 // Stream 1: one ParticleSpriteVertex (64 bytes) per instance = per particle.
-// Particles are simulated in world space, so the primitive's local_to_world
+// Instance positions are in world space (local-space emitters' carried there
+// on the CPU), so the primitive's local_to_world
 // is not applied; the primitive id comes from the draw's push constants.
 //
-// Screen alignment is per instance (`misc.z`, uniform across an emitter's
-// draw, so the branch is coherent): 0 faces the camera plane, 1 stretches
-// the sprite's y axis along the velocity (position - old_position) as seen
-// from the camera. The particle rotation turns the sprite in its plane in
-// both cases.
+// `misc.z` packs, per instance but uniform across an emitter's draw (so the
+// branches are coherent), the screen alignment in its low two bits: 0 faces
+// the camera plane (square sprites too: the CPU made their size square), 1
+// stretches the sprite's y axis along the velocity (position - old_position)
+// as seen from the camera, 2 faces the camera position (normal towards the
+// eye); and the sprite sheet's columns - 1 in bits 2-7 and rows - 1 from
+// bit 8. The particle rotation turns the sprite in its plane in every case.
+//
+// Sub-UV: `misc.y` is the sub-image index i; images floor(i) and
+// floor(i) + 1 (the last image at most), numbered row by row from the
+// top-left, give UV0 and UV1, and i - floor(i) is their blend weight
+// (custom.z). A 1 x 1 sheet (no sub-UV) gives UV0 = the whole quad, as
+// before. UV2 is always the whole quad (for masks drawn over the sprite).
 
 struct VertexFactoryInput {
     @location(0) corner: vec2<f32>,
@@ -18,7 +27,7 @@ struct VertexFactoryInput {
     @location(3) size: vec2<f32>,
     @location(4) rotation: f32,
     @location(5) color: vec4<f32>,
-    // relative time, sub-image index, alignment (0 facing, 1 velocity)
+    // relative time, sub-image index, alignment and sheet grid (above)
     @location(6) misc: vec3<f32>,
 }
 
@@ -33,10 +42,22 @@ fn vf_fetch(input: VertexFactoryInput) -> FactoryVertex {
             to_particle = normalize(d);
         }
     }
+    let code = u32(input.misc.z + 0.5);
+    let alignment = code & 3u;
     var axis_x = right;
     var axis_y = up;
     var normal = -cross(up, right);
-    if (input.misc.z > 0.5) {
+    if (alignment == 2u) {
+        // Facing the eye: the camera-facing frame turned about the eye so
+        // its normal points at it (the same frame on the view axis).
+        let x = cross(to_particle, up);
+        if (dot(x, x) > 1e-12) {
+            axis_x = normalize(x);
+            axis_y = cross(axis_x, to_particle);
+            normal = -to_particle;
+        }
+    }
+    if (alignment == 1u) {
         let velocity = input.position - input.old_position;
         let along = velocity - dot(velocity, to_particle) * to_particle;
         // A particle moving straight at the camera (or not at all) keeps
@@ -57,15 +78,25 @@ fn vf_fetch(input: VertexFactoryInput) -> FactoryVertex {
     // U runs along the sprite's x axis, V down its y axis; the binormal
     // (cross(normal, tangent) = ry) points to the image's top, as the
     // tangent-space convention wants (see `shading_normal`).
-    let uv0 = vec2<f32>(input.corner.x + 0.5, 0.5 - input.corner.y);
-    var v = factory_vertex(draw.primitive_id, world_position, normal, vec4<f32>(rx, 1.0), input.color, uv0);
-    // For materials: relative time, sub-image index.
-    v.custom = vec4<f32>(input.misc.x, input.misc.y, 0.0, 0.0);
+    let quad_uv = vec2<f32>(input.corner.x + 0.5, 0.5 - input.corner.y);
+    let columns = ((code >> 2u) & 63u) + 1u;
+    let images = columns * ((code >> 8u) + 1u);
+    let image = floor(input.misc.y);
+    let a = u32(image);
+    let b = min(a + 1u, images - 1u);
+    let cell = vec2<f32>(1.0 / f32(columns), 1.0 / f32((code >> 8u) + 1u));
+    let uv_a = (vec2<f32>(f32(a % columns), f32(a / columns)) + quad_uv) * cell;
+    let uv_b = (vec2<f32>(f32(b % columns), f32(b / columns)) + quad_uv) * cell;
+    var v = factory_vertex(draw.primitive_id, world_position, normal, vec4<f32>(rx, 1.0), input.color, uv_a);
+    v.uv1 = uv_b;
+    v.uv2 = quad_uv;
+    // For materials: relative time, sub-image index, the second image's weight.
+    v.custom = vec4<f32>(input.misc.x, input.misc.y, input.misc.y - image, 0.0);
     return v;
 }
 
-// Custom floats: the particle's relative time (0) and sub-image index (1);
-// 0 past them.
+// Custom floats: the particle's relative time (0), sub-image index (1) and
+// sub-image blend weight (2); 0 past them.
 fn vf_custom_data(in: MaterialInput, index: u32) -> f32 {
     return custom_vec4_data(in, index);
 }

@@ -60,26 +60,69 @@ pub enum BlendMode {
     Additive,
 }
 
-/// How a sprite quad is oriented.
+/// How a sprite quad is oriented (Cascade's `EParticleScreenAlignment`).
+/// Every alignment turns the sprite in its plane by the particle's rotation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ScreenAlignment {
-    /// Faces the camera, rotated by the particle's rotation.
+    /// Parallel to the view plane, `width × height` (UE's `PSA_Rectangle`;
+    /// also read as `"rectangle"`).
+    #[serde(alias = "rectangle")]
     FacingCamera,
     /// Stretched along the particle's velocity (old → new position).
     VelocityAligned,
+    /// Parallel to the view plane, `width × width`: the size's second
+    /// component is ignored (UE's `PSA_Square`).
+    Square,
+    /// Facing the camera's position rather than its view plane: the
+    /// sprite's normal points from the particle to the eye, so sprites near
+    /// the screen's edges turn towards the camera (UE's
+    /// `PSA_FacingCameraPosition`). Orthographic views have no eye position
+    /// and draw it as [`ScreenAlignment::FacingCamera`].
+    FacingCameraPosition,
 }
 
-/// The order sprites are drawn in.
+/// The order sprites are drawn in (Cascade's `EParticleSortMode`). Ties
+/// keep storage order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SortMode {
     /// Storage order (cheapest; fine for additive and opaque).
     None,
+    /// Farthest along the view direction first: the depth each particle
+    /// projects to, back to front (UE's `PSORTMODE_ViewProjDepth`).
+    ViewDepth,
     /// Farthest from the view origin first (back to front).
     DistanceToView,
-    /// Oldest (largest relative time) first.
+    /// Oldest (largest relative time) first (UE's `PSORTMODE_Age_OldestFirst`;
+    /// also read as `"age_oldest_first"`).
+    #[serde(alias = "age_oldest_first")]
     Age,
+    /// Newest (smallest relative time) first (UE's `PSORTMODE_Age_NewestFirst`).
+    AgeNewestFirst,
+}
+
+/// How a particle's sub-image index picks its part of a sprite sheet (the
+/// required module's `sub_uv_interpolation`, Cascade's `InterpolationMethod`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SubUvInterpolation {
+    /// No sub-UV animation: the sprite shows the whole texture (the default).
+    #[default]
+    None,
+    /// The index rounded down: one whole image at a time.
+    Linear,
+    /// Two neighbouring images cross-faded by the index's fraction
+    /// (image `⌊i⌋` and `⌊i⌋ + 1`, weight `i - ⌊i⌋` on the second).
+    LinearBlend,
+}
+
+/// The most sub-images along either axis of a sprite sheet
+/// (`sub_images_horizontal` and `sub_images_vertical` are in `1..=` this).
+pub const MAX_SUB_IMAGES: u32 = 64;
+
+fn one() -> u32 {
+    1
 }
 
 fn default_duration() -> f32 {
@@ -104,8 +147,68 @@ pub struct RequiredModule {
     #[serde(default = "default_duration")]
     pub emitter_duration: f32,
     /// Loops to run before spawning stops; 0 loops forever (the default).
+    /// The emitter (and, once all its emitters have, the system) completes
+    /// when its loops are done and its last particle has died.
     #[serde(default)]
     pub emitter_loops: u32,
+    /// Seconds after the emitter starts (or restarts) before its first loop
+    /// begins: nothing spawns before. Applies once, not before every loop
+    /// (UE's `EmitterDelay` with `bDelayFirstLoopOnly`). Default 0; finite
+    /// and in `[0, MAX_EMITTER_DELAY]`.
+    #[serde(default)]
+    pub emitter_delay: f32,
+    /// Simulate in the system's local space (UE's `bUseLocalSpace`): live
+    /// particles move with the system's transform, and positions,
+    /// velocities, acceleration, kill volumes and the ground plane are in
+    /// its frame. Default false: world space, where moving the system
+    /// leaves its particles behind.
+    #[serde(default)]
+    pub use_local_space: bool,
+    /// Columns of the sprite sheet (UE's `SubImages_Horizontal`), in
+    /// `1..=MAX_SUB_IMAGES`. Default 1.
+    #[serde(default = "one")]
+    pub sub_images_horizontal: u32,
+    /// Rows of the sprite sheet (UE's `SubImages_Vertical`), in
+    /// `1..=MAX_SUB_IMAGES`. Default 1. Images are numbered row by row from
+    /// the top-left.
+    #[serde(default = "one")]
+    pub sub_images_vertical: u32,
+    /// How the sub-image index becomes UVs; `none` (the default) draws the
+    /// whole texture. With `linear` or `linear_blend` the index runs over
+    /// every image across a particle's life, unless a `sub_image_index`
+    /// module gives it.
+    #[serde(default)]
+    pub sub_uv_interpolation: SubUvInterpolation,
+}
+
+/// The longest [`RequiredModule::emitter_delay`], in seconds (a day).
+pub const MAX_EMITTER_DELAY: f32 = 86_400.0;
+
+impl RequiredModule {
+    /// Required settings with the given material, blending, alignment, sort
+    /// mode and capacity, and every other field at its default (a 1 s loop
+    /// repeating forever, no delay, world space, no sub-UV).
+    pub fn new(material: &str, blend_mode: BlendMode, screen_alignment: ScreenAlignment, sort_mode: SortMode, max_particles: u32) -> Self {
+        RequiredModule {
+            material: material.into(),
+            blend_mode,
+            screen_alignment,
+            sort_mode,
+            max_particles,
+            emitter_duration: default_duration(),
+            emitter_loops: 0,
+            emitter_delay: 0.0,
+            use_local_space: false,
+            sub_images_horizontal: 1,
+            sub_images_vertical: 1,
+            sub_uv_interpolation: SubUvInterpolation::None,
+        }
+    }
+
+    /// Images in the sprite sheet (`horizontal × vertical`).
+    pub fn sub_images(&self) -> u32 {
+        self.sub_images_horizontal * self.sub_images_vertical
+    }
 }
 
 /// A burst: `count` particles at once, `time` seconds into each loop.
@@ -129,6 +232,25 @@ pub struct SpawnModule {
     /// Bursts per loop (at most [`MAX_BURSTS`] per emitter).
     #[serde(default)]
     pub bursts: Vec<Burst>,
+    /// Multiplies `rate` over each emitter loop (UE's `RateScale`): a
+    /// constant or a curve over normalised loop time, ≥ 0, evaluated once
+    /// per tick at the middle of the tick's spawning window. `rate` × its
+    /// largest value counts towards [`MAX_SPAWN_RATE`]. Default 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_scale: Option<Distribution<f32>>,
+    /// Multiplies each burst's `count` by its value at the burst's
+    /// normalised loop time, rounded to the nearest integer (UE's
+    /// `BurstScale`): a constant or a curve, ≥ 0; a count × its largest
+    /// value is at most [`MAX_PARTICLES_LIMIT`]. Default 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub burst_scale: Option<Distribution<f32>>,
+}
+
+impl SpawnModule {
+    /// A spawn module with `rate` and `bursts` and no scales.
+    pub fn new(rate: f32, bursts: Vec<Burst>) -> Self {
+        SpawnModule { rate, bursts, rate_scale: None, burst_scale: None }
+    }
 }
 
 /// Where particles start, in the system's local space.
@@ -231,6 +353,13 @@ pub enum Module {
     ColorOverLife(Distribution<Vec4>),
     /// Size = initial size × this, at the particle's relative time.
     SizeOverLife(Distribution<Vec2>),
+    /// The sprite-sheet image a particle shows (UE's SubUV module's
+    /// `SubImageIndex`): a constant or a curve over the particle's relative
+    /// time, ≥ 0, clamped to the sheet's last image. Needs the required
+    /// module's `sub_uv_interpolation` to be `linear` or `linear_blend`;
+    /// without this module the index runs from 0 to the image count over
+    /// each particle's life.
+    SubImageIndex(Distribution<f32>),
     /// Kills particles inside (or outside) a world-space box.
     KillVolume {
         /// Lower corner.
@@ -270,6 +399,7 @@ impl Module {
             Module::Drag { .. } => "drag",
             Module::ColorOverLife(_) => "color_over_life",
             Module::SizeOverLife(_) => "size_over_life",
+            Module::SubImageIndex(_) => "sub_image_index",
             Module::KillVolume { .. } => "kill_volume",
             Module::GroundPlaneCollision { .. } => "ground_plane_collision",
         }
@@ -393,7 +523,7 @@ mod tests {
         let e = s.validate().unwrap_err();
         assert_eq!(e.field_path(), Some("emitters[0].modules[2].color_over_life.uniform"));
         s.emitters[0].modules.pop();
-        s.emitters[0].modules[0] = Module::Spawn(SpawnModule { rate: 1.0, bursts: vec![Burst { time: 1.0, count: 3 }] });
+        s.emitters[0].modules[0] = Module::Spawn(SpawnModule::new(1.0, vec![Burst { time: 1.0, count: 3 }]));
         let e = s.validate().unwrap_err();
         assert_eq!(e.field_path(), Some("emitters[0].modules[0].spawn.bursts[0].time"));
     }

@@ -11,7 +11,8 @@
 //!                                  transform:    local_bounds() → scene bounds
 //! ```
 //!
-//! * **World space.** Particles are simulated in world space, but
+//! * **World space.** The snapshot's particles are in world space (those
+//!   of local-space emitters carried there), but
 //!   engine-core adds the proxy with the component's world transform `W`
 //!   and sends `W` with [`PrimitiveComponent::local_bounds`]. The sprite
 //!   vertex factory ignores the primitive transform, so drawing is right
@@ -31,7 +32,14 @@
 //!   materials are not used (emitters name their materials).
 //! * [`ParticleSystemComponent::activate`] / `deactivate` control spawning
 //!   (live particles simulate until they die); `World::set_active(false)`
-//!   stops ticking altogether.
+//!   stops ticking altogether. [`ParticleSystemComponent::set_spawn_rate_scale`]
+//!   scales spawning at run time, and
+//!   [`ParticleSystemComponent::take_completion_event`] reports the system
+//!   completing (its emitters' loops done and their particles dead).
+//! * **Local space.** Emitters with `use_local_space` simulate in the
+//!   spawn transform's frame; their snapshot is carried to the world with
+//!   it, so moving the component (its spawn transform) moves their live
+//!   particles.
 
 use std::any::Any;
 use std::sync::Arc;
@@ -153,6 +161,22 @@ impl ParticleSystemComponent {
     /// Whether emitters spawn.
     pub fn is_active(&self) -> bool {
         self.instance.is_active()
+    }
+
+    /// Multiplies every emitter's spawn rate by `scale` at run time (see
+    /// [`ParticleSystemInstance::set_spawn_rate_scale`]); a negative, NaN
+    /// or infinite `scale` is rejected and the previous one kept.
+    pub fn set_spawn_rate_scale(&mut self, scale: f32) -> Result<(), ParticleError> {
+        self.instance.set_spawn_rate_scale(scale)
+    }
+
+    /// The completion event: true once after the tick on which the system
+    /// completed (every emitter's loops done and its last particle dead),
+    /// as UE's `OnSystemFinished` fires; see
+    /// [`ParticleSystemInstance::take_completion_event`]. Poll it after
+    /// `World::tick`.
+    pub fn take_completion_event(&mut self) -> bool {
+        self.instance.take_completion_event()
     }
 
     /// World box of the live sprites (or the fixed bounds), or a box of

@@ -17,14 +17,21 @@
 //! and the render thread evaluates them per particle as it turns each
 //! particle into one instance of the sprite vertex factory with
 //! [`build_sprite_vertices`], sorting first when the emitter asks for it.
+//! The sprite-sheet image ([`SubUv`]) is derived from the age the same way.
+//!
+//! Positions in a snapshot are always in world space: a local-space
+//! emitter's are carried there by the system transform as they are copied
+//! (a transform instead of a `memcpy` for its two position arrays), so the
+//! render thread, sorting and bounds need not know about local space.
 
-use glam::{Vec2, Vec3, Vec4};
+use glam::{Affine3A, Vec2, Vec3, Vec4};
 
 use crate::asset::{BlendMode, ScreenAlignment, SortMode};
 use crate::bounds::Aabb;
 use crate::emitter::EmitterInstance;
 use crate::over_life::OverLife;
 use crate::sort::order_descending;
+use crate::sub_uv::{SubUv, WithIndex};
 
 /// One emitter's live particles and render settings, owned.
 #[derive(Clone, Debug, PartialEq)]
@@ -56,6 +63,9 @@ pub struct EmitterDynamicData {
     pub color_over_life: OverLife<Vec4>,
     /// Relative times in `[0, 1)`.
     pub relative_times: Vec<f32>,
+    /// Which sprite-sheet image each particle shows, from its relative
+    /// time ([`SubUv::OFF`]: the whole texture).
+    pub sub_uv: SubUv,
 }
 
 impl EmitterDynamicData {
@@ -75,6 +85,7 @@ impl EmitterDynamicData {
             base_colors: Vec::new(),
             color_over_life: OverLife::Off,
             relative_times: Vec::new(),
+            sub_uv: SubUv::OFF,
         };
         data.copy_particles(emitter);
         data
@@ -109,6 +120,7 @@ impl EmitterDynamicData {
             base_colors: colors,
             color_over_life: OverLife::Off,
             relative_times,
+            sub_uv: SubUv::OFF,
         }
     }
 
@@ -125,15 +137,22 @@ impl EmitterDynamicData {
     }
 
     fn copy_particles(&mut self, emitter: &EmitterInstance) {
-        fn copy<T: Copy>(dst: &mut Vec<T>, src: &[T]) {
+        fn recycle<T>(dst: &mut Vec<T>, len: usize) {
             // A recycled snapshot keeps its arrays' capacity; after a burst
             // has died down, give most of it back rather than holding the
             // peak for the component's lifetime.
-            if dst.capacity() > 4 * src.len().max(4096) {
-                *dst = Vec::with_capacity(src.len());
+            if dst.capacity() > 4 * len.max(4096) {
+                *dst = Vec::with_capacity(len);
             }
             dst.clear();
+        }
+        fn copy<T: Copy>(dst: &mut Vec<T>, src: &[T]) {
+            recycle(dst, src.len());
             dst.extend_from_slice(src);
+        }
+        fn to_world(dst: &mut Vec<Vec3>, src: &[Vec3], t: &Affine3A) {
+            recycle(dst, src.len());
+            dst.extend(src.iter().map(|p| t.transform_point3(*p)));
         }
         fn copy_if<T: Copy>(reads: bool, dst: &mut Vec<T>, src: &[T]) {
             if reads {
@@ -144,14 +163,20 @@ impl EmitterDynamicData {
         }
         let p = emitter.particles();
         let (sizes, colors) = emitter.over_life();
-        copy(&mut self.positions, p.locations());
-        copy(&mut self.old_positions, p.old_locations());
+        if emitter.uses_local_space() {
+            to_world(&mut self.positions, p.locations(), emitter.local_to_world());
+            to_world(&mut self.old_positions, p.old_locations(), emitter.local_to_world());
+        } else {
+            copy(&mut self.positions, p.locations());
+            copy(&mut self.old_positions, p.old_locations());
+        }
         copy_if(sizes.reads_base(), &mut self.base_sizes, p.base_sizes());
         copy(&mut self.rotations, p.rotations());
         copy_if(colors.reads_base(), &mut self.base_colors, p.base_colors());
         copy(&mut self.relative_times, p.relative_times());
         self.size_over_life.clone_from(sizes);
         self.color_over_life.clone_from(colors);
+        self.sub_uv.clone_from(emitter.sub_uv());
     }
 
     /// Particle `i`'s current size. Panics if `i >= len()`.
@@ -220,14 +245,54 @@ pub struct ParticleSpriteVertex {
     pub color: [f32; 4],
     /// Relative time in `[0, 1)`.
     pub relative_time: f32,
-    /// Flipbook frame (no sub-UV module yet: always 0).
+    /// Sprite-sheet image ([`SubUv::vertex_index`]): 0 without sub-UV, a
+    /// whole image number for `linear`, image plus blend weight for
+    /// `linear_blend`.
     pub sub_image_index: f32,
-    /// The emitter's [`ScreenAlignment`] for the vertex factory: 0 facing
-    /// the camera, 1 velocity aligned (also keeps the size 64 bytes).
+    /// The emitter's [`ScreenAlignment`] and sprite-sheet grid for the
+    /// vertex factory, one exact integer: the alignment code (0 facing the
+    /// view plane, also for square sprites, whose size is made square here;
+    /// 1 velocity aligned; 2 facing the camera position) plus `4 ×
+    /// (columns - 1) + 256 × (rows - 1)` of the sheet when sub-UV is on.
+    /// Without sub-UV it is the code alone, as before sub-UV existed. (One
+    /// float keeps the vertex at 64 bytes.)
     pub alignment: f32,
 }
 
 const _: () = assert!(std::mem::size_of::<ParticleSpriteVertex>() == 64);
+
+/// Where sprites are sorted from: the view's eye and the direction it
+/// looks in (for [`SortMode::ViewDepth`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SpriteView {
+    /// The eye, for [`SortMode::DistanceToView`].
+    pub origin: Vec3,
+    /// The unit view direction, for [`SortMode::ViewDepth`]; zero when
+    /// unknown (then every depth is 0 and view-depth sorting keeps storage
+    /// order).
+    pub forward: Vec3,
+}
+
+impl SpriteView {
+    /// A view at `origin` looking along `forward` (normalised here; a zero
+    /// vector stays zero).
+    pub fn new(origin: Vec3, forward: Vec3) -> Self {
+        SpriteView { origin, forward: forward.normalize_or_zero() }
+    }
+
+    /// The sorting view of a renderer view: its eye and its direction.
+    pub fn of(view: &renderer::SceneView) -> Self {
+        // Right-handed look-at: the camera looks down its -Z.
+        Self::new(view.origin, -view.view_matrix.inverse().z_axis.truncate())
+    }
+}
+
+impl From<Vec3> for SpriteView {
+    /// A view known only by its eye (no direction: see [`SpriteView::forward`]).
+    fn from(origin: Vec3) -> Self {
+        SpriteView { origin, forward: Vec3::ZERO }
+    }
+}
 
 /// Reusable working memory for [`build_sprite_vertices_with`].
 #[derive(Debug, Default)]
@@ -238,68 +303,112 @@ pub struct SpriteScratch {
     radix: Vec<u64>,
 }
 
-/// Writes one vertex per particle of `data` into `out` (cleared first):
-/// farthest from `view_origin` first for [`SortMode::DistanceToView`],
-/// oldest (largest relative time) first for [`SortMode::Age`], storage
-/// order for [`SortMode::None`]. Ties keep storage order.
-pub fn build_sprite_vertices(data: &EmitterDynamicData, view_origin: Vec3, out: &mut Vec<ParticleSpriteVertex>) {
-    build_sprite_vertices_with(data, view_origin, out, &mut SpriteScratch::default());
+/// Writes one vertex per particle of `data` into `out` (cleared first), in
+/// the emitter's [`SortMode`] as seen from `view`: storage order for
+/// [`SortMode::None`]; back to front by projected depth along the view
+/// direction for [`SortMode::ViewDepth`] or by distance from the eye for
+/// [`SortMode::DistanceToView`]; oldest or newest (relative time) first for
+/// [`SortMode::Age`] and [`SortMode::AgeNewestFirst`]. Ties keep storage
+/// order. A bare `Vec3` is a view known by its eye alone ([`SpriteView`]).
+pub fn build_sprite_vertices(data: &EmitterDynamicData, view: impl Into<SpriteView>, out: &mut Vec<ParticleSpriteVertex>) {
+    build_sprite_vertices_with(data, view, out, &mut SpriteScratch::default());
 }
 
 /// [`build_sprite_vertices`] reusing `scratch` between calls (the render
 /// thread keeps one per emitter proxy, so sorting allocates nothing).
 pub fn build_sprite_vertices_with(
     data: &EmitterDynamicData,
-    view_origin: Vec3,
+    view: impl Into<SpriteView>,
     out: &mut Vec<ParticleSpriteVertex>,
     scratch: &mut SpriteScratch,
 ) {
+    let view = view.into();
     out.clear();
     let n = data.len();
     out.reserve(n);
-    let alignment = match data.screen_alignment {
-        ScreenAlignment::FacingCamera => 0.0,
-        ScreenAlignment::VelocityAligned => 1.0,
-    };
-    match data.sort_mode {
-        SortMode::None => write_vertices(data, alignment, out),
-        SortMode::DistanceToView | SortMode::Age => {
-            if data.sort_mode == SortMode::DistanceToView {
-                scratch.keys.clear();
-                scratch.keys.extend(data.positions.iter().map(|p| p.distance_squared(view_origin)));
-                order_descending(&scratch.keys, &mut scratch.order, &mut scratch.radix);
-            } else {
-                order_descending(&data.relative_times, &mut scratch.order, &mut scratch.radix);
-            }
-            // Build in storage order (sequential reads of six arrays), then
-            // permute whole 64-byte vertices: one random cache line per
-            // sprite instead of one per array.
-            scratch.staging.clear();
-            write_vertices(data, alignment, &mut scratch.staging);
-            let staging = &scratch.staging;
-            out.extend(scratch.order.iter().map(|&i| staging[i as usize]));
+    let keys = &mut scratch.keys;
+    let key_source: &[f32] = match data.sort_mode {
+        SortMode::None => return write_vertices(data, out),
+        SortMode::ViewDepth => {
+            keys.clear();
+            keys.extend(data.positions.iter().map(|p| (*p - view.origin).dot(view.forward)));
+            keys
         }
+        SortMode::DistanceToView => {
+            keys.clear();
+            keys.extend(data.positions.iter().map(|p| p.distance_squared(view.origin)));
+            keys
+        }
+        SortMode::Age => &data.relative_times,
+        SortMode::AgeNewestFirst => {
+            keys.clear();
+            keys.extend(data.relative_times.iter().map(|t| -t));
+            keys
+        }
+    };
+    order_descending(key_source, &mut scratch.order, &mut scratch.radix);
+    // Build in storage order (sequential reads of six arrays), then
+    // permute whole 64-byte vertices: one random cache line per sprite
+    // instead of one per array.
+    scratch.staging.clear();
+    write_vertices(data, &mut scratch.staging);
+    let staging = &scratch.staging;
+    out.extend(scratch.order.iter().map(|&i| staging[i as usize]));
+}
+
+/// The vertex factory's alignment code for `a` (see
+/// [`ParticleSpriteVertex::alignment`]).
+fn alignment_code(a: ScreenAlignment) -> f32 {
+    match a {
+        ScreenAlignment::FacingCamera | ScreenAlignment::Square => 0.0,
+        ScreenAlignment::VelocityAligned => 1.0,
+        ScreenAlignment::FacingCameraPosition => 2.0,
     }
 }
 
 /// Appends one vertex per particle of `data`, in storage order, evaluating
-/// each particle's current size and colour as it goes. (Evaluating a block
-/// of them first, by a loop per over-life mode, measured no faster: the
-/// 64-byte vertex writes set the pace.)
-fn write_vertices(data: &EmitterDynamicData, alignment: f32, out: &mut Vec<ParticleSpriteVertex>) {
+/// each particle's current size, colour and sprite-sheet image as it goes.
+/// (Evaluating a block of them first, by a loop per over-life mode,
+/// measured no faster: the 64-byte vertex writes set the pace.)
+fn write_vertices(data: &EmitterDynamicData, out: &mut Vec<ParticleSpriteVertex>) {
+    /// The loop, given the emitter's sub-image index as a closure.
+    struct Writer<'a, const SQUARE: bool>(&'a EmitterDynamicData, &'a mut Vec<ParticleSpriteVertex>);
+    impl<const SQUARE: bool> WithIndex for Writer<'_, SQUARE> {
+        type Out = ();
+        fn run(self, index: impl Fn(f32) -> f32) {
+            write_vertices_as::<SQUARE>(self.0, self.1, index);
+        }
+    }
+    if data.screen_alignment == ScreenAlignment::Square {
+        data.sub_uv.with_index(Writer::<true>(data, out));
+    } else {
+        data.sub_uv.with_index(Writer::<false>(data, out));
+    }
+}
+
+/// [`write_vertices`] for an emitter with or without square sprites, with
+/// `sub_image` its particles' sub-image index (monomorphised over both: an
+/// emitter without them pays nothing for them).
+#[inline(always)]
+fn write_vertices_as<const SQUARE: bool>(data: &EmitterDynamicData, out: &mut Vec<ParticleSpriteVertex>, sub_image: impl Fn(f32) -> f32) {
     let (size_base, color_base) = (data.size_over_life.reads_base(), data.color_over_life.reads_base());
+    let alignment = alignment_code(data.screen_alignment) + data.sub_uv.grid_code();
     let vertex = |i: usize| {
         let t = data.relative_times[i];
         let size = if size_base { data.base_sizes[i] } else { Vec2::ONE };
         let color = if color_base { data.base_colors[i] } else { Vec4::ONE };
+        let mut size = data.size_over_life.at(size, t);
+        if SQUARE {
+            size.y = size.x;
+        }
         ParticleSpriteVertex {
             position: data.positions[i].to_array(),
             old_position: data.old_positions[i].to_array(),
-            size: data.size_over_life.at(size, t).to_array(),
+            size: size.to_array(),
             rotation: data.rotations[i],
             color: data.color_over_life.at(color, t).to_array(),
             relative_time: t,
-            sub_image_index: 0.0,
+            sub_image_index: sub_image(t),
             alignment,
         }
     };

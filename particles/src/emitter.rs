@@ -9,8 +9,12 @@
 //! tick(dt), frame window [t0, t0 + dt)
 //!   1. update   existing particles by dt, killing those whose relative
 //!               time reaches 1       (update.rs, kernel.rs: the hot loop)
-//!   2. spawn    bursts whose loop time falls in the window, then the rate's
-//!               particles; each is created at its exact sub-frame time τ
+//!   2. spawn    within the part of the window past the emitter's delay and
+//!               before its last loop ends: bursts whose loop time falls in
+//!               it (counts × the burst scale at that loop time), then the
+//!               rate's particles (rate × its scale at the window's middle
+//!               × the run-time rate scale); each is created at its exact
+//!               sub-frame time τ
 //!               (shapes.rs samples where and how fast) and advanced by the
 //!               remaining dt - τ, so a steady stream has no frame-rate
 //!               banding; one that would die within dt - τ is not stored
@@ -21,6 +25,12 @@
 //! Colour and size over life are not part of the tick: they are functions
 //! of a particle's spawn value and age, evaluated when read
 //! ([`crate::OverLife`]; [`EmitterInstance::current_colors`]).
+//!
+//! Space: a world-space emitter spawns at the system transform and its
+//! particles stay where they are when the system moves; a local-space one
+//! spawns and simulates in the system's frame, and its snapshot is carried
+//! to the world by the transform of the latest tick (or
+//! `ParticleSystemInstance::set_transform`).
 //!
 //! Determinism: randomness is drawn only while spawning, in a fixed order
 //! from the emitter's own PCG stream, and the update is pure per particle.
@@ -38,7 +48,7 @@
 
 use glam::{Affine3A, Vec2, Vec3, Vec4};
 
-use crate::asset::{Burst, CollisionResponse, EmitterAsset, LocationShape, Module, RequiredModule};
+use crate::asset::{Burst, CollisionResponse, EmitterAsset, LocationShape, Module, RequiredModule, MAX_SPAWN_RATE};
 use crate::bounds::Aabb;
 use crate::distribution::{CurveLut, Distribution};
 use crate::error::ParticleError;
@@ -46,6 +56,7 @@ use crate::kernel::advance_spawned;
 use crate::over_life::OverLife;
 use crate::particle::{Particle, ParticleStore};
 use crate::shapes::{sample_location, VelocitySampler};
+use crate::sub_uv::SubUv;
 use crate::update::{update_and_kill, Step, UpdateParams, Varying};
 use renderer::Rng;
 
@@ -57,8 +68,12 @@ pub const MAX_BURST_LOOPS: u64 = 1024;
 pub(crate) struct CompiledEmitter {
     name: String,
     required: RequiredModule,
-    rate: f64,
-    bursts: Vec<Burst>,
+    /// Each spawn module's rate and its scale over loop time.
+    rates: Vec<(f64, Option<Distribution<f32>>)>,
+    /// Bursts sorted by time, each with the index of its module's burst
+    /// scale in `burst_scales`.
+    bursts: Vec<(Burst, Option<usize>)>,
+    burst_scales: Vec<Distribution<f32>>,
     lifetime: Option<Distribution<f32>>,
     location: Option<LocationShape>,
     velocity: Option<VelocitySampler>,
@@ -72,6 +87,8 @@ pub(crate) struct CompiledEmitter {
     /// with a uniform initial value baked in when there is one).
     colors: OverLife<Vec4>,
     sizes: OverLife<Vec2>,
+    /// Which sprite-sheet image a particle shows, from its age.
+    sub_uv: SubUv,
     /// Half the diagonal of the largest sprite this emitter can make: what
     /// its bounds pad positions by.
     max_half_diagonal: f32,
@@ -86,8 +103,9 @@ impl CompiledEmitter {
         let mut c = CompiledEmitter {
             name: asset.name.clone(),
             required: asset.required.clone(),
-            rate: 0.0,
+            rates: Vec::new(),
             bursts: Vec::new(),
+            burst_scales: Vec::new(),
             lifetime: None,
             location: None,
             velocity: None,
@@ -99,17 +117,22 @@ impl CompiledEmitter {
             drag: 0.0,
             colors: OverLife::Off,
             sizes: OverLife::Off,
+            sub_uv: SubUv::OFF,
             max_half_diagonal: 0.0,
             kill_volumes: Vec::new(),
             ground: None,
             varying: Varying { rotation: true, rotation_rate: true, base_size: true, base_color: true, one_over_max_lifetime: true },
         };
-        let (mut color_over_life, mut size_over_life) = (None, None);
+        let (mut color_over_life, mut size_over_life, mut sub_image_index) = (None, None, None);
         for module in &asset.modules {
             match module {
                 Module::Spawn(s) => {
-                    c.rate += f64::from(s.rate);
-                    c.bursts.extend_from_slice(&s.bursts);
+                    c.rates.push((f64::from(s.rate), s.rate_scale.clone()));
+                    let scale = s.burst_scale.as_ref().map(|d| {
+                        c.burst_scales.push(d.clone());
+                        c.burst_scales.len() - 1
+                    });
+                    c.bursts.extend(s.bursts.iter().map(|b| (*b, scale)));
                 }
                 Module::Lifetime(d) => c.lifetime = Some(d.clone()),
                 Module::InitialLocation(s) => c.location = Some(s.clone()),
@@ -122,12 +145,14 @@ impl CompiledEmitter {
                 Module::Drag { coefficient } => c.drag += coefficient,
                 Module::ColorOverLife(d) => color_over_life = Some(d),
                 Module::SizeOverLife(d) => size_over_life = Some(d),
+                Module::SubImageIndex(d) => sub_image_index = Some(d),
                 Module::KillVolume { min, max, kill_inside } => c.kill_volumes.push((Aabb::from_corners(*min, *max), *kill_inside)),
                 Module::GroundPlaneCollision { height, response } => c.ground = Some((*height, *response)),
             }
         }
         c.colors = OverLife::compile(color_over_life, c.color.as_ref(), Vec4::ONE);
         c.sizes = OverLife::compile(size_over_life, c.size.as_ref(), Vec2::ONE);
+        c.sub_uv = SubUv::compile(&c.required, sub_image_index);
         let spawn = c.size.as_ref().map_or(Vec2::ONE, largest);
         // What a read of the baked table can return, which can exceed the
         // curve's keys slightly (see `CurveLut::largest_abs`).
@@ -137,7 +162,7 @@ impl CompiledEmitter {
         c.max_half_diagonal = 0.5 * (spawn * curve).length() * (1.0 + 1e-5);
         c.varying = c.varying_fields();
         // Stable sort: equal times keep their authored order.
-        c.bursts.sort_by(|a, b| a.time.total_cmp(&b.time));
+        c.bursts.sort_by(|a, b| a.0.time.total_cmp(&b.0.time));
         c
     }
 
@@ -168,12 +193,41 @@ impl CompiledEmitter {
         }
     }
 
-    /// End of the spawning window in emitter seconds (infinite when looping forever).
+    /// The spawn rate (all spawn modules, with their scales) at normalised
+    /// loop time `loop_t`. Without scales, the rates' plain sum.
+    fn rate_at(&self, loop_t: f32) -> f64 {
+        self.rates.iter().map(|(rate, scale)| scale.as_ref().map_or(*rate, |d| rate * f64::from(d.evaluate(loop_t)))).sum()
+    }
+
+    /// Burst `b`'s particle count in this loop: its count times its
+    /// module's burst scale at the burst's time, rounded.
+    fn burst_count(&self, b: usize) -> usize {
+        let (burst, scale) = &self.bursts[b];
+        match scale {
+            None => burst.count as usize,
+            Some(k) => {
+                let s = self.burst_scales[*k].evaluate(burst.time / self.required.emitter_duration);
+                (f64::from(burst.count) * f64::from(s)).round() as usize
+            }
+        }
+    }
+
+    /// End of the spawning window in loop seconds, counted from the end of
+    /// the delay (infinite when looping forever).
     fn active_end(&self) -> f64 {
         match self.required.emitter_loops {
             0 => f64::INFINITY,
             n => f64::from(self.required.emitter_duration) * f64::from(n),
         }
+    }
+}
+
+/// Rejects a run-time spawn-rate scale that is negative, NaN or infinite.
+pub(crate) fn check_rate_scale(scale: f32) -> Result<(), ParticleError> {
+    if scale.is_finite() && scale >= 0.0 {
+        Ok(())
+    } else {
+        Err(ParticleError::invalid("spawn_rate_scale", "must be finite and ≥ 0"))
     }
 }
 
@@ -199,6 +253,11 @@ pub struct EmitterInstance {
     /// Fractional particle carried between ticks by the spawn rate.
     spawn_fraction: f64,
     spawning: bool,
+    /// Multiplies the spawn rate (see [`Self::set_spawn_rate_scale`]).
+    rate_scale: f32,
+    /// The system's local-to-world at the last tick (or set since): where
+    /// a local-space emitter's particles are in the world.
+    local_to_world: Affine3A,
 }
 
 impl EmitterInstance {
@@ -217,6 +276,8 @@ impl EmitterInstance {
             time: 0.0,
             spawn_fraction: 0.0,
             spawning: true,
+            rate_scale: 1.0,
+            local_to_world: Affine3A::IDENTITY,
         }
     }
 
@@ -230,7 +291,10 @@ impl EmitterInstance {
         &self.compiled.required
     }
 
-    /// The live particles.
+    /// The live particles, in the emitter's simulation space: world space,
+    /// or the system's local space for an emitter with
+    /// [`RequiredModule::use_local_space`] (then [`Self::local_to_world`]
+    /// places them).
     pub fn particles(&self) -> &ParticleStore {
         &self.particles
     }
@@ -240,9 +304,48 @@ impl EmitterInstance {
         self.particles.len()
     }
 
-    /// Seconds since the emitter (re)started.
+    /// Seconds since the emitter (re)started, the delay included.
     pub fn time(&self) -> f64 {
         self.time
+    }
+
+    /// Whether particles live in the system's local space
+    /// ([`RequiredModule::use_local_space`]).
+    pub fn uses_local_space(&self) -> bool {
+        self.compiled.required.use_local_space
+    }
+
+    /// The system transform this emitter was last ticked with (or given by
+    /// [`crate::ParticleSystemInstance::set_transform`] since): where a
+    /// local-space emitter's particles are drawn.
+    pub fn local_to_world(&self) -> &Affine3A {
+        &self.local_to_world
+    }
+
+    /// Sets the system transform without ticking (see [`Self::local_to_world`]).
+    pub(crate) fn set_local_to_world(&mut self, transform: Affine3A) {
+        self.local_to_world = transform;
+    }
+
+    /// The factor the spawn rate is multiplied by (1 unless set).
+    pub fn spawn_rate_scale(&self) -> f32 {
+        self.rate_scale
+    }
+
+    /// Multiplies the spawn rate (not the bursts) by `scale` from the next
+    /// tick on, as a component's run-time rate scale does; the scaled rate
+    /// is capped at [`MAX_SPAWN_RATE`]. A negative, NaN or infinite `scale`
+    /// is rejected ([`ParticleError::Invalid`] naming `spawn_rate_scale`)
+    /// and the previous one kept.
+    pub fn set_spawn_rate_scale(&mut self, scale: f32) -> Result<(), ParticleError> {
+        check_rate_scale(scale)?;
+        self.rate_scale = scale;
+        Ok(())
+    }
+
+    /// How the sprite conversion picks each particle's sprite-sheet image.
+    pub fn sub_uv(&self) -> &SubUv {
+        &self.compiled.sub_uv
     }
 
     /// Whether the emitter is allowed to spawn (see [`Self::set_spawning`]).
@@ -263,17 +366,26 @@ impl EmitterInstance {
         self.spawning = true;
     }
 
-    /// No live particles and no more will spawn (deactivated, or all loops done).
+    /// No live particles and no more will spawn (deactivated, or all loops
+    /// done after the delay).
     pub fn is_finished(&self) -> bool {
-        self.particles.is_empty() && (!self.spawning || self.time >= self.compiled.active_end())
+        let delay = f64::from(self.compiled.required.emitter_delay);
+        self.particles.is_empty() && (!self.spawning || self.time - delay >= self.compiled.active_end())
     }
 
-    /// A box holding every live sprite under any rotation, `None` when
-    /// there are none: the positions' box padded by the largest
+    /// A world box holding every live sprite under any rotation, `None`
+    /// when there are none: the positions' box padded by the largest
     /// half-diagonal this emitter's sprites can have (see [`crate::Aabb`]'s
-    /// module docs).
+    /// module docs). A local-space emitter's box is its local box carried
+    /// to the world by [`Self::local_to_world`] (the box of its corners),
+    /// then padded.
     pub fn bounds(&self) -> Option<Aabb> {
-        crate::bounds::of_points_padded(self.particles.locations(), self.compiled.max_half_diagonal)
+        let pad = self.compiled.max_half_diagonal;
+        if !self.uses_local_space() {
+            return crate::bounds::of_points_padded(self.particles.locations(), pad);
+        }
+        let world = crate::bounds::of_points_padded(self.particles.locations(), 0.0)?.transformed(&self.local_to_world);
+        Some(Aabb::new(world.min - Vec3::splat(pad), world.max + Vec3::splat(pad)))
     }
 
     /// Current sprite sizes: each particle's spawn size times the size over
@@ -318,6 +430,9 @@ impl EmitterInstance {
             return;
         }
         let t0 = self.time;
+        self.local_to_world = *transform;
+        // Local-space particles spawn in the system's frame.
+        let spawn_transform = if self.uses_local_space() { Affine3A::IDENTITY } else { *transform };
 
         // 1. Update and kill by age: last tick's positions become `old_location`.
         self.particles.swap_location_buffers();
@@ -325,11 +440,12 @@ impl EmitterInstance {
         update_and_kill(&mut self.particles, &params, parallel);
 
         // 2. Spawn, each particle advanced from its sub-frame birth time, at
-        // most as many as there is free room (see `spawn_budget`).
-        if self.spawning {
+        // most as many as there is free room (see `spawn_budget`), within
+        // the part of the tick past the delay (on the loop clock).
+        if let Some((start, window)) = self.spawn_window(t0, dt) {
             let mut budget = self.spawn_budget();
-            self.spawn_bursts(t0, dt, transform, &mut budget);
-            self.spawn_rate(t0, dt, transform, budget);
+            self.spawn_bursts(start, window, &spawn_transform, &mut budget);
+            self.spawn_rate(start, window, &spawn_transform, budget);
         }
         self.time = t0 + f64::from(dt);
 
@@ -339,6 +455,23 @@ impl EmitterInstance {
         if collides && self.collide() > 0 {
             self.particles.kill_expired();
         }
+    }
+
+    /// The spawning part of the tick `[t0, t0 + dt)` on the loop clock
+    /// (emitter time less the delay): its start and length, `None` when the
+    /// emitter is not spawning or the tick ends within the delay. Without a
+    /// delay it is the tick itself, bit for bit.
+    fn spawn_window(&self, t0: f64, dt: f32) -> Option<(f64, f32)> {
+        if !self.spawning {
+            return None;
+        }
+        let delay = f64::from(self.compiled.required.emitter_delay);
+        let start = t0 - delay;
+        if start >= 0.0 {
+            return Some((start, dt));
+        }
+        let end = start + f64::from(dt);
+        (end > 0.0).then_some((0.0, end as f32))
     }
 
     /// How many spawns a tick may attempt: the free room after the update.
@@ -364,14 +497,14 @@ impl EmitterInstance {
         let first_loop = ((t0 / duration).floor() as u64).max(last_loop.saturating_sub(MAX_BURST_LOOPS - 1));
         for lp in first_loop..=last_loop {
             for b in 0..self.compiled.bursts.len() {
-                let burst = self.compiled.bursts[b];
+                let burst = self.compiled.bursts[b].0;
                 let at = lp as f64 * duration + f64::from(burst.time);
                 if at < t0 || at >= t1 || at >= end {
                     continue;
                 }
                 let remaining = (t1 - at) as f32;
                 let loop_t = burst.time / self.compiled.required.emitter_duration;
-                let attempts = (burst.count as usize).min(*budget);
+                let attempts = self.compiled.burst_count(b).min(*budget);
                 *budget -= attempts;
                 for _ in 0..attempts {
                     if !self.spawn_one(remaining, loop_t, transform) {
@@ -387,11 +520,20 @@ impl EmitterInstance {
     }
 
     fn spawn_rate(&mut self, t0: f64, dt: f32, transform: &Affine3A, budget: usize) {
-        let rate = self.compiled.rate;
         let end = self.compiled.active_end();
         let dt64 = f64::from(dt);
         let span = (t0 + dt64).min(end) - t0;
-        if rate <= 0.0 || span <= 0.0 {
+        if span <= 0.0 {
+            return;
+        }
+        let duration = f64::from(self.compiled.required.emitter_duration);
+        // The rate's scales at the middle of the spawning span.
+        let mid = ((t0 + span / 2.0) % duration / duration) as f32;
+        let mut rate = self.compiled.rate_at(mid);
+        if self.rate_scale != 1.0 {
+            rate = (rate * f64::from(self.rate_scale)).min(f64::from(MAX_SPAWN_RATE));
+        }
+        if rate <= 0.0 {
             return;
         }
         let carried = self.spawn_fraction;
@@ -405,7 +547,6 @@ impl EmitterInstance {
         // earliest are the likeliest to die within the frame); the rest are
         // dropped without any work.
         let attempts = if count < budget as f64 { count as usize } else { budget };
-        let duration = f64::from(self.compiled.required.emitter_duration);
         // Loop phase at t0; a spawn's phase is this plus its τ, wrapped
         // (one remainder per tick rather than one per particle).
         let phase0 = t0 % duration;
@@ -501,7 +642,7 @@ impl EmitterInstance {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::asset::{BlendMode, ScreenAlignment, SortMode, SpawnModule};
+    use crate::asset::{BlendMode, ScreenAlignment, SortMode, SpawnModule, SubUvInterpolation};
 
     fn emitter(modules: Vec<Module>, max: u32, loops: u32) -> EmitterAsset {
         EmitterAsset {
@@ -514,6 +655,11 @@ mod tests {
                 max_particles: max,
                 emitter_duration: 1.0,
                 emitter_loops: loops,
+                emitter_delay: 0.0,
+                use_local_space: false,
+                sub_images_horizontal: 1,
+                sub_images_vertical: 1,
+                sub_uv_interpolation: SubUvInterpolation::None,
             },
             modules,
         }
@@ -521,7 +667,7 @@ mod tests {
 
     #[test]
     fn bursts_repeat_per_loop_and_stop_after_the_last() {
-        let asset = emitter(vec![Module::Spawn(SpawnModule { rate: 0.0, bursts: vec![Burst { time: 0.0, count: 5 }] })], 1000, 3);
+        let asset = emitter(vec![Module::Spawn(SpawnModule::new(0.0, vec![Burst { time: 0.0, count: 5 }]))], 1000, 3);
         let mut e = EmitterInstance::new(&asset, 1, 0).unwrap();
         for _ in 0..(5 * 60) {
             e.tick(1.0 / 60.0, &Affine3A::IDENTITY);
@@ -545,7 +691,7 @@ mod tests {
         }
         let color_curve = line(Vec4::new(1.0, 0.5, 0.25, 1.0), Vec4::new(0.0, 1.0, 0.5, 0.0));
         let size_curve = line(Vec2::new(1.0, 2.0), Vec2::new(3.0, 0.5));
-        let rate = Module::Spawn(SpawnModule { rate: 3000.0, bursts: vec![] });
+        let rate = Module::Spawn(SpawnModule::new(3000.0, vec![]));
         let (color, size) = (Some(&color_curve), Some(&size_curve));
         let cases = vec![
             (
@@ -614,7 +760,7 @@ mod tests {
 
     #[test]
     fn ignored_dt_changes_nothing() {
-        let asset = emitter(vec![Module::Spawn(SpawnModule { rate: 100.0, bursts: vec![] })], 100, 0);
+        let asset = emitter(vec![Module::Spawn(SpawnModule::new(100.0, vec![]))], 100, 0);
         let mut e = EmitterInstance::new(&asset, 1, 0).unwrap();
         e.tick(0.1, &Affine3A::IDENTITY);
         let before = e.particles().clone();

@@ -22,10 +22,12 @@
 //! ParticleSystemSceneProxy          keeps the latest snapshot
 //!   get_dynamic_mesh_elements       per visible view × emitter:
 //!     build_sprite_vertices (sort,  → collector.upload → MeshBatch
-//!       colour and size over life)
+//!       colour and size over life,
+//!       sprite-sheet image)
 //!     SPRITE_VERTEX_FACTORY         unit quad × one instance per particle,
-//!                                   expanded facing the camera or along
-//!                                   the velocity in the vertex shader
+//!                                   expanded facing the view plane, the
+//!                                   camera position or along the velocity
+//!                                   in the vertex shader; sub-UVs there
 //! ```
 //!
 //! Rendering in short (see [`ParticleSystemSceneProxy`] for details):
@@ -37,9 +39,25 @@
 //! * [`sprite_material`] makes an unlit, two-sided sprite material (colour
 //!   from the particle, optionally a soft disc); [`ParticleMaterials::for_system`]
 //!   creates one per material name with the emitter's blend mode.
-//! * Particles are simulated in world space: the sprite vertex factory
-//!   ignores the primitive's transform, and the bounds the component
-//!   reports are the particles' world box in its own frame.
+//! * [`sprite_sheet_material`] samples a sprite sheet for sub-UV emitters
+//!   ([`SubUv`]: a grid of images, one shown per particle by an index over
+//!   its life, or two cross-faded), the sprite vertex factory supplying
+//!   the images' UVs.
+//! * Particles are simulated in world space, or in the system's local
+//!   space for emitters that ask ([`RequiredModule::use_local_space`]:
+//!   their live particles move with the system); snapshots carry both in
+//!   world space, the sprite vertex factory ignores the primitive's
+//!   transform, and the bounds the component reports are the particles'
+//!   world box in its own frame.
+//!
+//! The Cascade pieces beyond the basic modules: emitter timing (a delay,
+//! a loop duration and count, and the system completing when its emitters
+//! finish, reported once by
+//! [`ParticleSystemComponent::take_completion_event`]); spawn rates and
+//! burst counts scaled by curves over emitter time
+//! ([`SpawnModule::rate_scale`], [`SpawnModule::burst_scale`]) and at run
+//! time ([`ParticleSystemComponent::set_spawn_rate_scale`]); every Cascade
+//! sort mode ([`SortMode`]) and screen alignment ([`ScreenAlignment`]).
 //!
 //! In an engine-core `World`, [`ParticleSystemComponent`] does all of this:
 //! its proxy is created when it registers, it ticks its instance every
@@ -100,15 +118,19 @@
 //!   age, evaluated where read: by the render thread as it writes sprite
 //!   vertices, and by [`EmitterInstance::current_colors`] /
 //!   [`EmitterInstance::current_sizes`] on the game side. The tick moves
-//!   44% fewer bytes for it ([`OverLife`] says why).
+//!   44% fewer bytes for it ([`OverLife`] says why). The sprite-sheet
+//!   image is derived from the age the same way ([`SubUv`]), so sub-UV
+//!   costs the tick nothing.
 //! * **Exact motion.** Constant acceleration and linear drag are integrated
 //!   in closed form, and particles spawned mid-frame are advanced by exactly
 //!   the rest of the frame, so paths do not depend on frame rate.
 //! * **Capacity.** An emitter never holds more than its `max_particles`; live
 //!   particles always have relative time in `[0, 1)`. A tick's spawning
 //!   work is bounded by the emitter's free room, whatever its rate, bursts,
-//!   lifetimes or `dt` (assets are capped: [`MAX_SPAWN_RATE`],
-//!   [`MAX_BURSTS`], [`MIN_LIFETIME`], [`MAX_ASSET_BYTES`]).
+//!   lifetimes or `dt` (assets are capped: [`MAX_SPAWN_RATE`] with the
+//!   rate scales, [`MAX_BURSTS`], [`MAX_PARTICLES_LIMIT`] per burst with its
+//!   scale, [`MIN_LIFETIME`], [`MAX_EMITTER_DELAY`], [`MAX_SUB_IMAGES`],
+//!   [`MAX_ASSET_BYTES`]).
 //! * **Named errors.** A malformed or invalid asset is rejected with an
 //!   error naming the field (`emitters[1].modules[2].lifetime.uniform.min`),
 //!   and a rejected call changes nothing.
@@ -153,23 +175,29 @@ mod shapes;
 mod snapshot_pool;
 mod sort;
 mod sprite_vertex_factory;
+mod sub_uv;
 mod system_instance;
 mod update;
 mod validate;
 
 pub use asset::{
     BlendMode, Burst, CollisionResponse, EmitterAsset, LocationShape, Module, ParticleSystem, RequiredModule, ScreenAlignment, SortMode,
-    SpawnModule, VelocityShape, MAX_ASSET_BYTES, MAX_BURSTS, MAX_PARTICLES_LIMIT, MAX_SPAWN_RATE, MIN_LIFETIME,
+    SpawnModule, SubUvInterpolation, VelocityShape, MAX_ASSET_BYTES, MAX_BURSTS, MAX_EMITTER_DELAY, MAX_PARTICLES_LIMIT, MAX_SPAWN_RATE,
+    MAX_SUB_IMAGES, MIN_LIFETIME,
 };
 pub use bounds::Aabb;
 pub use component::ParticleSystemComponent;
 pub use distribution::{CurveKey, CurveLut, Distribution, DistributionValue, LUT_SIZE};
 pub use dynamic_data::{
     build_sprite_vertices, build_sprite_vertices_with, EmitterDynamicData, ParticleSpriteVertex, ParticleSystemDynamicData, SpriteScratch,
+    SpriteView,
 };
 pub use emitter::{EmitterInstance, MAX_BURST_LOOPS};
 pub use error::ParticleError;
-pub use materials::{renderer_blend_mode, sprite_material, sprite_material_shader, ParticleMaterials, SPRITE_MATERIAL_WGSL};
+pub use materials::{
+    renderer_blend_mode, sprite_material, sprite_material_shader, sprite_sheet_material, sprite_sheet_material_shader, ParticleMaterials,
+    SPRITE_MATERIAL_WGSL, SPRITE_SHEET_MATERIAL_WGSL,
+};
 pub use over_life::OverLife;
 pub use particle::{Particle, ParticleStore};
 pub use proxy::{ParticleSystemSceneProxy, DEFAULT_BOUNDS_HALF_EXTENT, LIVE_PARTICLES_COUNTER};
@@ -178,4 +206,5 @@ pub use renderer::Rng;
 pub use snapshot_pool::{SnapshotPool, SnapshotReturner};
 pub use sort::order_descending;
 pub use sprite_vertex_factory::{SpriteVertexFactory, QUAD_CORNERS, QUAD_INDICES, SPRITE_VERTEX_FACTORY, SPRITE_VF_WGSL};
+pub use sub_uv::SubUv;
 pub use system_instance::{ParticleSystemInstance, TickMode, PARALLEL_THRESHOLD};

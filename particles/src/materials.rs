@@ -16,7 +16,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 
 use glam::Vec4;
-use renderer::{Material, MaterialId, MaterialParams, MaterialShader, RenderThread};
+use renderer::{Material, MaterialId, MaterialParameter, MaterialParams, MaterialShader, RenderThread, TextureId};
 
 use crate::asset::{BlendMode, ParticleSystem};
 
@@ -27,6 +27,16 @@ pub const SPRITE_MATERIAL_WGSL: &str = include_str!("../shaders/sprite_material.
 pub fn sprite_material_shader() -> Arc<MaterialShader> {
     static SHADER: OnceLock<Arc<MaterialShader>> = OnceLock::new();
     SHADER.get_or_init(|| MaterialShader::new("particle_sprite_material.wgsl", SPRITE_MATERIAL_WGSL)).clone()
+}
+
+/// WGSL of the unlit sprite-sheet material function (sub-UV: two
+/// sub-images of the `sprite_sheet` texture cross-faded).
+pub const SPRITE_SHEET_MATERIAL_WGSL: &str = include_str!("../shaders/sprite_sheet_material.inc.wgsl");
+
+/// The shared sprite-sheet material shader.
+pub fn sprite_sheet_material_shader() -> Arc<MaterialShader> {
+    static SHADER: OnceLock<Arc<MaterialShader>> = OnceLock::new();
+    SHADER.get_or_init(|| MaterialShader::new("particle_sprite_sheet_material.wgsl", SPRITE_SHEET_MATERIAL_WGSL)).clone()
 }
 
 /// The renderer blend mode of an emitter blend mode.
@@ -56,6 +66,25 @@ pub fn sprite_material(blend: BlendMode, tint: Vec4, softness: f32) -> Material 
         },
         ..Default::default()
     }
+}
+
+/// An unlit, two-sided sprite-sheet material for sub-UV emitters: colour
+/// `tint` × particle colour × the texel of texture parameter
+/// `sprite_sheet` (default `sheet`, sampled with linear filtering and
+/// clamped), opacity `tint.w` × particle alpha × texel alpha. The texel is
+/// the particle's sub-image, or two of them cross-faded for
+/// `linear_blend` (the sprite vertex factory supplies their UVs and the
+/// weight). On an emitter without sub-UV it shows the whole texture.
+pub fn sprite_sheet_material(blend: BlendMode, tint: Vec4, sheet: TextureId) -> Material {
+    Material {
+        shader: sprite_sheet_material_shader(),
+        blend_mode: renderer_blend_mode(blend),
+        two_sided: true,
+        shading_model: renderer::ShadingModel::Unlit,
+        params: MaterialParams { base_color: tint, specular: 0.0, ..Default::default() },
+        ..Default::default()
+    }
+    .with_parameter(MaterialParameter::texture("sprite_sheet", sheet, rhi_vulkan::SamplerDesc::linear_clamp()))
 }
 
 /// Emitter material names → renderer materials, given to a particle proxy.

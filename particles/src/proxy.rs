@@ -8,7 +8,8 @@
 //! proxy for its dynamic mesh elements, and it answers with one instanced
 //! draw per emitter with live particles: the emitter's particles become
 //! sprite instances ([`build_sprite_vertices_with`], sorted back to front
-//! from that view when the emitter's sort mode asks for it), copied into the
+//! from that view, by depth or distance, when the emitter's sort mode asks
+//! for it), copied into the
 //! frame's dynamic vertex memory.
 //!
 //! ```text
@@ -34,7 +35,8 @@
 //!   `PrimitiveComponent::local_bounds`). With
 //!   [`ParticleSystemSceneProxy::with_fixed_bounds`] the proxy always reports
 //!   the fixed box (for systems whose extent is known, skipping the walk).
-//!   Particles are simulated in world space; a proxy added with a
+//!   Snapshot positions are in world space (local-space emitters' carried
+//!   there by the game side); a proxy added with a
 //!   local-to-world other than the identity
 //!   ([`ParticleSystemSceneProxy::with_local_to_world`]) reports its world
 //!   box in that frame.
@@ -52,7 +54,7 @@ use rhi_vulkan::{BufferDesc, BufferHandle, BufferUsage, Device};
 
 use crate::asset::{BlendMode, SortMode};
 use crate::bounds::Aabb;
-use crate::dynamic_data::{build_sprite_vertices_with, ParticleSpriteVertex, ParticleSystemDynamicData, SpriteScratch};
+use crate::dynamic_data::{build_sprite_vertices_with, ParticleSpriteVertex, ParticleSystemDynamicData, SpriteScratch, SpriteView};
 use crate::materials::ParticleMaterials;
 use crate::snapshot_pool::SnapshotReturner;
 use crate::sprite_vertex_factory::{QUAD_CORNERS, QUAD_INDICES, SPRITE_VERTEX_FACTORY};
@@ -131,7 +133,7 @@ impl ParticleSystemSceneProxy {
     /// world transform): [`PrimitiveSceneProxy::local_bounds`] then reports
     /// the world box in that frame, so that the scene's world bounds still
     /// enclose the sprites. Drawing is unaffected (the sprite vertex factory
-    /// ignores the primitive transform: particles are in world space). A
+    /// ignores the primitive transform: snapshots are in world space). A
     /// non-invertible transform is ignored.
     pub fn with_local_to_world(mut self, local_to_world: Mat4) -> Self {
         let inv = local_to_world.inverse();
@@ -237,8 +239,9 @@ impl PrimitiveSceneProxy for ParticleSystemSceneProxy {
         let mut drawn = 0u64;
         for emitter in self.data.emitters.iter().filter(|e| !e.is_empty()) {
             let material = self.materials.resolve(&emitter.material);
-            // Only distance sorting depends on the view: otherwise one
-            // upload serves every view.
+            // Only depth and distance sorting depend on the view: otherwise
+            // one upload serves every view.
+            let per_view = matches!(emitter.sort_mode, SortMode::ViewDepth | SortMode::DistanceToView);
             let mut shared: Option<(BufferHandle, u64)> = None;
             // Whether the emitter is drawn in some view (its particles count once).
             let mut counted = false;
@@ -249,13 +252,13 @@ impl PrimitiveSceneProxy for ParticleSystemSceneProxy {
                 let instances = match shared {
                     Some(s) => s,
                     None => {
-                        build_sprite_vertices_with(emitter, view.origin, &mut scratch.vertices, &mut scratch.sort);
+                        build_sprite_vertices_with(emitter, SpriteView::of(view), &mut scratch.vertices, &mut scratch.sort);
                         // Out of transient memory: this emitter is not drawn
                         // this frame (the collector has no error channel).
                         let Ok(s) = collector.upload(bytemuck::cast_slice(&scratch.vertices)) else {
                             break;
                         };
-                        if emitter.sort_mode != SortMode::DistanceToView {
+                        if !per_view {
                             shared = Some(s);
                         }
                         s

@@ -14,12 +14,18 @@
 //! indices             0 1 2  0 2 3                      u32 × 6
 //! ```
 //!
-//! Screen alignment (camera facing or velocity aligned) travels per instance
-//! in [`ParticleSpriteVertex::alignment`] rather than selecting a second
-//! factory: an emitter's draw is uniform in it, and both alignments share
-//! one pipeline per material.
+//! Screen alignment (view plane, velocity, camera position) and the
+//! sprite-sheet grid travel per instance in
+//! [`ParticleSpriteVertex::alignment`] rather than selecting other
+//! factories: an emitter's draw is uniform in them, and every alignment
+//! shares one pipeline per material. Sub-UV: the shader turns
+//! [`ParticleSpriteVertex::sub_image_index`] into the UVs of the particle's
+//! sprite-sheet image (UV0) and of the next one (UV1), with the blend weight
+//! in the material's custom float 2 ([`crate::SubUv`]); UV2 is always the
+//! whole quad.
 //!
-//! Particles are simulated in world space, so the factory ignores the
+//! Snapshot positions are in world space (a local-space emitter's are
+//! carried there when the snapshot is built), so the factory ignores the
 //! primitive's local-to-world (a component's proxy is added with the
 //! component's world transform, which only places its bounds). The factory
 //! reads its
@@ -124,15 +130,18 @@ mod tests {
     }
 
     /// Every pass shader the renderer composes with this factory compiles
-    /// (with the default and the sprite material), and its vertex inputs
-    /// are exactly the streams' attributes: no device needed.
+    /// (with the default, the sprite and the sprite-sheet material), and
+    /// its vertex inputs are exactly the streams' attributes: no device
+    /// needed.
     #[test]
     fn composed_pass_shaders_compile_and_consume_every_attribute() {
         use renderer::mesh_pass::{PassPipelineKey, PipelineLibrary};
         use renderer::{BlendMode, MaterialShaderId, MeshPass, DEFAULT_MATERIAL_WGSL};
         let mut declared: Vec<u32> = SPRITE_VERTEX_FACTORY.streams().iter().flat_map(|s| s.attributes.iter().map(|a| a.location)).collect();
         declared.sort_unstable();
-        for material in [DEFAULT_MATERIAL_WGSL, crate::materials::SPRITE_MATERIAL_WGSL] {
+        let sheet = crate::materials::sprite_sheet_material(crate::BlendMode::Translucent, glam::Vec4::ONE, renderer::TextureId::WHITE);
+        let sheet_wgsl = format!("{}\n{}", crate::materials::SPRITE_SHEET_MATERIAL_WGSL, sheet.layout().unwrap().accessors_wgsl());
+        for material in [DEFAULT_MATERIAL_WGSL, crate::materials::SPRITE_MATERIAL_WGSL, &sheet_wgsl] {
             for pass in MeshPass::ALL {
                 for blend in [BlendMode::Opaque, BlendMode::Masked, BlendMode::Translucent, BlendMode::Additive] {
                     let key = PassPipelineKey {

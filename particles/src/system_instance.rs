@@ -4,9 +4,16 @@
 //! emitter of its template and ticks them on the game thread. Here that is a
 //! [`ParticleSystemInstance`]: the shared asset (`Arc`, never mutated), one
 //! [`EmitterInstance`] per emitter, the seed, and the component's world
-//! transform, which places spawned particles (simulation is in world space,
-//! so moving the component leaves a trail instead of dragging live
-//! particles along).
+//! transform, which places spawned particles. A world-space emitter (the
+//! default) leaves a trail when the component moves; a local-space one
+//! ([`crate::RequiredModule::use_local_space`]) simulates in the
+//! component's frame, so its live particles move with the transform.
+//!
+//! Completion: an emitter with a loop count finishes when its loops are
+//! done and its last particle has died; the system completes when every
+//! emitter has, and the tick on which that happens raises a completion
+//! event ([`ParticleSystemInstance::take_completion_event`], UE's
+//! `OnSystemFinished`), once per activation.
 //!
 //! Emitters are independent, so a tick runs them on the rayon pool when
 //! there is enough work to pay for it, and splits a large emitter's update
@@ -53,6 +60,12 @@ pub struct ParticleSystemInstance {
     active: bool,
     fixed_bounds: Option<Aabb>,
     tick_mode: TickMode,
+    /// The run-time spawn-rate scale every emitter has.
+    rate_scale: f32,
+    /// Whether the system was complete after the last tick.
+    complete: bool,
+    /// A completion not yet taken by [`Self::take_completion_event`].
+    completion_event: bool,
 }
 
 impl ParticleSystemInstance {
@@ -69,6 +82,9 @@ impl ParticleSystemInstance {
             active: true,
             fixed_bounds: None,
             tick_mode: TickMode::Auto,
+            rate_scale: 1.0,
+            complete: false,
+            completion_event: false,
         })
     }
 
@@ -89,9 +105,12 @@ impl ParticleSystemInstance {
         let mut emitters = Self::instantiate(&system, self.seed);
         for e in &mut emitters {
             e.set_spawning(self.active);
+            e.set_local_to_world(self.transform);
+            e.set_spawn_rate_scale(self.rate_scale)?;
         }
         self.emitters = emitters;
         self.system = system;
+        (self.complete, self.completion_event) = (false, false);
         Ok(())
     }
 
@@ -105,17 +124,42 @@ impl ParticleSystemInstance {
         &self.emitters
     }
 
-    /// Local-to-world transform applied to spawn positions and velocities.
+    /// Local-to-world transform applied to spawn positions and velocities
+    /// (and, for local-space emitters, to their live particles).
     pub fn transform(&self) -> &Affine3A {
         &self.transform
     }
 
     /// Sets the world transform; rejects non-finite ones, keeping the old.
+    /// Local-space emitters' particles move with it at once (the next
+    /// snapshot shows them there).
     pub fn set_transform(&mut self, transform: Affine3A) -> Result<(), ParticleError> {
         if !transform.is_finite() {
             return Err(ParticleError::NonFiniteTransform);
         }
         self.transform = transform;
+        for e in &mut self.emitters {
+            e.set_local_to_world(transform);
+        }
+        Ok(())
+    }
+
+    /// The run-time spawn-rate scale (1 unless set).
+    pub fn spawn_rate_scale(&self) -> f32 {
+        self.rate_scale
+    }
+
+    /// Multiplies every emitter's spawn rate (not its bursts) by `scale`
+    /// from the next tick on (see [`EmitterInstance::set_spawn_rate_scale`]).
+    /// A negative, NaN or infinite `scale` is rejected
+    /// ([`ParticleError::Invalid`] naming `spawn_rate_scale`) and nothing
+    /// changes.
+    pub fn set_spawn_rate_scale(&mut self, scale: f32) -> Result<(), ParticleError> {
+        crate::emitter::check_rate_scale(scale)?;
+        for e in &mut self.emitters {
+            e.set_spawn_rate_scale(scale)?;
+        }
+        self.rate_scale = scale;
         Ok(())
     }
 
@@ -142,6 +186,7 @@ impl ParticleSystemInstance {
             for e in &mut self.emitters {
                 e.restart();
             }
+            (self.complete, self.completion_event) = (false, false);
         }
     }
 
@@ -156,6 +201,15 @@ impl ParticleSystemInstance {
     /// Nothing alive and nothing more to spawn.
     pub fn is_complete(&self) -> bool {
         self.emitters.iter().all(EmitterInstance::is_finished)
+    }
+
+    /// Whether the system has completed since the event was last taken
+    /// (or since it was created, activated or given a new asset): true
+    /// once, on the first call after the tick on which every emitter
+    /// finished, then false until it completes again (UE's
+    /// `OnSystemFinished`). A system that never ticked raises none.
+    pub fn take_completion_event(&mut self) -> bool {
+        std::mem::take(&mut self.completion_event)
     }
 
     /// Live particles across all emitters.
@@ -204,6 +258,11 @@ impl ParticleSystemInstance {
                 e.tick_with(dt, &transform, false);
             }
         }
+        let complete = self.is_complete();
+        if complete && !self.complete {
+            self.completion_event = true;
+        }
+        self.complete = complete;
     }
 
     /// A snapshot of everything the render thread needs this frame.

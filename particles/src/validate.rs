@@ -3,9 +3,12 @@
 //! Parsing guarantees structure and types; this file guarantees what the
 //! simulation relies on without re-checking in the hot loop: lifetimes ≥
 //! [`MIN_LIFETIME`] (the update divides by them once, at spawn, and `1 /
-//! lifetime` must stay finite), spawn rates ≤ [`MAX_SPAWN_RATE`], burst
-//! counts ≤ [`MAX_PARTICLES_LIMIT`] and at most [`MAX_BURSTS`] bursts (the
-//! work of one tick stays bounded), finite numbers everywhere
+//! lifetime` must stay finite), spawn rates ≤ [`MAX_SPAWN_RATE`] and burst
+//! counts ≤ [`MAX_PARTICLES_LIMIT`] (each times its scale curve's largest
+//! value) and at most [`MAX_BURSTS`] bursts (the work of one tick stays
+//! bounded), a delay ≤ [`MAX_EMITTER_DELAY`], a sprite sheet of
+//! `1..=`[`MAX_SUB_IMAGES`] images per axis (and a `sub_image_index`
+//! module only with one), finite numbers everywhere
 //! (a NaN would spread through a whole emitter's bounds), `min ≤ max`,
 //! curve keys in `[0, 1]` and strictly increasing (the lookup-table baker and
 //! the key search assume it), capacity in range, one module of each
@@ -15,8 +18,8 @@
 use glam::Vec3;
 
 use crate::asset::{
-    CollisionResponse, EmitterAsset, LocationShape, Module, RequiredModule, SpawnModule, VelocityShape, MAX_BURSTS, MAX_PARTICLES_LIMIT,
-    MAX_SPAWN_RATE, MIN_LIFETIME,
+    CollisionResponse, EmitterAsset, LocationShape, Module, RequiredModule, SpawnModule, SubUvInterpolation, VelocityShape, MAX_BURSTS,
+    MAX_EMITTER_DELAY, MAX_PARTICLES_LIMIT, MAX_SPAWN_RATE, MAX_SUB_IMAGES, MIN_LIFETIME,
 };
 use crate::distribution::{Distribution, DistributionValue};
 use crate::error::ParticleError;
@@ -53,13 +56,24 @@ fn check_box(path: &str, min: Vec3, max: Vec3) -> Result<(), ParticleError> {
 }
 
 fn not_per_tick<T: DistributionValue>(path: &str, d: &Distribution<T>) -> Result<(), ParticleError> {
+    not_random(path, d, "over-life modules take a constant or a curve, not a random range")
+}
+
+fn not_random<T: DistributionValue>(path: &str, d: &Distribution<T>, message: &'static str) -> Result<(), ParticleError> {
     if matches!(d, Distribution::Uniform { .. }) {
-        return Err(ParticleError::invalid(
-            join_field(path, "uniform"),
-            "over-life modules take a constant or a curve, not a random range",
-        ));
+        return Err(ParticleError::invalid(join_field(path, "uniform"), message));
     }
     Ok(())
+}
+
+/// Checks a spawn scale over emitter time (at `path`): a constant or a
+/// curve of finite values ≥ 0. Returns its largest value (1 when absent),
+/// what the caps multiply by.
+fn check_scale(path: &str, d: Option<&Distribution<f32>>) -> Result<f64, ParticleError> {
+    let Some(d) = d else { return Ok(1.0) };
+    not_random(path, d, "spawn scales take a constant or a curve over emitter time, not a random range")?;
+    d.validate(path, non_negative)?;
+    Ok(d.values().into_iter().fold(0.0f64, |m, v| m.max(f64::from(v))))
 }
 
 /// The spawn rate and burst count of the spawn modules seen so far: spawn
@@ -82,13 +96,14 @@ impl EmitterAsset {
             let at = join_index(&mp, j);
             check_not_duplicate(module, j, &mp, &at, &mut seen)?;
             let p = join_field(&at, module.kind_name());
-            validate_module(module, &p, req.emitter_duration, &mut totals)?;
+            validate_module(module, &p, req, &mut totals)?;
         }
         Ok(())
     }
 }
 
-/// Checks the required module (at `rp`): material, capacity and duration.
+/// Checks the required module (at `rp`): material, capacity, timing and
+/// the sprite sheet.
 fn validate_required(req: &RequiredModule, rp: &str) -> Result<(), ParticleError> {
     if req.material.trim().is_empty() {
         return Err(ParticleError::invalid(join_field(rp, "material"), "must not be empty"));
@@ -101,6 +116,17 @@ fn validate_required(req: &RequiredModule, rp: &str) -> Result<(), ParticleError
     }
     if !(req.emitter_duration.is_finite() && req.emitter_duration > 0.0) {
         return Err(ParticleError::invalid(join_field(rp, "emitter_duration"), "must be finite and > 0"));
+    }
+    if !(0.0..=MAX_EMITTER_DELAY).contains(&req.emitter_delay) {
+        return Err(ParticleError::invalid(
+            join_field(rp, "emitter_delay"),
+            format!("must be in [0, MAX_EMITTER_DELAY = {MAX_EMITTER_DELAY}] s"),
+        ));
+    }
+    for (field, n) in [("sub_images_horizontal", req.sub_images_horizontal), ("sub_images_vertical", req.sub_images_vertical)] {
+        if !(1..=MAX_SUB_IMAGES).contains(&n) {
+            return Err(ParticleError::invalid(join_field(rp, field), format!("must be in 1..={MAX_SUB_IMAGES} (got {n})")));
+        }
     }
     Ok(())
 }
@@ -118,10 +144,11 @@ fn check_not_duplicate(module: &Module, j: usize, mp: &str, at: &str, seen: &mut
     Ok(())
 }
 
-/// Checks one module's values (at `p`).
-fn validate_module(module: &Module, p: &str, emitter_duration: f32, totals: &mut SpawnTotals) -> Result<(), ParticleError> {
+/// Checks one module's values (at `p`) against the emitter's required
+/// settings `req`.
+fn validate_module(module: &Module, p: &str, req: &RequiredModule, totals: &mut SpawnTotals) -> Result<(), ParticleError> {
     match module {
-        Module::Spawn(spawn) => validate_spawn(spawn, p, emitter_duration, totals)?,
+        Module::Spawn(spawn) => validate_spawn(spawn, p, req.emitter_duration, totals)?,
         Module::Lifetime(d) => d.validate(p, lifetime)?,
         Module::InitialLocation(shape) => validate_location(shape, p)?,
         Module::InitialVelocity(shape) => validate_velocity(shape, p)?,
@@ -139,6 +166,16 @@ fn validate_module(module: &Module, p: &str, emitter_duration: f32, totals: &mut
             d.validate(p, non_negative)?;
         }
         Module::SizeOverLife(d) => {
+            not_per_tick(p, d)?;
+            d.validate(p, non_negative)?;
+        }
+        Module::SubImageIndex(d) => {
+            if req.sub_uv_interpolation == SubUvInterpolation::None {
+                return Err(ParticleError::invalid(
+                    p,
+                    "needs a sprite sheet: set the required module's sub_uv_interpolation to linear or linear_blend",
+                ));
+            }
             not_per_tick(p, d)?;
             d.validate(p, non_negative)?;
         }
@@ -164,12 +201,16 @@ fn validate_spawn(spawn: &SpawnModule, p: &str, emitter_duration: f32, totals: &
     if !(spawn.rate.is_finite() && spawn.rate >= 0.0) {
         return Err(ParticleError::invalid(join_field(p, "rate"), "must be finite and ≥ 0"));
     }
-    totals.rate += f64::from(spawn.rate);
+    let rate_scale = check_scale(&join_field(p, "rate_scale"), spawn.rate_scale.as_ref())?;
+    let burst_scale = check_scale(&join_field(p, "burst_scale"), spawn.burst_scale.as_ref())?;
+    totals.rate += f64::from(spawn.rate) * rate_scale;
     if totals.rate > f64::from(MAX_SPAWN_RATE) {
+        // Name the scale when it is what pushes the rate over.
+        let field = if rate_scale > 1.0 { "rate_scale" } else { "rate" };
         return Err(ParticleError::invalid(
-            join_field(p, "rate"),
+            join_field(p, field),
             format!(
-                "the emitter's spawn rates add up to {} per second, \
+                "the emitter's spawn rates (times their largest scale) add up to {} per second, \
                  more than MAX_SPAWN_RATE ({MAX_SPAWN_RATE})",
                 totals.rate
             ),
@@ -188,6 +229,12 @@ fn validate_spawn(spawn: &SpawnModule, p: &str, emitter_duration: f32, totals: &
             return Err(ParticleError::invalid(
                 join_field(&bp, "count"),
                 format!("must be in 1..={MAX_PARTICLES_LIMIT} (got {})", burst.count),
+            ));
+        }
+        if (f64::from(burst.count) * burst_scale).round() > f64::from(MAX_PARTICLES_LIMIT) {
+            return Err(ParticleError::invalid(
+                join_field(p, "burst_scale"),
+                format!("bursts[{k}].count × the largest burst scale is more than MAX_PARTICLES_LIMIT ({MAX_PARTICLES_LIMIT})"),
             ));
         }
     }

@@ -1,7 +1,9 @@
 //! Invariants under random input.
 //!
 //! * Random frame times, spawn rates up to the cap and lifetimes down to
-//!   the minimum: no panics, every emitter's capacity holds and is reached
+//!   the minimum, with and without an emitter delay, local space, a sprite
+//!   sheet and spawn scale curves: no panics, every emitter's capacity
+//!   holds and is reached
 //!   exactly where the numbers demand it (and some cases must reach it),
 //!   every live particle's relative time stays in [0, 1), and serial equals
 //!   parallel.
@@ -75,9 +77,28 @@ fn check_frame_case(c: &FrameCase) -> Result<usize, TestCaseError> {
     let mut busy = busy_emitter(c.max[0], c.rate[0]);
     busy.required.emitter_duration = 0.3;
     busy.required.emitter_loops = (c.seed % 3) as u32;
+    // The Cascade timing, space and sheet settings, by bits of the seed.
+    let bit = |k: u32| c.seed >> (8 + k) & 1 == 1;
+    busy.required.emitter_delay = if bit(0) { 0.25 } else { 0.0 };
+    busy.required.use_local_space = bit(1);
+    if bit(2) {
+        busy.required.sub_uv_interpolation = if bit(3) { SubUvInterpolation::Linear } else { SubUvInterpolation::LinearBlend };
+        (busy.required.sub_images_horizontal, busy.required.sub_images_vertical) = (4, 2);
+        busy.modules
+            .push(Module::SubImageIndex(Distribution::Curve(vec![CurveKey { time: 0.0, value: 0.0 }, CurveKey { time: 1.0, value: 9.0 }])));
+    }
+    if let (true, Module::Spawn(spawn)) = (bit(4), &mut busy.modules[0]) {
+        // Up to the cap: the scale's largest value is 1.
+        spawn.rate_scale = Some(Distribution::Curve(vec![CurveKey { time: 0.0, value: 1.0 }, CurveKey { time: 1.0, value: 0.0 }]));
+        spawn.burst_scale = Some(Distribution::Constant(0.5));
+    }
     let short = emitter(c.max[1], vec![spawn(c.rate[1], &[]), lifetime(c.life)]);
     let immortal = emitter(c.max[2], vec![spawn(c.rate[2], &[])]);
     let mut s = instance(vec![busy, short, immortal], c.seed);
+    if bit(5) {
+        s.set_transform(glam::Affine3A::from_rotation_translation(glam::Quat::from_rotation_z(1.0), glam::Vec3::new(30.0, -20.0, 5.0)))
+            .unwrap();
+    }
     let mut elapsed = 0.0f64;
     let mut filled = 0;
     for &dt in &c.dts {
@@ -251,6 +272,8 @@ enum Call {
     TickMode(u8),
     Activate,
     Deactivate,
+    RateScale(f32),
+    TakeCompletion,
 }
 
 fn call() -> impl Strategy<Value = Call> {
@@ -265,6 +288,8 @@ fn call() -> impl Strategy<Value = Call> {
         1 => (0u8..3).prop_map(Call::TickMode),
         1 => Just(Call::Activate),
         1 => Just(Call::Deactivate),
+        1 => finite_or_not().prop_map(Call::RateScale),
+        1 => Just(Call::TakeCompletion),
     ]
 }
 
@@ -323,6 +348,13 @@ proptest! {
                 }
                 Call::Deactivate => {
                     c.deactivate();
+                    Ok(())
+                }
+                Call::RateScale(k) => c.set_spawn_rate_scale(k),
+                Call::TakeCompletion => {
+                    // Taken once: a second take right after reports none.
+                    c.take_completion_event();
+                    prop_assert!(!c.take_completion_event());
                     Ok(())
                 }
             };

@@ -1,8 +1,8 @@
 //! The rendering half on the real device (lavapipe here), validation on:
 //! passes, draws and instances per emitter (systems driven as
 //! `ParticleSystemComponent`s in an engine-core `World`), back-to-front
-//! blending, sprite alignment, additive and opaque emitters (hand-placed
-//! snapshots given to the proxy).
+//! blending, sprite alignment, additive and opaque emitters, sub-UV sprite
+//! sheets (hand-placed snapshots given to the proxy).
 
 mod gpu;
 
@@ -271,4 +271,106 @@ fn each_view_sorts_the_particles_from_its_own_eye() {
     assert!(l[0] > l[2] + 40, "front view: red in front {l:?}");
     assert!(r[2] > r[0] + 40, "back view: blue in front {r:?}");
     assert_clean(&mut rt);
+}
+
+/// A 64² sprite sheet of 2 × 2 solid images, linear colours: 0 red,
+/// 1 green (top row), 2 blue, 3 white (bottom row).
+fn quadrant_sheet() -> renderer::Texture2D {
+    let mut data = Vec::with_capacity(64 * 64 * 4);
+    for y in 0..64 {
+        for x in 0..64 {
+            data.extend_from_slice(match (x >= 32, y >= 32) {
+                (false, false) => &[255, 0, 0, 255],
+                (true, false) => &[0, 255, 0, 255],
+                (false, true) => &[0, 0, 255, 255],
+                (true, true) => &[255, 255, 255, 255],
+            });
+        }
+    }
+    renderer::Texture2D::from_rgba8("quadrants", 64, 64, data, false)
+}
+
+/// One large sprite at the origin drawn with the quadrant sheet, at
+/// relative time `t` with `sub_uv`; the pixels at the sprite's centre and
+/// a quarter of its size up-left and down-right of it.
+fn sheet_sprite(sub_uv: SubUv, t: f32) -> [[u8; 4]; 3] {
+    let mut rt = render_thread(RenderThreadMode::Threaded);
+    let sheet = rt.create_texture(quadrant_sheet()).unwrap();
+    let material = rt.create_material(sprite_sheet_material(BlendMode::Translucent, Vec4::ONE, sheet)).unwrap();
+    let mut e = emitter_data(
+        "M_Sheet",
+        BlendMode::Translucent,
+        ScreenAlignment::FacingCamera,
+        SortMode::None,
+        &[P::at(Vec3::ZERO, 4.0, Vec4::ONE)],
+    );
+    e.relative_times[0] = t;
+    e.sub_uv = sub_uv;
+    let materials = ParticleMaterials::new().with("M_Sheet", material);
+    rt.add_primitive(Box::new(ParticleSystemSceneProxy::new(materials, snapshot(vec![e]), Vec3::ZERO)), glam::Mat4::IDENTITY).unwrap();
+    let (stats, img) = frame(&mut rt);
+    assert_eq!(stats.pass(MeshPass::Translucency).draws, 1);
+    assert_clean(&mut rt);
+    let at = |p: Vec3| {
+        let (x, y) = project(p);
+        img.pixel(x, y)
+    };
+    [at(Vec3::ZERO), at(Vec3::new(-1.0, 0.0, 1.0)), at(Vec3::new(1.0, 0.0, -1.0))]
+}
+
+/// Which of red, green, blue, white `p` clearly is (after tone mapping,
+/// which desaturates: a primary is its channel well above the others).
+fn solid(p: [u8; 4]) -> Option<usize> {
+    let c = [p[0] as i32, p[1] as i32, p[2] as i32];
+    if c.iter().all(|&v| v > 180) {
+        return Some(3);
+    }
+    (0..3).find(|&k| (0..3).all(|j| j == k || c[k] > c[j] + 80))
+}
+
+#[test]
+fn sub_uv_sprites_show_their_sheet_image_and_cross_fade_with_linear_blend() {
+    // Without sub-UV the sprite shows the whole sheet: red top-left,
+    // white bottom-right (V runs down the sprite).
+    let [_, top_left, bottom_right] = sheet_sprite(SubUv::OFF, 0.5);
+    assert_eq!((solid(top_left), solid(bottom_right)), (Some(0), Some(3)), "{top_left:?} {bottom_right:?}");
+    // Linear over life on the 2 × 2 sheet: image ⌊4t⌋ fills the sprite.
+    let linear = SubUv { interpolation: SubUvInterpolation::Linear, horizontal: 2, vertical: 2, index: None };
+    for (t, image) in [(0.1, 0), (0.3, 1), (0.6, 2), (0.9, 3)] {
+        let pixels = sheet_sprite(linear.clone(), t);
+        for p in pixels {
+            assert_eq!(solid(p), Some(image), "t {t}: {pixels:?}");
+        }
+    }
+    // Linear blend half-way from image 0 to image 1: red and green mixed.
+    let blend = SubUv { interpolation: SubUvInterpolation::LinearBlend, ..linear.clone() };
+    let [centre, ..] = sheet_sprite(blend, 0.125);
+    let [red, ..] = sheet_sprite(linear, 0.125);
+    assert!(i32::from(centre[1]) > i32::from(red[1]) + 40, "blend {centre:?} vs image 0 alone {red:?}");
+    assert!(centre[0] > 100 && centre[1] > 100 && centre[2] < centre[0].min(centre[1]) / 2, "{centre:?}");
+    assert!((centre[0] as i32 - centre[1] as i32).abs() < 40, "an even mix: {centre:?}");
+}
+
+#[test]
+fn square_and_camera_position_alignments_draw_as_they_should() {
+    let long = P { size: Vec2::new(0.4, 4.0), ..P::at(Vec3::ZERO, 1.0, Vec4::ONE) };
+    // Square: the width both ways.
+    let (w, h) = single_sprite(ScreenAlignment::Square, long);
+    assert!(w < 12 && h < 12 && w.abs_diff(h) <= 1, "square: {w} × {h}");
+    // Facing the camera position: the same as the view plane on the view
+    // axis; off it, the sprite turns towards the eye (and draws otherwise).
+    let image = |alignment, at: Vec3| {
+        let mut rt = render_thread(RenderThreadMode::Threaded);
+        let e = emitter_data("M", BlendMode::Translucent, alignment, SortMode::None, &[P::at(at, 3.0, Vec4::ONE)]);
+        add_snapshot(&mut rt, snapshot(vec![e]));
+        let (_, img) = frame(&mut rt);
+        assert_clean(&mut rt);
+        img
+    };
+    let on_axis = |a| image(a, Vec3::ZERO);
+    assert_images_equal(&on_axis(ScreenAlignment::FacingCamera), &on_axis(ScreenAlignment::FacingCameraPosition), "on the view axis");
+    let off = Vec3::new(4.0, -4.0, 2.0);
+    let (plane, eye) = (image(ScreenAlignment::FacingCamera, off), image(ScreenAlignment::FacingCameraPosition, off));
+    assert!(lit_pixels(&plane) > 50 && lit_pixels(&eye) > 50);
+    assert!(diff_pixels(&plane, &eye) > 10, "turned towards the eye");
 }

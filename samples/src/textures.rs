@@ -1,10 +1,12 @@
 //! Textures the samples make in code (no files): tileable value noise,
 //! a checker, bricks, bumps, leaves with an alpha mask, grass, rock, sand,
-//! bark, and normal maps made from height fields; and the material
+//! bark, a fireball flipbook (a sprite sheet for sub-UV particles), and
+//! normal maps made from height fields; and the material
 //! functions that read them ([`TEXTURED_WGSL`], [`NORMAL_MAPPED_WGSL`],
 //! [`LEAVES_WGSL`]).
 //!
-//! Every texture tiles (its noise lattice wraps at the texture's edge), is
+//! Every texture but the flipbook (whose images are separate puffs) tiles
+//! (its noise lattice wraps at the texture's edge); every one is
 //! square, and follows the renderer's conventions: rows top to bottom, UV
 //! (0, 0) at the top-left texel; colour textures are sRGB, normal maps and
 //! masks linear; normal maps are OpenGL-style (tangent-space +X towards
@@ -292,9 +294,60 @@ pub fn bark(size: u32) -> Texture2D {
     })
 }
 
+/// A sprite sheet (sRGB with alpha) of `cells`² images of `image_size`²
+/// texels each, numbered row by row from the top-left: a fireball's life
+/// in `cells`² steps. Image `k` of `n` is a noisy, soft-edged puff whose
+/// radius grows from a fifth to over a third of its image with `p = k /
+/// (n - 1)`, its colour going from white-hot yellow through orange and red
+/// to grey smoke and its alpha fading to a third; a margin of transparent
+/// texels keeps neighbours apart at lower mips.
+pub fn fireball_flipbook(image_size: u32, cells: u32) -> Texture2D {
+    let n = (cells * cells).max(2) as f32;
+    let cells_f = cells as f32;
+    generate("fireball flipbook", image_size * cells, true, |u, v| {
+        let (cu, cv) = ((u * cells_f).floor(), (v * cells_f).floor());
+        let p = (cv * cells_f + cu) / (n - 1.0);
+        // Local coordinates in the image, centred.
+        let (x, y) = (u * cells_f - cu - 0.5, v * cells_f - cv - 0.5);
+        let radius = 0.2 + 0.16 * p;
+        let noise = fbm(u * 0.5, v * 0.5, 8, 3, 17) - 0.5;
+        let r = (x * x + y * y).sqrt() / radius + 0.5 * noise;
+        let a = ((1.0 - r) * 4.0).clamp(0.0, 1.0) * (1.0 - 0.67 * p);
+        let keys = [[1.0, 0.95, 0.7], [1.0, 0.6, 0.15], [0.85, 0.2, 0.05], [0.35, 0.33, 0.32]];
+        let at = p * 3.0;
+        let (i, f) = ((at.floor() as usize).min(2), at - at.floor().min(2.0));
+        let c: [f32; 3] = std::array::from_fn(|k| keys[i][k] + (keys[i + 1][k] - keys[i][k]) * f);
+        let [r8, g8, b8] = srgb8(c);
+        [r8, g8, b8, (a * 255.0 + 0.5) as u8]
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_flipbook_goes_from_a_small_hot_puff_to_wide_faint_smoke() {
+        let (image, cells) = (32u32, 4u32);
+        let t = fireball_flipbook(image, cells);
+        let size = image * cells;
+        assert_eq!((t.width, t.height), (size, size));
+        let texel = |x: u32, y: u32| {
+            let i = ((y * size + x) * 4) as usize;
+            [t.data[i], t.data[i + 1], t.data[i + 2], t.data[i + 3]]
+        };
+        // Image k's centre and a point a third of an image out from it.
+        let at = |k: u32, dx: u32| texel((k % cells) * image + image / 2 + dx, (k / cells) * image + image / 2);
+        let (first, last) = (at(0, 0), at(cells * cells - 1, 0));
+        assert!(first[0] > 240 && first[2] > 150 && first[3] > 240, "white-hot: {first:?}");
+        assert!(last[0].abs_diff(last[2]) < 30 && last[3] < 120, "grey, faint: {last:?}");
+        // The first puff is small, the last wide.
+        assert!(at(0, image / 4)[3] == 0 && at(cells * cells - 1, image / 4)[3] > 0);
+        // Margins are clear: every image's corners.
+        for k in 0..cells * cells {
+            assert_eq!(texel((k % cells) * image, (k / cells) * image)[3], 0, "image {k}");
+        }
+    }
 
     #[test]
     fn noise_tiles_and_stays_in_range() {

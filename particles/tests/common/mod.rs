@@ -16,6 +16,11 @@ pub fn required(max_particles: u32) -> RequiredModule {
         max_particles,
         emitter_duration: 1.0,
         emitter_loops: 0,
+        emitter_delay: 0.0,
+        use_local_space: false,
+        sub_images_horizontal: 1,
+        sub_images_vertical: 1,
+        sub_uv_interpolation: SubUvInterpolation::None,
     }
 }
 
@@ -32,7 +37,7 @@ pub fn instance(emitters: Vec<EmitterAsset>, seed: u64) -> ParticleSystemInstanc
 }
 
 pub fn spawn(rate: f32, bursts: &[(f32, u32)]) -> Module {
-    Module::Spawn(SpawnModule { rate, bursts: bursts.iter().map(|&(time, count)| Burst { time, count }).collect() })
+    Module::Spawn(SpawnModule::new(rate, bursts.iter().map(|&(time, count)| Burst { time, count }).collect()))
 }
 
 pub fn lifetime(seconds: f32) -> Module {

@@ -3,8 +3,11 @@
 //! velocity-aligned drops, colour over life, bouncing off the ground), two
 //! smoke columns over fires (translucent, sorted back to front, slowly
 //! rising and growing, with an additive fire core) and three spark
-//! fountains (additive, velocity-aligned, fast and short-lived), over a
-//! ground plane lit by a directional light.
+//! fountains (additive, velocity-aligned, fast and short-lived), and a
+//! fireball column drawn from a generated 4 × 4 sprite sheet (sub-UV: each
+//! puff plays the sheet over its life, neighbouring images cross-faded;
+//! square sprites, oldest first, its rate swelling and ebbing over each
+//! loop), over a ground plane lit by a directional light.
 //!
 //! `--particles N` is the total capacity: the emitters' `max_particles` (and
 //! their spawn rates, so the systems stay about as full) are scaled so that
@@ -21,13 +24,14 @@ use std::sync::Arc;
 use clap::Parser;
 use engine_core::*;
 use glam::{Quat, Vec3, Vec4};
-use particles::{sprite_material, Module, ParticleMaterials, ParticleSystem, ParticleSystemComponent};
+use particles::{sprite_material, sprite_sheet_material, Module, ParticleMaterials, ParticleSystem, ParticleSystemComponent};
 use renderer::Material;
-use samples::{runner, CommonOptions};
+use samples::{runner, textures, CommonOptions};
 
 const FOUNTAIN_JSON: &str = include_str!("../../assets/particles/fountain.json");
 const SMOKE_JSON: &str = include_str!("../../assets/particles/smoke.json");
 const SPARKS_JSON: &str = include_str!("../../assets/particles/sparks.json");
+const FIREBALL_JSON: &str = include_str!("../../assets/particles/fireball.json");
 
 /// Seconds simulated before the first frame.
 const PREWARM_SECONDS: f32 = 4.0;
@@ -87,6 +91,7 @@ fn run(o: &Options) -> anyhow::Result<()> {
     let fountain = ParticleSystem::from_json_str(FOUNTAIN_JSON)?;
     let smoke = ParticleSystem::from_json_str(SMOKE_JSON)?;
     let sparks = ParticleSystem::from_json_str(SPARKS_JSON)?;
+    let fireball = ParticleSystem::from_json_str(FIREBALL_JSON)?;
 
     let placements = vec![
         Placement {
@@ -105,6 +110,7 @@ fn run(o: &Options) -> anyhow::Result<()> {
         Placement { name: "sparks-front", system: sparks.clone(), at: Vec3::new(-520.0, -180.0, 0.0) },
         Placement { name: "sparks-middle", system: sparks.clone(), at: Vec3::new(-470.0, 200.0, 0.0) },
         Placement { name: "sparks-back", system: sparks, at: Vec3::new(300.0, -330.0, 0.0) },
+        Placement { name: "fireball", system: fireball, at: Vec3::new(-380.0, -560.0, 0.0) },
     ];
     let default_total: u64 = placements.iter().flat_map(|p| &p.system.emitters).map(|e| e.required.max_particles as u64).sum();
     let f = o.particles as f32 / default_total as f32;
@@ -120,6 +126,8 @@ fn run(o: &Options) -> anyhow::Result<()> {
     ] {
         materials.insert(name, rt.create_material(sprite_material(blend, tint, softness))?);
     }
+    let flipbook = rt.create_texture(textures::fireball_flipbook(64, 4))?;
+    materials.insert("M_Fireball", rt.create_material(sprite_sheet_material(particles::BlendMode::Translucent, Vec4::ONE, flipbook))?);
     let ground = rt.create_material(Material::colored(Vec4::new(0.22, 0.24, 0.21, 1.0)))?;
     let stone = rt.create_material(Material::colored(Vec4::new(0.62, 0.6, 0.56, 1.0)))?;
     let soot = rt.create_material(Material::colored(Vec4::new(0.18, 0.16, 0.15, 1.0)))?;
@@ -146,7 +154,7 @@ fn run(o: &Options) -> anyhow::Result<()> {
         // What the system stands on: a basin, a fire pit or a grinder post.
         let (mesh, scale, material) = match p.name.split('-').next() {
             Some("fountain") => (StaticMesh::cylinder(32), Vec3::new(110.0, 110.0, 60.0), stone),
-            Some("smoke") => (StaticMesh::cylinder(24), Vec3::new(90.0, 90.0, 16.0), soot),
+            Some("smoke" | "fireball") => (StaticMesh::cylinder(24), Vec3::new(90.0, 90.0, 16.0), soot),
             _ => (StaticMesh::cube(), Vec3::new(36.0, 36.0, 80.0), metal),
         };
         let (_, base) = w.spawn_actor(
