@@ -56,20 +56,7 @@ fn steady_state(sort_mode: SortMode) -> ParticleSystemInstance {
 fn steady_state_with(sort_mode: SortMode, edit: impl Fn(&mut RequiredModule)) -> ParticleSystemInstance {
     let emitter = EmitterAsset {
         name: "bench".into(),
-        required: RequiredModule {
-            material: "M_Bench".into(),
-            blend_mode: BlendMode::Translucent,
-            screen_alignment: ScreenAlignment::FacingCamera,
-            sort_mode,
-            max_particles: (N as u32) * 13 / 10,
-            emitter_duration: 1.0,
-            emitter_loops: 0,
-            emitter_delay: 0.0,
-            use_local_space: false,
-            sub_images_horizontal: 1,
-            sub_images_vertical: 1,
-            sub_uv_interpolation: SubUvInterpolation::None,
-        },
+        required: RequiredModule::new("M_Bench", BlendMode::Translucent, ScreenAlignment::FacingCamera, sort_mode, (N as u32) * 13 / 10),
         modules: vec![
             Module::Spawn(SpawnModule::new(N as f32 / 1.5, vec![])),
             Module::Lifetime(Distribution::Uniform { min: 1.0, max: 2.0 }),

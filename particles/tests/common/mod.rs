@@ -8,20 +8,7 @@ use particles::*;
 pub const DT: f32 = 1.0 / 60.0;
 
 pub fn required(max_particles: u32) -> RequiredModule {
-    RequiredModule {
-        material: "M_Test".into(),
-        blend_mode: BlendMode::Translucent,
-        screen_alignment: ScreenAlignment::FacingCamera,
-        sort_mode: SortMode::DistanceToView,
-        max_particles,
-        emitter_duration: 1.0,
-        emitter_loops: 0,
-        emitter_delay: 0.0,
-        use_local_space: false,
-        sub_images_horizontal: 1,
-        sub_images_vertical: 1,
-        sub_uv_interpolation: SubUvInterpolation::None,
-    }
+    RequiredModule::new("M_Test", BlendMode::Translucent, ScreenAlignment::FacingCamera, SortMode::DistanceToView, max_particles)
 }
 
 pub fn emitter(max_particles: u32, modules: Vec<Module>) -> EmitterAsset {
