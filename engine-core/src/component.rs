@@ -10,7 +10,7 @@
 #[cfg(feature = "collision")]
 use crate::collision::CookedCollision;
 use glam::{Mat4, Vec4};
-use renderer::{Bounds, MaterialId, PrimitiveSceneProxy};
+use renderer::{Bounds, MaterialId, PrimitiveRenderSettings, PrimitiveSceneProxy};
 use std::any::Any;
 use std::ops::BitOr;
 #[cfg(feature = "collision")]
@@ -28,17 +28,22 @@ pub struct DirtyFlags {
     /// The collision geometry changed (a new cook landed). Without the
     /// `collision` feature nothing reads it.
     pub collision: bool,
+    /// The primitive's render settings (draw distances, translucency sort
+    /// priority) changed: send them to its primitive in the scene, with no
+    /// new proxy (a new proxy gets them anyway).
+    pub render_settings: bool,
 }
 
 impl DirtyFlags {
-    pub const NONE: Self = Self { render_state: false, transform: false, dynamic_data: false, collision: false };
+    pub const NONE: Self = Self { render_state: false, transform: false, dynamic_data: false, collision: false, render_settings: false };
     pub const RENDER_STATE: Self = Self { render_state: true, ..Self::NONE };
     pub const TRANSFORM: Self = Self { transform: true, ..Self::NONE };
     pub const DYNAMIC_DATA: Self = Self { dynamic_data: true, ..Self::NONE };
     pub const COLLISION: Self = Self { collision: true, ..Self::NONE };
+    pub const RENDER_SETTINGS: Self = Self { render_settings: true, ..Self::NONE };
 
     pub fn any(self) -> bool {
-        self.render_state || self.transform || self.dynamic_data || self.collision
+        self.render_state || self.transform || self.dynamic_data || self.collision || self.render_settings
     }
 }
 
@@ -50,6 +55,7 @@ impl BitOr for DirtyFlags {
             transform: self.transform || o.transform,
             dynamic_data: self.dynamic_data || o.dynamic_data,
             collision: self.collision || o.collision,
+            render_settings: self.render_settings || o.render_settings,
         }
     }
 }
@@ -72,6 +78,13 @@ pub struct PrimitiveSettings {
     /// Material per slot; a missing slot uses the mesh's / default material.
     pub materials: Vec<MaterialId>,
     pub custom_primitive_data: Vec4,
+    /// Draw distances and translucency sort priority: kept by the scene
+    /// for the primitive, whatever its proxy ([`World::set_draw_distances`],
+    /// [`World::set_translucency_sort_priority`]).
+    ///
+    /// [`World::set_draw_distances`]: crate::World::set_draw_distances
+    /// [`World::set_translucency_sort_priority`]: crate::World::set_translucency_sort_priority
+    pub render: PrimitiveRenderSettings,
 }
 
 impl Default for PrimitiveSettings {
@@ -83,6 +96,7 @@ impl Default for PrimitiveSettings {
             mobility: Mobility::Static,
             materials: Vec::new(),
             custom_primitive_data: Vec4::ZERO,
+            render: PrimitiveRenderSettings::default(),
         }
     }
 }

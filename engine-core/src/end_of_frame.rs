@@ -12,7 +12,7 @@ use crate::error::Result;
 use crate::handle::ComponentId;
 use crate::world::{ComponentEntry, World};
 use rayon::prelude::*;
-use renderer::{Bounds, DirectionalLight, Light, PointLight, PrimitiveId, PrimitiveSceneProxy};
+use renderer::{Bounds, DirectionalLight, Light, PointLight, PrimitiveId, PrimitiveRenderSettings, PrimitiveSceneProxy};
 use std::any::Any;
 
 /// Below this many render-state changes, proxies are created serially.
@@ -125,6 +125,9 @@ impl World {
             if let Some(p) = proxy {
                 let pid = PrimitiveId::new();
                 batch.adds.push((pid, p, e.node.world));
+                if e.settings.render != PrimitiveRenderSettings::default() {
+                    batch.settings.push((pid, e.settings.render));
+                }
                 e.primitive = Some(pid);
                 stats.proxies_created += 1;
             }
@@ -132,11 +135,12 @@ impl World {
         batch
     }
 
-    /// Sends `batch` to the render thread, if there is one, in order: removes, adds, transforms, dynamic data, lights.
+    /// Sends `batch` to the render thread, if there is one, in order: removes, adds, render settings, transforms, dynamic data, lights.
     fn send_to_render_thread(&mut self, batch: RenderBatch) -> Result<()> {
         let Some(rt) = self.render.as_mut() else { return Ok(()) };
         rt.remove_primitives(batch.removes)?;
         rt.add_primitives_with_ids(batch.adds)?;
+        rt.set_primitive_settings(batch.settings)?;
         rt.update_primitive_transforms(batch.transforms)?;
         for (pid, data) in batch.dynamic {
             rt.update_dynamic_data(pid, data)?;
@@ -162,6 +166,9 @@ impl World {
 struct RenderBatch {
     removes: Vec<PrimitiveId>,
     adds: Vec<(PrimitiveId, Box<dyn PrimitiveSceneProxy>, glam::Mat4)>,
+    /// Render settings of new proxies (when not the defaults) and of
+    /// primitives whose settings changed.
+    settings: Vec<(PrimitiveId, PrimitiveRenderSettings)>,
     transforms: Vec<(PrimitiveId, glam::Mat4, Option<Bounds>)>,
     dynamic: Vec<(PrimitiveId, Box<dyn Any + Send>)>,
     lights: Vec<(ComponentId, Option<Light>)>,
@@ -173,6 +180,9 @@ fn gather_render_updates(id: ComponentId, e: &mut ComponentEntry, d: DirtyFlags,
         if d.transform && !d.render_state {
             let bounds = e.behaviour.as_primitive().map(|p| p.local_bounds());
             batch.transforms.push((pid, e.node.world, bounds));
+        }
+        if d.render_settings && !d.render_state {
+            batch.settings.push((pid, e.settings.render));
         }
         if d.dynamic_data && !d.render_state {
             if let Some(data) = e.behaviour.as_primitive_mut().and_then(|p| p.dynamic_data()) {

@@ -23,6 +23,10 @@ pub enum EngineError {
     /// A material slot past [`crate::MAX_MATERIAL_SLOT`].
     #[error("material slot {slot} of {component:?} is past the largest allowed ({max})")]
     InvalidMaterialSlot { component: ComponentId, slot: usize, max: usize },
+    /// Draw distances that are not finite and >= 0, or a minimum not below
+    /// the maximum; the settings are unchanged.
+    #[error("invalid render settings for {component:?}: {reason}")]
+    InvalidRenderSettings { component: ComponentId, reason: String },
     #[error("invalid mesh: {0}")]
     InvalidMesh(String),
     /// A frame size with a zero side (a minimized window); the size is unchanged.

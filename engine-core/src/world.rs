@@ -497,6 +497,35 @@ impl World {
         })
     }
 
+    /// Sets the distances between which the primitive is drawn in a view
+    /// (UE's MinDrawDistance and MaxDrawDistance, 0: no limit): finite,
+    /// >= 0, the minimum below a maximum that is set, or
+    /// [`EngineError::InvalidRenderSettings`] and nothing changes. Sent to
+    /// the scene at the end of the frame without recreating the proxy.
+    pub fn set_draw_distances(&mut self, id: ComponentId, min: f32, max: f32) -> Result<()> {
+        let render = renderer::PrimitiveRenderSettings { min_draw_distance: min, max_draw_distance: max, ..self.settings(id)?.render };
+        self.set_render_settings(id, render)
+    }
+
+    /// Sets the primitive's translucency sort priority (UE's
+    /// TranslucencySortPriority): translucent primitives draw by priority
+    /// ascending, then back to front. Sent like [`Self::set_draw_distances`].
+    pub fn set_translucency_sort_priority(&mut self, id: ComponentId, priority: i16) -> Result<()> {
+        let render = renderer::PrimitiveRenderSettings { translucency_sort_priority: priority, ..self.settings(id)?.render };
+        self.set_render_settings(id, render)
+    }
+
+    fn set_render_settings(&mut self, id: ComponentId, render: renderer::PrimitiveRenderSettings) -> Result<()> {
+        if let Some(reason) = render.invalid_reason() {
+            return Err(EngineError::InvalidRenderSettings { component: id, reason });
+        }
+        let e = self.entry_mut(id)?;
+        if std::mem::replace(&mut e.settings.render, render) != render {
+            self.mark_dirty(id, DirtyFlags::RENDER_SETTINGS);
+        }
+        Ok(())
+    }
+
     pub fn set_custom_primitive_data(&mut self, id: ComponentId, data: glam::Vec4) -> Result<()> {
         if !data.is_finite() {
             return Err(EngineError::InvalidTransform { component: id, reason: "non-finite custom primitive data".into() });

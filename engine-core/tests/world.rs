@@ -356,3 +356,39 @@ fn set_size_renders_the_next_frame_at_the_new_size() {
     assert_eq!((img.width, img.height), (90, 30), "the frame after the resize has the new size");
     test_support::assert_clean(engine.render_thread());
 }
+
+#[test]
+fn draw_distances_and_sort_priority_reach_the_scene_without_a_new_proxy_and_follow_a_recreated_one() {
+    let mut w = world();
+    // The view is 12 units above the origin: a cube there is ~12 away.
+    let c = cube_at(&mut w, Vec3::ZERO);
+    cube_at(&mut w, Vec3::new(3.0, 0.0, 0.0));
+    let (stats, _) = frame(&mut w);
+    assert_eq!(stats.visible_primitives, 2);
+    // Closer than its minimum: culled, by a settings update alone.
+    w.set_draw_distances(c, 20.0, 0.0).unwrap();
+    w.set_translucency_sort_priority(c, 3).unwrap();
+    assert_eq!(w.settings(c).unwrap().render.translucency_sort_priority, 3);
+    let (stats, _) = frame(&mut w);
+    assert_eq!((stats.visible_primitives, stats.proxies_created), (1, 0));
+    assert_eq!(w.last_update.proxies_created, 0);
+    // A material change recreates the proxy: the settings follow it.
+    w.set_material(c, 0, renderer::MaterialId::DEFAULT).unwrap();
+    w.set_cast_shadow(c, false).unwrap();
+    let (stats, _) = frame(&mut w);
+    assert_eq!((stats.visible_primitives, stats.proxies_created), (1, 1), "the new proxy is still culled");
+    // Within a maximum: drawn again; beyond it: culled.
+    w.set_draw_distances(c, 0.0, 50.0).unwrap();
+    assert_eq!(frame(&mut w).0.visible_primitives, 2);
+    w.set_draw_distances(c, 0.0, 5.0).unwrap();
+    assert_eq!(frame(&mut w).0.visible_primitives, 1);
+    // Bad distances: a typed error, the settings unchanged.
+    for (min, max) in [(-1.0, 0.0), (f32::NAN, 0.0), (0.0, f32::INFINITY), (6.0, 5.0)] {
+        let err = w.set_draw_distances(c, min, max).unwrap_err();
+        assert!(matches!(err, EngineError::InvalidRenderSettings { component, .. } if component == c), "{err}");
+    }
+    assert_eq!(w.settings(c).unwrap().render.max_draw_distance, 5.0);
+    assert_eq!(w.settings(c).unwrap().render.translucency_sort_priority, 3);
+    assert_eq!(frame(&mut w).0.visible_primitives, 1);
+    assert_clean(&mut w);
+}

@@ -31,6 +31,15 @@ pub enum RendererError {
         /// What is wrong with it.
         reason: String,
     },
+    /// Per-primitive settings that cannot be used
+    /// ([`crate::PrimitiveRenderSettings::invalid_reason`]).
+    #[error("invalid render settings for {primitive:?}: {reason}")]
+    InvalidPrimitiveSettings {
+        /// The primitive.
+        primitive: PrimitiveId,
+        /// What is wrong.
+        reason: String,
+    },
     /// No console variable has this name.
     #[error("unknown console variable {0:?}")]
     UnknownCvar(String),

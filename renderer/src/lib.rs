@@ -83,8 +83,8 @@ pub use mesh_pass::{MeshBatch, MeshBatchElement, MeshDrawCommand, MeshPass};
 pub use render_thread::{render_worker_pool, RenderCommand, RenderContext, RenderThread, RenderThreadMode, MAX_QUEUED_COMMANDS};
 pub use rng::{mix64, Rng};
 pub use scene::{
-    DirectionalLight, Light, LightId, MeshElementCollector, PointLight, PrimitiveId, PrimitiveSceneProxy, ProxyUpdateContext,
-    RetiredFrameResults, Scene, ViewRelevance,
+    DirectionalLight, Light, LightId, MeshElementCollector, PointLight, PrimitiveId, PrimitiveRenderSettings, PrimitiveSceneProxy,
+    ProxyUpdateContext, RetiredFrameResults, Scene, ViewRelevance,
 };
 pub use scene_renderer::{DynamicBufferRing, FrameOutput, FrameRequest, PreparedFrame, RetiredFrame, SceneRenderer, Stage};
 pub use static_mesh::{shapes, StaticMeshLod, StaticMeshRenderData, StaticMeshSceneProxy, StaticMeshSection};

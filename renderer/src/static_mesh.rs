@@ -182,17 +182,16 @@ pub struct StaticMeshSceneProxy {
     materials: Vec<MaterialId>,
     cast_shadow: bool,
     custom_data: Vec4,
-    /// See [`PrimitiveSceneProxy::max_draw_distance`].
-    max_draw_distance: f32,
     /// Whether `create_render_resources` succeeded (the mesh counts this proxy as a user).
     holds_gpu: bool,
 }
 
 impl StaticMeshSceneProxy {
     /// A proxy drawing `mesh` with `materials` (by section material slot),
-    /// casting shadows, no custom data, no draw-distance limit.
+    /// casting shadows, no custom data. Its draw distances are the scene's
+    /// per-primitive settings ([`crate::PrimitiveRenderSettings`]).
     pub fn new(mesh: Arc<StaticMeshRenderData>, materials: Vec<MaterialId>) -> Self {
-        Self { mesh, materials, cast_shadow: true, custom_data: Vec4::ZERO, max_draw_distance: 0.0, holds_gpu: false }
+        Self { mesh, materials, cast_shadow: true, custom_data: Vec4::ZERO, holds_gpu: false }
     }
 
     /// The same proxy, casting shadows or not.
@@ -204,13 +203,6 @@ impl StaticMeshSceneProxy {
     /// The same proxy with custom primitive data `custom` (readable by materials).
     pub fn with_custom_data(mut self, custom: Vec4) -> Self {
         self.custom_data = custom;
-        self
-    }
-
-    /// Culled beyond `distance` from a view (UE's per-primitive
-    /// MaxDrawDistance; 0: no limit).
-    pub fn with_max_draw_distance(mut self, distance: f32) -> Self {
-        self.max_draw_distance = distance;
         self
     }
 
@@ -226,7 +218,8 @@ impl PrimitiveSceneProxy for StaticMeshSceneProxy {
     }
 
     fn view_relevance(&self, _view: &crate::view::SceneView) -> crate::scene::ViewRelevance {
-        crate::scene::ViewRelevance { draw: true, shadow: self.cast_shadow, static_relevance: true, opaque: true, ..Default::default() }
+        // The material fields come from the batches' materials.
+        crate::scene::ViewRelevance { draw: true, shadow: self.cast_shadow, static_relevance: true, ..Default::default() }
     }
 
     fn draw_static_elements(&self, out: &mut Vec<MeshBatch>) {
@@ -245,10 +238,6 @@ impl PrimitiveSceneProxy for StaticMeshSceneProxy {
 
     fn lod_screen_sizes(&self) -> &[f32] {
         &self.mesh.screen_sizes
-    }
-
-    fn max_draw_distance(&self) -> f32 {
-        self.max_draw_distance
     }
 
     fn custom_primitive_data(&self) -> Vec4 {

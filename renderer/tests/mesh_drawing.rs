@@ -131,19 +131,52 @@ impl PrimitiveSceneProxy for DynamicQuad {
 }
 
 fn overlapping_quads(near_is_red: bool) -> (FrameStats, rhi_vulkan::Image) {
+    overlapping_quads_with(near_is_red, true, None)
+}
+
+/// Two overlapping translucent quads seen from above, drawn through the
+/// dynamic path (`dynamic`) or the cached one, the far one with sort
+/// priority `far_priority` when given (the near one keeps 0).
+fn overlapping_quads_with(near_is_red: bool, dynamic: bool, far_priority: Option<i16>) -> (FrameStats, rhi_vulkan::Image) {
     let mut rt = render_thread(RenderThreadMode::Threaded);
     sun(&mut rt, true);
     let red = rt.create_material(Material::colored(Vec4::new(1.0, 0.0, 0.0, 0.6)).with_blend(BlendMode::Translucent)).unwrap();
     let blue = rt.create_material(Material::colored(Vec4::new(0.0, 0.0, 1.0, 0.6)).with_blend(BlendMode::Translucent)).unwrap();
     let mesh = StaticMeshRenderData::new(vec![shapes::plane(4.0)]).unwrap();
     let (near, far) = if near_is_red { (red, blue) } else { (blue, red) };
+    let quad = |material: MaterialId| -> Box<dyn PrimitiveSceneProxy> {
+        match dynamic {
+            true => Box::new(DynamicQuad { mesh: mesh.clone(), material }),
+            false => Box::new(StaticMeshSceneProxy::new(mesh.clone(), vec![material])),
+        }
+    };
     // Far quad first, so submission order alone would be wrong for one case.
-    rt.add_primitive(Box::new(DynamicQuad { mesh: mesh.clone(), material: far }), Mat4::from_translation(Vec3::new(0.5, 0.0, 0.0)))
-        .unwrap();
-    rt.add_primitive(Box::new(DynamicQuad { mesh, material: near }), Mat4::from_translation(Vec3::new(-0.5, 0.0, 1.0))).unwrap();
+    let far_id = rt.add_primitive(quad(far), Mat4::from_translation(Vec3::new(0.5, 0.0, 0.0))).unwrap();
+    rt.add_primitive(quad(near), Mat4::from_translation(Vec3::new(-0.5, 0.0, 1.0))).unwrap();
+    if let Some(p) = far_priority {
+        rt.set_primitive_settings(vec![(far_id, PrimitiveRenderSettings { translucency_sort_priority: p, ..Default::default() })]).unwrap();
+    }
     let out = frame(&mut rt, &family(vec![top_view(8.0)]));
     assert_clean(&mut rt);
     out
+}
+
+#[test]
+fn translucency_sort_priority_draws_a_higher_priority_over_nearer_primitives_on_both_paths() {
+    let p = |img: &rhi_vulkan::Image| img.pixel(W / 2, H / 2);
+    for dynamic in [false, true] {
+        // Red near, blue far: by distance red is on top.
+        let (_, by_distance) = overlapping_quads_with(true, dynamic, None);
+        let (_, equal) = overlapping_quads_with(true, dynamic, Some(0));
+        let (stats, far_first) = overlapping_quads_with(true, dynamic, Some(1));
+        let (_, far_lower) = overlapping_quads_with(true, dynamic, Some(-1));
+        assert_eq!(stats.pass(MeshPass::Translucency).draws, 2);
+        let (a, b, c) = (p(&by_distance), p(&far_first), p(&far_lower));
+        assert!(a[0] > a[2], "dynamic {dynamic}: red (near) over blue: {a:?}");
+        assert!(b[2] > b[0], "dynamic {dynamic}: blue (far, priority 1) over red: {b:?}");
+        assert_eq!(c, a, "dynamic {dynamic}: a lower priority on the far quad keeps the distance order");
+        assert_eq!(p(&equal), a, "dynamic {dynamic}: equal priorities sort by distance");
+    }
 }
 
 #[test]
@@ -410,23 +443,37 @@ fn static_meshes_pick_their_lod_by_screen_size_and_views_cull_by_distance() {
     let (stats, _) = frame(&mut rt, &family(vec![near_only]));
     assert_eq!(stats.visible_primitives, 1);
     assert_eq!(stats.triangles, 12);
-    // A primitive's own draw distance (UE's MaxDrawDistance) culls it
-    // alone: a third cube beside the near one, limited to 2 units.
+    // A primitive's own draw distances (UE's MaxDrawDistance and
+    // MinDrawDistance, scene settings) cull it alone: a third cube beside
+    // the near one, limited to 2 units, set in the frame it is added.
     let cube = StaticMeshRenderData::new(vec![shapes::cube(1.0)]).unwrap();
-    rt.add_primitive(
-        Box::new(StaticMeshSceneProxy::new(cube.clone(), vec![m]).with_max_draw_distance(2.0)),
-        Mat4::from_translation(Vec3::new(1.5, 3.0, 0.0)),
-    )
-    .unwrap();
+    let limited = rt
+        .add_primitive(Box::new(StaticMeshSceneProxy::new(cube.clone(), vec![m])), Mat4::from_translation(Vec3::new(1.5, 3.0, 0.0)))
+        .unwrap();
+    let max = |d| PrimitiveRenderSettings { max_draw_distance: d, ..Default::default() };
+    rt.set_primitive_settings(vec![(limited, max(2.0))]).unwrap();
     let (stats, _) = frame(&mut rt, &family(vec![view.clone()]));
     assert_eq!(stats.visible_primitives, 2, "the limited cube is 3.5 units away: culled");
-    rt.add_primitive(
-        Box::new(StaticMeshSceneProxy::new(cube, vec![m]).with_max_draw_distance(10.0)),
-        Mat4::from_translation(Vec3::new(-1.5, 3.0, 0.0)),
-    )
-    .unwrap();
-    let (stats, _) = frame(&mut rt, &family(vec![view]));
+    let other =
+        rt.add_primitive(Box::new(StaticMeshSceneProxy::new(cube, vec![m])), Mat4::from_translation(Vec3::new(-1.5, 3.0, 0.0))).unwrap();
+    rt.set_primitive_settings(vec![(other, max(10.0))]).unwrap();
+    let (stats, _) = frame(&mut rt, &family(vec![view.clone()]));
     assert_eq!(stats.visible_primitives, 3, "within its limit of 10: drawn");
+    // Changed settings take effect the next frame without a new proxy: the
+    // limited cube's limit lifted, the other given a minimum of 5 units
+    // (its centre is about 4.3 away: too close, culled).
+    let min = PrimitiveRenderSettings { min_draw_distance: 5.0, ..Default::default() };
+    rt.set_primitive_settings(vec![(limited, PrimitiveRenderSettings::default()), (other, min)]).unwrap();
+    let (stats, _) = frame(&mut rt, &family(vec![view.clone()]));
+    assert_eq!((stats.visible_primitives, stats.proxies_created), (3, 0), "one back, one culled, no proxy rebuilt");
+    // Bad settings are a typed error and change nothing.
+    for bad in [max(-1.0), max(f32::NAN), PrimitiveRenderSettings { min_draw_distance: 3.0, max_draw_distance: 2.0, ..Default::default() }]
+    {
+        let err = rt.set_primitive_settings(vec![(limited, max(1.0)), (other, bad)]).unwrap_err();
+        assert!(matches!(err, RendererError::InvalidPrimitiveSettings { primitive, .. } if primitive == other), "{err}");
+    }
+    let (stats, _) = frame(&mut rt, &family(vec![view]));
+    assert_eq!(stats.visible_primitives, 3, "nothing of the refused calls applied");
     assert_clean(&mut rt);
 }
 

@@ -19,9 +19,15 @@ use std::collections::BTreeMap;
 /// Commands of this frame: the scene's buckets plus dynamic ones.
 ///
 /// A dynamic command equal to a scene bucket's uses that bucket (and merges
-/// with its cached primitives); the others get ids after the scene's, ranked
-/// after every scene bucket in the order they are first built (primitive
-/// order, as the dynamic elements are collected by slot).
+/// with its cached primitives); the others get ids after the scene's. Once
+/// collected ([`Self::rank_together`]), every bucket of the frame is ranked
+/// by one rule (`mesh_pass::state_buckets`): a dynamic bucket joins the
+/// pipeline and geometry groups of the scene's buckets it shares state
+/// with, born after every scene bucket in the order it was first built
+/// (primitive order, as the dynamic elements are collected by slot). So
+/// cached and dynamic commands sort together by state: a particle emitter
+/// drawn with a pipeline the cached meshes use draws among them, not after
+/// all of them with a pipeline switch back (UE sorts both in one list).
 pub(crate) struct FrameCommands<'a> {
     pub scene: &'a Scene,
     base: u32,
@@ -57,6 +63,16 @@ impl<'a> FrameCommands<'a> {
         self.lookup.insert(cmd, id);
         self.ranks.push(DrawRank(id.0));
         id
+    }
+
+    /// Ranks the scene's buckets and this frame's dynamic ones together
+    /// (see the type's docs). Nothing to do when the frame built no bucket
+    /// of its own: the scene's ranks stand.
+    fn rank_together(&mut self) {
+        if self.dynamic.is_empty() {
+            return;
+        }
+        self.ranks = self.scene.buckets.ranks_with(&self.dynamic);
     }
 }
 
@@ -139,6 +155,7 @@ impl SceneRenderer {
                 self.add_dynamic_batch(device, scene, v, s, vi, &batch, &mut out)?;
             }
         }
+        out.commands.rank_together();
         Ok(out)
     }
 
@@ -158,7 +175,7 @@ impl SceneRenderer {
             if let Some(cmd) = build_mesh_draw_command(pass, batch, device, &scene.materials, &self.pipelines)? {
                 out.built += 1;
                 let bucket = out.commands.id_of(cmd);
-                let sort_key = distance_key(scene.spheres[s.index()].truncate().distance(v.views[vi].origin));
+                let sort_key = scene.translucency_sort_key(s, v.views[vi].origin);
                 out.lists.entry((vi, pass)).or_default().push(VisibleCommand { bucket, primitive: s, sort_key });
             }
         }

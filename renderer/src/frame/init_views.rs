@@ -1,11 +1,13 @@
 //! Stage 2, `init_views`: the views of the frame (the family's main views,
 //! then the directional light's shadow view) and what each sees — frustum
-//! and distance culling, relevance (the flags a view requires), static LOD.
+//! and distance culling, relevance (the flags a view requires, proxies
+//! whose relevance depends on the view asked again, the view's relevance
+//! ORed), static LOD.
 
 use crate::cvars::{self, ConsoleVariables};
 use crate::mesh_pass::MeshPass;
 use crate::passes::{self, PassViews};
-use crate::scene::{compute_visibility, flags, DirectionalLight, Light, Scene, ViewVisibility};
+use crate::scene::{compute_visibility, flags, DirectionalLight, Light, Scene, ViewRelevance, ViewVisibility};
 use crate::view::{SceneView, ViewFamily};
 use glam::{Mat4, Vec3};
 use rhi_vulkan::Rect;
@@ -40,6 +42,12 @@ impl InitViews {
             PassViews::Main
         };
         passes::drawn_in(views).collect()
+    }
+
+    /// Whether view `i` sets `pass` up: something it sees is relevant to
+    /// the pass ([`crate::passes::PassDesc::relevant`]).
+    pub fn pass_relevant(&self, i: usize, pass: MeshPass) -> bool {
+        (pass.desc().relevant)(&ViewRelevance::from_flags(self.visibility[i].relevance))
     }
 
     /// Primitives visible in the main views.

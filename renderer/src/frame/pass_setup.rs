@@ -30,7 +30,12 @@ pub(crate) fn pass_setup(scene: &Scene, cvars: &ConsoleVariables, v: &InitViews,
     let instancing = cvars.bool(cvars::DYNAMIC_INSTANCING);
     let force_dynamic = cvars.bool(cvars::FORCE_DYNAMIC_PATH);
     let commands = &elements.commands;
-    let tasks: Vec<(usize, MeshPass)> = (0..v.views.len()).flat_map(|vi| v.passes_of(vi).into_iter().map(move |p| (vi, p))).collect();
+    // A pass nothing the view sees is relevant to is not set up (unless it
+    // got dynamic commands: those follow their batches' materials).
+    let tasks: Vec<(usize, MeshPass)> = (0..v.views.len())
+        .flat_map(|vi| v.passes_of(vi).into_iter().map(move |p| (vi, p)))
+        .filter(|&(vi, p)| v.pass_relevant(vi, p) || elements.lists.contains_key(&(vi, p)))
+        .collect();
     // Draw order → bucket, for the fast path below.
     let mut bucket_of_rank = vec![BucketId(0); commands.ranks.len()];
     for (bucket, &rank) in commands.ranks.iter().enumerate() {
@@ -47,8 +52,8 @@ pub(crate) fn pass_setup(scene: &Scene, cvars: &ConsoleVariables, v: &InitViews,
             gather_sort_merge_cached(cache, vis, &commands.ranks, &bucket_of_rank, can_merge, instancing)
         } else {
             let origin = v.views[vi].origin;
-            let distance = |slot: PrimitiveSlot| distance_key(scene.spheres[slot.index()].truncate().distance(origin));
-            let translucent = back_to_front.then_some(&distance as &dyn Fn(PrimitiveSlot) -> u32);
+            let key = |slot: PrimitiveSlot| scene.translucency_sort_key(slot, origin);
+            let translucent = back_to_front.then_some(&key as &dyn Fn(PrimitiveSlot) -> u64);
             gather_sort_merge(
                 (!force_dynamic).then_some(cache),
                 vis,

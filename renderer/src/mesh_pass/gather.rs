@@ -92,7 +92,7 @@ pub(crate) fn gather_sort_merge(
     vis: &ViewVisibility,
     dynamic: &[VisibleCommand],
     ranks: &[DrawRank],
-    translucent: Option<&dyn Fn(PrimitiveSlot) -> u32>,
+    translucent: Option<&dyn Fn(PrimitiveSlot) -> u64>,
     can_merge: impl Fn(BucketId) -> bool,
     instancing: bool,
 ) -> (Vec<MergedDraw>, Vec<PrimitiveSlot>) {

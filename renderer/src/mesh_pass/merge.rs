@@ -58,7 +58,7 @@ mod tests {
     proptest! {
         #[test]
         fn sort_and_merge_draw_the_same_pairs_as_unmerged(
-            raw in proptest::collection::vec((0u32..12, 0u32..500, 0u32..1000), 0..300),
+            raw in proptest::collection::vec((0u32..12, 0u32..500, 0u64..1000), 0..300),
             mergeable_mask in any::<u16>(),
             translucent in any::<bool>(),
         ) {

@@ -27,7 +27,7 @@ pub use merge::{merge, MergedDraw};
 pub use mesh_batch::{MeshBatch, MeshBatchElement};
 pub use pipelines::{PassPipelineKey, PipelineLibrary, SCENE_COLOR_FORMAT, SCENE_DEPTH_FORMAT};
 pub use processor::build_mesh_draw_command;
-pub use sort::{distance_key, sort_back_to_front, sort_by_bucket, VisibleCommand};
+pub use sort::{distance_key, sort_back_to_front, sort_by_bucket, translucency_key, VisibleCommand};
 pub use state_buckets::{BucketCommand, StateBuckets};
 
 /// A mesh pass: an id into the pass table (the built-in passes of

@@ -10,11 +10,13 @@
 //! | pass | sort key |
 //! | --- | --- |
 //! | opaque (depth, shadow, base, wireframe) | (bucket rank, primitive slot) |
-//! | translucency | (distance key descending, bucket rank, primitive slot) |
+//! | translucency | (sort priority ascending, distance descending, bucket rank, primitive slot) |
 //!
-//! Bucket ranks come from [`super::StateBuckets::ranks`] (scene buckets;
-//! see that module for what orders them) followed by the frame's dynamic
-//! buckets in the order they were first built. Ties left after the slot (a
+//! Bucket ranks come from one rule over the scene's buckets and the
+//! frame's dynamic ones together ([`super::StateBuckets`]'s module docs;
+//! a dynamic bucket is born after every scene bucket, in the order it was
+//! first built), so cached and dynamic commands sort together by state.
+//! Ties left after the slot (a
 //! primitive with two sections of one command) keep gather order: a slot's
 //! cached entries in cache order, then its dynamic ones in collection order.
 //! Everything that builds a list in parallel (culling chunks, pass-setup
@@ -34,8 +36,9 @@ pub struct VisibleCommand {
     pub bucket: BucketId,
     /// The primitive drawn (its id goes into the pass's id stream).
     pub primitive: PrimitiveSlot,
-    /// Translucency sort key (larger = farther); 0 for opaque passes.
-    pub sort_key: u32,
+    /// Translucency sort key ([`translucency_key`]: larger draws first);
+    /// 0 for opaque passes.
+    pub sort_key: u64,
 }
 
 /// Stable counting sort by `rank[bucket]`; `rank` must cover every bucket.
@@ -72,12 +75,23 @@ pub fn distance_key(distance: f32) -> u32 {
     distance.max(0.0).to_bits()
 }
 
+/// The translucency sort key of a primitive with sort `priority` (UE's
+/// TranslucencySortPriority) at `distance` from the view: larger keys draw
+/// first, so primitives draw by priority ascending (a higher priority
+/// draws later, over the others, whatever the distances) and, within one
+/// priority, back to front.
+pub fn translucency_key(priority: i16, distance: f32) -> u64 {
+    // Priorities map to u16 in order; inverted so a lower one is larger.
+    let rank = u16::MAX - (priority as u16 ^ 0x8000);
+    (u64::from(rank) << 32) | u64::from(distance_key(distance))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    fn c(bucket: u32, primitive: u32, sort_key: u32) -> VisibleCommand {
+    fn c(bucket: u32, primitive: u32, sort_key: u64) -> VisibleCommand {
         VisibleCommand { bucket: BucketId(bucket), primitive: PrimitiveSlot(primitive), sort_key }
     }
 
@@ -100,6 +114,14 @@ mod tests {
     }
 
     #[test]
+    fn translucency_keys_draw_by_priority_then_back_to_front() {
+        // Sorted largest key first, as `sort_back_to_front` does.
+        let mut drawn = vec![(0i16, 5.0f32), (1, 100.0), (-3, 1.0), (0, 50.0), (i16::MAX, 0.0), (i16::MIN, 0.5), (1, 2.0)];
+        drawn.sort_by_key(|&(p, d)| std::cmp::Reverse(translucency_key(p, d)));
+        assert_eq!(drawn, vec![(i16::MIN, 0.5), (-3, 1.0), (0, 50.0), (0, 5.0), (1, 100.0), (1, 2.0), (i16::MAX, 0.0)]);
+    }
+
+    #[test]
     fn distance_keys_order_like_the_distances() {
         assert!(distance_key(2.0) > distance_key(1.5));
         assert!(distance_key(1e-30) > distance_key(0.0));
@@ -110,7 +132,7 @@ mod tests {
         /// Both sorts equal a comparison sort on the documented key.
         #[test]
         fn sorts_follow_the_documented_keys(
-            raw in proptest::collection::vec((0u32..16, 0u32..200, 0u32..8), 0..300),
+            raw in proptest::collection::vec((0u32..16, 0u32..200, 0u64..8), 0..300),
             seed in any::<u64>(),
         ) {
             let mut rank: Vec<u32> = (0..16).collect();

@@ -153,20 +153,34 @@ impl<C: BucketCommand> StateBuckets<C> {
     /// Recomputes the draw-order ranks if buckets changed.
     pub fn update_ranks(&mut self) {
         if self.ranks_dirty || self.ranks.len() != self.entries.len() {
-            let keys: Vec<Option<RankKey<_, _>>> = self
-                .entries
-                .iter()
-                .map(|e| {
-                    e.as_ref().map(|e| {
-                        let (pipeline, geometry, material) = e.command.rank_parts();
-                        RankKey { pipeline, geometry, material, birth: e.birth }
-                    })
-                })
-                .collect();
-            self.ranks = draw_ranks(&keys);
+            self.ranks = draw_ranks(&self.rank_keys());
             self.ranks_dirty = false;
         }
     }
+
+    /// The draw-order ranks of these buckets together with `extra`
+    /// commands that are not in them (a frame's dynamic commands, ids
+    /// `capacity()..` in order): one rule for all, each extra command born
+    /// after every bucket here in the order given, so it draws inside the
+    /// pipeline and geometry groups it shares with the buckets instead of
+    /// after all of them.
+    pub fn ranks_with(&self, extra: &[C]) -> Vec<DrawRank> {
+        let mut keys = self.rank_keys();
+        keys.extend(extra.iter().enumerate().map(|(i, cmd)| Some(rank_key(cmd, self.births + i as u64))));
+        draw_ranks(&keys)
+    }
+
+    /// What orders each bucket id (`None` for a free one): the input of
+    /// [`draw_ranks`].
+    fn rank_keys(&self) -> Vec<Option<RankKey<C::Pipeline, C::Geometry>>> {
+        self.entries.iter().map(|e| e.as_ref().map(|e| rank_key(&e.command, e.birth))).collect()
+    }
+}
+
+/// The rank key of `cmd` born at `birth`.
+fn rank_key<C: BucketCommand>(cmd: &C, birth: u64) -> RankKey<C::Pipeline, C::Geometry> {
+    let (pipeline, geometry, material) = cmd.rank_parts();
+    RankKey { pipeline, geometry, material, birth }
 }
 
 /// What orders one live bucket: its pipeline and geometry (compared for
@@ -273,6 +287,28 @@ mod tests {
         assert_eq!(newest, gone);
         b.update_ranks();
         assert_eq!((b.ranks()[young.index()], b.ranks()[newest.index()], b.ranks()[old.index()]), (DrawRank(0), DrawRank(1), DrawRank(2)));
+    }
+
+    #[test]
+    fn extra_commands_rank_inside_the_groups_they_share_with_the_buckets() {
+        let mut b: StateBuckets<Cmd> = StateBuckets::default();
+        let p1 = b.acquire(Cmd(1, 0, 0, 0));
+        let p2 = b.acquire(Cmd(2, 0, 0, 0));
+        b.update_ranks();
+        assert_eq!(b.ranks_with(&[]), b.ranks(), "no extra commands: the buckets' own ranks");
+        // A dynamic command on pipeline 1 (another material), one on a new
+        // pipeline 3, one on pipeline 2's geometry: ids 2, 3, 4.
+        let ranks = b.ranks_with(&[Cmd(1, 0, 5, 0), Cmd(3, 0, 0, 0), Cmd(2, 0, 1, 0)]);
+        let order = |id: usize| ranks[id].0;
+        assert_eq!(
+            (order(p1.index()), order(2), order(p2.index()), order(4), order(3)),
+            (0, 1, 2, 3, 4),
+            "pipeline 1's pair, pipeline 2's pair, then the new pipeline"
+        );
+        // Freed bucket ids still rank after every live one.
+        b.release(p1);
+        let ranks = b.ranks_with(&[Cmd(2, 0, 1, 0)]);
+        assert_eq!((ranks[p2.index()].0, ranks[2].0, ranks[p1.index()].0), (0, 1, 2));
     }
 
     #[test]

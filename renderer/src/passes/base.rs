@@ -12,6 +12,7 @@ pub static BASE: PassDesc = PassDesc {
     name: "base",
     views: PassViews::Main,
     takes: |_, blend| !blend.is_translucent(),
+    relevant: |r| r.opaque || r.masked,
     material: PassMaterial::Own,
     shader: BASE_WGSL,
     masked_shader: BASE_WGSL,

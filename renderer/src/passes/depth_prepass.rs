@@ -13,6 +13,7 @@ pub static DEPTH_PREPASS: PassDesc = PassDesc {
     name: "depth",
     views: PassViews::Main,
     takes: |_, blend| !blend.is_translucent(),
+    relevant: |r| r.opaque || r.masked,
     material: PassMaterial::DefaultWhenOpaque,
     shader: DEPTH_WGSL,
     masked_shader: DEPTH_MASKED_WGSL,

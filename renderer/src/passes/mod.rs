@@ -13,6 +13,10 @@
 //! | base | main | opaque, masked | its own | by state | scene color/depth |
 //! | translucency | main | translucent, additive | its own | back to front | scene color/depth |
 //! | wireframe | wireframe | everything | none (flat color) | by state | scene color/depth |
+//!
+//! A view sets up only the passes relevant to what it sees
+//! ([`PassDesc::relevant`]: the opaque passes when something opaque or
+//! masked is visible, translucency when something translucent is).
 
 mod base;
 mod depth_prepass;
@@ -23,6 +27,7 @@ mod wireframe;
 use crate::error::{RendererError, Result};
 use crate::material::BlendMode;
 use crate::mesh_pass::{MeshBatch, MeshPass};
+use crate::scene::ViewRelevance;
 use rhi_vulkan::{BlendState, CompareOp, PolygonMode};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
@@ -46,6 +51,12 @@ pub struct PassDesc {
     pub views: PassViews,
     /// Whether a batch with the material's blend mode takes part.
     pub takes: fn(&MeshBatch, BlendMode) -> bool,
+    /// Whether a view whose visible primitives have this relevance
+    /// (ORed; `scene::relevance`) sets the pass up at all: it must hold
+    /// for every primitive with a batch the pass `takes` (a view with no
+    /// translucent primitive skips translucency). A pass that got dynamic
+    /// commands in the view is set up whatever this says.
+    pub relevant: fn(&ViewRelevance) -> bool,
     /// Which material the pass's commands use.
     pub material: PassMaterial,
     /// The pass's WGSL (after the scene declarations, vertex factory and

@@ -11,6 +11,7 @@ pub static SHADOW_DEPTH: PassDesc = PassDesc {
     name: "shadow",
     views: PassViews::Shadow,
     takes: |batch, blend| !blend.is_translucent() && batch.cast_shadow,
+    relevant: |r| r.opaque || r.masked,
     material: PassMaterial::DefaultWhenOpaque,
     shader: DEPTH_WGSL,
     masked_shader: DEPTH_MASKED_WGSL,

@@ -11,6 +11,7 @@ pub static TRANSLUCENCY: PassDesc = PassDesc {
     name: "translucency",
     views: PassViews::Main,
     takes: |_, blend| blend.is_translucent(),
+    relevant: |r| r.translucent,
     material: PassMaterial::Own,
     shader: BASE_WGSL,
     masked_shader: BASE_WGSL,

@@ -12,6 +12,7 @@ pub static WIREFRAME: PassDesc = PassDesc {
     name: "wireframe",
     views: PassViews::Wireframe,
     takes: |_, _| true,
+    relevant: |_| true,
     material: PassMaterial::Default,
     shader: WIREFRAME_WGSL,
     masked_shader: WIREFRAME_WGSL,

@@ -618,6 +618,28 @@ impl RenderThread {
         })
     }
 
+    /// Sets primitives' render settings (draw distances, translucency sort
+    /// priority; [`crate::PrimitiveRenderSettings`]) in one command, applied
+    /// after the adds of the frame they arrive in, so they may follow the
+    /// primitives' adds. Settings that are not valid are rejected here,
+    /// before anything is enqueued (no setting of the call is applied).
+    pub fn set_primitive_settings(&mut self, settings: Vec<(PrimitiveId, crate::PrimitiveRenderSettings)>) -> Result<()> {
+        for (id, s) in &settings {
+            if let Some(reason) = s.invalid_reason() {
+                return Err(RendererError::InvalidPrimitiveSettings { primitive: *id, reason });
+            }
+        }
+        if settings.is_empty() {
+            return Ok(());
+        }
+        self.enqueue_render_command(move |ctx| {
+            for (id, s) in settings {
+                // Validated above: cannot fail.
+                let _ = ctx.scene.set_primitive_settings(id, s);
+            }
+        })
+    }
+
     /// Removes many primitives in one command.
     pub fn remove_primitives(&mut self, ids: Vec<PrimitiveId>) -> Result<()> {
         if ids.is_empty() {

@@ -5,8 +5,10 @@
 pub(crate) mod gpu_scene;
 mod light;
 mod proxy;
+mod relevance;
 #[allow(clippy::module_inception)]
 mod scene;
+mod settings;
 mod visibility;
 
 pub use gpu_scene::{GpuScene, PrimitiveGpuData};
@@ -17,4 +19,5 @@ pub use proxy::{MeshElementCollector, PrimitiveSceneProxy, ProxyUpdateContext, R
 pub(crate) use scene::CachedEntry;
 pub(crate) use scene::{flags, PassCache};
 pub use scene::{PrimitiveId, Scene, SceneCounters};
+pub use settings::PrimitiveRenderSettings;
 pub(crate) use visibility::{compute_visibility, ViewVisibility};

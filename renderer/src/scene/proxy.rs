@@ -14,6 +14,10 @@ use rhi_vulkan::{BufferDesc, BufferHandle, BufferUsage, Device};
 use std::any::Any;
 
 /// How a primitive takes part in a view (UE's FPrimitiveViewRelevance).
+/// The scene keeps it as flags, refreshed whenever what it depends on
+/// changes, and asks again per view every frame where it depends on the
+/// view (see `scene::relevance` for when it is asked and how it decides the
+/// passes a primitive enters).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct ViewRelevance {
     /// Drawn in the main views.
@@ -24,12 +28,13 @@ pub struct ViewRelevance {
     pub static_relevance: bool,
     /// Draws through `get_dynamic_mesh_elements` every frame.
     pub dynamic_relevance: bool,
-    /// Has opaque materials (informational, as UE's; the passes decide by
-    /// each batch's material).
+    /// Has opaque materials. The scene adds the relevance of the materials
+    /// the primitive's batches use (cached ones when cached, dynamic ones
+    /// each frame), so a proxy need not say: what it says is added too.
     pub opaque: bool,
-    /// Has masked materials (informational).
+    /// Has masked materials (as `opaque`).
     pub masked: bool,
-    /// Has translucent materials (informational).
+    /// Has translucent materials (as `opaque`).
     pub translucent: bool,
     /// Draws without a depth test (informational; not read by the renderer).
     pub disables_depth_test: bool,
@@ -181,9 +186,22 @@ pub trait PrimitiveSceneProxy: Send + Sync + 'static {
     /// local-to-world.
     fn local_bounds(&self) -> Bounds;
 
-    /// Relevance for `view` (defaults: drawn, static, opaque, casts shadows).
+    /// Relevance for `view` (defaults: drawn, static, casts shadows; the
+    /// material fields come from the batches' materials). Asked when the
+    /// proxy is added and after each [`Self::update_dynamic_data`]; asked
+    /// per main view every frame too when [`Self::view_dependent_relevance`].
     fn view_relevance(&self, _view: &SceneView) -> ViewRelevance {
-        ViewRelevance { draw: true, shadow: true, static_relevance: true, opaque: true, ..Default::default() }
+        ViewRelevance { draw: true, shadow: true, static_relevance: true, ..Default::default() }
+    }
+
+    /// Whether [`Self::view_relevance`] depends on the view (a primitive
+    /// drawn in some views only, like UE's owner-no-see): then it is asked
+    /// per main view every frame, while culling, and `draw` decides whether
+    /// the view draws it. Default false: the answer is the same for every
+    /// view, so the scene keeps it between the changes that can alter it.
+    /// Read when the proxy is added.
+    fn view_dependent_relevance(&self) -> bool {
+        false
     }
 
     /// The cached path: batches built once when the primitive is added (and
@@ -198,14 +216,6 @@ pub trait PrimitiveSceneProxy: Send + Sync + 'static {
     /// screen size is at least `sizes[i]`); empty: one LOD.
     fn lod_screen_sizes(&self) -> &[f32] {
         &[]
-    }
-
-    /// Beyond this distance from a view (to the bounding sphere) the
-    /// primitive is culled (UE's per-primitive MaxDrawDistance); 0, a
-    /// negative or a non-finite value: no limit. Read when the primitive
-    /// is added.
-    fn max_draw_distance(&self) -> f32 {
-        0.0
     }
 
     /// Custom primitive data, readable by materials.

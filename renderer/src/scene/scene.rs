@@ -11,11 +11,13 @@
 use super::gpu_scene::GpuScene;
 use super::light::{Light, LightId};
 use super::proxy::{PrimitiveSceneProxy, ProxyUpdateContext};
+use super::relevance::{blend_flags, relevance_flags, MATERIAL_FLAGS, RELEVANCE_FLAGS};
+use super::settings::PrimitiveRenderSettings;
 use crate::error::{RendererError, Result};
 use crate::material::{Material, MaterialId, MaterialInstance, MaterialRegistry, ParameterValue};
 use crate::math::Bounds;
 use crate::mesh_pass::{
-    build_mesh_draw_command, BucketId, MeshBatch, MeshDrawCommand, MeshPass, PipelineLibrary, PrimitiveSlot, StateBuckets,
+    build_mesh_draw_command, translucency_key, BucketId, MeshBatch, MeshDrawCommand, MeshPass, PipelineLibrary, PrimitiveSlot, StateBuckets,
 };
 use crate::texture::{Texture2D, TextureId, TextureRegistry};
 use crate::view::SceneView;
@@ -50,9 +52,16 @@ pub(crate) mod flags {
     pub const MULTI_LOD: u32 = 16;
     pub const DRAW: u32 = 32;
     pub const TRANSLUCENT: u32 = 64;
-    /// Has a max draw distance of its own (`Scene::max_draw_distance`):
-    /// culling reads that array only for these.
+    /// Has a draw distance of its own (`Scene::draw_distances`): culling
+    /// reads that array only for these.
     pub const DRAW_DISTANCE: u32 = 128;
+    /// Draws with opaque materials (relevance, `super::relevance`).
+    pub const OPAQUE: u32 = 256;
+    /// Draws with masked materials.
+    pub const MASKED: u32 = 512;
+    /// The proxy's relevance depends on the view: asked per main view
+    /// every frame, during culling.
+    pub const VIEW_RELEVANCE: u32 = 1024;
 }
 
 /// One cached command of a slot in a pass.
@@ -87,6 +96,9 @@ struct PrimitiveSceneInfo {
     /// Material slots its cached commands were built for (as its batches
     /// name them): it is in those slots' [`Scene::material_users`].
     materials: Vec<u32>,
+    /// The relevance flags the proxy itself gave, last time it was asked
+    /// (`super::relevance`); the scene's flags add its materials'.
+    declared: u32,
 }
 
 /// Figures of the updates applied this frame.
@@ -110,6 +122,7 @@ enum Pending {
     Remove(PrimitiveId),
     Transform(PrimitiveId, Mat4, Option<Bounds>),
     DynamicData(PrimitiveId, Box<dyn Any + Send>),
+    Settings(PrimitiveId, PrimitiveRenderSettings),
 }
 
 /// Slots per culling chunk: `init_views` culls a chunk's box first and its
@@ -153,7 +166,11 @@ pub struct Scene {
     pub(crate) extents: Vec<glam::Vec3>,
     pub(crate) flags: Vec<u32>,
     pub(crate) transforms: Vec<Mat4>,
-    pub(crate) max_draw_distance: Vec<f32>,
+    /// Per slot, the (min, max) draw distance of its
+    /// [`PrimitiveRenderSettings`] (read where `flags::DRAW_DISTANCE`).
+    pub(crate) draw_distances: Vec<(f32, f32)>,
+    /// Per slot, its translucency sort priority.
+    pub(crate) sort_priority: Vec<i16>,
     /// Per [`CULL_CHUNK`] slots, the box around their spheres.
     pub(crate) chunks: Vec<ChunkBounds>,
     /// Where the next [`Scene::tighten_chunk_bounds`] starts looking.
@@ -193,7 +210,8 @@ impl Default for Scene {
             extents: Vec::new(),
             flags: Vec::new(),
             transforms: Vec::new(),
-            max_draw_distance: Vec::new(),
+            draw_distances: Vec::new(),
+            sort_priority: Vec::new(),
             chunks: Vec::new(),
             tighten_cursor: 0,
             cache: (0..MeshPass::MAX).map(|_| PassCache::default()).collect(),
@@ -252,6 +270,20 @@ impl Scene {
             return Err(RendererError::InvalidTransform { what: format!("{id:?}"), reason: "invalid bounds".into() });
         }
         self.pending_mut().push(Pending::Transform(id, local_to_world, Some(local_bounds)));
+        Ok(())
+    }
+
+    /// Queues a primitive's render settings (draw distances, translucency
+    /// sort priority), applied after the adds of the same update, so they
+    /// can follow the primitive's add. Settings that are not valid
+    /// ([`PrimitiveRenderSettings::invalid_reason`]) are rejected now and
+    /// nothing is queued; an id that names no primitive when applied is a
+    /// failed update.
+    pub fn set_primitive_settings(&mut self, id: PrimitiveId, settings: PrimitiveRenderSettings) -> Result<()> {
+        if let Some(reason) = settings.invalid_reason() {
+            return Err(RendererError::InvalidPrimitiveSettings { primitive: id, reason });
+        }
+        self.pending_mut().push(Pending::Settings(id, settings));
         Ok(())
     }
 
@@ -451,12 +483,12 @@ impl Scene {
     /// A slot with only culling data (bounding sphere, flags, draw
     /// distance) and no proxy, for the visibility unit tests.
     #[cfg(test)]
-    pub(crate) fn push_culling_slot(&mut self, sphere: Vec4, flags: u32, max_draw_distance: f32) -> u32 {
+    pub(crate) fn push_culling_slot(&mut self, sphere: Vec4, flags: u32, (min, max): (f32, f32)) -> u32 {
         let slot = self.alloc_slot();
         self.spheres[slot as usize] = sphere;
         self.chunks[slot as usize / CULL_CHUNK].grow(sphere);
-        self.flags[slot as usize] = if max_draw_distance > 0.0 { flags | self::flags::DRAW_DISTANCE } else { flags };
-        self.max_draw_distance[slot as usize] = max_draw_distance;
+        self.flags[slot as usize] = if min > 0.0 || max > 0.0 { flags | self::flags::DRAW_DISTANCE } else { flags };
+        self.draw_distances[slot as usize] = (min, max);
         slot
     }
 
@@ -536,7 +568,9 @@ impl Scene {
                     if let Err(e) = info.proxy.update_dynamic_data(data, &mut ctx) {
                         self.failed(format!("dynamic data of {id:?}: {e}"));
                     }
+                    self.refresh_relevance(slot, device, pipelines);
                 }
+                Pending::Settings(id, settings) => self.settings_now(id, settings),
                 Pending::Add(..) | Pending::Remove(_) => unreachable!(),
             }
         }
@@ -586,7 +620,8 @@ impl Scene {
         self.extents.push(glam::Vec3::ZERO);
         self.flags.push(0);
         self.transforms.push(Mat4::IDENTITY);
-        self.max_draw_distance.push(0.0);
+        self.draw_distances.push((0.0, 0.0));
+        self.sort_priority.push(0);
         if s as usize / CULL_CHUNK == self.chunks.len() {
             self.chunks.push(ChunkBounds::EMPTY);
         }
@@ -610,37 +645,24 @@ impl Scene {
             }
             proxy.on_transform_changed(m);
             let slot = self.alloc_slot();
-            let relevance = proxy.view_relevance(&dummy_view());
+            let declared = declared_relevance(&*proxy);
             let local_bounds = proxy.local_bounds();
             let lod_screen_sizes = proxy.lod_screen_sizes().to_vec();
-            let mut f = flags::VALID;
-            if relevance.draw {
-                f |= flags::DRAW;
-            }
-            if relevance.static_relevance {
-                f |= flags::STATIC;
-            }
-            if relevance.dynamic_relevance {
-                f |= flags::DYNAMIC;
+            let mut f = flags::VALID | declared;
+            if f & flags::DYNAMIC != 0 {
                 self.dynamic_primitives += 1;
             }
-            if relevance.shadow {
-                f |= flags::SHADOW;
-            }
-            if relevance.translucent {
-                f |= flags::TRANSLUCENT;
+            if proxy.view_dependent_relevance() {
+                f |= flags::VIEW_RELEVANCE;
             }
             if lod_screen_sizes.len() > 1 {
                 f |= flags::MULTI_LOD;
             }
-            let limit = proxy.max_draw_distance();
-            if limit.is_finite() && limit > 0.0 {
-                f |= flags::DRAW_DISTANCE;
-            }
-            self.max_draw_distance[slot as usize] = if f & flags::DRAW_DISTANCE != 0 { limit } else { 0.0 };
+            self.draw_distances[slot as usize] = (0.0, 0.0);
+            self.sort_priority[slot as usize] = 0;
             self.flags[slot as usize] = f;
             self.infos[slot as usize] =
-                Some(PrimitiveSceneInfo { id, proxy, local_bounds, lod_screen_sizes, cached: Vec::new(), materials: Vec::new() });
+                Some(PrimitiveSceneInfo { id, proxy, local_bounds, lod_screen_sizes, cached: Vec::new(), materials: Vec::new(), declared });
             self.ids.insert(id, slot);
             self.set_transform_data(slot, m);
             slots.push(slot);
@@ -670,14 +692,16 @@ impl Scene {
         let infos = &self.infos;
         let flags_ = &self.flags;
         let transforms = &self.transforms;
-        type Built = (Vec<(MeshPass, MeshDrawCommand, u8)>, Vec<u32>);
+        // (commands, material slots used, material relevance flags)
+        type Built = (Vec<(MeshPass, MeshDrawCommand, u8)>, Vec<u32>, u32);
         let built: Vec<Result<Built>> = slots
             .par_iter()
             .map(|&slot| {
                 let mut out = Vec::new();
                 let mut used: Vec<u32> = Vec::new();
+                let mut material_flags = 0;
                 if flags_[slot as usize] & flags::STATIC == 0 {
-                    return Ok((out, used));
+                    return Ok((out, used, material_flags));
                 }
                 let info = infos[slot as usize].as_ref().expect("live slot");
                 let mut batches: Vec<MeshBatch> = Vec::new();
@@ -688,22 +712,27 @@ impl Scene {
                     if !used.contains(&batch.material.slot()) {
                         used.push(batch.material.slot());
                     }
+                    material_flags |= blend_flags(materials.resolve(batch.material).blend_mode);
                     for pass in crate::passes::all() {
                         if let Some(cmd) = build_mesh_draw_command(pass, &batch, device, materials, pipelines)? {
                             out.push((pass, cmd, batch.lod_index));
                         }
                     }
                 }
-                Ok((out, used))
+                Ok((out, used, material_flags))
             })
             .collect();
         for (&slot, commands) in slots.iter().zip(built) {
             let commands = match commands {
-                Ok((c, used)) => {
+                Ok((c, used, material_flags)) => {
                     for &m in &used {
                         self.material_users.entry(m).or_default().insert(slot);
                     }
-                    self.infos[slot as usize].as_mut().expect("live slot").materials = used;
+                    let info = self.infos[slot as usize].as_mut().expect("live slot");
+                    info.materials = used;
+                    // The materials' relevance replaces the last caching's.
+                    let f = &mut self.flags[slot as usize];
+                    *f = (*f & !MATERIAL_FLAGS) | (info.declared & MATERIAL_FLAGS) | material_flags;
                     c
                 }
                 Err(e) => {
@@ -766,6 +795,56 @@ impl Scene {
         self.chunks[slot as usize / CULL_CHUNK].loose = true;
         self.free.push(slot);
         self.counters.proxies_removed += 1;
+    }
+
+    /// Asks `slot`'s proxy for its relevance again (after an update it
+    /// took): the flags follow, the dynamic count too, and a primitive that
+    /// enters or leaves the cached path has its commands rebuilt.
+    fn refresh_relevance(&mut self, slot: u32, device: &Device, pipelines: &PipelineLibrary) {
+        let Some(info) = self.infos[slot as usize].as_mut() else { return };
+        let declared = declared_relevance(&*info.proxy);
+        let old = std::mem::replace(&mut info.declared, declared);
+        if old == declared {
+            return;
+        }
+        let f = &mut self.flags[slot as usize];
+        let materials = if *f & flags::STATIC != 0 { *f & MATERIAL_FLAGS } else { 0 };
+        let was = *f;
+        *f = (*f & !RELEVANCE_FLAGS) | declared | materials;
+        let now = *f;
+        if (was ^ now) & flags::DYNAMIC != 0 {
+            if now & flags::DYNAMIC != 0 {
+                self.dynamic_primitives += 1;
+            } else {
+                self.dynamic_primitives -= 1;
+            }
+        }
+        if (was ^ now) & flags::STATIC != 0 {
+            self.uncache(slot);
+            self.cache_slots(&[slot], device, pipelines);
+        }
+    }
+
+    fn settings_now(&mut self, id: PrimitiveId, settings: PrimitiveRenderSettings) {
+        let Some(&slot) = self.ids.get(&id) else {
+            self.failed(format!("render settings of {id:?}: {}", RendererError::UnknownPrimitive(id)));
+            return;
+        };
+        let slot = slot as usize;
+        self.draw_distances[slot] = (settings.min_draw_distance, settings.max_draw_distance);
+        self.sort_priority[slot] = settings.translucency_sort_priority;
+        if settings.has_draw_distance() {
+            self.flags[slot] |= flags::DRAW_DISTANCE;
+        } else {
+            self.flags[slot] &= !flags::DRAW_DISTANCE;
+        }
+    }
+
+    /// The translucency sort key of `slot` seen from `origin`
+    /// ([`crate::mesh_pass::translucency_key`]: its sort priority, then
+    /// the distance to its bounds' centre).
+    pub(crate) fn translucency_sort_key(&self, slot: PrimitiveSlot, origin: glam::Vec3) -> u64 {
+        translucency_key(self.sort_priority[slot.index()], self.spheres[slot.index()].truncate().distance(origin))
     }
 
     fn transform_now(&mut self, id: PrimitiveId, m: Mat4, device: &Device, pipelines: &PipelineLibrary) {
@@ -866,7 +945,21 @@ impl Scene {
     }
 }
 
-fn dummy_view() -> SceneView {
+/// The relevance flags a proxy gives of itself: what it gives any view —
+/// a proxy whose answer depends on the view is asked again per view every
+/// frame ([`PrimitiveSceneProxy::view_dependent_relevance`]).
+fn declared_relevance(proxy: &dyn PrimitiveSceneProxy) -> u32 {
+    let f = relevance_flags(&proxy.view_relevance(&any_view()));
+    // Whether such a proxy is drawn is decided per view, while culling:
+    // culling must reach it.
+    if proxy.view_dependent_relevance() {
+        f | flags::DRAW
+    } else {
+        f
+    }
+}
+
+fn any_view() -> SceneView {
     SceneView::perspective(glam::Vec3::ZERO, glam::Vec3::X, glam::Vec3::Z, 1.0, 0.1, 10.0, rhi_vulkan::Rect::from_size(1, 1))
         .expect("valid dummy view")
 }

@@ -15,6 +15,7 @@
 //! visible, and its result is the same either way (a box contains its
 //! chunk's spheres).
 
+use super::relevance::{relevance_flags, MATERIAL_FLAGS, RELEVANCE_FLAGS};
 use super::scene::{flags, Scene, CULL_CHUNK};
 use crate::math::Frustum;
 use crate::mesh_pass::PrimitiveSlot;
@@ -31,6 +32,9 @@ pub(crate) struct ViewVisibility {
     pub lods: Vec<u8>,
     /// Chunks skipped on their box alone.
     pub chunks_skipped: u32,
+    /// The relevance flags of the visible primitives, ORed (the view's
+    /// relevance, `super::relevance`): which passes the view sets up.
+    pub relevance: u32,
 }
 
 /// Culls every primitive whose flags contain `require` against `frustum`
@@ -71,16 +75,21 @@ pub(crate) fn compute_visibility(
                 continue;
             }
             let mut lod = 0u8;
+            let mut relevance = f;
             if let Some(view) = view {
-                // The per-primitive limit is read only for primitives that
-                // have one (most have none: an array less to stream).
-                let limit = if f & flags::DRAW_DISTANCE != 0 { scene.max_draw_distance[i] } else { 0.0 };
-                let view_limit = view.max_draw_distance;
-                if limit > 0.0 || view_limit > 0.0 {
-                    let d = center.distance(view.origin) - s.w;
-                    if (limit > 0.0 && d > limit) || (view_limit > 0.0 && d > view_limit) {
+                if f & flags::VIEW_RELEVANCE != 0 {
+                    // Asked again for this view, this frame.
+                    let Some(r) = scene.proxy_at(i as u32).map(|p| p.view_relevance(view)) else { continue };
+                    if !r.draw {
                         continue;
                     }
+                    relevance = (f & MATERIAL_FLAGS) | relevance_flags(&r);
+                }
+                // The per-primitive limits are read only for primitives
+                // that have one (most have none: an array less to stream).
+                let (min, max) = if f & flags::DRAW_DISTANCE != 0 { scene.draw_distances[i] } else { (0.0, 0.0) };
+                if !within_draw_distances(center.distance(view.origin), s.w, min, max, view.max_draw_distance) {
+                    continue;
                 }
                 if f & flags::MULTI_LOD != 0 {
                     let size = view.screen_size(center, s.w);
@@ -91,6 +100,7 @@ pub(crate) fn compute_visibility(
             }
             out.visible.push(PrimitiveSlot(i as u32));
             out.lods.push(lod);
+            out.relevance |= relevance & RELEVANCE_FLAGS;
         }
         out
     };
@@ -105,8 +115,18 @@ pub(crate) fn compute_visibility(
         out.visible.extend_from_slice(&c.visible);
         out.lods.extend_from_slice(&c.lods);
         out.chunks_skipped += c.chunks_skipped;
+        out.relevance |= c.relevance;
     }
     out
+}
+
+/// Whether a primitive whose bounding sphere (of `radius`) has its centre
+/// `distance` from a view is drawn in it: not closer than its `min` draw
+/// distance (to the centre, as UE measures it), not farther than its `max`
+/// or the view's limit (to the sphere). A limit of 0 is none.
+fn within_draw_distances(distance: f32, radius: f32, min: f32, max: f32, view_max: f32) -> bool {
+    let beyond = |limit: f32| limit > 0.0 && distance - radius > limit;
+    !(distance < min || beyond(max) || beyond(view_max))
 }
 
 #[cfg(test)]
@@ -136,8 +156,13 @@ mod tests {
                 2 => 0,
                 _ => flags::VALID | flags::DRAW | flags::STATIC,
             };
-            let limit = if i % 5 == 0 { 60.0 } else { 0.0 };
-            scene.push_culling_slot(center.extend(0.5 + next()), f, limit);
+            let limits = match i % 5 {
+                0 => (0.0, 60.0),
+                1 => (40.0, 0.0),
+                2 => (20.0, 90.0),
+                _ => (0.0, 0.0),
+            };
+            scene.push_culling_slot(center.extend(0.5 + next()), f, limits);
         }
         scene
     }
@@ -161,11 +186,13 @@ mod tests {
         (0..scene.slot_count())
             .filter(|&i| {
                 let s = scene.spheres[i];
-                let d = s.truncate().distance(v.origin) - s.w;
-                let limit = scene.max_draw_distance[i];
+                let centre = s.truncate().distance(v.origin);
+                let d = centre - s.w;
+                let (min, max) = scene.draw_distances[i];
                 scene.flags[i] & need == need
                     && frustum.intersects_sphere(s.truncate(), s.w)
-                    && !(limit > 0.0 && d > limit)
+                    && centre >= min
+                    && !(max > 0.0 && d > max)
                     && !(v.max_draw_distance > 0.0 && d > v.max_draw_distance)
             })
             .map(|i| PrimitiveSlot(i as u32))
@@ -180,7 +207,7 @@ mod tests {
         let side = 200u32;
         for i in 0..side * side {
             let (x, y) = ((i % side) as f32 - 100.0, (i / side) as f32 - 100.0);
-            scene.push_culling_slot(Vec4::new(x * 2.0, y * 2.0, 0.0, 0.8), flags::VALID | flags::DRAW, 0.0);
+            scene.push_culling_slot(Vec4::new(x * 2.0, y * 2.0, 0.0, 0.8), flags::VALID | flags::DRAW, (0.0, 0.0));
         }
         let narrow = SceneView::perspective(
             Vec3::new(0.0, -150.0, 20.0),
@@ -252,10 +279,12 @@ mod tests {
                 .filter(|&i| {
                     let need = require | flags::VALID;
                     let s = scene.spheres[i];
-                    let limit = scene.max_draw_distance[i];
+                    let (min, max) = scene.draw_distances[i];
+                    let centre = s.truncate().distance(v.origin);
                     scene.flags[i] & need == need
                         && frustum.intersects_sphere(s.truncate(), s.w)
-                        && !(limit > 0.0 && s.truncate().distance(v.origin) - s.w > limit)
+                        && centre >= min
+                        && !(max > 0.0 && centre - s.w > max)
                 })
                 .map(|i| PrimitiveSlot(i as u32))
                 .collect();
