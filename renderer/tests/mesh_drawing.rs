@@ -575,3 +575,61 @@ fn a_proxy_recreated_in_one_batch_keeps_its_meshs_gpu_buffers() {
     assert_eq!(counts(&mut rt).pending_deletions, before.pending_deletions + 2, "vertex and index buffers retired");
     assert_clean(&mut rt);
 }
+
+/// UE's position-only streams: the depth-only passes draw opaque local
+/// geometry through the factory's position-only variant, binding stream 0
+/// alone; the base pass and masked depth draws keep every stream.
+#[test]
+fn depth_only_passes_bind_the_position_stream_alone_for_opaque_batches() {
+    let mut rt = render_thread(RenderThreadMode::Threaded);
+    let masked = rt.create_material(Material::colored(Vec4::ONE).with_blend(BlendMode::Masked)).unwrap();
+    let mesh = cube_mesh();
+    mesh_streams_checked(&mut rt, mesh, masked);
+    // The depth the position-only draws write is the depth the base pass
+    // tests its full-stream vertices against (`LessEqual`): the image is
+    // the one the same cubes give with a masked material that keeps every
+    // texel (whose depth draws read every stream to discard).
+    let render = |masked: bool| {
+        let mut rt = render_thread(RenderThreadMode::Threaded);
+        let red = Material::colored(Vec4::new(0.9, 0.1, 0.1, 1.0));
+        let m = rt.create_material(if masked { red.with_blend(BlendMode::Masked) } else { red }).unwrap();
+        sun(&mut rt, true);
+        cube_grid(&mut rt, 9, &[m], 2.0);
+        let (stats, img) = frame(&mut rt, &family(vec![top_view(12.0)]));
+        assert_eq!(stats.pass(MeshPass::DepthPrepass).instances, 9);
+        assert_clean(&mut rt);
+        img
+    };
+    let (opaque, masked) = (render(false), render(true));
+    let red = (0..H).flat_map(|y| (0..W).map(move |x| (x, y))).filter(|&(x, y)| opaque.pixel(x, y)[0] > 100).count();
+    assert!(red > 500, "nine lit cube tops: {red} red pixels");
+    assert_images_equal(&opaque, &masked, "position-only depth vs full-stream depth");
+    assert_clean(&mut rt);
+}
+
+fn mesh_streams_checked(rt: &mut RenderThread, mesh: Arc<StaticMeshRenderData>, masked: MaterialId) {
+    rt.with_context(move |ctx| {
+        mesh.init_gpu(&ctx.device).unwrap();
+        let mut batches = Vec::new();
+        StaticMeshSceneProxy::new(mesh.clone(), vec![MaterialId::DEFAULT]).draw_static_elements(&mut batches);
+        let opaque = batches.remove(0);
+        let masked = MeshBatch { material: masked, ..opaque.clone() };
+        let pipelines = renderer::mesh_pass::PipelineLibrary::default();
+        let build = |pass, batch: &MeshBatch| {
+            renderer::mesh_pass::build_mesh_draw_command(pass, batch, &ctx.device, &ctx.scene.materials, &pipelines).unwrap().unwrap()
+        };
+        for pass in [MeshPass::DepthPrepass, MeshPass::ShadowDepth] {
+            let c = build(pass, &opaque);
+            assert_eq!(c.streams[0], opaque.streams[0], "{pass:?}: the position stream");
+            assert!(c.streams[1..].iter().all(Option::is_none), "{pass:?}: nothing else bound");
+            assert_eq!(c.id_stream_slot, Some(1), "{pass:?}: the id stream right after it");
+            let m = build(pass, &masked);
+            assert_eq!((m.streams, m.id_stream_slot), (opaque.streams, Some(4)), "{pass:?}: masked reads UVs to discard");
+        }
+        let base = build(MeshPass::Base, &opaque);
+        assert_eq!((base.streams, base.id_stream_slot), (opaque.streams, Some(4)));
+        pipelines.invalidate(&ctx.device);
+        mesh.release_gpu(&ctx.device);
+    })
+    .unwrap();
+}

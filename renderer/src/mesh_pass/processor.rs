@@ -6,6 +6,7 @@
 use super::{MeshBatch, MeshDrawCommand, MeshPass, PassPipelineKey, PipelineLibrary};
 use crate::material::{BlendMode, MaterialId, MaterialRegistry};
 use crate::passes::PassMaterial;
+use crate::vertex_factory::MAX_VERTEX_STREAMS;
 use rhi_vulkan::{Device, Result};
 
 /// Builds `batch`'s command for `pass`, or `None` when the pass filters it out.
@@ -32,19 +33,26 @@ pub fn build_mesh_draw_command(
     } else {
         (material.id.slot(), material.shader, blend, material.bindings)
     };
+    // Opaque depth-only draws fetch positions alone where the factory can
+    // (the default material, no fragment stage: nothing else is read).
+    let position_only = if desc.position_only && default_material { batch.vertex_factory.position_only() } else { None };
+    let (vertex_factory, streams) = match position_only {
+        Some(vf) => (vf, position_stream_only(&batch.streams)),
+        None => (batch.vertex_factory, batch.streams),
+    };
     let key = PassPipelineKey {
         pass,
-        vertex_factory: batch.vertex_factory.name(),
+        vertex_factory: vertex_factory.name(),
         material_shader: shader_id,
         blend: key_blend,
         two_sided: material.two_sided,
         reverse_culling: batch.reverse_culling,
     };
-    let (pipeline, push_constants) = pipelines.get(device, key, batch.vertex_factory, materials)?;
-    let id_stream_slot = batch.vertex_factory.primitive_id_location().map(|_| batch.vertex_factory.streams().len() as u32);
+    let (pipeline, push_constants) = pipelines.get(device, key, vertex_factory, materials)?;
+    let id_stream_slot = vertex_factory.primitive_id_location().map(|_| vertex_factory.streams().len() as u32);
     Ok(Some(MeshDrawCommand {
         pipeline,
-        streams: batch.streams,
+        streams,
         id_stream_slot,
         element: batch.element,
         material_index,
@@ -52,4 +60,13 @@ pub fn build_mesh_draw_command(
         vertex_factory_bindings: batch.vertex_factory_bindings,
         push_constants,
     }))
+}
+
+/// A batch's streams with only stream 0 (the positions) kept.
+fn position_stream_only(
+    streams: &[Option<(rhi_vulkan::BufferHandle, u64)>; MAX_VERTEX_STREAMS],
+) -> [Option<(rhi_vulkan::BufferHandle, u64)>; MAX_VERTEX_STREAMS] {
+    let mut only = [None; MAX_VERTEX_STREAMS];
+    only[0] = streams[0];
+    only
 }

@@ -18,6 +18,7 @@ pub static BASE: PassDesc = PassDesc {
     masked_shader: BASE_WGSL,
     fragment: PassFragment::Always,
     depth: PassDepth { write: false, compare: CompareOp::LessEqual, bias: None },
+    position_only: false,
     blend: PassBlend::None,
     cull_none: false,
     polygon_mode: PolygonMode::Fill,

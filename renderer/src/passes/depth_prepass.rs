@@ -19,6 +19,7 @@ pub static DEPTH_PREPASS: PassDesc = PassDesc {
     masked_shader: DEPTH_MASKED_WGSL,
     fragment: PassFragment::MaskedOnly,
     depth: PassDepth { write: true, compare: CompareOp::LessEqual, bias: None },
+    position_only: true,
     blend: PassBlend::None,
     cull_none: false,
     polygon_mode: PolygonMode::Fill,

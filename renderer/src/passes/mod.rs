@@ -68,6 +68,11 @@ pub struct PassDesc {
     pub fragment: PassFragment,
     /// The depth test and write.
     pub depth: PassDepth,
+    /// Opaque batches draw through their vertex factory's position-only
+    /// variant ([`crate::VertexFactoryType::position_only`]) with the
+    /// position stream alone: for passes that want nothing but depth (the
+    /// depth prepass and shadow depth; UE's position-only depth passes).
+    pub position_only: bool,
     /// The colour blending.
     pub blend: PassBlend,
     /// Faces are never culled (otherwise back faces are, unless the

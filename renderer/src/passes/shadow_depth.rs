@@ -17,6 +17,7 @@ pub static SHADOW_DEPTH: PassDesc = PassDesc {
     masked_shader: DEPTH_MASKED_WGSL,
     fragment: PassFragment::MaskedOnly,
     depth: PassDepth { write: true, compare: CompareOp::LessEqual, bias: Some((1, 1.5)) },
+    position_only: true,
     blend: PassBlend::None,
     cull_none: false,
     polygon_mode: PolygonMode::Fill,

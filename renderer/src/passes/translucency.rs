@@ -17,6 +17,7 @@ pub static TRANSLUCENCY: PassDesc = PassDesc {
     masked_shader: BASE_WGSL,
     fragment: PassFragment::Always,
     depth: PassDepth { write: false, compare: CompareOp::LessEqual, bias: None },
+    position_only: false,
     blend: PassBlend::ByMaterial,
     cull_none: false,
     polygon_mode: PolygonMode::Fill,

@@ -18,6 +18,7 @@ pub static WIREFRAME: PassDesc = PassDesc {
     masked_shader: WIREFRAME_WGSL,
     fragment: PassFragment::Always,
     depth: PassDepth { write: false, compare: CompareOp::Always, bias: None },
+    position_only: false,
     blend: PassBlend::None,
     cull_none: true,
     polygon_mode: PolygonMode::Line,

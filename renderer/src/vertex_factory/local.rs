@@ -4,6 +4,15 @@
 //! sign in w, normal; 32 B); 2 color (RGBA8); 3 UV0..UV3 (32 B, the shader
 //! reaches materials as `uv0`..`uv3`); then the renderer's primitive-id
 //! stream (one `u32` per instance).
+//!
+//! Positions are a stream of their own, not interleaved with the other
+//! attributes, so the depth-only passes bind them alone through the
+//! position-only variant ([`LocalPositionOnlyVertexFactory`], UE's
+//! position-only stream). Static meshes and procedural sections keep each
+//! stream in a region of its own of one buffer ([`LocalVertexFactory::pack`],
+//! procmesh's `StreamLayout`), and a Vulkan vertex binding is a buffer and an
+//! offset: bound alone, the position region is to the GPU what UE's separate
+//! position buffer is, without a second allocation per mesh.
 
 use super::VertexFactoryType;
 use rhi_vulkan::{VertexAttribute, VertexBufferLayout, VertexFormat, VertexStepMode};
@@ -126,6 +135,36 @@ impl VertexFactoryType for LocalVertexFactory {
 
     fn primitive_id_location(&self) -> Option<u32> {
         Some(8)
+    }
+
+    fn position_only(&self) -> Option<&'static dyn VertexFactoryType> {
+        Some(&LOCAL_POSITION_ONLY_VERTEX_FACTORY)
+    }
+}
+
+/// The local factory's position-only variant (UE's position-only stream):
+/// stream 0 (positions) and the id stream, for the depth-only passes of
+/// opaque static meshes and procedural sections.
+pub struct LocalPositionOnlyVertexFactory;
+
+/// The one instance ([`LocalVertexFactory`]'s `position_only`).
+pub static LOCAL_POSITION_ONLY_VERTEX_FACTORY: LocalPositionOnlyVertexFactory = LocalPositionOnlyVertexFactory;
+
+impl VertexFactoryType for LocalPositionOnlyVertexFactory {
+    fn name(&self) -> &'static str {
+        "local_position_only"
+    }
+
+    fn wgsl(&self) -> &'static str {
+        include_str!("../../shaders/local_vf_position_only.inc.wgsl")
+    }
+
+    fn streams(&self) -> Vec<VertexBufferLayout> {
+        vec![LocalVertexFactory::position_stream()]
+    }
+
+    fn primitive_id_location(&self) -> Option<u32> {
+        Some(1)
     }
 }
 

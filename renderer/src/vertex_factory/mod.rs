@@ -35,7 +35,10 @@
 
 mod local;
 
-pub use local::{put_position_and_basis, stream_offsets, LocalVertex, LocalVertexFactory, LOCAL_VERTEX_FACTORY};
+pub use local::{
+    put_position_and_basis, stream_offsets, LocalPositionOnlyVertexFactory, LocalVertex, LocalVertexFactory,
+    LOCAL_POSITION_ONLY_VERTEX_FACTORY, LOCAL_VERTEX_FACTORY,
+};
 
 use rhi_vulkan::VertexBufferLayout;
 
@@ -61,6 +64,17 @@ pub trait VertexFactoryType: Send + Sync + 'static {
     /// renderer's per-instance id stream (draws of this factory can merge);
     /// `None` when it reads it from the draw's push constants.
     fn primitive_id_location(&self) -> Option<u32>;
+
+    /// The factory's position-only variant (UE's position-only vertex
+    /// stream), if it has one: the same geometry read from this factory's
+    /// stream 0 alone (its only stream, plus the id stream), which passes
+    /// that want nothing but depth ([`crate::passes::PassDesc::position_only`])
+    /// use for opaque batches — they bind one stream and fetch 12 bytes a
+    /// vertex instead of every attribute. It must place vertices exactly as
+    /// this factory does. Default: none (the full factory is used).
+    fn position_only(&self) -> Option<&'static dyn VertexFactoryType> {
+        None
+    }
 }
 
 impl std::fmt::Debug for dyn VertexFactoryType {
