@@ -498,8 +498,8 @@ impl World {
     }
 
     /// Sets the distances between which the primitive is drawn in a view
-    /// (UE's MinDrawDistance and MaxDrawDistance, 0: no limit): finite,
-    /// >= 0, the minimum below a maximum that is set, or
+    /// (UE's MinDrawDistance and MaxDrawDistance, 0: no limit): both finite
+    /// and not negative, the minimum below a maximum that is set, or
     /// [`EngineError::InvalidRenderSettings`] and nothing changes. Sent to
     /// the scene at the end of the frame without recreating the proxy.
     pub fn set_draw_distances(&mut self, id: ComponentId, min: f32, max: f32) -> Result<()> {
