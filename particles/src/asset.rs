@@ -151,12 +151,20 @@ pub struct RequiredModule {
     /// when its loops are done and its last particle has died.
     #[serde(default)]
     pub emitter_loops: u32,
-    /// Seconds after the emitter starts (or restarts) before its first loop
-    /// begins: nothing spawns before. Applies once, not before every loop
-    /// (UE's `EmitterDelay` with `bDelayFirstLoopOnly`). Default 0; finite
-    /// and in `[0, MAX_EMITTER_DELAY]`.
+    /// Seconds without spawning before the first loop (UE's
+    /// `EmitterDelay`), or before every loop when
+    /// [`Self::delay_first_loop_only`] is false. Default 0; finite and in
+    /// `[0, MAX_EMITTER_DELAY]`.
     #[serde(default)]
     pub emitter_delay: f32,
+    /// Whether [`Self::emitter_delay`] comes only once, after the emitter
+    /// starts (or restarts), or before each loop (UE's
+    /// `bDelayFirstLoopOnly`). Default true, what assets without the field
+    /// always did. With false, loop `k` spawns during emitter time
+    /// `[k·(delay + duration) + delay, (k + 1)·(delay + duration))`, and
+    /// `emitter_loops` loops end at `loops × (delay + duration)`.
+    #[serde(default = "default_true")]
+    pub delay_first_loop_only: bool,
     /// Simulate in the system's local space (UE's `bUseLocalSpace`): live
     /// particles move with the system's transform, and positions,
     /// velocities, acceleration, kill volumes and the ground plane are in
@@ -179,15 +187,26 @@ pub struct RequiredModule {
     /// module gives it.
     #[serde(default)]
     pub sub_uv_interpolation: SubUvInterpolation,
+    /// How many times a particle with a random sub-image (a
+    /// `sub_image_index` module with a `uniform` range) picks a new one over
+    /// its life (UE's `RandomImageChanges`): its life is cut into
+    /// `random_image_changes + 1` equal parts, each with its own draw.
+    /// Default 0: one image for the whole life. At most
+    /// [`MAX_RANDOM_IMAGE_CHANGES`]; more than 0 needs such a module.
+    #[serde(default)]
+    pub random_image_changes: u32,
 }
 
 /// The longest [`RequiredModule::emitter_delay`], in seconds (a day).
 pub const MAX_EMITTER_DELAY: f32 = 86_400.0;
 
+/// The most [`RequiredModule::random_image_changes`].
+pub const MAX_RANDOM_IMAGE_CHANGES: u32 = 1024;
+
 impl RequiredModule {
     /// Required settings with the given material, blending, alignment, sort
     /// mode and capacity, and every other field at its default (a 1 s loop
-    /// repeating forever, no delay, world space, no sub-UV).
+    /// repeating forever, no delay (once, if set), world space, no sub-UV).
     pub fn new(material: &str, blend_mode: BlendMode, screen_alignment: ScreenAlignment, sort_mode: SortMode, max_particles: u32) -> Self {
         RequiredModule {
             material: material.into(),
@@ -198,10 +217,12 @@ impl RequiredModule {
             emitter_duration: default_duration(),
             emitter_loops: 0,
             emitter_delay: 0.0,
+            delay_first_loop_only: true,
             use_local_space: false,
             sub_images_horizontal: 1,
             sub_images_vertical: 1,
             sub_uv_interpolation: SubUvInterpolation::None,
+            random_image_changes: 0,
         }
     }
 
@@ -211,15 +232,36 @@ impl RequiredModule {
     }
 }
 
-/// A burst: `count` particles at once, `time` seconds into each loop.
+/// A burst: `count` particles at once, `time` seconds into each loop, or
+/// a random count in `[count_low, count]` when `count_low` is given.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Burst {
     /// Seconds into the loop, in `[0, emitter_duration)`.
     pub time: f32,
     /// Particles to spawn, in `1..=MAX_PARTICLES_LIMIT` (those past the
-    /// emitter's free capacity are dropped).
+    /// emitter's free capacity are dropped); with `count_low`, the most.
     pub count: u32,
+    /// The fewest particles (UE's `CountLow`, which is unused when
+    /// negative): each time the burst fires it spawns a count drawn
+    /// uniformly from `count_low..=count` (from the emitter's random
+    /// stream, so the same seed gives the same counts), before the burst
+    /// scale multiplies it. In `0..=count`. Default none: always `count`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub count_low: Option<u32>,
+}
+
+impl Burst {
+    /// `count` particles `time` seconds into each loop.
+    pub fn new(time: f32, count: u32) -> Self {
+        Burst { time, count, count_low: None }
+    }
+
+    /// Between `low` and `high` particles (both included), drawn each
+    /// time, `time` seconds into each loop.
+    pub fn random(time: f32, low: u32, high: u32) -> Self {
+        Burst { time, count: high, count_low: Some(low) }
+    }
 }
 
 /// Continuous spawning and bursts. Several spawn modules add up.
@@ -354,8 +396,13 @@ pub enum Module {
     /// Size = initial size × this, at the particle's relative time.
     SizeOverLife(Distribution<Vec2>),
     /// The sprite-sheet image a particle shows (UE's SubUV module's
-    /// `SubImageIndex`): a constant or a curve over the particle's relative
-    /// time, ≥ 0, clamped to the sheet's last image. Needs the required
+    /// `SubImageIndex`), ≥ 0, clamped to the sheet's last image: a constant
+    /// or a curve over the particle's relative time, or a `uniform` range,
+    /// from which each particle draws its index once at spawn (kept for
+    /// its life, or redrawn [`RequiredModule::random_image_changes`] times;
+    /// UE's random sub-UV). A drawn index `i` shows as a constant `i`
+    /// would, so `{"uniform": {"min": 0, "max": n}}` with `linear` shows
+    /// each image of an `n`-image sheet equally often. Needs the required
     /// module's `sub_uv_interpolation` to be `linear` or `linear_blend`;
     /// without this module the index runs from 0 to the image count over
     /// each particle's life.
@@ -523,7 +570,7 @@ mod tests {
         let e = s.validate().unwrap_err();
         assert_eq!(e.field_path(), Some("emitters[0].modules[2].color_over_life.uniform"));
         s.emitters[0].modules.pop();
-        s.emitters[0].modules[0] = Module::Spawn(SpawnModule::new(1.0, vec![Burst { time: 1.0, count: 3 }]));
+        s.emitters[0].modules[0] = Module::Spawn(SpawnModule::new(1.0, vec![Burst::new(1.0, 3)]));
         let e = s.validate().unwrap_err();
         assert_eq!(e.field_path(), Some("emitters[0].modules[0].spawn.bursts[0].time"));
     }

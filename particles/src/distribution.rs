@@ -15,7 +15,9 @@
 //!   a [`CurveLut`] with [`LUT_SIZE`] samples and read with one lerp,
 //!   without branches or key searches (UE bakes its distributions into
 //!   lookup tables for the same reason). A uniform range has no meaning over
-//!   a particle's life and is rejected by validation.
+//!   a particle's life and is rejected by validation, except in the
+//!   sub-image index, where each particle draws from it at spawn
+//!   ([`crate::SubUv`]'s random index).
 //!
 //! Curves are piecewise linear over keys whose times lie in `[0, 1]` and
 //! strictly increase; before the first key and after the last the curve holds

@@ -22,7 +22,12 @@
 //! Positions in a snapshot are always in world space: a local-space
 //! emitter's are carried there by the system transform as they are copied
 //! (a transform instead of a `memcpy` for its two position arrays), so the
-//! render thread, sorting and bounds need not know about local space.
+//! render thread, sorting and bounds need not know about local space. Its
+//! sprite sizes follow the transform's scale: the snapshot carries the
+//! factor ([`EmitterDynamicData::size_scale`], from
+//! [`EmitterInstance::sprite_size_scale`]) and the sprite conversion
+//! multiplies each current size by it (before a square sprite takes its
+//! width as its height).
 
 use glam::{Affine3A, Vec2, Vec3, Vec4};
 
@@ -66,6 +71,13 @@ pub struct EmitterDynamicData {
     /// Which sprite-sheet image each particle shows, from its relative
     /// time ([`SubUv::OFF`]: the whole texture).
     pub sub_uv: SubUv,
+    /// Each particle's random sub-image seed when `sub_uv` draws its index
+    /// at random ([`SubUv::is_random`]); otherwise empty (every seed 0).
+    pub sub_image_seeds: Vec<u32>,
+    /// Multiplies every current size (width, height): the system
+    /// transform's scale for a local-space emitter, else 1 × 1
+    /// ([`EmitterInstance::sprite_size_scale`]).
+    pub size_scale: Vec2,
 }
 
 impl EmitterDynamicData {
@@ -86,6 +98,8 @@ impl EmitterDynamicData {
             color_over_life: OverLife::Off,
             relative_times: Vec::new(),
             sub_uv: SubUv::OFF,
+            sub_image_seeds: Vec::new(),
+            size_scale: Vec2::ONE,
         };
         data.copy_particles(emitter);
         data
@@ -121,6 +135,8 @@ impl EmitterDynamicData {
             color_over_life: OverLife::Off,
             relative_times,
             sub_uv: SubUv::OFF,
+            sub_image_seeds: Vec::new(),
+            size_scale: Vec2::ONE,
         }
     }
 
@@ -177,12 +193,20 @@ impl EmitterDynamicData {
         self.size_over_life.clone_from(sizes);
         self.color_over_life.clone_from(colors);
         self.sub_uv.clone_from(emitter.sub_uv());
+        copy_if(self.sub_uv.is_random(), &mut self.sub_image_seeds, p.sub_image_seeds());
+        self.size_scale = emitter.sprite_size_scale();
     }
 
-    /// Particle `i`'s current size. Panics if `i >= len()`.
+    /// Particle `i`'s current size as drawn (times [`Self::size_scale`]).
+    /// Panics if `i >= len()`.
     pub fn size(&self, i: usize) -> Vec2 {
         let base = self.base_sizes.get(i).copied().unwrap_or(Vec2::ONE);
-        self.size_over_life.at(base, self.relative_times[i])
+        self.size_over_life.at(base, self.relative_times[i]) * self.size_scale
+    }
+
+    /// Particle `i`'s sub-image seed (0 when the index is not random).
+    pub fn sub_image_seed(&self, i: usize) -> u32 {
+        self.sub_image_seeds.get(i).copied().unwrap_or(0)
     }
 
     /// Particle `i`'s current colour. Panics if `i >= len()`.
@@ -245,7 +269,7 @@ pub struct ParticleSpriteVertex {
     pub color: [f32; 4],
     /// Relative time in `[0, 1)`.
     pub relative_time: f32,
-    /// Sprite-sheet image ([`SubUv::vertex_index`]): 0 without sub-UV, a
+    /// Sprite-sheet image ([`SubUv::vertex_index_of`]): 0 without sub-UV, a
     /// whole image number for `linear`, image plus blend weight for
     /// `linear_blend`.
     pub sub_image_index: f32,
@@ -375,7 +399,7 @@ fn write_vertices(data: &EmitterDynamicData, out: &mut Vec<ParticleSpriteVertex>
     struct Writer<'a, const SQUARE: bool>(&'a EmitterDynamicData, &'a mut Vec<ParticleSpriteVertex>);
     impl<const SQUARE: bool> WithIndex for Writer<'_, SQUARE> {
         type Out = ();
-        fn run(self, index: impl Fn(f32) -> f32) {
+        fn run(self, index: impl Fn(f32, u32) -> f32) {
             write_vertices_as::<SQUARE>(self.0, self.1, index);
         }
     }
@@ -390,14 +414,21 @@ fn write_vertices(data: &EmitterDynamicData, out: &mut Vec<ParticleSpriteVertex>
 /// `sub_image` its particles' sub-image index (monomorphised over both: an
 /// emitter without them pays nothing for them).
 #[inline(always)]
-fn write_vertices_as<const SQUARE: bool>(data: &EmitterDynamicData, out: &mut Vec<ParticleSpriteVertex>, sub_image: impl Fn(f32) -> f32) {
+fn write_vertices_as<const SQUARE: bool>(
+    data: &EmitterDynamicData,
+    out: &mut Vec<ParticleSpriteVertex>,
+    sub_image: impl Fn(f32, u32) -> f32,
+) {
     let (size_base, color_base) = (data.size_over_life.reads_base(), data.color_over_life.reads_base());
     let alignment = alignment_code(data.screen_alignment) + data.sub_uv.grid_code();
+    // A hand-built snapshot may lack the seeds: then every seed is 0.
+    let seeded = data.sub_image_seeds.len() == data.len();
     let vertex = |i: usize| {
         let t = data.relative_times[i];
         let size = if size_base { data.base_sizes[i] } else { Vec2::ONE };
         let color = if color_base { data.base_colors[i] } else { Vec4::ONE };
-        let mut size = data.size_over_life.at(size, t);
+        let seed = if seeded { data.sub_image_seeds[i] } else { 0 };
+        let mut size = data.size_over_life.at(size, t) * data.size_scale;
         if SQUARE {
             size.y = size.x;
         }
@@ -408,7 +439,7 @@ fn write_vertices_as<const SQUARE: bool>(data: &EmitterDynamicData, out: &mut Ve
             rotation: data.rotations[i],
             color: data.color_over_life.at(color, t).to_array(),
             relative_time: t,
-            sub_image_index: sub_image(t),
+            sub_image_index: sub_image(t, seed),
             alignment,
         }
     };

@@ -9,9 +9,10 @@
 //! tick(dt), frame window [t0, t0 + dt)
 //!   1. update   existing particles by dt, killing those whose relative
 //!               time reaches 1       (update.rs, kernel.rs: the hot loop)
-//!   2. spawn    within the part of the window past the emitter's delay and
-//!               before its last loop ends: bursts whose loop time falls in
-//!               it (counts × the burst scale at that loop time), then the
+//!   2. spawn    within the parts of the window past the emitter's delay
+//!               (or delays) and before its last loop ends: bursts whose
+//!               loop time falls in them (counts, drawn if random, × the
+//!               burst scale at that loop time), then the
 //!               rate's particles (rate × its scale at the window's middle
 //!               × the run-time rate scale); each is created at its exact
 //!               sub-frame time τ
@@ -30,7 +31,14 @@
 //! particles stay where they are when the system moves; a local-space one
 //! spawns and simulates in the system's frame, and its snapshot is carried
 //! to the world by the transform of the latest tick (or
-//! `ParticleSystemInstance::set_transform`).
+//! `ParticleSystemInstance::set_transform`), its sprite sizes scaled by
+//! that transform's scale ([`EmitterInstance::sprite_size_scale`]).
+//!
+//! Timing: the emitter's delay comes once, before the first loop, or
+//! before every loop (`delay_first_loop_only: false`); spawning runs on a
+//! *loop clock*, emitter time with the delays left out, on which loop `k`
+//! is `[k·duration, (k + 1)·duration)`. A random burst draws its count
+//! from the emitter's stream when it fires.
 //!
 //! Determinism: randomness is drawn only while spawning, in a fixed order
 //! from the emitter's own PCG stream, and the update is pure per particle.
@@ -121,7 +129,7 @@ impl CompiledEmitter {
             max_half_diagonal: 0.0,
             kill_volumes: Vec::new(),
             ground: None,
-            varying: Varying { rotation: true, rotation_rate: true, base_size: true, base_color: true, one_over_max_lifetime: true },
+            varying: Varying::ALL,
         };
         let (mut color_over_life, mut size_over_life, mut sub_image_index) = (None, None, None);
         for module in &asset.modules {
@@ -181,6 +189,7 @@ impl CompiledEmitter {
             base_size,
             base_color,
             one_over_max_lifetime: drawn(&self.lifetime),
+            sub_image_seed: self.sub_uv.is_random(),
         }
     }
 
@@ -199,25 +208,48 @@ impl CompiledEmitter {
         self.rates.iter().map(|(rate, scale)| scale.as_ref().map_or(*rate, |d| rate * f64::from(d.evaluate(loop_t)))).sum()
     }
 
-    /// Burst `b`'s particle count in this loop: its count times its
-    /// module's burst scale at the burst's time, rounded.
-    fn burst_count(&self, b: usize) -> usize {
+    /// Burst `b`'s particle count in this loop: its count (drawn from
+    /// `rng` in `count_low..=count` for a random burst) times its module's
+    /// burst scale at the burst's time, rounded.
+    fn burst_count(&self, b: usize, rng: &mut Rng) -> usize {
         let (burst, scale) = &self.bursts[b];
+        let count = match burst.count_low {
+            // Validation keeps low ≤ count ≤ MAX_PARTICLES_LIMIT.
+            Some(low) => low + rng.below((burst.count - low) as usize + 1) as u32,
+            None => burst.count,
+        };
         match scale {
-            None => burst.count as usize,
+            None => count as usize,
             Some(k) => {
                 let s = self.burst_scales[*k].evaluate(burst.time / self.required.emitter_duration);
-                (f64::from(burst.count) * f64::from(s)).round() as usize
+                (f64::from(count) * f64::from(s)).round() as usize
             }
         }
     }
 
-    /// End of the spawning window in loop seconds, counted from the end of
-    /// the delay (infinite when looping forever).
+    /// End of the spawning window on the loop clock (loop seconds, delays
+    /// left out; infinite when looping forever).
     fn active_end(&self) -> f64 {
         match self.required.emitter_loops {
             0 => f64::INFINITY,
             n => f64::from(self.required.emitter_duration) * f64::from(n),
+        }
+    }
+
+    /// Whether a delay comes before every loop (not only the first).
+    fn delays_every_loop(&self) -> bool {
+        !self.required.delay_first_loop_only && self.required.emitter_delay > 0.0
+    }
+
+    /// When spawning ends in emitter time (infinite when looping forever):
+    /// after the delay and the loops, or after every loop's delay and
+    /// itself.
+    fn spawn_end(&self) -> f64 {
+        let (delay, duration) = (f64::from(self.required.emitter_delay), f64::from(self.required.emitter_duration));
+        match self.required.emitter_loops {
+            0 => f64::INFINITY,
+            n if self.delays_every_loop() => f64::from(n) * (delay + duration),
+            n => delay + f64::from(n) * duration,
         }
     }
 }
@@ -367,10 +399,16 @@ impl EmitterInstance {
     }
 
     /// No live particles and no more will spawn (deactivated, or all loops
-    /// done after the delay).
+    /// done after the delay, or after each loop's delay).
     pub fn is_finished(&self) -> bool {
-        let delay = f64::from(self.compiled.required.emitter_delay);
-        self.particles.is_empty() && (!self.spawning || self.time - delay >= self.compiled.active_end())
+        let c = &self.compiled;
+        let done = if c.delays_every_loop() {
+            self.time >= c.spawn_end()
+        } else {
+            // The loop clock's test, as the spawning makes it.
+            self.time - f64::from(c.required.emitter_delay) >= c.active_end()
+        };
+        self.particles.is_empty() && (!self.spawning || done)
     }
 
     /// A world box holding every live sprite under any rotation, `None`
@@ -385,7 +423,25 @@ impl EmitterInstance {
             return crate::bounds::of_points_padded(self.particles.locations(), pad);
         }
         let world = crate::bounds::of_points_padded(self.particles.locations(), 0.0)?.transformed(&self.local_to_world);
+        // Sprites scaled by (sx, sy) have at most max(sx, sy) times the
+        // half-diagonal.
+        let pad = pad * self.sprite_size_scale().max_element();
         Some(Aabb::new(world.min - Vec3::splat(pad), world.max + Vec3::splat(pad)))
+    }
+
+    /// What this emitter's sprite sizes are multiplied by in the world:
+    /// 1 × 1 in world space; for a local-space emitter the scale of
+    /// [`Self::local_to_world`], per axis: the width by its X axis's
+    /// length, the height by its Y axis's (so a uniform scale `s` gives `s
+    /// × s`; a non-uniform one stretches the sprite like the system's X and
+    /// Y; the Z scale is not used). The snapshot applies it
+    /// ([`crate::EmitterDynamicData::size_scale`]).
+    pub fn sprite_size_scale(&self) -> Vec2 {
+        if !self.uses_local_space() {
+            return Vec2::ONE;
+        }
+        let m = &self.local_to_world.matrix3;
+        Vec2::new(m.x_axis.length(), m.y_axis.length())
     }
 
     /// Current sprite sizes: each particle's spawn size times the size over
@@ -441,11 +497,16 @@ impl EmitterInstance {
 
         // 2. Spawn, each particle advanced from its sub-frame birth time, at
         // most as many as there is free room (see `spawn_budget`), within
-        // the part of the tick past the delay (on the loop clock).
-        if let Some((start, window)) = self.spawn_window(t0, dt) {
+        // the parts of the tick past the delay (on the loop clock).
+        if self.spawning {
             let mut budget = self.spawn_budget();
-            self.spawn_bursts(start, window, &spawn_transform, &mut budget);
-            self.spawn_rate(start, window, &spawn_transform, budget);
+            if self.compiled.delays_every_loop() {
+                self.spawn_delayed_loops(t0, dt, &spawn_transform, &mut budget);
+            } else if let Some((start, window)) = self.spawn_window(t0, dt) {
+                let end = self.compiled.active_end();
+                self.spawn_bursts(start, window, 0.0, end, &spawn_transform, &mut budget);
+                self.spawn_rate(start, window, 0.0, end, &spawn_transform, &mut budget);
+            }
         }
         self.time = t0 + f64::from(dt);
 
@@ -458,13 +519,10 @@ impl EmitterInstance {
     }
 
     /// The spawning part of the tick `[t0, t0 + dt)` on the loop clock
-    /// (emitter time less the delay): its start and length, `None` when the
-    /// emitter is not spawning or the tick ends within the delay. Without a
-    /// delay it is the tick itself, bit for bit.
+    /// (emitter time less the delay, which comes once): its start and
+    /// length, `None` when the tick ends within the delay. Without a delay
+    /// it is the tick itself, bit for bit.
     fn spawn_window(&self, t0: f64, dt: f32) -> Option<(f64, f32)> {
-        if !self.spawning {
-            return None;
-        }
         let delay = f64::from(self.compiled.required.emitter_delay);
         let start = t0 - delay;
         if start >= 0.0 {
@@ -483,13 +541,50 @@ impl EmitterInstance {
         (self.compiled.required.max_particles as usize).saturating_sub(self.particles.len())
     }
 
-    fn spawn_bursts(&mut self, t0: f64, dt: f32, transform: &Affine3A, budget: &mut usize) {
+    /// Spawns for the tick `[t0, t0 + dt)` of an emitter whose delay comes
+    /// before every loop: loop `k` spawns during emitter time `[k·c + delay,
+    /// (k + 1)·c)` (`c` = delay + duration), which is loop-clock time
+    /// `[k·duration, (k + 1)·duration)`. Each loop's part of the tick is
+    /// spawned as its own window on the loop clock, its particles advanced
+    /// also by the rest of the tick after it. Of a tick spanning more than
+    /// [`MAX_BURST_LOOPS`] loops only the last ones spawn.
+    fn spawn_delayed_loops(&mut self, t0: f64, dt: f32, transform: &Affine3A, budget: &mut usize) {
+        let (delay, duration) = (f64::from(self.compiled.required.emitter_delay), f64::from(self.compiled.required.emitter_duration));
+        let cycle = delay + duration;
+        let active_end = self.compiled.active_end();
+        let t1 = t0 + f64::from(dt);
+        // The last loop the tick reaches into, and the first.
+        let reach = t1.min(self.compiled.spawn_end());
+        if reach <= t0 {
+            return;
+        }
+        let last = ((reach / cycle).ceil() as u64).saturating_sub(1);
+        let first = ((t0 / cycle).floor() as u64).max(last.saturating_sub(MAX_BURST_LOOPS - 1));
+        for k in first..=last {
+            let active = k as f64 * cycle + delay;
+            let (from, to) = (t0.max(active), t1.min(active + duration));
+            if from >= to {
+                continue;
+            }
+            let start = k as f64 * duration + (from - active);
+            // This loop's window ends with the loop on the loop clock, so
+            // the next loop's time-0 bursts are not also this one's.
+            let end = ((k + 1) as f64 * duration).min(active_end);
+            let after = (t1 - to) as f32;
+            self.spawn_bursts(start, (to - from) as f32, after, end, transform, budget);
+            self.spawn_rate(start, (to - from) as f32, after, end, transform, budget);
+        }
+    }
+
+    /// Spawns the bursts due in the loop-clock window `[t0, t0 + dt)`
+    /// before `end`, each particle advanced to the end of the window and
+    /// then by `after` (the rest of the tick).
+    fn spawn_bursts(&mut self, t0: f64, dt: f32, after: f32, end: f64, transform: &Affine3A, budget: &mut usize) {
         if self.compiled.bursts.is_empty() || *budget == 0 {
             return;
         }
         let duration = f64::from(self.compiled.required.emitter_duration);
         let t1 = t0 + f64::from(dt);
-        let end = self.compiled.active_end();
         if t0 >= end {
             return;
         }
@@ -502,9 +597,9 @@ impl EmitterInstance {
                 if at < t0 || at >= t1 || at >= end {
                     continue;
                 }
-                let remaining = (t1 - at) as f32;
+                let remaining = (t1 - at) as f32 + after;
                 let loop_t = burst.time / self.compiled.required.emitter_duration;
-                let attempts = self.compiled.burst_count(b).min(*budget);
+                let attempts = self.compiled.burst_count(b, &mut self.rng).min(*budget);
                 *budget -= attempts;
                 for _ in 0..attempts {
                     if !self.spawn_one(remaining, loop_t, transform) {
@@ -519,8 +614,9 @@ impl EmitterInstance {
         }
     }
 
-    fn spawn_rate(&mut self, t0: f64, dt: f32, transform: &Affine3A, budget: usize) {
-        let end = self.compiled.active_end();
+    /// Spawns the rate's particles due in the loop-clock window `[t0, t0 +
+    /// dt)` before `end`, advanced as [`Self::spawn_bursts`]'s are.
+    fn spawn_rate(&mut self, t0: f64, dt: f32, after: f32, end: f64, transform: &Affine3A, budget: &mut usize) {
         let dt64 = f64::from(dt);
         let span = (t0 + dt64).min(end) - t0;
         if span <= 0.0 {
@@ -546,7 +642,8 @@ impl EmitterInstance {
         // Of the `count` due, only the latest `attempts` are drawn (the
         // earliest are the likeliest to die within the frame); the rest are
         // dropped without any work.
-        let attempts = if count < budget as f64 { count as usize } else { budget };
+        let attempts = if count < *budget as f64 { count as usize } else { *budget };
+        *budget -= attempts;
         // Loop phase at t0; a spawn's phase is this plus its τ, wrapped
         // (one remainder per tick rather than one per particle).
         let phase0 = t0 % duration;
@@ -559,7 +656,8 @@ impl EmitterInstance {
                 phase %= duration;
             }
             let loop_t = (phase / duration) as f32;
-            if !self.spawn_one((dt64 - tau) as f32, loop_t, transform) {
+            if !self.spawn_one((dt64 - tau) as f32 + after, loop_t, transform) {
+                *budget = 0;
                 return; // Full.
             }
         }
@@ -581,6 +679,9 @@ impl EmitterInstance {
         let color = c.color.as_ref().map_or(Vec4::ONE, |d| d.sample(loop_t, rng));
         let rotation = c.rotation.as_ref().map_or(0.0, |d| d.sample(loop_t, rng));
         let rotation_rate = c.rotation_rate.as_ref().map_or(0.0, |d| d.sample(loop_t, rng));
+        // Drawn last, and only when used: other emitters' streams are
+        // what they were before random sub-images existed.
+        let sub_image_seed = if c.sub_uv.is_random() { rng.next_u32() } else { 0 };
         let location = transform.transform_point3(local);
         let velocity = transform.transform_vector3(velocity);
         let mut particle = Particle {
@@ -594,6 +695,7 @@ impl EmitterInstance {
             base_color: color,
             relative_time: 0.0,
             one_over_max_lifetime: inv_lifetime,
+            sub_image_seed,
         };
         // One that dies within the tick it was born in is never stored.
         if advance_spawned(&mut particle, &c.update_params(remaining)) {
@@ -642,32 +744,17 @@ impl EmitterInstance {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::asset::{BlendMode, ScreenAlignment, SortMode, SpawnModule, SubUvInterpolation};
+    use crate::asset::{BlendMode, ScreenAlignment, SortMode, SpawnModule};
 
     fn emitter(modules: Vec<Module>, max: u32, loops: u32) -> EmitterAsset {
-        EmitterAsset {
-            name: "t".into(),
-            required: RequiredModule {
-                material: "M".into(),
-                blend_mode: BlendMode::Translucent,
-                screen_alignment: ScreenAlignment::FacingCamera,
-                sort_mode: SortMode::None,
-                max_particles: max,
-                emitter_duration: 1.0,
-                emitter_loops: loops,
-                emitter_delay: 0.0,
-                use_local_space: false,
-                sub_images_horizontal: 1,
-                sub_images_vertical: 1,
-                sub_uv_interpolation: SubUvInterpolation::None,
-            },
-            modules,
-        }
+        let mut required = RequiredModule::new("M", BlendMode::Translucent, ScreenAlignment::FacingCamera, SortMode::None, max);
+        required.emitter_loops = loops;
+        EmitterAsset { name: "t".into(), required, modules }
     }
 
     #[test]
     fn bursts_repeat_per_loop_and_stop_after_the_last() {
-        let asset = emitter(vec![Module::Spawn(SpawnModule::new(0.0, vec![Burst { time: 0.0, count: 5 }]))], 1000, 3);
+        let asset = emitter(vec![Module::Spawn(SpawnModule::new(0.0, vec![Burst::new(0.0, 5)]))], 1000, 3);
         let mut e = EmitterInstance::new(&asset, 1, 0).unwrap();
         for _ in 0..(5 * 60) {
             e.tick(1.0 / 60.0, &Affine3A::IDENTITY);

@@ -41,22 +41,27 @@
 //!   creates one per material name with the emitter's blend mode.
 //! * [`sprite_sheet_material`] samples a sprite sheet for sub-UV emitters
 //!   ([`SubUv`]: a grid of images, one shown per particle by an index over
-//!   its life, or two cross-faded), the sprite vertex factory supplying
-//!   the images' UVs.
+//!   its life or drawn at random per particle, or two cross-faded), the
+//!   sprite vertex factory supplying the images' UVs.
 //! * Particles are simulated in world space, or in the system's local
 //!   space for emitters that ask ([`RequiredModule::use_local_space`]:
-//!   their live particles move with the system); snapshots carry both in
-//!   world space, the sprite vertex factory ignores the primitive's
+//!   their live particles move with the system, and their sprites scale
+//!   with it, [`EmitterInstance::sprite_size_scale`]); snapshots carry both
+//!   in world space, the sprite vertex factory ignores the primitive's
 //!   transform, and the bounds the component reports are the particles'
 //!   world box in its own frame.
 //!
-//! The Cascade pieces beyond the basic modules: emitter timing (a delay,
-//! a loop duration and count, and the system completing when its emitters
-//! finish, reported once by
+//! The Cascade pieces beyond the basic modules: emitter timing (a delay
+//! before the first loop or before every loop,
+//! [`RequiredModule::delay_first_loop_only`]; a loop duration and count;
+//! and the system completing when its emitters finish, reported once by
 //! [`ParticleSystemComponent::take_completion_event`]); spawn rates and
 //! burst counts scaled by curves over emitter time
 //! ([`SpawnModule::rate_scale`], [`SpawnModule::burst_scale`]) and at run
-//! time ([`ParticleSystemComponent::set_spawn_rate_scale`]); every Cascade
+//! time ([`ParticleSystemComponent::set_spawn_rate_scale`]); random burst
+//! counts ([`Burst::count_low`]); random sub-images, kept for a particle's
+//! life or changed a set number of times ([`Module::SubImageIndex`] with a
+//! uniform range, [`RequiredModule::random_image_changes`]); every Cascade
 //! sort mode ([`SortMode`]) and screen alignment ([`ScreenAlignment`]).
 //!
 //! In an engine-core `World`, [`ParticleSystemComponent`] does all of this:
@@ -119,8 +124,9 @@
 //!   vertices, and by [`EmitterInstance::current_colors`] /
 //!   [`EmitterInstance::current_sizes`] on the game side. The tick moves
 //!   44% fewer bytes for it ([`OverLife`] says why). The sprite-sheet
-//!   image is derived from the age the same way ([`SubUv`]), so sub-UV
-//!   costs the tick nothing.
+//!   image is derived from the age the same way ([`SubUv`]; a random one
+//!   from the age and a seed drawn at spawn), so sub-UV costs the tick
+//!   nothing.
 //! * **Exact motion.** Constant acceleration and linear drag are integrated
 //!   in closed form, and particles spawned mid-frame are advanced by exactly
 //!   the rest of the frame, so paths do not depend on frame rate.
@@ -130,7 +136,7 @@
 //!   lifetimes or `dt` (assets are capped: [`MAX_SPAWN_RATE`] with the
 //!   rate scales, [`MAX_BURSTS`], [`MAX_PARTICLES_LIMIT`] per burst with its
 //!   scale, [`MIN_LIFETIME`], [`MAX_EMITTER_DELAY`], [`MAX_SUB_IMAGES`],
-//!   [`MAX_ASSET_BYTES`]).
+//!   [`MAX_RANDOM_IMAGE_CHANGES`], [`MAX_ASSET_BYTES`]).
 //! * **Named errors.** A malformed or invalid asset is rejected with an
 //!   error naming the field (`emitters[1].modules[2].lifetime.uniform.min`),
 //!   and a rejected call changes nothing.
@@ -182,8 +188,8 @@ mod validate;
 
 pub use asset::{
     BlendMode, Burst, CollisionResponse, EmitterAsset, LocationShape, Module, ParticleSystem, RequiredModule, ScreenAlignment, SortMode,
-    SpawnModule, SubUvInterpolation, VelocityShape, MAX_ASSET_BYTES, MAX_BURSTS, MAX_EMITTER_DELAY, MAX_PARTICLES_LIMIT, MAX_SPAWN_RATE,
-    MAX_SUB_IMAGES, MIN_LIFETIME,
+    SpawnModule, SubUvInterpolation, VelocityShape, MAX_ASSET_BYTES, MAX_BURSTS, MAX_EMITTER_DELAY, MAX_PARTICLES_LIMIT,
+    MAX_RANDOM_IMAGE_CHANGES, MAX_SPAWN_RATE, MAX_SUB_IMAGES, MIN_LIFETIME,
 };
 pub use bounds::Aabb;
 pub use component::ParticleSystemComponent;
@@ -206,5 +212,5 @@ pub use renderer::Rng;
 pub use snapshot_pool::{SnapshotPool, SnapshotReturner};
 pub use sort::order_descending;
 pub use sprite_vertex_factory::{SpriteVertexFactory, QUAD_CORNERS, QUAD_INDICES, SPRITE_VERTEX_FACTORY, SPRITE_VF_WGSL};
-pub use sub_uv::SubUv;
+pub use sub_uv::{RandomSubImage, SubUv};
 pub use system_instance::{ParticleSystemInstance, TickMode, PARALLEL_THRESHOLD};

@@ -52,6 +52,9 @@ pub struct Particle {
     pub relative_time: f32,
     /// `1 / lifetime`; 0 for particles that never age.
     pub one_over_max_lifetime: f32,
+    /// What a random sub-image index is drawn from ([`crate::SubUv`]'s
+    /// module docs); 0 unless the emitter has one.
+    pub sub_image_seed: u32,
 }
 
 /// Live particles of one emitter, one array per field; see the module docs.
@@ -67,6 +70,7 @@ pub struct ParticleStore {
     pub(crate) base_color: Vec<Vec4>,
     pub(crate) relative_time: Vec<f32>,
     pub(crate) one_over_max_lifetime: Vec<f32>,
+    pub(crate) sub_image_seed: Vec<u32>,
 }
 
 /// Applies `$op` to every field array.
@@ -112,6 +116,10 @@ macro_rules! each_field {
             let $v = &mut $self.one_over_max_lifetime;
             $op;
         }
+        {
+            let $v = &mut $self.sub_image_seed;
+            $op;
+        }
     }};
 }
 
@@ -150,6 +158,7 @@ impl ParticleStore {
         self.base_color.push(p.base_color);
         self.relative_time.push(p.relative_time);
         self.one_over_max_lifetime.push(p.one_over_max_lifetime);
+        self.sub_image_seed.push(p.sub_image_seed);
     }
 
     /// Particle `i` as a struct. Panics if `i >= len()`.
@@ -165,6 +174,7 @@ impl ParticleStore {
             base_color: self.base_color[i],
             relative_time: self.relative_time[i],
             one_over_max_lifetime: self.one_over_max_lifetime[i],
+            sub_image_seed: self.sub_image_seed[i],
         }
     }
 
@@ -244,6 +254,11 @@ impl ParticleStore {
     pub fn one_over_max_lifetimes(&self) -> &[f32] {
         &self.one_over_max_lifetime
     }
+    /// Random sub-image seeds (all 0 unless the emitter draws its
+    /// sub-image index at random).
+    pub fn sub_image_seeds(&self) -> &[u32] {
+        &self.sub_image_seed
+    }
 
     /// True when both stores hold the same particles in the same order with
     /// identical bits (NaN-safe, unlike `==`).
@@ -261,6 +276,7 @@ impl ParticleStore {
             && bits(&self.base_color) == bits(&other.base_color)
             && bits(&self.relative_time) == bits(&other.relative_time)
             && bits(&self.one_over_max_lifetime) == bits(&other.one_over_max_lifetime)
+            && self.sub_image_seed == other.sub_image_seed
     }
 }
 
@@ -280,6 +296,7 @@ mod tests {
             base_color: Vec4::ONE,
             relative_time: t,
             one_over_max_lifetime: 1.0,
+            sub_image_seed: 0,
         }
     }
 

@@ -312,6 +312,7 @@ impl PrimitiveSceneProxy for ParticleSystemSceneProxy {
                     + bytes(&e.rotations)
                     + bytes(&e.base_colors)
                     + bytes(&e.relative_times)
+                    + bytes(&e.sub_image_seeds)
                     + e.material.capacity()
             })
             .sum();

@@ -23,11 +23,54 @@
 //! material's custom data; see `shaders/sprite_vf.inc.wgsl`). With
 //! `sub_uv_interpolation: none` (the default) the index is 0 and the UVs
 //! cover the whole texture, as before sub-UV existed.
+//!
+//! A `uniform` `sub_image_index` is UE's random sub-UV: each particle draws
+//! its own index from the range. What a particle stores is not the index
+//! but a 32-bit seed, drawn from the emitter's random stream at spawn
+//! ([`crate::ParticleStore::sub_image_seeds`]); the index is a hash of the
+//! seed and the part of life the particle is in ([`RandomSubImage`]):
+//!
+//! ```text
+//! part k = min(⌊t × (changes + 1)⌋, changes)       changes: the required
+//!                                                  module's random_image_changes
+//! r      = top 24 bits of mix64(seed · 2³² + k) / 2²⁴   in [0, 1)
+//! index  = min + r × (max - min)                   then shown as above
+//! ```
+//!
+//! So the image is the same every frame (the same seed and part give the
+//! same hash), changes only where a new part begins, and costs the tick
+//! nothing either. The same asset and seed draw the same images.
 
 use std::sync::Arc;
 
 use crate::asset::{RequiredModule, SubUvInterpolation, MAX_SUB_IMAGES};
 use crate::distribution::{CurveLut, Distribution};
+
+/// A sub-image index drawn per particle (a `uniform` `sub_image_index`);
+/// see the module docs.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RandomSubImage {
+    /// The range's low end, ≥ 0.
+    pub min: f32,
+    /// The range's high end, ≥ `min`.
+    pub max: f32,
+    /// New draws over a particle's life
+    /// ([`RequiredModule::random_image_changes`]).
+    pub changes: u32,
+}
+
+impl RandomSubImage {
+    /// The index (before clamping to the sheet) of the particle whose seed
+    /// is `seed`, at relative time `t`: in `[min, max]`.
+    #[inline]
+    pub fn index(&self, seed: u32, t: f32) -> f32 {
+        // `as u32` saturates: a negative or NaN time is part 0.
+        let part = ((t * (self.changes as f32 + 1.0)) as u32).min(self.changes);
+        let bits = renderer::mix64((u64::from(seed) << 32) | u64::from(part)) >> 40;
+        let r = bits as f32 * (1.0 / (1u32 << 24) as f32);
+        (self.min + r * (self.max - self.min)).min(self.max)
+    }
+}
 
 /// An emitter's sub-UV settings in the form the sprite conversion reads;
 /// see the module docs.
@@ -40,13 +83,17 @@ pub struct SubUv {
     /// Rows of the sheet, in `1..=MAX_SUB_IMAGES` ([`Self::grid`]).
     pub vertical: u32,
     /// The `sub_image_index` module baked over relative time; `None` runs
-    /// the index over every image across a particle's life.
+    /// the index over every image across a particle's life (unless
+    /// [`Self::random`] gives it).
     pub index: Option<Arc<CurveLut<f32>>>,
+    /// A `uniform` `sub_image_index` module: each particle's index drawn
+    /// from its seed (then [`Self::index`] is `None`).
+    pub random: Option<RandomSubImage>,
 }
 
 impl SubUv {
     /// No sub-UV: the whole texture, index 0.
-    pub const OFF: SubUv = SubUv { interpolation: SubUvInterpolation::None, horizontal: 1, vertical: 1, index: None };
+    pub const OFF: SubUv = SubUv { interpolation: SubUvInterpolation::None, horizontal: 1, vertical: 1, index: None, random: None };
 
     /// The settings of a validated emitter: its required module and its
     /// `sub_image_index` module, if any.
@@ -54,12 +101,24 @@ impl SubUv {
         if required.sub_uv_interpolation == SubUvInterpolation::None {
             return SubUv::OFF;
         }
+        let random = match index {
+            Some(Distribution::Uniform { min, max }) => {
+                Some(RandomSubImage { min: *min, max: *max, changes: required.random_image_changes })
+            }
+            _ => None,
+        };
         SubUv {
             interpolation: required.sub_uv_interpolation,
             horizontal: required.sub_images_horizontal,
             vertical: required.sub_images_vertical,
-            index: index.map(|d| Arc::new(CurveLut::bake(d))),
+            index: index.filter(|_| random.is_none()).map(|d| Arc::new(CurveLut::bake(d))),
+            random,
         }
+    }
+
+    /// Whether particles draw their own index (and so need a seed each).
+    pub fn is_random(&self) -> bool {
+        self.is_on() && self.random.is_some()
     }
 
     /// Whether particles show a part of the texture (interpolation is not
@@ -84,16 +143,24 @@ impl SubUv {
     /// The sprite vertex's sub-image index at relative time `t` (in
     /// `[0, 1]`): 0 when off, a whole image number for `linear`, and for
     /// `linear_blend` the index with its fraction (the second image's
-    /// weight). Always in `[0, images - 1]`.
+    /// weight). Always in `[0, images - 1]`. A random index is that of a
+    /// particle with seed 0 ([`Self::vertex_index_of`]).
     pub fn vertex_index(&self, t: f32) -> f32 {
-        struct At(f32);
+        self.vertex_index_of(t, 0)
+    }
+
+    /// [`Self::vertex_index`] of the particle whose sub-image seed is
+    /// `seed` ([`crate::ParticleStore::sub_image_seeds`]; only a random
+    /// index reads it).
+    pub fn vertex_index_of(&self, t: f32, seed: u32) -> f32 {
+        struct At(f32, u32);
         impl WithIndex for At {
             type Out = f32;
-            fn run(self, index: impl Fn(f32) -> f32) -> f32 {
-                index(self.0)
+            fn run(self, index: impl Fn(f32, u32) -> f32) -> f32 {
+                index(self.0, self.1)
             }
         }
-        self.with_index(At(t))
+        self.with_index(At(t, seed))
     }
 
     /// Runs `w` with [`Self::vertex_index`] as a closure specialised to
@@ -104,12 +171,15 @@ impl SubUv {
         let (images, last) = (self.images() as f32, (self.images() - 1) as f32);
         // `max` first: a NaN index (never from validated input) becomes 0.
         // Relative times are ≥ 0, so `t × images` needs no `max`.
-        match (self.interpolation, self.index.as_deref()) {
-            (SubUvInterpolation::None, _) => w.run(|_| 0.0),
-            (SubUvInterpolation::Linear, None) => w.run(|t| (t * images).min(last) as u32 as f32),
-            (SubUvInterpolation::LinearBlend, None) => w.run(|t| (t * images).min(last)),
-            (SubUvInterpolation::Linear, Some(lut)) => w.run(|t| lut.sample_unit(t).max(0.0).min(last) as u32 as f32),
-            (SubUvInterpolation::LinearBlend, Some(lut)) => w.run(|t| lut.sample_unit(t).max(0.0).min(last)),
+        use SubUvInterpolation::{Linear, LinearBlend, None as Off};
+        match (self.interpolation, self.index.as_deref(), self.random) {
+            (Off, _, _) => w.run(|_, _| 0.0),
+            (Linear, _, Some(r)) => w.run(move |t, seed| r.index(seed, t).max(0.0).min(last) as u32 as f32),
+            (LinearBlend, _, Some(r)) => w.run(move |t, seed| r.index(seed, t).max(0.0).min(last)),
+            (Linear, None, None) => w.run(|t, _| (t * images).min(last) as u32 as f32),
+            (LinearBlend, None, None) => w.run(|t, _| (t * images).min(last)),
+            (Linear, Some(lut), None) => w.run(|t, _| lut.sample_unit(t).max(0.0).min(last) as u32 as f32),
+            (LinearBlend, Some(lut), None) => w.run(|t, _| lut.sample_unit(t).max(0.0).min(last)),
         }
     }
 
@@ -130,8 +200,9 @@ impl SubUv {
 pub(crate) trait WithIndex {
     /// What the work returns.
     type Out;
-    /// Does the work with `index`, the sub-image index of a relative time.
-    fn run(self, index: impl Fn(f32) -> f32) -> Self::Out;
+    /// Does the work with `index`, the sub-image index of a relative time
+    /// and a particle's sub-image seed (read only by a random index).
+    fn run(self, index: impl Fn(f32, u32) -> f32) -> Self::Out;
 }
 
 impl Default for SubUv {
@@ -179,5 +250,36 @@ mod tests {
         let off = SubUv::compile(&required(SubUvInterpolation::None, 4, 4), Some(&curve));
         assert_eq!(off, SubUv::OFF);
         assert_eq!((off.vertex_index(0.7), off.grid_code()), (0.0, 0.0));
+    }
+
+    #[test]
+    fn a_random_index_is_a_stable_hash_of_the_seed_and_the_part_of_life() {
+        let uniform = Distribution::Uniform { min: 0.0, max: 8.0 };
+        let mut req = required(SubUvInterpolation::Linear, 4, 2);
+        let s = SubUv::compile(&req, Some(&uniform));
+        assert_eq!((s.index.is_none(), s.random, s.is_random()), (true, Some(RandomSubImage { min: 0.0, max: 8.0, changes: 0 }), true));
+        let mut seen = [false; 8];
+        for seed in 0..200u32 {
+            let image = s.vertex_index_of(0.0, seed);
+            assert_eq!(image, image.floor());
+            // One image for the whole life without changes.
+            for t in [0.1, 0.5, 0.99, 1.0] {
+                assert_eq!(s.vertex_index_of(t, seed), image, "seed {seed}, t {t}");
+            }
+            seen[image as usize] = true;
+        }
+        assert!(seen.iter().all(|s| *s), "{seen:?}");
+        // Two changes: three parts, each its own draw (the first the same
+        // as without changes).
+        req.random_image_changes = 2;
+        let changing = SubUv::compile(&req, Some(&uniform));
+        let r = changing.random.unwrap();
+        let parts: Vec<Vec<f32>> = (0..50u32).map(|seed| [0.0, 0.4, 0.7].iter().map(|&t| r.index(seed, t)).collect()).collect();
+        assert!(parts.iter().all(|p| p.iter().all(|i| (0.0..=8.0).contains(i))));
+        assert!(parts.iter().filter(|p| p[0] != p[1] || p[1] != p[2]).count() > 40);
+        assert_eq!((r.index(9, 0.0), r.index(9, 0.33), r.index(9, 1.0)), (r.index(9, 0.3), r.index(9, 0.0), r.index(9, 0.9)));
+        assert_eq!(r.index(9, 0.2), s.random.unwrap().index(9, 0.9));
+        // A constant or a curve is not random.
+        assert!(!SubUv::compile(&req, Some(&Distribution::Constant(2.0))).is_random());
     }
 }

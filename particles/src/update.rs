@@ -110,13 +110,19 @@ pub(crate) struct Varying {
     pub base_size: bool,
     pub base_color: bool,
     pub one_over_max_lifetime: bool,
+    pub sub_image_seed: bool,
 }
 
 impl Varying {
     /// Every field may vary.
-    #[cfg(test)]
-    pub const ALL: Varying =
-        Varying { rotation: true, rotation_rate: true, base_size: true, base_color: true, one_over_max_lifetime: true };
+    pub const ALL: Varying = Varying {
+        rotation: true,
+        rotation_rate: true,
+        base_size: true,
+        base_color: true,
+        one_over_max_lifetime: true,
+        sub_image_seed: true,
+    };
 }
 
 /// Mutable views of every particle array over one range, splittable.
@@ -131,6 +137,7 @@ pub(crate) struct Lanes<'a> {
     pub(crate) base_color: &'a mut [Vec4],
     pub(crate) relative_time: &'a mut [f32],
     pub(crate) one_over_max_lifetime: &'a mut [f32],
+    pub(crate) sub_image_seed: &'a mut [u32],
 }
 
 macro_rules! split_lanes {
@@ -153,6 +160,7 @@ impl<'a> Lanes<'a> {
             base_color: &mut s.base_color[start..end],
             relative_time: &mut s.relative_time[start..end],
             one_over_max_lifetime: &mut s.one_over_max_lifetime[start..end],
+            sub_image_seed: &mut s.sub_image_seed[start..end],
         }
     }
 
@@ -173,7 +181,8 @@ impl<'a> Lanes<'a> {
             base_size,
             base_color,
             relative_time,
-            one_over_max_lifetime
+            one_over_max_lifetime,
+            sub_image_seed
         )
     }
 
@@ -188,7 +197,7 @@ impl<'a> Lanes<'a> {
             ($($f:ident),+) => {$( if varying.$f { self.$f[to] = self.$f[from]; } )+};
         }
         copy!(old_location, location, base_velocity, velocity, relative_time);
-        copy_if!(rotation, rotation_rate, base_size, base_color, one_over_max_lifetime);
+        copy_if!(rotation, rotation_rate, base_size, base_color, one_over_max_lifetime, sub_image_seed);
     }
 }
 
@@ -272,7 +281,7 @@ fn close_gaps(store: &mut ParticleStore, live: &[usize], survivors: usize, varyi
                 ($($f:ident),+) => {$( if varying.$f { each!($f); } )+};
             }
             each!(old_location, location, base_velocity, velocity, relative_time);
-            each_if!(rotation, rotation_rate, base_size, base_color, one_over_max_lifetime);
+            each_if!(rotation, rotation_rate, base_size, base_color, one_over_max_lifetime, sub_image_seed);
             hole.start += len;
             src.start += len;
             if src.start >= src.end {
@@ -329,6 +338,7 @@ mod tests {
                 base_color: Vec4::splat(pick(varying.base_color, id)),
                 relative_time: age(i),
                 one_over_max_lifetime: if varying.one_over_max_lifetime { inv_lifetime(id) } else { 1.0 },
+                sub_image_seed: if varying.sub_image_seed { i as u32 } else { 7 },
             });
         }
         let p = store.clone();
@@ -358,6 +368,7 @@ mod tests {
             if varying.one_over_max_lifetime {
                 assert_eq!(p.one_over_max_lifetime, inv_lifetime(id));
             }
+            assert_eq!(p.sub_image_seed, if varying.sub_image_seed { id as u32 } else { 7 });
             assert!(p.relative_time < 1.0);
         }
     }
@@ -366,8 +377,15 @@ mod tests {
     fn compaction_moves_the_varying_fields_and_leaves_uniform_ones() {
         let mut rng = renderer::Rng::with_stream(6, 6);
         let ages: Vec<f32> = (0..2 * CHUNK + 7).map(|_| rng.range_f32(0.0, 0.95)).collect();
-        let none = Varying { rotation: false, rotation_rate: false, base_size: false, base_color: false, one_over_max_lifetime: false };
-        let some = Varying { rotation_rate: true, base_color: true, one_over_max_lifetime: true, ..none };
+        let none = Varying {
+            rotation: false,
+            rotation_rate: false,
+            base_size: false,
+            base_color: false,
+            one_over_max_lifetime: false,
+            sub_image_seed: false,
+        };
+        let some = Varying { rotation_rate: true, base_color: true, one_over_max_lifetime: true, sub_image_seed: true, ..none };
         for varying in [none, some, Varying::ALL] {
             // Listed deaths (~1 in 30 per chunk: fewer than the list holds)
             // and scanned ones (~1 in 3), both closed up across chunks.

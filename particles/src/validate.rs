@@ -6,9 +6,11 @@
 //! lifetime` must stay finite), spawn rates ≤ [`MAX_SPAWN_RATE`] and burst
 //! counts ≤ [`MAX_PARTICLES_LIMIT`] (each times its scale curve's largest
 //! value) and at most [`MAX_BURSTS`] bursts (the work of one tick stays
-//! bounded), a delay ≤ [`MAX_EMITTER_DELAY`], a sprite sheet of
-//! `1..=`[`MAX_SUB_IMAGES`] images per axis (and a `sub_image_index`
-//! module only with one), finite numbers everywhere
+//! bounded), a random burst's low count ≤ its count, a delay ≤
+//! [`MAX_EMITTER_DELAY`], a sprite sheet of `1..=`[`MAX_SUB_IMAGES`]
+//! images per axis (and a `sub_image_index` module only with one), at most
+//! [`MAX_RANDOM_IMAGE_CHANGES`] random image changes (and some only with a
+//! random `sub_image_index`), finite numbers everywhere
 //! (a NaN would spread through a whole emitter's bounds), `min ≤ max`,
 //! curve keys in `[0, 1]` and strictly increasing (the lookup-table baker and
 //! the key search assume it), capacity in range, one module of each
@@ -19,7 +21,7 @@ use glam::Vec3;
 
 use crate::asset::{
     CollisionResponse, EmitterAsset, LocationShape, Module, RequiredModule, SpawnModule, SubUvInterpolation, VelocityShape, MAX_BURSTS,
-    MAX_EMITTER_DELAY, MAX_PARTICLES_LIMIT, MAX_SPAWN_RATE, MAX_SUB_IMAGES, MIN_LIFETIME,
+    MAX_EMITTER_DELAY, MAX_PARTICLES_LIMIT, MAX_RANDOM_IMAGE_CHANGES, MAX_SPAWN_RATE, MAX_SUB_IMAGES, MIN_LIFETIME,
 };
 use crate::distribution::{Distribution, DistributionValue};
 use crate::error::ParticleError;
@@ -98,6 +100,13 @@ impl EmitterAsset {
             let p = join_field(&at, module.kind_name());
             validate_module(module, &p, req, &mut totals)?;
         }
+        let random_index = self.modules.iter().any(|m| matches!(m, Module::SubImageIndex(Distribution::Uniform { .. })));
+        if req.random_image_changes > 0 && !random_index {
+            return Err(ParticleError::invalid(
+                join_field(&join_field(path, "required"), "random_image_changes"),
+                "needs a sub_image_index module with a uniform range (a random sub-image to change)",
+            ));
+        }
         Ok(())
     }
 }
@@ -121,6 +130,12 @@ fn validate_required(req: &RequiredModule, rp: &str) -> Result<(), ParticleError
         return Err(ParticleError::invalid(
             join_field(rp, "emitter_delay"),
             format!("must be in [0, MAX_EMITTER_DELAY = {MAX_EMITTER_DELAY}] s"),
+        ));
+    }
+    if req.random_image_changes > MAX_RANDOM_IMAGE_CHANGES {
+        return Err(ParticleError::invalid(
+            join_field(rp, "random_image_changes"),
+            format!("must be in 0..={MAX_RANDOM_IMAGE_CHANGES} (got {})", req.random_image_changes),
         ));
     }
     for (field, n) in [("sub_images_horizontal", req.sub_images_horizontal), ("sub_images_vertical", req.sub_images_vertical)] {
@@ -176,7 +191,7 @@ fn validate_module(module: &Module, p: &str, req: &RequiredModule, totals: &mut 
                     "needs a sprite sheet: set the required module's sub_uv_interpolation to linear or linear_blend",
                 ));
             }
-            not_per_tick(p, d)?;
+            // A uniform range is drawn per particle at spawn (random sub-UV).
             d.validate(p, non_negative)?;
         }
         Module::KillVolume { min, max, .. } => check_box(p, *min, *max)?,
@@ -230,6 +245,11 @@ fn validate_spawn(spawn: &SpawnModule, p: &str, emitter_duration: f32, totals: &
                 join_field(&bp, "count"),
                 format!("must be in 1..={MAX_PARTICLES_LIMIT} (got {})", burst.count),
             ));
+        }
+        if let Some(low) = burst.count_low {
+            if low > burst.count {
+                return Err(ParticleError::invalid(join_field(&bp, "count_low"), format!("must be ≤ count = {} (got {low})", burst.count)));
+            }
         }
         if (f64::from(burst.count) * burst_scale).round() > f64::from(MAX_PARTICLES_LIMIT) {
             return Err(ParticleError::invalid(

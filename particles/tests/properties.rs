@@ -1,8 +1,10 @@
 //! Invariants under random input.
 //!
 //! * Random frame times, spawn rates up to the cap and lifetimes down to
-//!   the minimum, with and without an emitter delay, local space, a sprite
-//!   sheet and spawn scale curves: no panics, every emitter's capacity
+//!   the minimum, with and without an emitter delay (once or every loop),
+//!   local space under a scaled transform, a sprite sheet (its index from
+//!   a curve or drawn at random), spawn scale curves and a random burst
+//!   count: no panics, every emitter's capacity
 //!   holds and is reached
 //!   exactly where the numbers demand it (and some cases must reach it),
 //!   every live particle's relative time stays in [0, 1), and serial equals
@@ -80,24 +82,40 @@ fn check_frame_case(c: &FrameCase) -> Result<usize, TestCaseError> {
     // The Cascade timing, space and sheet settings, by bits of the seed.
     let bit = |k: u32| c.seed >> (8 + k) & 1 == 1;
     busy.required.emitter_delay = if bit(0) { 0.25 } else { 0.0 };
+    busy.required.delay_first_loop_only = !bit(6);
     busy.required.use_local_space = bit(1);
     if bit(2) {
         busy.required.sub_uv_interpolation = if bit(3) { SubUvInterpolation::Linear } else { SubUvInterpolation::LinearBlend };
         (busy.required.sub_images_horizontal, busy.required.sub_images_vertical) = (4, 2);
-        busy.modules
-            .push(Module::SubImageIndex(Distribution::Curve(vec![CurveKey { time: 0.0, value: 0.0 }, CurveKey { time: 1.0, value: 9.0 }])));
+        busy.modules.push(Module::SubImageIndex(if bit(7) {
+            busy.required.random_image_changes = 2;
+            Distribution::Uniform { min: 1.0, max: 9.0 }
+        } else {
+            Distribution::Curve(vec![CurveKey { time: 0.0, value: 0.0 }, CurveKey { time: 1.0, value: 9.0 }])
+        }));
     }
-    if let (true, Module::Spawn(spawn)) = (bit(4), &mut busy.modules[0]) {
-        // Up to the cap: the scale's largest value is 1.
-        spawn.rate_scale = Some(Distribution::Curve(vec![CurveKey { time: 0.0, value: 1.0 }, CurveKey { time: 1.0, value: 0.0 }]));
-        spawn.burst_scale = Some(Distribution::Constant(0.5));
+    if let Module::Spawn(spawn) = &mut busy.modules[0] {
+        if bit(4) {
+            // Up to the cap: the scale's largest value is 1.
+            spawn.rate_scale = Some(Distribution::Curve(vec![CurveKey { time: 0.0, value: 1.0 }, CurveKey { time: 1.0, value: 0.0 }]));
+            spawn.burst_scale = Some(Distribution::Constant(0.5));
+        }
+        if bit(8) {
+            spawn.bursts[0].count_low = Some(0);
+        }
     }
     let short = emitter(c.max[1], vec![spawn(c.rate[1], &[]), lifetime(c.life)]);
     let immortal = emitter(c.max[2], vec![spawn(c.rate[2], &[])]);
     let mut s = instance(vec![busy, short, immortal], c.seed);
     if bit(5) {
-        s.set_transform(glam::Affine3A::from_rotation_translation(glam::Quat::from_rotation_z(1.0), glam::Vec3::new(30.0, -20.0, 5.0)))
-            .unwrap();
+        // Rotated, moved and (non-uniformly) scaled.
+        let scale = glam::Vec3::new(2.0, 0.5, 1.0);
+        s.set_transform(glam::Affine3A::from_scale_rotation_translation(
+            scale,
+            glam::Quat::from_rotation_z(1.0),
+            glam::Vec3::new(30.0, -20.0, 5.0),
+        ))
+        .unwrap();
     }
     let mut elapsed = 0.0f64;
     let mut filled = 0;
@@ -172,7 +190,12 @@ proptest! {
         dts in proptest::collection::vec(test_support::f32_in(0.0, 0.2), 1..20),
         seed in any::<u64>(),
     ) {
-        let emitters = vec![busy_emitter(3000, 4000.0), busy_emitter(500, 300.0)];
+        // The second draws random sub-images: their seeds move with the
+        // particles too.
+        let mut random = busy_emitter(500, 300.0);
+        (random.required.sub_uv_interpolation, random.required.sub_images_horizontal) = (SubUvInterpolation::Linear, 4);
+        random.modules.push(Module::SubImageIndex(Distribution::Uniform { min: 0.0, max: 4.0 }));
+        let emitters = vec![busy_emitter(3000, 4000.0), random];
         let mut a = instance(emitters.clone(), seed);
         let mut b = instance(emitters, seed);
         a.set_tick_mode(TickMode::Serial);
@@ -191,9 +214,10 @@ proptest! {
 const BASE_ASSET: &str = r#"{ "emitters": [ {
   "name": "e",
   "required": { "material": "M", "blend_mode": "translucent", "screen_alignment": "velocity_aligned",
-                "sort_mode": "distance_to_view", "max_particles": 200, "emitter_duration": 0.5, "emitter_loops": 2 },
+                "sort_mode": "distance_to_view", "max_particles": 200, "emitter_duration": 0.5, "emitter_loops": 2,
+                "emitter_delay": 0.1, "delay_first_loop_only": false },
   "modules": [
-    { "spawn": { "rate": 300.0, "bursts": [ { "time": 0.1, "count": 20 } ] } },
+    { "spawn": { "rate": 300.0, "bursts": [ { "time": 0.1, "count": 20 }, { "time": 0.2, "count": 9, "count_low": 3 } ] } },
     { "lifetime": { "uniform": { "min": 0.2, "max": 0.8 } } },
     { "initial_location": { "sphere": { "center": [0.0, 0.0, 5.0], "radius": 2.0, "surface_only": false } } },
     { "initial_velocity": { "cone": { "direction": [0.0, 0.0, 1.0], "angle": 0.3, "speed": { "constant": 50.0 } } } },

@@ -335,7 +335,7 @@ fn sub_uv_sprites_show_their_sheet_image_and_cross_fade_with_linear_blend() {
     let [_, top_left, bottom_right] = sheet_sprite(SubUv::OFF, 0.5);
     assert_eq!((solid(top_left), solid(bottom_right)), (Some(0), Some(3)), "{top_left:?} {bottom_right:?}");
     // Linear over life on the 2 × 2 sheet: image ⌊4t⌋ fills the sprite.
-    let linear = SubUv { interpolation: SubUvInterpolation::Linear, horizontal: 2, vertical: 2, index: None };
+    let linear = SubUv { interpolation: SubUvInterpolation::Linear, horizontal: 2, vertical: 2, index: None, random: None };
     for (t, image) in [(0.1, 0), (0.3, 1), (0.6, 2), (0.9, 3)] {
         let pixels = sheet_sprite(linear.clone(), t);
         for p in pixels {

@@ -24,7 +24,7 @@ pub fn instance(emitters: Vec<EmitterAsset>, seed: u64) -> ParticleSystemInstanc
 }
 
 pub fn spawn(rate: f32, bursts: &[(f32, u32)]) -> Module {
-    Module::Spawn(SpawnModule::new(rate, bursts.iter().map(|&(time, count)| Burst { time, count }).collect()))
+    Module::Spawn(SpawnModule::new(rate, bursts.iter().map(|&(time, count)| Burst::new(time, count)).collect()))
 }
 
 pub fn lifetime(seconds: f32) -> Module {
