@@ -199,9 +199,10 @@ impl PrimitiveSceneProxy for ParticleSystemSceneProxy {
             dynamic_relevance: true,
             opaque: self.has_blend(|b| b == BlendMode::Opaque),
             masked: self.has_blend(|b| b == BlendMode::Masked),
-            // Relevance is read once, when the proxy is added, possibly
-            // before the first snapshot: say translucent unless known opaque.
-            translucent: self.data.emitters.is_empty() || self.has_blend(|b| matches!(b, BlendMode::Translucent | BlendMode::Additive)),
+            // Asked again after every snapshot (the scene keeps relevance
+            // per primitive and refreshes it when the proxy takes dynamic
+            // data); the renderer adds the emitted batches' materials too.
+            translucent: self.has_blend(|b| matches!(b, BlendMode::Translucent | BlendMode::Additive)),
             disables_depth_test: false,
         }
     }
