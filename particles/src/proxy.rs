@@ -356,10 +356,15 @@ mod tests {
 
     #[test]
     fn relevance_is_dynamic_without_shadows_and_follows_blend_modes() {
-        let empty = ParticleSystemSceneProxy::new(ParticleMaterials::new(), Default::default(), Vec3::ZERO);
-        let r = empty.view_relevance(&view());
-        assert!(r.draw && r.dynamic_relevance && r.translucent);
-        assert!(!r.static_relevance && !r.shadow && !r.opaque);
+        // Before its first snapshot it has no material relevance: the scene
+        // asks again once the snapshot arrives.
+        let mut proxy = ParticleSystemSceneProxy::new(ParticleMaterials::new(), Default::default(), Vec3::ZERO);
+        let r = proxy.view_relevance(&view());
+        assert!(r.draw && r.dynamic_relevance);
+        assert!(!r.static_relevance && !r.shadow && !r.opaque && !r.translucent);
+        proxy.set_dynamic_data(snapshot(BlendMode::Translucent, Vec3::ZERO));
+        let r = proxy.view_relevance(&view());
+        assert!(r.translucent && !r.opaque && !r.shadow);
         let opaque = ParticleSystemSceneProxy::new(ParticleMaterials::new(), snapshot(BlendMode::Opaque, Vec3::ZERO), Vec3::ZERO);
         let r = opaque.view_relevance(&view());
         assert!(r.opaque && !r.translucent && !r.shadow);
