@@ -8,7 +8,7 @@ mod common;
 
 use std::sync::Arc;
 
-use common::{assert_images_equal, assert_world_clean, world};
+use common::{assert_images_equal, assert_world_clean, sun, world};
 use engine_core::{ComponentId, StaticMesh, Transform, World};
 use glam::{Affine3A, Quat, Vec3, Vec4};
 use instancing::*;
@@ -88,14 +88,7 @@ fn is_red(p: [u8; 4]) -> bool {
 /// dithered pipelines too).
 fn fade_scene() -> (World, ComponentId) {
     let mut w = world();
-    rt(&mut w)
-        .add_light(Light::Directional(DirectionalLight {
-            direction: Vec3::new(0.3, 0.4, -1.0),
-            color: Vec3::ONE,
-            intensity: 2.0,
-            cast_shadows: true,
-        }))
-        .unwrap();
+    sun(&mut w, true);
     let white = unlit(&mut w, Vec4::ONE);
     let red = unlit(&mut w, Vec4::new(1.0, 0.0, 0.0, 1.0));
     let back = Affine3A::from_scale_rotation_translation(Vec3::splat(100.0), Quat::IDENTITY, Vec3::new(0.0, 70.0, 0.0));
@@ -176,14 +169,7 @@ fn dithered_fade_covers_between_0_and_all_pixels_monotonically_across_the_fade_b
 #[test]
 fn without_a_fade_band_or_inside_the_start_images_are_unchanged() {
     let mut w = world();
-    rt(&mut w)
-        .add_light(Light::Directional(DirectionalLight {
-            direction: Vec3::new(0.3, 0.4, -1.0),
-            color: Vec3::ONE,
-            intensity: 2.0,
-            cast_shadows: true,
-        }))
-        .unwrap();
+    sun(&mut w, true);
     let lit = rt(&mut w).create_material(Material::colored(Vec4::new(0.8, 0.6, 0.3, 1.0))).unwrap();
     let mut c = InstancedStaticMeshComponent::new(cube(1)).unwrap();
     let field: Vec<Affine3A> = (0..49)
