@@ -5,7 +5,10 @@
 //!     instance's GPU data (what UE's ISM does on any edit); goal: the
 //!     single update costs under 1% of the rebuild;
 //! (b) CPU culling of 1M instances with about 10% visible: flat per-instance
-//!     culling vs the HISM cluster tree (same answer, see the tests).
+//!     culling vs the HISM cluster tree (same answer, see the tests); and
+//!     flat culling with a fade band (every visible instance inside it, so
+//!     the same instances, each with its dithered-fade factor computed) vs
+//!     without; goal: the fade adds at most 10%.
 //!
 //! (c) a rendered frame on the device (lavapipe here) with
 //!     [`GPU_FRAME_INSTANCES`] (1M) cubes, the camera seeing about 10% of
@@ -368,6 +371,21 @@ fn report(b: &mut Bench) {
         t.elapsed()
     });
 
+    // Per pair: flat culls with and without a fade band. The band starts
+    // at 1 and ends past the grid: no instance is culled by it, every
+    // visible one fades (the same visible set, fades computed).
+    let band = CullDistances::new(1.0, SIDE as f32 * SPACING * 10.0).unwrap();
+    let mut faded = CullOutput::default();
+    let fades = paired(runs, |arm| {
+        let distances = if arm == Arm::Measured { band } else { CullDistances::NONE };
+        let t = Instant::now();
+        let culler = InstanceCuller::new(&b.mesh, &Affine3A::IDENTITY, &b.view, distances).unwrap();
+        cull_instances_into(&b.store, &culler, if arm == Arm::Measured { &mut faded } else { &mut out });
+        t.elapsed().as_secs_f64()
+    });
+    assert_eq!(faded.visible_count(), out.visible_count(), "the fade band culls nothing");
+    assert!(faded.lods.iter().flat_map(|l| &l.fades).all(|&f| f > 0.0 && f < 1.0), "every visible instance fades");
+
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
     let frames = gpu_frames(frame_instances(), if quick() { 5 } else { 7 });
     let mut rows = vec![
@@ -380,6 +398,7 @@ fn report(b: &mut Bench) {
         row("CPU cull visible fraction, 1M", visible as f64 / f64::from(N), "fraction", None),
         row("cluster tree build, 1M", ms(tree_build), "ms", None),
         row("CPU cull stale tree after 1k edits, 1M", ms(stale), "ms", None),
+        ratio_row("CPU cull flat with fade band vs without, 1M", fades.ratio, "ratio", Some("<= 1.1")),
     ];
     if let Some(f) = &frames {
         let k = count_label(f.instances);
@@ -421,6 +440,7 @@ fn report(b: &mut Bench) {
         rows[5].value
     );
     println!("  stale tree after 1000 edits {:.2} ms | cluster tree build {:.1} ms (runs in the background)", ms(stale), ms(tree_build));
+    println!("  flat cull with a fade band vs without {:.3} (goal <= 1.1)", rows[9].value);
 
     match write_rows("instancing", &rows) {
         Ok(path) => println!("wrote {}", path.display()),

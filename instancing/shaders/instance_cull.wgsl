@@ -1,6 +1,7 @@
 // GPU instance culling for one component and one view: a port of
 // instancing/src/culling.rs's per-instance test (sphere vs frustum planes,
-// cull distance with fade, LOD by screen size), in two dispatches:
+// cull distance with fade, LOD by screen size and the minimum LOD), in two
+// dispatches:
 //
 //   count_main  classify every instance; count visible instances per LOD
 //   write_main  classify again; copy each visible instance (with its fade)
@@ -40,6 +41,8 @@ struct Params {
     screen_sizes: array<vec4<f32>, 2>,
     // The LOD of each draw (LOD-major, sections within), 64 of them.
     draw_lods: array<vec4<u32>, 16>,
+    // x: the minimum LOD (UE's MinLOD), clamped to the last LOD; yzw unused.
+    lod: vec4<u32>,
 }
 
 struct DrawArgs {
@@ -115,7 +118,7 @@ fn classify(i: u32, fade_out: ptr<function, f32>) -> i32 {
             break;
         }
     }
-    return i32(lod);
+    return i32(max(lod, params.lod.x));
 }
 
 fn instance_index(gid: vec3<u32>, groups: vec3<u32>) -> u32 {

@@ -6,6 +6,11 @@
 // The primitive id comes from the draw's push constants (`draw.primitive_id`):
 // instanced draws are never merged by the renderer.
 //
+// `FactoryVertex.fade` is the instance's cull-distance fade. The same text
+// is the dithered variant (INSTANCED_DITHERED_VERTEX_FACTORY, for components
+// with a fade band): the renderer then sets DITHERED_FADE and the passes
+// keep only the pixels `dithered_fade_keeps` passes (scene.inc.wgsl).
+//
 // What materials receive (MaterialInput):
 //   custom_data(in, k)  any of the instance's custom floats (k below the
 //                       component's NumCustomDataFloats, up to

@@ -1,7 +1,9 @@
 //! [`InstancedStaticMeshComponent`] — UE's `UInstancedStaticMeshComponent` on
 //! engine-core's component traits.
 //!
-//! The component owns an [`InstanceStore`], the mesh and the cull distances.
+//! The component owns an [`InstanceStore`], the mesh, the cull distances
+//! (a fade band, `start < end`, fades instances out with a dither instead of
+//! popping them at the end distance: [`crate::culling`]) and the minimum LOD.
 //! Every edit records what it changed ([`PrimitiveComponent::take_dirty`],
 //! collected by `World::with_component_mut`):
 //!
@@ -9,7 +11,7 @@
 //!   existing proxy as an [`IsmUpdate`] (no recreation), plus `TRANSFORM`
 //!   when the union bounds changed, so that engine-core sends the new local
 //!   bounds to the scene;
-//! * cull distances → `DYNAMIC_DATA`;
+//! * cull distances and the minimum LOD → `DYNAMIC_DATA`;
 //! * a new mesh → `RENDER_STATE` (the proxy is recreated from the whole store).
 //!
 //! ## The component's world transform
@@ -82,6 +84,8 @@ pub struct InstancedStaticMeshComponent {
     store: InstanceStore,
     mesh: Arc<StaticMesh>,
     distances: CullDistances,
+    /// UE's `MinLOD`, below [`crate::MAX_LODS`].
+    min_lod: u8,
     dirty: DirtyFlags,
     /// The union bounds engine-core last saw through `local_bounds`.
     reported_bounds: Aabb,
@@ -89,6 +93,7 @@ pub struct InstancedStaticMeshComponent {
     /// recorded until then are already in it.
     fresh_proxy: AtomicBool,
     pending_distances: bool,
+    pending_min_lod: bool,
     pending_bounds: bool,
     /// HISM mode.
     hism: Option<Hism>,
@@ -139,10 +144,12 @@ impl InstancedStaticMeshComponent {
             store,
             mesh,
             distances: CullDistances::NONE,
+            min_lod: 0,
             dirty: DirtyFlags::NONE,
             reported_bounds: Aabb::EMPTY,
             fresh_proxy: AtomicBool::new(false),
             pending_distances: false,
+            pending_min_lod: false,
             pending_bounds: false,
             hism: None,
         })
@@ -192,10 +199,13 @@ impl InstancedStaticMeshComponent {
     /// LODs and fades as the proxy's culling.
     pub fn cull(&self, component_to_world: &Affine3A, view: &CullView) -> Result<(CullOutput, TreeCullStats)> {
         match &self.hism {
-            Some(h) => Ok(h.builder.cull(&self.store, &InstanceCuller::new(&h.mesh, component_to_world, view, self.distances)?)),
+            Some(h) => Ok(h
+                .builder
+                .cull(&self.store, &InstanceCuller::new(&h.mesh, component_to_world, view, self.distances)?.with_min_lod(self.min_lod))),
             None => {
                 let mesh = crate::proxy::instanced_mesh_for(self.mesh.render_data())?;
-                let out = cull_instances(&self.store, &InstanceCuller::new(&mesh, component_to_world, view, self.distances)?);
+                let culler = InstanceCuller::new(&mesh, component_to_world, view, self.distances)?.with_min_lod(self.min_lod);
+                let out = cull_instances(&self.store, &culler);
                 Ok((out, TreeCullStats { fell_back_to_flat: true, ..TreeCullStats::default() }))
             }
         }
@@ -218,6 +228,11 @@ impl InstancedStaticMeshComponent {
         self.distances
     }
 
+    /// UE's `MinLOD`: the most detailed LOD any instance draws.
+    pub fn min_lod(&self) -> u32 {
+        u32::from(self.min_lod)
+    }
+
     /// Forgets what a freshly created proxy already holds (it was built from
     /// the whole component): dirty ranges, flags and pending messages.
     fn before_edit(&mut self) {
@@ -225,6 +240,7 @@ impl InstancedStaticMeshComponent {
             self.store.take_dirty_ranges();
             self.dirty = DirtyFlags::NONE;
             self.pending_distances = false;
+            self.pending_min_lod = false;
             self.pending_bounds = false;
             self.reported_bounds = self.store.bounds();
             if let Some(h) = &mut self.hism {
@@ -366,6 +382,25 @@ impl InstancedStaticMeshComponent {
         Ok(())
     }
 
+    /// UE's `MinLOD` (sent to the existing proxy): no instance draws a LOD
+    /// more detailed than `min_lod`. Below [`crate::MAX_LODS`], else
+    /// [`crate::InstancingError::InvalidMinLod`] and no change; a value past
+    /// the mesh's LODs draws its last LOD (clamped where LODs are picked,
+    /// so it survives a change to a mesh with more LODs).
+    pub fn set_min_lod(&mut self, min_lod: u32) -> Result<()> {
+        if min_lod as usize >= crate::MAX_LODS {
+            return Err(crate::InstancingError::InvalidMinLod { min_lod, max: crate::MAX_LODS as u32 });
+        }
+        self.before_edit();
+        let l = min_lod as u8;
+        if l != self.min_lod {
+            self.min_lod = l;
+            self.pending_min_lod = true;
+            self.dirty = self.dirty | DirtyFlags::DYNAMIC_DATA;
+        }
+        Ok(())
+    }
+
     /// Changes the mesh: the proxy is recreated from the whole store.
     pub fn set_mesh(&mut self, mesh: Arc<StaticMesh>) -> Result<()> {
         if Arc::ptr_eq(&self.mesh, &mesh) {
@@ -416,6 +451,7 @@ impl InstancedStaticMeshComponent {
             self.distances,
         )?
         .with_custom_data(self.store.num_custom_data_floats(), self.store.custom_data())?
+        .with_min_lod(self.min_lod)
         .with_cast_shadow(ctx.settings.cast_shadow);
         Ok(match &self.hism {
             Some(h) => proxy.with_hierarchical(h.proxy_tree(&self.store)),
@@ -499,6 +535,7 @@ impl PrimitiveComponent for InstancedStaticMeshComponent {
         }
         let custom_data = Some(IsmCustomData { floats_per_instance: floats, values });
         let distances = std::mem::take(&mut self.pending_distances).then_some(self.distances);
+        let min_lod = std::mem::take(&mut self.pending_min_lod).then_some(self.min_lod);
         let local_bounds = std::mem::take(&mut self.pending_bounds).then(|| renderer_bounds(&self.store.bounds()));
         let tree = match &mut self.hism {
             Some(h) if h.pending_tree => {
@@ -507,6 +544,6 @@ impl PrimitiveComponent for InstancedStaticMeshComponent {
             }
             _ => None,
         };
-        Some(Box::new(IsmUpdate { instance_count: n, ranges, local_bounds, distances, tree, custom_data }))
+        Some(Box::new(IsmUpdate { instance_count: n, ranges, local_bounds, distances, min_lod, tree, custom_data }))
     }
 }

@@ -14,12 +14,19 @@
 //! 2. **Cull distance.** Distance from the view origin to the sphere centre:
 //!    culled at or past `end` (`end == 0` disables it); the fade factor is 1
 //!    up to `start`, 0 at `end`, linear between — UE's
-//!    `InstanceStartCullDistance` / `InstanceEndCullDistance`.
+//!    `InstanceStartCullDistance` / `InstanceEndCullDistance`. When
+//!    `start < end` ([`CullDistances::has_fade_band`]) the proxy draws
+//!    opaque instances with a dithered fade (the instanced vertex factory's
+//!    dithered variant): instead of popping at `end`, an instance covers a
+//!    fraction `fade` of its pixels (a 4×4 ordered dither,
+//!    `renderer::vertex_factory::dither_threshold`), the same pixels in the
+//!    depth, shadow and base passes.
 //! 3. **LOD.** UE's `ComputeBoundsScreenSize`:
 //!    `multiple = max(0.5·proj[0][0], 0.5·proj[1][1])`,
 //!    `screen size = 2 · multiple · radius / max(1, distance)`; the LOD is the
 //!    highest `i` with `screen_sizes[i] > screen size`, else 0 (UE's
-//!    `ComputeStaticMeshLOD`).
+//!    `ComputeStaticMeshLOD`), and never below the component's minimum LOD
+//!    (UE's `MinLOD`, clamped to the mesh's last LOD: [`select_lod`]).
 //!
 //! Visible instances are compacted into one index list per LOD, with their
 //! fade factors; [`CullOutput::draw_args`] turns the counts into one
@@ -132,6 +139,13 @@ impl CullDistances {
         self.end > 0.0 && distance >= self.end
     }
 
+    /// Whether instances fade (dithered) between the distances rather than
+    /// pop at `end`: distance culling on and `start < end` (UE fades only
+    /// then too).
+    pub fn has_fade_band(&self) -> bool {
+        self.end > 0.0 && self.start < self.end
+    }
+
     /// 1 up to `start`, 0 at `end`, linear between.
     #[inline]
     pub fn fade(&self, distance: f32) -> f32 {
@@ -157,6 +171,20 @@ pub fn bounds_screen_size(distance: f32, radius: f32, screen_multiple: f32) -> f
 #[inline]
 pub fn lod_for_screen_size(screen_size: f32, screen_sizes: &[f32]) -> u8 {
     (1..screen_sizes.len()).rev().find(|&i| screen_sizes[i] > screen_size).unwrap_or(0) as u8
+}
+
+/// [`lod_for_screen_size`], but never below `min_lod` (UE's `MinLOD`),
+/// which is clamped to the last LOD (`screen_sizes.len() - 1`): a minimum
+/// past a mesh's LODs draws its last one.
+#[inline]
+pub fn select_lod(screen_size: f32, screen_sizes: &[f32], min_lod: u8) -> u8 {
+    lod_for_screen_size(screen_size, screen_sizes).max(clamp_min_lod(min_lod, screen_sizes.len()))
+}
+
+/// `min_lod` clamped to a mesh of `lod_count` LODs (its last LOD at most).
+#[inline]
+pub fn clamp_min_lod(min_lod: u8, lod_count: usize) -> u8 {
+    min_lod.min(lod_count.saturating_sub(1).min(usize::from(u8::MAX)) as u8)
 }
 
 /// `VkDrawIndexedIndirectCommand`, one per LOD and section.
@@ -261,6 +289,7 @@ pub struct InstanceCuller<'a> {
     pub(crate) component_scale: f32,
     pub(crate) view: CullView,
     pub(crate) distances: CullDistances,
+    pub(crate) min_lod: u8,
 }
 
 impl<'a> InstanceCuller<'a> {
@@ -276,7 +305,15 @@ impl<'a> InstanceCuller<'a> {
             component_scale: max_scale(&component_to_world.matrix3),
             view: *view,
             distances,
+            min_lod: 0,
         })
+    }
+
+    /// The same request with a minimum LOD (UE's `MinLOD`; see
+    /// [`select_lod`]: clamped to the mesh's last LOD).
+    pub fn with_min_lod(mut self, min_lod: u8) -> Self {
+        self.min_lod = min_lod;
+        self
     }
 
     /// The mesh's LOD count (one output bin each).
@@ -300,7 +337,7 @@ impl<'a> InstanceCuller<'a> {
             return None;
         }
         let size = bounds_screen_size(distance, radius, self.view.screen_multiple);
-        Some((lod_for_screen_size(size, self.screen_sizes), self.distances.fade(distance)))
+        Some((select_lod(size, self.screen_sizes, self.min_lod), self.distances.fade(distance)))
     }
 
     fn cull_chunk(&self, first: u32, transforms: &[Affine3A], out: &mut CullOutput) {
@@ -353,7 +390,7 @@ pub fn cull_ue_mode(store: &InstanceStore, culler: &InstanceCuller<'_>) -> CullO
         return out;
     }
     let size = bounds_screen_size(world.origin.distance(view.origin), world.radius, view.screen_multiple);
-    let lod = lod_for_screen_size(size, culler.screen_sizes);
+    let lod = select_lod(size, culler.screen_sizes, culler.min_lod);
     for (i, t) in store.transforms().iter().enumerate() {
         let (c, _) = instance_sphere(&culler.mesh_bounds, t);
         let distance = culler.component_to_world.transform_point3(c).distance(view.origin);
@@ -387,6 +424,26 @@ mod tests {
         assert_eq!(lod_for_screen_size(0.6, &sizes), 0);
         assert_eq!(lod_for_screen_size(0.4, &sizes), 1);
         assert_eq!(lod_for_screen_size(0.1, &sizes), 2);
+    }
+
+    #[test]
+    fn min_lod_is_a_floor_clamped_to_the_last_lod() {
+        let sizes = [1.0, 0.5, 0.25];
+        assert_eq!(select_lod(2.0, &sizes, 0), 0);
+        assert_eq!(select_lod(2.0, &sizes, 1), 1);
+        assert_eq!(select_lod(0.1, &sizes, 1), 2, "a farther LOD than the minimum stays");
+        assert_eq!(select_lod(2.0, &sizes, 7), 2, "clamped to the last LOD");
+        assert_eq!(select_lod(2.0, &[1.0], u8::MAX), 0);
+        assert_eq!(clamp_min_lod(5, 0), 0);
+    }
+
+    #[test]
+    fn a_fade_band_needs_distance_culling_and_start_before_end() {
+        assert!(CullDistances::new(0.0, 10.0).unwrap().has_fade_band());
+        assert!(CullDistances::new(5.0, 10.0).unwrap().has_fade_band());
+        assert!(!CullDistances::new(10.0, 10.0).unwrap().has_fade_band());
+        assert!(!CullDistances::new(10.0, 0.0).unwrap().has_fade_band());
+        assert!(!CullDistances::NONE.has_fade_band());
     }
 
     #[test]

@@ -39,6 +39,10 @@ pub enum InstancingError {
     /// Cull distances that are negative, non-finite, or start past end.
     #[error("invalid cull distances: start {start}, end {end} (need 0 <= start <= end, finite; end 0 = off)")]
     InvalidCullDistances { start: f32, end: f32 },
+    /// A minimum LOD (UE's `MinLOD`) at or past [`crate::MAX_LODS`], the most
+    /// LODs a mesh may have (one below it is clamped to the mesh's last LOD).
+    #[error("invalid minimum LOD {min_lod}: need below {max} (clamped to the mesh's last LOD)")]
+    InvalidMinLod { min_lod: u32, max: u32 },
     /// LOD screen sizes that are empty, non-finite, negative or increasing.
     #[error("invalid LOD screen sizes {0:?}: need 1..=8 finite, non-negative, non-increasing values")]
     InvalidLodScreenSizes(Vec<f32>),

@@ -19,8 +19,10 @@
 //!   agreeing exactly with flat culling; [`ClusterTreeBuilder`] rebuilds it in
 //!   the background and keeps culls exact on the old tree meanwhile.
 //! * [`InstancedStaticMeshComponent`] — UE's ISM component on engine-core's
-//!   `Component` / `PrimitiveComponent`: owns the store, the mesh and the cull
-//!   distances; instance edits mark dynamic data (only the dirty ranges go to
+//!   `Component` / `PrimitiveComponent`: owns the store, the mesh, the cull
+//!   distances and the minimum LOD (UE's `MinLOD`,
+//!   [`InstancedStaticMeshComponent::set_min_lod`]; every cull path applies
+//!   it through [`select_lod`]); instance edits mark dynamic data (only the dirty ranges go to
 //!   the existing proxy as an [`IsmUpdate`]) plus transform when the bounds
 //!   change, a new mesh marks render state. Moving it (or a parent) through
 //!   the `World` is enough: the scene tells the proxy its new transform.
@@ -39,7 +41,13 @@
 //!   instance (up to [`MAX_CUSTOM_DATA_FLOATS`]) with `custom_data(in, k)`,
 //!   from the proxy's custom data buffer (bound at group 3); floats 0..2
 //!   also inline in `in.custom.xyz` and `PerInstanceRandom` in `in.custom.w`;
-//!   the fade goes to `FactoryVertex.fade`.
+//!   the fade goes to `FactoryVertex.fade`. A component with a fade band
+//!   (`start < end` cull distances, [`CullDistances::has_fade_band`]) draws
+//!   with [`INSTANCED_DITHERED_VERTEX_FACTORY`]: opaque instances fade out
+//!   with a 4×4 ordered dither across the band (UE's dithered distance
+//!   fade) instead of popping at the end distance, the same pixels in the
+//!   depth, shadow and base passes; components without one keep the plain
+//!   factory and its depth-only pipelines.
 //! * [`InstancedStaticMeshSceneProxy`] — one indirect draw per mesh section
 //!   and LOD for all instances (1,000 instances of two meshes: 2 base-pass
 //!   draws). Per view, a compute pass (`shaders/instance_cull.wgsl`, two
@@ -94,8 +102,8 @@ pub use bounds::{checked_bounds, instance_sphere, Aabb, Bounds};
 pub use cluster_tree::{ClusterTree, ClusterTreeSettings, TreeCullStats, TreeSnapshot};
 pub use component::InstancedStaticMeshComponent;
 pub use culling::{
-    bounds_screen_size, cull_instances, cull_instances_into, cull_ue_mode, lod_for_screen_size, CullDistances, CullOutput, CullView,
-    DrawIndexedIndirectArgs, Frustum, InstanceCuller, LodBin,
+    bounds_screen_size, clamp_min_lod, cull_instances, cull_instances_into, cull_ue_mode, lod_for_screen_size, select_lod, CullDistances,
+    CullOutput, CullView, DrawIndexedIndirectArgs, Frustum, InstanceCuller, LodBin,
 };
 pub use error::{InstancingError, Result};
 pub use gpu_data::InstanceGpuData;
@@ -110,4 +118,4 @@ pub use proxy::{
 pub use stats::VISIBLE_INSTANCES_COUNTER;
 pub use transform::{validate_transform, TransformSpace};
 pub use tree_builder::ClusterTreeBuilder;
-pub use vertex_factory::{InstanceStreamData, InstancedVertexFactory, INSTANCED_VERTEX_FACTORY};
+pub use vertex_factory::{InstanceStreamData, InstancedVertexFactory, INSTANCED_DITHERED_VERTEX_FACTORY, INSTANCED_VERTEX_FACTORY};

@@ -23,7 +23,7 @@
 //!   `instance_count` entries per view, written by the culling pass and read
 //!   as the instance stream. Memory: `80 B × instances × views`.
 //! * Per view and frame, in the renderer's dynamic ring: the culling
-//!   parameters (496 B) and a control block (LOD counters, then one
+//!   parameters (512 B) and a control block (LOD counters, then one
 //!   `VkDrawIndexedIndirectCommand` per LOD and section).
 //!
 //! ## Three paths, chosen per frame
@@ -39,6 +39,14 @@
 //! ("LOD i while the screen size is at least `sizes[i]`"); culling uses UE's
 //! (`crate::culling::lod_for_screen_size`). [`instanced_mesh_for`] converts,
 //! so an instance picks the LOD a static mesh at its place would.
+//!
+//! A component with a fade band (`start < end` cull distances) draws with
+//! the instanced factory's dithered variant
+//! ([`crate::INSTANCED_DITHERED_VERTEX_FACTORY`]): every path passes each
+//! visible instance's fade in its [`InstanceStreamData::fade`], and the
+//! passes keep that fraction of its pixels (an ordered dither), so it fades
+//! out instead of popping at the end distance. Every path also applies the
+//! component's minimum LOD (UE's `MinLOD`, [`crate::culling::select_lod`]).
 //!
 //! Views that are orthographic (the shadow view) measure cull distance and
 //! LOD from the first perspective view of the frame (UE: shadows use the
@@ -83,7 +91,7 @@ use crate::hism::{HismTree, ProxyTree};
 use crate::mesh::{InstancedMesh, MeshLod, MeshSection};
 use crate::stats::VISIBLE_INSTANCES_COUNTER;
 pub use crate::stats::{CullPath, IsmStats, IsmStatsSnapshot};
-use crate::vertex_factory::{InstanceStreamData, InstancedVertexFactory, INSTANCED_VERTEX_FACTORY};
+use crate::vertex_factory::{InstanceStreamData, InstancedVertexFactory};
 use custom_data::CustomData;
 use gpu_culling::{GpuCull, Pipelines};
 
@@ -189,6 +197,9 @@ pub struct IsmUpdate {
     /// New union bounds of the instances, component space.
     pub local_bounds: Option<Bounds>,
     pub distances: Option<CullDistances>,
+    /// A new minimum LOD (UE's `MinLOD`), below [`crate::MAX_LODS`];
+    /// culling clamps it to the mesh's last LOD.
+    pub min_lod: Option<u8>,
     /// HISM: a newly built cluster tree (see [`crate::hism`]).
     pub tree: Option<HismTree>,
     /// The custom floats of the instances `ranges` writes; `None` leaves the
@@ -216,10 +227,14 @@ impl IsmUpdate {
     ///   so a proxy never grows by data it was not sent (an update cannot
     ///   ask for more memory than it carries);
     /// * instance data, and `local_bounds` if any, are finite;
-    /// * `tree.edited_since` names instances below `instance_count`.
+    /// * `tree.edited_since` names instances below `instance_count`;
+    /// * `min_lod` is below [`crate::MAX_LODS`].
     pub fn validate(&self, current: u32) -> Result<()> {
         let bad = |m: String| Err(InstancingError::InvalidUpdate(m));
         let n = self.instance_count;
+        if let Some(l) = self.min_lod.filter(|&l| usize::from(l) >= crate::MAX_LODS) {
+            return bad(format!("minimum LOD {l} is past the last LOD a mesh may have ({})", crate::MAX_LODS - 1));
+        }
         if n > crate::MAX_INSTANCES {
             return bad(format!("instance count {n} is past MAX_INSTANCES ({})", crate::MAX_INSTANCES));
         }
@@ -305,6 +320,8 @@ pub struct InstancedStaticMeshSceneProxy {
     materials: Vec<MaterialId>,
     cast_shadow: bool,
     distances: CullDistances,
+    /// UE's `MinLOD` (clamped to the mesh's last LOD where LODs are picked).
+    min_lod: u8,
     component_to_world: Affine3A,
     local_bounds: Bounds,
     instances: Vec<InstanceStreamData>,
@@ -350,6 +367,7 @@ impl InstancedStaticMeshSceneProxy {
             materials,
             cast_shadow: true,
             distances,
+            min_lod: 0,
             component_to_world,
             local_bounds,
             instances,
@@ -395,6 +413,13 @@ impl InstancedStaticMeshSceneProxy {
 
     pub fn is_hierarchical(&self) -> bool {
         self.hierarchical
+    }
+
+    /// A minimum LOD (UE's `MinLOD`): no instance draws a more detailed
+    /// LOD; clamped to the mesh's last LOD.
+    pub fn with_min_lod(mut self, min_lod: u8) -> Self {
+        self.min_lod = min_lod;
+        self
     }
 
     pub fn with_cast_shadow(mut self, cast_shadow: bool) -> Self {
@@ -443,7 +468,8 @@ impl InstancedStaticMeshSceneProxy {
         let section = self.mesh.lods()[lod as usize].sections[s];
         let material = self.materials.get(section.material_slot as usize).copied().unwrap_or(MaterialId::DEFAULT);
         MeshBatch {
-            vertex_factory: &INSTANCED_VERTEX_FACTORY,
+            // With a fade band, the dithered variant (vertex_factory.rs).
+            vertex_factory: InstancedVertexFactory::for_distances(&self.distances),
             streams: self.streams(lod as usize, instances),
             element: MeshBatchElement {
                 instance_count,
@@ -601,9 +627,12 @@ impl PrimitiveSceneProxy for InstancedStaticMeshSceneProxy {
             self.stats.lock().rejected_updates += 1;
             return Err(rhi_vulkan::RhiError::InvalidDesc(e.to_string()));
         }
-        let IsmUpdate { instance_count, ranges, local_bounds, distances, tree, custom_data } = *update;
+        let IsmUpdate { instance_count, ranges, local_bounds, distances, min_lod, tree, custom_data } = *update;
         if let Some(d) = distances {
             self.distances = d;
+        }
+        if let Some(l) = min_lod {
+            self.min_lod = l;
         }
         if let Some(b) = local_bounds {
             self.local_bounds = b;
@@ -720,6 +749,9 @@ mod tests {
         let wrap = IsmUpdate { instance_count: 4, ranges: vec![(u32::MAX, vec![instance(0.0)])], ..Default::default() };
         rejected(&wrap, 4);
         let nan = IsmUpdate { instance_count: 4, ranges: vec![(1, vec![instance(f32::NAN)])], ..Default::default() };
+        let min_lod = IsmUpdate { instance_count: 4, min_lod: Some(crate::MAX_LODS as u8), ..Default::default() };
+        assert!(rejected(&min_lod, 4).contains("minimum LOD 8"));
+        IsmUpdate { instance_count: 4, min_lod: Some(crate::MAX_LODS as u8 - 1), ..Default::default() }.validate(4).unwrap();
         assert!(rejected(&nan, 4).contains("non-finite"));
         let bounds = IsmUpdate {
             instance_count: 4,

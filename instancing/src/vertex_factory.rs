@@ -25,6 +25,20 @@
 //! against them: floats 0..2 in `in.custom.xyz`, float 3 in `in.custom1.x`,
 //! and `PerInstanceRandom` in `in.custom.w` (see
 //! `shaders/instanced_vf.inc.wgsl`).
+//!
+//! ## Dithered fade
+//!
+//! The factory comes in two variants, the same WGSL and streams:
+//! [`INSTANCED_VERTEX_FACTORY`] and [`INSTANCED_DITHERED_VERTEX_FACTORY`],
+//! whose [`VertexFactoryType::dithered_fade`] is on. The proxy draws with
+//! the dithered one only when its component has a fade band
+//! ([`crate::CullDistances::has_fade_band`]): then opaque and masked
+//! instances keep only the pixels whose 4×4 ordered dither threshold is
+//! below their cull-distance fade, in every pass — depth-only passes get a
+//! fragment stage for it — so depth, shadow and colour agree. Components
+//! without a fade band keep the plain factory and its depth-only pipelines
+//! (no fragment stage); their images do not change. The factories' names
+//! differ, so their pipelines are cached apart.
 
 use bytemuck::{Pod, Zeroable};
 use renderer::vertex_factory::{put_position_and_basis, stream_offsets, LocalVertexFactory};
@@ -93,12 +107,29 @@ pub struct ColorUvVertex {
     pub uv0: [f32; 2],
 }
 
-/// The instanced factory; use [`INSTANCED_VERTEX_FACTORY`].
-pub struct InstancedVertexFactory;
+/// The instanced factory; use [`INSTANCED_VERTEX_FACTORY`], or
+/// [`INSTANCED_DITHERED_VERTEX_FACTORY`] for a component with a fade band
+/// (module docs).
+pub struct InstancedVertexFactory {
+    dithered_fade: bool,
+}
 
-pub static INSTANCED_VERTEX_FACTORY: InstancedVertexFactory = InstancedVertexFactory;
+pub static INSTANCED_VERTEX_FACTORY: InstancedVertexFactory = InstancedVertexFactory { dithered_fade: false };
+
+/// The instanced factory whose cull-distance fade is dithered (module docs).
+pub static INSTANCED_DITHERED_VERTEX_FACTORY: InstancedVertexFactory = InstancedVertexFactory { dithered_fade: true };
 
 impl InstancedVertexFactory {
+    /// The factory a component with `distances` draws with: the dithered
+    /// one when it has a fade band.
+    pub fn for_distances(distances: &crate::CullDistances) -> &'static InstancedVertexFactory {
+        if distances.has_fade_band() {
+            &INSTANCED_DITHERED_VERTEX_FACTORY
+        } else {
+            &INSTANCED_VERTEX_FACTORY
+        }
+    }
+
     /// Byte sizes of the three per-vertex streams for one vertex.
     pub const VERTEX_STREAM_STRIDES: [u32; 3] = [12, 32, 12];
 
@@ -119,7 +150,11 @@ impl InstancedVertexFactory {
 
 impl VertexFactoryType for InstancedVertexFactory {
     fn name(&self) -> &'static str {
-        "instanced"
+        if self.dithered_fade {
+            "instanced_dithered"
+        } else {
+            "instanced"
+        }
     }
 
     fn wgsl(&self) -> &'static str {
@@ -153,6 +188,10 @@ impl VertexFactoryType for InstancedVertexFactory {
 
     fn primitive_id_location(&self) -> Option<u32> {
         None
+    }
+
+    fn dithered_fade(&self) -> bool {
+        self.dithered_fade
     }
 }
 

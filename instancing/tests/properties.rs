@@ -1,5 +1,5 @@
 //! Random mutation sequences, often with invalid input (NaN or singular
-//! transforms, out-of-range indices, bad custom data and cull distances):
+//! transforms, out-of-range indices, bad custom data, cull distances and minimum LODs):
 //! never panic; a rejected call returns a typed error and leaves the store —
 //! or the component, dirty flags included — unchanged; ids, indices and data
 //! always match a simple model. The component half covers every public
@@ -171,6 +171,7 @@ enum CompOp {
     SetNumCustom(u32),
     SetSeed(u32),
     SetCull(f32, f32),
+    SetMinLod(u32),
     SetMesh(usize),
     Clear,
     TakeDirty,
@@ -198,6 +199,7 @@ fn comp_op() -> impl Strategy<Value = CompOp> {
         1 => prop_oneof![4 => 0u32..4, 1 => Just(MAX_CUSTOM_DATA_FLOATS + 1), 1 => Just(u32::MAX)].prop_map(CompOp::SetNumCustom),
         1 => any::<u32>().prop_map(CompOp::SetSeed),
         1 => (distance(), distance()).prop_map(|(a, b)| CompOp::SetCull(a, b)),
+        1 => prop_oneof![4 => 0u32..MAX_LODS as u32, 1 => MAX_LODS as u32..20, 1 => Just(u32::MAX)].prop_map(CompOp::SetMinLod),
         1 => (0usize..3).prop_map(CompOp::SetMesh),
         1 => Just(CompOp::Clear),
         1 => Just(CompOp::TakeDirty),
@@ -213,6 +215,7 @@ fn comp_op() -> impl Strategy<Value = CompOp> {
 struct Seen {
     store: InstanceStore,
     distances: CullDistances,
+    min_lod: u32,
     seed: u32,
     mesh: usize,
     tree: Option<u64>,
@@ -222,6 +225,7 @@ fn seen(c: &InstancedStaticMeshComponent) -> Seen {
     Seen {
         store: c.store().clone(),
         distances: c.cull_distances(),
+        min_lod: c.min_lod(),
         seed: c.random_seed(),
         mesh: std::sync::Arc::as_ptr(c.mesh()) as usize,
         tree: c.cluster_tree().map(|t| t.generation()),
@@ -288,6 +292,9 @@ proptest! {
                 CompOp::SetCull(a, b) => c.set_cull_distances(a, b).map(|()| {
                     assert_eq!(c.cull_distances(), CullDistances::new(a, b).unwrap());
                 }),
+                CompOp::SetMinLod(l) => c.set_min_lod(l).map(|()| {
+                    assert_eq!(c.min_lod(), l);
+                }),
                 CompOp::SetMesh(k) => c.set_mesh(meshes[k].clone()),
                 CompOp::Clear => {
                     c.clear_instances();
@@ -349,7 +356,9 @@ proptest! {
             // mode) equals flat culling.
             let (out, stats) = c.cull(&Affine3A::IDENTITY, &view).unwrap();
             let mesh = instanced_mesh_for(c.mesh().render_data()).unwrap();
-            let flat = cull_instances(s, &InstanceCuller::new(&mesh, &Affine3A::IDENTITY, &view, c.cull_distances()).unwrap());
+            let culler = InstanceCuller::new(&mesh, &Affine3A::IDENTITY, &view, c.cull_distances()).unwrap().with_min_lod(c.min_lod() as u8);
+            let flat = cull_instances(s, &culler);
+            prop_assert!(visible_set(&flat).iter().all(|v| v.1 >= clamp_min_lod(c.min_lod() as u8, mesh.lod_count()) as usize));
             prop_assert_eq!(visible_set(&out), visible_set(&flat), "{:?}", stats);
             prop_assert_eq!(c.is_hierarchical(), hierarchical);
         }

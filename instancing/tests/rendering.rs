@@ -10,7 +10,7 @@ mod common;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use common::{assert_images_equal, assert_world_clean, world};
+use common::{assert_images_equal, assert_world_clean, sun, world};
 use engine_core::{ComponentId, EndOfFrameStats, StaticMesh, Transform, World};
 use glam::{Affine3A, Vec3, Vec4};
 use instancing::*;
@@ -130,17 +130,6 @@ fn with_proxy<R: Send + 'static>(
 /// The statistics handle of the component's proxy.
 fn stats_of(world: &mut World, id: ComponentId) -> IsmStats {
     with_proxy(world, id, |p, _| p.stats())
-}
-
-fn sun(world: &mut World, cast_shadows: bool) {
-    rt(world)
-        .add_light(Light::Directional(DirectionalLight {
-            direction: Vec3::new(0.3, 0.2, -1.0),
-            color: Vec3::ONE,
-            intensity: 2.0,
-            cast_shadows,
-        }))
-        .unwrap();
 }
 
 #[test]

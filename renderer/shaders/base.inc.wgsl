@@ -3,8 +3,9 @@
 // roughness PBR: the directional light, shadowed, the point lights and a
 // hemisphere ambient; see `default_lit`) or unlit (base color + emissive) —
 // into the HDR scene color. BLEND_MODE (0 opaque, 1 masked, 2 translucent,
-// 3 additive), SHADING_MODEL (0 default lit, 1 unlit) and TWO_SIDED are
-// constants the composer prepends. `material_vs.inc.wgsl` (interpolants,
+// 3 additive), SHADING_MODEL (0 default lit, 1 unlit), TWO_SIDED and
+// DITHERED_FADE (the vertex factory's `dithered_fade()`) are constants the
+// composer prepends. `material_vs.inc.wgsl` (interpolants,
 // vertex shader, MaterialInput) comes first.
 
 @group(1) @binding(0) var shadow_map: texture_depth_2d;
@@ -149,8 +150,11 @@ fn default_lit(mi: MaterialInput, m: MaterialOutput, world_position: vec3<f32>) 
 fn fs_main(in: MaterialVsOut, @builtin(front_facing) front: bool) -> @location(0) vec4<f32> {
     let mi = material_input(in, front);
     let m = material_main(mi);
-    let opacity = m.opacity * in.fade;
-    if (BLEND_MODE == 1u && opacity < MATERIAL_MASK_CLIP) {
+    // DITHERED_FADE: opaque and masked pixels fade by the dither (as the
+    // depth pass decides them); translucent ones by opacity.
+    let dithered = DITHERED_FADE && BLEND_MODE <= 1u;
+    let opacity = m.opacity * select(in.fade, 1.0, dithered);
+    if ((BLEND_MODE == 1u && opacity < MATERIAL_MASK_CLIP) || (dithered && !dithered_fade_keeps(in.fade, in.clip.xy))) {
         discard;
     }
     var color: vec3<f32>;

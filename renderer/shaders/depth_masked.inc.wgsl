@@ -1,13 +1,21 @@
 // Depth-only pass for masked materials: evaluates the material to discard
 // texels whose opacity (times the instance fade, as the base pass does) is
 // below the material's mask clip value — so depth has a hole exactly where
-// the base pass discards colour. `material_vs.inc.wgsl` (interpolants,
+// the base pass discards colour. Also the depth pass of every batch whose
+// vertex factory dithers its fade (DITHERED_FADE), opaque ones included:
+// it discards the pixels `dithered_fade_keeps` leaves out, as the base pass does. `material_vs.inc.wgsl` (interpolants,
 // vertex shader, MaterialInput) comes first.
 
 @fragment
 fn fs_main(in: MaterialVsOut, @builtin(front_facing) front: bool) {
-    let mi = material_input(in, front);
-    if (material_main(mi).opacity * in.fade < MATERIAL_MASK_CLIP) {
+    // DITHERED_FADE: an opaque batch comes here too (with the default
+    // material); the fade is dithered instead of multiplying opacity.
+    var clipped = false;
+    if (BLEND_MODE == 1u) {
+        let mi = material_input(in, front);
+        clipped = material_main(mi).opacity * select(in.fade, 1.0, DITHERED_FADE) < MATERIAL_MASK_CLIP;
+    }
+    if (clipped || (DITHERED_FADE && !dithered_fade_keeps(in.fade, in.clip.xy))) {
         discard;
     }
 }

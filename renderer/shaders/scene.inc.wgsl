@@ -101,7 +101,28 @@ struct FactoryVertex {
     custom: vec4<f32>,
     custom1: vec4<f32>,
     // Multiplies opacity (instance cull-distance fade); 1 when unused.
+    // With DITHERED_FADE (the factory's `dithered_fade()`), opaque and
+    // masked pixels are instead kept by `dithered_fade_keeps`.
     fade: f32,
+}
+
+// The 4x4 ordered (Bayer) dither threshold of the pixel at framebuffer
+// position `pixel`: (index + 0.5) / 16, each of the 16 values once per 4x4
+// block (`renderer::vertex_factory::dither_threshold` is the same in Rust).
+fn dither_threshold(pixel: vec2<f32>) -> f32 {
+    let p = vec2<u32>(pixel) & vec2<u32>(3u);
+    let a = p.x ^ p.y;
+    let index = ((a & 1u) << 3u) | ((p.y & 1u) << 2u) | (a & 2u) | (p.y >> 1u);
+    return (f32(index) + 0.5) / 16.0;
+}
+
+// Dithered fade (UE's dithered LOD / distance fade): a pixel of an instance
+// with fade `fade` is drawn when the fade is above its dither threshold, so
+// fade 1 draws every pixel, fade 0 none, and the pixels drawn only grow with
+// the fade. Every pass decides the same pixel the same way (depth and colour
+// agree).
+fn dithered_fade_keeps(fade: f32, pixel: vec2<f32>) -> bool {
+    return fade > dither_threshold(pixel);
 }
 
 // The FactoryVertex every factory's `vf_fetch` starts from: what each one

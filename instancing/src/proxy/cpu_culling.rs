@@ -19,7 +19,7 @@ use renderer::{MeshElementCollector, SceneView};
 use super::{InstancedStaticMeshSceneProxy, ViewCull};
 use crate::bounds::{instance_sphere, max_scale};
 use crate::cluster_tree::TreeCullStats;
-use crate::culling::{bounds_screen_size, lod_for_screen_size, CullView, InstanceCuller};
+use crate::culling::{bounds_screen_size, select_lod, CullView, InstanceCuller};
 use crate::stats::CullPath;
 use crate::vertex_factory::InstanceStreamData;
 
@@ -38,7 +38,7 @@ impl InstancedStaticMeshSceneProxy {
             return None;
         }
         let size = bounds_screen_size(distance, radius, v.multiple);
-        Some((lod_for_screen_size(size, self.culling_mesh.screen_sizes()), self.distances.fade(distance)))
+        Some((select_lod(size, self.culling_mesh.screen_sizes(), self.min_lod), self.distances.fade(distance)))
     }
 
     /// CPU culling for one view: compacted instances (LOD-major) and the
@@ -87,7 +87,7 @@ impl InstancedStaticMeshSceneProxy {
                 continue;
             }
             let size = bounds_screen_size(world.origin.distance(v.origin), world.radius, v.multiple);
-            let lod = lod_for_screen_size(size, self.culling_mesh.screen_sizes());
+            let lod = select_lod(size, self.culling_mesh.screen_sizes(), self.min_lod);
             per_view[vi] = u64::from(n);
             per_lod[lod as usize] += u64::from(n);
             for d in (0..self.draws.len()).filter(|&d| self.draws[d].0 == lod) {
@@ -102,7 +102,7 @@ impl InstancedStaticMeshSceneProxy {
     fn cull_tree(&self, v: &ViewCull) -> (Vec<InstanceStreamData>, Vec<u32>, TreeCullStats) {
         let view = CullView::from_parts(v.frustum, v.origin, v.multiple);
         let culler = match InstanceCuller::new(&self.culling_mesh, &self.component_to_world, &view, self.distances) {
-            Ok(c) => c,
+            Ok(c) => c.with_min_lod(self.min_lod),
             Err(e) => {
                 log::error!("instanced static mesh: {e}");
                 return (Vec::new(), vec![0; self.culling_mesh.lod_count()], TreeCullStats::default());

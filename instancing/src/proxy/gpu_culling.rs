@@ -27,6 +27,7 @@ use std::sync::MutexGuard;
 
 use super::{InstancedStaticMeshSceneProxy, ViewCull, MAX_DRAWS};
 use crate::bounds::max_scale;
+use crate::culling::clamp_min_lod;
 use crate::error::Result;
 use crate::stats::{CullPath, VISIBLE_INSTANCES_COUNTER};
 use crate::vertex_factory::InstanceStreamData;
@@ -35,7 +36,7 @@ const WORKGROUP: u32 = 256;
 const CONTROL_HEADER: u64 = 64;
 const CULL_WGSL: &str = include_str!("../../shaders/instance_cull.wgsl");
 
-/// The parameters block of `instance_cull.wgsl` (496 bytes).
+/// The parameters block of `instance_cull.wgsl` (512 bytes).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Pod, Zeroable)]
 struct CullParams {
@@ -47,6 +48,8 @@ struct CullParams {
     counts: [u32; 4],
     screen_sizes: [f32; 8],
     draw_lods: [u32; MAX_DRAWS],
+    /// x: the minimum LOD, clamped to the mesh's last; yzw unused.
+    lod: [u32; 4],
 }
 
 /// Where one view's GPU cull of the last recorded frame left its results.
@@ -163,6 +166,7 @@ impl InstancedStaticMeshSceneProxy {
             ],
             screen_sizes,
             draw_lods,
+            lod: [u32::from(clamp_min_lod(self.min_lod, self.culling_mesh.lod_count())), 0, 0, 0],
         }
     }
 
@@ -321,7 +325,7 @@ mod tests {
 
     #[test]
     fn params_block_matches_the_shader_layout() {
-        assert_eq!(std::mem::size_of::<CullParams>(), 496);
+        assert_eq!(std::mem::size_of::<CullParams>(), 512);
         assert_eq!(std::mem::size_of::<DrawIndexedIndirectArgs>(), 20);
     }
 }

@@ -41,6 +41,20 @@ pub fn world() -> World {
     World::new(Some(render_thread()))
 }
 
+/// A directional light from above (tilted), shadowed or not.
+pub fn sun(world: &mut World, cast_shadows: bool) {
+    world
+        .render_thread()
+        .expect("a world with a render thread")
+        .add_light(renderer::Light::Directional(renderer::DirectionalLight {
+            direction: Vec3::new(0.3, 0.2, -1.0),
+            color: Vec3::ONE,
+            intensity: 2.0,
+            cast_shadows,
+        }))
+        .unwrap();
+}
+
 /// The harness's check on the world's render thread: the layer active, no
 /// validation error or warning so far.
 #[track_caller]

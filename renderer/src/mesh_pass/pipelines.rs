@@ -126,11 +126,14 @@ impl PipelineLibrary {
     /// material's own line numbers.
     pub fn compose(key: &PassPipelineKey, vf: &dyn VertexFactoryType, material_wgsl: &str) -> String {
         let desc = key.pass.desc();
-        let pass = if key.blend == BlendMode::Masked { desc.masked_shader } else { desc.shader };
+        // A factory that dithers its fade discards in every pass: the masked
+        // shader (a fragment stage in depth-only passes) for opaque batches too.
+        let pass = if key.blend == BlendMode::Masked || vf.dithered_fade() { desc.masked_shader } else { desc.shader };
         format!(
-            "{material_wgsl}\nconst BLEND_MODE: u32 = {}u;\nconst TWO_SIDED: bool = {};\n{SCENE_WGSL}\n{}\n{pass}",
+            "{material_wgsl}\nconst BLEND_MODE: u32 = {}u;\nconst TWO_SIDED: bool = {};\nconst DITHERED_FADE: bool = {};\n{SCENE_WGSL}\n{}\n{pass}",
             key.blend.index(),
             key.two_sided,
+            vf.dithered_fade(),
             vf.wgsl()
         )
     }
@@ -160,7 +163,7 @@ impl PipelineLibrary {
         shader: ShaderHandle,
     ) -> Result<PipelineInfo> {
         let pass = key.pass.desc();
-        let has_fragment = pass.fragment == PassFragment::Always || key.blend == BlendMode::Masked;
+        let has_fragment = pass.fragment == PassFragment::Always || key.blend == BlendMode::Masked || vf.dithered_fade();
         let mut streams = vf.streams();
         if let Some(location) = vf.primitive_id_location() {
             streams.push(VertexBufferLayout {

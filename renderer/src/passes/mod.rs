@@ -62,7 +62,9 @@ pub struct PassDesc {
     /// The pass's WGSL (after the scene declarations, vertex factory and
     /// material function): `vs_main`, and `fs_main` where there is a fragment stage.
     pub shader: &'static str,
-    /// The WGSL used instead of `shader` for masked materials.
+    /// The WGSL used instead of `shader` for masked materials, and for
+    /// every batch of a vertex factory that dithers its fade
+    /// ([`crate::VertexFactoryType::dithered_fade`]): it must discard.
     pub masked_shader: &'static str,
     /// Whether the pipeline has a fragment stage.
     pub fragment: PassFragment,
@@ -118,7 +120,8 @@ pub enum PassMaterial {
 pub enum PassFragment {
     /// For every pipeline of the pass.
     Always,
-    /// Only for masked materials (depth-only passes discard in it).
+    /// Only for masked materials and vertex factories that dither their
+    /// fade (depth-only passes discard in it).
     MaskedOnly,
 }
 

@@ -75,10 +75,49 @@ pub trait VertexFactoryType: Send + Sync + 'static {
     fn position_only(&self) -> Option<&'static dyn VertexFactoryType> {
         None
     }
+
+    /// Whether the factory's `FactoryVertex.fade` is a **dithered** fade
+    /// (UE's dithered LOD / distance fade): opaque and masked pixels are
+    /// drawn only where [`dither_threshold`] is below the fade, in every
+    /// pass (depth-only passes get a fragment stage for it), instead of the
+    /// fade multiplying opacity. Default `false`: such factories keep their
+    /// depth-only pipelines without a fragment stage.
+    fn dithered_fade(&self) -> bool {
+        false
+    }
+}
+
+/// The 4×4 ordered (Bayer) dither threshold of pixel `(x, y)`:
+/// `(index + 0.5) / 16`, each of the 16 indices once per 4×4 block. A
+/// factory with [`VertexFactoryType::dithered_fade`] draws a pixel when its
+/// fade is above the threshold (WGSL `dithered_fade_keeps` in
+/// `shaders/scene.inc.wgsl`, the same function): fade 1 covers every pixel,
+/// fade 0 none, and the covered pixels only grow with the fade.
+pub fn dither_threshold(x: u32, y: u32) -> f32 {
+    let (x, y) = (x & 3, y & 3);
+    let a = x ^ y;
+    let index = ((a & 1) << 3) | ((y & 1) << 2) | (a & 2) | (y >> 1);
+    (index as f32 + 0.5) / 16.0
 }
 
 impl std::fmt::Debug for dyn VertexFactoryType {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "VertexFactoryType({})", self.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_dither_thresholds_are_each_of_16_levels_once_per_block_and_repeat() {
+        let mut seen: Vec<u32> = (0..16).map(|i| (dither_threshold(i % 4, i / 4) * 16.0 - 0.5) as u32).collect();
+        assert_eq!(dither_threshold(0, 0), 0.5 / 16.0);
+        assert_eq!(dither_threshold(5, 6), dither_threshold(1, 2));
+        seen.sort_unstable();
+        assert_eq!(seen, (0..16).collect::<Vec<_>>());
+        // Neighbours differ a lot (an ordered dither, not a ramp).
+        assert!((dither_threshold(0, 0) - dither_threshold(1, 0)).abs() >= 0.25);
     }
 }

@@ -6,7 +6,8 @@
 //! * `--instances K` (the default, 100,000): a forest — trees (35%: trunk and
 //!   foliage sections of one mesh) and two kinds of rocks scattered over a
 //!   ground plane, culled per instance on the GPU
-//!   (`r.InstancedStaticMeshes.GPUCulling=1`), rocks with a cull distance; the
+//!   (`r.InstancedStaticMeshes.GPUCulling=1`), rocks with a cull distance
+//!   band (a dithered fade out between 90 and 120 units); the
 //!   camera looks across it so that only a part is visible. With `--hism`
 //!   the forest's components are hierarchical (UE's HISM): a cluster tree
 //!   built in the background, culled per cluster on the CPU.
@@ -225,7 +226,8 @@ fn forest(engine: &mut Engine, k: u32, hism: bool) -> anyhow::Result<Vec<Compone
     )?;
     engine.world.set_material(ground, 0, grass)?;
     let mut ids = vec![spawn_ism(engine, "trees", tree()?, &tt, &[bark, leaves], None, hism)?];
-    // Rocks are small: culled (and faded) past 90..120 units, as a level would.
+    // Rocks are small: faded out with a dither between 90 and 120 units and
+    // culled past 120, as a level would (the fade band: no pop).
     let cull = Some((90.0, 120.0));
     if !ta.is_empty() {
         ids.push(spawn_ism(
