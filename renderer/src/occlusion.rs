@@ -51,16 +51,23 @@
 //!   triangle that crosses it is left out). Every pass the main views draw
 //!   tests depth with `LessEqual`/`Less`/`Equal` against that depth;
 //!   occlusion is skipped for a frame where a registered pass does not.
-//! - **Inner-conservative coverage**: a buffer pixel takes a triangle's depth
-//!   only when the triangle covers the whole pixel square (grown by
-//!   [`COVERAGE_MARGIN`] of a pixel, more than the GPU's sub-pixel snapping
-//!   and the float differences of the two transforms: the buffer is never
-//!   finer than the view, so every view pixel centre in the square is
-//!   covered by the GPU too), and the value stored is the triangle's
-//!   **maximum** depth over that grown square (depth is affine in screen
-//!   space). So a stored depth is never nearer than what the GPU writes at
-//!   any view pixel in that square; a pixel keeps the nearest of its
-//!   triangles, and a mip texel the farthest of its four.
+//! - **Inner-conservative coverage**: a buffer pixel takes an occluder's
+//!   depth only when the occluder's triangles cover the whole pixel square
+//!   (grown by [`COVERAGE_MARGIN`] of a pixel, more than the GPU's
+//!   sub-pixel snapping and the float differences of the two transforms:
+//!   the buffer is never finer than the view, so every view pixel centre in
+//!   the square is covered by the GPU too). The triangles of one occluder
+//!   count together: the square's centre must lie in one of them and no
+//!   *boundary* edge may cross the square — an edge two of its triangles
+//!   share from opposite sides (by vertex position: a cube's faces meet
+//!   without sharing vertices) is filled by the GPU without a gap, so a
+//!   quad's diagonal or a box's corner leaves no crack. The value stored is
+//!   the **maximum** depth over the grown square of every triangle that may
+//!   overlap it (depth is affine in screen space; each plane is capped by
+//!   its triangle's farthest vertex). So a stored depth is never nearer
+//!   than what the GPU writes at any view pixel in that square; a pixel
+//!   keeps the nearest of its occluders, and a mip texel the farthest of
+//!   its four.
 //! - **Occludees by their bounds**: the box's corners give its nearest depth
 //!   (depth grows with view distance, whose minimum over a box is at a
 //!   corner) and its screen rectangle (grown by a pixel). It is occluded
