@@ -240,7 +240,7 @@ const CITY_BLOCKS: u32 = 10;
 const CITY_BLOCK: f32 = 24.0;
 const CITY_STREET: f32 = 10.0;
 
-/// Where the `k`-th street cube of the city stands: along a street (every
+/// Where a street cube of the city stands (drawn from `rng`): along a street (every
 /// other cube on a north-south one), anywhere along its length, off its
 /// centre line; its edge 0.6–1.2 m.
 fn city_cube(rng: &mut renderer::Rng) -> Transform {
