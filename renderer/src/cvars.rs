@@ -55,6 +55,10 @@ pub const FRAMES_IN_FLIGHT: &str = "r.FramesInFlight";
 pub const TONEMAPPER: &str = "r.Tonemapper";
 /// Linear multiplier on the scene color before tone mapping (1 = as lit).
 pub const EXPOSURE: &str = "r.Exposure";
+/// Occlusion culling of primitives and instanced-mesh instances hidden
+/// behind nearer opaque geometry (UE's name; default on). Never changes the
+/// image: see `crate::occlusion`.
+pub const ALLOW_OCCLUSION_QUERIES: &str = "r.AllowOcclusionQueries";
 
 impl Default for ConsoleVariables {
     fn default() -> Self {
@@ -71,6 +75,11 @@ impl Default for ConsoleVariables {
         add(SHADOW_MAP_SIZE, CvarValue::Int(2048), "shadow map resolution in texels");
         add(TONEMAPPER, CvarValue::Int(1), "tone mapping of the HDR scene color: 0 = none (clamp), 1 = ACES fitted");
         add(EXPOSURE, CvarValue::Float(1.0), "linear multiplier on the scene color before tone mapping");
+        add(
+            ALLOW_OCCLUSION_QUERIES,
+            CvarValue::Bool(true),
+            "cull primitives and instances hidden behind nearer opaque geometry (CPU occlusion buffer)",
+        );
         add(
             FRAMES_IN_FLIGHT,
             CvarValue::Int(2),

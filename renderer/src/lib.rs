@@ -57,6 +57,7 @@ pub mod gpu_work;
 mod material;
 mod math;
 pub mod mesh_pass;
+pub mod occlusion;
 pub mod passes;
 pub mod postprocess;
 mod render_thread;
@@ -80,6 +81,7 @@ pub use material::{
 };
 pub use math::{check_affine, check_transform, Aabb, Bounds, Frustum, TransformProblem, MIN_TRANSFORM_DETERMINANT};
 pub use mesh_pass::{MeshBatch, MeshBatchElement, MeshDrawCommand, MeshPass};
+pub use occlusion::{OccluderMesh, OcclusionBuffer, OCCLUDED_INSTANCES_COUNTER};
 pub use render_thread::{render_worker_pool, RenderCommand, RenderContext, RenderThread, RenderThreadMode, MAX_QUEUED_COMMANDS};
 pub use rng::{mix64, Rng};
 pub use scene::{

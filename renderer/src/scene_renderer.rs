@@ -9,6 +9,7 @@ use crate::cvars::{self, ConsoleVariables};
 use crate::error::Result;
 use crate::frame::gpu_prepare::{ShadowMap, Targets};
 use crate::frame::init_views::init_views;
+use crate::frame::occlusion::occlusion_cull;
 use crate::frame::pass_setup::pass_setup;
 use crate::frame::record::RecordInputs;
 pub use crate::frame::retire::RetiredFrame;
@@ -36,6 +37,7 @@ pub struct PreparedFrame<'s> {
     elements: DynamicElements<'s>,
     lists: Vec<PassDrawList>,
     stage_ms: [f64; 3],
+    occlusion_ms: f64,
 }
 
 impl PreparedFrame<'_> {
@@ -47,6 +49,37 @@ impl PreparedFrame<'_> {
     /// and `pass_setup`.
     pub fn stage_ms(&self) -> [f64; 3] {
         self.stage_ms
+    }
+    /// Milliseconds of the `occlusion` stage (building the occlusion
+    /// buffers and testing the visible primitives against them).
+    pub fn occlusion_ms(&self) -> f64 {
+        self.occlusion_ms
+    }
+    /// Primitives the `occlusion` stage removed (`FrameStats::occluded_primitives`).
+    pub fn occluded_primitives(&self) -> u64 {
+        self.views.occluded_primitives
+    }
+    /// Instances drawn by `pass`'s draws whose counts the CPU knows, summed
+    /// over views (`PassStats::instances`).
+    pub fn pass_instances(&self, pass: MeshPass) -> u64 {
+        self.lists
+            .iter()
+            .filter(|l| l.pass == pass)
+            .flat_map(|l| &l.draws)
+            .map(|d| {
+                let c = self.elements.commands.get(d.bucket);
+                if c.element.indirect.is_some() {
+                    0
+                } else {
+                    u64::from(d.instance_count) * u64::from(c.element.instance_count)
+                }
+            })
+            .sum()
+    }
+    /// The counter `name` dynamic proxies reported (`FrameStats::counters`;
+    /// 0 when none did).
+    pub fn counter(&self, name: &str) -> u64 {
+        self.elements.counters.get(name).copied().unwrap_or(0)
     }
 
     /// Primitives visible in the main views.
@@ -177,7 +210,8 @@ impl SceneRenderer {
         clock.add(Stage::Retire, since);
         let SlotFrame { mut frame, slot } = stage!(clock, UpdateScene, self.update_scene_stage(device, scene)?);
         let scene: &Scene = scene;
-        let views = stage!(clock, InitViews, init_views(scene, cvars, family));
+        let mut views = stage!(clock, InitViews, init_views(scene, cvars, family));
+        stage!(clock, Occlusion, occlusion_cull(scene, cvars, &mut views));
         let mut elements = stage!(clock, CollectDynamic, self.collect_dynamic(device, scene, cvars, &views, true)?);
         let on_retired = std::mem::take(&mut elements.on_retired);
         let gpu_work = std::mem::take(&mut elements.gpu_work);
@@ -286,11 +320,13 @@ impl SceneRenderer {
         family: &ViewFamily,
     ) -> Result<PreparedFrame<'s>> {
         let mut clock = StageClock::start();
-        let views = stage!(clock, InitViews, init_views(scene, cvars, family));
+        let mut views = stage!(clock, InitViews, init_views(scene, cvars, family));
+        stage!(clock, Occlusion, occlusion_cull(scene, cvars, &mut views));
         let elements = stage!(clock, CollectDynamic, self.collect_dynamic(device, scene, cvars, &views, false)?);
         let lists = stage!(clock, PassSetup, pass_setup(scene, cvars, &views, &elements));
         let stage_ms = [Stage::InitViews, Stage::CollectDynamic, Stage::PassSetup].map(|s| clock.ms[s.index()]);
-        Ok(PreparedFrame { views, elements, lists, stage_ms })
+        let occlusion_ms = clock.ms[Stage::Occlusion.index()];
+        Ok(PreparedFrame { views, elements, lists, stage_ms, occlusion_ms })
     }
 
     /// Destroys the renderer's GPU resources (the RHI defers the actual destruction).

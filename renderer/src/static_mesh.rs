@@ -240,6 +240,13 @@ impl PrimitiveSceneProxy for StaticMeshSceneProxy {
         &self.mesh.screen_sizes
     }
 
+    /// The LOD's sections as drawn (`draw_static_elements` draws each with
+    /// its slot's material), once the mesh's GPU buffers exist.
+    fn occluder(&self, lod: u8) -> Option<crate::occlusion::OccluderMesh<'_>> {
+        let lod = self.mesh.lods.get(lod as usize).filter(|_| self.holds_gpu)?;
+        Some(crate::occlusion::OccluderMesh { lod, materials: &self.materials })
+    }
+
     fn custom_primitive_data(&self) -> Vec4 {
         self.custom_data
     }

@@ -38,7 +38,7 @@ pub struct StageTimings {
     pub stages: [f64; Stage::COUNT],
     /// The `update_scene` stage.
     pub update_scene: f64,
-    /// The `init_views` and `collect_dynamic` stages.
+    /// The `init_views`, `occlusion` and `collect_dynamic` stages.
     pub init_views: f64,
     /// The `pass_setup` stage.
     pub pass_setup: f64,
@@ -87,7 +87,7 @@ impl StageTimings {
         self.stages = stages;
         let ms = |s: &[Stage]| s.iter().map(|s| stages[s.index()]).sum::<f64>();
         self.update_scene = ms(&[Stage::UpdateScene]);
-        self.init_views = ms(&[Stage::InitViews, Stage::CollectDynamic]);
+        self.init_views = ms(&[Stage::InitViews, Stage::Occlusion, Stage::CollectDynamic]);
         self.pass_setup = ms(&[Stage::PassSetup]);
         self.record = ms(&[Stage::Upload, Stage::GpuPrepare, Stage::Record]);
         self.total = total;
@@ -170,8 +170,18 @@ pub struct FrameStats {
     pub frame: u64,
     /// Primitives in the scene.
     pub primitives: u64,
-    /// Visible primitives, summed over the family's views.
+    /// Visible primitives, summed over the family's views (after
+    /// occlusion culling).
     pub visible_primitives: u64,
+    /// Primitives visible in the main views' frusta that occlusion culling
+    /// removed (hidden behind nearer opaque geometry; see
+    /// [`crate::occlusion`]), summed over the main views; 0 with
+    /// `r.AllowOcclusionQueries=0`. Not in `visible_primitives`.
+    pub occluded_primitives: u64,
+    /// Instanced-mesh instances that dynamic proxies culled against the
+    /// occlusion buffer (the counter
+    /// [`crate::occlusion::OCCLUDED_INSTANCES_COUNTER`]), summed over views.
+    pub occluded_instances: u64,
     /// Each pass's figures, by [`MeshPass::index`] (zeros for passes that
     /// do not exist or drew nothing).
     pub passes: [PassStats; MeshPass::MAX],

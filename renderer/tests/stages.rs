@@ -29,7 +29,7 @@ fn every_stage_is_timed_and_traced_with_worker_tasks() {
     assert!(sum > 0.0 && sum <= t.total + 1e-9, "stages {sum} ms within the frame's {} ms", t.total);
     let close = |a: f64, b: f64| (a - b).abs() < 1e-9;
     assert!(close(t.update_scene, t.stage(Stage::UpdateScene)));
-    assert!(close(t.init_views, t.stage(Stage::InitViews) + t.stage(Stage::CollectDynamic)));
+    assert!(close(t.init_views, t.stage(Stage::InitViews) + t.stage(Stage::Occlusion) + t.stage(Stage::CollectDynamic)));
     assert!(close(t.pass_setup, t.stage(Stage::PassSetup)));
     assert!(close(t.record, t.stage(Stage::Upload) + t.stage(Stage::GpuPrepare) + t.stage(Stage::Record)));
 

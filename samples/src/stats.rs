@@ -67,6 +67,10 @@ pub struct Timings {
 pub struct StageMs {
     pub update_scene: f64,
     pub init_views: f64,
+    /// Occlusion culling: building the occlusion buffers and testing the
+    /// visible primitives against them.
+    #[serde(default)]
+    pub occlusion: f64,
     pub collect_dynamic: f64,
     pub pass_setup: f64,
     pub upload: f64,
@@ -84,6 +88,7 @@ impl StageMs {
         Self {
             update_scene: at(Stage::UpdateScene),
             init_views: at(Stage::InitViews),
+            occlusion: at(Stage::Occlusion),
             collect_dynamic: at(Stage::CollectDynamic),
             pass_setup: at(Stage::PassSetup),
             upload: at(Stage::Upload),
@@ -171,6 +176,12 @@ pub struct SampleStats {
     pub triangles: u64,
     pub particles: u64,
     pub instances: InstanceStats,
+    /// Primitives and instanced-mesh instances occlusion culling removed
+    /// (`r.AllowOcclusionQueries`).
+    #[serde(default)]
+    pub occluded_primitives: u64,
+    #[serde(default)]
+    pub occluded_instances: u64,
     pub timings_ms: Timings,
     /// The same timings averaged over the frames after warm-up (the first
     /// fifth of the run, at least one frame when there are two or more):

@@ -157,7 +157,9 @@ fn many_cubes_writes_a_chrome_trace_and_stage_timings() {
         serde_json::from_str(&std::fs::read_to_string(&trace).unwrap()).expect("the trace is a JSON array");
     let complete: Vec<&serde_json::Value> = events.iter().filter(|e| e["ph"] == "X").collect();
     let count = |name: &str| complete.iter().filter(|e| e["name"] == name).count();
-    for stage in ["update_scene", "init_views", "collect_dynamic", "pass_setup", "upload", "gpu_prepare", "record", "submit", "retire"] {
+    for stage in
+        ["update_scene", "init_views", "occlusion", "collect_dynamic", "pass_setup", "upload", "gpu_prepare", "record", "submit", "retire"]
+    {
         assert_eq!(count(stage), 3, "{stage}: one span per frame");
     }
     assert_eq!(count("game_frame"), 3);
@@ -169,7 +171,7 @@ fn many_cubes_writes_a_chrome_trace_and_stage_timings() {
     assert!(events.iter().any(|e| e["ph"] == "M" && e["name"] == "thread_name"), "threads are named");
 
     let t = &s.timings_ms.stages;
-    let cpu = t.update_scene + t.init_views + t.collect_dynamic + t.pass_setup + t.upload + t.gpu_prepare + t.record;
+    let cpu = t.update_scene + t.init_views + t.occlusion + t.collect_dynamic + t.pass_setup + t.upload + t.gpu_prepare + t.record;
     assert!(t.init_views > 0.0 && t.record > 0.0 && t.retire > 0.0, "{t:?}");
     assert!((cpu - s.timings_ms.render_cpu).abs() < 1e-6, "stages {cpu} vs render_cpu {}", s.timings_ms.render_cpu);
     let m = &s.mean_timings_ms.stages;

@@ -11,10 +11,17 @@
 //! prepared (`MeshElementCollector::records_gpu_work()` false: benchmarks),
 //! and the reference the GPU path is tested against. Its per-instance test
 //! mirrors `culling::InstanceCuller::classify` and `instance_cull.wgsl`.
+//!
+//! Occlusion (issue 18): the flat CPU cull also drops the instances whose
+//! sphere the view's occlusion buffer hides
+//! (`MeshElementCollector::occlusion`, the renderer's software occlusion of
+//! the current frame; the image does not change) and counts them under
+//! `renderer::OCCLUDED_INSTANCES_COUNTER`. The cluster-tree and GPU paths
+//! do not test occlusion yet.
 
 use glam::Mat4;
 use rayon::prelude::*;
-use renderer::{MeshElementCollector, SceneView};
+use renderer::{MeshElementCollector, OcclusionBuffer, SceneView, OCCLUDED_INSTANCES_COUNTER};
 
 use super::{InstancedStaticMeshSceneProxy, ViewCull};
 use crate::bounds::{instance_sphere, max_scale};
@@ -41,24 +48,38 @@ impl InstancedStaticMeshSceneProxy {
         Some((select_lod(size, self.culling_mesh.screen_sizes(), self.min_lod), self.distances.fade(distance)))
     }
 
-    /// CPU culling for one view: compacted instances (LOD-major) and the
-    /// visible count per LOD. Fixed chunks concatenated in order.
-    fn cull_cpu(&self, v: &ViewCull) -> (Vec<InstanceStreamData>, Vec<u32>) {
+    /// Whether `occlusion` hides the instance's sphere.
+    fn occluded(&self, occlusion: &OcclusionBuffer, inst: &InstanceStreamData, component_scale: f32) -> bool {
+        let (c, r) = instance_sphere(self.culling_mesh.bounds(), &inst.transform());
+        occlusion.test_sphere(self.component_to_world.transform_point3(c), r * component_scale)
+    }
+
+    /// CPU culling for one view: compacted instances (LOD-major), the
+    /// visible count per LOD and the instances `occlusion` hid. Fixed
+    /// chunks concatenated in order.
+    fn cull_cpu(&self, v: &ViewCull, occlusion: Option<&OcclusionBuffer>) -> (Vec<InstanceStreamData>, Vec<u32>, u64) {
         let lods = self.culling_mesh.lod_count();
         let scale = max_scale(&self.component_to_world.matrix3);
-        let parts: Vec<Vec<Vec<InstanceStreamData>>> = self
+        let parts: Vec<(Vec<Vec<InstanceStreamData>>, u64)> = self
             .instances
             .par_chunks(crate::culling::CULL_CHUNK)
             .map(|chunk| {
                 let mut bins = vec![Vec::new(); lods];
+                let mut occluded = 0;
                 for inst in chunk {
                     if let Some((lod, fade)) = self.classify(v, inst, scale) {
+                        if occlusion.is_some_and(|o| self.occluded(o, inst, scale)) {
+                            occluded += 1;
+                            continue;
+                        }
                         bins[lod as usize].push(InstanceStreamData { fade, ..*inst });
                     }
                 }
-                bins
+                (bins, occluded)
             })
             .collect();
+        let occluded = parts.iter().map(|(_, o)| o).sum();
+        let parts: Vec<Vec<Vec<InstanceStreamData>>> = parts.into_iter().map(|(bins, _)| bins).collect();
         let mut counts = vec![0u32; lods];
         let mut out = Vec::new();
         for (l, count) in counts.iter_mut().enumerate() {
@@ -67,7 +88,7 @@ impl InstancedStaticMeshSceneProxy {
                 *count += p[l].len() as u32;
             }
         }
-        (out, counts)
+        (out, counts, occluded)
     }
 
     pub(super) fn draw_ue_mode(
@@ -139,7 +160,9 @@ impl InstancedStaticMeshSceneProxy {
                 tree_stats.get_or_insert(stats);
                 (visible, counts)
             } else {
-                self.cull_cpu(v)
+                let (visible, counts, occluded) = self.cull_cpu(v, collector.occlusion(vi));
+                collector.add_counter(OCCLUDED_INSTANCES_COUNTER, occluded);
+                (visible, counts)
             };
             per_view[vi] = visible.len() as u64;
             for (a, c) in per_lod.iter_mut().zip(&counts) {

@@ -132,6 +132,7 @@ impl SceneRenderer {
                 cvars,
                 on_retired: &mut out.on_retired,
                 counters: &mut out.counters,
+                occlusion: &v.occlusion,
             };
             if scene.flags[s.index()] & flags::DYNAMIC != 0 {
                 proxy.get_dynamic_mesh_elements(&view_refs, vis_flags, &mut collector);

@@ -6,6 +6,7 @@
 
 use crate::cvars::{self, ConsoleVariables};
 use crate::mesh_pass::MeshPass;
+use crate::occlusion::OcclusionBuffer;
 use crate::passes::{self, PassViews};
 use crate::scene::{compute_visibility, flags, DirectionalLight, Light, Scene, ViewRelevance, ViewVisibility};
 use crate::view::{SceneView, ViewFamily};
@@ -21,6 +22,12 @@ pub(crate) struct InitViews {
     pub directional: Option<DirectionalLight>,
     /// Per view of `views`.
     pub visibility: Vec<ViewVisibility>,
+    /// Per view of `views`, the occlusion buffer the `occlusion` stage
+    /// built (`None`: not occlusion culled — the shadow view, wireframe
+    /// views, `r.AllowOcclusionQueries=0`).
+    pub occlusion: Vec<Option<OcclusionBuffer>>,
+    /// Primitives the `occlusion` stage removed, summed over the main views.
+    pub occluded_primitives: u64,
 }
 
 impl InitViews {
@@ -85,7 +92,8 @@ pub(crate) fn init_views(scene: &Scene, cvars: &ConsoleVariables, family: &ViewF
         .enumerate()
         .map(|(i, v)| compute_visibility(scene, &v.frustum(), (i < main_view_count).then_some(v), require(i), parallel))
         .collect();
-    InitViews { views, main_view_count, shadow_view, directional, visibility }
+    let occlusion = vec![None; views.len()];
+    InitViews { views, main_view_count, shadow_view, directional, visibility, occlusion, occluded_primitives: 0 }
 }
 
 /// An orthographic view from the light that covers the casters' bounding

@@ -8,13 +8,14 @@
 //! |---|---|---|---|
 //! | 1 | `update_scene` | takes the frame slot (the frames before were retired until fewer than `r.FramesInFlight` are on the GPU, timed as `retire`); applies queued adds, removes and transforms, caching static commands, and tightens the culling chunks' boxes; records the scene's uploads (proxies' buffer writes, the material table, GPU-scene deltas) | the [`Frame`](rhi_vulkan::Frame) |
 //! | 2 | `init_views` | the main views and the shadow view; culls each (parallel chunks of 4,096 slots, each skipped whole when its box is outside the view), with relevance and static LOD | [`InitViews`] |
-//! | 3 | `collect_dynamic` | dynamic primitives' mesh elements (and, when forced, static ones) built into this frame's commands; the compute work proxies declare ([`GpuWork`](crate::GpuWork)) queued, in primitive order | [`DynamicElements`] |
-//! | 4 | `pass_setup` | per (view, pass) task: gather cached + dynamic commands, sort, merge into instanced draws (rayon tasks) | [`PassDrawList`]s |
-//! | 5 | `upload` | the frame's id streams (in draw order) and view uniforms, into this slot's buffers | [`Uploaded`] |
-//! | 6 | `gpu_prepare` | the queued GPU work recorded in order, with the barriers its declarations imply ([`crate::gpu_work`]); render targets at the family's size, the shadow map | [`Targets`](gpu_prepare) ready |
-//! | 7 | `record` | every pass's chunks as secondaries (rayon), then the primary: shadow map, then per view depth → base → translucency | — |
-//! | 8 | `submit` | the primary to the queue | the submission |
-//! | 9 | `retire` | builds the [`FrameStats`](crate::FrameStats) and puts the frame in flight; retires (waits for, with `r.FramesInFlight=1`) the frames the GPU has finished: their GPU times, images and proxies' `when_retired` results | stats (and image, once retired) |
+//! | 3 | `occlusion` | per main view, the largest visible opaque occluders rasterized into a small CPU depth buffer with a max-depth mip chain ([`crate::occlusion`]); the visible primitives hidden behind them removed from the view's list (`r.AllowOcclusionQueries`) | the [`InitViews`], culled |
+//! | 4 | `collect_dynamic` | dynamic primitives' mesh elements (and, when forced, static ones) built into this frame's commands; the compute work proxies declare ([`GpuWork`](crate::GpuWork)) queued, in primitive order | [`DynamicElements`] |
+//! | 5 | `pass_setup` | per (view, pass) task: gather cached + dynamic commands, sort, merge into instanced draws (rayon tasks) | [`PassDrawList`]s |
+//! | 6 | `upload` | the frame's id streams (in draw order) and view uniforms, into this slot's buffers | [`Uploaded`] |
+//! | 7 | `gpu_prepare` | the queued GPU work recorded in order, with the barriers its declarations imply ([`crate::gpu_work`]); render targets at the family's size, the shadow map | [`Targets`](gpu_prepare) ready |
+//! | 8 | `record` | every pass's chunks as secondaries (rayon), then the primary: shadow map, then per view depth → base → translucency | — |
+//! | 9 | `submit` | the primary to the queue | the submission |
+//! | 10 | `retire` | builds the [`FrameStats`](crate::FrameStats) and puts the frame in flight; retires (waits for, with `r.FramesInFlight=1`) the frames the GPU has finished: their GPU times, images and proxies' `when_retired` results | stats (and image, once retired) |
 //!
 //! The scene's uploads are recorded earlier than the stage list would put
 //! them: they go with `update_scene` (as UE's `GPUScene.Update` runs before
@@ -54,6 +55,7 @@
 pub(crate) mod collect;
 pub(crate) mod gpu_prepare;
 pub(crate) mod init_views;
+pub(crate) mod occlusion;
 pub(crate) mod pass_setup;
 pub(crate) mod record;
 pub(crate) mod retire;
@@ -74,29 +76,32 @@ pub enum Stage {
     UpdateScene,
     /// 2: set up the views and cull each.
     InitViews,
-    /// 3: build dynamic primitives' commands and queue their GPU work.
+    /// 3: occlusion culling of the main views against this frame's occluders.
+    Occlusion,
+    /// 4: build dynamic primitives' commands and queue their GPU work.
     CollectDynamic,
-    /// 4: gather, sort and merge every (view, pass)'s draws.
+    /// 5: gather, sort and merge every (view, pass)'s draws.
     PassSetup,
-    /// 5: write the id streams and view uniforms.
+    /// 6: write the id streams and view uniforms.
     Upload,
-    /// 6: record the queued GPU work and prepare the render targets.
+    /// 7: record the queued GPU work and prepare the render targets.
     GpuPrepare,
-    /// 7: record every pass (secondaries, then the primary).
+    /// 8: record every pass (secondaries, then the primary).
     Record,
-    /// 8: submit the primary to the queue.
+    /// 9: submit the primary to the queue.
     Submit,
-    /// 9: build the stats and retire the frames the GPU has finished.
+    /// 10: build the stats and retire the frames the GPU has finished.
     Retire,
 }
 
 impl Stage {
     /// How many stages there are.
-    pub const COUNT: usize = 9;
+    pub const COUNT: usize = 10;
     /// Every stage, in the order they run.
     pub const ALL: [Stage; Stage::COUNT] = [
         Stage::UpdateScene,
         Stage::InitViews,
+        Stage::Occlusion,
         Stage::CollectDynamic,
         Stage::PassSetup,
         Stage::Upload,
@@ -117,6 +122,7 @@ impl Stage {
         match self {
             Stage::UpdateScene => "update_scene",
             Stage::InitViews => "init_views",
+            Stage::Occlusion => "occlusion",
             Stage::CollectDynamic => "collect_dynamic",
             Stage::PassSetup => "pass_setup",
             Stage::Upload => "upload",

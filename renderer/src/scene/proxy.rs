@@ -7,6 +7,7 @@
 use crate::gpu_work::GpuWork;
 use crate::math::Bounds;
 use crate::mesh_pass::MeshBatch;
+use crate::occlusion::{OccluderMesh, OcclusionBuffer};
 use crate::stats::{add_counter, FrameCounters};
 use crate::view::SceneView;
 use glam::Vec4;
@@ -55,6 +56,8 @@ pub struct MeshElementCollector<'a, 'f> {
     pub(crate) cvars: &'a crate::cvars::ConsoleVariables,
     pub(crate) on_retired: &'a mut Vec<RetireCallback>,
     pub(crate) counters: &'a mut FrameCounters,
+    /// Per view, its occlusion buffer (see [`Self::occlusion`]).
+    pub(crate) occlusion: &'a [Option<OcclusionBuffer>],
 }
 
 /// A frame whose GPU work has finished, handed to the callbacks of
@@ -121,6 +124,18 @@ impl<'a, 'f> MeshElementCollector<'a, 'f> {
     /// ([`RetiredFrameResults::add_counter`] in [`Self::when_retired`]).
     pub fn add_counter(&mut self, name: &'static str, value: u64) {
         add_counter(self.counters, name, value);
+    }
+
+    /// The occlusion buffer of the view at `view_index` (UE's software
+    /// occlusion; [`crate::occlusion`]): a proxy may cull its own
+    /// sub-elements (instances) whose bounds it hides
+    /// ([`OcclusionBuffer::test_box`], [`OcclusionBuffer::test_sphere`]) and
+    /// report them under [`crate::occlusion::OCCLUDED_INSTANCES_COUNTER`].
+    /// `None` for a view that is not occlusion culled (the shadow view,
+    /// wireframe, `r.AllowOcclusionQueries=0`). Culling what it hides never
+    /// changes the image.
+    pub fn occlusion(&self, view_index: usize) -> Option<&OcclusionBuffer> {
+        self.occlusion.get(view_index).and_then(Option::as_ref)
     }
 
     /// Whether this frame records GPU work: false when it is only prepared,
@@ -250,10 +265,25 @@ pub trait PrimitiveSceneProxy: Send + Sync + 'static {
         std::mem::size_of_val(self)
     }
 
-    /// Whether occlusion may cull the primitive (UE's CanBeOccluded;
-    /// the renderer has no occlusion culling yet, so it is not read).
+    /// Whether occlusion culling may remove the primitive from a main view
+    /// when its bounds are hidden behind nearer opaque geometry (UE's
+    /// CanBeOccluded; [`crate::occlusion`]). Say false for a primitive whose
+    /// bounds do not hold everything it draws, or that draws where the
+    /// scene depth does not hide it.
     fn can_be_occluded(&self) -> bool {
         true
+    }
+
+    /// The triangles this primitive is guaranteed to draw into the main
+    /// views' depth prepass at LOD `lod` (the LOD the view picked), for
+    /// occlusion culling ([`crate::occlusion`]): in local space, by section
+    /// with its material slot. The renderer keeps the sections whose
+    /// material is opaque and the triangles the depth prepass would not cull
+    /// (front faces, unless two-sided). `None` (the default): not an
+    /// occluder. Say `None` unless every triangle returned is drawn exactly
+    /// as given whenever the primitive is visible.
+    fn occluder(&self, _lod: u8) -> Option<OccluderMesh<'_>> {
+        None
     }
 
     /// For downcasting in render commands and tests.

@@ -8,6 +8,12 @@
 //! vertical field of view, near 0.1, far 1000), an inside-out box around
 //! everything so every pixel is shaded, one directional light without
 //! shadows, and the camera turning 0.15/60 rad per frame about Z and X.
+//!
+//! `--layout city` is the occlusion-culling scene: a dense city of 10 × 10
+//! blocks (each a tall opaque building, a scaled cube) with N small cubes
+//! scattered along its streets, seen from street level, so that most of the
+//! cubes and buildings in the frustum are hidden behind nearer buildings
+//! (compare `--cvar r.AllowOcclusionQueries=0`).
 
 use clap::Parser;
 use engine_core::*;
@@ -27,8 +33,9 @@ struct Options {
     /// Percent of the cubes moved every frame.
     #[arg(long, default_value_t = 0.0, value_parser = parse_percent)]
     moving: f32,
-    /// Where the cubes stand: a grid under a shadowing sun, or Bevy's
-    /// many_cubes sphere around a turning camera.
+    /// Where the cubes stand: a grid under a shadowing sun, Bevy's
+    /// many_cubes sphere around a turning camera, or the streets of a dense
+    /// city seen from street level (occlusion culling's scene).
     #[arg(long, value_enum, default_value_t = Layout::Grid)]
     layout: Layout,
     /// The camera's max draw distance (UE's per-view cull distance): cubes
@@ -52,6 +59,7 @@ struct Options {
 enum Layout {
     Grid,
     Sphere,
+    City,
 }
 
 fn parse_percent(s: &str) -> Result<f32, String> {
@@ -77,8 +85,10 @@ fn main() {
 }
 
 fn run(o: &Options) -> anyhow::Result<()> {
-    if o.layout == Layout::Sphere {
-        return run_sphere(o);
+    match o.layout {
+        Layout::Sphere => return run_sphere(o),
+        Layout::City => return run_city(o),
+        Layout::Grid => {}
     }
     let mut engine = runner::engine("many-cubes", &o.common)?;
     let side = (o.count as f32).sqrt().ceil() as u32;
@@ -223,4 +233,82 @@ fn run_sphere(o: &Options) -> anyhow::Result<()> {
         engine.world.set_relative_transform(camera_id, Transform::new(Vec3::ZERO, rotation, Vec3::ONE))?;
         Ok(runner::SampleFigures::default())
     })
+}
+
+/// The city's blocks per side, a block's side and a street's width (m).
+const CITY_BLOCKS: u32 = 10;
+const CITY_BLOCK: f32 = 24.0;
+const CITY_STREET: f32 = 10.0;
+
+/// Where a street cube of the city stands (drawn from `rng`): along a street (every
+/// other cube on a north-south one), anywhere along its length, off its
+/// centre line; its edge 0.6–1.2 m.
+fn city_cube(rng: &mut renderer::Rng) -> Transform {
+    let pitch = CITY_BLOCK + CITY_STREET;
+    let size = CITY_BLOCKS as f32 * pitch;
+    let street = rng.below(CITY_BLOCKS as usize + 1) as f32 * pitch + rng.range_f32(-0.5, 0.5) * (CITY_STREET - 2.0);
+    let along = rng.range_f32(0.0, size);
+    let edge = rng.range_f32(0.6, 1.2);
+    let (x, y) = if rng.next_u32().is_multiple_of(2) { (street, along) } else { (along, street) };
+    Transform::new(Vec3::new(x, y, edge / 2.0), Quat::from_rotation_z(rng.range_f32(0.0, 1.5)), Vec3::splat(edge))
+}
+
+fn run_city(o: &Options) -> anyhow::Result<()> {
+    let mut engine = runner::engine("many-cubes", &o.common)?;
+    let pitch = CITY_BLOCK + CITY_STREET;
+    let size = CITY_BLOCKS as f32 * pitch;
+    let rt = engine.render_thread();
+    let walls = [Vec4::new(0.55, 0.52, 0.5, 1.0), Vec4::new(0.42, 0.45, 0.5, 1.0), Vec4::new(0.6, 0.5, 0.4, 1.0)]
+        .map(|c| rt.create_material(Material::colored(c)));
+    let walls: Vec<renderer::MaterialId> = walls.into_iter().collect::<Result<_, _>>()?;
+    let mats: Vec<renderer::MaterialId> = (0..o.materials)
+        .map(|i| {
+            let t = i as f32 / o.materials as f32;
+            rt.create_material(Material::colored(Vec4::new(0.9 - 0.5 * t, 0.3 + 0.5 * t, 0.25, 1.0)))
+        })
+        .collect::<Result<_, _>>()?;
+    let ground = rt.create_material(Material::colored(Vec4::new(0.3, 0.3, 0.32, 1.0)))?;
+    let w = &mut engine.world;
+    // At the south end of a north-south street, looking up it and a little
+    // to the east: the street's own cubes in view, the rest behind blocks.
+    let eye = Vec3::new(4.0 * pitch, 2.0, 1.7);
+    let mut camera = CameraComponent::default();
+    camera.0.far = size * 1.5;
+    camera.0.max_draw_distance = o.draw_distance;
+    let target = Vec3::new(4.0 * pitch + 12.0, size * 0.6, 2.5);
+    let (_, camera_id) = w.spawn_actor("camera", Box::new(camera), Transform::new(eye, look_rotation(eye, target), Vec3::ONE))?;
+    samples::fly_camera::control_camera(camera_id);
+    w.spawn_actor(
+        "sun",
+        Box::new(DirectionalLightComponent { intensity: 1.1, ..Default::default() }),
+        Transform::new(Vec3::ZERO, look_rotation(Vec3::ZERO, Vec3::new(0.4, 0.25, -1.0)), Vec3::ONE),
+    )?;
+    let (_, floor) = w.spawn_actor(
+        "ground",
+        Box::new(StaticMeshComponent::new(StaticMesh::plane())),
+        Transform::from_translation_scale(Vec3::new(size / 2.0, size / 2.0, 0.0), Vec3::splat(size * 1.2)),
+    )?;
+    w.set_material(floor, 0, ground)?;
+    let cube = StaticMesh::cube();
+    let mut rng = renderer::Rng::new(18);
+    let buildings: Vec<(Box<dyn Component>, Transform)> = (0..CITY_BLOCKS * CITY_BLOCKS)
+        .map(|b| {
+            let (i, j) = ((b % CITY_BLOCKS) as f32, (b / CITY_BLOCKS) as f32);
+            let h = rng.range_f32(12.0, 42.0);
+            let at = Vec3::new((i + 0.5) * pitch, (j + 0.5) * pitch, h / 2.0);
+            (
+                Box::new(StaticMeshComponent::new(cube.clone())) as Box<dyn Component>,
+                Transform::new(at, Quat::IDENTITY, Vec3::new(CITY_BLOCK, CITY_BLOCK, h)),
+            )
+        })
+        .collect();
+    for (k, b) in w.spawn_actors(buildings)?.into_iter().enumerate() {
+        w.set_material(b, 0, walls[k % walls.len()])?;
+    }
+    let items: Vec<(Box<dyn Component>, Transform)> =
+        (0..o.count).map(|_| (Box::new(StaticMeshComponent::new(cube.clone())) as Box<dyn Component>, city_cube(&mut rng))).collect();
+    for (k, c) in w.spawn_actors(items)?.into_iter().enumerate() {
+        w.set_material(c, 0, mats[k % mats.len()])?;
+    }
+    runner::run("many-cubes", &o.common, &mut engine, |_, _, _| Ok(runner::SampleFigures::default()))
 }

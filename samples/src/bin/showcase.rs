@@ -44,8 +44,21 @@ struct Options {
     /// Add a geyser whose one burst spawns N particles on the first frame.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=16_000_000))]
     particles: Option<u32>,
+    /// Start the camera this many seconds along its path (a point of the
+    /// path in a few frames: the occlusion tests and benchmarks use it).
+    #[arg(long, value_name = "SECONDS", default_value_t = 0.0, value_parser = parse_seconds)]
+    camera_time: f32,
     #[command(flatten)]
     common: CommonOptions,
+}
+
+fn parse_seconds(s: &str) -> Result<f32, String> {
+    let v: f32 = s.parse().map_err(|_| format!("{s:?} is not a number"))?;
+    if v.is_finite() && (0.0..=1e6).contains(&v) {
+        Ok(v)
+    } else {
+        Err(format!("{v} is not a time in 0..=1e6 seconds"))
+    }
 }
 
 fn main() {
@@ -386,7 +399,7 @@ fn run(o: &Options) -> anyhow::Result<()> {
     let mut camera = CameraComponent::default();
     camera.0.far = 1500.0;
     camera.0.near = 0.5;
-    let camera_id = engine.world.spawn_actor("camera", Box::new(camera), camera_pose(0.0))?.1;
+    let camera_id = engine.world.spawn_actor("camera", Box::new(camera), camera_pose(o.camera_time))?.1;
     // In window mode the user can take over: WASD/QE to move, drag to turn.
     samples::fly_camera::control_camera(camera_id);
     let sun = DirectionalLightComponent { color: Vec3::new(1.0, 0.93, 0.80), intensity: 1.25, cast_shadows: true };
@@ -625,7 +638,7 @@ fn run(o: &Options) -> anyhow::Result<()> {
 
     runner::run("showcase", &o.common, &mut engine, |engine, frame, dt| {
         let t = (frame + 1) as f32 * dt;
-        engine.world.set_relative_transform(camera_id, camera_pose(t))?;
+        engine.world.set_relative_transform(camera_id, camera_pose(o.camera_time + t))?;
         let (wp, wn) = water(t);
         engine.world.with_component_mut(terrain_id, |c: &mut ProceduralMeshComponent| {
             c.update_mesh_section(WATER_SECTION, SectionData::positions(&wp).normals(&wn))

@@ -163,6 +163,8 @@ fn sample_stats(mut s: SampleStats, stats: &FrameStats, done: Done) -> SampleSta
     s.frames = frames;
     s.primitives = stats.primitives;
     s.visible_primitives = stats.visible_primitives;
+    s.occluded_primitives = stats.occluded_primitives;
+    s.occluded_instances = stats.occluded_instances;
     // Every pass of the renderer's pass table by its name; a wireframe-view
     // pass only when it drew.
     for pass in renderer::passes::all() {
@@ -208,7 +210,7 @@ fn sample_stats(mut s: SampleStats, stats: &FrameStats, done: Done) -> SampleSta
 fn summary_line(s: &SampleStats, stats: &FrameStats) -> String {
     let draws = |n: &str| s.passes.get(n).map(|p| p.draws).unwrap_or(0);
     format!(
-        "{}: {} frame(s) at {}x{} on {}; {} primitives, {} visible; draws: depth {}, shadow {}, base {}, translucency {}; commands built: {} cached, {} dynamic; last frame {:.1} ms (game {:.2}, end of frame {:.2}, render CPU {:.1}, {}); validation {} ({} errors, {} warnings)",
+        "{}: {} frame(s) at {}x{} on {}; {} primitives, {} visible, {} occluded; draws: depth {}, shadow {}, base {}, translucency {}; commands built: {} cached, {} dynamic; last frame {:.1} ms (game {:.2}, end of frame {:.2}, render CPU {:.1}, {}); validation {} ({} errors, {} warnings)",
         s.sample,
         s.frames,
         s.width,
@@ -216,6 +218,7 @@ fn summary_line(s: &SampleStats, stats: &FrameStats) -> String {
         s.device,
         s.primitives,
         s.visible_primitives,
+        s.occluded_primitives,
         draws("depth"),
         draws("shadow"),
         draws("base"),

@@ -1,0 +1,135 @@
+//! Stage 3, `occlusion`: per main view, the largest visible occluders are
+//! rasterized into the view's [`OcclusionBuffer`] and the other visible
+//! primitives that can be occluded are tested against it; the hidden ones
+//! leave the view's visible list (slot order kept). Off with
+//! `r.AllowOcclusionQueries=0`. Why this is software occlusion of the
+//! current frame, and why it never changes the image: [`crate::occlusion`].
+
+use super::InitViews;
+use crate::cvars::{self, ConsoleVariables};
+use crate::material::{BlendMode, MaterialId};
+use crate::math::Aabb;
+use crate::mesh_pass::PrimitiveSlot;
+use crate::occlusion::{OccluderSection, OcclusionBuffer, MAX_OCCLUDERS, MAX_OCCLUDER_TRIANGLES, MIN_OCCLUDER_SCREEN_SIZE};
+use crate::passes::{self, PassTarget, PassViews};
+use crate::scene::{Scene, ViewVisibility};
+use crate::view::SceneView;
+use rayon::prelude::*;
+use rhi_vulkan::CompareOp;
+
+/// Occludee tests per rayon task.
+const TEST_CHUNK: usize = 1024;
+
+/// Builds each main view's occlusion buffer and removes the occluded
+/// primitives from its visible list (`v.occlusion`, `v.occluded_primitives`).
+pub(crate) fn occlusion_cull(scene: &Scene, cvars: &ConsoleVariables, v: &mut InitViews) {
+    v.occlusion = vec![None; v.views.len()];
+    v.occluded_primitives = 0;
+    if !cvars.bool(cvars::ALLOW_OCCLUSION_QUERIES) || !main_passes_test_depth() {
+        return;
+    }
+    let parallel = cvars.bool(cvars::PARALLEL_PASS_SETUP);
+    for i in 0..v.main_view_count {
+        if v.views[i].wireframe {
+            continue;
+        }
+        let buffer = build_occlusion_buffer(scene, &v.views[i], &v.visibility[i]);
+        if buffer.triangles() == 0 {
+            // Nothing can be hidden: no test (a view full of small things
+            // pays only for choosing occluders).
+            continue;
+        }
+        v.occluded_primitives += remove_occluded(scene, &buffer, &mut v.visibility[i], parallel);
+        v.occlusion[i] = Some(buffer);
+    }
+}
+
+/// Whether every pass the main views draw tests depth so that a fragment
+/// strictly behind the scene depth fails (the argument of
+/// [`crate::occlusion`]): a registered pass drawing over everything turns
+/// occlusion off.
+fn main_passes_test_depth() -> bool {
+    passes::drawn_in(PassViews::Main).all(|p| {
+        let d = p.desc();
+        d.target == PassTarget::SceneColor && matches!(d.depth.compare, CompareOp::Less | CompareOp::LessEqual | CompareOp::Equal)
+    })
+}
+
+/// The view's occlusion buffer: the visible occluders largest on screen
+/// first (ties by slot), at most [`MAX_OCCLUDERS`] of them and
+/// [`MAX_OCCLUDER_TRIANGLES`] triangles, their opaque sections at the
+/// view's LOD; then the max-depth mips.
+pub(crate) fn build_occlusion_buffer(scene: &Scene, view: &SceneView, vis: &ViewVisibility) -> OcclusionBuffer {
+    crate::trace::span!("task", "occlusion_build");
+    let mut buffer = OcclusionBuffer::new(view);
+    let mut candidates: Vec<(f32, usize)> = vis
+        .visible
+        .iter()
+        .enumerate()
+        .filter_map(|(k, s)| {
+            let sphere = scene.spheres[s.index()];
+            let size = view.screen_size(sphere.truncate(), sphere.w);
+            (size >= MIN_OCCLUDER_SCREEN_SIZE).then_some((size, k))
+        })
+        .collect();
+    candidates.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    let (mut used, mut triangles) = (0, 0);
+    for (_, k) in candidates {
+        if used == MAX_OCCLUDERS {
+            break;
+        }
+        let slot = vis.visible[k];
+        let Some(mesh) = scene.proxy_at(slot.0).and_then(|p| p.occluder(vis.lods[k])) else { continue };
+        let sections: Vec<OccluderSection<'_>> = mesh
+            .lod
+            .sections
+            .iter()
+            .filter_map(|s| {
+                let id = mesh.materials.get(s.material_slot as usize).copied().unwrap_or(MaterialId::DEFAULT);
+                let material = scene.materials.resolve(id);
+                let range = s.first_index as usize..s.first_index as usize + s.index_count as usize;
+                (material.blend_mode == BlendMode::Opaque).then_some(())?;
+                Some((mesh.lod.indices.get(range)?, material.two_sided))
+            })
+            .collect();
+        let n: usize = sections.iter().map(|(indices, _)| indices.len() / 3).sum();
+        if n == 0 || triangles + n > MAX_OCCLUDER_TRIANGLES {
+            continue;
+        }
+        used += 1;
+        triangles += n;
+        buffer.rasterize(&scene.transforms[slot.index()], &mesh.lod.vertices, &sections);
+    }
+    buffer.build_hzb();
+    buffer
+}
+
+/// Removes from `vis` the primitives that can be occluded and whose box is
+/// hidden in `buffer`, keeping the order; returns how many.
+pub(crate) fn remove_occluded(scene: &Scene, buffer: &OcclusionBuffer, vis: &mut ViewVisibility, parallel: bool) -> u64 {
+    crate::trace::span!("task", "occlusion_test");
+    let hidden = |s: &PrimitiveSlot| {
+        let i = s.index();
+        scene.proxy_at(s.0).is_some_and(|p| p.can_be_occluded())
+            && buffer.test_box(&Aabb::from_center_extent(scene.spheres[i].truncate(), scene.extents[i]))
+    };
+    let hidden: Vec<bool> = if parallel && vis.visible.len() > TEST_CHUNK {
+        vis.visible.par_iter().with_min_len(TEST_CHUNK).map(hidden).collect()
+    } else {
+        vis.visible.iter().map(hidden).collect()
+    };
+    let occluded = hidden.iter().filter(|&&h| h).count();
+    if occluded > 0 {
+        let mut k = 0;
+        vis.visible.retain(|_| {
+            k += 1;
+            !hidden[k - 1]
+        });
+        let mut k = 0;
+        vis.lods.retain(|_| {
+            k += 1;
+            !hidden[k - 1]
+        });
+    }
+    occluded as u64
+}
