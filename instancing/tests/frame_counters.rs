@@ -36,19 +36,7 @@ fn store_of(mesh: &StaticMeshRenderData, n: u32, offset: f32) -> InstanceStore {
 
 /// Adds a proxy drawing `store`'s instances; returns its statistics handle.
 fn add_proxy(rt: &mut RenderThread, mesh: &Arc<StaticMeshRenderData>, store: &mut InstanceStore, material: MaterialId) -> IsmStats {
-    let bounds = store.tighten_bounds();
-    let mut gpu = Vec::new();
-    store.write_gpu_data(0..store.instance_count(), &mut gpu).unwrap();
-    let instances = gpu.iter().map(|g| InstanceStreamData::new(g, &[])).collect();
-    let proxy = InstancedStaticMeshSceneProxy::new(
-        mesh.clone(),
-        vec![material],
-        instances,
-        Bounds::from_box(bounds.min, bounds.max),
-        Affine3A::IDENTITY,
-        CullDistances::NONE,
-    )
-    .unwrap();
+    let proxy = common::store_proxy(mesh, store, material);
     let stats = proxy.stats();
     rt.add_primitive(Box::new(proxy), Mat4::IDENTITY).unwrap();
     stats

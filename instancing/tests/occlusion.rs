@@ -29,19 +29,7 @@ fn instances_behind_a_wall_are_counted_occluded_and_the_image_does_not_change() 
     let transforms: Vec<Affine3A> =
         (0..44).map(|i| Affine3A::from_translation(Vec3::new((i % 11) as f32 * 3.0 - 15.0, 5.0 + (i / 11) as f32 * 3.0, 1.0))).collect();
     store.add_instances(&transforms).unwrap();
-    let bounds = store.tighten_bounds();
-    let mut gpu = Vec::new();
-    store.write_gpu_data(0..store.instance_count(), &mut gpu).unwrap();
-    let instances = gpu.iter().map(|g| InstanceStreamData::new(g, &[])).collect();
-    let proxy = InstancedStaticMeshSceneProxy::new(
-        mesh.clone(),
-        vec![white],
-        instances,
-        Bounds::from_box(bounds.min, bounds.max),
-        Affine3A::IDENTITY,
-        CullDistances::NONE,
-    )
-    .unwrap();
+    let proxy = common::store_proxy(&mesh, &mut store, white);
     rt.add_primitive(Box::new(proxy), Mat4::IDENTITY).unwrap();
     let view =
         SceneView::perspective(Vec3::new(0.0, -12.0, 2.0), Vec3::new(0.0, 10.0, 2.0), Vec3::Z, 1.0, 0.1, 500.0, Rect::from_size(W, H))

@@ -100,3 +100,25 @@ pub fn visible_set(out: &CullOutput) -> Vec<(u32, usize, u32)> {
 pub fn translate(x: f32, y: f32, z: f32) -> Affine3A {
     Affine3A::from_translation(Vec3::new(x, y, z))
 }
+
+/// A proxy drawing every instance of `store` (bounds tightened first) with
+/// `material`, no cull distances, at the origin.
+pub fn store_proxy(
+    mesh: &std::sync::Arc<renderer::StaticMeshRenderData>,
+    store: &mut InstanceStore,
+    material: renderer::MaterialId,
+) -> InstancedStaticMeshSceneProxy {
+    let bounds = store.tighten_bounds();
+    let mut gpu = Vec::new();
+    store.write_gpu_data(0..store.instance_count(), &mut gpu).unwrap();
+    let instances = gpu.iter().map(|g| InstanceStreamData::new(g, &[])).collect();
+    InstancedStaticMeshSceneProxy::new(
+        mesh.clone(),
+        vec![material],
+        instances,
+        Bounds::from_box(bounds.min, bounds.max),
+        Affine3A::IDENTITY,
+        CullDistances::NONE,
+    )
+    .unwrap()
+}

@@ -109,17 +109,7 @@ fn run(o: &Options) -> anyhow::Result<()> {
     camera.0.max_draw_distance = o.draw_distance;
     let (_, camera_id) = w.spawn_actor("camera", Box::new(camera), Transform::new(eye, look_rotation(eye, Vec3::ZERO), Vec3::ONE))?;
     samples::fly_camera::control_camera(camera_id);
-    w.spawn_actor(
-        "sun",
-        Box::new(DirectionalLightComponent { intensity: 1.1, ..Default::default() }),
-        Transform::new(Vec3::ZERO, look_rotation(Vec3::ZERO, Vec3::new(0.4, 0.25, -1.0)), Vec3::ONE),
-    )?;
-    let (_, floor) = w.spawn_actor(
-        "ground",
-        Box::new(StaticMeshComponent::new(StaticMesh::plane())),
-        Transform::from_translation_scale(Vec3::ZERO, Vec3::splat(extent * 1.2)),
-    )?;
-    w.set_material(floor, 0, ground)?;
+    sun_and_ground(w, ground, Vec3::ZERO, extent * 1.2)?;
     let cube = StaticMesh::cube();
     let placement = |i: u32, t: f32| {
         let (x, y) = ((i % side) as f32 - side as f32 / 2.0, (i / side) as f32 - side as f32 / 2.0);
@@ -167,6 +157,23 @@ fn run(o: &Options) -> anyhow::Result<()> {
 
 /// Bevy's `many_cubes` point `i` of `n` on the unit sphere (its
 /// `fibonacci_spiral_on_sphere` then `spherical_polar_to_cartesian`).
+/// The grid and city layouts' shadow-casting sun and a ground plane of
+/// `size` centred at `centre` with the `ground` material.
+fn sun_and_ground(w: &mut World, ground: renderer::MaterialId, centre: Vec3, size: f32) -> anyhow::Result<()> {
+    w.spawn_actor(
+        "sun",
+        Box::new(DirectionalLightComponent { intensity: 1.1, ..Default::default() }),
+        Transform::new(Vec3::ZERO, look_rotation(Vec3::ZERO, Vec3::new(0.4, 0.25, -1.0)), Vec3::ONE),
+    )?;
+    let (_, floor) = w.spawn_actor(
+        "ground",
+        Box::new(StaticMeshComponent::new(StaticMesh::plane())),
+        Transform::from_translation_scale(centre, Vec3::splat(size)),
+    )?;
+    w.set_material(floor, 0, ground)?;
+    Ok(())
+}
+
 fn fibonacci_sphere_point(i: u32, n: u32) -> Vec3 {
     let golden_ratio = 0.5 * (1.0 + 5f64.sqrt());
     let theta = std::f64::consts::TAU * (i as f64 / golden_ratio);
@@ -278,17 +285,7 @@ fn run_city(o: &Options) -> anyhow::Result<()> {
     let target = Vec3::new(4.0 * pitch + 12.0, size * 0.6, 2.5);
     let (_, camera_id) = w.spawn_actor("camera", Box::new(camera), Transform::new(eye, look_rotation(eye, target), Vec3::ONE))?;
     samples::fly_camera::control_camera(camera_id);
-    w.spawn_actor(
-        "sun",
-        Box::new(DirectionalLightComponent { intensity: 1.1, ..Default::default() }),
-        Transform::new(Vec3::ZERO, look_rotation(Vec3::ZERO, Vec3::new(0.4, 0.25, -1.0)), Vec3::ONE),
-    )?;
-    let (_, floor) = w.spawn_actor(
-        "ground",
-        Box::new(StaticMeshComponent::new(StaticMesh::plane())),
-        Transform::from_translation_scale(Vec3::new(size / 2.0, size / 2.0, 0.0), Vec3::splat(size * 1.2)),
-    )?;
-    w.set_material(floor, 0, ground)?;
+    sun_and_ground(w, ground, Vec3::new(size / 2.0, size / 2.0, 0.0), size * 1.2)?;
     let cube = StaticMesh::cube();
     let mut rng = renderer::Rng::new(18);
     let buildings: Vec<(Box<dyn Component>, Transform)> = (0..CITY_BLOCKS * CITY_BLOCKS)
