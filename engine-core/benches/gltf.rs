@@ -204,6 +204,9 @@ fn family() -> ViewFamily {
 fn bench_cvars() -> ConsoleVariables {
     let mut c = ConsoleVariables::default();
     c.set(cvars::SHADOW_ENABLE, "0").unwrap();
+    // Occlusion culling has rows of its own (renderer/benches/occlusion.rs);
+    // these figures are the rest of the frame, as they were measured before it.
+    c.set(cvars::ALLOW_OCCLUSION_QUERIES, "0").unwrap();
     c
 }
 
