@@ -163,7 +163,8 @@ fn many_cubes_writes_a_chrome_trace_and_stage_timings() {
         assert_eq!(count(stage), 3, "{stage}: one span per frame");
     }
     assert_eq!(count("game_frame"), 3);
-    assert!(count("pass_setup_task") >= 3 * 4, "depth, base, translucency and shadow tasks per frame");
+    // Nothing translucent in view: relevance sets up depth, base and shadow only.
+    assert!(count("pass_setup_task") >= 3 * 3, "depth, base and shadow tasks per frame");
     for e in &complete {
         assert!(e["ts"].as_f64().unwrap() >= 0.0 && e["dur"].as_f64().unwrap() >= 0.0, "{e}");
         assert!(e["tid"].as_u64().is_some() && e["pid"].as_u64().is_some(), "{e}");
