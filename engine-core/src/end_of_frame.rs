@@ -2,7 +2,9 @@
 //! components, and only those, send their changes to the render thread with
 //! UE's precedence — render state dirty recreates the proxy (and wins over
 //! the rest); otherwise transform dirty sends the transform and bounds;
-//! dynamic data dirty sends the component's snapshot to the existing proxy.
+//! dynamic data dirty sends the component's snapshot to the existing proxy;
+//! render settings dirty (draw distances, translucency sort priority) sends
+//! them to the scene for the existing primitive (a new proxy gets them too).
 //! New proxies are created in parallel and added in one batch; transforms go
 //! in one batch too. Collision bodies follow the same dirty flags in a
 //! step of their own (feature `collision`, in `world_collision`), run first.
