@@ -78,17 +78,23 @@ impl Scene {
     /// commands that draw with it or its instances — no others. A material
     /// that does not validate, or any other id (past the next, stale), is an
     /// error and changes nothing.
+    ///
+    /// [`MaterialRegistry::set`]: crate::material::MaterialRegistry::set
     pub fn set_material(&mut self, id: MaterialId, material: Material) -> Result<()> {
         self.materials.set(id, material)
     }
 
     /// Sets a material instance ([`MaterialRegistry::set_instance`]).
+    ///
+    /// [`MaterialRegistry::set_instance`]: crate::material::MaterialRegistry::set_instance
     pub fn set_material_instance(&mut self, id: MaterialId, instance: MaterialInstance) -> Result<()> {
         self.materials.set_instance(id, instance)
     }
 
     /// Sets one parameter of a material ([`MaterialRegistry::set_parameter`]):
     /// a write of its GPU block, or for a texture a new bind group.
+    ///
+    /// [`MaterialRegistry::set_parameter`]: crate::material::MaterialRegistry::set_parameter
     pub fn set_material_parameter(&mut self, id: MaterialId, name: &str, value: ParameterValue) -> Result<()> {
         self.materials.set_parameter(id, name, value)
     }
@@ -97,6 +103,8 @@ impl Scene {
     /// use it draw with the default material from the next update (also
     /// once its slot holds another material: their id is stale), and
     /// pipelines made only for it are destroyed.
+    ///
+    /// [`MaterialRegistry::remove`]: crate::material::MaterialRegistry::remove
     pub fn remove_material(&mut self, id: MaterialId) -> Result<()> {
         self.materials.remove(id)
     }
