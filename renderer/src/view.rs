@@ -158,6 +158,18 @@ impl SceneView {
         let dist = center.distance(self.origin).max(1.0);
         2.0 * multiple * radius / dist
     }
+
+    /// A quick filter for [`Self::screen_size`]` >= size` without its
+    /// square root and division: false only when the screen size is surely
+    /// below `size` (squared sides compared with a 1% margin for rounding).
+    pub(crate) fn may_reach_screen_size(&self, center: Vec3, radius: f32, size: f32) -> bool {
+        if !self.perspective {
+            return true;
+        }
+        let multiple = (0.5 * self.projection.x_axis.x).abs().max((0.5 * self.projection.y_axis.y).abs());
+        let reach = 2.0 * multiple * radius;
+        reach * reach * 1.01 >= size * size * center.distance_squared(self.origin).max(1.0)
+    }
 }
 
 /// The views rendered together in one frame into one target (split screen).

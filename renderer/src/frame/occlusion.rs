@@ -12,7 +12,7 @@ use crate::math::Aabb;
 use crate::mesh_pass::PrimitiveSlot;
 use crate::occlusion::{OccluderSection, OcclusionBuffer, MAX_OCCLUDERS, MAX_OCCLUDER_TRIANGLES, MIN_OCCLUDER_SCREEN_SIZE};
 use crate::passes::{self, PassTarget, PassViews};
-use crate::scene::{Scene, ViewVisibility};
+use crate::scene::{flags, Scene, ViewVisibility};
 use crate::view::SceneView;
 use rayon::prelude::*;
 use rhi_vulkan::CompareOp;
@@ -33,7 +33,7 @@ pub(crate) fn occlusion_cull(scene: &Scene, cvars: &ConsoleVariables, v: &mut In
         if v.views[i].wireframe {
             continue;
         }
-        let buffer = build_occlusion_buffer(scene, &v.views[i], &v.visibility[i]);
+        let buffer = build_occlusion_buffer(scene, &v.views[i], &v.visibility[i], parallel);
         if buffer.triangles() == 0 {
             // Nothing can be hidden: no test (a view full of small things
             // pays only for choosing occluders).
@@ -59,19 +59,24 @@ fn main_passes_test_depth() -> bool {
 /// first (ties by slot), at most [`MAX_OCCLUDERS`] of them and
 /// [`MAX_OCCLUDER_TRIANGLES`] triangles, their opaque sections at the
 /// view's LOD; then the max-depth mips.
-pub(crate) fn build_occlusion_buffer(scene: &Scene, view: &SceneView, vis: &ViewVisibility) -> OcclusionBuffer {
+pub(crate) fn build_occlusion_buffer(scene: &Scene, view: &SceneView, vis: &ViewVisibility, parallel: bool) -> OcclusionBuffer {
     crate::trace::span!("task", "occlusion_build");
     let mut buffer = OcclusionBuffer::new(view);
-    let mut candidates: Vec<(f32, usize)> = vis
-        .visible
-        .iter()
-        .enumerate()
-        .filter_map(|(k, s)| {
-            let sphere = scene.spheres[s.index()];
-            let size = view.screen_size(sphere.truncate(), sphere.w);
-            (size >= MIN_OCCLUDER_SCREEN_SIZE).then_some((size, k))
-        })
-        .collect();
+    let candidate = |(k, s): (usize, &PrimitiveSlot)| {
+        let sphere = scene.spheres[s.index()];
+        // Most visible primitives are far too small: rejected without
+        // the square root and division of the screen size.
+        if !view.may_reach_screen_size(sphere.truncate(), sphere.w, MIN_OCCLUDER_SCREEN_SIZE) {
+            return None;
+        }
+        let size = view.screen_size(sphere.truncate(), sphere.w);
+        (size >= MIN_OCCLUDER_SCREEN_SIZE).then_some((size, k))
+    };
+    let mut candidates: Vec<(f32, usize)> = if parallel && vis.visible.len() > TEST_CHUNK {
+        vis.visible.par_iter().enumerate().with_min_len(TEST_CHUNK).filter_map(candidate).collect()
+    } else {
+        vis.visible.iter().enumerate().filter_map(candidate).collect()
+    };
     candidates.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
     let (mut used, mut triangles) = (0, 0);
     for (_, k) in candidates {
@@ -110,8 +115,7 @@ pub(crate) fn remove_occluded(scene: &Scene, buffer: &OcclusionBuffer, vis: &mut
     crate::trace::span!("task", "occlusion_test");
     let hidden = |s: &PrimitiveSlot| {
         let i = s.index();
-        scene.proxy_at(s.0).is_some_and(|p| p.can_be_occluded())
-            && buffer.test_box(&Aabb::from_center_extent(scene.spheres[i].truncate(), scene.extents[i]))
+        scene.flags[i] & flags::OCCLUDABLE != 0 && buffer.test_box(&Aabb::from_center_extent(scene.spheres[i].truncate(), scene.extents[i]))
     };
     let hidden: Vec<bool> = if parallel && vis.visible.len() > TEST_CHUNK {
         vis.visible.par_iter().with_min_len(TEST_CHUNK).map(hidden).collect()

@@ -269,7 +269,8 @@ pub trait PrimitiveSceneProxy: Send + Sync + 'static {
     /// when its bounds are hidden behind nearer opaque geometry (UE's
     /// CanBeOccluded; [`crate::occlusion`]). Say false for a primitive whose
     /// bounds do not hold everything it draws, or that draws where the
-    /// scene depth does not hide it.
+    /// scene depth does not hide it. Asked once, when the primitive is
+    /// added (as UE fixes it when the proxy is created).
     fn can_be_occluded(&self) -> bool {
         true
     }

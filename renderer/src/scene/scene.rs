@@ -64,6 +64,9 @@ pub(crate) mod flags {
     /// The proxy's relevance depends on the view: asked per main view
     /// every frame, during culling.
     pub const VIEW_RELEVANCE: u32 = 1024;
+    /// The proxy can be occluded (asked once, at add): the occlusion
+    /// stage tests only these, without a call into the proxy.
+    pub const OCCLUDABLE: u32 = 2048;
 }
 
 /// One cached command of a slot in a pass.
@@ -531,6 +534,9 @@ impl Scene {
             }
             if lod_screen_sizes.len() > 1 {
                 f |= flags::MULTI_LOD;
+            }
+            if proxy.can_be_occluded() {
+                f |= flags::OCCLUDABLE;
             }
             self.draw_distances[slot as usize] = (0.0, 0.0);
             self.sort_priority[slot as usize] = 0;
