@@ -185,6 +185,33 @@ struct ScreenTriangle {
     boundary: [bool; 3],
 }
 
+impl ScreenTriangle {
+    /// The pixels `x0..x1` of the row whose centre is at `cy` that may
+    /// not lie wholly outside an edge (squares grown to `half` a side):
+    /// the per-pixel test of `rasterize_region` rejects every other pixel
+    /// of the row, so it tests only these. Each edge's value is linear
+    /// along the row; the span is widened by a pixel on each side against
+    /// rounding (the per-pixel test stays exact).
+    fn row_span(&self, cy: f64, half: f64, x0: u32, x1: u32) -> (u32, u32) {
+        let (mut lo, mut hi) = (x0 as f64, x1 as f64);
+        for (a, d) in self.edges {
+            // value + reach at pixel x = k - d.y * (x + 0.5)
+            let k = d.x * (cy - a.y) + d.y * a.x + half * (d.x.abs() + d.y.abs());
+            if d.y > 0.0 {
+                hi = hi.min((k / d.y - 0.5).floor() + 2.0);
+            } else if d.y < 0.0 {
+                lo = lo.max((k / d.y - 0.5).ceil() - 1.0);
+            } else if k < 0.0 {
+                return (x0, x0);
+            }
+        }
+        // NaN bounds were ignored by min/max; clamp to the row.
+        let lo = lo.clamp(x0 as f64, x1 as f64) as u32;
+        let hi = hi.clamp(x0 as f64, x1 as f64) as u32;
+        (lo, hi.max(lo))
+    }
+}
+
 /// Marks the edges shared by exactly two triangles lying on opposite sides
 /// of it on screen as inside their region (`boundary` false).
 fn mark_inner_edges(tris: &mut [(ScreenTriangle, [[u32; 3]; 3])]) {
@@ -382,7 +409,8 @@ impl OcclusionBuffer {
             let (tx0, ty0) = ((tlo.x - 1.0).floor().max(x0 as f64) as u32, (tlo.y - 1.0).floor().max(y0 as f64) as u32);
             let (tx1, ty1) = ((thi.x + 1.0).ceil().min(x1 as f64) as u32, (thi.y + 1.0).ceil().min(y1 as f64) as u32);
             for y in ty0..ty1 {
-                for x in tx0..tx1 {
+                let (sx0, sx1) = t.row_span(y as f64 + 0.5, half, tx0, tx1);
+                for x in sx0..sx1 {
                     let c = DVec2::new(x as f64 + 0.5, y as f64 + 0.5);
                     let e = t.edges.map(|(a, d)| (d.perp_dot(c - a), half * (d.x.abs() + d.y.abs())));
                     if e.iter().any(|&(v, r)| v + r < 0.0) {
@@ -697,6 +725,25 @@ mod tests {
             let whole = b.box_hidden(&aabb);
             prop_assert!(!(whole && b.visible_at_centre(&aabb)), "{aabb:?}: hidden, yet the shortcut says visible");
             prop_assert_eq!(b.test_box(&aabb), whole);
+        }
+
+        /// A row's span holds every pixel whose grown square is not wholly
+        /// outside an edge: the rasterizer skips nothing it would keep.
+        #[test]
+        fn a_row_span_holds_every_pixel_the_edges_do_not_reject(
+            p in proptest::collection::vec((f32_in(-8.0, 40.0), f32_in(-8.0, 40.0), f32_in(0.0, 1.0)), 3),
+        ) {
+            let b = buffer(32, 32);
+            let Some(t) = b.screen_triangle([0, 1, 2].map(|i| at_pixels(&b, Vec2::new(p[i].0, p[i].1), p[i].2))) else { return Ok(()) };
+            let half = 0.5 + COVERAGE_MARGIN;
+            for y in 0..32u32 {
+                let (x0, x1) = t.row_span(y as f64 + 0.5, half, 0, 32);
+                for x in 0..32u32 {
+                    let c = DVec2::new(x as f64 + 0.5, y as f64 + 0.5);
+                    let kept = t.edges.iter().all(|&(a, d)| d.perp_dot(c - a) + half * (d.x.abs() + d.y.abs()) >= 0.0);
+                    prop_assert!(!kept || (x0..x1).contains(&x), "pixel ({x}, {y}) outside the span {x0}..{x1}");
+                }
+            }
         }
 
         #[test]

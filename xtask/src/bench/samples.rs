@@ -8,7 +8,8 @@
 //!   1,600,000 cubes, 1920×1080: the CPU cost of a frame — game + end of
 //!   frame + render-thread CPU, means over the frames after warm-up,
 //!   excluding GPU execution — against a third of Bevy 0.19's (17 ms and
-//!   113 ms on this kind of machine). These run with one frame in flight,
+//!   113 ms on this kind of machine), and each CPU stage's share
+//!   (`timings_ms.stages`). These run with one frame in flight,
 //!   so that lavapipe's work, which runs on the same two cores, is not
 //!   timed inside the CPU stages.
 //! - overlap: frames in flight 2 vs 1 on a scene whose render-thread CPU
@@ -41,6 +42,9 @@ struct Timings {
     render_cpu: f64,
     gpu: f64,
     frame: f64,
+    /// CPU per frame stage (`timings_ms.stages`).
+    #[serde(default)]
+    stages: std::collections::BTreeMap<String, f64>,
 }
 
 #[derive(serde::Deserialize)]
@@ -203,6 +207,12 @@ pub fn bench(dir: &Path, quick: bool) -> Result<(), String> {
         rows.push(row(&format!("peer scale {label}: Bevy 0.19's CPU per frame vs ours"), bevy / t.cpu(), "x", None));
         rows.push(row(&format!("peer scale {label}: game + end of frame"), t.game + t.end_of_frame, "ms", None));
         rows.push(row(&format!("peer scale {label}: render-thread CPU"), t.render_cpu, "ms", None));
+        // Where the render thread's time goes (the stages with CPU work).
+        for stage in ["update_scene", "init_views", "occlusion", "pass_setup", "upload", "record", "submit"] {
+            if let Some(&ms) = t.stages.get(stage) {
+                rows.push(row(&format!("peer scale {label}: stage {stage}"), ms, "ms", None));
+            }
+        }
         rows.push(row(&format!("peer scale {label}: visible cubes"), s.visible_primitives as f64, "primitives", None));
     }
     rows.extend(overlap(dir)?);
