@@ -73,7 +73,11 @@
 //!   corner) and its screen rectangle (grown by a pixel). It is occluded
 //!   only when that nearest depth is **strictly** farther than the
 //!   farthest stored depth over the rectangle, by [`DEPTH_MARGIN`]. A box
-//!   that reaches in front of the near plane is never occluded.
+//!   that reaches in front of the near plane is never occluded. Most boxes
+//!   are not hidden, and most of those are answered by their centre alone:
+//!   its pixel lies in the rectangle and its depth is at least the box's
+//!   nearest, so a pixel there that stores no nearer depth (or nothing)
+//!   already says "not hidden" — one projection instead of eight.
 //!
 //! Then every fragment of an occluded primitive lies strictly behind depth
 //! that nearer geometry writes anyway in the prepass, so it fails the base
