@@ -1,17 +1,26 @@
 // GPU instance culling for one component and one view: a port of
 // instancing/src/culling.rs's per-instance test (sphere vs frustum planes,
-// cull distance with fade, LOD by screen size and the minimum LOD), in two
-// dispatches:
+// cull distance with fade, LOD by screen size and the minimum LOD), in
+// three dispatches:
 //
-//   count_main  classify every instance; count visible instances per LOD
-//   write_main  classify again; copy each visible instance (with its fade)
-//               into its LOD's region of `visible` (regions packed LOD 0,
-//               LOD 1, ... by the counts of pass 1), and write one
+//   count_main  classify every instance; each workgroup writes its count of
+//               visible instances per LOD into its column of `groups`
+//   scan_main   one workgroup: turns the per-workgroup counts into output
+//               offsets (an exclusive prefix sum over workgroups, LOD by
+//               LOD, each LOD's region after the lower LODs' instances),
+//               writes the per-LOD totals into `control` and one
 //               VkDrawIndexedIndirectCommand per (LOD, section)
+//   write_main  classify again; copy each visible instance (with its fade)
+//               to its workgroup's offset for its LOD plus its rank among
+//               the workgroup's instances of that LOD (a prefix sum in
+//               workgroup memory)
 //
-// Both passes aggregate per workgroup first (workgroup atomics), so the
-// global counters see one atomic per workgroup and LOD. Order inside a LOD
-// region is unspecified.
+// Order contract (issue 15): the visible instances of each LOD region are
+// in instance-index order, exactly the order the CPU path
+// (proxy/cpu_culling.rs) produces. Instance i is invocation i % 256 of
+// workgroup i / 256, and no atomic decides where anything goes, so the
+// output — and the draw order of instances that cover a pixel at equal
+// depth — is the same every run.
 
 const WG: u32 = 256u;
 const MAX_LODS: u32 = 8u;
@@ -41,7 +50,8 @@ struct Params {
     screen_sizes: array<vec4<f32>, 2>,
     // The LOD of each draw (LOD-major, sections within), 64 of them.
     draw_lods: array<vec4<u32>, 16>,
-    // x: the minimum LOD (UE's MinLOD), clamped to the last LOD; yzw unused.
+    // x: the minimum LOD (UE's MinLOD), clamped to the last LOD; y: the
+    // workgroups of count_main and write_main (columns of `groups`); zw unused.
     lod: vec4<u32>,
 }
 
@@ -53,9 +63,13 @@ struct DrawArgs {
     first_instance: u32,
 }
 
+// The control block (CONTROL_HEADER = 64 bytes before the draw arguments).
 struct Control {
-    lod_counts: array<atomic<u32>, 8>,
-    cursors: array<atomic<u32>, 8>,
+    // Visible instances per LOD (scan_main writes them).
+    lod_counts: array<u32, 8>,
+    // Instances the occlusion test hid (frustum-visible, not drawn).
+    occluded: u32,
+    unused: array<u32, 7>,
     args: array<DrawArgs>,
 }
 
@@ -63,9 +77,22 @@ struct Control {
 @group(0) @binding(1) var<storage, read> instances: array<Instance>;
 @group(0) @binding(2) var<storage, read_write> control: Control;
 @group(0) @binding(3) var<storage, read_write> visible: array<Instance>;
+// Per-workgroup figures, row-major: rows 0..7 one per LOD, row 8 the
+// occluded instances (ROWS rows of params.lod.y columns). count_main writes
+// each workgroup's counts; scan_main turns the LOD rows into output
+// offsets in place.
+@group(0) @binding(4) var<storage, read_write> groups: array<u32>;
 
-var<workgroup> wg_counts: array<atomic<u32>, 8>;
-var<workgroup> wg_base: array<u32, 8>;
+// Rows of `groups`: one per LOD, then the occluded count.
+const ROWS: u32 = 9u;
+const OCCLUDED_ROW: u32 = 8u;
+
+var<workgroup> wg_counts: array<atomic<u32>, 9>;
+// write_main: the inclusive prefix sum of the invocations' LOD masks (two
+// LODs per component, 16 bits each: a count is at most 256).
+var<workgroup> wg_scan: array<vec4<u32>, 256>;
+// scan_main: one partial sum per invocation.
+var<workgroup> wg_sums: array<u32, 256>;
 
 fn screen_size_of(l: u32) -> f32 {
     return params.screen_sizes[l / 4u][l % 4u];
@@ -121,17 +148,21 @@ fn classify(i: u32, fade_out: ptr<function, f32>) -> i32 {
     return i32(max(lod, params.lod.x));
 }
 
-fn instance_index(gid: vec3<u32>, groups: vec3<u32>) -> u32 {
-    return gid.x + gid.y * groups.x * WG;
+fn instance_index(wid: vec3<u32>, lid: u32, n: vec3<u32>) -> u32 {
+    return workgroup_index(wid, n) * WG + lid;
+}
+
+fn workgroup_index(wid: vec3<u32>, n: vec3<u32>) -> u32 {
+    return wid.x + wid.y * n.x;
 }
 
 @compute @workgroup_size(256)
-fn count_main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(local_invocation_index) lid: u32, @builtin(num_workgroups) groups: vec3<u32>) {
-    if (lid < MAX_LODS) {
+fn count_main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32, @builtin(num_workgroups) n: vec3<u32>) {
+    if (lid < ROWS) {
         atomicStore(&wg_counts[lid], 0u);
     }
     workgroupBarrier();
-    let i = instance_index(gid, groups);
+    let i = instance_index(wid, lid, n);
     if (i < params.counts.x) {
         var fade = 1.0;
         let lod = classify(i, &fade);
@@ -140,59 +171,111 @@ fn count_main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(local_invo
         }
     }
     workgroupBarrier();
-    if (lid < params.counts.y) {
-        let n = atomicLoad(&wg_counts[lid]);
-        if (n > 0u) {
-            atomicAdd(&control.lod_counts[lid], n);
-        }
+    let g = workgroup_index(wid, n);
+    if (lid < ROWS && g < params.lod.y) {
+        groups[lid * params.lod.y + g] = atomicLoad(&wg_counts[lid]);
     }
 }
 
+// One workgroup. Row by row, each invocation sums a contiguous chunk of
+// the workgroup counts, invocation 0 scans the 256 sums serially (carrying
+// the running total from one LOD row to the next, so each LOD's offsets
+// start after the lower LODs' instances), and each invocation rewrites its
+// chunk as exclusive offsets.
 @compute @workgroup_size(256)
-fn write_main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(local_invocation_index) lid: u32, @builtin(num_workgroups) groups: vec3<u32>) {
-    if (lid < MAX_LODS) {
-        atomicStore(&wg_counts[lid], 0u);
-    }
-    workgroupBarrier();
-    let i = instance_index(gid, groups);
-    var lod = -1;
-    var fade = 1.0;
-    var slot = 0u;
-    if (i < params.counts.x) {
-        lod = classify(i, &fade);
-        if (lod >= 0) {
-            slot = atomicAdd(&wg_counts[u32(lod)], 1u);
+fn scan_main(@builtin(local_invocation_index) lid: u32) {
+    let count = params.lod.y;
+    let chunk = (count + WG - 1u) / WG;
+    let begin = min(lid * chunk, count);
+    let end = min(begin + chunk, count);
+    var running = 0u;
+    for (var row = 0u; row < ROWS; row++) {
+        let base = row * count;
+        var sum = 0u;
+        for (var g = begin; g < end; g++) {
+            sum += groups[base + g];
         }
-    }
-    workgroupBarrier();
-    if (lid < params.counts.y) {
-        let n = atomicLoad(&wg_counts[lid]);
-        var base = 0u;
-        if (n > 0u) {
-            base = atomicAdd(&control.cursors[lid], n);
+        wg_sums[lid] = sum;
+        workgroupBarrier();
+        if (lid == 0u) {
+            // The occluded row counts on its own.
+            var at = select(running, 0u, row == OCCLUDED_ROW);
+            for (var k = 0u; k < WG; k++) {
+                let s = wg_sums[k];
+                wg_sums[k] = at;
+                at += s;
+            }
+            if (row == OCCLUDED_ROW) {
+                control.occluded = at;
+            } else {
+                control.lod_counts[row] = at - running;
+                running = at;
+            }
         }
-        // LOD `lid`'s region starts after every lower LOD's instances.
-        for (var k = 0u; k < lid; k++) {
-            base += atomicLoad(&control.lod_counts[k]);
+        workgroupBarrier();
+        if (row != OCCLUDED_ROW) {
+            var offset = wg_sums[lid];
+            for (var g = begin; g < end; g++) {
+                let c = groups[base + g];
+                groups[base + g] = offset;
+                offset += c;
+            }
         }
-        wg_base[lid] = base;
+        workgroupBarrier();
     }
-    workgroupBarrier();
-    if (lod >= 0) {
-        var out = instances[i];
-        out.fade = fade;
-        visible[wg_base[u32(lod)] + slot] = out;
-    }
-    // One invocation writes the draw arguments (the counts are final).
-    if (gid.x == 0u && gid.y == 0u) {
+    if (lid == 0u) {
         for (var d = 0u; d < params.counts.z; d++) {
             let l = params.draw_lods[d / 4u][d % 4u];
             var first = 0u;
             for (var k = 0u; k < l; k++) {
-                first += atomicLoad(&control.lod_counts[k]);
+                first += control.lod_counts[k];
             }
-            control.args[d].instance_count = atomicLoad(&control.lod_counts[l]);
+            control.args[d].instance_count = control.lod_counts[l];
             control.args[d].first_instance = first;
         }
+    }
+}
+
+// The bit of LOD `lod` in the packed per-invocation masks of wg_scan.
+fn lod_mask(lod: i32) -> vec4<u32> {
+    var m = vec4<u32>(0u);
+    if (lod >= 0) {
+        let l = u32(lod);
+        m[l / 2u] = 1u << (16u * (l % 2u));
+    }
+    return m;
+}
+
+@compute @workgroup_size(256)
+fn write_main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32, @builtin(num_workgroups) n: vec3<u32>) {
+    let i = instance_index(wid, lid, n);
+    var lod = -1;
+    var fade = 1.0;
+    if (i < params.counts.x) {
+        lod = classify(i, &fade);
+    }
+    // Inclusive prefix sum of the masks over the workgroup (Hillis-Steele).
+    let mine = lod_mask(lod);
+    var sum = mine;
+    wg_scan[lid] = sum;
+    workgroupBarrier();
+    for (var step = 1u; step < WG; step *= 2u) {
+        var add = vec4<u32>(0u);
+        if (lid >= step) {
+            add = wg_scan[lid - step];
+        }
+        workgroupBarrier();
+        sum += add;
+        wg_scan[lid] = sum;
+        workgroupBarrier();
+    }
+    if (lod >= 0) {
+        let l = u32(lod);
+        // Earlier invocations of this workgroup at the same LOD.
+        let rank = ((sum - mine)[l / 2u] >> (16u * (l % 2u))) & 0xffffu;
+        let base = groups[l * params.lod.y + workgroup_index(wid, n)];
+        var out = instances[i];
+        out.fade = fade;
+        visible[base + rank] = out;
     }
 }

@@ -1,7 +1,21 @@
-//! GPU culling of an instanced static mesh: per view, two compute
+//! GPU culling of an instanced static mesh: per view, three compute
 //! dispatches of `shaders/instance_cull.wgsl` (count visible instances per
-//! LOD; write the compacted instances and one indirect draw per LOD and
-//! section), then indirect draws of what they wrote.
+//! workgroup and LOD; scan those counts into output offsets and write one
+//! indirect draw per LOD and section; write the compacted instances), then
+//! indirect draws of what they wrote.
+//!
+//! **Order (issue 15).** The visible instances of each LOD are written in
+//! instance order, exactly as the CPU path compacts them: a workgroup's
+//! offset is the sum of the counts of the workgroups before it (the scan
+//! dispatch) and an instance's slot its rank in its workgroup (a prefix sum
+//! in workgroup memory), where atomics used to hand out places in whatever
+//! order the threads ran. Instances covering a pixel at equal depth resolve
+//! by draw order (the base pass tests `Equal`/`LessEqual` after the
+//! prepass), so only a fixed order gives the same image every run. The
+//! per-workgroup counts live in the frame's ring memory beside the control
+//! block (`GROUP_ROWS` rows of one `u32` per workgroup); measured on
+//! lavapipe, the scan costs little next to the two classifying dispatches
+//! (see the crate README).
 //!
 //! Its own file because it is the one path that runs on the GPU before the
 //! passes: it queues the dispatches as a declared
@@ -34,6 +48,9 @@ use crate::vertex_factory::InstanceStreamData;
 
 const WORKGROUP: u32 = 256;
 const CONTROL_HEADER: u64 = 64;
+/// Rows of the per-workgroup counts: one per LOD (`crate::MAX_LODS`), then
+/// the occluded instances.
+const GROUP_ROWS: u32 = 9;
 const CULL_WGSL: &str = include_str!("../../shaders/instance_cull.wgsl");
 
 /// The parameters block of `instance_cull.wgsl` (512 bytes).
@@ -48,8 +65,18 @@ struct CullParams {
     counts: [u32; 4],
     screen_sizes: [f32; 8],
     draw_lods: [u32; MAX_DRAWS],
-    /// x: the minimum LOD, clamped to the mesh's last; yzw unused.
+    /// x: the minimum LOD, clamped to the mesh's last; y: the workgroups
+    /// of the count and write dispatches; zw unused.
     lod: [u32; 4],
+}
+
+/// One view's cull this frame: its view index and its ring memory.
+#[derive(Clone, Copy, Debug)]
+struct Job {
+    view: usize,
+    params: (BufferHandle, u64),
+    control: (BufferHandle, u64),
+    groups: (BufferHandle, u64),
 }
 
 /// Where one view's GPU cull of the last recorded frame left its results.
@@ -68,6 +95,7 @@ pub(super) struct GpuCull {
 pub(super) struct Pipelines {
     shader: ShaderHandle,
     count: PipelineHandle,
+    scan: PipelineHandle,
     write: PipelineHandle,
 }
 
@@ -76,12 +104,14 @@ impl Pipelines {
     pub(super) fn create(device: &Device) -> rhi_vulkan::Result<Self> {
         let shader = device.create_shader("instance_cull.wgsl", CULL_WGSL)?;
         let count = device.create_compute_pipeline(&ComputePipelineDesc { shader: ShaderStageDesc::new(shader, "count_main") })?;
+        let scan = device.create_compute_pipeline(&ComputePipelineDesc { shader: ShaderStageDesc::new(shader, "scan_main") })?;
         let write = device.create_compute_pipeline(&ComputePipelineDesc { shader: ShaderStageDesc::new(shader, "write_main") })?;
-        Ok(Self { shader, count, write })
+        Ok(Self { shader, count, scan, write })
     }
 
     pub(super) fn release(self, device: &Device) {
         device.destroy_pipeline(self.count);
+        device.destroy_pipeline(self.scan);
         device.destroy_pipeline(self.write);
         device.destroy_shader(self.shader);
     }
@@ -112,8 +142,9 @@ impl InstancedStaticMeshSceneProxy {
     }
 
     /// GPU results of the last GPU-culled frame for view `view`: the stable
-    /// id slot and fade of each visible instance, LOD by LOD (order inside a
-    /// LOD is unspecified). Render thread only, after the frame.
+    /// id slot and fade of each visible instance, LOD by LOD, in instance
+    /// order inside a LOD — the CPU path's order (see the module docs).
+    /// Render thread only, after the frame.
     pub fn read_gpu_visible(&self, device: &Device, view: usize) -> Result<Vec<(u32, f32)>> {
         let counts = self.read_gpu_lod_counts(device)?;
         let total: u32 = counts.get(view).map(|c| c.iter().sum()).unwrap_or(0);
@@ -136,7 +167,8 @@ impl InstancedStaticMeshSceneProxy {
         self.cull.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn cull_params(&self, v: &ViewCull) -> CullParams {
+    /// The parameters of one view's cull, dispatched as `groups` workgroups.
+    fn cull_params(&self, v: &ViewCull, groups: u32) -> CullParams {
         let mut planes = [[0.0; 4]; 6];
         for (d, p) in planes.iter_mut().zip(v.frustum.planes()) {
             *d = p.to_array();
@@ -166,7 +198,7 @@ impl InstancedStaticMeshSceneProxy {
             ],
             screen_sizes,
             draw_lods,
-            lod: [u32::from(clamp_min_lod(self.min_lod, self.culling_mesh.lod_count())), 0, 0, 0],
+            lod: [u32::from(clamp_min_lod(self.min_lod, self.culling_mesh.lod_count())), groups, 0, 0],
         }
     }
 
@@ -215,58 +247,61 @@ impl InstancedStaticMeshSceneProxy {
         collector: &mut MeshElementCollector<'_, '_>,
     ) -> rhi_vulkan::Result<()> {
         let (Some(p), Some((instances, _))) = (&self.pipelines, self.instance_buffer) else { return Ok(()) };
-        let (count, write) = (p.count, p.write);
+        let (count, scan, write) = (p.count, p.scan, p.write);
         let n = self.instances.len() as u64;
         let stride = (n * InstanceStreamData::SIZE).next_multiple_of(256);
         let mut state = self.cull_state();
         let needed = stride * culls.len() as u64;
         let output = grow_output(&mut state.output, collector.device(), needed)?;
-        // Per view: parameters and control block in this frame's ring memory.
+        let groups = n.div_ceil(u64::from(WORKGROUP)) as u32;
+        let gx = groups.min(65535);
+        let gy = groups.div_ceil(gx);
+        // Per view: parameters, control block and the per-workgroup counts
+        // (`GROUP_ROWS` rows of gx × gy, written by the count pass before
+        // anything reads them) in this frame's ring memory.
         let args = self.args_template(None);
         let mut control_bytes = vec![0u8; CONTROL_HEADER as usize];
         control_bytes.extend_from_slice(bytemuck::cast_slice(&args));
         let control_size = control_bytes.len() as u64;
+        let group_bytes = vec![0u8; (GROUP_ROWS * gx * gy * 4) as usize];
         let mut jobs = Vec::new();
         for (vi, v) in culls.iter().enumerate() {
             if !visibility[vi] {
                 continue;
             }
-            let params = collector.upload(bytemuck::bytes_of(&self.cull_params(v)))?;
+            let params = collector.upload(bytemuck::bytes_of(&self.cull_params(v, gx * gy)))?;
             let control = collector.upload(&control_bytes)?;
-            jobs.push((vi, params, control));
+            let group_counts = collector.upload(&group_bytes)?;
+            jobs.push(Job { view: vi, params, control, groups: group_counts });
         }
-        let groups = n.div_ceil(u64::from(WORKGROUP)) as u32;
-        let gx = groups.min(65535);
-        let gy = groups.div_ceil(gx);
+        let group_bytes_len = group_bytes.len() as u64;
         let mut work = GpuWork::new("ism cull", {
             let jobs = jobs.clone();
             move |rec: &mut GpuWorkRecorder<'_, '_>| {
                 let count_layout = rec.device().pipeline_bind_group_layout(count, 0)?;
                 let write_layout = rec.device().pipeline_bind_group_layout(write, 0)?;
-                for &(vi, params, control) in &jobs {
-                    let out = vi as u64 * stride;
+                let scan_layout = rec.device().pipeline_bind_group_layout(scan, 0)?;
+                for job in &jobs {
+                    let out = job.view as u64 * stride;
+                    let range = |(buffer, offset): (BufferHandle, u64), size: u64| BindingResource::BufferRange { buffer, offset, size };
                     let all = [
-                        (
-                            0,
-                            BindingResource::BufferRange {
-                                buffer: params.0,
-                                offset: params.1,
-                                size: std::mem::size_of::<CullParams>() as u64,
-                            },
-                        ),
-                        (1, BindingResource::BufferRange { buffer: instances, offset: 0, size: n * InstanceStreamData::SIZE }),
-                        (2, BindingResource::BufferRange { buffer: control.0, offset: control.1, size: control_size }),
-                        (3, BindingResource::BufferRange { buffer: output, offset: out, size: n * InstanceStreamData::SIZE }),
+                        (0, range(job.params, std::mem::size_of::<CullParams>() as u64)),
+                        (1, range((instances, 0), n * InstanceStreamData::SIZE)),
+                        (2, range(job.control, control_size)),
+                        (3, range((output, out), n * InstanceStreamData::SIZE)),
+                        (4, range(job.groups, group_bytes_len)),
                     ];
-                    for (pipeline, layout) in [(count, &count_layout), (write, &write_layout)] {
+                    // Each dispatch sees what the ones before it wrote (the
+                    // recorder orders a work's dispatches).
+                    for (pipeline, layout, size) in
+                        [(count, &count_layout, (gx, gy)), (scan, &scan_layout, (1, 1)), (write, &write_layout, (gx, gy))]
+                    {
                         let entries: Vec<(u32, BindingResource)> =
                             all.iter().copied().filter(|(b, _)| layout.entries.iter().any(|e| e.binding == *b)).collect();
                         let group = rec.create_bind_group(pipeline, 0, &entries)?;
                         rec.bind_pipeline(pipeline);
                         rec.bind_group(0, group);
-                        // The write pass reads the count pass's counters:
-                        // the recorder orders a work's dispatches.
-                        rec.dispatch(gx, gy, 1)?;
+                        rec.dispatch(size.0, size.1, 1)?;
                     }
                 }
                 Ok::<(), GpuWorkError>(())
@@ -275,32 +310,34 @@ impl InstancedStaticMeshSceneProxy {
         .reads(instances)
         // The passes read the visible instances as an instance stream.
         .writes(output, &[PassRead::Shader]);
-        for &(_, params, control) in &jobs {
+        for &Job { params, control, groups, .. } in &jobs {
             // Other primitives' per-frame vertex data lives in the same ring
             // buffer, and an indexed draw's vertex reads count (for the
             // validation layer's hazard tracking) to the end of the buffer,
             // over the control blocks written here: the passes read the ring
             // as indirect arguments and as vertex input. The parameters are
             // read from the ring (a buffer also written counts as written).
-            work = work.writes(control.0, &[PassRead::Indirect, PassRead::Shader]).reads(params.0);
+            // The workgroup counts are only the work's own scratch, in the
+            // same ring buffer.
+            work = work.writes(control.0, &[PassRead::Indirect, PassRead::Shader]).writes(groups.0, &[PassRead::Shader]).reads(params.0);
         }
         collector.add_gpu_work(work);
         let mut last = Vec::with_capacity(culls.len());
         for (vi, _) in culls.iter().enumerate() {
-            match jobs.iter().find(|j| j.0 == vi) {
-                Some(&(_, _, control)) => last.push(ViewResult { control, output_offset: vi as u64 * stride }),
+            match jobs.iter().find(|j| j.view == vi) {
+                Some(j) => last.push(ViewResult { control: j.control, output_offset: vi as u64 * stride }),
                 None => break,
             }
         }
         state.last = last;
         drop(state);
-        for &(vi, _, control) in &jobs {
+        for &Job { view: vi, control, .. } in &jobs {
             let out = (output, vi as u64 * stride);
             for d in 0..self.draws.len() {
                 collector.add_mesh(vi, self.batch(d, out, 0, Some((control.0, control.1 + CONTROL_HEADER + d as u64 * 20))));
             }
         }
-        self.stats_when_retired(collector, culls.len(), jobs.iter().map(|&(vi, _, control)| (vi, control)).collect());
+        self.stats_when_retired(collector, culls.len(), jobs.iter().map(|j| (j.view, j.control)).collect());
         Ok(())
     }
 }
