@@ -1,10 +1,12 @@
 // GPU instance culling for one component and one view: a port of
 // instancing/src/culling.rs's per-instance test (sphere vs frustum planes,
-// cull distance with fade, LOD by screen size and the minimum LOD), in
+// cull distance with fade, the occlusion buffer's test, LOD by screen size
+// and the minimum LOD), in
 // three dispatches:
 //
 //   count_main  classify every instance; each workgroup writes its count of
-//               visible instances per LOD into its column of `groups`
+//               visible instances per LOD (and of occluded instances) into
+//               its column of `groups`
 //   scan_main   one workgroup: turns the per-workgroup counts into output
 //               offsets (an exclusive prefix sum over workgroups, LOD by
 //               LOD, each LOD's region after the lower LODs' instances),
@@ -83,6 +85,23 @@ struct Control {
 // offsets in place.
 @group(0) @binding(4) var<storage, read_write> groups: array<u32>;
 
+// The view's occlusion buffer (renderer/src/occlusion.rs, issue 18): its
+// max-depth mip chain and what OcclusionBuffer::test_box reads with it.
+// level_count 0: the view is not occlusion culled.
+struct Occlusion {
+    view_proj: mat4x4<f32>,
+    // level 0 width, height; level count; RECT_TEXELS.
+    info: vec4<u32>,
+    // x: DEPTH_MARGIN; yzw unused.
+    margin: vec4<f32>,
+    // Per level: first depth in `depth`, width, height; w unused.
+    levels: array<vec4<u32>, 16>,
+    // Every level's depths, row-major, level after level.
+    depth: array<f32>,
+}
+
+@group(0) @binding(5) var<storage, read> occlusion: Occlusion;
+
 // Rows of `groups`: one per LOD, then the occluded count.
 const ROWS: u32 = 9u;
 const OCCLUDED_ROW: u32 = 8u;
@@ -94,11 +113,72 @@ var<workgroup> wg_scan: array<vec4<u32>, 256>;
 // scan_main: one partial sum per invocation.
 var<workgroup> wg_sums: array<u32, 256>;
 
+const F32_MAX: f32 = 3.40282347e38;
+
+// OcclusionBuffer::test_sphere (renderer/src/occlusion.rs): the same math,
+// margins and mip selection, in f32 where the CPU measures screen positions
+// in f64 (a difference far below the pixel the rectangle is grown by).
+// Whether the box around the sphere lies strictly behind the occluders.
+fn occluded(center: vec3<f32>, radius: f32) -> bool {
+    if (occlusion.info.z == 0u) {
+        return false;
+    }
+    let r = max(radius, 0.0);
+    let bmin = center - vec3<f32>(r);
+    let bmax = center + vec3<f32>(r);
+    let size = vec2<f32>(f32(occlusion.info.x), f32(occlusion.info.y));
+    var near = F32_MAX;
+    var lo = vec2<f32>(F32_MAX);
+    var hi = vec2<f32>(-F32_MAX);
+    for (var i = 0u; i < 8u; i++) {
+        let p = vec3<f32>(
+            select(bmax.x, bmin.x, (i & 1u) == 0u),
+            select(bmax.y, bmin.y, (i & 2u) == 0u),
+            select(bmax.z, bmin.z, (i & 4u) == 0u),
+        );
+        let c = occlusion.view_proj * vec4<f32>(p, 1.0);
+        // Not finite (NaN fails every comparison), behind the eye or in
+        // front of the near plane: never occluded.
+        if (!(all(abs(c) <= vec4<f32>(F32_MAX)) && c.w > 0.0 && c.z >= 0.0)) {
+            return false;
+        }
+        near = min(near, c.z / c.w);
+        let s = (c.xy / c.w * 0.5 + 0.5) * size;
+        lo = min(lo, s);
+        hi = max(hi, s);
+    }
+    // rect_farthest: the rectangle grown by a pixel, clamped to the buffer.
+    let f0 = floor(lo - 1.0);
+    let f1 = floor(hi + 1.0);
+    if (f1.x < 0.0 || f1.y < 0.0 || f0.x >= size.x || f0.y >= size.y) {
+        return false;
+    }
+    let x0 = u32(max(f0.x, 0.0));
+    let y0 = u32(max(f0.y, 0.0));
+    let x1 = u32(min(f1.x, size.x - 1.0));
+    let y1 = u32(min(f1.y, size.y - 1.0));
+    let texels = occlusion.info.w;
+    var level = 0u;
+    while (level + 1u < occlusion.info.z && ((x1 >> level) - (x0 >> level) >= texels || (y1 >> level) - (y0 >> level) >= texels)) {
+        level++;
+    }
+    let l = occlusion.levels[level];
+    var far = 0.0;
+    for (var y = y0 >> level; y <= min(y1 >> level, l.z - 1u); y++) {
+        for (var x = x0 >> level; x <= min(x1 >> level, l.y - 1u); x++) {
+            far = max(far, occlusion.depth[l.x + y * l.y + x]);
+        }
+    }
+    return near > far + occlusion.margin.x;
+}
+
 fn screen_size_of(l: u32) -> f32 {
     return params.screen_sizes[l / 4u][l % 4u];
 }
 
-// LOD (0..7) of instance `i`, or -1 when culled; the fade goes to `fade_out`.
+// LOD (0..7) of instance `i`, -1 when culled by the frustum or distance,
+// -2 when it passes those but the occlusion buffer hides it (the CPU
+// path's order of tests); the fade goes to `fade_out`.
 fn classify(i: u32, fade_out: ptr<function, f32>) -> i32 {
     let inst = instances[i];
     let o = params.sphere.xyz;
@@ -137,6 +217,9 @@ fn classify(i: u32, fade_out: ptr<function, f32>) -> i32 {
         fade = clamp((end - distance) / (end - start), 0.0, 1.0);
     }
     *fade_out = fade;
+    if (occluded(center, radius)) {
+        return -2;
+    }
     let size = 2.0 * params.origin_multiple.w * radius / max(distance, 1.0);
     var lod = 0u;
     for (var k = params.counts.y; k > 1u; k--) {
@@ -168,6 +251,8 @@ fn count_main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_i
         let lod = classify(i, &fade);
         if (lod >= 0) {
             atomicAdd(&wg_counts[u32(lod)], 1u);
+        } else if (lod == -2) {
+            atomicAdd(&wg_counts[OCCLUDED_ROW], 1u);
         }
     }
     workgroupBarrier();

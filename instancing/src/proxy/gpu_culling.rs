@@ -27,13 +27,28 @@
 //! barrier is written here. The counts reach the stats when the frame
 //! retires (`MeshElementCollector::when_retired`).
 //!
+//! **Occlusion (issue 18).** Each view's occlusion buffer
+//! (`MeshElementCollector::occlusion`: the renderer's conservative max-depth
+//! mip chain, `None` for the shadow view or with
+//! `r.AllowOcclusionQueries=0`) goes into the frame's ring memory with the
+//! rest of the view's cull — its view-projection, `DEPTH_MARGIN`,
+//! `RECT_TEXELS` and every level's depths ([`OcclusionBuffer::level`]) —
+//! so nothing a frame still in flight reads is overwritten. The shader's
+//! `occluded` is `OcclusionBuffer::test_sphere` line for line (the same
+//! box corners, margins and mip selection; screen positions in f32 where
+//! the CPU uses f64, far inside the pixel the rectangle is grown by): an
+//! instance that passes the frustum and cull distance but is hidden is not
+//! written and is counted per workgroup; the scan sums the counts into the
+//! control block, and the count reaches `OCCLUDED_INSTANCES_COUNTER` when
+//! the frame retires, with the visible counts.
+//!
 //! If the work is not recorded (it failed; the renderer logs it), the
 //! draws still go in, reading the arguments the host wrote for this frame:
 //! zero instances. The proxy then draws nothing for the frame, and its
 //! counts read as zero.
 
 use bytemuck::{Pod, Zeroable};
-use renderer::{GpuWork, GpuWorkError, GpuWorkRecorder, MeshElementCollector, PassRead};
+use renderer::{GpuWork, GpuWorkError, GpuWorkRecorder, MeshElementCollector, OcclusionBuffer, PassRead, OCCLUDED_INSTANCES_COUNTER};
 use rhi_vulkan::{
     BindingResource, BufferDesc, BufferHandle, BufferUsage, ComputePipelineDesc, Device, PipelineHandle, ShaderHandle, ShaderStageDesc,
 };
@@ -77,6 +92,8 @@ struct Job {
     params: (BufferHandle, u64),
     control: (BufferHandle, u64),
     groups: (BufferHandle, u64),
+    /// The view's occlusion block and its size.
+    occlusion: (BufferHandle, u64, u64),
 }
 
 /// Where one view's GPU cull of the last recorded frame left its results.
@@ -214,20 +231,25 @@ impl InstancedStaticMeshSceneProxy {
         collector.when_retired(move |r| {
             let mut per_view = vec![0u64; views];
             let mut per_lod = vec![0u64; lods];
+            let mut occluded = 0u64;
             for (vi, (buffer, offset)) in controls {
-                let bytes = match r.read_buffer(buffer, offset, 4 * lods as u64) {
+                // The LOD counts, then the occluded count (the header's
+                // first 36 bytes).
+                let bytes = match r.read_buffer(buffer, offset, 36) {
                     Ok(b) => b,
                     Err(e) => {
                         log::error!("instanced static mesh: reading frame {}'s visible counts: {e}", r.frame);
                         return;
                     }
                 };
-                for (l, c) in bytes.chunks_exact(4).enumerate() {
-                    let x = u64::from(u32::from_le_bytes([c[0], c[1], c[2], c[3]]));
+                let words: Vec<u64> = bytes.chunks_exact(4).map(|c| u64::from(u32::from_le_bytes([c[0], c[1], c[2], c[3]]))).collect();
+                for (l, x) in words.iter().take(lods).enumerate() {
                     per_view[vi] += x;
                     per_lod[l] += x;
                 }
+                occluded += words[8];
             }
+            r.add_counter(OCCLUDED_INSTANCES_COUNTER, occluded);
             r.add_counter(VISIBLE_INSTANCES_COUNTER, per_view.first().copied().unwrap_or(0));
             let mut s = stats.lock();
             s.path = CullPath::Gpu;
@@ -272,7 +294,10 @@ impl InstancedStaticMeshSceneProxy {
             let params = collector.upload(bytemuck::bytes_of(&self.cull_params(v, gx * gy)))?;
             let control = collector.upload(&control_bytes)?;
             let group_counts = collector.upload(&group_bytes)?;
-            jobs.push(Job { view: vi, params, control, groups: group_counts });
+            let occlusion_bytes = occlusion_block(collector.occlusion(vi));
+            let (buffer, offset) = collector.upload(&occlusion_bytes)?;
+            let occlusion = (buffer, offset, occlusion_bytes.len() as u64);
+            jobs.push(Job { view: vi, params, control, groups: group_counts, occlusion });
         }
         let group_bytes_len = group_bytes.len() as u64;
         let mut work = GpuWork::new("ism cull", {
@@ -290,6 +315,7 @@ impl InstancedStaticMeshSceneProxy {
                         (2, range(job.control, control_size)),
                         (3, range((output, out), n * InstanceStreamData::SIZE)),
                         (4, range(job.groups, group_bytes_len)),
+                        (5, range((job.occlusion.0, job.occlusion.1), job.occlusion.2)),
                     ];
                     // Each dispatch sees what the ones before it wrote (the
                     // recorder orders a work's dispatches).
@@ -310,7 +336,7 @@ impl InstancedStaticMeshSceneProxy {
         .reads(instances)
         // The passes read the visible instances as an instance stream.
         .writes(output, &[PassRead::Shader]);
-        for &Job { params, control, groups, .. } in &jobs {
+        for &Job { params, control, groups, occlusion, .. } in &jobs {
             // Other primitives' per-frame vertex data lives in the same ring
             // buffer, and an indexed draw's vertex reads count (for the
             // validation layer's hazard tracking) to the end of the buffer,
@@ -319,7 +345,11 @@ impl InstancedStaticMeshSceneProxy {
             // read from the ring (a buffer also written counts as written).
             // The workgroup counts are only the work's own scratch, in the
             // same ring buffer.
-            work = work.writes(control.0, &[PassRead::Indirect, PassRead::Shader]).writes(groups.0, &[PassRead::Shader]).reads(params.0);
+            work = work
+                .writes(control.0, &[PassRead::Indirect, PassRead::Shader])
+                .writes(groups.0, &[PassRead::Shader])
+                .reads(params.0)
+                .reads(occlusion.0);
         }
         collector.add_gpu_work(work);
         let mut last = Vec::with_capacity(culls.len());
@@ -340,6 +370,50 @@ impl InstancedStaticMeshSceneProxy {
         self.stats_when_retired(collector, culls.len(), jobs.iter().map(|j| (j.view, j.control)).collect());
         Ok(())
     }
+}
+
+/// The header of the shader's `Occlusion` block (352 bytes); the depths of
+/// every level follow it.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Pod, Zeroable)]
+struct OcclusionHeader {
+    view_proj: [f32; 16],
+    /// Level 0 width, height; level count (0: no occlusion); `RECT_TEXELS`.
+    info: [u32; 4],
+    /// `DEPTH_MARGIN`, unused ×3.
+    margin: [f32; 4],
+    /// Per level: first depth, width, height, unused.
+    levels: [[u32; 4]; MAX_OCCLUSION_LEVELS],
+}
+
+/// Levels the shader's `Occlusion` block has room for (a 256-pixel buffer
+/// has 9).
+const MAX_OCCLUSION_LEVELS: usize = 16;
+
+/// The view's occlusion buffer as the shader reads it: its view-projection,
+/// the test's constants and every level's depths. Without a buffer (or
+/// with one of more levels than the block holds) a header with no levels
+/// and one depth: the shader tests nothing.
+fn occlusion_block(occlusion: Option<&OcclusionBuffer>) -> Vec<u8> {
+    let mut header = OcclusionHeader::zeroed();
+    let mut depths: Vec<f32> = Vec::new();
+    if let Some(o) = occlusion.filter(|o| o.level_count() <= MAX_OCCLUSION_LEVELS) {
+        let (w, h) = o.size();
+        header.view_proj = o.view_proj().to_cols_array();
+        header.info = [w, h, o.level_count() as u32, renderer::occlusion::RECT_TEXELS];
+        header.margin[0] = renderer::occlusion::DEPTH_MARGIN;
+        for (l, slot) in header.levels.iter_mut().enumerate().take(o.level_count()) {
+            let Some((lw, lh, d)) = o.level(l) else { break };
+            *slot = [depths.len() as u32, lw, lh, 0];
+            depths.extend_from_slice(d);
+        }
+    }
+    if depths.is_empty() {
+        depths.push(1.0);
+    }
+    let mut bytes = bytemuck::bytes_of(&header).to_vec();
+    bytes.extend_from_slice(bytemuck::cast_slice(&depths));
+    bytes
 }
 
 /// The culled-instance output buffer, (re)made at least `needed` bytes
@@ -364,5 +438,6 @@ mod tests {
     fn params_block_matches_the_shader_layout() {
         assert_eq!(std::mem::size_of::<CullParams>(), 512);
         assert_eq!(std::mem::size_of::<DrawIndexedIndirectArgs>(), 20);
+        assert_eq!(std::mem::size_of::<OcclusionHeader>(), 352);
     }
 }
