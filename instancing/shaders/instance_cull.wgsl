@@ -14,8 +14,8 @@
 //               VkDrawIndexedIndirectCommand per (LOD, section)
 //   write_main  classify again; copy each visible instance (with its fade)
 //               to its workgroup's offset for its LOD plus its rank among
-//               the workgroup's instances of that LOD (a prefix sum in
-//               workgroup memory)
+//               the workgroup's instances of that LOD (the set bits below
+//               its own in a per-LOD bit mask in workgroup memory)
 //
 // Order contract (issue 15): the visible instances of each LOD region are
 // in instance-index order, exactly the order the CPU path
@@ -107,9 +107,10 @@ const ROWS: u32 = 9u;
 const OCCLUDED_ROW: u32 = 8u;
 
 var<workgroup> wg_counts: array<atomic<u32>, 9>;
-// write_main: the inclusive prefix sum of the invocations' LOD masks (two
-// LODs per component, 16 bits each: a count is at most 256).
-var<workgroup> wg_scan: array<vec4<u32>, 256>;
+// write_main: per LOD, a bit per invocation (WORDS words of 32) set when
+// the invocation's instance is visible at that LOD.
+const WORDS: u32 = 8u;
+var<workgroup> wg_bits: array<atomic<u32>, 64>;
 // scan_main: one partial sum per invocation.
 var<workgroup> wg_sums: array<u32, 256>;
 
@@ -321,43 +322,35 @@ fn scan_main(@builtin(local_invocation_index) lid: u32) {
     }
 }
 
-// The bit of LOD `lod` in the packed per-invocation masks of wg_scan.
-fn lod_mask(lod: i32) -> vec4<u32> {
-    var m = vec4<u32>(0u);
-    if (lod >= 0) {
-        let l = u32(lod);
-        m[l / 2u] = 1u << (16u * (l % 2u));
-    }
-    return m;
-}
-
 @compute @workgroup_size(256)
 fn write_main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32, @builtin(num_workgroups) n: vec3<u32>) {
+    if (lid < MAX_LODS * WORDS) {
+        atomicStore(&wg_bits[lid], 0u);
+    }
+    workgroupBarrier();
     let i = instance_index(wid, lid, n);
     var lod = -1;
     var fade = 1.0;
     if (i < params.counts.x) {
         lod = classify(i, &fade);
     }
-    // Inclusive prefix sum of the masks over the workgroup (Hillis-Steele).
-    let mine = lod_mask(lod);
-    var sum = mine;
-    wg_scan[lid] = sum;
-    workgroupBarrier();
-    for (var step = 1u; step < WG; step *= 2u) {
-        var add = vec4<u32>(0u);
-        if (lid >= step) {
-            add = wg_scan[lid - step];
-        }
-        workgroupBarrier();
-        sum += add;
-        wg_scan[lid] = sum;
-        workgroupBarrier();
+    // Each instance's rank among the workgroup's instances of its LOD: the
+    // set bits of its LOD's mask below its own. (Two barriers, as the
+    // atomic version had: lavapipe runs a workgroup's invocations as
+    // coroutines, and a log-step prefix sum's sixteen barriers cost more
+    // than the classification.)
+    let word = lid / 32u;
+    let bit = 1u << (lid % 32u);
+    if (lod >= 0) {
+        atomicOr(&wg_bits[u32(lod) * WORDS + word], bit);
     }
+    workgroupBarrier();
     if (lod >= 0) {
         let l = u32(lod);
-        // Earlier invocations of this workgroup at the same LOD.
-        let rank = ((sum - mine)[l / 2u] >> (16u * (l % 2u))) & 0xffffu;
+        var rank = countOneBits(atomicLoad(&wg_bits[l * WORDS + word]) & (bit - 1u));
+        for (var w = 0u; w < word; w++) {
+            rank += countOneBits(atomicLoad(&wg_bits[l * WORDS + w]));
+        }
         let base = groups[l * params.lod.y + workgroup_index(wid, n)];
         var out = instances[i];
         out.fade = fade;
