@@ -33,11 +33,10 @@ struct Run {
     ism: IsmStatsSnapshot,
 }
 
-/// A wall (x in -6..6, y in -0.5..0.5, z in 0..6) and, behind it, a
-/// forest of `transforms` (component space = world) drawn on `path`, seen
-/// from in front of the wall: a frame with occlusion on, then off.
-fn forest_behind_a_wall(path: Path, transforms: &[Affine3A]) -> Run {
-    let mut rt = common::render_thread();
+/// Sets `rt` up for `path` and adds a wall (x in -6..6, y in -0.5..0.5, z
+/// in 0..6) and, behind it, a forest of `transforms` (component space =
+/// world); returns the forest proxy's statistics handle.
+fn forest_scene(rt: &mut RenderThread, path: Path, transforms: &[Affine3A]) -> IsmStats {
     rt.set_cvar(CVAR_GPU_CULLING, if path == Path::Gpu { "1" } else { "0" }).unwrap();
     let white = rt.create_material(Material::colored(Vec4::ONE)).unwrap();
     let grey = rt.create_material(Material::colored(Vec4::new(0.5, 0.5, 0.5, 1.0))).unwrap();
@@ -54,10 +53,22 @@ fn forest_behind_a_wall(path: Path, transforms: &[Affine3A]) -> Run {
     }
     let stats = proxy.stats();
     rt.add_primitive(Box::new(proxy), Mat4::IDENTITY).unwrap();
+    stats
+}
+
+/// A view from in front of the wall, `x` to the side of its middle.
+fn view_from(x: f32) -> ViewFamily {
     let view =
-        SceneView::perspective(Vec3::new(0.0, -12.0, 2.0), Vec3::new(0.0, 10.0, 2.0), Vec3::Z, 1.0, 0.1, 500.0, Rect::from_size(W, H))
-            .unwrap();
-    let family = ViewFamily::new(W, H, vec![view]);
+        SceneView::perspective(Vec3::new(x, -12.0, 2.0), Vec3::new(x, 10.0, 2.0), Vec3::Z, 1.0, 0.1, 500.0, Rect::from_size(W, H)).unwrap();
+    ViewFamily::new(W, H, vec![view])
+}
+
+/// The forest behind the wall drawn on `path`: a frame with occlusion on,
+/// then off.
+fn forest_behind_a_wall(path: Path, transforms: &[Affine3A]) -> Run {
+    let mut rt = common::render_thread();
+    let stats = forest_scene(&mut rt, path, transforms);
+    let family = view_from(0.0);
     let mut render = |on: &str| {
         rt.set_cvar(cvars::ALLOW_OCCLUSION_QUERIES, on).unwrap();
         rt.render_frame(FrameRequest { family: family.clone(), read_back: true, execute: true }).unwrap();
@@ -110,12 +121,12 @@ fn instances_behind_a_wall_are_counted_occluded_and_the_image_does_not_change() 
     assert_eq!(occluded(&run.on), run.on.occluded_instances);
 }
 
-/// A forest of 4 000 small cubes (16 GPU workgroups, a dozen HISM
-/// clusters) behind the wall: the three paths agree on what is occluded
+/// The forest behind the wall: the three paths agree on what is occluded
 /// and what is drawn; the HISM path skips whole clusters.
-#[test]
-fn every_cull_path_occludes_the_same_instances_of_a_forest_behind_a_wall() {
-    let transforms: Vec<Affine3A> = (0..4000)
+/// 4 000 small cubes (16 GPU workgroups, a dozen HISM clusters) in rows
+/// behind the wall, at three heights.
+fn forest() -> Vec<Affine3A> {
+    (0..4000)
         .map(|i| {
             let (col, row) = ((i % 50) as f32, (i / 50) as f32);
             Affine3A::from_scale_rotation_translation(
@@ -124,7 +135,12 @@ fn every_cull_path_occludes_the_same_instances_of_a_forest_behind_a_wall() {
                 Vec3::new(col * 0.6 - 14.7, 4.0 + row * 0.6, 1.0 + (i % 3) as f32),
             )
         })
-        .collect();
+        .collect()
+}
+
+#[test]
+fn every_cull_path_occludes_the_same_instances_of_a_forest_behind_a_wall() {
+    let transforms = forest();
     let flat = forest_behind_a_wall(Path::Flat, &transforms);
     check(&flat, "flat CPU culling");
     let hism = forest_behind_a_wall(Path::Hism, &transforms);
@@ -144,4 +160,30 @@ fn every_cull_path_occludes_the_same_instances_of_a_forest_behind_a_wall() {
     assert!(occluded(&flat.on) > 100 && visible(&flat.on) > 100, "{} occluded, {} drawn", occluded(&flat.on), visible(&flat.on));
     // GPU culling draws in the CPU path's order: the same image.
     test_support::assert_images_equal(&gpu.on_image, &flat.on_image, "GPU vs flat CPU culling");
+}
+
+/// With three frames in flight and the camera moving every frame, each
+/// frame's GPU cull tests against its own occlusion buffer (uploaded into
+/// its own slot of ring memory, not overwritten while it runs): every
+/// frame's occluded and visible counts are the flat CPU path's of that
+/// frame, delivered with the frame.
+#[test]
+fn each_frame_in_flight_culls_against_its_own_occlusion_buffer() {
+    let transforms = forest();
+    let per_frame = |path: Path| -> Vec<(u64, u64, u64)> {
+        let mut rt = common::render_thread_in_flight(3);
+        forest_scene(&mut rt, path, &transforms);
+        for i in 0..6 {
+            let family = view_from(i as f32 * 1.5 - 4.0);
+            rt.render_frame(FrameRequest { family, read_back: false, execute: true }).unwrap();
+        }
+        let frames = rt.finish_frames().unwrap();
+        test_support::assert_clean(&mut rt);
+        frames.iter().map(|f| (f.stats.frame, occluded(&f.stats), visible(&f.stats))).collect()
+    };
+    let cpu = per_frame(Path::Flat);
+    assert_eq!(cpu.len(), 6);
+    let occluded: Vec<u64> = cpu.iter().map(|c| c.1).collect();
+    assert!(occluded.windows(2).all(|w| w[0] != w[1]), "each frame occludes a different count: {cpu:?}");
+    assert_eq!(per_frame(Path::Gpu), cpu, "GPU culling, frame by frame: (frame, occluded, visible)");
 }
