@@ -16,12 +16,19 @@
 //! by draw order (the base pass tests `Equal`/`LessEqual` after the
 //! prepass), so only a fixed order gives the same image every run. The
 //! per-workgroup counts live in the frame's ring memory beside the control
-//! block (`GROUP_ROWS` rows of one `u32` per workgroup). Cost on lavapipe
-//! (100k instances, two views, `LP_NUM_THREADS=1`, GPU time outside the
-//! passes, medians of 5 on a loaded 2-core machine, ±30%): about 44 ms with
-//! atomics, 60–73 ms now; a log-step prefix sum for the rank (16 barriers:
-//! lavapipe runs invocations as coroutines, and barriers dominate) took
-//! 119–139 ms, a serial count per LOD 242 ms.
+//! block (`GROUP_ROWS` rows of one `u32` per workgroup).
+//!
+//! Cost on lavapipe (the instancing sample's forest, two views, GPU time
+//! outside the passes: the culls plus tone mapping; medians of 3–5 on a
+//! loaded 2-core machine, ±30%): 1M instances about 400 ms with atomics,
+//! 540–570 ms in order; 100k instances with `LP_NUM_THREADS=1` 44 ms with
+//! atomics, 60–73 ms in order. Dropping the scan dispatch (for the
+//! measurement only) changes nothing measurable: the cost is in the rank.
+//! Other ranks measured were slower still — lavapipe runs a workgroup's
+//! invocations as coroutines over SIMD lanes, so barriers and loops over
+//! workgroup memory dominate: a log-step prefix sum (16 barriers) 119–139
+//! ms at 100k, a serial count per LOD 242 ms, masks built by 64 invocations
+//! looping over the LODs 1.1 s at 1M.
 //!
 //! **Occlusion (issue 18).** Each view's occlusion buffer
 //! (`MeshElementCollector::occlusion`: the renderer's conservative max-depth
