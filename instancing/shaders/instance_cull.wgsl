@@ -1,17 +1,28 @@
 // GPU instance culling for one component and one view: a port of
 // instancing/src/culling.rs's per-instance test (sphere vs frustum planes,
-// cull distance with fade, LOD by screen size and the minimum LOD), in two
-// dispatches:
+// cull distance with fade, the occlusion buffer's test, LOD by screen size
+// and the minimum LOD), in
+// three dispatches:
 //
-//   count_main  classify every instance; count visible instances per LOD
-//   write_main  classify again; copy each visible instance (with its fade)
-//               into its LOD's region of `visible` (regions packed LOD 0,
-//               LOD 1, ... by the counts of pass 1), and write one
+//   count_main  classify every instance; each workgroup writes its count of
+//               visible instances per LOD (and of occluded instances) into
+//               its column of `groups`
+//   scan_main   one workgroup: turns the per-workgroup counts into output
+//               offsets (an exclusive prefix sum over workgroups, LOD by
+//               LOD, each LOD's region after the lower LODs' instances),
+//               writes the per-LOD totals into `control` and one
 //               VkDrawIndexedIndirectCommand per (LOD, section)
+//   write_main  classify again; copy each visible instance (with its fade)
+//               to its workgroup's offset for its LOD plus its rank among
+//               the workgroup's instances of that LOD (the set bits below
+//               its own in a per-LOD bit mask in workgroup memory)
 //
-// Both passes aggregate per workgroup first (workgroup atomics), so the
-// global counters see one atomic per workgroup and LOD. Order inside a LOD
-// region is unspecified.
+// Order contract (issue 15): the visible instances of each LOD region are
+// in instance-index order, exactly the order the CPU path
+// (proxy/cpu_culling.rs) produces. Instance i is invocation i % 256 of
+// workgroup i / 256, and no atomic decides where anything goes, so the
+// output — and the draw order of instances that cover a pixel at equal
+// depth — is the same every run.
 
 const WG: u32 = 256u;
 const MAX_LODS: u32 = 8u;
@@ -41,7 +52,8 @@ struct Params {
     screen_sizes: array<vec4<f32>, 2>,
     // The LOD of each draw (LOD-major, sections within), 64 of them.
     draw_lods: array<vec4<u32>, 16>,
-    // x: the minimum LOD (UE's MinLOD), clamped to the last LOD; yzw unused.
+    // x: the minimum LOD (UE's MinLOD), clamped to the last LOD; y: the
+    // workgroups of count_main and write_main (columns of `groups`); zw unused.
     lod: vec4<u32>,
 }
 
@@ -53,9 +65,13 @@ struct DrawArgs {
     first_instance: u32,
 }
 
+// The control block (CONTROL_HEADER = 64 bytes before the draw arguments).
 struct Control {
-    lod_counts: array<atomic<u32>, 8>,
-    cursors: array<atomic<u32>, 8>,
+    // Visible instances per LOD (scan_main writes them).
+    lod_counts: array<u32, 8>,
+    // Instances the occlusion test hid (frustum-visible, not drawn).
+    occluded: u32,
+    unused: array<u32, 7>,
     args: array<DrawArgs>,
 }
 
@@ -63,15 +79,107 @@ struct Control {
 @group(0) @binding(1) var<storage, read> instances: array<Instance>;
 @group(0) @binding(2) var<storage, read_write> control: Control;
 @group(0) @binding(3) var<storage, read_write> visible: array<Instance>;
+// Per-workgroup figures, row-major: rows 0..7 one per LOD, row 8 the
+// occluded instances (ROWS rows of params.lod.y columns). count_main writes
+// each workgroup's counts; scan_main turns the LOD rows into output
+// offsets in place.
+@group(0) @binding(4) var<storage, read_write> groups: array<u32>;
 
-var<workgroup> wg_counts: array<atomic<u32>, 8>;
-var<workgroup> wg_base: array<u32, 8>;
+// The view's occlusion buffer (renderer/src/occlusion.rs, issue 18): its
+// max-depth mip chain and what OcclusionBuffer::test_box reads with it.
+// level_count 0: the view is not occlusion culled.
+struct Occlusion {
+    view_proj: mat4x4<f32>,
+    // level 0 width, height; level count; RECT_TEXELS.
+    info: vec4<u32>,
+    // x: DEPTH_MARGIN; yzw unused.
+    margin: vec4<f32>,
+    // Per level: first depth in `depth`, width, height; w unused.
+    levels: array<vec4<u32>, 16>,
+    // Every level's depths, row-major, level after level.
+    depth: array<f32>,
+}
+
+@group(0) @binding(5) var<storage, read> occlusion: Occlusion;
+
+// Rows of `groups`: one per LOD, then the occluded count.
+const ROWS: u32 = 9u;
+const OCCLUDED_ROW: u32 = 8u;
+
+var<workgroup> wg_counts: array<atomic<u32>, 9>;
+// write_main: per LOD, a bit per invocation (WORDS words of 32) set when
+// the invocation's instance is visible at that LOD.
+const WORDS: u32 = 8u;
+var<workgroup> wg_bits: array<atomic<u32>, 64>;
+// scan_main: one partial sum per invocation.
+var<workgroup> wg_sums: array<u32, 256>;
+
+const F32_MAX: f32 = 3.40282347e38;
+
+// OcclusionBuffer::test_sphere (renderer/src/occlusion.rs): the same math,
+// margins and mip selection, in f32 where the CPU measures screen positions
+// in f64 (a difference far below the pixel the rectangle is grown by).
+// Whether the box around the sphere lies strictly behind the occluders.
+fn occluded(center: vec3<f32>, radius: f32) -> bool {
+    if (occlusion.info.z == 0u) {
+        return false;
+    }
+    let r = max(radius, 0.0);
+    let bmin = center - vec3<f32>(r);
+    let bmax = center + vec3<f32>(r);
+    let size = vec2<f32>(f32(occlusion.info.x), f32(occlusion.info.y));
+    var near = F32_MAX;
+    var lo = vec2<f32>(F32_MAX);
+    var hi = vec2<f32>(-F32_MAX);
+    for (var i = 0u; i < 8u; i++) {
+        let p = vec3<f32>(
+            select(bmax.x, bmin.x, (i & 1u) == 0u),
+            select(bmax.y, bmin.y, (i & 2u) == 0u),
+            select(bmax.z, bmin.z, (i & 4u) == 0u),
+        );
+        let c = occlusion.view_proj * vec4<f32>(p, 1.0);
+        // Not finite (NaN fails every comparison), behind the eye or in
+        // front of the near plane: never occluded.
+        if (!(all(abs(c) <= vec4<f32>(F32_MAX)) && c.w > 0.0 && c.z >= 0.0)) {
+            return false;
+        }
+        near = min(near, c.z / c.w);
+        let s = (c.xy / c.w * 0.5 + 0.5) * size;
+        lo = min(lo, s);
+        hi = max(hi, s);
+    }
+    // rect_farthest: the rectangle grown by a pixel, clamped to the buffer.
+    let f0 = floor(lo - 1.0);
+    let f1 = floor(hi + 1.0);
+    if (f1.x < 0.0 || f1.y < 0.0 || f0.x >= size.x || f0.y >= size.y) {
+        return false;
+    }
+    let x0 = u32(max(f0.x, 0.0));
+    let y0 = u32(max(f0.y, 0.0));
+    let x1 = u32(min(f1.x, size.x - 1.0));
+    let y1 = u32(min(f1.y, size.y - 1.0));
+    let texels = occlusion.info.w;
+    var level = 0u;
+    while (level + 1u < occlusion.info.z && ((x1 >> level) - (x0 >> level) >= texels || (y1 >> level) - (y0 >> level) >= texels)) {
+        level++;
+    }
+    let l = occlusion.levels[level];
+    var far = 0.0;
+    for (var y = y0 >> level; y <= min(y1 >> level, l.z - 1u); y++) {
+        for (var x = x0 >> level; x <= min(x1 >> level, l.y - 1u); x++) {
+            far = max(far, occlusion.depth[l.x + y * l.y + x]);
+        }
+    }
+    return near > far + occlusion.margin.x;
+}
 
 fn screen_size_of(l: u32) -> f32 {
     return params.screen_sizes[l / 4u][l % 4u];
 }
 
-// LOD (0..7) of instance `i`, or -1 when culled; the fade goes to `fade_out`.
+// LOD (0..7) of instance `i`, -1 when culled by the frustum or distance,
+// -2 when it passes those but the occlusion buffer hides it (the CPU
+// path's order of tests); the fade goes to `fade_out`.
 fn classify(i: u32, fade_out: ptr<function, f32>) -> i32 {
     let inst = instances[i];
     let o = params.sphere.xyz;
@@ -110,6 +218,9 @@ fn classify(i: u32, fade_out: ptr<function, f32>) -> i32 {
         fade = clamp((end - distance) / (end - start), 0.0, 1.0);
     }
     *fade_out = fade;
+    if (occluded(center, radius)) {
+        return -2;
+    }
     let size = 2.0 * params.origin_multiple.w * radius / max(distance, 1.0);
     var lod = 0u;
     for (var k = params.counts.y; k > 1u; k--) {
@@ -121,78 +232,128 @@ fn classify(i: u32, fade_out: ptr<function, f32>) -> i32 {
     return i32(max(lod, params.lod.x));
 }
 
-fn instance_index(gid: vec3<u32>, groups: vec3<u32>) -> u32 {
-    return gid.x + gid.y * groups.x * WG;
+fn instance_index(wid: vec3<u32>, lid: u32, n: vec3<u32>) -> u32 {
+    return workgroup_index(wid, n) * WG + lid;
+}
+
+fn workgroup_index(wid: vec3<u32>, n: vec3<u32>) -> u32 {
+    return wid.x + wid.y * n.x;
 }
 
 @compute @workgroup_size(256)
-fn count_main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(local_invocation_index) lid: u32, @builtin(num_workgroups) groups: vec3<u32>) {
-    if (lid < MAX_LODS) {
+fn count_main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32, @builtin(num_workgroups) n: vec3<u32>) {
+    if (lid < ROWS) {
         atomicStore(&wg_counts[lid], 0u);
     }
     workgroupBarrier();
-    let i = instance_index(gid, groups);
+    let i = instance_index(wid, lid, n);
     if (i < params.counts.x) {
         var fade = 1.0;
         let lod = classify(i, &fade);
         if (lod >= 0) {
             atomicAdd(&wg_counts[u32(lod)], 1u);
+        } else if (lod == -2) {
+            atomicAdd(&wg_counts[OCCLUDED_ROW], 1u);
         }
     }
     workgroupBarrier();
-    if (lid < params.counts.y) {
-        let n = atomicLoad(&wg_counts[lid]);
-        if (n > 0u) {
-            atomicAdd(&control.lod_counts[lid], n);
+    let g = workgroup_index(wid, n);
+    if (lid < ROWS && g < params.lod.y) {
+        groups[lid * params.lod.y + g] = atomicLoad(&wg_counts[lid]);
+    }
+}
+
+// One workgroup. Row by row, each invocation sums a contiguous chunk of
+// the workgroup counts, invocation 0 scans the 256 sums serially (carrying
+// the running total from one LOD row to the next, so each LOD's offsets
+// start after the lower LODs' instances), and each invocation rewrites its
+// chunk as exclusive offsets.
+@compute @workgroup_size(256)
+fn scan_main(@builtin(local_invocation_index) lid: u32) {
+    let count = params.lod.y;
+    let chunk = (count + WG - 1u) / WG;
+    let begin = min(lid * chunk, count);
+    let end = min(begin + chunk, count);
+    var running = 0u;
+    for (var row = 0u; row < ROWS; row++) {
+        let base = row * count;
+        var sum = 0u;
+        for (var g = begin; g < end; g++) {
+            sum += groups[base + g];
+        }
+        wg_sums[lid] = sum;
+        workgroupBarrier();
+        if (lid == 0u) {
+            // The occluded row counts on its own.
+            var at = select(running, 0u, row == OCCLUDED_ROW);
+            for (var k = 0u; k < WG; k++) {
+                let s = wg_sums[k];
+                wg_sums[k] = at;
+                at += s;
+            }
+            if (row == OCCLUDED_ROW) {
+                control.occluded = at;
+            } else {
+                control.lod_counts[row] = at - running;
+                running = at;
+            }
+        }
+        workgroupBarrier();
+        if (row != OCCLUDED_ROW) {
+            var offset = wg_sums[lid];
+            for (var g = begin; g < end; g++) {
+                let c = groups[base + g];
+                groups[base + g] = offset;
+                offset += c;
+            }
+        }
+        workgroupBarrier();
+    }
+    if (lid == 0u) {
+        for (var d = 0u; d < params.counts.z; d++) {
+            let l = params.draw_lods[d / 4u][d % 4u];
+            var first = 0u;
+            for (var k = 0u; k < l; k++) {
+                first += control.lod_counts[k];
+            }
+            control.args[d].instance_count = control.lod_counts[l];
+            control.args[d].first_instance = first;
         }
     }
 }
 
 @compute @workgroup_size(256)
-fn write_main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(local_invocation_index) lid: u32, @builtin(num_workgroups) groups: vec3<u32>) {
-    if (lid < MAX_LODS) {
-        atomicStore(&wg_counts[lid], 0u);
+fn write_main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32, @builtin(num_workgroups) n: vec3<u32>) {
+    if (lid < MAX_LODS * WORDS) {
+        atomicStore(&wg_bits[lid], 0u);
     }
     workgroupBarrier();
-    let i = instance_index(gid, groups);
+    let i = instance_index(wid, lid, n);
     var lod = -1;
     var fade = 1.0;
-    var slot = 0u;
     if (i < params.counts.x) {
         lod = classify(i, &fade);
-        if (lod >= 0) {
-            slot = atomicAdd(&wg_counts[u32(lod)], 1u);
-        }
     }
-    workgroupBarrier();
-    if (lid < params.counts.y) {
-        let n = atomicLoad(&wg_counts[lid]);
-        var base = 0u;
-        if (n > 0u) {
-            base = atomicAdd(&control.cursors[lid], n);
-        }
-        // LOD `lid`'s region starts after every lower LOD's instances.
-        for (var k = 0u; k < lid; k++) {
-            base += atomicLoad(&control.lod_counts[k]);
-        }
-        wg_base[lid] = base;
+    // Each instance's rank among the workgroup's instances of its LOD: the
+    // set bits of its LOD's mask below its own. (Two barriers, as the
+    // atomic version had: lavapipe runs a workgroup's invocations as
+    // coroutines, and a log-step prefix sum's sixteen barriers cost more
+    // than the classification.)
+    let word = lid / 32u;
+    let bit = 1u << (lid % 32u);
+    if (lod >= 0) {
+        atomicOr(&wg_bits[u32(lod) * WORDS + word], bit);
     }
     workgroupBarrier();
     if (lod >= 0) {
+        let l = u32(lod);
+        var rank = countOneBits(atomicLoad(&wg_bits[l * WORDS + word]) & (bit - 1u));
+        for (var w = 0u; w < word; w++) {
+            rank += countOneBits(atomicLoad(&wg_bits[l * WORDS + w]));
+        }
+        let base = groups[l * params.lod.y + workgroup_index(wid, n)];
         var out = instances[i];
         out.fade = fade;
-        visible[wg_base[u32(lod)] + slot] = out;
-    }
-    // One invocation writes the draw arguments (the counts are final).
-    if (gid.x == 0u && gid.y == 0u) {
-        for (var d = 0u; d < params.counts.z; d++) {
-            let l = params.draw_lods[d / 4u][d % 4u];
-            var first = 0u;
-            for (var k = 0u; k < l; k++) {
-                first += atomicLoad(&control.lod_counts[k]);
-            }
-            control.args[d].instance_count = atomicLoad(&control.lod_counts[l]);
-            control.args[d].first_instance = first;
-        }
+        visible[base + rank] = out;
     }
 }

@@ -33,6 +33,17 @@
 //!   added, moved or re-indexed since the build are skipped in the tree and
 //!   culled flat from the store's edit list instead; removed ones are skipped.
 //!   The result is still exact — only slower in proportion to the edits.
+//! * **Occlusion** (the proxy's HISM path, issue 18). Given the view's
+//!   occlusion buffer (`renderer::OcclusionBuffer`), a node that passes the
+//!   frustum is also tested by its box (centres box grown by the largest
+//!   radius, in world space) with `test_box`: an occluded node is not
+//!   descended, and no instance under it is drawn or tested against the
+//!   buffer. Its instances are still classified (frustum, cull distance),
+//!   and those that pass count as occluded, so the occluded count is the
+//!   flat path's figure (frustum-visible instances occlusion hid) on every
+//!   path. Instances of nodes that are not occluded are tested one by one,
+//!   as the flat path does. `test_box` is monotone (a box inside an
+//!   occluded box is occluded), so the visible set is the flat path's.
 
 use glam::{Affine3A, Vec3, Vec4};
 use rayon::prelude::*;
@@ -42,6 +53,7 @@ use crate::culling::{cull_instances_into, CullOutput, InstanceCuller};
 use crate::id::InstanceId;
 use crate::instance_data::InstanceStore;
 use crate::mesh::InstancedMesh;
+use renderer::OcclusionBuffer;
 
 /// Leaf sizing; see the module docs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -118,6 +130,11 @@ pub struct TreeCullStats {
     pub stale_instances: u32,
     /// The tree did not match the mesh or store; everything was culled flat.
     pub fell_back_to_flat: bool,
+    /// Nodes skipped whole because the occlusion buffer hid their box.
+    pub nodes_occluded: u32,
+    /// Instances inside the frustum and cull distance that the occlusion
+    /// buffer hid (by their node's box or their own sphere).
+    pub occluded_instances: u32,
 }
 
 /// A cluster tree over one store's instances at one generation.
@@ -210,7 +227,7 @@ impl ClusterTree {
             }
             store.index_of(self.ids[e]).filter(|&i| store.modified_generation(i) <= self.generation)
         };
-        self.cull_entries(culler, culler.lod_count(), resolve, |i| transforms[i as usize], out, &mut stats);
+        self.cull_entries(culler, None, culler.lod_count(), resolve, |i| transforms[i as usize], out, &mut stats);
 
         if !fresh {
             for index in store.cull_edits() {
@@ -235,10 +252,13 @@ impl ClusterTree {
     /// `resolve(e)` maps tree entry `e` to the instance index to test
     /// (`None`: skip it, the caller culls it flat), `transform(i)` is
     /// instance `i`'s component-space transform. Appends to `out`, which
-    /// must already have one bin per LOD.
+    /// must already have one bin per LOD. With `occlusion`, occluded nodes
+    /// and instances are left out and counted (module docs).
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn cull_entries<R, T>(
         &self,
         culler: &InstanceCuller<'_>,
+        occlusion: Option<&OcclusionBuffer>,
         lod_count: usize,
         resolve: R,
         transform: T,
@@ -248,9 +268,9 @@ impl ClusterTree {
         R: Fn(usize) -> Option<u32> + Sync,
         T: Fn(u32) -> Affine3A + Sync,
     {
-        // Top-down: collect visible leaves with their "inside" flag, in
-        // left-to-right order.
-        let mut leaves: Vec<(u32, bool)> = Vec::new();
+        // Top-down: collect visible leaves (and occluded nodes) with their
+        // "inside" flag, in left-to-right order.
+        let mut leaves: Vec<Visit> = Vec::new();
         let mut stack: Vec<(u32, bool)> = Vec::new();
         if !self.nodes.is_empty() {
             stack.push((0, false));
@@ -263,44 +283,72 @@ impl ClusterTree {
                 NodeTest::Inside => true,
                 NodeTest::Intersects => inside,
             };
-            if node.right == LEAF {
+            if occlusion.is_some_and(|o| o.test_box(&node_world_box(node, culler))) {
+                stats.nodes_occluded += 1;
+                leaves.push(Visit { node: n, inside, occluded: true });
+            } else if node.right == LEAF {
                 stats.leaves_visible += 1;
                 stats.leaves_fully_inside += u32::from(inside);
-                leaves.push((n, inside));
+                leaves.push(Visit { node: n, inside, occluded: false });
             } else {
                 stack.push((node.right, inside));
                 stack.push((n + 1, inside));
             }
         }
 
-        let cull_leaves = |group: &[(u32, bool)], part: &mut CullOutput| {
-            for &(n, inside) in group {
-                let node = &self.nodes[n as usize];
+        // Per group: the instances drawn, and those occlusion hid.
+        let cull_leaves = |group: &[Visit], part: &mut CullOutput| -> u32 {
+            let mut occluded = 0;
+            for v in group {
+                let node = &self.nodes[v.node as usize];
                 for e in node.first as usize..(node.first + node.count) as usize {
-                    if let Some(index) = resolve(e) {
-                        if let Some((lod, fade)) = culler.classify(&transform(index), !inside) {
-                            part.push(index, lod, fade);
-                        }
+                    let Some(index) = resolve(e) else { continue };
+                    let local = transform(index);
+                    let Some((lod, fade)) = culler.classify(&local, !v.inside) else { continue };
+                    if v.occluded || occlusion.is_some_and(|o| culler.occluded(&local, o)) {
+                        occluded += 1;
+                    } else {
+                        part.push(index, lod, fade);
                     }
                 }
             }
+            occluded
         };
         if leaves.len() <= LEAVES_PER_TASK {
-            cull_leaves(&leaves, out);
+            stats.occluded_instances += cull_leaves(&leaves, out);
         } else {
-            let parts: Vec<CullOutput> = leaves
+            let parts: Vec<(CullOutput, u32)> = leaves
                 .par_chunks(LEAVES_PER_TASK)
                 .map(|group| {
                     let mut part = CullOutput::new(lod_count);
-                    cull_leaves(group, &mut part);
-                    part
+                    let occluded = cull_leaves(group, &mut part);
+                    (part, occluded)
                 })
                 .collect();
-            for part in &parts {
+            for (part, occluded) in &parts {
                 out.append(part);
+                stats.occluded_instances += occluded;
             }
         }
     }
+}
+
+/// A node the walk reached: a visible leaf, or a node (leaf or not) whose
+/// box the occlusion buffer hides.
+#[derive(Clone, Copy)]
+struct Visit {
+    node: u32,
+    /// Wholly inside the frustum: its instances skip the plane tests.
+    inside: bool,
+    occluded: bool,
+}
+
+/// A node's world-space box: its centres box, transformed, grown by its
+/// largest radius (what [`node_test`] tests against the planes).
+fn node_world_box(node: &ClusterNode, culler: &InstanceCuller<'_>) -> Aabb {
+    let world = node.centers.transformed(&culler.component_to_world);
+    let radius = node.max_radius * culler.component_scale;
+    Aabb::new(world.min - radius, world.max + radius)
 }
 
 enum NodeTest {

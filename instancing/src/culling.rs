@@ -340,6 +340,12 @@ impl<'a> InstanceCuller<'a> {
         Some((select_lod(size, self.screen_sizes, self.min_lod), self.distances.fade(distance)))
     }
 
+    /// Whether `occlusion` hides the instance placed by `local` (its world
+    /// sphere, the one [`Self::classify`] tests against the frustum).
+    pub(crate) fn occluded(&self, local: &Affine3A, occlusion: &renderer::OcclusionBuffer) -> bool {
+        instance_occluded(occlusion, &self.mesh_bounds, &self.component_to_world, self.component_scale, local)
+    }
+
     fn cull_chunk(&self, first: u32, transforms: &[Affine3A], out: &mut CullOutput) {
         for (i, t) in transforms.iter().enumerate() {
             if let Some((lod, fade)) = self.classify(t, true) {
@@ -347,6 +353,20 @@ impl<'a> InstanceCuller<'a> {
             }
         }
     }
+}
+
+/// Whether `occlusion` hides the world sphere of the instance placed by
+/// `local` in a component placed by `component_to_world` (of largest scale
+/// `component_scale`): the one test of every CPU path (flat, cluster tree).
+pub(crate) fn instance_occluded(
+    occlusion: &renderer::OcclusionBuffer,
+    mesh_bounds: &Bounds,
+    component_to_world: &Affine3A,
+    component_scale: f32,
+    local: &Affine3A,
+) -> bool {
+    let (c, r) = instance_sphere(mesh_bounds, local);
+    occlusion.test_sphere(component_to_world.transform_point3(c), r * component_scale)
 }
 
 /// Culls every instance of `store` for the culler's view; see the module docs.

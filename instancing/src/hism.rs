@@ -48,6 +48,7 @@ use crate::cluster_tree::{ClusterTree, TreeCullStats};
 use crate::culling::{CullOutput, InstanceCuller};
 use crate::mesh::InstancedMesh;
 use crate::vertex_factory::InstanceStreamData;
+use renderer::OcclusionBuffer;
 
 /// A tree for the proxy, sent through the dynamic-data path.
 #[derive(Clone, Debug)]
@@ -94,50 +95,68 @@ impl ProxyTree {
     }
 
     /// Culls `instances` through the tree (flat when the tree was built for
-    /// other mesh bounds). Output order is fixed for a given input.
+    /// other mesh bounds), leaving out what `occlusion` hides (counted in
+    /// the stats). Output order is fixed for a given input.
     pub(crate) fn cull(
         &self,
         instances: &[InstanceStreamData],
         mesh: &InstancedMesh,
         culler: &InstanceCuller<'_>,
+        occlusion: Option<&OcclusionBuffer>,
     ) -> (CullOutput, TreeCullStats) {
         let n = instances.len() as u32;
         let mut out = CullOutput::new(mesh.lod_count());
         let mut stats = TreeCullStats::default();
         let edited = |i: u32| self.edited.get(i as usize).copied().unwrap_or(false);
         if self.tree.mesh_bounds() != mesh.bounds() {
-            return cull_flat(instances, mesh, culler);
+            return cull_flat(instances, mesh, culler, occlusion);
         }
         let order = self.tree.order();
         let resolve = |e: usize| -> Option<u32> {
             let i = order[e];
             (i < n && !edited(i)).then_some(i)
         };
-        self.tree.cull_entries(culler, mesh.lod_count(), resolve, |i| instances[i as usize].transform(), &mut out, &mut stats);
+        self.tree.cull_entries(culler, occlusion, mesh.lod_count(), resolve, |i| instances[i as usize].transform(), &mut out, &mut stats);
         for &i in self.edited_list.iter().filter(|&&i| i < n) {
             stats.stale_instances += 1;
-            if let Some((lod, fade)) = culler.classify(&instances[i as usize].transform(), true) {
-                out.push(i, lod, fade);
-            }
+            stats.occluded_instances += cull_one(culler, occlusion, i, &instances[i as usize], &mut out);
         }
         (out, stats)
     }
 }
 
 /// Every instance by the per-instance test (no tree yet, or a tree for
-/// other mesh bounds).
+/// other mesh bounds), leaving out what `occlusion` hides.
 pub(crate) fn cull_flat(
     instances: &[InstanceStreamData],
     mesh: &InstancedMesh,
     culler: &InstanceCuller<'_>,
+    occlusion: Option<&OcclusionBuffer>,
 ) -> (CullOutput, TreeCullStats) {
     let mut out = CullOutput::new(mesh.lod_count());
+    let mut stats = TreeCullStats { fell_back_to_flat: true, ..TreeCullStats::default() };
     for (i, inst) in instances.iter().enumerate() {
-        if let Some((lod, fade)) = culler.classify(&inst.transform(), true) {
-            out.push(i as u32, lod, fade);
-        }
+        stats.occluded_instances += cull_one(culler, occlusion, i as u32, inst, &mut out);
     }
-    (out, TreeCullStats { fell_back_to_flat: true, ..TreeCullStats::default() })
+    (out, stats)
+}
+
+/// Instance `i` by the per-instance test: pushed when visible; 1 when it
+/// passes the frustum and distance but `occlusion` hides it, else 0.
+fn cull_one(
+    culler: &InstanceCuller<'_>,
+    occlusion: Option<&OcclusionBuffer>,
+    i: u32,
+    inst: &InstanceStreamData,
+    out: &mut CullOutput,
+) -> u32 {
+    let local = inst.transform();
+    let Some((lod, fade)) = culler.classify(&local, true) else { return 0 };
+    if occlusion.is_some_and(|o| culler.occluded(&local, o)) {
+        return 1;
+    }
+    out.push(i, lod, fade);
+    0
 }
 
 #[cfg(test)]
@@ -184,8 +203,8 @@ mod tests {
         let culler = InstanceCuller::new(&mesh, &Affine3A::IDENTITY, &view, CullDistances::new(50.0, 150.0).unwrap()).unwrap();
         let check = |proxy: &ProxyTree, store: &InstanceStore| {
             let instances = packed(store);
-            let (tree_out, stats) = proxy.cull(&instances, &mesh, &culler);
-            let (flat, _) = cull_flat(&instances, &mesh, &culler);
+            let (tree_out, stats) = proxy.cull(&instances, &mesh, &culler, None);
+            let (flat, _) = cull_flat(&instances, &mesh, &culler, None);
             assert!(!stats.fell_back_to_flat);
             assert_eq!(sorted(&tree_out), sorted(&flat), "{stats:?}");
             assert!(!flat.lods.iter().all(|b| b.instances.is_empty()), "something in view");

@@ -50,13 +50,20 @@
 //!   factory and its depth-only pipelines.
 //! * [`InstancedStaticMeshSceneProxy`] — one indirect draw per mesh section
 //!   and LOD for all instances (1,000 instances of two meshes: 2 base-pass
-//!   draws). Per view, a compute pass (`shaders/instance_cull.wgsl`, two
-//!   dispatches: count per LOD, then compact) culls each instance against the
-//!   frustum and cull distance, picks its LOD, and writes the visible
-//!   instances and the indirect arguments (`r.InstancedStaticMeshes.GPUCulling`,
-//!   default 1). Without a recorded frame (benchmarks) or with the cvar at 0
-//!   the same test runs on the CPU; `r.InstancedStaticMeshes.UEMode=1` draws
-//!   every instance at the union bounds' LOD, as UE's plain ISM does.
+//!   draws). Per view, a compute pass (`shaders/instance_cull.wgsl`, three
+//!   dispatches: count per workgroup and LOD, scan the counts into offsets,
+//!   compact) culls each instance against the frustum, cull distance and
+//!   the view's occlusion buffer, picks its LOD, and writes the visible
+//!   instances — in instance order within each LOD, the CPU path's order,
+//!   so images repeat byte for byte — and the indirect arguments
+//!   (`r.InstancedStaticMeshes.GPUCulling`, default 1). Without a recorded
+//!   frame (benchmarks) or with the cvar at 0 the same test runs on the CPU;
+//!   `r.InstancedStaticMeshes.UEMode=1` draws every instance at the union
+//!   bounds' LOD, as UE's plain ISM does. Every culling path (GPU, flat CPU,
+//!   HISM, whose cluster tree skips whole occluded clusters) leaves out the
+//!   instances the renderer's occlusion buffer hides
+//!   (`renderer::OcclusionBuffer`; the image does not change) and counts
+//!   them under `renderer::OCCLUDED_INSTANCES_COUNTER`.
 //!   [`IsmStats`] reports instances and visible instances per view and LOD.
 //!   HISM proxies cull on the CPU through their cluster tree instead.
 //!   Call [`register_cvars`] once per render thread.

@@ -23,16 +23,19 @@
 //!   `instance_count` entries per view, written by the culling pass and read
 //!   as the instance stream. Memory: `80 B × instances × views`.
 //! * Per view and frame, in the renderer's dynamic ring: the culling
-//!   parameters (512 B) and a control block (LOD counters, then one
-//!   `VkDrawIndexedIndirectCommand` per LOD and section).
+//!   parameters (512 B), a control block (LOD counters and the occluded
+//!   count in a 64 B header, then one `VkDrawIndexedIndirectCommand` per LOD
+//!   and section), the per-workgroup counts of the stable compaction
+//!   (`9 × 4 B` per 256 instances) and the view's occlusion buffer (352 B
+//!   and its depths, ~200 KB for a main view; the header alone otherwise).
 //!
 //! ## Three paths, chosen per frame
 //!
 //! | path | when | what is drawn |
 //! | --- | --- | --- |
-//! | GPU culling (`proxy/gpu_culling.rs`) | `r.InstancedStaticMeshes.GPUCulling=1` (default) and the frame is recorded | compute per view (`shaders/instance_cull.wgsl`), declared to the renderer as GPU work: frustum, cull distance + fade, per-instance LOD; compacted copies; indirect draws |
+//! | GPU culling (`proxy/gpu_culling.rs`) | `r.InstancedStaticMeshes.GPUCulling=1` (default) and the frame is recorded | compute per view (`shaders/instance_cull.wgsl`), declared to the renderer as GPU work: frustum, cull distance + fade, occlusion, per-instance LOD; compacted copies in instance order; indirect draws |
 //! | CPU culling (`proxy/cpu_culling.rs`) | the cvar is 0, or the frame is only prepared (benchmarks) | the same test on the CPU ([`crate::culling`]'s helpers), compacted instances uploaded, one direct instanced draw per section and LOD |
-//! | HISM | the proxy is hierarchical ([`crate::hism`]), any cvar but UE mode | as CPU culling, through the cluster tree |
+//! | HISM | the proxy is hierarchical ([`crate::hism`]), any cvar but UE mode | as CPU culling, through the cluster tree (occluded clusters skipped whole) |
 //! | UE mode (`proxy/cpu_culling.rs`) | `r.InstancedStaticMeshes.UEMode=1` | every instance, at the one LOD the union bounds select, no compute, no fade (UE fades in the vertex shader) |
 //!
 //! LOD screen sizes: [`StaticMeshRenderData`] uses the renderer's convention

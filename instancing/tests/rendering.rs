@@ -256,6 +256,12 @@ fn gpu_lods_match_the_cpu_reference_and_the_cluster_tree_agrees_on_visibility() 
     assert!(cpu.counts()[0] > 100 && cpu.counts()[1] > 100, "near instances at LOD 0, far ones at LOD 1: {:?}", cpu.counts());
     assert!(cpu.visible_count() < 40_000, "part of the grid is outside the frustum");
 
+    // Issue 15: the GPU writes each LOD's instances in instance order, as
+    // the CPU reference lists them (157 workgroups, two LODs).
+    let cpu_ids: Vec<u32> = cpu.lods.iter().flat_map(|b| b.instances.iter().map(|&i| store.ids()[i as usize].index())).collect();
+    let gpu_in_order: Vec<u32> = visible.iter().map(|v| v.0).collect();
+    assert_eq!(gpu_in_order, cpu_ids, "GPU visible list = CPU reference, in the same order");
+
     let tree = ClusterTree::build(&store, &culling_mesh, &ClusterTreeSettings::default());
     let (tree_out, _) =
         tree.cull(&store, &InstanceCuller::new(&culling_mesh, &component_to_world, &cull_view, CullDistances::NONE).unwrap());
@@ -616,5 +622,45 @@ fn the_last_of_256_custom_floats_reaches_the_material() {
     rt(&mut w).set_cvar(CVAR_GPU_CULLING, "0").unwrap();
     let (_, cpu) = frame(&mut w, &fam);
     assert_images_equal(&cpu, &image, "CPU culling draws the same");
+    assert_world_clean(&mut w);
+}
+
+/// Issue 15: instances covering the same pixels at the same depth resolve
+/// by draw order, so GPU culling must write them in a fixed order — the
+/// CPU path's, instance order within a LOD. 2048 places each hold two
+/// identical cubes (instances j and j + 2048, 16 workgroups apart), the
+/// first red, the second green: the later one wins every pixel, run after
+/// run, on either path.
+#[test]
+fn coincident_instances_draw_in_instance_order_and_the_image_repeats_byte_for_byte() {
+    let mut w = world();
+    rt(&mut w).set_cvar(cvars::TONEMAPPER, "0").unwrap();
+    let material = custom_floats_material(&mut w, "ism_pair_colors.wgsl", [0, 1, 2]);
+    let places = grid(2048, 1.0, 0.45, Vec3::ZERO);
+    let transforms: Vec<Affine3A> = places.iter().chain(&places).copied().collect();
+    let mut c = ism(cube_mesh(None), &transforms);
+    c.set_num_custom_data_floats(3).unwrap();
+    for j in 0..transforms.len() {
+        let color = if j < places.len() { [1.0, 0.0, 0.0] } else { [0.0, 1.0, 0.0] };
+        c.set_custom_data(j as u32, &color).unwrap();
+    }
+    let id = spawn(&mut w, c, material, Transform::IDENTITY);
+    let view = SceneView::perspective(Vec3::new(0.0, -0.01, 40.0), Vec3::ZERO, Vec3::Y, 1.2, 0.1, 500.0, Rect::from_size(W, H)).unwrap();
+    let fam = family(view.clone());
+    frame(&mut w, &fam);
+    let (_, first) = frame(&mut w, &fam);
+    assert_eq!(stats_of(&mut w, id).snapshot().path, CullPath::Gpu);
+    for run in 0..3 {
+        let (_, again) = frame(&mut w, &fam);
+        assert_images_equal(&first, &again, &format!("GPU culling, run {run} vs the first"));
+    }
+    let (px, py) = project(&view, places[1000].translation.into());
+    assert_eq!(first.pixel(px, py), [0, 255, 0, 255], "the later (green) instance of the pair wins");
+    let red = (0..H).flat_map(|y| (0..W).map(move |x| (x, y))).filter(|&(x, y)| first.pixel(x, y)[0] > 0).count();
+    assert_eq!(red, 0, "no pixel of an earlier (red) instance shows");
+    rt(&mut w).set_cvar(CVAR_GPU_CULLING, "0").unwrap();
+    let (_, cpu) = frame(&mut w, &fam);
+    assert_eq!(stats_of(&mut w, id).snapshot().path, CullPath::Cpu);
+    assert_images_equal(&cpu, &first, "GPU vs CPU culling");
     assert_world_clean(&mut w);
 }

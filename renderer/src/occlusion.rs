@@ -122,8 +122,9 @@ pub const COVERAGE_MARGIN: f64 = 1.0 / 32.0;
 pub const DEPTH_MARGIN: f32 = 1e-5;
 
 /// An occludee's rectangle is read at the finest mip level where it spans
-/// at most this many texels a side.
-const RECT_TEXELS: u32 = 8;
+/// fewer than this many texels' steps a side (public for ports of
+/// [`OcclusionBuffer::test_box`], e.g. GPU culling's).
+pub const RECT_TEXELS: u32 = 8;
 
 /// The depth of nothing (the far plane).
 const FAR: f32 = 1.0;
@@ -297,6 +298,20 @@ impl OcclusionBuffer {
     pub fn depth(&self, level: usize, x: u32, y: u32) -> Option<f32> {
         let l = self.levels.get(level)?;
         (x < l.width && y < l.height).then(|| l.at(x, y))
+    }
+
+    /// The view-projection matrix the buffer was built and is tested with.
+    pub fn view_proj(&self) -> Mat4 {
+        self.view_proj
+    }
+
+    /// Level `level` of the HZB as `(width, height, depths)`, the depths
+    /// row-major — what a port of [`Self::test_box`] to another processor
+    /// (the instancing crate's GPU culling) uploads, with
+    /// [`Self::view_proj`], [`DEPTH_MARGIN`] and [`RECT_TEXELS`], to run
+    /// the same test. `None` past the last level.
+    pub fn level(&self, level: usize) -> Option<(u32, u32, &[f32])> {
+        self.levels.get(level).map(|l| (l.width, l.height, l.depth.as_slice()))
     }
 
     /// Occluder triangles rasterized so far (front-facing, whole in front

@@ -12,12 +12,15 @@
 //! and the reference the GPU path is tested against. Its per-instance test
 //! mirrors `culling::InstanceCuller::classify` and `instance_cull.wgsl`.
 //!
-//! Occlusion (issue 18): the flat CPU cull also drops the instances whose
-//! sphere the view's occlusion buffer hides
-//! (`MeshElementCollector::occlusion`, the renderer's software occlusion of
-//! the current frame; the image does not change) and counts them under
-//! `renderer::OCCLUDED_INSTANCES_COUNTER`. The cluster-tree and GPU paths
-//! do not test occlusion yet.
+//! Occlusion (issue 18): both CPU culls drop the instances whose sphere the
+//! view's occlusion buffer hides (`MeshElementCollector::occlusion`, the
+//! renderer's software occlusion of the current frame; the image does not
+//! change) and count them under `renderer::OCCLUDED_INSTANCES_COUNTER`:
+//! the flat cull tests each frustum-visible instance; the cluster tree
+//! (`crate::cluster_tree`) first tests each node's box and skips occluded
+//! clusters whole, then tests the instances of the rest one by one. The
+//! count is the same on every path (frustum-visible instances hidden), the
+//! GPU path's (`proxy/gpu_culling.rs`) included. UE mode culls nothing.
 
 use glam::Mat4;
 use rayon::prelude::*;
@@ -26,7 +29,7 @@ use renderer::{MeshElementCollector, OcclusionBuffer, SceneView, OCCLUDED_INSTAN
 use super::{InstancedStaticMeshSceneProxy, ViewCull};
 use crate::bounds::{instance_sphere, max_scale};
 use crate::cluster_tree::TreeCullStats;
-use crate::culling::{bounds_screen_size, select_lod, CullView, InstanceCuller};
+use crate::culling::{bounds_screen_size, instance_occluded, select_lod, CullView, InstanceCuller};
 use crate::stats::CullPath;
 use crate::vertex_factory::InstanceStreamData;
 
@@ -50,8 +53,7 @@ impl InstancedStaticMeshSceneProxy {
 
     /// Whether `occlusion` hides the instance's sphere.
     fn occluded(&self, occlusion: &OcclusionBuffer, inst: &InstanceStreamData, component_scale: f32) -> bool {
-        let (c, r) = instance_sphere(self.culling_mesh.bounds(), &inst.transform());
-        occlusion.test_sphere(self.component_to_world.transform_point3(c), r * component_scale)
+        instance_occluded(occlusion, self.culling_mesh.bounds(), &self.component_to_world, component_scale, &inst.transform())
     }
 
     /// CPU culling for one view: compacted instances (LOD-major), the
@@ -119,8 +121,10 @@ impl InstancedStaticMeshSceneProxy {
     }
 
     /// HISM: one view through the cluster tree (flat before the first
-    /// tree); compacted instances LOD-major and counts per LOD.
-    fn cull_tree(&self, v: &ViewCull) -> (Vec<InstanceStreamData>, Vec<u32>, TreeCullStats) {
+    /// tree), leaving out what `occlusion` hides; compacted instances
+    /// LOD-major, counts per LOD, and the tree's stats (occluded instances
+    /// among them).
+    fn cull_tree(&self, v: &ViewCull, occlusion: Option<&OcclusionBuffer>) -> (Vec<InstanceStreamData>, Vec<u32>, TreeCullStats) {
         let view = CullView::from_parts(v.frustum, v.origin, v.multiple);
         let culler = match InstanceCuller::new(&self.culling_mesh, &self.component_to_world, &view, self.distances) {
             Ok(c) => c.with_min_lod(self.min_lod),
@@ -130,8 +134,8 @@ impl InstancedStaticMeshSceneProxy {
             }
         };
         let (out, stats) = match &self.tree {
-            Some(t) => t.cull(&self.instances, &self.culling_mesh, &culler),
-            None => crate::hism::cull_flat(&self.instances, &self.culling_mesh, &culler),
+            Some(t) => t.cull(&self.instances, &self.culling_mesh, &culler, occlusion),
+            None => crate::hism::cull_flat(&self.instances, &self.culling_mesh, &culler, occlusion),
         };
         let visible = out
             .lods
@@ -156,7 +160,8 @@ impl InstancedStaticMeshSceneProxy {
                 continue;
             }
             let (visible, counts) = if self.hierarchical {
-                let (visible, counts, stats) = self.cull_tree(v);
+                let (visible, counts, stats) = self.cull_tree(v, collector.occlusion(vi));
+                collector.add_counter(OCCLUDED_INSTANCES_COUNTER, u64::from(stats.occluded_instances));
                 tree_stats.get_or_insert(stats);
                 (visible, counts)
             } else {
