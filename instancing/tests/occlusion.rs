@@ -156,6 +156,9 @@ fn every_cull_path_occludes_the_same_instances_of_a_forest_behind_a_wall() {
         assert_eq!(occluded(&run.on), occluded(&flat.on), "{what} occludes as many instances as the flat CPU path");
         assert_eq!(visible(&run.on), visible(&flat.on), "{what} draws as many instances as the flat CPU path");
         assert_eq!(visible(&run.off), visible(&flat.off), "{what}");
+        // The frame's figure has it too, the GPU's count included (it
+        // arrives when the frame retires).
+        assert_eq!(run.on.occluded_instances, occluded(&run.on), "{what}: FrameStats::occluded_instances");
     }
     assert!(occluded(&flat.on) > 100 && visible(&flat.on) > 100, "{} occluded, {} drawn", occluded(&flat.on), visible(&flat.on));
     // GPU culling draws in the CPU path's order: the same image.

@@ -210,9 +210,10 @@ impl ScreenTriangle {
                 return (x0, x0);
             }
         }
-        // NaN bounds were ignored by min/max; clamp to the row.
-        let lo = lo.clamp(x0 as f64, x1 as f64) as u32;
-        let hi = hi.clamp(x0 as f64, x1 as f64) as u32;
+        // NaN bounds were ignored by min/max; kept within the row (which
+        // may be empty: x0 ≥ x1).
+        let lo = lo.max(x0 as f64).min(x1 as f64) as u32;
+        let hi = hi.max(x0 as f64).min(x1 as f64) as u32;
         (lo, hi.max(lo))
     }
 }
@@ -757,6 +758,9 @@ mod tests {
             let half = 0.5 + COVERAGE_MARGIN;
             for y in 0..32u32 {
                 let (x0, x1) = t.row_span(y as f64 + 0.5, half, 0, 32);
+                // An empty row (a triangle's box clipped away) stays empty.
+                let (a, b) = t.row_span(y as f64 + 0.5, half, 20, 10);
+                prop_assert!(a >= b, "an empty row gave {a}..{b}");
                 for x in 0..32u32 {
                     let c = DVec2::new(x as f64 + 0.5, y as f64 + 0.5);
                     let kept = t.edges.iter().all(|&(a, d)| d.perp_dot(c - a) + half * (d.x.abs() + d.y.abs()) >= 0.0);

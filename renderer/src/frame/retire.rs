@@ -122,6 +122,9 @@ impl SceneRenderer {
         for callback in f.on_retired {
             callback(&mut results);
         }
+        // Instances occluded on the GPU (the instancing feature's GPU
+        // cull) reach the counter only now.
+        f.stats.occluded_instances = f.stats.counter(crate::occlusion::OCCLUDED_INSTANCES_COUNTER);
         let image = match f.image {
             Some(p) => {
                 let len = u64::from(p.width) * u64::from(p.height) * 4;
