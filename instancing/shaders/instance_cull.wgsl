@@ -17,6 +17,12 @@
 //               the workgroup's instances of that LOD (the set bits below
 //               its own in a per-LOD bit mask in workgroup memory)
 //
+// Dithered LOD transition (culling.rs select_lod_dithered, params
+// distances.w > 0): an instance within the band of a LOD threshold is
+// counted and written in both neighbouring LODs' regions, each copy with
+// its LOD-dither flags, still in instance order within each region; the
+// output holds up to two copies per instance then.
+//
 // Order contract (issue 15): the visible instances of each LOD region are
 // in instance-index order, exactly the order the CPU path
 // (proxy/cpu_culling.rs) produces. Instance i is invocation i % 256 of
@@ -44,7 +50,8 @@ struct Params {
     component_rows: array<vec4<f32>, 3>,
     // Mesh bounds sphere: origin xyz, radius w.
     sphere: vec4<f32>,
-    // start, end cull distance; component scale; unused.
+    // start, end cull distance; component scale; dithered LOD transition
+    // band (0: off).
     distances: vec4<f32>,
     // instance count, LOD count, draw count, plane count.
     counts: vec4<u32>,
@@ -179,8 +186,9 @@ fn screen_size_of(l: u32) -> f32 {
 
 // LOD (0..7) of instance `i`, -1 when culled by the frustum or distance,
 // -2 when it passes those but the occlusion buffer hides it (the CPU
-// path's order of tests); the fade goes to `fade_out`.
-fn classify(i: u32, fade_out: ptr<function, f32>) -> i32 {
+// path's order of tests); the fade goes to `fade_size.x`, the screen size
+// to `fade_size.y`.
+fn classify(i: u32, fade_size: ptr<function, vec2<f32>>) -> i32 {
     let inst = instances[i];
     let o = params.sphere.xyz;
     let r = inst.rows;
@@ -217,11 +225,11 @@ fn classify(i: u32, fade_out: ptr<function, f32>) -> i32 {
     if (end > 0.0 && distance > start) {
         fade = clamp((end - distance) / (end - start), 0.0, 1.0);
     }
-    *fade_out = fade;
+    let size = 2.0 * params.origin_multiple.w * radius / max(distance, 1.0);
+    *fade_size = vec2<f32>(fade, size);
     if (occluded(center, radius)) {
         return -2;
     }
-    let size = 2.0 * params.origin_multiple.w * radius / max(distance, 1.0);
     var lod = 0u;
     for (var k = params.counts.y; k > 1u; k--) {
         if (screen_size_of(k - 1u) > size) {
@@ -230,6 +238,44 @@ fn classify(i: u32, fade_out: ptr<function, f32>) -> i32 {
         }
     }
     return i32(max(lod, params.lod.x));
+}
+
+// The LOD-dither flags of one copy (InstanceGpuData::lod_dither_flags).
+fn lod_flags(finer: bool, primary: bool, share: f32) -> u32 {
+    let q = u32(floor(clamp(share, 0.0, 1.0) * 65535.0 + 0.5));
+    return 2u | select(0u, 4u, finer) | select(0u, 8u, primary) | (q << 16u);
+}
+
+// culling.rs select_lod_dithered: the LODs an instance of plain LOD `lod`
+// and screen size `size` is drawn at (y = -1: one copy) and each copy's
+// LOD-dither flags (0 outside a transition band).
+fn lod_copies(lod: u32, size: f32, flags: ptr<function, vec2<u32>>) -> vec2<i32> {
+    *flags = vec2<u32>(0u, 0u);
+    let band = params.distances.w;
+    if (band <= 0.0) {
+        return vec2<i32>(i32(lod), -1);
+    }
+    let h = 0.5 * band;
+    var finer = -1;
+    var s = 0.0;
+    if (lod > params.lod.x) {
+        s = screen_size_of(lod);
+        if (size >= s * (1.0 - h) && size < s) {
+            finer = i32(lod) - 1;
+        }
+    }
+    if (finer < 0 && lod + 1u < params.counts.y) {
+        s = screen_size_of(lod + 1u);
+        if (size >= s && size < s * (1.0 + h)) {
+            finer = i32(lod);
+        }
+    }
+    if (finer < 0) {
+        return vec2<i32>(i32(lod), -1);
+    }
+    let share = clamp((size - s * (1.0 - h)) / (s * band), 0.0, 1.0);
+    *flags = vec2<u32>(lod_flags(true, finer == i32(lod), share), lod_flags(false, finer + 1 == i32(lod), share));
+    return vec2<i32>(finer, finer + 1);
 }
 
 fn instance_index(wid: vec3<u32>, lid: u32, n: vec3<u32>) -> u32 {
@@ -248,10 +294,15 @@ fn count_main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_i
     workgroupBarrier();
     let i = instance_index(wid, lid, n);
     if (i < params.counts.x) {
-        var fade = 1.0;
-        let lod = classify(i, &fade);
+        var fade_size = vec2<f32>(1.0, 0.0);
+        let lod = classify(i, &fade_size);
         if (lod >= 0) {
-            atomicAdd(&wg_counts[u32(lod)], 1u);
+            var flags = vec2<u32>(0u, 0u);
+            let lods = lod_copies(u32(lod), fade_size.y, &flags);
+            atomicAdd(&wg_counts[u32(lods.x)], 1u);
+            if (lods.y >= 0) {
+                atomicAdd(&wg_counts[u32(lods.y)], 1u);
+            }
         } else if (lod == -2) {
             atomicAdd(&wg_counts[OCCLUDED_ROW], 1u);
         }
@@ -329,31 +380,41 @@ fn write_main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_i
     }
     workgroupBarrier();
     let i = instance_index(wid, lid, n);
-    var lod = -1;
-    var fade = 1.0;
+    var lods = vec2<i32>(-1, -1);
+    var flags = vec2<u32>(0u, 0u);
+    var fade_size = vec2<f32>(1.0, 0.0);
     if (i < params.counts.x) {
-        lod = classify(i, &fade);
+        let lod = classify(i, &fade_size);
+        if (lod >= 0) {
+            lods = lod_copies(u32(lod), fade_size.y, &flags);
+        }
     }
     // Each instance's rank among the workgroup's instances of its LOD: the
     // set bits of its LOD's mask below its own. (Two barriers, as the
     // atomic version had: lavapipe runs a workgroup's invocations as
     // coroutines, and a log-step prefix sum's sixteen barriers cost more
-    // than the classification.)
+    // than the classification.) In a dithered LOD transition an instance
+    // has a copy, and a bit, in each of two LODs.
     let word = lid / 32u;
     let bit = 1u << (lid % 32u);
-    if (lod >= 0) {
-        atomicOr(&wg_bits[u32(lod) * WORDS + word], bit);
+    for (var k = 0u; k < 2u; k++) {
+        if (lods[k] >= 0) {
+            atomicOr(&wg_bits[u32(lods[k]) * WORDS + word], bit);
+        }
     }
     workgroupBarrier();
-    if (lod >= 0) {
-        let l = u32(lod);
-        var rank = countOneBits(atomicLoad(&wg_bits[l * WORDS + word]) & (bit - 1u));
-        for (var w = 0u; w < word; w++) {
-            rank += countOneBits(atomicLoad(&wg_bits[l * WORDS + w]));
+    for (var k = 0u; k < 2u; k++) {
+        if (lods[k] >= 0) {
+            let l = u32(lods[k]);
+            var rank = countOneBits(atomicLoad(&wg_bits[l * WORDS + word]) & (bit - 1u));
+            for (var w = 0u; w < word; w++) {
+                rank += countOneBits(atomicLoad(&wg_bits[l * WORDS + w]));
+            }
+            let base = groups[l * params.lod.y + workgroup_index(wid, n)];
+            var out = instances[i];
+            out.fade = fade_size.x;
+            out.flags = out.flags | flags[k];
+            visible[base + rank] = out;
         }
-        let base = groups[l * params.lod.y + workgroup_index(wid, n)];
-        var out = instances[i];
-        out.fade = fade;
-        visible[base + rank] = out;
     }
 }

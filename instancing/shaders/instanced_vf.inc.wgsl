@@ -6,9 +6,11 @@
 // The primitive id comes from the draw's push constants (`draw.primitive_id`):
 // instanced draws are never merged by the renderer.
 //
-// `FactoryVertex.fade` is the instance's cull-distance fade. The same text
-// is the dithered variant (INSTANCED_DITHERED_VERTEX_FACTORY, for components
-// with a fade band): the renderer then sets DITHERED_FADE and the passes
+// `FactoryVertex.fade` is the instance's cull-distance fade, or for a copy
+// in a dithered LOD transition that fade combined with its side of the
+// pattern (`dithered_lod_fade`). The same text is the dithered variant
+// (INSTANCED_DITHERED_VERTEX_FACTORY, for components with a fade band or a
+// LOD transition): the renderer then sets DITHERED_FADE and the passes
 // keep only the pixels `dithered_fade_keeps` passes (scene.inc.wgsl).
 //
 // What materials receive (MaterialInput):
@@ -48,6 +50,9 @@ struct VertexFactoryInput {
     @location(9) instance_random_fade: vec2<f32>,
     // The instance's stable id slot.
     @location(10) instance_id: u32,
+    // InstanceGpuData flags: bit 0 mirrored; bits 1..3 and 16..31 the
+    // dithered LOD transition of this copy (instancing/src/gpu_data.rs).
+    @location(11) instance_flags: u32,
 }
 
 fn instance_transform_point(input: VertexFactoryInput, p: vec3<f32>) -> vec3<f32> {
@@ -80,6 +85,14 @@ fn vf_fetch(input: VertexFactoryInput) -> FactoryVertex {
     v.custom = vec4<f32>(input.instance_custom.xyz, input.instance_random_fade.x);
     v.custom1 = vec4<f32>(input.instance_custom.w, 0.0, 0.0, 0.0);
     v.fade = input.instance_random_fade.y;
+    // A copy in a dithered LOD transition (FLAG_LOD_DITHER): its side of
+    // the pattern, the coarser LOD's share (1 - the finer one's, unorm16 in
+    // bits 16..31) and the distance fade, encoded for `dithered_fade_keeps`.
+    let flags = input.instance_flags;
+    if ((flags & 2u) != 0u) {
+        let coarse_share = 1.0 - f32(flags >> 16u) / 65535.0;
+        v.fade = dithered_lod_fade(v.fade, coarse_share, (flags & 4u) != 0u, (flags & 8u) != 0u);
+    }
     return v;
 }
 

@@ -43,7 +43,7 @@ use renderer::{Bounds, MaterialId, PrimitiveSceneProxy};
 
 use crate::bounds::{checked_bounds, Aabb};
 use crate::cluster_tree::{ClusterTree, TreeCullStats};
-use crate::culling::{cull_instances, CullDistances, CullOutput, CullView, InstanceCuller};
+use crate::culling::{cull_instances, CullDistances, CullOutput, CullView, InstanceCuller, LodDitherBand};
 use crate::error::Result;
 use crate::hism::HismTree;
 use crate::id::InstanceId;
@@ -86,6 +86,7 @@ pub struct InstancedStaticMeshComponent {
     distances: CullDistances,
     /// UE's `MinLOD`, below [`crate::MAX_LODS`].
     min_lod: u8,
+    lod_dither: LodDitherBand,
     dirty: DirtyFlags,
     /// The union bounds engine-core last saw through `local_bounds`.
     reported_bounds: Aabb,
@@ -94,6 +95,7 @@ pub struct InstancedStaticMeshComponent {
     fresh_proxy: AtomicBool,
     pending_distances: bool,
     pending_min_lod: bool,
+    pending_lod_dither: bool,
     pending_bounds: bool,
     /// HISM mode.
     hism: Option<Hism>,
@@ -145,11 +147,13 @@ impl InstancedStaticMeshComponent {
             mesh,
             distances: CullDistances::NONE,
             min_lod: 0,
+            lod_dither: LodDitherBand::OFF,
             dirty: DirtyFlags::NONE,
             reported_bounds: Aabb::EMPTY,
             fresh_proxy: AtomicBool::new(false),
             pending_distances: false,
             pending_min_lod: false,
+            pending_lod_dither: false,
             pending_bounds: false,
             hism: None,
         })
@@ -199,12 +203,17 @@ impl InstancedStaticMeshComponent {
     /// LODs and fades as the proxy's culling.
     pub fn cull(&self, component_to_world: &Affine3A, view: &CullView) -> Result<(CullOutput, TreeCullStats)> {
         match &self.hism {
-            Some(h) => Ok(h
-                .builder
-                .cull(&self.store, &InstanceCuller::new(&h.mesh, component_to_world, view, self.distances)?.with_min_lod(self.min_lod))),
+            Some(h) => Ok(h.builder.cull(
+                &self.store,
+                &InstanceCuller::new(&h.mesh, component_to_world, view, self.distances)?
+                    .with_min_lod(self.min_lod)
+                    .with_lod_dither(self.lod_dither),
+            )),
             None => {
                 let mesh = crate::proxy::instanced_mesh_for(self.mesh.render_data())?;
-                let culler = InstanceCuller::new(&mesh, component_to_world, view, self.distances)?.with_min_lod(self.min_lod);
+                let culler = InstanceCuller::new(&mesh, component_to_world, view, self.distances)?
+                    .with_min_lod(self.min_lod)
+                    .with_lod_dither(self.lod_dither);
                 let out = cull_instances(&self.store, &culler);
                 Ok((out, TreeCullStats { fell_back_to_flat: true, ..TreeCullStats::default() }))
             }
@@ -241,6 +250,7 @@ impl InstancedStaticMeshComponent {
             self.dirty = DirtyFlags::NONE;
             self.pending_distances = false;
             self.pending_min_lod = false;
+            self.pending_lod_dither = false;
             self.pending_bounds = false;
             self.reported_bounds = self.store.bounds();
             if let Some(h) = &mut self.hism {
@@ -401,6 +411,40 @@ impl InstancedStaticMeshComponent {
         Ok(())
     }
 
+    /// UE's dithered LOD transition (sent to the existing proxy, like the
+    /// minimum LOD): within `band / 2` (a fraction of the threshold's
+    /// screen size) of each LOD threshold an instance is drawn at both
+    /// neighbouring LODs with complementary 4×4 dither masks, every pixel
+    /// by exactly one of them, the finer LOD's share growing from 0 to 1
+    /// across the band (see [`crate::culling::select_lod_dithered`]). `0`
+    /// turns it off (the default: LODs switch abruptly, the image does not
+    /// change); [`LodDitherBand::DEFAULT_BAND`] (0.2) is a good start.
+    /// Outside `0..=1` or not finite:
+    /// [`crate::InstancingError::InvalidLodDitherBand`] and no change.
+    ///
+    /// While it is on the component draws with the dithered vertex factory
+    /// ([`crate::INSTANCED_DITHERED_VERTEX_FACTORY`]), which combines the
+    /// transition with the cull-distance fade: a pixel is drawn by exactly
+    /// one LOD iff the fade keeps it. Opaque and masked sections only:
+    /// translucent sections draw one copy (the LOD [`crate::select_lod`]
+    /// picks) with the fade multiplying opacity, as without the transition.
+    /// Visible-instance counts count both copies of an instance in a band.
+    pub fn set_dithered_lod_transition(&mut self, band: f32) -> Result<()> {
+        let b = LodDitherBand::new(band)?;
+        self.before_edit();
+        if b != self.lod_dither {
+            self.lod_dither = b;
+            self.pending_lod_dither = true;
+            self.dirty = self.dirty | DirtyFlags::DYNAMIC_DATA;
+        }
+        Ok(())
+    }
+
+    /// The dithered LOD transition band ([`Self::set_dithered_lod_transition`]).
+    pub fn dithered_lod_transition(&self) -> LodDitherBand {
+        self.lod_dither
+    }
+
     /// Changes the mesh: the proxy is recreated from the whole store.
     pub fn set_mesh(&mut self, mesh: Arc<StaticMesh>) -> Result<()> {
         if Arc::ptr_eq(&self.mesh, &mesh) {
@@ -452,6 +496,7 @@ impl InstancedStaticMeshComponent {
         )?
         .with_custom_data(self.store.num_custom_data_floats(), self.store.custom_data())?
         .with_min_lod(self.min_lod)
+        .with_lod_dither(self.lod_dither)
         .with_cast_shadow(ctx.settings.cast_shadow);
         Ok(match &self.hism {
             Some(h) => proxy.with_hierarchical(h.proxy_tree(&self.store)),
@@ -536,6 +581,7 @@ impl PrimitiveComponent for InstancedStaticMeshComponent {
         let custom_data = Some(IsmCustomData { floats_per_instance: floats, values });
         let distances = std::mem::take(&mut self.pending_distances).then_some(self.distances);
         let min_lod = std::mem::take(&mut self.pending_min_lod).then_some(self.min_lod);
+        let lod_dither = std::mem::take(&mut self.pending_lod_dither).then_some(self.lod_dither);
         let local_bounds = std::mem::take(&mut self.pending_bounds).then(|| renderer_bounds(&self.store.bounds()));
         let tree = match &mut self.hism {
             Some(h) if h.pending_tree => {
@@ -544,6 +590,6 @@ impl PrimitiveComponent for InstancedStaticMeshComponent {
             }
             _ => None,
         };
-        Some(Box::new(IsmUpdate { instance_count: n, ranges, local_bounds, distances, min_lod, tree, custom_data }))
+        Some(Box::new(IsmUpdate { instance_count: n, ranges, local_bounds, distances, min_lod, lod_dither, tree, custom_data }))
     }
 }

@@ -44,6 +44,7 @@ use rayon::prelude::*;
 
 use crate::bounds::{instance_sphere, max_scale, Bounds};
 use crate::error::{InstancingError, Result};
+use crate::gpu_data::InstanceGpuData;
 use crate::instance_data::InstanceStore;
 use crate::mesh::InstancedMesh;
 
@@ -181,6 +182,125 @@ pub fn select_lod(screen_size: f32, screen_sizes: &[f32], min_lod: u8) -> u8 {
     lod_for_screen_size(screen_size, screen_sizes).max(clamp_min_lod(min_lod, screen_sizes.len()))
 }
 
+/// The dithered LOD transition band of a component (UE's dithered LOD
+/// transition, issue 18): within `band / 2 · S` of each LOD threshold `S`
+/// (in screen size, `S` one of the mesh's `screen_sizes[1..]`) an instance
+/// is drawn at both neighbouring LODs with complementary dither masks
+/// ([`select_lod_dithered`]). `0` ([`LodDitherBand::OFF`], the default)
+/// switches LODs abruptly at the thresholds, as UE does without it.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct LodDitherBand {
+    band: f32,
+}
+
+impl LodDitherBand {
+    /// No transition: LODs switch at the thresholds (the default).
+    pub const OFF: LodDitherBand = LodDitherBand { band: 0.0 };
+    /// The band [`crate::InstancedStaticMeshComponent::set_dithered_lod_transition`]
+    /// documents as a good start: ±10 % of each threshold's screen size.
+    pub const DEFAULT_BAND: f32 = 0.2;
+
+    /// `band` in `0..=1`, finite: the width of the band around each
+    /// threshold as a fraction of the threshold's screen size; `0` is off.
+    /// Anything else is [`InstancingError::InvalidLodDitherBand`].
+    pub fn new(band: f32) -> Result<Self> {
+        if !(band.is_finite() && (0.0..=1.0).contains(&band)) {
+            return Err(InstancingError::InvalidLodDitherBand { band });
+        }
+        Ok(Self { band })
+    }
+
+    pub fn band(&self) -> f32 {
+        self.band
+    }
+
+    /// Whether instances near a threshold are drawn at two LODs.
+    pub fn is_on(&self) -> bool {
+        self.band > 0.0
+    }
+}
+
+/// An instance inside a [`LodDitherBand`]: drawn at LOD `finer` and at
+/// `finer + 1`. The finer copy covers the fraction `finer_share` of its
+/// pixels, the coarser one exactly the rest (see
+/// [`crate::InstanceGpuData::lod_dither_flags`] and
+/// `renderer::vertex_factory::dithered_fade_keeps`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LodBlend {
+    pub finer: u8,
+    /// In `0..=1`: 0 at the band's small-screen-size edge, 1 at its
+    /// large one, linear (so monotone) in screen size between.
+    pub finer_share: f32,
+}
+
+/// The LOD (or pair of LODs) one instance is drawn at.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LodChoice {
+    /// The LOD [`select_lod`] picks: the one drawn without a transition,
+    /// and in a transition the *primary* copy (the one translucent
+    /// sections draw, with no dither).
+    pub lod: u8,
+    /// In a transition band: the two LODs and the finer one's share.
+    pub blend: Option<LodBlend>,
+}
+
+impl LodChoice {
+    /// A single LOD, no transition.
+    pub fn single(lod: u8) -> Self {
+        Self { lod, blend: None }
+    }
+
+    /// The copies to draw: `(lod, flags)` with the
+    /// [`crate::InstanceGpuData`] LOD-dither flags to OR into the
+    /// instance's (0 outside a band). One or two, finer first.
+    pub fn copies(&self) -> impl Iterator<Item = (u8, u32)> {
+        let (a, b) = match self.blend {
+            None => ((self.lod, 0), None),
+            Some(bl) => {
+                let flags = |finer: bool, lod: u8| InstanceGpuData::lod_dither_flags(finer, lod == self.lod, bl.finer_share);
+                ((bl.finer, flags(true, bl.finer)), Some((bl.finer + 1, flags(false, bl.finer + 1))))
+            }
+        };
+        std::iter::once(a).chain(b)
+    }
+}
+
+/// [`select_lod`] with a [`LodDitherBand`]: also the neighbouring LOD and
+/// the finer LOD's share when `screen_size` lies within `band / 2 · S` of
+/// a threshold `S = screen_sizes[i]` (`i ≥ 1`) between two LODs both
+/// allowed by `min_lod`. The finer share is
+/// `(screen_size − S·(1 − band/2)) / (S · band)`: 0 and 1 at the band's
+/// edges, ½ at the threshold, where the plain LOD switches. Outside every
+/// band (or with the band off) exactly one LOD is drawn. Bands wider than
+/// the gap between two thresholds overlap; there the band of the threshold
+/// above the plain LOD's screen-size range wins.
+#[inline]
+pub fn select_lod_dithered(screen_size: f32, screen_sizes: &[f32], min_lod: u8, band: LodDitherBand) -> LodChoice {
+    let lod = select_lod(screen_size, screen_sizes, min_lod);
+    if !band.is_on() {
+        return LodChoice::single(lod);
+    }
+    let min = clamp_min_lod(min_lod, screen_sizes.len());
+    let h = 0.5 * band.band;
+    let share = |s: f32| ((screen_size - s * (1.0 - h)) / (s * band.band)).clamp(0.0, 1.0);
+    let l = usize::from(lod);
+    // Just below the threshold into this LOD: blends with the finer one.
+    if lod > min {
+        let s = screen_sizes[l];
+        if screen_size >= s * (1.0 - h) && screen_size < s {
+            return LodChoice { lod, blend: Some(LodBlend { finer: lod - 1, finer_share: share(s) }) };
+        }
+    }
+    // Just above the threshold into the next LOD: blends with the coarser one.
+    if l + 1 < screen_sizes.len() {
+        let s = screen_sizes[l + 1];
+        if screen_size >= s && screen_size < s * (1.0 + h) {
+            return LodChoice { lod, blend: Some(LodBlend { finer: lod, finer_share: share(s) }) };
+        }
+    }
+    LodChoice::single(lod)
+}
+
 /// `min_lod` clamped to a mesh of `lod_count` LODs (its last LOD at most).
 #[inline]
 pub fn clamp_min_lod(min_lod: u8, lod_count: usize) -> u8 {
@@ -203,6 +323,9 @@ pub struct DrawIndexedIndirectArgs {
 pub struct LodBin {
     pub instances: Vec<u32>,
     pub fades: Vec<f32>,
+    /// The LOD-dither flags of each entry ([`LodChoice::copies`]; 0
+    /// outside a transition band).
+    pub flags: Vec<u32>,
 }
 
 /// The result of culling one component for one view.
@@ -223,24 +346,30 @@ impl CullOutput {
         for b in &mut self.lods {
             b.instances.clear();
             b.fades.clear();
+            b.flags.clear();
         }
     }
 
     #[inline]
-    pub(crate) fn push(&mut self, index: u32, lod: u8, fade: f32) {
-        let b = &mut self.lods[lod as usize];
-        b.instances.push(index);
-        b.fades.push(fade);
+    pub(crate) fn push(&mut self, index: u32, choice: LodChoice, fade: f32) {
+        for (lod, flags) in choice.copies() {
+            let b = &mut self.lods[lod as usize];
+            b.instances.push(index);
+            b.fades.push(fade);
+            b.flags.push(flags);
+        }
     }
 
     pub(crate) fn append(&mut self, other: &CullOutput) {
         for (a, b) in self.lods.iter_mut().zip(&other.lods) {
             a.instances.extend_from_slice(&b.instances);
             a.fades.extend_from_slice(&b.fades);
+            a.flags.extend_from_slice(&b.flags);
         }
     }
 
-    /// Visible instances per LOD.
+    /// Visible instances per LOD. In a dithered LOD transition an instance
+    /// counts once in each of its two LODs (both copies are drawn).
     pub fn counts(&self) -> Vec<u32> {
         self.lods.iter().map(|b| b.instances.len() as u32).collect()
     }
@@ -290,6 +419,7 @@ pub struct InstanceCuller<'a> {
     pub(crate) view: CullView,
     pub(crate) distances: CullDistances,
     pub(crate) min_lod: u8,
+    pub(crate) lod_dither: LodDitherBand,
 }
 
 impl<'a> InstanceCuller<'a> {
@@ -306,6 +436,7 @@ impl<'a> InstanceCuller<'a> {
             view: *view,
             distances,
             min_lod: 0,
+            lod_dither: LodDitherBand::OFF,
         })
     }
 
@@ -316,16 +447,23 @@ impl<'a> InstanceCuller<'a> {
         self
     }
 
+    /// The same request with a dithered LOD transition band (see
+    /// [`select_lod_dithered`]).
+    pub fn with_lod_dither(mut self, band: LodDitherBand) -> Self {
+        self.lod_dither = band;
+        self
+    }
+
     /// The mesh's LOD count (one output bin each).
     pub fn lod_count(&self) -> usize {
         self.screen_sizes.len()
     }
 
-    /// The per-instance test: `Some((lod, fade))` if visible. With
+    /// The per-instance test: `Some((lods, fade))` if visible. With
     /// `test_planes == false` the caller vouches that the sphere is inside
     /// the frustum (the cluster tree's fully-inside shortcut).
     #[inline]
-    pub(crate) fn classify(&self, local: &Affine3A, test_planes: bool) -> Option<(u8, f32)> {
+    pub(crate) fn classify(&self, local: &Affine3A, test_planes: bool) -> Option<(LodChoice, f32)> {
         let (c, r) = instance_sphere(&self.mesh_bounds, local);
         let center = self.component_to_world.transform_point3(c);
         let radius = r * self.component_scale;
@@ -337,7 +475,7 @@ impl<'a> InstanceCuller<'a> {
             return None;
         }
         let size = bounds_screen_size(distance, radius, self.view.screen_multiple);
-        Some((select_lod(size, self.screen_sizes, self.min_lod), self.distances.fade(distance)))
+        Some((select_lod_dithered(size, self.screen_sizes, self.min_lod, self.lod_dither), self.distances.fade(distance)))
     }
 
     /// Whether `occlusion` hides the instance placed by `local` (its world
@@ -410,7 +548,7 @@ pub fn cull_ue_mode(store: &InstanceStore, culler: &InstanceCuller<'_>) -> CullO
         return out;
     }
     let size = bounds_screen_size(world.origin.distance(view.origin), world.radius, view.screen_multiple);
-    let lod = select_lod(size, culler.screen_sizes, culler.min_lod);
+    let lod = LodChoice::single(select_lod(size, culler.screen_sizes, culler.min_lod));
     for (i, t) in store.transforms().iter().enumerate() {
         let (c, _) = instance_sphere(&culler.mesh_bounds, t);
         let distance = culler.component_to_world.transform_point3(c).distance(view.origin);
@@ -455,6 +593,63 @@ mod tests {
         assert_eq!(select_lod(2.0, &sizes, 7), 2, "clamped to the last LOD");
         assert_eq!(select_lod(2.0, &[1.0], u8::MAX), 0);
         assert_eq!(clamp_min_lod(5, 0), 0);
+    }
+
+    #[test]
+    fn lod_dither_band_shares_are_0_and_1_at_the_edges_monotone_inside_and_single_outside() {
+        let sizes = [1.0, 0.5, 0.25];
+        let band = LodDitherBand::new(0.4).unwrap();
+        assert_eq!(LodDitherBand::default(), LodDitherBand::OFF);
+        for bad in [-0.1, 1.5, f32::NAN, f32::INFINITY] {
+            assert!(matches!(LodDitherBand::new(bad), Err(InstancingError::InvalidLodDitherBand { .. })), "{bad}");
+        }
+        // Threshold 0.5 (LOD 0 | LOD 1): band 0.4..0.6.
+        let at = |size: f32| select_lod_dithered(size, &sizes, 0, band);
+        assert_eq!(at(0.4).blend, Some(LodBlend { finer: 0, finer_share: 0.0 }), "the small edge: all coarse");
+        assert_eq!(at(0.4).lod, 1);
+        let top = at(0.6 - 1e-6).blend.unwrap();
+        assert!(top.finer == 0 && (top.finer_share - 1.0).abs() < 1e-4, "the large edge: all fine: {top:?}");
+        assert_eq!(at(0.6), LodChoice::single(0), "past the band: the finer LOD alone");
+        assert_eq!(at(0.399), LodChoice::single(1), "below the band: the coarser LOD alone");
+        let mid = at(0.5);
+        assert_eq!((mid.lod, mid.blend.unwrap().finer), (0, 0), "at the threshold the plain LOD switches");
+        assert!((mid.blend.unwrap().finer_share - 0.5).abs() < 1e-6);
+        // Monotone across the band, and the plain LOD switches at the threshold.
+        let mut last = -1.0;
+        for k in 0..=400 {
+            let size = 0.4 + 0.2 * k as f32 / 400.0;
+            let c = at(size);
+            assert_eq!(c.lod, select_lod(size, &sizes, 0));
+            let share = c.blend.map_or(1.0, |b| b.finer_share);
+            assert!(share >= last, "monotone at {size}: {share} < {last}");
+            last = share;
+            let copies: Vec<(u8, u32)> = c.copies().collect();
+            match c.blend {
+                Some(_) => {
+                    assert_eq!(copies.len(), 2);
+                    assert_eq!((copies[0].0, copies[1].0), (0, 1));
+                    let primary = copies.iter().filter(|c| c.1 & InstanceGpuData::FLAG_LOD_PRIMARY != 0).count();
+                    assert_eq!(primary, 1, "exactly one primary copy");
+                    assert_ne!(copies[0].1 & InstanceGpuData::FLAG_LOD_FINER, 0);
+                    assert_eq!(copies[1].1 & InstanceGpuData::FLAG_LOD_FINER, 0);
+                }
+                None => assert_eq!(copies, vec![(c.lod, 0)]),
+            }
+        }
+        // Far from every threshold: one LOD; the band off: one LOD.
+        for size in [2.0, 0.75, 0.35, 0.1] {
+            assert_eq!(at(size), LodChoice::single(select_lod(size, &sizes, 0)), "{size}");
+            assert_eq!(select_lod_dithered(0.5, &sizes, 0, LodDitherBand::OFF), LodChoice::single(0));
+        }
+        // The second threshold, 0.25 (LOD 1 | LOD 2): band 0.2..0.3.
+        assert_eq!(at(0.26).blend.unwrap().finer, 1);
+        // MinLOD 1: no blend towards LOD 0.
+        assert_eq!(select_lod_dithered(0.45, &sizes, 1, band), LodChoice::single(1));
+        assert_eq!(select_lod_dithered(0.55, &sizes, 1, band), LodChoice::single(1));
+        // The shares quantise into the flags as unorm16.
+        let f = InstanceGpuData::lod_dither_flags(true, true, 0.5);
+        assert_eq!(f >> InstanceGpuData::LOD_SHARE_SHIFT, 32768);
+        assert_eq!(f & 0xf, 0b1110);
     }
 
     #[test]

@@ -43,6 +43,10 @@ pub enum InstancingError {
     /// LODs a mesh may have (one below it is clamped to the mesh's last LOD).
     #[error("invalid minimum LOD {min_lod}: need below {max} (clamped to the mesh's last LOD)")]
     InvalidMinLod { min_lod: u32, max: u32 },
+    /// A dithered LOD transition band that is negative, past 1 or not
+    /// finite ([`crate::LodDitherBand::new`]).
+    #[error("invalid dithered LOD transition band {band}: need 0 (off) to 1, finite")]
+    InvalidLodDitherBand { band: f32 },
     /// LOD screen sizes that are empty, non-finite, negative or increasing.
     #[error("invalid LOD screen sizes {0:?}: need 1..=8 finite, non-negative, non-increasing values")]
     InvalidLodScreenSizes(Vec<f32>),

@@ -41,12 +41,39 @@ pub struct InstanceGpuData {
     /// The slot of the instance's stable id (hit proxies, picking).
     pub instance_id: u32,
     /// Bit 0 ([`InstanceGpuData::FLAG_MIRRORED`]): negative determinant;
-    /// the pass flips the triangle winding. Other bits are zero.
+    /// the pass flips the triangle winding. Other bits are zero here; the
+    /// culled copies of an instance in a dithered LOD transition carry the
+    /// LOD-dither bits ([`InstanceGpuData::lod_dither_flags`]) in the
+    /// instance stream's `flags`.
     pub flags: u32,
 }
 
 impl InstanceGpuData {
     pub const FLAG_MIRRORED: u32 = 1;
+    /// This culled copy is one of an instance's two copies in a dithered
+    /// LOD transition (`crate::culling::select_lod_dithered`).
+    pub const FLAG_LOD_DITHER: u32 = 2;
+    /// With [`Self::FLAG_LOD_DITHER`]: this copy is the finer LOD's
+    /// (it keeps the pixels the coarser copy discards).
+    pub const FLAG_LOD_FINER: u32 = 4;
+    /// With [`Self::FLAG_LOD_DITHER`]: this copy is at the LOD the plain
+    /// selection picks — the one translucent sections draw.
+    pub const FLAG_LOD_PRIMARY: u32 = 8;
+    /// Bits 16..32: the finer LOD's share of the pixels, unorm16.
+    pub const LOD_SHARE_SHIFT: u32 = 16;
+
+    /// The flag bits of one copy in a dithered LOD transition: the finer
+    /// share quantised to unorm16 (`floor(share · 65535 + 0.5)`, as
+    /// `instance_cull.wgsl` does), which side of the pattern the copy
+    /// draws, and whether it is the primary copy.
+    #[inline]
+    pub fn lod_dither_flags(finer: bool, primary: bool, finer_share: f32) -> u32 {
+        let share = (finer_share.clamp(0.0, 1.0) * 65535.0 + 0.5).floor() as u32;
+        Self::FLAG_LOD_DITHER
+            | if finer { Self::FLAG_LOD_FINER } else { 0 }
+            | if primary { Self::FLAG_LOD_PRIMARY } else { 0 }
+            | share << Self::LOD_SHARE_SHIFT
+    }
 
     /// Packs one instance. Pure, so a range packs the same as the whole.
     #[inline]

@@ -109,8 +109,9 @@ pub use bounds::{checked_bounds, instance_sphere, Aabb, Bounds};
 pub use cluster_tree::{ClusterTree, ClusterTreeSettings, TreeCullStats, TreeSnapshot};
 pub use component::InstancedStaticMeshComponent;
 pub use culling::{
-    bounds_screen_size, clamp_min_lod, cull_instances, cull_instances_into, cull_ue_mode, lod_for_screen_size, select_lod, CullDistances,
-    CullOutput, CullView, DrawIndexedIndirectArgs, Frustum, InstanceCuller, LodBin,
+    bounds_screen_size, clamp_min_lod, cull_instances, cull_instances_into, cull_ue_mode, lod_for_screen_size, select_lod,
+    select_lod_dithered, CullDistances, CullOutput, CullView, DrawIndexedIndirectArgs, Frustum, InstanceCuller, LodBin, LodBlend,
+    LodChoice, LodDitherBand,
 };
 pub use error::{InstancingError, Result};
 pub use gpu_data::InstanceGpuData;

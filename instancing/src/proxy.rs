@@ -20,8 +20,10 @@
 //!   instances in place, [`IsmUpdate::custom_data`]); re-created when it
 //!   outgrows its room or the floats per instance change.
 //! * Visible instances (GPU path): one GPU-only buffer, one region of
-//!   `instance_count` entries per view, written by the culling pass and read
-//!   as the instance stream. Memory: `80 B × instances × views`.
+//!   `instance_count` entries per view (twice that with a dithered LOD
+//!   transition: an instance in a band has a copy in each of two LODs),
+//!   written by the culling pass and read as the instance stream. Memory:
+//!   `80 B × instances × views` (× 2 with the transition).
 //! * Per view and frame, in the renderer's dynamic ring: the culling
 //!   parameters (512 B), a control block (LOD counters and the occluded
 //!   count in a 64 B header, then one `VkDrawIndexedIndirectCommand` per LOD
@@ -49,7 +51,11 @@
 //! visible instance's fade in its [`InstanceStreamData::fade`], and the
 //! passes keep that fraction of its pixels (an ordered dither), so it fades
 //! out instead of popping at the end distance. Every path also applies the
-//! component's minimum LOD (UE's `MinLOD`, [`crate::culling::select_lod`]).
+//! component's minimum LOD (UE's `MinLOD`, [`crate::culling::select_lod`])
+//! and its dithered LOD transition band ([`crate::LodDitherBand`], also
+//! drawn with the dithered factory): an instance near a LOD threshold goes
+//! to both neighbouring LODs' lists (instance order kept in each), each
+//! copy's side of the pattern and share in its [`InstanceStreamData::flags`].
 //!
 //! Views that are orthographic (the shadow view) measure cull distance and
 //! LOD from the first perspective view of the frame (UE: shadows use the
@@ -88,7 +94,7 @@ use renderer::{
 use rhi_vulkan::{BufferDesc, BufferHandle, BufferUsage, Device};
 
 use crate::bounds::checked_bounds;
-use crate::culling::{CullDistances, CullView, DrawIndexedIndirectArgs, Frustum};
+use crate::culling::{CullDistances, CullView, DrawIndexedIndirectArgs, Frustum, LodDitherBand};
 use crate::error::{InstancingError, Result};
 use crate::hism::{HismTree, ProxyTree};
 use crate::mesh::{InstancedMesh, MeshLod, MeshSection};
@@ -203,6 +209,8 @@ pub struct IsmUpdate {
     /// A new minimum LOD (UE's `MinLOD`), below [`crate::MAX_LODS`];
     /// culling clamps it to the mesh's last LOD.
     pub min_lod: Option<u8>,
+    /// A new dithered LOD transition band (validated when made).
+    pub lod_dither: Option<LodDitherBand>,
     /// HISM: a newly built cluster tree (see [`crate::hism`]).
     pub tree: Option<HismTree>,
     /// The custom floats of the instances `ranges` writes; `None` leaves the
@@ -325,6 +333,7 @@ pub struct InstancedStaticMeshSceneProxy {
     distances: CullDistances,
     /// UE's `MinLOD` (clamped to the mesh's last LOD where LODs are picked).
     min_lod: u8,
+    lod_dither: LodDitherBand,
     component_to_world: Affine3A,
     local_bounds: Bounds,
     instances: Vec<InstanceStreamData>,
@@ -371,6 +380,7 @@ impl InstancedStaticMeshSceneProxy {
             cast_shadow: true,
             distances,
             min_lod: 0,
+            lod_dither: LodDitherBand::OFF,
             component_to_world,
             local_bounds,
             instances,
@@ -425,6 +435,13 @@ impl InstancedStaticMeshSceneProxy {
         self
     }
 
+    /// A dithered LOD transition band
+    /// ([`crate::InstancedStaticMeshComponent::set_dithered_lod_transition`]).
+    pub fn with_lod_dither(mut self, band: LodDitherBand) -> Self {
+        self.lod_dither = band;
+        self
+    }
+
     pub fn with_cast_shadow(mut self, cast_shadow: bool) -> Self {
         self.cast_shadow = cast_shadow;
         self
@@ -471,8 +488,8 @@ impl InstancedStaticMeshSceneProxy {
         let section = self.mesh.lods()[lod as usize].sections[s];
         let material = self.materials.get(section.material_slot as usize).copied().unwrap_or(MaterialId::DEFAULT);
         MeshBatch {
-            // With a fade band, the dithered variant (vertex_factory.rs).
-            vertex_factory: InstancedVertexFactory::for_distances(&self.distances),
+            // With a fade band or a LOD transition, the dithered variant.
+            vertex_factory: InstancedVertexFactory::for_settings(&self.distances, self.lod_dither),
             streams: self.streams(lod as usize, instances),
             element: MeshBatchElement {
                 instance_count,
@@ -630,12 +647,15 @@ impl PrimitiveSceneProxy for InstancedStaticMeshSceneProxy {
             self.stats.lock().rejected_updates += 1;
             return Err(rhi_vulkan::RhiError::InvalidDesc(e.to_string()));
         }
-        let IsmUpdate { instance_count, ranges, local_bounds, distances, min_lod, tree, custom_data } = *update;
+        let IsmUpdate { instance_count, ranges, local_bounds, distances, min_lod, lod_dither, tree, custom_data } = *update;
         if let Some(d) = distances {
             self.distances = d;
         }
         if let Some(l) = min_lod {
             self.min_lod = l;
+        }
+        if let Some(b) = lod_dither {
+            self.lod_dither = b;
         }
         if let Some(b) = local_bounds {
             self.local_bounds = b;

@@ -32,7 +32,11 @@
 //! [`INSTANCED_VERTEX_FACTORY`] and [`INSTANCED_DITHERED_VERTEX_FACTORY`],
 //! whose [`VertexFactoryType::dithered_fade`] is on. The proxy draws with
 //! the dithered one only when its component has a fade band
-//! ([`crate::CullDistances::has_fade_band`]): then opaque and masked
+//! ([`crate::CullDistances::has_fade_band`]) or a dithered LOD transition
+//! ([`crate::LodDitherBand`]: an instance near a LOD threshold drawn at two
+//! LODs, each copy's side of the pattern and share in its `flags`, which
+//! the factory folds into the fade it passes on —
+//! `renderer::vertex_factory::dithered_lod_fade`): then opaque and masked
 //! instances keep only the pixels whose 4×4 ordered dither threshold is
 //! below their cull-distance fade, in every pass — depth-only passes get a
 //! fragment stage for it — so depth, shadow and colour agree. Components
@@ -67,7 +71,9 @@ pub struct InstanceStreamData {
     pub fade: f32,
     /// The slot of the instance's stable id.
     pub instance_id: u32,
-    /// [`InstanceGpuData::FLAG_MIRRORED`] and friends.
+    /// [`InstanceGpuData::FLAG_MIRRORED`]; in culled output also the
+    /// copy's LOD-dither bits ([`InstanceGpuData::lod_dither_flags`]),
+    /// which the factory reads (location 11).
     pub flags: u32,
 }
 
@@ -120,10 +126,11 @@ pub static INSTANCED_VERTEX_FACTORY: InstancedVertexFactory = InstancedVertexFac
 pub static INSTANCED_DITHERED_VERTEX_FACTORY: InstancedVertexFactory = InstancedVertexFactory { dithered_fade: true };
 
 impl InstancedVertexFactory {
-    /// The factory a component with `distances` draws with: the dithered
-    /// one when it has a fade band.
-    pub fn for_distances(distances: &crate::CullDistances) -> &'static InstancedVertexFactory {
-        if distances.has_fade_band() {
+    /// The factory a component with `distances` and `lod_dither` draws
+    /// with: the dithered one when it has a fade band or a dithered LOD
+    /// transition.
+    pub fn for_settings(distances: &crate::CullDistances, lod_dither: crate::LodDitherBand) -> &'static InstancedVertexFactory {
+        if distances.has_fade_band() || lod_dither.is_on() {
             &INSTANCED_DITHERED_VERTEX_FACTORY
         } else {
             &INSTANCED_VERTEX_FACTORY
@@ -181,6 +188,7 @@ impl VertexFactoryType for InstancedVertexFactory {
                     attr(8, VertexFormat::Float32x4, 48),
                     attr(9, VertexFormat::Float32x2, 64),
                     attr(10, VertexFormat::Uint32, 72),
+                    attr(11, VertexFormat::Uint32, 76),
                 ],
             },
         ]
@@ -207,6 +215,12 @@ mod tests {
         let bytes = bytemuck::bytes_of(&d);
         assert_eq!(f32::from_le_bytes(bytes[64..68].try_into().unwrap()), 0.25);
         assert_eq!(f32::from_le_bytes(bytes[68..72].try_into().unwrap()), 0.5);
+        let d = InstanceStreamData { flags: InstanceGpuData::lod_dither_flags(true, false, 1.0), ..Default::default() };
+        let bytes = bytemuck::bytes_of(&d);
+        let flags = u32::from_le_bytes(bytes[76..80].try_into().unwrap());
+        assert_eq!(flags, 0xffff_0006, "location 11: dither, finer, share 65535");
+        let streams = INSTANCED_DITHERED_VERTEX_FACTORY.streams();
+        assert!(streams[3].attributes.iter().any(|a| a.location == 11 && a.offset == 76));
     }
 
     #[test]

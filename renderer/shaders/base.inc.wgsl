@@ -153,7 +153,7 @@ fn fs_main(in: MaterialVsOut, @builtin(front_facing) front: bool) -> @location(0
     // DITHERED_FADE: opaque and masked pixels fade by the dither (as the
     // depth pass decides them); translucent ones by opacity.
     let dithered = DITHERED_FADE && BLEND_MODE <= 1u;
-    let opacity = m.opacity * select(in.fade, 1.0, dithered);
+    let opacity = m.opacity * select(fade_opacity(in.fade), 1.0, dithered);
     if ((BLEND_MODE == 1u && opacity < MATERIAL_MASK_CLIP) || (dithered && !dithered_fade_keeps(in.fade, in.clip.xy))) {
         discard;
     }

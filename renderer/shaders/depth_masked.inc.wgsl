@@ -13,7 +13,7 @@ fn fs_main(in: MaterialVsOut, @builtin(front_facing) front: bool) {
     var clipped = false;
     if (BLEND_MODE == 1u) {
         let mi = material_input(in, front);
-        clipped = material_main(mi).opacity * select(in.fade, 1.0, DITHERED_FADE) < MATERIAL_MASK_CLIP;
+        clipped = material_main(mi).opacity * select(fade_opacity(in.fade), 1.0, DITHERED_FADE) < MATERIAL_MASK_CLIP;
     }
     if (clipped || (DITHERED_FADE && !dithered_fade_keeps(in.fade, in.clip.xy))) {
         discard;

@@ -121,8 +121,58 @@ fn dither_threshold(pixel: vec2<f32>) -> f32 {
 // fade 1 draws every pixel, fade 0 none, and the pixels drawn only grow with
 // the fade. Every pass decides the same pixel the same way (depth and colour
 // agree).
+//
+// A negative fade is one of an instance's two copies in a dithered LOD
+// transition (`dithered_lod_fade`): it keeps its side of the pattern, and
+// only where its distance fade keeps the pixel.
 fn dithered_fade_keeps(fade: f32, pixel: vec2<f32>) -> bool {
-    return fade > dither_threshold(pixel);
+    if (fade >= 0.0) {
+        return fade > dither_threshold(pixel);
+    }
+    let c = dithered_lod_code(fade);
+    let index = u32(dither_threshold(pixel) * 16.0);
+    let hi = c % 17u;
+    let split = (c / 17u) % 17u;
+    let finer = (c / 289u) % 2u == 1u;
+    return index < hi && ((index < split) != finer);
+}
+
+// Dithered LOD transition (UE's, issue 18): an instance near a LOD
+// threshold is drawn at both neighbouring LODs with complementary masks of
+// the one 4x4 pattern. The coarser copy keeps the pixels whose threshold is
+// below `coarse_share`, the finer copy the others, each only where the
+// distance fade `fade` keeps the pixel: every pixel the fade keeps is
+// drawn by exactly one copy, none twice. The copy's fade is encoded as
+//   -(1 + hi + 17 * split + 289 * finer + 578 * primary + fade / 2)
+// where hi and split count the pattern's thresholds below `fade` and
+// `coarse_share` (0..16, all the dither needs, exact through
+// interpolation) and `primary` marks the copy at the LOD the plain
+// selection picks: the one a translucent material draws, its opacity
+// multiplied by `fade` as without the transition (`fade_opacity`).
+// `renderer::vertex_factory::dithered_lod_fade` is the same in Rust.
+fn dithered_lod_fade(fade: f32, coarse_share: f32, finer: bool, primary: bool) -> f32 {
+    let f = clamp(fade, 0.0, 1.0);
+    let hi = clamp(ceil(f * 16.0 - 0.5), 0.0, 16.0);
+    let split = clamp(ceil(coarse_share * 16.0 - 0.5), 0.0, 16.0);
+    let code = hi + 17.0 * split + select(0.0, 289.0, finer) + select(0.0, 578.0, primary);
+    return -(1.0 + code + 0.5 * f);
+}
+
+// The integer code of an encoded (negative) fade.
+fn dithered_lod_code(fade: f32) -> u32 {
+    return u32(max(floor(-fade - 1.0 + 0.25), 0.0));
+}
+
+// What multiplies opacity where the fade is not dithered (translucent
+// materials): the fade itself, or for a copy in a dithered LOD transition
+// its distance fade if it is the primary copy, else 0 (not drawn).
+fn fade_opacity(fade: f32) -> f32 {
+    if (fade >= 0.0) {
+        return fade;
+    }
+    let x = -fade - 1.0;
+    let c = dithered_lod_code(fade);
+    return select(0.0, clamp((x - f32(c)) * 2.0, 0.0, 1.0), c >= 578u);
 }
 
 // The FactoryVertex every factory's `vf_fetch` starts from: what each one

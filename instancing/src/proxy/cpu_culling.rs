@@ -29,14 +29,14 @@ use renderer::{MeshElementCollector, OcclusionBuffer, SceneView, OCCLUDED_INSTAN
 use super::{InstancedStaticMeshSceneProxy, ViewCull};
 use crate::bounds::{instance_sphere, max_scale};
 use crate::cluster_tree::TreeCullStats;
-use crate::culling::{bounds_screen_size, instance_occluded, select_lod, CullView, InstanceCuller};
+use crate::culling::{bounds_screen_size, instance_occluded, select_lod, select_lod_dithered, CullView, InstanceCuller, LodChoice};
 use crate::stats::CullPath;
 use crate::vertex_factory::InstanceStreamData;
 
 impl InstancedStaticMeshSceneProxy {
-    /// The per-instance test on the CPU: `Some((lod, fade))` when visible.
+    /// The per-instance test on the CPU: `Some((lods, fade))` when visible.
     /// Mirrors `culling::InstanceCuller::classify` and the GPU pass.
-    fn classify(&self, v: &ViewCull, inst: &InstanceStreamData, component_scale: f32) -> Option<(u8, f32)> {
+    fn classify(&self, v: &ViewCull, inst: &InstanceStreamData, component_scale: f32) -> Option<(LodChoice, f32)> {
         let (c, r) = instance_sphere(self.culling_mesh.bounds(), &inst.transform());
         let center = self.component_to_world.transform_point3(c);
         let radius = r * component_scale;
@@ -48,7 +48,8 @@ impl InstancedStaticMeshSceneProxy {
             return None;
         }
         let size = bounds_screen_size(distance, radius, v.multiple);
-        Some((select_lod(size, self.culling_mesh.screen_sizes(), self.min_lod), self.distances.fade(distance)))
+        let lods = select_lod_dithered(size, self.culling_mesh.screen_sizes(), self.min_lod, self.lod_dither);
+        Some((lods, self.distances.fade(distance)))
     }
 
     /// Whether `occlusion` hides the instance's sphere.
@@ -69,12 +70,14 @@ impl InstancedStaticMeshSceneProxy {
                 let mut bins = vec![Vec::new(); lods];
                 let mut occluded = 0;
                 for inst in chunk {
-                    if let Some((lod, fade)) = self.classify(v, inst, scale) {
+                    if let Some((lods, fade)) = self.classify(v, inst, scale) {
                         if occlusion.is_some_and(|o| self.occluded(o, inst, scale)) {
                             occluded += 1;
                             continue;
                         }
-                        bins[lod as usize].push(InstanceStreamData { fade, ..*inst });
+                        for (lod, flags) in lods.copies() {
+                            bins[lod as usize].push(InstanceStreamData { fade, flags: inst.flags | flags, ..*inst });
+                        }
                     }
                 }
                 (bins, occluded)
@@ -127,7 +130,7 @@ impl InstancedStaticMeshSceneProxy {
     fn cull_tree(&self, v: &ViewCull, occlusion: Option<&OcclusionBuffer>) -> (Vec<InstanceStreamData>, Vec<u32>, TreeCullStats) {
         let view = CullView::from_parts(v.frustum, v.origin, v.multiple);
         let culler = match InstanceCuller::new(&self.culling_mesh, &self.component_to_world, &view, self.distances) {
-            Ok(c) => c.with_min_lod(self.min_lod),
+            Ok(c) => c.with_min_lod(self.min_lod).with_lod_dither(self.lod_dither),
             Err(e) => {
                 log::error!("instanced static mesh: {e}");
                 return (Vec::new(), vec![0; self.culling_mesh.lod_count()], TreeCullStats::default());
@@ -140,8 +143,11 @@ impl InstancedStaticMeshSceneProxy {
         let visible = out
             .lods
             .iter()
-            .flat_map(|b| b.instances.iter().zip(&b.fades))
-            .map(|(&i, &fade)| InstanceStreamData { fade, ..self.instances[i as usize] })
+            .flat_map(|b| b.instances.iter().zip(&b.fades).zip(&b.flags))
+            .map(|((&i, &fade), &flags)| {
+                let inst = &self.instances[i as usize];
+                InstanceStreamData { fade, flags: inst.flags | flags, ..*inst }
+            })
             .collect();
         (visible, out.counts(), stats)
     }

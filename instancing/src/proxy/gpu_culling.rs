@@ -209,7 +209,7 @@ impl InstancedStaticMeshSceneProxy {
             origin_multiple: v.origin.extend(v.multiple).to_array(),
             component_rows: [row(0), row(1), row(2)],
             sphere: b.origin.extend(b.radius).to_array(),
-            distances: [self.distances.start(), self.distances.end(), max_scale(&m.matrix3), 0.0],
+            distances: [self.distances.start(), self.distances.end(), max_scale(&m.matrix3), self.lod_dither.band()],
             counts: [
                 self.instances.len() as u32,
                 self.culling_mesh.lod_count() as u32,
@@ -274,7 +274,9 @@ impl InstancedStaticMeshSceneProxy {
         let (Some(p), Some((instances, _))) = (&self.pipelines, self.instance_buffer) else { return Ok(()) };
         let (count, scan, write) = (p.count, p.scan, p.write);
         let n = self.instances.len() as u64;
-        let stride = (n * InstanceStreamData::SIZE).next_multiple_of(256);
+        // Room for two copies of every instance with a LOD transition.
+        let copies = n * if self.lod_dither.is_on() { 2 } else { 1 };
+        let stride = (copies * InstanceStreamData::SIZE).next_multiple_of(256);
         let mut state = self.cull_state();
         let needed = stride * culls.len() as u64;
         let output = grow_output(&mut state.output, collector.device(), needed)?;
@@ -316,7 +318,7 @@ impl InstancedStaticMeshSceneProxy {
                         (0, range(job.params, std::mem::size_of::<CullParams>() as u64)),
                         (1, range((instances, 0), n * InstanceStreamData::SIZE)),
                         (2, range(job.control, control_size)),
-                        (3, range((output, out), n * InstanceStreamData::SIZE)),
+                        (3, range((output, out), copies * InstanceStreamData::SIZE)),
                         (4, range(job.groups, group_bytes_len)),
                         (5, range((job.occlusion.0, job.occlusion.1), job.occlusion.2)),
                     ];

@@ -100,6 +100,58 @@ pub fn dither_threshold(x: u32, y: u32) -> f32 {
     (index as f32 + 0.5) / 16.0
 }
 
+/// Whether a dithered factory draws pixel `(x, y)` of an instance whose
+/// fade is `fade` (WGSL `dithered_fade_keeps`, the same function): a fade
+/// of 0 or more keeps the pixels whose [`dither_threshold`] is below it; a
+/// negative one is a copy in a dithered LOD transition
+/// ([`dithered_lod_fade`]).
+pub fn dithered_fade_keeps(fade: f32, x: u32, y: u32) -> bool {
+    let t = dither_threshold(x, y);
+    if fade >= 0.0 {
+        return fade > t;
+    }
+    let c = dithered_lod_code(fade);
+    let index = (t * 16.0) as u32;
+    let (hi, split, finer) = (c % 17, (c / 17) % 17, (c / 289) % 2 == 1);
+    index < hi && ((index < split) != finer)
+}
+
+/// The fade of one of an instance's two copies in a dithered LOD
+/// transition (UE's dithered LOD transition; WGSL `dithered_lod_fade` in
+/// `shaders/scene.inc.wgsl`, the same encoding): the coarser copy
+/// (`finer == false`) keeps the pixels whose [`dither_threshold`] is below
+/// `coarse_share`, the finer copy the rest, each only where the distance
+/// fade `fade` keeps the pixel — so every pixel `fade` keeps is drawn by
+/// exactly one copy. `primary` marks the copy at the plainly selected LOD,
+/// the one translucent materials draw ([`fade_opacity`]). Negative, so
+/// [`dithered_fade_keeps`] tells it from a plain fade.
+pub fn dithered_lod_fade(fade: f32, coarse_share: f32, finer: bool, primary: bool) -> f32 {
+    let f = fade.clamp(0.0, 1.0);
+    let hi = (f * 16.0 - 0.5).ceil().clamp(0.0, 16.0);
+    let split = (coarse_share * 16.0 - 0.5).ceil().clamp(0.0, 16.0);
+    let code = hi + 17.0 * split + if finer { 289.0 } else { 0.0 } + if primary { 578.0 } else { 0.0 };
+    -(1.0 + code + 0.5 * f)
+}
+
+fn dithered_lod_code(fade: f32) -> u32 {
+    (-fade - 1.0 + 0.25).floor().max(0.0) as u32
+}
+
+/// What multiplies a translucent material's opacity (WGSL `fade_opacity`):
+/// a plain fade itself; for a copy in a dithered LOD transition its
+/// distance fade if it is the primary copy, else 0.
+pub fn fade_opacity(fade: f32) -> f32 {
+    if fade >= 0.0 {
+        return fade;
+    }
+    let c = dithered_lod_code(fade);
+    if c >= 578 {
+        ((-fade - 1.0 - c as f32) * 2.0).clamp(0.0, 1.0)
+    } else {
+        0.0
+    }
+}
+
 impl std::fmt::Debug for dyn VertexFactoryType {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "VertexFactoryType({})", self.name())
@@ -109,6 +161,35 @@ impl std::fmt::Debug for dyn VertexFactoryType {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lod_transition_copies_cover_exactly_the_pixels_the_fade_keeps() {
+        let fades = [0.0, 0.03125, 0.2, 0.5, 0.77, 0.96875, 1.0];
+        let shares = [0.0, 0.03125, 0.1, 0.5, 0.51, 0.9, 1.0];
+        for &fade in &fades {
+            for &c in &shares {
+                let mut coarse_pixels = 0;
+                for (x, y) in (0..16).map(|i| (i % 4, i / 4)) {
+                    let both = [true, false].map(|finer| dithered_fade_keeps(dithered_lod_fade(fade, c, finer, !finer), x, y));
+                    let kept = dithered_fade_keeps(fade, x, y);
+                    assert_eq!(both[0] as u32 + both[1] as u32, kept as u32, "fade {fade} share {c} pixel ({x}, {y})");
+                    coarse_pixels += u32::from(both[1]);
+                    // Without a distance fade, the coarser copy keeps the share.
+                    if fade == 1.0 {
+                        assert_eq!(both[1], dither_threshold(x, y) < c);
+                    }
+                }
+                if fade == 1.0 {
+                    assert_eq!(coarse_pixels, (c * 16.0 - 0.5).ceil().clamp(0.0, 16.0) as u32);
+                }
+            }
+        }
+        // Translucent: only the primary copy, with its distance fade.
+        assert!((fade_opacity(dithered_lod_fade(0.3, 0.5, true, true)) - 0.3).abs() < 1e-3);
+        assert_eq!(fade_opacity(dithered_lod_fade(0.3, 0.5, false, false)), 0.0);
+        assert_eq!(fade_opacity(0.25), 0.25);
+        assert!((fade_opacity(dithered_lod_fade(1.0, 0.0, false, true)) - 1.0).abs() < 1e-3);
+    }
 
     #[test]
     fn the_dither_thresholds_are_each_of_16_levels_once_per_block_and_repeat() {
