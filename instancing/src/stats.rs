@@ -37,7 +37,10 @@ pub enum CullPath {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct IsmStatsSnapshot {
     pub instances: u64,
-    /// Visible instances per view of the last frame (GPU path: of frame
+    /// Visible instances per view of the last frame — drawn copies: an
+    /// instance inside a dithered LOD transition band
+    /// ([`crate::LodDitherBand`]) is drawn at two LODs and counts twice,
+    /// once in each LOD of `visible_per_lod`, on every path (GPU path: of frame
     /// `gpu_frame`, read back from its counters when its GPU work finished —
     /// at the end of the frame with `r.FramesInFlight=1`, later with more).
     pub visible_per_view: Vec<u64>,

@@ -2,7 +2,10 @@
 //! here), validation on (issue #18): an instance with a fade band covers a
 //! fraction of its pixels that falls from all to none across the band, on
 //! the GPU and CPU culling paths alike, with depth and colour agreeing; a
-//! component without a fade band draws as before; `MinLOD` floors the LOD.
+//! component without a fade band draws as before; `MinLOD` floors the LOD;
+//! the dithered LOD transition covers an instance's pixels exactly once
+//! with two LODs, combined with the distance fade, alike on the GPU, CPU
+//! and HISM paths.
 
 mod common;
 
@@ -268,5 +271,256 @@ fn min_lod_makes_a_near_instance_draw_lod_1() {
     w.send_all_end_of_frame_updates().unwrap();
     frame(&mut w, &family);
     assert_eq!(lod_counts(&mut w), vec![vec![1, 0]], "back to LOD 0");
+    assert_world_clean(&mut w);
+}
+
+/// The unlit green (LOD 0) / blue (LOD 1) materials of [`two_colour_cube`].
+fn green_blue(w: &mut World) -> (MaterialId, MaterialId) {
+    (unlit(w, Vec4::new(0.0, 1.0, 0.0, 1.0)), unlit(w, Vec4::new(0.0, 0.0, 1.0, 1.0)))
+}
+
+/// Two LODs of identical geometry (the cube) with a material slot each, so
+/// a pixel's colour tells which LOD drew it: LOD 1 below screen size
+/// `threshold` (the renderer's convention; the cull's UE threshold is the
+/// same number).
+fn two_colour_cube(threshold: f32) -> Arc<StaticMesh> {
+    let mut lod0 = shapes::cube(1.0);
+    lod0.screen_size = threshold;
+    let mut lod1 = shapes::cube(1.0);
+    lod1.sections[0].material_slot = 1;
+    StaticMesh::new("two-colour cube", vec![lod0, lod1], vec!["fine".into(), "coarse".into()]).unwrap()
+}
+
+fn is_green(p: [u8; 4]) -> bool {
+    p[1] > 60 && u32::from(p[1]) > 2 * u32::from(p[0]) && u32::from(p[1]) > 2 * u32::from(p[2])
+}
+
+fn is_blue(p: [u8; 4]) -> bool {
+    p[2] > 60 && u32::from(p[2]) > 2 * u32::from(p[0]) && u32::from(p[2]) > 2 * u32::from(p[1])
+}
+
+const BLACK: [u8; 4] = [0, 0, 0, 255];
+
+/// The screen size culling measures for an instance of `mesh` scaled by
+/// `scale` at the origin, seen by `family`'s view `d` away.
+fn screen_size_of(mesh: &Arc<StaticMesh>, scale: f32, family: &ViewFamily, d: f32) -> f32 {
+    let radius = instanced_mesh_for(mesh.render_data()).unwrap().bounds().radius * scale;
+    bounds_screen_size(d, radius, cull_view_for(&family.views[0]).unwrap().screen_multiple())
+}
+
+fn proxy_stats(w: &mut World, id: ComponentId) -> IsmStatsSnapshot {
+    let pid = w.primitive_id(id).unwrap().expect("a proxy");
+    rt(w)
+        .with_context(move |ctx| {
+            let p = ctx.scene.proxy(pid).unwrap().as_any().downcast_ref::<InstancedStaticMeshSceneProxy>().unwrap();
+            p.stats().snapshot()
+        })
+        .unwrap()
+}
+
+/// Issue 18's coverage test: one instance a quarter of the way into a LOD
+/// transition band (finer share 0.25), LOD 0 green and LOD 1 blue with the
+/// same geometry. With the transition off it is all blue (LOD 1); with it
+/// on, every pixel of that silhouette — and no other — is drawn exactly
+/// once, blue where the dither threshold is below the coarser share 0.75
+/// and green elsewhere; both copies are counted. With a distance fade on
+/// top, a pixel is drawn (by one LOD) exactly where the fade keeps it. The
+/// same on the GPU and CPU culling paths.
+#[test]
+fn dithered_lod_transition_covers_the_silhouette_once_with_both_lods_in_proportion() {
+    const D: f32 = 20.0;
+    const BAND: f32 = 0.4;
+    let mut w = world();
+    let (green, blue) = green_blue(&mut w);
+    let family = view_at(D);
+    let scale = 8.0;
+    let size = screen_size_of(&cube(1), scale, &family, D);
+    // size = S · (1 − BAND/2 + 0.25 · BAND) = 0.9 S: finer share 0.25.
+    let threshold = size / 0.9;
+    let at = Affine3A::from_scale_rotation_translation(Vec3::splat(scale), Quat::from_rotation_z(0.3), Vec3::ZERO);
+    let id = spawn(&mut w, two_colour_cube(threshold), at, green, |c| {
+        assert_eq!(c.dithered_lod_transition(), LodDitherBand::OFF, "off by default");
+    });
+    w.set_material(id, 1, blue).unwrap();
+    w.send_all_end_of_frame_updates().unwrap();
+    let set = |w: &mut World, band: f32, start: f32, end: f32| {
+        w.with_component_mut(id, |c: &mut InstancedStaticMeshComponent| {
+            c.set_dithered_lod_transition(band).unwrap();
+            c.set_cull_distances(start, end).unwrap();
+        })
+        .unwrap();
+        w.send_all_end_of_frame_updates().unwrap();
+    };
+    for gpu in ["1", "0"] {
+        rt(&mut w).set_cvar(CVAR_GPU_CULLING, gpu).unwrap();
+        set(&mut w, 0.0, 0.0, 0.0);
+        let off = frame(&mut w, &family);
+        let silhouette: Vec<(u32, u32)> =
+            (0..W).flat_map(|x| (0..H).map(move |y| (x, y))).filter(|&(x, y)| off.pixel(x, y) != BLACK).collect();
+        assert!(silhouette.len() > 1000, "the cube shows ({} px)", silhouette.len());
+        assert!(silhouette.iter().all(|&(x, y)| is_blue(off.pixel(x, y))), "off: LOD 1 alone");
+        assert_eq!(proxy_stats(&mut w, id).visible_per_lod, vec![0, 1]);
+
+        set(&mut w, BAND, 0.0, 0.0);
+        let on = frame(&mut w, &family);
+        let (mut greens, mut blues) = (0, 0);
+        for y in 0..H {
+            for x in 0..W {
+                let p = on.pixel(x, y);
+                if off.pixel(x, y) == BLACK {
+                    assert_eq!(p, BLACK, "gpu {gpu}: ({x}, {y}) outside the silhouette is drawn: {p:?}");
+                } else if dither_threshold(x, y) < 0.75 {
+                    assert!(is_blue(p), "gpu {gpu}: ({x}, {y}) is the coarser LOD's, shows {p:?}");
+                    blues += 1;
+                } else {
+                    assert!(is_green(p), "gpu {gpu}: ({x}, {y}) is the finer LOD's, shows {p:?}");
+                    greens += 1;
+                }
+            }
+        }
+        let share = greens as f32 / (greens + blues) as f32;
+        assert!((share - 0.25).abs() < 0.05, "gpu {gpu}: the finer LOD's share {share}");
+        assert_eq!(proxy_stats(&mut w, id).visible_per_lod, vec![1, 1], "gpu {gpu}: both copies counted");
+        let out =
+            w.component::<InstancedStaticMeshComponent>(id).unwrap().cull(&Affine3A::IDENTITY, &cull_view_for(&family.views[0]).unwrap());
+        assert_eq!(out.unwrap().0.counts(), vec![1, 1], "the game side's cull agrees");
+
+        // A distance fade of 0.5 on top: drawn where the fade keeps the
+        // pixel, by the LOD whose side of the pattern it is on.
+        set(&mut w, BAND, D - 5.0, D + 5.0);
+        let faded = frame(&mut w, &family);
+        for &(x, y) in &silhouette {
+            let p = faded.pixel(x, y);
+            let t = dither_threshold(x, y);
+            if 0.5 <= t {
+                assert_eq!(p, BLACK, "gpu {gpu}: ({x}, {y}) is faded out, shows {p:?}");
+            } else {
+                assert!(is_blue(p), "gpu {gpu}: ({x}, {y}) kept by the fade, the coarser LOD's: {p:?}");
+            }
+        }
+        // Half the band's pixels: the finer share is past the fade here
+        // (0.75 > 0.5), so the finer copy draws nothing and the coarser its
+        // fade's half; with the share flipped (0.75 finer), both draw.
+        let threshold_hi = size / 1.1; // size = 1.1 S: finer share 0.75.
+        w.with_component_mut(id, |c: &mut InstancedStaticMeshComponent| c.set_mesh(two_colour_cube(threshold_hi))).unwrap().unwrap();
+        w.set_material(id, 0, green).unwrap();
+        w.set_material(id, 1, blue).unwrap();
+        w.send_all_end_of_frame_updates().unwrap();
+        let both = frame(&mut w, &family);
+        for &(x, y) in &silhouette {
+            let p = both.pixel(x, y);
+            let t = dither_threshold(x, y);
+            if 0.5 <= t {
+                assert_eq!(p, BLACK, "gpu {gpu}: ({x}, {y}) is faded out, shows {p:?}");
+            } else if t < 0.25 {
+                assert!(is_blue(p), "gpu {gpu}: ({x}, {y}) the coarser LOD's: {p:?}");
+            } else {
+                assert!(is_green(p), "gpu {gpu}: ({x}, {y}) the finer LOD's: {p:?}");
+            }
+        }
+        w.with_component_mut(id, |c: &mut InstancedStaticMeshComponent| c.set_mesh(two_colour_cube(threshold))).unwrap().unwrap();
+        w.set_material(id, 0, green).unwrap();
+        w.set_material(id, 1, blue).unwrap();
+        w.send_all_end_of_frame_updates().unwrap();
+    }
+    let bad = w.with_component_mut(id, |c: &mut InstancedStaticMeshComponent| c.set_dithered_lod_transition(1.5)).unwrap();
+    assert_eq!(bad, Err(InstancingError::InvalidLodDitherBand { band: 1.5 }));
+    assert_world_clean(&mut w);
+}
+
+/// Issue 18: a forest receding from the camera across a LOD threshold with
+/// the transition on draws the same image and the same per-LOD counts on
+/// the GPU path, the CPU flat path and the HISM path (its cluster tree),
+/// some instances counted twice (inside the band); with it off the image
+/// has no green/blue mixture per instance and the counts are one per
+/// instance.
+#[test]
+fn dithered_lod_transition_is_the_same_on_the_gpu_cpu_and_hism_paths() {
+    let mut w = world();
+    let (green, blue) = green_blue(&mut w);
+    let view =
+        SceneView::perspective(Vec3::new(0.0, -4.0, 3.0), Vec3::new(0.0, 40.0, 0.0), Vec3::Z, 1.0, 0.1, 500.0, Rect::from_size(W, H))
+            .unwrap();
+    let mut family = ViewFamily::new(W, H, vec![view]);
+    family.clear_color = [0.0, 0.0, 0.0, 1.0];
+    // Rows of cubes from 6 to ~90 away; the threshold at the screen size of
+    // one ~30 away, a wide band so that many instances are inside it.
+    let forest: Vec<Affine3A> = (0..240)
+        .map(|i| {
+            let (row, col) = (i / 8, i % 8);
+            Affine3A::from_scale_rotation_translation(
+                Vec3::splat(1.5),
+                Quat::from_rotation_z(i as f32 * 0.7),
+                Vec3::new(col as f32 * 3.0 - 10.5, 6.0 + row as f32 * 2.8, 0.0),
+            )
+        })
+        .collect();
+    let threshold = screen_size_of(&cube(1), 1.5, &family, 30.0);
+    let mut ids = Vec::new();
+    for hierarchical in [false, true] {
+        let mesh = two_colour_cube(threshold);
+        let mut c =
+            if hierarchical { InstancedStaticMeshComponent::new_hierarchical(mesh) } else { InstancedStaticMeshComponent::new(mesh) }
+                .unwrap();
+        c.add_instances(&forest, TransformSpace::Component).unwrap();
+        c.set_dithered_lod_transition(0.6).unwrap();
+        let (_, id) = w.spawn_actor("forest", Box::new(c), Transform::IDENTITY).unwrap();
+        w.set_material(id, 0, green).unwrap();
+        w.set_material(id, 1, blue).unwrap();
+        ids.push(id);
+    }
+    let (ism, hism) = (ids[0], ids[1]);
+    w.tick(0.0);
+    w.with_component_mut(hism, |c: &mut InstancedStaticMeshComponent| c.wait_for_cluster_tree()).unwrap().unwrap();
+    w.send_all_end_of_frame_updates().unwrap();
+    let draw = |w: &mut World, shown: ComponentId, hidden: ComponentId, gpu: &str| {
+        rt(w).set_cvar(CVAR_GPU_CULLING, gpu).unwrap();
+        w.set_visibility(hidden, false).unwrap();
+        w.set_visibility(shown, true).unwrap();
+        w.send_all_end_of_frame_updates().unwrap();
+        let image = frame(w, &family);
+        frame(w, &family);
+        (image, proxy_stats(w, shown))
+    };
+    let (gpu_image, gpu) = draw(&mut w, ism, hism, "1");
+    let (cpu_image, cpu) = draw(&mut w, ism, hism, "0");
+    let (hism_image, tree) = draw(&mut w, hism, ism, "1");
+    assert_eq!((gpu.path, cpu.path, tree.path), (CullPath::Gpu, CullPath::Cpu, CullPath::CpuTree));
+    let game =
+        w.component::<InstancedStaticMeshComponent>(ism).unwrap().cull(&Affine3A::IDENTITY, &cull_view_for(&family.views[0]).unwrap());
+    let game = game.unwrap().0;
+    let distinct = {
+        let mut v = game.instance_buffer();
+        v.sort_unstable();
+        v.dedup();
+        v.len() as u64
+    };
+    let counts: Vec<u64> = game.counts().iter().map(|&c| u64::from(c)).collect();
+    assert_eq!(gpu.visible_per_lod, counts, "GPU = game side, per LOD");
+    assert_eq!(cpu.visible_per_lod, counts, "CPU flat = game side");
+    assert_eq!(tree.visible_per_lod, counts, "HISM = game side");
+    assert!(counts.iter().all(|&c| c > 10), "both LODs drawn: {counts:?}");
+    let twice = gpu.visible() - distinct;
+    assert!(twice > 5 && twice < distinct, "some instances inside the band, counted twice: {twice} of {distinct}");
+    assert_images_equal(&cpu_image, &gpu_image, "CPU flat vs GPU, LOD transition");
+    assert_images_equal(&hism_image, &gpu_image, "HISM vs GPU, LOD transition");
+    let colours = |img: &Image| {
+        let px: Vec<[u8; 4]> = (0..W).flat_map(|x| (0..H).map(move |y| (x, y))).map(|(x, y)| img.pixel(x, y)).collect();
+        (px.iter().filter(|&&p| is_green(p)).count(), px.iter().filter(|&&p| is_blue(p)).count())
+    };
+    let (g, b) = colours(&gpu_image);
+    assert!(g > 200 && b > 200, "both LODs show: {g} green, {b} blue");
+
+    // Off again: one copy per instance on every path, the same images.
+    for id in [ism, hism] {
+        w.with_component_mut(id, |c: &mut InstancedStaticMeshComponent| c.set_dithered_lod_transition(0.0)).unwrap().unwrap();
+    }
+    let (off_gpu, gpu) = draw(&mut w, ism, hism, "1");
+    let (off_cpu, _) = draw(&mut w, ism, hism, "0");
+    let (off_hism, tree) = draw(&mut w, hism, ism, "1");
+    assert_eq!(gpu.visible(), distinct, "off: each instance once");
+    assert_eq!(tree.visible_per_lod, gpu.visible_per_lod);
+    assert_images_equal(&off_cpu, &off_gpu, "CPU flat vs GPU, no transition");
+    assert_images_equal(&off_hism, &off_gpu, "HISM vs GPU, no transition");
     assert_world_clean(&mut w);
 }
