@@ -27,6 +27,14 @@
 //!    highest `i` with `screen_sizes[i] > screen size`, else 0 (UE's
 //!    `ComputeStaticMeshLOD`), and never below the component's minimum LOD
 //!    (UE's `MinLOD`, clamped to the mesh's last LOD: [`select_lod`]).
+//! 4. **Dithered LOD transition** (opt-in, [`LodDitherBand`]): within a
+//!    band around each threshold the instance is drawn at both neighbouring
+//!    LODs ([`select_lod_dithered`]); the finer LOD's share of the pixels
+//!    rises linearly from 0 to 1 across the band and the two copies'
+//!    dither masks are complementary
+//!    (`renderer::vertex_factory::dithered_lod_fade`), so nothing pops at
+//!    the threshold and no pixel is drawn twice or left out. Each copy is binned in its LOD, so the
+//!    counts include both.
 //!
 //! Visible instances are compacted into one index list per LOD, with their
 //! fade factors; [`CullOutput::draw_args`] turns the counts into one

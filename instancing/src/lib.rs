@@ -22,7 +22,12 @@
 //!   `Component` / `PrimitiveComponent`: owns the store, the mesh, the cull
 //!   distances and the minimum LOD (UE's `MinLOD`,
 //!   [`InstancedStaticMeshComponent::set_min_lod`]; every cull path applies
-//!   it through [`select_lod`]); instance edits mark dynamic data (only the dirty ranges go to
+//!   it through [`select_lod`]) and an opt-in dithered LOD transition
+//!   ([`InstancedStaticMeshComponent::set_dithered_lod_transition`], off by
+//!   default: near each LOD threshold an instance is drawn at both LODs
+//!   with complementary dither masks, [`select_lod_dithered`], on every
+//!   path; opaque and masked sections only, translucent ones draw the
+//!   plainly selected LOD); instance edits mark dynamic data (only the dirty ranges go to
 //!   the existing proxy as an [`IsmUpdate`]) plus transform when the bounds
 //!   change, a new mesh marks render state. Moving it (or a parent) through
 //!   the `World` is enough: the scene tells the proxy its new transform.
@@ -47,7 +52,12 @@
 //!   with a 4×4 ordered dither across the band (UE's dithered distance
 //!   fade) instead of popping at the end distance, the same pixels in the
 //!   depth, shadow and base passes; components without one keep the plain
-//!   factory and its depth-only pipelines.
+//!   factory and its depth-only pipelines. A component with a dithered LOD
+//!   transition draws with the dithered factory too: each culled copy
+//!   carries its side of the pattern and the finer LOD's share in
+//!   [`InstanceStreamData::flags`] ([`InstanceGpuData::lod_dither_flags`]),
+//!   which the factory folds into the fade, so a pixel is drawn by exactly
+//!   one LOD iff the distance fade keeps it.
 //! * [`InstancedStaticMeshSceneProxy`] — one indirect draw per mesh section
 //!   and LOD for all instances (1,000 instances of two meshes: 2 base-pass
 //!   draws). Per view, a compute pass (`shaders/instance_cull.wgsl`, three
@@ -64,7 +74,8 @@
 //!   instances the renderer's occlusion buffer hides
 //!   (`renderer::OcclusionBuffer`; the image does not change) and counts
 //!   them under `renderer::OCCLUDED_INSTANCES_COUNTER`.
-//!   [`IsmStats`] reports instances and visible instances per view and LOD.
+//!   [`IsmStats`] reports instances and visible instances per view and LOD
+//!   (drawn copies: an instance in a LOD transition band counts in both LODs).
 //!   HISM proxies cull on the CPU through their cluster tree instead.
 //!   Call [`register_cvars`] once per render thread.
 //!

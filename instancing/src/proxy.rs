@@ -20,10 +20,8 @@
 //!   instances in place, [`IsmUpdate::custom_data`]); re-created when it
 //!   outgrows its room or the floats per instance change.
 //! * Visible instances (GPU path): one GPU-only buffer, one region of
-//!   `instance_count` entries per view (twice that with a dithered LOD
-//!   transition: an instance in a band has a copy in each of two LODs),
-//!   written by the culling pass and read as the instance stream. Memory:
-//!   `80 B × instances × views` (× 2 with the transition).
+//!   `instance_count` entries per view (× 2 with a LOD transition), written
+//!   by the culling pass and read as the instance stream. Memory: `80 B × instances × views`.
 //! * Per view and frame, in the renderer's dynamic ring: the culling
 //!   parameters (512 B), a control block (LOD counters and the occluded
 //!   count in a 64 B header, then one `VkDrawIndexedIndirectCommand` per LOD
@@ -52,10 +50,8 @@
 //! passes keep that fraction of its pixels (an ordered dither), so it fades
 //! out instead of popping at the end distance. Every path also applies the
 //! component's minimum LOD (UE's `MinLOD`, [`crate::culling::select_lod`])
-//! and its dithered LOD transition band ([`crate::LodDitherBand`], also
-//! drawn with the dithered factory): an instance near a LOD threshold goes
-//! to both neighbouring LODs' lists (instance order kept in each), each
-//! copy's side of the pattern and share in its [`InstanceStreamData::flags`].
+//! and its dithered LOD transition ([`crate::LodDitherBand`], dithered factory too): an instance
+//! near a LOD threshold goes to both LODs' lists in instance order, its side and share in `flags`.
 //!
 //! Views that are orthographic (the shadow view) measure cull distance and
 //! LOD from the first perspective view of the frame (UE: shadows use the
@@ -435,8 +431,7 @@ impl InstancedStaticMeshSceneProxy {
         self
     }
 
-    /// A dithered LOD transition band
-    /// ([`crate::InstancedStaticMeshComponent::set_dithered_lod_transition`]).
+    /// A dithered LOD transition ([`crate::InstancedStaticMeshComponent::set_dithered_lod_transition`]).
     pub fn with_lod_dither(mut self, band: LodDitherBand) -> Self {
         self.lod_dither = band;
         self
@@ -654,9 +649,7 @@ impl PrimitiveSceneProxy for InstancedStaticMeshSceneProxy {
         if let Some(l) = min_lod {
             self.min_lod = l;
         }
-        if let Some(b) = lod_dither {
-            self.lod_dither = b;
-        }
+        self.lod_dither = lod_dither.unwrap_or(self.lod_dither);
         if let Some(b) = local_bounds {
             self.local_bounds = b;
         }
