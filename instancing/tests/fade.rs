@@ -524,3 +524,46 @@ fn dithered_lod_transition_is_the_same_on_the_gpu_cpu_and_hism_paths() {
     assert_images_equal(&off_hism, &off_gpu, "HISM vs GPU, no transition");
     assert_world_clean(&mut w);
 }
+
+/// Translucent sections keep today's behaviour with the transition on: only
+/// the copy at the plainly selected LOD draws (its opacity times the
+/// distance fade), the image is the one without the transition, on either
+/// side of the threshold, on the GPU and CPU paths.
+#[test]
+fn translucent_sections_draw_only_the_plainly_selected_lod_in_a_transition() {
+    const D: f32 = 20.0;
+    let mut w = world();
+    let glass = |w: &mut World, c: Vec4| {
+        rt(w).create_material(Material::colored(c).with_shading_model(ShadingModel::Unlit).with_blend(BlendMode::Translucent)).unwrap()
+    };
+    let green = glass(&mut w, Vec4::new(0.0, 1.0, 0.0, 1.0));
+    let blue = glass(&mut w, Vec4::new(0.0, 0.0, 1.0, 1.0));
+    let family = view_at(D);
+    let scale = 8.0;
+    let size = screen_size_of(&cube(1), scale, &family, D);
+    let at = Affine3A::from_scale_rotation_translation(Vec3::splat(scale), Quat::from_rotation_z(0.3), Vec3::ZERO);
+    // Finer shares 0.25 (LOD 1 selected) and 0.75 (LOD 0 selected).
+    for (threshold, selected_green) in [(size / 0.9, false), (size / 1.1, true)] {
+        let id = spawn(&mut w, two_colour_cube(threshold), at, green, |_| {});
+        w.set_material(id, 1, blue).unwrap();
+        w.send_all_end_of_frame_updates().unwrap();
+        for gpu in ["1", "0"] {
+            rt(&mut w).set_cvar(CVAR_GPU_CULLING, gpu).unwrap();
+            w.with_component_mut(id, |c: &mut InstancedStaticMeshComponent| c.set_dithered_lod_transition(0.0)).unwrap().unwrap();
+            w.send_all_end_of_frame_updates().unwrap();
+            let off = frame(&mut w, &family);
+            let drawn: Vec<[u8; 4]> =
+                (0..W).flat_map(|x| (0..H).map(move |y| (x, y))).map(|(x, y)| off.pixel(x, y)).filter(|&p| p != BLACK).collect();
+            assert!(drawn.len() > 1000);
+            assert!(drawn.iter().all(|&p| if selected_green { is_green(p) } else { is_blue(p) }));
+            w.with_component_mut(id, |c: &mut InstancedStaticMeshComponent| c.set_dithered_lod_transition(0.4)).unwrap().unwrap();
+            w.send_all_end_of_frame_updates().unwrap();
+            let on = frame(&mut w, &family);
+            assert_images_equal(&on, &off, "translucent: the selected LOD alone, as without the transition");
+            assert_eq!(proxy_stats(&mut w, id).visible_per_lod, vec![1, 1], "both copies still culled and counted");
+        }
+        w.set_visibility(id, false).unwrap();
+        w.send_all_end_of_frame_updates().unwrap();
+    }
+    assert_world_clean(&mut w);
+}

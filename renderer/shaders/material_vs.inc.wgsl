@@ -12,7 +12,8 @@ struct MaterialVsOut {
     @location(2) color: vec4<f32>,
     @location(3) uv0: vec2<f32>,
     @location(4) custom: vec4<f32>,
-    @location(5) fade: f32,
+    // Per instance: flat, so an encoded fade (`dithered_lod_fade`) arrives exact.
+    @location(5) @interpolate(flat) fade: f32,
     @location(6) tangent: vec4<f32>,
     @location(7) uv12: vec4<f32>,
     @location(8) uv3: vec2<f32>,

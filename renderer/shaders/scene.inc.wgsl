@@ -100,9 +100,11 @@ struct FactoryVertex {
     // Per-primitive (or per-instance) custom data, for materials.
     custom: vec4<f32>,
     custom1: vec4<f32>,
-    // Multiplies opacity (instance cull-distance fade); 1 when unused.
-    // With DITHERED_FADE (the factory's `dithered_fade()`), opaque and
-    // masked pixels are instead kept by `dithered_fade_keeps`.
+    // Multiplies opacity (instance cull-distance fade, through
+    // `fade_opacity`); 1 when unused. With DITHERED_FADE (the factory's
+    // `dithered_fade()`), opaque and masked pixels are instead kept by
+    // `dithered_fade_keeps`. Negative: a copy in a dithered LOD transition
+    // (`dithered_lod_fade`).
     fade: f32,
 }
 

@@ -80,7 +80,8 @@ pub trait VertexFactoryType: Send + Sync + 'static {
     /// (UE's dithered LOD / distance fade): opaque and masked pixels are
     /// drawn only where [`dither_threshold`] is below the fade, in every
     /// pass (depth-only passes get a fragment stage for it), instead of the
-    /// fade multiplying opacity. Default `false`: such factories keep their
+    /// fade multiplying opacity (a negative fade is a copy in a dithered
+    /// LOD transition, [`dithered_lod_fade`]). Default `false`: such factories keep their
     /// depth-only pipelines without a fragment stage.
     fn dithered_fade(&self) -> bool {
         false
