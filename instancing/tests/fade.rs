@@ -483,6 +483,14 @@ fn dithered_lod_transition_is_the_same_on_the_gpu_cpu_and_hism_paths() {
         (image, proxy_stats(w, shown))
     };
     let (gpu_image, gpu) = draw(&mut w, ism, hism, "1");
+    // The GPU's copies, LOD by LOD, in instance order within each LOD.
+    let pid = w.primitive_id(ism).unwrap().expect("a proxy");
+    let gpu_visible = rt(&mut w)
+        .with_context(move |ctx| {
+            let p = ctx.scene.proxy(pid).unwrap().as_any().downcast_ref::<InstancedStaticMeshSceneProxy>().unwrap();
+            p.read_gpu_visible(&ctx.device, 0).unwrap()
+        })
+        .unwrap();
     let (cpu_image, cpu) = draw(&mut w, ism, hism, "0");
     let (hism_image, tree) = draw(&mut w, hism, ism, "1");
     assert_eq!((gpu.path, cpu.path, tree.path), (CullPath::Gpu, CullPath::Cpu, CullPath::CpuTree));
@@ -497,6 +505,9 @@ fn dithered_lod_transition_is_the_same_on_the_gpu_cpu_and_hism_paths() {
     };
     let counts: Vec<u64> = game.counts().iter().map(|&c| u64::from(c)).collect();
     assert_eq!(gpu.visible_per_lod, counts, "GPU = game side, per LOD");
+    let store = w.component::<InstancedStaticMeshComponent>(ism).unwrap().store();
+    let game_order: Vec<u32> = game.instance_buffer().iter().map(|&i| store.ids()[i as usize].index()).collect();
+    assert_eq!(gpu_visible.iter().map(|v| v.0).collect::<Vec<_>>(), game_order, "GPU copies in the CPU's order, both LODs");
     assert_eq!(cpu.visible_per_lod, counts, "CPU flat = game side");
     assert_eq!(tree.visible_per_lod, counts, "HISM = game side");
     assert!(counts.iter().all(|&c| c > 10), "both LODs drawn: {counts:?}");
