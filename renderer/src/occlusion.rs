@@ -160,6 +160,9 @@ pub struct OcclusionBuffer {
     perspective: bool,
     /// Level 0 (row-major, `width` × `height`), then each coarser level.
     levels: Vec<Level>,
+    /// The nearest-depth mip chain from level 1 on (level 0 is `levels[0]`):
+    /// whether a whole region can hide anything ([`Self::may_hide_within`]).
+    nearest: Vec<Level>,
     triangles: u64,
 }
 
@@ -173,6 +176,21 @@ struct Level {
 impl Level {
     fn at(&self, x: u32, y: u32) -> f32 {
         self.depth[(y * self.width + x) as usize]
+    }
+
+    /// The next coarser level: each texel `pick` of its 2×2 (edge texels
+    /// of an odd size repeat).
+    fn reduce(&self, pick: fn(f32, f32) -> f32) -> Level {
+        let (w, h) = (self.width.div_ceil(2), self.height.div_ceil(2));
+        let mut depth = Vec::with_capacity((w * h) as usize);
+        for y in 0..h {
+            for x in 0..w {
+                let (xa, xb) = (2 * x, (2 * x + 1).min(self.width - 1));
+                let (ya, yb) = (2 * y, (2 * y + 1).min(self.height - 1));
+                depth.push(pick(pick(self.at(xa, ya), self.at(xb, ya)), pick(self.at(xa, yb), self.at(xb, yb))));
+            }
+        }
+        Level { width: w, height: h, depth }
     }
 }
 
@@ -280,6 +298,7 @@ impl OcclusionBuffer {
             forward: -inv.z_axis.truncate().normalize_or_zero(),
             perspective: view.perspective,
             levels: vec![Level { width, height, depth: vec![FAR; (width * height) as usize] }],
+            nearest: Vec::new(),
             triangles: 0,
         }
     }
@@ -459,21 +478,59 @@ impl OcclusionBuffer {
         }
     }
 
-    /// Builds the max-depth mip chain from level 0 (down to 1×1).
+    /// Builds the max-depth mip chain from level 0 (down to 1×1), and the
+    /// nearest-depth chain beside it.
     pub fn build_hzb(&mut self) {
         self.levels.truncate(1);
+        self.nearest.clear();
         while let Some(last) = self.levels.last().filter(|l| l.width > 1 || l.height > 1) {
-            let (w, h) = (last.width.div_ceil(2), last.height.div_ceil(2));
-            let mut depth = Vec::with_capacity((w * h) as usize);
-            for y in 0..h {
-                for x in 0..w {
-                    let (xa, xb) = (2 * x, (2 * x + 1).min(last.width - 1));
-                    let (ya, yb) = (2 * y, (2 * y + 1).min(last.height - 1));
-                    depth.push(last.at(xa, ya).max(last.at(xb, ya)).max(last.at(xa, yb)).max(last.at(xb, yb)));
-                }
-            }
-            self.levels.push(Level { width: w, height: h, depth });
+            let next = last.reduce(f32::max);
+            let near = self.nearest.last().unwrap_or(&self.levels[0]).reduce(f32::min);
+            self.levels.push(next);
+            self.nearest.push(near);
         }
+    }
+
+    /// Whether anything inside the world-space box `region` may be hidden
+    /// ([`Self::test_box`] of a box within it): false when the region lies
+    /// wholly off screen, or its farthest depth is not behind the nearest
+    /// depth stored over its screen rectangle. The occlusion stage asks it
+    /// once per culling chunk and skips the tests of a chunk where it is
+    /// false. It is conservative: true whenever unsure (a corner not in
+    /// front of the near plane, non-finite), and false only where every
+    /// box inside gets false from `test_box` — a box inside reaches no
+    /// farther than the region, and the pixels it would read lie inside the
+    /// region's rectangle (grown here by two pixels against rounding),
+    /// where nothing stored is nearer than the region's farthest depth.
+    pub fn may_hide_within(&self, region: &Aabb) -> bool {
+        let (mut far, mut lo, mut hi) = (f32::NEG_INFINITY, DVec2::splat(f64::INFINITY), DVec2::splat(f64::NEG_INFINITY));
+        for i in 0..8 {
+            let p = Vec3::new(
+                if i & 1 == 0 { region.min.x } else { region.max.x },
+                if i & 2 == 0 { region.min.y } else { region.max.y },
+                if i & 4 == 0 { region.min.z } else { region.max.z },
+            );
+            let c = self.view_proj * p.extend(1.0);
+            if !(c.is_finite() && c.w > 0.0 && c.z >= 0.0) {
+                return true;
+            }
+            far = far.max(c.z / c.w);
+            let s = DVec2::new(
+                (c.x as f64 / c.w as f64 * 0.5 + 0.5) * self.width as f64,
+                (c.y as f64 / c.w as f64 * 0.5 + 0.5) * self.height as f64,
+            );
+            lo = lo.min(s);
+            hi = hi.max(s);
+        }
+        let Some((level, x0, y0, x1, y1)) = self.rect_level(lo - DVec2::ONE, hi + DVec2::ONE) else { return false };
+        let l = if level == 0 { &self.levels[0] } else { &self.nearest[level - 1] };
+        let mut nearest = FAR;
+        for y in y0..=y1.min(l.height - 1) {
+            for x in x0..=x1.min(l.width - 1) {
+                nearest = nearest.min(l.at(x, y));
+            }
+        }
+        far > nearest
     }
 
     /// Whether the world-space box is hidden behind the occluders (strictly,
@@ -542,6 +599,21 @@ impl OcclusionBuffer {
     /// (`lo`..`hi` in buffer pixels, grown by a pixel), or `None` when it
     /// is not wholly on screen.
     fn rect_farthest(&self, lo: DVec2, hi: DVec2) -> Option<f32> {
+        let (level, x0, y0, x1, y1) = self.rect_level(lo, hi)?;
+        let l = &self.levels[level];
+        let mut far = 0.0f32;
+        for y in y0..=y1.min(l.height - 1) {
+            for x in x0..=x1.min(l.width - 1) {
+                far = far.max(l.at(x, y));
+            }
+        }
+        Some(far)
+    }
+
+    /// The texels of the screen rectangle (`lo`..`hi` in buffer pixels,
+    /// grown by a pixel) at the level [`Self::rect_farthest`] reads: the
+    /// level and its texel range, or `None` when it is wholly off screen.
+    fn rect_level(&self, lo: DVec2, hi: DVec2) -> Option<(usize, u32, u32, u32, u32)> {
         let (w, h) = (self.width as f64, self.height as f64);
         let (x0, y0, x1, y1) = ((lo.x - 1.0).floor(), (lo.y - 1.0).floor(), (hi.x + 1.0).floor(), (hi.y + 1.0).floor());
         if x1 < 0.0 || y1 < 0.0 || x0 >= w || y0 >= h {
@@ -557,14 +629,7 @@ impl OcclusionBuffer {
         {
             level += 1;
         }
-        let l = &self.levels[level];
-        let mut far = 0.0f32;
-        for y in (y0 >> level)..=(y1 >> level).min(l.height - 1) {
-            for x in (x0 >> level)..=(x1 >> level).min(l.width - 1) {
-                far = far.max(l.at(x, y));
-            }
-        }
-        Some(far)
+        Some((level, x0 >> level, y0 >> level, x1 >> level, y1 >> level))
     }
 }
 
@@ -698,6 +763,9 @@ mod tests {
         assert!(!b.test_box(&Aabb::from_center_extent(Vec3::new(0.0, -10.0, 0.0), Vec3::new(1.0, 20.0, 1.0))), "across the near plane");
         assert!(!b.test_box(&Aabb::from_center_extent(Vec3::new(0.0, 3.0, 0.0), Vec3::splat(f32::NAN))), "non-finite");
         assert!(b.test_sphere(Vec3::new(0.0, 5.0, 0.0), 1.0));
+        assert!(b.may_hide_within(&behind(3.0)), "a region behind the wall may hide what it holds");
+        assert!(!b.may_hide_within(&Aabb::from_center_extent(Vec3::new(0.0, -3.0, 0.0), Vec3::splat(1.0))), "in front of it");
+        assert!(!b.may_hide_within(&Aabb::from_center_extent(Vec3::new(40.0, 3.0, 0.0), Vec3::splat(1.0))), "off screen");
         assert!(!b.test_sphere(Vec3::new(0.0, 5.0, 0.0), 50.0), "reaching in front of the wall");
     }
 
@@ -745,6 +813,27 @@ mod tests {
             let whole = b.box_hidden(&aabb);
             prop_assert!(!(whole && b.visible_at_centre(&aabb)), "{aabb:?}: hidden, yet the shortcut says visible");
             prop_assert_eq!(b.test_box(&aabb), whole);
+        }
+
+        /// A region that can hide nothing holds no hidden box: the
+        /// occlusion stage may skip every test inside it.
+        #[test]
+        fn a_region_that_can_hide_nothing_holds_no_hidden_box(
+            c in (f32_in(-14.0, 14.0), f32_in(-9.0, 40.0), f32_in(-14.0, 14.0)),
+            e in (f32_in(0.1, 12.0), f32_in(0.1, 12.0), f32_in(0.1, 12.0)),
+            inner in proptest::collection::vec((f32_in(0.0, 1.0), f32_in(0.0, 1.0), f32_in(0.0, 1.0), f32_in(0.0, 1.0)), 16),
+        ) {
+            let b = wall_buffer();
+            let region = Aabb::from_center_extent(Vec3::new(c.0, c.1, c.2), Vec3::new(e.0, e.1, e.2));
+            if b.may_hide_within(&region) {
+                return Ok(());
+            }
+            for &(u, v, w, s) in &inner {
+                let size = (region.max - region.min) * s * 0.5;
+                let min = region.min + (region.max - region.min - size) * Vec3::new(u, v, w);
+                let sub = Aabb { min, max: min + size };
+                prop_assert!(!b.test_box(&sub), "{sub:?} inside {region:?} is hidden");
+            }
         }
 
         /// A row's span holds every pixel whose grown square is not wholly

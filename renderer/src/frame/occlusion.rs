@@ -12,8 +12,9 @@ use crate::math::Aabb;
 use crate::mesh_pass::PrimitiveSlot;
 use crate::occlusion::{OccluderSection, OcclusionBuffer, MAX_OCCLUDERS, MAX_OCCLUDER_TRIANGLES, MIN_OCCLUDER_SCREEN_SIZE};
 use crate::passes::{self, PassTarget, PassViews};
-use crate::scene::{flags, Scene, ViewVisibility};
+use crate::scene::{flags, Scene, ViewVisibility, CULL_CHUNK};
 use crate::view::SceneView;
+use glam::Vec3;
 use rayon::prelude::*;
 use rhi_vulkan::CompareOp;
 
@@ -111,11 +112,33 @@ pub(crate) fn build_occlusion_buffer(scene: &Scene, view: &SceneView, vis: &View
 
 /// Removes from `vis` the primitives that can be occluded and whose box is
 /// hidden in `buffer`, keeping the order; returns how many.
+///
+/// A primitive is tested by the box that both its bounds give (its box and
+/// the box around its sphere: each holds all it draws, so their overlap
+/// does), which lies inside its culling chunk's box. So a chunk whose box
+/// can hide nothing ([`OcclusionBuffer::may_hide_within`], one test per
+/// chunk) skips its primitives' tests: most of a view where the occluders
+/// cover little.
 pub(crate) fn remove_occluded(scene: &Scene, buffer: &OcclusionBuffer, vis: &mut ViewVisibility, parallel: bool) -> u64 {
     crate::trace::span!("task", "occlusion_test");
+    // Per chunk that has visible primitives: whether any can be hidden.
+    let mut chunk_may_hide = vec![false; scene.chunks.len()];
+    let mut last = usize::MAX;
+    for s in &vis.visible {
+        let c = s.index() / CULL_CHUNK;
+        if c != last {
+            let b = scene.chunks[c];
+            chunk_may_hide[c] = !b.is_empty() && buffer.may_hide_within(&Aabb { min: b.min, max: b.max });
+            last = c;
+        }
+    }
     let hidden = |s: &PrimitiveSlot| {
         let i = s.index();
-        scene.flags[i] & flags::OCCLUDABLE != 0 && buffer.test_box(&Aabb::from_center_extent(scene.spheres[i].truncate(), scene.extents[i]))
+        if !chunk_may_hide[i / CULL_CHUNK] || scene.flags[i] & flags::OCCLUDABLE == 0 {
+            return false;
+        }
+        let sphere = scene.spheres[i];
+        buffer.test_box(&Aabb::from_center_extent(sphere.truncate(), scene.extents[i].min(Vec3::splat(sphere.w))))
     };
     let hidden: Vec<bool> = if parallel && vis.visible.len() > TEST_CHUNK {
         vis.visible.par_iter().with_min_len(TEST_CHUNK).map(hidden).collect()

@@ -17,7 +17,7 @@ pub(crate) use proxy::RetireCallback;
 pub use proxy::{MeshElementCollector, PrimitiveSceneProxy, ProxyUpdateContext, RetiredFrameResults, ViewRelevance};
 #[cfg(test)]
 pub(crate) use scene::CachedEntry;
-pub(crate) use scene::{flags, PassCache};
+pub(crate) use scene::{flags, PassCache, CULL_CHUNK};
 pub use scene::{PrimitiveId, Scene, SceneCounters};
 pub use settings::PrimitiveRenderSettings;
 pub(crate) use visibility::{compute_visibility, ViewVisibility};
