@@ -194,6 +194,14 @@ impl Level {
     }
 }
 
+/// A box projected into the buffer ([`OcclusionBuffer::project_box`]).
+struct BoxOnScreen {
+    near: f32,
+    far: f32,
+    lo: DVec2,
+    hi: DVec2,
+}
+
 /// A triangle in buffer pixels with its depth plane.
 #[derive(Clone, Copy, Debug)]
 struct ScreenTriangle {
@@ -503,25 +511,7 @@ impl OcclusionBuffer {
     /// region's rectangle (grown here by two pixels against rounding),
     /// where nothing stored is nearer than the region's farthest depth.
     pub fn may_hide_within(&self, region: &Aabb) -> bool {
-        let (mut far, mut lo, mut hi) = (f32::NEG_INFINITY, DVec2::splat(f64::INFINITY), DVec2::splat(f64::NEG_INFINITY));
-        for i in 0..8 {
-            let p = Vec3::new(
-                if i & 1 == 0 { region.min.x } else { region.max.x },
-                if i & 2 == 0 { region.min.y } else { region.max.y },
-                if i & 4 == 0 { region.min.z } else { region.max.z },
-            );
-            let c = self.view_proj * p.extend(1.0);
-            if !(c.is_finite() && c.w > 0.0 && c.z >= 0.0) {
-                return true;
-            }
-            far = far.max(c.z / c.w);
-            let s = DVec2::new(
-                (c.x as f64 / c.w as f64 * 0.5 + 0.5) * self.width as f64,
-                (c.y as f64 / c.w as f64 * 0.5 + 0.5) * self.height as f64,
-            );
-            lo = lo.min(s);
-            hi = hi.max(s);
-        }
+        let Some(BoxOnScreen { far, lo, hi, .. }) = self.project_box(region) else { return true };
         let Some((level, x0, y0, x1, y1)) = self.rect_level(lo - DVec2::ONE, hi + DVec2::ONE) else { return false };
         let l = if level == 0 { &self.levels[0] } else { &self.nearest[level - 1] };
         let mut nearest = FAR;
@@ -544,27 +534,7 @@ impl OcclusionBuffer {
     /// The whole test of [`Self::test_box`]: the box's eight corners give
     /// its nearest depth and its screen rectangle.
     fn box_hidden(&self, b: &Aabb) -> bool {
-        let mut near = f32::INFINITY;
-        let mut lo = DVec2::splat(f64::INFINITY);
-        let mut hi = DVec2::splat(f64::NEG_INFINITY);
-        for i in 0..8 {
-            let p = Vec3::new(
-                if i & 1 == 0 { b.min.x } else { b.max.x },
-                if i & 2 == 0 { b.min.y } else { b.max.y },
-                if i & 4 == 0 { b.min.z } else { b.max.z },
-            );
-            let c = self.view_proj * p.extend(1.0);
-            if !(c.is_finite() && c.w > 0.0 && c.z >= 0.0) {
-                return false;
-            }
-            near = near.min(c.z / c.w);
-            let s = DVec2::new(
-                (c.x as f64 / c.w as f64 * 0.5 + 0.5) * self.width as f64,
-                (c.y as f64 / c.w as f64 * 0.5 + 0.5) * self.height as f64,
-            );
-            lo = lo.min(s);
-            hi = hi.max(s);
-        }
+        let Some(BoxOnScreen { near, lo, hi, .. }) = self.project_box(b) else { return false };
         self.rect_farthest(lo, hi).is_some_and(|far| near > far + DEPTH_MARGIN)
     }
 
@@ -593,6 +563,39 @@ impl OcclusionBuffer {
     /// Whether the sphere is hidden (the box around it; see [`Self::test_box`]).
     pub fn test_sphere(&self, center: Vec3, radius: f32) -> bool {
         self.test_box(&Aabb::from_center_extent(center, Vec3::splat(radius.max(0.0))))
+    }
+
+    /// The box's eight corners projected: its nearest and farthest depth
+    /// and its screen rectangle in buffer pixels; `None` when a corner is
+    /// non-finite or not in front of the near plane.
+    fn project_box(&self, b: &Aabb) -> Option<BoxOnScreen> {
+        let mut out = BoxOnScreen {
+            near: f32::INFINITY,
+            far: f32::NEG_INFINITY,
+            lo: DVec2::splat(f64::INFINITY),
+            hi: DVec2::splat(f64::NEG_INFINITY),
+        };
+        for i in 0..8 {
+            let p = Vec3::new(
+                if i & 1 == 0 { b.min.x } else { b.max.x },
+                if i & 2 == 0 { b.min.y } else { b.max.y },
+                if i & 4 == 0 { b.min.z } else { b.max.z },
+            );
+            let c = self.view_proj * p.extend(1.0);
+            if !(c.is_finite() && c.w > 0.0 && c.z >= 0.0) {
+                return None;
+            }
+            let z = c.z / c.w;
+            out.near = out.near.min(z);
+            out.far = out.far.max(z);
+            let s = DVec2::new(
+                (c.x as f64 / c.w as f64 * 0.5 + 0.5) * self.width as f64,
+                (c.y as f64 / c.w as f64 * 0.5 + 0.5) * self.height as f64,
+            );
+            out.lo = out.lo.min(s);
+            out.hi = out.hi.max(s);
+        }
+        Some(out)
     }
 
     /// The farthest stored depth over the pixels of the screen rectangle
