@@ -1,5 +1,5 @@
-//! Figures measured end to end by running the `many-cubes` sample (release,
-//! validation off) and reading its stats file (`docs/samples.md`), written to
+//! Figures measured end to end by running the `many-cubes` and `showcase` samples (release,
+//! validation off) and reading their stats files (`docs/samples.md`), written to
 //! `target/bench/samples.json` in the benches' row format:
 //!
 //! - lavapipe end to end: the mean frame time at 10,000 cubes with
@@ -12,6 +12,8 @@
 //!   (`timings_ms.stages`). These run with one frame in flight,
 //!   so that lavapipe's work, which runs on the same two cores, is not
 //!   timed inside the CPU stages.
+//! - occlusion along the showcase's camera path ([`showcase_occlusion`]):
+//!   what the base pass draws with `r.AllowOcclusionQueries` on vs off;
 //! - overlap: frames in flight 2 vs 1 on a scene whose render-thread CPU
 //!   and GPU times are within 30% of each other ([`OVERLAP_SCENE`]), the
 //!   median of [`OVERLAP_PAIRS`] paired runs; and, with 2 in flight, the
@@ -33,6 +35,18 @@ struct Stats {
     mean_timings_ms: Timings,
     visible_primitives: u64,
     passes: std::collections::BTreeMap<String, Pass>,
+    /// Instanced-mesh instances (the samples that have them).
+    #[serde(default)]
+    instances: Option<Instances>,
+    #[serde(default)]
+    occluded_primitives: u64,
+    #[serde(default)]
+    occluded_instances: u64,
+}
+
+#[derive(serde::Deserialize)]
+struct Instances {
+    visible: u64,
 }
 
 #[derive(serde::Deserialize)]
@@ -50,6 +64,8 @@ struct Timings {
 #[derive(serde::Deserialize)]
 struct Pass {
     draws: u64,
+    #[serde(default)]
+    instances: u64,
 }
 
 impl Timings {
@@ -88,12 +104,17 @@ fn many_cubes(dir: &Path, tag: &str, args: &[&str]) -> Result<Stats, String> {
 
 /// [`many_cubes`] with extra environment variables.
 fn many_cubes_env(dir: &Path, tag: &str, args: &[&str], env: &[(&str, &str)]) -> Result<Stats, String> {
-    let stats = dir.join(format!("many-cubes-{tag}.json"));
-    let out = dir.join(format!("many-cubes-{tag}.png"));
+    sample(dir, "many-cubes", tag, args, env)
+}
+
+/// Runs `bin` (release, headless, validation off) and reads its stats file.
+fn sample(dir: &Path, bin: &str, tag: &str, args: &[&str], env: &[(&str, &str)]) -> Result<Stats, String> {
+    let stats = dir.join(format!("{bin}-{tag}.json"));
+    let out = dir.join(format!("{bin}-{tag}.png"));
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    println!("== many-cubes {}", args.join(" "));
+    println!("== {bin} {}", args.join(" "));
     let status = Command::new(cargo)
-        .args(["run", "--quiet", "--release", "-p", "samples", "--bin", "many-cubes", "--", "--headless"])
+        .args(["run", "--quiet", "--release", "-p", "samples", "--bin", bin, "--", "--headless"])
         .args(args)
         .arg("--stats")
         .arg(&stats)
@@ -103,9 +124,9 @@ fn many_cubes_env(dir: &Path, tag: &str, args: &[&str], env: &[(&str, &str)]) ->
         .envs(env.iter().copied())
         .current_dir(crate::workspace_root())
         .status()
-        .map_err(|e| format!("running many-cubes: {e}"))?;
+        .map_err(|e| format!("running {bin}: {e}"))?;
     if !status.success() {
-        return Err(format!("many-cubes {} failed ({status})", args.join(" ")));
+        return Err(format!("{bin} {} failed ({status})", args.join(" ")));
     }
     let text = std::fs::read_to_string(&stats).map_err(|e| format!("{}: {e}", stats.display()))?;
     serde_json::from_str(&text).map_err(|e| format!("{}: {e}", stats.display()))
@@ -215,7 +236,39 @@ pub fn bench(dir: &Path, quick: bool) -> Result<(), String> {
         }
         rows.push(row(&format!("peer scale {label}: visible cubes"), s.visible_primitives as f64, "primitives", None));
     }
+    rows.extend(showcase_occlusion(dir, quick)?);
     rows.extend(overlap(dir)?);
     let json = serde_json::to_string_pretty(&serde_json::json!({ "rows": rows })).map_err(|e| e.to_string())?;
     std::fs::write(dir.join("samples.json"), json + "\n").map_err(|e| e.to_string())
+}
+
+/// Occlusion culling along the showcase's camera path (issue 18): at three
+/// points (40, 60 and 80 s, where buildings stand in the view), what the
+/// base pass draws — its instances plus the forest's GPU-culled ones —
+/// with `r.AllowOcclusionQueries` on vs off (goal: at least 30% fewer where
+/// the view is occluded), the mean frame time on vs off, and the occlusion
+/// stage's own time. The showcase hides little: the rows say how little.
+fn showcase_occlusion(dir: &Path, quick: bool) -> Result<Vec<Row>, String> {
+    let frames = if quick { "4" } else { "10" };
+    let (mut drawn, mut frame, mut stage, mut hidden) = ([0.0f64; 2], [0.0f64; 2], 0.0, 0u64);
+    for t in ["40", "60", "80"] {
+        for (k, on) in ["0", "1"].into_iter().enumerate() {
+            let cvar = format!("r.AllowOcclusionQueries={on}");
+            let args = ["--camera-time", t, "--frames", frames, "--width", "1280", "--height", "720", "--cvar", &cvar];
+            let s = sample(dir, "showcase", &format!("occlusion-{t}-{on}"), &args, &[])?;
+            let base = s.passes.get("base").map_or(0, |p| p.instances);
+            drawn[k] += (base + s.instances.as_ref().map_or(0, |i| i.visible)) as f64;
+            frame[k] += s.mean_timings_ms.frame;
+            if k == 1 {
+                stage += s.mean_timings_ms.stages.get("occlusion").copied().unwrap_or(0.0) / 3.0;
+                hidden += s.occluded_primitives + s.occluded_instances;
+            }
+        }
+    }
+    Ok(vec![
+        row("showcase path (40/60/80 s): base-pass draws, occlusion on vs off", drawn[1] / drawn[0].max(1.0), "x", Some("<= 0.7")),
+        row("showcase path: primitives and instances occluded (3 points)", hidden as f64, "count", None),
+        row("showcase path: frame time, occlusion on vs off", frame[1] / frame[0].max(1e-9), "x", None),
+        row("showcase path: occlusion stage", stage, "ms", None),
+    ])
 }
