@@ -32,33 +32,6 @@ fn on_off(rt: &mut RenderThread, family: &ViewFamily) -> ((FrameStats, rhi_vulka
     (on, off)
 }
 
-/// A static cube that may not be occluded (UE's bCanBeOccluded false).
-struct NeverOccluded(StaticMeshSceneProxy);
-
-impl PrimitiveSceneProxy for NeverOccluded {
-    fn local_bounds(&self) -> Bounds {
-        self.0.local_bounds()
-    }
-    fn can_be_occluded(&self) -> bool {
-        false
-    }
-    fn occluder(&self, lod: u8) -> Option<OccluderMesh<'_>> {
-        self.0.occluder(lod)
-    }
-    fn draw_static_elements(&self, out: &mut Vec<MeshBatch>) {
-        self.0.draw_static_elements(out)
-    }
-    fn create_render_resources(&mut self, device: &rhi_vulkan::Device) -> rhi_vulkan::Result<()> {
-        self.0.create_render_resources(device)
-    }
-    fn release_render_resources(&mut self, device: &rhi_vulkan::Device) {
-        self.0.release_render_resources(device)
-    }
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
-    }
-}
-
 #[test]
 fn a_primitive_that_cannot_be_occluded_is_drawn_behind_the_wall() {
     let mut rt = render_thread(RenderThreadMode::Threaded);
@@ -67,7 +40,8 @@ fn a_primitive_that_cannot_be_occluded_is_drawn_behind_the_wall() {
     let cube = cube_mesh();
     place(&mut rt, &cube, grey, srt(Vec3::new(8.0, 0.5, 4.0), Vec3::new(0.0, 0.0, 1.0)));
     place(&mut rt, &cube, grey, srt(Vec3::ONE, Vec3::new(-1.5, 5.0, 1.0)));
-    let keep = Box::new(NeverOccluded(StaticMeshSceneProxy::new(cube.clone(), vec![grey])));
+    let keep =
+        Box::new(CustomizedProxy { can_be_occluded: false, ..CustomizedProxy::new(StaticMeshSceneProxy::new(cube.clone(), vec![grey])) });
     rt.add_primitive(keep, srt(Vec3::ONE, Vec3::new(1.5, 5.0, 1.0))).unwrap();
     let fam = family(vec![street_view()]);
     let ((on, on_img), (_, off_img)) = on_off(&mut rt, &fam);

@@ -8,35 +8,6 @@ use common::*;
 use glam::{Mat4, Vec3, Vec4};
 use renderer::*;
 
-/// A static cube whose relevance depends on the view: drawn only in views
-/// whose origin has x < 0 (as UE's owner-no-see hides a primitive from
-/// one player's view).
-struct LeftViewsOnly(StaticMeshSceneProxy);
-
-impl PrimitiveSceneProxy for LeftViewsOnly {
-    fn local_bounds(&self) -> Bounds {
-        self.0.local_bounds()
-    }
-    fn view_relevance(&self, view: &SceneView) -> ViewRelevance {
-        ViewRelevance { draw: view.origin.x < 0.0, ..self.0.view_relevance(view) }
-    }
-    fn view_dependent_relevance(&self) -> bool {
-        true
-    }
-    fn draw_static_elements(&self, out: &mut Vec<MeshBatch>) {
-        self.0.draw_static_elements(out)
-    }
-    fn create_render_resources(&mut self, device: &rhi_vulkan::Device) -> rhi_vulkan::Result<()> {
-        self.0.create_render_resources(device)
-    }
-    fn release_render_resources(&mut self, device: &rhi_vulkan::Device) {
-        self.0.release_render_resources(device)
-    }
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
-    }
-}
-
 fn view_from(x: f32) -> SceneView {
     SceneView::perspective(Vec3::new(x, -0.01, 10.0), Vec3::new(x, 0.0, 0.0), Vec3::Y, 1.2, 0.1, 100.0, rhi_vulkan::Rect::from_size(W, H))
         .unwrap()
@@ -80,7 +51,12 @@ fn a_view_dependent_primitive_is_asked_per_view_every_frame_and_drawn_only_where
     sun(&mut rt, false);
     let m = rt.create_material(Material::colored(Vec4::new(0.8, 0.8, 0.2, 1.0))).unwrap();
     let mesh = cube_mesh();
-    rt.add_primitive(Box::new(LeftViewsOnly(StaticMeshSceneProxy::new(mesh.clone(), vec![m]))), Mat4::IDENTITY).unwrap();
+    // Drawn only in views whose origin has x < 0.
+    let left_only = CustomizedProxy {
+        draw_in: Some(|v: &SceneView| v.origin.x < 0.0),
+        ..CustomizedProxy::new(StaticMeshSceneProxy::new(mesh.clone(), vec![m]))
+    };
+    rt.add_primitive(Box::new(left_only), Mat4::IDENTITY).unwrap();
     // A plain cube beside it is drawn in every view.
     rt.add_primitive(Box::new(StaticMeshSceneProxy::new(mesh, vec![m])), Mat4::from_translation(Vec3::new(0.0, 2.0, 0.0))).unwrap();
     let (left, left_img) = frame(&mut rt, &family(vec![view_from(-0.5)]));

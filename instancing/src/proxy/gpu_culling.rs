@@ -264,110 +264,45 @@ impl InstancedStaticMeshSceneProxy {
     }
 
     /// Queues this frame's cull of every visible view as one GPU work and
-    /// adds the indirect draws that read its results.
+    /// adds the indirect draws that read its results: the views' ring
+    /// memory ([`Self::upload_jobs`]), the work ([`cull_work`]), then the
+    /// draws and where the results will be.
     pub(super) fn draw_gpu_culled(
         &self,
         visibility: &[bool],
         culls: &[ViewCull],
         collector: &mut MeshElementCollector<'_, '_>,
     ) -> rhi_vulkan::Result<()> {
-        let (Some(p), Some((instances, _))) = (&self.pipelines, self.instance_buffer) else { return Ok(()) };
-        let (count, scan, write) = (p.count, p.scan, p.write);
+        let (Some(pipelines), Some((instances, _))) = (&self.pipelines, self.instance_buffer) else { return Ok(()) };
         let n = self.instances.len() as u64;
         // Room for two copies of every instance with a LOD transition.
         let copies = n * if self.lod_dither.is_on() { 2 } else { 1 };
-        let stride = (copies * InstanceStreamData::SIZE).next_multiple_of(256);
-        let mut state = self.cull_state();
-        let needed = stride * culls.len() as u64;
-        let output = grow_output(&mut state.output, collector.device(), needed)?;
         let groups = n.div_ceil(u64::from(WORKGROUP)) as u32;
         let gx = groups.min(65535);
-        let gy = groups.div_ceil(gx);
-        // Per view: parameters, control block and the per-workgroup counts
-        // (`GROUP_ROWS` rows of gx × gy, written by the count pass before
-        // anything reads them) in this frame's ring memory.
-        let args = self.args_template(None);
-        let mut control_bytes = vec![0u8; CONTROL_HEADER as usize];
-        control_bytes.extend_from_slice(bytemuck::cast_slice(&args));
-        let control_size = control_bytes.len() as u64;
-        let group_bytes = vec![0u8; (GROUP_ROWS * gx * gy * 4) as usize];
-        let mut jobs = Vec::new();
-        for (vi, v) in culls.iter().enumerate() {
-            if !visibility[vi] {
-                continue;
-            }
-            let params = collector.upload(bytemuck::bytes_of(&self.cull_params(v, gx * gy)))?;
-            let control = collector.upload(&control_bytes)?;
-            let group_counts = collector.upload(&group_bytes)?;
-            let occlusion_bytes = occlusion_block(collector.occlusion(vi));
-            let (buffer, offset) = collector.upload(&occlusion_bytes)?;
-            let occlusion = (buffer, offset, occlusion_bytes.len() as u64);
-            jobs.push(Job { view: vi, params, control, groups: group_counts, occlusion });
-        }
-        let group_bytes_len = group_bytes.len() as u64;
-        let mut work = GpuWork::new("ism cull", {
-            let jobs = jobs.clone();
-            move |rec: &mut GpuWorkRecorder<'_, '_>| {
-                let count_layout = rec.device().pipeline_bind_group_layout(count, 0)?;
-                let write_layout = rec.device().pipeline_bind_group_layout(write, 0)?;
-                let scan_layout = rec.device().pipeline_bind_group_layout(scan, 0)?;
-                for job in &jobs {
-                    let out = job.view as u64 * stride;
-                    let range = |(buffer, offset): (BufferHandle, u64), size: u64| BindingResource::BufferRange { buffer, offset, size };
-                    let all = [
-                        (0, range(job.params, std::mem::size_of::<CullParams>() as u64)),
-                        (1, range((instances, 0), n * InstanceStreamData::SIZE)),
-                        (2, range(job.control, control_size)),
-                        (3, range((output, out), copies * InstanceStreamData::SIZE)),
-                        (4, range(job.groups, group_bytes_len)),
-                        (5, range((job.occlusion.0, job.occlusion.1), job.occlusion.2)),
-                    ];
-                    // Each dispatch sees what the ones before it wrote (the
-                    // recorder orders a work's dispatches).
-                    for (pipeline, layout, size) in
-                        [(count, &count_layout, (gx, gy)), (scan, &scan_layout, (1, 1)), (write, &write_layout, (gx, gy))]
-                    {
-                        let entries: Vec<(u32, BindingResource)> =
-                            all.iter().copied().filter(|(b, _)| layout.entries.iter().any(|e| e.binding == *b)).collect();
-                        let group = rec.create_bind_group(pipeline, 0, &entries)?;
-                        rec.bind_pipeline(pipeline);
-                        rec.bind_group(0, group);
-                        rec.dispatch(size.0, size.1, 1)?;
-                    }
-                }
-                Ok::<(), GpuWorkError>(())
-            }
-        })
-        .reads(instances)
-        // The passes read the visible instances as an instance stream.
-        .writes(output, &[PassRead::Shader]);
-        for &Job { params, control, groups, occlusion, .. } in &jobs {
-            // Other primitives' per-frame vertex data lives in the same ring
-            // buffer, and an indexed draw's vertex reads count (for the
-            // validation layer's hazard tracking) to the end of the buffer,
-            // over the control blocks written here: the passes read the ring
-            // as indirect arguments and as vertex input. The parameters are
-            // read from the ring (a buffer also written counts as written).
-            // The workgroup counts are only the work's own scratch, in the
-            // same ring buffer.
-            work = work
-                .writes(control.0, &[PassRead::Indirect, PassRead::Shader])
-                .writes(groups.0, &[PassRead::Shader])
-                .reads(params.0)
-                .reads(occlusion.0);
-        }
-        collector.add_gpu_work(work);
+        let stride = (copies * InstanceStreamData::SIZE).next_multiple_of(256);
+        let mut state = self.cull_state();
+        let output = grow_output(&mut state.output, collector.device(), stride * culls.len() as u64)?;
+        let mut shape = CullShape {
+            instances: (instances, n),
+            output: (output, copies),
+            stride,
+            groups: (gx, groups.div_ceil(gx)),
+            control_size: 0,
+            group_bytes: 0,
+        };
+        let jobs = self.upload_jobs(visibility, culls, &mut shape, collector)?;
+        collector.add_gpu_work(cull_work(pipelines, &shape, &jobs));
         let mut last = Vec::with_capacity(culls.len());
         for (vi, _) in culls.iter().enumerate() {
             match jobs.iter().find(|j| j.view == vi) {
-                Some(j) => last.push(ViewResult { control: j.control, output_offset: vi as u64 * stride }),
+                Some(j) => last.push(ViewResult { control: j.control, output_offset: vi as u64 * shape.stride }),
                 None => break,
             }
         }
         state.last = last;
         drop(state);
         for &Job { view: vi, control, .. } in &jobs {
-            let out = (output, vi as u64 * stride);
+            let out = (shape.output.0, vi as u64 * shape.stride);
             for d in 0..self.draws.len() {
                 collector.add_mesh(vi, self.batch(d, out, 0, Some((control.0, control.1 + CONTROL_HEADER + d as u64 * 20))));
             }
@@ -375,6 +310,108 @@ impl InstancedStaticMeshSceneProxy {
         self.stats_when_retired(collector, culls.len(), jobs.iter().map(|j| (j.view, j.control)).collect());
         Ok(())
     }
+
+    /// Per visible view, its parameters, control block, per-workgroup
+    /// counts (`GROUP_ROWS` rows of gx × gy, written by the count pass
+    /// before anything reads them) and occlusion block, in this frame's
+    /// ring memory; their sizes go into `shape`.
+    fn upload_jobs(
+        &self,
+        visibility: &[bool],
+        culls: &[ViewCull],
+        shape: &mut CullShape,
+        collector: &mut MeshElementCollector<'_, '_>,
+    ) -> rhi_vulkan::Result<Vec<Job>> {
+        let (gx, gy) = shape.groups;
+        let mut control_bytes = vec![0u8; CONTROL_HEADER as usize];
+        control_bytes.extend_from_slice(bytemuck::cast_slice(&self.args_template(None)));
+        let group_bytes = vec![0u8; (GROUP_ROWS * gx * gy * 4) as usize];
+        shape.control_size = control_bytes.len() as u64;
+        shape.group_bytes = group_bytes.len() as u64;
+        let mut jobs = Vec::new();
+        for (vi, v) in culls.iter().enumerate() {
+            if !visibility[vi] {
+                continue;
+            }
+            let params = collector.upload(bytemuck::bytes_of(&self.cull_params(v, gx * gy)))?;
+            let control = collector.upload(&control_bytes)?;
+            let groups = collector.upload(&group_bytes)?;
+            let occlusion_bytes = occlusion_block(collector.occlusion(vi));
+            let (buffer, offset) = collector.upload(&occlusion_bytes)?;
+            jobs.push(Job { view: vi, params, control, groups, occlusion: (buffer, offset, occlusion_bytes.len() as u64) });
+        }
+        Ok(jobs)
+    }
+}
+
+/// What one frame's cull dispatches over: the instance buffer and its
+/// count, the output buffer and the copies it has room for per view, the
+/// stride between views' outputs, the workgroup grid, and the sizes of a
+/// view's control block and workgroup counts.
+struct CullShape {
+    instances: (BufferHandle, u64),
+    output: (BufferHandle, u64),
+    stride: u64,
+    groups: (u32, u32),
+    control_size: u64,
+    group_bytes: u64,
+}
+
+/// The frame's cull of every job's view as one declared GPU work: per
+/// view, count → scan → write, each dispatch seeing what the ones before
+/// wrote (the recorder orders a work's dispatches).
+fn cull_work(p: &Pipelines, shape: &CullShape, jobs: &[Job]) -> GpuWork {
+    let (count, scan, write) = (p.count, p.scan, p.write);
+    let CullShape { instances: (instances, n), output: (output, copies), stride, groups: (gx, gy), control_size, group_bytes } = *shape;
+    let mut work = GpuWork::new("ism cull", {
+        let jobs = jobs.to_vec();
+        move |rec: &mut GpuWorkRecorder<'_, '_>| {
+            let count_layout = rec.device().pipeline_bind_group_layout(count, 0)?;
+            let scan_layout = rec.device().pipeline_bind_group_layout(scan, 0)?;
+            let write_layout = rec.device().pipeline_bind_group_layout(write, 0)?;
+            for job in &jobs {
+                let range = |(buffer, offset): (BufferHandle, u64), size: u64| BindingResource::BufferRange { buffer, offset, size };
+                let all = [
+                    (0, range(job.params, std::mem::size_of::<CullParams>() as u64)),
+                    (1, range((instances, 0), n * InstanceStreamData::SIZE)),
+                    (2, range(job.control, control_size)),
+                    (3, range((output, job.view as u64 * stride), copies * InstanceStreamData::SIZE)),
+                    (4, range(job.groups, group_bytes)),
+                    (5, range((job.occlusion.0, job.occlusion.1), job.occlusion.2)),
+                ];
+                for (pipeline, layout, size) in
+                    [(count, &count_layout, (gx, gy)), (scan, &scan_layout, (1, 1)), (write, &write_layout, (gx, gy))]
+                {
+                    let entries: Vec<(u32, BindingResource)> =
+                        all.iter().copied().filter(|(b, _)| layout.entries.iter().any(|e| e.binding == *b)).collect();
+                    let group = rec.create_bind_group(pipeline, 0, &entries)?;
+                    rec.bind_pipeline(pipeline);
+                    rec.bind_group(0, group);
+                    rec.dispatch(size.0, size.1, 1)?;
+                }
+            }
+            Ok::<(), GpuWorkError>(())
+        }
+    })
+    .reads(instances)
+    // The passes read the visible instances as an instance stream.
+    .writes(output, &[PassRead::Shader]);
+    for &Job { params, control, groups, occlusion, .. } in jobs {
+        // Other primitives' per-frame vertex data lives in the same ring
+        // buffer, and an indexed draw's vertex reads count (for the
+        // validation layer's hazard tracking) to the end of the buffer,
+        // over the control blocks written here: the passes read the ring
+        // as indirect arguments and as vertex input. The parameters are
+        // read from the ring (a buffer also written counts as written).
+        // The workgroup counts are only the work's own scratch, in the
+        // same ring buffer.
+        work = work
+            .writes(control.0, &[PassRead::Indirect, PassRead::Shader])
+            .writes(groups.0, &[PassRead::Shader])
+            .reads(params.0)
+            .reads(occlusion.0);
+    }
+    work
 }
 
 /// The header of the shader's `Occlusion` block (352 bytes); the depths of

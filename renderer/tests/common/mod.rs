@@ -135,3 +135,50 @@ pub fn rgb_linear(p: [u8; 4]) -> Vec3 {
 pub fn centre(img: &Image) -> [u8; 4] {
     img.pixel(W / 2, H / 2)
 }
+
+/// A static mesh proxy with one behaviour changed, for tests of the scene's
+/// questions to proxies: drawn only in views `draw_in` accepts (asked per
+/// view, as UE's owner-no-see), and whether it may be occluded.
+pub struct CustomizedProxy {
+    pub inner: StaticMeshSceneProxy,
+    pub draw_in: Option<fn(&SceneView) -> bool>,
+    pub can_be_occluded: bool,
+}
+
+impl CustomizedProxy {
+    /// `inner` unchanged until a field is set.
+    pub fn new(inner: StaticMeshSceneProxy) -> Self {
+        Self { inner, draw_in: None, can_be_occluded: true }
+    }
+}
+
+impl PrimitiveSceneProxy for CustomizedProxy {
+    fn local_bounds(&self) -> Bounds {
+        self.inner.local_bounds()
+    }
+    fn view_relevance(&self, view: &SceneView) -> ViewRelevance {
+        let r = self.inner.view_relevance(view);
+        ViewRelevance { draw: r.draw && self.draw_in.is_none_or(|f| f(view)), ..r }
+    }
+    fn view_dependent_relevance(&self) -> bool {
+        self.draw_in.is_some()
+    }
+    fn can_be_occluded(&self) -> bool {
+        self.can_be_occluded
+    }
+    fn occluder(&self, lod: u8) -> Option<OccluderMesh<'_>> {
+        self.inner.occluder(lod)
+    }
+    fn draw_static_elements(&self, out: &mut Vec<MeshBatch>) {
+        self.inner.draw_static_elements(out)
+    }
+    fn create_render_resources(&mut self, device: &rhi_vulkan::Device) -> rhi_vulkan::Result<()> {
+        self.inner.create_render_resources(device)
+    }
+    fn release_render_resources(&mut self, device: &rhi_vulkan::Device) {
+        self.inner.release_render_resources(device)
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
