@@ -4,6 +4,7 @@
 //! whose relevance depends on the view asked again, the view's relevance
 //! ORed), static LOD.
 
+use super::occlusion::occlusion_enabled;
 use crate::cvars::{self, ConsoleVariables};
 use crate::mesh_pass::MeshPass;
 use crate::occlusion::OcclusionBuffer;
@@ -87,10 +88,14 @@ pub(crate) fn init_views(scene: &Scene, cvars: &ConsoleVariables, family: &ViewF
         views.push(sv);
     }
     let require = |i: usize| if i < main_view_count { flags::DRAW } else { flags::SHADOW };
+    let occlusion = occlusion_enabled(cvars);
     let visibility: Vec<ViewVisibility> = views
         .iter()
         .enumerate()
-        .map(|(i, v)| compute_visibility(scene, &v.frustum(), (i < main_view_count).then_some(v), require(i), parallel))
+        .map(|(i, v)| {
+            let main = i < main_view_count;
+            compute_visibility(scene, &v.frustum(), main.then_some(v), require(i), main && occlusion && !v.wireframe, parallel)
+        })
         .collect();
     let occlusion = vec![None; views.len()];
     InitViews { views, main_view_count, shadow_view, directional, visibility, occlusion, occluded_primitives: 0 }

@@ -7,7 +7,7 @@
 //! | # | [`Stage`] | what it does | returns |
 //! |---|---|---|---|
 //! | 1 | `update_scene` | takes the frame slot (the frames before were retired until fewer than `r.FramesInFlight` are on the GPU, timed as `retire`); applies queued adds, removes and transforms, caching static commands, and tightens the culling chunks' boxes; records the scene's uploads (proxies' buffer writes, the material table, GPU-scene deltas) | the [`Frame`](rhi_vulkan::Frame) |
-//! | 2 | `init_views` | the main views and the shadow view; culls each (parallel chunks of 4,096 slots, each skipped whole when its box is outside the view), with relevance and static LOD | [`InitViews`] |
+//! | 2 | `init_views` | the main views and the shadow view; culls each (parallel chunks of 4,096 slots, each skipped whole when its box is outside the view), with relevance and static LOD, gathering for the occlusion stage each visible primitive's centre depth and the occluder candidates | [`InitViews`] |
 //! | 3 | `occlusion` | per main view, the largest visible opaque occluders rasterized into a small CPU depth buffer with a max-depth mip chain ([`crate::occlusion`]); the visible primitives hidden behind them removed from the view's list (`r.AllowOcclusionQueries`) | the [`InitViews`], culled |
 //! | 4 | `collect_dynamic` | dynamic primitives' mesh elements (and, when forced, static ones) built into this frame's commands; the compute work proxies declare ([`GpuWork`](crate::GpuWork)) queued, in primitive order | [`DynamicElements`] |
 //! | 5 | `pass_setup` | per (view, pass) task: gather cached + dynamic commands, sort, merge into instanced draws (rayon tasks) | [`PassDrawList`]s |

@@ -9,8 +9,7 @@ use super::InitViews;
 use crate::cvars::{self, ConsoleVariables};
 use crate::material::{BlendMode, MaterialId};
 use crate::math::Aabb;
-use crate::mesh_pass::PrimitiveSlot;
-use crate::occlusion::{OccluderSection, OcclusionBuffer, MAX_OCCLUDERS, MAX_OCCLUDER_TRIANGLES, MIN_OCCLUDER_SCREEN_SIZE};
+use crate::occlusion::{OccluderSection, OcclusionBuffer, MAX_OCCLUDERS, MAX_OCCLUDER_TRIANGLES};
 use crate::passes::{self, PassTarget, PassViews};
 use crate::scene::{flags, Scene, ViewVisibility, CULL_CHUNK};
 use crate::view::SceneView;
@@ -26,7 +25,7 @@ const TEST_CHUNK: usize = 1024;
 pub(crate) fn occlusion_cull(scene: &Scene, cvars: &ConsoleVariables, v: &mut InitViews) {
     v.occlusion = vec![None; v.views.len()];
     v.occluded_primitives = 0;
-    if !cvars.bool(cvars::ALLOW_OCCLUSION_QUERIES) || !main_passes_test_depth() {
+    if !occlusion_enabled(cvars) {
         return;
     }
     let parallel = cvars.bool(cvars::PARALLEL_PASS_SETUP);
@@ -34,15 +33,23 @@ pub(crate) fn occlusion_cull(scene: &Scene, cvars: &ConsoleVariables, v: &mut In
         if v.views[i].wireframe {
             continue;
         }
-        let buffer = build_occlusion_buffer(scene, &v.views[i], &v.visibility[i], parallel);
-        if buffer.triangles() == 0 {
-            // Nothing can be hidden: no test (a view full of small things
-            // pays only for choosing occluders).
-            continue;
+        let buffer = build_occlusion_buffer(scene, &v.views[i], &v.visibility[i]);
+        if buffer.triangles() > 0 {
+            // (Without occluders nothing can be hidden: no test.)
+            v.occluded_primitives += remove_occluded(scene, &buffer, &mut v.visibility[i], parallel);
+            v.occlusion[i] = Some(buffer);
         }
-        v.occluded_primitives += remove_occluded(scene, &buffer, &mut v.visibility[i], parallel);
-        v.occlusion[i] = Some(buffer);
+        let vis = &mut v.visibility[i];
+        (vis.centre_depths, vis.occluder_candidates) = Default::default();
     }
+}
+
+/// Whether the frame is occlusion culled: `r.AllowOcclusionQueries` is on
+/// and every pass the main views draw tests depth ([`main_passes_test_depth`]).
+/// Culling gathers the stage's inputs for the main views that are not in
+/// wireframe when it is.
+pub(crate) fn occlusion_enabled(cvars: &ConsoleVariables) -> bool {
+    cvars.bool(cvars::ALLOW_OCCLUSION_QUERIES) && main_passes_test_depth()
 }
 
 /// Whether every pass the main views draw tests depth so that a fragment
@@ -59,31 +66,21 @@ fn main_passes_test_depth() -> bool {
 /// The view's occlusion buffer: the visible occluders largest on screen
 /// first (ties by slot), at most [`MAX_OCCLUDERS`] of them and
 /// [`MAX_OCCLUDER_TRIANGLES`] triangles, their opaque sections at the
-/// view's LOD; then the max-depth mips.
-pub(crate) fn build_occlusion_buffer(scene: &Scene, view: &SceneView, vis: &ViewVisibility, parallel: bool) -> OcclusionBuffer {
+/// view's LOD; then the max-depth mips. The candidates (visible primitives
+/// at least [`MIN_OCCLUDER_SCREEN_SIZE`](crate::occlusion::MIN_OCCLUDER_SCREEN_SIZE)
+/// on screen) come from culling
+/// (`vis.occluder_candidates`).
+pub(crate) fn build_occlusion_buffer(scene: &Scene, view: &SceneView, vis: &ViewVisibility) -> OcclusionBuffer {
     crate::trace::span!("task", "occlusion_build");
     let mut buffer = OcclusionBuffer::new(view);
-    let candidate = |(k, s): (usize, &PrimitiveSlot)| {
-        let sphere = scene.spheres[s.index()];
-        // Most visible primitives are far too small: rejected without
-        // the square root and division of the screen size.
-        if !view.may_reach_screen_size(sphere.truncate(), sphere.w, MIN_OCCLUDER_SCREEN_SIZE) {
-            return None;
-        }
-        let size = view.screen_size(sphere.truncate(), sphere.w);
-        (size >= MIN_OCCLUDER_SCREEN_SIZE).then_some((size, k))
-    };
-    let mut candidates: Vec<(f32, usize)> = if parallel && vis.visible.len() > TEST_CHUNK {
-        vis.visible.par_iter().enumerate().with_min_len(TEST_CHUNK).filter_map(candidate).collect()
-    } else {
-        vis.visible.iter().enumerate().filter_map(candidate).collect()
-    };
+    let mut candidates = vis.occluder_candidates.clone();
     candidates.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
     let (mut used, mut triangles) = (0, 0);
     for (_, k) in candidates {
         if used == MAX_OCCLUDERS {
             break;
         }
+        let k = k as usize;
         let slot = vis.visible[k];
         let Some(mesh) = scene.proxy_at(slot.0).and_then(|p| p.occluder(vis.lods[k])) else { continue };
         let sections: Vec<OccluderSection<'_>> = mesh
@@ -113,50 +110,66 @@ pub(crate) fn build_occlusion_buffer(scene: &Scene, view: &SceneView, vis: &View
 /// Removes from `vis` the primitives that can be occluded and whose box is
 /// hidden in `buffer`, keeping the order; returns how many.
 ///
-/// A primitive is tested by the box that both its bounds give (its box and
-/// the box around its sphere: each holds all it draws, so their overlap
-/// does), which lies inside its culling chunk's box. So a chunk whose box
-/// can hide nothing ([`OcclusionBuffer::may_hide_within`], one test per
-/// chunk) skips its primitives' tests: most of a view where the occluders
-/// cover little.
+/// Most visible primitives are answered without reading their bounds:
+/// - one whose centre lies in front of every occluder vertex
+///   ([`OcclusionBuffer::may_hide_at_depth`] with the centre depth culling
+///   gathered) cannot be hidden;
+/// - a primitive is tested by the box that both its bounds give (its box
+///   and the box around its sphere: each holds all it draws, so their
+///   overlap does), which lies inside its culling chunk's box, so a chunk
+///   whose box can hide nothing ([`OcclusionBuffer::may_hide_within`], one
+///   test per chunk) skips its primitives' tests.
 pub(crate) fn remove_occluded(scene: &Scene, buffer: &OcclusionBuffer, vis: &mut ViewVisibility, parallel: bool) -> u64 {
     crate::trace::span!("task", "occlusion_test");
-    // Per chunk that has visible primitives: whether any can be hidden.
+    let n = vis.visible.len();
+    let depths = &vis.centre_depths;
+    // The visible primitives that may lie behind an occluder (all when
+    // culling gathered no depths), in order.
+    let behind = |&k: &usize| depths.get(k).is_none_or(|&d| buffer.may_hide_at_depth(d));
+    let maybe: Vec<usize> = if parallel && n > 4 * TEST_CHUNK {
+        (0..n).into_par_iter().with_min_len(4 * TEST_CHUNK).filter(behind).collect()
+    } else {
+        (0..n).filter(behind).collect()
+    };
+    // Per chunk holding one of them: whether any can be hidden.
     let mut chunk_may_hide = vec![false; scene.chunks.len()];
     let mut last = usize::MAX;
-    for s in &vis.visible {
-        let c = s.index() / CULL_CHUNK;
+    for &k in &maybe {
+        let c = vis.visible[k].index() / CULL_CHUNK;
         if c != last {
             let b = scene.chunks[c];
             chunk_may_hide[c] = !b.is_empty() && buffer.may_hide_within(&Aabb { min: b.min, max: b.max });
             last = c;
         }
     }
-    let hidden = |s: &PrimitiveSlot| {
-        let i = s.index();
+    let hidden = |&k: &usize| {
+        let i = vis.visible[k].index();
         if !chunk_may_hide[i / CULL_CHUNK] || scene.flags[i] & flags::OCCLUDABLE == 0 {
             return false;
         }
         let sphere = scene.spheres[i];
         buffer.test_box(&Aabb::from_center_extent(sphere.truncate(), scene.extents[i].min(Vec3::splat(sphere.w))))
     };
-    let hidden: Vec<bool> = if parallel && vis.visible.len() > TEST_CHUNK {
-        vis.visible.par_iter().with_min_len(TEST_CHUNK).map(hidden).collect()
+    let hidden: Vec<usize> = if parallel && maybe.len() > TEST_CHUNK {
+        maybe.par_iter().with_min_len(TEST_CHUNK).copied().filter(|k| hidden(k)).collect()
     } else {
-        vis.visible.iter().map(hidden).collect()
+        maybe.iter().copied().filter(|k| hidden(k)).collect()
     };
-    let occluded = hidden.iter().filter(|&&h| h).count();
-    if occluded > 0 {
+    if !hidden.is_empty() {
+        let mut drop = vec![false; n];
+        for &k in &hidden {
+            drop[k] = true;
+        }
         let mut k = 0;
         vis.visible.retain(|_| {
             k += 1;
-            !hidden[k - 1]
+            !drop[k - 1]
         });
         let mut k = 0;
         vis.lods.retain(|_| {
             k += 1;
-            !hidden[k - 1]
+            !drop[k - 1]
         });
     }
-    occluded as u64
+    hidden.len() as u64
 }

@@ -19,6 +19,7 @@ use super::relevance::{relevance_flags, MATERIAL_FLAGS, RELEVANCE_FLAGS};
 use super::scene::{flags, Scene, CULL_CHUNK};
 use crate::math::Frustum;
 use crate::mesh_pass::PrimitiveSlot;
+use crate::occlusion::{ViewDepth, MIN_OCCLUDER_SCREEN_SIZE};
 use crate::view::SceneView;
 use rayon::prelude::*;
 
@@ -26,7 +27,7 @@ const CHUNK: usize = CULL_CHUNK;
 
 /// The primitives of one view that passed culling, in slot order, with the
 /// LOD each uses.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub(crate) struct ViewVisibility {
     pub visible: Vec<PrimitiveSlot>,
     pub lods: Vec<u8>,
@@ -35,19 +36,32 @@ pub(crate) struct ViewVisibility {
     /// The relevance flags of the visible primitives, ORed (the view's
     /// relevance, `super::relevance`): which passes the view sets up.
     pub relevance: u32,
+    /// What the `occlusion` stage reads, gathered while culling has each
+    /// primitive's sphere at hand (read again later, a scattered slot at a
+    /// time, it cost more than the tests): per visible primitive, its
+    /// sphere centre's view depth ([`ViewDepth`]). Empty unless culled for
+    /// occlusion; the stage empties it.
+    pub centre_depths: Vec<f32>,
+    /// The visible primitives at least [`MIN_OCCLUDER_SCREEN_SIZE`] on
+    /// screen, the occluder candidates: (screen size, index into
+    /// `visible`), in `visible`'s order. Filled and emptied as `centre_depths`.
+    pub occluder_candidates: Vec<(f32, u32)>,
 }
 
 /// Culls every primitive whose flags contain `require` against `frustum`
-/// (and `view`'s draw distance, when given).
+/// (and `view`'s draw distance, when given); with `for_occlusion` (and a
+/// view) gathers what the occlusion stage reads too.
 pub(crate) fn compute_visibility(
     scene: &Scene,
     frustum: &Frustum,
     view: Option<&SceneView>,
     require: u32,
+    for_occlusion: bool,
     parallel: bool,
 ) -> ViewVisibility {
     let n = scene.slot_count();
     let require = require | flags::VALID;
+    let occlusion = view.filter(|_| for_occlusion).map(|v| (v, ViewDepth::new(v)));
     let cull_chunk = |start: usize| -> ViewVisibility {
         crate::trace::span!("task", "cull_chunk");
         let end = (start + CHUNK).min(n);
@@ -98,6 +112,15 @@ pub(crate) fn compute_visibility(
                     lod = sizes.iter().position(|&t| size >= t).unwrap_or(sizes.len() - 1) as u8;
                 }
             }
+            if let Some((view, depth)) = &occlusion {
+                out.centre_depths.push(depth.of(center));
+                if view.may_reach_screen_size(center, s.w, MIN_OCCLUDER_SCREEN_SIZE) {
+                    let size = view.screen_size(center, s.w);
+                    if size >= MIN_OCCLUDER_SCREEN_SIZE {
+                        out.occluder_candidates.push((size, out.visible.len() as u32));
+                    }
+                }
+            }
             out.visible.push(PrimitiveSlot(i as u32));
             out.lods.push(lod);
             out.relevance |= relevance & RELEVANCE_FLAGS;
@@ -111,7 +134,13 @@ pub(crate) fn compute_visibility(
     let total: usize = chunks.iter().map(|c| c.visible.len()).sum();
     out.visible.reserve(total);
     out.lods.reserve(total);
+    if occlusion.is_some() {
+        out.centre_depths.reserve(total);
+    }
     for c in chunks {
+        let base = out.visible.len() as u32;
+        out.occluder_candidates.extend(c.occluder_candidates.iter().map(|&(size, k)| (size, base + k)));
+        out.centre_depths.extend_from_slice(&c.centre_depths);
         out.visible.extend_from_slice(&c.visible);
         out.lods.extend_from_slice(&c.lods);
         out.chunks_skipped += c.chunks_skipped;
@@ -171,9 +200,26 @@ mod tests {
     fn parallel_chunks_concatenate_into_the_serial_list_in_slot_order() {
         let scene = scene(3 * CHUNK as u32 + 17);
         let v = view();
-        let serial = compute_visibility(&scene, &v.frustum(), Some(&v), flags::DRAW, false);
-        let parallel = compute_visibility(&scene, &v.frustum(), Some(&v), flags::DRAW, true);
+        let serial = compute_visibility(&scene, &v.frustum(), Some(&v), flags::DRAW, true, false);
+        let parallel = compute_visibility(&scene, &v.frustum(), Some(&v), flags::DRAW, true, true);
         assert_eq!(serial, parallel);
+        // What the occlusion stage reads, per visible primitive, wherever its chunk fell.
+        let depth = ViewDepth::new(&v);
+        assert_eq!(serial.centre_depths.len(), serial.visible.len());
+        let mut candidates = Vec::new();
+        for (k, s) in serial.visible.iter().enumerate() {
+            let sphere = scene.spheres[s.index()];
+            assert_eq!(serial.centre_depths[k], depth.of(sphere.truncate()));
+            let size = v.screen_size(sphere.truncate(), sphere.w);
+            if size >= MIN_OCCLUDER_SCREEN_SIZE {
+                candidates.push((size, k as u32));
+            }
+        }
+        assert!(!candidates.is_empty() && candidates.len() < serial.visible.len());
+        assert_eq!(serial.occluder_candidates, candidates);
+        let plain = compute_visibility(&scene, &v.frustum(), Some(&v), flags::DRAW, false, true);
+        assert!(plain.centre_depths.is_empty() && plain.occluder_candidates.is_empty(), "only when culling for occlusion");
+        assert_eq!(plain.visible, serial.visible);
         assert!(serial.visible.windows(2).all(|w| w[0] < w[1]), "slot order");
         assert_eq!(serial.visible.len(), serial.lods.len());
         assert!(serial.visible.iter().any(|s| s.index() > 2 * CHUNK), "the last chunk contributes");
@@ -220,9 +266,9 @@ mod tests {
         )
         .unwrap();
         let check = |scene: &Scene, v: &SceneView, what: &str| -> u32 {
-            let got = compute_visibility(scene, &v.frustum(), Some(v), flags::DRAW, true);
+            let got = compute_visibility(scene, &v.frustum(), Some(v), flags::DRAW, false, true);
             assert_eq!(got.visible, brute_force(scene, v, flags::DRAW), "{what}");
-            assert_eq!(got, compute_visibility(scene, &v.frustum(), Some(v), flags::DRAW, false), "{what}: serial = parallel");
+            assert_eq!(got, compute_visibility(scene, &v.frustum(), Some(v), flags::DRAW, false, false), "{what}: serial = parallel");
             got.chunks_skipped
         };
         let chunks = scene.chunks.len() as u32;
@@ -274,7 +320,7 @@ mod tests {
         let v = view();
         let frustum = v.frustum();
         for require in [flags::DRAW, flags::SHADOW] {
-            let vis = compute_visibility(&scene, &frustum, Some(&v), require, true);
+            let vis = compute_visibility(&scene, &frustum, Some(&v), require, false, true);
             let expected: Vec<PrimitiveSlot> = (0..scene.slot_count())
                 .filter(|&i| {
                     let need = require | flags::VALID;
@@ -295,12 +341,12 @@ mod tests {
         // A view's own draw distance culls too; the shadow view (no view) has none.
         let mut near = v.clone();
         near.max_draw_distance = 30.0;
-        let vis = compute_visibility(&scene, &frustum, Some(&near), flags::DRAW, false);
+        let vis = compute_visibility(&scene, &frustum, Some(&near), flags::DRAW, false, false);
         assert!(vis.visible.iter().all(|s| scene.spheres[s.index()].truncate().distance(v.origin) - scene.spheres[s.index()].w <= 30.0));
-        assert!(vis.visible.len() < compute_visibility(&scene, &frustum, Some(&v), flags::DRAW, false).visible.len());
-        let no_view = compute_visibility(&scene, &frustum, None, flags::DRAW, false);
-        assert!(no_view.visible.len() >= compute_visibility(&scene, &frustum, Some(&v), flags::DRAW, false).visible.len());
+        assert!(vis.visible.len() < compute_visibility(&scene, &frustum, Some(&v), flags::DRAW, false, false).visible.len());
+        let no_view = compute_visibility(&scene, &frustum, None, flags::DRAW, false, false);
+        assert!(no_view.visible.len() >= compute_visibility(&scene, &frustum, Some(&v), flags::DRAW, false, false).visible.len());
         // Nothing to cull.
-        assert_eq!(compute_visibility(&Scene::default(), &frustum, Some(&v), flags::DRAW, true), ViewVisibility::default());
+        assert_eq!(compute_visibility(&Scene::default(), &frustum, Some(&v), flags::DRAW, false, true), ViewVisibility::default());
     }
 }
