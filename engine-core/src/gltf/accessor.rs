@@ -3,6 +3,10 @@
 //! normalized components (`KHR_mesh_quantization`) turned into floats.
 
 use super::GltfError;
+
+/// A buffer's bytes: borrowed from the file for a `.glb`'s BIN chunk
+/// (never copied), owned when read from a URI.
+pub(crate) type Buffer<'a> = std::borrow::Cow<'a, [u8]>;
 use gltf::accessor::{DataType, Dimensions};
 use gltf::Accessor;
 
@@ -11,7 +15,7 @@ fn accessor_err(path: &str, acc: &Accessor, problem: String) -> GltfError {
 }
 
 /// The bytes of buffer view `view`, checked against its buffer.
-pub(crate) fn view_bytes<'b>(view: &gltf::buffer::View, buffers: &'b [Vec<u8>]) -> Result<&'b [u8], GltfError> {
+pub(crate) fn view_bytes<'b>(view: &gltf::buffer::View, buffers: &'b [Buffer<'_>]) -> Result<&'b [u8], GltfError> {
     let path = format!("/bufferViews/{}", view.index());
     let data = buffers
         .get(view.buffer().index())
@@ -34,7 +38,7 @@ pub(crate) fn view_bytes<'b>(view: &gltf::buffer::View, buffers: &'b [Vec<u8>]) 
 
 /// The accessor's elements tightly packed (stride removed, sparse values
 /// substituted). `max_count` bounds `count` before anything is allocated.
-pub(crate) fn packed(acc: &Accessor, buffers: &[Vec<u8>], path: &str, max_count: u64) -> Result<Vec<u8>, GltfError> {
+pub(crate) fn packed(acc: &Accessor, buffers: &[Buffer<'_>], path: &str, max_count: u64) -> Result<Vec<u8>, GltfError> {
     let elem = acc.data_type().size() * acc.dimensions().multiplicity();
     let count = acc.count();
     GltfError::check_limit(path, "accessor count", count as u64, max_count)?;
@@ -110,7 +114,7 @@ pub(crate) fn packed(acc: &Accessor, buffers: &[Vec<u8>], path: &str, max_count:
 /// other integers convert as they are.
 pub(crate) fn read_floats(
     acc: &Accessor,
-    buffers: &[Vec<u8>],
+    buffers: &[Buffer<'_>],
     path: &str,
     allowed: &[Dimensions],
     max_count: u64,
@@ -138,7 +142,7 @@ pub(crate) fn read_floats(
 }
 
 /// An index accessor: unsigned integer scalars.
-pub(crate) fn read_indices(acc: &Accessor, buffers: &[Vec<u8>], path: &str, max_count: u64) -> Result<Vec<u32>, GltfError> {
+pub(crate) fn read_indices(acc: &Accessor, buffers: &[Buffer<'_>], path: &str, max_count: u64) -> Result<Vec<u32>, GltfError> {
     if acc.dimensions() != Dimensions::Scalar
         || !matches!(acc.data_type(), DataType::U8 | DataType::U16 | DataType::U32)
         || acc.normalized()

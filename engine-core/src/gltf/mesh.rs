@@ -1,6 +1,6 @@
 //! glTF meshes → [`StaticMesh`]es: one section per triangle primitive.
 
-use super::accessor::{read_floats, read_indices};
+use super::accessor::{read_floats, read_indices, Buffer};
 use super::{GltfError, GltfLimits, GltfMaterial, GltfMesh};
 use crate::static_mesh::StaticMesh;
 use glam::Vec3;
@@ -130,7 +130,7 @@ pub(crate) fn generate_tangents(vertices: &[LocalVertex], indices: &[u32], uv_se
 /// Builds mesh `m` (`None`: no triangle primitive).
 pub(crate) fn build_mesh(
     m: &gltf::Mesh,
-    buffers: &[Vec<u8>],
+    buffers: &[Buffer<'_>],
     materials: &[GltfMaterial],
     limits: &GltfLimits,
     budget: &Budget,
@@ -229,7 +229,7 @@ pub(crate) fn build_mesh(
 /// JSON path its errors name.
 fn primitive_triangles(
     p: &gltf::Primitive,
-    buffers: &[Vec<u8>],
+    buffers: &[Buffer<'_>],
     count: usize,
     limits: &GltfLimits,
     path: &str,

@@ -1,6 +1,7 @@
 //! The import itself: parse and validate the document, load buffers,
 //! decode images (in parallel), build meshes, read nodes, cameras, lights.
 
+use super::accessor::Buffer;
 use super::error::json_pointer;
 use super::material::{read_material, TextureKeys};
 use super::mesh::{build_mesh, Budget};
@@ -100,12 +101,28 @@ fn missing_image(path: String, problem: String) -> GltfError {
     GltfError::MissingImage { path, problem }
 }
 
-fn parse(bytes: &[u8]) -> Result<gltf::Gltf, GltfError> {
-    gltf::Gltf::from_slice_without_validation(bytes).map_err(|e| match e {
+fn parse(bytes: &[u8]) -> Result<(gltf::Document, Option<&[u8]>), GltfError> {
+    let malformed = |e: gltf::Error| match e {
         gltf::Error::Binary(b) => GltfError::MalformedGlb(format!("{b}")),
         gltf::Error::Deserialize(d) => GltfError::MalformedJson(d.to_string()),
         other => GltfError::MalformedGlb(other.to_string()),
-    })
+    };
+    // As `gltf::Gltf::from_slice_without_validation`, but the BIN chunk
+    // stays borrowed from `bytes` (that call copies it).
+    let (json, blob) = if bytes.starts_with(b"glTF") {
+        let glb = gltf::Glb::from_slice(bytes).map_err(malformed)?;
+        let blob = match glb.bin {
+            Some(std::borrow::Cow::Borrowed(b)) => Some(b),
+            // (`Glb::from_slice` borrows; were it ever to copy, say so.)
+            Some(std::borrow::Cow::Owned(_)) => return Err(GltfError::MalformedGlb("the BIN chunk could not be borrowed".into())),
+            None => None,
+        };
+        (gltf::json::deserialize::from_slice(&glb.json), blob)
+    } else {
+        (gltf::json::deserialize::from_slice(bytes), None)
+    };
+    let json = json.map_err(|e| malformed(gltf::Error::Deserialize(e)))?;
+    Ok((gltf::Document::from_json_without_validation(json), blob))
 }
 
 /// Checks `extensionsRequired`, then the schema (gltf-json's validation).
@@ -201,12 +218,12 @@ pub(crate) fn import_bytes(
     limits: &GltfLimits,
     progress: &ImportProgress,
 ) -> Result<GltfImport, GltfError> {
-    let gltf = parse(bytes)?;
-    let doc = &gltf.document;
+    let (document, blob) = parse(bytes)?;
+    let doc = &document;
     validate(doc)?;
     let parents = check_tree(doc)?;
     let mut skipped = Vec::new();
-    let buffers = read_buffers(&gltf, base, limits, progress)?;
+    let buffers = read_buffers(doc, blob, base, limits, progress)?;
     // Materials and the textures they use.
     let mut keys = TextureKeys::default();
     let materials = doc
@@ -216,9 +233,15 @@ pub(crate) fn import_bytes(
         .collect::<Result<Vec<_>, _>>()?;
     let image_bytes = read_image_bytes(doc, &keys, &buffers, base, limits, progress)?;
     progress.images_total.store(keys.keys.len() as u64, std::sync::atomic::Ordering::Relaxed);
-    let textures = decode_textures(doc, &keys, &image_bytes, limits, progress)?;
+    // Images decode while meshes build: each is parallel, and together
+    // neither waits for the other's last tasks.
+    let (textures, meshes) = rayon::join(
+        || decode_textures(doc, &keys, &image_bytes, limits, progress),
+        || build_meshes(doc, &buffers, &materials, limits, progress, &mut skipped),
+    );
     drop(image_bytes);
-    let (meshes, morph_targets) = build_meshes(doc, &buffers, &materials, limits, progress, &mut skipped)?;
+    let textures = textures?;
+    let (meshes, morph_targets) = meshes?;
     let cameras = read_cameras(doc)?;
     let (lights, spot_lights) = read_lights(doc);
     let nodes = read_nodes(doc, &parents)?;
@@ -238,18 +261,23 @@ pub(crate) fn import_bytes(
     })
 }
 
-/// Every buffer's bytes: the GLB BIN chunk, a data URI or a file beside the glTF.
-fn read_buffers(gltf: &gltf::Gltf, base: Option<&Path>, limits: &GltfLimits, progress: &ImportProgress) -> Result<Vec<Vec<u8>>, GltfError> {
-    let doc = &gltf.document;
+/// Every buffer's bytes: the GLB BIN chunk (`blob`, borrowed), a data URI
+/// or a file beside the glTF.
+fn read_buffers<'b>(
+    doc: &gltf::Document,
+    blob: Option<&'b [u8]>,
+    base: Option<&Path>,
+    limits: &GltfLimits,
+    progress: &ImportProgress,
+) -> Result<Vec<Buffer<'b>>, GltfError> {
     let mut buffers = Vec::with_capacity(doc.buffers().len());
     for b in doc.buffers() {
         let path = format!("/buffers/{}", b.index());
         let data = match b.source() {
-            gltf::buffer::Source::Bin => gltf
-                .blob
-                .clone()
-                .ok_or_else(|| GltfError::Buffer { path: path.clone(), problem: "the file has no GLB BIN chunk".into() })?,
-            gltf::buffer::Source::Uri(uri) => uri_bytes(uri, base, &path, limits, progress, missing_buffer)?,
+            gltf::buffer::Source::Bin => Buffer::Borrowed(
+                blob.ok_or_else(|| GltfError::Buffer { path: path.clone(), problem: "the file has no GLB BIN chunk".into() })?,
+            ),
+            gltf::buffer::Source::Uri(uri) => Buffer::Owned(uri_bytes(uri, base, &path, limits, progress, missing_buffer)?),
         };
         if data.len() < b.length() {
             return Err(GltfError::Buffer { path, problem: format!("{} bytes, byteLength says {}", data.len(), b.length()) });
@@ -262,15 +290,15 @@ fn read_buffers(gltf: &gltf::Gltf, base: Option<&Path>, limits: &GltfLimits, pro
 
 /// The encoded bytes of every image a material uses (read in order; the
 /// others stay `None`).
-fn read_image_bytes(
+fn read_image_bytes<'b>(
     doc: &gltf::Document,
     keys: &TextureKeys,
-    buffers: &[Vec<u8>],
+    buffers: &'b [Buffer<'_>],
     base: Option<&Path>,
     limits: &GltfLimits,
     progress: &ImportProgress,
-) -> Result<Vec<Option<Vec<u8>>>, GltfError> {
-    let mut image_bytes: Vec<Option<Vec<u8>>> = vec![None; doc.images().len()];
+) -> Result<Vec<Option<Buffer<'b>>>, GltfError> {
+    let mut image_bytes: Vec<Option<Buffer<'b>>> = vec![None; doc.images().len()];
     for &(image, _) in &keys.keys {
         if image_bytes[image].is_some() {
             continue;
@@ -282,11 +310,12 @@ fn read_image_bytes(
         let bytes = match (&json.buffer_view, &json.uri) {
             (Some(view), _) => {
                 let view = doc.views().nth(view.value()).expect("validated index");
-                accessor::view_bytes(&view, buffers)
-                    .map_err(|e| GltfError::MissingImage { path: path.clone(), problem: e.to_string() })?
-                    .to_vec()
+                Buffer::Borrowed(
+                    accessor::view_bytes(&view, buffers)
+                        .map_err(|e| GltfError::MissingImage { path: path.clone(), problem: e.to_string() })?,
+                )
             }
-            (None, Some(uri)) => uri_bytes(uri, base, &path, limits, progress, missing_image)?,
+            (None, Some(uri)) => Buffer::Owned(uri_bytes(uri, base, &path, limits, progress, missing_image)?),
             (None, None) => return Err(GltfError::MissingImage { path, problem: "neither a uri nor a bufferView".into() }),
         };
         image_bytes[image] = Some(bytes);
@@ -299,7 +328,7 @@ fn read_image_bytes(
 fn decode_textures(
     doc: &gltf::Document,
     keys: &TextureKeys,
-    image_bytes: &[Option<Vec<u8>>],
+    image_bytes: &[Option<Buffer<'_>>],
     limits: &GltfLimits,
     progress: &ImportProgress,
 ) -> Result<Vec<GltfTexture>, GltfError> {
@@ -328,7 +357,7 @@ fn decode_textures(
 /// the primitives that had morph targets.
 fn build_meshes(
     doc: &gltf::Document,
-    buffers: &[Vec<u8>],
+    buffers: &[Buffer<'_>],
     materials: &[GltfMaterial],
     limits: &GltfLimits,
     progress: &ImportProgress,
