@@ -14,6 +14,7 @@ use crate::stats::FrameCounters;
 use crate::view::SceneView;
 use rhi_vulkan::Device;
 use rustc_hash::FxHashMap as HashMap;
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 /// Commands of this frame: the scene's buckets plus dynamic ones.
@@ -33,13 +34,14 @@ pub(crate) struct FrameCommands<'a> {
     base: u32,
     pub dynamic: Vec<MeshDrawCommand>,
     lookup: HashMap<MeshDrawCommand, BucketId>,
-    /// Draw-order rank of every bucket id of the frame.
-    pub ranks: Vec<DrawRank>,
+    /// Draw-order rank of every bucket id of the frame (the scene's own,
+    /// borrowed, until the frame builds a bucket).
+    pub ranks: Cow<'a, [DrawRank]>,
 }
 
 impl<'a> FrameCommands<'a> {
     fn new(scene: &'a Scene) -> Self {
-        let ranks = scene.buckets.ranks().to_vec();
+        let ranks = Cow::Borrowed(scene.buckets.ranks());
         Self { scene, base: ranks.len() as u32, dynamic: Vec::new(), lookup: HashMap::default(), ranks }
     }
 
@@ -61,7 +63,7 @@ impl<'a> FrameCommands<'a> {
         let id = BucketId(self.base + self.dynamic.len() as u32);
         self.dynamic.push(cmd.clone());
         self.lookup.insert(cmd, id);
-        self.ranks.push(DrawRank(id.0));
+        self.ranks.to_mut().push(DrawRank(id.0));
         id
     }
 
@@ -72,7 +74,7 @@ impl<'a> FrameCommands<'a> {
         if self.dynamic.is_empty() {
             return;
         }
-        self.ranks = self.scene.buckets.ranks_with(&self.dynamic);
+        self.ranks = Cow::Owned(self.scene.buckets.ranks_with(&self.dynamic));
     }
 }
 

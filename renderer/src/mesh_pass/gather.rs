@@ -53,22 +53,33 @@ pub(crate) fn gather_sort_merge_cached(
     can_merge: impl Fn(BucketId) -> bool,
     instancing: bool,
 ) -> (Vec<MergedDraw>, Vec<PrimitiveSlot>) {
-    let mut starts = vec![0u32; ranks.len() + 1];
-    visit_cached(cache, vis, |bucket, _| starts[ranks[bucket.index()].index() + 1] += 1);
+    // The ranks this pass's visible commands use: the counting sort spans
+    // only them (a pass's buckets keep to their own pipelines, which rank
+    // together, so this is about the pass's share of the frame's buckets).
+    let (mut lo, mut hi) = (usize::MAX, 0);
+    visit_cached(cache, vis, |bucket, _| {
+        let r = ranks[bucket.index()].index();
+        (lo, hi) = (lo.min(r), hi.max(r + 1));
+    });
+    if lo >= hi {
+        return (Vec::new(), Vec::new());
+    }
+    let mut starts = vec![0u32; hi - lo + 1];
+    visit_cached(cache, vis, |bucket, _| starts[ranks[bucket.index()].index() - lo + 1] += 1);
     for i in 1..starts.len() {
         starts[i] += starts[i - 1];
     }
-    let mut ids = vec![PrimitiveSlot(0); starts[ranks.len()] as usize];
+    let mut ids = vec![PrimitiveSlot(0); starts[hi - lo] as usize];
     let mut next = starts.clone();
     // Visiting in slot order and filling each rank's range front to back
     // orders every range by slot: (rank, primitive), the opaque draw order.
     visit_cached(cache, vis, |bucket, slot| {
-        let n = &mut next[ranks[bucket.index()].index()];
+        let n = &mut next[ranks[bucket.index()].index() - lo];
         ids[*n as usize] = slot;
         *n += 1;
     });
     let mut draws = Vec::new();
-    for (rank, &bucket) in bucket_of_rank.iter().enumerate() {
+    for (rank, &bucket) in bucket_of_rank[lo..hi].iter().enumerate() {
         let (first, count) = (starts[rank], starts[rank + 1] - starts[rank]);
         if count == 0 {
             continue;
