@@ -53,38 +53,46 @@ pub(crate) fn gather_sort_merge_cached(
     can_merge: impl Fn(BucketId) -> bool,
     instancing: bool,
 ) -> (Vec<MergedDraw>, Vec<PrimitiveSlot>) {
-    // The ranks this pass's visible commands use: the counting sort spans
-    // only them (a pass's buckets keep to their own pipelines, which rank
-    // together, so this is about the pass's share of the frame's buckets).
-    let (mut lo, mut hi) = (usize::MAX, 0);
-    visit_cached(cache, vis, |bucket, _| {
-        let r = ranks[bucket.index()].index();
+    // The visible commands' ranks, visited once; the counting sort spans
+    // only the ranks they use (a pass's buckets keep to their own
+    // pipelines, which rank together: about the pass's share of the
+    // frame's buckets, not all of them).
+    let mut visited: Vec<(u32, PrimitiveSlot)> = Vec::with_capacity(vis.visible.len());
+    let (mut lo, mut hi) = (u32::MAX, 0);
+    visit_cached(cache, vis, |bucket, slot| {
+        let r = ranks[bucket.index()].0;
         (lo, hi) = (lo.min(r), hi.max(r + 1));
+        visited.push((r, slot));
     });
     if lo >= hi {
         return (Vec::new(), Vec::new());
     }
+    let (lo, hi) = (lo as usize, hi as usize);
     let mut starts = vec![0u32; hi - lo + 1];
-    visit_cached(cache, vis, |bucket, _| starts[ranks[bucket.index()].index() - lo + 1] += 1);
+    for &(r, _) in &visited {
+        starts[r as usize - lo + 1] += 1;
+    }
     for i in 1..starts.len() {
         starts[i] += starts[i - 1];
     }
-    let mut ids = vec![PrimitiveSlot(0); starts[hi - lo] as usize];
+    let mut ids = vec![PrimitiveSlot(0); visited.len()];
     let mut next = starts.clone();
-    // Visiting in slot order and filling each rank's range front to back
-    // orders every range by slot: (rank, primitive), the opaque draw order.
-    visit_cached(cache, vis, |bucket, slot| {
-        let n = &mut next[ranks[bucket.index()].index() - lo];
+    // Visited in slot order, each rank's range filled front to back: every
+    // range is in slot order, (rank, primitive), the opaque draw order.
+    for &(r, slot) in &visited {
+        let n = &mut next[r as usize - lo];
         ids[*n as usize] = slot;
         *n += 1;
-    });
-    let mut draws = Vec::new();
+    }
+    let mut draws = Vec::with_capacity((hi - lo).min(ids.len()));
     for (rank, &bucket) in bucket_of_rank[lo..hi].iter().enumerate() {
         let (first, count) = (starts[rank], starts[rank + 1] - starts[rank]);
         if count == 0 {
             continue;
         }
-        if instancing && can_merge(bucket) {
+        // One command is one draw either way: its bucket's command is not
+        // read (a scene of distinct meshes asks no bucket whether it merges).
+        if count == 1 || (instancing && can_merge(bucket)) {
             draws.push(MergedDraw { bucket, first_instance: first, instance_count: count });
         } else {
             draws.extend((first..first + count).map(|i| MergedDraw { bucket, first_instance: i, instance_count: 1 }));
