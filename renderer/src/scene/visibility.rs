@@ -112,18 +112,15 @@ pub(crate) fn compute_visibility(
                     lod = sizes.iter().position(|&t| size >= t).unwrap_or(sizes.len() - 1) as u8;
                 }
             }
-            if let Some((view, depth)) = &occlusion {
-                out.centre_depths.push(depth.of(center));
-                if view.may_reach_screen_size(center, s.w, MIN_OCCLUDER_SCREEN_SIZE) {
-                    let size = view.screen_size(center, s.w);
-                    if size >= MIN_OCCLUDER_SCREEN_SIZE {
-                        out.occluder_candidates.push((size, out.visible.len() as u32));
-                    }
-                }
-            }
             out.visible.push(PrimitiveSlot(i as u32));
             out.lods.push(lod);
             out.relevance |= relevance & RELEVANCE_FLAGS;
+        }
+        // Apart from the loop above (which runs over every slot of the
+        // chunk and slows with a bigger body), while the chunk's spheres
+        // are still in cache.
+        if let Some((view, depth)) = &occlusion {
+            gather_for_occlusion(scene, view, depth, &mut out);
         }
         out
     };
@@ -147,6 +144,23 @@ pub(crate) fn compute_visibility(
         out.relevance |= c.relevance;
     }
     out
+}
+
+/// What the occlusion stage reads of `out`'s visible primitives: their
+/// centre depths and the occluder candidates.
+fn gather_for_occlusion(scene: &Scene, view: &SceneView, depth: &ViewDepth, out: &mut ViewVisibility) {
+    out.centre_depths.reserve(out.visible.len());
+    for (k, slot) in out.visible.iter().enumerate() {
+        let s = scene.spheres[slot.index()];
+        let center = s.truncate();
+        out.centre_depths.push(depth.of(center));
+        if view.may_reach_screen_size(center, s.w, MIN_OCCLUDER_SCREEN_SIZE) {
+            let size = view.screen_size(center, s.w);
+            if size >= MIN_OCCLUDER_SCREEN_SIZE {
+                out.occluder_candidates.push((size, k as u32));
+            }
+        }
+    }
 }
 
 /// Whether a primitive whose bounding sphere (of `radius`) has its centre
