@@ -16,7 +16,8 @@
 //!   ≤ 1.2×; also ns per primitive.
 //!
 //! Context rows say where the time goes: the import's serial GLB/JSON parse
-//! alone, and each world's base-pass draws (the cubes share one mesh and
+//! alone, each world's `init_views` and `pass_setup` stages (medians over
+//! the measurements), and each world's base-pass draws (the cubes share one mesh and
 //! merge into one instanced draw; 10,000 distinct meshes stay 10,000 draws
 //! per pass, which is what frame prep gathers and orders).
 //!
@@ -231,25 +232,32 @@ const PREP_FRAMES: usize = 31;
 /// ms of a cached frame prep on the render thread: the median of
 /// [`PREP_FRAMES`] back to back (one frame of a fraction of a millisecond
 /// swings with when rayon's workers wake; the median is the steady state).
-fn prepare_ms(world: &mut World) -> f64 {
-    world
+/// The median of its `init_views` and `pass_setup` stages goes to `stages`.
+fn prepare_ms(world: &mut World, stages: &mut Vec<[f64; 2]>) -> f64 {
+    let (ms, stage_ms) = world
         .render_thread()
         .unwrap()
         .with_context(|ctx| {
             let (c, f) = (bench_cvars(), family());
-            let mut ms: Vec<f64> = (0..PREP_FRAMES)
-                .map(|_| {
-                    let t = Instant::now();
-                    let prepared = ctx.renderer.prepare(&ctx.device, &ctx.scene, &c, &f).unwrap();
-                    let ms = t.elapsed().as_secs_f64() * 1e3;
-                    drop(prepared);
-                    ms
-                })
-                .collect();
-            ms.sort_by(f64::total_cmp);
-            ms[PREP_FRAMES / 2]
+            let (mut ms, mut init_views, mut pass_setup) = (Vec::new(), Vec::new(), Vec::new());
+            for _ in 0..PREP_FRAMES {
+                let t = Instant::now();
+                let prepared = ctx.renderer.prepare(&ctx.device, &ctx.scene, &c, &f).unwrap();
+                ms.push(t.elapsed().as_secs_f64() * 1e3);
+                let [init, _collect, setup] = prepared.stage_ms();
+                init_views.push(init);
+                pass_setup.push(setup);
+            }
+            (median(ms), [median(init_views), median(pass_setup)])
         })
-        .unwrap()
+        .unwrap();
+    stages.push(stage_ms);
+    ms
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
 }
 
 /// A world of NODES built-in cubes where the model's nodes land.
@@ -308,16 +316,21 @@ fn main() {
     let ((visible_gltf, draws_gltf), (visible_cubes, draws_cubes)) = (frame(&mut gltf_world), frame(&mut cubes));
     assert_eq!(visible_gltf, NODES, "every node's primitive in view");
     assert_eq!(visible_cubes, NODES, "every cube in view");
-    prepare_ms(&mut gltf_world);
-    prepare_ms(&mut cubes);
+    prepare_ms(&mut gltf_world, &mut Vec::new());
+    prepare_ms(&mut cubes, &mut Vec::new());
+    let (mut gltf_stages, mut cube_stages) = (Vec::new(), Vec::new());
     let prep = paired(pairs * 2, |arm| match arm {
-        Arm::Measured => prepare_ms(&mut gltf_world),
-        Arm::Baseline => prepare_ms(&mut cubes),
+        Arm::Measured => prepare_ms(&mut gltf_world, &mut gltf_stages),
+        Arm::Baseline => prepare_ms(&mut cubes, &mut cube_stages),
     });
+    // Per world, the median over the measurements of init_views and pass_setup.
+    let stage = |stages: &[[f64; 2]], k: usize| median(stages.iter().map(|s| s[k]).collect());
+    let ([gltf_init, gltf_setup], [cube_init, cube_setup]) =
+        ([0, 1].map(|k| stage(&gltf_stages, k)), [0, 1].map(|k| stage(&cube_stages, k)));
     let per_primitive = prep.measured.scaled(1e6 / NODES as f64);
 
     println!(
-        "gltf: import {:.0} ms vs read + decode 16 images {:.0} ms ({:.2}x, range {:.2}-{:.2} over {} pairs; goal <= 2); prep {:.2} ms for {NODES} imported primitives vs {:.2} ms for {NODES} cubes ({:.2}x, range {:.2}-{:.2}; goal <= 1.2), {:.0} ns/primitive; JSON/GLB parse {parse:.0} ms; base-pass draws {draws_gltf} vs {draws_cubes}",
+        "gltf: import {:.0} ms vs read + decode 16 images {:.0} ms ({:.2}x, range {:.2}-{:.2} over {} pairs; goal <= 2); prep {:.2} ms for {NODES} imported primitives vs {:.2} ms for {NODES} cubes ({:.2}x, range {:.2}-{:.2}; goal <= 1.2), {:.0} ns/primitive; JSON/GLB parse {parse:.0} ms; base-pass draws {draws_gltf} vs {draws_cubes}; init_views {:.3} vs {:.3} ms, pass_setup {:.3} vs {:.3} ms",
         import.measured.median,
         import.baseline.median,
         import.ratio.median,
@@ -330,6 +343,10 @@ fn main() {
         prep.ratio.min,
         prep.ratio.max,
         per_primitive.median,
+        gltf_init,
+        cube_init,
+        gltf_setup,
+        cube_setup,
     );
     let rows = [
         Row::spread(
@@ -359,6 +376,10 @@ fn main() {
             None,
         ),
         Row::new("engine-core: base-pass draws of 10,000 built-in cubes (one mesh: instanced)", draws_cubes as f64, "draws", None),
+        Row::new("engine-core: cached frame prep of 10,000 imported glTF primitives, stage init_views", gltf_init, "ms", None),
+        Row::new("engine-core: cached frame prep of 10,000 imported glTF primitives, stage pass_setup", gltf_setup, "ms", None),
+        Row::new("engine-core: cached frame prep of 10,000 built-in cubes, stage init_views", cube_init, "ms", None),
+        Row::new("engine-core: cached frame prep of 10,000 built-in cubes, stage pass_setup", cube_setup, "ms", None),
     ];
     let path = write_rows("engine-core-gltf", &rows).unwrap();
     println!("wrote {}", path.display());

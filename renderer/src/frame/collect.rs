@@ -37,12 +37,14 @@ pub(crate) struct FrameCommands<'a> {
     /// Draw-order rank of every bucket id of the frame (the scene's own,
     /// borrowed, until the frame builds a bucket).
     pub ranks: Cow<'a, [DrawRank]>,
+    /// The bucket id of every rank: `ranks` inverted (borrowed likewise).
+    pub by_rank: Cow<'a, [BucketId]>,
 }
 
 impl<'a> FrameCommands<'a> {
     fn new(scene: &'a Scene) -> Self {
-        let ranks = Cow::Borrowed(scene.buckets.ranks());
-        Self { scene, base: ranks.len() as u32, dynamic: Vec::new(), lookup: HashMap::default(), ranks }
+        let (ranks, by_rank) = (Cow::Borrowed(scene.buckets.ranks()), Cow::Borrowed(scene.buckets.by_rank()));
+        Self { scene, base: ranks.len() as u32, dynamic: Vec::new(), lookup: HashMap::default(), ranks, by_rank }
     }
 
     pub fn get(&self, bucket: BucketId) -> &MeshDrawCommand {
@@ -63,7 +65,9 @@ impl<'a> FrameCommands<'a> {
         let id = BucketId(self.base + self.dynamic.len() as u32);
         self.dynamic.push(cmd.clone());
         self.lookup.insert(cmd, id);
+        // Ranked after every bucket until `rank_together`.
         self.ranks.to_mut().push(DrawRank(id.0));
+        self.by_rank.to_mut().push(id);
         id
     }
 
@@ -75,6 +79,7 @@ impl<'a> FrameCommands<'a> {
             return;
         }
         self.ranks = Cow::Owned(self.scene.buckets.ranks_with(&self.dynamic));
+        self.by_rank = Cow::Owned(buckets_by_rank(&self.ranks));
     }
 }
 

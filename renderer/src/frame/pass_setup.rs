@@ -36,11 +36,6 @@ pub(crate) fn pass_setup(scene: &Scene, cvars: &ConsoleVariables, v: &InitViews,
         .flat_map(|vi| v.passes_of(vi).into_iter().map(move |p| (vi, p)))
         .filter(|&(vi, p)| v.pass_relevant(vi, p) || elements.lists.contains_key(&(vi, p)))
         .collect();
-    // Draw order → bucket, for the fast path below.
-    let mut bucket_of_rank = vec![BucketId(0); commands.ranks.len()];
-    for (bucket, &rank) in commands.ranks.iter().enumerate() {
-        bucket_of_rank[rank.index()] = BucketId(bucket as u32);
-    }
     let setup = |&(vi, pass): &(usize, MeshPass)| -> PassDrawList {
         crate::trace::span!("task", "pass_setup_task");
         let vis = &v.visibility[vi];
@@ -49,7 +44,7 @@ pub(crate) fn pass_setup(scene: &Scene, cvars: &ConsoleVariables, v: &InitViews,
         let dynamic = elements.lists.get(&(vi, pass));
         let back_to_front = pass.desc().sort == SortMode::BackToFront;
         let (draws, ids) = if !force_dynamic && !back_to_front && dynamic.is_none() {
-            gather_sort_merge_cached(cache, vis, &commands.ranks, &bucket_of_rank, can_merge, instancing)
+            gather_sort_merge_cached(cache, vis, &commands.ranks, &commands.by_rank, can_merge, instancing)
         } else {
             let origin = v.views[vi].origin;
             let key = |slot: PrimitiveSlot| scene.translucency_sort_key(slot, origin);

@@ -44,58 +44,85 @@ fn visit_cached(cache: &PassCache, vis: &ViewVisibility, mut f: impl FnMut(Bucke
 /// The fast path — an opaque pass with only cached commands: count the
 /// visible primitives per bucket, scatter their ids straight into draw order
 /// (a counting sort without the intermediate list) and emit one draw per
-/// bucket. `bucket_of_rank` inverts `ranks`.
+/// bucket. When the visible commands already come in draw order — the
+/// common case: buckets are born as primitives are added, in slot order,
+/// and rank by birth within their pipeline and geometry groups — the sort
+/// is skipped and each run of one rank is a draw. `by_rank` inverts
+/// `ranks` ([`super::buckets_by_rank`]).
 pub(crate) fn gather_sort_merge_cached(
     cache: &PassCache,
     vis: &ViewVisibility,
     ranks: &[DrawRank],
-    bucket_of_rank: &[BucketId],
+    by_rank: &[BucketId],
     can_merge: impl Fn(BucketId) -> bool,
     instancing: bool,
 ) -> (Vec<MergedDraw>, Vec<PrimitiveSlot>) {
-    // The visible commands' ranks, visited once; the counting sort spans
-    // only the ranks they use (a pass's buckets keep to their own
-    // pipelines, which rank together: about the pass's share of the
+    // The visible commands' slots and ranks, visited once; the counting
+    // sort spans only the ranks they use (a pass's buckets keep to their
+    // own pipelines, which rank together: about the pass's share of the
     // frame's buckets, not all of them).
-    let mut visited: Vec<(u32, PrimitiveSlot)> = Vec::with_capacity(vis.visible.len());
+    let mut slots: Vec<PrimitiveSlot> = Vec::with_capacity(vis.visible.len());
+    let mut slot_ranks: Vec<u32> = Vec::with_capacity(vis.visible.len());
     let (mut lo, mut hi) = (u32::MAX, 0);
+    let mut in_order = true;
+    // Runs of one rank in visit order: at least the distinct ranks, and
+    // exactly the draws of mergeable buckets when in order.
+    let (mut runs, mut last) = (0, u32::MAX);
     visit_cached(cache, vis, |bucket, slot| {
         let r = ranks[bucket.index()].0;
+        in_order &= r + 1 >= hi;
+        runs += usize::from(r != last);
+        last = r;
         (lo, hi) = (lo.min(r), hi.max(r + 1));
-        visited.push((r, slot));
+        slots.push(slot);
+        slot_ranks.push(r);
     });
     if lo >= hi {
         return (Vec::new(), Vec::new());
     }
+    // A run of one bucket's primitives, ids[first..first + count], becomes
+    // one instanced draw, or one draw each when it cannot merge. One
+    // command is one draw either way: its bucket's command is not read (a
+    // scene of distinct meshes asks no bucket whether it merges).
+    let mut draws = Vec::with_capacity(runs);
+    let mut emit = |bucket: BucketId, first: u32, count: u32| {
+        if count == 1 || (instancing && can_merge(bucket)) {
+            draws.push(MergedDraw { bucket, first_instance: first, instance_count: count });
+        } else {
+            draws.extend((first..first + count).map(|i| MergedDraw { bucket, first_instance: i, instance_count: 1 }));
+        }
+    };
+    if in_order {
+        // Visited in slot order with ranks never falling: the slots are
+        // already in the opaque draw order, (rank, primitive).
+        let mut first = 0;
+        for run in slot_ranks.chunk_by(|a, b| a == b) {
+            emit(by_rank[run[0] as usize], first, run.len() as u32);
+            first += run.len() as u32;
+        }
+        return (draws, slots);
+    }
     let (lo, hi) = (lo as usize, hi as usize);
     let mut starts = vec![0u32; hi - lo + 1];
-    for &(r, _) in &visited {
+    for &r in &slot_ranks {
         starts[r as usize - lo + 1] += 1;
     }
     for i in 1..starts.len() {
         starts[i] += starts[i - 1];
     }
-    let mut ids = vec![PrimitiveSlot(0); visited.len()];
+    let mut ids = vec![PrimitiveSlot(0); slots.len()];
     let mut next = starts.clone();
     // Visited in slot order, each rank's range filled front to back: every
     // range is in slot order, (rank, primitive), the opaque draw order.
-    for &(r, slot) in &visited {
+    for (&r, &slot) in slot_ranks.iter().zip(&slots) {
         let n = &mut next[r as usize - lo];
         ids[*n as usize] = slot;
         *n += 1;
     }
-    let mut draws = Vec::with_capacity((hi - lo).min(ids.len()));
-    for (rank, &bucket) in bucket_of_rank[lo..hi].iter().enumerate() {
+    for (rank, &bucket) in by_rank[lo..hi].iter().enumerate() {
         let (first, count) = (starts[rank], starts[rank + 1] - starts[rank]);
-        if count == 0 {
-            continue;
-        }
-        // One command is one draw either way: its bucket's command is not
-        // read (a scene of distinct meshes asks no bucket whether it merges).
-        if count == 1 || (instancing && can_merge(bucket)) {
-            draws.push(MergedDraw { bucket, first_instance: first, instance_count: count });
-        } else {
-            draws.extend((first..first + count).map(|i| MergedDraw { bucket, first_instance: i, instance_count: 1 }));
+        if count > 0 {
+            emit(bucket, first, count);
         }
     }
     (draws, ids)
@@ -142,6 +169,7 @@ pub(crate) fn gather_sort_merge(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::mesh_pass::buckets_by_rank;
     use crate::scene::CachedEntry;
     use proptest::prelude::*;
 
@@ -192,14 +220,6 @@ mod tests {
         vis
     }
 
-    fn inverse(ranks: &[DrawRank]) -> Vec<BucketId> {
-        let mut of_rank = vec![BucketId(0); ranks.len()];
-        for (bucket, rank) in ranks.iter().enumerate() {
-            of_rank[rank.index()] = BucketId(bucket as u32);
-        }
-        of_rank
-    }
-
     proptest! {
         /// Random scenes (slots with several cached commands at several
         /// LODs, random visibility, bucket ranks and mergeability): the fast
@@ -210,7 +230,7 @@ mod tests {
             let vis = visibility(&visible);
             let ranks: Vec<DrawRank> = rank_perm.iter().copied().map(DrawRank).collect();
             let can = |b: BucketId| mergeable & (1 << b.0) != 0;
-            let fast = gather_sort_merge_cached(&cache, &vis, &ranks, &inverse(&ranks), can, instancing);
+            let fast = gather_sort_merge_cached(&cache, &vis, &ranks, &buckets_by_rank(&ranks), can, instancing);
             let general = gather_sort_merge(Some(&cache), &vis, &[], &ranks, None, can, instancing);
             prop_assert_eq!(&fast, &general);
             // And the draw order is (rank, primitive).
@@ -220,6 +240,32 @@ mod tests {
                 (d.first_instance..d.first_instance + d.instance_count).map(move |i| (ranks[d.bucket.index()], ids[i as usize]))
             }).collect();
             prop_assert!(order.windows(2).all(|w| w[0] <= w[1]));
+        }
+
+        /// Scenes whose visible commands come in draw order (buckets ranked
+        /// in the order slots use them: the common case, which skips the
+        /// counting sort) give the general path's draws and ids too.
+        #[test]
+        fn the_in_order_shortcut_gives_the_general_paths_draws(
+            steps in proptest::collection::vec(proptest::collection::vec((any::<bool>(), 0u8..2), 0..4), 1..120),
+            visible_lods in proptest::collection::vec(proptest::option::of(0u8..2), 120),
+            mergeable: u64,
+            instancing: bool,
+        ) {
+            // Each entry uses the bucket before it or the next one: buckets
+            // never fall in slot order, and ranks are the identity.
+            let mut bucket = 0u32;
+            let entries: Vec<Vec<(u32, u8)>> = steps.iter().map(|slot| slot.iter().map(|&(step, lod)| {
+                bucket += u32::from(step);
+                (bucket, lod)
+            }).collect()).collect();
+            let cache = cache(&entries);
+            let vis = visibility(&visible_lods[..entries.len()]);
+            let ranks: Vec<DrawRank> = (0..=bucket).map(DrawRank).collect();
+            let can = |b: BucketId| mergeable & (1 << (b.0 % 64)) != 0;
+            let fast = gather_sort_merge_cached(&cache, &vis, &ranks, &buckets_by_rank(&ranks), can, instancing);
+            let general = gather_sort_merge(Some(&cache), &vis, &[], &ranks, None, can, instancing);
+            prop_assert_eq!(fast, general);
         }
 
         /// Cached and dynamic commands together are in (rank, primitive)
@@ -258,7 +304,7 @@ mod tests {
             ..Default::default()
         };
         let ranks = [DrawRank(1), DrawRank(0)];
-        let (draws, ids) = gather_sort_merge_cached(&cache, &vis, &ranks, &inverse(&ranks), |_| true, true);
+        let (draws, ids) = gather_sort_merge_cached(&cache, &vis, &ranks, &buckets_by_rank(&ranks), |_| true, true);
         assert_eq!(ids, vec![PrimitiveSlot(0), PrimitiveSlot(1), PrimitiveSlot(1)]);
         assert_eq!(
             draws,

@@ -48,3 +48,13 @@ impl DrawRank {
         self.0 as usize
     }
 }
+
+/// The bucket of every rank: the inverse of `ranks` (a permutation,
+/// indexed by [`BucketId::index`]), indexed by [`DrawRank::index`].
+pub fn buckets_by_rank(ranks: &[DrawRank]) -> Vec<BucketId> {
+    let mut by_rank = vec![BucketId(0); ranks.len()];
+    for (bucket, rank) in ranks.iter().enumerate() {
+        by_rank[rank.index()] = BucketId(bucket as u32);
+    }
+    by_rank
+}

@@ -22,7 +22,7 @@ mod state_buckets;
 
 pub use draw_command::MeshDrawCommand;
 pub(crate) use gather::{gather_sort_merge, gather_sort_merge_cached};
-pub use ids::{BucketId, DrawRank, PrimitiveSlot};
+pub use ids::{buckets_by_rank, BucketId, DrawRank, PrimitiveSlot};
 pub use merge::{merge, MergedDraw};
 pub use mesh_batch::{MeshBatch, MeshBatchElement};
 pub use pipelines::{PassPipelineKey, PipelineLibrary, SCENE_COLOR_FORMAT, SCENE_DEPTH_FORMAT};

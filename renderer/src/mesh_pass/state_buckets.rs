@@ -25,7 +25,7 @@
 //! base pass's `LessEqual` test let whichever drew last win where their
 //! depths tie.)
 
-use super::{BucketId, DrawRank, MeshDrawCommand};
+use super::{buckets_by_rank, BucketId, DrawRank, MeshDrawCommand};
 use crate::vertex_factory::MAX_VERTEX_STREAMS;
 use rhi_vulkan::{BufferHandle, IndexFormat, PipelineHandle};
 use rustc_hash::FxHashMap as HashMap;
@@ -62,12 +62,23 @@ pub struct StateBuckets<C: BucketCommand = MeshDrawCommand> {
     births: u64,
     /// Draw order of each bucket id (see the module docs).
     ranks: Vec<DrawRank>,
+    /// The bucket id of each rank: `ranks` inverted, kept with it so that a
+    /// frame does not invert it again.
+    by_rank: Vec<BucketId>,
     ranks_dirty: bool,
 }
 
 impl<C: BucketCommand> Default for StateBuckets<C> {
     fn default() -> Self {
-        Self { map: HashMap::default(), entries: Vec::new(), free: Vec::new(), births: 0, ranks: Vec::new(), ranks_dirty: false }
+        Self {
+            map: HashMap::default(),
+            entries: Vec::new(),
+            free: Vec::new(),
+            births: 0,
+            ranks: Vec::new(),
+            by_rank: Vec::new(),
+            ranks_dirty: false,
+        }
     }
 }
 
@@ -150,10 +161,18 @@ impl<C: BucketCommand> StateBuckets<C> {
         &self.ranks
     }
 
+    /// The bucket id of every rank ([`StateBuckets::ranks`] inverted), as
+    /// of the last [`StateBuckets::update_ranks`].
+    pub fn by_rank(&self) -> &[BucketId] {
+        debug_assert!(!self.ranks_dirty && self.by_rank.len() == self.entries.len(), "update_ranks first");
+        &self.by_rank
+    }
+
     /// Recomputes the draw-order ranks if buckets changed.
     pub fn update_ranks(&mut self) {
         if self.ranks_dirty || self.ranks.len() != self.entries.len() {
             self.ranks = draw_ranks(&self.rank_keys());
+            self.by_rank = buckets_by_rank(&self.ranks);
             self.ranks_dirty = false;
         }
     }
@@ -277,6 +296,7 @@ mod tests {
         let gone = b.acquire(Cmd(3, 0, 0, 0));
         b.update_ranks();
         assert_eq!(b.ranks(), &[DrawRank(0), DrawRank(1), DrawRank(2)]);
+        assert_eq!(b.by_rank(), &[BucketId(0), BucketId(1), BucketId(2)]);
         b.release(old);
         b.release(gone);
         b.update_ranks();
@@ -287,6 +307,7 @@ mod tests {
         assert_eq!(newest, gone);
         b.update_ranks();
         assert_eq!((b.ranks()[young.index()], b.ranks()[newest.index()], b.ranks()[old.index()]), (DrawRank(0), DrawRank(1), DrawRank(2)));
+        assert_eq!(b.by_rank(), &[young, newest, old], "the inverse is updated with the ranks");
     }
 
     #[test]
