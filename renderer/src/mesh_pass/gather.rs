@@ -6,19 +6,22 @@
 //!   frame's dynamic ones, sorted by [`sort_by_bucket`] (or back to front),
 //!   merged by [`merge`];
 //! - [`gather_sort_merge_cached`], the fast path for an opaque pass with
-//!   only cached commands: one counting sort straight from the cache into
-//!   the id stream, without the intermediate list.
+//!   only cached commands: straight from the cache into the id stream,
+//!   without the intermediate list — in one visit when the cache's order
+//!   is already the draw order, else by a counting sort.
 //!
 //! The fast path must give exactly the general path's draws and ids; the
 //! property test below checks that on random scenes.
 
 use super::{merge, sort_back_to_front, sort_by_bucket, BucketId, DrawRank, MergedDraw, PrimitiveSlot, VisibleCommand};
 use crate::scene::{PassCache, ViewVisibility};
+use std::ops::ControlFlow;
 
 /// Calls `f(bucket, slot)` for every cached command of `cache` that a
 /// visible primitive draws at its LOD, in visibility (= slot) order, a
-/// slot's entries in cache order.
-fn visit_cached(cache: &PassCache, vis: &ViewVisibility, mut f: impl FnMut(BucketId, PrimitiveSlot)) {
+/// slot's entries in cache order, until `f` returns
+/// [`ControlFlow::Break`].
+fn visit_cached(cache: &PassCache, vis: &ViewVisibility, mut f: impl FnMut(BucketId, PrimitiveSlot) -> ControlFlow<()>) {
     if cache.entries == 0 {
         return;
     }
@@ -28,27 +31,29 @@ fn visit_cached(cache: &PassCache, vis: &ViewVisibility, mut f: impl FnMut(Bucke
             continue;
         }
         let lod = vis.lods[k];
-        if e.lod == lod {
-            f(e.bucket, slot);
+        if e.lod == lod && f(e.bucket, slot).is_break() {
+            return;
         }
         if e.more {
             for x in &cache.extra[&slot] {
-                if x.lod == lod {
-                    f(x.bucket, slot);
+                if x.lod == lod && f(x.bucket, slot).is_break() {
+                    return;
                 }
             }
         }
     }
 }
 
-/// The fast path — an opaque pass with only cached commands: count the
-/// visible primitives per bucket, scatter their ids straight into draw order
-/// (a counting sort without the intermediate list) and emit one draw per
-/// bucket. When the visible commands already come in draw order — the
+/// The fast path — an opaque pass with only cached commands, in one visit
+/// of the cache when the visible commands already come in draw order (the
 /// common case: buckets are born as primitives are added, in slot order,
-/// and rank by birth within their pipeline and geometry groups — the sort
-/// is skipped and each run of one rank is a draw. `by_rank` inverts
-/// `ranks` ([`super::buckets_by_rank`]).
+/// and rank by birth within their pipeline and geometry groups): the
+/// visited slots are the id stream and each run of one bucket is a draw.
+/// Otherwise (the first visit stops at the first command out of order) a
+/// second visit counts the visible primitives per rank and
+/// scatters their ids straight into draw order (a counting sort without an
+/// intermediate list of commands). `by_rank` inverts `ranks`
+/// ([`super::buckets_by_rank`]).
 pub(crate) fn gather_sort_merge_cached(
     cache: &PassCache,
     vis: &ViewVisibility,
@@ -57,64 +62,63 @@ pub(crate) fn gather_sort_merge_cached(
     can_merge: impl Fn(BucketId) -> bool,
     instancing: bool,
 ) -> (Vec<MergedDraw>, Vec<PrimitiveSlot>) {
-    // The visible commands' slots and ranks, visited once; the counting
-    // sort spans only the ranks they use (a pass's buckets keep to their
-    // own pipelines, which rank together: about the pass's share of the
-    // frame's buckets, not all of them).
-    let mut slots: Vec<PrimitiveSlot> = Vec::with_capacity(vis.visible.len());
-    let mut slot_ranks: Vec<u32> = Vec::with_capacity(vis.visible.len());
-    let (mut lo, mut hi) = (u32::MAX, 0);
+    // At most a draw per bucket (unless one cannot merge), and at most one
+    // per visible command: room enough without growing, in the usual case.
+    let mut draws = Vec::with_capacity(vis.visible.len().min(by_rank.len()));
+    let mut ids = Vec::with_capacity(vis.visible.len());
+    // The run being gathered: its rank, bucket and first id.
+    let mut run: Option<(u32, BucketId, u32)> = None;
     let mut in_order = true;
-    // Runs of one rank in visit order: at least the distinct ranks, and
-    // exactly the draws of mergeable buckets when in order.
-    let (mut runs, mut last) = (0, u32::MAX);
     visit_cached(cache, vis, |bucket, slot| {
         let r = ranks[bucket.index()].0;
-        in_order &= r + 1 >= hi;
-        runs += usize::from(r != last);
-        last = r;
-        (lo, hi) = (lo.min(r), hi.max(r + 1));
-        slots.push(slot);
-        slot_ranks.push(r);
+        match run {
+            Some((rank, _, _)) if rank == r => {}
+            Some((rank, b, first)) if rank < r => {
+                push_run(&mut draws, b, first, ids.len() as u32 - first, instancing, &can_merge);
+                run = Some((r, bucket, ids.len() as u32));
+            }
+            Some(_) => {
+                in_order = false;
+                return ControlFlow::Break(());
+            }
+            None => run = Some((r, bucket, 0)),
+        }
+        ids.push(slot);
+        ControlFlow::Continue(())
     });
-    if lo >= hi {
-        return (Vec::new(), Vec::new());
-    }
-    // A run of one bucket's primitives, ids[first..first + count], becomes
-    // one instanced draw, or one draw each when it cannot merge. One
-    // command is one draw either way: its bucket's command is not read (a
-    // scene of distinct meshes asks no bucket whether it merges).
-    let mut draws = Vec::with_capacity(runs);
-    let mut emit = |bucket: BucketId, first: u32, count: u32| {
-        if count == 1 || (instancing && can_merge(bucket)) {
-            draws.push(MergedDraw { bucket, first_instance: first, instance_count: count });
-        } else {
-            draws.extend((first..first + count).map(|i| MergedDraw { bucket, first_instance: i, instance_count: 1 }));
-        }
-    };
     if in_order {
-        // Visited in slot order with ranks never falling: the slots are
-        // already in the opaque draw order, (rank, primitive).
-        let mut first = 0;
-        for run in slot_ranks.chunk_by(|a, b| a == b) {
-            emit(by_rank[run[0] as usize], first, run.len() as u32);
-            first += run.len() as u32;
+        if let Some((_, b, first)) = run {
+            push_run(&mut draws, b, first, ids.len() as u32 - first, instancing, &can_merge);
         }
-        return (draws, slots);
+        return (draws, ids);
     }
+    draws.clear();
+    // The visible commands' ranks, visited again; the counting sort spans
+    // only the ranks they use (a pass's buckets keep to their own
+    // pipelines, which rank together: about the pass's share of the
+    // frame's buckets, not all of them).
+    let mut visited: Vec<(u32, PrimitiveSlot)> = Vec::with_capacity(vis.visible.len());
+    let (mut lo, mut hi) = (u32::MAX, 0);
+    visit_cached(cache, vis, |bucket, slot| {
+        let r = ranks[bucket.index()].0;
+        (lo, hi) = (lo.min(r), hi.max(r + 1));
+        visited.push((r, slot));
+        ControlFlow::Continue(())
+    });
     let (lo, hi) = (lo as usize, hi as usize);
     let mut starts = vec![0u32; hi - lo + 1];
-    for &r in &slot_ranks {
+    for &(r, _) in &visited {
         starts[r as usize - lo + 1] += 1;
     }
     for i in 1..starts.len() {
         starts[i] += starts[i - 1];
     }
-    let mut ids = vec![PrimitiveSlot(0); slots.len()];
+    ids.clear();
+    ids.resize(visited.len(), PrimitiveSlot(0));
     let mut next = starts.clone();
     // Visited in slot order, each rank's range filled front to back: every
     // range is in slot order, (rank, primitive), the opaque draw order.
-    for (&r, &slot) in slot_ranks.iter().zip(&slots) {
+    for &(r, slot) in &visited {
         let n = &mut next[r as usize - lo];
         ids[*n as usize] = slot;
         *n += 1;
@@ -122,10 +126,29 @@ pub(crate) fn gather_sort_merge_cached(
     for (rank, &bucket) in by_rank[lo..hi].iter().enumerate() {
         let (first, count) = (starts[rank], starts[rank + 1] - starts[rank]);
         if count > 0 {
-            emit(bucket, first, count);
+            push_run(&mut draws, bucket, first, count, instancing, &can_merge);
         }
     }
     (draws, ids)
+}
+
+/// A run of one bucket's primitives in the id stream, `first..first +
+/// count`, as one instanced draw, or one draw each when it cannot merge.
+/// One command is one draw either way: its bucket's command is not read
+/// (a scene of distinct meshes asks no bucket whether it merges).
+fn push_run(
+    draws: &mut Vec<MergedDraw>,
+    bucket: BucketId,
+    first: u32,
+    count: u32,
+    instancing: bool,
+    can_merge: &impl Fn(BucketId) -> bool,
+) {
+    if count == 1 || (instancing && can_merge(bucket)) {
+        draws.push(MergedDraw { bucket, first_instance: first, instance_count: count });
+    } else {
+        draws.extend((first..first + count).map(|i| MergedDraw { bucket, first_instance: i, instance_count: 1 }));
+    }
 }
 
 /// The general path: `cache`'s commands for the visible primitives (none
@@ -154,6 +177,7 @@ pub(crate) fn gather_sort_merge(
             }
             let sort_key = translucent.map_or(0, |key| key(primitive));
             visible.push(VisibleCommand { bucket, primitive, sort_key });
+            ControlFlow::Continue(())
         });
     }
     visible.extend(dynamic);
