@@ -483,6 +483,15 @@ fn each_bad_file_is_its_typed_error_naming_the_path_and_the_world_is_unchanged()
     let glb = good.to_glb();
     let e = import_err(&glb[..glb.len() - 10]);
     assert!(matches!(e, GltfError::MalformedGlb(_)), "truncated .glb: {e}");
+    // A header whose declared length is shorter than the header itself
+    // (found by the gltf_import fuzz target: the gltf crate's unchecked
+    // subtraction panicked in debug builds).
+    for length in [0u32, 11] {
+        let mut short = glb.clone();
+        short[8..12].copy_from_slice(&length.to_le_bytes());
+        let e = import_err(&short);
+        assert!(matches!(&e, GltfError::MalformedGlb(m) if m.contains("12-byte header")), "declared length {length}: {e}");
+    }
     let e = import_err(&edit(&|w| w.json["accessors"][0]["count"] = json!(400)));
     assert!(matches!(&e, GltfError::Accessor { path, .. } if path == "/meshes/0/primitives/0/attributes/POSITION"), "{e}");
     let e = import_err(&edit(&|w| w.json["accessors"][1]["byteOffset"] = json!(40)));

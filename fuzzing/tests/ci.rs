@@ -22,7 +22,8 @@
 //! checked-in bytes equal to them): a textured `.glb`, a `.gltf` with every
 //! material texture and a generated-tangent normal map, strips, fans and a
 //! hierarchy with a camera and lights, quantized attributes with a sparse
-//! accessor, and two broken files.
+//! accessor, and three broken files (one a `.glb` whose header declares
+//! less than the header, which the first long cargo-fuzz run found).
 
 use serde_json::json;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -336,6 +337,10 @@ fn gltf_seeds() -> Vec<(&'static str, Vec<u8>)> {
     let bad = out_of_range.indices(&[0, 1, 9], UNSIGNED_SHORT);
     out_of_range.json["meshes"][0]["primitives"][0]["indices"] = json!(bad);
     let glb = textured_quad().to_glb();
+    // The header declares a length shorter than the header (what the first
+    // long cargo-fuzz run found: the gltf crate subtracted it unchecked).
+    let mut short_header = glb.clone();
+    short_header[8..12].copy_from_slice(&0u32.to_le_bytes());
     vec![
         ("textured_quad.glb", glb.clone()),
         ("full_material.gltf", full_material().to_gltf()),
@@ -343,6 +348,7 @@ fn gltf_seeds() -> Vec<(&'static str, Vec<u8>)> {
         ("quantized.glb", quantized().to_glb()),
         ("index_out_of_range.gltf", out_of_range.to_gltf()),
         ("truncated.glb", glb[..glb.len() - 40].to_vec()),
+        ("header_length_below_header.glb", short_header),
     ]
 }
 
@@ -379,7 +385,9 @@ fn gltf_seeds_import_or_fail_as_made() {
         let result = import_slice(&bytes, None);
         match name {
             "index_out_of_range.gltf" => assert!(matches!(result, Err(GltfError::IndexOutOfRange { .. })), "{name}: {result:?}"),
-            "truncated.glb" => assert!(matches!(result, Err(GltfError::MalformedGlb(_))), "{name}: {result:?}"),
+            "truncated.glb" | "header_length_below_header.glb" => {
+                assert!(matches!(result, Err(GltfError::MalformedGlb(_))), "{name}: {result:?}")
+            }
             _ => {
                 let import = result.unwrap_or_else(|e| panic!("{name}: {e}"));
                 assert!(import.triangle_count() >= 2, "{name}: {} triangles", import.triangle_count());

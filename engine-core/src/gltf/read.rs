@@ -101,6 +101,9 @@ fn missing_image(path: String, problem: String) -> GltfError {
     GltfError::MissingImage { path, problem }
 }
 
+/// A `.glb`'s header: magic, version, length.
+const GLB_HEADER_BYTES: u32 = 12;
+
 fn parse(bytes: &[u8]) -> Result<(gltf::Document, Option<&[u8]>), GltfError> {
     let malformed = |e: gltf::Error| match e {
         gltf::Error::Binary(b) => GltfError::MalformedGlb(format!("{b}")),
@@ -110,6 +113,16 @@ fn parse(bytes: &[u8]) -> Result<(gltf::Document, Option<&[u8]>), GltfError> {
     // As `gltf::Gltf::from_slice_without_validation`, but the BIN chunk
     // stays borrowed from `bytes` (that call copies it).
     let (json, blob) = if bytes.starts_with(b"glTF") {
+        // gltf 1.4's `Glb::from_slice` subtracts the 12-byte header from the
+        // declared length unchecked (a panic where overflow is checked, as
+        // in debug builds): a shorter length is refused here.
+        if let Some(length) = bytes.get(8..12).map(|l| u32::from_le_bytes([l[0], l[1], l[2], l[3]])) {
+            if length < GLB_HEADER_BYTES {
+                return Err(GltfError::MalformedGlb(format!(
+                    "the header declares {length} bytes, less than the {GLB_HEADER_BYTES}-byte header itself"
+                )));
+            }
+        }
         let glb = gltf::Glb::from_slice(bytes).map_err(malformed)?;
         let blob = match glb.bin {
             Some(std::borrow::Cow::Borrowed(b)) => Some(b),
