@@ -3,12 +3,12 @@
 //! normalized components (`KHR_mesh_quantization`) turned into floats.
 
 use super::GltfError;
+use gltf::accessor::{DataType, Dimensions};
+use gltf::Accessor;
 
 /// A buffer's bytes: borrowed from the file for a `.glb`'s BIN chunk
 /// (never copied), owned when read from a URI.
 pub(crate) type Buffer<'a> = std::borrow::Cow<'a, [u8]>;
-use gltf::accessor::{DataType, Dimensions};
-use gltf::Accessor;
 
 fn accessor_err(path: &str, acc: &Accessor, problem: String) -> GltfError {
     GltfError::Accessor { path: path.into(), problem: format!("accessor {}: {problem}", acc.index()) }

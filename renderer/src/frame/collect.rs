@@ -65,9 +65,7 @@ impl<'a> FrameCommands<'a> {
         let id = BucketId(self.base + self.dynamic.len() as u32);
         self.dynamic.push(cmd.clone());
         self.lookup.insert(cmd, id);
-        // Ranked after every bucket until `rank_together`.
-        self.ranks.to_mut().push(DrawRank(id.0));
-        self.by_rank.to_mut().push(id);
+        // Ranked by `rank_together`, once the frame's commands are all built.
         id
     }
 

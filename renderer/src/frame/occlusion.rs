@@ -33,14 +33,14 @@ pub(crate) fn occlusion_cull(scene: &Scene, cvars: &ConsoleVariables, v: &mut In
         if v.views[i].wireframe {
             continue;
         }
-        let buffer = build_occlusion_buffer(scene, &v.views[i], &v.visibility[i]);
+        let candidates = std::mem::take(&mut v.visibility[i].occluder_candidates);
+        let buffer = build_occlusion_buffer(scene, &v.views[i], &v.visibility[i], candidates);
         if buffer.triangles() > 0 {
             // (Without occluders nothing can be hidden: no test.)
             v.occluded_primitives += remove_occluded(scene, &buffer, &mut v.visibility[i], parallel);
             v.occlusion[i] = Some(buffer);
         }
-        let vis = &mut v.visibility[i];
-        (vis.centre_depths, vis.occluder_candidates) = Default::default();
+        v.visibility[i].centre_depths = Vec::new();
     }
 }
 
@@ -68,12 +68,16 @@ fn main_passes_test_depth() -> bool {
 /// [`MAX_OCCLUDER_TRIANGLES`] triangles, their opaque sections at the
 /// view's LOD; then the max-depth mips. The candidates (visible primitives
 /// at least [`MIN_OCCLUDER_SCREEN_SIZE`](crate::occlusion::MIN_OCCLUDER_SCREEN_SIZE)
-/// on screen) come from culling
-/// (`vis.occluder_candidates`).
-pub(crate) fn build_occlusion_buffer(scene: &Scene, view: &SceneView, vis: &ViewVisibility) -> OcclusionBuffer {
+/// on screen, with indices into `vis.visible`) come from culling
+/// (`ViewVisibility::occluder_candidates`).
+pub(crate) fn build_occlusion_buffer(
+    scene: &Scene,
+    view: &SceneView,
+    vis: &ViewVisibility,
+    mut candidates: Vec<(f32, u32)>,
+) -> OcclusionBuffer {
     crate::trace::span!("task", "occlusion_build");
     let mut buffer = OcclusionBuffer::new(view);
-    let mut candidates = vis.occluder_candidates.clone();
     candidates.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
     let (mut used, mut triangles) = (0, 0);
     for (_, k) in candidates {

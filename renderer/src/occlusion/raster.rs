@@ -357,15 +357,24 @@ mod tests {
         assert_eq!(b.triangles(), 1);
     }
 
+    /// A triangle's three corners: pixel positions around a 32x32 buffer
+    /// (partly off it) and depths.
+    fn corners() -> impl Strategy<Value = Vec<(f32, f32, f32)>> {
+        proptest::collection::vec((f32_in(-8.0, 40.0), f32_in(-8.0, 40.0), f32_in(0.0, 1.0)), 3)
+    }
+
+    /// The screen triangle of `corners` on `b` (`None` when it is not one).
+    fn triangle(b: &OcclusionBuffer, corners: &[(f32, f32, f32)]) -> Option<ScreenTriangle> {
+        b.screen_triangle([0, 1, 2].map(|i| at_pixels(b, Vec2::new(corners[i].0, corners[i].1), corners[i].2)))
+    }
+
     proptest! {
         /// A row's span holds every pixel whose grown square is not wholly
         /// outside an edge: the rasterizer skips nothing it would keep.
         #[test]
-        fn a_row_span_holds_every_pixel_the_edges_do_not_reject(
-            p in proptest::collection::vec((f32_in(-8.0, 40.0), f32_in(-8.0, 40.0), f32_in(0.0, 1.0)), 3),
-        ) {
+        fn a_row_span_holds_every_pixel_the_edges_do_not_reject(p in corners()) {
             let b = buffer(32, 32);
-            let Some(t) = b.screen_triangle([0, 1, 2].map(|i| at_pixels(&b, Vec2::new(p[i].0, p[i].1), p[i].2))) else { return Ok(()) };
+            let Some(t) = triangle(&b, &p) else { return Ok(()) };
             let half = 0.5 + COVERAGE_MARGIN;
             for y in 0..32u32 {
                 let (x0, x1) = t.row_span(y as f64 + 0.5, half, 0, 32);
@@ -384,11 +393,9 @@ mod tests {
         /// inside every edge: the rasterizer's shortcut there (centre
         /// inside, no edge crossing) is what the per-pixel test finds.
         #[test]
-        fn an_inner_span_holds_only_pixels_wholly_inside(
-            p in proptest::collection::vec((f32_in(-8.0, 40.0), f32_in(-8.0, 40.0), f32_in(0.0, 1.0)), 3),
-        ) {
+        fn an_inner_span_holds_only_pixels_wholly_inside(p in corners()) {
             let b = buffer(32, 32);
-            let Some(t) = b.screen_triangle([0, 1, 2].map(|i| at_pixels(&b, Vec2::new(p[i].0, p[i].1), p[i].2))) else { return Ok(()) };
+            let Some(t) = triangle(&b, &p) else { return Ok(()) };
             let half = 0.5 + COVERAGE_MARGIN;
             let mut inside = 0;
             for y in 0..32u32 {
