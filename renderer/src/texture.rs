@@ -197,7 +197,8 @@ impl Texture2D {
             return Err(invalid(format!("{format:?} files are not supported (PNG and JPEG are)")));
         }
         let decoded = image::load_from_memory_with_format(bytes, format).map_err(|e| invalid(format!("cannot decode: {e}")))?;
-        let rgba = decoded.to_rgba8();
+        // (Moved, not copied, when it decoded as RGBA8 already.)
+        let rgba = decoded.into_rgba8();
         Ok(Self::from_rgba8(label, rgba.width(), rgba.height(), rgba.into_raw(), srgb))
     }
 

@@ -5,6 +5,7 @@
 use super::GltfError;
 use gltf::accessor::{DataType, Dimensions};
 use gltf::Accessor;
+use std::borrow::Cow;
 
 /// A buffer's bytes: borrowed from the file for a `.glb`'s BIN chunk
 /// (never copied), owned when read from a URI.
@@ -37,8 +38,10 @@ pub(crate) fn view_bytes<'b>(view: &gltf::buffer::View, buffers: &'b [Buffer<'_>
 }
 
 /// The accessor's elements tightly packed (stride removed, sparse values
-/// substituted). `max_count` bounds `count` before anything is allocated.
-pub(crate) fn packed(acc: &Accessor, buffers: &[Buffer<'_>], path: &str, max_count: u64) -> Result<Vec<u8>, GltfError> {
+/// substituted): borrowed from the buffer when they already are (no
+/// stride, no sparse values: the usual accessor, read without a copy).
+/// `max_count` bounds `count` before anything is allocated.
+pub(crate) fn packed<'b>(acc: &Accessor, buffers: &'b [Buffer<'_>], path: &str, max_count: u64) -> Result<Cow<'b, [u8]>, GltfError> {
     let elem = acc.data_type().size() * acc.dimensions().multiplicity();
     let count = acc.count();
     GltfError::check_limit(path, "accessor count", count as u64, max_count)?;
@@ -67,10 +70,17 @@ pub(crate) fn packed(acc: &Accessor, buffers: &[Buffer<'_>], path: &str, max_cou
                     ))
                 }
             }
+            let at = acc.offset();
+            if stride == elem && acc.sparse().is_none() {
+                return Ok(Cow::Borrowed(&bytes[at..at + count * elem]));
+            }
             out.reserve_exact(count * elem);
-            for i in 0..count {
-                let at = acc.offset() + i * stride;
-                out.extend_from_slice(&bytes[at..at + elem]);
+            if stride == elem {
+                out.extend_from_slice(&bytes[at..at + count * elem]);
+            } else {
+                for i in 0..count {
+                    out.extend_from_slice(&bytes[at + i * stride..at + i * stride + elem]);
+                }
             }
         }
     } else {
@@ -106,7 +116,7 @@ pub(crate) fn packed(acc: &Accessor, buffers: &[Buffer<'_>], path: &str, max_cou
             out[i * elem..(i + 1) * elem].copy_from_slice(&vbytes[v..v + elem]);
         }
     }
-    Ok(out)
+    Ok(Cow::Owned(out))
 }
 
 /// The accessor as floats, `components` per element (its dimensions must

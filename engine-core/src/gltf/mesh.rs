@@ -203,8 +203,13 @@ pub(crate) fn build_mesh(
         budget.charge(vertices.len(), indices.len(), limits, &attr("POSITION"), &list_path)?;
         let base = lod.vertices.len() as u32;
         let first_index = lod.indices.len() as u32;
-        lod.indices.extend(indices.iter().map(|i| i + base));
-        lod.vertices.extend(vertices);
+        if lod.vertices.is_empty() {
+            // The first primitive's lists become the mesh's (no copy).
+            (lod.vertices, lod.indices) = (vertices, indices);
+        } else {
+            lod.indices.extend(indices.iter().map(|i| i + base));
+            lod.vertices.extend(vertices);
+        }
         lod.sections.push(StaticMeshSection {
             first_index,
             index_count: lod.indices.len() as u32 - first_index,
