@@ -173,6 +173,12 @@ pub struct FrameStats {
     /// Visible primitives, summed over the family's views (after
     /// occlusion culling).
     pub visible_primitives: u64,
+    /// Scene slots whose bounding spheres culling tested one by one, summed
+    /// over the main views: the others were in chunks of 4,096 slots
+    /// skipped on the box around them (`renderer::scene`'s visibility).
+    /// Far below `primitives` when the view sees part of the scene, as
+    /// large batches of adds take their slots in space order.
+    pub primitives_tested: u64,
     /// Primitives visible in the main views' frusta that occlusion culling
     /// removed (hidden behind nearer opaque geometry; see
     /// [`crate::occlusion`]), summed over the main views; 0 with

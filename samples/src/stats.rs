@@ -182,6 +182,10 @@ pub struct SampleStats {
     pub occluded_primitives: u64,
     #[serde(default)]
     pub occluded_instances: u64,
+    /// Scene slots the main views' culling tested one by one (the rest
+    /// were in chunks skipped on their boxes): `renderer::FrameStats`.
+    #[serde(default)]
+    pub primitives_tested: u64,
     pub timings_ms: Timings,
     /// The same timings averaged over the frames after warm-up (the first
     /// fifth of the run, at least one frame when there are two or more):

@@ -62,6 +62,12 @@ impl InitViews {
     pub fn visible_primitives(&self) -> u64 {
         self.visibility[..self.main_view_count].iter().map(|v| v.visible.len() as u64).sum()
     }
+
+    /// Slots the main views' culling tested one by one (the others were
+    /// in chunks skipped on their boxes).
+    pub fn tested_primitives(&self) -> u64 {
+        self.visibility[..self.main_view_count].iter().map(|v| u64::from(v.tested)).sum()
+    }
 }
 
 /// The views of `family` (with `r.Wireframe`) and the shadow view, each culled.

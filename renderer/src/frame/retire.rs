@@ -172,6 +172,7 @@ pub(crate) fn frame_stats(frame: u64, scene: &Scene, v: &InitViews, elements: &D
         frame,
         primitives: scene.num_primitives() as u64,
         visible_primitives: v.visible_primitives(),
+        primitives_tested: v.tested_primitives(),
         occluded_primitives: v.occluded_primitives,
         occluded_instances: elements.counters.get(crate::occlusion::OCCLUDED_INSTANCES_COUNTER).copied().unwrap_or(0),
         cached_commands_built: scene.counters.cached_commands_built,

@@ -2,6 +2,7 @@
 //! data in structure-of-arrays form for culling, their cached mesh draw
 //! commands, the GPU scene, lights and materials.
 
+mod add_order;
 pub(crate) mod gpu_scene;
 mod light;
 mod proxy;

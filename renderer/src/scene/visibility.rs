@@ -7,13 +7,14 @@
 //! Each chunk of [`CULL_CHUNK`] slots first tests the box around its
 //! slots' spheres ([`ChunkBounds`](super::scene::ChunkBounds)): a chunk
 //! wholly outside the frustum, or beyond the view's draw distance, is
-//! skipped without reading its slots. Slots are handed out in the order
-//! primitives are added, so when a scene is built in space order (a grid,
-//! a spiral, a level streamed in by cell) most chunks of a narrow view are
-//! skipped; a scene added in random order loses one box test per 4,096
-//! primitives. The per-primitive test runs only in chunks that may be
-//! visible, and its result is the same either way (a box contains its
-//! chunk's spheres).
+//! skipped without reading its slots. Chunks are runs of slots, and a
+//! batch of adds of more than one chunk takes its slots in space order
+//! (`super::add_order`), so whatever order a level or a spawn list adds
+//! its primitives in, most chunks of a narrow view are skipped. Primitives
+//! added a few at a time keep the order they come in (a chunk's box then
+//! covers wherever they are). The per-primitive test runs only in chunks
+//! that may be visible, and its result is the same either way (a box
+//! contains its chunk's spheres).
 
 use super::relevance::{relevance_flags, MATERIAL_FLAGS, RELEVANCE_FLAGS};
 use super::scene::{flags, Scene, CULL_CHUNK};
@@ -33,6 +34,8 @@ pub(crate) struct ViewVisibility {
     pub lods: Vec<u8>,
     /// Chunks skipped on their box alone.
     pub chunks_skipped: u32,
+    /// Slots of the chunks not skipped: those tested one by one.
+    pub tested: u32,
     /// The relevance flags of the visible primitives, ORed (the view's
     /// relevance, `super::relevance`): which passes the view sets up.
     pub relevance: u32,
@@ -74,6 +77,7 @@ pub(crate) fn compute_visibility(
             out.chunks_skipped = 1;
             return out;
         };
+        out.tested = (end - start) as u32;
         // Spheres lie inside their chunk's box: only the planes the box
         // straddles can cull them. The plane that culled the last sphere
         // is tried first (neighbouring slots tend to fall off the same side).
@@ -141,6 +145,7 @@ pub(crate) fn compute_visibility(
         out.visible.extend_from_slice(&c.visible);
         out.lods.extend_from_slice(&c.lods);
         out.chunks_skipped += c.chunks_skipped;
+        out.tested += c.tested;
         out.relevance |= c.relevance;
     }
     out
@@ -283,6 +288,12 @@ mod tests {
             let got = compute_visibility(scene, &v.frustum(), Some(v), flags::DRAW, false, true);
             assert_eq!(got.visible, brute_force(scene, v, flags::DRAW), "{what}");
             assert_eq!(got, compute_visibility(scene, &v.frustum(), Some(v), flags::DRAW, false, false), "{what}: serial = parallel");
+            // Every slot is in a skipped chunk or tested (only the last chunk is short).
+            let (tested, skipped) = (got.tested as usize, got.chunks_skipped as usize * CHUNK);
+            assert!(
+                tested + skipped >= scene.slot_count() && tested + skipped < scene.slot_count() + CHUNK,
+                "{what}: {tested} + {skipped}"
+            );
             got.chunks_skipped
         };
         let chunks = scene.chunks.len() as u32;

@@ -165,6 +165,7 @@ fn sample_stats(mut s: SampleStats, stats: &FrameStats, done: Done) -> SampleSta
     s.visible_primitives = stats.visible_primitives;
     s.occluded_primitives = stats.occluded_primitives;
     s.occluded_instances = stats.occluded_instances;
+    s.primitives_tested = stats.primitives_tested;
     // Every pass of the renderer's pass table by its name; a wireframe-view
     // pass only when it drew.
     for pass in renderer::passes::all() {
