@@ -59,6 +59,11 @@ pub const EXPOSURE: &str = "r.Exposure";
 /// behind nearer opaque geometry (UE's name; default on). Never changes the
 /// image: see `crate::occlusion`.
 pub const ALLOW_OCCLUSION_QUERIES: &str = "r.AllowOcclusionQueries";
+/// A batch of primitive adds larger than a culling chunk takes its scene
+/// slots in space order, so that culling skips chunks whatever order the
+/// primitives came in (default on; `crate::scene`'s add order). Off: queue
+/// order, as the primitives were added.
+pub const SPACE_ORDER_ADDS: &str = "r.Scene.SpaceOrderAdds";
 
 impl Default for ConsoleVariables {
     fn default() -> Self {
@@ -79,6 +84,11 @@ impl Default for ConsoleVariables {
             ALLOW_OCCLUSION_QUERIES,
             CvarValue::Bool(true),
             "cull primitives and instances hidden behind nearer opaque geometry (CPU occlusion buffer)",
+        );
+        add(
+            SPACE_ORDER_ADDS,
+            CvarValue::Bool(true),
+            "a batch of adds over one culling chunk takes its slots in space order (0: queue order)",
         );
         add(
             FRAMES_IN_FLIGHT,

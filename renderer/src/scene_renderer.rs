@@ -208,7 +208,7 @@ impl SceneRenderer {
             self.retire_until(device, frames_in_flight - 1)?;
         }
         clock.add(Stage::Retire, since);
-        let SlotFrame { mut frame, slot } = stage!(clock, UpdateScene, self.update_scene_stage(device, scene)?);
+        let SlotFrame { mut frame, slot } = stage!(clock, UpdateScene, self.update_scene_stage(device, scene, cvars)?);
         let scene: &Scene = scene;
         let mut views = stage!(clock, InitViews, init_views(scene, cvars, family));
         stage!(clock, Occlusion, occlusion_cull(scene, cvars, &mut views));

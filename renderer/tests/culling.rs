@@ -3,7 +3,8 @@
 //! of view; a batch of more than one chunk takes its slots in space order,
 //! so that holds for a scene spawned in an order with no locality (here a
 //! shuffled grid, where each chunk in queue order would be a cloud across
-//! the whole scene and no chunk could be skipped).
+//! the whole scene and no chunk could be skipped, as it is with
+//! `r.Scene.SpaceOrderAdds=0`).
 
 mod common;
 
@@ -38,8 +39,9 @@ fn grid(material: MaterialId, shuffled: bool) -> Vec<(Box<dyn PrimitiveSceneProx
         .collect()
 }
 
-fn render(shuffled: bool) -> (FrameStats, rhi_vulkan::Image) {
+fn render(shuffled: bool, space_order: bool) -> (FrameStats, rhi_vulkan::Image) {
     let mut rt = render_thread(RenderThreadMode::Threaded);
+    rt.set_cvar(cvars::SPACE_ORDER_ADDS, if space_order { "1" } else { "0" }).unwrap();
     sun(&mut rt, false);
     let material = rt.create_material(colors(1).remove(0)).unwrap();
     rt.add_primitives(grid(material, shuffled)).unwrap();
@@ -51,7 +53,7 @@ fn render(shuffled: bool) -> (FrameStats, rhi_vulkan::Image) {
 
 #[test]
 fn a_shuffled_batch_is_culled_chunk_by_chunk_as_a_grid_added_in_order_is() {
-    let (shuffled, shuffled_img) = render(true);
+    let (shuffled, shuffled_img) = render(true, true);
     assert_eq!(shuffled.primitives, CUBES as u64);
     assert!((500..5_000).contains(&shuffled.visible_primitives), "{} visible", shuffled.visible_primitives);
     // The view meets the boxes of the few chunks round the grid's middle;
@@ -64,10 +66,16 @@ fn a_shuffled_batch_is_culled_chunk_by_chunk_as_a_grid_added_in_order_is() {
         shuffled.visible_primitives
     );
     // The same cubes added row by row: the same cubes drawn.
-    let (ordered, ordered_img) = render(false);
+    let (ordered, ordered_img) = render(false, true);
     assert_eq!(ordered.visible_primitives, shuffled.visible_primitives);
     assert!(ordered.primitives_tested <= 6 * CHUNK, "{} tested", ordered.primitives_tested);
     assert_images_equal(&shuffled_img, &ordered_img, "shuffled vs row order");
+    // With `r.Scene.SpaceOrderAdds=0` the shuffled batch keeps its order:
+    // every chunk is tested, for the same cubes drawn.
+    let (queue_order, queue_img) = render(true, false);
+    assert_eq!(queue_order.primitives_tested, CUBES as u64);
+    assert_eq!(queue_order.visible_primitives, shuffled.visible_primitives);
+    assert_images_equal(&queue_img, &ordered_img, "shuffled in queue order vs row order");
     let lit = (0..H).flat_map(|y| (0..W).map(move |x| (x, y))).filter(|&(x, y)| luminance(shuffled_img.pixel(x, y)) > 60).count();
     assert!(lit > (W * H / 5) as usize, "lit cubes cover the view: {lit} pixels");
 }

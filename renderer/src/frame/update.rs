@@ -1,6 +1,7 @@
 //! Stage 1, `update_scene`: the frame slot, the scene's queued updates and
 //! their uploads.
 
+use crate::cvars::{self, ConsoleVariables};
 use crate::error::Result;
 use crate::scene::Scene;
 use crate::scene_renderer::SceneRenderer;
@@ -18,12 +19,18 @@ impl SceneRenderer {
     /// records their uploads: proxies' buffer writes, the material table,
     /// GPU-scene deltas. They go first in the frame's primary, before any
     /// GPU work a dynamic proxy records while its elements are collected.
-    pub(crate) fn update_scene_stage<'d>(&mut self, device: &'d Device, scene: &mut Scene) -> Result<SlotFrame<'d>> {
+    pub(crate) fn update_scene_stage<'d>(
+        &mut self,
+        device: &'d Device,
+        scene: &mut Scene,
+        cvars: &ConsoleVariables,
+    ) -> Result<SlotFrame<'d>> {
         let mut frame = device.begin_frame()?;
         // The device's slot: `begin_frame` has waited for its last GPU work.
         let slot = (frame.index() % self.frames as u64) as usize;
         self.frame_number += 1;
         self.dynamic.begin(device, slot)?;
+        scene.space_order_adds = cvars.bool(cvars::SPACE_ORDER_ADDS);
         scene.apply_updates(device, &self.pipelines)?;
         scene.tighten_chunk_bounds();
         for (buffer, offset, bytes) in scene.take_uploads() {

@@ -180,6 +180,9 @@ pub struct Scene {
     pub(crate) chunks: Vec<ChunkBounds>,
     /// Where the next [`Scene::tighten_chunk_bounds`] starts looking.
     tighten_cursor: usize,
+    /// Whether a batch of adds over one chunk takes its slots in space
+    /// order (`super::add_order`; `r.Scene.SpaceOrderAdds`, set each frame).
+    pub(crate) space_order_adds: bool,
     pub(crate) cache: Vec<PassCache>,
     pub(crate) buckets: StateBuckets,
     pub(crate) gpu_scene: GpuScene,
@@ -219,6 +222,7 @@ impl Default for Scene {
             sort_priority: Vec::new(),
             chunks: Vec::new(),
             tighten_cursor: 0,
+            space_order_adds: true,
             cache: (0..MeshPass::MAX).map(|_| PassCache::default()).collect(),
             buckets: StateBuckets::default(),
             gpu_scene: GpuScene::default(),
@@ -514,7 +518,7 @@ impl Scene {
         }
         // Slots in space order, for culling (`add_order`).
         let centres: Vec<glam::Vec3> = adds.iter().map(|(_, proxy, m)| proxy.local_bounds().transformed(m).origin).collect();
-        if let Some(order) = super::add_order::space_order(&centres) {
+        if let Some(order) = super::add_order::space_order(&centres).filter(|_| self.space_order_adds) {
             let mut queued: Vec<Option<_>> = adds.into_iter().map(Some).collect();
             adds = order.into_iter().map(|i| queued[i].take().expect("a permutation")).collect();
         }
