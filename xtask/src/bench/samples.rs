@@ -17,7 +17,8 @@
 //! - occlusion along the showcase's camera path ([`showcase_occlusion`]):
 //!   what the base pass draws with `r.AllowOcclusionQueries` on vs off;
 //! - overlap: frames in flight 2 vs 1 on a scene whose render-thread CPU
-//!   and GPU times are within 30% of each other ([`OVERLAP_SCENE`]), the
+//!   and GPU times are within 30% of each other ([`OVERLAP_SCENE`], its
+//!   draw distance found on the day: [`balanced_draw_distance`]), the
 //!   median of [`OVERLAP_PAIRS`] paired runs; and, with 2 in flight, the
 //!   frame time against max(render CPU, GPU), the pipeline's floor.
 //!
@@ -87,24 +88,15 @@ impl Timings {
 
 /// The overlap scene: a million cubes spawned in scattered order (so the
 /// renderer's chunk boxes all span the grid and culling tests every cube:
-/// about 5.5 ms on one core), of which a draw distance leaves about 2,250
-/// for the GPU (about 6.5 ms on one lavapipe thread), at a small size so
-/// that vertex work, not fill, is the GPU's time. No shadows.
-const OVERLAP_SCENE: &[&str] = &[
-    "--count",
-    "1000000",
-    "--scattered",
-    "--draw-distance",
-    "855",
-    "--width",
-    "160",
-    "--height",
-    "90",
-    "--cvar",
-    "r.Shadow.Enable=0",
-    "--frames",
-    "40",
-];
+/// about 5.5 ms on one core), of which a draw distance leaves a few
+/// thousand for the GPU, at a small size so that vertex work, not fill, is
+/// the GPU's time. No shadows. The draw distance is found per run
+/// ([`balanced_draw_distance`]): lavapipe's one thread against the render
+/// thread's differs from day to day on this machine (at 855, about 2,250
+/// cubes, the GPU took 6.5 ms one day and 11-20 ms another against the
+/// same 6-8 ms of culling).
+const OVERLAP_SCENE: &[&str] =
+    &["--count", "1000000", "--scattered", "--width", "160", "--height", "90", "--cvar", "r.Shadow.Enable=0", "--frames", "40"];
 const OVERLAP_ENV: &[(&str, &str)] = &[("LP_NUM_THREADS", "0"), ("RAYON_NUM_THREADS", "1")];
 const OVERLAP_PAIRS: usize = 5;
 
@@ -158,13 +150,9 @@ fn median_row(name: &str, mut values: Vec<f64>, unit: &str, goal: Option<&str>) 
 /// Frames in flight 2 vs 1, paired runs alternating which goes first.
 fn overlap(dir: &Path) -> Result<Vec<Row>, String> {
     let (mut speedups, mut floors, mut balance) = (Vec::new(), Vec::new(), Vec::new());
+    let distance = balanced_draw_distance(dir)?;
     for pair in 0..OVERLAP_PAIRS {
-        let run = |fif: &str| {
-            let mut args = OVERLAP_SCENE.to_vec();
-            let cvar = format!("r.FramesInFlight={fif}");
-            args.extend(["--cvar", &cvar]);
-            many_cubes_env(dir, &format!("overlap-fif{fif}"), &args, OVERLAP_ENV)
-        };
+        let run = |fif: &str| overlap_run(dir, distance, fif, "overlap");
         let (one, two) = if pair % 2 == 0 {
             let one = run("1")?;
             (one, run("2")?)
@@ -181,7 +169,43 @@ fn overlap(dir: &Path) -> Result<Vec<Row>, String> {
         median_row("overlap: frames per second with r.FramesInFlight=2 vs 1", speedups, "x", Some(">= 1.5")),
         median_row("overlap: frame time with 2 in flight vs max(render CPU, GPU)", floors, "x", Some("<= 1.15")),
         median_row("overlap scene: render-thread CPU vs GPU time (1 in flight)", balance, "x", None),
+        row("overlap scene: the draw distance that balances them today", f64::from(distance), "units", None),
     ])
+}
+
+/// One run of the overlap scene at draw distance `distance` with
+/// `r.FramesInFlight={fif}`.
+fn overlap_run(dir: &Path, distance: f32, fif: &str, tag: &str) -> Result<Stats, String> {
+    let mut args = OVERLAP_SCENE.to_vec();
+    let (distance, cvar) = (format!("{distance:.1}"), format!("r.FramesInFlight={fif}"));
+    args.extend(["--draw-distance", &distance, "--cvar", &cvar]);
+    many_cubes_env(dir, &format!("{tag}-fif{fif}"), &args, OVERLAP_ENV)
+}
+
+/// The overlap scene's draw distance at which its render-thread CPU and
+/// GPU times (one frame in flight) are within 15% of each other (the issue
+/// asks for a scene within 30%): a bisection over 780..1000 of at most 5
+/// runs. CPU over GPU falls as the distance grows: the GPU draws the
+/// cubes within it (none nearer than about 730, about 2,250 at 855), while
+/// culling tests every cube whatever the distance.
+fn balanced_draw_distance(dir: &Path) -> Result<f32, String> {
+    let (mut lo, mut hi) = (780.0f32, 1000.0f32);
+    let mut distance = (lo + hi) / 2.0;
+    for _ in 0..5 {
+        distance = (lo + hi) / 2.0;
+        let t = overlap_run(dir, distance, "1", "overlap-balance")?.mean_timings_ms;
+        let ratio = t.render_cpu / t.gpu;
+        if !ratio.is_finite() || (0.85..=1.15).contains(&ratio) {
+            break;
+        }
+        if ratio > 1.0 {
+            lo = distance;
+        } else {
+            hi = distance;
+        }
+    }
+    println!("overlap scene: draw distance {distance:.1}");
+    Ok(distance)
 }
 
 /// Runs the sample figures and writes `samples.json` into `dir`.
