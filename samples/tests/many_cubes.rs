@@ -107,36 +107,40 @@ fn many_cubes_serial_and_parallel_write_identical_images_at_160k_cubes() {
     test_support::assert_images_equal(&run(true), &run(false), "many-cubes --count 160000: --serial vs parallel");
 }
 
-/// The same cubes spawned in scattered order (`--scattered`: slots no
-/// longer follow space, so culling skips no chunk) give the same picture,
-/// and the scene culled chunk by chunk agrees with the scattered one. The
-/// draw distance cuts through the grid, so chunks are skipped, partly
-/// visible and wholly visible.
+/// The same cubes spawned in scattered order (`--scattered`) give the same
+/// picture: the renderer gives the batch its slots in space order, the
+/// same slots as the rows get, and culls it chunk by chunk as well. With
+/// `r.Scene.SpaceOrderAdds=0` the slots keep the scattered order, so
+/// culling skips no chunk, for the same cubes seen (the draw distance cuts
+/// through the grid).
 #[test]
 fn many_cubes_in_scattered_order_write_the_same_image() {
     let dir = std::env::temp_dir().join(format!("proxima-samples-{}-scattered", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let run = |scattered: bool| {
-        let path = dir.join(if scattered { "scattered.png" } else { "rows.png" });
-        let stats = dir.join(if scattered { "scattered.json" } else { "rows.json" });
+    let run = |name: &str, extra: &[&str]| {
+        let path = dir.join(format!("{name}.png"));
+        let stats = dir.join(format!("{name}.json"));
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_many-cubes"));
         cmd.args(["--headless", "--count", "40000", "--frames", "1", "--width", "320", "--height", "180", "--draw-distance", "300"])
+            .args(extra)
             .arg("--out")
             .arg(&path)
             .arg("--stats")
             .arg(&stats);
-        if scattered {
-            cmd.arg("--scattered");
-        }
         let out = cmd.output().unwrap();
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-        (test_support::load_png(&path), samples::SampleStats::read(&stats).unwrap().visible_primitives)
+        (test_support::load_png(&path), samples::SampleStats::read(&stats).unwrap())
     };
-    let (rows, rows_visible) = run(false);
-    let (scattered, scattered_visible) = run(true);
-    assert_eq!(rows_visible, scattered_visible);
-    assert!(rows_visible > 100 && rows_visible < 40_000, "the draw distance cuts through the grid: {rows_visible} visible");
+    let (rows, rows_stats) = run("rows", &[]);
+    let (scattered, scattered_stats) = run("scattered", &["--scattered"]);
+    let visible = rows_stats.visible_primitives;
+    assert!(visible > 100 && visible < 40_000, "the draw distance cuts through the grid: {visible} visible");
+    assert_eq!(scattered_stats.visible_primitives, visible);
+    assert_eq!(scattered_stats.primitives_tested, rows_stats.primitives_tested, "the same slots");
     test_support::assert_images_equal(&rows, &scattered, "many-cubes --count 40000 --draw-distance 300: rows vs --scattered");
+    let (_, queue) = run("scattered-queue-order", &["--scattered", "--cvar", "r.Scene.SpaceOrderAdds=0"]);
+    assert_eq!(queue.visible_primitives, visible);
+    assert_eq!(queue.primitives_tested, queue.primitives, "no chunk skipped");
 }
 
 /// `--trace FILE` writes a Chrome trace (a JSON array of trace events)

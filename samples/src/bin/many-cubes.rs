@@ -45,11 +45,12 @@ struct Options {
     #[arg(long, default_value_t = 0.0, value_parser = parse_distance)]
     draw_distance: f32,
     /// Spawn the grid's cubes in a scattered order (cell k·p mod N, p the
-    /// integer nearest N/φ that is coprime with N) instead of row by row,
-    /// and keep that order in the scene's slots (`r.Scene.SpaceOrderAdds=0`):
-    /// the slots then no longer follow space, so culling can skip no chunk
-    /// on its box — the worst case for the renderer's chunked culling (the
-    /// frames-in-flight benchmark uses it to keep the CPU's share of the frame).
+    /// integer nearest N/φ that is coprime with N) instead of row by row.
+    /// The renderer gives a batch this large its slots in space order all
+    /// the same; with `--cvar r.Scene.SpaceOrderAdds=0` the slots keep the
+    /// scattered order, so culling can skip no chunk on its box — the
+    /// worst case for the renderer's chunked culling (the frames-in-flight
+    /// benchmark uses it to keep the CPU's share of the frame).
     #[arg(long)]
     scattered: bool,
     #[command(flatten)]
@@ -103,11 +104,6 @@ fn run(o: &Options) -> anyhow::Result<()> {
         })
         .collect::<Result<_, _>>()?;
     let ground = engine.render_thread().create_material(Material::colored(Vec4::new(0.5, 0.5, 0.48, 1.0)))?;
-    if o.scattered {
-        // Slots in the scattered order (the renderer would put a batch this
-        // large in space order).
-        engine.render_thread().set_cvar(renderer::cvars::SPACE_ORDER_ADDS, "0")?;
-    }
     let w = &mut engine.world;
     let eye = Vec3::new(-extent * 0.55, -extent * 0.55, extent * 0.45);
     let mut camera = CameraComponent::default();
