@@ -27,11 +27,12 @@ const BITS: u32 = 21;
 
 /// The order to apply a batch whose primitives' bounds centres are
 /// `centres`: indices into it, or `None` to keep queue order (a batch of
-/// one chunk or less).
-pub(crate) fn space_order(centres: &[Vec3]) -> Option<Vec<usize>> {
+/// one chunk or less, whose centres are not read).
+pub(crate) fn space_order(centres: impl ExactSizeIterator<Item = Vec3>) -> Option<Vec<usize>> {
     if centres.len() <= CULL_CHUNK {
         return None;
     }
+    let centres: Vec<Vec3> = centres.collect();
     // The batch's box, over the finite centres (a non-finite one codes as
     // the box's corner: it still gets a slot, in queue order among such).
     let finite = centres.iter().filter(|c| c.is_finite());
@@ -115,7 +116,7 @@ mod tests {
     #[test]
     fn a_batch_over_one_chunk_is_ordered_so_each_chunk_is_small_in_space() {
         let points = fibonacci_sphere(64 * CULL_CHUNK);
-        let order = space_order(&points).expect("more than one chunk");
+        let order = space_order(points.iter().copied()).expect("more than one chunk");
         let mut seen = order.clone();
         seen.sort_unstable();
         assert!(seen.iter().copied().eq(0..points.len()), "a permutation");
@@ -125,18 +126,18 @@ mod tests {
         // (diagonal > its 200 diameter); in space order a patch of it.
         assert!(before > 200.0 && after < before / 2.0, "chunk boxes {before} -> {after}");
         // The same batch, the same order.
-        assert_eq!(space_order(&points), Some(order));
+        assert_eq!(space_order(points.iter().copied()), Some(order));
     }
 
     #[test]
     fn small_batches_keep_queue_order_and_odd_centres_still_get_a_place() {
-        assert_eq!(space_order(&fibonacci_sphere(CULL_CHUNK)), None);
-        assert_eq!(space_order(&[]), None);
+        assert_eq!(space_order(fibonacci_sphere(CULL_CHUNK).into_iter()), None);
+        assert_eq!(space_order(std::iter::empty()), None);
         // Equal and non-finite centres: a permutation, ties in queue order.
         let mut points = vec![Vec3::ONE; CULL_CHUNK + 3];
         points[5] = Vec3::NAN;
         points[9] = Vec3::splat(f32::INFINITY);
-        let order = space_order(&points).unwrap();
+        let order = space_order(points.iter().copied()).unwrap();
         let mut seen = order.clone();
         seen.sort_unstable();
         assert!(seen.iter().copied().eq(0..points.len()));

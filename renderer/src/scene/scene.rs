@@ -517,10 +517,12 @@ impl Scene {
             return;
         }
         // Slots in space order, for culling (`add_order`).
-        let centres: Vec<glam::Vec3> = adds.iter().map(|(_, proxy, m)| proxy.local_bounds().transformed(m).origin).collect();
-        if let Some(order) = super::add_order::space_order(&centres).filter(|_| self.space_order_adds) {
-            let mut queued: Vec<Option<_>> = adds.into_iter().map(Some).collect();
-            adds = order.into_iter().map(|i| queued[i].take().expect("a permutation")).collect();
+        if self.space_order_adds {
+            let centres = adds.iter().map(|(_, proxy, m)| proxy.local_bounds().transformed(m).origin);
+            if let Some(order) = super::add_order::space_order(centres) {
+                let mut queued: Vec<Option<_>> = adds.into_iter().map(Some).collect();
+                adds = order.into_iter().map(|i| queued[i].take().expect("a permutation")).collect();
+            }
         }
         // Render resources for all new proxies, in parallel.
         let created: Vec<rhi_vulkan::Result<()>> = adds.par_iter_mut().map(|(_, proxy, _)| proxy.create_render_resources(device)).collect();
