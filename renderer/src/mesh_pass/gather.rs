@@ -66,30 +66,8 @@ pub(crate) fn gather_sort_merge_cached(
     // per visible command: room enough without growing, in the usual case.
     let mut draws = Vec::with_capacity(vis.visible.len().min(by_rank.len()));
     let mut ids = Vec::with_capacity(vis.visible.len());
-    // The run being gathered: its rank, bucket and first id.
-    let mut run: Option<(u32, BucketId, u32)> = None;
-    let mut in_order = true;
-    visit_cached(cache, vis, |bucket, slot| {
-        let r = ranks[bucket.index()].0;
-        match run {
-            Some((rank, _, _)) if rank == r => {}
-            Some((rank, b, first)) if rank < r => {
-                push_run(&mut draws, b, first, ids.len() as u32 - first, instancing, &can_merge);
-                run = Some((r, bucket, ids.len() as u32));
-            }
-            Some(_) => {
-                in_order = false;
-                return ControlFlow::Break(());
-            }
-            None => run = Some((r, bucket, 0)),
-        }
-        ids.push(slot);
-        ControlFlow::Continue(())
-    });
-    if in_order {
-        if let Some((_, b, first)) = run {
-            push_run(&mut draws, b, first, ids.len() as u32 - first, instancing, &can_merge);
-        }
+    let mut runs = Runs { draws: &mut draws, ids: &mut ids, rank: u32::MAX, bucket: BucketId::NONE, first: 0 };
+    if runs.visit(cache, vis, ranks, instancing, &can_merge) {
         return (draws, ids);
     }
     draws.clear();
@@ -130,6 +108,79 @@ pub(crate) fn gather_sort_merge_cached(
         }
     }
     (draws, ids)
+}
+
+/// The in-order visit of [`gather_sort_merge_cached`], its run state in
+/// locals: the hot loop of a frame's pass setup (one step per visible
+/// command), kept free of calls.
+struct Runs<'a> {
+    draws: &'a mut Vec<MergedDraw>,
+    ids: &'a mut Vec<PrimitiveSlot>,
+    /// The run being gathered: its rank (`u32::MAX` before the first),
+    /// bucket and first id.
+    rank: u32,
+    bucket: BucketId,
+    first: u32,
+}
+
+impl Runs<'_> {
+    /// Visits `cache` for `vis` (as [`visit_cached`] does) while the
+    /// commands come in draw order, each run of one bucket a draw. False
+    /// when a command comes out of order: the lists are then partial.
+    fn visit(
+        &mut self,
+        cache: &PassCache,
+        vis: &ViewVisibility,
+        ranks: &[DrawRank],
+        instancing: bool,
+        can_merge: &impl Fn(BucketId) -> bool,
+    ) -> bool {
+        if cache.entries == 0 {
+            return true;
+        }
+        for (&slot, &lod) in vis.visible.iter().zip(&vis.lods) {
+            let e = cache.first[slot.index()];
+            if e.bucket != BucketId::NONE && e.lod == lod && !self.step(e.bucket, slot, ranks, instancing, can_merge) {
+                return false;
+            }
+            if e.more && e.bucket != BucketId::NONE {
+                for x in &cache.extra[&slot] {
+                    if x.lod == lod && !self.step(x.bucket, slot, ranks, instancing, can_merge) {
+                        return false;
+                    }
+                }
+            }
+        }
+        if self.rank != u32::MAX {
+            let count = self.ids.len() as u32 - self.first;
+            push_run(self.draws, self.bucket, self.first, count, instancing, can_merge);
+        }
+        true
+    }
+
+    #[inline(always)]
+    fn step(
+        &mut self,
+        bucket: BucketId,
+        slot: PrimitiveSlot,
+        ranks: &[DrawRank],
+        instancing: bool,
+        can_merge: &impl Fn(BucketId) -> bool,
+    ) -> bool {
+        let r = ranks[bucket.index()].0;
+        if r != self.rank {
+            if self.rank != u32::MAX {
+                if r < self.rank {
+                    return false;
+                }
+                let count = self.ids.len() as u32 - self.first;
+                push_run(self.draws, self.bucket, self.first, count, instancing, can_merge);
+            }
+            (self.rank, self.bucket, self.first) = (r, bucket, self.ids.len() as u32);
+        }
+        self.ids.push(slot);
+        true
+    }
 }
 
 /// A run of one bucket's primitives in the id stream, `first..first +
