@@ -24,7 +24,7 @@ pub use options::{parse_cvar, parse_present, CommonOptions};
 pub use output::{write_png, Progress};
 pub use stats::{
     ImportStats, InstanceStats, MaterialStats, MeshDrawCommandsBuilt, PassStats, Percentiles, PipelineStats, SampleStats, StageMs,
-    TextureStats, Timings, ValidationStats,
+    TextureStats, ThreadCpu, ThreadMs, Timings, ValidationStats,
 };
 
 /// The log filter when `RUST_LOG` is unset: warnings and errors from every

@@ -124,6 +124,31 @@ impl Percentiles {
     }
 }
 
+/// CPU milliseconds per frame of the process's threads by what they do,
+/// over the frames after warm-up, from the scheduler (Linux only): on
+/// lavapipe `driver` is the GPU's work as the CPU does it. See
+/// `docs/samples.md`.
+#[derive(Serialize, Deserialize, Debug, Clone, Copy, Default, PartialEq)]
+pub struct ThreadCpu {
+    /// The game thread (the process's first).
+    pub game: ThreadMs,
+    /// The render thread.
+    pub render: ThreadMs,
+    /// The worker pools' threads (render workers and rayon's global pool).
+    pub workers: ThreadMs,
+    /// Every other thread: the Vulkan driver's (lavapipe executes the
+    /// GPU's work on its queue thread and rasterizer threads) and the rest.
+    pub driver: ThreadMs,
+}
+
+/// A thread group's milliseconds per frame: run on a core, and runnable
+/// but waiting for one (the cores were busy with something else).
+#[derive(Serialize, Deserialize, Debug, Clone, Copy, Default, PartialEq)]
+pub struct ThreadMs {
+    pub cpu: f64,
+    pub waiting: f64,
+}
+
 /// Pass pipelines: created during the last frame, and alive after it.
 #[derive(Serialize, Deserialize, Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct PipelineStats {
@@ -200,6 +225,10 @@ pub struct SampleStats {
     /// over the render frames after warm-up.
     #[serde(default)]
     pub render_cpu_time_ms: Percentiles,
+    /// CPU time per frame of each group of threads over the same frames
+    /// as `mean_timings_ms` (absent where the scheduler gives none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thread_cpu_ms: Option<ThreadCpu>,
     /// The renderer's pipelines, materials and textures (absent from a
     /// sample that draws without the renderer, `hello`).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -81,6 +81,35 @@ fn many_cubes_reports_frame_time_percentiles() {
     assert!(s.timings_ms.frame <= s.frame_time_ms.max, "the last frame is among those counted");
 }
 
+/// The stats file says how busy each group of threads was per frame (from
+/// the scheduler, on Linux): the render thread and lavapipe's threads (the
+/// GPU's work) both ran, and no group ran longer than the frames took.
+#[test]
+fn many_cubes_reports_cpu_time_per_thread_group() {
+    let (_, s) = common::run_sample(
+        env!("CARGO_BIN_EXE_many-cubes"),
+        "threads",
+        &["--frames", "10", "--width", "96", "--height", "64", "--count", "2000"],
+    );
+    let t = match s.thread_cpu_ms {
+        Some(t) => t,
+        None if cfg!(target_os = "linux") => panic!("Linux has per-thread scheduler figures"),
+        None => {
+            println!("skipped: no per-thread scheduler figures on this system");
+            return;
+        }
+    };
+    assert!(t.render.cpu > 0.0, "the render thread ran: {t:?}");
+    assert!(t.driver.cpu > 0.0, "lavapipe ran the frames' GPU work: {t:?}");
+    assert!(t.game.cpu > 0.0, "the game thread ran: {t:?}");
+    // A group's threads run at most on every core for the whole frame.
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
+    for (what, g) in [("game", t.game), ("render", t.render), ("workers", t.workers), ("driver", t.driver)] {
+        assert!(g.cpu >= 0.0 && g.waiting >= 0.0, "{what}: {g:?}");
+        assert!(g.cpu <= s.mean_timings_ms.frame * cores * 1.05, "{what} ran {g:?} ms in frames of {} ms", s.mean_timings_ms.frame);
+    }
+}
+
 /// The reproduction end to end: 160,000 cubes over the ground with
 /// `--serial` and in parallel (8 worker threads, whatever the machine has)
 /// write the same image. Ranking state buckets by handle number made the

@@ -36,5 +36,14 @@ pub(super) fn run(
         progress.frame_done(i + 1);
     }
     progress.finish();
-    Ok(Done { frames, figures, frame_ms, game, mean: mean.mean(), percentiles: mean.percentiles(), read_back: true })
+    Ok(Done {
+        frames,
+        figures,
+        frame_ms,
+        game,
+        mean: mean.mean(),
+        percentiles: mean.percentiles(),
+        threads: mean.threads(),
+        read_back: true,
+    })
 }

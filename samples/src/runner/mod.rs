@@ -11,6 +11,7 @@
 //! | `headless.rs` | the headless frame loop |
 //! | `window.rs` | window mode: event loop, window, swapchain, fly camera |
 //! | `summary.rs` | timings over the run, the stats file from the last frame's [`renderer::FrameStats`], the summary line |
+//! | `threads.rs` | CPU time per thread group from the scheduler (`thread_cpu_ms`) |
 //!
 //! Window mode (the `window` feature, on by default): when a window is wanted
 //! (`--window`, or a display is set and `--headless` is not given) and winit
@@ -33,6 +34,7 @@
 
 mod headless;
 mod summary;
+mod threads;
 #[cfg(feature = "window")]
 mod window;
 
@@ -58,6 +60,7 @@ pub struct SampleFigures {
 /// lines (the device chosen, validation messages) are seen.
 pub fn engine(sample: &str, common: &CommonOptions) -> anyhow::Result<Engine> {
     crate::init_logging();
+    threads::name_worker_pool();
     let validation = match std::env::var("PROXIMA_VALIDATION").as_deref() {
         Ok("0") => Validation::Disabled,
         _ => Validation::Enabled,

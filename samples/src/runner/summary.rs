@@ -3,10 +3,11 @@
 //! frame's [`FrameStats`] — the proxies' counters included — and the
 //! one-line summary printed at the end.
 
+use super::threads::Snapshot;
 use super::SampleFigures;
 use crate::{
     write_png, CommonOptions, InstanceStats, MaterialStats, MeshDrawCommandsBuilt, PassStats, Percentiles, PipelineStats, SampleStats,
-    StageMs, TextureStats, Timings, ValidationStats,
+    StageMs, TextureStats, ThreadCpu, Timings, ValidationStats,
 };
 use anyhow::{bail, Context};
 use engine_core::Engine;
@@ -36,15 +37,21 @@ pub(super) struct MeanTimings {
     stages: [f64; renderer::Stage::COUNT],
     /// The last render-thread frame counted (stats lag the game thread).
     last_render_frame: Option<u64>,
+    /// The threads' scheduler counters as the first frame after warm-up began.
+    threads_start: Option<Snapshot>,
 }
 
 impl MeanTimings {
     pub(super) fn new(frames: u64) -> Self {
-        Self { warmup: if frames >= 2 { (frames / 5).max(1) } else { 0 }, ..Default::default() }
+        let warmup = if frames >= 2 { (frames / 5).max(1) } else { 0 };
+        Self { warmup, threads_start: if warmup == 0 { Snapshot::take() } else { None }, ..Default::default() }
     }
 
     /// Counts game frame `index` (0-based) and the render thread's latest frame.
     pub(super) fn add(&mut self, index: u64, game: engine_core::GameTimings, frame_ms: f64, render: Option<&FrameStats>) {
+        if index + 1 == self.warmup {
+            self.threads_start = Snapshot::take();
+        }
         if index >= self.warmup {
             self.game_frames += 1;
             self.game += game.game;
@@ -83,6 +90,12 @@ impl MeanTimings {
         }
     }
 
+    /// CPU time per frame of each group of threads since warm-up ended
+    /// (`None` without scheduler figures).
+    pub(super) fn threads(&self) -> Option<ThreadCpu> {
+        Some(Snapshot::take()?.since(self.threads_start.as_ref()?, self.game_frames))
+    }
+
     /// Percentiles of (frame time, render-thread CPU time) after warm-up.
     pub(super) fn percentiles(&self) -> (Percentiles, Percentiles) {
         (Percentiles::of(&self.frame_times), Percentiles::of(&self.render_cpu_times))
@@ -119,6 +132,8 @@ pub(super) struct Done {
     pub mean: Timings,
     /// Percentiles of frame time and render-thread CPU time after warm-up.
     pub percentiles: (Percentiles, Percentiles),
+    /// CPU time per frame of each group of threads after warm-up.
+    pub threads: Option<ThreadCpu>,
     /// Whether the last frame was read back (a PNG can be written).
     pub read_back: bool,
 }
@@ -159,7 +174,7 @@ pub(super) fn finish(sample: &str, common: &CommonOptions, engine: &mut Engine, 
 /// validation set) completed from the last frame's `stats`, its counters
 /// included, and the run's figures.
 fn sample_stats(mut s: SampleStats, stats: &FrameStats, done: Done) -> SampleStats {
-    let Done { frames, figures, frame_ms, game, mean, percentiles, read_back: _ } = done;
+    let Done { frames, figures, frame_ms, game, mean, percentiles, threads, read_back: _ } = done;
     s.frames = frames;
     s.primitives = stats.primitives;
     s.visible_primitives = stats.visible_primitives;
@@ -203,6 +218,7 @@ fn sample_stats(mut s: SampleStats, stats: &FrameStats, done: Done) -> SampleSta
     };
     s.mean_timings_ms = mean;
     (s.frame_time_ms, s.render_cpu_time_ms) = percentiles;
+    s.thread_cpu_ms = threads;
     s
 }
 

@@ -290,6 +290,7 @@ pub fn run(
         game: app.game,
         mean: app.mean.mean(),
         percentiles: app.mean.percentiles(),
+        threads: app.mean.threads(),
         read_back: app.read_back,
     })
 }

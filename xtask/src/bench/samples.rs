@@ -20,7 +20,10 @@
 //!   and GPU times are within 30% of each other ([`OVERLAP_SCENE`], its
 //!   draw distance found on the day: [`balanced_draw_distance`]), the
 //!   median of [`OVERLAP_PAIRS`] paired runs; and, with 2 in flight, the
-//!   frame time against max(render CPU, GPU), the pipeline's floor.
+//!   frame time against the pipeline's floor: its busiest side's CPU per
+//!   frame (the render thread and its workers, or lavapipe's threads) from
+//!   the scheduler (`thread_cpu_ms`), and, for context, against max(render
+//!   stage timers, GPU timestamps), which miss part of each side's work.
 //!
 //! The overlap runs give the "GPU" and the render thread one core each, as
 //! the issue that asked for them meant: `LP_NUM_THREADS=0` makes lavapipe
@@ -49,6 +52,46 @@ struct Stats {
     primitives_tested: u64,
     /// Percentiles of the render thread's CPU time per frame after warm-up.
     render_cpu_time_ms: Percentiles,
+    /// CPU per frame of each group of threads, from the scheduler (Linux).
+    #[serde(default)]
+    thread_cpu_ms: Option<ThreadCpu>,
+}
+
+#[derive(serde::Deserialize)]
+struct ThreadCpu {
+    game: ThreadMs,
+    render: ThreadMs,
+    workers: ThreadMs,
+    driver: ThreadMs,
+}
+
+#[derive(serde::Deserialize)]
+struct ThreadMs {
+    cpu: f64,
+    waiting: f64,
+}
+
+impl ThreadCpu {
+    /// CPU per frame of the pipeline's busiest side: the game thread, the
+    /// render thread with its workers (it waits while they cull), or the
+    /// driver's threads (lavapipe: the GPU).
+    fn busiest(&self) -> f64 {
+        self.game.cpu.max(self.render.cpu + self.workers.cpu).max(self.driver.cpu)
+    }
+
+    /// Milliseconds per frame that runnable threads waited for a core.
+    fn waiting(&self) -> f64 {
+        self.game.waiting + self.render.waiting + self.workers.waiting + self.driver.waiting
+    }
+}
+
+/// The machine's CPU counters (`/proc/stat`'s first line, in ticks):
+/// (all, stolen by the hypervisor); `None` off Linux.
+fn cpu_ticks() -> Option<(u64, u64)> {
+    let stat = std::fs::read_to_string("/proc/stat").ok()?;
+    let ticks: Vec<u64> = stat.lines().next()?.split_whitespace().skip(1).filter_map(|t| t.parse().ok()).collect();
+    // user nice system idle iowait irq softirq steal ...
+    Some((ticks.iter().take(8).sum(), *ticks.get(7)?))
 }
 
 #[derive(serde::Deserialize)]
@@ -163,6 +206,8 @@ fn median_row(name: &str, mut values: Vec<f64>, unit: &str, goal: Option<&str>) 
 /// Frames in flight 2 vs 1, paired runs alternating which goes first.
 fn overlap(dir: &Path) -> Result<Vec<Row>, String> {
     let (mut speedups, mut floors, mut balance) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut busy_floors, mut waiting) = (Vec::new(), Vec::new());
+    let ticks_before = cpu_ticks();
     let distance = balanced_draw_distance(dir)?;
     for pair in 0..OVERLAP_PAIRS {
         let run = |fif: &str| overlap_run(dir, distance, fif, "overlap");
@@ -177,13 +222,37 @@ fn overlap(dir: &Path) -> Result<Vec<Row>, String> {
         speedups.push(t1.frame / t2.frame);
         floors.push(t2.frame / t2.render_cpu.max(t2.gpu));
         balance.push(t1.render_cpu / t1.gpu);
+        if let Some(threads) = &two.thread_cpu_ms {
+            busy_floors.push(t2.frame / threads.busiest());
+            waiting.push(threads.waiting());
+        }
     }
-    Ok(vec![
-        median_row("overlap: frames per second with r.FramesInFlight=2 vs 1", speedups, "x", Some(">= 1.5")),
-        median_row("overlap: frame time with 2 in flight vs max(render CPU, GPU)", floors, "x", Some("<= 1.15")),
-        median_row("overlap scene: render-thread CPU vs GPU time (1 in flight)", balance, "x", None),
-        row("overlap scene: the draw distance that balances them today", f64::from(distance), "units", None),
-    ])
+    let mut rows = vec![median_row("overlap: frames per second with r.FramesInFlight=2 vs 1", speedups, "x", Some(">= 1.5"))];
+    // The pipeline's floor is its busiest side's whole work per frame. The
+    // stage timers and GPU timestamps each miss part of it (the render
+    // thread's hand-offs; lavapipe's submit and fence work around the
+    // timestamped passes), so the floor is judged on the scheduler's CPU
+    // time of each side's threads; the timers' ratio is shown beside it.
+    if busy_floors.is_empty() {
+        println!("overlap: no per-thread CPU figures (not Linux): the floor is judged on the stage timers and GPU timestamps");
+        rows.push(median_row("overlap: frame time with 2 in flight vs max(render CPU, GPU)", floors, "x", Some("<= 1.15")));
+    } else {
+        rows.push(median_row(
+            "overlap: frame time with 2 in flight vs its busiest side's CPU per frame (render thread + workers, or lavapipe's threads; scheduler)",
+            busy_floors,
+            "x",
+            Some("<= 1.15"),
+        ));
+        rows.push(median_row("overlap: frame time with 2 in flight vs max(render-stage timers, GPU timestamps)", floors, "x", None));
+        rows.push(median_row("overlap: time threads waited for a core, per frame (2 in flight)", waiting, "ms", None));
+    }
+    rows.push(median_row("overlap scene: render-thread CPU vs GPU time (1 in flight)", balance, "x", None));
+    rows.push(row("overlap scene: the draw distance that balances them today", f64::from(distance), "units", None));
+    if let (Some((all0, steal0)), Some((all1, steal1))) = (ticks_before, cpu_ticks()) {
+        let stolen = 100.0 * (steal1 - steal0) as f64 / (all1 - all0).max(1) as f64;
+        rows.push(row("overlap runs: CPU time the hypervisor took from this machine (steal)", stolen, "%", None));
+    }
+    Ok(rows)
 }
 
 /// One run of the overlap scene at draw distance `distance` with
