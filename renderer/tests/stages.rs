@@ -76,18 +76,45 @@ type TraceEventRef = renderer::trace::TraceEvent;
 
 #[test]
 fn the_render_thread_is_a_worker_of_its_own_pool() {
-    // With two or more threads, the render thread is worker 0 of a pool of
-    // as many threads as rayon's global one: parallel sections start on it
-    // at once instead of waiting for an idle worker to wake.
+    // The render thread is worker 0 of a pool of as many threads as
+    // rayon's global one: parallel sections start on it at once instead of
+    // waiting for an idle worker to wake. With one thread
+    // (`RAYON_NUM_THREADS=1`) it is the pool: sections run on it alone.
     let mut rt = render_thread(RenderThreadMode::Threaded);
     let (index, threads) = rt.with_context(|_| (rayon::current_thread_index(), rayon::current_num_threads())).unwrap();
-    if rayon::current_num_threads() >= 2 {
-        assert_eq!(index, Some(0));
-        assert_eq!(threads, rayon::current_num_threads());
-    } else {
-        assert_eq!(index, None, "one thread: the global pool");
-    }
+    assert_eq!(index, Some(0));
+    assert_eq!(threads, rayon::current_num_threads());
     // The inline mode keeps the caller's pool.
     let mut inline = render_thread(RenderThreadMode::Inline);
     assert_eq!(inline.with_context(|_| rayon::current_thread_index()).unwrap(), rayon::current_thread_index());
+}
+
+/// With one thread (`RAYON_NUM_THREADS=1`, as the frame-overlap benchmark
+/// runs) the render thread is its pool alone: a parallel section runs on
+/// it, with no hand-off to another thread. The test runs itself again in a
+/// process with that variable set (rayon reads it once per process).
+#[test]
+fn with_one_thread_parallel_sections_run_on_the_render_thread() {
+    const NAME: &str = "with_one_thread_parallel_sections_run_on_the_render_thread";
+    if std::env::var("RAYON_NUM_THREADS").as_deref() != Ok("1") {
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args(["--exact", NAME, "--test-threads", "1"])
+            .env("RAYON_NUM_THREADS", "1")
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success() && text.contains("1 passed"), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
+        return;
+    }
+    let mut rt = render_thread(RenderThreadMode::Threaded);
+    let (caller, ran_on) = rt
+        .with_context(|_| {
+            use rayon::prelude::*;
+            assert_eq!((rayon::current_thread_index(), rayon::current_num_threads()), (Some(0), 1));
+            let ran_on: Vec<_> = (0..64).into_par_iter().map(|_| std::thread::current().id()).collect();
+            (std::thread::current().id(), ran_on)
+        })
+        .unwrap();
+    assert!(ran_on.iter().all(|&t| t == caller), "every task on the render thread");
+    assert_clean(&mut rt);
 }

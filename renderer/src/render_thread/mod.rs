@@ -264,14 +264,15 @@ fn run_command(ctx: &mut RenderContext, shared: &Shared, cmd: RenderCommand) -> 
 /// one worker while the render thread slept. As a worker, the render
 /// thread starts on the section at once, and whatever no other worker has
 /// stolen yet it runs itself — never slower than serial, parallel as soon
-/// as a second worker is awake. `None` (the global pool) with one thread.
+/// as a second worker is awake. With one thread (`RAYON_NUM_THREADS=1`) the
+/// pool is the render thread alone: every parallel section runs on it, with
+/// no hand-off to another thread and back (two wake-ups per section, which
+/// the frame-overlap benchmark's render side paid a few times a frame).
 /// The pool's workers end with the render thread (rayon keeps a small
 /// registry of a pool its creating thread joined: one per render thread).
+/// `None` when the pool cannot be made (rayon's global pool is used then).
 pub fn render_worker_pool() -> Option<rayon::ThreadPool> {
     let threads = rayon::current_num_threads();
-    if threads < 2 {
-        return None;
-    }
     rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .use_current_thread()

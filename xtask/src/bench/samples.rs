@@ -30,7 +30,8 @@
 //! rasterize on its queue thread (with `LP_NUM_THREADS=1` it runs two
 //! threads, the queue thread's vertex work and one rasterizer, and the two
 //! of them and the render thread share two cores), and `RAYON_NUM_THREADS=1`
-//! keeps the render thread's culling on one worker.
+//! keeps the render thread's culling on the render thread itself (its pool
+//! of one: `renderer::render_worker_pool`).
 
 use super::summary::Row;
 use std::path::Path;
