@@ -100,7 +100,9 @@ fn many_cubes_reports_cpu_time_per_thread_group() {
         }
     };
     assert!(t.render.cpu > 0.0, "the render thread ran: {t:?}");
-    assert!(t.driver.cpu > 0.0, "lavapipe ran the frames' GPU work: {t:?}");
+    if s.device.contains("llvmpipe") {
+        assert!(t.driver.cpu > 0.0, "lavapipe ran the frames' GPU work on its threads: {t:?}");
+    }
     assert!(t.game.cpu > 0.0, "the game thread ran: {t:?}");
     // A group's threads run at most on every core for the whole frame.
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
