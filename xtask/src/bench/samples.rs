@@ -73,11 +73,16 @@ struct ThreadMs {
 }
 
 impl ThreadCpu {
+    /// CPU per frame of the render side: the render thread with its
+    /// workers (it waits while they cull).
+    fn render_side(&self) -> f64 {
+        self.render.cpu + self.workers.cpu
+    }
+
     /// CPU per frame of the pipeline's busiest side: the game thread, the
-    /// render thread with its workers (it waits while they cull), or the
-    /// driver's threads (lavapipe: the GPU).
+    /// render side, or the driver's threads (lavapipe: the GPU).
     fn busiest(&self) -> f64 {
-        self.game.cpu.max(self.render.cpu + self.workers.cpu).max(self.driver.cpu)
+        self.game.cpu.max(self.render_side()).max(self.driver.cpu)
     }
 
     /// Milliseconds per frame that runnable threads waited for a core.
@@ -306,7 +311,7 @@ fn balanced_draw_distance(dir: &Path) -> Result<f32, String> {
 /// figures, else render-stage timers vs GPU timestamps.
 fn cpu_over_gpu(s: &Stats) -> f64 {
     match &s.thread_cpu_ms {
-        Some(t) => (t.render.cpu + t.workers.cpu) / t.driver.cpu,
+        Some(t) => t.render_side() / t.driver.cpu,
         None => s.mean_timings_ms.render_cpu / s.mean_timings_ms.gpu,
     }
 }
