@@ -64,6 +64,11 @@ pub const ALLOW_OCCLUSION_QUERIES: &str = "r.AllowOcclusionQueries";
 /// primitives came in (default on; `crate::scene`'s add order). Off: queue
 /// order, as the primitives were added.
 pub const SPACE_ORDER_ADDS: &str = "r.Scene.SpaceOrderAdds";
+/// The render thread's other workers poll for work through the frame's CPU
+/// stages instead of sleeping between its parallel sections, so that a
+/// short section does not wait for a worker to wake (default on; see
+/// `crate::frame::workers_awake`). Off: rayon's own sleep.
+pub const RENDER_WORKERS_STAY_AWAKE: &str = "r.RenderWorkers.StayAwake";
 
 impl Default for ConsoleVariables {
     fn default() -> Self {
@@ -89,6 +94,11 @@ impl Default for ConsoleVariables {
             SPACE_ORDER_ADDS,
             CvarValue::Bool(true),
             "a batch of adds over one culling chunk takes its slots in space order (0: queue order)",
+        );
+        add(
+            RENDER_WORKERS_STAY_AWAKE,
+            CvarValue::Bool(true),
+            "the render thread's workers poll for work through the frame's CPU stages instead of sleeping between sections",
         );
         add(
             FRAMES_IN_FLIGHT,

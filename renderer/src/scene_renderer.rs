@@ -15,6 +15,7 @@ use crate::frame::record::RecordInputs;
 pub use crate::frame::retire::RetiredFrame;
 use crate::frame::retire::{frame_stats, submit, InFlightFrame};
 use crate::frame::update::SlotFrame;
+use crate::frame::workers_awake::WorkersAwake;
 pub use crate::frame::Stage;
 use crate::frame::{ms, stage, DynamicElements, InitViews, StageClock};
 pub(crate) use crate::frame::{FrameCommands, PassDrawList};
@@ -208,6 +209,10 @@ impl SceneRenderer {
             self.retire_until(device, frames_in_flight - 1)?;
         }
         clock.add(Stage::Retire, since);
+        // From here to the end of `record` the CPU stages run back to back:
+        // the workers poll between their parallel sections (not while the
+        // GPU is waited for above).
+        let awake = WorkersAwake::for_frame(cvars);
         let SlotFrame { mut frame, slot } = stage!(clock, UpdateScene, self.update_scene_stage(device, scene, cvars)?);
         let scene: &Scene = scene;
         let mut views = stage!(clock, InitViews, init_views(scene, cvars, family));
@@ -239,6 +244,7 @@ impl SceneRenderer {
                 None
             }
         });
+        drop(awake);
         let frame_number = self.frame_number - 1;
         // `gpu_wait` runs from here: the GPU may start before `submit` returns.
         let submitted_at = Instant::now();
@@ -319,6 +325,7 @@ impl SceneRenderer {
         cvars: &ConsoleVariables,
         family: &ViewFamily,
     ) -> Result<PreparedFrame<'s>> {
+        let _awake = WorkersAwake::for_frame(cvars);
         let mut clock = StageClock::start();
         let mut views = stage!(clock, InitViews, init_views(scene, cvars, family));
         stage!(clock, Occlusion, occlusion_cull(scene, cvars, &mut views));

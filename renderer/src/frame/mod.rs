@@ -61,6 +61,7 @@ pub(crate) mod record;
 pub(crate) mod retire;
 pub(crate) mod update;
 pub(crate) mod upload;
+pub(crate) mod workers_awake;
 
 pub(crate) use collect::{DynamicElements, FrameCommands};
 pub(crate) use init_views::InitViews;
