@@ -44,7 +44,7 @@ pub(crate) fn pass_setup(scene: &Scene, cvars: &ConsoleVariables, v: &InitViews,
         let dynamic = elements.lists.get(&(vi, pass));
         let back_to_front = pass.desc().sort == SortMode::BackToFront;
         let (draws, ids) = if !force_dynamic && !back_to_front && dynamic.is_none() {
-            gather_sort_merge_cached(cache, vis, &commands.ranks, &commands.by_rank, can_merge, instancing)
+            gather_sort_merge_cached(cache, vis, &commands.ranks, &commands.by_rank, can_merge, instancing, parallel.then_some(PIECE))
         } else {
             let origin = v.views[vi].origin;
             let key = |slot: PrimitiveSlot| scene.translucency_sort_key(slot, origin);

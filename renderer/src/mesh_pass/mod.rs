@@ -21,7 +21,7 @@ pub mod sort;
 mod state_buckets;
 
 pub use draw_command::MeshDrawCommand;
-pub(crate) use gather::{gather_sort_merge, gather_sort_merge_cached};
+pub(crate) use gather::{gather_sort_merge, gather_sort_merge_cached, PIECE};
 pub use ids::{buckets_by_rank, BucketId, DrawRank, PrimitiveSlot};
 pub use merge::{merge, MergedDraw};
 pub use mesh_batch::{MeshBatch, MeshBatchElement};
