@@ -126,7 +126,7 @@ fn poll_until(done: &AtomicBool) {
                 // with the render thread's), and now and then the core
                 // offered to the OS scheduler.
                 idle_polls += 1;
-                if idle_polls % YIELD_EVERY == 0 {
+                if idle_polls.is_multiple_of(YIELD_EVERY) {
                     std::thread::yield_now();
                 } else {
                     (0..PAUSES_PER_POLL).for_each(|_| std::hint::spin_loop());
