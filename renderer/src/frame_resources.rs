@@ -8,6 +8,7 @@
 //! (`frame::retire`) and read when the frame retires.
 
 use bytemuck::{Pod, Zeroable};
+use rayon::prelude::*;
 use rhi_vulkan::{BufferDesc, BufferHandle, BufferUsage, Device, Result};
 
 /// The `ViewUniform` of `scene.inc.wgsl`, padded to 768 bytes: views are
@@ -36,6 +37,9 @@ pub(crate) struct ViewUniformData {
 
 pub(crate) const VIEW_UNIFORM_SIZE: u64 = std::mem::size_of::<ViewUniformData>() as u64;
 
+/// Bytes from which [`PerFrameBuffer::write_parts`] writes its parts in parallel.
+const PARALLEL_WRITE_BYTES: usize = 256 * 1024;
+
 /// One growable host-visible buffer per frame slot.
 pub(crate) struct PerFrameBuffer {
     label: &'static str,
@@ -50,7 +54,35 @@ impl PerFrameBuffer {
 
     /// Writes `bytes` at offset 0 of the slot's buffer (grown if needed).
     pub fn write(&mut self, device: &Device, slot: usize, bytes: &[u8]) -> Result<BufferHandle> {
-        let len = bytes.len().max(16) as u64;
+        self.write_parts(device, slot, &[bytes], false)
+    }
+
+    /// Writes `parts` one after another from offset 0 of the slot's buffer
+    /// (grown if needed), with no copy of them joined first. With
+    /// `parallel`, large parts (the passes' id streams, a few hundred KB
+    /// each at 160,000 primitives) are written on rayon's workers.
+    pub fn write_parts(&mut self, device: &Device, slot: usize, parts: &[&[u8]], parallel: bool) -> Result<BufferHandle> {
+        let total: usize = parts.iter().map(|p| p.len()).sum();
+        let buffer = self.reserve(device, slot, total as u64)?;
+        let offsets = parts.iter().scan(0u64, |at, p| {
+            let offset = *at;
+            *at += p.len() as u64;
+            Some(offset)
+        });
+        let writes: Vec<(u64, &[u8])> = offsets.zip(parts.iter().copied()).collect();
+        let write = |&(offset, bytes): &(u64, &[u8])| device.write_buffer(buffer, offset, bytes);
+        if parallel && writes.len() > 1 && total >= PARALLEL_WRITE_BYTES {
+            writes.par_iter().try_for_each(write)?;
+        } else {
+            writes.iter().try_for_each(write)?;
+        }
+        Ok(buffer)
+    }
+
+    /// The slot's buffer with room for `len` bytes (at least 16), made or
+    /// grown (to the next power of two) when it has less.
+    fn reserve(&mut self, device: &Device, slot: usize, len: u64) -> Result<BufferHandle> {
+        let len = len.max(16);
         let entry = &mut self.slots[slot];
         if entry.is_none_or(|(_, cap)| cap < len) {
             if let Some((old, _)) = entry.take() {
@@ -60,7 +92,6 @@ impl PerFrameBuffer {
             *entry = Some((device.create_buffer(&BufferDesc::host_visible(self.label, cap, self.usage))?, cap));
         }
         let (buffer, _) = entry.expect("just created");
-        device.write_buffer(buffer, 0, bytes)?;
         Ok(buffer)
     }
 }

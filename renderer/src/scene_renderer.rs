@@ -221,7 +221,11 @@ impl SceneRenderer {
         let on_retired = std::mem::take(&mut elements.on_retired);
         let gpu_work = std::mem::take(&mut elements.gpu_work);
         let mut lists = stage!(clock, PassSetup, pass_setup(scene, cvars, &views, &elements));
-        let uploaded = stage!(clock, Upload, self.upload_stage(device, slot, scene, &views, &mut lists, shadow_size)?);
+        let uploaded = stage!(
+            clock,
+            Upload,
+            self.upload_stage(device, slot, scene, &views, &mut lists, shadow_size, cvars.bool(cvars::PARALLEL_RECORD))?
+        );
         let targets = stage!(
             clock,
             GpuPrepare,

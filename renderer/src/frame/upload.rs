@@ -22,7 +22,10 @@ pub(crate) struct Uploaded {
 }
 
 impl SceneRenderer {
-    /// Writes the id streams (setting each list's `id_base`) and the view uniforms of `slot`.
+    /// Writes the id streams (setting each list's `id_base`; in parallel
+    /// with `parallel`, `r.RHICmdList.ParallelRecord`) and the view
+    /// uniforms of `slot`.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn upload_stage(
         &mut self,
         device: &Device,
@@ -31,13 +34,15 @@ impl SceneRenderer {
         v: &InitViews,
         lists: &mut [PassDrawList],
         shadow_size: u32,
+        parallel: bool,
     ) -> Result<Uploaded> {
-        let mut all_ids: Vec<PrimitiveSlot> = Vec::new();
+        let mut id_base = 0;
         for l in lists.iter_mut() {
-            l.id_base = all_ids.len() as u32;
-            all_ids.extend_from_slice(&l.ids);
+            l.id_base = id_base;
+            id_base += l.ids.len() as u32;
         }
-        let id_buffer = self.id_streams.write(device, slot, bytemuck::cast_slice(&all_ids))?;
+        let streams: Vec<&[u8]> = lists.iter().map(|l| bytemuck::cast_slice::<PrimitiveSlot, u8>(&l.ids)).collect();
+        let id_buffer = self.id_streams.write_parts(device, slot, &streams, parallel)?;
         let shadow_view_proj = v.shadow_view_proj();
         let uniforms: Vec<ViewUniformData> =
             v.views.iter().map(|view| view_uniform(view, scene, v.directional, shadow_view_proj, v.has_shadow(), shadow_size)).collect();
