@@ -151,11 +151,11 @@ fn join_in_order(
             last = Some(rank(end));
         }
     }
+    let lens: Vec<usize> = parts.iter().map(|p| p.1.len()).collect();
+    let ids = fill_regions(&lens, |i, region| region.copy_from_slice(&parts[i].1));
     let mut draws = Vec::with_capacity(parts.iter().map(|p| p.0.len()).sum());
-    let mut ids = Vec::with_capacity(parts.iter().map(|p| p.1.len()).sum());
-    for (part_draws, part_ids) in parts {
-        let base = ids.len() as u32;
-        ids.extend_from_slice(&part_ids);
+    let mut base = 0;
+    for (part_draws, len) in parts.into_iter().map(|p| p.0).zip(&lens) {
         let mut part_draws = part_draws.into_iter().peekable();
         if let (Some(prev), Some(first)) = (draws.last_mut(), part_draws.peek()) {
             let prev: &mut MergedDraw = prev;
@@ -165,6 +165,7 @@ fn join_in_order(
             }
         }
         draws.extend(part_draws.map(|d| MergedDraw { first_instance: d.first_instance + base, ..d }));
+        base += *len as u32;
     }
     Some((draws, ids))
 }
@@ -246,7 +247,9 @@ impl RankSorted {
     }
 
     /// Pieces of a pass joined rank by rank (each rank's ids from every
-    /// piece in turn: slot order), a run per rank.
+    /// piece in turn: slot order), a run per rank. The ids are copied by
+    /// groups of consecutive ranks in parallel (a group's ids are one
+    /// region of the stream).
     fn join(
         pieces: Vec<RankSorted>,
         by_rank: &[BucketId],
@@ -256,20 +259,55 @@ impl RankSorted {
         let used = pieces.iter().filter(|p| !p.ids.is_empty());
         let lo = used.clone().map(|p| p.ranks().start).min().unwrap_or(0);
         let hi = used.map(|p| p.ranks().end).max().unwrap_or(0);
+        let counts: Vec<usize> = (lo..hi).map(|r| pieces.iter().map(|p| p.of_rank(r).len()).sum()).collect();
+        let total: usize = counts.iter().sum();
+        // Groups of ranks of about a piece's worth of ids each.
+        let mut groups: Vec<Range<usize>> = Vec::new();
+        let (mut start, mut len) = (lo, 0);
+        for (r, &count) in (lo..hi).zip(&counts) {
+            len += count;
+            if len >= total.div_ceil(pieces.len().max(1)) || r + 1 == hi {
+                groups.push(start..r + 1);
+                (start, len) = (r + 1, 0);
+            }
+        }
+        let lens: Vec<usize> = groups.iter().map(|g| counts[g.start - lo..g.end - lo].iter().sum()).collect();
+        let ids = fill_regions(&lens, |g, region| {
+            let mut at = 0;
+            for r in groups[g].clone() {
+                for p in &pieces {
+                    let part = p.of_rank(r);
+                    region[at..at + part.len()].copy_from_slice(part);
+                    at += part.len();
+                }
+            }
+        });
         let mut draws = Vec::new();
-        let mut ids = Vec::with_capacity(pieces.iter().map(|p| p.ids.len()).sum());
-        for r in lo..hi {
-            let first = ids.len() as u32;
-            for p in &pieces {
-                ids.extend_from_slice(p.of_rank(r));
-            }
-            let count = ids.len() as u32 - first;
+        let mut first = 0;
+        for (r, &count) in (lo..hi).zip(&counts) {
             if count > 0 {
-                push_run(&mut draws, by_rank[r], first, count, instancing, can_merge);
+                push_run(&mut draws, by_rank[r], first as u32, count as u32, instancing, can_merge);
             }
+            first += count;
         }
         (draws, ids)
     }
+}
+
+/// An id stream of consecutive regions of `lens` ids, region `i` written
+/// by `fill(i, region)`, the regions as rayon tasks. The stream starts
+/// zeroed by the allocator (no pass over it before the regions are filled).
+fn fill_regions(lens: &[usize], fill: impl Fn(usize, &mut [PrimitiveSlot]) + Sync) -> Vec<PrimitiveSlot> {
+    let mut ids: Vec<PrimitiveSlot> = bytemuck::allocation::zeroed_vec(lens.iter().sum());
+    let mut regions = Vec::with_capacity(lens.len());
+    let mut rest = ids.as_mut_slice();
+    for &len in lens {
+        let (region, tail) = rest.split_at_mut(len);
+        regions.push(region);
+        rest = tail;
+    }
+    regions.into_par_iter().enumerate().for_each(|(i, region)| fill(i, region));
+    ids
 }
 
 /// The in-order visit of [`gather_sort_merge_cached`], its run state in
