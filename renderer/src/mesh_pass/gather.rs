@@ -153,12 +153,11 @@ fn join_in_order(
     }
     let lens: Vec<usize> = parts.iter().map(|p| p.1.len()).collect();
     let ids = fill_regions(&lens, |i, region| region.copy_from_slice(&parts[i].1));
-    let mut draws = Vec::with_capacity(parts.iter().map(|p| p.0.len()).sum());
+    let mut draws: Vec<MergedDraw> = Vec::with_capacity(parts.iter().map(|p| p.0.len()).sum());
     let mut base = 0;
     for (part_draws, len) in parts.into_iter().map(|p| p.0).zip(&lens) {
         let mut part_draws = part_draws.into_iter().peekable();
         if let (Some(prev), Some(first)) = (draws.last_mut(), part_draws.peek()) {
-            let prev: &mut MergedDraw = prev;
             if prev.bucket == first.bucket && instancing && can_merge(first.bucket) {
                 prev.instance_count += first.instance_count;
                 part_draws.next();
@@ -236,14 +235,8 @@ impl RankSorted {
         instancing: bool,
         can_merge: &impl Fn(BucketId) -> bool,
     ) -> (Vec<MergedDraw>, Vec<PrimitiveSlot>) {
-        let mut draws = Vec::new();
-        for (i, &bucket) in by_rank[self.ranks()].iter().enumerate() {
-            let (first, count) = (self.starts[i], self.starts[i + 1] - self.starts[i]);
-            if count > 0 {
-                push_run(&mut draws, bucket, first, count, instancing, can_merge);
-            }
-        }
-        (draws, self.ids)
+        let counts = self.starts.windows(2).map(|w| (w[1] - w[0]) as usize);
+        (runs_by_rank(by_rank, self.lo, counts, instancing, can_merge), self.ids)
     }
 
     /// Pieces of a pass joined rank by rank (each rank's ids from every
@@ -262,11 +255,12 @@ impl RankSorted {
         let counts: Vec<usize> = (lo..hi).map(|r| pieces.iter().map(|p| p.of_rank(r).len()).sum()).collect();
         let total: usize = counts.iter().sum();
         // Groups of ranks of about a piece's worth of ids each.
+        let per_group = total.div_ceil(pieces.len().max(1));
         let mut groups: Vec<Range<usize>> = Vec::new();
         let (mut start, mut len) = (lo, 0);
         for (r, &count) in (lo..hi).zip(&counts) {
             len += count;
-            if len >= total.div_ceil(pieces.len().max(1)) || r + 1 == hi {
+            if len >= per_group || r + 1 == hi {
                 groups.push(start..r + 1);
                 (start, len) = (r + 1, 0);
             }
@@ -282,16 +276,28 @@ impl RankSorted {
                 }
             }
         });
-        let mut draws = Vec::new();
-        let mut first = 0;
-        for (r, &count) in (lo..hi).zip(&counts) {
-            if count > 0 {
-                push_run(&mut draws, by_rank[r], first as u32, count as u32, instancing, can_merge);
-            }
-            first += count;
-        }
-        (draws, ids)
+        (runs_by_rank(by_rank, lo, counts.iter().copied(), instancing, can_merge), ids)
     }
+}
+
+/// The draws of an id stream sorted by rank, `counts` ids of each rank
+/// from `lo` on: a run per rank that has any.
+fn runs_by_rank(
+    by_rank: &[BucketId],
+    lo: usize,
+    counts: impl Iterator<Item = usize>,
+    instancing: bool,
+    can_merge: &impl Fn(BucketId) -> bool,
+) -> Vec<MergedDraw> {
+    let mut draws = Vec::new();
+    let mut first = 0;
+    for (r, count) in (lo..).zip(counts) {
+        if count > 0 {
+            push_run(&mut draws, by_rank[r], first as u32, count as u32, instancing, can_merge);
+        }
+        first += count;
+    }
+    draws
 }
 
 /// An id stream of consecutive regions of `lens` ids, region `i` written
