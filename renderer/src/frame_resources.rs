@@ -59,22 +59,17 @@ impl PerFrameBuffer {
 
     /// Writes `parts` one after another from offset 0 of the slot's buffer
     /// (grown if needed), with no copy of them joined first. With
-    /// `parallel`, large parts (the passes' id streams, a few hundred KB
-    /// each at 160,000 primitives) are written on rayon's workers.
+    /// `parallel` and enough bytes (the passes' id streams, a few hundred
+    /// KB each at 160,000 primitives), the bytes are cut into runs of about
+    /// equal size, written on rayon's workers.
     pub fn write_parts(&mut self, device: &Device, slot: usize, parts: &[&[u8]], parallel: bool) -> Result<BufferHandle> {
         let total: usize = parts.iter().map(|p| p.len()).sum();
         let buffer = self.reserve(device, slot, total as u64)?;
-        let offsets = parts.iter().scan(0u64, |at, p| {
-            let offset = *at;
-            *at += p.len() as u64;
-            Some(offset)
-        });
-        let writes: Vec<(u64, &[u8])> = offsets.zip(parts.iter().copied()).collect();
-        let write = |&(offset, bytes): &(u64, &[u8])| device.write_buffer(buffer, offset, bytes);
-        if parallel && writes.len() > 1 && total >= PARALLEL_WRITE_BYTES {
-            writes.par_iter().try_for_each(write)?;
+        if parallel && total >= PARALLEL_WRITE_BYTES {
+            let runs = cut_into_runs(parts, 2 * rayon::current_num_threads());
+            runs.par_iter().try_for_each(|(offset, run)| device.write_buffer_parts(buffer, *offset, run))?;
         } else {
-            writes.iter().try_for_each(write)?;
+            device.write_buffer_parts(buffer, 0, parts)?;
         }
         Ok(buffer)
     }
@@ -94,6 +89,28 @@ impl PerFrameBuffer {
         let (buffer, _) = entry.expect("just created");
         Ok(buffer)
     }
+}
+
+/// The concatenation of `parts` cut into `n` runs of about equal bytes
+/// (the last may be shorter; none empty): per run its offset and its
+/// slices, a part cut where a run ends.
+fn cut_into_runs<'a>(parts: &[&'a [u8]], n: usize) -> Vec<(u64, Vec<&'a [u8]>)> {
+    let total: usize = parts.iter().map(|p| p.len()).sum();
+    let per_run = total.div_ceil(n.max(1)).max(1);
+    let mut runs: Vec<(u64, Vec<&[u8]>)> = Vec::new();
+    let (mut offset, mut room) = (0, 0);
+    for mut part in parts.iter().copied() {
+        while !part.is_empty() {
+            if room == 0 {
+                runs.push((offset as u64, Vec::new()));
+                room = per_run;
+            }
+            let (head, tail) = part.split_at(room.min(part.len()));
+            runs.last_mut().expect("pushed above").1.push(head);
+            (offset, room, part) = (offset + head.len(), room - head.len(), tail);
+        }
+    }
+    runs
 }
 
 /// Transient per-frame vertex memory for dynamic primitives (UE's
@@ -155,4 +172,30 @@ impl DynamicBufferRing {
 
 fn usage() -> BufferUsage {
     BufferUsage::VERTEX | BufferUsage::INDEX | BufferUsage::STORAGE | BufferUsage::INDIRECT | BufferUsage::TRANSFER_DST
+}
+
+#[cfg(test)]
+mod tests {
+    use super::cut_into_runs;
+
+    #[test]
+    fn runs_cut_the_parts_concatenation_into_equal_pieces_at_their_offsets() {
+        let bytes: Vec<u8> = (0..=255).cycle().take(1000).collect();
+        // Parts of uneven sizes, an empty one among them.
+        let parts: Vec<&[u8]> = vec![&bytes[..3], &bytes[3..3], &bytes[3..700], &bytes[700..701], &bytes[701..]];
+        for n in [1, 2, 3, 4, 7, 1000, 5000] {
+            let runs = cut_into_runs(&parts, n);
+            assert!(runs.len() <= n && !runs.is_empty(), "{n}: {} runs", runs.len());
+            let mut at = 0;
+            for (offset, run) in &runs {
+                assert_eq!(*offset, at as u64, "{n}: runs follow each other");
+                let joined = run.concat();
+                assert!(!joined.is_empty() && joined.len() <= 1000usize.div_ceil(n));
+                assert_eq!(joined, bytes[at..at + joined.len()], "{n}: a run is the bytes at its offset");
+                at += joined.len();
+            }
+            assert_eq!(at, 1000, "{n}: every byte in one run");
+        }
+        assert!(cut_into_runs(&[&[], &[]], 4).is_empty(), "nothing to write, no run");
+    }
 }

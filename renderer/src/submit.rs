@@ -190,7 +190,8 @@ fn record_draws(
             last_index = c.element.index_buffer;
         }
         if c.push_constants {
-            let push = [c.material_index, list.ids[d.first_instance as usize].0, 0, 0];
+            let first = list.ids.get(d.first_instance as usize).expect("a draw's instances are in its pass's stream");
+            let push = [c.material_index, first.0, 0, 0];
             cmd.push_constants(0, bytemuck::cast_slice(&push))?;
         }
         if let Some((buffer, offset)) = c.element.indirect {

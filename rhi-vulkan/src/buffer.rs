@@ -176,22 +176,43 @@ impl Device {
     /// `GpuOnly` buffers go through a staging buffer and a copy that this call
     /// submits and waits for.
     pub fn write_buffer(&self, buffer: BufferHandle, offset: u64, data: &[u8]) -> Result<()> {
-        let desc = self.check_range(buffer, offset, data.len() as u64)?;
-        if data.is_empty() {
+        self.write_buffer_parts(buffer, offset, &[data])
+    }
+
+    /// Writes `parts` one after another from `offset`, as [`Self::write_buffer`]
+    /// writes their concatenation, without joining them first: one lookup
+    /// and range check for all of them (a frame's id streams come in many
+    /// parts). Out of range, nothing is written.
+    pub fn write_buffer_parts(&self, buffer: BufferHandle, offset: u64, parts: &[&[u8]]) -> Result<()> {
+        let len: usize = parts.iter().map(|p| p.len()).sum();
+        let desc = self.check_range(buffer, offset, len as u64)?;
+        if len == 0 {
             return Ok(());
         }
         if desc.memory != MemoryLocation::GpuOnly {
             let buffers = read(&self.resources.buffers);
             let entry = buffers.get(buffer).ok_or_else(|| RhiError::InvalidHandle(format!("{buffer:?}")))?;
             let ptr = entry.mapped().ok_or_else(|| RhiError::Unsupported(format!("buffer {:?} is not host-mapped", desc.label)))?;
-            // SAFETY: the range was checked against the buffer's size, the
-            // mapping covers the whole allocation, and `data` does not alias it.
-            unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), ptr.add(offset as usize), data.len()) };
+            let mut at = offset as usize;
+            for part in parts {
+                // SAFETY: the parts' whole range was checked against the
+                // buffer's size, the mapping covers the whole allocation,
+                // and no part aliases it.
+                unsafe { std::ptr::copy_nonoverlapping(part.as_ptr(), ptr.add(at), part.len()) };
+                at += part.len();
+            }
             return Ok(());
         }
         if !desc.usage.contains(BufferUsage::TRANSFER_DST) {
             return Err(RhiError::InvalidDesc(format!("GPU-only buffer {:?} needs TRANSFER_DST to be written", desc.label)));
         }
+        let joined;
+        let data: &[u8] = if let [one] = parts {
+            one
+        } else {
+            joined = parts.concat();
+            &joined
+        };
         let staging = self.create_buffer_init(&BufferDesc::host_visible("staging", data.len() as u64, BufferUsage::TRANSFER_SRC), data)?;
         let result = self.immediate(|cmd| {
             // Earlier submissions may still read the buffer: order those

@@ -107,6 +107,27 @@ fn a_64_mib_buffer_round_trips_through_staging() {
 }
 
 #[test]
+fn parts_are_written_one_after_another_and_out_of_range_writes_nothing() {
+    let device = device();
+    let parts: [&[u8]; 4] = [&[1, 2, 3], &[], &[4; 5], &[9]];
+    let joined = parts.concat();
+    for desc in [BufferDesc::host_visible("parts", 32, BufferUsage::STORAGE), BufferDesc::gpu_only("parts", 32, BufferUsage::STORAGE)] {
+        let buffer = device.create_buffer_init(&desc, &[0xee; 32]).unwrap();
+        device.write_buffer_parts(buffer, 7, &parts).unwrap();
+        let mut expected = vec![0xee; 32];
+        expected[7..7 + joined.len()].copy_from_slice(&joined);
+        assert_eq!(device.read_buffer(buffer, 0, 32).unwrap(), expected, "{:?}", desc.memory);
+        // One byte past the end: an error, and no part written.
+        let past = device.write_buffer_parts(buffer, 32 - joined.len() as u64 + 1, &[&[0u8; 8], &joined[8..]]);
+        assert!(matches!(past, Err(RhiError::InvalidDesc(_))), "{past:?}");
+        assert_eq!(device.read_buffer(buffer, 0, 32).unwrap(), expected, "{:?}: unchanged", desc.memory);
+        device.write_buffer_parts(buffer, 32, &[&[], &[]]).unwrap();
+        device.destroy_buffer(buffer);
+    }
+    assert_clean(&device.validation());
+}
+
+#[test]
 fn a_triangle_lands_where_clip_space_says_with_the_image_upright() {
     let device = new_device();
     let shader = device.create_shader("triangle.wgsl", include_str!("../shaders/triangle.wgsl")).unwrap();

@@ -17,7 +17,7 @@ pub(crate) struct PassDrawList {
     pub view: usize,
     pub draws: Vec<MergedDraw>,
     /// The pass's id stream: its primitives in draw order.
-    pub ids: Vec<PrimitiveSlot>,
+    pub ids: IdStream,
     pub commands_before_merge: u64,
     /// Offset of `ids` in the frame's id stream (set by the upload stage).
     pub id_base: u32,
@@ -49,7 +49,7 @@ pub(crate) fn pass_setup(scene: &Scene, cvars: &ConsoleVariables, v: &InitViews,
             let origin = v.views[vi].origin;
             let key = |slot: PrimitiveSlot| scene.translucency_sort_key(slot, origin);
             let translucent = back_to_front.then_some(&key as &dyn Fn(PrimitiveSlot) -> u64);
-            gather_sort_merge(
+            let (draws, ids) = gather_sort_merge(
                 (!force_dynamic).then_some(cache),
                 vis,
                 dynamic.map_or(&[], Vec::as_slice),
@@ -57,7 +57,8 @@ pub(crate) fn pass_setup(scene: &Scene, cvars: &ConsoleVariables, v: &InitViews,
                 translucent,
                 can_merge,
                 instancing,
-            )
+            );
+            (draws, IdStream::whole(ids))
         };
         PassDrawList { pass, view: vi, commands_before_merge: ids.len() as u64, draws, ids, id_base: 0 }
     };

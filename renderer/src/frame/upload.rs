@@ -41,7 +41,9 @@ impl SceneRenderer {
             l.id_base = id_base;
             id_base += l.ids.len() as u32;
         }
-        let streams: Vec<&[u8]> = lists.iter().map(|l| bytemuck::cast_slice::<PrimitiveSlot, u8>(&l.ids)).collect();
+        // Each stream in its parts (a pass set up in pieces is the pieces'
+        // lists: `IdStream`), each written at its offset.
+        let streams: Vec<&[u8]> = lists.iter().flat_map(|l| l.ids.parts()).map(bytemuck::cast_slice::<PrimitiveSlot, u8>).collect();
         let id_buffer = self.id_streams.write_parts(device, slot, &streams, parallel)?;
         let shadow_view_proj = v.shadow_view_proj();
         let uniforms: Vec<ViewUniformData> =

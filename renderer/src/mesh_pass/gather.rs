@@ -13,7 +13,7 @@
 //! The fast path must give exactly the general path's draws and ids; the
 //! property test below checks that on random scenes.
 
-use super::{merge, sort_back_to_front, sort_by_bucket, BucketId, DrawRank, MergedDraw, PrimitiveSlot, VisibleCommand};
+use super::{merge, sort_back_to_front, sort_by_bucket, BucketId, DrawRank, IdStream, MergedDraw, PrimitiveSlot, VisibleCommand};
 use crate::scene::{PassCache, ViewVisibility};
 use rayon::prelude::*;
 use std::ops::{ControlFlow, Range};
@@ -73,7 +73,9 @@ pub(crate) const PIECE: usize = 16 * 1024;
 /// order, counting-sorted) as a rayon task; the pieces are joined in piece
 /// order — runs that continue across a piece's end merged, each rank's ids
 /// taken from every piece in turn — so the draws and ids are exactly the
-/// serial ones (the property tests below check it).
+/// serial ones (the property tests below check it). The ids are not
+/// copied into one list: the stream is the pieces' lists, in parts
+/// ([`IdStream`]).
 pub(crate) fn gather_sort_merge_cached(
     cache: &PassCache,
     vis: &ViewVisibility,
@@ -82,14 +84,13 @@ pub(crate) fn gather_sort_merge_cached(
     can_merge: impl Fn(BucketId) -> bool + Sync,
     instancing: bool,
     piece: Option<usize>,
-) -> (Vec<MergedDraw>, Vec<PrimitiveSlot>) {
+) -> (Vec<MergedDraw>, IdStream) {
     let n = vis.visible.len();
     let piece = piece.filter(|&p| p > 0 && n > p);
     let Some(piece) = piece else {
-        if let Some(in_order) = visit_in_order(cache, vis, 0..n, ranks, by_rank.len(), instancing, &can_merge) {
-            return in_order;
-        }
-        return RankSorted::of(cache, vis, 0..n, ranks).into_draws(by_rank, instancing, &can_merge);
+        let (draws, ids) = visit_in_order(cache, vis, 0..n, ranks, by_rank.len(), instancing, &can_merge)
+            .unwrap_or_else(|| RankSorted::of(cache, vis, 0..n, ranks).into_draws(by_rank, instancing, &can_merge));
+        return (draws, IdStream::whole(ids));
     };
     let pieces: Vec<Range<usize>> = (0..n).step_by(piece).map(|s| s..(s + piece).min(n)).collect();
     let in_order: Option<Vec<_>> = pieces
@@ -134,13 +135,14 @@ fn visit_in_order(
 /// Pieces visited in order, joined: `None` when a piece starts at a rank
 /// below the one the piece before it ended at (out of order across them).
 /// A run that continues across a piece's end is one draw when its bucket
-/// merges (one per command when it does not, as in a single visit).
+/// merges (one per command when it does not, as in a single visit). The
+/// stream is each piece's ids in turn.
 fn join_in_order(
     parts: Vec<(Vec<MergedDraw>, Vec<PrimitiveSlot>)>,
     ranks: &[DrawRank],
     instancing: bool,
     can_merge: &impl Fn(BucketId) -> bool,
-) -> Option<(Vec<MergedDraw>, Vec<PrimitiveSlot>)> {
+) -> Option<(Vec<MergedDraw>, IdStream)> {
     let rank = |d: &MergedDraw| ranks[d.bucket.index()].0;
     let mut last = None;
     for (draws, _) in &parts {
@@ -151,11 +153,12 @@ fn join_in_order(
             last = Some(rank(end));
         }
     }
-    let lens: Vec<usize> = parts.iter().map(|p| p.1.len()).collect();
-    let ids = fill_regions(&lens, |i, region| region.copy_from_slice(&parts[i].1));
     let mut draws: Vec<MergedDraw> = Vec::with_capacity(parts.iter().map(|p| p.0.len()).sum());
+    let mut lists = Vec::with_capacity(parts.len());
     let mut base = 0;
-    for (part_draws, len) in parts.into_iter().map(|p| p.0).zip(&lens) {
+    for (part_draws, ids) in parts {
+        let len = ids.len();
+        lists.push(ids);
         let mut part_draws = part_draws.into_iter().peekable();
         if let (Some(prev), Some(first)) = (draws.last_mut(), part_draws.peek()) {
             if prev.bucket == first.bucket && instancing && can_merge(first.bucket) {
@@ -164,9 +167,10 @@ fn join_in_order(
             }
         }
         draws.extend(part_draws.map(|d| MergedDraw { first_instance: d.first_instance + base, ..d }));
-        base += *len as u32;
+        base += len as u32;
     }
-    Some((draws, ids))
+    let whole_lists = lists.iter().map(Vec::len).enumerate().map(|(i, len)| (i, 0..len)).collect::<Vec<_>>();
+    Some((draws, IdStream::from_parts(lists, whole_lists)))
 }
 
 /// Visible commands counting-sorted into draw order: the ids by rank, in
@@ -220,12 +224,12 @@ impl RankSorted {
         self.lo..self.lo + self.starts.len() - 1
     }
 
-    /// Rank `r`'s ids.
-    fn of_rank(&self, r: usize) -> &[PrimitiveSlot] {
+    /// Where rank `r`'s ids are in `ids`.
+    fn of_rank(&self, r: usize) -> Range<usize> {
         if !self.ranks().contains(&r) {
-            return &[];
+            return 0..0;
         }
-        &self.ids[self.starts[r - self.lo] as usize..self.starts[r - self.lo + 1] as usize]
+        self.starts[r - self.lo] as usize..self.starts[r - self.lo + 1] as usize
     }
 
     /// The draws of a whole pass: a run per rank.
@@ -239,44 +243,25 @@ impl RankSorted {
         (runs_by_rank(by_rank, self.lo, counts, instancing, can_merge), self.ids)
     }
 
-    /// Pieces of a pass joined rank by rank (each rank's ids from every
-    /// piece in turn: slot order), a run per rank. The ids are copied by
-    /// groups of consecutive ranks in parallel (a group's ids are one
-    /// region of the stream).
+    /// Pieces of a pass joined rank by rank, a run per rank: the stream
+    /// is each rank's ids from every piece in turn (slot order), parts of
+    /// the pieces' lists.
     fn join(
         pieces: Vec<RankSorted>,
         by_rank: &[BucketId],
         instancing: bool,
         can_merge: &impl Fn(BucketId) -> bool,
-    ) -> (Vec<MergedDraw>, Vec<PrimitiveSlot>) {
+    ) -> (Vec<MergedDraw>, IdStream) {
         let used = pieces.iter().filter(|p| !p.ids.is_empty());
         let lo = used.clone().map(|p| p.ranks().start).min().unwrap_or(0);
         let hi = used.map(|p| p.ranks().end).max().unwrap_or(0);
-        let counts: Vec<usize> = (lo..hi).map(|r| pieces.iter().map(|p| p.of_rank(r).len()).sum()).collect();
-        let total: usize = counts.iter().sum();
-        // Groups of ranks of about a piece's worth of ids each.
-        let per_group = total.div_ceil(pieces.len().max(1));
-        let mut groups: Vec<Range<usize>> = Vec::new();
-        let (mut start, mut len) = (lo, 0);
-        for (r, &count) in (lo..hi).zip(&counts) {
-            len += count;
-            if len >= per_group || r + 1 == hi {
-                groups.push(start..r + 1);
-                (start, len) = (r + 1, 0);
-            }
-        }
-        let lens: Vec<usize> = groups.iter().map(|g| counts[g.start - lo..g.end - lo].iter().sum()).collect();
-        let ids = fill_regions(&lens, |g, region| {
-            let mut at = 0;
-            for r in groups[g].clone() {
-                for p in &pieces {
-                    let part = p.of_rank(r);
-                    region[at..at + part.len()].copy_from_slice(part);
-                    at += part.len();
-                }
-            }
-        });
-        (runs_by_rank(by_rank, lo, counts.iter().copied(), instancing, can_merge), ids)
+        let counts = (lo..hi).map(|r| pieces.iter().map(|p| p.of_rank(r).len()).sum::<usize>());
+        let draws = runs_by_rank(by_rank, lo, counts, instancing, can_merge);
+        let parts: Vec<(usize, Range<usize>)> = (lo..hi)
+            .flat_map(|r| pieces.iter().enumerate().map(move |(i, p)| (i, p.of_rank(r))))
+            .filter(|(_, ids)| !ids.is_empty())
+            .collect();
+        (draws, IdStream::from_parts(pieces.into_iter().map(|p| p.ids).collect(), parts))
     }
 }
 
@@ -298,22 +283,6 @@ fn runs_by_rank(
         first += count;
     }
     draws
-}
-
-/// An id stream of consecutive regions of `lens` ids, region `i` written
-/// by `fill(i, region)`, the regions as rayon tasks. The stream starts
-/// zeroed by the allocator (no pass over it before the regions are filled).
-fn fill_regions(lens: &[usize], fill: impl Fn(usize, &mut [PrimitiveSlot]) + Sync) -> Vec<PrimitiveSlot> {
-    let mut ids: Vec<PrimitiveSlot> = bytemuck::allocation::zeroed_vec(lens.iter().sum());
-    let mut regions = Vec::with_capacity(lens.len());
-    let mut rest = ids.as_mut_slice();
-    for &len in lens {
-        let (region, tail) = rest.split_at_mut(len);
-        regions.push(region);
-        rest = tail;
-    }
-    regions.into_par_iter().enumerate().for_each(|(i, region)| fill(i, region));
-    ids
 }
 
 /// The in-order visit of [`gather_sort_merge_cached`], its run state in
@@ -516,9 +485,11 @@ mod tests {
             let vis = visibility(&visible);
             let ranks: Vec<DrawRank> = rank_perm.iter().copied().map(DrawRank).collect();
             let can = |b: BucketId| mergeable & (1 << b.0) != 0;
-            let fast = gather_sort_merge_cached(&cache, &vis, &ranks, &buckets_by_rank(&ranks), can, instancing, piece);
+            let (draws, ids) = gather_sort_merge_cached(&cache, &vis, &ranks, &buckets_by_rank(&ranks), can, instancing, piece);
+            let fast = (draws, ids.to_vec());
             let general = gather_sort_merge(Some(&cache), &vis, &[], &ranks, None, can, instancing);
             prop_assert_eq!(&fast, &general);
+            prop_assert!((0..ids.len()).all(|i| ids.get(i) == Some(fast.1[i])));
             // And the draw order is (rank, primitive).
             let order: Vec<(DrawRank, PrimitiveSlot)> = fast.0.iter().flat_map(|d| {
                 let ranks = &ranks;
@@ -550,9 +521,9 @@ mod tests {
             let vis = visibility(&visible_lods[..entries.len()]);
             let ranks: Vec<DrawRank> = (0..=bucket).map(DrawRank).collect();
             let can = |b: BucketId| mergeable & (1 << (b.0 % 64)) != 0;
-            let fast = gather_sort_merge_cached(&cache, &vis, &ranks, &buckets_by_rank(&ranks), can, instancing, piece);
+            let (draws, ids) = gather_sort_merge_cached(&cache, &vis, &ranks, &buckets_by_rank(&ranks), can, instancing, piece);
             let general = gather_sort_merge(Some(&cache), &vis, &[], &ranks, None, can, instancing);
-            prop_assert_eq!(fast, general);
+            prop_assert_eq!((draws, ids.to_vec()), general);
         }
 
         /// Cached and dynamic commands together are in (rank, primitive)
@@ -592,7 +563,7 @@ mod tests {
         };
         let ranks = [DrawRank(1), DrawRank(0)];
         let (draws, ids) = gather_sort_merge_cached(&cache, &vis, &ranks, &buckets_by_rank(&ranks), |_| true, true, None);
-        assert_eq!(ids, vec![PrimitiveSlot(0), PrimitiveSlot(1), PrimitiveSlot(1)]);
+        assert_eq!(ids.to_vec(), vec![PrimitiveSlot(0), PrimitiveSlot(1), PrimitiveSlot(1)]);
         assert_eq!(
             draws,
             vec![

@@ -12,6 +12,7 @@
 
 mod draw_command;
 mod gather;
+mod id_stream;
 mod ids;
 mod merge;
 mod mesh_batch;
@@ -22,6 +23,7 @@ mod state_buckets;
 
 pub use draw_command::MeshDrawCommand;
 pub(crate) use gather::{gather_sort_merge, gather_sort_merge_cached, PIECE};
+pub(crate) use id_stream::IdStream;
 pub use ids::{buckets_by_rank, BucketId, DrawRank, PrimitiveSlot};
 pub use merge::{merge, MergedDraw};
 pub use mesh_batch::{MeshBatch, MeshBatchElement};

@@ -1,0 +1,140 @@
+//! A pass's id stream — its primitives in draw order, what the vertex
+//! shader reads at `first_instance + instance` — held as the parts pass
+//! setup made it in.
+//!
+//! Set up in pieces ([`super::PIECE`]), a pass's ids come out as one list
+//! per piece: the whole list when the piece was visited in draw order, a
+//! range per rank of it when it was counting-sorted. Joining the parts
+//! into one list would copy every id once more per frame, only for the
+//! upload to copy them again into the frame slot's buffer (at 160,000
+//! cubes that join was a tenth of the parallel pass setup's work, and the
+//! part of it the threads waited on). The upload writes each part at its
+//! offset instead (`PerFrameBuffer::write_parts`). A stream set up in one
+//! piece is one part.
+
+use super::PrimitiveSlot;
+use std::hash::{Hash, Hasher};
+use std::ops::Range;
+
+/// A pass's ids in draw order, as parts of the lists they were made in.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct IdStream {
+    lists: Vec<Vec<PrimitiveSlot>>,
+    /// The parts in stream order: (list, range of it); none empty.
+    parts: Vec<(u32, Range<u32>)>,
+    /// Where each part starts in the stream.
+    starts: Vec<u32>,
+    len: usize,
+}
+
+impl IdStream {
+    /// The stream of `parts` — ranges of `lists` — in order. Empty parts
+    /// are dropped. Panics when a range is not within its list (a bug in
+    /// pass setup, not input).
+    pub fn from_parts(lists: Vec<Vec<PrimitiveSlot>>, parts: impl IntoIterator<Item = (usize, Range<usize>)>) -> Self {
+        let mut stream = Self { lists, ..Self::default() };
+        for (list, range) in parts {
+            assert!(range.end <= stream.lists[list].len(), "a part within its list");
+            if range.is_empty() {
+                continue;
+            }
+            stream.starts.push(stream.len as u32);
+            stream.len += range.len();
+            stream.parts.push((list as u32, range.start as u32..range.end as u32));
+        }
+        stream
+    }
+
+    /// Ids that are one list, as they are.
+    pub fn whole(ids: Vec<PrimitiveSlot>) -> Self {
+        let len = ids.len();
+        Self::from_parts(vec![ids], [(0, 0..len)])
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// The parts, in stream order: their concatenation is the stream.
+    pub fn parts(&self) -> impl Iterator<Item = &[PrimitiveSlot]> + '_ {
+        self.parts.iter().map(|(list, r)| &self.lists[*list as usize][r.start as usize..r.end as usize])
+    }
+
+    /// The id at `i` in the stream.
+    pub fn get(&self, i: usize) -> Option<PrimitiveSlot> {
+        if i >= self.len {
+            return None;
+        }
+        let part = self.starts.partition_point(|&s| s as usize <= i) - 1;
+        let (list, r) = &self.parts[part];
+        Some(self.lists[*list as usize][r.start as usize + i - self.starts[part] as usize])
+    }
+
+    /// The stream as one list (the frame uploads the parts).
+    #[cfg(test)]
+    pub fn to_vec(&self) -> Vec<PrimitiveSlot> {
+        self.parts().flatten().copied().collect()
+    }
+}
+
+impl From<Vec<PrimitiveSlot>> for IdStream {
+    fn from(ids: Vec<PrimitiveSlot>) -> Self {
+        Self::whole(ids)
+    }
+}
+
+/// Streams are equal when their ids are, however they are split.
+impl PartialEq for IdStream {
+    fn eq(&self, other: &Self) -> bool {
+        self.len == other.len && self.parts().flatten().eq(other.parts().flatten())
+    }
+}
+
+/// Hashes as the stream's ids in one list would: the split does not show.
+impl Hash for IdStream {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        state.write_usize(self.len);
+        for id in self.parts().flatten() {
+            id.hash(state);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::hash_map::DefaultHasher;
+
+    fn ids(v: &[u32]) -> Vec<PrimitiveSlot> {
+        v.iter().copied().map(PrimitiveSlot).collect()
+    }
+
+    fn hash_of(h: &impl Hash) -> u64 {
+        let mut s = DefaultHasher::new();
+        h.hash(&mut s);
+        s.finish()
+    }
+
+    #[test]
+    fn parts_read_as_one_list_in_order() {
+        // Rank-major over two pieces: piece 0's [5, 1 | 7], piece 1's [9 | 2, 3].
+        let lists = vec![ids(&[5, 1, 7]), ids(&[9, 2, 3])];
+        let stream = IdStream::from_parts(lists, [(0, 0..2), (1, 0..1), (0, 2..2), (0, 2..3), (1, 1..3)]);
+        let whole = ids(&[5, 1, 9, 7, 2, 3]);
+        assert_eq!(stream.len(), 6);
+        assert_eq!(stream.parts().count(), 4, "the empty part is dropped");
+        assert_eq!(stream.to_vec(), whole);
+        assert_eq!((0..7).map(|i| stream.get(i)).collect::<Vec<_>>(), whole.iter().copied().map(Some).chain([None]).collect::<Vec<_>>());
+        assert_eq!(stream, IdStream::whole(whole.clone()));
+        assert_eq!(hash_of(&stream), hash_of(&whole), "hashes as the one list");
+        assert_ne!(stream, IdStream::whole(ids(&[5, 1, 9, 7, 3, 2])));
+        assert_ne!(hash_of(&stream), hash_of(&IdStream::whole(ids(&[5, 1, 9, 7, 3, 2]))));
+    }
+
+    #[test]
+    fn an_empty_stream_has_no_parts() {
+        let stream = IdStream::whole(Vec::new());
+        assert_eq!((stream.len(), stream.parts().count(), stream.get(0)), (0, 0, None));
+        assert_eq!(stream, IdStream::default());
+    }
+}
