@@ -2,7 +2,8 @@
 //! deterministic.
 //!
 //! Users: particle simulation (one stream per emitter), instancing's
-//! per-instance random value ([`mix64`] of a seed and a stable id), and the
+//! per-instance random value ([`mix64`] of a seed and a stable id), the
+//! frame stats' draw-list digest (`mix64` of each draw with its position), and the
 //! tests, fuzzers and samples (through `test_support`). Particle simulation promises "same seed, same particles, bit for bit", on
 //! every platform and whatever the thread count. That rules out thread-local
 //! or OS-seeded generators, and it wants a generator whose output is defined

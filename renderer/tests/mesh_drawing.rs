@@ -27,6 +27,7 @@ fn a_thousand_cubes_of_one_material_merge_into_one_draw_and_match_unmerged() {
     let (unmerged, unmerged_img) = frame(&mut rt, &fam);
     assert_eq!(unmerged.pass(MeshPass::Base), PassStats { mesh_draw_commands: 1000, draws: 1000, instances: 1000, indirect_draws: 0 });
     assert_images_equal(&merged_img, &unmerged_img, "merged vs unmerged");
+    assert_ne!(unmerged.draw_list_digest, merged.draw_list_digest, "other draws, another digest");
     // The same scene forced through the dynamic path (the general gather/sort/merge)
     // gives the cached path's draws, in the same order, and the same image.
     rt.set_cvar(cvars::DYNAMIC_INSTANCING, "1").unwrap();

@@ -13,7 +13,6 @@
 //! piece is one part.
 
 use super::PrimitiveSlot;
-use std::hash::{Hash, Hasher};
 use std::ops::Range;
 
 /// A pass's ids in draw order, as parts of the lists they were made in.
@@ -70,6 +69,27 @@ impl IdStream {
         Some(self.lists[*list as usize][r.start as usize + i - self.starts[part] as usize])
     }
 
+    /// An order-sensitive digest of the ids (the frame stats'
+    /// `draw_list_digest`): the wrapping sum over positions `i` of a mix of
+    /// `i << 32 | id` — a multiply by an odd constant and a fold of its
+    /// high half into the low (a bijection, so a changed id always changes
+    /// its term; not linear, so a swap changes the sum). The same however
+    /// the stream is split; each id's term independent of the others' (no
+    /// chain from one to the next, as a streaming hasher has): a frame's
+    /// 320,000 ids at 160,000 cubes took 1 ms through SipHash, 0.1 ms so.
+    /// A test of equality, not a hash against an adversary.
+    pub fn digest(&self) -> u64 {
+        let (mut sum, mut at) = (0u64, 0u64);
+        for part in self.parts() {
+            sum = part.iter().zip(at..).fold(sum, |sum, (id, i)| {
+                let x = (i << 32 | u64::from(id.0)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+                sum.wrapping_add(x ^ (x >> 32))
+            });
+            at += part.len() as u64;
+        }
+        sum
+    }
+
     /// The stream as one list (the frame uploads the parts).
     #[cfg(test)]
     pub fn to_vec(&self) -> Vec<PrimitiveSlot> {
@@ -90,29 +110,12 @@ impl PartialEq for IdStream {
     }
 }
 
-/// Hashes as the stream's ids in one list would: the split does not show.
-impl Hash for IdStream {
-    fn hash<H: Hasher>(&self, state: &mut H) {
-        state.write_usize(self.len);
-        for id in self.parts().flatten() {
-            id.hash(state);
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::collections::hash_map::DefaultHasher;
 
     fn ids(v: &[u32]) -> Vec<PrimitiveSlot> {
         v.iter().copied().map(PrimitiveSlot).collect()
-    }
-
-    fn hash_of(h: &impl Hash) -> u64 {
-        let mut s = DefaultHasher::new();
-        h.hash(&mut s);
-        s.finish()
     }
 
     #[test]
@@ -126,15 +129,18 @@ mod tests {
         assert_eq!(stream.to_vec(), whole);
         assert_eq!((0..7).map(|i| stream.get(i)).collect::<Vec<_>>(), whole.iter().copied().map(Some).chain([None]).collect::<Vec<_>>());
         assert_eq!(stream, IdStream::whole(whole.clone()));
-        assert_eq!(hash_of(&stream), hash_of(&whole), "hashes as the one list");
-        assert_ne!(stream, IdStream::whole(ids(&[5, 1, 9, 7, 3, 2])));
-        assert_ne!(hash_of(&stream), hash_of(&IdStream::whole(ids(&[5, 1, 9, 7, 3, 2]))));
+        assert_eq!(stream.digest(), IdStream::whole(whole).digest(), "the split does not show in the digest");
+        // Two ids swapped, one changed, one left out: other streams, other digests.
+        for other in [&[5, 1, 9, 7, 3, 2][..], &[5, 1, 9, 7, 2, 4], &[5, 1, 9, 7, 2]] {
+            assert_ne!(stream, IdStream::whole(ids(other)));
+            assert_ne!(stream.digest(), IdStream::whole(ids(other)).digest(), "{other:?}");
+        }
     }
 
     #[test]
     fn an_empty_stream_has_no_parts() {
         let stream = IdStream::whole(Vec::new());
-        assert_eq!((stream.len(), stream.parts().count(), stream.get(0)), (0, 0, None));
+        assert_eq!((stream.len(), stream.parts().count(), stream.get(0), stream.digest()), (0, 0, None, 0));
         assert_eq!(stream, IdStream::default());
     }
 }
