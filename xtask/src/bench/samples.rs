@@ -92,7 +92,9 @@ impl ThreadCpu {
 }
 
 /// The machine's CPU counters (`/proc/stat`'s first line, in ticks):
-/// (all, stolen by the hypervisor); `None` off Linux.
+/// (all, stolen by the hypervisor); `None` off Linux. The crates' benches
+/// read them through `test_support::bench::cpu_ticks` (xtask does not
+/// depend on test-support, which builds the Vulkan stack).
 fn cpu_ticks() -> Option<(u64, u64)> {
     let stat = std::fs::read_to_string("/proc/stat").ok()?;
     let ticks: Vec<u64> = stat.lines().next()?.split_whitespace().skip(1).filter_map(|t| t.parse().ok()).collect();
