@@ -92,7 +92,10 @@ pub const STEAL_RETRIES: usize = 3;
 pub fn paired(pairs: usize, time: impl FnMut(Arm) -> f64) -> Paired {
     let result = paired_with_steal(pairs, time, cpu_ticks);
     if result.retried > 0 {
-        eprintln!("bench: {} of {} pairs measured again (the hypervisor took CPU time while they ran)", result.retried, result.ratio.n);
+        eprintln!(
+            "bench: {} pair(s) measured again over {} pairs (the hypervisor took CPU time while they ran)",
+            result.retried, result.ratio.n
+        );
     }
     result
 }

@@ -14,9 +14,10 @@
 //! UE's task-graph workers and Unity's job workers spin a while before they
 //! sleep for the same reason. Here, while a [`WorkersAwake`] guard lives,
 //! every other worker of the render thread's pool runs a polling job: it
-//! takes whatever work the pool has (`rayon::yield_now`), and between polls
-//! yields its core to the OS scheduler (so a runnable thread on that core —
-//! the driver's, on lavapipe — still runs). The job ends when the guard is
+//! takes whatever work the pool has (`rayon::yield_now`), between polls
+//! pauses a few µs (spin-loop hints), and every 16th idle poll yields its
+//! core to the OS scheduler (so a runnable thread on that core — the
+//! driver's, on lavapipe — still runs). The job ends when the guard is
 //! dropped, or after [`MAX_IDLE`] with nothing to take, so a long serial
 //! stretch does not keep a core busy.
 //!

@@ -154,10 +154,11 @@ fn join_in_order(
         }
     }
     let mut draws: Vec<MergedDraw> = Vec::with_capacity(parts.iter().map(|p| p.0.len()).sum());
-    let mut lists = Vec::with_capacity(parts.len());
+    let (mut lists, mut whole_lists) = (Vec::with_capacity(parts.len()), Vec::with_capacity(parts.len()));
     let mut base = 0;
     for (part_draws, ids) in parts {
         let len = ids.len();
+        whole_lists.push((lists.len(), 0..len));
         lists.push(ids);
         let mut part_draws = part_draws.into_iter().peekable();
         if let (Some(prev), Some(first)) = (draws.last_mut(), part_draws.peek()) {
@@ -169,7 +170,6 @@ fn join_in_order(
         draws.extend(part_draws.map(|d| MergedDraw { first_instance: d.first_instance + base, ..d }));
         base += len as u32;
     }
-    let whole_lists = lists.iter().map(Vec::len).enumerate().map(|(i, len)| (i, 0..len)).collect::<Vec<_>>();
     Some((draws, IdStream::from_parts(lists, whole_lists)))
 }
 
@@ -255,12 +255,14 @@ impl RankSorted {
         let used = pieces.iter().filter(|p| !p.ids.is_empty());
         let lo = used.clone().map(|p| p.ranks().start).min().unwrap_or(0);
         let hi = used.map(|p| p.ranks().end).max().unwrap_or(0);
-        let counts = (lo..hi).map(|r| pieces.iter().map(|p| p.of_rank(r).len()).sum::<usize>());
-        let draws = runs_by_rank(by_rank, lo, counts, instancing, can_merge);
-        let parts: Vec<(usize, Range<usize>)> = (lo..hi)
-            .flat_map(|r| pieces.iter().enumerate().map(move |(i, p)| (i, p.of_rank(r))))
-            .filter(|(_, ids)| !ids.is_empty())
-            .collect();
+        // Per rank, each piece's range of it: the stream's parts, and the rank's count.
+        let (mut counts, mut parts) = (Vec::with_capacity(hi - lo), Vec::new());
+        for r in lo..hi {
+            let at = parts.len();
+            parts.extend(pieces.iter().enumerate().map(|(i, p)| (i, p.of_rank(r))).filter(|(_, ids)| !ids.is_empty()));
+            counts.push(parts[at..].iter().map(|(_, ids)| ids.len()).sum());
+        }
+        let draws = runs_by_rank(by_rank, lo, counts.into_iter(), instancing, can_merge);
         (draws, IdStream::from_parts(pieces.into_iter().map(|p| p.ids).collect(), parts))
     }
 }
