@@ -5,6 +5,7 @@
 //! the bucket sort makes rare. The first chunk of a pass begins with a GPU
 //! timestamp and the last ends with one (`stats::pass_timestamp_labels`).
 
+use crate::mesh_pass::{DrawCursor, MergedDraw};
 use crate::scene_renderer::{FrameCommands, PassDrawList};
 use crate::stats::pass_timestamp_labels;
 use crate::view::SceneView;
@@ -96,28 +97,29 @@ pub(crate) fn record_pass(
     bind: &mut PassBindings<'_, '_>,
     parallel: bool,
 ) -> Result<Vec<SecondaryCommandBuffer>> {
-    if list.draws.is_empty() {
-        return Ok(Vec::new());
-    }
-    let first = commands.get(list.draws[0].bucket).pipeline;
+    let Some(first) = list.draws.first() else { return Ok(Vec::new()) };
+    let first = commands.get(first.bucket).pipeline;
     let view_group = bind.view_group(list.view, first)?;
     let lighting = if list.pass.desc().lighting { Some(bind.lighting_group(first)?) } else { None };
     let n = list.draws.len();
     let chunks = if parallel { (n / MIN_DRAWS_PER_CHUNK).clamp(1, rayon::current_num_threads() * 2) } else { 1 };
     let per = n.div_ceil(chunks);
     let ranges: Vec<std::ops::Range<usize>> = (0..chunks).map(|i| i * per..((i + 1) * per).min(n)).filter(|r| !r.is_empty()).collect();
+    // Where each chunk starts in the list's runs (one walk over them).
+    let cursors = list.draws.cursors(per);
     // GPU timestamps around the pass's draws: the first chunk begins with
     // one, the last ends with one (lists are recorded one after another, so
     // the room checked here is still there when the chunks take it).
     let stamps = frame.timestamps_left().is_some_and(|left| left >= 2).then(|| pass_timestamp_labels(list.pass, list.view));
-    let record = |r: &std::ops::Range<usize>| -> Result<SecondaryCommandBuffer> {
+    let record = |(r, at): (&std::ops::Range<usize>, &DrawCursor)| -> Result<SecondaryCommandBuffer> {
         crate::trace::span!("task", "record_chunk");
         frame
             .record_secondary(layout, |cmd| {
                 if let Some([begin, _]) = stamps.as_ref().filter(|_| r.start == 0) {
                     cmd.write_timestamp(begin)?;
                 }
-                record_draws(cmd, list, r.clone(), view, commands, id_buffer, view_group, lighting)?;
+                let draws = list.draws.iter_from(*at, commands.order()).take(r.len());
+                record_draws(cmd, list, draws, view, commands, id_buffer, view_group, lighting)?;
                 if let Some([_, end]) = stamps.as_ref().filter(|_| r.end == n) {
                     cmd.write_timestamp(end)?;
                 }
@@ -126,9 +128,9 @@ pub(crate) fn record_pass(
             .map(|(s, ())| s)
     };
     if parallel && ranges.len() > 1 {
-        ranges.par_iter().map(record).collect()
+        ranges.par_iter().zip(&cursors).map(record).collect()
     } else {
-        ranges.iter().map(record).collect()
+        ranges.iter().zip(&cursors).map(record).collect()
     }
 }
 
@@ -136,7 +138,7 @@ pub(crate) fn record_pass(
 fn record_draws(
     cmd: &mut CommandList<'_>,
     list: &PassDrawList,
-    range: std::ops::Range<usize>,
+    draws: impl Iterator<Item = MergedDraw>,
     view: &SceneView,
     commands: &FrameCommands<'_>,
     id_buffer: BufferHandle,
@@ -150,7 +152,7 @@ fn record_draws(
     let mut last_index = None;
     let mut last_bindings = None;
     let mut last_vf_bindings = None;
-    for d in &list.draws[range] {
+    for d in draws {
         let c = commands.get(d.bucket);
         if last_pipeline != Some(c.pipeline) {
             cmd.bind_pipeline(c.pipeline)?;

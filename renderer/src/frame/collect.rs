@@ -47,6 +47,12 @@ impl<'a> FrameCommands<'a> {
         Self { scene, base: ranks.len() as u32, dynamic: Vec::new(), lookup: HashMap::default(), ranks, by_rank }
     }
 
+    /// The frame's draw order: what a [`crate::mesh_pass::DrawList`]'s
+    /// runs are read with.
+    pub fn order(&self) -> crate::mesh_pass::DrawOrder<'_> {
+        crate::mesh_pass::DrawOrder { ranks: &self.ranks, by_rank: &self.by_rank }
+    }
+
     pub fn get(&self, bucket: BucketId) -> &MeshDrawCommand {
         if bucket.0 < self.base {
             self.scene.command(bucket).expect("live bucket")

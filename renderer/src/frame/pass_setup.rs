@@ -15,7 +15,7 @@ pub(crate) struct PassDrawList {
     pub pass: MeshPass,
     /// Index into the frame's views (the shadow view comes last).
     pub view: usize,
-    pub draws: Vec<MergedDraw>,
+    pub draws: DrawList,
     /// The pass's id stream: its primitives in draw order.
     pub ids: IdStream,
     pub commands_before_merge: u64,
@@ -58,7 +58,7 @@ pub(crate) fn pass_setup(scene: &Scene, cvars: &ConsoleVariables, v: &InitViews,
                 can_merge,
                 instancing,
             );
-            (draws, IdStream::whole(ids))
+            (DrawList::from_draws(draws), IdStream::whole(ids))
         };
         PassDrawList { pass, view: vi, commands_before_merge: ids.len() as u64, draws, ids, id_base: 0 }
     };

@@ -198,7 +198,7 @@ pub(crate) fn frame_stats(frame: u64, scene: &Scene, v: &InitViews, elements: &D
         p.mesh_draw_commands += l.commands_before_merge;
         p.draws += l.draws.len() as u64;
         let mut draws_digest = 0u64;
-        for (k, d) in l.draws.iter().enumerate() {
+        for (k, d) in l.draws.iter(elements.commands.order()).enumerate() {
             let c = elements.commands.get(d.bucket);
             // Handles are left out: their numbering depends on creation order.
             let words = [

@@ -13,7 +13,11 @@
 //! The fast path must give exactly the general path's draws and ids; the
 //! property test below checks that on random scenes.
 
-use super::{merge, sort_back_to_front, sort_by_bucket, BucketId, DrawRank, IdStream, MergedDraw, PrimitiveSlot, VisibleCommand};
+use super::draw_list::DrawListBuilder;
+use super::{
+    merge, sort_back_to_front, sort_by_bucket, BucketId, DrawList, DrawOrder, DrawRank, DrawRun, IdStream, MergedDraw, PrimitiveSlot,
+    VisibleCommand,
+};
 use crate::scene::{PassCache, ViewVisibility};
 use rayon::prelude::*;
 use std::ops::{ControlFlow, Range};
@@ -84,13 +88,13 @@ pub(crate) fn gather_sort_merge_cached(
     can_merge: impl Fn(BucketId) -> bool + Sync,
     instancing: bool,
     piece: Option<usize>,
-) -> (Vec<MergedDraw>, IdStream) {
+) -> (DrawList, IdStream) {
     let n = vis.visible.len();
     let piece = piece.filter(|&p| p > 0 && n > p);
     let Some(piece) = piece else {
-        let (draws, ids) = visit_in_order(cache, vis, 0..n, ranks, by_rank.len(), instancing, &can_merge)
+        let (runs, ids) = visit_in_order(cache, vis, 0..n, ranks, by_rank.len(), instancing, &can_merge)
             .unwrap_or_else(|| RankSorted::of(cache, vis, 0..n, ranks).into_draws(by_rank, instancing, &can_merge));
-        return (draws, IdStream::whole(ids));
+        return (DrawList::from_runs(runs), IdStream::whole(ids));
     };
     let pieces: Vec<Range<usize>> = (0..n).step_by(piece).map(|s| s..(s + piece).min(n)).collect();
     let in_order: Option<Vec<_>> = pieces
@@ -100,7 +104,8 @@ pub(crate) fn gather_sort_merge_cached(
             visit_in_order(cache, vis, r.clone(), ranks, by_rank.len(), instancing, &can_merge)
         })
         .collect();
-    if let Some(joined) = in_order.and_then(|parts| join_in_order(parts, ranks, instancing, &can_merge)) {
+    let order = DrawOrder { ranks, by_rank };
+    if let Some(joined) = in_order.and_then(|parts| join_in_order(parts, order, instancing, &can_merge)) {
         return joined;
     }
     let sorted: Vec<RankSorted> = pieces
@@ -123,13 +128,14 @@ fn visit_in_order(
     buckets: usize,
     instancing: bool,
     can_merge: &impl Fn(BucketId) -> bool,
-) -> Option<(Vec<MergedDraw>, Vec<PrimitiveSlot>)> {
-    // At most a draw per bucket (unless one cannot merge), and at most one
-    // per visible command: room enough without growing, in the usual case.
-    let mut draws = Vec::with_capacity(range.len().min(buckets));
-    let mut ids = Vec::with_capacity(range.len());
-    let mut runs = Runs { draws: &mut draws, ids: &mut ids, rank: u32::MAX, bucket: BucketId::NONE, first: 0 };
-    runs.visit(cache, vis, range, ranks, instancing, can_merge).then_some((draws, ids))
+) -> Option<(Vec<DrawRun>, Vec<PrimitiveSlot>)> {
+    // A run per bucket at most (unless one cannot merge), usually far
+    // fewer: distinct meshes chain. Grown when needed: room for every
+    // bucket would be an allocation the size of the id list.
+    let draws = DrawListBuilder::with_capacity(range.len().min(buckets).min(64));
+    let ids = Vec::with_capacity(range.len());
+    let mut runs = Runs { draws, ids, rank: u32::MAX, bucket: BucketId::NONE, first: 0 };
+    runs.visit(cache, vis, range, ranks, instancing, can_merge).then(|| (runs.draws.finish(), runs.ids))
 }
 
 /// Pieces visited in order, joined: `None` when a piece starts at a rank
@@ -138,39 +144,52 @@ fn visit_in_order(
 /// merges (one per command when it does not, as in a single visit). The
 /// stream is each piece's ids in turn.
 fn join_in_order(
-    parts: Vec<(Vec<MergedDraw>, Vec<PrimitiveSlot>)>,
-    ranks: &[DrawRank],
+    parts: Vec<(Vec<DrawRun>, Vec<PrimitiveSlot>)>,
+    order: DrawOrder<'_>,
     instancing: bool,
     can_merge: &impl Fn(BucketId) -> bool,
-) -> Option<(Vec<MergedDraw>, IdStream)> {
-    let rank = |d: &MergedDraw| ranks[d.bucket.index()].0;
+) -> Option<(DrawList, IdStream)> {
+    let rank = |d: MergedDraw| order.ranks[d.bucket.index()].0;
+    let last_draw = |r: &DrawRun| r.draw(r.draws - 1, order);
     let mut last = None;
-    for (draws, _) in &parts {
-        if let (Some(first), Some(end)) = (draws.first(), draws.last()) {
-            if last.is_some_and(|l| rank(first) < l) {
+    for (runs, _) in &parts {
+        if let (Some(first), Some(end)) = (runs.first(), runs.last()) {
+            if last.is_some_and(|l| rank(first.first) < l) {
                 return None;
             }
-            last = Some(rank(end));
+            last = Some(rank(last_draw(end)));
         }
     }
-    let mut draws: Vec<MergedDraw> = Vec::with_capacity(parts.iter().map(|p| p.0.len()).sum());
+    let mut runs: Vec<DrawRun> = Vec::with_capacity(parts.iter().map(|p| p.0.len()).sum());
     let (mut lists, mut whole_lists) = (Vec::with_capacity(parts.len()), Vec::with_capacity(parts.len()));
     let mut base = 0;
-    for (part_draws, ids) in parts {
+    for (part_runs, ids) in parts {
         let len = ids.len();
         whole_lists.push((lists.len(), 0..len));
         lists.push(ids);
-        let mut part_draws = part_draws.into_iter().peekable();
-        if let (Some(prev), Some(first)) = (draws.last_mut(), part_draws.peek()) {
-            if prev.bucket == first.bucket && instancing && can_merge(first.bucket) {
-                prev.instance_count += first.instance_count;
-                part_draws.next();
+        let mut part =
+            part_runs.into_iter().map(|r| DrawRun { first: MergedDraw { first_instance: r.first.first_instance + base, ..r.first }, ..r });
+        let mut next = part.next();
+        // The previous piece's last draw and this one's first, of one
+        // bucket that merges: one draw.
+        if let (Some(prev), Some(head)) = (runs.last().copied(), next.as_mut()) {
+            let end = last_draw(&prev);
+            if end.bucket == head.first.bucket && instancing && can_merge(end.bucket) {
+                let merged = MergedDraw { instance_count: end.instance_count + head.first.instance_count, ..end };
+                if prev.draws == 1 {
+                    *runs.last_mut().expect("prev") = DrawRun::single(merged);
+                } else {
+                    runs.last_mut().expect("prev").draws -= 1;
+                    runs.push(DrawRun::single(merged));
+                }
+                next = (head.draws > 1).then(|| DrawRun { first: head.draw(1, order), draws: head.draws - 1 });
             }
         }
-        draws.extend(part_draws.map(|d| MergedDraw { first_instance: d.first_instance + base, ..d }));
+        runs.extend(next);
+        runs.extend(part);
         base += len as u32;
     }
-    Some((draws, IdStream::from_parts(lists, whole_lists)))
+    Some((DrawList::from_runs(runs), IdStream::from_parts(lists, whole_lists)))
 }
 
 /// Visible commands counting-sorted into draw order: the ids by rank, in
@@ -238,7 +257,7 @@ impl RankSorted {
         by_rank: &[BucketId],
         instancing: bool,
         can_merge: &impl Fn(BucketId) -> bool,
-    ) -> (Vec<MergedDraw>, Vec<PrimitiveSlot>) {
+    ) -> (Vec<DrawRun>, Vec<PrimitiveSlot>) {
         let counts = self.starts.windows(2).map(|w| (w[1] - w[0]) as usize);
         (runs_by_rank(by_rank, self.lo, counts, instancing, can_merge), self.ids)
     }
@@ -251,7 +270,7 @@ impl RankSorted {
         by_rank: &[BucketId],
         instancing: bool,
         can_merge: &impl Fn(BucketId) -> bool,
-    ) -> (Vec<MergedDraw>, IdStream) {
+    ) -> (DrawList, IdStream) {
         let used = pieces.iter().filter(|p| !p.ids.is_empty());
         let lo = used.clone().map(|p| p.ranks().start).min().unwrap_or(0);
         let hi = used.map(|p| p.ranks().end).max().unwrap_or(0);
@@ -263,7 +282,7 @@ impl RankSorted {
             counts.push(parts[at..].iter().map(|(_, ids)| ids.len()).sum());
         }
         let draws = runs_by_rank(by_rank, lo, counts.into_iter(), instancing, can_merge);
-        (draws, IdStream::from_parts(pieces.into_iter().map(|p| p.ids).collect(), parts))
+        (DrawList::from_runs(draws), IdStream::from_parts(pieces.into_iter().map(|p| p.ids).collect(), parts))
     }
 }
 
@@ -275,24 +294,25 @@ fn runs_by_rank(
     counts: impl Iterator<Item = usize>,
     instancing: bool,
     can_merge: &impl Fn(BucketId) -> bool,
-) -> Vec<MergedDraw> {
-    let mut draws = Vec::new();
+) -> Vec<DrawRun> {
+    let mut draws = DrawListBuilder::with_capacity(0);
     let mut first = 0;
     for (r, count) in (lo..).zip(counts) {
         if count > 0 {
-            push_run(&mut draws, by_rank[r], first as u32, count as u32, instancing, can_merge);
+            let bucket = by_rank[r];
+            draws.push(r as u32, bucket, first as u32, count as u32, || instancing && can_merge(bucket));
         }
         first += count;
     }
-    draws
+    draws.finish()
 }
 
 /// The in-order visit of [`gather_sort_merge_cached`], its run state in
 /// locals: the hot loop of a frame's pass setup (one step per visible
-/// command), kept free of calls.
-struct Runs<'a> {
-    draws: &'a mut Vec<MergedDraw>,
-    ids: &'a mut Vec<PrimitiveSlot>,
+/// command), kept free of calls but for a new run.
+struct Runs {
+    draws: DrawListBuilder,
+    ids: Vec<PrimitiveSlot>,
     /// The run being gathered: its rank (`u32::MAX` before the first),
     /// bucket and first id.
     rank: u32,
@@ -300,7 +320,7 @@ struct Runs<'a> {
     first: u32,
 }
 
-impl Runs<'_> {
+impl Runs {
     /// Visits `cache` for the visible primitives of `range` (as
     /// [`visit_cached`] does) while the commands come in draw order, each
     /// run of one bucket a draw. False when a command comes out of order:
@@ -331,10 +351,19 @@ impl Runs<'_> {
             }
         }
         if self.rank != u32::MAX {
-            let count = self.ids.len() as u32 - self.first;
-            push_run(self.draws, self.bucket, self.first, count, instancing, can_merge);
+            self.end_run(instancing, can_merge);
         }
         true
+    }
+
+    /// The bucket run being gathered is a draw (or extends a chain).
+    #[inline(always)]
+    fn end_run(&mut self, instancing: bool, can_merge: &impl Fn(BucketId) -> bool) {
+        let count = self.ids.len() as u32 - self.first;
+        if !self.draws.extend_chain(self.rank, count) {
+            let merge = count > 1 && instancing && can_merge(self.bucket);
+            self.draws.push_new(self.rank, self.bucket, self.first, count, merge);
+        }
     }
 
     #[inline(always)]
@@ -352,34 +381,12 @@ impl Runs<'_> {
                 if r < self.rank {
                     return false;
                 }
-                let count = self.ids.len() as u32 - self.first;
-                push_run(self.draws, self.bucket, self.first, count, instancing, can_merge);
+                self.end_run(instancing, can_merge);
             }
             (self.rank, self.bucket, self.first) = (r, bucket, self.ids.len() as u32);
         }
         self.ids.push(slot);
         true
-    }
-}
-
-/// A run of one bucket's primitives in the id stream, `first..first +
-/// count`, as one instanced draw, or one draw each when it cannot merge.
-/// One command is one draw either way: its bucket's command is not read
-/// (a scene of distinct meshes asks no bucket whether it merges). Inlined:
-/// in a scene of distinct meshes every visible command ends a run.
-#[inline(always)]
-fn push_run(
-    draws: &mut Vec<MergedDraw>,
-    bucket: BucketId,
-    first: u32,
-    count: u32,
-    instancing: bool,
-    can_merge: &impl Fn(BucketId) -> bool,
-) {
-    if count == 1 || (instancing && can_merge(bucket)) {
-        draws.push(MergedDraw { bucket, first_instance: first, instance_count: count });
-    } else {
-        draws.extend((first..first + count).map(|i| MergedDraw { bucket, first_instance: i, instance_count: 1 }));
     }
 }
 
@@ -489,8 +496,9 @@ mod tests {
             let vis = visibility(&visible);
             let ranks: Vec<DrawRank> = rank_perm.iter().copied().map(DrawRank).collect();
             let can = |b: BucketId| mergeable & (1 << b.0) != 0;
-            let (draws, ids) = gather_sort_merge_cached(&cache, &vis, &ranks, &buckets_by_rank(&ranks), can, instancing, piece);
-            let fast = (draws, ids.to_vec());
+            let by_rank = buckets_by_rank(&ranks);
+            let (draws, ids) = gather_sort_merge_cached(&cache, &vis, &ranks, &by_rank, can, instancing, piece);
+            let fast = (draws.iter(DrawOrder { ranks: &ranks, by_rank: &by_rank }).collect::<Vec<_>>(), ids.to_vec());
             let general = gather_sort_merge(Some(&cache), &vis, &[], &ranks, None, can, instancing);
             prop_assert_eq!(&fast, &general);
             prop_assert!((0..ids.len()).all(|i| ids.get(i) == Some(fast.1[i])));
@@ -525,9 +533,10 @@ mod tests {
             let vis = visibility(&visible_lods[..entries.len()]);
             let ranks: Vec<DrawRank> = (0..=bucket).map(DrawRank).collect();
             let can = |b: BucketId| mergeable & (1 << (b.0 % 64)) != 0;
-            let (draws, ids) = gather_sort_merge_cached(&cache, &vis, &ranks, &buckets_by_rank(&ranks), can, instancing, piece);
+            let by_rank = buckets_by_rank(&ranks);
+            let (draws, ids) = gather_sort_merge_cached(&cache, &vis, &ranks, &by_rank, can, instancing, piece);
             let general = gather_sort_merge(Some(&cache), &vis, &[], &ranks, None, can, instancing);
-            prop_assert_eq!((draws, ids.to_vec()), general);
+            prop_assert_eq!((draws.iter(DrawOrder { ranks: &ranks, by_rank: &by_rank }).collect::<Vec<_>>(), ids.to_vec()), general);
         }
 
         /// Cached and dynamic commands together are in (rank, primitive)
@@ -556,6 +565,45 @@ mod tests {
         }
     }
 
+    /// The imported model's shape: every primitive its own bucket, ranked
+    /// in slot order. Its draws are one run (a chain) on every path, and
+    /// the draws it holds are one per primitive, in order.
+    #[test]
+    fn distinct_meshes_are_a_chain_of_draws_on_every_path() {
+        let entries: Vec<Vec<(u32, u8)>> = (0..100).map(|s| vec![(s, 0)]).collect();
+        let cache = cache(&entries);
+        let vis = visibility(&[Some(0); 100]);
+        let expect = |order: DrawOrder<'_>| -> Vec<MergedDraw> {
+            (0..100).map(|i| MergedDraw { bucket: order.by_rank[i as usize], first_instance: i, instance_count: 1 }).collect()
+        };
+        let ranks: Vec<DrawRank> = (0..100).map(DrawRank).collect();
+        let by_rank = buckets_by_rank(&ranks);
+        let order = DrawOrder { ranks: &ranks, by_rank: &by_rank };
+        // In order, one visit.
+        let (draws, _) = gather_sort_merge_cached(&cache, &vis, &ranks, &by_rank, |_| true, true, None);
+        assert_eq!((draws.len(), draws.runs().len()), (100, 1));
+        assert_eq!(draws.iter(order).collect::<Vec<_>>(), expect(order));
+        // In pieces of 30: a chain per piece at most.
+        let (pieced, _) = gather_sort_merge_cached(&cache, &vis, &ranks, &by_rank, |_| true, true, Some(30));
+        assert!(pieced.runs().len() <= 4, "{:?}", pieced.runs());
+        assert_eq!(pieced.iter(order).collect::<Vec<_>>(), expect(order));
+        // Ranked against slot order: counting-sorted, still one chain.
+        let reversed: Vec<DrawRank> = (0..100).rev().map(DrawRank).collect();
+        let by_rank = buckets_by_rank(&reversed);
+        let order = DrawOrder { ranks: &reversed, by_rank: &by_rank };
+        for piece in [None, Some(30)] {
+            let (draws, ids) = gather_sort_merge_cached(&cache, &vis, &reversed, &by_rank, |_| true, true, piece);
+            assert_eq!((draws.len(), draws.runs().len()), (100, 1), "pieces {piece:?}");
+            assert_eq!(draws.iter(order).collect::<Vec<_>>(), expect(order));
+            assert_eq!(ids.get(0), Some(PrimitiveSlot(99)));
+        }
+        // A primitive out of view leaves a rank out: two chains.
+        let mut seen = [Some(0); 100];
+        seen[50] = None;
+        let (draws, _) = gather_sort_merge_cached(&cache, &visibility(&seen), &ranks, &buckets_by_rank(&ranks), |_| true, true, None);
+        assert_eq!((draws.len(), draws.runs().len()), (99, 2));
+    }
+
     #[test]
     fn lods_and_extra_entries_select_what_a_visible_primitive_draws() {
         // Slot 0: bucket 0 at LOD 0, bucket 1 at LOD 1; slot 1: buckets 1 and 0 at LOD 0; slot 2: nothing.
@@ -566,10 +614,11 @@ mod tests {
             ..Default::default()
         };
         let ranks = [DrawRank(1), DrawRank(0)];
-        let (draws, ids) = gather_sort_merge_cached(&cache, &vis, &ranks, &buckets_by_rank(&ranks), |_| true, true, None);
+        let by_rank = buckets_by_rank(&ranks);
+        let (draws, ids) = gather_sort_merge_cached(&cache, &vis, &ranks, &by_rank, |_| true, true, None);
         assert_eq!(ids.to_vec(), vec![PrimitiveSlot(0), PrimitiveSlot(1), PrimitiveSlot(1)]);
         assert_eq!(
-            draws,
+            draws.iter(DrawOrder { ranks: &ranks, by_rank: &by_rank }).collect::<Vec<_>>(),
             vec![
                 MergedDraw { bucket: BucketId(1), first_instance: 0, instance_count: 2 },
                 MergedDraw { bucket: BucketId(0), first_instance: 2, instance_count: 1 }

@@ -11,6 +11,7 @@
 //! with the primitive slot; bucket ranks from [`StateBuckets`]).
 
 mod draw_command;
+mod draw_list;
 mod gather;
 mod id_stream;
 mod ids;
@@ -22,6 +23,7 @@ pub mod sort;
 mod state_buckets;
 
 pub use draw_command::MeshDrawCommand;
+pub use draw_list::{DrawCursor, DrawList, DrawOrder, DrawRun};
 pub(crate) use gather::{gather_sort_merge, gather_sort_merge_cached, PIECE};
 pub(crate) use id_stream::IdStream;
 pub use ids::{buckets_by_rank, BucketId, DrawRank, PrimitiveSlot};

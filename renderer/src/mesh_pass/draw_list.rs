@@ -1,0 +1,260 @@
+//! A pass's draws, kept as runs.
+//!
+//! After merging, a scene of one mesh drawn many times is a few instanced
+//! draws; a scene of distinct meshes (an imported model) is one draw per
+//! visible command, and those draws come in rank order, each one instance
+//! at the next place in the id stream. Listing each of them cost pass setup
+//! a 12-byte record per draw, about as much again as everything else it
+//! does per visible command. So the list keeps *runs* ([`DrawRun`]): one
+//! draw, or a chain of draws of consecutive ranks, one instance each, at
+//! consecutive places in the stream — which pass setup extends by counting.
+//! The draws themselves come back out of a run with the ranks' order
+//! ([`DrawOrder`]) by whoever reads the list (recording, the frame's stats),
+//! each at the cost of the load it replaces.
+//!
+//! The runs are a representation: two lists are the same when they
+//! [iterate](DrawList::iter) the same draws, however they are cut into runs
+//! (the pieces of a parallel pass setup may cut a chain where a serial one
+//! does not).
+
+use super::{BucketId, DrawRank, MergedDraw};
+
+/// The order the state buckets are drawn in: rank of every bucket id and
+/// bucket id of every rank (as in `StateBuckets::ranks`/`by_rank`), with
+/// which a run's later draws are found.
+#[derive(Clone, Copy, Debug)]
+pub struct DrawOrder<'a> {
+    /// Rank of each bucket id.
+    pub ranks: &'a [DrawRank],
+    /// Bucket id of each rank.
+    pub by_rank: &'a [BucketId],
+}
+
+/// One draw, or a chain of draws of consecutive ranks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct DrawRun {
+    /// The run's first draw.
+    pub first: MergedDraw,
+    /// Draws in the run (at least 1). With more than one, every draw is one
+    /// instance and draw `k` is of the bucket ranked `k` after the first's,
+    /// at `first.first_instance + k` in the id stream.
+    pub draws: u32,
+}
+
+impl DrawRun {
+    /// A run of the one draw `d`.
+    pub fn single(d: MergedDraw) -> Self {
+        Self { first: d, draws: 1 }
+    }
+
+    /// Draw `k` of the run (`k < self.draws`).
+    #[inline]
+    pub fn draw(&self, k: u32, order: DrawOrder<'_>) -> MergedDraw {
+        if k == 0 {
+            return self.first;
+        }
+        let rank = order.ranks[self.first.bucket.index()].0 + k;
+        MergedDraw { bucket: order.by_rank[rank as usize], first_instance: self.first.first_instance + k, instance_count: 1 }
+    }
+}
+
+/// Where a draw is in a [`DrawList`]: its run and its place in the run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DrawCursor {
+    run: usize,
+    offset: u32,
+}
+
+/// A pass's draws in draw order, as runs (see the module docs).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DrawList {
+    runs: Vec<DrawRun>,
+    len: usize,
+}
+
+impl DrawList {
+    /// The list of `runs`.
+    pub fn from_runs(runs: Vec<DrawRun>) -> Self {
+        let len = runs.iter().map(|r| r.draws as usize).sum();
+        Self { runs, len }
+    }
+
+    /// The list of `draws`, a run each.
+    pub fn from_draws(draws: Vec<MergedDraw>) -> Self {
+        let len = draws.len();
+        Self { runs: draws.into_iter().map(DrawRun::single).collect(), len }
+    }
+
+    /// Draws in the list.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the list draws nothing.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The runs, in draw order.
+    pub fn runs(&self) -> &[DrawRun] {
+        &self.runs
+    }
+
+    /// The first draw.
+    pub fn first(&self) -> Option<MergedDraw> {
+        self.runs.first().map(|r| r.first)
+    }
+
+    /// Every draw, in draw order.
+    pub fn iter<'a>(&'a self, order: DrawOrder<'a>) -> impl Iterator<Item = MergedDraw> + 'a {
+        self.iter_from(DrawCursor::default(), order)
+    }
+
+    /// The draws from `at` on, in draw order.
+    pub fn iter_from<'a>(&'a self, at: DrawCursor, order: DrawOrder<'a>) -> impl Iterator<Item = MergedDraw> + 'a {
+        let runs = self.runs.get(at.run..).unwrap_or_default();
+        runs.iter().enumerate().flat_map(move |(i, r)| {
+            let skip = if i == 0 { at.offset } else { 0 };
+            (skip..r.draws).map(move |k| r.draw(k, order))
+        })
+    }
+
+    /// Cursors at the draws `0, per, 2 per, …` before [`DrawList::len`]
+    /// (one walk over the runs): where chunks of `per` draws start.
+    pub fn cursors(&self, per: usize) -> Vec<DrawCursor> {
+        let per = per.max(1);
+        let mut out = Vec::with_capacity(self.len.div_ceil(per));
+        let mut start = 0usize;
+        for (i, r) in self.runs.iter().enumerate() {
+            let end = start + r.draws as usize;
+            // The next multiple of `per` at or after `start`.
+            let mut at = start.div_ceil(per) * per;
+            while at < end {
+                out.push(DrawCursor { run: i, offset: (at - start) as u32 });
+                at += per;
+            }
+            start = end;
+        }
+        out
+    }
+}
+
+/// Builds a [`DrawList`] from runs of one bucket's ids (`first..first +
+/// count` in the stream), pushed in draw order with their ranks: a run of
+/// one id whose rank follows the previous single one's extends a chain,
+/// without a record of its own. Inlined: pass setup pushes a run per
+/// visible command in a scene of distinct meshes.
+pub(crate) struct DrawListBuilder {
+    runs: Vec<DrawRun>,
+    /// The open chain (`draws == 0`: none) and the rank that extends it.
+    chain: DrawRun,
+    next_rank: u32,
+}
+
+impl DrawListBuilder {
+    pub fn with_capacity(runs: usize) -> Self {
+        let none = MergedDraw { bucket: BucketId::NONE, first_instance: 0, instance_count: 0 };
+        Self { runs: Vec::with_capacity(runs), chain: DrawRun { first: none, draws: 0 }, next_rank: 0 }
+    }
+
+    /// Bucket `bucket` of rank `rank` draws the ids `first..first + count`:
+    /// one instanced draw when `merge` (dynamic instancing on and the
+    /// command can merge), else one draw per id.
+    #[inline(always)]
+    pub fn push(&mut self, rank: u32, bucket: BucketId, first: u32, count: u32, merge: impl FnOnce() -> bool) {
+        if !self.extend_chain(rank, count) {
+            self.push_new(rank, bucket, first, count, merge());
+        }
+    }
+
+    /// Extends the open chain by the next rank's one id, if that is what
+    /// the run is: the one step pass setup takes per visible command in a
+    /// scene of distinct meshes.
+    #[inline(always)]
+    pub fn extend_chain(&mut self, rank: u32, count: u32) -> bool {
+        let extends = count == 1 && rank == self.next_rank && self.chain.draws > 0;
+        if extends {
+            self.chain.draws += 1;
+            self.next_rank += 1;
+        }
+        extends
+    }
+
+    /// A run that does not extend the open chain: it starts one (a single
+    /// id), or is a draw of its own. Out of line: at most once per chain
+    /// or per run of one bucket.
+    #[inline(never)]
+    pub fn push_new(&mut self, rank: u32, bucket: BucketId, first: u32, count: u32, merge: bool) {
+        self.close_chain();
+        if count == 1 {
+            self.chain = DrawRun::single(MergedDraw { bucket, first_instance: first, instance_count: 1 });
+            self.next_rank = rank + 1;
+        } else if merge {
+            self.runs.push(DrawRun::single(MergedDraw { bucket, first_instance: first, instance_count: count }));
+        } else {
+            self.runs.extend((first..first + count).map(|i| DrawRun::single(MergedDraw { bucket, first_instance: i, instance_count: 1 })));
+        }
+    }
+
+    #[inline(always)]
+    fn close_chain(&mut self) {
+        if self.chain.draws > 0 {
+            self.runs.push(self.chain);
+            self.chain.draws = 0;
+        }
+    }
+
+    /// The runs pushed so far (the open chain last).
+    pub fn finish(mut self) -> Vec<DrawRun> {
+        self.close_chain();
+        self.runs
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn d(bucket: u32, first_instance: u32, instance_count: u32) -> MergedDraw {
+        MergedDraw { bucket: BucketId(bucket), first_instance, instance_count }
+    }
+
+    #[test]
+    fn single_runs_of_consecutive_ranks_chain_and_iterate_back_as_draws() {
+        // Buckets 10..14 rank 0..4.
+        let ranks: Vec<DrawRank> = (0..14).map(|b| DrawRank(b.max(10) - 10)).collect();
+        let by_rank: Vec<BucketId> = (10..14).map(BucketId).collect();
+        let order = DrawOrder { ranks: &ranks, by_rank: &by_rank };
+        let mut b = DrawListBuilder::with_capacity(4);
+        b.push(0, BucketId(10), 0, 1, || true);
+        b.push(1, BucketId(11), 1, 1, || true);
+        b.push(2, BucketId(12), 2, 3, || true);
+        b.push(3, BucketId(13), 5, 2, || false);
+        let list = DrawList::from_runs(b.finish());
+        assert_eq!(list.runs().len(), 4, "a chain of two, a merged draw, two draws that do not merge");
+        assert_eq!(list.len(), 5);
+        let all: Vec<MergedDraw> = list.iter(order).collect();
+        assert_eq!(all, vec![d(10, 0, 1), d(11, 1, 1), d(12, 2, 3), d(13, 5, 1), d(13, 6, 1)]);
+        // Cursors every 2 draws, and iteration from each.
+        let cursors = list.cursors(2);
+        assert_eq!(cursors.len(), 3);
+        for (c, at) in cursors.iter().zip([0, 2, 4]) {
+            assert_eq!(list.iter_from(*c, order).collect::<Vec<_>>(), all[at..]);
+        }
+        assert_eq!(list, DrawList::from_runs(list.runs().to_vec()));
+        assert!(DrawList::default().cursors(3).is_empty());
+    }
+
+    #[test]
+    fn a_gap_in_ranks_or_a_merged_run_ends_a_chain() {
+        let mut b = DrawListBuilder::with_capacity(4);
+        b.push(0, BucketId(0), 0, 1, || true);
+        b.push(2, BucketId(2), 1, 1, || true);
+        b.push(3, BucketId(3), 2, 1, || true);
+        b.push(4, BucketId(4), 3, 2, || true);
+        b.push(5, BucketId(5), 5, 1, || true);
+        let runs = b.finish();
+        assert_eq!(runs.iter().map(|r| r.draws).collect::<Vec<_>>(), vec![1, 2, 1, 1]);
+        assert_eq!(runs[2].first, d(4, 3, 2));
+    }
+}
