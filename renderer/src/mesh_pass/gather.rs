@@ -91,8 +91,9 @@ pub(crate) fn gather_sort_merge_cached(
 ) -> (DrawList, IdStream) {
     let n = vis.visible.len();
     let piece = piece.filter(|&p| p > 0 && n > p);
+    let order = DrawOrder { ranks, by_rank };
     let Some(piece) = piece else {
-        let (runs, ids) = visit_in_order(cache, vis, 0..n, ranks, by_rank.len(), instancing, &can_merge)
+        let (runs, ids) = visit_in_order(cache, vis, 0..n, order, instancing, &can_merge)
             .unwrap_or_else(|| RankSorted::of(cache, vis, 0..n, ranks).into_draws(by_rank, instancing, &can_merge));
         return (DrawList::from_runs(runs), IdStream::whole(ids));
     };
@@ -101,10 +102,9 @@ pub(crate) fn gather_sort_merge_cached(
         .par_iter()
         .map(|r| {
             crate::trace::span!("task", "pass_setup_piece");
-            visit_in_order(cache, vis, r.clone(), ranks, by_rank.len(), instancing, &can_merge)
+            visit_in_order(cache, vis, r.clone(), order, instancing, &can_merge)
         })
         .collect();
-    let order = DrawOrder { ranks, by_rank };
     if let Some(joined) = in_order.and_then(|parts| join_in_order(parts, order, instancing, &can_merge)) {
         return joined;
     }
@@ -124,18 +124,17 @@ fn visit_in_order(
     cache: &PassCache,
     vis: &ViewVisibility,
     range: Range<usize>,
-    ranks: &[DrawRank],
-    buckets: usize,
+    order: DrawOrder<'_>,
     instancing: bool,
     can_merge: &impl Fn(BucketId) -> bool,
 ) -> Option<(Vec<DrawRun>, Vec<PrimitiveSlot>)> {
     // A run per bucket at most (unless one cannot merge), usually far
     // fewer: distinct meshes chain. Grown when needed: room for every
     // bucket would be an allocation the size of the id list.
-    let draws = DrawListBuilder::with_capacity(range.len().min(buckets).min(64));
+    let draws = DrawListBuilder::with_capacity(range.len().min(order.by_rank.len()).min(64));
     let ids = Vec::with_capacity(range.len());
     let mut runs = Runs { draws, ids, rank: u32::MAX, bucket: BucketId::NONE, first: 0 };
-    runs.visit(cache, vis, range, ranks, instancing, can_merge).then(|| (runs.draws.finish(), runs.ids))
+    runs.visit(cache, vis, range, order, instancing, can_merge).then(|| (runs.draws.finish(), runs.ids))
 }
 
 /// Pieces visited in order, joined: `None` when a piece starts at a rank
@@ -330,7 +329,7 @@ impl Runs {
         cache: &PassCache,
         vis: &ViewVisibility,
         range: Range<usize>,
-        ranks: &[DrawRank],
+        order: DrawOrder<'_>,
         instancing: bool,
         can_merge: &impl Fn(BucketId) -> bool,
     ) -> bool {
@@ -339,12 +338,12 @@ impl Runs {
         }
         for (&slot, &lod) in vis.visible[range.clone()].iter().zip(&vis.lods[range]) {
             let e = cache.first[slot.index()];
-            if e.bucket != BucketId::NONE && e.lod == lod && !self.step(e.bucket, slot, ranks, instancing, can_merge) {
+            if e.bucket != BucketId::NONE && e.lod == lod && !self.step(e.bucket, slot, order, instancing, can_merge) {
                 return false;
             }
             if e.more && e.bucket != BucketId::NONE {
                 for x in &cache.extra[&slot] {
-                    if x.lod == lod && !self.step(x.bucket, slot, ranks, instancing, can_merge) {
+                    if x.lod == lod && !self.step(x.bucket, slot, order, instancing, can_merge) {
                         return false;
                     }
                 }
@@ -366,24 +365,36 @@ impl Runs {
         }
     }
 
+    /// One visible command: it continues the bucket's run, extends the
+    /// chain (the next rank's bucket after a run of one: distinct meshes,
+    /// found by the rank order alone, without looking up the bucket's
+    /// rank), or ends the run and starts another. False when it comes out
+    /// of draw order.
     #[inline(always)]
     fn step(
         &mut self,
         bucket: BucketId,
         slot: PrimitiveSlot,
-        ranks: &[DrawRank],
+        order: DrawOrder<'_>,
         instancing: bool,
         can_merge: &impl Fn(BucketId) -> bool,
     ) -> bool {
-        let r = ranks[bucket.index()].0;
-        if r != self.rank {
-            if self.rank != u32::MAX {
-                if r < self.rank {
-                    return false;
+        if bucket != self.bucket {
+            // Before the first run the rank wraps to 0, but no chain is open then.
+            let next = self.rank.wrapping_add(1);
+            let len = self.ids.len() as u32;
+            if order.by_rank.get(next as usize) == Some(&bucket) && self.draws.extend_chain(self.rank, len - self.first) {
+                (self.rank, self.bucket, self.first) = (next, bucket, len);
+            } else {
+                let r = order.ranks[bucket.index()].0;
+                if self.rank != u32::MAX {
+                    if r < self.rank {
+                        return false;
+                    }
+                    self.end_run(instancing, can_merge);
                 }
-                self.end_run(instancing, can_merge);
+                (self.rank, self.bucket, self.first) = (r, bucket, len);
             }
-            (self.rank, self.bucket, self.first) = (r, bucket, self.ids.len() as u32);
         }
         self.ids.push(slot);
         true
