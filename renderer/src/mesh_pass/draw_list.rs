@@ -180,6 +180,20 @@ impl DrawListBuilder {
         extends
     }
 
+    /// Whether the open chain would take the run of rank `rank` next.
+    #[inline(always)]
+    pub fn chain_continues_at(&self, rank: u32) -> bool {
+        self.chain.draws > 0 && rank == self.next_rank
+    }
+
+    /// Extends the open chain by `n` single-id runs of the ranks after it
+    /// ([`DrawListBuilder::chain_continues_at`] their first).
+    #[inline(always)]
+    pub fn extend_chain_by(&mut self, n: u32) {
+        self.chain.draws += n;
+        self.next_rank += n;
+    }
+
     /// A run that does not extend the open chain: it starts one (a single
     /// id), or is a draw of its own. Out of line: at most once per chain
     /// or per run of one bucket.

@@ -18,7 +18,7 @@ use super::{
     merge, sort_back_to_front, sort_by_bucket, BucketId, DrawList, DrawOrder, DrawRank, DrawRun, IdStream, MergedDraw, PrimitiveSlot,
     VisibleCommand,
 };
-use crate::scene::{PassCache, ViewVisibility};
+use crate::scene::{CachedEntry, PassCache, ViewVisibility};
 use rayon::prelude::*;
 use std::ops::{ControlFlow, Range};
 
@@ -307,8 +307,13 @@ fn runs_by_rank(
 }
 
 /// The in-order visit of [`gather_sort_merge_cached`], its run state in
-/// locals: the hot loop of a frame's pass setup (one step per visible
-/// command), kept free of calls but for a new run.
+/// locals: the hot loop of a frame's pass setup, one step per visible
+/// command, kept free of calls but for a new run. The two shapes a pass in
+/// draw order mostly has — a run of one bucket (a mesh drawn many times)
+/// and a chain of distinct meshes — each get a loop of their own
+/// ([`Runs::run_on`], [`Runs::chain_on`]) that keeps only its own state
+/// live: in the general step, the state spilled to the stack, and the
+/// visit of 10,000 distinct meshes took twice that of 10,000 cubes.
 struct Runs {
     draws: DrawListBuilder,
     ids: Vec<PrimitiveSlot>,
@@ -336,7 +341,10 @@ impl Runs {
         if cache.entries == 0 {
             return true;
         }
-        for (&slot, &lod) in vis.visible[range.clone()].iter().zip(&vis.lods[range]) {
+        let (visible, lods) = (&vis.visible[range.clone()], &vis.lods[range]);
+        let mut i = 0;
+        while let (Some(&slot), Some(&lod)) = (visible.get(i), lods.get(i)) {
+            i += 1;
             let e = cache.first[slot.index()];
             if e.bucket != BucketId::NONE && e.lod == lod && !self.step(e.bucket, slot, order, instancing, can_merge) {
                 return false;
@@ -347,12 +355,62 @@ impl Runs {
                         return false;
                     }
                 }
+            } else if self.rank != u32::MAX {
+                // The two shapes of a pass in draw order, each in a loop of its own.
+                i += self.run_on(&cache.first, &visible[i..], &lods[i..]);
+                if self.ids.len() as u32 == self.first + 1 && self.draws.chain_continues_at(self.rank) {
+                    i += self.chain_on(&cache.first, &visible[i..], &lods[i..], order.by_rank);
+                }
             }
         }
         if self.rank != u32::MAX {
             self.end_run(instancing, can_merge);
         }
         true
+    }
+
+    /// The run of one bucket (a mesh drawn many times), in its own loop:
+    /// takes the visible primitives from the start of `visible` on while
+    /// each draws one cached command (its first, at its LOD) of the
+    /// bucket being gathered. Returns how many it took.
+    #[inline(always)]
+    fn run_on(&mut self, first: &[CachedEntry], visible: &[PrimitiveSlot], lods: &[u8]) -> usize {
+        let bucket = self.bucket;
+        let taken = visible.iter().zip(lods).take_while(|&(&slot, &lod)| {
+            let e = first[slot.index()];
+            e.bucket == bucket && e.lod == lod && !e.more
+        });
+        let before = self.ids.len();
+        self.ids.extend(taken.map(|(&slot, _)| slot));
+        self.ids.len() - before
+    }
+
+    /// The chain of distinct meshes, in its own loop: while the visible
+    /// primitives from the start of `visible` on each draw one cached
+    /// command (their first, at their LOD) of the bucket ranked next, each
+    /// closes the run of one before it into the chain and starts its own.
+    /// The steps [`Runs::step`] takes there, with only the chain's state
+    /// live. Called when the run being gathered has one id and the chain
+    /// continues at its rank; returns how many primitives it took.
+    #[inline(always)]
+    fn chain_on(&mut self, first: &[CachedEntry], visible: &[PrimitiveSlot], lods: &[u8], by_rank: &[BucketId]) -> usize {
+        let mut rank = self.rank;
+        let mut taken = 0;
+        for (&slot, &lod) in visible.iter().zip(lods) {
+            let e = first[slot.index()];
+            // `BucketId::NONE` is in no rank.
+            if e.lod != lod || e.more || by_rank.get(rank as usize + 1) != Some(&e.bucket) {
+                break;
+            }
+            self.ids.push(slot);
+            rank += 1;
+            taken += 1;
+        }
+        if taken > 0 {
+            self.draws.extend_chain_by(taken);
+            (self.rank, self.bucket, self.first) = (rank, by_rank[rank as usize], self.ids.len() as u32 - 1);
+        }
+        taken as usize
     }
 
     /// The bucket run being gathered is a draw (or extends a chain).
@@ -444,7 +502,6 @@ pub(crate) fn gather_sort_merge(
 mod tests {
     use super::*;
     use crate::mesh_pass::buckets_by_rank;
-    use crate::scene::CachedEntry;
     use proptest::prelude::*;
 
     /// A pass cache with `entries[slot]` as each slot's (bucket, LOD) entries.
