@@ -2,9 +2,10 @@
 //! one 1280x720 view, CPU only (frames discarded), validation off.
 //!
 //! - cached frame prep per primitive with 1,024 material instances of 8
-//!   parents (each parent with a texture parameter, so every instance has
-//!   its own bind group) vs. with 8 materials, goal ≤ 1.2×; base-pass
-//!   draws = the distinct (pipeline, bindings) pairs in view;
+//!   parents (each parent with a texture parameter; the instances override
+//!   a vector, so each parent's instances share its bind group, while each
+//!   draws with its own parameter slot) vs. with 8 materials, goal ≤ 1.2×;
+//!   base-pass draws = the distinct (pipeline, material) pairs in view;
 //! - creating 1,000 material instances: cached commands rebuilt in the
 //!   creating frame (goal 0) and that frame's CPU time vs. a normal
 //!   frame's, goal ≤ 1.5×;
@@ -219,7 +220,7 @@ fn main() {
         ),
         Row::spread("renderer: cached frame prep per primitive with 1,024 material instances", per_primitive, "ns", None),
         Row::new(
-            "renderer: base-pass draws with 1,024 material instances (= distinct pipeline+bindings pairs in view)",
+            "renderer: base-pass draws with 1,024 material instances (= distinct pipeline+material pairs in view)",
             base_draws as f64,
             "draws",
             Some("= 1024"),

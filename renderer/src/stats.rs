@@ -211,6 +211,9 @@ pub struct FrameStats {
     pub pipelines_live: u64,
     /// Materials (parents and instances) alive, the default included.
     pub materials_live: u64,
+    /// Material bind groups alive: one per distinct (parent layout,
+    /// textures), shared by the materials that bind the same textures.
+    pub material_bind_groups: u64,
     /// Bytes of material parameter blocks uploaded this frame.
     pub material_bytes_uploaded: u64,
     /// Textures alive (the three built-in ones included) and texel bytes

@@ -259,6 +259,7 @@ fn bindings_decide_merging_and_material_changes_rebuild_only_their_users() {
     let (created, _) = frame(&mut rt, &fam);
     assert_eq!((created.cached_commands_built, created.pipelines_created), (0, 0), "creating instances");
     assert_eq!(created.materials_live, first.materials_live + 10);
+    assert_eq!(created.material_bind_groups, first.material_bind_groups, "they bind the parent's textures: its group, shared");
     let (quiet, _) = frame(&mut rt, &fam);
     assert_eq!(quiet.material_bytes_uploaded, 0, "nothing changed");
     // A parameter change: one block per instance, nothing rebuilt.
@@ -274,6 +275,7 @@ fn bindings_decide_merging_and_material_changes_rebuild_only_their_users() {
     assert_eq!(rebound.cached_commands_built, 4 * per_primitive, "only b's 4 cubes");
     assert_eq!(rebound.pipelines_created, 0);
     assert_eq!(rebound.pass(MeshPass::Base).draws, 4, "b's bindings changed, its slot still differs");
+    assert_eq!(rebound.material_bind_groups, first.material_bind_groups - 1, "b now shares a and c's group; its own went");
     // The parent's shader: its users and its instances' users (12 cubes), new pipelines, none of the other parent's.
     rt.set_material(parent, parent_of(&wgsl.replace("* param_tint().rgb", "* param_tint().rgb * 0.9"))).unwrap();
     let (edited, _) = frame(&mut rt, &fam);

@@ -182,6 +182,7 @@ pub(crate) fn frame_stats(frame: u64, scene: &Scene, v: &InitViews, elements: &D
         failed_updates: scene.counters.failed_updates,
         gpu_scene_upload_bytes: scene.gpu_scene.last_upload_bytes,
         materials_live: scene.materials.live() as u64,
+        material_bind_groups: scene.materials.bind_groups_live() as u64,
         textures_live: scene.textures.live() as u64,
         texture_bytes_uploaded: scene.textures.bytes_uploaded,
         counters: elements.counters.clone(),

@@ -11,8 +11,11 @@
 //! - a parameter change (scalar or vector, on a parent or an instance) is a
 //!   write of that material's block of the GPU table — no command and no
 //!   pipeline is rebuilt ([`MaterialRegistry::set_parameter`]);
-//! - a texture change re-creates that material's bind group and rebuilds
-//!   only the cached commands that draw with it;
+//! - a texture change gives that material the bind group of its new
+//!   textures (shared with every material of the same parent layout that
+//!   binds the same textures, made when none does:
+//!   `material::shared_bindings`) and rebuilds only the cached commands
+//!   that draw with it;
 //! - a parent's shader, blend mode, shading model, sidedness or
 //!   declarations change rebuilds only the commands that draw with the
 //!   parent or one of its instances, and only its pipelines are made again;
@@ -34,6 +37,7 @@ mod game_side;
 mod id;
 pub mod parameters;
 mod registry;
+mod shared_bindings;
 
 pub(crate) use game_side::MaterialMirror;
 pub use id::MaterialId;

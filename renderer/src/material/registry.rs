@@ -10,6 +10,7 @@
 //! whose pipelines go ([`MaterialRegistry::take_stale_shaders`]).
 
 use super::parameters::{MaterialBlock, ParameterSlot, MATERIAL_BLOCK_VECTORS};
+use super::shared_bindings::SharedBindings;
 use super::{
     BlendMode, Material, MaterialId, MaterialInstance, MaterialShader, MaterialShaderId, ParameterLayout, ParameterValue, ShadingModel,
 };
@@ -92,8 +93,9 @@ pub struct MaterialRegistry {
     pub(crate) table_dirty: bool,
     recache: BTreeSet<u32>,
     rebind: BTreeSet<u32>,
-    /// Bind groups replaced or orphaned: destroy them (deferred by the RHI).
-    retired_bindings: Vec<BindGroupHandle>,
+    /// The slots' bind groups, shared by equal layout and textures, and
+    /// those no slot holds any more (to destroy).
+    bindings: SharedBindings,
 }
 
 impl Default for MaterialRegistry {
@@ -112,7 +114,7 @@ impl Default for MaterialRegistry {
             table_dirty: true,
             recache: BTreeSet::new(),
             rebind: BTreeSet::new(),
-            retired_bindings: Vec::new(),
+            bindings: SharedBindings::default(),
         };
         // The default shader is a constant the renderer's tests compile in every combination.
         let default = Material::default();
@@ -300,7 +302,7 @@ impl MaterialRegistry {
         match self.entries[i].take() {
             Some(Entry { def: Definition::Parent(_), bindings, .. }) => {
                 self.release_shader(self.shader_ids[i]);
-                self.retired_bindings.extend(bindings);
+                self.bindings.release(bindings);
             }
             Some(Entry { def: Definition::Instance(old), bindings, textures: old_textures, .. }) => {
                 self.uncount_instance(old.parent.slot());
@@ -311,7 +313,7 @@ impl MaterialRegistry {
                     self.dirty_blocks.insert(i as u32);
                     return Ok(());
                 }
-                self.retired_bindings.extend(bindings);
+                self.bindings.release(bindings);
             }
             None => {}
         }
@@ -403,7 +405,7 @@ impl MaterialRegistry {
             Definition::Parent(_) => self.release_shader(self.shader_ids[i]),
             Definition::Instance(inst) => self.uncount_instance(inst.parent.slot()),
         }
-        self.retired_bindings.extend(e.bindings);
+        self.bindings.release(e.bindings);
         self.generations[i] += 1;
         self.dirty_blocks.insert(i as u32);
         self.recache.insert(i as u32);
@@ -428,14 +430,20 @@ impl MaterialRegistry {
         rebind.into_iter().filter(|&s| self.entries.get(s as usize).is_some_and(|e| e.is_some())).collect()
     }
 
+    /// Bind groups alive (held by a slot).
+    pub(crate) fn bind_groups_live(&self) -> usize {
+        self.bindings.len()
+    }
+
     /// Bind groups to destroy.
     pub(crate) fn take_retired_bindings(&mut self) -> Vec<BindGroupHandle> {
-        std::mem::take(&mut self.retired_bindings)
+        self.bindings.take_retired()
     }
 
     /// Marks the slots whose textures include one of `texture_slots` for a
     /// re-bind (a texture was created or destroyed).
     pub(crate) fn rebind_textures(&mut self, texture_slots: &[u32]) {
+        self.bindings.evict_textures(texture_slots);
         for (s, e) in self.entries.iter().enumerate() {
             if e.as_ref().is_some_and(|e| e.textures.iter().any(|(t, _)| texture_slots.contains(&t.slot()))) {
                 self.rebind.insert(s as u32);
@@ -448,25 +456,40 @@ impl MaterialRegistry {
         self.entries.get(slot as usize)?.as_ref().map(|e| (e.layout.clone(), e.textures.clone()))
     }
 
-    /// Installs a slot's new bind group; the old one is retired. Its users'
-    /// commands hold the old one: they are rebuilt.
+    /// The bind group already made for a live slot's layout and textures,
+    /// held by other slots ([`super::shared_bindings`]): the slot takes it
+    /// instead of a group of its own.
+    pub(crate) fn shared_bindings(&self, slot: u32) -> Option<BindGroupHandle> {
+        let e = self.entries.get(slot as usize)?.as_ref()?;
+        self.bindings.find(&e.layout, &e.textures)
+    }
+
+    /// Installs a slot's bind group (one of [`Self::shared_bindings`], or
+    /// a new one, then shared from now on); the slot lets its old one go.
+    /// Its users' commands hold the old one: they are rebuilt.
     pub(crate) fn set_bindings(&mut self, slot: u32, bindings: Option<BindGroupHandle>) {
         let Some(Some(e)) = self.entries.get_mut(slot as usize) else {
-            self.retired_bindings.extend(bindings);
+            if let Some(g) = bindings.filter(|g| !self.bindings.is_held(*g)) {
+                self.bindings.release(Some(g));
+            }
             return;
         };
         if e.bindings != bindings {
-            self.retired_bindings.extend(e.bindings.take());
-            e.bindings = bindings;
+            if let Some(g) = bindings {
+                self.bindings.hold(g, &e.layout, &e.textures);
+            }
+            let old = std::mem::replace(&mut e.bindings, bindings);
+            self.bindings.release(old);
             self.recache.insert(slot);
         }
     }
 
     /// Every bind group held (the scene is going).
     pub(crate) fn take_all_bindings(&mut self) -> Vec<BindGroupHandle> {
-        let mut all = self.take_retired_bindings();
-        all.extend(self.entries.iter_mut().flatten().filter_map(|e| e.bindings.take()));
-        all
+        for e in self.entries.iter_mut().flatten() {
+            e.bindings = None;
+        }
+        self.bindings.take_all()
     }
 
     /// Material shaders released since the last call: pipelines made from
@@ -680,6 +703,69 @@ mod tests {
         // A parent edit that drops a parameter an instance overrides is refused.
         assert!(r.set(MaterialId(1), custom("tinted.wgsl", "")).is_err());
         assert_eq!(r.block(5)[4], [5.0; 4], "nothing changed");
+    }
+
+    /// What the scene does with the slots to re-bind: a shared group when
+    /// there is one, else a new one (numbered from `next`).
+    fn bind(r: &mut MaterialRegistry, next: &mut u32) {
+        for slot in r.take_rebind() {
+            let g = r.shared_bindings(slot).unwrap_or_else(|| {
+                *next += 1;
+                <BindGroupHandle as rhi_vulkan::SlotKey>::from_parts(*next, 0)
+            });
+            r.set_bindings(slot, Some(g));
+        }
+    }
+
+    #[test]
+    fn slots_with_equal_textures_share_one_bind_group() {
+        use crate::texture::TextureId;
+        let mut r = MaterialRegistry::default();
+        let mut next = 0;
+        let parent = custom("textured.wgsl", "o.roughness = param_rough();")
+            .with_parameter(MaterialParameter::texture("albedo", TextureId::WHITE, SamplerDesc::default()))
+            .with_parameter(MaterialParameter::scalar("rough", 0.5));
+        r.set(MaterialId(1), parent).unwrap();
+        for i in 2..5 {
+            r.set_instance(MaterialId(i), MaterialInstance::of(MaterialId(1)).with_scalar("rough", i as f32 / 10.0)).unwrap();
+        }
+        let black = MaterialInstance::of(MaterialId(1)).with_texture("albedo", TextureId::BLACK);
+        r.set_instance(MaterialId(5), black.clone()).unwrap();
+        bind(&mut r, &mut next);
+        let group = |r: &MaterialRegistry, i: u32| r.resolve(MaterialId(i)).bindings.expect("textured");
+        // The default material (slot 0) has textures of its own: a group of its own.
+        assert_eq!(next, 3, "the default's group, one for the parent's textures, one for the black albedo");
+        assert!((2..5).all(|i| group(&r, i) == group(&r, 1)), "scalar overrides share the parent's group");
+        assert_ne!(group(&r, 5), group(&r, 1));
+        // An instance given the black albedo takes that group; nothing is retired.
+        r.set_instance(MaterialId(4), black).unwrap();
+        bind(&mut r, &mut next);
+        assert_eq!((next, group(&r, 4)), (3, group(&r, 5)));
+        assert!(r.take_retired_bindings().is_empty());
+        // A re-created texture: every slot binding it gets a fresh group, shared again; the old ones go.
+        let (old, old_default) = (group(&r, 1), group(&r, 0));
+        r.rebind_textures(&[TextureId::WHITE.slot()]);
+        bind(&mut r, &mut next);
+        // (The default material's group is made again too when it binds the white texture.)
+        let default_again = group(&r, 0) != old_default;
+        assert_eq!(next, 4 + u32::from(default_again), "the parent's group made again, once");
+        assert!([2, 3].iter().all(|&i| group(&r, i) == group(&r, 1)) && group(&r, 1) != old);
+        assert_eq!(group(&r, 5), group(&r, 4), "the black group is not re-made");
+        let mut retired = r.take_retired_bindings();
+        retired.sort();
+        let mut expected: Vec<_> = [Some(old), default_again.then_some(old_default)].into_iter().flatten().collect();
+        expected.sort();
+        assert_eq!(retired, expected);
+        // The last holder of a group retires it; the scene going takes each live group once.
+        r.remove(MaterialId(4)).unwrap();
+        assert!(r.take_retired_bindings().is_empty(), "slot 5 still holds the black group");
+        r.remove(MaterialId(5)).unwrap();
+        assert_eq!(r.take_retired_bindings().len(), 1);
+        let mut live = vec![group(&r, 0), group(&r, 1)];
+        live.sort();
+        let mut all = r.take_all_bindings();
+        all.sort();
+        assert_eq!(all, live);
     }
 
     #[test]

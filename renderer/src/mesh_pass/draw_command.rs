@@ -68,8 +68,9 @@ pub struct MeshDrawCommand {
     pub material_index: u32,
     /// The material's shader bindings (UE's FMeshDrawShaderBindings): its
     /// bind group of textures and samplers (group 2), `None` for materials
-    /// without textures. Made when the material is, cached, so equal
-    /// materials give equal handles; commands merge only when it is equal.
+    /// without textures. Shared by the materials with the same parent
+    /// layout and textures, so equal materials give equal handles; commands
+    /// merge only when it is equal (and the material index is).
     pub material_bindings: Option<BindGroupHandle>,
     /// The vertex factory's shader bindings (group 3; UE keeps them in
     /// FMeshDrawShaderBindings beside the material's): a persistent bind

@@ -777,6 +777,10 @@ impl Scene {
                 self.materials.set_bindings(slot, None);
                 continue;
             }
+            if let Some(shared) = self.materials.shared_bindings(slot) {
+                self.materials.set_bindings(slot, Some(shared));
+                continue;
+            }
             let made = (|| -> rhi_vulkan::Result<_> {
                 let mut entries = Vec::with_capacity(2 * textures.len());
                 for (k, (texture, sampler)) in textures.iter().enumerate() {
