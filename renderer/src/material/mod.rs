@@ -37,6 +37,7 @@ mod game_side;
 mod id;
 pub mod parameters;
 mod registry;
+mod shader_interner;
 mod shared_bindings;
 
 pub(crate) use game_side::MaterialMirror;

@@ -10,6 +10,7 @@
 //! whose pipelines go ([`MaterialRegistry::take_stale_shaders`]).
 
 use super::parameters::{MaterialBlock, ParameterSlot, MATERIAL_BLOCK_VECTORS};
+use super::shader_interner::ShaderInterner;
 use super::shared_bindings::SharedBindings;
 use super::{
     BlendMode, Material, MaterialId, MaterialInstance, MaterialShader, MaterialShaderId, ParameterLayout, ParameterValue, ShadingModel,
@@ -68,10 +69,9 @@ pub struct ResolvedMaterial {
 /// materials alive at once, never with the number an id carries. Removing
 /// a material moves its slot to the next generation: the removed id is
 /// stale from then on (resolved to the default, refused by `set` and
-/// `remove`). Material shaders (the material function with its generated
-/// accessors) are interned by name and source and reference-counted by the
-/// parents using them: one no parent uses any more is released, and
-/// reported by [`Self::take_stale_shaders`] so its pipelines are destroyed.
+/// `remove`). Parents' shaders are interned (`super::shader_interner`): one
+/// no parent uses any more is reported by [`Self::take_stale_shaders`] so
+/// its pipelines are destroyed.
 pub struct MaterialRegistry {
     entries: Vec<Option<Entry>>,
     /// Each slot's generation: its material's, or for an empty slot the one
@@ -79,13 +79,7 @@ pub struct MaterialRegistry {
     generations: Vec<u32>,
     /// Per slot: the interned shader of a parent.
     shader_ids: Vec<MaterialShaderId>,
-    shaders: Vec<Option<Arc<MaterialShader>>>,
-    /// Parents using each shader.
-    shader_refs: Vec<u32>,
-    shader_by_source: HashMap<Arc<MaterialShader>, MaterialShaderId>,
-    stale_shaders: Vec<MaterialShaderId>,
-    /// Released shader ids whose pipelines are gone: reusable.
-    free_shaders: Vec<MaterialShaderId>,
+    shaders: ShaderInterner,
     /// Live instances per parent slot.
     instances: HashMap<u32, u32>,
     dirty_blocks: BTreeSet<u32>,
@@ -104,11 +98,7 @@ impl Default for MaterialRegistry {
             entries: Vec::new(),
             generations: Vec::new(),
             shader_ids: Vec::new(),
-            shaders: Vec::new(),
-            shader_refs: Vec::new(),
-            shader_by_source: HashMap::new(),
-            stale_shaders: Vec::new(),
-            free_shaders: Vec::new(),
+            shaders: ShaderInterner::default(),
             instances: HashMap::new(),
             dirty_blocks: BTreeSet::new(),
             table_dirty: true,
@@ -127,38 +117,6 @@ impl Default for MaterialRegistry {
 }
 
 impl MaterialRegistry {
-    fn intern(&mut self, shader: Arc<MaterialShader>) -> MaterialShaderId {
-        if let Some(&id) = self.shader_by_source.get(&shader) {
-            self.shader_refs[id.0 as usize] += 1;
-            return id;
-        }
-        let id = match self.free_shaders.pop() {
-            Some(id) => {
-                self.shaders[id.0 as usize] = Some(shader.clone());
-                self.shader_refs[id.0 as usize] = 1;
-                id
-            }
-            None => {
-                self.shaders.push(Some(shader.clone()));
-                self.shader_refs.push(1);
-                MaterialShaderId(self.shaders.len() as u32 - 1)
-            }
-        };
-        self.shader_by_source.insert(shader, id);
-        id
-    }
-
-    fn release_shader(&mut self, id: MaterialShaderId) {
-        let i = id.0 as usize;
-        self.shader_refs[i] -= 1;
-        if self.shader_refs[i] == 0 {
-            if let Some(s) = self.shaders[i].take() {
-                self.shader_by_source.remove(&s);
-            }
-            self.stale_shaders.push(id);
-        }
-    }
-
     /// Whether `id` may be set: its slot exists and is in `id`'s
     /// generation, or it is the first generation of the next slot.
     fn settable(&self, id: MaterialId) -> bool {
@@ -217,7 +175,7 @@ impl MaterialRegistry {
         self.make_room(id);
         let i = id.slot() as usize;
         let effective = Arc::new(MaterialShader { name: material.shader.name.clone(), wgsl: material.effective_wgsl(&layout) });
-        let new_shader = self.intern(effective);
+        let new_shader = self.shaders.intern(effective);
         let pipeline_changed = match &self.entries[i] {
             Some(Entry { def: Definition::Parent(old), .. }) => {
                 self.shader_ids[i] != new_shader || old.blend_mode != material.blend_mode || old.two_sided != material.two_sided
@@ -225,7 +183,7 @@ impl MaterialRegistry {
             _ => true,
         };
         if let Some(Entry { def: Definition::Parent(_), .. }) = &self.entries[i] {
-            self.release_shader(self.shader_ids[i]);
+            self.shaders.release(self.shader_ids[i]);
         }
         self.shader_ids[i] = new_shader;
         let block = material.default_block(&layout);
@@ -301,7 +259,7 @@ impl MaterialRegistry {
         let same_parent = matches!(&self.entries[i], Some(Entry { def: Definition::Instance(old), .. }) if old.parent == instance.parent);
         match self.entries[i].take() {
             Some(Entry { def: Definition::Parent(_), bindings, .. }) => {
-                self.release_shader(self.shader_ids[i]);
+                self.shaders.release(self.shader_ids[i]);
                 self.bindings.release(bindings);
             }
             Some(Entry { def: Definition::Instance(old), bindings, textures: old_textures, .. }) => {
@@ -402,7 +360,7 @@ impl MaterialRegistry {
         let i = id.slot() as usize;
         let e = self.entries[i].take().expect("checked live");
         match e.def {
-            Definition::Parent(_) => self.release_shader(self.shader_ids[i]),
+            Definition::Parent(_) => self.shaders.release(self.shader_ids[i]),
             Definition::Instance(inst) => self.uncount_instance(inst.parent.slot()),
         }
         self.bindings.release(e.bindings);
@@ -495,13 +453,7 @@ impl MaterialRegistry {
     /// Material shaders released since the last call: pipelines made from
     /// them must be destroyed. Their ids become reusable now.
     pub fn take_stale_shaders(&mut self) -> Vec<MaterialShaderId> {
-        let stale = std::mem::take(&mut self.stale_shaders);
-        for &id in &stale {
-            if self.shaders[id.0 as usize].is_none() && !self.free_shaders.contains(&id) {
-                self.free_shaders.push(id);
-            }
-        }
-        stale
+        self.shaders.take_stale()
     }
 
     /// The parent material `id` names: a parent's own, an instance's parent.
@@ -546,12 +498,12 @@ impl MaterialRegistry {
 
     /// The shader interned under `id` (`None` once no material uses it).
     pub fn shader(&self, id: MaterialShaderId) -> Option<&Arc<MaterialShader>> {
-        self.shaders.get(id.0 as usize).and_then(|s| s.as_ref())
+        self.shaders.get(id)
     }
 
     /// Interned shaders in use.
     pub fn shader_count(&self) -> usize {
-        self.shaders.iter().filter(|s| s.is_some()).count()
+        self.shaders.len()
     }
 
     /// The interned id of the default material's shader.
