@@ -172,10 +172,9 @@ impl DrawListBuilder {
     /// scene of distinct meshes.
     #[inline(always)]
     pub fn extend_chain(&mut self, rank: u32, count: u32) -> bool {
-        let extends = count == 1 && rank == self.next_rank && self.chain.draws > 0;
+        let extends = count == 1 && self.chain_continues_at(rank);
         if extends {
-            self.chain.draws += 1;
-            self.next_rank += 1;
+            self.extend_chain_by(1);
         }
         extends
     }
