@@ -655,3 +655,29 @@ fn a_position_accessor_index_out_of_bounds_is_an_error_not_a_panic() {
     let e = import_err(&w.to_gltf());
     assert!(matches!(&e, GltfError::Invalid { path, .. } if path == "/meshes/0/primitives/0/attributes/POSITION"), "{e}");
 }
+
+#[test]
+fn application_specific_attributes_are_ignored_and_reported_skipped() {
+    // glTF 2.0 §3.7.2.1: application-specific semantics begin with `_`.
+    let mut w = quad_file();
+    let bary = w.floats(&[1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, 1.0, 0.0, 0.0], "VEC3");
+    let temp = w.floats(&[20.0, 21.0, 22.0, 23.0], "SCALAR");
+    w.json["meshes"][0]["primitives"][0]["attributes"]["_BARYCENTRIC"] = json!(bary);
+    w.json["meshes"][0]["primitives"][0]["attributes"]["_TEMPERATURE"] = json!(temp);
+    let import = import(&w);
+    assert_eq!(lod(&import, 0).indices, [0, 1, 2, 2, 1, 3], "the primitive is drawn");
+    for name in ["_BARYCENTRIC", "_TEMPERATURE"] {
+        let path = format!("/meshes/0/primitives/0/attributes/{name}");
+        assert!(import.skipped.iter().any(|s| s.starts_with(&path)), "{name}: {:?}", import.skipped);
+    }
+    // A name that is neither glTF's nor application-specific is invalid.
+    let mut bad = quad_file();
+    bad.json["meshes"][0]["primitives"][0]["attributes"]["BARYCENTRIC"] = json!(bary);
+    let e = import_err(&bad.to_gltf());
+    assert!(matches!(&e, GltfError::Invalid { path, .. } if path.starts_with("/meshes/0/primitives/0/attributes")), "{e}");
+    // An application-specific attribute's accessor index is still checked.
+    let mut bad = quad_file();
+    bad.json["meshes"][0]["primitives"][0]["attributes"]["_BARYCENTRIC"] = json!(99);
+    let e = import_err(&bad.to_gltf());
+    assert!(matches!(&e, GltfError::Invalid { path, .. } if path.starts_with("/meshes/0/primitives/0/attributes")), "{e}");
+}

@@ -150,6 +150,11 @@ pub(crate) fn build_mesh(
         if p.morph_targets().len() > 0 {
             *morph_targets += 1;
         }
+        for (semantic, _) in p.attributes() {
+            if let Semantic::Extras(name) = semantic {
+                skipped.push(format!("{path}/attributes/_{name}: an application-specific attribute (ignored)"));
+            }
+        }
         let attr = |name: &str| format!("{path}/attributes/{name}");
         let Some(pos_acc) = p.get(&Semantic::Positions) else {
             return Err(GltfError::Invalid { path: attr("POSITION"), problem: "missing".into() });

@@ -13,7 +13,9 @@
 //!   RGBA → RGBA8); `u8`/`u16`/`u32` indices or none; normalized and
 //!   integer attributes (`KHR_mesh_quantization`); sparse accessors;
 //!   triangle strips and fans become lists. Points and lines are skipped
-//!   with a warning.
+//!   with a warning, and so are application-specific attributes (names
+//!   beginning with `_`, e.g. `_BARYCENTRIC`): ignored, one line each in
+//!   [`GltfImport::skipped`].
 //! - **Materials** → [`GltfMaterial`] descriptions; at spawn, instances of
 //!   one PBR parent material ([`PBR_MATERIAL_WGSL`]) with the factors,
 //!   five textures (base colour and emissive sRGB, the others linear; glTF's
