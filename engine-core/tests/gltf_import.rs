@@ -547,8 +547,8 @@ fn each_bad_file_is_its_typed_error_naming_the_path_and_the_world_is_unchanged()
     std::fs::create_dir_all(&dir).unwrap();
     let e = gltf::import_slice(&with_image(json!({ "uri": "absent.png" })), Some(&dir)).unwrap_err();
     assert!(matches!(&e, GltfError::Io { path, .. } if path == "/images/1"), "{e}");
-    let e = import_err(&with_image(json!({ "uri": format!("data:image/png;base64,{}", base64(b"not a png at all")) })));
-    assert!(matches!(&e, GltfError::UndecodableImage { path, .. } if path == "/images/1"), "{e}");
+    // (An image that does not decode is skipped, not an error: see
+    // an_image_that_does_not_decode_is_skipped_and_its_slots_use_their_factors.)
     let e = import_err(&with_image(json!({ "uri": "data:image/png;base64,@@@" })));
     assert!(matches!(&e, GltfError::MissingImage { path, .. } if path == "/images/1"), "{e}");
     // Limits.
@@ -680,4 +680,58 @@ fn application_specific_attributes_are_ignored_and_reported_skipped() {
     bad.json["meshes"][0]["primitives"][0]["attributes"]["_BARYCENTRIC"] = json!(99);
     let e = import_err(&bad.to_gltf());
     assert!(matches!(&e, GltfError::Invalid { path, .. } if path.starts_with("/meshes/0/primitives/0/attributes")), "{e}");
+}
+
+#[test]
+fn an_image_that_does_not_decode_is_skipped_and_its_slots_use_their_factors() {
+    // Image 1 (metallic-roughness, normal, occlusion) is corrupt; image 0
+    // (base colour, emissive) is in a format the importer does not read.
+    for (image, bytes, kept_slots) in [
+        (1, b"not a png at all".to_vec(), ["base_color", "emissive"]),
+        (0, b"BM\x3a\0\0\0\0\0\0\0\x36\0\0\0".to_vec(), ["metallic_roughness", "occlusion"]),
+    ] {
+        let mut w = material_file();
+        w.json["images"][image] = json!({ "uri": format!("data:image/png;base64,{}", base64(&bytes)) });
+        let import = import(&w);
+        let line = format!("/images/{image}: does not decode");
+        assert_eq!(import.skipped.iter().filter(|s| s.starts_with(&line)).count(), 1, "one line per image: {:?}", import.skipped);
+        assert_eq!(import.textures.len(), 1, "the other image's texture");
+        assert_eq!(import.textures[0].image, 1 - image);
+        let m = &import.materials[0];
+        let slots = [
+            ("base_color", &m.base_color_texture),
+            ("metallic_roughness", &m.metallic_roughness_texture),
+            ("normal", &m.normal_texture),
+            ("occlusion", &m.occlusion_texture),
+            ("emissive", &m.emissive_texture),
+        ];
+        for (name, t) in slots {
+            let kept = kept_slots.contains(&name) || (name == "normal" && image == 0);
+            assert_eq!(t.is_some(), kept, "{name} with image {image} skipped");
+            if let Some(t) = t {
+                assert_eq!(t.texture, 0, "{name}: renumbered to the one texture left");
+            }
+        }
+        // The factors are still the file's.
+        assert_eq!((m.base_color_factor, m.metallic_factor, m.normal_scale), (Vec4::new(0.5, 0.25, 1.0, 0.75), 0.3, 0.7));
+        // Spawned: a skipped slot is the parent's default texture, the factor alone.
+        let mut world = world();
+        let spawned = import.spawn(&mut world).unwrap();
+        assert_eq!(spawned.textures.len(), 1);
+        let set: Vec<String> = m
+            .instance(spawned.parents[0], &spawned.textures)
+            .overrides
+            .into_iter()
+            .filter(|(_, v)| matches!(v, renderer::ParameterValue::Texture(_)))
+            .map(|(name, _)| name)
+            .collect();
+        let mut expect: Vec<String> = slots.iter().filter(|(_, t)| t.is_some()).map(|(n, _)| format!("{n}_texture")).collect();
+        expect.sort();
+        let mut set_sorted = set.clone();
+        set_sorted.sort();
+        assert_eq!(set_sorted, expect, "only the kept slots bind a texture");
+        assert_eq!(block_value(&mut world, spawned.materials[0], "base_color"), Vec4::new(0.5, 0.25, 1.0, 0.75));
+        world.send_all_end_of_frame_updates().unwrap();
+        test_support::assert_clean(world.render_thread().unwrap());
+    }
 }

@@ -40,7 +40,9 @@ pub enum GltfError {
     /// An image that is missing or unreadable.
     #[error("{path}: image: {problem}")]
     MissingImage { path: String, problem: String },
-    /// An image that does not decode (or is not PNG/JPEG).
+    /// An image that does not decode (or is not in a format the importer
+    /// reads) where an extension the file requires needs it (otherwise it
+    /// is skipped).
     #[error("{path}: image does not decode: {problem}")]
     UndecodableImage { path: String, problem: String },
     /// A size past [`super::GltfLimits`].

@@ -27,7 +27,12 @@
 //!   five texture slots' samplers) in use: at most 6 when every texture of a
 //!   slot shares its sampler, as exporters write them.
 //! - **Textures** → [`renderer::Texture2D`]s decoded in parallel (rayon),
-//!   mips generated; each image once per colour space it is used in.
+//!   mips generated; each image once per colour space it is used in. An
+//!   image that does not decode (corrupt, or a format not read) is skipped
+//!   with a warning and a [`GltfImport::skipped`] line, and every texture
+//!   slot using it falls back to its factor — unless an extension in
+//!   `extensionsRequired` needs that image: then it is
+//!   [`GltfError::UndecodableImage`]. A missing image file is an error.
 //! - **Scenes** → [`GltfNode`]s with local transforms (matrix or TRS),
 //!   [`GltfCamera`]s, `KHR_lights_punctual` directional and point lights.
 //! - **Not supported** (skins, morph targets, animations, spot lights,

@@ -239,7 +239,7 @@ pub(crate) fn import_bytes(
     let buffers = read_buffers(doc, blob, base, limits, progress)?;
     // Materials and the textures they use.
     let mut keys = TextureKeys::default();
-    let materials = doc
+    let mut materials = doc
         .materials()
         .enumerate()
         .map(|(i, m)| read_material(&m, &format!("/materials/{i}"), &mut keys, &mut skipped))
@@ -248,12 +248,13 @@ pub(crate) fn import_bytes(
     progress.images_total.store(keys.keys.len() as u64, std::sync::atomic::Ordering::Relaxed);
     // Images decode while meshes build: each is parallel, and together
     // neither waits for the other's last tasks.
+    let required = required_images(doc);
     let (textures, meshes) = rayon::join(
-        || decode_textures(doc, &keys, &image_bytes, limits, progress),
+        || decode_textures(doc, &keys, &image_bytes, &required, limits, progress),
         || build_meshes(doc, &buffers, &materials, limits, progress, &mut skipped),
     );
     drop(image_bytes);
-    let textures = textures?;
+    let textures = keep_decoded(textures?, &keys, &mut materials, &mut skipped);
     let (meshes, morph_targets) = meshes?;
     let cameras = read_cameras(doc)?;
     let (lights, spot_lights) = read_lights(doc);
@@ -336,33 +337,118 @@ fn read_image_bytes<'b>(
     Ok(image_bytes)
 }
 
+/// Per image: whether an extension in `extensionsRequired` needs it
+/// (then an image that does not decode refuses the file instead of being
+/// skipped): the `KHR_texture_basisu` sources when that extension is required.
+fn required_images(doc: &gltf::Document) -> Vec<bool> {
+    let mut required = vec![false; doc.images().len()];
+    if doc.extensions_required().any(|e| e == "KHR_texture_basisu") {
+        for t in doc.textures() {
+            if let Some(i) = basisu_source(&t).filter(|&i| i < required.len()) {
+                required[i] = true;
+            }
+        }
+    }
+    required
+}
+
+/// A texture's `KHR_texture_basisu` image index, if it has one.
+pub(crate) fn basisu_source(t: &gltf::Texture) -> Option<usize> {
+    t.extension_value("KHR_texture_basisu")?.get("source")?.as_u64().map(|i| i as usize)
+}
+
 /// The textures of `keys` (image, colour space), decoded in parallel after
-/// a size check against the limits.
+/// a size check against the limits. An image that does not decode is
+/// `Err(problem)` — unless `required` says an extension the file requires
+/// needs it, or it is past a limit: then the file is refused.
 fn decode_textures(
     doc: &gltf::Document,
     keys: &TextureKeys,
     image_bytes: &[Option<Buffer<'_>>],
+    required: &[bool],
     limits: &GltfLimits,
     progress: &ImportProgress,
-) -> Result<Vec<GltfTexture>, GltfError> {
+) -> Result<Vec<Result<GltfTexture, String>>, GltfError> {
     keys.keys
         .par_iter()
         .map(|&(image, srgb)| {
             let path = format!("/images/{image}");
             let bytes = image_bytes[image].as_deref().expect("read above");
-            let undecodable = |problem: String| GltfError::UndecodableImage { path: path.clone(), problem };
-            let (w, h) = image::ImageReader::new(std::io::Cursor::new(bytes))
-                .with_guessed_format()
-                .map_err(|e| undecodable(e.to_string()))?
-                .into_dimensions()
-                .map_err(|e| undecodable(e.to_string()))?;
-            GltfError::check_limit(&path, "texture dimension", w.max(h) as u64, limits.max_texture_dimension as u64)?;
-            let label = doc.images().nth(image).and_then(|i| i.name().map(str::to_string)).unwrap_or_else(|| format!("image {image}"));
-            let texture = renderer::Texture2D::decode(&label, bytes, srgb).map_err(|e| undecodable(e.to_string()))?;
+            let decoded = decode_image(doc, image, srgb, bytes, &path, limits);
             ImportProgress::add(&progress.images_decoded, 1);
-            Ok(GltfTexture { image, srgb, texture })
+            match decoded {
+                Ok(texture) => Ok(Ok(GltfTexture { image, srgb, texture })),
+                Err(GltfError::UndecodableImage { problem, .. }) if !required[image] => Ok(Err(problem)),
+                Err(e) => Err(e),
+            }
         })
-        .collect::<Result<Vec<_>, GltfError>>()
+        .collect()
+}
+
+/// Image `image`'s bytes as a texture (`path`: its JSON pointer);
+/// [`GltfError::UndecodableImage`] when they do not decode.
+fn decode_image(
+    doc: &gltf::Document,
+    image: usize,
+    srgb: bool,
+    bytes: &[u8],
+    path: &str,
+    limits: &GltfLimits,
+) -> Result<renderer::Texture2D, GltfError> {
+    let undecodable = |problem: String| GltfError::UndecodableImage { path: path.into(), problem };
+    let (w, h) = image::ImageReader::new(std::io::Cursor::new(bytes))
+        .with_guessed_format()
+        .map_err(|e| undecodable(e.to_string()))?
+        .into_dimensions()
+        .map_err(|e| undecodable(e.to_string()))?;
+    GltfError::check_limit(path, "texture dimension", w.max(h) as u64, limits.max_texture_dimension as u64)?;
+    let label = doc.images().nth(image).and_then(|i| i.name().map(str::to_string)).unwrap_or_else(|| format!("image {image}"));
+    renderer::Texture2D::decode(&label, bytes, srgb).map_err(|e| undecodable(e.to_string()))
+}
+
+/// The decoded textures, in key order without the images that did not
+/// decode (one skipped line each); the materials' texture references are
+/// renumbered to match, and a slot whose image did not decode loses its
+/// texture (its factor alone is used).
+fn keep_decoded(
+    decoded: Vec<Result<GltfTexture, String>>,
+    keys: &TextureKeys,
+    materials: &mut [GltfMaterial],
+    skipped: &mut Vec<String>,
+) -> Vec<GltfTexture> {
+    let mut textures = Vec::with_capacity(decoded.len());
+    let mut renumbered = Vec::with_capacity(decoded.len());
+    let mut reported = std::collections::HashSet::new();
+    for (d, &(image, _)) in decoded.into_iter().zip(&keys.keys) {
+        match d {
+            Ok(t) => {
+                renumbered.push(Some(textures.len()));
+                textures.push(t);
+            }
+            Err(problem) => {
+                renumbered.push(None);
+                if reported.insert(image) {
+                    skip(skipped, format!("/images/{image}: does not decode ({problem}); the texture slots using it use their factors"));
+                }
+            }
+        }
+    }
+    for m in materials {
+        for slot in [
+            &mut m.base_color_texture,
+            &mut m.metallic_roughness_texture,
+            &mut m.normal_texture,
+            &mut m.occlusion_texture,
+            &mut m.emissive_texture,
+        ] {
+            match slot.as_ref().map(|t| renumbered.get(t.texture).copied().flatten()) {
+                Some(Some(at)) => slot.as_mut().expect("some").texture = at,
+                Some(None) => *slot = None,
+                None => {}
+            }
+        }
+    }
+    textures
 }
 
 /// Every mesh, built in parallel (the first error in mesh order is
