@@ -11,6 +11,27 @@
 //! window, drag to orbit the model, WASD (Q/E, Shift) to fly.
 //! The stats file gains `import`. A bad file prints the error (the JSON
 //! path of what is wrong and the problem) and exits 1.
+//!
+//! `--reference-scene PATH` writes, once the model is framed, what a
+//! reference renderer needs to draw the same picture (`cargo xtask
+//! reference` feeds it to the Khronos glTF Sample Viewer), in glTF's own
+//! axes (Y up; a Proxima world vector `P` is the glTF vector
+//! `(P.y, P.z, P.x)`, the inverse of [`gltf::gltf_to_proxima`]):
+//!
+//! ```json
+//! { "model": "…/FlightHelmet.gltf", "scene": null, "width": 1280, "height": 720,
+//!   "camera": { "eye": [x, y, z], "target": [x, y, z], "up": [x, y, z],
+//!               "yfov": 1.0, "aspect": 1.777, "znear": 0.05, "zfar": 4.2 },
+//!   "sun": { "direction": [x, y, z], "color": [1.0, 0.96, 0.9], "intensity": 3.0 } }
+//! ```
+//!
+//! `yfov` is the vertical field of view in radians; `sun.direction` is the
+//! direction the light travels (unit length); `color × intensity` is the
+//! irradiance on a surface facing the sun, which is what
+//! `KHR_lights_punctual` means by a directional light's colour and
+//! intensity (lux). The ambient sky and the shadows are not in the file:
+//! a reference run turns them off (`--cvar r.SkyLight.Intensity=0
+//! --cvar r.Shadow.Enable=0`, and `r.Tonemapper=0` for no tone mapping).
 
 use anyhow::{anyhow, bail, Context};
 use clap::Parser;
@@ -33,6 +54,10 @@ struct Options {
     /// Look through the file's first camera instead of framing the model.
     #[arg(long)]
     camera: bool,
+    /// Write the camera, the sun and the frame size as JSON, in glTF's axes,
+    /// for a reference renderer (`cargo xtask reference`).
+    #[arg(long, value_name = "PATH")]
+    reference_scene: Option<PathBuf>,
     #[command(flatten)]
     common: CommonOptions,
 }
@@ -46,6 +71,8 @@ fn main() {
 const VIEW_DIRECTION: Vec3 = Vec3::new(1.0, 0.45, 0.35);
 /// The sun shines down from the front-left.
 const SUN_DIRECTION: Vec3 = Vec3::new(-0.6, -0.45, -1.0);
+/// The sun's light: colour × intensity is the irradiance on a surface facing it.
+const SUN: DirectionalLightComponent = DirectionalLightComponent { color: Vec3::new(1.0, 0.96, 0.9), intensity: 3.0, cast_shadows: true };
 
 fn run(o: &Options) -> anyhow::Result<()> {
     let mut engine = runner::engine("gltf", &o.common)?;
@@ -54,8 +81,7 @@ fn run(o: &Options) -> anyhow::Result<()> {
     // while the model loads); `show` places the camera.
     let w = &mut engine.world;
     let (_, camera) = w.spawn_actor("camera", Box::new(CameraComponent::default()), Transform::IDENTITY)?;
-    let sun = DirectionalLightComponent { color: Vec3::new(1.0, 0.96, 0.9), intensity: 3.0, cast_shadows: true };
-    w.spawn_actor("sun", Box::new(sun), Transform::new(Vec3::ZERO, look_rotation(Vec3::ZERO, SUN_DIRECTION), Vec3::ONE))?;
+    w.spawn_actor("sun", Box::new(SUN), Transform::new(Vec3::ZERO, look_rotation(Vec3::ZERO, SUN_DIRECTION), Vec3::ONE))?;
     let mut load = Some(gltf::load_async(&o.file, &GltfLimits::default()));
     let mut import_stats = None;
     // Headless, the model is there from the first frame.
@@ -118,6 +144,11 @@ fn show(engine: &mut Engine, o: &Options, import: &GltfImport, started: Instant,
     w.with_component_mut::<CameraComponent, _>(camera_id, |c| *c = camera)?;
     w.set_relative_transform(camera_id, transform)?;
     samples::fly_camera::orbit_camera(camera_id, pivot);
+    if let Some(path) = &o.reference_scene {
+        let json = reference_scene(o, &camera, &transform, pivot);
+        let text = serde_json::to_string_pretty(&json).expect("JSON of numbers and strings");
+        std::fs::write(path, text + "\n").with_context(|| format!("writing {}", path.display()))?;
+    }
     let stats = ImportStats {
         ms,
         meshes: import.meshes.iter().flatten().count() as u64,
@@ -137,6 +168,38 @@ fn show(engine: &mut Engine, o: &Options, import: &GltfImport, started: Instant,
         if stats.skipped.is_empty() { String::new() } else { format!("; skipped: {}", stats.skipped.join("; ")) }
     );
     Ok(stats)
+}
+
+/// A Proxima world vector in glTF's axes (the inverse of `gltf_to_proxima`).
+fn to_gltf(p: Vec3) -> [f32; 3] {
+    [p.y, p.z, p.x]
+}
+
+/// `--reference-scene`'s JSON (see the module docs): the camera at
+/// `transform` (looking along its +X, up +Z) towards `pivot`, and the sun.
+fn reference_scene(o: &Options, camera: &CameraComponent, transform: &Transform, pivot: Vec3) -> serde_json::Value {
+    let (rotation, eye) = (transform.rotation.normalize(), transform.translation);
+    let forward = rotation * Vec3::X;
+    // The target is the orbit's pivot, moved onto the line of sight.
+    let target = eye + forward * (pivot - eye).dot(forward).max(camera.0.near);
+    let sun_direction = (look_rotation(Vec3::ZERO, SUN_DIRECTION) * Vec3::X).normalize();
+    let aspect = o.common.width as f32 / o.common.height.max(1) as f32;
+    serde_json::json!({
+        "model": o.file.display().to_string(),
+        "scene": o.scene,
+        "width": o.common.width,
+        "height": o.common.height,
+        "camera": {
+            "eye": to_gltf(eye),
+            "target": to_gltf(target),
+            "up": to_gltf(rotation * Vec3::Z),
+            "yfov": camera.0.fov_y,
+            "aspect": aspect,
+            "znear": camera.0.near,
+            "zfar": camera.0.far,
+        },
+        "sun": { "direction": to_gltf(sun_direction), "color": SUN.color.to_array(), "intensity": SUN.intensity },
+    })
 }
 
 /// Where the camera looks and how far back along [`VIEW_DIRECTION`] it
