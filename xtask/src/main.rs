@@ -13,14 +13,26 @@
 //! cargo xtask soak [--frames N] [-- OPTIONS] 10,000 frames (or N) of churn in release; fails if memory grows or validation speaks
 //! cargo xtask fuzz [--seconds N] [TARGET]    cargo-fuzz (nightly) each fuzz target for N s (default 60)
 //! cargo xtask shaders                        validate every WGSL file with naga (and spirv-val when installed)
+//! cargo xtask reference [--install] [--width W --height H] MODEL
+//!                                            the Khronos glTF Sample Viewer's image of MODEL (headless Chromium),
+//!                                            and the gltf sample's of the same scene, in target/reference/<stem>/
 //! cargo xtask lint                           cargo fmt --check, clippy on every crate and target, then cargo doc; warnings denied
-//! cargo xtask ci                             what .ci/run does: shaders + lint + test
+//! cargo xtask ci                             what .ci/run does: shaders + lint + reference tools and references + test
 //! ```
+//!
+//! `reference` (see [`reference`]) installs what it needs only when asked:
+//! `--install` puts Chromium (Debian `chromium`, apt-get) and
+//! `@khronosgroup/gltf-viewer` (npm, into `target/reference-tools/`) on the
+//! machine; `ci` always installs them and renders the reference of each model
+//! under `../shared/gltf-samples/` before the tests, so the tests compare
+//! Proxima's images with them (`samples/tests/gltf_reference.rs`). `test`
+//! never installs them; without references that test prints a skip line.
 //!
 //! Every command takes `--help`; an unknown command or option exits with code 2.
 
 mod bench;
 mod fuzz;
+mod reference;
 mod sample_list;
 mod shaders;
 mod soak;
@@ -69,9 +81,11 @@ enum Cmd {
     Fuzz(FuzzArgs),
     /// Validate every WGSL file (naga, and spirv-val when installed)
     Shaders,
+    /// Render MODEL's reference image with the Khronos glTF Sample Viewer in headless Chromium (target/reference/<stem>/)
+    Reference(ReferenceArgs),
     /// cargo fmt --check, clippy on every crate and target, then cargo doc (--no-deps); warnings denied
     Lint,
-    /// What .ci/run does: shaders, lint, test
+    /// What .ci/run does: shaders, lint, reference tools and references, test
     Ci,
 }
 
@@ -118,6 +132,23 @@ struct SoakArgs {
 }
 
 #[derive(Args, Debug, PartialEq, Eq)]
+struct ReferenceArgs {
+    /// The .gltf or .glb file (or a folder holding exactly one)
+    #[arg(value_name = "MODEL")]
+    model: std::path::PathBuf,
+    /// Frame width in pixels (the same for both renderers)
+    #[arg(long, value_name = "W", default_value_t = 1280, value_parser = clap::value_parser!(u32).range(1..=8192))]
+    width: u32,
+    /// Frame height in pixels
+    #[arg(long, value_name = "H", default_value_t = 720, value_parser = clap::value_parser!(u32).range(1..=8192))]
+    height: u32,
+    /// Install what is missing first: Debian `chromium` (apt-get, as root) and
+    /// @khronosgroup/gltf-viewer (npm, into target/reference-tools/)
+    #[arg(long)]
+    install: bool,
+}
+
+#[derive(Args, Debug, PartialEq, Eq)]
 struct FuzzArgs {
     /// Seconds per target
     #[arg(long, value_name = "N", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
@@ -153,6 +184,7 @@ fn main() -> ExitCode {
         Cmd::Soak(a) => soak::soak(a.frames, &a.options),
         Cmd::Fuzz(a) => fuzz::fuzz(a.seconds, &a.targets),
         Cmd::Shaders => shaders::check_all(),
+        Cmd::Reference(a) => reference::reference(&a.model, a.width, a.height, a.install),
         Cmd::Lint => lint(),
         Cmd::Ci => ci(),
     };
@@ -315,8 +347,11 @@ fn require_clippy(cargo_bin: &str) -> Result<()> {
     }
 }
 
-/// Shaders, lint, tests. Clippy is checked first, before anything is
-/// installed or built, so a machine without it fails at once.
+/// Shaders, lint, the reference images, tests. Clippy is checked first,
+/// before anything is installed or built, so a machine without it fails at
+/// once. The reference renderer (Chromium, the glTF Sample Viewer) is
+/// installed and each shared model's reference rendered before the tests,
+/// so the comparison test runs rather than skips.
 fn ci() -> Result<ExitCode> {
     require_clippy(&cargo_bin())?;
     vulkan::ensure("ci", vulkan::CI)?;
@@ -325,6 +360,15 @@ fn ci() -> Result<ExitCode> {
         if code != ExitCode::SUCCESS {
             return Ok(code);
         }
+    }
+    reference::install()?;
+    let shared = reference::shared_models_dir();
+    let models = reference::shared_models(&shared);
+    if models.is_empty() {
+        eprintln!("xtask: ci: no shared glTF models in {}; no references rendered", shared.display());
+    }
+    for model in models {
+        reference::render_reference(&model, 1280, 720)?;
     }
     run_tests(&[], &[])
 }
@@ -353,6 +397,8 @@ mod tests {
             &["run", "--quik"],
             &["lint", "--fix"],
             &["ci", "extra"],
+            &["reference"],
+            &["reference", "m.gltf", "--widht", "5"],
             &["nope"],
             &[],
         ] {
@@ -372,6 +418,8 @@ mod tests {
             &["fuzz", "--seconds", "0"],
             &["fuzz", "--seconds"],
             &["fuzz", "nope"],
+            &["reference", "m.gltf", "--width", "0"],
+            &["reference", "m.gltf", "--height", "tall"],
         ] {
             assert_eq!(parse(args).expect_err(&format!("{args:?} parsed")).exit_code(), 2, "{args:?}");
         }
@@ -379,7 +427,7 @@ mod tests {
 
     #[test]
     fn every_command_has_help() {
-        for cmd in ["run", "samples", "test", "bench", "soak", "fuzz", "shaders", "lint", "ci"] {
+        for cmd in ["run", "samples", "test", "bench", "soak", "fuzz", "shaders", "reference", "lint", "ci"] {
             for args in [vec![cmd, "--help"], vec![cmd, "-h"], vec!["help", cmd]] {
                 let err = parse(&args).expect_err("help is not a command");
                 assert_eq!(err.kind(), ErrorKind::DisplayHelp, "{args:?}");
@@ -415,6 +463,14 @@ mod tests {
             Cmd::Soak(SoakArgs { frames: 300, options: strings(&["--width", "256"]) })
         );
         assert_eq!(parse(["fuzz"]).unwrap(), Cmd::Fuzz(FuzzArgs { seconds: 60, targets: vec![] }));
+        assert_eq!(
+            parse(["reference", "m.gltf"]).unwrap(),
+            Cmd::Reference(ReferenceArgs { model: "m.gltf".into(), width: 1280, height: 720, install: false })
+        );
+        assert_eq!(
+            parse(["reference", "--install", "--width", "64", "--height", "48", "m.glb"]).unwrap(),
+            Cmd::Reference(ReferenceArgs { model: "m.glb".into(), width: 64, height: 48, install: true })
+        );
         assert_eq!(
             parse(["fuzz", "--seconds", "5", "particle_asset"]).unwrap(),
             Cmd::Fuzz(FuzzArgs { seconds: 5, targets: strings(&["particle_asset"]) })

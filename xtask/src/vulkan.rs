@@ -568,6 +568,25 @@ impl Plan {
     }
 }
 
+/// `apt-get update`, then `apt-get install` of `pkgs` without recommends,
+/// non-interactive (root, Debian: the caller checked).
+pub fn apt_get_install(pkgs: &[&str]) -> Result<(), String> {
+    let update = Command::new("apt-get").args(["update", "-qq"]).status().map_err(|e| format!("running apt-get: {e}"))?;
+    if !update.success() {
+        return Err("apt-get update failed".into());
+    }
+    let status = Command::new("apt-get")
+        .args(["install", "-y", "-qq", "--no-install-recommends"])
+        .args(pkgs)
+        .env("DEBIAN_FRONTEND", "noninteractive")
+        .status()
+        .map_err(|e| format!("running apt-get: {e}"))?;
+    if !status.success() {
+        return Err(format!("apt-get install {} failed", pkgs.join(" ")));
+    }
+    Ok(())
+}
+
 /// Makes sure `needs` are met for `cargo xtask <command>`: reports missing
 /// optional things, installs missing required ones when allowed (saying
 /// what and why first), and fails, saying how to install them, otherwise.
@@ -578,19 +597,7 @@ pub fn ensure(command: &str, needs: &[(Component, Need)]) -> Result<(), String> 
         Step::Ready => Ok(()),
         Step::Stop(_) => Err(format!("missing what `cargo xtask {command}` needs (see above)")),
         Step::Install(pkgs) => {
-            let update = Command::new("apt-get").args(["update", "-qq"]).status().map_err(|e| format!("running apt-get: {e}"))?;
-            if !update.success() {
-                return Err("apt-get update failed".into());
-            }
-            let status = Command::new("apt-get")
-                .args(["install", "-y", "-qq", "--no-install-recommends"])
-                .args(&pkgs)
-                .env("DEBIAN_FRONTEND", "noninteractive")
-                .status()
-                .map_err(|e| format!("running apt-get: {e}"))?;
-            if !status.success() {
-                return Err(format!("apt-get install {} failed", pkgs.join(" ")));
-            }
+            apt_get_install(&pkgs)?;
             let after = self::plan(&Env::from_process(), needs);
             if after.step != Step::Ready {
                 eprint!("{}", after.message(command));
