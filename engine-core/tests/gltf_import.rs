@@ -735,3 +735,84 @@ fn an_image_that_does_not_decode_is_skipped_and_its_slots_use_their_factors() {
         test_support::assert_clean(world.render_thread().unwrap());
     }
 }
+
+#[test]
+fn khr_materials_unlit_is_the_unlit_shading_model() {
+    let mut w = quad_file();
+    w.push("materials", json!({ "name": "flat", "pbrMetallicRoughness": { "baseColorFactor": [0.2, 0.4, 0.6, 1.0] }, "extensions": { "KHR_materials_unlit": {} } }));
+    w.push("materials", json!({ "name": "lit" }));
+    w.json["meshes"][0]["primitives"][0]["material"] = json!(0);
+    let n = w.json["meshes"][0]["primitives"][0].clone();
+    let mut lit = n.clone();
+    lit["material"] = json!(1);
+    w.json["meshes"][0]["primitives"] = json!([n, lit]);
+    w.set("extensionsUsed", json!(["KHR_materials_unlit"]));
+    w.set("extensionsRequired", json!(["KHR_materials_unlit"]));
+    let import = import(&w);
+    assert!(import.skipped.is_empty(), "{:?}", import.skipped);
+    assert!(import.materials[0].unlit && !import.materials[1].unlit);
+    let mut world = world();
+    let spawned = import.spawn(&mut world).unwrap();
+    assert_eq!(spawned.parents.len(), 2, "the shading model is a parent's property");
+    let models = spawned.materials.clone();
+    let models = world
+        .render_thread()
+        .unwrap()
+        .with_context(move |ctx| models.iter().map(|&id| ctx.scene.materials.resolve(id).shading_model).collect::<Vec<_>>())
+        .unwrap();
+    assert_eq!(models, [renderer::ShadingModel::Unlit, renderer::ShadingModel::DefaultLit]);
+    assert_eq!(block_value(&mut world, spawned.materials[0], "base_color"), Vec4::new(0.2, 0.4, 0.6, 1.0));
+    world.send_all_end_of_frame_updates().unwrap();
+    test_support::assert_clean(world.render_thread().unwrap());
+}
+
+/// The centre pixel of a frame showing quad_file()'s quad (material 0 of
+/// `w`) face-on, lit by a sun of `intensity`; no tone mapping.
+fn centre_pixel(w: &GltfWriter, intensity: f32) -> [u8; 4] {
+    let desc = EngineDesc { width: 64, height: 64, mode: RenderThreadMode::Inline, device: test_support::device_desc() };
+    let mut engine = Engine::new(&desc).unwrap();
+    engine.render_thread().set_cvar(renderer::cvars::TONEMAPPER, "0").unwrap();
+    let import = import(w);
+    import.spawn(&mut engine.world).unwrap();
+    // The quad spans glTF X, Y in [0, 1] facing +Z: Proxima Y, Z in [0, 1] facing +X.
+    let (eye, target) = (Vec3::new(2.0, 0.5, 0.5), Vec3::new(0.0, 0.5, 0.5));
+    engine
+        .world
+        .spawn_actor("camera", Box::new(CameraComponent::default()), Transform::new(eye, look_rotation(eye, target), Vec3::ONE))
+        .unwrap();
+    let sun = Transform::new(Vec3::ZERO, look_rotation(Vec3::ZERO, Vec3::new(-1.0, -0.2, -0.3)), Vec3::ONE);
+    engine.world.spawn_actor("sun", Box::new(DirectionalLightComponent { intensity, ..Default::default() }), sun).unwrap();
+    engine.tick(0.016, true).unwrap();
+    engine.flush().unwrap();
+    let img = engine.read_back().unwrap().expect("an image");
+    test_support::assert_clean(engine.render_thread());
+    img.pixel(32, 32)
+}
+
+#[test]
+fn an_unlit_quad_shows_its_base_colour_whatever_the_light() {
+    let with_material = |unlit: bool| {
+        let mut w = quad_file();
+        let mut m = json!({ "pbrMetallicRoughness": { "baseColorFactor": [0.2, 0.4, 0.6, 1.0], "metallicFactor": 0.0 } });
+        if unlit {
+            m["extensions"] = json!({ "KHR_materials_unlit": {} });
+            w.set("extensionsUsed", json!(["KHR_materials_unlit"]));
+        }
+        w.push("materials", m);
+        w.json["meshes"][0]["primitives"][0]["material"] = json!(0);
+        w
+    };
+    // The base colour, linear, as the sRGB target stores it.
+    let srgb = |c: f32| ((if c <= 0.0031308 { 12.92 * c } else { 1.055 * c.powf(1.0 / 2.4) - 0.055 }) * 255.0).round() as i32;
+    let expect = [srgb(0.2), srgb(0.4), srgb(0.6)];
+    let unlit = with_material(true);
+    for intensity in [0.5, 8.0] {
+        let p = centre_pixel(&unlit, intensity);
+        for k in 0..3 {
+            assert!((p[k] as i32 - expect[k]).abs() <= 1, "sun {intensity}: {p:?}, base colour {expect:?}");
+        }
+    }
+    // The same material lit: the light changes it (the check above can fail).
+    let lit = with_material(false);
+    assert_ne!(centre_pixel(&lit, 0.5), centre_pixel(&lit, 8.0));
+}

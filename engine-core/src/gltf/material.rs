@@ -1,10 +1,13 @@
 //! glTF materials: their descriptions, the one PBR parent material
 //! function they are instances of, and the parents' keys (alpha mode,
-//! double-sided, samplers — properties a parent has, not an instance).
+//! double-sided, shading model, samplers — properties a parent has, not an
+//! instance).
 
 use super::GltfError;
 use glam::{Vec2, Vec3, Vec4};
-use renderer::{BlendMode, Material, MaterialId, MaterialInstance, MaterialParameter, MaterialParams, MaterialShader, TextureId};
+use renderer::{
+    BlendMode, Material, MaterialId, MaterialInstance, MaterialParameter, MaterialParams, MaterialShader, ShadingModel, TextureId,
+};
 use rhi_vulkan::{AddressMode, Filter, SamplerDesc};
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
@@ -127,6 +130,9 @@ pub struct GltfMaterial {
     pub alpha_mode: AlphaMode,
     pub alpha_cutoff: f32,
     pub double_sided: bool,
+    /// `KHR_materials_unlit`: drawn with [`ShadingModel::Unlit`] (base
+    /// colour, no lighting).
+    pub unlit: bool,
 }
 
 impl Default for GltfMaterial {
@@ -149,6 +155,7 @@ impl Default for GltfMaterial {
             alpha_mode: AlphaMode::Opaque,
             alpha_cutoff: 0.5,
             double_sided: false,
+            unlit: false,
         }
     }
 }
@@ -158,6 +165,7 @@ impl Default for GltfMaterial {
 pub(crate) struct ParentKey {
     pub blend: BlendMode,
     pub two_sided: bool,
+    pub shading_model: ShadingModel,
     pub samplers: [SamplerDesc; 5],
 }
 
@@ -189,7 +197,8 @@ impl GltfMaterial {
 
     pub(crate) fn parent_key(&self) -> ParentKey {
         let samplers = self.textures().map(|t| t.map(|t| t.sampler.clone()).unwrap_or_else(SamplerDesc::linear_repeat));
-        ParentKey { blend: self.blend_mode(), two_sided: self.double_sided, samplers }
+        let shading_model = if self.unlit { ShadingModel::Unlit } else { ShadingModel::DefaultLit };
+        ParentKey { blend: self.blend_mode(), two_sided: self.double_sided, shading_model, samplers }
     }
 
     /// The instance of `parent` that is this material; `textures[i]` is
@@ -244,6 +253,7 @@ pub(crate) fn parent_material(key: &ParentKey) -> Material {
     let mut m = Material {
         shader: shader(),
         blend_mode: key.blend,
+        shading_model: key.shading_model,
         two_sided: key.two_sided,
         opacity_mask_clip: 0.5,
         params,
@@ -403,6 +413,7 @@ pub(crate) fn read_material(
         },
         alpha_cutoff: m.alpha_cutoff().unwrap_or(0.5),
         double_sided: m.double_sided(),
+        unlit: m.unlit(),
     };
     let finite = out.base_color_factor.is_finite()
         && out.emissive_factor.is_finite()

@@ -22,10 +22,12 @@
 //!   metallic-roughness texture: G = roughness, B = metallic; occlusion in
 //!   R), the normal scale, occlusion strength, `KHR_materials_emissive_strength`,
 //!   alpha mode and cutoff, the UV set of each texture and its
-//!   `KHR_texture_transform`. Blend mode, sidedness and samplers are parent
-//!   properties, so there is one parent per (alpha mode, double-sided, the
-//!   five texture slots' samplers) in use: at most 6 when every texture of a
-//!   slot shares its sampler, as exporters write them.
+//!   `KHR_texture_transform`. `KHR_materials_unlit` materials are drawn
+//!   with [`renderer::ShadingModel::Unlit`] (base colour, no lighting).
+//!   Blend mode, sidedness, the shading model and samplers are parent
+//!   properties, so there is one parent per (alpha mode, double-sided,
+//!   unlit, the five texture slots' samplers) in use: at most 12 when every
+//!   texture of a slot shares its sampler, as exporters write them.
 //! - **Textures** → [`renderer::Texture2D`]s decoded in parallel (rayon),
 //!   mips generated; each image once per colour space it is used in. An
 //!   image that does not decode (corrupt, or a format not read) is skipped

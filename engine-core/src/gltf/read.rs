@@ -10,8 +10,8 @@ use rayon::prelude::*;
 use std::path::Path;
 
 /// Extensions the importer understands (a file may require these).
-pub const SUPPORTED_EXTENSIONS: [&str; 4] =
-    ["KHR_lights_punctual", "KHR_materials_emissive_strength", "KHR_texture_transform", "KHR_mesh_quantization"];
+pub const SUPPORTED_EXTENSIONS: [&str; 5] =
+    ["KHR_lights_punctual", "KHR_materials_emissive_strength", "KHR_materials_unlit", "KHR_texture_transform", "KHR_mesh_quantization"];
 
 /// Reads a file no larger than the limit (`json_path`: who names it).
 pub(crate) fn read_file(file: &Path, json_path: &str, limits: &GltfLimits, progress: &ImportProgress) -> Result<Vec<u8>, GltfError> {
