@@ -816,3 +816,161 @@ fn an_unlit_quad_shows_its_base_colour_whatever_the_light() {
     let lit = with_material(false);
     assert_ne!(centre_pixel(&lit, 0.5), centre_pixel(&lit, 8.0));
 }
+
+/// A KTX2 file of `width` x `height`: `levels` (level 0 first) of `format`
+/// (`None`: VK_FORMAT_UNDEFINED with a UASTC data format descriptor, as
+/// Basis Universal writes it), each zstd-supercompressed when `zstd`.
+fn ktx2_file(width: u32, height: u32, format: Option<ktx2::Format>, levels: &[Vec<u8>], zstd: bool) -> Vec<u8> {
+    let mut dfd = ktx2::dfd::Basic::from_format(format.unwrap_or(ktx2::Format::R8G8B8A8_UNORM)).unwrap().0;
+    if format.is_none() {
+        dfd.color_model = Some(ktx2::ColorModel::UASTC);
+    }
+    let block = ktx2::dfd::Block::Basic(dfd).to_vec();
+    let data: Vec<Vec<u8>> = levels
+        .iter()
+        .map(|l| if zstd { ruzstd::encoding::compress_to_vec(&l[..], ruzstd::encoding::CompressionLevel::Fastest) } else { l.clone() })
+        .collect();
+    let dfd_offset = 80 + 24 * levels.len();
+    let dfd_length = 4 + block.len();
+    let header = ktx2::Header {
+        format,
+        type_size: 1,
+        pixel_width: width,
+        pixel_height: height,
+        pixel_depth: 0,
+        layer_count: 0,
+        face_count: 1,
+        level_count: levels.len() as u32,
+        supercompression_scheme: zstd.then_some(ktx2::SupercompressionScheme::Zstandard),
+        index: ktx2::Index {
+            dfd_byte_offset: dfd_offset as u32,
+            dfd_byte_length: dfd_length as u32,
+            kvd_byte_offset: 0,
+            kvd_byte_length: 0,
+            sgd_byte_offset: 0,
+            sgd_byte_length: 0,
+        },
+    };
+    let mut out = header.as_bytes().to_vec();
+    let mut offset = (dfd_offset + dfd_length).next_multiple_of(16);
+    for (l, d) in levels.iter().zip(&data) {
+        let index = ktx2::LevelIndex { byte_offset: offset as u64, byte_length: d.len() as u64, uncompressed_byte_length: l.len() as u64 };
+        out.extend_from_slice(&index.as_bytes());
+        offset = (offset + d.len()).next_multiple_of(16);
+    }
+    out.extend_from_slice(&(dfd_length as u32).to_le_bytes());
+    out.extend_from_slice(&block);
+    for d in &data {
+        out.resize(out.len().next_multiple_of(16), 0);
+        out.extend_from_slice(d);
+    }
+    out
+}
+
+/// quad_file() with material 0 using texture `t` (made by `texture`) as
+/// its base colour and metallic-roughness textures.
+fn textured_quad(texture: impl FnOnce(&mut GltfWriter) -> usize) -> GltfWriter {
+    let mut w = quad_file();
+    let uv = w.floats(&[0.0, 1.0, 1.0, 1.0, 0.0, 0.0, 1.0, 0.0], "VEC2");
+    w.json["meshes"][0]["primitives"][0]["attributes"]["TEXCOORD_0"] = json!(uv);
+    w.json["meshes"][0]["primitives"][0]["material"] = json!(0);
+    let t = texture(&mut w);
+    w.push(
+        "materials",
+        json!({ "pbrMetallicRoughness": { "baseColorTexture": { "index": t }, "metallicRoughnessTexture": { "index": t } } }),
+    );
+    w.set("extensionsUsed", json!(["KHR_texture_basisu"]));
+    w
+}
+
+/// A KTX2 image (`image/ktx2`) and a texture naming it through
+/// `KHR_texture_basisu` only (no core `source`); returns the texture.
+fn ktx2_texture(w: &mut GltfWriter, ktx: &[u8]) -> usize {
+    let view = w.view(ktx, None);
+    let image = w.push("images", json!({ "bufferView": view, "mimeType": "image/ktx2" }));
+    w.push("textures", json!({ "extensions": { "KHR_texture_basisu": { "source": image } } }))
+}
+
+#[test]
+fn ktx2_rgba8_textures_decode_with_and_without_zstd_supercompression() {
+    // 4x2 with its full chain: 4x2, 2x1, 1x1.
+    let levels = vec![(0..32).map(|i| i * 7).collect::<Vec<u8>>(), vec![10, 20, 30, 40, 50, 60, 70, 80], vec![1, 2, 3, 4]];
+    let mut decoded = Vec::new();
+    for zstd in [false, true] {
+        let ktx = ktx2_file(4, 2, Some(ktx2::Format::R8G8B8A8_SRGB), &levels, zstd);
+        let mut w = textured_quad(|w| ktx2_texture(w, &ktx));
+        w.set("extensionsRequired", json!(["KHR_texture_basisu"]));
+        let import = import(&w);
+        assert!(import.skipped.is_empty(), "zstd {zstd}: {:?}", import.skipped);
+        assert_eq!(import.textures.len(), 2, "one per colour space");
+        let t = &import.textures[0].texture;
+        assert_eq!((t.width, t.height, t.format), (4, 2, renderer::TextureFormat::Rgba8Srgb), "zstd {zstd}");
+        assert_eq!(t.data, levels[0]);
+        assert_eq!(t.mips, TextureMips::Supplied(levels[1..].to_vec()), "the file's mip levels");
+        assert_eq!(import.textures[1].texture.format, renderer::TextureFormat::Rgba8Unorm, "metallic-roughness is linear");
+        assert!(import.materials[0].base_color_texture.is_some() && import.materials[0].metallic_roughness_texture.is_some());
+        let mut world = world();
+        let spawned = import.spawn(&mut world).unwrap();
+        assert_eq!(spawned.textures.len(), 2);
+        world.send_all_end_of_frame_updates().unwrap();
+        test_support::assert_clean(world.render_thread().unwrap());
+        decoded.push(import.textures[0].texture.clone());
+    }
+    assert_eq!(decoded[0], decoded[1], "zstd supercompression changes nothing");
+    // One level: the chain is generated, as for PNG.
+    let ktx = ktx2_file(4, 2, Some(ktx2::Format::R8G8B8A8_UNORM), &levels[..1], true);
+    let import = import(&textured_quad(|w| ktx2_texture(w, &ktx)));
+    assert_eq!((&import.textures[0].texture.data, &import.textures[0].texture.mips), (&levels[0], &TextureMips::Generate));
+}
+
+#[test]
+fn ktx2_textures_that_are_not_read_are_skipped_with_the_reason() {
+    let block = vec![0u8; 16]; // one 4x4 block
+    let cases: [(&str, Vec<u8>, &str); 5] = [
+        ("UASTC", ktx2_file(4, 4, None, std::slice::from_ref(&block), false), "no maintained pure-Rust Basis Universal transcoder"),
+        ("UASTC + zstd", ktx2_file(4, 4, None, std::slice::from_ref(&block), true), "no maintained pure-Rust Basis Universal transcoder"),
+        ("BC7", ktx2_file(4, 4, Some(ktx2::Format::BC7_SRGB_BLOCK), std::slice::from_ref(&block), false), "block-compressed"),
+        ("RGBA16F", ktx2_file(1, 1, Some(ktx2::Format::R16G16B16A16_SFLOAT), &[vec![0; 8]], false), "is not read"),
+        ("corrupt", ktx2_file(4, 4, None, std::slice::from_ref(&block), false)[..90].to_vec(), "not a valid KTX2 file"),
+    ];
+    for (what, ktx, reason) in cases {
+        let import = import(&textured_quad(|w| ktx2_texture(w, &ktx)));
+        assert!(
+            import.skipped.iter().any(|s| s.starts_with("/images/0: does not decode") && s.contains(reason)),
+            "{what}: {:?}",
+            import.skipped
+        );
+        assert!(import.textures.is_empty(), "{what}");
+        assert!(import.materials[0].base_color_texture.is_none(), "{what}: the factor alone");
+        // Required, the same image is the file's typed error.
+        let mut w = textured_quad(|w| ktx2_texture(w, &ktx));
+        w.set("extensionsRequired", json!(["KHR_texture_basisu"]));
+        let e = import_err(&w.to_gltf());
+        assert!(
+            matches!(&e, GltfError::UndecodableImage { path, problem } if path == "/images/0" && problem.contains(reason)),
+            "{what}: {e}"
+        );
+    }
+    // With a PNG fallback as the core source, the PNG is used.
+    let uastc = ktx2_file(4, 4, None, &[block], false);
+    let fallback = import(&textured_quad(|w| {
+        let png = w.image_png(1, 1, &[9, 8, 7, 255]);
+        let t = ktx2_texture(w, &uastc);
+        w.json["textures"][t]["source"] = json!(png);
+        t
+    }));
+    assert!(fallback.skipped.is_empty(), "{:?}", fallback.skipped);
+    assert_eq!((fallback.textures[0].image, &fallback.textures[0].texture.data[..]), (0, &[9u8, 8, 7, 255][..]));
+    // A texture with no image the importer knows: the factor alone.
+    let import = gltf::import_slice(
+        &textured_quad(|w| w.push("textures", json!({ "extensions": { "EXT_texture_webp": { "source": 0 } } }))).to_gltf(),
+        None,
+    )
+    .unwrap();
+    assert!(import.materials[0].base_color_texture.is_none());
+    assert!(import.skipped.iter().any(|s| s.contains("baseColorTexture: texture 0 has no image")), "{:?}", import.skipped);
+    // A KHR_texture_basisu source that is not an image: invalid.
+    let e =
+        import_err(&textured_quad(|w| w.push("textures", json!({ "extensions": { "KHR_texture_basisu": { "source": 3 } } }))).to_gltf());
+    assert!(matches!(&e, GltfError::Invalid { path, .. } if path == "/textures/0/extensions/KHR_texture_basisu/source"), "{e}");
+}

@@ -341,7 +341,14 @@ pub(crate) fn read_material(
                    transform: (UvTransform, Option<u32>),
                    srgb: bool,
                    what: &str|
-     -> Result<TextureRef, GltfError> {
+     -> Result<Option<TextureRef>, GltfError> {
+        // The core `source` (PNG/JPEG), else KHR_texture_basisu's (KTX2).
+        let Some(image) = texture.source().map(|i| i.index()).or_else(|| super::read::basisu_source(&texture)) else {
+            let line = format!("{path}/{what}: texture {} has no image the importer reads (the factor alone is used)", texture.index());
+            log::warn!("glTF import: skipped {line}");
+            skipped.push(line);
+            return Ok(None);
+        };
         let uv_set = transform.1.unwrap_or(tex_coord);
         let uv_set = if uv_set > 3 {
             let line = format!("{path}/{what}: TEXCOORD_{uv_set} (UV sets past 3 are not supported; UV 0 used)");
@@ -358,12 +365,7 @@ pub(crate) fn read_material(
                 problem: "non-finite transform".into(),
             });
         }
-        Ok(TextureRef {
-            texture: keys.get(texture.source().index(), srgb),
-            uv_set,
-            transform: t,
-            sampler: sampler_desc(&texture.sampler()),
-        })
+        Ok(Some(TextureRef { texture: keys.get(image, srgb), uv_set, transform: t, sampler: sampler_desc(&texture.sampler()) }))
     };
     let info_transform = |i: &gltf::texture::Info| match i.texture_transform() {
         Some(t) => (UvTransform { offset: Vec2::from(t.offset()), scale: Vec2::from(t.scale()), rotation: t.rotation() }, t.tex_coord()),
@@ -373,25 +375,29 @@ pub(crate) fn read_material(
     let base_color_texture = pbr
         .base_color_texture()
         .map(|i| tex(i.texture(), i.tex_coord(), info_transform(&i), true, "pbrMetallicRoughness/baseColorTexture"))
-        .transpose()?;
+        .transpose()?
+        .flatten();
     let metallic_roughness_texture = pbr
         .metallic_roughness_texture()
         .map(|i| tex(i.texture(), i.tex_coord(), info_transform(&i), false, "pbrMetallicRoughness/metallicRoughnessTexture"))
-        .transpose()?;
+        .transpose()?
+        .flatten();
     let normal = m.normal_texture();
     let normal_texture = normal
         .as_ref()
         .map(|n| tex(n.texture(), n.tex_coord(), transform_from_json(n.extension_value("KHR_texture_transform")), false, "normalTexture"))
-        .transpose()?;
+        .transpose()?
+        .flatten();
     let occlusion = m.occlusion_texture();
     let occlusion_texture = occlusion
         .as_ref()
         .map(|o| {
             tex(o.texture(), o.tex_coord(), transform_from_json(o.extension_value("KHR_texture_transform")), false, "occlusionTexture")
         })
-        .transpose()?;
+        .transpose()?
+        .flatten();
     let emissive_texture =
-        m.emissive_texture().map(|i| tex(i.texture(), i.tex_coord(), info_transform(&i), true, "emissiveTexture")).transpose()?;
+        m.emissive_texture().map(|i| tex(i.texture(), i.tex_coord(), info_transform(&i), true, "emissiveTexture")).transpose()?.flatten();
     let out = GltfMaterial {
         name: m.name().unwrap_or("").to_string(),
         base_color_factor: Vec4::from(pbr.base_color_factor()),

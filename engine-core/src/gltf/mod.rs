@@ -29,14 +29,25 @@
 //!   unlit, the five texture slots' samplers) in use: at most 12 when every
 //!   texture of a slot shares its sampler, as exporters write them.
 //! - **Textures** → [`renderer::Texture2D`]s decoded in parallel (rayon),
-//!   mips generated; each image once per colour space it is used in. An
-//!   image that does not decode (corrupt, or a format not read) is skipped
-//!   with a warning and a [`GltfImport::skipped`] line, and every texture
-//!   slot using it falls back to its factor — unless an extension in
-//!   `extensionsRequired` needs that image: then it is
-//!   [`GltfError::UndecodableImage`]. A missing image file is an error.
+//!   mips generated; each image once per colour space it is used in. PNG
+//!   and JPEG; KTX2 (`KHR_texture_basisu`'s images, used where a texture
+//!   has no PNG/JPEG `source`): `R8G8B8A8_UNORM`/`_SRGB`, uncompressed or
+//!   zstd-supercompressed, with the file's mip levels. Basis Universal
+//!   (ETC1S, UASTC) is not transcoded (no maintained pure-Rust transcoder)
+//!   and block-compressed formats (BCn…) are not read (the renderer has
+//!   none). An image that does not decode (corrupt, or a format not read)
+//!   is skipped with a warning and a [`GltfImport::skipped`] line with the
+//!   reason, and every texture slot using it falls back to its factor —
+//!   unless an extension in `extensionsRequired` needs that image (a
+//!   `KHR_texture_basisu` source when that extension is required): then it
+//!   is [`GltfError::UndecodableImage`]. A missing image file is an error;
+//!   a texture with no image the importer knows is skipped the same way.
 //! - **Scenes** → [`GltfNode`]s with local transforms (matrix or TRS),
 //!   [`GltfCamera`]s, `KHR_lights_punctual` directional and point lights.
+//! - **Extensions read** ([`SUPPORTED_EXTENSIONS`]): `KHR_lights_punctual`,
+//!   `KHR_materials_emissive_strength`, `KHR_materials_unlit`,
+//!   `KHR_texture_basisu` (KTX2 as above), `KHR_texture_transform`,
+//!   `KHR_mesh_quantization`.
 //! - **Not supported** (skins, morph targets, animations, spot lights,
 //!   other extensions): skipped, one `log::warn!` line each, listed in
 //!   [`GltfImport::skipped`]. A file that *requires* an unsupported
@@ -65,6 +76,7 @@
 mod accessor;
 mod async_load;
 mod error;
+mod ktx;
 mod material;
 mod mesh;
 mod read;

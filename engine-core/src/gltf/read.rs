@@ -10,8 +10,14 @@ use rayon::prelude::*;
 use std::path::Path;
 
 /// Extensions the importer understands (a file may require these).
-pub const SUPPORTED_EXTENSIONS: [&str; 5] =
-    ["KHR_lights_punctual", "KHR_materials_emissive_strength", "KHR_materials_unlit", "KHR_texture_transform", "KHR_mesh_quantization"];
+pub const SUPPORTED_EXTENSIONS: [&str; 6] = [
+    "KHR_lights_punctual",
+    "KHR_materials_emissive_strength",
+    "KHR_materials_unlit",
+    "KHR_texture_basisu",
+    "KHR_texture_transform",
+    "KHR_mesh_quantization",
+];
 
 /// Reads a file no larger than the limit (`json_path`: who names it).
 pub(crate) fn read_file(file: &Path, json_path: &str, limits: &GltfLimits, progress: &ImportProgress) -> Result<Vec<u8>, GltfError> {
@@ -156,6 +162,17 @@ fn validate(doc: &gltf::Document) -> Result<(), GltfError> {
                 return Err(GltfError::Invalid {
                     path: format!("/meshes/{m}/primitives/{p}/attributes/POSITION"),
                     problem: "Index out of bounds".into(),
+                });
+            }
+        }
+    }
+    // gltf-json does not know KHR_texture_basisu: its image index is checked here.
+    for t in doc.textures() {
+        if let Some(v) = t.extension_value("KHR_texture_basisu") {
+            if v.get("source").and_then(|s| s.as_u64()).is_none_or(|s| s as usize >= root.images.len()) {
+                return Err(GltfError::Invalid {
+                    path: format!("/textures/{}/extensions/KHR_texture_basisu/source", t.index()),
+                    problem: "not the index of an image".into(),
                 });
             }
         }
@@ -395,6 +412,10 @@ fn decode_image(
     path: &str,
     limits: &GltfLimits,
 ) -> Result<renderer::Texture2D, GltfError> {
+    let label = doc.images().nth(image).and_then(|i| i.name().map(str::to_string)).unwrap_or_else(|| format!("image {image}"));
+    if super::ktx::is_ktx2(bytes) {
+        return super::ktx::decode(&label, bytes, srgb, path, limits);
+    }
     let undecodable = |problem: String| GltfError::UndecodableImage { path: path.into(), problem };
     let (w, h) = image::ImageReader::new(std::io::Cursor::new(bytes))
         .with_guessed_format()
@@ -402,7 +423,6 @@ fn decode_image(
         .into_dimensions()
         .map_err(|e| undecodable(e.to_string()))?;
     GltfError::check_limit(path, "texture dimension", w.max(h) as u64, limits.max_texture_dimension as u64)?;
-    let label = doc.images().nth(image).and_then(|i| i.name().map(str::to_string)).unwrap_or_else(|| format!("image {image}"));
     renderer::Texture2D::decode(&label, bytes, srgb).map_err(|e| undecodable(e.to_string()))
 }
 
