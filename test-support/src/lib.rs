@@ -20,6 +20,10 @@
 //!   under `target/test-output/`. [`diff_pixels`] counts the pixels that
 //!   differ, for tests that expect a change.
 //! * [`save_png`], [`load_png`]: images to and from PNG files.
+//! * [`image_metrics`]: what two renderers of one scene should agree on —
+//!   the silhouette, the impulse-noise (speckle) share, the mean colour of
+//!   each cell of a grid over the silhouette — for comparing Proxima's
+//!   image of a model with a reference renderer's.
 //! * [`Rng`]: the workspace's one seeded, deterministic RNG (`renderer::Rng`,
 //!   with the `renderer` feature).
 //! * [`property_cases`]: how many cases a property test runs.
@@ -41,6 +45,7 @@ use std::sync::{Arc, OnceLock};
 
 pub mod bench;
 pub mod gltf_writer;
+pub mod image_metrics;
 mod quad_grid;
 #[cfg(feature = "renderer")]
 mod render;
@@ -232,13 +237,17 @@ fn save_pair(a: &Image, b: &Image, what: &str) -> (PathBuf, PathBuf) {
     (save_test_output(a, &format!("{what}-a")), save_test_output(b, &format!("{what}-b")))
 }
 
-/// `target/test-output/` (under `CARGO_TARGET_DIR` when set), created.
-pub fn test_output_dir() -> PathBuf {
-    let target = match std::env::var_os("CARGO_TARGET_DIR") {
+/// The workspace's `target/` (`CARGO_TARGET_DIR` when set).
+pub fn target_dir() -> PathBuf {
+    match std::env::var_os("CARGO_TARGET_DIR") {
         Some(dir) => PathBuf::from(dir),
         None => Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("the workspace root").join("target"),
-    };
-    let dir = target.join("test-output");
+    }
+}
+
+/// `target/test-output/` (under `CARGO_TARGET_DIR` when set), created.
+pub fn test_output_dir() -> PathBuf {
+    let dir = target_dir().join("test-output");
     std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("creating {}: {e}", dir.display()));
     dir
 }
