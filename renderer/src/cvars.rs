@@ -55,6 +55,10 @@ pub const FRAMES_IN_FLIGHT: &str = "r.FramesInFlight";
 pub const TONEMAPPER: &str = "r.Tonemapper";
 /// Linear multiplier on the scene color before tone mapping (1 = as lit).
 pub const EXPOSURE: &str = "r.Exposure";
+/// Scale of the hemisphere ambient (the sky and ground radiance that
+/// stands in for sky lighting; 1 = as designed, 0 = no ambient: only the
+/// scene's lights, as a reference renderer without an environment shows).
+pub const SKY_LIGHT_INTENSITY: &str = "r.SkyLight.Intensity";
 /// Occlusion culling of primitives and instanced-mesh instances hidden
 /// behind nearer opaque geometry (UE's name; default on). Never changes the
 /// image: see `crate::occlusion`.
@@ -85,6 +89,7 @@ impl Default for ConsoleVariables {
         add(SHADOW_MAP_SIZE, CvarValue::Int(2048), "shadow map resolution in texels");
         add(TONEMAPPER, CvarValue::Int(1), "tone mapping of the HDR scene color: 0 = none (clamp), 1 = ACES fitted");
         add(EXPOSURE, CvarValue::Float(1.0), "linear multiplier on the scene color before tone mapping");
+        add(SKY_LIGHT_INTENSITY, CvarValue::Float(1.0), "scale of the hemisphere ambient (0 = none: the scene's lights only)");
         add(
             ALLOW_OCCLUSION_QUERIES,
             CvarValue::Bool(true),

@@ -29,6 +29,8 @@ pub(crate) struct InitViews {
     pub occlusion: Vec<Option<OcclusionBuffer>>,
     /// Primitives the `occlusion` stage removed, summed over the main views.
     pub occluded_primitives: u64,
+    /// The hemisphere ambient's scale (`r.SkyLight.Intensity`, at least 0).
+    pub sky_light: f32,
 }
 
 impl InitViews {
@@ -104,7 +106,8 @@ pub(crate) fn init_views(scene: &Scene, cvars: &ConsoleVariables, family: &ViewF
         })
         .collect();
     let occlusion = vec![None; views.len()];
-    InitViews { views, main_view_count, shadow_view, directional, visibility, occlusion, occluded_primitives: 0 }
+    let sky_light = cvars.float(cvars::SKY_LIGHT_INTENSITY).max(0.0);
+    InitViews { views, main_view_count, shadow_view, directional, visibility, occlusion, occluded_primitives: 0, sky_light }
 }
 
 /// An orthographic view from the light that covers the casters' bounding

@@ -7,7 +7,7 @@ use super::{InitViews, PassDrawList};
 use crate::error::Result;
 use crate::frame_resources::{ViewUniformData, VIEW_UNIFORM_SIZE};
 use crate::mesh_pass::PrimitiveSlot;
-use crate::scene::{DirectionalLight, Light, Scene, MAX_POINT_LIGHTS};
+use crate::scene::{Light, Scene, MAX_POINT_LIGHTS};
 use crate::scene_renderer::SceneRenderer;
 use crate::view::SceneView;
 use glam::{Mat4, Vec3};
@@ -47,7 +47,7 @@ impl SceneRenderer {
         let id_buffer = self.id_streams.write_parts(device, slot, &streams, parallel)?;
         let shadow_view_proj = v.shadow_view_proj();
         let uniforms: Vec<ViewUniformData> =
-            v.views.iter().map(|view| view_uniform(view, scene, v.directional, shadow_view_proj, v.has_shadow(), shadow_size)).collect();
+            v.views.iter().map(|view| view_uniform(view, scene, v, shadow_view_proj, shadow_size)).collect();
         let view_uniforms = self.view_uniforms.write(device, slot, bytemuck::cast_slice(&uniforms))?;
         Ok(Uploaded { id_buffer, view_uniforms })
     }
@@ -63,14 +63,8 @@ const GROUND_RADIANCE: [f32; 3] = [0.11, 0.10, 0.09];
 const SHADOW_BIAS_TEXELS: f32 = 1.5;
 const SHADOW_BIAS_WORLD_MIN: f32 = 0.01;
 
-fn view_uniform(
-    v: &SceneView,
-    scene: &Scene,
-    directional: Option<DirectionalLight>,
-    shadow_view_proj: Mat4,
-    has_shadow: bool,
-    shadow_size: u32,
-) -> ViewUniformData {
+fn view_uniform(v: &SceneView, scene: &Scene, views: &InitViews, shadow_view_proj: Mat4, shadow_size: u32) -> ViewUniformData {
+    let (directional, has_shadow, sky) = (views.directional, views.has_shadow(), views.sky_light);
     let (right, up) = v.right_up();
     // The shadow projection is orthographic: depth is linear, 1 unit of NDC = its depth range.
     let depth_range = if shadow_view_proj.z_axis.z != 0.0 { 1.0 / shadow_view_proj.z_axis.z.abs() } else { 1.0 };
@@ -101,8 +95,8 @@ fn view_uniform(
         light_direction: dir.extend(if has_shadow { 1.0 } else { 0.0 }).to_array(),
         light_color: color.extend(1.0).to_array(),
         // w: the shadow bias in shadow-map depth units.
-        ambient: [SKY_RADIANCE[0], SKY_RADIANCE[1], SKY_RADIANCE[2], shadow_bias_ndc],
-        ground_color: [GROUND_RADIANCE[0], GROUND_RADIANCE[1], GROUND_RADIANCE[2], 0.0],
+        ambient: [SKY_RADIANCE[0] * sky, SKY_RADIANCE[1] * sky, SKY_RADIANCE[2] * sky, shadow_bias_ndc],
+        ground_color: [GROUND_RADIANCE[0] * sky, GROUND_RADIANCE[1] * sky, GROUND_RADIANCE[2] * sky, 0.0],
         wireframe_color: [0.85, 0.9, 1.0, 1.0],
         point_lights,
         counts: [n as u32, shadow_size, 0, 0],
