@@ -87,7 +87,10 @@ pub struct DeviceFeatures {
     /// device a `timestampPeriod` and [`DeviceDesc`]'s `timestamps` is on.
     pub timestamps: bool,
     /// `samplerAnisotropy`: samplers filter anisotropically
-    /// ([`crate::SamplerDesc::max_anisotropy`]). On wherever the device has it.
+    /// ([`crate::SamplerDesc::max_anisotropy`]). On wherever the device has
+    /// it, except on CPU devices: lavapipe's anisotropic filtering (Mesa
+    /// 22.3) is two orders of magnitude slower than trilinear and picks the
+    /// smallest mips on quads at triangle edges.
     pub sampler_anisotropy: bool,
 }
 
