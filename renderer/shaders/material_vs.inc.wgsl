@@ -54,6 +54,9 @@ fn material_input(in: MaterialVsOut, front: bool) -> MaterialInput {
     mi.uv1 = in.uv12.xy;
     mi.uv2 = in.uv12.zw;
     mi.uv3 = in.uv3;
+    // In uniform control flow, from interpolants only (see MaterialInput.uv_dx).
+    mi.uv_dx = array<vec2<f32>, 4>(dpdx(in.uv0), dpdx(in.uv12.xy), dpdx(in.uv12.zw), dpdx(in.uv3));
+    mi.uv_dy = array<vec2<f32>, 4>(dpdy(in.uv0), dpdy(in.uv12.xy), dpdy(in.uv12.zw), dpdy(in.uv3));
     mi.custom = in.custom;
     mi.custom1 = in.custom1;
     mi.instance_id = in.instance_id;

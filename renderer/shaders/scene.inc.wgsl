@@ -227,6 +227,15 @@ struct MaterialInput {
     uv1: vec2<f32>,
     uv2: vec2<f32>,
     uv3: vec2<f32>,
+    // Screen-space derivatives of UV sets 0..3 along x and y, taken from the
+    // interpolants before the material runs. A texture coordinate computed
+    // from material parameters samples with gradients built from these
+    // (`texture_<name>_grad`), not with implicit ones: implicit derivatives
+    // of a value read from a storage buffer are undefined on drivers that
+    // skip such reads in helper lanes (lavapipe reads 0 there, and the
+    // quad's level of detail jumps to the smallest mips).
+    uv_dx: array<vec2<f32>, 4>,
+    uv_dy: array<vec2<f32>, 4>,
     custom: vec4<f32>,
     // More per-primitive / per-instance custom data (ISM custom float 3 in x).
     custom1: vec4<f32>,

@@ -16,7 +16,10 @@ use std::sync::{Arc, OnceLock};
 /// model over the declared parameters (see [`GltfMaterial::instance`]).
 /// Each texture is sampled at its UV set (`<slot>_uv_set`, 0..3) after its
 /// `KHR_texture_transform` (`<slot>_uv`: offset.xy, scale.zw;
-/// `<slot>_uv_rotation`): uv' = T · R · S · uv as the extension defines.
+/// `<slot>_uv_rotation`): uv' = T · R · S · uv as the extension defines,
+/// with the set's screen-space gradients through R · S (explicit
+/// gradients: a parameter-derived coordinate's implicit level of detail is
+/// undefined where a driver skips storage reads in helper lanes).
 /// Base colour = factor × vertex colour × texture; metallic = factor × B,
 /// roughness = factor × G of the metallic-roughness texture; occlusion
 /// = 1 + strength · (R − 1); emissive = factor × texture × strength; the
@@ -25,28 +28,43 @@ use std::sync::{Arc, OnceLock};
 /// (MASK, the parent's clip is 0.5) or base alpha (BLEND), chosen by
 /// `alpha_mode` (0, 1, 2).
 pub const PBR_MATERIAL_WGSL: &str = "// glTF 2.0 metallic-roughness PBR (engine_core::gltf).
-fn gltf_uv(in: MaterialInput, uv_set: f32, xf: vec4<f32>, rotation: f32) -> vec2<f32> {
-    var uv = in.uv0;
-    if (uv_set > 2.5) {
-        uv = in.uv3;
-    } else if (uv_set > 1.5) {
-        uv = in.uv2;
-    } else if (uv_set > 0.5) {
-        uv = in.uv1;
-    }
-    let s = uv * xf.zw;
+// A texture's coordinate and its screen-space gradients: UV set `uv_set`
+// through the texture transform (uv' = offset + R · S · uv); the gradients
+// are the set's own (taken from the interpolants) through the transform's
+// linear part, so the level of detail never depends on parameters read in
+// a pixel quad's helper lanes (see renderer::material::parameters).
+struct GltfUv {
+    uv: vec2<f32>,
+    dx: vec2<f32>,
+    dy: vec2<f32>,
+}
+
+fn gltf_uv(in: MaterialInput, uv_set: f32, xf: vec4<f32>, rotation: f32) -> GltfUv {
+    let k = u32(clamp(round(uv_set), 0.0, 3.0));
+    let sets = array<vec2<f32>, 4>(in.uv0, in.uv1, in.uv2, in.uv3);
     let c = cos(rotation);
     let r = sin(rotation);
-    return vec2<f32>(c * s.x + r * s.y, c * s.y - r * s.x) + xf.xy;
+    // Scale, then rotate: the transform's linear part as a matrix (columns).
+    let m = mat2x2<f32>(vec2<f32>(c, -r) * xf.z, vec2<f32>(r, c) * xf.w);
+    var out: GltfUv;
+    out.uv = m * sets[k] + xf.xy;
+    out.dx = m * in.uv_dx[k];
+    out.dy = m * in.uv_dy[k];
+    return out;
 }
 
 fn material_main(in: MaterialInput) -> MaterialOutput {
     var out: MaterialOutput;
-    let base = in.params.base_color * in.color * texture_base_color_texture(gltf_uv(in, param_base_color_uv_set(), param_base_color_uv(), param_base_color_uv_rotation()));
-    let mr = texture_metallic_roughness_texture(gltf_uv(in, param_metallic_roughness_uv_set(), param_metallic_roughness_uv(), param_metallic_roughness_uv_rotation()));
-    let ao = texture_occlusion_texture(gltf_uv(in, param_occlusion_uv_set(), param_occlusion_uv(), param_occlusion_uv_rotation())).r;
-    let em = texture_emissive_texture(gltf_uv(in, param_emissive_uv_set(), param_emissive_uv(), param_emissive_uv_rotation())).rgb;
-    let nt = texture_normal_texture(gltf_uv(in, param_normal_uv_set(), param_normal_uv(), param_normal_uv_rotation())).xyz * 2.0 - 1.0;
+    let base_uv = gltf_uv(in, param_base_color_uv_set(), param_base_color_uv(), param_base_color_uv_rotation());
+    let base = in.params.base_color * in.color * texture_base_color_texture_grad(base_uv.uv, base_uv.dx, base_uv.dy);
+    let mr_uv = gltf_uv(in, param_metallic_roughness_uv_set(), param_metallic_roughness_uv(), param_metallic_roughness_uv_rotation());
+    let mr = texture_metallic_roughness_texture_grad(mr_uv.uv, mr_uv.dx, mr_uv.dy);
+    let ao_uv = gltf_uv(in, param_occlusion_uv_set(), param_occlusion_uv(), param_occlusion_uv_rotation());
+    let ao = texture_occlusion_texture_grad(ao_uv.uv, ao_uv.dx, ao_uv.dy).r;
+    let em_uv = gltf_uv(in, param_emissive_uv_set(), param_emissive_uv(), param_emissive_uv_rotation());
+    let em = texture_emissive_texture_grad(em_uv.uv, em_uv.dx, em_uv.dy).rgb;
+    let n_uv = gltf_uv(in, param_normal_uv_set(), param_normal_uv(), param_normal_uv_rotation());
+    let nt = texture_normal_texture_grad(n_uv.uv, n_uv.dx, n_uv.dy).xyz * 2.0 - 1.0;
     out.base_color = base.rgb;
     out.metallic = in.params.mrso.x * mr.b;
     out.roughness = in.params.mrso.y * mr.g;
@@ -280,7 +298,9 @@ pub(crate) fn parent_material(key: &ParentKey) -> Material {
 
 /// glTF sampler → the RHI's: magnification filter (nearest or linear),
 /// the minification filter's mipmap part (nearest for `*_MIPMAP_NEAREST` and
-/// the non-mipmapped filters, linear otherwise), wrap S/T. No anisotropy.
+/// the non-mipmapped filters, linear otherwise), wrap S/T; trilinear
+/// filtering (linear in both) gets anisotropic filtering up to
+/// [`MATERIAL_ANISOTROPY`] samples where the device has it.
 pub(crate) fn sampler_desc(s: &gltf::texture::Sampler) -> SamplerDesc {
     use gltf::texture::{MagFilter, MinFilter, WrappingMode};
     let wrap = |w: WrappingMode| match w {
@@ -297,8 +317,21 @@ pub(crate) fn sampler_desc(s: &gltf::texture::Sampler) -> SamplerDesc {
         Some(MinFilter::Nearest | MinFilter::Linear | MinFilter::NearestMipmapNearest | MinFilter::LinearMipmapNearest) => Filter::Nearest,
         _ => Filter::Linear,
     };
-    SamplerDesc { filter, mipmap_filter, address_u: wrap(s.wrap_s()), address_v: wrap(s.wrap_t()), ..SamplerDesc::linear_clamp() }
+    let max_anisotropy = if filter == Filter::Linear && mipmap_filter == Filter::Linear { MATERIAL_ANISOTROPY } else { 1 };
+    SamplerDesc {
+        filter,
+        mipmap_filter,
+        address_u: wrap(s.wrap_s()),
+        address_v: wrap(s.wrap_t()),
+        max_anisotropy,
+        ..SamplerDesc::linear_clamp()
+    }
 }
+
+/// The anisotropy of a trilinear glTF sampler (the RHI clamps it to the
+/// device's limit and ignores it where the device has none): textures seen
+/// at grazing angles stay sharp instead of blurring to a smaller mip.
+pub const MATERIAL_ANISOTROPY: u8 = 16;
 
 /// Textures the materials use, keyed by (image, sRGB).
 #[derive(Default)]

@@ -19,9 +19,21 @@
 //! The accessors are generated from the declarations and appended after the
 //! material's own WGSL (so compile errors keep the material's line numbers):
 //! `param_<name>()` returns a scalar (`f32`) or vector (`vec4<f32>`);
-//! `texture_<name>(uv)` samples a texture parameter, and
-//! `material_texture_<name>` / `material_sampler_<name>` are the texture
-//! and sampler themselves for `textureSampleLevel` and the like.
+//! `texture_<name>(uv)` samples a texture parameter (implicit level of
+//! detail), `texture_<name>_grad(uv, dx, dy)` samples it with the given
+//! screen-space gradients of `uv`, and `material_texture_<name>` /
+//! `material_sampler_<name>` are the texture and sampler themselves for
+//! `textureSampleLevel` and the like.
+//!
+//! A texture coordinate computed from parameters (a UV transform, a UV set
+//! chosen by a parameter) must sample through `texture_<name>_grad`, with
+//! the gradients of the UV set (`MaterialInput.uv_dx`/`uv_dy`) put through
+//! the same linear map: the implicit level of detail is taken from the
+//! values a 2x2 pixel quad's helper lanes compute, and some drivers
+//! (lavapipe, Mesa 22.3) return 0 for storage-buffer reads in helper lanes,
+//! so a parameter-derived coordinate's implicit level jumps to the
+//! smallest mips on every quad at a triangle's edge: speckle of the
+//! texture's average colour wherever triangles are a few pixels big.
 
 use crate::texture::TextureId;
 use glam::Vec4;
@@ -264,7 +276,8 @@ impl ParameterLayout {
                     s,
                     "@group({MATERIAL_BIND_GROUP}) @binding({}) var material_texture_{name}: texture_2d<f32>;\n\
                      @group({MATERIAL_BIND_GROUP}) @binding({}) var material_sampler_{name}: sampler;\n\
-                     fn texture_{name}(uv: vec2<f32>) -> vec4<f32> {{ return textureSample(material_texture_{name}, material_sampler_{name}, uv); }}",
+                     fn texture_{name}(uv: vec2<f32>) -> vec4<f32> {{ return textureSample(material_texture_{name}, material_sampler_{name}, uv); }}\n\
+                     fn texture_{name}_grad(uv: vec2<f32>, dx: vec2<f32>, dy: vec2<f32>) -> vec4<f32> {{ return textureSampleGrad(material_texture_{name}, material_sampler_{name}, uv, dx, dy); }}",
                     2 * k as u32,
                     2 * k as u32 + 1
                 ),
