@@ -87,16 +87,19 @@ struct Surface {
     a2: f32,
 }
 
-// Light arriving from direction `l` with irradiance `e` (facing it): Lambert
-// diffuse + GGX specular, times n.l.
+// Light arriving from direction `l` with irradiance `e` (facing it), times
+// n.l: glTF 2.0's BRDF (its specification's Appendix B, `fresnel_mix`):
+// the light the specular layer does not reflect (1 - F) reaches the
+// Lambert diffuse base; F · D · V is the GGX specular.
 fn direct_light(s: Surface, l: vec3<f32>, e: vec3<f32>) -> vec3<f32> {
     let n_dot_l = clamp(dot(s.n, l), 0.0, 1.0);
     let sum = l + s.v;
     let h = sum * inverseSqrt(max(dot(sum, sum), 1e-12));
     let n_dot_h = clamp(dot(s.n, h), 0.0, 1.0);
     let v_dot_h = clamp(dot(s.v, h), 0.0, 1.0);
-    let specular = d_ggx(s.a2, n_dot_h) * v_smith_joint(s.a2, s.n_dot_v, n_dot_l) * f_schlick(s.f0, v_dot_h);
-    return (s.diffuse_color / PI + specular) * e * n_dot_l;
+    let f = f_schlick(s.f0, v_dot_h);
+    let specular = d_ggx(s.a2, n_dot_h) * v_smith_joint(s.a2, s.n_dot_v, n_dot_l) * f;
+    return ((1.0 - f) * s.diffuse_color / PI + specular) * e * n_dot_l;
 }
 
 // UE's inverse-square falloff windowed to 0 at the radius:
