@@ -20,7 +20,7 @@
 //! cargo xtask ci                             what .ci/run does: shaders + lint + reference tools and references + test
 //! ```
 //!
-//! `reference` (see [`reference`]) installs what it needs only when asked:
+//! `reference` (see [`mod@reference`]) installs what it needs only when asked:
 //! `--install` puts Chromium (Debian `chromium`, apt-get) and
 //! `@khronosgroup/gltf-viewer` (npm, into `target/reference-tools/`) on the
 //! machine; `ci` always installs them and renders the reference of each model
@@ -81,7 +81,7 @@ enum Cmd {
     Fuzz(FuzzArgs),
     /// Validate every WGSL file (naga, and spirv-val when installed)
     Shaders,
-    /// Render MODEL's reference image with the Khronos glTF Sample Viewer in headless Chromium (target/reference/<stem>/)
+    /// Render MODEL's reference image with the Khronos glTF Sample Viewer in headless Chromium (`target/reference/<stem>/`)
     Reference(ReferenceArgs),
     /// cargo fmt --check, clippy on every crate and target, then cargo doc (--no-deps); warnings denied
     Lint,
