@@ -16,8 +16,11 @@
 //! cargo xtask reference [--install] [--width W --height H] MODEL
 //!                                            the Khronos glTF Sample Viewer's image of MODEL (headless Chromium),
 //!                                            and the gltf sample's of the same scene, in target/reference/<stem>/
+//! cargo xtask validate-gltf [--install] [FILES...]
+//!                                            the Khronos glTF Validator over FILES (default: ../shared/gltf-samples/),
+//!                                            reports in target/gltf-validator/<stem>.json
 //! cargo xtask lint                           cargo fmt --check, clippy on every crate and target, then cargo doc; warnings denied
-//! cargo xtask ci                             what .ci/run does: shaders + lint + reference tools and references + test
+//! cargo xtask ci                             what .ci/run does: shaders + lint + glTF validator + reference tools and references + test
 //! ```
 //!
 //! `reference` (see [`mod@reference`]) installs what it needs only when asked:
@@ -32,6 +35,7 @@
 
 mod bench;
 mod fuzz;
+mod gltf_validator;
 mod reference;
 mod sample_list;
 mod shaders;
@@ -83,9 +87,12 @@ enum Cmd {
     Shaders,
     /// Render MODEL's reference image with the Khronos glTF Sample Viewer in headless Chromium (`target/reference/<stem>/`)
     Reference(ReferenceArgs),
+    /// Run the Khronos glTF Validator over FILES (default: every model under ../shared/gltf-samples/); reports in target/gltf-validator/
+    #[command(name = "validate-gltf")]
+    ValidateGltf(ValidateGltfArgs),
     /// cargo fmt --check, clippy on every crate and target, then cargo doc (--no-deps); warnings denied
     Lint,
-    /// What .ci/run does: shaders, lint, reference tools and references, test
+    /// What .ci/run does: shaders, lint, glTF validator, reference tools and references, test
     Ci,
 }
 
@@ -149,6 +156,17 @@ struct ReferenceArgs {
 }
 
 #[derive(Args, Debug, PartialEq, Eq)]
+struct ValidateGltfArgs {
+    /// The .gltf / .glb files (default: every one under ../shared/gltf-samples/)
+    #[arg(value_name = "FILES")]
+    files: Vec<std::path::PathBuf>,
+    /// Install what is missing first: gltf-validator (npm, into
+    /// target/reference-tools/; Debian `nodejs npm` with apt-get when npm is missing)
+    #[arg(long)]
+    install: bool,
+}
+
+#[derive(Args, Debug, PartialEq, Eq)]
 struct FuzzArgs {
     /// Seconds per target
     #[arg(long, value_name = "N", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
@@ -185,6 +203,7 @@ fn main() -> ExitCode {
         Cmd::Fuzz(a) => fuzz::fuzz(a.seconds, &a.targets),
         Cmd::Shaders => shaders::check_all(),
         Cmd::Reference(a) => reference::reference(&a.model, a.width, a.height, a.install),
+        Cmd::ValidateGltf(a) => gltf_validator::validate_gltf(&a.files, a.install),
         Cmd::Lint => lint(),
         Cmd::Ci => ci(),
     };
@@ -347,7 +366,7 @@ fn require_clippy(cargo_bin: &str) -> Result<()> {
     }
 }
 
-/// Shaders, lint, the reference images, tests. Clippy is checked first,
+/// Shaders, lint, the glTF validator's reports, the reference images, tests. Clippy is checked first,
 /// before anything is installed or built, so a machine without it fails at
 /// once. The reference renderer (Chromium, the glTF Sample Viewer) is
 /// installed and each shared model's reference rendered before the tests,
@@ -361,6 +380,10 @@ fn ci() -> Result<ExitCode> {
             return Ok(code);
         }
     }
+    // The validator's reports, which engine-core's gltf_validator test reads.
+    // A model with validator errors is not a failure here; the validator
+    // failing to install or run is.
+    gltf_validator::validate_gltf(&[], true).map_err(|e| format!("ci: the Khronos glTF Validator could not run: {e}"))?;
     reference::install()?;
     let shared = reference::shared_models_dir();
     let models = reference::shared_models(&shared);
@@ -427,7 +450,7 @@ mod tests {
 
     #[test]
     fn every_command_has_help() {
-        for cmd in ["run", "samples", "test", "bench", "soak", "fuzz", "shaders", "reference", "lint", "ci"] {
+        for cmd in ["run", "samples", "test", "bench", "soak", "fuzz", "shaders", "reference", "validate-gltf", "lint", "ci"] {
             for args in [vec![cmd, "--help"], vec![cmd, "-h"], vec!["help", cmd]] {
                 let err = parse(&args).expect_err("help is not a command");
                 assert_eq!(err.kind(), ErrorKind::DisplayHelp, "{args:?}");
@@ -470,6 +493,11 @@ mod tests {
         assert_eq!(
             parse(["reference", "--install", "--width", "64", "--height", "48", "m.glb"]).unwrap(),
             Cmd::Reference(ReferenceArgs { model: "m.glb".into(), width: 64, height: 48, install: true })
+        );
+        assert_eq!(parse(["validate-gltf"]).unwrap(), Cmd::ValidateGltf(ValidateGltfArgs { files: vec![], install: false }));
+        assert_eq!(
+            parse(["validate-gltf", "--install", "a.gltf", "b.glb"]).unwrap(),
+            Cmd::ValidateGltf(ValidateGltfArgs { files: vec!["a.gltf".into(), "b.glb".into()], install: true })
         );
         assert_eq!(
             parse(["fuzz", "--seconds", "5", "particle_asset"]).unwrap(),

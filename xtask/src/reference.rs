@@ -28,7 +28,8 @@
 //!
 //! Installing: only with `--install` (and always in `cargo xtask ci`): the
 //! Debian packages `chromium` (and `nodejs`, `npm` when npm is missing)
-//! with apt-get as root, then the viewer with npm into
+//! with apt-get as root, then the viewer (and the glTF Validator, see
+//! [`crate::gltf_validator`]; one manifest pins both) with npm into
 //! `target/reference-tools/`. `cargo xtask test` never installs them.
 
 use crate::Result;
@@ -66,10 +67,15 @@ pub fn target_dir() -> PathBuf {
     }
 }
 
-/// Where `--install` puts the viewer (`target/reference-tools/`).
-fn tools_dir() -> PathBuf {
+/// Where `--install` puts the npm tools ([`NPM_TOOLS`]): `target/reference-tools/`.
+pub(crate) fn tools_dir() -> PathBuf {
     target_dir().join("reference-tools")
 }
+
+/// Every npm package xtask installs into [`tools_dir`], pinned: one manifest
+/// lists them all, so installing one never prunes another.
+pub(crate) const NPM_TOOLS: &[(&str, &str)] =
+    &[(VIEWER_PACKAGE, VIEWER_VERSION), (crate::gltf_validator::VALIDATOR_PACKAGE, crate::gltf_validator::VALIDATOR_VERSION)];
 
 /// The viewer's `dist/` folder.
 fn viewer_dist() -> PathBuf {
@@ -96,12 +102,12 @@ fn model_in(dir: &Path) -> Option<PathBuf> {
     (found.len() == 1).then(|| found.remove(0))
 }
 
-fn is_model(path: &Path) -> bool {
+pub(crate) fn is_model(path: &Path) -> bool {
     matches!(path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase).as_deref(), Some("gltf" | "glb"))
 }
 
 /// The first executable named one of `names` on `PATH`.
-fn which(names: &[&str]) -> Option<PathBuf> {
+pub(crate) fn which(names: &[&str]) -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
     names.iter().find_map(|n| std::env::split_paths(&path).map(|d| d.join(n)).find(|p| p.is_file()))
 }
@@ -110,11 +116,15 @@ fn chromium() -> Option<PathBuf> {
     which(&["chromium", "chromium-browser"])
 }
 
-/// The installed viewer's version, if it is installed.
-fn installed_viewer_version() -> Option<String> {
-    let text = std::fs::read_to_string(tools_dir().join("node_modules").join(VIEWER_PACKAGE).join("package.json")).ok()?;
+/// The installed version of the npm `package` in [`tools_dir`], if any.
+pub(crate) fn installed_npm_version(package: &str) -> Option<String> {
+    let text = std::fs::read_to_string(tools_dir().join("node_modules").join(package).join("package.json")).ok()?;
     let v: Value = serde_json::from_str(&text).ok()?;
     v["version"].as_str().map(String::from)
+}
+
+fn installed_viewer_version() -> Option<String> {
+    installed_npm_version(VIEWER_PACKAGE)
 }
 
 /// What is missing to render references (empty: ready).
@@ -138,55 +148,69 @@ pub fn install() -> Result<()> {
     if chromium().is_none() {
         packages.push("chromium");
     }
-    if which(&["npm"]).is_none() {
-        packages.extend(["nodejs", "npm"]);
-    }
-    if !packages.is_empty() {
-        let env = crate::vulkan::Env::from_process();
-        if env.no_install() {
-            return Err(format!(
-                "{} missing and PROXIMA_NO_INSTALL is set: sudo apt-get install {}",
-                packages.join(" "),
-                packages.join(" ")
-            ));
-        }
-        if !env.debian() || !env.root {
-            return Err(format!(
-                "the reference renderer needs {}: on Debian/Ubuntu, as root: apt-get install {} (this is not Debian with apt-get as root, so nothing is installed)",
-                packages.join(" "),
-                packages.join(" ")
-            ));
-        }
-        eprintln!("xtask: installing {} with apt-get for the reference renderer", packages.join(" "));
-        crate::vulkan::apt_get_install(&packages)?;
-    }
-    if installed_viewer_version().as_deref() != Some(VIEWER_VERSION) {
-        let dir = tools_dir();
-        std::fs::create_dir_all(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
-        let manifest = json!({
-            "name": "proxima-reference-tools",
-            "private": true,
-            "description": "written by cargo xtask reference --install",
-            "dependencies": { VIEWER_PACKAGE: VIEWER_VERSION },
-        });
-        std::fs::write(dir.join("package.json"), serde_json::to_string_pretty(&manifest).expect("JSON") + "\n")
-            .map_err(|e| format!("writing {}: {e}", dir.join("package.json").display()))?;
-        eprintln!("xtask: installing {VIEWER_PACKAGE}@{VIEWER_VERSION} with npm into {}", dir.display());
-        let status = Command::new("npm")
-            .args(["install", "--no-audit", "--no-fund", "--loglevel=error"])
-            .current_dir(&dir)
-            .status()
-            .map_err(|e| format!("running npm: {e}"))?;
-        if !status.success() {
-            return Err(format!("npm install in {} failed", dir.display()));
-        }
-    }
+    apt_install_with_npm(packages, "the reference renderer")?;
+    npm_install_tools()?;
     let still = missing();
     if still.is_empty() {
         Ok(())
     } else {
         Err(format!("installed, but still missing: {}", still.join(", ")))
     }
+}
+
+/// Installs the Debian `packages` and, when npm is missing, `nodejs npm`,
+/// with apt-get as root (never with `PROXIMA_NO_INSTALL`); `purpose` says
+/// what needs them.
+pub(crate) fn apt_install_with_npm(mut packages: Vec<&str>, purpose: &str) -> Result<()> {
+    if which(&["npm"]).is_none() {
+        packages.extend(["nodejs", "npm"]);
+    }
+    if packages.is_empty() {
+        return Ok(());
+    }
+    let env = crate::vulkan::Env::from_process();
+    if env.no_install() {
+        return Err(format!("{} missing and PROXIMA_NO_INSTALL is set: sudo apt-get install {}", packages.join(" "), packages.join(" ")));
+    }
+    if !env.debian() || !env.root {
+        return Err(format!(
+            "{purpose} needs {}: on Debian/Ubuntu, as root: apt-get install {} (this is not Debian with apt-get as root, so nothing is installed)",
+            packages.join(" "),
+            packages.join(" ")
+        ));
+    }
+    eprintln!("xtask: installing {} with apt-get for {purpose}", packages.join(" "));
+    crate::vulkan::apt_get_install(&packages)
+}
+
+/// Installs [`NPM_TOOLS`] with npm into [`tools_dir`] unless each is there
+/// at its pinned version.
+pub(crate) fn npm_install_tools() -> Result<()> {
+    if NPM_TOOLS.iter().all(|(p, v)| installed_npm_version(p).as_deref() == Some(*v)) {
+        return Ok(());
+    }
+    let dir = tools_dir();
+    std::fs::create_dir_all(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+    let dependencies: serde_json::Map<String, Value> = NPM_TOOLS.iter().map(|(p, v)| (p.to_string(), json!(v))).collect();
+    let manifest = json!({
+        "name": "proxima-reference-tools",
+        "private": true,
+        "description": "written by cargo xtask (reference / validate-gltf --install)",
+        "dependencies": dependencies,
+    });
+    std::fs::write(dir.join("package.json"), serde_json::to_string_pretty(&manifest).expect("JSON") + "\n")
+        .map_err(|e| format!("writing {}: {e}", dir.join("package.json").display()))?;
+    let list: Vec<String> = NPM_TOOLS.iter().map(|(p, v)| format!("{p}@{v}")).collect();
+    eprintln!("xtask: installing {} with npm into {}", list.join(" "), dir.display());
+    let status = Command::new("npm")
+        .args(["install", "--no-audit", "--no-fund", "--loglevel=error"])
+        .current_dir(&dir)
+        .status()
+        .map_err(|e| format!("running npm: {e}"))?;
+    if !status.success() {
+        return Err(format!("npm install in {} failed", dir.display()));
+    }
+    Ok(())
 }
 
 /// `cargo xtask reference MODEL`: see the module docs.
