@@ -50,7 +50,7 @@ fn model() -> GltfWriter {
     nodes.push(w.push("nodes", json!({ "camera": 0, "translation": [0.0, 0.0, 2.5] })));
     w.push("scenes", json!({ "name": "quads", "nodes": nodes }));
     w.set("scene", json!(0));
-    w.set("extensionsUsed", json!(["KHR_materials_unlit"]));
+    w.set("extensionsUsed", json!(["KHR_materials_sheen"]));
     w
 }
 
@@ -78,7 +78,7 @@ fn a_generated_glb_renders_clean_framed_with_its_import_stats() {
     assert_eq!((import.meshes, import.triangles, import.materials, import.textures), (2, 4, 2, 1), "{import:?}");
     assert!(import.ms > 0.0);
     assert_eq!(import.skipped.len(), 1, "{:?}", import.skipped);
-    assert!(import.skipped[0].contains("KHR_materials_unlit"), "{:?}", import.skipped);
+    assert!(import.skipped[0].contains("KHR_materials_sheen"), "{:?}", import.skipped);
     assert_eq!(s.primitives, 2, "the file's camera and the sample's sun are no primitives");
     let (covered, of) = covered_middle(&png);
     assert!(covered * 2 > of, "the model fills the middle: {covered} of {of} pixels");
