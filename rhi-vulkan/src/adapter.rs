@@ -139,6 +139,7 @@ fn device_info(
             // its anisotropic sampling took a glTF model's base pass from
             // 0.7 s to 93 s and speckled it with the smallest mips.
             sampler_anisotropy: base.sampler_anisotropy != 0 && props.device_type != vk::PhysicalDeviceType::CPU,
+            texture_compression_bc: base.texture_compression_bc != 0,
         },
     }
 }

@@ -14,6 +14,14 @@ pub(crate) fn format(f: Format) -> vk::Format {
         Format::Bgra8Srgb => vk::Format::B8G8R8A8_SRGB,
         Format::Rgba16Float => vk::Format::R16G16B16A16_SFLOAT,
         Format::Depth32Float => vk::Format::D32_SFLOAT,
+        Format::Bc1RgbaUnorm => vk::Format::BC1_RGBA_UNORM_BLOCK,
+        Format::Bc1RgbaSrgb => vk::Format::BC1_RGBA_SRGB_BLOCK,
+        Format::Bc3Unorm => vk::Format::BC3_UNORM_BLOCK,
+        Format::Bc3Srgb => vk::Format::BC3_SRGB_BLOCK,
+        Format::Bc4Unorm => vk::Format::BC4_UNORM_BLOCK,
+        Format::Bc5Unorm => vk::Format::BC5_UNORM_BLOCK,
+        Format::Bc7Unorm => vk::Format::BC7_UNORM_BLOCK,
+        Format::Bc7Srgb => vk::Format::BC7_SRGB_BLOCK,
     }
 }
 
@@ -283,6 +291,26 @@ mod tests {
         assert_eq!(Format::R8Unorm.bytes_per_pixel(), 1);
         assert_eq!(Format::Rg8Unorm.bytes_per_pixel(), 2);
         assert_eq!(Format::Rgba16Float.bytes_per_pixel(), 8);
+    }
+
+    #[test]
+    fn block_compressed_formats_map_and_size_by_whole_blocks() {
+        assert_eq!(format(Format::Bc1RgbaSrgb), vk::Format::BC1_RGBA_SRGB_BLOCK);
+        assert_eq!(format(Format::Bc7Unorm), vk::Format::BC7_UNORM_BLOCK);
+        assert_eq!(format(Format::Bc5Unorm), vk::Format::BC5_UNORM_BLOCK);
+        for f in Format::BLOCK_COMPRESSED {
+            assert!(f.is_block_compressed() && !f.is_depth(), "{f:?}");
+            assert_eq!(aspect(f), vk::ImageAspectFlags::COLOR);
+        }
+        assert!(!Format::Rgba8Unorm.is_block_compressed());
+        assert_eq!((Format::Bc1RgbaUnorm.bytes_per_block(), Format::Bc4Unorm.bytes_per_block()), (8, 8));
+        assert_eq!((Format::Bc3Srgb.bytes_per_block(), Format::Bc7Srgb.bytes_per_block()), (16, 16));
+        // 5x3 is 2x1 blocks; 1x1 and 4x4 one block; uncompressed formats per texel.
+        assert_eq!(Format::Bc1RgbaUnorm.image_size(5, 3), 16);
+        assert_eq!(Format::Bc7Unorm.image_size(1, 1), 16);
+        assert_eq!(Format::Bc7Unorm.image_size(4, 4), 16);
+        assert_eq!(Format::Bc7Unorm.image_size(8, 5), 64);
+        assert_eq!(Format::Rgba8Unorm.image_size(5, 3), 60);
     }
 
     #[test]

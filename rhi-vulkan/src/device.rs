@@ -50,6 +50,11 @@ pub struct DeviceDesc {
     /// Off, or on a device without them, nothing is recorded and the results
     /// are `None`.
     pub timestamps: bool,
+    /// `textureCompressionBC` (block-compressed [`crate::Format`]s) where
+    /// the device has it (default on). Off, the device is made without it,
+    /// as one that lacks it: BC textures are [`crate::RhiError::Unsupported`]
+    /// (tests of the paths that decode BCn on the CPU instead).
+    pub texture_compression_bc: bool,
 }
 
 impl Default for DeviceDesc {
@@ -62,6 +67,7 @@ impl Default for DeviceDesc {
             #[cfg(feature = "window")]
             surface_extensions: Vec::new(),
             timestamps: true,
+            texture_compression_bc: true,
         }
     }
 }
@@ -92,6 +98,11 @@ pub struct DeviceFeatures {
     /// 22.3) is two orders of magnitude slower than trilinear and picks the
     /// smallest mips on quads at triangle edges.
     pub sampler_anisotropy: bool,
+    /// `textureCompressionBC`: the block-compressed formats
+    /// ([`crate::Format::is_block_compressed`]: BC1, BC3, BC4, BC5, BC7) can
+    /// be sampled ([`crate::Device::supports_sampled_format`]). On wherever
+    /// the device has it and [`DeviceDesc`]'s `texture_compression_bc` is on.
+    pub texture_compression_bc: bool,
 }
 
 /// What the chosen physical device is.
@@ -323,6 +334,7 @@ impl Device {
 
         let mut info = info;
         info.features.timestamps &= desc.timestamps;
+        info.features.texture_compression_bc &= desc.texture_compression_bc;
         let features = info.features;
         let raw = create_logical_device(&instance.raw, physical, queue_family, features, extra_device)?;
         // SAFETY: queue 0 of `queue_family` was requested above.
@@ -805,7 +817,8 @@ fn create_logical_device(
         .draw_indirect_first_instance(features.draw_indirect_first_instance)
         .depth_clamp(features.depth_clamp)
         .robust_buffer_access(features.robust_buffer_access)
-        .sampler_anisotropy(features.sampler_anisotropy);
+        .sampler_anisotropy(features.sampler_anisotropy)
+        .texture_compression_bc(features.texture_compression_bc);
     let priorities = [1.0f32];
     let queue_infos = [vk::DeviceQueueCreateInfo::default().queue_family_index(queue_family).queue_priorities(&priorities)];
     let create_info = vk::DeviceCreateInfo::default()

@@ -143,6 +143,18 @@ pub(crate) fn rendering_key(colors: impl ExactSizeIterator<Item = Format>, depth
             Some(Format::Depth32Float) => 6,
             Some(Format::R8Unorm) => 7,
             Some(Format::Rg8Unorm) => 8,
+            // Never an attachment (textures and pipelines refuse them as
+            // targets), so they need no codes of their own.
+            Some(
+                Format::Bc1RgbaUnorm
+                | Format::Bc1RgbaSrgb
+                | Format::Bc3Unorm
+                | Format::Bc3Srgb
+                | Format::Bc4Unorm
+                | Format::Bc5Unorm
+                | Format::Bc7Unorm
+                | Format::Bc7Srgb,
+            ) => 15,
         }
     };
     let n = colors.len() as u64;

@@ -44,6 +44,14 @@
 //!   where [`Device::supports_mip_generation`]), checks every slice's length
 //!   before creating anything and leaves all levels in
 //!   [`TextureState::ShaderRead`].
+//! - Block-compressed formats (BC1, BC3, BC4, BC5, BC7: [`Format::is_block_compressed`])
+//!   are sampled and copied only, where the device has `textureCompressionBC`
+//!   (enabled when present: [`DeviceFeatures::texture_compression_bc`];
+//!   [`Device::supports_sampled_format`]). Their levels are tightly packed
+//!   rows of 4x4 blocks, rounded up to whole blocks
+//!   ([`TextureDesc::level_size`]); they are uploaded with every level
+//!   supplied (no blits into compressed formats, so no generated mips), and
+//!   one on a device without the feature is [`RhiError::Unsupported`].
 //! - Samplers filter anisotropically only where the device has
 //!   `samplerAnisotropy` (enabled when present), clamped to its limit
 //!   ([`Device::sampler_anisotropy`] tells what was applied).

@@ -383,6 +383,9 @@ impl Device {
         if let Some(c) = desc.color_targets.iter().find(|c| c.format.is_depth()) {
             return Err(RhiError::InvalidDesc(format!("color target format {:?} is a depth format", c.format)));
         }
+        if let Some(c) = desc.color_targets.iter().find(|c| c.format.is_block_compressed()) {
+            return Err(RhiError::InvalidDesc(format!("color target format {:?} is block-compressed (sampled only)", c.format)));
+        }
         Ok(())
     }
 

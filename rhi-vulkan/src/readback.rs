@@ -50,11 +50,14 @@ impl Device {
     /// Waits for submitted work, copies `texture` (currently in `state`, left
     /// in `state` afterwards) and converts it to RGBA8: BGRA is swizzled,
     /// RGBA16F clamped to 0..1, R8 and RG8 padded with 0 (green, blue) and
-    /// 255 (alpha). Level 0 of a mip chain. Depth textures are not readable this way.
+    /// 255 (alpha). Level 0 of a mip chain. Depth and block-compressed
+    /// textures are not readable this way ([`RhiError::Unsupported`]; copy
+    /// a block-compressed level's blocks out with
+    /// [`crate::CommandList::copy_texture_level_to_buffer`]).
     pub fn read_texture(&self, texture: TextureHandle, state: TextureState) -> Result<Image> {
         let desc = self.texture_desc(texture)?;
-        if desc.format.is_depth() {
-            return Err(RhiError::Unsupported("depth textures cannot be read back as RGBA8".into()));
+        if desc.format.is_depth() || desc.format.is_block_compressed() {
+            return Err(RhiError::Unsupported(format!("{:?} textures cannot be read back as RGBA8", desc.format)));
         }
         if !desc.usage.contains(crate::TextureUsage::TRANSFER_SRC) {
             return Err(RhiError::InvalidDesc(format!("texture {:?} lacks TRANSFER_SRC usage", desc.label)));
@@ -79,7 +82,15 @@ impl Device {
             Format::Rg8Unorm => bytes.chunks_exact(2).flat_map(|p| [p[0], p[1], 0, 255]).collect(),
             Format::Bgra8Unorm | Format::Bgra8Srgb => bytes.chunks_exact(4).flat_map(|p| [p[2], p[1], p[0], p[3]]).collect(),
             Format::Rgba16Float => bytes.chunks_exact(2).map(|c| unorm8(f16_to_f32(u16::from_le_bytes([c[0], c[1]])))).collect(),
-            Format::Depth32Float => unreachable!("rejected above"),
+            Format::Depth32Float
+            | Format::Bc1RgbaUnorm
+            | Format::Bc1RgbaSrgb
+            | Format::Bc3Unorm
+            | Format::Bc3Srgb
+            | Format::Bc4Unorm
+            | Format::Bc5Unorm
+            | Format::Bc7Unorm
+            | Format::Bc7Srgb => unreachable!("rejected above"),
         };
         Ok(Image { width: desc.width, height: desc.height, rgba8 })
     }

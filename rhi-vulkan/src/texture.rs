@@ -80,15 +80,20 @@ impl TextureDesc {
         (shrink(self.width), shrink(self.height))
     }
 
-    /// Bytes of mip level `level`, tightly packed.
+    /// Bytes of mip level `level`, tightly packed: rows of texels, or of
+    /// whole 4x4 blocks for block-compressed formats (a level's extent
+    /// rounded up to whole blocks: a 2x1 level of BC1 is one 8-byte block).
     pub fn level_size(&self, level: u32) -> u64 {
         let (w, h) = self.level_extent(level);
-        u64::from(w) * u64::from(h) * u64::from(self.format.bytes_per_pixel())
+        self.format.image_size(w, h)
     }
 }
 
 /// The texels [`Device::create_texture_with_data`] uploads: tightly packed
-/// rows (`width_l * bytes_per_pixel` bytes each, no padding), top row first.
+/// rows (`width_l * bytes_per_pixel` bytes each, no padding), top row first;
+/// for block-compressed formats, rows of 4x4 blocks
+/// (`ceil(width_l / 4) * bytes_per_block` bytes each, `ceil(height_l / 4)`
+/// rows: [`TextureDesc::level_size`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TextureData<'a> {
     /// Level 0 only; the remaining levels are generated on the GPU by linear
@@ -128,9 +133,19 @@ impl Device {
     /// Creates a texture. Zero or oversized extents, an empty usage, mip
     /// levels outside `1..=`[`TextureDesc::full_mip_count`] or past the
     /// format's maximum, and a format the device cannot use that way are
-    /// errors; nothing is created then.
+    /// errors; nothing is created then. A block-compressed format on a
+    /// device without [`crate::DeviceFeatures::texture_compression_bc`] is
+    /// [`RhiError::Unsupported`].
     pub fn create_texture(&self, desc: &TextureDesc) -> Result<TextureHandle> {
         check_desc(desc)?;
+        if desc.format.is_block_compressed() && !self.features().texture_compression_bc {
+            return Err(RhiError::Unsupported(format!(
+                "texture {:?}: {:?} is block-compressed and {} has no textureCompressionBC (or it was turned off)",
+                desc.label,
+                desc.format,
+                self.name()
+            )));
+        }
         let format = conv::format(desc.format);
         let usage = conv::texture_usage(desc.usage, desc.format);
         self.check_texture_support(desc, format, usage)?;
@@ -246,10 +261,11 @@ impl Device {
     /// [`Device::immediate`] (it waits for the GPU).
     ///
     /// A slice count other than the mip levels, a slice whose length is not
-    /// exactly its level's `width_l * height_l * bytes_per_pixel` and a
+    /// exactly its level's [`TextureDesc::level_size`] and a
     /// description `create_texture` refuses are [`RhiError::InvalidDesc`];
     /// generating levels of a format without linear blits
-    /// ([`Device::supports_mip_generation`]) is [`RhiError::Unsupported`].
+    /// ([`Device::supports_mip_generation`]; never block-compressed formats,
+    /// which are not blit destinations) is [`RhiError::Unsupported`].
     /// Nothing is created then; a later failure destroys what was made.
     pub fn create_texture_with_data(&self, desc: &TextureDesc, data: TextureData<'_>) -> Result<TextureHandle> {
         check_desc(desc)?;
@@ -340,8 +356,25 @@ impl Device {
         if format.is_depth() {
             return false; // Depth blits must use nearest filtering.
         }
+        if format.is_block_compressed() {
+            return false; // Compressed formats cannot be blit destinations.
+        }
         let needed =
             vk::FormatFeatureFlags::BLIT_SRC | vk::FormatFeatureFlags::BLIT_DST | vk::FormatFeatureFlags::SAMPLED_IMAGE_FILTER_LINEAR;
+        // SAFETY: plain query on a valid physical device.
+        let props = unsafe { self.instance_raw().get_physical_device_format_properties(self.physical, conv::format(format)) };
+        props.optimal_tiling_features.contains(needed)
+    }
+
+    /// Whether textures of `format` can be sampled with linear filtering on
+    /// this device: its optimal-tiling features include `SAMPLED_IMAGE` and
+    /// `SAMPLED_IMAGE_FILTER_LINEAR`, and, for a block-compressed format,
+    /// the device has [`crate::DeviceFeatures::texture_compression_bc`] on.
+    pub fn supports_sampled_format(&self, format: Format) -> bool {
+        if format.is_block_compressed() && !self.features().texture_compression_bc {
+            return false;
+        }
+        let needed = vk::FormatFeatureFlags::SAMPLED_IMAGE | vk::FormatFeatureFlags::SAMPLED_IMAGE_FILTER_LINEAR;
         // SAFETY: plain query on a valid physical device.
         let props = unsafe { self.instance_raw().get_physical_device_format_properties(self.physical, conv::format(format)) };
         props.optimal_tiling_features.contains(needed)
@@ -391,6 +424,13 @@ fn check_desc(desc: &TextureDesc) -> Result<()> {
             desc.label, desc.mip_levels, desc.width, desc.height
         )));
     }
+    if desc.format.is_block_compressed() && (desc.usage.contains(TextureUsage::RENDER_TARGET) || desc.usage.contains(TextureUsage::STORAGE))
+    {
+        return Err(RhiError::Unsupported(format!(
+            "texture {:?}: {:?} is block-compressed: sampled and copied only, not a render target or storage image",
+            desc.label, desc.format
+        )));
+    }
     if desc.format.is_depth() && desc.usage.contains(TextureUsage::STORAGE) {
         return Err(RhiError::Unsupported(format!("texture {:?}: depth formats cannot be storage images", desc.label)));
     }
@@ -434,6 +474,14 @@ mod tests {
         assert_eq!(d.level_extent(6), (1, 1));
         assert_eq!(d.level_extent(40), (1, 1));
         assert_eq!(d.level_size(2), 16 * 4 * 2);
+        // Block-compressed levels round up to whole 4x4 blocks.
+        let bc = TextureDesc::sampled("bc", 8, 4, Format::Bc1RgbaUnorm).with_mip_levels(4);
+        assert_eq!([0, 1, 2, 3].map(|l| bc.level_size(l)), [16, 8, 8, 8]);
+        let bc7 = TextureDesc::sampled("bc7", 5, 3, Format::Bc7Srgb);
+        assert_eq!(bc7.level_size(0), 2 * 16);
+        assert!(check_desc(&bc7).is_ok());
+        let target = TextureDesc::render_target("bc rt", 4, 4, Format::Bc7Unorm);
+        assert!(matches!(check_desc(&target), Err(RhiError::Unsupported(_))));
     }
 
     #[test]

@@ -112,6 +112,24 @@ pub enum Format {
     Rgba16Float,
     /// 32-bit float depth; the one depth format.
     Depth32Float,
+    /// BC1 (DXT1) with 1-bit alpha (`BC1_RGBA`), linear: 8 bytes per 4x4
+    /// block. Block-compressed formats need
+    /// [`crate::DeviceFeatures::texture_compression_bc`].
+    Bc1RgbaUnorm,
+    /// BC1 with 1-bit alpha, sRGB-encoded colour.
+    Bc1RgbaSrgb,
+    /// BC3 (DXT5): BC1 colour and interpolated alpha, linear; 16 bytes per block.
+    Bc3Unorm,
+    /// BC3, sRGB-encoded colour.
+    Bc3Srgb,
+    /// BC4: one channel (red), linear; 8 bytes per block.
+    Bc4Unorm,
+    /// BC5: two channels (red, green), linear; 16 bytes per block.
+    Bc5Unorm,
+    /// BC7: RGBA, linear; 16 bytes per block.
+    Bc7Unorm,
+    /// BC7, sRGB-encoded colour.
+    Bc7Srgb,
 }
 
 impl Format {
@@ -120,15 +138,62 @@ impl Format {
     pub fn is_depth(self) -> bool {
         matches!(self, Format::Depth32Float)
     }
-    /// Bytes of one texel, tightly packed.
-    pub fn bytes_per_pixel(self) -> u32 {
+    /// Every block-compressed format.
+    pub const BLOCK_COMPRESSED: [Format; 8] = [
+        Format::Bc1RgbaUnorm,
+        Format::Bc1RgbaSrgb,
+        Format::Bc3Unorm,
+        Format::Bc3Srgb,
+        Format::Bc4Unorm,
+        Format::Bc5Unorm,
+        Format::Bc7Unorm,
+        Format::Bc7Srgb,
+    ];
+
+    /// Whether it is block-compressed (BCn: 4x4 texel blocks; sampled and
+    /// copied only, needs [`crate::DeviceFeatures::texture_compression_bc`]).
+    pub fn is_block_compressed(self) -> bool {
+        self.block_extent() > 1
+    }
+    /// Texels per side of one block: 4 for block-compressed formats, 1 for
+    /// the others (a "block" is then one texel).
+    pub fn block_extent(self) -> u32 {
+        match self {
+            Format::Bc1RgbaUnorm
+            | Format::Bc1RgbaSrgb
+            | Format::Bc3Unorm
+            | Format::Bc3Srgb
+            | Format::Bc4Unorm
+            | Format::Bc5Unorm
+            | Format::Bc7Unorm
+            | Format::Bc7Srgb => 4,
+            _ => 1,
+        }
+    }
+    /// Bytes of one block ([`Format::block_extent`] texels square), tightly
+    /// packed: the bytes of one texel for uncompressed formats.
+    pub fn bytes_per_block(self) -> u32 {
         match self {
             Format::R8Unorm => 1,
             Format::Rg8Unorm => 2,
             Format::Rgba8Unorm | Format::Rgba8Srgb | Format::Bgra8Unorm | Format::Bgra8Srgb => 4,
             Format::Depth32Float => 4,
             Format::Rgba16Float => 8,
+            Format::Bc1RgbaUnorm | Format::Bc1RgbaSrgb | Format::Bc4Unorm => 8,
+            Format::Bc3Unorm | Format::Bc3Srgb | Format::Bc5Unorm | Format::Bc7Unorm | Format::Bc7Srgb => 16,
         }
+    }
+    /// Bytes of one texel, tightly packed; for block-compressed formats,
+    /// which have no bytes per texel, the bytes of a block
+    /// ([`Format::bytes_per_block`]).
+    pub fn bytes_per_pixel(self) -> u32 {
+        self.bytes_per_block()
+    }
+    /// Bytes of a `width` x `height` image, tightly packed: rows of whole
+    /// blocks, an extent that is not a multiple of the block rounded up.
+    pub fn image_size(self, width: u32, height: u32) -> u64 {
+        let b = self.block_extent();
+        u64::from(width.div_ceil(b)) * u64::from(height.div_ceil(b)) * u64::from(self.bytes_per_block())
     }
 }
 

@@ -383,3 +383,203 @@ fn persistent_bind_groups_live_across_frames_and_refuse_destroyed_resources() {
     let report = device.shutdown();
     assert_eq!((report.leaked_allocations, report.validation_errors, report.validation_warnings), (0, 0, 0));
 }
+
+/// A BC1 block: endpoints `c0` > `c1` (RGB565, so four colours: c0, c1 and
+/// two thirds between) and a 2-bit index per texel, texel 0 in the low bits.
+fn bc1_block(c0: u16, c1: u16, indices: u32) -> [u8; 8] {
+    let mut b = [0u8; 8];
+    b[..2].copy_from_slice(&c0.to_le_bytes());
+    b[2..4].copy_from_slice(&c1.to_le_bytes());
+    b[4..].copy_from_slice(&indices.to_le_bytes());
+    b
+}
+
+/// A BC7 mode-6 block: one subset, 7-bit RGBA endpoints with a p-bit each
+/// (`e0`, `e1`: [r, g, b, a, p]) and a 4-bit index per texel (the first,
+/// the anchor, stored in 3 bits: its top bit must be 0).
+fn bc7_mode6_block(e0: [u8; 5], e1: [u8; 5], indices: [u8; 16]) -> [u8; 16] {
+    let mut bits = 0u128;
+    let mut at = 0;
+    let mut put = |value: u32, n: u32| {
+        bits |= u128::from(value & ((1 << n) - 1)) << at;
+        at += n;
+    };
+    put(1 << 6, 7); // mode 6: six 0 bits, then a 1
+    for c in 0..4 {
+        put(u32::from(e0[c]), 7);
+        put(u32::from(e1[c]), 7);
+    }
+    put(u32::from(e0[4]), 1);
+    put(u32::from(e1[4]), 1);
+    assert!(indices[0] < 8, "the anchor index has 3 bits");
+    put(u32::from(indices[0]), 3);
+    for &i in &indices[1..] {
+        put(u32::from(i), 4);
+    }
+    assert_eq!(at, 128);
+    bits.to_le_bytes()
+}
+
+/// Whether `device` samples BCn; prints which path a test takes.
+fn bc_or_skip(device: &Device, test: &str) -> bool {
+    let on = device.features().texture_compression_bc;
+    let sampled = Format::BLOCK_COMPRESSED.map(|f| device.supports_sampled_format(f));
+    println!("{test}: {} has textureCompressionBC: {on}; samples BC1/BC1s/BC3/BC3s/BC4/BC5/BC7/BC7s: {sampled:?}", device.name());
+    if on {
+        assert!(sampled.iter().all(|&s| s), "textureCompressionBC promises every BC format sampled with linear filtering");
+    } else {
+        assert!(sampled.iter().all(|&s| !s));
+        println!("skipped: {} has no textureCompressionBC", device.name());
+    }
+    on
+}
+
+#[test]
+fn bc1_and_bc7_levels_upload_and_read_back_byte_exact() {
+    let device = device();
+    if !bc_or_skip(device, "bc1_and_bc7_levels_upload_and_read_back_byte_exact") {
+        return;
+    }
+    // BC1 8x8 with its chain: 2x2 blocks, then one block for 4x4, 2x2 and
+    // 1x1 (levels smaller than a block still take a whole one). Red/blue
+    // endpoints with every index in each row, varied per block.
+    let (red, blue) = (0xF800u16, 0x001Fu16);
+    for format in [Format::Bc1RgbaUnorm, Format::Bc1RgbaSrgb] {
+        let desc = readable("bc1", 8, 8, format).with_mip_levels(4);
+        let levels: Vec<Vec<u8>> = (0..4u16)
+            .map(|l| {
+                let blocks = desc.level_size(u32::from(l)) / 8;
+                (0..blocks as u16).flat_map(|b| bc1_block(red - (b << 11), blue + l, 0xE4E4_E4E4 ^ (u32::from(b) * 0x1111_1111))).collect()
+            })
+            .collect();
+        assert_eq!(levels.iter().map(Vec::len).collect::<Vec<_>>(), [32, 8, 8, 8]);
+        let slices: Vec<&[u8]> = levels.iter().map(Vec::as_slice).collect();
+        let texture = device.create_texture_with_data(&desc, TextureData::AllLevels(&slices)).unwrap();
+        for (level, want) in (0u32..).zip(&levels) {
+            assert_eq!(&read_level(device, texture, level), want, "{format:?} level {level}");
+        }
+        device.destroy_texture(texture);
+    }
+    // BC7 5x3 (not a multiple of the block: 2x1 blocks) with its chain 5x3,
+    // 2x1, 1x1: mode-6 blocks, red to green, indices 0..15 and reversed.
+    let ramp: [u8; 16] = std::array::from_fn(|i| i as u8);
+    let mut reversed = ramp;
+    reversed.reverse();
+    reversed[0] = 7;
+    for format in [Format::Bc7Unorm, Format::Bc7Srgb] {
+        let desc = readable("bc7", 5, 3, format).with_mip_levels(3);
+        let a = bc7_mode6_block([127, 0, 0, 127, 1], [0, 127, 0, 127, 1], ramp);
+        let b = bc7_mode6_block([10, 20, 30, 127, 0], [100, 90, 80, 64, 1], reversed);
+        let levels = [[a, b].concat(), b.to_vec(), a.to_vec()];
+        let slices: Vec<&[u8]> = levels.iter().map(Vec::as_slice).collect();
+        let texture = device.create_texture_with_data(&desc, TextureData::AllLevels(&slices)).unwrap();
+        for (level, want) in (0u32..).zip(&levels) {
+            assert_eq!(&read_level(device, texture, level), want, "{format:?} level {level}");
+        }
+        device.destroy_texture(texture);
+    }
+    assert_clean(device);
+}
+
+/// Samples texel (`x`, `y`) of a 4x4 texture with a nearest sampler into an
+/// 8x8 RGBA8 target; returns the target's centre pixel.
+fn sample_texel(device: &Device, texture: TextureHandle, x: u32, y: u32) -> [u8; 4] {
+    let wgsl = SAMPLED_WGSL.replace("vec2<f32>(0.5, 0.5)", &format!("vec2<f32>({}, {})", (x as f32 + 0.5) / 4.0, (y as f32 + 0.5) / 4.0));
+    let shader = device.create_shader("sample texel", &wgsl).unwrap();
+    let pipeline = device.create_graphics_pipeline(&GraphicsPipelineDesc::color(shader, Format::Rgba8Unorm)).unwrap();
+    let sampler = device.create_sampler(&SamplerDesc::nearest_clamp()).unwrap();
+    let group =
+        device.create_bind_group(pipeline, 0, &[(0, BindingResource::Texture(texture)), (1, BindingResource::Sampler(sampler))]).unwrap();
+    let color = device.create_texture(&TextureDesc::render_target("color", 8, 8, Format::Rgba8Unorm)).unwrap();
+    device
+        .immediate(|cmd| {
+            cmd.texture_barrier(color, TextureState::Undefined, TextureState::ColorAttachment)?;
+            let pass = RenderingDesc {
+                color: vec![ColorAttachment { texture: color, load: LoadOp::Clear([0.0; 4]), store: true }],
+                depth: None,
+                area: Rect::from_size(8, 8),
+            };
+            cmd.begin_rendering(&pass, RenderingContents::Inline)?;
+            cmd.bind_pipeline(pipeline)?;
+            cmd.set_viewport(Rect::from_size(8, 8))?;
+            cmd.set_scissor(Rect::from_size(8, 8))?;
+            cmd.bind_group_handle(0, group)?;
+            cmd.draw(3, 1, 0, 0)?;
+            cmd.end_rendering()
+        })
+        .unwrap();
+    let pixel = device.read_texture(color, TextureState::ColorAttachment).unwrap().pixel(4, 4);
+    device.destroy_bind_group(group);
+    device.destroy_texture(color);
+    device.destroy_sampler(sampler);
+    device.destroy_pipeline(pipeline);
+    pixel
+}
+
+#[test]
+fn a_bc1_block_samples_as_its_endpoints_and_their_thirds() {
+    let device = device();
+    if !bc_or_skip(device, "a_bc1_block_samples_as_its_endpoints_and_their_thirds") {
+        return;
+    }
+    // Red and blue endpoints; each row's texels use indices 0, 1, 2, 3:
+    // red, blue, 2/3 red + 1/3 blue, 1/3 red + 2/3 blue (BC1's four colours).
+    let block = bc1_block(0xF800, 0x001F, 0xE4E4_E4E4);
+    let desc = TextureDesc::sampled("bc1 sampled", 4, 4, Format::Bc1RgbaUnorm);
+    let texture = device.create_texture_with_data(&desc, TextureData::Level0(&block)).unwrap();
+    let want = [[255, 0, 0, 255], [0, 0, 255, 255], [170, 0, 85, 255], [85, 0, 170, 255]];
+    for (x, want) in (0u32..).zip(want) {
+        for y in [0, 3] {
+            let got = sample_texel(device, texture, x, y);
+            assert!(got.iter().zip(want).all(|(g, w)| g.abs_diff(w) <= 2), "texel ({x}, {y}): {got:?}, want {want:?}");
+        }
+    }
+    device.destroy_texture(texture);
+    device.wait_idle().unwrap();
+    assert_clean(device);
+}
+
+#[test]
+fn block_compressed_textures_are_typed_errors_without_the_feature_and_never_generate_mips() {
+    // A device made without textureCompressionBC (as one that lacks it).
+    let device = Device::new(&DeviceDesc { texture_compression_bc: false, ..test_support::device_desc() }).unwrap();
+    assert!(!device.features().texture_compression_bc);
+    let before = device.counts();
+    let block = bc1_block(0xF800, 0x001F, 0);
+    for format in Format::BLOCK_COMPRESSED {
+        assert!(!device.supports_sampled_format(format), "{format:?}");
+        assert!(!device.supports_mip_generation(format), "{format:?}");
+        let desc = TextureDesc::sampled("bc", 4, 4, format);
+        let data = vec![0u8; desc.level_size(0) as usize];
+        let r = device.create_texture_with_data(&desc, TextureData::Level0(&data));
+        assert!(matches!(r, Err(RhiError::Unsupported(ref m)) if m.contains("textureCompressionBC")), "{format:?}: {r:?}");
+        assert!(matches!(device.create_texture(&desc), Err(RhiError::Unsupported(_))), "{format:?}");
+    }
+    assert!(device.supports_sampled_format(Format::Rgba8Unorm));
+    let after = device.counts();
+    assert_eq!((after.textures, after.buffers, after.allocations), (before.textures, before.buffers, before.allocations));
+    assert_clean(&device);
+    drop(device);
+    // With the feature: a wrong length, a render target and generated mips
+    // are typed errors (compressed formats are no blit destinations).
+    let device = new_device();
+    if !bc_or_skip(&device, "block_compressed_textures_are_typed_errors_without_the_feature_and_never_generate_mips") {
+        return;
+    }
+    let before = device.counts();
+    let desc = TextureDesc::sampled("bc1", 8, 8, Format::Bc1RgbaUnorm);
+    let r = device.create_texture_with_data(&desc, TextureData::Level0(&block));
+    assert!(matches!(r, Err(RhiError::InvalidDesc(ref m)) if m.contains("needs 32 bytes")), "{r:?}");
+    let r = device.create_texture_with_data(&desc.clone().with_mip_levels(4), TextureData::Level0(&[block; 4].concat()));
+    assert!(matches!(r, Err(RhiError::Unsupported(ref m)) if m.contains("cannot generate mip levels")), "{r:?}");
+    let r = device.create_texture(&TextureDesc::render_target("bc rt", 8, 8, Format::Bc7Unorm));
+    assert!(matches!(r, Err(RhiError::Unsupported(_))), "{r:?}");
+    let one = device.create_texture_with_data(&desc, TextureData::Level0(&[block; 4].concat())).unwrap();
+    let r = device.read_texture(one, TextureState::ShaderRead);
+    assert!(matches!(r, Err(RhiError::Unsupported(_)) | Err(RhiError::InvalidDesc(_))), "{r:?}");
+    device.destroy_texture(one);
+    device.wait_idle().unwrap();
+    let after = device.counts();
+    assert_eq!((after.textures, after.buffers, after.allocations), (before.textures, before.buffers, before.allocations));
+    assert_clean(&device);
+}

@@ -147,7 +147,9 @@ impl CommandList<'_> {
         if level >= t.mip_levels {
             return Err(RhiError::InvalidDesc(format!("mip level {level} of texture {:?}, which has {}", t.label, t.mip_levels)));
         }
-        let texel = u64::from(t.format.bytes_per_pixel());
+        // A texel's bytes, or a whole block's (the offset alignment Vulkan
+        // asks of block-compressed copies).
+        let texel = u64::from(t.format.bytes_per_block());
         let (width, height) = t.level_extent(level);
         let size = t.level_size(level);
         if !fits(offset, size, b.size) || !offset.is_multiple_of(4) || !offset.is_multiple_of(texel) {
@@ -164,6 +166,10 @@ impl CommandList<'_> {
                 base_array_layer: 0,
                 layer_count: 1,
             },
+            // The level's extent in texels, even where it is not a multiple
+            // of a compressed format's block (allowed: it reaches the edge of
+            // the level); buffer_row_length/image_height 0: tightly packed
+            // rows of texels or whole blocks (`TextureDesc::level_size`).
             image_extent: vk::Extent3D { width, height, depth: 1 },
             ..Default::default()
         };
