@@ -120,8 +120,13 @@ fn default_lit(mi: MaterialInput, m: MaterialOutput, world_position: vec3<f32>) 
     let back = cross(view.camera_right.xyz, view.camera_up.xyz);
     let v = normalize(select(back, view.camera_position.xyz - world_position, view.camera_position.w > 0.5));
     let metallic = clamp(m.metallic, 0.0, 1.0);
-    let roughness = clamp(m.roughness, 0.03, 1.0);
-    let alpha = roughness * roughness;
+    // Geometric specular anti-aliasing (Kaplanyan and Hoffman 2016, as
+    // Filament does it): the normal's variance across the pixel widens the
+    // lobe, alpha² += min(2 · scale · variance, threshold).
+    let alpha_material = clamp(m.roughness, 0.03, 1.0) * clamp(m.roughness, 0.03, 1.0);
+    let kernel = min(2.0 * view.specular_aa_variance * mi.normal_variance, view.specular_aa_threshold);
+    let alpha = sqrt(min(alpha_material * alpha_material + kernel, 1.0));
+    let roughness = sqrt(alpha);
     var s: Surface;
     s.n = n;
     s.v = v;

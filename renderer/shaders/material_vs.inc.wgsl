@@ -48,6 +48,9 @@ fn material_input(in: MaterialVsOut, front: bool) -> MaterialInput {
         n = -n;
     }
     mi.world_normal = n;
+    let dn_dx = dpdx(n);
+    let dn_dy = dpdy(n);
+    mi.normal_variance = dot(dn_dx, dn_dx) + dot(dn_dy, dn_dy);
     mi.world_tangent = in.tangent;
     mi.color = in.color;
     mi.uv0 = in.uv0;

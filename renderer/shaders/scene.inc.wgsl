@@ -29,6 +29,11 @@ struct ViewUniform {
     point_lights: array<PointLight, 8>,
     // x: number of point lights; y: shadow map size.
     counts: vec4<u32>,
+    // Geometric specular anti-aliasing (`r.Shading.SpecularAAVariance`):
+    // the scale of the normal's variance (0: off) and the most roughness²
+    // it adds.
+    specular_aa_variance: f32,
+    specular_aa_threshold: f32,
 }
 
 struct PrimitiveData {
@@ -236,6 +241,10 @@ struct MaterialInput {
     // quad's level of detail jumps to the smallest mips).
     uv_dx: array<vec2<f32>, 4>,
     uv_dy: array<vec2<f32>, 4>,
+    // The squared length of the interpolated normal's screen-space
+    // derivatives (how much it turns across a pixel): geometric specular
+    // anti-aliasing's input.
+    normal_variance: f32,
     custom: vec4<f32>,
     // More per-primitive / per-instance custom data (ISM custom float 3 in x).
     custom1: vec4<f32>,

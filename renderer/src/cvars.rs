@@ -59,6 +59,13 @@ pub const EXPOSURE: &str = "r.Exposure";
 /// stands in for sky lighting; 1 = as designed, 0 = no ambient: only the
 /// scene's lights, as a reference renderer without an environment shows).
 pub const SKY_LIGHT_INTENSITY: &str = "r.SkyLight.Intensity";
+/// Geometric specular anti-aliasing: the variance of the shading normal
+/// across a pixel (from its screen-space derivatives) times this scale
+/// widens the specular lobe, so highlights on curved or finely detailed
+/// geometry do not flicker to single bright pixels (Kaplanyan and Hoffman
+/// 2016, as Filament's `specularAntiAliasingVariance` and UE's
+/// `r.NormalCurvatureToRoughness`). Default 0.15; 0 = off (the BRDF exactly).
+pub const SPECULAR_AA_VARIANCE: &str = "r.Shading.SpecularAAVariance";
 /// Occlusion culling of primitives and instanced-mesh instances hidden
 /// behind nearer opaque geometry (UE's name; default on). Never changes the
 /// image: see `crate::occlusion`.
@@ -90,6 +97,11 @@ impl Default for ConsoleVariables {
         add(TONEMAPPER, CvarValue::Int(1), "tone mapping of the HDR scene color: 0 = none (clamp), 1 = ACES fitted");
         add(EXPOSURE, CvarValue::Float(1.0), "linear multiplier on the scene color before tone mapping");
         add(SKY_LIGHT_INTENSITY, CvarValue::Float(1.0), "scale of the hemisphere ambient (0 = none: the scene's lights only)");
+        add(
+            SPECULAR_AA_VARIANCE,
+            CvarValue::Float(0.15),
+            "geometric specular anti-aliasing: scale of the normal's screen-space variance added to roughness (0 = off)",
+        );
         add(
             ALLOW_OCCLUSION_QUERIES,
             CvarValue::Bool(true),

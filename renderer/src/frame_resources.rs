@@ -31,8 +31,13 @@ pub(crate) struct ViewUniformData {
     pub wireframe_color: [f32; 4],
     pub point_lights: [[f32; 8]; 8],
     pub counts: [u32; 4],
+    /// Geometric specular anti-aliasing: the normal variance's scale (0: off).
+    pub specular_aa_variance: f32,
+    /// Geometric specular anti-aliasing: the most roughness² it adds.
+    pub specular_aa_threshold: f32,
+    pub unused: [f32; 2],
     /// Not in the WGSL struct (see above).
-    pub padding: [[f32; 4]; 15],
+    pub padding: [[f32; 4]; 14],
 }
 
 pub(crate) const VIEW_UNIFORM_SIZE: u64 = std::mem::size_of::<ViewUniformData>() as u64;

@@ -3,7 +3,8 @@
 //!
 //! A unit sphere, finely tessellated, is lit by one directional light and
 //! seen through an orthographic camera, with no ambient
-//! (`r.SkyLight.Intensity=0`), no shadows and no tone mapper
+//! (`r.SkyLight.Intensity=0`), no shadows, no geometric specular
+//! anti-aliasing (`r.Shading.SpecularAAVariance=0`) and no tone mapper
 //! (`r.Tonemapper=0`, the exposure keeping every value under 1). At chosen
 //! pixels the normal is the analytic sphere's under the pixel's centre;
 //! the CPU evaluates the specification's equations there:
@@ -93,7 +94,10 @@ fn srgb_encode(linear: f32) -> u8 {
 
 fn render(case: &Case, light_travels: Vec3) -> Image {
     let mut rt = render_thread(RenderThreadMode::Threaded);
-    for (name, value) in [(cvars::TONEMAPPER, "0"), (cvars::SKY_LIGHT_INTENSITY, "0"), (cvars::SHADOW_ENABLE, "0")] {
+    // Geometric specular anti-aliasing off: the BRDF exactly.
+    let settings =
+        [(cvars::TONEMAPPER, "0"), (cvars::SKY_LIGHT_INTENSITY, "0"), (cvars::SHADOW_ENABLE, "0"), (cvars::SPECULAR_AA_VARIANCE, "0")];
+    for (name, value) in settings {
         rt.set_cvar(name, value).unwrap();
     }
     rt.set_cvar(cvars::EXPOSURE, &EXPOSURE.to_string()).unwrap();

@@ -29,8 +29,32 @@ pub(crate) struct InitViews {
     pub occlusion: Vec<Option<OcclusionBuffer>>,
     /// Primitives the `occlusion` stage removed, summed over the main views.
     pub occluded_primitives: u64,
+    /// How the base and translucency passes shade this frame.
+    pub shading: ShadingSettings,
+}
+
+/// The shading settings of a frame, read from the console variables once.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct ShadingSettings {
     /// The hemisphere ambient's scale (`r.SkyLight.Intensity`, at least 0).
     pub sky_light: f32,
+    /// Geometric specular anti-aliasing's variance scale
+    /// (`r.Shading.SpecularAAVariance`, at least 0; 0 = off).
+    pub specular_aa_variance: f32,
+}
+
+impl ShadingSettings {
+    /// The largest roughness² geometric specular anti-aliasing adds
+    /// (Filament's default threshold): a very curved surface is not made
+    /// fully rough.
+    pub const SPECULAR_AA_THRESHOLD: f32 = 0.2;
+
+    pub fn from_cvars(cvars: &ConsoleVariables) -> Self {
+        Self {
+            sky_light: cvars.float(cvars::SKY_LIGHT_INTENSITY).max(0.0),
+            specular_aa_variance: cvars.float(cvars::SPECULAR_AA_VARIANCE).max(0.0),
+        }
+    }
 }
 
 impl InitViews {
@@ -106,8 +130,8 @@ pub(crate) fn init_views(scene: &Scene, cvars: &ConsoleVariables, family: &ViewF
         })
         .collect();
     let occlusion = vec![None; views.len()];
-    let sky_light = cvars.float(cvars::SKY_LIGHT_INTENSITY).max(0.0);
-    InitViews { views, main_view_count, shadow_view, directional, visibility, occlusion, occluded_primitives: 0, sky_light }
+    let shading = ShadingSettings::from_cvars(cvars);
+    InitViews { views, main_view_count, shadow_view, directional, visibility, occlusion, occluded_primitives: 0, shading }
 }
 
 /// An orthographic view from the light that covers the casters' bounding

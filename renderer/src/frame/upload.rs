@@ -3,6 +3,7 @@
 //! primitives in draw order) and the view uniforms — written into this
 //! frame slot's host-visible buffers.
 
+use super::init_views::ShadingSettings;
 use super::{InitViews, PassDrawList};
 use crate::error::Result;
 use crate::frame_resources::{ViewUniformData, VIEW_UNIFORM_SIZE};
@@ -64,7 +65,7 @@ const SHADOW_BIAS_TEXELS: f32 = 1.5;
 const SHADOW_BIAS_WORLD_MIN: f32 = 0.01;
 
 fn view_uniform(v: &SceneView, scene: &Scene, views: &InitViews, shadow_view_proj: Mat4, shadow_size: u32) -> ViewUniformData {
-    let (directional, has_shadow, sky) = (views.directional, views.has_shadow(), views.sky_light);
+    let (directional, has_shadow, sky) = (views.directional, views.has_shadow(), views.shading.sky_light);
     let (right, up) = v.right_up();
     // The shadow projection is orthographic: depth is linear, 1 unit of NDC = its depth range.
     let depth_range = if shadow_view_proj.z_axis.z != 0.0 { 1.0 / shadow_view_proj.z_axis.z.abs() } else { 1.0 };
@@ -100,7 +101,10 @@ fn view_uniform(v: &SceneView, scene: &Scene, views: &InitViews, shadow_view_pro
         wireframe_color: [0.85, 0.9, 1.0, 1.0],
         point_lights,
         counts: [n as u32, shadow_size, 0, 0],
-        padding: [[0.0; 4]; 15],
+        specular_aa_variance: views.shading.specular_aa_variance,
+        specular_aa_threshold: ShadingSettings::SPECULAR_AA_THRESHOLD,
+        unused: [0.0; 2],
+        padding: [[0.0; 4]; 14],
     }
 }
 
