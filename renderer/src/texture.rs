@@ -5,10 +5,15 @@
 //! A [`Texture2D`] is plain data — format, size, level 0 and either a
 //! supplied mip chain or a request to generate one on the GPU (linear
 //! blits) — made from raw texels or decoded from PNG/JPEG
-//! ([`Texture2D::decode`], the `image` crate with only those codecs).
-//! [`Texture2D::validate`] checks it against the device's limits
-//! ([`TextureLimits`]) before anything is queued, so a bad texture is a
-//! typed error and changes nothing.
+//! ([`Texture2D::decode`], the `image` crate with only those codecs), or
+//! block-compressed (BC1, BC3, BC4, BC5, BC7: [`Texture2D::compressed`],
+//! levels of 4x4 blocks, mips supplied or none: the GPU cannot generate
+//! them). [`Texture2D::validate`] checks it against the device's limits
+//! ([`TextureLimits`]: size, data length, mips, and whether the device
+//! samples block-compressed formats at all) before anything is queued, so a
+//! bad texture is a typed error and changes nothing. The renderer does not
+//! decompress: where the device lacks BC, the asset's maker decodes it to
+//! RGBA8 first (the glTF importer does so at spawn time).
 //!
 //! A [`TextureId`] is a slot of the render thread's [`TextureRegistry`] and
 //! the slot's generation, handed out as material ids are
@@ -84,21 +89,61 @@ pub enum TextureFormat {
     R8Unorm,
     /// HDR, 16-bit floats (8 bytes per texel).
     Rgba16Float,
+    /// BC1 (RGB with 1-bit alpha), colour: sRGB, sampled as linear. 8
+    /// bytes per 4x4 block, like every BC format below; all need
+    /// [`TextureLimits::bc_sampled`].
+    Bc1RgbaSrgb,
+    /// BC1 (RGB with 1-bit alpha), data.
+    Bc1RgbaUnorm,
+    /// BC3 (RGB and interpolated alpha), colour (sRGB); 16 bytes per block.
+    Bc3Srgb,
+    /// BC3, data.
+    Bc3Unorm,
+    /// BC4: one channel of data (red; green and blue sample 0); 8 bytes per block.
+    Bc4Unorm,
+    /// BC5: two channels of data (red, green; blue samples 0); 16 bytes per block.
+    Bc5Unorm,
+    /// BC7 (RGBA), colour (sRGB); 16 bytes per block.
+    Bc7Srgb,
+    /// BC7 (RGBA), data.
+    Bc7Unorm,
 }
 
 impl TextureFormat {
     /// Every format, in declaration order.
-    pub const ALL: [TextureFormat; 5] =
-        [TextureFormat::Rgba8Srgb, TextureFormat::Rgba8Unorm, TextureFormat::Rg8Unorm, TextureFormat::R8Unorm, TextureFormat::Rgba16Float];
+    pub const ALL: [TextureFormat; 13] = [
+        TextureFormat::Rgba8Srgb,
+        TextureFormat::Rgba8Unorm,
+        TextureFormat::Rg8Unorm,
+        TextureFormat::R8Unorm,
+        TextureFormat::Rgba16Float,
+        TextureFormat::Bc1RgbaSrgb,
+        TextureFormat::Bc1RgbaUnorm,
+        TextureFormat::Bc3Srgb,
+        TextureFormat::Bc3Unorm,
+        TextureFormat::Bc4Unorm,
+        TextureFormat::Bc5Unorm,
+        TextureFormat::Bc7Srgb,
+        TextureFormat::Bc7Unorm,
+    ];
 
-    /// Bytes of one texel.
+    /// Whether it is block-compressed (BCn: levels of 4x4 blocks).
+    pub fn is_block_compressed(self) -> bool {
+        self.rhi().is_block_compressed()
+    }
+    /// Whether it is sRGB-encoded colour (sampled as linear).
+    pub fn is_srgb(self) -> bool {
+        matches!(self, TextureFormat::Rgba8Srgb | TextureFormat::Bc1RgbaSrgb | TextureFormat::Bc3Srgb | TextureFormat::Bc7Srgb)
+    }
+    /// Bytes of one texel; for a block-compressed format, of one 4x4 block
+    /// ([`TextureFormat::bytes_per_block`]).
     pub fn bytes_per_texel(self) -> usize {
-        match self {
-            TextureFormat::R8Unorm => 1,
-            TextureFormat::Rg8Unorm => 2,
-            TextureFormat::Rgba8Srgb | TextureFormat::Rgba8Unorm => 4,
-            TextureFormat::Rgba16Float => 8,
-        }
+        self.bytes_per_block()
+    }
+    /// Bytes of one block: a texel, or 4x4 texels of a block-compressed
+    /// format (8 for BC1 and BC4, 16 for BC3, BC5 and BC7).
+    pub fn bytes_per_block(self) -> usize {
+        self.rhi().bytes_per_block() as usize
     }
     pub(crate) fn rhi(self) -> Format {
         match self {
@@ -107,6 +152,14 @@ impl TextureFormat {
             TextureFormat::Rg8Unorm => Format::Rg8Unorm,
             TextureFormat::R8Unorm => Format::R8Unorm,
             TextureFormat::Rgba16Float => Format::Rgba16Float,
+            TextureFormat::Bc1RgbaSrgb => Format::Bc1RgbaSrgb,
+            TextureFormat::Bc1RgbaUnorm => Format::Bc1RgbaUnorm,
+            TextureFormat::Bc3Srgb => Format::Bc3Srgb,
+            TextureFormat::Bc3Unorm => Format::Bc3Unorm,
+            TextureFormat::Bc4Unorm => Format::Bc4Unorm,
+            TextureFormat::Bc5Unorm => Format::Bc5Unorm,
+            TextureFormat::Bc7Srgb => Format::Bc7Srgb,
+            TextureFormat::Bc7Unorm => Format::Bc7Unorm,
         }
     }
 }
@@ -135,7 +188,9 @@ pub struct Texture2D {
     pub height: u32,
     /// How texels are stored and sampled.
     pub format: TextureFormat,
-    /// Level 0: `width * height` texels, rows top to bottom, tightly packed.
+    /// Level 0: `width * height` texels, rows top to bottom, tightly
+    /// packed; for a block-compressed format, `ceil(width / 4) *
+    /// ceil(height / 4)` blocks, rows of blocks top to bottom.
     pub data: Vec<u8>,
     /// Its mip levels below level 0.
     pub mips: TextureMips,
@@ -150,6 +205,10 @@ pub struct TextureLimits {
     /// device can generate its mip levels (linear blits); a texture asking
     /// for [`TextureMips::Generate`] in another format must supply them.
     pub mip_generation: [bool; TextureFormat::ALL.len()],
+    /// Whether the device samples every block-compressed format
+    /// (`textureCompressionBC`, [`rhi_vulkan::Device::supports_sampled_format`]);
+    /// without it a block-compressed texture is refused.
+    pub bc_sampled: bool,
 }
 
 impl TextureLimits {
@@ -158,6 +217,7 @@ impl TextureLimits {
         Self {
             max_dimension: device.info().max_image_dimension_2d,
             mip_generation: TextureFormat::ALL.map(|f| device.supports_mip_generation(f.rhi())),
+            bc_sampled: TextureFormat::ALL.iter().filter(|f| f.is_block_compressed()).all(|f| device.supports_sampled_format(f.rhi())),
         }
     }
 }
@@ -172,6 +232,18 @@ impl Texture2D {
     pub fn from_rgba8(label: &str, width: u32, height: u32, data: Vec<u8>, srgb: bool) -> Self {
         let format = if srgb { TextureFormat::Rgba8Srgb } else { TextureFormat::Rgba8Unorm };
         Self::new(label, width, height, format, data)
+    }
+
+    /// A block-compressed texture (`format` one of the BC formats) from its
+    /// levels, level 0 first (each `ceil(w / 4) * ceil(h / 4)` blocks):
+    /// levels past the first are supplied mips; a single level has none
+    /// (the GPU cannot generate levels of a compressed format).
+    pub fn compressed(label: &str, width: u32, height: u32, format: TextureFormat, levels: Vec<Vec<u8>>) -> Self {
+        let mut levels = levels.into_iter();
+        let data = levels.next().unwrap_or_default();
+        let rest: Vec<Vec<u8>> = levels.collect();
+        let mips = if rest.is_empty() { TextureMips::None } else { TextureMips::Supplied(rest) };
+        Self { label: label.into(), width, height, format, data, mips }
     }
 
     /// Without a mip chain.
@@ -211,15 +283,17 @@ impl Texture2D {
         }
     }
 
-    /// Bytes of level `level`.
+    /// Bytes of level `level`: its texels, or its 4x4 blocks (the level's
+    /// size rounded up to whole blocks) for a block-compressed format.
     pub fn level_size(&self, level: u32) -> usize {
-        let (w, h) = ((self.width >> level).max(1), (self.height >> level).max(1));
-        w as usize * h as usize * self.format.bytes_per_texel()
+        let shrink = |n: u32| n.checked_shr(level).unwrap_or(0).max(1);
+        self.format.rhi().image_size(shrink(self.width), shrink(self.height)) as usize
     }
 
     /// Checks the texture against `limits`: a non-zero size no larger than
-    /// the device allows, level 0 and every supplied level exactly as large
-    /// as its size and format say, and no more levels than the size has.
+    /// the device allows, a block-compressed format only where the device
+    /// samples it, level 0 and every supplied level exactly as large as its
+    /// size and format say, and no more levels than the size has.
     pub fn validate(&self, limits: &TextureLimits) -> Result<()> {
         let invalid = |reason: String| Err(RendererError::InvalidTexture { texture: self.label.clone(), reason });
         if self.width == 0 || self.height == 0 {
@@ -227,6 +301,12 @@ impl Texture2D {
         }
         if self.width > limits.max_dimension || self.height > limits.max_dimension {
             return invalid(format!("{}x{} is larger than the device allows ({} per side)", self.width, self.height, limits.max_dimension));
+        }
+        if self.format.is_block_compressed() && !limits.bc_sampled {
+            return invalid(format!(
+                "{:?} is block-compressed and the device does not sample BC formats (textureCompressionBC): decode it to RGBA8",
+                self.format
+            ));
         }
         let format_index = TextureFormat::ALL.iter().position(|f| *f == self.format).expect("every format is in ALL");
         if self.mips == TextureMips::Generate && self.mip_levels() > 1 && !limits.mip_generation[format_index] {
@@ -388,7 +468,7 @@ impl TextureRegistry {
 mod tests {
     use super::*;
 
-    const LIMITS: TextureLimits = TextureLimits { max_dimension: 4096, mip_generation: [true; 5] };
+    const LIMITS: TextureLimits = TextureLimits { max_dimension: 4096, mip_generation: [true; TextureFormat::ALL.len()], bc_sampled: true };
 
     #[test]
     fn sizes_and_levels_are_checked() {
@@ -411,13 +491,55 @@ mod tests {
         assert!(too_many.validate(&LIMITS).is_err());
         assert_eq!(Texture2D::new("t", 2, 2, TextureFormat::Rgba16Float, vec![0; 32]).level_size(0), 32);
         // A format the device cannot blit: generated mips are refused, supplied ones are fine.
-        let no_blit = TextureLimits { mip_generation: [true, true, true, false, true], ..LIMITS };
+        let mut no_blit = LIMITS;
+        no_blit.mip_generation[3] = false;
         let r8 = Texture2D::new("r8", 2, 2, TextureFormat::R8Unorm, vec![0; 4]);
         assert!(
             matches!(r8.validate(&no_blit), Err(RendererError::InvalidTexture { reason, .. }) if reason.contains("cannot generate mips"))
         );
         r8.clone().with_mips(vec![vec![0; 1]]).validate(&no_blit).unwrap();
         r8.without_mips().validate(&no_blit).unwrap();
+    }
+
+    #[test]
+    fn block_compressed_sizes_are_whole_blocks_and_need_the_device() {
+        // What a device with BC has: no generated mips of compressed formats.
+        let limits = TextureLimits { mip_generation: TextureFormat::ALL.map(|f| !f.is_block_compressed()), ..LIMITS };
+        let bc_formats: Vec<TextureFormat> = TextureFormat::ALL.into_iter().filter(|f| f.is_block_compressed()).collect();
+        assert_eq!(bc_formats.len(), 8);
+        for f in bc_formats {
+            let block = f.bytes_per_block();
+            assert!(block == 8 || block == 16, "{f:?}");
+            // 5x3: 2x1 blocks; its levels 2x1 and 1x1 a block each.
+            let t = Texture2D::compressed("bc", 5, 3, f, vec![vec![0; 2 * block], vec![0; block], vec![0; block]]);
+            assert_eq!((t.level_size(0), t.level_size(1), t.level_size(2), t.mip_levels()), (2 * block, block, block, 3));
+            t.validate(&limits).unwrap();
+            let single = Texture2D::compressed("bc", 8, 8, f, vec![vec![0; 4 * block]]);
+            assert_eq!((single.mips.clone(), single.mip_levels()), (TextureMips::None, 1));
+            single.validate(&limits).unwrap();
+            // Wrong lengths, per level.
+            let short = Texture2D::compressed("bc", 5, 3, f, vec![vec![0; 2 * block - 1]]);
+            assert!(matches!(short.validate(&limits), Err(RendererError::InvalidTexture { reason, .. }) if reason.contains("level 0")));
+            let texel_sized = Texture2D::compressed("bc", 4, 4, f, vec![vec![0; block], vec![0; 4 * block]]);
+            assert!(
+                matches!(texel_sized.validate(&limits), Err(RendererError::InvalidTexture { reason, .. }) if reason.contains("level 1"))
+            );
+            // Too many levels, and generated ones.
+            let too_many = Texture2D::compressed("bc", 2, 2, f, vec![vec![0; block]; 3]);
+            assert!(too_many.validate(&limits).is_err());
+            let generated = Texture2D::new("bc", 8, 8, f, vec![0; 4 * block]);
+            assert!(
+                matches!(generated.validate(&limits), Err(RendererError::InvalidTexture { reason, .. }) if reason.contains("cannot generate mips"))
+            );
+            // A device that does not sample BC.
+            let no_bc = TextureLimits { bc_sampled: false, ..limits };
+            assert!(
+                matches!(single.validate(&no_bc), Err(RendererError::InvalidTexture { reason, .. }) if reason.contains("does not sample BC"))
+            );
+            assert!(Texture2D::compressed("bc", 0, 4, f, vec![vec![]]).validate(&limits).is_err());
+        }
+        assert!(TextureFormat::Bc7Srgb.is_srgb() && !TextureFormat::Bc7Unorm.is_srgb() && !TextureFormat::Bc4Unorm.is_srgb());
+        assert_eq!(TextureFormat::Bc5Unorm.rhi(), Format::Bc5Unorm);
     }
 
     #[test]
