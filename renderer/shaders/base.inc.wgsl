@@ -120,11 +120,16 @@ fn default_lit(mi: MaterialInput, m: MaterialOutput, world_position: vec3<f32>) 
     let back = cross(view.camera_right.xyz, view.camera_up.xyz);
     let v = normalize(select(back, view.camera_position.xyz - world_position, view.camera_position.w > 0.5));
     let metallic = clamp(m.metallic, 0.0, 1.0);
-    // Geometric specular anti-aliasing (Kaplanyan and Hoffman 2016, as
-    // Filament does it): the normal's variance across the pixel widens the
-    // lobe, alpha² += min(2 · scale · variance, threshold).
+    // Specular anti-aliasing, both off with a variance scale of 0.
+    // Geometric (Kaplanyan and Hoffman 2016, as Filament does it): the
+    // normal's variance across the pixel widens the lobe, alpha² +=
+    // min(2 · scale · variance, threshold). Normal map (Toksvig): a normal
+    // shorter than 1 averages varied normals, alpha² += (1 - |n|) / |n|
+    // (past the 2/255 an 8-bit normal map's rounding accounts for).
     let alpha_material = clamp(m.roughness, 0.03, 1.0) * clamp(m.roughness, 0.03, 1.0);
-    let kernel = min(2.0 * view.specular_aa_variance * mi.normal_variance, view.specular_aa_threshold);
+    let n_len = clamp(length(tangent_normal), 1e-4, 1.0);
+    let toksvig = select(0.0, max((1.0 - n_len) / n_len - 2.0 / 255.0, 0.0), view.specular_aa_variance > 0.0);
+    let kernel = min(2.0 * view.specular_aa_variance * mi.normal_variance, view.specular_aa_threshold) + toksvig;
     let alpha = sqrt(min(alpha_material * alpha_material + kernel, 1.0));
     let roughness = sqrt(alpha);
     var s: Surface;

@@ -277,7 +277,10 @@ struct MaterialOutput {
     specular: f32,
     emissive: vec3<f32>,
     opacity: f32,
-    // Tangent-space shading normal ((0, 0, 1): the vertex normal).
+    // Tangent-space shading normal ((0, 0, 1): the vertex normal). Its
+    // length under 1 says how much the normals it averages vary (a normal
+    // map's mip: its texels are not renormalized), which widens the
+    // specular lobe (Toksvig); 1 = one direction.
     normal: vec3<f32>,
     // Multiplies the ambient light (1: unoccluded).
     ambient_occlusion: f32,

@@ -55,7 +55,7 @@ use test_support::image_metrics::{self, CellMean, Mask, NoiseShare, Rect};
 const BIN: &str = env!("CARGO_BIN_EXE_gltf");
 
 /// Proxima's side of a reference comparison (xtask's `PROXIMA_REFERENCE_CVARS`).
-const REFERENCE_CVARS: &[&str] = &["r.Shadow.Enable=0", "r.SkyLight.Intensity=0", "r.Tonemapper=0"];
+const REFERENCE_CVARS: &[&str] = &["r.Shadow.Enable=0", "r.SkyLight.Intensity=0", "r.Tonemapper=0", "r.Shading.SpecularAAVariance=0"];
 /// Cells per side of the grid over the silhouette.
 const GRID: u32 = 8;
 /// A cell counts when the reference covers at least this share of it.

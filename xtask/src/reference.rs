@@ -48,7 +48,8 @@ pub const VIEWER_PACKAGE: &str = "@khronosgroup/gltf-viewer";
 /// move under the tests without a commit saying so.
 pub const VIEWER_VERSION: &str = "1.1.0";
 /// The console variables of Proxima's side of a reference comparison.
-pub const PROXIMA_REFERENCE_CVARS: &[&str] = &["r.Shadow.Enable=0", "r.SkyLight.Intensity=0", "r.Tonemapper=0"];
+pub const PROXIMA_REFERENCE_CVARS: &[&str] =
+    &["r.Shadow.Enable=0", "r.SkyLight.Intensity=0", "r.Tonemapper=0", "r.Shading.SpecularAAVariance=0"];
 /// The reference's background (RGBA): a colour no shared model has, so the
 /// silhouette is every other pixel (the viewer writes it as is).
 pub const BACKGROUND: [u8; 4] = [255, 0, 255, 255];

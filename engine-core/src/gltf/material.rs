@@ -71,8 +71,11 @@ fn material_main(in: MaterialInput) -> MaterialOutput {
     out.specular = 0.5;
     out.emissive = in.params.emissive.rgb * em * param_emissive_strength();
     out.ambient_occlusion = 1.0 + param_occlusion_strength() * (ao - 1.0);
+    // The scaled normal's direction with the sampled one's length: a mip of
+    // the normal map averages the normals under it, and the shading widens
+    // the specular lobe by how much shorter than 1 it is (Toksvig).
     let n = vec3<f32>(nt.xy * param_normal_scale(), nt.z);
-    out.normal = select(vec3<f32>(0.0, 0.0, 1.0), normalize(n), dot(n, n) > 1e-12);
+    out.normal = select(vec3<f32>(0.0, 0.0, 1.0), normalize(n) * min(length(nt), 1.0), dot(n, n) > 1e-12);
     let mode = param_alpha_mode();
     out.opacity = 1.0;
     if (mode > 1.5) {

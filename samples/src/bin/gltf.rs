@@ -31,7 +31,9 @@
 //! `KHR_lights_punctual` means by a directional light's colour and
 //! intensity (lux). The ambient sky and the shadows are not in the file:
 //! a reference run turns them off (`--cvar r.SkyLight.Intensity=0
-//! --cvar r.Shadow.Enable=0`, and `r.Tonemapper=0` for no tone mapping).
+//! --cvar r.Shadow.Enable=0`), with `r.Tonemapper=0` for no tone mapping
+//! and `r.Shading.SpecularAAVariance=0` for the BRDF without specular
+//! anti-aliasing (a reference renderer has none).
 
 use anyhow::{anyhow, bail, Context};
 use clap::Parser;
