@@ -1,19 +1,48 @@
 //! KTX2 textures (`image/ktx2`, the images `KHR_texture_basisu` names):
 //! the container is read with the `ktx2` crate and zstd supercompression
-//! undone with `ruzstd` (both pure Rust). What is read: 2D textures of
-//! `R8G8B8A8_UNORM` or `R8G8B8A8_SRGB`, uncompressed or zstd-supercompressed,
-//! with their mip levels (a single level gets a generated chain). What is
-//! not, reported as [`GltfError::UndecodableImage`] with the reason (the
-//! importer then skips the image unless the file requires the extension):
+//! undone with `ruzstd` (both pure Rust). What is read: 2D textures,
+//! uncompressed or zstd-supercompressed, with their mip levels, of
+//! - `R8G8B8A8_UNORM` or `R8G8B8A8_SRGB` (a single level gets a generated
+//!   chain);
+//! - the block-compressed `BC1_RGBA`, `BC3`, `BC7` (`_UNORM` or `_SRGB`),
+//!   `BC4_UNORM` and `BC5_UNORM` (VkFormat 133, 134, 137, 138, 145, 146,
+//!   139, 141), kept as blocks ([`renderer::Texture2D::compressed`]: the
+//!   file's levels, none generated — the GPU cannot write compressed
+//!   levels — so a single-level file has no mips on the GPU).
+//!
+//! The texture's colour space is its slot's (sRGB for base colour and
+//! emissive), whatever the file's transfer function: for BC4 and BC5,
+//! which have no sRGB form, always linear.
+//!
+//! **Where the device does not sample BC** (no `textureCompressionBC`), the
+//! blocks are decoded to RGBA8 on the CPU ([`decompress_bc`], the `bcdec_rs`
+//! crate: a pure-Rust port of bcdec), level by level — BC4 as (r, 0, 0,
+//! 255), BC5 as (r, g, 0, 255), what sampling them gives — and a
+//! single-level texture then gets a generated chain. That happens at spawn
+//! time ([`super::GltfImport::spawn`]), not here: the importer runs on the
+//! game thread without the device, so the [`super::GltfImport`] keeps the
+//! blocks (4 to 8 times smaller than RGBA8, and what a device with BC
+//! uploads as they are); spawning asks the render thread for its
+//! [`renderer::TextureLimits`] before it validates anything and, where
+//! `bc_sampled` is false, uploads the decoded texture instead. The renderer
+//! itself never decompresses: a BC texture offered to a device without BC
+//! is its typed error.
+//!
+//! What is not read, reported as [`GltfError::UndecodableImage`] with the
+//! reason (the importer then skips the image unless the file requires the
+//! extension):
 //! - Basis Universal (ETC1S/BasisLZ, UASTC): no maintained pure-Rust
 //!   Basis Universal transcoder is used (the one on crates.io, `basisu`,
 //!   is a first 0.1 release, not adopted yet);
-//! - block-compressed formats (BCn, ETC2, ASTC): the renderer's textures
-//!   have none ([`renderer::TextureFormat`]);
+//! - BC6H: HDR, and nothing samples HDR material textures yet;
+//! - the other block-compressed formats (BC1_RGB, whose 3-colour blocks are
+//!   opaque black where BC1_RGBA's are transparent, BC2, BC4/BC5 SNORM,
+//!   ETC2, EAC, ASTC);
 //! - other formats, ZLIB supercompression, arrays, cube maps, 3D textures.
 
 use super::{GltfError, GltfLimits};
 use ktx2::{ColorModel, Format, SupercompressionScheme};
+use renderer::{Texture2D, TextureFormat, TextureMips};
 
 /// The first bytes of every KTX2 file.
 const MAGIC: [u8; 12] = [0xAB, b'K', b'T', b'X', b' ', b'2', b'0', 0xBB, b'\r', b'\n', 0x1A, b'\n'];
@@ -26,8 +55,23 @@ pub(crate) fn is_ktx2(bytes: &[u8]) -> bool {
     bytes.starts_with(&MAGIC)
 }
 
-/// The KTX2 file `bytes` (image `path`) as an RGBA8 texture in the colour
-/// space its use asks for (`srgb`), held to `limits`.
+/// The block-compressed texture format of a KTX2 `format` in the colour
+/// space `srgb` (linear for BC4 and BC5, which have no sRGB form); `None`
+/// for a format that is not one of the BC formats read.
+fn bc_format(format: Format, srgb: bool) -> Option<TextureFormat> {
+    let pick = |s, u| Some(if srgb { s } else { u });
+    match format {
+        Format::BC1_RGBA_UNORM_BLOCK | Format::BC1_RGBA_SRGB_BLOCK => pick(TextureFormat::Bc1RgbaSrgb, TextureFormat::Bc1RgbaUnorm),
+        Format::BC3_UNORM_BLOCK | Format::BC3_SRGB_BLOCK => pick(TextureFormat::Bc3Srgb, TextureFormat::Bc3Unorm),
+        Format::BC7_UNORM_BLOCK | Format::BC7_SRGB_BLOCK => pick(TextureFormat::Bc7Srgb, TextureFormat::Bc7Unorm),
+        Format::BC4_UNORM_BLOCK => Some(TextureFormat::Bc4Unorm),
+        Format::BC5_UNORM_BLOCK => Some(TextureFormat::Bc5Unorm),
+        _ => None,
+    }
+}
+
+/// The KTX2 file `bytes` (image `path`) as a texture in the colour space
+/// its use asks for (`srgb`), held to `limits`: RGBA8, or BCn blocks.
 pub(crate) fn decode(label: &str, bytes: &[u8], srgb: bool, path: &str, limits: &GltfLimits) -> Result<renderer::Texture2D, GltfError> {
     let undecodable = |problem: String| GltfError::UndecodableImage { path: path.into(), problem };
     let reader = ktx2::Reader::new(bytes).map_err(|e| undecodable(format!("not a valid KTX2 file: {e}")))?;
@@ -40,7 +84,7 @@ pub(crate) fn decode(label: &str, bytes: &[u8], srgb: bool, path: &str, limits: 
             width, height, header.pixel_depth, header.layer_count, header.face_count
         )));
     }
-    match header.format {
+    let format = match header.format {
         None => {
             let kind = if header.supercompression_scheme == Some(SupercompressionScheme::BasisLZ) {
                 "ETC1S (BasisLZ)"
@@ -51,13 +95,32 @@ pub(crate) fn decode(label: &str, bytes: &[u8], srgb: bool, path: &str, limits: 
             };
             return Err(undecodable(format!("Basis Universal {kind} is not transcoded: {NO_BASIS_TRANSCODER}")));
         }
-        Some(f) if f == Format::R8G8B8A8_UNORM || f == Format::R8G8B8A8_SRGB => {}
-        // VkFormat 131..=184: BC1..BC7, ETC2/EAC, ASTC LDR.
-        Some(f) if (131..=184).contains(&f.value()) => {
-            return Err(undecodable(format!("{f:?} is block-compressed: the renderer has no block-compressed texture formats")));
+        Some(f) if f == Format::R8G8B8A8_UNORM || f == Format::R8G8B8A8_SRGB => {
+            if srgb {
+                TextureFormat::Rgba8Srgb
+            } else {
+                TextureFormat::Rgba8Unorm
+            }
         }
-        Some(f) => return Err(undecodable(format!("KTX2 format {f:?} is not read (R8G8B8A8_UNORM and R8G8B8A8_SRGB are)"))),
-    }
+        Some(f) => match bc_format(f, srgb) {
+            Some(bc) => bc,
+            None if f == Format::BC6H_UFLOAT_BLOCK || f == Format::BC6H_SFLOAT_BLOCK => {
+                return Err(undecodable(format!("{f:?} is HDR block compression: not read (no HDR material textures yet)")));
+            }
+            // VkFormat 131..=184: BC1..BC7, ETC2/EAC, ASTC LDR.
+            None if (131..=184).contains(&f.value()) => {
+                return Err(undecodable(format!(
+                    "{f:?} is a block-compressed format that is not read (BC1_RGBA, BC3, BC7, BC4_UNORM and BC5_UNORM are)"
+                )));
+            }
+            None => {
+                return Err(undecodable(format!(
+                    "KTX2 format {f:?} is not read (R8G8B8A8_UNORM/_SRGB and the BC1_RGBA, BC3, BC4, BC5, BC7 formats are)"
+                )))
+            }
+        },
+    };
+    let what = if format.is_block_compressed() { format!("{format:?}") } else { "RGBA8".into() };
     let full_chain = 32 - width.max(height).leading_zeros();
     let count = reader.levels().len();
     if count as u32 > full_chain {
@@ -65,22 +128,87 @@ pub(crate) fn decode(label: &str, bytes: &[u8], srgb: bool, path: &str, limits: 
     }
     let mut levels = Vec::with_capacity(count);
     for (i, level) in reader.levels().enumerate() {
-        let size = (width >> i).max(1) as usize * (height >> i).max(1) as usize * 4;
+        let (w, h) = ((width >> i).max(1), (height >> i).max(1));
+        // Texels, or whole 4x4 blocks (a level rounded up).
+        let b = if format.is_block_compressed() { 4 } else { 1 };
+        let size = w.div_ceil(b) as usize * h.div_ceil(b) as usize * format.bytes_per_block();
         let texels = match header.supercompression_scheme {
             None => level.data.to_vec(),
             Some(SupercompressionScheme::Zstandard) => unzstd(level.data, size).map_err(|e| undecodable(format!("level {i}: {e}")))?,
             Some(s) => return Err(undecodable(format!("KTX2 supercompression {s:?} is not read (zstd is)"))),
         };
         if texels.len() != size {
-            return Err(undecodable(format!("level {i} has {} bytes; {}x{} RGBA8 needs {size}", texels.len(), width >> i, height >> i)));
+            return Err(undecodable(format!("level {i} has {} bytes; {w}x{h} {what} needs {size}", texels.len())));
         }
         levels.push(texels);
     }
+    if format.is_block_compressed() {
+        // The file's levels only: compressed levels cannot be generated.
+        return Ok(Texture2D::compressed(label, width, height, format, levels));
+    }
     let mut levels = levels.into_iter();
     let level0 = levels.next().expect("a KTX2 file has at least one level");
-    let texture = renderer::Texture2D::from_rgba8(label, width, height, level0, srgb);
+    let texture = Texture2D::new(label, width, height, format, level0);
     // One level: the chain is generated, as for PNG and JPEG images.
     Ok(if count > 1 { texture.with_mips(levels.collect()) } else { texture })
+}
+
+/// A block-compressed texture (as the KTX2 reader makes them) decoded to RGBA8
+/// on the CPU, for a device that does not sample BC: each level's blocks
+/// decoded with `bcdec_rs` and cut to the level's size; BC4 as (r, 0, 0,
+/// 255) and BC5 as (r, g, 0, 255), as the GPU samples them; sRGB formats
+/// become [`TextureFormat::Rgba8Srgb`], the others `Rgba8Unorm`. Supplied
+/// levels stay supplied; a texture without mips gets a generated chain (as
+/// an RGBA8 KTX2 or PNG would). Any other texture is returned as it is.
+/// Levels of the wrong length (which [`Texture2D::validate`] refuses) are
+/// decoded as far as they go, the rest zero.
+pub fn decompress_bc(texture: &Texture2D) -> Texture2D {
+    if !texture.format.is_block_compressed() {
+        return texture.clone();
+    }
+    let level = |i: u32, data: &[u8]| -> Vec<u8> {
+        let (w, h) = ((texture.width >> i).max(1) as usize, (texture.height >> i).max(1) as usize);
+        let (bw, bh) = (w.div_ceil(4), h.div_ceil(4));
+        let block_bytes = texture.format.bytes_per_block();
+        let mut out = vec![0u8; w * h * 4];
+        for (b, block) in data.chunks_exact(block_bytes).take(bw * bh).enumerate() {
+            let mut rgba = [0u8; 64];
+            match texture.format {
+                TextureFormat::Bc1RgbaSrgb | TextureFormat::Bc1RgbaUnorm => bcdec_rs::bc1(block, &mut rgba, 16),
+                TextureFormat::Bc3Srgb | TextureFormat::Bc3Unorm => bcdec_rs::bc3(block, &mut rgba, 16),
+                TextureFormat::Bc7Srgb | TextureFormat::Bc7Unorm => bcdec_rs::bc7(block, &mut rgba, 16),
+                TextureFormat::Bc4Unorm => {
+                    let mut r = [0u8; 16];
+                    bcdec_rs::bc4(block, &mut r, 4, false);
+                    for (t, &v) in r.iter().enumerate() {
+                        rgba[4 * t..4 * t + 4].copy_from_slice(&[v, 0, 0, 255]);
+                    }
+                }
+                TextureFormat::Bc5Unorm => {
+                    let mut rg = [0u8; 32];
+                    bcdec_rs::bc5(block, &mut rg, 8, false);
+                    for t in 0..16 {
+                        rgba[4 * t..4 * t + 4].copy_from_slice(&[rg[2 * t], rg[2 * t + 1], 0, 255]);
+                    }
+                }
+                _ => unreachable!("block-compressed formats only"),
+            }
+            // Texels of the block inside the level.
+            let (x0, y0) = (4 * (b % bw), 4 * (b / bw));
+            for y in y0..(y0 + 4).min(h) {
+                let n = (x0 + 4).min(w) - x0;
+                let src = 16 * (y - y0);
+                out[4 * (y * w + x0)..4 * (y * w + x0 + n)].copy_from_slice(&rgba[src..src + 4 * n]);
+            }
+        }
+        out
+    };
+    let format = if texture.format.is_srgb() { TextureFormat::Rgba8Srgb } else { TextureFormat::Rgba8Unorm };
+    let decoded = Texture2D::new(&texture.label, texture.width, texture.height, format, level(0, &texture.data));
+    match &texture.mips {
+        TextureMips::Supplied(levels) => decoded.with_mips((1u32..).zip(levels).map(|(i, l)| level(i, l)).collect()),
+        TextureMips::None | TextureMips::Generate => decoded,
+    }
 }
 
 /// A zstd frame's bytes, reading no more than `size` + 1 (a frame that

@@ -32,10 +32,13 @@
 //!   mips generated; each image once per colour space it is used in. PNG
 //!   and JPEG; KTX2 (`KHR_texture_basisu`'s images, used where a texture
 //!   has no PNG/JPEG `source`): `R8G8B8A8_UNORM`/`_SRGB`, uncompressed or
-//!   zstd-supercompressed, with the file's mip levels. Basis Universal
-//!   (ETC1S, UASTC) is not transcoded (no maintained pure-Rust transcoder)
-//!   and block-compressed formats (BCn…) are not read (the renderer has
-//!   none). An image that does not decode (corrupt, or a format not read)
+//!   zstd-supercompressed, with the file's mip levels, and the
+//!   block-compressed BC1 (RGBA), BC3, BC4, BC5 and BC7, kept as blocks
+//!   and uploaded as they are where the device samples BC, decoded to RGBA8
+//!   at spawn time where it does not ([`decompress_bc`]). Basis Universal
+//!   (ETC1S, UASTC) is not transcoded (no maintained pure-Rust transcoder);
+//!   BC6H (HDR) and other block-compressed formats are not read. An image
+//!   that does not decode (corrupt, or a format not read)
 //!   is skipped with a warning and a [`GltfImport::skipped`] line with the
 //!   reason, and every texture slot using it falls back to its factor —
 //!   unless an extension in `extensionsRequired` needs that image (a
@@ -84,6 +87,7 @@ mod spawn;
 
 pub use async_load::{load_async, GltfLoad};
 pub use error::GltfError;
+pub use ktx::decompress_bc;
 pub use material::{AlphaMode, GltfMaterial, TextureRef, UvTransform, PBR_MATERIAL_WGSL};
 pub use read::SUPPORTED_EXTENSIONS;
 pub use spawn::SpawnedScene;
@@ -291,7 +295,9 @@ impl GltfImport {
     /// actor: a root component rotated by [`gltf_to_proxima`], a component
     /// per node (a static mesh where the node has a mesh) with the file's
     /// hierarchy and local transforms, camera and light components.
-    /// Everything is checked first; on an error nothing was added to the
+    /// Block-compressed textures go up as blocks where the render thread's
+    /// device samples BC and are decoded to RGBA8 first where it does not
+    /// ([`decompress_bc`]). Everything is checked first; on an error nothing was added to the
     /// World or the render thread.
     pub fn spawn_scene(&self, world: &mut World, scene: Option<usize>) -> Result<SpawnedScene, GltfError> {
         spawn::spawn(self, world, scene)

@@ -11,6 +11,7 @@ use crate::world::world_invalid_reason;
 use crate::{ActorId, ComponentId};
 use glam::Mat4;
 use renderer::{MaterialId, MaterialInstance, TextureId, TextureLimits};
+use std::borrow::Cow;
 
 /// What [`GltfImport::spawn`] made.
 #[derive(Clone, Debug, Default)]
@@ -108,8 +109,22 @@ pub(crate) fn spawn(import: &GltfImport, world: &mut World, scene: Option<usize>
     // ---- Plan and check everything; nothing is created yet. ----
     let rt = world.render_thread().ok_or(GltfError::NoRenderThread)?;
     let limits: TextureLimits = rt.with_context(|ctx| TextureLimits::of(&ctx.device)).map_err(render_err(String::new()))?;
-    for t in &import.textures {
-        t.texture.validate(&limits).map_err(render_err(format!("/images/{}", t.image)))?;
+    // Block-compressed (KTX2 BCn) textures on a device that does not sample
+    // BC: decoded to RGBA8 here, where the device is known (the import,
+    // made without it, keeps the blocks).
+    let textures: Vec<Cow<'_, renderer::Texture2D>> = import
+        .textures
+        .iter()
+        .map(|t| {
+            if t.texture.format.is_block_compressed() && !limits.bc_sampled {
+                Cow::Owned(super::ktx::decompress_bc(&t.texture))
+            } else {
+                Cow::Borrowed(&t.texture)
+            }
+        })
+        .collect();
+    for (t, texture) in import.textures.iter().zip(&textures) {
+        texture.validate(&limits).map_err(render_err(format!("/images/{}", t.image)))?;
     }
     let mut parent_keys: Vec<ParentKey> = Vec::new();
     let mut parent_of: Vec<usize> = Vec::new();
@@ -137,7 +152,7 @@ pub(crate) fn spawn(import: &GltfImport, world: &mut World, scene: Option<usize>
 
     // ---- Create: render-thread assets, then the actor. ----
     let mut out = SpawnedScene { nodes: vec![None; import.nodes.len()], ..Default::default() };
-    let created = create_assets(import, world, &parents, &parent_of, &all, needs_default, &mut out);
+    let created = create_assets(import, &textures, world, &parents, &parent_of, &all, needs_default, &mut out);
     if let Err(e) = created.and_then(|_| create_components(import, world, plan, &name, &mut out)) {
         // Only a device failure gets here (everything was checked): undo.
         let _ = out.destroy(world);
@@ -223,8 +238,10 @@ fn plan_components(import: &GltfImport, roots: &[usize]) -> Result<Vec<Planned>,
     Ok(plan)
 }
 
+#[expect(clippy::too_many_arguments, reason = "the plan spawn made, handed over whole")]
 fn create_assets(
     import: &GltfImport,
+    textures: &[Cow<'_, renderer::Texture2D>],
     world: &mut World,
     parents: &[renderer::Material],
     parent_of: &[usize],
@@ -234,8 +251,8 @@ fn create_assets(
 ) -> Result<(), GltfError> {
     let rt = world.render_thread().ok_or(GltfError::NoRenderThread)?;
     let err = |path: String| move |error: renderer::RendererError| GltfError::Spawn { path: path.clone(), error: error.into() };
-    for t in &import.textures {
-        out.textures.push(rt.create_texture(t.texture.clone()).map_err(err(format!("/images/{}", t.image)))?);
+    for (t, texture) in import.textures.iter().zip(textures) {
+        out.textures.push(rt.create_texture(texture.as_ref().clone()).map_err(err(format!("/images/{}", t.image)))?);
     }
     for p in parents {
         out.parents.push(rt.create_material(p.clone()).map_err(err("/materials".into()))?);
