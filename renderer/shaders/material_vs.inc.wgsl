@@ -1,8 +1,8 @@
 // What every pass that evaluates a material shares (the base and
 // translucency passes, the masked depth pass): the interpolants from the
 // vertex factory to the fragment (`MaterialVsOut`), the vertex shader that
-// fills them, and the `MaterialInput` built from them, with the normal
-// flipped on back faces of two-sided materials. The pass's shader follows
+// fills them, and the `MaterialInput` built from them, with the tangent
+// frame reversed on back faces of two-sided materials. The pass's shader follows
 // this text.
 
 struct MaterialVsOut {
@@ -43,15 +43,16 @@ fn vs_main(input: VertexFactoryInput) -> MaterialVsOut {
 fn material_input(in: MaterialVsOut, front: bool) -> MaterialInput {
     var mi: MaterialInput;
     mi.world_position = in.world_position;
-    var n = normalize(in.normal);
-    if (TWO_SIDED && !front) {
-        n = -n;
-    }
+    // A two-sided material's back face reverses the whole tangent frame
+    // (normal, tangent and the binormal's sign, so the binormal too), as
+    // glTF does: its shading normal is the front's, negated.
+    let back = TWO_SIDED && !front;
+    let n = select(1.0, -1.0, back) * normalize(in.normal);
     mi.world_normal = n;
     let dn_dx = dpdx(n);
     let dn_dy = dpdy(n);
     mi.normal_variance = dot(dn_dx, dn_dx) + dot(dn_dy, dn_dy);
-    mi.world_tangent = in.tangent;
+    mi.world_tangent = select(1.0, -1.0, back) * in.tangent;
     mi.color = in.color;
     mi.uv0 = in.uv0;
     mi.uv1 = in.uv12.xy;

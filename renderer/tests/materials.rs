@@ -270,6 +270,41 @@ fn a_normal_map_turns_the_surface_toward_or_away_from_the_light() {
 }
 
 #[test]
+fn a_normal_mapped_back_face_shows_the_front_normal_reversed() {
+    // glTF (and its Sample Viewer): a double-sided material's back face is
+    // shaded with the whole tangent frame reversed, t, b and n, so the
+    // shading normal is the front's, negated: a bump seen from behind is a
+    // dent. (Reversing n alone mirrors the map's X on back faces.)
+    let wgsl = "fn material_main(i: MaterialInput) -> MaterialOutput {\n    var o = default_material(i);\n    o.normal = texture_normal(i.uv0).xyz * 2.0 - 1.0;\n    o.roughness = 0.8;\n    return o;\n}\n";
+    let lit = |light_towards: Vec3| -> u32 {
+        let mut rt = rt();
+        rt.add_light(Light::Directional(DirectionalLight {
+            direction: -light_towards + Vec3::new(0.0, 0.0, -1.0),
+            color: Vec3::ONE,
+            intensity: 2.0,
+            cast_shadows: false,
+        }))
+        .unwrap();
+        let nm = normal_map(&mut rt, Vec3::new(0.7, 0.0, 0.7));
+        let parent = Material::with_shader("normal_mapped_two_sided.wgsl", wgsl)
+            .with_two_sided(true)
+            .with_parameter(MaterialParameter::texture("normal", TextureId::FLAT_NORMAL, nearest()));
+        let parent = rt.create_material(parent).unwrap();
+        let m = rt.create_material_instance(MaterialInstance::of(parent).with_texture("normal", nm)).unwrap();
+        // Turned over about Y: its front faces -Z (tangent -X), the camera
+        // above sees its back. The front's shading normal is (-0.7, 0, -0.7):
+        // the back's, reversed, leans toward +X.
+        add(&mut rt, &plane_mesh(), m, Mat4::from_rotation_y(std::f32::consts::PI));
+        let (_, image) = frame(&mut rt, &family(vec![ortho()]));
+        assert_clean(&mut rt);
+        let [r, g, b] = pixel(&image, W / 2, H / 2);
+        r as u32 + g as u32 + b as u32
+    };
+    let (from_plus_x, from_minus_x) = (lit(Vec3::X), lit(-Vec3::X));
+    assert!(from_plus_x > from_minus_x + 40, "back face: light from +X {from_plus_x}, from -X {from_minus_x}");
+}
+
+#[test]
 fn a_masked_material_leaves_no_hole_in_depth() {
     let mut rt = rt();
     // Left half transparent, right half opaque.
