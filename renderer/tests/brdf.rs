@@ -30,7 +30,7 @@
 mod common;
 
 use common::*;
-use glam::{Vec3, Vec4};
+use glam::Vec3;
 use renderer::*;
 use rhi_vulkan::{Image, Rect};
 
