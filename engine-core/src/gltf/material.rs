@@ -457,13 +457,25 @@ pub(crate) fn read_material(
         double_sided: m.double_sided(),
         unlit: m.unlit(),
     };
-    let finite = out.base_color_factor.is_finite()
-        && out.emissive_factor.is_finite()
-        && [out.metallic_factor, out.roughness_factor, out.normal_scale, out.occlusion_strength, out.emissive_strength, out.alpha_cutoff]
-            .iter()
-            .all(|v| v.is_finite());
-    if !finite {
-        return Err(GltfError::Invalid { path: path.into(), problem: "a non-finite factor".into() });
-    }
+    out.check_factors(path)?;
     Ok(out)
+}
+
+impl GltfMaterial {
+    /// Every factor finite, or [`GltfError::Invalid`] at `path`.
+    fn check_factors(&self, path: &str) -> Result<(), GltfError> {
+        let scalars = [
+            self.metallic_factor,
+            self.roughness_factor,
+            self.normal_scale,
+            self.occlusion_strength,
+            self.emissive_strength,
+            self.alpha_cutoff,
+        ];
+        if self.base_color_factor.is_finite() && self.emissive_factor.is_finite() && scalars.iter().all(|v| v.is_finite()) {
+            Ok(())
+        } else {
+            Err(GltfError::Invalid { path: path.into(), problem: "a non-finite factor".into() })
+        }
+    }
 }

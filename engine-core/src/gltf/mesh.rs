@@ -127,6 +127,25 @@ pub(crate) fn generate_tangents(vertices: &[LocalVertex], indices: &[u32], uv_se
     (out, out_idx)
 }
 
+/// Whether primitive `p` (at JSON path `path`) is drawn: triangles are.
+/// Notes what it brings that is not: another mode, application-specific
+/// attributes (`_NAME`, ignored) and morph targets (counted).
+fn note_primitive(p: &gltf::Primitive, path: &str, skipped: &mut Vec<String>, morph_targets: &mut usize) -> bool {
+    if !matches!(p.mode(), Mode::Triangles | Mode::TriangleStrip | Mode::TriangleFan) {
+        skipped.push(format!("{path}: {:?} primitive (only triangles are drawn)", p.mode()));
+        return false;
+    }
+    if p.morph_targets().len() > 0 {
+        *morph_targets += 1;
+    }
+    for (semantic, _) in p.attributes() {
+        if let Semantic::Extras(name) = semantic {
+            skipped.push(format!("{path}/attributes/_{name}: an application-specific attribute (ignored)"));
+        }
+    }
+    true
+}
+
 /// Builds mesh `m` (`None`: no triangle primitive).
 pub(crate) fn build_mesh(
     m: &gltf::Mesh,
@@ -143,17 +162,8 @@ pub(crate) fn build_mesh(
     let mut slot_names = Vec::new();
     for p in m.primitives() {
         let path = format!("{mesh_path}/primitives/{}", p.index());
-        if !matches!(p.mode(), Mode::Triangles | Mode::TriangleStrip | Mode::TriangleFan) {
-            skipped.push(format!("{path}: {:?} primitive (only triangles are drawn)", p.mode()));
+        if !note_primitive(&p, &path, skipped, morph_targets) {
             continue;
-        }
-        if p.morph_targets().len() > 0 {
-            *morph_targets += 1;
-        }
-        for (semantic, _) in p.attributes() {
-            if let Semantic::Extras(name) = semantic {
-                skipped.push(format!("{path}/attributes/_{name}: an application-specific attribute (ignored)"));
-            }
         }
         let attr = |name: &str| format!("{path}/attributes/{name}");
         let Some(pos_acc) = p.get(&Semantic::Positions) else {
