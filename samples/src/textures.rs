@@ -3,7 +3,9 @@
 //! bark, a fireball flipbook (a sprite sheet for sub-UV particles), and
 //! normal maps made from height fields; and the material
 //! functions that read them ([`TEXTURED_WGSL`], [`NORMAL_MAPPED_WGSL`],
-//! [`LEAVES_WGSL`]).
+//! [`LEAVES_WGSL`]). Their UVs are scaled by a parameter, so they sample
+//! with UV0's gradients scaled alike (`texture_<name>_grad`; see
+//! `renderer::material::parameters` for why not implicit ones).
 //!
 //! Every texture but the flipbook (whose images are separate puffs) tiles
 //! (its noise lattice wraps at the texture's edge); every one is
@@ -20,7 +22,8 @@ use renderer::{Texture2D, TextureFormat};
 /// `albedo`, tiled `uv_scale.xy` times over UV0 (a vector parameter).
 pub const TEXTURED_WGSL: &str = "fn material_main(in: MaterialInput) -> MaterialOutput {
     var out = default_material(in);
-    out.base_color = out.base_color * texture_albedo(in.uv0 * param_uv_scale().xy).rgb;
+    let s = param_uv_scale().xy;
+    out.base_color = out.base_color * texture_albedo_grad(in.uv0 * s, in.uv_dx[0] * s, in.uv_dy[0] * s).rgb;
     return out;
 }
 ";
@@ -30,7 +33,8 @@ pub const TEXTURED_WGSL: &str = "fn material_main(in: MaterialInput) -> Material
 /// times over UV0.
 pub const NORMAL_MAPPED_WGSL: &str = "fn material_main(in: MaterialInput) -> MaterialOutput {
     var out = default_material(in);
-    out.normal = normalize(texture_normal_map(in.uv0 * param_uv_scale().xy).xyz * 2.0 - 1.0);
+    let s = param_uv_scale().xy;
+    out.normal = normalize(texture_normal_map_grad(in.uv0 * s, in.uv_dx[0] * s, in.uv_dy[0] * s).xyz * 2.0 - 1.0);
     return out;
 }
 ";
@@ -40,7 +44,8 @@ pub const NORMAL_MAPPED_WGSL: &str = "fn material_main(in: MaterialInput) -> Mat
 /// `uv_scale.xy` times over UV0.
 pub const LEAVES_WGSL: &str = "fn material_main(in: MaterialInput) -> MaterialOutput {
     var out = default_material(in);
-    let leaf = texture_leaves(in.uv0 * param_uv_scale().xy);
+    let s = param_uv_scale().xy;
+    let leaf = texture_leaves_grad(in.uv0 * s, in.uv_dx[0] * s, in.uv_dy[0] * s);
     out.base_color = out.base_color * leaf.rgb;
     out.opacity = leaf.a;
     return out;

@@ -292,9 +292,16 @@ const WALL_WGSL: &str = "fn material_main(in: MaterialInput) -> MaterialOutput {
     var out = default_material(in);
     let t = normalize(in.world_tangent.xyz);
     let world_uv = vec2<f32>(dot(in.world_position, t), -in.world_position.z);
-    let uv = mix(in.uv0, world_uv, param_world_mapped()) * param_uv_scale().xy;
-    out.base_color = out.base_color * texture_albedo(uv).rgb;
-    out.normal = normalize(texture_normal_map(uv).xyz * 2.0 - 1.0);
+    // Gradients from interpolants only, then through the parameters' map.
+    let world_dx = dpdx(world_uv);
+    let world_dy = dpdy(world_uv);
+    let w = param_world_mapped();
+    let s = param_uv_scale().xy;
+    let uv = mix(in.uv0, world_uv, w) * s;
+    let dx = mix(in.uv_dx[0], world_dx, w) * s;
+    let dy = mix(in.uv_dy[0], world_dy, w) * s;
+    out.base_color = out.base_color * texture_albedo_grad(uv, dx, dy).rgb;
+    out.normal = normalize(texture_normal_map_grad(uv, dx, dy).xyz * 2.0 - 1.0);
     return out;
 }
 ";
