@@ -54,6 +54,16 @@ impl SamplerDesc {
     pub fn linear_repeat() -> Self {
         Self { address_u: AddressMode::Repeat, address_v: AddressMode::Repeat, ..Self::linear_clamp() }
     }
+    /// A material texture's sampler: trilinear, repeating, anisotropic up
+    /// to [`Self::MATERIAL_ANISOTROPY`] samples where the device filters
+    /// anisotropically (not on CPU devices: see
+    /// [`crate::DeviceFeatures::sampler_anisotropy`]), so surfaces seen at
+    /// grazing angles stay sharp instead of blurring to a smaller mip.
+    pub fn material() -> Self {
+        Self::linear_repeat().with_anisotropy(Self::MATERIAL_ANISOTROPY)
+    }
+    /// The anisotropy of [`Self::material`].
+    pub const MATERIAL_ANISOTROPY: u8 = 16;
     /// Percentage-closer filtering of a shadow map.
     pub fn shadow() -> Self {
         Self { mipmap_filter: Filter::Nearest, compare: Some(CompareOp::LessEqual), ..Self::linear_clamp() }

@@ -217,7 +217,7 @@ impl GltfMaterial {
     }
 
     pub(crate) fn parent_key(&self) -> ParentKey {
-        let samplers = self.textures().map(|t| t.map(|t| t.sampler.clone()).unwrap_or_else(SamplerDesc::linear_repeat));
+        let samplers = self.textures().map(|t| t.map(|t| t.sampler.clone()).unwrap_or_else(SamplerDesc::material));
         let shading_model = if self.unlit { ShadingModel::Unlit } else { ShadingModel::DefaultLit };
         ParentKey { blend: self.blend_mode(), two_sided: self.double_sided, shading_model, samplers }
     }
@@ -302,8 +302,8 @@ pub(crate) fn parent_material(key: &ParentKey) -> Material {
 /// glTF sampler → the RHI's: magnification filter (nearest or linear),
 /// the minification filter's mipmap part (nearest for `*_MIPMAP_NEAREST` and
 /// the non-mipmapped filters, linear otherwise), wrap S/T; trilinear
-/// filtering (linear in both) gets anisotropic filtering up to
-/// [`MATERIAL_ANISOTROPY`] samples where the device has it.
+/// filtering (linear in both) gets anisotropic filtering as
+/// [`SamplerDesc::material`] does.
 pub(crate) fn sampler_desc(s: &gltf::texture::Sampler) -> SamplerDesc {
     use gltf::texture::{MagFilter, MinFilter, WrappingMode};
     let wrap = |w: WrappingMode| match w {
@@ -320,7 +320,7 @@ pub(crate) fn sampler_desc(s: &gltf::texture::Sampler) -> SamplerDesc {
         Some(MinFilter::Nearest | MinFilter::Linear | MinFilter::NearestMipmapNearest | MinFilter::LinearMipmapNearest) => Filter::Nearest,
         _ => Filter::Linear,
     };
-    let max_anisotropy = if filter == Filter::Linear && mipmap_filter == Filter::Linear { MATERIAL_ANISOTROPY } else { 1 };
+    let max_anisotropy = if filter == Filter::Linear && mipmap_filter == Filter::Linear { SamplerDesc::MATERIAL_ANISOTROPY } else { 1 };
     SamplerDesc {
         filter,
         mipmap_filter,
@@ -330,11 +330,6 @@ pub(crate) fn sampler_desc(s: &gltf::texture::Sampler) -> SamplerDesc {
         ..SamplerDesc::linear_clamp()
     }
 }
-
-/// The anisotropy of a trilinear glTF sampler (the RHI clamps it to the
-/// device's limit and ignores it where the device has none): textures seen
-/// at grazing angles stay sharp instead of blurring to a smaller mip.
-pub const MATERIAL_ANISOTROPY: u8 = 16;
 
 /// Textures the materials use, keyed by (image, sRGB).
 #[derive(Default)]

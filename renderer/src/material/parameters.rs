@@ -108,7 +108,9 @@ impl MaterialParameter {
     pub fn vector(name: &str, default: Vec4) -> Self {
         Self { name: name.into(), default: ParameterValue::Vector(default), sampler: SamplerDesc::default() }
     }
-    /// A texture parameter read with `sampler` (e.g. `SamplerDesc::linear_repeat()`).
+    /// A texture parameter read with `sampler` (usually
+    /// `SamplerDesc::material()`: trilinear, repeating, anisotropic where
+    /// the device has it).
     pub fn texture(name: &str, default: TextureId, sampler: SamplerDesc) -> Self {
         Self { name: name.into(), default: ParameterValue::Texture(default), sampler }
     }

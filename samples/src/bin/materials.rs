@@ -44,11 +44,12 @@ const TINT_WGSL: &str = "fn material_main(in: MaterialInput) -> MaterialOutput {
 }
 ";
 
-/// Trilinear, repeating. No anisotropy: lavapipe filters anisotropically
-/// in software, about 100 times slower (21 s instead of 0.2 s for this
+/// Trilinear, repeating, anisotropic where the device filters so (the RHI
+/// leaves it off on CPU devices: lavapipe filters anisotropically in
+/// software, about 100 times slower, 21 s instead of 0.2 s for this
 /// frame's base pass at 1280×720 with 8×).
 fn sampler() -> SamplerDesc {
-    SamplerDesc::linear_repeat()
+    SamplerDesc::material()
 }
 
 fn spawn_mesh(engine: &mut Engine, name: &str, mesh: &Arc<StaticMesh>, t: Transform, material: MaterialId) -> anyhow::Result<ComponentId> {

@@ -306,7 +306,7 @@ fn colored_material(n: u64) -> Material {
 fn textured_parent() -> Material {
     let wgsl = "fn material_main(in: MaterialInput) -> MaterialOutput {\n    var out = default_material(in);\n    out.base_color = texture_albedo(in.uv0).rgb * param_tint().rgb;\n    return out;\n}\n";
     Material::with_shader("soak_textured.wgsl", wgsl)
-        .with_parameter(MaterialParameter::texture("albedo", TextureId::WHITE, SamplerDesc::linear_repeat()))
+        .with_parameter(MaterialParameter::texture("albedo", TextureId::WHITE, SamplerDesc::material()))
         .with_parameter(MaterialParameter::vector("tint", Vec4::ONE))
 }
 
