@@ -234,33 +234,37 @@ fn normal_map(rt: &mut RenderThread, n: Vec3) -> TextureId {
     rt.create_texture(Texture2D::new("normal", 1, 1, TextureFormat::Rgba8Unorm, vec![e(n.x), e(n.y), e(n.z), 255]).without_mips()).unwrap()
 }
 
+/// The centre pixel's R+G+B of a rough plane (`at`) whose material's normal
+/// map holds the tangent-space normal `tilt`, under a sun from above and
+/// from `light_towards`, seen from above.
+fn normal_mapped_centre(light_towards: Vec3, tilt: Vec3, two_sided: bool, at: Mat4) -> u32 {
+    let wgsl = "fn material_main(i: MaterialInput) -> MaterialOutput {\n    var o = default_material(i);\n    o.normal = texture_normal(i.uv0).xyz * 2.0 - 1.0;\n    o.roughness = 0.8;\n    return o;\n}\n";
+    let mut rt = rt();
+    rt.add_light(Light::Directional(DirectionalLight {
+        direction: -light_towards + Vec3::new(0.0, 0.0, -1.0),
+        color: Vec3::ONE,
+        intensity: 2.0,
+        cast_shadows: false,
+    }))
+    .unwrap();
+    let nm = normal_map(&mut rt, tilt);
+    let parent = Material::with_shader("normal_mapped.wgsl", wgsl).with_two_sided(two_sided).with_parameter(MaterialParameter::texture(
+        "normal",
+        TextureId::FLAT_NORMAL,
+        nearest(),
+    ));
+    let parent = rt.create_material(parent).unwrap();
+    let m = rt.create_material_instance(MaterialInstance::of(parent).with_texture("normal", nm)).unwrap();
+    add(&mut rt, &plane_mesh(), m, at);
+    let (_, image) = frame(&mut rt, &family(vec![ortho()]));
+    assert_clean(&mut rt);
+    let [r, g, b] = pixel(&image, W / 2, H / 2);
+    r as u32 + g as u32 + b as u32
+}
+
 #[test]
 fn a_normal_map_turns_the_surface_toward_or_away_from_the_light() {
-    let wgsl = "fn material_main(i: MaterialInput) -> MaterialOutput {\n    var o = default_material(i);\n    o.normal = texture_normal(i.uv0).xyz * 2.0 - 1.0;\n    o.roughness = 0.8;\n    return o;\n}\n";
-    let lit = |light_towards: Vec3, tilt: Vec3| -> u32 {
-        let mut rt = rt();
-        rt.add_light(Light::Directional(DirectionalLight {
-            direction: -light_towards + Vec3::new(0.0, 0.0, -1.0),
-            color: Vec3::ONE,
-            intensity: 2.0,
-            cast_shadows: false,
-        }))
-        .unwrap();
-        let nm = normal_map(&mut rt, tilt);
-        let parent = rt
-            .create_material(Material::with_shader("normal_mapped.wgsl", wgsl).with_parameter(MaterialParameter::texture(
-                "normal",
-                TextureId::FLAT_NORMAL,
-                nearest(),
-            )))
-            .unwrap();
-        let m = rt.create_material_instance(MaterialInstance::of(parent).with_texture("normal", nm)).unwrap();
-        add(&mut rt, &plane_mesh(), m, Mat4::IDENTITY);
-        let (_, image) = frame(&mut rt, &family(vec![ortho()]));
-        assert_clean(&mut rt);
-        let [r, g, b] = pixel(&image, W / 2, H / 2);
-        r as u32 + g as u32 + b as u32
-    };
+    let lit = |light_towards: Vec3, tilt: Vec3| normal_mapped_centre(light_towards, tilt, false, Mat4::IDENTITY);
     // Light from +X: the map tilted toward +X is brighter than toward -X.
     let (toward, away) = (lit(Vec3::X, Vec3::new(0.7, 0.0, 0.7)), lit(Vec3::X, Vec3::new(-0.7, 0.0, 0.7)));
     assert!(toward > away + 40, "+X light: tilted toward {toward}, away {away}");
@@ -275,30 +279,11 @@ fn a_normal_mapped_back_face_shows_the_front_normal_reversed() {
     // shaded with the whole tangent frame reversed, t, b and n, so the
     // shading normal is the front's, negated: a bump seen from behind is a
     // dent. (Reversing n alone mirrors the map's X on back faces.)
-    let wgsl = "fn material_main(i: MaterialInput) -> MaterialOutput {\n    var o = default_material(i);\n    o.normal = texture_normal(i.uv0).xyz * 2.0 - 1.0;\n    o.roughness = 0.8;\n    return o;\n}\n";
-    let lit = |light_towards: Vec3| -> u32 {
-        let mut rt = rt();
-        rt.add_light(Light::Directional(DirectionalLight {
-            direction: -light_towards + Vec3::new(0.0, 0.0, -1.0),
-            color: Vec3::ONE,
-            intensity: 2.0,
-            cast_shadows: false,
-        }))
-        .unwrap();
-        let nm = normal_map(&mut rt, Vec3::new(0.7, 0.0, 0.7));
-        let parent = Material::with_shader("normal_mapped_two_sided.wgsl", wgsl)
-            .with_two_sided(true)
-            .with_parameter(MaterialParameter::texture("normal", TextureId::FLAT_NORMAL, nearest()));
-        let parent = rt.create_material(parent).unwrap();
-        let m = rt.create_material_instance(MaterialInstance::of(parent).with_texture("normal", nm)).unwrap();
-        // Turned over about Y: its front faces -Z (tangent -X), the camera
-        // above sees its back. The front's shading normal is (-0.7, 0, -0.7):
-        // the back's, reversed, leans toward +X.
-        add(&mut rt, &plane_mesh(), m, Mat4::from_rotation_y(std::f32::consts::PI));
-        let (_, image) = frame(&mut rt, &family(vec![ortho()]));
-        assert_clean(&mut rt);
-        let [r, g, b] = pixel(&image, W / 2, H / 2);
-        r as u32 + g as u32 + b as u32
+    // Turned over about Y, the plane's front faces -Z (tangent -X) and the
+    // camera above sees its back. The front's shading normal is
+    // (-0.7, 0, -0.7): the back's, reversed, leans toward +X.
+    let lit = |light_towards: Vec3| {
+        normal_mapped_centre(light_towards, Vec3::new(0.7, 0.0, 0.7), true, Mat4::from_rotation_y(std::f32::consts::PI))
     };
     let (from_plus_x, from_minus_x) = (lit(Vec3::X), lit(-Vec3::X));
     assert!(from_plus_x > from_minus_x + 40, "back face: light from +X {from_plus_x}, from -X {from_minus_x}");
