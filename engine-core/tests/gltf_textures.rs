@@ -1,8 +1,9 @@
 //! glTF textures and materials that reach the screen, rendered on the real
 //! device (validation on): an unlit material's colour whatever the light,
 //! KTX2 textures (RGBA8, uncompressed or zstd; BCn as blocks where the
-//! device samples them, decoded to RGBA8 where it does not) and the ones
-//! the importer skips with the reason.
+//! device samples them, decoded to RGBA8 where it does not; Basis
+//! Universal UASTC transcoded to BC7 or RGBA8) and the ones the importer
+//! skips with the reason.
 
 #![cfg(feature = "gltf")]
 
@@ -76,11 +77,16 @@ fn an_unlit_quad_shows_its_base_colour_whatever_the_light() {
 /// (`None`: VK_FORMAT_UNDEFINED with a UASTC data format descriptor, as
 /// Basis Universal writes it), each zstd-supercompressed when `zstd`.
 fn ktx2_file(width: u32, height: u32, format: Option<ktx2::Format>, levels: &[Vec<u8>], zstd: bool) -> Vec<u8> {
-    let mut dfd = ktx2::dfd::Basic::from_format(format.unwrap_or(ktx2::Format::R8G8B8A8_UNORM)).unwrap().0;
-    if format.is_none() {
-        dfd.color_model = Some(ktx2::ColorModel::UASTC);
-    }
-    let block = ktx2::dfd::Block::Basic(dfd).to_vec();
+    let block = match format {
+        Some(f) => ktx2::dfd::Block::Basic(ktx2::dfd::Basic::from_format(f).unwrap().0).to_vec(),
+        // UASTC's descriptor, as the Basis encoder writes it: colour model
+        // UASTC (166), BT.709 primaries, sRGB transfer, 4x4 blocks of 16
+        // bytes, one sample (128 bits, channel RGBA).
+        None => [0, 2 | 40 << 16, 166 | 1 << 8 | 2 << 16, 0x0303, 16, 0, 127 << 16 | 3 << 24, 0, 0, u32::MAX]
+            .iter()
+            .flat_map(|w: &u32| w.to_le_bytes())
+            .collect(),
+    };
     let data: Vec<Vec<u8>> = levels
         .iter()
         .map(|l| if zstd { ruzstd::encoding::compress_to_vec(&l[..], ruzstd::encoding::CompressionLevel::Fastest) } else { l.clone() })
@@ -181,9 +187,12 @@ fn ktx2_rgba8_textures_decode_with_and_without_zstd_supercompression() {
 #[test]
 fn ktx2_textures_that_are_not_read_are_skipped_with_the_reason() {
     let block = vec![0u8; 16]; // one 4x4 block
+                               // A UASTC block of mode 19 (its first byte's low 7 bits, 69): there are 19.
+    let mut corrupt_uastc = uastc_solid([1, 2, 3, 255]);
+    corrupt_uastc[0] = 69;
     let cases: [(&str, Vec<u8>, &str); 6] = [
-        ("UASTC", ktx2_file(4, 4, None, std::slice::from_ref(&block), false), "no maintained pure-Rust Basis Universal transcoder"),
-        ("UASTC + zstd", ktx2_file(4, 4, None, std::slice::from_ref(&block), true), "no maintained pure-Rust Basis Universal transcoder"),
+        ("corrupt UASTC", ktx2_file(4, 4, None, &[corrupt_uastc.clone()], false), "Basis Universal UASTC: level 0 not transcoded"),
+        ("corrupt UASTC + zstd", ktx2_file(4, 4, None, &[corrupt_uastc], true), "Basis Universal UASTC: level 0 not transcoded"),
         ("BC6H", ktx2_file(4, 4, Some(ktx2::Format::BC6H_UFLOAT_BLOCK), std::slice::from_ref(&block), false), "HDR"),
         ("BC2", ktx2_file(4, 4, Some(ktx2::Format::BC2_SRGB_BLOCK), std::slice::from_ref(&block), false), "not read (BC1_RGBA, BC3"),
         ("RGBA16F", ktx2_file(1, 1, Some(ktx2::Format::R16G16B16A16_SFLOAT), &[vec![0; 8]], false), "is not read"),
@@ -208,7 +217,7 @@ fn ktx2_textures_that_are_not_read_are_skipped_with_the_reason() {
         );
     }
     // With a PNG fallback as the core source, the PNG is used.
-    let uastc = ktx2_file(4, 4, None, &[block], false);
+    let uastc = ktx2_file(4, 4, None, &[uastc_solid([1, 2, 3, 255])], false);
     let fallback = import(&textured_quad(|w| {
         let png = w.image_png(1, 1, &[9, 8, 7, 255]);
         let t = ktx2_texture(w, &uastc);
@@ -423,4 +432,71 @@ fn ktx2_bc_textures_keep_the_files_levels_and_bad_levels_are_skipped() {
     let short = ktx2_file(4, 4, Some(ktx2::Format::BC1_RGBA_UNORM_BLOCK), &[vec![0; 7]], false);
     let imported = import(&textured_quad(|w| ktx2_texture(w, &short)));
     assert!(imported.skipped.iter().any(|s| s.contains("level 0 has 7 bytes; 4x4 Bc1RgbaSrgb needs 8")), "{:?}", imported.skipped);
+}
+
+/// A UASTC 4x4 block of one colour (mode 8, "solid colour": the 5-bit mode
+/// code 0b10111, then R, G, B, A, 8 bits each, LSB first; the ETC1 hints
+/// after them zero).
+fn uastc_solid([r, g, b, a]: [u8; 4]) -> Vec<u8> {
+    let bits = 0b10111 | u128::from(r) << 5 | u128::from(g) << 13 | u128::from(b) << 21 | u128::from(a) << 29;
+    bits.to_le_bytes().to_vec()
+}
+
+#[test]
+fn basis_uastc_textures_transcode_to_bc7_or_rgba8_and_render_their_colour() {
+    // 8x8 with its chain (2x2 blocks, then one block a level), every block
+    // the solid colour `c`: whatever the filtering and the mip, the quad shows `c`.
+    let c = [200u8, 60, 20, 255];
+    let levels = vec![uastc_solid(c).repeat(4), uastc_solid(c), uastc_solid(c), uastc_solid(c)];
+    let mut imported = Vec::new();
+    for zstd in [false, true] {
+        let ktx = ktx2_file(8, 8, None, &levels, zstd);
+        let mut w = textured_quad(|w| ktx2_texture(w, &ktx));
+        w.set("extensionsRequired", json!(["KHR_texture_basisu"]));
+        let import = import(&w);
+        assert!(import.skipped.is_empty(), "zstd {zstd}: {:?}", import.skipped);
+        let (base, mr) = (&import.textures[0], &import.textures[1]);
+        assert_eq!(
+            (base.texture.format, mr.texture.format),
+            (renderer::TextureFormat::Bc7Srgb, renderer::TextureFormat::Bc7Unorm),
+            "zstd {zstd}: BC7, in the slots' colour spaces"
+        );
+        assert_eq!((base.texture.width, base.texture.height, base.texture.data.len()), (8, 8, 4 * 16));
+        assert!(matches!(&base.texture.mips, TextureMips::Supplied(l) if l.len() == 3), "the file's levels: {:?}", base.texture.mips);
+        // The BC7 blocks decode to the colour.
+        let bc7 = gltf::decompress_bc(&base.texture);
+        assert!(bc7.data.chunks(4).all(|t| t.iter().zip(c).all(|(&g, w)| g.abs_diff(w) <= 2)), "BC7 texels {:?}", &bc7.data[..4]);
+        // The RGBA8 path (a device without BC): the colour, in every level.
+        let rgba8 = gltf::transcode_basis_rgba8(base).expect("a Basis texture").unwrap();
+        assert_eq!((rgba8.width, rgba8.height, rgba8.format), (8, 8, renderer::TextureFormat::Rgba8Srgb));
+        assert_eq!(rgba8.data, c.repeat(64));
+        assert_eq!(rgba8.mips, TextureMips::Supplied(vec![c.repeat(16), c.repeat(4), c.to_vec()]));
+        assert_eq!(gltf::transcode_basis_rgba8(mr).unwrap().unwrap().format, renderer::TextureFormat::Rgba8Unorm);
+        imported.push(import.textures[0].texture.clone());
+    }
+    assert_eq!(imported[0], imported[1], "zstd supercompression changes nothing");
+    // PNG textures are not Basis.
+    let png = import(&textured_quad(|w| {
+        let image = w.image_png(1, 1, &[9, 8, 7, 255]);
+        w.push("textures", json!({ "source": image }))
+    }));
+    assert!(png.textures[0].basis.is_none() && gltf::transcode_basis_rgba8(&png.textures[0]).is_none());
+
+    // Rendered unlit (the sRGB base colour is what the sRGB target shows),
+    // as BC7 where the device samples BC and as RGBA8 where it does not;
+    // validation clean (centre_pixel_on checks).
+    let ktx = ktx2_file(8, 8, None, &levels, true);
+    let mut w = textured_quad(|w| ktx2_texture(w, &ktx));
+    w.json["materials"][0]["extensions"] = json!({ "KHR_materials_unlit": {} });
+    w.set("extensionsUsed", json!(["KHR_texture_basisu", "KHR_materials_unlit"]));
+    for bc in [true, false] {
+        let device = rhi_vulkan::DeviceDesc { texture_compression_bc: bc, ..test_support::device_desc() };
+        if bc && !renderer::TextureLimits::of(&rhi_vulkan::Device::new(&device).unwrap()).bc_sampled {
+            println!("skipped: the device has no textureCompressionBC, so the Basis texture goes only the RGBA8 path");
+            continue;
+        }
+        let p = centre_pixel_on(&w, 1.0, device);
+        let path = if bc { "BC7" } else { "RGBA8 (device without BC)" };
+        assert!(p.iter().zip(c).take(3).all(|(&g, w)| g.abs_diff(w) <= 2), "{path}: pixel {p:?}, want {c:?}");
+    }
 }

@@ -8,7 +8,18 @@
 //!   `BC4_UNORM` and `BC5_UNORM` (VkFormat 133, 134, 137, 138, 145, 146,
 //!   139, 141), kept as blocks ([`renderer::Texture2D::compressed`]: the
 //!   file's levels, none generated — the GPU cannot write compressed
-//!   levels — so a single-level file has no mips on the GPU).
+//!   levels — so a single-level file has no mips on the GPU);
+//! - Basis Universal: ETC1S (BasisLZ) and UASTC LDR, uncompressed or
+//!   zstd-supercompressed (UASTC), transcoded with the `basisu` crate (a
+//!   pure-Rust port of the reference C++ transcoder, byte-identical to it
+//!   by its own tests; built without its `zstd` feature: zstd levels are
+//!   undone here with `ruzstd`, and the transcoder given the file rewritten
+//!   without supercompression). The import transcodes to BC7 (sRGB or not
+//!   by the slot; the file's levels) and keeps the file
+//!   ([`super::GltfTexture::basis`]); where the device does not sample BC
+//!   spawning transcodes the file again, to RGBA8
+//!   ([`super::transcode_basis_rgba8`]; a single level then gets a
+//!   generated chain), rather than decoding the BC7.
 //!
 //! The texture's colour space is its slot's (sRGB for base colour and
 //! emissive), whatever the file's transfer function: for BC4 and BC5,
@@ -31,9 +42,9 @@
 //! What is not read, reported as [`GltfError::UndecodableImage`] with the
 //! reason (the importer then skips the image unless the file requires the
 //! extension):
-//! - Basis Universal (ETC1S/BasisLZ, UASTC): no maintained pure-Rust
-//!   Basis Universal transcoder is used (the one on crates.io, `basisu`,
-//!   is a first 0.1 release, not adopted yet);
+//! - a Basis file that does not transcode (corrupt blocks or codebooks, an
+//!   ETC1S video), with the transcoder's error; the other Basis Universal
+//!   codecs (UASTC HDR, raw ASTC, XUASTC: [`NO_BASIS_TRANSCODER`]);
 //! - BC6H: HDR, and nothing samples HDR material textures yet;
 //! - the other block-compressed formats (BC1_RGB, whose 3-colour blocks are
 //!   opaque black where BC1_RGBA's are transparent, BC2, BC4/BC5 SNORM,
@@ -47,8 +58,9 @@ use renderer::{Texture2D, TextureFormat, TextureMips};
 /// The first bytes of every KTX2 file.
 const MAGIC: [u8; 12] = [0xAB, b'K', b'T', b'X', b' ', b'2', b'0', 0xBB, b'\r', b'\n', 0x1A, b'\n'];
 
-/// The reason a Basis Universal texture is not read.
-pub(crate) const NO_BASIS_TRANSCODER: &str = "no maintained pure-Rust Basis Universal transcoder";
+/// The reason the Basis Universal codecs other than ETC1S and UASTC LDR
+/// (UASTC HDR, ASTC, XUASTC) are not read.
+pub(crate) const NO_BASIS_TRANSCODER: &str = "only the ETC1S (BasisLZ) and UASTC LDR Basis Universal codecs are transcoded";
 
 /// Whether `bytes` are a KTX2 file (by its identifier).
 pub(crate) fn is_ktx2(bytes: &[u8]) -> bool {
@@ -91,9 +103,13 @@ pub(crate) fn decode(label: &str, bytes: &[u8], srgb: bool, path: &str, limits: 
             } else if reader.color_model() == Some(ColorModel::UASTC) {
                 "UASTC"
             } else {
-                return Err(undecodable("KTX2 VK_FORMAT_UNDEFINED without Basis Universal data".into()));
+                return Err(undecodable(format!("KTX2 VK_FORMAT_UNDEFINED without ETC1S or UASTC data: {NO_BASIS_TRANSCODER}")));
             };
-            return Err(undecodable(format!("Basis Universal {kind} is not transcoded: {NO_BASIS_TRANSCODER}")));
+            let full_chain = 32 - width.max(height).leading_zeros();
+            if reader.levels().len() as u32 > full_chain {
+                return Err(undecodable(format!("{} mip levels; a {width}x{height} texture has {full_chain}", reader.levels().len())));
+            }
+            return transcode_basis(label, bytes, srgb, true).map_err(|e| undecodable(format!("Basis Universal {kind}: {e}")));
         }
         Some(f) if f == Format::R8G8B8A8_UNORM || f == Format::R8G8B8A8_SRGB => {
             if srgb {
@@ -209,6 +225,99 @@ pub fn decompress_bc(texture: &Texture2D) -> Texture2D {
         TextureMips::Supplied(levels) => decoded.with_mips((1u32..).zip(levels).map(|(i, l)| level(i, l)).collect()),
         TextureMips::None | TextureMips::Generate => decoded,
     }
+}
+
+/// Whether `bytes` are a Basis Universal KTX2 file the importer transcodes
+/// (ETC1S/BasisLZ or UASTC): a texture made from one keeps its file
+/// ([`super::GltfTexture::basis`]).
+pub(crate) fn is_basis(bytes: &[u8]) -> bool {
+    ktx2::Reader::new(bytes).is_ok_and(|r| {
+        r.header().format.is_none()
+            && (r.header().supercompression_scheme == Some(SupercompressionScheme::BasisLZ) || r.color_model() == Some(ColorModel::UASTC))
+    })
+}
+
+/// The Basis Universal (ETC1S or UASTC) KTX2 file `bytes` transcoded with
+/// the `basisu` crate, level by level (the file's levels), to BC7 blocks
+/// (`bc7`) or to RGBA8 texels, in the colour space `srgb`; an RGBA8
+/// texture of a single level gets a generated chain. The error says why it
+/// does not transcode. The KTX2 container is assumed checked by [`decode`]
+/// (a 2D texture within the limits).
+pub(crate) fn transcode_basis(label: &str, bytes: &[u8], srgb: bool, bc7: bool) -> Result<Texture2D, String> {
+    use basisu::{DecodeFlags, TargetFormat, Transcoder};
+    // zstd levels are undone here, with the ruzstd the RGBA8 path uses
+    // (basisu's own `zstd` feature would build a second ruzstd).
+    let unzstd_file;
+    let file = if ktx2::Reader::new(bytes).is_ok_and(|r| r.header().supercompression_scheme == Some(SupercompressionScheme::Zstandard)) {
+        unzstd_file = without_zstd(bytes)?;
+        &unzstd_file[..]
+    } else {
+        bytes
+    };
+    let tex = Transcoder::new(file).map_err(|e| format!("not transcoded: {e:?}"))?;
+    let target = if bc7 { TargetFormat::Bc7Rgba } else { TargetFormat::Rgba32 };
+    let levels = (0..tex.level_count())
+        .map(|i| tex.transcode(i, target, DecodeFlags::NONE).map_err(|e| format!("level {i} not transcoded: {e:?}")))
+        .collect::<Result<Vec<_>, _>>()?;
+    let (width, height) = tex.base_dimensions();
+    Ok(if bc7 {
+        let format = if srgb { TextureFormat::Bc7Srgb } else { TextureFormat::Bc7Unorm };
+        Texture2D::compressed(label, width, height, format, levels)
+    } else {
+        let format = if srgb { TextureFormat::Rgba8Srgb } else { TextureFormat::Rgba8Unorm };
+        let count = levels.len();
+        let mut levels = levels.into_iter();
+        let texture = Texture2D::new(label, width, height, format, levels.next().expect("at least one level"));
+        if count > 1 {
+            texture.with_mips(levels.collect())
+        } else {
+            texture
+        }
+    })
+}
+
+/// A zstd-supercompressed KTX2 file rewritten without supercompression:
+/// the header (scheme 0), the level index pointing at the decompressed
+/// levels, the same descriptor, key/value and global data, then the levels
+/// (smallest first, each 16-byte aligned: a UASTC block's size).
+fn without_zstd(bytes: &[u8]) -> Result<Vec<u8>, String> {
+    let reader = ktx2::Reader::new(bytes).map_err(|e| format!("not a valid KTX2 file: {e}"))?;
+    let (width, height) = (reader.header().pixel_width, reader.header().pixel_height);
+    let levels = reader
+        .levels()
+        .enumerate()
+        .map(|(i, l)| {
+            // UASTC: 16 bytes a 4x4 block (zstd is not used with ETC1S).
+            let size = ((width >> i).max(1).div_ceil(4) * (height >> i).max(1).div_ceil(4)) as usize * 16;
+            let level = unzstd(l.data, size).map_err(|e| format!("level {i}: {e}"))?;
+            match level.len() == size {
+                true => Ok(level),
+                false => Err(format!("level {i} has {} bytes; {size} expected", level.len())),
+            }
+        })
+        .collect::<Result<Vec<_>, String>>()?;
+    let index = reader.header().index;
+    // Everything before the levels: header, level index, DFD, KVD, SGD.
+    let meta_end = [
+        80 + 24 * levels.len() as u64,
+        u64::from(index.dfd_byte_offset) + u64::from(index.dfd_byte_length),
+        u64::from(index.kvd_byte_offset) + u64::from(index.kvd_byte_length),
+        index.sgd_byte_offset.saturating_add(index.sgd_byte_length),
+    ]
+    .into_iter()
+    .max()
+    .unwrap_or(0);
+    let meta = usize::try_from(meta_end).ok().and_then(|end| bytes.get(..end));
+    let mut out = meta.ok_or("KTX2 metadata past the end of the file")?.to_vec();
+    out[44..48].copy_from_slice(&0u32.to_le_bytes());
+    for (i, level) in levels.iter().enumerate().rev() {
+        out.resize(out.len().next_multiple_of(16), 0);
+        let entry = 80 + 24 * i;
+        let (offset, length) = (out.len() as u64, level.len() as u64);
+        out[entry..entry + 24].copy_from_slice(&[offset.to_le_bytes(), length.to_le_bytes(), length.to_le_bytes()].concat());
+        out.extend_from_slice(level);
+    }
+    Ok(out)
 }
 
 /// A zstd frame's bytes, reading no more than `size` + 1 (a frame that

@@ -35,9 +35,11 @@
 //!   zstd-supercompressed, with the file's mip levels, and the
 //!   block-compressed BC1 (RGBA), BC3, BC4, BC5 and BC7, kept as blocks
 //!   and uploaded as they are where the device samples BC, decoded to RGBA8
-//!   at spawn time where it does not ([`decompress_bc`]). Basis Universal
-//!   (ETC1S, UASTC) is not transcoded (no maintained pure-Rust transcoder);
-//!   BC6H (HDR) and other block-compressed formats are not read. An image
+//!   at spawn time where it does not ([`decompress_bc`]); Basis Universal
+//!   ETC1S and UASTC (the `basisu` crate) transcoded to BC7 by the import
+//!   and, where the device does not sample BC, to RGBA8 at spawn time
+//!   instead ([`transcode_basis_rgba8`]). Other Basis codecs, BC6H (HDR)
+//!   and other block-compressed formats are not read. An image
 //!   that does not decode (corrupt, or a format not read)
 //!   is skipped with a warning and a [`GltfImport::skipped`] line with the
 //!   reason, and every texture slot using it falls back to its factor —
@@ -149,12 +151,28 @@ pub struct GltfMesh {
     pub slot_materials: Vec<Option<usize>>,
 }
 
+/// A [`GltfTexture`]'s Basis Universal KTX2 file ([`GltfTexture::basis`])
+/// transcoded to RGBA8 (the file's levels, a generated chain for a single
+/// level) in the texture's colour space: what spawning uploads where the
+/// device does not sample BC. `None` for a texture that is not Basis; the
+/// error says why the file does not transcode.
+pub fn transcode_basis_rgba8(texture: &GltfTexture) -> Option<Result<renderer::Texture2D, String>> {
+    let file = texture.basis.as_deref()?;
+    Some(ktx::transcode_basis(&texture.texture.label, file, texture.srgb, false))
+}
+
 /// A decoded texture: glTF image `image` in one colour space.
 #[derive(Clone, Debug)]
 pub struct GltfTexture {
     pub image: usize,
     pub srgb: bool,
+    /// The decoded texture; for a Basis Universal image (ETC1S or UASTC)
+    /// BC7 blocks, transcoded without knowing the device.
     pub texture: renderer::Texture2D,
+    /// A Basis Universal image's KTX2 file, which spawning transcodes again,
+    /// to RGBA8, where the device does not sample BC ([`transcode_basis_rgba8`]);
+    /// `None` for every other image.
+    pub basis: Option<Arc<[u8]>>,
 }
 
 /// A node: its local transform (in glTF space) and what it carries.
@@ -297,7 +315,8 @@ impl GltfImport {
     /// hierarchy and local transforms, camera and light components.
     /// Block-compressed textures go up as blocks where the render thread's
     /// device samples BC and are decoded to RGBA8 first where it does not
-    /// ([`decompress_bc`]). Everything is checked first; on an error nothing was added to the
+    /// ([`decompress_bc`]; Basis Universal ones transcoded to RGBA8 from
+    /// their file instead, [`transcode_basis_rgba8`]). Everything is checked first; on an error nothing was added to the
     /// World or the render thread.
     pub fn spawn_scene(&self, world: &mut World, scene: Option<usize>) -> Result<SpawnedScene, GltfError> {
         spawn::spawn(self, world, scene)

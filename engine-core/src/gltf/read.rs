@@ -394,7 +394,12 @@ fn decode_textures(
             let decoded = decode_image(doc, image, srgb, bytes, &path, limits);
             ImportProgress::add(&progress.images_decoded, 1);
             match decoded {
-                Ok(texture) => Ok(Ok(GltfTexture { image, srgb, texture })),
+                Ok(texture) => {
+                    // A Basis texture (BC7 here) keeps its file: spawning transcodes
+                    // it to RGBA8 where the device does not sample BC.
+                    let basis = (super::ktx::is_ktx2(bytes) && super::ktx::is_basis(bytes)).then(|| Arc::from(bytes));
+                    Ok(Ok(GltfTexture { image, srgb, texture, basis }))
+                }
                 Err(GltfError::UndecodableImage { problem, .. }) if !required[image] => Ok(Err(problem)),
                 Err(e) => Err(e),
             }

@@ -111,18 +111,22 @@ pub(crate) fn spawn(import: &GltfImport, world: &mut World, scene: Option<usize>
     let limits: TextureLimits = rt.with_context(|ctx| TextureLimits::of(&ctx.device)).map_err(render_err(String::new()))?;
     // Block-compressed (KTX2 BCn) textures on a device that does not sample
     // BC: decoded to RGBA8 here, where the device is known (the import,
-    // made without it, keeps the blocks).
+    // made without it, keeps the blocks); Basis Universal ones transcoded
+    // again from their file, to RGBA8 rather than through BC7.
     let textures: Vec<Cow<'_, renderer::Texture2D>> = import
         .textures
         .iter()
         .map(|t| {
-            if t.texture.format.is_block_compressed() && !limits.bc_sampled {
-                Cow::Owned(super::ktx::decompress_bc(&t.texture))
+            if !t.texture.format.is_block_compressed() || limits.bc_sampled {
+                Ok(Cow::Borrowed(&t.texture))
+            } else if let Some(rgba8) = super::transcode_basis_rgba8(t) {
+                let path = format!("/images/{}", t.image);
+                rgba8.map(Cow::Owned).map_err(|problem| GltfError::UndecodableImage { path, problem })
             } else {
-                Cow::Borrowed(&t.texture)
+                Ok(Cow::Owned(super::ktx::decompress_bc(&t.texture)))
             }
         })
-        .collect();
+        .collect::<Result<_, _>>()?;
     for (t, texture) in import.textures.iter().zip(&textures) {
         texture.validate(&limits).map_err(render_err(format!("/images/{}", t.image)))?;
     }
