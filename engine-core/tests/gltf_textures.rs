@@ -443,6 +443,25 @@ fn uastc_solid([r, g, b, a]: [u8; 4]) -> Vec<u8> {
 }
 
 #[test]
+fn a_hostile_uastc_descriptor_is_not_a_panic() {
+    // A texel block dimension of 255 in the data format descriptor (stored
+    // minus one) made the ktx2 crate's descriptor parser overflow and
+    // panic; the importer reads the colour model itself.
+    let mut ktx = ktx2_file(4, 4, None, &[uastc_solid([10, 20, 30, 255])], false);
+    let dfd = u32::from_le_bytes(ktx[48..52].try_into().unwrap()) as usize;
+    for byte in 12..16 {
+        let mut bad = ktx.clone();
+        bad[dfd + 4 + byte] = 255;
+        let import = import(&textured_quad(|w| ktx2_texture(w, &bad)));
+        assert!(!import.textures.is_empty() || import.skipped.iter().any(|s| s.starts_with("/images/0")), "{:?}", import.skipped);
+    }
+    // The same file, untouched, reads.
+    ktx[dfd + 4 + 12] = 3;
+    let import = import(&textured_quad(|w| ktx2_texture(w, &ktx)));
+    assert!(!import.textures.is_empty() && !import.skipped.iter().any(|s| s.starts_with("/images/0")), "{:?}", import.skipped);
+}
+
+#[test]
 fn basis_uastc_textures_transcode_to_bc7_or_rgba8_and_render_their_colour() {
     // 8x8 with its chain (2x2 blocks, then one block a level), every block
     // the solid colour `c`: whatever the filtering and the mip, the quad shows `c`.

@@ -52,7 +52,7 @@
 //! - other formats, ZLIB supercompression, arrays, cube maps, 3D textures.
 
 use super::{GltfError, GltfLimits};
-use ktx2::{ColorModel, Format, SupercompressionScheme};
+use ktx2::{Format, SupercompressionScheme};
 use renderer::{Texture2D, TextureFormat, TextureMips};
 
 /// The first bytes of every KTX2 file.
@@ -86,7 +86,7 @@ fn bc_format(format: Format, srgb: bool) -> Option<TextureFormat> {
 /// its use asks for (`srgb`), held to `limits`: RGBA8, or BCn blocks.
 pub(crate) fn decode(label: &str, bytes: &[u8], srgb: bool, path: &str, limits: &GltfLimits) -> Result<renderer::Texture2D, GltfError> {
     let undecodable = |problem: String| GltfError::UndecodableImage { path: path.into(), problem };
-    let reader = ktx2::Reader::new(bytes).map_err(|e| undecodable(format!("not a valid KTX2 file: {e}")))?;
+    let reader = read_ktx2(bytes).map_err(|e| undecodable(format!("not a valid KTX2 file: {e}")))?;
     let header = reader.header();
     let (width, height) = (header.pixel_width, header.pixel_height);
     GltfError::check_limit(path, "texture dimension", width.max(height) as u64, limits.max_texture_dimension as u64)?;
@@ -100,7 +100,7 @@ pub(crate) fn decode(label: &str, bytes: &[u8], srgb: bool, path: &str, limits: 
         None => {
             let kind = if header.supercompression_scheme == Some(SupercompressionScheme::BasisLZ) {
                 "ETC1S (BasisLZ)"
-            } else if reader.color_model() == Some(ColorModel::UASTC) {
+            } else if is_uastc(bytes, &header.index) {
                 "UASTC"
             } else {
                 return Err(undecodable(format!("KTX2 VK_FORMAT_UNDEFINED without ETC1S or UASTC data: {NO_BASIS_TRANSCODER}")));
@@ -227,13 +227,52 @@ pub fn decompress_bc(texture: &Texture2D) -> Texture2D {
     }
 }
 
+/// The `ktx2` crate's reader of `bytes`, or why the file is not one. The
+/// crate (0.5) panics on a basic descriptor block whose texel block
+/// dimension byte is 255 (it stores the dimension minus one, and the + 1
+/// overflows): a hostile file, checked here first.
+fn read_ktx2(bytes: &[u8]) -> Result<ktx2::Reader<&[u8]>, String> {
+    let word = |at: usize| bytes.get(at..at + 4).map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]));
+    if let (Some(offset), Some(length)) = (word(48), word(52)) {
+        let (mut block, end) = (offset as usize + 4, (offset as usize).saturating_add(length as usize).min(bytes.len()));
+        // Each block: vendor id and type (0: Khronos basic), version and
+        // size, then (basic) model, primaries, transfer, flags and the
+        // four texel block dimensions.
+        while let (Some(kind), Some(version_size)) = (word(block), word(block + 4)) {
+            let size = (version_size >> 16) as usize;
+            if block + 16 > end || size < 16 {
+                break;
+            }
+            if kind == 0 && bytes[block + 12..block + 16].contains(&255) {
+                return Err("a data format descriptor with a texel block dimension of 256".into());
+            }
+            block += size;
+        }
+    }
+    ktx2::Reader::new(bytes).map_err(|e| e.to_string())
+}
+
+/// Whether the KTX2 file `bytes`' data format descriptor (at `index`) is a
+/// Khronos basic descriptor of colour model UASTC. Read here, not with
+/// `ktx2::Reader::color_model`: the `ktx2` crate (0.5) parses the whole
+/// descriptor for it and panics on a texel block dimension of 255 (its
+/// stored value + 1 overflows), which a hostile file can hold.
+fn is_uastc(bytes: &[u8], index: &ktx2::Index) -> bool {
+    // dfdTotalSize (4 bytes), then the first block: vendor id and
+    // descriptor type (0: Khronos basic), version and size, colour model.
+    const KHR_DF_MODEL_UASTC: u8 = 166;
+    let start = index.dfd_byte_offset as usize;
+    let block_header = bytes.get(start + 4..start + 8).map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]));
+    index.dfd_byte_length >= 4 + 24 && block_header == Some(0) && bytes.get(start + 12) == Some(&KHR_DF_MODEL_UASTC)
+}
+
 /// Whether `bytes` are a Basis Universal KTX2 file the importer transcodes
 /// (ETC1S/BasisLZ or UASTC): a texture made from one keeps its file
 /// ([`super::GltfTexture::basis`]).
 pub(crate) fn is_basis(bytes: &[u8]) -> bool {
-    ktx2::Reader::new(bytes).is_ok_and(|r| {
+    read_ktx2(bytes).is_ok_and(|r| {
         r.header().format.is_none()
-            && (r.header().supercompression_scheme == Some(SupercompressionScheme::BasisLZ) || r.color_model() == Some(ColorModel::UASTC))
+            && (r.header().supercompression_scheme == Some(SupercompressionScheme::BasisLZ) || is_uastc(bytes, &r.header().index))
     })
 }
 
@@ -248,7 +287,7 @@ pub(crate) fn transcode_basis(label: &str, bytes: &[u8], srgb: bool, bc7: bool) 
     // zstd levels are undone here, with the ruzstd the RGBA8 path uses
     // (basisu's own `zstd` feature would build a second ruzstd).
     let unzstd_file;
-    let file = if ktx2::Reader::new(bytes).is_ok_and(|r| r.header().supercompression_scheme == Some(SupercompressionScheme::Zstandard)) {
+    let file = if read_ktx2(bytes).is_ok_and(|r| r.header().supercompression_scheme == Some(SupercompressionScheme::Zstandard)) {
         unzstd_file = without_zstd(bytes)?;
         &unzstd_file[..]
     } else {
@@ -281,7 +320,7 @@ pub(crate) fn transcode_basis(label: &str, bytes: &[u8], srgb: bool, bc7: bool) 
 /// levels, the same descriptor, key/value and global data, then the levels
 /// (smallest first, each 16-byte aligned: a UASTC block's size).
 fn without_zstd(bytes: &[u8]) -> Result<Vec<u8>, String> {
-    let reader = ktx2::Reader::new(bytes).map_err(|e| format!("not a valid KTX2 file: {e}"))?;
+    let reader = read_ktx2(bytes).map_err(|e| format!("not a valid KTX2 file: {e}"))?;
     let (width, height) = (reader.header().pixel_width, reader.header().pixel_height);
     let levels = reader
         .levels()
