@@ -732,3 +732,23 @@ fn khr_materials_unlit_is_the_unlit_shading_model() {
     world.send_all_end_of_frame_updates().unwrap();
     test_support::assert_clean(world.render_thread().unwrap());
 }
+
+#[test]
+fn non_mipmapped_minification_filters_read_level_0_alone() {
+    // glTF's NEAREST (9728) and LINEAR (9729) minification filters use no
+    // mip levels; the *_MIPMAP_* ones (9984..9987) and no filter do.
+    for (min_filter, mipmaps) in [(Some(9728), false), (Some(9729), false), (Some(9984), true), (Some(9987), true), (None, true)] {
+        let mut w = quad_file();
+        let img = w.image_png(1, 1, &[255, 255, 255, 255]);
+        let sampler = match min_filter {
+            Some(f) => json!({ "minFilter": f }),
+            None => json!({}),
+        };
+        let t = w.texture(img, sampler);
+        w.push("materials", json!({ "pbrMetallicRoughness": { "baseColorTexture": { "index": t } } }));
+        w.set("meshes", json!([{ "primitives": [{ "attributes": { "POSITION": 0, "NORMAL": 1 }, "indices": 2, "material": 0 }] }]));
+        let import = import(&w);
+        let base = import.materials[0].base_color_texture.as_ref().expect("the texture");
+        assert_eq!(base.sampler.mipmaps, mipmaps, "minFilter {min_filter:?}");
+    }
+}

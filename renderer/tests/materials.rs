@@ -185,7 +185,7 @@ fn mips_are_selected_by_distance() {
         )))
         .unwrap();
     let m = rt.create_material_instance(MaterialInstance::of(m).with_texture("tex", tex)).unwrap();
-    add(&mut rt, &plane_mesh(), m, Mat4::IDENTITY);
+    let plane = add(&mut rt, &plane_mesh(), m, Mat4::IDENTITY);
     // A plane of size 2 seen from height h covers ~187/h pixels: 64 texels
     // over ~94 px (magnified: level 0), then ~6.7 px (~9.6 texels per pixel:
     // level 3), then ~1.7 px at 110 (level 5).
@@ -194,6 +194,17 @@ fn mips_are_selected_by_distance() {
     for (h, want) in [(2.0, 0), (28.0, 3), (110.0, 5)] {
         let (_, image) = frame(&mut rt, &family(vec![at(h)]));
         assert_near(pixel(&image, W / 2, H / 2), colours[want], &format!("from {h} high: level {want}"));
+    }
+    // A sampler without mipmaps (glTF's non-mipmapped minification
+    // filters) reads level 0 however far the plane is.
+    let parent = unlit_textured("levels_no_mips.wgsl", "i.uv0", SamplerDesc { mipmaps: false, ..nearest() });
+    let no_mips = rt.create_material(parent).unwrap();
+    let no_mips = rt.create_material_instance(MaterialInstance::of(no_mips).with_texture("tex", tex)).unwrap();
+    rt.remove_primitive(plane).unwrap();
+    add(&mut rt, &plane_mesh(), no_mips, Mat4::IDENTITY);
+    for h in [28.0, 110.0] {
+        let (_, image) = frame(&mut rt, &family(vec![at(h)]));
+        assert_near(pixel(&image, W / 2, H / 2), colours[0], &format!("without mipmaps, from {h} high: level 0"));
     }
     assert_clean(&mut rt);
 }

@@ -14,6 +14,10 @@ pub struct SamplerDesc {
     pub filter: Filter,
     /// How a sample blends between mip levels (nearest: the closest level).
     pub mipmap_filter: Filter,
+    /// Whether minified samples read the mip levels (`true`) or level 0
+    /// only (`false`: glTF's non-mipmapped `NEAREST` / `LINEAR`
+    /// minification filters; the sampler's maximum level of detail is 0).
+    pub mipmaps: bool,
     /// Wrap mode along U (x) and V (y).
     pub address_u: AddressMode,
     /// Wrap mode along V (y).
@@ -40,6 +44,7 @@ impl SamplerDesc {
         Self {
             filter: Filter::Linear,
             mipmap_filter: Filter::Linear,
+            mipmaps: true,
             address_u: AddressMode::ClampToEdge,
             address_v: AddressMode::ClampToEdge,
             max_anisotropy: 1,
@@ -105,7 +110,7 @@ impl Device {
             .address_mode_u(conv::address_mode(desc.address_u))
             .address_mode_v(conv::address_mode(desc.address_v))
             .address_mode_w(conv::address_mode(desc.address_v))
-            .max_lod(vk::LOD_CLAMP_NONE)
+            .max_lod(if desc.mipmaps { vk::LOD_CLAMP_NONE } else { 0.0 })
             .border_color(vk::BorderColor::FLOAT_OPAQUE_WHITE);
         if let Some(op) = desc.compare {
             info = info.compare_enable(true).compare_op(conv::compare_op(op));

@@ -300,8 +300,9 @@ pub(crate) fn parent_material(key: &ParentKey) -> Material {
 }
 
 /// glTF sampler → the RHI's: magnification filter (nearest or linear),
-/// the minification filter's mipmap part (nearest for `*_MIPMAP_NEAREST` and
-/// the non-mipmapped filters, linear otherwise), wrap S/T; trilinear
+/// the minification filter's mipmap part (nearest for `*_MIPMAP_NEAREST`,
+/// linear otherwise; the non-mipmapped `NEAREST` and `LINEAR` read level 0
+/// alone), wrap S/T; trilinear
 /// filtering (linear in both) gets anisotropic filtering as
 /// [`SamplerDesc::material`] does.
 pub(crate) fn sampler_desc(s: &gltf::texture::Sampler) -> SamplerDesc {
@@ -320,10 +321,12 @@ pub(crate) fn sampler_desc(s: &gltf::texture::Sampler) -> SamplerDesc {
         Some(MinFilter::Nearest | MinFilter::Linear | MinFilter::NearestMipmapNearest | MinFilter::LinearMipmapNearest) => Filter::Nearest,
         _ => Filter::Linear,
     };
+    let mipmaps = !matches!(s.min_filter(), Some(MinFilter::Nearest | MinFilter::Linear));
     let max_anisotropy = if filter == Filter::Linear && mipmap_filter == Filter::Linear { SamplerDesc::MATERIAL_ANISOTROPY } else { 1 };
     SamplerDesc {
         filter,
         mipmap_filter,
+        mipmaps,
         address_u: wrap(s.wrap_s()),
         address_v: wrap(s.wrap_t()),
         max_anisotropy,
