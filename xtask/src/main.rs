@@ -19,6 +19,8 @@
 //! cargo xtask validate-gltf [--install] [FILES...]
 //!                                            the Khronos glTF Validator over FILES (default: ../shared/gltf-samples/),
 //!                                            reports in target/gltf-validator/<stem>.json
+//! cargo xtask images [--against REV]       every sample's image (640x360, 3 frames) from the working tree and from REV
+//!                                            (default HEAD); fails unless the pixels are identical: the guard for refactors
 //! cargo xtask lint                           cargo fmt --check, clippy on every crate and target, then cargo doc; warnings denied
 //! cargo xtask ci                             what .ci/run does: shaders + lint + glTF validator + reference tools and references + test
 //! ```
@@ -36,6 +38,7 @@
 mod bench;
 mod fuzz;
 mod gltf_validator;
+mod images;
 mod reference;
 mod sample_list;
 mod shaders;
@@ -90,6 +93,8 @@ enum Cmd {
     /// Run the Khronos glTF Validator over FILES (default: every model under ../shared/gltf-samples/); reports in target/gltf-validator/
     #[command(name = "validate-gltf")]
     ValidateGltf(ValidateGltfArgs),
+    /// Every sample's image from the working tree and from REV (default HEAD); fails unless identical
+    Images(ImagesArgs),
     /// cargo fmt --check, clippy on every crate and target, then cargo doc (--no-deps); warnings denied
     Lint,
     /// What .ci/run does: shaders, lint, glTF validator, reference tools and references, test
@@ -167,6 +172,13 @@ struct ValidateGltfArgs {
 }
 
 #[derive(Args, Debug, PartialEq, Eq)]
+struct ImagesArgs {
+    /// The commit to compare with (built in a temporary worktree; its images are kept in target/images/<commit>/)
+    #[arg(long, value_name = "REV", default_value = "HEAD")]
+    against: String,
+}
+
+#[derive(Args, Debug, PartialEq, Eq)]
 struct FuzzArgs {
     /// Seconds per target
     #[arg(long, value_name = "N", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
@@ -204,6 +216,7 @@ fn main() -> ExitCode {
         Cmd::Shaders => shaders::check_all(),
         Cmd::Reference(a) => reference::reference(&a.model, a.width, a.height, a.install),
         Cmd::ValidateGltf(a) => gltf_validator::validate_gltf(&a.files, a.install),
+        Cmd::Images(a) => images::images(&a.against),
         Cmd::Lint => lint(),
         Cmd::Ci => ci(),
     };
@@ -450,7 +463,7 @@ mod tests {
 
     #[test]
     fn every_command_has_help() {
-        for cmd in ["run", "samples", "test", "bench", "soak", "fuzz", "shaders", "reference", "validate-gltf", "lint", "ci"] {
+        for cmd in ["run", "samples", "test", "bench", "soak", "fuzz", "shaders", "reference", "validate-gltf", "images", "lint", "ci"] {
             for args in [vec![cmd, "--help"], vec![cmd, "-h"], vec!["help", cmd]] {
                 let err = parse(&args).expect_err("help is not a command");
                 assert_eq!(err.kind(), ErrorKind::DisplayHelp, "{args:?}");
