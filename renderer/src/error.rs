@@ -1,8 +1,6 @@
 //! The renderer's error type.
 
-use crate::material::MaterialId;
-use crate::scene::PrimitiveId;
-use crate::texture::TextureId;
+use crate::ids::{MaterialId, PrimitiveId, TextureId};
 
 /// Everything the renderer can fail with. A call that returns one changed
 /// nothing.
@@ -114,11 +112,11 @@ pub enum RendererError {
     /// Every texture slot is live or retired.
     #[error("no texture id left: all {0} texture slots are live or retired")]
     TextureIdsExhausted(u32),
-    /// [`crate::passes::register_pass`]: the pass table holds
-    /// [`crate::passes::MAX_PASSES`] passes.
+    /// [`crate::mesh_pass::passes::register_pass`]: the pass table holds
+    /// [`crate::mesh_pass::passes::MAX_PASSES`] passes.
     #[error("no mesh pass id left: the pass table holds at most {0} passes")]
     PassTableFull(usize),
-    /// [`crate::passes::register_pass`]: a pass of that name exists (names
+    /// [`crate::mesh_pass::passes::register_pass`]: a pass of that name exists (names
     /// key the stats).
     #[error("a mesh pass named {0:?} is already registered")]
     DuplicatePass(String),

@@ -54,19 +54,18 @@ mod error;
 mod frame;
 mod frame_resources;
 pub mod gpu_work;
+mod ids;
 mod material;
 mod math;
 pub mod mesh_pass;
 pub mod occlusion;
-pub mod passes;
 pub mod postprocess;
 mod render_thread;
 pub mod rng;
 pub mod scene;
-mod scene_renderer;
 mod static_mesh;
+mod static_mesh_proxy;
 mod stats;
-mod submit;
 pub mod texture;
 pub mod trace;
 pub mod vertex_factory;
@@ -74,12 +73,14 @@ mod view;
 
 pub use cvars::{ConsoleVariables, CvarValue};
 pub use error::{RendererError, Result};
+pub use frame::scene_renderer::{DynamicBufferRing, FrameOutput, FrameRequest, PreparedFrame, RetiredFrame, SceneRenderer, Stage};
 pub use gpu_work::{BufferWrite, GpuWork, GpuWorkError, GpuWorkRecorder, PassRead};
 pub use material::{
     parameters, BlendMode, Material, MaterialId, MaterialInstance, MaterialParameter, MaterialParams, MaterialRegistry, MaterialShader,
     MaterialShaderId, ParameterLayout, ParameterValue, ResolvedMaterial, ShadingModel, DEFAULT_MATERIAL_WGSL, MATERIAL_BLOCK_SIZE,
 };
 pub use math::{check_affine, check_transform, Aabb, Bounds, Frustum, TransformProblem, MIN_TRANSFORM_DETERMINANT};
+pub use mesh_pass::passes;
 pub use mesh_pass::{MeshBatch, MeshBatchElement, MeshDrawCommand, MeshPass};
 pub use occlusion::{OccluderMesh, OcclusionBuffer, OCCLUDED_INSTANCES_COUNTER};
 pub use render_thread::{render_worker_pool, RenderCommand, RenderContext, RenderThread, RenderThreadMode, MAX_QUEUED_COMMANDS};
@@ -88,8 +89,8 @@ pub use scene::{
     DirectionalLight, Light, LightId, MeshElementCollector, PointLight, PrimitiveId, PrimitiveRenderSettings, PrimitiveSceneProxy,
     ProxyUpdateContext, RetiredFrameResults, Scene, ViewRelevance,
 };
-pub use scene_renderer::{DynamicBufferRing, FrameOutput, FrameRequest, PreparedFrame, RetiredFrame, SceneRenderer, Stage};
-pub use static_mesh::{shapes, StaticMeshLod, StaticMeshRenderData, StaticMeshSceneProxy, StaticMeshSection};
+pub use static_mesh::{shapes, StaticMeshLod, StaticMeshRenderData, StaticMeshSection};
+pub use static_mesh_proxy::StaticMeshSceneProxy;
 pub use stats::{FrameCounters, FrameStats, PassStats, StageTimings};
 pub use texture::{Texture2D, TextureFormat, TextureId, TextureLimits, TextureMips, TextureRegistry};
 pub use vertex_factory::{LocalVertex, VertexFactoryType, LOCAL_VERTEX_FACTORY, VERTEX_FACTORY_BIND_GROUP};

@@ -1,16 +1,14 @@
-//! Static meshes on the render side: `StaticMeshRenderData` (LODs → sections
-//! → index ranges and material slots, vertex data in the local vertex
-//! factory's streams) shared by every `StaticMeshSceneProxy` that draws it.
-//! The proxy takes the cached path: its batches are built into mesh draw
-//! commands once, and the LOD is chosen per view by screen size.
+//! Static mesh data on the render side: `StaticMeshRenderData` (LODs →
+//! sections → index ranges and material slots, vertex data in the local
+//! vertex factory's streams) shared by every
+//! [`StaticMeshSceneProxy`](crate::StaticMeshSceneProxy) that draws it, and
+//! simple [`shapes`]. The data sits below the scene (occlusion rasterizes a
+//! LOD's triangles); the proxy, which plugs it into the scene, is above.
 
 use crate::error::{RendererError, Result};
-use crate::material::MaterialId;
 use crate::math::Bounds;
-use crate::mesh_pass::MeshBatch;
-use crate::scene::PrimitiveSceneProxy;
 use crate::vertex_factory::{LocalVertex, LocalVertexFactory};
-use glam::{Vec3, Vec4};
+use glam::Vec3;
 use rhi_vulkan::{BufferDesc, BufferHandle, BufferUsage, Device};
 use std::sync::{Arc, Mutex};
 
@@ -51,10 +49,11 @@ impl StaticMeshLod {
     }
 }
 
-struct LodGpu {
-    vertices: BufferHandle,
-    offsets: [u64; 4],
-    indices: BufferHandle,
+/// One LOD's GPU buffers: the vertices (four streams at `offsets`) and the indices.
+pub(crate) struct LodGpu {
+    pub vertices: BufferHandle,
+    pub offsets: [u64; 4],
+    pub indices: BufferHandle,
 }
 
 /// CPU and GPU data of a static mesh; GPU buffers are created on the render
@@ -63,11 +62,11 @@ struct LodGpu {
 /// and dropped at run time do not pile up buffers until shutdown. A mesh
 /// drawn again later is uploaded again.
 pub struct StaticMeshRenderData {
-    lods: Vec<StaticMeshLod>,
-    bounds: Bounds,
-    screen_sizes: Vec<f32>,
+    pub(crate) lods: Vec<StaticMeshLod>,
+    pub(crate) bounds: Bounds,
+    pub(crate) screen_sizes: Vec<f32>,
     gpu: Mutex<Option<Arc<Vec<LodGpu>>>>,
-    /// Proxies holding the GPU buffers ([`StaticMeshSceneProxy`]s in a scene).
+    /// Proxies holding the GPU buffers ([`StaticMeshSceneProxy`](crate::StaticMeshSceneProxy)s in a scene).
     users: Mutex<usize>,
 }
 
@@ -154,7 +153,7 @@ impl StaticMeshRenderData {
     }
 
     /// A proxy starts using the GPU buffers (created if needed).
-    fn acquire_gpu(&self, device: &Device) -> rhi_vulkan::Result<()> {
+    pub(crate) fn acquire_gpu(&self, device: &Device) -> rhi_vulkan::Result<()> {
         let mut users = self.users.lock().unwrap_or_else(|p| p.into_inner());
         self.init_gpu(device)?;
         *users += 1;
@@ -162,7 +161,7 @@ impl StaticMeshRenderData {
     }
 
     /// A proxy stops using the GPU buffers; the last one destroys them.
-    fn release_user(&self, device: &Device) {
+    pub(crate) fn release_user(&self, device: &Device) {
         let mut users = self.users.lock().unwrap_or_else(|p| p.into_inner());
         *users = users.saturating_sub(1);
         if *users == 0 {
@@ -170,107 +169,8 @@ impl StaticMeshRenderData {
         }
     }
 
-    fn gpu(&self) -> Option<Arc<Vec<LodGpu>>> {
+    pub(crate) fn gpu(&self) -> Option<Arc<Vec<LodGpu>>> {
         self.gpu.lock().unwrap_or_else(|p| p.into_inner()).clone()
-    }
-}
-
-/// The proxy of a static mesh component.
-pub struct StaticMeshSceneProxy {
-    mesh: Arc<StaticMeshRenderData>,
-    /// Material per slot; missing slots use the default material.
-    materials: Vec<MaterialId>,
-    cast_shadow: bool,
-    custom_data: Vec4,
-    /// Whether `create_render_resources` succeeded (the mesh counts this proxy as a user).
-    holds_gpu: bool,
-}
-
-impl StaticMeshSceneProxy {
-    /// A proxy drawing `mesh` with `materials` (by section material slot),
-    /// casting shadows, no custom data. Its draw distances are the scene's
-    /// per-primitive settings ([`crate::PrimitiveRenderSettings`]).
-    pub fn new(mesh: Arc<StaticMeshRenderData>, materials: Vec<MaterialId>) -> Self {
-        Self { mesh, materials, cast_shadow: true, custom_data: Vec4::ZERO, holds_gpu: false }
-    }
-
-    /// The same proxy, casting shadows or not.
-    pub fn with_cast_shadow(mut self, cast_shadow: bool) -> Self {
-        self.cast_shadow = cast_shadow;
-        self
-    }
-
-    /// The same proxy with custom primitive data `custom` (readable by materials).
-    pub fn with_custom_data(mut self, custom: Vec4) -> Self {
-        self.custom_data = custom;
-        self
-    }
-
-    /// The mesh drawn.
-    pub fn mesh(&self) -> &Arc<StaticMeshRenderData> {
-        &self.mesh
-    }
-}
-
-impl PrimitiveSceneProxy for StaticMeshSceneProxy {
-    fn local_bounds(&self) -> Bounds {
-        self.mesh.bounds
-    }
-
-    fn view_relevance(&self, _view: &crate::view::SceneView) -> crate::scene::ViewRelevance {
-        // The material fields come from the batches' materials.
-        crate::scene::ViewRelevance { draw: true, shadow: self.cast_shadow, static_relevance: true, ..Default::default() }
-    }
-
-    fn draw_static_elements(&self, out: &mut Vec<MeshBatch>) {
-        let Some(gpu) = self.mesh.gpu() else { return };
-        for (l, (lod, g)) in self.mesh.lods.iter().zip(gpu.iter()).enumerate() {
-            let streams = [0, 1, 2, 3].map(|i| Some((g.vertices, g.offsets[i])));
-            for s in &lod.sections {
-                let material = self.materials.get(s.material_slot as usize).copied().unwrap_or(MaterialId::DEFAULT);
-                let mut batch = MeshBatch::local(streams, g.indices, s.first_index, s.index_count, material);
-                batch.lod_index = l as u8;
-                batch.cast_shadow = self.cast_shadow;
-                out.push(batch);
-            }
-        }
-    }
-
-    fn lod_screen_sizes(&self) -> &[f32] {
-        &self.mesh.screen_sizes
-    }
-
-    /// The LOD's sections as drawn (`draw_static_elements` draws each with
-    /// its slot's material), once the mesh's GPU buffers exist.
-    fn occluder(&self, lod: u8) -> Option<crate::occlusion::OccluderMesh<'_>> {
-        let lod = self.mesh.lods.get(lod as usize).filter(|_| self.holds_gpu)?;
-        Some(crate::occlusion::OccluderMesh { lod, materials: &self.materials })
-    }
-
-    fn custom_primitive_data(&self) -> Vec4 {
-        self.custom_data
-    }
-
-    fn create_render_resources(&mut self, device: &Device) -> rhi_vulkan::Result<()> {
-        if !self.holds_gpu {
-            self.mesh.acquire_gpu(device)?;
-            self.holds_gpu = true;
-        }
-        Ok(())
-    }
-
-    fn release_render_resources(&mut self, device: &Device) {
-        if std::mem::take(&mut self.holds_gpu) {
-            self.mesh.release_user(device);
-        }
-    }
-
-    fn memory_footprint(&self) -> usize {
-        std::mem::size_of::<Self>() + self.materials.len() * 4
-    }
-
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
     }
 }
 

@@ -1,8 +1,72 @@
 //! Per-frame figures (the samples' stats file, `docs/samples.md`, comes from these).
 
-use crate::frame::Stage;
 use crate::mesh_pass::MeshPass;
 use std::collections::BTreeMap;
+
+/// The stages of a frame, in the order they run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Stage {
+    /// 1: take the frame slot, apply the scene's queued changes, record its uploads.
+    UpdateScene,
+    /// 2: set up the views and cull each.
+    InitViews,
+    /// 3: occlusion culling of the main views against this frame's occluders.
+    Occlusion,
+    /// 4: build dynamic primitives' commands and queue their GPU work.
+    CollectDynamic,
+    /// 5: gather, sort and merge every (view, pass)'s draws.
+    PassSetup,
+    /// 6: write the id streams and view uniforms.
+    Upload,
+    /// 7: record the queued GPU work and prepare the render targets.
+    GpuPrepare,
+    /// 8: record every pass (secondaries, then the primary).
+    Record,
+    /// 9: submit the primary to the queue.
+    Submit,
+    /// 10: build the stats and retire the frames the GPU has finished.
+    Retire,
+}
+
+impl Stage {
+    /// How many stages there are.
+    pub const COUNT: usize = 10;
+    /// Every stage, in the order they run.
+    pub const ALL: [Stage; Stage::COUNT] = [
+        Stage::UpdateScene,
+        Stage::InitViews,
+        Stage::Occlusion,
+        Stage::CollectDynamic,
+        Stage::PassSetup,
+        Stage::Upload,
+        Stage::GpuPrepare,
+        Stage::Record,
+        Stage::Submit,
+        Stage::Retire,
+    ];
+
+    /// The stage's position in [`Stage::ALL`] (0-based), e.g. to index
+    /// per-stage timings.
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    /// The stage's name in the stats file and in profiler spans.
+    pub fn name(self) -> &'static str {
+        match self {
+            Stage::UpdateScene => "update_scene",
+            Stage::InitViews => "init_views",
+            Stage::Occlusion => "occlusion",
+            Stage::CollectDynamic => "collect_dynamic",
+            Stage::PassSetup => "pass_setup",
+            Stage::Upload => "upload",
+            Stage::GpuPrepare => "gpu_prepare",
+            Stage::Record => "record",
+            Stage::Submit => "submit",
+            Stage::Retire => "retire",
+        }
+    }
+}
 
 /// Named counters of one frame (see [`FrameStats::counters`]): what proxies
 /// count that the renderer cannot (visible instances of a GPU cull, live

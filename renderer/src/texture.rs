@@ -24,57 +24,9 @@
 //! flight uses it; the materials that sampled it are re-bound to white.
 
 use crate::error::{RendererError, Result};
-use crate::material::SlotId;
+pub use crate::ids::TextureId;
 use rhi_vulkan::{Device, Format, SamplerDesc, SamplerHandle, TextureData, TextureDesc, TextureHandle};
 use std::collections::HashMap;
-
-/// Names a texture: a slot of the texture table and its generation (the
-/// packing of [`crate::MaterialId`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct TextureId(pub u32);
-
-impl TextureId {
-    /// Opaque white (1, 1, 1, 1): what an unknown id samples.
-    pub const WHITE: TextureId = TextureId(0);
-    /// Opaque black (0, 0, 0, 1).
-    pub const BLACK: TextureId = TextureId(1);
-    /// A flat tangent-space normal map ((0.5, 0.5, 1) encoded, linear).
-    pub const FLAT_NORMAL: TextureId = TextureId(2);
-    const BUILTIN: u32 = 3;
-    /// Bits of the slot; the rest carry the generation.
-    pub const SLOT_BITS: u32 = 20;
-    /// Slots of the texture table: the most textures alive at once.
-    pub const MAX_SLOTS: u32 = 1 << Self::SLOT_BITS;
-    /// The last generation of a slot; a slot past it is retired.
-    pub const MAX_GENERATION: u32 = u32::MAX >> Self::SLOT_BITS;
-
-    /// The slot in the texture table.
-    pub const fn slot(self) -> u32 {
-        self.0 & (Self::MAX_SLOTS - 1)
-    }
-    /// The slot's generation this id was handed out in.
-    pub const fn generation(self) -> u32 {
-        self.0 >> Self::SLOT_BITS
-    }
-}
-
-impl rhi_vulkan::SlotKey for TextureId {
-    const MAX_SLOTS: u32 = TextureId::MAX_SLOTS;
-    const MAX_GENERATION: u32 = TextureId::MAX_GENERATION;
-    fn from_parts(slot: u32, generation: u32) -> Self {
-        Self(generation << Self::SLOT_BITS | slot)
-    }
-    fn index(self) -> u32 {
-        self.slot()
-    }
-    fn generation(self) -> u32 {
-        TextureId::generation(self)
-    }
-}
-
-impl SlotId for TextureId {
-    const BUILTIN: u32 = TextureId::BUILTIN;
-}
 
 /// Texel formats of texture assets.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -209,3 +209,30 @@ impl ViewFamily {
         Ok(())
     }
 }
+
+/// How a primitive takes part in a view (UE's FPrimitiveViewRelevance).
+/// The scene keeps it as flags, refreshed whenever what it depends on
+/// changes, and asks again per view every frame where it depends on the
+/// view (see `scene`'s relevance module for when it is asked and how it decides the
+/// passes a primitive enters).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct ViewRelevance {
+    /// Drawn in the main views.
+    pub draw: bool,
+    /// Drawn in the shadow view (casts a shadow).
+    pub shadow: bool,
+    /// Draws through the cached (static) path.
+    pub static_relevance: bool,
+    /// Draws through `get_dynamic_mesh_elements` every frame.
+    pub dynamic_relevance: bool,
+    /// Has opaque materials. The scene adds the relevance of the materials
+    /// the primitive's batches use (cached ones when cached, dynamic ones
+    /// each frame), so a proxy need not say: what it says is added too.
+    pub opaque: bool,
+    /// Has masked materials (as `opaque`).
+    pub masked: bool,
+    /// Has translucent materials (as `opaque`).
+    pub translucent: bool,
+    /// Draws without a depth test (informational; not read by the renderer).
+    pub disables_depth_test: bool,
+}

@@ -146,7 +146,7 @@ pub(crate) fn spawn(import: &GltfImport, world: &mut World, scene: Option<usize>
     let parents: Vec<renderer::Material> = parent_keys.iter().map(parent_material).collect();
     for (i, p) in parents.iter().enumerate() {
         let first = parent_of.iter().position(|&k| k == i).unwrap_or(0);
-        let layout = p.validate().map_err(render_err(format!("/materials/{first}")))?;
+        let layout = renderer::mesh_pass::validate_material(p).map_err(render_err(format!("/materials/{first}")))?;
         for (m, _) in all.iter().zip(&parent_of).filter(|(_, &k)| k == i) {
             m.instance(MaterialId::DEFAULT, &[]).check(&layout).map_err(render_err(format!("/materials/{first}")))?;
         }

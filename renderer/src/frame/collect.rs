@@ -6,10 +6,10 @@
 use super::InitViews;
 use crate::cvars::{self, ConsoleVariables};
 use crate::error::Result;
+use crate::frame::scene_renderer::SceneRenderer;
 use crate::gpu_work::GpuWork;
 use crate::mesh_pass::*;
 use crate::scene::{flags, MeshElementCollector, RetireCallback, Scene};
-use crate::scene_renderer::SceneRenderer;
 use crate::stats::FrameCounters;
 use crate::view::SceneView;
 use rhi_vulkan::Device;

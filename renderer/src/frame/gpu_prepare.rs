@@ -7,10 +7,10 @@
 //! resized as needed.
 
 use crate::error::Result;
+use crate::frame::scene_renderer::SceneRenderer;
 use crate::gpu_work::{record_gpu_work, GpuWork};
 use crate::mesh_pass::SCENE_COLOR_FORMAT;
 use crate::postprocess::tonemap;
-use crate::scene_renderer::SceneRenderer;
 use rhi_vulkan::{Device, Frame, SamplerDesc, SamplerHandle, TextureDesc, TextureHandle, TextureState};
 
 /// Scene color (HDR) and depth, and the tone-mapped output (8-bit sRGB:

@@ -6,9 +6,9 @@
 
 use super::occlusion::occlusion_enabled;
 use crate::cvars::{self, ConsoleVariables};
+use crate::mesh_pass::passes::{self, PassViews};
 use crate::mesh_pass::MeshPass;
 use crate::occlusion::OcclusionBuffer;
-use crate::passes::{self, PassViews};
 use crate::scene::{compute_visibility, flags, DirectionalLight, Light, Scene, ViewRelevance, ViewVisibility};
 use crate::view::{SceneView, ViewFamily};
 use glam::{Mat4, Vec3};
@@ -79,7 +79,7 @@ impl InitViews {
     }
 
     /// Whether view `i` sets `pass` up: something it sees is relevant to
-    /// the pass ([`crate::passes::PassDesc::relevant`]).
+    /// the pass ([`crate::mesh_pass::passes::PassDesc::relevant`]).
     pub fn pass_relevant(&self, i: usize, pass: MeshPass) -> bool {
         (pass.desc().relevant)(&ViewRelevance::from_flags(self.visibility[i].relevance))
     }

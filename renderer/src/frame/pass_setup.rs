@@ -5,8 +5,8 @@
 
 use super::{DynamicElements, InitViews};
 use crate::cvars::{self, ConsoleVariables};
+use crate::mesh_pass::passes::SortMode;
 use crate::mesh_pass::*;
-use crate::passes::SortMode;
 use crate::scene::Scene;
 use rayon::prelude::*;
 
@@ -44,14 +44,22 @@ pub(crate) fn pass_setup(scene: &Scene, cvars: &ConsoleVariables, v: &InitViews,
         let dynamic = elements.lists.get(&(vi, pass));
         let back_to_front = pass.desc().sort == SortMode::BackToFront;
         let (draws, ids) = if !force_dynamic && !back_to_front && dynamic.is_none() {
-            gather_sort_merge_cached(cache, vis, &commands.ranks, &commands.by_rank, can_merge, instancing, parallel.then_some(PIECE))
+            gather_sort_merge_cached(
+                cache,
+                vis.primitives(),
+                &commands.ranks,
+                &commands.by_rank,
+                can_merge,
+                instancing,
+                parallel.then_some(PIECE),
+            )
         } else {
             let origin = v.views[vi].origin;
             let key = |slot: PrimitiveSlot| scene.translucency_sort_key(slot, origin);
             let translucent = back_to_front.then_some(&key as &dyn Fn(PrimitiveSlot) -> u64);
             let (draws, ids) = gather_sort_merge(
                 (!force_dynamic).then_some(cache),
-                vis,
+                vis.primitives(),
                 dynamic.map_or(&[], Vec::as_slice),
                 &commands.ranks,
                 translucent,

@@ -1,6 +1,6 @@
 //! Stage 7, `record`: every pass's draw list into secondaries (chunks
 //! recorded on rayon's workers with `r.RHICmdList.ParallelRecord=1`, see
-//! `crate::submit`), then the primary: the shadow map (rendered when there is
+//! `crate::frame::submit`), then the primary: the shadow map (rendered when there is
 //! a shadow view, otherwise cleared once), then scene color and depth with
 //! every main view's passes in list order, then the tone-mapping pass from
 //! the HDR scene color into the 8-bit output (`crate::postprocess`).
@@ -8,12 +8,12 @@
 use super::gpu_prepare::PreparedTargets;
 use super::{FrameCommands, InitViews, PassDrawList, Uploaded};
 use crate::error::Result;
+use crate::frame::scene_renderer::SceneRenderer;
+use crate::frame::submit::{record_pass, PassBindings, PassResources};
+use crate::mesh_pass::passes::PassTarget;
 use crate::mesh_pass::{SCENE_COLOR_FORMAT, SCENE_DEPTH_FORMAT};
-use crate::passes::PassTarget;
 use crate::postprocess::tonemap::TonemapSettings;
 use crate::scene::Scene;
-use crate::scene_renderer::SceneRenderer;
-use crate::submit::{record_pass, PassBindings, PassResources};
 use crate::view::ViewFamily;
 use rhi_vulkan::*;
 

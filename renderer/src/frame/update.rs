@@ -3,8 +3,8 @@
 
 use crate::cvars::{self, ConsoleVariables};
 use crate::error::Result;
+use crate::frame::scene_renderer::SceneRenderer;
 use crate::scene::Scene;
-use crate::scene_renderer::SceneRenderer;
 use rhi_vulkan::{BufferDesc, BufferUsage, Device, Frame};
 
 /// The frame being recorded and its slot among the frames in flight.

@@ -6,10 +6,10 @@
 use super::init_views::ShadingSettings;
 use super::{InitViews, PassDrawList};
 use crate::error::Result;
+use crate::frame::scene_renderer::SceneRenderer;
 use crate::frame_resources::{ViewUniformData, VIEW_UNIFORM_SIZE};
 use crate::mesh_pass::PrimitiveSlot;
 use crate::scene::{Light, Scene, MAX_POINT_LIGHTS};
-use crate::scene_renderer::SceneRenderer;
 use crate::view::SceneView;
 use glam::{Mat4, Vec3};
 use rhi_vulkan::{BufferHandle, Device};

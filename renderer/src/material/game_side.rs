@@ -38,7 +38,9 @@ impl MaterialMirror {
         })
     }
 
-    /// Checks a parent for `id` (`None`: a new one) and returns its layout.
+    /// Checks a parent for `id` (`None`: a new one): the id, its declarations'
+    /// layout and its instances against them; returns the layout. The
+    /// caller compiles its shader ([`crate::mesh_pass::validate_material`]).
     pub fn check_parent(&self, id: Option<MaterialId>, material: &Material) -> Result<ParameterLayout> {
         if let Some(id) = id {
             match self.known.get(&id) {
@@ -52,7 +54,7 @@ impl MaterialMirror {
                 Some(Known::Parent(_)) => {}
             }
         }
-        let layout = material.validate()?;
+        let layout = material.layout()?;
         if let Some(id) = id {
             for inst in self.instances_of(id) {
                 inst.check(&layout)?;

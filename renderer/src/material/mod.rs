@@ -24,7 +24,7 @@
 //!
 //! A parent is checked when it is created: its declarations must lay out
 //! ([`ParameterLayout::new`]) and its shader must compile with the
-//! generated accessors ([`Material::validate`], errors say
+//! generated accessors ([`crate::mesh_pass::validate_material`], errors say
 //! `file:line:column` of the material's own source). An instance is
 //! checked against its parent's declarations.
 //!
@@ -34,15 +34,14 @@
 //! id does, and setting or destroying under it is an error.
 
 mod game_side;
-mod id;
 pub mod parameters;
 mod registry;
 mod shader_interner;
 mod shared_bindings;
 
+pub use crate::ids::MaterialId;
+pub(crate) use crate::ids::{MaterialIds, SlotIds};
 pub(crate) use game_side::MaterialMirror;
-pub use id::MaterialId;
-pub(crate) use id::{MaterialIds, SlotId, SlotIds};
 pub use parameters::{MaterialParameter, ParameterLayout, ParameterValue, MATERIAL_BLOCK_SIZE};
 pub use registry::{MaterialRegistry, ResolvedMaterial};
 
@@ -327,66 +326,3 @@ impl MaterialInstance {
 /// Interned material shader, the pipeline-relevant part of a material.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct MaterialShaderId(pub u32);
-
-/// Most distinct material sources whose successful compile check is
-/// remembered (the cache is emptied when full; a miss only costs a compile).
-const VALIDATED_CACHE_CAP: usize = 1024;
-
-type ValidatedKey = (String, BlendMode, bool);
-
-/// (effective material WGSL, blend mode, two-sided) combinations that compiled.
-fn validated_cache() -> &'static std::sync::Mutex<std::collections::HashSet<ValidatedKey>> {
-    static CACHE: std::sync::OnceLock<std::sync::Mutex<std::collections::HashSet<ValidatedKey>>> = std::sync::OnceLock::new();
-    CACHE.get_or_init(Default::default)
-}
-
-impl Material {
-    /// Checks the material: its declarations lay out ([`Self::layout`]) and
-    /// its shader, with the generated accessors, composed into the base pass
-    /// (the pass that evaluates it, with its blend mode and sidedness, over
-    /// the local vertex factory) compiles — otherwise
-    /// [`RendererError::MaterialShader`], naming the material and the
-    /// file:line:column of the error. Successful checks are remembered by
-    /// source, so checking the same WGSL again costs a hash lookup. Returns
-    /// the layout.
-    pub fn validate(&self) -> Result<ParameterLayout> {
-        let layout = self.layout()?;
-        let wgsl = self.effective_wgsl(&layout);
-        let key = (wgsl, self.blend_mode, self.two_sided);
-        let cache = || validated_cache().lock().unwrap_or_else(|p| p.into_inner());
-        if cache().contains(&key) {
-            return Ok(layout);
-        }
-        let pipeline_key = crate::mesh_pass::PassPipelineKey {
-            pass: crate::mesh_pass::MeshPass::Base,
-            vertex_factory: crate::vertex_factory::VertexFactoryType::name(&crate::vertex_factory::LOCAL_VERTEX_FACTORY),
-            material_shader: MaterialShaderId(0),
-            blend: self.blend_mode,
-            two_sided: self.two_sided,
-            reverse_culling: false,
-        };
-        let source = crate::mesh_pass::PipelineLibrary::compose(&pipeline_key, &crate::vertex_factory::LOCAL_VERTEX_FACTORY, &key.0);
-        match rhi_vulkan::compile_wgsl(&self.shader.name, &source) {
-            Ok(_) => {
-                let mut c = cache();
-                if c.len() >= VALIDATED_CACHE_CAP {
-                    c.clear();
-                }
-                c.insert(key);
-                Ok(layout)
-            }
-            Err(rhi_vulkan::RhiError::Shader(mut e)) => {
-                // The material's source comes first in the composed shader, so
-                // its lines are the material's own; a line past it is in the
-                // renderer's code around the material (e.g. a missing
-                // `material_main`).
-                let material_lines = self.shader.wgsl.lines().count().max(1) as u32;
-                if e.line > material_lines {
-                    e.file = format!("{} (in the base pass composed around it)", self.shader.name);
-                }
-                Err(RendererError::MaterialShader { material: self.shader.name.clone(), error: e })
-            }
-            Err(e) => Err(e.into()),
-        }
-    }
-}

@@ -147,8 +147,10 @@ impl MaterialRegistry {
 
     /// Adds or replaces a parent material. `id` must name a slot in its
     /// current generation or be the first id of the next slot (`len()`); the
-    /// material must validate ([`Material::validate`]), and every instance
-    /// of it must still fit its declarations. On an error nothing changes.
+    /// material's declarations must lay out ([`Material::layout`]), and every
+    /// instance of it must still fit them. On an error nothing changes. Its
+    /// shader is not compiled here: the scene compiles it first
+    /// ([`crate::mesh_pass::validate_material`]).
     pub fn set(&mut self, id: MaterialId, material: Material) -> Result<()> {
         if !self.settable(id) {
             return Err(RendererError::UnknownMaterial(id));
@@ -159,7 +161,7 @@ impl MaterialRegistry {
                 reason: "it is a material instance; set it with an instance".into(),
             });
         }
-        let layout = material.validate()?;
+        let layout = material.layout()?;
         for e in self.entries.iter().flatten() {
             if let Definition::Instance(inst) = &e.def {
                 if inst.parent == id {

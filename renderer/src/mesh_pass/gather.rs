@@ -18,7 +18,7 @@ use super::{
     merge, sort_back_to_front, sort_by_bucket, BucketId, DrawList, DrawOrder, DrawRank, DrawRun, IdStream, MergedDraw, PrimitiveSlot,
     VisibleCommand,
 };
-use crate::scene::{CachedEntry, PassCache, ViewVisibility};
+use super::{CachedEntry, PassCache, VisiblePrimitives};
 use rayon::prelude::*;
 use std::ops::{ControlFlow, Range};
 
@@ -29,7 +29,7 @@ use std::ops::{ControlFlow, Range};
 /// [`ControlFlow::Break`].
 fn visit_cached(
     cache: &PassCache,
-    vis: &ViewVisibility,
+    vis: VisiblePrimitives<'_>,
     range: Range<usize>,
     mut f: impl FnMut(BucketId, PrimitiveSlot) -> ControlFlow<()>,
 ) {
@@ -82,7 +82,7 @@ pub(crate) const PIECE: usize = 16 * 1024;
 /// ([`IdStream`]).
 pub(crate) fn gather_sort_merge_cached(
     cache: &PassCache,
-    vis: &ViewVisibility,
+    vis: VisiblePrimitives<'_>,
     ranks: &[DrawRank],
     by_rank: &[BucketId],
     can_merge: impl Fn(BucketId) -> bool + Sync,
@@ -122,7 +122,7 @@ pub(crate) fn gather_sort_merge_cached(
 /// ids, or `None` when a command comes out of draw order.
 fn visit_in_order(
     cache: &PassCache,
-    vis: &ViewVisibility,
+    vis: VisiblePrimitives<'_>,
     range: Range<usize>,
     order: DrawOrder<'_>,
     instancing: bool,
@@ -207,7 +207,7 @@ impl RankSorted {
     /// buckets keep to their own pipelines, which rank together — about
     /// the pass's share of the frame's buckets, not all of them), then
     /// scattered in slot order, each rank's range filled front to back.
-    fn of(cache: &PassCache, vis: &ViewVisibility, range: Range<usize>, ranks: &[DrawRank]) -> Self {
+    fn of(cache: &PassCache, vis: VisiblePrimitives<'_>, range: Range<usize>, ranks: &[DrawRank]) -> Self {
         let mut visited: Vec<(u32, PrimitiveSlot)> = Vec::with_capacity(range.len());
         let (mut lo, mut hi) = (u32::MAX, 0);
         visit_cached(cache, vis, range, |bucket, slot| {
@@ -332,7 +332,7 @@ impl Runs {
     fn visit(
         &mut self,
         cache: &PassCache,
-        vis: &ViewVisibility,
+        vis: VisiblePrimitives<'_>,
         range: Range<usize>,
         order: DrawOrder<'_>,
         instancing: bool,
@@ -466,7 +466,7 @@ impl Runs {
 /// `translucent(slot)` for cached commands when given — and merged.
 pub(crate) fn gather_sort_merge(
     cache: Option<&PassCache>,
-    vis: &ViewVisibility,
+    vis: VisiblePrimitives<'_>,
     dynamic: &[VisibleCommand],
     ranks: &[DrawRank],
     translucent: Option<&dyn Fn(PrimitiveSlot) -> u64>,
@@ -540,8 +540,21 @@ mod tests {
         })
     }
 
-    fn visibility(visible: &[Option<u8>]) -> ViewVisibility {
-        let mut vis = ViewVisibility::default();
+    /// Owned visible slots and LODs; `.get()` lends them as pass setup takes them.
+    #[derive(Default)]
+    struct Visibility {
+        visible: Vec<PrimitiveSlot>,
+        lods: Vec<u8>,
+    }
+
+    impl Visibility {
+        fn get(&self) -> VisiblePrimitives<'_> {
+            VisiblePrimitives { visible: &self.visible, lods: &self.lods }
+        }
+    }
+
+    fn visibility(visible: &[Option<u8>]) -> Visibility {
+        let mut vis = Visibility::default();
         for (slot, lod) in visible.iter().enumerate() {
             if let Some(lod) = lod {
                 vis.visible.push(PrimitiveSlot(slot as u32));
@@ -565,9 +578,9 @@ mod tests {
             let ranks: Vec<DrawRank> = rank_perm.iter().copied().map(DrawRank).collect();
             let can = |b: BucketId| mergeable & (1 << b.0) != 0;
             let by_rank = buckets_by_rank(&ranks);
-            let (draws, ids) = gather_sort_merge_cached(&cache, &vis, &ranks, &by_rank, can, instancing, piece);
+            let (draws, ids) = gather_sort_merge_cached(&cache, vis.get(), &ranks, &by_rank, can, instancing, piece);
             let fast = (draws.iter(DrawOrder { ranks: &ranks, by_rank: &by_rank }).collect::<Vec<_>>(), ids.to_vec());
-            let general = gather_sort_merge(Some(&cache), &vis, &[], &ranks, None, can, instancing);
+            let general = gather_sort_merge(Some(&cache), vis.get(), &[], &ranks, None, can, instancing);
             prop_assert_eq!(&fast, &general);
             prop_assert!((0..ids.len()).all(|i| ids.get(i) == Some(fast.1[i])));
             // And the draw order is (rank, primitive).
@@ -602,8 +615,8 @@ mod tests {
             let ranks: Vec<DrawRank> = (0..=bucket).map(DrawRank).collect();
             let can = |b: BucketId| mergeable & (1 << (b.0 % 64)) != 0;
             let by_rank = buckets_by_rank(&ranks);
-            let (draws, ids) = gather_sort_merge_cached(&cache, &vis, &ranks, &by_rank, can, instancing, piece);
-            let general = gather_sort_merge(Some(&cache), &vis, &[], &ranks, None, can, instancing);
+            let (draws, ids) = gather_sort_merge_cached(&cache, vis.get(), &ranks, &by_rank, can, instancing, piece);
+            let general = gather_sort_merge(Some(&cache), vis.get(), &[], &ranks, None, can, instancing);
             prop_assert_eq!((draws.iter(DrawOrder { ranks: &ranks, by_rank: &by_rank }).collect::<Vec<_>>(), ids.to_vec()), general);
         }
 
@@ -621,14 +634,14 @@ mod tests {
             let mut dynamic: Vec<VisibleCommand> = dynamic.iter().map(|&(p, b)| VisibleCommand { bucket: BucketId(b % buckets), primitive: PrimitiveSlot(p), sort_key: 0 }).collect();
             dynamic.sort_by_key(|d| d.primitive);
             let can = |b: BucketId| mergeable & (1 << b.0) != 0;
-            let (draws, ids) = gather_sort_merge(Some(&cache), &vis, &dynamic, &ranks, None, can, instancing);
+            let (draws, ids) = gather_sort_merge(Some(&cache), vis.get(), &dynamic, &ranks, None, can, instancing);
             let order: Vec<(DrawRank, PrimitiveSlot)> = draws.iter().flat_map(|d| {
                 let ranks = &ranks;
                 let ids = &ids;
                 (d.first_instance..d.first_instance + d.instance_count).map(move |i| (ranks[d.bucket.index()], ids[i as usize]))
             }).collect();
             prop_assert!(order.windows(2).all(|w| w[0] <= w[1]), "{:?}", order);
-            let cached = gather_sort_merge(Some(&cache), &vis, &[], &ranks, None, can, instancing).1.len();
+            let cached = gather_sort_merge(Some(&cache), vis.get(), &[], &ranks, None, can, instancing).1.len();
             prop_assert_eq!(ids.len(), cached + dynamic.len());
         }
     }
@@ -648,11 +661,11 @@ mod tests {
         let by_rank = buckets_by_rank(&ranks);
         let order = DrawOrder { ranks: &ranks, by_rank: &by_rank };
         // In order, one visit.
-        let (draws, _) = gather_sort_merge_cached(&cache, &vis, &ranks, &by_rank, |_| true, true, None);
+        let (draws, _) = gather_sort_merge_cached(&cache, vis.get(), &ranks, &by_rank, |_| true, true, None);
         assert_eq!((draws.len(), draws.runs().len()), (100, 1));
         assert_eq!(draws.iter(order).collect::<Vec<_>>(), expect(order));
         // In pieces of 30: a chain per piece at most.
-        let (pieced, _) = gather_sort_merge_cached(&cache, &vis, &ranks, &by_rank, |_| true, true, Some(30));
+        let (pieced, _) = gather_sort_merge_cached(&cache, vis.get(), &ranks, &by_rank, |_| true, true, Some(30));
         assert!(pieced.runs().len() <= 4, "{:?}", pieced.runs());
         assert_eq!(pieced.iter(order).collect::<Vec<_>>(), expect(order));
         // Ranked against slot order: counting-sorted, still one chain.
@@ -660,7 +673,7 @@ mod tests {
         let by_rank = buckets_by_rank(&reversed);
         let order = DrawOrder { ranks: &reversed, by_rank: &by_rank };
         for piece in [None, Some(30)] {
-            let (draws, ids) = gather_sort_merge_cached(&cache, &vis, &reversed, &by_rank, |_| true, true, piece);
+            let (draws, ids) = gather_sort_merge_cached(&cache, vis.get(), &reversed, &by_rank, |_| true, true, piece);
             assert_eq!((draws.len(), draws.runs().len()), (100, 1), "pieces {piece:?}");
             assert_eq!(draws.iter(order).collect::<Vec<_>>(), expect(order));
             assert_eq!(ids.get(0), Some(PrimitiveSlot(99)));
@@ -668,7 +681,7 @@ mod tests {
         // A primitive out of view leaves a rank out: two chains.
         let mut seen = [Some(0); 100];
         seen[50] = None;
-        let (draws, _) = gather_sort_merge_cached(&cache, &visibility(&seen), &ranks, &buckets_by_rank(&ranks), |_| true, true, None);
+        let (draws, _) = gather_sort_merge_cached(&cache, visibility(&seen).get(), &ranks, &buckets_by_rank(&ranks), |_| true, true, None);
         assert_eq!((draws.len(), draws.runs().len()), (99, 2));
     }
 
@@ -676,14 +689,10 @@ mod tests {
     fn lods_and_extra_entries_select_what_a_visible_primitive_draws() {
         // Slot 0: bucket 0 at LOD 0, bucket 1 at LOD 1; slot 1: buckets 1 and 0 at LOD 0; slot 2: nothing.
         let cache = cache(&[vec![(0, 0), (1, 1)], vec![(1, 0), (0, 0)], vec![]]);
-        let vis = ViewVisibility {
-            visible: vec![PrimitiveSlot(0), PrimitiveSlot(1), PrimitiveSlot(2)],
-            lods: vec![1, 0, 0],
-            ..Default::default()
-        };
+        let vis = Visibility { visible: vec![PrimitiveSlot(0), PrimitiveSlot(1), PrimitiveSlot(2)], lods: vec![1, 0, 0] };
         let ranks = [DrawRank(1), DrawRank(0)];
         let by_rank = buckets_by_rank(&ranks);
-        let (draws, ids) = gather_sort_merge_cached(&cache, &vis, &ranks, &by_rank, |_| true, true, None);
+        let (draws, ids) = gather_sort_merge_cached(&cache, vis.get(), &ranks, &by_rank, |_| true, true, None);
         assert_eq!(ids.to_vec(), vec![PrimitiveSlot(0), PrimitiveSlot(1), PrimitiveSlot(1)]);
         assert_eq!(
             draws.iter(DrawOrder { ranks: &ranks, by_rank: &by_rank }).collect::<Vec<_>>(),

@@ -10,23 +10,28 @@
 //! ([`MeshDrawCommand`]), and the draw order ([`sort`]: a sort key that ends
 //! with the primitive slot; bucket ranks from [`StateBuckets`]).
 
+mod cache;
 mod draw_command;
 mod draw_list;
 mod gather;
 mod id_stream;
 mod ids;
+mod material_check;
 mod merge;
 mod mesh_batch;
+pub mod passes;
 mod pipelines;
 mod processor;
 pub mod sort;
 mod state_buckets;
 
+pub(crate) use cache::{CachedEntry, PassCache, VisiblePrimitives, EMPTY as EMPTY_CACHED_ENTRY};
 pub use draw_command::MeshDrawCommand;
 pub use draw_list::{DrawCursor, DrawList, DrawOrder, DrawRun};
 pub(crate) use gather::{gather_sort_merge, gather_sort_merge_cached, PIECE};
 pub(crate) use id_stream::IdStream;
 pub use ids::{buckets_by_rank, BucketId, DrawRank, PrimitiveSlot};
+pub use material_check::validate_material;
 pub use merge::{merge, MergedDraw};
 pub use mesh_batch::{MeshBatch, MeshBatchElement};
 pub use pipelines::{PassPipelineKey, PipelineLibrary, SCENE_COLOR_FORMAT, SCENE_DEPTH_FORMAT};
@@ -35,9 +40,9 @@ pub use sort::{distance_key, sort_back_to_front, sort_by_bucket, translucency_ke
 pub use state_buckets::{BucketCommand, StateBuckets};
 
 /// A mesh pass: an id into the pass table (the built-in passes of
-/// [`crate::passes::BUILTIN_PASSES`], then those added with
-/// [`crate::passes::register_pass`]). What the pass does is its
-/// [`PassDesc`](crate::passes::PassDesc): [`MeshPass::desc`].
+/// [`crate::mesh_pass::passes::BUILTIN_PASSES`], then those added with
+/// [`crate::mesh_pass::passes::register_pass`]). What the pass does is its
+/// [`PassDesc`](crate::mesh_pass::passes::PassDesc): [`MeshPass::desc`].
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct MeshPass(pub(crate) u8);
 
@@ -55,9 +60,9 @@ impl MeshPass {
     pub const Wireframe: MeshPass = MeshPass(4);
 
     /// The number of built-in passes.
-    pub const COUNT: usize = crate::passes::BUILTIN_PASSES.len();
+    pub const COUNT: usize = crate::mesh_pass::passes::BUILTIN_PASSES.len();
     /// The built-in passes, in table order (with the registered ones:
-    /// [`crate::passes::all`]).
+    /// [`crate::mesh_pass::passes::all`]).
     pub const ALL: [MeshPass; MeshPass::COUNT] = {
         let mut all = [MeshPass(0); MeshPass::COUNT];
         let mut i = 0;
@@ -69,7 +74,7 @@ impl MeshPass {
     };
     /// The most passes there can be, built-in and registered (the length
     /// of the per-pass arrays in the stats).
-    pub const MAX: usize = crate::passes::MAX_PASSES;
+    pub const MAX: usize = crate::mesh_pass::passes::MAX_PASSES;
 
     /// The pass's position in the pass table, for per-pass arrays.
     pub fn index(self) -> usize {
@@ -77,8 +82,8 @@ impl MeshPass {
     }
 
     /// What the pass does.
-    pub fn desc(self) -> &'static crate::passes::PassDesc {
-        crate::passes::desc(self)
+    pub fn desc(self) -> &'static crate::mesh_pass::passes::PassDesc {
+        crate::mesh_pass::passes::desc(self)
     }
 
     /// The name used in stats files.

@@ -11,7 +11,7 @@
 
 use super::MeshPass;
 use crate::material::{BlendMode, MaterialRegistry, MaterialShaderId};
-use crate::passes::{PassFragment, PassTarget};
+use crate::mesh_pass::passes::{PassFragment, PassTarget};
 use crate::vertex_factory::VertexFactoryType;
 use rhi_vulkan::*;
 use rustc_hash::FxHashMap as HashMap;

@@ -1,11 +1,11 @@
 //! The mesh pass processor (UE's FMeshPassProcessor::AddMeshBatch): decides
 //! whether a batch takes part in a pass, picks the pipeline and builds the
-//! command, all from the pass's [`PassDesc`](crate::passes::PassDesc) (see
-//! `crate::passes` for what each built-in pass takes and which material it uses).
+//! command, all from the pass's [`PassDesc`](crate::mesh_pass::passes::PassDesc) (see
+//! `crate::mesh_pass::passes` for what each built-in pass takes and which material it uses).
 
 use super::{MeshBatch, MeshDrawCommand, MeshPass, PassPipelineKey, PipelineLibrary};
 use crate::material::{BlendMode, MaterialId, MaterialRegistry};
-use crate::passes::PassMaterial;
+use crate::mesh_pass::passes::PassMaterial;
 use crate::vertex_factory::MAX_VERTEX_STREAMS;
 use rhi_vulkan::{Device, Result};
 

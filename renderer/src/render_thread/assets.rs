@@ -12,7 +12,7 @@ use crate::texture::{Texture2D, TextureId};
 impl RenderThread {
     /// Creates a parent material and returns its id. Its declarations are
     /// laid out and its shader compiled here, on the calling thread
-    /// ([`Material::validate`], cached by source): bad declarations are
+    /// ([`crate::mesh_pass::validate_material`], cached by source): bad declarations are
     /// [`RendererError::InvalidMaterial`], a shader that does not compile
     /// is [`RendererError::MaterialShader`], saying where, and nothing is
     /// created. Creating a material rebuilds no existing draw command.
@@ -26,6 +26,7 @@ impl RenderThread {
     /// [`RendererError::MaterialIdsExhausted`].
     pub fn create_material(&mut self, material: Material) -> Result<MaterialId> {
         let layout = self.materials.check_parent(None, &material)?;
+        crate::mesh_pass::validate_material(&material)?;
         let id = self.materials.ids.peek().ok_or(RendererError::MaterialIdsExhausted(MaterialId::MAX_SLOTS))?;
         self.enqueue_render_command(move |ctx| {
             if let Err(e) = ctx.scene.set_material(id, material) {
@@ -49,6 +50,7 @@ impl RenderThread {
     /// blend mode, sidedness or declarations changed.
     pub fn set_material(&mut self, id: MaterialId, material: Material) -> Result<()> {
         let layout = self.materials.check_parent(Some(id), &material)?;
+        crate::mesh_pass::validate_material(&material)?;
         self.enqueue_render_command(move |ctx| {
             if let Err(e) = ctx.scene.set_material(id, material) {
                 log::error!("set material {id:?}: {e}");

@@ -29,9 +29,9 @@
 
 use crate::cvars::ConsoleVariables;
 use crate::error::{RendererError, Result};
+use crate::frame::scene_renderer::{FrameRequest, RetiredFrame, SceneRenderer};
 use crate::material::{MaterialMirror, SlotIds};
 use crate::scene::{Light, LightId, PrimitiveId, PrimitiveSceneProxy, Scene};
-use crate::scene_renderer::{FrameRequest, RetiredFrame, SceneRenderer};
 use crate::stats::FrameStats;
 use crate::texture::{TextureId, TextureLimits};
 use glam::Mat4;

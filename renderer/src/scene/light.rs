@@ -3,9 +3,7 @@
 
 use glam::Vec3;
 
-/// Names a light in the scene.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct LightId(pub u64);
+pub use crate::ids::LightId;
 
 /// A light infinitely far away (the sun), the one that casts the shadow map.
 #[derive(Clone, Copy, Debug, PartialEq)]

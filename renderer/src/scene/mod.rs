@@ -16,7 +16,7 @@ pub use gpu_scene::{GpuScene, PrimitiveGpuData};
 pub use light::{DirectionalLight, Light, LightId, PointLight, MAX_POINT_LIGHTS};
 pub(crate) use proxy::RetireCallback;
 pub use proxy::{MeshElementCollector, PrimitiveSceneProxy, ProxyUpdateContext, RetiredFrameResults, ViewRelevance};
-pub(crate) use scene::{flags, CachedEntry, PassCache, CULL_CHUNK};
+pub(crate) use scene::{flags, CULL_CHUNK};
 pub use scene::{PrimitiveId, Scene, SceneCounters};
 pub use settings::PrimitiveRenderSettings;
 pub(crate) use visibility::{compute_visibility, ViewVisibility};

@@ -14,32 +14,7 @@ use glam::Vec4;
 use rhi_vulkan::{BufferDesc, BufferHandle, BufferUsage, Device};
 use std::any::Any;
 
-/// How a primitive takes part in a view (UE's FPrimitiveViewRelevance).
-/// The scene keeps it as flags, refreshed whenever what it depends on
-/// changes, and asks again per view every frame where it depends on the
-/// view (see `scene::relevance` for when it is asked and how it decides the
-/// passes a primitive enters).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub struct ViewRelevance {
-    /// Drawn in the main views.
-    pub draw: bool,
-    /// Drawn in the shadow view (casts a shadow).
-    pub shadow: bool,
-    /// Draws through the cached (static) path.
-    pub static_relevance: bool,
-    /// Draws through `get_dynamic_mesh_elements` every frame.
-    pub dynamic_relevance: bool,
-    /// Has opaque materials. The scene adds the relevance of the materials
-    /// the primitive's batches use (cached ones when cached, dynamic ones
-    /// each frame), so a proxy need not say: what it says is added too.
-    pub opaque: bool,
-    /// Has masked materials (as `opaque`).
-    pub masked: bool,
-    /// Has translucent materials (as `opaque`).
-    pub translucent: bool,
-    /// Draws without a depth test (informational; not read by the renderer).
-    pub disables_depth_test: bool,
-}
+pub use crate::view::ViewRelevance;
 
 /// Collects the mesh batches dynamic primitives emit for a frame (UE's
 /// FMeshElementCollector), hands out transient GPU memory for per-frame
@@ -50,7 +25,7 @@ pub struct ViewRelevance {
 pub struct MeshElementCollector<'a, 'f> {
     pub(crate) batches: Vec<(usize, MeshBatch)>,
     pub(crate) device: &'a Device,
-    pub(crate) dynamic: &'a mut crate::scene_renderer::DynamicBufferRing,
+    pub(crate) dynamic: &'a mut crate::frame_resources::DynamicBufferRing,
     /// `None` when the frame is only prepared, not recorded (benchmarks).
     pub(crate) gpu_work: Option<&'f mut Vec<GpuWork>>,
     pub(crate) cvars: &'a crate::cvars::ConsoleVariables,

@@ -22,7 +22,7 @@
 //!   views only) is asked again per main view every frame, during culling.
 //!
 //! Each view ORs the relevance of what it sees; a pass whose
-//! [`PassDesc::relevant`](crate::passes::PassDesc::relevant) rejects that
+//! [`PassDesc::relevant`](crate::mesh_pass::passes::PassDesc::relevant) rejects that
 //! (and that got no dynamic commands) is not set up for the view at all —
 //! UE's `bHasTranslucentViewMeshElements` and friends.
 //!

@@ -17,7 +17,8 @@ use crate::error::{RendererError, Result};
 use crate::material::{MaterialId, MaterialRegistry};
 use crate::math::Bounds;
 use crate::mesh_pass::{
-    build_mesh_draw_command, translucency_key, BucketId, MeshBatch, MeshDrawCommand, MeshPass, PipelineLibrary, PrimitiveSlot, StateBuckets,
+    build_mesh_draw_command, translucency_key, BucketId, CachedEntry, MeshBatch, MeshDrawCommand, MeshPass, PassCache, PipelineLibrary,
+    PrimitiveSlot, StateBuckets, EMPTY_CACHED_ENTRY,
 };
 use crate::texture::TextureRegistry;
 use crate::view::SceneView;
@@ -27,22 +28,8 @@ use rhi_vulkan::{BufferHandle, Device};
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::any::Any;
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::atomic::{AtomicU64, Ordering};
 
-/// Names a primitive across threads. Allocated on the game side
-/// ([`PrimitiveId::new`]) so a component knows its id before the render
-/// thread has added the proxy.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct PrimitiveId(pub u64);
-
-impl PrimitiveId {
-    /// A process-wide unique id.
-    #[allow(clippy::new_without_default)]
-    pub fn new() -> Self {
-        static NEXT: AtomicU64 = AtomicU64::new(1);
-        PrimitiveId(NEXT.fetch_add(1, Ordering::Relaxed))
-    }
-}
+pub use crate::ids::PrimitiveId;
 
 mod requests;
 
@@ -67,28 +54,6 @@ pub(crate) mod flags {
     /// The proxy can be occluded (asked once, at add): the occlusion
     /// stage tests only these, without a call into the proxy.
     pub const OCCLUDABLE: u32 = 2048;
-}
-
-/// One cached command of a slot in a pass.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct CachedEntry {
-    /// [`BucketId::NONE`] when the slot has no command in the pass.
-    pub bucket: BucketId,
-    pub lod: u8,
-    /// More entries for this slot in `PassCache::extra`.
-    pub more: bool,
-}
-
-const EMPTY: CachedEntry = CachedEntry { bucket: BucketId::NONE, lod: 0, more: false };
-
-/// A pass's cached commands, per slot: the first inline (most primitives
-/// have one section), the rest in `extra`.
-#[derive(Default)]
-pub(crate) struct PassCache {
-    pub first: Vec<CachedEntry>,
-    pub extra: HashMap<PrimitiveSlot, Vec<CachedEntry>>,
-    /// Entries in the pass; a pass with none is not gathered at all.
-    pub entries: usize,
 }
 
 struct PrimitiveSceneInfo {
@@ -277,7 +242,7 @@ impl Scene {
     pub fn cached_command_count(&self, id: PrimitiveId, pass: MeshPass) -> usize {
         let Some(&slot) = self.ids.get(&id) else { return 0 };
         let cache = &self.cache[pass.index()];
-        let first = cache.first.get(slot as usize).copied().unwrap_or(EMPTY);
+        let first = cache.first.get(slot as usize).copied().unwrap_or(EMPTY_CACHED_ENTRY);
         usize::from(first.bucket != BucketId::NONE) + cache.extra.get(&PrimitiveSlot(slot)).map_or(0, Vec::len)
     }
 
@@ -507,7 +472,7 @@ impl Scene {
             self.chunks.push(ChunkBounds::EMPTY);
         }
         for c in &mut self.cache {
-            c.first.push(EMPTY);
+            c.first.push(EMPTY_CACHED_ENTRY);
         }
         s
     }
@@ -605,7 +570,7 @@ impl Scene {
                         used.push(batch.material.slot());
                     }
                     material_flags |= blend_flags(materials.resolve(batch.material).blend_mode);
-                    for pass in crate::passes::all() {
+                    for pass in crate::mesh_pass::passes::all() {
                         if let Some(cmd) = build_mesh_draw_command(pass, &batch, device, materials, pipelines)? {
                             out.push((pass, cmd, batch.lod_index));
                         }
@@ -665,7 +630,7 @@ impl Scene {
             }
         }
         for cache in &mut self.cache {
-            let first = std::mem::replace(&mut cache.first[slot as usize], EMPTY);
+            let first = std::mem::replace(&mut cache.first[slot as usize], EMPTY_CACHED_ENTRY);
             let extra = cache.extra.remove(&PrimitiveSlot(slot)).map_or(0, |v| v.len());
             cache.entries -= usize::from(first.bucket != BucketId::NONE) + extra;
         }

@@ -49,6 +49,13 @@ pub(crate) struct ViewVisibility {
     pub occluder_candidates: Vec<(f32, u32)>,
 }
 
+impl ViewVisibility {
+    /// The visible primitives and their LODs, as pass setup gathers them.
+    pub(crate) fn primitives(&self) -> crate::mesh_pass::VisiblePrimitives<'_> {
+        crate::mesh_pass::VisiblePrimitives { visible: &self.visible, lods: &self.lods }
+    }
+}
+
 /// Culls every primitive whose flags contain `require` against `frustum`
 /// (and `view`'s draw distance, when given); with `for_occlusion` (and a
 /// view) gathers what the occlusion stage reads too.

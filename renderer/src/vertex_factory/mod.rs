@@ -68,7 +68,7 @@ pub trait VertexFactoryType: Send + Sync + 'static {
     /// The factory's position-only variant (UE's position-only vertex
     /// stream), if it has one: the same geometry read from this factory's
     /// stream 0 alone (its only stream, plus the id stream), which passes
-    /// that want nothing but depth ([`crate::passes::PassDesc::position_only`])
+    /// that want nothing but depth ([`crate::mesh_pass::passes::PassDesc::position_only`])
     /// use for opaque batches — they bind one stream and fetch 12 bytes a
     /// vertex instead of every attribute. It must place vertices exactly as
     /// this factory does. Default: none (the full factory is used).

@@ -3,9 +3,9 @@
 use super::*;
 use rhi_vulkan::{CompareOp, PolygonMode};
 
-pub(super) const DEPTH_WGSL: &str = include_str!("../../shaders/depth.inc.wgsl");
+pub(super) const DEPTH_WGSL: &str = include_str!("../../../shaders/depth.inc.wgsl");
 pub(super) const DEPTH_MASKED_WGSL: &str =
-    concat!(include_str!("../../shaders/material_vs.inc.wgsl"), include_str!("../../shaders/depth_masked.inc.wgsl"));
+    concat!(include_str!("../../../shaders/material_vs.inc.wgsl"), include_str!("../../../shaders/depth_masked.inc.wgsl"));
 
 /// The depth prepass: opaque and masked geometry into the scene depth,
 /// the default material for opaque batches so they merge.

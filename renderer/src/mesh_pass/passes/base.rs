@@ -4,7 +4,8 @@
 use super::*;
 use rhi_vulkan::{CompareOp, PolygonMode};
 
-pub(super) const BASE_WGSL: &str = concat!(include_str!("../../shaders/material_vs.inc.wgsl"), include_str!("../../shaders/base.inc.wgsl"));
+pub(super) const BASE_WGSL: &str =
+    concat!(include_str!("../../../shaders/material_vs.inc.wgsl"), include_str!("../../../shaders/base.inc.wgsl"));
 
 /// The base pass: opaque and masked materials, lit, on the prepass's depth
 /// (`LessEqual`, no depth write).

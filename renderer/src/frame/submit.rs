@@ -5,8 +5,8 @@
 //! the bucket sort makes rare. The first chunk of a pass begins with a GPU
 //! timestamp and the last ends with one (`stats::pass_timestamp_labels`).
 
+use crate::frame::scene_renderer::{FrameCommands, PassDrawList};
 use crate::mesh_pass::{DrawCursor, MergedDraw};
-use crate::scene_renderer::{FrameCommands, PassDrawList};
 use crate::stats::pass_timestamp_labels;
 use crate::view::SceneView;
 use rayon::prelude::*;

@@ -1,5 +1,29 @@
-//! Material ids (a slot of the material tables and its generation) and the
-//! game-side allocator of such ids, shared with textures.
+//! The ids the renderer hands out and the game side holds: primitives,
+//! lights, materials and textures, and the game-side allocator of slot ids
+//! (materials and textures). They sit at the bottom of the crate so that
+//! every module — the error type included — can name them without
+//! depending on the module that owns the thing named.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Names a primitive across threads. Allocated on the game side
+/// ([`PrimitiveId::new`]) so a component knows its id before the render
+/// thread has added the proxy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct PrimitiveId(pub u64);
+
+impl PrimitiveId {
+    /// A process-wide unique id.
+    #[allow(clippy::new_without_default)]
+    pub fn new() -> Self {
+        static NEXT: AtomicU64 = AtomicU64::new(1);
+        PrimitiveId(NEXT.fetch_add(1, Ordering::Relaxed))
+    }
+}
+
+/// Names a light in the scene.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct LightId(pub u64);
 
 /// Names a material; `MaterialId::DEFAULT` always exists.
 ///
@@ -124,6 +148,54 @@ impl<I: SlotId> SlotIds<I> {
     pub(crate) fn release(&mut self, id: I) -> bool {
         id.index() >= I::BUILTIN && self.slots.remove(id).is_some()
     }
+}
+
+/// Names a texture: a slot of the texture table and its generation (the
+/// packing of [`crate::MaterialId`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct TextureId(pub u32);
+
+impl TextureId {
+    /// Opaque white (1, 1, 1, 1): what an unknown id samples.
+    pub const WHITE: TextureId = TextureId(0);
+    /// Opaque black (0, 0, 0, 1).
+    pub const BLACK: TextureId = TextureId(1);
+    /// A flat tangent-space normal map ((0.5, 0.5, 1) encoded, linear).
+    pub const FLAT_NORMAL: TextureId = TextureId(2);
+    pub(crate) const BUILTIN: u32 = 3;
+    /// Bits of the slot; the rest carry the generation.
+    pub const SLOT_BITS: u32 = 20;
+    /// Slots of the texture table: the most textures alive at once.
+    pub const MAX_SLOTS: u32 = 1 << Self::SLOT_BITS;
+    /// The last generation of a slot; a slot past it is retired.
+    pub const MAX_GENERATION: u32 = u32::MAX >> Self::SLOT_BITS;
+
+    /// The slot in the texture table.
+    pub const fn slot(self) -> u32 {
+        self.0 & (Self::MAX_SLOTS - 1)
+    }
+    /// The slot's generation this id was handed out in.
+    pub const fn generation(self) -> u32 {
+        self.0 >> Self::SLOT_BITS
+    }
+}
+
+impl rhi_vulkan::SlotKey for TextureId {
+    const MAX_SLOTS: u32 = TextureId::MAX_SLOTS;
+    const MAX_GENERATION: u32 = TextureId::MAX_GENERATION;
+    fn from_parts(slot: u32, generation: u32) -> Self {
+        Self(generation << Self::SLOT_BITS | slot)
+    }
+    fn index(self) -> u32 {
+        self.slot()
+    }
+    fn generation(self) -> u32 {
+        TextureId::generation(self)
+    }
+}
+
+impl SlotId for TextureId {
+    const BUILTIN: u32 = TextureId::BUILTIN;
 }
 
 #[cfg(test)]

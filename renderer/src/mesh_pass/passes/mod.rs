@@ -27,7 +27,7 @@ mod wireframe;
 use crate::error::{RendererError, Result};
 use crate::material::BlendMode;
 use crate::mesh_pass::{MeshBatch, MeshPass};
-use crate::scene::ViewRelevance;
+use crate::view::ViewRelevance;
 use rhi_vulkan::{BlendState, CompareOp, PolygonMode};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};

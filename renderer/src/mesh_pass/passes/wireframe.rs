@@ -4,7 +4,7 @@
 use super::*;
 use rhi_vulkan::{CompareOp, PolygonMode};
 
-const WIREFRAME_WGSL: &str = include_str!("../../shaders/wireframe.inc.wgsl");
+const WIREFRAME_WGSL: &str = include_str!("../../../shaders/wireframe.inc.wgsl");
 
 /// Wireframe: every batch's edges in a flat colour, in views that ask
 /// for wireframe.

@@ -1,0 +1,71 @@
+//! The compile check of a material: its shader, with the generated
+//! parameter accessors, composed into the base pass (the pass that
+//! evaluates it) over the local vertex factory, must compile. It lives
+//! with the pipelines because it composes a pass shader; the material
+//! module below only lays out declarations. The scene and the render
+//! thread run it before a parent material is created or set.
+
+use super::{MeshPass, PassPipelineKey, PipelineLibrary};
+use crate::error::{RendererError, Result};
+use crate::material::{BlendMode, Material, MaterialShaderId, ParameterLayout};
+
+/// Most distinct material sources whose successful compile check is
+/// remembered (the cache is emptied when full; a miss only costs a compile).
+const VALIDATED_CACHE_CAP: usize = 1024;
+
+type ValidatedKey = (String, BlendMode, bool);
+
+/// (effective material WGSL, blend mode, two-sided) combinations that compiled.
+fn validated_cache() -> &'static std::sync::Mutex<std::collections::HashSet<ValidatedKey>> {
+    static CACHE: std::sync::OnceLock<std::sync::Mutex<std::collections::HashSet<ValidatedKey>>> = std::sync::OnceLock::new();
+    CACHE.get_or_init(Default::default)
+}
+
+/// Checks `material`: its declarations lay out ([`Material::layout`]) and
+/// its shader, with the generated accessors, composed into the base pass
+/// (the pass that evaluates it, with its blend mode and sidedness, over
+/// the local vertex factory) compiles — otherwise
+/// [`RendererError::MaterialShader`], naming the material and the
+/// file:line:column of the error. Successful checks are remembered by
+/// source, so checking the same WGSL again costs a hash lookup. Returns
+/// the layout.
+pub fn validate_material(material: &Material) -> Result<ParameterLayout> {
+    let layout = material.layout()?;
+    let wgsl = material.effective_wgsl(&layout);
+    let key = (wgsl, material.blend_mode, material.two_sided);
+    let cache = || validated_cache().lock().unwrap_or_else(|p| p.into_inner());
+    if cache().contains(&key) {
+        return Ok(layout);
+    }
+    let pipeline_key = PassPipelineKey {
+        pass: MeshPass::Base,
+        vertex_factory: crate::vertex_factory::VertexFactoryType::name(&crate::vertex_factory::LOCAL_VERTEX_FACTORY),
+        material_shader: MaterialShaderId(0),
+        blend: material.blend_mode,
+        two_sided: material.two_sided,
+        reverse_culling: false,
+    };
+    let source = PipelineLibrary::compose(&pipeline_key, &crate::vertex_factory::LOCAL_VERTEX_FACTORY, &key.0);
+    match rhi_vulkan::compile_wgsl(&material.shader.name, &source) {
+        Ok(_) => {
+            let mut c = cache();
+            if c.len() >= VALIDATED_CACHE_CAP {
+                c.clear();
+            }
+            c.insert(key);
+            Ok(layout)
+        }
+        Err(rhi_vulkan::RhiError::Shader(mut e)) => {
+            // The material's source comes first in the composed shader, so
+            // its lines are the material's own; a line past it is in the
+            // renderer's code around the material (e.g. a missing
+            // `material_main`).
+            let material_lines = material.shader.wgsl.lines().count().max(1) as u32;
+            if e.line > material_lines {
+                e.file = format!("{} (in the base pass composed around it)", material.shader.name);
+            }
+            Err(RendererError::MaterialShader { material: material.shader.name.clone(), error: e })
+        }
+        Err(e) => Err(e.into()),
+    }
+}
