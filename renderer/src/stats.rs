@@ -64,7 +64,7 @@ pub struct StageTimings {
     /// Whether `gpu` and `gpu_passes` come from GPU timestamps.
     pub gpu_timestamps: bool,
     /// CPU milliseconds from submitting the frame to seeing its GPU work
-    /// complete (what `gpu` was before GPU timestamps).
+    /// complete (also `gpu` on a device without timestamps).
     pub gpu_wait: f64,
     /// CPU milliseconds of the whole `render` call on the render thread.
     pub total: f64,
