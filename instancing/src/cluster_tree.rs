@@ -33,7 +33,7 @@
 //!   added, moved or re-indexed since the build are skipped in the tree and
 //!   culled flat from the store's edit list instead; removed ones are skipped.
 //!   The result is still exact — only slower in proportion to the edits.
-//! * **Occlusion** (the proxy's HISM path, issue 18). Given the view's
+//! * **Occlusion** (the proxy's HISM path). Given the view's
 //!   occlusion buffer (`renderer::OcclusionBuffer`), a node that passes the
 //!   frustum is also tested by its box (centres box grown by the largest
 //!   radius, in world space) with `test_box`: an occluded node is not

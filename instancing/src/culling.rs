@@ -1,4 +1,4 @@
-//! Per-instance culling and LOD: the CPU reference the GPU pass will mirror.
+//! Per-instance culling and LOD: the CPU reference the GPU pass mirrors.
 //!
 //! UE's plain ISM culls and picks a LOD for the whole component from the
 //! union bounds: one near instance makes 100,000 far ones draw at LOD 0, and
@@ -38,8 +38,8 @@
 //!
 //! Visible instances are compacted into one index list per LOD, with their
 //! fade factors; [`CullOutput::draw_args`] turns the counts into one
-//! `DrawIndexedIndirectArgs` per LOD and section — the buffer the GPU pass
-//! will fill with atomics instead.
+//! `DrawIndexedIndirectArgs` per LOD and section — what the GPU pass
+//! writes itself on its path.
 //!
 //! Large stores are split into fixed 16 K-instance chunks culled in parallel
 //! (rayon) and concatenated in chunk order, so the output — order included —
@@ -191,7 +191,7 @@ pub fn select_lod(screen_size: f32, screen_sizes: &[f32], min_lod: u8) -> u8 {
 }
 
 /// The dithered LOD transition band of a component (UE's dithered LOD
-/// transition, issue 18): within `band / 2 · S` of each LOD threshold `S`
+/// transition): within `band / 2 · S` of each LOD threshold `S`
 /// (in screen size, `S` one of the mesh's `screen_sizes[1..]`) an instance
 /// is drawn at both neighbouring LODs with complementary dither masks
 /// ([`select_lod_dithered`]). `0` ([`LodDitherBand::OFF`], the default)

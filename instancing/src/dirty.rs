@@ -3,7 +3,7 @@
 //! UE's ISM (before per-instance update support) marks the whole render state
 //! dirty on any instance edit and rebuilds the entire instance buffer: moving
 //! one tree in a forest of 100,000 re-uploads 100,000 instances. Here every
-//! mutation marks the instances it touched, and the future proxy uploads only
+//! mutation marks the instances it touched, and the proxy uploads only
 //! those bytes.
 //!
 //! The tracker is a bitset plus the list of words that went from clean to

@@ -1,8 +1,9 @@
 //! The per-instance data as the GPU reads it.
 //!
-//! The instanced vertex factory and the GPU culling pass will read these
-//! bytes straight from a storage buffer, so the layout is fixed here, `Pod`,
-//! and documented field by field. Packing is a pure function of one
+//! The proxy's instance stream ([`crate::InstanceStreamData::new`]), which
+//! the instanced vertex factory and the GPU culling pass read, is made from
+//! these bytes, so the layout is fixed here, `Pod`, and documented field by
+//! field. Packing is a pure function of one
 //! instance, so packing a dirty range gives exactly the bytes a full rebuild
 //! would put there.
 //!

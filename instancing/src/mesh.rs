@@ -1,10 +1,11 @@
 //! What instancing needs to know about the static mesh it repeats.
 //!
-//! The static-mesh asset will live in engine-core (with its GPU buffers in
-//! the renderer). Culling, LOD selection, cluster-tree leaf sizing and the
+//! The static-mesh asset lives in engine-core (with its GPU buffers in the
+//! renderer). Culling, LOD selection, cluster-tree leaf sizing and the
 //! indirect draw arguments need only this summary of it: the bounds, and per
-//! LOD its screen size, vertex count and index ranges (sections). The future
-//! component builds an [`InstancedMesh`] from its `StaticMesh`.
+//! LOD its screen size, vertex count and index ranges (sections). The
+//! component and the proxy build an [`InstancedMesh`] from the mesh's render
+//! data ([`crate::proxy::instanced_mesh_for`]).
 
 use crate::bounds::{checked_bounds, Bounds};
 use crate::error::{InstancingError, Result};

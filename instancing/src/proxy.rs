@@ -744,7 +744,7 @@ mod tests {
     }
 
     /// What a proxy must refuse before it applies anything: an instance
-    /// count of u32::MAX used to make it allocate ~340 GB and abort.
+    /// count of u32::MAX would make it allocate ~340 GB and abort.
     #[test]
     fn updates_that_do_not_fit_the_proxy_are_rejected() {
         let rejected = |u: &IsmUpdate, current: u32| match u.validate(current) {

@@ -1,9 +1,9 @@
 //! Rebuilding the cluster tree in the background.
 //!
-//! A tree over a million instances takes tens of milliseconds to build;
-//! doing that on the game thread after every edit would stall the frame. UE's
-//! HISM builds asynchronously (`BuildTreeAsync`) and draws the old tree plus
-//! the unbuilt instances meanwhile. So does this:
+//! A build is O(n log n) in the instances (a median split per level);
+//! doing that on the game thread after every edit of a large store would
+//! stall the frame. UE's HISM builds asynchronously (`BuildTreeAsync`) and
+//! draws the old tree plus the unbuilt instances meanwhile. So does this:
 //!
 //! ```text
 //! game thread   edit ─ request(g=5) ─ edit ─ request(g=7) ─ poll ─ … ─ poll: install g=7
@@ -279,8 +279,8 @@ mod tests {
         (mesh, store)
     }
 
-    /// A build that panics on the rayon pool used to abort the process (a
-    /// panic escaping a `rayon::spawn` job does). Now the next poll reports
+    /// A build that panics on the rayon pool does not abort the process (as
+    /// a panic escaping a `rayon::spawn` job would): the next poll reports
     /// it; the builder stays usable and does not retry the same state.
     #[test]
     fn a_panicking_background_build_is_reported_by_poll() {

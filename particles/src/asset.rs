@@ -159,8 +159,8 @@ pub struct RequiredModule {
     pub emitter_delay: f32,
     /// Whether [`Self::emitter_delay`] comes only once, after the emitter
     /// starts (or restarts), or before each loop (UE's
-    /// `bDelayFirstLoopOnly`). Default true, what assets without the field
-    /// always did. With false, loop `k` spawns during emitter time
+    /// `bDelayFirstLoopOnly`). Default true. With false, loop `k` spawns
+    /// during emitter time
     /// `[k·(delay + duration) + delay, (k + 1)·(delay + duration))`, and
     /// `emitter_loops` loops end at `loops × (delay + duration)`.
     #[serde(default = "default_true")]

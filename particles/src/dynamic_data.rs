@@ -278,8 +278,8 @@ pub struct ParticleSpriteVertex {
     /// view plane, also for square sprites, whose size is made square here;
     /// 1 velocity aligned; 2 facing the camera position) plus `4 ×
     /// (columns - 1) + 256 × (rows - 1)` of the sheet when sub-UV is on.
-    /// Without sub-UV it is the code alone, as before sub-UV existed. (One
-    /// float keeps the vertex at 64 bytes.)
+    /// Without sub-UV it is the code alone. (One float keeps the vertex at
+    /// 64 bytes.)
     pub alignment: f32,
 }
 
@@ -391,9 +391,8 @@ fn alignment_code(a: ScreenAlignment) -> f32 {
 }
 
 /// Appends one vertex per particle of `data`, in storage order, evaluating
-/// each particle's current size, colour and sprite-sheet image as it goes.
-/// (Evaluating a block of them first, by a loop per over-life mode,
-/// measured no faster: the 64-byte vertex writes set the pace.)
+/// each particle's current size, colour and sprite-sheet image as it goes
+/// (the 64-byte vertex writes set the pace, not the evaluation).
 fn write_vertices(data: &EmitterDynamicData, out: &mut Vec<ParticleSpriteVertex>) {
     /// The loop, given the emitter's sub-image index as a closure.
     struct Writer<'a, const SQUARE: bool>(&'a EmitterDynamicData, &'a mut Vec<ParticleSpriteVertex>);

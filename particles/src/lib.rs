@@ -123,7 +123,7 @@
 //!   age, evaluated where read: by the render thread as it writes sprite
 //!   vertices, and by [`EmitterInstance::current_colors`] /
 //!   [`EmitterInstance::current_sizes`] on the game side. The tick moves
-//!   44% fewer bytes for it ([`OverLife`] says why). The sprite-sheet
+//!   fewer bytes for it ([`OverLife`] says why). The sprite-sheet
 //!   image is derived from the age the same way ([`SubUv`]; a random one
 //!   from the age and a seed drawn at spawn), so sub-UV costs the tick
 //!   nothing.

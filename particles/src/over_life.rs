@@ -31,16 +31,14 @@ use crate::distribution::{CurveLut, Distribution, DistributionValue};
 /// (`Particle.GetCurrentColor`, `GetCurrentSize`).
 ///
 /// Why: every stage that touches all particles is bound by memory, and the
-/// tick runs every frame over every particle. Storing colour and size cost
-/// 56 of the 128 bytes the tick moved per particle: each value written every
-/// tick, its cache line read for ownership first (colour 16 + 16 bytes,
-/// size 8 + 8), and spawn sizes that differ read to scale the curve (8).
-/// The snapshot then had to copy them (24 bytes each way), and
-/// the sprite conversion to read them. Now the tick moves neither, the
-/// snapshot copies only spawn sizes that differ between particles, and the
-/// conversion reads a small table (in L1) instead of the colour array. Each
-/// stage moves fewer bytes; the cost is a table lookup per particle in the
-/// conversion, which waits on memory anyway.
+/// tick runs every frame over every particle. A stored colour and size
+/// would be written by every tick (each cache line read for ownership
+/// first), copied by the snapshot and read again by the sprite conversion.
+/// Derived, the tick moves neither, the snapshot copies only spawn sizes
+/// that differ between particles, and the conversion reads a small table
+/// (in L1) instead of a colour array. Each stage moves fewer bytes; the
+/// cost is a table lookup per particle in the conversion, which waits on
+/// memory anyway.
 ///
 /// This holds while nothing but age changes colour or size after spawn. No
 /// module in the asset format does. A module that did (colour by speed, or

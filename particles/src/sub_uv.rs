@@ -22,7 +22,7 @@
 //! index into the two images' UVs (UV0 and UV1, the blend weight in the
 //! material's custom data; see `shaders/sprite_vf.inc.wgsl`). With
 //! `sub_uv_interpolation: none` (the default) the index is 0 and the UVs
-//! cover the whole texture, as before sub-UV existed.
+//! cover the whole texture.
 //!
 //! A `uniform` `sub_image_index` is UE's random sub-UV: each particle draws
 //! its own index from the range. What a particle stores is not the index
@@ -186,7 +186,7 @@ impl SubUv {
     /// The grid as the sprite vertex factory decodes it from
     /// [`crate::ParticleSpriteVertex::alignment`]: `4 × (horizontal - 1) +
     /// 256 × (vertical - 1)`, added to the alignment code (below 4). 0 when
-    /// off, so a vertex without sub-UV is what it was before sub-UV existed.
+    /// off, so a vertex without sub-UV carries the alignment code alone.
     pub(crate) fn grid_code(&self) -> f32 {
         if !self.is_on() {
             return 0.0;

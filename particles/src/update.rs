@@ -32,21 +32,11 @@
 //!
 //! ## Cost
 //!
-//! Measured by `benches/particles.rs` (1M particles, acceleration + colour
-//! and size over life) against a bare `p += v * dt` over two `Vec3` arrays.
-//! The floor moves 36 bytes per particle; this update moves about 72 (age
-//! 12; position 36, the written buffer read for ownership first; velocity
-//! 24), so a tick limited only by bandwidth would sit near 2× the floor,
-//! and it measures 1.8–2.1× (quick runs on the two-core development
-//! machine). The kernel is about two thirds of a tick's samples, spawning
-//! most of the rest (random draws, appending to ten arrays), compaction and
-//! closing gaps a few percent.
-//!
-//! Before colour and size moved out of the tick it moved about 128 bytes
-//! per particle (colour 32 and size 24 more: written every tick, each line
-//! read for ownership first) and measured 3.1–3.9×. An instruction-level
-//! rewrite (SIMD blocks, table curves) had already brought it there from
-//! 6.1×; the rest was bytes.
+//! The update is bound by memory bandwidth. Per particle it moves the age,
+//! the position (the written buffer read for ownership first) and the
+//! velocity, about twice the bytes of a bare `p += v * dt` over two `Vec3`
+//! arrays: the floor `benches/particles.rs` measures it against. Colour and
+//! size are not among them ([`crate::OverLife`]).
 
 use glam::{Vec2, Vec3, Vec4};
 

@@ -3,9 +3,10 @@
 //!
 //! UE's `UProceduralMeshComponent` mixes three things: the section data, the
 //! component plumbing (registration, dirty flags, the scene proxy) and the
-//! collision body. Only the first and last can exist before the renderer and
-//! the component system do, so they live here as plain data with methods
-//! that return what changed ([`ChangeSet`]). The future component owns one
+//! collision body. The first and last need neither the renderer nor the
+//! component system, so they live here as plain data with methods that
+//! return what changed ([`ChangeSet`]). The component
+//! ([`ProceduralMeshComponent`](crate::ProceduralMeshComponent)) owns one
 //! `ProcMeshData`, forwards UE's calls to it and marks dirty what the change
 //! set says; it adds no rules of its own. That keeps every rule (validation,
 //! bounds, which change needs a proxy rebuild, when collision is re-cooked)

@@ -11,10 +11,10 @@
 //! (structure of arrays), not UE's array of `FProcMeshVertex`. Two reasons,
 //! both about the per-frame update: an update that gives positions and
 //! normals is then two `memcpy`s into arrays of exactly that size, instead of
-//! a read-modify-write of every 76-byte vertex (over five times the memory
-//! traffic for the same data, measured in `benches/procmesh.rs`); and the
-//! render side wants these streams apart anyway, since UE's proxy keeps
-//! positions, tangents/UVs and colors in separate vertex buffers, so a
+//! a read-modify-write of every 76-byte vertex (which moves the whole vertex
+//! for the few attributes that changed); and the render side wants these
+//! streams apart anyway, since UE's proxy keeps positions, tangents/UVs and
+//! colors in separate vertex buffers, so a
 //! [`SectionUpdate`](crate::SectionUpdate) is a copy of whole streams.
 //! [`ProcMeshVertex`] remains the one-vertex view ([`ProcMeshSection::vertex`]).
 //! Every stream always holds one entry per vertex, defaults included.

@@ -9,8 +9,8 @@
 //! while it collects its mesh elements. The work names the buffers it
 //! reads and the buffers it writes, and for each written buffer how the
 //! passes read it afterwards ([`PassRead`]). The renderer records every
-//! queued work in stage 6 of the frame (`gpu_prepare`), in the order
-//! they were queued (primitive order), and puts in the barriers:
+//! queued work in the frame's `gpu_prepare` stage, in the order they were
+//! queued (primitive order), and puts in the barriers:
 //!
 //! * before a work: each buffer it writes goes from its state in the passes
 //!   (the previous frame's reads) — or, when an earlier work of this frame

@@ -6,25 +6,25 @@ use std::collections::BTreeMap;
 /// The stages of a frame, in the order they run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Stage {
-    /// 1: take the frame slot, apply the scene's queued changes, record its uploads.
+    /// Take the frame slot, apply the scene's queued changes, record its uploads.
     UpdateScene,
-    /// 2: set up the views and cull each.
+    /// Set up the views and cull each.
     InitViews,
-    /// 3: occlusion culling of the main views against this frame's occluders.
+    /// Occlusion culling of the main views against this frame's occluders.
     Occlusion,
-    /// 4: build dynamic primitives' commands and queue their GPU work.
+    /// Build dynamic primitives' commands and queue their GPU work.
     CollectDynamic,
-    /// 5: gather, sort and merge every (view, pass)'s draws.
+    /// Gather, sort and merge every (view, pass)'s draws.
     PassSetup,
-    /// 6: write the id streams and view uniforms.
+    /// Write the id streams and view uniforms.
     Upload,
-    /// 7: record the queued GPU work and prepare the render targets.
+    /// Record the queued GPU work and prepare the render targets.
     GpuPrepare,
-    /// 8: record every pass (secondaries, then the primary).
+    /// Record every pass (secondaries, then the primary).
     Record,
-    /// 9: submit the primary to the queue.
+    /// Submit the primary to the queue.
     Submit,
-    /// 10: build the stats and retire the frames the GPU has finished.
+    /// Build the stats and retire the frames the GPU has finished.
     Retire,
 }
 
@@ -128,7 +128,7 @@ pub struct StageTimings {
     /// Whether `gpu` and `gpu_passes` come from GPU timestamps.
     pub gpu_timestamps: bool,
     /// CPU milliseconds from submitting the frame to seeing its GPU work
-    /// complete (what `gpu` was before GPU timestamps).
+    /// complete (also `gpu` on a device without timestamps).
     pub gpu_wait: f64,
     /// CPU milliseconds of the whole `render` call on the render thread.
     pub total: f64,

@@ -1,7 +1,7 @@
 //! Descriptor set layouts, pipeline layouts and per-frame bind groups.
 //!
-//! Binding model (our choice, as the issue allows): **per-frame allocation**
-//! for what changes every frame, **persistent** groups for what does not.
+//! Binding model: **per-frame allocation** for what changes every frame,
+//! **persistent** groups for what does not.
 //! Lavapipe has no descriptor indexing, so there is no bindless table. Each
 //! frame slot owns a growable arena of descriptor pools that is reset when the
 //! slot is reused; a [`BindGroup`] made from a frame is valid for that frame

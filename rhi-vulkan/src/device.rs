@@ -95,8 +95,8 @@ pub struct DeviceFeatures {
     /// `samplerAnisotropy`: samplers filter anisotropically
     /// ([`crate::SamplerDesc::max_anisotropy`]). On wherever the device has
     /// it, except on CPU devices: lavapipe's anisotropic filtering (Mesa
-    /// 22.3) is two orders of magnitude slower than trilinear and picks the
-    /// smallest mips on quads at triangle edges.
+    /// 22.3) costs far more than trilinear and picks the smallest mips on
+    /// quads at triangle edges.
     pub sampler_anisotropy: bool,
     /// `textureCompressionBC`: the block-compressed formats
     /// ([`crate::Format::is_block_compressed`]: BC1, BC3, BC4, BC5, BC7) can

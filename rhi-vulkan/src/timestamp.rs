@@ -23,11 +23,11 @@
 //! (`vkCmdCopyQueryPoolResults`) and a barrier to host reads; reading a
 //! finished frame's timestamps is then a read of mapped memory. Why: Mesa
 //! 22.3's lavapipe (Debian 12's) runs `vkDeviceWaitIdle` inside every
-//! `vkGetQueryPoolResults`, so reading frame N−1's timestamps waited for
-//! frame N too, and the render thread took turns with the GPU whatever
-//! `r.FramesInFlight` said (measured: every frame's `retire` waited the whole
-//! GPU time). Engines read queries through buffers for the same reason on
-//! every driver: a host query read may synchronise more than asked.
+//! `vkGetQueryPoolResults`, so reading frame N−1's timestamps that way
+//! would wait for frame N too, and the render thread would take turns with
+//! the GPU whatever `r.FramesInFlight` says. Engines read queries through
+//! buffers for the same reason on every driver: a host query read may
+//! synchronise more than asked.
 
 use crate::error::{vk_err, Result, RhiError};
 use ash::vk;

@@ -1,11 +1,11 @@
 //! The collision scene and its ray cast: the core of a world line trace.
 //!
-//! The world will own one [`CollisionScene`] and mirror each registered
-//! component's collision into it as a body: an id the caller chooses, the
-//! shared [`CookedCollision`] and the component's world transform. Which
-//! shapes a trace hits — simple or complex — is the trace's choice, as UE's
-//! `bTraceComplex` is: [`CollisionScene::raycast`] takes a
-//! [`CollisionComplexity`], and a body cooked with `use_complex_as_simple`
+//! The world owns one [`CollisionScene`] (feature `collision`) and mirrors
+//! each registered component's collision into it as a body: an id the
+//! caller chooses, the shared [`CookedCollision`] and the component's world
+//! transform. Which shapes a trace hits — simple or complex — is the
+//! trace's choice, as UE's `bTraceComplex` is: [`CollisionScene::raycast`]
+//! takes a [`CollisionComplexity`], and a body cooked with `use_complex_as_simple`
 //! answers simple traces with its triangle mesh. Bodies keep their cooked
 //! shapes in local space; moving a body only changes its transform and
 //! its entry in the broad-phase, never the shapes (no re-cook, no BVH

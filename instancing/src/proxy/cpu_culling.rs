@@ -12,7 +12,7 @@
 //! and the reference the GPU path is tested against. Its per-instance test
 //! mirrors `culling::InstanceCuller::classify` and `instance_cull.wgsl`.
 //!
-//! Occlusion (issue 18): both CPU culls drop the instances whose sphere the
+//! Occlusion: both CPU culls drop the instances whose sphere the
 //! view's occlusion buffer hides (`MeshElementCollector::occlusion`, the
 //! renderer's software occlusion of the current frame; the image does not
 //! change) and count them under `renderer::OCCLUDED_INSTANCES_COUNTER`:

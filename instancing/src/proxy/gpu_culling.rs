@@ -4,33 +4,27 @@
 //! indirect draw per LOD and section; write the compacted instances), then
 //! indirect draws of what they wrote.
 //!
-//! **Order (issue 15).** The visible instances of each LOD are written in
+//! **Order.** The visible instances of each LOD are written in
 //! instance order, exactly as the CPU path compacts them: a workgroup's
 //! offset for a LOD is the sum of the counts of the workgroups before it
 //! (the scan dispatch, one workgroup: O(workgroups), where summing the
 //! preceding counts in every workgroup would be quadratic — 4 000
 //! workgroups at 1M instances) and an instance's slot its rank in its
 //! workgroup (the set bits below its own in a per-LOD bit mask in
-//! workgroup memory), where atomics used to hand out places in whatever
-//! order the threads ran. Instances covering a pixel at equal depth resolve
-//! by draw order (the base pass tests `Equal`/`LessEqual` after the
-//! prepass), so only a fixed order gives the same image every run. The
-//! per-workgroup counts live in the frame's ring memory beside the control
-//! block (`GROUP_ROWS` rows of one `u32` per workgroup).
+//! workgroup memory), not a place an atomic hands out, which would follow
+//! whatever order the threads ran. Instances covering a pixel at equal
+//! depth resolve by draw order (the base pass tests `Equal`/`LessEqual`
+//! after the prepass), so only a fixed order gives the same image every
+//! run. The per-workgroup counts live in the frame's ring memory beside the
+//! control block (`GROUP_ROWS` rows of one `u32` per workgroup).
 //!
-//! Cost on lavapipe (the instancing sample's forest, two views, GPU time
-//! outside the passes: the culls plus tone mapping; medians of 3–5 on a
-//! loaded 2-core machine, ±30%): 1M instances about 400 ms with atomics,
-//! 540–570 ms in order; 100k instances with `LP_NUM_THREADS=1` 44 ms with
-//! atomics, 60–73 ms in order. Dropping the scan dispatch (for the
-//! measurement only) changes nothing measurable: the cost is in the rank.
-//! Other ranks measured were slower still — lavapipe runs a workgroup's
-//! invocations as coroutines over SIMD lanes, so barriers and loops over
-//! workgroup memory dominate: a log-step prefix sum (16 barriers) 119–139
-//! ms at 100k, a serial count per LOD 242 ms, masks built by 64 invocations
-//! looping over the LODs 1.1 s at 1M.
+//! The fixed order costs more GPU time than atomic placement would, in the
+//! rank rather than the scan. On lavapipe, which runs a workgroup's
+//! invocations as coroutines over SIMD lanes, barriers and loops over
+//! workgroup memory are what costs, which is why the rank comes from one
+//! bit mask per LOD (two barriers per workgroup) rather than a prefix sum.
 //!
-//! **Occlusion (issue 18).** Each view's occlusion buffer
+//! **Occlusion.** Each view's occlusion buffer
 //! (`MeshElementCollector::occlusion`: the renderer's conservative max-depth
 //! mip chain, `None` for the shadow view or with
 //! `r.AllowOcclusionQueries=0`) goes into the frame's ring memory with the

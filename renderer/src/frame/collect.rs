@@ -1,4 +1,4 @@
-//! Stage 3, `collect_dynamic`: the mesh elements of dynamic primitives
+//! The `collect_dynamic` stage: the mesh elements of dynamic primitives
 //! (UE's GatherDynamicMeshElements) — and, with
 //! `r.MeshDrawCommands.ForceDynamicPath`, of static ones — built into
 //! this frame's draw commands, per (view, pass).

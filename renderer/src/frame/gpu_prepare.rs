@@ -1,4 +1,4 @@
-//! Stage 6, `gpu_prepare`: the GPU work the passes depend on — the compute
+//! The `gpu_prepare` stage: the GPU work the passes depend on — the compute
 //! work proxies declared while their elements were collected
 //! ([`crate::gpu_work`]), recorded in order with the barriers of their
 //! declarations — and the GPU resources the passes draw into: the scene

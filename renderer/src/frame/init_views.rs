@@ -1,4 +1,4 @@
-//! Stage 2, `init_views`: the views of the frame (the family's main views,
+//! The `init_views` stage: the views of the frame (the family's main views,
 //! then the directional light's shadow view) and what each sees — frustum
 //! and distance culling, relevance (the flags a view requires, proxies
 //! whose relevance depends on the view asked again, the view's relevance

@@ -2,20 +2,20 @@
 //! steps; compare Bevy's `RenderSystems`). Each stage is a function of its
 //! own that returns a typed value to the next, and
 //! [`SceneRenderer::render`](crate::SceneRenderer::render) calls them in
-//! this order:
+//! the order of [`Stage::ALL`], which the table follows:
 //!
-//! | # | [`Stage`] | what it does | returns |
-//! |---|---|---|---|
-//! | 1 | `update_scene` | takes the frame slot (the frames before were retired until fewer than `r.FramesInFlight` are on the GPU, timed as `retire`); applies queued adds, removes and transforms, caching static commands, and tightens the culling chunks' boxes; records the scene's uploads (proxies' buffer writes, the material table, GPU-scene deltas) | the [`Frame`](rhi_vulkan::Frame) |
-//! | 2 | `init_views` | the main views and the shadow view; culls each (parallel chunks of 4,096 slots, each skipped whole when its box is outside the view), with relevance and static LOD, gathering for the occlusion stage each visible primitive's centre depth and the occluder candidates | [`InitViews`] |
-//! | 3 | `occlusion` | per main view, the largest visible opaque occluders rasterized into a small CPU depth buffer with a max-depth mip chain ([`crate::occlusion`]); the visible primitives hidden behind them removed from the view's list (`r.AllowOcclusionQueries`) | the [`InitViews`], culled |
-//! | 4 | `collect_dynamic` | dynamic primitives' mesh elements (and, when forced, static ones) built into this frame's commands; the compute work proxies declare ([`GpuWork`](crate::GpuWork)) queued, in primitive order | [`DynamicElements`] |
-//! | 5 | `pass_setup` | per (view, pass) task: gather cached + dynamic commands, sort, merge into instanced draws (rayon tasks) | [`PassDrawList`]s |
-//! | 6 | `upload` | the frame's id streams (in draw order) and view uniforms, into this slot's buffers | [`Uploaded`] |
-//! | 7 | `gpu_prepare` | the queued GPU work recorded in order, with the barriers its declarations imply ([`crate::gpu_work`]); render targets at the family's size, the shadow map | [`Targets`](gpu_prepare) ready |
-//! | 8 | `record` | every pass's chunks as secondaries (rayon), then the primary: shadow map, then per view depth → base → translucency | — |
-//! | 9 | `submit` | the primary to the queue | the submission |
-//! | 10 | `retire` | builds the [`FrameStats`](crate::FrameStats) and puts the frame in flight; retires (waits for, with `r.FramesInFlight=1`) the frames the GPU has finished: their GPU times, images and proxies' `when_retired` results | stats (and image, once retired) |
+//! | [`Stage`] | what it does | returns |
+//! |---|---|---|
+//! | `update_scene` | takes the frame slot (the frames before were retired until fewer than `r.FramesInFlight` are on the GPU, timed as `retire`); applies queued adds, removes and transforms, caching static commands, and tightens the culling chunks' boxes; records the scene's uploads (proxies' buffer writes, the material table, GPU-scene deltas) | the [`Frame`](rhi_vulkan::Frame) |
+//! | `init_views` | the main views and the shadow view; culls each (parallel chunks of 4,096 slots, each skipped whole when its box is outside the view), with relevance and static LOD, gathering for the occlusion stage each visible primitive's centre depth and the occluder candidates | [`InitViews`] |
+//! | `occlusion` | per main view, the largest visible opaque occluders rasterized into a small CPU depth buffer with a max-depth mip chain ([`crate::occlusion`]); the visible primitives hidden behind them removed from the view's list (`r.AllowOcclusionQueries`) | the [`InitViews`], culled |
+//! | `collect_dynamic` | dynamic primitives' mesh elements (and, when forced, static ones) built into this frame's commands; the compute work proxies declare ([`GpuWork`](crate::GpuWork)) queued, in primitive order | [`DynamicElements`] |
+//! | `pass_setup` | per (view, pass) task: gather cached + dynamic commands, sort, merge into instanced draws (rayon tasks) | [`PassDrawList`]s |
+//! | `upload` | the frame's id streams (in draw order) and view uniforms, into this slot's buffers | [`Uploaded`] |
+//! | `gpu_prepare` | the queued GPU work recorded in order, with the barriers its declarations imply ([`crate::gpu_work`]); render targets at the family's size, the shadow map | [`Targets`](gpu_prepare) ready |
+//! | `record` | every pass's chunks as secondaries (rayon), then the primary: shadow map, then per view depth → base → translucency | — |
+//! | `submit` | the primary to the queue | the submission |
+//! | `retire` | builds the [`FrameStats`](crate::FrameStats) and puts the frame in flight; retires (waits for, with `r.FramesInFlight=1`) the frames the GPU has finished: their GPU times, images and proxies' `when_retired` results | stats (and image, once retired) |
 //!
 //! The scene's uploads are recorded earlier than the stage list would put
 //! them: they go with `update_scene` (as UE's `GPUScene.Update` runs before

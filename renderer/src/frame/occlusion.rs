@@ -1,4 +1,4 @@
-//! Stage 3, `occlusion`: per main view, the largest visible occluders are
+//! The `occlusion` stage: per main view, the largest visible occluders are
 //! rasterized into the view's [`OcclusionBuffer`] and the other visible
 //! primitives that can be occluded are tested against it; the hidden ones
 //! leave the view's visible list (slot order kept). Off with

@@ -1,4 +1,4 @@
-//! Stage 4, `pass_setup`: one task per (view, pass) — gather the cached
+//! The `pass_setup` stage: one task per (view, pass) — gather the cached
 //! and dynamic commands the view sees, sort them, merge them into instanced
 //! draws (UE's SetupMeshPass). The tasks run on rayon's workers; their
 //! lists come back in task order.

@@ -1,4 +1,4 @@
-//! Stage 7, `record`: every pass's draw list into secondaries (chunks
+//! The `record` stage: every pass's draw list into secondaries (chunks
 //! recorded on rayon's workers with `r.RHICmdList.ParallelRecord=1`, see
 //! `crate::frame::submit`), then the primary: the shadow map (rendered when there is
 //! a shadow view, otherwise cleared once), then scene color and depth with

@@ -1,4 +1,4 @@
-//! Stages 8 and 9, `submit` and `retire`: the primary goes to the queue and
+//! The `submit` and `retire` stages: the primary goes to the queue and
 //! the frame joins the frames in flight with its [`FrameStats`] (CPU
 //! figures); frames are retired — waited for, their GPU timestamps read
 //! into their stats — oldest first: all of them with `r.FramesInFlight=1`

@@ -1,9 +1,8 @@
 //! The render thread's frame (UE's FSceneRenderer): [`SceneRenderer::render`]
-//! runs the stages of [`crate::frame`] in order — update scene → init views
-//! → collect dynamic elements → pass setup → upload → GPU prepare → record
-//! → submit → retire — each a function of its own that hands a typed value
-//! to the next, timed into [`StageTimings::stages`](crate::StageTimings)
-//! and in a profiler span.
+//! runs the stages of [`crate::frame`] in the order of
+//! [`Stage::ALL`](crate::Stage::ALL), each a function of its own that hands
+//! a typed value to the next, timed into
+//! [`StageTimings::stages`](crate::StageTimings) and in a profiler span.
 
 use crate::cvars::{self, ConsoleVariables};
 use crate::error::Result;

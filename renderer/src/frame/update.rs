@@ -1,4 +1,4 @@
-//! Stage 1, `update_scene`: the frame slot, the scene's queued updates and
+//! The `update_scene` stage: the frame slot, the scene's queued updates and
 //! their uploads.
 
 use crate::cvars::{self, ConsoleVariables};

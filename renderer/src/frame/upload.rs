@@ -1,4 +1,4 @@
-//! Stage 5, `upload`: the per-frame data the passes read that depends on
+//! The `upload` stage: the per-frame data the passes read that depends on
 //! the views and the draw lists — the id stream of every pass (its
 //! primitives in draw order) and the view uniforms — written into this
 //! frame slot's host-visible buffers.

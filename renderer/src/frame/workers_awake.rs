@@ -1,15 +1,12 @@
 //! Keeping the render thread's workers awake through a frame's CPU stages.
 //!
-//! The frame's parallel sections are short (a pass-setup task is 0.2–0.6 ms
-//! at 160,000 primitives) and separated by serial work (collecting dynamic
-//! elements, the uploads, GPU prepare). Between two sections rayon puts an
-//! idle worker to sleep after a few dozen rounds of looking for work, and a
-//! sleeping worker is woken when the next section pushes its first task.
-//! On the 2-core VM the project runs on, that wake-up took 1.05–1.15 ms
-//! (median, measured with a standalone rayon test; 45 µs when the worker
-//! had been active just before) — longer than the section: the render
-//! thread ran both pass-setup tasks itself, one after the other, while the
-//! worker was still waking.
+//! The frame's parallel sections are short and separated by serial work
+//! (collecting dynamic elements, the uploads, GPU prepare). Between two
+//! sections rayon puts an idle worker to sleep after a few dozen rounds of
+//! looking for work, and a sleeping worker is woken when the next section
+//! pushes its first task. Where waking a thread takes longer than a
+//! section (as on small virtual machines), the render thread runs the
+//! whole section itself while the worker is still waking.
 //!
 //! UE's task-graph workers and Unity's job workers spin a while before they
 //! sleep for the same reason. Here, while a [`WorkersAwake`] guard lives,

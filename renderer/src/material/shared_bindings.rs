@@ -4,11 +4,10 @@
 //! A material's bind group (group 2: its textures and samplers) depends
 //! only on its layout and its textures. The instances of one parent mostly
 //! override scalars and vectors, which live in the parameter block, not in
-//! the group, so they would all make the same group. Making one per slot
-//! cost a creating frame about 1.3 µs per instance on lavapipe (1,000
-//! instances: 1.3 ms, more than the rest of a 160k-cube frame's scene
-//! update). So a group is made once per (layout, textures) and counted:
-//! the last slot that lets it go retires it.
+//! the group, so they would all make the same group. Rather than allocate
+//! and write that same descriptor set once per created instance, a group is
+//! made once per (layout, textures) and counted: the last slot that lets it
+//! go retires it.
 //!
 //! A texture that is re-created or destroyed changes what a group holds
 //! although its key (texture *ids*) does not: its groups are evicted — no

@@ -3,11 +3,11 @@
 //! After merging, a scene of one mesh drawn many times is a few instanced
 //! draws; a scene of distinct meshes (an imported model) is one draw per
 //! visible command, and those draws come in rank order, each one instance
-//! at the next place in the id stream. Listing each of them cost pass setup
-//! a 12-byte record per draw, about as much again as everything else it
-//! does per visible command. So the list keeps *runs* ([`DrawRun`]): one
-//! draw, or a chain of draws of consecutive ranks, one instance each, at
-//! consecutive places in the stream — which pass setup extends by counting.
+//! at the next place in the id stream. Listing each of them would cost pass
+//! setup a record per draw on top of its work per visible command. So the
+//! list keeps *runs* ([`DrawRun`]): one draw, or a chain of draws of
+//! consecutive ranks, one instance each, at consecutive places in the
+//! stream — which pass setup extends by counting.
 //! The draws themselves come back out of a run with the ranks' order
 //! ([`DrawOrder`]) by whoever reads the list (recording, the frame's stats),
 //! each at the cost of the load it replaces.

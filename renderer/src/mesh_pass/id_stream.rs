@@ -6,11 +6,10 @@
 //! per piece: the whole list when the piece was visited in draw order, a
 //! range per rank of it when it was counting-sorted. Joining the parts
 //! into one list would copy every id once more per frame, only for the
-//! upload to copy them again into the frame slot's buffer (at 160,000
-//! cubes that join was a tenth of the parallel pass setup's work, and the
-//! part of it the threads waited on). The upload writes each part at its
-//! offset instead (`PerFrameBuffer::write_parts`). A stream set up in one
-//! piece is one part.
+//! upload to copy them again into the frame slot's buffer, and the join
+//! would be serial work after the parallel pieces. The upload writes each
+//! part at its offset instead (`PerFrameBuffer::write_parts`). A stream set
+//! up in one piece is one part.
 
 use super::PrimitiveSlot;
 use std::ops::Range;
@@ -76,9 +75,9 @@ impl IdStream {
     /// its term; not linear, so a swap changes the sum but for a chance
     /// collision). The same however
     /// the stream is split; each id's term independent of the others' (no
-    /// chain from one to the next, as a streaming hasher has): a frame's
-    /// 320,000 ids at 160,000 cubes took 1 ms through SipHash, 0.1 ms so.
-    /// A test of equality, not a hash against an adversary.
+    /// chain from one to the next, as a streaming hasher has), so it costs
+    /// a multiply and a fold per id, far less than a streaming hasher such as
+    /// SipHash. A test of equality, not a hash against an adversary.
     pub fn digest(&self) -> u64 {
         let (mut sum, mut at) = (0u64, 0u64);
         for part in self.parts() {

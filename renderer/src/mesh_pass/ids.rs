@@ -1,7 +1,7 @@
 //! The three integers of the mesh-drawing pipeline, as distinct types: a
 //! state bucket's id, a primitive's slot in the GPU scene, and a bucket's
 //! place in draw order. Mixing them up (indexing the rank table by a slot,
-//! say) no longer compiles.
+//! say) does not compile.
 
 use bytemuck::{Pod, Zeroable};
 

@@ -20,10 +20,9 @@
 //! runs of one scene number them differently. Births follow the order of
 //! [`StateBuckets::acquire`] calls, which the scene makes in slot order. So
 //! the ranks are a function of the scene's history of adds and removes,
-//! not of the thread count or timing. (Ranking by handle index put the
-//! ground before or after the cubes at random in `many-cubes`, and the
-//! base pass's `LessEqual` test let whichever drew last win where their
-//! depths tie.)
+//! not of the thread count or timing. That matters for the image, not only
+//! for the draw lists: where two surfaces' depths tie, the base pass's
+//! `LessEqual` test lets whichever draws last win.
 
 use super::{buckets_by_rank, BucketId, DrawRank, MeshDrawCommand};
 use crate::vertex_factory::MAX_VERTEX_STREAMS;

@@ -259,15 +259,14 @@ fn run_command(ctx: &mut RenderContext, shared: &Shared, cmd: RenderCommand) -> 
 /// Why not the global pool: a parallel section started from a thread
 /// outside the pool (culling chunks, pass-setup tasks, recording chunks)
 /// is injected and waits for a worker to wake, then for a second one to
-/// steal; on a machine whose idle cores take long to wake (measured on the
-/// 2-core VM the project runs on: 0.5–1 ms), a 1–2 ms section often ran on
-/// one worker while the render thread slept. As a worker, the render
-/// thread starts on the section at once, and whatever no other worker has
-/// stolen yet it runs itself — never slower than serial, parallel as soon
-/// as a second worker is awake. With one thread (`RAYON_NUM_THREADS=1`) the
-/// pool is the render thread alone: every parallel section runs on it, with
-/// no hand-off to another thread and back (two wake-ups per section, which
-/// the frame-overlap benchmark's render side paid a few times a frame).
+/// steal; on a machine whose idle cores take long to wake, a short section
+/// then runs on one worker while the render thread sleeps. As a worker, the
+/// render thread starts on the section at once, and whatever no other
+/// worker has stolen yet it runs itself — never slower than serial,
+/// parallel as soon as a second worker is awake. With one thread
+/// (`RAYON_NUM_THREADS=1`) the pool is the render thread alone: every
+/// parallel section runs on it, with no hand-off to another thread and
+/// back (which would cost two wake-ups per section).
 /// The pool's workers end with the render thread (rayon keeps a small
 /// registry of a pool its creating thread joined: one per render thread).
 /// `None` when the pool cannot be made (rayon's global pool is used then).

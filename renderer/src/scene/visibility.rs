@@ -38,8 +38,8 @@ pub(crate) struct ViewVisibility {
     /// relevance, `super::relevance`): which passes the view sets up.
     pub relevance: u32,
     /// What the `occlusion` stage reads, gathered while culling has each
-    /// primitive's sphere at hand (read again later, a scattered slot at a
-    /// time, it cost more than the tests): per visible primitive, its
+    /// primitive's sphere at hand (rather than read again later, a
+    /// scattered slot at a time): per visible primitive, its
     /// sphere centre's view depth ([`ViewDepth`]). Empty unless culled for
     /// occlusion; the stage empties it.
     pub centre_depths: Vec<f32>,
