@@ -327,64 +327,129 @@ fn camera_pose(t: f32) -> Transform {
     Transform::new(eye, look_rotation(eye, target), Vec3::ONE)
 }
 
+/// Builds the scene step by step, then runs the frames: the camera flies
+/// its path and the water moves.
 fn run(o: &Options) -> anyhow::Result<()> {
     let mut engine = runner::engine("showcase", &o.common)?;
+    let tex = create_textures(&mut engine)?;
+    let mats = create_materials(&mut engine, &tex)?;
+    let camera = spawn_camera(&mut engine, o.camera_time)?;
+    spawn_sun_and_sky(&mut engine, mats.sky)?;
+    let terrain = build_terrain(&mut engine, &mats)?;
+    let instanced = plant_forest(&mut engine, &mats, o.instances)?;
+    let chimneys = build_village(&mut engine, &mats)?;
+    spawn_fountains_and_smoke(&mut engine, &chimneys)?;
+    if let Some(n) = o.particles {
+        spawn_geyser(&mut engine, n)?;
+    }
 
-    // Textures, generated here.
+    runner::run("showcase", &o.common, &mut engine, |engine, frame, dt| {
+        let t = (frame + 1) as f32 * dt;
+        engine.world.set_relative_transform(camera, camera_pose(o.camera_time + t))?;
+        animate_water(engine, terrain, t)?;
+        let instances_total = count_instances(engine, &instanced)?;
+        Ok(runner::SampleFigures { instances_total, ..Default::default() })
+    })
+}
+
+/// The textures the materials sample.
+struct Textures {
+    grass: TextureId,
+    rock: TextureId,
+    sand: TextureId,
+    bark: TextureId,
+    leaves: TextureId,
+    bricks: TextureId,
+    bricks_normal: TextureId,
+}
+
+fn create_textures(engine: &mut Engine) -> anyhow::Result<Textures> {
     let rt = engine.render_thread();
-    let grass_tex = rt.create_texture(textures::grass(128))?;
-    let rock_tex = rt.create_texture(textures::rock(128))?;
-    let sand_tex = rt.create_texture(textures::sand(128))?;
-    let bark_tex = rt.create_texture(textures::bark(128))?;
-    let leaves_tex = rt.create_texture(textures::leaves(128, 0.8, 5))?;
+    let grass = rt.create_texture(textures::grass(128))?;
+    let rock = rt.create_texture(textures::rock(128))?;
+    let sand = rt.create_texture(textures::sand(128))?;
+    let bark = rt.create_texture(textures::bark(128))?;
+    let leaves = rt.create_texture(textures::leaves(128, 0.8, 5))?;
     let (brick_albedo, brick_height) = textures::bricks(128);
-    let bricks_tex = rt.create_texture(brick_albedo)?;
+    let bricks = rt.create_texture(brick_albedo)?;
     let bricks_normal = rt.create_texture(textures::normal_map("brick normals", 128, &brick_height, 2.0))?;
+    Ok(Textures { grass, rock, sand, bark, leaves, bricks, bricks_normal })
+}
 
-    // Materials.
-    let terrain_mat = material(&mut engine, Vec4::ONE, |m| {
+/// The scene's materials, named after what wears them.
+struct Materials {
+    terrain: MaterialId,
+    water: MaterialId,
+    trunk: MaterialId,
+    leaves: MaterialId,
+    stone: MaterialId,
+    boulder: MaterialId,
+    wall: MaterialId,
+    tower_wall: MaterialId,
+    roof: MaterialId,
+    slate: MaterialId,
+    lamp: MaterialId,
+    sky: MaterialId,
+}
+
+fn create_materials(engine: &mut Engine, tex: &Textures) -> anyhow::Result<Materials> {
+    let terrain = material(engine, Vec4::ONE, |m| {
         m.shader = renderer::MaterialShader::new("terrain.wgsl", TERRAIN_WGSL);
         m.parameters = vec![
-            MaterialParameter::texture("grass", grass_tex, sampler()),
-            MaterialParameter::texture("rock", rock_tex, sampler()),
-            MaterialParameter::texture("sand", sand_tex, sampler()),
+            MaterialParameter::texture("grass", tex.grass, sampler()),
+            MaterialParameter::texture("rock", tex.rock, sampler()),
+            MaterialParameter::texture("sand", tex.sand, sampler()),
         ];
     })?;
     // One textured parent; bark and boulders are its instances.
-    let textured_parent = material(&mut engine, Vec4::ONE, |m| {
+    let textured_parent = material(engine, Vec4::ONE, |m| {
         m.shader = renderer::MaterialShader::new("textured.wgsl", textures::TEXTURED_WGSL);
         m.parameters =
             vec![MaterialParameter::texture("albedo", TextureId::WHITE, sampler()), MaterialParameter::vector("uv_scale", Vec4::ONE)];
     })?;
-    let textured = |engine: &mut Engine, color: Vec4, albedo: TextureId, uv_scale: Vec4| {
-        let instance = MaterialInstance::of(textured_parent)
-            .with_vector("base_color", color)
-            .with_texture("albedo", albedo)
-            .with_vector("uv_scale", uv_scale);
-        engine.render_thread().create_material_instance(instance)
-    };
-    let water_mat = material(&mut engine, Vec4::new(0.10, 0.32, 0.50, 1.0), |m| {
+    let water = material(engine, Vec4::new(0.10, 0.32, 0.50, 1.0), |m| {
         m.blend_mode = BlendMode::Translucent;
         m.params = MaterialParams { base_color: m.params.base_color, opacity: 0.7, roughness: 0.1, specular: 1.0, ..m.params };
     })?;
-    let trunk = textured(&mut engine, Vec4::ONE, bark_tex, Vec4::new(2.0, 2.0, 0.0, 0.0))?;
-    let leaves = material(&mut engine, Vec4::new(0.75, 0.9, 0.75, 1.0), |m| {
+    let trunk = textured(engine, textured_parent, Vec4::ONE, tex.bark, Vec4::new(2.0, 2.0, 0.0, 0.0))?;
+    let leaves = material(engine, Vec4::new(0.75, 0.9, 0.75, 1.0), |m| {
         m.shader = renderer::MaterialShader::new("leaves.wgsl", textures::LEAVES_WGSL);
         m.blend_mode = BlendMode::Masked;
         m.params.roughness = 0.7;
         m.parameters = vec![
-            MaterialParameter::texture("leaves", leaves_tex, sampler()),
+            MaterialParameter::texture("leaves", tex.leaves, sampler()),
             MaterialParameter::vector("uv_scale", Vec4::new(3.0, 2.0, 0.0, 0.0)),
         ];
     })?;
-    let stone = material(&mut engine, Vec4::new(0.40, 0.38, 0.36, 1.0), |_| {})?;
-    let boulder = textured(&mut engine, Vec4::new(1.1, 1.1, 1.1, 1.0), rock_tex, Vec4::new(2.0, 1.0, 0.0, 0.0))?;
-    // One brick parent; the houses map bricks in world space, the tower by its UVs.
-    let wall = material(&mut engine, Vec4::new(1.0, 0.95, 0.85, 1.0), |m| {
+    let stone = material(engine, Vec4::new(0.40, 0.38, 0.36, 1.0), |_| {})?;
+    let boulder = textured(engine, textured_parent, Vec4::new(1.1, 1.1, 1.1, 1.0), tex.rock, Vec4::new(2.0, 1.0, 0.0, 0.0))?;
+    let (wall, tower_wall) = wall_materials(engine, tex)?;
+    let roof = material(engine, Vec4::new(0.62, 0.22, 0.16, 1.0), |_| {})?;
+    let slate = material(engine, Vec4::new(0.25, 0.28, 0.36, 1.0), |_| {})?;
+    let lamp = material(engine, Vec4::new(0.0, 0.0, 0.0, 1.0), |m| m.params.emissive = Vec3::new(1.0, 0.8, 0.45))?;
+    let sky = material(engine, Vec4::new(0.0, 0.0, 0.0, 1.0), |m| {
+        m.two_sided = true;
+        m.params.specular = 0.0;
+        m.params.emissive = Vec3::new(0.50, 0.66, 0.86);
+    })?;
+    Ok(Materials { terrain, water, trunk, leaves, stone, boulder, wall, tower_wall, roof, slate, lamp, sky })
+}
+
+/// An instance of the textured parent: `albedo` tinted by `color`, tiled `uv_scale.xy` times.
+fn textured(engine: &mut Engine, parent: MaterialId, color: Vec4, albedo: TextureId, uv_scale: Vec4) -> anyhow::Result<MaterialId> {
+    let instance =
+        MaterialInstance::of(parent).with_vector("base_color", color).with_texture("albedo", albedo).with_vector("uv_scale", uv_scale);
+    Ok(engine.render_thread().create_material_instance(instance)?)
+}
+
+/// One brick parent and its instance for the tower: the houses map bricks
+/// in world space, the tower by its UVs.
+fn wall_materials(engine: &mut Engine, tex: &Textures) -> anyhow::Result<(MaterialId, MaterialId)> {
+    let wall = material(engine, Vec4::new(1.0, 0.95, 0.85, 1.0), |m| {
         m.shader = renderer::MaterialShader::new("wall.wgsl", WALL_WGSL);
         m.parameters = vec![
-            MaterialParameter::texture("albedo", bricks_tex, sampler()),
-            MaterialParameter::texture("normal_map", bricks_normal, sampler()),
+            MaterialParameter::texture("albedo", tex.bricks, sampler()),
+            MaterialParameter::texture("normal_map", tex.bricks_normal, sampler()),
             MaterialParameter::vector("uv_scale", Vec4::new(0.5, 0.5, 0.0, 0.0)),
             MaterialParameter::scalar("world_mapped", 1.0),
         ];
@@ -393,22 +458,22 @@ fn run(o: &Options) -> anyhow::Result<()> {
     let tower_wall = engine.render_thread().create_material_instance(
         MaterialInstance::of(wall).with_scalar("world_mapped", 0.0).with_vector("uv_scale", Vec4::new(8.0, 6.5, 0.0, 0.0)),
     )?;
-    let roof = material(&mut engine, Vec4::new(0.62, 0.22, 0.16, 1.0), |_| {})?;
-    let slate = material(&mut engine, Vec4::new(0.25, 0.28, 0.36, 1.0), |_| {})?;
-    let lamp = material(&mut engine, Vec4::new(0.0, 0.0, 0.0, 1.0), |m| m.params.emissive = Vec3::new(1.0, 0.8, 0.45))?;
-    let sky = material(&mut engine, Vec4::new(0.0, 0.0, 0.0, 1.0), |m| {
-        m.two_sided = true;
-        m.params.specular = 0.0;
-        m.params.emissive = Vec3::new(0.50, 0.66, 0.86);
-    })?;
+    Ok((wall, tower_wall))
+}
 
-    // Camera, sun, sky.
+/// The camera at its path's point for `camera_time`.
+fn spawn_camera(engine: &mut Engine, camera_time: f32) -> anyhow::Result<ComponentId> {
     let mut camera = CameraComponent::default();
     camera.0.far = 1500.0;
     camera.0.near = 0.5;
-    let camera_id = engine.world.spawn_actor("camera", Box::new(camera), camera_pose(o.camera_time))?.1;
+    let camera_id = engine.world.spawn_actor("camera", Box::new(camera), camera_pose(camera_time))?.1;
     // In window mode the user can take over: WASD/QE to move, drag to turn.
     samples::fly_camera::control_camera(camera_id);
+    Ok(camera_id)
+}
+
+/// The shadow-casting sun, and the sky: a large emissive sphere around everything.
+fn spawn_sun_and_sky(engine: &mut Engine, sky: MaterialId) -> anyhow::Result<()> {
     let sun = DirectionalLightComponent { color: Vec3::new(1.0, 0.93, 0.80), intensity: 1.25, cast_shadows: true };
     engine.world.spawn_actor(
         "sun",
@@ -422,23 +487,60 @@ fn run(o: &Options) -> anyhow::Result<()> {
     )?;
     engine.world.set_material(sky_id, 0, sky)?;
     engine.world.set_cast_shadow(sky_id, false)?;
+    Ok(())
+}
 
-    // Terrain and water: one procedural mesh, five sections.
+/// Terrain and water: one procedural mesh, five sections.
+fn build_terrain(engine: &mut Engine, mats: &Materials) -> anyhow::Result<ComponentId> {
     let mut terrain = ProceduralMeshComponent::new();
     for (i, s) in terrain_sections().iter().enumerate() {
         terrain.create_mesh_section(i, SectionData::new(&s.positions, &s.triangles).normals(&s.normals).colors(&s.colors), false)?;
-        terrain.set_material(i, Some(terrain_mat.into()))?;
+        terrain.set_material(i, Some(mats.terrain.into()))?;
     }
     let water_tris = water_triangles();
     let (wp, wn) = water(0.0);
     terrain.create_mesh_section(WATER_SECTION, SectionData::new(&wp, &water_tris).normals(&wn), false)?;
-    terrain.set_material(WATER_SECTION, Some(water_mat.into()))?;
+    terrain.set_material(WATER_SECTION, Some(mats.water.into()))?;
     let (_, terrain_id) = engine.world.spawn_actor("terrain", Box::new(terrain), Transform::IDENTITY)?;
+    Ok(terrain_id)
+}
 
-    // Forest and rocks: instanced static meshes.
+/// Rewrites the water section for time `t`.
+fn animate_water(engine: &mut Engine, terrain: ComponentId, t: f32) -> anyhow::Result<()> {
+    let (wp, wn) = water(t);
+    engine.world.with_component_mut(terrain, |c: &mut ProceduralMeshComponent| {
+        c.update_mesh_section(WATER_SECTION, SectionData::positions(&wp).normals(&wn))
+    })??;
+    Ok(())
+}
+
+/// Forest, rocks and pebbles (whatever `--instances` asks beyond the
+/// forest, on the land): an instanced static mesh each; returns their ids.
+fn plant_forest(engine: &mut Engine, mats: &Materials, instances: Option<u32>) -> anyhow::Result<Vec<ComponentId>> {
+    let (trunks, crowns) = place_trees();
+    let rocks = place_rocks();
+    let forest = (trunks.len() + crowns.len() + rocks.len()) as u32;
+    let pebbles = scatter_pebbles(instances.unwrap_or(0).saturating_sub(forest));
+    let mut ism_ids = Vec::new();
+    for (name, mesh, transforms, mat) in [
+        ("tree trunks", StaticMesh::cylinder(8), &trunks, mats.trunk),
+        ("tree crowns", StaticMesh::cone(10), &crowns, mats.leaves),
+        ("rocks", StaticMesh::sphere(10), &rocks, mats.boulder),
+        ("pebbles", StaticMesh::sphere(4), &pebbles, mats.stone),
+    ] {
+        if transforms.is_empty() {
+            continue;
+        }
+        ism_ids.push(spawn_instanced(engine, name, mesh, transforms, mat)?);
+    }
+    Ok(ism_ids)
+}
+
+/// Up to 1,000 trees (trunk and crown transforms) on gentle slopes 1.4 to
+/// 11 m up, away from the village, denser to the north-east.
+fn place_trees() -> (Vec<Affine3A>, Vec<Affine3A>) {
     let mut trunks = Vec::new();
     let mut crowns = Vec::new();
-    let mut rocks = Vec::new();
     let mut k = 0u32;
     while trunks.len() < 1000 && k < 200_000 {
         k += 1;
@@ -461,7 +563,13 @@ fn run(o: &Options) -> anyhow::Result<()> {
             Vec3::new(x, y, h + 1.6 * s + 2.75 * s),
         ));
     }
-    k = 0;
+    (trunks, crowns)
+}
+
+/// Up to 350 boulders on dry land, clear of the plaza.
+fn place_rocks() -> Vec<Affine3A> {
+    let mut rocks = Vec::new();
+    let mut k = 0u32;
     while rocks.len() < 350 && k < 200_000 {
         k += 1;
         let (x, y) = ((rand(k, 11) * 2.0 - 1.0) * (HALF - 2.0), (rand(k, 12) * 2.0 - 1.0) * (HALF - 2.0));
@@ -477,9 +585,12 @@ fn run(o: &Options) -> anyhow::Result<()> {
             Vec3::new(x, y, h + 0.15 * scale.z),
         ));
     }
-    // Pebbles: whatever `--instances` asks beyond the forest, on the land.
-    let forest = (trunks.len() + crowns.len() + rocks.len()) as u32;
-    let pebbles: Vec<Affine3A> = (0..o.instances.unwrap_or(0).saturating_sub(forest))
+    rocks
+}
+
+/// `count` pebbles anywhere on the terrain (at the water level over the lake).
+fn scatter_pebbles(count: u32) -> Vec<Affine3A> {
+    (0..count)
         .map(|i| {
             let (x, y) = ((rand(i, 21) * 2.0 - 1.0) * (HALF - 1.0), (rand(i, 22) * 2.0 - 1.0) * (HALF - 1.0));
             let s = 0.08 + 0.12 * rand(i, 23);
@@ -489,39 +600,64 @@ fn run(o: &Options) -> anyhow::Result<()> {
                 Vec3::new(x, y, height(x, y).max(0.0)),
             )
         })
-        .collect();
-    let mut ism_ids = Vec::new();
-    for (name, mesh, transforms, mat) in [
-        ("tree trunks", StaticMesh::cylinder(8), &trunks, trunk),
-        ("tree crowns", StaticMesh::cone(10), &crowns, leaves),
-        ("rocks", StaticMesh::sphere(10), &rocks, boulder),
-        ("pebbles", StaticMesh::sphere(4), &pebbles, stone),
-    ] {
-        if transforms.is_empty() {
-            continue;
-        }
-        let mut c = InstancedStaticMeshComponent::new(mesh)?;
-        c.add_instances(transforms, TransformSpace::Component)?;
-        if name == "pebbles" {
-            c.set_cull_distances(50.0, 70.0)?;
-        }
-        let (_, id) = engine.world.spawn_actor(name, Box::new(c), Transform::IDENTITY)?;
-        engine.world.set_material(id, 0, mat)?;
-        if name == "pebbles" {
-            engine.world.set_cast_shadow(id, false)?;
-        }
-        ism_ids.push(id);
-    }
-    drop(pebbles);
+        .collect()
+}
 
-    // The village: houses with pyramid roofs, a tower, a plaza fountain, lamps.
-    let ground = |p: Vec2| height(p.x, p.y);
-    let static_mesh =
-        |engine: &mut Engine, name: &str, mesh: Arc<StaticMesh>, t: Transform, mat: MaterialId| -> anyhow::Result<ComponentId> {
-            let (_, id) = engine.world.spawn_actor(name, Box::new(StaticMeshComponent::new(mesh)), t)?;
-            engine.world.set_material(id, 0, mat)?;
-            Ok(id)
-        };
+/// One instanced static mesh; the pebbles, as ground clutter, fade out
+/// past 50–70 m and cast no shadows.
+fn spawn_instanced(
+    engine: &mut Engine,
+    name: &str,
+    mesh: Arc<StaticMesh>,
+    transforms: &[Affine3A],
+    mat: MaterialId,
+) -> anyhow::Result<ComponentId> {
+    let mut c = InstancedStaticMeshComponent::new(mesh)?;
+    c.add_instances(transforms, TransformSpace::Component)?;
+    if name == "pebbles" {
+        c.set_cull_distances(50.0, 70.0)?;
+    }
+    let (_, id) = engine.world.spawn_actor(name, Box::new(c), Transform::IDENTITY)?;
+    engine.world.set_material(id, 0, mat)?;
+    if name == "pebbles" {
+        engine.world.set_cast_shadow(id, false)?;
+    }
+    Ok(id)
+}
+
+/// Instances in all the instanced static meshes, for the stats.
+fn count_instances(engine: &Engine, ism_ids: &[ComponentId]) -> anyhow::Result<u64> {
+    let mut instances_total = 0u64;
+    for id in ism_ids {
+        instances_total += engine.world.component::<InstancedStaticMeshComponent>(*id)?.instance_count() as u64;
+    }
+    Ok(instances_total)
+}
+
+/// The village: houses with pyramid roofs, a tower, a plaza fountain,
+/// lamps. Returns where the chimneys' smoke starts.
+fn build_village(engine: &mut Engine, mats: &Materials) -> anyhow::Result<Vec<Vec3>> {
+    let chimneys = add_houses(engine, mats)?;
+    add_tower(engine, mats)?;
+    add_fountain(engine, mats)?;
+    add_lamps(engine, mats)?;
+    Ok(chimneys)
+}
+
+/// The ground's height at `p`.
+fn ground(p: Vec2) -> f32 {
+    height(p.x, p.y)
+}
+
+fn spawn_static_mesh(engine: &mut Engine, name: &str, mesh: Arc<StaticMesh>, t: Transform, mat: MaterialId) -> anyhow::Result<()> {
+    let (_, id) = engine.world.spawn_actor(name, Box::new(StaticMeshComponent::new(mesh)), t)?;
+    engine.world.set_material(id, 0, mat)?;
+    Ok(())
+}
+
+/// Six houses around the plaza, roofed in tiles or slate, every other one
+/// with a chimney; returns the chimneys' tops.
+fn add_houses(engine: &mut Engine, mats: &Materials) -> anyhow::Result<Vec<Vec3>> {
     let houses = [
         (Vec2::new(-9.0, -4.0), 0.3),
         (Vec2::new(7.0, -7.0), -0.2),
@@ -536,17 +672,17 @@ fn run(o: &Options) -> anyhow::Result<()> {
         let z = ground(p);
         let (w, d, hgt) = (5.0 + (i % 3) as f32, 4.0 + (i % 2) as f32, 3.2 + (i % 2) as f32 * 1.2);
         let rot = Quat::from_rotation_z(*yaw);
-        static_mesh(
-            &mut engine,
+        spawn_static_mesh(
+            engine,
             "house",
             StaticMesh::cube(),
             Transform::new(Vec3::new(p.x, p.y, z + hgt / 2.0 - 0.5), rot, Vec3::new(w, d, hgt + 1.0)),
-            wall,
+            mats.wall,
         )?;
         let roof_rot = rot * Quat::from_rotation_z(std::f32::consts::FRAC_PI_4);
-        let roof_mat = if i % 2 == 0 { roof } else { slate };
-        static_mesh(
-            &mut engine,
+        let roof_mat = if i % 2 == 0 { mats.roof } else { mats.slate };
+        spawn_static_mesh(
+            engine,
             "roof",
             StaticMesh::cone(4),
             Transform::new(Vec3::new(p.x, p.y, z + hgt + 1.25), roof_rot, Vec3::new(w * 1.5, d * 1.5, 2.5).max(Vec3::splat(0.1))),
@@ -554,58 +690,76 @@ fn run(o: &Options) -> anyhow::Result<()> {
         )?;
         if i % 2 == 0 {
             let c = Vec3::new(p.x, p.y, z) + rot * Vec3::new(w * 0.25, 0.0, hgt + 2.0);
-            static_mesh(&mut engine, "chimney", StaticMesh::cube(), Transform::from_translation_scale(c, Vec3::new(0.6, 0.6, 2.0)), stone)?;
+            spawn_static_mesh(
+                engine,
+                "chimney",
+                StaticMesh::cube(),
+                Transform::from_translation_scale(c, Vec3::new(0.6, 0.6, 2.0)),
+                mats.stone,
+            )?;
             chimneys.push(c + Vec3::Z * 1.1);
         }
     }
+    Ok(chimneys)
+}
+
+fn add_tower(engine: &mut Engine, mats: &Materials) -> anyhow::Result<()> {
     let tower = VILLAGE + Vec2::new(15.0, 14.0);
     let tz = ground(tower);
-    static_mesh(
-        &mut engine,
+    spawn_static_mesh(
+        engine,
         "tower",
         StaticMesh::cylinder(20),
         Transform::from_translation_scale(Vec3::new(tower.x, tower.y, tz + 6.0 - 0.5), Vec3::new(5.0, 5.0, 13.0)),
-        tower_wall,
+        mats.tower_wall,
     )?;
-    static_mesh(
-        &mut engine,
+    spawn_static_mesh(
+        engine,
         "tower roof",
         StaticMesh::cone(20),
         Transform::from_translation_scale(Vec3::new(tower.x, tower.y, tz + 12.0 + 2.5), Vec3::new(6.4, 6.4, 5.0)),
-        slate,
-    )?;
+        mats.slate,
+    )
+}
+
+/// The plaza fountain's stone basin and pillar (its jet is a particle system).
+fn add_fountain(engine: &mut Engine, mats: &Materials) -> anyhow::Result<()> {
     let plaza_z = ground(VILLAGE);
-    static_mesh(
-        &mut engine,
+    spawn_static_mesh(
+        engine,
         "fountain basin",
         StaticMesh::cylinder(24),
         Transform::from_translation_scale(Vec3::new(VILLAGE.x, VILLAGE.y, plaza_z + 0.2), Vec3::new(5.0, 5.0, 0.9)),
-        stone,
+        mats.stone,
     )?;
-    static_mesh(
-        &mut engine,
+    spawn_static_mesh(
+        engine,
         "fountain pillar",
         StaticMesh::cylinder(12),
         Transform::from_translation_scale(Vec3::new(VILLAGE.x, VILLAGE.y, plaza_z + 1.0), Vec3::new(0.6, 0.6, 2.0)),
-        stone,
-    )?;
+        mats.stone,
+    )
+}
+
+/// Three lamp posts on the plaza, each with a glowing globe and a point light.
+fn add_lamps(engine: &mut Engine, mats: &Materials) -> anyhow::Result<()> {
     let lamp_spots = [Vec2::new(-5.0, 4.5), Vec2::new(5.0, -4.0), Vec2::new(4.5, 5.0)];
     for (i, s) in lamp_spots.iter().enumerate() {
         let p = VILLAGE + *s;
         let z = ground(p);
-        static_mesh(
-            &mut engine,
+        spawn_static_mesh(
+            engine,
             "lamp post",
             StaticMesh::cylinder(6),
             Transform::from_translation_scale(Vec3::new(p.x, p.y, z + 1.5), Vec3::new(0.15, 0.15, 3.0)),
-            slate,
+            mats.slate,
         )?;
-        static_mesh(
-            &mut engine,
+        spawn_static_mesh(
+            engine,
             "lamp",
             StaticMesh::sphere(10),
             Transform::from_translation_scale(Vec3::new(p.x, p.y, z + 3.2), Vec3::splat(0.6)),
-            lamp,
+            mats.lamp,
         )?;
         let color = [Vec3::new(1.0, 0.72, 0.4), Vec3::new(1.0, 0.6, 0.3), Vec3::new(0.9, 0.8, 0.55)][i];
         engine.world.spawn_actor(
@@ -614,8 +768,13 @@ fn run(o: &Options) -> anyhow::Result<()> {
             Transform::from_translation(Vec3::new(p.x, p.y, z + 3.6)),
         )?;
     }
+    Ok(())
+}
 
-    // Particles: the plaza and lake fountains, chimney smoke (pre-warmed).
+/// The plaza and lake fountains and the chimneys' smoke, each pre-warmed
+/// by 120 ticks of 1/30 s, so that the first frame shows them in full flow.
+fn spawn_fountains_and_smoke(engine: &mut Engine, chimneys: &[Vec3]) -> anyhow::Result<()> {
+    let plaza_z = ground(VILLAGE);
     let mut emitters: Vec<(Arc<ParticleSystem>, Vec3)> = vec![
         (
             Arc::new(ParticleSystem::from_json_str(&fountain_json(plaza_z + 0.6, 8.5, 0.12))?),
@@ -634,26 +793,15 @@ fn run(o: &Options) -> anyhow::Result<()> {
         }
         engine.world.spawn_actor("particles", Box::new(c), t)?;
     }
-    // The geyser (`--particles`).
-    if let Some(n) = o.particles {
-        let system = Arc::new(ParticleSystem::from_json_str(&geyser_json(n))?);
-        let mats = ParticleMaterials::for_system(engine.render_thread(), &system)?;
-        let t = Transform::from_translation(Vec3::new(LAKE_FOUNTAIN.x + 12.0, LAKE_FOUNTAIN.y + 6.0, 1.0));
-        let c = ParticleSystemComponent::new(system, 99, mats)?.with_spawn_transform(t.to_mat4())?;
-        engine.world.spawn_actor("geyser", Box::new(c), t)?;
-    }
+    Ok(())
+}
 
-    runner::run("showcase", &o.common, &mut engine, |engine, frame, dt| {
-        let t = (frame + 1) as f32 * dt;
-        engine.world.set_relative_transform(camera_id, camera_pose(o.camera_time + t))?;
-        let (wp, wn) = water(t);
-        engine.world.with_component_mut(terrain_id, |c: &mut ProceduralMeshComponent| {
-            c.update_mesh_section(WATER_SECTION, SectionData::positions(&wp).normals(&wn))
-        })??;
-        let mut instances_total = 0u64;
-        for id in &ism_ids {
-            instances_total += engine.world.component::<InstancedStaticMeshComponent>(*id)?.instance_count() as u64;
-        }
-        Ok(runner::SampleFigures { instances_total, ..Default::default() })
-    })
+/// The geyser of `--particles n`, in the lake: one burst of `n` particles.
+fn spawn_geyser(engine: &mut Engine, n: u32) -> anyhow::Result<()> {
+    let system = Arc::new(ParticleSystem::from_json_str(&geyser_json(n))?);
+    let mats = ParticleMaterials::for_system(engine.render_thread(), &system)?;
+    let t = Transform::from_translation(Vec3::new(LAKE_FOUNTAIN.x + 12.0, LAKE_FOUNTAIN.y + 6.0, 1.0));
+    let c = ParticleSystemComponent::new(system, 99, mats)?.with_spawn_transform(t.to_mat4())?;
+    engine.world.spawn_actor("geyser", Box::new(c), t)?;
+    Ok(())
 }

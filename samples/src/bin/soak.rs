@@ -83,11 +83,11 @@ use procmesh::{ProceduralMeshComponent, SectionData};
 use renderer::{
     BlendMode, Material, MaterialId, MaterialInstance, MaterialParameter, MaterialParams, MaterialShader, Texture2D, TextureId,
 };
-use rhi_vulkan::{DeviceCounts, SamplerDesc};
+use rhi_vulkan::{DeviceCounts, SamplerDesc, ValidationCounters};
 use samples::{runner, CommonOptions};
 use serde_json::json;
 use std::collections::VecDeque;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 const NAME: &str = "soak";
@@ -350,23 +350,78 @@ struct Churn {
     particle_systems_stopped: u64,
 }
 
+/// Sets the stage, churns and samples every frame, then judges, reports
+/// and says whether the run passed.
 fn run(o: &Options) -> anyhow::Result<bool> {
     let frames = o.common.frame_count();
     let every = o.sample_every.unwrap_or((frames / 100).max(1));
+    let mut engine = soak_engine(o)?;
+    let materials = base_materials(&mut engine)?;
+    let puffs = Puffs::load(&mut engine)?;
+    let terrain = spawn_stage(&mut engine, materials[3])?;
+    let mut soak = Soak::new(&mut engine, materials, puffs, terrain)?;
+    let mut samples = Samples::with_capacity(frames);
+
+    let result = runner::run(NAME, &o.common, &mut engine, |engine, frame, _dt| {
+        soak.churn_static_meshes(engine, frame)?;
+        soak.churn_shader_materials(engine, frame)?;
+        soak.churn_sections(engine, frame)?;
+        soak.churn_instances(engine, frame)?;
+        soak.churn_particles(engine, frame)?;
+        samples.take(engine)?;
+        Ok(runner::SampleFigures::default())
+    });
+
+    let findings = Findings::judge(&mut engine, &samples, frames, every, result.is_ok());
+    findings.print(&soak.churn);
+    if let Some(path) = &o.report {
+        write_report(path, &findings.report(o, &soak.churn, &result))?;
+    }
+    result?;
+    findings.explain_failures();
+    Ok(findings.passed)
+}
+
+/// The engine, with a small shadow map unless `--cvar` sets one: a small
+/// shadow map suits the small frame (and keeps 10,000 frames short).
+fn soak_engine(o: &Options) -> anyhow::Result<Engine> {
     let mut engine = runner::engine(NAME, &o.common)?;
-    // A small shadow map suits the small frame (and keeps 10,000 frames short).
     if !o.common.cvar.iter().any(|(n, _)| n.eq_ignore_ascii_case(renderer::cvars::SHADOW_MAP_SIZE)) {
         engine.render_thread().set_cvar(renderer::cvars::SHADOW_MAP_SIZE, "256")?;
     }
+    Ok(engine)
+}
+
+/// Four colored materials that live for the whole run: one per procedural
+/// section; the third also on the ISM, the fourth also on the ground.
+fn base_materials(engine: &mut Engine) -> anyhow::Result<Vec<MaterialId>> {
     let colors =
         [Vec4::new(0.8, 0.3, 0.2, 1.0), Vec4::new(0.2, 0.6, 0.3, 1.0), Vec4::new(0.3, 0.4, 0.8, 1.0), Vec4::new(0.7, 0.7, 0.6, 1.0)];
     let mut materials = Vec::new();
     for c in colors {
         materials.push(engine.render_thread().create_material(Material::colored(c))?);
     }
-    let system = Arc::new(ParticleSystem::from_json_str(PARTICLES_JSON)?);
-    let particle_materials = ParticleMaterials::for_system(engine.render_thread(), &system)?;
+    Ok(materials)
+}
 
+/// The particle system every churned particle component plays, and its materials.
+struct Puffs {
+    system: Arc<ParticleSystem>,
+    materials: ParticleMaterials,
+}
+
+impl Puffs {
+    fn load(engine: &mut Engine) -> anyhow::Result<Self> {
+        let system = Arc::new(ParticleSystem::from_json_str(PARTICLES_JSON)?);
+        let materials = ParticleMaterials::for_system(engine.render_thread(), &system)?;
+        Ok(Puffs { system, materials })
+    }
+}
+
+/// What stays for the whole run: the camera, the sun, the ground (wearing
+/// `ground_material`) and the procedural mesh whose sections are churned.
+/// Returns that procedural mesh.
+fn spawn_stage(engine: &mut Engine, ground_material: MaterialId) -> anyhow::Result<ComponentId> {
     let eye = Vec3::new(0.0, -22.0, 14.0);
     let mut camera = CameraComponent::default();
     camera.0.near = 0.2;
@@ -383,70 +438,111 @@ fn run(o: &Options) -> anyhow::Result<bool> {
         Box::new(StaticMeshComponent::new(StaticMesh::plane())),
         Transform::from_translation_scale(Vec3::new(0.0, 0.0, -0.05), Vec3::splat(40.0)),
     )?;
-    engine.world.set_material(ground, 0, materials[3])?;
+    engine.world.set_material(ground, 0, ground_material)?;
     let (_, terrain) = engine.world.spawn_actor("soak procmesh", Box::new(ProceduralMeshComponent::new()), Transform::IDENTITY)?;
+    Ok(terrain)
+}
 
-    // The parent of the per-mesh textured instances.
-    let textured = engine.render_thread().create_material(textured_parent())?;
-    // Static-mesh actors, each with the material (or instance and texture) made for it, if any.
-    let mut statics: VecDeque<(ActorId, Option<MaterialId>, Option<TextureId>)> = VecDeque::new();
-    // The meshes drawn with materials that have their own WGSL functions.
-    let mut shader_meshes: Vec<(ActorId, MaterialId)> = Vec::new();
-    let mut systems: VecDeque<ActorId> = VecDeque::new();
-    let mut ism = spawn_ism(&mut engine, materials[2], 0)?;
-    let mut next_instance = ISM_INSTANCES as u64;
-    let mut churn = Churn::default();
-    let mut rss = Vec::with_capacity(frames as usize);
-    let samples: Arc<Mutex<Vec<Counts>>> = Arc::new(Mutex::new(Vec::with_capacity(frames as usize)));
+/// The churn's state: what it draws with, what it keeps alive, and what it did.
+struct Soak {
+    /// The four base materials ([`base_materials`]).
+    materials: Vec<MaterialId>,
+    /// The parent of the per-mesh textured instances.
+    textured: MaterialId,
+    puffs: Puffs,
+    /// The procedural mesh whose sections take turns.
+    terrain: ComponentId,
+    /// Static-mesh actors, each with the material (or instance and texture) made for it, if any.
+    statics: VecDeque<(ActorId, Option<MaterialId>, Option<TextureId>)>,
+    /// The meshes drawn with materials that have their own WGSL functions.
+    shader_meshes: Vec<(ActorId, MaterialId)>,
+    /// The live particle systems, oldest first.
+    systems: VecDeque<ActorId>,
+    ism: ComponentId,
+    /// The number of the next instance added to the ISM (see [`instance`]).
+    next_instance: u64,
+    churn: Churn,
+}
 
-    let result = runner::run(NAME, &o.common, &mut engine, |engine, frame, _dt| {
-        let f = frame as f32;
-        // Static meshes: two in (the first with a material of its own), two out.
+impl Soak {
+    /// Makes the textured parent and spawns the first ISM.
+    fn new(engine: &mut Engine, materials: Vec<MaterialId>, puffs: Puffs, terrain: ComponentId) -> anyhow::Result<Self> {
+        let textured = engine.render_thread().create_material(textured_parent())?;
+        let ism = spawn_ism(engine, materials[2], 0)?;
+        Ok(Soak {
+            materials,
+            textured,
+            puffs,
+            terrain,
+            statics: VecDeque::new(),
+            shader_meshes: Vec::new(),
+            systems: VecDeque::new(),
+            ism,
+            next_instance: ISM_INSTANCES as u64,
+            churn: Churn::default(),
+        })
+    }
+
+    /// Static meshes: two in (the first with a material of its own, the
+    /// second with a texture and instance of its own), the oldest out.
+    fn churn_static_meshes(&mut self, engine: &mut Engine, frame: u64) -> anyhow::Result<()> {
         for k in 0..2u64 {
-            let n = frame * 2 + k;
-            let mesh = if n % 2 == 0 { StaticMesh::cube() } else { StaticMesh::sphere(12) };
-            let a = n as f32 * 0.39;
-            let at = Vec3::new(5.0 * a.cos(), 5.0 * a.sin(), 0.6);
-            let (actor, id) = engine.world.spawn_actor(
-                "soak static",
-                Box::new(StaticMeshComponent::new(mesh)),
-                Transform::from_translation_scale(at, Vec3::splat(0.8)),
-            )?;
-            let (own, texture) = if k == 0 {
-                churn.colored_materials_created += 1;
-                (engine.render_thread().create_material(colored_material(n))?, None)
-            } else {
-                let texture = engine.render_thread().create_texture(soak_texture(n))?;
-                churn.textures_created += 1;
-                churn.material_instances_created += 1;
-                (
-                    engine.render_thread().create_material_instance(MaterialInstance::of(textured).with_texture("albedo", texture))?,
-                    Some(texture),
-                )
-            };
-            engine.world.set_material(id, 0, own)?;
-            statics.push_back((actor, Some(own), texture));
-            churn.static_meshes_spawned += 1;
+            self.spawn_static_mesh(engine, frame * 2 + k, k == 0)?;
         }
-        while statics.len() > STATIC_MESHES {
-            let (actor, own, texture) = statics.pop_front().expect("not empty");
+        while self.statics.len() > STATIC_MESHES {
+            let (actor, own, texture) = self.statics.pop_front().expect("not empty");
             engine.world.destroy_actor(actor)?;
-            churn.static_meshes_destroyed += 1;
+            self.churn.static_meshes_destroyed += 1;
             if let Some(material) = own {
                 engine.render_thread().destroy_material(material)?;
-                churn.colored_materials_destroyed += u64::from(texture.is_none());
-                churn.material_instances_destroyed += u64::from(texture.is_some());
+                self.churn.colored_materials_destroyed += u64::from(texture.is_none());
+                self.churn.material_instances_destroyed += u64::from(texture.is_some());
             }
             if let Some(texture) = texture {
                 engine.render_thread().destroy_texture(texture)?;
-                churn.textures_destroyed += 1;
+                self.churn.textures_destroyed += 1;
             }
         }
-        // Materials with their own WGSL functions: made, drawn for a few frames, destroyed.
-        if frame % SHADER_MATERIAL_PERIOD == 0 {
+        Ok(())
+    }
+
+    /// The `n`th static mesh, a cube or a sphere on a circle, with a colored
+    /// material made for it or (`colored` false) a texture and a textured
+    /// instance made for it.
+    fn spawn_static_mesh(&mut self, engine: &mut Engine, n: u64, colored: bool) -> anyhow::Result<()> {
+        let mesh = if n.is_multiple_of(2) { StaticMesh::cube() } else { StaticMesh::sphere(12) };
+        let a = n as f32 * 0.39;
+        let at = Vec3::new(5.0 * a.cos(), 5.0 * a.sin(), 0.6);
+        let (actor, id) = engine.world.spawn_actor(
+            "soak static",
+            Box::new(StaticMeshComponent::new(mesh)),
+            Transform::from_translation_scale(at, Vec3::splat(0.8)),
+        )?;
+        let (own, texture) = if colored {
+            self.churn.colored_materials_created += 1;
+            (engine.render_thread().create_material(colored_material(n))?, None)
+        } else {
+            let texture = engine.render_thread().create_texture(soak_texture(n))?;
+            self.churn.textures_created += 1;
+            self.churn.material_instances_created += 1;
+            (
+                engine.render_thread().create_material_instance(MaterialInstance::of(self.textured).with_texture("albedo", texture))?,
+                Some(texture),
+            )
+        };
+        engine.world.set_material(id, 0, own)?;
+        self.statics.push_back((actor, Some(own), texture));
+        self.churn.static_meshes_spawned += 1;
+        Ok(())
+    }
+
+    /// Materials with their own WGSL functions: three made every
+    /// [`SHADER_MATERIAL_PERIOD`] frames, drawn for [`SHADER_MATERIAL_FRAMES`], destroyed.
+    fn churn_shader_materials(&mut self, engine: &mut Engine, frame: u64) -> anyhow::Result<()> {
+        if frame.is_multiple_of(SHADER_MATERIAL_PERIOD) {
             for k in 0..3u64 {
                 let material = engine.render_thread().create_material(shader_material(frame / SHADER_MATERIAL_PERIOD * 3 + k))?;
-                churn.shader_materials_created += 1;
+                self.churn.shader_materials_created += 1;
                 let at = Vec3::new(-3.0 + 3.0 * k as f32, 0.0, 2.0);
                 let (actor, id) = engine.world.spawn_actor(
                     "soak shader material",
@@ -454,21 +550,26 @@ fn run(o: &Options) -> anyhow::Result<bool> {
                     Transform::from_translation_scale(at, Vec3::splat(1.2)),
                 )?;
                 engine.world.set_material(id, 0, material)?;
-                shader_meshes.push((actor, material));
+                self.shader_meshes.push((actor, material));
             }
         } else if frame % SHADER_MATERIAL_PERIOD == SHADER_MATERIAL_FRAMES {
-            for (actor, material) in shader_meshes.drain(..) {
+            for (actor, material) in self.shader_meshes.drain(..) {
                 engine.world.destroy_actor(actor)?;
                 engine.render_thread().destroy_material(material)?;
-                churn.shader_materials_destroyed += 1;
+                self.churn.shader_materials_destroyed += 1;
             }
         }
-        // Procedural sections: one re-created with a new size, another cleared.
+        Ok(())
+    }
+
+    /// Procedural sections: one re-created with a new size, the one
+    /// created two frames before cleared.
+    fn churn_sections(&mut self, engine: &mut Engine, frame: u64) -> anyhow::Result<()> {
         let section = (frame % SECTIONS as u64) as usize;
         let n = 4 + (frame % 8) as u32;
-        let (positions, triangles) = grid_section(Vec2::new(-10.5 + 7.0 * section as f32, 6.0), n, f * 0.1);
-        let material = materials[section];
-        engine.world.with_component_mut(terrain, |c: &mut ProceduralMeshComponent| {
+        let (positions, triangles) = grid_section(Vec2::new(-10.5 + 7.0 * section as f32, 6.0), n, frame as f32 * 0.1);
+        let material = self.materials[section];
+        engine.world.with_component_mut(self.terrain, |c: &mut ProceduralMeshComponent| {
             c.create_mesh_section(section, SectionData::new(&positions, &triangles), false)?;
             c.set_material(section, Some(material.into()))?;
             // Created two frames ago (and not cleared since): two sections live.
@@ -477,43 +578,69 @@ fn run(o: &Options) -> anyhow::Result<bool> {
             }
             Ok::<(), procmesh::ProcMeshError>(())
         })??;
-        churn.sections_recreated += 1;
-        churn.sections_cleared += u64::from(frame >= 2);
-        // Instances: a whole new ISM now and then, else 25 in and 25 out.
-        if frame > 0 && frame % ISM_LIFETIME == 0 {
-            let actor = engine.world.actor_of(ism)?;
+        self.churn.sections_recreated += 1;
+        self.churn.sections_cleared += u64::from(frame >= 2);
+        Ok(())
+    }
+
+    /// Instances: a whole new ISM every [`ISM_LIFETIME`] frames, else
+    /// [`ISM_CHURN`] in and as many out.
+    fn churn_instances(&mut self, engine: &mut Engine, frame: u64) -> anyhow::Result<()> {
+        if frame > 0 && frame.is_multiple_of(ISM_LIFETIME) {
+            let actor = engine.world.actor_of(self.ism)?;
             engine.world.destroy_actor(actor)?;
-            ism = spawn_ism(engine, materials[2], next_instance)?;
-            next_instance += ISM_INSTANCES as u64;
-            churn.ism_components_respawned += 1;
+            self.ism = spawn_ism(engine, self.materials[2], self.next_instance)?;
+            self.next_instance += ISM_INSTANCES as u64;
+            self.churn.ism_components_respawned += 1;
         } else {
-            let added: Vec<Affine3A> = (next_instance..next_instance + ISM_CHURN as u64).map(instance).collect();
-            next_instance += ISM_CHURN as u64;
+            let added: Vec<Affine3A> = (self.next_instance..self.next_instance + ISM_CHURN as u64).map(instance).collect();
+            self.next_instance += ISM_CHURN as u64;
             let stride = 1 + (frame % 16) as u32;
-            engine.world.with_component_mut(ism, |c: &mut InstancedStaticMeshComponent| {
+            engine.world.with_component_mut(self.ism, |c: &mut InstancedStaticMeshComponent| {
                 c.add_instances(&added, TransformSpace::Component)?;
                 for k in 0..ISM_CHURN {
                     c.remove_instance((k * stride * 7) % c.instance_count())?;
                 }
                 Ok::<(), instancing::InstancingError>(())
             })??;
-            churn.instances_added += ISM_CHURN as u64;
-            churn.instances_removed += ISM_CHURN as u64;
+            self.churn.instances_added += ISM_CHURN as u64;
+            self.churn.instances_removed += ISM_CHURN as u64;
         }
-        // Particle systems: one started, the oldest stopped.
-        let a = f * 0.73;
+        Ok(())
+    }
+
+    /// Particle systems: one started, the oldest stopped.
+    fn churn_particles(&mut self, engine: &mut Engine, frame: u64) -> anyhow::Result<()> {
+        let a = frame as f32 * 0.73;
         let at = Transform::from_translation(Vec3::new(3.0 * a.cos(), 3.0 * a.sin() - 3.0, 0.5));
-        let c = ParticleSystemComponent::new(system.clone(), frame, particle_materials.clone())?.with_spawn_transform(at.to_mat4())?;
-        systems.push_back(engine.world.spawn_actor("soak particles", Box::new(c), at)?.0);
-        churn.particle_systems_started += 1;
-        while systems.len() > PARTICLE_SYSTEMS {
-            engine.world.destroy_actor(systems.pop_front().expect("not empty"))?;
-            churn.particle_systems_stopped += 1;
+        let c = ParticleSystemComponent::new(self.puffs.system.clone(), frame, self.puffs.materials.clone())?
+            .with_spawn_transform(at.to_mat4())?;
+        self.systems.push_back(engine.world.spawn_actor("soak particles", Box::new(c), at)?.0);
+        self.churn.particle_systems_started += 1;
+        while self.systems.len() > PARTICLE_SYSTEMS {
+            engine.world.destroy_actor(self.systems.pop_front().expect("not empty"))?;
+            self.churn.particle_systems_stopped += 1;
         }
-        // The samples: host memory here, the device's and the renderer's
-        // counts on the render thread.
-        rss.push(rss_mib()?);
-        let sink = samples.clone();
+        Ok(())
+    }
+}
+
+/// The per-frame samples: host memory, read on the game thread, and the
+/// device's and the renderer's counts, which the render thread pushes.
+struct Samples {
+    rss: Vec<f64>,
+    counts: Arc<Mutex<Vec<Counts>>>,
+}
+
+impl Samples {
+    fn with_capacity(frames: u64) -> Self {
+        Samples { rss: Vec::with_capacity(frames as usize), counts: Arc::new(Mutex::new(Vec::with_capacity(frames as usize))) }
+    }
+
+    /// This frame's sample: host memory now, the counts through a render command.
+    fn take(&mut self, engine: &mut Engine) -> anyhow::Result<()> {
+        self.rss.push(rss_mib()?);
+        let sink = self.counts.clone();
         engine.render_thread().enqueue_render_command(move |ctx| {
             // At GPU idle, garbage collected: what is pending then does not
             // depend on how far behind the GPU happens to be at this instant.
@@ -528,61 +655,112 @@ fn run(o: &Options) -> anyhow::Result<bool> {
             };
             sink.lock().unwrap_or_else(|p| p.into_inner()).push(counts);
         })?;
-        Ok(runner::SampleFigures::default())
-    });
-
-    let counts = samples.lock().unwrap_or_else(|p| p.into_inner()).clone();
-    let rss_v = verdict(&rss, every, |q2| q2 * RSS_FACTOR + RSS_SLACK_MIB);
-    let judge = |kinds: &[Kind]| -> Vec<(&'static str, Verdict)> {
-        kinds
-            .iter()
-            .map(|&(kind, count)| {
-                let per_frame: Vec<f64> = counts.iter().map(|c| count(c) as f64).collect();
-                (kind, verdict(&per_frame, every, |q2| q2))
-            })
-            .collect()
-    };
-    let (device_v, renderer_v) = (judge(&DEVICE_KINDS), judge(&RENDERER_KINDS));
-    let counts_flat = device_v.iter().chain(&renderer_v).all(|(_, v)| v.flat);
-    let last = counts.last().map(|c| c.device).unwrap_or_default();
-    let v = engine.render_thread().with_context(|ctx| ctx.device.validation());
-    let (validation_enabled, sync, errors, warnings) = match &v {
-        Ok(v) => (v.enabled(), v.sync_validation(), v.errors(), v.warnings()),
-        Err(_) => (false, false, 0, 0),
-    };
-    let clean = v.is_ok() && errors == 0 && warnings == 0;
-    // See the module docs: sync validation's own state grows with churn.
-    let rss_judged = !sync && rss_v.enough;
-    let passed = result.is_ok()
-        && clean
-        && (rss_v.flat || !rss_judged)
-        && counts_flat
-        && rss.len() as u64 == frames
-        && counts.len() as u64 == frames;
-    println!("{NAME}: {frames} frames, one sample window per {every} frames");
-    println!(
-        "{NAME}: {}{}",
-        summary("host memory (RSS)", " MiB", &rss_v),
-        if !sync {
-            ""
-        } else {
-            " (not judged: synchronization validation keeps state per buffer ever created; PROXIMA_SYNC_VALIDATION=0 judges it)"
-        }
-    );
-    for (kind, v) in device_v.iter().chain(&renderer_v) {
-        println!("{NAME}: {}", summary(kind, "", v));
+        Ok(())
     }
-    println!(
-        "{NAME}: pipeline cache {} hits, {} misses (not judged: they only grow)",
-        last.pipeline_cache_hits, last.pipeline_cache_misses
-    );
-    println!("{NAME}: churn {churn:?}");
-    println!(
-        "{NAME}: validation {} (sync {}), {errors} errors, {warnings} warnings",
-        if validation_enabled { "on" } else { "off" },
-        if sync { "on" } else { "off" }
-    );
-    if let Some(path) = &o.report {
+}
+
+/// What the validation layer reported over the run.
+struct ValidationFigures {
+    /// `None` when the render thread could not be asked.
+    counters: Option<Arc<ValidationCounters>>,
+    enabled: bool,
+    sync: bool,
+    errors: u64,
+    warnings: u64,
+}
+
+impl ValidationFigures {
+    fn read(engine: &mut Engine) -> Self {
+        let v = engine.render_thread().with_context(|ctx| ctx.device.validation());
+        let (enabled, sync, errors, warnings) = match &v {
+            Ok(v) => (v.enabled(), v.sync_validation(), v.errors(), v.warnings()),
+            Err(_) => (false, false, 0, 0),
+        };
+        ValidationFigures { counters: v.ok(), enabled, sync, errors, warnings }
+    }
+
+    /// Asked, and no error or warning.
+    fn clean(&self) -> bool {
+        self.counters.is_some() && self.errors == 0 && self.warnings == 0
+    }
+}
+
+/// The run judged by the rule of the module docs.
+struct Findings {
+    frames: u64,
+    every: u64,
+    rss: Verdict,
+    /// Host memory is judged only without synchronization validation (see the module docs).
+    rss_judged: bool,
+    device: Vec<(&'static str, Verdict)>,
+    renderer: Vec<(&'static str, Verdict)>,
+    /// The device's counts at the last sample (the pipeline cache's hits and misses).
+    last: DeviceCounts,
+    validation: ValidationFigures,
+    passed: bool,
+}
+
+impl Findings {
+    /// Judges `samples` by windows of `every` frames, and asks the
+    /// validation layer; `run_ok` is whether every frame ran.
+    fn judge(engine: &mut Engine, samples: &Samples, frames: u64, every: u64, run_ok: bool) -> Findings {
+        let counts = samples.counts.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let rss = verdict(&samples.rss, every, |q2| q2 * RSS_FACTOR + RSS_SLACK_MIB);
+        let judge = |kinds: &[Kind]| -> Vec<(&'static str, Verdict)> {
+            kinds
+                .iter()
+                .map(|&(kind, count)| {
+                    let per_frame: Vec<f64> = counts.iter().map(|c| count(c) as f64).collect();
+                    (kind, verdict(&per_frame, every, |q2| q2))
+                })
+                .collect()
+        };
+        let (device, renderer) = (judge(&DEVICE_KINDS), judge(&RENDERER_KINDS));
+        let counts_flat = device.iter().chain(&renderer).all(|(_, v)| v.flat);
+        let last = counts.last().map(|c| c.device).unwrap_or_default();
+        let validation = ValidationFigures::read(engine);
+        // See the module docs: sync validation's own state grows with churn.
+        let rss_judged = !validation.sync && rss.enough;
+        let passed = run_ok
+            && validation.clean()
+            && (rss.flat || !rss_judged)
+            && counts_flat
+            && samples.rss.len() as u64 == frames
+            && counts.len() as u64 == frames;
+        Findings { frames, every, rss, rss_judged, device, renderer, last, validation, passed }
+    }
+
+    fn print(&self, churn: &Churn) {
+        let (frames, every, sync) = (self.frames, self.every, self.validation.sync);
+        println!("{NAME}: {frames} frames, one sample window per {every} frames");
+        println!(
+            "{NAME}: {}{}",
+            summary("host memory (RSS)", " MiB", &self.rss),
+            if !sync {
+                ""
+            } else {
+                " (not judged: synchronization validation keeps state per buffer ever created; PROXIMA_SYNC_VALIDATION=0 judges it)"
+            }
+        );
+        for (kind, v) in self.device.iter().chain(&self.renderer) {
+            println!("{NAME}: {}", summary(kind, "", v));
+        }
+        println!(
+            "{NAME}: pipeline cache {} hits, {} misses (not judged: they only grow)",
+            self.last.pipeline_cache_hits, self.last.pipeline_cache_misses
+        );
+        println!("{NAME}: churn {churn:?}");
+        println!(
+            "{NAME}: validation {} (sync {}), {} errors, {} warnings",
+            if self.validation.enabled { "on" } else { "off" },
+            if sync { "on" } else { "off" },
+            self.validation.errors,
+            self.validation.warnings
+        );
+    }
+
+    /// The `--report` JSON: every series, the rule's figures, the churn counts and the verdict.
+    fn report(&self, o: &Options, churn: &Churn, result: &anyhow::Result<()>) -> serde_json::Value {
         let series = |v: &Verdict, judged: bool| {
             json!({
                 "series": v.series,
@@ -598,40 +776,50 @@ fn run(o: &Options) -> anyhow::Result<bool> {
         let group = |vs: &[(&str, Verdict)]| -> serde_json::Map<String, serde_json::Value> {
             vs.iter().map(|(kind, v)| (kind.to_string(), series(v, v.enough))).collect()
         };
-        let report = json!({
-            "frames": frames,
+        let (every, v) = (self.every, &self.validation);
+        json!({
+            "frames": self.frames,
             "sample_every": every,
             "width": o.common.width,
             "height": o.common.height,
             "rule": format!("series = the maximum per window of {every} frames; Q2 = max over the second quarter of the windows, H2 = max over the last half; counts flat when H2 <= Q2; RSS flat when H2 <= Q2 * {RSS_FACTOR} + {RSS_SLACK_MIB} MiB, judged only with synchronization validation off"),
-            "rss_mib": series(&rss_v, rss_judged),
-            "device": group(&device_v),
-            "renderer": group(&renderer_v),
-            "pipeline_cache": { "hits": last.pipeline_cache_hits, "misses": last.pipeline_cache_misses },
+            "rss_mib": series(&self.rss, self.rss_judged),
+            "device": group(&self.device),
+            "renderer": group(&self.renderer),
+            "pipeline_cache": { "hits": self.last.pipeline_cache_hits, "misses": self.last.pipeline_cache_misses },
             "churn": churn,
-            "validation": { "enabled": validation_enabled, "sync": sync, "errors": errors, "warnings": warnings },
+            "validation": { "enabled": v.enabled, "sync": v.sync, "errors": v.errors, "warnings": v.warnings },
             "error": result.as_ref().err().map(|e| format!("{e:#}")),
-            "passed": passed,
-        });
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir)?;
+            "passed": self.passed,
+        })
+    }
+
+    /// Says on stderr what failed: validation messages, growing series.
+    fn explain_failures(&self) {
+        let v = &self.validation;
+        if !v.clean() {
+            eprintln!(
+                "{NAME}: the validation layer reported {} error(s) and {} warning(s): {:#?}",
+                v.errors,
+                v.warnings,
+                v.counters.as_ref().map(|c| c.messages()).unwrap_or_default()
+            );
         }
-        std::fs::write(path, serde_json::to_string_pretty(&report)? + "\n")?;
-        println!("{NAME}: report written to {}", path.display());
+        if self.rss_judged && !self.rss.flat {
+            eprintln!("{NAME}: host memory grows after warm-up (see above)");
+        }
+        let grown: Vec<&str> = self.device.iter().chain(&self.renderer).filter(|(_, v)| !v.flat).map(|(kind, _)| *kind).collect();
+        if !grown.is_empty() {
+            eprintln!("{NAME}: counts grow after warm-up: {} (see above)", grown.join(", "));
+        }
     }
-    result?;
-    if !clean {
-        eprintln!(
-            "{NAME}: the validation layer reported {errors} error(s) and {warnings} warning(s): {:#?}",
-            v.map(|v| v.messages()).unwrap_or_default()
-        );
+}
+
+fn write_report(path: &Path, report: &serde_json::Value) -> anyhow::Result<()> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)?;
     }
-    if rss_judged && !rss_v.flat {
-        eprintln!("{NAME}: host memory grows after warm-up (see above)");
-    }
-    let grown: Vec<&str> = device_v.iter().chain(&renderer_v).filter(|(_, v)| !v.flat).map(|(kind, _)| *kind).collect();
-    if !grown.is_empty() {
-        eprintln!("{NAME}: counts grow after warm-up: {} (see above)", grown.join(", "));
-    }
-    Ok(passed)
+    std::fs::write(path, serde_json::to_string_pretty(report)? + "\n")?;
+    println!("{NAME}: report written to {}", path.display());
+    Ok(())
 }
