@@ -74,6 +74,7 @@ mod view;
 pub use cvars::{ConsoleVariables, CvarValue};
 pub use error::{RendererError, Result};
 pub use frame::scene_renderer::{DynamicBufferRing, FrameOutput, FrameRequest, PreparedFrame, RetiredFrame, SceneRenderer, Stage};
+pub use frame::settings::{FrameSettings, ShadingSettings, ShadowSettings};
 pub use gpu_work::{BufferWrite, GpuWork, GpuWorkError, GpuWorkRecorder, PassRead};
 pub use material::{
     parameters, BlendMode, Material, MaterialId, MaterialInstance, MaterialParameter, MaterialParams, MaterialRegistry, MaterialShader,

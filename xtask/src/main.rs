@@ -21,7 +21,8 @@
 //!                                            reports in target/gltf-validator/<stem>.json
 //! cargo xtask images [--against REV]       every sample's image (640x360, 3 frames) from the working tree and from REV
 //!                                            (default HEAD); fails unless the pixels are identical: the guard for refactors
-//! cargo xtask lint                           cargo fmt --check, clippy on every crate and target, then cargo doc; warnings denied
+//! cargo xtask lint                           cargo fmt --check, the renderer's module layering and settings reads,
+//!                                            clippy on every crate and target, then cargo doc; warnings denied
 //! cargo xtask ci                             what .ci/run does: shaders + lint + glTF validator + reference tools and references + test
 //! ```
 //!
@@ -39,8 +40,10 @@ mod bench;
 mod fuzz;
 mod gltf_validator;
 mod images;
+mod layering;
 mod reference;
 mod sample_list;
+mod settings_reads;
 mod shaders;
 mod soak;
 mod vulkan;
@@ -95,7 +98,7 @@ enum Cmd {
     ValidateGltf(ValidateGltfArgs),
     /// Every sample's image from the working tree and from REV (default HEAD); fails unless identical
     Images(ImagesArgs),
-    /// cargo fmt --check, clippy on every crate and target, then cargo doc (--no-deps); warnings denied
+    /// cargo fmt --check, no import cycles among the renderer's modules, no cvar read outside its settings snapshot, clippy, cargo doc; warnings denied
     Lint,
     /// What .ci/run does: shaders, lint, glTF validator, reference tools and references, test
     Ci,
@@ -338,7 +341,10 @@ fn run_tests(packages: &[String], args: &[String]) -> Result<ExitCode> {
     cargo_env(&test_args(packages, args), &env)
 }
 
-/// `cargo fmt --all --check` (one width, rustfmt.toml), clippy over the
+/// `cargo fmt --all --check` (one width, rustfmt.toml), the layering checks
+/// (no import cycle among the renderer's top-level modules, [`layering`];
+/// no console-variable read outside its frame-settings snapshot,
+/// [`settings_reads`]), clippy over the
 /// workspace with warnings denied (the lints include the
 /// project's rule that every `unsafe` block has a `// SAFETY:` comment, and
 /// `missing_docs`), clippy on engine-core and procmesh without their default
@@ -353,6 +359,13 @@ fn lint() -> Result<ExitCode> {
     if code != ExitCode::SUCCESS {
         eprintln!("lint: the tree is not formatted (rustfmt.toml); run `cargo fmt --all`");
         return Ok(code);
+    }
+    if !layering::check(&workspace_root())? {
+        eprintln!("lint: import cycles among top-level modules (see above); move the shared part below both");
+        return Ok(ExitCode::FAILURE);
+    }
+    if !settings_reads::check(&workspace_root())? {
+        return Ok(ExitCode::FAILURE);
     }
     let code = cargo(&["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"])?;
     if code != ExitCode::SUCCESS {

@@ -4,9 +4,10 @@
 //! this frame's draw commands, per (view, pass).
 
 use super::InitViews;
-use crate::cvars::{self, ConsoleVariables};
+use crate::cvars::ConsoleVariables;
 use crate::error::Result;
 use crate::frame::scene_renderer::SceneRenderer;
+use crate::frame::settings::FrameSettings;
 use crate::gpu_work::GpuWork;
 use crate::mesh_pass::*;
 use crate::scene::{flags, MeshElementCollector, RetireCallback, Scene};
@@ -118,11 +119,12 @@ impl SceneRenderer {
         &mut self,
         device: &Device,
         scene: &'s Scene,
+        settings: &FrameSettings,
         cvars: &ConsoleVariables,
         v: &InitViews,
         records_gpu_work: bool,
     ) -> Result<DynamicElements<'s>> {
-        let force_dynamic = cvars.bool(cvars::FORCE_DYNAMIC_PATH);
+        let force_dynamic = settings.force_dynamic_path;
         let mut out = DynamicElements {
             commands: FrameCommands::new(scene),
             lists: HashMap::default(),

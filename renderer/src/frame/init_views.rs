@@ -5,7 +5,7 @@
 //! ORed), static LOD.
 
 use super::occlusion::occlusion_enabled;
-use crate::cvars::{self, ConsoleVariables};
+use crate::frame::settings::{FrameSettings, ShadingSettings};
 use crate::mesh_pass::passes::{self, PassViews};
 use crate::mesh_pass::MeshPass;
 use crate::occlusion::OcclusionBuffer;
@@ -31,30 +31,6 @@ pub(crate) struct InitViews {
     pub occluded_primitives: u64,
     /// How the base and translucency passes shade this frame.
     pub shading: ShadingSettings,
-}
-
-/// The shading settings of a frame, read from the console variables once.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) struct ShadingSettings {
-    /// The hemisphere ambient's scale (`r.SkyLight.Intensity`, at least 0).
-    pub sky_light: f32,
-    /// Geometric specular anti-aliasing's variance scale
-    /// (`r.Shading.SpecularAAVariance`, at least 0; 0 = off).
-    pub specular_aa_variance: f32,
-}
-
-impl ShadingSettings {
-    /// The largest roughness² geometric specular anti-aliasing adds
-    /// (Filament's default threshold): a very curved surface is not made
-    /// fully rough.
-    pub const SPECULAR_AA_THRESHOLD: f32 = 0.2;
-
-    pub fn from_cvars(cvars: &ConsoleVariables) -> Self {
-        Self {
-            sky_light: cvars.float(cvars::SKY_LIGHT_INTENSITY).max(0.0),
-            specular_aa_variance: cvars.float(cvars::SPECULAR_AA_VARIANCE).max(0.0),
-        }
-    }
 }
 
 impl InitViews {
@@ -97,10 +73,10 @@ impl InitViews {
 }
 
 /// The views of `family` (with `r.Wireframe`) and the shadow view, each culled.
-pub(crate) fn init_views(scene: &Scene, cvars: &ConsoleVariables, family: &ViewFamily) -> InitViews {
-    let parallel = cvars.bool(cvars::PARALLEL_PASS_SETUP);
-    let wireframe_all = cvars.bool(cvars::WIREFRAME);
-    let shadow_size = cvars.int(cvars::SHADOW_MAP_SIZE).clamp(64, 8192) as u32;
+pub(crate) fn init_views(scene: &Scene, settings: &FrameSettings, family: &ViewFamily) -> InitViews {
+    let parallel = settings.parallel_pass_setup;
+    let wireframe_all = settings.wireframe;
+    let shadow_size = settings.shadow.map_size;
     let directional = scene.lights().find_map(|l| match l {
         Light::Directional(d) => Some(*d),
         Light::Point(_) => None,
@@ -111,7 +87,7 @@ pub(crate) fn init_views(scene: &Scene, cvars: &ConsoleVariables, family: &ViewF
     }
     let main_view_count = views.len();
     let shadow_view = match directional {
-        Some(d) if d.cast_shadows && cvars.bool(cvars::SHADOW_ENABLE) => {
+        Some(d) if d.cast_shadows && settings.shadow.enabled => {
             scene.shadow_caster_bounds().and_then(|b| shadow_view_for(d.direction, b.origin, b.extent.length().max(1.0), shadow_size))
         }
         _ => None,
@@ -120,7 +96,7 @@ pub(crate) fn init_views(scene: &Scene, cvars: &ConsoleVariables, family: &ViewF
         views.push(sv);
     }
     let require = |i: usize| if i < main_view_count { flags::DRAW } else { flags::SHADOW };
-    let occlusion = occlusion_enabled(cvars);
+    let occlusion = occlusion_enabled(settings);
     let visibility: Vec<ViewVisibility> = views
         .iter()
         .enumerate()
@@ -130,7 +106,7 @@ pub(crate) fn init_views(scene: &Scene, cvars: &ConsoleVariables, family: &ViewF
         })
         .collect();
     let occlusion = vec![None; views.len()];
-    let shading = ShadingSettings::from_cvars(cvars);
+    let shading = settings.shading;
     InitViews { views, main_view_count, shadow_view, directional, visibility, occlusion, occluded_primitives: 0, shading }
 }
 

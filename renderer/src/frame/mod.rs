@@ -60,6 +60,7 @@ pub(crate) mod pass_setup;
 pub(crate) mod record;
 pub(crate) mod retire;
 pub(crate) mod scene_renderer;
+pub(crate) mod settings;
 pub(crate) mod submit;
 pub(crate) mod update;
 pub(crate) mod upload;

@@ -6,7 +6,7 @@
 //! current frame, and why it never changes the image: [`crate::occlusion`].
 
 use super::InitViews;
-use crate::cvars::{self, ConsoleVariables};
+use crate::frame::settings::FrameSettings;
 use crate::material::{BlendMode, MaterialId};
 use crate::math::Aabb;
 use crate::mesh_pass::passes::{self, PassTarget, PassViews};
@@ -22,13 +22,13 @@ const TEST_CHUNK: usize = 1024;
 
 /// Builds each main view's occlusion buffer and removes the occluded
 /// primitives from its visible list (`v.occlusion`, `v.occluded_primitives`).
-pub(crate) fn occlusion_cull(scene: &Scene, cvars: &ConsoleVariables, v: &mut InitViews) {
+pub(crate) fn occlusion_cull(scene: &Scene, settings: &FrameSettings, v: &mut InitViews) {
     v.occlusion = vec![None; v.views.len()];
     v.occluded_primitives = 0;
-    if !occlusion_enabled(cvars) {
+    if !occlusion_enabled(settings) {
         return;
     }
-    let parallel = cvars.bool(cvars::PARALLEL_PASS_SETUP);
+    let parallel = settings.parallel_pass_setup;
     for i in 0..v.main_view_count {
         if v.views[i].wireframe {
             continue;
@@ -48,8 +48,8 @@ pub(crate) fn occlusion_cull(scene: &Scene, cvars: &ConsoleVariables, v: &mut In
 /// and every pass the main views draw tests depth ([`main_passes_test_depth`]).
 /// Culling gathers the stage's inputs for the main views that are not in
 /// wireframe when it is.
-pub(crate) fn occlusion_enabled(cvars: &ConsoleVariables) -> bool {
-    cvars.bool(cvars::ALLOW_OCCLUSION_QUERIES) && main_passes_test_depth()
+pub(crate) fn occlusion_enabled(settings: &FrameSettings) -> bool {
+    settings.occlusion_culling && main_passes_test_depth()
 }
 
 /// Whether every pass the main views draw tests depth so that a fragment

@@ -4,7 +4,7 @@
 //! lists come back in task order.
 
 use super::{DynamicElements, InitViews};
-use crate::cvars::{self, ConsoleVariables};
+use crate::frame::settings::FrameSettings;
 use crate::mesh_pass::passes::SortMode;
 use crate::mesh_pass::*;
 use crate::scene::Scene;
@@ -25,10 +25,10 @@ pub(crate) struct PassDrawList {
 
 /// The draw list of every pass of every view: the main views' passes in
 /// view order, then the shadow view's.
-pub(crate) fn pass_setup(scene: &Scene, cvars: &ConsoleVariables, v: &InitViews, elements: &DynamicElements<'_>) -> Vec<PassDrawList> {
-    let parallel = cvars.bool(cvars::PARALLEL_PASS_SETUP);
-    let instancing = cvars.bool(cvars::DYNAMIC_INSTANCING);
-    let force_dynamic = cvars.bool(cvars::FORCE_DYNAMIC_PATH);
+pub(crate) fn pass_setup(scene: &Scene, settings: &FrameSettings, v: &InitViews, elements: &DynamicElements<'_>) -> Vec<PassDrawList> {
+    let parallel = settings.parallel_pass_setup;
+    let instancing = settings.dynamic_instancing;
+    let force_dynamic = settings.force_dynamic_path;
     let commands = &elements.commands;
     // A pass nothing the view sees is relevant to is not set up (unless it
     // got dynamic commands: those follow their batches' materials).

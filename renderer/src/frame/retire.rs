@@ -11,7 +11,6 @@
 
 use super::ms;
 use super::{DynamicElements, InitViews, PassDrawList};
-use crate::cvars::{self, ConsoleVariables};
 use crate::error::Result;
 use crate::frame::scene_renderer::SceneRenderer;
 use crate::mesh_pass::MeshPass;
@@ -74,8 +73,8 @@ const MAX_RETIRED: usize = 64;
 
 impl SceneRenderer {
     /// Frames allowed on the GPU: `r.FramesInFlight`, within 1..=the device's slots.
-    pub(crate) fn frames_in_flight(&self, cvars: &ConsoleVariables) -> usize {
-        (cvars.int(cvars::FRAMES_IN_FLIGHT).max(1) as usize).min(self.frames)
+    pub(crate) fn frames_in_flight(&self, settings: &crate::frame::settings::FrameSettings) -> usize {
+        settings.frames_in_flight.min(self.frames)
     }
 
     /// Retires frames, oldest first, until at most `keep` are in flight

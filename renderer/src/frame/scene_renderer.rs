@@ -4,7 +4,7 @@
 //! a typed value to the next, timed into
 //! [`StageTimings::stages`](crate::StageTimings) and in a profiler span.
 
-use crate::cvars::{self, ConsoleVariables};
+use crate::cvars::ConsoleVariables;
 use crate::error::Result;
 use crate::frame::gpu_prepare::{ShadowMap, Targets};
 use crate::frame::init_views::init_views;
@@ -13,6 +13,7 @@ use crate::frame::pass_setup::pass_setup;
 use crate::frame::record::RecordInputs;
 pub use crate::frame::retire::RetiredFrame;
 use crate::frame::retire::{frame_stats, submit, InFlightFrame};
+use crate::frame::settings::FrameSettings;
 use crate::frame::update::SlotFrame;
 use crate::frame::workers_awake::WorkersAwake;
 pub use crate::frame::Stage;
@@ -21,7 +22,7 @@ pub(crate) use crate::frame::{FrameCommands, PassDrawList};
 pub use crate::frame_resources::DynamicBufferRing;
 use crate::frame_resources::PerFrameBuffer;
 use crate::mesh_pass::*;
-use crate::postprocess::tonemap::{TonemapSettings, Tonemapper};
+use crate::postprocess::tonemap::Tonemapper;
 use crate::scene::Scene;
 use crate::stats::FrameStats;
 use crate::view::ViewFamily;
@@ -196,8 +197,9 @@ impl SceneRenderer {
     fn run_stages(&mut self, device: &Device, scene: &mut Scene, cvars: &ConsoleVariables, request: &FrameRequest) -> Result<FrameOutput> {
         let family = &request.family;
         family.validate()?;
-        let shadow_size = cvars.int(cvars::SHADOW_MAP_SIZE).clamp(64, 8192) as u32;
-        let frames_in_flight = self.frames_in_flight(cvars);
+        let settings = FrameSettings::from_cvars(cvars);
+        let shadow_size = settings.shadow.map_size;
+        let frames_in_flight = self.frames_in_flight(&settings);
         let mut clock = StageClock::start();
         // At most `frames_in_flight` frames on the GPU once this one is
         // submitted: waiting for the oldest is `retire`'s time (the frame
@@ -211,20 +213,17 @@ impl SceneRenderer {
         // From here to the end of `record` the CPU stages run back to back:
         // the workers poll between their parallel sections (not while the
         // GPU is waited for above).
-        let awake = WorkersAwake::for_frame(cvars);
-        let SlotFrame { mut frame, slot } = stage!(clock, UpdateScene, self.update_scene_stage(device, scene, cvars)?);
+        let awake = WorkersAwake::for_frame(&settings);
+        let SlotFrame { mut frame, slot } = stage!(clock, UpdateScene, self.update_scene_stage(device, scene, &settings)?);
         let scene: &Scene = scene;
-        let mut views = stage!(clock, InitViews, init_views(scene, cvars, family));
-        stage!(clock, Occlusion, occlusion_cull(scene, cvars, &mut views));
-        let mut elements = stage!(clock, CollectDynamic, self.collect_dynamic(device, scene, cvars, &views, true)?);
+        let mut views = stage!(clock, InitViews, init_views(scene, &settings, family));
+        stage!(clock, Occlusion, occlusion_cull(scene, &settings, &mut views));
+        let mut elements = stage!(clock, CollectDynamic, self.collect_dynamic(device, scene, &settings, cvars, &views, true)?);
         let on_retired = std::mem::take(&mut elements.on_retired);
         let gpu_work = std::mem::take(&mut elements.gpu_work);
-        let mut lists = stage!(clock, PassSetup, pass_setup(scene, cvars, &views, &elements));
-        let uploaded = stage!(
-            clock,
-            Upload,
-            self.upload_stage(device, slot, scene, &views, &mut lists, shadow_size, cvars.bool(cvars::PARALLEL_RECORD))?
-        );
+        let mut lists = stage!(clock, PassSetup, pass_setup(scene, &settings, &views, &elements));
+        let uploaded =
+            stage!(clock, Upload, self.upload_stage(device, slot, scene, &views, &mut lists, shadow_size, settings.parallel_record)?);
         let targets = stage!(
             clock,
             GpuPrepare,
@@ -236,8 +235,8 @@ impl SceneRenderer {
             lists: &lists,
             uploaded: &uploaded,
             targets,
-            parallel: cvars.bool(cvars::PARALLEL_RECORD),
-            tonemap: TonemapSettings::from_cvars(cvars),
+            parallel: settings.parallel_record,
+            tonemap: settings.tonemap,
         };
         let image = stage!(clock, Record, {
             self.record_stage(&mut frame, scene, family, input)?;
@@ -328,12 +327,13 @@ impl SceneRenderer {
         cvars: &ConsoleVariables,
         family: &ViewFamily,
     ) -> Result<PreparedFrame<'s>> {
-        let _awake = WorkersAwake::for_frame(cvars);
+        let settings = FrameSettings::from_cvars(cvars);
+        let _awake = WorkersAwake::for_frame(&settings);
         let mut clock = StageClock::start();
-        let mut views = stage!(clock, InitViews, init_views(scene, cvars, family));
-        stage!(clock, Occlusion, occlusion_cull(scene, cvars, &mut views));
-        let elements = stage!(clock, CollectDynamic, self.collect_dynamic(device, scene, cvars, &views, false)?);
-        let lists = stage!(clock, PassSetup, pass_setup(scene, cvars, &views, &elements));
+        let mut views = stage!(clock, InitViews, init_views(scene, &settings, family));
+        stage!(clock, Occlusion, occlusion_cull(scene, &settings, &mut views));
+        let elements = stage!(clock, CollectDynamic, self.collect_dynamic(device, scene, &settings, cvars, &views, false)?);
+        let lists = stage!(clock, PassSetup, pass_setup(scene, &settings, &views, &elements));
         let stage_ms = [Stage::InitViews, Stage::CollectDynamic, Stage::PassSetup].map(|s| clock.ms[s.index()]);
         let occlusion_ms = clock.ms[Stage::Occlusion.index()];
         Ok(PreparedFrame { views, elements, lists, stage_ms, occlusion_ms })

@@ -1,9 +1,9 @@
 //! The `update_scene` stage: the frame slot, the scene's queued updates and
 //! their uploads.
 
-use crate::cvars::{self, ConsoleVariables};
 use crate::error::Result;
 use crate::frame::scene_renderer::SceneRenderer;
+use crate::frame::settings::FrameSettings;
 use crate::scene::Scene;
 use rhi_vulkan::{BufferDesc, BufferUsage, Device, Frame};
 
@@ -23,14 +23,14 @@ impl SceneRenderer {
         &mut self,
         device: &'d Device,
         scene: &mut Scene,
-        cvars: &ConsoleVariables,
+        settings: &FrameSettings,
     ) -> Result<SlotFrame<'d>> {
         let mut frame = device.begin_frame()?;
         // The device's slot: `begin_frame` has waited for its last GPU work.
         let slot = (frame.index() % self.frames as u64) as usize;
         self.frame_number += 1;
         self.dynamic.begin(device, slot)?;
-        scene.space_order_adds = cvars.bool(cvars::SPACE_ORDER_ADDS);
+        scene.space_order_adds = settings.space_order_adds;
         scene.apply_updates(device, &self.pipelines)?;
         scene.tighten_chunk_bounds();
         for (buffer, offset, bytes) in scene.take_uploads() {

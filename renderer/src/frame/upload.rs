@@ -3,10 +3,10 @@
 //! primitives in draw order) and the view uniforms — written into this
 //! frame slot's host-visible buffers.
 
-use super::init_views::ShadingSettings;
 use super::{InitViews, PassDrawList};
 use crate::error::Result;
 use crate::frame::scene_renderer::SceneRenderer;
+use crate::frame::settings::ShadingSettings;
 use crate::frame_resources::{ViewUniformData, VIEW_UNIFORM_SIZE};
 use crate::mesh_pass::PrimitiveSlot;
 use crate::scene::{Light, Scene, MAX_POINT_LIGHTS};

@@ -38,7 +38,7 @@
 //! one pool are what would queue a second one — hence the rules — and
 //! [`MAX_IDLE`] bounds what any case missed here could cost.
 
-use crate::cvars::{self, ConsoleVariables};
+use crate::frame::settings::FrameSettings;
 use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -85,9 +85,9 @@ impl WorkersAwake {
     /// is and the frame has parallel sections (culling and pass setup with
     /// `r.MeshDrawCommands.ParallelPassSetup`, recording with
     /// `r.RHICmdList.ParallelRecord`).
-    pub fn for_frame(cvars: &ConsoleVariables) -> Self {
-        let parallel = cvars.bool(cvars::PARALLEL_PASS_SETUP) || cvars.bool(cvars::PARALLEL_RECORD);
-        Self::new(parallel && cvars.bool(cvars::RENDER_WORKERS_STAY_AWAKE))
+    pub fn for_frame(settings: &FrameSettings) -> Self {
+        let parallel = settings.parallel_pass_setup || settings.parallel_record;
+        Self::new(parallel && settings.workers_stay_awake)
     }
 
     /// Whether other workers were asked to stay awake.

@@ -18,7 +18,6 @@
 //! command buffer, and the scene-color binding is allocated from the frame:
 //! nothing here is shared between frames in flight but the pipeline.
 
-use crate::cvars::{self, ConsoleVariables};
 use crate::error::Result;
 use rhi_vulkan::*;
 
@@ -40,7 +39,8 @@ pub enum TonemapCurve {
     AcesFitted,
 }
 
-/// A frame's tone-mapping settings, read from the console variables.
+/// A frame's tone-mapping settings (read from `r.Tonemapper` and
+/// `r.Exposure` with the rest of the frame's settings: `FrameSettings`).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct TonemapSettings {
     /// The curve (`r.Tonemapper`).
@@ -50,13 +50,6 @@ pub struct TonemapSettings {
 }
 
 impl TonemapSettings {
-    /// `r.Tonemapper` (0 = none, other values ACES) and `r.Exposure`
-    /// (negative values count as 0; the registry keeps it finite).
-    pub fn from_cvars(cvars: &ConsoleVariables) -> Self {
-        let curve = if cvars.int(cvars::TONEMAPPER) == 0 { TonemapCurve::None } else { TonemapCurve::AcesFitted };
-        Self { curve, exposure: cvars.float(cvars::EXPOSURE).max(0.0) }
-    }
-
     fn push_constants(self) -> [u32; 4] {
         let curve = match self.curve {
             TonemapCurve::None => 0,
@@ -159,17 +152,6 @@ impl Tonemapper {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn settings_come_from_the_cvars() {
-        let mut c = ConsoleVariables::default();
-        assert_eq!(TonemapSettings::from_cvars(&c), TonemapSettings { curve: TonemapCurve::AcesFitted, exposure: 1.0 });
-        c.set(cvars::TONEMAPPER, "0").unwrap();
-        c.set(cvars::EXPOSURE, "-3").unwrap();
-        assert_eq!(TonemapSettings::from_cvars(&c), TonemapSettings { curve: TonemapCurve::None, exposure: 0.0 });
-        c.set(cvars::TONEMAPPER, "7").unwrap();
-        assert_eq!(TonemapSettings::from_cvars(&c).curve, TonemapCurve::AcesFitted, "unknown values: the default curve");
-    }
 
     #[test]
     fn the_shader_compiles() {

@@ -1,0 +1,148 @@
+//! The frame's settings snapshot: every console variable the renderer's
+//! stages act on, read once at the start of a frame into typed values
+//! ([`FrameSettings::from_cvars`]). The stages take the snapshot, never the
+//! console variables, so a frame sees one consistent set of settings even
+//! if a variable changes while it renders, the clamping of each value is
+//! written once, and what a stage depends on is in its signature.
+//! (`cargo xtask lint` fails on a cvar read anywhere else in the renderer.)
+//!
+//! Proxies still see the console variables through
+//! `MeshElementCollector::cvars`: feature crates read their own variables
+//! there.
+
+use crate::cvars::{self, ConsoleVariables};
+use crate::postprocess::tonemap::{TonemapCurve, TonemapSettings};
+
+/// Every setting a frame's stages read, from the console variables.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FrameSettings {
+    /// Culling, occlusion tests and pass setup run as parallel tasks
+    /// (`r.MeshDrawCommands.ParallelPassSetup`).
+    pub parallel_pass_setup: bool,
+    /// Passes are recorded into secondaries on the workers (`r.RHICmdList.ParallelRecord`).
+    pub parallel_record: bool,
+    /// The render workers poll through the frame's CPU stages instead of
+    /// sleeping between parallel sections (`r.RenderWorkers.StayAwake`).
+    pub workers_stay_awake: bool,
+    /// Identical commands merge into instanced draws (`r.MeshDrawCommands.DynamicInstancing`).
+    pub dynamic_instancing: bool,
+    /// Static primitives build their commands every frame, as dynamic ones
+    /// do (`r.MeshDrawCommands.ForceDynamicPath`).
+    pub force_dynamic_path: bool,
+    /// Software occlusion culling of the main views (`r.AllowOcclusionQueries`).
+    pub occlusion_culling: bool,
+    /// Frames allowed on the GPU at once (`r.FramesInFlight`, at least 1;
+    /// the device's frame slots bound it too).
+    pub frames_in_flight: usize,
+    /// Every main view draws in wireframe (`r.Wireframe`).
+    pub wireframe: bool,
+    /// The directional light's shadow map.
+    pub shadow: ShadowSettings,
+    /// A large batch of adds takes its slots in space order (`r.Scene.SpaceOrderAdds`).
+    pub space_order_adds: bool,
+    /// How the base and translucency passes shade.
+    pub shading: ShadingSettings,
+    /// The tone-mapping post pass.
+    pub tonemap: TonemapSettings,
+}
+
+/// The directional light's shadow map.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ShadowSettings {
+    /// A shadow-casting directional light gets a shadow view (`r.Shadow.Enable`).
+    pub enabled: bool,
+    /// The shadow map's width and height in texels (`r.Shadow.MapSize`,
+    /// within [`Self::MIN_MAP_SIZE`]..=[`Self::MAX_MAP_SIZE`]).
+    pub map_size: u32,
+}
+
+impl ShadowSettings {
+    /// The smallest shadow map.
+    pub const MIN_MAP_SIZE: u32 = 64;
+    /// The largest shadow map.
+    pub const MAX_MAP_SIZE: u32 = 8192;
+}
+
+/// How the base and translucency passes shade.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ShadingSettings {
+    /// The hemisphere ambient's scale (`r.SkyLight.Intensity`, at least 0).
+    pub sky_light: f32,
+    /// Geometric specular anti-aliasing's variance scale
+    /// (`r.Shading.SpecularAAVariance`, at least 0; 0 = off).
+    pub specular_aa_variance: f32,
+}
+
+impl ShadingSettings {
+    /// The largest roughness² geometric specular anti-aliasing adds
+    /// (Filament's default threshold): a very curved surface is not made
+    /// fully rough.
+    pub const SPECULAR_AA_THRESHOLD: f32 = 0.2;
+}
+
+impl FrameSettings {
+    /// The settings `cvars` hold now. Values out of range are clamped as
+    /// each field says; `r.Tonemapper` 0 is no curve, any other value ACES;
+    /// a negative `r.Exposure` counts as 0.
+    pub fn from_cvars(cvars: &ConsoleVariables) -> Self {
+        let map_size = cvars.int(cvars::SHADOW_MAP_SIZE).clamp(ShadowSettings::MIN_MAP_SIZE.into(), ShadowSettings::MAX_MAP_SIZE.into());
+        let curve = if cvars.int(cvars::TONEMAPPER) == 0 { TonemapCurve::None } else { TonemapCurve::AcesFitted };
+        Self {
+            parallel_pass_setup: cvars.bool(cvars::PARALLEL_PASS_SETUP),
+            parallel_record: cvars.bool(cvars::PARALLEL_RECORD),
+            workers_stay_awake: cvars.bool(cvars::RENDER_WORKERS_STAY_AWAKE),
+            dynamic_instancing: cvars.bool(cvars::DYNAMIC_INSTANCING),
+            force_dynamic_path: cvars.bool(cvars::FORCE_DYNAMIC_PATH),
+            occlusion_culling: cvars.bool(cvars::ALLOW_OCCLUSION_QUERIES),
+            frames_in_flight: usize::try_from(cvars.int(cvars::FRAMES_IN_FLIGHT).max(1)).unwrap_or(usize::MAX),
+            wireframe: cvars.bool(cvars::WIREFRAME),
+            shadow: ShadowSettings { enabled: cvars.bool(cvars::SHADOW_ENABLE), map_size: map_size as u32 },
+            space_order_adds: cvars.bool(cvars::SPACE_ORDER_ADDS),
+            shading: ShadingSettings {
+                sky_light: cvars.float(cvars::SKY_LIGHT_INTENSITY).max(0.0),
+                specular_aa_variance: cvars.float(cvars::SPECULAR_AA_VARIANCE).max(0.0),
+            },
+            tonemap: TonemapSettings { curve, exposure: cvars.float(cvars::EXPOSURE).max(0.0) },
+        }
+    }
+}
+
+impl Default for FrameSettings {
+    /// The settings of the console variables' defaults.
+    fn default() -> Self {
+        Self::from_cvars(&ConsoleVariables::default())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_out_of_range_are_clamped_once_here() {
+        let mut c = ConsoleVariables::default();
+        for (name, value) in [
+            (cvars::SHADOW_MAP_SIZE, "1"),
+            (cvars::FRAMES_IN_FLIGHT, "0"),
+            (cvars::EXPOSURE, "-3"),
+            (cvars::SKY_LIGHT_INTENSITY, "-1"),
+            (cvars::TONEMAPPER, "0"),
+        ] {
+            c.set(name, value).unwrap();
+        }
+        let s = FrameSettings::from_cvars(&c);
+        assert_eq!((s.shadow.map_size, s.frames_in_flight), (ShadowSettings::MIN_MAP_SIZE, 1));
+        assert_eq!((s.tonemap.exposure, s.tonemap.curve, s.shading.sky_light), (0.0, TonemapCurve::None, 0.0));
+        c.set(cvars::SHADOW_MAP_SIZE, "100000").unwrap();
+        c.set(cvars::TONEMAPPER, "7").unwrap();
+        let s = FrameSettings::from_cvars(&c);
+        assert_eq!((s.shadow.map_size, s.tonemap.curve), (ShadowSettings::MAX_MAP_SIZE, TonemapCurve::AcesFitted));
+    }
+
+    #[test]
+    fn the_defaults_are_the_console_variables_defaults() {
+        let s = FrameSettings::default();
+        assert!(s.parallel_pass_setup && s.parallel_record && s.dynamic_instancing && s.shadow.enabled && !s.wireframe);
+        assert_eq!(s.tonemap, TonemapSettings { curve: TonemapCurve::AcesFitted, exposure: 1.0 });
+    }
+}
