@@ -34,7 +34,7 @@ const WG: u32 = 256u;
 const MAX_LODS: u32 = 8u;
 
 struct Instance {
-    rows: array<vec4<f32>, 3>,
+    transform_rows: array<vec4<f32>, 3>,
     custom: vec4<f32>,
     random: f32,
     fade: f32,
@@ -191,7 +191,7 @@ fn screen_size_of(l: u32) -> f32 {
 fn classify(i: u32, fade_size: ptr<function, vec2<f32>>) -> i32 {
     let inst = instances[i];
     let o = params.sphere.xyz;
-    let r = inst.rows;
+    let r = inst.transform_rows;
     let local_center = vec3<f32>(
         r[0].x * o.x + r[0].y * o.y + r[0].z * o.z + r[0].w,
         r[1].x * o.x + r[1].y * o.y + r[1].z * o.z + r[1].w,

@@ -32,12 +32,12 @@ struct VertexFactoryInput {
 }
 
 fn vf_fetch(input: VertexFactoryInput) -> FactoryVertex {
-    let right = view.camera_right.xyz;
-    let up = view.camera_up.xyz;
+    let right = view.camera_right;
+    let up = view.camera_up;
     // Direction from the eye to the particle (the view direction for ortho).
     var to_particle = cross(up, right);
-    if (view.camera_position.w > 0.5) {
-        let d = input.position - view.camera_position.xyz;
+    if (view.perspective != 0u) {
+        let d = input.position - view.camera_position;
         if (dot(d, d) > 1e-12) {
             to_particle = normalize(d);
         }

@@ -12,7 +12,7 @@
 @group(1) @binding(1) var shadow_sampler: sampler_comparison;
 
 fn shadow_factor(world_position: vec3<f32>, n_dot_l: f32) -> f32 {
-    if (view.light_direction.w < 0.5) {
+    if (view.shadow_map_valid == 0u) {
         return 1.0;
     }
     let p = view.shadow_view_proj * vec4<f32>(world_position, 1.0);
@@ -21,9 +21,9 @@ fn shadow_factor(world_position: vec3<f32>, n_dot_l: f32) -> f32 {
     if (any(uv < vec2<f32>(0.0)) || any(uv > vec2<f32>(1.0)) || ndc.z > 1.0) {
         return 1.0;
     }
-    // ambient.w: the bias in shadow-map depth units; grows on slopes facing away.
-    let bias = view.ambient.w * (1.0 + 4.0 * (1.0 - clamp(n_dot_l, 0.0, 1.0)));
-    let texel = 1.0 / f32(max(view.counts.y, 1u));
+    // The bias in shadow-map depth units; grows on slopes facing away.
+    let bias = view.shadow_bias * (1.0 + 4.0 * (1.0 - clamp(n_dot_l, 0.0, 1.0)));
+    let texel = 1.0 / f32(max(view.shadow_map_size, 1u));
     var lit = 0.0;
     for (var y = -1; y <= 1; y++) {
         for (var x = -1; x <= 1; x++) {
@@ -75,7 +75,7 @@ fn env_brdf_approx(f0: vec3<f32>, roughness: f32, n_dot_v: f32) -> vec3<f32> {
 // The hemisphere ambient's radiance in direction `dir`: the ground's below,
 // the sky's above (+Z is up), blended by the direction's height.
 fn hemisphere_radiance(dir: vec3<f32>) -> vec3<f32> {
-    return mix(view.ground_color.rgb, view.ambient.rgb, clamp(dir.z * 0.5 + 0.5, 0.0, 1.0));
+    return mix(view.ground_radiance, view.sky_radiance, clamp(dir.z * 0.5 + 0.5, 0.0, 1.0));
 }
 
 struct Surface {
@@ -117,8 +117,8 @@ fn default_lit(mi: MaterialInput, m: MaterialOutput, world_position: vec3<f32>) 
     let tangent_normal = select(vec3<f32>(0.0, 0.0, 1.0), m.normal, dot(m.normal, m.normal) > 1e-12);
     let n = shading_normal(mi, tangent_normal);
     // Perspective: towards the eye; orthographic: against the view direction.
-    let back = cross(view.camera_right.xyz, view.camera_up.xyz);
-    let v = normalize(select(back, view.camera_position.xyz - world_position, view.camera_position.w > 0.5));
+    let back = cross(view.camera_right, view.camera_up);
+    let v = normalize(select(back, view.camera_position - world_position, view.perspective != 0u));
     let metallic = clamp(m.metallic, 0.0, 1.0);
     // Specular anti-aliasing, both off with a variance scale of 0.
     // Geometric (Kaplanyan and Hoffman 2016, as Filament does it): the
@@ -141,15 +141,15 @@ fn default_lit(mi: MaterialInput, m: MaterialOutput, world_position: vec3<f32>) 
     s.f0 = mix(vec3<f32>(0.08 * clamp(m.specular, 0.0, 1.0)), m.base_color, metallic);
     s.a2 = alpha * alpha;
     // The directional light with its shadow.
-    let l = normalize(-view.light_direction.xyz);
-    var color = direct_light(s, l, view.light_color.rgb) * shadow_factor(world_position, dot(n, l));
-    for (var i = 0u; i < min(view.counts.x, 8u); i++) {
+    let l = normalize(-view.light_direction);
+    var color = direct_light(s, l, view.light_color) * shadow_factor(world_position, dot(n, l));
+    for (var i = 0u; i < min(view.point_light_count, 8u); i++) {
         let light = view.point_lights[i];
-        let d = light.position_radius.xyz - world_position;
+        let d = light.position - world_position;
         let dist_sq = dot(d, d);
-        let falloff = point_light_falloff(dist_sq, light.position_radius.w);
+        let falloff = point_light_falloff(dist_sq, light.radius);
         if (falloff > 0.0) {
-            color += direct_light(s, d * inverseSqrt(max(dist_sq, 1e-12)), light.color.rgb * falloff);
+            color += direct_light(s, d * inverseSqrt(max(dist_sq, 1e-12)), light.color * falloff);
         }
     }
     // The hemisphere ambient: diffuse from around the normal, specular from

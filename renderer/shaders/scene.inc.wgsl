@@ -6,34 +6,46 @@
 // renderer/src/vertex_factory/mod.rs).
 
 struct PointLight {
-    position_radius: vec4<f32>,
-    color: vec4<f32>,
+    position: vec3<f32>,
+    // The distance at which its light reaches 0.
+    radius: f32,
+    // Linear RGB radiant intensity (colour times intensity).
+    color: vec3<f32>,
 }
 
+// One field, one meaning (`ViewUniformData` in renderer/src/frame_resources.rs
+// is the Rust side; a test compares their layouts).
 struct ViewUniform {
     view_proj: mat4x4<f32>,
     shadow_view_proj: mat4x4<f32>,
-    // xyz: camera position; w: 1 for perspective, 0 for orthographic.
-    camera_position: vec4<f32>,
-    camera_right: vec4<f32>,
-    camera_up: vec4<f32>,
-    // Direction the light travels; w: 1 when the shadow map is valid.
-    light_direction: vec4<f32>,
-    light_color: vec4<f32>,
-    // rgb: the sky's radiance, the hemisphere ambient from above (+Z);
-    // w: the shadow bias in shadow-map depth units.
-    ambient: vec4<f32>,
-    // rgb: the ground's radiance, the hemisphere ambient from below.
-    ground_color: vec4<f32>,
+    camera_position: vec3<f32>,
+    // 1 for a perspective view, 0 for an orthographic one.
+    perspective: u32,
+    camera_right: vec3<f32>,
+    // The point lights in `point_lights`.
+    point_light_count: u32,
+    camera_up: vec3<f32>,
+    // The shadow map's width and height in texels.
+    shadow_map_size: u32,
+    // The direction the directional light travels.
+    light_direction: vec3<f32>,
+    // 1 when the shadow map holds this frame's shadow of the directional light.
+    shadow_map_valid: u32,
+    // The directional light's irradiance on a surface facing it (linear RGB).
+    light_color: vec3<f32>,
+    // The shadow bias in shadow-map depth units.
+    shadow_bias: f32,
+    // The hemisphere ambient's radiance from the sky (above, +Z).
+    sky_radiance: vec3<f32>,
+    // Geometric specular anti-aliasing (`r.Shading.SpecularAAVariance`):
+    // the scale of the normal's variance (0: off)...
+    specular_aa_variance: f32,
+    // The hemisphere ambient's radiance from the ground (below).
+    ground_radiance: vec3<f32>,
+    // ...and the most roughness² it adds.
+    specular_aa_threshold: f32,
     wireframe_color: vec4<f32>,
     point_lights: array<PointLight, 8>,
-    // x: number of point lights; y: shadow map size.
-    counts: vec4<u32>,
-    // Geometric specular anti-aliasing (`r.Shading.SpecularAAVariance`):
-    // the scale of the normal's variance (0: off) and the most roughness²
-    // it adds.
-    specular_aa_variance: f32,
-    specular_aa_threshold: f32,
 }
 
 struct PrimitiveData {

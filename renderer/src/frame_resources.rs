@@ -11,33 +11,55 @@ use bytemuck::{Pod, Zeroable};
 use rayon::prelude::*;
 use rhi_vulkan::{BufferDesc, BufferHandle, BufferUsage, Device, Result};
 
-/// The `ViewUniform` of `scene.inc.wgsl`, padded to 768 bytes: views are
-/// bound at multiples of the size, which must be multiples of the device's
-/// uniform offset alignment (at most 256).
+/// The `ViewUniform` of `scene.inc.wgsl`, field for field (one meaning
+/// each; a test compares the two layouts). Its size, 512 bytes, is a
+/// multiple of every device's uniform offset alignment (at most 256), so
+/// views are bound at multiples of it.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Pod, Zeroable)]
 pub(crate) struct ViewUniformData {
     pub view_proj: [[f32; 4]; 4],
     pub shadow_view_proj: [[f32; 4]; 4],
-    pub camera_position: [f32; 4],
-    pub camera_right: [f32; 4],
-    pub camera_up: [f32; 4],
-    pub light_direction: [f32; 4],
-    pub light_color: [f32; 4],
-    /// rgb: the sky's radiance (hemisphere ambient from above); w: shadow bias.
-    pub ambient: [f32; 4],
-    /// rgb: the ground's radiance (hemisphere ambient from below).
-    pub ground_color: [f32; 4],
-    pub wireframe_color: [f32; 4],
-    pub point_lights: [[f32; 8]; 8],
-    pub counts: [u32; 4],
+    pub camera_position: [f32; 3],
+    /// 1 for a perspective view, 0 for an orthographic one.
+    pub perspective: u32,
+    pub camera_right: [f32; 3],
+    /// The point lights in `point_lights`.
+    pub point_light_count: u32,
+    pub camera_up: [f32; 3],
+    /// The shadow map's width and height in texels.
+    pub shadow_map_size: u32,
+    /// The direction the directional light travels.
+    pub light_direction: [f32; 3],
+    /// 1 when the shadow map holds this frame's shadow of the directional light.
+    pub shadow_map_valid: u32,
+    /// The directional light's irradiance on a surface facing it.
+    pub light_color: [f32; 3],
+    /// The shadow bias in shadow-map depth units.
+    pub shadow_bias: f32,
+    /// The hemisphere ambient's radiance from the sky (above, +Z).
+    pub sky_radiance: [f32; 3],
     /// Geometric specular anti-aliasing: the normal variance's scale (0: off).
     pub specular_aa_variance: f32,
+    /// The hemisphere ambient's radiance from the ground (below).
+    pub ground_radiance: [f32; 3],
     /// Geometric specular anti-aliasing: the most roughness² it adds.
     pub specular_aa_threshold: f32,
-    pub unused: [f32; 2],
-    /// Not in the WGSL struct (see above).
-    pub padding: [[f32; 4]; 14],
+    pub wireframe_color: [f32; 4],
+    pub point_lights: [PointLightData; 8],
+}
+
+/// The `PointLight` of `scene.inc.wgsl`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
+pub(crate) struct PointLightData {
+    pub position: [f32; 3],
+    /// The distance at which its light reaches 0.
+    pub radius: f32,
+    /// Colour times intensity.
+    pub color: [f32; 3],
+    /// WGSL pads the struct to its 16-byte alignment.
+    pub _pad: f32,
 }
 
 pub(crate) const VIEW_UNIFORM_SIZE: u64 = std::mem::size_of::<ViewUniformData>() as u64;

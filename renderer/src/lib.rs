@@ -63,6 +63,8 @@ pub mod postprocess;
 mod render_thread;
 pub mod rng;
 pub mod scene;
+#[cfg(test)]
+mod shader_layouts;
 mod static_mesh;
 mod static_mesh_proxy;
 mod stats;

@@ -24,6 +24,8 @@
 //!   the silhouette, the impulse-noise (speckle) share, the mean colour of
 //!   each cell of a grid over the silhouette — for comparing Proxima's
 //!   image of a model with a reference renderer's.
+//! * [`wgsl_layout`]: layout tests for the structs Rust and WGSL share
+//!   ([`assert_wgsl_layout!`]: naga's offsets against `offset_of!`).
 //! * [`Rng`]: the workspace's one seeded, deterministic RNG (`renderer::Rng`,
 //!   with the `renderer` feature).
 //! * [`property_cases`]: how many cases a property test runs.
@@ -49,6 +51,7 @@ pub mod image_metrics;
 mod quad_grid;
 #[cfg(feature = "renderer")]
 mod render;
+pub mod wgsl_layout;
 
 pub use quad_grid::{QuadGrid, QUAD_GRID_WGSL};
 #[cfg(feature = "renderer")]

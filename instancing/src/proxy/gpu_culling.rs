@@ -472,10 +472,24 @@ mod tests {
     use super::*;
     use crate::culling::DrawIndexedIndirectArgs;
 
+    /// Every struct the cull shader shares with Rust, laid out by naga and
+    /// compared field by field (`test_support::assert_wgsl_layout!`).
     #[test]
     fn params_block_matches_the_shader_layout() {
-        assert_eq!(std::mem::size_of::<CullParams>(), 512);
-        assert_eq!(std::mem::size_of::<DrawIndexedIndirectArgs>(), 20);
-        assert_eq!(std::mem::size_of::<OcclusionHeader>(), 352);
+        use test_support::assert_wgsl_layout;
+        assert_wgsl_layout!(
+            CullParams,
+            CULL_WGSL,
+            "Params",
+            [planes, origin_multiple, component_rows, sphere, distances, counts, screen_sizes, draw_lods, lod]
+        );
+        assert_wgsl_layout!(OcclusionHeader, CULL_WGSL, "Occlusion", [view_proj, info, margin, levels]);
+        assert_wgsl_layout!(InstanceStreamData, CULL_WGSL, "Instance", [transform_rows, custom, random, fade, instance_id, flags]);
+        assert_wgsl_layout!(
+            DrawIndexedIndirectArgs,
+            CULL_WGSL,
+            "DrawArgs",
+            [index_count, instance_count, first_index, vertex_offset, first_instance]
+        );
     }
 }

@@ -193,8 +193,8 @@ fn record_draws(
         }
         if c.push_constants {
             let first = list.ids.get(d.first_instance as usize).expect("a draw's instances are in its pass's stream");
-            let push = [c.material_index, first.0, 0, 0];
-            cmd.push_constants(0, bytemuck::cast_slice(&push))?;
+            let push = DrawPush { material_index: c.material_index, primitive_id: first.0, pad0: 0, pad1: 0 };
+            cmd.push_constants(0, bytemuck::bytes_of(&push))?;
         }
         if let Some((buffer, offset)) = c.element.indirect {
             cmd.draw_indexed_indirect(buffer, offset, 1, 20)?;
@@ -209,4 +209,17 @@ fn record_draws(
         }
     }
     Ok(())
+}
+
+/// The `DrawPush` push constants of `scene.inc.wgsl`: what a draw of a
+/// pass pipeline with push constants reads besides its instance's id.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable)]
+pub(crate) struct DrawPush {
+    /// The material's slot in the material table.
+    pub material_index: u32,
+    /// The primitive of the draw's first instance.
+    pub primitive_id: u32,
+    pub pad0: u32,
+    pub pad1: u32,
 }

@@ -7,7 +7,7 @@ use super::{InitViews, PassDrawList};
 use crate::error::Result;
 use crate::frame::scene_renderer::SceneRenderer;
 use crate::frame::settings::ShadingSettings;
-use crate::frame_resources::{ViewUniformData, VIEW_UNIFORM_SIZE};
+use crate::frame_resources::{PointLightData, ViewUniformData, VIEW_UNIFORM_SIZE};
 use crate::mesh_pass::PrimitiveSlot;
 use crate::scene::{Light, Scene, MAX_POINT_LIGHTS};
 use crate::view::SceneView;
@@ -76,13 +76,13 @@ fn view_uniform(v: &SceneView, scene: &Scene, views: &InitViews, shadow_view_pro
     let shadow_bias_ndc = (SHADOW_BIAS_TEXELS * texel_world).max(SHADOW_BIAS_WORLD_MIN) / depth_range;
     let (dir, color) =
         directional.map(|d| (d.direction.normalize_or_zero(), d.color * d.intensity)).unwrap_or((Vec3::new(0.0, 0.0, -1.0), Vec3::ZERO));
-    let mut point_lights = [[0.0f32; 8]; MAX_POINT_LIGHTS];
+    let mut point_lights = [PointLightData::default(); MAX_POINT_LIGHTS];
     let mut n = 0;
     for l in scene.lights() {
         if let Light::Point(p) = l {
             if n < MAX_POINT_LIGHTS {
-                let c = p.color * p.intensity;
-                point_lights[n] = [p.position.x, p.position.y, p.position.z, p.radius, c.x, c.y, c.z, 0.0];
+                let color = (p.color * p.intensity).to_array();
+                point_lights[n] = PointLightData { position: p.position.to_array(), radius: p.radius, color, _pad: 0.0 };
                 n += 1;
             }
         }
@@ -90,22 +90,23 @@ fn view_uniform(v: &SceneView, scene: &Scene, views: &InitViews, shadow_view_pro
     ViewUniformData {
         view_proj: v.view_proj().to_cols_array_2d(),
         shadow_view_proj: shadow_view_proj.to_cols_array_2d(),
-        camera_position: v.origin.extend(if v.perspective { 1.0 } else { 0.0 }).to_array(),
-        camera_right: right.extend(0.0).to_array(),
-        camera_up: up.extend(0.0).to_array(),
-        light_direction: dir.extend(if has_shadow { 1.0 } else { 0.0 }).to_array(),
-        light_color: color.extend(1.0).to_array(),
-        // w: the shadow bias in shadow-map depth units.
-        ambient: [SKY_RADIANCE[0] * sky, SKY_RADIANCE[1] * sky, SKY_RADIANCE[2] * sky, shadow_bias_ndc],
-        ground_color: [GROUND_RADIANCE[0] * sky, GROUND_RADIANCE[1] * sky, GROUND_RADIANCE[2] * sky, 0.0],
+        camera_position: v.origin.to_array(),
+        perspective: u32::from(v.perspective),
+        camera_right: right.to_array(),
+        point_light_count: n as u32,
+        camera_up: up.to_array(),
+        shadow_map_size: shadow_size,
+        light_direction: dir.to_array(),
+        shadow_map_valid: u32::from(has_shadow),
+        light_color: color.to_array(),
+        shadow_bias: shadow_bias_ndc,
+        sky_radiance: SKY_RADIANCE.map(|c| c * sky),
+        specular_aa_variance: views.shading.specular_aa_variance,
+        ground_radiance: GROUND_RADIANCE.map(|c| c * sky),
+        specular_aa_threshold: ShadingSettings::SPECULAR_AA_THRESHOLD,
         wireframe_color: [0.85, 0.9, 1.0, 1.0],
         point_lights,
-        counts: [n as u32, shadow_size, 0, 0],
-        specular_aa_variance: views.shading.specular_aa_variance,
-        specular_aa_threshold: ShadingSettings::SPECULAR_AA_THRESHOLD,
-        unused: [0.0; 2],
-        padding: [[0.0; 4]; 14],
     }
 }
 
-const _: () = assert!(VIEW_UNIFORM_SIZE == 768);
+const _: () = assert!(VIEW_UNIFORM_SIZE == 512 && VIEW_UNIFORM_SIZE % 256 == 0);

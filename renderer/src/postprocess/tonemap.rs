@@ -24,7 +24,7 @@ use rhi_vulkan::*;
 /// The output's format: 8-bit, sRGB-encoded by the hardware on write.
 pub const OUTPUT_FORMAT: Format = Format::Rgba8Srgb;
 
-const TONEMAP_WGSL: &str = include_str!("../../shaders/tonemap.wgsl");
+pub(crate) const TONEMAP_WGSL: &str = include_str!("../../shaders/tonemap.wgsl");
 
 /// GPU timestamp labels written before and after the pass (see
 /// `StageTimings::gpu_tonemap`).
@@ -49,13 +49,25 @@ pub struct TonemapSettings {
     pub exposure: f32,
 }
 
+/// The `TonemapPush` push constants of `tonemap.wgsl`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable)]
+pub(crate) struct TonemapPush {
+    /// Linear multiplier.
+    pub exposure: f32,
+    /// 0: no curve (clamped); 1: ACES fitted.
+    pub tonemapper: u32,
+    pub pad0: u32,
+    pub pad1: u32,
+}
+
 impl TonemapSettings {
-    fn push_constants(self) -> [u32; 4] {
-        let curve = match self.curve {
+    fn push_constants(self) -> TonemapPush {
+        let tonemapper = match self.curve {
             TonemapCurve::None => 0,
             TonemapCurve::AcesFitted => 1,
         };
-        [self.exposure.to_bits(), curve, 0, 0]
+        TonemapPush { exposure: self.exposure, tonemapper, pad0: 0, pad1: 0 }
     }
 }
 
@@ -125,13 +137,13 @@ impl Tonemapper {
         cmd.set_scissor(area)?;
         cmd.bind_pipeline(pipeline)?;
         cmd.bind_group(0, &group)?;
-        cmd.push_constants(0, bytemuck::cast_slice(&settings.push_constants()))?;
+        cmd.push_constants(0, bytemuck::bytes_of(&settings.push_constants()))?;
         cmd.draw(3, 1, 0, 0)?;
         let plain = TonemapSettings { curve: TonemapCurve::None, exposure: 1.0 };
         for &rect in as_drawn {
             cmd.set_viewport(rect)?;
             cmd.set_scissor(rect)?;
-            cmd.push_constants(0, bytemuck::cast_slice(&plain.push_constants()))?;
+            cmd.push_constants(0, bytemuck::bytes_of(&plain.push_constants()))?;
             cmd.draw(3, 1, 0, 0)?;
         }
         cmd.end_rendering()?;

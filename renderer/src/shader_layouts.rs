@@ -1,0 +1,87 @@
+//! The layout tests of every struct the renderer shares with its WGSL: the
+//! WGSL side laid out by naga, compared field by field with the Rust side
+//! (`test_support::assert_wgsl_layout!`). The scene's structs are read
+//! from a composed base-pass shader, the declarations as the GPU sees them.
+
+use crate::frame::submit::DrawPush;
+use crate::frame_resources::{PointLightData, ViewUniformData};
+use crate::mesh_pass::{MeshPass, PassPipelineKey, PipelineLibrary};
+use crate::postprocess::tonemap::{TonemapPush, TONEMAP_WGSL};
+use crate::scene::PrimitiveGpuData;
+use crate::vertex_factory::{VertexFactoryType, LOCAL_VERTEX_FACTORY};
+use crate::{BlendMode, Material, MaterialShaderId, MATERIAL_BLOCK_SIZE};
+use test_support::assert_wgsl_layout;
+
+/// The base pass over the local vertex factory with the default material.
+fn base_pass_wgsl() -> String {
+    let key = PassPipelineKey {
+        pass: MeshPass::Base,
+        vertex_factory: LOCAL_VERTEX_FACTORY.name(),
+        material_shader: MaterialShaderId(0),
+        blend: BlendMode::Opaque,
+        two_sided: false,
+        reverse_culling: false,
+    };
+    let material = Material::colored(glam::Vec4::ONE);
+    let wgsl = material.effective_wgsl(&material.layout().expect("the default material lays out"));
+    PipelineLibrary::compose(&key, &LOCAL_VERTEX_FACTORY, &wgsl)
+}
+
+#[test]
+fn the_view_uniform_matches_the_shader() {
+    let wgsl = base_pass_wgsl();
+    assert_wgsl_layout!(
+        ViewUniformData,
+        &wgsl,
+        "ViewUniform",
+        [
+            view_proj,
+            shadow_view_proj,
+            camera_position,
+            perspective,
+            camera_right,
+            point_light_count,
+            camera_up,
+            shadow_map_size,
+            light_direction,
+            shadow_map_valid,
+            light_color,
+            shadow_bias,
+            sky_radiance,
+            specular_aa_variance,
+            ground_radiance,
+            specular_aa_threshold,
+            wireframe_color,
+            point_lights,
+        ]
+    );
+    assert_wgsl_layout!(PointLightData, &wgsl, "PointLight", [position, radius, color, _pad]);
+}
+
+#[test]
+fn the_gpu_scene_and_the_draw_push_constants_match_the_shader() {
+    let wgsl = base_pass_wgsl();
+    assert_wgsl_layout!(
+        PrimitiveGpuData,
+        &wgsl,
+        "PrimitiveData",
+        [local_to_world, prev_local_to_world, bounds_origin_radius, bounds_extent, custom]
+    );
+    assert_wgsl_layout!(DrawPush, &wgsl, "DrawPush", [material_index, primitive_id, pad0, pad1]);
+}
+
+/// The material block is written as vec4s (`MaterialParams::write_block`:
+/// base colour, metallic-roughness-specular-opacity, emissive, custom, then
+/// the declared parameters), which the WGSL struct must lay out densely.
+#[test]
+fn the_material_block_matches_the_shader() {
+    let layout = test_support::wgsl_layout::struct_layout(&base_pass_wgsl(), "MaterialParams").unwrap();
+    let offsets: Vec<(&str, u32)> = layout.members.iter().map(|m| (m.name.as_str(), m.offset)).collect();
+    assert_eq!(offsets, [("base_color", 0), ("mrso", 16), ("emissive", 32), ("custom", 48), ("user", 64)]);
+    assert_eq!(layout.size as usize, MATERIAL_BLOCK_SIZE);
+}
+
+#[test]
+fn the_tonemap_push_constants_match_the_shader() {
+    assert_wgsl_layout!(TonemapPush, TONEMAP_WGSL, "TonemapPush", [exposure, tonemapper, pad0, pad1]);
+}
