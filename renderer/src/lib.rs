@@ -97,4 +97,4 @@ pub use static_mesh_proxy::StaticMeshSceneProxy;
 pub use stats::{FrameCounters, FrameStats, PassStats, StageTimings};
 pub use texture::{Texture2D, TextureFormat, TextureId, TextureLimits, TextureMips, TextureRegistry};
 pub use vertex_factory::{LocalVertex, VertexFactoryType, LOCAL_VERTEX_FACTORY, VERTEX_FACTORY_BIND_GROUP};
-pub use view::{SceneView, ViewFamily};
+pub use view::{SceneView, ViewFamily, ViewKind};

@@ -23,6 +23,42 @@ pub struct SceneView {
     pub max_draw_distance: f32,
     /// Perspective (`true`) or orthographic projection.
     pub perspective: bool,
+    /// What the view renders ([`ViewKind::Main`] from the constructors).
+    pub kind: ViewKind,
+}
+
+/// What a view renders, which decides the mesh passes it draws
+/// (`mesh_pass::passes::PassViews::of`) and what its culling asks of a
+/// primitive. A family's views are main or capture views; the renderer
+/// makes the shadow views from the lights.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum ViewKind {
+    /// A camera of the family: what it sees drawn into scene color by the
+    /// main passes (or the wireframe pass), occlusion culled.
+    #[default]
+    Main,
+    /// A directional light's shadow cascade (0: the nearest): shadow
+    /// casters' depth into the shadow map.
+    ShadowCascade {
+        /// The cascade's index.
+        cascade: u8,
+    },
+    /// A local light's shadow: shadow casters' depth into a tile of the
+    /// shadow atlas.
+    ShadowAtlasTile {
+        /// The tile's index in the atlas.
+        tile: u16,
+    },
+    /// A scene capture into a texture of its own (a probe, a reflection
+    /// capture): drawn as a main view.
+    Capture,
+}
+
+impl ViewKind {
+    /// A shadow view: depth of shadow casters, from a light.
+    pub fn is_shadow(self) -> bool {
+        matches!(self, ViewKind::ShadowCascade { .. } | ViewKind::ShadowAtlasTile { .. })
+    }
 }
 
 fn check(eye: Vec3, target: Vec3, up: Vec3, viewport: Rect) -> Result<()> {
@@ -60,6 +96,7 @@ impl SceneView {
             wireframe: false,
             max_draw_distance: 0.0,
             perspective: true,
+            kind: ViewKind::Main,
         }
         .finite()
     }
@@ -86,6 +123,7 @@ impl SceneView {
             wireframe: false,
             max_draw_distance: 0.0,
             perspective: false,
+            kind: ViewKind::Main,
         }
         .finite()
     }
@@ -202,6 +240,12 @@ impl ViewFamily {
             return Err(RendererError::InvalidView(format!("non-finite clear color {:?}", self.clear_color)));
         }
         for (i, v) in self.views.iter().enumerate() {
+            if v.kind.is_shadow() {
+                return Err(RendererError::InvalidView(format!(
+                    "view {i} is a {:?} view: the renderer makes shadow views from the lights; a family's views are main or capture views",
+                    v.kind
+                )));
+            }
             if let Some(problem) = v.problem(self.width, self.height) {
                 return Err(RendererError::InvalidView(format!("view {i}: {problem}")));
             }
@@ -235,4 +279,28 @@ pub struct ViewRelevance {
     pub translucent: bool,
     /// Draws without a depth test (informational; not read by the renderer).
     pub disables_depth_test: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn camera() -> SceneView {
+        SceneView::perspective(Vec3::new(0.0, -5.0, 2.0), Vec3::ZERO, Vec3::Z, 1.0, 0.1, 100.0, Rect::from_size(64, 64)).unwrap()
+    }
+
+    #[test]
+    fn a_family_holds_main_and_capture_views_and_refuses_shadow_views() {
+        assert_eq!(camera().kind, ViewKind::Main);
+        let capture = SceneView { kind: ViewKind::Capture, ..camera() };
+        assert!(ViewFamily::new(64, 64, vec![camera(), capture]).validate().is_ok());
+        for kind in [ViewKind::ShadowCascade { cascade: 0 }, ViewKind::ShadowAtlasTile { tile: 3 }] {
+            assert!(kind.is_shadow());
+            let family = ViewFamily::new(64, 64, vec![camera(), SceneView { kind, ..camera() }]);
+            match family.validate() {
+                Err(RendererError::InvalidView(why)) => assert!(why.starts_with("view 1 is a Shadow"), "{why}"),
+                other => panic!("{kind:?}: {other:?}"),
+            }
+        }
+    }
 }

@@ -10,16 +10,15 @@ use crate::mesh_pass::passes::{self, PassViews};
 use crate::mesh_pass::MeshPass;
 use crate::occlusion::OcclusionBuffer;
 use crate::scene::{compute_visibility, flags, DirectionalLight, Light, Scene, ViewRelevance, ViewVisibility};
-use crate::view::{SceneView, ViewFamily};
+use crate::view::{SceneView, ViewFamily, ViewKind};
 use glam::{Mat4, Vec3};
 use rhi_vulkan::Rect;
 
 /// The frame's views and their visibility.
 pub(crate) struct InitViews {
-    /// The main views, then the shadow view (when there is one).
+    /// The family's views, then the renderer's (the shadow view, when there
+    /// is one); each view's kind says what it renders ([`ViewKind`]).
     pub views: Vec<SceneView>,
-    pub main_view_count: usize,
-    pub shadow_view: Option<SceneView>,
     pub directional: Option<DirectionalLight>,
     /// Per view of `views`.
     pub visibility: Vec<ViewVisibility>,
@@ -34,24 +33,27 @@ pub(crate) struct InitViews {
 }
 
 impl InitViews {
+    /// The directional light's shadow view (its first cascade), if any.
+    pub fn shadow_view(&self) -> Option<&SceneView> {
+        self.views.iter().find(|v| matches!(v.kind, ViewKind::ShadowCascade { .. }))
+    }
+
     pub fn has_shadow(&self) -> bool {
-        self.shadow_view.is_some()
+        self.shadow_view().is_some()
     }
 
     pub fn shadow_view_proj(&self) -> Mat4 {
-        self.shadow_view.as_ref().map(|v| v.view_proj()).unwrap_or(Mat4::IDENTITY)
+        self.shadow_view().map(|v| v.view_proj()).unwrap_or(Mat4::IDENTITY)
     }
 
-    /// The mesh passes view `i` draws.
+    /// The views that draw into scene color (not shadow views), as indices into `views`.
+    pub fn main_views(&self) -> impl Iterator<Item = usize> + '_ {
+        (0..self.views.len()).filter(|&i| !self.views[i].kind.is_shadow())
+    }
+
+    /// The mesh passes view `i` draws (by its kind: [`PassViews::of`]).
     pub fn passes_of(&self, i: usize) -> Vec<MeshPass> {
-        let views = if i >= self.main_view_count {
-            PassViews::Shadow
-        } else if self.views[i].wireframe {
-            PassViews::Wireframe
-        } else {
-            PassViews::Main
-        };
-        passes::drawn_in(views).collect()
+        passes::drawn_in(PassViews::of(&self.views[i])).collect()
     }
 
     /// Whether view `i` sets `pass` up: something it sees is relevant to
@@ -62,13 +64,13 @@ impl InitViews {
 
     /// Primitives visible in the main views.
     pub fn visible_primitives(&self) -> u64 {
-        self.visibility[..self.main_view_count].iter().map(|v| v.visible.len() as u64).sum()
+        self.main_views().map(|i| self.visibility[i].visible.len() as u64).sum()
     }
 
     /// Slots the main views' culling tested one by one (the others were
     /// in chunks skipped on their boxes).
     pub fn tested_primitives(&self) -> u64 {
-        self.visibility[..self.main_view_count].iter().map(|v| u64::from(v.tested)).sum()
+        self.main_views().map(|i| u64::from(self.visibility[i].tested)).sum()
     }
 }
 
@@ -85,29 +87,25 @@ pub(crate) fn init_views(scene: &Scene, settings: &FrameSettings, family: &ViewF
     for v in &mut views {
         v.wireframe |= wireframe_all;
     }
-    let main_view_count = views.len();
     let shadow_view = match directional {
         Some(d) if d.cast_shadows && settings.shadow.enabled => {
             scene.shadow_caster_bounds().and_then(|b| shadow_view_for(d.direction, b.origin, b.extent.length().max(1.0), shadow_size))
         }
         _ => None,
     };
-    if let Some(sv) = shadow_view.clone() {
-        views.push(sv);
-    }
-    let require = |i: usize| if i < main_view_count { flags::DRAW } else { flags::SHADOW };
+    views.extend(shadow_view);
+    let require = |v: &SceneView| if v.kind.is_shadow() { flags::SHADOW } else { flags::DRAW };
     let occlusion = occlusion_enabled(settings);
     let visibility: Vec<ViewVisibility> = views
         .iter()
-        .enumerate()
-        .map(|(i, v)| {
-            let main = i < main_view_count;
-            compute_visibility(scene, &v.frustum(), main.then_some(v), require(i), main && occlusion && !v.wireframe, parallel)
+        .map(|v| {
+            let main = !v.kind.is_shadow();
+            compute_visibility(scene, &v.frustum(), main.then_some(v), require(v), main && occlusion && !v.wireframe, parallel)
         })
         .collect();
     let occlusion = vec![None; views.len()];
     let shading = settings.shading;
-    InitViews { views, main_view_count, shadow_view, directional, visibility, occlusion, occluded_primitives: 0, shading }
+    InitViews { views, directional, visibility, occlusion, occluded_primitives: 0, shading }
 }
 
 /// An orthographic view from the light that covers the casters' bounding
@@ -120,5 +118,6 @@ fn shadow_view_for(direction: Vec3, center: Vec3, radius: f32, size: u32) -> Opt
     }
     let up = if d.z.abs() > 0.99 { Vec3::Y } else { Vec3::Z };
     let eye = center - d * (radius + 1.0);
-    SceneView::orthographic(eye, center, up, radius * 2.0, radius * 2.0, 0.5, 2.0 * radius + 1.5, Rect::from_size(size, size)).ok()
+    let view = SceneView::orthographic(eye, center, up, radius * 2.0, radius * 2.0, 0.5, 2.0 * radius + 1.5, Rect::from_size(size, size));
+    view.ok().map(|v| SceneView { kind: ViewKind::ShadowCascade { cascade: 0 }, ..v })
 }

@@ -29,8 +29,8 @@ pub(crate) fn occlusion_cull(scene: &Scene, settings: &FrameSettings, v: &mut In
         return;
     }
     let parallel = settings.parallel_pass_setup;
-    for i in 0..v.main_view_count {
-        if v.views[i].wireframe {
+    for i in 0..v.views.len() {
+        if v.views[i].kind.is_shadow() || v.views[i].wireframe {
             continue;
         }
         let candidates = std::mem::take(&mut v.visibility[i].occluder_candidates);

@@ -42,8 +42,8 @@ impl SceneRenderer {
         let recorded = self.record_secondaries(frame, scene, &input)?;
         self.record_shadow_map(frame.cmd(), input.views.has_shadow(), input.lists, &recorded)?;
         self.record_scene_color(frame.cmd(), family, input.lists, &recorded)?;
-        let views = &input.views.views[..input.views.main_view_count];
-        let wireframe: Vec<Rect> = views.iter().filter(|v| v.wireframe).map(|v| v.viewport).collect();
+        let views = &input.views.views;
+        let wireframe: Vec<Rect> = input.views.main_views().map(|i| &views[i]).filter(|v| v.wireframe).map(|v| v.viewport).collect();
         self.record_tonemap(frame, input.tonemap, &wireframe)
     }
 

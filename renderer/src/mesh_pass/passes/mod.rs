@@ -27,7 +27,7 @@ mod wireframe;
 use crate::error::{RendererError, Result};
 use crate::material::BlendMode;
 use crate::mesh_pass::{MeshBatch, MeshPass};
-use crate::view::ViewRelevance;
+use crate::view::{SceneView, ViewKind, ViewRelevance};
 use rhi_vulkan::{BlendState, CompareOp, PolygonMode};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
@@ -95,12 +95,23 @@ pub struct PassDesc {
 /// The views a pass is drawn in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PassViews {
-    /// Main views that are not in wireframe.
+    /// Main (and capture) views that are not in wireframe.
     Main,
     /// Main views in wireframe (`SceneView::wireframe`, `r.Wireframe`).
     Wireframe,
-    /// The directional light's shadow view.
+    /// Shadow views (a light's cascade or atlas tile).
     Shadow,
+}
+
+impl PassViews {
+    /// Which passes `view` draws, by its kind ([`ViewKind`]) and wireframe flag.
+    pub fn of(view: &SceneView) -> PassViews {
+        match view.kind {
+            ViewKind::ShadowCascade { .. } | ViewKind::ShadowAtlasTile { .. } => PassViews::Shadow,
+            ViewKind::Main | ViewKind::Capture if view.wireframe => PassViews::Wireframe,
+            ViewKind::Main | ViewKind::Capture => PassViews::Main,
+        }
+    }
 }
 
 /// The material a pass's commands use.
@@ -244,5 +255,24 @@ mod tests {
         let names: std::collections::HashSet<_> = MeshPass::ALL.iter().map(|p| p.name()).collect();
         assert_eq!(names.len(), MeshPass::COUNT, "names key the stats: unique");
         assert_eq!(drawn_in(PassViews::Main).collect::<Vec<_>>(), [MeshPass::DepthPrepass, MeshPass::Base, MeshPass::Translucency]);
+    }
+
+    #[test]
+    fn a_view_draws_the_passes_of_its_kind() {
+        let main = SceneView::perspective(
+            glam::Vec3::new(0.0, -5.0, 2.0),
+            glam::Vec3::ZERO,
+            glam::Vec3::Z,
+            1.0,
+            0.1,
+            10.0,
+            rhi_vulkan::Rect::from_size(8, 8),
+        )
+        .unwrap();
+        let of = |kind, wireframe| PassViews::of(&SceneView { kind, wireframe, ..main.clone() });
+        assert_eq!((of(ViewKind::Main, false), of(ViewKind::Capture, false)), (PassViews::Main, PassViews::Main));
+        assert_eq!(of(ViewKind::Main, true), PassViews::Wireframe);
+        assert_eq!(of(ViewKind::ShadowCascade { cascade: 1 }, true), PassViews::Shadow, "a shadow view draws depth, wireframe or not");
+        assert_eq!(of(ViewKind::ShadowAtlasTile { tile: 0 }, false), PassViews::Shadow);
     }
 }
