@@ -1,6 +1,6 @@
 //! The renderer's error type.
 
-use crate::ids::{MaterialId, PrimitiveId, TextureId};
+use crate::ids::{LightId, MaterialId, PrimitiveId, TextureId};
 
 /// Everything the renderer can fail with. A call that returns one changed
 /// nothing.
@@ -53,10 +53,21 @@ pub enum RendererError {
         expected: &'static str,
     },
     /// A camera or view family that cannot be rendered (non-finite values, an
-    /// empty viewport or target, a degenerate projection), or a light that
-    /// is not valid (`Light::is_valid`).
+    /// empty viewport or target, a degenerate projection).
     #[error("invalid view: {0}")]
     InvalidView(String),
+    /// A light the scene cannot take ([`crate::Light::problem`]).
+    #[error("invalid light {light:?}: {reason}")]
+    InvalidLight {
+        /// The light's id (`None`: one not added yet).
+        light: Option<LightId>,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
+    /// A post-processing chain the post stage cannot run (empty, or its
+    /// last pass does not write the output's format).
+    #[error("invalid post-processing chain: {0}")]
+    InvalidPostChain(String),
     /// Static mesh data that cannot be drawn (no LOD, an index or section out
     /// of range, a non-finite position).
     #[error("invalid mesh data: {0}")]

@@ -60,9 +60,11 @@ mod math;
 pub mod mesh_pass;
 pub mod occlusion;
 pub mod postprocess;
+mod render_targets;
 mod render_thread;
 pub mod rng;
 pub mod scene;
+mod settings;
 #[cfg(test)]
 mod shader_layouts;
 mod static_mesh;
@@ -76,7 +78,6 @@ mod view;
 pub use cvars::{ConsoleVariables, CvarValue};
 pub use error::{RendererError, Result};
 pub use frame::scene_renderer::{DynamicBufferRing, FrameOutput, FrameRequest, PreparedFrame, RetiredFrame, SceneRenderer, Stage};
-pub use frame::settings::{FrameSettings, ShadingSettings, ShadowSettings};
 pub use gpu_work::{BufferWrite, GpuWork, GpuWorkError, GpuWorkRecorder, PassRead};
 pub use material::{
     parameters, BlendMode, Material, MaterialId, MaterialInstance, MaterialParameter, MaterialParams, MaterialRegistry, MaterialShader,
@@ -92,6 +93,7 @@ pub use scene::{
     DirectionalLight, Light, LightId, MeshElementCollector, PointLight, PrimitiveId, PrimitiveRenderSettings, PrimitiveSceneProxy,
     ProxyUpdateContext, RetiredFrameResults, Scene, ViewRelevance,
 };
+pub use settings::{FrameSettings, ShadingSettings, ShadowSettings, TonemapCurve, TonemapSettings};
 pub use static_mesh::{shapes, StaticMeshLod, StaticMeshRenderData, StaticMeshSection};
 pub use static_mesh_proxy::StaticMeshSceneProxy;
 pub use stats::{FrameCounters, FrameStats, PassStats, StageTimings};

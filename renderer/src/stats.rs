@@ -20,8 +20,10 @@ pub enum Stage {
     Upload,
     /// Record the queued GPU work and prepare the render targets.
     GpuPrepare,
-    /// Record every pass (secondaries, then the primary).
+    /// Record every mesh pass (secondaries, then the primary).
     Record,
+    /// Record the post-processing chain into the output (and its read-back).
+    PostProcess,
     /// Submit the primary to the queue.
     Submit,
     /// Build the stats and retire the frames the GPU has finished.
@@ -30,7 +32,7 @@ pub enum Stage {
 
 impl Stage {
     /// How many stages there are.
-    pub const COUNT: usize = 10;
+    pub const COUNT: usize = 11;
     /// Every stage, in the order they run.
     pub const ALL: [Stage; Stage::COUNT] = [
         Stage::UpdateScene,
@@ -41,6 +43,7 @@ impl Stage {
         Stage::Upload,
         Stage::GpuPrepare,
         Stage::Record,
+        Stage::PostProcess,
         Stage::Submit,
         Stage::Retire,
     ];
@@ -62,6 +65,7 @@ impl Stage {
             Stage::Upload => "upload",
             Stage::GpuPrepare => "gpu_prepare",
             Stage::Record => "record",
+            Stage::PostProcess => "post_process",
             Stage::Submit => "submit",
             Stage::Retire => "retire",
         }
@@ -106,7 +110,7 @@ pub struct StageTimings {
     pub init_views: f64,
     /// The `pass_setup` stage.
     pub pass_setup: f64,
-    /// The `upload`, `gpu_prepare` and `record` stages.
+    /// The `upload`, `gpu_prepare`, `record` and `post_process` stages.
     pub record: f64,
     /// The frame's GPU time: from its first to its last GPU timestamp
     /// (`rhi_vulkan::FrameTimestamps::frame_ms`: all its GPU work, uploads
@@ -123,8 +127,11 @@ pub struct StageTimings {
     pub gpu_passes: [f64; MeshPass::MAX],
     /// GPU milliseconds of the tone-mapping pass (`crate::postprocess`),
     /// measured as a mesh pass is: from the end of the last pass before it
-    /// (0 without timestamps).
+    /// (0 without timestamps, or when the post chain has no tone mapping).
     pub gpu_tonemap: f64,
+    /// GPU milliseconds of the whole post-processing chain, each of its
+    /// passes measured as a mesh pass is (tone mapping included).
+    pub gpu_post: f64,
     /// Whether `gpu` and `gpu_passes` come from GPU timestamps.
     pub gpu_timestamps: bool,
     /// CPU milliseconds from submitting the frame to seeing its GPU work
@@ -153,7 +160,7 @@ impl StageTimings {
         self.update_scene = ms(&[Stage::UpdateScene]);
         self.init_views = ms(&[Stage::InitViews, Stage::Occlusion, Stage::CollectDynamic]);
         self.pass_setup = ms(&[Stage::PassSetup]);
-        self.record = ms(&[Stage::Upload, Stage::GpuPrepare, Stage::Record]);
+        self.record = ms(&[Stage::Upload, Stage::GpuPrepare, Stage::Record, Stage::PostProcess]);
         self.total = total;
     }
 
@@ -165,10 +172,18 @@ impl StageTimings {
     /// Sets `gpu`, `gpu_passes` and `gpu_timestamps` from the frame's
     /// timestamps (`None`: the device has none; `gpu` is then `gpu_wait`,
     /// which must be set first). `lists` are the (pass, view) of the frame's
-    /// pass draw lists, whose draws were stamped with `pass_timestamp_labels`.
-    pub fn set_gpu(&mut self, timestamps: Option<&rhi_vulkan::FrameTimestamps>, lists: impl IntoIterator<Item = (MeshPass, usize)>) {
+    /// pass draw lists, whose draws were stamped with `pass_timestamp_labels`;
+    /// `post` the timestamp labels of the post chain's passes, in order
+    /// (`PostPassDesc::timestamps`), recorded after every list.
+    pub fn set_gpu(
+        &mut self,
+        timestamps: Option<&rhi_vulkan::FrameTimestamps>,
+        lists: impl IntoIterator<Item = (MeshPass, usize)>,
+        post: &[[&str; 2]],
+    ) {
         self.gpu_passes = [0.0; MeshPass::MAX];
         self.gpu_tonemap = 0.0;
+        self.gpu_post = 0.0;
         let Some(t) = timestamps else {
             self.gpu = self.gpu_wait;
             self.gpu_timestamps = false;
@@ -184,14 +199,18 @@ impl StageTimings {
                 (t.get(&begin), t.get(&end))
             })
             .collect();
-        // The tone-mapping pass comes after every list: last in the order.
-        let [begin, end] = crate::postprocess::tonemap::TIMESTAMP_LABELS;
-        stamps.push((t.get(begin), t.get(end)));
+        // The post passes come after every list, in chain order.
+        stamps.extend(post.iter().map(|[begin, end]| (t.get(begin), t.get(end))));
         let intervals = pass_intervals(&stamps);
         for (&(pass, _), ms) in lists.iter().zip(&intervals) {
             self.gpu_passes[pass.index()] += ms;
         }
-        self.gpu_tonemap = intervals.last().copied().unwrap_or(0.0);
+        for (labels, ms) in post.iter().zip(&intervals[lists.len()..]) {
+            self.gpu_post += ms;
+            if *labels == crate::postprocess::tonemap::TIMESTAMP_LABELS {
+                self.gpu_tonemap += ms;
+            }
+        }
     }
 }
 

@@ -31,7 +31,7 @@ fn every_stage_is_timed_and_traced_with_worker_tasks() {
     assert!(close(t.update_scene, t.stage(Stage::UpdateScene)));
     assert!(close(t.init_views, t.stage(Stage::InitViews) + t.stage(Stage::Occlusion) + t.stage(Stage::CollectDynamic)));
     assert!(close(t.pass_setup, t.stage(Stage::PassSetup)));
-    assert!(close(t.record, t.stage(Stage::Upload) + t.stage(Stage::GpuPrepare) + t.stage(Stage::Record)));
+    assert!(close(t.record, t.stage(Stage::Upload) + t.stage(Stage::GpuPrepare) + t.stage(Stage::Record) + t.stage(Stage::PostProcess)));
 
     // Every stage once, on one thread (the render thread), in order.
     let stages: Vec<&TraceEventRef> = trace.events.iter().filter(|e| e.category == "stage").collect();

@@ -64,3 +64,43 @@ fn exposure_scales_the_scene_before_tone_mapping() {
     assert!((half.x / quarter.x - 2.0).abs() < 0.1, "linear: {quarter} x2 = {half}");
     assert_clean(&mut rt);
 }
+
+/// An HDR post pass added before tone mapping: a description and a shader
+/// (this one swaps red and blue), nothing else.
+static SWAP_RED_BLUE: postprocess::PostPassDesc = postprocess::PostPassDesc {
+    name: "swap red and blue",
+    shader: "@group(0) @binding(0) var post_input: texture_2d<f32>;
+struct Push { a: u32, b: u32, c: u32, d: u32 }
+var<immediate> push: Push;
+@vertex fn vs_main(@builtin(vertex_index) i: u32) -> @builtin(position) vec4<f32> {
+    let uv = vec2<f32>(f32((i << 1u) & 2u), f32(i & 2u));
+    return vec4<f32>(uv * 2.0 - 1.0, 0.0, 1.0);
+}
+@fragment fn fs_main(@builtin(position) p: vec4<f32>) -> @location(0) vec4<f32> {
+    return textureLoad(post_input, vec2<i32>(p.xy), 0).bgra + vec4<f32>(f32(push.a) * 0.0);
+}",
+    output: postprocess::PostOutput::Hdr,
+    push_constants: |_, _| [0; 4],
+    timestamps: ["swap begin", "swap end"],
+};
+
+#[test]
+fn a_post_pass_is_a_description_and_a_shader() {
+    let mut rt = render_thread(RenderThreadMode::Threaded);
+    rt.set_cvar(cvars::TONEMAPPER, "0").unwrap();
+    let emissive = rt.create_material(material(Vec4::new(0.0, 0.0, 0.0, 1.0), 0.0, 0.5, 0.0, Vec3::new(0.5, 0.0, 1.0))).unwrap();
+    plane_at(&mut rt, emissive, 40.0, Mat4::IDENTITY);
+    let fam = family(vec![ortho_down(10.0)]);
+    let before = centre(&frame(&mut rt, &fam).1);
+    assert!(before[0].abs_diff(188) <= 1 && before[1..] == [0, 255, 255], "{before:?}");
+    rt.set_post_passes(vec![&SWAP_RED_BLUE, &postprocess::TONEMAP]).unwrap();
+    let swapped = centre(&frame(&mut rt, &fam).1);
+    assert!(swapped[0] == 255 && swapped[1] == 0 && swapped[2].abs_diff(188) <= 1, "red and blue swapped before tone mapping: {swapped:?}");
+    // A chain that does not end in the display format is refused, and the chain stays.
+    assert!(matches!(rt.set_post_passes(vec![&postprocess::TONEMAP, &SWAP_RED_BLUE]), Err(RendererError::InvalidPostChain(_))));
+    assert!(matches!(rt.set_post_passes(vec![]), Err(RendererError::InvalidPostChain(_))));
+    assert_eq!(centre(&frame(&mut rt, &fam).1), swapped);
+    rt.set_post_passes(postprocess::BUILTIN_POST_PASSES.to_vec()).unwrap();
+    assert_eq!(centre(&frame(&mut rt, &fam).1), before);
+    assert_clean(&mut rt);
+}

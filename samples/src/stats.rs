@@ -76,6 +76,9 @@ pub struct StageMs {
     pub upload: f64,
     pub gpu_prepare: f64,
     pub record: f64,
+    /// The post-processing chain (tone mapping) and the output's read-back.
+    #[serde(default)]
+    pub post_process: f64,
     pub submit: f64,
     pub retire: f64,
 }
@@ -94,6 +97,7 @@ impl StageMs {
             upload: at(Stage::Upload),
             gpu_prepare: at(Stage::GpuPrepare),
             record: at(Stage::Record),
+            post_process: at(Stage::PostProcess),
             submit: at(Stage::Submit),
             retire: at(Stage::Retire),
         }

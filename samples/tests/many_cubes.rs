@@ -192,9 +192,19 @@ fn many_cubes_writes_a_chrome_trace_and_stage_timings() {
         serde_json::from_str(&std::fs::read_to_string(&trace).unwrap()).expect("the trace is a JSON array");
     let complete: Vec<&serde_json::Value> = events.iter().filter(|e| e["ph"] == "X").collect();
     let count = |name: &str| complete.iter().filter(|e| e["name"] == name).count();
-    for stage in
-        ["update_scene", "init_views", "occlusion", "collect_dynamic", "pass_setup", "upload", "gpu_prepare", "record", "submit", "retire"]
-    {
+    for stage in [
+        "update_scene",
+        "init_views",
+        "occlusion",
+        "collect_dynamic",
+        "pass_setup",
+        "upload",
+        "gpu_prepare",
+        "record",
+        "post_process",
+        "submit",
+        "retire",
+    ] {
         assert_eq!(count(stage), 3, "{stage}: one span per frame");
     }
     assert_eq!(count("game_frame"), 3);

@@ -5,11 +5,11 @@
 //! ORed), static LOD.
 
 use super::occlusion::occlusion_enabled;
-use crate::frame::settings::{FrameSettings, ShadingSettings};
 use crate::mesh_pass::passes::{self, PassViews};
 use crate::mesh_pass::MeshPass;
 use crate::occlusion::OcclusionBuffer;
 use crate::scene::{compute_visibility, flags, DirectionalLight, Light, Scene, ViewRelevance, ViewVisibility};
+use crate::settings::{FrameSettings, ShadingSettings};
 use crate::view::{SceneView, ViewFamily, ViewKind};
 use glam::{Mat4, Vec3};
 use rhi_vulkan::Rect;

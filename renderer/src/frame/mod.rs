@@ -12,8 +12,9 @@
 //! | `collect_dynamic` | dynamic primitives' mesh elements (and, when forced, static ones) built into this frame's commands; the compute work proxies declare ([`GpuWork`](crate::GpuWork)) queued, in primitive order | [`DynamicElements`] |
 //! | `pass_setup` | per (view, pass) task: gather cached + dynamic commands, sort, merge into instanced draws (rayon tasks) | [`PassDrawList`]s |
 //! | `upload` | the frame's id streams (in draw order) and view uniforms, into this slot's buffers | [`Uploaded`] |
-//! | `gpu_prepare` | the queued GPU work recorded in order, with the barriers its declarations imply ([`crate::gpu_work`]); render targets at the family's size, the shadow map | [`Targets`](gpu_prepare) ready |
+//! | `gpu_prepare` | the queued GPU work recorded in order, with the barriers its declarations imply ([`crate::gpu_work`]); render targets at the family's size and the shadow map, in the frame-resource table ([`crate::render_targets`]) | [`PreparedTargets`](gpu_prepare::PreparedTargets) |
 //! | `record` | every pass's chunks as secondaries (rayon), then the primary: shadow map, then per view depth → base → translucency | — |
+//! | `post_process` | the post chain ([`crate::postprocess`]: tone mapping first) from scene color into the output, ping-ponging through the frame-resource table; the output's read-back copy when asked | the read-back, pending |
 //! | `submit` | the primary to the queue | the submission |
 //! | `retire` | builds the [`FrameStats`](crate::FrameStats) and puts the frame in flight; retires (waits for, with `r.FramesInFlight=1`) the frames the GPU has finished: their GPU times, images and proxies' `when_retired` results | stats (and image, once retired) |
 //!
@@ -60,7 +61,6 @@ pub(crate) mod pass_setup;
 pub(crate) mod record;
 pub(crate) mod retire;
 pub(crate) mod scene_renderer;
-pub(crate) mod settings;
 pub(crate) mod submit;
 pub(crate) mod update;
 pub(crate) mod upload;

@@ -6,12 +6,12 @@
 //! current frame, and why it never changes the image: [`crate::occlusion`].
 
 use super::InitViews;
-use crate::frame::settings::FrameSettings;
 use crate::material::{BlendMode, MaterialId};
 use crate::math::Aabb;
 use crate::mesh_pass::passes::{self, PassTarget, PassViews};
 use crate::occlusion::{OccluderSection, OcclusionBuffer, MAX_OCCLUDERS, MAX_OCCLUDER_TRIANGLES};
 use crate::scene::{flags, Scene, ViewVisibility, CULL_CHUNK};
+use crate::settings::FrameSettings;
 use crate::view::SceneView;
 use glam::Vec3;
 use rayon::prelude::*;

@@ -4,10 +4,10 @@
 //! lists come back in task order.
 
 use super::{DynamicElements, InitViews};
-use crate::frame::settings::FrameSettings;
 use crate::mesh_pass::passes::SortMode;
 use crate::mesh_pass::*;
 use crate::scene::Scene;
+use crate::settings::FrameSettings;
 use rayon::prelude::*;
 
 /// The draws of one pass of one view, ready to record.

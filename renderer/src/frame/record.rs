@@ -1,9 +1,11 @@
 //! The `record` stage: every pass's draw list into secondaries (chunks
 //! recorded on rayon's workers with `r.RHICmdList.ParallelRecord=1`, see
-//! `crate::frame::submit`), then the primary: the shadow map (rendered when there is
-//! a shadow view, otherwise cleared once), then scene color and depth with
-//! every main view's passes in list order, then the tone-mapping pass from
-//! the HDR scene color into the 8-bit output (`crate::postprocess`).
+//! `crate::frame::submit`), then the primary: the shadow map (rendered when
+//! there is a shadow view, otherwise cleared once), then scene color and
+//! depth with every main view's passes in list order. Each target is put in
+//! the state its use needs by the frame-resource table
+//! ([`crate::render_targets`]) from the accesses declared here. The
+//! `post_process` stage follows (`crate::postprocess`).
 
 use super::gpu_prepare::PreparedTargets;
 use super::{FrameCommands, InitViews, PassDrawList, Uploaded};
@@ -12,7 +14,7 @@ use crate::frame::scene_renderer::SceneRenderer;
 use crate::frame::submit::{record_pass, PassBindings, PassResources};
 use crate::mesh_pass::passes::PassTarget;
 use crate::mesh_pass::{SCENE_COLOR_FORMAT, SCENE_DEPTH_FORMAT};
-use crate::postprocess::tonemap::TonemapSettings;
+use crate::render_targets::{Access, SCENE_COLOR, SCENE_DEPTH, SHADOW_MAP};
 use crate::scene::Scene;
 use crate::view::ViewFamily;
 use rhi_vulkan::*;
@@ -26,8 +28,6 @@ pub(crate) struct RecordInputs<'a, 's> {
     pub targets: PreparedTargets,
     /// `r.RHICmdList.ParallelRecord`.
     pub parallel: bool,
-    /// `r.Tonemapper` and `r.Exposure`.
-    pub tonemap: TonemapSettings,
 }
 
 impl SceneRenderer {
@@ -41,32 +41,7 @@ impl SceneRenderer {
     ) -> Result<()> {
         let recorded = self.record_secondaries(frame, scene, &input)?;
         self.record_shadow_map(frame.cmd(), input.views.has_shadow(), input.lists, &recorded)?;
-        self.record_scene_color(frame.cmd(), family, input.lists, &recorded)?;
-        let views = &input.views.views;
-        let wireframe: Vec<Rect> = input.views.main_views().map(|i| &views[i]).filter(|v| v.wireframe).map(|v| v.viewport).collect();
-        self.record_tonemap(frame, input.tonemap, &wireframe)
-    }
-
-    /// The tone-mapping pass: scene color (left `ShaderRead`) into the
-    /// output (left `ColorAttachment`); `as_drawn` (the wireframe views) is
-    /// not tone mapped.
-    fn record_tonemap(&mut self, frame: &mut Frame<'_>, settings: TonemapSettings, as_drawn: &[Rect]) -> Result<()> {
-        let targets = self.targets.as_mut().expect("targets");
-        let device = frame.device();
-        self.tonemapper.record(
-            device,
-            frame,
-            targets.color,
-            targets.output,
-            targets.output_state,
-            targets.width,
-            targets.height,
-            settings,
-            as_drawn,
-        )?;
-        targets.color_state = TextureState::ShaderRead;
-        targets.output_state = TextureState::ColorAttachment;
-        Ok(())
+        self.record_scene_color(frame.cmd(), family, input.lists, &recorded)
     }
 
     /// Each list's secondaries, in list order.
@@ -120,17 +95,17 @@ impl SceneRenderer {
         lists: &[PassDrawList],
         recorded: &[Vec<SecondaryCommandBuffer>],
     ) -> Result<()> {
-        let shadow = self.shadow.as_mut().expect("shadow map");
-        if !has_shadow && shadow.initialized {
+        if !has_shadow && self.targets.has_contents(SHADOW_MAP.name) {
             return Ok(());
         }
-        let before = if shadow.initialized { TextureState::ShaderRead } else { TextureState::Undefined };
-        cmd.texture_barrier(shadow.texture, before, TextureState::DepthAttachment)?;
+        let texture = self.targets.texture(SHADOW_MAP.name).expect("made in gpu_prepare");
+        let (width, height) = self.targets.size(SHADOW_MAP.name).expect("made in gpu_prepare");
+        self.targets.prepare(cmd, &[(SHADOW_MAP.name, Access::DepthWrite)])?;
         cmd.begin_rendering(
             &RenderingDesc {
                 color: vec![],
-                depth: Some(DepthAttachment { texture: shadow.texture, load: LoadOp::Clear(1.0), store: true }),
-                area: Rect::from_size(shadow.size, shadow.size),
+                depth: Some(DepthAttachment { texture, load: LoadOp::Clear(1.0), store: true }),
+                area: Rect::from_size(width, height),
             },
             RenderingContents::Secondary,
         )?;
@@ -140,9 +115,7 @@ impl SceneRenderer {
             }
         }
         cmd.end_rendering()?;
-        cmd.texture_barrier(shadow.texture, TextureState::DepthAttachment, TextureState::ShaderRead)?;
-        shadow.initialized = true;
-        Ok(())
+        self.targets.prepare(cmd, &[(SHADOW_MAP.name, Access::Sample)])
     }
 
     /// Scene color and depth: cleared, then every main view's passes.
@@ -153,14 +126,13 @@ impl SceneRenderer {
         lists: &[PassDrawList],
         recorded: &[Vec<SecondaryCommandBuffer>],
     ) -> Result<()> {
-        let targets = self.targets.as_mut().expect("targets");
-        cmd.texture_barrier(targets.color, targets.color_state, TextureState::ColorAttachment)?;
-        cmd.texture_barrier(targets.depth, TextureState::Undefined, TextureState::DepthAttachment)?;
-        targets.color_state = TextureState::ColorAttachment;
+        let color = self.targets.texture(SCENE_COLOR.name).expect("made in gpu_prepare");
+        let depth = self.targets.texture(SCENE_DEPTH.name).expect("made in gpu_prepare");
+        self.targets.prepare(cmd, &[(SCENE_COLOR.name, Access::ColorWrite), (SCENE_DEPTH.name, Access::DepthWrite)])?;
         cmd.begin_rendering(
             &RenderingDesc {
-                color: vec![ColorAttachment { texture: targets.color, load: LoadOp::Clear(family.clear_color), store: true }],
-                depth: Some(DepthAttachment { texture: targets.depth, load: LoadOp::Clear(1.0), store: false }),
+                color: vec![ColorAttachment { texture: color, load: LoadOp::Clear(family.clear_color), store: true }],
+                depth: Some(DepthAttachment { texture: depth, load: LoadOp::Clear(1.0), store: false }),
                 area: Rect::from_size(family.width, family.height),
             },
             RenderingContents::Secondary,

@@ -14,11 +14,12 @@ use super::{DynamicElements, InitViews, PassDrawList};
 use crate::error::Result;
 use crate::frame::scene_renderer::SceneRenderer;
 use crate::mesh_pass::MeshPass;
-use crate::postprocess::tonemap::OUTPUT_FORMAT;
+use crate::postprocess::{OUTPUT, OUTPUT_FORMAT};
+use crate::render_targets::Access;
 use crate::rng::mix64;
 use crate::scene::{RetireCallback, RetiredFrameResults, Scene};
 use crate::stats::{FrameStats, PassStats};
-use rhi_vulkan::{BufferDesc, BufferHandle, BufferState, Device, Format, Frame, FrameSubmission, Image, TextureState};
+use rhi_vulkan::{BufferDesc, BufferHandle, BufferState, Device, Format, Frame, FrameSubmission, Image};
 use std::hash::{Hash, Hasher};
 use std::time::Instant;
 
@@ -73,7 +74,7 @@ const MAX_RETIRED: usize = 64;
 
 impl SceneRenderer {
     /// Frames allowed on the GPU: `r.FramesInFlight`, within 1..=the device's slots.
-    pub(crate) fn frames_in_flight(&self, settings: &crate::frame::settings::FrameSettings) -> usize {
+    pub(crate) fn frames_in_flight(&self, settings: &crate::settings::FrameSettings) -> usize {
         settings.frames_in_flight.min(self.frames)
     }
 
@@ -115,7 +116,8 @@ impl SceneRenderer {
         device.wait_for(f.submission.value)?;
         let timestamps = device.frame_timestamps(f.submission)?;
         f.stats.timings.gpu_wait = ms(f.submitted_at, Instant::now());
-        f.stats.timings.set_gpu(timestamps.as_ref(), f.lists);
+        let post: Vec<[&str; 2]> = self.post_passes.iter().map(|p| p.timestamps).collect();
+        f.stats.timings.set_gpu(timestamps.as_ref(), f.lists, &post);
         f.stats.gpu_complete = true;
         // GPU-produced figures go into the stats of the frame they describe.
         let mut results = RetiredFrameResults { device, frame: f.stats.frame, value: f.submission.value, counters: &mut f.stats.counters };
@@ -144,11 +146,12 @@ impl SceneRenderer {
         self.retired.push_back(frame);
     }
 
-    /// Records the copy of the tone-mapped output into `slot`'s read-back
-    /// buffer at the end of `frame` (the output is left `TransferSrc`).
+    /// Records the copy of the output into `slot`'s read-back buffer at the
+    /// end of `frame` (the output is left `TransferSrc`).
     pub(crate) fn record_read_back(&mut self, device: &Device, frame: &mut Frame<'_>, slot: usize) -> Result<PendingImage> {
-        let t = self.targets.as_mut().expect("targets");
-        let len = u64::from(t.width) * u64::from(t.height) * 4;
+        let output = self.targets.texture(OUTPUT.name).expect("made in gpu_prepare");
+        let (width, height) = self.targets.size(OUTPUT.name).expect("made in gpu_prepare");
+        let len = u64::from(width) * u64::from(height) * 4;
         let entry = &mut self.readback[slot];
         if entry.is_none_or(|(_, cap)| cap < len) {
             if let Some((old, _)) = entry.take() {
@@ -158,11 +161,10 @@ impl SceneRenderer {
         }
         let (buffer, _) = entry.expect("just created");
         let cmd = frame.cmd();
-        cmd.texture_barrier(t.output, t.output_state, TextureState::TransferSrc)?;
-        t.output_state = TextureState::TransferSrc;
-        cmd.copy_texture_to_buffer(t.output, buffer, 0)?;
+        self.targets.prepare(cmd, &[(OUTPUT.name, Access::CopySource)])?;
+        cmd.copy_texture_to_buffer(output, buffer, 0)?;
         cmd.buffer_barrier(buffer, BufferState::TransferDst, BufferState::HostRead)?;
-        Ok(PendingImage { buffer, width: t.width, height: t.height })
+        Ok(PendingImage { buffer, width, height })
     }
 }
 

@@ -6,14 +6,12 @@
 
 use crate::cvars::ConsoleVariables;
 use crate::error::Result;
-use crate::frame::gpu_prepare::{ShadowMap, Targets};
 use crate::frame::init_views::init_views;
 use crate::frame::occlusion::occlusion_cull;
 use crate::frame::pass_setup::pass_setup;
 use crate::frame::record::RecordInputs;
 pub use crate::frame::retire::RetiredFrame;
 use crate::frame::retire::{frame_stats, submit, InFlightFrame};
-use crate::frame::settings::FrameSettings;
 use crate::frame::update::SlotFrame;
 use crate::frame::workers_awake::WorkersAwake;
 pub use crate::frame::Stage;
@@ -22,8 +20,10 @@ pub(crate) use crate::frame::{FrameCommands, PassDrawList};
 pub use crate::frame_resources::DynamicBufferRing;
 use crate::frame_resources::PerFrameBuffer;
 use crate::mesh_pass::*;
-use crate::postprocess::tonemap::Tonemapper;
+use crate::postprocess::{PostFrame, PostPassDesc, PostProcessor, BUILTIN_POST_PASSES, OUTPUT};
+use crate::render_targets::{RenderTargets, SCENE_COLOR};
 use crate::scene::Scene;
+use crate::settings::FrameSettings;
 use crate::stats::FrameStats;
 use crate::view::ViewFamily;
 use rhi_vulkan::*;
@@ -96,9 +96,12 @@ pub type FrameOutput = (FrameStats, Option<Image>);
 /// What the render thread keeps from frame to frame.
 pub struct SceneRenderer {
     pub(crate) pipelines: PipelineLibrary,
-    pub(crate) targets: Option<Targets>,
-    pub(crate) tonemapper: Tonemapper,
-    pub(crate) shadow: Option<ShadowMap>,
+    /// The render targets by name, with their tracked states.
+    pub(crate) targets: RenderTargets,
+    /// The post chain's pipelines.
+    pub(crate) post: PostProcessor,
+    /// The post chain, in order.
+    pub(crate) post_passes: Vec<&'static PostPassDesc>,
     pub(crate) shadow_sampler: Option<SamplerHandle>,
     pub(crate) materials: Option<(BufferHandle, u64)>,
     /// Bytes of material blocks uploaded by the last frame.
@@ -137,9 +140,9 @@ impl SceneRenderer {
         let frames = device.frames_in_flight();
         Self {
             pipelines: PipelineLibrary::default(),
-            targets: None,
-            tonemapper: Tonemapper::default(),
-            shadow: None,
+            targets: RenderTargets::default(),
+            post: PostProcessor::default(),
+            post_passes: BUILTIN_POST_PASSES.to_vec(),
             shadow_sampler: None,
             materials: None,
             material_bytes_uploaded: 0,
@@ -165,17 +168,32 @@ impl SceneRenderer {
         self.pipelines.len()
     }
 
-    /// The final image of the last frame — the tone-mapped output
-    /// (8-bit sRGB, `postprocess::tonemap::OUTPUT_FORMAT`) — and its state,
-    /// for callers that read or present it.
+    /// The final image of the last frame — the post chain's output (8-bit
+    /// sRGB, `postprocess::OUTPUT_FORMAT`) — and its state, for callers that
+    /// read or present it.
     pub fn color_target(&self) -> Option<(TextureHandle, TextureState)> {
-        self.targets.as_ref().map(|t| (t.output, t.output_state))
+        self.targets.texture_and_state(OUTPUT.name)
     }
 
     /// The HDR scene color (linear, `SCENE_COLOR_FORMAT`) and its state:
-    /// what the mesh passes drew, before tone mapping.
+    /// what the mesh passes drew, before post-processing.
     pub fn scene_color_target(&self) -> Option<(TextureHandle, TextureState)> {
-        self.targets.as_ref().map(|t| (t.color, t.color_state))
+        self.targets.texture_and_state(SCENE_COLOR.name)
+    }
+
+    /// The post-processing chain, in order (the built-in one:
+    /// [`BUILTIN_POST_PASSES`]).
+    pub fn post_passes(&self) -> &[&'static PostPassDesc] {
+        &self.post_passes
+    }
+
+    /// Sets the post-processing chain, run from the next frame on. Errors:
+    /// an empty chain, or one whose last pass does not write the output's
+    /// format, is `RendererError::InvalidPostChain`, and nothing changes.
+    pub fn set_post_passes(&mut self, passes: Vec<&'static PostPassDesc>) -> Result<()> {
+        crate::postprocess::check_chain(&passes)?;
+        self.post_passes = passes;
+        Ok(())
     }
 
     /// Renders one frame of `request.family`: the stages of
@@ -236,10 +254,12 @@ impl SceneRenderer {
             uploaded: &uploaded,
             targets,
             parallel: settings.parallel_record,
-            tonemap: settings.tonemap,
         };
-        let image = stage!(clock, Record, {
-            self.record_stage(&mut frame, scene, family, input)?;
+        stage!(clock, Record, self.record_stage(&mut frame, scene, family, input)?);
+        let image = stage!(clock, PostProcess, {
+            let wireframe: Vec<Rect> = views.main_views().map(|i| &views.views[i]).filter(|v| v.wireframe).map(|v| v.viewport).collect();
+            let at = PostFrame { settings: &settings, wireframe: &wireframe, width: family.width, height: family.height };
+            self.post.record(&mut frame, &mut self.targets, &self.post_passes, &at)?;
             if request.read_back && request.execute {
                 Some(self.record_read_back(device, &mut frame, slot)?)
             } else {
@@ -270,7 +290,7 @@ impl SceneRenderer {
                 None => {
                     // Discarded: no GPU work; complete as it is.
                     let mut stats = stats;
-                    stats.timings.set_gpu(None, []);
+                    stats.timings.set_gpu(None, [], &[]);
                     stats.gpu_complete = true;
                     self.push_retired(RetiredFrame { stats, image: None });
                 }
@@ -341,13 +361,8 @@ impl SceneRenderer {
 
     /// Destroys the renderer's GPU resources (the RHI defers the actual destruction).
     pub fn release(&mut self, device: &Device) {
-        if let Some(t) = self.targets.take() {
-            t.destroy(device);
-        }
-        self.tonemapper.release(device);
-        if let Some(s) = self.shadow.take() {
-            device.destroy_texture(s.texture);
-        }
+        self.targets.destroy_all(device);
+        self.post.release(device);
         for (buffer, _) in self.readback.iter_mut().filter_map(Option::take) {
             device.destroy_buffer(buffer);
         }

@@ -3,8 +3,8 @@
 
 use crate::error::Result;
 use crate::frame::scene_renderer::SceneRenderer;
-use crate::frame::settings::FrameSettings;
 use crate::scene::Scene;
+use crate::settings::FrameSettings;
 use rhi_vulkan::{BufferDesc, BufferUsage, Device, Frame};
 
 /// The frame being recorded and its slot among the frames in flight.

@@ -6,10 +6,10 @@
 use super::{InitViews, PassDrawList};
 use crate::error::Result;
 use crate::frame::scene_renderer::SceneRenderer;
-use crate::frame::settings::ShadingSettings;
 use crate::frame_resources::{PointLightData, ViewUniformData, VIEW_UNIFORM_SIZE};
 use crate::mesh_pass::PrimitiveSlot;
 use crate::scene::{Light, Scene, MAX_POINT_LIGHTS};
+use crate::settings::ShadingSettings;
 use crate::view::SceneView;
 use glam::{Mat4, Vec3};
 use rhi_vulkan::{BufferHandle, Device};
@@ -109,4 +109,4 @@ fn view_uniform(v: &SceneView, scene: &Scene, views: &InitViews, shadow_view_pro
     }
 }
 
-const _: () = assert!(VIEW_UNIFORM_SIZE == 512 && VIEW_UNIFORM_SIZE % 256 == 0);
+const _: () = assert!(VIEW_UNIFORM_SIZE == 512 && VIEW_UNIFORM_SIZE.is_multiple_of(256));

@@ -38,7 +38,7 @@
 //! one pool are what would queue a second one — hence the rules — and
 //! [`MAX_IDLE`] bounds what any case missed here could cost.
 
-use crate::frame::settings::FrameSettings;
+use crate::settings::FrameSettings;
 use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;

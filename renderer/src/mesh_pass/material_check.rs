@@ -69,3 +69,32 @@ pub fn validate_material(material: &Material) -> Result<ParameterLayout> {
         Err(e) => Err(e.into()),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{MaterialId, MaterialParameter, Scene, TextureId};
+    use rhi_vulkan::SamplerDesc;
+
+    #[test]
+    fn a_material_that_does_not_compile_is_rejected_with_where() {
+        let mut scene = Scene::default();
+        let wgsl = "fn material_main(in: MaterialInput) -> MaterialOutput {\n    var out = default_material(in);\n    out.opacity = nope;\n    return out;\n}\n";
+        let e = scene.set_material(MaterialId(1), Material::with_shader("broken.wgsl", wgsl)).unwrap_err();
+        let RendererError::MaterialShader { material, error } = &e else { panic!("{e:?}") };
+        assert_eq!(material, "broken.wgsl");
+        assert_eq!((error.file.as_str(), error.line, error.column), ("broken.wgsl", 3, 19), "{e}");
+        assert!(e.to_string().contains("broken.wgsl:3:19"), "{e}");
+        assert_eq!(scene.materials.len(), 1, "nothing changed");
+        let e = scene.set_material(MaterialId(1), Material::with_shader("empty.wgsl", "fn other() {}")).unwrap_err();
+        assert!(e.to_string().contains("empty.wgsl (in the base pass"), "{e}");
+        assert!(e.to_string().contains("material_main"), "{e}");
+        // A parameter the function reads but does not declare is an error at its line.
+        let e = scene.set_material(MaterialId(1), Material::with_shader("undeclared.wgsl", "fn material_main(i: MaterialInput) -> MaterialOutput {\n  var o = default_material(i);\n  o.roughness = param_rough();\n  return o;\n}")).unwrap_err();
+        assert!(e.to_string().contains("undeclared.wgsl:3:"), "{e}");
+        let ok = Material::with_shader("declared.wgsl", "fn material_main(i: MaterialInput) -> MaterialOutput {\n  var o = default_material(i);\n  o.roughness = param_rough();\n  o.base_color = texture_albedo(i.uv0).rgb;\n  return o;\n}")
+            .with_parameter(MaterialParameter::scalar("rough", 0.2))
+            .with_parameter(MaterialParameter::texture("albedo", TextureId::WHITE, SamplerDesc::default()));
+        scene.set_material(MaterialId(1), ok).unwrap();
+    }
+}

@@ -1,8 +1,241 @@
-//! Post-processing: full-screen passes recorded after every main view's mesh
-//! passes, reading the HDR scene color. The mesh passes light in linear HDR
-//! (`SCENE_COLOR_FORMAT`, RGBA16F) so that bright lights and emissive
-//! materials keep their ratios past 1.0; only here is light turned into the
-//! 8-bit sRGB image that is read back and presented
-//! ([`tonemap::OUTPUT_FORMAT`]).
+//! Post-processing: full-screen passes between the mesh passes and the
+//! output, reading the HDR scene color. The mesh passes light in linear
+//! HDR (`SCENE_COLOR_FORMAT`, RGBA16F) so that bright lights and emissive
+//! materials keep their ratios past 1.0; the post chain turns that into
+//! the 8-bit sRGB image that is read back and presented ([`OUTPUT_FORMAT`]).
+//!
+//! A post pass is data, as a mesh pass is: a [`PostPassDesc`] names its
+//! shader, the format it writes and its push constants, and the chain is
+//! an ordered list of them ([`BUILTIN_POST_PASSES`]; tone mapping is its
+//! first member). The stage runs them in order, ping-ponging between
+//! intermediate targets of the frame-resource table
+//! ([`crate::render_targets`]): the first reads scene color, each next one
+//! what the one before wrote, and the last writes the output. Adding bloom
+//! or an anti-aliasing pass is adding a description and its shader.
+//!
+//! Every pass draws one full-screen triangle over the whole target, then
+//! one over each wireframe view's rectangle with its wireframe push
+//! constants: wireframe views are shown as drawn (UE's wireframe view mode
+//! turns post-processing off), so a pass gives them constants that leave
+//! their pixels as they are.
 
 pub mod tonemap;
+
+use crate::error::{RendererError, Result};
+use crate::mesh_pass::SCENE_COLOR_FORMAT;
+use crate::render_targets::{Access, Lifetime, RenderTargets, TargetDesc, SCENE_COLOR};
+use crate::settings::FrameSettings;
+use rhi_vulkan::*;
+
+pub use tonemap::{OUTPUT_FORMAT, TONEMAP};
+
+/// The chain's output: what is read back and presented.
+pub const OUTPUT: TargetDesc = TargetDesc { name: "output", format: OUTPUT_FORMAT, lifetime: Lifetime::Temporal };
+
+/// The post passes every renderer runs, in order.
+pub static BUILTIN_POST_PASSES: &[&PostPassDesc] = &[&TONEMAP];
+
+/// What a post pass writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum PostOutput {
+    /// Linear HDR, as scene color (`SCENE_COLOR_FORMAT`): a pass before tone mapping.
+    Hdr,
+    /// The display's 8-bit sRGB ([`OUTPUT_FORMAT`]): tone mapping and what follows it.
+    Display,
+}
+
+impl PostOutput {
+    /// The texel format written.
+    pub fn format(self) -> Format {
+        match self {
+            PostOutput::Hdr => SCENE_COLOR_FORMAT,
+            PostOutput::Display => OUTPUT_FORMAT,
+        }
+    }
+
+    /// The chain's intermediate targets of this format, ping and pong.
+    fn intermediates(self) -> [TargetDesc; 2] {
+        let target = |name| TargetDesc { name, format: self.format(), lifetime: Lifetime::Frame };
+        match self {
+            PostOutput::Hdr => [target("post hdr a"), target("post hdr b")],
+            PostOutput::Display => [target("post display a"), target("post display b")],
+        }
+    }
+}
+
+/// Which pixels a post pass's draw covers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum PostRegion {
+    /// The whole target: the views drawn lit.
+    Lit,
+    /// A wireframe view's rectangle, drawn over the lit draw: shown as drawn.
+    Wireframe,
+}
+
+/// One post pass (see the module docs).
+#[derive(Debug)]
+pub struct PostPassDesc {
+    /// The name in timestamps, pipeline labels and stats.
+    pub name: &'static str,
+    /// The WGSL: `vs_main` (one full-screen triangle from three vertices)
+    /// and `fs_main`; group 0 binding 0 is its input, a `texture_2d<f32>`
+    /// read with `textureLoad` at the fragment's position; 16 bytes of push
+    /// constants.
+    pub shader: &'static str,
+    /// What it writes.
+    pub output: PostOutput,
+    /// Its push constants for a region, from the frame's settings.
+    pub push_constants: fn(&FrameSettings, PostRegion) -> [u32; 4],
+    /// GPU timestamp labels written before and after it.
+    pub timestamps: [&'static str; 2],
+}
+
+/// The post stage's pipelines, made on first use and kept.
+#[derive(Default)]
+pub(crate) struct PostProcessor {
+    pipelines: Vec<(&'static str, Format, PipelineHandle)>,
+}
+
+/// What one run of the chain draws into.
+pub(crate) struct PostFrame<'a> {
+    /// The frame's settings (the passes' push constants).
+    pub settings: &'a FrameSettings,
+    /// The wireframe views' rectangles.
+    pub wireframe: &'a [Rect],
+    /// The family's size: every target of the chain's.
+    pub width: u32,
+    pub height: u32,
+}
+
+impl PostProcessor {
+    fn pipeline(&mut self, device: &Device, pass: &PostPassDesc, format: Format) -> Result<PipelineHandle> {
+        if let Some(&(_, _, p)) = self.pipelines.iter().find(|(n, f, _)| *n == pass.name && *f == format) {
+            return Ok(p);
+        }
+        let shader = device.create_shader(pass.name, pass.shader)?;
+        let desc = GraphicsPipelineDesc {
+            primitive: PrimitiveState {
+                topology: PrimitiveTopology::TriangleList,
+                polygon_mode: PolygonMode::Fill,
+                cull_mode: CullMode::None,
+                front_face: FrontFace::CounterClockwise,
+            },
+            ..GraphicsPipelineDesc::color(shader, format)
+        };
+        let made = device.create_graphics_pipeline(&desc);
+        // The module is needed only to create the pipeline.
+        device.destroy_shader(shader);
+        let pipeline = made?;
+        self.pipelines.push((pass.name, format, pipeline));
+        Ok(pipeline)
+    }
+
+    /// Records `passes` in order into `frame`'s primary: the first reads
+    /// scene color, the last writes [`OUTPUT`] (which must be a
+    /// [`PostOutput::Display`] pass's), the ones between ping-pong through
+    /// the table's intermediates. Errors: an empty chain, or one whose last
+    /// pass is not `Display`, is [`RendererError::InvalidPostChain`].
+    pub fn record(
+        &mut self,
+        frame: &mut Frame<'_>,
+        targets: &mut RenderTargets,
+        passes: &[&PostPassDesc],
+        at: &PostFrame<'_>,
+    ) -> Result<()> {
+        check_chain(passes)?;
+        let device = frame.device();
+        let mut input = SCENE_COLOR;
+        for (i, pass) in passes.iter().enumerate() {
+            let output = if i + 1 == passes.len() { OUTPUT } else { pass.output.intermediates()[i % 2] };
+            targets.ensure(device, &output, at.width, at.height)?;
+            let pipeline = self.pipeline(device, pass, output.format)?;
+            let source = targets.texture(input.name).expect("made by the stage that wrote it");
+            let group = frame.create_bind_group(pipeline, 0, &[(0, BindingResource::Texture(source))])?;
+            let stamps = frame.timestamps_left().is_some_and(|left| left >= 2);
+            let cmd = frame.cmd();
+            if stamps {
+                cmd.write_timestamp(pass.timestamps[0])?;
+            }
+            targets.prepare(cmd, &[(input.name, Access::Sample), (output.name, Access::ColorWrite)])?;
+            let texture = targets.texture(output.name).expect("ensured above");
+            draw_pass(cmd, pipeline, &group, texture, pass, at)?;
+            if stamps {
+                cmd.write_timestamp(pass.timestamps[1])?;
+            }
+            input = output;
+        }
+        Ok(())
+    }
+
+    /// Destroys the pipelines (the RHI frees them once no frame uses them).
+    pub fn release(&mut self, device: &Device) {
+        for (_, _, p) in self.pipelines.drain(..) {
+            device.destroy_pipeline(p);
+        }
+    }
+}
+
+/// A chain the stage can run: not empty, its last pass writes the display format.
+pub(crate) fn check_chain(passes: &[&PostPassDesc]) -> Result<()> {
+    match passes.last() {
+        None => Err(RendererError::InvalidPostChain("no post pass: at least tone mapping writes the output".into())),
+        Some(last) if last.output != PostOutput::Display => Err(RendererError::InvalidPostChain(format!(
+            "the last post pass, {:?}, writes {:?}; the output is {OUTPUT_FORMAT:?}",
+            last.name, last.output
+        ))),
+        Some(_) => Ok(()),
+    }
+}
+
+/// One pass's draws into `output`: the whole target lit, then each wireframe rectangle.
+fn draw_pass(
+    cmd: &mut CommandList<'_>,
+    pipeline: PipelineHandle,
+    group: &BindGroup,
+    output: TextureHandle,
+    pass: &PostPassDesc,
+    at: &PostFrame<'_>,
+) -> Result<()> {
+    let area = Rect::from_size(at.width, at.height);
+    cmd.begin_rendering(
+        &RenderingDesc { color: vec![ColorAttachment { texture: output, load: LoadOp::DontCare, store: true }], depth: None, area },
+        RenderingContents::Inline,
+    )?;
+    cmd.set_viewport(area)?;
+    cmd.set_scissor(area)?;
+    cmd.bind_pipeline(pipeline)?;
+    cmd.bind_group(0, group)?;
+    cmd.push_constants(0, bytemuck::cast_slice(&(pass.push_constants)(at.settings, PostRegion::Lit)))?;
+    cmd.draw(3, 1, 0, 0)?;
+    for &rect in at.wireframe {
+        cmd.set_viewport(rect)?;
+        cmd.set_scissor(rect)?;
+        cmd.push_constants(0, bytemuck::cast_slice(&(pass.push_constants)(at.settings, PostRegion::Wireframe)))?;
+        cmd.draw(3, 1, 0, 0)?;
+    }
+    cmd.end_rendering()?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_builtin_chain_starts_with_tone_mapping_and_ends_in_the_display_format() {
+        assert!(std::ptr::eq(BUILTIN_POST_PASSES[0], &TONEMAP));
+        assert!(check_chain(BUILTIN_POST_PASSES).is_ok());
+        static HDR: PostPassDesc =
+            PostPassDesc { name: "hdr", shader: "", output: PostOutput::Hdr, push_constants: |_, _| [0; 4], timestamps: ["a", "b"] };
+        assert!(matches!(check_chain(&[&TONEMAP, &HDR]), Err(RendererError::InvalidPostChain(_))));
+        assert!(matches!(check_chain(&[]), Err(RendererError::InvalidPostChain(_))));
+        assert!(check_chain(&[&HDR, &TONEMAP]).is_ok());
+    }
+
+    #[test]
+    fn every_builtin_post_shader_compiles() {
+        for pass in BUILTIN_POST_PASSES {
+            rhi_vulkan::compile_wgsl(pass.name, pass.shader).unwrap_or_else(|e| panic!("{}: {e}", pass.name));
+        }
+    }
+}

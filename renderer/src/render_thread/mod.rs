@@ -672,18 +672,21 @@ impl RenderThread {
     }
 
     /// Adds a light and returns its id; an invalid light ([`Light::is_valid`])
-    /// is [`RendererError::InvalidView`] and nothing is enqueued.
+    /// is [`RendererError::InvalidLight`] (with no id) and nothing is enqueued.
     pub fn add_light(&mut self, light: Light) -> Result<LightId> {
+        if let Some(reason) = light.problem() {
+            return Err(RendererError::InvalidLight { light: None, reason });
+        }
         let id = LightId(self.next_light.fetch_add(1, Ordering::Relaxed));
         self.set_light(id, light)?;
         Ok(id)
     }
 
     /// Replaces (or adds) the light `id`; an invalid light is
-    /// [`RendererError::InvalidView`] and nothing is enqueued.
+    /// [`RendererError::InvalidLight`] and nothing is enqueued.
     pub fn set_light(&mut self, id: LightId, light: Light) -> Result<()> {
-        if !light.is_valid() {
-            return Err(RendererError::InvalidView(format!("invalid light {light:?}")));
+        if let Some(reason) = light.problem() {
+            return Err(RendererError::InvalidLight { light: Some(id), reason });
         }
         self.enqueue_render_command(move |ctx| {
             let _ = ctx.scene.set_light(id, light);
@@ -701,6 +704,18 @@ impl RenderThread {
         self.cvars.register(name, default, help);
         let (name, help) = (name.to_string(), help.to_string());
         self.enqueue_render_command(move |ctx| ctx.cvars.register(&name, default, &help))
+    }
+
+    /// Sets the post-processing chain (validated here; run from the next
+    /// frame): the passes in order, the first reading scene color, the last
+    /// writing the output (see `renderer::postprocess`). An empty chain, or
+    /// one whose last pass does not write the output's format, is
+    /// [`RendererError::InvalidPostChain`] and nothing is enqueued.
+    pub fn set_post_passes(&mut self, passes: Vec<&'static crate::postprocess::PostPassDesc>) -> Result<()> {
+        crate::postprocess::check_chain(&passes)?;
+        self.enqueue_render_command(move |ctx| {
+            ctx.renderer.set_post_passes(passes).expect("checked on the game side");
+        })
     }
 
     /// Sets a console variable (validated here; applied from the next frame).

@@ -130,10 +130,10 @@ impl Scene {
     }
 
     /// Sets the light `id`, now; an invalid light ([`Light::is_valid`]) is
-    /// [`RendererError::InvalidView`] and changes nothing.
+    /// [`RendererError::InvalidLight`] and changes nothing.
     pub fn set_light(&mut self, id: LightId, light: Light) -> Result<()> {
-        if !light.is_valid() {
-            return Err(RendererError::InvalidView(format!("invalid light {id:?}: {light:?}")));
+        if let Some(reason) = light.problem() {
+            return Err(RendererError::InvalidLight { light: Some(id), reason });
         }
         self.lights.insert(id, light);
         Ok(())

@@ -11,7 +11,6 @@
 //! there.
 
 use crate::cvars::{self, ConsoleVariables};
-use crate::postprocess::tonemap::{TonemapCurve, TonemapSettings};
 
 /// Every setting a frame's stages read, from the console variables.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -78,6 +77,25 @@ impl ShadingSettings {
     /// (Filament's default threshold): a very curved surface is not made
     /// fully rough.
     pub const SPECULAR_AA_THRESHOLD: f32 = 0.2;
+}
+
+/// The curve (`r.Tonemapper`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TonemapCurve {
+    /// 0: linear, clamped to 0..1.
+    None,
+    /// 1 (and any other value): ACES fitted.
+    AcesFitted,
+}
+
+/// A frame's tone-mapping settings (read from `r.Tonemapper` and
+/// `r.Exposure` with the rest of the frame's settings: `FrameSettings`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TonemapSettings {
+    /// The curve (`r.Tonemapper`).
+    pub curve: TonemapCurve,
+    /// Linear multiplier, at least 0.
+    pub exposure: f32,
 }
 
 impl FrameSettings {
