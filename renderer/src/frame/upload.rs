@@ -109,4 +109,4 @@ fn view_uniform(v: &SceneView, scene: &Scene, views: &InitViews, shadow_view_pro
     }
 }
 
-const _: () = assert!(VIEW_UNIFORM_SIZE == 512 && VIEW_UNIFORM_SIZE % 256 == 0);
+const _: () = assert!(VIEW_UNIFORM_SIZE == 512 && VIEW_UNIFORM_SIZE.is_multiple_of(256));
