@@ -19,7 +19,7 @@
 //! alone, each world's `init_views` and `pass_setup` stages (medians over
 //! the measurements), and each world's base-pass draws (the cubes share one mesh and
 //! merge into one instanced draw; 10,000 distinct meshes stay 10,000 draws
-//! per pass, which pass setup keeps as one chain: `renderer::mesh_pass::DrawList`).
+//! per pass, which pass setup keeps as one chain: the runs of `renderer::mesh_pass`).
 //!
 //! Ratios are medians of paired measurements (`test_support::bench::paired`).
 //! Writes `target/bench/engine-core-gltf.json` for `cargo xtask bench`.

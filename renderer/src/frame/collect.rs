@@ -15,7 +15,6 @@ use crate::stats::FrameCounters;
 use crate::view::SceneView;
 use rhi_vulkan::Device;
 use rustc_hash::FxHashMap as HashMap;
-use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 /// Commands of this frame: the scene's buckets plus dynamic ones.
@@ -35,23 +34,16 @@ pub(crate) struct FrameCommands<'a> {
     base: u32,
     pub dynamic: Vec<MeshDrawCommand>,
     lookup: HashMap<MeshDrawCommand, BucketId>,
-    /// Draw-order rank of every bucket id of the frame (the scene's own,
-    /// borrowed, until the frame builds a bucket).
-    pub ranks: Cow<'a, [DrawRank]>,
-    /// The bucket id of every rank: `ranks` inverted (borrowed likewise).
-    pub by_rank: Cow<'a, [BucketId]>,
+    /// The draw order of every bucket id of the frame (the scene's own,
+    /// shared, until the frame builds a bucket), which every pass's draws
+    /// keep a handle to.
+    pub order: DrawOrder,
 }
 
 impl<'a> FrameCommands<'a> {
     fn new(scene: &'a Scene) -> Self {
-        let (ranks, by_rank) = (Cow::Borrowed(scene.buckets.ranks()), Cow::Borrowed(scene.buckets.by_rank()));
-        Self { scene, base: ranks.len() as u32, dynamic: Vec::new(), lookup: HashMap::default(), ranks, by_rank }
-    }
-
-    /// The frame's draw order: what a [`crate::mesh_pass::DrawList`]'s
-    /// runs are read with.
-    pub fn order(&self) -> crate::mesh_pass::DrawOrder<'_> {
-        crate::mesh_pass::DrawOrder { ranks: &self.ranks, by_rank: &self.by_rank }
+        let order = scene.buckets.order().clone();
+        Self { scene, base: order.ranks().len() as u32, dynamic: Vec::new(), lookup: HashMap::default(), order }
     }
 
     pub fn get(&self, bucket: BucketId) -> &MeshDrawCommand {
@@ -83,8 +75,7 @@ impl<'a> FrameCommands<'a> {
         if self.dynamic.is_empty() {
             return;
         }
-        self.ranks = Cow::Owned(self.scene.buckets.ranks_with(&self.dynamic));
-        self.by_rank = Cow::Owned(buckets_by_rank(&self.ranks));
+        self.order = DrawOrder::new(self.scene.buckets.ranks_with(&self.dynamic));
     }
 }
 

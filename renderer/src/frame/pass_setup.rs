@@ -15,11 +15,10 @@ pub(crate) struct PassDrawList {
     pub pass: MeshPass,
     /// Index into the frame's views (the shadow view comes last).
     pub view: usize,
-    pub draws: DrawList,
-    /// The pass's id stream: its primitives in draw order.
-    pub ids: IdStream,
+    /// The draws, and the pass's id stream: its primitives in draw order.
+    pub draws: PassDraws,
     pub commands_before_merge: u64,
-    /// Offset of `ids` in the frame's id stream (set by the upload stage).
+    /// Offset of the pass's ids in the frame's id stream (set by the upload stage).
     pub id_base: u32,
 }
 
@@ -36,44 +35,24 @@ pub(crate) fn pass_setup(scene: &Scene, settings: &FrameSettings, v: &InitViews,
         .flat_map(|vi| v.passes_of(vi).into_iter().map(move |p| (vi, p)))
         .filter(|&(vi, p)| v.pass_relevant(vi, p) || elements.lists.contains_key(&(vi, p)))
         .collect();
-    let setup = |&(vi, pass): &(usize, MeshPass)| -> PassDrawList {
+    let set_up_task = |&(vi, pass): &(usize, MeshPass)| -> PassDrawList {
         crate::trace::span!("task", "pass_setup_task");
         let vis = &v.visibility[vi];
         let cache = &scene.cache[pass.index()];
         let can_merge = |b: BucketId| commands.get(b).can_merge();
-        let dynamic = elements.lists.get(&(vi, pass));
-        let back_to_front = pass.desc().sort == SortMode::BackToFront;
-        let (draws, ids) = if !force_dynamic && !back_to_front && dynamic.is_none() {
-            gather_sort_merge_cached(
-                cache,
-                vis.primitives(),
-                &commands.ranks,
-                &commands.by_rank,
-                can_merge,
-                instancing,
-                parallel.then_some(PIECE),
-            )
-        } else {
-            let origin = v.views[vi].origin;
-            let key = |slot: PrimitiveSlot| scene.translucency_sort_key(slot, origin);
-            let translucent = back_to_front.then_some(&key as &dyn Fn(PrimitiveSlot) -> u64);
-            let (draws, ids) = gather_sort_merge(
-                (!force_dynamic).then_some(cache),
-                vis.primitives(),
-                dynamic.map_or(&[], Vec::as_slice),
-                &commands.ranks,
-                translucent,
-                can_merge,
-                instancing,
-            );
-            (DrawList::from_draws(draws), IdStream::whole(ids))
-        };
-        PassDrawList { pass, view: vi, commands_before_merge: ids.len() as u64, draws, ids, id_base: 0 }
+        // Present only when the pass got dynamic commands (never empty).
+        let dynamic = elements.lists.get(&(vi, pass)).map_or(&[][..], Vec::as_slice);
+        let origin = v.views[vi].origin;
+        let key = |slot: PrimitiveSlot| scene.translucency_sort_key(slot, origin);
+        let back_to_front = (pass.desc().sort == SortMode::BackToFront).then_some(&key as &dyn Fn(PrimitiveSlot) -> u64);
+        let options = SetupOptions { back_to_front, can_merge, instancing, parallel };
+        let draws = setup((!force_dynamic).then_some(cache), vis.primitives(), dynamic, &commands.order, options);
+        PassDrawList { pass, view: vi, commands_before_merge: draws.ids().len() as u64, draws, id_base: 0 }
     };
     // Tasks run in parallel; `collect` keeps them in task order.
     if parallel {
-        tasks.par_iter().map(setup).collect()
+        tasks.par_iter().map(set_up_task).collect()
     } else {
-        tasks.iter().map(setup).collect()
+        tasks.iter().map(set_up_task).collect()
     }
 }

@@ -200,7 +200,7 @@ pub(crate) fn frame_stats(frame: u64, scene: &Scene, v: &InitViews, elements: &D
         p.mesh_draw_commands += l.commands_before_merge;
         p.draws += l.draws.len() as u64;
         let mut draws_digest = 0u64;
-        for (k, d) in l.draws.iter(elements.commands.order()).enumerate() {
+        for (k, d) in l.draws.iter().enumerate() {
             let c = elements.commands.get(d.bucket);
             // Handles are left out: their numbering depends on creation order.
             let words = [
@@ -221,7 +221,7 @@ pub(crate) fn frame_stats(frame: u64, scene: &Scene, v: &InitViews, elements: &D
                 stats.triangles += u64::from(c.element.count / 3) * instances;
             }
         }
-        (l.pass, l.view, l.draws.len(), draws_digest, l.ids.len(), l.ids.digest()).hash(&mut hasher);
+        (l.pass, l.view, l.draws.len(), draws_digest, l.draws.ids().len(), l.draws.ids().digest()).hash(&mut hasher);
     }
     stats.draw_list_digest = hasher.finish();
     stats

@@ -66,7 +66,7 @@ impl PreparedFrame<'_> {
         self.lists
             .iter()
             .filter(|l| l.pass == pass)
-            .flat_map(|l| l.draws.iter(self.elements.commands.order()))
+            .flat_map(|l| l.draws.iter())
             .map(|d| {
                 let c = self.elements.commands.get(d.bucket);
                 if c.element.indirect.is_some() {

@@ -6,7 +6,7 @@
 //! timestamp and the last ends with one (`stats::pass_timestamp_labels`).
 
 use crate::frame::scene_renderer::{FrameCommands, PassDrawList};
-use crate::mesh_pass::{DrawCursor, MergedDraw};
+use crate::mesh_pass::{DrawChunk, MergedDraw};
 use crate::stats::pass_timestamp_labels;
 use crate::view::SceneView;
 use rayon::prelude::*;
@@ -102,24 +102,21 @@ pub(crate) fn record_pass(
     let view_group = bind.view_group(list.view, first)?;
     let lighting = if list.pass.desc().lighting { Some(bind.lighting_group(first)?) } else { None };
     let n = list.draws.len();
-    let chunks = if parallel { (n / MIN_DRAWS_PER_CHUNK).clamp(1, rayon::current_num_threads() * 2) } else { 1 };
-    let per = n.div_ceil(chunks);
-    let ranges: Vec<std::ops::Range<usize>> = (0..chunks).map(|i| i * per..((i + 1) * per).min(n)).filter(|r| !r.is_empty()).collect();
-    // Where each chunk starts in the list's runs (one walk over them).
-    let cursors = list.draws.cursors(per);
+    let count = if parallel { (n / MIN_DRAWS_PER_CHUNK).clamp(1, rayon::current_num_threads() * 2) } else { 1 };
+    let chunks = list.draws.chunks(count);
     // GPU timestamps around the pass's draws: the first chunk begins with
     // one, the last ends with one (lists are recorded one after another, so
     // the room checked here is still there when the chunks take it).
     let stamps = frame.timestamps_left().is_some_and(|left| left >= 2).then(|| pass_timestamp_labels(list.pass, list.view));
-    let record = |(r, at): (&std::ops::Range<usize>, &DrawCursor)| -> Result<SecondaryCommandBuffer> {
+    let record = |chunk: &DrawChunk<'_>| -> Result<SecondaryCommandBuffer> {
         crate::trace::span!("task", "record_chunk");
+        let r = chunk.range();
         frame
             .record_secondary(layout, |cmd| {
                 if let Some([begin, _]) = stamps.as_ref().filter(|_| r.start == 0) {
                     cmd.write_timestamp(begin)?;
                 }
-                let draws = list.draws.iter_from(*at, commands.order()).take(r.len());
-                record_draws(cmd, list, draws, view, commands, id_buffer, view_group, lighting)?;
+                record_draws(cmd, list, chunk.iter(), view, commands, id_buffer, view_group, lighting)?;
                 if let Some([_, end]) = stamps.as_ref().filter(|_| r.end == n) {
                     cmd.write_timestamp(end)?;
                 }
@@ -127,10 +124,10 @@ pub(crate) fn record_pass(
             })
             .map(|(s, ())| s)
     };
-    if parallel && ranges.len() > 1 {
-        ranges.par_iter().zip(&cursors).map(record).collect()
+    if parallel && chunks.len() > 1 {
+        chunks.par_iter().map(record).collect()
     } else {
-        ranges.iter().zip(&cursors).map(record).collect()
+        chunks.iter().map(record).collect()
     }
 }
 
@@ -192,7 +189,7 @@ fn record_draws(
             last_index = c.element.index_buffer;
         }
         if c.push_constants {
-            let first = list.ids.get(d.first_instance as usize).expect("a draw's instances are in its pass's stream");
+            let first = list.draws.ids().get(d.first_instance as usize).expect("a draw's instances are in its pass's stream");
             let push = DrawPush { material_index: c.material_index, primitive_id: first.0, pad0: 0, pad1: 0 };
             cmd.push_constants(0, bytemuck::bytes_of(&push))?;
         }

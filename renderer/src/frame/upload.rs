@@ -40,11 +40,11 @@ impl SceneRenderer {
         let mut id_base = 0;
         for l in lists.iter_mut() {
             l.id_base = id_base;
-            id_base += l.ids.len() as u32;
+            id_base += l.draws.ids().len() as u32;
         }
         // Each stream in its parts (a pass set up in pieces is the pieces'
         // lists: `IdStream`), each written at its offset.
-        let streams: Vec<&[u8]> = lists.iter().flat_map(|l| l.ids.parts()).map(bytemuck::cast_slice::<PrimitiveSlot, u8>).collect();
+        let streams: Vec<&[u8]> = lists.iter().flat_map(|l| l.draws.ids().parts()).map(bytemuck::cast_slice::<PrimitiveSlot, u8>).collect();
         let id_buffer = self.id_streams.write_parts(device, slot, &streams, parallel)?;
         let shadow_view_proj = v.shadow_view_proj();
         let uniforms: Vec<ViewUniformData> =

@@ -1,4 +1,5 @@
-//! A pass's draws, kept as runs.
+//! A pass's draws, kept as runs, and what the rest of the renderer reads
+//! them as: [`PassDraws`], plain draws in draw order.
 //!
 //! After merging, a scene of one mesh drawn many times is a few instanced
 //! draws; a scene of distinct meshes (an imported model) is one draw per
@@ -9,21 +10,62 @@
 //! consecutive ranks, one instance each, at consecutive places in the
 //! stream — which pass setup extends by counting.
 //! The draws themselves come back out of a run with the ranks' order
-//! ([`DrawOrder`]) by whoever reads the list (recording, the frame's stats),
-//! each at the cost of the load it replaces.
+//! ([`DrawOrder`]), which [`PassDraws`] keeps (a shared handle to the
+//! frame's), so that whoever reads a pass's draws (recording, the frame's
+//! stats) gets each at the cost of the load it replaces, without knowing
+//! about runs.
 //!
 //! The runs are a representation: two lists are the same when they
 //! [iterate](DrawList::iter) the same draws, however they are cut into runs
 //! (the pieces of a parallel pass setup may cut a chain where a serial one
 //! does not).
 
-use super::{BucketId, DrawRank, MergedDraw};
+use super::{buckets_by_rank, BucketId, DrawRank, IdStream, MergedDraw};
+use std::ops::Range;
+use std::sync::Arc;
 
 /// The order the state buckets are drawn in: rank of every bucket id and
-/// bucket id of every rank (as in `StateBuckets::ranks`/`by_rank`), with
-/// which a run's later draws are found.
+/// bucket id of every rank (`ranks` inverted), with which a run's later
+/// draws are found. Built once where the ranks are (the scene's buckets, or
+/// a frame that ranks its own buckets with them) and shared: cloning it is
+/// a reference count, so every pass's [`PassDraws`] keeps one.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct DrawOrder(Arc<OrderTables>);
+
+#[derive(Debug, Default)]
+struct OrderTables {
+    ranks: Vec<DrawRank>,
+    by_rank: Vec<BucketId>,
+}
+
+impl DrawOrder {
+    /// The order of `ranks` (a permutation, indexed by [`BucketId::index`]).
+    pub fn new(ranks: Vec<DrawRank>) -> Self {
+        let by_rank = buckets_by_rank(&ranks);
+        Self(Arc::new(OrderTables { ranks, by_rank }))
+    }
+
+    /// Rank of each bucket id.
+    pub fn ranks(&self) -> &[DrawRank] {
+        &self.0.ranks
+    }
+
+    /// Bucket id of each rank.
+    pub fn by_rank(&self) -> &[BucketId] {
+        &self.0.by_rank
+    }
+
+    /// Both tables, borrowed, for the loops that read them per draw.
+    #[inline]
+    pub(super) fn slices(&self) -> OrderSlices<'_> {
+        OrderSlices { ranks: &self.0.ranks, by_rank: &self.0.by_rank }
+    }
+}
+
+/// A [`DrawOrder`]'s tables, borrowed: what the loops over draws and
+/// visible commands hold (two slices, no reference count to follow).
 #[derive(Clone, Copy, Debug)]
-pub struct DrawOrder<'a> {
+pub(super) struct OrderSlices<'a> {
     /// Rank of each bucket id.
     pub ranks: &'a [DrawRank],
     /// Bucket id of each rank.
@@ -32,7 +74,7 @@ pub struct DrawOrder<'a> {
 
 /// One draw, or a chain of draws of consecutive ranks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct DrawRun {
+pub(super) struct DrawRun {
     /// The run's first draw.
     pub first: MergedDraw,
     /// Draws in the run (at least 1). With more than one, every draw is one
@@ -49,7 +91,7 @@ impl DrawRun {
 
     /// Draw `k` of the run (`k < self.draws`).
     #[inline]
-    pub fn draw(&self, k: u32, order: DrawOrder<'_>) -> MergedDraw {
+    pub fn draw(&self, k: u32, order: OrderSlices<'_>) -> MergedDraw {
         if k == 0 {
             return self.first;
         }
@@ -60,14 +102,14 @@ impl DrawRun {
 
 /// Where a draw is in a [`DrawList`]: its run and its place in the run.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct DrawCursor {
+pub(super) struct DrawCursor {
     run: usize,
     offset: u32,
 }
 
 /// A pass's draws in draw order, as runs (see the module docs).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct DrawList {
+pub(super) struct DrawList {
     runs: Vec<DrawRun>,
     len: usize,
 }
@@ -90,12 +132,8 @@ impl DrawList {
         self.len
     }
 
-    /// Whether the list draws nothing.
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
     /// The runs, in draw order.
+    #[cfg(test)]
     pub fn runs(&self) -> &[DrawRun] {
         &self.runs
     }
@@ -106,12 +144,12 @@ impl DrawList {
     }
 
     /// Every draw, in draw order.
-    pub fn iter<'a>(&'a self, order: DrawOrder<'a>) -> impl Iterator<Item = MergedDraw> + 'a {
+    pub fn iter<'a>(&'a self, order: OrderSlices<'a>) -> impl Iterator<Item = MergedDraw> + 'a {
         self.iter_from(DrawCursor::default(), order)
     }
 
     /// The draws from `at` on, in draw order.
-    pub fn iter_from<'a>(&'a self, at: DrawCursor, order: DrawOrder<'a>) -> impl Iterator<Item = MergedDraw> + 'a {
+    pub fn iter_from<'a>(&'a self, at: DrawCursor, order: OrderSlices<'a>) -> impl Iterator<Item = MergedDraw> + 'a {
         let runs = self.runs.get(at.run..).unwrap_or_default();
         runs.iter().enumerate().flat_map(move |(i, r)| {
             let skip = if i == 0 { at.offset } else { 0 };
@@ -121,21 +159,100 @@ impl DrawList {
 
     /// Cursors at the draws `0, per, 2 per, …` before [`DrawList::len`]
     /// (one walk over the runs): where chunks of `per` draws start.
-    pub fn cursors(&self, per: usize) -> Vec<DrawCursor> {
+    pub fn cursors(&self, per: usize) -> impl Iterator<Item = DrawCursor> + '_ {
         let per = per.max(1);
-        let mut out = Vec::with_capacity(self.len.div_ceil(per));
-        let mut start = 0usize;
-        for (i, r) in self.runs.iter().enumerate() {
-            let end = start + r.draws as usize;
-            // The next multiple of `per` at or after `start`.
-            let mut at = start.div_ceil(per) * per;
-            while at < end {
-                out.push(DrawCursor { run: i, offset: (at - start) as u32 });
-                at += per;
-            }
-            start = end;
-        }
-        out
+        let mut end = 0usize;
+        self.runs.iter().enumerate().flat_map(move |(i, r)| {
+            let start = end;
+            end += r.draws as usize;
+            // From the next multiple of `per` at or after `start`.
+            (start.div_ceil(per) * per..end).step_by(per).map(move |at| DrawCursor { run: i, offset: (at - start) as u32 })
+        })
+    }
+}
+
+/// A pass's draws and its id stream, as [pass setup](super::setup) made
+/// them: what recording and the frame's stats read. The draws come out
+/// plain, in draw order ([`PassDraws::iter`], or in chunks to record in
+/// parallel: [`PassDraws::chunks`]); how they are kept (runs, chains, the
+/// pieces of a parallel setup) stays inside `mesh_pass`.
+#[derive(Clone, Debug)]
+pub(crate) struct PassDraws {
+    list: DrawList,
+    ids: IdStream,
+    /// The frame's order, which the runs are read with.
+    order: DrawOrder,
+}
+
+impl PassDraws {
+    /// `list`'s draws of the stream `ids`, read with `order`.
+    pub(super) fn new(list: DrawList, ids: IdStream, order: DrawOrder) -> Self {
+        Self { list, ids, order }
+    }
+
+    /// Draws in the pass.
+    pub fn len(&self) -> usize {
+        self.list.len()
+    }
+
+    /// The first draw.
+    pub fn first(&self) -> Option<MergedDraw> {
+        self.list.first()
+    }
+
+    /// Every draw, in draw order.
+    pub fn iter(&self) -> impl Iterator<Item = MergedDraw> + '_ {
+        self.list.iter(self.order.slices())
+    }
+
+    /// The pass's id stream: its primitives in draw order, where a draw's
+    /// instances are (`first_instance..first_instance + instance_count`).
+    pub fn ids(&self) -> &IdStream {
+        &self.ids
+    }
+
+    /// The runs the draws are kept as (tests of pass setup's chains).
+    #[cfg(test)]
+    pub(super) fn runs(&self) -> &[DrawRun] {
+        self.list.runs()
+    }
+
+    /// The draws cut into at most `count` chunks of consecutive draws, in
+    /// order, each of `len().div_ceil(count)` draws but the last (none
+    /// when the pass draws nothing): one walk over the list, so that
+    /// chunks can be recorded in parallel, each reading only its draws.
+    pub fn chunks(&self, count: usize) -> Vec<DrawChunk<'_>> {
+        let n = self.len();
+        let per = n.div_ceil(count.max(1)).max(1);
+        let mut chunks = Vec::with_capacity(n.div_ceil(per));
+        chunks.extend(self.list.cursors(per).zip((0..n).step_by(per)).map(|(at, start)| DrawChunk {
+            draws: self,
+            at,
+            range: start..(start + per).min(n),
+        }));
+        chunks
+    }
+}
+
+/// Consecutive draws of a [`PassDraws`]: one of [`PassDraws::chunks`].
+#[derive(Clone, Debug)]
+pub(crate) struct DrawChunk<'a> {
+    draws: &'a PassDraws,
+    /// Where the chunk starts in the list's runs.
+    at: DrawCursor,
+    range: Range<usize>,
+}
+
+impl<'a> DrawChunk<'a> {
+    /// Which of the pass's draws the chunk holds (the first chunk starts
+    /// at 0, the last ends at [`PassDraws::len`]).
+    pub fn range(&self) -> Range<usize> {
+        self.range.clone()
+    }
+
+    /// The chunk's draws, in draw order.
+    pub fn iter(&self) -> impl Iterator<Item = MergedDraw> + 'a {
+        self.draws.list.iter_from(self.at, self.draws.order.slices()).take(self.range.len())
     }
 }
 
@@ -144,7 +261,7 @@ impl DrawList {
 /// one id whose rank follows the previous single one's extends a chain,
 /// without a record of its own. Inlined: pass setup pushes a run per
 /// visible command in a scene of distinct meshes.
-pub(crate) struct DrawListBuilder {
+pub(super) struct DrawListBuilder {
     runs: Vec<DrawRun>,
     /// The open chain (`draws == 0`: none) and the rank that extends it.
     chain: DrawRun,
@@ -227,6 +344,7 @@ impl DrawListBuilder {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::mesh_pass::PrimitiveSlot;
 
     fn d(bucket: u32, first_instance: u32, instance_count: u32) -> MergedDraw {
         MergedDraw { bucket: BucketId(bucket), first_instance, instance_count }
@@ -234,10 +352,9 @@ mod tests {
 
     #[test]
     fn single_runs_of_consecutive_ranks_chain_and_iterate_back_as_draws() {
-        // Buckets 10..14 rank 0..4.
-        let ranks: Vec<DrawRank> = (0..14).map(|b| DrawRank(b.max(10) - 10)).collect();
-        let by_rank: Vec<BucketId> = (10..14).map(BucketId).collect();
-        let order = DrawOrder { ranks: &ranks, by_rank: &by_rank };
+        // Buckets 10..14 rank 0..4 (and 0..10 after them).
+        let ranks: Vec<DrawRank> = (0..14).map(|b| DrawRank(if b < 10 { b + 4 } else { b - 10 })).collect();
+        let order = DrawOrder::new(ranks);
         let mut b = DrawListBuilder::with_capacity(4);
         b.push(0, BucketId(10), 0, 1, || true);
         b.push(1, BucketId(11), 1, 1, || true);
@@ -246,16 +363,24 @@ mod tests {
         let list = DrawList::from_runs(b.finish());
         assert_eq!(list.runs().len(), 4, "a chain of two, a merged draw, two draws that do not merge");
         assert_eq!(list.len(), 5);
-        let all: Vec<MergedDraw> = list.iter(order).collect();
-        assert_eq!(all, vec![d(10, 0, 1), d(11, 1, 1), d(12, 2, 3), d(13, 5, 1), d(13, 6, 1)]);
-        // Cursors every 2 draws, and iteration from each.
-        let cursors = list.cursors(2);
-        assert_eq!(cursors.len(), 3);
-        for (c, at) in cursors.iter().zip([0, 2, 4]) {
-            assert_eq!(list.iter_from(*c, order).collect::<Vec<_>>(), all[at..]);
-        }
         assert_eq!(list, DrawList::from_runs(list.runs().to_vec()));
-        assert!(DrawList::default().cursors(3).is_empty());
+        let draws = PassDraws::new(list, IdStream::whole((0..7).map(PrimitiveSlot).collect()), order);
+        let all: Vec<MergedDraw> = draws.iter().collect();
+        assert_eq!(all, vec![d(10, 0, 1), d(11, 1, 1), d(12, 2, 3), d(13, 5, 1), d(13, 6, 1)]);
+        assert_eq!((draws.len(), draws.first()), (5, Some(all[0])));
+        // In chunks: 1, 2 (of 3, 2 and 2 draws: cut inside the chain and
+        // between the two last draws), 3 (of 2, 2, 1), 5 and more (a draw
+        // each); each reads back its draws.
+        for (count, lens) in [(1, &[5][..]), (2, &[3, 2]), (3, &[2, 2, 1]), (5, &[1; 5]), (9, &[1; 5])] {
+            let chunks = draws.chunks(count);
+            assert_eq!(chunks.iter().map(|c| c.range().len()).collect::<Vec<_>>(), lens, "{count} chunks");
+            for c in &chunks {
+                assert_eq!(c.iter().collect::<Vec<_>>(), all[c.range()], "{count} chunks");
+            }
+            assert_eq!(chunks.last().map(|c| c.range().end), Some(5));
+        }
+        let empty = PassDraws::new(DrawList::default(), IdStream::default(), DrawOrder::default());
+        assert!(empty.chunks(3).is_empty() && empty.iter().next().is_none() && empty.first().is_none());
     }
 
     #[test]

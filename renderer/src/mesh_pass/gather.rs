@@ -1,7 +1,8 @@
-//! Pass setup for one (view, pass): gather the visible primitives' commands,
-//! sort them into draw order, merge them into draws.
+//! Pass setup for one (view, pass), [`setup`]: gather the visible
+//! primitives' commands, sort them into draw order, merge them into draws.
 //!
-//! Two ways to the same result (the draw order of [`super::sort`]):
+//! It takes one of two ways to the same result (the draw order of
+//! [`super::sort`]):
 //! - [`gather_sort_merge`], the general path: cached commands plus the
 //!   frame's dynamic ones, sorted by [`sort_by_bucket`] (or back to front),
 //!   merged by [`merge`];
@@ -13,14 +14,53 @@
 //! The fast path must give exactly the general path's draws and ids; the
 //! property test below checks that on random scenes.
 
-use super::draw_list::DrawListBuilder;
-use super::{
-    merge, sort_back_to_front, sort_by_bucket, BucketId, DrawList, DrawOrder, DrawRank, DrawRun, IdStream, MergedDraw, PrimitiveSlot,
-    VisibleCommand,
-};
+use super::draw_list::{DrawList, DrawListBuilder, DrawOrder, DrawRun, OrderSlices, PassDraws};
+use super::{merge, sort_back_to_front, sort_by_bucket, BucketId, DrawRank, IdStream, MergedDraw, PrimitiveSlot, VisibleCommand};
 use super::{CachedEntry, PassCache, VisiblePrimitives};
 use rayon::prelude::*;
 use std::ops::{ControlFlow, Range};
+
+/// How [`setup`] makes a pass's draws: the pass's sort and the frame's
+/// settings.
+pub(crate) struct SetupOptions<'a, M> {
+    /// Back to front by this key of a cached command's primitive (a
+    /// translucent pass; dynamic commands bring their own key); `None`: by
+    /// bucket rank.
+    pub back_to_front: Option<&'a dyn Fn(PrimitiveSlot) -> u64>,
+    /// Whether a bucket's commands can merge into one instanced draw.
+    pub can_merge: M,
+    /// Dynamic instancing: a run of one bucket that can merge is one draw.
+    pub instancing: bool,
+    /// A large pass is set up in pieces on rayon's workers ([`PIECE`]).
+    pub parallel: bool,
+}
+
+/// Pass setup for one (view, pass): the draws of `cache`'s commands for the
+/// `visible` primitives (none without a cache: everything came through
+/// the dynamic path) and of the frame's `dynamic` commands of the pass (in
+/// primitive order), in draw order — by the ranks of `order`, the frame's,
+/// or back to front — merged into instanced draws, with their id stream.
+/// The fast path ([`gather_sort_merge_cached`]) when the pass sorts by
+/// rank and has only cached commands, else the general one
+/// ([`gather_sort_merge`]): the same draws and ids either way.
+pub(crate) fn setup<M: Fn(BucketId) -> bool + Sync>(
+    cache: Option<&PassCache>,
+    visible: VisiblePrimitives<'_>,
+    dynamic: &[VisibleCommand],
+    order: &DrawOrder,
+    options: SetupOptions<'_, M>,
+) -> PassDraws {
+    let SetupOptions { back_to_front, can_merge, instancing, parallel } = options;
+    match cache {
+        Some(cache) if back_to_front.is_none() && dynamic.is_empty() => {
+            gather_sort_merge_cached(cache, visible, order, can_merge, instancing, parallel.then_some(PIECE))
+        }
+        _ => {
+            let (draws, ids) = gather_sort_merge(cache, visible, dynamic, order.ranks(), back_to_front, can_merge, instancing);
+            PassDraws::new(DrawList::from_draws(draws), IdStream::whole(ids), order.clone())
+        }
+    }
+}
 
 /// Calls `f(bucket, slot)` for every cached command of `cache` that a
 /// visible primitive draws at its LOD, for the visible primitives of
@@ -59,7 +99,7 @@ fn visit_cached(
 /// in order, so that a pass's setup is not one task that a thread runs
 /// alone while the other waits (a frame has two or three passes, of
 /// unequal sizes).
-pub(crate) const PIECE: usize = 16 * 1024;
+pub(super) const PIECE: usize = 16 * 1024;
 
 /// The fast path — an opaque pass with only cached commands. In one visit
 /// of the cache when the visible commands already come in draw order (the
@@ -69,8 +109,7 @@ pub(crate) const PIECE: usize = 16 * 1024;
 /// Otherwise (the first visit stops at the first command out of order) a
 /// second visit counts the visible primitives per rank and
 /// scatters their ids straight into draw order (a counting sort without an
-/// intermediate list of commands). `by_rank` inverts `ranks`
-/// ([`super::buckets_by_rank`]).
+/// intermediate list of commands).
 ///
 /// With `piece` (parallel), a pass with more visible primitives than a
 /// piece is split into pieces of that many, each visited (and, when out of
@@ -80,18 +119,30 @@ pub(crate) const PIECE: usize = 16 * 1024;
 /// serial ones (the property tests below check it). The ids are not
 /// copied into one list: the stream is the pieces' lists, in parts
 /// ([`IdStream`]).
-pub(crate) fn gather_sort_merge_cached(
+fn gather_sort_merge_cached(
     cache: &PassCache,
     vis: VisiblePrimitives<'_>,
-    ranks: &[DrawRank],
-    by_rank: &[BucketId],
+    order: &DrawOrder,
+    can_merge: impl Fn(BucketId) -> bool + Sync,
+    instancing: bool,
+    piece: Option<usize>,
+) -> PassDraws {
+    let (list, ids) = gather_cached(cache, vis, order.slices(), can_merge, instancing, piece);
+    PassDraws::new(list, ids, order.clone())
+}
+
+/// [`gather_sort_merge_cached`]'s draws and ids.
+fn gather_cached(
+    cache: &PassCache,
+    vis: VisiblePrimitives<'_>,
+    order: OrderSlices<'_>,
     can_merge: impl Fn(BucketId) -> bool + Sync,
     instancing: bool,
     piece: Option<usize>,
 ) -> (DrawList, IdStream) {
     let n = vis.visible.len();
     let piece = piece.filter(|&p| p > 0 && n > p);
-    let order = DrawOrder { ranks, by_rank };
+    let OrderSlices { ranks, by_rank } = order;
     let Some(piece) = piece else {
         let (runs, ids) = visit_in_order(cache, vis, 0..n, order, instancing, &can_merge)
             .unwrap_or_else(|| RankSorted::of(cache, vis, 0..n, ranks).into_draws(by_rank, instancing, &can_merge));
@@ -124,7 +175,7 @@ fn visit_in_order(
     cache: &PassCache,
     vis: VisiblePrimitives<'_>,
     range: Range<usize>,
-    order: DrawOrder<'_>,
+    order: OrderSlices<'_>,
     instancing: bool,
     can_merge: &impl Fn(BucketId) -> bool,
 ) -> Option<(Vec<DrawRun>, Vec<PrimitiveSlot>)> {
@@ -144,7 +195,7 @@ fn visit_in_order(
 /// stream is each piece's ids in turn.
 fn join_in_order(
     parts: Vec<(Vec<DrawRun>, Vec<PrimitiveSlot>)>,
-    order: DrawOrder<'_>,
+    order: OrderSlices<'_>,
     instancing: bool,
     can_merge: &impl Fn(BucketId) -> bool,
 ) -> Option<(DrawList, IdStream)> {
@@ -334,7 +385,7 @@ impl Runs {
         cache: &PassCache,
         vis: VisiblePrimitives<'_>,
         range: Range<usize>,
-        order: DrawOrder<'_>,
+        order: OrderSlices<'_>,
         instancing: bool,
         can_merge: &impl Fn(BucketId) -> bool,
     ) -> bool {
@@ -433,7 +484,7 @@ impl Runs {
         &mut self,
         bucket: BucketId,
         slot: PrimitiveSlot,
-        order: DrawOrder<'_>,
+        order: OrderSlices<'_>,
         instancing: bool,
         can_merge: &impl Fn(BucketId) -> bool,
     ) -> bool {
@@ -464,7 +515,7 @@ impl Runs {
 /// frame's `dynamic` commands of this (view, pass), in primitive order, are
 /// interleaved by primitive, sorted into draw order — back to front by
 /// `translucent(slot)` for cached commands when given — and merged.
-pub(crate) fn gather_sort_merge(
+fn gather_sort_merge(
     cache: Option<&PassCache>,
     vis: VisiblePrimitives<'_>,
     dynamic: &[VisibleCommand],
@@ -501,7 +552,6 @@ pub(crate) fn gather_sort_merge(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mesh_pass::buckets_by_rank;
     use proptest::prelude::*;
 
     /// A pass cache with `entries[slot]` as each slot's (bucket, LOD) entries.
@@ -577,12 +627,17 @@ mod tests {
             let vis = visibility(&visible);
             let ranks: Vec<DrawRank> = rank_perm.iter().copied().map(DrawRank).collect();
             let can = |b: BucketId| mergeable & (1 << b.0) != 0;
-            let by_rank = buckets_by_rank(&ranks);
-            let (draws, ids) = gather_sort_merge_cached(&cache, vis.get(), &ranks, &by_rank, can, instancing, piece);
-            let fast = (draws.iter(DrawOrder { ranks: &ranks, by_rank: &by_rank }).collect::<Vec<_>>(), ids.to_vec());
+            let order = DrawOrder::new(ranks.clone());
+            let draws = gather_sort_merge_cached(&cache, vis.get(), &order, can, instancing, piece);
+            let ids = draws.ids();
+            let fast = (draws.iter().collect::<Vec<_>>(), ids.to_vec());
             let general = gather_sort_merge(Some(&cache), vis.get(), &[], &ranks, None, can, instancing);
             prop_assert_eq!(&fast, &general);
             prop_assert!((0..ids.len()).all(|i| ids.get(i) == Some(fast.1[i])));
+            // `setup` takes the fast path here, and gives the same.
+            let options = SetupOptions { back_to_front: None, can_merge: can, instancing, parallel: true };
+            let set_up = setup(Some(&cache), vis.get(), &[], &order, options);
+            prop_assert_eq!((set_up.iter().collect::<Vec<_>>(), set_up.ids().to_vec()), general);
             // And the draw order is (rank, primitive).
             let order: Vec<(DrawRank, PrimitiveSlot)> = fast.0.iter().flat_map(|d| {
                 let ranks = &ranks;
@@ -614,10 +669,9 @@ mod tests {
             let vis = visibility(&visible_lods[..entries.len()]);
             let ranks: Vec<DrawRank> = (0..=bucket).map(DrawRank).collect();
             let can = |b: BucketId| mergeable & (1 << (b.0 % 64)) != 0;
-            let by_rank = buckets_by_rank(&ranks);
-            let (draws, ids) = gather_sort_merge_cached(&cache, vis.get(), &ranks, &by_rank, can, instancing, piece);
+            let draws = gather_sort_merge_cached(&cache, vis.get(), &DrawOrder::new(ranks.clone()), can, instancing, piece);
             let general = gather_sort_merge(Some(&cache), vis.get(), &[], &ranks, None, can, instancing);
-            prop_assert_eq!((draws.iter(DrawOrder { ranks: &ranks, by_rank: &by_rank }).collect::<Vec<_>>(), ids.to_vec()), general);
+            prop_assert_eq!((draws.iter().collect::<Vec<_>>(), draws.ids().to_vec()), general);
         }
 
         /// Cached and dynamic commands together are in (rank, primitive)
@@ -635,6 +689,10 @@ mod tests {
             dynamic.sort_by_key(|d| d.primitive);
             let can = |b: BucketId| mergeable & (1 << b.0) != 0;
             let (draws, ids) = gather_sort_merge(Some(&cache), vis.get(), &dynamic, &ranks, None, can, instancing);
+            // `setup` takes the general path with dynamic commands, and gives the same.
+            let options = SetupOptions { back_to_front: None, can_merge: can, instancing, parallel: true };
+            let set_up = setup(Some(&cache), vis.get(), &dynamic, &DrawOrder::new(ranks.clone()), options);
+            prop_assert_eq!((set_up.iter().collect::<Vec<_>>(), set_up.ids().to_vec()), (draws.clone(), ids.clone()));
             let order: Vec<(DrawRank, PrimitiveSlot)> = draws.iter().flat_map(|d| {
                 let ranks = &ranks;
                 let ids = &ids;
@@ -654,34 +712,30 @@ mod tests {
         let entries: Vec<Vec<(u32, u8)>> = (0..100).map(|s| vec![(s, 0)]).collect();
         let cache = cache(&entries);
         let vis = visibility(&[Some(0); 100]);
-        let expect = |order: DrawOrder<'_>| -> Vec<MergedDraw> {
-            (0..100).map(|i| MergedDraw { bucket: order.by_rank[i as usize], first_instance: i, instance_count: 1 }).collect()
+        let expect = |order: &DrawOrder| -> Vec<MergedDraw> {
+            (0..100).map(|i| MergedDraw { bucket: order.by_rank()[i as usize], first_instance: i, instance_count: 1 }).collect()
         };
-        let ranks: Vec<DrawRank> = (0..100).map(DrawRank).collect();
-        let by_rank = buckets_by_rank(&ranks);
-        let order = DrawOrder { ranks: &ranks, by_rank: &by_rank };
+        let order = DrawOrder::new((0..100).map(DrawRank).collect());
         // In order, one visit.
-        let (draws, _) = gather_sort_merge_cached(&cache, vis.get(), &ranks, &by_rank, |_| true, true, None);
+        let draws = gather_sort_merge_cached(&cache, vis.get(), &order, |_| true, true, None);
         assert_eq!((draws.len(), draws.runs().len()), (100, 1));
-        assert_eq!(draws.iter(order).collect::<Vec<_>>(), expect(order));
+        assert_eq!(draws.iter().collect::<Vec<_>>(), expect(&order));
         // In pieces of 30: a chain per piece at most.
-        let (pieced, _) = gather_sort_merge_cached(&cache, vis.get(), &ranks, &by_rank, |_| true, true, Some(30));
+        let pieced = gather_sort_merge_cached(&cache, vis.get(), &order, |_| true, true, Some(30));
         assert!(pieced.runs().len() <= 4, "{:?}", pieced.runs());
-        assert_eq!(pieced.iter(order).collect::<Vec<_>>(), expect(order));
+        assert_eq!(pieced.iter().collect::<Vec<_>>(), expect(&order));
         // Ranked against slot order: counting-sorted, still one chain.
-        let reversed: Vec<DrawRank> = (0..100).rev().map(DrawRank).collect();
-        let by_rank = buckets_by_rank(&reversed);
-        let order = DrawOrder { ranks: &reversed, by_rank: &by_rank };
+        let reversed = DrawOrder::new((0..100).rev().map(DrawRank).collect());
         for piece in [None, Some(30)] {
-            let (draws, ids) = gather_sort_merge_cached(&cache, vis.get(), &reversed, &by_rank, |_| true, true, piece);
+            let draws = gather_sort_merge_cached(&cache, vis.get(), &reversed, |_| true, true, piece);
             assert_eq!((draws.len(), draws.runs().len()), (100, 1), "pieces {piece:?}");
-            assert_eq!(draws.iter(order).collect::<Vec<_>>(), expect(order));
-            assert_eq!(ids.get(0), Some(PrimitiveSlot(99)));
+            assert_eq!(draws.iter().collect::<Vec<_>>(), expect(&reversed));
+            assert_eq!(draws.ids().get(0), Some(PrimitiveSlot(99)));
         }
         // A primitive out of view leaves a rank out: two chains.
         let mut seen = [Some(0); 100];
         seen[50] = None;
-        let (draws, _) = gather_sort_merge_cached(&cache, visibility(&seen).get(), &ranks, &buckets_by_rank(&ranks), |_| true, true, None);
+        let draws = gather_sort_merge_cached(&cache, visibility(&seen).get(), &order, |_| true, true, None);
         assert_eq!((draws.len(), draws.runs().len()), (99, 2));
     }
 
@@ -690,12 +744,11 @@ mod tests {
         // Slot 0: bucket 0 at LOD 0, bucket 1 at LOD 1; slot 1: buckets 1 and 0 at LOD 0; slot 2: nothing.
         let cache = cache(&[vec![(0, 0), (1, 1)], vec![(1, 0), (0, 0)], vec![]]);
         let vis = Visibility { visible: vec![PrimitiveSlot(0), PrimitiveSlot(1), PrimitiveSlot(2)], lods: vec![1, 0, 0] };
-        let ranks = [DrawRank(1), DrawRank(0)];
-        let by_rank = buckets_by_rank(&ranks);
-        let (draws, ids) = gather_sort_merge_cached(&cache, vis.get(), &ranks, &by_rank, |_| true, true, None);
-        assert_eq!(ids.to_vec(), vec![PrimitiveSlot(0), PrimitiveSlot(1), PrimitiveSlot(1)]);
+        let order = DrawOrder::new(vec![DrawRank(1), DrawRank(0)]);
+        let draws = gather_sort_merge_cached(&cache, vis.get(), &order, |_| true, true, None);
+        assert_eq!(draws.ids().to_vec(), vec![PrimitiveSlot(0), PrimitiveSlot(1), PrimitiveSlot(1)]);
         assert_eq!(
-            draws.iter(DrawOrder { ranks: &ranks, by_rank: &by_rank }).collect::<Vec<_>>(),
+            draws.iter().collect::<Vec<_>>(),
             vec![
                 MergedDraw { bucket: BucketId(1), first_instance: 0, instance_count: 2 },
                 MergedDraw { bucket: BucketId(0), first_instance: 2, instance_count: 1 }

@@ -2,7 +2,7 @@
 //! shader reads at `first_instance + instance` — held as the parts pass
 //! setup made it in.
 //!
-//! Set up in pieces ([`super::PIECE`]), a pass's ids come out as one list
+//! Set up in pieces ([`super::gather::PIECE`]), a pass's ids come out as one list
 //! per piece: the whole list when the piece was visited in draw order, a
 //! range per rank of it when it was counting-sorted. Joining the parts
 //! into one list would copy every id once more per frame, only for the

@@ -9,6 +9,12 @@
 //! Two contracts hold it together: what two commands must share to merge
 //! ([`MeshDrawCommand`]), and the draw order ([`sort`]: a sort key that ends
 //! with the primitive slot; bucket ranks from [`StateBuckets`]).
+//!
+//! A frame sets up each (view, pass) with one call, `setup` (gather, sort,
+//! merge; `gather.rs`), which returns the pass's `PassDraws`: its draws,
+//! read as plain [`MergedDraw`]s in draw order, and its id stream. How the
+//! draws are kept (runs and chains, `draw_list.rs`) and made (the fast
+//! path's pieces) stays inside this module.
 
 mod cache;
 mod draw_command;
@@ -27,8 +33,8 @@ mod state_buckets;
 
 pub(crate) use cache::{CachedEntry, PassCache, VisiblePrimitives, EMPTY as EMPTY_CACHED_ENTRY};
 pub use draw_command::MeshDrawCommand;
-pub use draw_list::{DrawCursor, DrawList, DrawOrder, DrawRun};
-pub(crate) use gather::{gather_sort_merge, gather_sort_merge_cached, PIECE};
+pub(crate) use draw_list::{DrawChunk, DrawOrder, PassDraws};
+pub(crate) use gather::{setup, SetupOptions};
 pub(crate) use id_stream::IdStream;
 pub use ids::{buckets_by_rank, BucketId, DrawRank, PrimitiveSlot};
 pub use material_check::validate_material;

@@ -24,7 +24,7 @@
 //! for the draw lists: where two surfaces' depths tie, the base pass's
 //! `LessEqual` test lets whichever draws last win.
 
-use super::{buckets_by_rank, BucketId, DrawRank, MeshDrawCommand};
+use super::{BucketId, DrawOrder, DrawRank, MeshDrawCommand};
 use crate::vertex_factory::MAX_VERTEX_STREAMS;
 use rhi_vulkan::{BufferHandle, IndexFormat, PipelineHandle};
 use rustc_hash::FxHashMap as HashMap;
@@ -59,25 +59,16 @@ pub struct StateBuckets<C: BucketCommand = MeshDrawCommand> {
     free: Vec<BucketId>,
     /// Births handed out so far.
     births: u64,
-    /// Draw order of each bucket id (see the module docs).
-    ranks: Vec<DrawRank>,
-    /// The bucket id of each rank: `ranks` inverted, kept with it so that a
-    /// frame does not invert it again.
-    by_rank: Vec<BucketId>,
+    /// Draw order of each bucket id (see the module docs), with the bucket
+    /// id of each rank (the ranks inverted, kept with them so that a frame
+    /// does not invert them again): shared with the frames that draw in it.
+    order: DrawOrder,
     ranks_dirty: bool,
 }
 
 impl<C: BucketCommand> Default for StateBuckets<C> {
     fn default() -> Self {
-        Self {
-            map: HashMap::default(),
-            entries: Vec::new(),
-            free: Vec::new(),
-            births: 0,
-            ranks: Vec::new(),
-            by_rank: Vec::new(),
-            ranks_dirty: false,
-        }
+        Self { map: HashMap::default(), entries: Vec::new(), free: Vec::new(), births: 0, order: DrawOrder::default(), ranks_dirty: false }
     }
 }
 
@@ -156,22 +147,28 @@ impl<C: BucketCommand> StateBuckets<C> {
     /// the last [`StateBuckets::update_ranks`]. Free ids rank after every
     /// live one.
     pub fn ranks(&self) -> &[DrawRank] {
-        debug_assert!(!self.ranks_dirty && self.ranks.len() == self.entries.len(), "update_ranks first");
-        &self.ranks
+        self.order().ranks()
     }
 
     /// The bucket id of every rank ([`StateBuckets::ranks`] inverted), as
     /// of the last [`StateBuckets::update_ranks`].
     pub fn by_rank(&self) -> &[BucketId] {
-        debug_assert!(!self.ranks_dirty && self.by_rank.len() == self.entries.len(), "update_ranks first");
-        &self.by_rank
+        self.order().by_rank()
+    }
+
+    /// [`StateBuckets::ranks`] and [`StateBuckets::by_rank`] together, as
+    /// of the last [`StateBuckets::update_ranks`]: the order a frame draws
+    /// in when it has no buckets of its own (a shared handle; cloning it
+    /// copies nothing).
+    pub(crate) fn order(&self) -> &DrawOrder {
+        debug_assert!(!self.ranks_dirty && self.order.ranks().len() == self.entries.len(), "update_ranks first");
+        &self.order
     }
 
     /// Recomputes the draw-order ranks if buckets changed.
     pub fn update_ranks(&mut self) {
-        if self.ranks_dirty || self.ranks.len() != self.entries.len() {
-            self.ranks = draw_ranks(&self.rank_keys());
-            self.by_rank = buckets_by_rank(&self.ranks);
+        if self.ranks_dirty || self.order.ranks().len() != self.entries.len() {
+            self.order = DrawOrder::new(draw_ranks(&self.rank_keys()));
             self.ranks_dirty = false;
         }
     }
