@@ -159,7 +159,7 @@ pub use command::{
 };
 pub use descriptor::{BindGroup, BindGroupEntry, BindGroupLayoutDesc, BindGroupLayoutEntry, BindingResource};
 pub use device::{Device, DeviceCounts, DeviceDesc, DeviceFeatures, DeviceInfo, ShutdownReport};
-pub use error::{Result, RhiError, ShaderError};
+pub use error::{PassState, Result, RhiError, ShaderError, Unbound, Usage};
 pub use frame::{Frame, FrameSubmission, RenderingLayout, SecondaryCommandBuffer, MAX_COLOR_ATTACHMENTS};
 pub use handle::{Handle, SlotKey, Slots};
 pub use instance::{Validation, ValidationCounters};
