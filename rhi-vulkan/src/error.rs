@@ -392,6 +392,11 @@ fn frame_name(frame: &Option<u64>) -> String {
     }
 }
 
+/// `start..start + len`, its end saturated (for [`RhiError::OutOfRange`]).
+pub(crate) fn range_of(start: u64, len: u64) -> Range<u64> {
+    start..start.saturating_add(len)
+}
+
 /// The RHI's result type ([`RhiError`] unless said otherwise).
 pub type Result<T, E = RhiError> = std::result::Result<T, E>;
 
@@ -439,7 +444,7 @@ mod tests {
     fn messages_name_the_range_the_limit_and_the_flags() {
         let write = RhiError::OutOfRange { what: "bytes", resource: "buffer \"parts\"".into(), range: 7..33, limit: 32 };
         assert_eq!(write.to_string(), "bytes 7..33 out of range: buffer \"parts\" has 32");
-        let level = RhiError::OutOfRange { what: "mip level", resource: "texture \"t\"".into(), range: 4..5, limit: 4 };
+        let level = RhiError::OutOfRange { what: "mip level", resource: "texture \"t\"".into(), range: range_of(4, 1), limit: 4 };
         assert_eq!(level.to_string(), "mip level 4 out of range: texture \"t\" has 4");
         let usage = Usage::Buffer(BufferUsage::VERTEX | BufferUsage::INDEX);
         let lacks = RhiError::MissingUsage { label: "b".into(), usage, needed_for: "a vertex stream" };
@@ -451,6 +456,7 @@ mod tests {
         assert_eq!(frame.to_string(), "a bind group of frame 3 used in an immediate submission");
         let size = RhiError::OutOfLimits { what: "size", resource: "buffer \"z\"".into(), value: 0, min: 1, max: 1 << 30 };
         assert_eq!(size.to_string(), "size of buffer \"z\" is 0, outside 1..=1073741824");
+        assert_eq!(range_of(u64::MAX - 1, 4), u64::MAX - 1..u64::MAX, "the end saturates");
     }
 
     #[test]
