@@ -6,7 +6,7 @@
 
 use crate::conv;
 use crate::device::{read, write, Device, Retired};
-use crate::error::{vk_err, Result, RhiError};
+use crate::error::{range_of, vk_err, Result, RhiError, Usage};
 use crate::handle::Handle;
 use crate::types::{BufferState, BufferUsage, MemoryLocation};
 use ash::vk;
@@ -20,7 +20,7 @@ pub struct BufferDesc {
     /// Size in bytes; more than 0 and at most [`crate::DeviceInfo::max_buffer_size`].
     pub size: u64,
     /// What the buffer may be bound or copied as; binding it as anything else
-    /// is an [`crate::RhiError::InvalidDesc`]. Not empty.
+    /// is an [`crate::RhiError::MissingUsage`]. Not empty.
     pub usage: BufferUsage,
     /// Where its memory lives: [`MemoryLocation::GpuOnly`] buffers are written
     /// through staging, the others by [`crate::Device::write_buffer`].
@@ -78,20 +78,16 @@ impl BufferEntry {
 }
 
 impl Device {
-    /// Creates a buffer. A zero size or an empty usage is an error.
+    /// Creates a buffer. A size of 0 or over the device's `maxBufferSize`
+    /// is [`RhiError::OutOfLimits`]; an empty usage is an error too.
     pub fn create_buffer(&self, desc: &BufferDesc) -> Result<BufferHandle> {
-        if desc.size == 0 {
-            return Err(RhiError::InvalidDesc(format!("buffer {:?} has size 0", desc.label)));
+        let max = self.info().max_buffer_size;
+        if desc.size == 0 || desc.size > max {
+            let (resource, value) = (format!("buffer {:?} (at most the device's maxBufferSize)", desc.label), desc.size);
+            return Err(RhiError::OutOfLimits { what: "size", resource, value, min: 1, max });
         }
         if desc.usage.is_empty() {
             return Err(RhiError::InvalidDesc(format!("buffer {:?} has no usage", desc.label)));
-        }
-        let info = self.info();
-        if desc.size > info.max_buffer_size {
-            return Err(RhiError::InvalidDesc(format!(
-                "buffer {:?} has size {}, more than the device's maxBufferSize {}",
-                desc.label, desc.size, info.max_buffer_size
-            )));
         }
         let info =
             vk::BufferCreateInfo::default().size(desc.size).usage(conv::buffer_usage(desc.usage)).sharing_mode(vk::SharingMode::EXCLUSIVE);
@@ -161,12 +157,8 @@ impl Device {
     fn check_range(&self, buffer: BufferHandle, offset: u64, len: u64) -> Result<BufferDesc> {
         let desc = self.buffer_desc(buffer)?;
         if offset.checked_add(len).is_none_or(|end| end > desc.size) {
-            return Err(RhiError::InvalidDesc(format!(
-                "range {offset}..{} is outside buffer {:?} of {} bytes",
-                offset.saturating_add(len),
-                desc.label,
-                desc.size
-            )));
+            let (resource, range) = (format!("buffer {:?}", desc.label), range_of(offset, len));
+            return Err(RhiError::OutOfRange { what: "bytes", resource, range, limit: desc.size });
         }
         Ok(desc)
     }
@@ -204,7 +196,8 @@ impl Device {
             return Ok(());
         }
         if !desc.usage.contains(BufferUsage::TRANSFER_DST) {
-            return Err(RhiError::InvalidDesc(format!("GPU-only buffer {:?} needs TRANSFER_DST to be written", desc.label)));
+            let usage = Usage::Buffer(BufferUsage::TRANSFER_DST);
+            return Err(RhiError::MissingUsage { label: desc.label, usage, needed_for: "a write to GPU-only memory (a staging copy)" });
         }
         let joined;
         let data: &[u8] = if let [one] = parts {
@@ -242,7 +235,8 @@ impl Device {
         if desc.memory == MemoryLocation::GpuOnly {
             self.wait_for(self.timeline.last_submitted())?;
             if !desc.usage.contains(BufferUsage::TRANSFER_SRC) {
-                return Err(RhiError::InvalidDesc(format!("GPU-only buffer {:?} needs TRANSFER_SRC to be read", desc.label)));
+                let usage = Usage::Buffer(BufferUsage::TRANSFER_SRC);
+                return Err(RhiError::MissingUsage { label: desc.label, usage, needed_for: "a read of GPU-only memory (a staging copy)" });
             }
             let staging = self.create_buffer(&BufferDesc::readback("readback", len.max(1)))?;
             let copied = self.immediate(|cmd| {

@@ -16,12 +16,12 @@
 
 use crate::conv;
 use crate::device::read;
-use crate::error::{vk_err, Result, RhiError};
+use crate::error::{range_of, vk_err, Result, RhiError, Usage};
 use crate::frame::Frame;
 use crate::pipeline::PipelineHandle;
 use crate::shader::BindingType;
 use crate::types::{BufferUsage, ShaderStages, TextureUsage};
-use crate::{BufferHandle, SamplerHandle, TextureHandle};
+use crate::{BufferDesc, BufferHandle, SamplerHandle, TextureHandle};
 use ash::vk;
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -286,11 +286,8 @@ pub(crate) fn check_entries_for_layout(
     entries: &[BindGroupEntry],
 ) -> Result<CheckedEntries> {
     if entries.len() != layout_desc.entries.len() {
-        return Err(RhiError::InvalidDesc(format!(
-            "bind group {group}: {} entries given, the layout has {}",
-            entries.len(),
-            layout_desc.entries.len()
-        )));
+        let (expected, found) = (layout_desc.entries.len() as u64, entries.len() as u64);
+        return Err(RhiError::WrongCount { what: "entries", resource: format!("bind group {group}"), expected, found });
     }
     if !fits_pool(layout_desc) {
         return Err(RhiError::Unsupported(format!(
@@ -349,38 +346,30 @@ fn check_bind_group_entries(
         let samplers = read(&device.resources.samplers);
         for (i, (binding, resource)) in entries.iter().enumerate() {
             let Some(entry) = layout_desc.entries.iter().find(|e| e.binding == *binding) else {
-                return Err(RhiError::InvalidDesc(format!("bind group {group} has no binding {binding}")));
+                let resource = format!("bind group {group}'s layout");
+                return Err(RhiError::NotFound { what: "binding", value: *binding, resource });
             };
             if entries[..i].iter().any(|(b, _)| b == binding) {
-                return Err(RhiError::InvalidDesc(format!("bind group {group} names binding {binding} twice")));
+                return Err(RhiError::Duplicate { what: "binding", value: *binding, resource: format!("bind group {group}") });
             }
             let ty = descriptor_type(entry.ty);
             let invalid = |what: &str| RhiError::InvalidHandle(format!("binding {binding}: {what}"));
-            let mismatch = || RhiError::InvalidDesc(format!("binding {binding} expects {:?}, got {resource:?}", entry.ty));
+            let mismatch = || RhiError::BindingMismatch { group, binding: *binding, expected: entry.ty, found: *resource };
             let uniform = ty == vk::DescriptorType::UNIFORM_BUFFER;
-            let (buffer_usage, align, max_range) = if uniform {
-                (BufferUsage::UNIFORM, limits.min_uniform_buffer_offset_alignment, u64::from(limits.max_uniform_buffer_range))
+            let (buffer_usage, align, max_range, needed_for) = if uniform {
+                let max = u64::from(limits.max_uniform_buffer_range);
+                (BufferUsage::UNIFORM, limits.min_uniform_buffer_offset_alignment, max, "a uniform buffer binding")
             } else {
-                (BufferUsage::STORAGE, limits.min_storage_buffer_offset_alignment, u64::from(limits.max_storage_buffer_range))
+                let max = u64::from(limits.max_storage_buffer_range);
+                (BufferUsage::STORAGE, limits.min_storage_buffer_offset_alignment, max, "a storage buffer binding")
             };
             let buffer_range = |b: BufferHandle, offset: u64, size: u64| -> Result<vk::DescriptorBufferInfo> {
                 let e = buffers.get(b).ok_or_else(|| invalid("buffer"))?;
                 if !e.desc.usage.contains(buffer_usage) {
-                    return Err(RhiError::InvalidDesc(format!(
-                        "binding {binding}: buffer {:?} lacks {buffer_usage:?} usage",
-                        e.desc.label
-                    )));
+                    let (label, usage) = (e.desc.label.clone(), Usage::Buffer(buffer_usage));
+                    return Err(RhiError::MissingUsage { label, usage, needed_for });
                 }
-                if size == 0
-                    || offset.checked_add(size).is_none_or(|end| end > e.desc.size)
-                    || !offset.is_multiple_of(align)
-                    || size > max_range
-                {
-                    return Err(RhiError::InvalidDesc(format!(
-                        "binding {binding}: range {offset}+{size} of {:?} ({} bytes) is empty, outside it, not aligned to {align} or over the {max_range}-byte limit",
-                        e.desc.label, e.desc.size
-                    )));
-                }
+                check_binding_range(&e.desc, (group, *binding), offset, size, (align, max_range))?;
                 Ok(vk::DescriptorBufferInfo { buffer: e.raw, offset, range: size })
             };
             match (*resource, ty) {
@@ -397,13 +386,20 @@ fn check_bind_group_entries(
                 (BindingResource::Texture(t), vk::DescriptorType::SAMPLED_IMAGE | vk::DescriptorType::STORAGE_IMAGE) => {
                     let e = textures.get(t).ok_or_else(|| invalid("texture"))?;
                     let storage = ty == vk::DescriptorType::STORAGE_IMAGE;
-                    let usage = if storage { TextureUsage::STORAGE } else { TextureUsage::SAMPLED };
-                    let depth_ok = e.desc.format.is_depth() == (entry.ty == BindingType::DepthTexture);
-                    if !e.desc.usage.contains(usage) || !depth_ok {
-                        return Err(RhiError::InvalidDesc(format!(
-                            "binding {binding}: texture {:?} lacks {usage:?} usage or its format does not suit {:?}",
-                            e.desc.label, entry.ty
-                        )));
+                    let (usage, needed_for) = if storage {
+                        (TextureUsage::STORAGE, "a storage texture binding")
+                    } else {
+                        (TextureUsage::SAMPLED, "a sampled texture binding")
+                    };
+                    if !e.desc.usage.contains(usage) {
+                        let (label, usage) = (e.desc.label.clone(), Usage::Texture(usage));
+                        return Err(RhiError::MissingUsage { label, usage, needed_for });
+                    }
+                    let depth = entry.ty == BindingType::DepthTexture;
+                    if e.desc.format.is_depth() != depth {
+                        let resource = format!("texture {:?} (binding {binding} of bind group {group})", e.desc.label);
+                        let expected = if depth { "a depth format" } else { "a color format" };
+                        return Err(RhiError::WrongFormat { resource, format: e.desc.format, expected });
                     }
                     let layout = if ty == vk::DescriptorType::STORAGE_IMAGE {
                         vk::ImageLayout::GENERAL
@@ -445,6 +441,25 @@ impl CheckedEntries {
     pub(crate) fn pool_use(&self) -> [u32; POOL_SIZES.len()] {
         POOL_SIZES.map(|(ty, _)| self.resolved.iter().filter(|(_, t)| *t == ty).count() as u32)
     }
+}
+
+/// Checks `size` bytes at `offset` of a buffer described by `desc` bound at
+/// `(group, binding)`: not empty, at most `max_range`, the offset a multiple
+/// of `align`, inside the buffer.
+fn check_binding_range(desc: &BufferDesc, at: (u32, u32), offset: u64, size: u64, (align, max_range): (u64, u64)) -> Result<()> {
+    let (group, binding) = at;
+    let resource = || format!("binding {binding} of bind group {group} (buffer {:?})", desc.label);
+    if size == 0 || size > max_range {
+        return Err(RhiError::OutOfLimits { what: "bound range size", resource: resource(), value: size, min: 1, max: max_range });
+    }
+    if !offset.is_multiple_of(align) {
+        return Err(RhiError::Misaligned { what: "offset", resource: resource(), value: offset, alignment: align });
+    }
+    if offset.checked_add(size).is_none_or(|end| end > desc.size) {
+        let (resource, range) = (format!("buffer {:?}", desc.label), range_of(offset, size));
+        return Err(RhiError::OutOfRange { what: "bound bytes", resource, range, limit: desc.size });
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -321,7 +321,8 @@ impl Device {
     pub fn new(desc: &DeviceDesc) -> Result<Self> {
         let app_name = CString::new(desc.app_name.clone()).map_err(|_| RhiError::InvalidDesc("app_name contains a NUL byte".into()))?;
         if desc.frames_in_flight == 0 || desc.frames_in_flight > 8 {
-            return Err(RhiError::InvalidDesc(format!("frames_in_flight must be 1..=8, got {}", desc.frames_in_flight)));
+            let (resource, value) = ("the DeviceDesc".into(), u64::from(desc.frames_in_flight));
+            return Err(RhiError::OutOfLimits { what: "frames_in_flight", resource, value, min: 1, max: 8 });
         }
         #[cfg(feature = "window")]
         let (extra_instance, extra_device): (&[&std::ffi::CStr], &[*const std::ffi::c_char]) =
@@ -670,7 +671,8 @@ impl Device {
         if list.in_pass() {
             // Not ended, not submitted: the pool's reset discards it.
             r?;
-            return Err(RhiError::InvalidState("immediate commands left a render pass open".into()));
+            let found = list.pass_state();
+            return Err(RhiError::WrongPass { command: "the end of Device::immediate", found, needed: crate::PassState::Outside });
         }
         // SAFETY: the buffer is in the recording state with no pass open.
         unsafe { self.raw.end_command_buffer(cmd) }.map_err(vk_err("vkEndCommandBuffer"))?;

@@ -16,7 +16,7 @@
 use crate::command::CommandList;
 use crate::descriptor::DescriptorArena;
 use crate::device::Device;
-use crate::error::{vk_err, Result, RhiError};
+use crate::error::{vk_err, PassState, Result, RhiError};
 use crate::timestamp::{FRAME_BEGIN, FRAME_END, MAX_TIMESTAMPS_PER_FRAME};
 use crate::types::{BufferState, BufferUsage, Format};
 use crate::{BufferDesc, BufferHandle};
@@ -129,6 +129,25 @@ impl RenderingLayout {
     pub(crate) fn key(&self) -> u64 {
         rendering_key(self.color_formats.iter().copied(), self.depth_format)
     }
+
+    /// Errors unless it is a layout a pass can have: at most
+    /// [`MAX_COLOR_ATTACHMENTS`] color formats, none of them depth, and a
+    /// depth format as depth.
+    fn check(&self) -> Result<()> {
+        if self.color_formats.len() > MAX_COLOR_ATTACHMENTS {
+            let (value, max) = (self.color_formats.len() as u64, MAX_COLOR_ATTACHMENTS as u64);
+            return Err(RhiError::OutOfLimits { what: "color formats", resource: "the rendering layout".into(), value, min: 0, max });
+        }
+        if let Some((i, &format)) = self.color_formats.iter().enumerate().find(|(_, f)| f.is_depth()) {
+            let resource = format!("color format {i} of the rendering layout");
+            return Err(RhiError::WrongFormat { resource, format, expected: "a color format" });
+        }
+        if let Some(format) = self.depth_format.filter(|f| !f.is_depth()) {
+            let resource = "the rendering layout's depth format".into();
+            return Err(RhiError::WrongFormat { resource, format, expected: "a depth format" });
+        }
+        Ok(())
+    }
 }
 
 pub(crate) fn rendering_key(colors: impl ExactSizeIterator<Item = Format>, depth: Option<Format>) -> u64 {
@@ -205,7 +224,7 @@ impl Device {
     pub fn begin_frame(&self) -> Result<Frame<'_>> {
         self.timeline.check_lost()?;
         if self.frame_open.swap(true, Ordering::AcqRel) {
-            return Err(RhiError::InvalidState("a frame is already open".into()));
+            return Err(RhiError::FrameOpen { command: "begin_frame" });
         }
         let started = (|| {
             let index = self.frame_counter.fetch_add(1, Ordering::Relaxed);
@@ -273,12 +292,7 @@ impl<'d> Frame<'d> {
         layout: &RenderingLayout,
         f: impl FnOnce(&mut CommandList<'d>) -> Result<R>,
     ) -> Result<(SecondaryCommandBuffer, R)> {
-        if layout.color_formats.len() > MAX_COLOR_ATTACHMENTS
-            || layout.color_formats.iter().any(|f| f.is_depth())
-            || layout.depth_format.is_some_and(|f| !f.is_depth())
-        {
-            return Err(RhiError::InvalidDesc(format!("{layout:?} is not a rendering layout")));
-        }
+        layout.check()?;
         let device = self.device;
         let taken = self.slot.recorders.lock().unwrap_or_else(|p| p.into_inner()).pop();
         let pool = match taken {
@@ -355,7 +369,7 @@ impl<'d> Frame<'d> {
     pub fn submit(mut self) -> Result<FrameSubmission> {
         if self.cmd.in_pass() {
             // Dropped unsubmitted (Drop below): nothing reaches the GPU.
-            return Err(RhiError::InvalidState("the frame is submitted with a render pass open".into()));
+            return Err(RhiError::WrongPass { command: "Frame::submit", found: self.cmd.pass_state(), needed: PassState::Outside });
         }
         self.finished = true;
         let device = self.device;

@@ -20,8 +20,11 @@
 //!   bound with a compatible layout, every vertex stream bound and the draw's
 //!   vertex, instance, index and indirect ranges inside the bound buffers,
 //!   push constants written, viewport and scissor set; offsets and sizes with
-//!   checked arithmetic. Misuse is [`RhiError::InvalidState`] (wrong order)
-//!   or [`RhiError::InvalidDesc`] (bad arguments), and nothing is recorded.
+//!   checked arithmetic. Misuse is an [`RhiError`] variant that carries
+//!   its data — [`RhiError::WrongPass`] and [`RhiError::NotBound`] (wrong
+//!   order, with the pass state found and needed, or what is unbound),
+//!   [`RhiError::OutOfRange`] (the range and the limit),
+//!   [`RhiError::MissingUsage`], [`RhiError::Misaligned`]… — and nothing is recorded.
 //!   The checks cost a few branches per draw (`cargo xtask bench` measures
 //!   them against raw `ash` calls).
 //! - Bind groups check their entries against the layout (each binding once,
@@ -159,7 +162,7 @@ pub use command::{
 };
 pub use descriptor::{BindGroup, BindGroupEntry, BindGroupLayoutDesc, BindGroupLayoutEntry, BindingResource};
 pub use device::{Device, DeviceCounts, DeviceDesc, DeviceFeatures, DeviceInfo, ShutdownReport};
-pub use error::{Result, RhiError, ShaderError};
+pub use error::{PassState, Result, RhiError, ShaderError, Unbound, Usage};
 pub use frame::{Frame, FrameSubmission, RenderingLayout, SecondaryCommandBuffer, MAX_COLOR_ATTACHMENTS};
 pub use handle::{Handle, SlotKey, Slots};
 pub use instance::{Validation, ValidationCounters};

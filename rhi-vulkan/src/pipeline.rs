@@ -286,7 +286,7 @@ impl Device {
         let ep = s
             .compiled
             .entry_point(&stage.entry)
-            .ok_or_else(|| RhiError::InvalidDesc(format!("shader {:?} has no entry point {:?}", s.compiled.name(), stage.entry)))?;
+            .ok_or_else(|| RhiError::NoEntryPoint { shader: s.compiled.name().to_string(), entry: stage.entry.clone() })?;
         if ep.stage != want {
             return Err(RhiError::InvalidDesc(format!("entry point {:?} is a {:?} shader, expected {:?}", stage.entry, ep.stage, want)));
         }
@@ -364,27 +364,32 @@ impl Device {
     /// Checks a graphics description on its own and against the device's
     /// features: targets, stream counts, wireframe, depth and color formats.
     fn graphics_desc_check(&self, desc: &GraphicsPipelineDesc) -> Result<()> {
-        if desc.color_targets.is_empty() && desc.depth.is_none() {
-            return Err(RhiError::InvalidDesc("a graphics pipeline needs a color target or depth".into()));
-        }
-        if desc.color_targets.len() > MAX_COLOR_ATTACHMENTS || desc.vertex_buffers.len() > MAX_VERTEX_STREAMS {
-            return Err(RhiError::InvalidDesc(format!(
-                "at most {MAX_COLOR_ATTACHMENTS} color targets and {MAX_VERTEX_STREAMS} vertex streams"
-            )));
+        let resource = || "the graphics pipeline".to_string();
+        let counts = [
+            ("targets (color and depth)", desc.color_targets.len() + usize::from(desc.depth.is_some()), 1, MAX_COLOR_ATTACHMENTS + 1),
+            ("color targets", desc.color_targets.len(), 0, MAX_COLOR_ATTACHMENTS),
+            ("vertex buffers", desc.vertex_buffers.len(), 0, MAX_VERTEX_STREAMS),
+        ];
+        for (what, value, min, max) in counts {
+            if value < min || value > max {
+                let (value, min, max) = (value as u64, min as u64, max as u64);
+                return Err(RhiError::OutOfLimits { what, resource: resource(), value, min, max });
+            }
         }
         if desc.primitive.polygon_mode == PolygonMode::Line && !self.features().wireframe {
             return Err(RhiError::Unsupported("wireframe (fillModeNonSolid) is not supported".into()));
         }
-        if let Some(d) = &desc.depth {
-            if !d.format.is_depth() {
-                return Err(RhiError::InvalidDesc(format!("depth format {:?} is not a depth format", d.format)));
-            }
+        if let Some(d) = desc.depth.filter(|d| !d.format.is_depth()) {
+            let resource = "the depth target of the graphics pipeline".into();
+            return Err(RhiError::WrongFormat { resource, format: d.format, expected: "a depth format" });
         }
-        if let Some(c) = desc.color_targets.iter().find(|c| c.format.is_depth()) {
-            return Err(RhiError::InvalidDesc(format!("color target format {:?} is a depth format", c.format)));
-        }
-        if let Some(c) = desc.color_targets.iter().find(|c| c.format.is_block_compressed()) {
-            return Err(RhiError::InvalidDesc(format!("color target format {:?} is block-compressed (sampled only)", c.format)));
+        for (i, c) in desc.color_targets.iter().enumerate() {
+            let expected = match c.format {
+                f if f.is_depth() => "a color format",
+                f if f.is_block_compressed() => "a format that can be rendered to (block-compressed ones are sampled only)",
+                _ => continue,
+            };
+            return Err(RhiError::WrongFormat { resource: format!("color target {i}"), format: c.format, expected });
         }
         Ok(())
     }
@@ -398,13 +403,8 @@ impl Device {
         fs_module: Option<vk::ShaderModule>,
         layout: vk::PipelineLayout,
     ) -> Result<vk::Pipeline> {
-        let vs_name = CString::new(desc.vertex.entry.clone()).map_err(|_| RhiError::InvalidDesc("NUL in entry name".into()))?;
-        let fs_name = desc
-            .fragment
-            .as_ref()
-            .map(|f| CString::new(f.entry.clone()))
-            .transpose()
-            .map_err(|_| RhiError::InvalidDesc("NUL in entry name".into()))?;
+        let vs_name = entry_name(&desc.vertex.entry)?;
+        let fs_name = desc.fragment.as_ref().map(|f| entry_name(&f.entry)).transpose()?;
         let mut stages =
             vec![vk::PipelineShaderStageCreateInfo::default().stage(vk::ShaderStageFlags::VERTEX).module(vs_module).name(&vs_name)];
         if let (Some(module), Some(name)) = (fs_module, &fs_name) {
@@ -465,7 +465,7 @@ impl Device {
         let layout_desc = layout_desc(&[&ep])?;
         self.layout_limits_check(&layout_desc)?;
         let (layout, set_layouts) = self.layouts.pipeline_layout(&self.raw, &layout_desc)?;
-        let name = CString::new(desc.shader.entry.clone()).map_err(|_| RhiError::InvalidDesc("NUL in entry name".into()))?;
+        let name = entry_name(&desc.shader.entry)?;
         let stage = vk::PipelineShaderStageCreateInfo::default().stage(vk::ShaderStageFlags::COMPUTE).module(module).name(&name);
         let info = vk::ComputePipelineCreateInfo::default().stage(stage).layout(layout);
         // SAFETY: the module (kept by the recording guard) and layout are live for the call.
@@ -524,7 +524,12 @@ impl Device {
     ) -> Result<(BindGroupLayoutDesc, vk::DescriptorSetLayout)> {
         let pipelines = read(&self.resources.pipelines);
         let p = pipelines.get(pipeline).ok_or_else(|| RhiError::InvalidHandle(format!("{pipeline:?}")))?;
-        p.groups.get(group as usize).cloned().ok_or_else(|| RhiError::InvalidDesc(format!("pipeline has no bind group {group}")))
+        p.groups.get(group as usize).cloned().ok_or_else(|| RhiError::OutOfRange {
+            what: "bind group",
+            resource: format!("the layout of pipeline {pipeline:?}"),
+            range: crate::error::range_of(u64::from(group), 1),
+            limit: p.groups.len() as u64,
+        })
     }
 
     /// Destroys a pipeline once the GPU no longer uses it (and forgets it in the cache).
@@ -544,21 +549,19 @@ fn vertex_inputs_check(desc: &GraphicsPipelineDesc, vs: &EntryPointReflection) -
     for (i, vb) in desc.vertex_buffers.iter().enumerate() {
         for a in &vb.attributes {
             if provided.insert(a.location, i).is_some() {
-                return Err(RhiError::InvalidDesc(format!("vertex location {} is given twice", a.location)));
+                let resource = "the pipeline's vertex buffers".into();
+                return Err(RhiError::Duplicate { what: "vertex location", value: a.location, resource });
             }
-            if a.offset + a.format.size() > vb.stride && vb.stride != 0 {
-                return Err(RhiError::InvalidDesc(format!(
-                    "vertex attribute at location {} overruns the stride {}",
-                    a.location, vb.stride
-                )));
+            let range = crate::error::range_of(u64::from(a.offset), u64::from(a.format.size()));
+            if range.end > u64::from(vb.stride) && vb.stride != 0 {
+                let resource = format!("the stride of vertex buffer {i} (attribute at location {})", a.location);
+                return Err(RhiError::OutOfRange { what: "attribute bytes", resource, range, limit: u64::from(vb.stride) });
             }
         }
     }
     if let Some(missing) = vs.vertex_inputs.iter().find(|i| !provided.contains_key(&i.location)) {
-        return Err(RhiError::InvalidDesc(format!(
-            "vertex shader {:?} reads location {} that no vertex buffer provides",
-            desc.vertex.entry, missing.location
-        )));
+        let resource = format!("the vertex buffers (vertex shader {:?} reads it)", desc.vertex.entry);
+        return Err(RhiError::NotFound { what: "vertex location", value: missing.location, resource });
     }
     Ok(())
 }
@@ -639,4 +642,9 @@ fn vertex_streams(desc: &GraphicsPipelineDesc) -> VertexStreams {
     }
     streams.count = desc.vertex_buffers.len() as u8;
     streams
+}
+
+/// An entry point's name for Vulkan (no NUL inside).
+fn entry_name(entry: &str) -> Result<CString> {
+    CString::new(entry).map_err(|_| RhiError::InvalidDesc(format!("entry point name {entry:?} contains a NUL byte")))
 }

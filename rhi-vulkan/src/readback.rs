@@ -60,7 +60,8 @@ impl Device {
             return Err(RhiError::Unsupported(format!("{:?} textures cannot be read back as RGBA8", desc.format)));
         }
         if !desc.usage.contains(crate::TextureUsage::TRANSFER_SRC) {
-            return Err(RhiError::InvalidDesc(format!("texture {:?} lacks TRANSFER_SRC usage", desc.label)));
+            let usage = crate::Usage::Texture(crate::TextureUsage::TRANSFER_SRC);
+            return Err(RhiError::MissingUsage { label: desc.label, usage, needed_for: "read_texture" });
         }
         let size = u64::from(desc.width) * u64::from(desc.height) * u64::from(desc.format.bytes_per_pixel());
         let staging = self.create_buffer(&BufferDesc::readback("texture readback", size))?;

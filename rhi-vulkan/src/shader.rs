@@ -244,7 +244,7 @@ impl Device {
         s.compiled
             .entry_point(entry)
             .cloned()
-            .ok_or_else(|| RhiError::InvalidDesc(format!("shader {:?} has no entry point {entry:?}", s.compiled.name)))
+            .ok_or_else(|| RhiError::NoEntryPoint { shader: s.compiled.name.clone(), entry: entry.to_string() })
     }
 
     /// Destroys the shader module once the GPU no longer uses it; pipelines

@@ -339,10 +339,10 @@ impl Swapchain {
         // A lost device presents nothing (nothing is acquired or recorded).
         device.timeline.check_lost()?;
         if matches!(state, TextureState::Undefined | TextureState::Present) {
-            return Err(RhiError::InvalidDesc(format!("cannot present a texture in state {state:?}")));
+            return Err(RhiError::WrongTextureState { state, role: "presented" });
         }
         if device.frame_open.load(std::sync::atomic::Ordering::Acquire) {
-            return Err(RhiError::InvalidDesc("present_texture between frames, not while a frame is open".into()));
+            return Err(RhiError::FrameOpen { command: "present_texture" });
         }
         if self.stale {
             self.recreate(device)?;
@@ -471,7 +471,7 @@ impl Swapchain {
 
     fn check_device(&self, device: &Device) -> Result<()> {
         if device.id() != self.device {
-            return Err(RhiError::InvalidDesc("the swapchain was made on another device".into()));
+            return Err(RhiError::OtherDevice { what: "the swapchain" });
         }
         Ok(())
     }
@@ -519,7 +519,8 @@ fn blit_source(device: &Device, texture: TextureHandle) -> Result<BlitSource> {
     let t = crate::device::read(&device.resources.textures);
     let e = t.get(texture).ok_or_else(|| RhiError::InvalidHandle(format!("{texture:?}")))?;
     if !e.desc.usage.contains(crate::TextureUsage::TRANSFER_SRC) {
-        return Err(RhiError::InvalidDesc(format!("texture {:?} lacks TRANSFER_SRC usage", e.desc.label)));
+        let usage = crate::Usage::Texture(crate::TextureUsage::TRANSFER_SRC);
+        return Err(RhiError::MissingUsage { label: e.desc.label.clone(), usage, needed_for: "a present (the blit source)" });
     }
     Ok(BlitSource { image: e.raw, format: e.desc.format, width: e.desc.width, height: e.desc.height, mip_levels: e.desc.mip_levels })
 }

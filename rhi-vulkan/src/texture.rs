@@ -5,7 +5,7 @@
 
 use crate::conv;
 use crate::device::{read, write, Device, Retired};
-use crate::error::{vk_err, Result, RhiError};
+use crate::error::{vk_err, Result, RhiError, Usage};
 use crate::handle::Handle;
 use crate::types::{BufferUsage, Format, TextureState, TextureUsage};
 use crate::BufferDesc;
@@ -238,17 +238,16 @@ impl Device {
                 self.name()
             ))
         })?;
-        if desc.width > props.max_extent.width || desc.height > props.max_extent.height {
-            return Err(RhiError::InvalidDesc(format!(
-                "texture {:?}: {}x{} exceeds the device maximum {}x{}",
-                desc.label, desc.width, desc.height, props.max_extent.width, props.max_extent.height
-            )));
-        }
-        if desc.mip_levels > props.max_mip_levels {
-            return Err(RhiError::InvalidDesc(format!(
-                "texture {:?}: {} mip levels exceed the device maximum {} for {:?}",
-                desc.label, desc.mip_levels, props.max_mip_levels, desc.format
-            )));
+        let resource = || format!("texture {:?} ({:?}, the device's maximum)", desc.label, desc.format);
+        let limits = [
+            ("width", desc.width, props.max_extent.width),
+            ("height", desc.height, props.max_extent.height),
+            ("mip levels", desc.mip_levels, props.max_mip_levels),
+        ];
+        for (what, value, max) in limits {
+            if value > max {
+                return Err(RhiError::OutOfLimits { what, resource: resource(), value: u64::from(value), min: 1, max: u64::from(max) });
+            }
         }
         Ok(())
     }
@@ -260,9 +259,11 @@ impl Device {
     /// The upload goes through a host-visible staging buffer and
     /// [`Device::immediate`] (it waits for the GPU).
     ///
-    /// A slice count other than the mip levels, a slice whose length is not
-    /// exactly its level's [`TextureDesc::level_size`] and a
-    /// description `create_texture` refuses are [`RhiError::InvalidDesc`];
+    /// A slice count other than the mip levels or a slice whose length is
+    /// not exactly its level's [`TextureDesc::level_size`] is
+    /// [`RhiError::WrongCount`], a usage without `SAMPLED`
+    /// [`RhiError::MissingUsage`], and a description `create_texture`
+    /// refuses its error there;
     /// generating levels of a format without linear blits
     /// ([`Device::supports_mip_generation`]; never block-compressed formats,
     /// which are not blit destinations) is [`RhiError::Unsupported`].
@@ -274,30 +275,21 @@ impl Device {
             TextureData::AllLevels(ls) => (ls, false),
         };
         if !generate && levels.len() != desc.mip_levels as usize {
-            return Err(RhiError::InvalidDesc(format!(
-                "texture {:?}: {} level slices for {} mip levels",
-                desc.label,
-                levels.len(),
-                desc.mip_levels
-            )));
+            let resource = format!("texture {:?} with {} mip levels", desc.label, desc.mip_levels);
+            let (expected, found) = (u64::from(desc.mip_levels), levels.len() as u64);
+            return Err(RhiError::WrongCount { what: "level slices", resource, expected, found });
         }
         for (level, d) in (0u32..).zip(levels) {
             let want = desc.level_size(level);
             if d.len() as u64 != want {
                 let (w, h) = desc.level_extent(level);
-                return Err(RhiError::InvalidDesc(format!(
-                    "texture {:?}: level {level} ({w}x{h} {:?}) needs {want} bytes, got {}",
-                    desc.label,
-                    desc.format,
-                    d.len()
-                )));
+                let resource = format!("level {level} ({w}x{h} {:?}) of texture {:?}", desc.format, desc.label);
+                return Err(RhiError::WrongCount { what: "bytes", resource, expected: want, found: d.len() as u64 });
             }
         }
         if !desc.usage.contains(TextureUsage::SAMPLED) {
-            return Err(RhiError::InvalidDesc(format!(
-                "texture {:?}: uploaded textures end in ShaderRead and need SAMPLED usage",
-                desc.label
-            )));
+            let (label, usage) = (desc.label.clone(), Usage::Texture(TextureUsage::SAMPLED));
+            return Err(RhiError::MissingUsage { label, usage, needed_for: "an upload (uploaded textures end in ShaderRead)" });
         }
         if generate {
             self.check_mip_generation(desc)?;
@@ -411,18 +403,19 @@ impl Device {
 /// What `create_texture` checks before asking the device: extent, usage,
 /// mip levels and the usages a format or a mip chain allows.
 fn check_desc(desc: &TextureDesc) -> Result<()> {
-    if desc.width == 0 || desc.height == 0 {
-        return Err(RhiError::InvalidDesc(format!("texture {:?} has extent {}x{}", desc.label, desc.width, desc.height)));
+    let resource = || format!("texture {:?} ({}x{})", desc.label, desc.width, desc.height);
+    for (what, value) in [("width", desc.width), ("height", desc.height)] {
+        if value == 0 {
+            return Err(RhiError::OutOfLimits { what, resource: resource(), value: 0, min: 1, max: u64::from(u32::MAX) });
+        }
     }
     if desc.usage.is_empty() {
         return Err(RhiError::InvalidDesc(format!("texture {:?} has no usage", desc.label)));
     }
     let full = TextureDesc::full_mip_count(desc.width, desc.height);
     if desc.mip_levels == 0 || desc.mip_levels > full {
-        return Err(RhiError::InvalidDesc(format!(
-            "texture {:?}: {} mip levels, a {}x{} texture has 1..={full}",
-            desc.label, desc.mip_levels, desc.width, desc.height
-        )));
+        let (value, max) = (u64::from(desc.mip_levels), u64::from(full));
+        return Err(RhiError::OutOfLimits { what: "mip levels", resource: resource(), value, min: 1, max });
     }
     if desc.format.is_block_compressed() && (desc.usage.contains(TextureUsage::RENDER_TARGET) || desc.usage.contains(TextureUsage::STORAGE))
     {
@@ -489,8 +482,10 @@ mod tests {
         let d = TextureDesc::sampled("t", 8, 8, Format::Rgba8Unorm);
         assert!(check_desc(&d).is_ok());
         assert!(check_desc(&d.clone().with_mip_levels(4)).is_ok());
-        assert!(matches!(check_desc(&d.clone().with_mip_levels(0)), Err(RhiError::InvalidDesc(_))));
-        assert!(matches!(check_desc(&d.clone().with_mip_levels(5)), Err(RhiError::InvalidDesc(_))));
+        for levels in [0, 5] {
+            let r = check_desc(&d.clone().with_mip_levels(levels));
+            assert!(matches!(r, Err(RhiError::OutOfLimits { what: "mip levels", min: 1, max: 4, .. })), "{levels}: {r:?}");
+        }
         let rt = TextureDesc::render_target("rt", 8, 8, Format::Rgba8Unorm).with_mip_levels(2);
         assert!(matches!(check_desc(&rt), Err(RhiError::Unsupported(_))));
     }

@@ -20,6 +20,8 @@ macro_rules! flags {
             pub const fn is_empty(self) -> bool { self.0 == 0 }
             /// The raw bits.
             pub const fn bits(self) -> u32 { self.0 }
+            /// The flags of `self` that `other` lacks.
+            pub const fn difference(self, other: Self) -> Self { Self(self.0 & !other.0) }
             /// The flags whose bits are set in `bits`; unknown bits are dropped.
             pub const fn from_bits_truncate(bits: u32) -> Self { Self(bits & (0 $(| $bit)*)) }
         }
@@ -29,6 +31,20 @@ macro_rules! flags {
         }
         impl BitOrAssign for $name {
             fn bitor_assign(&mut self, rhs: Self) { self.0 |= rhs.0 }
+        }
+        /// The set flags by name, `A | B` (`empty` for none).
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                let names = [$((Self::$flag, stringify!($flag))),*];
+                let mut set = names.iter().filter(|(flag, _)| self.contains(*flag)).map(|(_, name)| *name);
+                match set.next() {
+                    None => f.write_str("empty"),
+                    Some(first) => {
+                        f.write_str(first)?;
+                        set.try_for_each(|name| write!(f, " | {name}"))
+                    }
+                }
+            }
         }
     };
 }

@@ -4,6 +4,7 @@
 //! means a safe call reached the driver with invalid arguments.
 
 use rhi_vulkan::*;
+use std::ops::Range;
 use std::time::Duration;
 use test_support::QuadGrid;
 use test_support::{assert_clean, new_device as device};
@@ -48,13 +49,16 @@ fn finish_grid(device: &Device, grid: QuadGrid, color: TextureHandle) {
     assert_clean(device);
 }
 
-fn is_state_err<T: std::fmt::Debug>(r: Result<T>) -> bool {
-    matches!(r, Err(RhiError::InvalidState(_)))
+/// Asserts that `$r` is an error matching `$p` (a [`RhiError`] pattern),
+/// printing what it was otherwise.
+macro_rules! assert_err {
+    ($r:expr, $p:pat $(if $g:expr)? $(, $why:literal)?) => {{
+        let r = $r;
+        assert!(matches!(r, Err($p) $(if $g)?), "{}{r:?}", concat!($($why, ": ",)? ""));
+    }};
 }
 
-fn is_desc_err<T: std::fmt::Debug>(r: Result<T>) -> bool {
-    matches!(r, Err(RhiError::InvalidDesc(_)))
-}
+use PassState::{Inline, Outside, Secondaries, Secondary};
 
 /// Opens a frame with `color` cleared in an inline pass and the grid's
 /// pipeline, streams, viewport and scissor bound, ready to draw.
@@ -74,36 +78,41 @@ fn draws_dispatches_and_pass_ends_need_their_state() {
     let mut frame = device.begin_frame().unwrap();
     let cmd = frame.cmd();
     // Nothing open, nothing bound.
-    assert!(is_state_err(cmd.draw(3, 1, 0, 0)));
-    assert!(is_state_err(cmd.draw_indexed(3, 1, 0, 0, 0)));
-    assert!(is_state_err(cmd.dispatch(1, 1, 1)));
-    assert!(is_state_err(cmd.end_rendering()));
+    assert_err!(cmd.draw(3, 1, 0, 0), RhiError::WrongPass { command: "draw", found: Outside, needed: Inline });
+    assert_err!(cmd.draw_indexed(3, 1, 0, 0, 0), RhiError::WrongPass { command: "draw_indexed", found: Outside, .. });
+    assert_err!(cmd.dispatch(1, 1, 1), RhiError::NotBound { command: "dispatch", missing: Unbound::Pipeline });
+    assert_err!(cmd.end_rendering(), RhiError::WrongPass { command: "end_rendering", found: Outside, needed: Inline });
     cmd.texture_barrier(color, TextureState::Undefined, TextureState::ColorAttachment).unwrap();
     cmd.begin_rendering(&pass(color), RenderingContents::Inline).unwrap();
     // A pass is open but no pipeline is bound.
-    assert!(is_state_err(cmd.draw(3, 1, 0, 0)));
-    assert!(is_state_err(cmd.begin_rendering(&pass(color), RenderingContents::Inline)), "nested pass");
+    assert_err!(cmd.draw(3, 1, 0, 0), RhiError::NotBound { command: "draw", missing: Unbound::Pipeline });
+    let nested = cmd.begin_rendering(&pass(color), RenderingContents::Inline);
+    assert_err!(nested, RhiError::WrongPass { command: "begin_rendering", found: Inline, needed: Outside }, "nested pass");
     cmd.bind_pipeline(grid.pipeline).unwrap();
     // Pipeline bound, streams and viewport not.
-    assert!(is_state_err(cmd.draw(6, 1, 0, 0)));
+    assert_err!(cmd.draw(6, 1, 0, 0), RhiError::NotBound { missing: Unbound::VertexStream(0), .. });
     cmd.bind_vertex_buffers(0, &[(grid.corners, 0), (grid.instances, 0)]).unwrap();
-    assert!(is_state_err(cmd.draw(6, 1, 0, 0)), "no viewport or scissor");
+    assert_err!(cmd.draw(6, 1, 0, 0), RhiError::NotBound { missing: Unbound::Viewport, .. }, "no viewport or scissor");
     cmd.set_viewport(Rect::from_size(W, H)).unwrap();
+    assert_err!(cmd.draw(6, 1, 0, 0), RhiError::NotBound { missing: Unbound::Scissor, .. }, "no scissor");
     cmd.set_scissor(Rect::from_size(W, H)).unwrap();
-    // A graphics pipeline does not dispatch, and copies and barriers stay out of passes.
-    assert!(is_state_err(cmd.dispatch(1, 1, 1)));
-    assert!(is_state_err(cmd.texture_barrier(color, TextureState::ColorAttachment, TextureState::ShaderRead)));
-    // No index buffer bound.
-    assert!(is_state_err(cmd.draw_indexed(3, 1, 0, 0, 0)));
+    // Copies, barriers and dispatches stay out of passes.
+    assert_err!(cmd.dispatch(1, 1, 1), RhiError::WrongPass { command: "dispatch", found: Inline, needed: Outside });
+    let barrier = cmd.texture_barrier(color, TextureState::ColorAttachment, TextureState::ShaderRead);
+    assert_err!(barrier, RhiError::WrongPass { command: "a texture barrier", found: Inline, needed: Outside });
     // The grid's shaders read a 16-byte push-constant block: all of it must be written.
-    assert!(is_state_err(cmd.draw(6, 1, 0, 0)), "push constants unset");
+    assert_err!(cmd.draw(6, 1, 0, 0), RhiError::NotBound { missing: Unbound::PushConstants, .. }, "push constants unset");
     cmd.push_constants(0, &[0; 8]).unwrap();
-    assert!(is_state_err(cmd.draw(6, 1, 0, 0)), "half the push constants unset");
-    assert!(is_desc_err(cmd.push_constants(12, &[0; 8])), "past the block");
+    assert_err!(cmd.draw(6, 1, 0, 0), RhiError::NotBound { missing: Unbound::PushConstants, .. }, "half unset");
+    let past = cmd.push_constants(12, &[0; 8]);
+    assert_err!(past, RhiError::OutOfRange { what: "bytes", range: Range { start: 12, end: 20 }, limit: 16, .. }, "past the block");
+    assert_err!(cmd.push_constants(2, &[0; 4]), RhiError::Misaligned { what: "offset", value: 2, alignment: 4, .. });
     cmd.push_constants(8, &[0; 8]).unwrap();
+    // No index buffer bound.
+    assert_err!(cmd.draw_indexed(3, 1, 0, 0, 0), RhiError::NotBound { command: "draw_indexed", missing: Unbound::IndexBuffer });
     cmd.draw(6, 1, 0, 0).unwrap();
     // A pass left open is not submitted.
-    assert!(is_state_err(frame.submit()));
+    assert_err!(frame.submit(), RhiError::WrongPass { command: "Frame::submit", found: Inline, needed: Outside });
     // The device goes on working.
     let mut frame = ready_to_draw(&device, &grid, color);
     frame.cmd().draw(6, 1, 0, 0).unwrap();
@@ -122,38 +131,114 @@ fn draw_ranges_stay_inside_the_bound_buffers() {
         .unwrap();
     let mut frame = ready_to_draw(&device, &grid, color);
     let cmd = frame.cmd();
-    // 6 corners, 4 instances.
-    assert!(is_desc_err(cmd.draw(7, 1, 0, 0)), "vertex 6 is past the corners");
-    assert!(is_desc_err(cmd.draw(6, 1, 0, 4)), "instance 4 is past the grid");
-    assert!(is_desc_err(cmd.draw(6, u32::MAX, 0, u32::MAX)), "u32 overflow of the instance range");
-    assert!(is_desc_err(cmd.bind_vertex_buffers(0, &[(grid.corners, 48)])), "offset at the end");
-    assert!(is_desc_err(cmd.bind_vertex_buffers(7, &[(grid.corners, 0), (grid.corners, 0)])), "stream 8");
+    // 6 corners, 4 instances: the error names the stream, the range and what the stream holds.
+    match cmd.draw(7, 1, 0, 0) {
+        Err(RhiError::OutOfRange { what: "vertices", resource, range, limit: 6 }) => {
+            assert_eq!((resource.as_str(), range), ("vertex stream 0", 0..7), "vertex 6 is past the corners");
+        }
+        other => panic!("vertex 6 is past the corners: {other:?}"),
+    }
+    match cmd.draw(6, 1, 0, 4) {
+        Err(RhiError::OutOfRange { what: "instances", resource, range, limit: 4 }) => {
+            assert_eq!((resource.as_str(), range), ("vertex stream 1", 4..5), "instance 4 is past the grid");
+        }
+        other => panic!("instance 4 is past the grid: {other:?}"),
+    }
+    let overflow = cmd.draw(6, u32::MAX, 0, u32::MAX);
+    let end = 2 * u64::from(u32::MAX);
+    assert_err!(overflow, RhiError::OutOfRange { what: "instances", ref range, limit: 4, .. } if range.end == end, "no u32 wrap");
+    let at_end = cmd.bind_vertex_buffers(0, &[(grid.corners, 48)]);
+    assert_err!(at_end, RhiError::OutOfRange { what: "vertex buffer offset", range: Range { start: 48, end: 49 }, limit: 48, .. });
+    let stream_8 = cmd.bind_vertex_buffers(7, &[(grid.corners, 0), (grid.corners, 0)]);
+    assert_err!(stream_8, RhiError::OutOfRange { what: "vertex streams", range: Range { start: 7, end: 9 }, limit: 8, .. });
     cmd.draw(6, 4, 0, 0).unwrap();
-    assert!(is_desc_err(cmd.bind_index_buffer(index, 24, IndexFormat::Uint32)), "index offset at the end");
-    assert!(is_desc_err(cmd.bind_index_buffer(index, 2, IndexFormat::Uint32)), "misaligned index offset");
+    let at_end = cmd.bind_index_buffer(index, 24, IndexFormat::Uint32);
+    assert_err!(at_end, RhiError::OutOfRange { what: "index buffer offset", range: Range { start: 24, end: 25 }, limit: 24, .. });
+    let misaligned = cmd.bind_index_buffer(index, 2, IndexFormat::Uint32);
+    assert_err!(misaligned, RhiError::Misaligned { what: "offset", value: 2, alignment: 4, .. });
     cmd.bind_index_buffer(index, 4, IndexFormat::Uint32).unwrap();
-    assert!(is_desc_err(cmd.draw_indexed(6, 1, 0, 0, 0)), "5 indices remain after offset 4");
-    assert!(is_desc_err(cmd.draw_indexed(1, 1, u32::MAX, 0, 0)));
+    let six = cmd.draw_indexed(6, 1, 0, 0, 0);
+    assert_err!(six, RhiError::OutOfRange { what: "indices", range: Range { start: 0, end: 6 }, limit: 5, .. }, "5 after offset 4");
+    assert_err!(cmd.draw_indexed(1, 1, u32::MAX, 0, 0), RhiError::OutOfRange { what: "indices", limit: 5, .. });
     cmd.draw_indexed(5, 1, 0, 0, 0).unwrap();
     // Indirect: 2 records of 20 bytes.
-    assert!(is_desc_err(cmd.draw_indexed_indirect(indirect, 24, 1, 20)), "record past the end");
-    assert!(is_desc_err(cmd.draw_indexed_indirect(indirect, 2, 1, 20)), "misaligned offset");
-    assert!(is_desc_err(cmd.draw_indexed_indirect(indirect, u64::MAX - 3, 1, 20)), "offset overflow");
+    let bytes = "indirect argument bytes";
+    let past = cmd.draw_indexed_indirect(indirect, 24, 1, 20);
+    assert_err!(past, RhiError::OutOfRange { what, range: Range { start: 24, end: 44 }, limit: 40, .. } if what == bytes);
+    let misaligned = cmd.draw_indexed_indirect(indirect, 2, 1, 20);
+    assert_err!(misaligned, RhiError::Misaligned { what: "offset", value: 2, alignment: 4, .. });
+    let wraps = cmd.draw_indexed_indirect(indirect, u64::MAX - 3, 1, 20);
+    assert_err!(wraps, RhiError::OutOfRange { range: Range { end: u64::MAX, .. }, limit: 40, .. }, "the end saturates");
     if device.features().multi_draw_indirect {
-        assert!(is_desc_err(cmd.draw_indexed_indirect(indirect, 0, 3, 20)), "3 records in 40 bytes");
-        assert!(is_desc_err(cmd.draw_indexed_indirect(indirect, 0, 2, 12)), "stride below the record");
-        assert!(is_desc_err(cmd.draw_indexed_indirect(indirect, 0, u32::MAX, u32::MAX)), "span overflow");
+        let three = cmd.draw_indexed_indirect(indirect, 0, 3, 20);
+        assert_err!(three, RhiError::OutOfRange { range: Range { start: 0, end: 60 }, limit: 40, .. }, "3 records in 40 bytes");
+        let short = cmd.draw_indexed_indirect(indirect, 0, 2, 12);
+        assert_err!(short, RhiError::OutOfLimits { what: "stride", value: 12, min: 20, .. }, "stride below the record");
+        let odd = cmd.draw_indexed_indirect(indirect, 0, u32::MAX, u32::MAX);
+        assert_err!(odd, RhiError::Misaligned { what: "stride", value: 0xffff_ffff, alignment: 4, .. });
+        let far = cmd.draw_indexed_indirect(indirect, 0, u32::MAX, u32::MAX - 3);
+        assert_err!(far, RhiError::OutOfRange { limit: 40, .. }, "the widest span");
         cmd.draw_indexed_indirect(indirect, 0, 2, 20).unwrap();
     }
     cmd.draw_indexed_indirect(indirect, 20, 1, 20).unwrap();
-    assert!(is_desc_err(cmd.set_viewport(Rect::new(1, 0, u32::MAX, 10))), "viewport past the limits");
-    assert!(is_desc_err(cmd.set_scissor(Rect::new(i32::MAX, 0, 10, 10))), "scissor offset + extent overflows");
-    assert!(is_desc_err(cmd.set_scissor(Rect::new(-1, 0, 10, 10))), "negative scissor offset");
+    let max_w = u64::from(device.info().max_viewport_dimensions[0]);
+    let wide = cmd.set_viewport(Rect::new(1, 0, u32::MAX, 10));
+    assert_err!(wide, RhiError::OutOfLimits { what: "width", value: 0xffff_ffff, min: 1, max, .. } if max == max_w);
+    let end = i32::MAX as u64 + 10;
+    let past = cmd.set_scissor(Rect::new(i32::MAX, 0, 10, 10));
+    assert_err!(past, RhiError::OutOfRange { what: "columns", ref range, limit: 0x8000_0000, .. } if range.end == end, "past i32");
+    assert_err!(cmd.set_scissor(Rect::new(-1, 0, 10, 10)), RhiError::InvalidDesc(_), "negative scissor offset");
     end_and_submit(frame);
     for b in [index, indirect] {
         device.destroy_buffer(b);
     }
     finish_grid(&device, grid, color);
+}
+
+#[test]
+fn errors_carry_the_range_the_limit_and_the_usage() {
+    let device = device();
+    // An out-of-range write or read names the bytes asked for, the buffer and its size; nothing is written.
+    for desc in [BufferDesc::host_visible("ring", 256, BufferUsage::STORAGE), BufferDesc::gpu_only("ring", 256, BufferUsage::STORAGE)] {
+        let b = device.create_buffer_init(&desc, &[1; 256]).unwrap();
+        match device.write_buffer(b, 248, &[0; 16]) {
+            Err(RhiError::OutOfRange { what, resource, range, limit }) => {
+                assert_eq!((what, resource.as_str(), range, limit), ("bytes", "buffer \"ring\"", 248..264, 256), "{:?}", desc.memory);
+            }
+            other => panic!("{:?}: {other:?}", desc.memory),
+        }
+        let r = device.read_buffer(b, 250, 10);
+        assert_err!(r, RhiError::OutOfRange { what: "bytes", range: Range { start: 250, end: 260 }, limit: 256, .. });
+        let r = device.write_buffer_parts(b, u64::MAX - 1, &[&[0; 4]]);
+        assert_err!(r, RhiError::OutOfRange { range: Range { start: 0xffff_ffff_ffff_fffe, end: u64::MAX }, limit: 256, .. }, "saturated");
+        assert_eq!(device.read_buffer(b, 0, 256).unwrap(), [1; 256], "{:?}: nothing written", desc.memory);
+        device.destroy_buffer(b);
+    }
+    // A GPU-only buffer is written and read through staging copies: it needs the transfer usages.
+    let sealed_desc = BufferDesc { usage: BufferUsage::VERTEX, ..BufferDesc::gpu_only("sealed", 64, BufferUsage::VERTEX) };
+    let sealed = device.create_buffer(&sealed_desc).unwrap();
+    match device.write_buffer(sealed, 0, &[0; 4]) {
+        Err(RhiError::MissingUsage { label, usage, needed_for }) => {
+            assert_eq!((label.as_str(), usage), ("sealed", Usage::Buffer(BufferUsage::TRANSFER_DST)));
+            assert!(needed_for.contains("GPU-only"), "{needed_for}");
+        }
+        other => panic!("{other:?}"),
+    }
+    let r = device.read_buffer(sealed, 0, 4);
+    assert_err!(r, RhiError::MissingUsage { usage: Usage::Buffer(BufferUsage::TRANSFER_SRC), .. });
+    // Sizes outside the limits name the limit.
+    let max = device.info().max_buffer_size;
+    let r = device.create_buffer(&BufferDesc::gpu_only("huge", u64::MAX, BufferUsage::STORAGE));
+    assert_err!(r, RhiError::OutOfLimits { what: "size", value: u64::MAX, min: 1, max: m, .. } if m == max);
+    // generate_mips names only the usages the texture lacks.
+    let t = device.create_texture(&TextureDesc::sampled("no mips", 8, 8, Format::Rgba8Unorm)).unwrap();
+    let r = device.immediate(|cmd| cmd.generate_mips(t));
+    let lacks = device.texture_desc(t).unwrap().usage.contains(TextureUsage::TRANSFER_SRC);
+    assert!(!lacks, "TextureDesc::sampled has no TRANSFER_SRC");
+    assert_err!(r, RhiError::MissingUsage { usage: Usage::Texture(TextureUsage::TRANSFER_SRC), needed_for: "generate_mips", .. });
+    device.destroy_texture(t);
+    device.destroy_buffer(sealed);
+    finish(&device);
 }
 
 fn bytemuck_u32(v: &[u32]) -> &[u8] {
@@ -169,16 +254,34 @@ fn copies_and_fills_check_their_ranges_without_overflow() {
     let tex = device.create_texture(&TextureDesc::sampled("t", 4, 4, Format::Rgba8Unorm)).unwrap();
     let r = device.immediate(|cmd| {
         // The example: in release `u64::MAX - 15 + 32` wrapped to 16 and passed.
-        assert!(is_desc_err(cmd.copy_buffer(a, u64::MAX - 15, b, 0, 32)));
-        assert!(is_desc_err(cmd.copy_buffer(a, 0, b, u64::MAX - 15, 32)));
-        assert!(is_desc_err(cmd.copy_buffer(a, 0, b, 0, 65)));
-        assert!(is_desc_err(cmd.copy_buffer(a, 0, a, 16, 32)), "overlapping copy within one buffer");
-        assert!(is_desc_err(cmd.copy_buffer_regions(a, b, &[(0, 0, 16), (u64::MAX, 0, 2)])));
-        assert!(is_desc_err(cmd.fill_buffer(a, u64::MAX - 3, 8, 0)));
-        assert!(is_desc_err(cmd.fill_buffer(a, 0, 0, 0)), "empty fill");
-        assert!(is_desc_err(cmd.copy_buffer_to_texture(a, u64::MAX - 15, tex)));
-        assert!(is_desc_err(cmd.copy_buffer_to_texture(a, 2, tex)), "unaligned texel offset");
-        assert!(is_desc_err(cmd.copy_texture_to_buffer(tex, a, 0)), "the texture lacks TRANSFER_SRC");
+        let wraps = Range { start: u64::MAX - 15, end: u64::MAX };
+        match cmd.copy_buffer(a, u64::MAX - 15, b, 0, 32) {
+            Err(RhiError::OutOfRange { what: "copied bytes", resource, range, limit: 64 }) => {
+                assert_eq!((resource.as_str(), range), ("buffer \"a\"", wraps.clone()), "the source's range, its end saturated");
+            }
+            other => panic!("{other:?}"),
+        }
+        match cmd.copy_buffer(a, 0, b, u64::MAX - 15, 32) {
+            Err(RhiError::OutOfRange { resource, range, .. }) => assert_eq!((resource.as_str(), range), ("buffer \"b\"", wraps)),
+            other => panic!("{other:?}"),
+        }
+        let over = cmd.copy_buffer(a, 0, b, 0, 65);
+        assert_err!(over, RhiError::OutOfRange { range: Range { start: 0, end: 65 }, limit: 64, .. });
+        assert_err!(cmd.copy_buffer(a, 0, a, 16, 32), RhiError::InvalidDesc(_), "overlapping copy within one buffer");
+        let second = cmd.copy_buffer_regions(a, b, &[(0, 0, 16), (u64::MAX, 0, 2)]);
+        assert_err!(second, RhiError::OutOfRange { range: Range { start: u64::MAX, end: u64::MAX }, .. }, "the second region");
+        let fill = cmd.fill_buffer(a, u64::MAX - 3, 8, 0);
+        assert_err!(fill, RhiError::OutOfRange { what: "filled bytes", range: Range { end: u64::MAX, .. }, limit: 64, .. });
+        assert_err!(cmd.fill_buffer(a, 0, 0, 0), RhiError::OutOfLimits { what: "size", value: 0, min: 1, .. }, "empty fill");
+        assert_err!(cmd.fill_buffer(a, 0, 6, 0), RhiError::Misaligned { what: "size", value: 6, alignment: 4, .. });
+        let level = cmd.copy_buffer_to_texture(a, u64::MAX - 15, tex);
+        assert_err!(level, RhiError::OutOfRange { what: "bytes of the mip level", range: Range { end: u64::MAX, .. }, limit: 64, .. });
+        let unaligned = cmd.copy_buffer_to_texture(a, 2, tex);
+        assert_err!(unaligned, RhiError::Misaligned { what: "offset", value: 2, alignment: 4, .. }, "unaligned texel offset");
+        assert_err!(cmd.copy_buffer_to_texture_level(a, 0, tex, 1), RhiError::OutOfRange { what: "mip level", limit: 1, .. });
+        let lacks = cmd.copy_texture_to_buffer(tex, a, 0);
+        let src = Usage::Texture(TextureUsage::TRANSFER_SRC);
+        assert_err!(lacks, RhiError::MissingUsage { usage, .. } if usage == src, "the texture lacks TRANSFER_SRC");
         cmd.fill_buffer(a, 0, 64, 7)?;
         cmd.buffer_barrier(a, BufferState::TransferDst, BufferState::TransferSrc)?;
         cmd.copy_buffer(a, 0, b, 0, 64)
@@ -209,23 +312,28 @@ fn secondaries_run_once_in_the_pass_they_were_recorded_for() {
     let (wrong_layout, ()) = frame.record_secondary(&bgra, |_| Ok(())).unwrap();
     // In a secondary, the grid's pipeline (RGBA8) does not fit a BGRA pass.
     let (_, r) = frame.record_secondary(&bgra, |cmd| Ok(grid.record(cmd, Rect::from_size(W, H), 0, 4, 1))).unwrap();
-    assert!(is_state_err(r), "a pipeline for other formats draws nothing");
+    assert_err!(r, RhiError::NotBound { missing: Unbound::PipelineForPass, .. }, "a pipeline for other formats draws nothing");
+    let (_, r) = frame.record_secondary(&rgba, |cmd| Ok(cmd.begin_rendering(&pass(color), RenderingContents::Inline))).unwrap();
+    assert_err!(r, RhiError::WrongPass { command: "begin_rendering", found: Secondary, needed: Outside });
     let bad = RenderingLayout { color_formats: vec![Format::Depth32Float], depth_format: None };
-    assert!(is_desc_err(frame.record_secondary(&bad, |_| Ok(()))), "a depth format as color");
+    let r = frame.record_secondary(&bad, |_| Ok(()));
+    assert_err!(r, RhiError::WrongFormat { format: Format::Depth32Float, expected: "a color format", .. }, "a depth format as color");
     let cmd = frame.cmd();
-    assert!(is_state_err(cmd.execute_secondaries(std::slice::from_ref(&a))), "outside a pass");
+    let outside = cmd.execute_secondaries(std::slice::from_ref(&a));
+    assert_err!(outside, RhiError::WrongPass { command: "execute_secondaries", found: Outside, needed: Secondaries });
     cmd.texture_barrier(color, TextureState::Undefined, TextureState::ColorAttachment).unwrap();
     cmd.begin_rendering(&pass(color), RenderingContents::Inline).unwrap();
-    assert!(is_state_err(cmd.execute_secondaries(std::slice::from_ref(&a))), "an inline pass");
+    assert_err!(cmd.execute_secondaries(std::slice::from_ref(&a)), RhiError::WrongPass { found: Inline, needed: Secondaries, .. });
     cmd.end_rendering().unwrap();
     cmd.begin_rendering(&pass(color), RenderingContents::Secondary).unwrap();
-    assert!(is_state_err(cmd.draw(6, 1, 0, 0)), "an inline draw in a secondaries pass");
-    assert!(is_state_err(cmd.bind_pipeline(grid.pipeline)), "state set in a secondaries pass");
-    assert!(is_state_err(cmd.set_viewport(Rect::from_size(W, H))));
-    assert!(is_desc_err(cmd.execute_secondaries(std::slice::from_ref(&wrong_layout))));
-    assert!(is_desc_err(cmd.execute_secondaries(std::slice::from_ref(&foreign))));
+    // Inline commands in a secondaries pass belong in the secondaries.
+    assert_err!(cmd.draw(6, 1, 0, 0), RhiError::WrongPass { command: "draw", found: Secondaries, needed: Secondary });
+    assert_err!(cmd.bind_pipeline(grid.pipeline), RhiError::WrongPass { command: "bind_pipeline", found: Secondaries, .. });
+    assert_err!(cmd.set_viewport(Rect::from_size(W, H)), RhiError::WrongPass { command: "set_viewport", needed: Secondary, .. });
+    assert_err!(cmd.execute_secondaries(std::slice::from_ref(&wrong_layout)), RhiError::InvalidDesc(_), "another layout");
+    assert_err!(cmd.execute_secondaries(std::slice::from_ref(&foreign)), RhiError::OtherDevice { what: "a secondary" });
     cmd.execute_secondaries(std::slice::from_ref(&a)).unwrap();
-    assert!(is_desc_err(cmd.execute_secondaries(std::slice::from_ref(&a))), "executed twice");
+    assert_err!(cmd.execute_secondaries(std::slice::from_ref(&a)), RhiError::InvalidDesc(_), "executed twice");
     end_and_submit(frame);
     finish_grid(&device, grid, color);
     assert_clean(&other_device);
@@ -287,33 +395,49 @@ fn bind_groups_check_their_entries_and_where_they_bind() {
     let shadow_sampler = device.create_sampler(&SamplerDesc::shadow()).unwrap();
     let color = target(&device);
     let mut frame = device.begin_frame().unwrap();
+    let frame_index = frame.index();
     let g0 = |a: BindingResource, b: BindingResource| [(0, a), (1, b)];
     let ub = BindingResource::Buffer(uniform);
     let sb = BindingResource::Buffer(storage);
     // Duplicate binding numbers (the count matches, binding 1 is missing).
-    assert!(is_desc_err(frame.create_bind_group(p, 0, &[(0, ub), (0, ub)])));
-    // Wrong usages.
-    assert!(is_desc_err(frame.create_bind_group(p, 0, &g0(BindingResource::Buffer(vertex_only), sb))));
-    assert!(is_desc_err(frame.create_bind_group(p, 0, &g0(ub, BindingResource::Buffer(uniform)))));
-    assert!(is_desc_err(frame.create_bind_group(
-        p,
-        1,
-        &[(0, BindingResource::Texture(not_sampled)), (1, BindingResource::Sampler(sampler))]
-    )));
-    assert!(is_desc_err(frame.create_bind_group(
-        p,
-        1,
-        &[(0, BindingResource::Texture(tex)), (1, BindingResource::Sampler(shadow_sampler))]
-    )));
-    // Misaligned uniform offset, and ranges over the limits or the buffer.
-    if limits.min_uniform_buffer_offset_alignment > 1 {
-        let r = BindingResource::BufferRange { buffer: uniform, offset: 1, size: 16 };
-        assert!(is_desc_err(frame.create_bind_group(p, 0, &g0(r, sb))));
+    let twice = frame.create_bind_group(p, 0, &[(0, ub), (0, ub)]);
+    assert_err!(twice, RhiError::Duplicate { what: "binding", value: 0, .. });
+    let unknown = frame.create_bind_group(p, 0, &[(0, ub), (7, sb)]);
+    assert_err!(unknown, RhiError::NotFound { what: "binding", value: 7, .. });
+    let one = frame.create_bind_group(p, 0, &[(0, ub)]);
+    assert_err!(one, RhiError::WrongCount { what: "entries", expected: 2, found: 1, .. });
+    // Wrong usages: the error names the flag and the label.
+    let (uniform_usage, storage_usage) = (Usage::Buffer(BufferUsage::UNIFORM), Usage::Buffer(BufferUsage::STORAGE));
+    match frame.create_bind_group(p, 0, &g0(BindingResource::Buffer(vertex_only), sb)) {
+        Err(RhiError::MissingUsage { label, usage, needed_for }) => {
+            assert_eq!((label.as_str(), usage, needed_for), ("vertex", uniform_usage, "a uniform buffer binding"));
+        }
+        other => panic!("a vertex buffer as a uniform: {other:?}"),
     }
-    let over = BindingResource::BufferRange { buffer: uniform, offset: 0, size: u64::from(limits.max_uniform_buffer_range) + 1 };
-    assert!(is_desc_err(frame.create_bind_group(p, 0, &g0(over, sb))));
-    let wraps = BindingResource::BufferRange { buffer: storage, offset: u64::MAX - 15, size: 32 };
-    assert!(is_desc_err(frame.create_bind_group(p, 0, &g0(ub, wraps))));
+    let r = frame.create_bind_group(p, 0, &g0(ub, BindingResource::Buffer(uniform)));
+    assert_err!(r, RhiError::MissingUsage { usage, .. } if usage == storage_usage);
+    let r = frame.create_bind_group(p, 1, &[(0, BindingResource::Texture(not_sampled)), (1, BindingResource::Sampler(sampler))]);
+    assert_err!(r, RhiError::MissingUsage { usage: Usage::Texture(TextureUsage::SAMPLED), .. });
+    let r = frame.create_bind_group(p, 1, &[(0, BindingResource::Texture(tex)), (1, BindingResource::Sampler(shadow_sampler))]);
+    let found = BindingResource::Sampler(shadow_sampler);
+    assert_err!(r, RhiError::BindingMismatch { group: 1, binding: 1, expected: BindingType::Sampler, found: f } if f == found);
+    let r = frame.create_bind_group(p, 1, &[(0, BindingResource::Sampler(sampler)), (1, BindingResource::Sampler(sampler))]);
+    assert_err!(r, RhiError::BindingMismatch { group: 1, binding: 0, expected: BindingType::SampledTexture, .. });
+    // Misaligned uniform offset, and ranges over the limits or the buffer.
+    let align = limits.min_uniform_buffer_offset_alignment;
+    if align > 1 {
+        let r = BindingResource::BufferRange { buffer: uniform, offset: 1, size: 16 };
+        let r = frame.create_bind_group(p, 0, &g0(r, sb));
+        assert_err!(r, RhiError::Misaligned { what: "offset", value: 1, alignment, .. } if alignment == align);
+    }
+    let max_range = u64::from(limits.max_uniform_buffer_range);
+    let over = BindingResource::BufferRange { buffer: uniform, offset: 0, size: max_range + 1 };
+    let r = frame.create_bind_group(p, 0, &g0(over, sb));
+    assert_err!(r, RhiError::OutOfLimits { value, min: 1, max, .. } if value == max_range + 1 && max == max_range);
+    // An offset aligned to every alignment Vulkan allows (at most 256) whose end wraps u64.
+    let wraps = BindingResource::BufferRange { buffer: storage, offset: u64::MAX - 255, size: 512 };
+    let r = frame.create_bind_group(p, 0, &g0(ub, wraps));
+    assert_err!(r, RhiError::OutOfRange { what: "bound bytes", range: Range { end: u64::MAX, .. }, limit: 4096, .. });
     let group0 = frame.create_bind_group(p, 0, &g0(ub, sb)).unwrap();
     let group1 = frame.create_bind_group(p, 1, &[(0, BindingResource::Texture(tex)), (1, BindingResource::Sampler(sampler))]).unwrap();
     let foreign0 = frame.create_bind_group(other, 0, &[(0, sb)]).unwrap();
@@ -321,20 +445,21 @@ fn bind_groups_check_their_entries_and_where_they_bind() {
     cmd.texture_barrier(tex, TextureState::Undefined, TextureState::ShaderRead).unwrap();
     cmd.texture_barrier(color, TextureState::Undefined, TextureState::ColorAttachment).unwrap();
     cmd.begin_rendering(&pass(color), RenderingContents::Inline).unwrap();
-    assert!(is_state_err(cmd.bind_group(0, &group0)), "no pipeline bound");
+    assert_err!(cmd.bind_group(0, &group0), RhiError::NotBound { command: "bind_group", missing: Unbound::Pipeline });
     cmd.bind_pipeline(p).unwrap();
     cmd.set_viewport(Rect::from_size(W, H)).unwrap();
     cmd.set_scissor(Rect::from_size(W, H)).unwrap();
-    assert!(is_desc_err(cmd.bind_group(0, &foreign0)), "another layout's group");
-    assert!(is_desc_err(cmd.bind_group(1, &group0)), "group 0's set at index 1");
-    assert!(is_desc_err(cmd.bind_group(2, &group0)), "past the layout");
+    assert_err!(cmd.bind_group(0, &foreign0), RhiError::IncompatibleBindGroup { index: 0 }, "another layout's group");
+    assert_err!(cmd.bind_group(1, &group0), RhiError::IncompatibleBindGroup { index: 1 }, "group 0's set at index 1");
+    let past = cmd.bind_group(2, &group0);
+    assert_err!(past, RhiError::OutOfRange { what: "bind group", range: Range { start: 2, end: 3 }, limit: 2, .. }, "past the layout");
     cmd.bind_group(0, &group0).unwrap();
-    assert!(is_state_err(cmd.draw(4, 1, 0, 0)), "group 1 is not bound");
+    assert_err!(cmd.draw(4, 1, 0, 0), RhiError::NotBound { missing: Unbound::BindGroup(1), .. }, "group 1 is not bound");
     cmd.bind_group(1, &group1).unwrap();
     cmd.draw(4, 1, 0, 0).unwrap();
     // Another layout disturbs the sets: the draw needs them bound again.
     cmd.bind_pipeline(other).unwrap();
-    assert!(is_state_err(cmd.draw(4, 1, 0, 0)));
+    assert_err!(cmd.draw(4, 1, 0, 0), RhiError::NotBound { missing: Unbound::BindGroup(0), .. });
     cmd.bind_group(0, &foreign0).unwrap();
     cmd.draw(4, 1, 0, 0).unwrap();
     cmd.end_rendering().unwrap();
@@ -344,7 +469,9 @@ fn bind_groups_check_their_entries_and_where_they_bind() {
     next.cmd().texture_barrier(color, TextureState::ColorAttachment, TextureState::ColorAttachment).unwrap();
     next.cmd().begin_rendering(&pass(color), RenderingContents::Inline).unwrap();
     next.cmd().bind_pipeline(p).unwrap();
-    assert!(is_desc_err(next.cmd().bind_group(0, &group0)));
+    let (made_in, used_in) = (frame_index, Some(frame_index + 1));
+    let r = next.cmd().bind_group(0, &group0);
+    assert_err!(r, RhiError::OtherFrame { what: "a bind group", made_in: m, used_in: u } if (m, u) == (made_in, used_in));
     next.cmd().end_rendering().unwrap();
     next.submit().unwrap();
     device.wait_idle().unwrap();
@@ -415,7 +542,7 @@ fn immediates_nest_and_run_on_many_threads() {
         cmd.texture_barrier(color, TextureState::Undefined, TextureState::ColorAttachment)?;
         cmd.begin_rendering(&pass(color), RenderingContents::Inline).map(|_| ())
     });
-    assert!(is_state_err(r));
+    assert_err!(r, RhiError::WrongPass { command: "the end of Device::immediate", found: Inline, needed: Outside });
     device.destroy_texture(color);
     device.destroy_buffer(a);
     device.destroy_buffer(b);
@@ -498,12 +625,15 @@ fn draw_ranges_follow_the_streams_bound_since_the_last_draw() {
     cmd.draw(6, 4, 0, 0).unwrap();
     // Instances from byte 24 (instance 1) on: 3 of the grid's 4 remain.
     cmd.bind_vertex_buffers(1, &[(grid.instances, 24)]).unwrap();
-    assert!(is_desc_err(cmd.draw(6, 4, 0, 0)), "4 instances after rebinding at instance 1");
-    assert!(is_desc_err(cmd.draw(6, 1, 0, 3)), "instance 3 after rebinding at instance 1");
+    let four = cmd.draw(6, 4, 0, 0);
+    assert_err!(four, RhiError::OutOfRange { what: "instances", range: Range { start: 0, end: 4 }, limit: 3, .. }, "from instance 1");
+    let third = cmd.draw(6, 1, 0, 3);
+    assert_err!(third, RhiError::OutOfRange { what: "instances", range: Range { start: 3, end: 4 }, limit: 3, .. });
     cmd.draw(6, 3, 0, 0).unwrap();
     // Corners from byte 8 (corner 1) on: 5 of 6 remain.
     cmd.bind_vertex_buffers(0, &[(grid.corners, 8)]).unwrap();
-    assert!(is_desc_err(cmd.draw(6, 1, 0, 0)), "6 corners after rebinding at corner 1");
+    let six = cmd.draw(6, 1, 0, 0);
+    assert_err!(six, RhiError::OutOfRange { what: "vertices", range: Range { start: 0, end: 6 }, limit: 5, .. }, "from corner 1");
     cmd.draw(5, 3, 0, 0).unwrap();
     // The whole buffers again: the whole grid draws.
     cmd.bind_vertex_buffers(0, &[(grid.corners, 0), (grid.instances, 0)]).unwrap();

@@ -191,27 +191,42 @@ fn bad_uploads_are_typed_errors_and_create_nothing() {
     let good: Vec<Vec<u8>> = (0..4).map(|l| vec![7u8; desc.level_size(l) as usize]).collect();
     let short = vec![7u8; desc.level_size(1) as usize - 1];
     let slices: Vec<&[u8]> = vec![&good[0], &short, &good[2], &good[3]];
-    let r = device.create_texture_with_data(&desc, TextureData::AllLevels(&slices));
-    assert!(matches!(r, Err(RhiError::InvalidDesc(ref m)) if m.contains("level 1")), "{r:?}");
+    // The error says which level, how many bytes it needs and how many came.
+    match device.create_texture_with_data(&desc, TextureData::AllLevels(&slices)) {
+        Err(RhiError::WrongCount { what: "bytes", resource, expected: 64, found: 63 }) => {
+            assert!(resource.starts_with("level 1 (4x4 Rgba8Unorm)"), "{resource}");
+        }
+        other => panic!("a short level 1: {other:?}"),
+    }
     let three: Vec<&[u8]> = good[..3].iter().map(Vec::as_slice).collect();
     let r = device.create_texture_with_data(&desc, TextureData::AllLevels(&three));
-    assert!(matches!(r, Err(RhiError::InvalidDesc(_))), "3 slices for 4 levels: {r:?}");
+    assert!(matches!(r, Err(RhiError::WrongCount { what: "level slices", expected: 4, found: 3, .. })), "3 slices for 4 levels: {r:?}");
     let r = device.create_texture_with_data(&desc, TextureData::Level0(&good[1]));
-    assert!(matches!(r, Err(RhiError::InvalidDesc(ref m)) if m.contains("level 0")), "{r:?}");
+    assert!(
+        matches!(r, Err(RhiError::WrongCount { what: "bytes", expected: 256, found: 64, ref resource }) if resource.starts_with("level 0")),
+        "{r:?}"
+    );
     for levels in [0, 5] {
+        // An 8x8 texture has 1..=4 levels.
         let r = device.create_texture_with_data(&desc.clone().with_mip_levels(levels), TextureData::Level0(&good[0]));
-        assert!(matches!(r, Err(RhiError::InvalidDesc(_))), "{levels} levels: {r:?}");
+        let bad = |r: &Result<TextureHandle>| matches!(r, Err(RhiError::OutOfLimits { what: "mip levels", value, min: 1, max: 4, .. }) if *value == u64::from(levels));
+        assert!(bad(&r), "{levels} levels: {r:?}");
         let r = device.create_texture(&desc.clone().with_mip_levels(levels));
-        assert!(matches!(r, Err(RhiError::InvalidDesc(_))), "{levels} levels: {r:?}");
+        assert!(bad(&r), "{levels} levels: {r:?}");
     }
     let max = device.info().max_image_dimension_2d;
     let r = device.create_texture(&readable("oversize", max + 1, 1, Format::R8Unorm));
-    assert!(matches!(r, Err(RhiError::InvalidDesc(_))), "{}x1: {r:?}", max + 1);
+    let too_wide = |value: u64, limit: u64| value == u64::from(max) + 1 && limit < value;
+    assert!(
+        matches!(r, Err(RhiError::OutOfLimits { what: "width", value, max: limit, .. }) if too_wide(value, limit)),
+        "{}x1: {r:?}",
+        max + 1
+    );
     // Not sampled: uploads end in ShaderRead.
     let transfer_only = TextureDesc { usage: TextureUsage::TRANSFER_SRC, ..desc.clone() };
     let slices: Vec<&[u8]> = good.iter().map(Vec::as_slice).collect();
     let r = device.create_texture_with_data(&transfer_only, TextureData::AllLevels(&slices));
-    assert!(matches!(r, Err(RhiError::InvalidDesc(_))), "{r:?}");
+    assert!(matches!(r, Err(RhiError::MissingUsage { usage: Usage::Texture(TextureUsage::SAMPLED), .. })), "{r:?}");
     // Depth cannot be blitted linearly; look for a color format that cannot either.
     let depth = TextureDesc::sampled("depth", 4, 4, Format::Depth32Float).with_mip_levels(2);
     let r = device.create_texture_with_data(&depth, TextureData::Level0(&[0u8; 64]));
@@ -308,9 +323,9 @@ fn persistent_bind_groups_live_across_frames_and_refuse_destroyed_resources() {
     let entries = |t| [(0, BindingResource::Texture(t)), (1, BindingResource::Sampler(sampler))];
     // Checked as a frame's groups are: nothing is made for a bad one.
     let r = device.create_bind_group(pipeline, 0, &entries(texture)[..1]);
-    assert!(matches!(r, Err(RhiError::InvalidDesc(_))), "{r:?}");
+    assert!(matches!(r, Err(RhiError::WrongCount { what: "entries", expected: 2, found: 1, .. })), "{r:?}");
     let r = device.create_bind_group(pipeline, 0, &[(0, BindingResource::Sampler(sampler)), (1, BindingResource::Texture(texture))]);
-    assert!(matches!(r, Err(RhiError::InvalidDesc(_))), "{r:?}");
+    assert!(matches!(r, Err(RhiError::BindingMismatch { group: 0, binding: 0, .. })), "{r:?}");
     assert_eq!(device.counts().bind_groups, 0);
     let group = device.create_bind_group(pipeline, 0, &entries(texture)).unwrap();
     let stale = device.create_bind_group(pipeline, 0, &entries(doomed)).unwrap();
@@ -327,14 +342,17 @@ fn persistent_bind_groups_live_across_frames_and_refuse_destroyed_resources() {
             area: Rect::from_size(8, 8),
         };
         cmd.begin_rendering(&pass, RenderingContents::Inline).unwrap();
-        assert!(matches!(cmd.bind_group_handle(0, group), Err(RhiError::InvalidState(_))), "no pipeline bound");
+        let r = cmd.bind_group_handle(0, group);
+        assert!(matches!(r, Err(RhiError::NotBound { command: "bind_group_handle", missing: Unbound::Pipeline })), "{r:?}");
         cmd.bind_pipeline(pipeline).unwrap();
         cmd.set_viewport(Rect::from_size(8, 8)).unwrap();
         cmd.set_scissor(Rect::from_size(8, 8)).unwrap();
-        assert!(matches!(cmd.bind_group_handle(1, group), Err(RhiError::InvalidDesc(_))), "past the layout");
+        let r = cmd.bind_group_handle(1, group);
+        assert!(matches!(r, Err(RhiError::OutOfRange { what: "bind group", limit: 1, .. })), "past the layout: {r:?}");
         let r = cmd.bind_group_handle(0, stale);
         assert!(matches!(r, Err(RhiError::InvalidHandle(ref m)) if m.contains("texture")), "{r:?}");
-        assert!(matches!(cmd.draw(3, 1, 0, 0), Err(RhiError::InvalidState(_))), "the refused group was not bound");
+        let r = cmd.draw(3, 1, 0, 0);
+        assert!(matches!(r, Err(RhiError::NotBound { missing: Unbound::BindGroup(0), .. })), "the refused group was not bound: {r:?}");
         cmd.bind_group_handle(0, group).unwrap();
         cmd.draw(3, 1, 0, 0).unwrap();
         cmd.end_rendering().unwrap();
@@ -569,14 +587,14 @@ fn block_compressed_textures_are_typed_errors_without_the_feature_and_never_gene
     let before = device.counts();
     let desc = TextureDesc::sampled("bc1", 8, 8, Format::Bc1RgbaUnorm);
     let r = device.create_texture_with_data(&desc, TextureData::Level0(&block));
-    assert!(matches!(r, Err(RhiError::InvalidDesc(ref m)) if m.contains("needs 32 bytes")), "{r:?}");
+    assert!(matches!(r, Err(RhiError::WrongCount { what: "bytes", expected: 32, found: 8, .. })), "{r:?}");
     let r = device.create_texture_with_data(&desc.clone().with_mip_levels(4), TextureData::Level0(&[block; 4].concat()));
     assert!(matches!(r, Err(RhiError::Unsupported(ref m)) if m.contains("cannot generate mip levels")), "{r:?}");
     let r = device.create_texture(&TextureDesc::render_target("bc rt", 8, 8, Format::Bc7Unorm));
     assert!(matches!(r, Err(RhiError::Unsupported(_))), "{r:?}");
     let one = device.create_texture_with_data(&desc, TextureData::Level0(&[block; 4].concat())).unwrap();
     let r = device.read_texture(one, TextureState::ShaderRead);
-    assert!(matches!(r, Err(RhiError::Unsupported(_)) | Err(RhiError::InvalidDesc(_))), "{r:?}");
+    assert!(matches!(r, Err(RhiError::Unsupported(_)) | Err(RhiError::MissingUsage { .. })), "{r:?}");
     device.destroy_texture(one);
     device.wait_idle().unwrap();
     let after = device.counts();

@@ -20,6 +20,7 @@ fn pass(texture: TextureHandle) -> RenderingDesc {
     }
 }
 
+/// Whether `r` is the one-off "timestamps are gone or never were" state error.
 fn is_state_err<T: std::fmt::Debug>(r: Result<T>) -> bool {
     matches!(r, Err(RhiError::InvalidState(_)))
 }
@@ -112,7 +113,9 @@ fn secondaries_write_timestamps_inside_passes_and_unexecuted_ones_are_left_out()
     cmd.texture_barrier(color, TextureState::Undefined, TextureState::ColorAttachment).unwrap();
     cmd.begin_rendering(&pass(color), RenderingContents::Secondary).unwrap();
     // In a pass whose contents are secondaries the primary records none.
-    assert!(is_state_err(cmd.write_timestamp("primary inside")));
+    let r = cmd.write_timestamp("primary inside");
+    let (found, needed) = (PassState::Secondaries, PassState::Secondary);
+    assert!(matches!(r, Err(RhiError::WrongPass { command: "a timestamp", found: f, needed: n }) if (f, n) == (found, needed)), "{r:?}");
     cmd.execute_secondaries(&[begin, draws, end]).unwrap();
     cmd.end_rendering().unwrap();
     // Inside an inline pass the primary may.
@@ -157,7 +160,12 @@ fn timestamps_need_a_frame_and_room_in_its_pool() {
         cmd.write_timestamp(&format!("t{i}")).unwrap();
     }
     assert_eq!(cmd.timestamps_left(), Some(0));
-    assert!(is_state_err(cmd.write_timestamp("one too many")));
+    let r = cmd.write_timestamp("one too many");
+    let (limit, taken) = (u64::from(MAX_TIMESTAMPS_PER_FRAME), u64::from(MAX_TIMESTAMPS_PER_FRAME) + 1);
+    assert!(
+        matches!(r, Err(RhiError::OutOfLimits { what: "timestamp queries", value, max, .. }) if value == taken && max == limit),
+        "{r:?}"
+    );
     let submitted = frame.submit().unwrap();
     let t = device.frame_timestamps(submitted).unwrap().unwrap();
     assert_eq!(t.stamps.len() as u32, MAX_TIMESTAMPS_PER_FRAME - 1, "every query but the unexecuted secondary's, none of the refused one");

@@ -54,8 +54,10 @@ impl QuadGrid {
 
     /// A `cols` x `rows` grid covering clip space, colored by position.
     pub fn new(device: &Device, color_format: Format, cols: u32, rows: u32) -> Result<Self> {
-        if cols == 0 || rows == 0 {
-            return Err(RhiError::InvalidDesc("quad grid needs at least one row and column".into()));
+        for (what, value) in [("columns", cols), ("rows", rows)] {
+            if value == 0 {
+                return Err(RhiError::OutOfLimits { what, resource: "the quad grid".into(), value: 0, min: 1, max: u64::from(u32::MAX) });
+            }
         }
         let shader = device.create_shader("quad_grid.wgsl", QUAD_GRID_WGSL)?;
         let pipeline = device.create_graphics_pipeline(&Self::pipeline_desc(shader, color_format))?;

@@ -144,9 +144,11 @@ impl PipelineLibrary {
         vf: &'static dyn VertexFactoryType,
         materials: &MaterialRegistry,
     ) -> Result<PipelineInfo> {
-        let material = materials
-            .shader(key.material_shader)
-            .ok_or_else(|| RhiError::InvalidDesc(format!("material shader {:?} was released", key.material_shader)))?;
+        let material = materials.shader(key.material_shader).ok_or_else(|| RhiError::NotFound {
+            what: "material shader",
+            value: key.material_shader.0,
+            resource: "the material registry (it was released)".into(),
+        })?;
         let source = Self::compose(&key, vf, &material.wgsl);
         let label = format!("{}+{}+{}", key.pass.name(), vf.name(), material.name);
         let shader = device.create_shader(&label, &source)?;

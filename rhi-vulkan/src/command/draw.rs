@@ -7,7 +7,7 @@ use crate::bind_group::BindGroupHandle;
 use crate::conv;
 use crate::descriptor::BindGroup;
 use crate::device::read;
-use crate::error::{Result, RhiError};
+use crate::error::{range_of, PassState, Result, RhiError, Unbound, Usage};
 use crate::pipeline::PipelineHandle;
 use crate::types::*;
 use crate::BufferHandle;
@@ -59,8 +59,22 @@ impl CommandList<'_> {
         Ok(())
     }
 
-    fn bound(&self) -> Result<BoundPipeline> {
-        self.state.pipeline.ok_or_else(|| state_err("no pipeline bound"))
+    fn bound(&self, command: &'static str) -> Result<BoundPipeline> {
+        self.state.pipeline.ok_or_else(|| not_bound(command, Unbound::Pipeline))
+    }
+
+    /// Checks that group `index` of the bound pipeline's layout exists and
+    /// has the set layout `layout`.
+    fn check_group_index(b: &BoundPipeline, index: u32, layout: vk::DescriptorSetLayout) -> Result<()> {
+        let i = index as usize;
+        if i >= usize::from(b.sets.count) {
+            let (resource, range) = ("the bound pipeline's layout".into(), range_of(u64::from(index), 1));
+            return Err(RhiError::OutOfRange { what: "bind group", resource, range, limit: u64::from(b.sets.count) });
+        }
+        if b.sets.raw[i] != layout {
+            return Err(RhiError::IncompatibleBindGroup { index });
+        }
+        Ok(())
     }
 
     /// Binds a frame's bind group at `index` of the bound pipeline's layout;
@@ -68,17 +82,15 @@ impl CommandList<'_> {
     /// compatible layout.
     pub fn bind_group(&mut self, index: u32, group: &BindGroup) -> Result<()> {
         self.inline_ok("bind_group")?;
-        let b = self.bound()?;
-        if group.frame != self.frame || group.device != self.device.id() {
-            return Err(RhiError::InvalidDesc(format!(
-                "bind group of frame {} used in frame {} (or of another device)",
-                group.frame, self.frame
-            )));
+        let b = self.bound("bind_group")?;
+        if group.device != self.device.id() {
+            return Err(RhiError::OtherDevice { what: "a frame's bind group" });
         }
+        if group.frame != self.frame {
+            return Err(RhiError::OtherFrame { what: "a bind group", made_in: group.frame, used_in: self.frame() });
+        }
+        Self::check_group_index(&b, index, group.layout)?;
         let i = index as usize;
-        if i >= usize::from(b.sets.count) || b.sets.raw[i] != group.layout {
-            return Err(RhiError::InvalidDesc(format!("bind group does not match group {index} of the bound pipeline's layout")));
-        }
         // SAFETY: the set was allocated for this device and frame with the set
         // layout at `index` of the bound pipeline's layout, and written with
         // live resources.
@@ -95,7 +107,7 @@ impl CommandList<'_> {
     /// [`RhiError::InvalidHandle`] and nothing is recorded.
     pub fn bind_group_handle(&mut self, index: u32, group: BindGroupHandle) -> Result<()> {
         self.inline_ok("bind_group_handle")?;
-        let b = self.bound()?;
+        let b = self.bound("bind_group_handle")?;
         let (raw, layout) = {
             let groups = read(&self.device.resources.bind_groups);
             let g = groups.get(group).ok_or_else(|| RhiError::InvalidHandle(format!("{group:?}")))?;
@@ -104,10 +116,8 @@ impl CommandList<'_> {
             }
             (g.raw(), g.layout)
         };
+        Self::check_group_index(&b, index, layout)?;
         let i = index as usize;
-        if i >= usize::from(b.sets.count) || b.sets.raw[i] != layout {
-            return Err(RhiError::InvalidDesc(format!("bind group {group:?} does not match group {index} of the bound pipeline's layout")));
-        }
         // SAFETY: the set was allocated from this device's persistent pools
         // with the set layout at `index` of the bound pipeline's layout and
         // written with resources that are all still alive (checked above);
@@ -125,16 +135,14 @@ impl CommandList<'_> {
         self.inline_ok("push_constants")?;
         // The two fields it needs, not a copy of the whole bound state.
         let Some(&BoundPipeline { layout, push, .. }) = self.state.pipeline.as_ref() else {
-            return Err(state_err("no pipeline bound"));
+            return Err(not_bound("push_constants", Unbound::Pipeline));
         };
         let Some((stages, size)) = push else {
-            return Err(RhiError::InvalidDesc("the bound pipeline has no push constants".into()));
+            // No block: every write, even an empty one, is past its 0 bytes.
+            return Err(push_constant_err(offset, data.len() as u64, 0));
         };
         if !fits(u64::from(offset), data.len() as u64, u64::from(size)) || !data.len().is_multiple_of(4) || !offset.is_multiple_of(4) {
-            return Err(RhiError::InvalidDesc(format!(
-                "push constant write {offset}+{} outside the {size}-byte block or unaligned",
-                data.len()
-            )));
+            return Err(push_constant_err(offset, data.len() as u64, size));
         }
         if data.is_empty() {
             return Ok(()); // Vulkan has no empty push; nothing to write.
@@ -154,7 +162,8 @@ impl CommandList<'_> {
     pub fn bind_vertex_buffers(&mut self, first: u32, buffers: &[(BufferHandle, u64)]) -> Result<()> {
         self.inline_ok("bind_vertex_buffers")?;
         if (first as usize).saturating_add(buffers.len()) > MAX_VERTEX_STREAMS {
-            return Err(RhiError::InvalidDesc(format!("vertex streams past {MAX_VERTEX_STREAMS}")));
+            let (resource, range) = ("a command list (MAX_VERTEX_STREAMS)".into(), range_of(u64::from(first), buffers.len() as u64));
+            return Err(RhiError::OutOfRange { what: "vertex streams", resource, range, limit: MAX_VERTEX_STREAMS as u64 });
         }
         let mut raws = [vk::Buffer::null(); MAX_VERTEX_STREAMS];
         let mut offsets = [0u64; MAX_VERTEX_STREAMS];
@@ -164,10 +173,12 @@ impl CommandList<'_> {
             for (i, (h, off)) in buffers.iter().enumerate() {
                 let b = pool.get(*h).ok_or_else(|| RhiError::InvalidHandle(format!("{h:?}")))?;
                 if !b.desc.usage.contains(BufferUsage::VERTEX) {
-                    return Err(RhiError::InvalidDesc(format!("buffer {:?} lacks VERTEX usage", b.desc.label)));
+                    let (label, usage) = (b.desc.label.clone(), Usage::Buffer(BufferUsage::VERTEX));
+                    return Err(RhiError::MissingUsage { label, usage, needed_for: "a vertex stream" });
                 }
                 if *off >= b.desc.size {
-                    return Err(range_err(format_args!("vertex buffer offset {off} in {:?} ({} bytes)", b.desc.label, b.desc.size)));
+                    let (resource, range) = (format!("buffer {:?}", b.desc.label), range_of(*off, 1));
+                    return Err(RhiError::OutOfRange { what: "vertex buffer offset", resource, range, limit: b.desc.size });
                 }
                 raws[i] = b.raw;
                 offsets[i] = *off;
@@ -195,17 +206,23 @@ impl CommandList<'_> {
         self.inline_ok("bind_index_buffer")?;
         let (raw, desc) = self.device.raw_buffer_desc(buffer)?;
         if !desc.usage.contains(BufferUsage::INDEX) {
-            return Err(RhiError::InvalidDesc(format!("buffer {:?} lacks INDEX usage", desc.label)));
+            return Err(RhiError::MissingUsage {
+                label: desc.label,
+                usage: Usage::Buffer(BufferUsage::INDEX),
+                needed_for: "the index buffer",
+            });
         }
         let size = match format {
             IndexFormat::Uint16 => 2,
             IndexFormat::Uint32 => 4,
         };
-        if offset >= desc.size || !offset.is_multiple_of(size) {
-            return Err(RhiError::InvalidDesc(format!(
-                "index buffer offset {offset} is outside {:?} ({} bytes) or not a multiple of {size}",
-                desc.label, desc.size
-            )));
+        if offset >= desc.size {
+            let (resource, range) = (format!("buffer {:?}", desc.label), range_of(offset, 1));
+            return Err(RhiError::OutOfRange { what: "index buffer offset", resource, range, limit: desc.size });
+        }
+        if !offset.is_multiple_of(size) {
+            let resource = format!("index buffer {:?} ({format:?})", desc.label);
+            return Err(RhiError::Misaligned { what: "offset", resource, value: offset, alignment: size });
         }
         // SAFETY: live buffer with INDEX usage, offset inside and aligned.
         unsafe { self.device.raw.cmd_bind_index_buffer(self.raw, raw, offset, conv::index_type(format)) };
@@ -220,18 +237,18 @@ impl CommandList<'_> {
     /// state is judged once after each change; draws in between compare
     /// against the cached result.
     #[inline]
-    fn check_draw(&mut self) -> Result<DrawLimits> {
+    fn check_draw(&mut self, command: &'static str) -> Result<DrawLimits> {
         match self.state.draw_ready {
             Some(true) => Ok(self.state.limits),
-            _ => self.judge_draw_state(),
+            _ => self.judge_draw_state(command),
         }
     }
 
     #[cold]
-    fn judge_draw_state(&mut self) -> Result<DrawLimits> {
-        if let Some(problem) = self.draw_state_problem() {
+    fn judge_draw_state(&mut self, command: &'static str) -> Result<DrawLimits> {
+        if let Some(problem) = self.draw_state_problem(command) {
             self.state.draw_ready = Some(false);
-            return Err(state_err(problem));
+            return Err(problem);
         }
         let s = &self.state;
         let mut limits = DrawLimits { vertices: u64::MAX, instances: u64::MAX };
@@ -247,29 +264,37 @@ impl CommandList<'_> {
         Ok(limits)
     }
 
-    fn draw_state_problem(&self) -> Option<&'static str> {
+    /// The first reason `command` (a draw) cannot be recorded now, if any.
+    fn draw_state_problem(&self, command: &'static str) -> Option<RhiError> {
         let s = &self.state;
-        let Some(pass) = s.pass else { return Some("draw outside a render pass") };
+        let Some(pass) = s.pass else { return Some(self.wrong_pass(command, PassState::Inline)) };
         if pass.contents != RenderingContents::Inline {
-            return Some("draw in a pass whose contents come from secondaries");
+            return Some(self.wrong_pass(command, PassState::Secondary));
         }
-        let Some(p) = s.pipeline else { return Some("draw with no pipeline bound") };
-        if p.rendering != Some(pass.layout) {
-            return Some("the bound pipeline is not a graphics pipeline for this pass's attachment formats");
+        let missing = self.draw_unbound(pass.layout)?;
+        Some(not_bound(command, missing))
+    }
+
+    /// The first thing a draw in a pass of `layout` needs that is not bound or set.
+    fn draw_unbound(&self, layout: u64) -> Option<Unbound> {
+        let s = &self.state;
+        let Some(p) = s.pipeline else { return Some(Unbound::Pipeline) };
+        if p.rendering != Some(layout) {
+            return Some(Unbound::PipelineForPass);
         }
-        if !p.sets.all_bound(&s.sets) {
-            return Some("a bind group of the bound pipeline's layout is not bound");
+        if let Some(g) = p.sets.first_unbound(&s.sets) {
+            return Some(Unbound::BindGroup(g));
         }
-        if s.vertex[..usize::from(p.streams.count)].iter().any(Option::is_none) {
-            return Some("a vertex stream of the bound pipeline is not bound");
+        if let Some(i) = s.vertex[..usize::from(p.streams.count)].iter().position(Option::is_none) {
+            return Some(Unbound::VertexStream(i as u32));
         }
-        if !s.viewport || !s.scissor {
-            return Some("viewport or scissor not set");
+        if !s.viewport {
+            return Some(Unbound::Viewport);
         }
-        if !push_complete(&p, s.push_written) {
-            return Some("the bound pipeline's push constants were not all written");
+        if !s.scissor {
+            return Some(Unbound::Scissor);
         }
-        None
+        (!push_complete(&p, s.push_written)).then_some(Unbound::PushConstants)
     }
 
     /// The error for a draw whose vertex (`None`: indexed, not checked) or
@@ -283,21 +308,25 @@ impl CommandList<'_> {
                     (false, Some(v)) => v,
                     (false, None) => continue,
                 };
-                if !holds(stream_elements(st, self.state.vertex[i].unwrap_or(0)), first, count) {
-                    let end = u64::from(first) + u64::from(count);
-                    return range_err(format_args!("elements {first}..{end} of vertex stream {i}"));
+                let limit = stream_elements(st, self.state.vertex[i].unwrap_or(0));
+                if !holds(limit, first, count) {
+                    let what = if st.per_instance { "instances" } else { "vertices" };
+                    let range = range_of(u64::from(first), u64::from(count));
+                    return RhiError::OutOfRange { what, resource: format!("vertex stream {i}"), range, limit };
                 }
             }
         }
+        // Not reached: a range the limits refused is refused by some stream.
         let (first, count) = instances;
-        range_err(format_args!("instances {first}+{count} of a draw"))
+        let (resource, range) = ("the bound vertex streams".into(), range_of(u64::from(first), u64::from(count)));
+        RhiError::OutOfRange { what: "instances", resource, range, limit: self.state.limits.instances }
     }
 
     /// Records a non-indexed draw; its vertex and instance ranges must lie
     /// inside the bound streams.
     #[inline]
     pub fn draw(&mut self, vertex_count: u32, instance_count: u32, first_vertex: u32, first_instance: u32) -> Result<()> {
-        let l = self.check_draw()?;
+        let l = self.check_draw("draw")?;
         if !holds(l.vertices, first_vertex, vertex_count) || !holds(l.instances, first_instance, instance_count) {
             return Err(self.stream_range_err(Some((first_vertex, vertex_count)), (first_instance, instance_count)));
         }
@@ -320,10 +349,11 @@ impl CommandList<'_> {
         vertex_offset: i32,
         first_instance: u32,
     ) -> Result<()> {
-        let l = self.check_draw()?;
-        let Some(indices) = self.state.index else { return Err(state_err("draw_indexed with no index buffer bound")) };
+        let l = self.check_draw("draw_indexed")?;
+        let Some(indices) = self.state.index else { return Err(not_bound("draw_indexed", Unbound::IndexBuffer)) };
         if !fits(u64::from(first_index), u64::from(index_count), indices) {
-            return Err(range_err(format_args!("indices {first_index}+{index_count} of {indices}")));
+            let (resource, range) = ("the bound index buffer".into(), range_of(u64::from(first_index), u64::from(index_count)));
+            return Err(RhiError::OutOfRange { what: "indices", resource, range, limit: indices });
         }
         if !holds(l.instances, first_instance, instance_count) {
             return Err(self.stream_range_err(None, (first_instance, instance_count)));
@@ -337,14 +367,14 @@ impl CommandList<'_> {
     /// `draw_count` indexed draws whose arguments (`VkDrawIndexedIndirectCommand`,
     /// 20 bytes each, `stride` apart) are read from `buffer` at `offset`.
     pub fn draw_indexed_indirect(&mut self, buffer: BufferHandle, offset: u64, draw_count: u32, stride: u32) -> Result<()> {
-        const ARGS: u64 = 20;
-        self.check_draw()?;
+        self.check_draw("draw_indexed_indirect")?;
         if self.state.index.is_none() {
-            return Err(state_err("draw_indexed_indirect with no index buffer bound"));
+            return Err(not_bound("draw_indexed_indirect", Unbound::IndexBuffer));
         }
         let (raw, desc) = self.device.raw_buffer_desc(buffer)?;
         if !desc.usage.contains(BufferUsage::INDIRECT) {
-            return Err(RhiError::InvalidDesc(format!("buffer {:?} lacks INDIRECT usage", desc.label)));
+            let usage = Usage::Buffer(BufferUsage::INDIRECT);
+            return Err(RhiError::MissingUsage { label: desc.label, usage, needed_for: "indirect draw arguments" });
         }
         if draw_count > 1 && !self.device.features().multi_draw_indirect {
             return Err(RhiError::Unsupported("multiDrawIndirect".into()));
@@ -352,16 +382,7 @@ impl CommandList<'_> {
         if draw_count == 0 {
             return Ok(());
         }
-        let span = u64::from(draw_count - 1).checked_mul(u64::from(stride)).and_then(|s| s.checked_add(ARGS));
-        if !offset.is_multiple_of(4)
-            || (draw_count > 1 && (!stride.is_multiple_of(4) || u64::from(stride) < ARGS))
-            || !span.is_some_and(|span| fits(offset, span, desc.size))
-        {
-            return Err(RhiError::InvalidDesc(format!(
-                "{draw_count} indirect draws of stride {stride} at {offset} do not fit {:?} ({} bytes) or are unaligned",
-                desc.label, desc.size
-            )));
-        }
+        indirect_check(&desc, offset, draw_count, stride)?;
         // SAFETY: draw state checked as for `draw`; a live INDIRECT buffer
         // holding every argument record (range and alignment checked); count
         // checked against the feature.
@@ -374,23 +395,65 @@ impl CommandList<'_> {
     /// groups bound, outside render passes.
     pub fn dispatch(&mut self, x: u32, y: u32, z: u32) -> Result<()> {
         self.outside_pass("dispatch")?;
-        let p = self.bound()?;
+        let p = self.bound("dispatch")?;
         if p.bind_point != vk::PipelineBindPoint::COMPUTE {
-            return Err(state_err("dispatch with a graphics pipeline bound"));
+            return Err(not_bound("dispatch", Unbound::ComputePipeline));
         }
-        if !p.sets.all_bound(&self.state.sets) {
-            return Err(state_err("a bind group of the bound compute pipeline's layout is not bound"));
+        if let Some(g) = p.sets.first_unbound(&self.state.sets) {
+            return Err(not_bound("dispatch", Unbound::BindGroup(g)));
         }
         if !push_complete(&p, self.state.push_written) {
-            return Err(state_err("the bound compute pipeline's push constants were not all written"));
+            return Err(not_bound("dispatch", Unbound::PushConstants));
         }
         let max = self.device.info().max_compute_work_group_count;
-        if x > max[0] || y > max[1] || z > max[2] {
-            return Err(RhiError::InvalidDesc(format!("dispatch {x}x{y}x{z} exceeds {max:?} work groups")));
+        for ((what, value), max) in [("work groups in x", x), ("work groups in y", y), ("work groups in z", z)].into_iter().zip(max) {
+            if value > max {
+                let (resource, value, max) = (format!("the dispatch {x}x{y}x{z}"), u64::from(value), u64::from(max));
+                return Err(RhiError::OutOfLimits { what, resource, value, min: 0, max });
+            }
         }
         // SAFETY: outside a pass with a compute pipeline and all its sets
         // bound; counts within the device limit.
         unsafe { self.device.raw.cmd_dispatch(self.raw, x, y, z) };
         Ok(())
     }
+}
+
+/// The error for a push-constant write of `len` bytes at `offset` into a
+/// block of `size` bytes (none: 0) that is out of range or unaligned.
+#[cold]
+fn push_constant_err(offset: u32, len: u64, size: u32) -> RhiError {
+    let resource = || "the bound pipeline's push-constant block".to_string();
+    if !offset.is_multiple_of(4) {
+        return RhiError::Misaligned { what: "offset", resource: resource(), value: u64::from(offset), alignment: 4 };
+    }
+    if !len.is_multiple_of(4) {
+        return RhiError::Misaligned { what: "size", resource: resource(), value: len, alignment: 4 };
+    }
+    RhiError::OutOfRange { what: "bytes", resource: resource(), range: range_of(u64::from(offset), len), limit: u64::from(size) }
+}
+
+/// Checks `draw_count` indirect draw records (`args` bytes each, `stride`
+/// apart) at `offset` of a buffer described by `desc`: offset and stride
+/// in 4-byte words, the stride at least a record, every record inside.
+fn indirect_check(desc: &crate::BufferDesc, offset: u64, draw_count: u32, stride: u32) -> Result<()> {
+    const ARGS: u64 = 20;
+    let resource = || format!("indirect buffer {:?}", desc.label);
+    if !offset.is_multiple_of(4) {
+        return Err(RhiError::Misaligned { what: "offset", resource: resource(), value: offset, alignment: 4 });
+    }
+    if draw_count > 1 && !stride.is_multiple_of(4) {
+        return Err(RhiError::Misaligned { what: "stride", resource: resource(), value: u64::from(stride), alignment: 4 });
+    }
+    if draw_count > 1 && u64::from(stride) < ARGS {
+        let (value, max) = (u64::from(stride), u64::from(u32::MAX));
+        return Err(RhiError::OutOfLimits { what: "stride", resource: resource(), value, min: ARGS, max });
+    }
+    // Saturates: a span past u64 is past every buffer.
+    let span = u64::from(draw_count - 1).saturating_mul(u64::from(stride)).saturating_add(ARGS);
+    if !fits(offset, span, desc.size) {
+        let (resource, range) = (format!("buffer {:?}", desc.label), range_of(offset, span));
+        return Err(RhiError::OutOfRange { what: "indirect argument bytes", resource, range, limit: desc.size });
+    }
+    Ok(())
 }

@@ -10,7 +10,7 @@
 //! and dispatches in `draw.rs`, barriers and copies in `transfer.rs`.
 
 use crate::device::{read, Device};
-use crate::error::{Result, RhiError};
+use crate::error::{range_of, PassState, Result, RhiError};
 use crate::frame::{RenderingLayout, SecondaryCommandBuffer, MAX_COLOR_ATTACHMENTS};
 use crate::timestamp::{QuerySlot, MAX_TIMESTAMPS_PER_FRAME};
 use crate::types::*;
@@ -159,22 +159,36 @@ impl<'d> CommandList<'d> {
         self.raw
     }
 
+    /// Where this list is as far as passes go.
+    pub(crate) fn pass_state(&self) -> PassState {
+        match self.state.pass {
+            _ if self.secondary => PassState::Secondary,
+            None => PassState::Outside,
+            Some(OpenPass { contents: RenderingContents::Inline, .. }) => PassState::Inline,
+            Some(OpenPass { contents: RenderingContents::Secondary, .. }) => PassState::Secondaries,
+        }
+    }
+
+    /// The error for `command`, which belongs `needed`, recorded where this list is.
+    #[cold]
+    fn wrong_pass(&self, command: &'static str, needed: PassState) -> RhiError {
+        RhiError::WrongPass { command, found: self.pass_state(), needed }
+    }
+
     /// Errors inside a pass whose contents come from secondaries: there the
     /// primary may only execute secondaries (and end the pass).
-    fn inline_ok(&self, what: &str) -> Result<()> {
+    fn inline_ok(&self, command: &'static str) -> Result<()> {
         match self.state.pass {
-            Some(OpenPass { contents: RenderingContents::Secondary, .. }) => {
-                Err(state_err(format!("{what} in a pass begun with RenderingContents::Secondary (record it in the secondaries)")))
-            }
+            Some(OpenPass { contents: RenderingContents::Secondary, .. }) => Err(self.wrong_pass(command, PassState::Secondary)),
             _ => Ok(()),
         }
     }
 
     /// Errors unless recording happens outside a render pass (copies,
-    /// barriers, dispatches).
-    fn outside_pass(&self, what: &str) -> Result<()> {
+    /// barriers, dispatches; secondaries are always inside one).
+    fn outside_pass(&self, command: &'static str) -> Result<()> {
         if self.state.pass.is_some() {
-            return Err(state_err(format!("{what} inside a render pass (end it first; secondaries are always inside one)")));
+            return Err(self.wrong_pass(command, PassState::Outside));
         }
         Ok(())
     }
@@ -186,11 +200,12 @@ impl<'d> CommandList<'d> {
     /// [`RenderingContents::Inline`]) or in its secondaries; an immediate
     /// submission has no timestamps ([`RhiError::InvalidState`]), nor may
     /// a frame take more than its [`MAX_TIMESTAMPS_PER_FRAME`] queries
-    /// (`frame begin` and `frame end` included; see [`Self::timestamps_left`]).
+    /// (`frame begin` and `frame end` included; see [`Self::timestamps_left`];
+    /// [`RhiError::OutOfLimits`]).
     /// On a device without timestamps nothing is recorded.
     pub fn write_timestamp(&mut self, label: &str) -> Result<()> {
         if self.frame == u64::MAX {
-            return Err(state_err("timestamps belong to a frame: an immediate submission has none"));
+            return Err(RhiError::InvalidState("timestamps belong to a frame: an immediate submission has none".into()));
         }
         self.inline_ok("a timestamp")?;
         match self.queries {
@@ -208,8 +223,12 @@ impl<'d> CommandList<'d> {
 
     /// Takes a query of the frame (leaving `reserve` for its end) and writes it.
     pub(crate) fn stamp(&mut self, q: &QuerySlot, label: &str, reserve: u32) -> Result<()> {
-        let index = q.take(label, reserve).ok_or_else(|| {
-            state_err(format!("timestamp {label:?}: the frame's {MAX_TIMESTAMPS_PER_FRAME} timestamp queries are used up"))
+        let index = q.take(label, reserve).ok_or_else(|| RhiError::OutOfLimits {
+            what: "timestamp queries",
+            resource: format!("the frame (at timestamp {label:?})"),
+            value: u64::from(q.taken() + 1 + reserve),
+            min: 0,
+            max: u64::from(MAX_TIMESTAMPS_PER_FRAME),
         })?;
         // SAFETY: `q` is the pool of this list's frame slot, reset at the
         // start of the frame's primary (query commands execute in
@@ -260,37 +279,33 @@ impl<'d> CommandList<'d> {
 
     /// Begins dynamic rendering; returns the layout secondaries must inherit.
     pub fn begin_rendering(&mut self, desc: &RenderingDesc, contents: RenderingContents) -> Result<RenderingLayout> {
-        if self.secondary {
-            return Err(state_err("secondaries continue a pass; they cannot begin one"));
-        }
-        if self.state.pass.is_some() {
-            return Err(state_err("a render pass is already open"));
+        if self.secondary || self.state.pass.is_some() {
+            return Err(self.wrong_pass("begin_rendering", PassState::Outside));
         }
         let area = desc.area;
-        if area.width == 0 || area.height == 0 || area.x < 0 || area.y < 0 {
-            return Err(RhiError::InvalidDesc(format!("rendering area {area:?} is empty or starts off the attachments")));
+        if area.x < 0 || area.y < 0 {
+            return Err(RhiError::InvalidDesc(format!("rendering area {area:?} starts off the attachments (a negative offset)")));
+        }
+        for (what, value) in [("width", area.width), ("height", area.height)] {
+            if value == 0 {
+                let (resource, value, max) = ("the rendering area".into(), u64::from(value), u64::from(u32::MAX));
+                return Err(RhiError::OutOfLimits { what, resource, value, min: 1, max });
+            }
         }
         if desc.color.len() > MAX_COLOR_ATTACHMENTS {
-            return Err(RhiError::InvalidDesc(format!("at most {MAX_COLOR_ATTACHMENTS} color attachments")));
+            let (resource, value, max) = ("the render pass".into(), desc.color.len() as u64, MAX_COLOR_ATTACHMENTS as u64);
+            return Err(RhiError::OutOfLimits { what: "color attachments", resource, value, min: 0, max });
         }
         let textures = read(&self.device.resources.textures);
-        let covers = |t: &crate::texture::TextureEntry| {
-            fits(area.x as u64, u64::from(area.width), u64::from(t.desc.width))
-                && fits(area.y as u64, u64::from(area.height), u64::from(t.desc.height))
-        };
         let mut layout = RenderingLayout::default();
         let mut colors = Vec::with_capacity(desc.color.len());
-        for c in &desc.color {
+        for (i, c) in desc.color.iter().enumerate() {
             let t = textures.get(c.texture).ok_or_else(|| RhiError::InvalidHandle(format!("{:?}", c.texture)))?;
             if t.desc.format.is_depth() {
-                return Err(RhiError::InvalidDesc(format!("{:?} is a depth texture used as color", t.desc.label)));
+                let resource = format!("texture {:?} (color attachment {i})", t.desc.label);
+                return Err(RhiError::WrongFormat { resource, format: t.desc.format, expected: "a color format" });
             }
-            if !t.desc.usage.contains(TextureUsage::RENDER_TARGET) || !covers(t) {
-                return Err(RhiError::InvalidDesc(format!(
-                    "{:?} lacks RENDER_TARGET usage or is smaller than the area {area:?}",
-                    t.desc.label
-                )));
-            }
+            check_attachment(t, area, "a color attachment")?;
             layout.color_formats.push(t.desc.format);
             let clear = match c.load {
                 LoadOp::Clear(v) => vk::ClearValue { color: vk::ClearColorValue { float32: v } },
@@ -309,14 +324,10 @@ impl<'d> CommandList<'d> {
             Some(d) => {
                 let t = textures.get(d.texture).ok_or_else(|| RhiError::InvalidHandle(format!("{:?}", d.texture)))?;
                 if !t.desc.format.is_depth() {
-                    return Err(RhiError::InvalidDesc(format!("{:?} is not a depth texture", t.desc.label)));
+                    let resource = format!("texture {:?} (the depth attachment)", t.desc.label);
+                    return Err(RhiError::WrongFormat { resource, format: t.desc.format, expected: "a depth format" });
                 }
-                if !t.desc.usage.contains(TextureUsage::RENDER_TARGET) || !covers(t) {
-                    return Err(RhiError::InvalidDesc(format!(
-                        "{:?} lacks RENDER_TARGET usage or is smaller than the area {area:?}",
-                        t.desc.label
-                    )));
-                }
+                check_attachment(t, area, "the depth attachment")?;
                 layout.depth_format = Some(t.desc.format);
                 let clear = match d.load {
                     LoadOp::Clear(v) => vk::ClearValue { depth_stencil: vk::ClearDepthStencilValue { depth: v, stencil: 0 } },
@@ -334,7 +345,8 @@ impl<'d> CommandList<'d> {
             None => None,
         };
         if colors.is_empty() && depth.is_none() {
-            return Err(RhiError::InvalidDesc("a render pass needs a color or depth attachment".into()));
+            let (resource, max) = ("the render pass".into(), MAX_COLOR_ATTACHMENTS as u64 + 1);
+            return Err(RhiError::OutOfLimits { what: "attachments (color and depth)", resource, value: 0, min: 1, max });
         }
         let mut info = vk::RenderingInfo::default()
             .render_area(vk::Rect2D {
@@ -362,7 +374,7 @@ impl<'d> CommandList<'d> {
     /// Ends the render pass begun by [`Self::begin_rendering`].
     pub fn end_rendering(&mut self) -> Result<()> {
         if self.secondary || self.state.pass.is_none() {
-            return Err(state_err("end_rendering without an open pass on this primary"));
+            return Err(self.wrong_pass("end_rendering", PassState::Inline));
         }
         // SAFETY: pairs with `begin_rendering` on this primary (pass open, checked).
         unsafe { self.device.raw.cmd_end_rendering(self.raw) };
@@ -380,14 +392,15 @@ impl<'d> CommandList<'d> {
         }
         let pass = match self.state.pass {
             Some(p) if !self.secondary && p.contents == RenderingContents::Secondary => p,
-            _ => return Err(state_err("secondaries run inside a pass begun with RenderingContents::Secondary on a primary")),
+            _ => return Err(self.wrong_pass("execute_secondaries", PassState::Secondaries)),
         };
         let id = self.device.id();
         for (i, s) in secondaries.iter().enumerate() {
-            if s.device != id || s.frame != self.frame {
-                return Err(RhiError::InvalidDesc(
-                    "secondaries run only from the primary of the device and frame that recorded them".into(),
-                ));
+            if s.device != id {
+                return Err(RhiError::OtherDevice { what: "a secondary" });
+            }
+            if s.frame != self.frame {
+                return Err(RhiError::OtherFrame { what: "a secondary", made_in: s.frame, used_in: self.frame() });
             }
             if s.layout != pass.layout {
                 return Err(RhiError::InvalidDesc("a secondary was recorded for another rendering layout".into()));
@@ -442,20 +455,46 @@ impl<'d> CommandList<'d> {
         Ok(())
     }
 
-    fn check_rect(&self, rect: Rect, what: &str) -> Result<()> {
+    /// Checks a viewport or scissor: not empty, within the device's
+    /// viewport dimensions, ending at or before `i32::MAX`.
+    fn check_rect(&self, rect: Rect, what: &'static str) -> Result<()> {
         let [max_w, max_h] = self.device.info().max_viewport_dimensions;
-        let end_ok = |o: i32, n: u32| i64::from(o) + i64::from(n) <= i64::from(i32::MAX);
-        if rect.width == 0
-            || rect.height == 0
-            || rect.width > max_w
-            || rect.height > max_h
-            || !end_ok(rect.x, rect.width)
-            || !end_ok(rect.y, rect.height)
-        {
-            return Err(RhiError::InvalidDesc(format!("{what} {rect:?} is empty, larger than {max_w}x{max_h} or ends past i32::MAX")));
+        let axes = [("width", "columns", rect.x, rect.width, max_w), ("height", "rows", rect.y, rect.height, max_h)];
+        for (extent, lines, offset, size, max) in axes {
+            if size == 0 || size > max {
+                let (value, max) = (u64::from(size), u64::from(max));
+                return Err(RhiError::OutOfLimits { what: extent, resource: format!("the {what}"), value, min: 1, max });
+            }
+            // Past i32::MAX only from a positive offset (the size is at most the limit).
+            if i64::from(offset) + i64::from(size) > i64::from(i32::MAX) {
+                let (range, limit) = (range_of(offset as u64, u64::from(size)), i32::MAX as u64 + 1);
+                return Err(RhiError::OutOfRange { what: lines, resource: format!("the i32 coordinates of the {what}"), range, limit });
+            }
         }
         Ok(())
     }
+
+    /// The frame this list records for (`None`: an immediate submission).
+    fn frame(&self) -> Option<u64> {
+        (self.frame != u64::MAX).then_some(self.frame)
+    }
+}
+
+/// Checks an attachment of a pass: `RENDER_TARGET` usage, and `area` (not
+/// negative) inside the texture.
+fn check_attachment(t: &crate::texture::TextureEntry, area: Rect, needed_for: &'static str) -> Result<()> {
+    if !t.desc.usage.contains(TextureUsage::RENDER_TARGET) {
+        let usage = crate::Usage::Texture(TextureUsage::RENDER_TARGET);
+        return Err(RhiError::MissingUsage { label: t.desc.label.clone(), usage, needed_for });
+    }
+    let axes = [("rendering area columns", area.x, area.width, t.desc.width), ("rendering area rows", area.y, area.height, t.desc.height)];
+    for (what, offset, size, limit) in axes {
+        if !fits(offset as u64, u64::from(size), u64::from(limit)) {
+            let (resource, range) = (format!("texture {:?}", t.desc.label), range_of(offset as u64, u64::from(size)));
+            return Err(RhiError::OutOfRange { what, resource, range, limit: u64::from(limit) });
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@
 //! stay within.
 
 use super::{RenderingContents, MAX_BIND_GROUPS, MAX_VERTEX_STREAMS};
-use crate::error::RhiError;
+use crate::error::{RhiError, Unbound};
 use ash::vk;
 
 /// A pipeline as the command list sees it while it is bound: everything a
@@ -32,10 +32,11 @@ pub(crate) struct SetLayouts {
 }
 
 impl SetLayouts {
-    /// Whether `bound` (the sets bound, by group) has every non-empty group
-    /// of this layout bound with its layout.
-    pub fn all_bound(&self, bound: &[vk::DescriptorSetLayout]) -> bool {
-        (0..usize::from(self.count)).all(|i| self.empty & (1 << i) != 0 || bound[i] == self.raw[i])
+    /// The first non-empty group of this layout that `bound` (the sets
+    /// bound, by group) lacks or has bound with another layout; `None` when
+    /// every one is bound.
+    pub fn first_unbound(&self, bound: &[vk::DescriptorSetLayout]) -> Option<u32> {
+        (0..usize::from(self.count)).find(|&i| self.empty & (1 << i) == 0 && bound[i] != self.raw[i]).map(|i| i as u32)
     }
 }
 
@@ -136,12 +137,9 @@ pub(crate) fn push_complete(p: &BoundPipeline, written: u128) -> bool {
     }
 }
 
-pub(crate) fn state_err(msg: impl Into<String>) -> RhiError {
-    RhiError::InvalidState(msg.into())
-}
-
-pub(crate) fn range_err(what: std::fmt::Arguments<'_>) -> RhiError {
-    RhiError::InvalidDesc(format!("{what} is out of range"))
+/// The error for `command` recorded without `missing` bound or set.
+pub(crate) fn not_bound(command: &'static str, missing: Unbound) -> RhiError {
+    RhiError::NotBound { command, missing }
 }
 
 /// `offset + size <= len` without overflow.
@@ -193,11 +191,11 @@ mod tests {
         let mut bound = [vk::DescriptorSetLayout::null(); MAX_BIND_GROUPS];
         bound[0] = l(1);
         bound[2] = l(3);
-        assert!(sets.all_bound(&bound), "group 1 is a gap");
+        assert_eq!(sets.first_unbound(&bound), None, "group 1 is a gap");
         bound[2] = l(9);
-        assert!(!sets.all_bound(&bound), "group 2 bound with another layout");
+        assert_eq!(sets.first_unbound(&bound), Some(2), "group 2 bound with another layout");
         let full = SetLayouts { empty: 0, ..sets };
         bound[2] = l(3);
-        assert!(!full.all_bound(&bound), "group 1 has bindings");
+        assert_eq!(full.first_unbound(&bound), Some(1), "group 1 has bindings");
     }
 }

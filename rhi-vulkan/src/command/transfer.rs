@@ -5,7 +5,7 @@ use super::state::*;
 use super::CommandList;
 use crate::conv;
 use crate::device::read;
-use crate::error::{Result, RhiError};
+use crate::error::{range_of, Result, RhiError, Usage};
 use crate::texture::subresource_range;
 use crate::types::*;
 use crate::{BufferDesc, BufferHandle, TextureHandle};
@@ -16,7 +16,7 @@ impl CommandList<'_> {
     pub fn texture_barrier(&mut self, texture: TextureHandle, from: TextureState, to: TextureState) -> Result<()> {
         self.outside_pass("a texture barrier")?;
         if to == TextureState::Undefined {
-            return Err(RhiError::InvalidDesc("a barrier cannot move a texture to Undefined".into()));
+            return Err(RhiError::WrongTextureState { state: to, role: "the target of a barrier" });
         }
         let (raw, format, levels) = {
             let t = read(&self.device.resources.textures);
@@ -63,8 +63,13 @@ impl CommandList<'_> {
         self.outside_pass("a copy")?;
         let (rs, s) = self.device.raw_buffer_desc(src)?;
         let (rd, d) = self.device.raw_buffer_desc(dst)?;
-        if !s.usage.contains(BufferUsage::TRANSFER_SRC) || !d.usage.contains(BufferUsage::TRANSFER_DST) {
-            return Err(RhiError::InvalidDesc("copy needs TRANSFER_SRC and TRANSFER_DST usage".into()));
+        if !s.usage.contains(BufferUsage::TRANSFER_SRC) {
+            let usage = Usage::Buffer(BufferUsage::TRANSFER_SRC);
+            return Err(RhiError::MissingUsage { label: s.label, usage, needed_for: "a copy source" });
+        }
+        if !d.usage.contains(BufferUsage::TRANSFER_DST) {
+            let usage = Usage::Buffer(BufferUsage::TRANSFER_DST);
+            return Err(RhiError::MissingUsage { label: d.label, usage, needed_for: "a copy destination" });
         }
         Ok((rs, s, rd, d))
     }
@@ -83,11 +88,20 @@ impl CommandList<'_> {
         let (rs, s, rd, d) = self.copy_pair(src, dst)?;
         let mut vk_regions = Vec::with_capacity(regions.len());
         for &(src_offset, dst_offset, size) in regions {
-            let overlaps = src == dst && src_offset < dst_offset.saturating_add(size) && dst_offset < src_offset.saturating_add(size);
-            if size == 0 || !fits(src_offset, size, s.size) || !fits(dst_offset, size, d.size) || overlaps {
+            if size == 0 {
+                let resource = format!("copy region {src_offset}->{dst_offset} ({:?} -> {:?})", s.label, d.label);
+                return Err(RhiError::OutOfLimits { what: "size", resource, value: 0, min: 1, max: u64::MAX });
+            }
+            for (offset, b) in [(src_offset, &s), (dst_offset, &d)] {
+                if !fits(offset, size, b.size) {
+                    let (resource, range) = (format!("buffer {:?}", b.label), range_of(offset, size));
+                    return Err(RhiError::OutOfRange { what: "copied bytes", resource, range, limit: b.size });
+                }
+            }
+            if src == dst && src_offset < dst_offset.saturating_add(size) && dst_offset < src_offset.saturating_add(size) {
                 return Err(RhiError::InvalidDesc(format!(
-                    "copy region {src_offset}->{dst_offset} of {size} bytes is empty, out of range or overlapping ({:?} -> {:?})",
-                    s.label, d.label
+                    "copy region {src_offset}->{dst_offset} of {size} bytes overlaps itself within buffer {:?}",
+                    s.label
                 )));
             }
             vk_regions.push(vk::BufferCopy { src_offset, dst_offset, size });
@@ -102,17 +116,7 @@ impl CommandList<'_> {
     pub fn fill_buffer(&mut self, buffer: BufferHandle, offset: u64, size: u64, value: u32) -> Result<()> {
         self.outside_pass("a fill")?;
         let (raw, d) = self.device.raw_buffer_desc(buffer)?;
-        if size == 0
-            || !fits(offset, size, d.size)
-            || !size.is_multiple_of(4)
-            || !offset.is_multiple_of(4)
-            || !d.usage.contains(BufferUsage::TRANSFER_DST)
-        {
-            return Err(RhiError::InvalidDesc(format!(
-                "fill of {size} bytes at {offset} in {:?} ({} bytes) is empty, out of range, unaligned or lacks TRANSFER_DST",
-                d.label, d.size
-            )));
-        }
+        fill_check(&d, offset, size)?;
         // SAFETY: live buffer with TRANSFER_DST outside a pass; range and alignment checked.
         unsafe { self.device.raw.cmd_fill_buffer(self.raw, raw, offset, size, value) };
         Ok(())
@@ -141,22 +145,30 @@ impl CommandList<'_> {
         } else {
             (TextureUsage::TRANSFER_DST, BufferUsage::TRANSFER_SRC)
         };
-        if !t.usage.contains(t_usage) || !b.usage.contains(b_usage) {
-            return Err(RhiError::InvalidDesc(format!("copy between {:?} and {:?} lacks a transfer usage", t.label, b.label)));
+        let needed_for = if to_buffer { "a copy to a buffer" } else { "a copy from a buffer" };
+        if !t.usage.contains(t_usage) {
+            return Err(RhiError::MissingUsage { label: t.label, usage: Usage::Texture(t_usage), needed_for });
+        }
+        if !b.usage.contains(b_usage) {
+            return Err(RhiError::MissingUsage { label: b.label, usage: Usage::Buffer(b_usage), needed_for });
         }
         if level >= t.mip_levels {
-            return Err(RhiError::InvalidDesc(format!("mip level {level} of texture {:?}, which has {}", t.label, t.mip_levels)));
+            let (resource, range) = (format!("texture {:?}", t.label), range_of(u64::from(level), 1));
+            return Err(RhiError::OutOfRange { what: "mip level", resource, range, limit: u64::from(t.mip_levels) });
         }
         // A texel's bytes, or a whole block's (the offset alignment Vulkan
-        // asks of block-compressed copies).
-        let texel = u64::from(t.format.bytes_per_block());
+        // asks of block-compressed copies); texel sizes are powers of two,
+        // so the larger of it and 4 is a multiple of both.
+        let alignment = u64::from(t.format.bytes_per_block()).max(4);
         let (width, height) = t.level_extent(level);
         let size = t.level_size(level);
-        if !fits(offset, size, b.size) || !offset.is_multiple_of(4) || !offset.is_multiple_of(texel) {
-            return Err(RhiError::InvalidDesc(format!(
-                "buffer {:?} ({} bytes) too small for level {level} of texture {:?} ({size} bytes) at offset {offset}, or the offset is unaligned",
-                b.label, b.size, t.label
-            )));
+        if !offset.is_multiple_of(alignment) {
+            let resource = format!("buffer {:?} (copying {:?} texels)", b.label, t.format);
+            return Err(RhiError::Misaligned { what: "offset", resource, value: offset, alignment });
+        }
+        if !fits(offset, size, b.size) {
+            let (resource, range) = (format!("buffer {:?}", b.label), range_of(offset, size));
+            return Err(RhiError::OutOfRange { what: "bytes of the mip level", resource, range, limit: b.size });
         }
         let region = vk::BufferImageCopy {
             buffer_offset: offset,
@@ -227,10 +239,8 @@ impl CommandList<'_> {
         };
         let needed = TextureUsage::TRANSFER_SRC | TextureUsage::TRANSFER_DST | TextureUsage::SAMPLED;
         if !desc.usage.contains(needed) {
-            return Err(RhiError::InvalidDesc(format!(
-                "generate_mips: texture {:?} needs TRANSFER_SRC, TRANSFER_DST and SAMPLED usage",
-                desc.label
-            )));
+            let usage = Usage::Texture(needed.difference(desc.usage));
+            return Err(RhiError::MissingUsage { label: desc.label, usage, needed_for: "generate_mips" });
         }
         if desc.mip_levels > 1 {
             self.device.check_mip_generation(&desc)?;
@@ -293,4 +303,27 @@ impl CommandList<'_> {
         pipeline_barrier(&[barrier(desc.mip_levels - 1, written, readable)]);
         Ok(())
     }
+}
+
+/// Checks a fill of `size` bytes at `offset` of a buffer described by `d`:
+/// `TRANSFER_DST` usage, not empty, in 4-byte words, inside the buffer.
+fn fill_check(d: &BufferDesc, offset: u64, size: u64) -> Result<()> {
+    if !d.usage.contains(BufferUsage::TRANSFER_DST) {
+        let usage = Usage::Buffer(BufferUsage::TRANSFER_DST);
+        return Err(RhiError::MissingUsage { label: d.label.clone(), usage, needed_for: "a fill" });
+    }
+    let resource = || format!("the fill of buffer {:?}", d.label);
+    if size == 0 {
+        return Err(RhiError::OutOfLimits { what: "size", resource: resource(), value: 0, min: 1, max: d.size });
+    }
+    for (what, value) in [("offset", offset), ("size", size)] {
+        if !value.is_multiple_of(4) {
+            return Err(RhiError::Misaligned { what, resource: resource(), value, alignment: 4 });
+        }
+    }
+    if !fits(offset, size, d.size) {
+        let (resource, range) = (format!("buffer {:?}", d.label), range_of(offset, size));
+        return Err(RhiError::OutOfRange { what: "filled bytes", resource, range, limit: d.size });
+    }
+    Ok(())
 }
