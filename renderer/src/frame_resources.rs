@@ -9,7 +9,7 @@
 
 use bytemuck::{Pod, Zeroable};
 use rayon::prelude::*;
-use rhi_vulkan::{BufferDesc, BufferHandle, BufferUsage, Device, Result};
+use rhi_vulkan::{BufferDesc, BufferHandle, BufferUsage, Device, Result, SamplerHandle};
 
 /// The `ViewUniform` of `scene.inc.wgsl`, field for field (one meaning
 /// each; a test compares the two layouts). Its size, 512 bytes, is a
@@ -63,6 +63,46 @@ pub(crate) struct PointLightData {
 }
 
 pub(crate) const VIEW_UNIFORM_SIZE: u64 = std::mem::size_of::<ViewUniformData>() as u64;
+
+/// The GPU memory a frame writes or binds that the scene renderer keeps
+/// from frame to frame, besides the render targets: the per-slot buffers
+/// above, the material table, the read-back buffers and the shadow map's
+/// sampler. The stages that use a part take it.
+pub(crate) struct FrameResources {
+    pub view_uniforms: PerFrameBuffer,
+    pub id_streams: PerFrameBuffer,
+    pub dynamic: DynamicBufferRing,
+    /// The material table's GPU buffer and its capacity.
+    pub materials: Option<(BufferHandle, u64)>,
+    /// Bytes of material blocks uploaded by the last frame.
+    pub material_bytes_uploaded: u64,
+    /// Per frame slot: the buffer a read-back frame's output is copied to.
+    pub readback: Vec<Option<(BufferHandle, u64)>>,
+    /// The shadow map's comparison sampler.
+    pub shadow_sampler: Option<SamplerHandle>,
+}
+
+impl FrameResources {
+    /// One set of per-slot buffers for each of `frames` slots, made when first written.
+    pub fn new(frames: usize) -> Self {
+        Self {
+            view_uniforms: PerFrameBuffer::new("view uniforms", BufferUsage::UNIFORM, frames),
+            id_streams: PerFrameBuffer::new("primitive id stream", BufferUsage::VERTEX, frames),
+            dynamic: DynamicBufferRing::new(frames),
+            materials: None,
+            material_bytes_uploaded: 0,
+            readback: vec![None; frames],
+            shadow_sampler: None,
+        }
+    }
+
+    /// Destroys the read-back buffers (the RHI frees them once no frame uses them).
+    pub fn release(&mut self, device: &Device) {
+        for (buffer, _) in self.readback.iter_mut().filter_map(Option::take) {
+            device.destroy_buffer(buffer);
+        }
+    }
+}
 
 /// Bytes from which [`PerFrameBuffer::write_parts`] writes its parts in parallel.
 const PARALLEL_WRITE_BYTES: usize = 256 * 1024;

@@ -6,7 +6,7 @@
 use super::InitViews;
 use crate::cvars::ConsoleVariables;
 use crate::error::Result;
-use crate::frame::scene_renderer::SceneRenderer;
+use crate::frame_resources::DynamicBufferRing;
 use crate::gpu_work::GpuWork;
 use crate::mesh_pass::*;
 use crate::scene::{flags, MeshElementCollector, RetireCallback, Scene};
@@ -99,93 +99,99 @@ pub(crate) struct DynamicElements<'s> {
 /// is visible, and at which LOD.
 type DynamicSlots = BTreeMap<PrimitiveSlot, (Vec<bool>, Vec<u8>)>;
 
-impl SceneRenderer {
-    /// Collects every visible dynamic primitive's mesh elements, by slot,
-    /// and builds their commands for each pass of each view that sees them.
-    ///
-    /// With `records_gpu_work`, dynamic proxies may queue compute work
-    /// (GPU culling) for `gpu_prepare` to record before the passes
-    /// ([`DynamicElements::gpu_work`]); without it they must not need to.
-    pub(crate) fn collect_dynamic<'s>(
-        &mut self,
-        device: &Device,
-        scene: &'s Scene,
-        settings: &FrameSettings,
-        cvars: &ConsoleVariables,
-        v: &InitViews,
-        records_gpu_work: bool,
-    ) -> Result<DynamicElements<'s>> {
-        let force_dynamic = settings.force_dynamic_path;
-        let mut out = DynamicElements {
-            commands: FrameCommands::new(scene),
-            lists: HashMap::default(),
-            built: 0,
-            on_retired: Vec::new(),
-            counters: FrameCounters::new(),
-            gpu_work: Vec::new(),
-        };
-        let view_refs: Vec<&SceneView> = v.views.iter().collect();
-        for (&s, (vis_flags, lods)) in &dynamic_slots(scene, v, force_dynamic) {
-            let proxy = scene.proxy_at(s.0).expect("visible slot has a proxy");
-            let gpu_work = records_gpu_work.then_some(&mut out.gpu_work);
-            let mut collector = MeshElementCollector {
-                batches: Vec::new(),
-                device,
-                dynamic: &mut self.dynamic,
-                gpu_work,
-                cvars,
-                on_retired: &mut out.on_retired,
-                counters: &mut out.counters,
-                occlusion: &v.occlusion,
-            };
-            if scene.flags[s.index()] & flags::DYNAMIC != 0 {
-                proxy.get_dynamic_mesh_elements(&view_refs, vis_flags, &mut collector);
-            }
-            if force_dynamic && scene.flags[s.index()] & flags::STATIC != 0 {
-                let mut batches = Vec::new();
-                proxy.draw_static_elements(&mut batches);
-                let mirrored = scene.transforms[s.index()].determinant() < 0.0;
-                for (vi, _) in vis_flags.iter().enumerate().filter(|(_, v)| **v) {
-                    for b in batches.iter().filter(|b| b.lod_index == lods[vi]) {
-                        let mut b = b.clone();
-                        b.reverse_culling ^= mirrored;
-                        collector.batches.push((vi, b));
-                    }
-                }
-            }
-            for (vi, batch) in std::mem::take(&mut collector.batches) {
-                if vi >= v.views.len() || !vis_flags[vi] {
-                    continue;
-                }
-                self.add_dynamic_batch(device, scene, v, s, vi, &batch, &mut out)?;
-            }
-        }
-        out.commands.rank_together();
-        Ok(out)
-    }
+/// What the `collect_dynamic` stage builds with besides the scene and the views.
+pub(crate) struct CollectInputs<'a> {
+    pub settings: &'a FrameSettings,
+    /// The console variables, for proxies that read their own.
+    pub cvars: &'a ConsoleVariables,
+    pub pipelines: &'a PipelineLibrary,
+    /// Whether dynamic proxies may queue GPU work (see [`collect_dynamic`]).
+    pub records_gpu_work: bool,
+}
 
-    /// The commands of `batch` (of slot `s`, for view `vi`) in each of the view's passes.
-    #[allow(clippy::too_many_arguments)]
-    fn add_dynamic_batch(
-        &self,
-        device: &Device,
-        scene: &Scene,
-        v: &InitViews,
-        s: PrimitiveSlot,
-        vi: usize,
-        batch: &MeshBatch,
-        out: &mut DynamicElements<'_>,
-    ) -> Result<()> {
-        for pass in v.passes_of(vi) {
-            if let Some(cmd) = build_mesh_draw_command(pass, batch, device, &scene.materials, &self.pipelines)? {
-                out.built += 1;
-                let bucket = out.commands.id_of(cmd);
-                let sort_key = scene.translucency_sort_key(s, v.views[vi].origin);
-                out.lists.entry((vi, pass)).or_default().push(VisibleCommand { bucket, primitive: s, sort_key });
+/// Collects every visible dynamic primitive's mesh elements, by slot, and
+/// builds their commands for each pass of each view that sees them; the
+/// proxies' per-frame vertex data goes into `dynamic`.
+///
+/// With `records_gpu_work`, dynamic proxies may queue compute work (GPU
+/// culling) for `gpu_prepare` to record before the passes
+/// ([`DynamicElements::gpu_work`]); without it they must not need to.
+pub(crate) fn collect_dynamic<'s>(
+    device: &Device,
+    scene: &'s Scene,
+    v: &InitViews,
+    dynamic: &mut DynamicBufferRing,
+    inputs: CollectInputs<'_>,
+) -> Result<DynamicElements<'s>> {
+    let CollectInputs { settings, cvars, pipelines, records_gpu_work } = inputs;
+    let force_dynamic = settings.force_dynamic_path;
+    let mut out = DynamicElements {
+        commands: FrameCommands::new(scene),
+        lists: HashMap::default(),
+        built: 0,
+        on_retired: Vec::new(),
+        counters: FrameCounters::new(),
+        gpu_work: Vec::new(),
+    };
+    let view_refs: Vec<&SceneView> = v.views.iter().collect();
+    for (&s, (vis_flags, lods)) in &dynamic_slots(scene, v, force_dynamic) {
+        let proxy = scene.proxy_at(s.0).expect("visible slot has a proxy");
+        let gpu_work = records_gpu_work.then_some(&mut out.gpu_work);
+        let mut collector = MeshElementCollector {
+            batches: Vec::new(),
+            device,
+            dynamic: &mut *dynamic,
+            gpu_work,
+            cvars,
+            on_retired: &mut out.on_retired,
+            counters: &mut out.counters,
+            occlusion: &v.occlusion,
+        };
+        if scene.flags[s.index()] & flags::DYNAMIC != 0 {
+            proxy.get_dynamic_mesh_elements(&view_refs, vis_flags, &mut collector);
+        }
+        if force_dynamic && scene.flags[s.index()] & flags::STATIC != 0 {
+            let mut batches = Vec::new();
+            proxy.draw_static_elements(&mut batches);
+            let mirrored = scene.transforms[s.index()].determinant() < 0.0;
+            for (vi, _) in vis_flags.iter().enumerate().filter(|(_, v)| **v) {
+                for b in batches.iter().filter(|b| b.lod_index == lods[vi]) {
+                    let mut b = b.clone();
+                    b.reverse_culling ^= mirrored;
+                    collector.batches.push((vi, b));
+                }
             }
         }
-        Ok(())
+        for (vi, batch) in std::mem::take(&mut collector.batches) {
+            if vi >= v.views.len() || !vis_flags[vi] {
+                continue;
+            }
+            add_dynamic_batch(device, scene, pipelines, v, (s, vi), &batch, &mut out)?;
+        }
     }
+    out.commands.rank_together();
+    Ok(out)
+}
+
+/// The commands of `batch` (of slot `s`, for view `vi`) in each of the view's passes.
+fn add_dynamic_batch(
+    device: &Device,
+    scene: &Scene,
+    pipelines: &PipelineLibrary,
+    v: &InitViews,
+    (s, vi): (PrimitiveSlot, usize),
+    batch: &MeshBatch,
+    out: &mut DynamicElements<'_>,
+) -> Result<()> {
+    for pass in v.passes_of(vi) {
+        if let Some(cmd) = build_mesh_draw_command(pass, batch, device, &scene.materials, pipelines)? {
+            out.built += 1;
+            let bucket = out.commands.id_of(cmd);
+            let sort_key = scene.translucency_sort_key(s, v.views[vi].origin);
+            out.lists.entry((vi, pass)).or_default().push(VisibleCommand { bucket, primitive: s, sort_key });
+        }
+    }
+    Ok(())
 }
 
 /// The visible slots that go through the dynamic path, in slot order (so

@@ -7,10 +7,10 @@
 //! `r.Shadow.MapSize`, made or remade at a new size as needed.
 
 use crate::error::Result;
-use crate::frame::scene_renderer::SceneRenderer;
+use crate::frame_resources::FrameResources;
 use crate::gpu_work::{record_gpu_work, GpuWork};
 use crate::postprocess::OUTPUT;
-use crate::render_targets::{SCENE_COLOR, SCENE_DEPTH, SHADOW_MAP};
+use crate::render_targets::{RenderTargets, SCENE_COLOR, SCENE_DEPTH, SHADOW_MAP};
 use rhi_vulkan::{Device, Frame, SamplerDesc, SamplerHandle, TextureHandle};
 
 /// What the record stage binds from `gpu_prepare`.
@@ -20,39 +20,45 @@ pub(crate) struct PreparedTargets {
     pub shadow_sampler: SamplerHandle,
 }
 
-impl SceneRenderer {
-    /// Records `gpu_work` into `frame` (a work that fails is logged and
-    /// left out; see [`crate::gpu_work`]); makes the frame's targets in the
-    /// table at `width`×`height` (scene color and depth, the output), and
-    /// the shadow map at `shadow_size` when the frame has a shadow view
-    /// (and once, to bind, when there is none yet).
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) fn gpu_prepare(
-        &mut self,
-        device: &Device,
-        frame: &mut Frame<'_>,
-        gpu_work: Vec<GpuWork>,
-        width: u32,
-        height: u32,
-        has_shadow: bool,
-        shadow_size: u32,
-    ) -> Result<PreparedTargets> {
-        if !gpu_work.is_empty() {
-            record_gpu_work(frame, gpu_work)?;
-        }
-        self.targets.begin_frame();
-        for target in [SCENE_COLOR, SCENE_DEPTH, OUTPUT] {
-            self.targets.ensure(device, &target, width, height)?;
-        }
-        if has_shadow || self.targets.texture(SHADOW_MAP.name).is_none() {
-            self.targets.ensure(device, &SHADOW_MAP, shadow_size, shadow_size)?;
-        }
-        if self.shadow_sampler.is_none() {
-            self.shadow_sampler = Some(device.create_sampler(&SamplerDesc::shadow())?);
-        }
-        Ok(PreparedTargets {
-            shadow_map: self.targets.texture(SHADOW_MAP.name).expect("made above"),
-            shadow_sampler: self.shadow_sampler.expect("made above"),
-        })
+/// The frame's size and the shadow map's.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct TargetSizes {
+    pub width: u32,
+    pub height: u32,
+    /// The shadow map's width and height (`r.Shadow.MapSize`).
+    pub shadow_map: u32,
+    /// The frame has a shadow view (the shadow map is drawn).
+    pub has_shadow: bool,
+}
+
+/// Records `gpu_work` into `frame` (a work that fails is logged and left
+/// out; see [`crate::gpu_work`]); makes the frame's targets in the table at
+/// the family's size (scene color and depth, the output), and the shadow
+/// map when the frame has a shadow view (and once, to bind, when there is
+/// none yet).
+pub(crate) fn gpu_prepare(
+    device: &Device,
+    frame: &mut Frame<'_>,
+    gpu_work: Vec<GpuWork>,
+    targets: &mut RenderTargets,
+    resources: &mut FrameResources,
+    sizes: TargetSizes,
+) -> Result<PreparedTargets> {
+    if !gpu_work.is_empty() {
+        record_gpu_work(frame, gpu_work)?;
     }
+    targets.begin_frame();
+    for target in [SCENE_COLOR, SCENE_DEPTH, OUTPUT] {
+        targets.ensure(device, &target, sizes.width, sizes.height)?;
+    }
+    if sizes.has_shadow || targets.texture(SHADOW_MAP.name).is_none() {
+        targets.ensure(device, &SHADOW_MAP, sizes.shadow_map, sizes.shadow_map)?;
+    }
+    if resources.shadow_sampler.is_none() {
+        resources.shadow_sampler = Some(device.create_sampler(&SamplerDesc::shadow())?);
+    }
+    Ok(PreparedTargets {
+        shadow_map: targets.texture(SHADOW_MAP.name).expect("made above"),
+        shadow_sampler: resources.shadow_sampler.expect("made above"),
+    })
 }

@@ -10,11 +10,10 @@
 use super::gpu_prepare::PreparedTargets;
 use super::{FrameCommands, InitViews, PassDrawList, Uploaded};
 use crate::error::Result;
-use crate::frame::scene_renderer::SceneRenderer;
 use crate::frame::submit::{record_pass, PassBindings, PassResources};
 use crate::mesh_pass::passes::PassTarget;
 use crate::mesh_pass::{SCENE_COLOR_FORMAT, SCENE_DEPTH_FORMAT};
-use crate::render_targets::{Access, SCENE_COLOR, SCENE_DEPTH, SHADOW_MAP};
+use crate::render_targets::{Access, RenderTargets, SCENE_COLOR, SCENE_DEPTH, SHADOW_MAP};
 use crate::scene::Scene;
 use crate::view::ViewFamily;
 use rhi_vulkan::*;
@@ -28,121 +27,116 @@ pub(crate) struct RecordInputs<'a, 's> {
     pub targets: PreparedTargets,
     /// `r.RHICmdList.ParallelRecord`.
     pub parallel: bool,
+    /// The material table's GPU buffer (uploaded in `update_scene`).
+    pub materials: BufferHandle,
 }
 
-impl SceneRenderer {
-    /// Records the frame's passes into `frame`.
-    pub(crate) fn record_stage(
-        &mut self,
-        frame: &mut Frame<'_>,
-        scene: &Scene,
-        family: &ViewFamily,
-        input: RecordInputs<'_, '_>,
-    ) -> Result<()> {
-        let recorded = self.record_secondaries(frame, scene, &input)?;
-        self.record_shadow_map(frame.cmd(), input.views.has_shadow(), input.lists, &recorded)?;
-        self.record_scene_color(frame.cmd(), family, input.lists, &recorded)
-    }
+/// Records the frame's passes into `frame`.
+pub(crate) fn record(
+    frame: &mut Frame<'_>,
+    targets: &mut RenderTargets,
+    scene: &Scene,
+    family: &ViewFamily,
+    input: RecordInputs<'_, '_>,
+) -> Result<()> {
+    let recorded = record_secondaries(frame, scene, &input)?;
+    record_shadow_map(frame.cmd(), targets, input.views.has_shadow(), input.lists, &recorded)?;
+    record_scene_color(frame.cmd(), targets, family, input.lists, &recorded)
+}
 
-    /// Each list's secondaries, in list order.
-    fn record_secondaries(
-        &self,
-        frame: &Frame<'_>,
-        scene: &Scene,
-        input: &RecordInputs<'_, '_>,
-    ) -> Result<Vec<Vec<SecondaryCommandBuffer>>> {
-        let gpu_scene = scene.gpu_scene.buffer().expect("uploaded in update_scene");
-        let materials = self.materials.expect("uploaded in update_scene").0;
-        let t = input.targets;
-        let mut bind = PassBindings::new(
+/// Each list's secondaries, in list order.
+fn record_secondaries(frame: &Frame<'_>, scene: &Scene, input: &RecordInputs<'_, '_>) -> Result<Vec<Vec<SecondaryCommandBuffer>>> {
+    let gpu_scene = scene.gpu_scene.buffer().expect("uploaded in update_scene");
+    let materials = input.materials;
+    let t = input.targets;
+    let mut bind = PassBindings::new(
+        frame,
+        PassResources {
+            uniforms: input.uploaded.view_uniforms,
+            gpu_scene,
+            materials,
+            shadow_map: t.shadow_map,
+            shadow_sampler: t.shadow_sampler,
+        },
+    );
+    let main_layout = RenderingLayout { color_formats: vec![SCENE_COLOR_FORMAT], depth_format: Some(SCENE_DEPTH_FORMAT) };
+    let shadow_layout = RenderingLayout { color_formats: vec![], depth_format: Some(SCENE_DEPTH_FORMAT) };
+    let mut recorded = Vec::with_capacity(input.lists.len());
+    for l in input.lists {
+        let layout = match l.pass.desc().target {
+            PassTarget::ShadowMap => &shadow_layout,
+            PassTarget::SceneColor => &main_layout,
+        };
+        recorded.push(record_pass(
             frame,
-            PassResources {
-                uniforms: input.uploaded.view_uniforms,
-                gpu_scene,
-                materials,
-                shadow_map: t.shadow_map,
-                shadow_sampler: t.shadow_sampler,
-            },
-        );
-        let main_layout = RenderingLayout { color_formats: vec![SCENE_COLOR_FORMAT], depth_format: Some(SCENE_DEPTH_FORMAT) };
-        let shadow_layout = RenderingLayout { color_formats: vec![], depth_format: Some(SCENE_DEPTH_FORMAT) };
-        let mut recorded = Vec::with_capacity(input.lists.len());
-        for l in input.lists {
-            let layout = match l.pass.desc().target {
-                PassTarget::ShadowMap => &shadow_layout,
-                PassTarget::SceneColor => &main_layout,
-            };
-            recorded.push(record_pass(
-                frame,
-                layout,
-                l,
-                &input.views.views[l.view],
-                input.commands,
-                input.uploaded.id_buffer,
-                &mut bind,
-                input.parallel,
-            )?);
-        }
-        Ok(recorded)
+            layout,
+            l,
+            &input.views.views[l.view],
+            input.commands,
+            input.uploaded.id_buffer,
+            &mut bind,
+            input.parallel,
+        )?);
     }
+    Ok(recorded)
+}
 
-    /// The shadow pass: rendered when there is a shadow view; otherwise
-    /// the map is cleared once (the base pass always samples it).
-    fn record_shadow_map(
-        &mut self,
-        cmd: &mut CommandList<'_>,
-        has_shadow: bool,
-        lists: &[PassDrawList],
-        recorded: &[Vec<SecondaryCommandBuffer>],
-    ) -> Result<()> {
-        if !has_shadow && self.targets.has_contents(SHADOW_MAP.name) {
-            return Ok(());
-        }
-        let texture = self.targets.texture(SHADOW_MAP.name).expect("made in gpu_prepare");
-        let (width, height) = self.targets.size(SHADOW_MAP.name).expect("made in gpu_prepare");
-        self.targets.prepare(cmd, &[(SHADOW_MAP.name, Access::DepthWrite)])?;
-        cmd.begin_rendering(
-            &RenderingDesc {
-                color: vec![],
-                depth: Some(DepthAttachment { texture, load: LoadOp::Clear(1.0), store: true }),
-                area: Rect::from_size(width, height),
-            },
-            RenderingContents::Secondary,
-        )?;
-        for (l, secs) in lists.iter().zip(recorded) {
-            if l.pass.desc().target == PassTarget::ShadowMap {
-                cmd.execute_secondaries(secs)?;
-            }
-        }
-        cmd.end_rendering()?;
-        self.targets.prepare(cmd, &[(SHADOW_MAP.name, Access::Sample)])
+/// The shadow pass: rendered when there is a shadow view; otherwise
+/// the map is cleared once (the base pass always samples it).
+fn record_shadow_map(
+    cmd: &mut CommandList<'_>,
+    targets: &mut RenderTargets,
+    has_shadow: bool,
+    lists: &[PassDrawList],
+    recorded: &[Vec<SecondaryCommandBuffer>],
+) -> Result<()> {
+    if !has_shadow && targets.has_contents(SHADOW_MAP.name) {
+        return Ok(());
     }
+    let texture = targets.texture(SHADOW_MAP.name).expect("made in gpu_prepare");
+    let (width, height) = targets.size(SHADOW_MAP.name).expect("made in gpu_prepare");
+    targets.prepare(cmd, &[(SHADOW_MAP.name, Access::DepthWrite)])?;
+    cmd.begin_rendering(
+        &RenderingDesc {
+            color: vec![],
+            depth: Some(DepthAttachment { texture, load: LoadOp::Clear(1.0), store: true }),
+            area: Rect::from_size(width, height),
+        },
+        RenderingContents::Secondary,
+    )?;
+    for (l, secs) in lists.iter().zip(recorded) {
+        if l.pass.desc().target == PassTarget::ShadowMap {
+            cmd.execute_secondaries(secs)?;
+        }
+    }
+    cmd.end_rendering()?;
+    targets.prepare(cmd, &[(SHADOW_MAP.name, Access::Sample)])
+}
 
-    /// Scene color and depth: cleared, then every main view's passes.
-    fn record_scene_color(
-        &mut self,
-        cmd: &mut CommandList<'_>,
-        family: &ViewFamily,
-        lists: &[PassDrawList],
-        recorded: &[Vec<SecondaryCommandBuffer>],
-    ) -> Result<()> {
-        let color = self.targets.texture(SCENE_COLOR.name).expect("made in gpu_prepare");
-        let depth = self.targets.texture(SCENE_DEPTH.name).expect("made in gpu_prepare");
-        self.targets.prepare(cmd, &[(SCENE_COLOR.name, Access::ColorWrite), (SCENE_DEPTH.name, Access::DepthWrite)])?;
-        cmd.begin_rendering(
-            &RenderingDesc {
-                color: vec![ColorAttachment { texture: color, load: LoadOp::Clear(family.clear_color), store: true }],
-                depth: Some(DepthAttachment { texture: depth, load: LoadOp::Clear(1.0), store: false }),
-                area: Rect::from_size(family.width, family.height),
-            },
-            RenderingContents::Secondary,
-        )?;
-        for (l, secs) in lists.iter().zip(recorded) {
-            if l.pass.desc().target == PassTarget::SceneColor {
-                cmd.execute_secondaries(secs)?;
-            }
+/// Scene color and depth: cleared, then every main view's passes.
+fn record_scene_color(
+    cmd: &mut CommandList<'_>,
+    targets: &mut RenderTargets,
+    family: &ViewFamily,
+    lists: &[PassDrawList],
+    recorded: &[Vec<SecondaryCommandBuffer>],
+) -> Result<()> {
+    let color = targets.texture(SCENE_COLOR.name).expect("made in gpu_prepare");
+    let depth = targets.texture(SCENE_DEPTH.name).expect("made in gpu_prepare");
+    targets.prepare(cmd, &[(SCENE_COLOR.name, Access::ColorWrite), (SCENE_DEPTH.name, Access::DepthWrite)])?;
+    cmd.begin_rendering(
+        &RenderingDesc {
+            color: vec![ColorAttachment { texture: color, load: LoadOp::Clear(family.clear_color), store: true }],
+            depth: Some(DepthAttachment { texture: depth, load: LoadOp::Clear(1.0), store: false }),
+            area: Rect::from_size(family.width, family.height),
+        },
+        RenderingContents::Secondary,
+    )?;
+    for (l, secs) in lists.iter().zip(recorded) {
+        if l.pass.desc().target == PassTarget::SceneColor {
+            cmd.execute_secondaries(secs)?;
         }
-        cmd.end_rendering()?;
-        Ok(())
     }
+    cmd.end_rendering()?;
+    Ok(())
 }

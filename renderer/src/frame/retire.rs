@@ -9,17 +9,18 @@
 //! lost device the frames in flight are abandoned, never waited for
 //! (`abandon_if_lost`).
 
-use super::ms;
+use super::{ms, StageClock};
 use super::{DynamicElements, InitViews, PassDrawList};
 use crate::error::Result;
-use crate::frame::scene_renderer::SceneRenderer;
+use crate::frame::scene_renderer::FrameOutput;
 use crate::mesh_pass::MeshPass;
 use crate::postprocess::{OUTPUT, OUTPUT_FORMAT};
-use crate::render_targets::Access;
+use crate::render_targets::{Access, RenderTargets};
 use crate::rng::mix64;
 use crate::scene::{RetireCallback, RetiredFrameResults, Scene};
 use crate::stats::{FrameStats, PassStats};
 use rhi_vulkan::{BufferDesc, BufferHandle, BufferState, Device, Format, Frame, FrameSubmission, Image};
+use std::collections::VecDeque;
 use std::hash::{Hash, Hasher};
 use std::time::Instant;
 
@@ -41,6 +42,8 @@ pub(crate) struct InFlightFrame {
     pub stats: FrameStats,
     /// The (pass, view) of its draw lists (for the GPU pass times).
     pub lists: Vec<(MeshPass, usize)>,
+    /// Its post passes' timestamp labels, in chain order.
+    pub post: Vec<[&'static str; 2]>,
     pub submitted_at: Instant,
     /// Where the frame's output is copied, when it is read back.
     pub image: Option<PendingImage>,
@@ -69,13 +72,68 @@ pub struct RetiredFrame {
 // Read-backs are the tone-mapped output's bytes as they are.
 const _: () = assert!(matches!(OUTPUT_FORMAT, Format::Rgba8Srgb | Format::Rgba8Unorm));
 
-/// Frames kept in [`SceneRenderer::take_retired`]'s queue when nobody takes them.
+/// Frames kept in [`SceneRenderer::take_retired`](crate::SceneRenderer::take_retired)'s
+/// queue when nobody takes them.
 const MAX_RETIRED: usize = 64;
 
-impl SceneRenderer {
+/// The frames on the GPU and those retired, with their stats: what the
+/// scene renderer keeps of its frames after recording them.
+pub(crate) struct FrameQueue {
+    /// The device's frame slots (the most `r.FramesInFlight` can give).
+    pub slots: usize,
+    /// Frames begun so far (the next frame's number is this one).
+    pub frame_number: u64,
+    /// Submitted frames whose stats wait for their GPU work, oldest first.
+    pub in_flight: VecDeque<InFlightFrame>,
+    /// Frames whose GPU work finished, with their complete stats, oldest first.
+    pub retired: VecDeque<RetiredFrame>,
+}
+
+impl FrameQueue {
+    /// A queue for a device with `slots` frame slots.
+    pub fn new(slots: usize) -> Self {
+        Self { slots, frame_number: 0, in_flight: VecDeque::new(), retired: VecDeque::new() }
+    }
+
     /// Frames allowed on the GPU: `r.FramesInFlight`, within 1..=the device's slots.
     pub(crate) fn frames_in_flight(&self, settings: &crate::settings::FrameSettings) -> usize {
-        settings.frames_in_flight.min(self.frames)
+        settings.frames_in_flight.min(self.slots)
+    }
+
+    /// Puts a submitted frame in flight, then retires what has finished (and
+    /// with one frame in flight, waits for it: the next frame would wait
+    /// for its slot in `update_scene` anyway).
+    pub(crate) fn put_in_flight(&mut self, device: &Device, frame: InFlightFrame, frames_in_flight: usize) -> Result<()> {
+        self.in_flight.push_back(frame);
+        if frames_in_flight == 1 {
+            self.retire_until(device, 0)?;
+        }
+        self.retire_completed(device)
+    }
+
+    /// A frame recorded and discarded (not executed): no GPU work, its stats complete as they are.
+    pub(crate) fn discarded(&mut self, mut stats: FrameStats) {
+        stats.timings.set_gpu(None, [], &[]);
+        stats.gpu_complete = true;
+        self.push_retired(RetiredFrame { stats, image: None });
+    }
+
+    /// Frame `number`'s stage times put into its stats wherever it is now
+    /// (in flight or retired), and what `render` returns for it: its stats
+    /// and, once retired, its image.
+    pub(crate) fn with_stage_times(&mut self, number: u64, clock: &StageClock) -> FrameOutput {
+        let total = ms(clock.start, Instant::now());
+        match self.in_flight.back_mut().filter(|f| f.stats.frame == number) {
+            Some(f) => {
+                f.stats.timings.set_stages(clock.ms, total);
+                (f.stats.clone(), None)
+            }
+            None => {
+                let f = self.retired.iter_mut().rev().find(|f| f.stats.frame == number).expect("the frame just retired");
+                f.stats.timings.set_stages(clock.ms, total);
+                (f.stats.clone(), f.image.clone())
+            }
+        }
     }
 
     /// Retires frames, oldest first, until at most `keep` are in flight
@@ -116,8 +174,7 @@ impl SceneRenderer {
         device.wait_for(f.submission.value)?;
         let timestamps = device.frame_timestamps(f.submission)?;
         f.stats.timings.gpu_wait = ms(f.submitted_at, Instant::now());
-        let post: Vec<[&str; 2]> = self.post_passes.iter().map(|p| p.timestamps).collect();
-        f.stats.timings.set_gpu(timestamps.as_ref(), f.lists, &post);
+        f.stats.timings.set_gpu(timestamps.as_ref(), f.lists, &f.post);
         f.stats.gpu_complete = true;
         // GPU-produced figures go into the stats of the frame they describe.
         let mut results = RetiredFrameResults { device, frame: f.stats.frame, value: f.submission.value, counters: &mut f.stats.counters };
@@ -145,27 +202,32 @@ impl SceneRenderer {
         }
         self.retired.push_back(frame);
     }
+}
 
-    /// Records the copy of the output into `slot`'s read-back buffer at the
-    /// end of `frame` (the output is left `TransferSrc`).
-    pub(crate) fn record_read_back(&mut self, device: &Device, frame: &mut Frame<'_>, slot: usize) -> Result<PendingImage> {
-        let output = self.targets.texture(OUTPUT.name).expect("made in gpu_prepare");
-        let (width, height) = self.targets.size(OUTPUT.name).expect("made in gpu_prepare");
-        let len = u64::from(width) * u64::from(height) * 4;
-        let entry = &mut self.readback[slot];
-        if entry.is_none_or(|(_, cap)| cap < len) {
-            if let Some((old, _)) = entry.take() {
-                device.destroy_buffer(old);
-            }
-            *entry = Some((device.create_buffer(&BufferDesc::readback("output read-back", len))?, len));
+/// Records the copy of the output into `slot`'s read-back buffer at the end
+/// of `frame` (the output is left `TransferSrc`).
+pub(crate) fn read_back(
+    device: &Device,
+    frame: &mut Frame<'_>,
+    (slot, readback): (usize, &mut [Option<(BufferHandle, u64)>]),
+    targets: &mut RenderTargets,
+) -> Result<PendingImage> {
+    let output = targets.texture(OUTPUT.name).expect("made in gpu_prepare");
+    let (width, height) = targets.size(OUTPUT.name).expect("made in gpu_prepare");
+    let len = u64::from(width) * u64::from(height) * 4;
+    let entry = &mut readback[slot];
+    if entry.is_none_or(|(_, cap)| cap < len) {
+        if let Some((old, _)) = entry.take() {
+            device.destroy_buffer(old);
         }
-        let (buffer, _) = entry.expect("just created");
-        let cmd = frame.cmd();
-        self.targets.prepare(cmd, &[(OUTPUT.name, Access::CopySource)])?;
-        cmd.copy_texture_to_buffer(output, buffer, 0)?;
-        cmd.buffer_barrier(buffer, BufferState::TransferDst, BufferState::HostRead)?;
-        Ok(PendingImage { buffer, width, height })
+        *entry = Some((device.create_buffer(&BufferDesc::readback("output read-back", len))?, len));
     }
+    let (buffer, _) = entry.expect("just created");
+    let cmd = frame.cmd();
+    targets.prepare(cmd, &[(OUTPUT.name, Access::CopySource)])?;
+    cmd.copy_texture_to_buffer(output, buffer, 0)?;
+    cmd.buffer_barrier(buffer, BufferState::TransferDst, BufferState::HostRead)?;
+    Ok(PendingImage { buffer, width, height })
 }
 
 /// The figures of the frame (timings are the caller's).

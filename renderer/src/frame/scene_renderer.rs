@@ -6,28 +6,30 @@
 
 use crate::cvars::ConsoleVariables;
 use crate::error::Result;
+use crate::frame::collect::{collect_dynamic, CollectInputs};
+use crate::frame::gpu_prepare::{gpu_prepare, TargetSizes};
 use crate::frame::init_views::init_views;
 use crate::frame::occlusion::occlusion_cull;
 use crate::frame::pass_setup::pass_setup;
-use crate::frame::record::RecordInputs;
+use crate::frame::record::{record, RecordInputs};
 pub use crate::frame::retire::RetiredFrame;
-use crate::frame::retire::{frame_stats, submit, InFlightFrame};
-use crate::frame::update::SlotFrame;
+use crate::frame::retire::{frame_stats, read_back, submit, FrameQueue, InFlightFrame};
+use crate::frame::update::{update_scene, SlotFrame};
+use crate::frame::upload::upload;
 use crate::frame::workers_awake::WorkersAwake;
 pub use crate::frame::Stage;
-use crate::frame::{ms, stage, DynamicElements, InitViews, StageClock};
+use crate::frame::{stage, DynamicElements, InitViews, StageClock};
 pub(crate) use crate::frame::{FrameCommands, PassDrawList};
 pub use crate::frame_resources::DynamicBufferRing;
-use crate::frame_resources::PerFrameBuffer;
+use crate::frame_resources::FrameResources;
 use crate::mesh_pass::*;
-use crate::postprocess::{PostFrame, PostPassDesc, PostProcessor, BUILTIN_POST_PASSES, OUTPUT};
+use crate::postprocess::{PostFrame, PostPassDesc, PostProcessor, OUTPUT};
 use crate::render_targets::{RenderTargets, SCENE_COLOR};
 use crate::scene::Scene;
 use crate::settings::FrameSettings;
 use crate::stats::FrameStats;
 use crate::view::ViewFamily;
 use rhi_vulkan::*;
-use std::collections::VecDeque;
 use std::time::Instant;
 
 /// The result of the CPU stages between updating the scene and uploading
@@ -93,31 +95,19 @@ impl PreparedFrame<'_> {
 /// asked for and already retired, its image.
 pub type FrameOutput = (FrameStats, Option<Image>);
 
-/// What the render thread keeps from frame to frame.
+/// What the render thread keeps from frame to frame, grouped by owner; each
+/// stage of a frame takes the parts it uses.
 pub struct SceneRenderer {
+    /// Pass pipelines, made on first use and kept.
     pub(crate) pipelines: PipelineLibrary,
+    /// Buffers the frames write and the shadow sampler.
+    pub(crate) resources: FrameResources,
     /// The render targets by name, with their tracked states.
     pub(crate) targets: RenderTargets,
-    /// The post chain's pipelines.
+    /// The post chain and its pipelines.
     pub(crate) post: PostProcessor,
-    /// The post chain, in order.
-    pub(crate) post_passes: Vec<&'static PostPassDesc>,
-    pub(crate) shadow_sampler: Option<SamplerHandle>,
-    pub(crate) materials: Option<(BufferHandle, u64)>,
-    /// Bytes of material blocks uploaded by the last frame.
-    pub(crate) material_bytes_uploaded: u64,
-    pub(crate) view_uniforms: PerFrameBuffer,
-    pub(crate) id_streams: PerFrameBuffer,
-    pub(crate) dynamic: DynamicBufferRing,
-    /// The device's frame slots (the most `r.FramesInFlight` can give).
-    pub(crate) frames: usize,
-    pub(crate) frame_number: u64,
-    /// Submitted frames whose stats wait for their GPU work, oldest first.
-    pub(crate) in_flight: VecDeque<InFlightFrame>,
-    /// Frames whose GPU work finished, with their complete stats, oldest first.
-    pub(crate) retired: VecDeque<RetiredFrame>,
-    /// Per frame slot: the buffer a read-back frame's scene color is copied to.
-    pub(crate) readback: Vec<Option<(BufferHandle, u64)>>,
+    /// The frames on the GPU and those retired, with their stats.
+    pub(crate) frames: FrameQueue,
 }
 
 /// One frame's request.
@@ -137,23 +127,13 @@ impl SceneRenderer {
     /// A renderer for `device`, with one set of per-frame buffers per frame
     /// slot; GPU resources are created by the first frames that need them.
     pub fn new(device: &Device) -> Self {
-        let frames = device.frames_in_flight();
+        let slots = device.frames_in_flight();
         Self {
             pipelines: PipelineLibrary::default(),
+            resources: FrameResources::new(slots),
             targets: RenderTargets::default(),
             post: PostProcessor::default(),
-            post_passes: BUILTIN_POST_PASSES.to_vec(),
-            shadow_sampler: None,
-            materials: None,
-            material_bytes_uploaded: 0,
-            view_uniforms: PerFrameBuffer::new("view uniforms", BufferUsage::UNIFORM, frames),
-            id_streams: PerFrameBuffer::new("primitive id stream", BufferUsage::VERTEX, frames),
-            dynamic: DynamicBufferRing::new(frames),
-            frames,
-            frame_number: 0,
-            in_flight: VecDeque::new(),
-            retired: VecDeque::new(),
-            readback: vec![None; frames],
+            frames: FrameQueue::new(slots),
         }
     }
 
@@ -182,18 +162,16 @@ impl SceneRenderer {
     }
 
     /// The post-processing chain, in order (the built-in one:
-    /// [`BUILTIN_POST_PASSES`]).
+    /// [`BUILTIN_POST_PASSES`](crate::postprocess::BUILTIN_POST_PASSES)).
     pub fn post_passes(&self) -> &[&'static PostPassDesc] {
-        &self.post_passes
+        self.post.passes()
     }
 
     /// Sets the post-processing chain, run from the next frame on. Errors:
     /// an empty chain, or one whose last pass does not write the output's
     /// format, is `RendererError::InvalidPostChain`, and nothing changes.
     pub fn set_post_passes(&mut self, passes: Vec<&'static PostPassDesc>) -> Result<()> {
-        crate::postprocess::check_chain(&passes)?;
-        self.post_passes = passes;
-        Ok(())
+        self.post.set_passes(passes)
     }
 
     /// Renders one frame of `request.family`: the stages of
@@ -207,17 +185,17 @@ impl SceneRenderer {
     /// and image never delivered (see [`Self::frames_on_gpu`]).
     pub fn render(&mut self, device: &Device, scene: &mut Scene, cvars: &ConsoleVariables, request: &FrameRequest) -> Result<FrameOutput> {
         let rendered = self.run_stages(device, scene, cvars, request);
-        self.abandon_if_lost(device);
+        self.frames.abandon_if_lost(device);
         rendered
     }
 
-    /// [`Self::render`] without the clean-up after a lost device.
+    /// [`Self::render`] without the clean-up after a lost device: the
+    /// frame, stage by stage.
     fn run_stages(&mut self, device: &Device, scene: &mut Scene, cvars: &ConsoleVariables, request: &FrameRequest) -> Result<FrameOutput> {
         let family = &request.family;
         family.validate()?;
         let settings = FrameSettings::from_cvars(cvars);
-        let shadow_size = settings.shadow.map_size;
-        let frames_in_flight = self.frames_in_flight(&settings);
+        let frames_in_flight = self.frames.frames_in_flight(&settings);
         let mut clock = StageClock::start();
         // At most `frames_in_flight` frames on the GPU once this one is
         // submitted: waiting for the oldest is `retire`'s time (the frame
@@ -225,90 +203,70 @@ impl SceneRenderer {
         let since = Instant::now();
         {
             crate::trace::span!("wait", "frame_slot");
-            self.retire_until(device, frames_in_flight - 1)?;
+            self.frames.retire_until(device, frames_in_flight - 1)?;
         }
         clock.add(Stage::Retire, since);
-        // From here to the end of `record` the CPU stages run back to back:
-        // the workers poll between their parallel sections (not while the
-        // GPU is waited for above).
+        // From here to the end of `post_process` the CPU stages run back to
+        // back: the workers poll between their parallel sections (not while
+        // the GPU is waited for above).
         let awake = WorkersAwake::for_frame(&settings);
-        let SlotFrame { mut frame, slot } = stage!(clock, UpdateScene, self.update_scene_stage(device, scene, &settings)?);
+        let SlotFrame { mut frame, slot } =
+            stage!(clock, UpdateScene, update_scene(device, scene, &settings, &self.pipelines, &mut self.resources, &mut self.frames)?);
         let scene: &Scene = scene;
         let mut views = stage!(clock, InitViews, init_views(scene, &settings, family));
         stage!(clock, Occlusion, occlusion_cull(scene, &settings, &mut views));
-        let mut elements = stage!(clock, CollectDynamic, self.collect_dynamic(device, scene, &settings, cvars, &views, true)?);
+        let inputs = CollectInputs { settings: &settings, cvars, pipelines: &self.pipelines, records_gpu_work: true };
+        let mut elements = stage!(clock, CollectDynamic, collect_dynamic(device, scene, &views, &mut self.resources.dynamic, inputs)?);
         let on_retired = std::mem::take(&mut elements.on_retired);
         let gpu_work = std::mem::take(&mut elements.gpu_work);
         let mut lists = stage!(clock, PassSetup, pass_setup(scene, &settings, &views, &elements));
-        let uploaded =
-            stage!(clock, Upload, self.upload_stage(device, slot, scene, &views, &mut lists, shadow_size, settings.parallel_record)?);
-        let targets = stage!(
-            clock,
-            GpuPrepare,
-            self.gpu_prepare(device, &mut frame, gpu_work, family.width, family.height, views.has_shadow(), shadow_size)?
-        );
+        let uploaded = stage!(clock, Upload, upload(device, (slot, &mut self.resources), scene, &views, &mut lists, &settings)?);
+        let sizes = TargetSizes {
+            width: family.width,
+            height: family.height,
+            shadow_map: settings.shadow.map_size,
+            has_shadow: views.has_shadow(),
+        };
+        let prepared = stage!(clock, GpuPrepare, gpu_prepare(device, &mut frame, gpu_work, &mut self.targets, &mut self.resources, sizes)?);
         let input = RecordInputs {
             views: &views,
             commands: &elements.commands,
             lists: &lists,
             uploaded: &uploaded,
-            targets,
+            targets: prepared,
             parallel: settings.parallel_record,
+            materials: self.resources.materials.expect("uploaded in update_scene").0,
         };
-        stage!(clock, Record, self.record_stage(&mut frame, scene, family, input)?);
+        stage!(clock, Record, record(&mut frame, &mut self.targets, scene, family, input)?);
         let image = stage!(clock, PostProcess, {
             let wireframe: Vec<Rect> = views.main_views().map(|i| &views.views[i]).filter(|v| v.wireframe).map(|v| v.viewport).collect();
             let at = PostFrame { settings: &settings, wireframe: &wireframe, width: family.width, height: family.height };
-            self.post.record(&mut frame, &mut self.targets, &self.post_passes, &at)?;
-            if request.read_back && request.execute {
-                Some(self.record_read_back(device, &mut frame, slot)?)
-            } else {
-                None
+            self.post.record(&mut frame, &mut self.targets, &at)?;
+            match request.read_back && request.execute {
+                true => Some(read_back(device, &mut frame, (slot, &mut self.resources.readback), &mut self.targets)?),
+                false => None,
             }
         });
         drop(awake);
-        let frame_number = self.frame_number - 1;
         // `gpu_wait` runs from here: the GPU may start before `submit` returns.
         let submitted_at = Instant::now();
         let submitted = stage!(clock, Submit, submit(frame, request.execute)?);
         stage!(clock, Retire, {
-            let mut stats = frame_stats(frame_number, scene, &views, &elements, &lists);
+            let mut stats = frame_stats(self.frames.frame_number - 1, scene, &views, &elements, &lists);
             stats.pipelines_created = self.pipelines.take_created();
             stats.pipelines_live = self.pipelines.len() as u64;
-            stats.material_bytes_uploaded = self.material_bytes_uploaded;
+            stats.material_bytes_uploaded = self.resources.material_bytes_uploaded;
             match submitted {
                 Some(submission) => {
                     let lists = lists.iter().map(|l| (l.pass, l.view)).collect();
-                    self.in_flight.push_back(InFlightFrame { submission, stats, lists, submitted_at, image, on_retired });
-                    // 1: today's wait; more: only what has finished (the
-                    // next frame waits for its slot in `update_scene`).
-                    if frames_in_flight == 1 {
-                        self.retire_until(device, 0)?;
-                    }
-                    self.retire_completed(device)?;
+                    let post = self.post.timestamp_labels();
+                    let f = InFlightFrame { submission, stats, lists, post, submitted_at, image, on_retired };
+                    self.frames.put_in_flight(device, f, frames_in_flight)?;
                 }
-                None => {
-                    // Discarded: no GPU work; complete as it is.
-                    let mut stats = stats;
-                    stats.timings.set_gpu(None, [], &[]);
-                    stats.gpu_complete = true;
-                    self.push_retired(RetiredFrame { stats, image: None });
-                }
+                None => self.frames.discarded(stats),
             }
         });
-        let total = ms(clock.start, Instant::now());
-        // The stage times go into the frame's stats wherever they are now.
-        match self.in_flight.back_mut().filter(|f| f.stats.frame == frame_number) {
-            Some(f) => {
-                f.stats.timings.set_stages(clock.ms, total);
-                Ok((f.stats.clone(), None))
-            }
-            None => {
-                let f = self.retired.iter_mut().rev().find(|f| f.stats.frame == frame_number).expect("the frame just retired");
-                f.stats.timings.set_stages(clock.ms, total);
-                Ok((f.stats.clone(), f.image.clone()))
-            }
-        }
+        Ok(self.frames.with_stage_times(self.frames.frame_number - 1, &clock))
     }
 
     /// The frames whose GPU work has finished since the last call (at most
@@ -316,13 +274,13 @@ impl SceneRenderer {
     /// (`gpu_complete`, naming the frame in `FrameStats::frame`) and, when
     /// it was read back, its image.
     pub fn take_retired(&mut self) -> Vec<RetiredFrame> {
-        std::mem::take(&mut self.retired).into()
+        std::mem::take(&mut self.frames.retired).into()
     }
 
     /// Waits for every frame in flight (they are then in [`Self::take_retired`]).
     /// On a lost device they are abandoned and it is `RendererError::Rhi(RhiError::DeviceLost)`.
     pub fn finish(&mut self, device: &Device) -> Result<()> {
-        self.retire_until(device, 0)?;
+        self.frames.retire_until(device, 0)?;
         if device.is_lost() {
             return Err(RhiError::DeviceLost.into());
         }
@@ -331,7 +289,7 @@ impl SceneRenderer {
 
     /// Frames submitted whose GPU work has not been seen to finish.
     pub fn frames_on_gpu(&self) -> usize {
-        self.in_flight.len()
+        self.frames.in_flight.len()
     }
 
     /// The CPU stages init views, collect dynamic elements and pass setup
@@ -352,7 +310,8 @@ impl SceneRenderer {
         let mut clock = StageClock::start();
         let mut views = stage!(clock, InitViews, init_views(scene, &settings, family));
         stage!(clock, Occlusion, occlusion_cull(scene, &settings, &mut views));
-        let elements = stage!(clock, CollectDynamic, self.collect_dynamic(device, scene, &settings, cvars, &views, false)?);
+        let inputs = CollectInputs { settings: &settings, cvars, pipelines: &self.pipelines, records_gpu_work: false };
+        let elements = stage!(clock, CollectDynamic, collect_dynamic(device, scene, &views, &mut self.resources.dynamic, inputs)?);
         let lists = stage!(clock, PassSetup, pass_setup(scene, &settings, &views, &elements));
         let stage_ms = [Stage::InitViews, Stage::CollectDynamic, Stage::PassSetup].map(|s| clock.ms[s.index()]);
         let occlusion_ms = clock.ms[Stage::Occlusion.index()];
@@ -363,9 +322,7 @@ impl SceneRenderer {
     pub fn release(&mut self, device: &Device) {
         self.targets.destroy_all(device);
         self.post.release(device);
-        for (buffer, _) in self.readback.iter_mut().filter_map(Option::take) {
-            device.destroy_buffer(buffer);
-        }
+        self.resources.release(device);
         self.pipelines.invalidate(device);
     }
 }

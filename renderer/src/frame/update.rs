@@ -2,10 +2,12 @@
 //! their uploads.
 
 use crate::error::Result;
-use crate::frame::scene_renderer::SceneRenderer;
+use crate::frame::retire::FrameQueue;
+use crate::frame_resources::FrameResources;
+use crate::mesh_pass::PipelineLibrary;
 use crate::scene::Scene;
 use crate::settings::FrameSettings;
-use rhi_vulkan::{BufferDesc, BufferUsage, Device, Frame};
+use rhi_vulkan::{BufferDesc, BufferHandle, BufferUsage, Device, Frame};
 
 /// The frame being recorded and its slot among the frames in flight.
 pub(crate) struct SlotFrame<'d> {
@@ -13,65 +15,65 @@ pub(crate) struct SlotFrame<'d> {
     pub slot: usize,
 }
 
-impl SceneRenderer {
-    /// Waits for the frame slot (its previous GPU work must be done before
-    /// its buffers are rewritten), applies the scene's queued updates and
-    /// records their uploads: proxies' buffer writes, the material table,
-    /// GPU-scene deltas. They go first in the frame's primary, before any
-    /// GPU work a dynamic proxy records while its elements are collected.
-    pub(crate) fn update_scene_stage<'d>(
-        &mut self,
-        device: &'d Device,
-        scene: &mut Scene,
-        settings: &FrameSettings,
-    ) -> Result<SlotFrame<'d>> {
-        let mut frame = device.begin_frame()?;
-        // The device's slot: `begin_frame` has waited for its last GPU work.
-        let slot = (frame.index() % self.frames as u64) as usize;
-        self.frame_number += 1;
-        self.dynamic.begin(device, slot)?;
-        scene.space_order_adds = settings.space_order_adds;
-        scene.apply_updates(device, &self.pipelines)?;
-        scene.tighten_chunk_bounds();
-        for (buffer, offset, bytes) in scene.take_uploads() {
-            frame.upload_buffer(buffer, offset, &bytes)?;
-        }
-        self.material_bytes_uploaded = self.upload_materials(device, scene, &mut frame)?;
-        scene.gpu_scene.upload(device, &mut frame)?;
-        Ok(SlotFrame { frame, slot })
+/// Waits for the frame slot (its previous GPU work must be done before
+/// its buffers are rewritten), applies the scene's queued updates and
+/// records their uploads: proxies' buffer writes, the material table,
+/// GPU-scene deltas. They go first in the frame's primary, before any
+/// GPU work a dynamic proxy records while its elements are collected.
+pub(crate) fn update_scene<'d>(
+    device: &'d Device,
+    scene: &mut Scene,
+    settings: &FrameSettings,
+    pipelines: &PipelineLibrary,
+    resources: &mut FrameResources,
+    frames: &mut FrameQueue,
+) -> Result<SlotFrame<'d>> {
+    let mut frame = device.begin_frame()?;
+    // The device's slot: `begin_frame` has waited for its last GPU work.
+    let slot = (frame.index() % frames.slots as u64) as usize;
+    frames.frame_number += 1;
+    resources.dynamic.begin(device, slot)?;
+    scene.space_order_adds = settings.space_order_adds;
+    scene.apply_updates(device, pipelines)?;
+    scene.tighten_chunk_bounds();
+    for (buffer, offset, bytes) in scene.take_uploads() {
+        frame.upload_buffer(buffer, offset, &bytes)?;
     }
+    resources.material_bytes_uploaded = upload_materials(device, scene, &mut frame, &mut resources.materials)?;
+    scene.gpu_scene.upload(device, &mut frame)?;
+    Ok(SlotFrame { frame, slot })
+}
 
-    /// The material table's changed blocks (only those: a parameter change
-    /// uploads one 256-byte block), or the whole table when it grew or was
-    /// never uploaded, into a GPU buffer grown to a power of two. Returns
-    /// the bytes uploaded.
-    fn upload_materials(&mut self, device: &Device, scene: &mut Scene, frame: &mut Frame<'_>) -> Result<u64> {
-        let dirty = scene.materials.take_dirty_blocks();
-        let block = crate::material::MATERIAL_BLOCK_SIZE as u64;
-        let needed = scene.materials.len() as u64 * block;
-        let whole = scene.materials.table_dirty || self.materials.is_none_or(|(_, cap)| cap < needed);
-        if whole {
-            if self.materials.is_none_or(|(_, cap)| cap < needed) {
-                if let Some((old, _)) = self.materials.take() {
-                    device.destroy_buffer(old);
-                }
-                let cap = needed.next_power_of_two().max(16 * block);
-                self.materials = Some((device.create_buffer(&BufferDesc::gpu_only("materials", cap, BufferUsage::STORAGE))?, cap));
+/// The material table's changed blocks (only those: a parameter change
+/// uploads one 256-byte block), or the whole table when it grew or was
+/// never uploaded, into `table`'s GPU buffer grown to a power of two.
+/// Returns the bytes uploaded.
+fn upload_materials(device: &Device, scene: &mut Scene, frame: &mut Frame<'_>, table: &mut Option<(BufferHandle, u64)>) -> Result<u64> {
+    let dirty = scene.materials.take_dirty_blocks();
+    let block = crate::material::MATERIAL_BLOCK_SIZE as u64;
+    let needed = scene.materials.len() as u64 * block;
+    let whole = scene.materials.table_dirty || table.is_none_or(|(_, cap)| cap < needed);
+    if whole {
+        if table.is_none_or(|(_, cap)| cap < needed) {
+            if let Some((old, _)) = table.take() {
+                device.destroy_buffer(old);
             }
-            let table = scene.materials.gpu_table();
-            frame.upload_buffer(self.materials.expect("created").0, 0, bytemuck::cast_slice(&table))?;
-            scene.materials.table_dirty = false;
-            return Ok(needed);
+            let cap = needed.next_power_of_two().max(16 * block);
+            *table = Some((device.create_buffer(&BufferDesc::gpu_only("materials", cap, BufferUsage::STORAGE))?, cap));
         }
-        let buffer = self.materials.expect("uploaded before").0;
-        // Runs of consecutive dirty slots go as one copy each.
-        let slots: Vec<u32> = dirty.into_iter().collect();
-        let mut uploaded = 0;
-        for run in slots.chunk_by(|a, b| b == &(a + 1)) {
-            let bytes: Vec<u8> = run.iter().flat_map(|&s| bytemuck::cast_slice::<_, u8>(scene.materials.block(s)).to_vec()).collect();
-            frame.upload_buffer(buffer, u64::from(run[0]) * block, &bytes)?;
-            uploaded += bytes.len() as u64;
-        }
-        Ok(uploaded)
+        let blocks = scene.materials.gpu_table();
+        frame.upload_buffer(table.expect("created").0, 0, bytemuck::cast_slice(&blocks))?;
+        scene.materials.table_dirty = false;
+        return Ok(needed);
     }
+    let buffer = table.expect("uploaded before").0;
+    // Runs of consecutive dirty slots go as one copy each.
+    let slots: Vec<u32> = dirty.into_iter().collect();
+    let mut uploaded = 0;
+    for run in slots.chunk_by(|a, b| b == &(a + 1)) {
+        let bytes: Vec<u8> = run.iter().flat_map(|&s| bytemuck::cast_slice::<_, u8>(scene.materials.block(s)).to_vec()).collect();
+        frame.upload_buffer(buffer, u64::from(run[0]) * block, &bytes)?;
+        uploaded += bytes.len() as u64;
+    }
+    Ok(uploaded)
 }

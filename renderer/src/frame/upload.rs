@@ -5,11 +5,10 @@
 
 use super::{InitViews, PassDrawList};
 use crate::error::Result;
-use crate::frame::scene_renderer::SceneRenderer;
-use crate::frame_resources::{PointLightData, ViewUniformData, VIEW_UNIFORM_SIZE};
+use crate::frame_resources::{FrameResources, PointLightData, ViewUniformData, VIEW_UNIFORM_SIZE};
 use crate::mesh_pass::PrimitiveSlot;
 use crate::scene::{Light, Scene, MAX_POINT_LIGHTS};
-use crate::settings::ShadingSettings;
+use crate::settings::{FrameSettings, ShadingSettings};
 use crate::view::SceneView;
 use glam::{Mat4, Vec3};
 use rhi_vulkan::{BufferHandle, Device};
@@ -22,36 +21,30 @@ pub(crate) struct Uploaded {
     pub view_uniforms: BufferHandle,
 }
 
-impl SceneRenderer {
-    /// Writes the id streams (setting each list's `id_base`; in parallel
-    /// with `parallel`, `r.RHICmdList.ParallelRecord`) and the view
-    /// uniforms of `slot`.
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) fn upload_stage(
-        &mut self,
-        device: &Device,
-        slot: usize,
-        scene: &Scene,
-        v: &InitViews,
-        lists: &mut [PassDrawList],
-        shadow_size: u32,
-        parallel: bool,
-    ) -> Result<Uploaded> {
-        let mut id_base = 0;
-        for l in lists.iter_mut() {
-            l.id_base = id_base;
-            id_base += l.draws.ids().len() as u32;
-        }
-        // Each stream in its parts (a pass set up in pieces is the pieces'
-        // lists: `IdStream`), each written at its offset.
-        let streams: Vec<&[u8]> = lists.iter().flat_map(|l| l.draws.ids().parts()).map(bytemuck::cast_slice::<PrimitiveSlot, u8>).collect();
-        let id_buffer = self.id_streams.write_parts(device, slot, &streams, parallel)?;
-        let shadow_view_proj = v.shadow_view_proj();
-        let uniforms: Vec<ViewUniformData> =
-            v.views.iter().map(|view| view_uniform(view, scene, v, shadow_view_proj, shadow_size)).collect();
-        let view_uniforms = self.view_uniforms.write(device, slot, bytemuck::cast_slice(&uniforms))?;
-        Ok(Uploaded { id_buffer, view_uniforms })
+/// Writes the id streams (setting each list's `id_base`; in parallel with
+/// `r.RHICmdList.ParallelRecord`) and the view uniforms into `slot`'s buffers.
+pub(crate) fn upload(
+    device: &Device,
+    (slot, resources): (usize, &mut FrameResources),
+    scene: &Scene,
+    v: &InitViews,
+    lists: &mut [PassDrawList],
+    settings: &FrameSettings,
+) -> Result<Uploaded> {
+    let (shadow_size, parallel) = (settings.shadow.map_size, settings.parallel_record);
+    let mut id_base = 0;
+    for l in lists.iter_mut() {
+        l.id_base = id_base;
+        id_base += l.draws.ids().len() as u32;
     }
+    // Each stream in its parts (a pass set up in pieces is the pieces'
+    // lists: `IdStream`), each written at its offset.
+    let streams: Vec<&[u8]> = lists.iter().flat_map(|l| l.draws.ids().parts()).map(bytemuck::cast_slice::<PrimitiveSlot, u8>).collect();
+    let id_buffer = resources.id_streams.write_parts(device, slot, &streams, parallel)?;
+    let shadow_view_proj = v.shadow_view_proj();
+    let uniforms: Vec<ViewUniformData> = v.views.iter().map(|view| view_uniform(view, scene, v, shadow_view_proj, shadow_size)).collect();
+    let view_uniforms = resources.view_uniforms.write(device, slot, bytemuck::cast_slice(&uniforms))?;
+    Ok(Uploaded { id_buffer, view_uniforms })
 }
 
 /// The hemisphere ambient's radiance from the sky (above, +Z) and from the

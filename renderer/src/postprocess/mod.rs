@@ -90,10 +90,17 @@ pub struct PostPassDesc {
     pub timestamps: [&'static str; 2],
 }
 
-/// The post stage's pipelines, made on first use and kept.
-#[derive(Default)]
+/// The post chain a renderer runs, and its pipelines (made on first use and kept).
 pub(crate) struct PostProcessor {
+    passes: Vec<&'static PostPassDesc>,
     pipelines: Vec<(&'static str, Format, PipelineHandle)>,
+}
+
+impl Default for PostProcessor {
+    /// The built-in chain.
+    fn default() -> Self {
+        Self { passes: BUILTIN_POST_PASSES.to_vec(), pipelines: Vec::new() }
+    }
 }
 
 /// What one run of the chain draws into.
@@ -108,6 +115,25 @@ pub(crate) struct PostFrame<'a> {
 }
 
 impl PostProcessor {
+    /// The chain, in order.
+    pub fn passes(&self) -> &[&'static PostPassDesc] {
+        &self.passes
+    }
+
+    /// Sets the chain; an empty one, or one whose last pass does not write
+    /// the output's format, is [`RendererError::InvalidPostChain`] and
+    /// changes nothing.
+    pub fn set_passes(&mut self, passes: Vec<&'static PostPassDesc>) -> Result<()> {
+        check_chain(&passes)?;
+        self.passes = passes;
+        Ok(())
+    }
+
+    /// The chain's timestamp labels, in order (for the frame's GPU times).
+    pub fn timestamp_labels(&self) -> Vec<[&'static str; 2]> {
+        self.passes.iter().map(|p| p.timestamps).collect()
+    }
+
     fn pipeline(&mut self, device: &Device, pass: &PostPassDesc, format: Format) -> Result<PipelineHandle> {
         if let Some(&(_, _, p)) = self.pipelines.iter().find(|(n, f, _)| *n == pass.name && *f == format) {
             return Ok(p);
@@ -130,19 +156,11 @@ impl PostProcessor {
         Ok(pipeline)
     }
 
-    /// Records `passes` in order into `frame`'s primary: the first reads
-    /// scene color, the last writes [`OUTPUT`] (which must be a
-    /// [`PostOutput::Display`] pass's), the ones between ping-pong through
-    /// the table's intermediates. Errors: an empty chain, or one whose last
-    /// pass is not `Display`, is [`RendererError::InvalidPostChain`].
-    pub fn record(
-        &mut self,
-        frame: &mut Frame<'_>,
-        targets: &mut RenderTargets,
-        passes: &[&PostPassDesc],
-        at: &PostFrame<'_>,
-    ) -> Result<()> {
-        check_chain(passes)?;
+    /// Records the chain in order into `frame`'s primary: the first pass
+    /// reads scene color, the last writes [`OUTPUT`], the ones between
+    /// ping-pong through the table's intermediates.
+    pub fn record(&mut self, frame: &mut Frame<'_>, targets: &mut RenderTargets, at: &PostFrame<'_>) -> Result<()> {
+        let passes = self.passes.clone();
         let device = frame.device();
         let mut input = SCENE_COLOR;
         for (i, pass) in passes.iter().enumerate() {

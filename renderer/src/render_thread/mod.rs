@@ -99,12 +99,12 @@ impl RenderContext {
     /// `last_image` becomes the newest image among the retired frames,
     /// `last_complete_stats` the newest stats.
     fn note_retired_image(&mut self) {
-        if let Some(f) = self.renderer.retired.back() {
+        if let Some(f) = self.renderer.frames.retired.back() {
             if self.last_complete_stats.as_ref().is_none_or(|s| s.frame < f.stats.frame) {
                 self.last_complete_stats = Some(f.stats.clone());
             }
         }
-        if let Some(f) = self.renderer.retired.iter().rev().find(|f| f.image.is_some()) {
+        if let Some(f) = self.renderer.frames.retired.iter().rev().find(|f| f.image.is_some()) {
             if self.last_image_frame.is_none_or(|n| n < f.stats.frame) {
                 self.last_image = f.image.clone();
                 self.last_image_frame = Some(f.stats.frame);
