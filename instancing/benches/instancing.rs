@@ -202,7 +202,7 @@ fn gpu_frames(n: u32, runs: usize) -> Option<FrameTimes> {
             return None;
         }
     };
-    register_cvars(&mut rt).ok()?;
+    rt.add_feature(&instancing::FEATURE).ok()?;
     rt.set_cvar(renderer::cvars::SHADOW_ENABLE, "0").ok()?;
     let material = rt.create_material(Material::colored(glam::Vec4::new(0.3, 0.7, 0.3, 1.0))).ok()?;
     rt.add_light(Light::Directional(DirectionalLight {

@@ -77,7 +77,8 @@
 //!   [`IsmStats`] reports instances and visible instances per view and LOD
 //!   (drawn copies: an instance in a LOD transition band counts in both LODs).
 //!   HISM proxies cull on the CPU through their cluster tree instead.
-//!   Call [`register_cvars`] once per render thread.
+//!   Add the feature ([`FEATURE`]: its console variables and vertex
+//!   factories) once per render thread: `rt.add_feature(&instancing::FEATURE)`.
 //!
 //! ## Promises and caller duties
 //!
@@ -105,6 +106,7 @@ pub mod component;
 pub mod culling;
 mod dirty;
 pub mod error;
+mod feature;
 pub mod gpu_data;
 pub mod hism;
 pub mod id;
@@ -125,14 +127,15 @@ pub use culling::{
     LodChoice, LodDitherBand,
 };
 pub use error::{InstancingError, Result};
+pub use feature::{InstancingFeature, FEATURE};
 pub use gpu_data::InstanceGpuData;
 pub use hism::HismTree;
 pub use id::InstanceId;
 pub use instance_data::{InstanceStore, MAX_CUSTOM_DATA_FLOATS, MAX_INSTANCES};
 pub use mesh::{InstancedMesh, MeshLod, MeshSection, MAX_LODS};
 pub use proxy::{
-    cull_view_for, instanced_mesh_for, register_cvars, CullPath, InstancedStaticMeshSceneProxy, IsmCustomData, IsmStats, IsmStatsSnapshot,
-    IsmUpdate, CVAR_GPU_CULLING, CVAR_UE_MODE,
+    cull_view_for, instanced_mesh_for, CullPath, InstancedStaticMeshSceneProxy, IsmCustomData, IsmStats, IsmStatsSnapshot, IsmUpdate,
+    CVAR_GPU_CULLING, CVAR_UE_MODE,
 };
 pub use stats::VISIBLE_INSTANCES_COUNTER;
 pub use transform::{validate_transform, TransformSpace};

@@ -105,21 +105,6 @@ pub const CVAR_GPU_CULLING: &str = "r.InstancedStaticMeshes.GPUCulling";
 /// UE's plain ISM behaviour (1): all instances, one LOD, no culling pass.
 pub const CVAR_UE_MODE: &str = "r.InstancedStaticMeshes.UEMode";
 
-/// Registers the instancing console variables (call once per render thread).
-pub fn register_cvars(rt: &mut renderer::RenderThread) -> Result<()> {
-    rt.register_cvar(
-        CVAR_GPU_CULLING,
-        renderer::CvarValue::Bool(true),
-        "cull instanced static meshes per instance in a compute pass (0: on the CPU)",
-    )?;
-    rt.register_cvar(
-        CVAR_UE_MODE,
-        renderer::CvarValue::Bool(false),
-        "draw every instance at the LOD of the union bounds, as UE's plain ISM does",
-    )?;
-    Ok(())
-}
-
 /// Draws (LOD × section) the culling pass can write arguments for.
 pub const MAX_DRAWS: usize = 64;
 

@@ -171,6 +171,7 @@ mod distribution;
 mod dynamic_data;
 mod emitter;
 mod error;
+mod feature;
 mod json_path;
 mod kernel;
 mod materials;
@@ -200,6 +201,7 @@ pub use dynamic_data::{
 };
 pub use emitter::{EmitterInstance, MAX_BURST_LOOPS};
 pub use error::ParticleError;
+pub use feature::{ParticlesFeature, FEATURE};
 pub use materials::{
     renderer_blend_mode, sprite_material, sprite_material_shader, sprite_sheet_material, sprite_sheet_material_shader, ParticleMaterials,
     SPRITE_MATERIAL_WGSL, SPRITE_SHEET_MATERIAL_WGSL,

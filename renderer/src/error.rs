@@ -89,6 +89,17 @@ pub enum RendererError {
         /// naga's error and where it was found.
         error: Box<rhi_vulkan::ShaderError>,
     },
+    /// A vertex factory whose WGSL does not compile in a pass
+    /// (`RenderThread::register_vertex_factory`); `error` says where.
+    #[error("vertex factory {factory:?} does not compile in the {pass} pass: {error}")]
+    VertexFactoryShader {
+        /// The factory's name.
+        factory: &'static str,
+        /// The pass it was composed into.
+        pass: &'static str,
+        /// naga's error and where it was found.
+        error: Box<rhi_vulkan::ShaderError>,
+    },
     /// A material or material instance that cannot be made as asked (bad
     /// parameter declarations or overrides, a bad mask clip value, an
     /// instance of an instance); `material` names it.
@@ -123,11 +134,11 @@ pub enum RendererError {
     /// Every texture slot is live or retired.
     #[error("no texture id left: all {0} texture slots are live or retired")]
     TextureIdsExhausted(u32),
-    /// [`crate::mesh_pass::passes::register_pass`]: the pass table holds
+    /// [`crate::RenderThread::register_pass`]: the pass table holds
     /// [`crate::mesh_pass::passes::MAX_PASSES`] passes.
     #[error("no mesh pass id left: the pass table holds at most {0} passes")]
     PassTableFull(usize),
-    /// [`crate::mesh_pass::passes::register_pass`]: a pass of that name exists (names
+    /// [`crate::RenderThread::register_pass`]: a pass of that name exists (names
     /// key the stats).
     #[error("a mesh pass named {0:?} is already registered")]
     DuplicatePass(String),

@@ -60,7 +60,7 @@ mod math;
 pub mod mesh_pass;
 pub mod occlusion;
 pub mod postprocess;
-mod render_targets;
+pub mod render_targets;
 mod render_thread;
 pub mod rng;
 pub mod scene;
@@ -87,7 +87,9 @@ pub use math::{check_affine, check_transform, Aabb, Bounds, Frustum, TransformPr
 pub use mesh_pass::passes;
 pub use mesh_pass::{MeshBatch, MeshBatchElement, MeshDrawCommand, MeshPass};
 pub use occlusion::{OccluderMesh, OcclusionBuffer, OCCLUDED_INSTANCES_COUNTER};
-pub use render_thread::{render_worker_pool, RenderCommand, RenderContext, RenderThread, RenderThreadMode, MAX_QUEUED_COMMANDS};
+pub use render_thread::{
+    render_worker_pool, RenderCommand, RenderContext, RenderFeature, RenderThread, RenderThreadMode, MAX_QUEUED_COMMANDS,
+};
 pub use rng::{mix64, Rng};
 pub use scene::{
     DirectionalLight, Light, LightId, MeshElementCollector, PointLight, PrimitiveId, PrimitiveRenderSettings, PrimitiveSceneProxy,

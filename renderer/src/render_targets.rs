@@ -3,24 +3,24 @@
 //!
 //! A pass does not transition a target itself: it declares how it uses each
 //! target ([`Access`]: sampled, written as colour, written as depth), and
-//! [`RenderTargets::prepare`] puts each one in the state that use needs,
+//! `RenderTargets::prepare` puts each one in the state that use needs,
 //! with one barrier from the state the table tracked. So a target's state
 //! lives in one place, whoever used it last (a mesh pass, a post pass, the
 //! read-back copy), and adding a pass cannot leave a stale state behind.
 //!
-//! Targets are made on first use ([`RenderTargets::ensure`]) and kept;
+//! Targets are made on first use (`RenderTargets::ensure`) and kept;
 //! one whose size or format changes is made again (the old texture is
 //! destroyed once no frame in flight uses it). Their lifetime says what a
 //! frame may expect of their contents:
 //!
 //! * [`Lifetime::Frame`]: written and read within a frame (scene color and
 //!   depth, the post chain's intermediates); what a frame finds in it is
-//!   not the previous frame's to use ([`RenderTargets::has_contents`] is
+//!   not the previous frame's to use (`RenderTargets::has_contents` is
 //!   false until the frame writes it).
 //! * [`Lifetime::Temporal`]: kept across frames — history a later frame
 //!   reads (TAA's), the shadow map the base pass binds in frames that do
 //!   not render it, the output that is read back and presented after the
-//!   frame; [`RenderTargets::has_contents`] says whether it was ever written.
+//!   frame; `RenderTargets::has_contents` says whether it was ever written.
 //!
 //! Either way the state is tracked across frames and every transition is
 //! from the state of the target's last use, so a write is ordered after

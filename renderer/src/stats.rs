@@ -274,6 +274,9 @@ pub struct FrameStats {
     /// Each pass's figures, by [`MeshPass::index`] (zeros for passes that
     /// do not exist or drew nothing).
     pub passes: [PassStats; MeshPass::MAX],
+    /// The renderer's mesh passes in the frame (its pass table, in order):
+    /// which entries of `passes` exist, and their names.
+    pub mesh_passes: Vec<MeshPass>,
     /// Commands that entered the cache this frame.
     pub cached_commands_built: u64,
     /// Dynamic-path commands built this frame.

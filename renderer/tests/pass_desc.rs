@@ -1,7 +1,6 @@
-//! A mesh pass added through `PassDesc` alone: registered in the pass
-//! table, it is drawn with its own WGSL in the views its description names,
-//! with no other code knowing of it. (Its own test binary: the pass table
-//! is the process's.)
+//! A mesh pass added through `PassDesc` alone: registered in one renderer's
+//! pass table, it is drawn with its own WGSL in the views its description
+//! names, with no other code knowing of it — and no other renderer drawing it.
 
 mod common;
 
@@ -37,29 +36,36 @@ static HIGHLIGHT: LazyLock<PassDesc> = LazyLock::new(|| {
 
 const MAGENTA: [u8; 4] = [255, 0, 255, 255];
 
-fn render_cubes() -> (FrameStats, rhi_vulkan::Image) {
-    let mut rt = render_thread(RenderThreadMode::Threaded);
+/// The scene: three opaque cubes and a translucent one, lit by the sun.
+fn add_cubes(rt: &mut RenderThread) {
     // The pass's flat magenta as it is: no tone mapping.
     rt.set_cvar(cvars::TONEMAPPER, "0").unwrap();
-    sun(&mut rt, true);
+    sun(rt, true);
     let red = rt.create_material(Material::colored(Vec4::new(0.8, 0.2, 0.2, 1.0))).unwrap();
     let glass = rt.create_material(Material::colored(Vec4::new(0.2, 0.4, 0.9, 0.5)).with_blend(BlendMode::Translucent)).unwrap();
-    cube_grid(&mut rt, 4, &[red, red, red, glass], 3.0);
-    let (stats, image) = frame(&mut rt, &family(vec![top_view(12.0)]));
-    assert_clean(&mut rt);
+    cube_grid(rt, 4, &[red, red, red, glass], 3.0);
+}
+
+fn render(rt: &mut RenderThread) -> (FrameStats, rhi_vulkan::Image) {
+    let (stats, image) = frame(rt, &family(vec![top_view(12.0)]));
+    assert_clean(rt);
     (stats, image)
 }
 
 #[test]
 fn a_pass_registered_through_its_desc_alone_renders() {
-    let (before, plain) = render_cubes();
+    let mut plain_rt = render_thread(RenderThreadMode::Threaded);
+    add_cubes(&mut plain_rt);
+    let (before, plain) = render(&mut plain_rt);
     assert!(!plain.rgba8.chunks(4).any(|p| p == MAGENTA), "nothing is magenta without the pass");
 
-    let pass = register_pass(&HIGHLIGHT).unwrap();
+    let mut rt = render_thread(RenderThreadMode::Threaded);
+    let pass = rt.register_pass(&HIGHLIGHT).unwrap();
     assert_eq!(pass.name(), "highlight");
     assert_eq!(pass.index(), MeshPass::COUNT, "after the built-in passes");
-    assert!(passes::all().any(|p| p == pass));
-    let (after, highlighted) = render_cubes();
+    assert!(rt.passes().all().any(|p| p == pass));
+    add_cubes(&mut rt);
+    let (after, highlighted) = render(&mut rt);
 
     // The new pass drew the three opaque cubes (one merged draw), and the
     // built-in passes drew what they drew before.
@@ -81,20 +87,25 @@ fn a_pass_registered_through_its_desc_alone_renders() {
     let (w, h) = (highlighted.width, highlighted.height);
     assert_ne!(highlighted.pixel(2, 2), MAGENTA, "the background is not drawn");
     assert_ne!(highlighted.pixel(w - 3, h - 3), MAGENTA);
+    // The registration is this renderer's: the other one draws as before.
+    assert_eq!(render(&mut plain_rt).1.rgba8, plain.rgba8);
+    assert_eq!(plain_rt.passes().len(), MeshPass::COUNT);
 
     // A second pass of the same name is refused; the table is unchanged.
-    let count = passes::all().count();
-    assert!(matches!(register_pass(&HIGHLIGHT), Err(RendererError::DuplicatePass(n)) if n == "highlight"));
-    assert_eq!(passes::all().count(), count);
+    let count = rt.passes().len();
+    assert!(matches!(rt.register_pass(&HIGHLIGHT), Err(RendererError::DuplicatePass(n)) if n == "highlight"));
+    assert_eq!(rt.passes().len(), count);
 
     // The table holds MeshPass::MAX passes; one more is refused and changes nothing.
     for i in count..MeshPass::MAX {
         let name: &'static str = Box::leak(format!("unused {i}").into_boxed_str());
         let unused: &'static PassDesc = Box::leak(Box::new(PassDesc { name, views: PassViews::Shadow, takes: |_, _| false, ..*HIGHLIGHT }));
-        assert_eq!(register_pass(unused).unwrap().index(), i);
+        assert_eq!(rt.register_pass(unused).unwrap().index(), i);
     }
     let extra: &'static PassDesc = Box::leak(Box::new(PassDesc { name: "one too many", ..*HIGHLIGHT }));
-    assert!(matches!(register_pass(extra), Err(RendererError::PassTableFull(n)) if n == MeshPass::MAX));
-    assert_eq!(passes::all().count(), MeshPass::MAX);
-    assert!(passes::all().all(|p| p.name() != "one too many"));
+    assert!(matches!(rt.register_pass(extra), Err(RendererError::PassTableFull(n)) if n == MeshPass::MAX));
+    assert_eq!(rt.passes().len(), MeshPass::MAX);
+    assert!(rt.passes().all().all(|p| p.name() != "one too many"));
+    // The render thread's table took every registration too: a frame draws.
+    render(&mut rt);
 }

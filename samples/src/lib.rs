@@ -27,6 +27,11 @@ pub use stats::{
     TextureStats, ThreadCpu, ThreadMs, Timings, ValidationStats,
 };
 
+/// The render features every sample's engine adds, in order: each feature
+/// crate's one registration (its passes, vertex factories and console
+/// variables) on the render thread.
+pub static FEATURES: &[&dyn renderer::RenderFeature] = &[&procmesh::FEATURE, &instancing::FEATURE, &particles::FEATURE];
+
 /// The log filter when `RUST_LOG` is unset: warnings and errors from every
 /// crate (validation messages, a missing validation layer, a lost device), so
 /// a default run stays quiet; `RUST_LOG=info` adds the device chosen.

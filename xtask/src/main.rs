@@ -37,6 +37,7 @@
 //! Every command takes `--help`; an unknown command or option exits with code 2.
 
 mod bench;
+mod fn_length;
 mod fuzz;
 mod gltf_validator;
 mod images;
@@ -344,7 +345,8 @@ fn run_tests(packages: &[String], args: &[String]) -> Result<ExitCode> {
 /// `cargo fmt --all --check` (one width, rustfmt.toml), the layering checks
 /// (no import cycle among the renderer's top-level modules, [`layering`];
 /// no console-variable read outside its frame-settings snapshot,
-/// [`settings_reads`]), clippy over the
+/// [`settings_reads`]; no library function over 100 lines, [`fn_length`]),
+/// clippy over the
 /// workspace with warnings denied (the lints include the
 /// project's rule that every `unsafe` block has a `// SAFETY:` comment, and
 /// `missing_docs`), clippy on engine-core and procmesh without their default
@@ -365,6 +367,9 @@ fn lint() -> Result<ExitCode> {
         return Ok(ExitCode::FAILURE);
     }
     if !settings_reads::check(&workspace_root())? {
+        return Ok(ExitCode::FAILURE);
+    }
+    if !fn_length::check(&workspace_root())? {
         return Ok(ExitCode::FAILURE);
     }
     let code = cargo(&["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"])?;

@@ -19,7 +19,7 @@ pub fn cube_mesh() -> InstancedMesh {
 /// validation on and asserted on) with the instancing cvars registered.
 pub fn render_thread() -> RenderThread {
     let mut rt = test_support::render_thread(RenderThreadMode::Threaded);
-    register_cvars(&mut rt).unwrap();
+    rt.add_feature(&instancing::FEATURE).unwrap();
     rt
 }
 
@@ -30,7 +30,7 @@ pub fn render_thread_in_flight(frames_in_flight: u32) -> RenderThread {
     let desc = rhi_vulkan::DeviceDesc { frames_in_flight: 3, ..test_support::device_desc() };
     let mut rt = RenderThread::new(&desc, RenderThreadMode::Threaded).expect("a Vulkan device");
     test_support::assert_validation_enabled(&mut rt);
-    register_cvars(&mut rt).unwrap();
+    rt.add_feature(&instancing::FEATURE).unwrap();
     rt.set_cvar(renderer::cvars::SHADOW_MAP_SIZE, "256").unwrap();
     rt.set_cvar(renderer::cvars::FRAMES_IN_FLIGHT, &frames_in_flight.to_string()).unwrap();
     rt

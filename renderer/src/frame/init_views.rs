@@ -5,7 +5,7 @@
 //! ORed), static LOD.
 
 use super::occlusion::occlusion_enabled;
-use crate::mesh_pass::passes::{self, PassViews};
+use crate::mesh_pass::passes::{PassTable, PassViews};
 use crate::mesh_pass::MeshPass;
 use crate::occlusion::OcclusionBuffer;
 use crate::scene::{compute_visibility, flags, DirectionalLight, Light, Scene, ViewRelevance, ViewVisibility};
@@ -19,6 +19,8 @@ pub(crate) struct InitViews {
     /// The family's views, then the renderer's (the shadow view, when there
     /// is one); each view's kind says what it renders ([`ViewKind`]).
     pub views: Vec<SceneView>,
+    /// The renderer's mesh passes this frame.
+    pub passes: PassTable,
     pub directional: Option<DirectionalLight>,
     /// Per view of `views`.
     pub visibility: Vec<ViewVisibility>,
@@ -53,7 +55,7 @@ impl InitViews {
 
     /// The mesh passes view `i` draws (by its kind: [`PassViews::of`]).
     pub fn passes_of(&self, i: usize) -> Vec<MeshPass> {
-        passes::drawn_in(PassViews::of(&self.views[i])).collect()
+        self.passes.drawn_in(PassViews::of(&self.views[i])).collect()
     }
 
     /// Whether view `i` sets `pass` up: something it sees is relevant to
@@ -95,7 +97,7 @@ pub(crate) fn init_views(scene: &Scene, settings: &FrameSettings, family: &ViewF
     };
     views.extend(shadow_view);
     let require = |v: &SceneView| if v.kind.is_shadow() { flags::SHADOW } else { flags::DRAW };
-    let occlusion = occlusion_enabled(settings);
+    let occlusion = occlusion_enabled(settings, &scene.passes);
     let visibility: Vec<ViewVisibility> = views
         .iter()
         .map(|v| {
@@ -105,7 +107,7 @@ pub(crate) fn init_views(scene: &Scene, settings: &FrameSettings, family: &ViewF
         .collect();
     let occlusion = vec![None; views.len()];
     let shading = settings.shading;
-    InitViews { views, directional, visibility, occlusion, occluded_primitives: 0, shading }
+    InitViews { views, passes: scene.passes.clone(), directional, visibility, occlusion, occluded_primitives: 0, shading }
 }
 
 /// An orthographic view from the light that covers the casters' bounding

@@ -8,7 +8,7 @@
 use super::InitViews;
 use crate::material::{BlendMode, MaterialId};
 use crate::math::Aabb;
-use crate::mesh_pass::passes::{self, PassTarget, PassViews};
+use crate::mesh_pass::passes::{PassTable, PassTarget, PassViews};
 use crate::occlusion::{OccluderSection, OcclusionBuffer, MAX_OCCLUDERS, MAX_OCCLUDER_TRIANGLES};
 use crate::scene::{flags, Scene, ViewVisibility, CULL_CHUNK};
 use crate::settings::FrameSettings;
@@ -25,7 +25,7 @@ const TEST_CHUNK: usize = 1024;
 pub(crate) fn occlusion_cull(scene: &Scene, settings: &FrameSettings, v: &mut InitViews) {
     v.occlusion = vec![None; v.views.len()];
     v.occluded_primitives = 0;
-    if !occlusion_enabled(settings) {
+    if !occlusion_enabled(settings, &scene.passes) {
         return;
     }
     let parallel = settings.parallel_pass_setup;
@@ -48,16 +48,16 @@ pub(crate) fn occlusion_cull(scene: &Scene, settings: &FrameSettings, v: &mut In
 /// and every pass the main views draw tests depth ([`main_passes_test_depth`]).
 /// Culling gathers the stage's inputs for the main views that are not in
 /// wireframe when it is.
-pub(crate) fn occlusion_enabled(settings: &FrameSettings) -> bool {
-    settings.occlusion_culling && main_passes_test_depth()
+pub(crate) fn occlusion_enabled(settings: &FrameSettings, passes: &PassTable) -> bool {
+    settings.occlusion_culling && main_passes_test_depth(passes)
 }
 
 /// Whether every pass the main views draw tests depth so that a fragment
 /// strictly behind the scene depth fails (the argument of
 /// [`crate::occlusion`]): a registered pass drawing over everything turns
 /// occlusion off.
-fn main_passes_test_depth() -> bool {
-    passes::drawn_in(PassViews::Main).all(|p| {
+fn main_passes_test_depth(passes: &PassTable) -> bool {
+    passes.drawn_in(PassViews::Main).all(|p| {
         let d = p.desc();
         d.target == PassTarget::SceneColor && matches!(d.depth.compare, CompareOp::Less | CompareOp::LessEqual | CompareOp::Equal)
     })

@@ -234,6 +234,7 @@ pub(crate) fn read_back(
 pub(crate) fn frame_stats(frame: u64, scene: &Scene, v: &InitViews, elements: &DynamicElements<'_>, lists: &[PassDrawList]) -> FrameStats {
     let mut stats = FrameStats {
         frame,
+        mesh_passes: v.passes.all().collect(),
         primitives: scene.num_primitives() as u64,
         visible_primitives: v.visible_primitives(),
         primitives_tested: v.tested_primitives(),

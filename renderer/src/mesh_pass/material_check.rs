@@ -5,9 +5,11 @@
 //! module below only lays out declarations. The scene and the render
 //! thread run it before a parent material is created or set.
 
+use super::passes::PassTable;
 use super::{MeshPass, PassPipelineKey, PipelineLibrary};
 use crate::error::{RendererError, Result};
 use crate::material::{BlendMode, Material, MaterialShaderId, ParameterLayout};
+use crate::vertex_factory::VertexFactoryType;
 
 /// Most distinct material sources whose successful compile check is
 /// remembered (the cache is emptied when full; a miss only costs a compile).
@@ -68,6 +70,41 @@ pub fn validate_material(material: &Material) -> Result<ParameterLayout> {
         }
         Err(e) => Err(e.into()),
     }
+}
+
+/// Checks that `vf` composes and compiles into every pass of `passes`, with
+/// the default material, opaque and masked (and through its position-only
+/// variant where a pass draws opaque batches position-only), so a factory
+/// that does not compile fails when it is registered, naming the pass:
+/// [`RendererError::VertexFactoryShader`].
+pub fn check_vertex_factory(vf: &'static dyn VertexFactoryType, passes: &PassTable) -> Result<()> {
+    let material = Material::default();
+    let wgsl = material.effective_wgsl(&material.layout()?);
+    for pass in passes.all() {
+        for blend in [BlendMode::Opaque, BlendMode::Masked] {
+            let factory = match vf.position_only() {
+                Some(p) if pass.desc().position_only && blend == BlendMode::Opaque => p,
+                _ => vf,
+            };
+            let key = PassPipelineKey {
+                pass,
+                vertex_factory: factory.name(),
+                material_shader: MaterialShaderId(0),
+                blend,
+                two_sided: false,
+                reverse_culling: false,
+            };
+            let source = PipelineLibrary::compose(&key, factory, &wgsl);
+            match rhi_vulkan::compile_wgsl(factory.name(), &source) {
+                Ok(_) => {}
+                Err(rhi_vulkan::RhiError::Shader(error)) => {
+                    return Err(RendererError::VertexFactoryShader { factory: vf.name(), pass: pass.name(), error })
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

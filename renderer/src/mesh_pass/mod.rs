@@ -37,7 +37,7 @@ pub(crate) use draw_list::{DrawChunk, DrawOrder, PassDraws};
 pub(crate) use gather::{setup, SetupOptions};
 pub(crate) use id_stream::IdStream;
 pub use ids::{buckets_by_rank, BucketId, DrawRank, PrimitiveSlot};
-pub use material_check::validate_material;
+pub use material_check::{check_vertex_factory, validate_material};
 pub use merge::{merge, MergedDraw};
 pub use mesh_batch::{MeshBatch, MeshBatchElement};
 pub use pipelines::{PassPipelineKey, PipelineLibrary, SCENE_COLOR_FORMAT, SCENE_DEPTH_FORMAT};
@@ -45,56 +45,84 @@ pub use processor::build_mesh_draw_command;
 pub use sort::{distance_key, sort_back_to_front, sort_by_bucket, translucency_key, VisibleCommand};
 pub use state_buckets::{BucketCommand, StateBuckets};
 
-/// A mesh pass: an id into the pass table (the built-in passes of
-/// [`crate::mesh_pass::passes::BUILTIN_PASSES`], then those added with
-/// [`crate::mesh_pass::passes::register_pass`]). What the pass does is its
-/// [`PassDesc`](crate::mesh_pass::passes::PassDesc): [`MeshPass::desc`].
-#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct MeshPass(pub(crate) u8);
+/// A mesh pass: its place in its renderer's pass table (the built-in
+/// passes of [`passes::BUILTIN_PASSES`], then those registered on the
+/// renderer, [`passes::PassTable`]) and its description, which it carries:
+/// what the pass does is [`MeshPass::desc`], without a table at hand. Two
+/// passes are equal when their places are.
+#[derive(Clone, Copy)]
+pub struct MeshPass {
+    index: u8,
+    desc: &'static passes::PassDesc,
+}
+
+impl PartialEq for MeshPass {
+    fn eq(&self, other: &Self) -> bool {
+        self.index == other.index
+    }
+}
+
+impl Eq for MeshPass {}
+
+impl std::hash::Hash for MeshPass {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.index.hash(state);
+    }
+}
+
+impl PartialOrd for MeshPass {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for MeshPass {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.index.cmp(&other.index)
+    }
+}
 
 #[allow(non_upper_case_globals)]
 impl MeshPass {
     /// Opaque and masked geometry, depth only.
-    pub const DepthPrepass: MeshPass = MeshPass(0);
+    pub const DepthPrepass: MeshPass = MeshPass { index: 0, desc: &passes::DEPTH_PREPASS };
     /// Shadow-casting opaque and masked geometry into the directional light's shadow map.
-    pub const ShadowDepth: MeshPass = MeshPass(1);
+    pub const ShadowDepth: MeshPass = MeshPass { index: 1, desc: &passes::SHADOW_DEPTH };
     /// Opaque and masked geometry, forward lit.
-    pub const Base: MeshPass = MeshPass(2);
+    pub const Base: MeshPass = MeshPass { index: 2, desc: &passes::BASE };
     /// Translucent and additive geometry, back to front, no depth write.
-    pub const Translucency: MeshPass = MeshPass(3);
+    pub const Translucency: MeshPass = MeshPass { index: 3, desc: &passes::TRANSLUCENCY };
     /// Everything, edges only, when the view asks for wireframe.
-    pub const Wireframe: MeshPass = MeshPass(4);
+    pub const Wireframe: MeshPass = MeshPass { index: 4, desc: &passes::WIREFRAME };
 
     /// The number of built-in passes.
-    pub const COUNT: usize = crate::mesh_pass::passes::BUILTIN_PASSES.len();
+    pub const COUNT: usize = 5;
     /// The built-in passes, in table order (with the registered ones:
-    /// [`crate::mesh_pass::passes::all`]).
-    pub const ALL: [MeshPass; MeshPass::COUNT] = {
-        let mut all = [MeshPass(0); MeshPass::COUNT];
-        let mut i = 0;
-        while i < MeshPass::COUNT {
-            all[i] = MeshPass(i as u8);
-            i += 1;
-        }
-        all
-    };
-    /// The most passes there can be, built-in and registered (the length
+    /// [`passes::PassTable::all`]).
+    pub const ALL: [MeshPass; MeshPass::COUNT] =
+        [MeshPass::DepthPrepass, MeshPass::ShadowDepth, MeshPass::Base, MeshPass::Translucency, MeshPass::Wireframe];
+    /// The most passes a table holds, built-in and registered (the length
     /// of the per-pass arrays in the stats).
-    pub const MAX: usize = crate::mesh_pass::passes::MAX_PASSES;
+    pub const MAX: usize = passes::MAX_PASSES;
 
-    /// The pass's position in the pass table, for per-pass arrays.
+    /// The pass at `index` of a table, described by `desc`.
+    pub(crate) const fn at(index: u8, desc: &'static passes::PassDesc) -> Self {
+        Self { index, desc }
+    }
+
+    /// The pass's position in its pass table, for per-pass arrays.
     pub fn index(self) -> usize {
-        self.0 as usize
+        self.index as usize
     }
 
     /// What the pass does.
-    pub fn desc(self) -> &'static crate::mesh_pass::passes::PassDesc {
-        crate::mesh_pass::passes::desc(self)
+    pub fn desc(self) -> &'static passes::PassDesc {
+        self.desc
     }
 
     /// The name used in stats files.
     pub fn name(self) -> &'static str {
-        self.desc().name
+        self.desc.name
     }
 }
 

@@ -31,6 +31,8 @@ use crate::cvars::ConsoleVariables;
 use crate::error::{RendererError, Result};
 use crate::frame::scene_renderer::{FrameRequest, RetiredFrame, SceneRenderer};
 use crate::material::{MaterialMirror, SlotIds};
+use crate::mesh_pass::passes::PassTable;
+use crate::mesh_pass::MeshPass;
 use crate::scene::{Light, LightId, PrimitiveId, PrimitiveSceneProxy, Scene};
 use crate::stats::FrameStats;
 use crate::texture::{TextureId, TextureLimits};
@@ -202,6 +204,24 @@ pub struct RenderThread {
     texture_limits: TextureLimits,
     next_light: AtomicU64,
     device_name: String,
+    /// Game-side mirror of the scene's pass table (ids are handed out here).
+    passes: PassTable,
+    /// The vertex factories registered (and compile-checked) on this renderer, by name.
+    vertex_factories: Vec<&'static str>,
+    /// The features added ([`RenderFeature::name`]), in order.
+    features: Vec<&'static str>,
+}
+
+/// A feature crate's registration on a renderer (Bevy's plugins, UE's
+/// modules): its passes, vertex factories and console variables, all
+/// registered on the one render thread, none in process-wide statics. A
+/// feature crate exports one value implementing it; an application adds
+/// each feature it uses once ([`RenderThread::add_feature`]).
+pub trait RenderFeature: Sync {
+    /// The feature's name (the crate's, e.g. `"instancing"`).
+    fn name(&self) -> &'static str;
+    /// Registers what the feature needs on `rt`.
+    fn register(&self, rt: &mut RenderThread) -> Result<()>;
 }
 
 /// Waits for the frames on the GPU and publishes the newest complete stats
@@ -322,6 +342,9 @@ impl RenderThread {
             texture_limits,
             next_light: AtomicU64::new(1),
             device_name,
+            passes: PassTable::default(),
+            vertex_factories: Vec::new(),
+            features: Vec::new(),
         })
     }
 
@@ -704,6 +727,64 @@ impl RenderThread {
         self.cvars.register(name, default, help);
         let (name, help) = (name.to_string(), help.to_string());
         self.enqueue_render_command(move |ctx| ctx.cvars.register(&name, default, &help))
+    }
+
+    /// Adds `feature` to this renderer: its passes, vertex factories and
+    /// console variables. Adding a feature that is already added changes
+    /// nothing; a failed registration is the feature's error (what it
+    /// registered before failing stays registered).
+    pub fn add_feature(&mut self, feature: &'static dyn RenderFeature) -> Result<()> {
+        if self.features.contains(&feature.name()) {
+            return Ok(());
+        }
+        feature.register(self)?;
+        self.features.push(feature.name());
+        Ok(())
+    }
+
+    /// The features added, in order.
+    pub fn features(&self) -> &[&'static str] {
+        &self.features
+    }
+
+    /// Adds the mesh pass `desc` to this renderer's pass table and returns
+    /// its id; its views draw it after the built-in passes, in registration
+    /// order. Register before adding the primitives that should draw in it
+    /// (static primitives cache their commands for the passes that exist
+    /// when they are added). Errors: [`RendererError::DuplicatePass`],
+    /// [`RendererError::PassTableFull`]; nothing is then registered.
+    pub fn register_pass(&mut self, desc: &'static crate::mesh_pass::passes::PassDesc) -> Result<MeshPass> {
+        let mut passes = self.passes.clone();
+        let pass = passes.register(desc)?;
+        self.enqueue_render_command(move |ctx| {
+            ctx.scene.passes.register(desc).expect("the game side's table is the scene's");
+        })?;
+        self.passes = passes;
+        Ok(pass)
+    }
+
+    /// This renderer's mesh passes: the built-in ones, then those registered.
+    pub fn passes(&self) -> &PassTable {
+        &self.passes
+    }
+
+    /// Registers the vertex factory `vf`: its WGSL is composed into every
+    /// pass of the table with the default material, opaque and masked, and
+    /// compiled here, so a factory that does not compile is
+    /// [`RendererError::VertexFactoryShader`] (naming the pass and where)
+    /// before anything draws with it. Registering it again checks it again
+    /// against passes registered since.
+    pub fn register_vertex_factory(&mut self, vf: &'static dyn crate::vertex_factory::VertexFactoryType) -> Result<()> {
+        crate::mesh_pass::check_vertex_factory(vf, &self.passes)?;
+        if !self.vertex_factories.contains(&vf.name()) {
+            self.vertex_factories.push(vf.name());
+        }
+        Ok(())
+    }
+
+    /// The vertex factories registered, by name.
+    pub fn vertex_factories(&self) -> &[&'static str] {
+        &self.vertex_factories
     }
 
     /// Sets the post-processing chain (validated here; run from the next

@@ -16,6 +16,7 @@ use super::settings::PrimitiveRenderSettings;
 use crate::error::{RendererError, Result};
 use crate::material::{MaterialId, MaterialRegistry};
 use crate::math::Bounds;
+use crate::mesh_pass::passes::PassTable;
 use crate::mesh_pass::{
     build_mesh_draw_command, translucency_key, BucketId, CachedEntry, MeshBatch, MeshDrawCommand, MeshPass, PassCache, PipelineLibrary,
     PrimitiveSlot, StateBuckets, EMPTY_CACHED_ENTRY,
@@ -149,6 +150,8 @@ pub struct Scene {
     /// order (`super::add_order`; `r.Scene.SpaceOrderAdds`, set each frame).
     pub(crate) space_order_adds: bool,
     pub(crate) cache: Vec<PassCache>,
+    /// The renderer's mesh passes: the built-in ones and those registered.
+    pub(crate) passes: PassTable,
     pub(crate) buckets: StateBuckets,
     pub(crate) gpu_scene: GpuScene,
     /// The materials (parents and instances) and their GPU table.
@@ -189,6 +192,7 @@ impl Default for Scene {
             tighten_cursor: 0,
             space_order_adds: true,
             cache: (0..MeshPass::MAX).map(|_| PassCache::default()).collect(),
+            passes: PassTable::default(),
             buckets: StateBuckets::default(),
             gpu_scene: GpuScene::default(),
             materials: MaterialRegistry::default(),
@@ -549,6 +553,7 @@ impl Scene {
         let infos = &self.infos;
         let flags_ = &self.flags;
         let transforms = &self.transforms;
+        let passes = &self.passes;
         // (commands, material slots used, material relevance flags)
         type Built = (Vec<(MeshPass, MeshDrawCommand, u8)>, Vec<u32>, u32);
         let built: Vec<Result<Built>> = slots
@@ -570,7 +575,7 @@ impl Scene {
                         used.push(batch.material.slot());
                     }
                     material_flags |= blend_flags(materials.resolve(batch.material).blend_mode);
-                    for pass in crate::mesh_pass::passes::all() {
+                    for pass in passes.all() {
                         if let Some(cmd) = build_mesh_draw_command(pass, &batch, device, materials, pipelines)? {
                             out.push((pass, cmd, batch.lod_index));
                         }

@@ -85,9 +85,11 @@ pub fn engine(sample: &str, common: &CommonOptions) -> anyhow::Result<Engine> {
     if common.wireframe {
         rt.set_cvar(cvars::WIREFRAME, "1")?;
     }
-    // The feature crates' console variables exist once registered: register
-    // them before `--cvar` is applied, so every sample can set them.
-    instancing::register_cvars(rt)?;
+    // The features' console variables exist once registered: add the
+    // features before `--cvar` is applied, so every sample can set them.
+    for &feature in crate::FEATURES {
+        rt.add_feature(feature)?;
+    }
     for (name, value) in &common.cvar {
         rt.set_cvar(name, value).with_context(|| format!("--cvar {name}={value}"))?;
     }

@@ -105,7 +105,10 @@ impl MeanTimings {
 /// GPU milliseconds of each pass that drew in `stats`' frame, by the
 /// pass's name in the stats file (none without GPU timestamps).
 fn gpu_passes(stats: &FrameStats) -> BTreeMap<String, f64> {
-    renderer::passes::all()
+    stats
+        .mesh_passes
+        .iter()
+        .copied()
         .filter(|&p| stats.timings.gpu_timestamps && stats.pass(p).draws > 0)
         .map(|p| (p.name().to_string(), stats.timings.gpu_pass(p)))
         .collect()
@@ -183,7 +186,7 @@ fn sample_stats(mut s: SampleStats, stats: &FrameStats, done: Done) -> SampleSta
     s.primitives_tested = stats.primitives_tested;
     // Every pass of the renderer's pass table by its name; a wireframe-view
     // pass only when it drew.
-    for pass in renderer::passes::all() {
+    for &pass in &stats.mesh_passes {
         let p = stats.pass(pass);
         if pass.desc().views != PassViews::Wireframe || p.draws > 0 {
             s.passes.insert(

@@ -4,7 +4,9 @@
 //! between passes — which batches a pass takes, its WGSL, depth and blend
 //! state, sort mode, render target, bindings, what it counts in the stats —
 //! is read from the pass's description; no code elsewhere matches on a
-//! pass. Adding a pass is one new file here plus one table entry.
+//! pass. Adding a built-in pass is one new file here plus one table entry;
+//! an application registers its own on a renderer ([`PassTable`],
+//! `RenderThread::register_pass`).
 //!
 //! | pass | views | takes | material used | sort | target |
 //! | --- | --- | --- | --- | --- | --- |
@@ -29,8 +31,6 @@ use crate::material::BlendMode;
 use crate::mesh_pass::{MeshBatch, MeshPass};
 use crate::view::{SceneView, ViewKind, ViewRelevance};
 use rhi_vulkan::{BlendState, CompareOp, PolygonMode};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Mutex, OnceLock};
 
 pub use base::BASE;
 pub use depth_prepass::DEPTH_PREPASS;
@@ -190,48 +190,67 @@ pub enum PassTarget {
 /// The most passes the table holds, built-in and registered.
 pub const MAX_PASSES: usize = 16;
 
-/// Passes added with [`register_pass`], after the built-in ones.
-static REGISTERED: [OnceLock<&'static PassDesc>; MAX_PASSES - BUILTIN_PASSES.len()] =
-    [const { OnceLock::new() }; MAX_PASSES - BUILTIN_PASSES.len()];
-/// Entries of `REGISTERED` that are set (a prefix).
-static REGISTERED_COUNT: AtomicUsize = AtomicUsize::new(0);
-static REGISTERING: Mutex<()> = Mutex::new(());
+/// A renderer's mesh passes: the built-in ones ([`BUILTIN_PASSES`]), then
+/// those registered on it (`RenderThread::register_pass`), each drawn after
+/// the built-in passes of the views it names, in registration order. The
+/// scene owns its renderer's table: it caches static primitives' commands
+/// for every pass of it.
+#[derive(Clone, Debug)]
+pub struct PassTable {
+    passes: Vec<MeshPass>,
+}
 
-/// Adds `desc` to the pass table of every renderer in the process and
-/// returns its id. Its views draw it after the built-in passes (in
-/// registration order). Register before creating the scene's primitives:
-/// static primitives cache their commands for the passes that exist when
-/// they are added.
-///
-/// Errors: [`RendererError::DuplicatePass`] when a pass of that name exists,
-/// [`RendererError::PassTableFull`] when the table is full; the table is
-/// then unchanged.
-pub fn register_pass(desc: &'static PassDesc) -> Result<MeshPass> {
-    let _one_at_a_time = REGISTERING.lock().unwrap_or_else(|p| p.into_inner());
-    if all().any(|p| p.name() == desc.name) {
-        return Err(RendererError::DuplicatePass(desc.name.to_string()));
+impl Default for PassTable {
+    /// The built-in passes.
+    fn default() -> Self {
+        Self { passes: MeshPass::ALL.to_vec() }
     }
-    let n = REGISTERED_COUNT.load(Ordering::Acquire);
-    let Some(slot) = REGISTERED.get(n) else { return Err(RendererError::PassTableFull(MAX_PASSES)) };
-    slot.set(desc).expect("slots past the count are empty");
-    REGISTERED_COUNT.store(n + 1, Ordering::Release);
-    Ok(MeshPass((BUILTIN_PASSES.len() + n) as u8))
 }
 
-/// Every pass of the table, in table order.
-pub fn all() -> impl Iterator<Item = MeshPass> {
-    (0..BUILTIN_PASSES.len() + REGISTERED_COUNT.load(Ordering::Acquire)).map(|i| MeshPass(i as u8))
-}
+impl PassTable {
+    /// Adds `desc` after the passes there are and returns its id. Register
+    /// before adding the primitives that should draw in it: static
+    /// primitives cache their commands for the passes that exist when they
+    /// are added.
+    ///
+    /// Errors: [`RendererError::DuplicatePass`] when a pass of that name is
+    /// in the table, [`RendererError::PassTableFull`] when it holds
+    /// [`MAX_PASSES`]; the table is then unchanged.
+    pub fn register(&mut self, desc: &'static PassDesc) -> Result<MeshPass> {
+        if self.passes.iter().any(|p| p.name() == desc.name) {
+            return Err(RendererError::DuplicatePass(desc.name.to_string()));
+        }
+        if self.passes.len() >= MAX_PASSES {
+            return Err(RendererError::PassTableFull(MAX_PASSES));
+        }
+        let pass = MeshPass::at(self.passes.len() as u8, desc);
+        self.passes.push(pass);
+        Ok(pass)
+    }
 
-/// The passes drawn in `views`, in table order.
-pub fn drawn_in(views: PassViews) -> impl Iterator<Item = MeshPass> {
-    all().filter(move |p| p.desc().views == views)
-}
+    /// Every pass of the table, in table order.
+    pub fn all(&self) -> impl Iterator<Item = MeshPass> + '_ {
+        self.passes.iter().copied()
+    }
 
-pub(crate) fn desc(pass: MeshPass) -> &'static PassDesc {
-    match BUILTIN_PASSES.get(pass.index()) {
-        Some(d) => d,
-        None => REGISTERED[pass.index() - BUILTIN_PASSES.len()].get().expect("pass ids are handed out on registration"),
+    /// The passes drawn in `views`, in table order.
+    pub fn drawn_in(&self, views: PassViews) -> impl Iterator<Item = MeshPass> + '_ {
+        self.all().filter(move |p| p.desc().views == views)
+    }
+
+    /// The pass named `name`.
+    pub fn find(&self, name: &str) -> Option<MeshPass> {
+        self.all().find(|p| p.name() == name)
+    }
+
+    /// How many passes the table holds.
+    pub fn len(&self) -> usize {
+        self.passes.len()
+    }
+
+    /// Whether the table is empty (never: the built-in passes are always there).
+    pub fn is_empty(&self) -> bool {
+        self.passes.is_empty()
     }
 }
 
@@ -249,12 +268,13 @@ mod tests {
             (MeshPass::Wireframe, &WIREFRAME),
         ];
         assert_eq!(named.len(), MeshPass::COUNT);
-        for (pass, desc) in named {
-            assert!(std::ptr::eq(pass.desc(), desc), "{pass:?}");
+        for ((pass, desc), (i, builtin)) in named.into_iter().zip(BUILTIN_PASSES.iter().enumerate()) {
+            assert!(std::ptr::eq(pass.desc(), desc) && std::ptr::eq(*builtin, desc) && pass.index() == i, "{pass:?}");
         }
         let names: std::collections::HashSet<_> = MeshPass::ALL.iter().map(|p| p.name()).collect();
         assert_eq!(names.len(), MeshPass::COUNT, "names key the stats: unique");
-        assert_eq!(drawn_in(PassViews::Main).collect::<Vec<_>>(), [MeshPass::DepthPrepass, MeshPass::Base, MeshPass::Translucency]);
+        let table = PassTable::default();
+        assert_eq!(table.drawn_in(PassViews::Main).collect::<Vec<_>>(), [MeshPass::DepthPrepass, MeshPass::Base, MeshPass::Translucency]);
     }
 
     #[test]
