@@ -90,8 +90,8 @@ pub use occlusion::{OccluderMesh, OcclusionBuffer, OCCLUDED_INSTANCES_COUNTER};
 pub use render_thread::{render_worker_pool, RenderCommand, RenderContext, RenderThread, RenderThreadMode, MAX_QUEUED_COMMANDS};
 pub use rng::{mix64, Rng};
 pub use scene::{
-    DirectionalLight, Light, LightId, MeshElementCollector, PointLight, PrimitiveId, PrimitiveRenderSettings, PrimitiveSceneProxy,
-    ProxyUpdateContext, RetiredFrameResults, Scene, ViewRelevance,
+    DirectionalLight, ElementFailure, Light, LightId, MeshElementCollector, PointLight, PrimitiveId, PrimitiveRenderSettings,
+    PrimitiveSceneProxy, ProxyUpdateContext, RetiredFrameResults, Scene, ViewRelevance,
 };
 pub use settings::{FrameSettings, ShadingSettings, ShadowSettings, TonemapCurve, TonemapSettings};
 pub use static_mesh::{shapes, StaticMeshLod, StaticMeshRenderData, StaticMeshSection};
