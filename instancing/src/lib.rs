@@ -135,7 +135,7 @@ pub use instance_data::{InstanceStore, MAX_CUSTOM_DATA_FLOATS, MAX_INSTANCES};
 pub use mesh::{InstancedMesh, MeshLod, MeshSection, MAX_LODS};
 pub use proxy::{
     cull_view_for, instanced_mesh_for, CullPath, InstancedStaticMeshSceneProxy, IsmCustomData, IsmStats, IsmStatsSnapshot, IsmUpdate,
-    CVAR_GPU_CULLING, CVAR_UE_MODE,
+    CVAR_GPU_CULLING, CVAR_UE_MODE, DRAW_FAILURE,
 };
 pub use stats::VISIBLE_INSTANCES_COUNTER;
 pub use transform::{validate_transform, TransformSpace};

@@ -84,8 +84,8 @@ use std::sync::{Arc, Mutex};
 
 use glam::{Affine3A, Mat4, Vec3};
 use renderer::{
-    Bounds, MaterialId, MeshBatch, MeshBatchElement, MeshElementCollector, PrimitiveSceneProxy, ProxyUpdateContext, SceneView,
-    StaticMeshRenderData, ViewRelevance,
+    Bounds, ElementFailure, MaterialId, MeshBatch, MeshBatchElement, MeshElementCollector, PrimitiveSceneProxy, ProxyUpdateContext,
+    SceneView, StaticMeshRenderData, ViewRelevance,
 };
 use rhi_vulkan::{BufferDesc, BufferHandle, BufferUsage, Device};
 
@@ -104,6 +104,14 @@ use gpu_culling::{GpuCull, Pipelines};
 pub const CVAR_GPU_CULLING: &str = "r.InstancedStaticMeshes.GPUCulling";
 /// UE's plain ISM behaviour (1): all instances, one LOD, no culling pass.
 pub const CVAR_UE_MODE: &str = "r.InstancedStaticMeshes.UEMode";
+
+/// What an instanced proxy reports
+/// ([`renderer::MeshElementCollector::report_failure`], counted in
+/// `renderer::FrameStats::element_failures`) when it cannot draw this frame:
+/// its cull's memory (uploads to the frame's dynamic memory, the GPU cull's
+/// output buffer) could not be had, or a view cannot be culled. Its
+/// instances are not drawn that frame; the rest of the frame is.
+pub const DRAW_FAILURE: &str = "instanced static mesh draws";
 
 /// Draws (LOD × section) the culling pass can write arguments for.
 pub const MAX_DRAWS: usize = 64;
@@ -535,7 +543,7 @@ impl PrimitiveSceneProxy for InstancedStaticMeshSceneProxy {
         let culls = match view_culls(views) {
             Ok(c) => c,
             Err(e) => {
-                log::error!("instanced static mesh: {e}");
+                collector.report_failure(ElementFailure::new(DRAW_FAILURE, e));
                 return;
             }
         };
@@ -549,8 +557,10 @@ impl PrimitiveSceneProxy for InstancedStaticMeshSceneProxy {
         } else {
             self.draw_cpu_culled(visibility, &culls, collector)
         };
+        // Out of the frame's dynamic memory (or of buffer memory for the
+        // GPU cull's output): the proxy's draws are skipped this frame.
         if let Err(e) = result {
-            log::error!("instanced static mesh: {e}");
+            collector.report_failure(ElementFailure::new(DRAW_FAILURE, e));
         }
     }
 

@@ -208,7 +208,7 @@ pub use materials::{
 };
 pub use over_life::OverLife;
 pub use particle::{Particle, ParticleStore};
-pub use proxy::{ParticleSystemSceneProxy, DEFAULT_BOUNDS_HALF_EXTENT, LIVE_PARTICLES_COUNTER};
+pub use proxy::{ParticleSystemSceneProxy, DEFAULT_BOUNDS_HALF_EXTENT, EMITTER_UPLOAD_FAILURE, LIVE_PARTICLES_COUNTER};
 /// The workspace's one RNG (PCG32), which the simulation draws from.
 pub use renderer::Rng;
 pub use snapshot_pool::{SnapshotPool, SnapshotReturner};

@@ -42,13 +42,18 @@
 //!   box in that frame.
 //! * **Stats.** The particles drawn in a frame go into its stats as the
 //!   counter [`LIVE_PARTICLES_COUNTER`] (the samples' `particles`).
+//! * **Failures.** An emitter whose sprite vertices cannot be copied into
+//!   the frame's dynamic memory is skipped for the frame and reported
+//!   ([`EMITTER_UPLOAD_FAILURE`], in the frame's
+//!   `renderer::FrameStats::element_failures`); the rest is drawn.
 
 use std::any::Any;
 use std::sync::Mutex;
 
 use glam::{Mat4, Vec3};
 use renderer::{
-    Bounds, MeshBatch, MeshBatchElement, MeshElementCollector, PrimitiveSceneProxy, ProxyUpdateContext, SceneView, ViewRelevance,
+    Bounds, ElementFailure, MeshBatch, MeshBatchElement, MeshElementCollector, PrimitiveSceneProxy, ProxyUpdateContext, SceneView,
+    ViewRelevance,
 };
 use rhi_vulkan::{BufferDesc, BufferHandle, BufferUsage, Device};
 
@@ -63,6 +68,14 @@ use crate::sprite_vertex_factory::{QUAD_CORNERS, QUAD_INDICES, SPRITE_VERTEX_FAC
 /// particles drawn, summed over the particle proxies: each emitter's
 /// particles count once when it is drawn in at least one view.
 pub const LIVE_PARTICLES_COUNTER: &str = "particles.live";
+
+/// What a particle proxy reports
+/// ([`renderer::MeshElementCollector::report_failure`], counted in
+/// `renderer::FrameStats::element_failures`) for an emitter whose sprite
+/// vertices could not be copied into the frame's dynamic memory: that
+/// emitter is not drawn this frame (its particles are not in
+/// [`LIVE_PARTICLES_COUNTER`] unless an earlier view drew it), the others are.
+pub const EMITTER_UPLOAD_FAILURE: &str = "particle emitter upload";
 
 /// Half the side of the box a proxy reports before it has seen a particle
 /// (around the origin it was given), in world units.
@@ -254,10 +267,15 @@ impl PrimitiveSceneProxy for ParticleSystemSceneProxy {
                     Some(s) => s,
                     None => {
                         build_sprite_vertices_with(emitter, SpriteView::of(view), &mut scratch.vertices, &mut scratch.sort);
-                        // Out of transient memory: this emitter is not drawn
-                        // this frame (the collector has no error channel).
-                        let Ok(s) = collector.upload(bytemuck::cast_slice(&scratch.vertices)) else {
-                            break;
+                        // Out of transient memory: the emitter is not drawn
+                        // in this view nor the ones after it this frame,
+                        // reported once; the other emitters go on.
+                        let s = match collector.upload(bytemuck::cast_slice(&scratch.vertices)) {
+                            Ok(s) => s,
+                            Err(e) => {
+                                collector.report_failure(ElementFailure::new(EMITTER_UPLOAD_FAILURE, e));
+                                break;
+                            }
                         };
                         if !per_view {
                             shared = Some(s);

@@ -67,6 +67,7 @@ fn fountain_component_ticks_sends_and_draws_in_translucency_only() {
     assert!(t.draws >= 1);
     assert_eq!(t.instances, live as u64);
     assert_eq!(stats.counter(LIVE_PARTICLES_COUNTER), live as u64, "the proxy counts the particles it drew into the frame's stats");
+    assert_eq!(stats.element_failures, 0, "every emitter's sprites were uploaded");
     assert_eq!(stats.pass(MeshPass::DepthPrepass).mesh_draw_commands, 0);
     assert_eq!(stats.pass(MeshPass::ShadowDepth).mesh_draw_commands, 0);
     let img = world.render_thread().unwrap().read_back().unwrap().expect("image");

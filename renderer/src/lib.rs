@@ -92,8 +92,8 @@ pub use render_thread::{
 };
 pub use rng::{mix64, Rng};
 pub use scene::{
-    DirectionalLight, Light, LightId, MeshElementCollector, PointLight, PrimitiveId, PrimitiveRenderSettings, PrimitiveSceneProxy,
-    ProxyUpdateContext, RetiredFrameResults, Scene, ViewRelevance,
+    DirectionalLight, ElementFailure, Light, LightId, MeshElementCollector, PointLight, PrimitiveId, PrimitiveRenderSettings,
+    PrimitiveSceneProxy, ProxyUpdateContext, RetiredFrameResults, Scene, ViewRelevance,
 };
 pub use settings::{FrameSettings, ShadingSettings, ShadowSettings, TonemapCurve, TonemapSettings};
 pub use static_mesh::{shapes, StaticMeshLod, StaticMeshRenderData, StaticMeshSection};

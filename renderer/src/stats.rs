@@ -286,6 +286,12 @@ pub struct FrameStats {
     /// Scene requests of this frame's update batch that failed (logged; the
     /// rest were applied): see `Scene::update_errors`.
     pub failed_updates: u64,
+    /// Parts of dynamic primitives' mesh elements not drawn this frame
+    /// because the proxy could not emit them (an upload or allocation that
+    /// failed), as the proxies reported them
+    /// ([`crate::MeshElementCollector::report_failure`], logged once per
+    /// primitive): 0 in a healthy frame.
+    pub element_failures: u64,
     /// Triangles drawn by the passes that count them (the base pass, for
     /// one), in draws whose counts the CPU knows.
     pub triangles: u64,

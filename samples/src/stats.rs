@@ -202,6 +202,11 @@ pub struct SampleStats {
     pub passes: BTreeMap<String, PassStats>,
     pub mesh_draw_commands_built: MeshDrawCommandsBuilt,
     pub proxies_created: u64,
+    /// Parts of dynamic primitives not drawn this frame because their
+    /// proxy could not emit them (`renderer::FrameStats::element_failures`;
+    /// logged as warnings): 0 in a healthy frame.
+    #[serde(default)]
+    pub element_failures: u64,
     pub triangles: u64,
     pub particles: u64,
     pub instances: InstanceStats,

@@ -6,7 +6,7 @@ use std::process::Command;
 
 #[test]
 fn particles_draws_prewarmed_translucent_and_additive_sprites_with_clean_stats() {
-    let (_, s) = common::run_sample(
+    let (png, s) = common::run_sample(
         env!("CARGO_BIN_EXE_particles"),
         "3000",
         &["--frames", "3", "--width", "333", "--height", "197", "--particles", "3000"],
@@ -18,6 +18,9 @@ fn particles_draws_prewarmed_translucent_and_additive_sprites_with_clean_stats()
     assert!(s.particles > 0, "pre-warmed systems show particles from the first frames");
     assert!(s.particles <= 3000, "--particles caps the total: {}", s.particles);
     assert!(s.particles >= 1000, "pre-warmed systems are well filled: {}", s.particles);
+    assert_eq!(s.element_failures, 0, "every emitter drawn");
+    let json = std::fs::read_to_string(png.with_extension("json")).unwrap();
+    assert!(json.contains("\"element_failures\": 0"), "the stats file writes the count, 0 included");
     let t = s.passes["translucency"];
     // 9 systems, 11 emitters: one draw per emitter with live particles.
     assert!(t.draws >= 2, "smoke and sparks at least: {t:?}");

@@ -9,7 +9,7 @@ use crate::error::Result;
 use crate::frame_resources::DynamicBufferRing;
 use crate::gpu_work::GpuWork;
 use crate::mesh_pass::*;
-use crate::scene::{flags, MeshElementCollector, RetireCallback, Scene};
+use crate::scene::{flags, ElementFailure, MeshElementCollector, PrimitiveId, RetireCallback, Scene};
 use crate::settings::FrameSettings;
 use crate::stats::FrameCounters;
 use crate::view::SceneView;
@@ -90,6 +90,8 @@ pub(crate) struct DynamicElements<'s> {
     pub on_retired: Vec<RetireCallback>,
     /// The counters proxies reported (`FrameStats::counters`).
     pub counters: FrameCounters,
+    /// The element failures proxies reported (`FrameStats::element_failures`).
+    pub element_failures: u64,
     /// The compute work proxies declared, in primitive order, for
     /// `gpu_prepare` to record.
     pub gpu_work: Vec<GpuWork>,
@@ -131,6 +133,7 @@ pub(crate) fn collect_dynamic<'s>(
         built: 0,
         on_retired: Vec::new(),
         counters: FrameCounters::new(),
+        element_failures: 0,
         gpu_work: Vec::new(),
     };
     let view_refs: Vec<&SceneView> = v.views.iter().collect();
@@ -146,9 +149,14 @@ pub(crate) fn collect_dynamic<'s>(
             on_retired: &mut out.on_retired,
             counters: &mut out.counters,
             occlusion: &v.occlusion,
+            failures: Vec::new(),
         };
         if scene.flags[s.index()] & flags::DYNAMIC != 0 {
             proxy.get_dynamic_mesh_elements(&view_refs, vis_flags, &mut collector);
+            if !collector.failures.is_empty() {
+                out.element_failures += collector.failures.len() as u64;
+                log_element_failures(scene.id_at(s.0).expect("visible slot has a proxy"), &collector.failures);
+            }
         }
         if force_dynamic && scene.flags[s.index()] & flags::STATIC != 0 {
             let mut batches = Vec::new();
@@ -171,6 +179,17 @@ pub(crate) fn collect_dynamic<'s>(
     }
     out.commands.rank_together();
     Ok(out)
+}
+
+/// One warning for the failures a primitive reported this frame: the
+/// first, and how many more.
+fn log_element_failures(primitive: PrimitiveId, failures: &[ElementFailure]) {
+    let Some(first) = failures.first() else { return };
+    let more = match failures.len() - 1 {
+        0 => String::new(),
+        n => format!(" (and {n} more)"),
+    };
+    log::warn!("primitive {}: mesh elements not drawn this frame: {first}{more}", primitive.0);
 }
 
 /// The commands of `batch` (of slot `s`, for view `vi`) in each of the view's passes.

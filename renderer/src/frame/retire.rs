@@ -244,6 +244,7 @@ pub(crate) fn frame_stats(frame: u64, scene: &Scene, v: &InitViews, elements: &D
         dynamic_commands_built: elements.built,
         proxies_created: scene.counters.proxies_created,
         failed_updates: scene.counters.failed_updates,
+        element_failures: elements.element_failures,
         gpu_scene_upload_bytes: scene.gpu_scene.last_upload_bytes,
         materials_live: scene.materials.live() as u64,
         material_bind_groups: scene.materials.bind_groups_live() as u64,

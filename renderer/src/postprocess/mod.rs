@@ -9,7 +9,7 @@
 //! an ordered list of them ([`BUILTIN_POST_PASSES`]; tone mapping is its
 //! first member). The stage runs them in order, ping-ponging between
 //! intermediate targets of the frame-resource table
-//! ([`crate::render_targets`]): the first reads scene color, each next one
+//! (`renderer::render_targets`, private): the first reads scene color, each next one
 //! what the one before wrote, and the last writes the output. Adding bloom
 //! or an anti-aliasing pass is adding a description and its shader.
 //!

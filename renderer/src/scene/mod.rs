@@ -15,7 +15,7 @@ mod visibility;
 pub use gpu_scene::{GpuScene, PrimitiveGpuData};
 pub use light::{DirectionalLight, Light, LightId, PointLight, MAX_POINT_LIGHTS};
 pub(crate) use proxy::RetireCallback;
-pub use proxy::{MeshElementCollector, PrimitiveSceneProxy, ProxyUpdateContext, RetiredFrameResults, ViewRelevance};
+pub use proxy::{ElementFailure, MeshElementCollector, PrimitiveSceneProxy, ProxyUpdateContext, RetiredFrameResults, ViewRelevance};
 pub(crate) use scene::{flags, CULL_CHUNK};
 pub use scene::{PrimitiveId, Scene, SceneCounters};
 pub use settings::PrimitiveRenderSettings;

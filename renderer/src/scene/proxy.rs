@@ -33,6 +33,49 @@ pub struct MeshElementCollector<'a, 'f> {
     pub(crate) counters: &'a mut FrameCounters,
     /// Per view, its occlusion buffer (see [`Self::occlusion`]).
     pub(crate) occlusion: &'a [Option<OcclusionBuffer>],
+    /// What the proxy reported it could not emit ([`Self::report_failure`]).
+    pub(crate) failures: Vec<ElementFailure>,
+}
+
+/// A part of a dynamic primitive's frame that the proxy could not emit —
+/// a particle emitter whose vertices did not fit in the frame's dynamic
+/// memory, an instanced mesh's cull whose buffers could not be allocated —
+/// reported through [`MeshElementCollector::report_failure`].
+///
+/// That part is not drawn this frame; the rest of the primitive and of the
+/// frame are. The renderer logs the failures once per primitive and frame
+/// (a warning naming the primitive, the first failure and how many more)
+/// and counts them in the frame's stats
+/// ([`crate::FrameStats::element_failures`]).
+#[derive(Debug)]
+pub struct ElementFailure {
+    /// What could not be emitted, as the reporting crate names it (a
+    /// constant: `"particle emitter upload"`).
+    pub what: &'static str,
+    /// Why: the error of the call that failed (usually an
+    /// [`rhi_vulkan::RhiError`] or a [`crate::RendererError`]; reach it with
+    /// `downcast_ref`).
+    pub error: Box<dyn std::error::Error + Send + Sync + 'static>,
+}
+
+impl ElementFailure {
+    /// A failure to emit `what`, because of `error` (any error type, or a
+    /// message).
+    pub fn new(what: &'static str, error: impl Into<Box<dyn std::error::Error + Send + Sync + 'static>>) -> Self {
+        Self { what, error: error.into() }
+    }
+}
+
+impl std::fmt::Display for ElementFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.what, self.error)
+    }
+}
+
+impl std::error::Error for ElementFailure {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&*self.error)
+    }
 }
 
 /// A frame whose GPU work has finished, handed to the callbacks of
@@ -144,6 +187,17 @@ impl<'a, 'f> MeshElementCollector<'a, 'f> {
     /// not submitted.
     pub fn when_retired(&mut self, f: impl FnOnce(&mut RetiredFrameResults<'_>) + Send + Sync + 'static) {
         self.on_retired.push(Box::new(f));
+    }
+
+    /// Reports that the proxy could not emit part of this frame's elements
+    /// (an [`Self::upload`] that failed, a buffer it could not allocate):
+    /// it skips that part and goes on with the rest. Report each part once
+    /// (an emitter, not each view it would have been drawn in). The
+    /// renderer logs the primitive's failures once for the frame and counts
+    /// them in its stats ([`crate::FrameStats::element_failures`]); see
+    /// [`ElementFailure`].
+    pub fn report_failure(&mut self, failure: ElementFailure) {
+        self.failures.push(failure);
     }
 }
 

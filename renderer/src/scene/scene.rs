@@ -322,6 +322,11 @@ impl Scene {
         self.infos.get(slot as usize).and_then(|i| i.as_ref()).map(|i| &*i.proxy)
     }
 
+    /// The id of the primitive in `slot`.
+    pub(crate) fn id_at(&self, slot: u32) -> Option<PrimitiveId> {
+        self.infos.get(slot as usize).and_then(|i| i.as_ref()).map(|i| i.id)
+    }
+
     pub(crate) fn lod_screen_sizes(&self, slot: u32) -> &[f32] {
         self.infos[slot as usize].as_ref().map(|i| i.lod_screen_sizes.as_slice()).unwrap_or(&[])
     }

@@ -202,6 +202,7 @@ fn sample_stats(mut s: SampleStats, stats: &FrameStats, done: Done) -> SampleSta
     }
     s.mesh_draw_commands_built = MeshDrawCommandsBuilt { cached: stats.cached_commands_built, dynamic: stats.dynamic_commands_built };
     s.proxies_created = stats.proxies_created;
+    s.element_failures = stats.element_failures;
     s.triangles = stats.triangles;
     s.pipelines = Some(PipelineStats { created: stats.pipelines_created, live: stats.pipelines_live });
     s.materials = Some(MaterialStats { live: stats.materials_live, bytes_uploaded: stats.material_bytes_uploaded });
@@ -226,11 +227,16 @@ fn sample_stats(mut s: SampleStats, stats: &FrameStats, done: Done) -> SampleSta
 }
 
 /// The run in one line: frames, size, device, primitives, draws per pass,
-/// commands built, the last frame's times and validation.
+/// commands built, element failures (when there were any), the last
+/// frame's times and validation.
 fn summary_line(s: &SampleStats, stats: &FrameStats) -> String {
     let draws = |n: &str| s.passes.get(n).map(|p| p.draws).unwrap_or(0);
+    let failures = match s.element_failures {
+        0 => String::new(),
+        n => format!("; {n} mesh element failure(s) (not drawn, logged)"),
+    };
     format!(
-        "{}: {} frame(s) at {}x{} on {}; {} primitives, {} visible, {} occluded; draws: depth {}, shadow {}, base {}, translucency {}; commands built: {} cached, {} dynamic; last frame {:.1} ms (game {:.2}, end of frame {:.2}, render CPU {:.1}, {}); validation {} ({} errors, {} warnings)",
+        "{}: {} frame(s) at {}x{} on {}; {} primitives, {} visible, {} occluded; draws: depth {}, shadow {}, base {}, translucency {}; commands built: {} cached, {} dynamic{}; last frame {:.1} ms (game {:.2}, end of frame {:.2}, render CPU {:.1}, {}); validation {} ({} errors, {} warnings)",
         s.sample,
         s.frames,
         s.width,
@@ -245,6 +251,7 @@ fn summary_line(s: &SampleStats, stats: &FrameStats) -> String {
         draws("translucency"),
         s.mesh_draw_commands_built.cached,
         s.mesh_draw_commands_built.dynamic,
+        failures,
         s.timings_ms.frame,
         s.timings_ms.game,
         s.timings_ms.end_of_frame,
@@ -254,4 +261,19 @@ fn summary_line(s: &SampleStats, stats: &FrameStats) -> String {
         s.validation.errors,
         s.validation.warnings,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_summary_line_names_element_failures_only_when_there_are_some() {
+        let stats = FrameStats::default();
+        let mut s = SampleStats::new("particles", 64, 64);
+        assert!(!summary_line(&s, &stats).contains("failure"), "{}", summary_line(&s, &stats));
+        s.element_failures = 3;
+        let line = summary_line(&s, &stats);
+        assert!(line.contains("commands built: 0 cached, 0 dynamic; 3 mesh element failure(s) (not drawn, logged); last frame"), "{line}");
+    }
 }
