@@ -6,11 +6,13 @@
 //! instancing feature's culling writes compacted instances and indirect
 //! arguments — queues a [`GpuWork`] through
 //! [`MeshElementCollector::add_gpu_work`](crate::MeshElementCollector::add_gpu_work)
-//! while it collects its mesh elements. The work names the buffers it
-//! reads and the buffers it writes, and for each written buffer how the
-//! passes read it afterwards ([`PassRead`]). The renderer records every
+//! while it collects its mesh elements. The work names the buffers and
+//! textures it reads and the ones it writes, and for each written buffer how
+//! the passes read it afterwards ([`PassRead`]). The renderer records every
 //! queued work in the frame's `gpu_prepare` stage, in the order they were
-//! queued (primitive order), and puts in the barriers:
+//! queued (primitive order), and puts in the barriers.
+//!
+//! ## Buffers
 //!
 //! * before a work: each buffer it writes goes from its state in the passes
 //!   (the previous frame's reads) — or, when an earlier work of this frame
@@ -24,33 +26,79 @@
 //!   the passes read it in.
 //!
 //! A barrier covers the whole buffer (the RHI's barriers do), so a
-//! declaration names whole buffers. A work records through a
-//! [`GpuWorkRecorder`]: bind groups, compute pipelines and dispatches only —
-//! no barriers, no render passes. The recorder refuses a bind group that
-//! binds a buffer the work did not declare (or a writable storage binding of
-//! a buffer declared only as read), so a declaration cannot silently miss a
-//! buffer the work binds.
+//! declaration names whole buffers.
+//!
+//! ## Textures
+//!
+//! A work samples the textures it reads ([`GpuWork::reads_texture`]: sampled
+//! or depth texture bindings, in [`TextureState::ShaderRead`]) and writes
+//! the ones it writes as storage textures ([`GpuWork::writes_texture`]:
+//! storage texture bindings, in [`TextureState::General`]). A texture has a
+//! layout, and a barrier must name the layout the texture is in, so every
+//! texture a work declares **rests in `ShaderRead`** between frames,
+//! whatever the frame's works were: the one state sampling needs, in a
+//! later work, a pass or a later frame alike. That is why a written texture
+//! names no [`PassRead`]: whoever reads it after the works reads it there.
+//!
+//! * before a work: each texture it writes goes from where it is (`ShaderRead`
+//!   at the frame's start, or what an earlier work of this frame left) to
+//!   `General` (`General → General` after an earlier write); each texture it
+//!   reads that an earlier work of this frame wrote goes
+//!   `General → ShaderRead`;
+//! * between two dispatches of one work: its written textures
+//!   `General → General`;
+//! * after every work: each texture a work wrote and no later work read goes
+//!   `General → ShaderRead`.
+//!
+//! A work that fails records no barrier, so the rest state holds whichever
+//! works ran: a texture a failed work would have written is still in
+//! `ShaderRead` for a later work that samples it. A texture is in
+//! `ShaderRead` the first time a work declares it: one made with
+//! [`Device::create_texture_with_data`](rhi_vulkan::Device::create_texture_with_data)
+//! is, one made empty is moved there once (a
+//! [`texture_barrier`](rhi_vulkan::CommandList::texture_barrier) from
+//! `Undefined` in [`Device::immediate`](rhi_vulkan::Device::immediate)). A
+//! written texture needs [`TextureUsage::SAMPLED`] (to rest in `ShaderRead`)
+//! besides [`TextureUsage::STORAGE`]; a work whose written texture lacks it
+//! fails. A texture a work both reads and writes counts as written: it is
+//! in `General` while the work runs, so the work binds it only to storage
+//! texture bindings. A barrier covers every mip level.
+//!
+//! ## Recording
+//!
+//! A work records through a [`GpuWorkRecorder`]: bind groups, compute
+//! pipelines and dispatches only — no barriers, no render passes. The
+//! recorder refuses a bind group that binds a buffer or texture the work did
+//! not declare, a writable storage binding of a buffer declared only as read,
+//! a storage texture binding of a texture declared only as read, and a
+//! sampled binding of a texture the work writes, so a declaration cannot
+//! silently miss (or misstate) a resource the work binds.
 //!
 //! ## When a work fails
 //!
 //! A work is all or nothing as far as the renderer can make it: every
 //! work's closure runs first, its commands collected, and only the works
 //! whose closures returned `Ok` are then recorded, with the barriers their
-//! declarations imply. A work whose closure fails, or that declares a
-//! buffer that is no longer alive, is logged (`log::error!`) and recorded
-//! not at all — no commands, no barriers of its own — and the frame goes on.
-//! Its proxy's draws were built during `collect_dynamic` and are drawn
-//! anyway, reading what the buffers hold without the work; a proxy whose
-//! draws must not show stale data makes them draw nothing then (the
-//! instancing feature writes its indirect arguments with zero instances from
-//! the host every frame; the work fills in the counts). The frame stays
+//! declarations imply. A work that declares a buffer or texture that is no
+//! longer alive, or writes a texture without `SAMPLED`, is refused before
+//! its closure runs. A refused work, and one whose closure fails, is logged
+//! (`log::error!`) and recorded not at all — no commands, no barriers of its
+//! own — and the frame goes on. Its proxy's draws were built during
+//! `collect_dynamic` and are drawn anyway, reading what the buffers and
+//! textures hold without the work; a proxy whose draws must not show stale
+//! data makes them draw nothing then (the instancing feature writes its
+//! indirect arguments with zero instances from the host every frame; the
+//! work fills in the counts). The frame stays
 //! valid either way: the barriers of the works that ran are complete. An
 //! error the RHI raises while a collected command is replayed (the recorder
 //! checks that a compute pipeline is bound before each dispatch, and that
 //! the dispatch is within the device's limits) is logged the same way; the
 //! work's later commands are dropped, the barriers still go in.
 
-use rhi_vulkan::{BindGroup, BindingResource, BindingType, BufferHandle, BufferState, Device, Frame, PipelineHandle, RhiError};
+use rhi_vulkan::{
+    BindGroup, BindingResource, BindingType, BufferHandle, BufferState, Device, Frame, PipelineHandle, RhiError, TextureHandle,
+    TextureState, TextureUsage, Usage,
+};
 use std::collections::HashMap;
 
 /// How the passes read a buffer a [`GpuWork`] wrote.
@@ -134,13 +182,57 @@ pub enum GpuWorkError {
         /// The buffer.
         buffer: BufferHandle,
     },
+    /// A bind group binds a texture the work did not declare.
+    #[error("GPU work {work:?} binds texture {texture:?} (binding {binding}), which it did not declare")]
+    UndeclaredTexture {
+        /// The work's label.
+        work: String,
+        /// The texture.
+        texture: TextureHandle,
+        /// The binding it is bound at.
+        binding: u32,
+    },
+    /// A bind group binds a texture the work declared only as read to a
+    /// storage texture binding.
+    #[error("GPU work {work:?} binds texture {texture:?} as storage (binding {binding}), but declared it only as read")]
+    TextureWriteNotDeclared {
+        /// The work's label.
+        work: String,
+        /// The texture.
+        texture: TextureHandle,
+        /// The binding it is bound at.
+        binding: u32,
+    },
+    /// A bind group binds a texture the work writes to a sampled (or depth)
+    /// texture binding: while the work runs the texture is in
+    /// [`TextureState::General`], not the `ShaderRead` a sampled binding
+    /// reads it in.
+    #[error(
+        "GPU work {work:?} binds texture {texture:?} sampled (binding {binding}), but writes it (it is in General while the work runs)"
+    )]
+    SampledWhileWritten {
+        /// The work's label.
+        work: String,
+        /// The texture.
+        texture: TextureHandle,
+        /// The binding it is bound at.
+        binding: u32,
+    },
+    /// A texture the work declared is not alive.
+    #[error("GPU work {work:?} declares texture {texture:?}, which is not alive")]
+    DeadTexture {
+        /// The work's label.
+        work: String,
+        /// The texture.
+        texture: TextureHandle,
+    },
 }
 
 /// What a [`GpuWork`] records; see [`GpuWorkRecorder`].
 pub type RecordGpuWork = Box<dyn FnOnce(&mut GpuWorkRecorder<'_, '_>) -> Result<(), GpuWorkError> + Send + Sync>;
 
-/// Compute work that runs before the passes, with the buffers it touches
-/// declared (module docs).
+/// Compute work that runs before the passes, with the buffers and textures
+/// it touches declared (module docs).
 pub struct GpuWork {
     /// Names the work in errors, logs and profiler spans.
     pub label: String,
@@ -148,18 +240,33 @@ pub struct GpuWork {
     pub reads: Vec<BufferHandle>,
     /// Buffers it writes (and may read), with how the passes read them.
     pub writes: Vec<BufferWrite>,
+    /// Textures it samples and does not write ([`TextureState::ShaderRead`]
+    /// while it runs).
+    pub reads_textures: Vec<TextureHandle>,
+    /// Textures it writes (and may read) as storage textures
+    /// ([`TextureState::General`] while it runs, `ShaderRead` after the
+    /// frame's works).
+    pub writes_textures: Vec<TextureHandle>,
     /// Records the work's commands; called once, in `gpu_prepare`.
     pub record: RecordGpuWork,
 }
 
 impl GpuWork {
     /// A work that records with `record`; declare its buffers with
-    /// [`Self::reads`] and [`Self::writes`].
+    /// [`Self::reads`] and [`Self::writes`], its textures with
+    /// [`Self::reads_texture`] and [`Self::writes_texture`].
     pub fn new(
         label: impl Into<String>,
         record: impl FnOnce(&mut GpuWorkRecorder<'_, '_>) -> Result<(), GpuWorkError> + Send + Sync + 'static,
     ) -> Self {
-        Self { label: label.into(), reads: Vec::new(), writes: Vec::new(), record: Box::new(record) }
+        Self {
+            label: label.into(),
+            reads: Vec::new(),
+            writes: Vec::new(),
+            reads_textures: Vec::new(),
+            writes_textures: Vec::new(),
+            record: Box::new(record),
+        }
     }
 
     /// Declares a buffer the work reads.
@@ -179,6 +286,29 @@ impl GpuWork {
         }
         self
     }
+
+    /// Declares a texture the work samples (sampled or depth texture
+    /// bindings): it is in [`TextureState::ShaderRead`] while the work runs —
+    /// moved there from `General` when an earlier work of the frame wrote it.
+    pub fn reads_texture(mut self, texture: TextureHandle) -> Self {
+        if !self.reads_textures.contains(&texture) {
+            self.reads_textures.push(texture);
+        }
+        self
+    }
+
+    /// Declares a texture the work writes (and may read) through storage
+    /// texture bindings: it is in [`TextureState::General`] while the work
+    /// runs, and back in [`TextureState::ShaderRead`] — where the passes,
+    /// later works and later frames sample it — once no later work of the
+    /// frame writes it. It needs [`TextureUsage::STORAGE`] and
+    /// [`TextureUsage::SAMPLED`].
+    pub fn writes_texture(mut self, texture: TextureHandle) -> Self {
+        if !self.writes_textures.contains(&texture) {
+            self.writes_textures.push(texture);
+        }
+        self
+    }
 }
 
 fn union(to: &mut Vec<PassRead>, from: &[PassRead]) {
@@ -195,7 +325,39 @@ impl std::fmt::Debug for GpuWork {
             .field("label", &self.label)
             .field("reads", &self.reads)
             .field("writes", &self.writes)
+            .field("reads_textures", &self.reads_textures)
+            .field("writes_textures", &self.writes_textures)
             .finish_non_exhaustive()
+    }
+}
+
+/// The resources a work declared (a [`GpuWork`] without its closure).
+struct Declaration {
+    reads: Vec<BufferHandle>,
+    writes: Vec<BufferWrite>,
+    reads_textures: Vec<TextureHandle>,
+    writes_textures: Vec<TextureHandle>,
+}
+
+impl Declaration {
+    /// Why the work cannot run at all: a declared buffer or texture not
+    /// alive, or a written texture that cannot rest in `ShaderRead`.
+    fn check(&self, device: &Device, work: &str) -> Result<(), GpuWorkError> {
+        let buffers = self.reads.iter().chain(self.writes.iter().map(|w| &w.buffer));
+        if let Some(&buffer) = buffers.into_iter().find(|&&b| device.buffer_desc(b).is_err()) {
+            return Err(GpuWorkError::DeadBuffer { work: work.to_string(), buffer });
+        }
+        for &texture in self.reads_textures.iter().chain(&self.writes_textures) {
+            let Ok(desc) = device.texture_desc(texture) else {
+                return Err(GpuWorkError::DeadTexture { work: work.to_string(), texture });
+            };
+            if self.writes_textures.contains(&texture) && !desc.usage.contains(TextureUsage::SAMPLED) {
+                let usage = Usage::Texture(TextureUsage::SAMPLED);
+                let needed_for = "a texture a GPU work writes (it rests in ShaderRead)";
+                return Err(RhiError::MissingUsage { label: desc.label, usage, needed_for }.into());
+            }
+        }
+        Ok(())
     }
 }
 
@@ -212,8 +374,7 @@ enum Command {
 pub struct GpuWorkRecorder<'a, 'd> {
     frame: &'a Frame<'d>,
     work: &'a str,
-    reads: &'a [BufferHandle],
-    writes: &'a [BufferWrite],
+    declared: &'a Declaration,
     commands: Vec<Command>,
     bound: bool,
 }
@@ -225,8 +386,10 @@ impl<'a, 'd> GpuWorkRecorder<'a, 'd> {
     }
 
     /// A bind group of this frame for `group` of `pipeline`
-    /// ([`Frame::create_bind_group`]); every buffer it binds must be
-    /// declared by the work, as written where the binding is writable storage.
+    /// ([`Frame::create_bind_group`]); every buffer and texture it binds
+    /// must be declared by the work: a buffer as written where the binding
+    /// is writable storage, a texture as written at a storage texture
+    /// binding and as read only at a sampled (or depth) one.
     pub fn create_bind_group(
         &mut self,
         pipeline: PipelineHandle,
@@ -234,18 +397,36 @@ impl<'a, 'd> GpuWorkRecorder<'a, 'd> {
         entries: &[(u32, BindingResource)],
     ) -> Result<BindGroup, GpuWorkError> {
         let layout = self.device().pipeline_bind_group_layout(pipeline, group)?;
+        let d = self.declared;
+        let work = || self.work.to_string();
         for &(binding, ref resource) in entries {
-            let buffer = match *resource {
-                BindingResource::Buffer(b) | BindingResource::BufferRange { buffer: b, .. } => b,
-                _ => continue,
-            };
-            let written = self.writes.iter().any(|w| w.buffer == buffer);
-            if !written && !self.reads.contains(&buffer) {
-                return Err(GpuWorkError::Undeclared { work: self.work.to_string(), buffer, binding });
-            }
-            let writable = layout.entries.iter().any(|e| e.binding == binding && e.ty == BindingType::StorageBuffer { read_only: false });
-            if writable && !written {
-                return Err(GpuWorkError::WriteNotDeclared { work: self.work.to_string(), buffer, binding });
+            let ty = layout.entries.iter().find(|e| e.binding == binding).map(|e| e.ty);
+            match *resource {
+                BindingResource::Buffer(buffer) | BindingResource::BufferRange { buffer, .. } => {
+                    let written = d.writes.iter().any(|w| w.buffer == buffer);
+                    if !written && !d.reads.contains(&buffer) {
+                        return Err(GpuWorkError::Undeclared { work: work(), buffer, binding });
+                    }
+                    if ty == Some(BindingType::StorageBuffer { read_only: false }) && !written {
+                        return Err(GpuWorkError::WriteNotDeclared { work: work(), buffer, binding });
+                    }
+                }
+                BindingResource::Texture(texture) => {
+                    let written = d.writes_textures.contains(&texture);
+                    if !written && !d.reads_textures.contains(&texture) {
+                        return Err(GpuWorkError::UndeclaredTexture { work: work(), texture, binding });
+                    }
+                    match ty {
+                        Some(BindingType::StorageTexture) if !written => {
+                            return Err(GpuWorkError::TextureWriteNotDeclared { work: work(), texture, binding });
+                        }
+                        Some(BindingType::SampledTexture | BindingType::DepthTexture) if written => {
+                            return Err(GpuWorkError::SampledWhileWritten { work: work(), texture, binding });
+                        }
+                        _ => {}
+                    }
+                }
+                BindingResource::Sampler(_) => {}
             }
         }
         Ok(self.frame.create_bind_group(pipeline, group, entries)?)
@@ -288,23 +469,34 @@ enum Track {
 
 /// One step of recording the works: a barrier, or work `i`'s commands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Step<B> {
+enum Step<B, T> {
     Barrier(B, BufferState, BufferState),
+    TextureBarrier(T, TextureState, TextureState),
     Work(usize),
 }
 
 /// A work's declaration as [`plan`] reads it: buffers read, buffers
-/// written with how the passes read them.
-type Declared<'a, B> = (&'a [B], Vec<(B, &'a [PassRead])>);
+/// written with how the passes read them, textures read, textures written.
+struct Declared<'a, B, T> {
+    reads: &'a [B],
+    writes: Vec<(B, &'a [PassRead])>,
+    reads_textures: &'a [T],
+    writes_textures: &'a [T],
+}
 
 /// The barriers around `works`, in order (module docs). Generic over the
-/// buffer so the rules are unit-tested without a device.
-fn plan<B: Copy + Eq + std::hash::Hash>(works: &[Declared<'_, B>]) -> Vec<Step<B>> {
+/// buffer and texture handles so the rules are unit-tested without a
+/// device.
+fn plan<B: Copy + Eq + std::hash::Hash, T: Copy + Eq>(works: &[Declared<'_, B, T>]) -> Vec<Step<B, T>> {
     let mut steps = Vec::new();
     let mut track: HashMap<B, Track> = HashMap::new();
     // Written buffers in first-write order, with how the passes read them.
     let mut written: Vec<(B, Vec<PassRead>)> = Vec::new();
-    for (i, (reads, writes)) in works.iter().enumerate() {
+    // Written textures in first-write order, with the state the works left
+    // them in (every other declared texture is in `ShaderRead`).
+    let mut textures: Vec<(T, TextureState)> = Vec::new();
+    for (i, work) in works.iter().enumerate() {
+        let Declared { reads, writes, reads_textures, writes_textures } = work;
         for &b in reads.iter().filter(|&&b| !writes.iter().any(|w| w.0 == b)) {
             if track.get(&b) == Some(&Track::Written) {
                 steps.push(Step::Barrier(b, BufferState::ShaderWrite, BufferState::ShaderRead));
@@ -326,10 +518,33 @@ fn plan<B: Copy + Eq + std::hash::Hash>(works: &[Declared<'_, B>]) -> Vec<Step<B
                 None => written.push((b, read_by_passes.to_vec())),
             }
         }
+        for &t in reads_textures.iter().filter(|t| !writes_textures.contains(t)) {
+            if let Some(x) = textures.iter_mut().find(|x| x.0 == t && x.1 == TextureState::General) {
+                steps.push(Step::TextureBarrier(t, TextureState::General, TextureState::ShaderRead));
+                x.1 = TextureState::ShaderRead;
+            }
+        }
+        for &t in writes_textures.iter() {
+            match textures.iter_mut().find(|x| x.0 == t) {
+                Some(x) => {
+                    steps.push(Step::TextureBarrier(t, x.1, TextureState::General));
+                    x.1 = TextureState::General;
+                }
+                None => {
+                    steps.push(Step::TextureBarrier(t, TextureState::ShaderRead, TextureState::General));
+                    textures.push((t, TextureState::General));
+                }
+            }
+        }
         steps.push(Step::Work(i));
     }
     for (b, reads) in &written {
         steps.extend(reads.iter().map(|r| Step::Barrier(*b, BufferState::ShaderWrite, r.state())));
+    }
+    for &(t, state) in &textures {
+        if state == TextureState::General {
+            steps.push(Step::TextureBarrier(t, TextureState::General, TextureState::ShaderRead));
+        }
     }
     steps
 }
@@ -337,8 +552,7 @@ fn plan<B: Copy + Eq + std::hash::Hash>(works: &[Declared<'_, B>]) -> Vec<Step<B
 /// A work whose closure returned `Ok`: its declaration and its commands.
 struct Collected {
     label: String,
-    reads: Vec<BufferHandle>,
-    writes: Vec<BufferWrite>,
+    declared: Declaration,
     commands: Vec<Command>,
 }
 
@@ -347,28 +561,33 @@ struct Collected {
 /// commands kept); the works that failed are logged and left out; then the
 /// barriers and the others' commands are recorded. Returns how many were
 /// recorded completely. An `Err` is a barrier the RHI refused on a live
-/// buffer outside any pass: the frame cannot go on.
+/// buffer or texture outside any pass: the frame cannot go on.
 pub(crate) fn record_gpu_work(frame: &mut Frame<'_>, works: Vec<GpuWork>) -> rhi_vulkan::Result<usize> {
     let mut collected = Vec::with_capacity(works.len());
     for work in works {
-        let GpuWork { label, reads, writes, record } = work;
-        if let Some(&buffer) = reads.iter().chain(writes.iter().map(|w| &w.buffer)).find(|&&b| frame.device().buffer_desc(b).is_err()) {
-            log::error!("{}", GpuWorkError::DeadBuffer { work: label, buffer });
+        let GpuWork { label, reads, writes, reads_textures, writes_textures, record } = work;
+        let declared = Declaration { reads, writes, reads_textures, writes_textures };
+        if let Err(e) = declared.check(frame.device(), &label) {
+            log::error!("GPU work {label:?} not recorded: {e}");
             continue;
         }
-        let mut recorder =
-            GpuWorkRecorder { frame: &*frame, work: &label, reads: &reads, writes: &writes, commands: Vec::new(), bound: false };
+        let mut recorder = GpuWorkRecorder { frame: &*frame, work: &label, declared: &declared, commands: Vec::new(), bound: false };
         match record(&mut recorder) {
             Ok(()) => {
                 let commands = recorder.commands;
-                collected.push(Collected { label, reads, writes, commands });
+                collected.push(Collected { label, declared, commands });
             }
             Err(e) => log::error!("GPU work {label:?} not recorded: {e}"),
         }
     }
-    let declared: Vec<Declared<'_, BufferHandle>> = collected
+    let declared: Vec<Declared<'_, BufferHandle, TextureHandle>> = collected
         .iter()
-        .map(|c| (c.reads.as_slice(), c.writes.iter().map(|w| (w.buffer, w.read_by_passes.as_slice())).collect()))
+        .map(|c| Declared {
+            reads: &c.declared.reads,
+            writes: c.declared.writes.iter().map(|w| (w.buffer, w.read_by_passes.as_slice())).collect(),
+            reads_textures: &c.declared.reads_textures,
+            writes_textures: &c.declared.writes_textures,
+        })
         .collect();
     let steps = plan(&declared);
     let mut commands: Vec<Option<Vec<Command>>> = collected.iter_mut().map(|c| Some(std::mem::take(&mut c.commands))).collect();
@@ -377,7 +596,8 @@ pub(crate) fn record_gpu_work(frame: &mut Frame<'_>, works: Vec<GpuWork>) -> rhi
     for step in steps {
         match step {
             Step::Barrier(b, from, to) => cmd.buffer_barrier(b, from, to)?,
-            Step::Work(i) => match replay(cmd, &collected[i].writes, commands[i].take().unwrap_or_default()) {
+            Step::TextureBarrier(t, from, to) => cmd.texture_barrier(t, from, to)?,
+            Step::Work(i) => match replay(cmd, &collected[i].declared, commands[i].take().unwrap_or_default()) {
                 Ok(()) => recorded += 1,
                 Err(e) => log::error!("GPU work {:?} recorded in part: {e}", collected[i].label),
             },
@@ -386,9 +606,9 @@ pub(crate) fn record_gpu_work(frame: &mut Frame<'_>, works: Vec<GpuWork>) -> rhi
     Ok(recorded)
 }
 
-/// A work's collected commands into the primary, its written buffers
-/// ordered between dispatches.
-fn replay(cmd: &mut rhi_vulkan::CommandList<'_>, writes: &[BufferWrite], commands: Vec<Command>) -> rhi_vulkan::Result<()> {
+/// A work's collected commands into the primary, its written buffers and
+/// textures ordered between dispatches.
+fn replay(cmd: &mut rhi_vulkan::CommandList<'_>, declared: &Declaration, commands: Vec<Command>) -> rhi_vulkan::Result<()> {
     let mut dispatched = false;
     for c in commands {
         match c {
@@ -396,8 +616,11 @@ fn replay(cmd: &mut rhi_vulkan::CommandList<'_>, writes: &[BufferWrite], command
             Command::Group(i, g) => cmd.bind_group(i, &g)?,
             Command::Dispatch(x, y, z) => {
                 if dispatched {
-                    for w in writes {
+                    for w in &declared.writes {
                         cmd.buffer_barrier(w.buffer, BufferState::ShaderWrite, BufferState::ShaderWrite)?;
+                    }
+                    for &t in &declared.writes_textures {
+                        cmd.texture_barrier(t, TextureState::General, TextureState::General)?;
                     }
                 }
                 cmd.dispatch(x, y, z)?;
@@ -412,11 +635,26 @@ fn replay(cmd: &mut rhi_vulkan::CommandList<'_>, writes: &[BufferWrite], command
 mod tests {
     use super::*;
     use BufferState::*;
+    use TextureState::{General, ShaderRead as Sampled};
     const PASS_INDIRECT: PassRead = PassRead::Indirect;
     const PASS_SHADER: PassRead = PassRead::Shader;
 
-    fn barrier(b: u32, from: BufferState, to: BufferState) -> Step<u32> {
+    fn barrier(b: u32, from: BufferState, to: BufferState) -> Step<u32, u32> {
         Step::Barrier(b, from, to)
+    }
+
+    fn texture_barrier(t: u32, from: TextureState, to: TextureState) -> Step<u32, u32> {
+        Step::TextureBarrier(t, from, to)
+    }
+
+    /// A work that declares buffers only.
+    fn buffers<'a>(reads: &'a [u32], writes: Vec<(u32, &'a [PassRead])>) -> Declared<'a, u32, u32> {
+        Declared { reads, writes, reads_textures: &[], writes_textures: &[] }
+    }
+
+    /// A work that declares textures only.
+    fn textures<'a>(reads: &'a [u32], writes: &'a [u32]) -> Declared<'a, u32, u32> {
+        Declared { reads: &[], writes: Vec::new(), reads_textures: reads, writes_textures: writes }
     }
 
     /// Instancing's culling: reads the instances (0), writes the visible
@@ -424,7 +662,7 @@ mod tests {
     /// arguments and vertex data).
     #[test]
     fn a_work_s_writes_come_from_and_go_back_to_the_passes_reads() {
-        let steps = plan(&[(&[0u32][..], vec![(1, &[PASS_SHADER][..]), (2, &[PASS_INDIRECT, PASS_SHADER][..])])]);
+        let steps = plan(&[buffers(&[0], vec![(1, &[PASS_SHADER][..]), (2, &[PASS_INDIRECT, PASS_SHADER][..])])]);
         assert_eq!(
             steps,
             [
@@ -445,9 +683,9 @@ mod tests {
         // 1's read) and 8 (after 1's write).
         let none: &[PassRead] = &[];
         let steps = plan(&[
-            (&[][..], vec![(7u32, none)]),
-            (&[7][..], vec![(8, &[PASS_SHADER][..])]),
-            (&[][..], vec![(7, none), (8, &[PASS_INDIRECT][..])]),
+            buffers(&[], vec![(7, none)]),
+            buffers(&[7], vec![(8, &[PASS_SHADER][..])]),
+            buffers(&[], vec![(7, none), (8, &[PASS_INDIRECT][..])]),
         ]);
         assert_eq!(
             steps,
@@ -470,7 +708,63 @@ mod tests {
     #[test]
     fn a_buffer_read_and_written_by_one_work_counts_as_written_and_reads_need_a_write_before() {
         // 3 is only ever read (uploaded data): no barrier for it.
-        let steps = plan(&[(&[3u32, 4][..], vec![(4, &[PASS_SHADER][..])]), (&[3][..], vec![])]);
+        let steps = plan(&[buffers(&[3, 4], vec![(4, &[PASS_SHADER][..])]), buffers(&[3], vec![])]);
         assert_eq!(steps, [barrier(4, ShaderRead, ShaderWrite), Step::Work(0), Step::Work(1), barrier(4, ShaderWrite, ShaderRead)]);
+    }
+
+    /// A written texture comes from and goes back to `ShaderRead`; one only
+    /// ever read (uploaded data, 9) gets no barrier.
+    #[test]
+    fn a_written_texture_rests_in_shader_read_and_a_read_one_is_left_alone() {
+        let steps = plan(&[textures(&[9], &[5])]);
+        assert_eq!(steps, [texture_barrier(5, Sampled, General), Step::Work(0), texture_barrier(5, General, Sampled)]);
+    }
+
+    #[test]
+    fn a_texture_moves_between_the_works_that_write_and_sample_it_from_the_state_the_last_one_left() {
+        // 0 samples 5 (at rest); 1 writes it; 2 writes it again; 3 samples
+        // it; 4 writes it after that read; the frame ends with 5 sampled.
+        let steps = plan(&[
+            textures(&[5], &[]),
+            textures(&[], &[5]),
+            textures(&[], &[5]),
+            textures(&[5], &[]),
+            textures(&[], &[5]),
+            textures(&[5], &[]),
+        ]);
+        assert_eq!(
+            steps,
+            [
+                Step::Work(0),
+                texture_barrier(5, Sampled, General),
+                Step::Work(1),
+                texture_barrier(5, General, General),
+                Step::Work(2),
+                texture_barrier(5, General, Sampled),
+                Step::Work(3),
+                texture_barrier(5, Sampled, General),
+                Step::Work(4),
+                texture_barrier(5, General, Sampled),
+                Step::Work(5),
+            ]
+        );
+        // Without the last read, the frame's end puts it back.
+        let steps = plan(&[textures(&[], &[5]), textures(&[5], &[]), textures(&[], &[5])]);
+        assert_eq!(steps.last(), Some(&texture_barrier(5, General, Sampled)));
+    }
+
+    #[test]
+    fn a_texture_read_and_written_by_one_work_counts_as_written_and_buffers_come_first() {
+        let work = Declared { reads: &[1], writes: vec![(2, &[PASS_SHADER][..])], reads_textures: &[6], writes_textures: &[6] };
+        assert_eq!(
+            plan(&[work]),
+            [
+                barrier(2, ShaderRead, ShaderWrite),
+                texture_barrier(6, Sampled, General),
+                Step::Work(0),
+                barrier(2, ShaderWrite, ShaderRead),
+                texture_barrier(6, General, Sampled),
+            ]
+        );
     }
 }
