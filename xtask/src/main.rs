@@ -177,7 +177,7 @@ struct ValidateGltfArgs {
 
 #[derive(Args, Debug, PartialEq, Eq)]
 struct ImagesArgs {
-    /// The commit to compare with (built in a temporary worktree; its images are kept in target/images/<commit>/)
+    /// The commit to compare with (built in a temporary worktree; its images are kept in `target/images/<commit>/`)
     #[arg(long, value_name = "REV", default_value = "HEAD")]
     against: String,
 }
