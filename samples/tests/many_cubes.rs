@@ -217,7 +217,15 @@ fn many_cubes_writes_a_chrome_trace_and_stage_timings() {
     assert!(events.iter().any(|e| e["ph"] == "M" && e["name"] == "thread_name"), "threads are named");
 
     let t = &s.timings_ms.stages;
-    let cpu = t.update_scene + t.init_views + t.occlusion + t.collect_dynamic + t.pass_setup + t.upload + t.gpu_prepare + t.record;
+    let cpu = t.update_scene
+        + t.init_views
+        + t.occlusion
+        + t.collect_dynamic
+        + t.pass_setup
+        + t.upload
+        + t.gpu_prepare
+        + t.record
+        + t.post_process;
     assert!(t.init_views > 0.0 && t.record > 0.0 && t.retire > 0.0, "{t:?}");
     assert!((cpu - s.timings_ms.render_cpu).abs() < 1e-6, "stages {cpu} vs render_cpu {}", s.timings_ms.render_cpu);
     let m = &s.mean_timings_ms.stages;
