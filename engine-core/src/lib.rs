@@ -44,7 +44,6 @@
 #[cfg(feature = "collision")]
 pub mod collision;
 mod component;
-mod end_of_frame;
 mod engine;
 mod error;
 #[cfg(feature = "gltf")]
@@ -54,8 +53,6 @@ mod light_camera;
 pub mod static_mesh;
 mod transform;
 mod world;
-#[cfg(feature = "collision")]
-mod world_collision;
 
 #[cfg(feature = "collision")]
 pub use collision::CollisionComplexity;
@@ -63,13 +60,13 @@ pub use component::{
     AsAny, CameraDesc, Component, DirtyFlags, LightDesc, Mobility, PrimitiveComponent, PrimitiveSettings, ProxyCreateContext,
     SceneComponent,
 };
-pub use end_of_frame::EndOfFrameStats;
 pub use engine::{Engine, EngineDesc, GameTimings};
 pub use error::{EngineError, Result};
 pub use handle::{ActorId, ComponentId};
 pub use light_camera::{look_rotation, CameraComponent, DirectionalLightComponent, PointLightComponent};
 pub use static_mesh::{StaticMesh, StaticMeshComponent};
 pub use transform::Transform;
-pub use world::{World, MAX_MATERIAL_SLOT};
 #[cfg(feature = "collision")]
-pub use world_collision::WorldHit;
+pub use world::collision::WorldHit;
+pub use world::end_of_frame::EndOfFrameStats;
+pub use world::{World, MAX_MATERIAL_SLOT};

@@ -31,7 +31,7 @@
 use glam::{Vec3, Vec4};
 
 use crate::particle::Particle;
-use crate::update::{Lanes, Step, UpdateParams, Varying};
+use crate::step::{Lanes, Step, UpdateParams, Varying};
 
 /// Particles per block: the arrays' slices of a block stay in L1 between the
 /// block's loops.

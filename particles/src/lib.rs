@@ -182,6 +182,7 @@ mod shapes;
 mod snapshot_pool;
 mod sort;
 mod sprite_vertex_factory;
+mod step;
 mod sub_uv;
 mod system_instance;
 mod update;

@@ -32,7 +32,7 @@
 use std::sync::Arc;
 
 use engine_core::collision::{
-    BodySetup, CollisionDataProvider, ConvexElement, CookEvent, CookExecutor, CookedCollision, InlineExecutor, TriMeshCollisionData,
+    BodySetup, CollisionDataProvider, ConvexElement, CookEvent, CookedCollision, InlineExecutor, TriMeshCollisionData,
 };
 use glam::{Vec2, Vec3};
 
@@ -41,35 +41,6 @@ use crate::error::{ProcMeshError, Result};
 use crate::mesh::ProcMeshData;
 use crate::section::{ProcMeshSection, SectionData};
 use crate::vertex::VertexAttributes;
-
-/// The body setup and the cooking mode.
-#[derive(Debug)]
-pub(crate) struct MeshCollision {
-    pub(crate) body_setup: BodySetup,
-    use_async_cooking: bool,
-}
-
-impl MeshCollision {
-    pub(crate) fn new(executor: Arc<dyn CookExecutor>) -> Self {
-        Self { body_setup: BodySetup::with_executor(executor), use_async_cooking: false }
-    }
-}
-
-impl PartialEq for MeshCollision {
-    fn eq(&self, other: &Self) -> bool {
-        let (a, b) = (&self.body_setup, &other.body_setup);
-        self.use_async_cooking == other.use_async_cooking
-            && a.use_complex_as_simple == b.use_complex_as_simple
-            && a.support_uv_from_hit_results == b.support_uv_from_hit_results
-            && a.convex_elements() == b.convex_elements()
-            && a.cooker().newest_generation() == b.cooker().newest_generation()
-            && match (a.cooked(), b.cooked()) {
-                (None, None) => true,
-                (Some(a), Some(b)) => Arc::ptr_eq(a, b),
-                _ => false,
-            }
-    }
-}
 
 /// One section's arrays replaced for a cook, before the update that gives
 /// them is committed. Empty slices keep the section's values.

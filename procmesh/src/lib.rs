@@ -87,6 +87,8 @@
 //! the renderer before naming them in a [`MaterialRef`] (an unknown id
 //! draws with the default material).
 
+#[cfg(feature = "collision")]
+mod body;
 mod bounds;
 mod change;
 #[cfg(feature = "collision")]

@@ -32,10 +32,10 @@ use std::sync::Arc;
 #[cfg(feature = "collision")]
 use engine_core::collision::{CookExecutor, RayonExecutor};
 
+#[cfg(feature = "collision")]
+use crate::body::MeshCollision;
 use crate::bounds::Aabb;
 use crate::change::{ChangeSet, SectionDirty, SectionUpdate};
-#[cfg(feature = "collision")]
-use crate::collision::MeshCollision;
 use crate::error::{ProcMeshError, Result};
 use crate::material::MaterialRef;
 use crate::section::{ProcMeshSection, SectionData};

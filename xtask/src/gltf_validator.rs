@@ -22,10 +22,7 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
-/// The npm package.
-pub const VALIDATOR_PACKAGE: &str = "gltf-validator";
-/// Pinned: a newer validator may report differently.
-pub const VALIDATOR_VERSION: &str = "2.0.0-dev.3.10";
+pub use crate::reference::{VALIDATOR_PACKAGE, VALIDATOR_VERSION};
 
 /// The Node script that runs the validator on one model.
 fn script() -> PathBuf {

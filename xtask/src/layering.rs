@@ -15,7 +15,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// The crates whose top-level modules must form no cycle.
-pub(crate) const ACYCLIC_CRATES: &[&str] = &["renderer"];
+pub(crate) const ACYCLIC_CRATES: &[&str] = &["renderer", "engine-core", "particles", "procmesh", "xtask"];
 
 /// Where one module first uses another: file and 1-based line.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -393,10 +393,10 @@ mod tests {
     }
 
     #[test]
-    fn the_lint_fails_on_the_fixture_and_passes_on_the_renderer() {
+    fn the_lint_fails_on_the_fixture_and_passes_on_the_tree() {
         assert!(!cycles(&module_graph(&fixture("module-cycle")).unwrap()).is_empty());
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
-        assert_eq!(check(root), Ok(true), "the renderer's modules form a cycle (see the lines above)");
+        assert_eq!(check(root), Ok(true), "a crate's modules form a cycle (see the lines above)");
     }
 
     #[test]

@@ -99,7 +99,7 @@ enum Cmd {
     ValidateGltf(ValidateGltfArgs),
     /// Every sample's image from the working tree and from REV (default HEAD); fails unless identical
     Images(ImagesArgs),
-    /// cargo fmt --check, no import cycles among the renderer's modules, no cvar read outside its settings snapshot, clippy, cargo doc; warnings denied
+    /// cargo fmt --check, no import cycles among a checked crate's modules (renderer, engine-core, particles, procmesh, xtask), no cvar read outside its settings snapshot, clippy, cargo doc; warnings denied
     Lint,
     /// What .ci/run does: shaders, lint, glTF validator, reference tools and references, test
     Ci,
@@ -343,7 +343,8 @@ fn run_tests(packages: &[String], args: &[String]) -> Result<ExitCode> {
 }
 
 /// `cargo fmt --all --check` (one width, rustfmt.toml), the layering checks
-/// (no import cycle among the renderer's top-level modules, [`layering`];
+/// (no import cycle among the top-level modules of the renderer, engine-core, particles,
+/// procmesh and xtask, [`layering`];
 /// no console-variable read outside its frame-settings snapshot,
 /// [`settings_reads`]; no library function over 100 lines, [`fn_length`]),
 /// clippy over the

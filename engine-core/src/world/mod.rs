@@ -8,6 +8,10 @@
 //! marked components.
 
 #[cfg(feature = "collision")]
+pub(crate) mod collision;
+pub(crate) mod end_of_frame;
+
+#[cfg(feature = "collision")]
 use crate::collision::BodyId;
 use crate::component::*;
 use crate::error::{EngineError, Result};
@@ -85,9 +89,9 @@ pub struct World {
     pub(crate) cameras: Vec<ComponentId>,
     pub(crate) render: Option<RenderThread>,
     #[cfg(feature = "collision")]
-    pub(crate) collision: crate::world_collision::WorldCollision,
+    pub(crate) collision: collision::WorldCollision,
     /// Figures of the last end-of-frame update.
-    pub last_update: crate::end_of_frame::EndOfFrameStats,
+    pub last_update: end_of_frame::EndOfFrameStats,
 }
 
 impl World {

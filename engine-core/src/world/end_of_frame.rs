@@ -7,7 +7,7 @@
 //! them to the scene for the existing primitive (a new proxy gets them too).
 //! New proxies are created in parallel and added in one batch; transforms go
 //! in one batch too. Collision bodies follow the same dirty flags in a
-//! step of their own (feature `collision`, in `world_collision`), run first.
+//! step of their own (feature `collision`, in `world::collision`), run first.
 
 use crate::component::{DirtyFlags, LightDesc, ProxyCreateContext};
 use crate::error::Result;

@@ -6,9 +6,9 @@
 //! reads the marked components' dirty flags before the render step clears
 //! them, and touches nothing the render thread sees.
 
+use super::end_of_frame::EndOfFrameStats;
 use crate::collision::{BodyId, CollisionComplexity, CollisionScene, RayHit};
 use crate::component::DirtyFlags;
-use crate::end_of_frame::EndOfFrameStats;
 use crate::error::Result;
 use crate::handle::ComponentId;
 use crate::world::{ComponentEntry, World};
