@@ -25,6 +25,46 @@ impl PrimitiveId {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct LightId(pub u64);
 
+/// The packing material and texture ids share: a table slot in the low
+/// [`SLOT_BITS`](MaterialId::SLOT_BITS) bits and the slot's generation in
+/// the rest, and the slot storage's key ([`rhi_vulkan::SlotKey`]) over it.
+macro_rules! slot_packing {
+    ($id:ident) => {
+        impl $id {
+            /// Bits of the slot; the rest carry the generation.
+            pub const SLOT_BITS: u32 = 20;
+            /// Slots of the table: the most alive at once (the built-in ones included).
+            pub const MAX_SLOTS: u32 = 1 << Self::SLOT_BITS;
+            /// The last generation of a slot; a slot past it is retired.
+            pub const MAX_GENERATION: u32 = u32::MAX >> Self::SLOT_BITS;
+
+            /// The slot: the index in the tables (and the GPU table).
+            pub const fn slot(self) -> u32 {
+                self.0 & (Self::MAX_SLOTS - 1)
+            }
+
+            /// The slot's generation this id was handed out in.
+            pub const fn generation(self) -> u32 {
+                self.0 >> Self::SLOT_BITS
+            }
+        }
+
+        impl rhi_vulkan::SlotKey for $id {
+            const MAX_SLOTS: u32 = $id::MAX_SLOTS;
+            const MAX_GENERATION: u32 = $id::MAX_GENERATION;
+            fn from_parts(slot: u32, generation: u32) -> Self {
+                Self(generation << Self::SLOT_BITS | slot)
+            }
+            fn index(self) -> u32 {
+                self.slot()
+            }
+            fn generation(self) -> u32 {
+                $id::generation(self)
+            }
+        }
+    };
+}
+
 /// Names a material; `MaterialId::DEFAULT` always exists.
 ///
 /// The number packs a slot of the material tables (its low
@@ -40,13 +80,6 @@ pub struct MaterialId(pub u32);
 impl MaterialId {
     /// The default material (slot 0): always alive; what an unknown id draws with.
     pub const DEFAULT: MaterialId = MaterialId(0);
-    /// Bits of the slot; the rest carry the generation.
-    pub const SLOT_BITS: u32 = 20;
-    /// Slots of the material tables: the most materials alive at once (the
-    /// default included).
-    pub const MAX_SLOTS: u32 = 1 << Self::SLOT_BITS;
-    /// The last generation of a slot.
-    pub const MAX_GENERATION: u32 = u32::MAX >> Self::SLOT_BITS;
 
     /// The id of `slot` in `generation`, or `None` when either is out of range.
     pub const fn new(slot: u32, generation: u32) -> Option<Self> {
@@ -56,35 +89,13 @@ impl MaterialId {
             None
         }
     }
-
-    /// The slot: the material's index in the tables (and the GPU table).
-    pub const fn slot(self) -> u32 {
-        self.0 & (Self::MAX_SLOTS - 1)
-    }
-
-    /// The slot's generation this id was handed out in.
-    pub const fn generation(self) -> u32 {
-        self.0 >> Self::SLOT_BITS
-    }
 }
+
+slot_packing!(MaterialId);
 
 impl std::fmt::Display for MaterialId {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{} (slot {}, generation {})", self.0, self.slot(), self.generation())
-    }
-}
-
-impl rhi_vulkan::SlotKey for MaterialId {
-    const MAX_SLOTS: u32 = MaterialId::MAX_SLOTS;
-    const MAX_GENERATION: u32 = MaterialId::MAX_GENERATION;
-    fn from_parts(slot: u32, generation: u32) -> Self {
-        MaterialId(generation << Self::SLOT_BITS | slot)
-    }
-    fn index(self) -> u32 {
-        self.slot()
-    }
-    fn generation(self) -> u32 {
-        MaterialId::generation(self)
     }
 }
 
@@ -163,36 +174,9 @@ impl TextureId {
     /// A flat tangent-space normal map ((0.5, 0.5, 1) encoded, linear).
     pub const FLAT_NORMAL: TextureId = TextureId(2);
     pub(crate) const BUILTIN: u32 = 3;
-    /// Bits of the slot; the rest carry the generation.
-    pub const SLOT_BITS: u32 = 20;
-    /// Slots of the texture table: the most textures alive at once.
-    pub const MAX_SLOTS: u32 = 1 << Self::SLOT_BITS;
-    /// The last generation of a slot; a slot past it is retired.
-    pub const MAX_GENERATION: u32 = u32::MAX >> Self::SLOT_BITS;
-
-    /// The slot in the texture table.
-    pub const fn slot(self) -> u32 {
-        self.0 & (Self::MAX_SLOTS - 1)
-    }
-    /// The slot's generation this id was handed out in.
-    pub const fn generation(self) -> u32 {
-        self.0 >> Self::SLOT_BITS
-    }
 }
 
-impl rhi_vulkan::SlotKey for TextureId {
-    const MAX_SLOTS: u32 = TextureId::MAX_SLOTS;
-    const MAX_GENERATION: u32 = TextureId::MAX_GENERATION;
-    fn from_parts(slot: u32, generation: u32) -> Self {
-        Self(generation << Self::SLOT_BITS | slot)
-    }
-    fn index(self) -> u32 {
-        self.slot()
-    }
-    fn generation(self) -> u32 {
-        TextureId::generation(self)
-    }
-}
+slot_packing!(TextureId);
 
 impl SlotId for TextureId {
     const BUILTIN: u32 = TextureId::BUILTIN;

@@ -104,11 +104,7 @@ fn record_shadow_map(
         },
         RenderingContents::Secondary,
     )?;
-    for (l, secs) in lists.iter().zip(recorded) {
-        if l.pass.desc().target == PassTarget::ShadowMap {
-            cmd.execute_secondaries(secs)?;
-        }
-    }
+    execute_into(cmd, PassTarget::ShadowMap, lists, recorded)?;
     cmd.end_rendering()?;
     targets.prepare(cmd, &[(SHADOW_MAP.name, Access::Sample)])
 }
@@ -132,11 +128,22 @@ fn record_scene_color(
         },
         RenderingContents::Secondary,
     )?;
+    execute_into(cmd, PassTarget::SceneColor, lists, recorded)?;
+    cmd.end_rendering()?;
+    Ok(())
+}
+
+/// Executes, in list order, the secondaries of the lists whose pass renders into `target`.
+fn execute_into(
+    cmd: &mut CommandList<'_>,
+    target: PassTarget,
+    lists: &[PassDrawList],
+    recorded: &[Vec<SecondaryCommandBuffer>],
+) -> Result<()> {
     for (l, secs) in lists.iter().zip(recorded) {
-        if l.pass.desc().target == PassTarget::SceneColor {
+        if l.pass.desc().target == target {
             cmd.execute_secondaries(secs)?;
         }
     }
-    cmd.end_rendering()?;
     Ok(())
 }

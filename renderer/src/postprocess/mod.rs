@@ -160,11 +160,12 @@ impl PostProcessor {
     /// reads scene color, the last writes [`OUTPUT`], the ones between
     /// ping-pong through the table's intermediates.
     pub fn record(&mut self, frame: &mut Frame<'_>, targets: &mut RenderTargets, at: &PostFrame<'_>) -> Result<()> {
-        let passes = self.passes.clone();
         let device = frame.device();
+        let count = self.passes.len();
         let mut input = SCENE_COLOR;
-        for (i, pass) in passes.iter().enumerate() {
-            let output = if i + 1 == passes.len() { OUTPUT } else { pass.output.intermediates()[i % 2] };
+        for i in 0..count {
+            let pass = self.passes[i];
+            let output = if i + 1 == count { OUTPUT } else { pass.output.intermediates()[i % 2] };
             targets.ensure(device, &output, at.width, at.height)?;
             let pipeline = self.pipeline(device, pass, output.format)?;
             let source = targets.texture(input.name).expect("made by the stage that wrote it");
