@@ -63,7 +63,7 @@ pub use component::{
 pub use engine::{Engine, EngineDesc, GameTimings};
 pub use error::{EngineError, Result};
 pub use handle::{ActorId, ComponentId};
-pub use light_camera::{look_rotation, CameraComponent, DirectionalLightComponent, PointLightComponent};
+pub use light_camera::{look_rotation, CameraComponent, DirectionalLightComponent, PointLightComponent, SpotLightComponent};
 pub use static_mesh::{StaticMesh, StaticMeshComponent};
 pub use transform::Transform;
 #[cfg(feature = "collision")]

@@ -6,6 +6,7 @@ use crate::component::{CameraDesc, Component, LightDesc};
 use glam::{Vec3, Vec4};
 
 /// UE's UDirectionalLightComponent: shines along the component's +X.
+/// `intensity` is an illuminance in lux.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct DirectionalLightComponent {
     pub color: Vec3,
@@ -25,17 +26,77 @@ impl Component for DirectionalLightComponent {
     }
 }
 
-/// UE's UPointLightComponent.
+/// UE's UPointLightComponent, at the component's origin. `intensity` is a
+/// luminous intensity in candela; `radius` is its range (UE's attenuation
+/// radius), `source_radius` the light sphere's radius.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct PointLightComponent {
     pub color: Vec3,
     pub intensity: f32,
     pub radius: f32,
+    pub source_radius: f32,
+    pub cast_shadows: bool,
+}
+
+impl Default for PointLightComponent {
+    fn default() -> Self {
+        Self { color: Vec3::ONE, intensity: 10.0, radius: 10.0, source_radius: 0.0, cast_shadows: false }
+    }
 }
 
 impl Component for PointLightComponent {
     fn light(&self) -> Option<LightDesc> {
-        Some(LightDesc::Point { color: self.color, intensity: self.intensity, radius: self.radius })
+        Some(LightDesc::Point {
+            color: self.color,
+            intensity: self.intensity,
+            radius: self.radius,
+            source_radius: self.source_radius,
+            cast_shadows: self.cast_shadows,
+        })
+    }
+}
+
+/// UE's USpotLightComponent: a point light at the component's origin
+/// restricted to a cone around its +X. `inner_cone` and `outer_cone` are
+/// half-angles in radians (0 <= inner <= outer <= π/2): full intensity
+/// inside the inner cone, none outside the outer one (glTF's angular
+/// attenuation between).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SpotLightComponent {
+    pub color: Vec3,
+    pub intensity: f32,
+    pub radius: f32,
+    pub inner_cone: f32,
+    pub outer_cone: f32,
+    pub source_radius: f32,
+    pub cast_shadows: bool,
+}
+
+impl Default for SpotLightComponent {
+    fn default() -> Self {
+        Self {
+            color: Vec3::ONE,
+            intensity: 10.0,
+            radius: 10.0,
+            inner_cone: 0.0,
+            outer_cone: std::f32::consts::FRAC_PI_4,
+            source_radius: 0.0,
+            cast_shadows: false,
+        }
+    }
+}
+
+impl Component for SpotLightComponent {
+    fn light(&self) -> Option<LightDesc> {
+        Some(LightDesc::Spot {
+            color: self.color,
+            intensity: self.intensity,
+            radius: self.radius,
+            inner_cone: self.inner_cone,
+            outer_cone: self.outer_cone,
+            source_radius: self.source_radius,
+            cast_shadows: self.cast_shadows,
+        })
     }
 }
 

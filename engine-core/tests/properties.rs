@@ -171,7 +171,7 @@ impl Kind {
             Kind::Cube => Box::new(StaticMeshComponent::new(StaticMesh::cube())),
             Kind::Mesh(spec) => Box::new(StaticMeshComponent::new(spec.build()?)),
             &Kind::Directional(color, intensity, cast_shadows) => Box::new(DirectionalLightComponent { color, intensity, cast_shadows }),
-            &Kind::Point(color, intensity, radius) => Box::new(PointLightComponent { color, intensity, radius }),
+            &Kind::Point(color, intensity, radius) => Box::new(PointLightComponent { color, intensity, radius, ..Default::default() }),
             &Kind::Camera(desc) => Box::new(CameraComponent(desc)),
         })
     }

@@ -24,12 +24,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         color: Vec3::new(1.0, 0.3, 0.1),
         intensity: 16.0,
         radius: 8.0,
+        ..Default::default()
     }))?;
     rt.add_light(Light::Point(PointLight {
         position: Vec3::new(6.0, 4.0, 2.0),
         color: Vec3::new(0.2, 0.5, 1.0),
         intensity: 16.0,
         radius: 8.0,
+        ..Default::default()
     }))?;
     let ground = rt.create_material(Material::colored(Vec4::new(0.55, 0.55, 0.5, 1.0)))?;
     let colors =

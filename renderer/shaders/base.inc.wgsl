@@ -1,6 +1,7 @@
 // The base pass (forward lit) and the translucency pass: evaluates the
 // material and shades it by its shading model — default lit (metallic-
-// roughness PBR: the directional light, shadowed, the point lights and a
+// roughness PBR: the directional lights, the first shadowed by the shadow
+// map, the point and spot lights of the pixel's light-grid cluster and a
 // hemisphere ambient; see `default_lit`) or unlit (base color + emissive) —
 // into the HDR scene color. BLEND_MODE (0 opaque, 1 masked, 2 translucent,
 // 3 additive), SHADING_MODEL (0 default lit, 1 unlit), TWO_SIDED and
@@ -10,11 +11,16 @@
 
 @group(1) @binding(0) var shadow_map: texture_depth_2d;
 @group(1) @binding(1) var shadow_sampler: sampler_comparison;
+// The light grid (renderer/src/light_grid.rs): the point and spot lights
+// some view sees, per cluster of every view its first index and count in
+// `light_indices`, and the indices into `lights`.
+@group(1) @binding(2) var<storage, read> lights: array<LocalLight>;
+@group(1) @binding(3) var<storage, read> light_grid: array<vec2<u32>>;
+@group(1) @binding(4) var<storage, read> light_indices: array<u32>;
 
+// The shadowed directional light's visibility at `world_position` (its
+// `shadowed` flag says the map holds this frame's shadow of it).
 fn shadow_factor(world_position: vec3<f32>, n_dot_l: f32) -> f32 {
-    if (view.shadow_map_valid == 0u) {
-        return 1.0;
-    }
     let p = view.shadow_view_proj * vec4<f32>(world_position, 1.0);
     let ndc = p.xyz / p.w;
     let uv = vec2<f32>(ndc.x * 0.5 + 0.5, ndc.y * 0.5 + 0.5);
@@ -34,10 +40,11 @@ fn shadow_factor(world_position: vec3<f32>, n_dot_l: f32) -> f32 {
 }
 
 // ---- Default-lit shading: metallic-roughness PBR (UE's DefaultLit) ----
-// Radiometry: a light's `color` is the irradiance it gives a surface facing
-// it (directional), or its intensity (point: irradiance = intensity /
-// distance², windowed to 0 at its radius); the hemisphere ambient is a
-// radiance. Light is linear and HDR; the tone-mapping pass maps it to 8 bits.
+// Units (renderer/src/scene/light.rs): a directional light's `color` is
+// the illuminance (lux) it gives a surface facing it; a point or spot
+// light's is its luminous intensity (candela: illuminance = intensity /
+// distance², windowed to 0 at its radius, times a spot's cone); the
+// hemisphere ambient is a radiance. Light is linear and HDR; the tone-mapping pass maps it to 8 bits.
 
 const PI: f32 = 3.14159265;
 
@@ -103,15 +110,53 @@ fn direct_light(s: Surface, l: vec3<f32>, e: vec3<f32>) -> vec3<f32> {
 }
 
 // UE's inverse-square falloff windowed to 0 at the radius:
-// (1 - (d/r)^4)^2 / d². (UE adds 1 to d², in its unit, the centimetre, to
-// stay finite at the light; with metres that is 1e-4.)
-fn point_light_falloff(dist_sq: f32, radius: f32) -> f32 {
+// (1 - (d/r)^4)^2 / d² (`renderer::light_falloff`). (UE adds 1 to d², in
+// its unit, the centimetre, to stay finite at the light; with metres that
+// is 1e-4.)
+fn light_falloff(dist_sq: f32, radius: f32) -> f32 {
     let x = dist_sq / (radius * radius);
     let window = clamp(1.0 - x * x, 0.0, 1.0);
     return window * window / (dist_sq + 1e-4);
 }
 
-fn default_lit(mi: MaterialInput, m: MaterialOutput, world_position: vec3<f32>) -> vec3<f32> {
+// The light a point or spot light adds: falloff, glTF's cone
+// (`SpotLight::angular_attenuation`), and a light sphere's wider
+// highlight (the lobe widened by source radius / (2 distance), Karis 2013).
+fn local_light(s: Surface, light: LocalLight, world_position: vec3<f32>) -> vec3<f32> {
+    let d = light.position - world_position;
+    let dist_sq = dot(d, d);
+    let falloff = light_falloff(dist_sq, light.radius);
+    if (falloff <= 0.0) {
+        return vec3<f32>(0.0);
+    }
+    let l = d * inverseSqrt(max(dist_sq, 1e-12));
+    let cone = clamp(dot(-l, light.direction) * light.spot_scale + light.spot_offset, 0.0, 1.0);
+    if (cone <= 0.0) {
+        return vec3<f32>(0.0);
+    }
+    var lit = s;
+    if (light.source_radius > 0.0) {
+        let alpha = min(sqrt(s.a2) + light.source_radius * inverseSqrt(max(dist_sq, 1e-12)) * 0.5, 1.0);
+        lit.a2 = alpha * alpha;
+    }
+    return direct_light(lit, l, light.color * (falloff * cone * cone));
+}
+
+// The first index and count of the light-grid cluster of the pixel at
+// framebuffer position `pixel` and world position `world_position`.
+fn light_cluster(pixel: vec2<f32>, world_position: vec3<f32>) -> vec2<u32> {
+    let size = view.light_grid_size;
+    if (size.z == 0u) {
+        return vec2<u32>(0u);
+    }
+    let tile = vec2<u32>(max(floor((pixel - view.light_grid_origin) / view.light_grid_tile_size), vec2<f32>(0.0)));
+    let t = min(tile, size.xy - vec2<u32>(1u));
+    let depth = dot(view.view_depth_axis.xyz, world_position) + view.view_depth_axis.w;
+    let slice = u32(clamp(floor(log2(max(depth, 1e-6)) * view.light_grid_z_scale + view.light_grid_z_bias), 0.0, f32(size.z - 1u)));
+    return light_grid[view.light_grid_base + (slice * size.y + t.y) * size.x + t.x];
+}
+
+fn default_lit(mi: MaterialInput, m: MaterialOutput, world_position: vec3<f32>, pixel: vec2<f32>) -> vec3<f32> {
     // A material that builds its output without `default_material` leaves
     // the normal zero: the vertex normal then.
     let tangent_normal = select(vec3<f32>(0.0, 0.0, 1.0), m.normal, dot(m.normal, m.normal) > 1e-12);
@@ -140,17 +185,22 @@ fn default_lit(mi: MaterialInput, m: MaterialOutput, world_position: vec3<f32>) 
     s.diffuse_color = m.base_color * (1.0 - metallic);
     s.f0 = mix(vec3<f32>(0.08 * clamp(m.specular, 0.0, 1.0)), m.base_color, metallic);
     s.a2 = alpha * alpha;
-    // The directional light with its shadow.
-    let l = normalize(-view.light_direction);
-    var color = direct_light(s, l, view.light_color) * shadow_factor(world_position, dot(n, l));
-    for (var i = 0u; i < min(view.point_light_count, 8u); i++) {
-        let light = view.point_lights[i];
-        let d = light.position - world_position;
-        let dist_sq = dot(d, d);
-        let falloff = point_light_falloff(dist_sq, light.radius);
-        if (falloff > 0.0) {
-            color += direct_light(s, d * inverseSqrt(max(dist_sq, 1e-12)), light.color * falloff);
+    // The directional lights, the shadowed one with the shadow map.
+    var color = vec3<f32>(0.0);
+    for (var i = 0u; i < min(view.directional_light_count, 4u); i++) {
+        let light = view.directional_lights[i];
+        let l = normalize(-light.direction);
+        var lit = direct_light(s, l, light.color);
+        if (light.shadowed != 0u) {
+            lit *= shadow_factor(world_position, dot(n, l));
         }
+        color += lit;
+    }
+    // The point and spot lights of the pixel's cluster (no cap: the list
+    // holds every light that touches the cluster).
+    let cluster = light_cluster(pixel, world_position);
+    for (var i = 0u; i < cluster.y; i++) {
+        color += local_light(s, lights[light_indices[cluster.x + i]], world_position);
     }
     // The hemisphere ambient: diffuse from around the normal, specular from
     // around the reflection; both occluded by the material's AO.
@@ -175,7 +225,7 @@ fn fs_main(in: MaterialVsOut, @builtin(front_facing) front: bool) -> @location(0
         // Unlit.
         color = m.base_color + m.emissive;
     } else {
-        color = default_lit(mi, m, in.world_position);
+        color = default_lit(mi, m, in.world_position, in.clip.xy);
     }
     if (BLEND_MODE >= 2u) {
         return vec4<f32>(color, clamp(opacity, 0.0, 1.0));

@@ -5,11 +5,29 @@
 // Every vertex factory defines `vf_fetch` and `vf_custom_data` (see
 // renderer/src/vertex_factory/mod.rs).
 
-struct PointLight {
+// A point or spot light (`LocalLightData` in renderer/src/light_grid.rs).
+struct LocalLight {
     position: vec3<f32>,
     // The distance at which its light reaches 0.
     radius: f32,
-    // Linear RGB radiant intensity (colour times intensity).
+    // Linear RGB luminous intensity (colour times candela).
+    color: vec3<f32>,
+    // The spot cone on cos(angle to the axis): clamp(cos * scale + offset,
+    // 0, 1)^2 (glTF's); a point light has scale 0, offset 1.
+    spot_scale: f32,
+    // The direction the light travels (a spot light's axis).
+    direction: vec3<f32>,
+    spot_offset: f32,
+    // The light sphere's radius: widens specular highlights.
+    source_radius: f32,
+}
+
+struct DirectionalLight {
+    // The direction the light travels.
+    direction: vec3<f32>,
+    // 1 when the shadow map holds this frame's shadow of this light.
+    shadowed: u32,
+    // Its illuminance on a surface facing it (linear RGB, lux).
     color: vec3<f32>,
 }
 
@@ -22,30 +40,39 @@ struct ViewUniform {
     // 1 for a perspective view, 0 for an orthographic one.
     perspective: u32,
     camera_right: vec3<f32>,
-    // The point lights in `point_lights`.
-    point_light_count: u32,
+    // The directional lights in `directional_lights`.
+    directional_light_count: u32,
     camera_up: vec3<f32>,
     // The shadow map's width and height in texels.
     shadow_map_size: u32,
-    // The direction the directional light travels.
-    light_direction: vec3<f32>,
-    // 1 when the shadow map holds this frame's shadow of the directional light.
-    shadow_map_valid: u32,
-    // The directional light's irradiance on a surface facing it (linear RGB).
-    light_color: vec3<f32>,
+    // View depth = dot(xyz, world position) + w.
+    view_depth_axis: vec4<f32>,
+    // The light grid (renderer/src/light_grid.rs): the viewport's top-left
+    // corner in pixels, the tile size in pixels, the view's first cluster,
+    // tiles across, tiles down and depth slices (0: no local lights), and
+    // slice = log2(depth) * z_scale + z_bias.
+    light_grid_origin: vec2<f32>,
+    light_grid_tile_size: f32,
+    light_grid_base: u32,
+    light_grid_size: vec3<u32>,
+    _pad0: u32,
+    light_grid_z_scale: f32,
+    light_grid_z_bias: f32,
     // The shadow bias in shadow-map depth units.
     shadow_bias: f32,
-    // The hemisphere ambient's radiance from the sky (above, +Z).
-    sky_radiance: vec3<f32>,
     // Geometric specular anti-aliasing (`r.Shading.SpecularAAVariance`):
     // the scale of the normal's variance (0: off)...
     specular_aa_variance: f32,
-    // The hemisphere ambient's radiance from the ground (below).
-    ground_radiance: vec3<f32>,
+    // The hemisphere ambient's radiance from the sky (above, +Z).
+    sky_radiance: vec3<f32>,
     // ...and the most roughness² it adds.
     specular_aa_threshold: f32,
+    // The hemisphere ambient's radiance from the ground (below).
+    ground_radiance: vec3<f32>,
+    _pad1: f32,
     wireframe_color: vec4<f32>,
-    point_lights: array<PointLight, 8>,
+    directional_lights: array<DirectionalLight, 4>,
+    _reserved: array<vec4<u32>, 6>,
 }
 
 struct PrimitiveData {

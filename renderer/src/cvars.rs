@@ -45,6 +45,11 @@ pub const FORCE_DYNAMIC_PATH: &str = "r.MeshDrawCommands.ForceDynamicPath";
 /// The shadow map's resolution in texels (default 2048; clamped to
 /// 64..=8192).
 pub const SHADOW_MAP_SIZE: &str = "r.Shadow.MapSize";
+/// The light grid's tile size in pixels (clustered lighting; default 64,
+/// clamped to 8..=1024). See `crate::light_grid`.
+pub const LIGHT_GRID_PIXEL_SIZE: &str = "r.Forward.LightGridPixelSize";
+/// The light grid's depth slices (default 32, clamped to 1..=128).
+pub const LIGHT_GRID_SIZE_Z: &str = "r.Forward.LightGridSizeZ";
 /// Frames the GPU may work on while the render thread records the next
 /// (1 = wait for each frame's GPU work after submitting it). Clamped to
 /// 1..=the device's frame slots (`DeviceDesc::frames_in_flight`).
@@ -94,6 +99,8 @@ impl Default for ConsoleVariables {
         add(SHADOW_ENABLE, CvarValue::Bool(true), "render the directional light's shadow map");
         add(FORCE_DYNAMIC_PATH, CvarValue::Bool(false), "build every command each frame through the dynamic path (for comparison)");
         add(SHADOW_MAP_SIZE, CvarValue::Int(2048), "shadow map resolution in texels");
+        add(LIGHT_GRID_PIXEL_SIZE, CvarValue::Int(64), "clustered lighting: the light grid's tile size in pixels");
+        add(LIGHT_GRID_SIZE_Z, CvarValue::Int(32), "clustered lighting: the light grid's depth slices");
         add(TONEMAPPER, CvarValue::Int(1), "tone mapping of the HDR scene color: 0 = none (clamp), 1 = ACES fitted");
         add(EXPOSURE, CvarValue::Float(1.0), "linear multiplier on the scene color before tone mapping");
         add(SKY_LIGHT_INTENSITY, CvarValue::Float(1.0), "scale of the hemisphere ambient (0 = none: the scene's lights only)");

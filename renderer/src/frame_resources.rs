@@ -24,39 +24,51 @@ pub(crate) struct ViewUniformData {
     /// 1 for a perspective view, 0 for an orthographic one.
     pub perspective: u32,
     pub camera_right: [f32; 3],
-    /// The point lights in `point_lights`.
-    pub point_light_count: u32,
+    /// The directional lights in `directional_lights`.
+    pub directional_light_count: u32,
     pub camera_up: [f32; 3],
     /// The shadow map's width and height in texels.
     pub shadow_map_size: u32,
-    /// The direction the directional light travels.
-    pub light_direction: [f32; 3],
-    /// 1 when the shadow map holds this frame's shadow of the directional light.
-    pub shadow_map_valid: u32,
-    /// The directional light's irradiance on a surface facing it.
-    pub light_color: [f32; 3],
+    /// View depth = dot(xyz, world position) + w (the light grid's depth).
+    pub view_depth_axis: [f32; 4],
+    /// The viewport's top-left corner in pixels (where the grid's tiles start).
+    pub light_grid_origin: [f32; 2],
+    /// The grid's tile size in pixels.
+    pub light_grid_tile_size: f32,
+    /// The view's first cluster in the light grid buffer.
+    pub light_grid_base: u32,
+    /// Tiles across, tiles down, depth slices (0: no local lights).
+    pub light_grid_size: [u32; 3],
+    pub _pad0: u32,
+    /// slice = log2(depth) · scale + bias.
+    pub light_grid_z_scale: f32,
+    pub light_grid_z_bias: f32,
     /// The shadow bias in shadow-map depth units.
     pub shadow_bias: f32,
-    /// The hemisphere ambient's radiance from the sky (above, +Z).
-    pub sky_radiance: [f32; 3],
     /// Geometric specular anti-aliasing: the normal variance's scale (0: off).
     pub specular_aa_variance: f32,
-    /// The hemisphere ambient's radiance from the ground (below).
-    pub ground_radiance: [f32; 3],
+    /// The hemisphere ambient's radiance from the sky (above, +Z).
+    pub sky_radiance: [f32; 3],
     /// Geometric specular anti-aliasing: the most roughness² it adds.
     pub specular_aa_threshold: f32,
+    /// The hemisphere ambient's radiance from the ground (below).
+    pub ground_radiance: [f32; 3],
+    pub _pad1: f32,
     pub wireframe_color: [f32; 4],
-    pub point_lights: [PointLightData; 8],
+    pub directional_lights: [DirectionalLightData; 4],
+    /// Room to grow without changing the uniform's size.
+    pub _reserved: [[u32; 4]; 6],
 }
 
-/// The `PointLight` of `scene.inc.wgsl`.
+/// The `DirectionalLight` of `scene.inc.wgsl`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
-pub(crate) struct PointLightData {
-    pub position: [f32; 3],
-    /// The distance at which its light reaches 0.
-    pub radius: f32,
-    /// Colour times intensity.
+pub(crate) struct DirectionalLightData {
+    /// The direction the light travels.
+    pub direction: [f32; 3],
+    /// 1 when the shadow map holds this frame's shadow of this light.
+    pub shadowed: u32,
+    /// Its illuminance on a surface facing it (colour times lux).
     pub color: [f32; 3],
     /// WGSL pads the struct to its 16-byte alignment.
     pub _pad: f32,
@@ -80,6 +92,8 @@ pub(crate) struct FrameResources {
     pub readback: Vec<Option<(BufferHandle, u64)>>,
     /// The shadow map's comparison sampler.
     pub shadow_sampler: Option<SamplerHandle>,
+    /// The light grid's lights, clusters and indices (`crate::light_grid`).
+    pub light_grid: [PerFrameBuffer; 3],
 }
 
 impl FrameResources {
@@ -93,6 +107,11 @@ impl FrameResources {
             material_bytes_uploaded: 0,
             readback: vec![None; frames],
             shadow_sampler: None,
+            light_grid: [
+                PerFrameBuffer::new("light grid lights", BufferUsage::STORAGE, frames),
+                PerFrameBuffer::new("light grid clusters", BufferUsage::STORAGE, frames),
+                PerFrameBuffer::new("light grid indices", BufferUsage::STORAGE, frames),
+            ],
         }
     }
 

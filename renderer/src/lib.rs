@@ -55,6 +55,7 @@ mod frame;
 mod frame_resources;
 pub mod gpu_work;
 mod ids;
+mod light_grid;
 mod material;
 mod math;
 pub mod mesh_pass;
@@ -79,6 +80,7 @@ pub use cvars::{ConsoleVariables, CvarValue};
 pub use error::{RendererError, Result};
 pub use frame::scene_renderer::{DynamicBufferRing, FrameOutput, FrameRequest, PreparedFrame, RetiredFrame, SceneRenderer, Stage};
 pub use gpu_work::{BufferWrite, GpuWork, GpuWorkError, GpuWorkRecorder, PassRead};
+pub use light_grid::{ClusterStats, LightStats};
 pub use material::{
     parameters, BlendMode, Material, MaterialId, MaterialInstance, MaterialParameter, MaterialParams, MaterialRegistry, MaterialShader,
     MaterialShaderId, ParameterLayout, ParameterValue, ResolvedMaterial, ShadingModel, DEFAULT_MATERIAL_WGSL, MATERIAL_BLOCK_SIZE,
@@ -92,13 +94,14 @@ pub use render_thread::{
 };
 pub use rng::{mix64, Rng};
 pub use scene::{
-    DirectionalLight, ElementFailure, Light, LightId, MeshElementCollector, PointLight, PrimitiveId, PrimitiveRenderSettings,
-    PrimitiveSceneProxy, ProxyUpdateContext, RetiredFrameResults, Scene, ViewRelevance,
+    light_falloff, range_for_intensity, DirectionalLight, ElementFailure, Light, LightId, MeshElementCollector, PointLight, PrimitiveId,
+    PrimitiveRenderSettings, PrimitiveSceneProxy, ProxyUpdateContext, RetiredFrameResults, Scene, SpotLight, ViewRelevance,
+    CUTOFF_ILLUMINANCE, MAX_DIRECTIONAL_LIGHTS,
 };
-pub use settings::{FrameSettings, ShadingSettings, ShadowSettings, TonemapCurve, TonemapSettings};
+pub use settings::{FrameSettings, LightGridSettings, ShadingSettings, ShadowSettings, TonemapCurve, TonemapSettings};
 pub use static_mesh::{shapes, StaticMeshLod, StaticMeshRenderData, StaticMeshSection};
 pub use static_mesh_proxy::StaticMeshSceneProxy;
-pub use stats::{FrameCounters, FrameStats, PassStats, StageTimings};
+pub use stats::{FrameCounters, FrameStats, PassStats, ShadowStats, StageTimings};
 pub use texture::{Texture2D, TextureFormat, TextureId, TextureLimits, TextureMips, TextureRegistry};
 pub use vertex_factory::{LocalVertex, VertexFactoryType, LOCAL_VERTEX_FACTORY, VERTEX_FACTORY_BIND_GROUP};
 pub use view::{SceneView, ViewFamily, ViewKind};

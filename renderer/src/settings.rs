@@ -41,6 +41,8 @@ pub struct FrameSettings {
     pub space_order_adds: bool,
     /// How the base and translucency passes shade.
     pub shading: ShadingSettings,
+    /// The clustered lighting's grid.
+    pub light_grid: LightGridSettings,
     /// The tone-mapping post pass.
     pub tonemap: TonemapSettings,
 }
@@ -60,6 +62,15 @@ impl ShadowSettings {
     pub const MIN_MAP_SIZE: u32 = 64;
     /// The largest shadow map.
     pub const MAX_MAP_SIZE: u32 = 8192;
+}
+
+/// The light grid of clustered lighting (`crate::light_grid`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LightGridSettings {
+    /// Tile size in pixels (`r.Forward.LightGridPixelSize`, 8..=1024).
+    pub pixel_size: u32,
+    /// Depth slices (`r.Forward.LightGridSizeZ`, 1..=128).
+    pub slices: u32,
 }
 
 /// How the base and translucency passes shade.
@@ -120,6 +131,10 @@ impl FrameSettings {
                 sky_light: cvars.float(cvars::SKY_LIGHT_INTENSITY).max(0.0),
                 specular_aa_variance: cvars.float(cvars::SPECULAR_AA_VARIANCE).max(0.0),
             },
+            light_grid: LightGridSettings {
+                pixel_size: cvars.int(cvars::LIGHT_GRID_PIXEL_SIZE).clamp(8, 1024) as u32,
+                slices: cvars.int(cvars::LIGHT_GRID_SIZE_Z).clamp(1, 128) as u32,
+            },
             tonemap: TonemapSettings { curve, exposure: cvars.float(cvars::EXPOSURE).max(0.0) },
         }
     }
@@ -145,12 +160,15 @@ mod tests {
             (cvars::EXPOSURE, "-3"),
             (cvars::SKY_LIGHT_INTENSITY, "-1"),
             (cvars::TONEMAPPER, "0"),
+            (cvars::LIGHT_GRID_PIXEL_SIZE, "0"),
+            (cvars::LIGHT_GRID_SIZE_Z, "1000"),
         ] {
             c.set(name, value).unwrap();
         }
         let s = FrameSettings::from_cvars(&c);
         assert_eq!((s.shadow.map_size, s.frames_in_flight), (ShadowSettings::MIN_MAP_SIZE, 1));
         assert_eq!((s.tonemap.exposure, s.tonemap.curve, s.shading.sky_light), (0.0, TonemapCurve::None, 0.0));
+        assert_eq!(s.light_grid, LightGridSettings { pixel_size: 8, slices: 128 });
         c.set(cvars::SHADOW_MAP_SIZE, "100000").unwrap();
         c.set(cvars::TONEMAPPER, "7").unwrap();
         let s = FrameSettings::from_cvars(&c);

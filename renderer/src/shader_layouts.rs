@@ -4,7 +4,8 @@
 //! from a composed base-pass shader, the declarations as the GPU sees them.
 
 use crate::frame::submit::DrawPush;
-use crate::frame_resources::{PointLightData, ViewUniformData};
+use crate::frame_resources::{DirectionalLightData, ViewUniformData};
+use crate::light_grid::LocalLightData;
 use crate::mesh_pass::{MeshPass, PassPipelineKey, PipelineLibrary};
 use crate::postprocess::tonemap::{TonemapPush, TONEMAP_WGSL};
 use crate::scene::PrimitiveGpuData;
@@ -40,22 +41,35 @@ fn the_view_uniform_matches_the_shader() {
             camera_position,
             perspective,
             camera_right,
-            point_light_count,
+            directional_light_count,
             camera_up,
             shadow_map_size,
-            light_direction,
-            shadow_map_valid,
-            light_color,
+            view_depth_axis,
+            light_grid_origin,
+            light_grid_tile_size,
+            light_grid_base,
+            light_grid_size,
+            _pad0,
+            light_grid_z_scale,
+            light_grid_z_bias,
             shadow_bias,
-            sky_radiance,
             specular_aa_variance,
-            ground_radiance,
+            sky_radiance,
             specular_aa_threshold,
+            ground_radiance,
+            _pad1,
             wireframe_color,
-            point_lights,
+            directional_lights,
+            _reserved,
         ]
     );
-    assert_wgsl_layout!(PointLightData, &wgsl, "PointLight", [position, radius, color, _pad]);
+    assert_wgsl_layout!(DirectionalLightData, &wgsl, "DirectionalLight", [direction, shadowed, color]);
+    assert_wgsl_layout!(
+        LocalLightData,
+        &wgsl,
+        "LocalLight",
+        [position, radius, color, spot_scale, direction, spot_offset, source_radius, _pad]
+    );
 }
 
 #[test]

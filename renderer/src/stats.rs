@@ -12,6 +12,9 @@ pub enum Stage {
     InitViews,
     /// Occlusion culling of the main views against this frame's occluders.
     Occlusion,
+    /// Cull the point and spot lights to each main view and list them per
+    /// cluster of its light grid.
+    LightGrid,
     /// Build dynamic primitives' commands and queue their GPU work.
     CollectDynamic,
     /// Gather, sort and merge every (view, pass)'s draws.
@@ -32,12 +35,13 @@ pub enum Stage {
 
 impl Stage {
     /// How many stages there are.
-    pub const COUNT: usize = 11;
+    pub const COUNT: usize = 12;
     /// Every stage, in the order they run.
     pub const ALL: [Stage; Stage::COUNT] = [
         Stage::UpdateScene,
         Stage::InitViews,
         Stage::Occlusion,
+        Stage::LightGrid,
         Stage::CollectDynamic,
         Stage::PassSetup,
         Stage::Upload,
@@ -60,6 +64,7 @@ impl Stage {
             Stage::UpdateScene => "update_scene",
             Stage::InitViews => "init_views",
             Stage::Occlusion => "occlusion",
+            Stage::LightGrid => "light_grid",
             Stage::CollectDynamic => "collect_dynamic",
             Stage::PassSetup => "pass_setup",
             Stage::Upload => "upload",
@@ -70,6 +75,24 @@ impl Stage {
             Stage::Retire => "retire",
         }
     }
+}
+
+/// A frame's shadow rendering (the stats file's `shadow`): today one
+/// shadow map for the shadow-casting directional light (`cascades` 1 when
+/// it was drawn); the atlas of point and spot light shadows does not exist
+/// yet (its tiles are 0).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ShadowStats {
+    /// Directional shadow views drawn.
+    pub cascades: u64,
+    /// Shadow atlas tiles allocated to point and spot lights.
+    pub atlas_tiles: u64,
+    /// Atlas tiles rendered this frame.
+    pub tiles_rendered: u64,
+    /// Atlas tiles kept from an earlier frame.
+    pub tiles_cached: u64,
+    /// Draws of every shadow-depth pass.
+    pub draws: u64,
 }
 
 /// Named counters of one frame (see [`FrameStats::counters`]): what proxies
@@ -251,6 +274,12 @@ pub(crate) fn pass_timestamp_labels(pass: MeshPass, view: usize) -> [String; 2] 
 pub struct FrameStats {
     /// The frame's number, counting from 0.
     pub frame: u64,
+    /// The scene's lights by kind, and how many some main view sees.
+    pub lights: crate::LightStats,
+    /// The main views' light-grid clusters (`crate::light_grid`).
+    pub clusters: crate::ClusterStats,
+    /// What the frame's shadows cost.
+    pub shadow: ShadowStats,
     /// Primitives in the scene.
     pub primitives: u64,
     /// Visible primitives, summed over the family's views (after

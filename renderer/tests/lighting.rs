@@ -60,7 +60,7 @@ fn a_point_light_adds_nothing_past_its_radius() {
     let (_, dark) = frame(&mut rt, &fam);
     let radius = 3.0;
     let position = Vec3::new(0.0, 0.0, 1.0);
-    rt.add_light(Light::Point(PointLight { position, color: Vec3::ONE, intensity: 20.0, radius })).unwrap();
+    rt.add_light(Light::Point(PointLight { position, color: Vec3::ONE, intensity: 20.0, radius, ..Default::default() })).unwrap();
     let (_, lit) = frame(&mut rt, &fam);
     // The world point of a pixel's centre (symmetric about the origin, so
     // the image's row order does not matter).

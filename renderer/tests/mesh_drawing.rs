@@ -390,7 +390,15 @@ fn a_panicking_render_command_surfaces_as_an_error_on_the_game_side() {
             rt.render_frame(FrameRequest { family: family(vec![top_view(5.0)]), read_back: false, execute: true }),
             Err(RendererError::RenderThreadPanicked(_))
         ));
-        assert!(rt.add_light(Light::Point(PointLight { position: Vec3::ZERO, color: Vec3::ONE, intensity: 1.0, radius: 1.0 })).is_err());
+        assert!(rt
+            .add_light(Light::Point(PointLight {
+                position: Vec3::ZERO,
+                color: Vec3::ONE,
+                intensity: 1.0,
+                radius: 1.0,
+                ..Default::default()
+            }))
+            .is_err());
         drop(rt);
     }
 }
@@ -490,6 +498,7 @@ fn an_orthographic_view_and_point_lights_render() {
         color: Vec3::new(1.0, 0.0, 0.0),
         intensity: 3.0,
         radius: 3.0,
+        ..Default::default()
     }))
     .unwrap();
     let view = SceneView::orthographic(

@@ -71,6 +71,9 @@ pub struct StageMs {
     /// visible primitives against them.
     #[serde(default)]
     pub occlusion: f64,
+    /// Culling the point and spot lights and listing them per light-grid cluster.
+    #[serde(default)]
+    pub light_grid: f64,
     pub collect_dynamic: f64,
     pub pass_setup: f64,
     pub upload: f64,
@@ -92,6 +95,7 @@ impl StageMs {
             update_scene: at(Stage::UpdateScene),
             init_views: at(Stage::InitViews),
             occlusion: at(Stage::Occlusion),
+            light_grid: at(Stage::LightGrid),
             collect_dynamic: at(Stage::CollectDynamic),
             pass_setup: at(Stage::PassSetup),
             upload: at(Stage::Upload),
@@ -249,6 +253,47 @@ pub struct SampleStats {
     /// The file a sample loaded (absent from samples that load none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub import: Option<ImportStats>,
+    /// The scene's lights (absent from a sample without the renderer).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lights: Option<LightStats>,
+    /// The main views' light-grid clusters (clustered lighting).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clusters: Option<ClusterStats>,
+    /// What the frame's shadows cost.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shadow: Option<ShadowStats>,
+}
+
+/// The scene's lights by kind, those asking for shadows, and the point and
+/// spot lights some main view sees (`renderer::LightStats`).
+#[derive(Serialize, Deserialize, Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LightStats {
+    pub directional: u64,
+    pub point: u64,
+    pub spot: u64,
+    pub shadowed: u64,
+    pub visible: u64,
+}
+
+/// The light grid's clusters over the main views, the most lights one
+/// lists and the mean (`renderer::ClusterStats`).
+#[derive(Serialize, Deserialize, Debug, Clone, Copy, Default, PartialEq)]
+pub struct ClusterStats {
+    pub count: u64,
+    pub max_lights: u64,
+    pub mean_lights: f64,
+}
+
+/// Shadow views and atlas tiles (`renderer::ShadowStats`): directional
+/// cascades drawn, atlas tiles allocated, rendered and kept this frame, and
+/// the shadow passes' draws.
+#[derive(Serialize, Deserialize, Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ShadowStats {
+    pub cascades: u64,
+    pub atlas_tiles: u64,
+    pub tiles_rendered: u64,
+    pub tiles_cached: u64,
+    pub draws: u64,
 }
 
 impl SampleStats {

@@ -202,24 +202,30 @@ pub struct GltfCamera {
     pub projection: GltfProjection,
 }
 
-/// A `KHR_lights_punctual` light (spot lights are skipped).
+/// A `KHR_lights_punctual` light.
 #[derive(Clone, Debug, PartialEq)]
 pub struct GltfLight {
     pub name: String,
     pub kind: GltfLightKind,
     /// Linear RGB.
     pub color: Vec3,
-    /// Lux for a directional light, candela for a point light (passed to the
-    /// light components as they are).
+    /// Lux for a directional light, candela for a point or spot light
+    /// (passed to the light components as they are).
     pub intensity: f32,
-    /// A point light's range (`None`: unbounded).
+    /// A point or spot light's range (`None`: unbounded; the component
+    /// gets `renderer::range_for_intensity`).
     pub range: Option<f32>,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub enum GltfLightKind {
     Directional,
     Point,
+    /// Cone half-angles in radians, as the file gives them.
+    Spot {
+        inner_cone: f32,
+        outer_cone: f32,
+    },
 }
 
 /// A scene: its root nodes.
@@ -241,7 +247,8 @@ pub struct GltfImport {
     /// By glTF node index.
     pub nodes: Vec<GltfNode>,
     pub cameras: Vec<GltfCamera>,
-    /// By glTF light index; `None` for a skipped (spot) light.
+    /// By glTF light index (`None` for a light the file leaves out of
+    /// the extension's list; none is skipped).
     pub lights: Vec<Option<GltfLight>>,
     pub scenes: Vec<GltfScene>,
     pub default_scene: Option<usize>,

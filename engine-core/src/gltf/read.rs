@@ -274,11 +274,11 @@ pub(crate) fn import_bytes(
     let textures = keep_decoded(textures?, &keys, &mut materials, &mut skipped);
     let (meshes, morph_targets) = meshes?;
     let cameras = read_cameras(doc)?;
-    let (lights, spot_lights) = read_lights(doc);
+    let lights = read_lights(doc)?;
     let nodes = read_nodes(doc, &parents)?;
     let scenes =
         doc.scenes().map(|s| GltfScene { name: s.name().unwrap_or("").into(), nodes: s.nodes().map(|n| n.index()).collect() }).collect();
-    note_unsupported(doc, morph_targets, spot_lights, &mut skipped);
+    note_unsupported(doc, morph_targets, &mut skipped);
     Ok(GltfImport {
         meshes,
         materials,
@@ -538,35 +538,37 @@ fn read_cameras(doc: &gltf::Document) -> Result<Vec<GltfCamera>, GltfError> {
     Ok(cameras)
 }
 
-/// The `KHR_lights_punctual` lights (spot lights are `None`) and how many
-/// spot lights were skipped.
-fn read_lights(doc: &gltf::Document) -> (Vec<Option<GltfLight>>, usize) {
-    let mut spot_lights = 0;
-    let lights: Vec<Option<GltfLight>> = doc
-        .lights()
-        .map(|ls| {
-            ls.map(|l| {
-                let kind = match l.kind() {
-                    gltf::khr_lights_punctual::Kind::Directional => GltfLightKind::Directional,
-                    gltf::khr_lights_punctual::Kind::Point => GltfLightKind::Point,
-                    gltf::khr_lights_punctual::Kind::Spot { .. } => {
-                        spot_lights += 1;
-                        return None;
-                    }
-                };
-                Some(GltfLight {
-                    name: l.name().unwrap_or("").into(),
-                    kind,
-                    color: Vec3::from(l.color()),
-                    intensity: l.intensity(),
-                    range: l.range(),
-                })
-            })
-            .collect()
-        })
-        .unwrap_or_default();
-
-    (lights, spot_lights)
+/// The `KHR_lights_punctual` lights, spot lights included. A spot light's
+/// cone out of the extension's order (0 <= inner < outer <= π/2), or a
+/// range that is not positive, is [`GltfError::Invalid`].
+fn read_lights(doc: &gltf::Document) -> Result<Vec<Option<GltfLight>>, GltfError> {
+    let Some(lights) = doc.lights() else { return Ok(Vec::new()) };
+    let mut out = Vec::new();
+    for l in lights {
+        let path = format!("/extensions/KHR_lights_punctual/lights/{}", l.index());
+        let invalid = |problem: &str| GltfError::Invalid { path: path.clone(), problem: problem.into() };
+        let kind = match l.kind() {
+            gltf::khr_lights_punctual::Kind::Directional => GltfLightKind::Directional,
+            gltf::khr_lights_punctual::Kind::Point => GltfLightKind::Point,
+            gltf::khr_lights_punctual::Kind::Spot { inner_cone_angle: inner, outer_cone_angle: outer } => {
+                if !(0.0 <= inner && inner <= outer && outer <= std::f32::consts::FRAC_PI_2) {
+                    return Err(invalid(&format!("spot cone angles {inner} and {outer} are not 0 <= inner < outer <= pi/2")));
+                }
+                GltfLightKind::Spot { inner_cone: inner, outer_cone: outer }
+            }
+        };
+        if l.range().is_some_and(|r| !(r.is_finite() && r > 0.0)) {
+            return Err(invalid("its range is not positive"));
+        }
+        out.push(Some(GltfLight {
+            name: l.name().unwrap_or("").into(),
+            kind,
+            color: Vec3::from(l.color()),
+            intensity: l.intensity(),
+            range: l.range(),
+        }));
+    }
+    Ok(out)
 }
 
 /// The nodes with their local transforms, parents and what they carry.
@@ -588,7 +590,7 @@ fn read_nodes(doc: &gltf::Document, parents: &[Option<usize>]) -> Result<Vec<Glt
 }
 
 /// One skipped line per kind of thing the import does not support.
-fn note_unsupported(doc: &gltf::Document, morph_targets: usize, spot_lights: usize, skipped: &mut Vec<String>) {
+fn note_unsupported(doc: &gltf::Document, morph_targets: usize, skipped: &mut Vec<String>) {
     let skins = doc.skins().len();
     if skins > 0 {
         skip(skipped, format!("skins: {skins} (meshes are drawn in their bind pose)"));
@@ -599,9 +601,6 @@ fn note_unsupported(doc: &gltf::Document, morph_targets: usize, spot_lights: usi
     }
     if morph_targets > 0 {
         skip(skipped, format!("morph targets: on {morph_targets} primitive(s) (the base shape is drawn)"));
-    }
-    if spot_lights > 0 {
-        skip(skipped, format!("spot lights: {spot_lights}"));
     }
     for ext in doc.extensions_used() {
         if !SUPPORTED_EXTENSIONS.contains(&ext) {

@@ -5,7 +5,7 @@
 use super::material::{parent_material, ParentKey};
 use super::*;
 use crate::component::{CameraDesc, Component, SceneComponent};
-use crate::light_camera::{CameraComponent, DirectionalLightComponent, PointLightComponent};
+use crate::light_camera::{CameraComponent, DirectionalLightComponent, PointLightComponent, SpotLightComponent};
 use crate::static_mesh::StaticMeshComponent;
 use crate::world::world_invalid_reason;
 use crate::{ActorId, ComponentId};
@@ -83,13 +83,21 @@ fn camera_component(c: &GltfCamera) -> CameraComponent {
 }
 
 fn light_component(l: &GltfLight) -> Box<dyn Component> {
+    // Unbounded: where the light falls to `renderer::CUTOFF_ILLUMINANCE`.
+    let radius = l.range.unwrap_or_else(|| renderer::range_for_intensity(l.intensity * l.color.max_element()));
     match l.kind {
         GltfLightKind::Directional => Box::new(DirectionalLightComponent { color: l.color, intensity: l.intensity, cast_shadows: true }),
-        // Unbounded: where the light falls to 1% of its intensity at 1 m.
-        GltfLightKind::Point => Box::new(PointLightComponent {
+        GltfLightKind::Point => {
+            Box::new(PointLightComponent { color: l.color, intensity: l.intensity, radius, source_radius: 0.0, cast_shadows: false })
+        }
+        GltfLightKind::Spot { inner_cone, outer_cone } => Box::new(SpotLightComponent {
             color: l.color,
             intensity: l.intensity,
-            radius: l.range.unwrap_or(10.0 * l.intensity.max(0.0).sqrt()).max(0.01),
+            radius,
+            inner_cone,
+            outer_cone,
+            source_radius: 0.0,
+            cast_shadows: false,
         }),
     }
 }

@@ -9,12 +9,12 @@
 //! in one batch too. Collision bodies follow the same dirty flags in a
 //! step of their own (feature `collision`, in `world::collision`), run first.
 
-use crate::component::{DirtyFlags, LightDesc, ProxyCreateContext};
+use crate::component::{DirtyFlags, ProxyCreateContext};
 use crate::error::Result;
 use crate::handle::ComponentId;
 use crate::world::{ComponentEntry, World};
 use rayon::prelude::*;
-use renderer::{Bounds, DirectionalLight, Light, PointLight, PrimitiveId, PrimitiveRenderSettings, PrimitiveSceneProxy};
+use renderer::{Bounds, Light, PrimitiveId, PrimitiveRenderSettings, PrimitiveSceneProxy};
 use std::any::Any;
 
 /// Below this many render-state changes, proxies are created serially.
@@ -73,7 +73,7 @@ impl World {
         stats.transforms_sent = batch.transforms.len();
         stats.dynamic_data_sent = batch.dynamic.len();
         stats.lights_sent = batch.lights.len();
-        // 3. Send, in order: removes, adds, transforms, dynamic data, lights.
+        // 3. Send, in order: removes, adds, transforms, dynamic data, light transforms, lights.
         self.send_to_render_thread(batch)
     }
 
@@ -137,7 +137,7 @@ impl World {
         batch
     }
 
-    /// Sends `batch` to the render thread, if there is one, in order: removes, adds, render settings, transforms, dynamic data, lights.
+    /// Sends `batch` to the render thread, if there is one, in order: removes, adds, render settings, transforms, dynamic data, light transforms, lights.
     fn send_to_render_thread(&mut self, batch: RenderBatch) -> Result<()> {
         let Some(rt) = self.render.as_mut() else { return Ok(()) };
         rt.remove_primitives(batch.removes)?;
@@ -147,6 +147,7 @@ impl World {
         for (pid, data) in batch.dynamic {
             rt.update_dynamic_data(pid, data)?;
         }
+        rt.update_light_transforms(batch.light_transforms)?;
         for (id, light) in batch.lights {
             let e = self.components.get_mut(id).expect("live");
             match (light, e.light) {
@@ -174,6 +175,8 @@ struct RenderBatch {
     transforms: Vec<(PrimitiveId, glam::Mat4, Option<Bounds>)>,
     dynamic: Vec<(PrimitiveId, Box<dyn Any + Send>)>,
     lights: Vec<(ComponentId, Option<Light>)>,
+    /// Registered lights that moved: their new world transforms.
+    light_transforms: Vec<(renderer::LightId, glam::Mat4)>,
 }
 
 /// Queues the transform, dynamic data and light that `e`'s dirty flags `d` call for.
@@ -195,17 +198,13 @@ fn gather_render_updates(id: ComponentId, e: &mut ComponentEntry, d: DirtyFlags,
     if d.render_state || d.transform {
         if let Some(desc) = e.behaviour.light() {
             let w = e.node.world;
-            let light = e.registered.then(|| match desc {
-                LightDesc::Directional { color, intensity, cast_shadows } => Light::Directional(DirectionalLight {
-                    direction: w.x_axis.truncate().normalize_or_zero(),
-                    color,
-                    intensity,
-                    cast_shadows,
-                }),
-                LightDesc::Point { color, intensity, radius } => {
-                    Light::Point(PointLight { position: w.w_axis.truncate(), color, intensity, radius })
-                }
-            });
+            // A registered light that only moved sends its transform (UE's
+            // light proxy keeps its parameters; only the placement travels).
+            if let (Some(lid), false, true) = (e.light, d.render_state, e.registered) {
+                batch.light_transforms.push((lid, w));
+                return;
+            }
+            let light = e.registered.then(|| desc.to_light(&w));
             // A light edited to values the scene rejects (NaN, a zero
             // radius) is taken out rather than failing the whole frame.
             let light = light.filter(|l| {

@@ -5,10 +5,11 @@
 //! ORed), static LOD.
 
 use super::occlusion::occlusion_enabled;
+use crate::light_grid::LightGrid;
 use crate::mesh_pass::passes::{PassTable, PassViews};
 use crate::mesh_pass::MeshPass;
 use crate::occlusion::OcclusionBuffer;
-use crate::scene::{compute_visibility, flags, DirectionalLight, Light, Scene, ViewRelevance, ViewVisibility};
+use crate::scene::{compute_visibility, flags, DirectionalLight, Light, Scene, ViewRelevance, ViewVisibility, MAX_DIRECTIONAL_LIGHTS};
 use crate::settings::{FrameSettings, ShadingSettings};
 use crate::view::{SceneView, ViewFamily, ViewKind};
 use glam::{Mat4, Vec3};
@@ -21,7 +22,9 @@ pub(crate) struct InitViews {
     pub views: Vec<SceneView>,
     /// The renderer's mesh passes this frame.
     pub passes: PassTable,
-    pub directional: Option<DirectionalLight>,
+    /// The directional lights that shade (up to four, by id) and whether
+    /// each casts the shadow map (the first that casts shadows).
+    pub directional: Vec<(DirectionalLight, bool)>,
     /// Per view of `views`.
     pub visibility: Vec<ViewVisibility>,
     /// Per view of `views`, the occlusion buffer the `occlusion` stage
@@ -32,6 +35,8 @@ pub(crate) struct InitViews {
     pub occluded_primitives: u64,
     /// How the base and translucency passes shade this frame.
     pub shading: ShadingSettings,
+    /// The main views' light grids (the `light_grid` stage builds them).
+    pub grid: LightGrid,
 }
 
 impl InitViews {
@@ -81,20 +86,25 @@ pub(crate) fn init_views(scene: &Scene, settings: &FrameSettings, family: &ViewF
     let parallel = settings.parallel_pass_setup;
     let wireframe_all = settings.wireframe;
     let shadow_size = settings.shadow.map_size;
-    let directional = scene.lights().find_map(|l| match l {
-        Light::Directional(d) => Some(*d),
-        Light::Point(_) => None,
-    });
+    let mut directional: Vec<(DirectionalLight, bool)> = scene
+        .lights()
+        .filter_map(|l| match l {
+            Light::Directional(d) => Some((*d, false)),
+            _ => None,
+        })
+        .take(MAX_DIRECTIONAL_LIGHTS)
+        .collect();
+    let shadowed = directional.iter_mut().find(|(d, _)| d.cast_shadows && settings.shadow.enabled);
     let mut views: Vec<SceneView> = family.views.clone();
     for v in &mut views {
         v.wireframe |= wireframe_all;
     }
-    let shadow_view = match directional {
-        Some(d) if d.cast_shadows && settings.shadow.enabled => {
-            scene.shadow_caster_bounds().and_then(|b| shadow_view_for(d.direction, b.origin, b.extent.length().max(1.0), shadow_size))
-        }
-        _ => None,
-    };
+    let shadow_view = shadowed.and_then(|(d, has_map)| {
+        let view =
+            scene.shadow_caster_bounds().and_then(|b| shadow_view_for(d.direction, b.origin, b.extent.length().max(1.0), shadow_size));
+        *has_map = view.is_some();
+        view
+    });
     views.extend(shadow_view);
     let require = |v: &SceneView| if v.kind.is_shadow() { flags::SHADOW } else { flags::DRAW };
     let occlusion = occlusion_enabled(settings, &scene.passes);
@@ -107,7 +117,16 @@ pub(crate) fn init_views(scene: &Scene, settings: &FrameSettings, family: &ViewF
         .collect();
     let occlusion = vec![None; views.len()];
     let shading = settings.shading;
-    InitViews { views, passes: scene.passes.clone(), directional, visibility, occlusion, occluded_primitives: 0, shading }
+    InitViews {
+        views,
+        passes: scene.passes.clone(),
+        directional,
+        visibility,
+        occlusion,
+        occluded_primitives: 0,
+        shading,
+        grid: LightGrid::default(),
+    }
 }
 
 /// An orthographic view from the light that covers the casters' bounding

@@ -9,9 +9,10 @@
 //! | `update_scene` | takes the frame slot (the frames before were retired until fewer than `r.FramesInFlight` are on the GPU, timed as `retire`); applies queued adds, removes and transforms, caching static commands, and tightens the culling chunks' boxes; records the scene's uploads (proxies' buffer writes, the material table, GPU-scene deltas) | the [`Frame`](rhi_vulkan::Frame) |
 //! | `init_views` | the main views and the shadow view; culls each (parallel chunks of 4,096 slots, each skipped whole when its box is outside the view), with relevance and static LOD, gathering for the occlusion stage each visible primitive's centre depth and the occluder candidates | [`InitViews`] |
 //! | `occlusion` | per main view, the largest visible opaque occluders rasterized into a small CPU depth buffer with a max-depth mip chain ([`crate::occlusion`]); the visible primitives hidden behind them removed from the view's list (`r.AllowOcclusionQueries`) | the [`InitViews`], culled |
+//! | `light_grid` | per main view, the point and spot lights culled to its frustum and listed per cluster of its light grid (screen tiles × depth slices: clustered lighting, [`crate::light_grid`]; rayon tasks) | the [`InitViews`] with their grids |
 //! | `collect_dynamic` | dynamic primitives' mesh elements (and, when forced, static ones) built into this frame's commands; the compute work proxies declare ([`GpuWork`](crate::GpuWork)) queued, in primitive order | [`DynamicElements`] |
 //! | `pass_setup` | per (view, pass) task: gather cached + dynamic commands, sort, merge into instanced draws (rayon tasks) | [`PassDrawList`]s |
-//! | `upload` | the frame's id streams (in draw order) and view uniforms, into this slot's buffers | [`Uploaded`] |
+//! | `upload` | the frame's id streams (in draw order), view uniforms and light grids, into this slot's buffers | [`Uploaded`] |
 //! | `gpu_prepare` | the queued GPU work recorded in order, with the barriers its declarations imply ([`crate::gpu_work`]); render targets at the family's size and the shadow map, in the frame-resource table ([`crate::render_targets`]) | [`PreparedTargets`](gpu_prepare::PreparedTargets) |
 //! | `record` | every pass's chunks as secondaries (rayon), then the primary: shadow map, then per view depth → base → translucency | — |
 //! | `post_process` | the post chain ([`crate::postprocess`]: tone mapping first) from scene color into the output, ping-ponging through the frame-resource table; the output's read-back copy when asked | the read-back, pending |
@@ -56,6 +57,7 @@
 pub(crate) mod collect;
 pub(crate) mod gpu_prepare;
 pub(crate) mod init_views;
+pub(crate) mod lights;
 pub(crate) mod occlusion;
 pub(crate) mod pass_setup;
 pub(crate) mod record;

@@ -57,6 +57,7 @@ fn record_secondaries(frame: &Frame<'_>, scene: &Scene, input: &RecordInputs<'_,
             materials,
             shadow_map: t.shadow_map,
             shadow_sampler: t.shadow_sampler,
+            light_grid: input.uploaded.light_grid,
         },
     );
     let main_layout = RenderingLayout { color_formats: vec![SCENE_COLOR_FORMAT], depth_format: Some(SCENE_DEPTH_FORMAT) };

@@ -251,8 +251,11 @@ pub(crate) fn frame_stats(frame: u64, scene: &Scene, v: &InitViews, elements: &D
         textures_live: scene.textures.live() as u64,
         texture_bytes_uploaded: scene.textures.bytes_uploaded,
         counters: elements.counters.clone(),
+        lights: v.grid.light_stats,
+        clusters: v.grid.cluster_stats,
         ..Default::default()
     };
+    stats.shadow.cascades = u64::from(v.has_shadow());
     // The digest hashes per list a few figures, its draws' digest and its
     // ids' (`IdStream::digest`). Per draw and per id it adds up terms that
     // are each a mix of the element and its position: no chain from one
@@ -263,6 +266,9 @@ pub(crate) fn frame_stats(frame: u64, scene: &Scene, v: &InitViews, elements: &D
         let p: &mut PassStats = &mut stats.passes[l.pass.index()];
         p.mesh_draw_commands += l.commands_before_merge;
         p.draws += l.draws.len() as u64;
+        if l.pass.desc().target == crate::mesh_pass::passes::PassTarget::ShadowMap {
+            stats.shadow.draws += l.draws.len() as u64;
+        }
         let mut draws_digest = 0u64;
         for (k, d) in l.draws.iter().enumerate() {
             let c = elements.commands.get(d.bucket);

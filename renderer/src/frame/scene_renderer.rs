@@ -9,6 +9,7 @@ use crate::error::Result;
 use crate::frame::collect::{collect_dynamic, CollectInputs};
 use crate::frame::gpu_prepare::{gpu_prepare, TargetSizes};
 use crate::frame::init_views::init_views;
+use crate::frame::lights::light_grid;
 use crate::frame::occlusion::occlusion_cull;
 use crate::frame::pass_setup::pass_setup;
 use crate::frame::record::{record, RecordInputs};
@@ -41,6 +42,7 @@ pub struct PreparedFrame<'s> {
     lists: Vec<PassDrawList>,
     stage_ms: [f64; 3],
     occlusion_ms: f64,
+    light_grid_ms: f64,
 }
 
 impl PreparedFrame<'_> {
@@ -57,6 +59,15 @@ impl PreparedFrame<'_> {
     /// buffers and testing the visible primitives against them).
     pub fn occlusion_ms(&self) -> f64 {
         self.occlusion_ms
+    }
+    /// Milliseconds of the `light_grid` stage (culling the lights and
+    /// listing them per cluster).
+    pub fn light_grid_ms(&self) -> f64 {
+        self.light_grid_ms
+    }
+    /// The light grids' figures (`FrameStats::clusters`).
+    pub fn cluster_stats(&self) -> crate::ClusterStats {
+        self.views.grid.cluster_stats
     }
     /// Primitives the `occlusion` stage removed (`FrameStats::occluded_primitives`).
     pub fn occluded_primitives(&self) -> u64 {
@@ -215,12 +226,13 @@ impl SceneRenderer {
         let scene: &Scene = scene;
         let mut views = stage!(clock, InitViews, init_views(scene, &settings, family));
         stage!(clock, Occlusion, occlusion_cull(scene, &settings, &mut views));
+        stage!(clock, LightGrid, light_grid(scene, &settings, &mut views));
         let inputs = CollectInputs { settings: &settings, cvars, pipelines: &self.pipelines, records_gpu_work: true };
         let mut elements = stage!(clock, CollectDynamic, collect_dynamic(device, scene, &views, &mut self.resources.dynamic, inputs)?);
         let on_retired = std::mem::take(&mut elements.on_retired);
         let gpu_work = std::mem::take(&mut elements.gpu_work);
         let mut lists = stage!(clock, PassSetup, pass_setup(scene, &settings, &views, &elements));
-        let uploaded = stage!(clock, Upload, upload(device, (slot, &mut self.resources), scene, &views, &mut lists, &settings)?);
+        let uploaded = stage!(clock, Upload, upload(device, (slot, &mut self.resources), &views, &mut lists, &settings)?);
         let sizes = TargetSizes {
             width: family.width,
             height: family.height,
@@ -310,12 +322,13 @@ impl SceneRenderer {
         let mut clock = StageClock::start();
         let mut views = stage!(clock, InitViews, init_views(scene, &settings, family));
         stage!(clock, Occlusion, occlusion_cull(scene, &settings, &mut views));
+        stage!(clock, LightGrid, light_grid(scene, &settings, &mut views));
         let inputs = CollectInputs { settings: &settings, cvars, pipelines: &self.pipelines, records_gpu_work: false };
         let elements = stage!(clock, CollectDynamic, collect_dynamic(device, scene, &views, &mut self.resources.dynamic, inputs)?);
         let lists = stage!(clock, PassSetup, pass_setup(scene, &settings, &views, &elements));
         let stage_ms = [Stage::InitViews, Stage::CollectDynamic, Stage::PassSetup].map(|s| clock.ms[s.index()]);
-        let occlusion_ms = clock.ms[Stage::Occlusion.index()];
-        Ok(PreparedFrame { views, elements, lists, stage_ms, occlusion_ms })
+        let (occlusion_ms, light_grid_ms) = (clock.ms[Stage::Occlusion.index()], clock.ms[Stage::LightGrid.index()]);
+        Ok(PreparedFrame { views, elements, lists, stage_ms, occlusion_ms, light_grid_ms })
     }
 
     /// Destroys the renderer's GPU resources (the RHI defers the actual destruction).

@@ -17,7 +17,8 @@ use std::collections::HashMap;
 const MIN_DRAWS_PER_CHUNK: usize = 64;
 
 /// The frame's resources every pass binds: group 0 (view uniforms, GPU
-/// scene, materials) and group 1 (the shadow map and its sampler).
+/// scene, materials) and, in the lit passes, group 1 (the shadow map and
+/// its sampler, the light grid's lights, clusters and indices).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct PassResources {
     pub uniforms: BufferHandle,
@@ -25,6 +26,7 @@ pub(crate) struct PassResources {
     pub materials: BufferHandle,
     pub shadow_map: TextureHandle,
     pub shadow_sampler: SamplerHandle,
+    pub light_grid: [BufferHandle; 3],
 }
 
 /// Bind groups of the frame, created on first use and shared by every
@@ -78,7 +80,13 @@ impl<'f, 'd> PassBindings<'f, 'd> {
         let g = self.frame.create_bind_group(
             pipeline,
             1,
-            &[(0, BindingResource::Texture(self.resources.shadow_map)), (1, BindingResource::Sampler(self.resources.shadow_sampler))],
+            &[
+                (0, BindingResource::Texture(self.resources.shadow_map)),
+                (1, BindingResource::Sampler(self.resources.shadow_sampler)),
+                (2, BindingResource::Buffer(self.resources.light_grid[0])),
+                (3, BindingResource::Buffer(self.resources.light_grid[1])),
+                (4, BindingResource::Buffer(self.resources.light_grid[2])),
+            ],
         )?;
         self.lighting = Some(g);
         Ok(g)

@@ -1,16 +1,17 @@
 //! The `upload` stage: the per-frame data the passes read that depends on
 //! the views and the draw lists — the id stream of every pass (its
-//! primitives in draw order) and the view uniforms — written into this
-//! frame slot's host-visible buffers.
+//! primitives in draw order), the view uniforms and the light grids
+//! (`crate::light_grid`) — written into this frame slot's host-visible
+//! buffers.
 
 use super::{InitViews, PassDrawList};
 use crate::error::Result;
-use crate::frame_resources::{FrameResources, PointLightData, ViewUniformData, VIEW_UNIFORM_SIZE};
+use crate::frame_resources::{DirectionalLightData, FrameResources, ViewUniformData, VIEW_UNIFORM_SIZE};
+use crate::light_grid::ViewGrid;
 use crate::mesh_pass::PrimitiveSlot;
-use crate::scene::{Light, Scene, MAX_POINT_LIGHTS};
 use crate::settings::{FrameSettings, ShadingSettings};
 use crate::view::SceneView;
-use glam::{Mat4, Vec3};
+use glam::Mat4;
 use rhi_vulkan::{BufferHandle, Device};
 
 /// The frame slot's buffers the passes bind.
@@ -19,14 +20,16 @@ pub(crate) struct Uploaded {
     pub id_buffer: BufferHandle,
     /// One [`ViewUniformData`] per view.
     pub view_uniforms: BufferHandle,
+    /// The light grid's lights, clusters and indices.
+    pub light_grid: [BufferHandle; 3],
 }
 
 /// Writes the id streams (setting each list's `id_base`; in parallel with
-/// `r.RHICmdList.ParallelRecord`) and the view uniforms into `slot`'s buffers.
+/// `r.RHICmdList.ParallelRecord`), the view uniforms and the light grids
+/// into `slot`'s buffers.
 pub(crate) fn upload(
     device: &Device,
     (slot, resources): (usize, &mut FrameResources),
-    scene: &Scene,
     v: &InitViews,
     lists: &mut [PassDrawList],
     settings: &FrameSettings,
@@ -42,9 +45,20 @@ pub(crate) fn upload(
     let streams: Vec<&[u8]> = lists.iter().flat_map(|l| l.draws.ids().parts()).map(bytemuck::cast_slice::<PrimitiveSlot, u8>).collect();
     let id_buffer = resources.id_streams.write_parts(device, slot, &streams, parallel)?;
     let shadow_view_proj = v.shadow_view_proj();
-    let uniforms: Vec<ViewUniformData> = v.views.iter().map(|view| view_uniform(view, scene, v, shadow_view_proj, shadow_size)).collect();
+    let uniforms: Vec<ViewUniformData> = v
+        .views
+        .iter()
+        .enumerate()
+        .map(|(i, view)| view_uniform(view, v, v.grid.views.get(i).copied().unwrap_or_default(), shadow_view_proj, shadow_size))
+        .collect();
     let view_uniforms = resources.view_uniforms.write(device, slot, bytemuck::cast_slice(&uniforms))?;
-    Ok(Uploaded { id_buffer, view_uniforms })
+    let [lights, clusters, indices] = &mut resources.light_grid;
+    let light_grid = [
+        lights.write_parts(device, slot, &[bytemuck::cast_slice(&v.grid.lights)], parallel)?,
+        clusters.write_parts(device, slot, &[bytemuck::cast_slice(&v.grid.clusters)], parallel)?,
+        indices.write_parts(device, slot, &[bytemuck::cast_slice(&v.grid.indices)], parallel)?,
+    ];
+    Ok(Uploaded { id_buffer, view_uniforms, light_grid })
 }
 
 /// The hemisphere ambient's radiance from the sky (above, +Z) and from the
@@ -57,8 +71,8 @@ const GROUND_RADIANCE: [f32; 3] = [0.11, 0.10, 0.09];
 const SHADOW_BIAS_TEXELS: f32 = 1.5;
 const SHADOW_BIAS_WORLD_MIN: f32 = 0.01;
 
-fn view_uniform(v: &SceneView, scene: &Scene, views: &InitViews, shadow_view_proj: Mat4, shadow_size: u32) -> ViewUniformData {
-    let (directional, has_shadow, sky) = (views.directional, views.has_shadow(), views.shading.sky_light);
+fn view_uniform(v: &SceneView, views: &InitViews, grid: ViewGrid, shadow_view_proj: Mat4, shadow_size: u32) -> ViewUniformData {
+    let (has_shadow, sky) = (views.has_shadow(), views.shading.sky_light);
     let (right, up) = v.right_up();
     // The shadow projection is orthographic: depth is linear, 1 unit of NDC = its depth range.
     let depth_range = if shadow_view_proj.z_axis.z != 0.0 { 1.0 / shadow_view_proj.z_axis.z.abs() } else { 1.0 };
@@ -67,18 +81,14 @@ fn view_uniform(v: &SceneView, scene: &Scene, views: &InitViews, shadow_view_pro
     let texel_world =
         if shadow_view_proj.x_axis.x != 0.0 { 2.0 / shadow_view_proj.x_axis.x.abs() / shadow_size.max(1) as f32 } else { 0.0 };
     let shadow_bias_ndc = (SHADOW_BIAS_TEXELS * texel_world).max(SHADOW_BIAS_WORLD_MIN) / depth_range;
-    let (dir, color) =
-        directional.map(|d| (d.direction.normalize_or_zero(), d.color * d.intensity)).unwrap_or((Vec3::new(0.0, 0.0, -1.0), Vec3::ZERO));
-    let mut point_lights = [PointLightData::default(); MAX_POINT_LIGHTS];
-    let mut n = 0;
-    for l in scene.lights() {
-        if let Light::Point(p) = l {
-            if n < MAX_POINT_LIGHTS {
-                let color = (p.color * p.intensity).to_array();
-                point_lights[n] = PointLightData { position: p.position.to_array(), radius: p.radius, color, _pad: 0.0 };
-                n += 1;
-            }
-        }
+    let mut directional_lights = [DirectionalLightData::default(); 4];
+    for (slot, (d, shadowed)) in directional_lights.iter_mut().zip(&views.directional) {
+        *slot = DirectionalLightData {
+            direction: d.direction.normalize_or_zero().to_array(),
+            shadowed: u32::from(*shadowed && has_shadow),
+            color: (d.color * d.intensity).to_array(),
+            _pad: 0.0,
+        };
     }
     ViewUniformData {
         view_proj: v.view_proj().to_cols_array_2d(),
@@ -86,19 +96,26 @@ fn view_uniform(v: &SceneView, scene: &Scene, views: &InitViews, shadow_view_pro
         camera_position: v.origin.to_array(),
         perspective: u32::from(v.perspective),
         camera_right: right.to_array(),
-        point_light_count: n as u32,
+        directional_light_count: views.directional.len().min(4) as u32,
         camera_up: up.to_array(),
         shadow_map_size: shadow_size,
-        light_direction: dir.to_array(),
-        shadow_map_valid: u32::from(has_shadow),
-        light_color: color.to_array(),
+        view_depth_axis: grid.depth_axis.to_array(),
+        light_grid_origin: grid.origin.to_array(),
+        light_grid_tile_size: grid.tile_pixels.max(1) as f32,
+        light_grid_base: grid.base,
+        light_grid_size: grid.size,
+        _pad0: 0,
+        light_grid_z_scale: grid.z_scale,
+        light_grid_z_bias: grid.z_bias,
         shadow_bias: shadow_bias_ndc,
-        sky_radiance: SKY_RADIANCE.map(|c| c * sky),
         specular_aa_variance: views.shading.specular_aa_variance,
-        ground_radiance: GROUND_RADIANCE.map(|c| c * sky),
+        sky_radiance: SKY_RADIANCE.map(|c| c * sky),
         specular_aa_threshold: ShadingSettings::SPECULAR_AA_THRESHOLD,
+        ground_radiance: GROUND_RADIANCE.map(|c| c * sky),
+        _pad1: 0.0,
         wireframe_color: [0.85, 0.9, 1.0, 1.0],
-        point_lights,
+        directional_lights,
+        _reserved: [[0; 4]; 6],
     }
 }
 

@@ -203,6 +203,9 @@ pub struct RenderThread {
     /// The device's texture limits, to check textures before queueing them.
     texture_limits: TextureLimits,
     next_light: AtomicU64,
+    /// Game-side mirror of the scene's directional lights, so a fifth is
+    /// refused here ([`crate::MAX_DIRECTIONAL_LIGHTS`]).
+    directional_lights: std::collections::BTreeSet<LightId>,
     device_name: String,
     /// Game-side mirror of the scene's pass table (ids are handed out here).
     passes: PassTable,
@@ -341,6 +344,7 @@ impl RenderThread {
             texture_ids: SlotIds::default(),
             texture_limits,
             next_light: AtomicU64::new(1),
+            directional_lights: Default::default(),
             device_name,
             passes: PassTable::default(),
             vertex_factories: Vec::new(),
@@ -695,30 +699,61 @@ impl RenderThread {
     }
 
     /// Adds a light and returns its id; an invalid light ([`Light::is_valid`])
-    /// is [`RendererError::InvalidLight`] (with no id) and nothing is enqueued.
+    /// or a fifth directional light is [`RendererError::InvalidLight`]
+    /// (with no id) and nothing is enqueued.
     pub fn add_light(&mut self, light: Light) -> Result<LightId> {
-        if let Some(reason) = light.problem() {
-            return Err(RendererError::InvalidLight { light: None, reason });
-        }
         let id = LightId(self.next_light.fetch_add(1, Ordering::Relaxed));
-        self.set_light(id, light)?;
+        self.set_light(id, light).map_err(|e| match e {
+            RendererError::InvalidLight { reason, .. } => RendererError::InvalidLight { light: None, reason },
+            e => e,
+        })?;
         Ok(id)
     }
 
-    /// Replaces (or adds) the light `id`; an invalid light is
-    /// [`RendererError::InvalidLight`] and nothing is enqueued.
+    /// Replaces (or adds) the light `id`; an invalid light, or a fifth
+    /// directional light, is [`RendererError::InvalidLight`] and nothing is
+    /// enqueued. No mesh draw command is rebuilt for a light.
     pub fn set_light(&mut self, id: LightId, light: Light) -> Result<()> {
         if let Some(reason) = light.problem() {
             return Err(RendererError::InvalidLight { light: Some(id), reason });
         }
+        if light.is_directional()
+            && !self.directional_lights.contains(&id)
+            && self.directional_lights.len() >= crate::scene::MAX_DIRECTIONAL_LIGHTS
+        {
+            return Err(RendererError::InvalidLight { light: Some(id), reason: crate::scene::TOO_MANY_DIRECTIONAL_LIGHTS });
+        }
         self.enqueue_render_command(move |ctx| {
             let _ = ctx.scene.set_light(id, light);
+        })?;
+        if light.is_directional() {
+            self.directional_lights.insert(id);
+        } else {
+            self.directional_lights.remove(&id);
+        }
+        Ok(())
+    }
+
+    /// Places the lights by their components' world transforms
+    /// ([`Light::with_transform`]): what a moved light component sends
+    /// (UE's light scene proxy keeps its parameters; only the transform
+    /// travels). Unknown ids are ignored.
+    pub fn update_light_transforms(&mut self, transforms: Vec<(LightId, glam::Mat4)>) -> Result<()> {
+        if transforms.is_empty() {
+            return Ok(());
+        }
+        self.enqueue_render_command(move |ctx| {
+            for (id, m) in transforms {
+                ctx.scene.set_light_transform(id, m);
+            }
         })
     }
 
     /// Removes a light (an unknown id is ignored).
     pub fn remove_light(&mut self, id: LightId) -> Result<()> {
-        self.enqueue_render_command(move |ctx| ctx.scene.remove_light(id))
+        self.enqueue_render_command(move |ctx| ctx.scene.remove_light(id))?;
+        self.directional_lights.remove(&id);
+        Ok(())
     }
 
     /// Registers a console variable on both sides (feature crates call this

@@ -1,45 +1,179 @@
-//! Light proxies: one directional light (the first that casts shadows gets
-//! the shadow map) and point lights, up to 8 of them shading the base pass.
+//! Light proxies (UE's FLightSceneProxy): directional, point and spot lights
+//! as the render thread keeps them, in world space.
+//!
+//! **Units** (glTF's `KHR_lights_punctual`): a directional light's
+//! `intensity` is an illuminance in lux (the irradiance on a surface facing
+//! it); a point or spot light's is a luminous intensity in candela
+//! (lm/sr): a surface facing it at distance d receives intensity / d².
+//! The renderer's linear colour values are those photometric units
+//! directly (1 lux lights a white Lambert surface to radiance 1/π); the
+//! exposure (`r.Exposure`) maps them to the display.
+//!
+//! **Falloff**: inverse square, windowed to 0 at the light's `radius` (its
+//! range) by (1 - (d/r)⁴)², as `KHR_lights_punctual` recommends and UE
+//! does. A spot light's cone scales it by glTF's angular attenuation:
+//! `clamp((cos θ - cos outer) / (cos inner - cos outer), 0, 1)²`, 1 inside
+//! the inner cone, 0 outside the outer one. The shaders' `light_falloff`
+//! and `spot_attenuation` (base.inc.wgsl) are the same formulas as
+//! [`PointLight::irradiance_at`] and [`SpotLight::irradiance_at`].
+//!
+//! Up to [`MAX_DIRECTIONAL_LIGHTS`] directional lights shade a view; point
+//! and spot lights have no cap (the light grid lists each cluster's lights,
+//! `crate::light_grid`).
 
-use glam::Vec3;
+use glam::{Mat4, Vec3};
 
 pub use crate::ids::LightId;
 
-/// A light infinitely far away (the sun), the one that casts the shadow map.
+/// A light infinitely far away (the sun).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct DirectionalLight {
     /// Direction the light travels.
     pub direction: Vec3,
-    /// Linear RGB colour; times `intensity`, the irradiance on a surface
-    /// facing the light.
+    /// Linear RGB colour; times `intensity`, the illuminance (lux) on a
+    /// surface facing the light.
     pub color: Vec3,
-    /// Multiplier on `color`.
+    /// Illuminance in lux, multiplying `color`.
     pub intensity: f32,
-    /// Whether it renders the shadow map (also needs `r.Shadow.Enable`).
+    /// Whether it renders the shadow map (also needs `r.Shadow.Enable`;
+    /// the first shadow-casting directional light, by id, gets it).
     pub cast_shadows: bool,
 }
 
-/// A light radiating from a point, fading to nothing at its radius.
+/// A light radiating from a point in every direction, fading to nothing at
+/// its radius.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct PointLight {
     /// World-space position.
     pub position: Vec3,
-    /// Linear RGB colour; times `intensity`, the light's intensity
-    /// (irradiance = intensity / distance², windowed to 0 at `radius`).
+    /// Linear RGB colour; times `intensity`, the luminous intensity.
     pub color: Vec3,
-    /// Multiplier on `color`.
+    /// Luminous intensity in candela, multiplying `color` (irradiance =
+    /// intensity / distance², windowed to 0 at `radius`).
     pub intensity: f32,
-    /// Influence radius; the light fades to zero there.
+    /// Influence radius (glTF's range); the light fades to zero there.
     pub radius: f32,
+    /// The radius of the light's sphere (UE's source radius, 0: a point):
+    /// widens its specular highlight on smooth surfaces.
+    pub source_radius: f32,
+    /// Whether it casts shadows (recorded for the shadow atlas; the
+    /// renderer does not draw point-light shadows yet).
+    pub cast_shadows: bool,
+}
+
+impl Default for PointLight {
+    fn default() -> Self {
+        Self { position: Vec3::ZERO, color: Vec3::ONE, intensity: 1.0, radius: 10.0, source_radius: 0.0, cast_shadows: false }
+    }
+}
+
+/// A point light restricted to a cone (UE's USpotLightComponent).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SpotLight {
+    /// World-space position (the cone's apex).
+    pub position: Vec3,
+    /// The cone's axis, the direction the light travels.
+    pub direction: Vec3,
+    /// Linear RGB colour; times `intensity`, the luminous intensity on the axis.
+    pub color: Vec3,
+    /// Luminous intensity in candela on the axis, multiplying `color`.
+    pub intensity: f32,
+    /// Influence radius (glTF's range).
+    pub radius: f32,
+    /// Half-angle (radians) of the cone at full intensity, 0..=outer.
+    pub inner_cone: f32,
+    /// Half-angle (radians) past which the light is 0, inner..=π/2.
+    pub outer_cone: f32,
+    /// As [`PointLight::source_radius`].
+    pub source_radius: f32,
+    /// As [`PointLight::cast_shadows`].
+    pub cast_shadows: bool,
+}
+
+impl Default for SpotLight {
+    fn default() -> Self {
+        Self {
+            position: Vec3::ZERO,
+            direction: Vec3::new(0.0, 0.0, -1.0),
+            color: Vec3::ONE,
+            intensity: 1.0,
+            radius: 10.0,
+            inner_cone: 0.0,
+            outer_cone: std::f32::consts::FRAC_PI_4,
+            source_radius: 0.0,
+            cast_shadows: false,
+        }
+    }
 }
 
 /// A light of the scene.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Light {
-    /// A directional light (the one with the lowest id lights the scene).
+    /// A directional light (up to [`MAX_DIRECTIONAL_LIGHTS`] in a scene).
     Directional(DirectionalLight),
-    /// A point light (at most [`MAX_POINT_LIGHTS`] shade a view).
+    /// A point light.
     Point(PointLight),
+    /// A spot light.
+    Spot(SpotLight),
+}
+
+/// Most directional lights in a scene (a fifth is refused with
+/// [`crate::RendererError::InvalidLight`]).
+pub const MAX_DIRECTIONAL_LIGHTS: usize = 4;
+
+/// Why a fifth directional light is refused.
+pub(crate) const TOO_MANY_DIRECTIONAL_LIGHTS: &str = "the scene has its most directional lights (4) already";
+
+/// The distance at which a light of luminous intensity `candela` (its
+/// brightest channel) falls to [`CUTOFF_ILLUMINANCE`]: the range given to a
+/// light that has none (a glTF light without `range`), so that it is
+/// culled somewhere. Windowed falloff loses little light there (a light of
+/// 100 cd gets a 100 m range).
+pub fn range_for_intensity(candela: f32) -> f32 {
+    (candela.max(0.0) / CUTOFF_ILLUMINANCE).sqrt().max(0.01)
+}
+
+/// The illuminance (lux) below which a light without a range is taken to
+/// end ([`range_for_intensity`]).
+pub const CUTOFF_ILLUMINANCE: f32 = 0.01;
+
+/// The windowed inverse-square falloff (module docs) of a light of radius
+/// `radius` at squared distance `dist_sq`; the shaders' `light_falloff`.
+pub fn light_falloff(dist_sq: f32, radius: f32) -> f32 {
+    let x = dist_sq / (radius * radius);
+    let window = (1.0 - x * x).clamp(0.0, 1.0);
+    window * window / (dist_sq + 1e-4)
+}
+
+impl PointLight {
+    /// The irradiance (per unit of `color`) at `point` on a surface facing the light.
+    pub fn irradiance_at(&self, point: Vec3) -> Vec3 {
+        self.color * self.intensity * light_falloff(point.distance_squared(self.position), self.radius)
+    }
+}
+
+impl SpotLight {
+    /// glTF's angular attenuation (module docs) of direction `to_point`
+    /// (from the light, normalized); the shaders' `spot_attenuation`.
+    pub fn angular_attenuation(&self, to_point: Vec3) -> f32 {
+        let (scale, offset) = self.cone_scale_offset();
+        let a = (to_point.dot(self.direction.normalize()) * scale + offset).clamp(0.0, 1.0);
+        a * a
+    }
+
+    /// The cone as a scale and offset on cos θ (what the GPU light keeps).
+    pub fn cone_scale_offset(&self) -> (f32, f32) {
+        let (cos_inner, cos_outer) = (self.inner_cone.cos(), self.outer_cone.cos());
+        let scale = 1.0 / (cos_inner - cos_outer).max(1e-3);
+        (scale, -cos_outer * scale)
+    }
+
+    /// The irradiance (per unit of `color`) at `point` on a surface facing the light.
+    pub fn irradiance_at(&self, point: Vec3) -> Vec3 {
+        let d = point - self.position;
+        let falloff = light_falloff(d.length_squared(), self.radius);
+        self.color * self.intensity * falloff * self.angular_attenuation(d.normalize_or_zero())
+    }
 }
 
 impl Light {
@@ -51,21 +185,68 @@ impl Light {
 
     /// What is wrong with the light, if anything (see [`Self::is_valid`]).
     pub fn problem(&self) -> Option<&'static str> {
+        let finite_light = |color: Vec3, intensity: f32| color.is_finite() && intensity.is_finite();
+        let bad_direction = |d: Vec3| !(d.is_finite() && d.length_squared() > 0.0);
         match self {
-            Light::Directional(d) if !(d.direction.is_finite() && d.direction.length_squared() > 0.0) => {
-                Some("its direction is zero or not finite")
+            Light::Directional(d) if bad_direction(d.direction) => Some("its direction is zero or not finite"),
+            Light::Directional(d) if !finite_light(d.color, d.intensity) => Some("its colour or intensity is not finite"),
+            Light::Directional(_) => None,
+            Light::Point(p) => Self::local_problem(p.position, p.color, p.intensity, p.radius, p.source_radius),
+            Light::Spot(s) if bad_direction(s.direction) => Some("its direction is zero or not finite"),
+            Light::Spot(s) if !(s.inner_cone.is_finite() && s.outer_cone.is_finite()) => Some("its cone angles are not finite"),
+            Light::Spot(s) if !(0.0 <= s.inner_cone && s.inner_cone <= s.outer_cone && s.outer_cone <= std::f32::consts::FRAC_PI_2) => {
+                Some("its cone angles are out of order (0 <= inner <= outer <= pi/2)")
             }
-            Light::Directional(d) if !(d.color.is_finite() && d.intensity.is_finite()) => Some("its colour or intensity is not finite"),
-            Light::Point(p) if !p.position.is_finite() => Some("its position is not finite"),
-            Light::Point(p) if !(p.color.is_finite() && p.intensity.is_finite()) => Some("its colour or intensity is not finite"),
-            Light::Point(p) if p.radius.is_nan() || p.radius <= 0.0 => Some("its radius is not positive"),
-            _ => None,
+            Light::Spot(s) => Self::local_problem(s.position, s.color, s.intensity, s.radius, s.source_radius),
         }
     }
-}
 
-/// Most point lights shading one view.
-pub const MAX_POINT_LIGHTS: usize = 8;
+    /// What is wrong with a point or spot light's shared values.
+    fn local_problem(position: Vec3, color: Vec3, intensity: f32, radius: f32, source_radius: f32) -> Option<&'static str> {
+        if !position.is_finite() {
+            Some("its position is not finite")
+        } else if !(color.is_finite() && intensity.is_finite()) {
+            Some("its colour or intensity is not finite")
+        } else if !(radius.is_finite() && radius > 0.0) {
+            Some("its radius is not positive and finite")
+        } else if !(source_radius.is_finite() && source_radius >= 0.0) {
+            Some("its source radius is negative or not finite")
+        } else {
+            None
+        }
+    }
+
+    /// Whether it is a directional light.
+    pub fn is_directional(&self) -> bool {
+        matches!(self, Light::Directional(_))
+    }
+
+    /// Whether it asks for shadows.
+    pub fn cast_shadows(&self) -> bool {
+        match self {
+            Light::Directional(d) => d.cast_shadows,
+            Light::Point(p) => p.cast_shadows,
+            Light::Spot(s) => s.cast_shadows,
+        }
+    }
+
+    /// The light placed by `transform` (UE's light component transform: the
+    /// light shines along its +X): a directional light takes the direction,
+    /// a point light the position, a spot light both. Only the placement
+    /// changes; a transform that is not finite changes nothing.
+    pub fn with_transform(mut self, transform: &Mat4) -> Self {
+        let (x, origin) = (transform.x_axis.truncate().normalize_or_zero(), transform.w_axis.truncate());
+        if !(transform.is_finite() && x != Vec3::ZERO) {
+            return self;
+        }
+        match &mut self {
+            Light::Directional(d) => d.direction = x,
+            Light::Point(p) => p.position = origin,
+            Light::Spot(s) => (s.position, s.direction) = (origin, x),
+        }
+        self
+    }
+}
 
 #[cfg(test)]
 mod tests {
@@ -75,13 +256,22 @@ mod tests {
     #[test]
     fn an_invalid_light_is_invalid_light_with_its_reason_and_changes_nothing() {
         let sun = DirectionalLight { direction: Vec3::new(0.0, 0.0, -1.0), color: Vec3::ONE, intensity: 1.0, cast_shadows: true };
+        let spot = SpotLight::default();
         let bad = [
             (Light::Directional(DirectionalLight { direction: Vec3::ZERO, ..sun }), "its direction is zero or not finite"),
             (Light::Directional(DirectionalLight { intensity: f32::NAN, ..sun }), "its colour or intensity is not finite"),
+            (Light::Point(PointLight { radius: 0.0, ..Default::default() }), "its radius is not positive and finite"),
+            (Light::Point(PointLight { radius: -2.0, ..Default::default() }), "its radius is not positive and finite"),
+            (Light::Point(PointLight { position: Vec3::NAN, ..Default::default() }), "its position is not finite"),
+            (Light::Point(PointLight { source_radius: -1.0, ..Default::default() }), "its source radius is negative or not finite"),
             (
-                Light::Point(PointLight { position: Vec3::ZERO, color: Vec3::ONE, intensity: 1.0, radius: 0.0 }),
-                "its radius is not positive",
+                Light::Spot(SpotLight { inner_cone: 0.6, outer_cone: 0.5, ..spot }),
+                "its cone angles are out of order (0 <= inner <= outer <= pi/2)",
             ),
+            (Light::Spot(SpotLight { outer_cone: 2.0, ..spot }), "its cone angles are out of order (0 <= inner <= outer <= pi/2)"),
+            (Light::Spot(SpotLight { inner_cone: f32::NAN, ..spot }), "its cone angles are not finite"),
+            (Light::Spot(SpotLight { direction: Vec3::ZERO, ..spot }), "its direction is zero or not finite"),
+            (Light::Spot(SpotLight { intensity: f32::INFINITY, ..spot }), "its colour or intensity is not finite"),
         ];
         let mut scene = Scene::default();
         for (light, why) in bad {
@@ -93,5 +283,52 @@ mod tests {
             assert_eq!(scene.lights().count(), 0, "nothing changed");
         }
         assert_eq!(Light::Directional(sun).problem(), None);
+        assert_eq!(Light::Spot(spot).problem(), None);
+    }
+
+    #[test]
+    fn a_fifth_directional_light_is_refused() {
+        let sun = Light::Directional(DirectionalLight { direction: Vec3::NEG_Z, color: Vec3::ONE, intensity: 1.0, cast_shadows: false });
+        let mut scene = Scene::default();
+        for i in 0..MAX_DIRECTIONAL_LIGHTS as u64 {
+            scene.set_light(LightId(i), sun).unwrap();
+        }
+        // Replacing one of the four is fine; a fifth is not.
+        scene.set_light(LightId(0), sun).unwrap();
+        assert!(matches!(scene.set_light(LightId(9), sun), Err(RendererError::InvalidLight { light: Some(LightId(9)), .. })));
+        assert_eq!(scene.lights().count(), MAX_DIRECTIONAL_LIGHTS);
+        // A point light is not limited.
+        scene.set_light(LightId(9), Light::Point(PointLight::default())).unwrap();
+        scene.remove_light(LightId(0));
+        scene.set_light(LightId(10), sun).unwrap();
+    }
+
+    #[test]
+    fn the_spot_cone_is_gltfs_angular_attenuation() {
+        let s = SpotLight { inner_cone: 0.2, outer_cone: 0.4, direction: Vec3::NEG_Z, ..Default::default() };
+        let at = |angle: f32| s.angular_attenuation(Vec3::new(angle.sin(), 0.0, -angle.cos()));
+        assert!((at(0.0) - 1.0).abs() < 1e-5 && (at(0.19) - 1.0).abs() < 1e-5);
+        assert_eq!(at(0.41), 0.0);
+        let mid = at(0.3);
+        let lin = (0.3f32.cos() - 0.4f32.cos()) / (0.2f32.cos() - 0.4f32.cos());
+        assert!((mid - lin * lin).abs() < 1e-5, "{mid} vs {}", lin * lin);
+        // The falloff is inverse-square near the light and 0 at the radius.
+        assert!((light_falloff(4.0, 100.0) - 0.25).abs() < 1e-3);
+        assert_eq!(light_falloff(100.0, 10.0), 0.0);
+        assert!((range_for_intensity(100.0) - 100.0).abs() < 1e-3);
+    }
+
+    #[test]
+    fn a_transform_places_the_light() {
+        let m = Mat4::from_rotation_translation(glam::Quat::from_rotation_y(std::f32::consts::FRAC_PI_2), Vec3::new(1.0, 2.0, 3.0));
+        match Light::Spot(SpotLight::default()).with_transform(&m) {
+            Light::Spot(s) => {
+                assert_eq!(s.position, Vec3::new(1.0, 2.0, 3.0));
+                assert!(s.direction.abs_diff_eq(Vec3::NEG_Z, 1e-5), "{}", s.direction);
+            }
+            other => panic!("{other:?}"),
+        }
+        let p = Light::Point(PointLight::default());
+        assert_eq!(p.with_transform(&Mat4::from_translation(Vec3::NAN)), p, "not finite: unchanged");
     }
 }

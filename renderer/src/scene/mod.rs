@@ -13,7 +13,10 @@ mod settings;
 mod visibility;
 
 pub use gpu_scene::{GpuScene, PrimitiveGpuData};
-pub use light::{DirectionalLight, Light, LightId, PointLight, MAX_POINT_LIGHTS};
+pub(crate) use light::TOO_MANY_DIRECTIONAL_LIGHTS;
+pub use light::{
+    light_falloff, range_for_intensity, DirectionalLight, Light, LightId, PointLight, SpotLight, CUTOFF_ILLUMINANCE, MAX_DIRECTIONAL_LIGHTS,
+};
 pub(crate) use proxy::RetireCallback;
 pub use proxy::{ElementFailure, MeshElementCollector, PrimitiveSceneProxy, ProxyUpdateContext, RetiredFrameResults, ViewRelevance};
 pub(crate) use scene::{flags, CULL_CHUNK};

@@ -764,7 +764,7 @@ fn add_lamps(engine: &mut Engine, mats: &Materials) -> anyhow::Result<()> {
         let color = [Vec3::new(1.0, 0.72, 0.4), Vec3::new(1.0, 0.6, 0.3), Vec3::new(0.9, 0.8, 0.55)][i];
         engine.world.spawn_actor(
             "lamp light",
-            Box::new(PointLightComponent { color, intensity: 12.0, radius: 12.0 }),
+            Box::new(PointLightComponent { color, intensity: 12.0, radius: 12.0, ..Default::default() }),
             Transform::from_translation(Vec3::new(p.x, p.y, z + 3.6)),
         )?;
     }

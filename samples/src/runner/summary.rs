@@ -6,8 +6,8 @@
 use super::threads::Snapshot;
 use super::SampleFigures;
 use crate::{
-    write_png, CommonOptions, InstanceStats, MaterialStats, MeshDrawCommandsBuilt, PassStats, Percentiles, PipelineStats, SampleStats,
-    StageMs, TextureStats, ThreadCpu, Timings, ValidationStats,
+    write_png, ClusterStats, CommonOptions, InstanceStats, LightStats, MaterialStats, MeshDrawCommandsBuilt, PassStats, Percentiles,
+    PipelineStats, SampleStats, ShadowStats, StageMs, TextureStats, ThreadCpu, Timings, ValidationStats,
 };
 use anyhow::{bail, Context};
 use engine_core::Engine;
@@ -211,6 +211,16 @@ fn sample_stats(mut s: SampleStats, stats: &FrameStats, done: Done) -> SampleSta
     s.particles = stats.counter(particles::LIVE_PARTICLES_COUNTER);
     s.instances = InstanceStats { total: figures.instances_total, visible: stats.counter(instancing::VISIBLE_INSTANCES_COUNTER) };
     s.import = figures.import;
+    let (l, c, sh) = (stats.lights, stats.clusters, stats.shadow);
+    s.lights = Some(LightStats { directional: l.directional, point: l.point, spot: l.spot, shadowed: l.shadowed, visible: l.visible });
+    s.clusters = Some(ClusterStats { count: c.count, max_lights: c.max_lights, mean_lights: c.mean_lights });
+    s.shadow = Some(ShadowStats {
+        cascades: sh.cascades,
+        atlas_tiles: sh.atlas_tiles,
+        tiles_rendered: sh.tiles_rendered,
+        tiles_cached: sh.tiles_cached,
+        draws: sh.draws,
+    });
     s.timings_ms = Timings {
         game: game.game,
         end_of_frame: game.end_of_frame,

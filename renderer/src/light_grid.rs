@@ -1,0 +1,427 @@
+//! The light grid: clustered forward lighting (UE's forward light grid,
+//! Bevy's clusters, Godot's clustered renderer).
+//!
+//! Each main view is cut into clusters ("froxels"): screen tiles of
+//! `r.Forward.LightGridPixelSize` pixels × `r.Forward.LightGridSizeZ` depth
+//! slices, spaced exponentially between the view's near plane and the
+//! farthest visible light. Every frame, on the CPU, the scene's point and
+//! spot lights are culled to each view's frustum, then each cluster gets
+//! the list of lights whose sphere of influence touches its box. The base
+//! and translucency passes find their pixel's cluster and shade only its
+//! lights (`base.inc.wgsl`), so a frame's cost follows the lights near each
+//! pixel, not the scene's count.
+//!
+//! A list has no cap: the index buffer holds every (cluster, light) pair
+//! (it grows as needed), so no light is ever dropped from a cluster it
+//! touches. Lights do not touch mesh draw commands: adding, moving or
+//! removing one rebuilds none.
+//!
+//! **Why on the CPU.** The build is a few independent loops (cull, bin by
+//! slice, test boxes) that rayon spreads over the workers; at 100,000
+//! lights it costs about a millisecond (`docs/perf/renderer.md`). A
+//! compute pass would move that to the GPU, but on lavapipe the "GPU" is
+//! the same two cores, and the CPU build keeps the frame's lists
+//! inspectable, deterministic (lights in id order in every list) and
+//! testable without a device.
+//!
+//! The buffers: `lights` (every light some view sees, [`LocalLightData`]),
+//! `clusters` (per cluster of every view, its first index and count) and
+//! `indices` (into `lights`). A view's uniform names its grid's size, its
+//! first cluster and the depth slicing ([`ViewGrid`]).
+
+use crate::scene::{Light, LightId};
+use crate::settings::LightGridSettings;
+use crate::view::SceneView;
+use bytemuck::{Pod, Zeroable};
+use glam::{Mat4, Vec2, Vec3, Vec4, Vec4Swizzles};
+use rayon::prelude::*;
+
+/// The `LocalLight` of `scene.inc.wgsl`: a point or spot light as the
+/// shaders read it (a point light is a spot light whose cone lets
+/// everything through: scale 0, offset 1).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub(crate) struct LocalLightData {
+    pub position: [f32; 3],
+    /// The distance at which its light reaches 0.
+    pub radius: f32,
+    /// Colour times intensity (candela).
+    pub color: [f32; 3],
+    /// The cone's scale on cos θ (0 for a point light).
+    pub spot_scale: f32,
+    /// The direction the light travels (a spot light's axis).
+    pub direction: [f32; 3],
+    /// The cone's offset (1 for a point light).
+    pub spot_offset: f32,
+    /// The light sphere's radius (widens specular highlights).
+    pub source_radius: f32,
+    pub _pad: [f32; 3],
+}
+
+impl LocalLightData {
+    /// The GPU form of a point or spot light; `None` for a directional one.
+    pub fn of(light: &Light) -> Option<Self> {
+        match light {
+            Light::Directional(_) => None,
+            Light::Point(p) => Some(Self {
+                position: p.position.to_array(),
+                radius: p.radius,
+                color: (p.color * p.intensity).to_array(),
+                spot_scale: 0.0,
+                direction: [0.0, 0.0, -1.0],
+                spot_offset: 1.0,
+                source_radius: p.source_radius,
+                _pad: [0.0; 3],
+            }),
+            Light::Spot(s) => {
+                let (spot_scale, spot_offset) = s.cone_scale_offset();
+                Some(Self {
+                    position: s.position.to_array(),
+                    radius: s.radius,
+                    color: (s.color * s.intensity).to_array(),
+                    spot_scale,
+                    direction: s.direction.normalize().to_array(),
+                    spot_offset,
+                    source_radius: s.source_radius,
+                    _pad: [0.0; 3],
+                })
+            }
+        }
+    }
+}
+
+/// One view's grid as its uniform describes it.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(crate) struct ViewGrid {
+    /// Tiles across, tiles down, depth slices (all 0: no grid, no local lights).
+    pub size: [u32; 3],
+    /// The tiles' size in pixels.
+    pub tile_pixels: u32,
+    /// The view's first cluster in [`LightGrid::clusters`].
+    pub base: u32,
+    /// slice = floor(log2(depth) · z_scale + z_bias), clamped.
+    pub z_scale: f32,
+    pub z_bias: f32,
+    /// depth = dot(axis.xyz, world position) + axis.w (distance in front of the camera).
+    pub depth_axis: Vec4,
+    /// The viewport's top-left corner in pixels.
+    pub origin: Vec2,
+}
+
+impl ViewGrid {
+    /// The slice of view depth `depth`, as the shader computes it.
+    pub fn slice_of(&self, depth: f32) -> u32 {
+        let s = (depth.max(1e-6).log2() * self.z_scale + self.z_bias).floor();
+        s.clamp(0.0, self.size[2].saturating_sub(1) as f32) as u32
+    }
+}
+
+/// Figures of the frame's grids (the stats file's `clusters`).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ClusterStats {
+    /// Clusters over every main view.
+    pub count: u64,
+    /// The most lights one cluster lists.
+    pub max_lights: u64,
+    /// Lights per cluster, on average.
+    pub mean_lights: f64,
+}
+
+/// What the frame's lights are, by kind (the stats file's `lights`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LightStats {
+    /// Directional lights in the scene.
+    pub directional: u64,
+    /// Point lights in the scene.
+    pub point: u64,
+    /// Spot lights in the scene.
+    pub spot: u64,
+    /// Lights asking for shadows.
+    pub shadowed: u64,
+    /// Point and spot lights inside at least one main view's frustum.
+    pub visible: u64,
+}
+
+/// The frame's light grid: every main view's clusters and their lists.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct LightGrid {
+    /// The point and spot lights some main view sees, in id order.
+    pub lights: Vec<LocalLightData>,
+    /// Per cluster of every view (views one after another, each slice by
+    /// slice, row by row): its first index in `indices` and its count.
+    pub clusters: Vec<[u32; 2]>,
+    /// Indices into `lights`.
+    pub indices: Vec<u32>,
+    /// Per view of the frame (shadow views get an empty grid).
+    pub views: Vec<ViewGrid>,
+    pub light_stats: LightStats,
+    pub cluster_stats: ClusterStats,
+}
+
+/// Lights from which culling and binning run as parallel tasks.
+const PARALLEL_LIGHTS: usize = 2048;
+
+/// A light as one view sees it: its index in the frame's `lights`, and its
+/// sphere in view space (depth along the view, the sphere's center in view
+/// coordinates).
+#[derive(Clone, Copy)]
+struct ViewLight {
+    index: u32,
+    center: Vec3,
+    radius: f32,
+}
+
+/// Builds the grid of every main view of `views` (`main[i]`: view i
+/// shades) from `lights` (the scene's, in id order).
+pub(crate) fn build_light_grid<'a>(
+    lights: impl ExactSizeIterator<Item = (LightId, &'a Light)>,
+    views: &[SceneView],
+    main: &[bool],
+    settings: &LightGridSettings,
+    parallel: bool,
+) -> LightGrid {
+    let mut light_stats = LightStats::default();
+    let mut local: Vec<(Vec3, f32, LocalLightData)> = Vec::with_capacity(lights.len());
+    for (_, l) in lights {
+        light_stats.shadowed += u64::from(l.cast_shadows());
+        match l {
+            Light::Directional(_) => light_stats.directional += 1,
+            Light::Point(p) => {
+                light_stats.point += 1;
+                local.push((p.position, p.radius, LocalLightData::of(l).expect("local")));
+            }
+            Light::Spot(s) => {
+                light_stats.spot += 1;
+                local.push((s.position, s.radius, LocalLightData::of(l).expect("local")));
+            }
+        }
+    }
+    let parallel = parallel && local.len() >= PARALLEL_LIGHTS;
+    // Each main view's lights (indices into `local`), then the union in id order.
+    let culled: Vec<Vec<u32>> =
+        views.iter().zip(main).map(|(v, &m)| if m { cull_to_view(&local, v, parallel) } else { Vec::new() }).collect();
+    let mut remap = vec![u32::MAX; local.len()];
+    for &i in culled.iter().flatten() {
+        remap[i as usize] = 0;
+    }
+    let mut grid = LightGrid::default();
+    for (i, r) in remap.iter_mut().enumerate() {
+        if *r == 0 {
+            *r = grid.lights.len() as u32;
+            grid.lights.push(local[i].2);
+        }
+    }
+    light_stats.visible = grid.lights.len() as u64;
+    for (v, view_lights) in views.iter().zip(&culled) {
+        let in_view: Vec<ViewLight> = view_lights
+            .iter()
+            .map(|&i| {
+                let (p, radius, _) = local[i as usize];
+                ViewLight { index: remap[i as usize], center: view_space(v, p), radius }
+            })
+            .collect();
+        append_view_grid(&mut grid, v, &in_view, settings, parallel);
+    }
+    grid.light_stats = light_stats;
+    let total = grid.clusters.len() as u64;
+    let max = grid.clusters.iter().map(|c| c[1]).max().unwrap_or(0);
+    let mean = if total == 0 { 0.0 } else { grid.indices.len() as f64 / total as f64 };
+    grid.cluster_stats = ClusterStats { count: total, max_lights: u64::from(max), mean_lights: mean };
+    grid
+}
+
+/// The lights of `local` whose spheres touch `view`'s frustum, in order.
+fn cull_to_view(local: &[(Vec3, f32, LocalLightData)], view: &SceneView, parallel: bool) -> Vec<u32> {
+    let frustum = view.frustum();
+    let keep = |(i, (p, r, _)): (usize, &(Vec3, f32, LocalLightData))| (!frustum.sphere_outside(*p, *r)).then_some(i as u32);
+    if parallel {
+        local.par_iter().enumerate().filter_map(keep).collect()
+    } else {
+        local.iter().enumerate().filter_map(keep).collect()
+    }
+}
+
+/// `p` in view coordinates with z the depth in front of the camera.
+fn view_space(view: &SceneView, p: Vec3) -> Vec3 {
+    let v = view.view_matrix.transform_point3(p);
+    Vec3::new(v.x, v.y, -v.z)
+}
+
+/// The view's near and far depths (from its projection).
+fn near_far(view: &SceneView) -> (f32, f32) {
+    let inv = view.projection.inverse();
+    let depth = |z: f32| -inv.project_point3(Vec3::new(0.0, 0.0, z)).z;
+    (depth(0.0), depth(1.0))
+}
+
+/// The view-space point (z = depth) seen at NDC `(x, y)` at depth `depth`.
+fn unproject_at_depth(inv_proj: &Mat4, x: f32, y: f32, depth: f32) -> Vec3 {
+    let a = inv_proj.project_point3(Vec3::new(x, y, 0.0));
+    let b = inv_proj.project_point3(Vec3::new(x, y, 1.0));
+    let t = if (b.z - a.z).abs() > 1e-12 { (-depth - a.z) / (b.z - a.z) } else { 0.0 };
+    let p = a + (b - a) * t;
+    Vec3::new(p.x, p.y, depth)
+}
+
+/// Adds `view`'s grid and lists to `grid`.
+fn append_view_grid(grid: &mut LightGrid, view: &SceneView, lights: &[ViewLight], settings: &LightGridSettings, parallel: bool) {
+    let base = grid.clusters.len() as u32;
+    if lights.is_empty() {
+        grid.views.push(ViewGrid { base, ..Default::default() });
+        return;
+    }
+    let vp = view.viewport;
+    let tile = settings.pixel_size;
+    let size = [vp.width.div_ceil(tile), vp.height.div_ceil(tile), settings.slices];
+    let (near, far) = near_far(view);
+    let near = near.max(1e-4);
+    // Slices reach the farthest light (past it nothing is lit), within the view.
+    let reach = lights.iter().map(|l| l.center.z + l.radius).fold(near * 1.001, f32::max).min(far).max(near * 1.001);
+    let z_scale = size[2] as f32 / (reach / near).log2();
+    let row = view.view_matrix.row(2);
+    let vg = ViewGrid {
+        size,
+        tile_pixels: tile,
+        base,
+        z_scale,
+        z_bias: -near.log2() * z_scale,
+        depth_axis: -row,
+        origin: Vec2::new(vp.x as f32, vp.y as f32),
+    };
+    let bounds = ClusterBounds::new(view, &vg, near, reach);
+    let lists = bin_lights(view, &vg, &bounds, lights, parallel);
+    for slice in lists {
+        for (count, list) in slice {
+            grid.clusters.push([grid.indices.len() as u32, count]);
+            grid.indices.extend_from_slice(&list);
+        }
+    }
+    grid.views.push(vg);
+}
+
+/// The view-space boxes of a view's clusters, from the rays through its
+/// tile corners and its slices' depths.
+struct ClusterBounds {
+    /// Tile columns + 1 (the rays' row length).
+    columns: usize,
+    /// Per tile corner (row by row), the view-space ray through it: a point
+    /// and its change per unit of depth, so that depth z is at `a + d · z`.
+    rays: Vec<(Vec3, Vec3)>,
+    /// Per slice, its near and far depth.
+    depths: Vec<(f32, f32)>,
+}
+
+impl ClusterBounds {
+    fn new(view: &SceneView, g: &ViewGrid, near: f32, reach: f32) -> Self {
+        let vp = view.viewport;
+        let edge = |i: u32, pixels: u32| (i * g.tile_pixels).min(pixels) as f32 / pixels as f32 * 2.0 - 1.0;
+        let inv_proj = view.projection.inverse();
+        let mut rays = Vec::with_capacity(((g.size[0] + 1) * (g.size[1] + 1)) as usize);
+        for y in 0..=g.size[1] {
+            for x in 0..=g.size[0] {
+                let (nx, ny) = (edge(x, vp.width), edge(y, vp.height));
+                let (a, b) = (unproject_at_depth(&inv_proj, nx, ny, 0.0), unproject_at_depth(&inv_proj, nx, ny, 1.0));
+                rays.push((a, b - a));
+            }
+        }
+        let slices = g.size[2];
+        let at = |s: u32| near * (reach / near).powf(s as f32 / slices as f32);
+        // The first slice reaches back to the camera and the last one on
+        // (far enough for any light that reaches it): a pixel's clamped
+        // slice is always a box that holds it.
+        let depths =
+            (0..slices).map(|s| (if s == 0 { 0.0 } else { at(s) }, if s + 1 == slices { reach * 4.0 + 1.0 } else { at(s + 1) })).collect();
+        Self { columns: g.size[0] as usize + 1, rays, depths }
+    }
+
+    /// The view-space box (z = depth) of cluster (x, y, slice), padded a little.
+    fn cluster_box(&self, x: u32, y: u32, slice: u32) -> (Vec3, Vec3) {
+        let (z0, z1) = self.depths[slice as usize];
+        let (mut lo, mut hi) = (Vec3::splat(f32::MAX), Vec3::splat(f32::MIN));
+        for (cx, cy) in [(x, y), (x + 1, y), (x, y + 1), (x + 1, y + 1)] {
+            let (a, d) = self.rays[cy as usize * self.columns + cx as usize];
+            for z in [z0, z1] {
+                let p = a + d * z;
+                (lo, hi) = (lo.min(p), hi.max(p));
+            }
+        }
+        let pad = (hi - lo).max_element() * 1e-4 + 1e-5;
+        (lo - pad, hi + pad)
+    }
+}
+
+/// Whether a sphere touches a box.
+fn sphere_touches_box(center: Vec3, radius: f32, (lo, hi): (Vec3, Vec3)) -> bool {
+    let d = center - center.clamp(lo, hi);
+    d.length_squared() <= radius * radius
+}
+
+/// The tiles (x, y ranges, inclusive) a light's sphere may cover: its
+/// view-space box's corners projected (clamped in front of the near plane).
+fn tile_range(view: &SceneView, g: &ViewGrid, l: &ViewLight, near: f32) -> Option<([u32; 2], [u32; 2])> {
+    let (lo, hi) = (l.center - l.radius, l.center + l.radius);
+    let (mut min, mut max) = (Vec2::splat(f32::MAX), Vec2::splat(f32::MIN));
+    for &x in &[lo.x, hi.x] {
+        for &y in &[lo.y, hi.y] {
+            for &z in &[lo.z.max(near), hi.z.max(near)] {
+                let clip = view.projection * Vec4::new(x, y, -z, 1.0);
+                let ndc = clip.xy() / clip.w.max(1e-6);
+                (min, max) = (min.min(ndc), max.max(ndc));
+            }
+        }
+    }
+    let vp = view.viewport;
+    let to_tile = |ndc: f32, pixels: u32, tiles: u32| {
+        let px = (ndc * 0.5 + 0.5) * pixels as f32;
+        ((px / g.tile_pixels as f32).floor().max(0.0) as u32).min(tiles - 1)
+    };
+    if max.x < -1.0 || max.y < -1.0 || min.x > 1.0 || min.y > 1.0 {
+        return None;
+    }
+    let xs = [to_tile(min.x, vp.width, g.size[0]), to_tile(max.x, vp.width, g.size[0])];
+    let ys = [to_tile(min.y, vp.height, g.size[1]), to_tile(max.y, vp.height, g.size[1])];
+    Some((xs, ys))
+}
+
+/// Per slice, per cluster of the slice (row by row): its light count and
+/// list (indices into the frame's lights, in order).
+fn bin_lights(view: &SceneView, g: &ViewGrid, bounds: &ClusterBounds, lights: &[ViewLight], parallel: bool) -> Vec<Vec<(u32, Vec<u32>)>> {
+    let near = near_far(view).0.max(1e-4);
+    // Each light's tiles and slices.
+    let range = |l: &ViewLight| {
+        tile_range(view, g, l, near).map(|(xs, ys)| (xs, ys, [g.slice_of(l.center.z - l.radius), g.slice_of(l.center.z + l.radius)]))
+    };
+    let ranges: Vec<_> = if parallel { lights.par_iter().map(range).collect() } else { lights.iter().map(range).collect() };
+    // The lights of each slice, in order.
+    let mut by_slice: Vec<Vec<usize>> = vec![Vec::new(); g.size[2] as usize];
+    for (i, r) in ranges.iter().enumerate() {
+        if let Some((_, _, zs)) = r {
+            for s in zs[0]..=zs[1] {
+                by_slice[s as usize].push(i);
+            }
+        }
+    }
+    let fill = |(slice, members): (usize, &Vec<usize>)| -> Vec<(u32, Vec<u32>)> {
+        let (tx, ty) = (g.size[0] as usize, g.size[1] as usize);
+        let mut lists: Vec<Vec<u32>> = vec![Vec::new(); tx * ty];
+        for &i in members {
+            let ((xs, ys, _), l) = (ranges[i].expect("binned"), &lights[i]);
+            for y in ys[0]..=ys[1] {
+                for x in xs[0]..=xs[1] {
+                    if sphere_touches_box(l.center, l.radius, bounds.cluster_box(x, y, slice as u32)) {
+                        lists[y as usize * tx + x as usize].push(l.index);
+                    }
+                }
+            }
+        }
+        lists.into_iter().map(|l| (l.len() as u32, l)).collect()
+    };
+    if parallel {
+        by_slice.par_iter().enumerate().map(fill).collect()
+    } else {
+        by_slice.iter().enumerate().map(fill).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests;
