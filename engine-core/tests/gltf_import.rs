@@ -301,13 +301,14 @@ fn cameras_and_punctual_lights_are_imported_and_spawned() {
     let sun = import.lights[0].as_ref().unwrap();
     assert_eq!((sun.kind, sun.color, sun.intensity), (GltfLightKind::Directional, Vec3::new(1.0, 0.9, 0.8), 3.0));
     assert_eq!(import.lights[1].as_ref().unwrap().range, Some(10.0));
-    assert!(import.lights[2].is_none());
-    assert_eq!(import.skipped, ["spot lights: 1"]);
+    let spot = import.lights[2].as_ref().unwrap();
+    assert_eq!((spot.kind, spot.range), (GltfLightKind::Spot { inner_cone: 0.0, outer_cone: 0.5 }, None));
+    assert!(import.skipped.is_empty(), "nothing skipped: {:?}", import.skipped);
     assert_eq!(import.nodes[3].light, Some(0));
 
     let mut world = world();
     let spawned = import.spawn(&mut world).unwrap();
-    assert_eq!((spawned.cameras.len(), spawned.lights.len()), (2, 2));
+    assert_eq!((spawned.cameras.len(), spawned.lights.len()), (2, 3));
     let cam = world.world_transform(spawned.cameras[0]).unwrap();
     // At glTF (0,0,5) looking along glTF -Z with +Y up: Proxima (5,0,0) looking along -X, +Z up.
     assert!(cam.transform_point3(Vec3::ZERO).distance(Vec3::new(5.0, 0.0, 0.0)) < 1e-5);
@@ -322,8 +323,30 @@ fn cameras_and_punctual_lights_are_imported_and_spawned() {
     let p = world.component::<PointLightComponent>(spawned.lights[1]).unwrap();
     assert_eq!((p.intensity, p.radius), (20.0, 10.0));
     assert!(world.world_transform(spawned.lights[1]).unwrap().transform_point3(Vec3::ZERO).distance(Vec3::new(0.0, 0.0, 2.0)) < 1e-5);
+    // The spot light: the file's cone, no range (one from its intensity:
+    // where 1 cd falls to 0.01 lux, 10 m), shining along glTF -Z.
+    let s = world.component::<SpotLightComponent>(spawned.lights[2]).unwrap();
+    assert_eq!((s.inner_cone, s.outer_cone, s.intensity), (0.0, 0.5, 1.0));
+    assert!((s.radius - 10.0).abs() < 1e-4, "{}", s.radius);
+    assert!(world.world_transform(spawned.lights[2]).unwrap().x_axis.truncate().distance(Vec3::NEG_X) < 1e-5, "shines along glTF -Z");
     world.send_all_end_of_frame_updates().unwrap();
     test_support::assert_clean(world.render_thread().unwrap());
+}
+
+#[test]
+fn a_spot_light_with_its_cone_out_of_order_is_invalid() {
+    for spot in [json!({ "innerConeAngle": 0.6, "outerConeAngle": 0.5 }), json!({ "outerConeAngle": 2.0 })] {
+        let mut w = quad_file();
+        w.set("extensions", json!({ "KHR_lights_punctual": { "lights": [{ "type": "spot", "spot": spot }] } }));
+        w.set("extensionsUsed", json!(["KHR_lights_punctual"]));
+        match import_err(&w.to_gltf()) {
+            GltfError::Invalid { path, problem } => {
+                assert_eq!(path, "/extensions/KHR_lights_punctual/lights/0");
+                assert!(problem.contains("cone"), "{problem}");
+            }
+            other => panic!("{spot}: {other:?}"),
+        }
+    }
 }
 
 #[test]

@@ -135,6 +135,8 @@ enum Kind {
     Mesh(MeshSpec),
     Directional(Vec3, f32, bool),
     Point(Vec3, f32, f32),
+    /// Colour, intensity, radius, inner and outer cone.
+    Spot(Vec3, f32, f32, f32, f32),
     Camera(CameraDesc),
 }
 
@@ -158,6 +160,7 @@ fn kind() -> BoxedStrategy<Kind> {
         2 => mesh_spec().prop_map(Kind::Mesh),
         1 => (vec3(), float(), any::<bool>()).prop_map(|(c, i, s)| Kind::Directional(c, i, s)),
         1 => (vec3(), float(), float()).prop_map(|(c, i, r)| Kind::Point(c, i, r)),
+        1 => (vec3(), float(), float(), float(), float()).prop_map(|(c, i, r, a, b)| Kind::Spot(c, i, r, a, b)),
         1 => camera_desc().prop_map(Kind::Camera),
     ]
     .boxed()
@@ -172,6 +175,9 @@ impl Kind {
             Kind::Mesh(spec) => Box::new(StaticMeshComponent::new(spec.build()?)),
             &Kind::Directional(color, intensity, cast_shadows) => Box::new(DirectionalLightComponent { color, intensity, cast_shadows }),
             &Kind::Point(color, intensity, radius) => Box::new(PointLightComponent { color, intensity, radius, ..Default::default() }),
+            &Kind::Spot(color, intensity, radius, inner_cone, outer_cone) => {
+                Box::new(SpotLightComponent { color, intensity, radius, inner_cone, outer_cone, ..Default::default() })
+            }
             &Kind::Camera(desc) => Box::new(CameraComponent(desc)),
         })
     }
@@ -279,11 +285,13 @@ fn snapshot(w: &World, ids: &Ids) -> String {
                 w.component::<StaticMeshComponent>(c),
                 w.component::<DirectionalLightComponent>(c),
                 w.component::<PointLightComponent>(c),
+                w.component::<SpotLightComponent>(c),
                 w.component::<CameraComponent>(c),
             ) {
                 (Ok(m), ..) => format!("mesh {:p}", Arc::as_ptr(m.mesh())),
                 (_, Ok(l), ..) => format!("{l:?}"),
-                (_, _, Ok(l), _) => format!("{l:?}"),
+                (_, _, Ok(l), ..) => format!("{l:?}"),
+                (_, _, _, Ok(l), _) => format!("{l:?}"),
                 (.., Ok(cam)) => format!("{cam:?}"),
                 _ => String::new(),
             };
@@ -478,11 +486,18 @@ fn apply(w: &mut World, ids: &mut Ids, m: &mut Model, op: &Op) -> std::result::R
                 l.intensity = *intensity;
             });
             match directional {
-                Err(EngineError::WrongComponentType(..)) => w.with_component_mut(c, |l: &mut PointLightComponent| {
+                Err(EngineError::WrongComponentType(..)) => match w.with_component_mut(c, |l: &mut PointLightComponent| {
                     l.color = *color;
                     l.intensity = *intensity;
                     l.radius = *radius;
-                }),
+                }) {
+                    Err(EngineError::WrongComponentType(..)) => w.with_component_mut(c, |l: &mut SpotLightComponent| {
+                        l.color = *color;
+                        l.intensity = *intensity;
+                        l.radius = *radius;
+                    }),
+                    other => other,
+                },
                 other => other,
             }
         }

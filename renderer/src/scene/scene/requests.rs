@@ -137,10 +137,9 @@ impl Scene {
         if let Some(reason) = light.problem() {
             return Err(RendererError::InvalidLight { light: Some(id), reason });
         }
-        if light.is_directional() && !self.lights.get(&id).is_some_and(Light::is_directional) {
-            if self.lights.values().filter(|l| l.is_directional()).count() >= MAX_DIRECTIONAL_LIGHTS {
-                return Err(RendererError::InvalidLight { light: Some(id), reason: TOO_MANY_DIRECTIONAL_LIGHTS });
-            }
+        let new_directional = light.is_directional() && !self.lights.get(&id).is_some_and(Light::is_directional);
+        if new_directional && self.lights.values().filter(|l| l.is_directional()).count() >= MAX_DIRECTIONAL_LIGHTS {
+            return Err(RendererError::InvalidLight { light: Some(id), reason: TOO_MANY_DIRECTIONAL_LIGHTS });
         }
         self.lights.insert(id, light);
         Ok(())
