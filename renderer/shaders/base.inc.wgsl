@@ -119,16 +119,20 @@ fn light_falloff(dist_sq: f32, radius: f32) -> f32 {
     return window * window / (dist_sq + 1e-4);
 }
 
-// The light a point or spot light adds: falloff, glTF's cone
+// The light the point or spot light `index` adds: falloff, glTF's cone
 // (`SpotLight::angular_attenuation`), and a light sphere's wider
 // highlight (the lobe widened by source radius / (2 distance), Karis 2013).
-fn local_light(s: Surface, light: LocalLight, world_position: vec3<f32>) -> vec3<f32> {
-    let d = light.position - world_position;
+// Reads the light's position and radius first and the rest only when the
+// pixel is in range: most of a cluster's lights miss most of its pixels.
+fn local_light(s: Surface, index: u32, world_position: vec3<f32>) -> vec3<f32> {
+    let d = lights[index].position - world_position;
+    let radius = lights[index].radius;
     let dist_sq = dot(d, d);
-    let falloff = light_falloff(dist_sq, light.radius);
-    if (falloff <= 0.0) {
+    if (dist_sq >= radius * radius) {
         return vec3<f32>(0.0);
     }
+    let light = lights[index];
+    let falloff = light_falloff(dist_sq, light.radius);
     let l = d * inverseSqrt(max(dist_sq, 1e-12));
     let cone = clamp(dot(-l, light.direction) * light.spot_scale + light.spot_offset, 0.0, 1.0);
     if (cone <= 0.0) {
@@ -200,7 +204,7 @@ fn default_lit(mi: MaterialInput, m: MaterialOutput, world_position: vec3<f32>, 
     // holds every light that touches the cluster).
     let cluster = light_cluster(pixel, world_position);
     for (var i = 0u; i < cluster.y; i++) {
-        color += local_light(s, lights[light_indices[cluster.x + i]], world_position);
+        color += local_light(s, light_indices[cluster.x + i], world_position);
     }
     // The hemisphere ambient: diffuse from around the normal, specular from
     // around the reflection; both occluded by the material's AO.

@@ -45,8 +45,10 @@ pub const FORCE_DYNAMIC_PATH: &str = "r.MeshDrawCommands.ForceDynamicPath";
 /// The shadow map's resolution in texels (default 2048; clamped to
 /// 64..=8192).
 pub const SHADOW_MAP_SIZE: &str = "r.Shadow.MapSize";
-/// The light grid's tile size in pixels (clustered lighting; default 64,
-/// clamped to 8..=1024). See `crate::light_grid`.
+/// The light grid's tile size in pixels (clustered lighting; default 16,
+/// clamped to 8..=1024; UE's default is 64, but on a CPU rasterizer a
+/// pixel's loop over its cluster's lights costs more than the grid's CPU
+/// build: `docs/perf/renderer.md`). See `crate::light_grid`.
 pub const LIGHT_GRID_PIXEL_SIZE: &str = "r.Forward.LightGridPixelSize";
 /// The light grid's depth slices (default 32, clamped to 1..=128).
 pub const LIGHT_GRID_SIZE_Z: &str = "r.Forward.LightGridSizeZ";
@@ -99,7 +101,7 @@ impl Default for ConsoleVariables {
         add(SHADOW_ENABLE, CvarValue::Bool(true), "render the directional light's shadow map");
         add(FORCE_DYNAMIC_PATH, CvarValue::Bool(false), "build every command each frame through the dynamic path (for comparison)");
         add(SHADOW_MAP_SIZE, CvarValue::Int(2048), "shadow map resolution in texels");
-        add(LIGHT_GRID_PIXEL_SIZE, CvarValue::Int(64), "clustered lighting: the light grid's tile size in pixels");
+        add(LIGHT_GRID_PIXEL_SIZE, CvarValue::Int(16), "clustered lighting: the light grid's tile size in pixels");
         add(LIGHT_GRID_SIZE_Z, CvarValue::Int(32), "clustered lighting: the light grid's depth slices");
         add(TONEMAPPER, CvarValue::Int(1), "tone mapping of the HDR scene color: 0 = none (clamp), 1 = ACES fitted");
         add(EXPOSURE, CvarValue::Float(1.0), "linear multiplier on the scene color before tone mapping");

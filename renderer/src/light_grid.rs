@@ -29,66 +29,12 @@
 //! `indices` (into `lights`). A view's uniform names its grid's size, its
 //! first cluster and the depth slicing ([`ViewGrid`]).
 
-use crate::scene::{Light, LightId};
+pub(crate) use crate::scene::LocalLightData;
+use crate::scene::SceneLights;
 use crate::settings::LightGridSettings;
 use crate::view::SceneView;
-use bytemuck::{Pod, Zeroable};
 use glam::{Mat4, Vec2, Vec3, Vec4, Vec4Swizzles};
 use rayon::prelude::*;
-
-/// The `LocalLight` of `scene.inc.wgsl`: a point or spot light as the
-/// shaders read it (a point light is a spot light whose cone lets
-/// everything through: scale 0, offset 1).
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
-pub(crate) struct LocalLightData {
-    pub position: [f32; 3],
-    /// The distance at which its light reaches 0.
-    pub radius: f32,
-    /// Colour times intensity (candela).
-    pub color: [f32; 3],
-    /// The cone's scale on cos θ (0 for a point light).
-    pub spot_scale: f32,
-    /// The direction the light travels (a spot light's axis).
-    pub direction: [f32; 3],
-    /// The cone's offset (1 for a point light).
-    pub spot_offset: f32,
-    /// The light sphere's radius (widens specular highlights).
-    pub source_radius: f32,
-    pub _pad: [f32; 3],
-}
-
-impl LocalLightData {
-    /// The GPU form of a point or spot light; `None` for a directional one.
-    pub fn of(light: &Light) -> Option<Self> {
-        match light {
-            Light::Directional(_) => None,
-            Light::Point(p) => Some(Self {
-                position: p.position.to_array(),
-                radius: p.radius,
-                color: (p.color * p.intensity).to_array(),
-                spot_scale: 0.0,
-                direction: [0.0, 0.0, -1.0],
-                spot_offset: 1.0,
-                source_radius: p.source_radius,
-                _pad: [0.0; 3],
-            }),
-            Light::Spot(s) => {
-                let (spot_scale, spot_offset) = s.cone_scale_offset();
-                Some(Self {
-                    position: s.position.to_array(),
-                    radius: s.radius,
-                    color: (s.color * s.intensity).to_array(),
-                    spot_scale,
-                    direction: s.direction.normalize().to_array(),
-                    spot_offset,
-                    source_radius: s.source_radius,
-                    _pad: [0.0; 3],
-                })
-            }
-        }
-    }
-}
 
 /// One view's grid as its uniform describes it.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -172,57 +118,52 @@ struct ViewLight {
 }
 
 /// Builds the grid of every main view of `views` (`main[i]`: view i
-/// shades) from `lights` (the scene's, in id order).
-pub(crate) fn build_light_grid<'a>(
-    lights: impl ExactSizeIterator<Item = (LightId, &'a Light)>,
+/// shades) from the scene's `lights`.
+pub(crate) fn build_light_grid(
+    lights: &SceneLights,
     views: &[SceneView],
     main: &[bool],
     settings: &LightGridSettings,
     parallel: bool,
 ) -> LightGrid {
-    let mut light_stats = LightStats::default();
-    let mut local: Vec<(Vec3, f32, LocalLightData)> = Vec::with_capacity(lights.len());
-    for (_, l) in lights {
-        light_stats.shadowed += u64::from(l.cast_shadows());
-        match l {
-            Light::Directional(_) => light_stats.directional += 1,
-            Light::Point(p) => {
-                light_stats.point += 1;
-                local.push((p.position, p.radius, LocalLightData::of(l).expect("local")));
-            }
-            Light::Spot(s) => {
-                light_stats.spot += 1;
-                local.push((s.position, s.radius, LocalLightData::of(l).expect("local")));
-            }
-        }
-    }
-    let parallel = parallel && local.len() >= PARALLEL_LIGHTS;
-    // Each main view's lights (indices into `local`), then the union in id order.
+    let counts = lights.counts();
+    let spheres = lights.spheres();
+    let parallel = parallel && spheres.len() >= PARALLEL_LIGHTS;
+    // Each main view's lights (indices into the scene's), then the union in order.
     let culled: Vec<Vec<u32>> =
-        views.iter().zip(main).map(|(v, &m)| if m { cull_to_view(&local, v, parallel) } else { Vec::new() }).collect();
-    let mut remap = vec![u32::MAX; local.len()];
-    for &i in culled.iter().flatten() {
-        remap[i as usize] = 0;
-    }
+        views.iter().zip(main).map(|(v, &m)| if m { cull_to_view(spheres, v, parallel) } else { Vec::new() }).collect();
     let mut grid = LightGrid::default();
-    for (i, r) in remap.iter_mut().enumerate() {
-        if *r == 0 {
-            *r = grid.lights.len() as u32;
-            grid.lights.push(local[i].2);
-        }
+    let mut remap: std::collections::HashMap<u32, u32> = std::collections::HashMap::new();
+    let mut union: Vec<u32> = culled.iter().flatten().copied().collect();
+    if culled.iter().filter(|c| !c.is_empty()).count() > 1 {
+        union.sort_unstable();
+        union.dedup();
     }
-    light_stats.visible = grid.lights.len() as u64;
+    grid.lights = union.iter().map(|&i| lights.gpu()[i as usize]).collect();
+    let single = culled.iter().filter(|c| !c.is_empty()).count() <= 1;
+    if !single {
+        remap = union.iter().enumerate().map(|(k, &i)| (i, k as u32)).collect();
+    }
     for (v, view_lights) in views.iter().zip(&culled) {
+        // With one view that sees lights, its k-th light is the frame's k-th.
         let in_view: Vec<ViewLight> = view_lights
             .iter()
-            .map(|&i| {
-                let (p, radius, _) = local[i as usize];
-                ViewLight { index: remap[i as usize], center: view_space(v, p), radius }
+            .enumerate()
+            .map(|(k, &i)| {
+                let s = spheres[i as usize];
+                let index = if single { k as u32 } else { remap[&i] };
+                ViewLight { index, center: view_space(v, s.truncate()), radius: s.w }
             })
             .collect();
         append_view_grid(&mut grid, v, &in_view, settings, parallel);
     }
-    grid.light_stats = light_stats;
+    grid.light_stats = LightStats {
+        directional: counts.directional,
+        point: counts.point,
+        spot: counts.spot,
+        shadowed: counts.shadowed,
+        visible: grid.lights.len() as u64,
+    };
     let total = grid.clusters.len() as u64;
     let max = grid.clusters.iter().map(|c| c[1]).max().unwrap_or(0);
     let mean = if total == 0 { 0.0 } else { grid.indices.len() as f64 / total as f64 };
@@ -230,14 +171,14 @@ pub(crate) fn build_light_grid<'a>(
     grid
 }
 
-/// The lights of `local` whose spheres touch `view`'s frustum, in order.
-fn cull_to_view(local: &[(Vec3, f32, LocalLightData)], view: &SceneView, parallel: bool) -> Vec<u32> {
+/// The lights (by their spheres) that touch `view`'s frustum, in order.
+fn cull_to_view(spheres: &[Vec4], view: &SceneView, parallel: bool) -> Vec<u32> {
     let frustum = view.frustum();
-    let keep = |(i, (p, r, _)): (usize, &(Vec3, f32, LocalLightData))| (!frustum.sphere_outside(*p, *r)).then_some(i as u32);
+    let keep = |(i, s): (usize, &Vec4)| (!frustum.sphere_outside(s.truncate(), s.w)).then_some(i as u32);
     if parallel {
-        local.par_iter().enumerate().filter_map(keep).collect()
+        spheres.par_iter().enumerate().filter_map(keep).collect()
     } else {
-        local.iter().enumerate().filter_map(keep).collect()
+        spheres.iter().enumerate().filter_map(keep).collect()
     }
 }
 
@@ -274,8 +215,12 @@ fn append_view_grid(grid: &mut LightGrid, view: &SceneView, lights: &[ViewLight]
     let tile = settings.pixel_size;
     let size = [vp.width.div_ceil(tile), vp.height.div_ceil(tile), settings.slices];
     let (near, far) = near_far(view);
-    let near = near.max(1e-4);
-    // Slices reach the farthest light (past it nothing is lit), within the view.
+    // The slices span the lights' depths: from the nearest light's front
+    // (no nearer than the near plane) to the farthest light's back (past
+    // it nothing is lit; no farther than the far plane). A scene whose
+    // lights are all far away gets its slices there, not near the camera.
+    let front = lights.iter().map(|l| l.center.z - l.radius).fold(f32::MAX, f32::min);
+    let near = front.max(near).max(1e-4).min(far * 0.999);
     let reach = lights.iter().map(|l| l.center.z + l.radius).fold(near * 1.001, f32::max).min(far).max(near * 1.001);
     let z_scale = size[2] as f32 / (reach / near).log2();
     let row = view.view_matrix.row(2);
@@ -289,26 +234,41 @@ fn append_view_grid(grid: &mut LightGrid, view: &SceneView, lights: &[ViewLight]
         origin: Vec2::new(vp.x as f32, vp.y as f32),
     };
     let bounds = ClusterBounds::new(view, &vg, near, reach);
-    let lists = bin_lights(view, &vg, &bounds, lights, parallel);
-    for slice in lists {
-        for (count, list) in slice {
-            grid.clusters.push([grid.indices.len() as u32, count]);
-            grid.indices.extend_from_slice(&list);
+    let per_slice = (size[0] * size[1]) as usize;
+    grid.clusters.reserve(per_slice * size[2] as usize);
+    for slice in bin_lights(view, &vg, &bounds, lights, parallel) {
+        let first = grid.indices.len() as u32;
+        if slice.counts.is_empty() {
+            grid.clusters.extend(std::iter::repeat_n([first, 0], per_slice));
+            continue;
         }
+        let mut at = first;
+        grid.clusters.extend(slice.counts.iter().map(|&n| {
+            let c = [at, n];
+            at += n;
+            c
+        }));
+        grid.indices.extend_from_slice(&slice.indices);
     }
     grid.views.push(vg);
 }
 
-/// The view-space boxes of a view's clusters, from the rays through its
-/// tile corners and its slices' depths.
+/// The view-space boxes of a view's clusters. At a fixed depth a view-space
+/// point is affine in its NDC position, so a tile column's x extent over a
+/// slice is reached at the column's edge rays in the first and last rows,
+/// at the slice's near or far depth (and likewise a row's y extent): the
+/// boxes are products of per-slice column, row and depth extents, made
+/// once per slice rather than per light and cluster.
 struct ClusterBounds {
-    /// Tile columns + 1 (the rays' row length).
-    columns: usize,
-    /// Per tile corner (row by row), the view-space ray through it: a point
-    /// and its change per unit of depth, so that depth z is at `a + d · z`.
-    rays: Vec<(Vec3, Vec3)>,
-    /// Per slice, its near and far depth.
-    depths: Vec<(f32, f32)>,
+    /// Per slice: per tile column its x extent, per tile row its y extent,
+    /// and the slice's depths.
+    slices: Vec<SliceBounds>,
+}
+
+struct SliceBounds {
+    columns: Vec<(f32, f32)>,
+    rows: Vec<(f32, f32)>,
+    depth: (f32, f32),
 }
 
 impl ClusterBounds {
@@ -316,37 +276,54 @@ impl ClusterBounds {
         let vp = view.viewport;
         let edge = |i: u32, pixels: u32| (i * g.tile_pixels).min(pixels) as f32 / pixels as f32 * 2.0 - 1.0;
         let inv_proj = view.projection.inverse();
-        let mut rays = Vec::with_capacity(((g.size[0] + 1) * (g.size[1] + 1)) as usize);
-        for y in 0..=g.size[1] {
-            for x in 0..=g.size[0] {
-                let (nx, ny) = (edge(x, vp.width), edge(y, vp.height));
-                let (a, b) = (unproject_at_depth(&inv_proj, nx, ny, 0.0), unproject_at_depth(&inv_proj, nx, ny, 1.0));
-                rays.push((a, b - a));
-            }
-        }
+        // The view-space ray (point at depth 0, change per unit of depth) through an NDC point.
+        let ray = |nx: f32, ny: f32| {
+            let a = unproject_at_depth(&inv_proj, nx, ny, 0.0);
+            (a, unproject_at_depth(&inv_proj, nx, ny, 1.0) - a)
+        };
+        let (top, bottom) = (edge(0, vp.height), edge(g.size[1], vp.height));
+        let (left, right) = (edge(0, vp.width), edge(g.size[0], vp.width));
+        // Per column edge its rays in the first and last rows; per row edge,
+        // in the first and last columns.
+        let column_rays: Vec<[(Vec3, Vec3); 2]> =
+            (0..=g.size[0]).map(|x| [ray(edge(x, vp.width), top), ray(edge(x, vp.width), bottom)]).collect();
+        let row_rays: Vec<[(Vec3, Vec3); 2]> =
+            (0..=g.size[1]).map(|y| [ray(left, edge(y, vp.height)), ray(right, edge(y, vp.height))]).collect();
         let slices = g.size[2];
         let at = |s: u32| near * (reach / near).powf(s as f32 / slices as f32);
         // The first slice reaches back to the camera and the last one on
         // (far enough for any light that reaches it): a pixel's clamped
         // slice is always a box that holds it.
-        let depths =
-            (0..slices).map(|s| (if s == 0 { 0.0 } else { at(s) }, if s + 1 == slices { reach * 4.0 + 1.0 } else { at(s + 1) })).collect();
-        Self { columns: g.size[0] as usize + 1, rays, depths }
+        let extent = |rays: &[[(Vec3, Vec3); 2]], i: usize, axis: usize, (z0, z1): (f32, f32)| {
+            let (mut lo, mut hi) = (f32::MAX, f32::MIN);
+            for (a, d) in rays[i].iter().chain(&rays[i + 1]) {
+                for z in [z0, z1] {
+                    let v = (*a + *d * z)[axis];
+                    (lo, hi) = (lo.min(v), hi.max(v));
+                }
+            }
+            let pad = (hi - lo) * 1e-4 + 1e-5;
+            (lo - pad, hi + pad)
+        };
+        let slices = (0..slices)
+            .map(|s| {
+                let depth = (if s == 0 { 0.0 } else { at(s) }, if s + 1 == slices { reach * 4.0 + 1.0 } else { at(s + 1) });
+                SliceBounds {
+                    columns: (0..g.size[0] as usize).map(|x| extent(&column_rays, x, 0, depth)).collect(),
+                    rows: (0..g.size[1] as usize).map(|y| extent(&row_rays, y, 1, depth)).collect(),
+                    depth,
+                }
+            })
+            .collect();
+        Self { slices }
     }
 
     /// The view-space box (z = depth) of cluster (x, y, slice), padded a little.
     fn cluster_box(&self, x: u32, y: u32, slice: u32) -> (Vec3, Vec3) {
-        let (z0, z1) = self.depths[slice as usize];
-        let (mut lo, mut hi) = (Vec3::splat(f32::MAX), Vec3::splat(f32::MIN));
-        for (cx, cy) in [(x, y), (x + 1, y), (x, y + 1), (x + 1, y + 1)] {
-            let (a, d) = self.rays[cy as usize * self.columns + cx as usize];
-            for z in [z0, z1] {
-                let p = a + d * z;
-                (lo, hi) = (lo.min(p), hi.max(p));
-            }
-        }
-        let pad = (hi - lo).max_element() * 1e-4 + 1e-5;
-        (lo - pad, hi + pad)
+        let s = &self.slices[slice as usize];
+        let ((x0, x1), (y0, y1), (z0, z1)) = (s.columns[x as usize], s.rows[y as usize], s.depth);
+        let pad = (z1 - z0) * 1e-4 + 1e-5;
+        (Vec3::new(x0, y0, z0 - pad), Vec3::new(x1, y1, z1 + pad))
     }
 }
 
@@ -383,9 +360,16 @@ fn tile_range(view: &SceneView, g: &ViewGrid, l: &ViewLight, near: f32) -> Optio
     Some((xs, ys))
 }
 
-/// Per slice, per cluster of the slice (row by row): its light count and
-/// list (indices into the frame's lights, in order).
-fn bin_lights(view: &SceneView, g: &ViewGrid, bounds: &ClusterBounds, lights: &[ViewLight], parallel: bool) -> Vec<Vec<(u32, Vec<u32>)>> {
+/// One depth slice's lists: per cluster of the slice (row by row) its
+/// light count (empty: no light in the slice), and the lists one after
+/// another.
+struct SliceLists {
+    counts: Vec<u32>,
+    indices: Vec<u32>,
+}
+
+/// Per slice, its clusters' lists (indices into the frame's lights, in order).
+fn bin_lights(view: &SceneView, g: &ViewGrid, bounds: &ClusterBounds, lights: &[ViewLight], parallel: bool) -> Vec<SliceLists> {
     let near = near_far(view).0.max(1e-4);
     // Each light's tiles and slices.
     let range = |l: &ViewLight| {
@@ -393,28 +377,50 @@ fn bin_lights(view: &SceneView, g: &ViewGrid, bounds: &ClusterBounds, lights: &[
     };
     let ranges: Vec<_> = if parallel { lights.par_iter().map(range).collect() } else { lights.iter().map(range).collect() };
     // The lights of each slice, in order.
-    let mut by_slice: Vec<Vec<usize>> = vec![Vec::new(); g.size[2] as usize];
+    let mut by_slice: Vec<Vec<u32>> = vec![Vec::new(); g.size[2] as usize];
     for (i, r) in ranges.iter().enumerate() {
         if let Some((_, _, zs)) = r {
             for s in zs[0]..=zs[1] {
-                by_slice[s as usize].push(i);
+                by_slice[s as usize].push(i as u32);
             }
         }
     }
-    let fill = |(slice, members): (usize, &Vec<usize>)| -> Vec<(u32, Vec<u32>)> {
-        let (tx, ty) = (g.size[0] as usize, g.size[1] as usize);
-        let mut lists: Vec<Vec<u32>> = vec![Vec::new(); tx * ty];
+    // A slice's (cluster, light) hits in light order, then a counting sort
+    // by cluster (stable: each list keeps the lights' order).
+    let fill = |(slice, members): (usize, &Vec<u32>)| -> SliceLists {
+        if members.is_empty() {
+            return SliceLists { counts: Vec::new(), indices: Vec::new() };
+        }
+        let tx = g.size[0] as usize;
+        let mut counts = vec![0u32; tx * g.size[1] as usize];
+        let mut hits: Vec<(u32, u32)> = Vec::with_capacity(members.len() * 2);
         for &i in members {
-            let ((xs, ys, _), l) = (ranges[i].expect("binned"), &lights[i]);
+            let ((xs, ys, _), l) = (ranges[i as usize].expect("binned"), &lights[i as usize]);
             for y in ys[0]..=ys[1] {
                 for x in xs[0]..=xs[1] {
                     if sphere_touches_box(l.center, l.radius, bounds.cluster_box(x, y, slice as u32)) {
-                        lists[y as usize * tx + x as usize].push(l.index);
+                        let c = y as usize * tx + x as usize;
+                        counts[c] += 1;
+                        hits.push((c as u32, l.index));
                     }
                 }
             }
         }
-        lists.into_iter().map(|l| (l.len() as u32, l)).collect()
+        let mut next: Vec<u32> = counts
+            .iter()
+            .scan(0u32, |sum, &n| {
+                let start = *sum;
+                *sum += n;
+                Some(start)
+            })
+            .collect();
+        let mut indices = vec![0u32; hits.len()];
+        for (c, light) in hits {
+            let at = &mut next[c as usize];
+            indices[*at as usize] = light;
+            *at += 1;
+        }
+        SliceLists { counts, indices }
     };
     if parallel {
         by_slice.par_iter().enumerate().map(fill).collect()

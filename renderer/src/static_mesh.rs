@@ -217,6 +217,77 @@ pub mod shapes {
         StaticMeshLod::single_section(vertices, indices)
     }
 
+    /// A geodesic icosphere of `radius` centred at the origin: each face of
+    /// an icosahedron cut into `frequency`² triangles, its vertices pushed
+    /// onto the sphere (20 · frequency² triangles, CCW outward; vertices
+    /// are not shared between the icosahedron's faces). UVs are the
+    /// direction's longitude and latitude.
+    pub fn icosphere(radius: f32, frequency: u32) -> StaticMeshLod {
+        let f = frequency.max(1);
+        let t = (1.0 + 5f32.sqrt()) / 2.0;
+        let corners = [
+            Vec3::new(-1.0, t, 0.0),
+            Vec3::new(1.0, t, 0.0),
+            Vec3::new(-1.0, -t, 0.0),
+            Vec3::new(1.0, -t, 0.0),
+            Vec3::new(0.0, -1.0, t),
+            Vec3::new(0.0, 1.0, t),
+            Vec3::new(0.0, -1.0, -t),
+            Vec3::new(0.0, 1.0, -t),
+            Vec3::new(t, 0.0, -1.0),
+            Vec3::new(t, 0.0, 1.0),
+            Vec3::new(-t, 0.0, -1.0),
+            Vec3::new(-t, 0.0, 1.0),
+        ];
+        const FACES: [[usize; 3]; 20] = [
+            [0, 11, 5],
+            [0, 5, 1],
+            [0, 1, 7],
+            [0, 7, 10],
+            [0, 10, 11],
+            [1, 5, 9],
+            [5, 11, 4],
+            [11, 10, 2],
+            [10, 7, 6],
+            [7, 1, 8],
+            [3, 9, 4],
+            [3, 4, 2],
+            [3, 2, 6],
+            [3, 6, 8],
+            [3, 8, 9],
+            [4, 9, 5],
+            [2, 4, 11],
+            [6, 2, 10],
+            [8, 6, 7],
+            [9, 8, 1],
+        ];
+        let mut vertices = Vec::new();
+        let mut indices = Vec::new();
+        for [a, b, c] in FACES {
+            let (a, b, c) = (corners[a], corners[b], corners[c]);
+            let base = vertices.len() as u32;
+            // Row i of the face has i + 1 vertices, from a towards b and c.
+            for i in 0..=f {
+                for j in 0..=i {
+                    let p = a + (b - a) * (i as f32 / f as f32) + (c - b) * (j as f32 / f as f32);
+                    let n = p.normalize();
+                    let uv = [0.5 + n.y.atan2(n.x) / std::f32::consts::TAU, n.z.clamp(-1.0, 1.0).acos() / std::f32::consts::PI];
+                    vertices.push(vertex(n * radius, n, uv));
+                }
+            }
+            let at = |i: u32, j: u32| base + i * (i + 1) / 2 + j;
+            for i in 0..f {
+                for j in 0..=i {
+                    indices.extend_from_slice(&[at(i, j), at(i + 1, j), at(i + 1, j + 1)]);
+                    if j < i {
+                        indices.extend_from_slice(&[at(i, j), at(i + 1, j + 1), at(i, j + 1)]);
+                    }
+                }
+            }
+        }
+        StaticMeshLod::single_section(vertices, indices)
+    }
+
     /// A square in the XY plane facing +Z, edge `size`, centred at the
     /// origin; UV (0, 0) at its -X +Y corner, so seen from +Z with +Y up a
     /// texture is upright.
@@ -361,6 +432,15 @@ pub mod shapes {
                     + Vec3::from(lod.vertices[t[2] as usize].normal);
                 assert!(face.dot(n) > 0.0, "triangle {t:?} winds inward");
             }
+        }
+
+        #[test]
+        fn an_icosphere_has_twenty_frequency_squared_outward_triangles_on_its_sphere() {
+            let lod = icosphere(2.0, 5);
+            assert_eq!(lod.indices.len(), 3 * 20 * 25);
+            outward(&lod);
+            assert!(lod.vertices.iter().all(|v| (Vec3::from(v.position).length() - 2.0).abs() < 1e-5));
+            assert!(lod.indices.chunks_exact(3).all(|t| t.iter().all(|&i| (i as usize) < lod.vertices.len())));
         }
 
         #[test]

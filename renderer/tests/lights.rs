@@ -176,7 +176,7 @@ fn hundreds_of_clustered_lights_match_the_cpu_sum_serial_parallel_and_in_flight(
             rt.set_cvar(name, value).unwrap();
         }
         // Small tiles and many slices: many clusters, each light in several.
-        rt.set_cvar(cvars::LIGHT_GRID_PIXEL_SIZE, "16").unwrap();
+        rt.set_cvar(cvars::LIGHT_GRID_PIXEL_SIZE, "8").unwrap();
         if serial {
             rt.set_cvar(cvars::PARALLEL_PASS_SETUP, "0").unwrap();
             rt.set_cvar(cvars::PARALLEL_RECORD, "0").unwrap();

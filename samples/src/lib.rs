@@ -16,6 +16,7 @@ pub mod fly_camera;
 pub mod materials_scene;
 pub mod options;
 pub mod output;
+pub mod peer_scenes;
 pub mod runner;
 pub mod stats;
 pub mod textures;

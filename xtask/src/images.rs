@@ -141,6 +141,14 @@ fn render(tree: &Path, jobs: &[Job], out: &Path) -> Result<()> {
     for job in jobs {
         let png = out.join(format!("{}.png", job.stem));
         let _ = std::fs::remove_file(&png);
+        // A sample the tree does not have (one added since the baseline's
+        // commit) has no image there; the target directory may hold a
+        // newer tree's binary of that name, which must not stand in.
+        if !tree.join("samples/src/bin").join(format!("{}.rs", job.sample)).is_file() {
+            println!("images: {} has no sample {}; no image", tree.display(), job.sample);
+            std::fs::write(out.join(format!("{}.none", job.stem)), "").map_err(|e| format!("{}: {e}", out.display()))?;
+            continue;
+        }
         let size = [WIDTH.to_string(), HEIGHT.to_string(), FRAMES.to_string()];
         let output = Command::new(target_dir().join("debug").join(&job.sample))
             .args(&job.args)
@@ -166,7 +174,7 @@ fn render(tree: &Path, jobs: &[Job], out: &Path) -> Result<()> {
 /// `rev`'s images, rendered from a temporary worktree unless already there.
 fn baseline(commit: &str, jobs: &[Job]) -> Result<PathBuf> {
     let dir = target_dir().join("images").join(commit);
-    if jobs.iter().all(|j| dir.join(format!("{}.png", j.stem)).is_file()) {
+    if jobs.iter().all(|j| dir.join(format!("{}.png", j.stem)).is_file() || dir.join(format!("{}.none", j.stem)).is_file()) {
         println!("images: {commit}'s images are in {} already", dir.display());
         return Ok(dir);
     }
@@ -204,8 +212,14 @@ pub(crate) fn images(against: &str) -> Result<ExitCode> {
     build_samples(&workspace_root())?;
     render(&workspace_root(), &jobs, &after)?;
     let mut differing = 0;
+    let mut new = 0;
     for job in &jobs {
         let name = format!("{}.png", job.stem);
+        if !before.join(&name).is_file() {
+            new += 1;
+            println!("images: {:<24} new (no such sample at {commit})", job.stem);
+            continue;
+        }
         let comparison = compare(&read_png(&before.join(&name))?, &read_png(&after.join(&name))?);
         match comparison {
             Comparison::Identical => println!("images: {:<24} identical", job.stem),
@@ -220,9 +234,9 @@ pub(crate) fn images(against: &str) -> Result<ExitCode> {
         }
     }
     println!(
-        "images: {} of {} images identical to {commit} ({}); the working tree's are in {}",
-        jobs.len() - differing,
-        jobs.len(),
+        "images: {} of {} images identical to {commit} ({}), {new} new; the working tree's are in {}",
+        jobs.len() - differing - new,
+        jobs.len() - new,
         before.display(),
         after.display()
     );

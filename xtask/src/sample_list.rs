@@ -85,7 +85,10 @@ mod tests {
     #[test]
     fn the_workspace_list_names_every_sample_binary_in_order() {
         let names: Vec<String> = samples().unwrap().into_iter().map(|s| s.name).collect();
-        assert_eq!(names, ["hello", "many-cubes", "procmesh", "instancing", "particles", "materials", "gltf", "showcase", "soak"]);
+        assert_eq!(
+            names,
+            ["hello", "many-cubes", "lights", "procmesh", "instancing", "particles", "materials", "gltf", "showcase", "soak"]
+        );
     }
 
     #[test]

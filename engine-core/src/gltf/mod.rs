@@ -48,13 +48,14 @@
 //!   is [`GltfError::UndecodableImage`]. A missing image file is an error;
 //!   a texture with no image the importer knows is skipped the same way.
 //! - **Scenes** → [`GltfNode`]s with local transforms (matrix or TRS),
-//!   [`GltfCamera`]s, `KHR_lights_punctual` directional and point lights.
+//!   [`GltfCamera`]s, `KHR_lights_punctual` directional, point and spot
+//!   lights (a spot cone out of order is [`GltfError::Invalid`]).
 //! - **Extensions read** ([`SUPPORTED_EXTENSIONS`]): `KHR_lights_punctual`,
 //!   `KHR_materials_emissive_strength`, `KHR_materials_unlit`,
 //!   `KHR_texture_basisu` (KTX2 as above), `KHR_texture_transform`,
 //!   `KHR_mesh_quantization`.
-//! - **Not supported** (skins, morph targets, animations, spot lights,
-//!   other extensions): skipped, one `log::warn!` line each, listed in
+//! - **Not supported** (skins, morph targets, animations, other
+//!   extensions): skipped, one `log::warn!` line each, listed in
 //!   [`GltfImport::skipped`]. A file that *requires* an unsupported
 //!   extension is [`GltfError::UnsupportedExtension`].
 //!
@@ -185,7 +186,7 @@ pub struct GltfNode {
     /// Index into [`GltfImport::meshes`] (`None` there: nothing drawable).
     pub mesh: Option<usize>,
     pub camera: Option<usize>,
-    /// Index into [`GltfImport::lights`] (`None` there: a skipped spot light).
+    /// Index into [`GltfImport::lights`].
     pub light: Option<usize>,
 }
 

@@ -87,7 +87,8 @@ pub(crate) fn init_views(scene: &Scene, settings: &FrameSettings, family: &ViewF
     let wireframe_all = settings.wireframe;
     let shadow_size = settings.shadow.map_size;
     let mut directional: Vec<(DirectionalLight, bool)> = scene
-        .lights()
+        .scene_lights()
+        .directional()
         .filter_map(|l| match l {
             Light::Directional(d) => Some((*d, false)),
             _ => None,

@@ -11,5 +11,5 @@ use crate::settings::FrameSettings;
 /// Builds the grids of `v`'s main views that shade (not shadow or wireframe views).
 pub(crate) fn light_grid(scene: &Scene, settings: &FrameSettings, v: &mut InitViews) {
     let shades: Vec<bool> = v.views.iter().map(|view| !view.kind.is_shadow() && !view.wireframe).collect();
-    v.grid = build_light_grid(scene.lights_with_ids(), &v.views, &shades, &settings.light_grid, settings.parallel_pass_setup);
+    v.grid = build_light_grid(scene.scene_lights(), &v.views, &shades, &settings.light_grid, settings.parallel_pass_setup);
 }

@@ -3,8 +3,16 @@
 
 use super::*;
 use crate::rng::Rng;
-use crate::scene::{DirectionalLight, PointLight, SpotLight};
+use crate::scene::{DirectionalLight, Light, LightId, PointLight, SpotLight};
 use rhi_vulkan::Rect;
+
+fn scene_lights(lights: &[(LightId, Light)]) -> SceneLights {
+    let mut s = SceneLights::default();
+    for (id, l) in lights {
+        s.set(*id, *l).unwrap();
+    }
+    s
+}
 
 fn settings() -> LightGridSettings {
     LightGridSettings { pixel_size: 32, slices: 16 }
@@ -52,7 +60,7 @@ fn shader_cluster(view: &SceneView, g: &ViewGrid, px: f32, py: f32, depth: f32) 
 }
 
 fn check_against_brute_force(view: SceneView, lights: &[(LightId, Light)]) {
-    let grid = build_light_grid(lights.iter().map(|(i, l)| (*i, l)), std::slice::from_ref(&view), &[true], &settings(), false);
+    let grid = build_light_grid(&scene_lights(lights), std::slice::from_ref(&view), &[true], &settings(), false);
     let g = grid.views[0];
     assert!(g.size.iter().all(|&s| s > 0), "a grid: {g:?}");
     let (near, far) = near_far(&view);
@@ -97,8 +105,8 @@ fn the_grid_is_the_same_built_in_parallel_and_lists_every_light_of_a_crowded_clu
         *l = Light::Point(PointLight { position: Vec3::new(0.0, 0.0, 1.0), radius: 0.5, ..Default::default() });
     }
     let views = [perspective(), orthographic()];
-    let serial = build_light_grid(lights.iter().map(|(i, l)| (*i, l)), &views, &[true, true], &settings(), false);
-    let parallel = build_light_grid(lights.iter().map(|(i, l)| (*i, l)), &views, &[true, true], &settings(), true);
+    let serial = build_light_grid(&scene_lights(&lights), &views, &[true, true], &settings(), false);
+    let parallel = build_light_grid(&scene_lights(&lights), &views, &[true, true], &settings(), true);
     assert_eq!((&serial.clusters, &serial.indices, &serial.lights), (&parallel.clusters, &parallel.indices, &parallel.lights));
     assert_eq!(serial.views, parallel.views);
     assert!(serial.cluster_stats.max_lights >= 1000, "{:?}", serial.cluster_stats);
@@ -114,11 +122,11 @@ fn lights_outside_every_view_are_not_uploaded_and_shadow_views_get_no_grid() {
     let sun = Light::Directional(DirectionalLight { direction: Vec3::NEG_Z, color: Vec3::ONE, intensity: 1.0, cast_shadows: true });
     let lights = [(LightId(1), far_away), (LightId(2), near), (LightId(3), sun)];
     let views = [perspective(), orthographic()];
-    let grid = build_light_grid(lights.iter().map(|(i, l)| (*i, l)), &views, &[true, false], &settings(), false);
+    let grid = build_light_grid(&scene_lights(&lights), &views, &[true, false], &settings(), false);
     assert_eq!(grid.lights.len(), 1);
     assert_eq!(grid.light_stats, LightStats { directional: 1, point: 2, spot: 0, shadowed: 2, visible: 1 });
     assert_eq!(grid.views[1].size, [0, 0, 0], "not a main view");
     // No lights at all: empty grids, nothing to upload.
-    let none = build_light_grid(std::iter::empty(), &views, &[true, true], &settings(), false);
+    let none = build_light_grid(&SceneLights::default(), &views, &[true, true], &settings(), false);
     assert!(none.clusters.is_empty() && none.views.iter().all(|g| g.size == [0, 0, 0]));
 }

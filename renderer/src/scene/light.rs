@@ -21,7 +21,8 @@
 //! and spot lights have no cap (the light grid lists each cluster's lights,
 //! `crate::light_grid`).
 
-use glam::{Mat4, Vec3};
+use bytemuck::{Pod, Zeroable};
+use glam::{Mat4, Vec3, Vec4};
 
 pub use crate::ids::LightId;
 
@@ -216,6 +217,16 @@ impl Light {
         }
     }
 
+    /// A point or spot light's bounding sphere (center, radius in w);
+    /// `None` for a directional light. A spot light's is its point light's.
+    pub fn bounding_sphere(&self) -> Option<Vec4> {
+        match self {
+            Light::Directional(_) => None,
+            Light::Point(p) => Some(p.position.extend(p.radius)),
+            Light::Spot(s) => Some(s.position.extend(s.radius)),
+        }
+    }
+
     /// Whether it is a directional light.
     pub fn is_directional(&self) -> bool {
         matches!(self, Light::Directional(_))
@@ -245,6 +256,60 @@ impl Light {
             Light::Spot(s) => (s.position, s.direction) = (origin, x),
         }
         self
+    }
+}
+
+/// The `LocalLight` of `scene.inc.wgsl`: a point or spot light as the
+/// shaders read it (a point light is a spot light whose cone lets
+/// everything through: scale 0, offset 1).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub(crate) struct LocalLightData {
+    pub position: [f32; 3],
+    /// The distance at which its light reaches 0.
+    pub radius: f32,
+    /// Colour times intensity (candela).
+    pub color: [f32; 3],
+    /// The cone's scale on cos θ (0 for a point light).
+    pub spot_scale: f32,
+    /// The direction the light travels (a spot light's axis).
+    pub direction: [f32; 3],
+    /// The cone's offset (1 for a point light).
+    pub spot_offset: f32,
+    /// The light sphere's radius (widens specular highlights).
+    pub source_radius: f32,
+    pub _pad: [f32; 3],
+}
+
+impl LocalLightData {
+    /// The GPU form of a point or spot light; `None` for a directional one.
+    pub fn of(light: &Light) -> Option<Self> {
+        match light {
+            Light::Directional(_) => None,
+            Light::Point(p) => Some(Self {
+                position: p.position.to_array(),
+                radius: p.radius,
+                color: (p.color * p.intensity).to_array(),
+                spot_scale: 0.0,
+                direction: [0.0, 0.0, -1.0],
+                spot_offset: 1.0,
+                source_radius: p.source_radius,
+                _pad: [0.0; 3],
+            }),
+            Light::Spot(s) => {
+                let (spot_scale, spot_offset) = s.cone_scale_offset();
+                Some(Self {
+                    position: s.position.to_array(),
+                    radius: s.radius,
+                    color: (s.color * s.intensity).to_array(),
+                    spot_scale,
+                    direction: s.direction.normalize().to_array(),
+                    spot_offset,
+                    source_radius: s.source_radius,
+                    _pad: [0.0; 3],
+                })
+            }
+        }
     }
 }
 

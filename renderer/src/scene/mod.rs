@@ -9,17 +9,19 @@ mod proxy;
 mod relevance;
 #[allow(clippy::module_inception)]
 mod scene;
+mod scene_lights;
 mod settings;
 mod visibility;
 
 pub use gpu_scene::{GpuScene, PrimitiveGpuData};
-pub(crate) use light::TOO_MANY_DIRECTIONAL_LIGHTS;
 pub use light::{
     light_falloff, range_for_intensity, DirectionalLight, Light, LightId, PointLight, SpotLight, CUTOFF_ILLUMINANCE, MAX_DIRECTIONAL_LIGHTS,
 };
+pub(crate) use light::{LocalLightData, TOO_MANY_DIRECTIONAL_LIGHTS};
 pub(crate) use proxy::RetireCallback;
 pub use proxy::{ElementFailure, MeshElementCollector, PrimitiveSceneProxy, ProxyUpdateContext, RetiredFrameResults, ViewRelevance};
 pub(crate) use scene::{flags, CULL_CHUNK};
 pub use scene::{PrimitiveId, Scene, SceneCounters};
+pub use scene_lights::SceneLights;
 pub use settings::PrimitiveRenderSettings;
 pub(crate) use visibility::{compute_visibility, ViewVisibility};

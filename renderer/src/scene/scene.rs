@@ -9,7 +9,6 @@
 //! changes the GPU scene and the bounds only: no command is rebuilt.
 
 use super::gpu_scene::GpuScene;
-use super::light::{Light, LightId};
 use super::proxy::{PrimitiveSceneProxy, ProxyUpdateContext};
 use super::relevance::{blend_flags, relevance_flags, MATERIAL_FLAGS, RELEVANCE_FLAGS};
 use super::settings::PrimitiveRenderSettings;
@@ -28,7 +27,7 @@ use rayon::prelude::*;
 use rhi_vulkan::{BufferHandle, Device};
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::any::Any;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 pub use crate::ids::PrimitiveId;
 
@@ -161,7 +160,7 @@ pub struct Scene {
     /// Per material slot, the primitive slots whose cached commands name
     /// it: a change to that material rebuilds only theirs.
     material_users: HashMap<u32, HashSet<u32>>,
-    lights: BTreeMap<LightId, Light>,
+    pub(crate) lights: super::SceneLights,
     /// Queued requests (a Mutex only so the scene is `Sync`; always reached through `&mut`).
     pending: std::sync::Mutex<Vec<Pending>>,
     recache_all: bool,
@@ -198,7 +197,7 @@ impl Default for Scene {
             materials: MaterialRegistry::default(),
             textures: TextureRegistry::default(),
             material_users: HashMap::default(),
-            lights: BTreeMap::new(),
+            lights: Default::default(),
             pending: Default::default(),
             recache_all: false,
             uploads: Vec::new(),

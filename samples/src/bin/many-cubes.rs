@@ -19,6 +19,7 @@ use clap::Parser;
 use engine_core::*;
 use glam::{Quat, Vec3, Vec4};
 use renderer::Material;
+use samples::peer_scenes::{fibonacci_sphere_point, inside_out};
 use samples::{runner, CommonOptions};
 
 #[derive(Parser, Debug)]
@@ -176,27 +177,6 @@ fn sun_and_ground(w: &mut World, ground: renderer::MaterialId, centre: Vec3, siz
     Ok(())
 }
 
-fn fibonacci_sphere_point(i: u32, n: u32) -> Vec3 {
-    let golden_ratio = 0.5 * (1.0 + 5f64.sqrt());
-    let theta = std::f64::consts::TAU * (i as f64 / golden_ratio);
-    let phi = (1.0 - 2.0 * i as f64 / n as f64).acos();
-    let (sin_theta, cos_theta) = theta.sin_cos();
-    let (sin_phi, cos_phi) = phi.sin_cos();
-    Vec3::new((cos_theta * sin_phi) as f32, (sin_theta * sin_phi) as f32, cos_phi as f32)
-}
-
-/// A unit cube whose faces look inwards: triangles reversed, normals negated.
-fn inside_out_cube() -> anyhow::Result<std::sync::Arc<StaticMesh>> {
-    let mut lod = renderer::shapes::cube(1.0);
-    for v in &mut lod.vertices {
-        v.normal = v.normal.map(|n| -n);
-    }
-    for tri in lod.indices.chunks_exact_mut(3) {
-        tri.swap(1, 2);
-    }
-    Ok(StaticMesh::new("inside-out box", vec![lod], vec!["default".into()])?)
-}
-
 fn run_sphere(o: &Options) -> anyhow::Result<()> {
     const RADIUS: f32 = 500.0;
     let mut engine = runner::engine("many-cubes", &o.common)?;
@@ -217,7 +197,7 @@ fn run_sphere(o: &Options) -> anyhow::Result<()> {
     // built inside out instead.
     let (_, walls) = w.spawn_actor(
         "walls",
-        Box::new(StaticMeshComponent::new(inside_out_cube()?)),
+        Box::new(StaticMeshComponent::new(inside_out("inside-out box", renderer::shapes::cube(1.0))?)),
         Transform::from_translation_scale(Vec3::ZERO, Vec3::splat(2.2 * RADIUS)),
     )?;
     w.set_material(walls, 0, white)?;

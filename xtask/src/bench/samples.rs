@@ -1,4 +1,4 @@
-//! Figures measured end to end by running the `many-cubes` and `showcase` samples (release,
+//! Figures measured end to end by running the `many-cubes`, `lights` and `showcase` samples (release,
 //! validation off) and reading their stats files (`docs/samples.md`), written to
 //! `target/bench/samples.json` in the benches' row format:
 //!
@@ -14,6 +14,8 @@
 //!   issue's 4 ms. These run with one frame in flight,
 //!   so that lavapipe's work, which runs on the same two cores, is not
 //!   timed inside the CPU stages.
+//! - clustered lighting ([`clustered_lights`]): the `lights` sample with
+//!   100,000 point lights vs 8, frame time;
 //! - occlusion along the showcase's camera path ([`showcase_occlusion`]):
 //!   what the base pass draws with `r.AllowOcclusionQueries` on vs off;
 //! - overlap: frames in flight 2 vs 1 on a scene whose render-thread CPU
@@ -122,6 +124,9 @@ struct Timings {
     /// CPU per frame stage (`timings_ms.stages`).
     #[serde(default)]
     stages: std::collections::BTreeMap<String, f64>,
+    /// GPU milliseconds per pass (`timings_ms.gpu_passes`).
+    #[serde(default)]
+    gpu_passes: std::collections::BTreeMap<String, f64>,
 }
 
 #[derive(serde::Deserialize)]
@@ -395,10 +400,37 @@ pub fn bench(dir: &Path, quick: bool) -> Result<(), String> {
         // cubes, added in one batch, took their slots in space order.
         rows.push(row(&format!("peer scale {label}: cubes culling tested one by one"), s.primitives_tested as f64, "primitives", None));
     }
+    rows.extend(clustered_lights(dir, quick)?);
     rows.extend(showcase_occlusion(dir, quick)?);
     rows.extend(overlap(dir)?);
     let json = serde_json::to_string_pretty(&serde_json::json!({ "rows": rows })).map_err(|e| e.to_string())?;
     std::fs::write(dir.join("samples.json"), json + "\n").map_err(|e| e.to_string())
+}
+
+/// Clustered lighting end to end (issue 37): the `lights` sample (Bevy's
+/// many_lights) at 1920x1080 with 100,000 point lights vs the same scene
+/// with 8, mean frame time (goal <= 1.5x), and the base pass's GPU time of
+/// each. The light grid's CPU cost is the renderer's lights bench
+/// (`renderer-lights.json`), measured without lavapipe's work on the same
+/// cores.
+fn clustered_lights(dir: &Path, quick: bool) -> Result<Vec<Row>, String> {
+    let frames = if quick { "6" } else { "16" };
+    let run =
+        |count: &str| sample(dir, "lights", count, &["--count", count, "--frames", frames, "--width", "1920", "--height", "1080"], &[]);
+    let (many, few) = (run("100000")?, run("8")?);
+    let base = |s: &Stats| s.mean_timings_ms.gpu_passes.get("base").copied().unwrap_or(0.0);
+    Ok(vec![
+        row(
+            "lights 1920x1080: frame time, 100,000 clustered point lights vs 8",
+            many.mean_timings_ms.frame / few.mean_timings_ms.frame,
+            "x",
+            Some("<= 1.5"),
+        ),
+        row("lights 100,000: frame time", many.mean_timings_ms.frame, "ms", None),
+        row("lights 8: frame time", few.mean_timings_ms.frame, "ms", None),
+        row("lights 100,000: base pass GPU", base(&many), "ms", None),
+        row("lights 8: base pass GPU", base(&few), "ms", None),
+    ])
 }
 
 /// Occlusion culling along the showcase's camera path (issue 18): at three

@@ -6,7 +6,7 @@ use super::{check_transform, Pending, Scene};
 use crate::error::{RendererError, Result};
 use crate::material::{Material, MaterialId, MaterialInstance, ParameterValue};
 use crate::math::Bounds;
-use crate::scene::light::{Light, LightId, MAX_DIRECTIONAL_LIGHTS, TOO_MANY_DIRECTIONAL_LIGHTS};
+use crate::scene::light::{Light, LightId};
 use crate::scene::proxy::PrimitiveSceneProxy;
 use crate::scene::settings::PrimitiveRenderSettings;
 use crate::scene::PrimitiveId;
@@ -134,39 +134,34 @@ impl Scene {
     /// [`RendererError::InvalidLight`] and changes nothing. No mesh draw
     /// command depends on a light: none is rebuilt.
     pub fn set_light(&mut self, id: LightId, light: Light) -> Result<()> {
-        if let Some(reason) = light.problem() {
-            return Err(RendererError::InvalidLight { light: Some(id), reason });
-        }
-        let new_directional = light.is_directional() && !self.lights.get(&id).is_some_and(Light::is_directional);
-        if new_directional && self.lights.values().filter(|l| l.is_directional()).count() >= MAX_DIRECTIONAL_LIGHTS {
-            return Err(RendererError::InvalidLight { light: Some(id), reason: TOO_MANY_DIRECTIONAL_LIGHTS });
-        }
-        self.lights.insert(id, light);
-        Ok(())
+        self.lights.set(id, light)
     }
 
     /// Places the light `id` by its component's world transform
     /// ([`Light::with_transform`]): a moved light sends its transform, not
     /// a new light. An unknown id is ignored.
     pub fn set_light_transform(&mut self, id: LightId, transform: glam::Mat4) {
-        if let Some(l) = self.lights.get_mut(&id) {
-            *l = l.with_transform(&transform);
-        }
+        self.lights.set_transform(id, &transform);
     }
 
     /// Removes a light (an unknown id is ignored).
     pub fn remove_light(&mut self, id: LightId) {
-        self.lights.remove(&id);
+        self.lights.remove(id);
     }
 
-    /// The lights, by id.
+    /// The lights: the directional ones by id, then the point and spot ones.
     pub fn lights(&self) -> impl Iterator<Item = &Light> {
-        self.lights.values()
+        self.lights.iter().map(|(_, l)| l)
     }
 
-    /// The lights with their ids, by id.
-    pub fn lights_with_ids(&self) -> impl ExactSizeIterator<Item = (LightId, &Light)> {
-        self.lights.iter().map(|(id, l)| (*id, l))
+    /// The lights with their ids, in the order of [`Self::lights`].
+    pub fn lights_with_ids(&self) -> impl Iterator<Item = (LightId, &Light)> {
+        self.lights.iter()
+    }
+
+    /// The scene's lights as the frame reads them.
+    pub fn scene_lights(&self) -> &crate::scene::SceneLights {
+        &self.lights
     }
 
     pub(super) fn pending_mut(&mut self) -> &mut Vec<Pending> {
