@@ -18,25 +18,71 @@
 @group(1) @binding(3) var<storage, read> light_grid: array<vec2<u32>>;
 @group(1) @binding(4) var<storage, read> light_indices: array<u32>;
 
-// The shadowed directional light's visibility at `world_position` (its
-// `shadowed` flag says the map holds this frame's shadow of it).
-fn shadow_factor(world_position: vec3<f32>, n_dot_l: f32) -> f32 {
-    let p = view.shadow_view_proj * vec4<f32>(world_position, 1.0);
+// Visibility of the shadowed directional light at `world_position` in
+// cascade `i`: the cascade's projection, its tile of the shadow map, PCF
+// by `r.Shadow.FilterQuality` (0: one hardware 2x2 comparison, 1: a 3x3
+// grid of them, 2: a 5x5 grid with binomial (Gaussian) weights), taps kept
+// inside the tile. The bias grows on slopes facing away from the light.
+fn cascade_visibility(i: u32, world_position: vec3<f32>, n_dot_l: f32) -> f32 {
+    let c = view.shadow_cascades[i];
+    let p = c.view_proj * vec4<f32>(world_position, 1.0);
     let ndc = p.xyz / p.w;
-    let uv = vec2<f32>(ndc.x * 0.5 + 0.5, ndc.y * 0.5 + 0.5);
-    if (any(uv < vec2<f32>(0.0)) || any(uv > vec2<f32>(1.0)) || ndc.z > 1.0) {
+    let local = vec2<f32>(ndc.x * 0.5 + 0.5, ndc.y * 0.5 + 0.5);
+    if (any(local < vec2<f32>(0.0)) || any(local > vec2<f32>(1.0)) || ndc.z > 1.0) {
         return 1.0;
     }
-    // The bias in shadow-map depth units; grows on slopes facing away.
-    let bias = view.shadow_bias * (1.0 + 4.0 * (1.0 - clamp(n_dot_l, 0.0, 1.0)));
-    let texel = 1.0 / f32(max(view.shadow_map_size, 1u));
+    let bias = c.bias * (1.0 + 4.0 * (1.0 - clamp(n_dot_l, 0.0, 1.0)));
+    let texel = view.shadow_texel;
+    let lo = c.atlas_rect.xy + vec2<f32>(texel);
+    let hi = c.atlas_rect.xy + c.atlas_rect.zw - vec2<f32>(texel);
+    let uv = c.atlas_rect.xy + local * c.atlas_rect.zw;
+    let depth = ndc.z - bias;
+    if (view.shadow_filter == 0u) {
+        return textureSampleCompareLevel(shadow_map, shadow_sampler, clamp(uv, lo, hi), depth);
+    }
+    let r = i32(view.shadow_filter);
     var lit = 0.0;
-    for (var y = -1; y <= 1; y++) {
-        for (var x = -1; x <= 1; x++) {
-            lit += textureSampleCompareLevel(shadow_map, shadow_sampler, uv + vec2<f32>(f32(x), f32(y)) * texel, ndc.z - bias);
+    var total = 0.0;
+    for (var y = -r; y <= r; y++) {
+        for (var x = -r; x <= r; x++) {
+            // Binomial weights: 1 2 1 for 3x3, 1 4 6 4 1 for 5x5.
+            let w = binomial(r, x) * binomial(r, y);
+            let at = clamp(uv + vec2<f32>(f32(x), f32(y)) * texel, lo, hi);
+            lit += w * textureSampleCompareLevel(shadow_map, shadow_sampler, at, depth);
+            total += w;
         }
     }
-    return lit / 9.0;
+    return lit / total;
+}
+
+// The binomial weight of tap `k` in -r..=r (r 1 or 2).
+fn binomial(r: i32, k: i32) -> f32 {
+    let a = abs(k);
+    if (r == 1) {
+        return select(1.0, 2.0, a == 0);
+    }
+    return select(select(1.0, 4.0, a == 1), 6.0, a == 0);
+}
+
+// The shadowed directional light's visibility at `world_position` (its
+// `shadowed` flag says the shadow map holds this frame's shadow of it):
+// the cascade whose depth range holds the pixel, blended into the next
+// over the last part of its range; lit past the last one.
+fn shadow_factor(world_position: vec3<f32>, n_dot_l: f32) -> f32 {
+    let depth = dot(view.view_depth_axis.xyz, world_position) + view.view_depth_axis.w;
+    let count = min(view.shadow_cascade_count, 4u);
+    for (var i = 0u; i < count; i++) {
+        let c = view.shadow_cascades[i];
+        if (depth <= c.far_depth) {
+            let v = cascade_visibility(i, world_position, n_dot_l);
+            if (depth > c.blend_start && i + 1u < count) {
+                let t = (depth - c.blend_start) / max(c.far_depth - c.blend_start, 1e-6);
+                return mix(v, cascade_visibility(i + 1u, world_position, n_dot_l), t);
+            }
+            return v;
+        }
+    }
+    return 1.0;
 }
 
 // ---- Default-lit shading: metallic-roughness PBR (UE's DefaultLit) ----

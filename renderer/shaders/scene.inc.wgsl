@@ -31,11 +31,22 @@ struct DirectionalLight {
     color: vec3<f32>,
 }
 
+// One cascade of the shadowed directional light (`ShadowCascadeData`).
+struct ShadowCascade {
+    view_proj: mat4x4<f32>,
+    // Its tile in the shadow map: UV offset (xy) and scale (zw).
+    atlas_rect: vec4<f32>,
+    // The view depth where it ends, and from which it blends into the next.
+    far_depth: f32,
+    blend_start: f32,
+    // The depth bias in its clip-space depth units.
+    bias: f32,
+}
+
 // One field, one meaning (`ViewUniformData` in renderer/src/frame_resources.rs
 // is the Rust side; a test compares their layouts).
 struct ViewUniform {
     view_proj: mat4x4<f32>,
-    shadow_view_proj: mat4x4<f32>,
     camera_position: vec3<f32>,
     // 1 for a perspective view, 0 for an orthographic one.
     perspective: u32,
@@ -43,8 +54,8 @@ struct ViewUniform {
     // The directional lights in `directional_lights`.
     directional_light_count: u32,
     camera_up: vec3<f32>,
-    // The shadow map's width and height in texels.
-    shadow_map_size: u32,
+    // The shadowed directional light's cascades (0: no shadow).
+    shadow_cascade_count: u32,
     // View depth = dot(xyz, world position) + w.
     view_depth_axis: vec4<f32>,
     // The light grid (renderer/src/light_grid.rs): the viewport's top-left
@@ -55,11 +66,12 @@ struct ViewUniform {
     light_grid_tile_size: f32,
     light_grid_base: u32,
     light_grid_size: vec3<u32>,
-    _pad0: u32,
+    // Shadow filtering: 0 one hardware 2x2 comparison, 1 3x3, 2 5x5 Gaussian.
+    shadow_filter: u32,
     light_grid_z_scale: f32,
     light_grid_z_bias: f32,
-    // The shadow bias in shadow-map depth units.
-    shadow_bias: f32,
+    // One shadow-map texel in UV.
+    shadow_texel: f32,
     // Geometric specular anti-aliasing (`r.Shading.SpecularAAVariance`):
     // the scale of the normal's variance (0: off)...
     specular_aa_variance: f32,
@@ -72,7 +84,8 @@ struct ViewUniform {
     _pad1: f32,
     wireframe_color: vec4<f32>,
     directional_lights: array<DirectionalLight, 4>,
-    _reserved: array<vec4<u32>, 6>,
+    shadow_cascades: array<ShadowCascade, 4>,
+    _reserved: array<vec4<u32>, 2>,
 }
 
 struct PrimitiveData {

@@ -45,6 +45,20 @@ pub const FORCE_DYNAMIC_PATH: &str = "r.MeshDrawCommands.ForceDynamicPath";
 /// The shadow map's resolution in texels (default 2048; clamped to
 /// 64..=8192).
 pub const SHADOW_MAP_SIZE: &str = "r.Shadow.MapSize";
+/// Cascades of the shadowed directional light's shadow map (default 4,
+/// clamped to 1..=4). See `crate::shadow_cascades`.
+pub const SHADOW_CSM_MAX_CASCADES: &str = "r.Shadow.CSM.MaxCascades";
+/// The first cascade's far depth in scene units (default 10; with more
+/// than one cascade).
+pub const SHADOW_CSM_FIRST_CASCADE_DISTANCE: &str = "r.Shadow.CSM.FirstCascadeDistance";
+/// The distance past which the directional light casts no shadow (default 200).
+pub const SHADOW_CSM_MAX_DISTANCE: &str = "r.Shadow.CSM.MaxDistance";
+/// The share of each cascade's depth range over which it blends into the
+/// next (default 0.2, clamped to 0..=0.5).
+pub const SHADOW_CSM_TRANSITION: &str = "r.Shadow.CSM.Transition";
+/// Shadow filtering: 0 = one hardware 2×2 comparison, 1 = 3×3 of them (the
+/// default), 2 = 5×5 with Gaussian weights.
+pub const SHADOW_FILTER_QUALITY: &str = "r.Shadow.FilterQuality";
 /// The light grid's tile size in pixels (clustered lighting; default 16,
 /// clamped to 8..=1024; UE's default is 64, but on a CPU rasterizer a
 /// pixel's loop over its cluster's lights costs more than the grid's CPU
@@ -100,7 +114,12 @@ impl Default for ConsoleVariables {
         add(WIREFRAME, CvarValue::Bool(false), "draw every view in wireframe");
         add(SHADOW_ENABLE, CvarValue::Bool(true), "render the directional light's shadow map");
         add(FORCE_DYNAMIC_PATH, CvarValue::Bool(false), "build every command each frame through the dynamic path (for comparison)");
-        add(SHADOW_MAP_SIZE, CvarValue::Int(2048), "shadow map resolution in texels");
+        add(SHADOW_MAP_SIZE, CvarValue::Int(2048), "shadow map resolution in texels (per cascade)");
+        add(SHADOW_CSM_MAX_CASCADES, CvarValue::Int(4), "cascades of the directional light's shadow");
+        add(SHADOW_CSM_FIRST_CASCADE_DISTANCE, CvarValue::Float(10.0), "the first shadow cascade's far depth");
+        add(SHADOW_CSM_MAX_DISTANCE, CvarValue::Float(200.0), "no directional shadow past this distance");
+        add(SHADOW_CSM_TRANSITION, CvarValue::Float(0.2), "share of a cascade's depth over which it blends into the next");
+        add(SHADOW_FILTER_QUALITY, CvarValue::Int(1), "shadow filtering: 0 = 2x2 hardware, 1 = 3x3, 2 = 5x5 Gaussian");
         add(LIGHT_GRID_PIXEL_SIZE, CvarValue::Int(16), "clustered lighting: the light grid's tile size in pixels");
         add(LIGHT_GRID_SIZE_Z, CvarValue::Int(32), "clustered lighting: the light grid's depth slices");
         add(TONEMAPPER, CvarValue::Int(1), "tone mapping of the HDR scene color: 0 = none (clamp), 1 = ACES fitted");

@@ -12,14 +12,13 @@ use rayon::prelude::*;
 use rhi_vulkan::{BufferDesc, BufferHandle, BufferUsage, Device, Result, SamplerHandle};
 
 /// The `ViewUniform` of `scene.inc.wgsl`, field for field (one meaning
-/// each; a test compares the two layouts). Its size, 512 bytes, is a
+/// each; a test compares the two layouts). Its size, 768 bytes, is a
 /// multiple of every device's uniform offset alignment (at most 256), so
 /// views are bound at multiples of it.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Pod, Zeroable)]
 pub(crate) struct ViewUniformData {
     pub view_proj: [[f32; 4]; 4],
-    pub shadow_view_proj: [[f32; 4]; 4],
     pub camera_position: [f32; 3],
     /// 1 for a perspective view, 0 for an orthographic one.
     pub perspective: u32,
@@ -27,9 +26,10 @@ pub(crate) struct ViewUniformData {
     /// The directional lights in `directional_lights`.
     pub directional_light_count: u32,
     pub camera_up: [f32; 3],
-    /// The shadow map's width and height in texels.
-    pub shadow_map_size: u32,
-    /// View depth = dot(xyz, world position) + w (the light grid's depth).
+    /// The shadowed directional light's cascades in `shadow_cascades` (0: no shadow).
+    pub shadow_cascade_count: u32,
+    /// View depth = dot(xyz, world position) + w (the light grid's and the
+    /// cascades' depth).
     pub view_depth_axis: [f32; 4],
     /// The viewport's top-left corner in pixels (where the grid's tiles start).
     pub light_grid_origin: [f32; 2],
@@ -39,12 +39,13 @@ pub(crate) struct ViewUniformData {
     pub light_grid_base: u32,
     /// Tiles across, tiles down, depth slices (0: no local lights).
     pub light_grid_size: [u32; 3],
-    pub _pad0: u32,
+    /// Shadow filtering (`r.Shadow.FilterQuality`): 0, 1 or 2.
+    pub shadow_filter: u32,
     /// slice = log2(depth) · scale + bias.
     pub light_grid_z_scale: f32,
     pub light_grid_z_bias: f32,
-    /// The shadow bias in shadow-map depth units.
-    pub shadow_bias: f32,
+    /// 1 / the shadow map's width (one texel in UV).
+    pub shadow_texel: f32,
     /// Geometric specular anti-aliasing: the normal variance's scale (0: off).
     pub specular_aa_variance: f32,
     /// The hemisphere ambient's radiance from the sky (above, +Z).
@@ -56,8 +57,27 @@ pub(crate) struct ViewUniformData {
     pub _pad1: f32,
     pub wireframe_color: [f32; 4],
     pub directional_lights: [DirectionalLightData; 4],
+    pub shadow_cascades: [ShadowCascadeData; 4],
     /// Room to grow without changing the uniform's size.
-    pub _reserved: [[u32; 4]; 6],
+    pub _reserved: [[u32; 4]; 2],
+}
+
+/// The `ShadowCascade` of `scene.inc.wgsl`: one cascade of the shadowed
+/// directional light (`crate::shadow_cascades`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
+pub(crate) struct ShadowCascadeData {
+    /// World to the cascade's clip space.
+    pub view_proj: [[f32; 4]; 4],
+    /// Its tile in the shadow map: UV offset (xy) and scale (zw).
+    pub atlas_rect: [f32; 4],
+    /// The view depth where it ends...
+    pub far_depth: f32,
+    /// ...and from which it blends into the next.
+    pub blend_start: f32,
+    /// The depth bias in its clip-space depth units.
+    pub bias: f32,
+    pub _pad: f32,
 }
 
 /// The `DirectionalLight` of `scene.inc.wgsl`.

@@ -47,14 +47,27 @@ pub struct FrameSettings {
     pub tonemap: TonemapSettings,
 }
 
-/// The directional light's shadow map.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// The directional light's cascaded shadow map (`crate::shadow_cascades`).
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ShadowSettings {
-    /// A shadow-casting directional light gets a shadow view (`r.Shadow.Enable`).
+    /// A shadow-casting directional light gets shadow views (`r.Shadow.Enable`).
     pub enabled: bool,
-    /// The shadow map's width and height in texels (`r.Shadow.MapSize`,
-    /// within [`Self::MIN_MAP_SIZE`]..=[`Self::MAX_MAP_SIZE`]).
+    /// A cascade's width and height in texels (`r.Shadow.MapSize`, within
+    /// [`Self::MIN_MAP_SIZE`]..=[`Self::MAX_MAP_SIZE`]; at most 4096 with
+    /// more than one cascade, whose 2×2 grid is the shadow map).
     pub map_size: u32,
+    /// Cascades (`r.Shadow.CSM.MaxCascades`, 1..=4).
+    pub cascades: u32,
+    /// The first cascade's far depth (`r.Shadow.CSM.FirstCascadeDistance`, > 0).
+    pub first_cascade_distance: f32,
+    /// No directional shadow past this depth (`r.Shadow.CSM.MaxDistance`, > 0).
+    pub max_distance: f32,
+    /// The share of a cascade's depth range blended into the next
+    /// (`r.Shadow.CSM.Transition`, 0..=0.5).
+    pub cascade_transition: f32,
+    /// Filtering (`r.Shadow.FilterQuality`): 0 one hardware 2×2
+    /// comparison, 1 a 3×3 grid of them, 2 a 5×5 Gaussian.
+    pub filter_quality: u32,
 }
 
 impl ShadowSettings {
@@ -115,6 +128,7 @@ impl FrameSettings {
     /// a negative `r.Exposure` counts as 0.
     pub fn from_cvars(cvars: &ConsoleVariables) -> Self {
         let map_size = cvars.int(cvars::SHADOW_MAP_SIZE).clamp(ShadowSettings::MIN_MAP_SIZE.into(), ShadowSettings::MAX_MAP_SIZE.into());
+        let cascades = cvars.int(cvars::SHADOW_CSM_MAX_CASCADES).clamp(1, 4) as u32;
         let curve = if cvars.int(cvars::TONEMAPPER) == 0 { TonemapCurve::None } else { TonemapCurve::AcesFitted };
         Self {
             parallel_pass_setup: cvars.bool(cvars::PARALLEL_PASS_SETUP),
@@ -125,7 +139,15 @@ impl FrameSettings {
             occlusion_culling: cvars.bool(cvars::ALLOW_OCCLUSION_QUERIES),
             frames_in_flight: usize::try_from(cvars.int(cvars::FRAMES_IN_FLIGHT).max(1)).unwrap_or(usize::MAX),
             wireframe: cvars.bool(cvars::WIREFRAME),
-            shadow: ShadowSettings { enabled: cvars.bool(cvars::SHADOW_ENABLE), map_size: map_size as u32 },
+            shadow: ShadowSettings {
+                enabled: cvars.bool(cvars::SHADOW_ENABLE),
+                map_size: if cascades > 1 { (map_size as u32).min(4096) } else { map_size as u32 },
+                cascades,
+                first_cascade_distance: cvars.float(cvars::SHADOW_CSM_FIRST_CASCADE_DISTANCE).max(1e-3),
+                max_distance: cvars.float(cvars::SHADOW_CSM_MAX_DISTANCE).max(1e-3),
+                cascade_transition: cvars.float(cvars::SHADOW_CSM_TRANSITION).clamp(0.0, 0.5),
+                filter_quality: cvars.int(cvars::SHADOW_FILTER_QUALITY).clamp(0, 2) as u32,
+            },
             space_order_adds: cvars.bool(cvars::SPACE_ORDER_ADDS),
             shading: ShadingSettings {
                 sky_light: cvars.float(cvars::SKY_LIGHT_INTENSITY).max(0.0),
@@ -172,7 +194,21 @@ mod tests {
         c.set(cvars::SHADOW_MAP_SIZE, "100000").unwrap();
         c.set(cvars::TONEMAPPER, "7").unwrap();
         let s = FrameSettings::from_cvars(&c);
-        assert_eq!((s.shadow.map_size, s.tonemap.curve), (ShadowSettings::MAX_MAP_SIZE, TonemapCurve::AcesFitted));
+        // With four cascades, four 4096² tiles make an 8192² shadow map.
+        assert_eq!((s.shadow.map_size, s.tonemap.curve), (4096, TonemapCurve::AcesFitted));
+        c.set(cvars::SHADOW_CSM_MAX_CASCADES, "1").unwrap();
+        assert_eq!(FrameSettings::from_cvars(&c).shadow.map_size, ShadowSettings::MAX_MAP_SIZE);
+        for (name, value) in [
+            (cvars::SHADOW_CSM_MAX_CASCADES, "9"),
+            (cvars::SHADOW_CSM_TRANSITION, "3"),
+            (cvars::SHADOW_FILTER_QUALITY, "-2"),
+            (cvars::SHADOW_CSM_MAX_DISTANCE, "-5"),
+        ] {
+            c.set(name, value).unwrap();
+        }
+        let s = FrameSettings::from_cvars(&c).shadow;
+        assert_eq!((s.cascades, s.cascade_transition, s.filter_quality), (4, 0.5, 0));
+        assert!(s.max_distance > 0.0);
     }
 
     #[test]

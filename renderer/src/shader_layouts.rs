@@ -4,7 +4,7 @@
 //! from a composed base-pass shader, the declarations as the GPU sees them.
 
 use crate::frame::submit::DrawPush;
-use crate::frame_resources::{DirectionalLightData, ViewUniformData};
+use crate::frame_resources::{DirectionalLightData, ShadowCascadeData, ViewUniformData};
 use crate::light_grid::LocalLightData;
 use crate::mesh_pass::{MeshPass, PassPipelineKey, PipelineLibrary};
 use crate::postprocess::tonemap::{TonemapPush, TONEMAP_WGSL};
@@ -37,22 +37,21 @@ fn the_view_uniform_matches_the_shader() {
         "ViewUniform",
         [
             view_proj,
-            shadow_view_proj,
             camera_position,
             perspective,
             camera_right,
             directional_light_count,
             camera_up,
-            shadow_map_size,
+            shadow_cascade_count,
             view_depth_axis,
             light_grid_origin,
             light_grid_tile_size,
             light_grid_base,
             light_grid_size,
-            _pad0,
+            shadow_filter,
             light_grid_z_scale,
             light_grid_z_bias,
-            shadow_bias,
+            shadow_texel,
             specular_aa_variance,
             sky_radiance,
             specular_aa_threshold,
@@ -60,9 +59,11 @@ fn the_view_uniform_matches_the_shader() {
             _pad1,
             wireframe_color,
             directional_lights,
+            shadow_cascades,
             _reserved,
         ]
     );
+    assert_wgsl_layout!(ShadowCascadeData, &wgsl, "ShadowCascade", [view_proj, atlas_rect, far_depth, blend_start, bias, _pad]);
     assert_wgsl_layout!(DirectionalLightData, &wgsl, "DirectionalLight", [direction, shadowed, color]);
     assert_wgsl_layout!(
         LocalLightData,

@@ -21,7 +21,11 @@ fn a_thousand_cubes_of_one_material_merge_into_one_draw_and_match_unmerged() {
     assert_eq!(merged.visible_primitives, 1000);
     assert_eq!(merged.pass(MeshPass::Base), PassStats { mesh_draw_commands: 1000, draws: 1, instances: 1000, indirect_draws: 0 });
     assert_eq!(merged.pass(MeshPass::DepthPrepass).draws, 1);
-    assert_eq!(merged.pass(MeshPass::ShadowDepth).draws, 1);
+    // One merged draw per shadow cascade that sees the cubes (from 40
+    // units up, the nearest cascade, 10 deep, sees none).
+    assert_eq!(merged.shadow.cascades, 4);
+    assert_eq!(merged.pass(MeshPass::ShadowDepth).draws, 3);
+    assert_eq!(merged.shadow.draws, 3);
     assert_eq!(merged.triangles, 12_000);
     rt.set_cvar(cvars::DYNAMIC_INSTANCING, "0").unwrap();
     let (unmerged, unmerged_img) = frame(&mut rt, &fam);
@@ -34,7 +38,7 @@ fn a_thousand_cubes_of_one_material_merge_into_one_draw_and_match_unmerged() {
     rt.set_cvar(cvars::FORCE_DYNAMIC_PATH, "1").unwrap();
     let (forced, forced_img) = frame(&mut rt, &fam);
     assert_eq!(forced.draw_list_digest, merged.draw_list_digest);
-    assert_eq!(forced.dynamic_commands_built, 3000, "depth, shadow and base for each cube");
+    assert_eq!(forced.dynamic_commands_built, 5000, "depth and base for each cube, and shadow in each of the 3 cascades that see it");
     assert_images_equal(&forced_img, &merged_img, "forced dynamic path vs cached");
     // Something was drawn: the middle is a lit cube, not the clear color.
     assert!(luminance(merged_img.pixel(W / 2, H / 2)) > 100, "{:?}", merged_img.pixel(W / 2, H / 2));

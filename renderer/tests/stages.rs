@@ -42,13 +42,14 @@ fn every_stage_is_timed_and_traced_with_worker_tasks() {
     for w in stages.windows(2) {
         assert!(w[0].start_us + w[0].dur_us <= w[1].start_us + 1e-3, "{} ends before {} begins", w[0].name, w[1].name);
     }
-    // Worker tasks: three pass-setup tasks (depth, base, shadow: nothing
-    // translucent is in view, so its relevance leaves translucency out),
+    // Worker tasks: five pass-setup tasks (depth, base, and shadow in the
+    // three cascades that see casters: nothing translucent is in view, so
+    // its relevance leaves translucency out),
     // recording chunks and culling chunks, on the render thread's pool
     // (`render_worker_pool`: the render thread is one of its workers, so a
     // task may run on it or on another worker).
     let tasks = |name: &str| trace.events.iter().filter(|e| e.category == "task" && e.name == name).collect::<Vec<_>>();
-    assert_eq!(tasks("pass_setup_task").len(), 3);
+    assert_eq!(tasks("pass_setup_task").len(), 5);
     assert!(tasks("record_chunk").len() >= 3, "a chunk per pass that draws (translucency draws nothing)");
     assert!(!tasks("cull_chunk").is_empty());
     // Tasks lie within their stage.

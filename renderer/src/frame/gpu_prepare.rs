@@ -25,9 +25,9 @@ pub(crate) struct PreparedTargets {
 pub(crate) struct TargetSizes {
     pub width: u32,
     pub height: u32,
-    /// The shadow map's width and height (`r.Shadow.MapSize`).
+    /// The shadow map's width and height (its cascades' tiles: `crate::shadow_cascades`).
     pub shadow_map: u32,
-    /// The frame has a shadow view (the shadow map is drawn).
+    /// The frame has shadow cascades (the shadow map is drawn).
     pub has_shadow: bool,
 }
 

@@ -1,5 +1,5 @@
 //! The `init_views` stage: the views of the frame (the family's main views,
-//! then the directional light's shadow view) and what each sees — frustum
+//! then the shadowed directional light's cascades, `crate::shadow_cascades`) and what each sees — frustum
 //! and distance culling, relevance (the flags a view requires, proxies
 //! whose relevance depends on the view asked again, the view's relevance
 //! ORed), static LOD.
@@ -11,9 +11,8 @@ use crate::mesh_pass::MeshPass;
 use crate::occlusion::OcclusionBuffer;
 use crate::scene::{compute_visibility, flags, DirectionalLight, Light, Scene, ViewRelevance, ViewVisibility, MAX_DIRECTIONAL_LIGHTS};
 use crate::settings::{FrameSettings, ShadingSettings};
-use crate::view::{SceneView, ViewFamily, ViewKind};
-use glam::{Mat4, Vec3};
-use rhi_vulkan::Rect;
+use crate::shadow_cascades::{cascades, Cascade, CascadeSettings};
+use crate::view::{SceneView, ViewFamily};
 
 /// The frame's views and their visibility.
 pub(crate) struct InitViews {
@@ -37,20 +36,19 @@ pub(crate) struct InitViews {
     pub shading: ShadingSettings,
     /// The main views' light grids (the `light_grid` stage builds them).
     pub grid: LightGrid,
+    /// The shadowed directional light's cascades (their views are in
+    /// `views`, kind `ShadowCascade`), fitted to the first main view.
+    pub cascades: Vec<Cascade>,
+    /// The cascades' layout in the shadow map.
+    pub cascade_settings: CascadeSettings,
+    /// `r.Shadow.FilterQuality`.
+    pub shadow_filter: u32,
 }
 
 impl InitViews {
-    /// The directional light's shadow view (its first cascade), if any.
-    pub fn shadow_view(&self) -> Option<&SceneView> {
-        self.views.iter().find(|v| matches!(v.kind, ViewKind::ShadowCascade { .. }))
-    }
-
+    /// Whether the shadowed directional light has cascades this frame.
     pub fn has_shadow(&self) -> bool {
-        self.shadow_view().is_some()
-    }
-
-    pub fn shadow_view_proj(&self) -> Mat4 {
-        self.shadow_view().map(|v| v.view_proj()).unwrap_or(Mat4::IDENTITY)
+        !self.cascades.is_empty()
     }
 
     /// The views that draw into scene color (not shadow views), as indices into `views`.
@@ -85,7 +83,6 @@ impl InitViews {
 pub(crate) fn init_views(scene: &Scene, settings: &FrameSettings, family: &ViewFamily) -> InitViews {
     let parallel = settings.parallel_pass_setup;
     let wireframe_all = settings.wireframe;
-    let shadow_size = settings.shadow.map_size;
     let mut directional: Vec<(DirectionalLight, bool)> = scene
         .scene_lights()
         .directional()
@@ -100,13 +97,17 @@ pub(crate) fn init_views(scene: &Scene, settings: &FrameSettings, family: &ViewF
     for v in &mut views {
         v.wireframe |= wireframe_all;
     }
-    let shadow_view = shadowed.and_then(|(d, has_map)| {
-        let view =
-            scene.shadow_caster_bounds().and_then(|b| shadow_view_for(d.direction, b.origin, b.extent.length().max(1.0), shadow_size));
-        *has_map = view.is_some();
-        view
-    });
-    views.extend(shadow_view);
+    let cascade_settings = CascadeSettings::of(&settings.shadow);
+    let first_main = views.iter().find(|v| !v.kind.is_shadow()).cloned();
+    let cascades = match (shadowed, first_main, scene.shadow_caster_bounds()) {
+        (Some((d, has_map)), Some(main), Some(casters)) => {
+            let c = cascades(&main, d.direction, &cascade_settings, &casters);
+            *has_map = !c.is_empty();
+            c
+        }
+        _ => Vec::new(),
+    };
+    views.extend(cascades.iter().map(|c| c.view.clone()));
     let require = |v: &SceneView| if v.kind.is_shadow() { flags::SHADOW } else { flags::DRAW };
     let occlusion = occlusion_enabled(settings, &scene.passes);
     let visibility: Vec<ViewVisibility> = views
@@ -127,19 +128,8 @@ pub(crate) fn init_views(scene: &Scene, settings: &FrameSettings, family: &ViewF
         occluded_primitives: 0,
         shading,
         grid: LightGrid::default(),
+        cascades,
+        cascade_settings,
+        shadow_filter: settings.shadow.filter_quality,
     }
-}
-
-/// An orthographic view from the light that covers the casters' bounding
-/// sphere, with a depth range just as deep as the sphere (depth precision
-/// and the shadow bias are relative to it).
-fn shadow_view_for(direction: Vec3, center: Vec3, radius: f32, size: u32) -> Option<SceneView> {
-    let d = direction.normalize_or_zero();
-    if d == Vec3::ZERO {
-        return None;
-    }
-    let up = if d.z.abs() > 0.99 { Vec3::Y } else { Vec3::Z };
-    let eye = center - d * (radius + 1.0);
-    let view = SceneView::orthographic(eye, center, up, radius * 2.0, radius * 2.0, 0.5, 2.0 * radius + 1.5, Rect::from_size(size, size));
-    view.ok().map(|v| SceneView { kind: ViewKind::ShadowCascade { cascade: 0 }, ..v })
 }

@@ -255,7 +255,7 @@ pub(crate) fn frame_stats(frame: u64, scene: &Scene, v: &InitViews, elements: &D
         clusters: v.grid.cluster_stats,
         ..Default::default()
     };
-    stats.shadow.cascades = u64::from(v.has_shadow());
+    stats.shadow.cascades = v.cascades.len() as u64;
     // The digest hashes per list a few figures, its draws' digest and its
     // ids' (`IdStream::digest`). Per draw and per id it adds up terms that
     // are each a mix of the element and its position: no chain from one

@@ -236,7 +236,7 @@ impl SceneRenderer {
         let sizes = TargetSizes {
             width: family.width,
             height: family.height,
-            shadow_map: settings.shadow.map_size,
+            shadow_map: views.cascade_settings.atlas_size(),
             has_shadow: views.has_shadow(),
         };
         let prepared = stage!(clock, GpuPrepare, gpu_prepare(device, &mut frame, gpu_work, &mut self.targets, &mut self.resources, sizes)?);

@@ -6,12 +6,11 @@
 
 use super::{InitViews, PassDrawList};
 use crate::error::Result;
-use crate::frame_resources::{DirectionalLightData, FrameResources, ViewUniformData, VIEW_UNIFORM_SIZE};
+use crate::frame_resources::{DirectionalLightData, FrameResources, ShadowCascadeData, ViewUniformData, VIEW_UNIFORM_SIZE};
 use crate::light_grid::ViewGrid;
 use crate::mesh_pass::PrimitiveSlot;
 use crate::settings::{FrameSettings, ShadingSettings};
 use crate::view::SceneView;
-use glam::Mat4;
 use rhi_vulkan::{BufferHandle, Device};
 
 /// The frame slot's buffers the passes bind.
@@ -34,7 +33,7 @@ pub(crate) fn upload(
     lists: &mut [PassDrawList],
     settings: &FrameSettings,
 ) -> Result<Uploaded> {
-    let (shadow_size, parallel) = (settings.shadow.map_size, settings.parallel_record);
+    let (shadow_size, parallel) = (v.cascade_settings.atlas_size(), settings.parallel_record);
     let mut id_base = 0;
     for l in lists.iter_mut() {
         l.id_base = id_base;
@@ -44,12 +43,12 @@ pub(crate) fn upload(
     // lists: `IdStream`), each written at its offset.
     let streams: Vec<&[u8]> = lists.iter().flat_map(|l| l.draws.ids().parts()).map(bytemuck::cast_slice::<PrimitiveSlot, u8>).collect();
     let id_buffer = resources.id_streams.write_parts(device, slot, &streams, parallel)?;
-    let shadow_view_proj = v.shadow_view_proj();
+    let cascades = cascade_data(v);
     let uniforms: Vec<ViewUniformData> = v
         .views
         .iter()
         .enumerate()
-        .map(|(i, view)| view_uniform(view, v, v.grid.views.get(i).copied().unwrap_or_default(), shadow_view_proj, shadow_size))
+        .map(|(i, view)| view_uniform(view, v, v.grid.views.get(i).copied().unwrap_or_default(), &cascades, shadow_size))
         .collect();
     let view_uniforms = resources.view_uniforms.write(device, slot, bytemuck::cast_slice(&uniforms))?;
     let [lights, clusters, indices] = &mut resources.light_grid;
@@ -71,16 +70,32 @@ const GROUND_RADIANCE: [f32; 3] = [0.11, 0.10, 0.09];
 const SHADOW_BIAS_TEXELS: f32 = 1.5;
 const SHADOW_BIAS_WORLD_MIN: f32 = 0.01;
 
-fn view_uniform(v: &SceneView, views: &InitViews, grid: ViewGrid, shadow_view_proj: Mat4, shadow_size: u32) -> ViewUniformData {
+/// The cascades' shader data: each one's projection, its tile in the
+/// shadow map as UVs, its depths and its bias.
+fn cascade_data(v: &InitViews) -> [ShadowCascadeData; 4] {
+    let mut out = [ShadowCascadeData::default(); 4];
+    let atlas = v.cascade_settings.atlas_size().max(1) as f32;
+    for (slot, c) in out.iter_mut().zip(&v.cascades) {
+        let r = c.view.viewport;
+        // Bias by the size of a shadow texel in the world (acne-free at any
+        // scene scale), never below a small world-space floor; relative to
+        // the cascade's depth range (its projection is orthographic).
+        let bias_world = (SHADOW_BIAS_TEXELS * c.texel_world).max(SHADOW_BIAS_WORLD_MIN);
+        *slot = ShadowCascadeData {
+            view_proj: c.view.view_proj().to_cols_array_2d(),
+            atlas_rect: [r.x as f32 / atlas, r.y as f32 / atlas, r.width as f32 / atlas, r.height as f32 / atlas],
+            far_depth: c.far_depth,
+            blend_start: c.blend_start,
+            bias: bias_world / c.depth_range.max(1e-6),
+            _pad: 0.0,
+        };
+    }
+    out
+}
+
+fn view_uniform(v: &SceneView, views: &InitViews, grid: ViewGrid, cascades: &[ShadowCascadeData; 4], shadow_size: u32) -> ViewUniformData {
     let (has_shadow, sky) = (views.has_shadow(), views.shading.sky_light);
     let (right, up) = v.right_up();
-    // The shadow projection is orthographic: depth is linear, 1 unit of NDC = its depth range.
-    let depth_range = if shadow_view_proj.z_axis.z != 0.0 { 1.0 / shadow_view_proj.z_axis.z.abs() } else { 1.0 };
-    // Bias by the size of a shadow texel in the world (acne-free at any
-    // scene scale), never below a small world-space floor.
-    let texel_world =
-        if shadow_view_proj.x_axis.x != 0.0 { 2.0 / shadow_view_proj.x_axis.x.abs() / shadow_size.max(1) as f32 } else { 0.0 };
-    let shadow_bias_ndc = (SHADOW_BIAS_TEXELS * texel_world).max(SHADOW_BIAS_WORLD_MIN) / depth_range;
     let mut directional_lights = [DirectionalLightData::default(); 4];
     for (slot, (d, shadowed)) in directional_lights.iter_mut().zip(&views.directional) {
         *slot = DirectionalLightData {
@@ -90,24 +105,25 @@ fn view_uniform(v: &SceneView, views: &InitViews, grid: ViewGrid, shadow_view_pr
             _pad: 0.0,
         };
     }
+    // The view's depth along its axis (the view matrix's third row, negated).
+    let depth_axis = -v.view_matrix.row(2);
     ViewUniformData {
         view_proj: v.view_proj().to_cols_array_2d(),
-        shadow_view_proj: shadow_view_proj.to_cols_array_2d(),
         camera_position: v.origin.to_array(),
         perspective: u32::from(v.perspective),
         camera_right: right.to_array(),
         directional_light_count: views.directional.len().min(4) as u32,
         camera_up: up.to_array(),
-        shadow_map_size: shadow_size,
-        view_depth_axis: grid.depth_axis.to_array(),
+        shadow_cascade_count: views.cascades.len() as u32,
+        view_depth_axis: depth_axis.to_array(),
         light_grid_origin: grid.origin.to_array(),
         light_grid_tile_size: grid.tile_pixels.max(1) as f32,
         light_grid_base: grid.base,
         light_grid_size: grid.size,
-        _pad0: 0,
+        shadow_filter: views.shadow_filter,
         light_grid_z_scale: grid.z_scale,
         light_grid_z_bias: grid.z_bias,
-        shadow_bias: shadow_bias_ndc,
+        shadow_texel: 1.0 / shadow_size.max(1) as f32,
         specular_aa_variance: views.shading.specular_aa_variance,
         sky_radiance: SKY_RADIANCE.map(|c| c * sky),
         specular_aa_threshold: ShadingSettings::SPECULAR_AA_THRESHOLD,
@@ -115,8 +131,9 @@ fn view_uniform(v: &SceneView, views: &InitViews, grid: ViewGrid, shadow_view_pr
         _pad1: 0.0,
         wireframe_color: [0.85, 0.9, 1.0, 1.0],
         directional_lights,
-        _reserved: [[0; 4]; 6],
+        shadow_cascades: *cascades,
+        _reserved: [[0; 4]; 2],
     }
 }
 
-const _: () = assert!(VIEW_UNIFORM_SIZE == 512 && VIEW_UNIFORM_SIZE.is_multiple_of(256));
+const _: () = assert!(VIEW_UNIFORM_SIZE == 768 && VIEW_UNIFORM_SIZE.is_multiple_of(256));
