@@ -71,18 +71,20 @@ fn binomial(r: i32, k: i32) -> f32 {
 fn shadow_factor(world_position: vec3<f32>, n_dot_l: f32) -> f32 {
     let depth = dot(view.view_depth_axis.xyz, world_position) + view.view_depth_axis.w;
     let count = min(view.shadow_cascade_count, 4u);
-    for (var i = 0u; i < count; i++) {
-        let c = view.shadow_cascades[i];
-        if (depth <= c.far_depth) {
-            let v = cascade_visibility(i, world_position, n_dot_l);
-            if (depth > c.blend_start && i + 1u < count) {
-                let t = (depth - c.blend_start) / max(c.far_depth - c.blend_start, 1e-6);
-                return mix(v, cascade_visibility(i + 1u, world_position, n_dot_l), t);
-            }
-            return v;
-        }
+    // The first cascade whose range reaches the depth, without a loop:
+    // the count of cascades that end before it.
+    let i = u32(depth > view.shadow_cascades[0].far_depth) + u32(depth > view.shadow_cascades[1].far_depth && count > 1u)
+        + u32(depth > view.shadow_cascades[2].far_depth && count > 2u);
+    if (i >= count || depth > view.shadow_cascades[i].far_depth) {
+        return 1.0;
     }
-    return 1.0;
+    let v = cascade_visibility(i, world_position, n_dot_l);
+    let blend_start = view.shadow_cascades[i].blend_start;
+    if (depth > blend_start && i + 1u < count) {
+        let t = (depth - blend_start) / max(view.shadow_cascades[i].far_depth - blend_start, 1e-6);
+        return mix(v, cascade_visibility(i + 1u, world_position, n_dot_l), t);
+    }
+    return v;
 }
 
 // ---- Default-lit shading: metallic-roughness PBR (UE's DefaultLit) ----

@@ -16,6 +16,7 @@
 //!   timed inside the CPU stages.
 //! - clustered lighting ([`clustered_lights`]): the `lights` sample with
 //!   100,000 point lights vs 8, frame time;
+//! - cascaded shadows ([`shadow_cascades`]): many-cubes with 4 cascades vs 1;
 //! - occlusion along the showcase's camera path ([`showcase_occlusion`]):
 //!   what the base pass draws with `r.AllowOcclusionQueries` on vs off;
 //! - overlap: frames in flight 2 vs 1 on a scene whose render-thread CPU
@@ -401,6 +402,7 @@ pub fn bench(dir: &Path, quick: bool) -> Result<(), String> {
         rows.push(row(&format!("peer scale {label}: cubes culling tested one by one"), s.primitives_tested as f64, "primitives", None));
     }
     rows.extend(clustered_lights(dir, quick)?);
+    rows.extend(shadow_cascades(dir, quick)?);
     rows.extend(showcase_occlusion(dir, quick)?);
     rows.extend(overlap(dir)?);
     let json = serde_json::to_string_pretty(&serde_json::json!({ "rows": rows })).map_err(|e| e.to_string())?;
@@ -430,6 +432,34 @@ fn clustered_lights(dir: &Path, quick: bool) -> Result<Vec<Row>, String> {
         row("lights 8: frame time", few.mean_timings_ms.frame, "ms", None),
         row("lights 100,000: base pass GPU", base(&many), "ms", None),
         row("lights 8: base pass GPU", base(&few), "ms", None),
+    ])
+}
+
+/// Cascaded shadows (issue 37): many-cubes' grid (10,000 cubes under the
+/// shadowing sun, 1280x720) with 4 cascades vs 1, mean frame time (goal
+/// <= 1.6x), and the shadow pass's GPU time of each.
+fn shadow_cascades(dir: &Path, quick: bool) -> Result<Vec<Row>, String> {
+    let frames = if quick { "6" } else { "20" };
+    let run = |n: &str| {
+        let cvar = format!("r.Shadow.CSM.MaxCascades={n}");
+        many_cubes(
+            dir,
+            &format!("cascades-{n}"),
+            &["--count", "10000", "--frames", frames, "--width", "1280", "--height", "720", "--cvar", &cvar],
+        )
+    };
+    let (four, one) = (run("4")?, run("1")?);
+    let shadow = |s: &Stats| s.mean_timings_ms.gpu_passes.get("shadow").copied().unwrap_or(0.0);
+    Ok(vec![
+        row(
+            "many-cubes 10k, 1280x720: frame time, 4 shadow cascades vs 1",
+            four.mean_timings_ms.frame / one.mean_timings_ms.frame,
+            "x",
+            Some("<= 1.6"),
+        ),
+        row("cascades: shadow pass GPU with 4", shadow(&four), "ms", None),
+        row("cascades: shadow pass GPU with 1", shadow(&one), "ms", None),
+        row("cascades: shadow draws with 4", four.passes.get("shadow").map_or(0, |p| p.draws) as f64, "draws", None),
     ])
 }
 
