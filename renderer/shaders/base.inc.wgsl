@@ -17,6 +17,10 @@
 @group(1) @binding(2) var<storage, read> lights: array<LocalLight>;
 @group(1) @binding(3) var<storage, read> light_grid: array<vec2<u32>>;
 @group(1) @binding(4) var<storage, read> light_indices: array<u32>;
+// The point and spot lights' shadow atlas and its tiles
+// (renderer/src/shadow_atlas.rs), sampled with `shadow_sampler`.
+@group(1) @binding(5) var shadow_atlas: texture_depth_2d;
+@group(1) @binding(6) var<storage, read> shadow_tiles: array<ShadowTile>;
 
 // Visibility of the shadowed directional light at `world_position` in
 // cascade `i`: the cascade's projection, its tile of the shadow map, PCF
@@ -49,6 +53,57 @@ fn cascade_visibility(i: u32, world_position: vec3<f32>, n_dot_l: f32) -> f32 {
             let w = binomial(r, x) * binomial(r, y);
             let at = clamp(uv + vec2<f32>(f32(x), f32(y)) * texel, lo, hi);
             lit += w * textureSampleCompareLevel(shadow_map, shadow_sampler, at, depth);
+            total += w;
+        }
+    }
+    return lit / total;
+}
+
+// Visibility of a point or spot light with a shadow at `world_position`
+// (normal `n`): its tile (a point light's cube face by the direction's
+// largest axis), the position pushed along the normal by one and a half
+// of the tile's texels at its distance (normal-offset bias), then the
+// filter of `r.Shadow.FilterQuality` inside the tile.
+fn local_shadow(light: LocalLight, world_position: vec3<f32>, n: vec3<f32>) -> f32 {
+    let to_p = world_position - light.position;
+    var index = u32(light.shadow);
+    if (light.spot_scale == 0.0) {
+        let a = abs(to_p);
+        if (a.x >= a.y && a.x >= a.z) {
+            index += select(1u, 0u, to_p.x > 0.0);
+        } else if (a.y >= a.z) {
+            index += select(3u, 2u, to_p.y > 0.0);
+        } else {
+            index += select(5u, 4u, to_p.z > 0.0);
+        }
+    }
+    let t = shadow_tiles[index];
+    let p = world_position + n * (1.5 * t.texel_at_unit * length(to_p));
+    let clip = t.view_proj * vec4<f32>(p, 1.0);
+    if (clip.w <= 0.0) {
+        return 1.0;
+    }
+    let ndc = clip.xyz / clip.w;
+    let local = vec2<f32>(ndc.x * 0.5 + 0.5, ndc.y * 0.5 + 0.5);
+    if (any(local < vec2<f32>(0.0)) || any(local > vec2<f32>(1.0)) || ndc.z > 1.0) {
+        return 1.0;
+    }
+    let texel = t.atlas_texel;
+    let lo = t.atlas_rect.xy + vec2<f32>(texel);
+    let hi = t.atlas_rect.xy + t.atlas_rect.zw - vec2<f32>(texel);
+    let uv = t.atlas_rect.xy + local * t.atlas_rect.zw;
+    let depth = ndc.z - 1e-5;
+    if (view.shadow_filter == 0u) {
+        return textureSampleCompareLevel(shadow_atlas, shadow_sampler, clamp(uv, lo, hi), depth);
+    }
+    let r = i32(view.shadow_filter);
+    var lit = 0.0;
+    var total = 0.0;
+    for (var y = -r; y <= r; y++) {
+        for (var x = -r; x <= r; x++) {
+            let w = binomial(r, x) * binomial(r, y);
+            let at = clamp(uv + vec2<f32>(f32(x), f32(y)) * texel, lo, hi);
+            lit += w * textureSampleCompareLevel(shadow_atlas, shadow_sampler, at, depth);
             total += w;
         }
     }
@@ -186,12 +241,16 @@ fn local_light(s: Surface, index: u32, world_position: vec3<f32>) -> vec3<f32> {
     if (cone <= 0.0) {
         return vec3<f32>(0.0);
     }
+    var visibility = 1.0;
+    if (light.shadow >= 0) {
+        visibility = local_shadow(light, world_position, s.n);
+    }
     var lit = s;
     if (light.source_radius > 0.0) {
         let alpha = min(sqrt(s.a2) + light.source_radius * inverseSqrt(max(dist_sq, 1e-12)) * 0.5, 1.0);
         lit.a2 = alpha * alpha;
     }
-    return direct_light(lit, l, light.color * (falloff * cone * cone));
+    return direct_light(lit, l, light.color * (falloff * cone * cone * visibility));
 }
 
 // The first index and count of the light-grid cluster of the pixel at

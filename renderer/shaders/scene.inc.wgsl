@@ -20,6 +20,9 @@ struct LocalLight {
     spot_offset: f32,
     // The light sphere's radius: widens specular highlights.
     source_radius: f32,
+    // Its first tile in `shadow_tiles` (a point light has six, one per
+    // cube face: +X, -X, +Y, -Y, +Z, -Z), or -1: no shadow.
+    shadow: i32,
 }
 
 struct DirectionalLight {
@@ -41,6 +44,17 @@ struct ShadowCascade {
     blend_start: f32,
     // The depth bias in its clip-space depth units.
     bias: f32,
+}
+
+// One tile of the shadow atlas (`ShadowTileData`).
+struct ShadowTile {
+    view_proj: mat4x4<f32>,
+    // Its square in the atlas: UV offset (xy) and scale (zw).
+    atlas_rect: vec4<f32>,
+    // World size of one of its texels at distance 1 from the light.
+    texel_at_unit: f32,
+    // One atlas texel in UV.
+    atlas_texel: f32,
 }
 
 // One field, one meaning (`ViewUniformData` in renderer/src/frame_resources.rs

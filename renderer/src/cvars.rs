@@ -59,6 +59,13 @@ pub const SHADOW_CSM_TRANSITION: &str = "r.Shadow.CSM.Transition";
 /// Shadow filtering: 0 = one hardware 2×2 comparison, 1 = 3×3 of them (the
 /// default), 2 = 5×5 with Gaussian weights.
 pub const SHADOW_FILTER_QUALITY: &str = "r.Shadow.FilterQuality";
+/// The shadow atlas's width and height in texels: the point and spot
+/// lights' shadows (default 4096, clamped to 512..=8192, rounded down to a
+/// power of two). See `crate::shadow_atlas`.
+pub const SHADOW_ATLAS_SIZE: &str = "r.Shadow.AtlasSize";
+/// Keep shadow-atlas tiles whose light and casters did not change
+/// (default on; 0 renders every tile every frame).
+pub const SHADOW_CACHE: &str = "r.Shadow.Cache";
 /// The light grid's tile size in pixels (clustered lighting; default 16,
 /// clamped to 8..=1024; UE's default is 64, but on a CPU rasterizer a
 /// pixel's loop over its cluster's lights costs more than the grid's CPU
@@ -119,6 +126,8 @@ impl Default for ConsoleVariables {
         add(SHADOW_CSM_FIRST_CASCADE_DISTANCE, CvarValue::Float(10.0), "the first shadow cascade's far depth");
         add(SHADOW_CSM_MAX_DISTANCE, CvarValue::Float(200.0), "no directional shadow past this distance");
         add(SHADOW_CSM_TRANSITION, CvarValue::Float(0.2), "share of a cascade's depth over which it blends into the next");
+        add(SHADOW_ATLAS_SIZE, CvarValue::Int(4096), "the point and spot light shadow atlas's size in texels");
+        add(SHADOW_CACHE, CvarValue::Bool(true), "keep shadow-atlas tiles whose light and casters did not change");
         add(SHADOW_FILTER_QUALITY, CvarValue::Int(1), "shadow filtering: 0 = 2x2 hardware, 1 = 3x3, 2 = 5x5 Gaussian");
         add(LIGHT_GRID_PIXEL_SIZE, CvarValue::Int(16), "clustered lighting: the light grid's tile size in pixels");
         add(LIGHT_GRID_SIZE_Z, CvarValue::Int(32), "clustered lighting: the light grid's depth slices");

@@ -80,6 +80,22 @@ pub(crate) struct ShadowCascadeData {
     pub _pad: f32,
 }
 
+/// The `ShadowTile` of `scene.inc.wgsl`: one tile of the shadow atlas
+/// (`crate::shadow_atlas`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
+pub(crate) struct ShadowTileData {
+    /// World to the tile's clip space.
+    pub view_proj: [[f32; 4]; 4],
+    /// Its square in the atlas: UV offset (xy) and scale (zw).
+    pub atlas_rect: [f32; 4],
+    /// World size of one of its texels at distance 1 from the light.
+    pub texel_at_unit: f32,
+    /// One atlas texel in UV.
+    pub atlas_texel: f32,
+    pub _pad: [f32; 2],
+}
+
 /// The `DirectionalLight` of `scene.inc.wgsl`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
@@ -114,6 +130,8 @@ pub(crate) struct FrameResources {
     pub shadow_sampler: Option<SamplerHandle>,
     /// The light grid's lights, clusters and indices (`crate::light_grid`).
     pub light_grid: [PerFrameBuffer; 3],
+    /// The shadow atlas's tiles ([`ShadowTileData`]).
+    pub shadow_tiles: PerFrameBuffer,
 }
 
 impl FrameResources {
@@ -132,6 +150,7 @@ impl FrameResources {
                 PerFrameBuffer::new("light grid clusters", BufferUsage::STORAGE, frames),
                 PerFrameBuffer::new("light grid indices", BufferUsage::STORAGE, frames),
             ],
+            shadow_tiles: PerFrameBuffer::new("shadow atlas tiles", BufferUsage::STORAGE, frames),
         }
     }
 

@@ -68,6 +68,7 @@ pub mod scene;
 mod settings;
 #[cfg(test)]
 mod shader_layouts;
+pub mod shadow_atlas;
 pub mod shadow_cascades;
 mod static_mesh;
 mod static_mesh_proxy;

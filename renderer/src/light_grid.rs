@@ -91,8 +91,10 @@ pub struct LightStats {
 /// The frame's light grid: every main view's clusters and their lists.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct LightGrid {
-    /// The point and spot lights some main view sees, in id order.
+    /// The point and spot lights some main view sees.
     pub lights: Vec<LocalLightData>,
+    /// Per light of `lights`, its index in the scene's point and spot lights.
+    pub scene_indices: Vec<u32>,
     /// Per cluster of every view (views one after another, each slice by
     /// slice, row by row): its first index in `indices` and its count.
     pub clusters: Vec<[u32; 2]>,
@@ -140,6 +142,7 @@ pub(crate) fn build_light_grid(
         union.dedup();
     }
     grid.lights = union.iter().map(|&i| lights.gpu()[i as usize]).collect();
+    grid.scene_indices = union.clone();
     let single = culled.iter().filter(|c| !c.is_empty()).count() <= 1;
     if !single {
         remap = union.iter().enumerate().map(|(k, &i)| (i, k as u32)).collect();

@@ -196,3 +196,6 @@ pub const SCENE_DEPTH: TargetDesc =
 /// The directional light's shadow map: kept, since the base pass binds it
 /// in frames without a shadow view too (it is then cleared once).
 pub const SHADOW_MAP: TargetDesc = TargetDesc { name: "shadow map", format: Format::Depth32Float, lifetime: Lifetime::Temporal };
+/// The point and spot lights' shadow atlas (`crate::shadow_atlas`): its
+/// tiles are kept from frame to frame and rendered only when their shadow changed.
+pub const SHADOW_ATLAS: TargetDesc = TargetDesc { name: "shadow atlas", format: Format::Depth32Float, lifetime: Lifetime::Temporal };

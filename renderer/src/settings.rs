@@ -68,6 +68,9 @@ pub struct ShadowSettings {
     /// Filtering (`r.Shadow.FilterQuality`): 0 one hardware 2×2
     /// comparison, 1 a 3×3 grid of them, 2 a 5×5 Gaussian.
     pub filter_quality: u32,
+    /// The point and spot lights' shadow atlas (`r.Shadow.AtlasSize`, a
+    /// power of two in 512..=8192; `r.Shadow.Cache`).
+    pub atlas: crate::shadow_atlas::AtlasSettings,
 }
 
 impl ShadowSettings {
@@ -147,6 +150,10 @@ impl FrameSettings {
                 max_distance: cvars.float(cvars::SHADOW_CSM_MAX_DISTANCE).max(1e-3),
                 cascade_transition: cvars.float(cvars::SHADOW_CSM_TRANSITION).clamp(0.0, 0.5),
                 filter_quality: cvars.int(cvars::SHADOW_FILTER_QUALITY).clamp(0, 2) as u32,
+                atlas: crate::shadow_atlas::AtlasSettings {
+                    size: 1 << (cvars.int(cvars::SHADOW_ATLAS_SIZE).clamp(512, 8192) as u32).ilog2(),
+                    cache: cvars.bool(cvars::SHADOW_CACHE),
+                },
             },
             space_order_adds: cvars.bool(cvars::SPACE_ORDER_ADDS),
             shading: ShadingSettings {

@@ -4,7 +4,7 @@
 //! from a composed base-pass shader, the declarations as the GPU sees them.
 
 use crate::frame::submit::DrawPush;
-use crate::frame_resources::{DirectionalLightData, ShadowCascadeData, ViewUniformData};
+use crate::frame_resources::{DirectionalLightData, ShadowCascadeData, ShadowTileData, ViewUniformData};
 use crate::light_grid::LocalLightData;
 use crate::mesh_pass::{MeshPass, PassPipelineKey, PipelineLibrary};
 use crate::postprocess::tonemap::{TonemapPush, TONEMAP_WGSL};
@@ -63,13 +63,14 @@ fn the_view_uniform_matches_the_shader() {
             _reserved,
         ]
     );
+    assert_wgsl_layout!(ShadowTileData, &wgsl, "ShadowTile", [view_proj, atlas_rect, texel_at_unit, atlas_texel, _pad]);
     assert_wgsl_layout!(ShadowCascadeData, &wgsl, "ShadowCascade", [view_proj, atlas_rect, far_depth, blend_start, bias, _pad]);
     assert_wgsl_layout!(DirectionalLightData, &wgsl, "DirectionalLight", [direction, shadowed, color]);
     assert_wgsl_layout!(
         LocalLightData,
         &wgsl,
         "LocalLight",
-        [position, radius, color, spot_scale, direction, spot_offset, source_radius, _pad]
+        [position, radius, color, spot_scale, direction, spot_offset, source_radius, shadow, _pad]
     );
 }
 

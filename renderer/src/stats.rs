@@ -77,13 +77,13 @@ impl Stage {
     }
 }
 
-/// A frame's shadow rendering (the stats file's `shadow`): today one
-/// shadow map for the shadow-casting directional light (`cascades` 1 when
-/// it was drawn); the atlas of point and spot light shadows does not exist
-/// yet (its tiles are 0).
+/// A frame's shadow rendering (the stats file's `shadow`): the shadowed
+/// directional light's cascades, the point and spot lights' shadow-atlas
+/// tiles (rendered this frame or kept from an earlier one) and the shadow
+/// passes' draws.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ShadowStats {
-    /// Directional shadow views drawn.
+    /// The shadowed directional light's cascades (shadow views).
     pub cascades: u64,
     /// Shadow atlas tiles allocated to point and spot lights.
     pub atlas_tiles: u64,
@@ -93,6 +93,9 @@ pub struct ShadowStats {
     pub tiles_cached: u64,
     /// Draws of every shadow-depth pass.
     pub draws: u64,
+    /// Shadow-casting point and spot lights in view that found no room in
+    /// the atlas (drawn unshadowed this frame).
+    pub unshadowed_lights: u64,
 }
 
 /// Named counters of one frame (see [`FrameStats::counters`]): what proxies

@@ -202,3 +202,201 @@ fn one_cascade_covers_the_whole_distance_and_cascades_are_deterministic() {
     assert_images_equal(&four, &frame(&mut rt, &fam).1, "four cascades, frame after frame");
     assert_clean(&mut rt);
 }
+
+// ----- the shadow atlas: spot and point light shadows -----
+
+/// A render thread lit only by local lights (no sun, no ambient, no tone
+/// curve) over a white ground plane.
+fn local_lights_only() -> RenderThread {
+    let mut rt = render_thread(RenderThreadMode::Threaded);
+    for (name, value) in [(cvars::TONEMAPPER, "0"), (cvars::SKY_LIGHT_INTENSITY, "0"), (cvars::SHADOW_ATLAS_SIZE, "2048")] {
+        rt.set_cvar(name, value).unwrap();
+    }
+    let white = rt.create_material(material(Vec4::new(0.8, 0.8, 0.8, 1.0), 0.0, 1.0, 0.0, Vec3::ZERO)).unwrap();
+    plane_at(&mut rt, white, 60.0, Mat4::IDENTITY);
+    rt
+}
+
+fn cube_at(rt: &mut RenderThread, center: Vec3, size: f32) -> PrimitiveId {
+    let grey = rt.create_material(Material::colored(Vec4::new(0.5, 0.5, 0.5, 1.0))).unwrap();
+    let m = Mat4::from_scale_rotation_translation(Vec3::splat(size), Quat::IDENTITY, center);
+    rt.add_primitive(Box::new(StaticMeshSceneProxy::new(cube_mesh(), vec![grey])), m).unwrap()
+}
+
+/// Where the ray from `light` through `p` meets the ground.
+fn ground_through(light: Vec3, p: Vec3) -> Vec3 {
+    light + (p - light) * (light.z / (light.z - p.z))
+}
+
+/// A camera straight above the origin looking down, 24 units wide.
+fn above() -> SceneView {
+    SceneView::orthographic(Vec3::new(0.0, 0.0, 20.0), Vec3::ZERO, Vec3::Y, 24.0, 16.0, 0.1, 50.0, Rect::from_size(W, H)).unwrap()
+}
+
+#[test]
+fn a_spot_lights_shadow_lands_where_its_ray_through_the_caster_meets_the_ground() {
+    let mut rt = local_lights_only();
+    let light = Vec3::new(-2.0, 1.0, 6.0);
+    let spot = SpotLight {
+        position: light,
+        direction: Vec3::new(0.2, -0.1, -1.0),
+        intensity: 60.0,
+        radius: 20.0,
+        inner_cone: 0.6,
+        outer_cone: 0.9,
+        cast_shadows: true,
+        ..Default::default()
+    };
+    rt.add_light(Light::Spot(spot)).unwrap();
+    let view = above();
+    let fam = family(vec![view.clone()]);
+    let (_, lit) = frame(&mut rt, &fam);
+    let caster = Vec3::new(-0.8, 0.2, 3.0);
+    cube_at(&mut rt, caster, 0.8);
+    let (stats, img) = frame(&mut rt, &fam);
+    assert_clean(&mut rt);
+    assert_eq!((stats.shadow.atlas_tiles, stats.shadow.tiles_rendered), (1, 1), "{:?}", stats.shadow);
+    let shadow = project(&view, ground_through(light, caster)).0;
+    assert!(lum(&img, shadow) * 4 < lum(&lit, shadow), "the spot's shadow at {shadow}: {} vs lit {}", lum(&img, shadow), lum(&lit, shadow));
+    // Well beside the shadow the ground is lit as before.
+    let beside = project(&view, ground_through(light, caster) + Vec3::new(2.0, 0.0, 0.0)).0;
+    assert!(lum(&img, beside) + 6 >= lum(&lit, beside), "beside the shadow at {beside}");
+    // The next frame keeps the tile.
+    let (stats, again) = frame(&mut rt, &fam);
+    assert_eq!((stats.shadow.tiles_rendered, stats.shadow.tiles_cached), (0, 1));
+    assert_images_equal(&img, &again, "a kept tile shadows as the rendered one");
+}
+
+#[test]
+fn a_point_lights_shadows_land_right_through_every_cube_face_and_across_their_edges() {
+    let mut rt = local_lights_only();
+    let light = Vec3::new(0.0, 0.0, 4.0);
+    rt.add_light(Light::Point(PointLight { position: light, intensity: 40.0, radius: 20.0, cast_shadows: true, ..Default::default() }))
+        .unwrap();
+    let view = above();
+    let fam = family(vec![view.clone()]);
+    let (_, lit) = frame(&mut rt, &fam);
+    // Below the light (-Z), beside it along ±X and ±Y, and on the diagonals
+    // (where two faces meet).
+    let casters = [
+        Vec3::new(0.6, 0.3, 2.0),
+        Vec3::new(2.0, 0.3, 2.5),
+        Vec3::new(-2.0, -0.2, 2.5),
+        Vec3::new(0.2, 2.0, 2.5),
+        Vec3::new(-0.3, -2.0, 2.5),
+        Vec3::new(1.7, 1.7, 2.5),
+        Vec3::new(-1.7, 1.7, 2.5),
+    ];
+    for c in casters {
+        cube_at(&mut rt, c, 0.5);
+    }
+    let (stats, img) = frame(&mut rt, &fam);
+    assert_clean(&mut rt);
+    assert_eq!((stats.shadow.atlas_tiles, stats.shadow.tiles_rendered), (6, 6));
+    for c in casters {
+        let p = ground_through(light, c);
+        let px = project(&view, p).0;
+        assert!(lum(&img, px) * 4 < lum(&lit, px), "the shadow of the cube at {c} is not at {p} ({px})");
+    }
+}
+
+#[test]
+fn cached_tiles_give_the_image_of_re_rendered_ones_and_only_touched_tiles_render() {
+    let run = |cache: &str| {
+        let mut rt = local_lights_only();
+        rt.set_cvar(cvars::SHADOW_CACHE, cache).unwrap();
+        let mut lights = Vec::new();
+        for i in 0..6 {
+            let position = Vec3::new(i as f32 * 3.5 - 8.75, if i % 2 == 0 { 2.0 } else { -2.0 }, 3.0);
+            let light = if i % 2 == 0 {
+                Light::Point(PointLight { position, intensity: 12.0, radius: 5.0, cast_shadows: true, ..Default::default() })
+            } else {
+                Light::Spot(SpotLight { position, intensity: 20.0, radius: 6.0, outer_cone: 0.8, cast_shadows: true, ..Default::default() })
+            };
+            lights.push(rt.add_light(light).unwrap());
+        }
+        let cubes: Vec<PrimitiveId> = (0..6).map(|i| cube_at(&mut rt, Vec3::new(i as f32 * 3.5 - 8.2, 0.0, 1.0), 0.8)).collect();
+        let fam = family(vec![above()]);
+        let mut out = Vec::new();
+        for f in 0..6 {
+            match f {
+                // A cube moves within reach of lights 0 (a point light) and 1 (a spot light) only.
+                2 => rt
+                    .update_primitive_transform(
+                        cubes[0],
+                        Mat4::from_scale_rotation_translation(Vec3::splat(0.8), Quat::IDENTITY, Vec3::new(-8.9, 1.0, 1.0)),
+                    )
+                    .unwrap(),
+                // Light 3 (a spot light) moves.
+                4 => rt
+                    .update_light_transforms(vec![(
+                        lights[3],
+                        Mat4::from_rotation_translation(Quat::from_rotation_y(std::f32::consts::FRAC_PI_2), Vec3::new(1.8, -2.2, 3.2)),
+                    )])
+                    .unwrap(),
+                _ => {}
+            }
+            out.push(frame(&mut rt, &fam));
+        }
+        assert_clean(&mut rt);
+        out
+    };
+    let cached = run("1");
+    let uncached = run("0");
+    // 3 point lights (18 tiles) and 3 spot lights (3).
+    let counts: Vec<(u64, u64)> = cached.iter().map(|(s, _)| (s.shadow.tiles_rendered, s.shadow.tiles_cached)).collect();
+    assert_eq!(counts[0], (21, 0), "the first frame renders every tile");
+    assert_eq!(counts[1], (0, 21), "nothing changed: every tile kept");
+    assert_eq!(counts[2], (7, 14), "the cube moved between lights 0 and 1, the two that reach it: light 0's six faces and light 1's tile");
+    assert_eq!(counts[3], (0, 21));
+    assert_eq!(counts[4], (1, 20), "light 3 moved: its one tile only");
+    assert!(uncached.iter().all(|(s, _)| s.shadow.tiles_rendered == 21), "r.Shadow.Cache=0 renders every tile");
+    for (f, ((_, a), (_, b))) in cached.iter().zip(&uncached).enumerate() {
+        assert_images_equal(a, b, &format!("frame {f}: cached tiles vs rendered tiles"));
+    }
+}
+
+#[test]
+fn shadowed_lights_render_the_same_serial_and_parallel_and_in_flight() {
+    let render = |serial: bool, frames_in_flight: u32| {
+        let mut rt = render_thread_in_flight(RenderThreadMode::Threaded, 3, frames_in_flight);
+        rt.set_cvar(cvars::SKY_LIGHT_INTENSITY, "0.2").unwrap();
+        if serial {
+            rt.set_cvar(cvars::PARALLEL_PASS_SETUP, "0").unwrap();
+            rt.set_cvar(cvars::PARALLEL_RECORD, "0").unwrap();
+        }
+        let white = rt.create_material(Material::colored(Vec4::new(0.8, 0.8, 0.8, 1.0))).unwrap();
+        plane_at(&mut rt, white, 60.0, Mat4::IDENTITY);
+        let mats: Vec<MaterialId> = colors(3).into_iter().map(|m| rt.create_material(m).unwrap()).collect();
+        cube_grid(&mut rt, 100, &mats, 2.0);
+        let mut rng = Rng::new(3);
+        for i in 0..200 {
+            let position = Vec3::new(rng.range_f32(-10.0, 10.0), rng.range_f32(-7.0, 7.0), rng.range_f32(1.5, 3.0));
+            let shadowed = i % 10 == 0;
+            rt.add_light(Light::Point(PointLight {
+                position,
+                intensity: 1.5,
+                radius: 3.0,
+                cast_shadows: shadowed,
+                color: Vec3::new(rng.next_f32(), 0.6, 0.8),
+                ..Default::default()
+            }))
+            .unwrap();
+        }
+        let fam = family(vec![top_view(16.0)]);
+        let mut last = None;
+        for _ in 0..3 {
+            last = Some(frame(&mut rt, &fam));
+        }
+        assert_clean(&mut rt);
+        last.unwrap()
+    };
+    let (stats, parallel) = render(false, 2);
+    assert_eq!(stats.shadow.atlas_tiles, 20 * 6, "{:?}", stats.shadow);
+    let (_, serial) = render(true, 2);
+    assert_images_equal(&parallel, &serial, "serial vs parallel");
+    let (_, one) = render(false, 1);
+    let (_, three) = render(false, 3);
+    assert_images_equal(&one, &three, "frames in flight 1 vs 3");
+    assert_images_equal(&one, &parallel, "1 vs 2 frames in flight");
+}

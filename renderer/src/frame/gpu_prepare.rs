@@ -10,13 +10,14 @@ use crate::error::Result;
 use crate::frame_resources::FrameResources;
 use crate::gpu_work::{record_gpu_work, GpuWork};
 use crate::postprocess::OUTPUT;
-use crate::render_targets::{RenderTargets, SCENE_COLOR, SCENE_DEPTH, SHADOW_MAP};
+use crate::render_targets::{RenderTargets, SCENE_COLOR, SCENE_DEPTH, SHADOW_ATLAS, SHADOW_MAP};
 use rhi_vulkan::{Device, Frame, SamplerDesc, SamplerHandle, TextureHandle};
 
 /// What the record stage binds from `gpu_prepare`.
 #[derive(Clone, Copy)]
 pub(crate) struct PreparedTargets {
     pub shadow_map: TextureHandle,
+    pub shadow_atlas: TextureHandle,
     pub shadow_sampler: SamplerHandle,
 }
 
@@ -29,6 +30,8 @@ pub(crate) struct TargetSizes {
     pub shadow_map: u32,
     /// The frame has shadow cascades (the shadow map is drawn).
     pub has_shadow: bool,
+    /// The shadow atlas's size when the frame has atlas tiles.
+    pub atlas: Option<u32>,
 }
 
 /// Records `gpu_work` into `frame` (a work that fails is logged and left
@@ -54,11 +57,23 @@ pub(crate) fn gpu_prepare(
     if sizes.has_shadow || targets.texture(SHADOW_MAP.name).is_none() {
         targets.ensure(device, &SHADOW_MAP, sizes.shadow_map, sizes.shadow_map)?;
     }
+    // The atlas at its size once a light has tiles; until then a small
+    // one to bind.
+    match sizes.atlas {
+        Some(size) => {
+            targets.ensure(device, &SHADOW_ATLAS, size, size)?;
+        }
+        None if targets.texture(SHADOW_ATLAS.name).is_none() => {
+            targets.ensure(device, &SHADOW_ATLAS, 16, 16)?;
+        }
+        None => {}
+    }
     if resources.shadow_sampler.is_none() {
         resources.shadow_sampler = Some(device.create_sampler(&SamplerDesc::shadow())?);
     }
     Ok(PreparedTargets {
         shadow_map: targets.texture(SHADOW_MAP.name).expect("made above"),
+        shadow_atlas: targets.texture(SHADOW_ATLAS.name).expect("made above"),
         shadow_sampler: resources.shadow_sampler.expect("made above"),
     })
 }

@@ -11,6 +11,7 @@ use crate::mesh_pass::MeshPass;
 use crate::occlusion::OcclusionBuffer;
 use crate::scene::{compute_visibility, flags, DirectionalLight, Light, Scene, ViewRelevance, ViewVisibility, MAX_DIRECTIONAL_LIGHTS};
 use crate::settings::{FrameSettings, ShadingSettings};
+use crate::shadow_atlas::{AtlasFrame, ShadowAtlas};
 use crate::shadow_cascades::{cascades, Cascade, CascadeSettings};
 use crate::view::{SceneView, ViewFamily};
 
@@ -43,6 +44,11 @@ pub(crate) struct InitViews {
     pub cascade_settings: CascadeSettings,
     /// `r.Shadow.FilterQuality`.
     pub shadow_filter: u32,
+    /// The shadow atlas's tiles (`crate::shadow_atlas`); those rendered
+    /// this frame have views in `views` (`atlas_views`).
+    pub atlas: AtlasFrame,
+    /// Per tile of `atlas`, its view's index in `views` when it is rendered.
+    pub atlas_views: Vec<Option<usize>>,
 }
 
 impl InitViews {
@@ -79,8 +85,10 @@ impl InitViews {
     }
 }
 
-/// The views of `family` (with `r.Wireframe`) and the shadow view, each culled.
-pub(crate) fn init_views(scene: &Scene, settings: &FrameSettings, family: &ViewFamily) -> InitViews {
+/// The views of `family` (with `r.Wireframe`), the directional light's
+/// cascades and the shadow atlas's tiles to render (planned in `atlas`),
+/// each culled.
+pub(crate) fn init_views(scene: &Scene, settings: &FrameSettings, family: &ViewFamily, atlas: &mut ShadowAtlas) -> InitViews {
     let parallel = settings.parallel_pass_setup;
     let wireframe_all = settings.wireframe;
     let mut directional: Vec<(DirectionalLight, bool)> = scene
@@ -99,7 +107,7 @@ pub(crate) fn init_views(scene: &Scene, settings: &FrameSettings, family: &ViewF
     }
     let cascade_settings = CascadeSettings::of(&settings.shadow);
     let first_main = views.iter().find(|v| !v.kind.is_shadow()).cloned();
-    let cascades = match (shadowed, first_main, scene.shadow_caster_bounds()) {
+    let cascades = match (shadowed, first_main.clone(), scene.shadow_caster_bounds()) {
         (Some((d, has_map)), Some(main), Some(casters)) => {
             let c = cascades(&main, d.direction, &cascade_settings, &casters);
             *has_map = !c.is_empty();
@@ -108,6 +116,20 @@ pub(crate) fn init_views(scene: &Scene, settings: &FrameSettings, family: &ViewF
         _ => Vec::new(),
     };
     views.extend(cascades.iter().map(|c| c.view.clone()));
+    let atlas = match (&first_main, settings.shadow.enabled) {
+        (Some(main), true) => atlas.plan(scene.scene_lights(), main, &scene.shadow_changes(), settings.shadow.atlas),
+        _ => AtlasFrame::default(),
+    };
+    let atlas_views = atlas
+        .tiles
+        .iter()
+        .map(|t| {
+            t.render.then(|| {
+                views.push(t.view.clone());
+                views.len() - 1
+            })
+        })
+        .collect();
     let require = |v: &SceneView| if v.kind.is_shadow() { flags::SHADOW } else { flags::DRAW };
     let occlusion = occlusion_enabled(settings, &scene.passes);
     let visibility: Vec<ViewVisibility> = views
@@ -131,5 +153,7 @@ pub(crate) fn init_views(scene: &Scene, settings: &FrameSettings, family: &ViewF
         cascades,
         cascade_settings,
         shadow_filter: settings.shadow.filter_quality,
+        atlas,
+        atlas_views,
     }
 }

@@ -13,9 +13,10 @@ use crate::error::Result;
 use crate::frame::submit::{record_pass, PassBindings, PassResources};
 use crate::mesh_pass::passes::PassTarget;
 use crate::mesh_pass::{SCENE_COLOR_FORMAT, SCENE_DEPTH_FORMAT};
-use crate::render_targets::{Access, RenderTargets, SCENE_COLOR, SCENE_DEPTH, SHADOW_MAP};
+use crate::render_targets::{Access, RenderTargets, SCENE_COLOR, SCENE_DEPTH, SHADOW_ATLAS, SHADOW_MAP};
 use crate::scene::Scene;
 use crate::view::ViewFamily;
+use crate::view::ViewKind;
 use rhi_vulkan::*;
 
 /// What the record stage records from.
@@ -40,7 +41,8 @@ pub(crate) fn record(
     input: RecordInputs<'_, '_>,
 ) -> Result<()> {
     let recorded = record_secondaries(frame, scene, &input)?;
-    record_shadow_map(frame.cmd(), targets, input.views.has_shadow(), input.lists, &recorded)?;
+    record_shadow_map(frame.cmd(), targets, input.views, input.lists, &recorded)?;
+    record_shadow_atlas(frame.cmd(), targets, input.views, input.lists, &recorded)?;
     record_scene_color(frame.cmd(), targets, family, input.lists, &recorded)
 }
 
@@ -58,6 +60,8 @@ fn record_secondaries(frame: &Frame<'_>, scene: &Scene, input: &RecordInputs<'_,
             shadow_map: t.shadow_map,
             shadow_sampler: t.shadow_sampler,
             light_grid: input.uploaded.light_grid,
+            shadow_atlas: t.shadow_atlas,
+            shadow_tiles: input.uploaded.shadow_tiles,
         },
     );
     let main_layout = RenderingLayout { color_formats: vec![SCENE_COLOR_FORMAT], depth_format: Some(SCENE_DEPTH_FORMAT) };
@@ -82,16 +86,16 @@ fn record_secondaries(frame: &Frame<'_>, scene: &Scene, input: &RecordInputs<'_,
     Ok(recorded)
 }
 
-/// The shadow pass: rendered when there is a shadow view; otherwise
+/// The cascades' shadow pass: rendered when there are cascades; otherwise
 /// the map is cleared once (the base pass always samples it).
 fn record_shadow_map(
     cmd: &mut CommandList<'_>,
     targets: &mut RenderTargets,
-    has_shadow: bool,
+    views: &InitViews,
     lists: &[PassDrawList],
     recorded: &[Vec<SecondaryCommandBuffer>],
 ) -> Result<()> {
-    if !has_shadow && targets.has_contents(SHADOW_MAP.name) {
+    if !views.has_shadow() && targets.has_contents(SHADOW_MAP.name) {
         return Ok(());
     }
     let texture = targets.texture(SHADOW_MAP.name).expect("made in gpu_prepare");
@@ -105,9 +109,42 @@ fn record_shadow_map(
         },
         RenderingContents::Secondary,
     )?;
-    execute_into(cmd, PassTarget::ShadowMap, lists, recorded)?;
+    let cascade = |l: &PassDrawList| matches!(views.views[l.view].kind, ViewKind::ShadowCascade { .. });
+    execute_into(cmd, PassTarget::ShadowMap, lists, recorded, cascade)?;
     cmd.end_rendering()?;
     targets.prepare(cmd, &[(SHADOW_MAP.name, Access::Sample)])
+}
+
+/// The shadow atlas's tiles rendered this frame (`crate::shadow_atlas`):
+/// each cleared (the render area bounds the clear) and drawn by its view's
+/// shadow lists; the other tiles keep their depth. A new atlas is cleared
+/// whole first (the base pass samples it).
+fn record_shadow_atlas(
+    cmd: &mut CommandList<'_>,
+    targets: &mut RenderTargets,
+    views: &InitViews,
+    lists: &[PassDrawList],
+    recorded: &[Vec<SecondaryCommandBuffer>],
+) -> Result<()> {
+    let rendered: Vec<(usize, Rect)> =
+        views.atlas.tiles.iter().zip(&views.atlas_views).filter_map(|(t, v)| v.map(|v| (v, t.view.viewport))).collect();
+    let fresh = !targets.has_contents(SHADOW_ATLAS.name);
+    if rendered.is_empty() && !fresh {
+        return Ok(());
+    }
+    let texture = targets.texture(SHADOW_ATLAS.name).expect("made in gpu_prepare");
+    let (width, height) = targets.size(SHADOW_ATLAS.name).expect("made in gpu_prepare");
+    targets.prepare(cmd, &[(SHADOW_ATLAS.name, Access::DepthWrite)])?;
+    let areas = fresh.then(|| (None, Rect::from_size(width, height))).into_iter().chain(rendered.into_iter().map(|(v, r)| (Some(v), r)));
+    for (view, area) in areas {
+        let depth = Some(DepthAttachment { texture, load: LoadOp::Clear(1.0), store: true });
+        cmd.begin_rendering(&RenderingDesc { color: vec![], depth, area }, RenderingContents::Secondary)?;
+        if let Some(view) = view {
+            execute_into(cmd, PassTarget::ShadowMap, lists, recorded, |l| l.view == view)?;
+        }
+        cmd.end_rendering()?;
+    }
+    targets.prepare(cmd, &[(SHADOW_ATLAS.name, Access::Sample)])
 }
 
 /// Scene color and depth: cleared, then every main view's passes.
@@ -129,20 +166,22 @@ fn record_scene_color(
         },
         RenderingContents::Secondary,
     )?;
-    execute_into(cmd, PassTarget::SceneColor, lists, recorded)?;
+    execute_into(cmd, PassTarget::SceneColor, lists, recorded, |_| true)?;
     cmd.end_rendering()?;
     Ok(())
 }
 
-/// Executes, in list order, the secondaries of the lists whose pass renders into `target`.
+/// Executes, in list order, the secondaries of the lists whose pass
+/// renders into `target` and that `include` takes.
 fn execute_into(
     cmd: &mut CommandList<'_>,
     target: PassTarget,
     lists: &[PassDrawList],
     recorded: &[Vec<SecondaryCommandBuffer>],
+    include: impl Fn(&PassDrawList) -> bool,
 ) -> Result<()> {
     for (l, secs) in lists.iter().zip(recorded) {
-        if l.pass.desc().target == target {
+        if l.pass.desc().target == target && include(l) {
             cmd.execute_secondaries(secs)?;
         }
     }

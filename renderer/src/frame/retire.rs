@@ -256,6 +256,10 @@ pub(crate) fn frame_stats(frame: u64, scene: &Scene, v: &InitViews, elements: &D
         ..Default::default()
     };
     stats.shadow.cascades = v.cascades.len() as u64;
+    stats.shadow.atlas_tiles = v.atlas.tiles.len() as u64;
+    stats.shadow.tiles_rendered = v.atlas.rendered() as u64;
+    stats.shadow.tiles_cached = stats.shadow.atlas_tiles - stats.shadow.tiles_rendered;
+    stats.shadow.unshadowed_lights = v.atlas.unshadowed;
     // The digest hashes per list a few figures, its draws' digest and its
     // ids' (`IdStream::digest`). Per draw and per id it adds up terms that
     // are each a mix of the element and its position: no chain from one

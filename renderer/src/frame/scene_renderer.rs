@@ -25,9 +25,10 @@ pub use crate::frame_resources::DynamicBufferRing;
 use crate::frame_resources::FrameResources;
 use crate::mesh_pass::*;
 use crate::postprocess::{PostFrame, PostPassDesc, PostProcessor, OUTPUT};
-use crate::render_targets::{RenderTargets, SCENE_COLOR};
+use crate::render_targets::{RenderTargets, SCENE_COLOR, SHADOW_ATLAS};
 use crate::scene::Scene;
 use crate::settings::FrameSettings;
+use crate::shadow_atlas::ShadowAtlas;
 use crate::stats::FrameStats;
 use crate::view::ViewFamily;
 use rhi_vulkan::*;
@@ -119,6 +120,9 @@ pub struct SceneRenderer {
     pub(crate) post: PostProcessor,
     /// The frames on the GPU and those retired, with their stats.
     pub(crate) frames: FrameQueue,
+    /// The point and spot lights' shadow atlas: its tiles and which hold
+    /// their shadow (`crate::shadow_atlas`).
+    pub(crate) atlas: ShadowAtlas,
 }
 
 /// One frame's request.
@@ -145,6 +149,7 @@ impl SceneRenderer {
             targets: RenderTargets::default(),
             post: PostProcessor::default(),
             frames: FrameQueue::new(slots),
+            atlas: ShadowAtlas::default(),
         }
     }
 
@@ -224,7 +229,16 @@ impl SceneRenderer {
         let SlotFrame { mut frame, slot } =
             stage!(clock, UpdateScene, update_scene(device, scene, &settings, &self.pipelines, &mut self.resources, &mut self.frames)?);
         let scene: &Scene = scene;
-        let mut views = stage!(clock, InitViews, init_views(scene, &settings, family));
+        // A shadow atlas made anew (first use, a new size) holds no tile's shadow.
+        let atlas_size = settings.shadow.atlas.size;
+        if self.targets.size(SHADOW_ATLAS.name) != Some((atlas_size, atlas_size)) {
+            self.atlas.invalidate();
+        }
+        let mut views = stage!(clock, InitViews, init_views(scene, &settings, family, &mut self.atlas));
+        // Tiles planned as rendered are only rendered if the frame runs.
+        if !request.execute {
+            self.atlas.invalidate();
+        }
         stage!(clock, Occlusion, occlusion_cull(scene, &settings, &mut views));
         stage!(clock, LightGrid, light_grid(scene, &settings, &mut views));
         let inputs = CollectInputs { settings: &settings, cvars, pipelines: &self.pipelines, records_gpu_work: true };
@@ -238,6 +252,7 @@ impl SceneRenderer {
             height: family.height,
             shadow_map: views.cascade_settings.atlas_size(),
             has_shadow: views.has_shadow(),
+            atlas: (!views.atlas.tiles.is_empty()).then_some(atlas_size),
         };
         let prepared = stage!(clock, GpuPrepare, gpu_prepare(device, &mut frame, gpu_work, &mut self.targets, &mut self.resources, sizes)?);
         let input = RecordInputs {
@@ -320,7 +335,9 @@ impl SceneRenderer {
         let settings = FrameSettings::from_cvars(cvars);
         let _awake = WorkersAwake::for_frame(&settings);
         let mut clock = StageClock::start();
-        let mut views = stage!(clock, InitViews, init_views(scene, &settings, family));
+        let mut views = stage!(clock, InitViews, init_views(scene, &settings, family, &mut self.atlas));
+        // Nothing of this frame reaches the GPU: no tile holds what was planned.
+        self.atlas.invalidate();
         stage!(clock, Occlusion, occlusion_cull(scene, &settings, &mut views));
         stage!(clock, LightGrid, light_grid(scene, &settings, &mut views));
         let inputs = CollectInputs { settings: &settings, cvars, pipelines: &self.pipelines, records_gpu_work: false };

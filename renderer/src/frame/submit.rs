@@ -18,7 +18,8 @@ const MIN_DRAWS_PER_CHUNK: usize = 64;
 
 /// The frame's resources every pass binds: group 0 (view uniforms, GPU
 /// scene, materials) and, in the lit passes, group 1 (the shadow map and
-/// its sampler, the light grid's lights, clusters and indices).
+/// its sampler, the light grid's lights, clusters and indices, the shadow
+/// atlas and its tiles).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct PassResources {
     pub uniforms: BufferHandle,
@@ -27,6 +28,8 @@ pub(crate) struct PassResources {
     pub shadow_map: TextureHandle,
     pub shadow_sampler: SamplerHandle,
     pub light_grid: [BufferHandle; 3],
+    pub shadow_atlas: TextureHandle,
+    pub shadow_tiles: BufferHandle,
 }
 
 /// Bind groups of the frame, created on first use and shared by every
@@ -86,6 +89,8 @@ impl<'f, 'd> PassBindings<'f, 'd> {
                 (2, BindingResource::Buffer(self.resources.light_grid[0])),
                 (3, BindingResource::Buffer(self.resources.light_grid[1])),
                 (4, BindingResource::Buffer(self.resources.light_grid[2])),
+                (5, BindingResource::Texture(self.resources.shadow_atlas)),
+                (6, BindingResource::Buffer(self.resources.shadow_tiles)),
             ],
         )?;
         self.lighting = Some(g);

@@ -6,7 +6,7 @@
 
 use super::{InitViews, PassDrawList};
 use crate::error::Result;
-use crate::frame_resources::{DirectionalLightData, FrameResources, ShadowCascadeData, ViewUniformData, VIEW_UNIFORM_SIZE};
+use crate::frame_resources::{DirectionalLightData, FrameResources, ShadowCascadeData, ShadowTileData, ViewUniformData, VIEW_UNIFORM_SIZE};
 use crate::light_grid::ViewGrid;
 use crate::mesh_pass::PrimitiveSlot;
 use crate::settings::{FrameSettings, ShadingSettings};
@@ -21,6 +21,8 @@ pub(crate) struct Uploaded {
     pub view_uniforms: BufferHandle,
     /// The light grid's lights, clusters and indices.
     pub light_grid: [BufferHandle; 3],
+    /// The shadow atlas's tiles.
+    pub shadow_tiles: BufferHandle,
 }
 
 /// Writes the id streams (setting each list's `id_base`; in parallel with
@@ -57,7 +59,9 @@ pub(crate) fn upload(
         clusters.write_parts(device, slot, &[bytemuck::cast_slice(&v.grid.clusters)], parallel)?,
         indices.write_parts(device, slot, &[bytemuck::cast_slice(&v.grid.indices)], parallel)?,
     ];
-    Ok(Uploaded { id_buffer, view_uniforms, light_grid })
+    let tiles = shadow_tile_data(v, settings.shadow.atlas.size);
+    let shadow_tiles = resources.shadow_tiles.write(device, slot, bytemuck::cast_slice(&tiles))?;
+    Ok(Uploaded { id_buffer, view_uniforms, light_grid, shadow_tiles })
 }
 
 /// The hemisphere ambient's radiance from the sky (above, +Z) and from the
@@ -69,6 +73,26 @@ const GROUND_RADIANCE: [f32; 3] = [0.11, 0.10, 0.09];
 /// Shadow bias (before the slope term) in shadow-map texels, and its floor in scene units.
 const SHADOW_BIAS_TEXELS: f32 = 1.5;
 const SHADOW_BIAS_WORLD_MIN: f32 = 0.01;
+
+/// The shadow atlas's tiles' shader data: each one's projection and its
+/// square as UVs.
+fn shadow_tile_data(v: &InitViews, atlas_size: u32) -> Vec<ShadowTileData> {
+    let atlas = atlas_size.max(1) as f32;
+    v.atlas
+        .tiles
+        .iter()
+        .map(|t| {
+            let r = t.view.viewport;
+            ShadowTileData {
+                view_proj: t.view.view_proj().to_cols_array_2d(),
+                atlas_rect: [r.x as f32 / atlas, r.y as f32 / atlas, r.width as f32 / atlas, r.height as f32 / atlas],
+                texel_at_unit: t.texel_at_unit,
+                atlas_texel: 1.0 / atlas,
+                _pad: [0.0; 2],
+            }
+        })
+        .collect()
+}
 
 /// The cascades' shader data: each one's projection, its tile in the
 /// shadow map as UVs, its depths and its bias.

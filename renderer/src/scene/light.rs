@@ -278,7 +278,10 @@ pub(crate) struct LocalLightData {
     pub spot_offset: f32,
     /// The light sphere's radius (widens specular highlights).
     pub source_radius: f32,
-    pub _pad: [f32; 3],
+    /// Its first tile in the frame's shadow-atlas tiles (a point light has
+    /// six, one per cube face), or -1: no shadow (`crate::shadow_atlas`).
+    pub shadow: i32,
+    pub _pad: [f32; 2],
 }
 
 impl LocalLightData {
@@ -294,7 +297,8 @@ impl LocalLightData {
                 direction: [0.0, 0.0, -1.0],
                 spot_offset: 1.0,
                 source_radius: p.source_radius,
-                _pad: [0.0; 3],
+                shadow: -1,
+                _pad: [0.0; 2],
             }),
             Light::Spot(s) => {
                 let (spot_scale, spot_offset) = s.cone_scale_offset();
@@ -306,7 +310,8 @@ impl LocalLightData {
                     direction: s.direction.normalize().to_array(),
                     spot_offset,
                     source_radius: s.source_radius,
-                    _pad: [0.0; 3],
+                    shadow: -1,
+                    _pad: [0.0; 2],
                 })
             }
         }

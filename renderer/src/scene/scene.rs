@@ -160,6 +160,11 @@ pub struct Scene {
     /// Per material slot, the primitive slots whose cached commands name
     /// it: a change to that material rebuilds only theirs.
     material_users: HashMap<u32, HashSet<u32>>,
+    /// Bounding spheres (world) of shadow casters that changed in the
+    /// last batch of updates — added, removed, moved (before and after),
+    /// given dynamic data, re-cached — for the shadow atlas's cache
+    /// (`crate::shadow_atlas`): a tile they touch is rendered again.
+    pub(crate) changed_casters: Vec<Vec4>,
     pub(crate) lights: super::SceneLights,
     /// Queued requests (a Mutex only so the scene is `Sync`; always reached through `&mut`).
     pending: std::sync::Mutex<Vec<Pending>>,
@@ -198,6 +203,7 @@ impl Default for Scene {
             textures: TextureRegistry::default(),
             material_users: HashMap::default(),
             lights: Default::default(),
+            changed_casters: Vec::new(),
             pending: Default::default(),
             recache_all: false,
             uploads: Vec::new(),
@@ -359,6 +365,7 @@ impl Scene {
     pub fn apply_updates(&mut self, device: &Device, pipelines: &PipelineLibrary) -> Result<()> {
         self.counters = SceneCounters::default();
         self.update_errors.clear();
+        self.changed_casters.clear();
         let pending = std::mem::take(self.pending_mut());
         // Adds in queue order; a remove of a primitive added in the same batch
         // empties its entry. `queued` finds an add by id in O(1): a batch can
@@ -422,7 +429,9 @@ impl Scene {
                     if let Err(e) = info.proxy.update_dynamic_data(data, &mut ctx) {
                         self.failed(format!("dynamic data of {id:?}: {e}"));
                     }
+                    self.note_shadow_change(slot);
                     self.refresh_relevance(slot, device, pipelines);
+                    self.note_shadow_change(slot);
                 }
                 Pending::Settings(id, settings) => self.settings_now(id, settings),
                 Pending::Add(..) | Pending::Remove(_) => unreachable!(),
@@ -536,6 +545,14 @@ impl Scene {
         self.cache_slots(&slots, device, pipelines);
     }
 
+    /// Notes `slot`'s sphere in [`Self::shadow_changes`] if it casts shadows.
+    fn note_shadow_change(&mut self, slot: u32) {
+        let both = flags::VALID | flags::SHADOW;
+        if self.flags[slot as usize] & both == both {
+            self.changed_casters.push(self.spheres[slot as usize]);
+        }
+    }
+
     fn set_transform_data(&mut self, slot: u32, m: Mat4) {
         let info = self.infos[slot as usize].as_ref().expect("live slot");
         let world = info.local_bounds.transformed(&m);
@@ -553,6 +570,9 @@ impl Scene {
     /// fail to build is recorded as a failed update and left without cached
     /// commands; the others are cached.
     fn cache_slots(&mut self, slots: &[u32], device: &Device, pipelines: &PipelineLibrary) {
+        for &slot in slots {
+            self.note_shadow_change(slot);
+        }
         let materials = &self.materials;
         let infos = &self.infos;
         let flags_ = &self.flags;
@@ -647,6 +667,7 @@ impl Scene {
 
     fn remove_now(&mut self, id: PrimitiveId, device: &Device) {
         let Some(slot) = self.ids.remove(&id) else { return };
+        self.note_shadow_change(slot);
         self.uncache(slot);
         if let Some(mut info) = self.infos[slot as usize].take() {
             debug_assert_eq!(info.id, id);
@@ -678,6 +699,9 @@ impl Scene {
         let was = *f;
         *f = (*f & !RELEVANCE_FLAGS) | declared | materials;
         let now = *f;
+        if (was ^ now) & flags::SHADOW != 0 {
+            self.changed_casters.push(self.spheres[slot as usize]);
+        }
         if (was ^ now) & flags::DYNAMIC != 0 {
             if now & flags::DYNAMIC != 0 {
                 self.dynamic_primitives += 1;
@@ -717,7 +741,9 @@ impl Scene {
         let Some(&slot) = self.ids.get(&id) else { return };
         let was_mirrored = self.transforms[slot as usize].determinant() < 0.0;
         self.chunks[slot as usize / CULL_CHUNK].loose = true;
+        self.note_shadow_change(slot);
         self.set_transform_data(slot, m);
+        self.note_shadow_change(slot);
         if let Some(info) = self.infos[slot as usize].as_mut() {
             info.proxy.on_transform_changed(m);
         }
@@ -799,6 +825,18 @@ impl Scene {
     }
 
     /// World box of every shadow-casting primitive (for the shadow view).
+    /// The bounding spheres of the shadow casters that draw dynamically
+    /// (their shadows may change every frame) and of those that changed in
+    /// the last batch of updates: what invalidates cached shadows.
+    pub(crate) fn shadow_changes(&self) -> Vec<Vec4> {
+        let both = flags::VALID | flags::SHADOW | flags::DYNAMIC;
+        let mut changes = self.changed_casters.clone();
+        if self.dynamic_primitives > 0 {
+            changes.extend(self.flags.iter().zip(&self.spheres).filter(|(f, _)| **f & both == both).map(|(_, s)| *s));
+        }
+        changes
+    }
+
     pub(crate) fn shadow_caster_bounds(&self) -> Option<Bounds> {
         let mut min = glam::Vec3::splat(f32::MAX);
         let mut max = glam::Vec3::splat(f32::MIN);

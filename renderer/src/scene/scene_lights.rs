@@ -28,6 +28,8 @@ pub struct SceneLights {
     index: HashMap<LightId, usize>,
     /// The lights by kind (`LightStats` without `visible`).
     counts: LightCounts,
+    /// The point and spot lights that cast shadows, by id.
+    shadowed: std::collections::BTreeSet<LightId>,
 }
 
 /// The scene's lights by kind, and those asking for shadows.
@@ -93,6 +95,11 @@ impl SceneLights {
             }
             Light::Point(_) | Light::Spot(_) => {
                 self.directional.retain(|(i, _)| *i != id);
+                if light.cast_shadows() {
+                    self.shadowed.insert(id);
+                } else {
+                    self.shadowed.remove(&id);
+                }
                 let (sphere, gpu) = (light.bounding_sphere().expect("local"), LocalLightData::of(&light).expect("local"));
                 match self.index.get(&id) {
                     Some(&i) => (self.local[i], self.spheres[i], self.gpu[i]) = (light, sphere, gpu),
@@ -138,6 +145,7 @@ impl SceneLights {
 
     fn remove_local(&mut self, id: LightId) {
         let Some(i) = self.index.remove(&id) else { return };
+        self.shadowed.remove(&id);
         self.local_ids.swap_remove(i);
         self.local.swap_remove(i);
         self.spheres.swap_remove(i);
@@ -165,6 +173,21 @@ impl SceneLights {
     /// The directional lights, by id.
     pub fn directional(&self) -> impl Iterator<Item = &Light> {
         self.directional.iter().map(|(_, l)| l)
+    }
+
+    /// The point and spot lights that cast shadows, by id.
+    pub fn shadowed_local(&self) -> impl Iterator<Item = (LightId, &Light)> {
+        self.shadowed.iter().map(|id| (*id, &self.local[self.index[id]]))
+    }
+
+    /// Where the point or spot light `id` is in [`Self::local`].
+    pub fn local_index(&self, id: LightId) -> Option<usize> {
+        self.index.get(&id).copied()
+    }
+
+    /// The point and spot lights' ids, as [`Self::local`].
+    pub fn local_ids(&self) -> &[LightId] {
+        &self.local_ids
     }
 
     /// The point and spot lights.
