@@ -21,12 +21,14 @@
 // (renderer/src/shadow_atlas.rs), sampled with `shadow_sampler`.
 @group(1) @binding(5) var shadow_atlas: texture_depth_2d;
 @group(1) @binding(6) var<storage, read> shadow_tiles: array<ShadowTile>;
+// Per cluster, how many of its lights (listed last) have a shadow; read
+// only when the view uniform's `light_grid_has_shadows` says it is filled.
+@group(1) @binding(7) var<storage, read> light_grid_shadowed: array<u32>;
 
 // Visibility of the shadowed directional light at `world_position` in
 // cascade `i`: the cascade's projection, its tile of the shadow map, PCF
-// by `r.Shadow.FilterQuality` (0: one hardware 2x2 comparison, 1: a 3x3
-// grid of them, 2: a 5x5 grid with binomial (Gaussian) weights), taps kept
-// inside the tile. The bias grows on slopes facing away from the light.
+// by `r.Shadow.FilterQuality` (`filtered_shadow_map`), taps kept inside the
+// tile. The bias grows on slopes facing away from the light.
 fn cascade_visibility(i: u32, world_position: vec3<f32>, n_dot_l: f32) -> f32 {
     let c = view.shadow_cascades[i];
     let p = c.view_proj * vec4<f32>(world_position, 1.0);
@@ -40,23 +42,7 @@ fn cascade_visibility(i: u32, world_position: vec3<f32>, n_dot_l: f32) -> f32 {
     let lo = c.atlas_rect.xy + vec2<f32>(texel);
     let hi = c.atlas_rect.xy + c.atlas_rect.zw - vec2<f32>(texel);
     let uv = c.atlas_rect.xy + local * c.atlas_rect.zw;
-    let depth = ndc.z - bias;
-    if (view.shadow_filter == 0u) {
-        return textureSampleCompareLevel(shadow_map, shadow_sampler, clamp(uv, lo, hi), depth);
-    }
-    let r = i32(view.shadow_filter);
-    var lit = 0.0;
-    var total = 0.0;
-    for (var y = -r; y <= r; y++) {
-        for (var x = -r; x <= r; x++) {
-            // Binomial weights: 1 2 1 for 3x3, 1 4 6 4 1 for 5x5.
-            let w = binomial(r, x) * binomial(r, y);
-            let at = clamp(uv + vec2<f32>(f32(x), f32(y)) * texel, lo, hi);
-            lit += w * textureSampleCompareLevel(shadow_map, shadow_sampler, at, depth);
-            total += w;
-        }
-    }
-    return lit / total;
+    return filtered_shadow_map(uv, ndc.z - bias, texel, lo, hi);
 }
 
 // Visibility of a point or spot light with a shadow at `world_position`
@@ -92,31 +78,53 @@ fn local_shadow(light: LocalLight, world_position: vec3<f32>, n: vec3<f32>) -> f
     let lo = t.atlas_rect.xy + vec2<f32>(texel);
     let hi = t.atlas_rect.xy + t.atlas_rect.zw - vec2<f32>(texel);
     let uv = t.atlas_rect.xy + local * t.atlas_rect.zw;
-    let depth = ndc.z - 1e-5;
-    if (view.shadow_filter == 0u) {
-        return textureSampleCompareLevel(shadow_atlas, shadow_sampler, clamp(uv, lo, hi), depth);
+    return filtered_shadow_atlas(uv, ndc.z - 1e-5, texel, lo, hi);
+}
+
+// Percentage-closer filtering by `r.Shadow.FilterQuality`, every tap a
+// hardware 2x2 bilinear comparison kept within [lo, hi] (a tile): 0 one
+// tap; 1 four taps half a texel apart, a 3x3 footprint with tent weights
+// (1 2 1); 2 nine taps a texel apart with weights 1 2 1, a 4x4 footprint.
+// Tap `k`'s offset in texels (xy) and weight (z).
+fn shadow_tap(k: u32) -> vec3<f32> {
+    if (view.shadow_filter == 1u) {
+        return vec3<f32>(f32(k & 1u) - 0.5, f32(k >> 1u) - 0.5, 1.0);
     }
-    let r = i32(view.shadow_filter);
+    let x = i32(k % 3u) - 1;
+    let y = i32(k / 3u) - 1;
+    return vec3<f32>(f32(x), f32(y), select(1.0, 2.0, x == 0) * select(1.0, 2.0, y == 0));
+}
+
+// The taps of the filter: 1, 4 or 9, counted from the uniform so the
+// compiler does not unroll the loop (unrolled taps doubled the base pass's
+// time on lavapipe, which runs untaken branches' bodies masked, even where
+// no shadow was sampled).
+fn shadow_taps() -> u32 {
+    return select(select(9u, 4u, view.shadow_filter == 1u), 1u, view.shadow_filter == 0u);
+}
+
+// `shadow_tap`'s filter on the cascades' shadow map.
+fn filtered_shadow_map(uv: vec2<f32>, depth: f32, texel: f32, lo: vec2<f32>, hi: vec2<f32>) -> f32 {
     var lit = 0.0;
     var total = 0.0;
-    for (var y = -r; y <= r; y++) {
-        for (var x = -r; x <= r; x++) {
-            let w = binomial(r, x) * binomial(r, y);
-            let at = clamp(uv + vec2<f32>(f32(x), f32(y)) * texel, lo, hi);
-            lit += w * textureSampleCompareLevel(shadow_atlas, shadow_sampler, at, depth);
-            total += w;
-        }
+    for (var k = 0u; k < shadow_taps(); k++) {
+        let tap = select(shadow_tap(k), vec3<f32>(0.0, 0.0, 1.0), view.shadow_filter == 0u);
+        lit += tap.z * textureSampleCompareLevel(shadow_map, shadow_sampler, clamp(uv + tap.xy * texel, lo, hi), depth);
+        total += tap.z;
     }
     return lit / total;
 }
 
-// The binomial weight of tap `k` in -r..=r (r 1 or 2).
-fn binomial(r: i32, k: i32) -> f32 {
-    let a = abs(k);
-    if (r == 1) {
-        return select(1.0, 2.0, a == 0);
+// The same on the shadow atlas.
+fn filtered_shadow_atlas(uv: vec2<f32>, depth: f32, texel: f32, lo: vec2<f32>, hi: vec2<f32>) -> f32 {
+    var lit = 0.0;
+    var total = 0.0;
+    for (var k = 0u; k < shadow_taps(); k++) {
+        let tap = select(shadow_tap(k), vec3<f32>(0.0, 0.0, 1.0), view.shadow_filter == 0u);
+        lit += tap.z * textureSampleCompareLevel(shadow_atlas, shadow_sampler, clamp(uv + tap.xy * texel, lo, hi), depth);
+        total += tap.z;
     }
-    return select(select(1.0, 4.0, a == 1), 6.0, a == 0);
+    return lit / total;
 }
 
 // The shadowed directional light's visibility at `world_position` (its
@@ -225,25 +233,16 @@ fn light_falloff(dist_sq: f32, radius: f32) -> f32 {
 // The light the point or spot light `index` adds: falloff, glTF's cone
 // (`SpotLight::angular_attenuation`), and a light sphere's wider
 // highlight (the lobe widened by source radius / (2 distance), Karis 2013).
-// Reads the light's position and radius first and the rest only when the
-// pixel is in range: most of a cluster's lights miss most of its pixels.
-fn local_light(s: Surface, index: u32, world_position: vec3<f32>) -> vec3<f32> {
-    let d = lights[index].position - world_position;
-    let radius = lights[index].radius;
+// The pixel is inside the light's radius (`d`: from it to the light),
+// `visibility` the light's shadow there (1: none).
+fn local_light(s: Surface, index: u32, d: vec3<f32>, visibility: f32) -> vec3<f32> {
     let dist_sq = dot(d, d);
-    if (dist_sq >= radius * radius) {
-        return vec3<f32>(0.0);
-    }
     let light = lights[index];
     let falloff = light_falloff(dist_sq, light.radius);
     let l = d * inverseSqrt(max(dist_sq, 1e-12));
     let cone = clamp(dot(-l, light.direction) * light.spot_scale + light.spot_offset, 0.0, 1.0);
     if (cone <= 0.0) {
         return vec3<f32>(0.0);
-    }
-    var visibility = 1.0;
-    if (light.shadow >= 0) {
-        visibility = local_shadow(light, world_position, s.n);
     }
     var lit = s;
     if (light.source_radius > 0.0) {
@@ -253,18 +252,28 @@ fn local_light(s: Surface, index: u32, world_position: vec3<f32>) -> vec3<f32> {
     return direct_light(lit, l, light.color * (falloff * cone * cone * visibility));
 }
 
-// The first index and count of the light-grid cluster of the pixel at
-// framebuffer position `pixel` and world position `world_position`.
-fn light_cluster(pixel: vec2<f32>, world_position: vec3<f32>) -> vec2<u32> {
+// The first index, the count and the index of the light-grid cluster of
+// the pixel at framebuffer position `pixel` and world position
+// `world_position` (count 0: no cluster).
+fn light_cluster(pixel: vec2<f32>, world_position: vec3<f32>) -> vec3<u32> {
     let size = view.light_grid_size;
     if (size.z == 0u) {
-        return vec2<u32>(0u);
+        return vec3<u32>(0u);
     }
     let tile = vec2<u32>(max(floor((pixel - view.light_grid_origin) / view.light_grid_tile_size), vec2<f32>(0.0)));
     let t = min(tile, size.xy - vec2<u32>(1u));
     let depth = dot(view.view_depth_axis.xyz, world_position) + view.view_depth_axis.w;
     let slice = u32(clamp(floor(log2(max(depth, 1e-6)) * view.light_grid_z_scale + view.light_grid_z_bias), 0.0, f32(size.z - 1u)));
-    return light_grid[view.light_grid_base + (slice * size.y + t.y) * size.x + t.x];
+    let c = view.light_grid_base + (slice * size.y + t.y) * size.x + t.x;
+    return vec3<u32>(light_grid[c], c);
+}
+
+// How many of cluster `c`'s lights (its last ones) have a shadow.
+fn light_cluster_shadowed(c: u32) -> u32 {
+    if (view.light_grid_has_shadows == 0u) {
+        return 0u;
+    }
+    return light_grid_shadowed[c];
 }
 
 fn default_lit(mi: MaterialInput, m: MaterialOutput, world_position: vec3<f32>, pixel: vec2<f32>) -> vec3<f32> {
@@ -309,9 +318,28 @@ fn default_lit(mi: MaterialInput, m: MaterialOutput, world_position: vec3<f32>, 
     }
     // The point and spot lights of the pixel's cluster (no cap: the list
     // holds every light that touches the cluster).
+    // The point and spot lights of the pixel's cluster (no cap: the list
+    // holds every light that touches the cluster): the unshadowed ones,
+    // then those with a shadow (each cluster lists them last,
+    // `light_grid_shadowed` counts them). Two loops rather than a branch
+    // per light: lavapipe runs an untaken branch's body masked, and the
+    // shadow lookup is most of a light's cost. A light's position and
+    // radius are read first, the rest only in range.
     let cluster = light_cluster(pixel, world_position);
-    for (var i = 0u; i < cluster.y; i++) {
-        color += local_light(s, light_indices[cluster.x + i], world_position);
+    let shadowed = light_cluster_shadowed(cluster.z);
+    for (var i = 0u; i < cluster.y - shadowed; i++) {
+        let index = light_indices[cluster.x + i];
+        let d = lights[index].position - world_position;
+        if (dot(d, d) < lights[index].radius * lights[index].radius) {
+            color += local_light(s, index, d, 1.0);
+        }
+    }
+    for (var i = cluster.y - shadowed; i < cluster.y; i++) {
+        let index = light_indices[cluster.x + i];
+        let d = lights[index].position - world_position;
+        if (dot(d, d) < lights[index].radius * lights[index].radius) {
+            color += local_light(s, index, d, local_shadow(lights[index], world_position, s.n));
+        }
     }
     // The hemisphere ambient: diffuse from around the normal, specular from
     // around the reflection; both occluded by the material's AO.

@@ -95,7 +95,9 @@ struct ViewUniform {
     specular_aa_threshold: f32,
     // The hemisphere ambient's radiance from the ground (below).
     ground_radiance: vec3<f32>,
-    _pad1: f32,
+    // 1 when `light_grid_shadowed` holds this frame's per-cluster counts of
+    // shadowed lights (some light has a shadow-atlas tile).
+    light_grid_has_shadows: u32,
     wireframe_color: vec4<f32>,
     directional_lights: array<DirectionalLight, 4>,
     shadow_cascades: array<ShadowCascade, 4>,

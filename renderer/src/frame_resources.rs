@@ -54,7 +54,8 @@ pub(crate) struct ViewUniformData {
     pub specular_aa_threshold: f32,
     /// The hemisphere ambient's radiance from the ground (below).
     pub ground_radiance: [f32; 3],
-    pub _pad1: f32,
+    /// 1 when the light grid's per-cluster shadowed counts are filled.
+    pub light_grid_has_shadows: u32,
     pub wireframe_color: [f32; 4],
     pub directional_lights: [DirectionalLightData; 4],
     pub shadow_cascades: [ShadowCascadeData; 4],
@@ -128,8 +129,9 @@ pub(crate) struct FrameResources {
     pub readback: Vec<Option<(BufferHandle, u64)>>,
     /// The shadow map's comparison sampler.
     pub shadow_sampler: Option<SamplerHandle>,
-    /// The light grid's lights, clusters and indices (`crate::light_grid`).
-    pub light_grid: [PerFrameBuffer; 3],
+    /// The light grid's lights, clusters, indices and per-cluster shadowed
+    /// counts (`crate::light_grid`).
+    pub light_grid: [PerFrameBuffer; 4],
     /// The shadow atlas's tiles ([`ShadowTileData`]).
     pub shadow_tiles: PerFrameBuffer,
 }
@@ -149,6 +151,7 @@ impl FrameResources {
                 PerFrameBuffer::new("light grid lights", BufferUsage::STORAGE, frames),
                 PerFrameBuffer::new("light grid clusters", BufferUsage::STORAGE, frames),
                 PerFrameBuffer::new("light grid indices", BufferUsage::STORAGE, frames),
+                PerFrameBuffer::new("light grid shadowed counts", BufferUsage::STORAGE, frames),
             ],
             shadow_tiles: PerFrameBuffer::new("shadow atlas tiles", BufferUsage::STORAGE, frames),
         }

@@ -100,6 +100,10 @@ pub(crate) struct LightGrid {
     pub clusters: Vec<[u32; 2]>,
     /// Indices into `lights`.
     pub indices: Vec<u32>,
+    /// Per cluster (as `clusters`), how many of its lights have a shadow:
+    /// they are listed last (`order_shadowed_last`). Empty when no light
+    /// has one.
+    pub shadowed: Vec<u32>,
     /// Per view of the frame (shadow views get an empty grid).
     pub views: Vec<ViewGrid>,
     pub light_stats: LightStats,
@@ -429,6 +433,33 @@ fn bin_lights(view: &SceneView, g: &ViewGrid, bounds: &ClusterBounds, lights: &[
         by_slice.par_iter().enumerate().map(fill).collect()
     } else {
         by_slice.iter().enumerate().map(fill).collect()
+    }
+}
+
+impl LightGrid {
+    /// Moves each cluster's lights that have a shadow (`shadow >= 0`) to
+    /// the end of its list, in order, and counts them in `shadowed`; does
+    /// nothing when no light has one.
+    pub fn order_shadowed_last(&mut self) {
+        if self.lights.iter().all(|l| l.shadow < 0) {
+            self.shadowed.clear();
+            return;
+        }
+        let lights = &self.lights;
+        let mut scratch = Vec::new();
+        self.shadowed = self
+            .clusters
+            .iter()
+            .map(|&[first, count]| {
+                let list = &mut self.indices[first as usize..(first + count) as usize];
+                scratch.clear();
+                scratch.extend(list.iter().copied().filter(|&i| lights[i as usize].shadow < 0));
+                let plain = scratch.len();
+                scratch.extend(list.iter().copied().filter(|&i| lights[i as usize].shadow >= 0));
+                list.copy_from_slice(&scratch);
+                (count as usize - plain) as u32
+            })
+            .collect();
     }
 }
 

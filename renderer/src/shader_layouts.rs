@@ -56,7 +56,7 @@ fn the_view_uniform_matches_the_shader() {
             sky_radiance,
             specular_aa_threshold,
             ground_radiance,
-            _pad1,
+            light_grid_has_shadows,
             wireframe_color,
             directional_lights,
             shadow_cascades,

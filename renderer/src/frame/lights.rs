@@ -22,4 +22,5 @@ pub(crate) fn light_grid(scene: &Scene, settings: &FrameSettings, v: &mut InitVi
             }
         }
     }
+    v.grid.order_shadowed_last();
 }

@@ -27,7 +27,7 @@ pub(crate) struct PassResources {
     pub materials: BufferHandle,
     pub shadow_map: TextureHandle,
     pub shadow_sampler: SamplerHandle,
-    pub light_grid: [BufferHandle; 3],
+    pub light_grid: [BufferHandle; 4],
     pub shadow_atlas: TextureHandle,
     pub shadow_tiles: BufferHandle,
 }
@@ -91,6 +91,7 @@ impl<'f, 'd> PassBindings<'f, 'd> {
                 (4, BindingResource::Buffer(self.resources.light_grid[2])),
                 (5, BindingResource::Texture(self.resources.shadow_atlas)),
                 (6, BindingResource::Buffer(self.resources.shadow_tiles)),
+                (7, BindingResource::Buffer(self.resources.light_grid[3])),
             ],
         )?;
         self.lighting = Some(g);

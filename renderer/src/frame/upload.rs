@@ -19,8 +19,8 @@ pub(crate) struct Uploaded {
     pub id_buffer: BufferHandle,
     /// One [`ViewUniformData`] per view.
     pub view_uniforms: BufferHandle,
-    /// The light grid's lights, clusters and indices.
-    pub light_grid: [BufferHandle; 3],
+    /// The light grid's lights, clusters, indices and shadowed counts.
+    pub light_grid: [BufferHandle; 4],
     /// The shadow atlas's tiles.
     pub shadow_tiles: BufferHandle,
 }
@@ -53,11 +53,12 @@ pub(crate) fn upload(
         .map(|(i, view)| view_uniform(view, v, v.grid.views.get(i).copied().unwrap_or_default(), &cascades, shadow_size))
         .collect();
     let view_uniforms = resources.view_uniforms.write(device, slot, bytemuck::cast_slice(&uniforms))?;
-    let [lights, clusters, indices] = &mut resources.light_grid;
+    let [lights, clusters, indices, shadowed] = &mut resources.light_grid;
     let light_grid = [
         lights.write_parts(device, slot, &[bytemuck::cast_slice(&v.grid.lights)], parallel)?,
         clusters.write_parts(device, slot, &[bytemuck::cast_slice(&v.grid.clusters)], parallel)?,
         indices.write_parts(device, slot, &[bytemuck::cast_slice(&v.grid.indices)], parallel)?,
+        shadowed.write_parts(device, slot, &[bytemuck::cast_slice(&v.grid.shadowed)], parallel)?,
     ];
     let tiles = shadow_tile_data(v, settings.shadow.atlas.size);
     let shadow_tiles = resources.shadow_tiles.write(device, slot, bytemuck::cast_slice(&tiles))?;
@@ -152,7 +153,7 @@ fn view_uniform(v: &SceneView, views: &InitViews, grid: ViewGrid, cascades: &[Sh
         sky_radiance: SKY_RADIANCE.map(|c| c * sky),
         specular_aa_threshold: ShadingSettings::SPECULAR_AA_THRESHOLD,
         ground_radiance: GROUND_RADIANCE.map(|c| c * sky),
-        _pad1: 0.0,
+        light_grid_has_shadows: u32::from(!views.grid.shadowed.is_empty()),
         wireframe_color: [0.85, 0.9, 1.0, 1.0],
         directional_lights,
         shadow_cascades: *cascades,

@@ -130,3 +130,28 @@ fn lights_outside_every_view_are_not_uploaded_and_shadow_views_get_no_grid() {
     let none = build_light_grid(&SceneLights::default(), &views, &[true, true], &settings(), false);
     assert!(none.clusters.is_empty() && none.views.iter().all(|g| g.size == [0, 0, 0]));
 }
+
+#[test]
+fn shadowed_lights_are_listed_last_in_each_cluster_and_counted() {
+    let lights = scattered(400, 9);
+    let mut grid = build_light_grid(&scene_lights(&lights), &[perspective()], &[true], &settings(), false);
+    let before: Vec<Vec<u32>> = grid.clusters.iter().map(|&[f, n]| grid.indices[f as usize..(f + n) as usize].to_vec()).collect();
+    grid.order_shadowed_last();
+    assert!(grid.shadowed.is_empty(), "no light has a shadow: nothing to count");
+    for (k, l) in grid.lights.iter_mut().enumerate() {
+        l.shadow = if k % 3 == 0 { k as i32 } else { -1 };
+    }
+    grid.order_shadowed_last();
+    assert_eq!(grid.shadowed.len(), grid.clusters.len());
+    for (c, &[f, n]) in grid.clusters.iter().enumerate() {
+        let list = &grid.indices[f as usize..(f + n) as usize];
+        let shadowed = grid.shadowed[c] as usize;
+        let (plain, last) = list.split_at(list.len() - shadowed);
+        assert!(plain.iter().all(|&i| grid.lights[i as usize].shadow < 0) && last.iter().all(|&i| grid.lights[i as usize].shadow >= 0));
+        // The same lights, each part in its old order.
+        let old = &before[c];
+        assert_eq!(plain.to_vec(), old.iter().copied().filter(|&i| i % 3 != 0).collect::<Vec<_>>());
+        assert_eq!(last.to_vec(), old.iter().copied().filter(|&i| i % 3 == 0).collect::<Vec<_>>());
+    }
+    assert!(grid.shadowed.iter().any(|&n| n > 0));
+}
