@@ -70,7 +70,7 @@ pub struct ShadowSettings {
     pub filter_quality: u32,
     /// The point and spot lights' shadow atlas (`r.Shadow.AtlasSize`, a
     /// power of two in 512..=8192; `r.Shadow.Cache`).
-    pub atlas: crate::shadow_atlas::AtlasSettings,
+    pub atlas: AtlasSettings,
 }
 
 impl ShadowSettings {
@@ -87,6 +87,15 @@ pub struct LightGridSettings {
     pub pixel_size: u32,
     /// Depth slices (`r.Forward.LightGridSizeZ`, 1..=128).
     pub slices: u32,
+}
+
+/// The atlas's settings (`r.Shadow.AtlasSize`, `r.Shadow.Cache`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AtlasSettings {
+    /// The atlas's side in texels (`r.Shadow.AtlasSize`).
+    pub size: u32,
+    /// Keep tiles whose shadow did not change (`r.Shadow.Cache`).
+    pub cache: bool,
 }
 
 /// How the base and translucency passes shade.
@@ -150,7 +159,7 @@ impl FrameSettings {
                 max_distance: cvars.float(cvars::SHADOW_CSM_MAX_DISTANCE).max(1e-3),
                 cascade_transition: cvars.float(cvars::SHADOW_CSM_TRANSITION).clamp(0.0, 0.5),
                 filter_quality: cvars.int(cvars::SHADOW_FILTER_QUALITY).clamp(0, 2) as u32,
-                atlas: crate::shadow_atlas::AtlasSettings {
+                atlas: AtlasSettings {
                     size: 1 << (cvars.int(cvars::SHADOW_ATLAS_SIZE).clamp(512, 8192) as u32).ilog2(),
                     cache: cvars.bool(cvars::SHADOW_CACHE),
                 },

@@ -24,6 +24,7 @@
 //! commands like any view's.
 
 use crate::scene::{Light, LightId, SceneLights};
+pub use crate::settings::AtlasSettings;
 use crate::view::{SceneView, ViewKind};
 use glam::{Vec3, Vec4};
 use rhi_vulkan::Rect;
@@ -147,7 +148,7 @@ pub struct AtlasTile {
 }
 
 /// The atlas's frame: every allocated tile (in light order, a point
-/// light's six faces in [`CUBE_FACES`] order) and each shadowed light's
+/// light's six faces in the order +X, -X, +Y, -Y, +Z, -Z) and each shadowed light's
 /// first tile.
 #[derive(Clone, Debug, Default)]
 pub struct AtlasFrame {
@@ -164,15 +165,6 @@ impl AtlasFrame {
     pub fn rendered(&self) -> usize {
         self.tiles.iter().filter(|t| t.render).count()
     }
-}
-
-/// The atlas's settings (`r.Shadow.AtlasSize`, `r.Shadow.Cache`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct AtlasSettings {
-    /// The atlas's side in texels (`r.Shadow.AtlasSize`).
-    pub size: u32,
-    /// Keep tiles whose shadow did not change (`r.Shadow.Cache`).
-    pub cache: bool,
 }
 
 /// The atlas's state from frame to frame (module docs).

@@ -4,7 +4,11 @@
 //! of instanced trees and rocks (InstancedStaticMeshComponent, GPU culling);
 //! a village of static-mesh buildings with a plaza fountain, chimney smoke
 //! and a lake fountain (ParticleSystemComponent, translucent sprites); a
-//! shadow-casting sun, lamp point lights; a camera flying along a circle.
+//! shadow-casting sun with four shadow cascades over the whole terrain,
+//! street lamps as shadow-casting spot lights, lit windows and a few
+//! hundred fireflies drifting over the meadow (small point lights,
+//! clustered); a camera flying along a circle. `--dusk` lowers and dims
+//! the sun and the sky, so that the lamps, windows and fireflies show.
 //!
 //! Textured where it matters, every texture generated in code
 //! (`samples::textures`): the terrain is one layered material blending
@@ -48,6 +52,10 @@ struct Options {
     /// path in a few frames: the occlusion tests and benchmarks use it).
     #[arg(long, value_name = "SECONDS", default_value_t = 0.0, value_parser = parse_seconds)]
     camera_time: f32,
+    /// Dusk: a low, dim, orange sun and a darker sky, so that the lamps,
+    /// windows and fireflies show.
+    #[arg(long)]
+    dusk: bool,
     #[command(flatten)]
     common: CommonOptions,
 }
@@ -334,11 +342,12 @@ fn run(o: &Options) -> anyhow::Result<()> {
     let tex = create_textures(&mut engine)?;
     let mats = create_materials(&mut engine, &tex)?;
     let camera = spawn_camera(&mut engine, o.camera_time)?;
-    spawn_sun_and_sky(&mut engine, mats.sky)?;
+    spawn_sun_and_sky(&mut engine, mats.sky, o.dusk)?;
     let terrain = build_terrain(&mut engine, &mats)?;
     let instanced = plant_forest(&mut engine, &mats, o.instances)?;
     let chimneys = build_village(&mut engine, &mats)?;
     spawn_fountains_and_smoke(&mut engine, &chimneys)?;
+    let fireflies = spawn_fireflies(&mut engine)?;
     if let Some(n) = o.particles {
         spawn_geyser(&mut engine, n)?;
     }
@@ -347,6 +356,7 @@ fn run(o: &Options) -> anyhow::Result<()> {
         let t = (frame + 1) as f32 * dt;
         engine.world.set_relative_transform(camera, camera_pose(o.camera_time + t))?;
         animate_water(engine, terrain, t)?;
+        drift_fireflies(engine, &fireflies, t)?;
         let instances_total = count_instances(engine, &instanced)?;
         Ok(runner::SampleFigures { instances_total, ..Default::default() })
     })
@@ -473,13 +483,21 @@ fn spawn_camera(engine: &mut Engine, camera_time: f32) -> anyhow::Result<Compone
 }
 
 /// The shadow-casting sun, and the sky: a large emissive sphere around everything.
-fn spawn_sun_and_sky(engine: &mut Engine, sky: MaterialId) -> anyhow::Result<()> {
-    let sun = DirectionalLightComponent { color: Vec3::new(1.0, 0.93, 0.80), intensity: 1.25, cast_shadows: true };
-    engine.world.spawn_actor(
-        "sun",
-        Box::new(sun),
-        Transform::new(Vec3::ZERO, look_rotation(Vec3::ZERO, Vec3::new(0.55, 0.75, -0.55)), Vec3::ONE),
-    )?;
+fn spawn_sun_and_sky(engine: &mut Engine, sky: MaterialId, dusk: bool) -> anyhow::Result<()> {
+    let (sun, direction) = match dusk {
+        false => (
+            DirectionalLightComponent { color: Vec3::new(1.0, 0.93, 0.80), intensity: 1.25, cast_shadows: true },
+            Vec3::new(0.55, 0.75, -0.55),
+        ),
+        true => (
+            DirectionalLightComponent { color: Vec3::new(1.0, 0.55, 0.3), intensity: 0.25, cast_shadows: true },
+            Vec3::new(0.6, 0.75, -0.18),
+        ),
+    };
+    if dusk {
+        engine.render_thread().set_cvar(renderer::cvars::SKY_LIGHT_INTENSITY, "0.15")?;
+    }
+    engine.world.spawn_actor("sun", Box::new(sun), Transform::new(Vec3::ZERO, look_rotation(Vec3::ZERO, direction), Vec3::ONE))?;
     let (_, sky_id) = engine.world.spawn_actor(
         "sky",
         Box::new(StaticMeshComponent::new(StaticMesh::sphere(24))),
@@ -688,6 +706,12 @@ fn add_houses(engine: &mut Engine, mats: &Materials) -> anyhow::Result<Vec<Vec3>
             Transform::new(Vec3::new(p.x, p.y, z + hgt + 1.25), roof_rot, Vec3::new(w * 1.5, d * 1.5, 2.5).max(Vec3::splat(0.1))),
             roof_mat,
         )?;
+        // A lit window on each long side: a small warm light just outside the wall.
+        for side in [-1.0f32, 1.0] {
+            let window = Vec3::new(p.x, p.y, z) + rot * Vec3::new(0.0, side * (d / 2.0 + 0.3), hgt * 0.5);
+            let light = PointLightComponent { color: Vec3::new(1.0, 0.7, 0.35), intensity: 1.5, radius: 3.0, ..Default::default() };
+            engine.world.spawn_actor("window light", Box::new(light), Transform::from_translation(window))?;
+        }
         if i % 2 == 0 {
             let c = Vec3::new(p.x, p.y, z) + rot * Vec3::new(w * 0.25, 0.0, hgt + 2.0);
             spawn_static_mesh(
@@ -741,7 +765,8 @@ fn add_fountain(engine: &mut Engine, mats: &Materials) -> anyhow::Result<()> {
     )
 }
 
-/// Three lamp posts on the plaza, each with a glowing globe and a point light.
+/// Three lamp posts on the plaza, each with a glowing globe and a
+/// shadow-casting spot light shining down from it (a street lamp).
 fn add_lamps(engine: &mut Engine, mats: &Materials) -> anyhow::Result<()> {
     let lamp_spots = [Vec2::new(-5.0, 4.5), Vec2::new(5.0, -4.0), Vec2::new(4.5, 5.0)];
     for (i, s) in lamp_spots.iter().enumerate() {
@@ -762,11 +787,50 @@ fn add_lamps(engine: &mut Engine, mats: &Materials) -> anyhow::Result<()> {
             mats.lamp,
         )?;
         let color = [Vec3::new(1.0, 0.72, 0.4), Vec3::new(1.0, 0.6, 0.3), Vec3::new(0.9, 0.8, 0.55)][i];
+        let spot = SpotLightComponent {
+            color,
+            intensity: 30.0,
+            radius: 14.0,
+            inner_cone: 0.6,
+            outer_cone: 1.1,
+            source_radius: 0.1,
+            cast_shadows: true,
+        };
         engine.world.spawn_actor(
             "lamp light",
-            Box::new(PointLightComponent { color, intensity: 12.0, radius: 12.0, ..Default::default() }),
-            Transform::from_translation(Vec3::new(p.x, p.y, z + 3.6)),
+            Box::new(spot),
+            Transform::new(Vec3::new(p.x, p.y, z + 2.85), look_rotation(Vec3::ZERO, Vec3::NEG_Z), Vec3::ONE),
         )?;
+    }
+    Ok(())
+}
+
+/// Fireflies over the meadow between the village and the lake.
+const FIREFLIES: u32 = 300;
+
+/// Where firefly `i` hovers (it drifts around this point).
+fn firefly_home(i: u32) -> Vec3 {
+    let p = Vec2::new(-40.0 + rand(i, 71) * 60.0, -40.0 + rand(i, 72) * 45.0);
+    Vec3::new(p.x, p.y, ground(p).max(0.2) + 0.6 + rand(i, 73) * 1.6)
+}
+
+/// The fireflies: small yellow-green point lights, not shadowed.
+fn spawn_fireflies(engine: &mut Engine) -> anyhow::Result<Vec<ComponentId>> {
+    let lights: Vec<(Box<dyn Component>, Transform)> = (0..FIREFLIES)
+        .map(|i| {
+            let light = PointLightComponent { color: Vec3::new(0.75, 1.0, 0.35), intensity: 0.4, radius: 1.5, ..Default::default() };
+            (Box::new(light) as Box<dyn Component>, Transform::from_translation(firefly_home(i)))
+        })
+        .collect();
+    Ok(engine.world.spawn_actors(lights)?)
+}
+
+/// The fireflies drift on small loops: a transform each, no light or draw command rebuilt.
+fn drift_fireflies(engine: &mut Engine, fireflies: &[ComponentId], t: f32) -> anyhow::Result<()> {
+    for (i, id) in fireflies.iter().enumerate() {
+        let phase = t * (0.3 + rand(i as u32, 74) * 0.4) + i as f32;
+        let at = firefly_home(i as u32) + Vec3::new(phase.sin(), (phase * 1.3).cos(), 0.3 * (phase * 0.7).sin()) * 0.8;
+        engine.world.set_relative_transform(*id, Transform::from_translation(at))?;
     }
     Ok(())
 }

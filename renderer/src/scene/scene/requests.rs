@@ -130,7 +130,7 @@ impl Scene {
     }
 
     /// Sets the light `id`, now; an invalid light ([`Light::is_valid`]), or
-    /// a directional light past [`MAX_DIRECTIONAL_LIGHTS`], is
+    /// a directional light past [`MAX_DIRECTIONAL_LIGHTS`](crate::MAX_DIRECTIONAL_LIGHTS), is
     /// [`RendererError::InvalidLight`] and changes nothing. No mesh draw
     /// command depends on a light: none is rebuilt.
     pub fn set_light(&mut self, id: LightId, light: Light) -> Result<()> {
