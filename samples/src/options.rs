@@ -15,6 +15,16 @@ pub fn parse_cvar(s: &str) -> Result<(String, String), String> {
     }
 }
 
+/// A percentage, 0..=100 (the samples' `--moving P`).
+pub fn parse_percent(s: &str) -> Result<f32, String> {
+    let v: f32 = s.parse().map_err(|_| format!("{s:?} is not a number"))?;
+    if (0.0..=100.0).contains(&v) {
+        Ok(v)
+    } else {
+        Err(format!("{v} is not in 0..=100"))
+    }
+}
+
 /// Parses `fifo`, `mailbox` or `immediate` for `--present`.
 pub fn parse_present(s: &str) -> Result<PresentMode, String> {
     s.parse()

@@ -285,8 +285,9 @@ pub struct ClusterStats {
 }
 
 /// Shadow views and atlas tiles (`renderer::ShadowStats`): directional
-/// cascades drawn, atlas tiles allocated, rendered and kept this frame, and
-/// the shadow passes' draws.
+/// cascades drawn, atlas tiles allocated, rendered and kept this frame, the
+/// shadow passes' draws, and shadow-casting lights in view that found no
+/// room in the atlas.
 #[derive(Serialize, Deserialize, Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ShadowStats {
     pub cascades: u64,
@@ -294,6 +295,8 @@ pub struct ShadowStats {
     pub tiles_rendered: u64,
     pub tiles_cached: u64,
     pub draws: u64,
+    #[serde(default)]
+    pub unshadowed_lights: u64,
 }
 
 impl SampleStats {

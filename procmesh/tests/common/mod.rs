@@ -41,7 +41,10 @@ pub fn background(image: &Image) -> [u8; 4] {
     image.pixel(0, 0)
 }
 
+/// A shadow-casting sun, with one shadow cascade: the tests count each
+/// pass's commands, and every cascade is a shadow view of its own.
 pub fn sun(rt: &mut RenderThread) {
+    rt.set_cvar(renderer::cvars::SHADOW_CSM_MAX_CASCADES, "1").unwrap();
     rt.add_light(Light::Directional(DirectionalLight {
         direction: Vec3::new(0.3, 0.2, -1.0),
         color: Vec3::ONE,

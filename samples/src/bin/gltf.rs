@@ -146,6 +146,14 @@ fn show(engine: &mut Engine, o: &Options, import: &GltfImport, started: Instant,
     w.with_component_mut::<CameraComponent, _>(camera_id, |c| *c = camera)?;
     w.set_relative_transform(camera_id, transform)?;
     samples::fly_camera::orbit_camera(camera_id, pivot);
+    // The sun's shadow cascades span the model whatever its scale (a model
+    // in centimetres is hundreds of units across).
+    let reach = transform.translation.distance(centre) + bounds.radius * 2.0;
+    for (name, value) in
+        [(renderer::cvars::SHADOW_CSM_MAX_DISTANCE, reach), (renderer::cvars::SHADOW_CSM_FIRST_CASCADE_DISTANCE, reach * 0.15)]
+    {
+        engine.render_thread().set_cvar(name, &value.to_string())?;
+    }
     if let Some(path) = &o.reference_scene {
         let json = reference_scene(o, &camera, &transform, pivot);
         let text = serde_json::to_string_pretty(&json).expect("JSON of numbers and strings");

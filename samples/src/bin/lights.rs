@@ -35,7 +35,7 @@ struct Options {
     #[arg(long, default_value_t = 100_000, value_parser = clap::value_parser!(u32).range(0..=2_000_000))]
     count: u32,
     /// Percent of the lights moved every frame (along the sphere).
-    #[arg(long, default_value_t = 0.0, value_parser = parse_percent)]
+    #[arg(long, default_value_t = 0.0, value_parser = samples::options::parse_percent)]
     moving: f32,
     /// Shadow-casting point and spot lights over a field of 10,000 cubes,
     /// seen from above (see the sample's docs).
@@ -46,15 +46,6 @@ struct Options {
     moving_shadowed: u32,
     #[command(flatten)]
     common: CommonOptions,
-}
-
-fn parse_percent(s: &str) -> Result<f32, String> {
-    let v: f32 = s.parse().map_err(|_| format!("{s:?} is not a number"))?;
-    if (0.0..=100.0).contains(&v) {
-        Ok(v)
-    } else {
-        Err(format!("{v} is not in 0..=100"))
-    }
 }
 
 /// The sphere's radius, the lights' (just inside it) and their range.

@@ -32,7 +32,7 @@ struct Options {
     #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=256))]
     materials: u32,
     /// Percent of the cubes moved every frame.
-    #[arg(long, default_value_t = 0.0, value_parser = parse_percent)]
+    #[arg(long, default_value_t = 0.0, value_parser = samples::options::parse_percent)]
     moving: f32,
     /// Where the cubes stand: a grid under a shadowing sun, Bevy's
     /// many_cubes sphere around a turning camera, or the streets of a dense
@@ -63,15 +63,6 @@ enum Layout {
     Grid,
     Sphere,
     City,
-}
-
-fn parse_percent(s: &str) -> Result<f32, String> {
-    let v: f32 = s.parse().map_err(|_| format!("{s:?} is not a number"))?;
-    if (0.0..=100.0).contains(&v) {
-        Ok(v)
-    } else {
-        Err(format!("{v} is not in 0..=100"))
-    }
 }
 
 fn parse_distance(s: &str) -> Result<f32, String> {

@@ -133,6 +133,9 @@ fn run(o: &Options) -> anyhow::Result<()> {
     let soot = rt.create_material(Material::colored(Vec4::new(0.18, 0.16, 0.15, 1.0)))?;
     let metal = rt.create_material(Material::colored(Vec4::new(0.35, 0.38, 0.42, 1.0)))?;
 
+    // A scene in centimetres: the sun's shadow cascades reach 60 m, the first 10 m.
+    rt.set_cvar(renderer::cvars::SHADOW_CSM_MAX_DISTANCE, "6000")?;
+    rt.set_cvar(renderer::cvars::SHADOW_CSM_FIRST_CASCADE_DISTANCE, "1000")?;
     let w = &mut engine.world;
     let eye = Vec3::new(-1150.0, -800.0, 430.0);
     let mut camera = CameraComponent::default();

@@ -220,6 +220,7 @@ fn sample_stats(mut s: SampleStats, stats: &FrameStats, done: Done) -> SampleSta
         tiles_rendered: sh.tiles_rendered,
         tiles_cached: sh.tiles_cached,
         draws: sh.draws,
+        unshadowed_lights: sh.unshadowed_lights,
     });
     s.timings_ms = Timings {
         game: game.game,
