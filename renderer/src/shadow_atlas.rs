@@ -191,6 +191,14 @@ impl ShadowAtlas {
         self.assigned.values().map(|a| a.corners.len()).sum()
     }
 
+    /// Gives every tile back (no light is shadowed this frame).
+    pub fn release_all(&mut self) {
+        if !self.assigned.is_empty() {
+            self.allocator = TileAllocator::new(self.allocator.size);
+            self.assigned.clear();
+        }
+    }
+
     /// Forgets every tile's contents (the atlas texture was made anew).
     pub fn invalidate(&mut self) {
         for a in self.assigned.values_mut() {

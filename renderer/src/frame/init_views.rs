@@ -107,18 +107,27 @@ pub(crate) fn init_views(scene: &Scene, settings: &FrameSettings, family: &ViewF
     }
     let cascade_settings = CascadeSettings::of(&settings.shadow);
     let first_main = views.iter().find(|v| !v.kind.is_shadow()).cloned();
-    let cascades = match (shadowed, first_main.clone(), scene.shadow_caster_bounds()) {
-        (Some((d, has_map)), Some(main), Some(casters)) => {
-            let c = cascades(&main, d.direction, &cascade_settings, &casters);
+    // The casters' bounds (a pass over every primitive) only when a light
+    // has cascades to fit.
+    let cascades = match (shadowed, &first_main) {
+        (Some((d, has_map)), Some(main)) => {
+            let c =
+                scene.shadow_caster_bounds().map(|casters| cascades(main, d.direction, &cascade_settings, &casters)).unwrap_or_default();
             *has_map = !c.is_empty();
             c
         }
         _ => Vec::new(),
     };
     views.extend(cascades.iter().map(|c| c.view.clone()));
-    let atlas = match (&first_main, settings.shadow.enabled) {
+    // The casters that changed (a pass over every primitive when some draw
+    // dynamically) only when a point or spot light casts shadows.
+    let shadowed_lights = scene.scene_lights().shadowed_local().next().is_some();
+    let atlas = match (&first_main, settings.shadow.enabled && shadowed_lights) {
         (Some(main), true) => atlas.plan(scene.scene_lights(), main, &scene.shadow_changes(), settings.shadow.atlas),
-        _ => AtlasFrame::default(),
+        _ => {
+            atlas.release_all();
+            AtlasFrame::default()
+        }
     };
     let atlas_views = atlas
         .tiles
