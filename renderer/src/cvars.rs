@@ -109,6 +109,11 @@ pub const SPACE_ORDER_ADDS: &str = "r.Scene.SpaceOrderAdds";
 /// `crate::frame::workers_awake`). Off: rayon's own sleep.
 pub const RENDER_WORKERS_STAY_AWAKE: &str = "r.RenderWorkers.StayAwake";
 
+/// Integer variables that are sizes: 0 or less is refused
+/// (`RendererError::InvalidCvarValue`); positive values out of range are
+/// clamped where the frame reads them (`crate::FrameSettings`).
+const POSITIVE_INTS: [&str; 3] = [SHADOW_MAP_SIZE, SHADOW_ATLAS_SIZE, LIGHT_GRID_SIZE_Z];
+
 impl Default for ConsoleVariables {
     fn default() -> Self {
         let mut vars = BTreeMap::new();
@@ -173,12 +178,18 @@ impl ConsoleVariables {
     pub fn set(&mut self, name: &str, value: &str) -> Result<()> {
         let cvar = self.vars.get_mut(name).ok_or_else(|| RendererError::UnknownCvar(name.into()))?;
         let bad = |expected| RendererError::InvalidCvarValue { name: name.into(), value: value.into(), expected };
+        // Sizes that cannot be 0 or negative: a typed error, not a clamp.
+        let positive = POSITIVE_INTS.contains(&name);
         cvar.value = match cvar.value {
             CvarValue::Bool(_) => CvarValue::Bool(match value.to_ascii_lowercase().as_str() {
                 "1" | "true" | "on" => true,
                 "0" | "false" | "off" => false,
                 _ => return Err(bad("0 or 1")),
             }),
+            CvarValue::Int(_) if positive => match value.parse() {
+                Ok(v) if v > 0 => CvarValue::Int(v),
+                _ => return Err(bad("a positive integer")),
+            },
             CvarValue::Int(_) => CvarValue::Int(value.parse().map_err(|_| bad("an integer"))?),
             CvarValue::Float(_) => {
                 let f: f32 = value.parse().map_err(|_| bad("a number"))?;
@@ -245,5 +256,22 @@ mod tests {
         assert_eq!(c.float(EXPOSURE), 2.5);
         assert!(c.set(EXPOSURE, "inf").is_err());
         assert_eq!(c.float(EXPOSURE), 2.5);
+    }
+
+    #[test]
+    fn a_size_of_zero_or_less_is_refused_and_changes_nothing() {
+        let mut c = ConsoleVariables::default();
+        for name in POSITIVE_INTS {
+            let before = c.int(name);
+            for bad in ["0", "-4"] {
+                match c.set(name, bad) {
+                    Err(RendererError::InvalidCvarValue { expected, .. }) => assert_eq!(expected, "a positive integer"),
+                    other => panic!("{name}={bad}: {other:?}"),
+                }
+                assert_eq!(c.int(name), before, "{name} unchanged");
+            }
+        }
+        c.set(SHADOW_ATLAS_SIZE, "100").unwrap();
+        assert_eq!(crate::FrameSettings::from_cvars(&c).shadow.atlas.size, 512, "a positive size out of range is clamped");
     }
 }

@@ -311,6 +311,10 @@ fn bad_lights_are_typed_errors_and_change_nothing() {
         assert!(matches!(rt.add_light(light), Err(RendererError::InvalidLight { light: None, .. })), "{light:?}");
         assert!(matches!(rt.set_light(good, light), Err(RendererError::InvalidLight { light: Some(id), .. }) if id == good), "{light:?}");
     }
+    // A shadow atlas of size 0 (or less) is refused the same way.
+    for size in ["0", "-1"] {
+        assert!(matches!(rt.set_cvar(cvars::SHADOW_ATLAS_SIZE, size), Err(RendererError::InvalidCvarValue { .. })));
+    }
     let (stats, after) = frame(&mut rt, &fam);
     assert_images_equal(&before, &after, "bad lights change nothing");
     assert_eq!(stats.lights.point, 1);
