@@ -27,7 +27,7 @@
 
 // Visibility of the shadowed directional light at `world_position` in
 // cascade `i`: the cascade's projection, its tile of the shadow map, PCF
-// by `r.Shadow.FilterQuality` (`filtered_shadow_map`), taps kept inside the
+// by `r.Shadow.FilterQuality` (`filtered_shadow`), taps kept inside the
 // tile. The bias grows on slopes facing away from the light.
 fn cascade_visibility(i: u32, world_position: vec3<f32>, n_dot_l: f32) -> f32 {
     let c = view.shadow_cascades[i];
@@ -42,7 +42,7 @@ fn cascade_visibility(i: u32, world_position: vec3<f32>, n_dot_l: f32) -> f32 {
     let lo = c.atlas_rect.xy + vec2<f32>(texel);
     let hi = c.atlas_rect.xy + c.atlas_rect.zw - vec2<f32>(texel);
     let uv = c.atlas_rect.xy + local * c.atlas_rect.zw;
-    return filtered_shadow_map(uv, ndc.z - bias, texel, lo, hi);
+    return filtered_shadow(shadow_map, uv, ndc.z - bias, texel, lo, hi);
 }
 
 // Visibility of a point or spot light with a shadow at `world_position`
@@ -78,7 +78,7 @@ fn local_shadow(light: LocalLight, world_position: vec3<f32>, n: vec3<f32>) -> f
     let lo = t.atlas_rect.xy + vec2<f32>(texel);
     let hi = t.atlas_rect.xy + t.atlas_rect.zw - vec2<f32>(texel);
     let uv = t.atlas_rect.xy + local * t.atlas_rect.zw;
-    return filtered_shadow_atlas(uv, ndc.z - 1e-5, texel, lo, hi);
+    return filtered_shadow(shadow_atlas, uv, ndc.z - 1e-5, texel, lo, hi);
 }
 
 // Percentage-closer filtering by `r.Shadow.FilterQuality`, every tap a
@@ -103,25 +103,13 @@ fn shadow_taps() -> u32 {
     return select(select(9u, 4u, view.shadow_filter == 1u), 1u, view.shadow_filter == 0u);
 }
 
-// `shadow_tap`'s filter on the cascades' shadow map.
-fn filtered_shadow_map(uv: vec2<f32>, depth: f32, texel: f32, lo: vec2<f32>, hi: vec2<f32>) -> f32 {
+// `shadow_tap`'s filter on `map` (the cascades' shadow map or the atlas).
+fn filtered_shadow(map: texture_depth_2d, uv: vec2<f32>, depth: f32, texel: f32, lo: vec2<f32>, hi: vec2<f32>) -> f32 {
     var lit = 0.0;
     var total = 0.0;
     for (var k = 0u; k < shadow_taps(); k++) {
         let tap = select(shadow_tap(k), vec3<f32>(0.0, 0.0, 1.0), view.shadow_filter == 0u);
-        lit += tap.z * textureSampleCompareLevel(shadow_map, shadow_sampler, clamp(uv + tap.xy * texel, lo, hi), depth);
-        total += tap.z;
-    }
-    return lit / total;
-}
-
-// The same on the shadow atlas.
-fn filtered_shadow_atlas(uv: vec2<f32>, depth: f32, texel: f32, lo: vec2<f32>, hi: vec2<f32>) -> f32 {
-    var lit = 0.0;
-    var total = 0.0;
-    for (var k = 0u; k < shadow_taps(); k++) {
-        let tap = select(shadow_tap(k), vec3<f32>(0.0, 0.0, 1.0), view.shadow_filter == 0u);
-        lit += tap.z * textureSampleCompareLevel(shadow_atlas, shadow_sampler, clamp(uv + tap.xy * texel, lo, hi), depth);
+        lit += tap.z * textureSampleCompareLevel(map, shadow_sampler, clamp(uv + tap.xy * texel, lo, hi), depth);
         total += tap.z;
     }
     return lit / total;

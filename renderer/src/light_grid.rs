@@ -48,8 +48,6 @@ pub(crate) struct ViewGrid {
     /// slice = floor(log2(depth) · z_scale + z_bias), clamped.
     pub z_scale: f32,
     pub z_bias: f32,
-    /// depth = dot(axis.xyz, world position) + axis.w (distance in front of the camera).
-    pub depth_axis: Vec4,
     /// The viewport's top-left corner in pixels.
     pub origin: Vec2,
 }
@@ -195,19 +193,9 @@ fn view_space(view: &SceneView, p: Vec3) -> Vec3 {
     Vec3::new(v.x, v.y, -v.z)
 }
 
-/// The view's near and far depths (from its projection).
-fn near_far(view: &SceneView) -> (f32, f32) {
-    let inv = view.projection.inverse();
-    let depth = |z: f32| -inv.project_point3(Vec3::new(0.0, 0.0, z)).z;
-    (depth(0.0), depth(1.0))
-}
-
-/// The view-space point (z = depth) seen at NDC `(x, y)` at depth `depth`.
+/// [`SceneView::point_at_depth`] with z the depth (the grid's view coordinates).
 fn unproject_at_depth(inv_proj: &Mat4, x: f32, y: f32, depth: f32) -> Vec3 {
-    let a = inv_proj.project_point3(Vec3::new(x, y, 0.0));
-    let b = inv_proj.project_point3(Vec3::new(x, y, 1.0));
-    let t = if (b.z - a.z).abs() > 1e-12 { (-depth - a.z) / (b.z - a.z) } else { 0.0 };
-    let p = a + (b - a) * t;
+    let p = SceneView::point_at_depth(inv_proj, x, y, depth);
     Vec3::new(p.x, p.y, depth)
 }
 
@@ -221,7 +209,7 @@ fn append_view_grid(grid: &mut LightGrid, view: &SceneView, lights: &[ViewLight]
     let vp = view.viewport;
     let tile = settings.pixel_size;
     let size = [vp.width.div_ceil(tile), vp.height.div_ceil(tile), settings.slices];
-    let (near, far) = near_far(view);
+    let (near, far) = view.depth_range();
     // The slices span the lights' depths: from the nearest light's front
     // (no nearer than the near plane) to the farthest light's back (past
     // it nothing is lit; no farther than the far plane). A scene whose
@@ -230,16 +218,8 @@ fn append_view_grid(grid: &mut LightGrid, view: &SceneView, lights: &[ViewLight]
     let near = front.max(near).max(1e-4).min(far * 0.999);
     let reach = lights.iter().map(|l| l.center.z + l.radius).fold(near * 1.001, f32::max).min(far).max(near * 1.001);
     let z_scale = size[2] as f32 / (reach / near).log2();
-    let row = view.view_matrix.row(2);
-    let vg = ViewGrid {
-        size,
-        tile_pixels: tile,
-        base,
-        z_scale,
-        z_bias: -near.log2() * z_scale,
-        depth_axis: -row,
-        origin: Vec2::new(vp.x as f32, vp.y as f32),
-    };
+    let vg =
+        ViewGrid { size, tile_pixels: tile, base, z_scale, z_bias: -near.log2() * z_scale, origin: Vec2::new(vp.x as f32, vp.y as f32) };
     let bounds = ClusterBounds::new(view, &vg, near, reach);
     let per_slice = (size[0] * size[1]) as usize;
     grid.clusters.reserve(per_slice * size[2] as usize);
@@ -377,7 +357,7 @@ struct SliceLists {
 
 /// Per slice, its clusters' lists (indices into the frame's lights, in order).
 fn bin_lights(view: &SceneView, g: &ViewGrid, bounds: &ClusterBounds, lights: &[ViewLight], parallel: bool) -> Vec<SliceLists> {
-    let near = near_far(view).0.max(1e-4);
+    let near = view.depth_range().0.max(1e-4);
     // Each light's tiles and slices.
     let range = |l: &ViewLight| {
         tile_range(view, g, l, near).map(|(xs, ys)| (xs, ys, [g.slice_of(l.center.z - l.radius), g.slice_of(l.center.z + l.radius)]))

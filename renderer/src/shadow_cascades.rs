@@ -125,19 +125,7 @@ fn light_rotation(direction: Vec3) -> Option<Mat4> {
 /// z the view's -z, as view space has it).
 fn slice_corners(view: &SceneView, z: f32) -> [Vec3; 4] {
     let inv = view.projection.inverse();
-    [(-1.0, -1.0), (1.0, -1.0), (-1.0, 1.0), (1.0, 1.0)].map(|(x, y)| {
-        let a = inv.project_point3(Vec3::new(x, y, 0.0));
-        let b = inv.project_point3(Vec3::new(x, y, 1.0));
-        let t = if (b.z - a.z).abs() > 1e-12 { (-z - a.z) / (b.z - a.z) } else { 0.0 };
-        a + (b - a) * t
-    })
-}
-
-/// The near and far depths of `view`.
-fn near_far(view: &SceneView) -> (f32, f32) {
-    let inv = view.projection.inverse();
-    let depth = |z: f32| -inv.project_point3(Vec3::new(0.0, 0.0, z)).z;
-    (depth(0.0), depth(1.0))
+    [(-1.0, -1.0), (1.0, -1.0), (-1.0, 1.0), (1.0, 1.0)].map(|(x, y)| SceneView::point_at_depth(&inv, x, y, z))
 }
 
 /// The cascades of the shadowed directional light travelling along
@@ -145,7 +133,7 @@ fn near_far(view: &SceneView) -> (f32, f32) {
 /// the direction is degenerate.
 pub fn cascades(view: &SceneView, direction: Vec3, settings: &CascadeSettings, casters: &Bounds) -> Vec<Cascade> {
     let Some(rotation) = light_rotation(direction) else { return Vec::new() };
-    let (near, far) = near_far(view);
+    let (near, far) = view.depth_range();
     let splits = settings.splits(near.max(1e-4), far);
     let to_world = view.view_matrix.inverse();
     let d = direction.normalize();

@@ -175,6 +175,30 @@ impl SceneView {
         self.projection * self.view_matrix
     }
 
+    /// The near and far depths (distances in front of the camera), from
+    /// the projection.
+    pub fn depth_range(&self) -> (f32, f32) {
+        let inv = self.projection.inverse();
+        let depth = |z: f32| -inv.project_point3(Vec3::new(0.0, 0.0, z)).z;
+        (depth(0.0), depth(1.0))
+    }
+
+    /// The depth of a world point `p` in front of the camera is
+    /// `dot(axis.xyz, p) + axis.w` (the view matrix's third row, negated).
+    pub fn depth_axis(&self) -> glam::Vec4 {
+        -self.view_matrix.row(2)
+    }
+
+    /// The view-space point (z = -depth) seen at NDC `(x, y)` at `depth` in
+    /// front of the camera, for the projection whose inverse is `inv_proj`
+    /// (perspective or orthographic).
+    pub fn point_at_depth(inv_proj: &Mat4, x: f32, y: f32, depth: f32) -> Vec3 {
+        let a = inv_proj.project_point3(Vec3::new(x, y, 0.0));
+        let b = inv_proj.project_point3(Vec3::new(x, y, 1.0));
+        let t = if (b.z - a.z).abs() > 1e-12 { (-depth - a.z) / (b.z - a.z) } else { 0.0 };
+        a + (b - a) * t
+    }
+
     /// The view's frustum, for culling.
     pub fn frustum(&self) -> Frustum {
         Frustum::from_view_proj(&self.view_proj())

@@ -19,21 +19,6 @@ const ALBEDO: f32 = 0.8;
 /// The ortho view's width in scene units.
 const WIDTH: f32 = 12.0;
 
-/// A render thread that shades only the scene's lights, linearly: no
-/// ambient, no tone-mapping curve, `exposure`.
-fn lights_only(exposure: f32) -> RenderThread {
-    let mut rt = render_thread(RenderThreadMode::Threaded);
-    rt.set_cvar(cvars::TONEMAPPER, "0").unwrap();
-    rt.set_cvar(cvars::SKY_LIGHT_INTENSITY, "0").unwrap();
-    rt.set_cvar(cvars::EXPOSURE, &exposure.to_string()).unwrap();
-    rt
-}
-
-fn lambert_plane(rt: &mut RenderThread, size: f32) -> PrimitiveId {
-    let m = rt.create_material(material(Vec4::new(ALBEDO, ALBEDO, ALBEDO, 1.0), 0.0, 1.0, 0.0, Vec3::ZERO)).unwrap();
-    plane_at(rt, m, size, Mat4::IDENTITY)
-}
-
 /// The world point (z = 0) under pixel `(x, y)`'s centre in `ortho_down(WIDTH)`.
 fn world_of(x: u32, y: u32) -> Vec3 {
     let height = WIDTH * H as f32 / W as f32;
@@ -63,8 +48,8 @@ fn assert_matches(img: &Image, exposure: f32, what: &str, expected: impl Fn(Vec3
 #[test]
 fn a_point_light_gives_the_inverse_square_irradiance() {
     let exposure = 0.5;
-    let mut rt = lights_only(exposure);
-    lambert_plane(&mut rt, 40.0);
+    let mut rt = lights_only(exposure, &[]);
+    lambert_plane(&mut rt, ALBEDO, 40.0);
     let light = PointLight { position: Vec3::new(1.0, 0.5, 1.5), color: Vec3::ONE, intensity: 4.0, radius: 5.0, ..Default::default() };
     rt.add_light(Light::Point(light)).unwrap();
     let (stats, img) = frame(&mut rt, &family(vec![ortho_down(WIDTH)]));
@@ -81,8 +66,8 @@ fn a_point_light_gives_the_inverse_square_irradiance() {
 #[test]
 fn a_spot_light_gives_its_cone_and_its_edge_lands_where_expected() {
     let exposure = 0.5;
-    let mut rt = lights_only(exposure);
-    lambert_plane(&mut rt, 40.0);
+    let mut rt = lights_only(exposure, &[]);
+    lambert_plane(&mut rt, ALBEDO, 40.0);
     let spot = SpotLight {
         position: Vec3::new(-0.5, 0.0, 2.0),
         direction: Vec3::new(0.3, 0.0, -1.0).normalize(),
@@ -114,8 +99,8 @@ fn a_spot_light_gives_its_cone_and_its_edge_lands_where_expected() {
 #[test]
 fn directional_lights_give_illuminance_times_cosine_and_up_to_four_shade() {
     let exposure = 0.25;
-    let mut rt = lights_only(exposure);
-    lambert_plane(&mut rt, 40.0);
+    let mut rt = lights_only(exposure, &[]);
+    lambert_plane(&mut rt, ALBEDO, 40.0);
     let fam = family(vec![ortho_down(WIDTH)]);
     let mut expected = 0.0;
     for (i, d) in
@@ -181,17 +166,11 @@ fn hundreds_of_clustered_lights_match_the_cpu_sum_serial_parallel_and_in_flight(
             rt.set_cvar(cvars::PARALLEL_PASS_SETUP, "0").unwrap();
             rt.set_cvar(cvars::PARALLEL_RECORD, "0").unwrap();
         }
-        lambert_plane(&mut rt, 40.0);
+        lambert_plane(&mut rt, ALBEDO, 40.0);
         for l in &lights {
             rt.add_light(Light::Point(*l)).unwrap();
         }
-        let fam = family(vec![slanted_view()]);
-        let mut last = None;
-        for _ in 0..3 {
-            last = Some(frame(&mut rt, &fam));
-        }
-        assert_clean(&mut rt);
-        last.unwrap()
+        settled_frame(&mut rt, &family(vec![slanted_view()]))
     };
     let (stats, parallel) = render(false, 2);
     let view = slanted_view();
@@ -228,8 +207,8 @@ fn a_crowded_cluster_shades_every_one_of_its_lights() {
     // 600 lights on one point shade as one light 600 times as bright.
     let exposure = 0.5;
     let light = PointLight { position: Vec3::new(0.0, 0.0, 1.0), intensity: 0.005, radius: 4.0, ..Default::default() };
-    let mut many = lights_only(exposure);
-    lambert_plane(&mut many, 40.0);
+    let mut many = lights_only(exposure, &[]);
+    lambert_plane(&mut many, ALBEDO, 40.0);
     for _ in 0..600 {
         many.add_light(Light::Point(light)).unwrap();
     }
@@ -280,8 +259,8 @@ fn adding_moving_and_removing_lights_rebuilds_no_mesh_draw_command() {
 fn a_moved_light_shades_where_it_moved_to() {
     // The transform path: the light keeps its parameters, takes the new place.
     let exposure = 0.5;
-    let mut rt = lights_only(exposure);
-    lambert_plane(&mut rt, 40.0);
+    let mut rt = lights_only(exposure, &[]);
+    lambert_plane(&mut rt, ALBEDO, 40.0);
     let light = PointLight { position: Vec3::new(-3.0, 0.0, 1.0), intensity: 2.0, radius: 3.0, ..Default::default() };
     let id = rt.add_light(Light::Point(light)).unwrap();
     let target = Vec3::new(2.5, 1.0, 1.2);
@@ -294,8 +273,8 @@ fn a_moved_light_shades_where_it_moved_to() {
 
 #[test]
 fn bad_lights_are_typed_errors_and_change_nothing() {
-    let mut rt = lights_only(0.5);
-    lambert_plane(&mut rt, 40.0);
+    let mut rt = lights_only(0.5, &[]);
+    lambert_plane(&mut rt, ALBEDO, 40.0);
     let good = rt
         .add_light(Light::Point(PointLight { position: Vec3::new(0.0, 0.0, 1.0), intensity: 2.0, radius: 3.0, ..Default::default() }))
         .unwrap();

@@ -25,19 +25,16 @@ fn camera() -> SceneView {
 /// A render thread with a lit-or-black look: the sun only (no ambient, no
 /// tone curve), cascades between 8 and 80 units, 512² tiles, `filter`.
 fn shadowed(filter: &str) -> RenderThread {
-    let mut rt = render_thread(RenderThreadMode::Threaded);
-    for (name, value) in [
-        (cvars::TONEMAPPER, "0"),
-        (cvars::SKY_LIGHT_INTENSITY, "0"),
-        (cvars::SHADOW_MAP_SIZE, "512"),
-        (cvars::SHADOW_CSM_FIRST_CASCADE_DISTANCE, "8"),
-        (cvars::SHADOW_CSM_MAX_DISTANCE, "80"),
-        (cvars::SHADOW_FILTER_QUALITY, filter),
-    ] {
-        rt.set_cvar(name, value).unwrap();
-    }
-    let white = rt.create_material(material(Vec4::new(0.8, 0.8, 0.8, 1.0), 0.0, 1.0, 0.0, Vec3::ZERO)).unwrap();
-    plane_at(&mut rt, white, 400.0, Mat4::IDENTITY);
+    let mut rt = lights_only(
+        1.0,
+        &[
+            (cvars::SHADOW_MAP_SIZE, "512"),
+            (cvars::SHADOW_CSM_FIRST_CASCADE_DISTANCE, "8"),
+            (cvars::SHADOW_CSM_MAX_DISTANCE, "80"),
+            (cvars::SHADOW_FILTER_QUALITY, filter),
+        ],
+    );
+    lambert_plane(&mut rt, 0.8, 400.0);
     rt.add_light(Light::Directional(DirectionalLight { direction: SUN, color: Vec3::ONE, intensity: 2.0, cast_shadows: true })).unwrap();
     rt
 }
@@ -208,12 +205,8 @@ fn one_cascade_covers_the_whole_distance_and_cascades_are_deterministic() {
 /// A render thread lit only by local lights (no sun, no ambient, no tone
 /// curve) over a white ground plane.
 fn local_lights_only() -> RenderThread {
-    let mut rt = render_thread(RenderThreadMode::Threaded);
-    for (name, value) in [(cvars::TONEMAPPER, "0"), (cvars::SKY_LIGHT_INTENSITY, "0"), (cvars::SHADOW_ATLAS_SIZE, "2048")] {
-        rt.set_cvar(name, value).unwrap();
-    }
-    let white = rt.create_material(material(Vec4::new(0.8, 0.8, 0.8, 1.0), 0.0, 1.0, 0.0, Vec3::ZERO)).unwrap();
-    plane_at(&mut rt, white, 60.0, Mat4::IDENTITY);
+    let mut rt = lights_only(1.0, &[(cvars::SHADOW_ATLAS_SIZE, "2048")]);
+    lambert_plane(&mut rt, 0.8, 60.0);
     rt
 }
 
@@ -383,13 +376,7 @@ fn shadowed_lights_render_the_same_serial_and_parallel_and_in_flight() {
             }))
             .unwrap();
         }
-        let fam = family(vec![top_view(16.0)]);
-        let mut last = None;
-        for _ in 0..3 {
-            last = Some(frame(&mut rt, &fam));
-        }
-        assert_clean(&mut rt);
-        last.unwrap()
+        settled_frame(&mut rt, &family(vec![top_view(16.0)]))
     };
     let (stats, parallel) = render(false, 2);
     assert_eq!(stats.shadow.atlas_tiles, 20 * 6, "{:?}", stats.shadow);

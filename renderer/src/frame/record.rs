@@ -101,17 +101,8 @@ fn record_shadow_map(
     let texture = targets.texture(SHADOW_MAP.name).expect("made in gpu_prepare");
     let (width, height) = targets.size(SHADOW_MAP.name).expect("made in gpu_prepare");
     targets.prepare(cmd, &[(SHADOW_MAP.name, Access::DepthWrite)])?;
-    cmd.begin_rendering(
-        &RenderingDesc {
-            color: vec![],
-            depth: Some(DepthAttachment { texture, load: LoadOp::Clear(1.0), store: true }),
-            area: Rect::from_size(width, height),
-        },
-        RenderingContents::Secondary,
-    )?;
     let cascade = |l: &PassDrawList| matches!(views.views[l.view].kind, ViewKind::ShadowCascade { .. });
-    execute_into(cmd, PassTarget::ShadowMap, lists, recorded, cascade)?;
-    cmd.end_rendering()?;
+    clear_and_draw_shadows(cmd, texture, Rect::from_size(width, height), (lists, recorded), cascade)?;
     targets.prepare(cmd, &[(SHADOW_MAP.name, Access::Sample)])
 }
 
@@ -137,14 +128,25 @@ fn record_shadow_atlas(
     targets.prepare(cmd, &[(SHADOW_ATLAS.name, Access::DepthWrite)])?;
     let areas = fresh.then(|| (None, Rect::from_size(width, height))).into_iter().chain(rendered.into_iter().map(|(v, r)| (Some(v), r)));
     for (view, area) in areas {
-        let depth = Some(DepthAttachment { texture, load: LoadOp::Clear(1.0), store: true });
-        cmd.begin_rendering(&RenderingDesc { color: vec![], depth, area }, RenderingContents::Secondary)?;
-        if let Some(view) = view {
-            execute_into(cmd, PassTarget::ShadowMap, lists, recorded, |l| l.view == view)?;
-        }
-        cmd.end_rendering()?;
+        clear_and_draw_shadows(cmd, texture, area, (lists, recorded), |l| Some(l.view) == view)?;
     }
     targets.prepare(cmd, &[(SHADOW_ATLAS.name, Access::Sample)])
+}
+
+/// Clears `area` of the depth texture (the render area bounds the clear)
+/// and draws into it the shadow lists `include` takes.
+fn clear_and_draw_shadows(
+    cmd: &mut CommandList<'_>,
+    texture: TextureHandle,
+    area: Rect,
+    (lists, recorded): (&[PassDrawList], &[Vec<SecondaryCommandBuffer>]),
+    include: impl Fn(&PassDrawList) -> bool,
+) -> Result<()> {
+    let depth = Some(DepthAttachment { texture, load: LoadOp::Clear(1.0), store: true });
+    cmd.begin_rendering(&RenderingDesc { color: vec![], depth, area }, RenderingContents::Secondary)?;
+    execute_into(cmd, PassTarget::ShadowMap, lists, recorded, include)?;
+    cmd.end_rendering()?;
+    Ok(())
 }
 
 /// Scene color and depth: cleared, then every main view's passes.

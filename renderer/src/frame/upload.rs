@@ -130,8 +130,6 @@ fn view_uniform(v: &SceneView, views: &InitViews, grid: ViewGrid, cascades: &[Sh
             _pad: 0.0,
         };
     }
-    // The view's depth along its axis (the view matrix's third row, negated).
-    let depth_axis = -v.view_matrix.row(2);
     ViewUniformData {
         view_proj: v.view_proj().to_cols_array_2d(),
         camera_position: v.origin.to_array(),
@@ -140,7 +138,7 @@ fn view_uniform(v: &SceneView, views: &InitViews, grid: ViewGrid, cascades: &[Sh
         directional_light_count: views.directional.len().min(4) as u32,
         camera_up: up.to_array(),
         shadow_cascade_count: views.cascades.len() as u32,
-        view_depth_axis: depth_axis.to_array(),
+        view_depth_axis: v.depth_axis().to_array(),
         light_grid_origin: grid.origin.to_array(),
         light_grid_tile_size: grid.tile_pixels.max(1) as f32,
         light_grid_base: grid.base,

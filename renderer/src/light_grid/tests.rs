@@ -51,7 +51,8 @@ fn shader_cluster(view: &SceneView, g: &ViewGrid, px: f32, py: f32, depth: f32) 
     let ndc = Vec2::new((px - vp.x as f32) / vp.width as f32 * 2.0 - 1.0, (py - vp.y as f32) / vp.height as f32 * 2.0 - 1.0);
     let v = unproject_at_depth(&view.projection.inverse(), ndc.x, ndc.y, depth);
     let world = view.view_matrix.inverse().transform_point3(Vec3::new(v.x, v.y, -v.z));
-    let d = g.depth_axis.xyz().dot(world) + g.depth_axis.w;
+    let axis = view.depth_axis();
+    let d = axis.xyz().dot(world) + axis.w;
     assert!((d - depth).abs() < 1e-3 * depth.max(1.0), "the depth axis gives {d} for depth {depth}");
     let tile = ((Vec2::new(px, py) - g.origin) / g.tile_pixels as f32).floor().max(Vec2::ZERO);
     let (tx, ty) = ((tile.x as u32).min(g.size[0] - 1), (tile.y as u32).min(g.size[1] - 1));
@@ -63,7 +64,7 @@ fn check_against_brute_force(view: SceneView, lights: &[(LightId, Light)]) {
     let grid = build_light_grid(&scene_lights(lights), std::slice::from_ref(&view), &[true], &settings(), false);
     let g = grid.views[0];
     assert!(g.size.iter().all(|&s| s > 0), "a grid: {g:?}");
-    let (near, far) = near_far(&view);
+    let (near, far) = view.depth_range();
     let mut rng = Rng::new(7);
     let vp = view.viewport;
     let mut lit = 0;

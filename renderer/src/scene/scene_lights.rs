@@ -180,11 +180,6 @@ impl SceneLights {
         self.shadowed.iter().map(|id| (*id, &self.local[self.index[id]]))
     }
 
-    /// Where the point or spot light `id` is in [`Self::local`].
-    pub fn local_index(&self, id: LightId) -> Option<usize> {
-        self.index.get(&id).copied()
-    }
-
     /// The point and spot lights' ids, as [`Self::local`].
     pub fn local_ids(&self) -> &[LightId] {
         &self.local_ids

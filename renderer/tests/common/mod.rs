@@ -182,3 +182,36 @@ impl PrimitiveSceneProxy for CustomizedProxy {
         self
     }
 }
+
+// Lights and shadows tests.
+
+/// A render thread that shades only the scene's lights, linearly: no
+/// ambient, no tone-mapping curve, `exposure`, and the console variables
+/// `more`.
+pub fn lights_only(exposure: f32, more: &[(&str, &str)]) -> RenderThread {
+    let mut rt = render_thread(RenderThreadMode::Threaded);
+    let exposure = exposure.to_string();
+    for (name, value) in
+        [(cvars::TONEMAPPER, "0"), (cvars::SKY_LIGHT_INTENSITY, "0"), (cvars::EXPOSURE, exposure.as_str())].iter().chain(more)
+    {
+        rt.set_cvar(name, value).unwrap();
+    }
+    rt
+}
+
+/// A Lambert plane (specular 0: no Fresnel, no highlight) of base colour
+/// `albedo` and edge `size` at the origin, facing +Z.
+pub fn lambert_plane(rt: &mut RenderThread, albedo: f32, size: f32) -> PrimitiveId {
+    let m = rt.create_material(material(Vec4::new(albedo, albedo, albedo, 1.0), 0.0, 1.0, 0.0, Vec3::ZERO)).unwrap();
+    plane_at(rt, m, size, Mat4::IDENTITY)
+}
+
+/// The last of three frames of `family` (frames in flight settled), with
+/// the validation layer's silence asserted.
+pub fn settled_frame(rt: &mut RenderThread, family: &ViewFamily) -> (FrameStats, Image) {
+    frame(rt, family);
+    frame(rt, family);
+    let last = frame(rt, family);
+    assert_clean(rt);
+    last
+}

@@ -154,11 +154,6 @@ impl Scene {
         self.lights.iter().map(|(_, l)| l)
     }
 
-    /// The lights with their ids, in the order of [`Self::lights`].
-    pub fn lights_with_ids(&self) -> impl Iterator<Item = (LightId, &Light)> {
-        self.lights.iter()
-    }
-
     /// The scene's lights as the frame reads them.
     pub fn scene_lights(&self) -> &crate::scene::SceneLights {
         &self.lights
