@@ -84,8 +84,8 @@ use std::sync::{Arc, Mutex};
 
 use glam::{Affine3A, Mat4, Vec3};
 use renderer::{
-    Bounds, ElementFailure, MaterialId, MeshBatch, MeshBatchElement, MeshElementCollector, PrimitiveSceneProxy, ProxyUpdateContext,
-    SceneView, StaticMeshRenderData, ViewRelevance,
+    Bounds, ElementFailure, GeometryChange, MaterialId, MeshBatch, MeshBatchElement, MeshElementCollector, PrimitiveSceneProxy,
+    ProxyUpdateContext, SceneView, StaticMeshRenderData, ViewRelevance,
 };
 use rhi_vulkan::{BufferDesc, BufferHandle, BufferUsage, Device};
 
@@ -527,9 +527,51 @@ impl InstancedStaticMeshSceneProxy {
     }
 }
 
+/// Where an update changes an instanced mesh's geometry (component space).
+struct ChangedGeometry {
+    /// Boxes of instances before the update (moved or removed) and after (moved or added).
+    boxes: Vec<Bounds>,
+    /// The whole mesh changes (more instances than [`MAX_REPORTED_INSTANCES`],
+    /// or its LODs or distances): its bounds before are in `boxes`, its
+    /// bounds after the update are reported too.
+    whole: bool,
+}
+
+/// Instances an update reports one by one; past this, the whole mesh.
+const MAX_REPORTED_INSTANCES: usize = 64;
+
+impl InstancedStaticMeshSceneProxy {
+    /// Where an update writing `ranges` and leaving `count` instances
+    /// changes the geometry (read before it is applied): each written or
+    /// removed instance's box before and each written one's after, or the
+    /// whole mesh's bounds when `whole` or more than
+    /// [`MAX_REPORTED_INSTANCES`] instances change.
+    fn changed_geometry(&self, count: u32, ranges: &[(u32, Vec<InstanceStreamData>)], whole: bool) -> ChangedGeometry {
+        let removed = self.instances.get(count as usize..).unwrap_or(&[]);
+        let written: usize = ranges.iter().map(|(_, items)| items.len()).sum();
+        if whole || written + removed.len() > MAX_REPORTED_INSTANCES {
+            return ChangedGeometry { boxes: vec![self.local_bounds], whole: true };
+        }
+        let mesh = *self.culling_mesh.bounds();
+        let instance_box = |i: &InstanceStreamData| mesh.transformed(&glam::Mat4::from(i.transform()));
+        let before = ranges.iter().flat_map(|(first, items)| self.instances.iter().skip(*first as usize).take(items.len()));
+        let after = ranges.iter().flat_map(|(_, items)| items.iter());
+        let boxes = before.chain(removed).chain(after).map(instance_box).collect();
+        ChangedGeometry { boxes, whole: false }
+    }
+}
+
 impl PrimitiveSceneProxy for InstancedStaticMeshSceneProxy {
     fn local_bounds(&self) -> Bounds {
         self.local_bounds
+    }
+
+    /// Its instances change only through updates (each view's culling and
+    /// LODs are a function of the view and the instances), and each update
+    /// reports the instances it moves, adds or removes
+    /// ([`Self::changed_geometry`]).
+    fn reports_geometry_changes(&self) -> bool {
+        true
     }
 
     fn view_relevance(&self, _view: &SceneView) -> ViewRelevance {
@@ -638,6 +680,8 @@ impl PrimitiveSceneProxy for InstancedStaticMeshSceneProxy {
             return Err(rhi_vulkan::RhiError::InvalidDesc(e.to_string()));
         }
         let IsmUpdate { instance_count, ranges, local_bounds, distances, min_lod, lod_dither, tree, custom_data } = *update;
+        let whole = distances.is_some() || min_lod.is_some() || lod_dither.is_some();
+        let changed = self.changed_geometry(instance_count, &ranges, whole);
         if let Some(d) = distances {
             self.distances = d;
         }
@@ -688,6 +732,12 @@ impl PrimitiveSceneProxy for InstancedStaticMeshSceneProxy {
         if let Some(c) = custom_data {
             let (bytes, _) = self.custom.apply(c.floats_per_instance, &custom_slots, &c.values, ctx)?;
             uploaded += bytes;
+        }
+        let after = changed.whole.then_some(self.local_bounds);
+        for bounds in changed.boxes.into_iter().chain(after) {
+            for &material in &self.materials {
+                ctx.geometry_changed(GeometryChange { local_bounds: bounds, material, cast_shadow: self.cast_shadow });
+            }
         }
         let mut s = self.stats.lock();
         s.instances = n as u64;

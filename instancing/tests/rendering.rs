@@ -664,3 +664,52 @@ fn coincident_instances_draw_in_instance_order_and_the_image_repeats_byte_for_by
     assert_images_equal(&cpu, &first, "GPU vs CPU culling");
     assert_world_clean(&mut w);
 }
+
+#[test]
+fn a_shadowed_light_re_renders_only_for_the_instances_that_change_its_shadow() {
+    let mut w = world();
+    let grey = rt(&mut w).create_material(Material::colored(Vec4::new(0.6, 0.6, 0.6, 1.0))).unwrap();
+    rt(&mut w)
+        .add_light(Light::Spot(SpotLight {
+            position: Vec3::new(0.0, 0.0, 5.0),
+            direction: Vec3::NEG_Z,
+            intensity: 60.0,
+            radius: 7.0,
+            outer_cone: 0.8,
+            cast_shadows: true,
+            ..Default::default()
+        }))
+        .unwrap();
+    // 0: the ground under the light; 1: a caster above it; 2: a cube out of
+    // the light's reach.
+    let placed = [
+        Affine3A::from_scale_rotation_translation(Vec3::new(8.0, 8.0, 0.1), glam::Quat::IDENTITY, Vec3::new(0.0, 0.0, -0.1)),
+        Affine3A::from_scale_rotation_translation(Vec3::splat(0.4), glam::Quat::IDENTITY, Vec3::new(0.3, 0.2, 1.5)),
+        Affine3A::from_translation(Vec3::new(30.0, 0.0, 0.5)),
+    ];
+    let id = spawn(&mut w, ism(cube_mesh(None), &placed), grey, Transform::IDENTITY);
+    let view = SceneView::perspective(Vec3::new(0.0, -0.01, 14.0), Vec3::ZERO, Vec3::Y, 1.0, 0.1, 100.0, Rect::from_size(W, H)).unwrap();
+    let fam = family(view);
+    let mut tiles = |w: &mut World| {
+        let (stats, image) = frame(w, &fam);
+        (stats.shadow.tiles_rendered, image)
+    };
+    assert_eq!(tiles(&mut w).0, 1, "the first frame renders the spot light's tile");
+    assert_eq!(tiles(&mut w).0, 0, "an instanced mesh does not re-render it every frame");
+    let far = Affine3A::from_translation(Vec3::new(31.0, 2.0, 0.5));
+    edit(&mut w, id, |c| c.update_instance_transform(2, far, TransformSpace::Component));
+    assert_eq!(tiles(&mut w).0, 0, "an instance out of the light's reach moved: the tile is kept");
+    let near = Affine3A::from_scale_rotation_translation(Vec3::splat(0.4), glam::Quat::IDENTITY, Vec3::new(-0.5, 0.2, 1.5));
+    edit(&mut w, id, |c| c.update_instance_transform(1, near, TransformSpace::Component));
+    let (rendered, image) = tiles(&mut w);
+    assert_eq!(rendered, 1, "the caster moved inside the light's reach");
+    rt(&mut w).set_cvar(renderer::cvars::SHADOW_CACHE, "0").unwrap();
+    assert_images_equal(&image, &tiles(&mut w).1, "the re-rendered tile shows the moved caster's shadow");
+    rt(&mut w).set_cvar(renderer::cvars::SHADOW_CACHE, "1").unwrap();
+    tiles(&mut w);
+    edit(&mut w, id, |c| c.remove_instance(2));
+    assert_eq!(tiles(&mut w).0, 0, "the far instance removed");
+    edit(&mut w, id, |c| c.add_instance(Affine3A::from_translation(Vec3::new(1.0, -1.0, 1.0)), TransformSpace::Component));
+    assert_eq!(tiles(&mut w).0, 1, "an instance added under the light");
+    assert_world_clean(&mut w);
+}

@@ -40,7 +40,9 @@
 
 use std::any::Any;
 
-use renderer::{Bounds, MaterialId, MeshBatch, MeshElementCollector, PrimitiveSceneProxy, ProxyUpdateContext, SceneView, ViewRelevance};
+use renderer::{
+    Bounds, GeometryChange, MaterialId, MeshBatch, MeshElementCollector, PrimitiveSceneProxy, ProxyUpdateContext, SceneView, ViewRelevance,
+};
 use rhi_vulkan::{BufferDesc, BufferHandle, BufferUsage, Device};
 
 use crate::bounds::Aabb;
@@ -239,23 +241,57 @@ impl ProceduralMeshSceneProxy {
 
     /// Applies a message; stream writes go through `write(buffer, offset,
     /// bytes)` once the section is on the GPU, or into its pending bytes
-    /// before.
-    fn apply(&mut self, update: ProcMeshProxyUpdate, write: &mut dyn FnMut(BufferHandle, u64, Vec<u8>)) {
+    /// before. Returns where the drawn geometry changed (a section's box
+    /// before and after new positions or UVs, which masked materials'
+    /// shadows read; a section shown or hidden), for the renderer's cached
+    /// shadows (`PrimitiveSceneProxy::reports_geometry_changes`).
+    fn apply(&mut self, update: ProcMeshProxyUpdate, write: &mut dyn FnMut(BufferHandle, u64, Vec<u8>)) -> Vec<GeometryChange> {
+        let mut changed = Vec::new();
         match update {
             ProcMeshProxyUpdate::Section(update) => {
-                if let Err(why) = self.apply_section(&update, write) {
-                    log::warn!("procedural mesh proxy: update rejected: {why:?}");
-                    self.rejected_updates += 1;
+                let before = self.boxes.get(update.section).copied();
+                match self.apply_section(&update, write) {
+                    Err(why) => {
+                        log::warn!("procedural mesh proxy: update rejected: {why:?}");
+                        self.rejected_updates += 1;
+                    }
+                    Ok(()) if update.positions.is_some() || update.uvs.iter().any(Option::is_some) => {
+                        let after = self.boxes.get(update.section).copied();
+                        changed.extend([before, after].into_iter().flatten().filter_map(|b| self.change(update.section, b)));
+                    }
+                    Ok(()) => {}
                 }
             }
             ProcMeshProxyUpdate::Visibility(flags) => {
                 for (index, visible) in flags {
                     if let Some(s) = self.section(index) {
-                        self.sections[s].visible = visible;
+                        if std::mem::replace(&mut self.sections[s].visible, visible) != visible {
+                            changed.extend(self.boxes.get(index).and_then(|&b| self.change(index, b)));
+                        }
                     }
                 }
             }
         }
+        changed
+    }
+
+    /// [`Self::apply`], its writes uploaded and its changes reported through `ctx`.
+    fn apply_reporting(&mut self, update: ProcMeshProxyUpdate, ctx: &mut ProxyUpdateContext<'_>) {
+        let changes = self.apply(update, &mut |b, o, bytes| ctx.upload(b, o, bytes));
+        for c in changes {
+            ctx.geometry_changed(c);
+        }
+    }
+
+    /// A change of section `index`'s geometry within `local_box` (none for
+    /// an empty box or a section that draws nothing).
+    fn change(&self, index: usize, local_box: Aabb) -> Option<GeometryChange> {
+        let section = &self.sections[self.section(index)?];
+        (!local_box.is_empty()).then(|| GeometryChange {
+            local_bounds: local_box.into(),
+            material: section.material,
+            cast_shadow: self.options.cast_shadow,
+        })
     }
 
     fn apply_section(&mut self, update: &SectionUpdate, write: &mut dyn FnMut(BufferHandle, u64, Vec<u8>)) -> Result<(), Rejected> {
@@ -414,7 +450,7 @@ impl PrimitiveSceneProxy for ProceduralMeshSceneProxy {
                 Err(data) => match data.downcast::<Vec<ProcMeshProxyUpdate>>() {
                     Ok(updates) => {
                         for update in *updates {
-                            self.apply(update, &mut |b, o, bytes| ctx.upload(b, o, bytes));
+                            self.apply_reporting(update, ctx);
                         }
                         return Ok(());
                     }
@@ -426,8 +462,14 @@ impl PrimitiveSceneProxy for ProceduralMeshSceneProxy {
                 },
             },
         };
-        self.apply(update, &mut |b, o, bytes| ctx.upload(b, o, bytes));
+        self.apply_reporting(update, ctx);
         Ok(())
+    }
+
+    /// Its sections change only through updates, and every update reports
+    /// the sections whose geometry it changed ([`Self::apply`]).
+    fn reports_geometry_changes(&self) -> bool {
+        true
     }
 
     fn memory_footprint(&self) -> usize {

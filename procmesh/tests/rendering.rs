@@ -8,7 +8,7 @@ mod common;
 
 use common::*;
 use engine_core::{ComponentId, EndOfFrameStats, Transform, World};
-use glam::{Vec2, Vec3};
+use glam::{Vec2, Vec3, Vec4};
 use procmesh::{ProcMeshData, ProcMeshProxyOptions, ProceduralMeshComponent, ProceduralMeshSceneProxy, SectionData};
 use renderer::*;
 
@@ -312,4 +312,76 @@ fn inline_and_threaded_modes_give_identical_images() {
     };
     let (threaded, inline) = (run(RenderThreadMode::Threaded), run(RenderThreadMode::Inline));
     assert_images_equal(&threaded, &inline, "threaded vs inline");
+}
+
+/// A flat square of `n` × `n` vertices centred on `center`, `size` wide.
+fn square(center: Vec3, size: f32) -> (Vec<Vec3>, Vec<u32>) {
+    let g = grid(Vec2::splat(-size / 2.0), Vec2::splat(size / 2.0), 3);
+    (g.positions.iter().map(|p| *p + center).collect(), g.triangles)
+}
+
+#[test]
+fn a_shadowed_light_re_renders_only_for_the_sections_that_change_its_shadow() {
+    let mut thread = render_thread(RenderThreadMode::Threaded);
+    let (red, blue) = red_and_blue(&mut thread);
+    let mut glass = Material::colored(Vec4::new(0.8, 0.9, 1.0, 0.4));
+    glass.blend_mode = BlendMode::Translucent;
+    let glass = thread.create_material(glass).unwrap();
+    thread
+        .add_light(Light::Spot(SpotLight {
+            position: Vec3::new(0.0, 0.0, 4.0),
+            direction: Vec3::NEG_Z,
+            intensity: 40.0,
+            radius: 6.0,
+            outer_cone: 0.8,
+            cast_shadows: true,
+            ..Default::default()
+        }))
+        .unwrap();
+    let mut world = World::new(Some(thread));
+    // 0: the ground under the light; 1: a caster above it; 2: a strip out
+    // of the light's reach; 3: translucent glass inside it.
+    let parts = [
+        (Vec3::ZERO, 6.0, red),
+        (Vec3::new(0.3, 0.2, 1.5), 1.0, blue),
+        (Vec3::new(20.0, 0.0, 0.0), 1.0, red),
+        (Vec3::new(-1.0, 1.0, 0.5), 1.0, glass),
+    ];
+    let mut mesh = ProcMeshData::new();
+    for (i, (center, size, material)) in parts.iter().enumerate() {
+        let (positions, triangles) = square(*center, *size);
+        mesh.create_mesh_section(i, SectionData::new(&positions, &triangles), false).unwrap();
+        mesh.set_material(i, Some((*material).into())).unwrap();
+    }
+    let id = spawn(&mut world, mesh, Transform::IDENTITY, DYNAMIC);
+    let tiles = |world: &mut World| {
+        let (stats, image) = frame(rt(world));
+        (stats.shadow.tiles_rendered, stats.shadow.tiles_cached, image)
+    };
+    let shifted = |world: &World, section: usize, by: Vec3| -> Vec<Vec3> {
+        mesh_of(world, id, |m| m.section(section).unwrap().positions().iter().map(|p| *p + by).collect())
+    };
+    assert_eq!(tiles(&mut world).0, 1, "the first frame renders the spot light's tile");
+    assert_eq!(tiles(&mut world).0, 0, "a procedural mesh on the dynamic path does not re-render it every frame");
+    for (section, what) in [(2, "a section out of the light's reach"), (3, "a translucent section (no shadow)")] {
+        let moved = shifted(&world, section, Vec3::new(0.2, 0.0, 0.0));
+        edit(&mut world, id, |c| c.update_mesh_section(section, SectionData::positions(&moved)));
+        assert_eq!(tiles(&mut world).0, 0, "{what} moved: the tile is kept");
+    }
+    let dark = vec![[40, 40, 40, 255]; 9];
+    edit(&mut world, id, |c| c.update_mesh_section(1, SectionData::default().colors(&dark)));
+    assert_eq!(tiles(&mut world).0, 0, "new colours move no geometry");
+    // The caster moves: its shadow with it.
+    let moved = shifted(&world, 1, Vec3::new(-0.6, 0.0, 0.0));
+    edit(&mut world, id, |c| c.update_mesh_section(1, SectionData::positions(&moved)));
+    let (rendered, cached, image) = tiles(&mut world);
+    assert_eq!((rendered, cached), (1, 0), "the caster moved inside the light's reach");
+    rt(&mut world).set_cvar(renderer::cvars::SHADOW_CACHE, "0").unwrap();
+    let (_, _, uncached) = tiles(&mut world);
+    assert_images_equal(&image, &uncached, "the re-rendered tile shows the moved caster's shadow");
+    rt(&mut world).set_cvar(renderer::cvars::SHADOW_CACHE, "1").unwrap();
+    tiles(&mut world);
+    edit(&mut world, id, |c| c.set_mesh_section_visible(1, false));
+    assert_eq!(tiles(&mut world).0, 1, "the caster hidden: its shadow goes");
+    assert_clean(rt(&mut world));
 }

@@ -96,8 +96,8 @@ pub use render_thread::{
 };
 pub use rng::{mix64, Rng};
 pub use scene::{
-    light_falloff, range_for_intensity, DirectionalLight, ElementFailure, Light, LightId, MeshElementCollector, PointLight, PrimitiveId,
-    PrimitiveRenderSettings, PrimitiveSceneProxy, ProxyUpdateContext, RetiredFrameResults, Scene, SpotLight, ViewRelevance,
+    light_falloff, range_for_intensity, DirectionalLight, ElementFailure, GeometryChange, Light, LightId, MeshElementCollector, PointLight,
+    PrimitiveId, PrimitiveRenderSettings, PrimitiveSceneProxy, ProxyUpdateContext, RetiredFrameResults, Scene, SpotLight, ViewRelevance,
     CUTOFF_ILLUMINANCE, MAX_DIRECTIONAL_LIGHTS,
 };
 pub use settings::{FrameSettings, LightGridSettings, ShadingSettings, ShadowSettings, TonemapCurve, TonemapSettings};

@@ -14,11 +14,15 @@
 //! face, or 170 at the smallest tiles.
 //!
 //! **Cached**: a tile's depth is kept from frame to frame and rendered
-//! again only when its light moved or changed, when it got a new tile, or
-//! when a shadow caster that changed this frame (added, removed, moved,
-//! given new dynamic data: `Scene::shadow_changes`) or one that draws
-//! dynamically touches the light's sphere; `r.Shadow.Cache=0` renders every
-//! tile every frame. A kept tile costs nothing: no view, no culling, no
+//! again only when its light moved or changed shape, when it got a new
+//! tile, or when a shadow caster that changed this frame (added, removed,
+//! moved, given new dynamic data: `Scene::shadow_changes`) or one that
+//! draws dynamically touches the light's sphere; `r.Shadow.Cache=0` renders
+//! every tile every frame. A proxy that reports its geometry changes
+//! (`PrimitiveSceneProxy::reports_geometry_changes`: procedural meshes by
+//! section, instanced meshes by instance) invalidates only the parts that
+//! changed, and only those a shadow pass draws (not a translucent water
+//! section); its dynamic path is not taken to change every frame. A kept tile costs nothing: no view, no culling, no
 //! draw. A rendered tile is a typed shadow view (`ShadowAtlasTile`) with
 //! its own culling, its shadow-depth draws built from the casters' cached
 //! commands like any view's.

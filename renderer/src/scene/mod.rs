@@ -19,7 +19,9 @@ pub use light::{
 };
 pub(crate) use light::{LocalLightData, TOO_MANY_DIRECTIONAL_LIGHTS};
 pub(crate) use proxy::RetireCallback;
-pub use proxy::{ElementFailure, MeshElementCollector, PrimitiveSceneProxy, ProxyUpdateContext, RetiredFrameResults, ViewRelevance};
+pub use proxy::{
+    ElementFailure, GeometryChange, MeshElementCollector, PrimitiveSceneProxy, ProxyUpdateContext, RetiredFrameResults, ViewRelevance,
+};
 pub(crate) use scene::{flags, CULL_CHUNK};
 pub use scene::{PrimitiveId, Scene, SceneCounters};
 pub use scene_lights::SceneLights;

@@ -5,6 +5,7 @@
 //! on.
 
 use crate::gpu_work::GpuWork;
+use crate::material::MaterialId;
 use crate::math::Bounds;
 use crate::mesh_pass::MeshBatch;
 use crate::occlusion::{OccluderMesh, OcclusionBuffer};
@@ -206,9 +207,38 @@ pub struct ProxyUpdateContext<'a> {
     /// The device, to create resources.
     pub device: &'a Device,
     pub(crate) uploads: &'a mut Vec<(BufferHandle, u64, Vec<u8>)>,
+    /// What [`Self::geometry_changed`] reported.
+    pub(crate) changes: Vec<GeometryChange>,
+}
+
+/// A part of a primitive whose drawn geometry an update changed, as a
+/// proxy that [reports its changes](PrimitiveSceneProxy::reports_geometry_changes)
+/// tells the scene: where (local space, before or after the change), drawn
+/// with which material, and whether it casts shadows. The shadow atlas
+/// re-renders only the cached tiles such a change touches, and only when a
+/// shadow pass would draw it (`cast_shadow`, a material that is not
+/// translucent).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct GeometryChange {
+    /// The changed part's local bounds.
+    pub local_bounds: Bounds,
+    /// The material it is drawn with.
+    pub material: MaterialId,
+    /// Whether its batches cast shadows.
+    pub cast_shadow: bool,
 }
 
 impl ProxyUpdateContext<'_> {
+    /// Reports that the update changed what the proxy draws inside
+    /// `change.local_bounds` (call it for the place the geometry left and
+    /// the place it went). Read only from a proxy whose
+    /// [`PrimitiveSceneProxy::reports_geometry_changes`] is true; such a
+    /// proxy reports nothing for an update that moves no geometry (new
+    /// colours or normals).
+    pub fn geometry_changed(&mut self, change: GeometryChange) {
+        self.changes.push(change);
+    }
+
     /// Writes `bytes` into `buffer` at `offset` at the start of the next frame
     /// (through staging, ordered after earlier frames' reads).
     pub fn upload(&mut self, buffer: BufferHandle, offset: u64, bytes: Vec<u8>) {
@@ -283,6 +313,20 @@ pub trait PrimitiveSceneProxy: Send + Sync + 'static {
     /// to shaders; proxies that cull or pick LODs per sub-element on their own
     /// (instanced meshes) keep a copy. Default: nothing.
     fn on_transform_changed(&mut self, _local_to_world: glam::Mat4) {}
+
+    /// Whether the proxy reports, during [`Self::update_dynamic_data`],
+    /// every change to the geometry it draws
+    /// ([`ProxyUpdateContext::geometry_changed`]), and draws the same
+    /// geometry on its dynamic path from frame to frame until such an
+    /// update (a procedural mesh: its sections change only when the game
+    /// sends new ones). The shadow atlas then re-renders only the cached
+    /// tiles a reported change touches; otherwise (the default) any update
+    /// re-renders every tile the whole primitive touches, and a primitive
+    /// on the dynamic path re-renders them every frame (a particle system's
+    /// sprites may change without an update). Read when the proxy is added.
+    fn reports_geometry_changes(&self) -> bool {
+        false
+    }
 
     /// New dynamic data from the game thread (UE's SendRenderDynamicData).
     fn update_dynamic_data(&mut self, _data: Box<dyn Any + Send>, _ctx: &mut ProxyUpdateContext<'_>) -> rhi_vulkan::Result<()> {

@@ -9,7 +9,7 @@
 //! changes the GPU scene and the bounds only: no command is rebuilt.
 
 use super::gpu_scene::GpuScene;
-use super::proxy::{PrimitiveSceneProxy, ProxyUpdateContext};
+use super::proxy::{GeometryChange, PrimitiveSceneProxy, ProxyUpdateContext};
 use super::relevance::{blend_flags, relevance_flags, MATERIAL_FLAGS, RELEVANCE_FLAGS};
 use super::settings::PrimitiveRenderSettings;
 use crate::error::{RendererError, Result};
@@ -54,6 +54,11 @@ pub(crate) mod flags {
     /// The proxy can be occluded (asked once, at add): the occlusion
     /// stage tests only these, without a call into the proxy.
     pub const OCCLUDABLE: u32 = 2048;
+    /// The proxy reports its geometry changes (asked once, at add:
+    /// `PrimitiveSceneProxy::reports_geometry_changes`): its updates note
+    /// only the parts that changed for the shadow atlas, and its dynamic
+    /// path is not taken to change every frame.
+    pub const REPORTS_CHANGES: u32 = 4096;
 }
 
 struct PrimitiveSceneInfo {
@@ -425,13 +430,20 @@ impl Scene {
                 Pending::DynamicData(id, data) => {
                     let Some(&slot) = self.ids.get(&id) else { continue };
                     let info = self.infos[slot as usize].as_mut().expect("slot of a live id");
-                    let mut ctx = ProxyUpdateContext { device, uploads: &mut self.uploads };
-                    if let Err(e) = info.proxy.update_dynamic_data(data, &mut ctx) {
+                    let mut ctx = ProxyUpdateContext { device, uploads: &mut self.uploads, changes: Vec::new() };
+                    let result = info.proxy.update_dynamic_data(data, &mut ctx);
+                    let changes = ctx.changes;
+                    if let Err(e) = result {
                         self.failed(format!("dynamic data of {id:?}: {e}"));
                     }
-                    self.note_shadow_change(slot);
-                    self.refresh_relevance(slot, device, pipelines);
-                    self.note_shadow_change(slot);
+                    if self.flags[slot as usize] & flags::REPORTS_CHANGES != 0 {
+                        self.note_geometry_changes(slot, &changes);
+                        self.refresh_relevance(slot, device, pipelines);
+                    } else {
+                        self.note_shadow_change(slot);
+                        self.refresh_relevance(slot, device, pipelines);
+                        self.note_shadow_change(slot);
+                    }
                 }
                 Pending::Settings(id, settings) => self.settings_now(id, settings),
                 Pending::Add(..) | Pending::Remove(_) => unreachable!(),
@@ -532,6 +544,9 @@ impl Scene {
             if proxy.can_be_occluded() {
                 f |= flags::OCCLUDABLE;
             }
+            if proxy.reports_geometry_changes() {
+                f |= flags::REPORTS_CHANGES;
+            }
             self.draw_distances[slot as usize] = (0.0, 0.0);
             self.sort_priority[slot as usize] = 0;
             self.flags[slot as usize] = f;
@@ -550,6 +565,23 @@ impl Scene {
         let both = flags::VALID | flags::SHADOW;
         if self.flags[slot as usize] & both == both {
             self.changed_casters.push(self.spheres[slot as usize]);
+        }
+    }
+
+    /// Notes the world spheres of the reported changes of `slot` that a
+    /// shadow pass draws (the primitive casts shadows; the part does, with
+    /// a material that is not translucent) in [`Self::shadow_changes`].
+    fn note_geometry_changes(&mut self, slot: u32, changes: &[GeometryChange]) {
+        let both = flags::VALID | flags::SHADOW;
+        if self.flags[slot as usize] & both != both {
+            return;
+        }
+        let m = self.transforms[slot as usize];
+        for c in changes {
+            if c.cast_shadow && !self.materials.resolve(c.material).blend_mode.is_translucent() {
+                let world = c.local_bounds.transformed(&m);
+                self.changed_casters.push(world.origin.extend(world.radius));
+            }
         }
     }
 
@@ -741,9 +773,16 @@ impl Scene {
         let Some(&slot) = self.ids.get(&id) else { return };
         let was_mirrored = self.transforms[slot as usize].determinant() < 0.0;
         self.chunks[slot as usize / CULL_CHUNK].loose = true;
-        self.note_shadow_change(slot);
+        // New bounds alone, from a proxy that reports its geometry changes:
+        // the update that moved its geometry said where.
+        let bounds_only = self.transforms[slot as usize] == m && self.flags[slot as usize] & flags::REPORTS_CHANGES != 0;
+        if !bounds_only {
+            self.note_shadow_change(slot);
+        }
         self.set_transform_data(slot, m);
-        self.note_shadow_change(slot);
+        if !bounds_only {
+            self.note_shadow_change(slot);
+        }
         if let Some(info) = self.infos[slot as usize].as_mut() {
             info.proxy.on_transform_changed(m);
         }
@@ -826,13 +865,15 @@ impl Scene {
 
     /// World box of every shadow-casting primitive (for the shadow view).
     /// The bounding spheres of the shadow casters that draw dynamically
-    /// (their shadows may change every frame) and of those that changed in
-    /// the last batch of updates: what invalidates cached shadows.
+    /// (their shadows may change every frame, unless the proxy reports its
+    /// changes) and of those that changed in the last batch of updates:
+    /// what invalidates cached shadows.
     pub(crate) fn shadow_changes(&self) -> Vec<Vec4> {
         let both = flags::VALID | flags::SHADOW | flags::DYNAMIC;
         let mut changes = self.changed_casters.clone();
         if self.dynamic_primitives > 0 {
-            changes.extend(self.flags.iter().zip(&self.spheres).filter(|(f, _)| **f & both == both).map(|(_, s)| *s));
+            let every_frame = |f: u32| f & both == both && f & flags::REPORTS_CHANGES == 0;
+            changes.extend(self.flags.iter().zip(&self.spheres).filter(|(f, _)| every_frame(**f)).map(|(_, s)| *s));
         }
         changes
     }
