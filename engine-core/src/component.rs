@@ -128,44 +128,18 @@ impl<T: Any> AsAny for T {
     }
 }
 
-/// A light a component contributes, in its local frame (the world turns it
-/// into a render-side light with the component's world transform:
-/// [`LightDesc::to_light`]). Units as the renderer's (`renderer::Light`):
+/// A light a component contributes, in its local frame: at the origin,
+/// shining along +X (UE's convention). The world turns it into a
+/// render-side light with the component's world transform
+/// ([`LightDesc::to_light`]). Units as the renderer's (`renderer::Light`):
 /// lux for a directional light, candela for point and spot lights.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub enum LightDesc {
-    /// Points along the component's +X axis (as in UE).
-    Directional { color: glam::Vec3, intensity: f32, cast_shadows: bool },
-    /// At the component's origin.
-    Point { color: glam::Vec3, intensity: f32, radius: f32, source_radius: f32, cast_shadows: bool },
-    /// At the component's origin, shining along its +X axis.
-    Spot { color: glam::Vec3, intensity: f32, radius: f32, inner_cone: f32, outer_cone: f32, source_radius: f32, cast_shadows: bool },
-}
+pub struct LightDesc(pub renderer::Light);
 
 impl LightDesc {
     /// The render-side light of a component at `world`.
     pub fn to_light(&self, world: &glam::Mat4) -> renderer::Light {
-        use renderer::{DirectionalLight, Light, PointLight, SpotLight};
-        let local = match *self {
-            LightDesc::Directional { color, intensity, cast_shadows } => {
-                Light::Directional(DirectionalLight { direction: glam::Vec3::X, color, intensity, cast_shadows })
-            }
-            LightDesc::Point { color, intensity, radius, source_radius, cast_shadows } => {
-                Light::Point(PointLight { position: glam::Vec3::ZERO, color, intensity, radius, source_radius, cast_shadows })
-            }
-            LightDesc::Spot { color, intensity, radius, inner_cone, outer_cone, source_radius, cast_shadows } => Light::Spot(SpotLight {
-                position: glam::Vec3::ZERO,
-                direction: glam::Vec3::X,
-                color,
-                intensity,
-                radius,
-                inner_cone,
-                outer_cone,
-                source_radius,
-                cast_shadows,
-            }),
-        };
-        local.with_transform(world)
+        self.0.with_transform(world)
     }
 }
 

@@ -4,6 +4,7 @@
 
 use crate::component::{CameraDesc, Component, LightDesc};
 use glam::{Vec3, Vec4};
+use renderer::{DirectionalLight, Light, PointLight, ShadowBias, SpotLight};
 
 /// UE's UDirectionalLightComponent: shines along the component's +X.
 /// `intensity` is an illuminance in lux.
@@ -12,17 +13,20 @@ pub struct DirectionalLightComponent {
     pub color: Vec3,
     pub intensity: f32,
     pub cast_shadows: bool,
+    /// How far its shadow lookups are pushed off surfaces (`renderer::ShadowBias`).
+    pub shadow_bias: ShadowBias,
 }
 
 impl Default for DirectionalLightComponent {
     fn default() -> Self {
-        Self { color: Vec3::ONE, intensity: 2.0, cast_shadows: true }
+        Self { color: Vec3::ONE, intensity: 2.0, cast_shadows: true, shadow_bias: ShadowBias::DIRECTIONAL }
     }
 }
 
 impl Component for DirectionalLightComponent {
     fn light(&self) -> Option<LightDesc> {
-        Some(LightDesc::Directional { color: self.color, intensity: self.intensity, cast_shadows: self.cast_shadows })
+        let (color, intensity, cast_shadows, shadow_bias) = (self.color, self.intensity, self.cast_shadows, self.shadow_bias);
+        Some(LightDesc(Light::Directional(DirectionalLight { direction: Vec3::X, color, intensity, cast_shadows, shadow_bias })))
     }
 }
 
@@ -36,23 +40,27 @@ pub struct PointLightComponent {
     pub radius: f32,
     pub source_radius: f32,
     pub cast_shadows: bool,
+    /// How far its shadow lookups are pushed off surfaces (`renderer::ShadowBias`).
+    pub shadow_bias: ShadowBias,
 }
 
 impl Default for PointLightComponent {
     fn default() -> Self {
-        Self { color: Vec3::ONE, intensity: 10.0, radius: 10.0, source_radius: 0.0, cast_shadows: false }
+        Self { color: Vec3::ONE, intensity: 10.0, radius: 10.0, source_radius: 0.0, cast_shadows: false, shadow_bias: ShadowBias::LOCAL }
     }
 }
 
 impl Component for PointLightComponent {
     fn light(&self) -> Option<LightDesc> {
-        Some(LightDesc::Point {
+        Some(LightDesc(Light::Point(PointLight {
+            position: Vec3::ZERO,
             color: self.color,
             intensity: self.intensity,
             radius: self.radius,
             source_radius: self.source_radius,
             cast_shadows: self.cast_shadows,
-        })
+            shadow_bias: self.shadow_bias,
+        })))
     }
 }
 
@@ -70,6 +78,8 @@ pub struct SpotLightComponent {
     pub outer_cone: f32,
     pub source_radius: f32,
     pub cast_shadows: bool,
+    /// How far its shadow lookups are pushed off surfaces (`renderer::ShadowBias`).
+    pub shadow_bias: ShadowBias,
 }
 
 impl Default for SpotLightComponent {
@@ -82,13 +92,16 @@ impl Default for SpotLightComponent {
             outer_cone: std::f32::consts::FRAC_PI_4,
             source_radius: 0.0,
             cast_shadows: false,
+            shadow_bias: ShadowBias::LOCAL,
         }
     }
 }
 
 impl Component for SpotLightComponent {
     fn light(&self) -> Option<LightDesc> {
-        Some(LightDesc::Spot {
+        Some(LightDesc(Light::Spot(SpotLight {
+            position: Vec3::ZERO,
+            direction: Vec3::X,
             color: self.color,
             intensity: self.intensity,
             radius: self.radius,
@@ -96,7 +109,8 @@ impl Component for SpotLightComponent {
             outer_cone: self.outer_cone,
             source_radius: self.source_radius,
             cast_shadows: self.cast_shadows,
-        })
+            shadow_bias: self.shadow_bias,
+        })))
     }
 }
 

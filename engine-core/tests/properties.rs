@@ -173,7 +173,9 @@ impl Kind {
             Kind::Scene => Box::new(SceneComponent),
             Kind::Cube => Box::new(StaticMeshComponent::new(StaticMesh::cube())),
             Kind::Mesh(spec) => Box::new(StaticMeshComponent::new(spec.build()?)),
-            &Kind::Directional(color, intensity, cast_shadows) => Box::new(DirectionalLightComponent { color, intensity, cast_shadows }),
+            &Kind::Directional(color, intensity, cast_shadows) => {
+                Box::new(DirectionalLightComponent { color, intensity, cast_shadows, ..Default::default() })
+            }
             &Kind::Point(color, intensity, radius) => Box::new(PointLightComponent { color, intensity, radius, ..Default::default() }),
             &Kind::Spot(color, intensity, radius, inner_cone, outer_cone) => {
                 Box::new(SpotLightComponent { color, intensity, radius, inner_cone, outer_cone, ..Default::default() })

@@ -210,6 +210,7 @@ fn gpu_frames(n: u32, runs: usize) -> Option<FrameTimes> {
         color: Vec3::ONE,
         intensity: 2.0,
         cast_shadows: false,
+        ..Default::default()
     }))
     .ok()?;
     // The instances as a user has them: a component in a world, whose

@@ -188,6 +188,7 @@ fn instances_behind_the_camera_or_past_the_end_distance_are_not_drawn_and_fade_b
             color: Vec3::ONE,
             intensity: 2.0,
             cast_shadows: false,
+            ..Default::default()
         }))
         .unwrap();
     let view = SceneView::perspective(Vec3::new(0.0, 0.0, 1.0), Vec3::new(0.0, 10.0, 0.0), Vec3::Z, 1.2, 0.1, 500.0, Rect::from_size(W, H))
@@ -690,7 +691,7 @@ fn a_shadowed_light_re_renders_only_for_the_instances_that_change_its_shadow() {
     let id = spawn(&mut w, ism(cube_mesh(None), &placed), grey, Transform::IDENTITY);
     let view = SceneView::perspective(Vec3::new(0.0, -0.01, 14.0), Vec3::ZERO, Vec3::Y, 1.0, 0.1, 100.0, Rect::from_size(W, H)).unwrap();
     let fam = family(view);
-    let mut tiles = |w: &mut World| {
+    let tiles = |w: &mut World| {
         let (stats, image) = frame(w, &fam);
         (stats.shadow.tiles_rendered, image)
     };

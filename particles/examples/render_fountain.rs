@@ -28,7 +28,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let materials = ParticleMaterials::new().with("M_WaterDrop", rt.create_material(water)?).with("M_Mist", rt.create_material(mist)?);
 
     let mut world = World::new(Some(rt));
-    let sun = DirectionalLightComponent { color: Vec3::new(1.0, 0.95, 0.85), intensity: 1.5, cast_shadows: true };
+    let sun = DirectionalLightComponent { color: Vec3::new(1.0, 0.95, 0.85), intensity: 1.5, cast_shadows: true, ..Default::default() };
     let sun_at = Transform { rotation: look_rotation(Vec3::ZERO, Vec3::new(-0.4, 0.3, -1.0)), ..Transform::IDENTITY };
     world.spawn_actor("sun", Box::new(sun), sun_at)?;
     let plane = StaticMesh::new("ground", vec![shapes::plane(1200.0)], vec!["ground".into()])?;

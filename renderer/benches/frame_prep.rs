@@ -57,6 +57,7 @@ fn setup() -> Setup {
                 color: Vec3::ONE,
                 intensity: 2.0,
                 cast_shadows: true,
+                ..Default::default()
             }),
         )
         .unwrap();

@@ -18,6 +18,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         color: Vec3::new(1.0, 0.95, 0.85),
         intensity: 1.4,
         cast_shadows: true,
+        ..Default::default()
     }))?;
     rt.add_light(Light::Point(PointLight {
         position: Vec3::new(-6.0, -6.0, 2.0),

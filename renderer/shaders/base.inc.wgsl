@@ -28,10 +28,11 @@
 // Visibility of the shadowed directional light at `world_position` in
 // cascade `i`: the cascade's projection, its tile of the shadow map, PCF
 // by `r.Shadow.FilterQuality` (`filtered_shadow`), taps kept inside the
-// tile. The bias grows on slopes facing away from the light.
-fn cascade_visibility(i: u32, world_position: vec3<f32>, n_dot_l: f32) -> f32 {
+// tile. The light's depth bias grows on slopes facing away from it; its
+// normal bias pushes the position along the normal `n`.
+fn cascade_visibility(i: u32, world_position: vec3<f32>, n: vec3<f32>, n_dot_l: f32) -> f32 {
     let c = view.shadow_cascades[i];
-    let p = c.view_proj * vec4<f32>(world_position, 1.0);
+    let p = c.view_proj * vec4<f32>(world_position + n * c.normal_bias, 1.0);
     let ndc = p.xyz / p.w;
     let local = vec2<f32>(ndc.x * 0.5 + 0.5, ndc.y * 0.5 + 0.5);
     if (any(local < vec2<f32>(0.0)) || any(local > vec2<f32>(1.0)) || ndc.z > 1.0) {
@@ -47,9 +48,9 @@ fn cascade_visibility(i: u32, world_position: vec3<f32>, n_dot_l: f32) -> f32 {
 
 // Visibility of a point or spot light with a shadow at `world_position`
 // (normal `n`): its tile (a point light's cube face by the direction's
-// largest axis), the position pushed along the normal by one and a half
-// of the tile's texels at its distance (normal-offset bias), then the
-// filter of `r.Shadow.FilterQuality` inside the tile.
+// largest axis), the position pushed along the normal and toward the
+// light by its shadow bias (in the tile's texels at its distance), then
+// the filter of `r.Shadow.FilterQuality` inside the tile.
 fn local_shadow(light: LocalLight, world_position: vec3<f32>, n: vec3<f32>) -> f32 {
     let to_p = world_position - light.position;
     var index = u32(light.shadow);
@@ -64,7 +65,7 @@ fn local_shadow(light: LocalLight, world_position: vec3<f32>, n: vec3<f32>) -> f
         }
     }
     let t = shadow_tiles[index];
-    let p = world_position + n * (1.5 * t.texel_at_unit * length(to_p));
+    let p = world_position + n * (light.shadow_normal_bias * t.texel_at_unit * length(to_p)) - to_p * (light.shadow_depth_bias * t.texel_at_unit);
     let clip = t.view_proj * vec4<f32>(p, 1.0);
     if (clip.w <= 0.0) {
         return 1.0;
@@ -119,7 +120,7 @@ fn filtered_shadow(map: texture_depth_2d, uv: vec2<f32>, depth: f32, texel: f32,
 // `shadowed` flag says the shadow map holds this frame's shadow of it):
 // the cascade whose depth range holds the pixel, blended into the next
 // over the last part of its range; lit past the last one.
-fn shadow_factor(world_position: vec3<f32>, n_dot_l: f32) -> f32 {
+fn shadow_factor(world_position: vec3<f32>, n: vec3<f32>, n_dot_l: f32) -> f32 {
     let depth = dot(view.view_depth_axis.xyz, world_position) + view.view_depth_axis.w;
     let count = min(view.shadow_cascade_count, 4u);
     // The first cascade whose range reaches the depth, without a loop:
@@ -129,11 +130,11 @@ fn shadow_factor(world_position: vec3<f32>, n_dot_l: f32) -> f32 {
     if (i >= count || depth > view.shadow_cascades[i].far_depth) {
         return 1.0;
     }
-    let v = cascade_visibility(i, world_position, n_dot_l);
+    let v = cascade_visibility(i, world_position, n, n_dot_l);
     let blend_start = view.shadow_cascades[i].blend_start;
     if (depth > blend_start && i + 1u < count) {
         let t = (depth - blend_start) / max(view.shadow_cascades[i].far_depth - blend_start, 1e-6);
-        return mix(v, cascade_visibility(i + 1u, world_position, n_dot_l), t);
+        return mix(v, cascade_visibility(i + 1u, world_position, n, n_dot_l), t);
     }
     return v;
 }
@@ -300,7 +301,7 @@ fn default_lit(mi: MaterialInput, m: MaterialOutput, world_position: vec3<f32>, 
         let l = normalize(-light.direction);
         var lit = direct_light(s, l, light.color);
         if (light.shadowed != 0u) {
-            lit *= shadow_factor(world_position, dot(n, l));
+            lit *= shadow_factor(world_position, n, dot(n, l));
         }
         color += lit;
     }

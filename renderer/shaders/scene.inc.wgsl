@@ -23,6 +23,10 @@ struct LocalLight {
     // Its first tile in `shadow_tiles` (a point light has six, one per
     // cube face: +X, -X, +Y, -Y, +Z, -Z), or -1: no shadow.
     shadow: i32,
+    // Its shadow bias (`ShadowBias`) toward the light and along the
+    // normal, in its tile's texels.
+    shadow_depth_bias: f32,
+    shadow_normal_bias: f32,
 }
 
 struct DirectionalLight {
@@ -44,6 +48,8 @@ struct ShadowCascade {
     blend_start: f32,
     // The depth bias in its clip-space depth units.
     bias: f32,
+    // The normal-offset bias in world units.
+    normal_bias: f32,
 }
 
 // One tile of the shadow atlas (`ShadowTileData`).

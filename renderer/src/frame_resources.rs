@@ -78,7 +78,8 @@ pub(crate) struct ShadowCascadeData {
     pub blend_start: f32,
     /// The depth bias in its clip-space depth units.
     pub bias: f32,
-    pub _pad: f32,
+    /// The normal-offset bias in world units.
+    pub normal_bias: f32,
 }
 
 /// The `ShadowTile` of `scene.inc.wgsl`: one tile of the shadow atlas

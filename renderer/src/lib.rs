@@ -36,7 +36,7 @@
 //! let cube = StaticMeshRenderData::new(vec![shapes::cube(1.0)])?;
 //! let red = rt.create_material(Material::colored(Vec4::new(0.8, 0.1, 0.1, 1.0)))?;
 //! rt.add_primitive(Box::new(StaticMeshSceneProxy::new(cube, vec![red])), Mat4::IDENTITY)?;
-//! rt.add_light(Light::Directional(DirectionalLight { direction: Vec3::new(-1.0, -0.5, -2.0), color: Vec3::ONE, intensity: 2.0, cast_shadows: true }))?;
+//! rt.add_light(Light::Directional(DirectionalLight { direction: Vec3::new(-1.0, -0.5, -2.0), intensity: 2.0, ..Default::default() }))?;
 //! let view = SceneView::perspective(Vec3::new(-3.0, -2.0, 2.0), Vec3::ZERO, Vec3::Z, 1.0, 0.1, 100.0, rhi_vulkan::Rect::from_size(640, 360))?;
 //! rt.render_frame(FrameRequest { family: ViewFamily::new(640, 360, vec![view]), read_back: true, execute: true })?;
 //! let image = rt.read_back()?.expect("read back");
@@ -97,8 +97,8 @@ pub use render_thread::{
 pub use rng::{mix64, Rng};
 pub use scene::{
     light_falloff, range_for_intensity, DirectionalLight, ElementFailure, GeometryChange, Light, LightId, MeshElementCollector, PointLight,
-    PrimitiveId, PrimitiveRenderSettings, PrimitiveSceneProxy, ProxyUpdateContext, RetiredFrameResults, Scene, SpotLight, ViewRelevance,
-    CUTOFF_ILLUMINANCE, MAX_DIRECTIONAL_LIGHTS,
+    PrimitiveId, PrimitiveRenderSettings, PrimitiveSceneProxy, ProxyUpdateContext, RetiredFrameResults, Scene, ShadowBias, SpotLight,
+    ViewRelevance, CUTOFF_ILLUMINANCE, MAX_DIRECTIONAL_LIGHTS,
 };
 pub use settings::{FrameSettings, LightGridSettings, ShadingSettings, ShadowSettings, TonemapCurve, TonemapSettings};
 pub use static_mesh::{shapes, StaticMeshLod, StaticMeshRenderData, StaticMeshSection};

@@ -64,13 +64,13 @@ fn the_view_uniform_matches_the_shader() {
         ]
     );
     assert_wgsl_layout!(ShadowTileData, &wgsl, "ShadowTile", [view_proj, atlas_rect, texel_at_unit, atlas_texel, _pad]);
-    assert_wgsl_layout!(ShadowCascadeData, &wgsl, "ShadowCascade", [view_proj, atlas_rect, far_depth, blend_start, bias, _pad]);
+    assert_wgsl_layout!(ShadowCascadeData, &wgsl, "ShadowCascade", [view_proj, atlas_rect, far_depth, blend_start, bias, normal_bias]);
     assert_wgsl_layout!(DirectionalLightData, &wgsl, "DirectionalLight", [direction, shadowed, color]);
     assert_wgsl_layout!(
         LocalLightData,
         &wgsl,
         "LocalLight",
-        [position, radius, color, spot_scale, direction, spot_offset, source_radius, shadow, _pad]
+        [position, radius, color, spot_scale, direction, spot_offset, source_radius, shadow, shadow_depth_bias, shadow_normal_bias]
     );
 }
 

@@ -106,15 +106,27 @@ fn directional_lights_give_illuminance_times_cosine_and_up_to_four_shade() {
     for (i, d) in
         [Vec3::new(0.0, 0.0, -1.0), Vec3::new(1.0, 0.0, -1.0), Vec3::new(0.0, -1.0, -2.0), Vec3::new(-1.0, 1.0, -1.0)].iter().enumerate()
     {
-        rt.add_light(Light::Directional(DirectionalLight { direction: *d, color: Vec3::ONE, intensity: 0.6, cast_shadows: i == 0 }))
-            .unwrap();
+        rt.add_light(Light::Directional(DirectionalLight {
+            direction: *d,
+            color: Vec3::ONE,
+            intensity: 0.6,
+            cast_shadows: i == 0,
+            ..Default::default()
+        }))
+        .unwrap();
         expected += ALBEDO / std::f32::consts::PI * 0.6 * (-d.normalize().z);
         let (stats, img) = frame(&mut rt, &fam);
         assert_matches(&img, exposure, &format!("{} directional", i + 1), |_| expected);
         assert_eq!(stats.lights.directional, i as u64 + 1);
     }
     // A fifth is refused on the game thread, and nothing changes.
-    let fifth = Light::Directional(DirectionalLight { direction: Vec3::NEG_Z, color: Vec3::ONE, intensity: 5.0, cast_shadows: false });
+    let fifth = Light::Directional(DirectionalLight {
+        direction: Vec3::NEG_Z,
+        color: Vec3::ONE,
+        intensity: 5.0,
+        cast_shadows: false,
+        ..Default::default()
+    });
     assert!(matches!(rt.add_light(fifth), Err(RendererError::InvalidLight { light: None, .. })));
     let (stats, img) = frame(&mut rt, &fam);
     assert_matches(&img, exposure, "after the refused fifth", |_| expected);

@@ -256,6 +256,7 @@ fn normal_mapped_centre(light_towards: Vec3, tilt: Vec3, two_sided: bool, at: Ma
         color: Vec3::ONE,
         intensity: 2.0,
         cast_shadows: false,
+        ..Default::default()
     }))
     .unwrap();
     let nm = normal_map(&mut rt, tilt);

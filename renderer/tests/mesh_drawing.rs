@@ -308,6 +308,7 @@ fn a_cube_above_a_plane_shadows_it() {
         color: Vec3::ONE,
         intensity: 3.0,
         cast_shadows: true,
+        ..Default::default()
     }))
     .unwrap();
     let white = rt.create_material(Material::colored(Vec4::new(0.8, 0.8, 0.8, 1.0))).unwrap();

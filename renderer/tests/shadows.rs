@@ -35,7 +35,14 @@ fn shadowed(filter: &str) -> RenderThread {
         ],
     );
     lambert_plane(&mut rt, 0.8, 400.0);
-    rt.add_light(Light::Directional(DirectionalLight { direction: SUN, color: Vec3::ONE, intensity: 2.0, cast_shadows: true })).unwrap();
+    rt.add_light(Light::Directional(DirectionalLight {
+        direction: SUN,
+        color: Vec3::ONE,
+        intensity: 2.0,
+        cast_shadows: true,
+        ..Default::default()
+    }))
+    .unwrap();
     rt
 }
 
@@ -386,4 +393,81 @@ fn shadowed_lights_render_the_same_serial_and_parallel_and_in_flight() {
     let (_, three) = render(false, 3);
     assert_images_equal(&one, &three, "frames in flight 1 vs 3");
     assert_images_equal(&one, &parallel, "1 vs 2 frames in flight");
+}
+
+/// Pixels of `img` in the left (`left`) or right half of the image that are
+/// darker than 90% of the same pixel in `lit` (both lit there).
+fn darkened(img: &Image, lit: &Image, left: bool) -> (usize, usize) {
+    let (mut dark, mut total) = (0, 0);
+    let xs = if left { 0..W / 2 } else { W / 2..W };
+    for y in 0..H {
+        for x in xs.clone() {
+            let l = luminance(lit.pixel(x, y));
+            if l < 20 {
+                continue;
+            }
+            total += 1;
+            dark += usize::from(luminance(img.pixel(x, y)) * 10 < l * 9);
+        }
+    }
+    (dark, total)
+}
+
+#[test]
+fn each_lights_shadow_bias_pushes_its_own_lookups_and_a_large_one_detaches_the_shadow() {
+    // Two spot lights, one per half of the image, each over a cube resting
+    // on the plane: the left one with a large depth bias (its lookups pushed
+    // 150 texels toward the light: the shadow pulls away from the cube), the
+    // right one with the default.
+    let render = |shadows: bool| {
+        let mut rt = local_lights_only();
+        for (x, shadow_bias) in [(-6.0, ShadowBias { depth: 150.0, normal: 0.0 }), (6.0, ShadowBias::LOCAL)] {
+            let spot = SpotLight {
+                position: Vec3::new(x - 2.0, -2.0, 4.0),
+                direction: Vec3::new(0.5, 0.5, -1.0),
+                intensity: 40.0,
+                radius: 30.0,
+                outer_cone: 0.9,
+                cast_shadows: shadows,
+                shadow_bias,
+                ..Default::default()
+            };
+            rt.add_light(Light::Spot(spot)).unwrap();
+            cube_at(&mut rt, Vec3::new(x, 0.0, 0.75), 1.5);
+        }
+        let (stats, img) = settled_frame(&mut rt, &family(vec![above()]));
+        assert_eq!(stats.shadow.atlas_tiles, if shadows { 2 } else { 0 });
+        img
+    };
+    let (lit, shadowed) = (render(false), render(true));
+    test_support::save_test_output(&shadowed, "shadows-spot-bias");
+    let (biased, _) = darkened(&shadowed, &lit, true);
+    let (default, total) = darkened(&shadowed, &lit, false);
+    assert!(total > 1000 && default > 100, "the default bias: the cube's shadow ({default} of {total} pixels darkened)");
+    assert!(biased * 10 < default * 7, "the large bias detaches and shrinks the left shadow: {biased} vs {default} pixels");
+}
+
+#[test]
+fn the_suns_shadow_bias_is_its_own_depth_and_normal_offset() {
+    // One caster in the first cascade; the sun with its default bias, then
+    // with a large depth bias, then with a large normal bias: either pushes
+    // the ground's lookups past the caster, and its shadow goes.
+    let shadow_at = |shadow_bias: ShadowBias| {
+        let mut rt = lights_only(1.0, &[(cvars::SHADOW_CSM_FIRST_CASCADE_DISTANCE, "8"), (cvars::SHADOW_CSM_MAX_DISTANCE, "80")]);
+        lambert_plane(&mut rt, 0.8, 400.0);
+        let sun = DirectionalLight { direction: SUN, intensity: 2.0, shadow_bias, ..Default::default() };
+        rt.add_light(Light::Directional(sun)).unwrap();
+        let center = Vec3::new(0.0, 5.0, 1.2);
+        cube_at(&mut rt, center, 0.8);
+        let view = camera();
+        let (_, img) = settled_frame(&mut rt, &family(vec![view.clone()]));
+        lum(&img, project(&view, ground_shadow_of(center)).0)
+    };
+    let (default, deep, along_normal) = (
+        shadow_at(ShadowBias::DIRECTIONAL),
+        shadow_at(ShadowBias { depth: 400.0, normal: 0.0 }),
+        shadow_at(ShadowBias { depth: 1.5, normal: 400.0 }),
+    );
+    assert!(default * 4 < deep, "a large depth bias lifts the shadow: {default} vs {deep}");
+    assert!(default * 4 < along_normal, "a large normal bias lifts the shadow: {default} vs {along_normal}");
 }

@@ -86,19 +86,11 @@ fn light_component(l: &GltfLight) -> Box<dyn Component> {
     // Unbounded: where the light falls to `renderer::CUTOFF_ILLUMINANCE`.
     let radius = l.range.unwrap_or_else(|| renderer::range_for_intensity(l.intensity * l.color.max_element()));
     match l.kind {
-        GltfLightKind::Directional => Box::new(DirectionalLightComponent { color: l.color, intensity: l.intensity, cast_shadows: true }),
-        GltfLightKind::Point => {
-            Box::new(PointLightComponent { color: l.color, intensity: l.intensity, radius, source_radius: 0.0, cast_shadows: false })
+        GltfLightKind::Directional => Box::new(DirectionalLightComponent { color: l.color, intensity: l.intensity, ..Default::default() }),
+        GltfLightKind::Point => Box::new(PointLightComponent { color: l.color, intensity: l.intensity, radius, ..Default::default() }),
+        GltfLightKind::Spot { inner_cone, outer_cone } => {
+            Box::new(SpotLightComponent { color: l.color, intensity: l.intensity, radius, inner_cone, outer_cone, ..Default::default() })
         }
-        GltfLightKind::Spot { inner_cone, outer_cone } => Box::new(SpotLightComponent {
-            color: l.color,
-            intensity: l.intensity,
-            radius,
-            inner_cone,
-            outer_cone,
-            source_radius: 0.0,
-            cast_shadows: false,
-        }),
     }
 }
 

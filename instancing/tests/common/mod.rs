@@ -51,6 +51,7 @@ pub fn sun(world: &mut World, cast_shadows: bool) {
             color: Vec3::ONE,
             intensity: 2.0,
             cast_shadows,
+            ..Default::default()
         }))
         .unwrap();
 }

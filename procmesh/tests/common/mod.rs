@@ -50,6 +50,7 @@ pub fn sun(rt: &mut RenderThread) {
         color: Vec3::ONE,
         intensity: 2.5,
         cast_shadows: true,
+        ..Default::default()
     }))
     .unwrap();
 }

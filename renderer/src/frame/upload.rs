@@ -9,6 +9,7 @@ use crate::error::Result;
 use crate::frame_resources::{DirectionalLightData, FrameResources, ShadowCascadeData, ShadowTileData, ViewUniformData, VIEW_UNIFORM_SIZE};
 use crate::light_grid::ViewGrid;
 use crate::mesh_pass::PrimitiveSlot;
+use crate::scene::ShadowBias;
 use crate::settings::{FrameSettings, ShadingSettings};
 use crate::view::SceneView;
 use rhi_vulkan::{BufferHandle, Device};
@@ -71,8 +72,8 @@ pub(crate) fn upload(
 const SKY_RADIANCE: [f32; 3] = [0.24, 0.27, 0.33];
 const GROUND_RADIANCE: [f32; 3] = [0.11, 0.10, 0.09];
 
-/// Shadow bias (before the slope term) in shadow-map texels, and its floor in scene units.
-const SHADOW_BIAS_TEXELS: f32 = 1.5;
+/// The floor of a directional light's depth bias (before the slope term)
+/// in scene units, unless the bias is 0.
 const SHADOW_BIAS_WORLD_MIN: f32 = 0.01;
 
 /// The shadow atlas's tiles' shader data: each one's projection and its
@@ -100,19 +101,22 @@ fn shadow_tile_data(v: &InitViews, atlas_size: u32) -> Vec<ShadowTileData> {
 fn cascade_data(v: &InitViews) -> [ShadowCascadeData; 4] {
     let mut out = [ShadowCascadeData::default(); 4];
     let atlas = v.cascade_settings.atlas_size().max(1) as f32;
+    let bias = v.directional.iter().find(|(_, shadowed)| *shadowed).map_or(ShadowBias::DIRECTIONAL, |(d, _)| d.shadow_bias);
     for (slot, c) in out.iter_mut().zip(&v.cascades) {
         let r = c.view.viewport;
-        // Bias by the size of a shadow texel in the world (acne-free at any
-        // scene scale), never below a small world-space floor; relative to
-        // the cascade's depth range (its projection is orthographic).
-        let bias_world = (SHADOW_BIAS_TEXELS * c.texel_world).max(SHADOW_BIAS_WORLD_MIN);
+        // The light's bias in shadow texels, by the size of a texel in the
+        // world (acne-free at any scene scale); the depth bias never below
+        // a small world-space floor, relative to the cascade's depth range
+        // (its projection is orthographic).
+        let depth_world = bias.depth * c.texel_world;
+        let bias_world = if bias.depth > 0.0 { depth_world.max(SHADOW_BIAS_WORLD_MIN) } else { 0.0 };
         *slot = ShadowCascadeData {
             view_proj: c.view.view_proj().to_cols_array_2d(),
             atlas_rect: [r.x as f32 / atlas, r.y as f32 / atlas, r.width as f32 / atlas, r.height as f32 / atlas],
             far_depth: c.far_depth,
             blend_start: c.blend_start,
             bias: bias_world / c.depth_range.max(1e-6),
-            _pad: 0.0,
+            normal_bias: bias.normal * c.texel_world,
         };
     }
     out

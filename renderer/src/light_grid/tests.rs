@@ -120,7 +120,13 @@ fn the_grid_is_the_same_built_in_parallel_and_lists_every_light_of_a_crowded_clu
 fn lights_outside_every_view_are_not_uploaded_and_shadow_views_get_no_grid() {
     let far_away = Light::Point(PointLight { position: Vec3::new(0.0, 5000.0, 0.0), radius: 1.0, ..Default::default() });
     let near = Light::Point(PointLight { position: Vec3::new(0.0, 0.0, 1.0), radius: 2.0, cast_shadows: true, ..Default::default() });
-    let sun = Light::Directional(DirectionalLight { direction: Vec3::NEG_Z, color: Vec3::ONE, intensity: 1.0, cast_shadows: true });
+    let sun = Light::Directional(DirectionalLight {
+        direction: Vec3::NEG_Z,
+        color: Vec3::ONE,
+        intensity: 1.0,
+        cast_shadows: true,
+        ..Default::default()
+    });
     let lights = [(LightId(1), far_away), (LightId(2), near), (LightId(3), sun)];
     let views = [perspective(), orthographic()];
     let grid = build_light_grid(&scene_lights(&lights), &views, &[true, false], &settings(), false);

@@ -39,6 +39,46 @@ pub struct DirectionalLight {
     /// Whether it renders the shadow map (also needs `r.Shadow.Enable`;
     /// the first shadow-casting directional light, by id, gets it).
     pub cast_shadows: bool,
+    /// How far its shadow lookups are pushed off the surface.
+    pub shadow_bias: ShadowBias,
+}
+
+impl Default for DirectionalLight {
+    /// White sunlight of 1 lux straight down (-Z), casting shadows.
+    fn default() -> Self {
+        Self { direction: Vec3::NEG_Z, color: Vec3::ONE, intensity: 1.0, cast_shadows: true, shadow_bias: ShadowBias::DIRECTIONAL }
+    }
+}
+
+/// How far a light's shadow lookup is pushed from the surface it shades, so
+/// that a lit surface does not shadow itself (acne) while a caster's shadow
+/// still meets it (no peter-panning) — per light, like Bevy's
+/// `shadow_depth_bias` / `shadow_normal_bias` and UE's `ShadowBias` /
+/// `ShadowSlopeBias`. Both are in texels of the light's shadow map at the
+/// surface (a cascade's texel for the sun, a tile's texel at that distance
+/// for point and spot lights), so one value suits any scene scale and any
+/// shadow resolution.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ShadowBias {
+    /// Toward the light along its ray. A directional light's grows up to
+    /// 5× on surfaces that turn away from it and is never below 1 cm
+    /// (unless 0).
+    pub depth: f32,
+    /// Along the surface's normal.
+    pub normal: f32,
+}
+
+impl ShadowBias {
+    /// A directional light's default: 1.5 texels toward the light.
+    pub const DIRECTIONAL: Self = Self { depth: 1.5, normal: 0.0 };
+    /// A point or spot light's default: 1.5 texels along the normal.
+    pub const LOCAL: Self = Self { depth: 0.0, normal: 1.5 };
+
+    /// What is wrong with it, if anything: both finite and not negative.
+    fn problem(&self) -> Option<&'static str> {
+        let ok = |b: f32| b.is_finite() && b >= 0.0;
+        (!(ok(self.depth) && ok(self.normal))).then_some("its shadow bias is negative or not finite")
+    }
 }
 
 /// A light radiating from a point in every direction, fading to nothing at
@@ -57,14 +97,24 @@ pub struct PointLight {
     /// The radius of the light's sphere (UE's source radius, 0: a point):
     /// widens its specular highlight on smooth surfaces.
     pub source_radius: f32,
-    /// Whether it casts shadows (recorded for the shadow atlas; the
-    /// renderer does not draw point-light shadows yet).
+    /// Whether it casts shadows (six tiles of the shadow atlas, one per
+    /// cube face: `crate::shadow_atlas`).
     pub cast_shadows: bool,
+    /// How far its shadow lookups are pushed off the surface.
+    pub shadow_bias: ShadowBias,
 }
 
 impl Default for PointLight {
     fn default() -> Self {
-        Self { position: Vec3::ZERO, color: Vec3::ONE, intensity: 1.0, radius: 10.0, source_radius: 0.0, cast_shadows: false }
+        Self {
+            position: Vec3::ZERO,
+            color: Vec3::ONE,
+            intensity: 1.0,
+            radius: 10.0,
+            source_radius: 0.0,
+            cast_shadows: false,
+            shadow_bias: ShadowBias::LOCAL,
+        }
     }
 }
 
@@ -87,8 +137,10 @@ pub struct SpotLight {
     pub outer_cone: f32,
     /// As [`PointLight::source_radius`].
     pub source_radius: f32,
-    /// As [`PointLight::cast_shadows`].
+    /// As [`PointLight::cast_shadows`] (one tile of the atlas).
     pub cast_shadows: bool,
+    /// As [`PointLight::shadow_bias`].
+    pub shadow_bias: ShadowBias,
 }
 
 impl Default for SpotLight {
@@ -103,6 +155,7 @@ impl Default for SpotLight {
             outer_cone: std::f32::consts::FRAC_PI_4,
             source_radius: 0.0,
             cast_shadows: false,
+            shadow_bias: ShadowBias::LOCAL,
         }
     }
 }
@@ -186,6 +239,11 @@ impl Light {
 
     /// What is wrong with the light, if anything (see [`Self::is_valid`]).
     pub fn problem(&self) -> Option<&'static str> {
+        self.shape_problem().or_else(|| self.shadow_bias().problem())
+    }
+
+    /// What is wrong with its placement, shape or light.
+    fn shape_problem(&self) -> Option<&'static str> {
         let finite_light = |color: Vec3, intensity: f32| color.is_finite() && intensity.is_finite();
         let bad_direction = |d: Vec3| !(d.is_finite() && d.length_squared() > 0.0);
         match self {
@@ -224,6 +282,15 @@ impl Light {
             Light::Directional(_) => None,
             Light::Point(p) => Some(p.position.extend(p.radius)),
             Light::Spot(s) => Some(s.position.extend(s.radius)),
+        }
+    }
+
+    /// Its shadow bias.
+    pub fn shadow_bias(&self) -> ShadowBias {
+        match self {
+            Light::Directional(d) => d.shadow_bias,
+            Light::Point(p) => p.shadow_bias,
+            Light::Spot(s) => s.shadow_bias,
         }
     }
 
@@ -281,7 +348,10 @@ pub(crate) struct LocalLightData {
     /// Its first tile in the frame's shadow-atlas tiles (a point light has
     /// six, one per cube face), or -1: no shadow (`crate::shadow_atlas`).
     pub shadow: i32,
-    pub _pad: [f32; 2],
+    /// [`ShadowBias::depth`], in its tile's texels.
+    pub shadow_depth_bias: f32,
+    /// [`ShadowBias::normal`], in its tile's texels.
+    pub shadow_normal_bias: f32,
 }
 
 impl LocalLightData {
@@ -298,7 +368,8 @@ impl LocalLightData {
                 spot_offset: 1.0,
                 source_radius: p.source_radius,
                 shadow: -1,
-                _pad: [0.0; 2],
+                shadow_depth_bias: p.shadow_bias.depth,
+                shadow_normal_bias: p.shadow_bias.normal,
             }),
             Light::Spot(s) => {
                 let (spot_scale, spot_offset) = s.cone_scale_offset();
@@ -311,7 +382,8 @@ impl LocalLightData {
                     spot_offset,
                     source_radius: s.source_radius,
                     shadow: -1,
-                    _pad: [0.0; 2],
+                    shadow_depth_bias: s.shadow_bias.depth,
+                    shadow_normal_bias: s.shadow_bias.normal,
                 })
             }
         }
@@ -325,8 +397,9 @@ mod tests {
 
     #[test]
     fn an_invalid_light_is_invalid_light_with_its_reason_and_changes_nothing() {
-        let sun = DirectionalLight { direction: Vec3::new(0.0, 0.0, -1.0), color: Vec3::ONE, intensity: 1.0, cast_shadows: true };
+        let sun = DirectionalLight::default();
         let spot = SpotLight::default();
+        let bias = |depth, normal| ShadowBias { depth, normal };
         let bad = [
             (Light::Directional(DirectionalLight { direction: Vec3::ZERO, ..sun }), "its direction is zero or not finite"),
             (Light::Directional(DirectionalLight { intensity: f32::NAN, ..sun }), "its colour or intensity is not finite"),
@@ -342,6 +415,15 @@ mod tests {
             (Light::Spot(SpotLight { inner_cone: f32::NAN, ..spot }), "its cone angles are not finite"),
             (Light::Spot(SpotLight { direction: Vec3::ZERO, ..spot }), "its direction is zero or not finite"),
             (Light::Spot(SpotLight { intensity: f32::INFINITY, ..spot }), "its colour or intensity is not finite"),
+            (Light::Spot(SpotLight { shadow_bias: bias(-1.0, 0.0), ..spot }), "its shadow bias is negative or not finite"),
+            (
+                Light::Point(PointLight { shadow_bias: bias(0.0, f32::NAN), ..Default::default() }),
+                "its shadow bias is negative or not finite",
+            ),
+            (
+                Light::Directional(DirectionalLight { shadow_bias: bias(f32::INFINITY, 0.0), ..sun }),
+                "its shadow bias is negative or not finite",
+            ),
         ];
         let mut scene = Scene::default();
         for (light, why) in bad {
@@ -358,7 +440,7 @@ mod tests {
 
     #[test]
     fn a_fifth_directional_light_is_refused() {
-        let sun = Light::Directional(DirectionalLight { direction: Vec3::NEG_Z, color: Vec3::ONE, intensity: 1.0, cast_shadows: false });
+        let sun = Light::Directional(DirectionalLight { cast_shadows: false, ..Default::default() });
         let mut scene = Scene::default();
         for i in 0..MAX_DIRECTIONAL_LIGHTS as u64 {
             scene.set_light(LightId(i), sun).unwrap();

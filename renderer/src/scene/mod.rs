@@ -15,7 +15,8 @@ mod visibility;
 
 pub use gpu_scene::{GpuScene, PrimitiveGpuData};
 pub use light::{
-    light_falloff, range_for_intensity, DirectionalLight, Light, LightId, PointLight, SpotLight, CUTOFF_ILLUMINANCE, MAX_DIRECTIONAL_LIGHTS,
+    light_falloff, range_for_intensity, DirectionalLight, Light, LightId, PointLight, ShadowBias, SpotLight, CUTOFF_ILLUMINANCE,
+    MAX_DIRECTIONAL_LIGHTS,
 };
 pub(crate) use light::{LocalLightData, TOO_MANY_DIRECTIONAL_LIGHTS};
 pub(crate) use proxy::RetireCallback;

@@ -216,7 +216,13 @@ mod tests {
         }
         s.set(
             LightId(20),
-            Light::Directional(DirectionalLight { direction: Vec3::NEG_Z, color: Vec3::ONE, intensity: 1.0, cast_shadows: true }),
+            Light::Directional(DirectionalLight {
+                direction: Vec3::NEG_Z,
+                color: Vec3::ONE,
+                intensity: 1.0,
+                cast_shadows: true,
+                ..Default::default()
+            }),
         )
         .unwrap();
         s.remove(LightId(2));
@@ -236,7 +242,13 @@ mod tests {
         // A point turned directional leaves the local arrays.
         s.set(
             LightId(3),
-            Light::Directional(DirectionalLight { direction: Vec3::X, color: Vec3::ONE, intensity: 1.0, cast_shadows: false }),
+            Light::Directional(DirectionalLight {
+                direction: Vec3::X,
+                color: Vec3::ONE,
+                intensity: 1.0,
+                cast_shadows: false,
+                ..Default::default()
+            }),
         )
         .unwrap();
         assert_eq!((s.local().len(), s.directional().count()), (7, 2));

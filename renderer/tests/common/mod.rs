@@ -33,6 +33,7 @@ pub fn sun(rt: &mut RenderThread, shadows: bool) -> LightId {
         color: Vec3::ONE,
         intensity: 2.5,
         cast_shadows: shadows,
+        ..Default::default()
     }))
     .unwrap()
 }
@@ -115,7 +116,8 @@ pub fn material(base_color: Vec4, metallic: f32, roughness: f32, specular: f32, 
 }
 
 pub fn sun_from(rt: &mut RenderThread, direction: Vec3, intensity: f32) -> LightId {
-    rt.add_light(Light::Directional(DirectionalLight { direction, color: Vec3::ONE, intensity, cast_shadows: false })).unwrap()
+    rt.add_light(Light::Directional(DirectionalLight { direction, color: Vec3::ONE, intensity, cast_shadows: false, ..Default::default() }))
+        .unwrap()
 }
 
 /// An sRGB byte as linear light.

@@ -40,7 +40,7 @@ use clap::Parser;
 use engine_core::gltf::{self, GltfImport, GltfLimits, GltfLoad, SpawnedScene};
 use engine_core::*;
 use glam::Vec3;
-use renderer::Bounds;
+use renderer::{Bounds, ShadowBias};
 use samples::{runner, CommonOptions, ImportStats};
 use std::path::PathBuf;
 use std::time::Instant;
@@ -74,7 +74,12 @@ const VIEW_DIRECTION: Vec3 = Vec3::new(1.0, 0.45, 0.35);
 /// The sun shines down from the front-left.
 const SUN_DIRECTION: Vec3 = Vec3::new(-0.6, -0.45, -1.0);
 /// The sun's light: colour × intensity is the irradiance on a surface facing it.
-const SUN: DirectionalLightComponent = DirectionalLightComponent { color: Vec3::new(1.0, 0.96, 0.9), intensity: 3.0, cast_shadows: true };
+const SUN: DirectionalLightComponent = DirectionalLightComponent {
+    color: Vec3::new(1.0, 0.96, 0.9),
+    intensity: 3.0,
+    cast_shadows: true,
+    shadow_bias: ShadowBias::DIRECTIONAL,
+};
 
 fn run(o: &Options) -> anyhow::Result<()> {
     let mut engine = runner::engine("gltf", &o.common)?;

@@ -155,7 +155,7 @@ fn spawn_camera_and_sun(engine: &mut Engine, eye: Vec3, target: Vec3, far: f32, 
     camera.0.far = far;
     camera.0.near = 0.2;
     engine.world.spawn_actor("camera", Box::new(camera), Transform::new(eye, look_rotation(eye, target), Vec3::ONE))?;
-    let sun = DirectionalLightComponent { intensity: 1.3, color: Vec3::new(1.0, 0.96, 0.88), cast_shadows: true };
+    let sun = DirectionalLightComponent { intensity: 1.3, color: Vec3::new(1.0, 0.96, 0.88), cast_shadows: true, ..Default::default() };
     engine.world.spawn_actor("sun", Box::new(sun), Transform::new(Vec3::ZERO, look_rotation(Vec3::ZERO, sun_dir), Vec3::ONE))?;
     Ok(())
 }

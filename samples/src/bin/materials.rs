@@ -133,7 +133,7 @@ fn run(o: &Options) -> anyhow::Result<()> {
     let (_, camera_id) =
         w.spawn_actor("camera", Box::new(camera), Transform::new(layout::EYE, look_rotation(layout::EYE, layout::TARGET), Vec3::ONE))?;
     samples::fly_camera::control_camera(camera_id);
-    let sun = DirectionalLightComponent { color: Vec3::new(1.0, 0.96, 0.9), intensity: 1.6, cast_shadows: true };
+    let sun = DirectionalLightComponent { color: Vec3::new(1.0, 0.96, 0.9), intensity: 1.6, cast_shadows: true, ..Default::default() };
     w.spawn_actor("sun", Box::new(sun), Transform::new(Vec3::ZERO, look_rotation(Vec3::ZERO, layout::SUN_DIRECTION), Vec3::ONE))?;
     spawn_mesh(
         &mut engine,

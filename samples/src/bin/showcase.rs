@@ -486,11 +486,11 @@ fn spawn_camera(engine: &mut Engine, camera_time: f32) -> anyhow::Result<Compone
 fn spawn_sun_and_sky(engine: &mut Engine, sky: MaterialId, dusk: bool) -> anyhow::Result<()> {
     let (sun, direction) = match dusk {
         false => (
-            DirectionalLightComponent { color: Vec3::new(1.0, 0.93, 0.80), intensity: 1.25, cast_shadows: true },
+            DirectionalLightComponent { color: Vec3::new(1.0, 0.93, 0.80), intensity: 1.25, cast_shadows: true, ..Default::default() },
             Vec3::new(0.55, 0.75, -0.55),
         ),
         true => (
-            DirectionalLightComponent { color: Vec3::new(1.0, 0.55, 0.3), intensity: 0.25, cast_shadows: true },
+            DirectionalLightComponent { color: Vec3::new(1.0, 0.55, 0.3), intensity: 0.25, cast_shadows: true, ..Default::default() },
             Vec3::new(0.6, 0.75, -0.18),
         ),
     };
@@ -795,6 +795,7 @@ fn add_lamps(engine: &mut Engine, mats: &Materials) -> anyhow::Result<()> {
             outer_cone: 1.1,
             source_radius: 0.1,
             cast_shadows: true,
+            ..Default::default()
         };
         engine.world.spawn_actor(
             "lamp light",

@@ -427,7 +427,7 @@ fn spawn_stage(engine: &mut Engine, ground_material: MaterialId) -> anyhow::Resu
     camera.0.near = 0.2;
     camera.0.far = 200.0;
     engine.world.spawn_actor("camera", Box::new(camera), Transform::new(eye, look_rotation(eye, Vec3::ZERO), Vec3::ONE))?;
-    let sun = DirectionalLightComponent { intensity: 1.2, color: Vec3::ONE, cast_shadows: true };
+    let sun = DirectionalLightComponent { intensity: 1.2, color: Vec3::ONE, cast_shadows: true, ..Default::default() };
     engine.world.spawn_actor(
         "sun",
         Box::new(sun),
