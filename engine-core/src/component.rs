@@ -60,13 +60,10 @@ impl BitOr for DirtyFlags {
     }
 }
 
-/// UE's EComponentMobility.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Mobility {
-    #[default]
-    Static,
-    Movable,
-}
+/// UE's EComponentMobility, the renderer's (`renderer::Mobility`): the
+/// world refuses moving a registered light component that is not movable;
+/// light components start movable, other components static.
+pub use renderer::Mobility;
 
 /// Settings every primitive component has (kept by the world).
 #[derive(Clone, Debug, PartialEq)]

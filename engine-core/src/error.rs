@@ -18,6 +18,10 @@ pub enum EngineError {
     /// A NaN/infinite transform or a zero scale; the component keeps its last valid transform.
     #[error("invalid transform for {component:?}: {reason}")]
     InvalidTransform { component: ComponentId, reason: String },
+    /// Moving a registered light component whose mobility is static or
+    /// stationary (directly, or with what it is attached to); nothing moves.
+    #[error("{component:?} is a {mobility:?} light: only a movable light can move (set its mobility first)")]
+    NotMovable { component: ComponentId, mobility: crate::Mobility },
     #[error("attaching {child:?} to {parent:?} would make a cycle or cross actors")]
     InvalidAttachment { child: ComponentId, parent: ComponentId },
     /// A material slot past [`crate::MAX_MATERIAL_SLOT`].

@@ -1,5 +1,7 @@
 //! Light and camera components. A light component becomes a render-side
-//! light at the end of the frame it registers or moves; cameras produce the
+//! light at the end of the frame it registers or moves, with the
+//! component's mobility ([`crate::World::set_mobility`]: lights start
+//! movable; a static or stationary one may not move); cameras produce the
 //! frame's views ([`crate::World::collect_views`]).
 
 use crate::component::{CameraDesc, Component, LightDesc};
@@ -26,7 +28,14 @@ impl Default for DirectionalLightComponent {
 impl Component for DirectionalLightComponent {
     fn light(&self) -> Option<LightDesc> {
         let (color, intensity, cast_shadows, shadow_bias) = (self.color, self.intensity, self.cast_shadows, self.shadow_bias);
-        Some(LightDesc(Light::Directional(DirectionalLight { direction: Vec3::X, color, intensity, cast_shadows, shadow_bias })))
+        Some(LightDesc(Light::Directional(DirectionalLight {
+            direction: Vec3::X,
+            color,
+            intensity,
+            cast_shadows,
+            shadow_bias,
+            ..Default::default()
+        })))
     }
 }
 
@@ -60,6 +69,7 @@ impl Component for PointLightComponent {
             source_radius: self.source_radius,
             cast_shadows: self.cast_shadows,
             shadow_bias: self.shadow_bias,
+            ..Default::default()
         })))
     }
 }
@@ -110,6 +120,7 @@ impl Component for SpotLightComponent {
             source_radius: self.source_radius,
             cast_shadows: self.cast_shadows,
             shadow_bias: self.shadow_bias,
+            ..Default::default()
         })))
     }
 }

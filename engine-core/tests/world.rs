@@ -392,3 +392,45 @@ fn draw_distances_and_sort_priority_reach_the_scene_without_a_new_proxy_and_foll
     assert_eq!(frame(&mut w).0.visible_primitives, 1);
     assert_clean(&mut w);
 }
+
+/// The mobility and position of the scene's one point or spot light.
+fn scene_light(w: &mut World) -> (Mobility, Vec3) {
+    w.render_thread()
+        .unwrap()
+        .with_context(|ctx| match ctx.scene.lights().next().copied() {
+            Some(renderer::Light::Spot(s)) => (s.mobility, s.position),
+            other => panic!("{other:?}"),
+        })
+        .unwrap()
+}
+
+#[test]
+fn a_stationary_light_refuses_to_move_and_keeps_its_shadow_until_made_movable() {
+    let mut w = world();
+    let lamp = SpotLightComponent { intensity: 40.0, radius: 12.0, cast_shadows: true, ..Default::default() };
+    let down = Transform::new(Vec3::new(0.0, 0.0, 5.0), look_rotation(Vec3::ZERO, Vec3::NEG_Z), Vec3::ONE);
+    let (actor, post) = w.spawn_actor("post", Box::new(SceneComponent), Transform::IDENTITY).unwrap();
+    let light = w.add_component(actor, Box::new(lamp), Some(post), down).unwrap();
+    cube_at(&mut w, Vec3::new(0.5, 0.0, 1.0));
+    assert_eq!(w.settings(light).unwrap().mobility, Mobility::Movable, "lights start movable");
+    w.set_mobility(light, Mobility::Stationary).unwrap();
+    let (first, _) = frame(&mut w);
+    assert_eq!((first.shadow.tiles_rendered, scene_light(&mut w)), (1, (Mobility::Stationary, Vec3::new(0.0, 0.0, 5.0))));
+    // Neither the light nor what it is attached to may move it.
+    let elsewhere = Transform { translation: Vec3::new(2.0, 0.0, 5.0), ..down };
+    assert!(
+        matches!(w.set_relative_transform(light, elsewhere), Err(EngineError::NotMovable { component, mobility: Mobility::Stationary }) if component == light)
+    );
+    assert!(matches!(w.set_world_location(post, Vec3::X), Err(EngineError::NotMovable { .. })));
+    assert_eq!(w.world_transform(light).unwrap(), down.to_mat4(), "nothing moved");
+    // Its colour may change; its shadow is kept.
+    w.with_component_mut(light, |l: &mut SpotLightComponent| l.color = Vec3::new(1.0, 0.5, 0.2)).unwrap();
+    let (recoloured, _) = frame(&mut w);
+    assert_eq!((recoloured.shadow.tiles_rendered, recoloured.shadow.tiles_cached), (0, 1));
+    // Made movable, it moves, and its shadow with it.
+    w.set_mobility(light, Mobility::Movable).unwrap();
+    w.set_relative_transform(light, elsewhere).unwrap();
+    let (moved, _) = frame(&mut w);
+    assert_eq!((moved.shadow.tiles_rendered, scene_light(&mut w)), (1, (Mobility::Movable, Vec3::new(2.0, 0.0, 5.0))));
+    assert_clean(&mut w);
+}

@@ -96,9 +96,9 @@ pub use render_thread::{
 };
 pub use rng::{mix64, Rng};
 pub use scene::{
-    light_falloff, range_for_intensity, DirectionalLight, ElementFailure, GeometryChange, Light, LightId, MeshElementCollector, PointLight,
-    PrimitiveId, PrimitiveRenderSettings, PrimitiveSceneProxy, ProxyUpdateContext, RetiredFrameResults, Scene, ShadowBias, SpotLight,
-    ViewRelevance, CUTOFF_ILLUMINANCE, MAX_DIRECTIONAL_LIGHTS,
+    light_falloff, range_for_intensity, DirectionalLight, ElementFailure, GeometryChange, Light, LightId, MeshElementCollector, Mobility,
+    PointLight, PrimitiveId, PrimitiveRenderSettings, PrimitiveSceneProxy, ProxyUpdateContext, RetiredFrameResults, Scene, ShadowBias,
+    SpotLight, ViewRelevance, CUTOFF_ILLUMINANCE, MAX_DIRECTIONAL_LIGHTS,
 };
 pub use settings::{FrameSettings, LightGridSettings, ShadingSettings, ShadowSettings, TonemapCurve, TonemapSettings};
 pub use static_mesh::{shapes, StaticMeshLod, StaticMeshRenderData, StaticMeshSection};

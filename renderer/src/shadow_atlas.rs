@@ -10,8 +10,11 @@
 //! asks for stays within half to twice theirs, lights are served in order
 //! of screen size (then id), a light that no longer asks gives its tiles
 //! back, and a light that finds no room at any size is not shadowed this
-//! frame (counted). At 4096² the atlas holds 64 point lights at 256² per
-//! face, or 170 at the smallest tiles.
+//! frame (counted). A stationary or static light (`crate::Mobility`)
+//! keeps the size it got while it stays in view (unless the atlas runs
+//! short), so moving the camera never re-renders its shadow. At 4096² the
+//! atlas holds 64 point lights at 256² per face, or 170 at the smallest
+//! tiles.
 //!
 //! **Cached**: a tile's depth is kept from frame to frame and rendered
 //! again only when its light moved or changed shape, when it got a new
@@ -27,7 +30,7 @@
 //! its own culling, its shadow-depth draws built from the casters' cached
 //! commands like any view's.
 
-use crate::scene::{Light, LightId, SceneLights};
+use crate::scene::{Light, LightId, Mobility, SceneLights};
 pub use crate::settings::AtlasSettings;
 use crate::view::{SceneView, ViewKind};
 use glam::{Vec3, Vec4};
@@ -270,7 +273,11 @@ impl ShadowAtlas {
                     return None;
                 }
                 let screen = view.screen_size(key.position, key.radius).min(4.0);
-                let tile = ((screen * height).max(1.0) as u32).next_power_of_two().clamp(MIN_TILE, MAX_TILE.min(self.allocator.size));
+                // A light that does not move keeps the size it has, so the
+                // camera never re-renders its shadow.
+                let kept = self.assigned.get(&id).filter(|a| light.mobility() != Mobility::Movable && a.key == key).map(|a| a.tile);
+                let on_screen = ((screen * height).max(1.0) as u32).next_power_of_two();
+                let tile = kept.unwrap_or(on_screen).clamp(MIN_TILE, MAX_TILE.min(self.allocator.size));
                 Some((id, key, tile, screen))
             })
             .collect();

@@ -151,7 +151,12 @@ impl World {
         for (id, light) in batch.lights {
             let e = self.components.get_mut(id).expect("live");
             match (light, e.light) {
-                (Some(l), Some(lid)) => rt.set_light(lid, l)?,
+                // An edit the light's mobility forbids (a static light's new
+                // colour): the scene keeps the light as it was.
+                (Some(l), Some(lid)) => match rt.set_light(lid, l) {
+                    Err(renderer::RendererError::InvalidLight { reason, .. }) => log::warn!("{id:?}: light kept as it was: {reason}"),
+                    other => other?,
+                },
                 (Some(l), None) => e.light = Some(rt.add_light(l)?),
                 (None, Some(lid)) => {
                     rt.remove_light(lid)?;
@@ -204,7 +209,7 @@ fn gather_render_updates(id: ComponentId, e: &mut ComponentEntry, d: DirtyFlags,
                 batch.light_transforms.push((lid, w));
                 return;
             }
-            let light = e.registered.then(|| desc.to_light(&w));
+            let light = e.registered.then(|| desc.to_light(&w).with_mobility(e.settings.mobility));
             // A light edited to values the scene rejects (NaN, a zero
             // radius) is taken out rather than failing the whole frame.
             let light = light.filter(|l| {

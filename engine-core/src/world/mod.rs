@@ -199,12 +199,14 @@ impl World {
     ) -> ComponentId {
         let parent_world = parent.and_then(|p| self.components.get(p)).map(|e| e.node.world).unwrap_or(Mat4::IDENTITY);
         let camera = behaviour.camera().is_some();
+        // Lights start movable (nothing refused); other components static.
+        let mobility = if behaviour.light().is_some() { Mobility::Movable } else { Mobility::Static };
         let id = self.components.insert(ComponentEntry {
             actor,
             node: SceneNode { relative, world: parent_world * relative.to_mat4(), parent, children: Vec::new() },
             registered: false,
             active: true,
-            settings: PrimitiveSettings::default(),
+            settings: PrimitiveSettings { mobility, ..Default::default() },
             dirty: DirtyFlags::NONE,
             queued: false,
             primitive: None,
@@ -395,6 +397,10 @@ impl World {
             if let Some(reason) = world_invalid_reason(&*entry.behaviour, &world) {
                 return Err(EngineError::InvalidTransform { component: c, reason });
             }
+            let mobility = entry.settings.mobility;
+            if entry.registered && mobility != Mobility::Movable && world != entry.node.world && entry.behaviour.light().is_some() {
+                return Err(EngineError::NotMovable { component: c, mobility });
+            }
             for child in &entry.node.children {
                 let rel = self.entry(*child)?.node.relative.to_mat4();
                 stack.push((*child, world * rel));
@@ -481,8 +487,15 @@ impl World {
         self.set_setting(id, |s| std::mem::replace(&mut s.cast_shadow, cast) != cast)
     }
 
+    /// Sets the component's mobility (UE's SetMobility). A light sends it
+    /// to its render-side light at the end of the frame; a registered light
+    /// that is not movable refuses to move ([`EngineError::NotMovable`]).
     pub fn set_mobility(&mut self, id: ComponentId, mobility: Mobility) -> Result<()> {
-        self.entry_mut(id)?.settings.mobility = mobility;
+        let e = self.entry_mut(id)?;
+        let (old, light) = (std::mem::replace(&mut e.settings.mobility, mobility), e.behaviour.light().is_some());
+        if light && old != mobility {
+            self.mark_dirty(id, DirtyFlags::RENDER_STATE);
+        }
         Ok(())
     }
 

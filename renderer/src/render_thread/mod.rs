@@ -203,9 +203,10 @@ pub struct RenderThread {
     /// The device's texture limits, to check textures before queueing them.
     texture_limits: TextureLimits,
     next_light: AtomicU64,
-    /// Game-side mirror of the scene's directional lights, so a fifth is
-    /// refused here ([`crate::MAX_DIRECTIONAL_LIGHTS`]).
-    directional_lights: std::collections::BTreeSet<LightId>,
+    /// Game-side mirror of the scene's lights, so that what the scene
+    /// refuses (an invalid light, a fifth directional light, a change its
+    /// mobility forbids) is refused here, before anything is queued.
+    lights: crate::scene::SceneLights,
     device_name: String,
     /// Game-side mirror of the scene's pass table (ids are handed out here).
     passes: PassTable,
@@ -344,7 +345,7 @@ impl RenderThread {
             texture_ids: SlotIds::default(),
             texture_limits,
             next_light: AtomicU64::new(1),
-            directional_lights: Default::default(),
+            lights: Default::default(),
             device_name,
             passes: PassTable::default(),
             vertex_factories: Vec::new(),
@@ -714,45 +715,47 @@ impl RenderThread {
     /// directional light, is [`RendererError::InvalidLight`] and nothing is
     /// enqueued. No mesh draw command is rebuilt for a light.
     pub fn set_light(&mut self, id: LightId, light: Light) -> Result<()> {
-        if let Some(reason) = light.problem() {
-            return Err(RendererError::InvalidLight { light: Some(id), reason });
-        }
-        if light.is_directional()
-            && !self.directional_lights.contains(&id)
-            && self.directional_lights.len() >= crate::scene::MAX_DIRECTIONAL_LIGHTS
-        {
-            return Err(RendererError::InvalidLight { light: Some(id), reason: crate::scene::TOO_MANY_DIRECTIONAL_LIGHTS });
-        }
+        // The mirror refuses what the scene would, and changes nothing then.
+        self.lights.check(id, &light)?;
         self.enqueue_render_command(move |ctx| {
             let _ = ctx.scene.set_light(id, light);
         })?;
-        if light.is_directional() {
-            self.directional_lights.insert(id);
-        } else {
-            self.directional_lights.remove(&id);
-        }
-        Ok(())
+        self.lights.set(id, light)
     }
 
     /// Places the lights by their components' world transforms
     /// ([`Light::with_transform`]): what a moved light component sends
     /// (UE's light scene proxy keeps its parameters; only the transform
-    /// travels). Unknown ids are ignored.
+    /// travels). Unknown ids are ignored. A light whose mobility forbids
+    /// moving ([`Light::change_problem`]) is [`RendererError::InvalidLight`]
+    /// and nothing of the batch is applied.
     pub fn update_light_transforms(&mut self, transforms: Vec<(LightId, glam::Mat4)>) -> Result<()> {
         if transforms.is_empty() {
             return Ok(());
         }
+        for (id, m) in &transforms {
+            if let Some(old) = self.lights.get(*id) {
+                if let Some(reason) = old.change_problem(&old.with_transform(m)) {
+                    return Err(RendererError::InvalidLight { light: Some(*id), reason });
+                }
+            }
+        }
+        let mirror: Vec<(LightId, glam::Mat4)> = transforms.clone();
         self.enqueue_render_command(move |ctx| {
             for (id, m) in transforms {
-                ctx.scene.set_light_transform(id, m);
+                let _ = ctx.scene.set_light_transform(id, m);
             }
-        })
+        })?;
+        for (id, m) in &mirror {
+            self.lights.set_transform(*id, m)?;
+        }
+        Ok(())
     }
 
     /// Removes a light (an unknown id is ignored).
     pub fn remove_light(&mut self, id: LightId) -> Result<()> {
         self.enqueue_render_command(move |ctx| ctx.scene.remove_light(id))?;
-        self.directional_lights.remove(&id);
+        self.lights.remove(id);
         Ok(())
     }
 

@@ -24,6 +24,7 @@
 use bytemuck::{Pod, Zeroable};
 use glam::{Mat4, Vec3, Vec4};
 
+pub use super::mobility::Mobility;
 pub use crate::ids::LightId;
 
 /// A light infinitely far away (the sun).
@@ -41,12 +42,21 @@ pub struct DirectionalLight {
     pub cast_shadows: bool,
     /// How far its shadow lookups are pushed off the surface.
     pub shadow_bias: ShadowBias,
+    /// What may change once it is in the scene (`Mobility`).
+    pub mobility: Mobility,
 }
 
 impl Default for DirectionalLight {
-    /// White sunlight of 1 lux straight down (-Z), casting shadows.
+    /// White, movable sunlight of 1 lux straight down (-Z), casting shadows.
     fn default() -> Self {
-        Self { direction: Vec3::NEG_Z, color: Vec3::ONE, intensity: 1.0, cast_shadows: true, shadow_bias: ShadowBias::DIRECTIONAL }
+        Self {
+            direction: Vec3::NEG_Z,
+            color: Vec3::ONE,
+            intensity: 1.0,
+            cast_shadows: true,
+            shadow_bias: ShadowBias::DIRECTIONAL,
+            mobility: Mobility::Movable,
+        }
     }
 }
 
@@ -102,6 +112,8 @@ pub struct PointLight {
     pub cast_shadows: bool,
     /// How far its shadow lookups are pushed off the surface.
     pub shadow_bias: ShadowBias,
+    /// What may change once it is in the scene (`Mobility`).
+    pub mobility: Mobility,
 }
 
 impl Default for PointLight {
@@ -114,6 +126,7 @@ impl Default for PointLight {
             source_radius: 0.0,
             cast_shadows: false,
             shadow_bias: ShadowBias::LOCAL,
+            mobility: Mobility::Movable,
         }
     }
 }
@@ -141,6 +154,8 @@ pub struct SpotLight {
     pub cast_shadows: bool,
     /// As [`PointLight::shadow_bias`].
     pub shadow_bias: ShadowBias,
+    /// As [`PointLight::mobility`].
+    pub mobility: Mobility,
 }
 
 impl Default for SpotLight {
@@ -156,6 +171,7 @@ impl Default for SpotLight {
             source_radius: 0.0,
             cast_shadows: false,
             shadow_bias: ShadowBias::LOCAL,
+            mobility: Mobility::Movable,
         }
     }
 }
@@ -291,6 +307,48 @@ impl Light {
             Light::Directional(d) => d.shadow_bias,
             Light::Point(p) => p.shadow_bias,
             Light::Spot(s) => s.shadow_bias,
+        }
+    }
+
+    /// Its mobility.
+    pub fn mobility(&self) -> Mobility {
+        match self {
+            Light::Directional(d) => d.mobility,
+            Light::Point(p) => p.mobility,
+            Light::Spot(s) => s.mobility,
+        }
+    }
+
+    /// The light with mobility `mobility`.
+    pub fn with_mobility(mut self, mobility: Mobility) -> Self {
+        match &mut self {
+            Light::Directional(d) => d.mobility = mobility,
+            Light::Point(p) => p.mobility = mobility,
+            Light::Spot(s) => s.mobility = mobility,
+        }
+        self
+    }
+
+    /// Why this light, as it is in the scene, may not become `new`
+    /// (`Mobility`): a static light that changes, a stationary one that
+    /// moves (or turns into another kind). A change of mobility is allowed.
+    pub fn change_problem(&self, new: &Light) -> Option<&'static str> {
+        if self.mobility() != new.mobility() {
+            return None;
+        }
+        match self.mobility() {
+            Mobility::Static if self != new => Some("a static light cannot change (make it movable first)"),
+            Mobility::Stationary if self.placement() != new.placement() => Some("a stationary light cannot move (make it movable first)"),
+            _ => None,
+        }
+    }
+
+    /// Its kind, position and direction (what a stationary light keeps).
+    fn placement(&self) -> (u8, Vec3, Vec3) {
+        match self {
+            Light::Directional(d) => (0, Vec3::ZERO, d.direction),
+            Light::Point(p) => (1, p.position, Vec3::ZERO),
+            Light::Spot(s) => (2, s.position, s.direction),
         }
     }
 
@@ -468,6 +526,31 @@ mod tests {
         assert!((light_falloff(4.0, 100.0) - 0.25).abs() < 1e-3);
         assert_eq!(light_falloff(100.0, 10.0), 0.0);
         assert!((range_for_intensity(100.0) - 100.0).abs() < 1e-3);
+    }
+
+    #[test]
+    fn a_lights_mobility_decides_what_may_change_and_the_scene_refuses_the_rest() {
+        let spot = |mobility| Light::Spot(SpotLight { mobility, ..Default::default() });
+        let moved = |l: Light| l.with_transform(&Mat4::from_translation(Vec3::new(1.0, 0.0, 0.0)));
+        let brighter = |l: Light| match l {
+            Light::Spot(s) => Light::Spot(SpotLight { intensity: 5.0, ..s }),
+            other => other,
+        };
+        let (st, sy, mv) = (spot(Mobility::Static), spot(Mobility::Stationary), spot(Mobility::Movable));
+        assert_eq!(st.change_problem(&moved(st)), Some("a static light cannot change (make it movable first)"));
+        assert_eq!(st.change_problem(&brighter(st)), Some("a static light cannot change (make it movable first)"));
+        assert_eq!(sy.change_problem(&moved(sy)), Some("a stationary light cannot move (make it movable first)"));
+        assert_eq!(sy.change_problem(&brighter(sy)), None, "a stationary light's intensity may change");
+        assert_eq!(mv.change_problem(&moved(mv)), None);
+        assert_eq!(st.change_problem(&moved(mv)), None, "a change of mobility (with the move) is allowed");
+        let mut scene = Scene::default();
+        scene.set_light(LightId(1), sy).unwrap();
+        assert!(matches!(scene.set_light(LightId(1), moved(sy)), Err(RendererError::InvalidLight { light: Some(LightId(1)), .. })));
+        assert!(matches!(scene.set_light_transform(LightId(1), Mat4::from_translation(Vec3::X)), Err(RendererError::InvalidLight { .. })));
+        assert_eq!(scene.lights().next().copied(), Some(sy), "nothing changed");
+        scene.set_light(LightId(1), brighter(sy)).unwrap();
+        scene.set_light(LightId(1), moved(mv)).unwrap();
+        scene.set_light_transform(LightId(1), Mat4::from_translation(Vec3::Y)).unwrap();
     }
 
     #[test]

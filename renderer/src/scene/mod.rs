@@ -5,6 +5,7 @@
 mod add_order;
 pub(crate) mod gpu_scene;
 mod light;
+mod mobility;
 mod proxy;
 mod relevance;
 #[allow(clippy::module_inception)]
@@ -14,11 +15,11 @@ mod settings;
 mod visibility;
 
 pub use gpu_scene::{GpuScene, PrimitiveGpuData};
+pub(crate) use light::LocalLightData;
 pub use light::{
-    light_falloff, range_for_intensity, DirectionalLight, Light, LightId, PointLight, ShadowBias, SpotLight, CUTOFF_ILLUMINANCE,
+    light_falloff, range_for_intensity, DirectionalLight, Light, LightId, Mobility, PointLight, ShadowBias, SpotLight, CUTOFF_ILLUMINANCE,
     MAX_DIRECTIONAL_LIGHTS,
 };
-pub(crate) use light::{LocalLightData, TOO_MANY_DIRECTIONAL_LIGHTS};
 pub(crate) use proxy::RetireCallback;
 pub use proxy::{
     ElementFailure, GeometryChange, MeshElementCollector, PrimitiveSceneProxy, ProxyUpdateContext, RetiredFrameResults, ViewRelevance,

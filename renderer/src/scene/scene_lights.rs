@@ -56,12 +56,11 @@ impl LightCounts {
 }
 
 impl SceneLights {
-    /// Sets the light `id`: an invalid light, or a fifth directional
-    /// light, is [`RendererError::InvalidLight`] and changes nothing.
+    /// Sets the light `id`: an invalid light, a fifth directional light,
+    /// or a change the light's mobility forbids ([`Light::change_problem`])
+    /// is [`RendererError::InvalidLight`] and changes nothing.
     pub fn set(&mut self, id: LightId, light: Light) -> Result<()> {
-        if let Some(reason) = light.problem() {
-            return Err(RendererError::InvalidLight { light: Some(id), reason });
-        }
+        self.check(id, &light)?;
         let old = self.get(id).copied();
         self.place(id, light)?;
         if let Some(old) = old {
@@ -69,6 +68,16 @@ impl SceneLights {
         }
         self.counts.tally(&light, true);
         Ok(())
+    }
+
+    /// Whether [`Self::set`] would take `light` for `id`; changes nothing.
+    pub fn check(&self, id: LightId, light: &Light) -> Result<()> {
+        let old = self.get(id);
+        let too_many =
+            light.is_directional() && !old.is_some_and(Light::is_directional) && self.directional.len() >= MAX_DIRECTIONAL_LIGHTS;
+        let reason =
+            light.problem().or_else(|| old.and_then(|o| o.change_problem(light))).or(too_many.then_some(TOO_MANY_DIRECTIONAL_LIGHTS));
+        reason.map_or(Ok(()), |reason| Err(RendererError::InvalidLight { light: Some(id), reason }))
     }
 
     /// The light `id`, if there is one.
@@ -122,16 +131,22 @@ impl SceneLights {
     }
 
     /// Places the light `id` by `transform` ([`Light::with_transform`]);
-    /// an unknown id is ignored.
-    pub fn set_transform(&mut self, id: LightId, transform: &Mat4) {
+    /// an unknown id is ignored. A light that may not move (its
+    /// mobility) is [`RendererError::InvalidLight`] and stays.
+    pub fn set_transform(&mut self, id: LightId, transform: &Mat4) -> Result<()> {
+        let Some(old) = self.get(id) else { return Ok(()) };
+        let light = old.with_transform(transform);
+        if let Some(reason) = old.change_problem(&light) {
+            return Err(RendererError::InvalidLight { light: Some(id), reason });
+        }
         // Placement changes neither kind nor shadows: the counts stay.
         if let Some(&i) = self.index.get(&id) {
-            let light = self.local[i].with_transform(transform);
             (self.local[i], self.spheres[i]) = (light, light.bounding_sphere().expect("local"));
             self.gpu[i] = LocalLightData::of(&light).expect("local");
         } else if let Some((_, l)) = self.directional.iter_mut().find(|(i, _)| *i == id) {
-            *l = l.with_transform(transform);
+            *l = light;
         }
+        Ok(())
     }
 
     /// Removes the light `id` (an unknown id is ignored).
@@ -228,7 +243,7 @@ mod tests {
         s.remove(LightId(2));
         s.remove(LightId(0));
         s.set(LightId(5), Light::Spot(SpotLight { position: Vec3::new(50.0, 0.0, 0.0), ..Default::default() })).unwrap();
-        s.set_transform(LightId(7), &Mat4::from_translation(Vec3::new(70.0, 1.0, 0.0)));
+        s.set_transform(LightId(7), &Mat4::from_translation(Vec3::new(70.0, 1.0, 0.0))).unwrap();
         // Every array agrees with the light at its place.
         for (i, l) in s.local().iter().enumerate() {
             assert_eq!(s.spheres()[i], l.bounding_sphere().unwrap());

@@ -118,3 +118,25 @@ fn a_spot_tile_sees_its_cone_and_point_faces_cover_every_direction() {
         assert!(inside >= 1, "{d} is in some face");
     }
 }
+
+#[test]
+fn a_stationary_light_keeps_its_tile_as_the_camera_comes_close_and_a_movable_one_grows() {
+    let light = |mobility| {
+        Light::Point(PointLight { position: Vec3::new(0.0, 0.0, 2.0), radius: 3.0, cast_shadows: true, mobility, ..Default::default() })
+    };
+    let far =
+        SceneView::perspective(Vec3::new(0.0, -60.0, 10.0), Vec3::ZERO, Vec3::Z, 1.0, 0.1, 500.0, Rect::from_size(1280, 720)).unwrap();
+    let near = SceneView::perspective(Vec3::new(0.0, -8.0, 3.0), Vec3::ZERO, Vec3::Z, 1.0, 0.1, 500.0, Rect::from_size(1280, 720)).unwrap();
+    let side = |f: &AtlasFrame| f.tiles[0].view.viewport.width;
+    for (mobility, grows) in [(Mobility::Stationary, false), (Mobility::Static, false), (Mobility::Movable, true)] {
+        let scene = scene_of(&[(LightId(1), light(mobility))]);
+        let mut atlas = ShadowAtlas::default();
+        let first = atlas.plan(&scene, &far, &[], settings());
+        let close = atlas.plan(&scene, &near, &[], settings());
+        assert_eq!(side(&close) > side(&first), grows, "{mobility:?}: {} -> {}", side(&first), side(&close));
+        assert_eq!(close.rendered() > 0, grows, "{mobility:?}: the camera re-renders only a movable light's shadow");
+        // A caster in its reach still re-renders a stationary light's shadow.
+        let touched = atlas.plan(&scene, &near, &[Vec4::new(0.5, 0.0, 1.0, 0.5)], settings());
+        assert_eq!(touched.rendered(), 6, "{mobility:?}");
+    }
+}

@@ -797,11 +797,13 @@ fn add_lamps(engine: &mut Engine, mats: &Materials) -> anyhow::Result<()> {
             cast_shadows: true,
             ..Default::default()
         };
-        engine.world.spawn_actor(
+        let (_, light) = engine.world.spawn_actor(
             "lamp light",
             Box::new(spot),
             Transform::new(Vec3::new(p.x, p.y, z + 2.85), look_rotation(Vec3::ZERO, Vec3::NEG_Z), Vec3::ONE),
         )?;
+        // A street lamp never moves: its shadow is rendered once.
+        engine.world.set_mobility(light, Mobility::Stationary)?;
     }
     Ok(())
 }

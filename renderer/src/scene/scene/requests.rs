@@ -129,8 +129,9 @@ impl Scene {
         self.recache_all = true;
     }
 
-    /// Sets the light `id`, now; an invalid light ([`Light::is_valid`]), or
-    /// a directional light past [`MAX_DIRECTIONAL_LIGHTS`](crate::MAX_DIRECTIONAL_LIGHTS), is
+    /// Sets the light `id`, now; an invalid light ([`Light::is_valid`]), a
+    /// directional light past [`MAX_DIRECTIONAL_LIGHTS`](crate::MAX_DIRECTIONAL_LIGHTS),
+    /// or a change its mobility forbids ([`Light::change_problem`]) is
     /// [`RendererError::InvalidLight`] and changes nothing. No mesh draw
     /// command depends on a light: none is rebuilt.
     pub fn set_light(&mut self, id: LightId, light: Light) -> Result<()> {
@@ -139,9 +140,10 @@ impl Scene {
 
     /// Places the light `id` by its component's world transform
     /// ([`Light::with_transform`]): a moved light sends its transform, not
-    /// a new light. An unknown id is ignored.
-    pub fn set_light_transform(&mut self, id: LightId, transform: glam::Mat4) {
-        self.lights.set_transform(id, &transform);
+    /// a new light. An unknown id is ignored; a light whose mobility
+    /// forbids moving is [`RendererError::InvalidLight`] and stays.
+    pub fn set_light_transform(&mut self, id: LightId, transform: glam::Mat4) -> Result<()> {
+        self.lights.set_transform(id, &transform)
     }
 
     /// Removes a light (an unknown id is ignored).
