@@ -6,7 +6,8 @@
 //! slices, spaced exponentially between the view's near plane and the
 //! farthest visible light. Every frame, on the CPU, the scene's point and
 //! spot lights are culled to each view's frustum, then each cluster gets
-//! the list of lights whose sphere of influence touches its box. The base
+//! the list of lights whose sphere of influence touches its box (and,
+//! for a spot light, whose cone touches the box's bounding sphere). The base
 //! and translucency passes find their pixel's cluster and shade only its
 //! lights (`base.inc.wgsl`), so a frame's cost follows the lights near each
 //! pixel, not the scene's count.
@@ -30,7 +31,7 @@
 //! first cluster and the depth slicing ([`ViewGrid`]).
 
 pub(crate) use crate::scene::LocalLightData;
-use crate::scene::SceneLights;
+use crate::scene::{Light, SceneLights, SpotCone};
 use crate::settings::LightGridSettings;
 use crate::view::SceneView;
 use glam::{Mat4, Vec2, Vec3, Vec4, Vec4Swizzles};
@@ -111,14 +112,24 @@ pub(crate) struct LightGrid {
 /// Lights from which culling and binning run as parallel tasks.
 const PARALLEL_LIGHTS: usize = 2048;
 
-/// A light as one view sees it: its index in the frame's `lights`, and its
-/// sphere in view space (depth along the view, the sphere's center in view
-/// coordinates).
+/// A light as one view sees it: its index in the frame's `lights`, its
+/// bounding sphere in view space (depth along the view, the sphere's center
+/// in view coordinates) and, for a spot light, its cone there.
 #[derive(Clone, Copy)]
 struct ViewLight {
     index: u32,
     center: Vec3,
     radius: f32,
+    cone: Option<SpotCone>,
+}
+
+impl ViewLight {
+    /// Whether the light reaches the cluster box `b`: its sphere touches
+    /// the box, and a spot light's cone touches the box's bounding sphere.
+    fn touches(&self, b: (Vec3, Vec3)) -> bool {
+        sphere_touches_box(self.center, self.radius, b)
+            && self.cone.is_none_or(|c| !c.sphere_outside((b.0 + b.1) * 0.5, (b.1 - b.0).length() * 0.5))
+    }
 }
 
 /// Builds the grid of every main view of `views` (`main[i]`: view i
@@ -157,7 +168,11 @@ pub(crate) fn build_light_grid(
             .map(|(k, &i)| {
                 let s = spheres[i as usize];
                 let index = if single { k as u32 } else { remap[&i] };
-                ViewLight { index, center: view_space(v, s.truncate()), radius: s.w }
+                let cone = match &lights.local()[i as usize] {
+                    Light::Spot(spot) => Some(view_space_cone(v, spot.cone())),
+                    _ => None,
+                };
+                ViewLight { index, center: view_space(v, s.truncate()), radius: s.w, cone }
             })
             .collect();
         append_view_grid(&mut grid, v, &in_view, settings, parallel);
@@ -191,6 +206,12 @@ fn cull_to_view(spheres: &[Vec4], view: &SceneView, parallel: bool) -> Vec<u32> 
 fn view_space(view: &SceneView, p: Vec3) -> Vec3 {
     let v = view.view_matrix.transform_point3(p);
     Vec3::new(v.x, v.y, -v.z)
+}
+
+/// A cone in the grid's view coordinates ([`view_space`]).
+fn view_space_cone(view: &SceneView, cone: SpotCone) -> SpotCone {
+    let axis = view.view_matrix.transform_vector3(cone.axis);
+    SpotCone { apex: view_space(view, cone.apex), axis: Vec3::new(axis.x, axis.y, -axis.z), ..cone }
 }
 
 /// [`SceneView::point_at_depth`] with z the depth (the grid's view coordinates).
@@ -385,7 +406,7 @@ fn bin_lights(view: &SceneView, g: &ViewGrid, bounds: &ClusterBounds, lights: &[
             let ((xs, ys, _), l) = (ranges[i as usize].expect("binned"), &lights[i as usize]);
             for y in ys[0]..=ys[1] {
                 for x in xs[0]..=xs[1] {
-                    if sphere_touches_box(l.center, l.radius, bounds.cluster_box(x, y, slice as u32)) {
+                    if l.touches(bounds.cluster_box(x, y, slice as u32)) {
                         let c = y as usize * tx + x as usize;
                         counts[c] += 1;
                         hits.push((c as u32, l.index));

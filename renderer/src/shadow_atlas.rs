@@ -109,14 +109,18 @@ struct ShadowKey {
     direction: Vec3,
     radius: f32,
     outer_cone: f32,
+    /// The light's bounding sphere (a spot light's around its cone): what
+    /// must be in view, and what a changed caster must touch.
+    bounds: Vec4,
 }
 
 impl ShadowKey {
     fn of(light: &Light) -> Option<Self> {
+        let bounds = light.bounding_sphere()?;
         match light {
-            Light::Point(p) => Some(Self { position: p.position, direction: Vec3::ZERO, radius: p.radius, outer_cone: 0.0 }),
+            Light::Point(p) => Some(Self { position: p.position, direction: Vec3::ZERO, radius: p.radius, outer_cone: 0.0, bounds }),
             Light::Spot(s) => {
-                Some(Self { position: s.position, direction: s.direction.normalize(), radius: s.radius, outer_cone: s.outer_cone })
+                Some(Self { position: s.position, direction: s.direction.normalize(), radius: s.radius, outer_cone: s.outer_cone, bounds })
             }
             Light::Directional(_) => None,
         }
@@ -245,7 +249,7 @@ impl ShadowAtlas {
                 continue;
             }
             let a = self.assigned.get_mut(&id).expect("assigned");
-            let touched = changes.iter().any(|c| c.truncate().distance_squared(key.position) <= (c.w + key.radius).powi(2));
+            let touched = changes.iter().any(|c| c.truncate().distance_squared(key.bounds.truncate()) <= (c.w + key.bounds.w).powi(2));
             let render = !settings.cache || !a.valid || a.key != key || touched;
             a.key = key;
             a.valid = true;
@@ -269,7 +273,7 @@ impl ShadowAtlas {
             .shadowed_local()
             .filter_map(|(id, light)| {
                 let key = ShadowKey::of(light)?;
-                if frustum.sphere_outside(key.position, key.radius) {
+                if frustum.sphere_outside(key.bounds.truncate(), key.bounds.w) {
                     return None;
                 }
                 let screen = view.screen_size(key.position, key.radius).min(4.0);

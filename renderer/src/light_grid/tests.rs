@@ -1,5 +1,6 @@
-//! The light grid against brute force: every light whose sphere holds a
-//! point is in the list of the cluster the shader finds for that point.
+//! The light grid against brute force: every light whose sphere (and, for
+//! a spot light, cone) holds a point is in the list of the cluster the
+//! shader finds for that point.
 
 use super::*;
 use crate::rng::Rng;
@@ -35,7 +36,10 @@ fn scattered(n: usize, seed: u64) -> Vec<(LightId, Light)> {
             let position = Vec3::new(rng.range_f32(-20.0, 20.0), rng.range_f32(-20.0, 20.0), rng.range_f32(-5.0, 15.0));
             let radius = rng.range_f32(0.3, 6.0);
             let light = if i % 3 == 0 {
-                Light::Spot(SpotLight { position, radius, ..Default::default() })
+                let direction = Vec3::new(rng.range_f32(-1.0, 1.0), rng.range_f32(-1.0, 1.0), rng.range_f32(-1.0, 1.0));
+                let direction = if direction.length() > 0.1 { direction } else { Vec3::NEG_Z };
+                let outer_cone = rng.range_f32(0.15, 1.5);
+                Light::Spot(SpotLight { position, direction, radius, outer_cone, ..Default::default() })
             } else {
                 Light::Point(PointLight { position, radius, ..Default::default() })
             };
@@ -76,7 +80,10 @@ fn check_against_brute_force(view: SceneView, lights: &[(LightId, Light)]) {
         let [first, count] = grid.clusters[cluster];
         let list = &grid.indices[first as usize..(first + count) as usize];
         for (k, gpu) in grid.lights.iter().enumerate() {
-            if Vec3::from(gpu.position).distance(world) < gpu.radius * 0.999 {
+            let to = world - Vec3::from(gpu.position);
+            // Inside its range and, for a spot light, its cone.
+            let in_cone = to.normalize_or_zero().dot(Vec3::from(gpu.direction)) * gpu.spot_scale + gpu.spot_offset > 1e-3;
+            if to.length() < gpu.radius * 0.999 && in_cone {
                 lit += 1;
                 assert!(
                     list.contains(&(k as u32)),
@@ -161,4 +168,48 @@ fn shadowed_lights_are_listed_last_in_each_cluster_and_counted() {
         assert_eq!(last.to_vec(), old.iter().copied().filter(|&i| i % 3 == 0).collect::<Vec<_>>());
     }
     assert!(grid.shadowed.iter().any(|&n| n > 0));
+}
+
+#[test]
+fn a_spot_lights_cone_bounds_it_and_culls_the_clusters_outside() {
+    // The bounding sphere holds the capped cone, at narrow and wide angles.
+    let mut rng = Rng::new(3);
+    for outer_cone in [0.1f32, 0.5, 0.78, 0.8, 1.2, 1.57] {
+        let spot = SpotLight {
+            position: Vec3::new(1.0, 2.0, 3.0),
+            direction: Vec3::new(0.3, -1.0, 0.2),
+            radius: 5.0,
+            outer_cone,
+            ..Default::default()
+        };
+        let (cone, sphere) = (spot.cone(), Light::Spot(spot).bounding_sphere().unwrap());
+        assert!(sphere.w <= spot.radius * 1.0001, "never larger than the point light's sphere ({outer_cone}): {}", sphere.w);
+        for _ in 0..2000 {
+            let d = Vec3::new(rng.range_f32(-1.0, 1.0), rng.range_f32(-1.0, 1.0), rng.range_f32(-1.0, 1.0)).normalize_or_zero();
+            let p = spot.position + d * rng.next_f32() * spot.radius;
+            if d.dot(cone.axis) >= cone.cos {
+                assert!(p.distance(sphere.truncate()) <= sphere.w * 1.0001, "{p} in the cone ({outer_cone}) is outside {sphere}");
+                assert!(!cone.sphere_outside(p, 0.01), "{p} is inside the cone ({outer_cone})");
+            }
+        }
+        // Beside it, behind it, past its range: outside.
+        let side = cone.axis.any_orthonormal_vector();
+        let beside = spot.position + cone.axis * 1.0 + side * (1.0 * outer_cone.tan().min(50.0) + 1.0);
+        if outer_cone < 1.3 {
+            assert!(cone.sphere_outside(beside, 0.1), "beside the cone ({outer_cone})");
+        }
+        assert!(cone.sphere_outside(spot.position - cone.axis * 2.0, 0.5), "behind the apex");
+        assert!(cone.sphere_outside(spot.position + cone.axis * 6.0, 0.5), "past the range");
+    }
+    // A narrow spot light lists far fewer clusters than a point light of its range.
+    let view = perspective();
+    let position = Vec3::new(0.0, 0.0, 3.0);
+    let spot =
+        Light::Spot(SpotLight { position, direction: Vec3::new(0.2, 1.0, -0.3), radius: 12.0, outer_cone: 0.3, ..Default::default() });
+    let point = Light::Point(PointLight { position, radius: 12.0, ..Default::default() });
+    let listed = |l: Light| {
+        build_light_grid(&scene_lights(&[(LightId(1), l)]), std::slice::from_ref(&view), &[true], &settings(), false).indices.len()
+    };
+    let (spot_clusters, point_clusters) = (listed(spot), listed(point));
+    assert!(spot_clusters * 4 < point_clusters, "the cone culls: {spot_clusters} clusters vs {point_clusters}");
 }

@@ -222,7 +222,55 @@ impl PointLight {
     }
 }
 
+/// A spot light's volume: the cone of half-angle `outer_cone` around its
+/// axis, capped by the sphere of its range (for culling: `crate::light_grid`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SpotCone {
+    /// The apex (the light's position).
+    pub apex: Vec3,
+    /// The axis (normalized).
+    pub axis: Vec3,
+    /// The range.
+    pub range: f32,
+    /// The sine of the half-angle.
+    pub sin: f32,
+    /// The cosine of the half-angle.
+    pub cos: f32,
+}
+
+impl SpotCone {
+    /// The smallest sphere holding the capped cone (B. Wronski, "Bounding
+    /// sphere of a cone"): for a half-angle past 45° the sphere through its
+    /// rim centred on the rim's plane, below it the sphere through the
+    /// apex and the rim.
+    pub fn bounding_sphere(&self) -> Vec4 {
+        if self.cos < std::f32::consts::FRAC_1_SQRT_2 {
+            (self.apex + self.axis * (self.cos * self.range)).extend(self.sin * self.range)
+        } else {
+            let r = self.range / (2.0 * self.cos);
+            (self.apex + self.axis * r).extend(r)
+        }
+    }
+
+    /// Whether the sphere (`center`, `radius`) lies wholly outside the
+    /// capped cone (B. Wronski, "Cull that cone"): beyond its side, past
+    /// the sphere of its range or behind its apex. Conservative: false when unsure.
+    pub fn sphere_outside(&self, center: Vec3, radius: f32) -> bool {
+        let v = center - self.apex;
+        let along = v.dot(self.axis);
+        let across = (v.length_squared() - along * along).max(0.0).sqrt();
+        let beside = self.cos * across - along * self.sin > radius;
+        beside || v.length_squared() > (self.range + radius).powi(2) || along < -radius
+    }
+}
+
 impl SpotLight {
+    /// Its volume for culling.
+    pub fn cone(&self) -> SpotCone {
+        let (sin, cos) = self.outer_cone.sin_cos();
+        SpotCone { apex: self.position, axis: self.direction.normalize(), range: self.radius, sin, cos }
+    }
+
     /// glTF's angular attenuation (module docs) of direction `to_point`
     /// (from the light, normalized); the shaders' `spot_attenuation`.
     pub fn angular_attenuation(&self, to_point: Vec3) -> f32 {
@@ -292,12 +340,13 @@ impl Light {
     }
 
     /// A point or spot light's bounding sphere (center, radius in w);
-    /// `None` for a directional light. A spot light's is its point light's.
+    /// `None` for a directional light. A spot light's is the smallest
+    /// sphere around its cone capped at its range ([`SpotLight::cone`]).
     pub fn bounding_sphere(&self) -> Option<Vec4> {
         match self {
             Light::Directional(_) => None,
             Light::Point(p) => Some(p.position.extend(p.radius)),
-            Light::Spot(s) => Some(s.position.extend(s.radius)),
+            Light::Spot(s) => Some(s.cone().bounding_sphere()),
         }
     }
 

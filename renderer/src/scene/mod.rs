@@ -17,8 +17,8 @@ mod visibility;
 pub use gpu_scene::{GpuScene, PrimitiveGpuData};
 pub(crate) use light::LocalLightData;
 pub use light::{
-    light_falloff, range_for_intensity, DirectionalLight, Light, LightId, Mobility, PointLight, ShadowBias, SpotLight, CUTOFF_ILLUMINANCE,
-    MAX_DIRECTIONAL_LIGHTS,
+    light_falloff, range_for_intensity, DirectionalLight, Light, LightId, Mobility, PointLight, ShadowBias, SpotCone, SpotLight,
+    CUTOFF_ILLUMINANCE, MAX_DIRECTIONAL_LIGHTS,
 };
 pub(crate) use proxy::RetireCallback;
 pub use proxy::{
