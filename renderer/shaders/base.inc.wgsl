@@ -43,15 +43,16 @@ fn cascade_visibility(i: u32, world_position: vec3<f32>, n: vec3<f32>, n_dot_l: 
     let lo = c.atlas_rect.xy + vec2<f32>(texel);
     let hi = c.atlas_rect.xy + c.atlas_rect.zw - vec2<f32>(texel);
     let uv = c.atlas_rect.xy + local * c.atlas_rect.zw;
-    return filtered_shadow(shadow_map, uv, ndc.z - bias, texel, lo, hi);
+    return filtered_shadow(shadow_map, uv, ndc.z - bias, texel, lo, hi, shadow_taps());
 }
 
 // Visibility of a point or spot light with a shadow at `world_position`
 // (normal `n`): its tile (a point light's cube face by the direction's
 // largest axis), the position pushed along the normal and toward the
 // light by its shadow bias (in the tile's texels at its distance), then
-// the filter of `r.Shadow.FilterQuality` inside the tile.
-fn local_shadow(light: LocalLight, world_position: vec3<f32>, n: vec3<f32>) -> f32 {
+// `taps` of the filter of `r.Shadow.FilterQuality` inside the tile (0:
+// lit, no lookup).
+fn local_shadow(light: LocalLight, world_position: vec3<f32>, n: vec3<f32>, taps: u32) -> f32 {
     let to_p = world_position - light.position;
     var index = u32(light.shadow);
     if (light.spot_scale == 0.0) {
@@ -79,7 +80,7 @@ fn local_shadow(light: LocalLight, world_position: vec3<f32>, n: vec3<f32>) -> f
     let lo = t.atlas_rect.xy + vec2<f32>(texel);
     let hi = t.atlas_rect.xy + t.atlas_rect.zw - vec2<f32>(texel);
     let uv = t.atlas_rect.xy + local * t.atlas_rect.zw;
-    return filtered_shadow(shadow_atlas, uv, ndc.z - 1e-5, texel, lo, hi);
+    return filtered_shadow(shadow_atlas, uv, ndc.z - 1e-5, texel, lo, hi, taps);
 }
 
 // Percentage-closer filtering by `r.Shadow.FilterQuality`, every tap a
@@ -104,16 +105,17 @@ fn shadow_taps() -> u32 {
     return select(select(9u, 4u, view.shadow_filter == 1u), 1u, view.shadow_filter == 0u);
 }
 
-// `shadow_tap`'s filter on `map` (the cascades' shadow map or the atlas).
-fn filtered_shadow(map: texture_depth_2d, uv: vec2<f32>, depth: f32, texel: f32, lo: vec2<f32>, hi: vec2<f32>) -> f32 {
+// `shadow_tap`'s filter on `map` (the cascades' shadow map or the atlas),
+// `taps` of its taps (0: lit, no lookup).
+fn filtered_shadow(map: texture_depth_2d, uv: vec2<f32>, depth: f32, texel: f32, lo: vec2<f32>, hi: vec2<f32>, taps: u32) -> f32 {
     var lit = 0.0;
     var total = 0.0;
-    for (var k = 0u; k < shadow_taps(); k++) {
+    for (var k = 0u; k < taps; k++) {
         let tap = select(shadow_tap(k), vec3<f32>(0.0, 0.0, 1.0), view.shadow_filter == 0u);
         lit += tap.z * textureSampleCompareLevel(map, shadow_sampler, clamp(uv + tap.xy * texel, lo, hi), depth);
         total += tap.z;
     }
-    return lit / total;
+    return select(1.0, lit / total, taps > 0u);
 }
 
 // The shadowed directional light's visibility at `world_position` (its
@@ -306,14 +308,15 @@ fn default_lit(mi: MaterialInput, m: MaterialOutput, world_position: vec3<f32>, 
         color += lit;
     }
     // The point and spot lights of the pixel's cluster (no cap: the list
-    // holds every light that touches the cluster).
-    // The point and spot lights of the pixel's cluster (no cap: the list
     // holds every light that touches the cluster): the unshadowed ones,
     // then those with a shadow (each cluster lists them last,
     // `light_grid_shadowed` counts them). Two loops rather than a branch
     // per light: lavapipe runs an untaken branch's body masked, and the
     // shadow lookup is most of a light's cost. A light's position and
-    // radius are read first, the rest only in range.
+    // radius are read first, the rest only in range; a shadowed light
+    // looks its shadow up only where it lights the surface (in its cone,
+    // in front), by a tap count of 0 elsewhere: loops that do not run are
+    // cheap on lavapipe where untaken branches are not.
     let cluster = light_cluster(pixel, world_position);
     let shadowed = light_cluster_shadowed(cluster.z);
     for (var i = 0u; i < cluster.y - shadowed; i++) {
@@ -327,7 +330,10 @@ fn default_lit(mi: MaterialInput, m: MaterialOutput, world_position: vec3<f32>, 
         let index = light_indices[cluster.x + i];
         let d = lights[index].position - world_position;
         if (dot(d, d) < lights[index].radius * lights[index].radius) {
-            color += local_light(s, index, d, local_shadow(lights[index], world_position, s.n));
+            let light = lights[index];
+            let l = d * inverseSqrt(max(dot(d, d), 1e-12));
+            let lights_it = dot(s.n, l) > 0.0 && dot(-l, light.direction) * light.spot_scale + light.spot_offset > 0.0;
+            color += local_light(s, index, d, local_shadow(light, world_position, s.n, select(0u, shadow_taps(), lights_it)));
         }
     }
     // The hemisphere ambient: diffuse from around the normal, specular from
