@@ -82,6 +82,7 @@ pub use cvars::{ConsoleVariables, CvarValue};
 pub use error::{RendererError, Result};
 pub use frame::scene_renderer::{DynamicBufferRing, FrameOutput, FrameRequest, PreparedFrame, RetiredFrame, SceneRenderer, Stage};
 pub use gpu_work::{BufferWrite, GpuWork, GpuWorkError, GpuWorkRecorder, PassRead};
+pub use light_grid::gpu::{cpu_light_lists, GpuLightGrid, GpuLightGridBuilder};
 pub use light_grid::{ClusterStats, LightStats};
 pub use material::{
     parameters, BlendMode, Material, MaterialId, MaterialInstance, MaterialParameter, MaterialParams, MaterialRegistry, MaterialShader,

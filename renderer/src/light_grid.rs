@@ -19,16 +19,20 @@
 //!
 //! **Why on the CPU.** The build is a few independent loops (cull, bin by
 //! slice, test boxes) that rayon spreads over the workers; at 100,000
-//! lights it costs about a millisecond (`docs/perf/renderer.md`). A
-//! compute pass would move that to the GPU, but on lavapipe the "GPU" is
-//! the same two cores, and the CPU build keeps the frame's lists
-//! inspectable, deterministic (lights in id order in every list) and
-//! testable without a device.
+//! lights it costs about two milliseconds (`docs/perf/renderer.md`). The
+//! same build in compute passes ([`gpu`], measured by the renderer bench
+//! `lights`) takes 3.5–4.6× as long on lavapipe, whose "GPU" is the same
+//! two cores, needs atomics and a sort per cluster to stay deterministic,
+//! and must size its index buffer before it knows the count. The CPU
+//! build keeps the frame's lists inspectable, deterministic (lights in id
+//! order in every list) and testable without a device.
 //!
 //! The buffers: `lights` (every light some view sees, [`LocalLightData`]),
 //! `clusters` (per cluster of every view, its first index and count) and
 //! `indices` (into `lights`). A view's uniform names its grid's size, its
 //! first cluster and the depth slicing ([`ViewGrid`]).
+
+pub mod gpu;
 
 pub(crate) use crate::scene::LocalLightData;
 use crate::scene::{Light, SceneLights, SpotCone};
@@ -162,19 +166,8 @@ pub(crate) fn build_light_grid(
     }
     for (v, view_lights) in views.iter().zip(&culled) {
         // With one view that sees lights, its k-th light is the frame's k-th.
-        let in_view: Vec<ViewLight> = view_lights
-            .iter()
-            .enumerate()
-            .map(|(k, &i)| {
-                let s = spheres[i as usize];
-                let index = if single { k as u32 } else { remap[&i] };
-                let cone = match &lights.local()[i as usize] {
-                    Light::Spot(spot) => Some(view_space_cone(v, spot.cone())),
-                    _ => None,
-                };
-                ViewLight { index, center: view_space(v, s.truncate()), radius: s.w, cone }
-            })
-            .collect();
+        let index = |k: usize, i: u32| if single { k as u32 } else { remap[&i] };
+        let in_view = view_lights_of(lights, v, view_lights, index);
         append_view_grid(&mut grid, v, &in_view, settings, parallel);
     }
     grid.light_stats = LightStats {
@@ -189,6 +182,25 @@ pub(crate) fn build_light_grid(
     let mean = if total == 0 { 0.0 } else { grid.indices.len() as f64 / total as f64 };
     grid.cluster_stats = ClusterStats { count: total, max_lights: u64::from(max), mean_lights: mean };
     grid
+}
+
+/// The scene's lights `culled` (indices into its arrays) as `view` sees
+/// them, each named by `index(k, i)` (its k-th, the scene's i-th).
+fn view_lights_of(lights: &SceneLights, view: &SceneView, culled: &[u32], index: impl Fn(usize, u32) -> u32) -> Vec<ViewLight> {
+    // Without spot lights, the lights themselves are not read.
+    let any_spot = lights.counts().spot > 0;
+    culled
+        .iter()
+        .enumerate()
+        .map(|(k, &i)| {
+            let s = lights.spheres()[i as usize];
+            let cone = match any_spot.then(|| &lights.local()[i as usize]) {
+                Some(Light::Spot(spot)) => Some(view_space_cone(view, spot.cone())),
+                _ => None,
+            };
+            ViewLight { index: index(k, i), center: view_space(view, s.truncate()), radius: s.w, cone }
+        })
+        .collect()
 }
 
 /// The lights (by their spheres) that touch `view`'s frustum, in order.
@@ -227,21 +239,8 @@ fn append_view_grid(grid: &mut LightGrid, view: &SceneView, lights: &[ViewLight]
         grid.views.push(ViewGrid { base, ..Default::default() });
         return;
     }
-    let vp = view.viewport;
-    let tile = settings.pixel_size;
-    let size = [vp.width.div_ceil(tile), vp.height.div_ceil(tile), settings.slices];
-    let (near, far) = view.depth_range();
-    // The slices span the lights' depths: from the nearest light's front
-    // (no nearer than the near plane) to the farthest light's back (past
-    // it nothing is lit; no farther than the far plane). A scene whose
-    // lights are all far away gets its slices there, not near the camera.
-    let front = lights.iter().map(|l| l.center.z - l.radius).fold(f32::MAX, f32::min);
-    let near = front.max(near).max(1e-4).min(far * 0.999);
-    let reach = lights.iter().map(|l| l.center.z + l.radius).fold(near * 1.001, f32::max).min(far).max(near * 1.001);
-    let z_scale = size[2] as f32 / (reach / near).log2();
-    let vg =
-        ViewGrid { size, tile_pixels: tile, base, z_scale, z_bias: -near.log2() * z_scale, origin: Vec2::new(vp.x as f32, vp.y as f32) };
-    let bounds = ClusterBounds::new(view, &vg, near, reach);
+    let (vg, bounds) = grid_of(view, lights, settings, base);
+    let size = vg.size;
     let per_slice = (size[0] * size[1]) as usize;
     grid.clusters.reserve(per_slice * size[2] as usize);
     for slice in bin_lights(view, &vg, &bounds, lights, parallel) {
@@ -259,6 +258,27 @@ fn append_view_grid(grid: &mut LightGrid, view: &SceneView, lights: &[ViewLight]
         grid.indices.extend_from_slice(&slice.indices);
     }
     grid.views.push(vg);
+}
+
+/// A view's grid (its first cluster `base`) for its `lights` (not empty),
+/// and its clusters' boxes.
+fn grid_of(view: &SceneView, lights: &[ViewLight], settings: &LightGridSettings, base: u32) -> (ViewGrid, ClusterBounds) {
+    let vp = view.viewport;
+    let tile = settings.pixel_size;
+    let size = [vp.width.div_ceil(tile), vp.height.div_ceil(tile), settings.slices];
+    let (near, far) = view.depth_range();
+    // The slices span the lights' depths: from the nearest light's front
+    // (no nearer than the near plane) to the farthest light's back (past
+    // it nothing is lit; no farther than the far plane). A scene whose
+    // lights are all far away gets its slices there, not near the camera.
+    let front = lights.iter().map(|l| l.center.z - l.radius).fold(f32::MAX, f32::min);
+    let near = front.max(near).max(1e-4).min(far * 0.999);
+    let reach = lights.iter().map(|l| l.center.z + l.radius).fold(near * 1.001, f32::max).min(far).max(near * 1.001);
+    let z_scale = size[2] as f32 / (reach / near).log2();
+    let vg =
+        ViewGrid { size, tile_pixels: tile, base, z_scale, z_bias: -near.log2() * z_scale, origin: Vec2::new(vp.x as f32, vp.y as f32) };
+    let bounds = ClusterBounds::new(view, &vg, near, reach);
+    (vg, bounds)
 }
 
 /// The view-space boxes of a view's clusters. At a fixed depth a view-space

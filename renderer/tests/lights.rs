@@ -347,3 +347,41 @@ fn a_soak_of_lights_coming_and_going_stays_flat() {
     assert_eq!(base.len(), 50);
     assert_clean(&mut rt);
 }
+
+#[test]
+fn the_light_grid_built_in_compute_passes_lists_what_the_cpu_build_lists() {
+    // Point lights and spot lights with cones in every direction, seen at
+    // a slant through 16-pixel tiles and 32 slices.
+    let mut rng = Rng::new(5);
+    let mut scene = Scene::default();
+    for (i, p) in scattered_lights(1500, 21).into_iter().enumerate() {
+        let light = if i % 3 == 0 {
+            let direction = Vec3::new(rng.range_f32(-1.0, 1.0), rng.range_f32(-1.0, 1.0), rng.range_f32(-1.0, 0.2));
+            let outer_cone = rng.range_f32(0.2, 1.4);
+            Light::Spot(SpotLight { position: p.position, direction, radius: p.radius, outer_cone, ..Default::default() })
+        } else {
+            Light::Point(p)
+        };
+        scene.set_light(LightId(i as u64), light).unwrap();
+    }
+    let device = test_support::new_device();
+    let view = slanted_view();
+    let (clusters, indices, _) = cpu_light_lists(&scene, &view, 16, 32);
+    let gpu = GpuLightGridBuilder::new(&device).unwrap().build(&device, &scene, &view, 16, 32, indices.len() + 64).unwrap();
+    assert!(indices.len() > 10_000, "a busy grid: {} entries", indices.len());
+    assert_eq!(gpu.clusters.len(), clusters.len());
+    // The same lists in the same (light) order; a light whose sphere
+    // grazes a cluster's box within float rounding may be added (harmless:
+    // the shader tests each light's range), none may be missing.
+    let list = |c: [u32; 2], of: &[u32]| of[c[0] as usize..(c[0] + c[1]) as usize].to_vec();
+    let (mut missing, mut differ) = (0, 0);
+    for (a, b) in clusters.iter().zip(&gpu.clusters) {
+        let (a, b) = (list(*a, &indices), list(*b, &gpu.indices));
+        missing += a.iter().filter(|l| !b.contains(l)).count();
+        differ += usize::from(a != b);
+        assert!(b.windows(2).all(|w| w[0] < w[1]), "a list in light order: {b:?}");
+    }
+    assert_eq!(missing, 0, "entries the compute build misses");
+    assert!(differ * 1000 <= clusters.len(), "{differ} of {} clusters' lists differ", clusters.len());
+    test_support::assert_clean(&device.validation());
+}
