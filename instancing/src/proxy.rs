@@ -569,7 +569,7 @@ impl PrimitiveSceneProxy for InstancedStaticMeshSceneProxy {
     /// Its instances change only through updates (each view's culling and
     /// LODs are a function of the view and the instances), and each update
     /// reports the instances it moves, adds or removes
-    /// ([`Self::changed_geometry`]).
+    /// (`changed_geometry`).
     fn reports_geometry_changes(&self) -> bool {
         true
     }

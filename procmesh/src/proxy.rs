@@ -467,7 +467,7 @@ impl PrimitiveSceneProxy for ProceduralMeshSceneProxy {
     }
 
     /// Its sections change only through updates, and every update reports
-    /// the sections whose geometry it changed ([`Self::apply`]).
+    /// the sections whose geometry it changed (`apply`).
     fn reports_geometry_changes(&self) -> bool {
         true
     }

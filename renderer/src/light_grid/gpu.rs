@@ -143,7 +143,7 @@ impl GpuLightGridBuilder {
             clusters: [clusters, 0, 0, 0],
         };
         let gpu_lights: Vec<GpuViewLight> = in_view.iter().map(GpuViewLight::of).collect();
-        let (columns, rows, depths) = flatten(&bounds);
+        let FlatBounds { columns, rows, depths } = FlatBounds::of(&bounds);
         let setup_ms = start.elapsed().as_secs_f64() * 1e3;
 
         let start = Instant::now();
@@ -223,10 +223,19 @@ pub fn cpu_light_lists(scene: &Scene, view: &SceneView, pixel_size: u32, slices:
 
 /// The cluster boxes as the shader reads them: per slice its columns' x
 /// extents, its rows' y extents, and its depths.
-fn flatten(bounds: &ClusterBounds) -> (Vec<[f32; 2]>, Vec<[f32; 2]>, Vec<[f32; 2]>) {
-    let pair = |(a, b): &(f32, f32)| [*a, *b];
-    let columns = bounds.slices.iter().flat_map(|s| s.columns.iter().map(pair)).collect();
-    let rows = bounds.slices.iter().flat_map(|s| s.rows.iter().map(pair)).collect();
-    let depths = bounds.slices.iter().map(|s| pair(&s.depth)).collect();
-    (columns, rows, depths)
+struct FlatBounds {
+    columns: Vec<[f32; 2]>,
+    rows: Vec<[f32; 2]>,
+    depths: Vec<[f32; 2]>,
+}
+
+impl FlatBounds {
+    fn of(bounds: &ClusterBounds) -> Self {
+        let pair = |(a, b): &(f32, f32)| [*a, *b];
+        Self {
+            columns: bounds.slices.iter().flat_map(|s| s.columns.iter().map(pair)).collect(),
+            rows: bounds.slices.iter().flat_map(|s| s.rows.iter().map(pair)).collect(),
+            depths: bounds.slices.iter().map(|s| pair(&s.depth)).collect(),
+        }
+    }
 }
