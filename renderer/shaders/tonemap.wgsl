@@ -2,7 +2,8 @@
 // (linear, RGBA16F) texel for texel and writes the 8-bit sRGB output (the
 // target's format encodes; this shader outputs linear values in 0..1).
 // Push constants: the exposure (linear multiplier) and the curve
-// (`r.Tonemapper`: 0 = none, clamped; 1 = ACES fitted).
+// (`r.Tonemapper`: 0 = none, clamped; 1 = ACES fitted; 2 = AgX; 3 =
+// Khronos PBR Neutral).
 
 struct TonemapPush {
     exposure: f32,
@@ -44,14 +45,70 @@ fn aces_fitted(c: vec3<f32>) -> vec3<f32> {
     return clamp(output * (a / b), vec3<f32>(0.0), vec3<f32>(1.0));
 }
 
+// AgX (Troy Sobotka; Blender 4's default view transform), as Benjamin
+// Wrensch's minimal fit: the inset matrix, log2 encoding over
+// [-12.47393, 4.026069] EV, a polynomial fit of the default contrast
+// sigmoid, the outset matrix. The sigmoid's output is display-encoded for
+// a 2.2 gamma; raised to 2.2 it is linear again for the sRGB target.
+fn agx(c: vec3<f32>) -> vec3<f32> {
+    // Columns, as GLSL's mat3 constructor takes them in the original.
+    let inset = mat3x3<f32>(
+        vec3<f32>(0.842479062253094, 0.0423282422610123, 0.0423756549057051),
+        vec3<f32>(0.0784335999999992, 0.878468636469772, 0.0784336),
+        vec3<f32>(0.0792237451477643, 0.0791661274605434, 0.879142973793104),
+    );
+    let outset = mat3x3<f32>(
+        vec3<f32>(1.19687900512017, -0.0528968517574562, -0.0529716355144438),
+        vec3<f32>(-0.0980208811401368, 1.15190312990417, -0.0980434501171241),
+        vec3<f32>(-0.0990297440797205, -0.0989611768448433, 1.15107367264116),
+    );
+    let min_ev = -12.47393;
+    let max_ev = 4.026069;
+    let v = inset * max(c, vec3<f32>(1e-10));
+    let x = (clamp(log2(v), vec3<f32>(min_ev), vec3<f32>(max_ev)) - min_ev) / (max_ev - min_ev);
+    let x2 = x * x;
+    let x4 = x2 * x2;
+    let curve = 15.5 * x4 * x2 - 40.14 * x4 * x + 31.96 * x4 - 6.868 * x2 * x + 0.4298 * x2 + 0.1191 * x - 0.00232;
+    let display = clamp(outset * curve, vec3<f32>(0.0), vec3<f32>(1.0));
+    return pow(display, vec3<f32>(2.2));
+}
+
+// Khronos PBR Neutral (the glTF viewers' tone mapper for colour fidelity):
+// colours below 0.76 pass through (less a small offset that lifts near
+// blacks), brighter ones compress towards white and desaturate a little.
+fn pbr_neutral(c: vec3<f32>) -> vec3<f32> {
+    let start_compression = 0.8 - 0.04;
+    let desaturation = 0.15;
+    let x = min(c.r, min(c.g, c.b));
+    let offset = select(0.04, x - 6.25 * x * x, x < 0.08);
+    var color = c - offset;
+    let peak = max(color.r, max(color.g, color.b));
+    if (peak < start_compression) {
+        return color;
+    }
+    let d = 1.0 - start_compression;
+    let new_peak = 1.0 - d * d / (peak + d - start_compression);
+    color *= new_peak / peak;
+    let g = 1.0 - 1.0 / (desaturation * (peak - new_peak) + 1.0);
+    return mix(color, vec3<f32>(new_peak), g);
+}
+
 @fragment
 fn fs_main(@builtin(position) position: vec4<f32>) -> @location(0) vec4<f32> {
     let texel = textureLoad(scene_color, vec2<i32>(position.xy), 0);
     // Half floats overflow to infinity; keep the curve finite.
     let hdr = clamp(texel.rgb * tonemap.exposure, vec3<f32>(0.0), vec3<f32>(65504.0));
     var ldr = clamp(hdr, vec3<f32>(0.0), vec3<f32>(1.0));
-    if (tonemap.tonemapper == 1u) {
+    // Each curve in a loop that runs once or not at all: lavapipe runs an
+    // untaken branch's body (masked), not a loop that does not start.
+    for (var i = 0u; i < u32(tonemap.tonemapper == 1u); i++) {
         ldr = aces_fitted(hdr);
+    }
+    for (var i = 0u; i < u32(tonemap.tonemapper == 2u); i++) {
+        ldr = agx(hdr);
+    }
+    for (var i = 0u; i < u32(tonemap.tonemapper == 3u); i++) {
+        ldr = clamp(pbr_neutral(hdr), vec3<f32>(0.0), vec3<f32>(1.0));
     }
     return vec4<f32>(ldr, clamp(texel.a, 0.0, 1.0));
 }

@@ -78,9 +78,13 @@ pub const LIGHT_GRID_SIZE_Z: &str = "r.Forward.LightGridSizeZ";
 /// 1..=the device's frame slots (`DeviceDesc::frames_in_flight`).
 pub const FRAMES_IN_FLIGHT: &str = "r.FramesInFlight";
 /// The tone-mapping curve from the HDR scene color to the 8-bit output:
-/// 0 = none (clamped to 0..1), 1 = ACES fitted (the default). See
-/// `crate::postprocess::tonemap`.
+/// 0 = none (clamped to 0..1), 1 = ACES fitted (the default), 2 = AgX,
+/// 3 = Khronos PBR Neutral. See `crate::postprocess::tonemap`.
 pub const TONEMAPPER: &str = "r.Tonemapper";
+/// Anti-aliasing (UE's numbering): 0 = none (the default), 1 = FXAA on the
+/// tone-mapped image (`crate::postprocess::fxaa`). TAA (2) and MSAA (3)
+/// are not built yet: refused.
+pub const ANTI_ALIASING_METHOD: &str = "r.AntiAliasingMethod";
 /// Linear multiplier on the scene color before tone mapping (1 = as lit).
 pub const EXPOSURE: &str = "r.Exposure";
 /// Scale of the hemisphere ambient (the sky and ground radiance that
@@ -109,6 +113,14 @@ pub const SPACE_ORDER_ADDS: &str = "r.Scene.SpaceOrderAdds";
 /// `crate::frame::workers_awake`). Off: rayon's own sleep.
 pub const RENDER_WORKERS_STAY_AWAKE: &str = "r.RenderWorkers.StayAwake";
 
+/// Integer variables that choose one of a few methods: their largest
+/// value, and what they take (anything else is refused with
+/// `RendererError::InvalidCvarValue`).
+const CHOICES: [(&str, i64, &str); 2] = [
+    (TONEMAPPER, 3, "0 (none), 1 (ACES fitted), 2 (AgX) or 3 (Khronos PBR Neutral)"),
+    (ANTI_ALIASING_METHOD, 1, "0 (none) or 1 (FXAA); TAA (2) and MSAA (3) are not built yet"),
+];
+
 /// Integer variables that are sizes: 0 or less is refused
 /// (`RendererError::InvalidCvarValue`); positive values out of range are
 /// clamped where the frame reads them (`crate::FrameSettings`).
@@ -136,7 +148,12 @@ impl Default for ConsoleVariables {
         add(SHADOW_FILTER_QUALITY, CvarValue::Int(1), "shadow filtering: 0 = 2x2 hardware, 1 = 3x3, 2 = 5x5 Gaussian");
         add(LIGHT_GRID_PIXEL_SIZE, CvarValue::Int(16), "clustered lighting: the light grid's tile size in pixels");
         add(LIGHT_GRID_SIZE_Z, CvarValue::Int(32), "clustered lighting: the light grid's depth slices");
-        add(TONEMAPPER, CvarValue::Int(1), "tone mapping of the HDR scene color: 0 = none (clamp), 1 = ACES fitted");
+        add(
+            TONEMAPPER,
+            CvarValue::Int(1),
+            "tone mapping of the HDR scene color: 0 = none (clamp), 1 = ACES fitted, 2 = AgX, 3 = Khronos PBR Neutral",
+        );
+        add(ANTI_ALIASING_METHOD, CvarValue::Int(0), "anti-aliasing: 0 = none, 1 = FXAA");
         add(EXPOSURE, CvarValue::Float(1.0), "linear multiplier on the scene color before tone mapping");
         add(SKY_LIGHT_INTENSITY, CvarValue::Float(1.0), "scale of the hemisphere ambient (0 = none: the scene's lights only)");
         add(
@@ -190,6 +207,13 @@ impl ConsoleVariables {
                 Ok(v) if v > 0 => CvarValue::Int(v),
                 _ => return Err(bad("a positive integer")),
             },
+            CvarValue::Int(_) if CHOICES.iter().any(|c| c.0 == name) => {
+                let &(_, max, expected) = CHOICES.iter().find(|c| c.0 == name).expect("found above");
+                match value.parse() {
+                    Ok(v) if (0..=max).contains(&v) => CvarValue::Int(v),
+                    _ => return Err(bad(expected)),
+                }
+            }
             CvarValue::Int(_) => CvarValue::Int(value.parse().map_err(|_| bad("an integer"))?),
             CvarValue::Float(_) => {
                 let f: f32 = value.parse().map_err(|_| bad("a number"))?;

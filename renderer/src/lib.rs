@@ -101,10 +101,10 @@ pub use scene::{
     PointLight, PrimitiveId, PrimitiveRenderSettings, PrimitiveSceneProxy, ProxyUpdateContext, RetiredFrameResults, Scene, ShadowBias,
     SpotLight, ViewRelevance, CUTOFF_ILLUMINANCE, MAX_DIRECTIONAL_LIGHTS,
 };
-pub use settings::{FrameSettings, LightGridSettings, ShadingSettings, ShadowSettings, TonemapCurve, TonemapSettings};
+pub use settings::{AntiAliasing, FrameSettings, LightGridSettings, ShadingSettings, ShadowSettings, TonemapCurve, TonemapSettings};
 pub use static_mesh::{shapes, StaticMeshLod, StaticMeshRenderData, StaticMeshSection};
 pub use static_mesh_proxy::StaticMeshSceneProxy;
-pub use stats::{FrameCounters, FrameStats, PassStats, ShadowStats, StageTimings};
+pub use stats::{ev100_of, FrameCounters, FrameStats, ImageStats, PassStats, ShadowStats, StageTimings};
 pub use texture::{Texture2D, TextureFormat, TextureId, TextureLimits, TextureMips, TextureRegistry};
 pub use vertex_factory::{LocalVertex, VertexFactoryType, LOCAL_VERTEX_FACTORY, VERTEX_FACTORY_BIND_GROUP};
 pub use view::{SceneView, ViewFamily, ViewKind};

@@ -45,6 +45,27 @@ pub struct FrameSettings {
     pub light_grid: LightGridSettings,
     /// The tone-mapping post pass.
     pub tonemap: TonemapSettings,
+    /// `r.AntiAliasingMethod`.
+    pub anti_aliasing: AntiAliasing,
+}
+
+/// The anti-aliasing method (`r.AntiAliasingMethod`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AntiAliasing {
+    /// 0: none.
+    None,
+    /// 1: FXAA on the tone-mapped image (`crate::postprocess::fxaa`).
+    Fxaa,
+}
+
+impl AntiAliasing {
+    /// Its name in the stats file (`image.aa`) and the samples' `--aa`.
+    pub fn name(self) -> &'static str {
+        match self {
+            AntiAliasing::None => "none",
+            AntiAliasing::Fxaa => "fxaa",
+        }
+    }
 }
 
 /// The directional light's cascaded shadow map (`crate::shadow_cascades`).
@@ -120,8 +141,24 @@ impl ShadingSettings {
 pub enum TonemapCurve {
     /// 0: linear, clamped to 0..1.
     None,
-    /// 1 (and any other value): ACES fitted.
+    /// 1: ACES fitted (Stephen Hill's fit of the RRT + sRGB ODT).
     AcesFitted,
+    /// 2: AgX (Troy Sobotka's, Blender 4's default view transform).
+    AgX,
+    /// 3: Khronos PBR Neutral (the glTF viewers' choice for colour fidelity).
+    PbrNeutral,
+}
+
+impl TonemapCurve {
+    /// Its name in the stats file (`image.tonemapper`).
+    pub fn name(self) -> &'static str {
+        match self {
+            TonemapCurve::None => "none",
+            TonemapCurve::AcesFitted => "aces",
+            TonemapCurve::AgX => "agx",
+            TonemapCurve::PbrNeutral => "pbr_neutral",
+        }
+    }
 }
 
 /// A frame's tone-mapping settings (read from `r.Tonemapper` and
@@ -136,12 +173,18 @@ pub struct TonemapSettings {
 
 impl FrameSettings {
     /// The settings `cvars` hold now. Values out of range are clamped as
-    /// each field says; `r.Tonemapper` 0 is no curve, any other value ACES;
-    /// a negative `r.Exposure` counts as 0.
+    /// each field says (`r.Tonemapper` and `r.AntiAliasingMethod` take only
+    /// their values); a negative `r.Exposure` counts as 0.
     pub fn from_cvars(cvars: &ConsoleVariables) -> Self {
         let map_size = cvars.int(cvars::SHADOW_MAP_SIZE).clamp(ShadowSettings::MIN_MAP_SIZE.into(), ShadowSettings::MAX_MAP_SIZE.into());
         let cascades = cvars.int(cvars::SHADOW_CSM_MAX_CASCADES).clamp(1, 4) as u32;
-        let curve = if cvars.int(cvars::TONEMAPPER) == 0 { TonemapCurve::None } else { TonemapCurve::AcesFitted };
+        let curve = match cvars.int(cvars::TONEMAPPER) {
+            0 => TonemapCurve::None,
+            2 => TonemapCurve::AgX,
+            3 => TonemapCurve::PbrNeutral,
+            _ => TonemapCurve::AcesFitted,
+        };
+        let anti_aliasing = if cvars.int(cvars::ANTI_ALIASING_METHOD) == 1 { AntiAliasing::Fxaa } else { AntiAliasing::None };
         Self {
             parallel_pass_setup: cvars.bool(cvars::PARALLEL_PASS_SETUP),
             parallel_record: cvars.bool(cvars::PARALLEL_RECORD),
@@ -174,6 +217,7 @@ impl FrameSettings {
                 slices: cvars.int(cvars::LIGHT_GRID_SIZE_Z).clamp(1, 128) as u32,
             },
             tonemap: TonemapSettings { curve, exposure: cvars.float(cvars::EXPOSURE).max(0.0) },
+            anti_aliasing,
         }
     }
 }

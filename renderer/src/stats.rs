@@ -98,6 +98,42 @@ pub struct ShadowStats {
     pub unshadowed_lights: u64,
 }
 
+/// How the frame's image was finished (the stats file's `image`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ImageStats {
+    /// The anti-aliasing method (`r.AntiAliasingMethod`): `none` or `fxaa`.
+    pub aa: &'static str,
+    /// The tone mapper (`r.Tonemapper`): `none`, `aces`, `agx` or `pbr_neutral`.
+    pub tonemapper: &'static str,
+    /// `r.Exposure` as an exposure value at ISO 100: the linear multiplier
+    /// is 1 / (1.2 · 2^EV100) (Lagarde and de Rousiers' photometric
+    /// exposure, UE's and Frostbite's); 1 is EV100 -0.26.
+    pub exposure_ev100: f32,
+}
+
+impl Default for ImageStats {
+    fn default() -> Self {
+        Self { aa: "none", tonemapper: "aces", exposure_ev100: ev100_of(1.0) }
+    }
+}
+
+impl ImageStats {
+    /// What `settings` finish the image with.
+    pub(crate) fn of(settings: &crate::settings::FrameSettings) -> Self {
+        Self {
+            aa: settings.anti_aliasing.name(),
+            tonemapper: settings.tonemap.curve.name(),
+            exposure_ev100: ev100_of(settings.tonemap.exposure),
+        }
+    }
+}
+
+/// The EV100 of a linear exposure multiplier (see [`ImageStats::exposure_ev100`]);
+/// an exposure of 0 (or less) reads as 1e-6.
+pub fn ev100_of(exposure: f32) -> f32 {
+    -(1.2 * exposure.max(1e-6)).log2()
+}
+
 /// Named counters of one frame (see [`FrameStats::counters`]): what proxies
 /// count that the renderer cannot (visible instances of a GPU cull, live
 /// particles drawn), by a name the reporting crate defines as a constant.
@@ -283,6 +319,8 @@ pub struct FrameStats {
     pub clusters: crate::ClusterStats,
     /// What the frame's shadows cost.
     pub shadow: ShadowStats,
+    /// How the image was finished: anti-aliasing, tone mapper, exposure.
+    pub image: ImageStats,
     /// Primitives in the scene.
     pub primitives: u64,
     /// Visible primitives, summed over the family's views (after

@@ -82,6 +82,8 @@ var<immediate> push: Push;
     output: postprocess::PostOutput::Hdr,
     push_constants: |_, _| [0; 4],
     timestamps: ["swap begin", "swap end"],
+    enabled: |_| true,
+    sampler: false,
 };
 
 #[test]
@@ -102,5 +104,93 @@ fn a_post_pass_is_a_description_and_a_shader() {
     assert_eq!(centre(&frame(&mut rt, &fam).1), swapped);
     rt.set_post_passes(postprocess::BUILTIN_POST_PASSES.to_vec()).unwrap();
     assert_eq!(centre(&frame(&mut rt, &fam).1), before);
+    assert_clean(&mut rt);
+}
+
+/// The sRGB encoding of a linear value, as the 8-bit output stores it.
+fn srgb8(v: f32) -> u8 {
+    let v = v.clamp(0.0, 1.0);
+    let e = if v <= 0.0031308 { 12.92 * v } else { 1.055 * v.powf(1.0 / 2.4) - 0.055 };
+    (e * 255.0).round() as u8
+}
+
+/// Khronos PBR Neutral, written from the specification
+/// (KhronosGroup/ToneMapping, PBR_Neutral): what the shader must give.
+fn pbr_neutral(c: Vec3) -> Vec3 {
+    let x = c.min_element();
+    let offset = if x < 0.08 { x - 6.25 * x * x } else { 0.04 };
+    let c = c - offset;
+    let peak = c.max_element();
+    if peak < 0.76 {
+        return c;
+    }
+    let d = 1.0 - 0.76;
+    let new_peak = 1.0 - d * d / (peak + d - 0.76);
+    let c = c * (new_peak / peak);
+    let g = 1.0 - 1.0 / (0.15 * (peak - new_peak) + 1.0);
+    c.lerp(Vec3::splat(new_peak), g)
+}
+
+/// The centre pixel of an emissive-only plane of `hdr` under tone mapper `curve`.
+fn tone_mapped(curve: &str, hdr: Vec3) -> [u8; 4] {
+    let mut rt = render_thread(RenderThreadMode::Threaded);
+    rt.set_cvar(cvars::TONEMAPPER, curve).unwrap();
+    let m = rt.create_material(material(Vec4::new(0.0, 0.0, 0.0, 1.0), 0.0, 0.5, 0.0, hdr)).unwrap();
+    plane_at(&mut rt, m, 40.0, Mat4::IDENTITY);
+    let (stats, img) = frame(&mut rt, &family(vec![ortho_down(10.0)]));
+    assert_clean(&mut rt);
+    let name = ["none", "aces", "agx", "pbr_neutral"][curve.parse::<usize>().unwrap()];
+    assert_eq!(stats.image.tonemapper, name);
+    centre(&img)
+}
+
+#[test]
+fn pbr_neutral_shows_colours_as_authored_and_compresses_highlights_as_specified() {
+    // Below the compression start, colours pass through less the 0.04
+    // offset (0.5, 0.3, 0.2 -> 0.46, 0.26, 0.16); near black, the offset
+    // shrinks (x - 6.25 x^2); highlights compress towards white.
+    for hdr in [Vec3::new(0.5, 0.3, 0.2), Vec3::splat(0.02), Vec3::new(4.0, 2.0, 1.0), Vec3::new(0.9, 0.1, 0.6)] {
+        let expected = pbr_neutral(hdr);
+        let got = tone_mapped("3", hdr);
+        for i in 0..3 {
+            assert!(
+                got[i].abs_diff(srgb8(expected[i])) <= 1,
+                "{hdr} -> {got:?}, specified {expected} ({:?})",
+                expected.to_array().map(srgb8)
+            );
+        }
+    }
+    assert!(pbr_neutral(Vec3::new(0.5, 0.3, 0.2)).abs_diff_eq(Vec3::new(0.46, 0.26, 0.16), 1e-6));
+}
+
+#[test]
+fn agx_keeps_greys_grey_orders_brightness_and_rolls_highlights_off() {
+    let levels = [0.02f32, 0.18, 1.0, 4.0, 16.0];
+    let greys: Vec<[u8; 4]> = levels.iter().map(|&v| tone_mapped("2", Vec3::splat(v))).collect();
+    for (g, v) in greys.iter().zip(levels) {
+        assert!(g[0].abs_diff(g[1]) <= 1 && g[1].abs_diff(g[2]) <= 1, "grey {v} stays grey: {g:?}");
+    }
+    assert!(greys.windows(2).all(|w| w[0][0] < w[1][0]), "brighter in, brighter out: {greys:?}");
+    // Middle grey lands near the middle of the display range (AgX's
+    // default look puts 0.18 at about 0.5 display-encoded), and 16 is not
+    // yet clipped to white.
+    assert!((100..=140).contains(&greys[1][0]), "0.18 -> {:?}", greys[1]);
+    assert!(greys[4][0] < 255, "16 -> {:?}", greys[4]);
+    // A saturated highlight desaturates towards white rather than clipping per channel.
+    let red = tone_mapped("2", Vec3::new(8.0, 0.5, 0.5));
+    assert!(red[0] > red[1] && red[1] > 60, "{red:?}");
+}
+
+#[test]
+fn tonemapper_and_anti_aliasing_take_only_their_values() {
+    let mut rt = render_thread(RenderThreadMode::Threaded);
+    for (name, bad) in
+        [(cvars::TONEMAPPER, "4"), (cvars::TONEMAPPER, "-1"), (cvars::ANTI_ALIASING_METHOD, "2"), (cvars::ANTI_ALIASING_METHOD, "3")]
+    {
+        assert!(matches!(rt.set_cvar(name, bad), Err(RendererError::InvalidCvarValue { .. })), "{name}={bad}");
+    }
+    let (stats, _) = frame(&mut rt, &family(vec![ortho_down(10.0)]));
+    assert_eq!((stats.image.tonemapper, stats.image.aa), ("aces", "none"), "unchanged");
+    assert!((stats.image.exposure_ev100 - ev100_of(1.0)).abs() < 1e-6 && (ev100_of(1.0) + 0.263).abs() < 1e-3);
     assert_clean(&mut rt);
 }

@@ -24,8 +24,8 @@ pub mod textures;
 pub use options::{parse_cvar, parse_present, CommonOptions};
 pub use output::{write_png, Progress};
 pub use stats::{
-    ClusterStats, ImportStats, InstanceStats, LightStats, MaterialStats, MeshDrawCommandsBuilt, PassStats, Percentiles, PipelineStats,
-    SampleStats, ShadowStats, StageMs, TextureStats, ThreadCpu, ThreadMs, Timings, ValidationStats,
+    ClusterStats, ImageStats, ImportStats, InstanceStats, LightStats, MaterialStats, MeshDrawCommandsBuilt, PassStats, Percentiles,
+    PipelineStats, SampleStats, ShadowStats, StageMs, TextureStats, ThreadCpu, ThreadMs, Timings, ValidationStats,
 };
 
 /// The render features every sample's engine adds, in order: each feature

@@ -25,6 +25,28 @@ pub fn parse_percent(s: &str) -> Result<f32, String> {
     }
 }
 
+/// Parses `--aa`: the value of `r.AntiAliasingMethod` for `none` or
+/// `fxaa`; `msaa2`, `msaa4` and `taa` are named but not built yet.
+pub fn parse_aa(s: &str) -> Result<u32, String> {
+    match s {
+        "none" => Ok(0),
+        "fxaa" => Ok(1),
+        "msaa2" | "msaa4" | "taa" => Err(format!("{s} is not built yet (none or fxaa)")),
+        _ => Err(format!("expected none or fxaa, got {s:?}")),
+    }
+}
+
+/// Parses `--tonemapper`: the value of `r.Tonemapper`.
+pub fn parse_tonemapper(s: &str) -> Result<u32, String> {
+    match s {
+        "none" => Ok(0),
+        "aces" => Ok(1),
+        "agx" => Ok(2),
+        "pbr-neutral" => Ok(3),
+        _ => Err(format!("expected none, aces, agx or pbr-neutral, got {s:?}")),
+    }
+}
+
 /// Parses `fifo`, `mailbox` or `immediate` for `--present`.
 pub fn parse_present(s: &str) -> Result<PresentMode, String> {
     s.parse()
@@ -66,6 +88,14 @@ pub struct CommonOptions {
     /// Draw every view in wireframe.
     #[arg(long)]
     pub wireframe: bool,
+    /// Anti-aliasing: none or fxaa (`r.AntiAliasingMethod`; msaa2, msaa4
+    /// and taa are not built yet). Default: the sample's own (fxaa).
+    #[arg(long, value_name = "none|fxaa", value_parser = parse_aa)]
+    pub aa: Option<u32>,
+    /// The tone mapper: none, aces, agx or pbr-neutral (`r.Tonemapper`;
+    /// default aces).
+    #[arg(long, value_name = "none|aces|agx|pbr-neutral", value_parser = parse_tonemapper)]
+    pub tonemapper: Option<u32>,
     /// Window mode's present mode: fifo (vsync), mailbox or immediate (not
     /// capped by vsync); fifo where the surface lacks the one asked for.
     #[arg(long, value_name = "fifo|mailbox|immediate", default_value = "fifo", value_parser = parse_present)]
@@ -108,6 +138,17 @@ mod tests {
     fn parse(args: &[&str]) -> Result<CommonOptions, clap::Error> {
         use clap::Parser;
         Cli::try_parse_from(std::iter::once("sample").chain(args.iter().copied())).map(|c| c.common)
+    }
+
+    #[test]
+    fn aa_and_tonemapper_take_their_names_and_refuse_the_rest() {
+        let o = parse(&["--aa", "fxaa", "--tonemapper", "pbr-neutral"]).unwrap();
+        assert_eq!((o.aa, o.tonemapper), (Some(1), Some(3)));
+        assert_eq!(parse(&[]).unwrap().aa, None);
+        for bad in [&["--aa", "taa"][..], &["--aa", "msaa4"], &["--aa", "smaa"], &["--tonemapper", "filmic"]] {
+            let e = parse(bad).err().unwrap_or_else(|| panic!("{bad:?} was accepted"));
+            assert_eq!(e.exit_code(), 2, "{bad:?}: {e}");
+        }
     }
 
     #[test]

@@ -262,6 +262,22 @@ pub struct SampleStats {
     /// What the frame's shadows cost.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shadow: Option<ShadowStats>,
+    /// How the image was finished (absent from a sample without the renderer).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image: Option<ImageStats>,
+}
+
+/// How the image was finished (`renderer::ImageStats`): the anti-aliasing
+/// method, the environment lighting (`hemisphere`: the flat sky-and-ground
+/// ambient; image-based lighting is not built yet), bloom (not built yet:
+/// false), the exposure as EV100 and the tone mapper.
+#[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq)]
+pub struct ImageStats {
+    pub aa: String,
+    pub environment: String,
+    pub bloom: bool,
+    pub exposure_ev100: f64,
+    pub tonemapper: String,
 }
 
 /// The scene's lights by kind, those asking for shadows, and the point and

@@ -280,13 +280,14 @@ impl SceneRenderer {
         let submitted = stage!(clock, Submit, submit(frame, request.execute)?);
         stage!(clock, Retire, {
             let mut stats = frame_stats(self.frames.frame_number - 1, scene, &views, &elements, &lists);
+            stats.image = crate::stats::ImageStats::of(&settings);
             stats.pipelines_created = self.pipelines.take_created();
             stats.pipelines_live = self.pipelines.len() as u64;
             stats.material_bytes_uploaded = self.resources.material_bytes_uploaded;
             match submitted {
                 Some(submission) => {
                     let lists = lists.iter().map(|l| (l.pass, l.view)).collect();
-                    let post = self.post.timestamp_labels();
+                    let post = self.post.timestamp_labels(&settings);
                     let f = InFlightFrame { submission, stats, lists, post, submitted_at, image, on_retired };
                     self.frames.put_in_flight(device, f, frames_in_flight)?;
                 }

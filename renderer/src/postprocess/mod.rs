@@ -7,7 +7,9 @@
 //! A post pass is data, as a mesh pass is: a [`PostPassDesc`] names its
 //! shader, the format it writes and its push constants, and the chain is
 //! an ordered list of them ([`BUILTIN_POST_PASSES`]; tone mapping is its
-//! first member). The stage runs them in order, ping-ponging between
+//! first member, FXAA its second); each says whether it runs in a frame
+//! (FXAA when it is the anti-aliasing method). The stage runs those that
+//! do in order, ping-ponging between
 //! intermediate targets of the frame-resource table
 //! (`renderer::render_targets`, private): the first reads scene color, each next one
 //! what the one before wrote, and the last writes the output. Adding bloom
@@ -19,6 +21,7 @@
 //! turns post-processing off), so a pass gives them constants that leave
 //! their pixels as they are.
 
+pub mod fxaa;
 pub mod tonemap;
 
 use crate::error::{RendererError, Result};
@@ -27,13 +30,15 @@ use crate::render_targets::{Access, Lifetime, RenderTargets, TargetDesc, SCENE_C
 use crate::settings::FrameSettings;
 use rhi_vulkan::*;
 
+pub use fxaa::FXAA;
 pub use tonemap::{OUTPUT_FORMAT, TONEMAP};
 
 /// The chain's output: what is read back and presented.
 pub const OUTPUT: TargetDesc = TargetDesc { name: "output", format: OUTPUT_FORMAT, lifetime: Lifetime::Temporal };
 
-/// The post passes every renderer runs, in order.
-pub static BUILTIN_POST_PASSES: &[&PostPassDesc] = &[&TONEMAP];
+/// The post passes every renderer has, in order (each runs when its
+/// settings ask for it: tone mapping always, FXAA with `r.AntiAliasingMethod=1`).
+pub static BUILTIN_POST_PASSES: &[&PostPassDesc] = &[&TONEMAP, &FXAA];
 
 /// What a post pass writes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -88,18 +93,26 @@ pub struct PostPassDesc {
     pub push_constants: fn(&FrameSettings, PostRegion) -> [u32; 4],
     /// GPU timestamp labels written before and after it.
     pub timestamps: [&'static str; 2],
+    /// Whether it runs in a frame with these settings (an anti-aliasing
+    /// pass only when its method is chosen).
+    pub enabled: fn(&FrameSettings) -> bool,
+    /// Whether group 0 binding 1 is a linear, clamp-to-edge sampler for its
+    /// input (a pass that reads between texels, as FXAA does).
+    pub sampler: bool,
 }
 
-/// The post chain a renderer runs, and its pipelines (made on first use and kept).
+/// The post chain a renderer runs, its pipelines and the sampler of the
+/// passes that filter (made on first use and kept).
 pub(crate) struct PostProcessor {
     passes: Vec<&'static PostPassDesc>,
     pipelines: Vec<(&'static str, Format, PipelineHandle)>,
+    sampler: Option<SamplerHandle>,
 }
 
 impl Default for PostProcessor {
     /// The built-in chain.
     fn default() -> Self {
-        Self { passes: BUILTIN_POST_PASSES.to_vec(), pipelines: Vec::new() }
+        Self { passes: BUILTIN_POST_PASSES.to_vec(), pipelines: Vec::new(), sampler: None }
     }
 }
 
@@ -120,18 +133,25 @@ impl PostProcessor {
         &self.passes
     }
 
-    /// Sets the chain; an empty one, or one whose last pass does not write
-    /// the output's format, is [`RendererError::InvalidPostChain`] and
-    /// changes nothing.
+    /// Sets the chain; an empty one, one whose last pass does not write the
+    /// output's format, or one with an HDR pass after a display pass, is
+    /// [`RendererError::InvalidPostChain`] and changes nothing. (A frame in
+    /// which none of its display passes runs is that error too.)
     pub fn set_passes(&mut self, passes: Vec<&'static PostPassDesc>) -> Result<()> {
         check_chain(&passes)?;
         self.passes = passes;
         Ok(())
     }
 
-    /// The chain's timestamp labels, in order (for the frame's GPU times).
-    pub fn timestamp_labels(&self) -> Vec<[&'static str; 2]> {
-        self.passes.iter().map(|p| p.timestamps).collect()
+    /// The passes that run with `settings`, in order.
+    fn running(&self, settings: &FrameSettings) -> Vec<&'static PostPassDesc> {
+        self.passes.iter().copied().filter(|p| (p.enabled)(settings)).collect()
+    }
+
+    /// The timestamp labels of the passes that run with `settings`, in
+    /// order (for the frame's GPU times).
+    pub fn timestamp_labels(&self, settings: &FrameSettings) -> Vec<[&'static str; 2]> {
+        self.running(settings).iter().map(|p| p.timestamps).collect()
     }
 
     fn pipeline(&mut self, device: &Device, pass: &PostPassDesc, format: Format) -> Result<PipelineHandle> {
@@ -161,15 +181,24 @@ impl PostProcessor {
     /// ping-pong through the table's intermediates.
     pub fn record(&mut self, frame: &mut Frame<'_>, targets: &mut RenderTargets, at: &PostFrame<'_>) -> Result<()> {
         let device = frame.device();
-        let count = self.passes.len();
+        let passes = self.running(at.settings);
+        check_chain(&passes)?;
+        let count = passes.len();
         let mut input = SCENE_COLOR;
-        for i in 0..count {
-            let pass = self.passes[i];
+        for (i, pass) in passes.into_iter().enumerate() {
             let output = if i + 1 == count { OUTPUT } else { pass.output.intermediates()[i % 2] };
             targets.ensure(device, &output, at.width, at.height)?;
             let pipeline = self.pipeline(device, pass, output.format)?;
             let source = targets.texture(input.name).expect("made by the stage that wrote it");
-            let group = frame.create_bind_group(pipeline, 0, &[(0, BindingResource::Texture(source))])?;
+            let mut entries = vec![(0, BindingResource::Texture(source))];
+            if pass.sampler {
+                let sampler = match self.sampler {
+                    Some(s) => s,
+                    None => *self.sampler.insert(device.create_sampler(&SamplerDesc::linear_clamp())?),
+                };
+                entries.push((1, BindingResource::Sampler(sampler)));
+            }
+            let group = frame.create_bind_group(pipeline, 0, &entries)?;
             let stamps = frame.timestamps_left().is_some_and(|left| left >= 2);
             let cmd = frame.cmd();
             if stamps {
@@ -186,16 +215,24 @@ impl PostProcessor {
         Ok(())
     }
 
-    /// Destroys the pipelines (the RHI frees them once no frame uses them).
+    /// Destroys the pipelines and the sampler (the RHI frees them once no frame uses them).
     pub fn release(&mut self, device: &Device) {
         for (_, _, p) in self.pipelines.drain(..) {
             device.destroy_pipeline(p);
         }
+        if let Some(s) = self.sampler.take() {
+            device.destroy_sampler(s);
+        }
     }
 }
 
-/// A chain the stage can run: not empty, its last pass writes the display format.
+/// A chain the stage can run: not empty, its last pass writes the display
+/// format, no HDR pass after a display pass (so any of its passes that run
+/// end in the display format once one display pass runs).
 pub(crate) fn check_chain(passes: &[&PostPassDesc]) -> Result<()> {
+    if let Some(w) = passes.windows(2).find(|w| w[0].output == PostOutput::Display && w[1].output == PostOutput::Hdr) {
+        return Err(RendererError::InvalidPostChain(format!("the HDR pass {:?} follows the display pass {:?}", w[1].name, w[0].name)));
+    }
     match passes.last() {
         None => Err(RendererError::InvalidPostChain("no post pass: at least tone mapping writes the output".into())),
         Some(last) if last.output != PostOutput::Display => Err(RendererError::InvalidPostChain(format!(
@@ -244,9 +281,17 @@ mod tests {
     fn the_builtin_chain_starts_with_tone_mapping_and_ends_in_the_display_format() {
         assert!(std::ptr::eq(BUILTIN_POST_PASSES[0], &TONEMAP));
         assert!(check_chain(BUILTIN_POST_PASSES).is_ok());
-        static HDR: PostPassDesc =
-            PostPassDesc { name: "hdr", shader: "", output: PostOutput::Hdr, push_constants: |_, _| [0; 4], timestamps: ["a", "b"] };
+        static HDR: PostPassDesc = PostPassDesc {
+            name: "hdr",
+            shader: "",
+            output: PostOutput::Hdr,
+            push_constants: |_, _| [0; 4],
+            timestamps: ["a", "b"],
+            enabled: |_| true,
+            sampler: false,
+        };
         assert!(matches!(check_chain(&[&TONEMAP, &HDR]), Err(RendererError::InvalidPostChain(_))));
+        assert!(matches!(check_chain(&[&TONEMAP, &HDR, &TONEMAP]), Err(RendererError::InvalidPostChain(_))));
         assert!(matches!(check_chain(&[]), Err(RendererError::InvalidPostChain(_))));
         assert!(check_chain(&[&HDR, &TONEMAP]).is_ok());
     }

@@ -6,8 +6,12 @@
 //! wall, emissive 4.0) would all clamp to the same white and lose their
 //! hue; a filmic curve compresses them towards white instead, keeping
 //! bright things bright but distinct. The default is Stephen Hill's fit of
-//! ACES (RRT + sRGB ODT); `r.Tonemapper=0` clamps instead (linear values
-//! 0..1 pass through exactly, which tests comparing exact colors use).
+//! ACES (RRT + sRGB ODT); `r.Tonemapper=2` is AgX (Blender's, as Benjamin
+//! Wrensch's minimal fit: more natural highlights, hues kept as they
+//! brighten), `3` Khronos PBR Neutral (base colours shown as authored up
+//! to 0.76, what glTF viewers use to judge materials); `r.Tonemapper=0`
+//! clamps instead (linear values 0..1 pass through exactly, which tests
+//! comparing exact colors use).
 //! `r.Exposure` multiplies the scene color first.
 //!
 //! Wireframe views are left as drawn (no exposure, no curve), as UE's
@@ -39,7 +43,7 @@ pub use crate::settings::{TonemapCurve, TonemapSettings};
 pub(crate) struct TonemapPush {
     /// Linear multiplier.
     pub exposure: f32,
-    /// 0: no curve (clamped); 1: ACES fitted.
+    /// 0: no curve (clamped); 1: ACES fitted; 2: AgX; 3: Khronos PBR Neutral.
     pub tonemapper: u32,
     pub pad0: u32,
     pub pad1: u32,
@@ -50,6 +54,8 @@ impl TonemapSettings {
         let tonemapper = match self.curve {
             TonemapCurve::None => 0,
             TonemapCurve::AcesFitted => 1,
+            TonemapCurve::AgX => 2,
+            TonemapCurve::PbrNeutral => 3,
         };
         TonemapPush { exposure: self.exposure, tonemapper, pad0: 0, pad1: 0 }
     }
@@ -69,6 +75,8 @@ pub static TONEMAP: PostPassDesc = PostPassDesc {
         bytemuck::cast(shown.push_constants())
     },
     timestamps: TIMESTAMP_LABELS,
+    enabled: |_| true,
+    sampler: false,
 };
 
 #[cfg(test)]

@@ -45,6 +45,11 @@ use renderer::cvars;
 use renderer::RenderThreadMode;
 use rhi_vulkan::{DeviceDesc, Validation};
 
+/// The samples' anti-aliasing without `--aa`: FXAA (`r.AntiAliasingMethod=1`),
+/// the best method built so far; engines a user compares with anti-alias
+/// by default.
+const DEFAULT_AA: u32 = 1;
+
 /// What a sample's world knows that the frame's stats do not: the
 /// instanced-static-mesh instances it holds (`instances.total`) and a
 /// file's import. Visible instances and particles drawn come from the
@@ -89,6 +94,11 @@ pub fn engine(sample: &str, common: &CommonOptions) -> anyhow::Result<Engine> {
     // features before `--cvar` is applied, so every sample can set them.
     for &feature in crate::FEATURES {
         rt.add_feature(feature)?;
+    }
+    // FXAA unless the sample's options say otherwise; `--cvar` wins over both.
+    rt.set_cvar(cvars::ANTI_ALIASING_METHOD, &common.aa.unwrap_or(DEFAULT_AA).to_string())?;
+    if let Some(t) = common.tonemapper {
+        rt.set_cvar(cvars::TONEMAPPER, &t.to_string())?;
     }
     for (name, value) in &common.cvar {
         rt.set_cvar(name, value).with_context(|| format!("--cvar {name}={value}"))?;

@@ -6,8 +6,8 @@
 use super::threads::Snapshot;
 use super::SampleFigures;
 use crate::{
-    write_png, ClusterStats, CommonOptions, InstanceStats, LightStats, MaterialStats, MeshDrawCommandsBuilt, PassStats, Percentiles,
-    PipelineStats, SampleStats, ShadowStats, StageMs, TextureStats, ThreadCpu, Timings, ValidationStats,
+    write_png, ClusterStats, CommonOptions, ImageStats, InstanceStats, LightStats, MaterialStats, MeshDrawCommandsBuilt, PassStats,
+    Percentiles, PipelineStats, SampleStats, ShadowStats, StageMs, TextureStats, ThreadCpu, Timings, ValidationStats,
 };
 use anyhow::{bail, Context};
 use engine_core::Engine;
@@ -221,6 +221,13 @@ fn sample_stats(mut s: SampleStats, stats: &FrameStats, done: Done) -> SampleSta
         tiles_cached: sh.tiles_cached,
         draws: sh.draws,
         unshadowed_lights: sh.unshadowed_lights,
+    });
+    s.image = Some(ImageStats {
+        aa: stats.image.aa.into(),
+        environment: "hemisphere".into(),
+        bloom: false,
+        exposure_ev100: f64::from(stats.image.exposure_ev100),
+        tonemapper: stats.image.tonemapper.into(),
     });
     s.timings_ms = Timings {
         game: game.game,
