@@ -144,7 +144,8 @@ fn compare(model: &Path, stem: &str, reference_dir: &Path) -> Report {
     let scene_path = std::env::temp_dir().join(format!("proxima-gltf-reference-{}-{stem}.json", std::process::id()));
     let (w, h, model_arg, scene_arg) =
         (width.to_string(), height.to_string(), model.display().to_string(), scene_path.display().to_string());
-    let mut args = vec![model_arg.as_str(), "--width", &w, "--height", &h, "--reference-scene", &scene_arg];
+    // No anti-aliasing, as on the reference's side.
+    let mut args = vec![model_arg.as_str(), "--width", &w, "--height", &h, "--reference-scene", &scene_arg, "--aa", "none"];
     for cvar in REFERENCE_CVARS {
         args.extend(["--cvar", cvar]);
     }
