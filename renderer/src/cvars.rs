@@ -85,6 +85,12 @@ pub const TONEMAPPER: &str = "r.Tonemapper";
 /// tone-mapped image (`crate::postprocess::fxaa`). TAA (2) and MSAA (3)
 /// are not built yet: refused.
 pub const ANTI_ALIASING_METHOD: &str = "r.AntiAliasingMethod";
+/// Bloom (`crate::postprocess::bloom`): off by default (0).
+pub const BLOOM: &str = "r.Bloom";
+/// Bloom's share of the image, 0..=1 (default 0.15, Bevy's).
+pub const BLOOM_INTENSITY: &str = "r.Bloom.Intensity";
+/// Only light brighter than this blooms (default 0: all light, energy-conserving).
+pub const BLOOM_THRESHOLD: &str = "r.Bloom.Threshold";
 /// Linear multiplier on the scene color before tone mapping (1 = as lit).
 pub const EXPOSURE: &str = "r.Exposure";
 /// Scale of the hemisphere ambient (the sky and ground radiance that
@@ -154,6 +160,9 @@ impl Default for ConsoleVariables {
             "tone mapping of the HDR scene color: 0 = none (clamp), 1 = ACES fitted, 2 = AgX, 3 = Khronos PBR Neutral",
         );
         add(ANTI_ALIASING_METHOD, CvarValue::Int(0), "anti-aliasing: 0 = none, 1 = FXAA");
+        add(BLOOM, CvarValue::Bool(false), "bloom: the scene's light spread over a mip chain (energy-conserving without a threshold)");
+        add(BLOOM_INTENSITY, CvarValue::Float(0.15), "bloom's share of the image, 0..1");
+        add(BLOOM_THRESHOLD, CvarValue::Float(0.0), "only light brighter than this blooms (0: all light, energy-conserving)");
         add(EXPOSURE, CvarValue::Float(1.0), "linear multiplier on the scene color before tone mapping");
         add(SKY_LIGHT_INTENSITY, CvarValue::Float(1.0), "scale of the hemisphere ambient (0 = none: the scene's lights only)");
         add(

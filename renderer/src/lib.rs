@@ -101,7 +101,9 @@ pub use scene::{
     PointLight, PrimitiveId, PrimitiveRenderSettings, PrimitiveSceneProxy, ProxyUpdateContext, RetiredFrameResults, Scene, ShadowBias,
     SpotLight, ViewRelevance, CUTOFF_ILLUMINANCE, MAX_DIRECTIONAL_LIGHTS,
 };
-pub use settings::{AntiAliasing, FrameSettings, LightGridSettings, ShadingSettings, ShadowSettings, TonemapCurve, TonemapSettings};
+pub use settings::{
+    AntiAliasing, BloomSettings, FrameSettings, LightGridSettings, ShadingSettings, ShadowSettings, TonemapCurve, TonemapSettings,
+};
 pub use static_mesh::{shapes, StaticMeshLod, StaticMeshRenderData, StaticMeshSection};
 pub use static_mesh_proxy::StaticMeshSceneProxy;
 pub use stats::{ev100_of, FrameCounters, FrameStats, ImageStats, PassStats, ShadowStats, StageTimings};

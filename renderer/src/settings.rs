@@ -47,6 +47,19 @@ pub struct FrameSettings {
     pub tonemap: TonemapSettings,
     /// `r.AntiAliasingMethod`.
     pub anti_aliasing: AntiAliasing,
+    /// Bloom (`r.Bloom`, `r.Bloom.Intensity`, `r.Bloom.Threshold`).
+    pub bloom: BloomSettings,
+}
+
+/// Bloom's settings (`crate::postprocess::bloom`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BloomSettings {
+    /// `r.Bloom`.
+    pub enabled: bool,
+    /// Its share of the image, clamped to 0..=1.
+    pub intensity: f32,
+    /// Only light brighter than this blooms (0: all, energy-conserving); at least 0.
+    pub threshold: f32,
 }
 
 /// The anti-aliasing method (`r.AntiAliasingMethod`).
@@ -218,6 +231,11 @@ impl FrameSettings {
             },
             tonemap: TonemapSettings { curve, exposure: cvars.float(cvars::EXPOSURE).max(0.0) },
             anti_aliasing,
+            bloom: BloomSettings {
+                enabled: cvars.bool(cvars::BLOOM),
+                intensity: cvars.float(cvars::BLOOM_INTENSITY).clamp(0.0, 1.0),
+                threshold: cvars.float(cvars::BLOOM_THRESHOLD).max(0.0),
+            },
         }
     }
 }

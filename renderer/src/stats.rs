@@ -105,6 +105,8 @@ pub struct ImageStats {
     pub aa: &'static str,
     /// The tone mapper (`r.Tonemapper`): `none`, `aces`, `agx` or `pbr_neutral`.
     pub tonemapper: &'static str,
+    /// Whether bloom ran (`r.Bloom`).
+    pub bloom: bool,
     /// `r.Exposure` as an exposure value at ISO 100: the linear multiplier
     /// is 1 / (1.2 · 2^EV100) (Lagarde and de Rousiers' photometric
     /// exposure, UE's and Frostbite's); 1 is EV100 -0.26.
@@ -113,7 +115,7 @@ pub struct ImageStats {
 
 impl Default for ImageStats {
     fn default() -> Self {
-        Self { aa: "none", tonemapper: "aces", exposure_ev100: ev100_of(1.0) }
+        Self { aa: "none", tonemapper: "aces", bloom: false, exposure_ev100: ev100_of(1.0) }
     }
 }
 
@@ -123,6 +125,7 @@ impl ImageStats {
         Self {
             aa: settings.anti_aliasing.name(),
             tonemapper: settings.tonemap.curve.name(),
+            bloom: settings.bloom.enabled,
             exposure_ev100: ev100_of(settings.tonemap.exposure),
         }
     }

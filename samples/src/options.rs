@@ -36,6 +36,15 @@ pub fn parse_aa(s: &str) -> Result<u32, String> {
     }
 }
 
+/// Parses `on` or `off`.
+pub fn parse_on_off(s: &str) -> Result<bool, String> {
+    match s {
+        "on" => Ok(true),
+        "off" => Ok(false),
+        _ => Err(format!("expected on or off, got {s:?}")),
+    }
+}
+
 /// Parses `--tonemapper`: the value of `r.Tonemapper`.
 pub fn parse_tonemapper(s: &str) -> Result<u32, String> {
     match s {
@@ -92,6 +101,9 @@ pub struct CommonOptions {
     /// and taa are not built yet). Default: the sample's own (fxaa).
     #[arg(long, value_name = "none|fxaa", value_parser = parse_aa)]
     pub aa: Option<u32>,
+    /// Bloom: on or off (`r.Bloom`; default: on in the showcase, off elsewhere).
+    #[arg(long, value_name = "on|off", value_parser = parse_on_off)]
+    pub bloom: Option<bool>,
     /// The tone mapper: none, aces, agx or pbr-neutral (`r.Tonemapper`;
     /// default aces).
     #[arg(long, value_name = "none|aces|agx|pbr-neutral", value_parser = parse_tonemapper)]
@@ -142,10 +154,10 @@ mod tests {
 
     #[test]
     fn aa_and_tonemapper_take_their_names_and_refuse_the_rest() {
-        let o = parse(&["--aa", "fxaa", "--tonemapper", "pbr-neutral"]).unwrap();
-        assert_eq!((o.aa, o.tonemapper), (Some(1), Some(3)));
+        let o = parse(&["--aa", "fxaa", "--tonemapper", "pbr-neutral", "--bloom", "on"]).unwrap();
+        assert_eq!((o.aa, o.tonemapper, o.bloom), (Some(1), Some(3), Some(true)));
         assert_eq!(parse(&[]).unwrap().aa, None);
-        for bad in [&["--aa", "taa"][..], &["--aa", "msaa4"], &["--aa", "smaa"], &["--tonemapper", "filmic"]] {
+        for bad in [&["--aa", "taa"][..], &["--aa", "msaa4"], &["--aa", "smaa"], &["--tonemapper", "filmic"], &["--bloom", "yes"]] {
             let e = parse(bad).err().unwrap_or_else(|| panic!("{bad:?} was accepted"));
             assert_eq!(e.exit_code(), 2, "{bad:?}: {e}");
         }

@@ -21,6 +21,7 @@
 //! turns post-processing off), so a pass gives them constants that leave
 //! their pixels as they are.
 
+pub mod bloom;
 pub mod fxaa;
 pub mod tonemap;
 
@@ -151,7 +152,8 @@ impl PostProcessor {
     /// The timestamp labels of the passes that run with `settings`, in
     /// order (for the frame's GPU times).
     pub fn timestamp_labels(&self, settings: &FrameSettings) -> Vec<[&'static str; 2]> {
-        self.running(settings).iter().map(|p| p.timestamps).collect()
+        let bloom = settings.bloom.enabled.then_some(bloom::DOWNSAMPLE.timestamps);
+        bloom.into_iter().chain(self.running(settings).iter().map(|p| p.timestamps)).collect()
     }
 
     fn pipeline(&mut self, device: &Device, pass: &PostPassDesc, format: Format) -> Result<PipelineHandle> {
@@ -185,6 +187,10 @@ impl PostProcessor {
         check_chain(&passes)?;
         let count = passes.len();
         let mut input = SCENE_COLOR;
+        if at.settings.bloom.enabled {
+            self.record_bloom(frame, targets, at)?;
+            input = bloom::COMPOSITE;
+        }
         for (i, pass) in passes.into_iter().enumerate() {
             let output = if i + 1 == count { OUTPUT } else { pass.output.intermediates()[i % 2] };
             targets.ensure(device, &output, at.width, at.height)?;
@@ -192,11 +198,7 @@ impl PostProcessor {
             let source = targets.texture(input.name).expect("made by the stage that wrote it");
             let mut entries = vec![(0, BindingResource::Texture(source))];
             if pass.sampler {
-                let sampler = match self.sampler {
-                    Some(s) => s,
-                    None => *self.sampler.insert(device.create_sampler(&SamplerDesc::linear_clamp())?),
-                };
-                entries.push((1, BindingResource::Sampler(sampler)));
+                entries.push((1, BindingResource::Sampler(self.sampler(device)?)));
             }
             let group = frame.create_bind_group(pipeline, 0, &entries)?;
             let stamps = frame.timestamps_left().is_some_and(|left| left >= 2);
@@ -206,11 +208,56 @@ impl PostProcessor {
             }
             targets.prepare(cmd, &[(input.name, Access::Sample), (output.name, Access::ColorWrite)])?;
             let texture = targets.texture(output.name).expect("ensured above");
-            draw_pass(cmd, pipeline, &group, texture, pass, at)?;
+            let lit = (pass.push_constants)(at.settings, PostRegion::Lit);
+            let wireframe: Vec<(Rect, [u32; 4])> =
+                at.wireframe.iter().map(|&r| (r, (pass.push_constants)(at.settings, PostRegion::Wireframe))).collect();
+            draw_fullscreen(cmd, pipeline, &group, texture, (at.width, at.height), lit, &wireframe)?;
             if stamps {
                 cmd.write_timestamp(pass.timestamps[1])?;
             }
             input = output;
+        }
+        Ok(())
+    }
+
+    /// The linear, clamping sampler of the passes that filter.
+    fn sampler(&mut self, device: &Device) -> Result<SamplerHandle> {
+        match self.sampler {
+            Some(s) => Ok(s),
+            None => Ok(*self.sampler.insert(device.create_sampler(&SamplerDesc::linear_clamp())?)),
+        }
+    }
+
+    /// Records bloom ([`bloom`]): from scene color into [`bloom::COMPOSITE`].
+    fn record_bloom(&mut self, frame: &mut Frame<'_>, targets: &mut RenderTargets, at: &PostFrame<'_>) -> Result<()> {
+        let device = frame.device();
+        let sampler = self.sampler(device)?;
+        let stamps = frame.timestamps_left().is_some_and(|left| left >= 2);
+        if stamps {
+            frame.cmd().write_timestamp(bloom::DOWNSAMPLE.timestamps[0])?;
+        }
+        for d in bloom::draws(SCENE_COLOR.name, at.width, at.height, &at.settings.bloom) {
+            targets.ensure(device, &d.output, d.size.0, d.size.1)?;
+            let pipeline = self.pipeline(device, d.step, d.output.format)?;
+            let texture = |name| targets.texture(name).expect("made by an earlier step or stage");
+            let mut entries = vec![(0, BindingResource::Texture(texture(d.inputs[0]))), (1, BindingResource::Sampler(sampler))];
+            if let Some(&second) = d.inputs.get(1) {
+                entries.push((2, BindingResource::Texture(texture(second))));
+            }
+            let group = frame.create_bind_group(pipeline, 0, &entries)?;
+            let cmd = frame.cmd();
+            targets.prepare(cmd, &bloom::accesses(&d))?;
+            let output = targets.texture(d.output.name).expect("ensured above");
+            let push = d.push.map(f32::to_bits);
+            // Wireframe views keep scene color as drawn (the composite's w = 0).
+            let wireframe: Vec<(Rect, [u32; 4])> = match std::ptr::eq(d.step, &bloom::COMPOSITE_STEP) {
+                true => at.wireframe.iter().map(|&r| (r, [push[0], push[1], push[2], 0])).collect(),
+                false => Vec::new(),
+            };
+            draw_fullscreen(cmd, pipeline, &group, output, d.size, push, &wireframe)?;
+        }
+        if stamps {
+            frame.cmd().write_timestamp(bloom::DOWNSAMPLE.timestamps[1])?;
         }
         Ok(())
     }
@@ -243,16 +290,18 @@ pub(crate) fn check_chain(passes: &[&PostPassDesc]) -> Result<()> {
     }
 }
 
-/// One pass's draws into `output`: the whole target lit, then each wireframe rectangle.
-fn draw_pass(
+/// One full-screen draw into `output` (of `size`) with the push constants
+/// `lit`, then one over each wireframe rectangle with its own.
+fn draw_fullscreen(
     cmd: &mut CommandList<'_>,
     pipeline: PipelineHandle,
     group: &BindGroup,
     output: TextureHandle,
-    pass: &PostPassDesc,
-    at: &PostFrame<'_>,
+    size: (u32, u32),
+    lit: [u32; 4],
+    wireframe: &[(Rect, [u32; 4])],
 ) -> Result<()> {
-    let area = Rect::from_size(at.width, at.height);
+    let area = Rect::from_size(size.0, size.1);
     cmd.begin_rendering(
         &RenderingDesc { color: vec![ColorAttachment { texture: output, load: LoadOp::DontCare, store: true }], depth: None, area },
         RenderingContents::Inline,
@@ -261,12 +310,12 @@ fn draw_pass(
     cmd.set_scissor(area)?;
     cmd.bind_pipeline(pipeline)?;
     cmd.bind_group(0, group)?;
-    cmd.push_constants(0, bytemuck::cast_slice(&(pass.push_constants)(at.settings, PostRegion::Lit)))?;
+    cmd.push_constants(0, bytemuck::cast_slice(&lit))?;
     cmd.draw(3, 1, 0, 0)?;
-    for &rect in at.wireframe {
+    for &(rect, push) in wireframe {
         cmd.set_viewport(rect)?;
         cmd.set_scissor(rect)?;
-        cmd.push_constants(0, bytemuck::cast_slice(&(pass.push_constants)(at.settings, PostRegion::Wireframe)))?;
+        cmd.push_constants(0, bytemuck::cast_slice(&push))?;
         cmd.draw(3, 1, 0, 0)?;
     }
     cmd.end_rendering()?;

@@ -50,6 +50,10 @@ use rhi_vulkan::{DeviceDesc, Validation};
 /// by default.
 const DEFAULT_AA: u32 = 1;
 
+/// The samples that bloom without `--bloom`: the showcase, whose lamps,
+/// windows and fireflies glow at dusk.
+const BLOOM_BY_DEFAULT: &[&str] = &["showcase"];
+
 /// What a sample's world knows that the frame's stats do not: the
 /// instanced-static-mesh instances it holds (`instances.total`) and a
 /// file's import. Visible instances and particles drawn come from the
@@ -97,6 +101,8 @@ pub fn engine(sample: &str, common: &CommonOptions) -> anyhow::Result<Engine> {
     }
     // FXAA unless the sample's options say otherwise; `--cvar` wins over both.
     rt.set_cvar(cvars::ANTI_ALIASING_METHOD, &common.aa.unwrap_or(DEFAULT_AA).to_string())?;
+    let bloom = common.bloom.unwrap_or(BLOOM_BY_DEFAULT.contains(&sample));
+    rt.set_cvar(cvars::BLOOM, if bloom { "1" } else { "0" })?;
     if let Some(t) = common.tonemapper {
         rt.set_cvar(cvars::TONEMAPPER, &t.to_string())?;
     }

@@ -21,6 +21,8 @@
 //!   10,000 casters, draws on a later frame vs the first, frame vs shadows off;
 //! - occlusion along the showcase's camera path ([`showcase_occlusion`]):
 //!   what the base pass draws with `r.AllowOcclusionQueries` on vs off;
+//! - the image's post passes ([`image_passes`]): the showcase at 1920×1080
+//!   with FXAA, and with bloom, against neither;
 //! - overlap: frames in flight 2 vs 1 on a scene whose render-thread CPU
 //!   and GPU times are within 30% of each other ([`OVERLAP_SCENE`], its
 //!   draw distance found on the day: [`balanced_draw_distance`]), the
@@ -420,6 +422,7 @@ pub fn bench(dir: &Path, quick: bool) -> Result<(), String> {
     rows.extend(shadow_cascades(dir, quick)?);
     rows.extend(cached_shadows(dir, quick)?);
     rows.extend(showcase_occlusion(dir, quick)?);
+    rows.extend(image_passes(dir, quick)?);
     rows.extend(overlap(dir)?);
     let json = serde_json::to_string_pretty(&serde_json::json!({ "rows": rows })).map_err(|e| e.to_string())?;
     std::fs::write(dir.join("samples.json"), json + "\n").map_err(|e| e.to_string())
@@ -448,6 +451,24 @@ fn clustered_lights(dir: &Path, quick: bool) -> Result<Vec<Row>, String> {
         row("lights 8: frame time", few.mean_timings_ms.frame, "ms", None),
         row("lights 100,000: base pass GPU", base(&many), "ms", None),
         row("lights 8: base pass GPU", base(&few), "ms", None),
+    ])
+}
+
+/// The image's post passes (issue 38): the showcase at 1920x1080, the
+/// median frame with FXAA vs without anti-aliasing (goal <= 1.05) and with
+/// bloom vs without (goal <= 1.15), each against the showcase with neither.
+fn image_passes(dir: &Path, quick: bool) -> Result<Vec<Row>, String> {
+    let frames = if quick { "6" } else { "16" };
+    let run = |tag: &str, aa: &str, bloom: &str| {
+        let args = ["--width", "1920", "--height", "1080", "--frames", frames, "--aa", aa, "--bloom", bloom];
+        sample(dir, "showcase", tag, &args, &[])
+    };
+    let (plain, fxaa, bloom) = (run("plain", "none", "off")?, run("fxaa", "fxaa", "off")?, run("bloom", "none", "on")?);
+    let p50 = |s: &Stats| s.frame_time_ms.as_ref().map_or(s.mean_timings_ms.frame, |p| p.p50);
+    Ok(vec![
+        row("showcase 1920x1080: median frame, FXAA vs no anti-aliasing", p50(&fxaa) / p50(&plain), "x", Some("<= 1.05")),
+        row("showcase 1920x1080: median frame, bloom on vs off", p50(&bloom) / p50(&plain), "x", Some("<= 1.15")),
+        row("showcase 1920x1080: median frame without anti-aliasing or bloom", p50(&plain), "ms", None),
     ])
 }
 
