@@ -270,10 +270,14 @@ mod tests {
         assert_eq!((s.tonemap.exposure, s.tonemap.curve, s.shading.sky_light), (0.0, TonemapCurve::None, 0.0));
         assert_eq!(s.light_grid, LightGridSettings { pixel_size: 8, slices: 128 });
         c.set(cvars::SHADOW_MAP_SIZE, "100000").unwrap();
-        c.set(cvars::TONEMAPPER, "7").unwrap();
+        // A tone mapper that does not exist is refused, not clamped.
+        assert!(c.set(cvars::TONEMAPPER, "7").is_err());
+        c.set(cvars::BLOOM_INTENSITY, "4").unwrap();
+        c.set(cvars::BLOOM_THRESHOLD, "-1").unwrap();
         let s = FrameSettings::from_cvars(&c);
         // With four cascades, four 4096² tiles make an 8192² shadow map.
-        assert_eq!((s.shadow.map_size, s.tonemap.curve), (4096, TonemapCurve::AcesFitted));
+        assert_eq!((s.shadow.map_size, s.tonemap.curve), (4096, TonemapCurve::None));
+        assert_eq!((s.bloom.intensity, s.bloom.threshold), (1.0, 0.0));
         c.set(cvars::SHADOW_CSM_MAX_CASCADES, "1").unwrap();
         assert_eq!(FrameSettings::from_cvars(&c).shadow.map_size, ShadowSettings::MAX_MAP_SIZE);
         for (name, value) in [
