@@ -106,7 +106,7 @@ pub use settings::{
 };
 pub use static_mesh::{shapes, StaticMeshLod, StaticMeshRenderData, StaticMeshSection};
 pub use static_mesh_proxy::StaticMeshSceneProxy;
-pub use stats::{ev100_of, FrameCounters, FrameStats, ImageStats, PassStats, ShadowStats, StageTimings};
+pub use stats::{ev100_of, exposure_of_ev100, FrameCounters, FrameStats, ImageStats, PassStats, ShadowStats, StageTimings};
 pub use texture::{Texture2D, TextureFormat, TextureId, TextureLimits, TextureMips, TextureRegistry};
 pub use vertex_factory::{LocalVertex, VertexFactoryType, LOCAL_VERTEX_FACTORY, VERTEX_FACTORY_BIND_GROUP};
 pub use view::{SceneView, ViewFamily, ViewKind};

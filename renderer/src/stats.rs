@@ -137,6 +137,13 @@ pub fn ev100_of(exposure: f32) -> f32 {
     -(1.2 * exposure.max(1e-6)).log2()
 }
 
+/// The linear exposure multiplier (`r.Exposure`) of a manual exposure of
+/// `ev100` (the inverse of [`ev100_of`]): 1 / (1.2 · 2^EV100). A sunlit
+/// scene is about EV100 15, a lit interior 7, dusk 4.
+pub fn exposure_of_ev100(ev100: f32) -> f32 {
+    1.0 / (1.2 * ev100.exp2())
+}
+
 /// Named counters of one frame (see [`FrameStats::counters`]): what proxies
 /// count that the renderer cannot (visible instances of a GPU cull, live
 /// particles drawn), by a name the reporting crate defines as a constant.

@@ -192,5 +192,7 @@ fn tonemapper_and_anti_aliasing_take_only_their_values() {
     let (stats, _) = frame(&mut rt, &family(vec![ortho_down(10.0)]));
     assert_eq!((stats.image.tonemapper, stats.image.aa), ("aces", "none"), "unchanged");
     assert!((stats.image.exposure_ev100 - ev100_of(1.0)).abs() < 1e-6 && (ev100_of(1.0) + 0.263).abs() < 1e-3);
+    // A manual EV100 is the exposure 1 / (1.2 * 2^EV100), and back.
+    assert!((exposure_of_ev100(0.0) - 1.0 / 1.2).abs() < 1e-6 && (ev100_of(exposure_of_ev100(7.5)) - 7.5).abs() < 1e-4);
     assert_clean(&mut rt);
 }

@@ -36,6 +36,22 @@ pub fn parse_aa(s: &str) -> Result<u32, String> {
     }
 }
 
+/// Parses `--fixed-dt`: seconds per frame, positive and at most one.
+pub fn parse_fixed_dt(s: &str) -> Result<f32, String> {
+    match s.parse::<f32>() {
+        Ok(v) if v > 0.0 && v <= 1.0 => Ok(v),
+        _ => Err(format!("expected seconds per frame in (0, 1], got {s:?}")),
+    }
+}
+
+/// Parses `--ev100`: a finite exposure value within -20..=30.
+pub fn parse_ev100(s: &str) -> Result<f32, String> {
+    match s.parse::<f32>() {
+        Ok(v) if (-20.0..=30.0).contains(&v) => Ok(v),
+        _ => Err(format!("expected an EV100 in -20..=30, got {s:?}")),
+    }
+}
+
 /// Parses `on` or `off`.
 pub fn parse_on_off(s: &str) -> Result<bool, String> {
     match s {
@@ -101,6 +117,14 @@ pub struct CommonOptions {
     /// and taa are not built yet). Default: the sample's own (fxaa).
     #[arg(long, value_name = "none|fxaa", value_parser = parse_aa)]
     pub aa: Option<u32>,
+    /// Advance time by exactly this many seconds each frame, in a window as
+    /// headless (headless default: 1/60), so that a run is repeatable.
+    #[arg(long, value_name = "SECONDS", value_parser = parse_fixed_dt)]
+    pub fixed_dt: Option<f32>,
+    /// A manual exposure as an EV100 (`r.Exposure` = 1 / (1.2 · 2^EV100);
+    /// default: the sample's own, 1 for most: EV100 -0.26).
+    #[arg(long, value_name = "EV100", allow_hyphen_values = true, value_parser = parse_ev100)]
+    pub ev100: Option<f32>,
     /// Bloom: on or off (`r.Bloom`; default: on in the showcase, off elsewhere).
     #[arg(long, value_name = "on|off", value_parser = parse_on_off)]
     pub bloom: Option<bool>,
@@ -115,6 +139,11 @@ pub struct CommonOptions {
 }
 
 impl CommonOptions {
+    /// The headless frame time: `--fixed-dt`, else 1/60 s.
+    pub fn headless_dt(&self) -> f32 {
+        self.fixed_dt.unwrap_or(1.0 / 60.0)
+    }
+
     /// Frames to render: `--frames`, else 3.
     pub fn frame_count(&self) -> u64 {
         self.frames.unwrap_or(3)
@@ -156,8 +185,21 @@ mod tests {
     fn aa_and_tonemapper_take_their_names_and_refuse_the_rest() {
         let o = parse(&["--aa", "fxaa", "--tonemapper", "pbr-neutral", "--bloom", "on"]).unwrap();
         assert_eq!((o.aa, o.tonemapper, o.bloom), (Some(1), Some(3), Some(true)));
+        assert_eq!(parse(&["--fixed-dt", "0.02"]).unwrap().headless_dt(), 0.02);
+        assert_eq!(parse(&[]).unwrap().headless_dt(), 1.0 / 60.0);
+        assert_eq!(parse(&["--ev100", "-1.5"]).unwrap().ev100, Some(-1.5));
         assert_eq!(parse(&[]).unwrap().aa, None);
-        for bad in [&["--aa", "taa"][..], &["--aa", "msaa4"], &["--aa", "smaa"], &["--tonemapper", "filmic"], &["--bloom", "yes"]] {
+        for bad in [
+            &["--aa", "taa"][..],
+            &["--aa", "msaa4"],
+            &["--aa", "smaa"],
+            &["--tonemapper", "filmic"],
+            &["--bloom", "yes"],
+            &["--fixed-dt", "0"],
+            &["--fixed-dt", "-1"],
+            &["--fixed-dt", "nan"],
+            &["--ev100", "99"],
+        ] {
             let e = parse(bad).err().unwrap_or_else(|| panic!("{bad:?} was accepted"));
             assert_eq!(e.exit_code(), 2, "{bad:?}: {e}");
         }

@@ -14,7 +14,7 @@ pub(super) fn run(
     mut update: impl FnMut(&mut Engine, u64, f32) -> anyhow::Result<SampleFigures>,
 ) -> anyhow::Result<Done> {
     let frames = common.frame_count();
-    let dt = 1.0 / 60.0;
+    let dt = common.headless_dt();
     let mut progress = Progress::new(frames);
     let mut figures = SampleFigures::default();
     let mut frame_ms = 0.0;

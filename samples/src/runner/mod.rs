@@ -103,6 +103,9 @@ pub fn engine(sample: &str, common: &CommonOptions) -> anyhow::Result<Engine> {
     rt.set_cvar(cvars::ANTI_ALIASING_METHOD, &common.aa.unwrap_or(DEFAULT_AA).to_string())?;
     let bloom = common.bloom.unwrap_or(BLOOM_BY_DEFAULT.contains(&sample));
     rt.set_cvar(cvars::BLOOM, if bloom { "1" } else { "0" })?;
+    if let Some(ev100) = common.ev100 {
+        rt.set_cvar(cvars::EXPOSURE, &renderer::exposure_of_ev100(ev100).to_string())?;
+    }
     if let Some(t) = common.tonemapper {
         rt.set_cvar(cvars::TONEMAPPER, &t.to_string())?;
     }

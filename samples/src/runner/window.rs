@@ -96,7 +96,7 @@ impl<F: FnMut(&mut Engine, u64, f32) -> anyhow::Result<SampleFigures>> App<'_, F
         if let Some(e) = self.present_error.lock().unwrap().take() {
             return Err(anyhow!("presenting: {e}"));
         }
-        let dt = self.last.elapsed().as_secs_f32().clamp(1e-4, 0.1);
+        let dt = self.common.fixed_dt.unwrap_or_else(|| self.last.elapsed().as_secs_f32().clamp(1e-4, 0.1));
         self.last = Instant::now();
         let start = Instant::now();
         let last = self.common.frames.is_some_and(|n| self.frame + 1 == n);
