@@ -108,6 +108,9 @@ fn panicking_proxy_mid_frame_with(mut rt: RenderThread, mode: RenderThreadMode, 
     assert!(is_the_panic(&rt.create_material(Material::colored(Vec4::ONE))));
     assert!(is_the_panic(&rt.last_stats()));
     assert!(is_the_panic(&rt.read_back()));
+    // A setting the render thread never received is not kept on this side either.
+    assert!(is_the_panic(&rt.set_cvar(cvars::EXPOSURE, "2")));
+    assert_eq!(rt.cvar(cvars::EXPOSURE), Some(CvarValue::Float(1.0)));
 
     // Dropping shuts the device down (on the render thread, or here inline).
     drop(rt);

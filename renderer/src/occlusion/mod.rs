@@ -109,6 +109,9 @@ pub const OCCLUDED_INSTANCES_COUNTER: &str = "occluded_instances";
 /// more than the view's own pixels.
 pub const OCCLUSION_BUFFER_WIDTH: u32 = 256;
 
+/// The largest side [`OcclusionBuffer::with_size`] makes (4096² depths: 64 MB).
+pub const MAX_OCCLUSION_BUFFER_SIDE: u32 = 4096;
+
 /// At most this many occluders per view (the largest on screen).
 pub const MAX_OCCLUDERS: usize = 64;
 
@@ -253,11 +256,14 @@ impl OcclusionBuffer {
         Self::with_size(view, w, h)
     }
 
-    /// An empty buffer of `width` × `height` pixels (at least 1) for
-    /// `view`. Conservative only while it is no finer than the view's
-    /// viewport (as [`Self::new`] makes it).
+    /// An empty buffer of `width` × `height` pixels for `view`, each side
+    /// clamped to 1..=[`MAX_OCCLUSION_BUFFER_SIDE`] (a coarser buffer
+    /// stays conservative; 65536² would overflow a `u32` pixel count and
+    /// 60000² take 14 GB). Conservative only while it is no finer than the
+    /// view's viewport (as [`Self::new`] makes it).
     pub fn with_size(view: &SceneView, width: u32, height: u32) -> Self {
-        let (width, height) = (width.max(1), height.max(1));
+        let side = |s: u32| s.clamp(1, MAX_OCCLUSION_BUFFER_SIDE);
+        let (width, height) = (side(width), side(height));
         Self {
             width,
             height,
@@ -498,6 +504,13 @@ mod tests {
     pub(super) fn at_pixels(b: &OcclusionBuffer, p: Vec2, z: f32) -> Vec4 {
         let (w, h) = b.size();
         Vec4::new(p.x / w as f32 * 2.0 - 1.0, p.y / h as f32 * 2.0 - 1.0, z, 1.0)
+    }
+
+    #[test]
+    fn a_huge_or_empty_buffer_size_is_capped_not_a_panic() {
+        let v = view(640, 360);
+        assert_eq!(OcclusionBuffer::with_size(&v, 65536, 65536).size(), (MAX_OCCLUSION_BUFFER_SIDE, MAX_OCCLUSION_BUFFER_SIDE));
+        assert_eq!(OcclusionBuffer::with_size(&v, 0, u32::MAX).size(), (1, MAX_OCCLUSION_BUFFER_SIDE));
     }
 
     #[test]

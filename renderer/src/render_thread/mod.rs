@@ -762,9 +762,10 @@ impl RenderThread {
     /// Registers a console variable on both sides (feature crates call this
     /// for their own, e.g. `r.InstancedStaticMeshes.GPUCulling`).
     pub fn register_cvar(&mut self, name: &str, default: crate::cvars::CvarValue, help: &str) -> Result<()> {
+        let (owned_name, owned_help) = (name.to_string(), help.to_string());
+        self.enqueue_render_command(move |ctx| ctx.cvars.register(&owned_name, default, &owned_help))?;
         self.cvars.register(name, default, help);
-        let (name, help) = (name.to_string(), help.to_string());
-        self.enqueue_render_command(move |ctx| ctx.cvars.register(&name, default, &help))
+        Ok(())
     }
 
     /// Adds `feature` to this renderer: its passes, vertex factories and
@@ -837,13 +838,24 @@ impl RenderThread {
         })
     }
 
-    /// Sets a console variable (validated here; applied from the next frame).
+    /// Sets a console variable (validated here; applied from the next
+    /// frame). A value refused, or a render thread that is gone, changes
+    /// nothing on either side.
     pub fn set_cvar(&mut self, name: &str, value: &str) -> Result<()> {
-        self.cvars.set(name, value)?;
-        let (name, value) = (name.to_string(), value.to_string());
+        let mut checked = self.cvars.clone();
+        checked.set(name, value)?;
+        let (owned_name, owned_value) = (name.to_string(), value.to_string());
         self.enqueue_render_command(move |ctx| {
-            let _ = ctx.cvars.set(&name, &value);
-        })
+            let _ = ctx.cvars.set(&owned_name, &owned_value);
+        })?;
+        self.cvars = checked;
+        Ok(())
+    }
+
+    /// A console variable's value as the game side last set it (`None`:
+    /// no variable has that name).
+    pub fn cvar(&self, name: &str) -> Option<crate::cvars::CvarValue> {
+        self.cvars.get(name)
     }
 }
 
