@@ -68,6 +68,12 @@ pub enum ParticleError {
     #[error("transform: must be finite")]
     NonFiniteTransform,
 
+    /// A world transform the workspace's rule refuses
+    /// (`renderer::check_affine`): a zero (or nearly zero) scale, or
+    /// one so large that its inverse overflows.
+    #[error("transform: degenerate (flat, or too large to invert)")]
+    DegenerateTransform,
+
     /// Fixed bounds with NaN or infinite corners, or `min > max`.
     #[error("fixed bounds: must be finite with min ≤ max")]
     InvalidBounds,

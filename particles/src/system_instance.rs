@@ -130,12 +130,16 @@ impl ParticleSystemInstance {
         &self.transform
     }
 
-    /// Sets the world transform; rejects non-finite ones, keeping the old.
+    /// Sets the world transform; rejects one the workspace's transform rule
+    /// refuses (`renderer::check_affine`: not finite, a zero scale, too
+    /// large to invert), keeping the old.
     /// Local-space emitters' particles move with it at once (the next
     /// snapshot shows them there).
     pub fn set_transform(&mut self, transform: Affine3A) -> Result<(), ParticleError> {
-        if !transform.is_finite() {
-            return Err(ParticleError::NonFiniteTransform);
+        match renderer::check_affine(&transform) {
+            Err(renderer::TransformProblem::NonFinite) => return Err(ParticleError::NonFiniteTransform),
+            Err(renderer::TransformProblem::Degenerate) => return Err(ParticleError::DegenerateTransform),
+            Ok(()) => {}
         }
         self.transform = transform;
         for e in &mut self.emitters {
@@ -296,11 +300,16 @@ mod tests {
     }
 
     #[test]
-    fn non_finite_transform_is_rejected_and_kept() {
+    fn a_non_finite_or_degenerate_transform_is_rejected_and_the_old_kept() {
         let mut s = ParticleSystemInstance::new(Arc::new(ParticleSystem::default()), 0).unwrap();
         let t = Affine3A::from_translation(glam::Vec3::X);
         s.set_transform(t).unwrap();
-        assert!(s.set_transform(Affine3A::from_translation(glam::Vec3::NAN)).is_err());
+        assert!(matches!(s.set_transform(Affine3A::from_translation(glam::Vec3::NAN)), Err(ParticleError::NonFiniteTransform)));
+        // The workspace's transform rule: a zero scale, or one too large to invert.
+        for scale in [0.0, 1e30] {
+            let bad = Affine3A::from_scale(glam::Vec3::splat(scale));
+            assert!(matches!(s.set_transform(bad), Err(ParticleError::DegenerateTransform)), "scale {scale}");
+        }
         assert_eq!(*s.transform(), t);
         assert!(s.is_complete());
         assert_eq!(s.bounds(), None);
