@@ -406,6 +406,18 @@ fn a_destroyed_texture_samples_white_and_materials_survive() {
     assert_near(pixel(&image, W / 2, H / 2), [255, 255, 255], "destroyed: white");
     assert!(matches!(rt.destroy_texture(tex), Err(RendererError::UnknownTexture(_))), "once");
     assert!(matches!(rt.destroy_texture(TextureId::WHITE), Err(RendererError::UnknownTexture(_))), "built-ins stay");
+    // A texture that is gone, or never was, is refused wherever a material
+    // names one: an instance's override, a parameter, a parent's default.
+    let never = TextureId(0x0000_7fff);
+    let parent = rt.create_material(unlit_textured("refuse.wgsl", "i.uv0", nearest())).unwrap();
+    for t in [tex, never] {
+        let refused = |r: Result<_>| matches!(r, Err(RendererError::UnknownTexture(id)) if id == t);
+        assert!(refused(rt.create_material_instance(MaterialInstance::of(parent).with_texture("tex", t)).map(drop)), "{t:?}");
+        assert!(refused(rt.set_material_parameter(m, "tex", ParameterValue::Texture(t))), "{t:?}");
+        let textured = Material::default().with_parameter(MaterialParameter::texture("t", t, nearest()));
+        assert!(refused(rt.create_material(textured).map(drop)), "{t:?}");
+    }
+    assert!(rt.create_material_instance(MaterialInstance::of(parent).with_texture("tex", TextureId::BLACK)).is_ok(), "built-ins are live");
     for _ in 0..3 {
         frame(&mut rt, &fam);
     }

@@ -26,6 +26,7 @@ impl RenderThread {
     /// [`RendererError::MaterialIdsExhausted`].
     pub fn create_material(&mut self, material: Material) -> Result<MaterialId> {
         let layout = self.materials.check_parent(None, &material)?;
+        self.check_textures(material.parameters.iter().map(|p| &p.default))?;
         crate::mesh_pass::validate_material(&material)?;
         let id = self.materials.ids.peek().ok_or(RendererError::MaterialIdsExhausted(MaterialId::MAX_SLOTS))?;
         self.enqueue_render_command(move |ctx| {
@@ -50,6 +51,7 @@ impl RenderThread {
     /// blend mode, sidedness or declarations changed.
     pub fn set_material(&mut self, id: MaterialId, material: Material) -> Result<()> {
         let layout = self.materials.check_parent(Some(id), &material)?;
+        self.check_textures(material.parameters.iter().map(|p| &p.default))?;
         crate::mesh_pass::validate_material(&material)?;
         self.enqueue_render_command(move |ctx| {
             if let Err(e) = ctx.scene.set_material(id, material) {
@@ -68,6 +70,7 @@ impl RenderThread {
     /// existing draw command and creates no pipeline.
     pub fn create_material_instance(&mut self, instance: MaterialInstance) -> Result<MaterialId> {
         self.materials.check_instance(None, &instance)?;
+        self.check_textures(instance.overrides.iter().map(|(_, v)| v))?;
         let id = self.materials.ids.peek().ok_or(RendererError::MaterialIdsExhausted(MaterialId::MAX_SLOTS))?;
         let queued = instance.clone();
         self.enqueue_render_command(move |ctx| {
@@ -85,6 +88,7 @@ impl RenderThread {
     /// [`Self::create_material_instance`]; `id` must name a live instance).
     pub fn set_material_instance(&mut self, id: MaterialId, instance: MaterialInstance) -> Result<()> {
         self.materials.check_instance(Some(id), &instance)?;
+        self.check_textures(instance.overrides.iter().map(|(_, v)| v))?;
         let queued = instance.clone();
         self.enqueue_render_command(move |ctx| {
             if let Err(e) = ctx.scene.set_material_instance(id, queued) {
@@ -103,6 +107,7 @@ impl RenderThread {
     /// [`RendererError::InvalidMaterial`] and nothing is queued.
     pub fn set_material_parameter(&mut self, id: MaterialId, name: &str, value: ParameterValue) -> Result<()> {
         self.materials.check_parameter(id, name, &value)?;
+        self.check_textures(std::iter::once(&value))?;
         let queued = name.to_string();
         self.enqueue_render_command(move |ctx| {
             if let Err(e) = ctx.scene.set_material_parameter(id, &queued, value) {
@@ -150,6 +155,22 @@ impl RenderThread {
         let taken = self.texture_ids.take();
         debug_assert_eq!(taken, Some(id));
         Ok(id)
+    }
+
+    /// Every texture `values` name must be live (a built-in one, or one
+    /// made by [`Self::create_texture`] and not destroyed): an id never
+    /// created, or destroyed, is [`RendererError::UnknownTexture`] — it
+    /// would sample white without a word. (A texture destroyed later is a
+    /// documented white.)
+    fn check_textures<'a>(&self, values: impl Iterator<Item = &'a ParameterValue>) -> Result<()> {
+        for v in values {
+            if let ParameterValue::Texture(t) = *v {
+                if !self.texture_ids.is_live(t) {
+                    return Err(RendererError::UnknownTexture(t));
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Destroys a texture made by [`Self::create_texture`]: materials that
