@@ -775,3 +775,40 @@ fn non_mipmapped_minification_filters_read_level_0_alone() {
         assert_eq!(base.sampler.mipmaps, mipmaps, "minFilter {min_filter:?}");
     }
 }
+
+#[test]
+fn an_import_whose_indices_were_edited_is_invalid_at_spawn_not_a_panic() {
+    let mut w = material_file();
+    w.push("nodes", json!({ "children": [0] }));
+    w.json["scenes"][0]["nodes"] = json!([1]);
+    let good = import(&w);
+    good.check_indices().unwrap();
+    type Edit = fn(&mut GltfImport);
+    let edits: [(&str, Edit); 8] = [
+        ("/nodes/1/children/0", |i| i.nodes[1].children[0] = 99),
+        ("/nodes/0/mesh", |i| i.nodes[0].mesh = Some(50)),
+        ("/scenes/0/nodes/0", |i| i.scenes[0].nodes[0] = 77),
+        ("/scene", |i| i.default_scene = Some(4)),
+        ("/nodes/0 (parent)", |i| i.nodes[0].parent = Some(1000)),
+        ("/meshes/0 (material slot 0)", |i| i.meshes[0].as_mut().unwrap().slot_materials[0] = Some(12)),
+        ("/materials/0 (texture)", |i| i.materials[0].base_color_texture.as_mut().unwrap().texture = 9),
+        // Node 1 made a child of node 0, whose parent it is: a cycle.
+        ("/nodes/0", |i| {
+            i.nodes[0].children.push(1);
+            i.nodes[1].parent = Some(0);
+        }),
+    ];
+    let mut world = world();
+    for (path, edit) in edits {
+        let mut bad = good.clone();
+        edit(&mut bad);
+        match bad.spawn(&mut world) {
+            Err(GltfError::Invalid { path: p, .. }) => assert_eq!(p, path),
+            other => panic!("{path}: {other:?}"),
+        }
+        assert_eq!((world.num_actors(), world.num_components()), (0, 0), "{path}: nothing spawned");
+    }
+    good.spawn(&mut world).unwrap();
+    world.send_all_end_of_frame_updates().unwrap();
+    test_support::assert_clean(world.render_thread().unwrap());
+}

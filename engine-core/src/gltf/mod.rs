@@ -311,6 +311,96 @@ impl GltfImport {
         self.default_scene.or(if self.scenes.is_empty() { None } else { Some(0) })
     }
 
+    /// Checks that every index the import's public fields hold names
+    /// something that is there: scenes' roots, nodes' parents, children,
+    /// meshes, cameras and lights, meshes' materials, materials' textures,
+    /// the default scene; that each node's children name it as their parent;
+    /// and that no node is its own ancestor. An import made by [`import`]
+    /// always passes; one whose fields were edited may not, and spawning it
+    /// is then [`GltfError::Invalid`] (with the field's JSON-like path)
+    /// rather than a panic. Linear in the import's size.
+    pub fn check_indices(&self) -> Result<(), GltfError> {
+        let invalid = |path: String, problem: String| Err(GltfError::Invalid { path, problem });
+        let within = |path: String, index: usize, len: usize, what: &str| {
+            if index < len {
+                Ok(())
+            } else {
+                invalid(path, format!("names {what} {index}; the import has {len}"))
+            }
+        };
+        if let Some(d) = self.default_scene {
+            within("/scene".into(), d, self.scenes.len(), "scene")?;
+        }
+        for (i, scene) in self.scenes.iter().enumerate() {
+            for (k, &n) in scene.nodes.iter().enumerate() {
+                within(format!("/scenes/{i}/nodes/{k}"), n, self.nodes.len(), "node")?;
+            }
+        }
+        for (i, node) in self.nodes.iter().enumerate() {
+            if let Some(p) = node.parent {
+                within(format!("/nodes/{i} (parent)"), p, self.nodes.len(), "node")?;
+            }
+            for (k, &c) in node.children.iter().enumerate() {
+                within(format!("/nodes/{i}/children/{k}"), c, self.nodes.len(), "node")?;
+                if self.nodes[c].parent != Some(i) {
+                    return invalid(
+                        format!("/nodes/{i}/children/{k}"),
+                        format!("node {c}'s parent is {:?}, not {i}", self.nodes[c].parent),
+                    );
+                }
+            }
+            if let Some(m) = node.mesh {
+                within(format!("/nodes/{i}/mesh"), m, self.meshes.len(), "mesh")?;
+            }
+            if let Some(c) = node.camera {
+                within(format!("/nodes/{i}/camera"), c, self.cameras.len(), "camera")?;
+            }
+            if let Some(l) = node.light {
+                within(format!("/nodes/{i}/light"), l, self.lights.len(), "light")?;
+            }
+        }
+        self.check_acyclic()?;
+        for (i, mesh) in self.meshes.iter().enumerate() {
+            for (k, m) in mesh.iter().flat_map(|m| m.slot_materials.iter().enumerate()) {
+                if let Some(m) = *m {
+                    within(format!("/meshes/{i} (material slot {k})"), m, self.materials.len(), "material")?;
+                }
+            }
+        }
+        for (i, m) in self.materials.iter().enumerate() {
+            for t in m.textures().into_iter().flatten() {
+                within(format!("/materials/{i} (texture)"), t.texture, self.textures.len(), "texture")?;
+            }
+        }
+        Ok(())
+    }
+
+    /// No node is its own ancestor (parents in range, checked before): each
+    /// node's walk up is cut at the first node already known to reach a root.
+    fn check_acyclic(&self) -> Result<(), GltfError> {
+        // 0: not seen, 1: on the current walk, 2: reaches a root.
+        let mut state = vec![0u8; self.nodes.len()];
+        for start in 0..self.nodes.len() {
+            let mut walk = Vec::new();
+            let mut at = Some(start);
+            while let Some(n) = at {
+                match state[n] {
+                    2 => break,
+                    1 => return Err(GltfError::Invalid { path: format!("/nodes/{n}"), problem: "the node is its own ancestor".into() }),
+                    _ => {
+                        state[n] = 1;
+                        walk.push(n);
+                        at = self.nodes[n].parent;
+                    }
+                }
+            }
+            for n in walk {
+                state[n] = 2;
+            }
+        }
+        Ok(())
+    }
+
     /// Spawns the default scene (see [`Self::spawn_scene`]).
     pub fn spawn(&self, world: &mut World) -> Result<SpawnedScene, GltfError> {
         self.spawn_scene(world, None)

@@ -95,6 +95,8 @@ fn light_component(l: &GltfLight) -> Box<dyn Component> {
 }
 
 pub(crate) fn spawn(import: &GltfImport, world: &mut World, scene: Option<usize>) -> Result<SpawnedScene, GltfError> {
+    // Its fields are public: indices edited past their lists are an error, not a panic.
+    import.check_indices()?;
     let render_err = |path: String| move |error: renderer::RendererError| GltfError::Spawn { path: path.clone(), error: error.into() };
 
     // The nodes to spawn.
