@@ -117,25 +117,41 @@ fn cluster_of(x: u32, y: u32, s: u32) -> u32 {
     return (s * params.size.y + y) * params.size.x + x;
 }
 
-@compute @workgroup_size(64)
-fn count(@builtin(global_invocation_id) id: vec3<u32>) {
-    if (id.x >= params.size.w) {
+// Light `index`'s clusters, each counted (`scatter` false) or given the
+// light's index in its list (`scatter` true): the same walk both times.
+fn bin(index: u32, scatter: bool) {
+    if (index >= params.size.w) {
         return;
     }
-    let l = lights[id.x];
+    let l = lights[index];
     let r = light_range(l);
     if (!r.valid) {
         return;
     }
+    let capacity = arrayLength(&indices);
     for (var s = r.lo.z; s <= r.hi.z; s++) {
         for (var y = r.lo.y; y <= r.hi.y; y++) {
             for (var x = r.lo.x; x <= r.hi.x; x++) {
-                if (touches(l, x, y, s)) {
-                    atomicAdd(&counts[cluster_of(x, y, s)], 1u);
+                if (!touches(l, x, y, s)) {
+                    continue;
+                }
+                let c = cluster_of(x, y, s);
+                if (!scatter) {
+                    atomicAdd(&counts[c], 1u);
+                    continue;
+                }
+                let at = offsets[c] + atomicAdd(&cursor[c], 1u);
+                if (at < capacity) {
+                    indices[at] = l.index;
                 }
             }
         }
     }
+}
+
+@compute @workgroup_size(64)
+fn count(@builtin(global_invocation_id) id: vec3<u32>) {
+    bin(id.x, false);
 }
 
 var<workgroup> sums: array<u32, 256>;
@@ -171,28 +187,7 @@ fn first_indices(@builtin(local_invocation_index) t: u32) {
 
 @compute @workgroup_size(64)
 fn scatter(@builtin(global_invocation_id) id: vec3<u32>) {
-    if (id.x >= params.size.w) {
-        return;
-    }
-    let l = lights[id.x];
-    let r = light_range(l);
-    if (!r.valid) {
-        return;
-    }
-    let capacity = arrayLength(&indices);
-    for (var s = r.lo.z; s <= r.hi.z; s++) {
-        for (var y = r.lo.y; y <= r.hi.y; y++) {
-            for (var x = r.lo.x; x <= r.hi.x; x++) {
-                if (touches(l, x, y, s)) {
-                    let c = cluster_of(x, y, s);
-                    let at = offsets[c] + atomicAdd(&cursor[c], 1u);
-                    if (at < capacity) {
-                        indices[at] = l.index;
-                    }
-                }
-            }
-        }
-    }
+    bin(id.x, true);
 }
 
 @compute @workgroup_size(64)

@@ -21,7 +21,7 @@
 //! slice, test boxes) that rayon spreads over the workers; at 100,000
 //! lights it costs about two milliseconds (`docs/perf/renderer.md`). The
 //! same build in compute passes ([`gpu`], measured by the renderer bench
-//! `lights`) takes 3.5–4.6× as long on lavapipe, whose "GPU" is the same
+//! `lights`) takes 3.5–4.8× as long on lavapipe, whose "GPU" is the same
 //! two cores, needs atomics and a sort per cluster to stay deterministic,
 //! and must size its index buffer before it knows the count. The CPU
 //! build keeps the frame's lists inspectable, deterministic (lights in id

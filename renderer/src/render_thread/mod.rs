@@ -734,11 +734,7 @@ impl RenderThread {
             return Ok(());
         }
         for (id, m) in &transforms {
-            if let Some(old) = self.lights.get(*id) {
-                if let Some(reason) = old.change_problem(&old.with_transform(m)) {
-                    return Err(RendererError::InvalidLight { light: Some(*id), reason });
-                }
-            }
+            self.lights.check_transform(*id, m)?;
         }
         let mirror: Vec<(LightId, glam::Mat4)> = transforms.clone();
         self.enqueue_render_command(move |ctx| {

@@ -9,7 +9,7 @@
 //! changes the GPU scene and the bounds only: no command is rebuilt.
 
 use super::gpu_scene::GpuScene;
-use super::proxy::{GeometryChange, PrimitiveSceneProxy, ProxyUpdateContext};
+use super::proxy::{PrimitiveSceneProxy, ProxyUpdateContext};
 use super::relevance::{blend_flags, relevance_flags, MATERIAL_FLAGS, RELEVANCE_FLAGS};
 use super::settings::PrimitiveRenderSettings;
 use crate::error::{RendererError, Result};
@@ -32,6 +32,7 @@ use std::collections::BTreeSet;
 pub use crate::ids::PrimitiveId;
 
 mod requests;
+mod shadow_changes;
 
 pub(crate) mod flags {
     pub const VALID: u32 = 1;
@@ -560,31 +561,6 @@ impl Scene {
         self.cache_slots(&slots, device, pipelines);
     }
 
-    /// Notes `slot`'s sphere in [`Self::shadow_changes`] if it casts shadows.
-    fn note_shadow_change(&mut self, slot: u32) {
-        let both = flags::VALID | flags::SHADOW;
-        if self.flags[slot as usize] & both == both {
-            self.changed_casters.push(self.spheres[slot as usize]);
-        }
-    }
-
-    /// Notes the world spheres of the reported changes of `slot` that a
-    /// shadow pass draws (the primitive casts shadows; the part does, with
-    /// a material that is not translucent) in [`Self::shadow_changes`].
-    fn note_geometry_changes(&mut self, slot: u32, changes: &[GeometryChange]) {
-        let both = flags::VALID | flags::SHADOW;
-        if self.flags[slot as usize] & both != both {
-            return;
-        }
-        let m = self.transforms[slot as usize];
-        for c in changes {
-            if c.cast_shadow && !self.materials.resolve(c.material).blend_mode.is_translucent() {
-                let world = c.local_bounds.transformed(&m);
-                self.changed_casters.push(world.origin.extend(world.radius));
-            }
-        }
-    }
-
     fn set_transform_data(&mut self, slot: u32, m: Mat4) {
         let info = self.infos[slot as usize].as_ref().expect("live slot");
         let world = info.local_bounds.transformed(&m);
@@ -861,36 +837,6 @@ impl Scene {
             device.destroy_bind_group(g);
         }
         self.textures.destroy_all(device);
-    }
-
-    /// World box of every shadow-casting primitive (for the shadow view).
-    /// The bounding spheres of the shadow casters that draw dynamically
-    /// (their shadows may change every frame, unless the proxy reports its
-    /// changes) and of those that changed in the last batch of updates:
-    /// what invalidates cached shadows.
-    pub(crate) fn shadow_changes(&self) -> Vec<Vec4> {
-        let both = flags::VALID | flags::SHADOW | flags::DYNAMIC;
-        let mut changes = self.changed_casters.clone();
-        if self.dynamic_primitives > 0 {
-            let every_frame = |f: u32| f & both == both && f & flags::REPORTS_CHANGES == 0;
-            changes.extend(self.flags.iter().zip(&self.spheres).filter(|(f, _)| every_frame(**f)).map(|(_, s)| *s));
-        }
-        changes
-    }
-
-    pub(crate) fn shadow_caster_bounds(&self) -> Option<Bounds> {
-        let mut min = glam::Vec3::splat(f32::MAX);
-        let mut max = glam::Vec3::splat(f32::MIN);
-        let mut any = false;
-        for (i, s) in self.spheres.iter().enumerate() {
-            if self.flags[i] & (flags::VALID | flags::SHADOW) != (flags::VALID | flags::SHADOW) {
-                continue;
-            }
-            any = true;
-            min = min.min(s.truncate() - self.extents[i]);
-            max = max.max(s.truncate() + self.extents[i]);
-        }
-        any.then(|| Bounds::from_box(min, max))
     }
 }
 

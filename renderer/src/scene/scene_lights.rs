@@ -62,7 +62,7 @@ impl SceneLights {
     pub fn set(&mut self, id: LightId, light: Light) -> Result<()> {
         self.check(id, &light)?;
         let old = self.get(id).copied();
-        self.place(id, light)?;
+        self.place(id, light);
         if let Some(old) = old {
             self.counts.tally(&old, false);
         }
@@ -80,6 +80,13 @@ impl SceneLights {
         reason.map_or(Ok(()), |reason| Err(RendererError::InvalidLight { light: Some(id), reason }))
     }
 
+    /// Whether [`Self::set_transform`] would move light `id` to
+    /// `transform` (its mobility may forbid it); changes nothing.
+    pub fn check_transform(&self, id: LightId, transform: &Mat4) -> Result<()> {
+        let problem = self.get(id).and_then(|old| old.change_problem(&old.with_transform(transform)));
+        problem.map_or(Ok(()), |reason| Err(RendererError::InvalidLight { light: Some(id), reason }))
+    }
+
     /// The light `id`, if there is one.
     pub fn get(&self, id: LightId) -> Option<&Light> {
         match self.index.get(&id) {
@@ -88,16 +95,12 @@ impl SceneLights {
         }
     }
 
-    /// Puts `light` (valid) in the arrays for `id`, out of the others.
-    fn place(&mut self, id: LightId, light: Light) -> Result<()> {
+    /// Puts `light` (checked: [`Self::check`]) in the arrays for `id`, out of the others.
+    fn place(&mut self, id: LightId, light: Light) {
         match light {
             Light::Directional(_) => {
-                let at = self.directional.binary_search_by_key(&id, |(i, _)| *i);
-                match at {
+                match self.directional.binary_search_by_key(&id, |(i, _)| *i) {
                     Ok(i) => self.directional[i].1 = light,
-                    Err(_) if self.directional.len() >= MAX_DIRECTIONAL_LIGHTS => {
-                        return Err(RendererError::InvalidLight { light: Some(id), reason: TOO_MANY_DIRECTIONAL_LIGHTS })
-                    }
                     Err(i) => self.directional.insert(i, (id, light)),
                 }
                 self.remove_local(id);
@@ -122,7 +125,6 @@ impl SceneLights {
                 }
             }
         }
-        Ok(())
     }
 
     /// The lights by kind.
@@ -134,11 +136,9 @@ impl SceneLights {
     /// an unknown id is ignored. A light that may not move (its
     /// mobility) is [`RendererError::InvalidLight`] and stays.
     pub fn set_transform(&mut self, id: LightId, transform: &Mat4) -> Result<()> {
+        self.check_transform(id, transform)?;
         let Some(old) = self.get(id) else { return Ok(()) };
         let light = old.with_transform(transform);
-        if let Some(reason) = old.change_problem(&light) {
-            return Err(RendererError::InvalidLight { light: Some(id), reason });
-        }
         // Placement changes neither kind nor shadows: the counts stay.
         if let Some(&i) = self.index.get(&id) {
             (self.local[i], self.spheres[i]) = (light, light.bounding_sphere().expect("local"));
