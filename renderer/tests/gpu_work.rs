@@ -221,6 +221,7 @@ impl PrimitiveSceneProxy for ComputedCube {
             format: Format::Rgba8Unorm,
             usage: TextureUsage::STORAGE | TextureUsage::SAMPLED | TextureUsage::TRANSFER_SRC,
             mip_levels: 1,
+            dimension: Default::default(),
         };
         let storage = device.create_texture_with_data(&storage_desc, TextureData::Level0(&vec![0; n as usize * 4]))?;
         if self.declaration == Declaration::DeadTexture {

@@ -55,7 +55,7 @@ pub(crate) fn descriptor_type(ty: BindingType) -> vk::DescriptorType {
     match ty {
         BindingType::UniformBuffer => vk::DescriptorType::UNIFORM_BUFFER,
         BindingType::StorageBuffer { .. } => vk::DescriptorType::STORAGE_BUFFER,
-        BindingType::SampledTexture | BindingType::DepthTexture => vk::DescriptorType::SAMPLED_IMAGE,
+        BindingType::SampledTexture | BindingType::SampledCubeTexture | BindingType::DepthTexture => vk::DescriptorType::SAMPLED_IMAGE,
         BindingType::StorageTexture => vk::DescriptorType::STORAGE_IMAGE,
         BindingType::Sampler | BindingType::ComparisonSampler => vk::DescriptorType::SAMPLER,
     }
@@ -400,6 +400,15 @@ fn check_bind_group_entries(
                         let resource = format!("texture {:?} (binding {binding} of bind group {group})", e.desc.label);
                         let expected = if depth { "a depth format" } else { "a color format" };
                         return Err(RhiError::WrongFormat { resource, format: e.desc.format, expected });
+                    }
+                    let cube = entry.ty == BindingType::SampledCubeTexture;
+                    if (e.desc.dimension == crate::TextureDimension::Cube) != cube {
+                        return Err(RhiError::InvalidDesc(format!(
+                            "texture {:?} is a {:?} texture; binding {binding} of bind group {group} takes a {}",
+                            e.desc.label,
+                            e.desc.dimension,
+                            if cube { "cube" } else { "2D texture" }
+                        )));
                     }
                     let layout = if ty == vk::DescriptorType::STORAGE_IMAGE {
                         vk::ImageLayout::GENERAL

@@ -180,6 +180,6 @@ pub use shader::{
 };
 #[cfg(feature = "window")]
 pub use swapchain::{surface_instance_extensions, Swapchain, WindowSource};
-pub use texture::{TextureData, TextureDesc, TextureEntry, TextureHandle};
+pub use texture::{TextureData, TextureDesc, TextureDimension, TextureEntry, TextureHandle};
 pub use timestamp::{FrameTimestamps, FRAME_BEGIN, FRAME_END, MAX_TIMESTAMPS_PER_FRAME};
 pub use types::*;

@@ -319,7 +319,7 @@ impl Device {
             ("storage buffers", count(|t| matches!(t, BindingType::StorageBuffer { .. })), info.max_per_stage_storage_buffers),
             (
                 "sampled textures",
-                count(|t| matches!(t, BindingType::SampledTexture | BindingType::DepthTexture)),
+                count(|t| matches!(t, BindingType::SampledTexture | BindingType::SampledCubeTexture | BindingType::DepthTexture)),
                 info.max_per_stage_sampled_images,
             ),
             ("storage textures", count(|t| t == BindingType::StorageTexture), info.max_per_stage_storage_images),

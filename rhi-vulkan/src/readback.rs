@@ -59,6 +59,12 @@ impl Device {
         if desc.format.is_depth() || desc.format.is_block_compressed() {
             return Err(RhiError::Unsupported(format!("{:?} textures cannot be read back as RGBA8", desc.format)));
         }
+        if desc.dimension != crate::TextureDimension::D2 {
+            return Err(RhiError::Unsupported(format!(
+                "cube texture {:?} is not one image: copy its levels out with copy_texture_level_to_buffer",
+                desc.label
+            )));
+        }
         if !desc.usage.contains(crate::TextureUsage::TRANSFER_SRC) {
             let usage = crate::Usage::Texture(crate::TextureUsage::TRANSFER_SRC);
             return Err(RhiError::MissingUsage { label: desc.label, usage, needed_for: "read_texture" });

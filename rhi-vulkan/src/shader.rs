@@ -24,6 +24,9 @@ pub enum BindingType {
     },
     /// A `texture_2d` read through a sampler.
     SampledTexture,
+    /// A `texture_cube` read through a sampler (a
+    /// [`crate::TextureDimension::Cube`] texture).
+    SampledCubeTexture,
     /// A depth texture sampled with a comparison sampler.
     DepthTexture,
     /// A `texture_storage_2d` read or written by compute.
@@ -166,6 +169,7 @@ fn reflect(module: &naga::Module) -> Vec<EntryPointReflection> {
                         naga::TypeInner::Sampler { comparison: false } => BindingType::Sampler,
                         naga::TypeInner::Image { class: naga::ImageClass::Storage { .. }, .. } => BindingType::StorageTexture,
                         naga::TypeInner::Image { class: naga::ImageClass::Depth { .. }, .. } => BindingType::DepthTexture,
+                        naga::TypeInner::Image { dim: naga::ImageDimension::Cube, .. } => BindingType::SampledCubeTexture,
                         _ => BindingType::SampledTexture,
                     },
                     _ => continue,

@@ -510,7 +510,8 @@ struct BlitSource {
     format: crate::Format,
     width: u32,
     height: u32,
-    mip_levels: u32,
+    /// Every level and layer of the source.
+    range: vk::ImageSubresourceRange,
 }
 
 /// Resolves `texture` into the image a present blits from; it must have
@@ -522,7 +523,7 @@ fn blit_source(device: &Device, texture: TextureHandle) -> Result<BlitSource> {
         let usage = crate::Usage::Texture(crate::TextureUsage::TRANSFER_SRC);
         return Err(RhiError::MissingUsage { label: e.desc.label.clone(), usage, needed_for: "a present (the blit source)" });
     }
-    Ok(BlitSource { image: e.raw, format: e.desc.format, width: e.desc.width, height: e.desc.height, mip_levels: e.desc.mip_levels })
+    Ok(BlitSource { image: e.raw, format: e.desc.format, width: e.desc.width, height: e.desc.height, range: subresource_range(&e.desc) })
 }
 
 /// The barriers before a present's blit (the source from `state` to
@@ -544,9 +545,7 @@ fn blit_barriers(
     // Blits run in the BLIT stage (sync2's COPY does not cover it); only BLIT here.
     let (src_layout, src_stage, src_access) =
         (vk::ImageLayout::TRANSFER_SRC_OPTIMAL, vk::PipelineStageFlags2::BLIT, vk::AccessFlags2::TRANSFER_READ);
-    let texture_barrier = |from: conv::ImageAccess, to: conv::ImageAccess| {
-        conv::image_barrier(src.image, subresource_range(src.format, src.mip_levels), from, to)
-    };
+    let texture_barrier = |from: conv::ImageAccess, to: conv::ImageAccess| conv::image_barrier(src.image, src.range, from, to);
     let to_src = texture_barrier((state_layout, state_stage, state_access), (src_layout, src_stage, src_access));
     let back = texture_barrier((src_layout, src_stage, src_access), (state_layout, state_stage, state_access));
     // The acquire semaphore is waited at BLIT; the transition chains after it.

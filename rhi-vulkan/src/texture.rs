@@ -1,4 +1,5 @@
-//! 2D textures: color and depth render targets, sampled and storage images,
+//! Textures: 2D color and depth render targets, sampled and storage images,
+//! and sampled cube maps ([`TextureDimension::Cube`]: environment maps),
 //! with mip chains (sampled textures) uploaded in one call
 //! ([`Device::create_texture_with_data`]), the levels supplied or generated
 //! on the GPU by linear blits.
@@ -33,6 +34,36 @@ pub struct TextureDesc {
     /// barriers cover every level; only sampled and transfer textures may
     /// have more than one (attachments and storage images have one).
     pub mip_levels: u32,
+    /// A 2D image or a cube map (six square faces).
+    pub dimension: TextureDimension,
+}
+
+/// What a texture is: one 2D image per level, or a cube map's six.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum TextureDimension {
+    /// One 2D image per mip level (`texture_2d`, `texture_depth_2d`,
+    /// `texture_storage_2d` in WGSL).
+    #[default]
+    D2,
+    /// Six square faces per mip level, in Vulkan's layer order +X, -X, +Y,
+    /// -Y, +Z, -Z, sampled by direction (`texture_cube`). Face texel (u, v)
+    /// of face +X looks along (1, -t, -s), -X (-1, -t, s), +Y (s, 1, t), -Y
+    /// (s, -1, -t), +Z (s, -t, 1), -Z (-s, -t, -1), with s = 2u - 1 and
+    /// t = 2v - 1 (the Vulkan specification's cube map face selection,
+    /// inverted; row 0 is v = 0). Sampled and copied only: not a render
+    /// target or storage image. A level's bytes are its six faces one
+    /// after another ([`TextureDesc::level_size`]).
+    Cube,
+}
+
+impl TextureDimension {
+    /// Array layers: 1, or 6 for a cube.
+    pub fn layers(self) -> u32 {
+        match self {
+            Self::D2 => 1,
+            Self::Cube => 6,
+        }
+    }
 }
 
 impl TextureDesc {
@@ -45,6 +76,7 @@ impl TextureDesc {
             format,
             usage: TextureUsage::RENDER_TARGET | TextureUsage::TRANSFER_SRC | TextureUsage::SAMPLED,
             mip_levels: 1,
+            dimension: TextureDimension::D2,
         }
     }
     /// A D32 depth target, sampleable (shadow maps).
@@ -56,11 +88,26 @@ impl TextureDesc {
             format: Format::Depth32Float,
             usage: TextureUsage::RENDER_TARGET | TextureUsage::SAMPLED,
             mip_levels: 1,
+            dimension: TextureDimension::D2,
         }
     }
     /// A texture sampled by shaders and filled by copies.
     pub fn sampled(label: &str, width: u32, height: u32, format: Format) -> Self {
-        Self { label: label.into(), width, height, format, usage: TextureUsage::SAMPLED | TextureUsage::TRANSFER_DST, mip_levels: 1 }
+        Self {
+            label: label.into(),
+            width,
+            height,
+            format,
+            usage: TextureUsage::SAMPLED | TextureUsage::TRANSFER_DST,
+            mip_levels: 1,
+            dimension: TextureDimension::D2,
+        }
+    }
+
+    /// A cube map of `size` x `size` faces, sampled by shaders and filled
+    /// by copies.
+    pub fn cube(label: &str, size: u32, format: Format) -> Self {
+        Self { dimension: TextureDimension::Cube, ..Self::sampled(label, size, size, format) }
     }
 
     /// The same texture with `n` mip levels.
@@ -82,10 +129,11 @@ impl TextureDesc {
 
     /// Bytes of mip level `level`, tightly packed: rows of texels, or of
     /// whole 4x4 blocks for block-compressed formats (a level's extent
-    /// rounded up to whole blocks: a 2x1 level of BC1 is one 8-byte block).
+    /// rounded up to whole blocks: a 2x1 level of BC1 is one 8-byte block),
+    /// times the layers (a cube's six faces, one after another).
     pub fn level_size(&self, level: u32) -> u64 {
         let (w, h) = self.level_extent(level);
-        self.format.image_size(w, h)
+        self.format.image_size(w, h) * u64::from(self.dimension.layers())
     }
 }
 
@@ -154,7 +202,8 @@ impl Device {
             .format(format)
             .extent(vk::Extent3D { width: desc.width, height: desc.height, depth: 1 })
             .mip_levels(desc.mip_levels)
-            .array_layers(1)
+            .array_layers(desc.dimension.layers())
+            .flags(create_flags(desc.dimension))
             .samples(vk::SampleCountFlags::TYPE_1)
             .tiling(vk::ImageTiling::OPTIMAL)
             .usage(usage)
@@ -191,9 +240,12 @@ impl Device {
         }
         let view_info = vk::ImageViewCreateInfo::default()
             .image(raw)
-            .view_type(vk::ImageViewType::TYPE_2D)
+            .view_type(match desc.dimension {
+                TextureDimension::D2 => vk::ImageViewType::TYPE_2D,
+                TextureDimension::Cube => vk::ImageViewType::CUBE,
+            })
             .format(format)
-            .subresource_range(subresource_range(desc.format, desc.mip_levels));
+            .subresource_range(subresource_range(desc));
         // Only a texture shaders or passes can see gets a view (Vulkan
         // forbids views of transfer-only images); every use of the view
         // checks one of these usages first.
@@ -226,7 +278,7 @@ impl Device {
                 vk::ImageType::TYPE_2D,
                 vk::ImageTiling::OPTIMAL,
                 usage,
-                vk::ImageCreateFlags::empty(),
+                create_flags(desc.dimension),
             )
         }
         .map_err(|_| {
@@ -243,6 +295,7 @@ impl Device {
             ("width", desc.width, props.max_extent.width),
             ("height", desc.height, props.max_extent.height),
             ("mip levels", desc.mip_levels, props.max_mip_levels),
+            ("array layers", desc.dimension.layers(), props.max_array_layers),
         ];
         for (what, value, max) in limits {
             if value > max {
@@ -427,6 +480,20 @@ fn check_desc(desc: &TextureDesc) -> Result<()> {
     if desc.format.is_depth() && desc.usage.contains(TextureUsage::STORAGE) {
         return Err(RhiError::Unsupported(format!("texture {:?}: depth formats cannot be storage images", desc.label)));
     }
+    if desc.dimension == TextureDimension::Cube {
+        if desc.width != desc.height {
+            return Err(RhiError::InvalidDesc(format!(
+                "cube texture {:?} is {}x{}: a cube's faces are square",
+                desc.label, desc.width, desc.height
+            )));
+        }
+        if desc.usage.intersects(TextureUsage::RENDER_TARGET | TextureUsage::STORAGE) || desc.format.is_depth() {
+            return Err(RhiError::Unsupported(format!(
+                "cube texture {:?}: cubes are sampled colour textures filled by copies, not render targets, storage or depth",
+                desc.label
+            )));
+        }
+    }
     // A view of several levels cannot be an attachment or a storage image
     // (and the RHI makes one view per texture).
     if desc.mip_levels > 1 && (desc.usage.contains(TextureUsage::RENDER_TARGET) || desc.usage.contains(TextureUsage::STORAGE)) {
@@ -438,14 +505,22 @@ fn check_desc(desc: &TextureDesc) -> Result<()> {
     Ok(())
 }
 
-/// Every mip level of a texture's only layer.
-pub(crate) fn subresource_range(format: Format, mip_levels: u32) -> vk::ImageSubresourceRange {
+/// Every mip level and layer of a texture.
+pub(crate) fn subresource_range(desc: &TextureDesc) -> vk::ImageSubresourceRange {
     vk::ImageSubresourceRange {
-        aspect_mask: conv::aspect(format),
+        aspect_mask: conv::aspect(desc.format),
         base_mip_level: 0,
-        level_count: mip_levels,
+        level_count: desc.mip_levels,
         base_array_layer: 0,
-        layer_count: 1,
+        layer_count: desc.dimension.layers(),
+    }
+}
+
+/// The image flags a dimension needs (a cube's view needs `CUBE_COMPATIBLE`).
+fn create_flags(dimension: TextureDimension) -> vk::ImageCreateFlags {
+    match dimension {
+        TextureDimension::D2 => vk::ImageCreateFlags::empty(),
+        TextureDimension::Cube => vk::ImageCreateFlags::CUBE_COMPATIBLE,
     }
 }
 

@@ -16,6 +16,8 @@ macro_rules! flags {
             pub const fn empty() -> Self { Self(0) }
             /// Whether every flag of `other` is set in `self`.
             pub const fn contains(self, other: Self) -> bool { self.0 & other.0 == other.0 }
+            /// Whether some flag of `other` is set in `self`.
+            pub const fn intersects(self, other: Self) -> bool { self.0 & other.0 != 0 }
             /// Whether no flag is set.
             pub const fn is_empty(self) -> bool { self.0 == 0 }
             /// The raw bits.

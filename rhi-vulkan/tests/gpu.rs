@@ -232,6 +232,7 @@ fn bad_descriptions_are_errors_not_panics() {
         format: Format::Depth32Float,
         usage: TextureUsage::STORAGE,
         mip_levels: 1,
+        dimension: Default::default(),
     });
     assert!(matches!(storage_depth, Err(RhiError::Unsupported(_))), "{storage_depth:?}");
     let shader =

@@ -228,6 +228,7 @@ impl World<'_> {
                     format: FORMATS[*format],
                     usage: TextureUsage::from_bits_truncate(*usage),
                     mip_levels: 1,
+                    dimension: Default::default(),
                 };
                 if let Ok(t) = d.create_texture(&desc) {
                     self.textures.push((t, TextureState::Undefined));

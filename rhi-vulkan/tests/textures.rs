@@ -601,3 +601,139 @@ fn block_compressed_textures_are_typed_errors_without_the_feature_and_never_gene
     assert_eq!((after.textures, after.buffers, after.allocations), (before.textures, before.buffers, before.allocations));
     assert_clean(&device);
 }
+
+/// The direction through the centre of texel (x, y) of `face` of a cube
+/// `size` texels across: `TextureDimension::Cube`'s documented mapping.
+fn cube_texel_direction(face: u32, x: u32, y: u32, size: u32) -> [f32; 3] {
+    let s = 2.0 * (x as f32 + 0.5) / size as f32 - 1.0;
+    let t = 2.0 * (y as f32 + 0.5) / size as f32 - 1.0;
+    match face {
+        0 => [1.0, -t, -s],
+        1 => [-1.0, -t, s],
+        2 => [s, 1.0, t],
+        3 => [s, -1.0, -t],
+        4 => [s, -t, 1.0],
+        _ => [-s, -t, -1.0],
+    }
+}
+
+const CUBE_SAMPLER_WGSL: &str = "
+@group(0) @binding(0) var cube: texture_cube<f32>;
+@group(0) @binding(1) var cube_sampler: sampler;
+@group(0) @binding(2) var<storage, read> directions: array<vec4<f32>>;
+@group(0) @binding(3) var<storage, read_write> texels: array<vec4<f32>>;
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) id: vec3<u32>) {
+    if (id.x < arrayLength(&directions)) {
+        let d = directions[id.x];
+        texels[id.x] = textureSampleLevel(cube, cube_sampler, d.xyz, d.w);
+    }
+}
+";
+
+#[test]
+fn cube_maps_upload_every_face_and_level_and_sample_by_the_documented_direction() {
+    let device = device();
+    let before = device.counts();
+    let size = 4u32;
+    let desc = TextureDesc {
+        usage: TextureDesc::cube("cube", size, Format::Rgba8Unorm).usage | TextureUsage::TRANSFER_SRC,
+        ..TextureDesc::cube("cube", size, Format::Rgba8Unorm)
+    }
+    .with_mip_levels(3);
+    assert_eq!((desc.dimension.layers(), desc.level_size(0), desc.level_size(2)), (6, 6 * 16 * 4, 6 * 4));
+    // Every texel of every face and level distinct: each reads back where it was put.
+    let mut seed = 7u32;
+    let levels: Vec<Vec<u8>> = (0..desc.mip_levels).map(|l| texels(&mut seed, &desc, l)).collect();
+    let slices: Vec<&[u8]> = levels.iter().map(Vec::as_slice).collect();
+    let cube = device.create_texture_with_data(&desc, TextureData::AllLevels(&slices)).unwrap();
+    for (level, want) in (0u32..).zip(&levels) {
+        assert_eq!(&read_level(device, cube, level), want, "level {level}");
+    }
+    // Sampling (nearest, level 0) along each texel's documented direction
+    // finds that texel: the face order and orientation are Vulkan's.
+    let texel_count = (6 * size * size) as usize;
+    let mut directions = Vec::with_capacity(texel_count * 4);
+    for face in 0..6 {
+        for y in 0..size {
+            for x in 0..size {
+                directions.extend(cube_texel_direction(face, x, y, size));
+                directions.push(0.0);
+            }
+        }
+    }
+    let bytes = |v: &[f32]| v.iter().flat_map(|f| f.to_le_bytes()).collect::<Vec<u8>>();
+    let dir_buffer =
+        device.create_buffer(&BufferDesc::host_visible("directions", directions.len() as u64 * 4, BufferUsage::STORAGE)).unwrap();
+    device.write_buffer(dir_buffer, 0, &bytes(&directions)).unwrap();
+    let out_size = texel_count as u64 * 16;
+    let out = device
+        .create_buffer(&BufferDesc { usage: BufferUsage::STORAGE | BufferUsage::TRANSFER_DST, ..BufferDesc::readback("sampled", out_size) })
+        .unwrap();
+    let shader = device.create_shader("cube_sampler.wgsl", CUBE_SAMPLER_WGSL).unwrap();
+    assert_eq!(device.shader_entry_point(shader, "main").unwrap().bindings[0].ty, BindingType::SampledCubeTexture);
+    let pipeline = device.create_compute_pipeline(&ComputePipelineDesc { shader: ShaderStageDesc::new(shader, "main") }).unwrap();
+    let sampler = device.create_sampler(&SamplerDesc::nearest_clamp()).unwrap();
+    let group = device
+        .create_bind_group(
+            pipeline,
+            0,
+            &[
+                (0, BindingResource::Texture(cube)),
+                (1, BindingResource::Sampler(sampler)),
+                (2, BindingResource::Buffer(dir_buffer)),
+                (3, BindingResource::Buffer(out)),
+            ],
+        )
+        .unwrap();
+    device
+        .immediate(|cmd| {
+            cmd.bind_pipeline(pipeline)?;
+            cmd.bind_group_handle(0, group)?;
+            cmd.dispatch((texel_count as u32).div_ceil(64), 1, 1)?;
+            cmd.buffer_barrier(out, BufferState::ShaderWrite, BufferState::HostRead)
+        })
+        .unwrap();
+    let sampled = device.read_buffer(out, 0, out_size).unwrap();
+    for (i, texel) in sampled.chunks_exact(16).enumerate() {
+        let rgba: Vec<u8> = texel.chunks_exact(4).map(|c| (f32::from_le_bytes(c.try_into().unwrap()) * 255.0).round() as u8).collect();
+        assert_eq!(rgba, levels[0][i * 4..i * 4 + 4], "face {} texel {}", i / 16, i % 16);
+    }
+    // A cube cannot bind where a 2D texture is declared, nor be read back
+    // as one image, a render target, storage or non-square.
+    let flat =
+        device.create_shader("flat.wgsl", &CUBE_SAMPLER_WGSL.replace("texture_cube", "texture_2d").replace("d.xyz", "d.xy")).unwrap();
+    let flat = device.create_compute_pipeline(&ComputePipelineDesc { shader: ShaderStageDesc::new(flat, "main") }).unwrap();
+    let entries = [
+        (0, BindingResource::Texture(cube)),
+        (1, BindingResource::Sampler(sampler)),
+        (2, BindingResource::Buffer(dir_buffer)),
+        (3, BindingResource::Buffer(out)),
+    ];
+    assert!(matches!(device.create_bind_group(flat, 0, &entries), Err(RhiError::InvalidDesc(ref m)) if m.contains("cube")));
+    assert!(matches!(device.read_texture(cube, TextureState::ShaderRead), Err(RhiError::Unsupported(_))));
+    let rt = TextureDesc { dimension: TextureDimension::Cube, ..TextureDesc::render_target("cube rt", 4, 4, Format::Rgba8Unorm) };
+    assert!(matches!(device.create_texture(&rt), Err(RhiError::Unsupported(_))));
+    let wide = TextureDesc { width: 8, ..TextureDesc::cube("wide", 4, Format::Rgba8Unorm) };
+    assert!(matches!(device.create_texture(&wide), Err(RhiError::InvalidDesc(_))));
+    // Generated levels of a cube: every face its own average.
+    let gen = TextureDesc { usage: desc.usage, ..TextureDesc::cube("generated", 4, Format::Rgba8Unorm) }.with_mip_levels(3);
+    let faces: Vec<u8> = (0..6u8).flat_map(|f| [40 * f, 255 - 40 * f, 7, 255].repeat(16)).collect();
+    let generated = device.create_texture_with_data(&gen, TextureData::Level0(&faces)).unwrap();
+    let last = read_level(device, generated, 2);
+    assert_eq!(last, (0..6u8).flat_map(|f| [40 * f, 255 - 40 * f, 7, 255]).collect::<Vec<u8>>());
+    for t in [cube, generated] {
+        device.destroy_texture(t);
+    }
+    device.destroy_bind_group(group);
+    for b in [dir_buffer, out] {
+        device.destroy_buffer(b);
+    }
+    device.destroy_sampler(sampler);
+    device.destroy_pipeline(pipeline);
+    device.destroy_pipeline(flat);
+    device.wait_idle().unwrap();
+    let after = device.counts();
+    assert_eq!((after.textures, after.buffers, after.allocations), (before.textures, before.buffers, before.allocations));
+    assert_clean(device);
+}

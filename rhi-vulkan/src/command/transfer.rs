@@ -18,12 +18,12 @@ impl CommandList<'_> {
         if to == TextureState::Undefined {
             return Err(RhiError::WrongTextureState { state: to, role: "the target of a barrier" });
         }
-        let (raw, format, levels) = {
+        let (raw, range) = {
             let t = read(&self.device.resources.textures);
             let e = t.get(texture).ok_or_else(|| RhiError::InvalidHandle(format!("{texture:?}")))?;
-            (e.raw, e.desc.format, e.desc.mip_levels)
+            (e.raw, subresource_range(&e.desc))
         };
-        let barrier = conv::image_barrier(raw, subresource_range(format, levels), conv::texture_state(from), conv::texture_state(to));
+        let barrier = conv::image_barrier(raw, range, conv::texture_state(from), conv::texture_state(to));
         let barriers = [barrier];
         let dep = vk::DependencyInfo::default().image_memory_barriers(&barriers);
         // SAFETY: live image, outside a render pass; synchronization2 is
@@ -176,7 +176,7 @@ impl CommandList<'_> {
                 aspect_mask: conv::aspect(t.format),
                 mip_level: level,
                 base_array_layer: 0,
-                layer_count: 1,
+                layer_count: t.dimension.layers(),
             },
             // The level's extent in texels, even where it is not a multiple
             // of a compressed format's block (allowed: it reaches the edge of
@@ -195,7 +195,8 @@ impl CommandList<'_> {
     }
 
     /// Copies mip level `level` of a texture (in `TransferSrc`) into
-    /// `buffer` at `offset`, tightly packed. A level past the texture's, a
+    /// `buffer` at `offset`, tightly packed (a cube's six faces one after
+    /// another, [`crate::TextureDesc::level_size`]). A level past the texture's, a
     /// range past the buffer or an offset not a multiple of 4 and of the
     /// texel size is an error and nothing is recorded.
     pub fn copy_texture_level_to_buffer(&mut self, texture: TextureHandle, level: u32, buffer: BufferHandle, offset: u64) -> Result<()> {
@@ -213,7 +214,7 @@ impl CommandList<'_> {
     }
 
     /// Copies tightly packed texels from `buffer` at `offset` into the whole
-    /// mip level `level` of a texture in `TransferDst`; checked as
+    /// mip level `level` (every face of a cube) of a texture in `TransferDst`; checked as
     /// [`Self::copy_texture_level_to_buffer`].
     pub fn copy_buffer_to_texture_level(&mut self, buffer: BufferHandle, offset: u64, texture: TextureHandle, level: u32) -> Result<()> {
         let (image, raw_buffer, region) = self.texture_copy(texture, level, buffer, offset, false)?;
@@ -257,11 +258,12 @@ impl CommandList<'_> {
                 base_mip_level: level,
                 level_count: 1,
                 base_array_layer: 0,
-                layer_count: 1,
+                layer_count: desc.dimension.layers(),
             };
             conv::image_barrier(image, range, from, to)
         };
-        let layers = |level: u32| vk::ImageSubresourceLayers { aspect_mask: aspect, mip_level: level, base_array_layer: 0, layer_count: 1 };
+        let layer_count = desc.dimension.layers();
+        let layers = |level: u32| vk::ImageSubresourceLayers { aspect_mask: aspect, mip_level: level, base_array_layer: 0, layer_count };
         let corner = |level: u32| {
             let (w, h) = desc.level_extent(level);
             // Extents are at most the device's maximum, far below i32::MAX.
