@@ -2,7 +2,7 @@
 // material and shades it by its shading model — default lit (metallic-
 // roughness PBR: the directional lights, the first shadowed by the shadow
 // map, the point and spot lights of the pixel's light-grid cluster and a
-// hemisphere ambient; see `default_lit`) or unlit (base color + emissive) —
+// hemisphere ambient or the environment; see `default_lit`) or unlit (base color + emissive) —
 // into the HDR scene color. BLEND_MODE (0 opaque, 1 masked, 2 translucent,
 // 3 additive), SHADING_MODEL (0 default lit, 1 unlit), TWO_SIDED and
 // DITHERED_FADE (the vertex factory's `dithered_fade()`) are constants the
@@ -24,6 +24,15 @@
 // Per cluster, how many of its lights (listed last) have a shadow; read
 // only when the view uniform's `light_grid_has_shadows` says it is filled.
 @group(1) @binding(7) var<storage, read> light_grid_shadowed: array<u32>;
+// The environment (renderer/src/environment): the prefiltered specular
+// cube (level i: roughness i / (levels - 1)), its trilinear sampler, the
+// split sum's BRDF table (A, B at n.v across, roughness down) and the
+// irradiance / pi as nine spherical-harmonic coefficients. Read only where
+// the view uniform's `environment_levels` is not 0.
+@group(1) @binding(8) var environment_specular: texture_cube<f32>;
+@group(1) @binding(9) var environment_sampler: sampler;
+@group(1) @binding(10) var environment_brdf: texture_2d<f32>;
+@group(1) @binding(11) var<storage, read> environment_sh: array<vec4<f32>, 9>;
 
 // Visibility of the shadowed directional light at `world_position` in
 // cascade `i`: the cascade's projection, its tile of the shadow map, PCF
@@ -187,6 +196,17 @@ fn hemisphere_radiance(dir: vec3<f32>) -> vec3<f32> {
     return mix(view.ground_radiance, view.sky_radiance, clamp(dir.z * 0.5 + 0.5, 0.0, 1.0));
 }
 
+// The environment's irradiance / pi towards normal `n`: the radiance a
+// white Lambert surface facing `n` returns.
+fn environment_irradiance(n: vec3<f32>) -> vec3<f32> {
+    let c = environment_sh;
+    var e = c[0].rgb * 0.282095;
+    e += (c[1].rgb * n.y + c[2].rgb * n.z + c[3].rgb * n.x) * 0.488603;
+    e += (c[4].rgb * (n.x * n.y) + c[5].rgb * (n.y * n.z) + c[7].rgb * (n.x * n.z)) * 1.092548;
+    e += c[6].rgb * (0.315392 * (3.0 * n.z * n.z - 1.0)) + c[8].rgb * (0.546274 * (n.x * n.x - n.y * n.y));
+    return max(e, vec3<f32>(0.0));
+}
+
 struct Surface {
     n: vec3<f32>,
     v: vec3<f32>,
@@ -267,6 +287,23 @@ fn light_cluster_shadowed(c: u32) -> u32 {
     return light_grid_shadowed[c];
 }
 
+// The environment's light off surface `s` (perceptual roughness
+// `roughness`): the multiple-scattering split sum of
+// renderer/src/environment's module docs, before ambient occlusion.
+fn environment_light(s: Surface, roughness: f32) -> vec3<f32> {
+    let r = reflect(-s.v, s.n);
+    let lod = roughness * f32(view.environment_levels - 1u);
+    let radiance = textureSampleLevel(environment_specular, environment_sampler, r, lod).rgb;
+    let irradiance = environment_irradiance(s.n);
+    let ab = textureSampleLevel(environment_brdf, environment_sampler, vec2<f32>(s.n_dot_v, roughness), 0.0).rg;
+    let fss_ess = s.f0 * ab.x + clamp(50.0 * s.f0.g, 0.0, 1.0) * ab.y;
+    let ems = 1.0 - (ab.x + ab.y);
+    let f_avg = s.f0 + (1.0 - s.f0) / 21.0;
+    let fms_ems = ems * fss_ess * f_avg / (1.0 - f_avg * ems);
+    let kd = s.diffuse_color * (1.0 - fss_ess - fms_ems);
+    return (fss_ess * radiance + (fms_ems + kd) * irradiance) * view.environment_intensity;
+}
+
 fn default_lit(mi: MaterialInput, m: MaterialOutput, world_position: vec3<f32>, pixel: vec2<f32>) -> vec3<f32> {
     // A material that builds its output without `default_material` leaves
     // the normal zero: the vertex normal then.
@@ -336,9 +373,15 @@ fn default_lit(mi: MaterialInput, m: MaterialOutput, world_position: vec3<f32>, 
             color += local_light(s, index, d, local_shadow(light, world_position, s.n, select(0u, shadow_taps(), lights_it)));
         }
     }
-    // The hemisphere ambient: diffuse from around the normal, specular from
-    // around the reflection; both occluded by the material's AO.
-    let ambient = s.diffuse_color * hemisphere_radiance(n) + env_brdf_approx(s.f0, roughness, s.n_dot_v) * hemisphere_radiance(reflect(-v, n));
+    // The ambient: the environment's where the scene has one, otherwise
+    // the hemisphere's (diffuse from around the normal, specular from
+    // around the reflection); occluded by the material's AO. A loop of 0
+    // or 1 iterations rather than a branch: lavapipe would run an untaken
+    // branch's lookups masked.
+    var ambient = s.diffuse_color * hemisphere_radiance(n) + env_brdf_approx(s.f0, roughness, s.n_dot_v) * hemisphere_radiance(reflect(-v, n));
+    for (var i = 0u; i < min(view.environment_levels, 1u); i++) {
+        ambient = environment_light(s, roughness);
+    }
     color += ambient * clamp(m.ambient_occlusion, 0.0, 1.0);
     return color + m.emissive;
 }

@@ -107,7 +107,13 @@ struct ViewUniform {
     wireframe_color: vec4<f32>,
     directional_lights: array<DirectionalLight, 4>,
     shadow_cascades: array<ShadowCascade, 4>,
-    _reserved: array<vec4<u32>, 2>,
+    // The environment's prefiltered specular levels (0: the hemisphere
+    // ambient lights the view; renderer/src/environment) and the scale of
+    // its radiance (its intensity times r.SkyLight.Intensity).
+    environment_levels: u32,
+    environment_intensity: f32,
+    _pad_environment: vec2<u32>,
+    _reserved: array<vec4<u32>, 1>,
 }
 
 struct PrimitiveData {

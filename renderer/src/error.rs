@@ -56,6 +56,12 @@ pub enum RendererError {
     /// empty viewport or target, a degenerate projection).
     #[error("invalid view: {0}")]
     InvalidView(String),
+    /// An environment the scene cannot take ([`crate::Environment::problem`]).
+    #[error("invalid environment: {0}")]
+    InvalidEnvironment(String),
+    /// An environment image that could not be read or decoded.
+    #[error(transparent)]
+    Environment(#[from] crate::environment::EnvironmentError),
     /// A light the scene cannot take ([`crate::Light::problem`]).
     #[error("invalid light {light:?}: {reason}")]
     InvalidLight {

@@ -59,8 +59,14 @@ pub(crate) struct ViewUniformData {
     pub wireframe_color: [f32; 4],
     pub directional_lights: [DirectionalLightData; 4],
     pub shadow_cascades: [ShadowCascadeData; 4],
+    /// The environment's prefiltered specular levels (0: the hemisphere
+    /// ambient lights the view, `crate::environment`)...
+    pub environment_levels: u32,
+    /// ...and the scale of its radiance (its intensity times `r.SkyLight.Intensity`).
+    pub environment_intensity: f32,
+    pub _pad_environment: [u32; 2],
     /// Room to grow without changing the uniform's size.
-    pub _reserved: [[u32; 4]; 2],
+    pub _reserved: [[u32; 4]; 1],
 }
 
 /// The `ShadowCascade` of `scene.inc.wgsl`: one cascade of the shadowed

@@ -50,6 +50,7 @@
 pub struct ReadmeDoctests;
 
 pub mod cvars;
+pub mod environment;
 mod error;
 mod frame;
 mod frame_resources;
@@ -79,6 +80,7 @@ pub mod vertex_factory;
 mod view;
 
 pub use cvars::{ConsoleVariables, CvarValue};
+pub use environment::{Environment, EnvironmentError, EquirectImage, ProceduralSky};
 pub use error::{RendererError, Result};
 pub use frame::scene_renderer::{DynamicBufferRing, FrameOutput, FrameRequest, PreparedFrame, RetiredFrame, SceneRenderer, Stage};
 pub use gpu_work::{BufferWrite, GpuWork, GpuWorkError, GpuWorkRecorder, PassRead};

@@ -105,6 +105,9 @@ pub struct ImageStats {
     pub aa: &'static str,
     /// The tone mapper (`r.Tonemapper`): `none`, `aces`, `agx` or `pbr_neutral`.
     pub tonemapper: &'static str,
+    /// The scene's environment (`crate::Environment::kind`): `hemisphere`,
+    /// `sky` or `image`.
+    pub environment: &'static str,
     /// Whether bloom ran (`r.Bloom`).
     pub bloom: bool,
     /// `r.Exposure` as an exposure value at ISO 100: the linear multiplier
@@ -115,7 +118,7 @@ pub struct ImageStats {
 
 impl Default for ImageStats {
     fn default() -> Self {
-        Self { aa: "none", tonemapper: "aces", bloom: false, exposure_ev100: ev100_of(1.0) }
+        Self { aa: "none", tonemapper: "aces", environment: "hemisphere", bloom: false, exposure_ev100: ev100_of(1.0) }
     }
 }
 
@@ -125,6 +128,7 @@ impl ImageStats {
         Self {
             aa: settings.anti_aliasing.name(),
             tonemapper: settings.tonemap.curve.name(),
+            environment: "hemisphere",
             bloom: settings.bloom.enabled,
             exposure_ev100: ev100_of(settings.tonemap.exposure),
         }
@@ -388,6 +392,9 @@ pub struct FrameStats {
     pub material_bind_groups: u64,
     /// Bytes of material parameter blocks uploaded this frame.
     pub material_bytes_uploaded: u64,
+    /// Times the environment was prefiltered since the frame before (0
+    /// while it does not change; `crate::environment`).
+    pub environment_filters: u64,
     /// Textures alive (the three built-in ones included) and texel bytes
     /// uploaded since the scene began.
     pub textures_live: u64,

@@ -507,7 +507,6 @@ impl Swapchain {
 /// 0 is blitted; barriers move every level).
 struct BlitSource {
     image: vk::Image,
-    format: crate::Format,
     width: u32,
     height: u32,
     /// Every level and layer of the source.
@@ -523,7 +522,7 @@ fn blit_source(device: &Device, texture: TextureHandle) -> Result<BlitSource> {
         let usage = crate::Usage::Texture(crate::TextureUsage::TRANSFER_SRC);
         return Err(RhiError::MissingUsage { label: e.desc.label.clone(), usage, needed_for: "a present (the blit source)" });
     }
-    Ok(BlitSource { image: e.raw, format: e.desc.format, width: e.desc.width, height: e.desc.height, range: subresource_range(&e.desc) })
+    Ok(BlitSource { image: e.raw, width: e.desc.width, height: e.desc.height, range: subresource_range(&e.desc) })
 }
 
 /// The barriers before a present's blit (the source from `state` to

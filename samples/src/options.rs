@@ -36,6 +36,27 @@ pub fn parse_aa(s: &str) -> Result<u32, String> {
     }
 }
 
+/// The environment that lights a sample's scene (`--environment`).
+#[derive(Clone, Debug, PartialEq)]
+pub enum EnvironmentOption {
+    /// The flat sky-and-ground ambient, nothing drawn behind the scene.
+    Hemisphere,
+    /// The renderer's analytic sky (`renderer::ProceduralSky`), its sun the sample's.
+    Sky,
+    /// An equirectangular Radiance `.hdr` panorama.
+    File(PathBuf),
+}
+
+/// Parses `--environment`: `hemisphere`, `sky`, or a path to a `.hdr` file.
+pub fn parse_environment(s: &str) -> Result<EnvironmentOption, String> {
+    match s {
+        "hemisphere" => Ok(EnvironmentOption::Hemisphere),
+        "sky" => Ok(EnvironmentOption::Sky),
+        _ if s.to_ascii_lowercase().ends_with(".hdr") => Ok(EnvironmentOption::File(PathBuf::from(s))),
+        _ => Err(format!("expected hemisphere, sky or a .hdr file, got {s:?}")),
+    }
+}
+
 /// Parses `--fixed-dt`: seconds per frame, positive and at most one.
 pub fn parse_fixed_dt(s: &str) -> Result<f32, String> {
     match s.parse::<f32>() {
@@ -125,6 +146,12 @@ pub struct CommonOptions {
     /// default: the sample's own, 1 for most: EV100 -0.26).
     #[arg(long, value_name = "EV100", allow_hyphen_values = true, value_parser = parse_ev100)]
     pub ev100: Option<f32>,
+    /// The environment that lights the scene and is drawn behind it:
+    /// hemisphere (a flat sky-and-ground ambient), sky (an analytic sky
+    /// from the sample's sun) or an equirectangular Radiance .hdr file.
+    /// Default: sky in the gltf and materials samples, hemisphere elsewhere.
+    #[arg(long, value_name = "hemisphere|sky|FILE.hdr", value_parser = parse_environment)]
+    pub environment: Option<EnvironmentOption>,
     /// Bloom: on or off (`r.Bloom`; default: on in the showcase, off elsewhere).
     #[arg(long, value_name = "on|off", value_parser = parse_on_off)]
     pub bloom: Option<bool>,
@@ -183,7 +210,9 @@ mod tests {
 
     #[test]
     fn aa_and_tonemapper_take_their_names_and_refuse_the_rest() {
-        let o = parse(&["--aa", "fxaa", "--tonemapper", "pbr-neutral", "--bloom", "on"]).unwrap();
+        let o = parse(&["--aa", "fxaa", "--tonemapper", "pbr-neutral", "--bloom", "on", "--environment", "studio.HDR"]).unwrap();
+        assert_eq!(o.environment, Some(EnvironmentOption::File("studio.HDR".into())));
+        assert_eq!(parse(&["--environment", "sky"]).unwrap().environment, Some(EnvironmentOption::Sky));
         assert_eq!((o.aa, o.tonemapper, o.bloom), (Some(1), Some(3), Some(true)));
         assert_eq!(parse(&["--fixed-dt", "0.02"]).unwrap().headless_dt(), 0.02);
         assert_eq!(parse(&[]).unwrap().headless_dt(), 1.0 / 60.0);
@@ -193,6 +222,7 @@ mod tests {
             &["--aa", "taa"][..],
             &["--aa", "msaa4"],
             &["--aa", "smaa"],
+            &["--environment", "studio.exr"],
             &["--tonemapper", "filmic"],
             &["--bloom", "yes"],
             &["--fixed-dt", "0"],

@@ -269,8 +269,8 @@ pub struct SampleStats {
 
 /// How the image was finished (`renderer::ImageStats`): the anti-aliasing
 /// method, the environment lighting (`hemisphere`: the flat sky-and-ground
-/// ambient; image-based lighting is not built yet), whether bloom ran, the
-/// exposure as EV100 and the tone mapper.
+/// ambient; `sky`: the analytic sky; `image`: an `.hdr` panorama), whether
+/// bloom ran, the exposure as EV100 and the tone mapper.
 #[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq)]
 pub struct ImageStats {
     pub aa: String,

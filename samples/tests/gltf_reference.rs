@@ -145,7 +145,19 @@ fn compare(model: &Path, stem: &str, reference_dir: &Path) -> Report {
     let (w, h, model_arg, scene_arg) =
         (width.to_string(), height.to_string(), model.display().to_string(), scene_path.display().to_string());
     // No anti-aliasing, as on the reference's side.
-    let mut args = vec![model_arg.as_str(), "--width", &w, "--height", &h, "--reference-scene", &scene_arg, "--aa", "none"];
+    let mut args = vec![
+        model_arg.as_str(),
+        "--width",
+        &w,
+        "--height",
+        &h,
+        "--reference-scene",
+        &scene_arg,
+        "--aa",
+        "none",
+        "--environment",
+        "hemisphere",
+    ];
     for cvar in REFERENCE_CVARS {
         args.extend(["--cvar", cvar]);
     }

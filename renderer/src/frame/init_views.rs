@@ -35,6 +35,9 @@ pub(crate) struct InitViews {
     pub occluded_primitives: u64,
     /// How the base and translucency passes shade this frame.
     pub shading: ShadingSettings,
+    /// The scene's environment in the view uniform: its prefiltered
+    /// specular levels (0: the hemisphere) and intensity.
+    pub environment: (u32, f32),
     /// The main views' light grids (the `light_grid` stage builds them).
     pub grid: LightGrid,
     /// The shadowed directional light's cascades (their views are in
@@ -158,6 +161,7 @@ pub(crate) fn init_views(scene: &Scene, settings: &FrameSettings, family: &ViewF
         occlusion,
         occluded_primitives: 0,
         shading,
+        environment: scene.environment.uniform(),
         grid: LightGrid::default(),
         cascades,
         cascade_settings,

@@ -41,9 +41,43 @@ pub(crate) fn record(
     input: RecordInputs<'_, '_>,
 ) -> Result<()> {
     let recorded = record_secondaries(frame, scene, &input)?;
+    let skies = record_skies(frame, scene, input.views)?;
     record_shadow_map(frame.cmd(), targets, input.views, input.lists, &recorded)?;
     record_shadow_atlas(frame.cmd(), targets, input.views, input.lists, &recorded)?;
-    record_scene_color(frame.cmd(), targets, family, input.lists, &recorded)
+    record_scene_color(frame.cmd(), targets, family, input.lists, (&recorded, skies))
+}
+
+/// Per main view, a secondary that draws the environment behind the scene
+/// (`crate::environment`), when the scene's environment has a sky: one
+/// triangle at the far plane where the depth is still clear.
+fn record_skies(frame: &Frame<'_>, scene: &Scene, views: &InitViews) -> Result<Vec<(usize, SecondaryCommandBuffer)>> {
+    let Some(sky) = scene.environment.sky() else { return Ok(Vec::new()) };
+    let layout = RenderingLayout { color_formats: vec![SCENE_COLOR_FORMAT], depth_format: Some(SCENE_DEPTH_FORMAT) };
+    let mut out = Vec::new();
+    for (i, view) in views.views.iter().enumerate().filter(|(_, v)| !v.kind.is_shadow()) {
+        let r = view.viewport;
+        // The source level whose texels match a pixel (perspective: the
+        // angle a pixel spans at the centre; orthographic: the finest).
+        let radians_per_pixel = if view.perspective { 2.0 / (view.projection.y_axis.y.abs() * r.height as f32) } else { 0.0 };
+        let lod = (sky.texels_per_radian * radians_per_pixel).max(1.0).log2();
+        let push = crate::environment::gpu::SkyPush {
+            clip_to_world: view.view_proj().inverse().to_cols_array_2d(),
+            viewport: [r.x as f32, r.y as f32, r.width as f32, r.height as f32],
+            intensity: sky.intensity,
+            lod,
+            _pad: [0.0; 2],
+        };
+        let (secondary, ()) = frame.record_secondary(&layout, |cmd| {
+            cmd.set_viewport(r)?;
+            cmd.set_scissor(r)?;
+            cmd.bind_pipeline(sky.pipeline)?;
+            cmd.bind_group_handle(0, sky.group)?;
+            cmd.push_constants(0, bytemuck::bytes_of(&push))?;
+            cmd.draw(3, 1, 0, 0)
+        })?;
+        out.push((i, secondary));
+    }
+    Ok(out)
 }
 
 /// Each list's secondaries, in list order.
@@ -62,6 +96,7 @@ fn record_secondaries(frame: &Frame<'_>, scene: &Scene, input: &RecordInputs<'_,
             light_grid: input.uploaded.light_grid,
             shadow_atlas: t.shadow_atlas,
             shadow_tiles: input.uploaded.shadow_tiles,
+            environment: scene.environment.bindings(),
         },
     );
     let main_layout = RenderingLayout { color_formats: vec![SCENE_COLOR_FORMAT], depth_format: Some(SCENE_DEPTH_FORMAT) };
@@ -149,13 +184,14 @@ fn clear_and_draw_shadows(
     Ok(())
 }
 
-/// Scene color and depth: cleared, then every main view's passes.
+/// Scene color and depth: cleared, then every main view's passes, each
+/// view's sky (if any) after its opaque passes and before its translucency.
 fn record_scene_color(
     cmd: &mut CommandList<'_>,
     targets: &mut RenderTargets,
     family: &ViewFamily,
     lists: &[PassDrawList],
-    recorded: &[Vec<SecondaryCommandBuffer>],
+    (recorded, skies): (&[Vec<SecondaryCommandBuffer>], Vec<(usize, SecondaryCommandBuffer)>),
 ) -> Result<()> {
     let color = targets.texture(SCENE_COLOR.name).expect("made in gpu_prepare");
     let depth = targets.texture(SCENE_DEPTH.name).expect("made in gpu_prepare");
@@ -168,7 +204,26 @@ fn record_scene_color(
         },
         RenderingContents::Secondary,
     )?;
-    execute_into(cmd, PassTarget::SceneColor, lists, recorded, |_| true)?;
+    let mut skies: Vec<Option<(usize, SecondaryCommandBuffer)>> = skies.into_iter().map(Some).collect();
+    let mut draw_sky = |cmd: &mut CommandList<'_>, view: Option<usize>| -> Result<()> {
+        for sky in skies.iter_mut().filter(|s| view.is_none() || s.as_ref().is_some_and(|(v, _)| Some(*v) == view)) {
+            if let Some((_, secondary)) = sky.take() {
+                cmd.execute_secondaries(std::slice::from_ref(&secondary))?;
+            }
+        }
+        Ok(())
+    };
+    for (l, secs) in lists.iter().zip(recorded) {
+        if l.pass.desc().target != PassTarget::SceneColor {
+            continue;
+        }
+        if l.pass == crate::MeshPass::Translucency {
+            draw_sky(cmd, Some(l.view))?;
+        }
+        cmd.execute_secondaries(secs)?;
+    }
+    // The views without a translucency list.
+    draw_sky(cmd, None)?;
     cmd.end_rendering()?;
     Ok(())
 }

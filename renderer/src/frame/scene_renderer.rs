@@ -228,6 +228,7 @@ impl SceneRenderer {
         let awake = WorkersAwake::for_frame(&settings);
         let SlotFrame { mut frame, slot } =
             stage!(clock, UpdateScene, update_scene(device, scene, &settings, &self.pipelines, &mut self.resources, &mut self.frames)?);
+        let environment_filters = std::mem::take(&mut scene.environment.filters_unreported);
         let scene: &Scene = scene;
         // A shadow atlas made anew (first use, a new size) holds no tile's shadow.
         let atlas_size = settings.shadow.atlas.size;
@@ -280,7 +281,8 @@ impl SceneRenderer {
         let submitted = stage!(clock, Submit, submit(frame, request.execute)?);
         stage!(clock, Retire, {
             let mut stats = frame_stats(self.frames.frame_number - 1, scene, &views, &elements, &lists);
-            stats.image = crate::stats::ImageStats::of(&settings);
+            stats.image = crate::stats::ImageStats { environment: scene.environment_kind(), ..crate::stats::ImageStats::of(&settings) };
+            stats.environment_filters = environment_filters;
             stats.pipelines_created = self.pipelines.take_created();
             stats.pipelines_live = self.pipelines.len() as u64;
             stats.material_bytes_uploaded = self.resources.material_bytes_uploaded;

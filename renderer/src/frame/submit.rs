@@ -19,7 +19,7 @@ const MIN_DRAWS_PER_CHUNK: usize = 64;
 /// The frame's resources every pass binds: group 0 (view uniforms, GPU
 /// scene, materials) and, in the lit passes, group 1 (the shadow map and
 /// its sampler, the light grid's lights, clusters and indices, the shadow
-/// atlas and its tiles).
+/// atlas and its tiles, the environment's maps).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct PassResources {
     pub uniforms: BufferHandle,
@@ -30,6 +30,7 @@ pub(crate) struct PassResources {
     pub light_grid: [BufferHandle; 4],
     pub shadow_atlas: TextureHandle,
     pub shadow_tiles: BufferHandle,
+    pub environment: crate::environment::gpu::EnvironmentBindings,
 }
 
 /// Bind groups of the frame, created on first use and shared by every
@@ -92,6 +93,10 @@ impl<'f, 'd> PassBindings<'f, 'd> {
                 (5, BindingResource::Texture(self.resources.shadow_atlas)),
                 (6, BindingResource::Buffer(self.resources.shadow_tiles)),
                 (7, BindingResource::Buffer(self.resources.light_grid[3])),
+                (8, BindingResource::Texture(self.resources.environment.specular)),
+                (9, BindingResource::Sampler(self.resources.environment.sampler)),
+                (10, BindingResource::Texture(self.resources.environment.brdf)),
+                (11, BindingResource::Buffer(self.resources.environment.sh)),
             ],
         )?;
         self.lighting = Some(g);

@@ -35,6 +35,7 @@ pub(crate) fn update_scene<'d>(
     resources.dynamic.begin(device, slot)?;
     scene.space_order_adds = settings.space_order_adds;
     scene.apply_updates(device, pipelines)?;
+    scene.environment.prepare(device)?;
     scene.tighten_chunk_bounds();
     for (buffer, offset, bytes) in scene.take_uploads() {
         frame.upload_buffer(buffer, offset, &bytes)?;

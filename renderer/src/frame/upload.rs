@@ -159,7 +159,10 @@ fn view_uniform(v: &SceneView, views: &InitViews, grid: ViewGrid, cascades: &[Sh
         wireframe_color: [0.85, 0.9, 1.0, 1.0],
         directional_lights,
         shadow_cascades: *cascades,
-        _reserved: [[0; 4]; 2],
+        environment_levels: views.environment.0,
+        environment_intensity: views.environment.1 * sky,
+        _pad_environment: [0; 2],
+        _reserved: [[0; 4]; 1],
     }
 }
 

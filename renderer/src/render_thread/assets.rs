@@ -191,4 +191,22 @@ impl RenderThread {
         debug_assert!(released);
         Ok(())
     }
+
+    /// Sets the scene's environment (`crate::environment`): from the next
+    /// frame it lights every default-lit surface and, unless it is the
+    /// hemisphere, is drawn behind the scene. An image or sky is prefiltered
+    /// once, on the render thread, when this command runs. An invalid one
+    /// ([`crate::Environment::problem`]) is
+    /// [`RendererError::InvalidEnvironment`] and nothing is queued; a
+    /// device that cannot make its maps keeps the environment before (logged).
+    pub fn set_environment(&mut self, environment: crate::Environment) -> Result<()> {
+        if let Some(reason) = environment.problem() {
+            return Err(RendererError::InvalidEnvironment(reason));
+        }
+        self.enqueue_render_command(move |ctx| {
+            if let Err(e) = ctx.scene.set_environment(&ctx.device, &environment) {
+                log::error!("set environment ({}): {e}", environment.kind());
+            }
+        })
+    }
 }

@@ -172,6 +172,9 @@ pub struct Scene {
     /// (`crate::shadow_atlas`): a tile they touch is rendered again.
     pub(crate) changed_casters: Vec<Vec4>,
     pub(crate) lights: super::SceneLights,
+    /// The environment that lights the scene and is drawn behind it (UE's
+    /// sky light; `crate::environment`).
+    pub(crate) environment: crate::environment::gpu::SceneEnvironment,
     /// Queued requests (a Mutex only so the scene is `Sync`; always reached through `&mut`).
     pending: std::sync::Mutex<Vec<Pending>>,
     recache_all: bool,
@@ -209,6 +212,7 @@ impl Default for Scene {
             textures: TextureRegistry::default(),
             material_users: HashMap::default(),
             lights: Default::default(),
+            environment: Default::default(),
             changed_casters: Vec::new(),
             pending: Default::default(),
             recache_all: false,
@@ -833,6 +837,7 @@ impl Scene {
     /// Destroys the materials' bind groups and the textures (the scene is
     /// going; the RHI frees them once no frame in flight uses them).
     pub fn release_material_resources(&mut self, device: &Device) {
+        self.environment.release(device);
         for g in self.materials.take_all_bindings() {
             device.destroy_bind_group(g);
         }

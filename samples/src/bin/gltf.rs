@@ -82,7 +82,7 @@ const SUN: DirectionalLightComponent = DirectionalLightComponent {
 };
 
 fn run(o: &Options) -> anyhow::Result<()> {
-    let mut engine = runner::engine("gltf", &o.common)?;
+    let mut engine = runner::engine_lit("gltf", &o.common, SUN_DIRECTION)?;
     let started = Instant::now();
     // The camera and the sun exist from the first frame (the sky shows
     // while the model loads); `show` places the camera.

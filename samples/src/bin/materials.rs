@@ -59,7 +59,7 @@ fn spawn_mesh(engine: &mut Engine, name: &str, mesh: &Arc<StaticMesh>, t: Transf
 }
 
 fn run(o: &Options) -> anyhow::Result<()> {
-    let mut engine = runner::engine("materials", &o.common)?;
+    let mut engine = runner::engine_lit("materials", &o.common, layout::SUN_DIRECTION)?;
     let sphere = StaticMesh::new("uv sphere", vec![renderer::shapes::uv_sphere(1.0, 48, 24)], vec!["default".into()])?;
     let plane = StaticMesh::plane();
     let cube = StaticMesh::cube();

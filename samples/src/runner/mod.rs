@@ -54,6 +54,11 @@ const DEFAULT_AA: u32 = 1;
 /// windows and fireflies glow at dusk.
 const BLOOM_BY_DEFAULT: &[&str] = &["showcase"];
 
+/// The samples lit by the analytic sky without `--environment`: a glTF
+/// model and the material spheres look as they do in other engines only
+/// with something around them to reflect.
+const SKY_BY_DEFAULT: &[&str] = &["gltf", "materials"];
+
 /// What a sample's world knows that the frame's stats do not: the
 /// instanced-static-mesh instances it holds (`instances.total`) and a
 /// file's import. Visible instances and particles drawn come from the
@@ -68,6 +73,34 @@ pub struct SampleFigures {
 /// Installs the logger first ([`crate::init_logging`]), so the device's
 /// lines (the device chosen, validation messages) are seen.
 pub fn engine(sample: &str, common: &CommonOptions) -> anyhow::Result<Engine> {
+    engine_lit(sample, common, -renderer::ProceduralSky::default().sun_direction)
+}
+
+/// [`engine`] for a sample whose sun's light travels along `sun_travel`:
+/// the analytic sky (`--environment sky`, or the sample's default) glows
+/// around that sun.
+pub fn engine_lit(sample: &str, common: &CommonOptions, sun_travel: glam::Vec3) -> anyhow::Result<Engine> {
+    let mut engine = build_engine(sample, common)?;
+    let choice = common.environment.clone().unwrap_or(if SKY_BY_DEFAULT.contains(&sample) {
+        crate::options::EnvironmentOption::Sky
+    } else {
+        crate::options::EnvironmentOption::Hemisphere
+    });
+    let environment = match choice {
+        crate::options::EnvironmentOption::Hemisphere => None,
+        crate::options::EnvironmentOption::Sky => Some(renderer::Environment::Sky(renderer::ProceduralSky::with_sun(-sun_travel))),
+        crate::options::EnvironmentOption::File(path) => {
+            let image = renderer::EquirectImage::load_hdr(&path).with_context(|| format!("--environment {}", path.display()))?;
+            Some(renderer::Environment::image(image))
+        }
+    };
+    if let Some(e) = environment {
+        engine.render_thread().set_environment(e)?;
+    }
+    Ok(engine)
+}
+
+fn build_engine(sample: &str, common: &CommonOptions) -> anyhow::Result<Engine> {
     crate::init_logging();
     threads::name_worker_pool();
     let validation = match std::env::var("PROXIMA_VALIDATION").as_deref() {

@@ -224,7 +224,7 @@ fn sample_stats(mut s: SampleStats, stats: &FrameStats, done: Done) -> SampleSta
     });
     s.image = Some(ImageStats {
         aa: stats.image.aa.into(),
-        environment: "hemisphere".into(),
+        environment: stats.image.environment.into(),
         bloom: stats.image.bloom,
         exposure_ev100: f64::from(stats.image.exposure_ev100),
         tonemapper: stats.image.tonemapper.into(),

@@ -273,7 +273,21 @@ pub fn render_reference(model: &Path, width: u32, height: u32) -> Result<()> {
     let mut args = vec!["run", "--quiet", "-p", "samples", "--bin", "gltf", "--", "--headless"];
     let (model_arg, scene_arg, png_arg) =
         (model.display().to_string(), scene_path.display().to_string(), out.join("proxima.png").display().to_string());
-    args.extend([model_arg.as_str(), "--width", &w, "--height", &h, "--reference-scene", &scene_arg, "--out", &png_arg, "--aa", "none"]);
+    args.extend([
+        model_arg.as_str(),
+        "--width",
+        &w,
+        "--height",
+        &h,
+        "--reference-scene",
+        &scene_arg,
+        "--out",
+        &png_arg,
+        "--aa",
+        "none",
+        "--environment",
+        "hemisphere",
+    ]);
     for cvar in PROXIMA_REFERENCE_CVARS {
         args.extend(["--cvar", cvar]);
     }

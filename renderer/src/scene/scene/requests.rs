@@ -124,6 +124,28 @@ impl Scene {
         self.textures.destroy(device, id)
     }
 
+    /// Sets the environment that lights the scene and is drawn behind it
+    /// (`crate::environment`): an image or sky is uploaded and prefiltered
+    /// now, in one submission the render thread waits for, and not again
+    /// until the next call. An invalid one ([`Environment::problem`]) is
+    /// [`RendererError::InvalidEnvironment`]; on any error the environment
+    /// before stays. No mesh draw command depends on it: none is rebuilt.
+    pub fn set_environment(&mut self, device: &Device, environment: &crate::Environment) -> Result<()> {
+        if let Some(reason) = environment.problem() {
+            return Err(RendererError::InvalidEnvironment(reason));
+        }
+        self.environment.set(device, environment)
+    }
+
+    /// The environment's kind (`hemisphere`, `sky` or `image`).
+    pub fn environment_kind(&self) -> &'static str {
+        if self.environment.kind.is_empty() {
+            crate::Environment::Hemisphere.kind()
+        } else {
+            self.environment.kind
+        }
+    }
+
     /// Rebuilds every cached command at the next update (a global invalidation).
     pub fn invalidate_cached_commands(&mut self) {
         self.recache_all = true;
