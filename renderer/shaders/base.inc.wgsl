@@ -373,16 +373,17 @@ fn default_lit(mi: MaterialInput, m: MaterialOutput, world_position: vec3<f32>, 
             color += local_light(s, index, d, local_shadow(light, world_position, s.n, select(0u, shadow_taps(), lights_it)));
         }
     }
-    // The ambient: the environment's where the scene has one, otherwise
-    // the hemisphere's (diffuse from around the normal, specular from
-    // around the reflection); occluded by the material's AO. A loop of 0
-    // or 1 iterations rather than a branch: lavapipe would run an untaken
-    // branch's lookups masked.
-    var ambient = s.diffuse_color * hemisphere_radiance(n) + env_brdf_approx(s.f0, roughness, s.n_dot_v) * hemisphere_radiance(reflect(-v, n));
+    // The ambient: the hemisphere's (diffuse from around the normal,
+    // specular from around the reflection), replaced by the environment's
+    // where the scene has one; occluded by the material's AO. The
+    // environment in a loop of 0 or 1 iterations rather than a branch:
+    // lavapipe would run an untaken branch's lookups masked.
+    let ambient = s.diffuse_color * hemisphere_radiance(n) + env_brdf_approx(s.f0, roughness, s.n_dot_v) * hemisphere_radiance(reflect(-v, n));
+    let ao = clamp(m.ambient_occlusion, 0.0, 1.0);
+    color += ambient * ao;
     for (var i = 0u; i < min(view.environment_levels, 1u); i++) {
-        ambient = environment_light(s, roughness);
+        color += (environment_light(s, roughness) - ambient) * ao;
     }
-    color += ambient * clamp(m.ambient_occlusion, 0.0, 1.0);
     return color + m.emissive;
 }
 

@@ -21,8 +21,8 @@
 //!   10,000 casters, draws on a later frame vs the first, frame vs shadows off;
 //! - occlusion along the showcase's camera path ([`showcase_occlusion`]):
 //!   what the base pass draws with `r.AllowOcclusionQueries` on vs off;
-//! - the image's post passes ([`image_passes`]): the showcase at 1920×1080
-//!   with FXAA, and with bloom, against neither;
+//! - the image ([`image_passes`]): the showcase at 1920×1080
+//!   with FXAA, with bloom, and lit by the analytic sky's environment, against none of them;
 //! - overlap: frames in flight 2 vs 1 on a scene whose render-thread CPU
 //!   and GPU times are within 30% of each other ([`OVERLAP_SCENE`], its
 //!   draw distance found on the day: [`balanced_draw_distance`]), the
@@ -454,21 +454,31 @@ fn clustered_lights(dir: &Path, quick: bool) -> Result<Vec<Row>, String> {
     ])
 }
 
-/// The image's post passes (issue 38): the showcase at 1920x1080, the
-/// median frame with FXAA vs without anti-aliasing (goal <= 1.05) and with
-/// bloom vs without (goal <= 1.15), each against the showcase with neither.
+/// The image (issue 38): the showcase at 1920x1080, the median frame with
+/// FXAA vs without anti-aliasing (goal <= 1.05), with bloom vs without
+/// (goal <= 1.15) and lit by the analytic sky's environment (image-based
+/// lighting, the sky drawn behind) vs the hemisphere ambient (goal <= 1.1),
+/// each against the showcase with none of them.
 fn image_passes(dir: &Path, quick: bool) -> Result<Vec<Row>, String> {
     let frames = if quick { "6" } else { "16" };
-    let run = |tag: &str, aa: &str, bloom: &str| {
-        let args = ["--width", "1920", "--height", "1080", "--frames", frames, "--aa", aa, "--bloom", bloom];
+    let run = |tag: &str, aa: &str, bloom: &str, environment: &str| {
+        let args = ["--width", "1920", "--height", "1080", "--frames", frames, "--aa", aa, "--bloom", bloom, "--environment", environment];
         sample(dir, "showcase", tag, &args, &[])
     };
-    let (plain, fxaa, bloom) = (run("plain", "none", "off")?, run("fxaa", "fxaa", "off")?, run("bloom", "none", "on")?);
+    let plain = run("plain", "none", "off", "hemisphere")?;
+    let (fxaa, bloom) = (run("fxaa", "fxaa", "off", "hemisphere")?, run("bloom", "none", "on", "hemisphere")?);
+    let ibl = run("ibl", "none", "off", "sky")?;
     let p50 = |s: &Stats| s.frame_time_ms.as_ref().map_or(s.mean_timings_ms.frame, |p| p.p50);
     Ok(vec![
         row("showcase 1920x1080: median frame, FXAA vs no anti-aliasing", p50(&fxaa) / p50(&plain), "x", Some("<= 1.05")),
         row("showcase 1920x1080: median frame, bloom on vs off", p50(&bloom) / p50(&plain), "x", Some("<= 1.15")),
-        row("showcase 1920x1080: median frame without anti-aliasing or bloom", p50(&plain), "ms", None),
+        row(
+            "showcase 1920x1080: median frame, environment lighting (IBL, sky drawn) vs hemisphere ambient",
+            p50(&ibl) / p50(&plain),
+            "x",
+            Some("<= 1.1"),
+        ),
+        row("showcase 1920x1080: median frame without anti-aliasing, bloom or environment", p50(&plain), "ms", None),
     ])
 }
 
