@@ -93,7 +93,9 @@ impl Engine {
         self.world.send_all_end_of_frame_updates()?;
         let t3 = Instant::now();
         let views = self.world.collect_views(self.width, self.height);
-        let family = ViewFamily::new(self.width, self.height, views);
+        let mut family = ViewFamily::new(self.width, self.height, views);
+        // Time-based adaptation (auto exposure) follows the game's clock.
+        family.delta_seconds = if dt.is_finite() { dt.clamp(0.0, 10.0) } else { 0.0 };
         let n = self.rt().render_frame(FrameRequest { family, read_back, execute: true })?;
         if read_back {
             self.rt().flush()?;

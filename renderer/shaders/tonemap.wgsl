@@ -1,18 +1,29 @@
 // The tone-mapping pass: one fullscreen triangle reads the HDR scene color
 // (linear, RGBA16F) texel for texel and writes the 8-bit sRGB output (the
 // target's format encodes; this shader outputs linear values in 0..1).
-// Push constants: the exposure (linear multiplier) and the curve
+// Push constants: the exposure (linear multiplier), the curve
 // (`r.Tonemapper`: 0 = none, clamped; 1 = ACES fitted; 2 = AgX; 3 =
-// Khronos PBR Neutral).
+// Khronos PBR Neutral) and whether the exposure is auto exposure's
+// (renderer/src/postprocess/exposure.rs: the view state's multiplier in
+// binding 2) rather than the push constant's.
 
 struct TonemapPush {
     exposure: f32,
     tonemapper: u32,
-    pad0: u32,
+    adapted: u32,
     pad1: u32,
 }
 
+// `view_state.rs`'s EXPOSURE_STATE_SIZE (`auto_exposure.wgsl`'s ExposureState).
+struct ExposureState {
+    multiplier: f32,
+    ev100: f32,
+    valid: u32,
+    target_ev100: f32,
+}
+
 @group(0) @binding(0) var scene_color: texture_2d<f32>;
+@group(0) @binding(2) var<storage, read> exposure_state: ExposureState;
 var<immediate> tonemap: TonemapPush;
 
 @vertex
@@ -97,7 +108,8 @@ fn pbr_neutral(c: vec3<f32>) -> vec3<f32> {
 fn fs_main(@builtin(position) position: vec4<f32>) -> @location(0) vec4<f32> {
     let texel = textureLoad(scene_color, vec2<i32>(position.xy), 0);
     // Half floats overflow to infinity; keep the curve finite.
-    let hdr = clamp(texel.rgb * tonemap.exposure, vec3<f32>(0.0), vec3<f32>(65504.0));
+    let exposure = select(tonemap.exposure, exposure_state.multiplier, tonemap.adapted != 0u);
+    let hdr = clamp(texel.rgb * exposure, vec3<f32>(0.0), vec3<f32>(65504.0));
     var ldr = clamp(hdr, vec3<f32>(0.0), vec3<f32>(1.0));
     // Each curve in a loop that runs once or not at all: lavapipe runs an
     // untaken branch's body (masked), not a loop that does not start.

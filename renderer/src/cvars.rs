@@ -93,6 +93,22 @@ pub const BLOOM_INTENSITY: &str = "r.Bloom.Intensity";
 pub const BLOOM_THRESHOLD: &str = "r.Bloom.Threshold";
 /// Linear multiplier on the scene color before tone mapping (1 = as lit).
 pub const EXPOSURE: &str = "r.Exposure";
+/// Automatic exposure (UE's eye adaptation, `crate::postprocess::exposure`):
+/// 0 = manual (`r.Exposure`, the default), 1 = from a luminance histogram
+/// of the first main view, adapted over time in its view state.
+pub const AUTO_EXPOSURE: &str = "r.AutoExposure";
+/// The darkest and brightest exposure auto exposure picks, as EV100.
+pub const AUTO_EXPOSURE_MIN_EV100: &str = "r.AutoExposure.MinEV100";
+/// See [`AUTO_EXPOSURE_MIN_EV100`].
+pub const AUTO_EXPOSURE_MAX_EV100: &str = "r.AutoExposure.MaxEV100";
+/// How fast the exposure follows a scene getting brighter, and darker:
+/// the rate (1/s) of an exponential approach, the gap shrinking to
+/// exp(-speed · t) after t seconds (to 5% after 3 / speed seconds).
+pub const AUTO_EXPOSURE_SPEED_UP: &str = "r.AutoExposure.SpeedUp";
+/// See [`AUTO_EXPOSURE_SPEED_UP`].
+pub const AUTO_EXPOSURE_SPEED_DOWN: &str = "r.AutoExposure.SpeedDown";
+/// EV added to the exposure auto exposure picks (positive: brighter).
+pub const AUTO_EXPOSURE_COMPENSATION: &str = "r.AutoExposure.Compensation";
 /// Scale of the hemisphere ambient (the sky and ground radiance that
 /// stands in for sky lighting; 1 = as designed, 0 = no ambient: only the
 /// scene's lights, as a reference renderer without an environment shows).
@@ -164,6 +180,12 @@ impl Default for ConsoleVariables {
         add(BLOOM_INTENSITY, CvarValue::Float(0.15), "bloom's share of the image, 0..1");
         add(BLOOM_THRESHOLD, CvarValue::Float(0.0), "only light brighter than this blooms (0: all light, energy-conserving)");
         add(EXPOSURE, CvarValue::Float(1.0), "linear multiplier on the scene color before tone mapping");
+        add(AUTO_EXPOSURE, CvarValue::Bool(false), "automatic exposure from a luminance histogram, adapted over time (0 = r.Exposure)");
+        add(AUTO_EXPOSURE_MIN_EV100, CvarValue::Float(-4.0), "auto exposure: the darkest scene's EV100 it exposes for");
+        add(AUTO_EXPOSURE_MAX_EV100, CvarValue::Float(16.0), "auto exposure: the brightest scene's EV100 it exposes for");
+        add(AUTO_EXPOSURE_SPEED_UP, CvarValue::Float(3.0), "auto exposure: rate (1/s) of adapting to a brighter scene");
+        add(AUTO_EXPOSURE_SPEED_DOWN, CvarValue::Float(1.0), "auto exposure: rate (1/s) of adapting to a darker scene");
+        add(AUTO_EXPOSURE_COMPENSATION, CvarValue::Float(0.0), "auto exposure: EV added to the exposure it picks (positive: brighter)");
         add(SKY_LIGHT_INTENSITY, CvarValue::Float(1.0), "scale of the hemisphere ambient (0 = none: the scene's lights only)");
         add(
             SPECULAR_AA_VARIANCE,

@@ -78,6 +78,7 @@ pub mod texture;
 pub mod trace;
 pub mod vertex_factory;
 mod view;
+mod view_state;
 
 pub use cvars::{ConsoleVariables, CvarValue};
 pub use environment::{Environment, EnvironmentError, EquirectImage, ProceduralSky};
@@ -104,7 +105,8 @@ pub use scene::{
     SpotLight, ViewRelevance, CUTOFF_ILLUMINANCE, MAX_DIRECTIONAL_LIGHTS,
 };
 pub use settings::{
-    AntiAliasing, BloomSettings, FrameSettings, LightGridSettings, ShadingSettings, ShadowSettings, TonemapCurve, TonemapSettings,
+    AntiAliasing, AutoExposureSettings, BloomSettings, FrameSettings, LightGridSettings, ShadingSettings, ShadowSettings, TonemapCurve,
+    TonemapSettings,
 };
 pub use static_mesh::{shapes, StaticMeshLod, StaticMeshRenderData, StaticMeshSection};
 pub use static_mesh_proxy::StaticMeshSceneProxy;
@@ -112,3 +114,4 @@ pub use stats::{ev100_of, exposure_of_ev100, FrameCounters, FrameStats, ImageSta
 pub use texture::{Texture2D, TextureFormat, TextureId, TextureLimits, TextureMips, TextureRegistry};
 pub use vertex_factory::{LocalVertex, VertexFactoryType, LOCAL_VERTEX_FACTORY, VERTEX_FACTORY_BIND_GROUP};
 pub use view::{SceneView, ViewFamily, ViewKind};
+pub use view_state::ViewStateId;

@@ -49,6 +49,8 @@ pub struct FrameSettings {
     pub anti_aliasing: AntiAliasing,
     /// Bloom (`r.Bloom`, `r.Bloom.Intensity`, `r.Bloom.Threshold`).
     pub bloom: BloomSettings,
+    /// Automatic exposure.
+    pub auto_exposure: AutoExposureSettings,
 }
 
 /// Bloom's settings (`crate::postprocess::bloom`).
@@ -174,6 +176,23 @@ impl TonemapCurve {
     }
 }
 
+/// Automatic exposure's settings (`crate::postprocess::exposure`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AutoExposureSettings {
+    /// `r.AutoExposure`.
+    pub enabled: bool,
+    /// The darkest EV100 it picks (at most `max_ev100`).
+    pub min_ev100: f32,
+    /// The brightest EV100 it picks.
+    pub max_ev100: f32,
+    /// Adaptation rate (1/s, at least 0.01) towards a brighter scene...
+    pub speed_up: f32,
+    /// ...and towards a darker one.
+    pub speed_down: f32,
+    /// EV added to its pick.
+    pub compensation: f32,
+}
+
 /// A frame's tone-mapping settings (read from `r.Tonemapper` and
 /// `r.Exposure` with the rest of the frame's settings: `FrameSettings`).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -235,6 +254,17 @@ impl FrameSettings {
                 enabled: cvars.bool(cvars::BLOOM),
                 intensity: cvars.float(cvars::BLOOM_INTENSITY).clamp(0.0, 1.0),
                 threshold: cvars.float(cvars::BLOOM_THRESHOLD).max(0.0),
+            },
+            auto_exposure: {
+                let (a, b) = (cvars.float(cvars::AUTO_EXPOSURE_MIN_EV100), cvars.float(cvars::AUTO_EXPOSURE_MAX_EV100));
+                AutoExposureSettings {
+                    enabled: cvars.bool(cvars::AUTO_EXPOSURE),
+                    min_ev100: a.min(b).clamp(-20.0, 30.0),
+                    max_ev100: a.max(b).clamp(-20.0, 30.0),
+                    speed_up: cvars.float(cvars::AUTO_EXPOSURE_SPEED_UP).max(0.01),
+                    speed_down: cvars.float(cvars::AUTO_EXPOSURE_SPEED_DOWN).max(0.01),
+                    compensation: cvars.float(cvars::AUTO_EXPOSURE_COMPENSATION).clamp(-10.0, 10.0),
+                }
             },
         }
     }

@@ -110,15 +110,27 @@ pub struct ImageStats {
     pub environment: &'static str,
     /// Whether bloom ran (`r.Bloom`).
     pub bloom: bool,
-    /// `r.Exposure` as an exposure value at ISO 100: the linear multiplier
+    /// The exposure as an exposure value at ISO 100: the linear multiplier
     /// is 1 / (1.2 · 2^EV100) (Lagarde and de Rousiers' photometric
-    /// exposure, UE's and Frostbite's); 1 is EV100 -0.26.
+    /// exposure, UE's and Frostbite's); 1 is EV100 -0.26. `r.Exposure`'s,
+    /// or with auto exposure the one it adapted to this frame (complete
+    /// once the frame retired: `FrameStats::gpu_complete`).
     pub exposure_ev100: f32,
+    /// Whether auto exposure set the exposure (`r.AutoExposure`, for a
+    /// view with a state).
+    pub auto_exposure: bool,
 }
 
 impl Default for ImageStats {
     fn default() -> Self {
-        Self { aa: "none", tonemapper: "aces", environment: "hemisphere", bloom: false, exposure_ev100: ev100_of(1.0) }
+        Self {
+            aa: "none",
+            tonemapper: "aces",
+            environment: "hemisphere",
+            bloom: false,
+            exposure_ev100: ev100_of(1.0),
+            auto_exposure: false,
+        }
     }
 }
 
@@ -131,6 +143,7 @@ impl ImageStats {
             environment: "hemisphere",
             bloom: settings.bloom.enabled,
             exposure_ev100: ev100_of(settings.tonemap.exposure),
+            auto_exposure: settings.auto_exposure.enabled,
         }
     }
 }

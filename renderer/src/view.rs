@@ -25,6 +25,12 @@ pub struct SceneView {
     pub perspective: bool,
     /// What the view renders ([`ViewKind::Main`] from the constructors).
     pub kind: ViewKind,
+    /// The view's stable identity across frames (UE's view state): what
+    /// lives from frame to frame for it (auto exposure's adaptation, and
+    /// temporal history) is kept under this id until
+    /// `RenderThread::release_view_state`. `None` (the constructors'): a
+    /// view without a past — auto exposure then uses the manual exposure.
+    pub state: Option<crate::ViewStateId>,
 }
 
 /// What a view renders, which decides the mesh passes it draws
@@ -97,6 +103,7 @@ impl SceneView {
             max_draw_distance: 0.0,
             perspective: true,
             kind: ViewKind::Main,
+            state: None,
         }
         .finite()
     }
@@ -124,6 +131,7 @@ impl SceneView {
             max_draw_distance: 0.0,
             perspective: false,
             kind: ViewKind::Main,
+            state: None,
         }
         .finite()
     }
@@ -168,6 +176,11 @@ impl SceneView {
             return Some(format!("max draw distance {}", self.max_draw_distance));
         }
         None
+    }
+
+    /// The same view with a stable identity across frames ([`Self::state`]).
+    pub fn with_state(self, id: crate::ViewStateId) -> Self {
+        Self { state: Some(id), ..self }
     }
 
     /// World to clip space: `projection * view_matrix`.
@@ -245,12 +258,16 @@ pub struct ViewFamily {
     pub height: u32,
     /// Linear clear color.
     pub clear_color: [f32; 4],
+    /// Seconds since the family's previous frame (time-based adaptation:
+    /// auto exposure); 0..=10, default 1/60. A game passes its frame time
+    /// (fixed for repeatable runs).
+    pub delta_seconds: f32,
 }
 
 impl ViewFamily {
     /// A `width` x `height` target with `views`, cleared to a dark grey.
     pub fn new(width: u32, height: u32, views: Vec<SceneView>) -> Self {
-        Self { views, width, height, clear_color: [0.02, 0.02, 0.025, 1.0] }
+        Self { views, width, height, clear_color: [0.02, 0.02, 0.025, 1.0], delta_seconds: 1.0 / 60.0 }
     }
 
     /// Checks that the family can be rendered: a non-empty target, a finite
@@ -262,6 +279,9 @@ impl ViewFamily {
         }
         if !self.clear_color.iter().all(|c| c.is_finite()) {
             return Err(RendererError::InvalidView(format!("non-finite clear color {:?}", self.clear_color)));
+        }
+        if !(0.0..=10.0).contains(&self.delta_seconds) {
+            return Err(RendererError::InvalidView(format!("delta seconds {} outside 0..=10", self.delta_seconds)));
         }
         for (i, v) in self.views.iter().enumerate() {
             if v.kind.is_shadow() {

@@ -152,6 +152,11 @@ pub struct CommonOptions {
     /// Default: sky in the gltf and materials samples, hemisphere elsewhere.
     #[arg(long, value_name = "hemisphere|sky|FILE.hdr", value_parser = parse_environment)]
     pub environment: Option<EnvironmentOption>,
+    /// Automatic exposure: on or off (`r.AutoExposure`: a luminance
+    /// histogram of the view, adapted over time; default off). `--ev100`
+    /// is the manual exposure it replaces.
+    #[arg(long, value_name = "on|off", value_parser = parse_on_off)]
+    pub auto_exposure: Option<bool>,
     /// Bloom: on or off (`r.Bloom`; default: on in the showcase, off elsewhere).
     #[arg(long, value_name = "on|off", value_parser = parse_on_off)]
     pub bloom: Option<bool>,
@@ -213,6 +218,7 @@ mod tests {
         let o = parse(&["--aa", "fxaa", "--tonemapper", "pbr-neutral", "--bloom", "on", "--environment", "studio.HDR"]).unwrap();
         assert_eq!(o.environment, Some(EnvironmentOption::File("studio.HDR".into())));
         assert_eq!(parse(&["--environment", "sky"]).unwrap().environment, Some(EnvironmentOption::Sky));
+        assert_eq!(parse(&["--auto-exposure", "on"]).unwrap().auto_exposure, Some(true));
         assert_eq!((o.aa, o.tonemapper, o.bloom), (Some(1), Some(3), Some(true)));
         assert_eq!(parse(&["--fixed-dt", "0.02"]).unwrap().headless_dt(), 0.02);
         assert_eq!(parse(&[]).unwrap().headless_dt(), 1.0 / 60.0);

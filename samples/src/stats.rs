@@ -277,6 +277,9 @@ pub struct ImageStats {
     pub environment: String,
     pub bloom: bool,
     pub exposure_ev100: f64,
+    /// Whether auto exposure set `exposure_ev100` (`--auto-exposure on`).
+    #[serde(default)]
+    pub auto_exposure: bool,
     pub tonemapper: String,
 }
 

@@ -244,7 +244,15 @@ impl World {
             self.components.remove(*id);
         }
         let components = &self.components;
-        self.cameras.retain(|&c| components.get(c).is_some());
+        let (kept, gone): (Vec<ComponentId>, Vec<ComponentId>) = self.cameras.iter().partition(|&&c| components.get(c).is_some());
+        self.cameras = kept;
+        // What the renderer kept for a camera's view (auto exposure's
+        // adaptation) goes with it.
+        if let Some(rt) = self.render.as_mut() {
+            for c in gone {
+                rt.release_view_state(view_state_id(c))?;
+            }
+        }
         Ok(())
     }
 
@@ -582,7 +590,7 @@ impl World {
     /// The views of every registered camera component for a `width` x `height` frame.
     pub fn collect_views(&self, width: u32, height: u32) -> Vec<SceneView> {
         let mut views = Vec::new();
-        for e in self.cameras.iter().filter_map(|&id| self.components.get(id)) {
+        for (id, e) in self.cameras.iter().filter_map(|&id| Some((id, self.components.get(id)?))) {
             let Some(cam) = e.behaviour.camera() else { continue };
             if !e.registered || !e.active {
                 continue;
@@ -622,6 +630,7 @@ impl World {
             // no view, as a viewport outside the frame does.
             if let Ok(mut v) = view {
                 v.max_draw_distance = cam.max_draw_distance;
+                v.state = Some(view_state_id(id));
                 if v.validate_in(width, height).is_ok() {
                     views.push(v);
                 }
@@ -629,4 +638,10 @@ impl World {
         }
         views
     }
+}
+
+/// A camera's view's identity across frames (`renderer::ViewStateId`):
+/// its component id, generation and index.
+fn view_state_id(camera: ComponentId) -> renderer::ViewStateId {
+    renderer::ViewStateId((u64::from(camera.generation()) << 32) | u64::from(camera.index()))
 }

@@ -49,6 +49,8 @@ pub(crate) struct InFlightFrame {
     pub image: Option<PendingImage>,
     /// Proxies' callbacks for the frame's GPU results.
     pub on_retired: Vec<RetireCallback>,
+    /// Where auto exposure copied the view's exposure state, when it ran.
+    pub exposure: Option<BufferHandle>,
 }
 
 /// A frame's tone-mapped output on its way back: copied at the end of the frame
@@ -184,6 +186,12 @@ impl FrameQueue {
         // Instances occluded on the GPU (the instancing feature's GPU
         // cull) reach the counter only now.
         f.stats.occluded_instances = f.stats.counter(crate::occlusion::OCCLUDED_INSTANCES_COUNTER);
+        if let Some(b) = f.exposure {
+            let state = device.read_buffer_after(b, 0, crate::view_state::EXPOSURE_STATE_SIZE, f.submission.value)?;
+            if let Some(ev) = crate::postprocess::exposure::ev100_of_state(&state) {
+                f.stats.image.exposure_ev100 = ev;
+            }
+        }
         let image = match f.image {
             Some(p) => {
                 let len = u64::from(p.width) * u64::from(p.height) * 4;

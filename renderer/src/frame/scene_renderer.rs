@@ -123,6 +123,8 @@ pub struct SceneRenderer {
     /// The point and spot lights' shadow atlas: its tiles and which hold
     /// their shadow (`crate::shadow_atlas`).
     pub(crate) atlas: ShadowAtlas,
+    /// What each view keeps across frames (`crate::view_state`).
+    pub(crate) view_states: crate::view_state::ViewStates,
 }
 
 /// One frame's request.
@@ -150,7 +152,51 @@ impl SceneRenderer {
             post: PostProcessor::default(),
             frames: FrameQueue::new(slots),
             atlas: ShadowAtlas::default(),
+            view_states: Default::default(),
         }
+    }
+
+    /// Drops the state of the view `id` (auto exposure's adaptation);
+    /// returns whether it had one. Its next frame starts without a past.
+    pub fn release_view_state(&mut self, device: &Device, id: crate::ViewStateId) -> bool {
+        self.view_states.release(device, id)
+    }
+
+    /// Views with a state (`crate::view_state`).
+    pub fn view_state_count(&self) -> usize {
+        self.view_states.len()
+    }
+
+    /// Auto exposure for the frame, when `r.AutoExposure=1` and the
+    /// family's first main view has a state: recorded into `frame`
+    /// (`crate::postprocess::exposure`). Returns the exposure state tone
+    /// mapping binds, the slot's read-back of it when it ran, and the
+    /// settings the post chain runs with (auto exposure off where it did not run).
+    fn auto_exposure(
+        &mut self,
+        device: &Device,
+        frame: &mut Frame<'_>,
+        family: &ViewFamily,
+        settings: &FrameSettings,
+        slot: usize,
+    ) -> Result<(BufferHandle, Option<BufferHandle>, FrameSettings)> {
+        let view = family.views.iter().find(|v| v.kind == crate::ViewKind::Main && !v.wireframe);
+        let (Some(view), Some(id), true) = (view, view.and_then(|v| v.state), settings.auto_exposure.enabled) else {
+            let mut manual = settings.clone();
+            manual.auto_exposure.enabled = false;
+            return Ok((self.view_states.unadapted(device)?, None, manual));
+        };
+        let state = self.view_states.get_or_make(device, id, self.frames.slots)?;
+        let pipelines = self.post.exposure_pipelines(device)?;
+        let at = crate::postprocess::exposure::ExposureFrame {
+            settings: &settings.auto_exposure,
+            state,
+            viewport: view.viewport,
+            delta_seconds: family.delta_seconds,
+            slot,
+        };
+        crate::postprocess::exposure::record(frame, &mut self.targets, pipelines, &at)?;
+        Ok((state.exposure, Some(state.readback[slot]), settings.clone()))
     }
 
     /// The scene's queued updates alone (benchmarks; a frame's
@@ -266,9 +312,12 @@ impl SceneRenderer {
             materials: self.resources.materials.expect("uploaded in update_scene").0,
         };
         stage!(clock, Record, record(&mut frame, &mut self.targets, scene, family, input)?);
+        let exposure_readback;
         let image = stage!(clock, PostProcess, {
             let wireframe: Vec<Rect> = views.main_views().map(|i| &views.views[i]).filter(|v| v.wireframe).map(|v| v.viewport).collect();
-            let at = PostFrame { settings: &settings, wireframe: &wireframe, width: family.width, height: family.height };
+            let (exposure, readback, post_settings) = self.auto_exposure(device, &mut frame, family, &settings, slot)?;
+            exposure_readback = readback;
+            let at = PostFrame { settings: &post_settings, wireframe: &wireframe, width: family.width, height: family.height, exposure };
             self.post.record(&mut frame, &mut self.targets, &at)?;
             match request.read_back && request.execute {
                 true => Some(read_back(device, &mut frame, (slot, &mut self.resources.readback), &mut self.targets)?),
@@ -281,7 +330,11 @@ impl SceneRenderer {
         let submitted = stage!(clock, Submit, submit(frame, request.execute)?);
         stage!(clock, Retire, {
             let mut stats = frame_stats(self.frames.frame_number - 1, scene, &views, &elements, &lists);
-            stats.image = crate::stats::ImageStats { environment: scene.environment_kind(), ..crate::stats::ImageStats::of(&settings) };
+            stats.image = crate::stats::ImageStats {
+                environment: scene.environment_kind(),
+                auto_exposure: exposure_readback.is_some(),
+                ..crate::stats::ImageStats::of(&settings)
+            };
             stats.environment_filters = environment_filters;
             stats.pipelines_created = self.pipelines.take_created();
             stats.pipelines_live = self.pipelines.len() as u64;
@@ -289,8 +342,12 @@ impl SceneRenderer {
             match submitted {
                 Some(submission) => {
                     let lists = lists.iter().map(|l| (l.pass, l.view)).collect();
-                    let post = self.post.timestamp_labels(&settings);
-                    let f = InFlightFrame { submission, stats, lists, post, submitted_at, image, on_retired };
+                    let mut post = self.post.timestamp_labels(&settings);
+                    if exposure_readback.is_some() {
+                        post.insert(0, crate::postprocess::exposure::TIMESTAMP_LABELS);
+                    }
+                    let exposure = exposure_readback;
+                    let f = InFlightFrame { submission, stats, lists, post, submitted_at, image, on_retired, exposure };
                     self.frames.put_in_flight(device, f, frames_in_flight)?;
                 }
                 None => self.frames.discarded(stats),
@@ -355,6 +412,7 @@ impl SceneRenderer {
     pub fn release(&mut self, device: &Device) {
         self.targets.destroy_all(device);
         self.post.release(device);
+        self.view_states.release_all(device);
         self.resources.release(device);
         self.pipelines.invalidate(device);
     }

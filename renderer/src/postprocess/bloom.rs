@@ -61,6 +61,7 @@ const fn step(name: &'static str, shader: &'static str) -> PostPassDesc {
         timestamps: ["bloom begin", "bloom end"],
         enabled: |s| s.bloom.enabled,
         sampler: true,
+        exposure: false,
     }
 }
 

@@ -31,6 +31,7 @@ pub static FXAA: PostPassDesc = PostPassDesc {
     timestamps: TIMESTAMP_LABELS,
     enabled: |settings| settings.anti_aliasing == AntiAliasing::Fxaa,
     sampler: true,
+    exposure: false,
 };
 
 #[cfg(test)]

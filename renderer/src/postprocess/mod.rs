@@ -22,6 +22,7 @@
 //! their pixels as they are.
 
 pub mod bloom;
+pub mod exposure;
 pub mod fxaa;
 pub mod tonemap;
 
@@ -100,6 +101,10 @@ pub struct PostPassDesc {
     /// Whether group 0 binding 1 is a linear, clamp-to-edge sampler for its
     /// input (a pass that reads between texels, as FXAA does).
     pub sampler: bool,
+    /// Whether group 0 binding 2 is the frame's exposure state (a
+    /// `var<storage, read>` of `auto_exposure.wgsl`'s `ExposureState`:
+    /// auto exposure's, or one never adapted when it is off).
+    pub exposure: bool,
 }
 
 /// The post chain a renderer runs, its pipelines and the sampler of the
@@ -108,12 +113,14 @@ pub(crate) struct PostProcessor {
     passes: Vec<&'static PostPassDesc>,
     pipelines: Vec<(&'static str, Format, PipelineHandle)>,
     sampler: Option<SamplerHandle>,
+    /// Auto exposure's compute pipelines ([`exposure`]).
+    exposure: Option<exposure::AutoExposurePipelines>,
 }
 
 impl Default for PostProcessor {
     /// The built-in chain.
     fn default() -> Self {
-        Self { passes: BUILTIN_POST_PASSES.to_vec(), pipelines: Vec::new(), sampler: None }
+        Self { passes: BUILTIN_POST_PASSES.to_vec(), pipelines: Vec::new(), sampler: None, exposure: None }
     }
 }
 
@@ -126,6 +133,9 @@ pub(crate) struct PostFrame<'a> {
     /// The family's size: every target of the chain's.
     pub width: u32,
     pub height: u32,
+    /// The exposure state the passes that ask for it bind
+    /// ([`PostPassDesc::exposure`]).
+    pub exposure: BufferHandle,
 }
 
 impl PostProcessor {
@@ -200,6 +210,9 @@ impl PostProcessor {
             if pass.sampler {
                 entries.push((1, BindingResource::Sampler(self.sampler(device)?)));
             }
+            if pass.exposure {
+                entries.push((2, BindingResource::Buffer(at.exposure)));
+            }
             let group = frame.create_bind_group(pipeline, 0, &entries)?;
             let stamps = frame.timestamps_left().is_some_and(|left| left >= 2);
             let cmd = frame.cmd();
@@ -262,8 +275,19 @@ impl PostProcessor {
         Ok(())
     }
 
+    /// Auto exposure's pipelines, made on first use.
+    pub fn exposure_pipelines(&mut self, device: &Device) -> Result<&exposure::AutoExposurePipelines> {
+        if self.exposure.is_none() {
+            self.exposure = Some(exposure::AutoExposurePipelines::new(device)?);
+        }
+        Ok(self.exposure.as_ref().expect("made above"))
+    }
+
     /// Destroys the pipelines and the sampler (the RHI frees them once no frame uses them).
     pub fn release(&mut self, device: &Device) {
+        if let Some(e) = self.exposure.take() {
+            e.release(device);
+        }
         for (_, _, p) in self.pipelines.drain(..) {
             device.destroy_pipeline(p);
         }
@@ -338,6 +362,7 @@ mod tests {
             timestamps: ["a", "b"],
             enabled: |_| true,
             sampler: false,
+            exposure: false,
         };
         assert!(matches!(check_chain(&[&TONEMAP, &HDR]), Err(RendererError::InvalidPostChain(_))));
         assert!(matches!(check_chain(&[&TONEMAP, &HDR, &TONEMAP]), Err(RendererError::InvalidPostChain(_))));

@@ -18,7 +18,9 @@
 //! wireframe view mode turns post-processing off: their flat debug colors
 //! are meant for the screen as they are.
 //!
-//! The settings travel in push constants, recorded into each frame's own
+//! With auto exposure (`r.AutoExposure=1`, [`super::exposure`]) the
+//! multiplier is the view state's, read from a storage buffer that pass
+//! wrote on the GPU the same frame. The settings travel in push constants, recorded into each frame's own
 //! command buffer; the pass is the first member of the post chain
 //! ([`super::BUILTIN_POST_PASSES`]).
 
@@ -45,38 +47,38 @@ pub(crate) struct TonemapPush {
     pub exposure: f32,
     /// 0: no curve (clamped); 1: ACES fitted; 2: AgX; 3: Khronos PBR Neutral.
     pub tonemapper: u32,
-    pub pad0: u32,
+    /// 1: the exposure is auto exposure's, in the view state (binding 2).
+    pub adapted: u32,
     pub pad1: u32,
 }
 
 impl TonemapSettings {
-    fn push_constants(self) -> TonemapPush {
+    fn push_constants(self, adapted: bool) -> TonemapPush {
         let tonemapper = match self.curve {
             TonemapCurve::None => 0,
             TonemapCurve::AcesFitted => 1,
             TonemapCurve::AgX => 2,
             TonemapCurve::PbrNeutral => 3,
         };
-        TonemapPush { exposure: self.exposure, tonemapper, pad0: 0, pad1: 0 }
+        TonemapPush { exposure: self.exposure, tonemapper, adapted: u32::from(adapted), pad1: 0 }
     }
 }
 
 /// The tone-mapping post pass: [`TONEMAP_WGSL`] from HDR into the display
-/// format, with `r.Exposure` and `r.Tonemapper`; wireframe views as drawn.
+/// format, with `r.Exposure` (or auto exposure's, `r.AutoExposure`) and
+/// `r.Tonemapper`; wireframe views as drawn.
 pub static TONEMAP: PostPassDesc = PostPassDesc {
     name: "tonemap",
     shader: TONEMAP_WGSL,
     output: PostOutput::Display,
-    push_constants: |settings, region| {
-        let shown = match region {
-            PostRegion::Lit => settings.tonemap,
-            PostRegion::Wireframe => TonemapSettings { curve: TonemapCurve::None, exposure: 1.0 },
-        };
-        bytemuck::cast(shown.push_constants())
+    push_constants: |settings, region| match region {
+        PostRegion::Lit => bytemuck::cast(settings.tonemap.push_constants(settings.auto_exposure.enabled)),
+        PostRegion::Wireframe => bytemuck::cast(TonemapSettings { curve: TonemapCurve::None, exposure: 1.0 }.push_constants(false)),
     },
     timestamps: TIMESTAMP_LABELS,
     enabled: |_| true,
     sampler: false,
+    exposure: true,
 };
 
 #[cfg(test)]

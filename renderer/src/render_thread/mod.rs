@@ -848,6 +848,16 @@ impl RenderThread {
         Ok(())
     }
 
+    /// Drops the state the view `id` kept across frames
+    /// (`crate::ViewStateId`: auto exposure's adaptation), once its view
+    /// is gone for good; its next frame, if any, starts without a past. An
+    /// id without a state is nothing to do.
+    pub fn release_view_state(&mut self, id: crate::ViewStateId) -> Result<()> {
+        self.enqueue_render_command(move |ctx| {
+            ctx.renderer.release_view_state(&ctx.device, id);
+        })
+    }
+
     /// A console variable's value as the game side last set it (`None`:
     /// no variable has that name).
     pub fn cvar(&self, name: &str) -> Option<crate::cvars::CvarValue> {

@@ -139,6 +139,9 @@ fn build_engine(sample: &str, common: &CommonOptions) -> anyhow::Result<Engine> 
     if let Some(ev100) = common.ev100 {
         rt.set_cvar(cvars::EXPOSURE, &renderer::exposure_of_ev100(ev100).to_string())?;
     }
+    if let Some(on) = common.auto_exposure {
+        rt.set_cvar(cvars::AUTO_EXPOSURE, if on { "1" } else { "0" })?;
+    }
     if let Some(t) = common.tonemapper {
         rt.set_cvar(cvars::TONEMAPPER, &t.to_string())?;
     }

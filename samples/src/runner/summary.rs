@@ -227,6 +227,7 @@ fn sample_stats(mut s: SampleStats, stats: &FrameStats, done: Done) -> SampleSta
         environment: stats.image.environment.into(),
         bloom: stats.image.bloom,
         exposure_ev100: f64::from(stats.image.exposure_ev100),
+        auto_exposure: stats.image.auto_exposure,
         tonemapper: stats.image.tonemapper.into(),
     });
     s.timings_ms = Timings {

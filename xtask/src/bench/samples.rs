@@ -22,7 +22,8 @@
 //! - occlusion along the showcase's camera path ([`showcase_occlusion`]):
 //!   what the base pass draws with `r.AllowOcclusionQueries` on vs off;
 //! - the image ([`image_passes`]): the showcase at 1920×1080
-//!   with FXAA, with bloom, and lit by the analytic sky's environment, against none of them;
+//!   with FXAA, with bloom, lit by the analytic sky's environment, and with
+//!   auto exposure, against none of them;
 //! - overlap: frames in flight 2 vs 1 on a scene whose render-thread CPU
 //!   and GPU times are within 30% of each other ([`OVERLAP_SCENE`], its
 //!   draw distance found on the day: [`balanced_draw_distance`]), the
@@ -457,17 +458,34 @@ fn clustered_lights(dir: &Path, quick: bool) -> Result<Vec<Row>, String> {
 /// The image (issue 38): the showcase at 1920x1080, the median frame with
 /// FXAA vs without anti-aliasing (goal <= 1.05), with bloom vs without
 /// (goal <= 1.15) and lit by the analytic sky's environment (image-based
-/// lighting, the sky drawn behind) vs the hemisphere ambient (goal <= 1.1),
-/// each against the showcase with none of them.
+/// lighting, the sky drawn behind) vs the hemisphere ambient (goal <= 1.1)
+/// and with auto exposure vs manual (goal <= 1.05), each against the
+/// showcase with none of them.
 fn image_passes(dir: &Path, quick: bool) -> Result<Vec<Row>, String> {
     let frames = if quick { "6" } else { "16" };
-    let run = |tag: &str, aa: &str, bloom: &str, environment: &str| {
-        let args = ["--width", "1920", "--height", "1080", "--frames", frames, "--aa", aa, "--bloom", bloom, "--environment", environment];
+    let run = |tag: &str, aa: &str, bloom: &str, environment: &str, auto_exposure: &str| {
+        let args = [
+            "--width",
+            "1920",
+            "--height",
+            "1080",
+            "--frames",
+            frames,
+            "--aa",
+            aa,
+            "--bloom",
+            bloom,
+            "--environment",
+            environment,
+            "--auto-exposure",
+            auto_exposure,
+        ];
         sample(dir, "showcase", tag, &args, &[])
     };
-    let plain = run("plain", "none", "off", "hemisphere")?;
-    let (fxaa, bloom) = (run("fxaa", "fxaa", "off", "hemisphere")?, run("bloom", "none", "on", "hemisphere")?);
-    let ibl = run("ibl", "none", "off", "sky")?;
+    let plain = run("plain", "none", "off", "hemisphere", "off")?;
+    let (fxaa, bloom) = (run("fxaa", "fxaa", "off", "hemisphere", "off")?, run("bloom", "none", "on", "hemisphere", "off")?);
+    let ibl = run("ibl", "none", "off", "sky", "off")?;
+    let auto = run("auto-exposure", "none", "off", "hemisphere", "on")?;
     let p50 = |s: &Stats| s.frame_time_ms.as_ref().map_or(s.mean_timings_ms.frame, |p| p.p50);
     Ok(vec![
         row("showcase 1920x1080: median frame, FXAA vs no anti-aliasing", p50(&fxaa) / p50(&plain), "x", Some("<= 1.05")),
@@ -478,7 +496,8 @@ fn image_passes(dir: &Path, quick: bool) -> Result<Vec<Row>, String> {
             "x",
             Some("<= 1.1"),
         ),
-        row("showcase 1920x1080: median frame without anti-aliasing, bloom or environment", p50(&plain), "ms", None),
+        row("showcase 1920x1080: median frame, auto exposure vs manual", p50(&auto) / p50(&plain), "x", Some("<= 1.05")),
+        row("showcase 1920x1080: median frame without anti-aliasing, bloom, environment or auto exposure", p50(&plain), "ms", None),
     ])
 }
 
