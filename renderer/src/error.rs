@@ -61,7 +61,7 @@ pub enum RendererError {
     InvalidEnvironment(String),
     /// An environment image that could not be read or decoded.
     #[error(transparent)]
-    Environment(#[from] crate::environment::EnvironmentError),
+    Environment(#[from] EnvironmentError),
     /// A light the scene cannot take ([`crate::Light::problem`]).
     #[error("invalid light {light:?}: {reason}")]
     InvalidLight {
@@ -155,3 +155,39 @@ pub enum RendererError {
 
 /// The renderer's result type ([`RendererError`] unless said otherwise).
 pub type Result<T, E = RendererError> = std::result::Result<T, E>;
+
+/// Why an environment could not be made (`crate::environment`; defined
+/// here, below every module, as every error is).
+#[derive(Debug, thiserror::Error)]
+pub enum EnvironmentError {
+    /// The file could not be read.
+    #[error("reading {path}: {source}")]
+    Io {
+        /// The file.
+        path: String,
+        /// The error.
+        source: std::io::Error,
+    },
+    /// The bytes are not a Radiance `.hdr` image the decoder can read
+    /// (truncated, a bad header).
+    #[error("not a readable Radiance .hdr image: {0}")]
+    Decode(String),
+    /// The image is larger than [`MAX_EQUIRECT_WIDTH`](crate::environment::MAX_EQUIRECT_WIDTH) x
+    /// [`MAX_EQUIRECT_HEIGHT`](crate::environment::MAX_EQUIRECT_HEIGHT) (refused from its header, before any texel
+    /// is decoded), or empty.
+    #[error("an equirectangular image of {width}x{height}: each side must be 1..={max_width} x 1..={max_height}")]
+    Size {
+        /// Its width.
+        width: u32,
+        /// Its height.
+        height: u32,
+        /// `MAX_EQUIRECT_WIDTH`.
+        max_width: u32,
+        /// `MAX_EQUIRECT_HEIGHT`.
+        max_height: u32,
+    },
+    /// Texels that do not fill the image exactly, or that are negative or
+    /// not finite.
+    #[error("invalid texels: {0}")]
+    Texels(String),
+}

@@ -60,6 +60,9 @@ fn the_view_uniform_matches_the_shader() {
             wireframe_color,
             directional_lights,
             shadow_cascades,
+            environment_levels,
+            environment_intensity,
+            _pad_environment,
             _reserved,
         ]
     );
@@ -99,5 +102,29 @@ fn the_material_block_matches_the_shader() {
 
 #[test]
 fn the_tonemap_push_constants_match_the_shader() {
-    assert_wgsl_layout!(TonemapPush, TONEMAP_WGSL, "TonemapPush", [exposure, tonemapper, pad0, pad1]);
+    assert_wgsl_layout!(TonemapPush, TONEMAP_WGSL, "TonemapPush", [exposure, tonemapper, adapted, pad1]);
+}
+
+#[test]
+fn the_environment_and_exposure_structs_match_their_shaders() {
+    use crate::environment::gpu::{PrefilterParams, SkyPush, PREFILTER_SHADER, SKY_SHADER};
+    use crate::postprocess::exposure::{Params, SHADER};
+    assert_wgsl_layout!(
+        PrefilterParams,
+        PREFILTER_SHADER,
+        "Params",
+        [face_size, first_texel, samples, sh_level, roughness, source_texel_solid_angle, source_levels, _pad]
+    );
+    assert_wgsl_layout!(SkyPush, SKY_SHADER, "SkyPush", [clip_to_world, viewport, intensity, lod, _pad]);
+    assert_wgsl_layout!(
+        Params,
+        SHADER,
+        "Params",
+        [viewport, min_log2, log2_range, delta_seconds, speed_up, speed_down, min_ev100, max_ev100, compensation]
+    );
+    // The exposure state: as big in every shader that reads it as the buffers made for it.
+    for wgsl in [SHADER, TONEMAP_WGSL] {
+        let layout = test_support::wgsl_layout::struct_layout(wgsl, "ExposureState").unwrap();
+        assert_eq!(u64::from(layout.size), crate::view_state::EXPOSURE_STATE_SIZE);
+    }
 }

@@ -51,9 +51,8 @@ pub(crate) struct ViewStates {
 impl ViewStates {
     /// The state of `id`, made now if it has none (`slots` read-back buffers).
     pub fn get_or_make(&mut self, device: &Device, id: ViewStateId, slots: usize) -> rhi_vulkan::Result<&ViewState> {
-        if !self.states.contains_key(&id) {
-            let state = make_state(device, slots)?;
-            self.states.insert(id, state);
+        if let std::collections::btree_map::Entry::Vacant(e) = self.states.entry(id) {
+            e.insert(make_state(device, slots)?);
         }
         Ok(&self.states[&id])
     }

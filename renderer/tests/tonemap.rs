@@ -84,6 +84,7 @@ var<immediate> push: Push;
     timestamps: ["swap begin", "swap end"],
     enabled: |_| true,
     sampler: false,
+    exposure: false,
 };
 
 #[test]

@@ -385,36 +385,7 @@ fn check_bind_group_entries(
                 }
                 (BindingResource::Texture(t), vk::DescriptorType::SAMPLED_IMAGE | vk::DescriptorType::STORAGE_IMAGE) => {
                     let e = textures.get(t).ok_or_else(|| invalid("texture"))?;
-                    let storage = ty == vk::DescriptorType::STORAGE_IMAGE;
-                    let (usage, needed_for) = if storage {
-                        (TextureUsage::STORAGE, "a storage texture binding")
-                    } else {
-                        (TextureUsage::SAMPLED, "a sampled texture binding")
-                    };
-                    if !e.desc.usage.contains(usage) {
-                        let (label, usage) = (e.desc.label.clone(), Usage::Texture(usage));
-                        return Err(RhiError::MissingUsage { label, usage, needed_for });
-                    }
-                    let depth = entry.ty == BindingType::DepthTexture;
-                    if e.desc.format.is_depth() != depth {
-                        let resource = format!("texture {:?} (binding {binding} of bind group {group})", e.desc.label);
-                        let expected = if depth { "a depth format" } else { "a color format" };
-                        return Err(RhiError::WrongFormat { resource, format: e.desc.format, expected });
-                    }
-                    let cube = entry.ty == BindingType::SampledCubeTexture;
-                    if (e.desc.dimension == crate::TextureDimension::Cube) != cube {
-                        return Err(RhiError::InvalidDesc(format!(
-                            "texture {:?} is a {:?} texture; binding {binding} of bind group {group} takes a {}",
-                            e.desc.label,
-                            e.desc.dimension,
-                            if cube { "cube" } else { "2D texture" }
-                        )));
-                    }
-                    let layout = if ty == vk::DescriptorType::STORAGE_IMAGE {
-                        vk::ImageLayout::GENERAL
-                    } else {
-                        vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL
-                    };
+                    let layout = check_texture_entry(e, entry.ty, ty, (group, *binding))?;
                     image_infos.push(vk::DescriptorImageInfo { sampler: vk::Sampler::null(), image_view: e.view, image_layout: layout });
                 }
                 (BindingResource::Sampler(s), vk::DescriptorType::SAMPLER) => {
@@ -434,6 +405,40 @@ fn check_bind_group_entries(
         }
     }
     Ok(CheckedEntries { resolved, buffer_infos, image_infos })
+}
+
+/// A texture bound at (`group`, `binding`) of type `binding_ty` as
+/// descriptor `ty`: its usage, depth or colour format and dimension must
+/// be the binding's. Returns the layout the descriptor names.
+fn check_texture_entry(
+    e: &crate::TextureEntry,
+    binding_ty: BindingType,
+    ty: vk::DescriptorType,
+    (group, binding): (u32, u32),
+) -> Result<vk::ImageLayout> {
+    let storage = ty == vk::DescriptorType::STORAGE_IMAGE;
+    let (usage, needed_for) =
+        if storage { (TextureUsage::STORAGE, "a storage texture binding") } else { (TextureUsage::SAMPLED, "a sampled texture binding") };
+    if !e.desc.usage.contains(usage) {
+        let (label, usage) = (e.desc.label.clone(), Usage::Texture(usage));
+        return Err(RhiError::MissingUsage { label, usage, needed_for });
+    }
+    let depth = binding_ty == BindingType::DepthTexture;
+    if e.desc.format.is_depth() != depth {
+        let resource = format!("texture {:?} (binding {binding} of bind group {group})", e.desc.label);
+        let expected = if depth { "a depth format" } else { "a color format" };
+        return Err(RhiError::WrongFormat { resource, format: e.desc.format, expected });
+    }
+    let cube = binding_ty == BindingType::SampledCubeTexture;
+    if (e.desc.dimension == crate::TextureDimension::Cube) != cube {
+        return Err(RhiError::InvalidDesc(format!(
+            "texture {:?} is a {:?} texture; binding {binding} of bind group {group} takes a {}",
+            e.desc.label,
+            e.desc.dimension,
+            if cube { "cube" } else { "2D texture" }
+        )));
+    }
+    Ok(if storage { vk::ImageLayout::GENERAL } else { vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL })
 }
 
 /// A bind group's checked entries: (binding, descriptor type) in the order

@@ -72,9 +72,12 @@ mod tests {
         let (a, b) = dfg(1.0, 0.0);
         assert!((a + b - 1.0).abs() < 0.01 && b < 0.01, "{a} {b}");
         // Single-scattering GGX loses energy as roughness grows (the
-        // multiple-scattering term gives it back in the shader).
+        // multiple-scattering term gives it back in the shader): at alpha 1
+        // and normal incidence the albedo is 1 - ln 2 (the integral of
+        // 2(1 - 2x) / (2 - 2x) over the half of the samples that reflect).
         let rough = dfg(1.0, 1.0);
-        assert!(rough.0 + rough.1 < 0.85 && rough.0 + rough.1 > 0.4, "{rough:?}");
+        assert!((rough.0 + rough.1 - (1.0 - std::f32::consts::LN_2)).abs() < 0.01, "{rough:?}");
+        assert!(dfg(1.0, 0.5).0 > rough.0);
         // Grazing: Fresnel's bias grows.
         assert!(dfg(0.1, 0.3).1 > dfg(1.0, 0.3).1);
         assert_eq!(table().len(), (LUT_SIZE * LUT_SIZE) as usize);

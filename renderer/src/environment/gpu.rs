@@ -11,8 +11,8 @@ use bytemuck::{Pod, Zeroable};
 use rhi_vulkan::*;
 use std::sync::Arc;
 
-const PREFILTER_SHADER: &str = include_str!("../../shaders/environment_prefilter.wgsl");
-const SKY_SHADER: &str = include_str!("../../shaders/sky.wgsl");
+pub(crate) const PREFILTER_SHADER: &str = include_str!("../../shaders/environment_prefilter.wgsl");
+pub(crate) const SKY_SHADER: &str = include_str!("../../shaders/sky.wgsl");
 /// The prefiltered and sampled maps' format.
 const FORMAT: Format = Format::Rgba16Float;
 /// GGX samples per texel of the rough levels.
@@ -23,15 +23,15 @@ const SH_SOURCE_WIDTH: u32 = 128;
 /// The `Params` of `environment_prefilter.wgsl`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
-struct PrefilterParams {
-    face_size: u32,
-    first_texel: u32,
-    samples: u32,
-    sh_level: u32,
-    roughness: f32,
-    source_texel_solid_angle: f32,
-    source_levels: f32,
-    _pad: f32,
+pub(crate) struct PrefilterParams {
+    pub face_size: u32,
+    pub first_texel: u32,
+    pub samples: u32,
+    pub sh_level: u32,
+    pub roughness: f32,
+    pub source_texel_solid_angle: f32,
+    pub source_levels: f32,
+    pub _pad: f32,
 }
 
 /// The `SkyPush` of `sky.wgsl`.

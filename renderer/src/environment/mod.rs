@@ -10,7 +10,7 @@
 //! - [`Environment::Image`]: an [`EquirectImage`], e.g. a Radiance `.hdr`
 //!   panorama ([`EquirectImage::decode_hdr`], [`EquirectImage::load_hdr`]).
 //!
-//! Both image kinds take one path on the GPU ([`gpu`]), run once when the
+//! Both image kinds take one path on the GPU (`gpu.rs`), run once when the
 //! environment is set and never again while it does not change
 //! (`FrameStats::environment_filters` counts the runs):
 //! 1. the image is uploaded as a half-float texture with its full mip chain;
@@ -25,7 +25,7 @@
 //!    and Hanrahan 2001);
 //! 4. the split-sum's second factor, the GGX BRDF's directional albedo
 //!    (scale and bias of F0, Karis 2013), is a lookup table
-//!    ([`brdf_lut`]) made once per scene.
+//!    (`brdf_lut.rs`) made once per scene.
 //!
 //! The base pass's default-lit shading then adds, for a surface with
 //! specular colour F0, roughness r and normal n, viewed along v (Fdez-Agüera
@@ -51,6 +51,7 @@ mod image;
 mod sky;
 
 pub use self::image::{EquirectImage, MAX_EQUIRECT_HEIGHT, MAX_EQUIRECT_WIDTH};
+pub use crate::error::EnvironmentError;
 pub use brdf_lut::dfg;
 pub use sky::ProceduralSky;
 use std::sync::Arc;
@@ -115,39 +116,4 @@ impl Environment {
             Self::Image { image, intensity } => Some((image.clone(), *intensity)),
         }
     }
-}
-
-/// Why an environment could not be made.
-#[derive(Debug, thiserror::Error)]
-pub enum EnvironmentError {
-    /// The file could not be read.
-    #[error("reading {path}: {source}")]
-    Io {
-        /// The file.
-        path: String,
-        /// The error.
-        source: std::io::Error,
-    },
-    /// The bytes are not a Radiance `.hdr` image the decoder can read
-    /// (truncated, a bad header).
-    #[error("not a readable Radiance .hdr image: {0}")]
-    Decode(String),
-    /// The image is larger than [`MAX_EQUIRECT_WIDTH`] x
-    /// [`MAX_EQUIRECT_HEIGHT`] (refused from its header, before any texel
-    /// is decoded), or empty.
-    #[error("an equirectangular image of {width}x{height}: each side must be 1..={max_width} x 1..={max_height}")]
-    Size {
-        /// Its width.
-        width: u32,
-        /// Its height.
-        height: u32,
-        /// [`MAX_EQUIRECT_WIDTH`].
-        max_width: u32,
-        /// [`MAX_EQUIRECT_HEIGHT`].
-        max_height: u32,
-    },
-    /// Texels that do not fill the image exactly, or that are negative or
-    /// not finite.
-    #[error("invalid texels: {0}")]
-    Texels(String),
 }

@@ -127,6 +127,15 @@ pub struct SceneRenderer {
     pub(crate) view_states: crate::view_state::ViewStates,
 }
 
+/// What the end of a frame hands to its retirement.
+struct FrameEnd {
+    submitted: Option<FrameSubmission>,
+    submitted_at: Instant,
+    image: Option<crate::frame::retire::PendingImage>,
+    on_retired: Vec<crate::scene::RetireCallback>,
+    exposure: Option<BufferHandle>,
+}
+
 /// One frame's request.
 #[derive(Clone, Debug)]
 pub struct FrameRequest {
@@ -182,7 +191,7 @@ impl SceneRenderer {
     ) -> Result<(BufferHandle, Option<BufferHandle>, FrameSettings)> {
         let view = family.views.iter().find(|v| v.kind == crate::ViewKind::Main && !v.wireframe);
         let (Some(view), Some(id), true) = (view, view.and_then(|v| v.state), settings.auto_exposure.enabled) else {
-            let mut manual = settings.clone();
+            let mut manual = *settings;
             manual.auto_exposure.enabled = false;
             return Ok((self.view_states.unadapted(device)?, None, manual));
         };
@@ -196,7 +205,7 @@ impl SceneRenderer {
             slot,
         };
         crate::postprocess::exposure::record(frame, &mut self.targets, pipelines, &at)?;
-        Ok((state.exposure, Some(state.readback[slot]), settings.clone()))
+        Ok((state.exposure, Some(state.readback[slot]), *settings))
     }
 
     /// The scene's queued updates alone (benchmarks; a frame's
@@ -339,21 +348,34 @@ impl SceneRenderer {
             stats.pipelines_created = self.pipelines.take_created();
             stats.pipelines_live = self.pipelines.len() as u64;
             stats.material_bytes_uploaded = self.resources.material_bytes_uploaded;
-            match submitted {
-                Some(submission) => {
-                    let lists = lists.iter().map(|l| (l.pass, l.view)).collect();
-                    let mut post = self.post.timestamp_labels(&settings);
-                    if exposure_readback.is_some() {
-                        post.insert(0, crate::postprocess::exposure::TIMESTAMP_LABELS);
-                    }
-                    let exposure = exposure_readback;
-                    let f = InFlightFrame { submission, stats, lists, post, submitted_at, image, on_retired, exposure };
-                    self.frames.put_in_flight(device, f, frames_in_flight)?;
-                }
-                None => self.frames.discarded(stats),
-            }
+            let end = FrameEnd { submitted, submitted_at, image, on_retired, exposure: exposure_readback };
+            self.end_frame(device, stats, &lists, &settings, end)?;
         });
         Ok(self.frames.with_stage_times(self.frames.frame_number - 1, &clock))
+    }
+
+    /// Puts a submitted frame in flight with what its retirement needs (or
+    /// counts a discarded one's stats).
+    fn end_frame(
+        &mut self,
+        device: &Device,
+        stats: FrameStats,
+        lists: &[PassDrawList],
+        settings: &FrameSettings,
+        end: FrameEnd,
+    ) -> Result<()> {
+        let Some(submission) = end.submitted else {
+            self.frames.discarded(stats);
+            return Ok(());
+        };
+        let lists = lists.iter().map(|l| (l.pass, l.view)).collect();
+        let mut post = self.post.timestamp_labels(settings);
+        if end.exposure.is_some() {
+            post.insert(0, crate::postprocess::exposure::TIMESTAMP_LABELS);
+        }
+        let (submitted_at, image, on_retired, exposure) = (end.submitted_at, end.image, end.on_retired, end.exposure);
+        let f = InFlightFrame { submission, stats, lists, post, submitted_at, image, on_retired, exposure };
+        self.frames.put_in_flight(device, f, self.frames.frames_in_flight(settings))
     }
 
     /// The frames whose GPU work has finished since the last call (at most

@@ -27,7 +27,7 @@ use crate::view_state::{ViewState, EXPOSURE_STATE_SIZE, HISTOGRAM_BINS};
 use bytemuck::{Pod, Zeroable};
 use rhi_vulkan::*;
 
-const SHADER: &str = include_str!("../../shaders/auto_exposure.wgsl");
+pub(crate) const SHADER: &str = include_str!("../../shaders/auto_exposure.wgsl");
 /// The histogram's range of log2 luminance (EV100 -7 to 17).
 const MIN_LOG2: f32 = -10.0;
 const LOG2_RANGE: f32 = 24.0;
@@ -38,16 +38,16 @@ pub const TIMESTAMP_LABELS: [&str; 2] = ["auto exposure begin", "auto exposure e
 /// The `Params` of `auto_exposure.wgsl`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Pod, Zeroable)]
-struct Params {
-    viewport: [u32; 4],
-    min_log2: f32,
-    log2_range: f32,
-    delta_seconds: f32,
-    speed_up: f32,
-    speed_down: f32,
-    min_ev100: f32,
-    max_ev100: f32,
-    compensation: f32,
+pub(crate) struct Params {
+    pub viewport: [u32; 4],
+    pub min_log2: f32,
+    pub log2_range: f32,
+    pub delta_seconds: f32,
+    pub speed_up: f32,
+    pub speed_down: f32,
+    pub min_ev100: f32,
+    pub max_ev100: f32,
+    pub compensation: f32,
 }
 
 /// The two compute pipelines (made on first use).

@@ -127,7 +127,7 @@ impl Scene {
     /// Sets the environment that lights the scene and is drawn behind it
     /// (`crate::environment`): an image or sky is uploaded and prefiltered
     /// now, in one submission the render thread waits for, and not again
-    /// until the next call. An invalid one ([`Environment::problem`]) is
+    /// until the next call. An invalid one ([`crate::Environment::problem`]) is
     /// [`RendererError::InvalidEnvironment`]; on any error the environment
     /// before stays. No mesh draw command depends on it: none is rebuilt.
     pub fn set_environment(&mut self, device: &Device, environment: &crate::Environment) -> Result<()> {
