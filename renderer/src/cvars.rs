@@ -82,9 +82,13 @@ pub const FRAMES_IN_FLIGHT: &str = "r.FramesInFlight";
 /// 3 = Khronos PBR Neutral. See `crate::postprocess::tonemap`.
 pub const TONEMAPPER: &str = "r.Tonemapper";
 /// Anti-aliasing (UE's numbering): 0 = none (the default), 1 = FXAA on the
-/// tone-mapped image (`crate::postprocess::fxaa`). TAA (2) and MSAA (3)
-/// are not built yet: refused.
+/// tone-mapped image (`crate::postprocess::fxaa`), 3 = MSAA
+/// (`r.MSAACount` samples per pixel of scene color and depth, resolved
+/// before post-processing). TAA (2) is not built yet: refused.
 pub const ANTI_ALIASING_METHOD: &str = "r.AntiAliasingMethod";
+/// MSAA's samples per pixel: 2, 4 (the default) or 8; where the device has
+/// fewer for scene color and depth, the most it has below it (1: none).
+pub const MSAA_COUNT: &str = "r.MSAACount";
 /// Bloom (`crate::postprocess::bloom`): off by default (0).
 pub const BLOOM: &str = "r.Bloom";
 /// Bloom's share of the image, 0..=1 (default 0.15, Bevy's).
@@ -135,12 +139,13 @@ pub const SPACE_ORDER_ADDS: &str = "r.Scene.SpaceOrderAdds";
 /// `crate::frame::workers_awake`). Off: rayon's own sleep.
 pub const RENDER_WORKERS_STAY_AWAKE: &str = "r.RenderWorkers.StayAwake";
 
-/// Integer variables that choose one of a few methods: their largest
-/// value, and what they take (anything else is refused with
+/// Integer variables that choose one of a few values: the values, and
+/// what they take (anything else is refused with
 /// `RendererError::InvalidCvarValue`).
-const CHOICES: [(&str, i64, &str); 2] = [
-    (TONEMAPPER, 3, "0 (none), 1 (ACES fitted), 2 (AgX) or 3 (Khronos PBR Neutral)"),
-    (ANTI_ALIASING_METHOD, 1, "0 (none) or 1 (FXAA); TAA (2) and MSAA (3) are not built yet"),
+const CHOICES: [(&str, &[i64], &str); 3] = [
+    (TONEMAPPER, &[0, 1, 2, 3], "0 (none), 1 (ACES fitted), 2 (AgX) or 3 (Khronos PBR Neutral)"),
+    (ANTI_ALIASING_METHOD, &[0, 1, 3], "0 (none), 1 (FXAA) or 3 (MSAA); TAA (2) is not built yet"),
+    (MSAA_COUNT, &[2, 4, 8], "2, 4 or 8 samples per pixel"),
 ];
 
 /// Integer variables that are sizes: 0 or less is refused
@@ -175,7 +180,8 @@ impl Default for ConsoleVariables {
             CvarValue::Int(1),
             "tone mapping of the HDR scene color: 0 = none (clamp), 1 = ACES fitted, 2 = AgX, 3 = Khronos PBR Neutral",
         );
-        add(ANTI_ALIASING_METHOD, CvarValue::Int(0), "anti-aliasing: 0 = none, 1 = FXAA");
+        add(ANTI_ALIASING_METHOD, CvarValue::Int(0), "anti-aliasing: 0 = none, 1 = FXAA, 3 = MSAA (r.MSAACount)");
+        add(MSAA_COUNT, CvarValue::Int(4), "MSAA samples per pixel: 2, 4 or 8 (the device's most below it where it has fewer)");
         add(BLOOM, CvarValue::Bool(false), "bloom: the scene's light spread over a mip chain (energy-conserving without a threshold)");
         add(BLOOM_INTENSITY, CvarValue::Float(0.15), "bloom's share of the image, 0..1");
         add(BLOOM_THRESHOLD, CvarValue::Float(0.0), "only light brighter than this blooms (0: all light, energy-conserving)");
@@ -239,9 +245,9 @@ impl ConsoleVariables {
                 _ => return Err(bad("a positive integer")),
             },
             CvarValue::Int(_) if CHOICES.iter().any(|c| c.0 == name) => {
-                let &(_, max, expected) = CHOICES.iter().find(|c| c.0 == name).expect("found above");
+                let &(_, values, expected) = CHOICES.iter().find(|c| c.0 == name).expect("found above");
                 match value.parse() {
-                    Ok(v) if (0..=max).contains(&v) => CvarValue::Int(v),
+                    Ok(v) if values.contains(&v) => CvarValue::Int(v),
                     _ => return Err(bad(expected)),
                 }
             }

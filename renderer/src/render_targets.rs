@@ -49,11 +49,16 @@ pub struct TargetDesc {
     pub format: Format,
     /// How long its contents live.
     pub lifetime: Lifetime,
+    /// Samples per pixel: more than 1 makes a multisampled attachment
+    /// (MSAA), drawn into and resolved, never sampled.
+    pub samples: u32,
 }
 
 impl TargetDesc {
     fn texture_desc(&self, width: u32, height: u32) -> TextureDesc {
-        if self.format == Format::Depth32Float {
+        if self.samples > 1 {
+            TextureDesc::multisampled(self.name, width, height, self.format, self.samples)
+        } else if self.format == Format::Depth32Float {
             TextureDesc::depth(self.name, width, height)
         } else {
             TextureDesc::render_target(self.name, width, height, self.format)
@@ -189,13 +194,26 @@ impl RenderTargets {
 
 /// The HDR colour the mesh passes draw: linear, `SCENE_COLOR_FORMAT`.
 pub const SCENE_COLOR: TargetDesc =
-    TargetDesc { name: "scene color", format: crate::mesh_pass::SCENE_COLOR_FORMAT, lifetime: Lifetime::Frame };
+    TargetDesc { name: "scene color", format: crate::mesh_pass::SCENE_COLOR_FORMAT, lifetime: Lifetime::Frame, samples: 1 };
 /// The main views' depth.
 pub const SCENE_DEPTH: TargetDesc =
-    TargetDesc { name: "scene depth", format: crate::mesh_pass::SCENE_DEPTH_FORMAT, lifetime: Lifetime::Frame };
+    TargetDesc { name: "scene depth", format: crate::mesh_pass::SCENE_DEPTH_FORMAT, lifetime: Lifetime::Frame, samples: 1 };
+/// Scene color with `samples` samples per pixel under MSAA: the main
+/// passes draw into it and it resolves into [`SCENE_COLOR`].
+pub const fn scene_color_msaa(samples: u32) -> TargetDesc {
+    TargetDesc { name: "scene color msaa", samples, ..SCENE_COLOR }
+}
+
+/// Scene depth under MSAA, resolved (its first sample) into [`SCENE_DEPTH`].
+pub const fn scene_depth_msaa(samples: u32) -> TargetDesc {
+    TargetDesc { name: "scene depth msaa", samples, ..SCENE_DEPTH }
+}
+
 /// The directional light's shadow map: kept, since the base pass binds it
 /// in frames without a shadow view too (it is then cleared once).
-pub const SHADOW_MAP: TargetDesc = TargetDesc { name: "shadow map", format: Format::Depth32Float, lifetime: Lifetime::Temporal };
+pub const SHADOW_MAP: TargetDesc =
+    TargetDesc { name: "shadow map", format: Format::Depth32Float, lifetime: Lifetime::Temporal, samples: 1 };
 /// The point and spot lights' shadow atlas (`crate::shadow_atlas`): its
 /// tiles are kept from frame to frame and rendered only when their shadow changed.
-pub const SHADOW_ATLAS: TargetDesc = TargetDesc { name: "shadow atlas", format: Format::Depth32Float, lifetime: Lifetime::Temporal };
+pub const SHADOW_ATLAS: TargetDesc =
+    TargetDesc { name: "shadow atlas", format: Format::Depth32Float, lifetime: Lifetime::Temporal, samples: 1 };

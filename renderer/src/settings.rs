@@ -71,6 +71,9 @@ pub enum AntiAliasing {
     None,
     /// 1: FXAA on the tone-mapped image (`crate::postprocess::fxaa`).
     Fxaa,
+    /// 3: MSAA with this many samples per pixel (`r.MSAACount`: 2, 4 or 8)
+    /// in scene color and depth, resolved before post-processing.
+    Msaa(u32),
 }
 
 impl AntiAliasing {
@@ -79,6 +82,17 @@ impl AntiAliasing {
         match self {
             AntiAliasing::None => "none",
             AntiAliasing::Fxaa => "fxaa",
+            AntiAliasing::Msaa(2) => "msaa2",
+            AntiAliasing::Msaa(8) => "msaa8",
+            AntiAliasing::Msaa(_) => "msaa4",
+        }
+    }
+
+    /// Samples per pixel of scene color and depth it asks for.
+    pub fn samples(self) -> u32 {
+        match self {
+            AntiAliasing::Msaa(n) => n,
+            _ => 1,
         }
     }
 }
@@ -216,7 +230,11 @@ impl FrameSettings {
             3 => TonemapCurve::PbrNeutral,
             _ => TonemapCurve::AcesFitted,
         };
-        let anti_aliasing = if cvars.int(cvars::ANTI_ALIASING_METHOD) == 1 { AntiAliasing::Fxaa } else { AntiAliasing::None };
+        let anti_aliasing = match cvars.int(cvars::ANTI_ALIASING_METHOD) {
+            1 => AntiAliasing::Fxaa,
+            3 => AntiAliasing::Msaa(cvars.int(cvars::MSAA_COUNT).clamp(2, 8) as u32),
+            _ => AntiAliasing::None,
+        };
         Self {
             parallel_pass_setup: cvars.bool(cvars::PARALLEL_PASS_SETUP),
             parallel_record: cvars.bool(cvars::PARALLEL_RECORD),

@@ -22,6 +22,7 @@ fn base_pass_wgsl() -> String {
         blend: BlendMode::Opaque,
         two_sided: false,
         reverse_culling: false,
+        samples: 1,
     };
     let material = Material::colored(glam::Vec4::ONE);
     let wgsl = material.effective_wgsl(&material.layout().expect("the default material lays out"));

@@ -101,7 +101,8 @@ pub struct ShadowStats {
 /// How the frame's image was finished (the stats file's `image`).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ImageStats {
-    /// The anti-aliasing method (`r.AntiAliasingMethod`): `none` or `fxaa`.
+    /// The anti-aliasing method (`r.AntiAliasingMethod`): `none`, `fxaa`,
+    /// or `msaa2`/`msaa4`/`msaa8` (the samples the device gave).
     pub aa: &'static str,
     /// The tone mapper (`r.Tonemapper`): `none`, `aces`, `agx` or `pbr_neutral`.
     pub tonemapper: &'static str,
@@ -135,10 +136,16 @@ impl Default for ImageStats {
 }
 
 impl ImageStats {
-    /// What `settings` finish the image with.
-    pub(crate) fn of(settings: &crate::settings::FrameSettings) -> Self {
+    /// What `settings` finish the image with, scene color having
+    /// `samples` per pixel (MSAA's count where the device has it).
+    pub(crate) fn of(settings: &crate::settings::FrameSettings, samples: u32) -> Self {
+        let aa = match settings.anti_aliasing {
+            crate::AntiAliasing::Msaa(_) if samples > 1 => crate::AntiAliasing::Msaa(samples),
+            crate::AntiAliasing::Msaa(_) => crate::AntiAliasing::None,
+            other => other,
+        };
         Self {
-            aa: settings.anti_aliasing.name(),
+            aa: aa.name(),
             tonemapper: settings.tonemap.curve.name(),
             environment: "hemisphere",
             bloom: settings.bloom.enabled,

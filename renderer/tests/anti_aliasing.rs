@@ -61,3 +61,59 @@ fn fxaa_passes_a_wireframe_view_through_as_drawn() {
     let (_, fxaa) = tilted_square("1", true);
     assert_images_equal(&none, &fxaa, "a wireframe view is shown as drawn");
 }
+
+#[test]
+fn msaa_gives_a_tilted_edge_intermediate_values_and_leaves_the_interior_exact() {
+    let (none_stats, none) = tilted_square("0", false);
+    let (msaa_stats, msaa) = tilted_square("3", false);
+    test_support::save_test_output(&msaa, "msaa-tilted-square");
+    // lavapipe has 4 samples for RGBA16F and D32 (the default count).
+    assert_eq!((none_stats.image.aa, msaa_stats.image.aa), ("none", "msaa4"));
+    let background = none.pixel(0, 0);
+    let white = [255, 255, 255, 255];
+    let (mut edge, mut blended, mut changed_inside) = (0, 0, 0);
+    for y in 1..H - 1 {
+        for x in 1..W - 1 {
+            let (a, b) = (none.pixel(x, y), msaa.pixel(x, y));
+            // Inside the square or the background (a 3x3 neighbourhood of
+            // one value without MSAA): exactly as without it.
+            let flat = (-1i32..=1).all(|dy| (-1i32..=1).all(|dx| none.pixel((x as i32 + dx) as u32, (y as i32 + dy) as u32) == a));
+            changed_inside += usize::from(flat && a != b);
+            if !flat {
+                edge += 1;
+                blended += usize::from(b != background && b != white);
+            }
+        }
+    }
+    assert_eq!(changed_inside, 0, "MSAA changes only pixels an edge crosses");
+    // Most edge pixels are partly covered: 4 samples give 3 intermediate levels.
+    // (The 3x3 band around the edge is about three pixels wide; the one
+    // the edge crosses is partly covered.)
+    assert!(blended > 100 && blended * 4 > edge, "{blended} of {edge} edge pixels take intermediate values");
+}
+
+#[test]
+fn msaa_is_the_same_serial_and_parallel_and_with_one_or_three_frames_in_flight() {
+    let render = |parallel: &str, in_flight: u32| {
+        let mut rt = render_thread_in_flight(RenderThreadMode::Threaded, 3, in_flight);
+        for (name, value) in
+            [(cvars::ANTI_ALIASING_METHOD, "3"), (cvars::PARALLEL_RECORD, parallel), (cvars::PARALLEL_PASS_SETUP, parallel)]
+        {
+            rt.set_cvar(name, value).unwrap();
+        }
+        let materials: Vec<MaterialId> = colors(4).into_iter().map(|m| rt.create_material(m).unwrap()).collect();
+        cube_grid(&mut rt, 64, &materials, 1.5);
+        sun(&mut rt, true);
+        let fam = family(vec![top_view(14.0)]);
+        for _ in 0..4 {
+            rt.render_frame(FrameRequest { family: fam.clone(), read_back: false, execute: true }).unwrap();
+        }
+        let (stats, img) = frame(&mut rt, &fam);
+        assert_eq!(stats.image.aa, "msaa4");
+        assert_clean(&mut rt);
+        img
+    };
+    let reference = render("1", 1);
+    assert_images_equal(&reference, &render("0", 1), "MSAA serial vs parallel");
+    assert_images_equal(&reference, &render("1", 3), "MSAA with 1 vs 3 frames in flight");
+}

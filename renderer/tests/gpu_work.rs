@@ -222,6 +222,7 @@ impl PrimitiveSceneProxy for ComputedCube {
             usage: TextureUsage::STORAGE | TextureUsage::SAMPLED | TextureUsage::TRANSFER_SRC,
             mip_levels: 1,
             dimension: Default::default(),
+            samples: 1,
         };
         let storage = device.create_texture_with_data(&storage_desc, TextureData::Level0(&vec![0; n as usize * 4]))?;
         if self.declaration == Declaration::DeadTexture {

@@ -52,7 +52,7 @@ fn record_draws(cmd: &mut CommandList<'_>, grid: &QuadGrid, first: u32, count: u
 
 fn pass(s: &Setup) -> RenderingDesc {
     RenderingDesc {
-        color: vec![ColorAttachment { texture: s.color, load: LoadOp::Clear([0.0; 4]), store: true }],
+        color: vec![ColorAttachment { texture: s.color, load: LoadOp::Clear([0.0; 4]), store: true, resolve: None }],
         depth: None,
         area: Rect::from_size(256, 256),
     }
@@ -72,7 +72,7 @@ fn one_thread(s: &Setup) {
 /// One frame recorded by two threads into secondaries, then discarded.
 fn two_threads(s: &Setup) {
     let mut frame = s.device.begin_frame().unwrap();
-    let layout = RenderingLayout { color_formats: vec![Format::Rgba8Unorm], depth_format: None };
+    let layout = RenderingLayout { color_formats: vec![Format::Rgba8Unorm], depth_format: None, samples: 1 };
     let half = DRAWS / 2;
     let (a, b) = rayon::join(
         || {
@@ -106,7 +106,7 @@ fn two_threads(s: &Setup) {
 /// of secondaries from the gain of a second thread).
 fn one_secondary(s: &Setup) {
     let mut frame = s.device.begin_frame().unwrap();
-    let layout = RenderingLayout { color_formats: vec![Format::Rgba8Unorm], depth_format: None };
+    let layout = RenderingLayout { color_formats: vec![Format::Rgba8Unorm], depth_format: None, samples: 1 };
     let a = frame
         .record_secondary(&layout, |cmd| {
             record_draws(cmd, &s.grid, 0, DRAWS);

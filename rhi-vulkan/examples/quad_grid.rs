@@ -16,7 +16,7 @@ fn main() -> Result<()> {
     let color = device.create_texture(&TextureDesc::render_target("color", w, h, Format::Rgba8Unorm))?;
     let grid = QuadGrid::new(&device, Format::Rgba8Unorm, 16, 9)?;
     let mut frame = device.begin_frame()?;
-    let layout = RenderingLayout { color_formats: vec![Format::Rgba8Unorm], depth_format: None };
+    let layout = RenderingLayout { color_formats: vec![Format::Rgba8Unorm], depth_format: None, samples: 1 };
     let half = grid.instance_count / 2;
     let viewport = Rect::from_size(w, h);
     let (a, b) = rayon::join(
@@ -27,7 +27,7 @@ fn main() -> Result<()> {
     cmd.texture_barrier(color, TextureState::Undefined, TextureState::ColorAttachment)?;
     cmd.begin_rendering(
         &RenderingDesc {
-            color: vec![ColorAttachment { texture: color, load: LoadOp::Clear([0.0, 0.0, 0.0, 1.0]), store: true }],
+            color: vec![ColorAttachment { texture: color, load: LoadOp::Clear([0.0, 0.0, 0.0, 1.0]), store: true, resolve: None }],
             depth: None,
             area: viewport,
         },

@@ -4,6 +4,16 @@
 use crate::types::*;
 use ash::vk;
 
+/// Samples per pixel (1, 2, 4 or 8; checked before) as Vulkan's flag.
+pub(crate) fn samples(n: u32) -> vk::SampleCountFlags {
+    match n {
+        2 => vk::SampleCountFlags::TYPE_2,
+        4 => vk::SampleCountFlags::TYPE_4,
+        8 => vk::SampleCountFlags::TYPE_8,
+        _ => vk::SampleCountFlags::TYPE_1,
+    }
+}
+
 pub(crate) fn format(f: Format) -> vk::Format {
     match f {
         Format::R8Unorm => vk::Format::R8_UNORM,

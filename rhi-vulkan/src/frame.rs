@@ -110,13 +110,23 @@ impl FrameSlot {
     }
 }
 
-/// The formats a render pass draws into; secondaries inherit it.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
+/// The formats a render pass draws into, and its samples per pixel;
+/// secondaries inherit it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct RenderingLayout {
     /// The color attachments' formats, in attachment order.
     pub color_formats: Vec<Format>,
     /// The depth attachment's format, if the pass has one.
     pub depth_format: Option<Format>,
+    /// Samples per pixel of every attachment: 1, or 2, 4 or 8 (MSAA).
+    pub samples: u32,
+}
+
+impl Default for RenderingLayout {
+    /// No attachments, one sample.
+    fn default() -> Self {
+        Self { color_formats: Vec::new(), depth_format: None, samples: 1 }
+    }
 }
 
 /// Color attachments a pass (and a graphics pipeline) may have.
@@ -127,7 +137,17 @@ impl RenderingLayout {
     /// that command lists compare instead of the vectors. Layouts with more
     /// than [`MAX_COLOR_ATTACHMENTS`] colors are rejected before they get here.
     pub(crate) fn key(&self) -> u64 {
-        rendering_key(self.color_formats.iter().copied(), self.depth_format)
+        rendering_key(self.color_formats.iter().copied(), self.depth_format, self.samples)
+    }
+
+    /// The layout of `color_formats` and `depth_format` at one sample.
+    pub fn new(color_formats: Vec<Format>, depth_format: Option<Format>) -> Self {
+        Self { color_formats, depth_format, samples: 1 }
+    }
+
+    /// The same layout at `samples` samples per pixel.
+    pub fn with_samples(self, samples: u32) -> Self {
+        Self { samples, ..self }
     }
 
     /// Errors unless it is a layout a pass can have: at most
@@ -146,11 +166,11 @@ impl RenderingLayout {
             let resource = "the rendering layout's depth format".into();
             return Err(RhiError::WrongFormat { resource, format, expected: "a depth format" });
         }
-        Ok(())
+        crate::texture::check_samples(self.samples, "the rendering layout")
     }
 }
 
-pub(crate) fn rendering_key(colors: impl ExactSizeIterator<Item = Format>, depth: Option<Format>) -> u64 {
+pub(crate) fn rendering_key(colors: impl ExactSizeIterator<Item = Format>, depth: Option<Format>, samples: u32) -> u64 {
     let code = |f: Option<Format>| -> u64 {
         match f {
             None => 0,
@@ -177,7 +197,8 @@ pub(crate) fn rendering_key(colors: impl ExactSizeIterator<Item = Format>, depth
         }
     };
     let n = colors.len() as u64;
-    let mut key = (n.min(15) << 4) | code(depth);
+    // Samples (powers of two up to 8) as their log2 past the colours' 32 bits.
+    let mut key = (n.min(15) << 4) | code(depth) | (u64::from(samples.max(1).ilog2()) << 40);
     for (i, c) in colors.take(MAX_COLOR_ATTACHMENTS).enumerate() {
         key |= code(Some(c)) << (8 + 4 * i);
     }
@@ -317,7 +338,7 @@ impl<'d> Frame<'d> {
         let mut rendering = vk::CommandBufferInheritanceRenderingInfo::default()
             .color_attachment_formats(&color)
             .depth_attachment_format(layout.depth_format.map(crate::conv::format).unwrap_or(vk::Format::UNDEFINED))
-            .rasterization_samples(vk::SampleCountFlags::TYPE_1);
+            .rasterization_samples(crate::conv::samples(layout.samples));
         let inheritance = vk::CommandBufferInheritanceInfo::default().push_next(&mut rendering);
         let begin = vk::CommandBufferBeginInfo::default()
             .flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT | vk::CommandBufferUsageFlags::RENDER_PASS_CONTINUE)

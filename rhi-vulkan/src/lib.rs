@@ -121,7 +121,7 @@
 //! let cmd = frame.cmd();
 //! cmd.texture_barrier(target, TextureState::Undefined, TextureState::ColorAttachment)?;
 //! cmd.begin_rendering(&RenderingDesc {
-//!     color: vec![ColorAttachment { texture: target, load: LoadOp::Clear([0.1, 0.2, 0.3, 1.0]), store: true }],
+//!     color: vec![ColorAttachment { texture: target, load: LoadOp::Clear([0.1, 0.2, 0.3, 1.0]), store: true, resolve: None }],
 //!     depth: None,
 //!     area: Rect::from_size(64, 64),
 //! }, RenderingContents::Inline)?;
@@ -167,8 +167,8 @@ pub use frame::{Frame, FrameSubmission, RenderingLayout, SecondaryCommandBuffer,
 pub use handle::{Handle, SlotKey, Slots};
 pub use instance::{Validation, ValidationCounters};
 pub use pipeline::{
-    ColorTargetState, ComputePipelineDesc, DepthBias, DepthState, GraphicsPipelineDesc, PipelineEntry, PipelineHandle, PrimitiveState,
-    ShaderStageDesc, VertexAttribute, VertexBufferLayout, VertexStepMode,
+    ColorTargetState, ComputePipelineDesc, DepthBias, DepthState, GraphicsPipelineDesc, MultisampleState, PipelineEntry, PipelineHandle,
+    PrimitiveState, ShaderStageDesc, VertexAttribute, VertexBufferLayout, VertexStepMode,
 };
 /// The raw-window-handle version the `window` feature speaks.
 #[cfg(feature = "window")]

@@ -143,6 +143,26 @@ pub struct GraphicsPipelineDesc {
     /// The color targets, in attachment order (at most
     /// [`crate::MAX_COLOR_ATTACHMENTS`]); a pipeline needs a color target or depth.
     pub color_targets: Vec<ColorTargetState>,
+    /// Samples per pixel and alpha to coverage: it draws only in passes
+    /// whose attachments have these samples.
+    pub multisample: MultisampleState,
+}
+
+/// A graphics pipeline's multisampling.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct MultisampleState {
+    /// Samples per pixel of the pass it draws in: 1, or 2, 4 or 8 (MSAA).
+    pub samples: u32,
+    /// The fragment's alpha decides how many of the pixel's samples it
+    /// covers (masked materials under MSAA: smooth cut-out edges).
+    pub alpha_to_coverage: bool,
+}
+
+impl Default for MultisampleState {
+    /// One sample, no alpha to coverage.
+    fn default() -> Self {
+        Self { samples: 1, alpha_to_coverage: false }
+    }
 }
 
 impl GraphicsPipelineDesc {
@@ -157,6 +177,7 @@ impl GraphicsPipelineDesc {
             primitive: PrimitiveState::default(),
             depth: None,
             color_targets: vec![ColorTargetState { format: color_format, blend: None }],
+            multisample: MultisampleState::default(),
         }
     }
 }
@@ -356,7 +377,7 @@ impl Device {
         let (layout, set_layouts) = self.layouts.pipeline_layout(&self.raw, &layout_desc)?;
         let raw = self.raw_graphics_pipeline(desc, vs_module, fs.as_ref().map(|(m, _)| *m), layout)?;
         let streams = vertex_streams(desc);
-        let rendering = rendering_key(desc.color_targets.iter().map(|c| c.format), desc.depth.map(|d| d.format));
+        let rendering = rendering_key(desc.color_targets.iter().map(|c| c.format), desc.depth.map(|d| d.format), desc.multisample.samples);
         let layout = Layout { raw: layout, desc: layout_desc, sets: set_layouts };
         self.insert_pipeline(key, raw, layout, PipelineKind::Graphics { streams, rendering })
     }
@@ -376,6 +397,7 @@ impl Device {
                 return Err(RhiError::OutOfLimits { what, resource: resource(), value, min, max });
             }
         }
+        crate::texture::check_samples(desc.multisample.samples, "the graphics pipeline")?;
         if desc.primitive.polygon_mode == PolygonMode::Line && !self.features().wireframe {
             return Err(RhiError::Unsupported("wireframe (fillModeNonSolid) is not supported".into()));
         }
@@ -417,7 +439,9 @@ impl Device {
         let input_assembly = vk::PipelineInputAssemblyStateCreateInfo::default().topology(conv::topology(desc.primitive.topology));
         let viewport = vk::PipelineViewportStateCreateInfo::default().viewport_count(1).scissor_count(1);
         let raster = rasterization_state(desc);
-        let multisample = vk::PipelineMultisampleStateCreateInfo::default().rasterization_samples(vk::SampleCountFlags::TYPE_1);
+        let multisample = vk::PipelineMultisampleStateCreateInfo::default()
+            .rasterization_samples(conv::samples(desc.multisample.samples))
+            .alpha_to_coverage_enable(desc.multisample.alpha_to_coverage);
         let depth_stencil = match &desc.depth {
             Some(d) => vk::PipelineDepthStencilStateCreateInfo::default()
                 .depth_test_enable(true)

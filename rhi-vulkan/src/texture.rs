@@ -36,6 +36,11 @@ pub struct TextureDesc {
     pub mip_levels: u32,
     /// A 2D image or a cube map (six square faces).
     pub dimension: TextureDimension,
+    /// Samples per pixel: 1, or 2, 4 or 8 for a multisampled render target
+    /// (MSAA: an attachment only, resolved into a one-sample texture at the
+    /// end of a pass, `ColorAttachment::resolve`), where the device has them
+    /// for the format ([`Device::supports_samples`]).
+    pub samples: u32,
 }
 
 /// What a texture is: one 2D image per level, or a cube map's six.
@@ -77,6 +82,7 @@ impl TextureDesc {
             usage: TextureUsage::RENDER_TARGET | TextureUsage::TRANSFER_SRC | TextureUsage::SAMPLED,
             mip_levels: 1,
             dimension: TextureDimension::D2,
+            samples: 1,
         }
     }
     /// A D32 depth target, sampleable (shadow maps).
@@ -89,6 +95,7 @@ impl TextureDesc {
             usage: TextureUsage::RENDER_TARGET | TextureUsage::SAMPLED,
             mip_levels: 1,
             dimension: TextureDimension::D2,
+            samples: 1,
         }
     }
     /// A texture sampled by shaders and filled by copies.
@@ -101,6 +108,23 @@ impl TextureDesc {
             usage: TextureUsage::SAMPLED | TextureUsage::TRANSFER_DST,
             mip_levels: 1,
             dimension: TextureDimension::D2,
+            samples: 1,
+        }
+    }
+
+    /// A multisampled render target (color or depth by `format`) with
+    /// `samples` samples per pixel: drawn into and resolved, never sampled
+    /// or copied.
+    pub fn multisampled(label: &str, width: u32, height: u32, format: Format, samples: u32) -> Self {
+        Self {
+            label: label.into(),
+            width,
+            height,
+            format,
+            usage: TextureUsage::RENDER_TARGET,
+            mip_levels: 1,
+            dimension: TextureDimension::D2,
+            samples,
         }
     }
 
@@ -204,7 +228,7 @@ impl Device {
             .mip_levels(desc.mip_levels)
             .array_layers(desc.dimension.layers())
             .flags(create_flags(desc.dimension))
-            .samples(vk::SampleCountFlags::TYPE_1)
+            .samples(conv::samples(desc.samples))
             .tiling(vk::ImageTiling::OPTIMAL)
             .usage(usage)
             .sharing_mode(vk::SharingMode::EXCLUSIVE)
@@ -302,7 +326,38 @@ impl Device {
                 return Err(RhiError::OutOfLimits { what, resource: resource(), value: u64::from(value), min: 1, max: u64::from(max) });
             }
         }
+        if !props.sample_counts.contains(conv::samples(desc.samples)) {
+            return Err(RhiError::Unsupported(format!(
+                "texture {:?}: {} samples of {:?} are not supported by {} (it has {:?})",
+                desc.label,
+                desc.samples,
+                desc.format,
+                self.name(),
+                props.sample_counts
+            )));
+        }
         Ok(())
+    }
+
+    /// Whether a render target of `format` can have `samples` samples per
+    /// pixel on this device (1 always can).
+    pub fn supports_samples(&self, format: Format, samples: u32) -> bool {
+        if check_samples(samples, "").is_err() {
+            return false;
+        }
+        let usage = conv::texture_usage(TextureUsage::RENDER_TARGET, format);
+        // SAFETY: plain query on a valid physical device.
+        let props = unsafe {
+            self.instance_raw().get_physical_device_image_format_properties(
+                self.physical,
+                conv::format(format),
+                vk::ImageType::TYPE_2D,
+                vk::ImageTiling::OPTIMAL,
+                usage,
+                vk::ImageCreateFlags::empty(),
+            )
+        };
+        props.is_ok_and(|p| p.sample_counts.contains(conv::samples(samples)))
     }
 
     /// Creates a texture and fills it: every level from `data`, or level 0
@@ -480,6 +535,13 @@ fn check_desc(desc: &TextureDesc) -> Result<()> {
     if desc.format.is_depth() && desc.usage.contains(TextureUsage::STORAGE) {
         return Err(RhiError::Unsupported(format!("texture {:?}: depth formats cannot be storage images", desc.label)));
     }
+    check_samples(desc.samples, &format!("texture {:?}", desc.label))?;
+    if desc.samples > 1 && (desc.usage != TextureUsage::RENDER_TARGET || desc.mip_levels != 1 || desc.dimension != TextureDimension::D2) {
+        return Err(RhiError::Unsupported(format!(
+            "texture {:?}: a multisampled texture is a 2D render target of one level only (resolved, never sampled or copied)",
+            desc.label
+        )));
+    }
     if desc.dimension == TextureDimension::Cube {
         if desc.width != desc.height {
             return Err(RhiError::InvalidDesc(format!(
@@ -514,6 +576,14 @@ pub(crate) fn subresource_range(desc: &TextureDesc) -> vk::ImageSubresourceRange
         base_array_layer: 0,
         layer_count: desc.dimension.layers(),
     }
+}
+
+/// Errors unless `samples` is 1, 2, 4 or 8.
+pub(crate) fn check_samples(samples: u32, resource: &str) -> Result<()> {
+    if matches!(samples, 1 | 2 | 4 | 8) {
+        return Ok(());
+    }
+    Err(RhiError::InvalidDesc(format!("{resource}: {samples} samples per pixel (1, 2, 4 or 8)")))
 }
 
 /// The image flags a dimension needs (a cube's view needs `CUBE_COMPATIBLE`).

@@ -17,7 +17,7 @@ fn target(device: &Device) -> TextureHandle {
 
 fn pass(texture: TextureHandle) -> RenderingDesc {
     RenderingDesc {
-        color: vec![ColorAttachment { texture, load: LoadOp::Clear(CLEAR), store: true }],
+        color: vec![ColorAttachment { texture, load: LoadOp::Clear(CLEAR), store: true, resolve: None }],
         depth: None,
         area: Rect::from_size(W, H),
     }
@@ -36,7 +36,7 @@ fn render_grid(device: &Device, grid: &QuadGrid, draws: u32, threads: usize) -> 
         grid.record(cmd, viewport, 0, grid.instance_count, draws).unwrap();
         cmd.end_rendering().unwrap();
     } else {
-        let layout = RenderingLayout { color_formats: vec![Format::Rgba8Unorm], depth_format: None };
+        let layout = RenderingLayout { color_formats: vec![Format::Rgba8Unorm], depth_format: None, samples: 1 };
         let per = grid.instance_count.div_ceil(threads as u32);
         let secondaries: Vec<SecondaryCommandBuffer> = std::thread::scope(|s| {
             let frame = &frame;
@@ -233,6 +233,7 @@ fn bad_descriptions_are_errors_not_panics() {
         usage: TextureUsage::STORAGE,
         mip_levels: 1,
         dimension: Default::default(),
+        samples: 1,
     });
     assert!(matches!(storage_depth, Err(RhiError::Unsupported(_))), "{storage_depth:?}");
     let shader =

@@ -18,7 +18,7 @@ fn target(device: &Device) -> TextureHandle {
 
 fn pass(texture: TextureHandle) -> RenderingDesc {
     RenderingDesc {
-        color: vec![ColorAttachment { texture, load: LoadOp::Clear([0.0; 4]), store: true }],
+        color: vec![ColorAttachment { texture, load: LoadOp::Clear([0.0; 4]), store: true, resolve: None }],
         depth: None,
         area: Rect::from_size(W, H),
     }
@@ -299,8 +299,8 @@ fn secondaries_run_once_in_the_pass_they_were_recorded_for() {
     let device = device();
     let other_device = self::device();
     let (grid, color) = grid_and_target(&device, 2, 2);
-    let rgba = RenderingLayout { color_formats: vec![Format::Rgba8Unorm], depth_format: None };
-    let bgra = RenderingLayout { color_formats: vec![Format::Bgra8Unorm], depth_format: None };
+    let rgba = RenderingLayout { color_formats: vec![Format::Rgba8Unorm], depth_format: None, samples: 1 };
+    let bgra = RenderingLayout { color_formats: vec![Format::Bgra8Unorm], depth_format: None, samples: 1 };
     // Recorded on another device, in its frame 0 like ours: only the device tells them apart.
     let foreign = {
         let f = other_device.begin_frame().unwrap();
@@ -315,7 +315,7 @@ fn secondaries_run_once_in_the_pass_they_were_recorded_for() {
     assert_err!(r, RhiError::NotBound { missing: Unbound::PipelineForPass, .. }, "a pipeline for other formats draws nothing");
     let (_, r) = frame.record_secondary(&rgba, |cmd| Ok(cmd.begin_rendering(&pass(color), RenderingContents::Inline))).unwrap();
     assert_err!(r, RhiError::WrongPass { command: "begin_rendering", found: Secondary, needed: Outside });
-    let bad = RenderingLayout { color_formats: vec![Format::Depth32Float], depth_format: None };
+    let bad = RenderingLayout { color_formats: vec![Format::Depth32Float], depth_format: None, samples: 1 };
     let r = frame.record_secondary(&bad, |_| Ok(()));
     assert_err!(r, RhiError::WrongFormat { format: Format::Depth32Float, expected: "a color format", .. }, "a depth format as color");
     let cmd = frame.cmd();
@@ -575,7 +575,7 @@ fn a_buffer_destroyed_during_an_immediate_waits_for_its_submission() {
 #[test]
 fn a_panic_while_recording_a_secondary_returns_its_pool() {
     let device = device();
-    let layout = RenderingLayout { color_formats: vec![Format::Rgba8Unorm], depth_format: None };
+    let layout = RenderingLayout { color_formats: vec![Format::Rgba8Unorm], depth_format: None, samples: 1 };
     // Every frame slot gets its recorder pool first.
     for _ in 0..device.frames_in_flight() {
         let frame = device.begin_frame().unwrap();
@@ -677,5 +677,62 @@ fn a_transfer_only_texture_gets_no_view() {
         .unwrap();
     device.destroy_texture(t);
     device.destroy_buffer(b);
+    finish(&device);
+}
+
+#[test]
+fn multisampled_passes_check_their_samples_resolves_and_pipelines() {
+    let device = device();
+    if !device.supports_samples(Format::Rgba8Unorm, 4) {
+        println!("skip: the device has no 4-sample Rgba8Unorm render targets");
+        return;
+    }
+    let ms = device.create_texture(&TextureDesc::multisampled("ms", W, H, Format::Rgba8Unorm, 4)).unwrap();
+    let single = target(&device);
+    // Multisampled textures are attachments only, and 3 samples is no count.
+    let sampled = TextureDesc {
+        usage: TextureUsage::RENDER_TARGET | TextureUsage::SAMPLED,
+        ..TextureDesc::multisampled("ms", W, H, Format::Rgba8Unorm, 4)
+    };
+    assert_err!(device.create_texture(&sampled), RhiError::Unsupported(_));
+    assert_err!(device.create_texture(&TextureDesc::multisampled("three", W, H, Format::Rgba8Unorm, 3)), RhiError::InvalidDesc(_));
+    let grid_1 = QuadGrid::new(&device, Format::Rgba8Unorm, 1, 1).unwrap();
+    let mut frame = device.begin_frame().unwrap();
+    let cmd = frame.cmd();
+    cmd.texture_barrier(ms, TextureState::Undefined, TextureState::ColorAttachment).unwrap();
+    cmd.texture_barrier(single, TextureState::Undefined, TextureState::ColorAttachment).unwrap();
+    // A resolve target must have one sample; a one-sample attachment has no resolve.
+    let resolve_into = |texture, resolve| RenderingDesc {
+        color: vec![ColorAttachment { texture, load: LoadOp::Clear([0.0; 4]), store: false, resolve: Some(resolve) }],
+        depth: None,
+        area: Rect::from_size(W, H),
+    };
+    assert_err!(cmd.begin_rendering(&resolve_into(ms, ms), RenderingContents::Inline), RhiError::InvalidDesc(_));
+    assert_err!(cmd.begin_rendering(&resolve_into(single, single), RenderingContents::Inline), RhiError::InvalidDesc(_));
+    // Attachments of different samples in one pass.
+    let depth = device.create_texture(&TextureDesc::depth("depth", W, H)).unwrap();
+    cmd.texture_barrier(depth, TextureState::Undefined, TextureState::DepthAttachment).unwrap();
+    let mixed = RenderingDesc {
+        depth: Some(DepthAttachment { texture: depth, load: LoadOp::Clear(1.0), store: false, resolve: None }),
+        ..resolve_into(ms, single)
+    };
+    assert_err!(cmd.begin_rendering(&mixed, RenderingContents::Inline), RhiError::InvalidDesc(_));
+    // A 4-sample pass resolving into the one-sample target takes only
+    // 4-sample pipelines.
+    let layout = cmd.begin_rendering(&resolve_into(ms, single), RenderingContents::Inline).unwrap();
+    assert_eq!(layout.samples, 4);
+    assert_err!(
+        grid_1.record(cmd, Rect::from_size(W, H), 0, 1, 1),
+        RhiError::NotBound { missing: Unbound::PipelineForPass, .. },
+        "a one-sample pipeline in a 4-sample pass"
+    );
+    cmd.end_rendering().unwrap();
+    cmd.texture_barrier(single, TextureState::ColorAttachment, TextureState::ShaderRead).unwrap();
+    frame.submit().unwrap();
+    device.wait_idle().unwrap();
+    grid_1.destroy(&device);
+    for t in [ms, single, depth] {
+        device.destroy_texture(t);
+    }
     finish(&device);
 }

@@ -229,6 +229,7 @@ impl World<'_> {
                     usage: TextureUsage::from_bits_truncate(*usage),
                     mip_levels: 1,
                     dimension: Default::default(),
+                    samples: 1,
                 };
                 if let Ok(t) = d.create_texture(&desc) {
                     self.textures.push((t, TextureState::Undefined));
@@ -302,7 +303,7 @@ impl World<'_> {
                     self.textures[t].1 = TextureState::ColorAttachment;
                     let area = Rect::from_size(desc.width.min(32), desc.height.min(32));
                     let rendering = RenderingDesc {
-                        color: vec![ColorAttachment { texture: handle, load: LoadOp::Clear([0.0; 4]), store: true }],
+                        color: vec![ColorAttachment { texture: handle, load: LoadOp::Clear([0.0; 4]), store: true, resolve: None }],
                         depth: None,
                         area,
                     };
@@ -323,12 +324,12 @@ impl World<'_> {
                     let rendering = if desc.format.is_depth() {
                         RenderingDesc {
                             color: vec![],
-                            depth: Some(DepthAttachment { texture: handle, load: LoadOp::Clear(1.0), store: true }),
+                            depth: Some(DepthAttachment { texture: handle, load: LoadOp::Clear(1.0), store: true, resolve: None }),
                             area,
                         }
                     } else {
                         RenderingDesc {
-                            color: vec![ColorAttachment { texture: handle, load: LoadOp::Clear([0.0; 4]), store: true }],
+                            color: vec![ColorAttachment { texture: handle, load: LoadOp::Clear([0.0; 4]), store: true, resolve: None }],
                             depth: None,
                             area,
                         }
@@ -396,9 +397,9 @@ impl World<'_> {
                     let Some((t, true)) = open else { continue };
                     let format = d.texture_desc(self.textures[t].0).unwrap().format;
                     let layout = if format.is_depth() {
-                        RenderingLayout { color_formats: vec![], depth_format: Some(format) }
+                        RenderingLayout { color_formats: vec![], depth_format: Some(format), samples: 1 }
                     } else {
-                        RenderingLayout { color_formats: vec![format], depth_format: None }
+                        RenderingLayout { color_formats: vec![format], depth_format: None, samples: 1 }
                     };
                     let grid = &self.grid;
                     let recorded = frame.record_secondary(&layout, |cmd| grid.record(cmd, Rect::from_size(32, 32), 0, 4, *draws));

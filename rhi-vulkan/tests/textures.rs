@@ -337,7 +337,7 @@ fn persistent_bind_groups_live_across_frames_and_refuse_destroyed_resources() {
         let from = if i == 0 { TextureState::Undefined } else { TextureState::ColorAttachment };
         cmd.texture_barrier(color, from, TextureState::ColorAttachment).unwrap();
         let pass = RenderingDesc {
-            color: vec![ColorAttachment { texture: color, load: LoadOp::Clear([0.0; 4]), store: true }],
+            color: vec![ColorAttachment { texture: color, load: LoadOp::Clear([0.0; 4]), store: true, resolve: None }],
             depth: None,
             area: Rect::from_size(8, 8),
         };
@@ -372,7 +372,7 @@ fn persistent_bind_groups_live_across_frames_and_refuse_destroyed_resources() {
     cmd.texture_barrier(color, TextureState::ColorAttachment, TextureState::ColorAttachment).unwrap();
     cmd.begin_rendering(
         &RenderingDesc {
-            color: vec![ColorAttachment { texture: color, load: LoadOp::Load, store: true }],
+            color: vec![ColorAttachment { texture: color, load: LoadOp::Load, store: true, resolve: None }],
             depth: None,
             area: Rect::from_size(8, 8),
         },
@@ -513,7 +513,7 @@ fn sample_texel(device: &Device, texture: TextureHandle, x: u32, y: u32) -> [u8;
         .immediate(|cmd| {
             cmd.texture_barrier(color, TextureState::Undefined, TextureState::ColorAttachment)?;
             let pass = RenderingDesc {
-                color: vec![ColorAttachment { texture: color, load: LoadOp::Clear([0.0; 4]), store: true }],
+                color: vec![ColorAttachment { texture: color, load: LoadOp::Clear([0.0; 4]), store: true, resolve: None }],
                 depth: None,
                 area: Rect::from_size(8, 8),
             };

@@ -14,7 +14,7 @@ fn target(device: &Device) -> TextureHandle {
 
 fn pass(texture: TextureHandle) -> RenderingDesc {
     RenderingDesc {
-        color: vec![ColorAttachment { texture, load: LoadOp::Clear([0.0, 0.0, 0.0, 1.0]), store: true }],
+        color: vec![ColorAttachment { texture, load: LoadOp::Clear([0.0, 0.0, 0.0, 1.0]), store: true, resolve: None }],
         depth: None,
         area: Rect::from_size(W, H),
     }
@@ -96,7 +96,7 @@ fn secondaries_write_timestamps_inside_passes_and_unexecuted_ones_are_left_out()
     let device = new_device();
     let grid = QuadGrid::new(&device, Format::Rgba8Unorm, 4, 4).unwrap();
     let color = target(&device);
-    let layout = RenderingLayout { color_formats: vec![Format::Rgba8Unorm], depth_format: None };
+    let layout = RenderingLayout { color_formats: vec![Format::Rgba8Unorm], depth_format: None, samples: 1 };
     let mut frame = device.begin_frame().unwrap();
     let stamp = |label: &'static str| frame.record_secondary(&layout, |cmd| cmd.write_timestamp(label)).unwrap().0;
     let begin = stamp("secondary begin");
@@ -120,7 +120,7 @@ fn secondaries_write_timestamps_inside_passes_and_unexecuted_ones_are_left_out()
     cmd.end_rendering().unwrap();
     // Inside an inline pass the primary may.
     cmd.begin_rendering(
-        &RenderingDesc { color: vec![ColorAttachment { texture: color, load: LoadOp::Load, store: true }], ..pass(color) },
+        &RenderingDesc { color: vec![ColorAttachment { texture: color, load: LoadOp::Load, store: true, resolve: None }], ..pass(color) },
         RenderingContents::Inline,
     )
     .unwrap();
@@ -149,7 +149,7 @@ fn timestamps_need_a_frame_and_room_in_its_pool() {
     });
     r.unwrap();
     let mut frame = device.begin_frame().unwrap();
-    let layout = RenderingLayout { color_formats: vec![Format::Rgba8Unorm], depth_format: None };
+    let layout = RenderingLayout { color_formats: vec![Format::Rgba8Unorm], depth_format: None, samples: 1 };
     // Recorded, never executed.
     let (_unexecuted, ()) = frame.record_secondary(&layout, |cmd| cmd.write_timestamp("in a secondary")).unwrap();
     let cmd = frame.cmd();

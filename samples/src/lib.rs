@@ -21,7 +21,7 @@ pub mod runner;
 pub mod stats;
 pub mod textures;
 
-pub use options::{parse_cvar, parse_present, CommonOptions, EnvironmentOption};
+pub use options::{parse_cvar, parse_present, AaChoice, CommonOptions, EnvironmentOption};
 pub use output::{write_png, Progress};
 pub use stats::{
     ClusterStats, ImageStats, ImportStats, InstanceStats, LightStats, MaterialStats, MeshDrawCommandsBuilt, PassStats, Percentiles,

@@ -25,14 +25,35 @@ pub fn parse_percent(s: &str) -> Result<f32, String> {
     }
 }
 
-/// Parses `--aa`: the value of `r.AntiAliasingMethod` for `none` or
-/// `fxaa`; `msaa2`, `msaa4` and `taa` are named but not built yet.
-pub fn parse_aa(s: &str) -> Result<u32, String> {
+/// An anti-aliasing method (`--aa`): `r.AntiAliasingMethod`'s value and,
+/// for MSAA, `r.MSAACount`'s.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AaChoice {
+    /// `r.AntiAliasingMethod`: 0 none, 1 FXAA, 3 MSAA.
+    pub method: u32,
+    /// `r.MSAACount` with MSAA.
+    pub samples: Option<u32>,
+}
+
+impl AaChoice {
+    /// FXAA.
+    pub const FXAA: Self = Self { method: 1, samples: None };
+    /// 4x MSAA.
+    pub const MSAA4: Self = Self { method: 3, samples: Some(4) };
+}
+
+/// Parses `--aa`: `none`, `fxaa`, `msaa2`, `msaa4` or `msaa8`; `taa` is
+/// named but not built yet.
+pub fn parse_aa(s: &str) -> Result<AaChoice, String> {
+    let msaa = |n| Ok(AaChoice { method: 3, samples: Some(n) });
     match s {
-        "none" => Ok(0),
-        "fxaa" => Ok(1),
-        "msaa2" | "msaa4" | "taa" => Err(format!("{s} is not built yet (none or fxaa)")),
-        _ => Err(format!("expected none or fxaa, got {s:?}")),
+        "none" => Ok(AaChoice { method: 0, samples: None }),
+        "fxaa" => Ok(AaChoice::FXAA),
+        "msaa2" => msaa(2),
+        "msaa4" => msaa(4),
+        "msaa8" => msaa(8),
+        "taa" => Err(format!("{s} is not built yet (none, fxaa, msaa2, msaa4 or msaa8)")),
+        _ => Err(format!("expected none, fxaa, msaa2, msaa4 or msaa8, got {s:?}")),
     }
 }
 
@@ -134,10 +155,12 @@ pub struct CommonOptions {
     /// Draw every view in wireframe.
     #[arg(long)]
     pub wireframe: bool,
-    /// Anti-aliasing: none or fxaa (`r.AntiAliasingMethod`; msaa2, msaa4
-    /// and taa are not built yet). Default: the sample's own (fxaa).
-    #[arg(long, value_name = "none|fxaa", value_parser = parse_aa)]
-    pub aa: Option<u32>,
+    /// Anti-aliasing: none, fxaa, or msaa2/msaa4/msaa8 (`r.AntiAliasingMethod`
+    /// and `r.MSAACount`: the device's most samples below the count where it
+    /// has fewer; taa is not built yet). Default: the sample's own (msaa4 in
+    /// gltf, fxaa elsewhere).
+    #[arg(long, value_name = "none|fxaa|msaa2|msaa4|msaa8", value_parser = parse_aa)]
+    pub aa: Option<AaChoice>,
     /// Advance time by exactly this many seconds each frame, in a window as
     /// headless (headless default: 1/60), so that a run is repeatable.
     #[arg(long, value_name = "SECONDS", value_parser = parse_fixed_dt)]
@@ -219,14 +242,14 @@ mod tests {
         assert_eq!(o.environment, Some(EnvironmentOption::File("studio.HDR".into())));
         assert_eq!(parse(&["--environment", "sky"]).unwrap().environment, Some(EnvironmentOption::Sky));
         assert_eq!(parse(&["--auto-exposure", "on"]).unwrap().auto_exposure, Some(true));
-        assert_eq!((o.aa, o.tonemapper, o.bloom), (Some(1), Some(3), Some(true)));
+        assert_eq!((o.aa, o.tonemapper, o.bloom), (Some(AaChoice::FXAA), Some(3), Some(true)));
+        assert_eq!(parse(&["--aa", "msaa4"]).unwrap().aa, Some(AaChoice::MSAA4));
         assert_eq!(parse(&["--fixed-dt", "0.02"]).unwrap().headless_dt(), 0.02);
         assert_eq!(parse(&[]).unwrap().headless_dt(), 1.0 / 60.0);
         assert_eq!(parse(&["--ev100", "-1.5"]).unwrap().ev100, Some(-1.5));
         assert_eq!(parse(&[]).unwrap().aa, None);
         for bad in [
             &["--aa", "taa"][..],
-            &["--aa", "msaa4"],
             &["--aa", "smaa"],
             &["--environment", "studio.exr"],
             &["--tonemapper", "filmic"],

@@ -71,7 +71,10 @@ struct Common {
     equirect_sampler: SamplerHandle,
     prefilter_specular: PipelineHandle,
     prefilter_irradiance: PipelineHandle,
-    sky: PipelineHandle,
+    /// The sky's shader, and its pipeline per samples per pixel of scene
+    /// color (MSAA), the one-sample one first.
+    sky_shader: ShaderHandle,
+    skies: Vec<(u32, PipelineHandle)>,
 }
 
 /// What the base pass binds for the environment (group 1, bindings 8-11).
@@ -104,10 +107,16 @@ pub(crate) struct SceneEnvironment {
 }
 
 impl SceneEnvironment {
-    /// Makes what every frame binds, once.
-    pub fn prepare(&mut self, device: &Device) -> Result<()> {
+    /// Makes what every frame binds, once, and the sky's pipeline for
+    /// scene color's `samples` per pixel.
+    pub fn prepare(&mut self, device: &Device, samples: u32) -> Result<()> {
         if self.common.is_none() {
             self.common = Some(make_common(device)?);
+        }
+        let common = self.common.as_mut().expect("made above");
+        if !common.skies.iter().any(|(n, _)| *n == samples) {
+            let pipeline = sky_pipeline(device, common.sky_shader, samples)?;
+            common.skies.push((samples, pipeline));
         }
         if self.kind.is_empty() {
             self.kind = Environment::Hemisphere.kind();
@@ -119,7 +128,7 @@ impl SceneEnvironment {
     /// submission, waited for); the maps it replaces are destroyed once no
     /// frame in flight reads them. On an error nothing changes.
     pub fn set(&mut self, device: &Device, environment: &Environment) -> Result<()> {
-        self.prepare(device)?;
+        self.prepare(device, 1)?;
         let common = self.common.as_ref().expect("prepared");
         let maps = match environment.to_image() {
             Some((image, intensity)) => Some(prefilter(device, common, &image, intensity)?),
@@ -149,11 +158,13 @@ impl SceneEnvironment {
         self.maps.as_ref().map_or((0, 0.0), |m| (SPECULAR_LEVELS, m.intensity))
     }
 
-    /// How to draw the sky, if the environment has one.
-    pub fn sky(&self) -> Option<SkyDraw> {
+    /// How to draw the sky into scene color of `samples` per pixel (its
+    /// pipeline made by [`Self::prepare`]), if the environment has one.
+    pub fn sky(&self, samples: u32) -> Option<SkyDraw> {
         let (m, c) = (self.maps.as_ref()?, self.common.as_ref()?);
+        let pipeline = c.skies.iter().find(|(n, _)| *n == samples)?.1;
         let texels_per_radian = m.source_width as f32 / std::f32::consts::TAU;
-        Some(SkyDraw { pipeline: c.sky, group: m.sky_group, intensity: m.intensity, texels_per_radian })
+        Some(SkyDraw { pipeline, group: m.sky_group, intensity: m.intensity, texels_per_radian })
     }
 
     /// Destroys every GPU resource (the scene is going).
@@ -167,9 +178,10 @@ impl SceneEnvironment {
             device.destroy_buffer(c.zero_sh);
             device.destroy_sampler(c.sampler);
             device.destroy_sampler(c.equirect_sampler);
-            for p in [c.prefilter_specular, c.prefilter_irradiance, c.sky] {
+            for p in [c.prefilter_specular, c.prefilter_irradiance].into_iter().chain(c.skies.iter().map(|s| s.1)) {
                 device.destroy_pipeline(p);
             }
+            device.destroy_shader(c.sky_shader);
         }
     }
 }
@@ -204,13 +216,19 @@ fn make_common(device: &Device) -> Result<Common> {
     let (prefilter_specular, prefilter_irradiance) = (compute("specular")?, compute("irradiance")?);
     device.destroy_shader(prefilter);
     let sky_shader = device.create_shader("sky.wgsl", SKY_SHADER)?;
+    let skies = vec![(1, sky_pipeline(device, sky_shader, 1)?)];
+    Ok(Common { brdf, black_cube, zero_sh, sampler, equirect_sampler, prefilter_specular, prefilter_irradiance, sky_shader, skies })
+}
+
+/// The sky's pipeline into scene color and depth of `samples` per pixel:
+/// drawn where the depth is still the cleared far plane, writing none.
+fn sky_pipeline(device: &Device, shader: ShaderHandle, samples: u32) -> Result<PipelineHandle> {
     let depth = DepthState { format: crate::mesh_pass::SCENE_DEPTH_FORMAT, write: false, compare: CompareOp::LessEqual, bias: None };
-    let sky = device.create_graphics_pipeline(&GraphicsPipelineDesc {
+    Ok(device.create_graphics_pipeline(&GraphicsPipelineDesc {
         depth: Some(depth),
-        ..GraphicsPipelineDesc::color(sky_shader, crate::mesh_pass::SCENE_COLOR_FORMAT)
-    })?;
-    device.destroy_shader(sky_shader);
-    Ok(Common { brdf, black_cube, zero_sh, sampler, equirect_sampler, prefilter_specular, prefilter_irradiance, sky })
+        multisample: MultisampleState { samples, alpha_to_coverage: false },
+        ..GraphicsPipelineDesc::color(shader, crate::mesh_pass::SCENE_COLOR_FORMAT)
+    })?)
 }
 
 /// Uploads `image` and prefilters it (module docs); everything made is
@@ -238,7 +256,7 @@ fn prefilter(device: &Device, common: &Common, image: &Arc<EquirectImage>, inten
     };
     let group = made.group(device.create_bind_group(common.prefilter_specular, 0, &entries(texels)))?;
     let sky_group = made.group(device.create_bind_group(
-        common.sky,
+        common.skies[0].1,
         0,
         &[(0, BindingResource::Texture(source)), (1, BindingResource::Sampler(common.equirect_sampler))],
     ))?;

@@ -10,7 +10,7 @@ use crate::error::Result;
 use crate::frame_resources::FrameResources;
 use crate::gpu_work::{record_gpu_work, GpuWork};
 use crate::postprocess::OUTPUT;
-use crate::render_targets::{RenderTargets, SCENE_COLOR, SCENE_DEPTH, SHADOW_ATLAS, SHADOW_MAP};
+use crate::render_targets::{scene_color_msaa, scene_depth_msaa, RenderTargets, SCENE_COLOR, SCENE_DEPTH, SHADOW_ATLAS, SHADOW_MAP};
 use rhi_vulkan::{Device, Frame, SamplerDesc, SamplerHandle, TextureHandle};
 
 /// What the record stage binds from `gpu_prepare`.
@@ -32,6 +32,8 @@ pub(crate) struct TargetSizes {
     pub has_shadow: bool,
     /// The shadow atlas's size when the frame has atlas tiles.
     pub atlas: Option<u32>,
+    /// Samples per pixel of scene color and depth (MSAA above 1).
+    pub samples: u32,
 }
 
 /// Records `gpu_work` into `frame` (a work that fails is logged and left
@@ -53,6 +55,11 @@ pub(crate) fn gpu_prepare(
     targets.begin_frame();
     for target in [SCENE_COLOR, SCENE_DEPTH, OUTPUT] {
         targets.ensure(device, &target, sizes.width, sizes.height)?;
+    }
+    if sizes.samples > 1 {
+        for target in [scene_color_msaa(sizes.samples), scene_depth_msaa(sizes.samples)] {
+            targets.ensure(device, &target, sizes.width, sizes.height)?;
+        }
     }
     if sizes.has_shadow || targets.texture(SHADOW_MAP.name).is_none() {
         targets.ensure(device, &SHADOW_MAP, sizes.shadow_map, sizes.shadow_map)?;

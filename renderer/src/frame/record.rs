@@ -13,7 +13,9 @@ use crate::error::Result;
 use crate::frame::submit::{record_pass, PassBindings, PassResources};
 use crate::mesh_pass::passes::PassTarget;
 use crate::mesh_pass::{SCENE_COLOR_FORMAT, SCENE_DEPTH_FORMAT};
-use crate::render_targets::{Access, RenderTargets, SCENE_COLOR, SCENE_DEPTH, SHADOW_ATLAS, SHADOW_MAP};
+use crate::render_targets::{
+    scene_color_msaa, scene_depth_msaa, Access, RenderTargets, SCENE_COLOR, SCENE_DEPTH, SHADOW_ATLAS, SHADOW_MAP,
+};
 use crate::scene::Scene;
 use crate::view::ViewFamily;
 use crate::view::ViewKind;
@@ -28,6 +30,8 @@ pub(crate) struct RecordInputs<'a, 's> {
     pub targets: PreparedTargets,
     /// `r.RHICmdList.ParallelRecord`.
     pub parallel: bool,
+    /// Samples per pixel of scene color and depth (MSAA above 1).
+    pub samples: u32,
     /// The material table's GPU buffer (uploaded in `update_scene`).
     pub materials: BufferHandle,
 }
@@ -41,18 +45,18 @@ pub(crate) fn record(
     input: RecordInputs<'_, '_>,
 ) -> Result<()> {
     let recorded = record_secondaries(frame, scene, &input)?;
-    let skies = record_skies(frame, scene, input.views)?;
+    let skies = record_skies(frame, scene, input.views, input.samples)?;
     record_shadow_map(frame.cmd(), targets, input.views, input.lists, &recorded)?;
     record_shadow_atlas(frame.cmd(), targets, input.views, input.lists, &recorded)?;
-    record_scene_color(frame.cmd(), targets, family, input.lists, (&recorded, skies))
+    record_scene_color(frame.cmd(), targets, (family, input.samples), input.lists, (&recorded, skies))
 }
 
 /// Per main view, a secondary that draws the environment behind the scene
 /// (`crate::environment`), when the scene's environment has a sky: one
 /// triangle at the far plane where the depth is still clear.
-fn record_skies(frame: &Frame<'_>, scene: &Scene, views: &InitViews) -> Result<Vec<(usize, SecondaryCommandBuffer)>> {
-    let Some(sky) = scene.environment.sky() else { return Ok(Vec::new()) };
-    let layout = RenderingLayout { color_formats: vec![SCENE_COLOR_FORMAT], depth_format: Some(SCENE_DEPTH_FORMAT) };
+fn record_skies(frame: &Frame<'_>, scene: &Scene, views: &InitViews, samples: u32) -> Result<Vec<(usize, SecondaryCommandBuffer)>> {
+    let Some(sky) = scene.environment.sky(samples) else { return Ok(Vec::new()) };
+    let layout = RenderingLayout::new(vec![SCENE_COLOR_FORMAT], Some(SCENE_DEPTH_FORMAT)).with_samples(samples);
     let mut out = Vec::new();
     for (i, view) in views.views.iter().enumerate().filter(|(_, v)| !v.kind.is_shadow()) {
         let r = view.viewport;
@@ -99,8 +103,8 @@ fn record_secondaries(frame: &Frame<'_>, scene: &Scene, input: &RecordInputs<'_,
             environment: scene.environment.bindings(),
         },
     );
-    let main_layout = RenderingLayout { color_formats: vec![SCENE_COLOR_FORMAT], depth_format: Some(SCENE_DEPTH_FORMAT) };
-    let shadow_layout = RenderingLayout { color_formats: vec![], depth_format: Some(SCENE_DEPTH_FORMAT) };
+    let main_layout = RenderingLayout::new(vec![SCENE_COLOR_FORMAT], Some(SCENE_DEPTH_FORMAT)).with_samples(input.samples);
+    let shadow_layout = RenderingLayout { color_formats: vec![], depth_format: Some(SCENE_DEPTH_FORMAT), samples: 1 };
     let mut recorded = Vec::with_capacity(input.lists.len());
     for l in input.lists {
         let layout = match l.pass.desc().target {
@@ -177,7 +181,7 @@ fn clear_and_draw_shadows(
     (lists, recorded): (&[PassDrawList], &[Vec<SecondaryCommandBuffer>]),
     include: impl Fn(&PassDrawList) -> bool,
 ) -> Result<()> {
-    let depth = Some(DepthAttachment { texture, load: LoadOp::Clear(1.0), store: true });
+    let depth = Some(DepthAttachment { texture, load: LoadOp::Clear(1.0), store: true, resolve: None });
     cmd.begin_rendering(&RenderingDesc { color: vec![], depth, area }, RenderingContents::Secondary)?;
     execute_into(cmd, PassTarget::ShadowMap, lists, recorded, include)?;
     cmd.end_rendering()?;
@@ -186,24 +190,44 @@ fn clear_and_draw_shadows(
 
 /// Scene color and depth: cleared, then every main view's passes, each
 /// view's sky (if any) after its opaque passes and before its translucency.
+/// Under MSAA (`samples` above 1) the passes draw into the multisampled
+/// targets, which resolve into scene color (the samples' average) and
+/// scene depth (the first sample) at the end.
 fn record_scene_color(
     cmd: &mut CommandList<'_>,
     targets: &mut RenderTargets,
-    family: &ViewFamily,
+    (family, samples): (&ViewFamily, u32),
     lists: &[PassDrawList],
     (recorded, skies): (&[Vec<SecondaryCommandBuffer>], Vec<(usize, SecondaryCommandBuffer)>),
 ) -> Result<()> {
-    let color = targets.texture(SCENE_COLOR.name).expect("made in gpu_prepare");
-    let depth = targets.texture(SCENE_DEPTH.name).expect("made in gpu_prepare");
-    targets.prepare(cmd, &[(SCENE_COLOR.name, Access::ColorWrite), (SCENE_DEPTH.name, Access::DepthWrite)])?;
-    cmd.begin_rendering(
-        &RenderingDesc {
-            color: vec![ColorAttachment { texture: color, load: LoadOp::Clear(family.clear_color), store: true }],
-            depth: Some(DepthAttachment { texture: depth, load: LoadOp::Clear(1.0), store: false }),
+    let texture = |targets: &RenderTargets, name| targets.texture(name).expect("made in gpu_prepare");
+    let (color, depth) = (texture(targets, SCENE_COLOR.name), texture(targets, SCENE_DEPTH.name));
+    let rendering = if samples > 1 {
+        let (ms_color, ms_depth) = (scene_color_msaa(samples), scene_depth_msaa(samples));
+        targets.prepare(
+            cmd,
+            &[
+                (ms_color.name, Access::ColorWrite),
+                (ms_depth.name, Access::DepthWrite),
+                (SCENE_COLOR.name, Access::ColorWrite),
+                (SCENE_DEPTH.name, Access::DepthWrite),
+            ],
+        )?;
+        let (ms_color, ms_depth) = (texture(targets, ms_color.name), texture(targets, ms_depth.name));
+        RenderingDesc {
+            color: vec![ColorAttachment { texture: ms_color, load: LoadOp::Clear(family.clear_color), store: false, resolve: Some(color) }],
+            depth: Some(DepthAttachment { texture: ms_depth, load: LoadOp::Clear(1.0), store: false, resolve: Some(depth) }),
             area: Rect::from_size(family.width, family.height),
-        },
-        RenderingContents::Secondary,
-    )?;
+        }
+    } else {
+        targets.prepare(cmd, &[(SCENE_COLOR.name, Access::ColorWrite), (SCENE_DEPTH.name, Access::DepthWrite)])?;
+        RenderingDesc {
+            color: vec![ColorAttachment { texture: color, load: LoadOp::Clear(family.clear_color), store: true, resolve: None }],
+            depth: Some(DepthAttachment { texture: depth, load: LoadOp::Clear(1.0), store: false, resolve: None }),
+            area: Rect::from_size(family.width, family.height),
+        }
+    };
+    cmd.begin_rendering(&rendering, RenderingContents::Secondary)?;
     let mut skies: Vec<Option<(usize, SecondaryCommandBuffer)>> = skies.into_iter().map(Some).collect();
     let mut draw_sky = |cmd: &mut CommandList<'_>, view: Option<usize>| -> Result<()> {
         for sky in skies.iter_mut().filter(|s| view.is_none() || s.as_ref().is_some_and(|(v, _)| Some(*v) == view)) {

@@ -309,6 +309,7 @@ impl SceneRenderer {
             shadow_map: views.cascade_settings.atlas_size(),
             has_shadow: views.has_shadow(),
             atlas: (!views.atlas.tiles.is_empty()).then_some(atlas_size),
+            samples: self.pipelines.scene_color_samples(),
         };
         let prepared = stage!(clock, GpuPrepare, gpu_prepare(device, &mut frame, gpu_work, &mut self.targets, &mut self.resources, sizes)?);
         let input = RecordInputs {
@@ -318,6 +319,7 @@ impl SceneRenderer {
             uploaded: &uploaded,
             targets: prepared,
             parallel: settings.parallel_record,
+            samples: self.pipelines.scene_color_samples(),
             materials: self.resources.materials.expect("uploaded in update_scene").0,
         };
         stage!(clock, Record, record(&mut frame, &mut self.targets, scene, family, input)?);
@@ -342,7 +344,7 @@ impl SceneRenderer {
             stats.image = crate::stats::ImageStats {
                 environment: scene.environment_kind(),
                 auto_exposure: exposure_readback.is_some(),
-                ..crate::stats::ImageStats::of(&settings)
+                ..crate::stats::ImageStats::of(&settings, self.pipelines.scene_color_samples())
             };
             stats.environment_filters = environment_filters;
             stats.pipelines_created = self.pipelines.take_created();

@@ -34,8 +34,13 @@ pub(crate) fn update_scene<'d>(
     frames.frame_number += 1;
     resources.dynamic.begin(device, slot)?;
     scene.space_order_adds = settings.space_order_adds;
+    // A new MSAA sample count: every cached command names pipelines of the
+    // old one, so they are built again (with this update).
+    if pipelines.set_scene_color_samples(msaa_samples(device, settings)) {
+        scene.invalidate_cached_commands();
+    }
     scene.apply_updates(device, pipelines)?;
-    scene.environment.prepare(device)?;
+    scene.environment.prepare(device, pipelines.scene_color_samples())?;
     scene.tighten_chunk_bounds();
     for (buffer, offset, bytes) in scene.take_uploads() {
         frame.upload_buffer(buffer, offset, &bytes)?;
@@ -43,6 +48,17 @@ pub(crate) fn update_scene<'d>(
     resources.material_bytes_uploaded = upload_materials(device, scene, &mut frame, &mut resources.materials)?;
     scene.gpu_scene.upload(device, &mut frame)?;
     Ok(SlotFrame { frame, slot })
+}
+
+/// Samples per pixel of scene color and depth this frame: what
+/// `r.AntiAliasingMethod`/`r.MSAACount` ask for, or the most below it the
+/// device has for both formats (1: no MSAA).
+pub(crate) fn msaa_samples(device: &Device, settings: &FrameSettings) -> u32 {
+    let wanted = settings.anti_aliasing.samples();
+    let supported = |n: u32| {
+        device.supports_samples(crate::mesh_pass::SCENE_COLOR_FORMAT, n) && device.supports_samples(crate::mesh_pass::SCENE_DEPTH_FORMAT, n)
+    };
+    [8, 4, 2].into_iter().find(|&n| n <= wanted && supported(n)).unwrap_or(1)
 }
 
 /// The material table's changed blocks (only those: a parameter change

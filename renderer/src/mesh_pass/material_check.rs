@@ -46,6 +46,7 @@ pub fn validate_material(material: &Material) -> Result<ParameterLayout> {
         blend: material.blend_mode,
         two_sided: material.two_sided,
         reverse_culling: false,
+        samples: 1,
     };
     let source = PipelineLibrary::compose(&pipeline_key, &crate::vertex_factory::LOCAL_VERTEX_FACTORY, &key.0);
     match rhi_vulkan::compile_wgsl(&material.shader.name, &source) {
@@ -93,6 +94,7 @@ pub fn check_vertex_factory(vf: &'static dyn VertexFactoryType, passes: &PassTab
                 blend,
                 two_sided: false,
                 reverse_culling: false,
+                samples: 1,
             };
             let source = PipelineLibrary::compose(&key, factory, &wgsl);
             match rhi_vulkan::compile_wgsl(factory.name(), &source) {

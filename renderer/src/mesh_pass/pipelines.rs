@@ -44,6 +44,9 @@ pub struct PassPipelineKey {
     pub two_sided: bool,
     /// The winding is flipped (negative-determinant transforms).
     pub reverse_culling: bool,
+    /// Samples per pixel of the pass's target: scene color's under MSAA
+    /// ([`PipelineLibrary::scene_color_samples`]), 1 for the shadow maps.
+    pub samples: u32,
 }
 
 #[derive(Clone, Copy)]
@@ -58,9 +61,23 @@ pub struct PipelineLibrary {
     pipelines: Mutex<HashMap<PassPipelineKey, PipelineInfo>>,
     /// Pipelines created since the last `take_created`.
     created: std::sync::atomic::AtomicU64,
+    /// Samples per pixel of scene color and depth this frame (MSAA; 0 read as 1).
+    scene_color_samples: std::sync::atomic::AtomicU32,
 }
 
 impl PipelineLibrary {
+    /// Samples per pixel of the passes that draw into scene color: what
+    /// commands built now get pipelines for.
+    pub fn scene_color_samples(&self) -> u32 {
+        self.scene_color_samples.load(std::sync::atomic::Ordering::Relaxed).max(1)
+    }
+
+    /// Sets [`Self::scene_color_samples`]; returns whether it changed (the
+    /// scene's cached commands then name pipelines of the old count).
+    pub(crate) fn set_scene_color_samples(&self, samples: u32) -> bool {
+        self.scene_color_samples.swap(samples, std::sync::atomic::Ordering::Relaxed).max(1) != samples
+    }
+
     /// The pipeline for `key` and whether it uses push constants.
     pub fn get(
         &self,
@@ -194,6 +211,7 @@ impl PipelineLibrary {
             primitive: PrimitiveState { topology: PrimitiveTopology::TriangleList, polygon_mode: pass.polygon_mode, cull_mode, front_face },
             depth,
             color_targets,
+            multisample: MultisampleState { samples: key.samples, alpha_to_coverage: false },
         };
         let pipeline = device.create_graphics_pipeline(&desc)?;
         let vs = device.shader_entry_point(shader, "vs_main")?;

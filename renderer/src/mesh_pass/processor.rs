@@ -47,6 +47,10 @@ pub fn build_mesh_draw_command(
         blend: key_blend,
         two_sided: material.two_sided,
         reverse_culling: batch.reverse_culling,
+        samples: match desc.target {
+            crate::mesh_pass::passes::PassTarget::SceneColor => pipelines.scene_color_samples(),
+            crate::mesh_pass::passes::PassTarget::ShadowMap => 1,
+        },
     };
     let (pipeline, push_constants) = pipelines.get(device, key, vertex_factory, materials)?;
     let id_stream_slot = vertex_factory.primitive_id_location().map(|_| vertex_factory.streams().len() as u32);

@@ -33,13 +33,13 @@ const DOWN: [TargetDesc; LEVELS] =
 const UP: [TargetDesc; LEVELS] = targets(["bloom up 0", "bloom up 1", "bloom up 2", "bloom up 3", "bloom up 4", "bloom up 5"]);
 /// The composite: scene color with the bloom, what the post chain reads.
 pub(crate) const COMPOSITE: TargetDesc =
-    TargetDesc { name: "bloom composite", format: crate::mesh_pass::SCENE_COLOR_FORMAT, lifetime: Lifetime::Frame };
+    TargetDesc { name: "bloom composite", format: crate::mesh_pass::SCENE_COLOR_FORMAT, lifetime: Lifetime::Frame, samples: 1 };
 
 const fn targets(names: [&'static str; LEVELS]) -> [TargetDesc; LEVELS] {
     let mut out = [COMPOSITE; LEVELS];
     let mut i = 0;
     while i < LEVELS {
-        out[i] = TargetDesc { name: names[i], format: crate::mesh_pass::SCENE_COLOR_FORMAT, lifetime: Lifetime::Frame };
+        out[i] = TargetDesc { name: names[i], format: crate::mesh_pass::SCENE_COLOR_FORMAT, lifetime: Lifetime::Frame, samples: 1 };
         i += 1;
     }
     out

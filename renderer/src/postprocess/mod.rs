@@ -36,7 +36,7 @@ pub use fxaa::FXAA;
 pub use tonemap::{OUTPUT_FORMAT, TONEMAP};
 
 /// The chain's output: what is read back and presented.
-pub const OUTPUT: TargetDesc = TargetDesc { name: "output", format: OUTPUT_FORMAT, lifetime: Lifetime::Temporal };
+pub const OUTPUT: TargetDesc = TargetDesc { name: "output", format: OUTPUT_FORMAT, lifetime: Lifetime::Temporal, samples: 1 };
 
 /// The post passes every renderer has, in order (each runs when its
 /// settings ask for it: tone mapping always, FXAA with `r.AntiAliasingMethod=1`).
@@ -62,7 +62,7 @@ impl PostOutput {
 
     /// The chain's intermediate targets of this format, ping and pong.
     fn intermediates(self) -> [TargetDesc; 2] {
-        let target = |name| TargetDesc { name, format: self.format(), lifetime: Lifetime::Frame };
+        let target = |name| TargetDesc { name, format: self.format(), lifetime: Lifetime::Frame, samples: 1 };
         match self {
             PostOutput::Hdr => [target("post hdr a"), target("post hdr b")],
             PostOutput::Display => [target("post display a"), target("post display b")],
@@ -327,7 +327,11 @@ fn draw_fullscreen(
 ) -> Result<()> {
     let area = Rect::from_size(size.0, size.1);
     cmd.begin_rendering(
-        &RenderingDesc { color: vec![ColorAttachment { texture: output, load: LoadOp::DontCare, store: true }], depth: None, area },
+        &RenderingDesc {
+            color: vec![ColorAttachment { texture: output, load: LoadOp::DontCare, store: true, resolve: None }],
+            depth: None,
+            area,
+        },
         RenderingContents::Inline,
     )?;
     cmd.set_viewport(area)?;

@@ -46,6 +46,10 @@ pub struct ColorAttachment {
     pub load: LoadOp<[f32; 4]>,
     /// Whether the results are written back (`false`: discarded after the pass).
     pub store: bool,
+    /// A multisampled attachment's resolve target: a one-sample texture of
+    /// the same format, in [`TextureState::ColorAttachment`], that gets the
+    /// average of each pixel's samples at the end of the pass (MSAA).
+    pub resolve: Option<TextureHandle>,
 }
 
 /// The depth attachment of a [`RenderingDesc`]: a depth-format texture in
@@ -59,6 +63,10 @@ pub struct DepthAttachment {
     /// Whether the depth is kept after the pass (a later pass or a sampler
     /// reads it) or discarded.
     pub store: bool,
+    /// A multisampled depth's resolve target: a one-sample depth texture,
+    /// in [`TextureState::DepthAttachment`], that gets each pixel's first
+    /// sample at the end of the pass.
+    pub resolve: Option<TextureHandle>,
 }
 
 /// A dynamic-rendering pass: attachments (in the attachment states) and area.
@@ -299,6 +307,7 @@ impl<'d> CommandList<'d> {
         let textures = read(&self.device.resources.textures);
         let mut layout = RenderingLayout::default();
         let mut colors = Vec::with_capacity(desc.color.len());
+        let mut samples = Vec::with_capacity(desc.color.len() + 1);
         for (i, c) in desc.color.iter().enumerate() {
             let t = textures.get(c.texture).ok_or_else(|| RhiError::InvalidHandle(format!("{:?}", c.texture)))?;
             if t.desc.format.is_depth() {
@@ -306,19 +315,26 @@ impl<'d> CommandList<'d> {
                 return Err(RhiError::WrongFormat { resource, format: t.desc.format, expected: "a color format" });
             }
             check_attachment(t, area, "a color attachment")?;
+            samples.push(t.desc.samples);
             layout.color_formats.push(t.desc.format);
             let clear = match c.load {
                 LoadOp::Clear(v) => vk::ClearValue { color: vk::ClearColorValue { float32: v } },
                 _ => vk::ClearValue::default(),
             };
-            colors.push(
-                vk::RenderingAttachmentInfo::default()
-                    .image_view(t.view)
-                    .image_layout(vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL)
-                    .load_op(load_op(&c.load))
-                    .store_op(store_op(c.store))
-                    .clear_value(clear),
-            );
+            let mut info = vk::RenderingAttachmentInfo::default()
+                .image_view(t.view)
+                .image_layout(vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL)
+                .load_op(load_op(&c.load))
+                .store_op(store_op(c.store))
+                .clear_value(clear);
+            if let Some(r) = c.resolve {
+                let view = resolve_target(&textures, t, r, area)?;
+                info = info
+                    .resolve_mode(vk::ResolveModeFlags::AVERAGE)
+                    .resolve_image_view(view)
+                    .resolve_image_layout(vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL);
+            }
+            colors.push(info);
         }
         let depth = match &desc.depth {
             Some(d) => {
@@ -328,19 +344,26 @@ impl<'d> CommandList<'d> {
                     return Err(RhiError::WrongFormat { resource, format: t.desc.format, expected: "a depth format" });
                 }
                 check_attachment(t, area, "the depth attachment")?;
+                samples.push(t.desc.samples);
                 layout.depth_format = Some(t.desc.format);
                 let clear = match d.load {
                     LoadOp::Clear(v) => vk::ClearValue { depth_stencil: vk::ClearDepthStencilValue { depth: v, stencil: 0 } },
                     _ => vk::ClearValue::default(),
                 };
-                Some(
-                    vk::RenderingAttachmentInfo::default()
-                        .image_view(t.view)
-                        .image_layout(vk::ImageLayout::DEPTH_ATTACHMENT_OPTIMAL)
-                        .load_op(load_op(&d.load))
-                        .store_op(store_op(d.store))
-                        .clear_value(clear),
-                )
+                let mut info = vk::RenderingAttachmentInfo::default()
+                    .image_view(t.view)
+                    .image_layout(vk::ImageLayout::DEPTH_ATTACHMENT_OPTIMAL)
+                    .load_op(load_op(&d.load))
+                    .store_op(store_op(d.store))
+                    .clear_value(clear);
+                if let Some(r) = d.resolve {
+                    let view = resolve_target(&textures, t, r, area)?;
+                    info = info
+                        .resolve_mode(vk::ResolveModeFlags::SAMPLE_ZERO)
+                        .resolve_image_view(view)
+                        .resolve_image_layout(vk::ImageLayout::DEPTH_ATTACHMENT_OPTIMAL);
+                }
+                Some(info)
             }
             None => None,
         };
@@ -348,6 +371,10 @@ impl<'d> CommandList<'d> {
             let (resource, max) = ("the render pass".into(), MAX_COLOR_ATTACHMENTS as u64 + 1);
             return Err(RhiError::OutOfLimits { what: "attachments (color and depth)", resource, value: 0, min: 1, max });
         }
+        if samples.windows(2).any(|w| w[0] != w[1]) {
+            return Err(RhiError::InvalidDesc(format!("a pass's attachments have different samples per pixel: {samples:?}")));
+        }
+        layout.samples = samples[0];
         let mut info = vk::RenderingInfo::default()
             .render_area(vk::Rect2D {
                 offset: vk::Offset2D { x: area.x, y: area.y },
@@ -482,6 +509,25 @@ impl<'d> CommandList<'d> {
 
 /// Checks an attachment of a pass: `RENDER_TARGET` usage, and `area` (not
 /// negative) inside the texture.
+/// The view of `resolve`, the resolve target of the multisampled
+/// attachment `t`: one sample, the same format, an attachment covering `area`.
+fn resolve_target(
+    textures: &crate::handle::Slots<TextureHandle, crate::texture::TextureEntry>,
+    t: &crate::texture::TextureEntry,
+    resolve: TextureHandle,
+    area: Rect,
+) -> Result<vk::ImageView> {
+    let r = textures.get(resolve).ok_or_else(|| RhiError::InvalidHandle(format!("{resolve:?}")))?;
+    if t.desc.samples == 1 || r.desc.samples != 1 || r.desc.format != t.desc.format {
+        return Err(RhiError::InvalidDesc(format!(
+            "texture {:?} ({:?}, {} samples) cannot resolve into {:?} ({:?}, {} samples): a multisampled attachment resolves into one sample of its format",
+            t.desc.label, t.desc.format, t.desc.samples, r.desc.label, r.desc.format, r.desc.samples
+        )));
+    }
+    check_attachment(r, area, "a resolve target")?;
+    Ok(r.view)
+}
+
 fn check_attachment(t: &crate::texture::TextureEntry, area: Rect, needed_for: &'static str) -> Result<()> {
     if !t.desc.usage.contains(TextureUsage::RENDER_TARGET) {
         let usage = crate::Usage::Texture(TextureUsage::RENDER_TARGET);
@@ -503,7 +549,7 @@ mod tests {
 
     #[test]
     fn rendering_keys_tell_layouts_apart() {
-        let key = |c: &[Format], d| RenderingLayout { color_formats: c.to_vec(), depth_format: d }.key();
+        let key = |c: &[Format], d| RenderingLayout::new(c.to_vec(), d).key();
         let rgba = Format::Rgba8Unorm;
         let depth = Some(Format::Depth32Float);
         let keys = [key(&[], depth), key(&[rgba], None), key(&[rgba], depth), key(&[rgba, rgba], None), key(&[Format::Bgra8Unorm], None)];

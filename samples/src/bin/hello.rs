@@ -71,7 +71,7 @@ fn run(options: &Options) -> anyhow::Result<()> {
     let mut rendered = 0;
     let viewport = Rect::from_size(width, height);
     let pass = RenderingDesc {
-        color: vec![ColorAttachment { texture: color, load: LoadOp::Clear([0.02, 0.02, 0.03, 1.0]), store: true }],
+        color: vec![ColorAttachment { texture: color, load: LoadOp::Clear([0.02, 0.02, 0.03, 1.0]), store: true, resolve: None }],
         depth: None,
         area: viewport,
     };
@@ -93,7 +93,7 @@ fn run(options: &Options) -> anyhow::Result<()> {
             cmd.end_rendering()?;
             draws = cmd.draw_count();
         } else {
-            let layout = RenderingLayout { color_formats: vec![Format::Rgba8Unorm], depth_format: None };
+            let layout = RenderingLayout { color_formats: vec![Format::Rgba8Unorm], depth_format: None, samples: 1 };
             let per = grid.instance_count.div_ceil(threads);
             let secondaries = rayon::scope(|_| -> anyhow::Result<Vec<SecondaryCommandBuffer>> {
                 use rayon::prelude::*;

@@ -45,10 +45,12 @@ use renderer::cvars;
 use renderer::RenderThreadMode;
 use rhi_vulkan::{DeviceDesc, Validation};
 
-/// The samples' anti-aliasing without `--aa`: FXAA (`r.AntiAliasingMethod=1`),
-/// the best method built so far; engines a user compares with anti-alias
-/// by default.
-const DEFAULT_AA: u32 = 1;
+/// The samples' anti-aliasing without `--aa`: FXAA (`r.AntiAliasingMethod=1`);
+/// engines a user compares with anti-alias by default. The gltf sample
+/// takes 4x MSAA (as Bevy does): a model's edges, not post-filtered ones.
+const DEFAULT_AA: crate::options::AaChoice = crate::options::AaChoice::FXAA;
+/// The samples that take 4x MSAA without `--aa`.
+const MSAA_BY_DEFAULT: &[&str] = &["gltf"];
 
 /// The samples that bloom without `--bloom`: the showcase, whose lamps,
 /// windows and fireflies glow at dusk.
@@ -133,7 +135,12 @@ fn build_engine(sample: &str, common: &CommonOptions) -> anyhow::Result<Engine> 
         rt.add_feature(feature)?;
     }
     // FXAA unless the sample's options say otherwise; `--cvar` wins over both.
-    rt.set_cvar(cvars::ANTI_ALIASING_METHOD, &common.aa.unwrap_or(DEFAULT_AA).to_string())?;
+    let default_aa = if MSAA_BY_DEFAULT.contains(&sample) { crate::options::AaChoice::MSAA4 } else { DEFAULT_AA };
+    let aa = common.aa.unwrap_or(default_aa);
+    rt.set_cvar(cvars::ANTI_ALIASING_METHOD, &aa.method.to_string())?;
+    if let Some(n) = aa.samples {
+        rt.set_cvar(cvars::MSAA_COUNT, &n.to_string())?;
+    }
     let bloom = common.bloom.unwrap_or(BLOOM_BY_DEFAULT.contains(&sample));
     rt.set_cvar(cvars::BLOOM, if bloom { "1" } else { "0" })?;
     if let Some(ev100) = common.ev100 {

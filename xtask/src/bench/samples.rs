@@ -22,8 +22,8 @@
 //! - occlusion along the showcase's camera path ([`showcase_occlusion`]):
 //!   what the base pass draws with `r.AllowOcclusionQueries` on vs off;
 //! - the image ([`image_passes`]): the showcase at 1920×1080
-//!   with FXAA, with bloom, lit by the analytic sky's environment, and with
-//!   auto exposure, against none of them;
+//!   with FXAA, with bloom, lit by the analytic sky's environment, with
+//!   auto exposure and with 4× MSAA, against none of them;
 //! - overlap: frames in flight 2 vs 1 on a scene whose render-thread CPU
 //!   and GPU times are within 30% of each other ([`OVERLAP_SCENE`], its
 //!   draw distance found on the day: [`balanced_draw_distance`]), the
@@ -459,8 +459,8 @@ fn clustered_lights(dir: &Path, quick: bool) -> Result<Vec<Row>, String> {
 /// FXAA vs without anti-aliasing (goal <= 1.05), with bloom vs without
 /// (goal <= 1.15) and lit by the analytic sky's environment (image-based
 /// lighting, the sky drawn behind) vs the hemisphere ambient (goal <= 1.1)
-/// and with auto exposure vs manual (goal <= 1.05), each against the
-/// showcase with none of them.
+/// with auto exposure vs manual (goal <= 1.05) and with 4x MSAA (no goal:
+/// context), each against the showcase with none of them.
 fn image_passes(dir: &Path, quick: bool) -> Result<Vec<Row>, String> {
     let frames = if quick { "6" } else { "16" };
     let run = |tag: &str, aa: &str, bloom: &str, environment: &str, auto_exposure: &str| {
@@ -486,6 +486,7 @@ fn image_passes(dir: &Path, quick: bool) -> Result<Vec<Row>, String> {
     let (fxaa, bloom) = (run("fxaa", "fxaa", "off", "hemisphere", "off")?, run("bloom", "none", "on", "hemisphere", "off")?);
     let ibl = run("ibl", "none", "off", "sky", "off")?;
     let auto = run("auto-exposure", "none", "off", "hemisphere", "on")?;
+    let msaa = run("msaa4", "msaa4", "off", "hemisphere", "off")?;
     let p50 = |s: &Stats| s.frame_time_ms.as_ref().map_or(s.mean_timings_ms.frame, |p| p.p50);
     Ok(vec![
         row("showcase 1920x1080: median frame, FXAA vs no anti-aliasing", p50(&fxaa) / p50(&plain), "x", Some("<= 1.05")),
@@ -497,6 +498,7 @@ fn image_passes(dir: &Path, quick: bool) -> Result<Vec<Row>, String> {
             Some("<= 1.1"),
         ),
         row("showcase 1920x1080: median frame, auto exposure vs manual", p50(&auto) / p50(&plain), "x", Some("<= 1.05")),
+        row("showcase 1920x1080: median frame, 4x MSAA vs no anti-aliasing", p50(&msaa) / p50(&plain), "x", None),
         row("showcase 1920x1080: median frame without anti-aliasing, bloom, environment or auto exposure", p50(&plain), "ms", None),
     ])
 }
