@@ -151,6 +151,7 @@ mod tests {
                         blend,
                         two_sided: true,
                         reverse_culling: false,
+                        samples: 1,
                     };
                     // The constants a material's WGSL gets from the renderer's
                     // material system (default lit, the default mask clip).

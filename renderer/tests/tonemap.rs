@@ -185,9 +185,14 @@ fn agx_keeps_greys_grey_orders_brightness_and_rolls_highlights_off() {
 #[test]
 fn tonemapper_and_anti_aliasing_take_only_their_values() {
     let mut rt = render_thread(RenderThreadMode::Threaded);
-    for (name, bad) in
-        [(cvars::TONEMAPPER, "4"), (cvars::TONEMAPPER, "-1"), (cvars::ANTI_ALIASING_METHOD, "2"), (cvars::ANTI_ALIASING_METHOD, "3")]
-    {
+    for (name, bad) in [
+        (cvars::TONEMAPPER, "4"),
+        (cvars::TONEMAPPER, "-1"),
+        (cvars::ANTI_ALIASING_METHOD, "2"),
+        (cvars::ANTI_ALIASING_METHOD, "4"),
+        (cvars::MSAA_COUNT, "3"),
+        (cvars::MSAA_COUNT, "16"),
+    ] {
         assert!(matches!(rt.set_cvar(name, bad), Err(RendererError::InvalidCvarValue { .. })), "{name}={bad}");
     }
     let (stats, _) = frame(&mut rt, &family(vec![ortho_down(10.0)]));

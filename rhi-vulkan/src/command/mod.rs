@@ -309,60 +309,16 @@ impl<'d> CommandList<'d> {
         let mut colors = Vec::with_capacity(desc.color.len());
         let mut samples = Vec::with_capacity(desc.color.len() + 1);
         for (i, c) in desc.color.iter().enumerate() {
-            let t = textures.get(c.texture).ok_or_else(|| RhiError::InvalidHandle(format!("{:?}", c.texture)))?;
-            if t.desc.format.is_depth() {
-                let resource = format!("texture {:?} (color attachment {i})", t.desc.label);
-                return Err(RhiError::WrongFormat { resource, format: t.desc.format, expected: "a color format" });
-            }
-            check_attachment(t, area, "a color attachment")?;
-            samples.push(t.desc.samples);
-            layout.color_formats.push(t.desc.format);
-            let clear = match c.load {
-                LoadOp::Clear(v) => vk::ClearValue { color: vk::ClearColorValue { float32: v } },
-                _ => vk::ClearValue::default(),
-            };
-            let mut info = vk::RenderingAttachmentInfo::default()
-                .image_view(t.view)
-                .image_layout(vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL)
-                .load_op(load_op(&c.load))
-                .store_op(store_op(c.store))
-                .clear_value(clear);
-            if let Some(r) = c.resolve {
-                let view = resolve_target(&textures, t, r, area)?;
-                info = info
-                    .resolve_mode(vk::ResolveModeFlags::AVERAGE)
-                    .resolve_image_view(view)
-                    .resolve_image_layout(vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL);
-            }
+            let (info, format, n) = color_attachment(&textures, c, i, area)?;
+            samples.push(n);
+            layout.color_formats.push(format);
             colors.push(info);
         }
         let depth = match &desc.depth {
             Some(d) => {
-                let t = textures.get(d.texture).ok_or_else(|| RhiError::InvalidHandle(format!("{:?}", d.texture)))?;
-                if !t.desc.format.is_depth() {
-                    let resource = format!("texture {:?} (the depth attachment)", t.desc.label);
-                    return Err(RhiError::WrongFormat { resource, format: t.desc.format, expected: "a depth format" });
-                }
-                check_attachment(t, area, "the depth attachment")?;
-                samples.push(t.desc.samples);
-                layout.depth_format = Some(t.desc.format);
-                let clear = match d.load {
-                    LoadOp::Clear(v) => vk::ClearValue { depth_stencil: vk::ClearDepthStencilValue { depth: v, stencil: 0 } },
-                    _ => vk::ClearValue::default(),
-                };
-                let mut info = vk::RenderingAttachmentInfo::default()
-                    .image_view(t.view)
-                    .image_layout(vk::ImageLayout::DEPTH_ATTACHMENT_OPTIMAL)
-                    .load_op(load_op(&d.load))
-                    .store_op(store_op(d.store))
-                    .clear_value(clear);
-                if let Some(r) = d.resolve {
-                    let view = resolve_target(&textures, t, r, area)?;
-                    info = info
-                        .resolve_mode(vk::ResolveModeFlags::SAMPLE_ZERO)
-                        .resolve_image_view(view)
-                        .resolve_image_layout(vk::ImageLayout::DEPTH_ATTACHMENT_OPTIMAL);
-                }
+                let (info, format, n) = depth_attachment(&textures, d, area)?;
+                samples.push(n);
+                layout.depth_format = Some(format);
                 Some(info)
             }
             None => None,
@@ -509,6 +465,73 @@ impl<'d> CommandList<'d> {
 
 /// Checks an attachment of a pass: `RENDER_TARGET` usage, and `area` (not
 /// negative) inside the texture.
+/// Color attachment `i` of a pass over `area`: its rendering info, format
+/// and samples, with its resolve target (checked).
+fn color_attachment(
+    textures: &crate::handle::Slots<TextureHandle, crate::texture::TextureEntry>,
+    c: &ColorAttachment,
+    i: usize,
+    area: Rect,
+) -> Result<(vk::RenderingAttachmentInfo<'static>, Format, u32)> {
+    let t = textures.get(c.texture).ok_or_else(|| RhiError::InvalidHandle(format!("{:?}", c.texture)))?;
+    if t.desc.format.is_depth() {
+        let resource = format!("texture {:?} (color attachment {i})", t.desc.label);
+        return Err(RhiError::WrongFormat { resource, format: t.desc.format, expected: "a color format" });
+    }
+    check_attachment(t, area, "a color attachment")?;
+    let clear = match c.load {
+        LoadOp::Clear(v) => vk::ClearValue { color: vk::ClearColorValue { float32: v } },
+        _ => vk::ClearValue::default(),
+    };
+    let mut info = vk::RenderingAttachmentInfo::default()
+        .image_view(t.view)
+        .image_layout(vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL)
+        .load_op(load_op(&c.load))
+        .store_op(store_op(c.store))
+        .clear_value(clear);
+    if let Some(r) = c.resolve {
+        let view = resolve_target(textures, t, r, area)?;
+        info = info
+            .resolve_mode(vk::ResolveModeFlags::AVERAGE)
+            .resolve_image_view(view)
+            .resolve_image_layout(vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL);
+    }
+    Ok((info, t.desc.format, t.desc.samples))
+}
+
+/// A pass's depth attachment over `area`: its rendering info, format and
+/// samples, with its resolve target (checked).
+fn depth_attachment(
+    textures: &crate::handle::Slots<TextureHandle, crate::texture::TextureEntry>,
+    d: &DepthAttachment,
+    area: Rect,
+) -> Result<(vk::RenderingAttachmentInfo<'static>, Format, u32)> {
+    let t = textures.get(d.texture).ok_or_else(|| RhiError::InvalidHandle(format!("{:?}", d.texture)))?;
+    if !t.desc.format.is_depth() {
+        let resource = format!("texture {:?} (the depth attachment)", t.desc.label);
+        return Err(RhiError::WrongFormat { resource, format: t.desc.format, expected: "a depth format" });
+    }
+    check_attachment(t, area, "the depth attachment")?;
+    let clear = match d.load {
+        LoadOp::Clear(v) => vk::ClearValue { depth_stencil: vk::ClearDepthStencilValue { depth: v, stencil: 0 } },
+        _ => vk::ClearValue::default(),
+    };
+    let mut info = vk::RenderingAttachmentInfo::default()
+        .image_view(t.view)
+        .image_layout(vk::ImageLayout::DEPTH_ATTACHMENT_OPTIMAL)
+        .load_op(load_op(&d.load))
+        .store_op(store_op(d.store))
+        .clear_value(clear);
+    if let Some(r) = d.resolve {
+        let view = resolve_target(textures, t, r, area)?;
+        info = info
+            .resolve_mode(vk::ResolveModeFlags::SAMPLE_ZERO)
+            .resolve_image_view(view)
+            .resolve_image_layout(vk::ImageLayout::DEPTH_ATTACHMENT_OPTIMAL);
+    }
+    Ok((info, t.desc.format, t.desc.samples))
+}
+
 /// The view of `resolve`, the resolve target of the multisampled
 /// attachment `t`: one sample, the same format, an attachment covering `area`.
 fn resolve_target(
