@@ -1,6 +1,6 @@
 // Auto exposure (renderer/src/postprocess/exposure.rs; UE's histogram eye
-// adaptation): `histogram` bins the log2 luminance of every second pixel
-// (in x and y) of the view in scene color; `adapt` takes the mean log2
+// adaptation): `histogram` bins the log2 luminance of every fourth pixel
+// (in x and y: a sixteenth of the view) in scene color; `adapt` takes the mean log2
 // luminance of the middle 80% of the pixels (10% darkest and brightest
 // left out), turns it into the EV100 that exposes it as the standard's
 // camera would (EV100 = log2(L · 100 / 12.5)), clamps it, and moves the
@@ -45,7 +45,7 @@ fn histogram_main(@builtin(global_invocation_id) id: vec3<u32>, @builtin(local_i
         atomicStore(&local_bins[li], 0u);
     }
     workgroupBarrier();
-    let at = id.xy * 2u;
+    let at = id.xy * 4u;
     if (at.x < p.viewport.z && at.y < p.viewport.w) {
         let c = textureLoad(scene_color, vec2<i32>(p.viewport.xy + at), 0).rgb;
         let l = dot(max(c, vec3<f32>(0.0)), vec3<f32>(0.2126, 0.7152, 0.0722));
