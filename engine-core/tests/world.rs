@@ -434,3 +434,65 @@ fn a_stationary_light_refuses_to_move_and_keeps_its_shadow_until_made_movable() 
     assert_eq!((moved.shadow.tiles_rendered, scene_light(&mut w)), (1, (Mobility::Movable, Vec3::new(2.0, 0.0, 5.0))));
     assert_clean(&mut w);
 }
+
+/// A cube whose local bounds the test can grow past what its transform
+/// carries, asking for a transform update (not a new proxy) on its tick.
+struct Stretchy {
+    cube: StaticMeshComponent,
+    bounds_scale: f32,
+    send: bool,
+}
+
+impl Component for Stretchy {
+    fn tick(&mut self, _dt: f32) -> DirtyFlags {
+        DirtyFlags { transform: std::mem::take(&mut self.send), ..DirtyFlags::NONE }
+    }
+    fn wants_tick(&self) -> bool {
+        true
+    }
+    fn as_primitive(&self) -> Option<&dyn PrimitiveComponent> {
+        Some(self)
+    }
+    fn as_primitive_mut(&mut self) -> Option<&mut dyn PrimitiveComponent> {
+        Some(self)
+    }
+}
+
+impl PrimitiveComponent for Stretchy {
+    fn create_scene_proxy(&self, ctx: &ProxyCreateContext<'_>) -> Option<Box<dyn renderer::PrimitiveSceneProxy>> {
+        self.cube.create_scene_proxy(ctx)
+    }
+    fn local_bounds(&self) -> renderer::Bounds {
+        let b = self.cube.local_bounds();
+        renderer::Bounds::from_box(b.origin, b.extent * self.bounds_scale)
+    }
+}
+
+#[test]
+fn an_update_the_renderer_would_refuse_is_left_out_alone_and_the_frames_other_moves_arrive() {
+    // Issue 40's probe: a primitive whose bounds overflow in the same frame
+    // as other moves made the render thread refuse the whole transform
+    // batch, and those moves were lost for good.
+    let mut w = world();
+    let mover = cube_at(&mut w, Vec3::ZERO);
+    let stretchy = Stretchy { cube: StaticMeshComponent::new(StaticMesh::cube()), bounds_scale: 1.0, send: false };
+    let at = Transform::from_translation_scale(Vec3::new(100.0, 0.0, 0.0), Vec3::splat(4.0));
+    let (_, s) = w.spawn_actor("stretchy", Box::new(stretchy), at).unwrap();
+    let (_, before) = frame(&mut w);
+    let centre = |img: &rhi_vulkan::Image| img.pixel(W / 2, H / 2);
+    let cube_colour = centre(&before);
+    // The stretchy cube's bounds grow to 3e38 (times its scale of 4: past
+    // f32's range) and it asks to send its transform; the mover leaves the view.
+    w.with_component_mut(s, |c: &mut Stretchy| {
+        c.bounds_scale = 3e38;
+        c.send = true;
+    })
+    .unwrap();
+    w.tick(0.1);
+    w.set_relative_transform(mover, Transform::from_translation(Vec3::new(0.0, 0.0, -500.0))).unwrap();
+    let stats = w.send_all_end_of_frame_updates().expect("one bad update does not fail the frame");
+    assert_eq!((stats.rejected_updates, stats.transforms_sent), (1, 1), "{stats:?}");
+    let (_, after) = frame(&mut w);
+    assert_ne!(centre(&after), cube_colour, "the mover's move arrived: the view's centre is empty");
+    assert_clean(&mut w);
+}

@@ -30,6 +30,10 @@ pub struct EndOfFrameStats {
     pub dynamic_data_sent: usize,
     pub lights_sent: usize,
     pub bodies_updated: usize,
+    /// Updates refused alone because the renderer would refuse them (a
+    /// transform whose world bounds overflow): logged, not sent; every
+    /// other update of the frame is.
+    pub rejected_updates: usize,
 }
 
 impl World {
@@ -71,6 +75,7 @@ impl World {
             gather_render_updates(*id, e, d, &mut batch);
         }
         stats.transforms_sent = batch.transforms.len();
+        stats.rejected_updates = batch.rejected;
         stats.dynamic_data_sent = batch.dynamic.len();
         stats.lights_sent = batch.lights.len();
         // 3. Send, in order: removes, adds, transforms, dynamic data, light transforms, lights.
@@ -178,6 +183,8 @@ struct RenderBatch {
     /// primitives whose settings changed.
     settings: Vec<(PrimitiveId, PrimitiveRenderSettings)>,
     transforms: Vec<(PrimitiveId, glam::Mat4, Option<Bounds>)>,
+    /// Updates left out (see [`EndOfFrameStats::rejected_updates`]).
+    rejected: usize,
     dynamic: Vec<(PrimitiveId, Box<dyn Any + Send>)>,
     lights: Vec<(ComponentId, Option<Light>)>,
     /// Registered lights that moved: their new world transforms.
@@ -188,8 +195,19 @@ struct RenderBatch {
 fn gather_render_updates(id: ComponentId, e: &mut ComponentEntry, d: DirtyFlags, batch: &mut RenderBatch) {
     if let Some(pid) = e.primitive {
         if d.transform && !d.render_state {
-            let bounds = e.behaviour.as_primitive().map(|p| p.local_bounds());
-            batch.transforms.push((pid, e.node.world, bounds));
+            // Checked where it is made, item by item: one the renderer
+            // would refuse (bounds grown past what its transform can
+            // carry) is left out alone, not the frame's whole batch.
+            match crate::world::world_invalid_reason(&*e.behaviour, &e.node.world) {
+                Some(reason) => {
+                    log::warn!("{id:?}: transform not sent: {reason}");
+                    batch.rejected += 1;
+                }
+                None => {
+                    let bounds = e.behaviour.as_primitive().map(|p| p.local_bounds());
+                    batch.transforms.push((pid, e.node.world, bounds));
+                }
+            }
         }
         if d.render_settings && !d.render_state {
             batch.settings.push((pid, e.settings.render));
