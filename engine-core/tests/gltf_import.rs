@@ -812,3 +812,39 @@ fn an_import_whose_indices_were_edited_is_invalid_at_spawn_not_a_panic() {
     world.send_all_end_of_frame_updates().unwrap();
     test_support::assert_clean(world.render_thread().unwrap());
 }
+
+#[test]
+fn uris_read_only_regular_files_inside_the_models_folder_unless_allowed() {
+    // Issue 40's probe: `/dev/zero` as a buffer URI was read without end
+    // (2 GiB in seconds), and any path was joined onto the model's folder.
+    let w = material_file();
+    let root = test_support::test_output_dir().join("gltf-containment");
+    let dir = root.join("model");
+    std::fs::create_dir_all(&dir).unwrap();
+    let (gltf_json, bin) = w.to_gltf_external("data.bin");
+    std::fs::write(root.join("data.bin"), &bin).unwrap();
+    let with_uri = |uri: &str| {
+        let mut doc: serde_json::Value = serde_json::from_slice(&gltf_json).unwrap();
+        doc["buffers"][0]["uri"] = json!(uri);
+        let path = dir.join("scene.gltf");
+        std::fs::write(&path, serde_json::to_vec(&doc).unwrap()).unwrap();
+        path
+    };
+    let allowed = GltfLimits { allow_files_outside_model_folder: true, ..GltfLimits::default() };
+    let import = |path: &std::path::Path, limits: &GltfLimits| gltf::import_with(path, limits, &ImportProgress::default());
+    // Outside the folder: refused by default, read when allowed.
+    let up = with_uri("../data.bin");
+    assert!(matches!(import(&up, &GltfLimits::default()), Err(GltfError::Io { ref path, .. }) if path == "/buffers/0"));
+    assert!(import(&up, &allowed).is_ok());
+    // A device is never read, allowed or not (and never blocks).
+    if std::path::Path::new("/dev/zero").exists() {
+        let zero = with_uri("/dev/zero");
+        for limits in [GltfLimits::default(), allowed] {
+            let e = import(&zero, &limits);
+            assert!(matches!(e, Err(GltfError::Io { ref path, .. }) if path == "/buffers/0"), "{e:?}");
+        }
+    }
+    // Inside the folder it imports as before.
+    std::fs::write(dir.join("data.bin"), &bin).unwrap();
+    assert!(import(&with_uri("data.bin"), &GltfLimits::default()).is_ok());
+}

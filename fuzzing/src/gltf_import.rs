@@ -22,8 +22,13 @@
 use engine_core::gltf::{self, GltfError, GltfImport, GltfLimits, ImportProgress};
 
 /// The limits every input is imported under.
-pub const LIMITS: GltfLimits =
-    GltfLimits { max_file_bytes: 1 << 20, max_vertices: 1 << 16, max_indices: 1 << 18, max_texture_dimension: 256 };
+pub const LIMITS: GltfLimits = GltfLimits {
+    max_file_bytes: 1 << 20,
+    max_vertices: 1 << 16,
+    max_indices: 1 << 18,
+    max_texture_dimension: 256,
+    ..GltfLimits::default()
+};
 
 /// The fuzz target body: see the module doc.
 pub fn gltf_import(data: &[u8]) {

@@ -4,6 +4,13 @@
 //! textures, the node tree, cameras and lights ([`GltfImport`]) — and
 //! [`GltfImport::spawn`] puts it into a [`World`].
 //!
+//! External files are read only when they are regular files inside the
+//! model's folder (a URI that is absolute or climbs out through `..` or a
+//! link is [`GltfError::Io`] unless
+//! [`GltfLimits::allow_files_outside_model_folder`]), each with a read
+//! capped at [`GltfLimits::max_file_bytes`]; URIs with a scheme other than
+//! `data:` are refused.
+//!
 //! ## What is read
 //! - **Meshes** → one [`StaticMesh`] per glTF mesh, one section (and
 //!   material slot) per triangle primitive. Positions; normals (flat normals
@@ -115,11 +122,24 @@ pub struct GltfLimits {
     pub max_indices: u64,
     /// The largest image width or height.
     pub max_texture_dimension: u32,
+    /// Whether a buffer or image URI may name a file outside the model's
+    /// folder (an absolute path, or one that climbs out with `..` or a
+    /// symbolic link). Off by default: a model names its own files, and a
+    /// file from elsewhere is [`GltfError::Io`]. Either way only regular
+    /// files are read (not devices, pipes or folders), at most
+    /// `max_file_bytes` of them.
+    pub allow_files_outside_model_folder: bool,
 }
 
 impl Default for GltfLimits {
     fn default() -> Self {
-        Self { max_file_bytes: 1 << 30, max_vertices: 1 << 25, max_indices: 1 << 27, max_texture_dimension: 8192 }
+        Self {
+            max_file_bytes: 1 << 30,
+            max_vertices: 1 << 25,
+            max_indices: 1 << 27,
+            max_texture_dimension: 8192,
+            allow_files_outside_model_folder: false,
+        }
     }
 }
 

@@ -19,14 +19,40 @@ pub const SUPPORTED_EXTENSIONS: [&str; 6] = [
     "KHR_mesh_quantization",
 ];
 
-/// Reads a file no larger than the limit (`json_path`: who names it).
+/// Reads a regular file no larger than the limit (`json_path`: who names
+/// it). A device, pipe or folder is [`GltfError::Io`] (`/dev/zero` would
+/// never end); the read stops past the limit even if the file grows after
+/// its size was checked.
 pub(crate) fn read_file(file: &Path, json_path: &str, limits: &GltfLimits, progress: &ImportProgress) -> Result<Vec<u8>, GltfError> {
+    use std::io::Read;
     let io = |error| GltfError::Io { path: json_path.into(), file: file.to_path_buf(), error };
-    let len = std::fs::metadata(file).map_err(io)?.len();
-    GltfError::check_limit(json_path, "file bytes", len, limits.max_file_bytes)?;
-    let bytes = std::fs::read(file).map_err(io)?;
+    let meta = std::fs::metadata(file).map_err(io)?;
+    if !meta.is_file() {
+        return Err(io(std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a regular file")));
+    }
+    GltfError::check_limit(json_path, "file bytes", meta.len(), limits.max_file_bytes)?;
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    std::fs::File::open(file).and_then(|f| f.take(limits.max_file_bytes.saturating_add(1)).read_to_end(&mut bytes)).map_err(io)?;
+    GltfError::check_limit(json_path, "file bytes", bytes.len() as u64, limits.max_file_bytes)?;
     ImportProgress::add(&progress.bytes_read, bytes.len() as u64);
     Ok(bytes)
+}
+
+/// The file a relative URI names in the model's folder `base`: one outside
+/// it (absolute, or out through `..` or a link) is [`GltfError::Io`]
+/// unless the limits allow it.
+fn file_in_folder(base: &Path, uri: &str, json_path: &str, limits: &GltfLimits) -> Result<std::path::PathBuf, GltfError> {
+    let file = base.join(uri);
+    if limits.allow_files_outside_model_folder {
+        return Ok(file);
+    }
+    let io = |error| GltfError::Io { path: json_path.into(), file: file.clone(), error };
+    let (folder, resolved) = (base.canonicalize().map_err(io)?, file.canonicalize().map_err(io)?);
+    if !resolved.starts_with(&folder) {
+        let message = format!("outside the model's folder {} (GltfLimits::allow_files_outside_model_folder)", folder.display());
+        return Err(io(std::io::Error::new(std::io::ErrorKind::PermissionDenied, message)));
+    }
+    Ok(resolved)
 }
 
 fn base64_decode(s: &str) -> Option<Vec<u8>> {
@@ -96,7 +122,8 @@ fn uri_bytes(
         return Err(missing(json_path.into(), format!("URI {uri:?}: only data URIs and relative file paths are supported")));
     }
     let Some(base) = base else { return Err(missing(json_path.into(), format!("external file {uri:?} but no base directory"))) };
-    read_file(&base.join(percent_decode(uri)), json_path, limits, progress)
+    let file = file_in_folder(base, &percent_decode(uri), json_path, limits)?;
+    read_file(&file, json_path, limits, progress)
 }
 
 fn missing_buffer(path: String, problem: String) -> GltfError {
