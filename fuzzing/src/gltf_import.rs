@@ -27,7 +27,7 @@ pub const LIMITS: GltfLimits = GltfLimits {
     max_vertices: 1 << 16,
     max_indices: 1 << 18,
     max_texture_dimension: 256,
-    ..GltfLimits::default()
+    allow_files_outside_model_folder: false,
 };
 
 /// The fuzz target body: see the module doc.
