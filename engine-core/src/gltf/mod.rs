@@ -4,12 +4,13 @@
 //! textures, the node tree, cameras and lights ([`GltfImport`]) — and
 //! [`GltfImport::spawn`] puts it into a [`World`].
 //!
-//! External files are read only when they are regular files inside the
+//! The files a model names are read only when they are regular files inside the
 //! model's folder (a URI that is absolute or climbs out through `..` or a
 //! link is [`GltfError::Io`] unless
 //! [`GltfLimits::allow_files_outside_model_folder`]), each with a read
 //! capped at [`GltfLimits::max_file_bytes`]; URIs with a scheme other than
-//! `data:` are refused.
+//! `data:` are refused. The model's own path is read as given (a pipe may
+//! stream it), capped at the same limit.
 //!
 //! ## What is read
 //! - **Meshes** → one [`StaticMesh`] per glTF mesh, one section (and

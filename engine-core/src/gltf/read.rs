@@ -19,15 +19,18 @@ pub const SUPPORTED_EXTENSIONS: [&str; 6] = [
     "KHR_mesh_quantization",
 ];
 
-/// Reads a regular file no larger than the limit (`json_path`: who names
-/// it). A device, pipe or folder is [`GltfError::Io`] (`/dev/zero` would
-/// never end); the read stops past the limit even if the file grows after
-/// its size was checked.
+/// Reads a file no larger than the limit (`json_path`: who names it; ""
+/// for the model itself). A file the model names must be a regular file:
+/// a device, pipe or folder is [`GltfError::Io`] (`/dev/zero` would never
+/// end, a pipe could block for ever). The model's own path is the
+/// caller's choice and may be a pipe (a streamed model). Either way the
+/// read stops past the limit, even if the file grows after its size was
+/// checked.
 pub(crate) fn read_file(file: &Path, json_path: &str, limits: &GltfLimits, progress: &ImportProgress) -> Result<Vec<u8>, GltfError> {
     use std::io::Read;
     let io = |error| GltfError::Io { path: json_path.into(), file: file.to_path_buf(), error };
     let meta = std::fs::metadata(file).map_err(io)?;
-    if !meta.is_file() {
+    if !json_path.is_empty() && !meta.is_file() {
         return Err(io(std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a regular file")));
     }
     GltfError::check_limit(json_path, "file bytes", meta.len(), limits.max_file_bytes)?;
