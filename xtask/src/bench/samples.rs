@@ -23,7 +23,7 @@
 //!   what the base pass draws with `r.AllowOcclusionQueries` on vs off;
 //! - the image ([`image_passes`]): the showcase at 1920×1080
 //!   with FXAA, with bloom, lit by the analytic sky's environment, with
-//!   auto exposure and with 4× MSAA, against none of them;
+//!   auto exposure and with 4× MSAA, each against none of them in paired runs;
 //! - overlap: frames in flight 2 vs 1 on a scene whose render-thread CPU
 //!   and GPU times are within 30% of each other ([`OVERLAP_SCENE`], its
 //!   draw distance found on the day: [`balanced_draw_distance`]), the
@@ -457,13 +457,17 @@ fn clustered_lights(dir: &Path, quick: bool) -> Result<Vec<Row>, String> {
 
 /// The image (issue 38): the showcase at 1920x1080, the median frame with
 /// FXAA vs without anti-aliasing (goal <= 1.05), with bloom vs without
-/// (goal <= 1.15) and lit by the analytic sky's environment (image-based
-/// lighting, the sky drawn behind) vs the hemisphere ambient (goal <= 1.1)
+/// (goal <= 1.15), lit by the analytic sky's environment (image-based
+/// lighting, the sky drawn behind) vs the hemisphere ambient (goal <= 1.1),
 /// with auto exposure vs manual (goal <= 1.05) and with 4x MSAA (no goal:
-/// context), each against the showcase with none of them.
+/// context), each against the showcase with none of them. Each figure is
+/// the median of paired runs (the plain run and the feature's, alternating
+/// which goes first): single runs' medians of a few frames moved by 15%
+/// from one run to the next on a 2-core machine.
 fn image_passes(dir: &Path, quick: bool) -> Result<Vec<Row>, String> {
-    let frames = if quick { "6" } else { "16" };
-    let run = |tag: &str, aa: &str, bloom: &str, environment: &str, auto_exposure: &str| {
+    let frames = if quick { "6" } else { "12" };
+    let pairs = if quick { 3 } else { 5 };
+    let run = |tag: &str, [aa, bloom, environment, auto_exposure]: [&str; 4]| {
         let args = [
             "--width",
             "1920",
@@ -482,25 +486,38 @@ fn image_passes(dir: &Path, quick: bool) -> Result<Vec<Row>, String> {
         ];
         sample(dir, "showcase", tag, &args, &[])
     };
-    let plain = run("plain", "none", "off", "hemisphere", "off")?;
-    let (fxaa, bloom) = (run("fxaa", "fxaa", "off", "hemisphere", "off")?, run("bloom", "none", "on", "hemisphere", "off")?);
-    let ibl = run("ibl", "none", "off", "sky", "off")?;
-    let auto = run("auto-exposure", "none", "off", "hemisphere", "on")?;
-    let msaa = run("msaa4", "msaa4", "off", "hemisphere", "off")?;
     let p50 = |s: &Stats| s.frame_time_ms.as_ref().map_or(s.mean_timings_ms.frame, |p| p.p50);
-    Ok(vec![
-        row("showcase 1920x1080: median frame, FXAA vs no anti-aliasing", p50(&fxaa) / p50(&plain), "x", Some("<= 1.05")),
-        row("showcase 1920x1080: median frame, bloom on vs off", p50(&bloom) / p50(&plain), "x", Some("<= 1.15")),
-        row(
-            "showcase 1920x1080: median frame, environment lighting (IBL, sky drawn) vs hemisphere ambient",
-            p50(&ibl) / p50(&plain),
-            "x",
-            Some("<= 1.1"),
-        ),
-        row("showcase 1920x1080: median frame, auto exposure vs manual", p50(&auto) / p50(&plain), "x", Some("<= 1.05")),
-        row("showcase 1920x1080: median frame, 4x MSAA vs no anti-aliasing", p50(&msaa) / p50(&plain), "x", None),
-        row("showcase 1920x1080: median frame without anti-aliasing, bloom, environment or auto exposure", p50(&plain), "ms", None),
-    ])
+    let plain = ["none", "off", "hemisphere", "off"];
+    let arms: [(&str, [&str; 4], &str, Option<&str>); 5] = [
+        ("fxaa", ["fxaa", "off", "hemisphere", "off"], "FXAA vs no anti-aliasing", Some("<= 1.05")),
+        ("bloom", ["none", "on", "hemisphere", "off"], "bloom on vs off", Some("<= 1.15")),
+        ("ibl", ["none", "off", "sky", "off"], "environment lighting (IBL, sky drawn) vs hemisphere ambient", Some("<= 1.1")),
+        ("auto-exposure", ["none", "off", "hemisphere", "on"], "auto exposure vs manual", Some("<= 1.05")),
+        ("msaa4", ["msaa4", "off", "hemisphere", "off"], "4x MSAA vs no anti-aliasing", None),
+    ];
+    let (mut rows, mut plain_ms) = (Vec::new(), Vec::new());
+    for (tag, options, what, goal) in arms {
+        let mut ratios = Vec::with_capacity(pairs);
+        for pair in 0..pairs {
+            let (base, with) = if pair % 2 == 0 {
+                let base = run("plain", plain)?;
+                (base, run(tag, options)?)
+            } else {
+                let with = run(tag, options)?;
+                (run("plain", plain)?, with)
+            };
+            plain_ms.push(p50(&base));
+            ratios.push(p50(&with) / p50(&base));
+        }
+        rows.push(median_row(&format!("showcase 1920x1080: median frame, {what} (paired)"), ratios, "x", goal));
+    }
+    rows.push(median_row(
+        "showcase 1920x1080: median frame without anti-aliasing, bloom, environment or auto exposure",
+        plain_ms,
+        "ms",
+        None,
+    ));
+    Ok(rows)
 }
 
 /// Cascaded shadows (issue 37): many-cubes' grid (10,000 cubes under the
