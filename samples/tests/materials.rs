@@ -139,3 +139,48 @@ fn materials_serial_and_parallel_write_identical_images() {
     };
     test_support::assert_images_equal(&run(true), &run(false), "materials: --serial vs parallel");
 }
+
+/// A Radiance `.hdr` of `width` x `height` flat RGBE texels, the top half
+/// bright blue sky, the bottom half dark ground.
+fn hdr_panorama(width: u32, height: u32) -> Vec<u8> {
+    let mut f = format!("#?RADIANCE\nFORMAT=32-bit_rle_rgbe\n\n-Y {height} +X {width}\n").into_bytes();
+    for y in 0..height {
+        let texel: [u8; 4] = if y < height / 2 { [80, 120, 250, 128] } else { [60, 50, 40, 126] };
+        for _ in 0..width {
+            f.extend(texel);
+        }
+    }
+    f
+}
+
+/// The spheres reflect the environment they are given: the sample's
+/// default (the analytic sky), a `.hdr` panorama (`--environment FILE`),
+/// or the hemisphere; a file that does not decode is an error naming the
+/// option, exit code 1.
+#[test]
+fn materials_takes_its_environment_from_the_option() {
+    let bin = env!("CARGO_BIN_EXE_materials");
+    let size = ["--width", "160", "--height", "90", "--frames", "1"];
+    let (_, sky) = common::run_sample(bin, "environment-default", &size);
+    assert_eq!(sky.image.as_ref().unwrap().environment, "sky");
+    let dir = std::env::temp_dir().join(format!("proxima-samples-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("panorama.hdr");
+    std::fs::write(&file, hdr_panorama(64, 32)).unwrap();
+    let file_arg = file.to_string_lossy().into_owned();
+    let args: Vec<&str> = size.iter().copied().chain(["--environment", file_arg.as_str()]).collect();
+    let (_, image) = common::run_sample(bin, "environment-file", &args);
+    assert_eq!(image.image.as_ref().unwrap().environment, "image");
+    let args: Vec<&str> = size.iter().copied().chain(["--environment", "hemisphere"]).collect();
+    let (_, hemisphere) = common::run_sample(bin, "environment-hemisphere", &args);
+    assert_eq!(hemisphere.image.as_ref().unwrap().environment, "hemisphere");
+    // Truncated: the texels are missing.
+    let bad = dir.join("truncated.hdr");
+    let mut bytes = hdr_panorama(64, 32);
+    bytes.truncate(bytes.len() / 2);
+    std::fs::write(&bad, bytes).unwrap();
+    let out = Command::new(bin).args(["--headless", "--frames", "1", "--environment"]).arg(&bad).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("--environment") && stderr.contains("hdr"), "{stderr}");
+}
