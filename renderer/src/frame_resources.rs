@@ -132,6 +132,9 @@ pub(crate) struct FrameResources {
     pub materials: Option<(BufferHandle, u64)>,
     /// Bytes of material blocks uploaded by the last frame.
     pub material_bytes_uploaded: u64,
+    /// The MSAA sample count last asked for and the one the device gave
+    /// (`frame::update::msaa_samples`): asked of the driver once per count.
+    pub msaa_samples: Option<(u32, u32)>,
     /// Per frame slot: the buffer a read-back frame's output is copied to.
     pub readback: Vec<Option<(BufferHandle, u64)>>,
     /// The shadow map's comparison sampler.
@@ -152,6 +155,7 @@ impl FrameResources {
             dynamic: DynamicBufferRing::new(frames),
             materials: None,
             material_bytes_uploaded: 0,
+            msaa_samples: None,
             readback: vec![None; frames],
             shadow_sampler: None,
             light_grid: [

@@ -138,7 +138,9 @@ impl Default for ImageStats {
 impl ImageStats {
     /// What `settings` finish the image with, scene color having
     /// `samples` per pixel (MSAA's count where the device has it).
-    pub(crate) fn of(settings: &crate::settings::FrameSettings, samples: u32) -> Self {
+    /// `environment` is the scene's (`Environment::kind`) and
+    /// `auto_exposure` whether it ran this frame (a view with a state).
+    pub(crate) fn of(settings: &crate::settings::FrameSettings, samples: u32, environment: &'static str, auto_exposure: bool) -> Self {
         let aa = match settings.anti_aliasing {
             crate::AntiAliasing::Msaa(_) if samples > 1 => crate::AntiAliasing::Msaa(samples),
             crate::AntiAliasing::Msaa(_) => crate::AntiAliasing::None,
@@ -147,10 +149,10 @@ impl ImageStats {
         Self {
             aa: aa.name(),
             tonemapper: settings.tonemap.curve.name(),
-            environment: "hemisphere",
+            environment,
             bloom: settings.bloom.enabled,
             exposure_ev100: ev100_of(settings.tonemap.exposure),
-            auto_exposure: settings.auto_exposure.enabled,
+            auto_exposure,
         }
     }
 }

@@ -78,11 +78,6 @@ impl ViewStates {
         }
     }
 
-    /// Views with a state.
-    pub fn len(&self) -> usize {
-        self.states.len()
-    }
-
     /// Destroys every state (the renderer is going).
     pub fn release_all(&mut self, device: &Device) {
         for (_, s) in std::mem::take(&mut self.states) {

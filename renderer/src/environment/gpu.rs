@@ -97,13 +97,21 @@ pub(crate) struct SkyDraw {
 }
 
 /// The scene's environment (UE's sky light proxy): what was set, its maps.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct SceneEnvironment {
+    /// The environment's kind (`Environment::kind`).
     pub(crate) kind: &'static str,
     maps: Option<Maps>,
     common: Option<Common>,
     /// Prefilter runs not yet reported by a frame's stats.
     pub(crate) filters_unreported: u64,
+}
+
+impl Default for SceneEnvironment {
+    /// The hemisphere: no maps until the first frame makes the common ones.
+    fn default() -> Self {
+        Self { kind: Environment::Hemisphere.kind(), maps: None, common: None, filters_unreported: 0 }
+    }
 }
 
 impl SceneEnvironment {
@@ -117,9 +125,6 @@ impl SceneEnvironment {
         if !common.skies.iter().any(|(n, _)| *n == samples) {
             let pipeline = sky_pipeline(device, common.sky_shader, samples)?;
             common.skies.push((samples, pipeline));
-        }
-        if self.kind.is_empty() {
-            self.kind = Environment::Hemisphere.kind();
         }
         Ok(())
     }

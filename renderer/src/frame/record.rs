@@ -104,7 +104,7 @@ fn record_secondaries(frame: &Frame<'_>, scene: &Scene, input: &RecordInputs<'_,
         },
     );
     let main_layout = RenderingLayout::new(vec![SCENE_COLOR_FORMAT], Some(SCENE_DEPTH_FORMAT)).with_samples(input.samples);
-    let shadow_layout = RenderingLayout { color_formats: vec![], depth_format: Some(SCENE_DEPTH_FORMAT), samples: 1 };
+    let shadow_layout = RenderingLayout::new(vec![], Some(SCENE_DEPTH_FORMAT));
     let mut recorded = Vec::with_capacity(input.lists.len());
     for l in input.lists {
         let layout = match l.pass.desc().target {
@@ -202,30 +202,22 @@ fn record_scene_color(
 ) -> Result<()> {
     let texture = |targets: &RenderTargets, name| targets.texture(name).expect("made in gpu_prepare");
     let (color, depth) = (texture(targets, SCENE_COLOR.name), texture(targets, SCENE_DEPTH.name));
-    let rendering = if samples > 1 {
-        let (ms_color, ms_depth) = (scene_color_msaa(samples), scene_depth_msaa(samples));
-        targets.prepare(
-            cmd,
-            &[
-                (ms_color.name, Access::ColorWrite),
-                (ms_depth.name, Access::DepthWrite),
-                (SCENE_COLOR.name, Access::ColorWrite),
-                (SCENE_DEPTH.name, Access::DepthWrite),
-            ],
-        )?;
-        let (ms_color, ms_depth) = (texture(targets, ms_color.name), texture(targets, ms_depth.name));
-        RenderingDesc {
-            color: vec![ColorAttachment { texture: ms_color, load: LoadOp::Clear(family.clear_color), store: false, resolve: Some(color) }],
-            depth: Some(DepthAttachment { texture: ms_depth, load: LoadOp::Clear(1.0), store: false, resolve: Some(depth) }),
-            area: Rect::from_size(family.width, family.height),
-        }
+    // Under MSAA the passes draw into the multisampled targets and scene
+    // color and depth are their resolve targets.
+    let msaa = samples > 1;
+    let (draw_color, draw_depth) = if msaa {
+        let (ms_color, ms_depth) = (scene_color_msaa(samples).name, scene_depth_msaa(samples).name);
+        targets.prepare(cmd, &[(ms_color, Access::ColorWrite), (ms_depth, Access::DepthWrite)])?;
+        (texture(targets, ms_color), texture(targets, ms_depth))
     } else {
-        targets.prepare(cmd, &[(SCENE_COLOR.name, Access::ColorWrite), (SCENE_DEPTH.name, Access::DepthWrite)])?;
-        RenderingDesc {
-            color: vec![ColorAttachment { texture: color, load: LoadOp::Clear(family.clear_color), store: true, resolve: None }],
-            depth: Some(DepthAttachment { texture: depth, load: LoadOp::Clear(1.0), store: false, resolve: None }),
-            area: Rect::from_size(family.width, family.height),
-        }
+        (color, depth)
+    };
+    targets.prepare(cmd, &[(SCENE_COLOR.name, Access::ColorWrite), (SCENE_DEPTH.name, Access::DepthWrite)])?;
+    let clear = LoadOp::Clear(family.clear_color);
+    let rendering = RenderingDesc {
+        color: vec![ColorAttachment { texture: draw_color, load: clear, store: !msaa, resolve: msaa.then_some(color) }],
+        depth: Some(DepthAttachment { texture: draw_depth, load: LoadOp::Clear(1.0), store: false, resolve: msaa.then_some(depth) }),
+        area: Rect::from_size(family.width, family.height),
     };
     cmd.begin_rendering(&rendering, RenderingContents::Secondary)?;
     let mut skies: Vec<Option<(usize, SecondaryCommandBuffer)>> = skies.into_iter().map(Some).collect();

@@ -171,11 +171,6 @@ impl SceneRenderer {
         self.view_states.release(device, id)
     }
 
-    /// Views with a state (`crate::view_state`).
-    pub fn view_state_count(&self) -> usize {
-        self.view_states.len()
-    }
-
     /// Auto exposure for the frame, when `r.AutoExposure=1` and the
     /// family's first main view has a state: recorded into `frame`
     /// (`crate::postprocess::exposure`). Returns the exposure state tone
@@ -341,11 +336,8 @@ impl SceneRenderer {
         let submitted = stage!(clock, Submit, submit(frame, request.execute)?);
         stage!(clock, Retire, {
             let mut stats = frame_stats(self.frames.frame_number - 1, scene, &views, &elements, &lists);
-            stats.image = crate::stats::ImageStats {
-                environment: scene.environment_kind(),
-                auto_exposure: exposure_readback.is_some(),
-                ..crate::stats::ImageStats::of(&settings, self.pipelines.scene_color_samples())
-            };
+            let samples = self.pipelines.scene_color_samples();
+            stats.image = crate::stats::ImageStats::of(&settings, samples, scene.environment_kind(), exposure_readback.is_some());
             stats.environment_filters = environment_filters;
             stats.pipelines_created = self.pipelines.take_created();
             stats.pipelines_live = self.pipelines.len() as u64;

@@ -36,7 +36,7 @@ pub(crate) fn update_scene<'d>(
     scene.space_order_adds = settings.space_order_adds;
     // A new MSAA sample count: every cached command names pipelines of the
     // old one, so they are built again (with this update).
-    if pipelines.set_scene_color_samples(msaa_samples(device, settings)) {
+    if pipelines.set_scene_color_samples(msaa_samples(device, settings, &mut resources.msaa_samples)) {
         scene.invalidate_cached_commands();
     }
     scene.apply_updates(device, pipelines)?;
@@ -52,13 +52,21 @@ pub(crate) fn update_scene<'d>(
 
 /// Samples per pixel of scene color and depth this frame: what
 /// `r.AntiAliasingMethod`/`r.MSAACount` ask for, or the most below it the
-/// device has for both formats (1: no MSAA).
-pub(crate) fn msaa_samples(device: &Device, settings: &FrameSettings) -> u32 {
+/// device has for both formats (1: no MSAA). The device is asked only when
+/// the count asked for changes (`last`: the last one asked and its answer).
+pub(crate) fn msaa_samples(device: &Device, settings: &FrameSettings, last: &mut Option<(u32, u32)>) -> u32 {
     let wanted = settings.anti_aliasing.samples();
+    if let Some((asked, given)) = *last {
+        if asked == wanted {
+            return given;
+        }
+    }
     let supported = |n: u32| {
         device.supports_samples(crate::mesh_pass::SCENE_COLOR_FORMAT, n) && device.supports_samples(crate::mesh_pass::SCENE_DEPTH_FORMAT, n)
     };
-    [8, 4, 2].into_iter().find(|&n| n <= wanted && supported(n)).unwrap_or(1)
+    let given = [8, 4, 2].into_iter().find(|&n| n <= wanted && supported(n)).unwrap_or(1);
+    *last = Some((wanted, given));
+    given
 }
 
 /// The material table's changed blocks (only those: a parameter change

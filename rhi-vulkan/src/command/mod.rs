@@ -463,71 +463,85 @@ impl<'d> CommandList<'d> {
     }
 }
 
-/// Checks an attachment of a pass: `RENDER_TARGET` usage, and `area` (not
-/// negative) inside the texture.
-/// Color attachment `i` of a pass over `area`: its rendering info, format
-/// and samples, with its resolve target (checked).
+/// One attachment of a pass as `begin_rendering` hands it over: colour or
+/// depth (`depth`), named `role` in errors.
+struct AttachmentUse<'a> {
+    texture: TextureHandle,
+    role: &'a str,
+    depth: bool,
+    load: vk::AttachmentLoadOp,
+    clear: vk::ClearValue,
+    store: bool,
+    resolve: Option<TextureHandle>,
+}
+
+/// Color attachment `i` of a pass over `area` ([`attachment`]).
 fn color_attachment(
     textures: &crate::handle::Slots<TextureHandle, crate::texture::TextureEntry>,
     c: &ColorAttachment,
     i: usize,
     area: Rect,
 ) -> Result<(vk::RenderingAttachmentInfo<'static>, Format, u32)> {
-    let t = textures.get(c.texture).ok_or_else(|| RhiError::InvalidHandle(format!("{:?}", c.texture)))?;
-    if t.desc.format.is_depth() {
-        let resource = format!("texture {:?} (color attachment {i})", t.desc.label);
-        return Err(RhiError::WrongFormat { resource, format: t.desc.format, expected: "a color format" });
-    }
-    check_attachment(t, area, "a color attachment")?;
     let clear = match c.load {
         LoadOp::Clear(v) => vk::ClearValue { color: vk::ClearColorValue { float32: v } },
         _ => vk::ClearValue::default(),
     };
-    let mut info = vk::RenderingAttachmentInfo::default()
-        .image_view(t.view)
-        .image_layout(vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL)
-        .load_op(load_op(&c.load))
-        .store_op(store_op(c.store))
-        .clear_value(clear);
-    if let Some(r) = c.resolve {
-        let view = resolve_target(textures, t, r, area)?;
-        info = info
-            .resolve_mode(vk::ResolveModeFlags::AVERAGE)
-            .resolve_image_view(view)
-            .resolve_image_layout(vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL);
-    }
-    Ok((info, t.desc.format, t.desc.samples))
+    let role = format!("color attachment {i}");
+    let a =
+        AttachmentUse { texture: c.texture, role: &role, depth: false, load: load_op(&c.load), clear, store: c.store, resolve: c.resolve };
+    attachment(textures, &a, area)
 }
 
-/// A pass's depth attachment over `area`: its rendering info, format and
-/// samples, with its resolve target (checked).
+/// The depth attachment of a pass over `area` ([`attachment`]).
 fn depth_attachment(
     textures: &crate::handle::Slots<TextureHandle, crate::texture::TextureEntry>,
     d: &DepthAttachment,
     area: Rect,
 ) -> Result<(vk::RenderingAttachmentInfo<'static>, Format, u32)> {
-    let t = textures.get(d.texture).ok_or_else(|| RhiError::InvalidHandle(format!("{:?}", d.texture)))?;
-    if !t.desc.format.is_depth() {
-        let resource = format!("texture {:?} (the depth attachment)", t.desc.label);
-        return Err(RhiError::WrongFormat { resource, format: t.desc.format, expected: "a depth format" });
-    }
-    check_attachment(t, area, "the depth attachment")?;
     let clear = match d.load {
         LoadOp::Clear(v) => vk::ClearValue { depth_stencil: vk::ClearDepthStencilValue { depth: v, stencil: 0 } },
         _ => vk::ClearValue::default(),
     };
+    let a = AttachmentUse {
+        texture: d.texture,
+        role: "the depth attachment",
+        depth: true,
+        load: load_op(&d.load),
+        clear,
+        store: d.store,
+        resolve: d.resolve,
+    };
+    attachment(textures, &a, area)
+}
+
+/// An attachment's rendering info, format and samples: a format of its
+/// kind, checked as an attachment over `area`, with its resolve target
+/// (checked; colour averages the samples, depth takes the first).
+fn attachment(
+    textures: &crate::handle::Slots<TextureHandle, crate::texture::TextureEntry>,
+    a: &AttachmentUse<'_>,
+    area: Rect,
+) -> Result<(vk::RenderingAttachmentInfo<'static>, Format, u32)> {
+    let t = textures.get(a.texture).ok_or_else(|| RhiError::InvalidHandle(format!("{:?}", a.texture)))?;
+    if t.desc.format.is_depth() != a.depth {
+        let resource = format!("texture {:?} ({})", t.desc.label, a.role);
+        let expected = if a.depth { "a depth format" } else { "a color format" };
+        return Err(RhiError::WrongFormat { resource, format: t.desc.format, expected });
+    }
+    check_attachment(t, area, if a.depth { "the depth attachment" } else { "a color attachment" })?;
+    let (layout, resolve_mode) = match a.depth {
+        true => (vk::ImageLayout::DEPTH_ATTACHMENT_OPTIMAL, vk::ResolveModeFlags::SAMPLE_ZERO),
+        false => (vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL, vk::ResolveModeFlags::AVERAGE),
+    };
     let mut info = vk::RenderingAttachmentInfo::default()
         .image_view(t.view)
-        .image_layout(vk::ImageLayout::DEPTH_ATTACHMENT_OPTIMAL)
-        .load_op(load_op(&d.load))
-        .store_op(store_op(d.store))
-        .clear_value(clear);
-    if let Some(r) = d.resolve {
+        .image_layout(layout)
+        .load_op(a.load)
+        .store_op(store_op(a.store))
+        .clear_value(a.clear);
+    if let Some(r) = a.resolve {
         let view = resolve_target(textures, t, r, area)?;
-        info = info
-            .resolve_mode(vk::ResolveModeFlags::SAMPLE_ZERO)
-            .resolve_image_view(view)
-            .resolve_image_layout(vk::ImageLayout::DEPTH_ATTACHMENT_OPTIMAL);
+        info = info.resolve_mode(resolve_mode).resolve_image_view(view).resolve_image_layout(layout);
     }
     Ok((info, t.desc.format, t.desc.samples))
 }
@@ -551,6 +565,8 @@ fn resolve_target(
     Ok(r.view)
 }
 
+/// Checks an attachment of a pass: `RENDER_TARGET` usage, and `area` (not
+/// negative) inside the texture.
 fn check_attachment(t: &crate::texture::TextureEntry, area: Rect, needed_for: &'static str) -> Result<()> {
     if !t.desc.usage.contains(TextureUsage::RENDER_TARGET) {
         let usage = crate::Usage::Texture(TextureUsage::RENDER_TARGET);

@@ -139,11 +139,7 @@ impl Scene {
 
     /// The environment's kind (`hemisphere`, `sky` or `image`).
     pub fn environment_kind(&self) -> &'static str {
-        if self.environment.kind.is_empty() {
-            crate::Environment::Hemisphere.kind()
-        } else {
-            self.environment.kind
-        }
+        self.environment.kind
     }
 
     /// Rebuilds every cached command at the next update (a global invalidation).
