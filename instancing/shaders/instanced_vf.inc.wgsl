@@ -81,6 +81,8 @@ fn vf_fetch(input: VertexFactoryInput) -> FactoryVertex {
         input.color,
         input.uv0,
     );
+    // The component's motion (instances keep their place in it between frames).
+    v.prev_world_position = (primitive.prev_local_to_world * vec4<f32>(component_position, 1.0)).xyz;
     v.instance_id = input.instance_id;
     v.custom = vec4<f32>(input.instance_custom.xyz, input.instance_random_fade.x);
     v.custom1 = vec4<f32>(input.instance_custom.w, 0.0, 0.0, 0.0);

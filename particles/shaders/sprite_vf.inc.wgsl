@@ -88,6 +88,8 @@ fn vf_fetch(input: VertexFactoryInput) -> FactoryVertex {
     let uv_a = (vec2<f32>(f32(a % columns), f32(a / columns)) + quad_uv) * cell;
     let uv_b = (vec2<f32>(f32(b % columns), f32(b / columns)) + quad_uv) * cell;
     var v = factory_vertex(draw.primitive_id, world_position, normal, vec4<f32>(rx, 1.0), input.color, uv_a);
+    // The sprite's corner where the particle was the frame before.
+    v.prev_world_position = world_position - (input.position - input.old_position);
     v.uv1 = uv_b;
     v.uv2 = quad_uv;
     // For materials: relative time, sub-image index, the second image's weight.

@@ -152,6 +152,7 @@ mod tests {
                         two_sided: true,
                         reverse_culling: false,
                         samples: 1,
+                        velocity: false,
                     };
                     // The constants a material's WGSL gets from the renderer's
                     // material system (default lit, the default mask clip).

@@ -25,6 +25,7 @@ fn vf_fetch(input: VertexFactoryInput) -> FactoryVertex {
     v.uv2 = input.uv2;
     v.uv3 = input.uv3;
     v.custom = primitive.custom;
+    v.prev_world_position = (primitive.prev_local_to_world * vec4<f32>(input.position, 1.0)).xyz;
     return v;
 }
 

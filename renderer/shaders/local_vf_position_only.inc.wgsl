@@ -13,6 +13,7 @@ fn vf_fetch(input: VertexFactoryInput) -> FactoryVertex {
     let primitive = scene_primitive(input.primitive_id);
     var v = mesh_factory_vertex(input.primitive_id, primitive.local_to_world, input.position, vec3<f32>(0.0, 0.0, 1.0), vec4<f32>(1.0, 0.0, 0.0, 1.0), vec4<f32>(1.0), vec2<f32>(0.0));
     v.custom = primitive.custom;
+    v.prev_world_position = (primitive.prev_local_to_world * vec4<f32>(input.position, 1.0)).xyz;
     return v;
 }
 

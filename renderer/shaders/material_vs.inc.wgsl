@@ -2,8 +2,10 @@
 // translucency passes, the masked depth pass): the interpolants from the
 // vertex factory to the fragment (`MaterialVsOut`), the vertex shader that
 // fills them, and the `MaterialInput` built from them, with the tangent
-// frame reversed on back faces of two-sided materials. The pass's shader follows
-// this text.
+// frame reversed on back faces of two-sided materials. The vertex shader
+// itself is `material_vs_main.inc.wgsl` (a pass with interpolants of its
+// own, as the masked depth pass writing velocity, has its own); the pass's
+// shader follows.
 
 struct MaterialVsOut {
     @builtin(position) @invariant clip: vec4<f32>,
@@ -21,11 +23,11 @@ struct MaterialVsOut {
     @location(10) @interpolate(flat) instance_id: u32,
 }
 
-@vertex
-fn vs_main(input: VertexFactoryInput) -> MaterialVsOut {
-    let v = vf_fetch(input);
+// The interpolants of a factory's vertex, clip position included: what
+// every material pass's vertex shader returns (`material_vs_main.inc.wgsl`).
+fn material_vs_out(v: FactoryVertex) -> MaterialVsOut {
     var out: MaterialVsOut;
-    out.clip = view.view_proj * vec4<f32>(v.world_position, 1.0);
+    out.clip = view_clip(v.world_position);
     out.world_position = v.world_position;
     out.normal = v.world_normal;
     out.color = v.color;

@@ -112,8 +112,13 @@ struct ViewUniform {
     // its radiance (its intensity times r.SkyLight.Intensity).
     environment_levels: u32,
     environment_intensity: f32,
-    _pad_environment: vec2<u32>,
-    _reserved: array<vec4<u32>, 1>,
+    // This frame's sub-pixel jitter (TAA) in NDC, which `view_clip` adds:
+    // `view_proj` itself is unjittered.
+    jitter: vec2<f32>,
+    // The previous frame's world to clip, unjittered (motion vectors:
+    // velocity.inc.wgsl); this frame's, unjittered, where the view has no past.
+    prev_view_proj: mat4x4<f32>,
+    _reserved: array<vec4<u32>, 13>,
 }
 
 struct PrimitiveData {
@@ -166,9 +171,21 @@ fn scene_primitive(id: u32) -> PrimitiveData {
 }
 var<immediate> draw: DrawPush;
 
+// The clip position of a world position: `view_proj` and the frame's
+// jitter (0 without TAA). Every pass computes it so (positions are
+// `@invariant`: depth from one pass is tested by another).
+fn view_clip(world_position: vec3<f32>) -> vec4<f32> {
+    let c = view.view_proj * vec4<f32>(world_position, 1.0);
+    return vec4<f32>(c.xy + view.jitter * c.w, c.zw);
+}
+
 // What a vertex factory produces for the passes.
 struct FactoryVertex {
     world_position: vec3<f32>,
+    // Where the vertex was in the previous frame (motion vectors): through
+    // the GPU scene's `prev_local_to_world`, or a particle's previous
+    // position; `world_position` for a factory that does not know.
+    prev_world_position: vec3<f32>,
     world_normal: vec3<f32>,
     // World-space tangent (U direction) in xyz, the binormal sign in w
     // (binormal = w * cross(normal, tangent)); xyz 0 when the mesh has none.
@@ -275,6 +292,7 @@ fn factory_vertex(
 ) -> FactoryVertex {
     var v: FactoryVertex;
     v.world_position = world_position;
+    v.prev_world_position = world_position;
     v.world_normal = world_normal;
     v.world_tangent = world_tangent;
     v.color = color;

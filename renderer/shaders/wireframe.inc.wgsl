@@ -3,7 +3,7 @@
 @vertex
 fn vs_main(input: VertexFactoryInput) -> @builtin(position) vec4<f32> {
     let v = vf_fetch(input);
-    return view.view_proj * vec4<f32>(v.world_position, 1.0);
+    return view_clip(v.world_position);
 }
 
 @fragment

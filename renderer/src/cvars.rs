@@ -84,8 +84,13 @@ pub const TONEMAPPER: &str = "r.Tonemapper";
 /// Anti-aliasing (UE's numbering): 0 = none (the default), 1 = FXAA on the
 /// tone-mapped image (`crate::postprocess::fxaa`), 3 = MSAA
 /// (`r.MSAACount` samples per pixel of scene color and depth, resolved
-/// before post-processing). TAA (2) is not built yet: refused.
+/// before post-processing), 2 = TAA (`crate::postprocess::taa`: jittered
+/// frames blended into a per-view history along the motion vectors).
 pub const ANTI_ALIASING_METHOD: &str = "r.AntiAliasingMethod";
+/// TAA: the share of the current frame in each frame's blend (UE's
+/// `r.TemporalAACurrentFrameWeight`), 0.01..=1; default 0.1 (Bevy's: UE's
+/// 0.04 converges more slowly and ghosts longer).
+pub const TAA_CURRENT_FRAME_WEIGHT: &str = "r.TemporalAACurrentFrameWeight";
 /// MSAA's samples per pixel: 2, 4 (the default) or 8; where the device has
 /// fewer for scene color and depth, the most it has below it (1: none).
 pub const MSAA_COUNT: &str = "r.MSAACount";
@@ -144,7 +149,7 @@ pub const RENDER_WORKERS_STAY_AWAKE: &str = "r.RenderWorkers.StayAwake";
 /// `RendererError::InvalidCvarValue`).
 const CHOICES: [(&str, &[i64], &str); 3] = [
     (TONEMAPPER, &[0, 1, 2, 3], "0 (none), 1 (ACES fitted), 2 (AgX) or 3 (Khronos PBR Neutral)"),
-    (ANTI_ALIASING_METHOD, &[0, 1, 3], "0 (none), 1 (FXAA) or 3 (MSAA); TAA (2) is not built yet"),
+    (ANTI_ALIASING_METHOD, &[0, 1, 2, 3], "0 (none), 1 (FXAA), 2 (TAA) or 3 (MSAA)"),
     (MSAA_COUNT, &[2, 4, 8], "2, 4 or 8 samples per pixel"),
 ];
 
@@ -180,7 +185,8 @@ impl Default for ConsoleVariables {
             CvarValue::Int(1),
             "tone mapping of the HDR scene color: 0 = none (clamp), 1 = ACES fitted, 2 = AgX, 3 = Khronos PBR Neutral",
         );
-        add(ANTI_ALIASING_METHOD, CvarValue::Int(0), "anti-aliasing: 0 = none, 1 = FXAA, 3 = MSAA (r.MSAACount)");
+        add(ANTI_ALIASING_METHOD, CvarValue::Int(0), "anti-aliasing: 0 = none, 1 = FXAA, 2 = TAA, 3 = MSAA (r.MSAACount)");
+        add(TAA_CURRENT_FRAME_WEIGHT, CvarValue::Float(0.1), "TAA: the current frame's share of each blend with the history, 0.01..1");
         add(MSAA_COUNT, CvarValue::Int(4), "MSAA samples per pixel: 2, 4 or 8 (the device's most below it where it has fewer)");
         add(BLOOM, CvarValue::Bool(false), "bloom: the scene's light spread over a mip chain (energy-conserving without a threshold)");
         add(BLOOM_INTENSITY, CvarValue::Float(0.15), "bloom's share of the image, 0..1");

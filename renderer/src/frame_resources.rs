@@ -12,7 +12,7 @@ use rayon::prelude::*;
 use rhi_vulkan::{BufferDesc, BufferHandle, BufferUsage, Device, Result, SamplerHandle};
 
 /// The `ViewUniform` of `scene.inc.wgsl`, field for field (one meaning
-/// each; a test compares the two layouts). Its size, 768 bytes, is a
+/// each; a test compares the two layouts). Its size, 1024 bytes, is a
 /// multiple of every device's uniform offset alignment (at most 256), so
 /// views are bound at multiples of it.
 #[repr(C)]
@@ -64,9 +64,13 @@ pub(crate) struct ViewUniformData {
     pub environment_levels: u32,
     /// ...and the scale of its radiance (its intensity times `r.SkyLight.Intensity`).
     pub environment_intensity: f32,
-    pub _pad_environment: [u32; 2],
+    /// This frame's sub-pixel jitter in NDC (TAA; 0 without), added to
+    /// `view_proj`'s clip positions by the shaders (`view_clip`).
+    pub jitter: [f32; 2],
+    /// The previous frame's world to clip, unjittered (motion vectors).
+    pub prev_view_proj: [[f32; 4]; 4],
     /// Room to grow without changing the uniform's size.
-    pub _reserved: [[u32; 4]; 1],
+    pub _reserved: [[u32; 4]; 13],
 }
 
 /// The `ShadowCascade` of `scene.inc.wgsl`: one cascade of the shadowed

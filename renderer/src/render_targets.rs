@@ -209,6 +209,11 @@ pub const fn scene_depth_msaa(samples: u32) -> TargetDesc {
     TargetDesc { name: "scene depth msaa", samples, ..SCENE_DEPTH }
 }
 
+/// Each pixel's motion since the previous frame (TAA's; written by the
+/// depth prepass, `velocity.inc.wgsl`).
+pub const VELOCITY: TargetDesc =
+    TargetDesc { name: "velocity", format: crate::mesh_pass::VELOCITY_FORMAT, lifetime: Lifetime::Frame, samples: 1 };
+
 /// The directional light's shadow map: kept, since the base pass binds it
 /// in frames without a shadow view too (it is then cleared once).
 pub const SHADOW_MAP: TargetDesc =

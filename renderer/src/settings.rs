@@ -65,7 +65,7 @@ pub struct BloomSettings {
 }
 
 /// The anti-aliasing method (`r.AntiAliasingMethod`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub enum AntiAliasing {
     /// 0: none.
     None,
@@ -74,6 +74,9 @@ pub enum AntiAliasing {
     /// 3: MSAA with this many samples per pixel (`r.MSAACount`: 2, 4 or 8)
     /// in scene color and depth, resolved before post-processing.
     Msaa(u32),
+    /// 2: TAA (`crate::postprocess::taa`) with this current-frame weight
+    /// (`r.TemporalAACurrentFrameWeight`, 0.01..=1).
+    Taa(f32),
 }
 
 impl AntiAliasing {
@@ -85,7 +88,13 @@ impl AntiAliasing {
             AntiAliasing::Msaa(2) => "msaa2",
             AntiAliasing::Msaa(8) => "msaa8",
             AntiAliasing::Msaa(_) => "msaa4",
+            AntiAliasing::Taa(_) => "taa",
         }
+    }
+
+    /// Whether it is TAA (the frame jitters and writes motion vectors).
+    pub fn is_taa(self) -> bool {
+        matches!(self, AntiAliasing::Taa(_))
     }
 
     /// Samples per pixel of scene color and depth it asks for.
@@ -232,6 +241,7 @@ impl FrameSettings {
         };
         let anti_aliasing = match cvars.int(cvars::ANTI_ALIASING_METHOD) {
             1 => AntiAliasing::Fxaa,
+            2 => AntiAliasing::Taa(cvars.float(cvars::TAA_CURRENT_FRAME_WEIGHT).clamp(0.01, 1.0)),
             3 => AntiAliasing::Msaa(cvars.int(cvars::MSAA_COUNT).clamp(2, 8) as u32),
             _ => AntiAliasing::None,
         };

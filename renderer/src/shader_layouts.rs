@@ -23,6 +23,7 @@ fn base_pass_wgsl() -> String {
         two_sided: false,
         reverse_culling: false,
         samples: 1,
+        velocity: false,
     };
     let material = Material::colored(glam::Vec4::ONE);
     let wgsl = material.effective_wgsl(&material.layout().expect("the default material lays out"));

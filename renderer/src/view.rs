@@ -31,6 +31,10 @@ pub struct SceneView {
     /// `RenderThread::release_view_state`. `None` (the constructors'): a
     /// view without a past — auto exposure then uses the manual exposure.
     pub state: Option<crate::ViewStateId>,
+    /// The camera jumped this frame (UE's `bCameraCut`): nothing of the
+    /// view's earlier frames is reused — TAA's history and the previous
+    /// camera of its motion vectors start again.
+    pub camera_cut: bool,
 }
 
 /// What a view renders, which decides the mesh passes it draws
@@ -104,6 +108,7 @@ impl SceneView {
             perspective: true,
             kind: ViewKind::Main,
             state: None,
+            camera_cut: false,
         }
         .finite()
     }
@@ -132,6 +137,7 @@ impl SceneView {
             perspective: false,
             kind: ViewKind::Main,
             state: None,
+            camera_cut: false,
         }
         .finite()
     }
@@ -181,6 +187,11 @@ impl SceneView {
     /// The same view with a stable identity across frames ([`Self::state`]).
     pub fn with_state(self, id: crate::ViewStateId) -> Self {
         Self { state: Some(id), ..self }
+    }
+
+    /// The same view marked as a camera cut ([`Self::camera_cut`]).
+    pub fn with_camera_cut(self) -> Self {
+        Self { camera_cut: true, ..self }
     }
 
     /// World to clip space: `projection * view_matrix`.

@@ -23,6 +23,7 @@ pub(crate) fn format(f: Format) -> vk::Format {
         Format::Bgra8Unorm => vk::Format::B8G8R8A8_UNORM,
         Format::Bgra8Srgb => vk::Format::B8G8R8A8_SRGB,
         Format::Rgba16Float => vk::Format::R16G16B16A16_SFLOAT,
+        Format::Rg16Float => vk::Format::R16G16_SFLOAT,
         Format::Depth32Float => vk::Format::D32_SFLOAT,
         Format::Bc1RgbaUnorm => vk::Format::BC1_RGBA_UNORM_BLOCK,
         Format::Bc1RgbaSrgb => vk::Format::BC1_RGBA_SRGB_BLOCK,
@@ -301,6 +302,7 @@ mod tests {
         assert_eq!(Format::R8Unorm.bytes_per_pixel(), 1);
         assert_eq!(Format::Rg8Unorm.bytes_per_pixel(), 2);
         assert_eq!(Format::Rgba16Float.bytes_per_pixel(), 8);
+        assert_eq!((format(Format::Rg16Float), Format::Rg16Float.bytes_per_pixel()), (vk::Format::R16G16_SFLOAT, 4));
     }
 
     #[test]

@@ -182,6 +182,7 @@ pub(crate) fn rendering_key(colors: impl ExactSizeIterator<Item = Format>, depth
             Some(Format::Depth32Float) => 6,
             Some(Format::R8Unorm) => 7,
             Some(Format::Rg8Unorm) => 8,
+            Some(Format::Rg16Float) => 9,
             // Never an attachment (textures and pipelines refuse them as
             // targets), so they need no codes of their own.
             Some(

@@ -42,6 +42,10 @@ fn f16_to_f32(h: u16) -> f32 {
     }
 }
 
+fn half_unorm8(le: [u8; 2]) -> u8 {
+    unorm8(f16_to_f32(u16::from_le_bytes(le)))
+}
+
 fn unorm8(v: f32) -> u8 {
     (v.clamp(0.0, 1.0) * 255.0).round() as u8
 }
@@ -55,9 +59,43 @@ impl Device {
     /// a block-compressed level's blocks out with
     /// [`crate::CommandList::copy_texture_level_to_buffer`]).
     pub fn read_texture(&self, texture: TextureHandle, state: TextureState) -> Result<Image> {
+        let (desc, bytes) = self.read_texels(texture, state)?;
+        let rgba8 = match desc.format {
+            Format::Rgba8Unorm | Format::Rgba8Srgb => bytes,
+            Format::R8Unorm => bytes.iter().flat_map(|&r| [r, 0, 0, 255]).collect(),
+            Format::Rg8Unorm => bytes.chunks_exact(2).flat_map(|p| [p[0], p[1], 0, 255]).collect(),
+            Format::Bgra8Unorm | Format::Bgra8Srgb => bytes.chunks_exact(4).flat_map(|p| [p[2], p[1], p[0], p[3]]).collect(),
+            Format::Rgba16Float => bytes.chunks_exact(2).map(|c| half_unorm8([c[0], c[1]])).collect(),
+            Format::Rg16Float => bytes
+                .chunks_exact(4)
+                .flat_map(|c| [half_unorm8([c[0], c[1]]), half_unorm8([c[2], c[3]]), 0, 255])
+                .collect(),
+            Format::Depth32Float
+            | Format::Bc1RgbaUnorm
+            | Format::Bc1RgbaSrgb
+            | Format::Bc3Unorm
+            | Format::Bc3Srgb
+            | Format::Bc4Unorm
+            | Format::Bc5Unorm
+            | Format::Bc7Unorm
+            | Format::Bc7Srgb => unreachable!("rejected by read_texels"),
+        };
+        Ok(Image { width: desc.width, height: desc.height, rgba8 })
+    }
+
+    /// Waits for submitted work and copies `texture` (in `state`, left in
+    /// `state`) out as its texels' bytes, tightly packed row by row, with
+    /// its description: what [`Self::read_texture`] converts, for callers
+    /// that need the values themselves (16-bit floats: motion vectors, HDR
+    /// colour). The same textures as `read_texture`.
+    pub fn read_texture_texels(&self, texture: TextureHandle, state: TextureState) -> Result<Vec<u8>> {
+        self.read_texels(texture, state).map(|(_, bytes)| bytes)
+    }
+
+    fn read_texels(&self, texture: TextureHandle, state: TextureState) -> Result<(crate::TextureDesc, Vec<u8>)> {
         let desc = self.texture_desc(texture)?;
         if desc.format.is_depth() || desc.format.is_block_compressed() {
-            return Err(RhiError::Unsupported(format!("{:?} textures cannot be read back as RGBA8", desc.format)));
+            return Err(RhiError::Unsupported(format!("{:?} textures cannot be read back", desc.format)));
         }
         if desc.dimension != crate::TextureDimension::D2 {
             return Err(RhiError::Unsupported(format!(
@@ -82,24 +120,7 @@ impl Device {
         });
         let bytes = copied.and_then(|()| self.read_buffer(staging, 0, size));
         self.destroy_buffer(staging);
-        let bytes = bytes?;
-        let rgba8 = match desc.format {
-            Format::Rgba8Unorm | Format::Rgba8Srgb => bytes,
-            Format::R8Unorm => bytes.iter().flat_map(|&r| [r, 0, 0, 255]).collect(),
-            Format::Rg8Unorm => bytes.chunks_exact(2).flat_map(|p| [p[0], p[1], 0, 255]).collect(),
-            Format::Bgra8Unorm | Format::Bgra8Srgb => bytes.chunks_exact(4).flat_map(|p| [p[2], p[1], p[0], p[3]]).collect(),
-            Format::Rgba16Float => bytes.chunks_exact(2).map(|c| unorm8(f16_to_f32(u16::from_le_bytes([c[0], c[1]])))).collect(),
-            Format::Depth32Float
-            | Format::Bc1RgbaUnorm
-            | Format::Bc1RgbaSrgb
-            | Format::Bc3Unorm
-            | Format::Bc3Srgb
-            | Format::Bc4Unorm
-            | Format::Bc5Unorm
-            | Format::Bc7Unorm
-            | Format::Bc7Srgb => unreachable!("rejected above"),
-        };
-        Ok(Image { width: desc.width, height: desc.height, rgba8 })
+        Ok((desc, bytes?))
     }
 }
 

@@ -128,6 +128,8 @@ pub enum Format {
     Bgra8Srgb,
     /// Four 16-bit floats (HDR colour).
     Rgba16Float,
+    /// Two 16-bit floats (motion vectors).
+    Rg16Float,
     /// 32-bit float depth; the one depth format.
     Depth32Float,
     /// BC1 (DXT1) with 1-bit alpha (`BC1_RGBA`), linear: 8 bytes per 4x4
@@ -194,6 +196,7 @@ impl Format {
         match self {
             Format::R8Unorm => 1,
             Format::Rg8Unorm => 2,
+            Format::Rg16Float => 4,
             Format::Rgba8Unorm | Format::Rgba8Srgb | Format::Bgra8Unorm | Format::Bgra8Srgb => 4,
             Format::Depth32Float => 4,
             Format::Rgba16Float => 8,

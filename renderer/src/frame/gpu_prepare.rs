@@ -3,14 +3,14 @@
 //! ([`crate::gpu_work`]), recorded in order with the barriers of their
 //! declarations — and the render targets the passes draw into, in the
 //! frame-resource table ([`crate::render_targets`]): the scene color (HDR)
-//! and depth and the output at the family's size and the shadow map at
+//! and depth, the velocity target with TAA and the output at the family's size and the shadow map at
 //! `r.Shadow.MapSize`, made or remade at a new size as needed.
 
 use crate::error::Result;
 use crate::frame_resources::FrameResources;
 use crate::gpu_work::{record_gpu_work, GpuWork};
 use crate::postprocess::OUTPUT;
-use crate::render_targets::{scene_color_msaa, scene_depth_msaa, RenderTargets, SCENE_COLOR, SCENE_DEPTH, SHADOW_ATLAS, SHADOW_MAP};
+use crate::render_targets::{scene_color_msaa, scene_depth_msaa, RenderTargets, SCENE_COLOR, SCENE_DEPTH, SHADOW_ATLAS, SHADOW_MAP, VELOCITY};
 use rhi_vulkan::{Device, Frame, SamplerDesc, SamplerHandle, TextureHandle};
 
 /// What the record stage binds from `gpu_prepare`.
@@ -34,6 +34,8 @@ pub(crate) struct TargetSizes {
     pub atlas: Option<u32>,
     /// Samples per pixel of scene color and depth (MSAA above 1).
     pub samples: u32,
+    /// The depth prepass writes the velocity target (TAA).
+    pub velocity: bool,
 }
 
 /// Records `gpu_work` into `frame` (a work that fails is logged and left
@@ -60,6 +62,9 @@ pub(crate) fn gpu_prepare(
         for target in [scene_color_msaa(sizes.samples), scene_depth_msaa(sizes.samples)] {
             targets.ensure(device, &target, sizes.width, sizes.height)?;
         }
+    }
+    if sizes.velocity {
+        targets.ensure(device, &VELOCITY, sizes.width, sizes.height)?;
     }
     if sizes.has_shadow || targets.texture(SHADOW_MAP.name).is_none() {
         targets.ensure(device, &SHADOW_MAP, sizes.shadow_map, sizes.shadow_map)?;

@@ -14,6 +14,7 @@ use crate::settings::{FrameSettings, ShadingSettings};
 use crate::shadow_atlas::{AtlasFrame, ShadowAtlas};
 use crate::shadow_cascades::{cascades, Cascade, CascadeSettings};
 use crate::view::{SceneView, ViewFamily};
+pub(crate) use crate::view_state::TemporalView;
 
 /// The frame's views and their visibility.
 pub(crate) struct InitViews {
@@ -52,9 +53,19 @@ pub(crate) struct InitViews {
     pub atlas: AtlasFrame,
     /// Per tile of `atlas`, its view's index in `views` when it is rendered.
     pub atlas_views: Vec<Option<usize>>,
+    /// Per view of `views`, its jitter and previous camera where TAA runs
+    /// on it (`crate::postprocess::taa`); shorter (or empty) where none
+    /// does: [`Self::temporal_of`].
+    pub temporal: Vec<Option<TemporalView>>,
 }
 
 impl InitViews {
+    /// View `i`'s jitter and previous camera: still (no jitter, the
+    /// previous camera its own) where TAA does not run on it.
+    pub fn temporal_of(&self, i: usize) -> TemporalView {
+        self.temporal.get(i).copied().flatten().unwrap_or_else(|| TemporalView::still(self.views[i].view_proj()))
+    }
+
     /// Whether the shadowed directional light has cascades this frame.
     pub fn has_shadow(&self) -> bool {
         !self.cascades.is_empty()
@@ -168,5 +179,6 @@ pub(crate) fn init_views(scene: &Scene, settings: &FrameSettings, family: &ViewF
         shadow_filter: settings.shadow.filter_quality,
         atlas,
         atlas_views,
+        temporal: Vec::new(),
     }
 }

@@ -69,7 +69,7 @@ pub(crate) mod upload;
 pub(crate) mod workers_awake;
 
 pub(crate) use collect::{DynamicElements, FrameCommands};
-pub(crate) use init_views::InitViews;
+pub(crate) use init_views::{InitViews, TemporalView};
 pub(crate) use pass_setup::PassDrawList;
 pub(crate) use upload::Uploaded;
 

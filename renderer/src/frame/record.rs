@@ -1,8 +1,9 @@
 //! The `record` stage: every pass's draw list into secondaries (chunks
 //! recorded on rayon's workers with `r.RHICmdList.ParallelRecord=1`, see
 //! `crate::frame::submit`), then the primary: the shadow map (rendered when
-//! there is a shadow view, otherwise cleared once), then scene color and
-//! depth with every main view's passes in list order. Each target is put in
+//! there is a shadow view, otherwise cleared once), then scene depth (and
+//! the velocity target with TAA) with every main view's depth prepass, then
+//! scene color on that depth with their other passes, in list order. Each target is put in
 //! the state its use needs by the frame-resource table
 //! ([`crate::render_targets`]) from the accesses declared here. The
 //! `post_process` stage follows (`crate::postprocess`).
@@ -12,9 +13,9 @@ use super::{FrameCommands, InitViews, PassDrawList, Uploaded};
 use crate::error::Result;
 use crate::frame::submit::{record_pass, PassBindings, PassResources};
 use crate::mesh_pass::passes::PassTarget;
-use crate::mesh_pass::{SCENE_COLOR_FORMAT, SCENE_DEPTH_FORMAT};
+use crate::mesh_pass::{SCENE_COLOR_FORMAT, SCENE_DEPTH_FORMAT, VELOCITY_FORMAT};
 use crate::render_targets::{
-    scene_color_msaa, scene_depth_msaa, Access, RenderTargets, SCENE_COLOR, SCENE_DEPTH, SHADOW_ATLAS, SHADOW_MAP,
+    scene_color_msaa, scene_depth_msaa, Access, RenderTargets, SCENE_COLOR, SCENE_DEPTH, SHADOW_ATLAS, SHADOW_MAP, VELOCITY,
 };
 use crate::scene::Scene;
 use crate::view::ViewFamily;
@@ -32,6 +33,8 @@ pub(crate) struct RecordInputs<'a, 's> {
     pub parallel: bool,
     /// Samples per pixel of scene color and depth (MSAA above 1).
     pub samples: u32,
+    /// The depth prepass writes the velocity target (TAA).
+    pub velocity: bool,
     /// The material table's GPU buffer (uploaded in `update_scene`).
     pub materials: BufferHandle,
 }
@@ -48,7 +51,9 @@ pub(crate) fn record(
     let skies = record_skies(frame, scene, input.views, input.samples)?;
     record_shadow_map(frame.cmd(), targets, input.views, input.lists, &recorded)?;
     record_shadow_atlas(frame.cmd(), targets, input.views, input.lists, &recorded)?;
-    record_scene_color(frame.cmd(), targets, (family, input.samples), input.lists, (&recorded, skies))
+    let main = MainTargets { samples: input.samples, velocity: input.velocity };
+    record_scene_depth(frame.cmd(), targets, (family, main), input.lists, &recorded)?;
+    record_scene_color(frame.cmd(), targets, (family, main), input.lists, (&recorded, skies))
 }
 
 /// Per main view, a secondary that draws the environment behind the scene
@@ -65,7 +70,7 @@ fn record_skies(frame: &Frame<'_>, scene: &Scene, views: &InitViews, samples: u3
         let radians_per_pixel = if view.perspective { 2.0 / (view.projection.y_axis.y.abs() * r.height as f32) } else { 0.0 };
         let lod = (sky.texels_per_radian * radians_per_pixel).max(1.0).log2();
         let push = crate::environment::gpu::SkyPush {
-            clip_to_world: view.view_proj().inverse().to_cols_array_2d(),
+            clip_to_world: views.temporal_of(i).jittered(view.view_proj()).inverse().to_cols_array_2d(),
             viewport: [r.x as f32, r.y as f32, r.width as f32, r.height as f32],
             intensity: sky.intensity,
             lod,
@@ -104,11 +109,14 @@ fn record_secondaries(frame: &Frame<'_>, scene: &Scene, input: &RecordInputs<'_,
         },
     );
     let main_layout = RenderingLayout::new(vec![SCENE_COLOR_FORMAT], Some(SCENE_DEPTH_FORMAT)).with_samples(input.samples);
+    let velocity: &[Format] = if input.velocity { &[VELOCITY_FORMAT] } else { &[] };
+    let depth_layout = RenderingLayout::new(velocity.to_vec(), Some(SCENE_DEPTH_FORMAT)).with_samples(input.samples);
     let shadow_layout = RenderingLayout::new(vec![], Some(SCENE_DEPTH_FORMAT));
     let mut recorded = Vec::with_capacity(input.lists.len());
     for l in input.lists {
         let layout = match l.pass.desc().target {
             PassTarget::ShadowMap => &shadow_layout,
+            PassTarget::SceneDepth => &depth_layout,
             PassTarget::SceneColor => &main_layout,
         };
         recorded.push(record_pass(
@@ -188,18 +196,69 @@ fn clear_and_draw_shadows(
     Ok(())
 }
 
-/// Scene color and depth: cleared, then every main view's passes, each
-/// view's sky (if any) after its opaque passes and before its translucency.
+/// How the main views' targets are drawn this frame.
+#[derive(Clone, Copy)]
+struct MainTargets {
+    /// Samples per pixel of scene color and depth (MSAA above 1).
+    samples: u32,
+    /// The depth prepass writes the velocity target.
+    velocity: bool,
+}
+
+/// The depth scene color's passes draw on: scene depth, or under MSAA
+/// (`samples` above 1) the multisampled depth that resolves into it.
+fn draw_depth(samples: u32) -> &'static str {
+    if samples > 1 {
+        scene_depth_msaa(samples).name
+    } else {
+        SCENE_DEPTH.name
+    }
+}
+
+/// Scene depth (and, with TAA, the velocity target): cleared, then every
+/// main view's scene-depth passes (the depth prepass), in a rendering of
+/// their own; the scene-colour passes load the depth they leave.
+fn record_scene_depth(
+    cmd: &mut CommandList<'_>,
+    targets: &mut RenderTargets,
+    (family, main): (&ViewFamily, MainTargets),
+    lists: &[PassDrawList],
+    recorded: &[Vec<SecondaryCommandBuffer>],
+) -> Result<()> {
+    let depth_name = draw_depth(main.samples);
+    targets.prepare(cmd, &[(depth_name, Access::DepthWrite)])?;
+    let mut color = Vec::new();
+    if main.velocity {
+        targets.prepare(cmd, &[(VELOCITY.name, Access::ColorWrite)])?;
+        let texture = targets.texture(VELOCITY.name).expect("made in gpu_prepare");
+        color.push(ColorAttachment { texture, load: LoadOp::Clear([0.0; 4]), store: true, resolve: None });
+    }
+    let depth = targets.texture(depth_name).expect("made in gpu_prepare");
+    let rendering = RenderingDesc {
+        color,
+        depth: Some(DepthAttachment { texture: depth, load: LoadOp::Clear(1.0), store: true, resolve: None }),
+        area: Rect::from_size(family.width, family.height),
+    };
+    cmd.begin_rendering(&rendering, RenderingContents::Secondary)?;
+    execute_into(cmd, PassTarget::SceneDepth, lists, recorded, |_| true)?;
+    cmd.end_rendering()?;
+    Ok(())
+}
+
+/// Scene color: cleared, then every main view's scene-colour passes on
+/// the depth the depth prepass wrote, each view's sky (if any) after its
+/// opaque passes and before its translucency.
 /// Under MSAA (`samples` above 1) the passes draw into the multisampled
 /// targets, which resolve into scene color (the samples' average) and
 /// scene depth (the first sample) at the end.
 fn record_scene_color(
     cmd: &mut CommandList<'_>,
     targets: &mut RenderTargets,
-    (family, samples): (&ViewFamily, u32),
+    (family, main): (&ViewFamily, MainTargets),
     lists: &[PassDrawList],
     (recorded, skies): (&[Vec<SecondaryCommandBuffer>], Vec<(usize, SecondaryCommandBuffer)>),
 ) -> Result<()> {
+    let samples = main.samples;
     let texture = |targets: &RenderTargets, name| targets.texture(name).expect("made in gpu_prepare");
     let (color, depth) = (texture(targets, SCENE_COLOR.name), texture(targets, SCENE_DEPTH.name));
     // Under MSAA the passes draw into the multisampled targets and scene
@@ -216,7 +275,7 @@ fn record_scene_color(
     let clear = LoadOp::Clear(family.clear_color);
     let rendering = RenderingDesc {
         color: vec![ColorAttachment { texture: draw_color, load: clear, store: !msaa, resolve: msaa.then_some(color) }],
-        depth: Some(DepthAttachment { texture: draw_depth, load: LoadOp::Clear(1.0), store: false, resolve: msaa.then_some(depth) }),
+        depth: Some(DepthAttachment { texture: draw_depth, load: LoadOp::Load, store: !msaa, resolve: msaa.then_some(depth) }),
         area: Rect::from_size(family.width, family.height),
     };
     cmd.begin_rendering(&rendering, RenderingContents::Secondary)?;

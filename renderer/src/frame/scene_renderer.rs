@@ -25,7 +25,7 @@ pub use crate::frame_resources::DynamicBufferRing;
 use crate::frame_resources::FrameResources;
 use crate::mesh_pass::*;
 use crate::postprocess::{PostFrame, PostPassDesc, PostProcessor, OUTPUT};
-use crate::render_targets::{RenderTargets, SCENE_COLOR, SHADOW_ATLAS};
+use crate::render_targets::{RenderTargets, TargetDesc, SCENE_COLOR, SHADOW_ATLAS};
 use crate::scene::Scene;
 use crate::settings::FrameSettings;
 use crate::shadow_atlas::ShadowAtlas;
@@ -203,6 +203,22 @@ impl SceneRenderer {
         Ok((state.exposure, Some(state.readback[slot]), *settings))
     }
 
+    /// TAA for the frame, when it is the anti-aliasing method
+    /// (`crate::postprocess::taa`): recorded into `frame`. Returns what
+    /// the post chain reads: TAA's output, or scene color.
+    fn taa(&mut self, frame: &mut Frame<'_>, family: &ViewFamily, views: &InitViews, settings: &FrameSettings) -> Result<TargetDesc> {
+        let crate::settings::AntiAliasing::Taa(current_weight) = settings.anti_aliasing else { return Ok(SCENE_COLOR) };
+        let pipelines = self.post.taa_pipelines(frame.device())?;
+        let at = crate::postprocess::taa::TaaFrame {
+            views: &views.views[..family.views.len()],
+            temporal: &views.temporal,
+            size: (family.width, family.height),
+            current_weight,
+        };
+        crate::postprocess::taa::record(frame, &mut self.targets, &mut self.view_states, pipelines, &at)?;
+        Ok(crate::postprocess::taa::TAA_OUTPUT)
+    }
+
     /// The scene's queued updates alone (benchmarks; a frame's
     /// `update_scene` stage also takes a frame slot and records uploads).
     pub fn update_scene(&mut self, device: &Device, scene: &mut Scene) -> Result<()> {
@@ -225,6 +241,13 @@ impl SceneRenderer {
     /// what the mesh passes drew, before post-processing.
     pub fn scene_color_target(&self) -> Option<(TextureHandle, TextureState)> {
         self.targets.texture_and_state(SCENE_COLOR.name)
+    }
+
+    /// The velocity target (motion vectors, `VELOCITY_FORMAT`, in the
+    /// viewport's UV units) and its state, once a frame with TAA made it:
+    /// what the last frame's depth prepass wrote.
+    pub fn velocity_target(&self) -> Option<(TextureHandle, TextureState)> {
+        self.targets.texture_and_state(crate::render_targets::VELOCITY.name)
     }
 
     /// The post-processing chain, in order (the built-in one:
@@ -286,6 +309,11 @@ impl SceneRenderer {
             self.atlas.invalidate();
         }
         let mut views = stage!(clock, InitViews, init_views(scene, &settings, family, &mut self.atlas));
+        if settings.anti_aliasing.is_taa() {
+            let size = (family.width, family.height);
+            let family_views = &views.views[..family.views.len()];
+            views.temporal = self.view_states.begin_taa(device, family_views, self.frames.frame_number, (self.frames.slots, size))?;
+        }
         // Tiles planned as rendered are only rendered if the frame runs.
         if !request.execute {
             self.atlas.invalidate();
@@ -305,6 +333,7 @@ impl SceneRenderer {
             has_shadow: views.has_shadow(),
             atlas: (!views.atlas.tiles.is_empty()).then_some(atlas_size),
             samples: self.pipelines.scene_color_samples(),
+            velocity: self.pipelines.velocity(),
         };
         let prepared = stage!(clock, GpuPrepare, gpu_prepare(device, &mut frame, gpu_work, &mut self.targets, &mut self.resources, sizes)?);
         let input = RecordInputs {
@@ -315,15 +344,18 @@ impl SceneRenderer {
             targets: prepared,
             parallel: settings.parallel_record,
             samples: self.pipelines.scene_color_samples(),
+            velocity: self.pipelines.velocity(),
             materials: self.resources.materials.expect("uploaded in update_scene").0,
         };
         stage!(clock, Record, record(&mut frame, &mut self.targets, scene, family, input)?);
         let exposure_readback;
         let image = stage!(clock, PostProcess, {
             let wireframe: Vec<Rect> = views.main_views().map(|i| &views.views[i]).filter(|v| v.wireframe).map(|v| v.viewport).collect();
+            let input = self.taa(&mut frame, family, &views, &settings)?;
             let (exposure, readback, post_settings) = self.auto_exposure(device, &mut frame, family, &settings, slot)?;
             exposure_readback = readback;
-            let at = PostFrame { settings: &post_settings, wireframe: &wireframe, width: family.width, height: family.height, exposure };
+            let (width, height) = (family.width, family.height);
+            let at = PostFrame { settings: &post_settings, wireframe: &wireframe, width, height, exposure, input };
             self.post.record(&mut frame, &mut self.targets, &at)?;
             match request.read_back && request.execute {
                 true => Some(read_back(device, &mut frame, (slot, &mut self.resources.readback), &mut self.targets)?),
@@ -366,6 +398,9 @@ impl SceneRenderer {
         let mut post = self.post.timestamp_labels(settings);
         if end.exposure.is_some() {
             post.insert(0, crate::postprocess::exposure::TIMESTAMP_LABELS);
+        }
+        if settings.anti_aliasing.is_taa() {
+            post.insert(0, crate::postprocess::taa::TIMESTAMP_LABELS);
         }
         let (submitted_at, image, on_retired, exposure) = (end.submitted_at, end.image, end.on_retired, end.exposure);
         let f = InFlightFrame { submission, stats, lists, post, submitted_at, image, on_retired, exposure };

@@ -4,7 +4,7 @@
 //! (`crate::light_grid`) — written into this frame slot's host-visible
 //! buffers.
 
-use super::{InitViews, PassDrawList};
+use super::{InitViews, PassDrawList, TemporalView};
 use crate::error::Result;
 use crate::frame_resources::{DirectionalLightData, FrameResources, ShadowCascadeData, ShadowTileData, ViewUniformData, VIEW_UNIFORM_SIZE};
 use crate::light_grid::ViewGrid;
@@ -51,7 +51,7 @@ pub(crate) fn upload(
         .views
         .iter()
         .enumerate()
-        .map(|(i, view)| view_uniform(view, v, v.grid.views.get(i).copied().unwrap_or_default(), &cascades, shadow_size))
+        .map(|(i, view)| view_uniform((view, v.temporal_of(i)), v, v.grid.views.get(i).copied().unwrap_or_default(), &cascades, shadow_size))
         .collect();
     let view_uniforms = resources.view_uniforms.write(device, slot, bytemuck::cast_slice(&uniforms))?;
     let [lights, clusters, indices, shadowed] = &mut resources.light_grid;
@@ -122,7 +122,13 @@ fn cascade_data(v: &InitViews) -> [ShadowCascadeData; 4] {
     out
 }
 
-fn view_uniform(v: &SceneView, views: &InitViews, grid: ViewGrid, cascades: &[ShadowCascadeData; 4], shadow_size: u32) -> ViewUniformData {
+fn view_uniform(
+    (v, temporal): (&SceneView, TemporalView),
+    views: &InitViews,
+    grid: ViewGrid,
+    cascades: &[ShadowCascadeData; 4],
+    shadow_size: u32,
+) -> ViewUniformData {
     let (has_shadow, sky) = (views.has_shadow(), views.shading.sky_light);
     let (right, up) = v.right_up();
     let mut directional_lights = [DirectionalLightData::default(); 4];
@@ -161,9 +167,10 @@ fn view_uniform(v: &SceneView, views: &InitViews, grid: ViewGrid, cascades: &[Sh
         shadow_cascades: *cascades,
         environment_levels: views.environment.0,
         environment_intensity: views.environment.1 * sky,
-        _pad_environment: [0; 2],
-        _reserved: [[0; 4]; 1],
+        jitter: temporal.jitter.to_array(),
+        prev_view_proj: temporal.prev_view_proj.to_cols_array_2d(),
+        _reserved: [[0; 4]; 13],
     }
 }
 
-const _: () = assert!(VIEW_UNIFORM_SIZE == 768 && VIEW_UNIFORM_SIZE.is_multiple_of(256));
+const _: () = assert!(VIEW_UNIFORM_SIZE == 1024 && VIEW_UNIFORM_SIZE.is_multiple_of(256));

@@ -47,6 +47,7 @@ pub fn validate_material(material: &Material) -> Result<ParameterLayout> {
         two_sided: material.two_sided,
         reverse_culling: false,
         samples: 1,
+        velocity: false,
     };
     let source = PipelineLibrary::compose(&pipeline_key, &crate::vertex_factory::LOCAL_VERTEX_FACTORY, &key.0);
     match rhi_vulkan::compile_wgsl(&material.shader.name, &source) {
@@ -75,14 +76,19 @@ pub fn validate_material(material: &Material) -> Result<ParameterLayout> {
 
 /// Checks that `vf` composes and compiles into every pass of `passes`, with
 /// the default material, opaque and masked (and through its position-only
-/// variant where a pass draws opaque batches position-only), so a factory
+/// variant where a pass draws opaque batches position-only; with and
+/// without velocity where the pass writes it), so a factory
 /// that does not compile fails when it is registered, naming the pass:
 /// [`RendererError::VertexFactoryShader`].
 pub fn check_vertex_factory(vf: &'static dyn VertexFactoryType, passes: &PassTable) -> Result<()> {
     let material = Material::default();
     let wgsl = material.effective_wgsl(&material.layout()?);
-    for pass in passes.all() {
-        for blend in [BlendMode::Opaque, BlendMode::Masked] {
+    let combinations = passes.all().flat_map(|pass| {
+        let velocities: &[bool] = if pass.desc().velocity.is_some() { &[false, true] } else { &[false] };
+        velocities.iter().flat_map(move |&velocity| [BlendMode::Opaque, BlendMode::Masked].map(|blend| (pass, velocity, blend)))
+    });
+    for (pass, velocity, blend) in combinations {
+        {
             let factory = match vf.position_only() {
                 Some(p) if pass.desc().position_only && blend == BlendMode::Opaque => p,
                 _ => vf,
@@ -95,6 +101,7 @@ pub fn check_vertex_factory(vf: &'static dyn VertexFactoryType, passes: &PassTab
                 two_sided: false,
                 reverse_culling: false,
                 samples: 1,
+                velocity,
             };
             let source = PipelineLibrary::compose(&key, factory, &wgsl);
             match rhi_vulkan::compile_wgsl(factory.name(), &source) {

@@ -40,7 +40,7 @@ pub use ids::{buckets_by_rank, BucketId, DrawRank, PrimitiveSlot};
 pub use material_check::{check_vertex_factory, validate_material};
 pub use merge::{merge, MergedDraw};
 pub use mesh_batch::{MeshBatch, MeshBatchElement};
-pub use pipelines::{PassPipelineKey, PipelineLibrary, SCENE_COLOR_FORMAT, SCENE_DEPTH_FORMAT};
+pub use pipelines::{PassPipelineKey, PipelineLibrary, SCENE_COLOR_FORMAT, SCENE_DEPTH_FORMAT, VELOCITY_FORMAT};
 pub use processor::build_mesh_draw_command;
 pub use sort::{distance_key, sort_back_to_front, sort_by_bucket, translucency_key, VisibleCommand};
 pub use state_buckets::{BucketCommand, StateBuckets};

@@ -23,6 +23,9 @@ use std::sync::Mutex;
 pub const SCENE_COLOR_FORMAT: Format = Format::Rgba16Float;
 /// The scene depth target's format (also the shadow map's).
 pub const SCENE_DEPTH_FORMAT: Format = Format::Depth32Float;
+/// The velocity target's format: each pixel's motion since the previous
+/// frame in the viewport's UV units (`velocity.inc.wgsl`).
+pub const VELOCITY_FORMAT: Format = Format::Rg16Float;
 
 const SCENE_WGSL: &str = include_str!("../../shaders/scene.inc.wgsl");
 
@@ -47,6 +50,11 @@ pub struct PassPipelineKey {
     /// Samples per pixel of the pass's target: scene color's under MSAA
     /// ([`PipelineLibrary::scene_color_samples`]), 1 for the shadow maps.
     pub samples: u32,
+    /// The pass writes the velocity target (a
+    /// [`PassTarget::SceneDepth`] pass in a frame with TAA,
+    /// [`PipelineLibrary::velocity`]): its `velocity` shaders, a
+    /// `VELOCITY_FORMAT` colour target.
+    pub velocity: bool,
 }
 
 #[derive(Clone, Copy)]
@@ -63,6 +71,8 @@ pub struct PipelineLibrary {
     created: std::sync::atomic::AtomicU64,
     /// Samples per pixel of scene color and depth this frame (MSAA; 0 read as 1).
     scene_color_samples: std::sync::atomic::AtomicU32,
+    /// The frame has a velocity target (TAA).
+    velocity: std::sync::atomic::AtomicBool,
 }
 
 impl PipelineLibrary {
@@ -76,6 +86,18 @@ impl PipelineLibrary {
     /// scene's cached commands then name pipelines of the old count).
     pub(crate) fn set_scene_color_samples(&self, samples: u32) -> bool {
         self.scene_color_samples.swap(samples, std::sync::atomic::Ordering::Relaxed).max(1) != samples
+    }
+
+    /// Whether the frame has a velocity target that the scene-depth passes
+    /// write (TAA): what commands built now get pipelines for.
+    pub fn velocity(&self) -> bool {
+        self.velocity.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Sets [`Self::velocity`]; returns whether it changed (the scene's
+    /// cached commands then name pipelines without, or with, it).
+    pub(crate) fn set_velocity(&self, velocity: bool) -> bool {
+        self.velocity.swap(velocity, std::sync::atomic::Ordering::Relaxed) != velocity
     }
 
     /// The pipeline for `key` and whether it uses push constants.
@@ -145,7 +167,13 @@ impl PipelineLibrary {
         let desc = key.pass.desc();
         // A factory that dithers its fade discards in every pass: the masked
         // shader (a fragment stage in depth-only passes) for opaque batches too.
-        let pass = if key.blend == BlendMode::Masked || vf.dithered_fade() { desc.masked_shader } else { desc.shader };
+        let masked = key.blend == BlendMode::Masked || vf.dithered_fade();
+        let pass = match (desc.velocity.filter(|_| key.velocity), masked) {
+            (Some(v), true) => v.masked_shader,
+            (Some(v), false) => v.shader,
+            (None, true) => desc.masked_shader,
+            (None, false) => desc.shader,
+        };
         format!(
             "{material_wgsl}\nconst BLEND_MODE: u32 = {}u;\nconst TWO_SIDED: bool = {};\nconst DITHERED_FADE: bool = {};\n{SCENE_WGSL}\n{}\n{pass}",
             key.blend.index(),
@@ -182,7 +210,7 @@ impl PipelineLibrary {
         shader: ShaderHandle,
     ) -> Result<PipelineInfo> {
         let pass = key.pass.desc();
-        let has_fragment = pass.fragment == PassFragment::Always || key.blend == BlendMode::Masked || vf.dithered_fade();
+        let has_fragment = pass.fragment == PassFragment::Always || key.velocity || key.blend == BlendMode::Masked || vf.dithered_fade();
         let mut streams = vf.streams();
         if let Some(location) = vf.primitive_id_location() {
             streams.push(VertexBufferLayout {
@@ -202,6 +230,8 @@ impl PipelineLibrary {
         });
         let color_targets = match pass.target {
             PassTarget::ShadowMap => vec![],
+            PassTarget::SceneDepth if key.velocity => vec![ColorTargetState { format: VELOCITY_FORMAT, blend: None }],
+            PassTarget::SceneDepth => vec![],
             PassTarget::SceneColor => vec![ColorTargetState { format: SCENE_COLOR_FORMAT, blend: pass.blend.state(key.blend) }],
         };
         let desc = GraphicsPipelineDesc {

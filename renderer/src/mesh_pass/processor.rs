@@ -5,7 +5,7 @@
 
 use super::{MeshBatch, MeshDrawCommand, MeshPass, PassPipelineKey, PipelineLibrary};
 use crate::material::{BlendMode, MaterialId, MaterialRegistry};
-use crate::mesh_pass::passes::PassMaterial;
+use crate::mesh_pass::passes::{PassMaterial, PassTarget};
 use crate::vertex_factory::MAX_VERTEX_STREAMS;
 use rhi_vulkan::{Device, Result};
 
@@ -48,9 +48,10 @@ pub fn build_mesh_draw_command(
         two_sided: material.two_sided,
         reverse_culling: batch.reverse_culling,
         samples: match desc.target {
-            crate::mesh_pass::passes::PassTarget::SceneColor => pipelines.scene_color_samples(),
-            crate::mesh_pass::passes::PassTarget::ShadowMap => 1,
+            PassTarget::SceneColor | PassTarget::SceneDepth => pipelines.scene_color_samples(),
+            PassTarget::ShadowMap => 1,
         },
+        velocity: desc.target == PassTarget::SceneDepth && desc.velocity.is_some() && pipelines.velocity(),
     };
     let (pipeline, push_constants) = pipelines.get(device, key, vertex_factory, materials)?;
     let id_stream_slot = vertex_factory.primitive_id_location().map(|_| vertex_factory.streams().len() as u32);

@@ -8,7 +8,9 @@
 //! shader, the format it writes and its push constants, and the chain is
 //! an ordered list of them ([`BUILTIN_POST_PASSES`]; tone mapping is its
 //! first member, FXAA its second); each says whether it runs in a frame
-//! (FXAA when it is the anti-aliasing method). The stage runs those that
+//! (FXAA when it is the anti-aliasing method). Before it, TAA ([`taa`],
+//! when it is the method) resolves scene color into its output, which
+//! bloom and the chain then read instead. The stage runs those that
 //! do in order, ping-ponging between
 //! intermediate targets of the frame-resource table
 //! (`renderer::render_targets`, private): the first reads scene color, each next one
@@ -24,11 +26,12 @@
 pub mod bloom;
 pub mod exposure;
 pub mod fxaa;
+pub mod taa;
 pub mod tonemap;
 
 use crate::error::{RendererError, Result};
 use crate::mesh_pass::SCENE_COLOR_FORMAT;
-use crate::render_targets::{Access, Lifetime, RenderTargets, TargetDesc, SCENE_COLOR};
+use crate::render_targets::{Access, Lifetime, RenderTargets, TargetDesc};
 use crate::settings::FrameSettings;
 use rhi_vulkan::*;
 
@@ -115,12 +118,14 @@ pub(crate) struct PostProcessor {
     sampler: Option<SamplerHandle>,
     /// Auto exposure's compute pipelines ([`exposure`]).
     exposure: Option<exposure::AutoExposurePipelines>,
+    /// TAA's pipelines ([`taa`]).
+    taa: Option<taa::TaaPipelines>,
 }
 
 impl Default for PostProcessor {
     /// The built-in chain.
     fn default() -> Self {
-        Self { passes: BUILTIN_POST_PASSES.to_vec(), pipelines: Vec::new(), sampler: None, exposure: None }
+        Self { passes: BUILTIN_POST_PASSES.to_vec(), pipelines: Vec::new(), sampler: None, exposure: None, taa: None }
     }
 }
 
@@ -136,6 +141,8 @@ pub(crate) struct PostFrame<'a> {
     /// The exposure state the passes that ask for it bind
     /// ([`PostPassDesc::exposure`]).
     pub exposure: BufferHandle,
+    /// What the chain (and bloom) reads: scene color, or TAA's output.
+    pub input: TargetDesc,
 }
 
 impl PostProcessor {
@@ -196,7 +203,7 @@ impl PostProcessor {
         let passes = self.running(at.settings);
         check_chain(&passes)?;
         let count = passes.len();
-        let mut input = SCENE_COLOR;
+        let mut input = at.input;
         if at.settings.bloom.enabled {
             self.record_bloom(frame, targets, at)?;
             input = bloom::COMPOSITE;
@@ -249,7 +256,7 @@ impl PostProcessor {
         if stamps {
             frame.cmd().write_timestamp(bloom::DOWNSAMPLE.timestamps[0])?;
         }
-        for d in bloom::draws(SCENE_COLOR.name, at.width, at.height, &at.settings.bloom) {
+        for d in bloom::draws(at.input.name, at.width, at.height, &at.settings.bloom) {
             targets.ensure(device, &d.output, d.size.0, d.size.1)?;
             let pipeline = self.pipeline(device, d.step, d.output.format)?;
             let texture = |name| targets.texture(name).expect("made by an earlier step or stage");
@@ -283,8 +290,19 @@ impl PostProcessor {
         Ok(self.exposure.as_ref().expect("made above"))
     }
 
+    /// TAA's pipelines, made on first use.
+    pub fn taa_pipelines(&mut self, device: &Device) -> Result<&taa::TaaPipelines> {
+        if self.taa.is_none() {
+            self.taa = Some(taa::TaaPipelines::new(device)?);
+        }
+        Ok(self.taa.as_ref().expect("made above"))
+    }
+
     /// Destroys the pipelines and the sampler (the RHI frees them once no frame uses them).
     pub fn release(&mut self, device: &Device) {
+        if let Some(t) = self.taa.take() {
+            t.release(device);
+        }
         if let Some(e) = self.exposure.take() {
             e.release(device);
         }

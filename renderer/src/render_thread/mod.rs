@@ -606,6 +606,16 @@ impl RenderThread {
         })
     }
 
+    /// Overrides a primitive's previous-frame transform for the next frame
+    /// (UE's `PreviousTransform`; `Scene::set_primitive_previous_transform`):
+    /// a teleport passes the new transform, so nothing smears behind it.
+    pub fn set_primitive_previous_transform(&mut self, id: PrimitiveId, previous: Mat4) -> Result<()> {
+        validate_matrix(&previous)?;
+        self.enqueue_render_command(move |ctx| {
+            let _ = ctx.scene.set_primitive_previous_transform(id, previous);
+        })
+    }
+
     /// Many transform (and optionally bounds) updates in one command: what
     /// end-of-frame updates send for every transform-dirty component.
     pub fn update_primitive_transforms(&mut self, updates: Vec<(PrimitiveId, Mat4, Option<crate::math::Bounds>)>) -> Result<()> {

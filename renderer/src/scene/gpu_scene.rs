@@ -13,8 +13,9 @@ use rhi_vulkan::{BufferDesc, BufferHandle, BufferState, BufferUsage, Device, Fra
 pub struct PrimitiveGpuData {
     /// The primitive's local-to-world matrix, column-major.
     pub local_to_world: [[f32; 4]; 4],
-    /// The local-to-world before the last change (the current one when the
-    /// slot was first set).
+    /// The local-to-world of the previous frame (motion vectors): the
+    /// current one when the primitive did not move since, was added this
+    /// frame or teleported (`GpuScene::set_previous`).
     pub prev_local_to_world: [[f32; 4]; 4],
     /// World-space bounds: centre (xyz) and sphere radius (w).
     pub bounds_origin_radius: [f32; 4],
@@ -56,11 +57,22 @@ pub fn page_ranges(buffer_size: u64) -> [(u64, u64); GPU_SCENE_PAGES as usize] {
 }
 
 /// The GPU scene's CPU copy and its storage buffer (module docs).
+///
+/// `prev_local_to_world` is the previous frame's transform (UE's
+/// previous-frame transform, what motion vectors need): a move keeps the
+/// transform the slot had when the frame began as its previous one (two
+/// moves in one frame keep the first's previous), and at the next frame's
+/// [`GpuScene::begin_frame`] every slot that moved is settled (previous =
+/// current), so a primitive that stops has no motion from then on.
 #[derive(Default)]
 pub struct GpuScene {
     data: Vec<PrimitiveGpuData>,
     dirty: Vec<u32>,
     dirty_mark: Vec<bool>,
+    /// Slots whose transform changed this frame (settled at the next
+    /// `begin_frame`), and their marks.
+    moved: Vec<u32>,
+    moved_mark: Vec<bool>,
     buffer: Option<BufferHandle>,
     capacity: u32,
     /// Bytes uploaded by the last [`GpuScene::upload`].
@@ -70,13 +82,26 @@ pub struct GpuScene {
 impl GpuScene {
     /// Sets a slot's data from its transform, world bounds and custom data,
     /// marking it for the next upload.
-    pub fn set(&mut self, slot: u32, local_to_world: &Mat4, bounds: &crate::math::Bounds, custom: Vec4) {
+    /// The previous transform is the one the slot had when the frame began
+    /// (see the type's docs); a slot set for the first time, or `added`
+    /// (a new primitive in a reused slot), has no past: previous = current.
+    pub fn set(&mut self, slot: u32, local_to_world: &Mat4, bounds: &crate::math::Bounds, custom: Vec4, added: bool) {
         let i = slot as usize;
         if self.data.len() <= i {
             self.data.resize(i + 1, PrimitiveGpuData::zeroed());
             self.dirty_mark.resize(i + 1, false);
+            self.moved_mark.resize(i + 1, false);
         }
-        let prev = if self.data[i] == PrimitiveGpuData::zeroed() { local_to_world.to_cols_array_2d() } else { self.data[i].local_to_world };
+        let prev = if added || self.data[i] == PrimitiveGpuData::zeroed() {
+            local_to_world.to_cols_array_2d()
+        } else if self.moved_mark[i] {
+            self.data[i].prev_local_to_world
+        } else {
+            self.data[i].local_to_world
+        };
+        if prev != local_to_world.to_cols_array_2d() {
+            self.mark_moved(slot);
+        }
         self.data[i] = PrimitiveGpuData {
             local_to_world: local_to_world.to_cols_array_2d(),
             prev_local_to_world: prev,
@@ -84,8 +109,51 @@ impl GpuScene {
             bounds_extent: bounds.extent.extend(0.0).to_array(),
             custom: custom.to_array(),
         };
-        if !self.dirty_mark[i] {
-            self.dirty_mark[i] = true;
+        self.mark_dirty(slot);
+    }
+
+    /// Overrides the slot's previous-frame transform for this frame (UE's
+    /// `PreviousTransform`; a teleport is `previous` = the current
+    /// transform: no motion). Settled at the next `begin_frame` as any
+    /// move. A slot never set is nothing to do.
+    pub fn set_previous(&mut self, slot: u32, previous: &Mat4) {
+        let i = slot as usize;
+        if i >= self.data.len() {
+            return;
+        }
+        self.data[i].prev_local_to_world = previous.to_cols_array_2d();
+        self.mark_moved(slot);
+        self.mark_dirty(slot);
+    }
+
+    /// The previous-frame transform of `slot` (what the GPU reads), if set.
+    pub fn previous(&self, slot: u32) -> Option<Mat4> {
+        self.data.get(slot as usize).map(|d| Mat4::from_cols_array_2d(&d.prev_local_to_world))
+    }
+
+    /// A new frame begins: every slot that moved in the last one has
+    /// previous = current again (uploaded with the frame's changes).
+    pub fn begin_frame(&mut self) {
+        for slot in std::mem::take(&mut self.moved) {
+            let i = slot as usize;
+            self.moved_mark[i] = false;
+            if self.data[i].prev_local_to_world != self.data[i].local_to_world {
+                self.data[i].prev_local_to_world = self.data[i].local_to_world;
+                self.mark_dirty(slot);
+            }
+        }
+    }
+
+    fn mark_moved(&mut self, slot: u32) {
+        if !self.moved_mark[slot as usize] {
+            self.moved_mark[slot as usize] = true;
+            self.moved.push(slot);
+        }
+    }
+
+    fn mark_dirty(&mut self, slot: u32) {
+        if !self.dirty_mark[slot as usize] {
+            self.dirty_mark[slot as usize] = true;
             self.dirty.push(slot);
         }
     }

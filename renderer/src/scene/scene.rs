@@ -99,6 +99,7 @@ enum Pending {
     Transform(PrimitiveId, Mat4, Option<Bounds>),
     DynamicData(PrimitiveId, Box<dyn Any + Send>),
     Settings(PrimitiveId, PrimitiveRenderSettings),
+    PreviousTransform(PrimitiveId, Mat4),
 }
 
 /// Slots per culling chunk: `init_views` culls a chunk's box first and its
@@ -252,6 +253,12 @@ impl Scene {
         self.ids.get(&id).map(|s| self.transforms[*s as usize])
     }
 
+    /// The primitive's previous-frame transform as the GPU scene holds it
+    /// for the frame applied last (motion vectors; `None` if it is not in the scene).
+    pub fn previous_local_to_world(&self, id: PrimitiveId) -> Option<Mat4> {
+        self.ids.get(&id).and_then(|s| self.gpu_scene.previous(*s))
+    }
+
     /// Number of live state buckets (distinct cached commands).
     pub fn state_bucket_count(&self) -> usize {
         self.buckets.len()
@@ -385,6 +392,9 @@ impl Scene {
         let mut queued: HashMap<PrimitiveId, usize> = HashMap::default();
         let mut removes: Vec<PrimitiveId> = Vec::new();
         let mut after_adds: Vec<Pending> = Vec::new();
+        let mut previous: Vec<(PrimitiveId, Mat4)> = Vec::new();
+        // Last frame's moves end: previous = current (`GpuScene::begin_frame`).
+        self.gpu_scene.begin_frame();
         for p in pending {
             match p {
                 Pending::Add(id, proxy, m) => {
@@ -395,6 +405,7 @@ impl Scene {
                     queued.insert(id, adds.len());
                     adds.push(Some((id, proxy, m)));
                 }
+                Pending::PreviousTransform(id, m) => previous.push((id, m)),
                 Pending::Remove(id) => {
                     if let Some(i) = queued.remove(&id) {
                         adds[i] = None;
@@ -451,7 +462,13 @@ impl Scene {
                     }
                 }
                 Pending::Settings(id, settings) => self.settings_now(id, settings),
-                Pending::Add(..) | Pending::Remove(_) => unreachable!(),
+                Pending::Add(..) | Pending::Remove(_) | Pending::PreviousTransform(..) => unreachable!(),
+            }
+        }
+        for (id, m) in previous {
+            match self.ids.get(&id) {
+                Some(&slot) => self.gpu_scene.set_previous(slot, &m),
+                None => self.failed(format!("previous transform of {id:?}: no such primitive")),
             }
         }
         if !recache.is_empty() && !self.recache_all {
@@ -558,14 +575,15 @@ impl Scene {
             self.infos[slot as usize] =
                 Some(PrimitiveSceneInfo { id, proxy, local_bounds, lod_screen_sizes, cached: Vec::new(), materials: Vec::new(), declared });
             self.ids.insert(id, slot);
-            self.set_transform_data(slot, m);
+            self.set_transform_data(slot, m, true);
             slots.push(slot);
             self.counters.proxies_created += 1;
         }
         self.cache_slots(&slots, device, pipelines);
     }
 
-    fn set_transform_data(&mut self, slot: u32, m: Mat4) {
+    /// `added`: a new primitive, without a previous transform.
+    fn set_transform_data(&mut self, slot: u32, m: Mat4, added: bool) {
         let info = self.infos[slot as usize].as_ref().expect("live slot");
         let world = info.local_bounds.transformed(&m);
         let custom = info.proxy.custom_primitive_data();
@@ -574,7 +592,7 @@ impl Scene {
         self.chunks[slot as usize / CULL_CHUNK].grow(sphere);
         self.extents[slot as usize] = world.extent;
         self.transforms[slot as usize] = m;
-        self.gpu_scene.set(slot, &m, &world, custom);
+        self.gpu_scene.set(slot, &m, &world, custom, added);
     }
 
     /// Builds the cached commands of `slots` (parallel over primitives), then
@@ -759,7 +777,7 @@ impl Scene {
         if !bounds_only {
             self.note_shadow_change(slot);
         }
-        self.set_transform_data(slot, m);
+        self.set_transform_data(slot, m, false);
         if !bounds_only {
             self.note_shadow_change(slot);
         }

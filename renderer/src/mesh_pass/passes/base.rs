@@ -4,8 +4,11 @@
 use super::*;
 use rhi_vulkan::{CompareOp, PolygonMode};
 
-pub(super) const BASE_WGSL: &str =
-    concat!(include_str!("../../../shaders/material_vs.inc.wgsl"), include_str!("../../../shaders/base.inc.wgsl"));
+pub(super) const BASE_WGSL: &str = concat!(
+    include_str!("../../../shaders/material_vs.inc.wgsl"),
+    include_str!("../../../shaders/material_vs_main.inc.wgsl"),
+    include_str!("../../../shaders/base.inc.wgsl")
+);
 
 /// The base pass: opaque and masked materials, lit, on the prepass's depth
 /// (`LessEqual`, no depth write).
@@ -18,6 +21,7 @@ pub static BASE: PassDesc = PassDesc {
     shader: BASE_WGSL,
     masked_shader: BASE_WGSL,
     fragment: PassFragment::Always,
+    velocity: None,
     depth: PassDepth { write: false, compare: CompareOp::LessEqual, bias: None },
     position_only: false,
     blend: PassBlend::None,

@@ -66,8 +66,13 @@ pub struct PassDesc {
     /// every batch of a vertex factory that dithers its fade
     /// ([`crate::VertexFactoryType::dithered_fade`]): it must discard.
     pub masked_shader: &'static str,
-    /// Whether the pipeline has a fragment stage.
+    /// Whether the pipeline has a fragment stage (always where it writes velocity).
     pub fragment: PassFragment,
+    /// The shaders used instead of `shader` and `masked_shader` in frames
+    /// with a velocity target (TAA), where a [`PassTarget::SceneDepth`]
+    /// pass writes each pixel's motion vector as its colour
+    /// (`velocity.inc.wgsl`); a pass of that target must have them.
+    pub velocity: Option<VelocityShaders>,
     /// The depth test and write.
     pub depth: PassDepth,
     /// Opaque batches draw through their vertex factory's position-only
@@ -126,6 +131,18 @@ pub enum PassMaterial {
     Default,
 }
 
+/// The WGSL of a pass that writes the velocity target (see
+/// [`PassDesc::velocity`]): as [`PassDesc::shader`] and
+/// [`PassDesc::masked_shader`], each with an `fs_main` whose location 0 is
+/// the motion vector.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct VelocityShaders {
+    /// For opaque batches.
+    pub shader: &'static str,
+    /// For masked materials and factories that dither their fade: it must discard.
+    pub masked_shader: &'static str,
+}
+
 /// Whether a pass pipeline has a fragment stage.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PassFragment {
@@ -181,6 +198,11 @@ pub enum SortMode {
 /// What a pass renders into.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PassTarget {
+    /// Scene depth alone, in the main views, in a rendering of its own
+    /// before scene color's (the depth prepass, UE's); in frames with TAA
+    /// also the velocity target (`VELOCITY_FORMAT`), written through the
+    /// pass's [`PassDesc::velocity`] shaders.
+    SceneDepth,
     /// Scene color and depth, in the main views.
     SceneColor,
     /// The directional light's shadow map (depth only).

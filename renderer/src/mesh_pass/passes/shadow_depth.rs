@@ -16,6 +16,7 @@ pub static SHADOW_DEPTH: PassDesc = PassDesc {
     shader: DEPTH_WGSL,
     masked_shader: DEPTH_MASKED_WGSL,
     fragment: PassFragment::MaskedOnly,
+    velocity: None,
     depth: PassDepth { write: true, compare: CompareOp::LessEqual, bias: Some((1, 1.5)) },
     position_only: true,
     blend: PassBlend::None,

@@ -16,6 +16,7 @@ pub static TRANSLUCENCY: PassDesc = PassDesc {
     shader: BASE_WGSL,
     masked_shader: BASE_WGSL,
     fragment: PassFragment::Always,
+    velocity: None,
     depth: PassDepth { write: false, compare: CompareOp::LessEqual, bias: None },
     position_only: false,
     blend: PassBlend::ByMaterial,

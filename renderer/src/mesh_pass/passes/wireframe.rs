@@ -17,6 +17,7 @@ pub static WIREFRAME: PassDesc = PassDesc {
     shader: WIREFRAME_WGSL,
     masked_shader: WIREFRAME_WGSL,
     fragment: PassFragment::Always,
+    velocity: None,
     depth: PassDepth { write: false, compare: CompareOp::Always, bias: None },
     position_only: false,
     blend: PassBlend::None,

@@ -53,6 +53,18 @@ impl Scene {
         Ok(())
     }
 
+    /// Queues an override of the primitive's previous-frame transform for
+    /// the frame the queue is applied in (UE's `PreviousTransform`): its
+    /// motion vectors are from `previous` to its transform then. A
+    /// teleport is `previous` = the new transform: no motion, no smear.
+    /// Applied after the batch's transform updates whatever the queue
+    /// order; a bad matrix is refused now, an unknown id is a failed update.
+    pub fn set_primitive_previous_transform(&mut self, id: PrimitiveId, previous: Mat4) -> Result<()> {
+        check_transform(&previous, id)?;
+        self.pending_mut().push(Pending::PreviousTransform(id, previous));
+        Ok(())
+    }
+
     /// Queues a primitive's render settings (draw distances, translucency
     /// sort priority), applied after the adds of the same update, so they
     /// can follow the primitive's add. Settings that are not valid
