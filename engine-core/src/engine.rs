@@ -93,6 +93,7 @@ impl Engine {
         self.world.send_all_end_of_frame_updates()?;
         let t3 = Instant::now();
         let views = self.world.collect_views(self.width, self.height);
+        self.world.take_camera_cuts();
         let mut family = ViewFamily::new(self.width, self.height, views);
         // Time-based adaptation (auto exposure) follows the game's clock.
         family.delta_seconds = if dt.is_finite() { dt.clamp(0.0, 10.0) } else { 0.0 };

@@ -120,6 +120,46 @@ fn moving_a_parent_moves_its_attached_children() {
 }
 
 #[test]
+fn a_move_gives_motion_from_the_last_frame_and_a_teleport_none() {
+    let mut w = world();
+    let (actor, root) = w.spawn_actor("mover", Box::new(StaticMeshComponent::new(StaticMesh::cube())), Transform::IDENTITY).unwrap();
+    let child = w
+        .add_component(actor, Box::new(StaticMeshComponent::new(StaticMesh::cube())), Some(root), Transform::from_translation(Vec3::Z))
+        .unwrap();
+    frame(&mut w);
+    let on_render = |w: &mut World, c| {
+        let pid = w.primitive_id(c).unwrap().unwrap();
+        w.render_thread().unwrap().with_context(move |ctx| (ctx.scene.local_to_world(pid).unwrap(), ctx.scene.previous_local_to_world(pid).unwrap())).unwrap()
+    };
+    let start = w.world_transform(child).unwrap();
+    w.set_relative_transform(root, Transform::from_translation(Vec3::X)).unwrap();
+    frame(&mut w);
+    let (now, previous) = on_render(&mut w, child);
+    assert_eq!(previous, start, "a move's previous transform is the last frame's");
+    assert_ne!(now, previous);
+    // Still for a frame: no motion.
+    frame(&mut w);
+    let (now, previous) = on_render(&mut w, child);
+    assert_eq!(now, previous, "a primitive that stopped has no motion");
+    // A teleport moves the subtree with no motion from where it was.
+    w.teleport(root, Transform::from_translation(Vec3::new(40.0, 0.0, 0.0))).unwrap();
+    frame(&mut w);
+    for c in [root, child] {
+        let (now, previous) = on_render(&mut w, c);
+        assert_eq!(now, previous, "a teleport has no motion");
+        assert_eq!(now, w.world_transform(c).unwrap());
+    }
+    // A camera cut marks the camera's view; it is refused on a component
+    // that is not a camera.
+    let (_, camera) = w.spawn_actor("camera", Box::new(CameraComponent::default()), Transform::from_translation(Vec3::new(-5.0, 0.0, 1.0))).unwrap();
+    assert!(w.collect_views(64, 64).iter().all(|v| !v.camera_cut));
+    w.cut_camera(camera).unwrap();
+    assert!(w.collect_views(64, 64).iter().all(|v| v.camera_cut) && !w.collect_views(64, 64).is_empty());
+    assert!(matches!(w.cut_camera(root), Err(EngineError::WrongComponentType(_, "camera"))));
+    assert_clean(&mut w);
+}
+
+#[test]
 fn a_nan_transform_is_rejected_and_the_last_good_one_stays() {
     let mut w = World::new(None);
     let (_, c) =

@@ -64,7 +64,8 @@ fn the_view_uniform_matches_the_shader() {
             shadow_cascades,
             environment_levels,
             environment_intensity,
-            _pad_environment,
+            jitter,
+            prev_view_proj,
             _reserved,
         ]
     );

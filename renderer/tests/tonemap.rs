@@ -188,8 +188,8 @@ fn tonemapper_and_anti_aliasing_take_only_their_values() {
     for (name, bad) in [
         (cvars::TONEMAPPER, "4"),
         (cvars::TONEMAPPER, "-1"),
-        (cvars::ANTI_ALIASING_METHOD, "2"),
         (cvars::ANTI_ALIASING_METHOD, "4"),
+        (cvars::ANTI_ALIASING_METHOD, "-1"),
         (cvars::MSAA_COUNT, "3"),
         (cvars::MSAA_COUNT, "16"),
     ] {

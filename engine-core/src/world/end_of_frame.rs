@@ -74,6 +74,12 @@ impl World {
             e.queued = false;
             gather_render_updates(*id, e, d, &mut batch);
         }
+        // Teleported primitives: no motion from where they were.
+        for id in std::mem::take(&mut self.teleported) {
+            if let Some((pid, world)) = self.components.get(id).and_then(|e| Some((e.primitive?, e.node.world))) {
+                batch.previous.push((pid, world));
+            }
+        }
         stats.transforms_sent = batch.transforms.len();
         stats.rejected_updates = batch.rejected;
         stats.dynamic_data_sent = batch.dynamic.len();
@@ -149,6 +155,9 @@ impl World {
         rt.add_primitives_with_ids(batch.adds)?;
         rt.set_primitive_settings(batch.settings)?;
         rt.update_primitive_transforms(batch.transforms)?;
+        for (pid, previous) in batch.previous {
+            rt.set_primitive_previous_transform(pid, previous)?;
+        }
         for (pid, data) in batch.dynamic {
             rt.update_dynamic_data(pid, data)?;
         }
@@ -183,6 +192,8 @@ struct RenderBatch {
     /// primitives whose settings changed.
     settings: Vec<(PrimitiveId, PrimitiveRenderSettings)>,
     transforms: Vec<(PrimitiveId, glam::Mat4, Option<Bounds>)>,
+    /// Previous-frame transforms overridden (teleports: the new transform).
+    previous: Vec<(PrimitiveId, glam::Mat4)>,
     /// Updates left out (see [`EndOfFrameStats::rejected_updates`]).
     rejected: usize,
     dynamic: Vec<(PrimitiveId, Box<dyn Any + Send>)>,

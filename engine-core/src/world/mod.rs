@@ -87,6 +87,11 @@ pub struct World {
     /// Camera components (a component's type decides it, so never stale but
     /// for destroyed ones, which [`World::collect_views`] skips).
     pub(crate) cameras: Vec<ComponentId>,
+    /// Components teleported this frame ([`World::teleport`]): their
+    /// primitives' motion vectors start from where they landed.
+    pub(crate) teleported: Vec<ComponentId>,
+    /// Cameras cut this frame ([`World::cut_camera`]).
+    pub(crate) camera_cuts: Vec<ComponentId>,
     pub(crate) render: Option<RenderThread>,
     #[cfg(feature = "collision")]
     pub(crate) collision: collision::WorldCollision,
@@ -103,6 +108,8 @@ impl World {
             dirty: Vec::new(),
             ticking: Vec::new(),
             cameras: Vec::new(),
+            teleported: Vec::new(),
+            camera_cuts: Vec::new(),
             render,
             #[cfg(feature = "collision")]
             collision: Default::default(),
@@ -417,6 +424,44 @@ impl World {
         Ok(())
     }
 
+    /// Sets the transform relative to the parent as a teleport (UE's
+    /// `ETeleportType::TeleportPhysics`): as [`Self::set_relative_transform`],
+    /// and the component and everything attached to it have no motion from
+    /// where they were — their motion vectors this frame are 0, so TAA and
+    /// motion blur draw no smear across the jump.
+    pub fn teleport(&mut self, id: ComponentId, t: Transform) -> Result<()> {
+        self.set_relative_transform(id, t)?;
+        let mut stack = vec![id];
+        while let Some(c) = stack.pop() {
+            let Some(e) = self.components.get(c) else { continue };
+            stack.extend(e.node.children.iter().copied());
+            if !self.teleported.contains(&c) {
+                self.teleported.push(c);
+            }
+        }
+        Ok(())
+    }
+
+    /// Marks the camera component `id`'s next view as a camera cut
+    /// (`renderer::SceneView::camera_cut`): its temporal history (TAA)
+    /// starts again. An unknown id is `EngineError::UnknownComponent`, one
+    /// that is not a camera `EngineError::WrongComponentType`; nothing is marked.
+    pub fn cut_camera(&mut self, id: ComponentId) -> Result<()> {
+        if self.entry(id)?.behaviour.camera().is_none() {
+            return Err(EngineError::WrongComponentType(id, "camera"));
+        }
+        if !self.camera_cuts.contains(&id) {
+            self.camera_cuts.push(id);
+        }
+        Ok(())
+    }
+
+    /// Takes the cameras cut since the last call (the engine, once their
+    /// views are collected).
+    pub(crate) fn take_camera_cuts(&mut self) {
+        self.camera_cuts.clear();
+    }
+
     /// Moves a component to a world location (keeping rotation and scale).
     pub fn set_world_location(&mut self, id: ComponentId, location: Vec3) -> Result<()> {
         let e = self.entry(id)?;
@@ -631,6 +676,7 @@ impl World {
             if let Ok(mut v) = view {
                 v.max_draw_distance = cam.max_draw_distance;
                 v.state = Some(view_state_id(id));
+                v.camera_cut = self.camera_cuts.contains(&id);
                 if v.validate_in(width, height).is_ok() {
                     views.push(v);
                 }

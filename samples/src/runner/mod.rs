@@ -51,6 +51,9 @@ use rhi_vulkan::{DeviceDesc, Validation};
 const DEFAULT_AA: crate::options::AaChoice = crate::options::AaChoice::FXAA;
 /// The samples that take 4x MSAA without `--aa`.
 const MSAA_BY_DEFAULT: &[&str] = &["gltf"];
+/// The samples that take TAA without `--aa` (UE's default): the showcase,
+/// whose foliage, thin lamp posts and moving crowd alias most.
+const TAA_BY_DEFAULT: &[&str] = &["showcase"];
 
 /// The samples that bloom without `--bloom`: the showcase, whose lamps,
 /// windows and fireflies glow at dusk.
@@ -134,8 +137,12 @@ fn build_engine(sample: &str, common: &CommonOptions) -> anyhow::Result<Engine> 
     for &feature in crate::FEATURES {
         rt.add_feature(feature)?;
     }
-    // FXAA unless the sample's options say otherwise; `--cvar` wins over both.
-    let default_aa = if MSAA_BY_DEFAULT.contains(&sample) { crate::options::AaChoice::MSAA4 } else { DEFAULT_AA };
+    // The sample's anti-aliasing unless the options say otherwise; `--cvar` wins over both.
+    let default_aa = match sample {
+        s if MSAA_BY_DEFAULT.contains(&s) => crate::options::AaChoice::MSAA4,
+        s if TAA_BY_DEFAULT.contains(&s) => crate::options::AaChoice::TAA,
+        _ => DEFAULT_AA,
+    };
     let aa = common.aa.unwrap_or(default_aa);
     rt.set_cvar(cvars::ANTI_ALIASING_METHOD, &aa.method.to_string())?;
     if let Some(n) = aa.samples {

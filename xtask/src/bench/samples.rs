@@ -22,8 +22,8 @@
 //! - occlusion along the showcase's camera path ([`showcase_occlusion`]):
 //!   what the base pass draws with `r.AllowOcclusionQueries` on vs off;
 //! - the image ([`image_passes`]): the showcase at 1920×1080
-//!   with FXAA, with bloom, lit by the analytic sky's environment, with
-//!   auto exposure and with 4× MSAA, each against none of them in paired runs;
+//!   with FXAA, with TAA, with bloom, lit by the analytic sky's environment,
+//!   with auto exposure and with 4× MSAA, each against none of them in paired runs;
 //! - overlap: frames in flight 2 vs 1 on a scene whose render-thread CPU
 //!   and GPU times are within 30% of each other ([`OVERLAP_SCENE`], its
 //!   draw distance found on the day: [`balanced_draw_distance`]), the
@@ -493,8 +493,9 @@ fn image_passes(dir: &Path, quick: bool) -> Result<Vec<Row>, String> {
     };
     let gpu = |s: &Stats| s.mean_timings_ms.gpu;
     let plain = ["none", "off", "hemisphere", "off"];
-    let arms: [(&str, [&str; 4], &str, Option<&str>); 5] = [
+    let arms: [(&str, [&str; 4], &str, Option<&str>); 6] = [
         ("fxaa", ["fxaa", "off", "hemisphere", "off"], "FXAA vs no anti-aliasing", Some("<= 1.05")),
+        ("taa", ["taa", "off", "hemisphere", "off"], "TAA (motion vectors, jitter, history) vs no anti-aliasing", Some("<= 1.15")),
         ("bloom", ["none", "on", "hemisphere", "off"], "bloom on vs off", Some("<= 1.15")),
         ("ibl", ["none", "off", "sky", "off"], "environment lighting (IBL, sky drawn) vs hemisphere ambient", Some("<= 1.1")),
         ("auto-exposure", ["none", "off", "hemisphere", "on"], "auto exposure vs manual", Some("<= 1.05")),
