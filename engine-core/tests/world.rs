@@ -129,7 +129,10 @@ fn a_move_gives_motion_from_the_last_frame_and_a_teleport_none() {
     frame(&mut w);
     let on_render = |w: &mut World, c| {
         let pid = w.primitive_id(c).unwrap().unwrap();
-        w.render_thread().unwrap().with_context(move |ctx| (ctx.scene.local_to_world(pid).unwrap(), ctx.scene.previous_local_to_world(pid).unwrap())).unwrap()
+        w.render_thread()
+            .unwrap()
+            .with_context(move |ctx| (ctx.scene.local_to_world(pid).unwrap(), ctx.scene.previous_local_to_world(pid).unwrap()))
+            .unwrap()
     };
     let start = w.world_transform(child).unwrap();
     w.set_relative_transform(root, Transform::from_translation(Vec3::X)).unwrap();
@@ -151,7 +154,8 @@ fn a_move_gives_motion_from_the_last_frame_and_a_teleport_none() {
     }
     // A camera cut marks the camera's view; it is refused on a component
     // that is not a camera.
-    let (_, camera) = w.spawn_actor("camera", Box::new(CameraComponent::default()), Transform::from_translation(Vec3::new(-5.0, 0.0, 1.0))).unwrap();
+    let (_, camera) =
+        w.spawn_actor("camera", Box::new(CameraComponent::default()), Transform::from_translation(Vec3::new(-5.0, 0.0, 1.0))).unwrap();
     assert!(w.collect_views(64, 64).iter().all(|v| !v.camera_cut));
     w.cut_camera(camera).unwrap();
     assert!(w.collect_views(64, 64).iter().all(|v| v.camera_cut) && !w.collect_views(64, 64).is_empty());

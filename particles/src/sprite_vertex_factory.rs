@@ -153,6 +153,8 @@ mod tests {
                         reverse_culling: false,
                         samples: 1,
                         velocity: false,
+                        depth_write: false,
+                        alpha_to_coverage: false,
                     };
                     // The constants a material's WGSL gets from the renderer's
                     // material system (default lit, the default mask clip).

@@ -4,10 +4,11 @@
 // map, the point and spot lights of the pixel's light-grid cluster and a
 // hemisphere ambient or the environment; see `default_lit`) or unlit (base color + emissive) —
 // into the HDR scene color. BLEND_MODE (0 opaque, 1 masked, 2 translucent,
-// 3 additive), SHADING_MODEL (0 default lit, 1 unlit), TWO_SIDED and
-// DITHERED_FADE (the vertex factory's `dithered_fade()`) are constants the
-// composer prepends. `material_vs.inc.wgsl` (interpolants,
-// vertex shader, MaterialInput) comes first.
+// 3 additive), SHADING_MODEL (0 default lit, 1 unlit), TWO_SIDED,
+// DITHERED_FADE (the vertex factory's `dithered_fade()`) and
+// ALPHA_TO_COVERAGE (masked under MSAA) are constants the composer
+// prepends. `material_vs.inc.wgsl` (interpolants, MaterialInput) and
+// `material_vs_main.inc.wgsl` (the vertex shader) come first.
 
 @group(1) @binding(0) var shadow_map: texture_depth_2d;
 @group(1) @binding(1) var shadow_sampler: sampler_comparison;
@@ -395,7 +396,13 @@ fn fs_main(in: MaterialVsOut, @builtin(front_facing) front: bool) -> @location(0
     // depth pass decides them); translucent ones by opacity.
     let dithered = DITHERED_FADE && BLEND_MODE <= 1u;
     let opacity = m.opacity * select(fade_opacity(in.fade), 1.0, dithered);
-    if ((BLEND_MODE == 1u && opacity < MATERIAL_MASK_CLIP) || (dithered && !dithered_fade_keeps(in.fade, in.clip.xy))) {
+    // Alpha to coverage (ALPHA_TO_COVERAGE: a masked material under MSAA):
+    // the opacity sharpened to a one-pixel ramp across the clip value
+    // (Golus), output as alpha: the share of the pixel's samples covered,
+    // so a cut-out's edge is anti-aliased as a triangle's is.
+    let coverage = clamp((opacity - MATERIAL_MASK_CLIP) / max(fwidth(opacity), 1e-4) + 0.5, 0.0, 1.0);
+    let clipped = select(opacity < MATERIAL_MASK_CLIP, coverage <= 0.0, ALPHA_TO_COVERAGE);
+    if ((BLEND_MODE == 1u && clipped) || (dithered && !dithered_fade_keeps(in.fade, in.clip.xy))) {
         discard;
     }
     var color: vec3<f32>;
@@ -408,5 +415,5 @@ fn fs_main(in: MaterialVsOut, @builtin(front_facing) front: bool) -> @location(0
     if (BLEND_MODE >= 2u) {
         return vec4<f32>(color, clamp(opacity, 0.0, 1.0));
     }
-    return vec4<f32>(color, 1.0);
+    return vec4<f32>(color, select(1.0, coverage, ALPHA_TO_COVERAGE && BLEND_MODE == 1u));
 }

@@ -91,6 +91,12 @@ pub const ANTI_ALIASING_METHOD: &str = "r.AntiAliasingMethod";
 /// `r.TemporalAACurrentFrameWeight`), 0.01..=1; default 0.1 (Bevy's: UE's
 /// 0.04 converges more slowly and ghosts longer).
 pub const TAA_CURRENT_FRAME_WEIGHT: &str = "r.TemporalAACurrentFrameWeight";
+/// Which batches the depth prepass draws (UE's numbering): 0 = none (the
+/// base pass writes all depth), 1 = opaque materials only, 3 = opaque and
+/// masked (the default), 4 = masked only; UE's 2 (large occluders only) is
+/// refused. TAA draws all opaque batches whatever it says (motion
+/// vectors), MSAA no masked ones (alpha to coverage): `crate::EarlyZ`.
+pub const EARLY_Z_PASS_MODE: &str = "r.EarlyZPassMode";
 /// MSAA's samples per pixel: 2, 4 (the default) or 8; where the device has
 /// fewer for scene color and depth, the most it has below it (1: none).
 pub const MSAA_COUNT: &str = "r.MSAACount";
@@ -147,10 +153,11 @@ pub const RENDER_WORKERS_STAY_AWAKE: &str = "r.RenderWorkers.StayAwake";
 /// Integer variables that choose one of a few values: the values, and
 /// what they take (anything else is refused with
 /// `RendererError::InvalidCvarValue`).
-const CHOICES: [(&str, &[i64], &str); 3] = [
+const CHOICES: [(&str, &[i64], &str); 4] = [
     (TONEMAPPER, &[0, 1, 2, 3], "0 (none), 1 (ACES fitted), 2 (AgX) or 3 (Khronos PBR Neutral)"),
     (ANTI_ALIASING_METHOD, &[0, 1, 2, 3], "0 (none), 1 (FXAA), 2 (TAA) or 3 (MSAA)"),
     (MSAA_COUNT, &[2, 4, 8], "2, 4 or 8 samples per pixel"),
+    (EARLY_Z_PASS_MODE, &[0, 1, 3, 4], "0 (no prepass), 1 (opaque only), 3 (all opaque) or 4 (masked only)"),
 ];
 
 /// Integer variables that are sizes: 0 or less is refused
@@ -187,6 +194,7 @@ impl Default for ConsoleVariables {
         );
         add(ANTI_ALIASING_METHOD, CvarValue::Int(0), "anti-aliasing: 0 = none, 1 = FXAA, 2 = TAA, 3 = MSAA (r.MSAACount)");
         add(TAA_CURRENT_FRAME_WEIGHT, CvarValue::Float(0.1), "TAA: the current frame's share of each blend with the history, 0.01..1");
+        add(EARLY_Z_PASS_MODE, CvarValue::Int(3), "depth prepass: 0 = none, 1 = opaque only, 3 = all opaque, 4 = masked only");
         add(MSAA_COUNT, CvarValue::Int(4), "MSAA samples per pixel: 2, 4 or 8 (the device's most below it where it has fewer)");
         add(BLOOM, CvarValue::Bool(false), "bloom: the scene's light spread over a mip chain (energy-conserving without a threshold)");
         add(BLOOM_INTENSITY, CvarValue::Float(0.15), "bloom's share of the image, 0..1");

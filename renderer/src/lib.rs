@@ -105,8 +105,8 @@ pub use scene::{
     SpotLight, ViewRelevance, CUTOFF_ILLUMINANCE, MAX_DIRECTIONAL_LIGHTS,
 };
 pub use settings::{
-    AntiAliasing, AutoExposureSettings, BloomSettings, FrameSettings, LightGridSettings, ShadingSettings, ShadowSettings, TonemapCurve,
-    TonemapSettings,
+    AntiAliasing, AutoExposureSettings, BloomSettings, EarlyZ, FrameSettings, LightGridSettings, ShadingSettings, ShadowSettings,
+    TonemapCurve, TonemapSettings,
 };
 pub use static_mesh::{shapes, StaticMeshLod, StaticMeshRenderData, StaticMeshSection};
 pub use static_mesh_proxy::StaticMeshSceneProxy;

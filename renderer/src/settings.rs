@@ -47,6 +47,8 @@ pub struct FrameSettings {
     pub tonemap: TonemapSettings,
     /// `r.AntiAliasingMethod`.
     pub anti_aliasing: AntiAliasing,
+    /// Which opaque batches the depth prepass draws (`r.EarlyZPassMode`).
+    pub early_z: EarlyZ,
     /// Bloom (`r.Bloom`, `r.Bloom.Intensity`, `r.Bloom.Threshold`).
     pub bloom: BloomSettings,
     /// Automatic exposure.
@@ -62,6 +64,58 @@ pub struct BloomSettings {
     pub intensity: f32,
     /// Only light brighter than this blooms (0: all, energy-conserving); at least 0.
     pub threshold: f32,
+}
+
+/// Which batches the depth prepass draws (UE's EDepthDrawingMode,
+/// `r.EarlyZPassMode`); the base pass writes the depth of the others.
+/// Whatever is asked, TAA's frames draw every opaque batch in the prepass
+/// (it writes the motion vectors) and MSAA's draw no masked one (masked
+/// materials then cover samples by their opacity in the base pass:
+/// alpha to coverage): [`Self::effective`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum EarlyZ {
+    /// 0: no prepass; the base pass writes all depth.
+    None,
+    /// 1: opaque materials only, not masked ones (UE's DDM_NonMaskedOnly).
+    OpaqueOnly,
+    /// 3: opaque and masked (UE's DDM_AllOpaque; the default).
+    AllOpaque,
+    /// 4: masked materials only (UE's DDM_MaskedOnly): the costly pixels
+    /// are rejected early, opaque vertices are not transformed twice.
+    MaskedOnly,
+}
+
+impl EarlyZ {
+    /// The prepass with the anti-aliasing method `aa`: all opaque under
+    /// TAA, no masked batch under MSAA.
+    pub fn effective(self, aa: AntiAliasing) -> Self {
+        match (self, aa) {
+            (_, AntiAliasing::Taa(_)) => EarlyZ::AllOpaque,
+            (EarlyZ::AllOpaque, AntiAliasing::Msaa(_)) => EarlyZ::OpaqueOnly,
+            (EarlyZ::MaskedOnly, AntiAliasing::Msaa(_)) => EarlyZ::None,
+            (mode, _) => mode,
+        }
+    }
+
+    /// Whether the prepass draws opaque batches, and masked ones.
+    pub fn draws(self) -> (bool, bool) {
+        match self {
+            EarlyZ::None => (false, false),
+            EarlyZ::OpaqueOnly => (true, false),
+            EarlyZ::AllOpaque => (true, true),
+            EarlyZ::MaskedOnly => (false, true),
+        }
+    }
+
+    /// Its name in the stats file.
+    pub fn name(self) -> &'static str {
+        match self {
+            EarlyZ::None => "none",
+            EarlyZ::OpaqueOnly => "opaque-only",
+            EarlyZ::AllOpaque => "all-opaque",
+            EarlyZ::MaskedOnly => "masked-only",
+        }
+    }
 }
 
 /// The anti-aliasing method (`r.AntiAliasingMethod`).
@@ -278,6 +332,12 @@ impl FrameSettings {
             },
             tonemap: TonemapSettings { curve, exposure: cvars.float(cvars::EXPOSURE).max(0.0) },
             anti_aliasing,
+            early_z: match cvars.int(cvars::EARLY_Z_PASS_MODE) {
+                0 => EarlyZ::None,
+                1 => EarlyZ::OpaqueOnly,
+                4 => EarlyZ::MaskedOnly,
+                _ => EarlyZ::AllOpaque,
+            },
             bloom: BloomSettings {
                 enabled: cvars.bool(cvars::BLOOM),
                 intensity: cvars.float(cvars::BLOOM_INTENSITY).clamp(0.0, 1.0),

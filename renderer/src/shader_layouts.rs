@@ -24,6 +24,8 @@ fn base_pass_wgsl() -> String {
         reverse_culling: false,
         samples: 1,
         velocity: false,
+        depth_write: false,
+        alpha_to_coverage: false,
     };
     let material = Material::colored(glam::Vec4::ONE);
     let wgsl = material.effective_wgsl(&material.layout().expect("the default material lays out"));

@@ -1,7 +1,8 @@
 //! Anti-aliasing on the real device (validation on, zero messages
 //! asserted): FXAA (`r.AntiAliasingMethod=1`) softens a tilted edge's
 //! staircase, leaves flat areas exactly as they were, is deterministic,
-//! and passes wireframe views through as drawn.
+//! and passes wireframe views through as drawn; MSAA does the same for
+//! triangle edges and, by alpha to coverage, for masked cut-outs.
 
 mod common;
 
@@ -90,6 +91,48 @@ fn msaa_gives_a_tilted_edge_intermediate_values_and_leaves_the_interior_exact() 
     // (The 3x3 band around the edge is about three pixels wide; the one
     // the edge crosses is partly covered.)
     assert!(blended > 100 && blended * 4 > edge, "{blended} of {edge} edge pixels take intermediate values");
+}
+
+/// A masked disc (opacity 1 inside radius 0.4 of the plane's UV, falling
+/// off linearly past it), white on the clear colour, seen from above.
+fn masked_disc(aa: &str) -> Image {
+    let mut rt = render_thread(RenderThreadMode::Threaded);
+    rt.set_cvar(cvars::TONEMAPPER, "0").unwrap();
+    rt.set_cvar(cvars::ANTI_ALIASING_METHOD, aa).unwrap();
+    let disc = "fn material_main(i: MaterialInput) -> MaterialOutput {\n    var o = default_material(i);\n    o.base_color = vec3<f32>(0.0);\n    o.emissive = vec3<f32>(1.0);\n    o.opacity = clamp(1.0 - (length(i.uv0 - vec2<f32>(0.5)) - 0.4) * 8.0, 0.0, 1.0);\n    return o;\n}\n";
+    let masked = rt.create_material(Material::with_shader("disc.wgsl", disc).with_blend(BlendMode::Masked)).unwrap();
+    plane_at(&mut rt, masked, 6.0, Mat4::IDENTITY);
+    let fam = family(vec![ortho_down(10.0)]);
+    frame(&mut rt, &fam);
+    let (_, img) = frame(&mut rt, &fam);
+    assert_clean(&mut rt);
+    img
+}
+
+#[test]
+fn msaa_anti_aliases_a_masked_materials_cut_out_by_alpha_to_coverage() {
+    let none = masked_disc("0");
+    let msaa = masked_disc("3");
+    test_support::save_test_output(&msaa, "msaa-alpha-to-coverage");
+    let background = none.pixel(0, 0);
+    let white = [255, 255, 255, 255];
+    assert_eq!(none.pixel(W / 2, H / 2), white);
+    let (mut edge, mut blended, mut changed_flat) = (0, 0, 0);
+    for y in 1..H - 1 {
+        for x in 1..W - 1 {
+            let (a, b) = (none.pixel(x, y), msaa.pixel(x, y));
+            let flat = (-1i32..=1).all(|dy| (-1i32..=1).all(|dx| none.pixel((x as i32 + dx) as u32, (y as i32 + dy) as u32) == a));
+            changed_flat += usize::from(flat && a != b);
+            if !flat {
+                edge += 1;
+                blended += usize::from(b != background && b != white);
+            }
+        }
+    }
+    assert_eq!(changed_flat, 0, "inside and outside the disc as without MSAA");
+    // Without alpha to coverage a discard keeps or drops whole pixels:
+    // MSAA alone would leave the cut-out's edge stepped.
+    assert!(blended > 40 && blended * 4 > edge, "{blended} of {edge} edge pixels of the cut-out take intermediate values");
 }
 
 #[test]

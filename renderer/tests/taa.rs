@@ -126,9 +126,18 @@ fn the_camera_moving_gives_the_background_and_surfaces_its_motion_and_a_cut_rese
     // place exactly as a fresh renderer's first frame there.
     let mut rt = square_scene("2");
     let at = |x: f32| {
-        SceneView::orthographic(Vec3::new(x, 0.0, 10.0), Vec3::new(x, 0.0, 0.0), Vec3::Y, 10.0, 10.0 * H as f32 / W as f32, 0.1, 50.0, Rect::from_size(W, H))
-            .unwrap()
-            .with_state(STATE)
+        SceneView::orthographic(
+            Vec3::new(x, 0.0, 10.0),
+            Vec3::new(x, 0.0, 0.0),
+            Vec3::Y,
+            10.0,
+            10.0 * H as f32 / W as f32,
+            0.1,
+            50.0,
+            Rect::from_size(W, H),
+        )
+        .unwrap()
+        .with_state(STATE)
     };
     for i in 0..6 {
         frame(&mut rt, &family(vec![at(i as f32 * 0.1)]));
@@ -151,9 +160,7 @@ fn a_resize_resets_the_history() {
     for _ in 0..5 {
         frame(&mut rt, &family(vec![view()]));
     }
-    let small = |w: u32, h: u32| {
-        ViewFamily::new(w, h, vec![SceneView { viewport: Rect::from_size(w, h), ..view() }])
-    };
+    let small = |w: u32, h: u32| ViewFamily::new(w, h, vec![SceneView { viewport: Rect::from_size(w, h), ..view() }]);
     let (_, resized) = frame(&mut rt, &small(W / 2, H / 2));
     let mut fresh = square_scene("2");
     let (_, first) = frame(&mut fresh, &small(W / 2, H / 2));

@@ -66,10 +66,9 @@ impl Device {
             Format::Rg8Unorm => bytes.chunks_exact(2).flat_map(|p| [p[0], p[1], 0, 255]).collect(),
             Format::Bgra8Unorm | Format::Bgra8Srgb => bytes.chunks_exact(4).flat_map(|p| [p[2], p[1], p[0], p[3]]).collect(),
             Format::Rgba16Float => bytes.chunks_exact(2).map(|c| half_unorm8([c[0], c[1]])).collect(),
-            Format::Rg16Float => bytes
-                .chunks_exact(4)
-                .flat_map(|c| [half_unorm8([c[0], c[1]]), half_unorm8([c[2], c[3]]), 0, 255])
-                .collect(),
+            Format::Rg16Float => {
+                bytes.chunks_exact(4).flat_map(|c| [half_unorm8([c[0], c[1]]), half_unorm8([c[2], c[3]]), 0, 255]).collect()
+            }
             Format::Depth32Float
             | Format::Bc1RgbaUnorm
             | Format::Bc1RgbaSrgb

@@ -10,7 +10,9 @@ use crate::error::Result;
 use crate::frame_resources::FrameResources;
 use crate::gpu_work::{record_gpu_work, GpuWork};
 use crate::postprocess::OUTPUT;
-use crate::render_targets::{scene_color_msaa, scene_depth_msaa, RenderTargets, SCENE_COLOR, SCENE_DEPTH, SHADOW_ATLAS, SHADOW_MAP, VELOCITY};
+use crate::render_targets::{
+    scene_color_msaa, scene_depth_msaa, RenderTargets, SCENE_COLOR, SCENE_DEPTH, SHADOW_ATLAS, SHADOW_MAP, VELOCITY,
+};
 use rhi_vulkan::{Device, Frame, SamplerDesc, SamplerHandle, TextureHandle};
 
 /// What the record stage binds from `gpu_prepare`.

@@ -59,7 +59,8 @@ pub(crate) fn occlusion_enabled(settings: &FrameSettings, passes: &PassTable) ->
 fn main_passes_test_depth(passes: &PassTable) -> bool {
     passes.drawn_in(PassViews::Main).all(|p| {
         let d = p.desc();
-        matches!(d.target, PassTarget::SceneColor | PassTarget::SceneDepth) && matches!(d.depth.compare, CompareOp::Less | CompareOp::LessEqual | CompareOp::Equal)
+        matches!(d.target, PassTarget::SceneColor | PassTarget::SceneDepth)
+            && matches!(d.depth.compare, CompareOp::Less | CompareOp::LessEqual | CompareOp::Equal)
     })
 }
 

@@ -34,13 +34,15 @@ pub(crate) fn update_scene<'d>(
     frames.frame_number += 1;
     resources.dynamic.begin(device, slot)?;
     scene.space_order_adds = settings.space_order_adds;
-    // A new MSAA sample count (or TAA turned on or off): every cached
+    // A new MSAA sample count (TAA turned on or off, a new depth prepass): every cached
     // command names pipelines of the old one, so they are built again
     // (with this update).
     let samples_changed = pipelines.set_scene_color_samples(msaa_samples(device, settings, &mut resources.msaa_samples));
     // TAA on or off: the depth prepass's commands write velocity, or not.
     let velocity_changed = pipelines.set_velocity(settings.anti_aliasing.is_taa());
-    if samples_changed || velocity_changed {
+    // Which batches the depth prepass draws (the others write depth in the base pass).
+    let prepass_changed = pipelines.set_prepass_draws(settings.early_z.effective(settings.anti_aliasing).draws());
+    if samples_changed || velocity_changed || prepass_changed {
         scene.invalidate_cached_commands();
     }
     scene.apply_updates(device, pipelines)?;

@@ -51,7 +51,9 @@ pub(crate) fn upload(
         .views
         .iter()
         .enumerate()
-        .map(|(i, view)| view_uniform((view, v.temporal_of(i)), v, v.grid.views.get(i).copied().unwrap_or_default(), &cascades, shadow_size))
+        .map(|(i, view)| {
+            view_uniform((view, v.temporal_of(i)), v, v.grid.views.get(i).copied().unwrap_or_default(), &cascades, shadow_size)
+        })
         .collect();
     let view_uniforms = resources.view_uniforms.write(device, slot, bytemuck::cast_slice(&uniforms))?;
     let [lights, clusters, indices, shadowed] = &mut resources.light_grid;

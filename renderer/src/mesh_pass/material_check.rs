@@ -48,6 +48,8 @@ pub fn validate_material(material: &Material) -> Result<ParameterLayout> {
         reverse_culling: false,
         samples: 1,
         velocity: false,
+        depth_write: false,
+        alpha_to_coverage: false,
     };
     let source = PipelineLibrary::compose(&pipeline_key, &crate::vertex_factory::LOCAL_VERTEX_FACTORY, &key.0);
     match rhi_vulkan::compile_wgsl(&material.shader.name, &source) {
@@ -102,6 +104,9 @@ pub fn check_vertex_factory(vf: &'static dyn VertexFactoryType, passes: &PassTab
                 reverse_culling: false,
                 samples: 1,
                 velocity,
+                depth_write: pass.desc().depth.write,
+                // The masked base pass under MSAA compiles with it.
+                alpha_to_coverage: blend == BlendMode::Masked,
             };
             let source = PipelineLibrary::compose(&key, factory, &wgsl);
             match rhi_vulkan::compile_wgsl(factory.name(), &source) {

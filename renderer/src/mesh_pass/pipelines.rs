@@ -55,6 +55,16 @@ pub struct PassPipelineKey {
     /// [`PipelineLibrary::velocity`]): its `velocity` shaders, a
     /// `VELOCITY_FORMAT` colour target.
     pub velocity: bool,
+    /// The pass writes depth for this batch: its [`PassDepth::write`], or
+    /// the base pass for a batch the depth prepass leaves out
+    /// ([`PipelineLibrary::prepass_draws`]).
+    ///
+    /// [`PassDepth::write`]: crate::mesh_pass::passes::PassDepth::write
+    pub depth_write: bool,
+    /// Alpha to coverage: a masked material under MSAA covers samples by
+    /// its opacity instead of discarding at its clip value
+    /// (`ALPHA_TO_COVERAGE` in the shaders).
+    pub alpha_to_coverage: bool,
 }
 
 #[derive(Clone, Copy)]
@@ -73,7 +83,15 @@ pub struct PipelineLibrary {
     scene_color_samples: std::sync::atomic::AtomicU32,
     /// The frame has a velocity target (TAA).
     velocity: std::sync::atomic::AtomicBool,
+    /// What the depth prepass draws, as `PREPASS_*` bits; unset (the
+    /// default) until a frame sets it: both.
+    prepass: std::sync::atomic::AtomicU8,
 }
+
+/// `PipelineLibrary::prepass` bits.
+const PREPASS_SET: u8 = 1;
+const PREPASS_OPAQUE: u8 = 2;
+const PREPASS_MASKED: u8 = 4;
 
 impl PipelineLibrary {
     /// Samples per pixel of the passes that draw into scene color: what
@@ -98,6 +116,26 @@ impl PipelineLibrary {
     /// cached commands then name pipelines without, or with, it).
     pub(crate) fn set_velocity(&self, velocity: bool) -> bool {
         self.velocity.swap(velocity, std::sync::atomic::Ordering::Relaxed) != velocity
+    }
+
+    /// Whether the depth prepass draws opaque batches, and masked ones, this
+    /// frame (`crate::EarlyZ::effective`): what commands built now are
+    /// made for (a batch it does not draw writes its depth in the base pass).
+    pub fn prepass_draws(&self) -> (bool, bool) {
+        let bits = self.prepass.load(std::sync::atomic::Ordering::Relaxed);
+        if bits & PREPASS_SET == 0 {
+            return (true, true);
+        }
+        (bits & PREPASS_OPAQUE != 0, bits & PREPASS_MASKED != 0)
+    }
+
+    /// Sets [`Self::prepass_draws`]; returns whether it changed (cached
+    /// commands are then of the old prepass).
+    pub(crate) fn set_prepass_draws(&self, (opaque, masked): (bool, bool)) -> bool {
+        let was = self.prepass_draws();
+        let bits = PREPASS_SET | if opaque { PREPASS_OPAQUE } else { 0 } | if masked { PREPASS_MASKED } else { 0 };
+        self.prepass.store(bits, std::sync::atomic::Ordering::Relaxed);
+        was != (opaque, masked)
     }
 
     /// The pipeline for `key` and whether it uses push constants.
@@ -175,10 +213,11 @@ impl PipelineLibrary {
             (None, false) => desc.shader,
         };
         format!(
-            "{material_wgsl}\nconst BLEND_MODE: u32 = {}u;\nconst TWO_SIDED: bool = {};\nconst DITHERED_FADE: bool = {};\n{SCENE_WGSL}\n{}\n{pass}",
+            "{material_wgsl}\nconst BLEND_MODE: u32 = {}u;\nconst TWO_SIDED: bool = {};\nconst DITHERED_FADE: bool = {};\nconst ALPHA_TO_COVERAGE: bool = {};\n{SCENE_WGSL}\n{}\n{pass}",
             key.blend.index(),
             key.two_sided,
             vf.dithered_fade(),
+            key.alpha_to_coverage,
             vf.wgsl()
         )
     }
@@ -224,7 +263,7 @@ impl PipelineLibrary {
         let d = pass.depth;
         let depth = Some(DepthState {
             format: SCENE_DEPTH_FORMAT,
-            write: d.write,
+            write: key.depth_write,
             compare: d.compare,
             bias: d.bias.map(|(c, s)| DepthBias::new(c, s)),
         });
@@ -241,7 +280,7 @@ impl PipelineLibrary {
             primitive: PrimitiveState { topology: PrimitiveTopology::TriangleList, polygon_mode: pass.polygon_mode, cull_mode, front_face },
             depth,
             color_targets,
-            multisample: MultisampleState { samples: key.samples, alpha_to_coverage: false },
+            multisample: MultisampleState { samples: key.samples, alpha_to_coverage: key.alpha_to_coverage },
         };
         let pipeline = device.create_graphics_pipeline(&desc)?;
         let vs = device.shader_entry_point(shader, "vs_main")?;

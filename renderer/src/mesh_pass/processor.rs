@@ -40,6 +40,21 @@ pub fn build_mesh_draw_command(
         Some(vf) => (vf, position_stream_only(&batch.streams)),
         None => (batch.vertex_factory, batch.streams),
     };
+    // The depth prepass draws what `r.EarlyZPassMode` says this frame; the
+    // base pass writes the depth of the rest.
+    let (prepass_opaque, prepass_masked) = pipelines.prepass_draws();
+    let prepassed = match blend {
+        BlendMode::Opaque => prepass_opaque,
+        BlendMode::Masked => prepass_masked,
+        _ => false,
+    };
+    if desc.target == PassTarget::SceneDepth && !prepassed {
+        return Ok(None);
+    }
+    let samples = match desc.target {
+        PassTarget::SceneColor | PassTarget::SceneDepth => pipelines.scene_color_samples(),
+        PassTarget::ShadowMap => 1,
+    };
     let key = PassPipelineKey {
         pass,
         vertex_factory: vertex_factory.name(),
@@ -47,11 +62,10 @@ pub fn build_mesh_draw_command(
         blend: key_blend,
         two_sided: material.two_sided,
         reverse_culling: batch.reverse_culling,
-        samples: match desc.target {
-            PassTarget::SceneColor | PassTarget::SceneDepth => pipelines.scene_color_samples(),
-            PassTarget::ShadowMap => 1,
-        },
+        samples,
         velocity: desc.target == PassTarget::SceneDepth && desc.velocity.is_some() && pipelines.velocity(),
+        depth_write: desc.depth.write || (desc.depth.write_where_not_prepassed && !prepassed),
+        alpha_to_coverage: key_blend == BlendMode::Masked && samples > 1 && desc.target == PassTarget::SceneColor,
     };
     let (pipeline, push_constants) = pipelines.get(device, key, vertex_factory, materials)?;
     let id_stream_slot = vertex_factory.primitive_id_location().map(|_| vertex_factory.streams().len() as u32);

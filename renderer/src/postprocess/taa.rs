@@ -146,8 +146,7 @@ pub(crate) fn record(
     let (width, height) = at.size;
     targets.ensure(device, &TAA_OUTPUT, width, height)?;
     let full = Rect::from_size(width, height);
-    let resolved: Vec<(&SceneView, TemporalView)> =
-        at.views.iter().zip(at.temporal).filter_map(|(v, t)| t.map(|t| (v, t))).collect();
+    let resolved: Vec<(&SceneView, TemporalView)> = at.views.iter().zip(at.temporal).filter_map(|(v, t)| t.map(|t| (v, t))).collect();
     let stamps = frame.timestamps_left().is_some_and(|left| left >= 2);
     if stamps {
         frame.cmd().write_timestamp(TIMESTAMP_LABELS[0])?;

@@ -11,7 +11,8 @@ pub(super) const BASE_WGSL: &str = concat!(
 );
 
 /// The base pass: opaque and masked materials, lit, on the prepass's depth
-/// (`LessEqual`, no depth write).
+/// (`LessEqual`; it writes depth only for the batches the prepass leaves
+/// out, `r.EarlyZPassMode`).
 pub static BASE: PassDesc = PassDesc {
     name: "base",
     views: PassViews::Main,
@@ -22,7 +23,7 @@ pub static BASE: PassDesc = PassDesc {
     masked_shader: BASE_WGSL,
     fragment: PassFragment::Always,
     velocity: None,
-    depth: PassDepth { write: false, compare: CompareOp::LessEqual, bias: None },
+    depth: PassDepth { write: false, write_where_not_prepassed: true, compare: CompareOp::LessEqual, bias: None },
     position_only: false,
     blend: PassBlend::None,
     cull_none: false,

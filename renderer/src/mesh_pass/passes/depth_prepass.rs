@@ -35,7 +35,7 @@ pub static DEPTH_PREPASS: PassDesc = PassDesc {
     masked_shader: DEPTH_MASKED_WGSL,
     fragment: PassFragment::MaskedOnly,
     velocity: Some(VelocityShaders { shader: DEPTH_VELOCITY_WGSL, masked_shader: DEPTH_MASKED_VELOCITY_WGSL }),
-    depth: PassDepth { write: true, compare: CompareOp::LessEqual, bias: None },
+    depth: PassDepth { write: true, write_where_not_prepassed: false, compare: CompareOp::LessEqual, bias: None },
     position_only: true,
     blend: PassBlend::None,
     cull_none: false,

@@ -158,6 +158,9 @@ pub enum PassFragment {
 pub struct PassDepth {
     /// Whether the pass writes depth.
     pub write: bool,
+    /// The pass also writes depth for the batches the depth prepass does
+    /// not draw (`r.EarlyZPassMode`, [`crate::EarlyZ`]): the base pass.
+    pub write_where_not_prepassed: bool,
     /// The depth test.
     pub compare: CompareOp,
     /// Constant and slope-scaled depth bias.

@@ -17,7 +17,7 @@ pub static SHADOW_DEPTH: PassDesc = PassDesc {
     masked_shader: DEPTH_MASKED_WGSL,
     fragment: PassFragment::MaskedOnly,
     velocity: None,
-    depth: PassDepth { write: true, compare: CompareOp::LessEqual, bias: Some((1, 1.5)) },
+    depth: PassDepth { write: true, write_where_not_prepassed: false, compare: CompareOp::LessEqual, bias: Some((1, 1.5)) },
     position_only: true,
     blend: PassBlend::None,
     cull_none: false,

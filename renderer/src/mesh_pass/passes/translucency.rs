@@ -17,7 +17,7 @@ pub static TRANSLUCENCY: PassDesc = PassDesc {
     masked_shader: BASE_WGSL,
     fragment: PassFragment::Always,
     velocity: None,
-    depth: PassDepth { write: false, compare: CompareOp::LessEqual, bias: None },
+    depth: PassDepth { write: false, write_where_not_prepassed: false, compare: CompareOp::LessEqual, bias: None },
     position_only: false,
     blend: PassBlend::ByMaterial,
     cull_none: false,

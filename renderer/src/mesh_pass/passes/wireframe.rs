@@ -18,7 +18,7 @@ pub static WIREFRAME: PassDesc = PassDesc {
     masked_shader: WIREFRAME_WGSL,
     fragment: PassFragment::Always,
     velocity: None,
-    depth: PassDepth { write: false, compare: CompareOp::Always, bias: None },
+    depth: PassDepth { write: false, write_where_not_prepassed: false, compare: CompareOp::Always, bias: None },
     position_only: false,
     blend: PassBlend::None,
     cull_none: true,
