@@ -424,6 +424,7 @@ pub fn bench(dir: &Path, quick: bool) -> Result<(), String> {
     rows.extend(cached_shadows(dir, quick)?);
     rows.extend(showcase_occlusion(dir, quick)?);
     rows.extend(image_passes(dir, quick)?);
+    rows.extend(depth_prepass_modes(dir, quick)?);
     rows.extend(overlap(dir)?);
     let json = serde_json::to_string_pretty(&serde_json::json!({ "rows": rows })).map_err(|e| e.to_string())?;
     std::fs::write(dir.join("samples.json"), json + "\n").map_err(|e| e.to_string())
@@ -523,6 +524,61 @@ fn image_passes(dir: &Path, quick: bool) -> Result<Vec<Row>, String> {
         "ms",
         None,
     ));
+    Ok(rows)
+}
+
+/// The depth prepass policy (issue 38, `r.EarlyZPassMode`): GPU time per
+/// frame without a prepass (0) vs today's all-opaque prepass (3), in
+/// paired runs (the median ratio; below 1 the prepass costs more than it
+/// saves), on the many_cubes peer scene (`--layout sphere`, 160,000 cubes
+/// at 1920x1080 with 4x MSAA: under MSAA masked materials leave the
+/// prepass for alpha to coverage, so "opaque only" is the same as all
+/// opaque there) and on the showcase without anti-aliasing (TAA keeps every
+/// opaque batch in the prepass for its motion vectors). The mean frame of
+/// the sphere with the default mode is the context row.
+fn depth_prepass_modes(dir: &Path, quick: bool) -> Result<Vec<Row>, String> {
+    let pairs = if quick { 2 } else { 3 };
+    let gpu = |s: &Stats| s.mean_timings_ms.gpu;
+    let sphere = |mode: &str| {
+        let cvar = format!("r.EarlyZPassMode={mode}");
+        let args = [
+            "--layout", "sphere", "--count", "160000", "--width", "1920", "--height", "1080", "--aa", "msaa4", "--frames", "6", "--cvar",
+            &cvar,
+        ];
+        many_cubes(dir, &format!("early-z-{mode}"), &args)
+    };
+    let showcase = |mode: &str| {
+        let cvar = format!("r.EarlyZPassMode={mode}");
+        let args = ["--width", "1920", "--height", "1080", "--aa", "none", "--frames", "6", "--cvar", &cvar];
+        sample(dir, "showcase", &format!("early-z-{mode}"), &args, &[])
+    };
+    let mut rows = Vec::new();
+    let mut sphere_frame = Vec::new();
+    for (scene, run) in
+        [("many-cubes sphere 160k 1920x1080 4x MSAA", &sphere as &dyn Fn(&str) -> Result<Stats, String>), ("showcase 1920x1080", &showcase)]
+    {
+        let mut ratios = Vec::with_capacity(pairs);
+        for pair in 0..pairs {
+            let (none, all) = if pair % 2 == 0 {
+                let none = run("0")?;
+                (none, run("3")?)
+            } else {
+                let all = run("3")?;
+                (run("0")?, all)
+            };
+            if scene.starts_with("many-cubes") {
+                sphere_frame.push(all.mean_timings_ms.frame);
+            }
+            ratios.push(gpu(&none) / gpu(&all));
+        }
+        rows.push(median_row(
+            &format!("{scene}: GPU time per frame, no depth prepass vs all opaque (the default; paired)"),
+            ratios,
+            "x",
+            None,
+        ));
+    }
+    rows.push(median_row("many-cubes sphere 160k 1920x1080 4x MSAA: frame time with the default prepass", sphere_frame, "ms", None));
     Ok(rows)
 }
 
