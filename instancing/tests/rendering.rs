@@ -714,3 +714,42 @@ fn a_shadowed_light_re_renders_only_for_the_instances_that_change_its_shadow() {
     assert_eq!(tiles(&mut w).0, 1, "an instance added under the light");
     assert_world_clean(&mut w);
 }
+
+/// With TAA the depth prepass writes each instance's motion: a component
+/// moved between two frames moves its instances on screen by as much.
+#[test]
+fn a_moved_components_instances_write_its_screen_motion_into_the_velocity_target() {
+    let mut world = world();
+    rt(&mut world).set_cvar(cvars::ANTI_ALIASING_METHOD, "2").unwrap();
+    let material = rt(&mut world).create_material(Material::colored(Vec4::new(0.8, 0.3, 0.2, 1.0))).unwrap();
+    let id = spawn(&mut world, ism(cube_mesh(None), &grid(4, 3.0, 1.0, Vec3::ZERO)), material, Transform::IDENTITY);
+    let view = SceneView::perspective(Vec3::new(0.0, -0.01, 30.0), Vec3::ZERO, Vec3::Y, 1.0, 0.1, 500.0, Rect::from_size(W, H))
+        .unwrap()
+        .with_state(ViewStateId(1));
+    frame(&mut world, &family(view.clone()));
+    let step = Vec3::new(1.0, 0.5, 0.0);
+    world.set_relative_transform(id, Transform::from_translation(step)).unwrap();
+    world.send_all_end_of_frame_updates().unwrap();
+    frame(&mut world, &family(view.clone()));
+    let bytes = rt(&mut world)
+        .with_context(|ctx| {
+            let (texture, state) = ctx.renderer.velocity_target().expect("made by the TAA frame");
+            ctx.device.read_texture_texels(texture, state)
+        })
+        .unwrap()
+        .unwrap();
+    // The first instance's top face centre (the cube is 1 unit, scale 1).
+    let instance = grid(4, 3.0, 1.0, Vec3::ZERO)[0].translation;
+    let top = Vec3::from(instance) + Vec3::new(0.0, 0.0, 0.5);
+    let uv = |p: Vec3| {
+        let c = view.view_proj() * p.extend(1.0);
+        glam::Vec2::new(c.x / c.w, c.y / c.w) * 0.5
+    };
+    let expected = uv(top + step) - uv(top);
+    let (x, y) = project(&view, top + step);
+    let at = (y * W + x) as usize * 4;
+    let half = |i: usize| half::f16::from_le_bytes([bytes[i], bytes[i + 1]]).to_f32();
+    let got = glam::Vec2::new(half(at), half(at + 2));
+    assert!((got - expected).abs().max_element() < 2e-3 && expected.length() > 0.01, "{got} vs {expected}");
+    assert_world_clean(&mut world);
+}

@@ -170,11 +170,16 @@ fn a_resize_resets_the_history() {
 
 #[test]
 fn taa_is_the_same_serial_and_parallel_and_with_one_or_three_frames_in_flight() {
+    // With the rest of the image's passes on too: bloom, auto exposure.
     let render = |parallel: &str, in_flight: u32| {
         let mut rt = render_thread_in_flight(RenderThreadMode::Threaded, 3, in_flight);
-        for (name, value) in
-            [(cvars::ANTI_ALIASING_METHOD, "2"), (cvars::PARALLEL_RECORD, parallel), (cvars::PARALLEL_PASS_SETUP, parallel)]
-        {
+        for (name, value) in [
+            (cvars::ANTI_ALIASING_METHOD, "2"),
+            (cvars::PARALLEL_RECORD, parallel),
+            (cvars::PARALLEL_PASS_SETUP, parallel),
+            (cvars::BLOOM, "1"),
+            (cvars::AUTO_EXPOSURE, "1"),
+        ] {
             rt.set_cvar(name, value).unwrap();
         }
         let materials: Vec<MaterialId> = colors(4).into_iter().map(|m| rt.create_material(m).unwrap()).collect();

@@ -30,6 +30,25 @@ fn showcase_renders_every_feature_with_clean_stats() {
     // Grass, rock, sand, bark, leaves, bricks and their normal map, and the built-ins.
     assert_eq!(s.textures.unwrap().live, 3 + 7, "{:?}", s.textures);
     assert_eq!(s.pipelines.unwrap().created, 0, "every pipeline was made in the first frames: {:?}", s.pipelines);
+    assert_eq!(s.image.as_ref().unwrap().aa, "taa", "the showcase anti-aliases temporally by default");
+}
+
+/// TAA (the showcase's default) along its moving camera, with its
+/// particles and moving crowd, gives the same image serial and parallel
+/// and with one or two frames in flight (a fixed time step: `--fixed-dt`).
+#[test]
+fn showcase_with_taa_is_the_same_serial_and_parallel_and_with_one_or_two_frames_in_flight() {
+    let run = |tag: &str, extra: &[&str]| {
+        let mut args = vec!["--frames", "5", "--width", "200", "--height", "112", "--fixed-dt", "0.05", "--aa", "taa"];
+        args.extend_from_slice(extra);
+        let (png, stats) = common::run_sample(env!("CARGO_BIN_EXE_showcase"), tag, &args);
+        assert_eq!((stats.validation.errors, stats.validation.warnings), (0, 0));
+        test_support::load_png(&png)
+    };
+    let reference = run("taa-parallel", &[]);
+    test_support::assert_images_equal(&reference, &run("taa-serial", &["--serial"]), "showcase TAA: --serial vs parallel");
+    let one = run("taa-one-in-flight", &["--cvar", "r.FramesInFlight=1"]);
+    test_support::assert_images_equal(&reference, &one, "showcase TAA: 2 vs 1 frames in flight");
 }
 
 /// The load run: a million instances and a million particles, two frames
