@@ -169,12 +169,13 @@ fn a_resize_resets_the_history() {
 }
 
 #[test]
-fn taa_is_the_same_serial_and_parallel_and_with_one_or_three_frames_in_flight() {
-    // With the rest of the image's passes on too: bloom, auto exposure.
-    let render = |parallel: &str, in_flight: u32| {
+fn taa_and_fxaa_are_the_same_serial_and_parallel_and_with_one_or_three_frames_in_flight() {
+    // With the rest of the image's passes on too: bloom, auto exposure;
+    // and the same for FXAA.
+    let render = |aa: &str, parallel: &str, in_flight: u32| {
         let mut rt = render_thread_in_flight(RenderThreadMode::Threaded, 3, in_flight);
         for (name, value) in [
-            (cvars::ANTI_ALIASING_METHOD, "2"),
+            (cvars::ANTI_ALIASING_METHOD, aa),
             (cvars::PARALLEL_RECORD, parallel),
             (cvars::PARALLEL_PASS_SETUP, parallel),
             (cvars::BLOOM, "1"),
@@ -193,12 +194,17 @@ fn taa_is_the_same_serial_and_parallel_and_with_one_or_three_frames_in_flight() 
             rt.render_frame(FrameRequest { family: fam.clone(), read_back: false, execute: true }).unwrap();
         }
         let (stats, img) = frame(&mut rt, &fam);
-        assert_eq!(stats.image.aa, "taa");
+        assert_eq!(stats.image.aa, if aa == "2" { "taa" } else { "fxaa" });
+        assert!(stats.image.bloom && stats.image.auto_exposure);
         assert_clean(&mut rt);
         img
     };
-    let reference = render("1", 1);
-    test_support::save_test_output(&reference, "taa-cubes");
-    assert_images_equal(&reference, &render("0", 1), "TAA serial vs parallel");
-    assert_images_equal(&reference, &render("1", 3), "TAA with 1 vs 3 frames in flight");
+    for (aa, name) in [("2", "TAA"), ("1", "FXAA")] {
+        let reference = render(aa, "1", 1);
+        if aa == "2" {
+            test_support::save_test_output(&reference, "taa-cubes");
+        }
+        assert_images_equal(&reference, &render(aa, "0", 1), &format!("{name} serial vs parallel"));
+        assert_images_equal(&reference, &render(aa, "1", 3), &format!("{name} with 1 vs 3 frames in flight"));
+    }
 }
