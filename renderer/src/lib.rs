@@ -71,6 +71,7 @@ mod settings;
 mod shader_layouts;
 pub mod shadow_atlas;
 pub mod shadow_cascades;
+pub mod skeletal;
 mod static_mesh;
 mod static_mesh_proxy;
 mod stats;
@@ -108,6 +109,7 @@ pub use settings::{
     AntiAliasing, AutoExposureSettings, BloomSettings, EarlyZ, FrameSettings, LightGridSettings, ShadingSettings, ShadowSettings,
     TonemapCurve, TonemapSettings,
 };
+pub use skeletal::{SkeletalMeshSceneProxy, SkeletalPose, SkinnedMeshRenderData, VertexInfluences};
 pub use static_mesh::{shapes, StaticMeshLod, StaticMeshRenderData, StaticMeshSection};
 pub use static_mesh_proxy::StaticMeshSceneProxy;
 pub use stats::{ev100_of, exposure_of_ev100, FrameCounters, FrameStats, ImageStats, PassStats, ShadowStats, StageTimings};

@@ -160,13 +160,15 @@ impl StaticMeshRenderData {
         Ok(())
     }
 
-    /// A proxy stops using the GPU buffers; the last one destroys them.
-    pub(crate) fn release_user(&self, device: &Device) {
+    /// A proxy stops using the GPU buffers; the last one destroys them
+    /// (returns whether it was the last).
+    pub(crate) fn release_user(&self, device: &Device) -> bool {
         let mut users = self.users.lock().unwrap_or_else(|p| p.into_inner());
         *users = users.saturating_sub(1);
         if *users == 0 {
             self.release_gpu(device);
         }
+        *users == 0
     }
 
     pub(crate) fn gpu(&self) -> Option<Arc<Vec<LodGpu>>> {

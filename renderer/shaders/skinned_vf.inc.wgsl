@@ -1,0 +1,66 @@
+// The GPU skin vertex factory (UE's FGPUSkinVertexFactory): the local
+// factory's streams (the mesh in its bind pose) and primitive id stream,
+// each vertex moved by up to four joints of the primitive's skeleton
+// (linear blend skinning) before the primitive's transform places it in
+// the world. Group 3 (renderer/src/skeletal/):
+//   binding 0: the joint matrices, model space × inverse bind: this
+//              frame's J matrices, then the previous frame's J (motion
+//              vectors: `prev_world_position` is skinned with them)
+//   binding 1: per vertex, its four joint indices (16 bits each)
+//   binding 2: per vertex, its four weights (summing to 1)
+// The vertex's index (`@builtin(vertex_index)`, the mesh's own: draws use
+// base vertex 0) finds its influences.
+
+@group(3) @binding(0) var<storage, read> skin_joints: array<mat4x4<f32>>;
+@group(3) @binding(1) var<storage, read> skin_joint_indices: array<vec2<u32>>;
+@group(3) @binding(2) var<storage, read> skin_weights: array<vec4<f32>>;
+
+struct VertexFactoryInput {
+    @location(0) position: vec3<f32>,
+    @location(1) tangent_x: vec4<f32>,
+    @location(2) normal: vec4<f32>,
+    @location(3) color: vec4<f32>,
+    @location(4) uv0: vec2<f32>,
+    @location(5) uv1: vec2<f32>,
+    @location(6) uv2: vec2<f32>,
+    @location(7) uv3: vec2<f32>,
+    @location(8) primitive_id: u32,
+    @builtin(vertex_index) vertex_index: u32,
+}
+
+// The blended joint matrix of vertex `v`: this frame's (`first` 0) or the
+// previous frame's (`first` the joint count).
+fn skin_matrix(v: u32, first: u32) -> mat4x4<f32> {
+    let j = skin_joint_indices[v];
+    let w = skin_weights[v];
+    return skin_joints[first + (j.x & 0xffffu)] * w.x
+        + skin_joints[first + (j.x >> 16u)] * w.y
+        + skin_joints[first + (j.y & 0xffffu)] * w.z
+        + skin_joints[first + (j.y >> 16u)] * w.w;
+}
+
+fn vf_fetch(input: VertexFactoryInput) -> FactoryVertex {
+    let primitive = scene_primitive(input.primitive_id);
+    let skin = skin_matrix(input.vertex_index, 0u);
+    let position = (skin * vec4<f32>(input.position, 1.0)).xyz;
+    let normal = (skin * vec4<f32>(input.normal.xyz, 0.0)).xyz;
+    let tangent_dir = (skin * vec4<f32>(input.tangent_x.xyz, 0.0)).xyz;
+    // A mirroring transform flips the binormal's handedness.
+    let m = mat3x3<f32>(primitive.local_to_world[0].xyz, primitive.local_to_world[1].xyz, primitive.local_to_world[2].xyz);
+    let mirrored = select(1.0, -1.0, determinant(m) < 0.0);
+    let tangent = vec4<f32>(tangent_dir, input.tangent_x.w * mirrored);
+    var v = mesh_factory_vertex(input.primitive_id, primitive.local_to_world, position, normal, tangent, input.color, input.uv0);
+    v.uv1 = input.uv1;
+    v.uv2 = input.uv2;
+    v.uv3 = input.uv3;
+    v.custom = primitive.custom;
+    let joints = arrayLength(&skin_joints) / 2u;
+    let before = (skin_matrix(input.vertex_index, joints) * vec4<f32>(input.position, 1.0)).xyz;
+    v.prev_world_position = (primitive.prev_local_to_world * vec4<f32>(before, 1.0)).xyz;
+    return v;
+}
+
+// The primitive's custom vec4 (`PrimitiveData.custom`): floats 0..3.
+fn vf_custom_data(in: MaterialInput, index: u32) -> f32 {
+    return custom_vec4_data(in, index);
+}

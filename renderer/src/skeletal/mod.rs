@@ -1,0 +1,242 @@
+//! Skeletal meshes on the render side (UE's FSkeletalMeshRenderData,
+//! FSkeletalMeshSceneProxy and FGPUSkinVertexFactory): a mesh in its bind
+//! pose whose vertices each follow up to four joints of a skeleton, skinned
+//! on the GPU every frame from the joint matrices the game thread sends.
+//!
+//! The game side evaluates the pose (engine-core's animation) and sends
+//! the joint matrices — model space × inverse bind, one `Mat4` per joint —
+//! as the proxy's dynamic data ([`SkeletalPose`], moved, not copied). The
+//! proxy writes them into its joint buffer (this frame's, then the
+//! previous frame's for motion vectors) with the frame's other uploads;
+//! its mesh draw commands are built once when it is added and **stay
+//! cached**: a new pose changes the buffer, never a command. The skinning
+//! itself is the vertex factory's ([`SKINNED_VERTEX_FACTORY`],
+//! `skinned_vf.inc.wgsl`), so every pass — the depth prepass, shadows, the
+//! base pass, velocity — skins the same way.
+//!
+//! Bounds: the proxy's local bounds are the bind pose's until the game
+//! sends animated ones with the primitive's transform
+//! (`RenderThread::update_primitive_transform_and_bounds`): culling uses
+//! what the game computed from the posed joints.
+//!
+//! Not built yet (issue 39): one shared per-frame joint buffer (an offset
+//! per primitive) so identical skinned meshes merge into instanced draws —
+//! each proxy has its own buffer and bind group today, so skinned draws do
+//! not merge across primitives; morph targets.
+
+mod proxy;
+mod vertex_factory;
+
+pub use proxy::{SkeletalMeshSceneProxy, SkeletalPose};
+pub use vertex_factory::{SkinnedVertexFactory, SKINNED_VERTEX_FACTORY};
+
+use crate::error::{RendererError, Result};
+use crate::math::Bounds;
+use crate::static_mesh::{StaticMeshLod, StaticMeshRenderData};
+use rhi_vulkan::{BufferDesc, BufferHandle, BufferUsage, Device};
+use std::sync::{Arc, Mutex};
+
+/// The most joints a skeletal mesh may have: joint indices are 16 bits in
+/// the vertex factory, and every joint costs two matrices (128 bytes) per
+/// skinned primitive in its joint buffer.
+pub const MAX_SKIN_JOINTS: u32 = 4096;
+
+/// How far a vertex's weights may sum away from 1 before they are
+/// renormalized with a warning (glTF requires a sum of 1; exporters round).
+pub const WEIGHT_SUM_TOLERANCE: f32 = 2e-3;
+
+/// One vertex's joints and weights: up to four influences (unused ones
+/// weigh 0).
+#[derive(Clone, Copy, Debug, PartialEq, Default)]
+pub struct VertexInfluences {
+    /// Joint indices into the skeleton.
+    pub joints: [u16; 4],
+    /// Their weights: finite, not negative, summing to 1.
+    pub weights: [f32; 4],
+}
+
+/// A skeletal mesh's render data: its LODs in the bind pose (the local
+/// vertex factory's vertices, shared with static meshes) and per vertex of
+/// each LOD its influences.
+pub struct SkinnedMeshRenderData {
+    mesh: Arc<StaticMeshRenderData>,
+    influences: Vec<Vec<VertexInfluences>>,
+    joint_count: u32,
+    /// Per LOD, the joint-index and weight buffers (render thread).
+    gpu: Mutex<Option<Arc<Vec<[BufferHandle; 2]>>>>,
+}
+
+impl std::fmt::Debug for SkinnedMeshRenderData {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SkinnedMeshRenderData").field("lods", &self.influences.len()).field("joints", &self.joint_count).finish()
+    }
+}
+
+impl SkinnedMeshRenderData {
+    /// Validates and builds the render data of `lods` (as a static mesh's)
+    /// skinned by `influences` (one list per LOD, one entry per vertex) to
+    /// a skeleton of `joint_count` joints.
+    ///
+    /// Errors ([`RendererError::InvalidMesh`], nothing built): a LOD the
+    /// static mesh refuses; influences missing for a vertex; a joint index
+    /// at or past `joint_count`; a weight that is negative or not finite,
+    /// or weights summing to 0; no joints, or more than
+    /// [`MAX_SKIN_JOINTS`]. Weights that sum away from 1 by more than
+    /// [`WEIGHT_SUM_TOLERANCE`] are renormalized, with a warning.
+    pub fn new(lods: Vec<StaticMeshLod>, mut influences: Vec<Vec<VertexInfluences>>, joint_count: u32) -> Result<Arc<Self>> {
+        if joint_count == 0 || joint_count > MAX_SKIN_JOINTS {
+            return Err(RendererError::InvalidMesh(format!("{joint_count} joints: a skeleton has 1 to {MAX_SKIN_JOINTS}")));
+        }
+        if influences.len() != lods.len() {
+            return Err(RendererError::InvalidMesh(format!("{} LODs, influences for {}", lods.len(), influences.len())));
+        }
+        let mut renormalized = 0;
+        for (l, (lod, inf)) in lods.iter().zip(influences.iter_mut()).enumerate() {
+            if inf.len() != lod.vertices.len() {
+                return Err(RendererError::InvalidMesh(format!("LOD {l}: {} vertices, influences for {}", lod.vertices.len(), inf.len())));
+            }
+            for (v, i) in inf.iter_mut().enumerate() {
+                renormalized += usize::from(
+                    check_influences(i, joint_count).map_err(|e| RendererError::InvalidMesh(format!("LOD {l}, vertex {v}: {e}")))?,
+                );
+            }
+        }
+        if renormalized > 0 {
+            log::warn!("skeletal mesh: {renormalized} vertices' weights did not sum to 1; renormalized");
+        }
+        let mesh = StaticMeshRenderData::new(lods)?;
+        Ok(Arc::new(Self { mesh, influences, joint_count, gpu: Mutex::new(None) }))
+    }
+
+    /// The bind-pose geometry.
+    pub fn mesh(&self) -> &Arc<StaticMeshRenderData> {
+        &self.mesh
+    }
+
+    /// Joints of the skeleton it is skinned to.
+    pub fn joint_count(&self) -> u32 {
+        self.joint_count
+    }
+
+    /// Per LOD, per vertex, its influences (renormalized).
+    pub fn influences(&self) -> &[Vec<VertexInfluences>] {
+        &self.influences
+    }
+
+    /// The bind pose's local bounds.
+    pub fn bind_pose_bounds(&self) -> Bounds {
+        self.mesh.bounds()
+    }
+
+    /// A proxy starts using the GPU buffers (made on first use).
+    pub(crate) fn acquire_gpu(&self, device: &Device) -> rhi_vulkan::Result<Arc<Vec<[BufferHandle; 2]>>> {
+        self.mesh.acquire_gpu(device)?;
+        let mut gpu = self.gpu.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(g) = gpu.as_ref() {
+            return Ok(g.clone());
+        }
+        let mut made: Vec<[BufferHandle; 2]> = Vec::with_capacity(self.influences.len());
+        for inf in &self.influences {
+            let joints: Vec<[u32; 2]> = inf
+                .iter()
+                .map(|i| [u32::from(i.joints[0]) | u32::from(i.joints[1]) << 16, u32::from(i.joints[2]) | u32::from(i.joints[3]) << 16])
+                .collect();
+            let weights: Vec<[f32; 4]> = inf.iter().map(|i| i.weights).collect();
+            let storage = |label: &str, bytes: &[u8]| {
+                device.create_buffer_init(&BufferDesc::gpu_only(label, bytes.len() as u64, BufferUsage::STORAGE), bytes)
+            };
+            let pair = storage("skin joint indices", bytemuck::cast_slice(&joints)).and_then(|j| {
+                storage("skin weights", bytemuck::cast_slice(&weights)).map(|w| [j, w]).inspect_err(|_| device.destroy_buffer(j))
+            });
+            match pair {
+                Ok(p) => made.push(p),
+                Err(e) => {
+                    for [j, w] in made {
+                        device.destroy_buffer(j);
+                        device.destroy_buffer(w);
+                    }
+                    self.mesh.release_user(device);
+                    return Err(e);
+                }
+            }
+        }
+        let made = Arc::new(made);
+        *gpu = Some(made.clone());
+        Ok(made)
+    }
+
+    /// A proxy stops using the GPU buffers: the last one frees them.
+    pub(crate) fn release_gpu(&self, device: &Device) {
+        if self.mesh.release_user(device) {
+            if let Some(g) = self.gpu.lock().unwrap_or_else(|p| p.into_inner()).take() {
+                for [j, w] in g.iter() {
+                    device.destroy_buffer(*j);
+                    device.destroy_buffer(*w);
+                }
+            }
+        }
+    }
+}
+
+/// Checks one vertex's influences against a skeleton of `joint_count`;
+/// renormalizes weights that do not sum to 1 (returns whether it did).
+fn check_influences(i: &mut VertexInfluences, joint_count: u32) -> std::result::Result<bool, String> {
+    for (k, (&j, &w)) in i.joints.iter().zip(&i.weights).enumerate() {
+        if !w.is_finite() || w < 0.0 {
+            return Err(format!("weight {k} is {w}"));
+        }
+        if w > 0.0 && u32::from(j) >= joint_count {
+            return Err(format!("joint {j} of a skeleton of {joint_count}"));
+        }
+    }
+    // An unused influence (weight 0) may name any joint; point it at 0.
+    for (j, w) in i.joints.iter_mut().zip(&i.weights) {
+        if *w == 0.0 && u32::from(*j) >= joint_count {
+            *j = 0;
+        }
+    }
+    let sum: f32 = i.weights.iter().sum();
+    if sum <= 0.0 {
+        return Err("its weights sum to 0".into());
+    }
+    if (sum - 1.0).abs() <= WEIGHT_SUM_TOLERANCE {
+        return Ok(false);
+    }
+    for w in &mut i.weights {
+        *w /= sum;
+    }
+    Ok(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::shapes;
+
+    fn one(joints: [u16; 4], weights: [f32; 4]) -> VertexInfluences {
+        VertexInfluences { joints, weights }
+    }
+
+    #[test]
+    fn influences_are_checked_and_renormalized() {
+        let cube = shapes::cube(1.0);
+        let n = cube.vertices.len();
+        let good = vec![one([0, 1, 0, 0], [0.5, 0.5, 0.0, 0.0]); n];
+        assert!(SkinnedMeshRenderData::new(vec![cube.clone()], vec![good.clone()], 2).is_ok());
+        let bad = |inf: VertexInfluences, joints: u32| {
+            let mut v = good.clone();
+            v[3] = inf;
+            SkinnedMeshRenderData::new(vec![cube.clone()], vec![v], joints)
+        };
+        assert!(matches!(bad(one([2, 0, 0, 0], [1.0, 0.0, 0.0, 0.0]), 2), Err(RendererError::InvalidMesh(_))), "joint out of range");
+        assert!(matches!(bad(one([0, 1, 0, 0], [1.5, -0.5, 0.0, 0.0]), 2), Err(RendererError::InvalidMesh(_))), "negative weight");
+        assert!(matches!(bad(one([0, 1, 0, 0], [f32::NAN, 1.0, 0.0, 0.0]), 2), Err(RendererError::InvalidMesh(_))), "NaN weight");
+        assert!(matches!(bad(one([0, 0, 0, 0], [0.0; 4]), 2), Err(RendererError::InvalidMesh(_))), "no weight");
+        assert!(matches!(bad(one([0, 0, 0, 0], [1.0, 0.0, 0.0, 0.0]), 0), Err(RendererError::InvalidMesh(_))), "no joints");
+        assert!(matches!(bad(one([0, 0, 0, 0], [1.0, 0.0, 0.0, 0.0]), MAX_SKIN_JOINTS + 1), Err(RendererError::InvalidMesh(_))));
+        assert!(SkinnedMeshRenderData::new(vec![cube.clone()], vec![good[..n - 1].to_vec()], 2).is_err(), "a vertex without influences");
+        // Weights summing to 2 are halved; an unused influence's joint is not checked.
+        let mesh = bad(one([1, 7, 0, 0], [1.0, 0.0, 1.0, 0.0]), 2).unwrap();
+        assert_eq!(mesh.influences()[0][3], one([1, 0, 0, 0], [0.5, 0.0, 0.5, 0.0]));
+    }
+}
