@@ -9,6 +9,10 @@ pub enum EngineError {
     #[cfg(feature = "collision")]
     #[error(transparent)]
     Collision(#[from] crate::collision::CollisionError),
+    /// An animation clip, pose or skeleton that does not hold together
+    /// (`crate::animation`); nothing changed.
+    #[error(transparent)]
+    Animation(#[from] crate::animation::AnimationError),
     #[error("unknown actor {0:?}")]
     UnknownActor(ActorId),
     #[error("unknown component {0:?}")]

@@ -42,6 +42,7 @@
 )]
 
 #[cfg(feature = "collision")]
+pub mod animation;
 pub mod collision;
 mod component;
 mod engine;
@@ -50,6 +51,7 @@ mod error;
 pub mod gltf;
 mod handle;
 mod light_camera;
+pub mod skeletal_mesh;
 pub mod static_mesh;
 mod transform;
 mod world;
@@ -64,6 +66,7 @@ pub use engine::{Engine, EngineDesc, GameTimings};
 pub use error::{EngineError, Result};
 pub use handle::{ActorId, ComponentId};
 pub use light_camera::{look_rotation, CameraComponent, DirectionalLightComponent, PointLightComponent, SpotLightComponent};
+pub use skeletal_mesh::{JointDesc, SkeletalMesh, SkeletalMeshComponent};
 pub use static_mesh::{StaticMesh, StaticMeshComponent};
 pub use transform::Transform;
 #[cfg(feature = "collision")]

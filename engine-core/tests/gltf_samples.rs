@@ -100,21 +100,50 @@ fn flight_helmet_imports_with_its_textures_and_renders_upright_and_lit() {
 }
 
 #[test]
-fn fox_glb_imports_its_embedded_texture_and_reports_skin_and_animations() {
+fn fox_glb_imports_its_skin_and_animations_and_runs() {
     let Some(path) = sample("Fox/Fox.glb") else { return };
     let import = gltf::import(&path).unwrap();
     assert_eq!(import.textures.len(), 1);
     assert!(import.materials[0].base_color_texture.is_some());
-    assert!(import.skipped.iter().any(|s| s.starts_with("skins: 1")), "{:?}", import.skipped);
-    assert!(import.skipped.iter().any(|s| s.starts_with("animations: 3")), "{:?}", import.skipped);
+    assert!(import.skipped.is_empty(), "the skin and animations are imported: {:?}", import.skipped);
+    assert_eq!((import.skins.len(), import.animations.len()), (1, 3));
+    assert_eq!(import.skins[0].joints.len(), 24);
+    let names: Vec<&str> = import.animations.iter().map(|a| a.name.as_str()).collect();
+    assert_eq!(names, ["Survey", "Walk", "Run"]);
     assert_eq!(import.nodes.len(), 26);
     // No normals in the file: flat ones, unwelded.
-    let lod = &import.meshes[0].as_ref().unwrap().mesh.render_data().lods()[0];
+    let mesh = import.meshes[0].as_ref().unwrap();
+    let lod = &mesh.mesh.render_data().lods()[0];
     assert_eq!(lod.vertices.len(), lod.indices.len());
-    let (img, spawned, _, _engine) = render(&import);
+    assert_eq!(mesh.influences.as_ref().map(Vec::len), Some(lod.vertices.len()), "one set of influences per vertex");
+    let (img, spawned, _, mut engine) = render(&import);
     test_support::save_test_output(&img, "gltf-fox");
     assert_eq!(spawned.nodes.iter().flatten().count(), 26);
+    assert_eq!(spawned.skeletal_meshes.len(), 1);
     assert!(covered(&img) > 100, "the fox is drawn: {}", covered(&img));
+    // Running: frames 0.25 s apart differ; the bounds hold every skinned vertex.
+    let fox = spawned.skeletal_meshes[0];
+    engine.world.with_component_mut::<SkeletalMeshComponent, _>(fox, |c| c.play(2, true)).unwrap().unwrap();
+    let mut frames = Vec::new();
+    for _ in 0..3 {
+        engine.tick(0.25, true).unwrap();
+        engine.flush().unwrap();
+        frames.push(engine.read_back().unwrap().expect("an image"));
+        let c = engine.world.component::<SkeletalMeshComponent>(fox).unwrap();
+        let bounds = c.local_bounds();
+        let (m, inf) = (c.mesh(), &c.mesh().render_data().influences()[0]);
+        for (v, i) in m.render_data().mesh().lods()[0].vertices.iter().zip(inf) {
+            let skin = (0..4).fold(glam::Mat4::ZERO, |acc, k| acc + c.joint_matrices()[i.joints[k] as usize] * i.weights[k]);
+            let p = skin.transform_point3(Vec3::from(v.position));
+            assert!((p - bounds.origin).abs().cmple(bounds.extent + 1e-3).all(), "a skinned vertex {p} outside the bounds {bounds:?}");
+        }
+    }
+    test_support::save_test_output(&frames[2], "gltf-fox-running");
+    assert_ne!(frames[0].rgba8, frames[1].rgba8, "the fox moves");
+    assert_ne!(frames[1].rgba8, frames[2].rgba8, "the fox moves");
+    let stats = engine.stats().unwrap().unwrap();
+    assert_eq!(stats.cached_commands_built, 0, "a new pose rebuilds no command");
+    test_support::assert_clean(engine.render_thread());
 }
 
 #[test]

@@ -6,7 +6,7 @@ use crate::static_mesh::StaticMesh;
 use glam::Vec3;
 use gltf::accessor::Dimensions;
 use gltf::mesh::{Mode, Semantic};
-use renderer::{LocalVertex, StaticMeshLod, StaticMeshSection};
+use renderer::{LocalVertex, StaticMeshLod, StaticMeshSection, VertexInfluences};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -97,8 +97,11 @@ fn vertex_key(v: &LocalVertex) -> [u32; 19] {
 }
 
 /// MikkTSpace tangents: per corner, then corners welded back where every
-/// attribute agrees.
-pub(crate) fn generate_tangents(vertices: &[LocalVertex], indices: &[u32], uv_set: usize) -> (Vec<LocalVertex>, Vec<u32>) {
+/// attribute agrees (and, for a skinned primitive, `origin`: the source
+/// vertex each came from, so that corners of vertices with different
+/// joints never weld). Returns the vertices, the indices and each new
+/// vertex's source vertex.
+pub(crate) fn generate_tangents(vertices: &[LocalVertex], indices: &[u32], uv_set: usize, origin: &[u32]) -> Welded {
     // MikkTSpace drops triangles with two equal positions and, with none
     // left, underflows a count (an out-of-bounds loop where overflow checks
     // are off); a grid over no extent leaves its hash cells empty. Such a
@@ -106,26 +109,32 @@ pub(crate) fn generate_tangents(vertices: &[LocalVertex], indices: &[u32], uv_se
     let pos = |i: u32| finite(vertices[i as usize].position).map(f32::to_bits);
     let usable = indices.chunks_exact(3).any(|t| pos(t[0]) != pos(t[1]) && pos(t[0]) != pos(t[2]) && pos(t[1]) != pos(t[2]));
     if !usable {
-        return (vertices.to_vec(), indices.to_vec());
+        return (vertices.to_vec(), indices.to_vec(), origin.to_vec());
     }
     let mut g = Mikk { vertices, indices, uv_set, tangents: vec![[0.0, 0.0, 0.0, 1.0]; indices.len()] };
     // The error type has no variants (it is reserved): generation cannot fail.
     let _ = bevy_mikktspace::generate_tangents(&mut g);
     let mut out = Vec::with_capacity(vertices.len());
-    let mut welded: HashMap<[u32; 19], u32> = HashMap::with_capacity(vertices.len());
+    let mut out_origin = Vec::with_capacity(vertices.len());
+    let mut welded: HashMap<([u32; 19], u32), u32> = HashMap::with_capacity(vertices.len());
     let mut out_idx = Vec::with_capacity(indices.len());
     for (corner, &i) in indices.iter().enumerate() {
         let mut v = vertices[i as usize];
         let t = g.tangents[corner];
         v.tangent_x = if t.iter().all(|c| c.is_finite()) { t } else { [0.0, 0.0, 0.0, 1.0] };
-        let at = *welded.entry(vertex_key(&v)).or_insert_with(|| {
+        let from = origin[i as usize];
+        let at = *welded.entry((vertex_key(&v), from)).or_insert_with(|| {
             out.push(v);
+            out_origin.push(from);
             out.len() as u32 - 1
         });
         out_idx.push(at);
     }
-    (out, out_idx)
+    (out, out_idx, out_origin)
 }
+
+/// Vertices, indices, and each vertex's source vertex in the primitive.
+pub(crate) type Welded = (Vec<LocalVertex>, Vec<u32>, Vec<u32>);
 
 /// Whether primitive `p` (at JSON path `path`) is drawn: triangles are.
 /// Notes what it brings that is not: another mode, application-specific
@@ -160,6 +169,7 @@ pub(crate) fn build_mesh(
     let mut lod = StaticMeshLod { vertices: Vec::new(), indices: Vec::new(), sections: Vec::new(), screen_size: 0.0 };
     let mut slot_materials = Vec::new();
     let mut slot_names = Vec::new();
+    let mut influences: Option<Vec<VertexInfluences>> = None;
     for p in m.primitives() {
         let path = format!("{mesh_path}/primitives/{}", p.index());
         if !note_primitive(&p, &path, skipped, morph_targets) {
@@ -206,14 +216,27 @@ pub(crate) fn build_mesh(
         if indices.is_empty() {
             continue;
         }
+        let skin = read_influences(&p, buffers, count, &attr)?;
         let mut vertices = assemble_vertices(count, &pos, &normals, &tangents, &colors, &uvs);
+        let mut origin: Vec<u32> = (0..count as u32).collect();
         if normals.is_none() {
-            (vertices, indices) = flat_normals(&vertices, &indices);
+            (vertices, indices, origin) = flat_normals(&vertices, &indices, &origin);
         }
         let material = p.material().index();
         let normal_map = material.and_then(|i| materials.get(i)).and_then(|m| m.normal_texture.as_ref());
         if let (None, Some(nm)) = (&tangents, normal_map) {
-            (vertices, indices) = generate_tangents(&vertices, &indices, nm.uv_set as usize);
+            (vertices, indices, origin) = generate_tangents(&vertices, &indices, nm.uv_set as usize, &origin);
+        }
+        match (skin, influences.as_mut(), lod.sections.is_empty()) {
+            (Some(skin), Some(all), _) => all.extend(origin.iter().map(|&o| skin[o as usize])),
+            (Some(skin), None, true) => influences = Some(origin.iter().map(|&o| skin[o as usize]).collect()),
+            (None, None, _) => {}
+            _ => {
+                return Err(GltfError::Invalid {
+                    path: attr("JOINTS_0"),
+                    problem: "some primitives of the mesh are skinned and others not".into(),
+                })
+            }
         }
         budget.charge(vertices.len(), indices.len(), limits, &attr("POSITION"), &list_path)?;
         let base = lod.vertices.len() as u32;
@@ -241,7 +264,47 @@ pub(crate) fn build_mesh(
     }
     let name = m.name().map(str::to_string).unwrap_or_else(|| format!("mesh {}", m.index()));
     let mesh = StaticMesh::new(&name, vec![lod], slot_names).map_err(|e| GltfError::Mesh { path: mesh_path, problem: e.to_string() })?;
-    Ok(Some(GltfMesh { name, mesh, slot_materials }))
+    Ok(Some(GltfMesh { name, mesh, slot_materials, influences }))
+}
+
+/// A skinned primitive's influences per vertex (`JOINTS_0` and
+/// `WEIGHTS_0`: unsigned byte or short joints, float or normalized
+/// weights), or `None` when it has neither. One without the other, or a
+/// count that is not the positions', is an error naming the attribute.
+/// The weights are checked (and renormalized) against the skeleton when
+/// the skeletal mesh is built.
+fn read_influences(
+    p: &gltf::Primitive,
+    buffers: &[Buffer<'_>],
+    count: usize,
+    attr: &dyn Fn(&str) -> String,
+) -> Result<Option<Vec<VertexInfluences>>, GltfError> {
+    let (joints, weights) = match (p.get(&Semantic::Joints(0)), p.get(&Semantic::Weights(0))) {
+        (None, None) => return Ok(None),
+        (Some(j), Some(w)) => (j, w),
+        (j, _) => {
+            let missing = if j.is_some() { "WEIGHTS_0" } else { "JOINTS_0" };
+            return Err(GltfError::Invalid { path: attr(missing), problem: "a skinned primitive needs JOINTS_0 and WEIGHTS_0".into() });
+        }
+    };
+    for (acc, name) in [(&joints, "JOINTS_0"), (&weights, "WEIGHTS_0")] {
+        if acc.count() != count {
+            return Err(GltfError::Accessor {
+                path: attr(name),
+                problem: format!("accessor {}: {} elements, POSITION has {count}", acc.index(), acc.count()),
+            });
+        }
+    }
+    if !matches!(joints.data_type(), gltf::accessor::DataType::U8 | gltf::accessor::DataType::U16) || joints.normalized() {
+        return Err(GltfError::Accessor { path: attr("JOINTS_0"), problem: "joints must be unsigned bytes or shorts".into() });
+    }
+    let (j, _) = read_floats(&joints, buffers, &attr("JOINTS_0"), &[Dimensions::Vec4], count as u64)?;
+    let (w, _) = read_floats(&weights, buffers, &attr("WEIGHTS_0"), &[Dimensions::Vec4], count as u64)?;
+    Ok(Some(
+        (0..count)
+            .map(|i| VertexInfluences { joints: [0, 1, 2, 3].map(|k| j[i * 4 + k] as u16), weights: [0, 1, 2, 3].map(|k| w[i * 4 + k]) })
+            .collect(),
+    ))
 }
 
 /// A primitive's triangle list (its indices, or `0..count` without them,
@@ -306,9 +369,11 @@ fn assemble_vertices(count: usize, pos: &[f32], normals: &Floats, tangents: &Flo
         .collect()
 }
 
-/// Flat normals: every corner its own vertex with its face's normal.
-fn flat_normals(vertices: &[LocalVertex], indices: &[u32]) -> (Vec<LocalVertex>, Vec<u32>) {
+/// Flat normals: every corner its own vertex with its face's normal (and
+/// its source vertex, from `origin`).
+fn flat_normals(vertices: &[LocalVertex], indices: &[u32], origin: &[u32]) -> Welded {
     let mut flat = Vec::with_capacity(indices.len());
+    let flat_origin = indices.iter().map(|&i| origin[i as usize]).collect();
     for t in indices.chunks_exact(3) {
         let p = |k: usize| Vec3::from(vertices[t[k] as usize].position);
         let n = (p(1) - p(0)).cross(p(2) - p(0)).normalize_or(Vec3::Z);
@@ -319,7 +384,7 @@ fn flat_normals(vertices: &[LocalVertex], indices: &[u32]) -> (Vec<LocalVertex>,
         }
     }
     let indices = (0..flat.len() as u32).collect();
-    (flat, indices)
+    (flat, indices, flat_origin)
 }
 
 #[cfg(test)]
@@ -345,7 +410,7 @@ mod tests {
         };
         let mut w = v;
         w.uvs[0] = [1.0, 0.0];
-        let (out, idx) = generate_tangents(&[v, w, v], &[0, 1, 2], 0);
+        let (out, idx, _) = generate_tangents(&[v, w, v], &[0, 1, 2], 0, &[0, 1, 2]);
         assert_eq!((out.len(), idx), (3, vec![0, 1, 2]));
         assert!(out.iter().all(|v| v.tangent_x == [0.0, 0.0, 0.0, 1.0]));
     }
@@ -361,7 +426,8 @@ mod tests {
             tangent_x: [0.0; 4],
         };
         let verts = [v(0.0, 0.0), v(1.0, 0.0), v(1.0, 1.0), v(0.0, 1.0)];
-        let (out, idx) = generate_tangents(&verts, &[0, 1, 2, 0, 2, 3], 0);
+        let (out, idx, origin) = generate_tangents(&verts, &[0, 1, 2, 0, 2, 3], 0, &[0, 1, 2, 3]);
+        assert_eq!(origin, [0, 1, 2, 3]);
         assert_eq!(out.len(), 4, "corners weld back");
         assert_eq!(idx.len(), 6);
         for v in &out {

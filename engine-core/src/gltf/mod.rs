@@ -88,19 +88,23 @@
 //! non-blocking `poll`, `wait`); the game keeps ticking meanwhile.
 
 mod accessor;
+mod animation;
 mod async_load;
 mod error;
 mod ktx;
 mod material;
 mod mesh;
 mod read;
+mod skin;
 mod spawn;
 
+pub use animation::GltfAnimation;
 pub use async_load::{load_async, GltfLoad};
 pub use error::GltfError;
 pub use ktx::decompress_bc;
 pub use material::{AlphaMode, GltfMaterial, TextureRef, UvTransform, PBR_MATERIAL_WGSL};
 pub use read::SUPPORTED_EXTENSIONS;
+pub use skin::GltfSkin;
 pub use spawn::SpawnedScene;
 
 use crate::static_mesh::StaticMesh;
@@ -171,6 +175,10 @@ pub struct GltfMesh {
     pub name: String,
     pub mesh: Arc<StaticMesh>,
     pub slot_materials: Vec<Option<usize>>,
+    /// A skinned mesh's joints and weights per vertex of `mesh` (its
+    /// `JOINTS_0`/`WEIGHTS_0`, joints indexing the node's skin's joints);
+    /// `None` for a mesh that is not skinned.
+    pub influences: Option<Vec<renderer::VertexInfluences>>,
 }
 
 /// A [`GltfTexture`]'s Basis Universal KTX2 file ([`GltfTexture::basis`])
@@ -209,6 +217,8 @@ pub struct GltfNode {
     pub camera: Option<usize>,
     /// Index into [`GltfImport::lights`].
     pub light: Option<usize>,
+    /// Index into [`GltfImport::skins`]: the mesh is skinned by it.
+    pub skin: Option<usize>,
 }
 
 /// A camera's projection.
@@ -274,6 +284,10 @@ pub struct GltfImport {
     pub lights: Vec<Option<GltfLight>>,
     pub scenes: Vec<GltfScene>,
     pub default_scene: Option<usize>,
+    /// By glTF skin index.
+    pub skins: Vec<GltfSkin>,
+    /// By glTF animation index (morph-weight channels left out).
+    pub animations: Vec<GltfAnimation>,
     /// What was not imported, one line per kind (also logged as warnings).
     pub skipped: Vec<String>,
 }
@@ -378,6 +392,25 @@ impl GltfImport {
             }
             if let Some(l) = node.light {
                 within(format!("/nodes/{i}/light"), l, self.lights.len(), "light")?;
+            }
+            if let Some(s) = node.skin {
+                within(format!("/nodes/{i}/skin"), s, self.skins.len(), "skin")?;
+            }
+        }
+        for (i, skin) in self.skins.iter().enumerate() {
+            for (k, &j) in skin.joints.iter().enumerate() {
+                within(format!("/skins/{i}/joints/{k}"), j, self.nodes.len(), "node")?;
+            }
+            if skin.inverse_bind_matrices.len() != skin.joints.len() || skin.joints.is_empty() {
+                return invalid(
+                    format!("/skins/{i}"),
+                    format!("{} joints, {} inverse bind matrices", skin.joints.len(), skin.inverse_bind_matrices.len()),
+                );
+            }
+        }
+        for (i, a) in self.animations.iter().enumerate() {
+            for (k, c) in a.channels.iter().enumerate() {
+                within(format!("/animations/{i}/channels/{k}/target/node"), c.target().node() as usize, self.nodes.len(), "node")?;
             }
         }
         self.check_acyclic()?;

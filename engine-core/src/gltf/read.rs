@@ -306,9 +306,14 @@ pub(crate) fn import_bytes(
     let cameras = read_cameras(doc)?;
     let lights = read_lights(doc)?;
     let nodes = read_nodes(doc, &parents)?;
+    let skins = super::skin::read_skins(doc, &buffers)?;
+    let (animations, weight_channels) = super::animation::read_animations(doc, &buffers, limits)?;
     let scenes =
         doc.scenes().map(|s| GltfScene { name: s.name().unwrap_or("").into(), nodes: s.nodes().map(|n| n.index()).collect() }).collect();
     note_unsupported(doc, morph_targets, &mut skipped);
+    if weight_channels > 0 {
+        skip(&mut skipped, format!("morph-weight animation channels: {weight_channels} (morph targets are not drawn)"));
+    }
     Ok(GltfImport {
         meshes,
         materials,
@@ -318,6 +323,8 @@ pub(crate) fn import_bytes(
         lights,
         scenes,
         default_scene: doc.default_scene().map(|s| s.index()),
+        skins,
+        animations,
         skipped,
     })
 }
@@ -614,6 +621,7 @@ fn read_nodes(doc: &gltf::Document, parents: &[Option<usize>]) -> Result<Vec<Glt
             mesh: node.mesh().map(|m| m.index()),
             camera: node.camera().map(|c| c.index()),
             light: node.light().map(|l| l.index()),
+            skin: node.skin().map(|s| s.index()),
         });
     }
     Ok(nodes)
@@ -621,14 +629,6 @@ fn read_nodes(doc: &gltf::Document, parents: &[Option<usize>]) -> Result<Vec<Glt
 
 /// One skipped line per kind of thing the import does not support.
 fn note_unsupported(doc: &gltf::Document, morph_targets: usize, skipped: &mut Vec<String>) {
-    let skins = doc.skins().len();
-    if skins > 0 {
-        skip(skipped, format!("skins: {skins} (meshes are drawn in their bind pose)"));
-    }
-    let animations = doc.animations().len();
-    if animations > 0 {
-        skip(skipped, format!("animations: {animations}"));
-    }
     if morph_targets > 0 {
         skip(skipped, format!("morph targets: on {morph_targets} primitive(s) (the base shape is drawn)"));
     }

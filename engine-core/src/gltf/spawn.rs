@@ -23,6 +23,10 @@ pub struct SpawnedScene {
     pub nodes: Vec<Option<ComponentId>>,
     pub cameras: Vec<ComponentId>,
     pub lights: Vec<ComponentId>,
+    /// The skinned meshes' components ([`crate::SkeletalMeshComponent`]),
+    /// with the file's animations that move their skeletons as clips
+    /// (none playing): one per node with a mesh and a skin.
+    pub skeletal_meshes: Vec<ComponentId>,
     /// By [`GltfImport::textures`] index.
     pub textures: Vec<TextureId>,
     /// The PBR parents made.
@@ -67,6 +71,8 @@ enum Kind {
     Node,
     Camera,
     Light,
+    /// The skeletal mesh of this node's mesh and skin.
+    Skinned(usize),
 }
 
 fn camera_component(c: &GltfCamera) -> CameraComponent {
@@ -184,15 +190,23 @@ fn plan_components(import: &GltfImport, roots: &[usize]) -> Result<Vec<Planned>,
     }];
     let mut stack: Vec<(usize, usize)> = roots.iter().rev().map(|&n| (n, 0)).collect();
     let mut visited = vec![false; import.nodes.len()];
+    let mut skinned = SkinnedMeshes::default();
     while let Some((n, parent)) = stack.pop() {
         if std::mem::replace(&mut visited[n], true) {
             continue;
         }
         let node = &import.nodes[n];
         let path = format!("/nodes/{n}");
-        let component: Box<dyn Component> = match node.mesh.and_then(|m| import.meshes.get(m)).and_then(|m| m.as_ref()) {
-            Some(mesh) => Box::new(StaticMeshComponent::new(mesh.mesh.clone())),
-            None => Box::new(SceneComponent),
+        let mesh = node.mesh.and_then(|m| import.meshes.get(m)).and_then(|m| m.as_ref());
+        // A skinned mesh is placed by its joints: its component sits at the
+        // scene's root (glTF ignores the node's own transform for it).
+        let skinned = match (node.skin, node.mesh, mesh) {
+            (Some(skin), Some(m), Some(gm)) if gm.influences.is_some() => Some(skinned.skeletal(import, m, skin)?),
+            _ => None,
+        };
+        let component: Box<dyn Component> = match (mesh, &skinned) {
+            (Some(mesh), None) => Box::new(StaticMeshComponent::new(mesh.mesh.clone())),
+            _ => Box::new(SceneComponent),
         };
         let world_m = plan[parent].world * node.transform.to_mat4();
         let at = plan.len();
@@ -205,6 +219,17 @@ fn plan_components(import: &GltfImport, roots: &[usize]) -> Result<Vec<Planned>,
             path: path.clone(),
             kind: Kind::Node,
         });
+        if let Some(c) = skinned {
+            plan.push(Planned {
+                node: None,
+                component: Box::new(c),
+                parent: Some(0),
+                relative: Transform::IDENTITY,
+                world: plan[0].world,
+                path: format!("{path}/skin"),
+                kind: Kind::Skinned(n),
+            });
+        }
         let look = Transform::new(Vec3::ZERO, gltf_look_rotation(), Vec3::ONE);
         if let Some(c) = node.camera.and_then(|c| import.cameras.get(c)) {
             plan.push(Planned {
@@ -242,6 +267,28 @@ fn plan_components(import: &GltfImport, roots: &[usize]) -> Result<Vec<Planned>,
     }
 
     Ok(plan)
+}
+
+/// The skeletal meshes a spawn makes, one per (mesh, skin) pair, shared by
+/// the nodes that use the same pair.
+#[derive(Default)]
+struct SkinnedMeshes {
+    made: std::collections::HashMap<(usize, usize), (Arc<crate::SkeletalMesh>, Vec<Arc<crate::animation::AnimationClip>>)>,
+}
+
+impl SkinnedMeshes {
+    /// A component of mesh `mesh` skinned by `skin`, with its clips.
+    fn skeletal(&mut self, import: &GltfImport, mesh: usize, skin: usize) -> Result<crate::SkeletalMeshComponent, GltfError> {
+        if !self.made.contains_key(&(mesh, skin)) {
+            self.made.insert((mesh, skin), super::skin::skeletal_mesh(import, mesh, skin)?);
+        }
+        let (m, clips) = &self.made[&(mesh, skin)];
+        let mut c = crate::SkeletalMeshComponent::new(m.clone());
+        for (i, clip) in clips.iter().enumerate() {
+            c.add_clip(clip.clone()).map_err(|error| GltfError::Spawn { path: format!("/skins/{skin} (clip {i})"), error })?;
+        }
+        Ok(c)
+    }
 }
 
 #[expect(clippy::too_many_arguments, reason = "the plan spawn made, handed over whole")]
@@ -297,22 +344,36 @@ fn create_components(
             }
         };
         ids.push(id);
-        match p.kind {
-            Kind::Camera => out.cameras.push(id),
-            Kind::Light => out.lights.push(id),
-            Kind::Node => {}
-        }
+        let mesh_of = |n: usize| import.nodes[n].mesh.and_then(|m| import.meshes.get(m)).and_then(|m| m.as_ref());
+        let drawn = match p.kind {
+            Kind::Camera => {
+                out.cameras.push(id);
+                None
+            }
+            Kind::Light => {
+                out.lights.push(id);
+                None
+            }
+            Kind::Skinned(n) => {
+                out.skeletal_meshes.push(id);
+                mesh_of(n)
+            }
+            // A skinned node's own component draws nothing.
+            Kind::Node => {
+                p.node.filter(|&n| import.nodes[n].skin.is_none() || mesh_of(n).is_some_and(|m| m.influences.is_none())).and_then(mesh_of)
+            }
+        };
         if let Some(n) = p.node {
             out.nodes[n] = Some(id);
-            if let Some(mesh) = import.nodes[n].mesh.and_then(|m| import.meshes.get(m)).and_then(|m| m.as_ref()) {
-                for (slot, material) in mesh.slot_materials.iter().enumerate() {
-                    let id_m = match material {
-                        Some(m) => out.materials.get(*m).copied(),
-                        None => out.default_material,
-                    };
-                    if let Some(id_m) = id_m {
-                        world.set_material(id, slot, id_m).map_err(e)?;
-                    }
+        }
+        if let Some(mesh) = drawn {
+            for (slot, material) in mesh.slot_materials.iter().enumerate() {
+                let id_m = match material {
+                    Some(m) => out.materials.get(*m).copied(),
+                    None => out.default_material,
+                };
+                if let Some(id_m) = id_m {
+                    world.set_material(id, slot, id_m).map_err(e)?;
                 }
             }
         }

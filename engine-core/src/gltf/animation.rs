@@ -1,0 +1,73 @@
+//! glTF animations (`/animations`): each channel's sampler read into an
+//! [`animation::Channel`](crate::animation::Channel) targeting its node
+//! (renumbered into a skeleton's joints when a skinned mesh is spawned).
+//! Every sampler is validated as glTF requires — input times scalar,
+//! finite, non-negative and increasing; output counts matching the
+//! interpolation; rotations not zero — into a [`GltfError`] naming the
+//! sampler's JSON path. Morph-target weight channels are skipped (morph
+//! targets are not drawn yet).
+
+use super::accessor::{read_floats, Buffer};
+use super::{GltfError, GltfLimits};
+use crate::animation::{Channel, ChannelTarget, Interpolation};
+use gltf::accessor::Dimensions;
+use gltf::animation::{Interpolation as GltfInterpolation, Property};
+
+/// An animation: its channels, each targeting a node (by glTF node index).
+#[derive(Clone, Debug, PartialEq)]
+pub struct GltfAnimation {
+    pub name: String,
+    pub channels: Vec<Channel>,
+}
+
+/// Reads every animation; returns them and how many morph-weight channels
+/// were skipped.
+pub(crate) fn read_animations(
+    doc: &gltf::Document,
+    buffers: &[Buffer<'_>],
+    limits: &GltfLimits,
+) -> Result<(Vec<GltfAnimation>, usize), GltfError> {
+    let mut skipped_weights = 0;
+    let mut out = Vec::with_capacity(doc.animations().len());
+    for a in doc.animations() {
+        let mut channels = Vec::new();
+        for c in a.channels() {
+            let node = c.target().node().index() as u32;
+            let target = match c.target().property() {
+                Property::Translation => ChannelTarget::Translation(node),
+                Property::Rotation => ChannelTarget::Rotation(node),
+                Property::Scale => ChannelTarget::Scale(node),
+                Property::MorphTargetWeights => {
+                    skipped_weights += 1;
+                    continue;
+                }
+            };
+            let s = c.sampler();
+            let path = format!("/animations/{}/samplers/{}", a.index(), s.index());
+            channels.push(read_channel(&s, target, buffers, limits, &path)?);
+        }
+        out.push(GltfAnimation { name: a.name().map(str::to_string).unwrap_or_else(|| format!("animation {}", a.index())), channels });
+    }
+    Ok((out, skipped_weights))
+}
+
+fn read_channel(
+    s: &gltf::animation::Sampler,
+    target: ChannelTarget,
+    buffers: &[Buffer<'_>],
+    limits: &GltfLimits,
+    path: &str,
+) -> Result<Channel, GltfError> {
+    let (times, _) = read_floats(&s.input(), buffers, &format!("{path}/input"), &[Dimensions::Scalar], limits.max_vertices)?;
+    let dims: &[Dimensions] = match target {
+        ChannelTarget::Rotation(_) => &[Dimensions::Vec4],
+        _ => &[Dimensions::Vec3],
+    };
+    let (values, _) = read_floats(&s.output(), buffers, &format!("{path}/output"), dims, limits.max_vertices)?;
+    let interpolation = match s.interpolation() {
+        GltfInterpolation::Step => Interpolation::Step,
+        GltfInterpolation::Linear => Interpolation::Linear,
+        GltfInterpolation::CubicSpline => Interpolation::CubicSpline,
+    };
+    Channel::new(target, interpolation, times, values).map_err(|e| GltfError::Invalid { path: path.into(), problem: e.to_string() })
+}

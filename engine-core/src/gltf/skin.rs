@@ -1,0 +1,162 @@
+//! glTF skins (`/skins`): each a list of joint nodes and their inverse
+//! bind matrices, the skeleton a skinned mesh node's vertices follow.
+
+use super::accessor::{read_floats, Buffer};
+use super::GltfError;
+use crate::animation::{AnimationClip, Channel, JointTransform};
+use crate::skeletal_mesh::{JointDesc, SkeletalMesh};
+use glam::Mat4;
+use gltf::accessor::Dimensions;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// A skin: the nodes that are its joints (the mesh's `JOINTS_0` index this
+/// list) and each joint's inverse bind matrix (glTF space).
+#[derive(Clone, Debug, PartialEq)]
+pub struct GltfSkin {
+    pub name: String,
+    /// Node indices, one per joint.
+    pub joints: Vec<usize>,
+    /// One per joint (identity where the file gives none).
+    pub inverse_bind_matrices: Vec<Mat4>,
+    /// The node the file names as the skeleton's root, if any.
+    pub skeleton: Option<usize>,
+}
+
+/// The most joints one skin may have (the renderer's limit).
+pub const MAX_JOINTS: usize = renderer::skeletal::MAX_SKIN_JOINTS as usize;
+
+/// Reads every skin. Errors name the skin's JSON path: no joints, more than
+/// [`MAX_JOINTS`], a joint listed twice, inverse bind matrices of the wrong
+/// type or count, a matrix that is not finite or not invertible.
+pub(crate) fn read_skins(doc: &gltf::Document, buffers: &[Buffer<'_>]) -> Result<Vec<GltfSkin>, GltfError> {
+    doc.skins().map(|s| read_skin(&s, buffers)).collect()
+}
+
+fn read_skin(s: &gltf::Skin, buffers: &[Buffer<'_>]) -> Result<GltfSkin, GltfError> {
+    let path = format!("/skins/{}", s.index());
+    let joints: Vec<usize> = s.joints().map(|n| n.index()).collect();
+    let invalid = |at: &str, problem: String| GltfError::Invalid { path: format!("{path}{at}"), problem };
+    if joints.is_empty() || joints.len() > MAX_JOINTS {
+        return Err(invalid("/joints", format!("{} joints: a skin has 1 to {MAX_JOINTS}", joints.len())));
+    }
+    let mut seen = std::collections::HashSet::new();
+    if let Some(twice) = joints.iter().find(|j| !seen.insert(**j)) {
+        return Err(invalid("/joints", format!("node {twice} is listed twice")));
+    }
+    let inverse_bind_matrices = match s.inverse_bind_matrices() {
+        None => vec![Mat4::IDENTITY; joints.len()],
+        Some(acc) => {
+            let at = format!("{path}/inverseBindMatrices");
+            if acc.count() != joints.len() {
+                return Err(GltfError::Accessor { path: at, problem: format!("{} matrices for {} joints", acc.count(), joints.len()) });
+            }
+            let (m, _) = read_floats(&acc, buffers, &at, &[Dimensions::Mat4], joints.len() as u64)?;
+            let matrices: Vec<Mat4> = m.chunks_exact(16).map(Mat4::from_cols_slice).collect();
+            if let Some(bad) = matrices.iter().position(|m| !m.is_finite() || m.determinant().abs() < 1e-12) {
+                return Err(invalid("/inverseBindMatrices", format!("matrix {bad} is not finite or not invertible")));
+            }
+            matrices
+        }
+    };
+    Ok(GltfSkin { name: s.name().unwrap_or("").into(), joints, inverse_bind_matrices, skeleton: s.skeleton().map(|n| n.index()) })
+}
+
+/// The skeletal mesh of glTF mesh `mesh` skinned by `skin`, and the clips
+/// of the file's animations that move its skeleton.
+///
+/// The skeleton is the skin's joints and every node above them up to the
+/// scene's root (the joints' world transforms in glTF space are then the
+/// skeleton's model space, so the component sits at the scene's root,
+/// as glTF places a skinned mesh: by its joints, not by its node), parents
+/// before children; nodes added above the joints have an identity inverse
+/// bind and influence no vertex. Each clip keeps the channels that animate
+/// a node of the skeleton (renumbered into its joints); an animation that
+/// moves none of them gives no clip.
+pub(crate) fn skeletal_mesh(
+    import: &super::GltfImport,
+    mesh: usize,
+    skin: usize,
+) -> Result<(Arc<SkeletalMesh>, Vec<Arc<AnimationClip>>), GltfError> {
+    let path = format!("/skins/{skin}");
+    let s = &import.skins[skin];
+    let gm = import
+        .meshes
+        .get(mesh)
+        .and_then(|m| m.as_ref())
+        .ok_or_else(|| GltfError::Invalid { path: format!("/meshes/{mesh}"), problem: "a skinned node's mesh has no triangles".into() })?;
+    let influences = gm.influences.as_ref().ok_or_else(|| GltfError::Invalid {
+        path: format!("/meshes/{mesh}"),
+        problem: "a node with a skin names a mesh without JOINTS_0/WEIGHTS_0".into(),
+    })?;
+    // The skeleton's nodes: the joints and their ancestors, shallowest first.
+    let depth = |mut n: usize| {
+        let mut d = 0;
+        while let Some(p) = import.nodes[n].parent {
+            n = p;
+            d += 1;
+        }
+        d
+    };
+    let mut nodes: Vec<usize> = Vec::new();
+    let mut index: HashMap<usize, u32> = HashMap::new();
+    for &j in &s.joints {
+        let mut n = Some(j);
+        while let Some(x) = n {
+            if index.insert(x, 0).is_some() {
+                break;
+            }
+            nodes.push(x);
+            n = import.nodes[x].parent;
+        }
+    }
+    nodes.sort_by_key(|&n| (depth(n), n));
+    for (i, &n) in nodes.iter().enumerate() {
+        index.insert(n, i as u32);
+    }
+    let joints: Vec<JointDesc> = nodes
+        .iter()
+        .map(|&n| {
+            let node = &import.nodes[n];
+            let ibm = s.joints.iter().position(|&j| j == n).map_or(Mat4::IDENTITY, |k| s.inverse_bind_matrices[k]);
+            let t = node.transform;
+            JointDesc {
+                name: node.name.clone(),
+                parent: node.parent.map(|p| index[&p]),
+                rest: JointTransform::new(t.translation, t.rotation, t.scale),
+                inverse_bind: ibm,
+            }
+        })
+        .collect();
+    let mut remapped = influences.clone();
+    for (v, i) in remapped.iter_mut().enumerate() {
+        for (j, w) in i.joints.iter_mut().zip(i.weights) {
+            match s.joints.get(*j as usize) {
+                Some(node) => *j = index[node] as u16,
+                None if w == 0.0 => *j = 0,
+                None => {
+                    return Err(GltfError::Invalid {
+                        path: format!("/meshes/{mesh}"),
+                        problem: format!("vertex {v} names joint {j} of skin {skin}, which has {}", s.joints.len()),
+                    })
+                }
+            }
+        }
+    }
+    let lods = gm.mesh.render_data().lods().to_vec();
+    let name = if s.name.is_empty() { gm.name.clone() } else { format!("{} ({})", gm.name, s.name) };
+    let skeletal = SkeletalMesh::new(&name, lods, vec![remapped], joints, gm.mesh.material_slots.clone())
+        .map_err(|e| GltfError::Invalid { path: path.clone(), problem: e.to_string() })?;
+    let mut clips = Vec::new();
+    for (a, anim) in import.animations.iter().enumerate() {
+        let channels: Vec<Channel> =
+            anim.channels.iter().filter_map(|c| index.get(&(c.target().node() as usize)).map(|&j| c.retargeted(j))).collect();
+        if channels.is_empty() {
+            continue;
+        }
+        let clip = AnimationClip::new(anim.name.clone(), channels)
+            .map_err(|e| GltfError::Invalid { path: format!("/animations/{a}"), problem: e.to_string() })?;
+        clips.push(Arc::new(clip));
+    }
+    Ok((skeletal, clips))
+}
