@@ -25,7 +25,7 @@ pub use options::{parse_cvar, parse_present, AaChoice, CommonOptions, Environmen
 pub use output::{write_png, Progress};
 pub use stats::{
     ClusterStats, ImageStats, ImportStats, InstanceStats, LightStats, MaterialStats, MeshDrawCommandsBuilt, PassStats, Percentiles,
-    PipelineStats, SampleStats, ShadowStats, StageMs, TextureStats, ThreadCpu, ThreadMs, Timings, ValidationStats,
+    PipelineStats, SampleStats, ShadowStats, SkinnedStats, StageMs, TextureStats, ThreadCpu, ThreadMs, Timings, ValidationStats,
 };
 
 /// The render features every sample's engine adds, in order: each feature

@@ -181,8 +181,9 @@ pub struct TextureStats {
 }
 
 /// A loaded file's import (samples that load files: `gltf`): wall time
-/// from starting the load to its result, what it made, and one line per
-/// kind of thing skipped (`"skins: 1 (…)"`, `"animations: 3"`).
+/// from starting the load to its result, what it made (skins,
+/// animations, primitives with morph targets among it), and one line per
+/// kind of thing skipped (`"morph-weight animation channels: 1 (…)"`).
 #[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq)]
 pub struct ImportStats {
     pub ms: f64,
@@ -190,7 +191,22 @@ pub struct ImportStats {
     pub triangles: u64,
     pub materials: u64,
     pub textures: u64,
+    #[serde(default)]
+    pub skins: u64,
+    #[serde(default)]
+    pub animations: u64,
+    #[serde(default)]
+    pub morph_targets: u64,
     pub skipped: Vec<String>,
+}
+
+/// The skeletal meshes a sample shows (`gltf`): how many, their joints
+/// together, and their morph targets (none are drawn yet).
+#[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq)]
+pub struct SkinnedStats {
+    pub meshes: u64,
+    pub joints: u64,
+    pub morph_targets: u64,
 }
 
 #[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq)]
@@ -253,6 +269,9 @@ pub struct SampleStats {
     /// The file a sample loaded (absent from samples that load none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub import: Option<ImportStats>,
+    /// The skeletal meshes shown (absent from samples that show none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skinned: Option<SkinnedStats>,
     /// The scene's lights (absent from a sample without the renderer).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lights: Option<LightStats>,

@@ -106,6 +106,43 @@ fn flight_helmet_renders_in_the_middle_of_the_picture() {
     assert!(covered * 4 > of, "the helmet is in the middle: {covered} of {of} pixels");
 }
 
+/// The Fox plays its animations: the stats say what it carries, the run
+/// animation moves it (two times differ), and a run at a fixed time step
+/// is the same serial and parallel.
+#[test]
+fn the_fox_runs_its_animation_repeatably() {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/gltf-samples/Fox/Fox.glb");
+    if !path.exists() {
+        println!("skipped: {} is absent", path.display());
+        return;
+    }
+    let run = |tag: &str, frames: &str, extra: &[&str]| {
+        let mut args = vec![path.to_str().unwrap(), "--width", "200", "--height", "150", "--fixed-dt", "0.1", "--frames", frames];
+        args.extend_from_slice(extra);
+        common::run_sample(BIN, tag, &args)
+    };
+    let (png, s) = run("fox-run", "4", &["--animation", "2"]);
+    let import = s.import.as_ref().expect("import");
+    assert_eq!((import.skins, import.animations, import.morph_targets), (1, 3, 0), "{import:?}");
+    assert!(import.skipped.is_empty(), "{import:?}");
+    let skinned = s.skinned.as_ref().expect("skinned");
+    assert_eq!((skinned.meshes, skinned.morph_targets), (1, 0));
+    assert!(skinned.joints >= 24, "{skinned:?}");
+    assert_eq!(s.mesh_draw_commands_built.cached, 0, "the pose changes no command after the first frame: {:?}", s.mesh_draw_commands_built);
+    let (png_later, _) = run("fox-run-later", "5", &["--animation", "2"]);
+    let (a, b) = (test_support::load_png(&png), test_support::load_png(&png_later));
+    assert_ne!(a.rgba8, b.rgba8, "the fox moves between frames");
+    let (serial, _) = run("fox-run-serial", "4", &["--animation", "2", "--serial"]);
+    test_support::assert_images_equal(&a, &test_support::load_png(&serial), "the running fox: --serial vs parallel");
+    // A bad index is exit 1 naming the option.
+    let out = std::process::Command::new(BIN).args([path.to_str().unwrap(), "--headless", "--animation", "7"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--animation 7"), "{}", String::from_utf8_lossy(&out.stderr));
+    let list = std::process::Command::new(BIN).args([path.to_str().unwrap(), "--list-animations"]).output().unwrap();
+    assert!(list.status.success());
+    assert!(String::from_utf8_lossy(&list.stdout).contains("2: Run"), "{}", String::from_utf8_lossy(&list.stdout));
+}
+
 #[test]
 fn flight_helmet_at_1280x720_has_the_files_colours_and_no_speckle() {
     // Issue 35: textured surfaces were speckled with their textures'

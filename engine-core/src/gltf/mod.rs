@@ -288,6 +288,9 @@ pub struct GltfImport {
     pub skins: Vec<GltfSkin>,
     /// By glTF animation index (morph-weight channels left out).
     pub animations: Vec<GltfAnimation>,
+    /// Primitives with morph targets (their base shape is drawn: morph
+    /// targets are not built yet).
+    pub morph_target_primitives: usize,
     /// What was not imported, one line per kind (also logged as warnings).
     pub skipped: Vec<String>,
 }

@@ -325,6 +325,7 @@ pub(crate) fn import_bytes(
         default_scene: doc.default_scene().map(|s| s.index()),
         skins,
         animations,
+        morph_target_primitives: morph_targets,
         skipped,
     })
 }

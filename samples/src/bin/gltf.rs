@@ -9,8 +9,11 @@
 //! above and to the side — or, with `--camera`, from where the file's first
 //! camera is — a sun with shadows, and the renderer's ambient sky. In a
 //! window, drag to orbit the model, WASD (Q/E, Shift) to fly.
-//! The stats file gains `import`. A bad file prints the error (the JSON
-//! path of what is wrong and the problem) and exits 1.
+//! Skinned meshes play the file's animation `--animation N` (default: its
+//! first), looping; `--list-animations` prints them and exits. The stats
+//! file gains `import` (with `skins`, `animations`, `morph_targets`) and
+//! `skinned` (`meshes`, `joints`, `morph_targets`). A bad file prints the
+//! error (the JSON path of what is wrong and the problem) and exits 1.
 //!
 //! `--reference-scene PATH` writes, once the model is framed, what a
 //! reference renderer needs to draw the same picture (`cargo xtask
@@ -56,6 +59,13 @@ struct Options {
     /// Look through the file's first camera instead of framing the model.
     #[arg(long)]
     camera: bool,
+    /// The animation to play on the skinned meshes it moves (by the file's
+    /// index; default: the first, when the file has any).
+    #[arg(long, value_name = "N")]
+    animation: Option<usize>,
+    /// Print the file's animations (index, name, duration) and exit.
+    #[arg(long)]
+    list_animations: bool,
     /// Write the camera, the sun and the frame size as JSON, in glTF's axes,
     /// for a reference renderer (`cargo xtask reference`).
     #[arg(long, value_name = "PATH")]
@@ -82,6 +92,14 @@ const SUN: DirectionalLightComponent = DirectionalLightComponent {
 };
 
 fn run(o: &Options) -> anyhow::Result<()> {
+    if o.list_animations {
+        let import = gltf::import(&o.file).with_context(|| o.file.display().to_string())?;
+        for (i, a) in import.animations.iter().enumerate() {
+            let end = a.channels.iter().map(|c| c.end_time()).fold(0.0f32, f32::max);
+            println!("{i}: {} ({end:.2} s, {} channels)", a.name, a.channels.len());
+        }
+        return Ok(());
+    }
     let mut engine = runner::engine_lit("gltf", &o.common, SUN_DIRECTION)?;
     let started = Instant::now();
     // The camera and the sun exist from the first frame (the sky shows
@@ -91,10 +109,12 @@ fn run(o: &Options) -> anyhow::Result<()> {
     w.spawn_actor("sun", Box::new(SUN), Transform::new(Vec3::ZERO, look_rotation(Vec3::ZERO, SUN_DIRECTION), Vec3::ONE))?;
     let mut load = Some(gltf::load_async(&o.file, &GltfLimits::default()));
     let mut import_stats = None;
+    let mut skinned = None;
     // Headless, the model is there from the first frame.
     if !o.common.wants_window() {
         let import = load.take().expect("started above").wait().with_context(|| o.file.display().to_string())?;
-        import_stats = Some(show(&mut engine, o, &import, started, camera)?);
+        let shown = show(&mut engine, o, &import, started, camera)?;
+        (import_stats, skinned) = (Some(shown.0), Some(shown.1));
     }
     runner::run("gltf", &o.common, &mut engine, |engine, frame, _dt| {
         // The last frame of a `--frames` run waits for the model.
@@ -113,16 +133,26 @@ fn run(o: &Options) -> anyhow::Result<()> {
         if let Some(result) = result {
             load = None;
             let import = result.with_context(|| o.file.display().to_string())?;
-            import_stats = Some(show(engine, o, &import, started, camera)?);
+            let shown = show(engine, o, &import, started, camera)?;
+            (import_stats, skinned) = (Some(shown.0), Some(shown.1));
         }
-        Ok(runner::SampleFigures { import: import_stats.clone(), ..Default::default() })
+        let skinned = skinned.clone().filter(|s: &samples::SkinnedStats| s.meshes > 0);
+        Ok(runner::SampleFigures { import: import_stats.clone(), skinned, ..Default::default() })
     })
 }
 
-/// Spawns the import and points `camera` at it; returns the stats file's `import`.
-fn show(engine: &mut Engine, o: &Options, import: &GltfImport, started: Instant, camera_id: ComponentId) -> anyhow::Result<ImportStats> {
+/// Spawns the import, starts its animation and points `camera` at it;
+/// returns the stats file's `import` and `skinned`.
+fn show(
+    engine: &mut Engine,
+    o: &Options,
+    import: &GltfImport,
+    started: Instant,
+    camera_id: ComponentId,
+) -> anyhow::Result<(ImportStats, samples::SkinnedStats)> {
     let ms = started.elapsed().as_secs_f64() * 1e3;
     let spawned = import.spawn_scene(&mut engine.world, o.scene).with_context(|| o.file.display().to_string())?;
+    let skinned = play_animation(&mut engine.world, o, import, &spawned)?;
     let bounds = world_bounds(&engine.world, import, &spawned)?;
     let w = &mut engine.world;
     // The file's cameras are inactive: the sample's own camera renders,
@@ -170,6 +200,9 @@ fn show(engine: &mut Engine, o: &Options, import: &GltfImport, started: Instant,
         triangles: import.triangle_count() as u64,
         materials: import.materials.len() as u64,
         textures: import.textures.len() as u64,
+        skins: import.skins.len() as u64,
+        animations: import.animations.len() as u64,
+        morph_targets: import.morph_target_primitives as u64,
         skipped: import.skipped.clone(),
     };
     println!(
@@ -182,6 +215,30 @@ fn show(engine: &mut Engine, o: &Options, import: &GltfImport, started: Instant,
         stats.textures,
         if stats.skipped.is_empty() { String::new() } else { format!("; skipped: {}", stats.skipped.join("; ")) }
     );
+    Ok((stats, skinned))
+}
+
+/// Plays animation `--animation` (default 0) on every skinned mesh it
+/// moves, each starting at the same time; returns what the skinned meshes are.
+fn play_animation(world: &mut World, o: &Options, import: &GltfImport, spawned: &SpawnedScene) -> anyhow::Result<samples::SkinnedStats> {
+    let wanted = o.animation.unwrap_or(0);
+    if o.animation.is_some() && wanted >= import.animations.len() {
+        bail!("{}: --animation {wanted}, but the file has {} animations", o.file.display(), import.animations.len());
+    }
+    let name = import.animations.get(wanted).map(|a| a.name.clone());
+    let mut stats = samples::SkinnedStats { meshes: spawned.skeletal_meshes.len() as u64, ..Default::default() };
+    for &id in &spawned.skeletal_meshes {
+        let played = world.with_component_mut::<SkeletalMeshComponent, _>(id, |c| {
+            let joints = c.mesh().skeleton().len() as u64;
+            let clip = name.as_ref().and_then(|n| c.clips().iter().position(|clip| clip.name() == n.as_str()));
+            (joints, clip.map(|i| c.play(i, true)))
+        })?;
+        stats.joints += played.0;
+        if let Some(result) = played.1 {
+            result?;
+        }
+    }
+    stats.morph_targets = import.morph_target_primitives as u64;
     Ok(stats)
 }
 

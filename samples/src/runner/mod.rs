@@ -72,6 +72,7 @@ const SKY_BY_DEFAULT: &[&str] = &["gltf", "materials"];
 pub struct SampleFigures {
     pub instances_total: u64,
     pub import: Option<ImportStats>,
+    pub skinned: Option<crate::stats::SkinnedStats>,
 }
 
 /// Builds the engine for `common`.

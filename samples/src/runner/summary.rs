@@ -211,6 +211,7 @@ fn sample_stats(mut s: SampleStats, stats: &FrameStats, done: Done) -> SampleSta
     s.particles = stats.counter(particles::LIVE_PARTICLES_COUNTER);
     s.instances = InstanceStats { total: figures.instances_total, visible: stats.counter(instancing::VISIBLE_INSTANCES_COUNTER) };
     s.import = figures.import;
+    s.skinned = figures.skinned;
     let (l, c, sh) = (stats.lights, stats.clusters, stats.shadow);
     s.lights = Some(LightStats { directional: l.directional, point: l.point, spot: l.spot, shadowed: l.shadowed, visible: l.visible });
     s.clusters = Some(ClusterStats { count: c.count, max_lights: c.max_lights, mean_lights: c.mean_lights });
