@@ -1,0 +1,129 @@
+//! glTF skins and animations with files made in code: a quad skinned to
+//! two joints imports its influences, skin and clip, spawns a skeletal mesh
+//! component that plays it; each bad file (a skin whose joints are not
+//! nodes, a sampler whose input does not increase, output counts that do
+//! not match, an accessor of the wrong type, joints without weights) is
+//! its typed error naming the JSON path, with nothing added.
+
+#![cfg(feature = "gltf")]
+
+use engine_core::gltf::{self, GltfError};
+use engine_core::*;
+use glam::{Mat4, Vec3};
+use serde_json::json;
+use test_support::gltf_writer::*;
+
+mod common;
+use common::*;
+
+/// A quad (nodes: 0 the mesh, 1 the root joint, 2 its child joint) whose
+/// left vertices follow joint 1 and right ones joint 2; animation 0 moves
+/// joint 2 up by 1 over 1 s (linear).
+fn skinned_quad() -> GltfWriter {
+    let mut w = GltfWriter::new();
+    let p = w.positions(&QUAD);
+    let n = w.floats(&[0.0, 0.0, 1.0].repeat(4), "VEC3");
+    let i = w.indices(&[0, 1, 2, 2, 1, 3], UNSIGNED_SHORT);
+    let joints = w.ints(&[0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0], UNSIGNED_BYTE, "VEC4", false);
+    let weights = w.floats(&[1.0, 0.0, 0.0, 0.0].repeat(4), "VEC4");
+    let attributes = json!({ "POSITION": p, "NORMAL": n, "JOINTS_0": joints, "WEIGHTS_0": weights });
+    let m = w.push("meshes", json!({ "primitives": [{ "attributes": attributes, "indices": i }] }));
+    let ibm = w.floats(&[Mat4::IDENTITY.to_cols_array(), Mat4::from_translation(Vec3::new(-1.0, 0.0, 0.0)).to_cols_array()].concat(), "MAT4");
+    w.push("skins", json!({ "joints": [1, 2], "inverseBindMatrices": ibm }));
+    w.push("nodes", json!({ "mesh": m, "skin": 0 }));
+    w.push("nodes", json!({ "children": [2] }));
+    w.push("nodes", json!({ "translation": [1.0, 0.0, 0.0] }));
+    let times = w.floats(&[0.0, 1.0], "SCALAR");
+    let values = w.floats(&[1.0, 0.0, 0.0, 1.0, 1.0, 0.0], "VEC3");
+    w.push(
+        "animations",
+        json!({ "name": "lift", "samplers": [{ "input": times, "output": values, "interpolation": "LINEAR" }],
+                "channels": [{ "sampler": 0, "target": { "node": 2, "path": "translation" } }] }),
+    );
+    w.push("scenes", json!({ "nodes": [0, 1] }));
+    w.set("scene", json!(0));
+    w
+}
+
+#[test]
+fn a_skinned_quad_imports_its_skin_and_clip_and_spawns_a_playing_skeletal_mesh() {
+    let import = import(&skinned_quad());
+    assert!(import.skipped.is_empty(), "{:?}", import.skipped);
+    assert_eq!((import.skins.len(), import.animations.len()), (1, 1));
+    assert_eq!(import.skins[0].joints, [1, 2]);
+    let influences = import.meshes[0].as_ref().unwrap().influences.as_ref().unwrap();
+    assert_eq!(influences.iter().map(|i| i.joints[0]).collect::<Vec<_>>(), [0, 1, 0, 1]);
+    let mut world = world();
+    let spawned = import.spawn(&mut world).unwrap();
+    assert_eq!(spawned.skeletal_meshes.len(), 1);
+    let fox = spawned.skeletal_meshes[0];
+    world.with_component_mut::<SkeletalMeshComponent, _>(fox, |c| c.play(0, false)).unwrap().unwrap();
+    // Half-way: joint 2 is lifted by 0.5 (linear), joint 1 unmoved; the
+    // skinning matrices carry the bind pose to there.
+    world.with_component_mut::<SkeletalMeshComponent, _>(fox, |c| c.advance(0.5)).unwrap();
+    let c = world.component::<SkeletalMeshComponent>(fox).unwrap();
+    let m = c.joint_matrices();
+    assert!(m[0].abs_diff_eq(Mat4::IDENTITY, 1e-6), "{:?}", m[0]);
+    assert!(m[1].abs_diff_eq(Mat4::from_translation(Vec3::new(0.0, 0.5, 0.0)), 1e-6), "{:?}", m[1]);
+    world.send_all_end_of_frame_updates().unwrap();
+    test_support::assert_clean(world.render_thread().unwrap());
+}
+
+#[test]
+fn each_bad_skin_or_animation_is_its_typed_error_naming_the_path_and_nothing_is_added() {
+    let mut world = world();
+    let good = skinned_quad();
+    let edit = |f: &dyn Fn(&mut GltfWriter)| {
+        let mut w = good.clone();
+        f(&mut w);
+        gltf::import_slice(&w.to_gltf(), None)
+    };
+    // Joints that are not nodes.
+    let e = edit(&|w| w.json["skins"][0]["joints"] = json!([1, 9])).unwrap_err();
+    assert!(matches!(&e, GltfError::Invalid { .. } | GltfError::MalformedJson(_)), "{e}");
+    assert!(e.to_string().contains("skins") || e.to_string().contains("joints"), "{e}");
+    // A sampler whose input does not increase.
+    let e = edit(&|w| {
+        let t = w.floats(&[0.0, 0.0], "SCALAR");
+        w.json["animations"][0]["samplers"][0]["input"] = json!(t);
+    })
+    .unwrap_err();
+    assert!(matches!(&e, GltfError::Invalid { path, .. } if path == "/animations/0/samplers/0"), "{e}");
+    // Output counts that do not match (linear: one value per key).
+    let e = edit(&|w| {
+        let v = w.floats(&[1.0, 0.0, 0.0], "VEC3");
+        w.json["animations"][0]["samplers"][0]["output"] = json!(v);
+    })
+    .unwrap_err();
+    assert!(matches!(&e, GltfError::Invalid { path, .. } if path == "/animations/0/samplers/0"), "{e}");
+    // An accessor of the wrong type: a translation read from VEC2s.
+    let e = edit(&|w| {
+        let v = w.floats(&[1.0, 0.0, 1.0, 1.0], "VEC2");
+        w.json["animations"][0]["samplers"][0]["output"] = json!(v);
+    })
+    .unwrap_err();
+    assert!(matches!(&e, GltfError::Accessor { path, .. } if path == "/animations/0/samplers/0/output"), "{e}");
+    // Joints without weights.
+    let e = edit(&|w| {
+        w.json["meshes"][0]["primitives"][0]["attributes"].as_object_mut().unwrap().remove("WEIGHTS_0");
+    })
+    .unwrap_err();
+    assert!(matches!(&e, GltfError::Invalid { path, .. } if path == "/meshes/0/primitives/0/attributes/WEIGHTS_0"), "{e}");
+    // A non-invertible inverse bind matrix.
+    let e = edit(&|w| {
+        let ibm = w.floats(&[Mat4::IDENTITY.to_cols_array(), Mat4::ZERO.to_cols_array()].concat(), "MAT4");
+        w.json["skins"][0]["inverseBindMatrices"] = json!(ibm);
+    })
+    .unwrap_err();
+    assert!(matches!(&e, GltfError::Invalid { path, .. } if path == "/skins/0/inverseBindMatrices"), "{e}");
+    // A vertex naming a joint past the skin's: spawning refuses it, adding nothing.
+    let mut bad = good.clone();
+    let joints = bad.ints(&[0, 0, 0, 0, 5, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0], UNSIGNED_BYTE, "VEC4", false);
+    bad.json["meshes"][0]["primitives"][0]["attributes"]["JOINTS_0"] = json!(joints);
+    let import = gltf::import_slice(&bad.to_gltf(), None).unwrap();
+    let before = world.num_actors();
+    let e = import.spawn(&mut world).unwrap_err();
+    assert!(matches!(&e, GltfError::Invalid { path, .. } if path == "/meshes/0"), "{e}");
+    assert_eq!(world.num_actors(), before, "nothing added");
+    test_support::assert_clean(world.render_thread().unwrap());
+}
