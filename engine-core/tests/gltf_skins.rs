@@ -28,7 +28,8 @@ fn skinned_quad() -> GltfWriter {
     let weights = w.floats(&[1.0, 0.0, 0.0, 0.0].repeat(4), "VEC4");
     let attributes = json!({ "POSITION": p, "NORMAL": n, "JOINTS_0": joints, "WEIGHTS_0": weights });
     let m = w.push("meshes", json!({ "primitives": [{ "attributes": attributes, "indices": i }] }));
-    let ibm = w.floats(&[Mat4::IDENTITY.to_cols_array(), Mat4::from_translation(Vec3::new(-1.0, 0.0, 0.0)).to_cols_array()].concat(), "MAT4");
+    let ibm =
+        w.floats(&[Mat4::IDENTITY.to_cols_array(), Mat4::from_translation(Vec3::new(-1.0, 0.0, 0.0)).to_cols_array()].concat(), "MAT4");
     w.push("skins", json!({ "joints": [1, 2], "inverseBindMatrices": ibm }));
     w.push("nodes", json!({ "mesh": m, "skin": 0 }));
     w.push("nodes", json!({ "children": [2] }));

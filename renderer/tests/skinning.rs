@@ -35,15 +35,15 @@ fn grid(n: u32, size: f32) -> StaticMeshLod {
     StaticMeshLod::single_section(vertices, indices)
 }
 
-/// Left third on joint 0, right third on joint 1, the middle half and half.
+/// The left part (x < -0.4) on joint 0, the right part (x > 0.4) on joint 1, the middle half and half.
 fn influences(lod: &StaticMeshLod) -> Vec<VertexInfluences> {
     lod.vertices
         .iter()
         .map(|v| {
             let x = v.position[0];
-            let weights = if x < -0.6 {
+            let weights = if x < -0.4 {
                 [1.0, 0.0, 0.0, 0.0]
-            } else if x > 0.6 {
+            } else if x > 0.4 {
                 [0.0, 1.0, 0.0, 0.0]
             } else {
                 [0.5, 0.5, 0.0, 0.0]
@@ -110,4 +110,90 @@ fn gpu_skinning_renders_as_the_cpu_reference_and_a_new_pose_rebuilds_no_command(
     for rt in [&mut gpu, &mut cpu, &mut bind] {
         assert_clean(rt);
     }
+}
+
+/// 16 skinned grids whose poses change every frame, with TAA (motion
+/// vectors from the previous frame's joint matrices) and shadows: the
+/// same image serial and parallel and with 1 or 3 frames in flight; the
+/// velocity of a skinned surface is its joints' screen motion.
+#[test]
+fn animated_skinned_meshes_are_the_same_serial_and_parallel_and_in_flight_and_write_their_motion() {
+    // Render data holds one device's buffers: each render thread makes its own.
+    let skinned = || {
+        let lod = grid(6, 1.5);
+        let inf = influences(&lod);
+        SkinnedMeshRenderData::new(vec![lod], vec![inf], 2).unwrap()
+    };
+    let pose = |frame: u32, k: usize| {
+        let t = frame as f32 * 0.25 + k as f32;
+        SkeletalPose {
+            joint_matrices: vec![Mat4::from_translation(Vec3::new(0.0, 0.0, 0.5)), Mat4::from_translation(Vec3::new(0.0, t.sin(), 1.0))],
+        }
+    };
+    let view = top_view(14.0).with_state(ViewStateId(3));
+    let render = |parallel: &str, in_flight: u32| {
+        let mut rt = render_thread_in_flight(RenderThreadMode::Threaded, 3, in_flight);
+        for (name, value) in
+            [(cvars::ANTI_ALIASING_METHOD, "2"), (cvars::PARALLEL_RECORD, parallel), (cvars::PARALLEL_PASS_SETUP, parallel)]
+        {
+            rt.set_cvar(name, value).unwrap();
+        }
+        sun(&mut rt, true);
+        let m = rt.create_material(Material::colored(Vec4::new(0.3, 0.6, 0.9, 1.0))).unwrap();
+        let skinned = skinned();
+        let ids: Vec<PrimitiveId> = (0..16)
+            .map(|k| {
+                let at = Vec3::new((k % 4) as f32 * 2.5 - 3.75, (k / 4) as f32 * 2.5 - 3.75, 0.0);
+                let proxy = SkeletalMeshSceneProxy::new(skinned.clone(), vec![m], pose(0, k)).unwrap();
+                rt.add_primitive(Box::new(proxy), Mat4::from_translation(at)).unwrap()
+            })
+            .collect();
+        let fam = family(vec![view.clone()]);
+        for frame in 1..6 {
+            for (k, &id) in ids.iter().enumerate() {
+                rt.update_dynamic_data(id, Box::new(pose(frame, k))).unwrap();
+            }
+            rt.render_frame(FrameRequest { family: fam.clone(), read_back: false, execute: true }).unwrap();
+        }
+        let (stats, img) = frame(&mut rt, &fam);
+        assert_eq!(stats.cached_commands_built, 0);
+        assert_clean(&mut rt);
+        img
+    };
+    let reference = render("1", 1);
+    test_support::save_test_output(&reference, "skinning-animated-taa");
+    assert_images_equal(&reference, &render("0", 1), "skinned meshes: serial vs parallel");
+    assert_images_equal(&reference, &render("1", 3), "skinned meshes: 1 vs 3 frames in flight");
+
+    // Motion vectors: one grid whose right joint moves 0.5 up the screen's y between two frames.
+    let mut rt = render_thread(RenderThreadMode::Threaded);
+    rt.set_cvar(cvars::ANTI_ALIASING_METHOD, "2").unwrap();
+    let m = rt.create_material(Material::colored(Vec4::ONE)).unwrap();
+    let still = SkeletalPose { joint_matrices: vec![Mat4::IDENTITY; 2] };
+    let id = rt.add_primitive(Box::new(SkeletalMeshSceneProxy::new(skinned(), vec![m], still).unwrap()), Mat4::IDENTITY).unwrap();
+    let fam = family(vec![view.clone()]);
+    frame(&mut rt, &fam);
+    let step = Vec3::new(0.0, 0.5, 0.0);
+    rt.update_dynamic_data(id, Box::new(SkeletalPose { joint_matrices: vec![Mat4::IDENTITY, Mat4::from_translation(step)] })).unwrap();
+    frame(&mut rt, &fam);
+    let bytes = rt
+        .with_context(|ctx| {
+            let (texture, state) = ctx.renderer.velocity_target().unwrap();
+            ctx.device.read_texture_texels(texture, state)
+        })
+        .unwrap()
+        .unwrap();
+    let screen = |p: Vec3| {
+        let c = view.view_proj() * p.extend(1.0);
+        glam::Vec2::new(c.x / c.w, c.y / c.w) * 0.5
+    };
+    // The grid's last column of cells (x from 0.5 to 0.75) follows joint 1 alone.
+    let p = Vec3::new(0.62, 0.0, 0.0) + step;
+    let expected = screen(p) - screen(p - step);
+    let pixel = (screen(p) + 0.5) * glam::Vec2::new(W as f32, H as f32);
+    let at = (pixel.y as u32 * W + pixel.x as u32) as usize * 4;
+    let half = |i: usize| half::f16::from_le_bytes([bytes[i], bytes[i + 1]]).to_f32();
+    let got = glam::Vec2::new(half(at), half(at + 2));
+    assert!((got - expected).abs().max_element() < 2e-3 && expected.length() > 0.01, "skinned motion {got} vs {expected}");
+    assert_clean(&mut rt);
 }

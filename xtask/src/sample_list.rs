@@ -87,7 +87,7 @@ mod tests {
         let names: Vec<String> = samples().unwrap().into_iter().map(|s| s.name).collect();
         assert_eq!(
             names,
-            ["hello", "many-cubes", "lights", "procmesh", "instancing", "particles", "materials", "gltf", "showcase", "soak"]
+            ["hello", "many-cubes", "many-foxes", "lights", "procmesh", "instancing", "particles", "materials", "gltf", "showcase", "soak"]
         );
     }
 

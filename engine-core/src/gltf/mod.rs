@@ -349,6 +349,28 @@ impl GltfImport {
         self.default_scene.or(if self.scenes.is_empty() { None } else { Some(0) })
     }
 
+    /// The skeletal mesh of glTF mesh `mesh` skinned by skin `skin` (as
+    /// spawning makes it for a node with both), and the clips of the file's
+    /// animations that move its skeleton: for a caller that places many
+    /// copies itself (a crowd) rather than spawning the file's scene. Its
+    /// model space is the file's scene space (glTF's axes). Errors: indices
+    /// past the import's lists, a mesh without influences, a vertex naming
+    /// a joint the skin lacks, a skeleton or clip the engine refuses.
+    pub fn skeletal_mesh(
+        &self,
+        mesh: usize,
+        skin: usize,
+    ) -> Result<(Arc<crate::SkeletalMesh>, Vec<Arc<crate::animation::AnimationClip>>), GltfError> {
+        self.check_indices()?;
+        if skin >= self.skins.len() {
+            return Err(GltfError::Invalid {
+                path: format!("/skins/{skin}"),
+                problem: format!("the import has {} skins", self.skins.len()),
+            });
+        }
+        skin::skeletal_mesh(self, mesh, skin)
+    }
+
     /// Checks that every index the import's public fields hold names
     /// something that is there: scenes' roots, nodes' parents, children,
     /// meshes, cameras and lights, meshes' materials, materials' textures,

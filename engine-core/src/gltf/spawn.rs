@@ -273,16 +273,19 @@ fn plan_components(import: &GltfImport, roots: &[usize]) -> Result<Vec<Planned>,
 /// the nodes that use the same pair.
 #[derive(Default)]
 struct SkinnedMeshes {
-    made: std::collections::HashMap<(usize, usize), (Arc<crate::SkeletalMesh>, Vec<Arc<crate::animation::AnimationClip>>)>,
+    made: std::collections::HashMap<(usize, usize), SkeletalWithClips>,
 }
+
+/// A skeletal mesh and the clips that move it.
+type SkeletalWithClips = (Arc<crate::SkeletalMesh>, Vec<Arc<crate::animation::AnimationClip>>);
 
 impl SkinnedMeshes {
     /// A component of mesh `mesh` skinned by `skin`, with its clips.
     fn skeletal(&mut self, import: &GltfImport, mesh: usize, skin: usize) -> Result<crate::SkeletalMeshComponent, GltfError> {
-        if !self.made.contains_key(&(mesh, skin)) {
-            self.made.insert((mesh, skin), super::skin::skeletal_mesh(import, mesh, skin)?);
-        }
-        let (m, clips) = &self.made[&(mesh, skin)];
+        let (m, clips) = match self.made.entry((mesh, skin)) {
+            std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+            std::collections::hash_map::Entry::Vacant(e) => e.insert(super::skin::skeletal_mesh(import, mesh, skin)?),
+        };
         let mut c = crate::SkeletalMeshComponent::new(m.clone());
         for (i, clip) in clips.iter().enumerate() {
             c.add_clip(clip.clone()).map_err(|error| GltfError::Spawn { path: format!("/skins/{skin} (clip {i})"), error })?;

@@ -62,7 +62,7 @@ const BLOOM_BY_DEFAULT: &[&str] = &["showcase"];
 /// The samples lit by the analytic sky without `--environment`: a glTF
 /// model and the material spheres look as they do in other engines only
 /// with something around them to reflect.
-const SKY_BY_DEFAULT: &[&str] = &["gltf", "materials"];
+const SKY_BY_DEFAULT: &[&str] = &["gltf", "materials", "many-foxes"];
 
 /// What a sample's world knows that the frame's stats do not: the
 /// instanced-static-mesh instances it holds (`instances.total`) and a
