@@ -99,6 +99,9 @@ pub struct World {
     pub last_update: end_of_frame::EndOfFrameStats,
 }
 
+/// Ticking components from which the frame's ticks run in parallel.
+const PARALLEL_TICK_THRESHOLD: usize = 64;
+
 impl World {
     /// A world; with a render thread, registered primitives get proxies.
     pub fn new(render: Option<RenderThread>) -> Self {
@@ -607,27 +610,38 @@ impl World {
 
     /// Ticks every registered, active component that wants it.
     pub fn tick(&mut self, dt: f32) {
-        let mut marks = Vec::new();
         let components = &mut self.components;
-        // Components tick in the order they came to want it.
+        // The ids that still want a tick, in the order they came to want it.
         self.ticking.retain(|&id| {
             let Some(e) = components.get_mut(id) else { return false };
             if !e.behaviour.wants_tick() {
                 e.in_tick_list = false;
                 return false;
             }
-            if e.registered && e.active {
-                let mut d = e.behaviour.tick(dt);
-                if let Some(p) = e.behaviour.as_primitive_mut() {
-                    d = d | p.take_dirty();
-                }
-                if d.any() {
-                    marks.push((id, d));
-                }
-            }
             true
         });
-        for (id, d) in marks {
+        // Each component ticks on its own data only (`tick` takes `&mut
+        // self` of a `Send + Sync` component), so a large tick list runs on
+        // rayon's workers (skeletal meshes evaluating their poses); what
+        // each changed is kept in tick order, as one thread would mark it.
+        let mut entries = components.get_disjoint_mut(&self.ticking);
+        let tick_one = |e: &mut Option<&mut ComponentEntry>| {
+            let Some(e) = e.as_deref_mut().filter(|e| e.registered && e.active) else { return DirtyFlags::NONE };
+            let mut d = e.behaviour.tick(dt);
+            if let Some(p) = e.behaviour.as_primitive_mut() {
+                d = d | p.take_dirty();
+            }
+            d
+        };
+        let marks: Vec<DirtyFlags> = if entries.len() >= PARALLEL_TICK_THRESHOLD {
+            use rayon::prelude::*;
+            entries.par_iter_mut().with_min_len(16).map(tick_one).collect()
+        } else {
+            entries.iter_mut().map(tick_one).collect()
+        };
+        drop(entries);
+        let ticked: Vec<(ComponentId, DirtyFlags)> = self.ticking.iter().copied().zip(marks).filter(|(_, d)| d.any()).collect();
+        for (id, d) in ticked {
             self.mark_dirty(id, d);
         }
     }
