@@ -10,8 +10,10 @@
 //! (1.25, 0.5, 1.5) with Y up) looking at the centre.
 //!
 //! Every fox is a `SkeletalMeshComponent` of one shared skeletal mesh: the
-//! game thread evaluates each one's pose every frame and sends its joint
-//! matrices to its proxy; no draw command is rebuilt for a new pose.
+//! game thread evaluates each one's pose every frame (in parallel) and
+//! sends its joint matrices to its proxy; no draw command is rebuilt for a
+//! new pose. The benchmark's baselines: `--frozen` (the rest pose, nothing
+//! evaluated or sent) and `--unskinned` (static meshes in the bind pose).
 
 use anyhow::Context;
 use clap::Parser;
@@ -32,6 +34,14 @@ struct Options {
     /// Every fox runs in step (the same start time).
     #[arg(long)]
     sync: bool,
+    /// The foxes keep their rest pose (no animation evaluated or sent): the
+    /// baseline of the pose's cost (the rings still turn).
+    #[arg(long, conflicts_with = "unskinned")]
+    frozen: bool,
+    /// The foxes are static meshes in their bind pose (no skinning): the
+    /// baseline of skinning's GPU cost.
+    #[arg(long)]
+    unskinned: bool,
     /// The fox model (default: the shared Fox.glb).
     #[arg(long, value_name = "PATH")]
     fox: Option<PathBuf>,
@@ -125,18 +135,27 @@ fn run(o: &Options) -> anyhow::Result<()> {
     w.spawn_actor("camera", Box::new(camera), Transform::new(eye, look_rotation(eye, Vec3::ZERO), Vec3::ONE))?;
     let duration = clips.get(run_clip).map_or(1.0, |c| c.duration());
     let mut foxes = Vec::with_capacity(places.len());
+    let bind_pose = import.meshes.first().and_then(|m| m.as_ref()).map(|m| m.mesh.clone());
     for (i, &(angle, radius, direction)) in places.iter().enumerate() {
-        let mut c = SkeletalMeshComponent::new(mesh.clone());
-        for clip in &clips {
-            c.add_clip(clip.clone())?;
-        }
-        c.play(run_clip, true)?;
-        if !o.sync {
-            // Each fox from its own point of the run (a fixed spread: repeatable).
-            let start = (i as f32 * 0.618_034).fract() * duration;
-            c.player_mut().expect("playing").seek(start)?;
-        }
-        let (_, id) = w.spawn_actor("fox", Box::new(c), fox_transform(angle, radius, direction))?;
+        let component: Box<dyn Component> = match (&bind_pose, o.unskinned) {
+            (Some(static_mesh), true) => Box::new(StaticMeshComponent::new(static_mesh.clone())),
+            _ => {
+                let mut c = SkeletalMeshComponent::new(mesh.clone());
+                for clip in &clips {
+                    c.add_clip(clip.clone())?;
+                }
+                if !o.frozen {
+                    c.play(run_clip, true)?;
+                    if !o.sync {
+                        // Each fox from its own point of the run (a fixed spread: repeatable).
+                        let start = (i as f32 * 0.618_034).fract() * duration;
+                        c.player_mut().expect("playing").seek(start)?;
+                    }
+                }
+                Box::new(c)
+            }
+        };
+        let (_, id) = w.spawn_actor("fox", component, fox_transform(angle, radius, direction))?;
         if let Some(m) = fox_material {
             w.set_material(id, 0, m)?;
         }
@@ -153,8 +172,9 @@ fn run(o: &Options) -> anyhow::Result<()> {
     })
 }
 
-/// The stats file's `skinned`.
+/// The stats file's `skinned` (none with `--unskinned`).
 fn skinned_stats(world: &World, foxes: &[Fox]) -> samples::SkinnedStats {
-    let joints = foxes.first().and_then(|f| world.component::<SkeletalMeshComponent>(f.id).ok()).map_or(0, |c| c.mesh().skeleton().len());
-    samples::SkinnedStats { meshes: foxes.len() as u64, joints: (joints * foxes.len()) as u64, morph_targets: 0 }
+    let skinned: Vec<usize> =
+        foxes.iter().filter_map(|f| world.component::<SkeletalMeshComponent>(f.id).ok()).map(|c| c.mesh().skeleton().len()).collect();
+    samples::SkinnedStats { meshes: skinned.len() as u64, joints: skinned.iter().sum::<usize>() as u64, morph_targets: 0 }
 }

@@ -70,6 +70,14 @@ struct Stats {
     /// The last frame's shadows.
     #[serde(default)]
     shadow: Option<ShadowFigures>,
+    /// Commands built in the last frame.
+    #[serde(default)]
+    mesh_draw_commands_built: Option<CommandsBuilt>,
+}
+
+#[derive(serde::Deserialize)]
+struct CommandsBuilt {
+    cached: u64,
 }
 
 #[derive(serde::Deserialize)]
@@ -425,6 +433,7 @@ pub fn bench(dir: &Path, quick: bool) -> Result<(), String> {
     rows.extend(showcase_occlusion(dir, quick)?);
     rows.extend(image_passes(dir, quick)?);
     rows.extend(depth_prepass_modes(dir, quick)?);
+    rows.extend(skeletal_meshes(dir, quick)?);
     rows.extend(overlap(dir)?);
     let json = serde_json::to_string_pretty(&serde_json::json!({ "rows": rows })).map_err(|e| e.to_string())?;
     std::fs::write(dir.join("samples.json"), json + "\n").map_err(|e| e.to_string())
@@ -580,6 +589,60 @@ fn depth_prepass_modes(dir: &Path, quick: bool) -> Result<Vec<Row>, String> {
     }
     rows.push(median_row("many-cubes sphere 160k 1920x1080 4x MSAA: frame time with the default prepass", sphere_frame, "ms", None));
     Ok(rows)
+}
+
+/// Skeletal meshes (issue 39): many-foxes (Bevy's scene, 1,000 foxes
+/// of the shared Fox at 1280x720; skipped when the Fox is absent) — the
+/// render thread's CPU per frame with every fox animating vs their pose
+/// frozen (`--frozen`: nothing evaluated or sent; goal <= 1.3: the pose
+/// upload is the only extra), the cached commands the animated run built
+/// in its last frame (goal 0), the game thread's time per frame (ticks:
+/// the evaluation), and the GPU time per frame skinned vs the same foxes
+/// drawn unskinned in their bind pose (`--unskinned`; context on
+/// lavapipe). Paired runs; the engine-core `animation` bench has the
+/// evaluation per fox and its two-thread speed-up.
+fn skeletal_meshes(dir: &Path, quick: bool) -> Result<Vec<Row>, String> {
+    let fox = crate::workspace_root().join("../shared/gltf-samples/Fox/Fox.glb");
+    if !fox.exists() {
+        println!("skipped: many-foxes (the Fox is absent: {})", fox.display());
+        return Ok(Vec::new());
+    }
+    let frames = if quick { "8" } else { "16" };
+    let pairs = if quick { 2 } else { 3 };
+    let run = |tag: &str, extra: &[&str]| {
+        let mut args = vec!["--count", "1000", "--width", "1280", "--height", "720", "--frames", frames];
+        args.extend_from_slice(extra);
+        sample(dir, "many-foxes", tag, &args, &[])
+    };
+    let (mut cpu, mut gpu, mut game, mut built) = (Vec::new(), Vec::new(), Vec::new(), 0u64);
+    for pair in 0..pairs {
+        let order: [&str; 3] = if pair % 2 == 0 { ["animated", "frozen", "unskinned"] } else { ["unskinned", "frozen", "animated"] };
+        let mut got = std::collections::BTreeMap::new();
+        for tag in order {
+            let extra: &[&str] = match tag {
+                "frozen" => &["--frozen"],
+                "unskinned" => &["--unskinned"],
+                _ => &[],
+            };
+            got.insert(tag, run(tag, extra)?);
+        }
+        let (a, f, u) = (&got["animated"], &got["frozen"], &got["unskinned"]);
+        cpu.push(a.render_cpu_time_ms.p50 / f.render_cpu_time_ms.p50);
+        gpu.push(a.mean_timings_ms.gpu / u.mean_timings_ms.gpu);
+        game.push(a.mean_timings_ms.game);
+        built = built.max(a.mesh_draw_commands_built.as_ref().map_or(0, |c| c.cached));
+    }
+    Ok(vec![
+        median_row(
+            "many-foxes 1,000 at 1280x720: render-thread CPU per frame, animating vs pose frozen (paired)",
+            cpu,
+            "x",
+            Some("<= 1.3"),
+        ),
+        row("many-foxes 1,000: cached commands built in the last frame while animating", built as f64, "commands", Some("<= 0")),
+        median_row("many-foxes 1,000: game thread per frame (the animation's evaluation)", game, "ms", None),
+        median_row("many-foxes 1,000: GPU time per frame, skinned vs unskinned bind pose (paired)", gpu, "x", None),
+    ])
 }
 
 /// Cascaded shadows (issue 37): many-cubes' grid (10,000 cubes under the
