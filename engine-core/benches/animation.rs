@@ -63,7 +63,7 @@ fn without_animations(glb: &[u8]) -> Vec<u8> {
     let mut json: serde_json::Value = serde_json::from_slice(&glb[20..20 + json_len]).unwrap();
     json.as_object_mut().unwrap().remove("animations");
     let mut text = serde_json::to_vec(&json).unwrap();
-    while text.len() % 4 != 0 {
+    while !text.len().is_multiple_of(4) {
         text.push(b' ');
     }
     let rest = &glb[20 + json_len..];
