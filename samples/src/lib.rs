@@ -12,6 +12,7 @@
     reason = "not yet documented: the stats file's fields (docs/samples.md describes them) and the materials scene have no item docs"
 )]
 
+pub mod creature;
 pub mod fly_camera;
 pub mod materials_scene;
 pub mod options;

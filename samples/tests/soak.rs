@@ -124,6 +124,8 @@ fn soak_churns_every_kind_of_component_with_flat_memory_and_clean_validation() {
     assert_eq!(count("ism_components_respawned"), (FRAMES - 1) / 64);
     assert_eq!(count("particle_systems_started"), FRAMES);
     assert_eq!(count("particle_systems_stopped"), FRAMES - 8);
+    assert_eq!(count("creatures_spawned"), FRAMES);
+    assert_eq!(count("creatures_destroyed"), FRAMES - 8);
 
     // The rule, recomputed from the series.
     let every = r["sample_every"].as_u64().unwrap();

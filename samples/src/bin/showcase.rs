@@ -7,7 +7,9 @@
 //! shadow-casting sun with four shadow cascades over the whole terrain,
 //! street lamps as shadow-casting spot lights, lit windows and a few
 //! hundred fireflies drifting over the meadow (small point lights,
-//! clustered); a camera flying along a circle. `--dusk` lowers and dims
+//! clustered); worms made in code crawling round the plaza (skeletal
+//! meshes, wriggling: their poses evaluated on the game thread, skinned on
+//! the GPU); a camera flying along a circle. `--dusk` lowers and dims
 //! the sun and the sky, so that the lamps, windows and fireflies show.
 //!
 //! Textured where it matters, every texture generated in code
@@ -348,6 +350,7 @@ fn run(o: &Options) -> anyhow::Result<()> {
     let chimneys = build_village(&mut engine, &mats)?;
     spawn_fountains_and_smoke(&mut engine, &chimneys)?;
     let fireflies = spawn_fireflies(&mut engine)?;
+    let crawlers = spawn_crawlers(&mut engine)?;
     if let Some(n) = o.particles {
         spawn_geyser(&mut engine, n)?;
     }
@@ -357,6 +360,7 @@ fn run(o: &Options) -> anyhow::Result<()> {
         engine.world.set_relative_transform(camera, camera_pose(o.camera_time + t))?;
         animate_water(engine, terrain, t)?;
         drift_fireflies(engine, &fireflies, t)?;
+        crawl(engine, &crawlers, t)?;
         let instances_total = count_instances(engine, &instanced)?;
         Ok(runner::SampleFigures { instances_total, ..Default::default() })
     })
@@ -670,6 +674,41 @@ fn ground(p: Vec2) -> f32 {
 fn spawn_static_mesh(engine: &mut Engine, name: &str, mesh: Arc<StaticMesh>, t: Transform, mat: MaterialId) -> anyhow::Result<()> {
     let (_, id) = engine.world.spawn_actor(name, Box::new(StaticMeshComponent::new(mesh)), t)?;
     engine.world.set_material(id, 0, mat)?;
+    Ok(())
+}
+
+/// The crawlers on the plaza: worms made in code
+/// (`samples::creature`), skeletal meshes wriggling as they crawl round it.
+const CRAWLERS: usize = 6;
+
+/// Spawns the crawlers, each from its own point of the wriggle.
+fn spawn_crawlers(engine: &mut Engine) -> anyhow::Result<Vec<ComponentId>> {
+    let (mesh, clip) = samples::creature::worm()?;
+    let skin = material(engine, Vec4::new(0.85, 0.45, 0.5, 1.0), |m| m.params.roughness = 0.35)?;
+    let mut out = Vec::with_capacity(CRAWLERS);
+    for i in 0..CRAWLERS {
+        let mut c = SkeletalMeshComponent::new(mesh.clone());
+        c.add_clip(clip.clone())?;
+        c.play(0, true)?;
+        c.player_mut().expect("playing").seek(i as f32 * 0.37 % clip.duration())?;
+        let (_, id) = engine.world.spawn_actor("crawler", Box::new(c), crawler_pose(i, 0.0))?;
+        engine.world.set_material(id, 0, skin)?;
+        out.push(id);
+    }
+    Ok(out)
+}
+
+/// Crawler `i` at time `t`: on a circle round the plaza, heading along it.
+fn crawler_pose(i: usize, t: f32) -> Transform {
+    let a = i as f32 * std::f32::consts::TAU / CRAWLERS as f32 + t * 0.12;
+    let p = VILLAGE + Vec2::new(a.cos(), a.sin()) * (4.0 + (i % 2) as f32);
+    Transform::new(Vec3::new(p.x, p.y, ground(p) + 0.3), Quat::from_rotation_z(a + std::f32::consts::FRAC_PI_2), Vec3::splat(1.6))
+}
+
+fn crawl(engine: &mut Engine, crawlers: &[ComponentId], t: f32) -> anyhow::Result<()> {
+    for (i, &id) in crawlers.iter().enumerate() {
+        engine.world.set_relative_transform(id, crawler_pose(i, t))?;
+    }
     Ok(())
 }
 

@@ -19,7 +19,10 @@
 //! * adds 25 instances to an instanced static mesh and removes 25, and every
 //!   64 frames destroys that ISM actor and spawns a new one (2,000 instances);
 //! * starts one particle system (a new component) and, once 8 live, stops
-//!   (destroys) the oldest.
+//!   (destroys) the oldest;
+//! * spawns one animated skeletal mesh (a worm made in code, wriggling:
+//!   its pose evaluated and sent every frame) and, once 8 live, destroys
+//!   the oldest.
 //!
 //! The churn repeats every 64 frames (every period above divides 64), so
 //! after warm-up the live objects, and with them the memory, repeat a fixed
@@ -98,6 +101,8 @@ const RSS_SLACK_MIB: f64 = 4.0;
 /// Live static-mesh actors, particle systems, and the ISM's lifetime in frames.
 const STATIC_MESHES: usize = 16;
 const PARTICLE_SYSTEMS: usize = 8;
+/// Animated skeletal meshes alive at once.
+const CREATURES: usize = 8;
 const ISM_LIFETIME: u64 = 64;
 /// Procedural mesh sections taking turns (two live at a time).
 const SECTIONS: usize = 4;
@@ -348,6 +353,8 @@ struct Churn {
     ism_components_respawned: u64,
     particle_systems_started: u64,
     particle_systems_stopped: u64,
+    creatures_spawned: u64,
+    creatures_destroyed: u64,
 }
 
 /// Sets the stage, churns and samples every frame, then judges, reports
@@ -368,6 +375,7 @@ fn run(o: &Options) -> anyhow::Result<bool> {
         soak.churn_sections(engine, frame)?;
         soak.churn_instances(engine, frame)?;
         soak.churn_particles(engine, frame)?;
+        soak.churn_creatures(engine, frame)?;
         samples.take(engine)?;
         Ok(runner::SampleFigures::default())
     });
@@ -458,6 +466,9 @@ struct Soak {
     shader_meshes: Vec<(ActorId, MaterialId)>,
     /// The live particle systems, oldest first.
     systems: VecDeque<ActorId>,
+    /// The worm every churned creature is, its clip, and the live ones.
+    worm: (Arc<SkeletalMesh>, Arc<engine_core::animation::AnimationClip>),
+    creatures: VecDeque<ActorId>,
     ism: ComponentId,
     /// The number of the next instance added to the ISM (see [`instance`]).
     next_instance: u64,
@@ -477,6 +488,8 @@ impl Soak {
             statics: VecDeque::new(),
             shader_meshes: Vec::new(),
             systems: VecDeque::new(),
+            worm: samples::creature::worm()?,
+            creatures: VecDeque::new(),
             ism,
             next_instance: ISM_INSTANCES as u64,
             churn: Churn::default(),
@@ -605,6 +618,24 @@ impl Soak {
             })??;
             self.churn.instances_added += ISM_CHURN as u64;
             self.churn.instances_removed += ISM_CHURN as u64;
+        }
+        Ok(())
+    }
+
+    /// Skeletal meshes: one animated worm spawned, the oldest destroyed.
+    fn churn_creatures(&mut self, engine: &mut Engine, frame: u64) -> anyhow::Result<()> {
+        let mut c = SkeletalMeshComponent::new(self.worm.0.clone());
+        c.add_clip(self.worm.1.clone())?;
+        c.play(0, true)?;
+        let a = frame as f32 * 0.41;
+        let at = Transform::new(Vec3::new(4.0 * a.cos() + 4.0, 4.0 * a.sin(), 0.2), Quat::from_rotation_z(a), Vec3::ONE);
+        let (actor, id) = engine.world.spawn_actor("soak creature", Box::new(c), at)?;
+        engine.world.set_material(id, 0, self.materials[frame as usize % 3])?;
+        self.creatures.push_back(actor);
+        self.churn.creatures_spawned += 1;
+        while self.creatures.len() > CREATURES {
+            engine.world.destroy_actor(self.creatures.pop_front().expect("not empty"))?;
+            self.churn.creatures_destroyed += 1;
         }
         Ok(())
     }
