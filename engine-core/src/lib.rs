@@ -6,6 +6,8 @@
 //! the three dirty flags and [`World::send_all_end_of_frame_updates`], which
 //! turns exactly the marked changes into render commands (proxy recreation,
 //! transform updates, dynamic data), static-mesh assets and components,
+//! skeletal meshes and their animation ([`SkeletalMeshComponent`],
+//! [`animation`]),
 //! lights and cameras, collision (`collision`, feature `collision`, on by
 //! default: providers, `BodySetup` cooking sync or async, the world's
 //! bodies and `World::raycast`), glTF 2.0 import ([`gltf`], feature

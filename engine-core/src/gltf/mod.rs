@@ -62,10 +62,22 @@
 //!   `KHR_materials_emissive_strength`, `KHR_materials_unlit`,
 //!   `KHR_texture_basisu` (KTX2 as above), `KHR_texture_transform`,
 //!   `KHR_mesh_quantization`.
-//! - **Not supported** (skins, morph targets, animations, other
-//!   extensions): skipped, one `log::warn!` line each, listed in
-//!   [`GltfImport::skipped`]. A file that *requires* an unsupported
-//!   extension is [`GltfError::UnsupportedExtension`].
+//! - **Skins and animations** → [`GltfSkin`]s (joints, inverse bind
+//!   matrices checked invertible), each skinned primitive's `JOINTS_0` and
+//!   `WEIGHTS_0` per vertex ([`GltfMesh::influences`]), and
+//!   [`GltfAnimation`]s (translation, rotation and scale channels, step,
+//!   linear and cubic-spline; samplers validated: input increasing,
+//!   output counts matching). A node with a mesh and a skin spawns a
+//!   [`crate::SkeletalMeshComponent`] at the scene's root (glTF places a
+//!   skinned mesh by its joints) whose skeleton is the skin's joints and
+//!   the nodes above them, with the animations that move it as clips
+//!   ([`SpawnedScene::skeletal_meshes`]; none plays until asked);
+//!   [`GltfImport::skeletal_mesh`] builds the same for a caller that
+//!   places many copies.
+//! - **Not supported** (morph targets and their weight channels — the base
+//!   shape is drawn —, other extensions): skipped, one `log::warn!` line
+//!   each, listed in [`GltfImport::skipped`]. A file that *requires* an
+//!   unsupported extension is [`GltfError::UnsupportedExtension`].
 //!
 //! ## Axes
 //! glTF is Y-up with a model's front towards +Z; Proxima is Z-up with +X
