@@ -304,7 +304,7 @@ impl PrimitiveComponent for SkeletalMeshComponent {
         let slots = self.mesh.material_slots.len().max(1);
         let materials: Vec<MaterialId> =
             (0..slots).map(|i| ctx.settings.materials.get(i).copied().unwrap_or(MaterialId::DEFAULT)).collect();
-        let pose = SkeletalPose { joint_matrices: self.matrices.clone() };
+        let pose = SkeletalPose::joints(self.matrices.clone());
         match SkeletalMeshSceneProxy::new(self.mesh.render_data.clone(), materials, pose) {
             Ok(p) => Some(Box::new(p.with_cast_shadow(ctx.settings.cast_shadow))),
             Err(e) => {
@@ -325,6 +325,6 @@ impl PrimitiveComponent for SkeletalMeshComponent {
     /// One block of joint matrices, copied once into the box the render
     /// thread receives.
     fn dynamic_data(&mut self) -> Option<Box<dyn std::any::Any + Send>> {
-        Some(Box::new(SkeletalPose { joint_matrices: self.matrices.clone() }))
+        Some(Box::new(SkeletalPose::joints(self.matrices.clone())))
     }
 }

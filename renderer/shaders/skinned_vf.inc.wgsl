@@ -8,12 +8,21 @@
 //              vectors: `prev_world_position` is skinned with them)
 //   binding 1: per vertex, its four joint indices (16 bits each)
 //   binding 2: per vertex, its four weights (summing to 1)
+//   binding 3: the morph targets' deltas, target-major: per vertex its
+//              position delta, then its normal delta (xyz of each vec4)
+//   binding 4: the weighed morph targets: element 0's x their count, then
+//              per target its index, weight now and weight in the previous
+//              frame (only targets weighed in either frame are listed, so
+//              an unmorphed mesh loops over nothing)
+// Morph targets apply in the bind pose, before skinning.
 // The vertex's index (`@builtin(vertex_index)`, the mesh's own: draws use
 // base vertex 0) finds its influences.
 
 @group(3) @binding(0) var<storage, read> skin_joints: array<mat4x4<f32>>;
 @group(3) @binding(1) var<storage, read> skin_joint_indices: array<vec2<u32>>;
 @group(3) @binding(2) var<storage, read> skin_weights: array<vec4<f32>>;
+@group(3) @binding(3) var<storage, read> morph_deltas: array<vec4<f32>>;
+@group(3) @binding(4) var<storage, read> morph_list: array<vec4<f32>>;
 
 struct VertexFactoryInput {
     @location(0) position: vec3<f32>,
@@ -39,11 +48,35 @@ fn skin_matrix(v: u32, first: u32) -> mat4x4<f32> {
         + skin_joints[first + (j.y >> 16u)] * w.w;
 }
 
+// The bind-pose position (now and in the previous frame) and normal of
+// vertex `v` with the weighed morph targets applied.
+struct Morphed {
+    position: vec3<f32>,
+    previous: vec3<f32>,
+    normal: vec3<f32>,
+}
+
+fn morphed(v: u32, input: VertexFactoryInput) -> Morphed {
+    var m = Morphed(input.position, input.position, input.normal.xyz);
+    let count = u32(morph_list[0].x);
+    let vertices = arrayLength(&skin_weights);
+    for (var k = 1u; k <= count; k++) {
+        let item = morph_list[k];
+        let at = (u32(item.x) * vertices + v) * 2u;
+        let dp = morph_deltas[at].xyz;
+        m.position += dp * item.y;
+        m.previous += dp * item.z;
+        m.normal += morph_deltas[at + 1u].xyz * item.y;
+    }
+    return m;
+}
+
 fn vf_fetch(input: VertexFactoryInput) -> FactoryVertex {
     let primitive = scene_primitive(input.primitive_id);
     let skin = skin_matrix(input.vertex_index, 0u);
-    let position = (skin * vec4<f32>(input.position, 1.0)).xyz;
-    let normal = (skin * vec4<f32>(input.normal.xyz, 0.0)).xyz;
+    let bind = morphed(input.vertex_index, input);
+    let position = (skin * vec4<f32>(bind.position, 1.0)).xyz;
+    let normal = (skin * vec4<f32>(bind.normal, 0.0)).xyz;
     let tangent_dir = (skin * vec4<f32>(input.tangent_x.xyz, 0.0)).xyz;
     // A mirroring transform flips the binormal's handedness.
     let m = mat3x3<f32>(primitive.local_to_world[0].xyz, primitive.local_to_world[1].xyz, primitive.local_to_world[2].xyz);
@@ -55,7 +88,7 @@ fn vf_fetch(input: VertexFactoryInput) -> FactoryVertex {
     v.uv3 = input.uv3;
     v.custom = primitive.custom;
     let joints = arrayLength(&skin_joints) / 2u;
-    let before = (skin_matrix(input.vertex_index, joints) * vec4<f32>(input.position, 1.0)).xyz;
+    let before = (skin_matrix(input.vertex_index, joints) * vec4<f32>(bind.previous, 1.0)).xyz;
     v.prev_world_position = (primitive.prev_local_to_world * vec4<f32>(before, 1.0)).xyz;
     return v;
 }

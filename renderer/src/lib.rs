@@ -109,7 +109,7 @@ pub use settings::{
     AntiAliasing, AutoExposureSettings, BloomSettings, EarlyZ, FrameSettings, LightGridSettings, ShadingSettings, ShadowSettings,
     TonemapCurve, TonemapSettings,
 };
-pub use skeletal::{SkeletalMeshSceneProxy, SkeletalPose, SkinnedMeshRenderData, VertexInfluences};
+pub use skeletal::{MorphTarget, SkeletalMeshSceneProxy, SkeletalPose, SkinnedMeshRenderData, VertexInfluences};
 pub use static_mesh::{shapes, StaticMeshLod, StaticMeshRenderData, StaticMeshSection};
 pub use static_mesh_proxy::StaticMeshSceneProxy;
 pub use stats::{ev100_of, exposure_of_ev100, FrameCounters, FrameStats, ImageStats, PassStats, ShadowStats, StageTimings};

@@ -77,10 +77,10 @@ fn gpu_skinning_renders_as_the_cpu_reference_and_a_new_pose_rebuilds_no_command(
     let mut gpu = render_thread(RenderThreadMode::Threaded);
     sun(&mut gpu, true);
     let m = gpu.create_material(material.clone()).unwrap();
-    let proxy = SkeletalMeshSceneProxy::new(skinned.clone(), vec![m], SkeletalPose { joint_matrices: vec![Mat4::IDENTITY; 2] }).unwrap();
+    let proxy = SkeletalMeshSceneProxy::new(skinned.clone(), vec![m], SkeletalPose::joints(vec![Mat4::IDENTITY; 2])).unwrap();
     let id = gpu.add_primitive(Box::new(proxy), Mat4::IDENTITY).unwrap();
     frame(&mut gpu, &fam);
-    gpu.update_dynamic_data(id, Box::new(SkeletalPose { joint_matrices: pose.clone() })).unwrap();
+    gpu.update_dynamic_data(id, Box::new(SkeletalPose::joints(pose.clone()))).unwrap();
     let (stats, on_gpu) = frame(&mut gpu, &fam);
     assert_eq!(stats.cached_commands_built, 0, "a new pose changes the joint buffer, not a command");
 
@@ -103,7 +103,7 @@ fn gpu_skinning_renders_as_the_cpu_reference_and_a_new_pose_rebuilds_no_command(
     assert_ne!(bind_img.rgba8, on_gpu.rgba8);
 
     // A pose of the wrong size is a failed update; the mesh keeps its pose.
-    gpu.update_dynamic_data(id, Box::new(SkeletalPose { joint_matrices: vec![Mat4::IDENTITY; 3] })).unwrap();
+    gpu.update_dynamic_data(id, Box::new(SkeletalPose::joints(vec![Mat4::IDENTITY; 3]))).unwrap();
     let (stats, kept) = frame(&mut gpu, &fam);
     assert_eq!(stats.failed_updates, 1);
     assert_images_equal(&on_gpu, &kept, "a refused pose changes nothing");
@@ -126,9 +126,7 @@ fn animated_skinned_meshes_are_the_same_serial_and_parallel_and_in_flight_and_wr
     };
     let pose = |frame: u32, k: usize| {
         let t = frame as f32 * 0.25 + k as f32;
-        SkeletalPose {
-            joint_matrices: vec![Mat4::from_translation(Vec3::new(0.0, 0.0, 0.5)), Mat4::from_translation(Vec3::new(0.0, t.sin(), 1.0))],
-        }
+        SkeletalPose::joints(vec![Mat4::from_translation(Vec3::new(0.0, 0.0, 0.5)), Mat4::from_translation(Vec3::new(0.0, t.sin(), 1.0))])
     };
     let view = top_view(14.0).with_state(ViewStateId(3));
     let render = |parallel: &str, in_flight: u32| {
@@ -169,12 +167,12 @@ fn animated_skinned_meshes_are_the_same_serial_and_parallel_and_in_flight_and_wr
     let mut rt = render_thread(RenderThreadMode::Threaded);
     rt.set_cvar(cvars::ANTI_ALIASING_METHOD, "2").unwrap();
     let m = rt.create_material(Material::colored(Vec4::ONE)).unwrap();
-    let still = SkeletalPose { joint_matrices: vec![Mat4::IDENTITY; 2] };
+    let still = SkeletalPose::joints(vec![Mat4::IDENTITY; 2]);
     let id = rt.add_primitive(Box::new(SkeletalMeshSceneProxy::new(skinned(), vec![m], still).unwrap()), Mat4::IDENTITY).unwrap();
     let fam = family(vec![view.clone()]);
     frame(&mut rt, &fam);
     let step = Vec3::new(0.0, 0.5, 0.0);
-    rt.update_dynamic_data(id, Box::new(SkeletalPose { joint_matrices: vec![Mat4::IDENTITY, Mat4::from_translation(step)] })).unwrap();
+    rt.update_dynamic_data(id, Box::new(SkeletalPose::joints(vec![Mat4::IDENTITY, Mat4::from_translation(step)]))).unwrap();
     frame(&mut rt, &fam);
     let bytes = rt
         .with_context(|ctx| {
@@ -196,4 +194,59 @@ fn animated_skinned_meshes_are_the_same_serial_and_parallel_and_in_flight_and_wr
     let got = glam::Vec2::new(half(at), half(at + 2));
     assert!((got - expected).abs().max_element() < 2e-3 && expected.length() > 0.01, "skinned motion {got} vs {expected}");
     assert_clean(&mut rt);
+}
+
+/// Morph targets: a grid whose one target lifts its middle rows renders at
+/// weight 0 as the base shape and at weight 1 as the target shape, byte
+/// for byte as the same shapes built on the CPU; weight changes rebuild no
+/// command, and a weight that is not finite is refused.
+#[test]
+fn morph_weights_0_and_1_give_the_base_and_the_target_shape() {
+    let lod = grid(8, 3.0);
+    let n = lod.vertices.len();
+    let lift = |p: [f32; 3]| if p[1].abs() < 0.8 { [0.0, 0.0, 0.5] } else { [0.0; 3] };
+    let target = MorphTarget { position_deltas: lod.vertices.iter().map(|v| lift(v.position)).collect(), normal_deltas: Vec::new() };
+    let one_joint = vec![VertexInfluences { joints: [0; 4], weights: [1.0, 0.0, 0.0, 0.0] }; n];
+    let fam = family(vec![top_view(8.0)]);
+    let material = Material::colored(Vec4::new(0.9, 0.4, 0.3, 1.0));
+    let morphed_render = |weight: f32| {
+        let mut rt = render_thread(RenderThreadMode::Threaded);
+        sun(&mut rt, false);
+        let m = rt.create_material(material.clone()).unwrap();
+        let data =
+            SkinnedMeshRenderData::with_morph_targets(vec![lod.clone()], vec![one_joint.clone()], 1, vec![vec![target.clone()]]).unwrap();
+        let proxy = SkeletalMeshSceneProxy::new(data, vec![m], SkeletalPose::joints(vec![Mat4::IDENTITY])).unwrap();
+        let id = rt.add_primitive(Box::new(proxy), Mat4::IDENTITY).unwrap();
+        frame(&mut rt, &fam);
+        let pose = SkeletalPose { joint_matrices: vec![Mat4::IDENTITY], morph_weights: vec![weight] };
+        rt.update_dynamic_data(id, Box::new(pose)).unwrap();
+        let (stats, img) = frame(&mut rt, &fam);
+        assert_eq!((stats.cached_commands_built, stats.failed_updates), (0, 0));
+        let bad = SkeletalPose { joint_matrices: vec![Mat4::IDENTITY], morph_weights: vec![f32::NAN] };
+        rt.update_dynamic_data(id, Box::new(bad)).unwrap();
+        let (stats, kept) = frame(&mut rt, &fam);
+        assert_eq!(stats.failed_updates, 1, "a NaN weight is refused");
+        assert_images_equal(&img, &kept, "a refused weight changes nothing");
+        assert_clean(&mut rt);
+        img
+    };
+    let static_render = |shape: StaticMeshLod| {
+        let mut rt = render_thread(RenderThreadMode::Threaded);
+        sun(&mut rt, false);
+        let m = rt.create_material(material.clone()).unwrap();
+        rt.add_primitive(Box::new(StaticMeshSceneProxy::new(StaticMeshRenderData::new(vec![shape]).unwrap(), vec![m])), Mat4::IDENTITY)
+            .unwrap();
+        let (_, img) = frame(&mut rt, &fam);
+        assert_clean(&mut rt);
+        img
+    };
+    let mut lifted = lod.clone();
+    for (v, d) in lifted.vertices.iter_mut().zip(&target.position_deltas) {
+        v.position = (Vec3::from(v.position) + Vec3::from(*d)).to_array();
+    }
+    let (at_0, at_1) = (morphed_render(0.0), morphed_render(1.0));
+    test_support::save_test_output(&at_1, "morph-target-weight-1");
+    assert_images_equal(&static_render(lod.clone()), &at_0, "weight 0: the base shape");
+    assert_images_equal(&static_render(lifted), &at_1, "weight 1: the target shape");
+    assert_ne!(at_0.rgba8, at_1.rgba8);
 }

@@ -19,10 +19,15 @@
 //! (`RenderThread::update_primitive_transform_and_bounds`): culling uses
 //! what the game computed from the posed joints.
 //!
+//! Morph targets ([`MorphTarget`]: per vertex a position and normal delta
+//! at weight 1) apply in the bind pose before skinning, weighted by the
+//! pose's `morph_weights`; the proxy lists only the targets weighed now or
+//! in the previous frame, so an unmorphed frame costs a loop over nothing.
+//!
 //! Not built yet (issue 39): one shared per-frame joint buffer (an offset
 //! per primitive) so identical skinned meshes merge into instanced draws —
 //! each proxy has its own buffer and bind group today, so skinned draws do
-//! not merge across primitives; morph targets.
+//! not merge across primitives.
 
 mod proxy;
 mod vertex_factory;
@@ -55,15 +60,30 @@ pub struct VertexInfluences {
     pub weights: [f32; 4],
 }
 
+/// The most morph targets a skeletal mesh may have.
+pub const MAX_MORPH_TARGETS: usize = 64;
+
+/// One morph target of one LOD (glTF's mesh target, UE's morph target):
+/// per vertex, how far its position and normal move at weight 1.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct MorphTarget {
+    /// Per vertex of the LOD, its position's move at weight 1.
+    pub position_deltas: Vec<[f32; 3]>,
+    /// Per vertex, its normal's change at weight 1 (empty: none).
+    pub normal_deltas: Vec<[f32; 3]>,
+}
+
 /// A skeletal mesh's render data: its LODs in the bind pose (the local
-/// vertex factory's vertices, shared with static meshes) and per vertex of
-/// each LOD its influences.
+/// vertex factory's vertices, shared with static meshes), per vertex of
+/// each LOD its influences, and per LOD its morph targets (the same
+/// number in every LOD).
 pub struct SkinnedMeshRenderData {
     mesh: Arc<StaticMeshRenderData>,
     influences: Vec<Vec<VertexInfluences>>,
+    morph_targets: Vec<Vec<MorphTarget>>,
     joint_count: u32,
-    /// Per LOD, the joint-index and weight buffers (render thread).
-    gpu: Mutex<Option<Arc<Vec<[BufferHandle; 2]>>>>,
+    /// Per LOD, the joint-index, weight and morph-delta buffers (render thread).
+    gpu: Mutex<Option<Arc<Vec<[BufferHandle; 3]>>>>,
 }
 
 impl std::fmt::Debug for SkinnedMeshRenderData {
@@ -83,7 +103,22 @@ impl SkinnedMeshRenderData {
     /// or weights summing to 0; no joints, or more than
     /// [`MAX_SKIN_JOINTS`]. Weights that sum away from 1 by more than
     /// [`WEIGHT_SUM_TOLERANCE`] are renormalized, with a warning.
-    pub fn new(lods: Vec<StaticMeshLod>, mut influences: Vec<Vec<VertexInfluences>>, joint_count: u32) -> Result<Arc<Self>> {
+    pub fn new(lods: Vec<StaticMeshLod>, influences: Vec<Vec<VertexInfluences>>, joint_count: u32) -> Result<Arc<Self>> {
+        let none = vec![Vec::new(); lods.len()];
+        Self::with_morph_targets(lods, influences, joint_count, none)
+    }
+
+    /// [`Self::new`] with morph targets: per LOD its targets (as many in
+    /// every LOD, at most [`MAX_MORPH_TARGETS`]), each with a position and
+    /// a normal delta per vertex of the LOD (an empty normal list: no
+    /// normal change), all finite; otherwise [`RendererError::InvalidMesh`].
+    pub fn with_morph_targets(
+        lods: Vec<StaticMeshLod>,
+        mut influences: Vec<Vec<VertexInfluences>>,
+        joint_count: u32,
+        mut morph_targets: Vec<Vec<MorphTarget>>,
+    ) -> Result<Arc<Self>> {
+        check_morph_targets(&lods, &mut morph_targets)?;
         if joint_count == 0 || joint_count > MAX_SKIN_JOINTS {
             return Err(RendererError::InvalidMesh(format!("{joint_count} joints: a skeleton has 1 to {MAX_SKIN_JOINTS}")));
         }
@@ -105,7 +140,17 @@ impl SkinnedMeshRenderData {
             log::warn!("skeletal mesh: {renormalized} vertices' weights did not sum to 1; renormalized");
         }
         let mesh = StaticMeshRenderData::new(lods)?;
-        Ok(Arc::new(Self { mesh, influences, joint_count, gpu: Mutex::new(None) }))
+        Ok(Arc::new(Self { mesh, influences, morph_targets, joint_count, gpu: Mutex::new(None) }))
+    }
+
+    /// Morph targets of each LOD (the same count in every one).
+    pub fn morph_target_count(&self) -> usize {
+        self.morph_targets.first().map_or(0, Vec::len)
+    }
+
+    /// Per LOD, its morph targets.
+    pub fn morph_targets(&self) -> &[Vec<MorphTarget>] {
+        &self.morph_targets
     }
 
     /// The bind-pose geometry.
@@ -129,32 +174,18 @@ impl SkinnedMeshRenderData {
     }
 
     /// A proxy starts using the GPU buffers (made on first use).
-    pub(crate) fn acquire_gpu(&self, device: &Device) -> rhi_vulkan::Result<Arc<Vec<[BufferHandle; 2]>>> {
+    pub(crate) fn acquire_gpu(&self, device: &Device) -> rhi_vulkan::Result<Arc<Vec<[BufferHandle; 3]>>> {
         self.mesh.acquire_gpu(device)?;
         let mut gpu = self.gpu.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(g) = gpu.as_ref() {
             return Ok(g.clone());
         }
-        let mut made: Vec<[BufferHandle; 2]> = Vec::with_capacity(self.influences.len());
-        for inf in &self.influences {
-            let joints: Vec<[u32; 2]> = inf
-                .iter()
-                .map(|i| [u32::from(i.joints[0]) | u32::from(i.joints[1]) << 16, u32::from(i.joints[2]) | u32::from(i.joints[3]) << 16])
-                .collect();
-            let weights: Vec<[f32; 4]> = inf.iter().map(|i| i.weights).collect();
-            let storage = |label: &str, bytes: &[u8]| {
-                device.create_buffer_init(&BufferDesc::gpu_only(label, bytes.len() as u64, BufferUsage::STORAGE), bytes)
-            };
-            let pair = storage("skin joint indices", bytemuck::cast_slice(&joints)).and_then(|j| {
-                storage("skin weights", bytemuck::cast_slice(&weights)).map(|w| [j, w]).inspect_err(|_| device.destroy_buffer(j))
-            });
-            match pair {
-                Ok(p) => made.push(p),
+        let mut made: Vec<[BufferHandle; 3]> = Vec::with_capacity(self.influences.len());
+        for (inf, morphs) in self.influences.iter().zip(&self.morph_targets) {
+            match lod_buffers(device, inf, morphs) {
+                Ok(b) => made.push(b),
                 Err(e) => {
-                    for [j, w] in made {
-                        device.destroy_buffer(j);
-                        device.destroy_buffer(w);
-                    }
+                    made.iter().flatten().for_each(|&b| device.destroy_buffer(b));
                     self.mesh.release_user(device);
                     return Err(e);
                 }
@@ -169,13 +200,80 @@ impl SkinnedMeshRenderData {
     pub(crate) fn release_gpu(&self, device: &Device) {
         if self.mesh.release_user(device) {
             if let Some(g) = self.gpu.lock().unwrap_or_else(|p| p.into_inner()).take() {
-                for [j, w] in g.iter() {
-                    device.destroy_buffer(*j);
-                    device.destroy_buffer(*w);
-                }
+                g.iter().flatten().for_each(|&b| device.destroy_buffer(b));
             }
         }
     }
+}
+
+/// One LOD's storage buffers: joint indices, weights, morph deltas
+/// (target-major, per vertex its position then normal delta as vec4s; one
+/// zero element when it has none, as a binding needs a buffer).
+fn lod_buffers(device: &Device, inf: &[VertexInfluences], morphs: &[MorphTarget]) -> rhi_vulkan::Result<[BufferHandle; 3]> {
+    let joints: Vec<[u32; 2]> = inf
+        .iter()
+        .map(|i| [u32::from(i.joints[0]) | u32::from(i.joints[1]) << 16, u32::from(i.joints[2]) | u32::from(i.joints[3]) << 16])
+        .collect();
+    let weights: Vec<[f32; 4]> = inf.iter().map(|i| i.weights).collect();
+    let mut deltas: Vec<[f32; 4]> = Vec::with_capacity(morphs.len() * inf.len() * 2);
+    for m in morphs {
+        for v in 0..inf.len() {
+            let p = m.position_deltas[v];
+            let n = m.normal_deltas.get(v).copied().unwrap_or([0.0; 3]);
+            deltas.push([p[0], p[1], p[2], 0.0]);
+            deltas.push([n[0], n[1], n[2], 0.0]);
+        }
+    }
+    if deltas.is_empty() {
+        deltas.push([0.0; 4]);
+    }
+    let storage = |label: &str, bytes: &[u8]| {
+        device.create_buffer_init(&BufferDesc::gpu_only(label, bytes.len() as u64, BufferUsage::STORAGE), bytes)
+    };
+    let j = storage("skin joint indices", bytemuck::cast_slice(&joints))?;
+    let w = match storage("skin weights", bytemuck::cast_slice(&weights)) {
+        Ok(w) => w,
+        Err(e) => {
+            device.destroy_buffer(j);
+            return Err(e);
+        }
+    };
+    match storage("morph target deltas", bytemuck::cast_slice(&deltas)) {
+        Ok(d) => Ok([j, w, d]),
+        Err(e) => {
+            device.destroy_buffer(j);
+            device.destroy_buffer(w);
+            Err(e)
+        }
+    }
+}
+
+/// Checks the morph targets against the LODs (module docs of
+/// [`SkinnedMeshRenderData::with_morph_targets`]).
+fn check_morph_targets(lods: &[StaticMeshLod], morphs: &mut [Vec<MorphTarget>]) -> Result<()> {
+    let bad = |m: String| Err(RendererError::InvalidMesh(m));
+    if morphs.len() != lods.len() {
+        return bad(format!("{} LODs, morph targets for {}", lods.len(), morphs.len()));
+    }
+    let count = morphs.first().map_or(0, Vec::len);
+    if count > MAX_MORPH_TARGETS {
+        return bad(format!("{count} morph targets: at most {MAX_MORPH_TARGETS}"));
+    }
+    for (l, (lod, targets)) in lods.iter().zip(morphs.iter()).enumerate() {
+        if targets.len() != count {
+            return bad(format!("LOD {l}: {} morph targets, LOD 0 has {count}", targets.len()));
+        }
+        let n = lod.vertices.len();
+        for (t, m) in targets.iter().enumerate() {
+            if m.position_deltas.len() != n || !(m.normal_deltas.is_empty() || m.normal_deltas.len() == n) {
+                return bad(format!("LOD {l}, morph target {t}: deltas for {} vertices, the LOD has {n}", m.position_deltas.len()));
+            }
+            if m.position_deltas.iter().chain(&m.normal_deltas).flatten().any(|c| !c.is_finite()) {
+                return bad(format!("LOD {l}, morph target {t}: a delta is not finite"));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Checks one vertex's influences against a skeleton of `joint_count`;

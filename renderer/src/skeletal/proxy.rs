@@ -13,17 +13,29 @@ use std::sync::Arc;
 
 /// One frame's pose of a skeletal mesh: per joint, its model-space matrix
 /// times its inverse bind matrix (the identity for every joint is the bind
-/// pose). The proxy's dynamic data: the game side moves it to the render
-/// thread each frame the pose changes.
-#[derive(Clone, Debug, PartialEq)]
+/// pose), and its morph targets' weights. The proxy's dynamic data: the
+/// game side moves it to the render thread each frame the pose changes.
+#[derive(Clone, Debug, PartialEq, Default)]
 pub struct SkeletalPose {
     /// One matrix per joint of the mesh's skeleton.
     pub joint_matrices: Vec<Mat4>,
+    /// One weight per morph target (empty: all 0). Only the targets whose
+    /// weight is not 0 (now or in the previous frame) cost anything.
+    pub morph_weights: Vec<f32>,
 }
 
-/// The GPU side of one proxy: its joint buffer and its bind group per LOD.
+impl SkeletalPose {
+    /// A pose of `joint_matrices`, no morph target weighed in.
+    pub fn joints(joint_matrices: Vec<Mat4>) -> Self {
+        Self { joint_matrices, morph_weights: Vec::new() }
+    }
+}
+
+/// The GPU side of one proxy: its joint buffer, its morph weights' list
+/// and its bind group per LOD.
 struct JointGpu {
     buffer: BufferHandle,
+    morphs: BufferHandle,
     groups: Vec<BindGroupHandle>,
 }
 
@@ -35,6 +47,8 @@ pub struct SkeletalMeshSceneProxy {
     custom_data: Vec4,
     /// The pose of the last update (the previous frame's next time).
     current: Vec<Mat4>,
+    /// Its morph weights (one per target, 0 where none was given).
+    weights: Vec<f32>,
     gpu: Option<JointGpu>,
     /// Holds the mesh's GPU buffers.
     holds_gpu: bool,
@@ -47,7 +61,9 @@ impl SkeletalMeshSceneProxy {
     /// mesh's, or with a non-finite matrix (`RendererError::InvalidMesh`).
     pub fn new(mesh: Arc<SkinnedMeshRenderData>, materials: Vec<MaterialId>, pose: SkeletalPose) -> crate::error::Result<Self> {
         check_pose(&mesh, &pose).map_err(crate::error::RendererError::InvalidMesh)?;
-        Ok(Self { mesh, materials, cast_shadow: true, custom_data: Vec4::ZERO, current: pose.joint_matrices, gpu: None, holds_gpu: false })
+        let weights = morph_weights(&mesh, &pose.morph_weights);
+        let (current, custom_data) = (pose.joint_matrices, Vec4::ZERO);
+        Ok(Self { mesh, materials, cast_shadow: true, custom_data, current, weights, gpu: None, holds_gpu: false })
     }
 
     /// The same proxy, casting shadows or not.
@@ -70,28 +86,64 @@ impl SkeletalMeshSceneProxy {
         bytes
     }
 
-    fn create_gpu(&self, device: &Device, skin: &[[BufferHandle; 2]]) -> rhi_vulkan::Result<JointGpu> {
-        let bytes = Self::joint_bytes(&self.current, &self.current);
-        let buffer = device.create_buffer_init(&BufferDesc::gpu_only("skin joints", bytes.len() as u64, BufferUsage::STORAGE), &bytes)?;
+    fn create_gpu(&self, device: &Device, skin: &[[BufferHandle; 3]]) -> rhi_vulkan::Result<JointGpu> {
+        let storage = |label: &str, bytes: &[u8]| {
+            device.create_buffer_init(&BufferDesc::gpu_only(label, bytes.len() as u64, BufferUsage::STORAGE), bytes)
+        };
+        let buffer = storage("skin joints", &Self::joint_bytes(&self.current, &self.current))?;
+        let morphs = match storage("morph weights", &self.morph_bytes(&self.weights, &self.weights)) {
+            Ok(m) => m,
+            Err(e) => {
+                device.destroy_buffer(buffer);
+                return Err(e);
+            }
+        };
         let mut groups = Vec::with_capacity(skin.len());
-        for &[joints, weights] in skin {
-            let entries =
-                [(0, BindingResource::Buffer(buffer)), (1, BindingResource::Buffer(joints)), (2, BindingResource::Buffer(weights))];
+        for &[joints, weights, deltas] in skin {
+            let entries = [buffer, joints, weights, deltas, morphs].map(BindingResource::Buffer);
+            let entries: Vec<(u32, BindingResource)> = entries.into_iter().enumerate().map(|(i, e)| (i as u32, e)).collect();
             match device.create_bind_group_with_layout(&SkinnedVertexFactory::bind_group_layout(), &entries) {
                 Ok(g) => groups.push(g),
                 Err(e) => {
                     groups.into_iter().for_each(|g| device.destroy_bind_group(g));
                     device.destroy_buffer(buffer);
+                    device.destroy_buffer(morphs);
                     return Err(e);
                 }
             }
         }
-        Ok(JointGpu { buffer, groups })
+        Ok(JointGpu { buffer, morphs, groups })
     }
+
+    /// The morph list's bytes (`skin_morphs` of `skinned_vf.inc.wgsl`): a
+    /// header (how many entries, the LOD's vertex count is the shader's),
+    /// then per target weighed now or in the previous frame its index,
+    /// weight and previous weight; room for every target.
+    fn morph_bytes(&self, now: &[f32], before: &[f32]) -> Vec<u8> {
+        let active: Vec<[f32; 4]> = (0..now.len())
+            .filter(|&t| now[t] != 0.0 || before.get(t).is_some_and(|&w| w != 0.0))
+            .map(|t| [t as f32, now[t], before.get(t).copied().unwrap_or(0.0), 0.0])
+            .collect();
+        let mut list = vec![[active.len() as f32, 0.0, 0.0, 0.0]];
+        list.extend(active);
+        list.resize(self.mesh.morph_target_count() + 1, [0.0; 4]);
+        bytemuck::cast_slice(&list).to_vec()
+    }
+}
+
+/// One weight per morph target of `mesh` from `given` (missing ones 0).
+fn morph_weights(mesh: &SkinnedMeshRenderData, given: &[f32]) -> Vec<f32> {
+    (0..mesh.morph_target_count()).map(|t| given.get(t).copied().unwrap_or(0.0)).collect()
 }
 
 /// Why `pose` cannot skin `mesh`, if it cannot.
 fn check_pose(mesh: &SkinnedMeshRenderData, pose: &SkeletalPose) -> Result<(), String> {
+    if pose.morph_weights.len() > mesh.morph_target_count() {
+        return Err(format!("{} morph weights for {} morph targets", pose.morph_weights.len(), mesh.morph_target_count()));
+    }
+    if pose.morph_weights.iter().any(|w| !w.is_finite()) {
+        return Err("a morph weight is not finite".into());
+    }
     if pose.joint_matrices.len() != mesh.joint_count() as usize {
         return Err(format!("a pose of {} joints for a skeleton of {}", pose.joint_matrices.len(), mesh.joint_count()));
     }
@@ -156,6 +208,7 @@ impl PrimitiveSceneProxy for SkeletalMeshSceneProxy {
         if let Some(g) = self.gpu.take() {
             g.groups.into_iter().for_each(|group| device.destroy_bind_group(group));
             device.destroy_buffer(g.buffer);
+            device.destroy_buffer(g.morphs);
         }
         if std::mem::take(&mut self.holds_gpu) {
             self.mesh.release_gpu(device);
@@ -169,9 +222,14 @@ impl PrimitiveSceneProxy for SkeletalMeshSceneProxy {
     fn update_dynamic_data(&mut self, data: Box<dyn std::any::Any + Send>, ctx: &mut ProxyUpdateContext<'_>) -> rhi_vulkan::Result<()> {
         let pose = data.downcast::<SkeletalPose>().map_err(|_| RhiError::InvalidState("skeletal mesh proxy: not a SkeletalPose".into()))?;
         check_pose(&self.mesh, &pose).map_err(|e| RhiError::InvalidState(format!("skeletal mesh proxy: {e}")))?;
+        let weights = morph_weights(&self.mesh, &pose.morph_weights);
         let previous = std::mem::replace(&mut self.current, pose.joint_matrices);
+        let previous_weights = std::mem::replace(&mut self.weights, weights);
         if let Some(g) = &self.gpu {
             ctx.upload(g.buffer, 0, Self::joint_bytes(&self.current, &previous));
+            if self.mesh.morph_target_count() > 0 {
+                ctx.upload(g.morphs, 0, self.morph_bytes(&self.weights, &previous_weights));
+            }
         }
         Ok(())
     }

@@ -14,14 +14,15 @@ pub static SKINNED_VERTEX_FACTORY: SkinnedVertexFactory = SkinnedVertexFactory;
 
 impl SkinnedVertexFactory {
     /// Group 3's layout: the joint matrices (this frame's, then the
-    /// previous frame's), the joint indices and the weights, all storage.
+    /// previous frame's), the joint indices, the weights, the morph
+    /// targets' deltas and the weighed targets' list, all storage.
     pub fn bind_group_layout() -> BindGroupLayoutDesc {
         let entry = |binding| BindGroupLayoutEntry {
             binding,
             ty: BindingType::StorageBuffer { read_only: true },
             stages: ShaderStages::VERTEX | ShaderStages::FRAGMENT,
         };
-        BindGroupLayoutDesc { entries: vec![entry(0), entry(1), entry(2)] }
+        BindGroupLayoutDesc { entries: (0..5).map(entry).collect() }
     }
 }
 
