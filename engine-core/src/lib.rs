@@ -68,7 +68,7 @@ pub use engine::{Engine, EngineDesc, GameTimings};
 pub use error::{EngineError, Result};
 pub use handle::{ActorId, ComponentId};
 pub use light_camera::{look_rotation, CameraComponent, DirectionalLightComponent, PointLightComponent, SpotLightComponent};
-pub use skeletal_mesh::{JointDesc, SkeletalMesh, SkeletalMeshComponent};
+pub use skeletal_mesh::{JointDesc, Morphs, SkeletalMesh, SkeletalMeshComponent};
 pub use static_mesh::{StaticMesh, StaticMeshComponent};
 pub use transform::Transform;
 #[cfg(feature = "collision")]

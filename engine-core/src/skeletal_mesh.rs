@@ -49,6 +49,13 @@ impl std::fmt::Debug for SkeletalMesh {
     }
 }
 
+/// A skeletal mesh's morph targets: per LOD its targets, and their default weights.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Morphs {
+    pub targets: Vec<Vec<renderer::MorphTarget>>,
+    pub default_weights: Vec<f32>,
+}
+
 /// One joint of a skeleton being built: its name, parent (an earlier
 /// joint), rest transform and inverse bind matrix.
 #[derive(Clone, Debug, PartialEq)]
@@ -78,14 +85,41 @@ impl SkeletalMesh {
         joints: Vec<JointDesc>,
         material_slots: Vec<String>,
     ) -> Result<Arc<Self>> {
+        let none = Morphs { targets: vec![Vec::new(); lods.len()], default_weights: Vec::new() };
+        Self::with_morph_targets(name, lods, influences, none, joints, material_slots)
+    }
+
+    /// [`Self::new`] with morph targets (`renderer::MorphTarget`s per LOD,
+    /// the same number in each) and their default weights (glTF's
+    /// `mesh.weights`; missing ones 0): what the component shows until an
+    /// animation or the game sets them. Errors as `new`, and
+    /// [`EngineError::InvalidMesh`] for targets the renderer refuses or
+    /// default weights that are more than the targets or not finite.
+    pub fn with_morph_targets(
+        name: &str,
+        lods: Vec<StaticMeshLod>,
+        influences: Vec<Vec<VertexInfluences>>,
+        morphs: Morphs,
+        joints: Vec<JointDesc>,
+        material_slots: Vec<String>,
+    ) -> Result<Arc<Self>> {
+        let count = morphs.targets.first().map_or(0, Vec::len);
+        if morphs.default_weights.len() > count || morphs.default_weights.iter().any(|w| !w.is_finite()) {
+            return Err(EngineError::InvalidMesh(format!(
+                "{name}: {} default morph weights for {count} targets",
+                morphs.default_weights.len()
+            )));
+        }
         if let Some(j) = joints.iter().position(|j| j.inverse_bind.determinant().abs() < 1e-12 || !j.rest.to_mat4().is_finite()) {
             return Err(EngineError::InvalidMesh(format!("{name}: joint {j}'s inverse bind matrix or rest transform is not invertible")));
         }
         let skeleton = Skeleton::new(joints.iter().map(|j| j.parent).collect(), joints.iter().map(|j| j.inverse_bind).collect())?;
-        let render_data = SkinnedMeshRenderData::new(lods, influences, joints.len() as u32)
+        let render_data = SkinnedMeshRenderData::with_morph_targets(lods, influences, joints.len() as u32, morphs.targets)
             .map_err(|e| EngineError::InvalidMesh(format!("{name}: {e}")))?;
         let joint_radii = joint_radii(&render_data, &skeleton);
-        let rest = Pose::from_rest(&joints.iter().map(|j| j.rest).collect::<Vec<_>>());
+        let mut weights = morphs.default_weights;
+        weights.resize(count, 0.0);
+        let rest = Pose::from_rest(&joints.iter().map(|j| j.rest).collect::<Vec<_>>()).with_morph_weights(&weights);
         let joint_names = joints.into_iter().map(|j| j.name).collect();
         Ok(Arc::new(Self { name: name.into(), material_slots, render_data, skeleton, rest, joint_names, joint_radii }))
     }
@@ -129,16 +163,25 @@ impl SkeletalMesh {
 }
 
 /// Per joint, the farthest bind-pose vertex (of every LOD) it influences,
-/// in the joint's space (the inverse bind matrix applied).
+/// in the joint's space (the inverse bind matrix applied), each vertex
+/// grown by how far its morph targets can move it (weights in 0..=1).
 fn joint_radii(render: &SkinnedMeshRenderData, skeleton: &Skeleton) -> Vec<f32> {
     let ibm = skeleton.inverse_bind_matrices();
     let mut radii = vec![0.0f32; skeleton.len()];
-    for (lod, inf) in render.mesh().lods().iter().zip(render.influences()) {
-        for (v, i) in lod.vertices.iter().zip(inf) {
+    for ((lod, inf), morphs) in render.mesh().lods().iter().zip(render.influences()).zip(render.morph_targets()) {
+        for (k, (v, i)) in lod.vertices.iter().zip(inf).enumerate() {
+            // Each morph target may move it by its delta (weights up to 1).
+            let reach: f32 = morphs.iter().map(|m| Vec3::from(m.position_deltas[k]).length()).sum();
             for (&j, &w) in i.joints.iter().zip(&i.weights) {
                 if w > 0.0 {
                     let local = ibm[j as usize].transform_point3(Vec3::from(v.position));
-                    radii[j as usize] = radii[j as usize].max(local.length());
+                    let scale = ibm[j as usize]
+                        .x_axis
+                        .truncate()
+                        .length()
+                        .max(ibm[j as usize].y_axis.truncate().length())
+                        .max(ibm[j as usize].z_axis.truncate().length());
+                    radii[j as usize] = radii[j as usize].max(local.length() + reach * scale);
                 }
             }
         }
@@ -152,6 +195,9 @@ pub struct SkeletalMeshComponent {
     clips: Vec<Arc<AnimationClip>>,
     player: Option<AnimationPlayer>,
     pose: Pose,
+    /// The morph weights the game set (the mesh's defaults until it does):
+    /// the pose's while the clip playing animates none.
+    morph_weights: Vec<f32>,
     globals: Vec<Mat4>,
     matrices: Vec<Mat4>,
     bounds: Bounds,
@@ -166,6 +212,7 @@ impl SkeletalMeshComponent {
     pub fn new(mesh: Arc<SkeletalMesh>) -> Self {
         let mut c = Self {
             pose: mesh.rest.clone(),
+            morph_weights: mesh.rest.morph_weights.clone(),
             mesh,
             clips: Vec::new(),
             player: None,
@@ -230,6 +277,27 @@ impl SkeletalMeshComponent {
         self.player.as_ref()
     }
 
+    /// Sets the morph targets' weights (one per target, in order; missing
+    /// ones keep theirs), what the mesh shows until an animation that
+    /// drives them plays. More weights than targets, or one that is not
+    /// finite, is `EngineError::InvalidMesh` and changes nothing.
+    pub fn set_morph_weights(&mut self, weights: &[f32]) -> Result<()> {
+        let count = self.mesh.render_data.morph_target_count();
+        if weights.len() > count || weights.iter().any(|w| !w.is_finite()) {
+            return Err(EngineError::InvalidMesh(format!("{}: {} morph weights for {count} targets", self.mesh.name, weights.len())));
+        }
+        self.morph_weights.resize(count, 0.0);
+        self.morph_weights[..weights.len()].copy_from_slice(weights);
+        self.pose.morph_weights.clone_from(&self.morph_weights);
+        self.dirty = self.dirty | DirtyFlags::DYNAMIC_DATA;
+        Ok(())
+    }
+
+    /// The morph targets' weights of the current pose.
+    pub fn morph_weights(&self) -> &[f32] {
+        &self.pose.morph_weights
+    }
+
     /// Stops playing: the current pose stays.
     pub fn stop(&mut self) {
         self.player = None;
@@ -274,6 +342,9 @@ impl SkeletalMeshComponent {
         };
         player.advance(dt);
         if player.evaluate(&self.mesh.rest, &mut self.pose).is_ok() {
+            if player.clip().morph_weight_count() == 0 {
+                self.pose.morph_weights.clone_from(&self.morph_weights);
+            }
             self.animated = true;
             self.pose_changed();
         }
@@ -304,7 +375,7 @@ impl PrimitiveComponent for SkeletalMeshComponent {
         let slots = self.mesh.material_slots.len().max(1);
         let materials: Vec<MaterialId> =
             (0..slots).map(|i| ctx.settings.materials.get(i).copied().unwrap_or(MaterialId::DEFAULT)).collect();
-        let pose = SkeletalPose::joints(self.matrices.clone());
+        let pose = SkeletalPose { joint_matrices: self.matrices.clone(), morph_weights: self.pose.morph_weights.clone() };
         match SkeletalMeshSceneProxy::new(self.mesh.render_data.clone(), materials, pose) {
             Ok(p) => Some(Box::new(p.with_cast_shadow(ctx.settings.cast_shadow))),
             Err(e) => {
@@ -325,6 +396,6 @@ impl PrimitiveComponent for SkeletalMeshComponent {
     /// One block of joint matrices, copied once into the box the render
     /// thread receives.
     fn dynamic_data(&mut self) -> Option<Box<dyn std::any::Any + Send>> {
-        Some(Box::new(SkeletalPose::joints(self.matrices.clone())))
+        Some(Box::new(SkeletalPose { joint_matrices: self.matrices.clone(), morph_weights: self.pose.morph_weights.clone() }))
     }
 }

@@ -128,3 +128,56 @@ fn each_bad_skin_or_animation_is_its_typed_error_naming_the_path_and_nothing_is_
     assert_eq!(world.num_actors(), before, "nothing added");
     test_support::assert_clean(world.render_thread().unwrap());
 }
+
+/// A quad with one morph target lifting its right edge, default weight
+/// 0.5, and an animation weighing it from 0 to 1 over a second.
+fn morphed_quad() -> GltfWriter {
+    let mut w = GltfWriter::new();
+    let p = w.positions(&QUAD);
+    let n = w.floats(&[0.0, 0.0, 1.0].repeat(4), "VEC3");
+    let i = w.indices(&[0, 1, 2, 2, 1, 3], UNSIGNED_SHORT);
+    let lift = w.floats(&[0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0], "VEC3");
+    let prim = json!({ "attributes": { "POSITION": p, "NORMAL": n }, "indices": i, "targets": [{ "POSITION": lift }] });
+    let m = w.push("meshes", json!({ "primitives": [prim], "weights": [0.5] }));
+    w.push("nodes", json!({ "mesh": m }));
+    let times = w.floats(&[0.0, 1.0], "SCALAR");
+    let values = w.floats(&[0.0, 1.0], "SCALAR");
+    w.push(
+        "animations",
+        json!({ "name": "lift", "samplers": [{ "input": times, "output": values }],
+                "channels": [{ "sampler": 0, "target": { "node": 0, "path": "weights" } }] }),
+    );
+    w.push("scenes", json!({ "nodes": [0] }));
+    w.set("scene", json!(0));
+    w
+}
+
+#[test]
+fn a_morphed_quad_imports_its_target_and_weights_and_its_clip_weighs_it() {
+    let import = import(&morphed_quad());
+    assert!(import.skipped.is_empty(), "{:?}", import.skipped);
+    assert_eq!(import.morph_target_primitives, 1);
+    let mesh = import.meshes[0].as_ref().unwrap();
+    assert_eq!((mesh.morph_targets.len(), mesh.default_weights.as_slice()), (1, &[0.5][..]));
+    assert_eq!(mesh.morph_targets[0].position_deltas.iter().filter(|d| d[2] == 1.0).count(), 2);
+    let mut world = world();
+    let spawned = import.spawn(&mut world).unwrap();
+    assert_eq!(spawned.skeletal_meshes.len(), 1, "a morphed mesh is drawn as a skeletal mesh of one joint");
+    let id = spawned.skeletal_meshes[0];
+    let weights = |world: &World| world.component::<SkeletalMeshComponent>(id).unwrap().morph_weights().to_vec();
+    assert_eq!(weights(&world), [0.5], "the mesh's default weight");
+    world.with_component_mut::<SkeletalMeshComponent, _>(id, |c| c.set_morph_weights(&[0.25])).unwrap().unwrap();
+    assert_eq!(weights(&world), [0.25]);
+    let e = world.with_component_mut::<SkeletalMeshComponent, _>(id, |c| c.set_morph_weights(&[0.1, 0.2])).unwrap();
+    assert!(matches!(e, Err(EngineError::InvalidMesh(_))), "{e:?}");
+    assert_eq!(weights(&world), [0.25], "a refused set changes nothing");
+    // The clip weighs the target: linear, 0.75 at three quarters.
+    world.with_component_mut::<SkeletalMeshComponent, _>(id, |c| c.play(0, false)).unwrap().unwrap();
+    world.with_component_mut::<SkeletalMeshComponent, _>(id, |c| c.advance(0.75)).unwrap();
+    assert!((weights(&world)[0] - 0.75).abs() < 1e-6, "{:?}", weights(&world));
+    // Its bounds hold the lifted edge.
+    let bounds = world.component::<SkeletalMeshComponent>(id).unwrap().local_bounds();
+    assert!(bounds.origin.z + bounds.extent.z >= 0.75 - 1e-4, "{bounds:?}");
+    world.send_all_end_of_frame_updates().unwrap();
+    test_support::assert_clean(world.render_thread().unwrap());
+}

@@ -4,8 +4,9 @@
 //! Every sampler is validated as glTF requires — input times scalar,
 //! finite, non-negative and increasing; output counts matching the
 //! interpolation; rotations not zero — into a [`GltfError`] naming the
-//! sampler's JSON path. Morph-target weight channels are skipped (morph
-//! targets are not drawn yet).
+//! sampler's JSON path. A morph-target weight channel animates the
+//! weights of its node's mesh (skipped, with a line in `skipped`, when that
+//! mesh has no targets).
 
 use super::accessor::{read_floats, Buffer};
 use super::{GltfError, GltfLimits};
@@ -21,7 +22,7 @@ pub struct GltfAnimation {
 }
 
 /// Reads every animation; returns them and how many morph-weight channels
-/// were skipped.
+/// were skipped (their node's mesh has no morph targets).
 pub(crate) fn read_animations(
     doc: &gltf::Document,
     buffers: &[Buffer<'_>],
@@ -38,8 +39,12 @@ pub(crate) fn read_animations(
                 Property::Rotation => ChannelTarget::Rotation(node),
                 Property::Scale => ChannelTarget::Scale(node),
                 Property::MorphTargetWeights => {
-                    skipped_weights += 1;
-                    continue;
+                    let targets = c.target().node().mesh().and_then(|m| m.primitives().next()).map_or(0, |p| p.morph_targets().len());
+                    if targets == 0 {
+                        skipped_weights += 1;
+                        continue;
+                    }
+                    ChannelTarget::MorphWeights { node, first: 0, count: targets as u32 }
                 }
             };
             let s = c.sampler();
@@ -61,6 +66,7 @@ fn read_channel(
     let (times, _) = read_floats(&s.input(), buffers, &format!("{path}/input"), &[Dimensions::Scalar], limits.max_vertices)?;
     let dims: &[Dimensions] = match target {
         ChannelTarget::Rotation(_) => &[Dimensions::Vec4],
+        ChannelTarget::MorphWeights { .. } => &[Dimensions::Scalar],
         _ => &[Dimensions::Vec3],
     };
     let (values, _) = read_floats(&s.output(), buffers, &format!("{path}/output"), dims, limits.max_vertices)?;

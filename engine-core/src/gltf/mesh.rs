@@ -170,6 +170,7 @@ pub(crate) fn build_mesh(
     let mut slot_materials = Vec::new();
     let mut slot_names = Vec::new();
     let mut influences: Option<Vec<VertexInfluences>> = None;
+    let mut morphs: Vec<renderer::MorphTarget> = Vec::new();
     for p in m.primitives() {
         let path = format!("{mesh_path}/primitives/{}", p.index());
         if !note_primitive(&p, &path, skipped, morph_targets) {
@@ -217,6 +218,7 @@ pub(crate) fn build_mesh(
             continue;
         }
         let skin = read_influences(&p, buffers, count, &attr)?;
+        let targets = read_morph_targets(&p, buffers, count, &path)?;
         let mut vertices = assemble_vertices(count, &pos, &normals, &tangents, &colors, &uvs);
         let mut origin: Vec<u32> = (0..count as u32).collect();
         if normals.is_none() {
@@ -226,6 +228,22 @@ pub(crate) fn build_mesh(
         let normal_map = material.and_then(|i| materials.get(i)).and_then(|m| m.normal_texture.as_ref());
         if let (None, Some(nm)) = (&tangents, normal_map) {
             (vertices, indices, origin) = generate_tangents(&vertices, &indices, nm.uv_set as usize, &origin);
+        }
+        if lod.sections.is_empty() {
+            morphs = targets.iter().map(|_| renderer::MorphTarget::default()).collect();
+        } else if targets.len() != morphs.len() {
+            return Err(GltfError::Invalid {
+                path: format!("{path}/targets"),
+                problem: format!("{} morph targets; the mesh's first primitive has {}", targets.len(), morphs.len()),
+            });
+        }
+        for (all, t) in morphs.iter_mut().zip(&targets) {
+            all.position_deltas.extend(origin.iter().map(|&o| t.position_deltas[o as usize]));
+            if !t.normal_deltas.is_empty() || !all.normal_deltas.is_empty() {
+                // Normals for every vertex of the mesh once any primitive has them.
+                all.normal_deltas.resize(all.position_deltas.len() - origin.len(), [0.0; 3]);
+                all.normal_deltas.extend(origin.iter().map(|&o| t.normal_deltas.get(o as usize).copied().unwrap_or([0.0; 3])));
+            }
         }
         match (skin, influences.as_mut(), lod.sections.is_empty()) {
             (Some(skin), Some(all), _) => all.extend(origin.iter().map(|&o| skin[o as usize])),
@@ -264,7 +282,14 @@ pub(crate) fn build_mesh(
     }
     let name = m.name().map(str::to_string).unwrap_or_else(|| format!("mesh {}", m.index()));
     let mesh = StaticMesh::new(&name, vec![lod], slot_names).map_err(|e| GltfError::Mesh { path: mesh_path, problem: e.to_string() })?;
-    Ok(Some(GltfMesh { name, mesh, slot_materials, influences }))
+    // Normal deltas for every vertex, or none.
+    for t in &mut morphs {
+        if !t.normal_deltas.is_empty() {
+            t.normal_deltas.resize(t.position_deltas.len(), [0.0; 3]);
+        }
+    }
+    let default_weights = m.weights().map(<[f32]>::to_vec).unwrap_or_default();
+    Ok(Some(GltfMesh { name, mesh, slot_materials, influences, morph_targets: morphs, default_weights }))
 }
 
 /// A skinned primitive's influences per vertex (`JOINTS_0` and
@@ -305,6 +330,39 @@ fn read_influences(
             .map(|i| VertexInfluences { joints: [0, 1, 2, 3].map(|k| j[i * 4 + k] as u16), weights: [0, 1, 2, 3].map(|k| w[i * 4 + k]) })
             .collect(),
     ))
+}
+
+/// A primitive's morph targets (`targets`: POSITION deltas, and NORMAL
+/// ones where given; TANGENT deltas are not read), each with a delta per
+/// vertex of the primitive. A target without POSITION has zero position
+/// deltas; counts that are not the positions' are an error naming it.
+fn read_morph_targets(
+    p: &gltf::Primitive,
+    buffers: &[Buffer<'_>],
+    count: usize,
+    path: &str,
+) -> Result<Vec<renderer::MorphTarget>, GltfError> {
+    let mut out = Vec::new();
+    for (t, target) in p.morph_targets().enumerate() {
+        let read = |acc: Option<gltf::Accessor>, name: &str| -> Result<Vec<[f32; 3]>, GltfError> {
+            let Some(acc) = acc else { return Ok(Vec::new()) };
+            let at = format!("{path}/targets/{t}/{name}");
+            if acc.count() != count {
+                return Err(GltfError::Accessor {
+                    path: at,
+                    problem: format!("accessor {}: {} elements, POSITION has {count}", acc.index(), acc.count()),
+                });
+            }
+            let (f, _) = read_floats(&acc, buffers, &at, &[Dimensions::Vec3], count as u64)?;
+            Ok(f.chunks_exact(3).map(|c| [c[0], c[1], c[2]]).collect())
+        };
+        let mut positions = read(target.positions(), "POSITION")?;
+        if positions.is_empty() {
+            positions = vec![[0.0; 3]; count];
+        }
+        out.push(renderer::MorphTarget { position_deltas: positions, normal_deltas: read(target.normals(), "NORMAL")? });
+    }
+    Ok(out)
 }
 
 /// A primitive's triangle list (its indices, or `0..count` without them,

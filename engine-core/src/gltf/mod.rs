@@ -74,8 +74,11 @@
 //!   ([`SpawnedScene::skeletal_meshes`]; none plays until asked);
 //!   [`GltfImport::skeletal_mesh`] builds the same for a caller that
 //!   places many copies.
-//! - **Not supported** (morph targets and their weight channels — the base
-//!   shape is drawn —, other extensions): skipped, one `log::warn!` line
+//! - **Morph targets** → per mesh its targets' POSITION and NORMAL deltas
+//!   per vertex ([`GltfMesh::morph_targets`], TANGENT deltas not read) and
+//!   default weights; weight channels animate them. A mesh with targets
+//!   and no skin spawns as a skeletal mesh of one joint at its node.
+//! - **Not supported** (other extensions): skipped, one `log::warn!` line
 //!   each, listed in [`GltfImport::skipped`]. A file that *requires* an
 //!   unsupported extension is [`GltfError::UnsupportedExtension`].
 //!
@@ -191,6 +194,10 @@ pub struct GltfMesh {
     /// `JOINTS_0`/`WEIGHTS_0`, joints indexing the node's skin's joints);
     /// `None` for a mesh that is not skinned.
     pub influences: Option<Vec<renderer::VertexInfluences>>,
+    /// Its morph targets, each with a delta per vertex of `mesh` (empty:
+    /// none), and their default weights (glTF's `mesh.weights`).
+    pub morph_targets: Vec<renderer::MorphTarget>,
+    pub default_weights: Vec<f32>,
 }
 
 /// A [`GltfTexture`]'s Basis Universal KTX2 file ([`GltfTexture::basis`])
@@ -300,8 +307,7 @@ pub struct GltfImport {
     pub skins: Vec<GltfSkin>,
     /// By glTF animation index (morph-weight channels left out).
     pub animations: Vec<GltfAnimation>,
-    /// Primitives with morph targets (their base shape is drawn: morph
-    /// targets are not built yet).
+    /// Primitives with morph targets.
     pub morph_target_primitives: usize,
     /// What was not imported, one line per kind (also logged as warnings).
     pub skipped: Vec<String>,

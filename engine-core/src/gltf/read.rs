@@ -310,9 +310,9 @@ pub(crate) fn import_bytes(
     let (animations, weight_channels) = super::animation::read_animations(doc, &buffers, limits)?;
     let scenes =
         doc.scenes().map(|s| GltfScene { name: s.name().unwrap_or("").into(), nodes: s.nodes().map(|n| n.index()).collect() }).collect();
-    note_unsupported(doc, morph_targets, &mut skipped);
+    note_unsupported(doc, &mut skipped);
     if weight_channels > 0 {
-        skip(&mut skipped, format!("morph-weight animation channels: {weight_channels} (morph targets are not drawn)"));
+        skip(&mut skipped, format!("morph-weight animation channels: {weight_channels} (their node's mesh has no morph targets)"));
     }
     Ok(GltfImport {
         meshes,
@@ -629,10 +629,7 @@ fn read_nodes(doc: &gltf::Document, parents: &[Option<usize>]) -> Result<Vec<Glt
 }
 
 /// One skipped line per kind of thing the import does not support.
-fn note_unsupported(doc: &gltf::Document, morph_targets: usize, skipped: &mut Vec<String>) {
-    if morph_targets > 0 {
-        skip(skipped, format!("morph targets: on {morph_targets} primitive(s) (the base shape is drawn)"));
-    }
+fn note_unsupported(doc: &gltf::Document, skipped: &mut Vec<String>) {
     for ext in doc.extensions_used() {
         if !SUPPORTED_EXTENSIONS.contains(&ext) {
             skip(skipped, format!("extension {ext}: not supported"));

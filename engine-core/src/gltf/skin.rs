@@ -3,10 +3,11 @@
 
 use super::accessor::{read_floats, Buffer};
 use super::GltfError;
-use crate::animation::{AnimationClip, Channel, JointTransform};
-use crate::skeletal_mesh::{JointDesc, SkeletalMesh};
+use crate::animation::{AnimationClip, Channel, ChannelTarget, JointTransform};
+use crate::skeletal_mesh::{JointDesc, Morphs, SkeletalMesh};
 use glam::Mat4;
 use gltf::accessor::Dimensions;
+use renderer::VertexInfluences;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -145,12 +146,37 @@ pub(crate) fn skeletal_mesh(
     }
     let lods = gm.mesh.render_data().lods().to_vec();
     let name = if s.name.is_empty() { gm.name.clone() } else { format!("{} ({})", gm.name, s.name) };
-    let skeletal = SkeletalMesh::new(&name, lods, vec![remapped], joints, gm.mesh.material_slots.clone())
+    let skeletal = SkeletalMesh::with_morph_targets(&name, lods, vec![remapped], morphs_of(gm), joints, gm.mesh.material_slots.clone())
         .map_err(|e| GltfError::Invalid { path: path.clone(), problem: e.to_string() })?;
+    let clips = clips_for(import, mesh, |node| index.get(&node).copied())?;
+    Ok((skeletal, clips))
+}
+
+/// The morph targets of `gm` as a skeletal mesh takes them.
+fn morphs_of(gm: &super::GltfMesh) -> Morphs {
+    Morphs { targets: vec![gm.morph_targets.clone()], default_weights: gm.default_weights.clone() }
+}
+
+/// The clips of the file's animations for a skeletal mesh of glTF mesh
+/// `mesh` whose joints `joint_of` numbers (by node): the channels that move
+/// its joints, and those that weigh the morph targets of a node drawing
+/// `mesh` (joint 0 stands for that node: the weights are the pose's, not a
+/// joint's).
+fn clips_for(
+    import: &super::GltfImport,
+    mesh: usize,
+    joint_of: impl Fn(usize) -> Option<u32>,
+) -> Result<Vec<Arc<AnimationClip>>, GltfError> {
     let mut clips = Vec::new();
     for (a, anim) in import.animations.iter().enumerate() {
-        let channels: Vec<Channel> =
-            anim.channels.iter().filter_map(|c| index.get(&(c.target().node() as usize)).map(|&j| c.retargeted(j))).collect();
+        let channels: Vec<Channel> = anim
+            .channels
+            .iter()
+            .filter_map(|c| match c.target() {
+                ChannelTarget::MorphWeights { node, .. } => (import.nodes[node as usize].mesh == Some(mesh)).then(|| c.retargeted(0)),
+                t => joint_of(t.node() as usize).map(|j| c.retargeted(j)),
+            })
+            .collect();
         if channels.is_empty() {
             continue;
         }
@@ -158,5 +184,24 @@ pub(crate) fn skeletal_mesh(
             .map_err(|e| GltfError::Invalid { path: format!("/animations/{a}"), problem: e.to_string() })?;
         clips.push(Arc::new(clip));
     }
-    Ok((skeletal, clips))
+    Ok(clips)
+}
+
+/// A mesh with morph targets and no skin as a skeletal mesh of one joint
+/// (its node: the component sits there), every vertex on it, and the clips
+/// that weigh its targets.
+pub(crate) fn morphed_mesh(import: &super::GltfImport, mesh: usize) -> Result<(Arc<SkeletalMesh>, Vec<Arc<AnimationClip>>), GltfError> {
+    let path = format!("/meshes/{mesh}");
+    let gm = import
+        .meshes
+        .get(mesh)
+        .and_then(|m| m.as_ref())
+        .ok_or_else(|| GltfError::Invalid { path: path.clone(), problem: "a morphed node's mesh has no triangles".into() })?;
+    let lods = gm.mesh.render_data().lods().to_vec();
+    let on_root = vec![VertexInfluences { joints: [0; 4], weights: [1.0, 0.0, 0.0, 0.0] }; lods[0].vertices.len()];
+    let root = JointDesc { name: gm.name.clone(), parent: None, rest: JointTransform::IDENTITY, inverse_bind: Mat4::IDENTITY };
+    let skeletal =
+        SkeletalMesh::with_morph_targets(&gm.name, lods, vec![on_root], morphs_of(gm), vec![root], gm.mesh.material_slots.clone())
+            .map_err(|e| GltfError::Invalid { path, problem: e.to_string() })?;
+    Ok((skeletal, clips_for(import, mesh, |_| None)?))
 }

@@ -201,10 +201,15 @@ fn plan_components(import: &GltfImport, roots: &[usize]) -> Result<Vec<Planned>,
         // A skinned mesh is placed by its joints: its component sits at the
         // scene's root (glTF ignores the node's own transform for it).
         let skinned = match (node.skin, node.mesh, mesh) {
-            (Some(skin), Some(m), Some(gm)) if gm.influences.is_some() => Some(skinned.skeletal(import, m, skin)?),
+            (Some(skin), Some(m), Some(gm)) if gm.influences.is_some() => Some((skinned.skeletal(import, m, Some(skin))?, 0)),
+            // Morph targets without a skin: a skeletal mesh of one joint, at the node.
+            (_, Some(m), Some(gm)) if !gm.morph_targets.is_empty() && gm.influences.is_none() => {
+                Some((skinned.skeletal(import, m, None)?, plan.len()))
+            }
             _ => None,
         };
         let component: Box<dyn Component> = match (mesh, &skinned) {
+            // (The node's skeletal mesh is its own component, below.)
             (Some(mesh), None) => Box::new(StaticMeshComponent::new(mesh.mesh.clone())),
             _ => Box::new(SceneComponent),
         };
@@ -219,13 +224,13 @@ fn plan_components(import: &GltfImport, roots: &[usize]) -> Result<Vec<Planned>,
             path: path.clone(),
             kind: Kind::Node,
         });
-        if let Some(c) = skinned {
+        if let Some((c, parent)) = skinned {
             plan.push(Planned {
                 node: None,
                 component: Box::new(c),
-                parent: Some(0),
+                parent: Some(parent),
                 relative: Transform::IDENTITY,
-                world: plan[0].world,
+                world: plan[parent].world,
                 path: format!("{path}/skin"),
                 kind: Kind::Skinned(n),
             });
@@ -269,6 +274,13 @@ fn plan_components(import: &GltfImport, roots: &[usize]) -> Result<Vec<Planned>,
     Ok(plan)
 }
 
+/// Whether node `n` is drawn by a skeletal mesh (skinned, or morphed).
+fn skeletal_node(import: &GltfImport, n: usize) -> bool {
+    let node = &import.nodes[n];
+    let mesh = node.mesh.and_then(|m| import.meshes.get(m)).and_then(|m| m.as_ref());
+    mesh.is_some_and(|m| (node.skin.is_some() && m.influences.is_some()) || (m.influences.is_none() && !m.morph_targets.is_empty()))
+}
+
 /// The skeletal meshes a spawn makes, one per (mesh, skin) pair, shared by
 /// the nodes that use the same pair.
 #[derive(Default)]
@@ -280,15 +292,19 @@ struct SkinnedMeshes {
 type SkeletalWithClips = (Arc<crate::SkeletalMesh>, Vec<Arc<crate::animation::AnimationClip>>);
 
 impl SkinnedMeshes {
-    /// A component of mesh `mesh` skinned by `skin`, with its clips.
-    fn skeletal(&mut self, import: &GltfImport, mesh: usize, skin: usize) -> Result<crate::SkeletalMeshComponent, GltfError> {
-        let (m, clips) = match self.made.entry((mesh, skin)) {
+    /// A component of mesh `mesh` skinned by `skin` (or morphed alone:
+    /// `None`), with its clips.
+    fn skeletal(&mut self, import: &GltfImport, mesh: usize, skin: Option<usize>) -> Result<crate::SkeletalMeshComponent, GltfError> {
+        let (m, clips) = match self.made.entry((mesh, skin.unwrap_or(usize::MAX))) {
             std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
-            std::collections::hash_map::Entry::Vacant(e) => e.insert(super::skin::skeletal_mesh(import, mesh, skin)?),
+            std::collections::hash_map::Entry::Vacant(e) => e.insert(match skin {
+                Some(s) => super::skin::skeletal_mesh(import, mesh, s)?,
+                None => super::skin::morphed_mesh(import, mesh)?,
+            }),
         };
         let mut c = crate::SkeletalMeshComponent::new(m.clone());
         for (i, clip) in clips.iter().enumerate() {
-            c.add_clip(clip.clone()).map_err(|error| GltfError::Spawn { path: format!("/skins/{skin} (clip {i})"), error })?;
+            c.add_clip(clip.clone()).map_err(|error| GltfError::Spawn { path: format!("/meshes/{mesh} (clip {i})"), error })?;
         }
         Ok(c)
     }
@@ -361,10 +377,8 @@ fn create_components(
                 out.skeletal_meshes.push(id);
                 mesh_of(n)
             }
-            // A skinned node's own component draws nothing.
-            Kind::Node => {
-                p.node.filter(|&n| import.nodes[n].skin.is_none() || mesh_of(n).is_some_and(|m| m.influences.is_none())).and_then(mesh_of)
-            }
+            // A skinned or morphed node's own component draws nothing.
+            Kind::Node => p.node.filter(|&n| !skeletal_node(import, n)).and_then(mesh_of),
         };
         if let Some(n) = p.node {
             out.nodes[n] = Some(id);

@@ -229,16 +229,16 @@ fn play_animation(world: &mut World, o: &Options, import: &GltfImport, spawned: 
     let mut stats = samples::SkinnedStats { meshes: spawned.skeletal_meshes.len() as u64, ..Default::default() };
     for &id in &spawned.skeletal_meshes {
         let played = world.with_component_mut::<SkeletalMeshComponent, _>(id, |c| {
-            let joints = c.mesh().skeleton().len() as u64;
+            let (joints, morphs) = (c.mesh().skeleton().len() as u64, c.mesh().render_data().morph_target_count() as u64);
             let clip = name.as_ref().and_then(|n| c.clips().iter().position(|clip| clip.name() == n.as_str()));
-            (joints, clip.map(|i| c.play(i, true)))
+            (joints, morphs, clip.map(|i| c.play(i, true)))
         })?;
         stats.joints += played.0;
-        if let Some(result) = played.1 {
+        stats.morph_targets += played.1;
+        if let Some(result) = played.2 {
             result?;
         }
     }
-    stats.morph_targets = import.morph_target_primitives as u64;
     Ok(stats)
 }
 
