@@ -14,10 +14,16 @@
 //! animating sends its pose once more, so the renderer's previous-frame
 //! matrices (motion vectors) catch up and it shows no motion.
 //!
+//! Morph targets (`renderer::MorphTarget`) move vertices in the bind pose
+//! before skinning; their weights are the pose's: a clip's weight
+//! channels, or what the game set (`SkeletalMeshComponent::set_morph_weights`;
+//! the mesh's defaults until then).
+//!
 //! Bounds: per joint, the farthest bind-pose vertex it influences, in the
-//! joint's own space (its radius). A posed vertex is a weighted average of
-//! its joints' transforms of it, each within its joint's sphere, so the
-//! box around the posed joints' spheres holds every skinned vertex.
+//! joint's own space (its radius), grown by how far the morph targets can
+//! move it. A posed vertex is a weighted average of its joints' transforms
+//! of it, each within its joint's sphere, so the box around the posed
+//! joints' spheres holds every skinned vertex.
 
 use crate::animation::{AnimationClip, AnimationPlayer, JointTransform, Pose, Skeleton};
 use crate::component::{Component, DirtyFlags, PrimitiveComponent, ProxyCreateContext};
