@@ -157,6 +157,9 @@ fn compare(model: &Path, stem: &str, reference_dir: &Path) -> Report {
         "none",
         "--environment",
         "hemisphere",
+        // The reference viewer shows skinned models in their rest pose.
+        "--animation",
+        "none",
     ];
     for cvar in REFERENCE_CVARS {
         args.extend(["--cvar", cvar]);

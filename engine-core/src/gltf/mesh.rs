@@ -169,32 +169,15 @@ pub(crate) fn build_mesh(
     let mut lod = StaticMeshLod { vertices: Vec::new(), indices: Vec::new(), sections: Vec::new(), screen_size: 0.0 };
     let mut slot_materials = Vec::new();
     let mut slot_names = Vec::new();
-    let mut influences: Option<Vec<VertexInfluences>> = None;
-    let mut morphs: Vec<renderer::MorphTarget> = Vec::new();
+    let mut deformers = Deformers::default();
     for p in m.primitives() {
         let path = format!("{mesh_path}/primitives/{}", p.index());
         if !note_primitive(&p, &path, skipped, morph_targets) {
             continue;
         }
         let attr = |name: &str| format!("{path}/attributes/{name}");
-        let Some(pos_acc) = p.get(&Semantic::Positions) else {
-            return Err(GltfError::Invalid { path: attr("POSITION"), problem: "missing".into() });
-        };
-        let count = pos_acc.count();
-        let used = budget.vertices.load(Ordering::Relaxed);
-        let left = limits.max_vertices.saturating_sub(used);
-        if count as u64 > left {
-            return Err(GltfError::LimitExceeded {
-                path: attr("POSITION"),
-                what: "vertices",
-                value: used + count as u64,
-                limit: limits.max_vertices,
-            });
-        }
-        let (pos, _) = read_floats(&pos_acc, buffers, &attr("POSITION"), &[Dimensions::Vec3], left)?;
-        if let Some(bad) = pos.chunks_exact(3).position(|p| !p.iter().all(|c| c.is_finite())) {
-            return Err(GltfError::NonFinitePosition { path: attr("POSITION"), vertex: bad });
-        }
+        let pos = read_positions(&p, buffers, limits, budget, &attr("POSITION"))?;
+        let count = pos.len() / 3;
         let read_attr = |sem: Semantic, dims: &[Dimensions]| -> Result<Option<(Vec<f32>, usize)>, GltfError> {
             let Some(acc) = p.get(&sem) else { return Ok(None) };
             let name = sem.to_string();
@@ -229,33 +212,7 @@ pub(crate) fn build_mesh(
         if let (None, Some(nm)) = (&tangents, normal_map) {
             (vertices, indices, origin) = generate_tangents(&vertices, &indices, nm.uv_set as usize, &origin);
         }
-        if lod.sections.is_empty() {
-            morphs = targets.iter().map(|_| renderer::MorphTarget::default()).collect();
-        } else if targets.len() != morphs.len() {
-            return Err(GltfError::Invalid {
-                path: format!("{path}/targets"),
-                problem: format!("{} morph targets; the mesh's first primitive has {}", targets.len(), morphs.len()),
-            });
-        }
-        for (all, t) in morphs.iter_mut().zip(&targets) {
-            all.position_deltas.extend(origin.iter().map(|&o| t.position_deltas[o as usize]));
-            if !t.normal_deltas.is_empty() || !all.normal_deltas.is_empty() {
-                // Normals for every vertex of the mesh once any primitive has them.
-                all.normal_deltas.resize(all.position_deltas.len() - origin.len(), [0.0; 3]);
-                all.normal_deltas.extend(origin.iter().map(|&o| t.normal_deltas.get(o as usize).copied().unwrap_or([0.0; 3])));
-            }
-        }
-        match (skin, influences.as_mut(), lod.sections.is_empty()) {
-            (Some(skin), Some(all), _) => all.extend(origin.iter().map(|&o| skin[o as usize])),
-            (Some(skin), None, true) => influences = Some(origin.iter().map(|&o| skin[o as usize]).collect()),
-            (None, None, _) => {}
-            _ => {
-                return Err(GltfError::Invalid {
-                    path: attr("JOINTS_0"),
-                    problem: "some primitives of the mesh are skinned and others not".into(),
-                })
-            }
-        }
+        deformers.add(lod.sections.is_empty(), &origin, skin, targets, &path)?;
         budget.charge(vertices.len(), indices.len(), limits, &attr("POSITION"), &list_path)?;
         let base = lod.vertices.len() as u32;
         let first_index = lod.indices.len() as u32;
@@ -282,14 +239,101 @@ pub(crate) fn build_mesh(
     }
     let name = m.name().map(str::to_string).unwrap_or_else(|| format!("mesh {}", m.index()));
     let mesh = StaticMesh::new(&name, vec![lod], slot_names).map_err(|e| GltfError::Mesh { path: mesh_path, problem: e.to_string() })?;
-    // Normal deltas for every vertex, or none.
-    for t in &mut morphs {
-        if !t.normal_deltas.is_empty() {
-            t.normal_deltas.resize(t.position_deltas.len(), [0.0; 3]);
-        }
-    }
+    let (influences, morph_targets) = deformers.finish();
     let default_weights = m.weights().map(<[f32]>::to_vec).unwrap_or_default();
-    Ok(Some(GltfMesh { name, mesh, slot_materials, influences, morph_targets: morphs, default_weights }))
+    Ok(Some(GltfMesh { name, mesh, slot_materials, influences, morph_targets, default_weights }))
+}
+
+/// A primitive's positions (`POSITION`, required; finite; counted against
+/// the vertex limit before they are read): three floats per vertex.
+fn read_positions(
+    p: &gltf::Primitive,
+    buffers: &[Buffer<'_>],
+    limits: &GltfLimits,
+    budget: &Budget,
+    path: &str,
+) -> Result<Vec<f32>, GltfError> {
+    let Some(acc) = p.get(&Semantic::Positions) else {
+        return Err(GltfError::Invalid { path: path.into(), problem: "missing".into() });
+    };
+    let count = acc.count();
+    let used = budget.vertices.load(Ordering::Relaxed);
+    let left = limits.max_vertices.saturating_sub(used);
+    if count as u64 > left {
+        return Err(GltfError::LimitExceeded {
+            path: path.into(),
+            what: "vertices",
+            value: used + count as u64,
+            limit: limits.max_vertices,
+        });
+    }
+    let (pos, _) = read_floats(&acc, buffers, path, &[Dimensions::Vec3], left)?;
+    if let Some(bad) = pos.chunks_exact(3).position(|p| !p.iter().all(|c| c.is_finite())) {
+        return Err(GltfError::NonFinitePosition { path: path.into(), vertex: bad });
+    }
+    Ok(pos)
+}
+
+/// What deforms a mesh's vertices, gathered primitive by primitive in the
+/// order their vertices join the mesh: influences (every primitive
+/// skinned, or none) and morph targets (as many in every primitive).
+#[derive(Default)]
+struct Deformers {
+    influences: Option<Vec<VertexInfluences>>,
+    morphs: Vec<renderer::MorphTarget>,
+}
+
+impl Deformers {
+    /// Adds a primitive's (the mesh's first with `first`): its source
+    /// vertices' influences and targets, through `origin` (each of its
+    /// vertices' source vertex).
+    fn add(
+        &mut self,
+        first: bool,
+        origin: &[u32],
+        skin: Option<Vec<VertexInfluences>>,
+        targets: Vec<renderer::MorphTarget>,
+        path: &str,
+    ) -> Result<(), GltfError> {
+        if first {
+            self.morphs = targets.iter().map(|_| renderer::MorphTarget::default()).collect();
+        } else if targets.len() != self.morphs.len() {
+            return Err(GltfError::Invalid {
+                path: format!("{path}/targets"),
+                problem: format!("{} morph targets; the mesh's first primitive has {}", targets.len(), self.morphs.len()),
+            });
+        }
+        for (all, t) in self.morphs.iter_mut().zip(&targets) {
+            all.position_deltas.extend(origin.iter().map(|&o| t.position_deltas[o as usize]));
+            if !t.normal_deltas.is_empty() || !all.normal_deltas.is_empty() {
+                // Normals for every vertex of the mesh once any primitive has them.
+                all.normal_deltas.resize(all.position_deltas.len() - origin.len(), [0.0; 3]);
+                all.normal_deltas.extend(origin.iter().map(|&o| t.normal_deltas.get(o as usize).copied().unwrap_or([0.0; 3])));
+            }
+        }
+        match (skin, self.influences.as_mut(), first) {
+            (Some(skin), Some(all), _) => all.extend(origin.iter().map(|&o| skin[o as usize])),
+            (Some(skin), None, true) => self.influences = Some(origin.iter().map(|&o| skin[o as usize]).collect()),
+            (None, None, _) => {}
+            _ => {
+                return Err(GltfError::Invalid {
+                    path: format!("{path}/attributes/JOINTS_0"),
+                    problem: "some primitives of the mesh are skinned and others not".into(),
+                })
+            }
+        }
+        Ok(())
+    }
+
+    /// The influences and the targets (normal deltas for every vertex, or none).
+    fn finish(mut self) -> (Option<Vec<VertexInfluences>>, Vec<renderer::MorphTarget>) {
+        for t in &mut self.morphs {
+            if !t.normal_deltas.is_empty() {
+                t.normal_deltas.resize(t.position_deltas.len(), [0.0; 3]);
+            }
+        }
+        (self.influences, self.morphs)
+    }
 }
 
 /// A skinned primitive's influences per vertex (`JOINTS_0` and

@@ -10,7 +10,8 @@
 //! camera is — a sun with shadows, and the renderer's ambient sky. In a
 //! window, drag to orbit the model, WASD (Q/E, Shift) to fly.
 //! Skinned meshes play the file's animation `--animation N` (default: its
-//! first), looping; `--list-animations` prints them and exits. The stats
+//! first), looping, or keep their rest pose with `--animation none`;
+//! `--list-animations` prints them and exits. The stats
 //! file gains `import` (with `skins`, `animations`, `morph_targets`) and
 //! `skinned` (`meshes`, `joints`, `morph_targets`). A bad file prints the
 //! error (the JSON path of what is wrong and the problem) and exits 1.
@@ -60,9 +61,11 @@ struct Options {
     #[arg(long)]
     camera: bool,
     /// The animation to play on the skinned meshes it moves (by the file's
-    /// index; default: the first, when the file has any).
-    #[arg(long, value_name = "N")]
-    animation: Option<usize>,
+    /// index; default: the first, when the file has any), or `none`: the
+    /// meshes keep their rest pose (what a reference viewer shows without
+    /// animation).
+    #[arg(long, value_name = "N|none", value_parser = parse_animation)]
+    animation: Option<Animation>,
     /// Print the file's animations (index, name, duration) and exit.
     #[arg(long)]
     list_animations: bool,
@@ -76,6 +79,20 @@ struct Options {
 
 fn main() {
     samples::main("gltf", run);
+}
+
+/// `--animation`: an index, or none.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Animation {
+    Index(usize),
+    None,
+}
+
+fn parse_animation(s: &str) -> Result<Animation, String> {
+    match s {
+        "none" => Ok(Animation::None),
+        _ => s.parse().map(Animation::Index).map_err(|_| format!("expected an animation's index or none, got {s:?}")),
+    }
 }
 
 /// The camera's direction from the model's centre: its front (+X after the
@@ -221,11 +238,15 @@ fn show(
 /// Plays animation `--animation` (default 0) on every skinned mesh it
 /// moves, each starting at the same time; returns what the skinned meshes are.
 fn play_animation(world: &mut World, o: &Options, import: &GltfImport, spawned: &SpawnedScene) -> anyhow::Result<samples::SkinnedStats> {
-    let wanted = o.animation.unwrap_or(0);
-    if o.animation.is_some() && wanted >= import.animations.len() {
-        bail!("{}: --animation {wanted}, but the file has {} animations", o.file.display(), import.animations.len());
-    }
-    let name = import.animations.get(wanted).map(|a| a.name.clone());
+    let wanted = match o.animation {
+        Some(Animation::None) => None,
+        Some(Animation::Index(n)) if n >= import.animations.len() => {
+            bail!("{}: --animation {n}, but the file has {} animations", o.file.display(), import.animations.len())
+        }
+        Some(Animation::Index(n)) => Some(n),
+        None => Some(0),
+    };
+    let name = wanted.and_then(|w| import.animations.get(w)).map(|a| a.name.clone());
     let mut stats = samples::SkinnedStats { meshes: spawned.skeletal_meshes.len() as u64, ..Default::default() };
     for &id in &spawned.skeletal_meshes {
         let played = world.with_component_mut::<SkeletalMeshComponent, _>(id, |c| {

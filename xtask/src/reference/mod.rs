@@ -287,6 +287,9 @@ pub fn render_reference(model: &Path, width: u32, height: u32) -> Result<()> {
         "none",
         "--environment",
         "hemisphere",
+        // The reference viewer shows skinned models in their rest pose.
+        "--animation",
+        "none",
     ]);
     for cvar in PROXIMA_REFERENCE_CVARS {
         args.extend(["--cvar", cvar]);
