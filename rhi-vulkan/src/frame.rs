@@ -386,6 +386,45 @@ impl<'d> Frame<'d> {
         recorded
     }
 
+    /// [`Self::upload_buffer`] for many writes at once, through one
+    /// staging buffer: each destination gets its barriers once and one copy
+    /// of all its regions (writes to the same bytes land in the order
+    /// given). A write of no bytes is nothing. What the renderer's proxies
+    /// queue for a frame (a thousand skinned meshes' poses) costs one
+    /// staging allocation rather than one each.
+    pub fn upload_buffers(&mut self, writes: &[(BufferHandle, u64, Vec<u8>)]) -> Result<()> {
+        let total: usize = writes.iter().map(|w| w.2.len()).sum();
+        if total == 0 {
+            return Ok(());
+        }
+        let mut bytes = Vec::with_capacity(total);
+        // Per destination, its regions (staging offset, its offset, size), in first-write order.
+        let mut by_dst: Vec<(BufferHandle, Vec<(u64, u64, u64)>)> = Vec::new();
+        let mut index: std::collections::HashMap<BufferHandle, usize> = std::collections::HashMap::with_capacity(writes.len());
+        for (dst, offset, data) in writes.iter().filter(|w| !w.2.is_empty()) {
+            let region = (bytes.len() as u64, *offset, data.len() as u64);
+            bytes.extend_from_slice(data);
+            let at = *index.entry(*dst).or_insert_with(|| {
+                by_dst.push((*dst, Vec::new()));
+                by_dst.len() - 1
+            });
+            by_dst[at].1.push(region);
+        }
+        let staging = self
+            .device
+            .create_buffer_init(&BufferDesc::host_visible("frame staging", bytes.len() as u64, BufferUsage::TRANSFER_SRC), &bytes)?;
+        let mut recorded = Ok(());
+        for (dst, regions) in &by_dst {
+            recorded = recorded
+                .and_then(|()| self.cmd.buffer_barrier(*dst, BufferState::ShaderRead, BufferState::TransferDst))
+                .and_then(|()| self.cmd.copy_buffer_regions(staging, *dst, regions))
+                .and_then(|()| self.cmd.buffer_barrier(*dst, BufferState::TransferDst, BufferState::ShaderRead));
+        }
+        // Destroyed after this frame's submission completes.
+        self.device.destroy_buffer(staging);
+        recorded
+    }
+
     /// Ends the primary, submits it and returns the value it will signal.
     /// A render pass left open is an error and nothing is submitted.
     pub fn submit(mut self) -> Result<FrameSubmission> {

@@ -129,6 +129,27 @@ fn parts_are_written_one_after_another_and_out_of_range_writes_nothing() {
 }
 
 #[test]
+fn a_frames_batched_uploads_land_in_order_through_one_staging_buffer() {
+    let device = device();
+    let a = device.create_buffer_init(&BufferDesc::gpu_only("a", 16, BufferUsage::STORAGE), &[0; 16]).unwrap();
+    let b = device.create_buffer_init(&BufferDesc::gpu_only("b", 16, BufferUsage::STORAGE), &[0; 16]).unwrap();
+    let mut frame = device.begin_frame().unwrap();
+    // Two writes to `a` overlapping (the later wins), one to `b`, one empty.
+    let writes = vec![(a, 0, vec![1u8; 8]), (b, 4, vec![7u8; 4]), (a, 4, vec![2u8; 8]), (b, 0, Vec::new())];
+    frame.upload_buffers(&writes).unwrap();
+    frame.upload_buffers(&[]).unwrap();
+    device.wait_for(frame.submit().unwrap().value).unwrap();
+    let mut want_a = vec![1u8; 4];
+    want_a.extend([2u8; 8]);
+    want_a.extend([0u8; 4]);
+    assert_eq!(device.read_buffer(a, 0, 16).unwrap(), want_a);
+    assert_eq!(device.read_buffer(b, 0, 16).unwrap(), [[0u8; 4], [7; 4], [0; 4], [0; 4]].concat());
+    device.destroy_buffer(a);
+    device.destroy_buffer(b);
+    assert_clean(&device.validation());
+}
+
+#[test]
 fn a_triangle_lands_where_clip_space_says_with_the_image_upright() {
     let device = new_device();
     let shader = device.create_shader("triangle.wgsl", include_str!("../shaders/triangle.wgsl")).unwrap();

@@ -48,9 +48,8 @@ pub(crate) fn update_scene<'d>(
     scene.apply_updates(device, pipelines)?;
     scene.environment.prepare(device, pipelines.scene_color_samples())?;
     scene.tighten_chunk_bounds();
-    for (buffer, offset, bytes) in scene.take_uploads() {
-        frame.upload_buffer(buffer, offset, &bytes)?;
-    }
+    // Every proxy's writes through one staging buffer.
+    frame.upload_buffers(&scene.take_uploads())?;
     resources.material_bytes_uploaded = upload_materials(device, scene, &mut frame, &mut resources.materials)?;
     scene.gpu_scene.upload(device, &mut frame)?;
     Ok(SlotFrame { frame, slot })
