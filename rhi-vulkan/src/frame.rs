@@ -219,6 +219,9 @@ pub struct SecondaryCommandBuffer {
     pub draws: u32,
 }
 
+/// One region of a buffer copy: (source offset, destination offset, size).
+type CopyRegion = (u64, u64, u64);
+
 /// The value a submitted frame signals; wait on it to read its results.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FrameSubmission {
@@ -399,7 +402,7 @@ impl<'d> Frame<'d> {
         }
         let mut bytes = Vec::with_capacity(total);
         // Per destination, its regions (staging offset, its offset, size), in first-write order.
-        let mut by_dst: Vec<(BufferHandle, Vec<(u64, u64, u64)>)> = Vec::new();
+        let mut by_dst: Vec<(BufferHandle, Vec<CopyRegion>)> = Vec::new();
         let mut index: std::collections::HashMap<BufferHandle, usize> = std::collections::HashMap::with_capacity(writes.len());
         for (dst, offset, data) in writes.iter().filter(|w| !w.2.is_empty()) {
             let region = (bytes.len() as u64, *offset, data.len() as u64);
