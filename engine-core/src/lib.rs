@@ -43,8 +43,8 @@
     reason = "not yet documented: components, the world, errors and the glTF importer have public fields, variants and accessors without docs; rhi-vulkan and renderer were documented first"
 )]
 
-#[cfg(feature = "collision")]
 pub mod animation;
+#[cfg(feature = "collision")]
 pub mod collision;
 mod component;
 mod engine;
