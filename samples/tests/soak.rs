@@ -16,7 +16,11 @@ use samples::SampleStats;
 use serde_json::Value;
 use std::process::Command;
 
-const FRAMES: u64 = 300;
+/// 600 frames: the churn (skeletal meshes' among it) settles its host
+/// memory over some 150-300 frames (measured over 900: a plateau of
+/// allocator noise, 225-242 MiB, no trend), so a 300-frame run's second
+/// quarter sometimes sat below the plateau its last half reached.
+const FRAMES: u64 = 600;
 /// A quarter of it (64 frames) sees every peak of the churn's pattern.
 const SYNC_FRAMES: u64 = 256;
 
@@ -129,7 +133,7 @@ fn soak_churns_every_kind_of_component_with_flat_memory_and_clean_validation() {
 
     // The rule, recomputed from the series.
     let every = r["sample_every"].as_u64().unwrap();
-    assert_eq!(every, 3, "a hundredth of the frames");
+    assert_eq!(every, FRAMES / 100, "a hundredth of the frames");
     let rss = series(&r["rss_mib"]);
     assert_eq!(rss.len(), 100, "one sample per window");
     assert!(rss.iter().all(|&m| m > 1.0), "plausible RSS in MiB: {rss:?}");
