@@ -251,9 +251,9 @@ impl SkeletalMeshComponent {
         &self.clips
     }
 
-    /// Plays clip `index` from its start, looping or not; an index it does
-    /// not have is `EngineError::Animation` (`JointOutOfRange` is not it:
-    /// `InvalidParameter`), nothing changes.
+    /// Plays clip `index` from its start, looping or not. An index it does
+    /// not have is `EngineError::Animation` (`AnimationError::InvalidParameter`,
+    /// "clip index") and nothing changes.
     pub fn play(&mut self, index: usize, looping: bool) -> Result<()> {
         let clip = self.clip(index)?;
         let mut player = AnimationPlayer::new(clip);
