@@ -177,20 +177,7 @@ impl PostProcessor {
         if let Some(&(_, _, p)) = self.pipelines.iter().find(|(n, f, _)| *n == pass.name && *f == format) {
             return Ok(p);
         }
-        let shader = device.create_shader(pass.name, pass.shader)?;
-        let desc = GraphicsPipelineDesc {
-            primitive: PrimitiveState {
-                topology: PrimitiveTopology::TriangleList,
-                polygon_mode: PolygonMode::Fill,
-                cull_mode: CullMode::None,
-                front_face: FrontFace::CounterClockwise,
-            },
-            ..GraphicsPipelineDesc::color(shader, format)
-        };
-        let made = device.create_graphics_pipeline(&desc);
-        // The module is needed only to create the pipeline.
-        device.destroy_shader(shader);
-        let pipeline = made?;
+        let pipeline = fullscreen_pipeline(device, pass.name, pass.shader, &[format])?;
         self.pipelines.push((pass.name, format, pipeline));
         Ok(pipeline)
     }
@@ -332,6 +319,28 @@ pub(crate) fn check_chain(passes: &[&PostPassDesc]) -> Result<()> {
     }
 }
 
+/// A pipeline of `wgsl` (`vs_main` drawing one full-screen triangle,
+/// `fs_main`) writing `formats`, unblended, nothing culled: every post
+/// pass's (the chain's, bloom's, TAA's). The shader module goes once the
+/// pipeline exists.
+pub(crate) fn fullscreen_pipeline(device: &Device, label: &str, wgsl: &str, formats: &[Format]) -> Result<PipelineHandle> {
+    let shader = device.create_shader(label, wgsl)?;
+    let desc = GraphicsPipelineDesc {
+        primitive: PrimitiveState {
+            topology: PrimitiveTopology::TriangleList,
+            polygon_mode: PolygonMode::Fill,
+            cull_mode: CullMode::None,
+            front_face: FrontFace::CounterClockwise,
+        },
+        color_targets: formats.iter().map(|&format| ColorTargetState { format, blend: None }).collect(),
+        ..GraphicsPipelineDesc::color(shader, formats[0])
+    };
+    let made = device.create_graphics_pipeline(&desc);
+    // The module is needed only to create the pipeline.
+    device.destroy_shader(shader);
+    Ok(made?)
+}
+
 /// One full-screen draw into `output` (of `size`) with the push constants
 /// `lit`, then one over each wireframe rectangle with its own.
 fn draw_fullscreen(
@@ -344,24 +353,31 @@ fn draw_fullscreen(
     wireframe: &[(Rect, [u32; 4])],
 ) -> Result<()> {
     let area = Rect::from_size(size.0, size.1);
-    cmd.begin_rendering(
-        &RenderingDesc {
-            color: vec![ColorAttachment { texture: output, load: LoadOp::DontCare, store: true, resolve: None }],
-            depth: None,
-            area,
-        },
-        RenderingContents::Inline,
-    )?;
-    cmd.set_viewport(area)?;
-    cmd.set_scissor(area)?;
+    let color = vec![ColorAttachment { texture: output, load: LoadOp::DontCare, store: true, resolve: None }];
+    let draws: Vec<(Rect, &[u8])> =
+        std::iter::once((area, bytemuck::cast_slice(&lit))).chain(wireframe.iter().map(|(r, p)| (*r, bytemuck::cast_slice(p)))).collect();
+    draw_triangles(cmd, (color, area), (pipeline, group), &draws)
+}
+
+/// A rendering over `area` into `color` with `pipeline` and its group 0
+/// bound, and per entry of `draws` one full-screen triangle over its
+/// rectangle with its push constants (none when empty): every post pass's
+/// draw (the chain, bloom, TAA).
+pub(crate) fn draw_triangles(
+    cmd: &mut CommandList<'_>,
+    (color, area): (Vec<ColorAttachment>, Rect),
+    (pipeline, group): (PipelineHandle, &BindGroup),
+    draws: &[(Rect, &[u8])],
+) -> Result<()> {
+    cmd.begin_rendering(&RenderingDesc { color, depth: None, area }, RenderingContents::Inline)?;
     cmd.bind_pipeline(pipeline)?;
     cmd.bind_group(0, group)?;
-    cmd.push_constants(0, bytemuck::cast_slice(&lit))?;
-    cmd.draw(3, 1, 0, 0)?;
-    for &(rect, push) in wireframe {
+    for &(rect, push) in draws {
         cmd.set_viewport(rect)?;
         cmd.set_scissor(rect)?;
-        cmd.push_constants(0, bytemuck::cast_slice(&push))?;
+        if !push.is_empty() {
+            cmd.push_constants(0, push)?;
+        }
         cmd.draw(3, 1, 0, 0)?;
     }
     cmd.end_rendering()?;

@@ -27,6 +27,7 @@
 //! and the history is GPU-only memory written in submission order, so the
 //! image does not depend on threads or frames in flight.
 
+use super::{draw_triangles, fullscreen_pipeline};
 use crate::error::Result;
 use crate::mesh_pass::SCENE_COLOR_FORMAT;
 use crate::render_targets::{Access, Lifetime, RenderTargets, TargetDesc, SCENE_COLOR, SCENE_DEPTH, VELOCITY};
@@ -78,8 +79,8 @@ pub(crate) struct TaaPipelines {
 
 impl TaaPipelines {
     pub fn new(device: &Device) -> Result<Self> {
-        let resolve = pipeline(device, "taa", TAA_WGSL, &[SCENE_COLOR_FORMAT, SCENE_COLOR_FORMAT])?;
-        let copy = match pipeline(device, "taa copy", COPY_WGSL, &[SCENE_COLOR_FORMAT]) {
+        let resolve = fullscreen_pipeline(device, "taa", TAA_WGSL, &[SCENE_COLOR_FORMAT, SCENE_COLOR_FORMAT])?;
+        let copy = match fullscreen_pipeline(device, "taa copy", COPY_WGSL, &[SCENE_COLOR_FORMAT]) {
             Ok(p) => p,
             Err(e) => {
                 device.destroy_pipeline(resolve);
@@ -101,24 +102,6 @@ impl TaaPipelines {
         device.destroy_pipeline(self.copy);
         device.destroy_sampler(self.sampler);
     }
-}
-
-/// A full-screen pipeline of `wgsl` writing `formats`.
-fn pipeline(device: &Device, label: &str, wgsl: &str, formats: &[Format]) -> Result<PipelineHandle> {
-    let shader = device.create_shader(label, wgsl)?;
-    let desc = GraphicsPipelineDesc {
-        primitive: PrimitiveState {
-            topology: PrimitiveTopology::TriangleList,
-            polygon_mode: PolygonMode::Fill,
-            cull_mode: CullMode::None,
-            front_face: FrontFace::CounterClockwise,
-        },
-        color_targets: formats.iter().map(|&format| ColorTargetState { format, blend: None }).collect(),
-        ..GraphicsPipelineDesc::color(shader, formats[0])
-    };
-    let made = device.create_graphics_pipeline(&desc);
-    device.destroy_shader(shader);
-    Ok(made?)
 }
 
 /// What one frame's TAA reads.
@@ -160,7 +143,7 @@ pub(crate) fn record(
         targets.prepare(cmd, &[(SCENE_COLOR.name, Access::Sample), (TAA_OUTPUT.name, Access::ColorWrite)])?;
         let output = targets.texture(TAA_OUTPUT.name).expect("ensured above");
         let color = vec![ColorAttachment { texture: output, load: LoadOp::DontCare, store: true, resolve: None }];
-        draw(cmd, (color, full), pipelines.copy, &group, None)?;
+        draw_triangles(cmd, (color, full), (pipelines.copy, &group), &[(full, &[])])?;
     }
     for (view, temporal) in resolved {
         resolve_view(frame, targets, states, pipelines, (view, temporal), (at, !covered))?;
@@ -222,29 +205,8 @@ fn resolve_view(
         ColorAttachment { texture: texture(targets, TAA_OUTPUT.name), load, store: true, resolve: None },
         ColorAttachment { texture: texture(&state.targets, TAA_HISTORY[write].name), load: LoadOp::DontCare, store: true, resolve: None },
     ];
-    draw(cmd, (color, r), pipelines.resolve, &group, Some(bytemuck::bytes_of(&push)))?;
+    draw_triangles(cmd, (color, r), (pipelines.resolve, &group), &[(r, bytemuck::bytes_of(&push))])?;
     state.temporal.current = write;
-    Ok(())
-}
-
-/// One full-screen triangle over `area` into `color`.
-fn draw(
-    cmd: &mut CommandList<'_>,
-    (color, area): (Vec<ColorAttachment>, Rect),
-    pipeline: PipelineHandle,
-    group: &BindGroup,
-    push: Option<&[u8]>,
-) -> Result<()> {
-    cmd.begin_rendering(&RenderingDesc { color, depth: None, area }, RenderingContents::Inline)?;
-    cmd.set_viewport(area)?;
-    cmd.set_scissor(area)?;
-    cmd.bind_pipeline(pipeline)?;
-    cmd.bind_group(0, group)?;
-    if let Some(bytes) = push {
-        cmd.push_constants(0, bytes)?;
-    }
-    cmd.draw(3, 1, 0, 0)?;
-    cmd.end_rendering()?;
     Ok(())
 }
 
