@@ -1,7 +1,7 @@
 //! A world without a renderer: spawn static meshes, attach, move, and ray
 //! cast against their collision — the game side on its own.
 //!
-//! `cargo run -p engine-core --example world_raycast`
+//! `cargo run -p proxima-engine-core --example world_raycast`
 
 use engine_core::*;
 use glam::Vec3;

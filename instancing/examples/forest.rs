@@ -1,7 +1,7 @@
 //! A forest of 100,000 instanced trees: cull it for one view, per instance
 //! and through the HISM cluster tree, and print what each LOD would draw.
 //!
-//! `cargo run -p instancing --example forest --release`
+//! `cargo run -p proxima-instancing --example forest --release`
 
 use std::time::Instant;
 

@@ -1,7 +1,7 @@
 //! Loads a particle system from JSON, simulates two seconds at 60 Hz and
 //! prints what a component would send to the renderer.
 //!
-//! `cargo run -p particles --example particle_sim`
+//! `cargo run -p proxima-particles --example particle_sim`
 
 use std::sync::Arc;
 

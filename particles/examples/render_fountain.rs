@@ -4,7 +4,7 @@
 //! its snapshot sent by the world's end-of-frame update, then rendered.
 //! Writes `target/examples/particle_fountain.png`.
 //!
-//! `cargo run -p particles --example render_fountain`
+//! `cargo run -p proxima-particles --example render_fountain`
 
 use std::sync::Arc;
 

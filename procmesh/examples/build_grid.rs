@@ -3,7 +3,7 @@
 //! `ProceduralMeshComponent` turns into dirty flags, which a `World`'s
 //! end-of-frame update turns into render commands.
 //!
-//! Run with `cargo run -p procmesh --example build_grid`.
+//! Run with `cargo run -p proxima-procmesh --example build_grid`.
 
 use glam::{Vec2, Vec3};
 use procmesh::{MaterialRef, ProcMeshData, ProcMeshError, SectionData, VertexAttributes};

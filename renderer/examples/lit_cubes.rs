@@ -2,7 +2,7 @@
 //! shadow-casting sun and two point lights, through the renderer alone.
 //! Writes `target/examples/lit_cubes.png`.
 //!
-//! `cargo run -p renderer --example lit_cubes`
+//! `cargo run -p proxima-renderer --example lit_cubes`
 
 use glam::{Mat4, Quat, Vec3, Vec4};
 use renderer::*;

@@ -2,7 +2,7 @@
 //! on two recording threads, read the image back and print a few pixels and
 //! the validation counts.
 //!
-//! `cargo run -p rhi-vulkan --example quad_grid`
+//! `cargo run -p proxima-rhi-vulkan --example quad_grid`
 
 use rhi_vulkan::*;
 use test_support::QuadGrid;

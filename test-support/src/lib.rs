@@ -61,7 +61,7 @@ pub use renderer::Rng;
 
 /// How many cases a property test runs: `default`, or `PROPTEST_CASES`
 /// (proptest's own variable) when set, to hunt for rare failures, e.g.
-/// `PROPTEST_CASES=5000 cargo test -p engine-core --test properties`.
+/// `PROPTEST_CASES=5000 cargo test -p proxima-engine-core --test properties`.
 /// Cases are random (a new seed each run), so CI keeps finding new inputs;
 /// run many before landing a change to a property test's subject.
 pub fn property_cases(default: u32) -> u32 {

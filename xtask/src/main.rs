@@ -42,6 +42,7 @@ mod fuzz;
 mod gltf_validator;
 mod images;
 mod layering;
+mod package;
 mod reference;
 mod sample_list;
 mod settings_reads;
@@ -101,7 +102,9 @@ enum Cmd {
     Images(ImagesArgs),
     /// cargo fmt --check, no import cycles among a checked crate's modules (renderer, engine-core, particles, procmesh, xtask), no cvar read outside its settings snapshot, clippy, cargo doc; warnings denied
     Lint,
-    /// What .ci/run does: shaders, lint, glTF validator, reference tools and references, test
+    /// `cargo package` the six published crates (proxima-*), each built from its package alone; fails on a missing licence or README
+    Package,
+    /// What .ci/run does: shaders, lint, package, glTF validator, reference tools and references, test
     Ci,
 }
 
@@ -116,7 +119,7 @@ struct RunArgs {
 
 #[derive(Args, Debug, PartialEq, Eq)]
 struct TestArgs {
-    /// Test only this crate (repeatable); all crates by default
+    /// Test only this crate (repeatable; its folder's name or its package's, e.g. `renderer` or `proxima-renderer`); all crates by default
     #[arg(short = 'p', long = "package", value_name = "CRATE")]
     packages: Vec<String>,
     /// Arguments for the test binaries, after `--` (e.g. `-- --nocapture`)
@@ -222,6 +225,7 @@ fn main() -> ExitCode {
         Cmd::ValidateGltf(a) => gltf_validator::validate_gltf(&a.files, a.install),
         Cmd::Images(a) => images::images(&a.against),
         Cmd::Lint => lint(),
+        Cmd::Package => package::package(),
         Cmd::Ci => ci(),
     };
     match result {
@@ -333,7 +337,23 @@ fn test_threads() -> Vec<(&'static str, String)> {
 
 fn test(packages: &[String], args: &[String]) -> Result<ExitCode> {
     vulkan::ensure("test", vulkan::TEST)?;
-    run_tests(packages, args)
+    let packages: Vec<String> = packages.iter().map(|p| package_name(p)).collect();
+    run_tests(&packages, args)
+}
+
+/// The crates published to the registry, by folder.
+pub(crate) const PUBLISHED_CRATES: &[&str] = &["rhi-vulkan", "renderer", "engine-core", "procmesh", "instancing", "particles"];
+
+/// The Cargo package of a crate folder: a published crate is
+/// `proxima-<folder>` (the bare names are taken in the registry), so
+/// `cargo xtask test -p renderer` means `proxima-renderer`; any other name
+/// (a package name, `samples`, `xtask`) passes through.
+pub(crate) fn package_name(krate: &str) -> String {
+    if PUBLISHED_CRATES.contains(&krate) {
+        format!("proxima-{krate}")
+    } else {
+        krate.to_string()
+    }
 }
 
 fn run_tests(packages: &[String], args: &[String]) -> Result<ExitCode> {
@@ -380,7 +400,18 @@ fn lint() -> Result<ExitCode> {
     // The workspace build turns every default feature on; this keeps the
     // crates with an optional `collision` feature (parry3d) building and
     // warning-free without it.
-    let code = cargo(&["clippy", "-p", "engine-core", "-p", "procmesh", "--no-default-features", "--all-targets", "--", "-D", "warnings"])?;
+    let code = cargo(&[
+        "clippy",
+        "-p",
+        "proxima-engine-core",
+        "-p",
+        "proxima-procmesh",
+        "--no-default-features",
+        "--all-targets",
+        "--",
+        "-D",
+        "warnings",
+    ])?;
     if code != ExitCode::SUCCESS {
         return Ok(code);
     }
@@ -406,7 +437,7 @@ fn require_clippy(cargo_bin: &str) -> Result<()> {
 fn ci() -> Result<ExitCode> {
     require_clippy(&cargo_bin())?;
     vulkan::ensure("ci", vulkan::CI)?;
-    for step in [shaders::check_all, lint] {
+    for step in [shaders::check_all, lint, package::package] {
         let code = step()?;
         if code != ExitCode::SUCCESS {
             return Ok(code);
@@ -431,6 +462,17 @@ fn ci() -> Result<ExitCode> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_published_crate_is_named_by_its_folder_or_its_package() {
+        assert_eq!(package_name("renderer"), "proxima-renderer");
+        assert_eq!(package_name("proxima-renderer"), "proxima-renderer");
+        assert_eq!(package_name("samples"), "samples");
+        for krate in PUBLISHED_CRATES {
+            let manifest = std::fs::read_to_string(workspace_root().join(krate).join("Cargo.toml")).unwrap();
+            assert!(manifest.contains(&format!("name = \"{}\"", package_name(krate))), "{krate}/Cargo.toml");
+        }
+    }
     use clap::error::ErrorKind;
 
     fn strings(a: &[&str]) -> Vec<String> {
@@ -501,6 +543,7 @@ mod tests {
         assert_eq!(parse(["shaders"]).unwrap(), Cmd::Shaders);
         assert_eq!(parse(["lint"]).unwrap(), Cmd::Lint);
         assert_eq!(parse(["ci"]).unwrap(), Cmd::Ci);
+        assert_eq!(parse(["package"]).unwrap(), Cmd::Package);
         assert_eq!(parse(["test"]).unwrap(), Cmd::Test(TestArgs { packages: vec![], args: vec![] }));
         assert_eq!(
             parse(["test", "-p", "renderer", "--package", "particles", "--", "--nocapture", "--test-threads=1"]).unwrap(),

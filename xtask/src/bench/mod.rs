@@ -15,7 +15,7 @@ mod summary;
 
 use std::process::ExitCode;
 
-const CRATES: &[&str] = &["rhi-vulkan", "renderer", "engine-core", "procmesh", "instancing", "particles"];
+use crate::PUBLISHED_CRATES as CRATES;
 /// What `-p` may name: a crate with benches, or `samples` (the sample figures).
 pub const SOURCES: &[&str] = &["rhi-vulkan", "renderer", "engine-core", "procmesh", "instancing", "particles", "samples"];
 
@@ -52,7 +52,7 @@ pub fn bench(quick: bool, only: Option<&str>, summary_only: bool) -> Result<Exit
             let _ = std::fs::remove_file(old);
         }
         println!("== cargo bench -p {krate}");
-        let code = crate::cargo_env(&["bench", "-p", krate], &env)?;
+        let code = crate::cargo_env(&["bench", "-p", &crate::package_name(krate)], &env)?;
         if code != ExitCode::SUCCESS {
             failed.push(*krate);
         }
