@@ -362,7 +362,8 @@ pub enum Need {
 
 /// The loader and a driver: every command that renders.
 pub const RENDER: &[(Component, Need)] = &[(Component::Loader, Need::Required), (Component::Driver, Need::Required)];
-/// `run`: the layer is only used with `PROXIMA_VALIDATION=1`.
+/// `run`: the samples validate where the layer is installed and run
+/// without it where it is not (a note, not a warning, says so).
 pub const RUN: &[(Component, Need)] =
     &[(Component::Loader, Need::Required), (Component::Driver, Need::Required), (Component::ValidationLayer, Need::Optional)];
 /// `test` and `soak`: validation must be on.
@@ -530,7 +531,7 @@ impl Plan {
         if !optional.is_empty() {
             let _ = write!(
                 s,
-                "xtask: warning: `cargo xtask {command}` goes on without (not installing; it is optional here):\n{}to install:\n{}",
+                "xtask: note: `cargo xtask {command}` goes on without (optional here, so not installed; nothing is wrong):\n{}to install:\n{}",
                 self.list(Need::Optional),
                 self.how_to_install(&optional)
             );
@@ -734,7 +735,8 @@ mod tests {
         assert_eq!(run.step, Step::Ready);
         assert_eq!(run.missing.len(), 1);
         let msg = run.message("run");
-        assert!(msg.contains("warning") && msg.contains("sudo apt-get install vulkan-validationlayers"), "{msg}");
+        // A note, not a warning: nothing `run` needs is missing.
+        assert!(msg.contains("note") && !msg.contains("warn") && msg.contains("sudo apt-get install vulkan-validationlayers"), "{msg}");
         assert_eq!(plan(&t.env(&[]), TEST).step, Step::Install(vec!["vulkan-validationlayers"]));
         assert_eq!(plan(&t.env(&[]), RENDER).missing, vec![]);
     }
