@@ -480,14 +480,17 @@ fn static_meshes_pick_their_lod_by_screen_size_and_views_cull_by_distance() {
     rt.set_primitive_settings(vec![(limited, PrimitiveRenderSettings::default()), (other, min)]).unwrap();
     let (stats, _) = frame(&mut rt, &family(vec![view.clone()]));
     assert_eq!((stats.visible_primitives, stats.proxies_created), (3, 0), "one back, one culled, no proxy rebuilt");
-    // Bad settings are a typed error and change nothing.
+    // A bad setting is refused alone with a typed error; the batch's good
+    // one (the limited cube's unchanged settings) still arrives.
     for bad in [max(-1.0), max(f32::NAN), PrimitiveRenderSettings { min_draw_distance: 3.0, max_draw_distance: 2.0, ..Default::default() }]
     {
-        let err = rt.set_primitive_settings(vec![(limited, max(1.0)), (other, bad)]).unwrap_err();
-        assert!(matches!(err, RendererError::InvalidPrimitiveSettings { primitive, .. } if primitive == other), "{err}");
+        let refused = rt.set_primitive_settings(vec![(limited, PrimitiveRenderSettings::default()), (other, bad)]).unwrap();
+        let [(id, err)] = refused.as_slice() else { panic!("{refused:?}") };
+        assert!(*id == other && matches!(err, RendererError::InvalidPrimitiveSettings { primitive, .. } if *primitive == other), "{err}");
     }
     let (stats, _) = frame(&mut rt, &family(vec![view]));
-    assert_eq!(stats.visible_primitives, 3, "nothing of the refused calls applied");
+    assert_eq!(stats.visible_primitives, 3, "nothing of the refused settings applied");
+    assert_eq!(stats.failed_updates, 3, "each refusal counted");
     assert_clean(&mut rt);
 }
 

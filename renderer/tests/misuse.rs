@@ -193,6 +193,67 @@ impl PrimitiveSceneProxy for PickyCube {
     }
 }
 
+/// The batch commands end-of-frame updates send (adds, transforms, render
+/// settings, light transforms) refuse a bad item alone: it is returned
+/// with why and counted in the next frame's `failed_updates`, and every
+/// other item of the batch arrives (before, one bad item refused the whole
+/// batch, and the frame's other moves were lost for good).
+#[test]
+fn a_batch_command_refuses_a_bad_item_alone() {
+    let mut rt = render_thread(RenderThreadMode::Threaded);
+    let ids = cube_grid(&mut rt, 3, &[MaterialId::DEFAULT], 2.0);
+    let fam = family(vec![top_view(12.0)]);
+    frame(&mut rt, &fam);
+    // Transforms: the middle one overflows its bounds to infinity.
+    let at = |x: f32| Mat4::from_translation(Vec3::new(x, 0.5, 0.0));
+    let huge = Mat4::from_scale(Vec3::splat(1e38));
+    let moves = vec![
+        (ids[0], at(-1.0), None),
+        (ids[1], huge, Some(Bounds::from_box(Vec3::splat(-1.0), Vec3::splat(1.0)))),
+        (ids[2], at(1.0), None),
+    ];
+    let refused = rt.update_primitive_transforms(moves).unwrap();
+    assert_eq!(refused.iter().map(|(id, _)| *id).collect::<Vec<_>>(), [ids[1]]);
+    assert!(matches!(refused[0].1, RendererError::InvalidTransform { .. }), "{:?}", refused[0].1);
+    // Render settings: one invalid beside a valid one.
+    let bad = PrimitiveRenderSettings { max_draw_distance: f32::NAN, ..Default::default() };
+    let refused = rt
+        .set_primitive_settings(vec![
+            (ids[0], bad),
+            (ids[2], PrimitiveRenderSettings { translucency_sort_priority: 3, ..Default::default() }),
+        ])
+        .unwrap();
+    assert_eq!(refused.len(), 1);
+    // Adds: a NaN transform refused, the other added.
+    let (good_id, bad_id) = (PrimitiveId::new(), PrimitiveId::new());
+    let cube = || Box::new(StaticMeshSceneProxy::new(cube_mesh(), vec![MaterialId::DEFAULT])) as Box<dyn PrimitiveSceneProxy>;
+    let refused = rt.add_primitives_with_ids(vec![(bad_id, cube(), Mat4::from_scale(Vec3::NAN)), (good_id, cube(), at(4.0))]).unwrap();
+    assert_eq!(refused.iter().map(|(id, _)| *id).collect::<Vec<_>>(), [bad_id]);
+    let (stats, _) = frame(&mut rt, &fam);
+    assert_eq!(stats.failed_updates, 3, "each refusal counts once");
+    let (placed, added, refused_known) = rt
+        .with_context(move |ctx| {
+            let s = &ctx.scene;
+            ((s.local_to_world(ids[0]), s.local_to_world(ids[2])), s.local_to_world(good_id).is_some(), s.local_to_world(bad_id).is_some())
+        })
+        .unwrap();
+    assert_eq!(placed, (Some(at(-1.0)), Some(at(1.0))), "the batch's other moves arrived");
+    assert!(added && !refused_known, "the good add arrived, the bad one did not");
+    // Light transforms: a stationary light may not move; the movable one does.
+    let movable = rt.add_light(Light::Point(PointLight { position: Vec3::new(0.0, 0.0, 1.0), ..Default::default() })).unwrap();
+    let post = rt.add_light(Light::Point(PointLight { mobility: Mobility::Stationary, ..Default::default() })).unwrap();
+    let refused = rt.update_light_transforms(vec![(post, at(2.0)), (movable, at(-3.0))]).unwrap();
+    assert!(matches!(refused.as_slice(), [(id, RendererError::InvalidLight { .. })] if *id == post), "{refused:?}");
+    let (stats, _) = frame(&mut rt, &fam);
+    assert_eq!(stats.failed_updates, 1);
+    let positions: Vec<Vec3> = rt
+        .with_context(|ctx| ctx.scene.lights().filter_map(|l| if let Light::Point(p) = l { Some(p.position) } else { None }).collect())
+        .unwrap();
+    assert!(positions.contains(&Vec3::new(-3.0, 0.5, 0.0)), "the movable light moved: {positions:?}");
+    assert!(positions.contains(&Vec3::ZERO), "the stationary light stayed: {positions:?}");
+    assert_clean(&mut rt);
+}
+
 #[test]
 fn one_bad_update_does_not_drop_the_rest_of_the_batch() {
     let mut rt = render_thread(RenderThreadMode::Threaded);

@@ -31,15 +31,22 @@ pub struct EndOfFrameStats {
     pub lights_sent: usize,
     pub bodies_updated: usize,
     /// Updates refused alone because the renderer would refuse them (a
-    /// transform whose world bounds overflow): logged, not sent; every
-    /// other update of the frame is.
+    /// transform whose world bounds overflow), or that it refused (each
+    /// also in the next frame's `failed_updates`): logged, not applied;
+    /// every other update of the frame is.
     pub rejected_updates: usize,
 }
 
 impl World {
     /// Sends every marked component's changes to the render thread.
     pub fn send_all_end_of_frame_updates(&mut self) -> Result<EndOfFrameStats> {
-        let ids = std::mem::take(&mut self.dirty);
+        // A component is in the list once while `queued`; one sent early
+        // ([`Self::flush_unregistered`]) is no longer queued and is skipped
+        // (so destroying does not search the list), and one marked again
+        // since is there twice: the first entry clears `queued`, the second
+        // is skipped.
+        let mut ids = std::mem::take(&mut self.dirty);
+        ids.retain(|&id| self.components.get_mut(id).is_some_and(|e| std::mem::replace(&mut e.queued, false)));
         let stats = self.send_updates(ids)?;
         self.last_update = stats;
         Ok(stats)
@@ -47,7 +54,8 @@ impl World {
 
     /// Sends the updates of `ids` now (used when components are destroyed).
     pub(crate) fn flush_unregistered(&mut self, ids: &[ComponentId]) -> Result<()> {
-        self.dirty.retain(|d| !ids.contains(d));
+        // Their entries in the dirty list stay; sending clears `queued`,
+        // and the frame's send skips an entry that is not queued.
         self.send_updates(ids.to_vec())?;
         Ok(())
     }
@@ -85,7 +93,8 @@ impl World {
         stats.dynamic_data_sent = batch.dynamic.len();
         stats.lights_sent = batch.lights.len();
         // 3. Send, in order: removes, adds, transforms, dynamic data, light transforms, lights.
-        self.send_to_render_thread(batch)
+        stats.rejected_updates += self.send_to_render_thread(batch)?;
+        Ok(())
     }
 
     /// Creates the scene proxies of the render-state-dirty primitives among `ids` (`None`: the old proxy goes, none replaces it).
@@ -138,6 +147,7 @@ impl World {
             if let Some(p) = proxy {
                 let pid = PrimitiveId::new();
                 batch.adds.push((pid, p, e.node.world));
+                batch.add_owners.push(id);
                 if e.settings.render != PrimitiveRenderSettings::default() {
                     batch.settings.push((pid, e.settings.render));
                 }
@@ -148,20 +158,35 @@ impl World {
         batch
     }
 
-    /// Sends `batch` to the render thread, if there is one, in order: removes, adds, render settings, transforms, dynamic data, light transforms, lights.
-    fn send_to_render_thread(&mut self, batch: RenderBatch) -> Result<()> {
-        let Some(rt) = self.render.as_mut() else { return Ok(()) };
+    /// Sends `batch` to the render thread, if there is one, in order:
+    /// removes, adds, render settings, transforms, dynamic data, light
+    /// transforms, lights. Returns how many items the render thread refused
+    /// alone (each batch sends its other items); a refused add leaves its
+    /// component without a primitive. An error is the render thread's own
+    /// (gone, panicked), not one item's.
+    fn send_to_render_thread(&mut self, batch: RenderBatch) -> Result<usize> {
+        let Some(rt) = self.render.as_mut() else { return Ok(0) };
         rt.remove_primitives(batch.removes)?;
-        rt.add_primitives_with_ids(batch.adds)?;
-        rt.set_primitive_settings(batch.settings)?;
-        rt.update_primitive_transforms(batch.transforms)?;
+        let added: Vec<PrimitiveId> = batch.adds.iter().map(|(pid, ..)| *pid).collect();
+        let refused_adds = rt.add_primitives_with_ids(batch.adds)?;
+        if !refused_adds.is_empty() {
+            let owner: std::collections::HashMap<PrimitiveId, ComponentId> = added.into_iter().zip(batch.add_owners).collect();
+            for (pid, _) in &refused_adds {
+                if let Some(e) = owner.get(pid).and_then(|&c| self.components.get_mut(c)) {
+                    e.primitive = None;
+                }
+            }
+        }
+        let mut refused = refused_adds.len();
+        refused += rt.set_primitive_settings(batch.settings)?.len();
+        refused += rt.update_primitive_transforms(batch.transforms)?.len();
         for (pid, previous) in batch.previous {
             rt.set_primitive_previous_transform(pid, previous)?;
         }
         for (pid, data) in batch.dynamic {
             rt.update_dynamic_data(pid, data)?;
         }
-        rt.update_light_transforms(batch.light_transforms)?;
+        refused += rt.update_light_transforms(batch.light_transforms)?.len();
         for (id, light) in batch.lights {
             let e = self.components.get_mut(id).expect("live");
             match (light, e.light) {
@@ -179,7 +204,7 @@ impl World {
                 (None, None) => {}
             }
         }
-        Ok(())
+        Ok(refused)
     }
 }
 
@@ -188,6 +213,8 @@ impl World {
 struct RenderBatch {
     removes: Vec<PrimitiveId>,
     adds: Vec<(PrimitiveId, Box<dyn PrimitiveSceneProxy>, glam::Mat4)>,
+    /// The component of each of `adds`, in order.
+    add_owners: Vec<ComponentId>,
     /// Render settings of new proxies (when not the defaults) and of
     /// primitives whose settings changed.
     settings: Vec<(PrimitiveId, PrimitiveRenderSettings)>,

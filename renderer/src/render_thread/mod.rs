@@ -617,64 +617,82 @@ impl RenderThread {
     }
 
     /// Many transform (and optionally bounds) updates in one command: what
-    /// end-of-frame updates send for every transform-dirty component.
-    pub fn update_primitive_transforms(&mut self, updates: Vec<(PrimitiveId, Mat4, Option<crate::math::Bounds>)>) -> Result<()> {
-        for (_, m, b) in &updates {
-            match b {
-                Some(b) => validate_transform(m, b)?,
-                None => validate_matrix(m)?,
-            }
-        }
-        if updates.is_empty() {
-            return Ok(());
-        }
-        self.enqueue_render_command(move |ctx| {
-            for (id, m, b) in updates {
-                let _ = match b {
-                    Some(b) => ctx.scene.update_primitive_transform_and_bounds(id, m, b),
-                    None => ctx.scene.update_primitive_transform(id, m),
-                };
-            }
+    /// end-of-frame updates send for every transform-dirty component. An
+    /// update with a bad matrix or bounds is refused alone (returned, and
+    /// counted in the next frame's `failed_updates`); every other update
+    /// of the batch is enqueued.
+    pub fn update_primitive_transforms(
+        &mut self,
+        updates: Vec<(PrimitiveId, Mat4, Option<crate::math::Bounds>)>,
+    ) -> Result<Refused<PrimitiveId>> {
+        let (updates, refused) =
+            split_refused(updates, |(id, m, b)| (*id, b.as_ref().map_or_else(|| validate_matrix(m), |b| validate_transform(m, b))));
+        self.enqueue_batch("transform", updates, refused, |ctx, (id, m, b)| {
+            let _ = match b {
+                Some(b) => ctx.scene.update_primitive_transform_and_bounds(id, m, b),
+                None => ctx.scene.update_primitive_transform(id, m),
+            };
         })
     }
 
     /// Adds primitives under ids the caller chose (the game side allocates
-    /// them, see [`PrimitiveId::new`]), in one command.
-    pub fn add_primitives_with_ids(&mut self, primitives: Vec<(PrimitiveId, Box<dyn PrimitiveSceneProxy>, Mat4)>) -> Result<()> {
-        for (_, proxy, m) in &primitives {
-            validate_transform(m, &proxy.local_bounds())?;
-        }
-        if primitives.is_empty() {
-            return Ok(());
-        }
-        self.enqueue_render_command(move |ctx| {
-            for (id, proxy, m) in primitives {
-                if let Err(e) = ctx.scene.add_primitive(id, proxy, m) {
-                    log::error!("add {id:?}: {e}");
-                }
+    /// them, see [`PrimitiveId::new`]), in one command. A primitive whose
+    /// transform or bounds are bad is refused alone (returned with why, and
+    /// counted in the next frame's `failed_updates`); the others are added.
+    pub fn add_primitives_with_ids(
+        &mut self,
+        primitives: Vec<(PrimitiveId, Box<dyn PrimitiveSceneProxy>, Mat4)>,
+    ) -> Result<Refused<PrimitiveId>> {
+        let (primitives, refused) = split_refused(primitives, |(id, proxy, m)| (*id, validate_transform(m, &proxy.local_bounds())));
+        self.enqueue_batch("add", primitives, refused, |ctx, (id, proxy, m)| {
+            if let Err(e) = ctx.scene.add_primitive(id, proxy, m) {
+                log::error!("add {id:?}: {e}");
             }
         })
+    }
+
+    /// Enqueues one command that records `refused` as failed updates and
+    /// applies `apply` to each of `items`; nothing when both are empty.
+    /// Returns `refused`.
+    fn enqueue_batch<T: Send + 'static, Id: std::fmt::Debug>(
+        &mut self,
+        what: &'static str,
+        items: Vec<T>,
+        refused: Refused<Id>,
+        apply: impl Fn(&mut RenderContext, T) + Send + 'static,
+    ) -> Result<Refused<Id>> {
+        if items.is_empty() && refused.is_empty() {
+            return Ok(refused);
+        }
+        let messages: Vec<String> = refused.iter().map(|(id, e)| format!("{what} of {id:?} refused: {e}")).collect();
+        for m in &messages {
+            log::warn!("{m}");
+        }
+        self.enqueue_render_command(move |ctx| {
+            for m in messages {
+                ctx.scene.note_refused(m);
+            }
+            for item in items {
+                apply(ctx, item);
+            }
+        })?;
+        Ok(refused)
     }
 
     /// Sets primitives' render settings (draw distances, translucency sort
     /// priority; [`crate::PrimitiveRenderSettings`]) in one command, applied
     /// after the adds of the frame they arrive in, so they may follow the
-    /// primitives' adds. Settings that are not valid are rejected here,
-    /// before anything is enqueued (no setting of the call is applied).
-    pub fn set_primitive_settings(&mut self, settings: Vec<(PrimitiveId, crate::PrimitiveRenderSettings)>) -> Result<()> {
-        for (id, s) in &settings {
-            if let Some(reason) = s.invalid_reason() {
-                return Err(RendererError::InvalidPrimitiveSettings { primitive: *id, reason });
-            }
-        }
-        if settings.is_empty() {
-            return Ok(());
-        }
-        self.enqueue_render_command(move |ctx| {
-            for (id, s) in settings {
-                // Validated above: cannot fail.
-                let _ = ctx.scene.set_primitive_settings(id, s);
-            }
+    /// primitives' adds. A setting that is not valid is refused alone
+    /// ([`RendererError::InvalidPrimitiveSettings`], returned and counted in
+    /// the next frame's `failed_updates`); the others are applied.
+    pub fn set_primitive_settings(&mut self, settings: Vec<(PrimitiveId, crate::PrimitiveRenderSettings)>) -> Result<Refused<PrimitiveId>> {
+        let (settings, refused) = split_refused(settings, |(id, s)| {
+            let check = s.invalid_reason().map_or(Ok(()), |reason| Err(RendererError::InvalidPrimitiveSettings { primitive: *id, reason }));
+            (*id, check)
+        });
+        self.enqueue_batch("render settings", settings, refused, |ctx, (id, s)| {
+            // Validated above: cannot fail.
+            let _ = ctx.scene.set_primitive_settings(id, s);
         })
     }
 
@@ -737,25 +755,19 @@ impl RenderThread {
     /// ([`Light::with_transform`]): what a moved light component sends
     /// (UE's light scene proxy keeps its parameters; only the transform
     /// travels). Unknown ids are ignored. A light whose mobility forbids
-    /// moving ([`Light::change_problem`]) is [`RendererError::InvalidLight`]
-    /// and nothing of the batch is applied.
-    pub fn update_light_transforms(&mut self, transforms: Vec<(LightId, glam::Mat4)>) -> Result<()> {
-        if transforms.is_empty() {
-            return Ok(());
-        }
-        for (id, m) in &transforms {
-            self.lights.check_transform(*id, m)?;
-        }
+    /// moving ([`Light::change_problem`]) is refused alone
+    /// ([`RendererError::InvalidLight`], returned and counted in the next
+    /// frame's `failed_updates`) and stays where it was; the others move.
+    pub fn update_light_transforms(&mut self, transforms: Vec<(LightId, glam::Mat4)>) -> Result<Refused<LightId>> {
+        let (transforms, refused) = split_refused(transforms, |(id, m)| (*id, self.lights.check_transform(*id, m)));
         let mirror: Vec<(LightId, glam::Mat4)> = transforms.clone();
-        self.enqueue_render_command(move |ctx| {
-            for (id, m) in transforms {
-                let _ = ctx.scene.set_light_transform(id, m);
-            }
+        let refused = self.enqueue_batch("light transform", transforms, refused, |ctx, (id, m)| {
+            let _ = ctx.scene.set_light_transform(id, m);
         })?;
         for (id, m) in &mirror {
             self.lights.set_transform(*id, m)?;
         }
-        Ok(())
+        Ok(refused)
     }
 
     /// Removes a light (an unknown id is ignored).
@@ -873,6 +885,28 @@ impl RenderThread {
     pub fn cvar(&self, name: &str) -> Option<crate::cvars::CvarValue> {
         self.cvars.get(name)
     }
+}
+
+/// The items of a batch command refused on the game side, each with why
+/// (every other item of the batch was enqueued: one bad item does not lose
+/// the frame's others). Each also counts in the `failed_updates` of the
+/// frame the batch arrives in.
+pub type Refused<Id> = Vec<(Id, RendererError)>;
+
+/// `items` split into those `check` passes and the refused ones' ids with why.
+fn split_refused<T, Id>(items: Vec<T>, check: impl Fn(&T) -> (Id, Result<()>)) -> (Vec<T>, Refused<Id>) {
+    let mut refused = Vec::new();
+    let kept = items
+        .into_iter()
+        .filter(|item| match check(item) {
+            (_, Ok(())) => true,
+            (id, Err(e)) => {
+                refused.push((id, e));
+                false
+            }
+        })
+        .collect();
+    (kept, refused)
 }
 
 fn validate_matrix(m: &Mat4) -> Result<()> {

@@ -100,6 +100,9 @@ enum Pending {
     DynamicData(PrimitiveId, Box<dyn Any + Send>),
     Settings(PrimitiveId, PrimitiveRenderSettings),
     PreviousTransform(PrimitiveId, Mat4),
+    /// An item a batch command left out on the game side (its message): a
+    /// failed update of the frame the batch arrives in.
+    Refused(String),
 }
 
 /// Slots per culling chunk: `init_views` culls a chunk's box first and its
@@ -462,6 +465,7 @@ impl Scene {
                     }
                 }
                 Pending::Settings(id, settings) => self.settings_now(id, settings),
+                Pending::Refused(message) => self.failed(message),
                 Pending::Add(..) | Pending::Remove(_) | Pending::PreviousTransform(..) => unreachable!(),
             }
         }

@@ -79,6 +79,14 @@ impl Scene {
         Ok(())
     }
 
+    /// Records an update refused before it reached the scene (an item a
+    /// batch command left out): counted in the next update's
+    /// [`SceneCounters::failed_updates`](crate::scene::SceneCounters) like
+    /// an update that failed here.
+    pub fn note_refused(&mut self, message: String) {
+        self.pending_mut().push(Pending::Refused(message));
+    }
+
     /// Queues dynamic data for a proxy (UE's SendRenderDynamicData).
     pub fn update_dynamic_data(&mut self, id: PrimitiveId, data: Box<dyn Any + Send>) {
         self.pending_mut().push(Pending::DynamicData(id, data));
