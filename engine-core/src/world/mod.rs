@@ -89,7 +89,7 @@ pub struct World {
     pub(crate) cameras: Vec<ComponentId>,
     /// Components teleported this frame ([`World::teleport`]): their
     /// primitives' motion vectors start from where they landed.
-    pub(crate) teleported: Vec<ComponentId>,
+    pub(crate) teleported: std::collections::BTreeSet<ComponentId>,
     /// Cameras cut this frame ([`World::cut_camera`]).
     pub(crate) camera_cuts: Vec<ComponentId>,
     pub(crate) render: Option<RenderThread>,
@@ -111,7 +111,7 @@ impl World {
             dirty: Vec::new(),
             ticking: Vec::new(),
             cameras: Vec::new(),
-            teleported: Vec::new(),
+            teleported: std::collections::BTreeSet::new(),
             camera_cuts: Vec::new(),
             render,
             #[cfg(feature = "collision")]
@@ -245,6 +245,7 @@ impl World {
     /// Destroys an actor: unregisters and removes its components.
     pub fn destroy_actor(&mut self, actor: ActorId) -> Result<()> {
         let a = self.actors.remove(actor).ok_or(EngineError::UnknownActor(actor))?;
+        let had_camera = a.components.iter().any(|&c| self.components.get(c).is_some_and(|e| e.behaviour.camera().is_some()));
         for id in &a.components {
             self.unregister_component(*id)?;
         }
@@ -253,9 +254,15 @@ impl World {
         for id in &a.components {
             self.components.remove(*id);
         }
-        let components = &self.components;
-        let (kept, gone): (Vec<ComponentId>, Vec<ComponentId>) = self.cameras.iter().partition(|&&c| components.get(c).is_some());
-        self.cameras = kept;
+        // The camera list is walked only when a camera went (destroying
+        // many actors one by one stays linear in what they hold).
+        let mut gone = Vec::new();
+        if had_camera {
+            let components = &self.components;
+            let kept;
+            (kept, gone) = self.cameras.iter().partition(|&&c| components.get(c).is_some());
+            self.cameras = kept;
+        }
         // What the renderer kept for a camera's view (auto exposure's
         // adaptation) goes with it.
         if let Some(rt) = self.render.as_mut() {
@@ -438,9 +445,7 @@ impl World {
         while let Some(c) = stack.pop() {
             let Some(e) = self.components.get(c) else { continue };
             stack.extend(e.node.children.iter().copied());
-            if !self.teleported.contains(&c) {
-                self.teleported.push(c);
-            }
+            self.teleported.insert(c);
         }
         Ok(())
     }
