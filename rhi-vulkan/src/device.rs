@@ -55,6 +55,14 @@ pub struct DeviceDesc {
     /// as one that lacks it: BC textures are [`crate::RhiError::Unsupported`]
     /// (tests of the paths that decode BCn on the CPU instead).
     pub texture_compression_bc: bool,
+    /// The longest any CPU wait on the GPU may take (default 120 s): a
+    /// frame, a read-back, an upload, shutdown. Past it the wait is
+    /// [`crate::RhiError::DeviceLost`] and the device stays lost (a GPU
+    /// that never finishes — a pixel shader that runs for minutes — does
+    /// not hang the CPU). Shutdown waits at most this long too, then
+    /// abandons the device's objects rather than destroying what the GPU
+    /// may still use (a leak, logged, instead of a hang).
+    pub gpu_wait_timeout: std::time::Duration,
 }
 
 impl Default for DeviceDesc {
@@ -68,6 +76,7 @@ impl Default for DeviceDesc {
             surface_extensions: Vec::new(),
             timestamps: true,
             texture_compression_bc: true,
+            gpu_wait_timeout: crate::sync::DEFAULT_WAIT_TIMEOUT,
         }
     }
 }
@@ -274,6 +283,9 @@ pub struct Device {
     immediate_pools: Mutex<Vec<ImmediatePool>>,
     pub(crate) pool_counts: PoolCounts,
     destroyed: bool,
+    /// Shutdown found the GPU still running past the wait timeout: the
+    /// device, its memory and instance are leaked rather than destroyed.
+    abandoned: bool,
     /// The size of the heap behind each memory type, by type index.
     memory_type_heap_sizes: Vec<u64>,
     info: DeviceInfo,
@@ -385,13 +397,14 @@ impl Device {
             immediate_pools: Mutex::new(Vec::new()),
             pool_counts: PoolCounts::default(),
             destroyed: false,
+            abandoned: false,
             memory_type_heap_sizes,
             info,
             #[cfg(feature = "window")]
             presentable: !desc.surface_extensions.is_empty(),
             instance: ManuallyDrop::new(instance),
         };
-        device.timeline = Timeline::new(&device.raw)?;
+        device.timeline = Timeline::new(&device.raw, desc.gpu_wait_timeout)?;
         for _ in 0..desc.frames_in_flight {
             let slot = FrameSlot::new(&device.raw, queue_family)?;
             device.pool_counts.command.fetch_add(1, Ordering::Relaxed);
@@ -718,11 +731,27 @@ impl Device {
         self.destroyed = true;
         if self.timeline.is_lost() {
             log::warn!("shutting down a lost device: its work in flight is abandoned");
-        } else if let Err(e) = self.timeline.wait(&self.raw, self.timeline.last_submitted()) {
-            log::error!("waiting for the GPU at shutdown failed: {e}");
         }
-        // On a lost device this answers DEVICE_LOST at once, and destroying
-        // is still allowed (a simulated loss waits here for the real work).
+        // Bounded, lost or not: the GPU's work finishes within the wait
+        // timeout (or the driver says the device is lost, when destroying
+        // is allowed), or it is still running and nothing it may use can
+        // be destroyed: the device's objects are abandoned instead.
+        match self.timeline.wait_bounded(&self.raw, self.timeline.last_submitted()) {
+            Ok(false) => {
+                log::error!("the GPU did not finish its work within the wait timeout at shutdown: the device's objects are abandoned (leaked), not destroyed while in use");
+                self.abandoned = true;
+                let counters = self.instance.counters.clone();
+                return ShutdownReport {
+                    leaked_allocations: 0,
+                    validation_errors: counters.errors(),
+                    validation_warnings: counters.warnings(),
+                };
+            }
+            Err(e) => log::warn!("waiting for the GPU at shutdown: {e}"),
+            Ok(true) => {}
+        }
+        // Everything submitted has finished (or the device is lost): this
+        // answers at once, covering presents' waits too.
         // SAFETY: shutting down; no other thread uses the device (we have `&mut self`).
         let _ = unsafe { self.raw.device_wait_idle() };
         let retired = lock(&self.deletion).drain_all();
@@ -790,6 +819,11 @@ pub struct ShutdownReport {
 impl Drop for Device {
     fn drop(&mut self) {
         self.destroy_all();
+        if self.abandoned {
+            // The GPU may still run work that uses the memory, the device
+            // and the instance: they are leaked, never freed under it.
+            return;
+        }
         // SAFETY: the allocator must go before the device (it frees its memory
         // blocks through it); it is dropped exactly once, here.
         unsafe { ManuallyDrop::drop(&mut self.allocator) };

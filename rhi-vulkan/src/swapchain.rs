@@ -285,6 +285,9 @@ impl Swapchain {
     }
 
     fn wait_queue_idle(device: &Device) -> Result<()> {
+        // Bounded first (every submission signals the timeline), so the
+        // idle wait below only covers presents, which end with it.
+        device.wait_for(device.timeline.last_submitted())?;
         // SAFETY: the queue is externally synchronized by the device's queue lock.
         device.with_queue(|q| unsafe { device.raw.queue_wait_idle(q) }).map_err(vk_err("vkQueueWaitIdle"))
     }
@@ -374,9 +377,11 @@ impl Swapchain {
         let slot = &self.slots[slot_index];
         // SAFETY: live swapchain; the acquire semaphore is unsignalled (its
         // last wait has completed: the timeline wait above).
-        let acquired = unsafe { self.loader.acquire_next_image(self.raw, u64::MAX, slot.acquire, vk::Fence::null()) };
+        let acquired = unsafe { self.loader.acquire_next_image(self.raw, device.timeline.timeout_ns(), slot.acquire, vk::Fence::null()) };
         match acquired {
             Ok(r) => Ok(Some(r)),
+            // No image within the device's wait timeout: as a wait on the GPU.
+            Err(vk::Result::TIMEOUT | vk::Result::NOT_READY) => Err(crate::RhiError::DeviceLost),
             Err(vk::Result::ERROR_OUT_OF_DATE_KHR) => {
                 // Nothing was signalled; recreate and skip this frame.
                 self.recreate(device)?;

@@ -11,12 +11,15 @@ use crate::error::{vk_err, Result, RhiError};
 use ash::vk;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-/// How long a CPU wait on the GPU may take before it is reported as an error.
+/// How long a CPU wait on the GPU may take, by default, before it is
+/// reported as a lost device ([`crate::DeviceDesc::gpu_wait_timeout`]).
 /// Lavapipe executes a million-instance frame in seconds, never minutes.
-const WAIT_TIMEOUT_NS: u64 = 120_000_000_000;
+pub(crate) const DEFAULT_WAIT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(120);
 
 pub(crate) struct Timeline {
     pub raw: vk::Semaphore,
+    /// The longest a wait may take (ns).
+    timeout_ns: u64,
     /// The value the most recent submission signals (0: nothing submitted).
     last_submitted: AtomicU64,
     /// The device is lost: sticky, as a lost device never comes back.
@@ -24,17 +27,18 @@ pub(crate) struct Timeline {
 }
 
 impl Timeline {
-    pub fn new(device: &ash::Device) -> Result<Self> {
+    pub fn new(device: &ash::Device, timeout: std::time::Duration) -> Result<Self> {
         let mut type_info = vk::SemaphoreTypeCreateInfo::default().semaphore_type(vk::SemaphoreType::TIMELINE).initial_value(0);
         let info = vk::SemaphoreCreateInfo::default().push_next(&mut type_info);
         // SAFETY: valid device, valid create info.
         let raw = unsafe { device.create_semaphore(&info, None) }.map_err(vk_err("vkCreateSemaphore(timeline)"))?;
-        Ok(Self { raw, last_submitted: AtomicU64::new(0), lost: AtomicBool::new(false) })
+        let timeout_ns = u64::try_from(timeout.as_nanos()).unwrap_or(u64::MAX);
+        Ok(Self { raw, timeout_ns, last_submitted: AtomicU64::new(0), lost: AtomicBool::new(false) })
     }
 
     /// A placeholder before [`Self::new`] (destroying it is a no-op).
     pub fn null() -> Self {
-        Self { raw: vk::Semaphore::null(), last_submitted: AtomicU64::new(0), lost: AtomicBool::new(false) }
+        Self { raw: vk::Semaphore::null(), timeout_ns: 0, last_submitted: AtomicU64::new(0), lost: AtomicBool::new(false) }
     }
 
     /// Whether the device is lost (see the module doc).
@@ -84,21 +88,39 @@ impl Timeline {
         self.note(r.map_err(vk_err("vkGetSemaphoreCounterValue")))
     }
 
+    /// The longest a wait may take (ns).
+    pub fn timeout_ns(&self) -> u64 {
+        self.timeout_ns
+    }
+
+    /// Waits, at most the timeout, until the GPU reaches `value`; a timeout
+    /// is [`RhiError::DeviceLost`] (and the device lost from then on).
     pub fn wait(&self, device: &ash::Device, value: u64) -> Result<()> {
         self.check_lost()?;
+        let r = match self.wait_bounded(device, value) {
+            Ok(true) => Ok(()),
+            Ok(false) => Err(RhiError::DeviceLost),
+            Err(e) => Err(e),
+        };
+        self.note(r)
+    }
+
+    /// Waits at most the timeout until the GPU reaches `value`, whether or
+    /// not the device is marked lost (shutdown): `Ok(false)` when the time
+    /// ran out, an error when the driver answered one.
+    pub fn wait_bounded(&self, device: &ash::Device, value: u64) -> Result<bool> {
         if value == 0 {
-            return Ok(());
+            return Ok(true);
         }
         let semaphores = [self.raw];
         let values = [value];
         let info = vk::SemaphoreWaitInfo::default().semaphores(&semaphores).values(&values);
         // SAFETY: the semaphore is live and the arrays outlive the call.
-        let r = match unsafe { device.wait_semaphores(&info, WAIT_TIMEOUT_NS) } {
-            Ok(()) => Ok(()),
-            Err(vk::Result::TIMEOUT) => Err(RhiError::DeviceLost),
+        match unsafe { device.wait_semaphores(&info, self.timeout_ns) } {
+            Ok(()) => Ok(true),
+            Err(vk::Result::TIMEOUT) => Ok(false),
             Err(e) => Err(vk_err("vkWaitSemaphores")(e)),
-        };
-        self.note(r)
+        }
     }
 
     pub fn destroy(&self, device: &ash::Device) {
