@@ -55,6 +55,8 @@ pub struct BufferEntry {
     pub(crate) raw: vk::Buffer,
     allocation: Option<Allocation>,
     pub(crate) desc: BufferDesc,
+    /// Device-local bytes charged to the device's budget.
+    charge: u64,
 }
 
 impl BufferEntry {
@@ -71,6 +73,7 @@ impl BufferEntry {
                 log::error!("freeing buffer {:?}: {e}", self.desc.label);
             }
         }
+        device.memory_budget.release(self.charge);
         // SAFETY: the buffer is no longer used by any submitted work (deletion
         // queue or shutdown after idle) and is destroyed once.
         unsafe { device.raw.destroy_buffer(self.raw, None) };
@@ -97,7 +100,9 @@ impl Device {
         let requirements = unsafe { self.raw.get_buffer_memory_requirements(raw) };
         // More than any heap it may live in holds: out of memory, said before
         // asking (vkAllocateMemory must not be asked for more than a heap).
-        if requirements.size > self.largest_heap(requirements.memory_type_bits) {
+        // Device-local memory past the (emulated) budget: the same, before asking.
+        let charge = if desc.memory == MemoryLocation::GpuOnly { requirements.size } else { 0 };
+        if requirements.size > self.largest_heap(requirements.memory_type_bits) || self.memory_budget.charge(charge).is_err() {
             // SAFETY: the buffer was never bound or used.
             unsafe { self.raw.destroy_buffer(raw, None) };
             return Err(RhiError::OutOfDeviceMemory);
@@ -112,6 +117,7 @@ impl Device {
         let allocation = match allocation {
             Ok(a) => a,
             Err(e) => {
+                self.memory_budget.release(charge);
                 // SAFETY: the buffer was never bound or used.
                 unsafe { self.raw.destroy_buffer(raw, None) };
                 return Err(e.into());
@@ -119,7 +125,7 @@ impl Device {
         };
         // SAFETY: the allocation satisfies `requirements` and is bound once.
         let bound = unsafe { self.raw.bind_buffer_memory(raw, allocation.memory(), allocation.offset()) };
-        let entry = BufferEntry { raw, allocation: Some(allocation), desc: desc.clone() };
+        let entry = BufferEntry { raw, allocation: Some(allocation), desc: desc.clone(), charge };
         if let Err(e) = bound {
             entry.destroy(self);
             return Err(vk_err("vkBindBufferMemory")(e));

@@ -16,6 +16,7 @@ use crate::error::{vk_err, Result, RhiError};
 use crate::frame::{FrameSlot, FrameSubmission};
 use crate::handle::Pool;
 use crate::instance::{Instance, Validation, ValidationCounters};
+use crate::memory_budget::MemoryBudget;
 use crate::pipeline::{PipelineCache, PipelineEntry};
 use crate::sampler::SamplerEntry;
 use crate::shader::ShaderEntry;
@@ -63,6 +64,18 @@ pub struct DeviceDesc {
     /// abandons the device's objects rather than destroying what the GPU
     /// may still use (a leak, logged, instead of a hang).
     pub gpu_wait_timeout: std::time::Duration,
+    /// Treat memory as a discrete GPU has it, whatever the device
+    /// (default: `PROXIMA_EMULATE_DISCRETE_GPU=1`): device-local
+    /// allocations are held to a budget from the reported heaps
+    /// (`PROXIMA_DEVICE_LOCAL_BUDGET_MB` overrides it), one past it is
+    /// [`crate::RhiError::OutOfDeviceMemory`] before the driver is asked.
+    /// `GpuOnly` memory is never mapped and always written and read
+    /// through staging copies, emulated or not.
+    pub emulate_discrete_gpu: bool,
+    /// The emulated device-local budget in bytes (`None`: from
+    /// `PROXIMA_DEVICE_LOCAL_BUDGET_MB`, else the largest device-local
+    /// heap). Only with [`Self::emulate_discrete_gpu`].
+    pub device_local_budget: Option<u64>,
 }
 
 impl Default for DeviceDesc {
@@ -77,6 +90,8 @@ impl Default for DeviceDesc {
             timestamps: true,
             texture_compression_bc: true,
             gpu_wait_timeout: crate::sync::DEFAULT_WAIT_TIMEOUT,
+            emulate_discrete_gpu: crate::memory_budget::emulation_from_env(),
+            device_local_budget: None,
         }
     }
 }
@@ -288,6 +303,8 @@ pub struct Device {
     abandoned: bool,
     /// The size of the heap behind each memory type, by type index.
     memory_type_heap_sizes: Vec<u64>,
+    /// Device-local bytes against the (emulated) budget; staged bytes.
+    pub(crate) memory_budget: MemoryBudget,
     info: DeviceInfo,
     /// Whether VK_KHR_swapchain and the surface extensions are on.
     #[cfg(feature = "window")]
@@ -319,6 +336,14 @@ fn create_allocator(instance: &Instance, raw: &ash::Device, physical: vk::Physic
         buffer_device_address: false,
         allocation_sizes: gpu_allocator::AllocationSizes::default(),
     })?)
+}
+
+/// The largest device-local heap of `physical` (the emulated budget).
+fn largest_device_local_heap(instance: &Instance, physical: vk::PhysicalDevice) -> u64 {
+    // SAFETY: `physical` belongs to this instance.
+    let memory = unsafe { instance.raw.get_physical_device_memory_properties(physical) };
+    let heaps = memory.memory_heaps_as_slice();
+    heaps.iter().filter(|h| h.flags.contains(vk::MemoryHeapFlags::DEVICE_LOCAL)).map(|h| h.size).max().unwrap_or(0)
 }
 
 /// The size of the heap each memory type of `physical` allocates from.
@@ -362,11 +387,14 @@ impl Device {
             }
         };
         let memory_type_heap_sizes = memory_type_heap_sizes(&instance, physical);
+        let memory_budget =
+            MemoryBudget::new(desc.emulate_discrete_gpu, desc.device_local_budget, largest_device_local_heap(&instance, physical));
         log::info!(
-            "Vulkan device: {} ({}), validation {}",
+            "Vulkan device: {} ({}), validation {}{}",
             info.name,
             info.device_type,
-            if instance.counters.enabled() { "on" } else { "off" }
+            if instance.counters.enabled() { "on" } else { "off" },
+            if desc.emulate_discrete_gpu { ", emulating a discrete GPU's memory" } else { "" }
         );
         // From here on the device owns everything: if a later step fails,
         // dropping it destroys what was made (null handles are no-ops).
@@ -399,6 +427,7 @@ impl Device {
             destroyed: false,
             abandoned: false,
             memory_type_heap_sizes,
+            memory_budget,
             info,
             #[cfg(feature = "window")]
             presentable: !desc.surface_extensions.is_empty(),
@@ -462,6 +491,24 @@ impl Device {
     /// The optional features the device turned on.
     pub fn features(&self) -> DeviceFeatures {
         self.info.features
+    }
+
+    /// Whether the device treats memory as a discrete GPU has it
+    /// ([`DeviceDesc::emulate_discrete_gpu`]).
+    pub fn emulates_discrete_gpu(&self) -> bool {
+        self.memory_budget.emulated()
+    }
+
+    /// Bytes uploaded through staging buffers so far (every write to
+    /// `GpuOnly` memory and every texture upload).
+    pub fn staging_upload_bytes(&self) -> u64 {
+        self.memory_budget.staging_upload_bytes()
+    }
+
+    /// Device-local bytes allocated now (`GpuOnly` buffers and textures)
+    /// and the budget they are held to (`u64::MAX` without the emulation).
+    pub fn device_local_memory(&self) -> (u64, u64) {
+        (self.memory_budget.device_local_bytes(), self.memory_budget.budget())
     }
 
     /// The validation layer's counters (shared; they outlive the device).

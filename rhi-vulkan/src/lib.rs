@@ -144,6 +144,7 @@ mod error;
 mod frame;
 mod handle;
 mod instance;
+mod memory_budget;
 mod pipeline;
 mod readback;
 mod sampler;
@@ -166,6 +167,7 @@ pub use error::{PassState, Result, RhiError, ShaderError, Unbound, Usage};
 pub use frame::{Frame, FrameSubmission, RenderingLayout, SecondaryCommandBuffer, MAX_COLOR_ATTACHMENTS};
 pub use handle::{Handle, SlotKey, Slots};
 pub use instance::{Validation, ValidationCounters};
+pub use memory_budget::{DEVICE_LOCAL_BUDGET_VAR, EMULATE_DISCRETE_GPU_VAR};
 pub use pipeline::{
     ColorTargetState, ComputePipelineDesc, DepthBias, DepthState, GraphicsPipelineDesc, MultisampleState, PipelineEntry, PipelineHandle,
     PrimitiveState, ShaderStageDesc, VertexAttribute, VertexBufferLayout, VertexStepMode,

@@ -89,6 +89,7 @@ impl Timeline {
     }
 
     /// The longest a wait may take (ns).
+    #[cfg(feature = "window")]
     pub fn timeout_ns(&self) -> u64 {
         self.timeout_ns
     }

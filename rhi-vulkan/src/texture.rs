@@ -184,6 +184,8 @@ pub struct TextureEntry {
     pub(crate) view: vk::ImageView,
     allocation: Option<Allocation>,
     pub(crate) desc: TextureDesc,
+    /// Device-local bytes charged to the device's budget.
+    charge: u64,
 }
 
 impl TextureEntry {
@@ -196,6 +198,7 @@ impl TextureEntry {
                 log::error!("freeing texture {:?}: {e}", self.desc.label);
             }
         }
+        device.memory_budget.release(self.charge);
         // SAFETY: as above.
         unsafe { device.raw.destroy_image(self.raw, None) };
     }
@@ -237,6 +240,12 @@ impl Device {
         let raw = unsafe { self.raw.create_image(&info, None) }.map_err(vk_err("vkCreateImage"))?;
         // SAFETY: `raw` is a live image of this device.
         let requirements = unsafe { self.raw.get_image_memory_requirements(raw) };
+        // Device-local memory past the (emulated) budget: refused before asking.
+        if let Err(e) = self.memory_budget.charge(requirements.size) {
+            // SAFETY: never bound or used.
+            unsafe { self.raw.destroy_image(raw, None) };
+            return Err(e);
+        }
         let allocation = self.allocator.lock().unwrap_or_else(|p| p.into_inner()).allocate(&AllocationCreateDesc {
             name: &desc.label,
             requirements,
@@ -247,12 +256,14 @@ impl Device {
         let allocation = match allocation {
             Ok(a) => a,
             Err(e) => {
+                self.memory_budget.release(requirements.size);
                 // SAFETY: never bound or used.
                 unsafe { self.raw.destroy_image(raw, None) };
                 return Err(e.into());
             }
         };
         let cleanup = |allocation: Allocation| {
+            self.memory_budget.release(requirements.size);
             let _ = self.allocator.lock().unwrap_or_else(|p| p.into_inner()).free(allocation);
             // SAFETY: never used by the GPU.
             unsafe { self.raw.destroy_image(raw, None) };
@@ -287,7 +298,7 @@ impl Device {
                 }
             }
         };
-        let entry = TextureEntry { raw, view, allocation: Some(allocation), desc: desc.clone() };
+        let entry = TextureEntry { raw, view, allocation: Some(allocation), desc: desc.clone(), charge: requirements.size };
         Ok(write(&self.resources.textures).insert(entry))
     }
 
@@ -416,6 +427,7 @@ impl Device {
             total += d.len() as u64;
         }
         let texture = self.create_texture(&desc)?;
+        self.memory_budget.note_staged(total);
         let staging = match self.create_buffer(&BufferDesc::host_visible("texture staging", total, BufferUsage::TRANSFER_SRC)) {
             Ok(b) => b,
             Err(e) => {

@@ -217,6 +217,14 @@ pub struct SampleStats {
     pub height: u32,
     pub device: String,
     pub validation: ValidationStats,
+    /// Whether the device treated memory as a discrete GPU has it
+    /// (`PROXIMA_EMULATE_DISCRETE_GPU=1`; `rhi_vulkan::DeviceDesc::emulate_discrete_gpu`).
+    #[serde(default)]
+    pub emulated_discrete_gpu: bool,
+    /// Bytes uploaded to device-local memory through staging buffers
+    /// over the whole run (`rhi_vulkan::Device::staging_upload_bytes`).
+    #[serde(default)]
+    pub staging_upload_bytes: u64,
     pub primitives: u64,
     pub visible_primitives: u64,
     pub passes: BTreeMap<String, PassStats>,

@@ -51,6 +51,25 @@ fn showcase_with_taa_is_the_same_serial_and_parallel_and_with_one_or_two_frames_
     test_support::assert_images_equal(&reference, &one, "showcase TAA: 2 vs 1 frames in flight");
 }
 
+/// The paths a discrete GPU takes (`PROXIMA_EMULATE_DISCRETE_GPU=1`: a
+/// device-local budget, GPU-only memory reached only through staging) give
+/// the same image byte for byte, with the same bytes staged, and the stats
+/// file says which run emulated.
+#[test]
+fn showcase_is_the_same_under_discrete_gpu_emulation() {
+    let run = |tag: &str, emulate: &str| {
+        let args = ["--frames", "3", "--width", "200", "--height", "112", "--fixed-dt", "0.05"];
+        let (png, stats) = common::run_sample_env(env!("CARGO_BIN_EXE_showcase"), tag, &args, &[("PROXIMA_EMULATE_DISCRETE_GPU", emulate)]);
+        (test_support::load_png(&png), stats)
+    };
+    let (plain, plain_stats) = run("integrated", "0");
+    let (emulated, emulated_stats) = run("discrete", "1");
+    assert!(!plain_stats.emulated_discrete_gpu && emulated_stats.emulated_discrete_gpu);
+    assert!(emulated_stats.staging_upload_bytes > 0, "meshes and textures are staged");
+    assert_eq!(plain_stats.staging_upload_bytes, emulated_stats.staging_upload_bytes, "the same uploads either way");
+    test_support::assert_images_equal(&plain, &emulated, "showcase: integrated vs emulated discrete GPU");
+}
+
 /// The load run: a million instances and a million particles, two frames
 /// at a small size (about 10 s in the dev profile on two cores).
 #[test]

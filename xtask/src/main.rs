@@ -104,7 +104,7 @@ enum Cmd {
     Lint,
     /// `cargo package` the six published crates (proxima-*), each built from its package alone; fails on a missing licence or README
     Package,
-    /// What .ci/run does: shaders, lint, package, glTF validator, reference tools and references, test
+    /// What .ci/run does: shaders, lint, package, glTF validator, reference tools and references, test, then the rhi-vulkan and renderer tests with PROXIMA_EMULATE_DISCRETE_GPU=1
     Ci,
 }
 
@@ -456,7 +456,25 @@ fn ci() -> Result<ExitCode> {
     for model in models {
         reference::render_reference(&model, 1280, 720)?;
     }
-    run_tests(&[], &[])
+    let code = run_tests(&[], &[])?;
+    if code != ExitCode::SUCCESS {
+        return Ok(code);
+    }
+    // The paths a discrete GPU takes: the RHI's and the renderer's GPU
+    // tests again with device-local memory emulated (the samples' test
+    // compares the showcase both ways).
+    println!("xtask ci: the rhi-vulkan and renderer tests again with {}=1", rhi_emulation_var());
+    let packages = [package_name("rhi-vulkan"), package_name("renderer")];
+    let mut env = test_threads();
+    env.push((rhi_emulation_var(), "1".to_string()));
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    cargo_env(&test_args(&packages, &[]), &env)
+}
+
+/// The environment variable of the RHI's discrete-GPU emulation
+/// (`rhi_vulkan::EMULATE_DISCRETE_GPU_VAR`; xtask does not depend on it).
+fn rhi_emulation_var() -> &'static str {
+    "PROXIMA_EMULATE_DISCRETE_GPU"
 }
 
 #[cfg(test)]

@@ -106,6 +106,10 @@ impl CommandList<'_> {
             }
             vk_regions.push(vk::BufferCopy { src_offset, dst_offset, size });
         }
+        // Host-visible into device-local memory: a staging upload.
+        if s.memory != MemoryLocation::GpuOnly && d.memory == MemoryLocation::GpuOnly {
+            self.device.memory_budget.note_staged(regions.iter().map(|r| r.2).sum());
+        }
         // SAFETY: live buffers outside a pass, every region in range and
         // non-overlapping, both usages checked.
         unsafe { self.device.raw.cmd_copy_buffer(self.raw, rs, rd, &vk_regions) };

@@ -154,15 +154,16 @@ pub(super) fn finish(sample: &str, common: &CommonOptions, engine: &mut Engine, 
     } else {
         "(no image: window mode writes one with --out and --frames)".to_string()
     };
-    let (device, v) = {
+    let (device, (v, emulated_discrete_gpu, staging_upload_bytes)) = {
         let rt = engine.render_thread();
         let name = rt.device_name().to_string();
-        (name, rt.with_context(|ctx| ctx.device.validation())?)
+        (name, rt.with_context(|ctx| (ctx.device.validation(), ctx.device.emulates_discrete_gpu(), ctx.device.staging_upload_bytes()))?)
     };
     let validation = ValidationStats { enabled: v.enabled(), errors: v.errors(), warnings: v.warnings() };
     // The engine's size: `--width`×`--height`, or a window's last size.
     let (width, height) = engine.size();
-    let s = sample_stats(SampleStats { device, validation, ..SampleStats::new(sample, width, height) }, &stats, done);
+    let s = SampleStats { device, validation, emulated_discrete_gpu, staging_upload_bytes, ..SampleStats::new(sample, width, height) };
+    let s = sample_stats(s, &stats, done);
     if let Some(path) = &common.stats {
         s.write(path).with_context(|| format!("writing {}", path.display()))?;
     }

@@ -10,11 +10,25 @@ use std::process::Command;
 /// stats file that parses, the validation layer active and zero errors and
 /// warnings.
 pub fn run_sample(bin: &str, tag: &str, args: &[&str]) -> (PathBuf, SampleStats) {
+    run_sample_env(bin, tag, args, &[])
+}
+
+/// [`run_sample`] with `env` set for the sample.
+pub fn run_sample_env(bin: &str, tag: &str, args: &[&str], env: &[(&str, &str)]) -> (PathBuf, SampleStats) {
     let dir = std::env::temp_dir().join(format!("proxima-samples-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let name = std::path::Path::new(bin).file_name().unwrap().to_string_lossy().into_owned();
     let (png, stats) = (dir.join(format!("{name}-{tag}.png")), dir.join(format!("{name}-{tag}.json")));
-    let out = Command::new(bin).arg("--headless").args(args).arg("--out").arg(&png).arg("--stats").arg(&stats).output().unwrap();
+    let out = Command::new(bin)
+        .arg("--headless")
+        .args(args)
+        .arg("--out")
+        .arg(&png)
+        .arg("--stats")
+        .arg(&stats)
+        .envs(env.iter().copied())
+        .output()
+        .unwrap();
     assert!(out.status.success(), "{name} {args:?}: {}", String::from_utf8_lossy(&out.stderr));
     let s = SampleStats::read(&stats).unwrap();
     let image = test_support::load_png(&png);
