@@ -138,6 +138,20 @@ impl CullDistances {
         self.start
     }
 
+    /// Both distances times `scale` (`r.ViewDistanceScale`; more than 0 and
+    /// finite, or the distances stay as they are): off stays off.
+    pub fn scaled(self, scale: f32) -> Self {
+        if !(scale.is_finite() && scale > 0.0) {
+            return self;
+        }
+        let (start, end) = (self.start * scale, self.end * scale);
+        if start.is_finite() && end.is_finite() {
+            Self { start, end }
+        } else {
+            self
+        }
+    }
+
     pub fn end(&self) -> f32 {
         self.end
     }

@@ -163,16 +163,19 @@ struct ViewCull {
     frustum: Frustum,
     origin: Vec3,
     multiple: f32,
+    /// The component's cull distances as this frame's views use them
+    /// (scaled by `r.ViewDistanceScale`).
+    distances: CullDistances,
 }
 
-fn view_culls(views: &[&SceneView]) -> Result<Vec<ViewCull>> {
+fn view_culls(views: &[&SceneView], distances: CullDistances) -> Result<Vec<ViewCull>> {
     let lod_view = views.iter().find(|v| v.perspective).map(|v| cull_view_for(v)).transpose()?;
     views
         .iter()
         .map(|v| {
             let own = cull_view_for(v)?;
             let reference = if v.perspective { own } else { lod_view.unwrap_or(own) };
-            Ok(ViewCull { frustum: *own.frustum(), origin: reference.origin(), multiple: reference.screen_multiple() })
+            Ok(ViewCull { frustum: *own.frustum(), origin: reference.origin(), multiple: reference.screen_multiple(), distances })
         })
         .collect()
 }
@@ -582,7 +585,8 @@ impl PrimitiveSceneProxy for InstancedStaticMeshSceneProxy {
         if self.instances.is_empty() || self.lods.is_empty() {
             return;
         }
-        let culls = match view_culls(views) {
+        let scale = collector.cvars().float(renderer::cvars::VIEW_DISTANCE_SCALE);
+        let culls = match view_culls(views, self.distances.scaled(scale)) {
             Ok(c) => c,
             Err(e) => {
                 collector.report_failure(ElementFailure::new(DRAW_FAILURE, e));

@@ -224,12 +224,26 @@ fn instances_behind_the_camera_or_past_the_end_distance_are_not_drawn_and_fade_b
 
     // The CPU path draws the same.
     rt(&mut w).set_cvar(CVAR_GPU_CULLING, "0").unwrap();
-    let (_, cpu_image) = frame(&mut w, &family(view));
+    let (_, cpu_image) = frame(&mut w, &family(view.clone()));
     let s = stats_of(&mut w, id).snapshot();
     assert_eq!(s.path, CullPath::Cpu);
     assert_eq!(s.visible(), 2);
     assert_eq!(cpu_image.pixel(pf.0, pf.1), CLEAR);
     assert_ne!(cpu_image.pixel(pn.0, pn.1), CLEAR);
+
+    // `r.ViewDistanceScale` scales the cull distances on both paths: at 2x
+    // (80..100) the far instance (about 62 away) is drawn, at 0.5x (20..25)
+    // only the near one (about 20 away) is left.
+    for gpu in ["0", "1"] {
+        rt(&mut w).set_cvar(CVAR_GPU_CULLING, gpu).unwrap();
+        for (scale, visible, far_drawn) in [("2", 3, true), ("0.5", 1, false), ("1", 2, false)] {
+            rt(&mut w).set_cvar(renderer::cvars::VIEW_DISTANCE_SCALE, scale).unwrap();
+            let (_, image) = frame(&mut w, &family(view.clone()));
+            assert_eq!(stats_of(&mut w, id).snapshot().visible(), visible, "scale {scale}, GPU culling {gpu}");
+            assert_eq!(image.pixel(pf.0, pf.1) != CLEAR, far_drawn, "scale {scale}, GPU culling {gpu}: the far instance");
+        }
+    }
+    assert!(rt(&mut w).set_cvar(renderer::cvars::VIEW_DISTANCE_SCALE, "0").is_err(), "a scale of 0 is refused");
     assert_world_clean(&mut w);
 }
 

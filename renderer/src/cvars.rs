@@ -160,6 +160,15 @@ const CHOICES: [(&str, &[i64], &str); 4] = [
     (EARLY_Z_PASS_MODE, &[0, 1, 3, 4], "0 (no prepass), 1 (opaque only), 3 (all opaque) or 4 (masked only)"),
 ];
 
+/// The scale of every far draw distance (a view's and each primitive's
+/// max draw distance) and of instanced meshes' cull distances (UE's
+/// `r.ViewDistanceScale`); more than 0, default 1.
+pub const VIEW_DISTANCE_SCALE: &str = "r.ViewDistanceScale";
+
+/// Float variables that must be more than 0 (anything else is refused with
+/// `RendererError::InvalidCvarValue`).
+const POSITIVE_FLOATS: [&str; 1] = [VIEW_DISTANCE_SCALE];
+
 /// Integer variables that are sizes: 0 or less is refused
 /// (`RendererError::InvalidCvarValue`); positive values out of range are
 /// clamped where the frame reads them (`crate::FrameSettings`).
@@ -206,6 +215,7 @@ impl Default for ConsoleVariables {
         add(AUTO_EXPOSURE_SPEED_UP, CvarValue::Float(3.0), "auto exposure: rate (1/s) of adapting to a brighter scene");
         add(AUTO_EXPOSURE_SPEED_DOWN, CvarValue::Float(1.0), "auto exposure: rate (1/s) of adapting to a darker scene");
         add(AUTO_EXPOSURE_COMPENSATION, CvarValue::Float(0.0), "auto exposure: EV added to the exposure it picks (positive: brighter)");
+        add(VIEW_DISTANCE_SCALE, CvarValue::Float(1.0), "scale of every max draw distance and instanced-mesh cull distance, > 0");
         add(SKY_LIGHT_INTENSITY, CvarValue::Float(1.0), "scale of the hemisphere ambient (0 = none: the scene's lights only)");
         add(
             SPECULAR_AA_VARIANCE,
@@ -270,6 +280,9 @@ impl ConsoleVariables {
                 let f: f32 = value.parse().map_err(|_| bad("a number"))?;
                 if !f.is_finite() {
                     return Err(bad("a finite number"));
+                }
+                if POSITIVE_FLOATS.contains(&name) && f <= 0.0 {
+                    return Err(bad("a number more than 0"));
                 }
                 CvarValue::Float(f)
             }

@@ -18,6 +18,9 @@ pub struct FrameSettings {
     /// Culling, occlusion tests and pass setup run as parallel tasks
     /// (`r.MeshDrawCommands.ParallelPassSetup`).
     pub parallel_pass_setup: bool,
+    /// The scale of far draw distances and instanced meshes' cull
+    /// distances (`r.ViewDistanceScale`, more than 0).
+    pub view_distance_scale: f32,
     /// Passes are recorded into secondaries on the workers (`r.RHICmdList.ParallelRecord`).
     pub parallel_record: bool,
     /// The render workers poll through the frame's CPU stages instead of
@@ -301,6 +304,7 @@ impl FrameSettings {
         };
         Self {
             parallel_pass_setup: cvars.bool(cvars::PARALLEL_PASS_SETUP),
+            view_distance_scale: cvars.float(cvars::VIEW_DISTANCE_SCALE),
             parallel_record: cvars.bool(cvars::PARALLEL_RECORD),
             workers_stay_awake: cvars.bool(cvars::RENDER_WORKERS_STAY_AWAKE),
             dynamic_instancing: cvars.bool(cvars::DYNAMIC_INSTANCING),

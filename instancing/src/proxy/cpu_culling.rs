@@ -44,12 +44,12 @@ impl InstancedStaticMeshSceneProxy {
             return None;
         }
         let distance = center.distance(v.origin);
-        if self.distances.culls(distance) {
+        if v.distances.culls(distance) {
             return None;
         }
         let size = bounds_screen_size(distance, radius, v.multiple);
         let lods = select_lod_dithered(size, self.culling_mesh.screen_sizes(), self.min_lod, self.lod_dither);
-        Some((lods, self.distances.fade(distance)))
+        Some((lods, v.distances.fade(distance)))
     }
 
     /// Whether `occlusion` hides the instance's sphere.
@@ -129,7 +129,7 @@ impl InstancedStaticMeshSceneProxy {
     /// among them).
     fn cull_tree(&self, v: &ViewCull, occlusion: Option<&OcclusionBuffer>) -> (Vec<InstanceStreamData>, Vec<u32>, TreeCullStats) {
         let view = CullView::from_parts(v.frustum, v.origin, v.multiple);
-        let culler = match InstanceCuller::new(&self.culling_mesh, &self.component_to_world, &view, self.distances) {
+        let culler = match InstanceCuller::new(&self.culling_mesh, &self.component_to_world, &view, v.distances) {
             Ok(c) => c.with_min_lod(self.min_lod).with_lod_dither(self.lod_dither),
             Err(e) => {
                 log::error!("instanced static mesh: {e}");

@@ -203,7 +203,7 @@ impl InstancedStaticMeshSceneProxy {
             origin_multiple: v.origin.extend(v.multiple).to_array(),
             component_rows: [row(0), row(1), row(2)],
             sphere: b.origin.extend(b.radius).to_array(),
-            distances: [self.distances.start(), self.distances.end(), max_scale(&m.matrix3), self.lod_dither.band()],
+            distances: [v.distances.start(), v.distances.end(), max_scale(&m.matrix3), self.lod_dither.band()],
             counts: [
                 self.instances.len() as u32,
                 self.culling_mesh.lod_count() as u32,

@@ -159,7 +159,8 @@ pub(crate) fn init_views(scene: &Scene, settings: &FrameSettings, family: &ViewF
         .iter()
         .map(|v| {
             let main = !v.kind.is_shadow();
-            compute_visibility(scene, &v.frustum(), main.then_some(v), require(v), main && occlusion && !v.wireframe, parallel)
+            let for_occlusion = main && occlusion && !v.wireframe;
+            compute_visibility(scene, &v.frustum(), main.then_some(v), require(v), for_occlusion, parallel, settings.view_distance_scale)
         })
         .collect();
     let occlusion = vec![None; views.len()];

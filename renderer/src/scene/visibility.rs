@@ -66,6 +66,7 @@ pub(crate) fn compute_visibility(
     require: u32,
     for_occlusion: bool,
     parallel: bool,
+    distance_scale: f32,
 ) -> ViewVisibility {
     let n = scene.slot_count();
     let require = require | flags::VALID;
@@ -75,8 +76,9 @@ pub(crate) fn compute_visibility(
         let end = (start + CHUNK).min(n);
         let mut out = ViewVisibility::default();
         let b = scene.chunks[start / CHUNK];
-        let beyond =
-            view.is_some_and(|v| v.max_draw_distance > 0.0 && v.origin.clamp(b.min, b.max).distance(v.origin) > v.max_draw_distance);
+        let beyond = view.is_some_and(|v| {
+            v.max_draw_distance > 0.0 && v.origin.clamp(b.min, b.max).distance(v.origin) > v.max_draw_distance * distance_scale
+        });
         let straddled = if b.is_empty() || beyond { None } else { frustum.straddled_planes(b.min, b.max) };
         let Some((mut planes, k)) = straddled else {
             return out;
@@ -110,7 +112,10 @@ pub(crate) fn compute_visibility(
                 // The per-primitive limits are read only for primitives
                 // that have one (most have none: an array less to stream).
                 let (min, max) = if f & flags::DRAW_DISTANCE != 0 { scene.draw_distances[i] } else { (0.0, 0.0) };
-                if !within_draw_distances(center.distance(view.origin), s.w, min, max, view.max_draw_distance) {
+                // `r.ViewDistanceScale` scales the far limits (UE's
+                // MaxDrawDistance × ViewDistanceScale), not the near one.
+                let (max, view_max) = (max * distance_scale, view.max_draw_distance * distance_scale);
+                if !within_draw_distances(center.distance(view.origin), s.w, min, max, view_max) {
                     continue;
                 }
                 if f & flags::MULTI_LOD != 0 {
@@ -222,8 +227,8 @@ mod tests {
     fn parallel_chunks_concatenate_into_the_serial_list_in_slot_order() {
         let scene = scene(3 * CHUNK as u32 + 17);
         let v = view();
-        let serial = compute_visibility(&scene, &v.frustum(), Some(&v), flags::DRAW, true, false);
-        let parallel = compute_visibility(&scene, &v.frustum(), Some(&v), flags::DRAW, true, true);
+        let serial = compute_visibility(&scene, &v.frustum(), Some(&v), flags::DRAW, true, false, 1.0);
+        let parallel = compute_visibility(&scene, &v.frustum(), Some(&v), flags::DRAW, true, true, 1.0);
         assert_eq!(serial, parallel);
         // What the occlusion stage reads, per visible primitive, wherever its chunk fell.
         let depth = ViewDepth::new(&v);
@@ -239,7 +244,7 @@ mod tests {
         }
         assert!(!candidates.is_empty() && candidates.len() < serial.visible.len());
         assert_eq!(serial.occluder_candidates, candidates);
-        let plain = compute_visibility(&scene, &v.frustum(), Some(&v), flags::DRAW, false, true);
+        let plain = compute_visibility(&scene, &v.frustum(), Some(&v), flags::DRAW, false, true, 1.0);
         assert!(plain.centre_depths.is_empty() && plain.occluder_candidates.is_empty(), "only when culling for occlusion");
         assert_eq!(plain.visible, serial.visible);
         assert!(serial.visible.windows(2).all(|w| w[0] < w[1]), "slot order");
@@ -289,9 +294,9 @@ mod tests {
         .unwrap();
         // Returns the slots tested one by one (the rest were skipped on their chunk's box).
         let check = |scene: &Scene, v: &SceneView, what: &str| -> usize {
-            let got = compute_visibility(scene, &v.frustum(), Some(v), flags::DRAW, false, true);
+            let got = compute_visibility(scene, &v.frustum(), Some(v), flags::DRAW, false, true, 1.0);
             assert_eq!(got.visible, brute_force(scene, v, flags::DRAW), "{what}");
-            assert_eq!(got, compute_visibility(scene, &v.frustum(), Some(v), flags::DRAW, false, false), "{what}: serial = parallel");
+            assert_eq!(got, compute_visibility(scene, &v.frustum(), Some(v), flags::DRAW, false, false, 1.0), "{what}: serial = parallel");
             let tested = got.tested as usize;
             assert!(tested >= got.visible.len() && tested <= scene.slot_count(), "{what}: {tested} tested");
             tested
@@ -344,7 +349,7 @@ mod tests {
         let v = view();
         let frustum = v.frustum();
         for require in [flags::DRAW, flags::SHADOW] {
-            let vis = compute_visibility(&scene, &frustum, Some(&v), require, false, true);
+            let vis = compute_visibility(&scene, &frustum, Some(&v), require, false, true, 1.0);
             let expected: Vec<PrimitiveSlot> = (0..scene.slot_count())
                 .filter(|&i| {
                     let need = require | flags::VALID;
@@ -365,12 +370,21 @@ mod tests {
         // A view's own draw distance culls too; the shadow view (no view) has none.
         let mut near = v.clone();
         near.max_draw_distance = 30.0;
-        let vis = compute_visibility(&scene, &frustum, Some(&near), flags::DRAW, false, false);
+        let vis = compute_visibility(&scene, &frustum, Some(&near), flags::DRAW, false, false, 1.0);
         assert!(vis.visible.iter().all(|s| scene.spheres[s.index()].truncate().distance(v.origin) - scene.spheres[s.index()].w <= 30.0));
-        assert!(vis.visible.len() < compute_visibility(&scene, &frustum, Some(&v), flags::DRAW, false, false).visible.len());
-        let no_view = compute_visibility(&scene, &frustum, None, flags::DRAW, false, false);
-        assert!(no_view.visible.len() >= compute_visibility(&scene, &frustum, Some(&v), flags::DRAW, false, false).visible.len());
+        assert!(vis.visible.len() < compute_visibility(&scene, &frustum, Some(&v), flags::DRAW, false, false, 1.0).visible.len());
+        // `r.ViewDistanceScale` scales it: 30 at 2x culls as 60 does, at 0.5x as 15.
+        let at = |d: f32, scale: f32| {
+            let mut view = v.clone();
+            view.max_draw_distance = d;
+            compute_visibility(&scene, &frustum, Some(&view), flags::DRAW, false, true, scale)
+        };
+        assert_eq!(at(30.0, 2.0), at(60.0, 1.0));
+        assert_eq!(at(30.0, 0.5), at(15.0, 1.0));
+        assert!(at(15.0, 1.0).visible.len() < vis.visible.len() && vis.visible.len() < at(60.0, 1.0).visible.len());
+        let no_view = compute_visibility(&scene, &frustum, None, flags::DRAW, false, false, 1.0);
+        assert!(no_view.visible.len() >= compute_visibility(&scene, &frustum, Some(&v), flags::DRAW, false, false, 1.0).visible.len());
         // Nothing to cull.
-        assert_eq!(compute_visibility(&Scene::default(), &frustum, Some(&v), flags::DRAW, false, true), ViewVisibility::default());
+        assert_eq!(compute_visibility(&Scene::default(), &frustum, Some(&v), flags::DRAW, false, true, 1.0), ViewVisibility::default());
     }
 }
