@@ -97,7 +97,8 @@ pub use mesh_pass::passes;
 pub use mesh_pass::{MeshBatch, MeshBatchElement, MeshDrawCommand, MeshPass};
 pub use occlusion::{OccluderMesh, OcclusionBuffer, OCCLUDED_INSTANCES_COUNTER};
 pub use render_thread::{
-    render_worker_pool, Refused, RenderCommand, RenderContext, RenderFeature, RenderThread, RenderThreadMode, MAX_QUEUED_COMMANDS,
+    render_worker_pool, Refused, RenderCommand, RenderContext, RenderFeature, RenderThread, RenderThreadMode, DEFAULT_QUEUE_BYTE_LIMIT,
+    MAX_QUEUED_COMMANDS,
 };
 pub use rng::{mix64, Rng};
 pub use scene::{

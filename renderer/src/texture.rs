@@ -129,6 +129,16 @@ pub enum TextureMips {
     Supplied(Vec<Vec<u8>>),
 }
 
+impl TextureMips {
+    /// Bytes of the supplied levels (0 unless [`Self::Supplied`]).
+    pub fn supplied_bytes(&self) -> u64 {
+        match self {
+            Self::Supplied(levels) => levels.iter().map(|l| l.len() as u64).sum(),
+            Self::None | Self::Generate => 0,
+        }
+    }
+}
+
 /// A 2D texture asset.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Texture2D {

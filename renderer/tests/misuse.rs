@@ -254,6 +254,42 @@ fn a_batch_command_refuses_a_bad_item_alone() {
     assert_clean(&mut rt);
 }
 
+/// Textures waiting in the render-command queue are bounded by bytes, not
+/// only by count: with the render thread held up, four 256 KiB textures
+/// fit a 1 MiB limit and a fifth waits until the queue drains (before, a
+/// queue of `create_texture`s could hold many GiB).
+#[test]
+fn textures_waiting_in_the_queue_are_bounded_by_bytes() {
+    let mut rt = render_thread(RenderThreadMode::Threaded);
+    rt.set_queue_byte_limit(1 << 20);
+    let (tx, rx) = mpsc::channel::<()>();
+    rt.enqueue_render_command(move |_| {
+        let _ = rx.recv_timeout(Duration::from_secs(60));
+    })
+    .unwrap();
+    let released = Arc::new(AtomicBool::new(false));
+    let releaser = {
+        let released = released.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(300));
+            released.store(true, Ordering::SeqCst);
+            let _ = tx.send(());
+        })
+    };
+    let texture = |n: u8| Texture2D::new("queued", 256, 256, TextureFormat::Rgba8Unorm, vec![n; 256 * 256 * 4]).without_mips();
+    for n in 0..4 {
+        rt.create_texture(texture(n)).unwrap();
+        assert!(rt.queued_bytes() <= rt.queue_byte_limit(), "{} bytes queued", rt.queued_bytes());
+    }
+    assert_eq!(rt.queued_bytes(), 1 << 20);
+    rt.create_texture(texture(4)).unwrap();
+    assert!(released.load(Ordering::SeqCst), "the fifth texture waited for the queue to drain");
+    releaser.join().unwrap();
+    rt.flush().unwrap();
+    assert_eq!(rt.queued_bytes(), 0, "every texture's bytes given back once it was made");
+    assert_clean(&mut rt);
+}
+
 #[test]
 fn one_bad_update_does_not_drop_the_rest_of_the_batch() {
     let mut rt = render_thread(RenderThreadMode::Threaded);

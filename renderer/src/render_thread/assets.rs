@@ -147,7 +147,8 @@ impl RenderThread {
     pub fn create_texture(&mut self, texture: Texture2D) -> Result<TextureId> {
         texture.validate(&self.texture_limits)?;
         let id = self.texture_ids.peek().ok_or(RendererError::TextureIdsExhausted(TextureId::MAX_SLOTS))?;
-        self.enqueue_render_command(move |ctx| {
+        let bytes = texture.data.len() as u64 + texture.mips.supplied_bytes();
+        self.enqueue_sized(bytes, move |ctx| {
             if let Err(e) = ctx.scene.create_texture(&ctx.device, id, &texture) {
                 log::error!("create texture {id:?} ({:?}): {e}", texture.label);
             }

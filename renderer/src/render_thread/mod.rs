@@ -13,7 +13,10 @@
 //! The queue is bounded: at most [`MAX_QUEUED_COMMANDS`] commands wait for
 //! the render thread, and `enqueue_render_command` blocks (back-pressure)
 //! while it is full, so a game that queues updates without rendering
-//! cannot grow memory without limit. A command therefore must never wait
+//! cannot grow memory without limit. Commands that carry data (a texture's
+//! texels) are bounded by bytes too: at most
+//! [`RenderThread::queue_byte_limit`] ([`DEFAULT_QUEUE_BYTE_LIMIT`]) wait,
+//! one larger than the limit alone waits for an empty queue. A command therefore must never wait
 //! for the game thread to enqueue something (nothing in the engine does);
 //! a game thread blocked on a full queue from inside a rayon job runs other
 //! rayon jobs meanwhile, so the render thread's parallel work still finishes. Inline mode runs every command on
@@ -132,6 +135,10 @@ pub type RenderCommand = Box<dyn FnOnce(&mut RenderContext) + Send>;
 /// while bounding what a game that stops rendering can pile up.
 pub const MAX_QUEUED_COMMANDS: usize = 4096;
 
+/// Bytes of data (texels of textures being created) that may wait in the
+/// render-command queue by default ([`RenderThread::set_queue_byte_limit`]).
+pub const DEFAULT_QUEUE_BYTE_LIMIT: u64 = 512 << 20;
+
 /// How long one blocked send waits before re-checking the render thread's
 /// state (and, on a rayon worker, running other rayon jobs).
 const SEND_POLL: std::time::Duration = std::time::Duration::from_millis(5);
@@ -161,6 +168,8 @@ struct SharedState {
 struct Shared {
     state: Mutex<SharedState>,
     changed: Condvar,
+    /// Bytes the queued commands carry (see [`RenderThread::enqueue_sized`]).
+    queued_bytes: std::sync::atomic::AtomicU64,
 }
 
 impl Shared {
@@ -191,6 +200,8 @@ pub struct RenderThread {
     backend: Backend,
     shared: Arc<Shared>,
     commands_enqueued: u64,
+    /// At most this many bytes of data wait in the queue.
+    queue_byte_limit: u64,
     frames_enqueued: u64,
     /// Game-side mirror used to validate `set_cvar` before enqueuing.
     cvars: ConsoleVariables,
@@ -339,6 +350,7 @@ impl RenderThread {
             backend,
             shared,
             commands_enqueued: 0,
+            queue_byte_limit: DEFAULT_QUEUE_BYTE_LIMIT,
             frames_enqueued: 0,
             cvars: ConsoleVariables::default(),
             materials: MaterialMirror::default(),
@@ -404,6 +416,57 @@ impl RenderThread {
             }
         }
         self.check()
+    }
+
+    /// Enqueues a command that carries `bytes` of data: first waits
+    /// (back-pressure, as a full queue) until the data already queued and
+    /// `bytes` fit in [`Self::queue_byte_limit`], or the queue holds no
+    /// data (a command larger than the limit goes alone).
+    pub(crate) fn enqueue_sized(&mut self, bytes: u64, f: impl FnOnce(&mut RenderContext) + Send + 'static) -> Result<()> {
+        use std::sync::atomic::Ordering::AcqRel;
+        loop {
+            let queued = self.queued_bytes();
+            if queued == 0 || queued.saturating_add(bytes) <= self.queue_byte_limit {
+                break;
+            }
+            self.shared.check()?;
+            std::thread::sleep(SEND_POLL);
+        }
+        self.shared.queued_bytes.fetch_add(bytes, AcqRel);
+        // Given back once: when the command has run, or when enqueuing
+        // failed (the command may never run).
+        let given_back = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (shared, flag) = (self.shared.clone(), given_back.clone());
+        let give_back = move || {
+            if !flag.swap(true, AcqRel) {
+                shared.queued_bytes.fetch_sub(bytes, AcqRel);
+            }
+        };
+        let on_error = give_back.clone();
+        let result = self.enqueue_render_command(move |ctx| {
+            f(ctx);
+            give_back();
+        });
+        if result.is_err() {
+            on_error();
+        }
+        result
+    }
+
+    /// Bytes of data the queued commands carry now.
+    pub fn queued_bytes(&self) -> u64 {
+        self.shared.queued_bytes.load(std::sync::atomic::Ordering::Acquire)
+    }
+
+    /// The most bytes of data that may wait in the queue
+    /// ([`DEFAULT_QUEUE_BYTE_LIMIT`] unless set).
+    pub fn queue_byte_limit(&self) -> u64 {
+        self.queue_byte_limit
+    }
+
+    /// Sets [`Self::queue_byte_limit`] (at least 1).
+    pub fn set_queue_byte_limit(&mut self, bytes: u64) {
+        self.queue_byte_limit = bytes.max(1);
     }
 
     /// Commands enqueued that the render thread has not finished yet (at
