@@ -131,10 +131,13 @@ impl ProcMeshData {
         self.refresh_collision(None)
     }
 
-    /// Re-cooks for an update of section `index` with `data` (giving
-    /// `attributes`) not yet committed, if the update moves collision: the
-    /// section has collision triangles and its positions change (or its UV0,
-    /// when UVs are kept for hits). Otherwise nothing.
+    /// Refreshes collision for an update of section `index` with `data`
+    /// (giving `attributes`) not yet committed, if the update moves
+    /// collision: the section has collision triangles and its positions
+    /// change (or its UV0, when UVs are kept for hits). An update keeps the
+    /// triangles, so the cooked mesh is refitted in place when there is one
+    /// (its tree keeps its structure), and cooked only when nothing is
+    /// cooked yet. Otherwise nothing.
     pub(crate) fn recook_for_update(&mut self, index: usize, data: &SectionData<'_>, attributes: VertexAttributes) -> Result<ChangeSet> {
         let collision_moves = attributes.contains(VertexAttributes::POSITION)
             || (attributes.contains(VertexAttributes::UV0) && self.collision.body_setup.support_uv_from_hit_results);
@@ -142,7 +145,14 @@ impl ProcMeshData {
         if !(collides && collision_moves) {
             return Ok(ChangeSet::NONE);
         }
-        self.refresh_collision(Some(Patch { section: index, positions: data.positions, uv0: data.uv0 }))
+        let patch = Patch { section: index, positions: data.positions, uv0: data.uv0 };
+        // The same triangles with new positions: refit the cooked mesh in
+        // place (UE's `UpdateTriMeshVertices`) rather than cook it again.
+        let provider = SectionsProvider { sections: &self.sections, patch: Some(patch) };
+        if self.collision.body_setup.update_tri_mesh_vertices(&provider)?.is_some() {
+            return Ok(ChangeSet { collision_cooked: true, ..ChangeSet::NONE });
+        }
+        self.refresh_collision(Some(patch))
     }
 
     /// Cooks the current sections (with `patch` applied) and convex meshes,

@@ -107,6 +107,7 @@ fn updating_positions_recooks_collision_and_other_attributes_do_not() {
     let hit = cast_down(&scene, 2.5).unwrap();
     assert_eq!(hit.material_index, Some(1));
     assert!((hit.distance - 7.0).abs() < 1e-4, "hit the raised quad: {hit:?}");
+    assert_eq!(mesh.body_setup().refit_count(), 1, "the cooked mesh was refitted in place, not cooked again");
 
     // A section without collision never re-cooks.
     let moved = quad(4.0, 1.0);
@@ -266,4 +267,45 @@ fn hit_uvs_come_from_uv0_when_supported() {
     let Traced(scene, _) = scene_with(&mesh, CollisionComplexity::Complex);
     let uv = scene.hit_uv(&hit, 0).unwrap();
     assert!((uv - Vec2::new(0.75, 0.75)).length() < 1e-4, "{uv}");
+}
+
+/// A vertex update refits the cooked triangle mesh in place (UE's
+/// `UpdateTriMeshVertices`) and collides exactly as a mesh cooked from
+/// scratch with the same vertices: a grid of rays gives the same hits.
+#[test]
+fn a_refitted_collision_mesh_collides_as_one_cooked_from_scratch() {
+    const N: usize = 24;
+    let grid = |t: f32| -> Vec<Vec3> {
+        (0..N * N)
+            .map(|i| Vec3::new((i % N) as f32, (i / N) as f32, ((i % N) as f32 * 0.7 + t).sin() * 2.0 + (i / N) as f32 * 0.1))
+            .collect()
+    };
+    let triangles: Vec<u32> = (0..N - 1)
+        .flat_map(|y| (0..N - 1).map(move |x| (x, y)))
+        .flat_map(|(x, y)| {
+            let i = (y * N + x) as u32;
+            let n = N as u32;
+            [i, i + 1, i + n + 1, i, i + n + 1, i + n]
+        })
+        .collect();
+    let mut refitted = ProcMeshData::new();
+    refitted.create_mesh_section(0, SectionData::new(&grid(0.0), &triangles), true).unwrap();
+    let waved = grid(1.3);
+    refitted.update_mesh_section(0, SectionData::positions(&waved)).unwrap();
+    assert_eq!(refitted.body_setup().refit_count(), 1);
+    let mut fresh = ProcMeshData::new();
+    fresh.create_mesh_section(0, SectionData::new(&waved, &triangles), true).unwrap();
+    let (a, b) = (scene_with(&refitted, CollisionComplexity::Complex), scene_with(&fresh, CollisionComplexity::Complex));
+    let mut hits = 0;
+    for i in 0..200 {
+        let x = (i % 20) as f32 * 1.15 + 0.05;
+        let y = (i / 20) as f32 * 2.3 + 0.05;
+        let cast = |Traced(scene, complexity): &Traced| {
+            scene.raycast(Vec3::new(x, y, 10.0), Vec3::NEG_Z, 100.0, *complexity).unwrap().map(|h| (h.distance, h.material_index))
+        };
+        let (ha, hb) = (cast(&a), cast(&b));
+        assert_eq!(ha, hb, "ray {i}");
+        hits += usize::from(ha.is_some());
+    }
+    assert!(hits > 0, "the rays hit the mesh");
 }

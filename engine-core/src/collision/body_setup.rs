@@ -88,6 +88,8 @@ pub struct BodySetup {
     convex_elements: Vec<ConvexElement>,
     cooked: Option<Arc<CookedCollision>>,
     cooker: AsyncCooker,
+    /// Updates refitted in place ([`Self::update_tri_mesh_vertices`]).
+    refits: u64,
 }
 
 impl Default for BodySetup {
@@ -110,7 +112,14 @@ impl BodySetup {
     }
 
     fn with_cooker(cooker: AsyncCooker) -> Self {
-        Self { use_complex_as_simple: false, support_uv_from_hit_results: false, convex_elements: Vec::new(), cooked: None, cooker }
+        Self {
+            use_complex_as_simple: false,
+            support_uv_from_hit_results: false,
+            convex_elements: Vec::new(),
+            cooked: None,
+            cooker,
+            refits: 0,
+        }
     }
 
     /// The convex elements, as given (not hulled).
@@ -168,6 +177,33 @@ impl BodySetup {
         let cooked = Arc::new(input.cook()?);
         self.cooked = Some(Arc::clone(&cooked));
         Ok(cooked)
+    }
+
+    /// Puts `provider`'s new vertex positions into the cooked triangle
+    /// mesh in place (UE's `UpdateTriMeshVertices`): its tree is refitted,
+    /// not rebuilt, now, on this thread, and any asynchronous cook still
+    /// in flight is aborted (its data is older). `Ok(None)` when there is
+    /// nothing cooked to refit or the topology changed (another vertex
+    /// count, other triangles): cook instead. Bad data is an error and
+    /// the previous cooked collision stays.
+    pub fn update_tri_mesh_vertices(
+        &mut self,
+        provider: &dyn CollisionDataProvider,
+    ) -> Result<Option<Arc<CookedCollision>>, CollisionError> {
+        let Some(cooked) = self.cooked.as_ref() else { return Ok(None) };
+        let input = self.gather(provider)?;
+        let Some(refitted) = input.refitted(cooked)? else { return Ok(None) };
+        self.cooker.abort_all();
+        let refitted = Arc::new(refitted);
+        self.cooked = Some(Arc::clone(&refitted));
+        self.refits += 1;
+        Ok(Some(refitted))
+    }
+
+    /// How many updates [`Self::update_tri_mesh_vertices`] refitted in
+    /// place (rather than a full cook).
+    pub fn refit_count(&self) -> u64 {
+        self.refits
     }
 
     /// Copies the data now and cooks it on the cooker's worker, aborting

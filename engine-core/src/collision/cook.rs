@@ -279,6 +279,33 @@ impl CookInput {
     }
 }
 
+impl CookInput {
+    /// The cooked collision `cooked` with this input's vertex positions
+    /// (and UVs) put into its triangle mesh in place — the tree refitted,
+    /// not rebuilt (UE's `UpdateTriMeshVertices`) — or `None` when the
+    /// topology is not the same (another vertex count, other triangles or
+    /// materials, no triangle mesh) and a full cook is needed. Convex
+    /// elements are cooked again (they are few and small).
+    pub fn refitted(&self, cooked: &CookedCollision) -> Result<Option<CookedCollision>, CollisionError> {
+        let (Some(data), Some(old)) = (&self.tri_mesh, &cooked.tri_mesh) else { return Ok(None) };
+        let flip = |&[a, b, c]: &[u32; 3]| if data.flip_normals { [a, c, b] } else { [a, b, c] };
+        let same_topology = data.vertices.len() == old.mesh.vertices().len()
+            && data.material_indices == old.material_indices
+            && data.indices.len() == old.mesh.indices().len()
+            && data.indices.iter().map(flip).eq(old.mesh.indices().iter().copied());
+        if !same_topology || self.use_complex_as_simple != cooked.use_complex_as_simple {
+            return Ok(None);
+        }
+        let mut mesh = old.mesh.clone();
+        mesh.set_vertices(&data.vertices);
+        let bounds = CollisionBounds::from_aabb(&mesh.local_aabb());
+        let tri_mesh = CookedTriMesh { mesh, material_indices: old.material_indices.clone(), uvs: data.uvs.clone(), bounds };
+        let convex =
+            self.convex.iter().enumerate().map(|(element, convex)| cook_convex(element, &convex.points)).collect::<Result<Vec<_>, _>>()?;
+        Ok(Some(CookedCollision { tri_mesh: Some(tri_mesh), convex, use_complex_as_simple: self.use_complex_as_simple }))
+    }
+}
+
 fn cook_tri_mesh(data: TriMeshCollisionData) -> Result<CookedTriMesh, CollisionError> {
     let indices = if data.flip_normals { data.indices.iter().map(|&[a, b, c]| [a, c, b]).collect() } else { data.indices };
     // No flags: parry keeps the triangles exactly as given (no merging or
