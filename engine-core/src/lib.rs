@@ -52,6 +52,7 @@ mod error;
 #[cfg(feature = "gltf")]
 pub mod gltf;
 mod handle;
+mod level;
 mod light_camera;
 pub mod skeletal_mesh;
 pub mod static_mesh;
@@ -67,6 +68,7 @@ pub use component::{
 pub use engine::{Engine, EngineDesc, GameTimings};
 pub use error::{EngineError, Result};
 pub use handle::{ActorId, ComponentId};
+pub use level::{LevelError, LevelEvent, LevelId, Levels};
 pub use light_camera::{look_rotation, CameraComponent, DirectionalLightComponent, PointLightComponent, SpotLightComponent};
 pub use skeletal_mesh::{JointDesc, Morphs, SkeletalMesh, SkeletalMeshComponent};
 pub use static_mesh::{StaticMesh, StaticMeshComponent};
