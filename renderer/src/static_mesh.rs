@@ -65,7 +65,9 @@ pub struct StaticMeshRenderData {
     pub(crate) lods: Vec<StaticMeshLod>,
     pub(crate) bounds: Bounds,
     pub(crate) screen_sizes: Vec<f32>,
-    gpu: Mutex<Option<Arc<Vec<LodGpu>>>>,
+    /// The GPU buffers and the device ([`Device::id`]) they were made on:
+    /// one device's buffers are never used by another.
+    gpu: Mutex<Option<(u64, Arc<Vec<LodGpu>>)>>,
     /// Proxies holding the GPU buffers ([`StaticMeshSceneProxy`](crate::StaticMeshSceneProxy)s in a scene).
     users: Mutex<usize>,
 }
@@ -120,10 +122,16 @@ impl StaticMeshRenderData {
         &self.lods
     }
 
-    /// Creates the GPU buffers once (render thread).
+    /// Creates the GPU buffers once (render thread). The render data
+    /// belongs to the device that made them until they are released: on
+    /// another device it is [`rhi_vulkan::RhiError::OtherDevice`] (make the
+    /// render data again for a second device).
     pub fn init_gpu(&self, device: &Device) -> rhi_vulkan::Result<()> {
         let mut gpu = self.gpu.lock().unwrap_or_else(|p| p.into_inner());
-        if gpu.is_some() {
+        if let Some((owner, _)) = gpu.as_ref() {
+            if *owner != device.id() {
+                return Err(rhi_vulkan::RhiError::OtherDevice { what: "a static mesh's GPU buffers" });
+            }
             return Ok(());
         }
         let mut out = Vec::with_capacity(self.lods.len());
@@ -137,14 +145,19 @@ impl StaticMeshRenderData {
             )?;
             out.push(LodGpu { vertices, offsets, indices });
         }
-        *gpu = Some(Arc::new(out));
+        *gpu = Some((device.id(), Arc::new(out)));
         Ok(())
     }
 
     /// Destroys the GPU buffers (deferred by the RHI); proxies still in the
     /// scene must be removed first.
     pub fn release_gpu(&self, device: &Device) {
-        if let Some(gpu) = self.gpu.lock().unwrap_or_else(|p| p.into_inner()).take() {
+        let mut gpu = self.gpu.lock().unwrap_or_else(|p| p.into_inner());
+        // Another device's buffers are that device's to release.
+        if gpu.as_ref().is_some_and(|(owner, _)| *owner != device.id()) {
+            return;
+        }
+        if let Some((_, gpu)) = gpu.take() {
             for l in gpu.iter() {
                 device.destroy_buffer(l.vertices);
                 device.destroy_buffer(l.indices);
@@ -172,7 +185,7 @@ impl StaticMeshRenderData {
     }
 
     pub(crate) fn gpu(&self) -> Option<Arc<Vec<LodGpu>>> {
-        self.gpu.lock().unwrap_or_else(|p| p.into_inner()).clone()
+        self.gpu.lock().unwrap_or_else(|p| p.into_inner()).as_ref().map(|(_, g)| g.clone())
     }
 }
 

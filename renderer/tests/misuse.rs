@@ -290,6 +290,35 @@ fn textures_waiting_in_the_queue_are_bounded_by_bytes() {
     assert_clean(&mut rt);
 }
 
+/// A mesh's render data shared by two render threads (two devices): the
+/// second device's proxy is refused (its add a failed update naming the
+/// other device) instead of drawing with the first device's buffers, and
+/// both keep rendering cleanly.
+#[test]
+fn mesh_render_data_is_refused_on_a_second_device() {
+    let mut first = render_thread(RenderThreadMode::Threaded);
+    let mut second = render_thread(RenderThreadMode::Threaded);
+    let mesh = cube_mesh();
+    let fam = family(vec![top_view(6.0)]);
+    first.add_primitive(Box::new(StaticMeshSceneProxy::new(mesh.clone(), vec![MaterialId::DEFAULT])), Mat4::IDENTITY).unwrap();
+    let (stats, _) = frame(&mut first, &fam);
+    assert_eq!((stats.failed_updates, stats.visible_primitives), (0, 1));
+    second.add_primitive(Box::new(StaticMeshSceneProxy::new(mesh.clone(), vec![MaterialId::DEFAULT])), Mat4::IDENTITY).unwrap();
+    let (stats, _) = frame(&mut second, &fam);
+    assert_eq!((stats.failed_updates, stats.visible_primitives), (1, 0), "the second device's proxy is refused");
+    let errors = second.with_context(|ctx| ctx.scene.update_errors().to_vec()).unwrap();
+    assert!(errors.iter().any(|e| e.contains("another device")), "{errors:?}");
+    // Render data made again for the second device draws there.
+    let own = StaticMeshRenderData::new(mesh.lods().to_vec()).unwrap();
+    second.add_primitive(Box::new(StaticMeshSceneProxy::new(own, vec![MaterialId::DEFAULT])), Mat4::IDENTITY).unwrap();
+    let (stats, _) = frame(&mut second, &fam);
+    assert_eq!((stats.failed_updates, stats.visible_primitives), (0, 1));
+    let (stats, _) = frame(&mut first, &fam);
+    assert_eq!(stats.visible_primitives, 1, "the first device still draws its own");
+    assert_clean(&mut first);
+    assert_clean(&mut second);
+}
+
 #[test]
 fn one_bad_update_does_not_drop_the_rest_of_the_batch() {
     let mut rt = render_thread(RenderThreadMode::Threaded);

@@ -446,8 +446,9 @@ impl Device {
         Ok(device)
     }
 
-    /// This device's identity (unique in the process).
-    pub(crate) fn id(&self) -> u64 {
+    /// This device's identity (unique in the process): what a resource
+    /// shared between devices (a mesh's render data) is checked against.
+    pub fn id(&self) -> u64 {
         self.id
     }
 

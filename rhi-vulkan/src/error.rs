@@ -249,7 +249,8 @@ pub enum RhiError {
         /// The call (`"begin_frame"`, `"present_texture"`).
         command: &'static str,
     },
-    /// An object made by another device (a bind group, a secondary, a swapchain).
+    /// An object made by another device (a bind group, a secondary, a
+    /// swapchain, a mesh's GPU buffers).
     #[error("{what} was made by another device")]
     OtherDevice {
         /// The object.
