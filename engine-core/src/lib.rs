@@ -74,6 +74,6 @@ pub use skeletal_mesh::{JointDesc, Morphs, SkeletalMesh, SkeletalMeshComponent};
 pub use static_mesh::{StaticMesh, StaticMeshComponent};
 pub use transform::Transform;
 #[cfg(feature = "collision")]
-pub use world::collision::WorldHit;
+pub use world::collision::{WorldHit, COLLISION_VIEW_COLOR};
 pub use world::end_of_frame::EndOfFrameStats;
 pub use world::{World, MAX_MATERIAL_SLOT};

@@ -50,6 +50,7 @@
 pub struct ReadmeDoctests;
 
 pub mod cvars;
+pub mod debug_lines;
 pub mod environment;
 mod error;
 mod frame;
@@ -82,6 +83,7 @@ mod view;
 mod view_state;
 
 pub use cvars::{ConsoleVariables, CvarValue};
+pub use debug_lines::DebugLine;
 pub use environment::{Environment, EnvironmentError, EquirectImage, ProceduralSky};
 pub use error::{RendererError, Result};
 pub use frame::scene_renderer::{DynamicBufferRing, FrameOutput, FrameRequest, PreparedFrame, RetiredFrame, SceneRenderer, Stage};

@@ -194,6 +194,7 @@ fn cascade(
         kind: ViewKind::ShadowCascade { cascade: i as u8 },
         state: None,
         camera_cut: false,
+        show_bounds: false,
     };
     let blend_start = z1 - (z1 - z0) * settings.transition.clamp(0.0, 0.5);
     Cascade { view, far_depth: z1, blend_start, texel_world, depth_range: far_along - near_along }

@@ -35,6 +35,10 @@ pub struct SceneView {
     /// view's earlier frames is reused — TAA's history and the previous
     /// camera of its motion vectors start again.
     pub camera_cut: bool,
+    /// Draw every primitive visible in the view with its bounds: its box
+    /// and its sphere as lines (UE's `ShowFlags.Bounds`;
+    /// [`crate::debug_lines`]).
+    pub show_bounds: bool,
 }
 
 /// What a view renders, which decides the mesh passes it draws
@@ -109,6 +113,7 @@ impl SceneView {
             kind: ViewKind::Main,
             state: None,
             camera_cut: false,
+            show_bounds: false,
         }
         .finite()
     }
@@ -138,6 +143,7 @@ impl SceneView {
             kind: ViewKind::Main,
             state: None,
             camera_cut: false,
+            show_bounds: false,
         }
         .finite()
     }

@@ -333,6 +333,7 @@ fn cached_tiles_give_the_image_of_re_rendered_ones_and_only_touched_tiles_render
                         lights[3],
                         Mat4::from_rotation_translation(Quat::from_rotation_y(std::f32::consts::FRAC_PI_2), Vec3::new(1.8, -2.2, 3.2)),
                     )])
+                    .map(|refused| assert!(refused.is_empty(), "{refused:?}"))
                     .unwrap(),
                 _ => {}
             }

@@ -104,6 +104,28 @@ pub fn parse_on_off(s: &str) -> Result<bool, String> {
     }
 }
 
+/// What `--show` turns on (UE's show flags).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ShowFlags {
+    /// Every visible primitive's box and sphere (`SceneView::show_bounds`).
+    pub bounds: bool,
+    /// Every collision body's shapes as lines (`World::set_show_collision`).
+    pub collision: bool,
+}
+
+/// Parses `--show`: a comma-separated list of `bounds` and `collision`.
+pub fn parse_show(s: &str) -> Result<ShowFlags, String> {
+    let mut flags = ShowFlags::default();
+    for name in s.split(',').map(str::trim) {
+        match name {
+            "bounds" => flags.bounds = true,
+            "collision" => flags.collision = true,
+            _ => return Err(format!("expected bounds and/or collision (comma-separated), got {name:?}")),
+        }
+    }
+    Ok(flags)
+}
+
 /// Parses `--tonemapper`: the value of `r.Tonemapper`.
 pub fn parse_tonemapper(s: &str) -> Result<u32, String> {
     match s {
@@ -156,6 +178,11 @@ pub struct CommonOptions {
     /// Draw every view in wireframe.
     #[arg(long)]
     pub wireframe: bool,
+    /// Debug views (UE's show flags): bounds (every visible primitive's
+    /// box and sphere) and/or collision (every collision body's shapes),
+    /// comma-separated, drawn as lines over the scene.
+    #[arg(long, value_name = "bounds,collision", value_parser = parse_show)]
+    pub show: Option<ShowFlags>,
     /// Anti-aliasing: none, fxaa, taa, or msaa2/msaa4/msaa8
     /// (`r.AntiAliasingMethod` and `r.MSAACount`: the device's most samples
     /// below the count where it has fewer). Default: the sample's own (taa

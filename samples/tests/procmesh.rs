@@ -45,8 +45,29 @@ fn procmesh_draws_its_sections_updates_in_place_and_draws_wireframe() {
 
 #[test]
 fn procmesh_rejects_bad_options_with_code_2() {
-    for args in [&["--resolution", "0"][..], &["--resolution", "x"], &["--frames", "0"]] {
+    for args in [&["--resolution", "0"][..], &["--resolution", "x"], &["--frames", "0"], &["--show", "everything"]] {
         let out = Command::new(env!("CARGO_BIN_EXE_procmesh")).args(args).output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{args:?}");
     }
+}
+
+/// `--show bounds,collision` (UE's show flags) draws the primitives' boxes
+/// and spheres and the terrain's collision as lines over the same scene.
+#[test]
+fn procmesh_shows_bounds_and_collision() {
+    let dir = std::env::temp_dir().join(format!("proxima-procmesh-show-{}", std::process::id()));
+    let (plain, _) = run(&dir, "pm-plain", &["--fixed-dt", "0.05"]);
+    let (shown, s) = run(&dir, "pm-show", &["--fixed-dt", "0.05", "--show", "bounds,collision"]);
+    assert_eq!(s.visible_primitives, 2, "the same scene");
+    let (plain, shown) = (test_support::load_png(&plain), test_support::load_png(&shown));
+    let count = |image: &rhi_vulkan::Image, is: &dyn Fn([u8; 4]) -> bool| {
+        (0..image.height).flat_map(|y| (0..image.width).map(move |x| (x, y))).filter(|&(x, y)| is(image.pixel(x, y))).count()
+    };
+    // Collision lines are green, bounds boxes yellow, spheres blue-green.
+    let green = |p: [u8; 4]| p[1] > 150 && p[0] < 100 && p[2] < 140;
+    let yellow = |p: [u8; 4]| p[0] > 150 && p[1] > 130 && p[2] < 60;
+    let (g0, g1) = (count(&plain, &green), count(&shown, &green));
+    let (y0, y1) = (count(&plain, &yellow), count(&shown, &yellow));
+    assert!(g1 > g0 + 200, "collision lines: {g0} -> {g1} green pixels");
+    assert!(y1 > y0 + 50, "bounds boxes: {y0} -> {y1} yellow pixels");
 }

@@ -110,6 +110,28 @@ pub(crate) struct LocalHit {
 }
 
 impl CookedCollision {
+    /// Its shapes' edges in local space, each once: the triangle mesh's and
+    /// every convex hull's (what a collision view draws).
+    pub fn wireframe(&self) -> Vec<[Vec3; 2]> {
+        let mut edges = Vec::new();
+        if let Some(t) = &self.tri_mesh {
+            let vertices = t.mesh.vertices();
+            let mut seen = std::collections::HashSet::new();
+            for tri in t.mesh.indices() {
+                for (a, b) in [(tri[0], tri[1]), (tri[1], tri[2]), (tri[2], tri[0])] {
+                    if seen.insert((a.min(b), a.max(b))) {
+                        edges.push([vertices[a as usize], vertices[b as usize]]);
+                    }
+                }
+            }
+        }
+        for c in &self.convex {
+            let points = c.hull.points();
+            edges.extend(c.hull.edges().iter().map(|e| [points[e.vertices[0] as usize], points[e.vertices[1] as usize]]));
+        }
+        edges
+    }
+
     /// Collision with no shapes at all; rays pass through it.
     pub fn empty() -> Self {
         Self { tri_mesh: None, convex: Vec::new(), use_complex_as_simple: false }

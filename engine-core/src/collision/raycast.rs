@@ -177,6 +177,12 @@ impl CollisionScene {
         self.by_id.is_empty()
     }
 
+    /// Every body: its id, cooked collision and local-to-world transform
+    /// (in no particular order).
+    pub fn bodies(&self) -> impl Iterator<Item = (BodyId, &Arc<CookedCollision>, Affine3A)> + '_ {
+        self.slots.iter().flatten().map(|b| (b.id, &b.collision, b.transform))
+    }
+
     /// Whether a body with this id is in the scene.
     pub fn contains(&self, id: BodyId) -> bool {
         self.by_id.contains_key(&id)

@@ -38,10 +38,15 @@ pub struct WorldHit {
     pub material: Option<MaterialId>,
 }
 
+/// The colour of the collision view's lines ([`World::set_show_collision`]).
+pub const COLLISION_VIEW_COLOR: [u8; 4] = [40, 255, 90, 255];
+
 /// The world's collision state.
 #[derive(Debug, Default)]
 pub(crate) struct WorldCollision {
     scene: CollisionScene,
+    /// Draw every body's shapes as lines each frame (UE's `ShowFlags.Collision`).
+    show: bool,
     /// Bodies added, moved or removed since the broad phase was last tidied.
     bodies_moved_since_maintain: usize,
 }
@@ -64,6 +69,42 @@ impl World {
                 material: h.material_index.and_then(|m| self.face_material(component, m)),
             }
         }))
+    }
+
+    /// Draws every collision body's cooked shapes — triangle meshes and
+    /// convex hulls — as lines in [`COLLISION_VIEW_COLOR`] over the scene,
+    /// each frame from the next end of frame on (UE's `ShowFlags.Collision`;
+    /// through `RenderThread::draw_debug_lines`).
+    pub fn set_show_collision(&mut self, show: bool) {
+        self.collision.show = show;
+    }
+
+    /// Whether the collision view is on ([`Self::set_show_collision`]).
+    pub fn show_collision(&self) -> bool {
+        self.collision.show
+    }
+
+    /// The collision view's lines: every body's shape edges in world space.
+    pub fn collision_lines(&self) -> Vec<renderer::DebugLine> {
+        let mut lines = Vec::new();
+        for (_, cooked, transform) in self.collision.scene.bodies() {
+            lines.extend(cooked.wireframe().into_iter().map(|[a, b]| {
+                renderer::DebugLine::new(transform.transform_point3(a), transform.transform_point3(b), COLLISION_VIEW_COLOR)
+            }));
+        }
+        lines
+    }
+
+    /// Sends the collision view's lines for the next frame, when it is on.
+    pub(crate) fn send_collision_lines(&mut self) -> Result<()> {
+        if !self.collision.show {
+            return Ok(());
+        }
+        let lines = self.collision_lines();
+        if let Some(rt) = self.render.as_mut() {
+            rt.draw_debug_lines(lines)?;
+        }
+        Ok(())
     }
 
     /// The material of element `material_index` of `component`: the world's

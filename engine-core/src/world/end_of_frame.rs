@@ -48,6 +48,8 @@ impl World {
         let mut ids = std::mem::take(&mut self.dirty);
         ids.retain(|&id| self.components.get_mut(id).is_some_and(|e| std::mem::replace(&mut e.queued, false)));
         let stats = self.send_updates(ids)?;
+        #[cfg(feature = "collision")]
+        self.send_collision_lines()?;
         self.last_update = stats;
         Ok(stats)
     }

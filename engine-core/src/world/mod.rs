@@ -92,6 +92,8 @@ pub struct World {
     pub(crate) teleported: std::collections::BTreeSet<ComponentId>,
     /// Cameras cut this frame ([`World::cut_camera`]).
     pub(crate) camera_cuts: Vec<ComponentId>,
+    /// Every view shows its primitives' bounds ([`World::set_show_bounds`]).
+    show_bounds: bool,
     pub(crate) render: Option<RenderThread>,
     #[cfg(feature = "collision")]
     pub(crate) collision: collision::WorldCollision,
@@ -113,6 +115,7 @@ impl World {
             cameras: Vec::new(),
             teleported: std::collections::BTreeSet::new(),
             camera_cuts: Vec::new(),
+            show_bounds: false,
             render,
             #[cfg(feature = "collision")]
             collision: Default::default(),
@@ -464,6 +467,18 @@ impl World {
         Ok(())
     }
 
+    /// Every camera's view draws each primitive visible in it with its
+    /// bounds, box and sphere (UE's `ShowFlags.Bounds`;
+    /// `renderer::SceneView::show_bounds`).
+    pub fn set_show_bounds(&mut self, show: bool) {
+        self.show_bounds = show;
+    }
+
+    /// Whether the views show bounds ([`Self::set_show_bounds`]).
+    pub fn show_bounds(&self) -> bool {
+        self.show_bounds
+    }
+
     /// Takes the cameras cut since the last call (the engine, once their
     /// views are collected).
     pub(crate) fn take_camera_cuts(&mut self) {
@@ -696,6 +711,7 @@ impl World {
                 v.max_draw_distance = cam.max_draw_distance;
                 v.state = Some(view_state_id(id));
                 v.camera_cut = self.camera_cuts.contains(&id);
+                v.show_bounds = self.show_bounds;
                 if v.validate_in(width, height).is_ok() {
                     views.push(v);
                 }

@@ -55,6 +55,7 @@
 //! lists do not depend on the thread count or on which path built them.
 
 pub(crate) mod collect;
+pub(crate) mod debug_lines;
 pub(crate) mod gpu_prepare;
 pub(crate) mod init_views;
 pub(crate) mod lights;

@@ -37,6 +37,8 @@ pub(crate) struct RecordInputs<'a, 's> {
     pub velocity: bool,
     /// The material table's GPU buffer (uploaded in `update_scene`).
     pub materials: BufferHandle,
+    /// Each main view's debug lines (`crate::debug_lines`).
+    pub debug: &'a super::debug_lines::DebugLinesFrame,
 }
 
 /// Records the frame's passes into `frame`.
@@ -48,18 +50,63 @@ pub(crate) fn record(
     input: RecordInputs<'_, '_>,
 ) -> Result<()> {
     let recorded = record_secondaries(frame, scene, &input)?;
-    let skies = record_skies(frame, scene, input.views, input.samples)?;
+    let mut skies = record_skies(frame, scene, input.views, input.samples)?;
+    // Debug lines go last, after every pass of their view (the sky's list
+    // is executed at the end for views without translucency).
+    let lines = record_debug_lines(frame, input.views, input.debug, input.samples)?;
     record_shadow_map(frame.cmd(), targets, input.views, input.lists, &recorded)?;
     record_shadow_atlas(frame.cmd(), targets, input.views, input.lists, &recorded)?;
     let main = MainTargets { samples: input.samples, velocity: input.velocity };
     record_scene_depth(frame.cmd(), targets, (family, main), input.lists, &recorded)?;
+    skies.extend(lines.into_iter().map(|(view, secondary)| (view, secondary, Overlay::Lines)));
     record_scene_color(frame.cmd(), targets, (family, main), input.lists, (&recorded, skies))
+}
+
+/// What a per-view secondary recorded outside the passes draws.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Overlay {
+    /// The environment behind the scene: before the view's translucency.
+    Sky,
+    /// Debug lines: after everything of the frame.
+    Lines,
+}
+
+/// Per main view with debug lines, a secondary that draws them
+/// (`crate::debug_lines`) with the view's jittered view-projection.
+fn record_debug_lines(
+    frame: &Frame<'_>,
+    views: &InitViews,
+    debug: &super::debug_lines::DebugLinesFrame,
+    samples: u32,
+) -> Result<Vec<(usize, SecondaryCommandBuffer)>> {
+    let Some(pipeline) = debug.pipeline else { return Ok(Vec::new()) };
+    let layout = RenderingLayout::new(vec![SCENE_COLOR_FORMAT], Some(SCENE_DEPTH_FORMAT)).with_samples(samples);
+    let mut out = Vec::with_capacity(debug.views.len());
+    for lines in &debug.views {
+        let view = &views.views[lines.view];
+        let push = super::debug_lines::push_constants(views.temporal_of(lines.view).jittered(view.view_proj()));
+        let (secondary, ()) = frame.record_secondary(&layout, |cmd| {
+            cmd.set_viewport(view.viewport)?;
+            cmd.set_scissor(view.viewport)?;
+            cmd.bind_pipeline(pipeline)?;
+            cmd.push_constants(0, bytemuck::bytes_of(&push))?;
+            cmd.bind_vertex_buffers(0, &[(lines.buffer, lines.offset)])?;
+            cmd.draw(lines.vertices, 1, 0, 0)
+        })?;
+        out.push((lines.view, secondary));
+    }
+    Ok(out)
 }
 
 /// Per main view, a secondary that draws the environment behind the scene
 /// (`crate::environment`), when the scene's environment has a sky: one
 /// triangle at the far plane where the depth is still clear.
-fn record_skies(frame: &Frame<'_>, scene: &Scene, views: &InitViews, samples: u32) -> Result<Vec<(usize, SecondaryCommandBuffer)>> {
+fn record_skies(
+    frame: &Frame<'_>,
+    scene: &Scene,
+    views: &InitViews,
+    samples: u32,
+) -> Result<Vec<(usize, SecondaryCommandBuffer, Overlay)>> {
     let Some(sky) = scene.environment.sky(samples) else { return Ok(Vec::new()) };
     let layout = RenderingLayout::new(vec![SCENE_COLOR_FORMAT], Some(SCENE_DEPTH_FORMAT)).with_samples(samples);
     let mut out = Vec::new();
@@ -84,7 +131,7 @@ fn record_skies(frame: &Frame<'_>, scene: &Scene, views: &InitViews, samples: u3
             cmd.push_constants(0, bytemuck::bytes_of(&push))?;
             cmd.draw(3, 1, 0, 0)
         })?;
-        out.push((i, secondary));
+        out.push((i, secondary, Overlay::Sky));
     }
     Ok(out)
 }
@@ -256,7 +303,7 @@ fn record_scene_color(
     targets: &mut RenderTargets,
     (family, main): (&ViewFamily, MainTargets),
     lists: &[PassDrawList],
-    (recorded, skies): (&[Vec<SecondaryCommandBuffer>], Vec<(usize, SecondaryCommandBuffer)>),
+    (recorded, overlays): (&[Vec<SecondaryCommandBuffer>], Vec<(usize, SecondaryCommandBuffer, Overlay)>),
 ) -> Result<()> {
     let samples = main.samples;
     let texture = |targets: &RenderTargets, name| targets.texture(name).expect("made in gpu_prepare");
@@ -279,10 +326,14 @@ fn record_scene_color(
         area: Rect::from_size(family.width, family.height),
     };
     cmd.begin_rendering(&rendering, RenderingContents::Secondary)?;
-    let mut skies: Vec<Option<(usize, SecondaryCommandBuffer)>> = skies.into_iter().map(Some).collect();
-    let mut draw_sky = |cmd: &mut CommandList<'_>, view: Option<usize>| -> Result<()> {
-        for sky in skies.iter_mut().filter(|s| view.is_none() || s.as_ref().is_some_and(|(v, _)| Some(*v) == view)) {
-            if let Some((_, secondary)) = sky.take() {
+    let mut overlays: Vec<Option<(usize, SecondaryCommandBuffer, Overlay)>> = overlays.into_iter().map(Some).collect();
+    // Executes the overlays of `kind` (of `view`, or of every view left).
+    let mut draw = |cmd: &mut CommandList<'_>, kind: Overlay, view: Option<usize>| -> Result<()> {
+        let of = |o: &Option<(usize, SecondaryCommandBuffer, Overlay)>| {
+            o.as_ref().is_some_and(|(v, _, k)| *k == kind && view.is_none_or(|view| *v == view))
+        };
+        for overlay in overlays.iter_mut().filter(|o| of(o)) {
+            if let Some((_, secondary, _)) = overlay.take() {
                 cmd.execute_secondaries(std::slice::from_ref(&secondary))?;
             }
         }
@@ -293,12 +344,13 @@ fn record_scene_color(
             continue;
         }
         if l.pass == crate::MeshPass::Translucency {
-            draw_sky(cmd, Some(l.view))?;
+            draw(cmd, Overlay::Sky, Some(l.view))?;
         }
         cmd.execute_secondaries(secs)?;
     }
-    // The views without a translucency list.
-    draw_sky(cmd, None)?;
+    // The views without a translucency list, then every view's lines.
+    draw(cmd, Overlay::Sky, None)?;
+    draw(cmd, Overlay::Lines, None)?;
     cmd.end_rendering()?;
     Ok(())
 }

@@ -125,6 +125,8 @@ pub struct SceneRenderer {
     pub(crate) atlas: ShadowAtlas,
     /// What each view keeps across frames (`crate::view_state`).
     pub(crate) view_states: crate::view_state::ViewStates,
+    /// The debug lines' pipelines (`crate::debug_lines`).
+    pub(crate) debug_lines: crate::frame::debug_lines::DebugLinePipelines,
 }
 
 /// What the end of a frame hands to its retirement.
@@ -162,6 +164,7 @@ impl SceneRenderer {
             frames: FrameQueue::new(slots),
             atlas: ShadowAtlas::default(),
             view_states: Default::default(),
+            debug_lines: Default::default(),
         }
     }
 
@@ -302,6 +305,7 @@ impl SceneRenderer {
         let SlotFrame { mut frame, slot } =
             stage!(clock, UpdateScene, update_scene(device, scene, &settings, &self.pipelines, &mut self.resources, &mut self.frames)?);
         let environment_filters = std::mem::take(&mut scene.environment.filters_unreported);
+        let debug_lines = std::mem::take(&mut scene.debug_lines);
         let scene: &Scene = scene;
         // A shadow atlas made anew (first use, a new size) holds no tile's shadow.
         let atlas_size = settings.shadow.atlas.size;
@@ -322,6 +326,8 @@ impl SceneRenderer {
         stage!(clock, LightGrid, light_grid(scene, &settings, &mut views));
         let inputs = CollectInputs { settings: &settings, cvars, pipelines: &self.pipelines, records_gpu_work: true };
         let mut elements = stage!(clock, CollectDynamic, collect_dynamic(device, scene, &views, &mut self.resources.dynamic, inputs)?);
+        let samples = self.pipelines.scene_color_samples();
+        let debug = self.debug_lines.frame(device, &mut self.resources.dynamic, (scene, &views), &debug_lines, samples)?;
         let on_retired = std::mem::take(&mut elements.on_retired);
         let gpu_work = std::mem::take(&mut elements.gpu_work);
         let mut lists = stage!(clock, PassSetup, pass_setup(scene, &settings, &views, &elements));
@@ -343,25 +349,14 @@ impl SceneRenderer {
             uploaded: &uploaded,
             targets: prepared,
             parallel: settings.parallel_record,
-            samples: self.pipelines.scene_color_samples(),
+            samples,
             velocity: self.pipelines.velocity(),
             materials: self.resources.materials.expect("uploaded in update_scene").0,
+            debug: &debug,
         };
         stage!(clock, Record, record(&mut frame, &mut self.targets, scene, family, input)?);
-        let exposure_readback;
-        let image = stage!(clock, PostProcess, {
-            let wireframe: Vec<Rect> = views.main_views().map(|i| &views.views[i]).filter(|v| v.wireframe).map(|v| v.viewport).collect();
-            let input = self.taa(&mut frame, family, &views, &settings)?;
-            let (exposure, readback, post_settings) = self.auto_exposure(device, &mut frame, family, &settings, slot)?;
-            exposure_readback = readback;
-            let (width, height) = (family.width, family.height);
-            let at = PostFrame { settings: &post_settings, wireframe: &wireframe, width, height, exposure, input };
-            self.post.record(&mut frame, &mut self.targets, &at)?;
-            match request.read_back && request.execute {
-                true => Some(read_back(device, &mut frame, (slot, &mut self.resources.readback), &mut self.targets)?),
-                false => None,
-            }
-        });
+        let (image, exposure_readback) =
+            stage!(clock, PostProcess, self.post_process(device, &mut frame, (family, &views, &settings), slot, request)?);
         drop(awake);
         // `gpu_wait` runs from here: the GPU may start before `submit` returns.
         let submitted_at = Instant::now();
@@ -459,11 +454,35 @@ impl SceneRenderer {
         Ok(PreparedFrame { views, elements, lists, stage_ms, occlusion_ms, light_grid_ms })
     }
 
+    /// The post-process stage: TAA, auto exposure, the post chain, and the
+    /// read-back when asked; the pending image and the exposure read-back.
+    fn post_process(
+        &mut self,
+        device: &Device,
+        frame: &mut Frame<'_>,
+        (family, views, settings): (&ViewFamily, &InitViews, &FrameSettings),
+        slot: usize,
+        request: &FrameRequest,
+    ) -> Result<(Option<crate::frame::retire::PendingImage>, Option<BufferHandle>)> {
+        let wireframe: Vec<Rect> = views.main_views().map(|i| &views.views[i]).filter(|v| v.wireframe).map(|v| v.viewport).collect();
+        let input = self.taa(frame, family, views, settings)?;
+        let (exposure, readback, post_settings) = self.auto_exposure(device, frame, family, settings, slot)?;
+        let (width, height) = (family.width, family.height);
+        let at = PostFrame { settings: &post_settings, wireframe: &wireframe, width, height, exposure, input };
+        self.post.record(frame, &mut self.targets, &at)?;
+        let image = match request.read_back && request.execute {
+            true => Some(read_back(device, frame, (slot, &mut self.resources.readback), &mut self.targets)?),
+            false => None,
+        };
+        Ok((image, readback))
+    }
+
     /// Destroys the renderer's GPU resources (the RHI defers the actual destruction).
     pub fn release(&mut self, device: &Device) {
         self.targets.destroy_all(device);
         self.post.release(device);
         self.view_states.release_all(device);
+        self.debug_lines.destroy(device);
         self.resources.release(device);
         self.pipelines.invalidate(device);
     }

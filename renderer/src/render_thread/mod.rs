@@ -784,6 +784,17 @@ impl RenderThread {
         })
     }
 
+    /// Lines to draw in the next frame's main views, over the scene and
+    /// depth-tested against it (UE's `DrawDebugLine` for one frame;
+    /// [`crate::debug_lines`]); lines with a non-finite end are dropped.
+    pub fn draw_debug_lines(&mut self, lines: Vec<crate::DebugLine>) -> Result<()> {
+        if lines.is_empty() {
+            return Ok(());
+        }
+        let bytes = (lines.len() * std::mem::size_of::<crate::DebugLine>()) as u64;
+        self.enqueue_sized(bytes, move |ctx| ctx.scene.draw_debug_lines(lines))
+    }
+
     /// Hands `data` to the primitive's proxy at the next frame (UE's
     /// SendRenderDynamicData), through `PrimitiveSceneProxy::update_dynamic_data`.
     pub fn update_dynamic_data(&mut self, id: PrimitiveId, data: Box<dyn Any + Send>) -> Result<()> {

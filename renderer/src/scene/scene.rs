@@ -139,6 +139,9 @@ impl ChunkBounds {
 /// lights. Owned by the render thread (module docs).
 pub struct Scene {
     ids: HashMap<PrimitiveId, u32>,
+    /// Lines the game sent for the next frame (`crate::debug_lines`),
+    /// taken by the frame that draws them.
+    pub(crate) debug_lines: Vec<crate::debug_lines::DebugLine>,
     infos: Vec<Option<PrimitiveSceneInfo>>,
     free: Vec<u32>,
     pub(crate) spheres: Vec<Vec4>,
@@ -198,6 +201,7 @@ impl Default for Scene {
         Self {
             ids: HashMap::default(),
             infos: Vec::new(),
+            debug_lines: Vec::new(),
             free: Vec::new(),
             spheres: Vec::new(),
             extents: Vec::new(),
@@ -348,6 +352,13 @@ impl Scene {
     }
 
     /// The id of the primitive in `slot`.
+    /// The world bounds of the primitive in `slot` (its local bounds
+    /// through its transform), if the slot is live.
+    pub(crate) fn world_bounds_at(&self, slot: u32) -> Option<Bounds> {
+        let info = self.infos.get(slot as usize)?.as_ref()?;
+        Some(info.local_bounds.transformed(&self.transforms[slot as usize]))
+    }
+
     pub(crate) fn id_at(&self, slot: u32) -> Option<PrimitiveId> {
         self.infos.get(slot as usize).and_then(|i| i.as_ref()).map(|i| i.id)
     }

@@ -163,6 +163,10 @@ fn build_engine(sample: &str, common: &CommonOptions) -> anyhow::Result<Engine> 
     for (name, value) in &common.cvar {
         rt.set_cvar(name, value).with_context(|| format!("--cvar {name}={value}"))?;
     }
+    if let Some(show) = common.show {
+        engine.world.set_show_bounds(show.bounds);
+        engine.world.set_show_collision(show.collision);
+    }
     #[cfg(not(feature = "window"))]
     if common.wants_window() && common.window {
         eprintln!("{sample}: this build has no window support (the samples' `window` feature is off); running headless");

@@ -87,6 +87,13 @@ impl Scene {
         self.pending_mut().push(Pending::Refused(message));
     }
 
+    /// Adds lines to draw in the next frame's main views (one frame, as
+    /// UE's `DrawDebugLine` without a duration; `crate::debug_lines`).
+    /// Lines with a non-finite end are dropped.
+    pub fn draw_debug_lines(&mut self, lines: impl IntoIterator<Item = crate::debug_lines::DebugLine>) {
+        self.debug_lines.extend(lines.into_iter().filter(|l| l.is_finite()));
+    }
+
     /// Queues dynamic data for a proxy (UE's SendRenderDynamicData).
     pub fn update_dynamic_data(&mut self, id: PrimitiveId, data: Box<dyn Any + Send>) {
         self.pending_mut().push(Pending::DynamicData(id, data));
