@@ -784,7 +784,7 @@ fn an_import_whose_indices_were_edited_is_invalid_at_spawn_not_a_panic() {
     let good = import(&w);
     good.check_indices().unwrap();
     type Edit = fn(&mut GltfImport);
-    let edits: [(&str, Edit); 8] = [
+    let edits: [(&str, Edit); 9] = [
         ("/nodes/1/children/0", |i| i.nodes[1].children[0] = 99),
         ("/nodes/0/mesh", |i| i.nodes[0].mesh = Some(50)),
         ("/scenes/0/nodes/0", |i| i.scenes[0].nodes[0] = 77),
@@ -797,16 +797,22 @@ fn an_import_whose_indices_were_edited_is_invalid_at_spawn_not_a_panic() {
             i.nodes[0].children.push(1);
             i.nodes[1].parent = Some(0);
         }),
+        // More material slots than a component takes: refused before the
+        // textures and materials are created (issue 40: `World::set_material`
+        // refused the slot only after them).
+        ("/meshes/0", |i| i.meshes[0].as_mut().unwrap().slot_materials = vec![None; MAX_MATERIAL_SLOT + 2]),
     ];
     let mut world = world();
     for (path, edit) in edits {
         let mut bad = good.clone();
         edit(&mut bad);
+        let before = counts(&mut world);
         match bad.spawn(&mut world) {
             Err(GltfError::Invalid { path: p, .. }) => assert_eq!(p, path),
             other => panic!("{path}: {other:?}"),
         }
         assert_eq!((world.num_actors(), world.num_components()), (0, 0), "{path}: nothing spawned");
+        assert_eq!(counts(&mut world), before, "{path}: no texture or material created");
     }
     good.spawn(&mut world).unwrap();
     world.send_all_end_of_frame_updates().unwrap();
@@ -847,4 +853,116 @@ fn uris_read_only_regular_files_inside_the_models_folder_unless_allowed() {
     // Inside the folder it imports as before.
     std::fs::write(dir.join("data.bin"), &bin).unwrap();
     assert!(import(&with_uri("data.bin"), &GltfLimits::default()).is_ok());
+}
+
+#[test]
+fn images_sharing_one_source_are_read_and_decoded_once() {
+    // Issue 40: images were read and decoded once each, so 256 images
+    // naming one buffer view (or one file) were decoded 256 times.
+    let mut w = quad_file();
+    let a = w.image_png(2, 2, &[255, 0, 0, 255].repeat(4));
+    let view = w.json["images"][a]["bufferView"].clone();
+    let png_b = encode_png(2, 2, &[0, 255, 0, 255].repeat(4));
+    let png_c = encode_png(2, 2, &[0, 0, 255, 255].repeat(4));
+    let data_c = format!("data:image/png;base64,{}", base64(&png_c));
+    // Images 0-1: one buffer view; 2-4: one file, spelled three ways; 5-6: one data URI.
+    let others = [
+        json!({ "bufferView": view, "mimeType": "image/png" }),
+        json!({ "uri": "b.png" }),
+        json!({ "uri": "./b.png" }),
+        json!({ "uri": "%62.png" }),
+        json!({ "uri": data_c }),
+        json!({ "uri": data_c }),
+    ];
+    for image in others {
+        w.push("images", image);
+    }
+    for image in 0..7 {
+        let t = w.texture(image, json!({}));
+        w.push("materials", json!({ "pbrMetallicRoughness": { "baseColorTexture": { "index": t } } }));
+    }
+    // Image 1 also as a normal map: the source's linear variant, decoded once more.
+    w.push("materials", json!({ "normalTexture": { "index": 1 } }));
+    let dir = test_support::test_output_dir().join("gltf-shared-sources");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("b.png"), &png_b).unwrap();
+    let (gltf_json, bin) = w.to_gltf_external("shared.bin");
+    std::fs::write(dir.join("shared.gltf"), &gltf_json).unwrap();
+    std::fs::write(dir.join("shared.bin"), &bin).unwrap();
+    let progress = ImportProgress::default();
+    let import = gltf::import_with(&dir.join("shared.gltf"), &GltfLimits::default(), &progress).unwrap();
+    assert!(import.skipped.is_empty(), "{:?}", import.skipped);
+    let base = |m: usize| import.materials[m].base_color_texture.as_ref().unwrap().texture;
+    let (view_t, file_t, data_t) = (base(0), base(2), base(5));
+    assert_eq!([base(1), base(3), base(4), base(6)], [view_t, file_t, file_t, data_t]);
+    let normal_t = import.materials[7].normal_texture.as_ref().unwrap().texture;
+    assert_eq!(import.textures.len(), 4, "one per source and colour space");
+    let mut distinct = vec![view_t, file_t, data_t, normal_t];
+    distinct.sort();
+    distinct.dedup();
+    assert_eq!(distinct.len(), 4);
+    assert_eq!((import.textures[view_t].srgb, import.textures[normal_t].srgb), (true, false));
+    assert_eq!(&import.textures[file_t].texture.data[..4], [0, 255, 0, 255]);
+    assert_eq!(&import.textures[data_t].texture.data[..4], [0, 0, 255, 255]);
+    assert_eq!(progress.images_decoded.load(std::sync::atomic::Ordering::Relaxed), 4);
+    let read = progress.bytes_read.load(std::sync::atomic::Ordering::Relaxed) as usize;
+    assert_eq!(read, gltf_json.len() + bin.len() + png_b.len() + png_c.len(), "each source read once");
+}
+
+#[test]
+fn decoded_texture_bytes_are_limited_before_anything_decodes() {
+    // Two 2x2 images, each decoded once (16 bytes of RGBA8): 32 bytes.
+    let file = material_file().to_gltf();
+    let with = |max: u64| {
+        let progress = ImportProgress::default();
+        let limits = GltfLimits { max_decoded_texture_bytes: max, ..GltfLimits::default() };
+        (gltf::import_slice_with(&file, None, &limits, &progress), progress.images_decoded.load(std::sync::atomic::Ordering::Relaxed))
+    };
+    assert!(matches!(with(32), (Ok(_), 2)));
+    let (e, decoded) = with(31);
+    assert!(
+        matches!(&e, Err(GltfError::LimitExceeded { path, what: "decoded texture bytes", value: 32, limit: 31 }) if path == "/images/1"),
+        "{e:?}"
+    );
+    assert_eq!(decoded, 0, "nothing decoded");
+}
+
+#[test]
+fn expansions_are_charged_before_they_are_built() {
+    // Issue 40: strips, fans, flat normals and generated tangents were
+    // charged against the limits after they were built. A quad as a strip
+    // of 4 indices is 6 list indices; without normals 6 vertices (flat);
+    // with a normal map and no tangents 6 corners before they weld.
+    let strip = |w: &mut GltfWriter| {
+        let i = w.indices(&[0, 1, 2, 3], UNSIGNED_SHORT);
+        w.json["meshes"][0]["primitives"][0]["indices"] = json!(i);
+        w.json["meshes"][0]["primitives"][0]["mode"] = json!(5);
+    };
+    let no_normals = |w: &mut GltfWriter| {
+        w.json["meshes"][0]["primitives"][0]["attributes"].as_object_mut().unwrap().remove("NORMAL");
+    };
+    let normal_map = |w: &mut GltfWriter| {
+        let img = w.image_png(1, 1, &[128, 128, 255, 255]);
+        let t = w.texture(img, json!({}));
+        w.push("materials", json!({ "normalTexture": { "index": t } }));
+        w.json["meshes"][0]["primitives"][0]["material"] = json!(0);
+    };
+    type Edit = fn(&mut GltfWriter);
+    let cases: [(Edit, GltfLimits, &str, &str); 3] = [
+        (strip, GltfLimits { max_indices: 5, ..Default::default() }, "indices", "/meshes/0/primitives/0/indices"),
+        (no_normals, GltfLimits { max_vertices: 5, ..Default::default() }, "vertices", "/meshes/0/primitives/0/attributes/POSITION"),
+        (normal_map, GltfLimits { max_vertices: 5, ..Default::default() }, "vertices", "/meshes/0/primitives/0/attributes/POSITION"),
+    ];
+    for (edit, limits, what, at) in cases {
+        let mut w = quad_file();
+        edit(&mut w);
+        let bytes = w.to_gltf();
+        let progress = ImportProgress::default();
+        let e = gltf::import_slice_with(&bytes, None, &limits, &progress).unwrap_err();
+        assert!(matches!(&e, GltfError::LimitExceeded { path, what: w, value: 6, .. } if path == at && w == &what), "{e}");
+        assert_eq!(progress.meshes_built.load(std::sync::atomic::Ordering::Relaxed), 0, "{what}: refused before any mesh was built");
+        // One more of the limit and it imports.
+        let limits = GltfLimits { max_indices: limits.max_indices.max(6), max_vertices: limits.max_vertices.max(6), ..limits };
+        gltf::import_slice_with(&bytes, None, &limits, &ImportProgress::default()).unwrap();
+    }
 }

@@ -15,9 +15,10 @@
 //!   texture; scene → node) is in range, and no texture is larger than the
 //!   limit.
 //!
-//! The limits are small (a few thousand vertices, 256-texel images) so a
-//! mutated size field costs the fuzzer milliseconds, not a gigabyte; the
-//! checks that enforce them are part of what is fuzzed.
+//! The limits are small (a few thousand vertices, 16 MiB of accessor data,
+//! 256-texel images and 4 MiB of them decoded) so a mutated size or count
+//! field costs the fuzzer milliseconds, not a gigabyte; the checks that
+//! enforce them are part of what is fuzzed.
 
 use engine_core::gltf::{self, GltfError, GltfImport, GltfLimits, ImportProgress};
 
@@ -26,7 +27,9 @@ pub const LIMITS: GltfLimits = GltfLimits {
     max_file_bytes: 1 << 20,
     max_vertices: 1 << 16,
     max_indices: 1 << 18,
+    max_accessor_bytes: 1 << 24,
     max_texture_dimension: 256,
+    max_decoded_texture_bytes: 1 << 22,
     allow_files_outside_model_folder: false,
 };
 
@@ -89,10 +92,13 @@ fn check_import(import: &GltfImport) {
     assert!(vertices <= LIMITS.max_vertices, "{vertices} vertices past the limit");
     assert!(indices <= LIMITS.max_indices, "{indices} indices past the limit");
 
+    let mut texels = 0u64;
     for (t, texture) in import.textures.iter().enumerate() {
         let max = texture.texture.width.max(texture.texture.height);
         assert!(max <= LIMITS.max_texture_dimension, "texture {t} is {max} texels wide");
+        texels += u64::from(texture.texture.width) * u64::from(texture.texture.height);
     }
+    assert!(texels * 4 <= LIMITS.max_decoded_texture_bytes, "{texels} texels decoded past the limit");
     for (i, material) in import.materials.iter().enumerate() {
         let refs = [
             &material.base_color_texture,

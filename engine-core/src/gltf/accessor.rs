@@ -6,9 +6,35 @@ use super::GltfError;
 use gltf::accessor::{DataType, Dimensions};
 use gltf::Accessor;
 use std::borrow::Cow;
+use std::sync::atomic::{AtomicU64, Ordering};
 
-/// A buffer's bytes: borrowed from the file for a `.glb`'s BIN chunk
-/// (never copied), owned when read from a URI.
+/// The accessor data an import has read so far, against
+/// [`super::GltfLimits::max_accessor_bytes`]: every read of an accessor is
+/// charged before anything is allocated for it (meshes are read in
+/// parallel, so the count is shared), whether or not the file holds its
+/// bytes (an accessor of zeros with sparse values costs the file nothing).
+pub(crate) struct AccessorBudget {
+    used: AtomicU64,
+    limit: u64,
+}
+
+impl AccessorBudget {
+    /// A budget of `limit` bytes, none used.
+    pub(crate) fn new(limit: u64) -> Self {
+        Self { used: AtomicU64::new(0), limit }
+    }
+
+    /// Counts `bytes` more; [`GltfError::LimitExceeded`] naming `path`
+    /// when the total passes the limit (the charge stays: the import fails).
+    pub(crate) fn charge(&self, path: &str, bytes: u64) -> Result<(), GltfError> {
+        let total = self.used.fetch_add(bytes, Ordering::Relaxed).saturating_add(bytes);
+        GltfError::check_limit(path, "accessor bytes", total, self.limit)
+    }
+}
+
+/// A buffer's or image's bytes: borrowed (never copied) from a `.glb`'s BIN
+/// chunk or a buffer's file or data URI as read once, owned for an image
+/// read from a URI.
 pub(crate) type Buffer<'a> = std::borrow::Cow<'a, [u8]>;
 
 fn accessor_err(path: &str, acc: &Accessor, problem: String) -> GltfError {
@@ -37,14 +63,24 @@ pub(crate) fn view_bytes<'b>(view: &gltf::buffer::View, buffers: &'b [Buffer<'_>
     }
 }
 
+/// What reading an accessor may make: its elements, at most `max_count`,
+/// charged to `budget` as 4 bytes a component (the floats or `u32`
+/// indices they become) before anything is allocated.
+#[derive(Clone, Copy)]
+pub(crate) struct Read<'a> {
+    pub max_count: u64,
+    pub budget: &'a AccessorBudget,
+}
+
 /// The accessor's elements tightly packed (stride removed, sparse values
 /// substituted): borrowed from the buffer when they already are (no
 /// stride, no sparse values: the usual accessor, read without a copy).
-/// `max_count` bounds `count` before anything is allocated.
-pub(crate) fn packed<'b>(acc: &Accessor, buffers: &'b [Buffer<'_>], path: &str, max_count: u64) -> Result<Cow<'b, [u8]>, GltfError> {
+/// `read` bounds `count` and charges the data before anything is allocated.
+fn packed<'b>(acc: &Accessor, buffers: &'b [Buffer<'_>], path: &str, read: Read<'_>) -> Result<Cow<'b, [u8]>, GltfError> {
     let elem = acc.data_type().size() * acc.dimensions().multiplicity();
     let count = acc.count();
-    GltfError::check_limit(path, "accessor count", count as u64, max_count)?;
+    GltfError::check_limit(path, "accessor count", count as u64, read.max_count)?;
+    read.budget.charge(path, (count as u64).saturating_mul(acc.dimensions().multiplicity() as u64 * 4))?;
     // Ranges are checked before anything is allocated.
     let mut out = Vec::new();
     if let Some(view) = acc.view() {
@@ -127,12 +163,12 @@ pub(crate) fn read_floats(
     buffers: &[Buffer<'_>],
     path: &str,
     allowed: &[Dimensions],
-    max_count: u64,
+    read: Read<'_>,
 ) -> Result<(Vec<f32>, usize), GltfError> {
     if !allowed.contains(&acc.dimensions()) {
         return Err(accessor_err(path, acc, format!("type {:?} where {allowed:?} is needed", acc.dimensions())));
     }
-    let bytes = packed(acc, buffers, path, max_count)?;
+    let bytes = packed(acc, buffers, path, read)?;
     let norm = acc.normalized();
     let values: Vec<f32> = match acc.data_type() {
         DataType::F32 => bytes.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect(),
@@ -152,7 +188,7 @@ pub(crate) fn read_floats(
 }
 
 /// An index accessor: unsigned integer scalars.
-pub(crate) fn read_indices(acc: &Accessor, buffers: &[Buffer<'_>], path: &str, max_count: u64) -> Result<Vec<u32>, GltfError> {
+pub(crate) fn read_indices(acc: &Accessor, buffers: &[Buffer<'_>], path: &str, read: Read<'_>) -> Result<Vec<u32>, GltfError> {
     if acc.dimensions() != Dimensions::Scalar
         || !matches!(acc.data_type(), DataType::U8 | DataType::U16 | DataType::U32)
         || acc.normalized()
@@ -163,7 +199,7 @@ pub(crate) fn read_indices(acc: &Accessor, buffers: &[Buffer<'_>], path: &str, m
             format!("indices must be unsigned integer scalars, not {:?} {:?}", acc.dimensions(), acc.data_type()),
         ));
     }
-    let bytes = packed(acc, buffers, path, max_count)?;
+    let bytes = packed(acc, buffers, path, read)?;
     Ok(match acc.data_type() {
         DataType::U8 => bytes.iter().map(|&b| b as u32).collect(),
         DataType::U16 => bytes.chunks_exact(2).map(|b| u16::from_le_bytes([b[0], b[1]]) as u32).collect(),

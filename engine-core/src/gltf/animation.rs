@@ -8,7 +8,7 @@
 //! weights of its node's mesh (skipped, with a line in `skipped`, when that
 //! mesh has no targets).
 
-use super::accessor::{read_floats, Buffer};
+use super::accessor::{read_floats, AccessorBudget, Buffer, Read};
 use super::{GltfError, GltfLimits};
 use crate::animation::{Channel, ChannelTarget, Interpolation};
 use gltf::accessor::Dimensions;
@@ -22,11 +22,14 @@ pub struct GltfAnimation {
 }
 
 /// Reads every animation; returns them and how many morph-weight channels
-/// were skipped (their node's mesh has no morph targets).
+/// were skipped (their node's mesh has no morph targets). Each channel's
+/// sampler is read (and charged to `budget`) for that channel, so samplers
+/// that channels share count once per channel.
 pub(crate) fn read_animations(
     doc: &gltf::Document,
     buffers: &[Buffer<'_>],
     limits: &GltfLimits,
+    budget: &AccessorBudget,
 ) -> Result<(Vec<GltfAnimation>, usize), GltfError> {
     let mut skipped_weights = 0;
     let mut out = Vec::with_capacity(doc.animations().len());
@@ -49,7 +52,7 @@ pub(crate) fn read_animations(
             };
             let s = c.sampler();
             let path = format!("/animations/{}/samplers/{}", a.index(), s.index());
-            channels.push(read_channel(&s, target, buffers, limits, &path)?);
+            channels.push(read_channel(&s, target, buffers, Read { max_count: limits.max_vertices, budget }, &path)?);
         }
         out.push(GltfAnimation { name: a.name().map(str::to_string).unwrap_or_else(|| format!("animation {}", a.index())), channels });
     }
@@ -60,16 +63,16 @@ fn read_channel(
     s: &gltf::animation::Sampler,
     target: ChannelTarget,
     buffers: &[Buffer<'_>],
-    limits: &GltfLimits,
+    read: Read<'_>,
     path: &str,
 ) -> Result<Channel, GltfError> {
-    let (times, _) = read_floats(&s.input(), buffers, &format!("{path}/input"), &[Dimensions::Scalar], limits.max_vertices)?;
+    let (times, _) = read_floats(&s.input(), buffers, &format!("{path}/input"), &[Dimensions::Scalar], read)?;
     let dims: &[Dimensions] = match target {
         ChannelTarget::Rotation(_) => &[Dimensions::Vec4],
         ChannelTarget::MorphWeights { .. } => &[Dimensions::Scalar],
         _ => &[Dimensions::Vec3],
     };
-    let (values, _) = read_floats(&s.output(), buffers, &format!("{path}/output"), dims, limits.max_vertices)?;
+    let (values, _) = read_floats(&s.output(), buffers, &format!("{path}/output"), dims, read)?;
     let interpolation = match s.interpolation() {
         GltfInterpolation::Step => Interpolation::Step,
         GltfInterpolation::Linear => Interpolation::Linear,

@@ -82,6 +82,24 @@ fn bc_format(format: Format, srgb: bool) -> Option<TextureFormat> {
     }
 }
 
+/// The bytes decoding the KTX2 file `bytes` (image `path`) may make, from
+/// its header, after its size is checked against the dimension limit: each
+/// of its levels (no more than a full chain) as RGBA8 — what BC blocks are
+/// at most decoded to, and more than they or a Basis file's BC7 hold — plus,
+/// for a Basis Universal file, the file itself, which its texture keeps.
+/// `None` where the header does not read ([`decode`] refuses the file).
+pub(crate) fn decoded_bytes(bytes: &[u8], path: &str, limits: &GltfLimits) -> Result<Option<u64>, GltfError> {
+    let Ok(reader) = read_ktx2(bytes) else { return Ok(None) };
+    let header = reader.header();
+    let (width, height) = (header.pixel_width, header.pixel_height);
+    GltfError::check_limit(path, "texture dimension", width.max(height) as u64, limits.max_texture_dimension as u64)?;
+    let full_chain = 32 - width.max(height).leading_zeros();
+    let levels = (reader.levels().len() as u32).min(full_chain);
+    let texels: u64 = (0..levels).map(|i| u64::from((width >> i).max(1)) * u64::from((height >> i).max(1))).sum();
+    let kept = if is_basis(bytes) { bytes.len() as u64 } else { 0 };
+    Ok(Some(texels * 4 + kept))
+}
+
 /// The KTX2 file `bytes` (image `path`) as a texture in the colour space
 /// its use asks for (`srgb`), held to `limits`: RGBA8, or BCn blocks.
 pub(crate) fn decode(label: &str, bytes: &[u8], srgb: bool, path: &str, limits: &GltfLimits) -> Result<renderer::Texture2D, GltfError> {

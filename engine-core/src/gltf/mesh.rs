@@ -1,6 +1,6 @@
 //! glTF meshes → [`StaticMesh`]es: one section per triangle primitive.
 
-use super::accessor::{read_floats, read_indices, Buffer};
+use super::accessor::{read_floats, read_indices, AccessorBudget, Buffer, Read};
 use super::{GltfError, GltfLimits, GltfMaterial, GltfMesh};
 use crate::static_mesh::StaticMesh;
 use glam::Vec3;
@@ -8,24 +8,64 @@ use gltf::accessor::Dimensions;
 use gltf::mesh::{Mode, Semantic};
 use renderer::{LocalVertex, StaticMeshLod, StaticMeshSection, VertexInfluences};
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
 
-/// Vertices and indices made so far by all meshes (built in parallel), against the limits.
-#[derive(Default)]
-pub(crate) struct Budget {
-    pub vertices: AtomicU64,
-    pub indices: AtomicU64,
+/// The bytes a morph target's deltas take per vertex of its mesh (position
+/// and normal deltas, three floats each), charged to the accessor budget.
+const MORPH_DELTA_BYTES: u64 = 24;
+
+/// The length of the triangle list `raw` indices of `mode` become.
+fn list_len(mode: Mode, raw: u64) -> u64 {
+    match mode {
+        Mode::TriangleStrip | Mode::TriangleFan => raw.saturating_sub(2).saturating_mul(3),
+        _ => raw,
+    }
 }
 
-impl Budget {
-    /// Counts a primitive's `vertices` and `indices` against the limits
-    /// (errors name `vertex_path` or `index_path`).
-    fn charge(&self, vertices: usize, indices: usize, limits: &GltfLimits, vertex_path: &str, index_path: &str) -> Result<(), GltfError> {
-        let total_vertices = self.vertices.fetch_add(vertices as u64, Ordering::Relaxed) + vertices as u64;
-        let total_indices = self.indices.fetch_add(indices as u64, Ordering::Relaxed) + indices as u64;
-        GltfError::check_limit(vertex_path, "vertices", total_vertices, limits.max_vertices)?;
-        GltfError::check_limit(index_path, "indices", total_indices, limits.max_indices)
+/// Charges everything the meshes will make against the limits before any
+/// of it is read or built, from the accessors' counts: each drawn
+/// primitive's vertices (a vertex per triangle corner where it is unwelded
+/// — no normals: flat ones — or its tangents are generated: MikkTSpace
+/// works on the corners before they weld), its triangle-list indices (a
+/// strip or fan of n indices is 3(n - 2)), and its morph targets' deltas
+/// per vertex (to `budget`). Errors name the primitive's POSITION, its
+/// indices (POSITION without them) or its targets.
+pub(crate) fn plan_meshes(
+    doc: &gltf::Document,
+    materials: &[GltfMaterial],
+    limits: &GltfLimits,
+    budget: &AccessorBudget,
+) -> Result<(), GltfError> {
+    let (mut vertices, mut indices) = (0u64, 0u64);
+    for m in doc.meshes() {
+        for p in m.primitives() {
+            let (Some(position), true) =
+                (p.get(&Semantic::Positions), matches!(p.mode(), Mode::Triangles | Mode::TriangleStrip | Mode::TriangleFan))
+            else {
+                continue; // Skipped, or refused when it is built.
+            };
+            let path = format!("/meshes/{}/primitives/{}", m.index(), p.index());
+            let count = position.count() as u64;
+            let list = list_len(p.mode(), p.indices().map_or(count, |i| i.count() as u64));
+            let normal_map = p.material().index().and_then(|i| materials.get(i)).is_some_and(|m| m.normal_texture.is_some());
+            let made = if p.get(&Semantic::Normals).is_none() {
+                list // Flat normals: a vertex per corner.
+            } else if normal_map && p.get(&Semantic::Tangents).is_none() {
+                list.max(count) // Generated tangents: the corners, or the vertices kept as they are.
+            } else {
+                count
+            };
+            vertices = vertices.saturating_add(made);
+            indices = indices.saturating_add(list);
+            GltfError::check_limit(&format!("{path}/attributes/POSITION"), "vertices", vertices, limits.max_vertices)?;
+            let list_path = if p.indices().is_some() { format!("{path}/indices") } else { format!("{path}/attributes/POSITION") };
+            GltfError::check_limit(&list_path, "indices", indices, limits.max_indices)?;
+            let targets = p.morph_targets().len() as u64;
+            if targets > 0 {
+                budget.charge(&format!("{path}/targets"), targets.saturating_mul(made).saturating_mul(MORPH_DELTA_BYTES))?;
+            }
+        }
     }
+    Ok(())
 }
 
 /// A triangle list from `mode`'s indices (strips and fans converted as the
@@ -161,7 +201,7 @@ pub(crate) fn build_mesh(
     buffers: &[Buffer<'_>],
     materials: &[GltfMaterial],
     limits: &GltfLimits,
-    budget: &Budget,
+    budget: &AccessorBudget,
     skipped: &mut Vec<String>,
     morph_targets: &mut usize,
 ) -> Result<Option<GltfMesh>, GltfError> {
@@ -187,7 +227,7 @@ pub(crate) fn build_mesh(
                     problem: format!("accessor {}: {} elements, POSITION has {count}", acc.index(), acc.count()),
                 });
             }
-            read_floats(&acc, buffers, &attr(&name), dims, count as u64).map(Some)
+            read_floats(&acc, buffers, &attr(&name), dims, Read { max_count: count as u64, budget }).map(Some)
         };
         let normals = read_attr(Semantic::Normals, &[Dimensions::Vec3])?;
         let tangents = read_attr(Semantic::Tangents, &[Dimensions::Vec4])?;
@@ -196,12 +236,12 @@ pub(crate) fn build_mesh(
         for set in 0..4 {
             uvs.push(read_attr(Semantic::TexCoords(set), &[Dimensions::Vec2])?);
         }
-        let (mut indices, list_path) = primitive_triangles(&p, buffers, count, limits, &path)?;
+        let mut indices = primitive_triangles(&p, buffers, count, Read { max_count: limits.max_indices, budget }, &path)?;
         if indices.is_empty() {
             continue;
         }
-        let skin = read_influences(&p, buffers, count, &attr)?;
-        let targets = read_morph_targets(&p, buffers, count, &path)?;
+        let skin = read_influences(&p, buffers, Read { max_count: count as u64, budget }, &attr)?;
+        let targets = read_morph_targets(&p, buffers, Read { max_count: count as u64, budget }, &path)?;
         let mut vertices = assemble_vertices(count, &pos, &normals, &tangents, &colors, &uvs);
         let mut origin: Vec<u32> = (0..count as u32).collect();
         if normals.is_none() {
@@ -213,7 +253,6 @@ pub(crate) fn build_mesh(
             (vertices, indices, origin) = generate_tangents(&vertices, &indices, nm.uv_set as usize, &origin);
         }
         deformers.add(lod.sections.is_empty(), &origin, skin, targets, &path)?;
-        budget.charge(vertices.len(), indices.len(), limits, &attr("POSITION"), &list_path)?;
         let base = lod.vertices.len() as u32;
         let first_index = lod.indices.len() as u32;
         if lod.vertices.is_empty() {
@@ -245,29 +284,19 @@ pub(crate) fn build_mesh(
 }
 
 /// A primitive's positions (`POSITION`, required; finite; counted against
-/// the vertex limit before they are read): three floats per vertex.
+/// the vertex limit before the meshes are built, [`plan_meshes`]): three
+/// floats per vertex.
 fn read_positions(
     p: &gltf::Primitive,
     buffers: &[Buffer<'_>],
     limits: &GltfLimits,
-    budget: &Budget,
+    budget: &AccessorBudget,
     path: &str,
 ) -> Result<Vec<f32>, GltfError> {
     let Some(acc) = p.get(&Semantic::Positions) else {
         return Err(GltfError::Invalid { path: path.into(), problem: "missing".into() });
     };
-    let count = acc.count();
-    let used = budget.vertices.load(Ordering::Relaxed);
-    let left = limits.max_vertices.saturating_sub(used);
-    if count as u64 > left {
-        return Err(GltfError::LimitExceeded {
-            path: path.into(),
-            what: "vertices",
-            value: used + count as u64,
-            limit: limits.max_vertices,
-        });
-    }
-    let (pos, _) = read_floats(&acc, buffers, path, &[Dimensions::Vec3], left)?;
+    let (pos, _) = read_floats(&acc, buffers, path, &[Dimensions::Vec3], Read { max_count: limits.max_vertices, budget })?;
     if let Some(bad) = pos.chunks_exact(3).position(|p| !p.iter().all(|c| c.is_finite())) {
         return Err(GltfError::NonFinitePosition { path: path.into(), vertex: bad });
     }
@@ -345,9 +374,10 @@ impl Deformers {
 fn read_influences(
     p: &gltf::Primitive,
     buffers: &[Buffer<'_>],
-    count: usize,
+    read: Read<'_>,
     attr: &dyn Fn(&str) -> String,
 ) -> Result<Option<Vec<VertexInfluences>>, GltfError> {
+    let count = read.max_count as usize;
     let (joints, weights) = match (p.get(&Semantic::Joints(0)), p.get(&Semantic::Weights(0))) {
         (None, None) => return Ok(None),
         (Some(j), Some(w)) => (j, w),
@@ -367,8 +397,8 @@ fn read_influences(
     if !matches!(joints.data_type(), gltf::accessor::DataType::U8 | gltf::accessor::DataType::U16) || joints.normalized() {
         return Err(GltfError::Accessor { path: attr("JOINTS_0"), problem: "joints must be unsigned bytes or shorts".into() });
     }
-    let (j, _) = read_floats(&joints, buffers, &attr("JOINTS_0"), &[Dimensions::Vec4], count as u64)?;
-    let (w, _) = read_floats(&weights, buffers, &attr("WEIGHTS_0"), &[Dimensions::Vec4], count as u64)?;
+    let (j, _) = read_floats(&joints, buffers, &attr("JOINTS_0"), &[Dimensions::Vec4], read)?;
+    let (w, _) = read_floats(&weights, buffers, &attr("WEIGHTS_0"), &[Dimensions::Vec4], read)?;
     Ok(Some(
         (0..count)
             .map(|i| VertexInfluences { joints: [0, 1, 2, 3].map(|k| j[i * 4 + k] as u16), weights: [0, 1, 2, 3].map(|k| w[i * 4 + k]) })
@@ -378,17 +408,19 @@ fn read_influences(
 
 /// A primitive's morph targets (`targets`: POSITION deltas, and NORMAL
 /// ones where given; TANGENT deltas are not read), each with a delta per
-/// vertex of the primitive. A target without POSITION has zero position
-/// deltas; counts that are not the positions' are an error naming it.
+/// vertex of the primitive (`read.max_count` of them). A target without
+/// POSITION has zero position deltas (charged as a read); counts that are
+/// not the positions' are an error naming it.
 fn read_morph_targets(
     p: &gltf::Primitive,
     buffers: &[Buffer<'_>],
-    count: usize,
+    read: Read<'_>,
     path: &str,
 ) -> Result<Vec<renderer::MorphTarget>, GltfError> {
+    let count = read.max_count as usize;
     let mut out = Vec::new();
     for (t, target) in p.morph_targets().enumerate() {
-        let read = |acc: Option<gltf::Accessor>, name: &str| -> Result<Vec<[f32; 3]>, GltfError> {
+        let read_deltas = |acc: Option<gltf::Accessor>, name: &str| -> Result<Vec<[f32; 3]>, GltfError> {
             let Some(acc) = acc else { return Ok(Vec::new()) };
             let at = format!("{path}/targets/{t}/{name}");
             if acc.count() != count {
@@ -397,32 +429,33 @@ fn read_morph_targets(
                     problem: format!("accessor {}: {} elements, POSITION has {count}", acc.index(), acc.count()),
                 });
             }
-            let (f, _) = read_floats(&acc, buffers, &at, &[Dimensions::Vec3], count as u64)?;
+            let (f, _) = read_floats(&acc, buffers, &at, &[Dimensions::Vec3], read)?;
             Ok(f.chunks_exact(3).map(|c| [c[0], c[1], c[2]]).collect())
         };
-        let mut positions = read(target.positions(), "POSITION")?;
+        let mut positions = read_deltas(target.positions(), "POSITION")?;
         if positions.is_empty() {
+            read.budget.charge(&format!("{path}/targets/{t}"), count as u64 * 12)?;
             positions = vec![[0.0; 3]; count];
         }
-        out.push(renderer::MorphTarget { position_deltas: positions, normal_deltas: read(target.normals(), "NORMAL")? });
+        out.push(renderer::MorphTarget { position_deltas: positions, normal_deltas: read_deltas(target.normals(), "NORMAL")? });
     }
     Ok(out)
 }
 
 /// A primitive's triangle list (its indices, or `0..count` without them,
-/// strips and fans converted, every index checked against `count`) and the
-/// JSON path its errors name.
+/// strips and fans converted, every index checked against `count`; its
+/// length was charged by [`plan_meshes`]).
 fn primitive_triangles(
     p: &gltf::Primitive,
     buffers: &[Buffer<'_>],
     count: usize,
-    limits: &GltfLimits,
+    read: Read<'_>,
     path: &str,
-) -> Result<(Vec<u32>, String), GltfError> {
+) -> Result<Vec<u32>, GltfError> {
     let idx_path = format!("{path}/indices");
     let raw: Vec<u32> = match p.indices() {
         Some(acc) => {
-            let idx = read_indices(&acc, buffers, &idx_path, limits.max_indices)?;
+            let idx = read_indices(&acc, buffers, &idx_path, read)?;
             if let Some(&bad) = idx.iter().find(|&&i| i as usize >= count) {
                 return Err(GltfError::IndexOutOfRange { path: idx_path, index: bad, vertex_count: count });
             }
@@ -431,8 +464,7 @@ fn primitive_triangles(
         None => (0..count as u32).collect(),
     };
     let list_path = if p.indices().is_some() { idx_path } else { format!("{path}/attributes/POSITION") };
-    let indices = triangle_list(p.mode(), &raw, &list_path)?;
-    Ok((indices, list_path))
+    triangle_list(p.mode(), &raw, &list_path)
 }
 
 /// Float attribute data read from accessors: the values and the component

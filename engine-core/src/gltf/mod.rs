@@ -37,7 +37,9 @@
 //!   unlit, the five texture slots' samplers) in use: at most 12 when every
 //!   texture of a slot shares its sampler, as exporters write them.
 //! - **Textures** → [`renderer::Texture2D`]s decoded in parallel (rayon),
-//!   mips generated; each image once per colour space it is used in. PNG
+//!   mips generated; each image source (a buffer view's bytes, a file, a
+//!   data URI) read once and decoded once per colour space it is used in,
+//!   however many images name it ([`GltfTexture::image`] is the first). PNG
 //!   and JPEG; KTX2 (`KHR_texture_basisu`'s images, used where a texture
 //!   has no PNG/JPEG `source`): `R8G8B8A8_UNORM`/`_SRGB`, uncompressed or
 //!   zstd-supercompressed, with the file's mip levels, and the
@@ -92,7 +94,10 @@
 //! ## Errors
 //! A bad file is a [`GltfError`] naming the JSON path of what is wrong
 //! (e.g. `/meshes/3/primitives/0/attributes/NORMAL`) and the problem, and
-//! sizes are held to [`GltfLimits`]. [`GltfImport::spawn`] checks every
+//! sizes are held to [`GltfLimits`], each counted from the file's counts
+//! and headers before what it bounds is read, built or decoded (a
+//! [`GltfError::LimitExceeded`] naming where the total passed the limit).
+//! [`GltfImport::spawn`] checks every
 //! texture, material and transform before it creates anything, so a failed
 //! spawn adds nothing to the World.
 //!
@@ -112,6 +117,7 @@ mod mesh;
 mod read;
 mod skin;
 mod spawn;
+mod texture;
 
 pub use animation::GltfAnimation;
 pub use async_load::{load_async, GltfLoad};
@@ -130,18 +136,47 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-/// Size limits of an import (each is checked before the data it bounds is
-/// read or decoded).
+/// Size limits of an import. Each is checked before the data it bounds is
+/// read, built or decoded: what a file asks for is counted from its counts
+/// and headers first, so a small file cannot make the import allocate far
+/// more than the limits allow.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct GltfLimits {
     /// The largest file read: the `.gltf`/`.glb`, each `.bin` and image.
     pub max_file_bytes: u64,
-    /// Vertices of all meshes together (after strips/fans and unwelding).
+    /// Vertices of all meshes together, as built: after strips and fans
+    /// become lists and unwelding. A primitive without normals counts a
+    /// vertex per triangle corner (flat normals), and so does one whose
+    /// tangents are generated (MikkTSpace works on the corners before they
+    /// weld back). A primitive that uses an accessor another also uses
+    /// counts it again.
     pub max_vertices: u64,
-    /// Triangle-list indices of all meshes together.
+    /// Triangle-list indices of all meshes together (a strip or fan of n
+    /// indices is 3(n - 2)).
     pub max_indices: u64,
+    /// Accessor data all reads together make, at 4 bytes a component (the
+    /// floats or `u32` indices it becomes), whether or not the file holds
+    /// it: an accessor read twice (two primitives, two animation channels)
+    /// counts twice, and one of zeros with sparse values (no buffer view)
+    /// counts in full. Mesh attributes and indices, morph targets (and the
+    /// deltas each gets per vertex of its mesh, 24 bytes a vertex), inverse
+    /// bind matrices and animation samplers all count. The default, 4 GiB,
+    /// is past what the vertex limit lets meshes read (2^25 vertices of
+    /// position, normal, tangent and a UV set are 1.5 GiB); it bounds what
+    /// the vertex and index limits do not: morph targets and animations.
+    pub max_accessor_bytes: u64,
     /// The largest image width or height.
     pub max_texture_dimension: u32,
+    /// The texels all decoded textures together hold, at 4 bytes a texel
+    /// of every level the import makes (RGBA8; a KTX2 file's levels as if
+    /// RGBA8, and a Basis Universal file's own bytes, which its texture
+    /// keeps), summed from the images' headers before any is decoded. Each
+    /// image source is decoded once per colour space it is used in, and
+    /// counts once per decode. The default, 4 GiB, is 16 textures at the
+    /// largest dimension (8192², 256 MiB each) or 256 at 2048²: more than a
+    /// real model's textures, which a GPU must hold too, while 256 images
+    /// of 8192² in a 110 KB file (64 GiB) are refused before decoding.
+    pub max_decoded_texture_bytes: u64,
     /// Whether a buffer or image URI may name a file outside the model's
     /// folder (an absolute path, or one that climbs out with `..` or a
     /// symbolic link). Off by default: a model names its own files, and a
@@ -157,7 +192,9 @@ impl Default for GltfLimits {
             max_file_bytes: 1 << 30,
             max_vertices: 1 << 25,
             max_indices: 1 << 27,
+            max_accessor_bytes: 1 << 32,
             max_texture_dimension: 8192,
+            max_decoded_texture_bytes: 1 << 32,
             allow_files_outside_model_folder: false,
         }
     }
@@ -213,7 +250,10 @@ pub fn transcode_basis_rgba8(texture: &GltfTexture) -> Option<Result<renderer::T
 /// A decoded texture: glTF image `image` in one colour space.
 #[derive(Clone, Debug)]
 pub struct GltfTexture {
+    /// The glTF image decoded: the first (in the order materials use them)
+    /// of the images naming its source, which share this texture.
     pub image: usize,
+    /// Decoded in the sRGB colour space (base colour, emissive), or linear.
     pub srgb: bool,
     /// The decoded texture; for a Basis Universal image (ETC1S or UASTC)
     /// BC7 blocks, transcoded without knowing the device.
@@ -355,6 +395,34 @@ pub fn gltf_look_rotation() -> Quat {
     Quat::from_mat3(&Mat3::from_cols(Vec3::NEG_Z, Vec3::NEG_X, Vec3::Y))
 }
 
+/// No node of `count` is its own ancestor (`parent`: each node's parent,
+/// in range): [`GltfError::Invalid`] naming a node on a cycle otherwise.
+/// Linear: each node's walk up is cut at the first node already known to
+/// reach a root.
+pub(crate) fn check_acyclic(count: usize, parent: impl Fn(usize) -> Option<usize>) -> Result<(), GltfError> {
+    // 0: not seen, 1: on the current walk, 2: reaches a root.
+    let mut state = vec![0u8; count];
+    let mut walk = Vec::new();
+    for start in 0..count {
+        let mut at = Some(start);
+        while let Some(n) = at {
+            match state[n] {
+                2 => break,
+                1 => return Err(GltfError::Invalid { path: format!("/nodes/{n}"), problem: "the node is its own ancestor".into() }),
+                _ => {
+                    state[n] = 1;
+                    walk.push(n);
+                    at = parent(n);
+                }
+            }
+        }
+        for n in walk.drain(..) {
+            state[n] = 2;
+        }
+    }
+    Ok(())
+}
+
 impl GltfImport {
     /// Triangles of all meshes (LOD 0).
     pub fn triangle_count(&self) -> usize {
@@ -393,10 +461,14 @@ impl GltfImport {
     /// something that is there: scenes' roots, nodes' parents, children,
     /// meshes, cameras and lights, meshes' materials, materials' textures,
     /// the default scene; that each node's children name it as their parent;
-    /// and that no node is its own ancestor. An import made by [`import`]
-    /// always passes; one whose fields were edited may not, and spawning it
-    /// is then [`GltfError::Invalid`] (with the field's JSON-like path)
-    /// rather than a panic. Linear in the import's size.
+    /// that no node is its own ancestor; and that no mesh has more material
+    /// slots (primitives) than a component takes (one past
+    /// [`crate::MAX_MATERIAL_SLOT`]). An import made by [`import`] passes
+    /// unless a mesh has more primitives than that; one whose fields were
+    /// edited may not, and
+    /// spawning it is then [`GltfError::Invalid`] (with the field's
+    /// JSON-like path) before anything is created, rather than a panic.
+    /// Linear in the import's size.
     pub fn check_indices(&self) -> Result<(), GltfError> {
         let invalid = |path: String, problem: String| Err(GltfError::Invalid { path, problem });
         let within = |path: String, index: usize, len: usize, what: &str| {
@@ -458,6 +530,11 @@ impl GltfImport {
         }
         self.check_acyclic()?;
         for (i, mesh) in self.meshes.iter().enumerate() {
+            let slots = mesh.as_ref().map_or(0, |m| m.slot_materials.len());
+            if slots > crate::MAX_MATERIAL_SLOT + 1 {
+                let max = crate::MAX_MATERIAL_SLOT + 1;
+                return invalid(format!("/meshes/{i}"), format!("{slots} material slots (primitives); a component takes {max}"));
+            }
             for (k, m) in mesh.iter().flat_map(|m| m.slot_materials.iter().enumerate()) {
                 if let Some(m) = *m {
                     within(format!("/meshes/{i} (material slot {k})"), m, self.materials.len(), "material")?;
@@ -472,30 +549,9 @@ impl GltfImport {
         Ok(())
     }
 
-    /// No node is its own ancestor (parents in range, checked before): each
-    /// node's walk up is cut at the first node already known to reach a root.
+    /// No node is its own ancestor (parents in range, checked before).
     fn check_acyclic(&self) -> Result<(), GltfError> {
-        // 0: not seen, 1: on the current walk, 2: reaches a root.
-        let mut state = vec![0u8; self.nodes.len()];
-        for start in 0..self.nodes.len() {
-            let mut walk = Vec::new();
-            let mut at = Some(start);
-            while let Some(n) = at {
-                match state[n] {
-                    2 => break,
-                    1 => return Err(GltfError::Invalid { path: format!("/nodes/{n}"), problem: "the node is its own ancestor".into() }),
-                    _ => {
-                        state[n] = 1;
-                        walk.push(n);
-                        at = self.nodes[n].parent;
-                    }
-                }
-            }
-            for n in walk {
-                state[n] = 2;
-            }
-        }
-        Ok(())
+        check_acyclic(self.nodes.len(), |n| self.nodes[n].parent)
     }
 
     /// Spawns the default scene (see [`Self::spawn_scene`]).

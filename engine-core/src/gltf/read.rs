@@ -1,13 +1,17 @@
-//! The import itself: parse and validate the document, load buffers,
-//! decode images (in parallel), build meshes, read nodes, cameras, lights.
+//! The import itself: parse and validate the document, load buffers (each
+//! file once), count what the meshes and textures will make against the
+//! limits, then build meshes and decode images (`texture.rs`) in parallel,
+//! and read nodes, cameras, lights, skins and animations.
 
-use super::accessor::Buffer;
+use super::accessor::{AccessorBudget, Buffer};
 use super::error::json_pointer;
 use super::material::{read_material, TextureKeys};
-use super::mesh::{build_mesh, Budget};
+use super::mesh::{build_mesh, plan_meshes};
+use super::texture;
 use super::*;
 use rayon::prelude::*;
-use std::path::Path;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 
 /// Extensions the importer understands (a file may require these).
 pub const SUPPORTED_EXTENSIONS: [&str; 6] = [
@@ -102,38 +106,63 @@ fn percent_decode(s: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-/// The bytes a URI names: a base64 data URI, or a file relative to `base`.
-fn uri_bytes(
-    uri: &str,
+/// Where a URI's bytes are: a base64 data URI's payload, or a file (its
+/// canonical path where it has one: one name however the URI spells it).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum UriSource<'d> {
+    Data(&'d str),
+    File(PathBuf),
+}
+
+/// Where `uri` (named at `json_path`) points, checked as far as can be
+/// without reading: a data URI must be base64; a file must be relative to
+/// `base` (and inside it unless the limits allow otherwise).
+pub(crate) fn resolve_uri<'d>(
+    uri: &'d str,
     base: Option<&Path>,
     json_path: &str,
     limits: &GltfLimits,
-    progress: &ImportProgress,
     missing: fn(String, String) -> GltfError,
-) -> Result<Vec<u8>, GltfError> {
+) -> Result<UriSource<'d>, GltfError> {
     if let Some(rest) = uri.strip_prefix("data:") {
         let Some((meta, data)) = rest.split_once(',') else { return Err(missing(json_path.into(), "a data URI without ','".into())) };
         if !meta.ends_with(";base64") {
             return Err(missing(json_path.into(), "a data URI that is not base64".into()));
         }
-        GltfError::check_limit(json_path, "data URI bytes", data.len() as u64 / 4 * 3, limits.max_file_bytes)?;
-        let bytes = base64_decode(data).ok_or_else(|| missing(json_path.into(), "a data URI with invalid base64".into()))?;
-        ImportProgress::add(&progress.bytes_read, bytes.len() as u64);
-        return Ok(bytes);
+        return Ok(UriSource::Data(data));
     }
     if uri.contains("://") {
         return Err(missing(json_path.into(), format!("URI {uri:?}: only data URIs and relative file paths are supported")));
     }
     let Some(base) = base else { return Err(missing(json_path.into(), format!("external file {uri:?} but no base directory"))) };
     let file = file_in_folder(base, &percent_decode(uri), json_path, limits)?;
-    read_file(&file, json_path, limits, progress)
+    Ok(UriSource::File(file.canonicalize().unwrap_or(file)))
+}
+
+/// The bytes of a resolved URI (`json_path`: who names it).
+pub(crate) fn read_uri(
+    source: &UriSource<'_>,
+    json_path: &str,
+    limits: &GltfLimits,
+    progress: &ImportProgress,
+    missing: fn(String, String) -> GltfError,
+) -> Result<Vec<u8>, GltfError> {
+    match source {
+        UriSource::Data(data) => {
+            GltfError::check_limit(json_path, "data URI bytes", data.len() as u64 / 4 * 3, limits.max_file_bytes)?;
+            let bytes = base64_decode(data).ok_or_else(|| missing(json_path.into(), "a data URI with invalid base64".into()))?;
+            ImportProgress::add(&progress.bytes_read, bytes.len() as u64);
+            Ok(bytes)
+        }
+        UriSource::File(file) => read_file(file, json_path, limits, progress),
+    }
 }
 
 fn missing_buffer(path: String, problem: String) -> GltfError {
     GltfError::Buffer { path, problem }
 }
 
-fn missing_image(path: String, problem: String) -> GltfError {
+pub(crate) fn missing_image(path: String, problem: String) -> GltfError {
     GltfError::MissingImage { path, problem }
 }
 
@@ -217,7 +246,8 @@ fn validate(doc: &gltf::Document) -> Result<(), GltfError> {
     }
 }
 
-/// The node tree: one parent at most, no cycles; each node's parent.
+/// The node tree: one parent at most, no cycles (a node on one is
+/// [`GltfError::Invalid`]); each node's parent.
 fn check_tree(doc: &gltf::Document) -> Result<Vec<Option<usize>>, GltfError> {
     let n = doc.nodes().len();
     let mut parent = vec![None; n];
@@ -233,16 +263,9 @@ fn check_tree(doc: &gltf::Document) -> Result<Vec<Option<usize>>, GltfError> {
             parent[child.index()] = Some(node.index());
         }
     }
-    for start in 0..n {
-        let (mut at, mut steps) = (start, 0);
-        while let Some(p) = parent[at] {
-            at = p;
-            steps += 1;
-            if steps > n {
-                return Err(GltfError::Invalid { path: format!("/nodes/{start}"), problem: "the node hierarchy has a cycle".into() });
-            }
-        }
-    }
+    // Linear in the nodes (a 100,000-deep chain walked to the root from
+    // every node took seconds).
+    super::check_acyclic(n, |i| parent[i])?;
     // A scene root may be another node's child (exporters write such
     // files, e.g. Kenney's kits under a "tmpParent"): the scene spawns it as
     // a root.
@@ -267,7 +290,8 @@ fn node_transform(node: &gltf::Node, path: &str) -> Result<Transform, GltfError>
     Ok(transform)
 }
 
-fn skip(skipped: &mut Vec<String>, line: String) {
+/// Logs `line` as a warning and keeps it in `skipped`.
+pub(crate) fn skip(skipped: &mut Vec<String>, line: String) {
     log::warn!("glTF import: skipped {line}");
     skipped.push(line);
 }
@@ -283,7 +307,8 @@ pub(crate) fn import_bytes(
     validate(doc)?;
     let parents = check_tree(doc)?;
     let mut skipped = Vec::new();
-    let buffers = read_buffers(doc, blob, base, limits, progress)?;
+    let (files, of_buffer) = read_buffer_files(doc, base, limits, progress)?;
+    let buffers = buffers(doc, blob, &files, &of_buffer)?;
     // Materials and the textures they use.
     let mut keys = TextureKeys::default();
     let mut materials = doc
@@ -291,23 +316,28 @@ pub(crate) fn import_bytes(
         .enumerate()
         .map(|(i, m)| read_material(&m, &format!("/materials/{i}"), &mut keys, &mut skipped))
         .collect::<Result<Vec<_>, _>>()?;
-    let image_bytes = read_image_bytes(doc, &keys, &buffers, base, limits, progress)?;
-    progress.images_total.store(keys.keys.len() as u64, std::sync::atomic::Ordering::Relaxed);
+    // Everything the meshes and textures will make is counted against the
+    // limits before any of it is read, built or decoded.
+    let accessors = AccessorBudget::new(limits.max_accessor_bytes);
+    plan_meshes(doc, &materials, limits, &accessors)?;
+    let sources = texture::read_image_sources(doc, &keys, &buffers, base, limits, progress)?;
+    let decodes = texture::Decodes::new(&keys, &sources, &required_images(doc));
+    decodes.check_bytes(&sources, limits)?;
+    progress.images_total.store(decodes.list.len() as u64, std::sync::atomic::Ordering::Relaxed);
     // Images decode while meshes build: each is parallel, and together
     // neither waits for the other's last tasks.
-    let required = required_images(doc);
     let (textures, meshes) = rayon::join(
-        || decode_textures(doc, &keys, &image_bytes, &required, limits, progress),
-        || build_meshes(doc, &buffers, &materials, limits, progress, &mut skipped),
+        || decodes.decode(doc, &sources, limits, progress),
+        || build_meshes(doc, &buffers, &materials, limits, &accessors, progress, &mut skipped),
     );
-    drop(image_bytes);
-    let textures = keep_decoded(textures?, &keys, &mut materials, &mut skipped);
+    drop(sources);
+    let textures = decodes.keep_decoded(textures?, &mut materials, &mut skipped);
     let (meshes, morph_targets) = meshes?;
     let cameras = read_cameras(doc)?;
     let lights = read_lights(doc)?;
     let nodes = read_nodes(doc, &parents)?;
-    let skins = super::skin::read_skins(doc, &buffers)?;
-    let (animations, weight_channels) = super::animation::read_animations(doc, &buffers, limits)?;
+    let skins = super::skin::read_skins(doc, &buffers, &accessors)?;
+    let (animations, weight_channels) = super::animation::read_animations(doc, &buffers, limits, &accessors)?;
     let scenes =
         doc.scenes().map(|s| GltfScene { name: s.name().unwrap_or("").into(), nodes: s.nodes().map(|n| n.index()).collect() }).collect();
     note_unsupported(doc, &mut skipped);
@@ -330,66 +360,62 @@ pub(crate) fn import_bytes(
     })
 }
 
-/// Every buffer's bytes: the GLB BIN chunk (`blob`, borrowed), a data URI
-/// or a file beside the glTF.
-fn read_buffers<'b>(
+/// The bytes of the files and data URIs the buffers name, and per buffer
+/// the index of its bytes there (`None`: the GLB's BIN chunk).
+type BufferFiles = (Vec<Vec<u8>>, Vec<Option<usize>>);
+
+/// The buffers' files and data URIs, each source read once however many
+/// buffers name it.
+fn read_buffer_files(
     doc: &gltf::Document,
-    blob: Option<&'b [u8]>,
     base: Option<&Path>,
     limits: &GltfLimits,
     progress: &ImportProgress,
+) -> Result<BufferFiles, GltfError> {
+    let (mut files, mut of_buffer) = (Vec::new(), Vec::with_capacity(doc.buffers().len()));
+    let mut seen: HashMap<UriSource<'_>, usize> = HashMap::new();
+    for b in doc.buffers() {
+        let gltf::buffer::Source::Uri(uri) = b.source() else {
+            of_buffer.push(None);
+            continue;
+        };
+        let path = format!("/buffers/{}", b.index());
+        let source = resolve_uri(uri, base, &path, limits, missing_buffer)?;
+        let at = match seen.get(&source) {
+            Some(&at) => at,
+            None => {
+                files.push(read_uri(&source, &path, limits, progress, missing_buffer)?);
+                seen.insert(source, files.len() - 1);
+                files.len() - 1
+            }
+        };
+        of_buffer.push(Some(at));
+    }
+    Ok((files, of_buffer))
+}
+
+/// Every buffer's bytes, borrowed: the GLB BIN chunk (`blob`) or what
+/// [`read_buffer_files`] read (`files`, `of_buffer`), each at least its
+/// `byteLength`.
+fn buffers<'b>(
+    doc: &gltf::Document,
+    blob: Option<&'b [u8]>,
+    files: &'b [Vec<u8>],
+    of_buffer: &[Option<usize>],
 ) -> Result<Vec<Buffer<'b>>, GltfError> {
     let mut buffers = Vec::with_capacity(doc.buffers().len());
-    for b in doc.buffers() {
+    for (b, file) in doc.buffers().zip(of_buffer) {
         let path = format!("/buffers/{}", b.index());
-        let data = match b.source() {
-            gltf::buffer::Source::Bin => Buffer::Borrowed(
-                blob.ok_or_else(|| GltfError::Buffer { path: path.clone(), problem: "the file has no GLB BIN chunk".into() })?,
-            ),
-            gltf::buffer::Source::Uri(uri) => Buffer::Owned(uri_bytes(uri, base, &path, limits, progress, missing_buffer)?),
+        let data: &[u8] = match file {
+            Some(i) => &files[*i],
+            None => blob.ok_or_else(|| GltfError::Buffer { path: path.clone(), problem: "the file has no GLB BIN chunk".into() })?,
         };
         if data.len() < b.length() {
             return Err(GltfError::Buffer { path, problem: format!("{} bytes, byteLength says {}", data.len(), b.length()) });
         }
-        buffers.push(data);
+        buffers.push(Buffer::Borrowed(data));
     }
-
     Ok(buffers)
-}
-
-/// The encoded bytes of every image a material uses (read in order; the
-/// others stay `None`).
-fn read_image_bytes<'b>(
-    doc: &gltf::Document,
-    keys: &TextureKeys,
-    buffers: &'b [Buffer<'_>],
-    base: Option<&Path>,
-    limits: &GltfLimits,
-    progress: &ImportProgress,
-) -> Result<Vec<Option<Buffer<'b>>>, GltfError> {
-    let mut image_bytes: Vec<Option<Buffer<'b>>> = vec![None; doc.images().len()];
-    for &(image, _) in &keys.keys {
-        if image_bytes[image].is_some() {
-            continue;
-        }
-        // From the JSON: gltf's Image::source panics on an image with neither
-        // a URI nor a buffer view, or a view without a MIME type.
-        let json = &doc.as_json().images[image];
-        let path = format!("/images/{image}");
-        let bytes = match (&json.buffer_view, &json.uri) {
-            (Some(view), _) => {
-                let view = doc.views().nth(view.value()).expect("validated index");
-                Buffer::Borrowed(
-                    accessor::view_bytes(&view, buffers)
-                        .map_err(|e| GltfError::MissingImage { path: path.clone(), problem: e.to_string() })?,
-                )
-            }
-            (None, Some(uri)) => Buffer::Owned(uri_bytes(uri, base, &path, limits, progress, missing_image)?),
-            (None, None) => return Err(GltfError::MissingImage { path, problem: "neither a uri nor a bufferView".into() }),
-        };
-        image_bytes[image] = Some(bytes);
-    }
-    Ok(image_bytes)
 }
 
 /// Per image: whether an extension in `extensionsRequired` needs it
@@ -412,127 +438,26 @@ pub(crate) fn basisu_source(t: &gltf::Texture) -> Option<usize> {
     t.extension_value("KHR_texture_basisu")?.get("source")?.as_u64().map(|i| i as usize)
 }
 
-/// The textures of `keys` (image, colour space), decoded in parallel after
-/// a size check against the limits. An image that does not decode is
-/// `Err(problem)` — unless `required` says an extension the file requires
-/// needs it, or it is past a limit: then the file is refused.
-fn decode_textures(
-    doc: &gltf::Document,
-    keys: &TextureKeys,
-    image_bytes: &[Option<Buffer<'_>>],
-    required: &[bool],
-    limits: &GltfLimits,
-    progress: &ImportProgress,
-) -> Result<Vec<Result<GltfTexture, String>>, GltfError> {
-    keys.keys
-        .par_iter()
-        .map(|&(image, srgb)| {
-            let path = format!("/images/{image}");
-            let bytes = image_bytes[image].as_deref().expect("read above");
-            let decoded = decode_image(doc, image, srgb, bytes, &path, limits);
-            ImportProgress::add(&progress.images_decoded, 1);
-            match decoded {
-                Ok(texture) => {
-                    // A Basis texture (BC7 here) keeps its file: spawning transcodes
-                    // it to RGBA8 where the device does not sample BC.
-                    let basis = (super::ktx::is_ktx2(bytes) && super::ktx::is_basis(bytes)).then(|| Arc::from(bytes));
-                    Ok(Ok(GltfTexture { image, srgb, texture, basis }))
-                }
-                Err(GltfError::UndecodableImage { problem, .. }) if !required[image] => Ok(Err(problem)),
-                Err(e) => Err(e),
-            }
-        })
-        .collect()
-}
-
-/// Image `image`'s bytes as a texture (`path`: its JSON pointer);
-/// [`GltfError::UndecodableImage`] when they do not decode.
-fn decode_image(
-    doc: &gltf::Document,
-    image: usize,
-    srgb: bool,
-    bytes: &[u8],
-    path: &str,
-    limits: &GltfLimits,
-) -> Result<renderer::Texture2D, GltfError> {
-    let label = doc.images().nth(image).and_then(|i| i.name().map(str::to_string)).unwrap_or_else(|| format!("image {image}"));
-    if super::ktx::is_ktx2(bytes) {
-        return super::ktx::decode(&label, bytes, srgb, path, limits);
-    }
-    let undecodable = |problem: String| GltfError::UndecodableImage { path: path.into(), problem };
-    let (w, h) = image::ImageReader::new(std::io::Cursor::new(bytes))
-        .with_guessed_format()
-        .map_err(|e| undecodable(e.to_string()))?
-        .into_dimensions()
-        .map_err(|e| undecodable(e.to_string()))?;
-    GltfError::check_limit(path, "texture dimension", w.max(h) as u64, limits.max_texture_dimension as u64)?;
-    renderer::Texture2D::decode(&label, bytes, srgb).map_err(|e| undecodable(e.to_string()))
-}
-
-/// The decoded textures, in key order without the images that did not
-/// decode (one skipped line each); the materials' texture references are
-/// renumbered to match, and a slot whose image did not decode loses its
-/// texture (its factor alone is used).
-fn keep_decoded(
-    decoded: Vec<Result<GltfTexture, String>>,
-    keys: &TextureKeys,
-    materials: &mut [GltfMaterial],
-    skipped: &mut Vec<String>,
-) -> Vec<GltfTexture> {
-    let mut textures = Vec::with_capacity(decoded.len());
-    let mut renumbered = Vec::with_capacity(decoded.len());
-    let mut reported = std::collections::HashSet::new();
-    for (d, &(image, _)) in decoded.into_iter().zip(&keys.keys) {
-        match d {
-            Ok(t) => {
-                renumbered.push(Some(textures.len()));
-                textures.push(t);
-            }
-            Err(problem) => {
-                renumbered.push(None);
-                if reported.insert(image) {
-                    skip(skipped, format!("/images/{image}: does not decode ({problem}); the texture slots using it use their factors"));
-                }
-            }
-        }
-    }
-    for m in materials {
-        for slot in [
-            &mut m.base_color_texture,
-            &mut m.metallic_roughness_texture,
-            &mut m.normal_texture,
-            &mut m.occlusion_texture,
-            &mut m.emissive_texture,
-        ] {
-            match slot.as_ref().map(|t| renumbered.get(t.texture).copied().flatten()) {
-                Some(Some(at)) => slot.as_mut().expect("some").texture = at,
-                Some(None) => *slot = None,
-                None => {}
-            }
-        }
-    }
-    textures
-}
-
 /// Every mesh, built in parallel (the first error in mesh order is
-/// reported); their skipped lines go to `skipped`. Returns the meshes and
+/// reported; [`plan_meshes`] charged what they make); their skipped lines
+/// go to `skipped`. Returns the meshes and
 /// the primitives that had morph targets.
 fn build_meshes(
     doc: &gltf::Document,
     buffers: &[Buffer<'_>],
     materials: &[GltfMaterial],
     limits: &GltfLimits,
+    budget: &AccessorBudget,
     progress: &ImportProgress,
     skipped: &mut Vec<String>,
 ) -> Result<(Vec<Option<GltfMesh>>, usize), GltfError> {
     progress.meshes_total.store(doc.meshes().len() as u64, std::sync::atomic::Ordering::Relaxed);
-    let budget = Budget::default();
     let built: Vec<_> = (0..doc.meshes().len())
         .into_par_iter()
         .map(|i| {
             let m = doc.meshes().nth(i).expect("in range");
             let (mut lines, mut morphs) = (Vec::new(), 0);
-            let mesh = build_mesh(&m, buffers, materials, limits, &budget, &mut lines, &mut morphs);
+            let mesh = build_mesh(&m, buffers, materials, limits, budget, &mut lines, &mut morphs);
             ImportProgress::add(&progress.meshes_built, 1);
             mesh.map(|mesh| (mesh, lines, morphs))
         })

@@ -1,14 +1,13 @@
 //! glTF skins (`/skins`): each a list of joint nodes and their inverse
 //! bind matrices, the skeleton a skinned mesh node's vertices follow.
 
-use super::accessor::{read_floats, Buffer};
+use super::accessor::{read_floats, AccessorBudget, Buffer, Read};
 use super::GltfError;
 use crate::animation::{AnimationClip, Channel, ChannelTarget, JointTransform};
 use crate::skeletal_mesh::{JointDesc, Morphs, SkeletalMesh};
 use glam::Mat4;
 use gltf::accessor::Dimensions;
 use renderer::VertexInfluences;
-use std::collections::HashMap;
 use std::sync::Arc;
 
 /// A skin: the nodes that are its joints (the mesh's `JOINTS_0` index this
@@ -30,11 +29,11 @@ pub const MAX_JOINTS: usize = renderer::skeletal::MAX_SKIN_JOINTS as usize;
 /// Reads every skin. Errors name the skin's JSON path: no joints, more than
 /// [`MAX_JOINTS`], a joint listed twice, inverse bind matrices of the wrong
 /// type or count, a matrix that is not finite or not invertible.
-pub(crate) fn read_skins(doc: &gltf::Document, buffers: &[Buffer<'_>]) -> Result<Vec<GltfSkin>, GltfError> {
-    doc.skins().map(|s| read_skin(&s, buffers)).collect()
+pub(crate) fn read_skins(doc: &gltf::Document, buffers: &[Buffer<'_>], budget: &AccessorBudget) -> Result<Vec<GltfSkin>, GltfError> {
+    doc.skins().map(|s| read_skin(&s, buffers, budget)).collect()
 }
 
-fn read_skin(s: &gltf::Skin, buffers: &[Buffer<'_>]) -> Result<GltfSkin, GltfError> {
+fn read_skin(s: &gltf::Skin, buffers: &[Buffer<'_>], budget: &AccessorBudget) -> Result<GltfSkin, GltfError> {
     let path = format!("/skins/{}", s.index());
     let joints: Vec<usize> = s.joints().map(|n| n.index()).collect();
     let invalid = |at: &str, problem: String| GltfError::Invalid { path: format!("{path}{at}"), problem };
@@ -52,7 +51,7 @@ fn read_skin(s: &gltf::Skin, buffers: &[Buffer<'_>]) -> Result<GltfSkin, GltfErr
             if acc.count() != joints.len() {
                 return Err(GltfError::Accessor { path: at, problem: format!("{} matrices for {} joints", acc.count(), joints.len()) });
             }
-            let (m, _) = read_floats(&acc, buffers, &at, &[Dimensions::Mat4], joints.len() as u64)?;
+            let (m, _) = read_floats(&acc, buffers, &at, &[Dimensions::Mat4], Read { max_count: joints.len() as u64, budget })?;
             let matrices: Vec<Mat4> = m.chunks_exact(16).map(Mat4::from_cols_slice).collect();
             if let Some(bad) = matrices.iter().position(|m| !m.is_finite() || m.determinant().abs() < 1e-12) {
                 return Err(invalid("/inverseBindMatrices", format!("matrix {bad} is not finite or not invertible")));
@@ -90,40 +89,21 @@ pub(crate) fn skeletal_mesh(
         path: format!("/meshes/{mesh}"),
         problem: "a node with a skin names a mesh without JOINTS_0/WEIGHTS_0".into(),
     })?;
-    // The skeleton's nodes: the joints and their ancestors, shallowest first.
-    let depth = |mut n: usize| {
-        let mut d = 0;
-        while let Some(p) = import.nodes[n].parent {
-            n = p;
-            d += 1;
-        }
-        d
-    };
-    let mut nodes: Vec<usize> = Vec::new();
-    let mut index: HashMap<usize, u32> = HashMap::new();
-    for &j in &s.joints {
-        let mut n = Some(j);
-        while let Some(x) = n {
-            if index.insert(x, 0).is_some() {
-                break;
-            }
-            nodes.push(x);
-            n = import.nodes[x].parent;
-        }
-    }
-    nodes.sort_by_key(|&n| (depth(n), n));
-    for (i, &n) in nodes.iter().enumerate() {
-        index.insert(n, i as u32);
+    let (nodes, index) = skeleton_nodes(import, &s.joints);
+    // Each node's place in the skin's joints (the first, were one listed twice).
+    let mut joint_of = vec![NONE; import.nodes.len()];
+    for (k, &j) in s.joints.iter().enumerate().rev() {
+        joint_of[j] = k as u32;
     }
     let joints: Vec<JointDesc> = nodes
         .iter()
         .map(|&n| {
             let node = &import.nodes[n];
-            let ibm = s.joints.iter().position(|&j| j == n).map_or(Mat4::IDENTITY, |k| s.inverse_bind_matrices[k]);
+            let ibm = if joint_of[n] == NONE { Mat4::IDENTITY } else { s.inverse_bind_matrices[joint_of[n] as usize] };
             let t = node.transform;
             JointDesc {
                 name: node.name.clone(),
-                parent: node.parent.map(|p| index[&p]),
+                parent: node.parent.map(|p| index[p]),
                 rest: JointTransform::new(t.translation, t.rotation, t.scale),
                 inverse_bind: ibm,
             }
@@ -133,7 +113,7 @@ pub(crate) fn skeletal_mesh(
     for (v, i) in remapped.iter_mut().enumerate() {
         for (j, w) in i.joints.iter_mut().zip(i.weights) {
             match s.joints.get(*j as usize) {
-                Some(node) => *j = index[node] as u16,
+                Some(&node) => *j = index[node] as u16,
                 None if w == 0.0 => *j = 0,
                 None => {
                     return Err(GltfError::Invalid {
@@ -148,8 +128,65 @@ pub(crate) fn skeletal_mesh(
     let name = if s.name.is_empty() { gm.name.clone() } else { format!("{} ({})", gm.name, s.name) };
     let skeletal = SkeletalMesh::with_morph_targets(&name, lods, vec![remapped], morphs_of(gm), joints, gm.mesh.material_slots.clone())
         .map_err(|e| GltfError::Invalid { path: path.clone(), problem: e.to_string() })?;
-    let clips = clips_for(import, mesh, |node| index.get(&node).copied())?;
+    let clips = clips_for(import, mesh, |node| index.get(node).copied().filter(|&i| i != NONE))?;
     Ok((skeletal, clips))
+}
+
+/// "No such node" in the per-node tables of [`skeleton_nodes`] and
+/// [`skeletal_mesh`].
+const NONE: u32 = u32::MAX;
+
+/// A skeleton's nodes: `joints` and every node above them, shallowest
+/// first (by depth, then node index), and per node of the import its place
+/// in that list ([`NONE`]: not in the skeleton). Linear: each node's depth
+/// is found once (a walk up stops at the first node already seen, whose
+/// depth is known) and the nodes are bucketed by depth (only nodes of one
+/// depth are sorted), not walked to the root per comparison. The hierarchy
+/// is acyclic (checked by the caller).
+fn skeleton_nodes(import: &super::GltfImport, joints: &[usize]) -> (Vec<usize>, Vec<u32>) {
+    // Per node: its depth, then (below) its place.
+    let mut table = vec![NONE; import.nodes.len()];
+    let mut found: Vec<(usize, usize)> = Vec::new(); // (depth, node)
+    let mut walk = Vec::new();
+    for &j in joints {
+        let mut n = Some(j);
+        let mut above = None;
+        while let Some(x) = n {
+            if table[x] != NONE {
+                above = Some(table[x] as usize);
+                break;
+            }
+            walk.push(x);
+            n = import.nodes[x].parent;
+        }
+        // `walk` runs from the joint up; its top is a root or sits under `above`.
+        for (d, &x) in (above.map_or(0, |d| d + 1)..).zip(walk.iter().rev()) {
+            table[x] = d as u32;
+            found.push((d, x));
+        }
+        walk.clear();
+    }
+    // A counting sort by depth: each depth's first place, then its nodes.
+    let deepest = found.iter().map(|&(d, _)| d).max().unwrap_or(0);
+    let mut first = vec![0usize; deepest + 2];
+    for &(d, _) in &found {
+        first[d + 1] += 1;
+    }
+    for d in 1..first.len() {
+        first[d] += first[d - 1];
+    }
+    let (mut nodes, mut next) = (vec![0; found.len()], first.clone());
+    for &(d, x) in &found {
+        nodes[next[d]] = x;
+        next[d] += 1;
+    }
+    for depth in first.windows(2) {
+        nodes[depth[0]..depth[1]].sort_unstable();
+    }
+    for (i, &n) in nodes.iter().enumerate() {
+        table[n] = i as u32;
+    }
+    (nodes, table)
 }
 
 /// The morph targets of `gm` as a skeletal mesh takes them.
