@@ -60,9 +60,9 @@ impl BitOr for DirtyFlags {
     }
 }
 
-/// UE's EComponentMobility, the renderer's (`renderer::Mobility`): the
-/// world refuses moving a registered light component that is not movable;
-/// light components start movable, other components static.
+/// UE's EComponentMobility, the renderer's (`renderer::Mobility`): every
+/// component starts movable; the world refuses moving a registered
+/// component that is static or stationary.
 pub use renderer::Mobility;
 
 /// Settings every primitive component has (kept by the world).
@@ -90,7 +90,7 @@ impl Default for PrimitiveSettings {
             visible: true,
             hidden_in_game: false,
             cast_shadow: true,
-            mobility: Mobility::Static,
+            mobility: Mobility::Movable,
             materials: Vec::new(),
             custom_primitive_data: Vec4::ZERO,
             render: PrimitiveRenderSettings::default(),

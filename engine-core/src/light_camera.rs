@@ -1,6 +1,6 @@
 //! Light and camera components. A light component becomes a render-side
 //! light at the end of the frame it registers or moves, with the
-//! component's mobility ([`crate::World::set_mobility`]: lights start
+//! component's mobility ([`crate::World::set_mobility`]: components start
 //! movable; a static or stationary one may not move); cameras produce the
 //! frame's views ([`crate::World::collect_views`]).
 

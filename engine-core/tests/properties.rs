@@ -457,8 +457,10 @@ fn apply(w: &mut World, ids: &mut Ids, m: &mut Model, op: &Op) -> std::result::R
                 prop_assert!(!m.is_under(p, c), "attaching {:?} under {:?} made a cycle", c, p);
                 m.parent.insert(c, Some(p));
             } else if m.alive(c) && m.alive(p) && m.actor_of[&c] == m.actor_of[&p] && !m.is_under(p, c) {
-                // A legal attachment may only fail because of the transform it makes.
-                prop_assert!(matches!(result, Err(EngineError::InvalidTransform { .. })), "{result:?}");
+                // A legal attachment may only fail because of the transform it
+                // makes, or because it would move a registered component that is
+                // not movable.
+                prop_assert!(matches!(result, Err(EngineError::InvalidTransform { .. } | EngineError::NotMovable { .. })), "{result:?}");
             }
             result
         }

@@ -479,6 +479,32 @@ fn a_stationary_light_refuses_to_move_and_keeps_its_shadow_until_made_movable() 
     assert_clean(&mut w);
 }
 
+/// Every component starts movable; a static one (UE's mobility) refuses
+/// to move once registered, and so does its parent's move that would carry
+/// it, while an unregistered one may be placed; made movable it moves.
+#[test]
+fn a_static_primitive_refuses_to_move_once_registered() {
+    let mut w = World::new(None);
+    let (actor, root) = w.spawn_actor("a", Box::new(SceneComponent), Transform::IDENTITY).unwrap();
+    let cube = w.add_component(actor, Box::new(StaticMeshComponent::new(StaticMesh::cube())), None, Transform::IDENTITY).unwrap();
+    assert_eq!(w.settings(cube).unwrap().mobility, Mobility::Movable, "components start movable");
+    w.set_world_location(cube, Vec3::X).unwrap();
+    w.set_mobility(cube, Mobility::Static).unwrap();
+    let at = w.world_transform(cube).unwrap();
+    let r = w.set_world_location(cube, Vec3::Y);
+    assert!(matches!(r, Err(EngineError::NotMovable { component, mobility: Mobility::Static }) if component == cube), "{r:?}");
+    assert!(matches!(w.teleport(cube, Transform::IDENTITY), Err(EngineError::NotMovable { .. })));
+    assert!(matches!(w.set_world_location(root, Vec3::Z), Err(EngineError::NotMovable { .. })), "the parent carries it");
+    assert_eq!(w.world_transform(cube).unwrap(), at, "nothing moved");
+    // Unregistered, it may be placed (as UE allows before registration).
+    w.unregister_component(cube).unwrap();
+    w.set_world_location(cube, Vec3::Y).unwrap();
+    w.register_component(cube).unwrap();
+    w.set_mobility(cube, Mobility::Movable).unwrap();
+    w.set_world_location(cube, Vec3::Z).unwrap();
+    assert_eq!(w.world_transform(cube).unwrap().w_axis.truncate(), Vec3::Z);
+}
+
 /// A cube whose local bounds the test can grow past what its transform
 /// carries, asking for a transform update (not a new proxy) on its tick.
 struct Stretchy {

@@ -212,8 +212,9 @@ impl World {
     ) -> ComponentId {
         let parent_world = parent.and_then(|p| self.components.get(p)).map(|e| e.node.world).unwrap_or(Mat4::IDENTITY);
         let camera = behaviour.camera().is_some();
-        // Lights start movable (nothing refused); other components static.
-        let mobility = if behaviour.light().is_some() { Mobility::Movable } else { Mobility::Static };
+        // Every component starts movable (UE's USceneComponent default):
+        // static or stationary is asked for (`set_mobility`) and then kept.
+        let mobility = Mobility::Movable;
         let id = self.components.insert(ComponentEntry {
             actor,
             node: SceneNode { relative, world: parent_world * relative.to_mat4(), parent, children: Vec::new() },
@@ -426,7 +427,7 @@ impl World {
                 return Err(EngineError::InvalidTransform { component: c, reason });
             }
             let mobility = entry.settings.mobility;
-            if entry.registered && mobility != Mobility::Movable && world != entry.node.world && entry.behaviour.light().is_some() {
+            if entry.registered && mobility != Mobility::Movable && world != entry.node.world {
                 return Err(EngineError::NotMovable { component: c, mobility });
             }
             for child in &entry.node.children {
@@ -563,9 +564,12 @@ impl World {
         self.set_setting(id, |s| std::mem::replace(&mut s.cast_shadow, cast) != cast)
     }
 
-    /// Sets the component's mobility (UE's SetMobility). A light sends it
-    /// to its render-side light at the end of the frame; a registered light
-    /// that is not movable refuses to move ([`EngineError::NotMovable`]).
+    /// Sets the component's mobility (UE's SetMobility; every component
+    /// starts movable). A registered component that is not movable refuses
+    /// to move, and so does one whose move would carry it along (an
+    /// attached parent's) — [`EngineError::NotMovable`], nothing changes —
+    /// while an unregistered one may be placed. A light also sends its
+    /// mobility to its render-side light at the end of the frame.
     pub fn set_mobility(&mut self, id: ComponentId, mobility: Mobility) -> Result<()> {
         let e = self.entry_mut(id)?;
         let (old, light) = (std::mem::replace(&mut e.settings.mobility, mobility), e.behaviour.light().is_some());
