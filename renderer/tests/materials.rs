@@ -424,6 +424,38 @@ fn a_destroyed_texture_samples_white_and_materials_survive() {
     assert_clean(&mut rt);
 }
 
+/// A material tinted by the environment's mip 0 seen along its normal:
+/// the environment cube is declared by the passes that shade (base,
+/// translucency), not by the depth passes (prepass, shadow).
+fn environment_tinted(blend: BlendMode) -> Material {
+    let wgsl = "fn material_main(i: MaterialInput) -> MaterialOutput {\n    var o = default_material(i);\n    let env = textureSampleLevel(environment_specular, environment_sampler, i.world_normal, 0.0);\n    o.base_color = env.rgb;\n    o.opacity = env.a;\n    return o;\n}\n";
+    Material::with_shader("environment_tinted.wgsl", wgsl).with_blend(blend)
+}
+
+#[test]
+fn a_masked_material_that_cannot_draw_in_the_depth_pass_is_refused() {
+    let mut rt = rt();
+    let e = rt.create_material(environment_tinted(BlendMode::Masked)).unwrap_err();
+    let RendererError::MaterialShader { material, error } = &e else { panic!("{e:?}") };
+    assert_eq!((material.as_str(), error.file.as_str(), error.line), ("environment_tinted.wgsl", "environment_tinted.wgsl", 3), "{e}");
+    assert!(e.to_string().contains("in the depth pass over the local vertex factory"), "{e}");
+    // Opaque, the depth passes draw it with the default material: it is drawn.
+    let opaque = rt.create_material(environment_tinted(BlendMode::Opaque)).unwrap();
+    assert_eq!(opaque, MaterialId(1), "no id was spent on the refused one");
+    let e = rt.set_material(opaque, environment_tinted(BlendMode::Masked)).unwrap_err();
+    assert!(e.to_string().contains("depth pass"), "an edit is checked as a creation: {e}");
+    // A masked material that reads only what every pass has is created and drawn.
+    let wgsl = "fn material_main(i: MaterialInput) -> MaterialOutput {\n    var o = default_material(i);\n    o.opacity = select(0.0, 1.0, i.uv0.x > 0.5);\n    return o;\n}\n";
+    let masked = rt.create_material(Material::with_shader("half.wgsl", wgsl).with_blend(BlendMode::Masked)).unwrap();
+    let mesh = plane_mesh();
+    add(&mut rt, &mesh, masked, Mat4::from_translation(Vec3::Z));
+    add(&mut rt, &mesh, opaque, Mat4::IDENTITY);
+    let (stats, _) = frame(&mut rt, &family(vec![ortho()]));
+    assert!(stats.pass(MeshPass::DepthPrepass).draws >= 2, "both planes in the depth prepass");
+    assert!(stats.pass(MeshPass::Base).draws >= 2, "both planes in the base pass");
+    assert_clean(&mut rt);
+}
+
 #[test]
 fn bad_textures_and_materials_are_typed_errors_that_change_nothing() {
     let mut rt = rt();

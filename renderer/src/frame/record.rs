@@ -62,6 +62,10 @@ pub(crate) fn record(
     record_scene_color(frame.cmd(), targets, (family, main), input.lists, (&recorded, skies))
 }
 
+/// A per-view secondary recorded outside the passes: the view, the
+/// secondary, what it draws.
+type ViewOverlay = (usize, SecondaryCommandBuffer, Overlay);
+
 /// What a per-view secondary recorded outside the passes draws.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Overlay {
@@ -101,12 +105,7 @@ fn record_debug_lines(
 /// Per main view, a secondary that draws the environment behind the scene
 /// (`crate::environment`), when the scene's environment has a sky: one
 /// triangle at the far plane where the depth is still clear.
-fn record_skies(
-    frame: &Frame<'_>,
-    scene: &Scene,
-    views: &InitViews,
-    samples: u32,
-) -> Result<Vec<(usize, SecondaryCommandBuffer, Overlay)>> {
+fn record_skies(frame: &Frame<'_>, scene: &Scene, views: &InitViews, samples: u32) -> Result<Vec<ViewOverlay>> {
     let Some(sky) = scene.environment.sky(samples) else { return Ok(Vec::new()) };
     let layout = RenderingLayout::new(vec![SCENE_COLOR_FORMAT], Some(SCENE_DEPTH_FORMAT)).with_samples(samples);
     let mut out = Vec::new();
@@ -303,7 +302,7 @@ fn record_scene_color(
     targets: &mut RenderTargets,
     (family, main): (&ViewFamily, MainTargets),
     lists: &[PassDrawList],
-    (recorded, overlays): (&[Vec<SecondaryCommandBuffer>], Vec<(usize, SecondaryCommandBuffer, Overlay)>),
+    (recorded, overlays): (&[Vec<SecondaryCommandBuffer>], Vec<ViewOverlay>),
 ) -> Result<()> {
     let samples = main.samples;
     let texture = |targets: &RenderTargets, name| targets.texture(name).expect("made in gpu_prepare");
@@ -326,12 +325,10 @@ fn record_scene_color(
         area: Rect::from_size(family.width, family.height),
     };
     cmd.begin_rendering(&rendering, RenderingContents::Secondary)?;
-    let mut overlays: Vec<Option<(usize, SecondaryCommandBuffer, Overlay)>> = overlays.into_iter().map(Some).collect();
+    let mut overlays: Vec<Option<ViewOverlay>> = overlays.into_iter().map(Some).collect();
     // Executes the overlays of `kind` (of `view`, or of every view left).
     let mut draw = |cmd: &mut CommandList<'_>, kind: Overlay, view: Option<usize>| -> Result<()> {
-        let of = |o: &Option<(usize, SecondaryCommandBuffer, Overlay)>| {
-            o.as_ref().is_some_and(|(v, _, k)| *k == kind && view.is_none_or(|view| *v == view))
-        };
+        let of = |o: &Option<ViewOverlay>| o.as_ref().is_some_and(|(v, _, k)| *k == kind && view.is_none_or(|view| *v == view));
         for overlay in overlays.iter_mut().filter(|o| of(o)) {
             if let Some((_, secondary, _)) = overlay.take() {
                 cmd.execute_secondaries(std::slice::from_ref(&secondary))?;

@@ -23,10 +23,13 @@
 //! - creating a material or an instance rebuilds no existing command.
 //!
 //! A parent is checked when it is created: its declarations must lay out
-//! ([`ParameterLayout::new`]) and its shader must compile with the
-//! generated accessors ([`crate::mesh_pass::validate_material`], errors say
-//! `file:line:column` of the material's own source). An instance is
-//! checked against its parent's declarations.
+//! ([`ParameterLayout::new`]) and its shader, with the generated
+//! accessors, must compile and bind only what the pass binds in every
+//! pipeline it can be drawn with — each pass its blend mode puts it in
+//! (a masked material's depth prepass and shadow depth too) over every
+//! vertex factory ([`crate::mesh_pass::validate_material`]; errors say
+//! `file:line:column` of the material's own source and the pass and
+//! factory). An instance is checked against its parent's declarations.
 //!
 //! Ids: see [`MaterialId`] — a slot of the tables and its generation, so
 //! an id kept after its material was destroyed never names the material
@@ -38,6 +41,7 @@ pub mod parameters;
 mod registry;
 mod shader_interner;
 mod shared_bindings;
+mod slot_set;
 
 pub use crate::ids::MaterialId;
 pub(crate) use crate::ids::{MaterialIds, SlotIds};

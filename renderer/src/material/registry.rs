@@ -8,17 +8,25 @@
 //! ([`MaterialRegistry::take_rebind`]), material slots whose users' cached
 //! commands must be rebuilt ([`MaterialRegistry::take_recache`]), shaders
 //! whose pipelines go ([`MaterialRegistry::take_stale_shaders`]).
+//!
+//! Every operation costs what it touches, never the number of materials:
+//! a parent's instances and a texture's users are indexes kept with the
+//! entries (a parent edit visits its instances, a re-created texture its
+//! users), so creating and destroying n materials is O(n) however many
+//! others live.
 
 use super::parameters::{MaterialBlock, ParameterSlot, MATERIAL_BLOCK_VECTORS};
 use super::shader_interner::ShaderInterner;
 use super::shared_bindings::SharedBindings;
+use super::slot_set::SlotSet;
 use super::{
     BlendMode, Material, MaterialId, MaterialInstance, MaterialShader, MaterialShaderId, ParameterLayout, ParameterValue, ShadingModel,
 };
 use crate::error::{RendererError, Result};
 use crate::texture::TextureId;
 use rhi_vulkan::{BindGroupHandle, SamplerDesc};
-use std::collections::{BTreeSet, HashMap};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 /// Per texture parameter of a material: the texture and its sampler.
@@ -80,13 +88,22 @@ pub struct MaterialRegistry {
     /// Per slot: the interned shader of a parent.
     shader_ids: Vec<MaterialShaderId>,
     shaders: ShaderInterner,
-    /// Live instances per parent slot.
-    instances: HashMap<u32, u32>,
-    dirty_blocks: BTreeSet<u32>,
-    /// The table grew (or was never uploaded): upload it whole.
+    /// Per parent slot with live instances: their slots (no empty sets).
+    instances: HashMap<u32, HashSet<u32>>,
+    /// Per texture slot bound by a live material: the material slots whose
+    /// textures name it (no empty sets), for [`Self::rebind_textures`].
+    texture_users: HashMap<u32, HashSet<u32>>,
+    /// Live materials (parents and instances), the default included.
+    live: usize,
+    // The slots to act on at the next update (`super::slot_set`: a change
+    // costs O(1) however many pile up between updates).
+    dirty_blocks: SlotSet,
+    /// The table was never uploaded: upload it whole. (A table that grew
+    /// past its GPU buffer is uploaded whole by the caller; a new slot
+    /// within it is one dirty block.)
     pub(crate) table_dirty: bool,
-    recache: BTreeSet<u32>,
-    rebind: BTreeSet<u32>,
+    recache: SlotSet,
+    rebind: SlotSet,
     /// The slots' bind groups, shared by equal layout and textures, and
     /// those no slot holds any more (to destroy).
     bindings: SharedBindings,
@@ -99,11 +116,13 @@ impl Default for MaterialRegistry {
             generations: Vec::new(),
             shader_ids: Vec::new(),
             shaders: ShaderInterner::default(),
-            instances: HashMap::new(),
-            dirty_blocks: BTreeSet::new(),
+            instances: HashMap::default(),
+            texture_users: HashMap::default(),
+            live: 0,
+            dirty_blocks: SlotSet::default(),
             table_dirty: true,
-            recache: BTreeSet::new(),
-            rebind: BTreeSet::new(),
+            recache: SlotSet::default(),
+            rebind: SlotSet::default(),
             bindings: SharedBindings::default(),
         };
         // The default shader is a constant the renderer's tests compile in every combination.
@@ -141,7 +160,10 @@ impl MaterialRegistry {
             self.entries.push(None);
             self.generations.push(0);
             self.shader_ids.push(MaterialShaderId(0));
-            self.table_dirty = true;
+            // Not `table_dirty`: the new slot's block is dirty (every
+            // caller marks it), and a table that outgrew its GPU buffer is
+            // uploaded whole anyway — growing by one slot at a time must not
+            // upload the whole table each time.
         }
     }
 
@@ -162,11 +184,9 @@ impl MaterialRegistry {
             });
         }
         let layout = material.layout()?;
-        for e in self.entries.iter().flatten() {
-            if let Definition::Instance(inst) = &e.def {
-                if inst.parent == id {
-                    inst.check(&layout)?;
-                }
+        for s in self.instances_of(id.slot()) {
+            if let Some(Entry { def: Definition::Instance(inst), .. }) = &self.entries[s as usize] {
+                inst.check(&layout)?;
             }
         }
         self.set_parent_unchecked(id, material, layout);
@@ -191,6 +211,11 @@ impl MaterialRegistry {
         let block = material.default_block(&layout);
         let textures = parent_textures(&material, &layout);
         let bindings = self.entries[i].as_mut().and_then(|e| e.bindings.take());
+        let old = self.entries[i].take();
+        if old.is_none() {
+            self.live += 1;
+        }
+        index_textures(&mut self.texture_users, i as u32, old.as_ref().map_or(&[][..], |e| &e.textures), &textures);
         self.entries[i] =
             Some(Entry { def: Definition::Parent(material), layout: Arc::new(layout), parent: i as u32, block, textures, bindings });
         self.dirty_blocks.insert(i as u32);
@@ -205,11 +230,10 @@ impl MaterialRegistry {
         }
     }
 
+    /// The slots of a parent's live instances (from the index: it costs
+    /// their number, not the number of materials).
     fn instances_of(&self, parent: u32) -> impl Iterator<Item = u32> + '_ {
-        self.entries.iter().enumerate().filter_map(move |(s, e)| match e {
-            Some(Entry { def: Definition::Instance(_), parent: p, .. }) if *p == parent && s as u32 != parent => Some(s as u32),
-            _ => None,
-        })
+        self.instances.get(&parent).into_iter().flatten().copied()
     }
 
     /// Recomputes an instance's layout, block and textures from its parent
@@ -224,6 +248,7 @@ impl MaterialRegistry {
         e.layout = layout;
         e.block = block;
         if e.textures != textures {
+            index_textures(&mut self.texture_users, slot, &e.textures, &textures);
             e.textures = textures;
             self.rebind.insert(slot);
         }
@@ -250,47 +275,54 @@ impl MaterialRegistry {
             return Err(RendererError::InvalidMaterial { material: id.to_string(), reason: "an instance cannot be its own parent".into() });
         }
         instance.check(&parent.layout)?;
-        if self.instances.get(&id.slot()).is_some_and(|&n| n > 0) {
-            return Err(RendererError::MaterialInUse { material: id, instances: self.instances[&id.slot()] });
+        if let Some(instances) = self.instances.get(&id.slot()) {
+            return Err(RendererError::MaterialInUse { material: id, instances: instances.len() as u32 });
         }
         let layout = parent.layout.clone();
         let (block, textures) = instance_block(parent_material, &layout, &instance);
         self.make_room(id);
         let i = id.slot() as usize;
         let parent_slot = instance.parent.slot();
-        let same_parent = matches!(&self.entries[i], Some(Entry { def: Definition::Instance(old), .. }) if old.parent == instance.parent);
-        match self.entries[i].take() {
-            Some(Entry { def: Definition::Parent(_), bindings, .. }) => {
+        let old = self.entries[i].take();
+        // Same parent: no command changes; same textures too: the bind group stays.
+        let (same_parent, keep_bindings) = match &old {
+            Some(Entry { def: Definition::Instance(o), textures: t, .. }) if o.parent == instance.parent => (true, *t == textures),
+            _ => (false, false),
+        };
+        index_textures(&mut self.texture_users, i as u32, old.as_ref().map_or(&[][..], |e| &e.textures), &textures);
+        let mut bindings = None;
+        match old {
+            None => self.live += 1,
+            Some(Entry { def: Definition::Parent(_), bindings: held, .. }) => {
                 self.shaders.release(self.shader_ids[i]);
-                self.bindings.release(bindings);
+                self.bindings.release(held);
             }
-            Some(Entry { def: Definition::Instance(old), bindings, textures: old_textures, .. }) => {
-                self.uncount_instance(old.parent.slot());
-                if same_parent && old_textures == textures {
-                    self.entries[i] =
-                        Some(Entry { def: Definition::Instance(instance), layout, parent: parent_slot, block, textures, bindings });
-                    *self.instances.entry(parent_slot).or_default() += 1;
-                    self.dirty_blocks.insert(i as u32);
-                    return Ok(());
+            Some(Entry { def: Definition::Instance(o), bindings: held, .. }) => {
+                self.unindex_instance(o.parent.slot(), i as u32);
+                if keep_bindings {
+                    bindings = held;
+                } else {
+                    self.bindings.release(held);
                 }
-                self.bindings.release(bindings);
             }
-            None => {}
         }
-        *self.instances.entry(parent_slot).or_default() += 1;
-        self.entries[i] = Some(Entry { def: Definition::Instance(instance), layout, parent: parent_slot, block, textures, bindings: None });
+        self.instances.entry(parent_slot).or_default().insert(i as u32);
+        self.entries[i] = Some(Entry { def: Definition::Instance(instance), layout, parent: parent_slot, block, textures, bindings });
         self.dirty_blocks.insert(i as u32);
-        self.rebind.insert(i as u32);
+        if !keep_bindings {
+            self.rebind.insert(i as u32);
+        }
         if !same_parent {
             self.recache.insert(i as u32);
         }
         Ok(())
     }
 
-    fn uncount_instance(&mut self, parent: u32) {
-        if let Some(n) = self.instances.get_mut(&parent) {
-            *n -= 1;
-            if *n == 0 {
+    /// Takes `slot` out of `parent`'s instances.
+    fn unindex_instance(&mut self, parent: u32, slot: u32) {
+        if let Some(set) = self.instances.get_mut(&parent) {
+            set.remove(&slot);
+            if set.is_empty() {
                 self.instances.remove(&parent);
             }
         }
@@ -325,7 +357,9 @@ impl MaterialRegistry {
             ParameterSlot::Texture(k) => {
                 let ParameterValue::Texture(t) = value else { unreachable!("kind checked") };
                 if e.textures[k as usize].0 != t {
+                    let old = e.textures.clone();
                     e.textures[k as usize].0 = t;
+                    index_textures(&mut self.texture_users, i as u32, &old, &e.textures);
                     self.rebind.insert(i as u32);
                 }
             }
@@ -356,37 +390,39 @@ impl MaterialRegistry {
         if id == MaterialId::DEFAULT || self.entry(id).is_err() {
             return Err(RendererError::UnknownMaterial(id));
         }
-        if let Some(&n) = self.instances.get(&id.slot()) {
-            return Err(RendererError::MaterialInUse { material: id, instances: n });
+        if let Some(instances) = self.instances.get(&id.slot()) {
+            return Err(RendererError::MaterialInUse { material: id, instances: instances.len() as u32 });
         }
         let i = id.slot() as usize;
         let e = self.entries[i].take().expect("checked live");
+        self.live -= 1;
+        index_textures(&mut self.texture_users, i as u32, &e.textures, &[]);
         match e.def {
             Definition::Parent(_) => self.shaders.release(self.shader_ids[i]),
-            Definition::Instance(inst) => self.uncount_instance(inst.parent.slot()),
+            Definition::Instance(inst) => self.unindex_instance(inst.parent.slot(), i as u32),
         }
         self.bindings.release(e.bindings);
         self.generations[i] += 1;
         self.dirty_blocks.insert(i as u32);
         self.recache.insert(i as u32);
-        self.rebind.remove(&(i as u32));
+        self.rebind.remove(i as u32);
         Ok(())
     }
 
     /// Blocks changed since the last call (slots); empty after a whole-table
     /// upload is due ([`Self::table_dirty`]).
     pub(crate) fn take_dirty_blocks(&mut self) -> BTreeSet<u32> {
-        std::mem::take(&mut self.dirty_blocks)
+        self.dirty_blocks.take()
     }
 
     /// Material slots whose users' cached commands must be rebuilt.
     pub(crate) fn take_recache(&mut self) -> BTreeSet<u32> {
-        std::mem::take(&mut self.recache)
+        self.recache.take()
     }
 
     /// Live slots whose bind group must be (re)made.
     pub(crate) fn take_rebind(&mut self) -> BTreeSet<u32> {
-        let rebind = std::mem::take(&mut self.rebind);
+        let rebind = self.rebind.take();
         rebind.into_iter().filter(|&s| self.entries.get(s as usize).is_some_and(|e| e.is_some())).collect()
     }
 
@@ -404,9 +440,9 @@ impl MaterialRegistry {
     /// re-bind (a texture was created or destroyed).
     pub(crate) fn rebind_textures(&mut self, texture_slots: &[u32]) {
         self.bindings.evict_textures(texture_slots);
-        for (s, e) in self.entries.iter().enumerate() {
-            if e.as_ref().is_some_and(|e| e.textures.iter().any(|(t, _)| texture_slots.contains(&t.slot()))) {
-                self.rebind.insert(s as u32);
+        for t in texture_slots {
+            if let Some(users) = self.texture_users.get(t) {
+                self.rebind.extend(users.iter().copied());
             }
         }
     }
@@ -534,13 +570,32 @@ impl MaterialRegistry {
 
     /// Materials alive (parents and instances), the default included.
     pub fn live(&self) -> usize {
-        self.entries.iter().filter(|m| m.is_some()).count()
+        self.live
     }
 
     /// Whether the tables have no slot: never, as the default material always
     /// exists.
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
+    }
+}
+
+/// Moves `slot` in the texture → users index from the textures of `old`
+/// to those of `new` (either may be empty: a material created or removed).
+fn index_textures(users: &mut HashMap<u32, HashSet<u32>>, slot: u32, old: &[(TextureId, SamplerDesc)], new: &[(TextureId, SamplerDesc)]) {
+    for (t, _) in old {
+        if new.iter().any(|(n, _)| n.slot() == t.slot()) {
+            continue;
+        }
+        if let Some(set) = users.get_mut(&t.slot()) {
+            set.remove(&slot);
+            if set.is_empty() {
+                users.remove(&t.slot());
+            }
+        }
+    }
+    for (t, _) in new {
+        users.entry(t.slot()).or_default().insert(slot);
     }
 }
 
@@ -816,6 +871,106 @@ mod tests {
         r.set(MaterialId(1), Material::default()).unwrap();
         r.set(MaterialId(2), Material::default()).unwrap();
         assert_eq!(r.len(), 3);
+    }
+
+    /// What the indexes must hold, found by scanning every entry: each
+    /// parent's instances, each texture's users, the live count.
+    type Scanned = (HashMap<u32, HashSet<u32>>, HashMap<u32, HashSet<u32>>, usize);
+
+    fn scan(r: &MaterialRegistry) -> Scanned {
+        let (mut instances, mut users) = (HashMap::<u32, HashSet<u32>>::default(), HashMap::<u32, HashSet<u32>>::default());
+        for (s, e) in r.entries.iter().enumerate() {
+            let Some(e) = e else { continue };
+            if let Definition::Instance(_) = e.def {
+                instances.entry(e.parent).or_default().insert(s as u32);
+            }
+            for (t, _) in &e.textures {
+                users.entry(t.slot()).or_default().insert(s as u32);
+            }
+        }
+        (instances, users, r.entries.iter().flatten().count())
+    }
+
+    /// The live id of `slot` modulo the next slot (the next slot's first id past the live ones).
+    fn live_id(r: &MaterialRegistry, slot: u32) -> MaterialId {
+        let slot = slot % (r.len() as u32 + 1);
+        let generation = r.generations.get(slot as usize).copied().unwrap_or(0);
+        MaterialId::new(slot, generation).unwrap()
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(test_support::property_cases(64)))]
+        /// After any sequence of sets, instance sets, texture changes and
+        /// removals (refused ones included), the parent → instances and
+        /// texture → users indexes and the live count equal a scan of the
+        /// entries, and a texture's re-bind marks exactly its users.
+        #[test]
+        fn the_indexes_equal_a_scan_of_the_entries(ops in proptest::collection::vec((0u8..5, 0u32..10, 0u32..10, 3u32..7), 1..120)) {
+            let mut r = MaterialRegistry::default();
+            let textured = |t: u32| {
+                custom("indexed.wgsl", "o.roughness = param_rough();")
+                    .with_parameter(MaterialParameter::texture("albedo", TextureId(t), SamplerDesc::default()))
+                    .with_parameter(MaterialParameter::scalar("rough", 0.5))
+            };
+            for (op, a, b, t) in ops {
+                let _ = match op {
+                    0 => r.set(live_id(&r, a), textured(t)),
+                    1 => r.set_instance(live_id(&r, a), MaterialInstance::of(live_id(&r, b)).with_texture("albedo", TextureId(t))),
+                    2 => r.set_instance(live_id(&r, a), MaterialInstance::of(live_id(&r, b)).with_scalar("rough", t as f32)),
+                    3 => r.set_parameter(live_id(&r, a), "albedo", ParameterValue::Texture(TextureId(t))),
+                    _ => r.remove(live_id(&r, a)),
+                };
+                let (instances, users, live) = scan(&r);
+                proptest::prop_assert_eq!(&r.instances, &instances);
+                proptest::prop_assert_eq!(&r.texture_users, &users);
+                proptest::prop_assert_eq!(r.live(), live);
+                r.take_rebind();
+                r.rebind_textures(&[t]);
+                let marked: HashSet<u32> = r.take_rebind().into_iter().collect();
+                proptest::prop_assert_eq!(marked, users.get(&t).cloned().unwrap_or_default());
+            }
+        }
+    }
+
+    /// Creates `n` instances of one textured parent, each with a texture of
+    /// its own, re-binds each texture once, removes them all. Seconds.
+    fn texture_churn(n: u32) -> f64 {
+        let mut r = MaterialRegistry::default();
+        let parent =
+            custom("churn.wgsl", "").with_parameter(MaterialParameter::texture("albedo", TextureId::WHITE, SamplerDesc::default()));
+        r.set(MaterialId(1), parent).unwrap();
+        let start = std::time::Instant::now();
+        for i in 0..n {
+            r.set_instance(MaterialId(2 + i), MaterialInstance::of(MaterialId(1)).with_texture("albedo", TextureId(3 + i))).unwrap();
+        }
+        for i in 0..n {
+            r.rebind_textures(&[3 + i]);
+        }
+        for i in 0..n {
+            r.remove(MaterialId(2 + i)).unwrap();
+        }
+        start.elapsed().as_secs_f64()
+    }
+
+    #[test]
+    fn rebinding_each_texture_of_10x_the_materials_costs_at_most_12x() {
+        // Medians of runs alternating the sizes (see tests/material_scaling.rs).
+        let (mut small, mut large) = (Vec::new(), Vec::new());
+        for run in 0..8 {
+            if run % 2 == 0 {
+                small.push(texture_churn(300));
+                large.push(texture_churn(3000));
+            } else {
+                large.push(texture_churn(3000));
+                small.push(texture_churn(300));
+            }
+        }
+        let median = |mut v: Vec<f64>| {
+            v.sort_by(f64::total_cmp);
+            v[v.len() / 2]
+        };
+        let (s, l) = (median(small), median(large));
+        assert!(l / s <= 12.0, "10x the materials: {:.1}x the time ({:.2} vs {:.2} ms)", l / s, l * 1e3, s * 1e3);
     }
 
     #[test]

@@ -13,11 +13,13 @@
 //! although its key (texture *ids*) does not: its groups are evicted — no
 //! longer handed out — and the slots that hold them are re-bound, each to a
 //! fresh group; the old one is retired when its last holder lets it go.
+//! The groups handed out are indexed by the textures they bind, so an
+//! eviction costs the groups of those textures, not every group.
 
 use super::registry::MaterialTextures;
 use super::ParameterLayout;
 use rhi_vulkan::BindGroupHandle;
-use std::collections::HashMap;
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
@@ -55,6 +57,8 @@ pub(crate) struct SharedBindings {
     by_key: HashMap<Key, BindGroupHandle>,
     /// Every live group: its key and how many slots hold it.
     holders: HashMap<BindGroupHandle, (Key, u32)>,
+    /// Per texture slot: the keys in `by_key` that bind it (no empty sets).
+    by_texture: HashMap<u32, HashSet<Key>>,
     /// Groups no slot holds any more: to destroy (deferred by the RHI).
     retired: Vec<BindGroupHandle>,
 }
@@ -72,23 +76,43 @@ impl SharedBindings {
         let key = Key { layout: LayoutRef(layout.clone()), textures: textures.clone() };
         let held = self.holders.entry(group).or_insert_with(|| (key.clone(), 0));
         held.1 += 1;
-        self.by_key.entry(key).or_insert(group);
+        if !self.by_key.contains_key(&key) {
+            for (t, _) in &key.textures {
+                self.by_texture.entry(t.slot()).or_default().insert(key.clone());
+            }
+            self.by_key.insert(key, group);
+        }
+    }
+
+    /// Stops handing out the group made from `key`.
+    fn withdraw(&mut self, key: &Key) {
+        if self.by_key.remove(key).is_none() {
+            return;
+        }
+        for (t, _) in &key.textures {
+            if let Some(keys) = self.by_texture.get_mut(&t.slot()) {
+                keys.remove(key);
+                if keys.is_empty() {
+                    self.by_texture.remove(&t.slot());
+                }
+            }
+        }
     }
 
     /// A slot lets `group` go; the last holder retires it. A group nobody
     /// holds (made, then not installed) is retired at once.
     pub fn release(&mut self, group: Option<BindGroupHandle>) {
         let Some(group) = group else { return };
-        let Some((key, holders)) = self.holders.get_mut(&group) else {
+        let Some((_, holders)) = self.holders.get_mut(&group) else {
             self.retired.push(group);
             return;
         };
         *holders -= 1;
         if *holders == 0 {
-            if self.by_key.get(key) == Some(&group) {
-                self.by_key.remove(key);
+            let (key, _) = self.holders.remove(&group).expect("held");
+            if self.by_key.get(&key) == Some(&group) {
+                self.withdraw(&key);
             }
-            self.holders.remove(&group);
             self.retired.push(group);
         }
     }
@@ -101,7 +125,11 @@ impl SharedBindings {
     /// Stops handing out the groups that bind one of `texture_slots` (a
     /// texture was re-created or destroyed); their holders re-bind.
     pub fn evict_textures(&mut self, texture_slots: &[u32]) {
-        self.by_key.retain(|key, _| !key.textures.iter().any(|(t, _)| texture_slots.contains(&t.slot())));
+        for t in texture_slots {
+            for key in self.by_texture.remove(t).unwrap_or_default() {
+                self.withdraw(&key);
+            }
+        }
     }
 
     /// Groups to destroy.
@@ -114,6 +142,7 @@ impl SharedBindings {
         let mut all = self.take_retired();
         all.extend(self.holders.drain().map(|(g, _)| g));
         self.by_key.clear();
+        self.by_texture.clear();
         all
     }
 

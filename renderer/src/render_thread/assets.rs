@@ -27,7 +27,7 @@ impl RenderThread {
     pub fn create_material(&mut self, material: Material) -> Result<MaterialId> {
         let layout = self.materials.check_parent(None, &material)?;
         self.check_textures(material.parameters.iter().map(|p| &p.default))?;
-        crate::mesh_pass::validate_material(&material)?;
+        crate::mesh_pass::validate_material_in(&material, &self.passes)?;
         let id = self.materials.ids.peek().ok_or(RendererError::MaterialIdsExhausted(MaterialId::MAX_SLOTS))?;
         self.enqueue_render_command(move |ctx| {
             if let Err(e) = ctx.scene.set_material(id, material) {
@@ -52,7 +52,7 @@ impl RenderThread {
     pub fn set_material(&mut self, id: MaterialId, material: Material) -> Result<()> {
         let layout = self.materials.check_parent(Some(id), &material)?;
         self.check_textures(material.parameters.iter().map(|p| &p.default))?;
-        crate::mesh_pass::validate_material(&material)?;
+        crate::mesh_pass::validate_material_in(&material, &self.passes)?;
         self.enqueue_render_command(move |ctx| {
             if let Err(e) = ctx.scene.set_material(id, material) {
                 log::error!("set material {id:?}: {e}");

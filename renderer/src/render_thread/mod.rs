@@ -319,6 +319,8 @@ pub fn render_worker_pool() -> Option<rayon::ThreadPool> {
 impl RenderThread {
     /// Creates the device and starts the render thread (or the inline context).
     pub fn new(device_desc: &DeviceDesc, mode: RenderThreadMode) -> Result<Self> {
+        // Materials are checked over the built-in skinned factory too.
+        crate::mesh_pass::note_vertex_factory(&crate::skeletal::SKINNED_VERTEX_FACTORY);
         let device = Device::new(device_desc)?;
         let device_name = device.name().to_string();
         let texture_limits = TextureLimits::of(&device);

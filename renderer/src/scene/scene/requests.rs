@@ -108,7 +108,7 @@ impl Scene {
     ///
     /// [`MaterialRegistry::set`]: crate::material::MaterialRegistry::set
     pub fn set_material(&mut self, id: MaterialId, material: Material) -> Result<()> {
-        crate::mesh_pass::validate_material(&material)?;
+        crate::mesh_pass::validate_material_in(&material, &self.passes)?;
         self.materials.set(id, material)
     }
 
