@@ -64,11 +64,14 @@ pub(crate) fn pick_physical_device(instance: &ash::Instance, filter: Option<&str
         }
         // SAFETY: `pd` is valid.
         let families = unsafe { instance.get_physical_device_queue_family_properties(pd) };
-        let Some(family) = families.iter().position(|f| f.queue_flags.contains(vk::QueueFlags::GRAPHICS | vk::QueueFlags::COMPUTE)) else {
+        let flags: Vec<vk::QueueFlags> = families.iter().map(|f| f.queue_flags).collect();
+        let Some(queues) = pick_queue_families(&flags) else {
             continue;
         };
+        let family = queues.graphics as usize;
         let timestamp_valid_bits = families[family].timestamp_valid_bits;
-        let info = device_info(instance, pd, &props, base, timestamp_valid_bits, name);
+        let mut info = device_info(instance, pd, &props, base, timestamp_valid_bits, name);
+        info.queue_families = queues;
         let rank = type_rank(props.device_type);
         if best.as_ref().is_none_or(|b| rank < b.0) {
             best = Some((rank, pd, family as u32, info));
@@ -80,6 +83,36 @@ pub(crate) fn pick_physical_device(instance: &ash::Instance, filter: Option<&str
             Err(RhiError::NoSuitableDevice { found, filter: filter.map(|f| format!(" matching PROXIMA_DEVICE={f:?}")).unwrap_or_default() })
         }
     }
+}
+
+/// The queue families a device offers, picked as a discrete GPU offers
+/// them: the graphics family (graphics and compute: everything is
+/// submitted there), and where they exist a compute family without
+/// graphics (async compute) and a dedicated transfer family (transfer
+/// only: the copy engine of a discrete GPU). Lavapipe has one family;
+/// NVIDIA's and AMD's drivers offer all three.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct QueueFamilies {
+    /// Graphics and compute: the queue every submission goes to.
+    pub graphics: u32,
+    /// Compute without graphics, if the device has such a family.
+    pub async_compute: Option<u32>,
+    /// Transfer without graphics or compute, if the device has one.
+    pub dedicated_transfer: Option<u32>,
+}
+
+/// The families of `flags` (one per family, by index): the first with
+/// graphics and compute, the first compute family without graphics, the
+/// first transfer family with neither; `None` without a graphics and
+/// compute family.
+pub(crate) fn pick_queue_families(flags: &[vk::QueueFlags]) -> Option<QueueFamilies> {
+    let (g, c, t) = (vk::QueueFlags::GRAPHICS, vk::QueueFlags::COMPUTE, vk::QueueFlags::TRANSFER);
+    let first = |f: &dyn Fn(vk::QueueFlags) -> bool| flags.iter().position(|&q| f(q)).map(|i| i as u32);
+    Some(QueueFamilies {
+        graphics: first(&|q| q.contains(g | c))?,
+        async_compute: first(&|q| q.contains(c) && !q.contains(g)),
+        dedicated_transfer: first(&|q| q.contains(t) && !q.intersects(g | c)),
+    })
 }
 
 /// What Proxima reports about a suitable physical device: its name, type,
@@ -128,6 +161,7 @@ fn device_info(
         timestamp_period_ns: props.limits.timestamp_period,
         timestamp_valid_bits,
         timestamp_compute_and_graphics: props.limits.timestamp_compute_and_graphics != 0,
+        queue_families: QueueFamilies::default(),
         features: DeviceFeatures {
             wireframe: base.fill_mode_non_solid != 0,
             multi_draw_indirect: base.multi_draw_indirect != 0,
@@ -141,5 +175,26 @@ fn device_info(
             sampler_anisotropy: base.sampler_anisotropy != 0 && props.device_type != vk::PhysicalDeviceType::CPU,
             texture_compression_bc: base.texture_compression_bc != 0,
         },
+    }
+}
+
+#[cfg(test)]
+mod queue_family_tests {
+    use super::*;
+
+    #[test]
+    fn queue_families_are_picked_as_discrete_gpus_offer_them() {
+        let (g, c, t, sparse) =
+            (vk::QueueFlags::GRAPHICS, vk::QueueFlags::COMPUTE, vk::QueueFlags::TRANSFER, vk::QueueFlags::SPARSE_BINDING);
+        // Lavapipe: one family for everything.
+        assert_eq!(pick_queue_families(&[g | c | t]), Some(QueueFamilies { graphics: 0, async_compute: None, dedicated_transfer: None }));
+        // NVIDIA (Ada, 5xx drivers): graphics, transfer-only, compute, then video families.
+        let nvidia = [g | c | t | sparse, t | sparse, c | t | sparse, vk::QueueFlags::from_raw(0x20), vk::QueueFlags::from_raw(0x40)];
+        assert_eq!(pick_queue_families(&nvidia), Some(QueueFamilies { graphics: 0, async_compute: Some(2), dedicated_transfer: Some(1) }));
+        // AMD (RADV): graphics, compute, then transfer.
+        let amd = [g | c | t | sparse, c | t | sparse, t | sparse];
+        assert_eq!(pick_queue_families(&amd), Some(QueueFamilies { graphics: 0, async_compute: Some(1), dedicated_transfer: Some(2) }));
+        // Compute-only devices are not suitable.
+        assert_eq!(pick_queue_families(&[c | t]), None);
     }
 }

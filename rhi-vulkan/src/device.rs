@@ -185,6 +185,10 @@ pub struct DeviceInfo {
     pub timestamp_compute_and_graphics: bool,
     /// The optional features the device turned on.
     pub features: DeviceFeatures,
+    /// The queue families it offers, as a discrete GPU offers them; every
+    /// submission goes to `graphics` (no ownership transfers: uploads are
+    /// recorded on the graphics queue; the other families are reported).
+    pub queue_families: crate::adapter::QueueFamilies,
 }
 
 /// Counts of live objects and cache figures, for tests and stats.
@@ -390,11 +394,12 @@ impl Device {
         let memory_budget =
             MemoryBudget::new(desc.emulate_discrete_gpu, desc.device_local_budget, largest_device_local_heap(&instance, physical));
         log::info!(
-            "Vulkan device: {} ({}), validation {}{}",
+            "Vulkan device: {} ({}), validation {}{}; queue families {:?}",
             info.name,
             info.device_type,
             if instance.counters.enabled() { "on" } else { "off" },
-            if desc.emulate_discrete_gpu { ", emulating a discrete GPU's memory" } else { "" }
+            if desc.emulate_discrete_gpu { ", emulating a discrete GPU's memory" } else { "" },
+            info.queue_families
         );
         // From here on the device owns everything: if a later step fails,
         // dropping it destroys what was made (null handles are no-ops).

@@ -156,6 +156,7 @@ mod texture;
 mod timestamp;
 mod types;
 
+pub use adapter::QueueFamilies;
 pub use bind_group::{BindGroupHandle, PersistentBindGroup};
 pub use buffer::{BufferDesc, BufferEntry, BufferHandle};
 pub use command::{
