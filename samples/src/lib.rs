@@ -15,6 +15,7 @@
 pub mod creature;
 pub mod fly_camera;
 pub mod materials_scene;
+pub mod memory;
 pub mod options;
 pub mod output;
 pub mod peer_scenes;

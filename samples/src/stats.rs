@@ -225,6 +225,10 @@ pub struct SampleStats {
     /// over the whole run (`rhi_vulkan::Device::staging_upload_bytes`).
     #[serde(default)]
     pub staging_upload_bytes: u64,
+    /// Resident memory after the engine was made, once the scene was built
+    /// and at the run's peak (Linux; `samples::memory`).
+    #[serde(default)]
+    pub memory: Option<crate::memory::MemoryStats>,
     pub primitives: u64,
     pub visible_primitives: u64,
     pub passes: BTreeMap<String, PassStats>,

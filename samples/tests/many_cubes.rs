@@ -24,6 +24,11 @@ fn many_cubes_renders_merged_draws_and_clean_stats() {
     assert_eq!(materials.bytes_uploaded, 0, "no parameter changed in the last frame");
     assert_eq!(s.pipelines.unwrap().created, 0, "every pipeline was made in the first frame");
     assert_eq!(s.textures.unwrap().live, 3, "the built-in textures only");
+    // Where the memory goes (Linux): engine, then the scene built, then the peak.
+    if cfg!(target_os = "linux") {
+        let m = s.memory.expect("memory figures on Linux");
+        assert!(0.0 < m.after_engine_mib && m.after_engine_mib <= m.scene_built_mib && m.scene_built_mib <= m.peak_mib, "{m:?}");
+    }
 }
 
 #[test]

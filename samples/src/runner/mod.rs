@@ -103,6 +103,7 @@ pub fn engine_lit(sample: &str, common: &CommonOptions, sun_travel: glam::Vec3) 
     if let Some(e) = environment {
         engine.render_thread().set_environment(e)?;
     }
+    crate::memory::note_engine_made();
     Ok(engine)
 }
 
@@ -207,6 +208,7 @@ pub fn run(
     engine: &mut Engine,
     update: impl FnMut(&mut Engine, u64, f32) -> anyhow::Result<SampleFigures>,
 ) -> anyhow::Result<()> {
+    crate::memory::note_scene_built();
     #[cfg(feature = "window")]
     if let Some(event_loop) = window::take_event_loop() {
         let done = window::run(sample, common, engine, event_loop, update)?;

@@ -163,7 +163,8 @@ pub(super) fn finish(sample: &str, common: &CommonOptions, engine: &mut Engine, 
     // The engine's size: `--width`×`--height`, or a window's last size.
     let (width, height) = engine.size();
     let s = SampleStats { device, validation, emulated_discrete_gpu, staging_upload_bytes, ..SampleStats::new(sample, width, height) };
-    let s = sample_stats(s, &stats, done);
+    let mut s = sample_stats(s, &stats, done);
+    s.memory = crate::memory::stats();
     if let Some(path) = &common.stats {
         s.write(path).with_context(|| format!("writing {}", path.display()))?;
     }
