@@ -43,3 +43,53 @@ pub fn quad_file() -> GltfWriter {
 pub fn lod(import: &GltfImport, mesh: usize) -> &renderer::StaticMeshLod {
     &import.meshes[mesh].as_ref().expect("a mesh").mesh.render_data().lods()[0]
 }
+
+/// Two 2x2 images: 0 (colour) used by base colour and emissive, 1 (data)
+/// by metallic-roughness, normal and occlusion.
+pub fn material_file() -> GltfWriter {
+    let mut w = GltfWriter::new();
+    let p = w.positions(&QUAD);
+    let n = w.floats(&[0.0, 0.0, 1.0].repeat(4), "VEC3");
+    let uv0 = w.floats(&[0.0, 1.0, 1.0, 1.0, 0.0, 0.0, 1.0, 0.0], "VEC2");
+    let i = w.indices(&[0, 1, 2, 2, 1, 3], UNSIGNED_SHORT);
+    let img0 = w.image_png(2, 2, &[255, 0, 0, 255, 0, 255, 0, 255, 0, 0, 255, 255, 255, 255, 255, 128]);
+    let img1 = w.image_png(2, 2, &[128, 128, 255, 255].repeat(4));
+    w.texture(img0, json!({ "magFilter": 9728, "minFilter": 9984, "wrapS": 33071, "wrapT": 33648 }));
+    w.texture(img1, json!({}));
+    w.push(
+        "materials",
+        json!({
+            "name": "everything",
+            "pbrMetallicRoughness": {
+                "baseColorFactor": [0.5, 0.25, 1.0, 0.75],
+                "baseColorTexture": { "index": 0, "texCoord": 1, "extensions": { "KHR_texture_transform": { "offset": [0.5, 0.25], "scale": [2.0, 3.0], "rotation": 0.5 } } },
+                "metallicFactor": 0.3, "roughnessFactor": 0.6,
+                "metallicRoughnessTexture": { "index": 1 }
+            },
+            "normalTexture": { "index": 1, "scale": 0.7, "extensions": { "KHR_texture_transform": { "offset": [0.1, 0.2] } } },
+            "occlusionTexture": { "index": 1, "strength": 0.4 },
+            "emissiveFactor": [1.0, 0.5, 0.25],
+            "emissiveTexture": { "index": 0 },
+            "extensions": { "KHR_materials_emissive_strength": { "emissiveStrength": 5.0 } },
+            "alphaMode": "MASK", "alphaCutoff": 0.3, "doubleSided": true
+        }),
+    );
+    w.push("materials", json!({ "name": "glass", "alphaMode": "BLEND" }));
+    w.set("extensionsUsed", json!(["KHR_texture_transform", "KHR_materials_emissive_strength"]));
+    let m = w.push(
+        "meshes",
+        json!({ "primitives": [
+            { "attributes": { "POSITION": p, "NORMAL": n, "TEXCOORD_0": uv0 }, "indices": i, "material": 0 },
+            { "attributes": { "POSITION": p, "NORMAL": n }, "indices": i, "material": 1 },
+        ] }),
+    );
+    one_node(&mut w, m);
+    w
+}
+
+/// World and render-thread counts that a failed spawn must leave alone.
+pub fn counts(world: &mut World) -> (usize, usize, usize, usize) {
+    let (materials, textures) =
+        world.render_thread().unwrap().with_context(|ctx| (ctx.scene.materials.live(), ctx.scene.textures.live())).unwrap();
+    (world.num_actors(), world.num_components(), materials, textures)
+}
