@@ -18,6 +18,8 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 use test_support::gltf_writer::*;
 
+mod common;
+
 /// Held by each test: they measure the whole process.
 static SERIAL: Mutex<()> = Mutex::new(());
 
@@ -170,41 +172,9 @@ fn shared_image_bomb() -> Vec<u8> {
     w.to_glb()
 }
 
-/// A KTX2 file of one `size`² RGBA8 level, zstd-supercompressed.
+/// A KTX2 file of one `size`² RGBA8 level (zeros), zstd-supercompressed.
 fn ktx2_rgba8_zstd(size: u32) -> Vec<u8> {
-    let level = vec![0u8; (size * size * 4) as usize];
-    let data = ruzstd::encoding::compress_to_vec(&level[..], ruzstd::encoding::CompressionLevel::Fastest);
-    let dfd = ktx2::dfd::Block::Basic(ktx2::dfd::Basic::from_format(ktx2::Format::R8G8B8A8_UNORM).unwrap().0).to_vec();
-    let (dfd_offset, dfd_length) = (80 + 24, 4 + dfd.len());
-    let header = ktx2::Header {
-        format: Some(ktx2::Format::R8G8B8A8_UNORM),
-        type_size: 1,
-        pixel_width: size,
-        pixel_height: size,
-        pixel_depth: 0,
-        layer_count: 0,
-        face_count: 1,
-        level_count: 1,
-        supercompression_scheme: Some(ktx2::SupercompressionScheme::Zstandard),
-        index: ktx2::Index {
-            dfd_byte_offset: dfd_offset as u32,
-            dfd_byte_length: dfd_length as u32,
-            kvd_byte_offset: 0,
-            kvd_byte_length: 0,
-            sgd_byte_offset: 0,
-            sgd_byte_length: 0,
-        },
-    };
-    let offset = (dfd_offset + dfd_length).next_multiple_of(16);
-    let mut out = header.as_bytes().to_vec();
-    let index =
-        ktx2::LevelIndex { byte_offset: offset as u64, byte_length: data.len() as u64, uncompressed_byte_length: level.len() as u64 };
-    out.extend_from_slice(&index.as_bytes());
-    out.extend_from_slice(&(dfd_length as u32).to_le_bytes());
-    out.extend_from_slice(&dfd);
-    out.resize(offset, 0);
-    out.extend_from_slice(&data);
-    out
+    common::ktx2_file(size, size, Some(ktx2::Format::R8G8B8A8_UNORM), &[vec![0u8; (size * size * 4) as usize]], true)
 }
 
 /// Class 3, KTX2: one 8192² RGBA8 level zstd-compressed to kilobytes: 256 MB.

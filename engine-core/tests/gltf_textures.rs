@@ -73,61 +73,6 @@ fn an_unlit_quad_shows_its_base_colour_whatever_the_light() {
     assert_ne!(centre_pixel(&lit, 0.5), centre_pixel(&lit, 8.0));
 }
 
-/// A KTX2 file of `width` x `height`: `levels` (level 0 first) of `format`
-/// (`None`: VK_FORMAT_UNDEFINED with a UASTC data format descriptor, as
-/// Basis Universal writes it), each zstd-supercompressed when `zstd`.
-fn ktx2_file(width: u32, height: u32, format: Option<ktx2::Format>, levels: &[Vec<u8>], zstd: bool) -> Vec<u8> {
-    let block = match format {
-        Some(f) => ktx2::dfd::Block::Basic(ktx2::dfd::Basic::from_format(f).unwrap().0).to_vec(),
-        // UASTC's descriptor, as the Basis encoder writes it: colour model
-        // UASTC (166), BT.709 primaries, sRGB transfer, 4x4 blocks of 16
-        // bytes, one sample (128 bits, channel RGBA).
-        None => [0, 2 | 40 << 16, 166 | 1 << 8 | 2 << 16, 0x0303, 16, 0, 127 << 16 | 3 << 24, 0, 0, u32::MAX]
-            .iter()
-            .flat_map(|w: &u32| w.to_le_bytes())
-            .collect(),
-    };
-    let data: Vec<Vec<u8>> = levels
-        .iter()
-        .map(|l| if zstd { ruzstd::encoding::compress_to_vec(&l[..], ruzstd::encoding::CompressionLevel::Fastest) } else { l.clone() })
-        .collect();
-    let dfd_offset = 80 + 24 * levels.len();
-    let dfd_length = 4 + block.len();
-    let header = ktx2::Header {
-        format,
-        type_size: 1,
-        pixel_width: width,
-        pixel_height: height,
-        pixel_depth: 0,
-        layer_count: 0,
-        face_count: 1,
-        level_count: levels.len() as u32,
-        supercompression_scheme: zstd.then_some(ktx2::SupercompressionScheme::Zstandard),
-        index: ktx2::Index {
-            dfd_byte_offset: dfd_offset as u32,
-            dfd_byte_length: dfd_length as u32,
-            kvd_byte_offset: 0,
-            kvd_byte_length: 0,
-            sgd_byte_offset: 0,
-            sgd_byte_length: 0,
-        },
-    };
-    let mut out = header.as_bytes().to_vec();
-    let mut offset = (dfd_offset + dfd_length).next_multiple_of(16);
-    for (l, d) in levels.iter().zip(&data) {
-        let index = ktx2::LevelIndex { byte_offset: offset as u64, byte_length: d.len() as u64, uncompressed_byte_length: l.len() as u64 };
-        out.extend_from_slice(&index.as_bytes());
-        offset = (offset + d.len()).next_multiple_of(16);
-    }
-    out.extend_from_slice(&(dfd_length as u32).to_le_bytes());
-    out.extend_from_slice(&block);
-    for d in &data {
-        out.resize(out.len().next_multiple_of(16), 0);
-        out.extend_from_slice(d);
-    }
-    out
-}
-
 /// quad_file() with material 0 using texture `t` (made by `texture`) as
 /// its base colour and metallic-roughness textures.
 fn textured_quad(texture: impl FnOnce(&mut GltfWriter) -> usize) -> GltfWriter {

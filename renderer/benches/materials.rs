@@ -151,25 +151,12 @@ fn upload_mb_s(device: &Device) -> (f64, f64) {
     (mb / texture, mb / buffer)
 }
 
-/// Creates `parents` parents with `per_parent` instances each through
-/// `rt`, then destroys every instance and every parent. Milliseconds.
+/// Creates `parents` parents of one shader (parameters differ) with
+/// `per_parent` instances each on `rt`, then destroys them all. Milliseconds.
 fn churn_ms(rt: &mut RenderThread, parents: usize, per_parent: usize) -> f64 {
-    let t = Instant::now();
-    let mut parent_ids = Vec::with_capacity(parents);
-    let mut instances = Vec::with_capacity(parents * per_parent);
-    for k in 0..parents {
-        // One shader for all: the compile check is cached after the first.
-        let p = rt.create_material(parent(0).with_parameter(MaterialParameter::scalar("k", k as f32))).unwrap();
-        for j in 0..per_parent {
-            instances
-                .push(rt.create_material_instance(MaterialInstance::of(p).with_scalar("rough", j as f32 / per_parent as f32)).unwrap());
-        }
-        parent_ids.push(p);
-    }
-    for id in instances.into_iter().chain(parent_ids) {
-        rt.destroy_material(id).unwrap();
-    }
-    t.elapsed().as_secs_f64() * 1e3
+    // One shader for all: the compile check is cached after the first.
+    let parent = |k: usize| parent(0).with_parameter(MaterialParameter::scalar("k", k as f32));
+    test_support::material_churn(rt, parents, per_parent, parent).as_secs_f64() * 1e3
 }
 
 /// 10× the materials vs 1×, as (parents, instances per parent) pairs:

@@ -12,7 +12,6 @@
 //! the median. The goal is ≤ 12× for 10×; quadratic costs came to 60-100×.
 
 use renderer::*;
-use std::time::Instant;
 use test_support::{assert_clean, render_thread};
 
 /// Timed runs per size (after one warm-up run of each).
@@ -32,21 +31,7 @@ fn parent(k: usize) -> Material {
 /// Creates `parents` parents with `per_parent` instances each, then
 /// destroys every instance (in creation order) and every parent. Seconds.
 fn churn(rt: &mut RenderThread, parents: usize, per_parent: usize) -> f64 {
-    let start = Instant::now();
-    let mut parent_ids = Vec::with_capacity(parents);
-    let mut instances = Vec::with_capacity(parents * per_parent);
-    for k in 0..parents {
-        let p = rt.create_material(parent(k)).unwrap();
-        for j in 0..per_parent {
-            instances
-                .push(rt.create_material_instance(MaterialInstance::of(p).with_scalar("rough", j as f32 / per_parent as f32)).unwrap());
-        }
-        parent_ids.push(p);
-    }
-    for id in instances.into_iter().chain(parent_ids) {
-        rt.destroy_material(id).unwrap();
-    }
-    start.elapsed().as_secs_f64()
+    test_support::material_churn(rt, parents, per_parent, parent).as_secs_f64()
 }
 
 fn median(mut v: Vec<f64>) -> f64 {

@@ -597,8 +597,10 @@ impl Device {
                 log::error!("the GPU did not finish its work within the wait timeout at shutdown: the device's objects are abandoned (leaked), not destroyed while in use");
                 self.abandoned = true;
                 let counters = self.instance.counters.clone();
+                // Every allocation is abandoned with the device: all leak.
+                let leaked = lock(&self.allocator).generate_report().allocations.len();
                 return ShutdownReport {
-                    leaked_allocations: 0,
+                    leaked_allocations: leaked,
                     validation_errors: counters.errors(),
                     validation_warnings: counters.warnings(),
                 };
@@ -664,7 +666,9 @@ impl Drop for Recording<'_> {
 /// What [`Device::shutdown`] found.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ShutdownReport {
-    /// gpu-allocator allocations still alive after every object was destroyed.
+    /// gpu-allocator allocations still alive after every object was
+    /// destroyed (after a GPU that did not finish, every allocation: the
+    /// device's objects were abandoned, not destroyed).
     pub leaked_allocations: usize,
     /// Errors the validation layer reported over the device's life.
     pub validation_errors: u64,

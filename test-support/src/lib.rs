@@ -55,7 +55,7 @@ pub mod wgsl_layout;
 
 pub use quad_grid::{QuadGrid, QUAD_GRID_WGSL};
 #[cfg(feature = "renderer")]
-pub use render::render_thread;
+pub use render::{material_churn, render_thread};
 #[cfg(feature = "renderer")]
 pub use renderer::Rng;
 

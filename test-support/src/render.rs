@@ -22,3 +22,31 @@ impl Validated for &mut RenderThread {
         self.with_context(|ctx| ctx.device.validation()).expect("the render thread answers")
     }
 }
+
+/// Material churn on `rt`: `parents` parents (`parent(k)` each) with
+/// `per_parent` instances each (their `rough` scalar varied), then every
+/// instance destroyed in creation order and every parent; how long it took.
+/// The material benches and the scaling test time the same work with it.
+pub fn material_churn(
+    rt: &mut RenderThread,
+    parents: usize,
+    per_parent: usize,
+    parent: impl Fn(usize) -> renderer::Material,
+) -> std::time::Duration {
+    use renderer::MaterialInstance;
+    let start = std::time::Instant::now();
+    let mut parent_ids = Vec::with_capacity(parents);
+    let mut instances = Vec::with_capacity(parents * per_parent);
+    for k in 0..parents {
+        let p = rt.create_material(parent(k)).expect("a parent");
+        for j in 0..per_parent {
+            let instance = MaterialInstance::of(p).with_scalar("rough", j as f32 / per_parent as f32);
+            instances.push(rt.create_material_instance(instance).expect("an instance"));
+        }
+        parent_ids.push(p);
+    }
+    for id in instances.into_iter().chain(parent_ids) {
+        rt.destroy_material(id).expect("a live material");
+    }
+    start.elapsed()
+}
