@@ -75,6 +75,8 @@ fn run(frames_in_flight: u32) -> (Vec<(u64, Image)>, Vec<FrameStats>) {
         retired_so_far(&mut images, &mut stats, retired);
     }
     retired_so_far(&mut images, &mut stats, rt.finish_frames().unwrap());
+    // Frame data has a buffer per frame slot: no host write waited for a frame in flight.
+    assert_eq!(rt.with_context(|ctx| ctx.device.counts().host_write_waits).unwrap(), 0, "{frames_in_flight} in flight");
     assert_clean(&mut rt);
     (images, stats)
 }

@@ -34,8 +34,9 @@ pub struct PersistentBindGroup {
     pool_use: PoolUse,
     /// The set layout it was allocated with: it binds only where that is the layout.
     pub(crate) layout: vk::DescriptorSetLayout,
-    /// The resources it names, checked live at every bind.
-    buffers: Vec<BufferHandle>,
+    /// The resources it names, checked live at every bind; each buffer
+    /// with whether a shader may write it (`buffer_uses`).
+    buffers: Vec<(BufferHandle, bool)>,
     textures: Vec<TextureHandle>,
     samplers: Vec<SamplerHandle>,
 }
@@ -43,6 +44,11 @@ pub struct PersistentBindGroup {
 impl PersistentBindGroup {
     pub(crate) fn raw(&self) -> vk::DescriptorSet {
         self.raw
+    }
+
+    /// The buffers it binds, each with whether a shader may write it.
+    pub(crate) fn buffers(&self) -> &[(BufferHandle, bool)] {
+        &self.buffers
     }
 
     pub(crate) fn destroy(self, device: &Device) {
@@ -53,7 +59,7 @@ impl PersistentBindGroup {
     pub(crate) fn dead_resource(&self, device: &Device) -> Option<String> {
         if !self.buffers.is_empty() {
             let pool = read(&device.resources.buffers);
-            if let Some(b) = self.buffers.iter().find(|b| pool.get(**b).is_none()) {
+            if let Some((b, _)) = self.buffers.iter().find(|(b, _)| pool.get(*b).is_none()) {
                 return Some(format!("buffer {b:?}"));
             }
         }
@@ -210,13 +216,13 @@ impl Device {
             pool,
             pool_use,
             layout: set_layout,
-            buffers: Vec::new(),
+            buffers: checked.buffers.clone(),
             textures: Vec::new(),
             samplers: Vec::new(),
         };
         for (_, resource) in entries {
             match *resource {
-                BindingResource::Buffer(b) | BindingResource::BufferRange { buffer: b, .. } => entry.buffers.push(b),
+                BindingResource::Buffer(_) | BindingResource::BufferRange { .. } => {}
                 BindingResource::Texture(t) => entry.textures.push(t),
                 BindingResource::Sampler(s) => entry.samplers.push(s),
             }

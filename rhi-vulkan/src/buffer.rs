@@ -4,6 +4,7 @@
 //! even on lavapipe where all memory is host-visible, so the path that
 //! discrete GPUs need is the one that is tested.
 
+use crate::buffer_uses::LastUse;
 use crate::conv;
 use crate::device::{read, write, Device, Retired};
 use crate::error::{range_of, vk_err, Result, RhiError, Usage};
@@ -57,6 +58,8 @@ pub struct BufferEntry {
     pub(crate) desc: BufferDesc,
     /// Device-local bytes charged to the device's budget.
     charge: u64,
+    /// The submissions that last read and wrote it (`buffer_uses`).
+    pub(crate) last_use: LastUse,
 }
 
 impl BufferEntry {
@@ -125,7 +128,7 @@ impl Device {
         };
         // SAFETY: the allocation satisfies `requirements` and is bound once.
         let bound = unsafe { self.raw.bind_buffer_memory(raw, allocation.memory(), allocation.offset()) };
-        let entry = BufferEntry { raw, allocation: Some(allocation), desc: desc.clone(), charge };
+        let entry = BufferEntry { raw, allocation: Some(allocation), desc: desc.clone(), charge, last_use: LastUse::default() };
         if let Err(e) = bound {
             entry.destroy(self);
             return Err(vk_err("vkBindBufferMemory")(e));
@@ -169,10 +172,15 @@ impl Device {
         Ok(desc)
     }
 
-    /// Writes `data` at `offset`. Host-visible buffers are written directly
-    /// (the caller must not overwrite data a frame in flight still reads);
-    /// `GpuOnly` buffers go through a staging buffer and a copy that this call
-    /// submits and waits for.
+    /// Writes `data` at `offset`. Host-visible buffers are written directly,
+    /// once the last submission that may use the buffer has finished: a
+    /// write to a buffer a frame in flight still reads waits for that frame
+    /// (at most [`crate::DeviceDesc::gpu_wait_timeout`], then
+    /// [`RhiError::DeviceLost`]) and is counted in
+    /// [`crate::DeviceCounts::host_write_waits`] — a buffer per frame slot
+    /// never waits. `GpuOnly` buffers go through a staging buffer and a
+    /// copy that this call submits and waits for, ordered after the
+    /// earlier submissions' reads by a barrier.
     pub fn write_buffer(&self, buffer: BufferHandle, offset: u64, data: &[u8]) -> Result<()> {
         self.write_buffer_parts(buffer, offset, &[data])
     }
@@ -188,6 +196,7 @@ impl Device {
             return Ok(());
         }
         if desc.memory != MemoryLocation::GpuOnly {
+            self.wait_for_host_access(buffer)?;
             let buffers = read(&self.resources.buffers);
             let entry = buffers.get(buffer).ok_or_else(|| RhiError::InvalidHandle(format!("{buffer:?}")))?;
             let ptr = entry.mapped().ok_or_else(|| RhiError::Unsupported(format!("buffer {:?} is not host-mapped", desc.label)))?;
@@ -232,9 +241,12 @@ impl Device {
     /// Reads `len` bytes at `offset` of a host-mapped buffer once the
     /// submission that signals `value` (a [`crate::FrameSubmission`]'s) has
     /// finished, without waiting for later submissions: a frame's results
-    /// are read while the frames after it are still on the GPU. The caller
-    /// makes sure no later submission writes the range. A GPU-only buffer
-    /// is copied out after all submitted work, as [`Self::read_buffer`].
+    /// are read while the frames after it are still on the GPU. A buffer
+    /// that a later submission may write (a copy or fill into it, a
+    /// storage binding) no longer holds `value`'s results, or will not by
+    /// the time it is read: that is [`RhiError::InvalidState`] and nothing is
+    /// read — keep one buffer per frame slot. A GPU-only buffer is copied
+    /// out after all submitted work, as [`Self::read_buffer`].
     pub fn read_buffer_after(&self, buffer: BufferHandle, offset: u64, len: u64, value: u64) -> Result<Vec<u8>> {
         let desc = self.check_range(buffer, offset, len)?;
         self.wait_for(value)?;
@@ -255,6 +267,13 @@ impl Device {
         }
         let buffers = read(&self.resources.buffers);
         let entry = buffers.get(buffer).ok_or_else(|| RhiError::InvalidHandle(format!("{buffer:?}")))?;
+        let written = entry.last_use.write();
+        if written > value {
+            return Err(RhiError::InvalidState(format!(
+                "buffer {:?} is read as submission {value} left it, but submission {written} may write it since",
+                desc.label
+            )));
+        }
         let ptr = entry.mapped().ok_or_else(|| RhiError::Unsupported(format!("buffer {:?} is not host-mapped", desc.label)))?;
         let mut out = vec![0u8; len as usize];
         // SAFETY: range checked; the GPU finished writing (waited above: the
@@ -262,6 +281,20 @@ impl Device {
         // memory is host-coherent per gpu-allocator's CpuToGpu/GpuToCpu choice.
         unsafe { std::ptr::copy_nonoverlapping(ptr.add(offset as usize), out.as_mut_ptr(), out.len()) };
         Ok(out)
+    }
+
+    /// Waits until no submitted work may use `buffer` (its last stamped
+    /// submission has finished), counting a wait that was needed.
+    fn wait_for_host_access(&self, buffer: BufferHandle) -> Result<()> {
+        let last = read(&self.resources.buffers).get(buffer).map_or(0, |b| b.last_use.any());
+        if last == 0 || last <= self.timeline.completed_hint() {
+            return Ok(());
+        }
+        if self.completed_value()? >= last {
+            return Ok(());
+        }
+        self.pool_counts.host_write_waits.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.wait_for(last)
     }
 
     /// Destroys, at once, a buffer that no submitted or recording work can

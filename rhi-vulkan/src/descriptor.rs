@@ -259,6 +259,7 @@ impl<'d> Frame<'d> {
         let (set_layout, checked) = check_bind_group(device, pipeline, group, entries)?;
         let set = self.allocate_descriptor_set(set_layout)?;
         write_descriptor_set(device, set, &checked);
+        self.note_buffer_uses(&checked.buffers);
         Ok(BindGroup { raw: set, frame: self.index(), device: device.id(), layout: set_layout })
     }
 }
@@ -300,7 +301,7 @@ pub(crate) fn check_entries_for_layout(
 /// Writes checked entries into `set`, a set allocated with their layout
 /// and not in use by the GPU.
 pub(crate) fn write_descriptor_set(device: &crate::Device, set: vk::DescriptorSet, checked: &CheckedEntries) {
-    let CheckedEntries { resolved, buffer_infos, image_infos } = checked;
+    let CheckedEntries { resolved, buffer_infos, image_infos, .. } = checked;
     let (mut bi, mut ii) = (0, 0);
     let writes: Vec<_> = resolved
         .iter()
@@ -340,6 +341,7 @@ fn check_bind_group_entries(
     let mut image_infos = Vec::with_capacity(entries.len());
     // Resolve and check every entry (nothing is allocated yet).
     let mut resolved = Vec::with_capacity(entries.len());
+    let mut bound_buffers = Vec::new();
     {
         let buffers = read(&device.resources.buffers);
         let textures = read(&device.resources.textures);
@@ -376,12 +378,14 @@ fn check_bind_group_entries(
                 (BindingResource::Buffer(b), vk::DescriptorType::UNIFORM_BUFFER | vk::DescriptorType::STORAGE_BUFFER) => {
                     let size = buffers.get(b).ok_or_else(|| invalid("buffer"))?.desc.size;
                     buffer_infos.push(buffer_range(b, 0, size)?);
+                    bound_buffers.push((b, writable(entry.ty)));
                 }
                 (
                     BindingResource::BufferRange { buffer, offset, size },
                     vk::DescriptorType::UNIFORM_BUFFER | vk::DescriptorType::STORAGE_BUFFER,
                 ) => {
                     buffer_infos.push(buffer_range(buffer, offset, size)?);
+                    bound_buffers.push((buffer, writable(entry.ty)));
                 }
                 (BindingResource::Texture(t), vk::DescriptorType::SAMPLED_IMAGE | vk::DescriptorType::STORAGE_IMAGE) => {
                     let e = textures.get(t).ok_or_else(|| invalid("texture"))?;
@@ -404,7 +408,12 @@ fn check_bind_group_entries(
             resolved.push((*binding, ty));
         }
     }
-    Ok(CheckedEntries { resolved, buffer_infos, image_infos })
+    Ok(CheckedEntries { resolved, buffer_infos, image_infos, buffers: bound_buffers })
+}
+
+/// Whether a buffer bound as `ty` may be written by the shader.
+fn writable(ty: BindingType) -> bool {
+    matches!(ty, BindingType::StorageBuffer { read_only: false })
 }
 
 /// A texture bound at (`group`, `binding`) of type `binding_ty` as
@@ -448,6 +457,9 @@ pub(crate) struct CheckedEntries {
     resolved: Vec<(u32, vk::DescriptorType)>,
     buffer_infos: Vec<vk::DescriptorBufferInfo>,
     image_infos: Vec<vk::DescriptorImageInfo>,
+    /// The buffers bound, each with whether the shader may write it
+    /// (a `read_write` storage binding), for `buffer_uses`.
+    pub(crate) buffers: Vec<(BufferHandle, bool)>,
 }
 
 impl CheckedEntries {

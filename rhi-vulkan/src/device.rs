@@ -61,6 +61,8 @@ pub(crate) struct PoolCounts {
     /// Command buffers allocated from those pools (reset and reused, never freed).
     pub command_buffers: std::sync::atomic::AtomicUsize,
     pub descriptor: std::sync::atomic::AtomicUsize,
+    /// Host writes that had to wait for a submission still using their buffer.
+    pub host_write_waits: AtomicU64,
 }
 
 /// Tells devices apart, so objects recorded on one are refused by another.
@@ -350,6 +352,7 @@ impl Device {
             allocations: lock(&self.allocator).generate_report().allocations.len(),
             pipeline_cache_hits: self.pipeline_cache.hits(),
             pipeline_cache_misses: self.pipeline_cache.misses(),
+            host_write_waits: self.pool_counts.host_write_waits.load(Ordering::Relaxed),
         }
     }
 
@@ -547,6 +550,7 @@ impl Device {
         unsafe { self.raw.end_command_buffer(cmd) }.map_err(vk_err("vkEndCommandBuffer"))?;
         let r = r?;
         let value = self.submit(cmd)?;
+        self.stamp_buffer_uses(&mut list.uses, value);
         // Until the wait succeeds the pool's buffer may be pending on the GPU.
         pool.pending = pool.pending.max(value);
         self.timeline.wait(&self.raw, value)?;

@@ -13,6 +13,7 @@
 //! A frame is submitted with [`Frame::submit`]; dropping it unsubmitted
 //! discards what was recorded (benchmarks record without executing).
 
+use crate::buffer_uses::BufferUses;
 use crate::command::CommandList;
 use crate::descriptor::DescriptorArena;
 use crate::device::Device;
@@ -239,6 +240,9 @@ pub struct Frame<'d> {
     index: u64,
     cmd: CommandList<'d>,
     finished: bool,
+    /// What its bind groups and secondaries use, beside the primary's own
+    /// (`buffer_uses`): stamped with the frame's submission.
+    uses: Mutex<BufferUses>,
 }
 
 impl Device {
@@ -277,7 +281,7 @@ impl Device {
                     return Err(e);
                 }
             }
-            Ok(Frame { device: self, slot, index, cmd, finished: false })
+            Ok(Frame { device: self, slot, index, cmd, finished: false, uses: Mutex::default() })
         })();
         if started.is_err() {
             self.frame_open.store(false, Ordering::Release);
@@ -354,9 +358,26 @@ impl<'d> Frame<'d> {
         let mut list = CommandList::new(device, raw, Some(key), self.index).with_queries(queries);
         let r = f(&mut list);
         let draws = list.draw_count();
+        self.uses.lock().unwrap_or_else(|p| p.into_inner()).append(&mut list.uses);
         // SAFETY: `raw` is recording.
         unsafe { device.raw.end_command_buffer(raw) }.map_err(vk_err("vkEndCommandBuffer"))?;
         Ok((SecondaryCommandBuffer { raw, frame: self.index, device: device.id(), layout: key, draws }, r?))
+    }
+
+    /// Charges a bind group's buffers (each with whether a shader may
+    /// write it) to this frame's submission.
+    pub(crate) fn note_buffer_uses(&self, buffers: &[(BufferHandle, bool)]) {
+        if buffers.is_empty() {
+            return;
+        }
+        let mut uses = self.uses.lock().unwrap_or_else(|p| p.into_inner());
+        for &(buffer, writes) in buffers {
+            if writes {
+                uses.write(buffer);
+            } else {
+                uses.read(buffer);
+            }
+        }
     }
 
     pub(crate) fn allocate_descriptor_set(&self, layout: vk::DescriptorSetLayout) -> Result<vk::DescriptorSet> {
@@ -449,6 +470,9 @@ impl<'d> Frame<'d> {
             unsafe { device.raw.end_command_buffer(self.slot.primary) }.map_err(vk_err("vkEndCommandBuffer"))?;
             let value = device.submit(self.slot.primary)?;
             self.slot.last_value = value;
+            let mut uses = std::mem::take(self.uses.get_mut().unwrap_or_else(|p| p.into_inner()));
+            uses.append(&mut self.cmd.uses);
+            device.stamp_buffer_uses(&mut uses, value);
             if let Some(q) = queries {
                 q.submitted();
             }

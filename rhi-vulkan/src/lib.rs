@@ -14,6 +14,13 @@
 //!   That covers every recording — frames, [`Device::immediate`] submissions
 //!   (uploads, read-backs) and presents — on any thread: while one is being
 //!   recorded, destroyed resources wait for its submission too.
+//! - The host never races the GPU on mapped memory: each submission stamps
+//!   the buffers its commands bind, copy and fill (`buffer_uses`), so
+//!   [`Device::write_buffer`] to a host-visible buffer a submitted frame
+//!   still uses waits for that frame (counted in
+//!   [`DeviceCounts::host_write_waits`]: 0 with a buffer per frame slot),
+//!   and [`Device::read_buffer_after`] of a buffer a later submission may
+//!   write is [`RhiError::InvalidState`] rather than the later frame's bytes.
 //! - Every command checks the command list's recording state before it
 //!   reaches Vulkan: a pass open (or not) as the command needs, a pipeline
 //!   for the pass's attachment formats bound, every bind group of its layout
@@ -135,6 +142,7 @@
 mod adapter;
 mod bind_group;
 mod buffer;
+mod buffer_uses;
 mod command;
 mod conv;
 mod deletion_queue;

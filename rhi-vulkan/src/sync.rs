@@ -24,6 +24,9 @@ pub(crate) struct Timeline {
     last_submitted: AtomicU64,
     /// The device is lost: sticky, as a lost device never comes back.
     lost: AtomicBool,
+    /// The highest value a query or wait has seen the GPU reach: a lower
+    /// bound of what it has completed, read without asking the driver.
+    seen_completed: AtomicU64,
 }
 
 impl Timeline {
@@ -33,12 +36,18 @@ impl Timeline {
         // SAFETY: valid device, valid create info.
         let raw = unsafe { device.create_semaphore(&info, None) }.map_err(vk_err("vkCreateSemaphore(timeline)"))?;
         let timeout_ns = u64::try_from(timeout.as_nanos()).unwrap_or(u64::MAX);
-        Ok(Self { raw, timeout_ns, last_submitted: AtomicU64::new(0), lost: AtomicBool::new(false) })
+        Ok(Self { raw, timeout_ns, last_submitted: AtomicU64::new(0), lost: AtomicBool::new(false), seen_completed: AtomicU64::new(0) })
     }
 
     /// A placeholder before [`Self::new`] (destroying it is a no-op).
     pub fn null() -> Self {
-        Self { raw: vk::Semaphore::null(), timeout_ns: 0, last_submitted: AtomicU64::new(0), lost: AtomicBool::new(false) }
+        Self {
+            raw: vk::Semaphore::null(),
+            timeout_ns: 0,
+            last_submitted: AtomicU64::new(0),
+            lost: AtomicBool::new(false),
+            seen_completed: AtomicU64::new(0),
+        }
     }
 
     /// Whether the device is lost (see the module doc).
@@ -85,7 +94,15 @@ impl Timeline {
         self.check_lost()?;
         // SAFETY: the semaphore is a live timeline semaphore of `device`.
         let r = unsafe { device.get_semaphore_counter_value(self.raw) };
-        self.note(r.map_err(vk_err("vkGetSemaphoreCounterValue")))
+        let value = self.note(r.map_err(vk_err("vkGetSemaphoreCounterValue")))?;
+        self.seen_completed.fetch_max(value, Ordering::AcqRel);
+        Ok(value)
+    }
+
+    /// A value the GPU is known to have reached (the highest a query or a
+    /// wait saw), without asking the driver; what it has completed may be more.
+    pub fn completed_hint(&self) -> u64 {
+        self.seen_completed.load(Ordering::Acquire)
     }
 
     /// The longest a wait may take (ns).
@@ -99,7 +116,10 @@ impl Timeline {
     pub fn wait(&self, device: &ash::Device, value: u64) -> Result<()> {
         self.check_lost()?;
         let r = match self.wait_bounded(device, value) {
-            Ok(true) => Ok(()),
+            Ok(true) => {
+                self.seen_completed.fetch_max(value, Ordering::AcqRel);
+                Ok(())
+            }
             Ok(false) => Err(RhiError::DeviceLost),
             Err(e) => Err(e),
         };

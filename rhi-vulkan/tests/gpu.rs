@@ -358,3 +358,111 @@ fn shutdown_destroys_everything_and_leaks_no_allocation() {
     // Destroying the device itself raised nothing either (objects destroyed first).
     assert_clean(&validation);
 }
+
+/// Copies `len` bytes of `from` into each of `to` in one frame and submits it.
+fn copy_in_a_frame(device: &Device, from: BufferHandle, to: &[BufferHandle], len: u64) -> u64 {
+    let mut frame = device.begin_frame().unwrap();
+    for t in to {
+        frame.cmd().copy_buffer(from, 0, *t, 0, len).unwrap();
+    }
+    frame.submit().unwrap().value
+}
+
+#[test]
+fn a_host_write_waits_for_the_frame_that_still_reads_the_buffer() {
+    let device = new_device();
+    // A quarter of a GiB of copies: the frame is still on the GPU when the
+    // host writes the end of its source.
+    const LEN: u64 = 64 << 20;
+    const TAIL: u64 = 4096;
+    let usage = BufferUsage::TRANSFER_SRC | BufferUsage::TRANSFER_DST;
+    let source = device.create_buffer_init(&BufferDesc::host_visible("source", LEN, usage), &vec![1u8; LEN as usize]).unwrap();
+    let copies: Vec<_> = (0..4).map(|_| device.create_buffer(&BufferDesc::readback("copy", LEN)).unwrap()).collect();
+    let copy = copies[3];
+    let before = device.counts().host_write_waits;
+    let frame = copy_in_a_frame(&device, source, &copies, LEN);
+    device.write_buffer(source, LEN - TAIL, &[2u8; TAIL as usize]).unwrap();
+    // The frame copied what the source held when it was submitted: the
+    // write waited for it (unless the GPU had already finished).
+    let copied = device.read_buffer_after(copy, LEN - TAIL, TAIL, frame).unwrap();
+    let later = copied.iter().filter(|b| **b != 1).count();
+    assert_eq!(later, 0, "the GPU read {later} bytes of the host's later write");
+    assert!(device.counts().host_write_waits - before <= 1);
+    // Once the frame is done, a write does not wait.
+    device.wait_for(frame).unwrap();
+    let waits = device.counts().host_write_waits;
+    device.write_buffer(source, 0, &[3u8; 16]).unwrap();
+    assert_eq!(device.counts().host_write_waits, waits);
+    assert_eq!(device.read_buffer(source, 0, 16).unwrap(), vec![3u8; 16]);
+    for b in copies.into_iter().chain([source]) {
+        device.destroy_buffer(b);
+    }
+    assert_clean(&device.validation());
+}
+
+#[test]
+fn a_read_after_a_frame_is_refused_once_a_later_frame_writes_the_buffer() {
+    let device = new_device();
+    let usage = BufferUsage::TRANSFER_SRC | BufferUsage::TRANSFER_DST;
+    let results = device.create_buffer(&BufferDesc::host_visible("results", 16, usage)).unwrap();
+    let source = |v: u8| device.create_buffer_init(&BufferDesc::host_visible("source", 16, usage), &[v; 16]).unwrap();
+    let (one, two) = (source(1), source(2));
+    let first = copy_in_a_frame(&device, one, &[results], 16);
+    assert_eq!(device.read_buffer_after(results, 0, 16, first).unwrap(), vec![1u8; 16]);
+    let second = copy_in_a_frame(&device, two, &[results], 16);
+    // The second frame overwrote (or is overwriting) the first's results.
+    let r = device.read_buffer_after(results, 0, 16, first);
+    assert!(matches!(r, Err(RhiError::InvalidState(_))), "{r:?}");
+    assert_eq!(device.read_buffer_after(results, 0, 16, second).unwrap(), vec![2u8; 16]);
+    // A later frame that only reads the buffer leaves the results readable.
+    let third = copy_in_a_frame(&device, results, &[one], 16);
+    assert!(third > second);
+    assert_eq!(device.read_buffer_after(results, 0, 16, second).unwrap(), vec![2u8; 16]);
+    for b in [results, one, two] {
+        device.destroy_buffer(b);
+    }
+    assert_clean(&device.validation());
+}
+
+#[test]
+fn a_read_write_storage_binding_counts_as_a_write_and_a_read_only_one_does_not() {
+    let device = new_device();
+    let wgsl = "@group(0) @binding(0) var<storage, read> input: array<u32>;\n\
+                @group(0) @binding(1) var<storage, read_write> output: array<u32>;\n\
+                @compute @workgroup_size(1)\nfn main() { output[0] = output[0] + input[0]; }\n";
+    let shader = device.create_shader("add.wgsl", wgsl).unwrap();
+    let pipeline = device.create_compute_pipeline(&ComputePipelineDesc { shader: ShaderStageDesc::new(shader, "main") }).unwrap();
+    let storage = |label: &str, v: u32| {
+        device.create_buffer_init(&BufferDesc::host_visible(label, 16, BufferUsage::STORAGE), &[v, 0, 0, 0].map(u32::to_le_bytes).concat()).unwrap()
+    };
+    let (input, output) = (storage("input", 5), storage("output", 1));
+    let entries = [(0, BindingResource::Buffer(input)), (1, BindingResource::Buffer(output))];
+    // Once through a frame's bind group, once through a persistent one.
+    let persistent = device.create_bind_group(pipeline, 0, &entries).unwrap();
+    let dispatch = |frame_group: bool| {
+        let mut frame = device.begin_frame().unwrap();
+        let group = frame_group.then(|| frame.create_bind_group(pipeline, 0, &entries).unwrap());
+        let cmd = frame.cmd();
+        cmd.bind_pipeline(pipeline).unwrap();
+        match group {
+            Some(g) => cmd.bind_group(0, &g).unwrap(),
+            None => cmd.bind_group_handle(0, persistent).unwrap(),
+        }
+        cmd.dispatch(1, 1, 1).unwrap();
+        frame.submit().unwrap().value
+    };
+    let word = |bytes: Vec<u8>| u32::from_le_bytes(bytes[..4].try_into().unwrap());
+    let first = dispatch(true);
+    assert_eq!(word(device.read_buffer_after(output, 0, 4, first).unwrap()), 6);
+    let second = dispatch(false);
+    assert!(matches!(device.read_buffer_after(output, 0, 4, first), Err(RhiError::InvalidState(_))));
+    assert_eq!(word(device.read_buffer_after(output, 0, 4, second).unwrap()), 11);
+    // The input was only read by both frames.
+    assert_eq!(word(device.read_buffer_after(input, 0, 4, first).unwrap()), 5);
+    device.destroy_bind_group(persistent);
+    device.destroy_pipeline(pipeline);
+    device.destroy_shader(shader);
+    device.destroy_buffer(input);
+    device.destroy_buffer(output);
+    assert_clean(&device.validation());
+}

@@ -225,6 +225,11 @@ pub struct SampleStats {
     /// over the whole run (`rhi_vulkan::Device::staging_upload_bytes`).
     #[serde(default)]
     pub staging_upload_bytes: u64,
+    /// Host writes to host-visible buffers that waited for a frame still
+    /// on the GPU over the whole run (`rhi_vulkan::DeviceCounts::host_write_waits`):
+    /// 0, as frame data has a buffer per frame slot.
+    #[serde(default)]
+    pub host_write_waits: u64,
     /// Resident memory after the engine was made, once the scene was built
     /// and at the run's peak (Linux; `samples::memory`).
     #[serde(default)]

@@ -67,6 +67,8 @@ fn showcase_is_the_same_under_discrete_gpu_emulation() {
     assert!(!plain_stats.emulated_discrete_gpu && emulated_stats.emulated_discrete_gpu);
     assert!(emulated_stats.staging_upload_bytes > 0, "meshes and textures are staged");
     assert_eq!(plain_stats.staging_upload_bytes, emulated_stats.staging_upload_bytes, "the same uploads either way");
+    // Frames in flight (r.FramesInFlight), and no host write ever waited for one of them.
+    assert_eq!((plain_stats.host_write_waits, emulated_stats.host_write_waits), (0, 0));
     test_support::assert_images_equal(&plain, &emulated, "showcase: integrated vs emulated discrete GPU");
 }
 

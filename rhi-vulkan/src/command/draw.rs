@@ -114,6 +114,13 @@ impl CommandList<'_> {
             if let Some(dead) = g.dead_resource(self.device) {
                 return Err(RhiError::InvalidHandle(format!("bind group {group:?} names {dead}, destroyed since the group was created")));
             }
+            for &(buffer, writes) in g.buffers() {
+                if writes {
+                    self.uses.write(buffer);
+                } else {
+                    self.uses.read(buffer);
+                }
+            }
             (g.raw(), g.layout)
         };
         Self::check_group_index(&b, index, layout)?;
@@ -191,6 +198,9 @@ impl CommandList<'_> {
         }
         // SAFETY: every buffer is live with VERTEX usage and its offset inside it.
         unsafe { self.device.raw.cmd_bind_vertex_buffers(self.raw, first, &raws[..n], &offsets[..n]) };
+        for (h, _) in buffers {
+            self.uses.read(*h);
+        }
         for (i, a) in avail[..n].iter().enumerate() {
             self.state.vertex[first as usize + i] = Some(*a);
         }
@@ -226,6 +236,7 @@ impl CommandList<'_> {
         }
         // SAFETY: live buffer with INDEX usage, offset inside and aligned.
         unsafe { self.device.raw.cmd_bind_index_buffer(self.raw, raw, offset, conv::index_type(format)) };
+        self.uses.read(buffer);
         self.state.index = Some((desc.size - offset) / size);
         Ok(())
     }
@@ -387,6 +398,7 @@ impl CommandList<'_> {
         // holding every argument record (range and alignment checked); count
         // checked against the feature.
         unsafe { self.device.raw.cmd_draw_indexed_indirect(self.raw, raw, offset, draw_count, stride) };
+        self.uses.read(buffer);
         self.draws = self.draws.saturating_add(draw_count);
         Ok(())
     }

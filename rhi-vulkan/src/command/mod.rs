@@ -9,6 +9,7 @@
 //! passes, dynamic state and timestamps are here, pipelines, bindings, draws
 //! and dispatches in `draw.rs`, barriers and copies in `transfer.rs`.
 
+use crate::buffer_uses::BufferUses;
 use crate::device::{read, Device};
 use crate::error::{range_of, PassState, Result, RhiError};
 use crate::frame::{RenderingLayout, SecondaryCommandBuffer, MAX_COLOR_ATTACHMENTS};
@@ -104,6 +105,8 @@ pub struct CommandList<'d> {
     /// The frame slot's timestamp queries (`None`: an immediate submission,
     /// or a device without timestamps).
     queries: Option<&'d QuerySlot>,
+    /// The buffers recorded commands read and write, stamped at submission.
+    pub(crate) uses: BufferUses,
 }
 
 fn load_op<T>(l: &LoadOp<T>) -> vk::AttachmentLoadOp {
@@ -134,7 +137,7 @@ impl<'d> CommandList<'d> {
     pub(crate) fn new(device: &'d Device, raw: vk::CommandBuffer, inherited: Option<u64>, frame: u64) -> Self {
         let state =
             Recording { pass: inherited.map(|layout| OpenPass { layout, contents: RenderingContents::Inline }), ..Recording::default() };
-        Self { device, raw, secondary: inherited.is_some(), frame, state, draws: 0, queries: None }
+        Self { device, raw, secondary: inherited.is_some(), frame, state, draws: 0, queries: None, uses: BufferUses::default() }
     }
 
     /// Gives the list its frame slot's timestamp queries.

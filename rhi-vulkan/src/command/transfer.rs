@@ -54,6 +54,7 @@ impl CommandList<'_> {
         // SAFETY: live buffer, outside a render pass; synchronization2 is
         // enabled on the device.
         unsafe { self.device.raw.cmd_pipeline_barrier2(self.raw, &dep) };
+        self.uses.read(buffer);
         Ok(())
     }
 
@@ -113,6 +114,8 @@ impl CommandList<'_> {
         // SAFETY: live buffers outside a pass, every region in range and
         // non-overlapping, both usages checked.
         unsafe { self.device.raw.cmd_copy_buffer(self.raw, rs, rd, &vk_regions) };
+        self.uses.read(src);
+        self.uses.write(dst);
         Ok(())
     }
 
@@ -123,6 +126,7 @@ impl CommandList<'_> {
         fill_check(&d, offset, size)?;
         // SAFETY: live buffer with TRANSFER_DST outside a pass; range and alignment checked.
         unsafe { self.device.raw.cmd_fill_buffer(self.raw, raw, offset, size, value) };
+        self.uses.write(buffer);
         Ok(())
     }
 
@@ -208,6 +212,7 @@ impl CommandList<'_> {
         // SAFETY: live image in TRANSFER_SRC_OPTIMAL (caller's barrier), an
         // existing level, and a buffer large enough (checked), outside a pass.
         unsafe { self.device.raw.cmd_copy_image_to_buffer(self.raw, image, vk::ImageLayout::TRANSFER_SRC_OPTIMAL, raw_buffer, &[region]) };
+        self.uses.write(buffer);
         Ok(())
     }
 
@@ -225,6 +230,7 @@ impl CommandList<'_> {
         // SAFETY: live image in TRANSFER_DST_OPTIMAL, an existing level;
         // buffer range checked; outside a pass.
         unsafe { self.device.raw.cmd_copy_buffer_to_image(self.raw, raw_buffer, image, vk::ImageLayout::TRANSFER_DST_OPTIMAL, &[region]) };
+        self.uses.read(buffer);
         Ok(())
     }
 

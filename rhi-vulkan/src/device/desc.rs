@@ -204,4 +204,8 @@ pub struct DeviceCounts {
     pub pipeline_cache_hits: u64,
     /// Pipeline requests that created a pipeline.
     pub pipeline_cache_misses: u64,
+    /// Host writes to a host-visible buffer ([`Device::write_buffer`](super::Device::write_buffer))
+    /// that waited for a submission still using it (`buffer_uses`): 0 for
+    /// a renderer whose per-frame data has a buffer per frame slot.
+    pub host_write_waits: u64,
 }

@@ -154,15 +154,26 @@ pub(super) fn finish(sample: &str, common: &CommonOptions, engine: &mut Engine, 
     } else {
         "(no image: window mode writes one with --out and --frames)".to_string()
     };
-    let (device, (v, emulated_discrete_gpu, staging_upload_bytes)) = {
+    let (device, (v, emulated_discrete_gpu, staging_upload_bytes, host_write_waits)) = {
         let rt = engine.render_thread();
         let name = rt.device_name().to_string();
-        (name, rt.with_context(|ctx| (ctx.device.validation(), ctx.device.emulates_discrete_gpu(), ctx.device.staging_upload_bytes()))?)
+        let d = rt.with_context(|ctx| {
+            let d = &ctx.device;
+            (d.validation(), d.emulates_discrete_gpu(), d.staging_upload_bytes(), d.counts().host_write_waits)
+        })?;
+        (name, d)
     };
     let validation = ValidationStats { enabled: v.enabled(), errors: v.errors(), warnings: v.warnings() };
     // The engine's size: `--width`×`--height`, or a window's last size.
     let (width, height) = engine.size();
-    let s = SampleStats { device, validation, emulated_discrete_gpu, staging_upload_bytes, ..SampleStats::new(sample, width, height) };
+    let s = SampleStats {
+        device,
+        validation,
+        emulated_discrete_gpu,
+        staging_upload_bytes,
+        host_write_waits,
+        ..SampleStats::new(sample, width, height)
+    };
     let mut s = sample_stats(s, &stats, done);
     s.memory = crate::memory::stats();
     if let Some(path) = &common.stats {
