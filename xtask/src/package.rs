@@ -9,6 +9,13 @@
 //! `cargo publish`. Then each package's file list is checked for what the
 //! registry's users need beside the code: both licence texts and the
 //! README.
+//!
+//! Building from the packages is a build of its own: a packaged crate is
+//! not a workspace member, so the workspace's profiles do not reach it and
+//! every dependency is built again, with full debug info by default. That
+//! build goes into a folder of its own (`target/package-verify/`), without
+//! debug info, and the folder is removed when the check ends: on a CI
+//! machine's disk it would otherwise sit beside the test binaries.
 
 use crate::{cargo_bin, exit_code, package_name, workspace_root, Result, PUBLISHED_CRATES};
 use std::process::{Command, ExitCode};
@@ -26,8 +33,20 @@ pub fn package() -> Result<ExitCode> {
     for p in &packages {
         args.extend(["-p", p.as_str()]);
     }
-    let status =
-        Command::new(cargo_bin()).args(&args).current_dir(workspace_root()).status().map_err(|e| format!("running cargo package: {e}"))?;
+    let verify_dir = crate::reference::target_dir().join("package-verify");
+    let status = Command::new(cargo_bin())
+        .args(&args)
+        .current_dir(workspace_root())
+        .env("CARGO_TARGET_DIR", &verify_dir)
+        .env("CARGO_PROFILE_DEV_DEBUG", "false")
+        .status()
+        .map_err(|e| format!("running cargo package: {e}"));
+    if let Err(e) = std::fs::remove_dir_all(&verify_dir) {
+        if e.kind() != std::io::ErrorKind::NotFound {
+            eprintln!("xtask package: could not remove {}: {e}", verify_dir.display());
+        }
+    }
+    let status = status?;
     if !status.success() {
         return Ok(exit_code(status));
     }
