@@ -129,6 +129,37 @@ fn each_bad_skin_or_animation_is_its_typed_error_naming_the_path_and_nothing_is_
     test_support::assert_clean(world.render_thread().unwrap());
 }
 
+/// Eight influences: `JOINTS_1`/`WEIGHTS_1` carry influences five to
+/// eight (here half of each vertex's weight, on the other joint), and the
+/// spawned mesh is skinned with all eight; a second set's joints without
+/// its weights is an error naming `WEIGHTS_1`.
+#[test]
+fn a_second_set_of_joints_and_weights_gives_eight_influences() {
+    let mut w = skinned_quad();
+    let joints = w.ints(&[1, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0], UNSIGNED_BYTE, "VEC4", false);
+    let halves = w.floats(&[0.5, 0.0, 0.0, 0.0].repeat(4), "VEC4");
+    let first_half = w.floats(&[0.5, 0.0, 0.0, 0.0].repeat(4), "VEC4");
+    let attributes = &mut w.json["meshes"][0]["primitives"][0]["attributes"];
+    attributes["WEIGHTS_0"] = json!(first_half);
+    attributes["JOINTS_1"] = json!(joints);
+    attributes["WEIGHTS_1"] = json!(halves);
+    let import = import(&w);
+    let influences = import.meshes[0].as_ref().unwrap().influences.as_ref().unwrap();
+    assert_eq!(influences.iter().map(|i| (i.joints[0], i.joints[4])).collect::<Vec<_>>(), [(0, 1), (1, 0), (0, 1), (1, 0)]);
+    assert!(influences.iter().all(|i| i.weights[0] == 0.5 && i.weights[4] == 0.5));
+    let mut world = world();
+    let spawned = import.spawn(&mut world).unwrap();
+    let id = spawned.skeletal_meshes[0];
+    let per_vertex = world.component::<SkeletalMeshComponent>(id).unwrap().mesh().render_data().influences_per_vertex();
+    assert_eq!(per_vertex, 8);
+    world.send_all_end_of_frame_updates().unwrap();
+    test_support::assert_clean(world.render_thread().unwrap());
+
+    w.json["meshes"][0]["primitives"][0]["attributes"].as_object_mut().unwrap().remove("WEIGHTS_1");
+    let e = gltf::import_slice(&w.to_gltf(), None).unwrap_err();
+    assert!(matches!(&e, GltfError::Invalid { path, .. } if path == "/meshes/0/primitives/0/attributes/WEIGHTS_1"), "{e}");
+}
+
 /// A quad with one morph target lifting its right edge, default weight
 /// 0.5, and an animation weighing it from 0 to 1 over a second.
 fn morphed_quad() -> GltfWriter {

@@ -125,7 +125,9 @@ struct PrimitiveData {
     local_to_world: mat4x4<f32>,
     prev_local_to_world: mat4x4<f32>,
     bounds_origin_radius: vec4<f32>,
-    bounds_extent: vec4<f32>,
+    bounds_extent: vec3<f32>,
+    // The vertex factory's word for the primitive (the skinned factory's joint slot).
+    vertex_factory_data: u32,
     custom: vec4<f32>,
 }
 

@@ -112,7 +112,7 @@ pub use settings::{
     AntiAliasing, AutoExposureSettings, BloomSettings, EarlyZ, FrameSettings, LightGridSettings, ShadingSettings, ShadowSettings,
     TonemapCurve, TonemapSettings,
 };
-pub use skeletal::{MorphTarget, SkeletalMeshSceneProxy, SkeletalPose, SkinnedMeshRenderData, VertexInfluences};
+pub use skeletal::{MorphTarget, SkeletalMeshSceneProxy, SkeletalPose, SkinnedMeshRenderData, VertexInfluences, MAX_INFLUENCES};
 pub use static_mesh::{shapes, StaticMeshLod, StaticMeshRenderData, StaticMeshSection};
 pub use static_mesh_proxy::StaticMeshSceneProxy;
 pub use stats::{ev100_of, exposure_of_ev100, FrameCounters, FrameStats, ImageStats, PassStats, ShadowStats, StageTimings};

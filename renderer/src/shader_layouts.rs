@@ -89,7 +89,7 @@ fn the_gpu_scene_and_the_draw_push_constants_match_the_shader() {
         PrimitiveGpuData,
         &wgsl,
         "PrimitiveData",
-        [local_to_world, prev_local_to_world, bounds_origin_radius, bounds_extent, custom]
+        [local_to_world, prev_local_to_world, bounds_origin_radius, bounds_extent, vertex_factory_data, custom]
     );
     assert_wgsl_layout!(DrawPush, &wgsl, "DrawPush", [material_index, primitive_id, pad0, pad1]);
 }

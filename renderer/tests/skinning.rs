@@ -48,7 +48,7 @@ fn influences(lod: &StaticMeshLod) -> Vec<VertexInfluences> {
             } else {
                 [0.5, 0.5, 0.0, 0.0]
             };
-            VertexInfluences { joints: [0, 1, 0, 0], weights }
+            VertexInfluences::four([0, 1, 0, 0], weights)
         })
         .collect()
 }
@@ -58,7 +58,7 @@ fn influences(lod: &StaticMeshLod) -> Vec<VertexInfluences> {
 fn skin_on_cpu(lod: &StaticMeshLod, influences: &[VertexInfluences], pose: &[Mat4]) -> StaticMeshLod {
     let mut out = lod.clone();
     for (v, i) in out.vertices.iter_mut().zip(influences) {
-        let m = (0..4).fold(Mat4::ZERO, |acc, k| acc + pose[i.joints[k] as usize] * i.weights[k]);
+        let m = (0..MAX_INFLUENCES).fold(Mat4::ZERO, |acc, k| acc + pose[i.joints[k] as usize] * i.weights[k]);
         v.position = m.transform_point3(Vec3::from(v.position)).to_array();
     }
     out
@@ -206,7 +206,7 @@ fn morph_weights_0_and_1_give_the_base_and_the_target_shape() {
     let n = lod.vertices.len();
     let lift = |p: [f32; 3]| if p[1].abs() < 0.8 { [0.0, 0.0, 0.5] } else { [0.0; 3] };
     let target = MorphTarget { position_deltas: lod.vertices.iter().map(|v| lift(v.position)).collect(), normal_deltas: Vec::new() };
-    let one_joint = vec![VertexInfluences { joints: [0; 4], weights: [1.0, 0.0, 0.0, 0.0] }; n];
+    let one_joint = vec![VertexInfluences::four([0; 4], [1.0, 0.0, 0.0, 0.0]); n];
     let fam = family(vec![top_view(8.0)]);
     let material = Material::colored(Vec4::new(0.9, 0.4, 0.3, 1.0));
     let morphed_render = |weight: f32| {
@@ -249,4 +249,142 @@ fn morph_weights_0_and_1_give_the_base_and_the_target_shape() {
     assert_images_equal(&static_render(lod.clone()), &at_0, "weight 0: the base shape");
     assert_images_equal(&static_render(lifted), &at_1, "weight 1: the target shape");
     assert_ne!(at_0.rgba8, at_1.rgba8);
+}
+
+/// Identical skinned meshes with one material share a joint page: their
+/// cached commands merge into one instanced draw per pass, and each still
+/// draws its own pose — byte for byte as the same grids skinned on the
+/// CPU, each a static mesh of its own (16 draws there).
+#[test]
+fn identical_skinned_meshes_merge_into_one_instanced_draw_and_each_draws_its_own_pose() {
+    let lod = grid(4, 1.5);
+    let inf = influences(&lod);
+    // Dyadic poses and places: both sides compute exactly.
+    let pose = |k: usize| {
+        let lift = Vec3::new(0.25 * (k % 4) as f32, 0.125 * (k / 4) as f32 - 0.25, 1.0 + 0.125 * k as f32);
+        vec![Mat4::from_translation(Vec3::new(0.0, 0.0, 0.5)), Mat4::from_translation(lift)]
+    };
+    let at = |k: usize| Mat4::from_translation(Vec3::new((k % 4) as f32 * 2.5 - 3.75, (k / 4) as f32 * 2.5 - 3.75, 0.0));
+    let fam = family(vec![top_view(14.0)]);
+    let material = Material::colored(Vec4::new(0.3, 0.7, 0.4, 1.0));
+
+    let mut gpu = render_thread(RenderThreadMode::Threaded);
+    sun(&mut gpu, true);
+    let m = gpu.create_material(material.clone()).unwrap();
+    let skinned = SkinnedMeshRenderData::new(vec![lod.clone()], vec![inf.clone()], 2).unwrap();
+    let ids: Vec<PrimitiveId> = (0..16)
+        .map(|k| {
+            let proxy = SkeletalMeshSceneProxy::new(skinned.clone(), vec![m], SkeletalPose::joints(vec![Mat4::IDENTITY; 2])).unwrap();
+            gpu.add_primitive(Box::new(proxy), at(k)).unwrap()
+        })
+        .collect();
+    frame(&mut gpu, &fam);
+    for (k, &id) in ids.iter().enumerate() {
+        gpu.update_dynamic_data(id, Box::new(SkeletalPose::joints(pose(k)))).unwrap();
+    }
+    let (stats, on_gpu) = frame(&mut gpu, &fam);
+    assert_eq!(skinned.joint_pages(), 1, "16 small skeletons fit the first page");
+    for pass in [MeshPass::DepthPrepass, MeshPass::Base] {
+        let s = &stats.passes[pass.index()];
+        assert_eq!((s.mesh_draw_commands, s.draws, s.instances), (16, 1, 16), "{pass:?}: 16 commands merged into one draw");
+    }
+    assert_eq!(stats.cached_commands_built, 0);
+
+    let mut cpu = render_thread(RenderThreadMode::Threaded);
+    sun(&mut cpu, true);
+    let m = cpu.create_material(material).unwrap();
+    for k in 0..16 {
+        let reference = StaticMeshRenderData::new(vec![skin_on_cpu(&lod, &inf, &pose(k))]).unwrap();
+        cpu.add_primitive(Box::new(StaticMeshSceneProxy::new(reference, vec![m])), at(k)).unwrap();
+    }
+    frame(&mut cpu, &fam);
+    let (cpu_stats, on_cpu) = frame(&mut cpu, &fam);
+    assert_eq!(cpu_stats.passes[MeshPass::Base.index()].draws, 16, "different meshes do not merge");
+    test_support::save_test_output(&on_gpu, "skinning-merged");
+    assert_images_equal(&on_cpu, &on_gpu, "16 merged skinned grids vs their CPU references");
+    for rt in [&mut gpu, &mut cpu] {
+        assert_clean(rt);
+    }
+}
+
+/// A mesh's joint pages: the first holds a quarter MiB of slots and each
+/// next one four times as many, so a skeleton of 2,048 joints (256 KiB a
+/// slot) takes pages of 1, 4 and 16 slots — one draw each; a page whose
+/// last slot is freed goes, and a new proxy takes its place.
+#[test]
+fn joint_pages_grow_fourfold_and_go_with_their_last_slot() {
+    const JOINTS: u32 = 2048;
+    let lod = grid(2, 1.0);
+    let inf = influences(&lod);
+    let skinned = SkinnedMeshRenderData::new(vec![lod], vec![inf], JOINTS).unwrap();
+    let fam = family(vec![top_view(14.0)]);
+    let mut rt = render_thread(RenderThreadMode::Threaded);
+    let m = rt.create_material(Material::colored(Vec4::ONE)).unwrap();
+    let add = |rt: &mut RenderThread, k: usize| {
+        let proxy = SkeletalMeshSceneProxy::new(skinned.clone(), vec![m], SkeletalPose::joints(vec![Mat4::IDENTITY; JOINTS as usize])).unwrap();
+        rt.add_primitive(Box::new(proxy), Mat4::from_translation(Vec3::new(k as f32 * 1.25 - 4.0, 0.0, 0.0))).unwrap()
+    };
+    let ids: Vec<PrimitiveId> = (0..6).map(|k| add(&mut rt, k)).collect();
+    let (stats, _) = frame(&mut rt, &fam);
+    assert_eq!(skinned.joint_pages(), 3, "1 + 4 slots, then a third page");
+    let base = &stats.passes[MeshPass::Base.index()];
+    assert_eq!((base.mesh_draw_commands, base.draws, base.instances), (6, 3, 6), "one draw per page");
+    rt.remove_primitives(ids).unwrap();
+    frame(&mut rt, &fam);
+    assert_eq!(skinned.joint_pages(), 0, "each page went with its last slot");
+    add(&mut rt, 0);
+    let (stats, _) = frame(&mut rt, &fam);
+    assert_eq!((skinned.joint_pages(), stats.passes[MeshPass::Base.index()].draws), (1, 1));
+    assert_clean(&mut rt);
+}
+
+/// Eight influences per vertex (glTF's `JOINTS_1`/`WEIGHTS_1`): a grid
+/// whose every vertex is moved by eight joints renders byte for byte as
+/// the same grid skinned on the CPU over all eight; a mesh that uses four
+/// or fewer is skinned with four.
+#[test]
+fn eight_influences_per_vertex_render_as_the_cpu_reference() {
+    let lod = grid(8, 4.0);
+    let eight: Vec<VertexInfluences> = lod
+        .vertices
+        .iter()
+        .enumerate()
+        .map(|(v, _)| {
+            // Joint k of the eight weighs 1/8, except that vertices in
+            // turn move two eighths from the last four to the first four.
+            let mut weights = [0.125f32; MAX_INFLUENCES];
+            let k = v % 4;
+            weights[k] += 0.125;
+            weights[4 + k] -= 0.125;
+            VertexInfluences { joints: [0, 1, 2, 3, 4, 5, 6, 7], weights }
+        })
+        .collect();
+    let skinned = SkinnedMeshRenderData::new(vec![lod.clone()], vec![eight.clone()], 8).unwrap();
+    assert_eq!(skinned.influences_per_vertex(), 8);
+    let four = SkinnedMeshRenderData::new(vec![lod.clone()], vec![influences(&lod)], 2).unwrap();
+    assert_eq!(four.influences_per_vertex(), 4);
+    // Dyadic translations: both sides compute exactly.
+    let pose: Vec<Mat4> =
+        (0..8).map(|j| Mat4::from_translation(Vec3::new(0.25 * j as f32 - 1.0, 0.125 * j as f32, 1.0 + 0.0625 * (j * j) as f32))).collect();
+    let fam = family(vec![top_view(12.0)]);
+    let material = Material::colored(Vec4::new(0.5, 0.6, 0.9, 1.0));
+    let mut gpu = render_thread(RenderThreadMode::Threaded);
+    sun(&mut gpu, true);
+    let m = gpu.create_material(material.clone()).unwrap();
+    gpu.add_primitive(Box::new(SkeletalMeshSceneProxy::new(skinned, vec![m], SkeletalPose::joints(pose.clone())).unwrap()), Mat4::IDENTITY)
+        .unwrap();
+    frame(&mut gpu, &fam);
+    let (_, on_gpu) = frame(&mut gpu, &fam);
+    let mut cpu = render_thread(RenderThreadMode::Threaded);
+    sun(&mut cpu, true);
+    let m = cpu.create_material(material).unwrap();
+    let reference = StaticMeshRenderData::new(vec![skin_on_cpu(&lod, &eight, &pose)]).unwrap();
+    cpu.add_primitive(Box::new(StaticMeshSceneProxy::new(reference, vec![m])), Mat4::IDENTITY).unwrap();
+    frame(&mut cpu, &fam);
+    let (_, on_cpu) = frame(&mut cpu, &fam);
+    test_support::save_test_output(&on_gpu, "skinning-eight-influences");
+    assert_images_equal(&on_cpu, &on_gpu, "eight influences: GPU vs the CPU reference");
+    for rt in [&mut gpu, &mut cpu] {
+        assert_clean(rt);
+    }
 }

@@ -46,7 +46,7 @@ fn tube() -> (StaticMeshLod, Vec<VertexInfluences>) {
                 color: [255; 4],
                 uvs: [[along, k as f32 / RING_VERTICES as f32], [0.0; 2], [0.0; 2], [0.0; 2]],
             });
-            influences.push(VertexInfluences { joints: [j0 as u16, j0 as u16 + 1, 0, 0], weights: [1.0 - t, t, 0.0, 0.0] });
+            influences.push(VertexInfluences::four([j0 as u16, j0 as u16 + 1, 0, 0], [1.0 - t, t, 0.0, 0.0]));
         }
     }
     for r in 0..rings - 1 {

@@ -366,27 +366,64 @@ impl Deformers {
 }
 
 /// A skinned primitive's influences per vertex (`JOINTS_0` and
-/// `WEIGHTS_0`: unsigned byte or short joints, float or normalized
-/// weights), or `None` when it has neither. One without the other, or a
-/// count that is not the positions', is an error naming the attribute.
-/// The weights are checked (and renormalized) against the skeleton when
-/// the skeletal mesh is built.
+/// `WEIGHTS_0`, and `JOINTS_1`/`WEIGHTS_1` for influences five to eight:
+/// unsigned byte or short joints, float or normalized weights), or `None`
+/// when it has none. A set's joints without its weights (or the reverse),
+/// a second set without the first, or a count that is not the positions',
+/// is an error naming the attribute. The weights are checked (and
+/// renormalized) against the skeleton when the skeletal mesh is built.
 fn read_influences(
     p: &gltf::Primitive,
     buffers: &[Buffer<'_>],
     read: Read<'_>,
     attr: &dyn Fn(&str) -> String,
 ) -> Result<Option<Vec<VertexInfluences>>, GltfError> {
+    let Some((j, w)) = read_influence_set(p, 0, buffers, read, attr)? else {
+        if p.get(&Semantic::Joints(1)).is_some() || p.get(&Semantic::Weights(1)).is_some() {
+            let problem = "JOINTS_1/WEIGHTS_1 without JOINTS_0/WEIGHTS_0".into();
+            return Err(GltfError::Invalid { path: attr("JOINTS_0"), problem });
+        }
+        return Ok(None);
+    };
+    let second = read_influence_set(p, 1, buffers, read, attr)?;
     let count = read.max_count as usize;
-    let (joints, weights) = match (p.get(&Semantic::Joints(0)), p.get(&Semantic::Weights(0))) {
+    Ok(Some(
+        (0..count)
+            .map(|i| {
+                let mut inf = VertexInfluences::four([0, 1, 2, 3].map(|k| j[i * 4 + k] as u16), [0, 1, 2, 3].map(|k| w[i * 4 + k]));
+                if let Some((j1, w1)) = &second {
+                    for k in 0..4 {
+                        inf.joints[4 + k] = j1[i * 4 + k] as u16;
+                        inf.weights[4 + k] = w1[i * 4 + k];
+                    }
+                }
+                inf
+            })
+            .collect(),
+    ))
+}
+
+/// One set of four influences per vertex (`JOINTS_{set}` and
+/// `WEIGHTS_{set}`) as floats, four per vertex; `None` without either.
+fn read_influence_set(
+    p: &gltf::Primitive,
+    set: u32,
+    buffers: &[Buffer<'_>],
+    read: Read<'_>,
+    attr: &dyn Fn(&str) -> String,
+) -> Result<Option<(Vec<f32>, Vec<f32>)>, GltfError> {
+    let count = read.max_count as usize;
+    let (joints_name, weights_name) = (format!("JOINTS_{set}"), format!("WEIGHTS_{set}"));
+    let (joints, weights) = match (p.get(&Semantic::Joints(set)), p.get(&Semantic::Weights(set))) {
         (None, None) => return Ok(None),
         (Some(j), Some(w)) => (j, w),
         (j, _) => {
-            let missing = if j.is_some() { "WEIGHTS_0" } else { "JOINTS_0" };
-            return Err(GltfError::Invalid { path: attr(missing), problem: "a skinned primitive needs JOINTS_0 and WEIGHTS_0".into() });
+            let missing = if j.is_some() { &weights_name } else { &joints_name };
+            let problem = format!("a skinned primitive needs {joints_name} and {weights_name}");
+            return Err(GltfError::Invalid { path: attr(missing), problem });
         }
     };
-    for (acc, name) in [(&joints, "JOINTS_0"), (&weights, "WEIGHTS_0")] {
+    for (acc, name) in [(&joints, &joints_name), (&weights, &weights_name)] {
         if acc.count() != count {
             return Err(GltfError::Accessor {
                 path: attr(name),
@@ -395,15 +432,11 @@ fn read_influences(
         }
     }
     if !matches!(joints.data_type(), gltf::accessor::DataType::U8 | gltf::accessor::DataType::U16) || joints.normalized() {
-        return Err(GltfError::Accessor { path: attr("JOINTS_0"), problem: "joints must be unsigned bytes or shorts".into() });
+        return Err(GltfError::Accessor { path: attr(&joints_name), problem: "joints must be unsigned bytes or shorts".into() });
     }
-    let (j, _) = read_floats(&joints, buffers, &attr("JOINTS_0"), &[Dimensions::Vec4], read)?;
-    let (w, _) = read_floats(&weights, buffers, &attr("WEIGHTS_0"), &[Dimensions::Vec4], read)?;
-    Ok(Some(
-        (0..count)
-            .map(|i| VertexInfluences { joints: [0, 1, 2, 3].map(|k| j[i * 4 + k] as u16), weights: [0, 1, 2, 3].map(|k| w[i * 4 + k]) })
-            .collect(),
-    ))
+    let (j, _) = read_floats(&joints, buffers, &attr(&joints_name), &[Dimensions::Vec4], read)?;
+    let (w, _) = read_floats(&weights, buffers, &attr(&weights_name), &[Dimensions::Vec4], read)?;
+    Ok(Some((j, w)))
 }
 
 /// A primitive's morph targets (`targets`: POSITION deltas, and NORMAL

@@ -66,7 +66,8 @@
 //!   `KHR_mesh_quantization`.
 //! - **Skins and animations** → [`GltfSkin`]s (joints, inverse bind
 //!   matrices checked invertible), each skinned primitive's `JOINTS_0` and
-//!   `WEIGHTS_0` per vertex ([`GltfMesh::influences`]), and
+//!   `WEIGHTS_0` per vertex, with `JOINTS_1`/`WEIGHTS_1` where it has
+//!   eight influences ([`GltfMesh::influences`]), and
 //!   [`GltfAnimation`]s (translation, rotation and scale channels, step,
 //!   linear and cubic-spline; samplers validated: input increasing,
 //!   output counts matching). A node with a mesh and a skin spawns a
@@ -228,7 +229,8 @@ pub struct GltfMesh {
     pub mesh: Arc<StaticMesh>,
     pub slot_materials: Vec<Option<usize>>,
     /// A skinned mesh's joints and weights per vertex of `mesh` (its
-    /// `JOINTS_0`/`WEIGHTS_0`, joints indexing the node's skin's joints);
+    /// `JOINTS_0`/`WEIGHTS_0` and `JOINTS_1`/`WEIGHTS_1`, joints indexing
+    /// the node's skin's joints);
     /// `None` for a mesh that is not skinned.
     pub influences: Option<Vec<renderer::VertexInfluences>>,
     /// Its morph targets, each with a delta per vertex of `mesh` (empty:

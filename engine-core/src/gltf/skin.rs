@@ -235,7 +235,7 @@ pub(crate) fn morphed_mesh(import: &super::GltfImport, mesh: usize) -> Result<(A
         .and_then(|m| m.as_ref())
         .ok_or_else(|| GltfError::Invalid { path: path.clone(), problem: "a morphed node's mesh has no triangles".into() })?;
     let lods = gm.mesh.render_data().lods().to_vec();
-    let on_root = vec![VertexInfluences { joints: [0; 4], weights: [1.0, 0.0, 0.0, 0.0] }; lods[0].vertices.len()];
+    let on_root = vec![VertexInfluences::four([0; 4], [1.0, 0.0, 0.0, 0.0]); lods[0].vertices.len()];
     let root = JointDesc { name: gm.name.clone(), parent: None, rest: JointTransform::IDENTITY, inverse_bind: Mat4::IDENTITY };
     let skeletal =
         SkeletalMesh::with_morph_targets(&gm.name, lods, vec![on_root], morphs_of(gm), vec![root], gm.mesh.material_slots.clone())

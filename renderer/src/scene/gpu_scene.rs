@@ -19,8 +19,11 @@ pub struct PrimitiveGpuData {
     pub prev_local_to_world: [[f32; 4]; 4],
     /// World-space bounds: centre (xyz) and sphere radius (w).
     pub bounds_origin_radius: [f32; 4],
-    /// World-space box half-extent (xyz; w is 0).
-    pub bounds_extent: [f32; 4],
+    /// World-space box half-extent.
+    pub bounds_extent: [f32; 3],
+    /// The proxy's word for its vertex factory
+    /// ([`crate::scene::PrimitiveSceneProxy::vertex_factory_data`]).
+    pub vertex_factory_data: u32,
     /// The proxy's custom primitive data, readable by materials.
     pub custom: [f32; 4],
 }
@@ -80,12 +83,12 @@ pub struct GpuScene {
 }
 
 impl GpuScene {
-    /// Sets a slot's data from its transform, world bounds and custom data,
-    /// marking it for the next upload.
+    /// Sets a slot's data from its transform, world bounds, custom data and
+    /// vertex-factory word, marking it for the next upload.
     /// The previous transform is the one the slot had when the frame began
     /// (see the type's docs); a slot set for the first time, or `added`
     /// (a new primitive in a reused slot), has no past: previous = current.
-    pub fn set(&mut self, slot: u32, local_to_world: &Mat4, bounds: &crate::math::Bounds, custom: Vec4, added: bool) {
+    pub fn set(&mut self, slot: u32, local_to_world: &Mat4, bounds: &crate::math::Bounds, (custom, vf_data): (Vec4, u32), added: bool) {
         let i = slot as usize;
         if self.data.len() <= i {
             self.data.resize(i + 1, PrimitiveGpuData::zeroed());
@@ -106,7 +109,8 @@ impl GpuScene {
             local_to_world: local_to_world.to_cols_array_2d(),
             prev_local_to_world: prev,
             bounds_origin_radius: bounds.origin.extend(bounds.radius).to_array(),
-            bounds_extent: bounds.extent.extend(0.0).to_array(),
+            bounds_extent: bounds.extent.to_array(),
+            vertex_factory_data: vf_data,
             custom: custom.to_array(),
         };
         self.mark_dirty(slot);

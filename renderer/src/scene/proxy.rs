@@ -297,6 +297,16 @@ pub trait PrimitiveSceneProxy: Send + Sync + 'static {
         Vec4::ZERO
     }
 
+    /// A word the proxy's vertex factory reads from the primitive's
+    /// GPU-scene record (`PrimitiveData.vertex_factory_data`), found
+    /// through the instance's primitive id, so per-primitive data that is
+    /// not a binding keeps the cached commands of equal meshes equal (the
+    /// skinned factory's joint slot). Read when the primitive is added and
+    /// whenever its transform is set; 0 by default.
+    fn vertex_factory_data(&self) -> u32 {
+        0
+    }
+
     /// Creates GPU resources; called on the render thread when added.
     fn create_render_resources(&mut self, _device: &Device) -> rhi_vulkan::Result<()> {
         Ok(())

@@ -601,13 +601,13 @@ impl Scene {
     fn set_transform_data(&mut self, slot: u32, m: Mat4, added: bool) {
         let info = self.infos[slot as usize].as_ref().expect("live slot");
         let world = info.local_bounds.transformed(&m);
-        let custom = info.proxy.custom_primitive_data();
+        let (custom, vf_data) = (info.proxy.custom_primitive_data(), info.proxy.vertex_factory_data());
         let sphere = world.origin.extend(world.radius);
         self.spheres[slot as usize] = sphere;
         self.chunks[slot as usize / CULL_CHUNK].grow(sphere);
         self.extents[slot as usize] = world.extent;
         self.transforms[slot as usize] = m;
-        self.gpu_scene.set(slot, &m, &world, custom, added);
+        self.gpu_scene.set(slot, &m, &world, (custom, vf_data), added);
     }
 
     /// Builds the cached commands of `slots` (parallel over primitives), then

@@ -1,15 +1,19 @@
 //! Skeletal meshes on the render side (UE's FSkeletalMeshRenderData,
 //! FSkeletalMeshSceneProxy and FGPUSkinVertexFactory): a mesh in its bind
-//! pose whose vertices each follow up to four joints of a skeleton, skinned
+//! pose whose vertices each follow up to eight joints of a skeleton (four
+//! unless a vertex uses more: glTF's `JOINTS_1`/`WEIGHTS_1`), skinned
 //! on the GPU every frame from the joint matrices the game thread sends.
 //!
 //! The game side evaluates the pose (engine-core's animation) and sends
 //! the joint matrices — model space × inverse bind, one `Mat4` per joint —
 //! as the proxy's dynamic data ([`SkeletalPose`], moved, not copied). The
-//! proxy writes them into its joint buffer (this frame's, then the
-//! previous frame's for motion vectors) with the frame's other uploads;
-//! its mesh draw commands are built once when it is added and **stay
-//! cached**: a new pose changes the buffer, never a command. The skinning
+//! proxy writes them into its slot of one of the mesh's joint pages (this
+//! frame's, then the previous frame's for motion vectors) with the frame's
+//! other uploads; its mesh draw commands are built once when it is added
+//! and **stay cached**: a new pose changes the buffer, never a command.
+//! Every proxy of a page binds the same buffers, its slot found through
+//! its primitive id, so identical skinned meshes with one material merge
+//! into instanced draws as static meshes do (`joint_pages`). The skinning
 //! itself is the vertex factory's ([`SKINNED_VERTEX_FACTORY`],
 //! `skinned_vf.inc.wgsl`), so every pass — the depth prepass, shadows, the
 //! base pass, velocity — skins the same way.
@@ -23,21 +27,19 @@
 //! at weight 1) apply in the bind pose before skinning, weighted by the
 //! pose's `morph_weights`; the proxy lists only the targets weighed now or
 //! in the previous frame, so an unmorphed frame costs a loop over nothing.
-//!
-//! Not built yet (issue 39): one shared per-frame joint buffer (an offset
-//! per primitive) so identical skinned meshes merge into instanced draws —
-//! each proxy has its own buffer and bind group today, so skinned draws do
-//! not merge across primitives.
 
+mod joint_pages;
 mod proxy;
 mod vertex_factory;
 
 pub use proxy::{SkeletalMeshSceneProxy, SkeletalPose};
 pub use vertex_factory::{SkinnedVertexFactory, SKINNED_VERTEX_FACTORY};
+pub use joint_pages::{FIRST_PAGE_BYTES, MAX_PAGE_BYTES};
 
 use crate::error::{RendererError, Result};
 use crate::math::Bounds;
 use crate::static_mesh::{StaticMeshLod, StaticMeshRenderData};
+use joint_pages::{JointPages, JointSlot};
 use rhi_vulkan::{BufferDesc, BufferHandle, BufferUsage, Device};
 use std::sync::{Arc, Mutex};
 
@@ -50,14 +52,34 @@ pub const MAX_SKIN_JOINTS: u32 = 4096;
 /// renormalized with a warning (glTF requires a sum of 1; exporters round).
 pub const WEIGHT_SUM_TOLERANCE: f32 = 2e-3;
 
-/// One vertex's joints and weights: up to four influences (unused ones
-/// weigh 0).
+/// The most joints that move one vertex: glTF's two sets of four
+/// (`JOINTS_0`/`WEIGHTS_0` and `JOINTS_1`/`WEIGHTS_1`), Godot's eight. A
+/// mesh whose vertices all use four or fewer is skinned with four.
+pub const MAX_INFLUENCES: usize = 8;
+
+/// One vertex's joints and weights: up to [`MAX_INFLUENCES`] influences
+/// (unused ones weigh 0).
 #[derive(Clone, Copy, Debug, PartialEq, Default)]
 pub struct VertexInfluences {
     /// Joint indices into the skeleton.
-    pub joints: [u16; 4],
+    pub joints: [u16; MAX_INFLUENCES],
     /// Their weights: finite, not negative, summing to 1.
-    pub weights: [f32; 4],
+    pub weights: [f32; MAX_INFLUENCES],
+}
+
+impl VertexInfluences {
+    /// Four influences; the other four weigh 0.
+    pub fn four(joints: [u16; 4], weights: [f32; 4]) -> Self {
+        let mut i = Self::default();
+        i.joints[..4].copy_from_slice(&joints);
+        i.weights[..4].copy_from_slice(&weights);
+        i
+    }
+
+    /// Whether any of the influences past the first four weighs something.
+    pub fn uses_more_than_four(&self) -> bool {
+        self.weights[4..].iter().any(|&w| w != 0.0)
+    }
 }
 
 /// The most morph targets a skeletal mesh may have.
@@ -82,8 +104,12 @@ pub struct SkinnedMeshRenderData {
     influences: Vec<Vec<VertexInfluences>>,
     morph_targets: Vec<Vec<MorphTarget>>,
     joint_count: u32,
+    /// Influences the vertex factory reads per vertex: 4, or 8 when a vertex uses more than four.
+    influences_per_vertex: u32,
     /// Per LOD, the joint-index, weight and morph-delta buffers (render thread).
     gpu: Mutex<Option<Arc<Vec<[BufferHandle; 3]>>>>,
+    /// Its proxies' joint and morph slots (`joint_pages`).
+    pages: Mutex<JointPages>,
 }
 
 impl std::fmt::Debug for SkinnedMeshRenderData {
@@ -140,7 +166,11 @@ impl SkinnedMeshRenderData {
             log::warn!("skeletal mesh: {renormalized} vertices' weights did not sum to 1; renormalized");
         }
         let mesh = StaticMeshRenderData::new(lods)?;
-        Ok(Arc::new(Self { mesh, influences, morph_targets, joint_count, gpu: Mutex::new(None) }))
+        let eight = influences.iter().flatten().any(VertexInfluences::uses_more_than_four);
+        let influences_per_vertex = if eight { 8 } else { 4 };
+        let morphs = morph_targets.first().map_or(0, Vec::len) as u32;
+        let pages = Mutex::new(JointPages::new(joint_count, morphs, influences_per_vertex / 4));
+        Ok(Arc::new(Self { mesh, influences, morph_targets, joint_count, influences_per_vertex, gpu: Mutex::new(None), pages }))
     }
 
     /// Morph targets of each LOD (the same count in every one).
@@ -163,6 +193,11 @@ impl SkinnedMeshRenderData {
         self.joint_count
     }
 
+    /// Influences the GPU reads per vertex: 4, or 8 when any vertex uses more than four.
+    pub fn influences_per_vertex(&self) -> u32 {
+        self.influences_per_vertex
+    }
+
     /// Per LOD, per vertex, its influences (renormalized).
     pub fn influences(&self) -> &[Vec<VertexInfluences>] {
         &self.influences
@@ -182,7 +217,7 @@ impl SkinnedMeshRenderData {
         }
         let mut made: Vec<[BufferHandle; 3]> = Vec::with_capacity(self.influences.len());
         for (inf, morphs) in self.influences.iter().zip(&self.morph_targets) {
-            match lod_buffers(device, inf, morphs) {
+            match lod_buffers(device, inf, morphs, self.influences_per_vertex as usize) {
                 Ok(b) => made.push(b),
                 Err(e) => {
                     made.iter().flatten().for_each(|&b| device.destroy_buffer(b));
@@ -196,6 +231,22 @@ impl SkinnedMeshRenderData {
         Ok(made)
     }
 
+    /// A slot in one of the mesh's joint pages for a proxy holding the GPU
+    /// buffers `lods` ([`Self::acquire_gpu`]); its contents are the proxy's to write.
+    pub(crate) fn allocate_joint_slot(&self, device: &Device, lods: &[[BufferHandle; 3]]) -> rhi_vulkan::Result<JointSlot> {
+        self.pages.lock().unwrap_or_else(|p| p.into_inner()).allocate(device, lods)
+    }
+
+    /// Gives a proxy's slot back (before its [`Self::release_gpu`]).
+    pub(crate) fn free_joint_slot(&self, device: &Device, slot: &JointSlot) {
+        self.pages.lock().unwrap_or_else(|p| p.into_inner()).free(device, slot);
+    }
+
+    /// Joint pages that exist now (each is one instanced draw per pass and section).
+    pub fn joint_pages(&self) -> usize {
+        self.pages.lock().unwrap_or_else(|p| p.into_inner()).page_count()
+    }
+
     /// A proxy stops using the GPU buffers: the last one frees them.
     pub(crate) fn release_gpu(&self, device: &Device) {
         if self.mesh.release_user(device) {
@@ -206,15 +257,21 @@ impl SkinnedMeshRenderData {
     }
 }
 
-/// One LOD's storage buffers: joint indices, weights, morph deltas
-/// (target-major, per vertex its position then normal delta as vec4s; one
-/// zero element when it has none, as a binding needs a buffer).
-fn lod_buffers(device: &Device, inf: &[VertexInfluences], morphs: &[MorphTarget]) -> rhi_vulkan::Result<[BufferHandle; 3]> {
+/// One LOD's storage buffers: joint indices and weights (`per_vertex` of
+/// each per vertex, in fours), morph deltas (target-major, per vertex its
+/// position then normal delta as vec4s; one zero element when it has
+/// none, as a binding needs a buffer).
+fn lod_buffers(device: &Device, inf: &[VertexInfluences], morphs: &[MorphTarget], per_vertex: usize) -> rhi_vulkan::Result<[BufferHandle; 3]> {
+    let quads = |i: &VertexInfluences| {
+        let (joints, weights) = (i.joints, i.weights);
+        (0..per_vertex / 4).map(move |q| (joints, weights, q * 4))
+    };
     let joints: Vec<[u32; 2]> = inf
         .iter()
-        .map(|i| [u32::from(i.joints[0]) | u32::from(i.joints[1]) << 16, u32::from(i.joints[2]) | u32::from(i.joints[3]) << 16])
+        .flat_map(quads)
+        .map(|(j, _, k)| [u32::from(j[k]) | u32::from(j[k + 1]) << 16, u32::from(j[k + 2]) | u32::from(j[k + 3]) << 16])
         .collect();
-    let weights: Vec<[f32; 4]> = inf.iter().map(|i| i.weights).collect();
+    let weights: Vec<[f32; 4]> = inf.iter().flat_map(quads).map(|(_, w, k)| [w[k], w[k + 1], w[k + 2], w[k + 3]]).collect();
     let mut deltas: Vec<[f32; 4]> = Vec::with_capacity(morphs.len() * inf.len() * 2);
     for m in morphs {
         for v in 0..inf.len() {
@@ -312,7 +369,7 @@ mod tests {
     use crate::shapes;
 
     fn one(joints: [u16; 4], weights: [f32; 4]) -> VertexInfluences {
-        VertexInfluences { joints, weights }
+        VertexInfluences::four(joints, weights)
     }
 
     #[test]

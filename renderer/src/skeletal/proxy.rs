@@ -1,14 +1,15 @@
 //! The skeletal mesh component's proxy (UE's FSkeletalMeshSceneProxy):
 //! the mesh's batches through the skinned vertex factory, cached once;
-//! each new pose written into its joint buffer.
+//! each new pose written into its slot of the mesh's joint pages.
 
-use super::{SkinnedMeshRenderData, SkinnedVertexFactory, SKINNED_VERTEX_FACTORY};
+use super::joint_pages::JointSlot;
+use super::{SkinnedMeshRenderData, SKINNED_VERTEX_FACTORY};
 use crate::material::MaterialId;
 use crate::math::Bounds;
 use crate::mesh_pass::MeshBatch;
 use crate::scene::{PrimitiveSceneProxy, ProxyUpdateContext};
 use glam::{Mat4, Vec4};
-use rhi_vulkan::{BindGroupHandle, BindingResource, BufferDesc, BufferHandle, BufferUsage, Device, RhiError};
+use rhi_vulkan::{BufferHandle, Device, RhiError};
 use std::sync::Arc;
 
 /// One frame's pose of a skeletal mesh: per joint, its model-space matrix
@@ -31,14 +32,6 @@ impl SkeletalPose {
     }
 }
 
-/// The GPU side of one proxy: its joint buffer, its morph weights' list
-/// and its bind group per LOD.
-struct JointGpu {
-    buffer: BufferHandle,
-    morphs: BufferHandle,
-    groups: Vec<BindGroupHandle>,
-}
-
 /// The proxy of a skeletal mesh component (module docs of `crate::skeletal`).
 pub struct SkeletalMeshSceneProxy {
     mesh: Arc<SkinnedMeshRenderData>,
@@ -49,7 +42,8 @@ pub struct SkeletalMeshSceneProxy {
     current: Vec<Mat4>,
     /// Its morph weights (one per target, 0 where none was given).
     weights: Vec<f32>,
-    gpu: Option<JointGpu>,
+    /// Its slot in the mesh's joint pages (while it holds GPU resources).
+    gpu: Option<JointSlot>,
     /// Holds the mesh's GPU buffers.
     holds_gpu: bool,
 }
@@ -86,39 +80,25 @@ impl SkeletalMeshSceneProxy {
         bytes
     }
 
-    fn create_gpu(&self, device: &Device, skin: &[[BufferHandle; 3]]) -> rhi_vulkan::Result<JointGpu> {
-        let storage = |label: &str, bytes: &[u8]| {
-            device.create_buffer_init(&BufferDesc::gpu_only(label, bytes.len() as u64, BufferUsage::STORAGE), bytes)
-        };
-        let buffer = storage("skin joints", &Self::joint_bytes(&self.current, &self.current))?;
-        let morphs = match storage("morph weights", &self.morph_bytes(&self.weights, &self.weights)) {
-            Ok(m) => m,
+    /// Takes a slot in the mesh's joint pages and writes the proxy's pose
+    /// there (no motion: the previous frame's matrices are this frame's).
+    fn create_gpu(&self, device: &Device, skin: &[[BufferHandle; 3]]) -> rhi_vulkan::Result<JointSlot> {
+        let slot = self.mesh.allocate_joint_slot(device, skin)?;
+        let written = device
+            .write_buffer(slot.joints, slot.joint_offset(), &Self::joint_bytes(&self.current, &self.current))
+            .and_then(|()| device.write_buffer(slot.morphs, slot.morph_offset(), &self.morph_bytes(&self.weights, &self.weights)));
+        match written {
+            Ok(()) => Ok(slot),
             Err(e) => {
-                device.destroy_buffer(buffer);
-                return Err(e);
-            }
-        };
-        let mut groups = Vec::with_capacity(skin.len());
-        for &[joints, weights, deltas] in skin {
-            let entries = [buffer, joints, weights, deltas, morphs].map(BindingResource::Buffer);
-            let entries: Vec<(u32, BindingResource)> = entries.into_iter().enumerate().map(|(i, e)| (i as u32, e)).collect();
-            match device.create_bind_group_with_layout(&SkinnedVertexFactory::bind_group_layout(), &entries) {
-                Ok(g) => groups.push(g),
-                Err(e) => {
-                    groups.into_iter().for_each(|g| device.destroy_bind_group(g));
-                    device.destroy_buffer(buffer);
-                    device.destroy_buffer(morphs);
-                    return Err(e);
-                }
+                self.mesh.free_joint_slot(device, &slot);
+                Err(e)
             }
         }
-        Ok(JointGpu { buffer, morphs, groups })
     }
 
-    /// The morph list's bytes (`skin_morphs` of `skinned_vf.inc.wgsl`): a
-    /// header (how many entries, the LOD's vertex count is the shader's),
-    /// then per target weighed now or in the previous frame its index,
-    /// weight and previous weight; room for every target.
+    /// The slot's morph list (`morph_list` of `skinned_vf.inc.wgsl`): how
+    /// many entries, then per target weighed now or in the previous frame
+    /// its index, weight and previous weight; room for every target.
     fn morph_bytes(&self, now: &[f32], before: &[f32]) -> Vec<u8> {
         let active: Vec<[f32; 4]> = (0..now.len())
             .filter(|&t| now[t] != 0.0 || before.get(t).is_some_and(|&w| w != 0.0))
@@ -164,6 +144,7 @@ impl PrimitiveSceneProxy for SkeletalMeshSceneProxy {
 
     fn draw_static_elements(&self, out: &mut Vec<MeshBatch>) {
         let (Some(gpu), Some(joints)) = (self.mesh.mesh().gpu(), self.gpu.as_ref()) else { return };
+        // The page's group: equal for every proxy in the page, so their commands merge.
         for (l, ((lod, g), &group)) in self.mesh.mesh().lods().iter().zip(gpu.iter()).zip(&joints.groups).enumerate() {
             let streams = [0, 1, 2, 3].map(|i| Some((g.vertices, g.offsets[i])));
             for s in &lod.sections {
@@ -186,6 +167,12 @@ impl PrimitiveSceneProxy for SkeletalMeshSceneProxy {
         self.custom_data
     }
 
+    /// Its slot in the mesh's joint page, where the skinned vertex factory
+    /// finds its matrices and morph list.
+    fn vertex_factory_data(&self) -> u32 {
+        self.gpu.as_ref().map_or(0, |s| s.slot)
+    }
+
     fn create_render_resources(&mut self, device: &Device) -> rhi_vulkan::Result<()> {
         if self.holds_gpu {
             return Ok(());
@@ -205,10 +192,8 @@ impl PrimitiveSceneProxy for SkeletalMeshSceneProxy {
     }
 
     fn release_render_resources(&mut self, device: &Device) {
-        if let Some(g) = self.gpu.take() {
-            g.groups.into_iter().for_each(|group| device.destroy_bind_group(group));
-            device.destroy_buffer(g.buffer);
-            device.destroy_buffer(g.morphs);
+        if let Some(slot) = self.gpu.take() {
+            self.mesh.free_joint_slot(device, &slot);
         }
         if std::mem::take(&mut self.holds_gpu) {
             self.mesh.release_gpu(device);
@@ -216,7 +201,7 @@ impl PrimitiveSceneProxy for SkeletalMeshSceneProxy {
     }
 
     /// A new pose ([`SkeletalPose`]): written with the previous one into
-    /// the joint buffer at the start of the next frame; no command changes.
+    /// its joint slot at the start of the next frame; no command changes.
     /// A pose of the wrong size or with a non-finite matrix is refused and
     /// the proxy keeps its pose.
     fn update_dynamic_data(&mut self, data: Box<dyn std::any::Any + Send>, ctx: &mut ProxyUpdateContext<'_>) -> rhi_vulkan::Result<()> {
@@ -225,10 +210,10 @@ impl PrimitiveSceneProxy for SkeletalMeshSceneProxy {
         let weights = morph_weights(&self.mesh, &pose.morph_weights);
         let previous = std::mem::replace(&mut self.current, pose.joint_matrices);
         let previous_weights = std::mem::replace(&mut self.weights, weights);
-        if let Some(g) = &self.gpu {
-            ctx.upload(g.buffer, 0, Self::joint_bytes(&self.current, &previous));
+        if let Some(slot) = &self.gpu {
+            ctx.upload(slot.joints, slot.joint_offset(), Self::joint_bytes(&self.current, &previous));
             if self.mesh.morph_target_count() > 0 {
-                ctx.upload(g.morphs, 0, self.morph_bytes(&self.weights, &previous_weights));
+                ctx.upload(slot.morphs, slot.morph_offset(), self.morph_bytes(&self.weights, &previous_weights));
             }
         }
         Ok(())
