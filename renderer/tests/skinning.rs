@@ -321,7 +321,8 @@ fn joint_pages_grow_fourfold_and_go_with_their_last_slot() {
     let mut rt = render_thread(RenderThreadMode::Threaded);
     let m = rt.create_material(Material::colored(Vec4::ONE)).unwrap();
     let add = |rt: &mut RenderThread, k: usize| {
-        let proxy = SkeletalMeshSceneProxy::new(skinned.clone(), vec![m], SkeletalPose::joints(vec![Mat4::IDENTITY; JOINTS as usize])).unwrap();
+        let proxy =
+            SkeletalMeshSceneProxy::new(skinned.clone(), vec![m], SkeletalPose::joints(vec![Mat4::IDENTITY; JOINTS as usize])).unwrap();
         rt.add_primitive(Box::new(proxy), Mat4::from_translation(Vec3::new(k as f32 * 1.25 - 4.0, 0.0, 0.0))).unwrap()
     };
     let ids: Vec<PrimitiveId> = (0..6).map(|k| add(&mut rt, k)).collect();

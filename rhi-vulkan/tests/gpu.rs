@@ -433,7 +433,9 @@ fn a_read_write_storage_binding_counts_as_a_write_and_a_read_only_one_does_not()
     let shader = device.create_shader("add.wgsl", wgsl).unwrap();
     let pipeline = device.create_compute_pipeline(&ComputePipelineDesc { shader: ShaderStageDesc::new(shader, "main") }).unwrap();
     let storage = |label: &str, v: u32| {
-        device.create_buffer_init(&BufferDesc::host_visible(label, 16, BufferUsage::STORAGE), &[v, 0, 0, 0].map(u32::to_le_bytes).concat()).unwrap()
+        device
+            .create_buffer_init(&BufferDesc::host_visible(label, 16, BufferUsage::STORAGE), &[v, 0, 0, 0].map(u32::to_le_bytes).concat())
+            .unwrap()
     };
     let (input, output) = (storage("input", 5), storage("output", 1));
     let entries = [(0, BindingResource::Buffer(input)), (1, BindingResource::Buffer(output))];

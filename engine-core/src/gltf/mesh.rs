@@ -403,15 +403,18 @@ fn read_influences(
     ))
 }
 
+/// One set of influences: its joints and its weights as floats, four per vertex.
+type InfluenceSet = (Vec<f32>, Vec<f32>);
+
 /// One set of four influences per vertex (`JOINTS_{set}` and
-/// `WEIGHTS_{set}`) as floats, four per vertex; `None` without either.
+/// `WEIGHTS_{set}`); `None` without either.
 fn read_influence_set(
     p: &gltf::Primitive,
     set: u32,
     buffers: &[Buffer<'_>],
     read: Read<'_>,
     attr: &dyn Fn(&str) -> String,
-) -> Result<Option<(Vec<f32>, Vec<f32>)>, GltfError> {
+) -> Result<Option<InfluenceSet>, GltfError> {
     let count = read.max_count as usize;
     let (joints_name, weights_name) = (format!("JOINTS_{set}"), format!("WEIGHTS_{set}"));
     let (joints, weights) = match (p.get(&Semantic::Joints(set)), p.get(&Semantic::Weights(set))) {

@@ -32,9 +32,9 @@ mod joint_pages;
 mod proxy;
 mod vertex_factory;
 
+pub use joint_pages::{FIRST_PAGE_BYTES, MAX_PAGE_BYTES};
 pub use proxy::{SkeletalMeshSceneProxy, SkeletalPose};
 pub use vertex_factory::{SkinnedVertexFactory, SKINNED_VERTEX_FACTORY};
-pub use joint_pages::{FIRST_PAGE_BYTES, MAX_PAGE_BYTES};
 
 use crate::error::{RendererError, Result};
 use crate::math::Bounds;
@@ -261,7 +261,12 @@ impl SkinnedMeshRenderData {
 /// each per vertex, in fours), morph deltas (target-major, per vertex its
 /// position then normal delta as vec4s; one zero element when it has
 /// none, as a binding needs a buffer).
-fn lod_buffers(device: &Device, inf: &[VertexInfluences], morphs: &[MorphTarget], per_vertex: usize) -> rhi_vulkan::Result<[BufferHandle; 3]> {
+fn lod_buffers(
+    device: &Device,
+    inf: &[VertexInfluences],
+    morphs: &[MorphTarget],
+    per_vertex: usize,
+) -> rhi_vulkan::Result<[BufferHandle; 3]> {
     let quads = |i: &VertexInfluences| {
         let (joints, weights) = (i.joints, i.weights);
         (0..per_vertex / 4).map(move |q| (joints, weights, q * 4))
