@@ -105,8 +105,8 @@ pub use render_thread::{
 pub use rng::{mix64, Rng};
 pub use scene::{
     light_falloff, range_for_intensity, DirectionalLight, ElementFailure, GeometryChange, Light, LightId, MeshElementCollector, Mobility,
-    PointLight, PrimitiveId, PrimitiveRenderSettings, PrimitiveSceneProxy, ProxyUpdateContext, RetiredFrameResults, Scene, ShadowBias,
-    SpotLight, ViewRelevance, CUTOFF_ILLUMINANCE, MAX_DIRECTIONAL_LIGHTS,
+    PointLight, PrimitiveId, PrimitiveRenderSettings, PrimitiveSceneProxy, ProxyUpdateContext, RetiredFrameResults, Scene, SceneMemory,
+    ShadowBias, SpotLight, ViewRelevance, CUTOFF_ILLUMINANCE, MAX_DIRECTIONAL_LIGHTS,
 };
 pub use settings::{
     AntiAliasing, AutoExposureSettings, BloomSettings, EarlyZ, FrameSettings, LightGridSettings, ShadingSettings, ShadowSettings,

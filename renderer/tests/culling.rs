@@ -79,3 +79,28 @@ fn a_shuffled_batch_is_culled_chunk_by_chunk_as_a_grid_added_in_order_is() {
     let lit = (0..H).flat_map(|y| (0..W).map(move |x| (x, y))).filter(|&(x, y)| luminance(shuffled_img.pixel(x, y)) > 60).count();
     assert!(lit > (W * H / 5) as usize, "lit cubes cover the view: {lit} pixels");
 }
+
+/// Where the scene's bytes go (`Scene::memory`, issue 40's breakdown by
+/// owner): each owner holds at least what its structures need per
+/// primitive, and the whole grows with the primitives.
+#[test]
+fn the_scenes_memory_by_owner_grows_with_its_primitives() {
+    let mut rt = render_thread(RenderThreadMode::Threaded);
+    let m = rt.create_material(Material::colored(glam::Vec4::ONE)).unwrap();
+    let fam = family(vec![top_view(40.0)]);
+    let measure = |rt: &mut RenderThread, n: usize| {
+        cube_grid(rt, n, &[m], 1.0);
+        frame(rt, &fam);
+        rt.with_context(|ctx| ctx.scene.memory()).unwrap()
+    };
+    let small = measure(&mut rt, 1000);
+    // A sphere, a box, flags and a transform; a GPU-scene record on each side; a map entry.
+    assert!(small.culling >= 1000 * (16 + 12 + 4 + 64), "{small:?}");
+    assert!(small.gpu_scene_cpu >= 1000 * 176 && small.gpu_scene_buffer >= 1000 * 176, "{small:?}");
+    assert!(small.ids >= 1000 * 12 && small.proxies >= 1000 * 16 && small.cached_commands >= 1000 * 8, "{small:?}");
+    assert!(small.state_buckets > 0 && small.primitive_infos > 0);
+    assert_eq!(small.total(), small.owners().iter().map(|o| o.1).sum::<u64>());
+    let large = measure(&mut rt, 9000);
+    assert!(large.total() >= 5 * small.total(), "10,000 primitives hold more than 5x 1,000's: {small:?} -> {large:?}");
+    assert_clean(&mut rt);
+}

@@ -7,6 +7,7 @@
 //! side's (proxies, cached commands, GPU scene, frame memory) up to the peak.
 
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Resident bytes after the engine was made, 0 until then.
@@ -15,7 +16,7 @@ static AFTER_ENGINE: AtomicU64 = AtomicU64::new(0);
 static SCENE_BUILT: AtomicU64 = AtomicU64::new(0);
 
 /// The run's memory figures in MiB.
-#[derive(Serialize, Deserialize, Debug, Clone, Copy, Default, PartialEq)]
+#[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq)]
 pub struct MemoryStats {
     /// Resident after the engine (device, render thread) was made.
     pub after_engine_mib: f64,
@@ -25,6 +26,12 @@ pub struct MemoryStats {
     /// The run's peak resident memory (`VmHWM`): the render side's proxies,
     /// cached commands, GPU scene and frame memory on top.
     pub peak_mib: f64,
+    /// The render side's scene at the end of the run by owner, in bytes
+    /// (`renderer::SceneMemory`: counted from the structures, without the
+    /// allocator's overhead; the rest of `peak_mib` is frame memory,
+    /// staging, the driver and the allocator).
+    #[serde(default)]
+    pub scene_owners: BTreeMap<String, u64>,
 }
 
 impl MemoryStats {
@@ -60,5 +67,10 @@ pub(crate) fn stats() -> Option<MemoryStats> {
     let mib = |b: u64| b as f64 / (1024.0 * 1024.0);
     let (engine, scene) = (AFTER_ENGINE.load(Ordering::Relaxed), SCENE_BUILT.load(Ordering::Relaxed));
     let peak = status_bytes("VmHWM:")?;
-    (engine > 0 && scene > 0).then(|| MemoryStats { after_engine_mib: mib(engine), scene_built_mib: mib(scene), peak_mib: mib(peak) })
+    (engine > 0 && scene > 0).then(|| MemoryStats {
+        after_engine_mib: mib(engine),
+        scene_built_mib: mib(scene),
+        peak_mib: mib(peak),
+        scene_owners: BTreeMap::new(),
+    })
 }

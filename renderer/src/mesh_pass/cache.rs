@@ -19,7 +19,9 @@ pub(crate) struct CachedEntry {
 pub(crate) const EMPTY: CachedEntry = CachedEntry { bucket: BucketId::NONE, lod: 0, more: false };
 
 /// A pass's cached commands, per slot: the first inline (most primitives
-/// have one section), the rest in `extra`.
+/// have one section), the rest in `extra`. `first` is empty while the pass
+/// has never held a command (most of the passes a table can have never
+/// do: 8 bytes a primitive each), and covers every slot from its first one.
 #[derive(Default)]
 pub(crate) struct PassCache {
     pub first: Vec<CachedEntry>,

@@ -39,6 +39,11 @@ struct OrderTables {
 }
 
 impl DrawOrder {
+    /// Bytes its tables hold.
+    pub fn memory_bytes(&self) -> u64 {
+        (self.0.ranks.capacity() * std::mem::size_of::<DrawRank>() + self.0.by_rank.capacity() * std::mem::size_of::<BucketId>()) as u64
+    }
+
     /// The order of `ranks` (a permutation, indexed by [`BucketId::index`]).
     pub fn new(ranks: Vec<DrawRank>) -> Self {
         let by_rank = buckets_by_rank(&ranks);

@@ -79,6 +79,14 @@ struct Entry<C> {
 }
 
 impl<C: BucketCommand> StateBuckets<C> {
+    /// Bytes it holds: its entries, its map (entries and a control byte
+    /// each), its free list and its draw order.
+    pub(crate) fn memory_bytes(&self) -> u64 {
+        let entries = self.entries.capacity() * std::mem::size_of::<Option<Entry<C>>>();
+        let map = self.map.capacity() * (std::mem::size_of::<(C, BucketId)>() + 1);
+        (entries + map + self.free.capacity() * std::mem::size_of::<BucketId>()) as u64 + self.order.memory_bytes()
+    }
+
     /// The bucket of `cmd`, created with a refcount of 1 or incremented.
     pub fn acquire(&mut self, cmd: C) -> BucketId {
         if let Some(&id) = self.map.get(&cmd) {

@@ -53,6 +53,26 @@ pub(crate) fn space_order(centres: impl ExactSizeIterator<Item = Vec3>) -> Optio
     Some(keyed.into_iter().map(|(_, i)| i).collect())
 }
 
+/// Puts `items` in `order` (`items[k]` becomes what was `items[order[k]]`;
+/// `order` a permutation of the indices) in place, by following its
+/// cycles: a million-primitive batch is not held twice.
+pub(crate) fn permute<T>(items: &mut [T], order: &[usize]) {
+    debug_assert_eq!(items.len(), order.len());
+    let mut placed = vec![false; items.len()];
+    for start in 0..items.len() {
+        let mut k = start;
+        while !placed[k] {
+            placed[k] = true;
+            let from = order[k];
+            if from == start {
+                break;
+            }
+            items.swap(k, from);
+            k = from;
+        }
+    }
+}
+
 /// The Z-order code of a cell: the bits of `x`, `y` and `z` (each below
 /// 2^21) interleaved, `x` lowest.
 fn morton(x: u32, y: u32, z: u32) -> u64 {
@@ -73,6 +93,18 @@ fn spread(v: u32) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn permute_puts_each_item_where_the_order_says_in_place() {
+        let order = [3, 0, 4, 1, 2, 6, 5];
+        let mut items: Vec<char> = "abcdefg".chars().collect();
+        permute(&mut items, &order);
+        let expected: Vec<char> = order.iter().map(|&i| "abcdefg".as_bytes()[i] as char).collect();
+        assert_eq!(items, expected);
+        let mut same = vec![1, 2, 3];
+        permute(&mut same, &[0, 1, 2]);
+        assert_eq!(same, [1, 2, 3]);
+    }
 
     #[test]
     fn spread_puts_two_zero_bits_between_each_bit() {

@@ -83,6 +83,24 @@ pub struct GpuScene {
 }
 
 impl GpuScene {
+    /// Room for `slots` slots in the CPU copy and its marks, exactly.
+    pub fn reserve_exact(&mut self, slots: usize) {
+        let more = slots.saturating_sub(self.data.len());
+        self.data.reserve_exact(more);
+        self.dirty_mark.reserve_exact(more);
+        self.moved_mark.reserve_exact(more);
+        self.dirty.reserve_exact(more);
+    }
+
+    /// Bytes of its CPU copy and change lists, and of its buffer.
+    pub fn memory_bytes(&self) -> (u64, u64) {
+        let cpu = self.data.capacity() * std::mem::size_of::<PrimitiveGpuData>()
+            + (self.dirty.capacity() + self.moved.capacity()) * 4
+            + self.dirty_mark.capacity()
+            + self.moved_mark.capacity();
+        (cpu as u64, u64::from(self.capacity) * STRIDE)
+    }
+
     /// Sets a slot's data from its transform, world bounds, custom data and
     /// vertex-factory word, marking it for the next upload.
     /// The previous transform is the one the slot had when the frame began
@@ -182,18 +200,27 @@ impl GpuScene {
                 "{needed} primitives: the GPU scene holds at most {most} ({GPU_SCENE_PAGES} pages of {GPU_SCENE_PAGE_PRIMITIVES})"
             )));
         }
+        // (staging offset, buffer offset, size) per run, and the run's bytes
+        // (borrowed from the CPU copy: written straight into the staging
+        // buffer, never joined into a Vec of their own first).
         let mut regions: Vec<(u64, u64, u64)> = Vec::new();
-        let mut bytes: Vec<u8> = Vec::new();
+        let mut parts: Vec<&[u8]> = Vec::new();
+        let mut staged = 0u64;
         if self.buffer.is_none() || needed > self.capacity {
-            let capacity = needed.next_power_of_two().clamp(64, most);
+            // The first buffer fits the scene (a large batch added at once
+            // wastes nothing); a full one doubles.
+            let capacity = if self.buffer.is_none() { needed.next_multiple_of(64) } else { needed.max(self.capacity.saturating_mul(2)) };
+            let capacity = capacity.clamp(64, most);
             let buffer = device.create_buffer(&BufferDesc::gpu_only("gpu scene", u64::from(capacity) * STRIDE, BufferUsage::STORAGE))?;
             if let Some(old) = self.buffer.replace(buffer) {
                 device.destroy_buffer(old);
             }
             self.capacity = capacity;
-            bytes.extend_from_slice(bytemuck::cast_slice(&self.data));
-            if !bytes.is_empty() {
-                regions.push((0, 0, bytes.len() as u64));
+            let all: &[u8] = bytemuck::cast_slice(&self.data);
+            if !all.is_empty() {
+                regions.push((0, 0, all.len() as u64));
+                parts.push(all);
+                staged = all.len() as u64;
             }
         } else {
             self.dirty.sort_unstable();
@@ -205,9 +232,10 @@ impl GpuScene {
                     i += 1;
                     end += 1;
                 }
-                let src = bytes.len() as u64;
-                bytes.extend_from_slice(bytemuck::cast_slice(&self.data[start as usize..end as usize]));
-                regions.push((src, u64::from(start) * STRIDE, u64::from(end - start) * STRIDE));
+                let run: &[u8] = bytemuck::cast_slice(&self.data[start as usize..end as usize]);
+                regions.push((staged, u64::from(start) * STRIDE, run.len() as u64));
+                parts.push(run);
+                staged += run.len() as u64;
                 i += 1;
             }
         }
@@ -218,9 +246,12 @@ impl GpuScene {
         if regions.is_empty() {
             return Ok(());
         }
-        self.last_upload_bytes = bytes.len() as u64;
-        let staging = device
-            .create_buffer_init(&BufferDesc::host_visible("gpu scene staging", bytes.len() as u64, BufferUsage::TRANSFER_SRC), &bytes)?;
+        self.last_upload_bytes = staged;
+        let staging = device.create_buffer(&BufferDesc::host_visible("gpu scene staging", staged, BufferUsage::TRANSFER_SRC))?;
+        if let Err(e) = device.write_buffer_parts(staging, 0, &parts) {
+            device.destroy_buffer(staging);
+            return Err(e);
+        }
         let cmd = frame.cmd();
         let recorded = cmd
             .buffer_barrier(buffer, BufferState::ShaderRead, BufferState::TransferDst)

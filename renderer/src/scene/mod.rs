@@ -25,7 +25,7 @@ pub use proxy::{
     ElementFailure, GeometryChange, MeshElementCollector, PrimitiveSceneProxy, ProxyUpdateContext, RetiredFrameResults, ViewRelevance,
 };
 pub(crate) use scene::{flags, CULL_CHUNK};
-pub use scene::{PrimitiveId, Scene, SceneCounters};
+pub use scene::{PrimitiveId, Scene, SceneCounters, SceneMemory};
 pub use scene_lights::SceneLights;
 pub use settings::PrimitiveRenderSettings;
 pub(crate) use visibility::{compute_visibility, ViewVisibility};

@@ -31,8 +31,11 @@ use std::collections::BTreeSet;
 
 pub use crate::ids::PrimitiveId;
 
+mod memory;
 mod requests;
 mod shadow_changes;
+
+pub use memory::SceneMemory;
 
 pub(crate) mod flags {
     pub const VALID: u32 = 1;
@@ -537,10 +540,34 @@ impl Scene {
         if s as usize / CULL_CHUNK == self.chunks.len() {
             self.chunks.push(ChunkBounds::EMPTY);
         }
-        for c in &mut self.cache {
+        // A pass that never held a command keeps no per-slot entries
+        // (`PassCache::first`): most of the 16 possible passes never do.
+        for c in self.cache.iter_mut().filter(|c| !c.first.is_empty()) {
             c.first.push(EMPTY_CACHED_ENTRY);
         }
         s
+    }
+
+    /// Room for `adds` more primitives. A batch at least as large as the
+    /// scene gets exactly the room it needs (a doubling Vec would leave up
+    /// to half of a million-primitive scene's arrays unused); smaller ones
+    /// grow as Vecs do.
+    fn reserve_slots(&mut self, adds: usize) {
+        let new = adds.saturating_sub(self.free.len());
+        if new == 0 || new < self.infos.len() {
+            return;
+        }
+        self.infos.reserve_exact(new);
+        self.spheres.reserve_exact(new);
+        self.extents.reserve_exact(new);
+        self.flags.reserve_exact(new);
+        self.transforms.reserve_exact(new);
+        self.draw_distances.reserve_exact(new);
+        self.sort_priority.reserve_exact(new);
+        for c in self.cache.iter_mut().filter(|c| !c.first.is_empty()) {
+            c.first.reserve_exact(new);
+        }
+        self.gpu_scene.reserve_exact(self.infos.len() + new);
     }
 
     fn add_now(&mut self, mut adds: Vec<(PrimitiveId, Box<dyn PrimitiveSceneProxy>, Mat4)>, device: &Device, pipelines: &PipelineLibrary) {
@@ -551,12 +578,12 @@ impl Scene {
         if self.space_order_adds {
             let centres = adds.iter().map(|(_, proxy, m)| proxy.local_bounds().transformed(m).origin);
             if let Some(order) = super::add_order::space_order(centres) {
-                let mut queued: Vec<Option<_>> = adds.into_iter().map(Some).collect();
-                adds = order.into_iter().map(|i| queued[i].take().expect("a permutation")).collect();
+                super::add_order::permute(&mut adds, &order);
             }
         }
         // Render resources for all new proxies, in parallel.
         let created: Vec<rhi_vulkan::Result<()>> = adds.par_iter_mut().map(|(_, proxy, _)| proxy.create_render_resources(device)).collect();
+        self.reserve_slots(adds.len());
         let mut slots = Vec::with_capacity(adds.len());
         for ((id, mut proxy, m), result) in adds.into_iter().zip(created) {
             if let Err(e) = result {
@@ -676,6 +703,10 @@ impl Scene {
                 let bucket = self.buckets.acquire(cmd);
                 let entry = CachedEntry { bucket, lod, more: false };
                 let cache = &mut self.cache[pass.index()];
+                if cache.first.is_empty() {
+                    cache.first.reserve_exact(self.infos.len());
+                    cache.first.resize(self.infos.len(), EMPTY_CACHED_ENTRY);
+                }
                 cache.entries += 1;
                 let first = &mut cache.first[slot as usize];
                 if first.bucket == BucketId::NONE {
@@ -703,7 +734,7 @@ impl Scene {
                 }
             }
         }
-        for cache in &mut self.cache {
+        for cache in self.cache.iter_mut().filter(|c| !c.first.is_empty()) {
             let first = std::mem::replace(&mut cache.first[slot as usize], EMPTY_CACHED_ENTRY);
             let extra = cache.extra.remove(&PrimitiveSlot(slot)).map_or(0, |v| v.len());
             cache.entries -= usize::from(first.bucket != BucketId::NONE) + extra;

@@ -176,6 +176,10 @@ pub(super) fn finish(sample: &str, common: &CommonOptions, engine: &mut Engine, 
     };
     let mut s = sample_stats(s, &stats, done);
     s.memory = crate::memory::stats();
+    if let Some(m) = s.memory.as_mut() {
+        let owners = engine.render_thread().with_context(|ctx| ctx.scene.memory().owners())?;
+        m.scene_owners = owners.iter().map(|(name, bytes)| (name.to_string(), *bytes)).collect();
+    }
     if let Some(path) = &common.stats {
         s.write(path).with_context(|| format!("writing {}", path.display()))?;
     }

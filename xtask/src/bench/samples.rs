@@ -48,7 +48,12 @@ use std::process::Command;
 #[derive(serde::Deserialize)]
 struct Stats {
     mean_timings_ms: Timings,
+    #[serde(default)]
+    primitives: u64,
     visible_primitives: u64,
+    /// Resident memory and the scene's bytes by owner (Linux).
+    #[serde(default)]
+    memory: Option<Memory>,
     passes: std::collections::BTreeMap<String, Pass>,
     /// Instanced-mesh instances (the samples that have them).
     #[serde(default)]
@@ -73,6 +78,43 @@ struct Stats {
     /// Commands built in the last frame.
     #[serde(default)]
     mesh_draw_commands_built: Option<CommandsBuilt>,
+}
+
+/// The stats file's `memory` (`samples::memory::MemoryStats`).
+#[derive(serde::Deserialize)]
+struct Memory {
+    after_engine_mib: f64,
+    scene_built_mib: f64,
+    peak_mib: f64,
+    #[serde(default)]
+    scene_owners: std::collections::BTreeMap<String, u64>,
+}
+
+/// Issue 40's memory per primitive at the peer scale: resident bytes per
+/// cube, the game side (to the scene built) and the render side (to the
+/// peak), and the render side's scene by owner — what is left of the
+/// render side is frame memory, staging, the driver and the allocator.
+fn memory_rows(label: &str, s: &Stats) -> Vec<Row> {
+    let Some(m) = &s.memory else { return Vec::new() };
+    let n = s.primitives.max(1) as f64;
+    let per = |mib: f64| mib * 1024.0 * 1024.0 / n;
+    let (game, render) = (per(m.scene_built_mib - m.after_engine_mib), per(m.peak_mib - m.scene_built_mib));
+    let mut rows = vec![
+        row(&format!("peer scale {label}: resident bytes per cube (game + render side)"), game + render, "B", Some("<= 1024")),
+        row(&format!("peer scale {label}: game side per cube"), game, "B", None),
+        row(&format!("peer scale {label}: render side per cube (to the peak)"), render, "B", None),
+    ];
+    let mut counted = 0.0;
+    for (owner, bytes) in &m.scene_owners {
+        let b = *bytes as f64 / n;
+        counted += b;
+        rows.push(row(&format!("peer scale {label}: render side per cube, {owner}"), b, "B", None));
+    }
+    if !m.scene_owners.is_empty() {
+        let rest = render - counted;
+        rows.push(row(&format!("peer scale {label}: render side per cube, frame memory, staging, driver, allocator"), rest, "B", None));
+    }
+    rows
 }
 
 #[derive(serde::Deserialize)]
@@ -426,6 +468,9 @@ pub fn bench(dir: &Path, quick: bool) -> Result<(), String> {
         // The rest were in chunks culling skipped on their boxes: the
         // cubes, added in one batch, took their slots in space order.
         rows.push(row(&format!("peer scale {label}: cubes culling tested one by one"), s.primitives_tested as f64, "primitives", None));
+        if label == "1.6M" {
+            rows.extend(memory_rows(label, &s));
+        }
     }
     rows.extend(clustered_lights(dir, quick)?);
     rows.extend(shadow_cascades(dir, quick)?);
