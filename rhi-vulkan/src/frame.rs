@@ -421,22 +421,28 @@ impl<'d> Frame<'d> {
         if total == 0 {
             return Ok(());
         }
-        let mut bytes = Vec::with_capacity(total);
+        // The writes' bytes go straight into the staging buffer, in order
+        // (never joined into a Vec first: a thousand poses are megabytes).
+        let mut parts: Vec<&[u8]> = Vec::with_capacity(writes.len());
+        let mut staged = 0u64;
         // Per destination, its regions (staging offset, its offset, size), in first-write order.
         let mut by_dst: Vec<(BufferHandle, Vec<CopyRegion>)> = Vec::new();
         let mut index: std::collections::HashMap<BufferHandle, usize> = std::collections::HashMap::with_capacity(writes.len());
         for (dst, offset, data) in writes.iter().filter(|w| !w.2.is_empty()) {
-            let region = (bytes.len() as u64, *offset, data.len() as u64);
-            bytes.extend_from_slice(data);
+            let region = (staged, *offset, data.len() as u64);
+            parts.push(data);
+            staged += data.len() as u64;
             let at = *index.entry(*dst).or_insert_with(|| {
                 by_dst.push((*dst, Vec::new()));
                 by_dst.len() - 1
             });
             by_dst[at].1.push(region);
         }
-        let staging = self
-            .device
-            .create_buffer_init(&BufferDesc::host_visible("frame staging", bytes.len() as u64, BufferUsage::TRANSFER_SRC), &bytes)?;
+        let staging = self.device.create_buffer(&BufferDesc::host_visible("frame staging", staged, BufferUsage::TRANSFER_SRC))?;
+        if let Err(e) = self.device.write_buffer_parts(staging, 0, &parts) {
+            self.device.destroy_buffer(staging);
+            return Err(e);
+        }
         let mut recorded = Ok(());
         for (dst, regions) in &by_dst {
             recorded = recorded
