@@ -31,33 +31,6 @@ fn temp_dir(name: &str) -> PathBuf {
     dir
 }
 
-/// A `.glb` with `meshes` quads and `images` textures (one material each).
-fn file(meshes: usize, images: usize) -> GltfWriter {
-    let mut w = GltfWriter::new();
-    for i in 0..images {
-        let rgba: Vec<u8> = (0..32 * 32).flat_map(|p| [(p * 7 + i * 40) as u8, (p / 3) as u8, 200, 255]).collect();
-        let image = w.image_png(32, 32, &rgba);
-        let t = w.texture(image, json!({}));
-        w.push("materials", json!({ "pbrMetallicRoughness": { "baseColorTexture": { "index": t } } }));
-    }
-    let mut nodes = Vec::new();
-    for m in 0..meshes {
-        let o = m as f32;
-        let p = w.positions(&[[o, 0.0, 0.0], [o + 1.0, 0.0, 0.0], [o, 1.0, 0.0], [o + 1.0, 1.0, 0.0]]);
-        let uv = w.floats(&[0.0, 1.0, 1.0, 1.0, 0.0, 0.0, 1.0, 0.0], "VEC2");
-        let i = w.indices(&[0, 1, 2, 2, 1, 3], UNSIGNED_SHORT);
-        let mut prim = json!({ "attributes": { "POSITION": p, "TEXCOORD_0": uv }, "indices": i });
-        if images > 0 {
-            prim["material"] = json!(m % images);
-        }
-        let mesh = w.push("meshes", json!({ "primitives": [prim] }));
-        nodes.push(w.push("nodes", json!({ "mesh": mesh })));
-    }
-    w.push("scenes", json!({ "nodes": nodes }));
-    w.set("scene", json!(0));
-    w
-}
-
 fn write(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
     let path = dir.join(name);
     std::fs::write(&path, bytes).unwrap();
@@ -90,7 +63,7 @@ fn tick_until_done(engine: &mut Engine, load: &mut GltfLoad) -> (Result<gltf::Gl
 #[cfg(unix)]
 #[test]
 fn progress_reaches_100_percent_while_frames_render() {
-    let w = file(4, 3);
+    let w = textured_quads(4, 3);
     let glb = w.to_glb();
     // The file is a FIFO: the loader blocks reading it until the test
     // writes the bytes, so frames provably render while the load runs.
@@ -135,8 +108,8 @@ fn progress_reaches_100_percent_while_frames_render() {
 #[test]
 fn two_loads_at_once_both_complete_and_spawn() {
     let dir = temp_dir("two");
-    let a = write(&dir, "a.glb", &file(3, 2).to_glb());
-    let b = write(&dir, "b.gltf", &file(5, 1).to_gltf());
+    let a = write(&dir, "a.glb", &textured_quads(3, 2).to_glb());
+    let b = write(&dir, "b.gltf", &textured_quads(5, 1).to_gltf());
     let mut engine = engine();
     let before = engine.world.num_actors();
     let mut loads = [gltf::load_async(&a, &GltfLimits::default()), gltf::load_async(&b, &GltfLimits::default())];
@@ -170,9 +143,9 @@ fn two_loads_at_once_both_complete_and_spawn() {
 #[test]
 fn a_bad_files_error_arrives_through_poll_and_the_world_is_unchanged() {
     let dir = temp_dir("bad");
-    let glb = file(2, 1).to_glb();
+    let glb = textured_quads(2, 1).to_glb();
     let truncated = write(&dir, "truncated.glb", &glb[..glb.len() - 10]);
-    let mut bad_index = file(1, 0);
+    let mut bad_index = textured_quads(1, 0);
     bad_index.json["nodes"][0]["mesh"] = json!(7);
     let bad_index = write(&dir, "bad_index.gltf", &bad_index.to_gltf());
     let mut engine = engine();

@@ -72,32 +72,7 @@ fn a_level_comes_and_goes_as_one_unit() {
 mod gltf_levels {
     use super::*;
     use engine_core::gltf::GltfLimits;
-    use serde_json::json;
     use test_support::gltf_writer::*;
-
-    /// A `.glb` of `quads` textured quads.
-    fn glb(quads: usize) -> Vec<u8> {
-        let mut w = GltfWriter::new();
-        let rgba: Vec<u8> = (0..16 * 16).flat_map(|p| [(p * 7) as u8, (p / 3) as u8, 200, 255]).collect();
-        let image = w.image_png(16, 16, &rgba);
-        let t = w.texture(image, json!({}));
-        w.push("materials", json!({ "pbrMetallicRoughness": { "baseColorTexture": { "index": t } } }));
-        let mut nodes = Vec::new();
-        for m in 0..quads {
-            let o = m as f32;
-            let p = w.positions(&[[o, 0.0, 0.0], [o + 1.0, 0.0, 0.0], [o, 1.0, 0.0], [o + 1.0, 1.0, 0.0]]);
-            let uv = w.floats(&[0.0, 1.0, 1.0, 1.0, 0.0, 0.0, 1.0, 0.0], "VEC2");
-            let i = w.indices(&[0, 1, 2, 2, 1, 3], UNSIGNED_SHORT);
-            let mesh = w.push(
-                "meshes",
-                json!({ "primitives": [{ "attributes": { "POSITION": p, "TEXCOORD_0": uv }, "indices": i, "material": 0 }] }),
-            );
-            nodes.push(w.push("nodes", json!({ "mesh": mesh })));
-        }
-        w.push("scenes", json!({ "nodes": nodes }));
-        w.set("scene", json!(0));
-        w.to_glb()
-    }
 
     /// Polls until every load has landed (the world keeps its frames).
     fn poll_all(levels: &mut Levels, w: &mut World) -> Vec<LevelEvent> {
@@ -116,8 +91,8 @@ mod gltf_levels {
         let dir = std::env::temp_dir().join(format!("proxima-levels-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let (good, broken) = (dir.join("good.glb"), dir.join("broken.glb"));
-        std::fs::write(&good, glb(4)).unwrap();
-        std::fs::write(&broken, &glb(2)[..100]).unwrap();
+        std::fs::write(&good, textured_quads(4, 1).to_glb()).unwrap();
+        std::fs::write(&broken, &textured_quads(2, 1).to_glb()[..100]).unwrap();
         let mut w = world();
         let mut levels = Levels::new();
         let before = counts(&mut w);

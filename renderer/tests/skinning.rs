@@ -64,6 +64,22 @@ fn skin_on_cpu(lod: &StaticMeshLod, influences: &[VertexInfluences], pose: &[Mat
     out
 }
 
+/// The CPU side of a comparison: `meshes`, each placed by its transform,
+/// drawn as static meshes with `material` under the shadowing sun; the
+/// second frame's stats and image (the render thread checked clean).
+fn render_static(meshes: Vec<(StaticMeshLod, Mat4)>, material: Material, fam: &ViewFamily) -> (FrameStats, rhi_vulkan::Image) {
+    let mut rt = render_thread(RenderThreadMode::Threaded);
+    sun(&mut rt, true);
+    let m = rt.create_material(material).unwrap();
+    for (lod, at) in meshes {
+        rt.add_primitive(Box::new(StaticMeshSceneProxy::new(StaticMeshRenderData::new(vec![lod]).unwrap(), vec![m])), at).unwrap();
+    }
+    frame(&mut rt, fam);
+    let out = frame(&mut rt, fam);
+    assert_clean(&mut rt);
+    out
+}
+
 #[test]
 fn gpu_skinning_renders_as_the_cpu_reference_and_a_new_pose_rebuilds_no_command() {
     let lod = grid(12, 4.0);
@@ -84,22 +100,11 @@ fn gpu_skinning_renders_as_the_cpu_reference_and_a_new_pose_rebuilds_no_command(
     let (stats, on_gpu) = frame(&mut gpu, &fam);
     assert_eq!(stats.cached_commands_built, 0, "a new pose changes the joint buffer, not a command");
 
-    let mut cpu = render_thread(RenderThreadMode::Threaded);
-    sun(&mut cpu, true);
-    let m = cpu.create_material(material).unwrap();
-    let reference = StaticMeshRenderData::new(vec![skin_on_cpu(&lod, &inf, &pose)]).unwrap();
-    cpu.add_primitive(Box::new(StaticMeshSceneProxy::new(reference, vec![m])), Mat4::IDENTITY).unwrap();
-    frame(&mut cpu, &fam);
-    let (_, on_cpu) = frame(&mut cpu, &fam);
+    let (_, on_cpu) = render_static(vec![(skin_on_cpu(&lod, &inf, &pose), Mat4::IDENTITY)], material.clone(), &fam);
     test_support::save_test_output(&on_gpu, "skinning-gpu");
     assert_images_equal(&on_cpu, &on_gpu, "GPU skinning vs the CPU reference");
     // The bind pose differs: the pose did something.
-    let mut bind = render_thread(RenderThreadMode::Threaded);
-    sun(&mut bind, true);
-    let m = bind.create_material(Material::colored(Vec4::new(0.8, 0.5, 0.2, 1.0))).unwrap();
-    bind.add_primitive(Box::new(StaticMeshSceneProxy::new(StaticMeshRenderData::new(vec![lod]).unwrap(), vec![m])), Mat4::IDENTITY)
-        .unwrap();
-    let (_, bind_img) = frame(&mut bind, &fam);
+    let (_, bind_img) = render_static(vec![(lod, Mat4::IDENTITY)], material, &fam);
     assert_ne!(bind_img.rgba8, on_gpu.rgba8);
 
     // A pose of the wrong size is a failed update; the mesh keeps its pose.
@@ -107,9 +112,7 @@ fn gpu_skinning_renders_as_the_cpu_reference_and_a_new_pose_rebuilds_no_command(
     let (stats, kept) = frame(&mut gpu, &fam);
     assert_eq!(stats.failed_updates, 1);
     assert_images_equal(&on_gpu, &kept, "a refused pose changes nothing");
-    for rt in [&mut gpu, &mut cpu, &mut bind] {
-        assert_clean(rt);
-    }
+    assert_clean(&mut gpu);
 }
 
 /// 16 skinned grids whose poses change every frame, with TAA (motion
@@ -290,21 +293,12 @@ fn identical_skinned_meshes_merge_into_one_instanced_draw_and_each_draws_its_own
     }
     assert_eq!(stats.cached_commands_built, 0);
 
-    let mut cpu = render_thread(RenderThreadMode::Threaded);
-    sun(&mut cpu, true);
-    let m = cpu.create_material(material).unwrap();
-    for k in 0..16 {
-        let reference = StaticMeshRenderData::new(vec![skin_on_cpu(&lod, &inf, &pose(k))]).unwrap();
-        cpu.add_primitive(Box::new(StaticMeshSceneProxy::new(reference, vec![m])), at(k)).unwrap();
-    }
-    frame(&mut cpu, &fam);
-    let (cpu_stats, on_cpu) = frame(&mut cpu, &fam);
+    let references = (0..16).map(|k| (skin_on_cpu(&lod, &inf, &pose(k)), at(k))).collect();
+    let (cpu_stats, on_cpu) = render_static(references, material, &fam);
     assert_eq!(cpu_stats.passes[MeshPass::Base.index()].draws, 16, "different meshes do not merge");
     test_support::save_test_output(&on_gpu, "skinning-merged");
     assert_images_equal(&on_cpu, &on_gpu, "16 merged skinned grids vs their CPU references");
-    for rt in [&mut gpu, &mut cpu] {
-        assert_clean(rt);
-    }
+    assert_clean(&mut gpu);
 }
 
 /// A mesh's joint pages: the first holds a quarter MiB of slots and each
@@ -376,16 +370,8 @@ fn eight_influences_per_vertex_render_as_the_cpu_reference() {
         .unwrap();
     frame(&mut gpu, &fam);
     let (_, on_gpu) = frame(&mut gpu, &fam);
-    let mut cpu = render_thread(RenderThreadMode::Threaded);
-    sun(&mut cpu, true);
-    let m = cpu.create_material(material).unwrap();
-    let reference = StaticMeshRenderData::new(vec![skin_on_cpu(&lod, &eight, &pose)]).unwrap();
-    cpu.add_primitive(Box::new(StaticMeshSceneProxy::new(reference, vec![m])), Mat4::IDENTITY).unwrap();
-    frame(&mut cpu, &fam);
-    let (_, on_cpu) = frame(&mut cpu, &fam);
+    let (_, on_cpu) = render_static(vec![(skin_on_cpu(&lod, &eight, &pose), Mat4::IDENTITY)], material, &fam);
     test_support::save_test_output(&on_gpu, "skinning-eight-influences");
     assert_images_equal(&on_cpu, &on_gpu, "eight influences: GPU vs the CPU reference");
-    for rt in [&mut gpu, &mut cpu] {
-        assert_clean(rt);
-    }
+    assert_clean(&mut gpu);
 }

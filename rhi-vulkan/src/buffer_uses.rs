@@ -15,10 +15,10 @@
 //! waits; a read after `value` of a buffer a later submission wrote is a
 //! typed error.
 //!
-//! What counts as a GPU write: a copy's or fill's destination and every
-//! storage-buffer binding (the RHI cannot tell a `read` storage binding's
-//! use from the descriptor, so it assumes the worst). Vertex, index,
-//! indirect, uniform and copy-source uses are reads. A frame's bind groups
+//! What counts as a GPU write: a copy's or fill's destination and a
+//! `read_write` storage-buffer binding (the binding's reflected type says
+//! which). Vertex, index, indirect, uniform, `read` storage and
+//! copy-source uses are reads. A frame's bind groups
 //! and its secondaries' uses are charged to the frame whether or not they
 //! end up executed: a conservative stamp only ever makes a host access wait
 //! for a frame that is already submitted.
@@ -49,6 +49,16 @@ impl BufferUses {
     pub fn write(&mut self, buffer: BufferHandle) {
         if self.writes.last() != Some(&buffer) {
             self.writes.push(buffer);
+        }
+    }
+
+    /// The GPU may write `buffer` when `writes`, and read it either way.
+    #[inline]
+    pub fn note(&mut self, buffer: BufferHandle, writes: bool) {
+        if writes {
+            self.write(buffer);
+        } else {
+            self.read(buffer);
         }
     }
 

@@ -372,11 +372,7 @@ impl<'d> Frame<'d> {
         }
         let mut uses = self.uses.lock().unwrap_or_else(|p| p.into_inner());
         for &(buffer, writes) in buffers {
-            if writes {
-                uses.write(buffer);
-            } else {
-                uses.read(buffer);
-            }
+            uses.note(buffer, writes);
         }
     }
 

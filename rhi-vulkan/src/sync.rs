@@ -36,7 +36,7 @@ impl Timeline {
         // SAFETY: valid device, valid create info.
         let raw = unsafe { device.create_semaphore(&info, None) }.map_err(vk_err("vkCreateSemaphore(timeline)"))?;
         let timeout_ns = u64::try_from(timeout.as_nanos()).unwrap_or(u64::MAX);
-        Ok(Self { raw, timeout_ns, last_submitted: AtomicU64::new(0), lost: AtomicBool::new(false), seen_completed: AtomicU64::new(0) })
+        Ok(Self { raw, timeout_ns, ..Self::null() })
     }
 
     /// A placeholder before [`Self::new`] (destroying it is a no-op).

@@ -250,6 +250,36 @@ pub fn encode_png(width: u32, height: u32, rgba: &[u8]) -> Vec<u8> {
     out
 }
 
+/// A document of `meshes` unit quads side by side along +X, each a node of
+/// the default scene with positions, UVs and indices, and `images` PNG
+/// textures with a material each (quad `m` uses material `m % images`;
+/// none without images): what the async-load and level tests load.
+pub fn textured_quads(meshes: usize, images: usize) -> GltfWriter {
+    let mut w = GltfWriter::new();
+    for i in 0..images {
+        let rgba: Vec<u8> = (0..32 * 32).flat_map(|p| [(p * 7 + i * 40) as u8, (p / 3) as u8, 200, 255]).collect();
+        let image = w.image_png(32, 32, &rgba);
+        let t = w.texture(image, json!({}));
+        w.push("materials", json!({ "pbrMetallicRoughness": { "baseColorTexture": { "index": t } } }));
+    }
+    let mut nodes = Vec::new();
+    for m in 0..meshes {
+        let o = m as f32;
+        let p = w.positions(&[[o, 0.0, 0.0], [o + 1.0, 0.0, 0.0], [o, 1.0, 0.0], [o + 1.0, 1.0, 0.0]]);
+        let uv = w.floats(&[0.0, 1.0, 1.0, 1.0, 0.0, 0.0, 1.0, 0.0], "VEC2");
+        let i = w.indices(&[0, 1, 2, 2, 1, 3], UNSIGNED_SHORT);
+        let mut prim = json!({ "attributes": { "POSITION": p, "TEXCOORD_0": uv }, "indices": i });
+        if images > 0 {
+            prim["material"] = json!(m % images);
+        }
+        let mesh = w.push("meshes", json!({ "primitives": [prim] }));
+        nodes.push(w.push("nodes", json!({ "mesh": mesh })));
+    }
+    w.push("scenes", json!({ "nodes": nodes }));
+    w.set("scene", json!(0));
+    w
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

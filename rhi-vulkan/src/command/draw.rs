@@ -115,11 +115,7 @@ impl CommandList<'_> {
                 return Err(RhiError::InvalidHandle(format!("bind group {group:?} names {dead}, destroyed since the group was created")));
             }
             for &(buffer, writes) in g.buffers() {
-                if writes {
-                    self.uses.write(buffer);
-                } else {
-                    self.uses.read(buffer);
-                }
+                self.uses.note(buffer, writes);
             }
             (g.raw(), g.layout)
         };

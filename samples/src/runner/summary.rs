@@ -154,12 +154,12 @@ pub(super) fn finish(sample: &str, common: &CommonOptions, engine: &mut Engine, 
     } else {
         "(no image: window mode writes one with --out and --frames)".to_string()
     };
-    let (device, (v, emulated_discrete_gpu, staging_upload_bytes, host_write_waits)) = {
+    let (device, (v, emulated_discrete_gpu, staging_upload_bytes, host_write_waits, scene_owners)) = {
         let rt = engine.render_thread();
         let name = rt.device_name().to_string();
         let d = rt.with_context(|ctx| {
             let d = &ctx.device;
-            (d.validation(), d.emulates_discrete_gpu(), d.staging_upload_bytes(), d.counts().host_write_waits)
+            (d.validation(), d.emulates_discrete_gpu(), d.staging_upload_bytes(), d.counts().host_write_waits, ctx.scene.memory().owners())
         })?;
         (name, d)
     };
@@ -177,8 +177,7 @@ pub(super) fn finish(sample: &str, common: &CommonOptions, engine: &mut Engine, 
     let mut s = sample_stats(s, &stats, done);
     s.memory = crate::memory::stats();
     if let Some(m) = s.memory.as_mut() {
-        let owners = engine.render_thread().with_context(|ctx| ctx.scene.memory().owners())?;
-        m.scene_owners = owners.iter().map(|(name, bytes)| (name.to_string(), *bytes)).collect();
+        m.scene_owners = scene_owners.iter().map(|(name, bytes)| (name.to_string(), *bytes)).collect();
     }
     if let Some(path) = &common.stats {
         s.write(path).with_context(|| format!("writing {}", path.display()))?;

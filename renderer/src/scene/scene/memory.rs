@@ -61,7 +61,7 @@ fn vec_bytes<T>(v: &Vec<T>) -> u64 {
 
 /// Bytes a hash map of `capacity` entries of `entry` bytes holds (hashbrown:
 /// the entries and a control byte each).
-pub(crate) fn map_bytes(capacity: usize, entry: usize) -> u64 {
+fn map_bytes(capacity: usize, entry: usize) -> u64 {
     (capacity * (entry + 1)) as u64
 }
 
