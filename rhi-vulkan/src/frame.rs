@@ -221,7 +221,24 @@ pub struct SecondaryCommandBuffer {
 }
 
 /// One region of a buffer copy: (source offset, destination offset, size).
-type CopyRegion = (u64, u64, u64);
+pub type CopyRegion = (u64, u64, u64);
+
+/// Copy regions per buffer.
+type RegionsByBuffer = Vec<(BufferHandle, Vec<CopyRegion>)>;
+
+/// `regions` gathered per buffer, buffers in first-seen order.
+fn group_by_buffer(regions: impl Iterator<Item = (BufferHandle, CopyRegion)>) -> RegionsByBuffer {
+    let mut by: RegionsByBuffer = Vec::new();
+    let mut index: std::collections::HashMap<BufferHandle, usize> = std::collections::HashMap::new();
+    for (buffer, region) in regions {
+        let at = *index.entry(buffer).or_insert_with(|| {
+            by.push((buffer, Vec::new()));
+            by.len() - 1
+        });
+        by[at].1.push(region);
+    }
+    by
+}
 
 /// The value a submitted frame signals; wait on it to read its results.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -412,43 +429,65 @@ impl<'d> Frame<'d> {
     /// given). A write of no bytes is nothing. What the renderer's proxies
     /// queue for a frame (a thousand skinned meshes' poses) costs one
     /// staging allocation rather than one each.
-    pub fn upload_buffers(&mut self, writes: &[(BufferHandle, u64, Vec<u8>)]) -> Result<()> {
+    ///
+    /// `moves` go first: per buffer, `(from, to, size)` regions copied
+    /// within it on the GPU (from the bytes as the earlier submissions
+    /// left them; the regions must not overlap), then the writes land. A
+    /// skinned mesh's previous pose is its current one moved this way, so
+    /// only the new pose crosses from the host.
+    pub fn upload_buffers(&mut self, moves: &[(BufferHandle, CopyRegion)], writes: &[(BufferHandle, u64, &[u8])]) -> Result<()> {
+        let moved = group_by_buffer(moves.iter().filter(|m| m.1 .2 > 0).map(|&(b, r)| (b, r)));
         let total: usize = writes.iter().map(|w| w.2.len()).sum();
-        if total == 0 {
-            return Ok(());
+        let staged = if total == 0 { None } else { Some(self.stage_writes(writes)?) };
+        let mut recorded = Ok(());
+        // The moves read what the earlier frames' copies wrote, and overwrite what their draws read.
+        for (buffer, regions) in &moved {
+            recorded = recorded
+                .and_then(|()| self.cmd.buffer_barrier(*buffer, BufferState::ShaderRead, BufferState::TransferSrc))
+                .and_then(|()| self.cmd.buffer_barrier(*buffer, BufferState::ShaderRead, BufferState::TransferDst))
+                .and_then(|()| self.cmd.copy_buffer_regions(*buffer, *buffer, regions))
+                // The writes below come after the moves' reads and writes.
+                .and_then(|()| self.cmd.buffer_barrier(*buffer, BufferState::TransferDst, BufferState::TransferDst));
         }
-        // The writes' bytes go straight into the staging buffer, in order
-        // (never joined into a Vec first: a thousand poses are megabytes).
+        if let Some((staging, by_dst)) = &staged {
+            for (dst, regions) in by_dst {
+                let was_moved = moved.iter().any(|(b, _)| b == dst);
+                if !was_moved {
+                    recorded = recorded.and_then(|()| self.cmd.buffer_barrier(*dst, BufferState::ShaderRead, BufferState::TransferDst));
+                }
+                recorded = recorded.and_then(|()| self.cmd.copy_buffer_regions(*staging, *dst, regions));
+            }
+            // Destroyed after this frame's submission completes.
+            self.device.destroy_buffer(*staging);
+        }
+        let written = staged.iter().flat_map(|(_, by_dst)| by_dst.iter().map(|(b, _)| *b));
+        let mut done: Vec<BufferHandle> = moved.iter().map(|(b, _)| *b).chain(written).collect();
+        done.sort_unstable();
+        done.dedup();
+        for buffer in done {
+            recorded = recorded.and_then(|()| self.cmd.buffer_barrier(buffer, BufferState::TransferDst, BufferState::ShaderRead));
+        }
+        recorded
+    }
+
+    /// Copies the writes' bytes, in order, into one new staging buffer
+    /// (never joined into a Vec first: a thousand poses are megabytes);
+    /// returns it and, per destination in first-write order, its regions.
+    fn stage_writes(&mut self, writes: &[(BufferHandle, u64, &[u8])]) -> Result<(BufferHandle, RegionsByBuffer)> {
         let mut parts: Vec<&[u8]> = Vec::with_capacity(writes.len());
         let mut staged = 0u64;
-        // Per destination, its regions (staging offset, its offset, size), in first-write order.
-        let mut by_dst: Vec<(BufferHandle, Vec<CopyRegion>)> = Vec::new();
-        let mut index: std::collections::HashMap<BufferHandle, usize> = std::collections::HashMap::with_capacity(writes.len());
+        let mut regions = Vec::with_capacity(writes.len());
         for (dst, offset, data) in writes.iter().filter(|w| !w.2.is_empty()) {
-            let region = (staged, *offset, data.len() as u64);
-            parts.push(data);
+            regions.push((*dst, (staged, *offset, data.len() as u64)));
+            parts.push(*data);
             staged += data.len() as u64;
-            let at = *index.entry(*dst).or_insert_with(|| {
-                by_dst.push((*dst, Vec::new()));
-                by_dst.len() - 1
-            });
-            by_dst[at].1.push(region);
         }
         let staging = self.device.create_buffer(&BufferDesc::host_visible("frame staging", staged, BufferUsage::TRANSFER_SRC))?;
         if let Err(e) = self.device.write_buffer_parts(staging, 0, &parts) {
             self.device.destroy_buffer(staging);
             return Err(e);
         }
-        let mut recorded = Ok(());
-        for (dst, regions) in &by_dst {
-            recorded = recorded
-                .and_then(|()| self.cmd.buffer_barrier(*dst, BufferState::ShaderRead, BufferState::TransferDst))
-                .and_then(|()| self.cmd.copy_buffer_regions(staging, *dst, regions))
-                .and_then(|()| self.cmd.buffer_barrier(*dst, BufferState::TransferDst, BufferState::ShaderRead));
-        }
-        // Destroyed after this frame's submission completes.
-        self.device.destroy_buffer(staging);
-        recorded
+        Ok((staging, group_by_buffer(regions.into_iter())))
     }
 
     /// Ends the primary, submits it and returns the value it will signal.

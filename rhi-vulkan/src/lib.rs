@@ -173,7 +173,7 @@ pub use command::{
 pub use descriptor::{BindGroup, BindGroupEntry, BindGroupLayoutDesc, BindGroupLayoutEntry, BindingResource};
 pub use device::{Device, DeviceCounts, DeviceDesc, DeviceFeatures, DeviceInfo, ShutdownReport};
 pub use error::{PassState, Result, RhiError, ShaderError, Unbound, Usage};
-pub use frame::{Frame, FrameSubmission, RenderingLayout, SecondaryCommandBuffer, MAX_COLOR_ATTACHMENTS};
+pub use frame::{CopyRegion, Frame, FrameSubmission, RenderingLayout, SecondaryCommandBuffer, MAX_COLOR_ATTACHMENTS};
 pub use handle::{Handle, SlotKey, Slots};
 pub use instance::{Validation, ValidationCounters};
 pub use memory_budget::{DEVICE_LOCAL_BUDGET_VAR, EMULATE_DISCRETE_GPU_VAR};

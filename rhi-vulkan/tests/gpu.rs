@@ -135,9 +135,9 @@ fn a_frames_batched_uploads_land_in_order_through_one_staging_buffer() {
     let b = device.create_buffer_init(&BufferDesc::gpu_only("b", 16, BufferUsage::STORAGE), &[0; 16]).unwrap();
     let mut frame = device.begin_frame().unwrap();
     // Two writes to `a` overlapping (the later wins), one to `b`, one empty.
-    let writes = vec![(a, 0, vec![1u8; 8]), (b, 4, vec![7u8; 4]), (a, 4, vec![2u8; 8]), (b, 0, Vec::new())];
-    frame.upload_buffers(&writes).unwrap();
-    frame.upload_buffers(&[]).unwrap();
+    let writes = [(a, 0, &[1u8; 8][..]), (b, 4, &[7u8; 4][..]), (a, 4, &[2u8; 8][..]), (b, 0, &[][..])];
+    frame.upload_buffers(&[], &writes).unwrap();
+    frame.upload_buffers(&[], &[]).unwrap();
     device.wait_for(frame.submit().unwrap().value).unwrap();
     let mut want_a = vec![1u8; 4];
     want_a.extend([2u8; 8]);
@@ -146,6 +146,39 @@ fn a_frames_batched_uploads_land_in_order_through_one_staging_buffer() {
     assert_eq!(device.read_buffer(b, 0, 16).unwrap(), [[0u8; 4], [7; 4], [0; 4], [0; 4]].concat());
     device.destroy_buffer(a);
     device.destroy_buffer(b);
+    assert_clean(&device.validation());
+}
+
+/// A frame's moves within a buffer happen before its writes land, and
+/// read what the earlier frame wrote: the skinned mesh's "previous pose
+/// moved on the GPU, only the new pose written" (validation and its
+/// synchronization checks clean).
+#[test]
+fn a_frames_moves_within_a_buffer_come_before_its_writes_and_see_the_last_frames() {
+    let device = device();
+    // Two slots of [current 8 bytes][previous 8 bytes].
+    let pages = device.create_buffer_init(&BufferDesc::gpu_only("pages", 32, BufferUsage::STORAGE), &[0; 32]).unwrap();
+    let mut frame = device.begin_frame().unwrap();
+    frame.upload_buffers(&[], &[(pages, 0, &[1u8; 8][..]), (pages, 16, &[5u8; 8][..])]).unwrap();
+    let first = frame.submit().unwrap().value;
+    let mut frame = device.begin_frame().unwrap();
+    // Slot 0 gets a new pose, its old one moved beside it; slot 1 keeps its pose (moved only).
+    let moves = [(pages, (0, 8, 8)), (pages, (16, 24, 8)), (pages, (0, 8, 0))];
+    frame.upload_buffers(&moves, &[(pages, 0, &[2u8; 8][..])]).unwrap();
+    let second = frame.submit().unwrap().value;
+    assert!(second > first);
+    device.wait_for(second).unwrap();
+    assert_eq!(device.read_buffer(pages, 0, 32).unwrap(), [[2u8; 8], [1; 8], [5; 8], [5; 8]].concat());
+    // Moves alone (no write in the frame) are made too.
+    let mut frame = device.begin_frame().unwrap();
+    frame.upload_buffers(&[(pages, (0, 8, 8))], &[]).unwrap();
+    device.wait_for(frame.submit().unwrap().value).unwrap();
+    assert_eq!(device.read_buffer(pages, 0, 16).unwrap(), [[2u8; 8], [2; 8]].concat());
+    // An overlapping move is refused.
+    let mut frame = device.begin_frame().unwrap();
+    assert!(frame.upload_buffers(&[(pages, (0, 4, 8))], &[]).is_err());
+    drop(frame);
+    device.destroy_buffer(pages);
     assert_clean(&device.validation());
 }
 

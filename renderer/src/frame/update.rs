@@ -49,7 +49,7 @@ pub(crate) fn update_scene<'d>(
     scene.environment.prepare(device, pipelines.scene_color_samples())?;
     scene.tighten_chunk_bounds();
     // Every proxy's writes through one staging buffer.
-    frame.upload_buffers(&scene.take_uploads())?;
+    scene.upload_proxy_writes(&mut frame)?;
     resources.material_bytes_uploaded = upload_materials(device, scene, &mut frame, &mut resources.materials)?;
     scene.gpu_scene.upload(device, &mut frame)?;
     Ok(SlotFrame { frame, slot })

@@ -7,6 +7,7 @@ pub(crate) mod gpu_scene;
 mod light;
 mod mobility;
 mod proxy;
+pub(crate) mod proxy_uploads;
 mod relevance;
 #[allow(clippy::module_inception)]
 mod scene;

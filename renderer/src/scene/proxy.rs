@@ -206,7 +206,7 @@ impl<'a, 'f> MeshElementCollector<'a, 'f> {
 pub struct ProxyUpdateContext<'a> {
     /// The device, to create resources.
     pub device: &'a Device,
-    pub(crate) uploads: &'a mut Vec<(BufferHandle, u64, Vec<u8>)>,
+    pub(crate) uploads: &'a mut super::proxy_uploads::ProxyUploads,
     /// What [`Self::geometry_changed`] reported.
     pub(crate) changes: Vec<GeometryChange>,
 }
@@ -241,8 +241,24 @@ impl ProxyUpdateContext<'_> {
 
     /// Writes `bytes` into `buffer` at `offset` at the start of the next frame
     /// (through staging, ordered after earlier frames' reads).
-    pub fn upload(&mut self, buffer: BufferHandle, offset: u64, bytes: Vec<u8>) {
-        self.uploads.push((buffer, offset, bytes));
+    pub fn upload(&mut self, buffer: BufferHandle, offset: u64, bytes: impl AsRef<[u8]>) {
+        self.uploads.push(buffer, offset, &[bytes.as_ref()]);
+    }
+
+    /// [`Self::upload`] of `parts` written one after another from
+    /// `offset`, without joining them first (the bytes are copied once,
+    /// into the scene's upload arena).
+    pub fn upload_parts(&mut self, buffer: BufferHandle, offset: u64, parts: &[&[u8]]) {
+        self.uploads.push(buffer, offset, parts);
+    }
+
+    /// Copies `size` bytes within `buffer` from `from` to `to` on the GPU
+    /// at the start of the next frame, before any [`Self::upload`] lands
+    /// (the ranges must not overlap): a proxy keeps last frame's data on
+    /// the GPU this way (a skinned mesh's previous pose) rather than
+    /// sending it again.
+    pub fn copy_within(&mut self, buffer: BufferHandle, from: u64, to: u64, size: u64) {
+        self.uploads.push_move(buffer, from, to, size);
     }
 
     /// A GPU-only buffer for render data, filled through staging.

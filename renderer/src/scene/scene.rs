@@ -24,7 +24,7 @@ use crate::texture::TextureRegistry;
 use crate::view::SceneView;
 use glam::{Mat4, Vec4};
 use rayon::prelude::*;
-use rhi_vulkan::{BufferHandle, Device};
+use rhi_vulkan::Device;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::any::Any;
 use std::collections::BTreeSet;
@@ -188,8 +188,12 @@ pub struct Scene {
     pub(crate) environment: crate::environment::gpu::SceneEnvironment,
     /// Queued requests (a Mutex only so the scene is `Sync`; always reached through `&mut`).
     pending: std::sync::Mutex<Vec<Pending>>,
+    /// `apply_updates`' list of the requests applied after the adds
+    /// (empty between calls; kept for its capacity; a Mutex as `pending` is).
+    after_adds_scratch: std::sync::Mutex<Vec<Pending>>,
     recache_all: bool,
-    pub(crate) uploads: Vec<(BufferHandle, u64, Vec<u8>)>,
+    /// Proxies' buffer writes for the next frame (`proxy_uploads`).
+    pub(crate) uploads: super::proxy_uploads::ProxyUploads,
     /// What the last [`Scene::apply_updates`] did (reset by each).
     pub counters: SceneCounters,
     /// The errors of the last `apply_updates` (at most `MAX_KEPT_ERRORS`).
@@ -227,8 +231,9 @@ impl Default for Scene {
             environment: Default::default(),
             changed_casters: Vec::new(),
             pending: Default::default(),
+            after_adds_scratch: Default::default(),
             recache_all: false,
-            uploads: Vec::new(),
+            uploads: Default::default(),
             counters: SceneCounters::default(),
             update_errors: Vec::new(),
             dynamic_primitives: 0,
@@ -401,7 +406,9 @@ impl Scene {
         self.counters = SceneCounters::default();
         self.update_errors.clear();
         self.changed_casters.clear();
-        let pending = std::mem::take(self.pending_mut());
+        // The queues keep their capacity from frame to frame (a thousand
+        // animating meshes queue thousands of requests a frame).
+        let mut pending = std::mem::take(self.pending_mut());
         // Adds in queue order; a remove of a primitive added in the same batch
         // empties its entry. `queued` finds an add by id in O(1): a batch can
         // hold hundreds of thousands (a level loading).
@@ -409,11 +416,11 @@ impl Scene {
         let mut adds: Vec<Option<QueuedAdd>> = Vec::new();
         let mut queued: HashMap<PrimitiveId, usize> = HashMap::default();
         let mut removes: Vec<PrimitiveId> = Vec::new();
-        let mut after_adds: Vec<Pending> = Vec::new();
+        let mut after_adds: Vec<Pending> = std::mem::take(self.after_adds_scratch.get_mut().unwrap_or_else(|p| p.into_inner()));
         let mut previous: Vec<(PrimitiveId, Mat4)> = Vec::new();
         // Last frame's moves end: previous = current (`GpuScene::begin_frame`).
         self.gpu_scene.begin_frame();
-        for p in pending {
+        for p in pending.drain(..) {
             match p {
                 Pending::Add(id, proxy, m) => {
                     if self.ids.contains_key(&id) || queued.contains_key(&id) {
@@ -447,11 +454,14 @@ impl Scene {
         // Adds before removes: a proxy re-created in this batch (a material
         // changed) takes its mesh's GPU buffers over from the old one rather
         // than seeing them freed and uploading them again.
+        if self.pending_mut().is_empty() {
+            *self.pending_mut() = pending;
+        }
         self.add_now(adds.into_iter().flatten().collect(), device, pipelines);
         for id in removes {
             self.remove_now(id, device);
         }
-        for p in after_adds {
+        for p in after_adds.drain(..) {
             match p {
                 Pending::Transform(id, m, bounds) => {
                     if let (Some(b), Some(&slot)) = (bounds, self.ids.get(&id)) {
@@ -484,6 +494,7 @@ impl Scene {
                 Pending::Add(..) | Pending::Remove(_) | Pending::PreviousTransform(..) => unreachable!(),
             }
         }
+        *self.after_adds_scratch.get_mut().unwrap_or_else(|p| p.into_inner()) = after_adds;
         for (id, m) in previous {
             match self.ids.get(&id) {
                 Some(&slot) => self.gpu_scene.set_previous(slot, &m),
@@ -735,9 +746,12 @@ impl Scene {
         }
     }
 
-    /// Pending GPU buffer writes from proxies, for the next frame.
-    pub(crate) fn take_uploads(&mut self) -> Vec<(BufferHandle, u64, Vec<u8>)> {
-        std::mem::take(&mut self.uploads)
+    /// Records the proxies' pending buffer writes into `frame` (through
+    /// one staging buffer) and forgets them.
+    pub(crate) fn upload_proxy_writes(&mut self, frame: &mut rhi_vulkan::Frame<'_>) -> rhi_vulkan::Result<()> {
+        let result = frame.upload_buffers(self.uploads.moves(), &self.uploads.writes());
+        self.uploads.clear();
+        result
     }
 
     /// Makes the bind groups of the materials whose textures changed (or

@@ -25,7 +25,10 @@
 //!
 //! Poses reach the pages as every proxy upload does
 //! ([`crate::scene::ProxyUpdateContext::upload`]): the frame's uploads go
-//! through one staging buffer, one copy of all of a page's regions.
+//! through one staging buffer, one copy of all of a page's regions. Only
+//! the new pose is written: the slot's previous pose is its current one,
+//! moved on the GPU first ([`crate::scene::ProxyUpdateContext::copy_within`]),
+//! so a pose crosses from the host once.
 
 use super::SkinnedVertexFactory;
 use rhi_vulkan::{BindGroupHandle, BindingResource, BufferDesc, BufferHandle, BufferUsage, Device};
@@ -60,6 +63,16 @@ impl JointSlot {
     /// The byte offset of the slot's matrices in the joint buffer.
     pub fn joint_offset(&self) -> u64 {
         u64::from(self.slot) * self.joint_bytes
+    }
+
+    /// Bytes of one pose (the slot holds two: this frame's, then the previous frame's).
+    pub fn pose_bytes(&self) -> u64 {
+        self.joint_bytes / 2
+    }
+
+    /// The byte offset of the slot's previous-frame matrices.
+    pub fn previous_offset(&self) -> u64 {
+        self.joint_offset() + self.pose_bytes()
     }
 
     /// The byte offset of the slot's morph list in the morph buffer (after the header).

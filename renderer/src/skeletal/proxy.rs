@@ -73,11 +73,7 @@ impl SkeletalMeshSceneProxy {
 
     /// The joint buffer's bytes: this frame's matrices, then the previous frame's.
     fn joint_bytes(current: &[Mat4], previous: &[Mat4]) -> Vec<u8> {
-        let mut bytes = Vec::with_capacity((current.len() + previous.len()) * 64);
-        for m in current.iter().chain(previous) {
-            bytes.extend_from_slice(bytemuck::bytes_of(&m.to_cols_array()));
-        }
-        bytes
+        [bytemuck::cast_slice::<Mat4, u8>(current), bytemuck::cast_slice(previous)].concat()
     }
 
     /// Takes a slot in the mesh's joint pages and writes the proxy's pose
@@ -200,18 +196,24 @@ impl PrimitiveSceneProxy for SkeletalMeshSceneProxy {
         }
     }
 
-    /// A new pose ([`SkeletalPose`]): written with the previous one into
-    /// its joint slot at the start of the next frame; no command changes.
+    /// A new pose ([`SkeletalPose`]): written into its joint slot at the
+    /// start of the next frame, after the slot's current pose has moved to
+    /// its previous-frame half on the GPU; no command changes.
     /// A pose of the wrong size or with a non-finite matrix is refused and
     /// the proxy keeps its pose.
     fn update_dynamic_data(&mut self, data: Box<dyn std::any::Any + Send>, ctx: &mut ProxyUpdateContext<'_>) -> rhi_vulkan::Result<()> {
         let pose = data.downcast::<SkeletalPose>().map_err(|_| RhiError::InvalidState("skeletal mesh proxy: not a SkeletalPose".into()))?;
         check_pose(&self.mesh, &pose).map_err(|e| RhiError::InvalidState(format!("skeletal mesh proxy: {e}")))?;
         let weights = morph_weights(&self.mesh, &pose.morph_weights);
-        let previous = std::mem::replace(&mut self.current, pose.joint_matrices);
+        if let Some(slot) = &self.gpu {
+            // The slot's current matrices become its previous ones on the
+            // GPU; only the new pose is written (`joint_pages`).
+            ctx.copy_within(slot.joints, slot.joint_offset(), slot.previous_offset(), slot.pose_bytes());
+            ctx.upload(slot.joints, slot.joint_offset(), bytemuck::cast_slice::<Mat4, u8>(&pose.joint_matrices));
+        }
+        self.current = pose.joint_matrices;
         let previous_weights = std::mem::replace(&mut self.weights, weights);
         if let Some(slot) = &self.gpu {
-            ctx.upload(slot.joints, slot.joint_offset(), Self::joint_bytes(&self.current, &previous));
             if self.mesh.morph_target_count() > 0 {
                 ctx.upload(slot.morphs, slot.morph_offset(), self.morph_bytes(&self.weights, &previous_weights));
             }
