@@ -311,7 +311,9 @@ fn texture_churn(n: u32) -> f64 {
 
 #[test]
 fn rebinding_each_texture_of_10x_the_materials_costs_at_most_12x() {
-    // Medians of runs alternating the sizes (see tests/material_scaling.rs).
+    // The fastest of runs alternating the sizes: the least disturbed by
+    // the tests running beside it (a median still failed once at 15x
+    // under a loaded CI run, 2 cores).
     let (mut small, mut large) = (Vec::new(), Vec::new());
     for run in 0..8 {
         if run % 2 == 0 {
@@ -322,11 +324,8 @@ fn rebinding_each_texture_of_10x_the_materials_costs_at_most_12x() {
             small.push(texture_churn(300));
         }
     }
-    let median = |mut v: Vec<f64>| {
-        v.sort_by(f64::total_cmp);
-        v[v.len() / 2]
-    };
-    let (s, l) = (median(small), median(large));
+    let fastest = |v: Vec<f64>| v.into_iter().fold(f64::INFINITY, f64::min);
+    let (s, l) = (fastest(small), fastest(large));
     assert!(l / s <= 12.0, "10x the materials: {:.1}x the time ({:.2} vs {:.2} ms)", l / s, l * 1e3, s * 1e3);
 }
 
