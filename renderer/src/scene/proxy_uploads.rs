@@ -15,7 +15,7 @@
 //! the writes land. A skinned mesh keeps its previous pose that way (its
 //! current matrices moved beside them), so only the new pose is written.
 
-use rhi_vulkan::BufferHandle;
+use rhi_vulkan::{BufferHandle, CopyRegion};
 use std::ops::Range;
 
 /// Queued writes: per write its buffer (`B`: a handle), its offset there
@@ -24,7 +24,7 @@ pub(crate) struct ProxyUploads<B = BufferHandle> {
     bytes: Vec<u8>,
     writes: Vec<(B, u64, Range<usize>)>,
     /// GPU copies within a buffer, `(from, to, size)`, made before the writes land.
-    moves: Vec<(B, (u64, u64, u64))>,
+    moves: Vec<(B, CopyRegion)>,
 }
 
 impl<B> Default for ProxyUploads<B> {
@@ -54,7 +54,7 @@ impl<B: Copy> ProxyUploads<B> {
     }
 
     /// The queued moves, in the order queued.
-    pub fn moves(&self) -> &[(B, (u64, u64, u64))] {
+    pub fn moves(&self) -> &[(B, CopyRegion)] {
         &self.moves
     }
 
